@@ -1,0 +1,1 @@
+"""The ``esc-gis`` command line: one module per command, each a thin wrapper."""

@@ -1,0 +1,112 @@
+"""Errors and warnings of esc_gis.
+
+Every exception raised on purpose by esc_gis derives from :class:`EscGisError`, and each
+child also derives from the built-in that a caller would expect (``ValueError`` for bad
+values, ``OSError`` for files), as rasterio does. The command line turns any
+:class:`EscGisError` into a one-paragraph message and a non-zero exit, never a traceback.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CRSError",
+    "EscGisError",
+    "LayerReadError",
+    "LayerSetError",
+    "OutputExistsError",
+    "OutputFormatError",
+    "Problem",
+    "ProfileError",
+    "UnitsError",
+    "ValidationError",
+]
+
+from dataclasses import dataclass
+
+
+class EscGisError(Exception):
+    """Raised for any error that esc_gis reports on purpose."""
+
+
+class LayerReadError(EscGisError, OSError):
+    """Raised when a layer file is missing, unreadable or empty."""
+
+
+class CRSError(EscGisError, ValueError):
+    """Raised when a layer has no CRS, or a CRS that must not be used for measuring."""
+
+
+class UnitsError(EscGisError, ValueError):
+    """Raised when a unit is unknown or cannot be converted."""
+
+
+class ProfileError(EscGisError, ValueError):
+    """Raised when an ordinance profile is missing a number or holds a bad one."""
+
+
+class LayerSetError(EscGisError, ValueError):
+    """Raised when a layer-set manifest (layers.toml) is missing or malformed."""
+
+
+class OutputExistsError(EscGisError, FileExistsError):
+    """Raised when an output file exists and overwriting was not asked for."""
+
+
+class OutputFormatError(EscGisError, ValueError):
+    """Raised when an output path has an extension esc_gis cannot write."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem found in an input: where it is, what is wrong, and how to fix it.
+
+    Parameters
+    ----------
+    source : str
+        The file (and layer) the problem is in.
+    row : int or None
+        1-based feature number in the file, or None for a problem with the whole layer.
+    message : str
+        What is wrong, quoting the offending value.
+    fix : str
+        What the user can do about it.
+    site_id : str or None
+        The row's id, when it has one, to help find the row in a GIS.
+    """
+
+    source: str
+    row: int | None
+    message: str
+    fix: str = ""
+    site_id: str | None = None
+
+    def __str__(self) -> str:
+        where = "layer" if self.row is None else f"row {self.row}"
+        if self.site_id is not None:
+            where += f" (id {self.site_id!r})"
+        text = f"{self.source}, {where}: {self.message}"
+        if self.fix:
+            text += f" Fix: {self.fix}"
+        return text
+
+
+class ValidationError(EscGisError, ValueError):
+    """Raised once, after validating every row, with every problem found.
+
+    Parameters
+    ----------
+    problems : list of Problem
+        Every problem found, in file and row order.
+    """
+
+    #: At most this many problems are spelled out in the message; all are kept in ``problems``.
+    max_listed = 50
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = list(problems)
+        n = len(self.problems)
+        lines = [f"{n} problem{'s' if n != 1 else ''} found in the input:"]
+        lines += [f"  - {p}" for p in self.problems[: self.max_listed]]
+        if n > self.max_listed:
+            lines.append(f"  ... and {n - self.max_listed} more of the same kinds.")
+        super().__init__("\n".join(lines))

@@ -1,0 +1,168 @@
+"""Reading and writing vector files: pyogrio (GDAL, Arrow batches) for bulk I/O.
+
+Reading accepts anything GDAL reads, zipped shapefiles included; problems come back as
+:class:`~esc_gis.errors.LayerReadError` naming the file. Writing chooses the format by the
+output's extension, refuses to overwrite without ``overwrite=True``, and writes to a
+temporary file that is renamed into place only when complete, so a failure never leaves a
+partial output behind.
+"""
+
+from __future__ import annotations
+
+__all__ = ["OUTPUT_FORMATS", "check_output_path", "read_layer", "write_layer"]
+
+import os
+import tempfile
+from pathlib import Path
+
+import geopandas as gpd
+import pandas as pd
+import pyogrio
+import shapely
+
+from esc_gis.errors import LayerReadError, OutputExistsError, OutputFormatError
+
+#: Output extension -> what is written.
+OUTPUT_FORMATS = {
+    ".gpkg": "GeoPackage",
+    ".parquet": "GeoParquet",
+    ".geoparquet": "GeoParquet",
+    ".geojson": "GeoJSON",
+    ".json": "GeoJSON",
+    ".csv": "CSV (geometry as WKT)",
+}
+
+
+def read_layer(path: str | os.PathLike[str], *, layer: str | None = None) -> gpd.GeoDataFrame:
+    """Read one vector layer with pyogrio (Arrow).
+
+    Parameters
+    ----------
+    path : str or PathLike
+        Any file GDAL reads: GeoPackage, shapefile (or a ``.zip`` holding one), GeoJSON,
+        FlatGeobuf, GeoParquet, File Geodatabase, ...
+    layer : str, optional
+        The layer to read from a multi-layer source. Required when there are several.
+
+    Returns
+    -------
+    geopandas.GeoDataFrame
+        With a 0-based RangeIndex, so row ``i`` is feature ``i + 1`` of the file.
+
+    Raises
+    ------
+    LayerReadError
+        If the file is missing or unreadable, the layer is ambiguous or absent, or the
+        layer has no features.
+    """
+    p = Path(path)
+    name = str(path)
+    if not p.exists():
+        msg = f"{name}: no such file. Check the path."
+        raise LayerReadError(msg)
+    try:
+        if p.suffix.lower() in (".parquet", ".geoparquet"):
+            gdf = gpd.read_parquet(p)
+        else:
+            if layer is None:
+                layers = pyogrio.list_layers(p)
+                if len(layers) > 1:
+                    names = ", ".join(str(n) for n in layers[:, 0])
+                    msg = f"{name} holds {len(layers)} layers ({names}); name one with --layer NAME."
+                    raise LayerReadError(msg)
+            gdf = pyogrio.read_dataframe(p, layer=layer, use_arrow=True)
+    except LayerReadError:
+        raise
+    except Exception as exc:  # GDAL, Arrow and Parquet errors all mean: unreadable input
+        msg = f"{name}: cannot be read as a vector layer ({type(exc).__name__}: {exc})."
+        raise LayerReadError(msg) from None
+    if not isinstance(gdf, gpd.GeoDataFrame) or gdf.geometry.name not in gdf:
+        msg = f"{name}: has no geometry column; give a layer of polygons."
+        raise LayerReadError(msg)
+    if len(gdf) == 0:
+        msg = f"{name}: the layer is empty (no features)."
+        raise LayerReadError(msg)
+    return gdf.reset_index(drop=True)
+
+
+def check_output_path(path: str | os.PathLike[str], *, overwrite: bool = False) -> str:
+    """Check an output path before any work is done; return its format's name.
+
+    Raises
+    ------
+    OutputFormatError
+        If the extension is not one of :data:`OUTPUT_FORMATS`.
+    OutputExistsError
+        If the file exists and ``overwrite`` is false.
+    """
+    p = Path(path)
+    fmt = OUTPUT_FORMATS.get(p.suffix.lower())
+    if fmt is None:
+        msg = f"{str(path)!r}: cannot write {p.suffix or 'a file without extension'!r}; use one of {', '.join(OUTPUT_FORMATS)}."
+        raise OutputFormatError(msg)
+    if p.exists() and not overwrite:
+        msg = f"{str(path)!r} exists; pass --overwrite (overwrite=True) to replace it."
+        raise OutputExistsError(msg)
+    if not p.parent.exists():
+        msg = f"{str(path)!r}: the folder {str(p.parent)!r} does not exist."
+        raise OutputFormatError(msg)
+    return fmt
+
+
+def _to_csv_frame(gdf: gpd.GeoDataFrame) -> pd.DataFrame:
+    out = pd.DataFrame(gdf.drop(columns=gdf.geometry.name))
+    out["geometry"] = shapely.to_wkt(gdf.geometry.values, rounding_precision=-1)
+    return out
+
+
+def write_layer(
+    gdf: gpd.GeoDataFrame,
+    path: str | os.PathLike[str],
+    *,
+    overwrite: bool = False,
+    layer: str = "screening",
+) -> Path:
+    """Write a layer, choosing the format by extension, atomically.
+
+    Parameters
+    ----------
+    gdf : geopandas.GeoDataFrame
+        What to write.
+    path : str or PathLike
+        ``.gpkg``, ``.parquet``, ``.geojson`` or ``.csv`` (geometry as WKT).
+    overwrite : bool, default False
+        Replace an existing file.
+    layer : str, default "screening"
+        Layer name inside a GeoPackage.
+
+    Returns
+    -------
+    Path
+
+    Raises
+    ------
+    OutputFormatError, OutputExistsError
+        As :func:`check_output_path`.
+    """
+    p = Path(path)
+    fmt = check_output_path(p, overwrite=overwrite)
+    # Write beside the target, then rename: readers never see half a file, and a failure
+    # leaves nothing behind (a rename within one folder is atomic).
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{p.stem}.", suffix=p.suffix, dir=p.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    tmp.unlink()
+    try:
+        if fmt == "GeoPackage":
+            pyogrio.write_dataframe(gdf, tmp, layer=layer, driver="GPKG", use_arrow=True)
+        elif fmt == "GeoParquet":
+            gdf.to_parquet(tmp, index=False)
+        elif fmt == "GeoJSON":
+            pyogrio.write_dataframe(gdf, tmp, driver="GeoJSON")
+        else:
+            _to_csv_frame(gdf).to_csv(tmp, index=False)
+        os.replace(tmp, p)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return p

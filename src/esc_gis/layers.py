@@ -1,0 +1,237 @@
+"""Layer sets: the Village's reference layers, named by a ``layers.toml`` manifest.
+
+A layer set is a folder holding a manifest and the files it names (paths are relative to
+the manifest)::
+
+    crs = "EPSG:7594"                 # the measuring CRS
+    [jurisdiction]                    # required: the Village boundary
+    path = "village_boundary.gpkg"
+    [waters]                          # waters of the state, polygons or lines
+    path = "waters.gpkg"
+    class_field = "water_class"
+    name_field = "name"               # optional
+    [dem]                             # optional: elevation raster
+    path = "dem.tif"
+    z_unit = "ft"
+    [targeted_areas]                  # optional: TMDL / targeted standard areas (§ 540-7B(6))
+    path = "targeted.gpkg"
+
+A layer missing from the manifest switches its measurements off (the output column is null
+and a finding says why); a layer that is named but unreadable is an error. Every layer is
+transformed to the measuring CRS here, once, so nothing downstream transforms again.
+"""
+
+from __future__ import annotations
+
+__all__ = ["LayerSet", "default_manifest", "load_layers"]
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+import shapely
+
+from esc_gis.crs import measuring_crs, to_measuring_crs
+from esc_gis.errors import CRSError, LayerSetError, Problem, ValidationError
+from esc_gis.io import read_layer
+
+if TYPE_CHECKING:
+    import geopandas as gpd
+    from pyproj import CRS
+
+    from esc_gis.profile import Profile
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+#: Environment variable naming the default manifest.
+ENV_LAYERS = "ESC_GIS_LAYERS"
+_Z_UNITS = ("ft", "us_ft", "m")
+
+
+@dataclass
+class LayerSet:
+    """Reference layers, all in the measuring CRS.
+
+    Attributes
+    ----------
+    manifest : Path
+        The ``layers.toml`` read.
+    crs : pyproj.CRS
+        The measuring CRS.
+    jurisdiction : shapely.Geometry
+        The Village as one (multi)polygon; holes are not Village land.
+    waters : geopandas.GeoDataFrame or None
+        Columns ``water_class``, ``water_name`` and the geometry; None when not configured.
+    targeted_areas : geopandas.GeoDataFrame or None
+        Column ``area_name`` and the geometry; None when not configured.
+    dem_path : Path or None
+        The elevation raster, when configured.
+    dem_z_unit : str or None
+        Its vertical unit from the manifest, when given.
+    """
+
+    manifest: Path
+    crs: CRS
+    jurisdiction: shapely.Geometry
+    waters: gpd.GeoDataFrame | None = None
+    targeted_areas: gpd.GeoDataFrame | None = None
+    dem_path: Path | None = None
+    dem_z_unit: str | None = None
+
+
+def default_manifest() -> Path:
+    """Return the manifest used when none is named.
+
+    Looks at ``$ESC_GIS_LAYERS``, then ``layers/winneconne/layers.toml`` in the source tree
+    this package was installed from, then under the current folder.
+
+    Raises
+    ------
+    LayerSetError
+        If none of those exists.
+    """
+    candidates = []
+    if os.environ.get(ENV_LAYERS):
+        candidates.append(Path(os.environ[ENV_LAYERS]))
+    candidates.append(Path(__file__).resolve().parents[2] / "layers" / "winneconne" / "layers.toml")
+    candidates.append(Path.cwd() / "layers" / "winneconne" / "layers.toml")
+    for c in candidates:
+        if c.is_file():
+            return c
+    msg = (
+        "No layer set given and the Village's default (layers/winneconne/layers.toml) was not "
+        f"found. Fix: pass --layers PATH/TO/layers.toml, or set {ENV_LAYERS}."
+    )
+    raise LayerSetError(msg)
+
+
+def _read_manifest(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        msg = f"Layer-set manifest {str(path)!r} does not exist; give the path of a layers.toml."
+        raise LayerSetError(msg) from None
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        msg = f"Layer-set manifest {str(path)!r} is not valid TOML: {exc}"
+        raise LayerSetError(msg) from None
+
+
+def _section(data: dict[str, Any], name: str, manifest: Path, *, required: bool) -> dict[str, Any] | None:
+    sec = data.get(name)
+    if sec is None:
+        if required:
+            msg = f"{manifest}: the [{name}] layer is required (path = ...)."
+            raise LayerSetError(msg)
+        return None
+    if not isinstance(sec, dict) or not isinstance(sec.get("path"), str):
+        msg = f"{manifest}: [{name}] needs a path = \"...\" (relative to the manifest)."
+        raise LayerSetError(msg)
+    return sec
+
+
+def _load_vector(sec: dict[str, Any], manifest: Path, crs: CRS) -> tuple[gpd.GeoDataFrame, str]:
+    path = (manifest.parent / sec["path"]).resolve()
+    source = f"{manifest.parent.name}/{sec['path']}"
+    gdf = read_layer(path, layer=sec.get("layer"))
+    if gdf.crs is None:
+        msg = f"{source} (named in {manifest.name}) has no CRS; define it in the file."
+        raise CRSError(msg)
+    return to_measuring_crs(gdf, crs), source
+
+
+def load_layers(manifest: str | Path | None = None, *, profile: Profile) -> LayerSet:
+    """Read a layer set and bring every layer into the measuring CRS.
+
+    Parameters
+    ----------
+    manifest : str or Path, optional
+        The ``layers.toml``; default :func:`default_manifest`.
+    profile : Profile
+        The ordinance profile: its measuring CRS is used when the manifest names none, and
+        its water classes are the allowed ``class_field`` values.
+
+    Returns
+    -------
+    LayerSet
+
+    Raises
+    ------
+    LayerSetError
+        If the manifest is missing or malformed.
+    LayerReadError
+        If a named layer cannot be read.
+    CRSError
+        If a layer has no CRS, or the measuring CRS is geographic or Mercator.
+    ValidationError
+        If waters carry unknown classes (every bad row listed).
+    """
+    path = Path(manifest) if manifest is not None else default_manifest()
+    if path.is_dir():
+        path = path / "layers.toml"
+    data = _read_manifest(path)
+    crs = measuring_crs(data.get("crs", profile.measure_crs))
+
+    jsec = _section(data, "jurisdiction", path, required=True)
+    jur, jsource = _load_vector(jsec, path, crs)  # type: ignore[arg-type]
+    geoms = jur.geometry.to_numpy()
+    poly = np.isin(shapely.get_type_id(geoms), (3, 6))
+    if not poly.all():
+        msg = f"{jsource}: the jurisdiction layer must hold polygons only."
+        raise LayerSetError(msg)
+    jurisdiction = shapely.union_all(shapely.make_valid(geoms))
+    layers = LayerSet(manifest=path, crs=crs, jurisdiction=jurisdiction)
+
+    wsec = _section(data, "waters", path, required=False)
+    if wsec is not None:
+        waters, wsource = _load_vector(wsec, path, crs)
+        class_field = wsec.get("class_field", "water_class")
+        if class_field not in waters.columns:
+            msg = f"{wsource}: no class field {class_field!r}; set class_field in [waters] of {path.name}."
+            raise LayerSetError(msg)
+        classes = waters[class_field].astype(object).where(waters[class_field].notna(), "").astype(str)
+        allowed = profile.water_classes()
+        problems = [
+            Problem(wsource, i + 1, f"{class_field} {classes.iloc[i]!r} is not a water class.",
+                    f"use one of {', '.join(allowed)}.")
+            for i in np.flatnonzero(~classes.isin(allowed).to_numpy())
+        ]  # fmt: skip
+        if problems:
+            raise ValidationError(problems)
+        name_field = wsec.get("name_field")
+        names = (
+            waters[name_field].astype(object)
+            if name_field in waters.columns
+            else pd.Series([None] * len(waters), dtype=object)
+        )
+        layers.waters = waters[[waters.geometry.name]].assign(
+            water_class=classes.to_numpy(), water_name=names.to_numpy()
+        )
+
+    tsec = _section(data, "targeted_areas", path, required=False)
+    if tsec is not None:
+        targeted, _ = _load_vector(tsec, path, crs)
+        name_field = tsec.get("name_field")
+        names = targeted[name_field].astype(object) if name_field in targeted.columns else None
+        layers.targeted_areas = targeted[[targeted.geometry.name]].assign(
+            area_name=names.to_numpy() if names is not None else None
+        )
+
+    dsec = _section(data, "dem", path, required=False)
+    if dsec is not None:
+        dem = (path.parent / dsec["path"]).resolve()
+        if not dem.is_file():
+            msg = f"{path}: [dem] names {dsec['path']!r}, which does not exist."
+            raise LayerSetError(msg)
+        z = dsec.get("z_unit")
+        if z is not None and z not in _Z_UNITS:
+            msg = f"{path}: [dem] z_unit {z!r} is not one of {', '.join(_Z_UNITS)}."
+            raise LayerSetError(msg)
+        layers.dem_path, layers.dem_z_unit = dem, z
+    return layers

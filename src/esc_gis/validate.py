@@ -1,0 +1,290 @@
+"""Validation of input layers: collect every problem, then report them all at once.
+
+The screening contract's attributes (``site_id``, ``plan_id``, ``activity``,
+``state_agency``, ``npdes_exempt``) are found by name, case-insensitively, under their
+shapefile-truncated names (``state_agen``, ``npdes_exem``) or under any name the user maps
+with ``field_map``. Each check is vectorised; only the rows that fail are visited, to word
+their messages. Nothing here raises for a bad row: functions return the cleaned layer and a
+list of :class:`~esc_gis.errors.Problem` for :func:`esc_gis.screen.screen` to raise at once.
+
+Invalid polygons (self-intersections, bow-ties) are repaired with
+:func:`shapely.make_valid` (``method="structure"``) and the repair is recorded for a finding;
+non-polygon and empty geometries are refused by row.
+"""
+
+from __future__ import annotations
+
+__all__ = ["ACTIVITIES", "FIELD_ALIASES", "SiteTable", "prepare_disturbed", "prepare_sites"]
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+import shapely
+
+from esc_gis.errors import Problem
+
+if TYPE_CHECKING:
+    import geopandas as gpd
+
+#: Allowed ``activity`` values (§ 540-4A(2), § 540-5).
+ACTIVITIES = ("construction", "agricultural_activity", "agricultural_production", "silviculture")
+#: Canonical field -> other names it is found under (shapefiles cut names to 10 characters).
+FIELD_ALIASES: dict[str, tuple[str, ...]] = {
+    "site_id": (),
+    "plan_id": ("plan",),
+    "activity": (),
+    "state_agency": ("state_agen",),
+    "npdes_exempt": ("npdes_exem",),
+}
+_TRUE = {"true", "t", "yes", "y", "1", "1.0"}
+_FALSE = {"false", "f", "no", "n", "0", "0.0", ""}
+_POLYGONAL = (shapely.GeometryType.POLYGON, shapely.GeometryType.MULTIPOLYGON)
+
+
+@dataclass
+class SiteTable:
+    """Sites after validation, with canonical columns and repaired geometry.
+
+    Attributes
+    ----------
+    gdf : geopandas.GeoDataFrame
+        Columns ``site_id`` (str), ``plan_id`` (str or None), ``activity`` (str),
+        ``state_agency`` (bool), ``npdes_exempt`` (bool), ``row`` (1-based feature number),
+        ``repaired`` (bool) and the geometry. Other input columns are kept.
+    problems : list of Problem
+    """
+
+    gdf: gpd.GeoDataFrame
+    problems: list[Problem]
+
+
+def _find_field(columns: list[str], canonical: str, field_map: dict[str, str]) -> str | None:
+    if canonical in field_map:
+        return field_map[canonical]
+    lower = {c.lower(): c for c in columns}
+    for name in (canonical, *FIELD_ALIASES.get(canonical, ())):
+        if name.lower() in lower:
+            return lower[name.lower()]
+    return None
+
+
+def _ids_as_str(values: pd.Series) -> pd.Series:
+    """Ids as text (object dtype, None for missing); integral floats lose their '.0'."""
+    present = values.notna().to_numpy()
+    out = np.full(len(values), None, dtype=object)
+    if pd.api.types.is_float_dtype(values):
+        v = values.to_numpy(dtype=float)
+        whole = present & (np.mod(v, 1) == 0)
+        out[whole] = v[whole].astype("int64").astype(str)
+        out[present & ~whole] = v[present & ~whole].astype(str)
+    else:
+        text = values[present].astype(str).str.strip().to_numpy(dtype=object)
+        text[text == ""] = None
+        out[present] = text
+    return pd.Series(out, index=values.index, dtype=object)
+
+
+def _parse_bool(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Return (parsed, bad): booleans from bool, 0/1 or yes/no text; nulls are False."""
+    if pd.api.types.is_bool_dtype(values):
+        return values.to_numpy(dtype=bool), np.zeros(len(values), bool)
+    text = values.astype(object).where(values.notna(), "").astype(str).str.strip().str.lower()
+    is_true = text.isin(_TRUE).to_numpy()
+    bad = ~(is_true | text.isin(_FALSE).to_numpy())
+    return is_true, bad
+
+
+def _check_geometry(
+    gdf: gpd.GeoDataFrame, source: str, ids: pd.Series | None, problems: list[Problem]
+) -> np.ndarray:
+    """Refuse missing, empty and non-polygon geometry; repair invalid polygons in place.
+
+    Returns the boolean mask of repaired rows.
+    """
+    geoms = gdf.geometry.to_numpy()
+    missing = shapely.is_missing(geoms) | shapely.is_empty(geoms)
+    types = shapely.get_type_id(geoms)
+    not_poly = ~missing & ~np.isin(types, _POLYGONAL)
+    for i in np.flatnonzero(missing):
+        problems.append(Problem(source, i + 1, "has no geometry (null or empty).",
+                                "draw the polygon or delete the row.", _id(ids, i)))  # fmt: skip
+    for i in np.flatnonzero(not_poly):
+        kind = shapely.GeometryType(types[i]).name.title().replace("string", "String")
+        problems.append(Problem(source, i + 1, f"is a {kind}, not a polygon.",
+                                "give the area as a Polygon or MultiPolygon (buffer lines or points in your GIS first).",
+                                _id(ids, i)))  # fmt: skip
+    ok = ~missing & ~not_poly
+    invalid = ok & ~shapely.is_valid(geoms)
+    repaired = np.zeros(len(geoms), bool)
+    if invalid.any():
+        fixed = shapely.make_valid(geoms[invalid], method="structure", keep_collapsed=False)
+        empty = shapely.is_empty(fixed) | (shapely.area(fixed) == 0)
+        idx = np.flatnonzero(invalid)
+        for i in idx[empty]:
+            problems.append(Problem(source, i + 1, "is an invalid polygon with no area left after repair.",
+                                    "redraw it.", _id(ids, i)))  # fmt: skip
+        geoms = geoms.copy()
+        geoms[idx[~empty]] = fixed[~empty]
+        repaired[idx[~empty]] = True
+        gdf[gdf.geometry.name] = geoms
+    return repaired
+
+
+def _id(ids: pd.Series | None, i: int) -> str | None:
+    if ids is None:
+        return None
+    v = ids.iloc[i]
+    return None if v is None else str(v)
+
+
+def prepare_sites(
+    gdf: gpd.GeoDataFrame,
+    *,
+    source: str,
+    id_field: str = "site_id",
+    field_map: dict[str, str] | None = None,
+) -> SiteTable:
+    """Validate the sites layer and bring its attributes to the screening contract.
+
+    Parameters
+    ----------
+    gdf : geopandas.GeoDataFrame
+        Sites as read (0-based RangeIndex).
+    source : str
+        The file name, for messages.
+    id_field : str, default "site_id"
+        The field holding the unique site id.
+    field_map : dict, optional
+        Canonical field -> field in the file, e.g. ``{"activity": "LANDUSE"}``.
+
+    Returns
+    -------
+    SiteTable
+        The cleaned sites and every problem found (an empty list when all is well).
+    """
+    field_map = dict(field_map or {})
+    if id_field != "site_id":
+        field_map.setdefault("site_id", id_field)
+    gdf = gdf.copy()
+    problems: list[Problem] = []
+    columns = [c for c in gdf.columns if c != gdf.geometry.name]
+    for canonical, src in field_map.items():
+        if canonical not in FIELD_ALIASES:
+            problems.append(Problem(source, None, f"--field {canonical}={src}: {canonical!r} is not a field esc-gis reads.",
+                                    f"map one of {', '.join(FIELD_ALIASES)}."))  # fmt: skip
+        elif src not in columns:
+            problems.append(Problem(source, None, f"--field {canonical}={src}: there is no field {src!r}.",
+                                    f"use one of {', '.join(columns) or '(no fields)'}."))  # fmt: skip
+    found = {c: _find_field(columns, c, field_map) for c in FIELD_ALIASES}
+    found = {c: (f if f in columns else None) for c, f in found.items()}
+
+    ids: pd.Series | None = None
+    if found["site_id"] is None:
+        problems.append(Problem(source, None, f"has no id field {field_map.get('site_id', 'site_id')!r}.",
+                                f"name the id field with --id-field NAME (fields: {', '.join(columns) or 'none'})."))  # fmt: skip
+    else:
+        ids = _ids_as_str(gdf[found["site_id"]])
+        for i in np.flatnonzero(ids.isna().to_numpy()):
+            problems.append(Problem(source, i + 1, f"has no {found['site_id']!r}.", "give every site a unique id."))
+        dup = ids.notna() & ids.duplicated(keep=False)
+        for i in np.flatnonzero(dup.to_numpy()):
+            first = int(np.flatnonzero((ids == ids.iloc[i]).to_numpy())[0]) + 1
+            problems.append(Problem(source, i + 1, f"repeats the id {ids.iloc[i]!r} (first at row {first}).",
+                                    "ids must be unique; renumber one of them, or use --id-field.", None))  # fmt: skip
+
+    n = len(gdf)
+    if found["activity"] is None:
+        activity = pd.Series(["construction"] * n, dtype=object)
+    else:
+        raw = gdf[found["activity"]]
+        activity = raw.astype(object).where(raw.notna(), "").astype(str).str.strip().str.lower()
+        activity = activity.str.replace(" ", "_").str.replace("-", "_")
+        activity[activity == ""] = "construction"
+        for i in np.flatnonzero(~activity.isin(ACTIVITIES).to_numpy()):
+            problems.append(Problem(source, i + 1, f"activity {raw.iloc[i]!r} is not known.",
+                                    f"use one of {', '.join(ACTIVITIES)} (or map your codes with --field).",
+                                    _id(ids, i)))  # fmt: skip
+
+    flags = {}
+    for name in ("state_agency", "npdes_exempt"):
+        if found[name] is None:
+            flags[name] = np.zeros(n, bool)
+            continue
+        parsed, bad = _parse_bool(gdf[found[name]])
+        flags[name] = parsed
+        for i in np.flatnonzero(bad):
+            problems.append(Problem(source, i + 1, f"{found[name]} {gdf[found[name]].iloc[i]!r} is not true or false.",
+                                    "use true/false, yes/no or 1/0.", _id(ids, i)))  # fmt: skip
+
+    repaired = _check_geometry(gdf, source, ids, problems)
+    plan = None if found["plan_id"] is None else _ids_as_str(gdf[found["plan_id"]])
+
+    used = {f for f in found.values() if f is not None}
+    keep = gdf[[c for c in gdf.columns if c not in used and c not in FIELD_ALIASES]]
+    out = keep.assign(
+        site_id=ids if ids is not None else pd.Series([None] * n, dtype=object),
+        plan_id=plan if plan is not None else pd.Series([None] * n, dtype=object),
+        activity=activity.to_numpy(),
+        state_agency=flags["state_agency"],
+        npdes_exempt=flags["npdes_exempt"],
+        row=np.arange(1, n + 1),
+        repaired=repaired,
+    )
+    problems.sort(key=lambda p: (p.row or 0))
+    return SiteTable(out, problems)
+
+
+def prepare_disturbed(
+    gdf: gpd.GeoDataFrame,
+    *,
+    source: str,
+    site_ids: pd.Series,
+    id_field: str = "site_id",
+) -> SiteTable:
+    """Validate disturbed-limit polygons: each carries the id of a site in the sites layer.
+
+    Parameters
+    ----------
+    gdf : geopandas.GeoDataFrame
+        Disturbed limits as read.
+    source : str
+        The file name, for messages.
+    site_ids : pandas.Series
+        The valid site ids.
+    id_field : str, default "site_id"
+        The id field (``site_id`` is tried too).
+
+    Returns
+    -------
+    SiteTable
+        Columns ``site_id``, ``row``, ``repaired`` and the geometry, with every problem.
+    """
+    gdf = gdf.copy()
+    problems: list[Problem] = []
+    columns = [c for c in gdf.columns if c != gdf.geometry.name]
+    field = next((f for name in (id_field, "site_id")
+                  if (f := _find_field(columns, name, {})) is not None), None)  # fmt: skip
+    ids = None
+    if field is None:
+        problems.append(Problem(source, None, f"has no {id_field!r} field saying which site each polygon belongs to.",
+                                f"add it (fields: {', '.join(columns) or 'none'})."))  # fmt: skip
+    else:
+        ids = _ids_as_str(gdf[field])
+        known = set(site_ids.dropna())
+        unknown = ids.notna() & ~ids.isin(known)
+        for i in np.flatnonzero(ids.isna().to_numpy()):
+            problems.append(Problem(source, i + 1, f"has no {field!r}.", "say which site the polygon belongs to."))
+        for i in np.flatnonzero(unknown.to_numpy()):
+            problems.append(Problem(source, i + 1, f"{field} {ids.iloc[i]!r} is not a site in the sites layer.",
+                                    "fix the id, or add the site."))  # fmt: skip
+    repaired = _check_geometry(gdf, source, ids, problems)
+    n = len(gdf)
+    out = gdf[[gdf.geometry.name]].assign(
+        site_id=ids if ids is not None else pd.Series([None] * n, dtype=object),
+        row=np.arange(1, n + 1),
+        repaired=repaired,
+    )
+    problems.sort(key=lambda p: (p.row or 0))
+    return SiteTable(out, problems)
