@@ -40,7 +40,7 @@ def area_sqft(geoms: npt.ArrayLike, crs: CRS) -> np.ndarray:
     Examples
     --------
     >>> from pyproj import CRS
-    >>> area_sqft([shapely.box(0, 0, 100, 40)], CRS("EPSG:2286"))  # intl feet
+    >>> area_sqft([shapely.box(0, 0, 100, 40)], CRS("EPSG:2222"))  # intl feet
     array([4000.])
     """
     factor = sqft_per_crs_area_unit(measuring_crs(crs))

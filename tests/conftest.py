@@ -1,0 +1,81 @@
+"""Shared fixtures: a small Village built in code, with answers checkable by hand.
+
+Coordinates are EPSG:7594 (WISCRS Winnebago County, US survey feet), offset to where
+Winneconne really is, so that transforming to EPSG:4326, 3857 or 3071 behaves as real data.
+
+    village  box(0, 0, 2000, 2000) with an enclave hole box(1600, 1600, 1800, 1800)
+    lake     box(1800, 0, 2600, 500): its west and north shores are inside the Village
+
+One square US survey foot is K = 1.000004000004 international square feet.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import geopandas as gpd
+import pytest
+import shapely
+
+X0, Y0 = 745_000.0, 505_000.0
+CRS = "EPSG:7594"
+#: International square feet per square US survey foot; feet per US survey foot.
+K = (1200 / 3937) ** 2 / 0.3048**2
+L = (1200 / 3937) / 0.3048
+
+
+def box(x0: float, y0: float, x1: float, y1: float) -> shapely.Polygon:
+    """A box in local feet (offset to the real location)."""
+    return shapely.box(X0 + x0, Y0 + y0, X0 + x1, Y0 + y1)
+
+
+def village_polygon() -> shapely.Polygon:
+    return shapely.Polygon(box(0, 0, 2000, 2000).exterior.coords, [box(1600, 1600, 1800, 1800).exterior.coords])
+
+
+def lake_polygon() -> shapely.Polygon:
+    return box(1800, 0, 2600, 500)
+
+
+def write_layer_set(folder: Path, *, waters: gpd.GeoDataFrame | None = None, extra: str = "",
+                    with_waters: bool = True) -> Path:  # fmt: skip
+    """Write the test Village as a real layer set (GeoPackages + layers.toml); return the manifest."""
+    folder.mkdir(parents=True, exist_ok=True)
+    gpd.GeoDataFrame({"name": ["Testville"]}, geometry=[village_polygon()], crs=CRS).to_file(
+        folder / "village.gpkg", engine="pyogrio"
+    )
+    text = f'crs = "{CRS}"\n[jurisdiction]\npath = "village.gpkg"\n'
+    if with_waters:
+        if waters is None:
+            waters = gpd.GeoDataFrame(
+                {"water_class": ["lake"], "name": ["Test Lake"]}, geometry=[lake_polygon()], crs=CRS
+            )
+        waters.to_file(folder / "waters.gpkg", engine="pyogrio")
+        text += '[waters]\npath = "waters.gpkg"\nclass_field = "water_class"\nname_field = "name"\n'
+    manifest = folder / "layers.toml"
+    manifest.write_text(text + extra)
+    return manifest
+
+
+@pytest.fixture(scope="session")
+def layers_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_layer_set(tmp_path_factory.mktemp("layers"))
+
+
+@pytest.fixture(scope="session")
+def layer_set(layers_path: Path):
+    from esc_gis import load_layers, load_profile
+
+    return load_layers(layers_path, profile=load_profile())
+
+
+def sites(rows: list[dict], crs: str = CRS) -> gpd.GeoDataFrame:
+    """Sites from dicts with a 'geometry' in EPSG:7594, transformed to ``crs``."""
+    gdf = gpd.GeoDataFrame(rows, geometry="geometry", crs=CRS)
+    return gdf if crs == CRS else gdf.to_crs(crs)
+
+
+def square_sqft(x: float, y: float, area_sqft: float) -> shapely.Polygon:
+    """A square with its lower-left corner at local (x, y) and the given area in square feet."""
+    side = (area_sqft / K) ** 0.5
+    return box(x, y, x + side, y + side)

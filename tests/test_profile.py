@@ -1,0 +1,65 @@
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from esc_gis.cli.main import cli
+from esc_gis.errors import ProfileError
+from esc_gis.profile import REQUIRED, load_profile
+
+
+def test_every_number_has_a_citation():
+    p = load_profile()
+    assert p.measure_crs == "EPSG:7594"
+    for e in p.entries.values():
+        assert e.section.strip(), e.key
+        assert e.value is not None or "depths" in e.extra
+
+
+def test_rule_table_numbers():
+    p = load_profile()
+    v = {k: e.value for k, e in p.entries.items()}
+    assert p.area_sqft("thresholds.permit_area") == 4000
+    assert p.area_sqft("thresholds.sediment_area") == 43_560
+    assert v["thresholds.steep_slope"] == 20
+    assert v["thresholds.sediment_load"] == 5
+    assert v["protective_area.lake"] == 50
+    assert v["protective_area.orw_erw"] == 75
+    assert v["protective_area.wetland_highly_susceptible"] == 75
+    assert v["protective_area.concentrated_flow_channel"] == 10
+    assert p.entry("protective_area.wetland_less_susceptible").extra == {"min_ft": 10, "max_ft": 30}
+    assert v["deadlines.decision"] == 20 and p.entry("deadlines.decision").section == "540-8C(1)"
+    assert v["deadlines.permit_validity"] == 180
+    assert v["deadlines.start_notice"] == 48
+    assert v["deadlines.rain_trigger"] == 0.5
+    assert v["deadlines.temporary_stabilization"] == 14
+    assert v["deadlines.stockpile"] == 7
+    assert p.entry("design_storms.tp40_type2").extra["depths"]["100"] == 5.5
+    assert p.entry("design_storms.atlas14_mse4").extra["depths"]["2"] == 2.51
+
+
+def test_bad_profile_lists_every_problem(tmp_path):
+    f = tmp_path / "p.toml"
+    f.write_text('[profile]\nname = "x"\nmeasure_crs = "EPSG:7594"\n'
+                 '[thresholds.permit_area]\nvalue = "lots"\nunit = "furlongs"\nsection = ""\n')
+    with pytest.raises(ProfileError) as exc:
+        load_profile(f)
+    text = str(exc.value)
+    assert "not a number" in text and "furlongs" in text and "no section" in text
+    for key in REQUIRED[1:]:
+        assert key in text
+
+
+def test_missing_profile_file(tmp_path):
+    with pytest.raises(ProfileError, match="does not exist"):
+        load_profile(tmp_path / "nope.toml")
+
+
+def test_rules_command_prints_table_and_json():
+    r = CliRunner().invoke(cli, ["rules"])
+    assert r.exit_code == 0, r.output
+    assert "540-4A(1)(a)" in r.output and "4,000" in r.output
+    r = CliRunner().invoke(cli, ["rules", "--json"])
+    data = json.loads(r.output)
+    keys = {e["entry"] for e in data["entries"]}
+    assert "thresholds.permit_area" in keys and data["measure_crs"] == "EPSG:7594"
