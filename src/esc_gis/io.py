@@ -158,7 +158,8 @@ def write_layer(
         elif fmt == "GeoParquet":
             gdf.to_parquet(tmp, index=False)
         elif fmt == "GeoJSON":
-            pyogrio.write_dataframe(gdf, tmp, driver="GeoJSON")
+            # Keep findings a JSON *string*, as in every other format (GDAL would inline it).
+            pyogrio.write_dataframe(gdf, tmp, driver="GeoJSON", layer_options={"AUTODETECT_JSON_STRINGS": "NO"})
         else:
             _to_csv_frame(gdf).to_csv(tmp, index=False)
         os.replace(tmp, p)

@@ -188,7 +188,7 @@ def prepare_sites(
         ids = _ids_as_str(gdf[found["site_id"]])
         for i in np.flatnonzero(ids.isna().to_numpy()):
             problems.append(Problem(source, i + 1, f"has no {found['site_id']!r}.", "give every site a unique id."))
-        dup = ids.notna() & ids.duplicated(keep=False)
+        dup = ids.notna() & ids.duplicated(keep="first")
         for i in np.flatnonzero(dup.to_numpy()):
             first = int(np.flatnonzero((ids == ids.iloc[i]).to_numpy())[0]) + 1
             problems.append(Problem(source, i + 1, f"repeats the id {ids.iloc[i]!r} (first at row {first}).",

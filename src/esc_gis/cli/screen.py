@@ -95,8 +95,8 @@ def screen(sites: str, disturbed: str | None, layers_path: str | None, profile_p
     plans added up), permit decision, standards, protective-area overlap, distance to water,
     and findings citing their sections.
     """
-    check_output_path(output, overwrite=overwrite)  # fail before the work, not after
     field_map = _field_map(fields)
+    check_output_path(output, overwrite=overwrite)  # fail before the work, not after
     err = Console(stderr=True)
     with Progress(TextColumn("{task.description:<40}"), BarColumn(), TimeElapsedColumn(),
                   console=err, disable=quiet, transient=True) as bar:  # fmt: skip

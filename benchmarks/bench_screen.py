@@ -1,0 +1,522 @@
+"""Benchmark ``esc_gis.screen`` on N synthetic parcels around the Village of Winneconne.
+
+What it measures
+----------------
+The script writes N synthetic parcels, a tessellation of jittered quadrilaterals centred
+on the Village (mean parcel about 0.375 acre), as a GeoPackage in EPSG:3071 (Wisconsin
+Transverse Mercator, metres), so the screen has to reproject them to the measuring CRS
+(EPSG:7594, WISCRS Winnebago ftUS), as it would for the state's parcel data. Then, in
+one run:
+
+floor
+    ``pyogrio.read_dataframe(IN, use_arrow=True)`` and ``pyogrio.write_dataframe`` of the
+    same frame, unchanged, to another .gpkg: the cost of the I/O alone, which no
+    screening can beat.
+full
+    ``esc_gis.screen(IN)`` followed by ``esc_gis.io.write_layer(result, OUT.gpkg,
+    overwrite=True)``, in process (imports excluded), with the time spent in each stage
+    taken from the ``progress`` callback, plus a few sub-stages (reading the sites,
+    validating them, building the protective areas, applying the rules) timed by
+    wrapping those functions in the benchmark's own process.
+cli
+    ``esc-gis screen IN -o OUT.gpkg --overwrite --quiet`` as a subprocess, reported
+    apart because it includes interpreter start-up and imports.
+peak memory
+    Every measurement runs in a fresh Python process, so peaks never mix. The worker
+    reports its own high-water mark (``VmHWM`` from ``/proc/self/status``, falling back to
+    ``getrusage(RUSAGE_SELF).ru_maxrss``); the CLI's peak is the ``ru_maxrss`` that
+    ``os.wait4`` returns for that one child. The driver imports only the standard library
+    and holds no data, because on Linux a child's ``ru_maxrss`` starts from its parent's
+    peak (vfork + exec).
+
+It prints one table with the floor and full seconds, the ratio full/floor (target <= 10x),
+the peak RSS (target < 2,048 MB), parcels per second, the time per stage, and the counts
+of ``permit``, ``jurisdiction`` and ``applicability`` in the result as a sanity check.
+``--json PATH`` also writes every figure to a file.
+
+How to run
+----------
+From the repository root (run by hand; tests never run it)::
+
+    .venv/bin/python benchmarks/bench_screen.py --n 100000
+    .venv/bin/python benchmarks/bench_screen.py --n 10000 --repeat 3 --json out/bench.json
+    .venv/bin/python benchmarks/bench_screen.py --n 100000 --cprofile 15   # + top functions
+
+With ``--repeat R`` each measurement is run R times (each in a new process); the table
+shows the best time and the highest peak. Files go to a temporary folder (or
+``--out-dir``) and are deleted at the end unless ``--keep`` is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+# Only the standard library is imported at module level: the driver must stay small (see
+# the module docstring); the heavy libraries are imported inside the worker tasks.
+
+ROOT = Path(__file__).resolve().parents[1]
+LAYERS = ROOT / "layers" / "winneconne"
+INPUT_CRS = "EPSG:3071"  # NAD83(HARN) / Wisconsin Transverse Mercator, metres
+SQM_PER_ACRE = 4046.8564224
+ACTIVITIES = ("construction", "agricultural_activity", "agricultural_production", "silviculture")
+ACTIVITY_P = (0.91, 0.03, 0.03, 0.03)
+PLAN_SHARE = 0.10  # share of parcels in a common plan
+PLAN_SIZES = (2, 8)  # parcels per plan, inclusive
+STATE_AGENCY_P = 0.005
+NPDES_EXEMPT_P = 0.01
+JITTER = 0.24  # corner jitter, as a fraction of the cell side; < 0.25 keeps cells simple
+TARGET_RATIO = 10.0
+TARGET_PEAK_MB = 2048.0
+WORKER = "_worker"  # argv[1] of a worker process
+
+Result = dict[str, Any]
+
+
+# --------------------------------------------------------------------------------------
+# Worker side: runs in a fresh interpreter, one task per process.
+# --------------------------------------------------------------------------------------
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident set size, in MiB."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    import resource
+
+    kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return kib / (1024.0 * 1024.0) if sys.platform == "darwin" else kib / 1024.0
+
+
+def task_generate(args: dict[str, Any]) -> Result:
+    """Write ``n`` synthetic parcels to ``args["path"]`` (GeoPackage, EPSG:3071)."""
+    import geopandas as gpd
+    import numpy as np
+    import pyogrio
+    import shapely
+    from pyproj import Transformer
+
+    t0 = time.perf_counter()
+    n: int = args["n"]
+    rng = np.random.default_rng(args["seed"])
+    village = pyogrio.read_dataframe(LAYERS / "village_boundary.gpkg")
+    centre = village.geometry.iloc[0].centroid
+    to_wtm = Transformer.from_crs(village.crs, INPUT_CRS, always_xy=True)
+    cx, cy = to_wtm.transform(centre.x, centre.y)
+
+    # A grid of nx x ny cells; the corners are shared and jittered, so the cells tile the
+    # square with no gaps or overlaps, and each stays a simple quadrilateral (every corner
+    # moves less than a quarter of a cell, so opposite edges cannot cross).
+    side = math.sqrt(args["parcel_acres"] * SQM_PER_ACRE)
+    nx = math.ceil(math.sqrt(n))
+    ny = math.ceil(n / nx)
+    x0, y0 = cx - nx * side / 2, cy - ny * side / 2
+    gx, gy = np.meshgrid(x0 + side * np.arange(nx + 1), y0 + side * np.arange(ny + 1))
+    corners = np.stack([gx, gy], axis=-1) + rng.uniform(-JITTER, JITTER, (ny + 1, nx + 1, 2)) * side
+    bl, br = corners[:-1, :-1], corners[:-1, 1:]
+    tr, tl = corners[1:, 1:], corners[1:, :-1]
+    rings = np.stack([bl, br, tr, tl, bl], axis=2)  # (ny, nx, 5, 2), counter-clockwise
+    # Serpentine row order: consecutive parcels are always neighbours, so a run of them
+    # is a plausible common plan, and the file is spatially ordered like real parcel data.
+    rings[1::2] = rings[1::2, ::-1]
+    geoms = shapely.polygons(rings.reshape(ny * nx, 5, 2)[:n])
+
+    # Common plans: split the serpentine sequence into runs of 2-8 parcels and give
+    # PLAN_SHARE of the runs a plan id.
+    lo, hi = PLAN_SIZES
+    lengths = rng.integers(lo, hi + 1, size=n // lo + 1)
+    run = np.repeat(np.arange(len(lengths)), lengths)[:n]
+    run_len = np.bincount(run, minlength=len(lengths))
+    chosen = (rng.random(len(lengths)) < PLAN_SHARE) & (run_len >= lo)
+    plan_no = np.cumsum(chosen)  # 1-based plan number of each chosen run
+    has_plan = chosen[run]
+    plan_id = np.full(n, None, dtype=object)
+    plan_id[has_plan] = np.char.add("PLAN", np.char.zfill(plan_no[run[has_plan]].astype(str), 6))
+
+    gdf = gpd.GeoDataFrame(
+        {
+            "site_id": np.char.add("P", np.char.zfill(np.arange(1, n + 1).astype(str), 7)).astype(object),
+            "plan_id": plan_id,
+            "activity": rng.choice(np.array(ACTIVITIES, dtype=object), size=n, p=ACTIVITY_P),
+            "state_agency": rng.random(n) < STATE_AGENCY_P,
+            "npdes_exempt": rng.random(n) < NPDES_EXEMPT_P,
+        },
+        geometry=geoms,
+        crs=INPUT_CRS,
+    )
+    invalid = int((~shapely.is_valid(geoms)).sum())
+    if invalid:
+        msg = f"generated {invalid} invalid parcels; lower JITTER"
+        raise RuntimeError(msg)
+    path = Path(args["path"])
+    path.unlink(missing_ok=True)
+    pyogrio.write_dataframe(gdf, path, layer="parcels", driver="GPKG", use_arrow=True)
+    area = shapely.area(geoms)
+    return {
+        "seconds": time.perf_counter() - t0,
+        "n": n,
+        "grid": [nx, ny],
+        "square_km": float(nx * side * ny * side / 1e6),
+        "mean_parcel_acres": float(area.mean() / SQM_PER_ACRE),
+        "plans": int(chosen.sum()),
+        "parcels_in_plans": int(has_plan.sum()),
+        "activity": {str(k): int(v) for k, v in gdf["activity"].value_counts().items()},
+        "state_agency": int(gdf["state_agency"].sum()),
+        "npdes_exempt": int(gdf["npdes_exempt"].sum()),
+        "input_mb": path.stat().st_size / 2**20,
+        "peak_mb": peak_rss_mb(),
+    }
+
+
+def task_floor(args: dict[str, Any]) -> Result:
+    """Read the input with pyogrio (Arrow) and write it back out unchanged."""
+    import pyogrio
+
+    out = Path(args["out"])
+    out.unlink(missing_ok=True)
+    t0 = time.perf_counter()
+    gdf = pyogrio.read_dataframe(args["input"], use_arrow=True)
+    t1 = time.perf_counter()
+    pyogrio.write_dataframe(gdf, out, layer="parcels", driver="GPKG", use_arrow=True)
+    t2 = time.perf_counter()
+    return {"seconds": t2 - t0, "read_s": t1 - t0, "write_s": t2 - t1, "rows": len(gdf),
+            "output_mb": out.stat().st_size / 2**20, "peak_mb": peak_rss_mb()}  # fmt: skip
+
+
+@dataclass
+class _Timers:
+    """Seconds spent in some library functions, by label (calls accumulate)."""
+
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def wrap(self, module: Any, attr: str, label: str) -> None:
+        """Replace ``module.attr`` with a timed wrapper; skip it if it no longer exists."""
+        fn = getattr(module, attr, None)
+        if not callable(fn):
+            return
+
+        def timed(*a: Any, **kw: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return fn(*a, **kw)
+            finally:
+                self.seconds[label] = self.seconds.get(label, 0.0) + time.perf_counter() - t0
+
+        setattr(module, attr, timed)
+
+
+def _run_full(input_path: str, out: Path) -> tuple[Any, list[tuple[str, float]], float, float]:
+    """Screen and write; return (result, [(stage, t)], t_start, t_end)."""
+    import esc_gis
+    from esc_gis.io import write_layer
+
+    marks: list[tuple[str, float]] = []
+    t0 = time.perf_counter()
+    result = esc_gis.screen(input_path, progress=lambda stage, frac: marks.append((stage, time.perf_counter())))
+    marks.append(("writing the output (write_layer)", time.perf_counter()))
+    write_layer(result, out, overwrite=True)
+    return result, marks, t0, time.perf_counter()
+
+
+def _stages(marks: list[tuple[str, float]], t0: float, t1: float) -> list[tuple[str, float]]:
+    """Seconds per stage: from each progress callback to the next ('done' is dropped)."""
+    if not marks:
+        return [("total", t1 - t0)]
+    out = [("loading the profile (before the first callback)", marks[0][1] - t0)]
+    ends = [t for _, t in marks[1:]] + [t1]
+    for (stage, t), end in zip(marks, ends):
+        label = "returning the GeoDataFrame (after 'done')" if stage == "done" else stage
+        out.append((label, end - t))
+    return out
+
+
+def task_full(args: dict[str, Any]) -> Result:
+    """``esc_gis.screen`` + ``write_layer`` in process, with stage and sub-stage times."""
+    import importlib
+
+    import esc_gis
+
+    # The module, not the function: ``esc_gis.screen`` is re-bound to the function.
+    screen_mod = importlib.import_module("esc_gis.screen")
+    timers = _Timers()
+    timers.wrap(screen_mod, "load_layers", "load_layers (profile's layer set)")
+    timers.wrap(screen_mod, "read_layer", "read_layer (the sites, pyogrio)")
+    timers.wrap(screen_mod, "prepare_sites", "prepare_sites (validation)")
+    timers.wrap(screen_mod, "to_measuring_crs", "to_measuring_crs (EPSG:3071 -> 7594)")
+    timers.wrap(screen_mod, "clip_to_region", "clip_to_region (Village)")
+    timers.wrap(screen_mod, "union_by_group", "union_by_group (plans)")
+    timers.wrap(screen_mod, "protective_areas", "protective_areas (build)")
+    timers.wrap(screen_mod, "nearest_distance", "nearest_distance")
+    timers.wrap(screen_mod, "decide", "rules.decide (findings)")
+    esc_gis.load_profile()  # warm the profile parser's imports outside the timing
+
+    out = Path(args["out"])
+    out.unlink(missing_ok=True)
+    result, marks, t0, t1 = _run_full(args["input"], out)
+
+    counts = {
+        col: {str(k): int(v) for k, v in result[col].value_counts(dropna=False).items()}
+        for col in ("permit", "jurisdiction", "applicability", "permit_may_be_required")
+    }  # fmt: skip
+    return {
+        "seconds": t1 - t0,
+        "stages": _stages(marks, t0, t1),
+        "substages": sorted(timers.seconds.items(), key=lambda kv: -kv[1]),
+        "rows": len(result),
+        "counts": counts,
+        "output_mb": out.stat().st_size / 2**20,
+        "peak_mb": peak_rss_mb(),
+    }
+
+
+def task_cprofile(args: dict[str, Any]) -> Result:
+    """The full run under cProfile: the top functions by own time and by cumulative time."""
+    import cProfile
+    import pstats
+
+    import esc_gis
+
+    esc_gis.load_profile()
+    out = Path(args["out"])
+    out.unlink(missing_ok=True)
+    prof = cProfile.Profile()
+    prof.enable()
+    _run_full(args["input"], out)
+    prof.disable()
+    stats = pstats.Stats(prof)
+    raw: dict[tuple[str, int, str], tuple[int, int, float, float, Any]] = stats.stats  # type: ignore[attr-defined]
+
+    def name(key: tuple[str, int, str]) -> str:
+        filename, line, func = key
+        if filename == "~":
+            return func
+        parts = Path(filename).parts
+        short = "/".join(parts[parts.index("site-packages") + 1 :] if "site-packages" in parts else parts[-2:])
+        return f"{short}:{line}({func})"
+
+    def top(index: int) -> list[tuple[str, int, float, float]]:
+        rows = sorted(raw.items(), key=lambda kv: -kv[1][index])[: args["top"]]
+        return [(name(k), v[1], v[2], v[3]) for k, v in rows]
+
+    if args.get("pstats"):
+        stats.dump_stats(args["pstats"])
+    return {"by_tottime": top(2), "by_cumtime": top(3), "peak_mb": peak_rss_mb()}
+
+
+TASKS: dict[str, Callable[[dict[str, Any]], Result]] = {
+    "generate": task_generate,
+    "floor": task_floor,
+    "full": task_full,
+    "cprofile": task_cprofile,
+}
+
+
+def worker_main(argv: Sequence[str]) -> int:
+    """``bench_screen.py _worker TASK ARGS_JSON RESULT_PATH``: run one task, write its JSON."""
+    task, args_json, result_path = argv
+    result = TASKS[task](json.loads(args_json))
+    Path(result_path).write_text(json.dumps(result), encoding="utf-8")
+    return 0
+
+
+# --------------------------------------------------------------------------------------
+# Driver side: standard library only.
+# --------------------------------------------------------------------------------------
+
+
+def run_worker(task: str, args: dict[str, Any], tmp: Path) -> Result:
+    """Run one task in a fresh interpreter and return its result."""
+    result_path = tmp / f".{task}-result.json"
+    result_path.unlink(missing_ok=True)
+    cmd = [sys.executable, str(Path(__file__).resolve()), WORKER, task, json.dumps(args), str(result_path)]
+    proc = subprocess.run(cmd, check=False)
+    if proc.returncode != 0:
+        msg = f"worker {task!r} failed with exit status {proc.returncode}"
+        raise RuntimeError(msg)
+    result: Result = json.loads(result_path.read_text(encoding="utf-8"))
+    result_path.unlink()
+    return result
+
+
+def run_cli(exe: str, input_path: Path, out: Path) -> Result:
+    """Time ``esc-gis screen IN -o OUT --overwrite --quiet``; peak from ``os.wait4``."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([exe, "screen", str(input_path), "-o", str(out), "--overwrite", "--quiet"])
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        msg = f"esc-gis screen failed with exit status {proc.returncode}"
+        raise RuntimeError(msg)
+    kib = usage.ru_maxrss
+    peak = kib / 2**20 if sys.platform == "darwin" else kib / 1024.0
+    return {"seconds": seconds, "peak_mb": peak, "output_mb": out.stat().st_size / 2**20}
+
+
+def find_cli() -> str | None:
+    """The ``esc-gis`` script next to this interpreter, else on PATH."""
+    beside = Path(sys.executable).parent / "esc-gis"
+    return str(beside) if beside.exists() else shutil.which("esc-gis")
+
+
+def best(runs: list[Result]) -> Result:
+    """The run with the least time, with the highest peak over all runs."""
+    out = dict(min(runs, key=lambda r: r["seconds"]))
+    out["peak_mb"] = max(r["peak_mb"] for r in runs)
+    out["all_seconds"] = [r["seconds"] for r in runs]
+    return out
+
+
+def _fmt_counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v:,}" for k, v in sorted(counts.items(), key=lambda kv: -kv[1]))
+
+
+def report(fig: dict[str, Any]) -> str:
+    """The printed table."""
+    n = fig["n"]
+    gen, floor, full = fig["generate"], fig["floor"], fig["full"]
+    ratio = full["seconds"] / floor["seconds"]
+    peak = full["peak_mb"]
+    rep = fig["repeat"]
+    best_of = f" (best of {rep})" if rep > 1 else ""
+    ok = {True: "ok", False: "OVER TARGET"}
+    lines = [
+        f"esc_gis.screen benchmark: {n:,} synthetic parcels, {INPUT_CRS} -> EPSG:7594",
+        f"  input: {gen['grid'][0]} x {gen['grid'][1]} grid over {gen['square_km']:.1f} km², mean parcel "
+        f"{gen['mean_parcel_acres']:.3f} acre, {gen['parcels_in_plans']:,} parcels in {gen['plans']:,} plans, "
+        f"{gen['input_mb']:.1f} MB (written in {gen['seconds']:.1f} s)",
+        "",
+        f"  {'measure':<44}{'value':>14}  {'target':<12}",
+        f"  {'-' * 44}{'-' * 14}  {'-' * 12}",
+        f"  {'floor: pyogrio read + write' + best_of:<44}{floor['seconds']:>12.2f} s",
+        f"  {'  read (arrow) / write':<44}{floor['read_s']:>6.2f} /{floor['write_s']:>5.2f} s",
+        f"  {'full: screen + write_layer' + best_of:<44}{full['seconds']:>12.2f} s",
+        f"  {'ratio full / floor':<44}{ratio:>13.1f}x  <= {TARGET_RATIO:g}x  {ok[ratio <= TARGET_RATIO]}",
+        f"  {'peak RSS, full (own process)':<44}{peak:>11,.0f} MB  < {TARGET_PEAK_MB:,.0f} MB  "
+        f"{ok[peak < TARGET_PEAK_MB]}",
+        f"  {'peak RSS, floor':<44}{floor['peak_mb']:>11,.0f} MB",
+        f"  {'parcels / s (full)':<44}{n / full['seconds']:>14,.0f}",
+    ]
+    if fig.get("cli"):
+        cli = fig["cli"]
+        lines += [
+            f"  {'cli: esc-gis screen (subprocess)' + best_of:<44}{cli['seconds']:>12.2f} s",
+            f"  {'peak RSS, cli':<44}{cli['peak_mb']:>11,.0f} MB",
+        ]
+    lines += ["", f"  {'full, by stage (progress callback)':<50}{'s':>8}{'share':>8}"]
+    for stage, s in full["stages"]:
+        lines.append(f"  {stage:<50}{s:>8.2f}{s / full['seconds']:>8.0%}")
+    lines += ["", f"  {'within the stages (timed calls, may nest)':<50}{'s':>8}{'share':>8}"]
+    for label, s in full["substages"]:
+        lines.append(f"  {label:<50}{s:>8.2f}{s / full['seconds']:>8.0%}")
+    counts = full["counts"]
+    lines += [
+        "",
+        f"  output: {full['rows']:,} rows, {full['output_mb']:.1f} MB (the floor's copy: {floor['output_mb']:.1f} MB)",
+        f"  permit:         {_fmt_counts(counts['permit'])}",
+        f"  may be required: {_fmt_counts(counts['permit_may_be_required'])}",
+        f"  jurisdiction:   {_fmt_counts(counts['jurisdiction'])}",
+        f"  applicability:  {_fmt_counts(counts['applicability'])}",
+    ]
+    if fig.get("cprofile"):
+        cp = fig["cprofile"]
+        lines += ["", "  cProfile (full run), top functions by own time:", f"  {'calls':>10}{'tottime':>9}{'cumtime':>9}  function"]
+        lines += [f"  {c:>10,}{tt:>9.2f}{ct:>9.2f}  {nm}" for nm, c, tt, ct in cp["by_tottime"]]
+        lines += ["", "  by cumulative time:", f"  {'calls':>10}{'tottime':>9}{'cumtime':>9}  function"]
+        lines += [f"  {c:>10,}{tt:>9.2f}{ct:>9.2f}  {nm}" for nm, c, tt, ct in cp["by_cumtime"]]
+    return "\n".join(lines)
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """Command-line options."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    p.add_argument("--n", type=int, default=100_000, help="number of parcels (default 100000)")
+    p.add_argument("--out-dir", type=Path, default=None, help="folder for the files (default: a temporary folder)")
+    p.add_argument("--repeat", type=int, default=1, help="runs of each measurement; the best time is shown")
+    p.add_argument("--keep", action="store_true", help="keep the generated input and the outputs")
+    p.add_argument("--json", type=Path, default=None, metavar="PATH", help="also write the figures as JSON")
+    p.add_argument("--seed", type=int, default=540, help="random seed for the parcels (default 540)")
+    p.add_argument("--parcel-acres", type=float, default=0.375, help="mean parcel size (default 0.375 acre)")
+    p.add_argument("--no-cli", action="store_true", help="skip the esc-gis subprocess timing")
+    p.add_argument("--cprofile", type=int, default=0, metavar="K",
+                   help="also profile one full run and list the top K functions")  # fmt: skip
+    args = p.parse_args(argv)
+    if args.n < 1 or args.repeat < 1:
+        p.error("--n and --repeat must be at least 1")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Generate the parcels, run every measurement in its own process, print the table."""
+    args = parse_args(argv)
+    made_dir = args.out_dir is None
+    out_dir: Path = Path(tempfile.mkdtemp(prefix="esc_gis_bench_")) if made_dir else args.out_dir
+    out_dir.mkdir(parents=True, exist_ok=True)
+    files = {
+        "input": out_dir / f"parcels_{args.n}.gpkg",
+        "floor": out_dir / f"floor_{args.n}.gpkg",
+        "full": out_dir / f"screened_{args.n}.gpkg",
+        "cli": out_dir / f"screened_cli_{args.n}.gpkg",
+        "pstats": out_dir / f"screen_{args.n}.pstats",
+    }
+    try:
+        print(f"generating {args.n:,} parcels in {out_dir} ...", file=sys.stderr)
+        fig: dict[str, Any] = {"n": args.n, "repeat": args.repeat, "seed": args.seed, "python": sys.version.split()[0]}
+        fig["generate"] = run_worker(
+            "generate",
+            {"n": args.n, "seed": args.seed, "parcel_acres": args.parcel_acres, "path": str(files["input"])},
+            out_dir,
+        )
+        exe = None if args.no_cli else find_cli()
+        floors, fulls, clis = [], [], []
+        for i in range(args.repeat):
+            print(f"run {i + 1}/{args.repeat}: floor, full{', cli' if exe else ''} ...", file=sys.stderr)
+            floors.append(run_worker("floor", {"input": str(files["input"]), "out": str(files["floor"])}, out_dir))
+            fulls.append(run_worker("full", {"input": str(files["input"]), "out": str(files["full"])}, out_dir))
+            if exe:
+                clis.append(run_cli(exe, files["input"], files["cli"]))
+        fig["floor"], fig["full"] = best(floors), best(fulls)
+        fig["cli"] = best(clis) if clis else None
+        fig["ratio"] = fig["full"]["seconds"] / fig["floor"]["seconds"]
+        fig["parcels_per_s"] = args.n / fig["full"]["seconds"]
+        if args.cprofile:
+            print("profiling one full run ...", file=sys.stderr)
+            cp_args = {"input": str(files["input"]), "out": str(files["full"]), "top": args.cprofile,
+                       "pstats": str(files["pstats"]) if args.keep else None}  # fmt: skip
+            fig["cprofile"] = run_worker("cprofile", cp_args, out_dir)
+        print(report(fig))
+        if args.json:
+            args.json.parent.mkdir(parents=True, exist_ok=True)
+            args.json.write_text(json.dumps(fig, indent=2), encoding="utf-8")
+            print(f"\nfigures written to {args.json}")
+        if args.keep:
+            print(f"files kept in {out_dir}")
+    finally:
+        if not args.keep:
+            for f in files.values():
+                f.unlink(missing_ok=True)
+            if made_dir:
+                shutil.rmtree(out_dir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == WORKER:
+        sys.exit(worker_main(sys.argv[2:]))
+    sys.exit(main())

@@ -1,0 +1,184 @@
+"""`esc-gis screen` from the command line: formats, bad input, no tracebacks, no partial files."""
+
+from __future__ import annotations
+
+import json
+import warnings
+import zipfile
+
+import geopandas as gpd
+import pandas as pd
+import pyogrio
+import pytest
+import shapely
+from click.testing import CliRunner
+
+from esc_gis.cli.main import cli
+
+from .conftest import K, box, sites
+
+
+def run(*args: str):
+    return CliRunner().invoke(cli, ["screen", *map(str, args)])
+
+
+@pytest.fixture
+def good(tmp_path):
+    path = tmp_path / "sites.gpkg"
+    sites([{"site_id": "A", "address": "1 Main St", "geometry": box(100, 100, 200, 200)},
+           {"site_id": "B", "geometry": box(300, 100, 320, 120)}], "EPSG:4326").to_file(path, engine="pyogrio")  # fmt: skip
+    return path
+
+
+@pytest.mark.parametrize("ext", [".gpkg", ".parquet", ".geojson", ".csv"])
+def test_writes_each_format(good, tmp_path, layers_path, ext):
+    out = tmp_path / f"out{ext}"
+    r = run(good, "--layers", layers_path, "-o", out)
+    assert r.exit_code == 0, r.output
+    assert "permit required: 1" in r.output
+    if ext == ".csv":
+        df = pd.read_csv(out)
+        assert shapely.area(shapely.from_wkt(df["geometry"].to_numpy()))[0] == pytest.approx(10_000, rel=1e-6)
+    elif ext == ".parquet":
+        df = gpd.read_parquet(out)
+    else:
+        df = gpd.read_file(out)
+    assert list(df["site_id"].astype(str)) == ["A", "B"]
+    assert list(df["permit"]) == ["required", "not_required"]
+    assert df["disturbed_sqft"].iloc[0] == pytest.approx(10_000 * K, rel=1e-6)
+    assert json.loads(df["findings"].iloc[0])[0]["section"] == "§ 540-4B"
+
+
+def test_refuses_to_overwrite(good, tmp_path, layers_path):
+    out = tmp_path / "out.gpkg"
+    out.write_bytes(b"precious")
+    r = run(good, "--layers", layers_path, "-o", out)
+    assert r.exit_code != 0 and "--overwrite" in r.output and "Traceback" not in r.output
+    assert out.read_bytes() == b"precious"
+    assert run(good, "--layers", layers_path, "-o", out, "--overwrite", "-q").exit_code == 0
+    assert len(gpd.read_file(out)) == 2
+
+
+def _assert_clean_failure(r, out, *needles):
+    assert r.exit_code == 1, r.output
+    assert r.exception is None or isinstance(r.exception, SystemExit)
+    assert "Traceback" not in r.output
+    for n in needles:
+        assert n in r.output, (n, r.output)
+    assert not out.exists()
+    assert not [p for p in out.parent.iterdir() if p.name.startswith(f".{out.stem}.")]
+
+
+def test_no_crs_suggests_assume_crs(tmp_path, layers_path):
+    src = tmp_path / "naive.shp"
+    with warnings.catch_warnings():  # geopandas warns that the file will have no CRS: that is the point
+        warnings.simplefilter("ignore", UserWarning)
+        gpd.GeoDataFrame({"site_id": ["A"]}, geometry=[box(100, 100, 200, 200)]).to_file(src, engine="pyogrio")
+    out = tmp_path / "o.gpkg"
+    _assert_clean_failure(run(src, "--layers", layers_path, "-o", out), out, "naive.shp", "--assume-crs")
+    r = run(src, "--layers", layers_path, "-o", out, "--assume-crs", "EPSG:7594", "-q")
+    assert r.exit_code == 0, r.output
+    assert gpd.read_file(out)["permit"].iloc[0] == "required"
+
+
+def test_missing_unreadable_and_empty_files(tmp_path, layers_path):
+    out = tmp_path / "o.gpkg"
+    _assert_clean_failure(run(tmp_path / "nope.gpkg", "--layers", layers_path, "-o", out), out, "no such file")
+    junk = tmp_path / "junk.geojson"
+    junk.write_text("this is not geojson")
+    _assert_clean_failure(run(junk, "--layers", layers_path, "-o", out), out, "junk.geojson", "cannot be read")
+    empty = tmp_path / "empty.gpkg"
+    gpd.GeoDataFrame({"site_id": []}, geometry=[], crs="EPSG:7594").to_file(empty, engine="pyogrio")
+    _assert_clean_failure(run(empty, "--layers", layers_path, "-o", out), out, "empty")
+
+
+def test_every_bad_row_reported_at_once(tmp_path, layers_path):
+    src = tmp_path / "bad.gpkg"
+    gdf = sites([
+        {"site_id": "A", "activity": "construction", "state_agency": "no", "geometry": box(0, 0, 10, 10)},
+        {"site_id": "A", "activity": "farming", "state_agency": "no", "geometry": box(20, 0, 30, 10)},
+        {"site_id": None, "activity": "construction", "state_agency": "maybe", "geometry": box(40, 0, 50, 10)},
+        {"site_id": "D", "activity": "construction", "state_agency": "yes", "geometry": shapely.Point(745_000, 505_000)},
+        {"site_id": "E", "activity": "construction", "state_agency": "no", "geometry": None},
+    ])  # fmt: skip
+    pyogrio.write_dataframe(gdf, src, geometry_type="Unknown")
+    out = tmp_path / "o.gpkg"
+    r = run(src, "--layers", layers_path, "-o", out)
+    _assert_clean_failure(
+        r, out, "6 problems", "row 2", "repeats the id 'A' (first at row 1)", "activity 'farming' is not known",
+        "construction, agricultural_activity", "row 3", "has no 'site_id'", "'maybe' is not true or false",
+        "row 4", "is a Point, not a polygon", "row 5", "has no geometry",
+    )  # fmt: skip
+
+
+def test_missing_id_field_names_the_fix(tmp_path, layers_path):
+    src = tmp_path / "noid.gpkg"
+    sites([{"PARCELID": "1", "geometry": box(0, 0, 10, 10)}]).to_file(src, engine="pyogrio")
+    out = tmp_path / "o.gpkg"
+    _assert_clean_failure(run(src, "--layers", layers_path, "-o", out), out, "--id-field", "PARCELID")
+    assert run(src, "--layers", layers_path, "-o", out, "--id-field", "PARCELID", "-q").exit_code == 0
+
+
+def test_disturbed_limits_for_unknown_sites(tmp_path, layers_path):
+    s, d = tmp_path / "s.gpkg", tmp_path / "d.gpkg"
+    sites([{"site_id": "A", "geometry": box(0, 0, 100, 100)}]).to_file(s, engine="pyogrio")
+    sites([{"site_id": "Z", "geometry": box(0, 0, 10, 10)}]).to_file(d, engine="pyogrio")
+    out = tmp_path / "o.gpkg"
+    _assert_clean_failure(run(s, "--disturbed", d, "--layers", layers_path, "-o", out), out,
+                          "d.gpkg, row 1", "'Z' is not a site")  # fmt: skip
+
+
+def test_bad_output_extension_fails_before_work(good, tmp_path, layers_path):
+    out = tmp_path / "o.xlsx"
+    _assert_clean_failure(run(good, "--layers", layers_path, "-o", out), out, ".xlsx", ".gpkg")
+
+
+def test_zipped_shapefile_with_truncated_field_names(tmp_path, layers_path):
+    shp = tmp_path / "shp"
+    shp.mkdir()
+    sites([
+        {"site_id": "A", "state_agency": 1, "npdes_exempt": 0, "geometry": box(100, 100, 200, 200)},
+        {"site_id": "B", "state_agency": 0, "npdes_exempt": 1, "geometry": box(300, 100, 400, 200)},
+    ]).rename(columns={"state_agency": "state_agen", "npdes_exempt": "npdes_exem"}).to_file(
+        shp / "sites.shp", engine="pyogrio")  # fmt: skip
+    assert "state_agen" in pyogrio.read_info(shp / "sites.shp")["fields"]
+    z = tmp_path / "sites.zip"
+    with zipfile.ZipFile(z, "w") as zf:
+        for f in shp.iterdir():
+            zf.write(f, f.name)
+    out = tmp_path / "o.gpkg"
+    r = run(z, "--layers", layers_path, "-o", out, "-q")
+    assert r.exit_code == 0, r.output
+    df = gpd.read_file(out)
+    assert list(df["applicability"]) == ["excluded_state_agency", "applies"]
+    assert list(df["permit"]) == ["not_applicable", "not_required"]  # B: NPDES-exempt under 1 acre
+
+
+def test_field_mapping(tmp_path, layers_path):
+    src = tmp_path / "s.gpkg"
+    sites([{"PARCEL": "7", "LANDUSE": "silviculture", "SUBDIV": "Oak Hills", "geometry": box(100, 100, 200, 200)}]).to_file(
+        src, engine="pyogrio")  # fmt: skip
+    out = tmp_path / "o.gpkg"
+    r = run(src, "--layers", layers_path, "--id-field", "PARCEL", "--field", "activity=LANDUSE",
+            "--field", "plan_id=SUBDIV", "-o", out, "-q")  # fmt: skip
+    assert r.exit_code == 0, r.output
+    row = gpd.read_file(out).iloc[0]
+    assert (row["site_id"], row["plan_id"], row["applicability"]) == ("7", "Oak Hills", "exempt_silviculture")
+    bad = run(src, "--layers", layers_path, "--field", "activity=NOPE", "-o", out, "--overwrite")
+    assert bad.exit_code == 1 and "there is no field 'NOPE'" in bad.output
+    assert run(src, "--field", "oops", "-o", out).exit_code == 2
+
+
+def test_multi_layer_geopackage_needs_layer(tmp_path, layers_path):
+    src = tmp_path / "multi.gpkg"
+    g = sites([{"site_id": "A", "geometry": box(100, 100, 200, 200)}])
+    g.to_file(src, layer="one", engine="pyogrio")
+    g.to_file(src, layer="two", engine="pyogrio")
+    out = tmp_path / "o.gpkg"
+    _assert_clean_failure(run(src, "--layers", layers_path, "-o", out), out, "2 layers", "--layer")
+    assert run(src, "--layers", layers_path, "--layer", "two", "-o", out, "-q").exit_code == 0
+
+
+def test_bad_layer_set_is_a_clean_error(good, tmp_path):
+    out = tmp_path / "o.gpkg"
+    _assert_clean_failure(run(good, "--layers", tmp_path / "missing.toml", "-o", out), out, "does not exist")

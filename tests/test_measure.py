@@ -1,0 +1,46 @@
+import numpy as np
+import pytest
+import shapely
+
+from esc_gis.measure import PolygonIndex, clip_to_region, nearest_distance, subdivide, union_by_group
+
+
+def test_subdivide_keeps_area_and_bounds_vertex_count():
+    ring = shapely.Point(0, 0).buffer(1000, quad_segs=512).difference(shapely.Point(0, 0).buffer(400, quad_segs=256))
+    pieces, src = subdivide([ring, shapely.box(0, 0, 1, 1)], max_vertices=64)
+    assert shapely.get_num_coordinates(pieces).max() <= 64
+    assert shapely.area(pieces[src == 0]).sum() == pytest.approx(ring.area, rel=1e-12)
+    assert shapely.area(pieces[src == 1]).sum() == 1.0
+    # Pieces never overlap: their union has the same area as their sum.
+    assert shapely.union_all(pieces).area == pytest.approx(shapely.area(pieces).sum(), rel=1e-9)
+
+
+def test_overlap_area_against_a_subdivided_giant():
+    giant = shapely.Point(0, 0).buffer(1000, quad_segs=1024)
+    idx = PolygonIndex([giant], max_vertices=32)
+    assert len(idx.pieces) > 50
+    squares = shapely.box(np.arange(-1100, 1100, 100.0), 0, np.arange(-1000, 1200, 100.0), 100)
+    expected = shapely.area(shapely.intersection(squares, giant))
+    np.testing.assert_allclose(idx.overlap_area(squares), expected, rtol=1e-9, atol=1e-9)
+
+
+def test_union_by_group_counts_overlap_once():
+    g = [shapely.box(0, 0, 2, 2), shapely.box(1, 0, 3, 2), shapely.box(10, 10, 11, 11)]
+    keys, u, n = union_by_group(g, ["b", "b", "a"])
+    assert keys.tolist() == ["a", "b"] and n.tolist() == [1, 2]
+    assert shapely.area(u).tolist() == [1.0, 6.0]
+
+
+def test_clip_to_region_states_and_hole():
+    region = shapely.Polygon(shapely.box(0, 0, 10, 10).exterior.coords, [shapely.box(4, 4, 6, 6).exterior.coords])
+    geoms = [shapely.box(1, 1, 2, 2), shapely.box(-1, 1, 1, 2), shapely.box(20, 20, 21, 21), shapely.box(4.5, 4.5, 5.5, 5.5)]
+    inside, state = clip_to_region(geoms, region)
+    assert state.tolist() == [2, 1, 0, 0]
+    assert shapely.area(inside).tolist() == [1.0, 1.0, 0.0, 0.0]
+
+
+def test_nearest_distance():
+    tree = shapely.STRtree([shapely.box(0, 0, 1, 1), shapely.LineString([(10, 0), (10, 10)])])
+    d, j = nearest_distance([shapely.box(3, 0, 4, 1), shapely.box(0.5, 0.5, 2, 2), shapely.Polygon()], tree)
+    assert d[:2].tolist() == [2.0, 0.0] and np.isnan(d[2])
+    assert j.tolist() == [0, 0, -1]
