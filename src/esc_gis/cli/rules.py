@@ -24,8 +24,11 @@ def _value(e_value: float | None, extra: dict) -> str:
 def rules_table(profile: Profile) -> Table:
     """Build the rich table of a profile's entries."""
     table = Table(title=f"{profile.name}: {profile.ordinance}", title_justify="left")
-    for col in ("entry", "value", "unit", "section", "what it does"):
-        table.add_column(col, overflow="fold")
+    table.add_column("entry", no_wrap=True)
+    table.add_column("value", max_width=34, overflow="fold")
+    table.add_column("unit", no_wrap=True)
+    table.add_column("section", max_width=30, overflow="fold")
+    table.add_column("what it does", min_width=50, overflow="fold")
     for e in profile.entries.values():
         table.add_row(e.key, _value(e.value, e.extra), e.unit, e.cite, e.summary)
     return table
@@ -43,6 +46,6 @@ def rules(profile_path: str | None, as_json: bool) -> None:
                  "summary": e.summary, **e.extra} for e in profile.entries.values()]  # fmt: skip
         click.echo(json.dumps({"profile": profile.name, "measure_crs": profile.measure_crs, "entries": rows}, indent=2))
         return
-    console = Console(width=max(Console().width, 140))
+    console = Console(width=max(Console().width, 170))
     console.print(rules_table(profile))
     console.print(f"Measuring CRS: {profile.measure_crs}.  Source: {profile.source}")
