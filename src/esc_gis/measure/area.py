@@ -81,9 +81,9 @@ def union_by_group(
     geoms = np.asarray(geoms, dtype=object)
     keys = np.asarray(keys, dtype=object)
     order = np.argsort(keys, kind="stable")
-    sorted_keys = keys[order]
-    uniq, start, counts = np.unique(sorted_keys, return_index=True, return_counts=True)
-    unions = geoms[order][start].copy()
+    sorted_geoms = geoms[order]  # sorted once: indexing inside the loop made it O(groups x rows)
+    uniq, start, counts = np.unique(keys[order], return_index=True, return_counts=True)
+    unions = sorted_geoms[start]
     for j in np.flatnonzero(counts > 1):
-        unions[j] = shapely.union_all(geoms[order][start[j] : start[j] + counts[j]])
+        unions[j] = shapely.union_all(sorted_geoms[start[j] : start[j] + counts[j]])
     return uniq, unions, counts
