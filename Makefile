@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench install clean layers
+.PHONY: demo test bench install clean layers lint
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,12 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest
+
+# Style and types (not part of `make test`).
+lint: $(STAMP)
+	$(PY) -m pip install --quiet -e '.[dev]'
+	$(VENV)/bin/ruff check src tests scripts benchmarks
+	$(VENV)/bin/mypy src/esc_gis
 
 # Benchmarks are run by hand, never by `make test`.
 bench: $(STAMP)

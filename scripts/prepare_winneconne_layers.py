@@ -134,7 +134,7 @@ def read_village(shared: Path) -> gpd.GeoDataFrame:
     rings_before = len(src.geometry.iloc[0].interiors)
     if rings_before < 1:
         raise ValueError("expected the village polygon to have an interior ring")
-    village = src[PLACE_COLUMNS + ["geometry"]].copy()
+    village = src[[*PLACE_COLUMNS, "geometry"]].copy()
     village.insert(len(PLACE_COLUMNS), "source", PLACE_SOURCE)
     village = village.to_crs(TARGET_CRS)
     geom = village.geometry.iloc[0]

@@ -82,7 +82,7 @@ def measuring_crs(value: Any) -> CRS:
     # the cylindrical Mercator family (incl. Web Mercator) inflates area away from the equator.
     if "mercator" in method and "transverse" not in method and "oblique" not in method:
         msg = (
-            f"{name} is a Mercator projection ({op.method_name}): it misstates area (Web "
+            f"{name} is a Mercator projection ({method}): it misstates area (Web "
             "Mercator reads about 1.94x large at 44° N). Use EPSG:7594 or another local CRS."
         )
         raise CRSError(msg)

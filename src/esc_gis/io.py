@@ -98,7 +98,8 @@ def check_output_path(path: str | os.PathLike[str], *, overwrite: bool = False) 
     p = Path(path)
     fmt = OUTPUT_FORMATS.get(p.suffix.lower())
     if fmt is None:
-        msg = f"{str(path)!r}: cannot write {p.suffix or 'a file without extension'!r}; use one of {', '.join(OUTPUT_FORMATS)}."
+        what = p.suffix or "a file without extension"
+        msg = f"{str(path)!r}: cannot write {what!r}; use one of {', '.join(OUTPUT_FORMATS)}."
         raise OutputFormatError(msg)
     if p.exists() and not overwrite:
         msg = f"{str(path)!r} exists; pass --overwrite (overwrite=True) to replace it."

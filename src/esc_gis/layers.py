@@ -198,7 +198,7 @@ def load_layers(manifest: str | Path | None = None, *, profile: Profile) -> Laye
         classes = waters[class_field].astype(object).where(waters[class_field].notna(), "").astype(str)
         allowed = profile.water_classes()
         problems = [
-            Problem(wsource, i + 1, f"{class_field} {classes.iloc[i]!r} is not a water class.",
+            Problem(wsource, int(i) + 1, f"{class_field} {classes.iloc[i]!r} is not a water class.",
                     f"use one of {', '.join(allowed)}.")
             for i in np.flatnonzero(~classes.isin(allowed).to_numpy())
         ]  # fmt: skip

@@ -156,7 +156,7 @@ class _Findings:
     def add(self, mask: np.ndarray, code: str, section: str,
             message: str | Callable[[int], str]) -> None:  # fmt: skip
         head = f'{{"code": {json.dumps(code)}, "section": {json.dumps(section)}, "message": '
-        idx = np.flatnonzero(mask)
+        idx: list[int] = np.flatnonzero(mask).tolist()
         if isinstance(message, str):
             item = head + json.dumps(message, ensure_ascii=False) + "}"
             for i in idx:
@@ -283,11 +283,12 @@ def decide(m: pd.DataFrame, profile: Profile) -> pd.DataFrame:
                     "performance standards apply; § 540-7B, § 540-8 and § 540-9 do not.")
     f.add(applies & npdes & ~npdes_small, "npdes_exemption_not_applicable", e("thresholds.npdes_exempt_area").cite,
           lambda i: f"Marked NPDES-exempt, but {_acres(plan[i])} is 1 acre or more: § 540-4A(3) does not apply.")
+    def _near(thr: float) -> Callable[[int], str]:
+        return lambda i: (f"{_sqft(plan[i])} is within {near_frac:.0%} of the {_sqft(thr)} threshold: "
+                          "check the digitised limits, a small error flips the decision.")  # fmt: skip
+
     for thr, entry in ((permit_sqft, e("thresholds.permit_area")), (acre_sqft, e("thresholds.sediment_area"))):
-        near = applies & (np.abs(plan - thr) <= near_frac * thr)
-        f.add(near, "near_threshold", entry.cite,
-              lambda i, thr=thr: f"{_sqft(plan[i])} is within {near_frac:.0%} of the {_sqft(thr)} threshold: "
-                                 "check the digitised limits, a small error flips the decision.")
+        f.add(applies & (np.abs(plan - thr) <= near_frac * thr), "near_threshold", entry.cite, _near(thr))
     # Standards (§ 540-7B(3)(b), § 540-8I, § 540-9C).
     f.add(d["sediment_standard"], "sediment_standard", e("thresholds.sediment_area").cite,
           lambda i: f"{_acres(plan[i])} is 1 acre or more: BMPs must by design discharge no more than "

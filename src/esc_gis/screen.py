@@ -10,6 +10,7 @@ from __future__ import annotations
 __all__ = ["CONTRACT_COLUMNS", "screen"]
 
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import geopandas as gpd
@@ -145,9 +146,9 @@ def screen(
     ('inside', 5000, 'required')
     """
     report = progress or (lambda stage, frac: None)
-    prof = profile if isinstance(profile, Profile) else load_profile(profile)
+    prof = profile if isinstance(profile, Profile) else load_profile(None if profile is None else Path(profile))
     report("reading layers", 0.0)
-    ls = layers if isinstance(layers, LayerSet) else load_layers(layers, profile=prof)
+    ls = layers if isinstance(layers, LayerSet) else load_layers(None if layers is None else Path(layers), profile=prof)
     crs: CRS = ls.crs
 
     raw_sites, s_source = _read(sites, layer=sites_layer, default="sites")
@@ -236,10 +237,12 @@ def screen(
         near_ft = d / ft_to_crs_units(1.0, crs)
         names = w["water_name"].to_numpy(dtype=object)
         classes = w["water_class"].to_numpy(dtype=object)
-        base = np.array([nm if nm else cls for nm, cls in zip(names, classes)], dtype=object)
+        base = np.array([nm if nm else cls for nm, cls in zip(names, classes, strict=True)], dtype=object)
         hit = j >= 0
         near_label[hit] = base[pa.nearest_source[j[hit]]]
-        full = np.array([f"{b} ({c}, {wd:g} ft)" for b, c, wd in zip(base, classes, pa.widths_ft)], dtype=object)
+        full = np.array(
+            [f"{b} ({c}, {wd:g} ft)" for b, c, wd in zip(base, classes, pa.widths_ft, strict=True)], dtype=object
+        )
         in_strip = prot_sqft > 0
         rows, src = pa.buffers.hit_sources(inside[in_strip])
         prot_label[in_strip] = _labels((rows, src), full, int(in_strip.sum()))

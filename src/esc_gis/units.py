@@ -22,6 +22,8 @@ __all__ = [
 
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from esc_gis.errors import UnitsError
 
 if TYPE_CHECKING:
@@ -43,10 +45,10 @@ def sqft_to_acres(area_sqft: float | npt.ArrayLike) -> float | npt.NDArray:
 
     Examples
     --------
-    >>> sqft_to_acres(87_120.0)
+    >>> float(sqft_to_acres(87_120.0))
     2.0
     """
-    return area_sqft / SQFT_PER_ACRE  # type: ignore[operator]
+    return np.divide(area_sqft, SQFT_PER_ACRE)
 
 
 def acres_to_sqft(area_acres: float) -> float:

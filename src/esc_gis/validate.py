@@ -108,13 +108,12 @@ def _check_geometry(
     types = shapely.get_type_id(geoms)
     not_poly = ~missing & ~np.isin(types, _POLYGONAL)
     for i in np.flatnonzero(missing):
-        problems.append(Problem(source, i + 1, "has no geometry (null or empty).",
-                                "draw the polygon or delete the row.", _id(ids, i)))  # fmt: skip
+        problems.append(Problem(source, int(i) + 1, "has no geometry (null or empty).",
+                                "draw the polygon or delete the row.", _id(ids, int(i))))  # fmt: skip
     for i in np.flatnonzero(not_poly):
         kind = shapely.GeometryType(types[i]).name.title().replace("string", "String")
-        problems.append(Problem(source, i + 1, f"is a {kind}, not a polygon.",
-                                "give the area as a Polygon or MultiPolygon (buffer lines or points in your GIS first).",
-                                _id(ids, i)))  # fmt: skip
+        fix = "give the area as a Polygon or MultiPolygon (buffer lines or points in your GIS first)."
+        problems.append(Problem(source, int(i) + 1, f"is a {kind}, not a polygon.", fix, _id(ids, int(i))))
     ok = ~missing & ~not_poly
     invalid = ok & ~shapely.is_valid(geoms)
     repaired = np.zeros(len(geoms), bool)
@@ -123,8 +122,8 @@ def _check_geometry(
         empty = shapely.is_empty(fixed) | (shapely.area(fixed) == 0)
         idx = np.flatnonzero(invalid)
         for i in idx[empty]:
-            problems.append(Problem(source, i + 1, "is an invalid polygon with no area left after repair.",
-                                    "redraw it.", _id(ids, i)))  # fmt: skip
+            problems.append(Problem(source, int(i) + 1, "is an invalid polygon with no area left after repair.",
+                                    "redraw it.", _id(ids, int(i))))  # fmt: skip
         geoms = geoms.copy()
         geoms[idx[~empty]] = fixed[~empty]
         repaired[idx[~empty]] = True
@@ -172,8 +171,8 @@ def prepare_sites(
     columns = [c for c in gdf.columns if c != gdf.geometry.name]
     for canonical, src in field_map.items():
         if canonical not in FIELD_ALIASES:
-            problems.append(Problem(source, None, f"--field {canonical}={src}: {canonical!r} is not a field esc-gis reads.",
-                                    f"map one of {', '.join(FIELD_ALIASES)}."))  # fmt: skip
+            msg = f"--field {canonical}={src}: {canonical!r} is not a field esc-gis reads."
+            problems.append(Problem(source, None, msg, f"map one of {', '.join(FIELD_ALIASES)}."))
         elif src not in columns:
             problems.append(Problem(source, None, f"--field {canonical}={src}: there is no field {src!r}.",
                                     f"use one of {', '.join(columns) or '(no fields)'}."))  # fmt: skip
@@ -182,16 +181,17 @@ def prepare_sites(
 
     ids: pd.Series | None = None
     if found["site_id"] is None:
-        problems.append(Problem(source, None, f"has no id field {field_map.get('site_id', 'site_id')!r}.",
-                                f"name the id field with --id-field NAME (fields: {', '.join(columns) or 'none'})."))  # fmt: skip
+        fix = f"name the id field with --id-field NAME (fields: {', '.join(columns) or 'none'})."
+        problems.append(Problem(source, None, f"has no id field {field_map.get('site_id', 'site_id')!r}.", fix))
     else:
         ids = _ids_as_str(gdf[found["site_id"]])
         for i in np.flatnonzero(ids.isna().to_numpy()):
-            problems.append(Problem(source, i + 1, f"has no {found['site_id']!r}.", "give every site a unique id."))
+            msg = f"has no {found['site_id']!r}."
+            problems.append(Problem(source, int(i) + 1, msg, "give every site a unique id."))
         dup = ids.notna() & ids.duplicated(keep="first")
         for i in np.flatnonzero(dup.to_numpy()):
             first = int(np.flatnonzero((ids == ids.iloc[i]).to_numpy())[0]) + 1
-            problems.append(Problem(source, i + 1, f"repeats the id {ids.iloc[i]!r} (first at row {first}).",
+            problems.append(Problem(source, int(i) + 1, f"repeats the id {ids.iloc[i]!r} (first at row {first}).",
                                     "ids must be unique; renumber one of them, or use --id-field.", None))  # fmt: skip
 
     n = len(gdf)
@@ -203,9 +203,9 @@ def prepare_sites(
         activity = activity.str.replace(" ", "_").str.replace("-", "_")
         activity[activity == ""] = "construction"
         for i in np.flatnonzero(~activity.isin(ACTIVITIES).to_numpy()):
-            problems.append(Problem(source, i + 1, f"activity {raw.iloc[i]!r} is not known.",
+            problems.append(Problem(source, int(i) + 1, f"activity {raw.iloc[i]!r} is not known.",
                                     f"use one of {', '.join(ACTIVITIES)} (or map your codes with --field).",
-                                    _id(ids, i)))  # fmt: skip
+                                    _id(ids, int(i))))  # fmt: skip
 
     flags = {}
     for name in ("state_agency", "npdes_exempt"):
@@ -215,8 +215,8 @@ def prepare_sites(
         parsed, bad = _parse_bool(gdf[found[name]])
         flags[name] = parsed
         for i in np.flatnonzero(bad):
-            problems.append(Problem(source, i + 1, f"{found[name]} {gdf[found[name]].iloc[i]!r} is not true or false.",
-                                    "use true/false, yes/no or 1/0.", _id(ids, i)))  # fmt: skip
+            msg = f"{found[name]} {gdf[found[name]].iloc[i]!r} is not true or false."
+            problems.append(Problem(source, int(i) + 1, msg, "use true/false, yes/no or 1/0.", _id(ids, int(i))))
 
     repaired = _check_geometry(gdf, source, ids, problems)
     plan = None if found["plan_id"] is None else _ids_as_str(gdf[found["plan_id"]])
@@ -275,9 +275,9 @@ def prepare_disturbed(
         known = set(site_ids.dropna())
         unknown = ids.notna() & ~ids.isin(known)
         for i in np.flatnonzero(ids.isna().to_numpy()):
-            problems.append(Problem(source, i + 1, f"has no {field!r}.", "say which site the polygon belongs to."))
+            problems.append(Problem(source, int(i) + 1, f"has no {field!r}.", "say which site the polygon belongs to."))
         for i in np.flatnonzero(unknown.to_numpy()):
-            problems.append(Problem(source, i + 1, f"{field} {ids.iloc[i]!r} is not a site in the sites layer.",
+            problems.append(Problem(source, int(i) + 1, f"{field} {ids.iloc[i]!r} is not a site in the sites layer.",
                                     "fix the id, or add the site."))  # fmt: skip
     repaired = _check_geometry(gdf, source, ids, problems)
     n = len(gdf)

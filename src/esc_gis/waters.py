@@ -56,9 +56,10 @@ def buffer_widths_ft(waters: gpd.GeoDataFrame, profile: Profile, crs: CRS) -> np
             # Average width of a polygon ~ 2A/P, in CRS units -> feet.
             avg = 2 * shapely.area(g) / np.maximum(shapely.length(g), 1e-9)
             avg_ft = avg / ft_to_crs_units(1.0, crs)
-            widths[m] = np.clip(avg_ft * float(e.value) / 100.0, e.extra.get("min_ft", 0), e.extra.get("max_ft", np.inf))
+            lo, hi = e.extra.get("min_ft", 0), e.extra.get("max_ft", np.inf)
+            widths[m] = np.clip(avg_ft * float(e.value) / 100.0, lo, hi)  # type: ignore[arg-type]
         else:
-            widths[m] = float(e.value)
+            widths[m] = float(e.value or 0.0)
     return widths
 
 

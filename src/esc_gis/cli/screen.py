@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from typing import Literal
 
 import click
 import geopandas as gpd
@@ -32,8 +33,9 @@ _ROUTINE = {"jurisdiction_inside", "disturbed_area", "permit_required", "permit_
 
 
 def summary_table(result: gpd.GeoDataFrame, *, max_rows: int = 40) -> Table:
-    """A readable table of a screening result: one line per site (up to ``max_rows``)."""
+    """Build a readable table of a screening result: one line per site (up to ``max_rows``)."""
     table = Table(title=f"Screening: {len(result)} site(s)", title_justify="left")
+    just: Literal["left", "right"]
     for col, just in (("site", "left"), ("plan", "left"), ("where", "left"), ("disturbed sq ft", "right"),
                       ("plan sq ft", "right"), ("decision", "left"), ("stds", "left"),
                       ("protective sq ft", "right"), ("water ft", "right"), ("other findings", "left")):  # fmt: skip
