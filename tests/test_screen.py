@@ -161,23 +161,26 @@ def test_boundary_sliver_does_not_make_a_site_partial(layer_set):
         ({"activity": "silviculture"}, "exempt_silviculture", "silviculture_exempt", "§ 540-4A(2)(b); § 540-5 SILVICULTURE ACTIVITIES"),
     ],
 )
-def test_exclusions_and_exemptions(layer_set, attrs, applicability, code, section):
-    row = one(layer_set, square_sqft(100, 100, 20_000), **attrs)
+@pytest.mark.parametrize("crs", ["EPSG:7594", "EPSG:4326", "EPSG:3071"])
+def test_exclusions_and_exemptions(layer_set, attrs, applicability, code, section, crs):
+    row = one(layer_set, square_sqft(100, 100, 20_000), crs, **attrs)
     assert row["applicability"] == applicability and row["permit"] == "not_applicable"
     assert row["standards"] == "" and not row["sediment_standard"]
     assert {f["code"]: f["section"] for f in json.loads(row["findings"])}[code] == section
 
 
-def test_agricultural_production_area_is_not_exempt(layer_set):
-    row = one(layer_set, square_sqft(100, 100, 6_000), activity="agricultural_production")
+@pytest.mark.parametrize("crs", ["EPSG:7594", "EPSG:4326", "EPSG:3857"])
+def test_agricultural_production_area_is_not_exempt(layer_set, crs):
+    row = one(layer_set, square_sqft(100, 100, 6_000), crs, activity="agricultural_production")
     assert row["applicability"] == "applies" and row["permit"] == "required"
     assert "agricultural_production_not_exempt" in codes(row)
 
 
 @pytest.mark.parametrize(("area", "permit", "standards"), [(20_000, "not_required", "540-7A"),
                                                           (43_560, "required", "540-7B")])  # fmt: skip
-def test_npdes_exempt_under_one_acre_follows_7a_only(layer_set, area, permit, standards):
-    row = one(layer_set, square_sqft(100, 100, area + 0.01), npdes_exempt=True)
+@pytest.mark.parametrize("crs", ["EPSG:7594", "EPSG:4326", "EPSG:3071"])
+def test_npdes_exempt_under_one_acre_follows_7a_only(layer_set, area, permit, standards, crs):
+    row = one(layer_set, square_sqft(100, 100, area + (0.01 if crs == "EPSG:7594" else 1.0)), crs, npdes_exempt=True)
     assert row["permit"] == permit and row["standards"] == standards
     expected = "npdes_exempt_under_1_acre" if permit == "not_required" else "npdes_exemption_not_applicable"
     assert expected in codes(row)
@@ -188,17 +191,18 @@ def test_npdes_exempt_near_water_is_not_a_discretionary_permit(layer_set):
     assert row["protective_disturbed_sqft"] > 0 and not row["permit_may_be_required"]
 
 
-def test_common_plan_adds_up_lots(layer_set):
+@pytest.mark.parametrize("crs", ["EPSG:7594", "EPSG:4326", "EPSG:3857"])
+def test_common_plan_adds_up_lots(layer_set, crs):
     gdf = sites([
         {"site_id": "L1", "plan_id": "P", "geometry": square_sqft(100, 100, 2_500)},
         {"site_id": "L2", "plan_id": "P", "geometry": square_sqft(300, 100, 2_500)},
         {"site_id": "L3", "plan_id": None, "geometry": square_sqft(500, 100, 2_500)},
-    ])  # fmt: skip
+    ], crs)  # fmt: skip
     out = screen(gdf, layers=layer_set).set_index("site_id")
-    assert out.loc["L1", "plan_disturbed_sqft"] == pytest.approx(5_000)
-    assert out.loc["L1", "disturbed_in_village_sqft"] == pytest.approx(2_500)
+    assert out.loc["L1", "plan_disturbed_sqft"] == pytest.approx(5_000, rel=1e-6)
+    assert out.loc["L1", "disturbed_in_village_sqft"] == pytest.approx(2_500, rel=1e-6)
     assert list(out["permit"]) == ["required", "required", "not_required"]
-    assert pd.isna(out.loc["L3", "plan_id"]) and out.loc["L3", "plan_disturbed_sqft"] == pytest.approx(2_500)
+    assert pd.isna(out.loc["L3", "plan_id"]) and out.loc["L3", "plan_disturbed_sqft"] == pytest.approx(2_500, rel=1e-6)
     assert "common_plan" in codes(out.loc["L1"]) and "common_plan" not in codes(out.loc["L3"])
 
 
