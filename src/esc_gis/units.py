@@ -10,12 +10,14 @@ from __future__ import annotations
 
 __all__ = [
     "FT_PER_M",
+    "LENGTH_UNITS_M",
     "M_PER_FT",
     "M_PER_US_FT",
     "SQFT_PER_ACRE",
     "SQFT_PER_M2",
     "acres_to_sqft",
     "ft_to_crs_units",
+    "length_unit",
     "sqft_per_crs_area_unit",
     "sqft_to_acres",
 ]
@@ -38,6 +40,34 @@ M_PER_US_FT = 1200.0 / 3937.0
 SQFT_PER_M2 = 1.0 / (M_PER_FT * M_PER_FT)
 #: One acre is 43,560 square feet (the ordinance's "one acre").
 SQFT_PER_ACRE = 43_560.0
+#: Metres per unit of the length units a DEM's elevations may be in.
+LENGTH_UNITS_M = {"m": 1.0, "ft": M_PER_FT, "us_ft": M_PER_US_FT}
+_LENGTH_ALIASES = {
+    "m": "m", "metre": "m", "meter": "m", "metres": "m", "meters": "m",
+    "ft": "ft", "foot": "ft", "feet": "ft", "international foot": "ft", "foot (international)": "ft",
+    "us_ft": "us_ft", "us-ft": "us_ft", "ftus": "us_ft", "us survey foot": "us_ft", "us survey feet": "us_ft",
+    "foot_us": "us_ft", "us_survey_foot": "us_ft",
+}  # fmt: skip
+
+
+def length_unit(name: str) -> str:
+    """Normalise a length unit's name to ``m``, ``ft`` (international) or ``us_ft``.
+
+    Raises
+    ------
+    UnitsError
+        If the name is not a known length unit.
+
+    Examples
+    --------
+    >>> length_unit("US survey foot"), length_unit("metre"), length_unit("ft")
+    ('us_ft', 'm', 'ft')
+    """
+    key = _LENGTH_ALIASES.get(str(name).strip().lower())
+    if key is None:
+        msg = f"{name!r} is not a length unit esc_gis knows; use one of m, ft, us_ft."
+        raise UnitsError(msg)
+    return key
 
 
 def sqft_to_acres(area_sqft: float | npt.ArrayLike) -> float | npt.NDArray:

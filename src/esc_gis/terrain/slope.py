@@ -1,0 +1,297 @@
+"""Slope in percent by Horn's method, computed exactly as ``gdaldem slope -p`` does.
+
+The 3x3 window is numbered row by row, 0 1 2 / 3 4 5 / 6 7 8. As in GDAL, the neighbour
+sums are added in float32, left to right, the doubled term as two additions::
+
+    dx = ((z0 + z3 + z3 + z6) - (z2 + z5 + z5 + z8)) / (ewres * scale)
+    dy = ((z6 + z7 + z7 + z8) - (z0 + z1 + z1 + z2)) / (nsres * scale)
+    slope_pct = float32(100 * (sqrt(dx*dx + dy*dy) / 8))
+
+with the division and square root in double, so the output is identical to gdaldem's.
+``scale`` turns elevations into horizontal units (metres per horizontal unit over metres
+per vertical unit), as gdaldem's ``-s`` does.
+
+Edges and holes follow gdaldem. By default a cell is nodata when any cell of its 3x3 window
+is nodata or off the raster: a one-cell nodata ring around holes and around the raster.
+With ``compute_edges=True`` (gdaldem ``-compute_edges``) a nodata neighbour takes the centre
+cell's value and cells off the raster are extrapolated linearly (``2a - b``).
+
+Geographic DEMs (degrees, e.g. USGS 3DEP) are scaled row by row: each row's cell width and
+height are converted to metres on the CRS's ellipsoid at that row's latitude, so the same
+terrain gives the same slope in degrees as projected. (gdaldem applies one scale to the
+whole raster, which is only right near one latitude.)
+
+The raster is streamed in blocks of whole rows with a one-row halo, so memory stays flat
+however large the DEM.
+"""
+
+from __future__ import annotations
+
+__all__ = ["NODATA", "horn_slope_pct", "iter_slope_blocks", "write_slope"]
+
+import math
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+import rasterio
+from rasterio.windows import Window
+
+from esc_gis.errors import LayerReadError, OutputExistsError, OutputFormatError
+from esc_gis.terrain.dem import DemInfo, open_dem
+
+#: Output nodata, as gdaldem writes it.
+NODATA = -9999.0
+#: Cells per block: about 4 MB of float32 per array, ~40 MB of temporaries in all.
+BLOCK_CELLS = 1 << 20
+
+
+def horn_slope_pct(
+    win: np.ndarray,
+    ew_div: float | np.ndarray,
+    ns_div: float | np.ndarray,
+    *,
+    fill_with_centre: bool = False,
+) -> np.ndarray:
+    """Slope in percent of the interior of a padded float32 block.
+
+    Parameters
+    ----------
+    win : numpy.ndarray of float32, shape (h + 2, w + 2)
+        Elevations with a one-cell halo; NaN marks nodata.
+    ew_div, ns_div : float or numpy.ndarray of shape (h, 1)
+        Cell width and height times the vertical-to-horizontal unit scale (per row for
+        geographic DEMs).
+    fill_with_centre : bool, default False
+        Replace nodata neighbours with the centre value (gdaldem ``-compute_edges``);
+        otherwise any nodata in the window gives nodata.
+
+    Returns
+    -------
+    numpy.ndarray of float32, shape (h, w)
+        NaN where the slope is undefined.
+
+    Examples
+    --------
+    A plane rising 1 ft per 5 ft cell eastwards is a 20 % slope:
+
+    >>> z = np.tile(np.arange(5, dtype=np.float32), (5, 1))
+    >>> horn_slope_pct(z, 5.0, 5.0)
+    array([[20., 20., 20.],
+           [20., 20., 20.],
+           [20., 20., 20.]], dtype=float32)
+    """
+    win = np.asarray(win, dtype=np.float32)
+    z = [win[r : r + win.shape[0] - 2, c : c + win.shape[1] - 2] for r in range(3) for c in range(3)]
+    if fill_with_centre:
+        centre = z[4]
+        z = [np.where(np.isnan(v), centre, v) if k != 4 else v for k, v in enumerate(z)]
+    # float32 sums in GDAL's order: ((a + b) + b) + c.
+    a = z[0] + z[3]
+    a += z[3]
+    a += z[6]
+    b = z[2] + z[5]
+    b += z[5]
+    b += z[8]
+    a -= b
+    c = z[6] + z[7]
+    c += z[7]
+    c += z[8]
+    b = z[0] + z[1]
+    b += z[1]
+    b += z[2]
+    c -= b
+    dx = a.astype(np.float64)
+    dx /= ew_div
+    dy = c.astype(np.float64)
+    dy /= ns_div
+    dx *= dx
+    dy *= dy
+    dx += dy
+    np.sqrt(dx, out=dx)
+    dx /= 8
+    dx *= 100
+    return dx.astype(np.float32)
+
+
+def _divisors(info: DemInfo, row0: int, nrows: int) -> tuple[float | np.ndarray, float | np.ndarray]:
+    """Cell width and height in vertical units (scalars, or per-row columns when geographic)."""
+    ewres, nsres = info.cell_size
+    if not info.geographic:
+        scale = info.xy_unit_m / info.z_unit_m
+        return ewres * scale, nsres * scale
+    a, inv_f = info.ellipsoid
+    e2 = 0.0 if math.isinf(inv_f) else (2 - 1 / inv_f) / inv_f
+    t = info.transform
+    lat = np.radians(t.f + (np.arange(row0, row0 + nrows) + 0.5) * t.e)[:, None]
+    w = 1 - e2 * np.sin(lat) ** 2
+    metres_per_deg_lon = math.pi / 180 * a * np.cos(lat) / np.sqrt(w)
+    metres_per_deg_lat = math.pi / 180 * a * (1 - e2) / w**1.5
+    return ewres * metres_per_deg_lon / info.z_unit_m, nsres * metres_per_deg_lat / info.z_unit_m
+
+
+def _read(src: rasterio.io.DatasetReader, info: DemInfo, window: Window) -> np.ndarray:
+    arr = src.read(1, window=window, out_dtype=np.float32)
+    if info.nodata is not None and not math.isnan(info.nodata):
+        arr[arr == np.float32(info.nodata)] = np.nan
+    return arr
+
+
+def _edge_row(lines: np.ndarray, ew: float | np.ndarray, ns: float | np.ndarray) -> np.ndarray:
+    """Slope of a first or last raster row under -compute_edges, from its 3-line window."""
+    return horn_slope_pct(lines, ew, ns, fill_with_centre=True)[0]
+
+
+def _row_divisors(
+    ew: float | np.ndarray, ns: float | np.ndarray, i: int
+) -> tuple[float | np.ndarray, float | np.ndarray]:
+    """The divisors of row ``i`` of a block (per-row arrays are indexed, scalars kept)."""
+    return tuple(v[[i]] if isinstance(v, np.ndarray) else v for v in (ew, ns))  # type: ignore[return-value]
+
+
+def iter_slope_blocks(
+    info: DemInfo,
+    *,
+    compute_edges: bool = False,
+    window: Window | None = None,
+    block_cells: int = BLOCK_CELLS,
+) -> Iterator[tuple[int, np.ndarray]]:
+    """Yield ``(first_row, slope_pct)`` blocks of whole rows, top to bottom.
+
+    Parameters
+    ----------
+    info : DemInfo
+    compute_edges : bool, default False
+    window : rasterio.windows.Window, optional
+        Compute only this part of the DEM. Its halo is read from the DEM around it, so the
+        values are the ones the whole DEM would give.
+    block_cells : int
+        About how many cells each block holds.
+
+    Yields
+    ------
+    tuple of (int, numpy.ndarray of float32)
+        The block's first row (relative to ``window``) and its slopes, NaN where undefined.
+
+    Raises
+    ------
+    LayerReadError
+        If the DEM is smaller than 3 x 3 cells.
+    """
+    H, W = info.height, info.width  # noqa: N806
+    if H < 3 or W < 3:
+        msg = f"{info.path}: a DEM of {W} x {H} cells is too small for a 3 x 3 slope window."
+        raise LayerReadError(msg)
+    if window is None:
+        window = Window(0, 0, W, H)
+    c0, R0 = int(window.col_off), int(window.row_off)  # noqa: N806
+    c1, R1 = c0 + int(window.width), R0 + int(window.height)  # noqa: N806
+    w = c1 - c0
+    clo, chi = max(0, c0 - 1), min(W, c1 + 1)
+    rows = max(1, min(R1 - R0, block_cells // max(w, 1)))
+    with rasterio.open(info.path) as src:
+        for r0 in range(R0, R1, rows):
+            r1 = min(R1, r0 + rows)
+            lo, hi = max(0, r0 - 1), min(H, r1 + 1)
+            # Off the raster stays NaN: without -compute_edges, NaN makes the edge ring nodata.
+            win = np.full((r1 - r0 + 2, w + 2), np.nan, dtype=np.float32)
+            win[lo - (r0 - 1) : hi - (r0 - 1), clo - (c0 - 1) : chi - (c0 - 1)] = _read(
+                src, info, Window(clo, lo, chi - clo, hi - lo)
+            )
+            ew, ns = _divisors(info, r0, r1 - r0)
+            if compute_edges:
+                # At the raster's left and right edges, columns are extrapolated (2a - b) ...
+                if c0 == 0:
+                    win[:, 0] = 2 * win[:, 1] - win[:, 2]
+                if c1 == W:
+                    win[:, -1] = 2 * win[:, -2] - win[:, -3]
+            out = horn_slope_pct(win, ew, ns, fill_with_centre=compute_edges)
+            if compute_edges and (r0 == 0 or r1 == H):
+                # ... but on its first and last rows, gdaldem extrapolates the missing row
+                # and clamps the columns instead.
+                for k, (near, far) in ((0, (1, 2)), (-1, (-2, -3))):
+                    if (k == 0 and r0 != 0) or (k == -1 and r1 != H):
+                        continue
+                    lines = win[[near, far]].copy()
+                    if c0 == 0:
+                        lines[:, 0] = lines[:, 1]
+                    if c1 == W:
+                        lines[:, -1] = lines[:, -2]
+                    extra = 2 * lines[0] - lines[1]
+                    trio = np.stack([extra, lines[0], lines[1]] if k == 0 else [lines[1], lines[0], extra])
+                    out[k] = _edge_row(trio, *_row_divisors(ew, ns, k))
+            yield r0 - R0, out
+
+
+def write_slope(
+    dem: str | os.PathLike[str],
+    output: str | os.PathLike[str],
+    *,
+    z_unit: str | None = None,
+    compute_edges: bool = False,
+    overwrite: bool = False,
+    progress: Callable[[float], None] | None = None,
+    block_cells: int = BLOCK_CELLS,
+) -> DemInfo:
+    """Write a slope raster in percent (float32 GeoTIFF, nodata -9999), streaming.
+
+    Parameters
+    ----------
+    dem : path
+        The elevation raster (band 1).
+    output : path
+        A ``.tif`` to write.
+    z_unit : {"m", "ft", "us_ft"}, optional
+        The elevations' unit when the raster does not say (see :func:`open_dem`).
+    compute_edges : bool, default False
+        As gdaldem ``-compute_edges``.
+    overwrite : bool, default False
+    progress : callable, optional
+        Called with the fraction done after each block.
+    block_cells : int
+        Cells per block (memory is about 40 bytes per cell of one block).
+
+    Returns
+    -------
+    DemInfo
+        The DEM's description, units included.
+
+    Raises
+    ------
+    OutputExistsError, OutputFormatError
+        If the output exists (without ``overwrite``) or is not a ``.tif``.
+    LayerReadError, CRSError, UnitsError
+        As :func:`open_dem`.
+    """
+    out = Path(output)
+    if out.suffix.lower() not in (".tif", ".tiff"):
+        msg = f"{str(output)!r}: slope rasters are written as GeoTIFF; name the output .tif."
+        raise OutputFormatError(msg)
+    if out.exists() and not overwrite:
+        msg = f"{str(output)!r} exists; pass --overwrite (overwrite=True) to replace it."
+        raise OutputExistsError(msg)
+    info = open_dem(dem, z_unit=z_unit)
+    profile = {
+        "driver": "GTiff", "width": info.width, "height": info.height, "count": 1, "dtype": "float32",
+        "nodata": NODATA, "crs": rasterio.crs.CRS.from_wkt(info.crs.to_wkt()), "transform": info.transform,
+        "BIGTIFF": "IF_SAFER",
+    }  # fmt: skip
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{out.stem}.", suffix=".tif", dir=out.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        with rasterio.open(tmp, "w", **profile) as dst:
+            dst.update_tags(1, ALGORITHM="Horn (as gdaldem slope -p)", UNITS="percent",
+                            Z_UNIT=info.z_unit, COMPUTE_EDGES=str(compute_edges))  # fmt: skip
+            for r0, block in iter_slope_blocks(info, compute_edges=compute_edges, block_cells=block_cells):
+                np.nan_to_num(block, copy=False, nan=NODATA)
+                dst.write(block, 1, window=Window(0, r0, info.width, block.shape[0]))
+                if progress is not None:
+                    progress((r0 + block.shape[0]) / info.height)
+        os.replace(tmp, out)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return info
