@@ -14,19 +14,22 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# Screen the made-up sample sites on the Village's real layers; outputs go to out/.
+# Screen the made-up sample sites on the Village's real boundary and lake, with the demo's
+# SYNTHETIC DEM (layers/winneconne-demo); outputs go to out/.
+DEMO_LAYERS := layers/winneconne-demo/layers.toml
+DEMO_SITES  := examples/demo/sites.geojson --disturbed examples/demo/disturbed.geojson --layers $(DEMO_LAYERS)
+
 demo: $(STAMP)
 	mkdir -p out
 	$(VENV)/bin/esc-gis rules
-	$(VENV)/bin/esc-gis screen examples/demo/sites.geojson --disturbed examples/demo/disturbed.geojson \
-		-o out/demo_screening.gpkg --overwrite
-	$(VENV)/bin/esc-gis screen examples/demo/sites.geojson --disturbed examples/demo/disturbed.geojson \
-		-o out/demo_screening.csv --overwrite --quiet
-	$(VENV)/bin/esc-gis screen examples/demo/sites.geojson --disturbed examples/demo/disturbed.geojson \
-		-o out/demo_screening.geojson --overwrite --quiet
-	$(VENV)/bin/esc-gis screen examples/demo/sites.geojson --disturbed examples/demo/disturbed.geojson \
-		-o out/demo_screening.parquet --overwrite --quiet
-	@echo "Outputs: out/demo_screening.{gpkg,csv,geojson,parquet}"
+	$(VENV)/bin/esc-gis screen $(DEMO_SITES) -o out/demo_screening.gpkg --overwrite
+	for ext in csv geojson parquet; do \
+		$(VENV)/bin/esc-gis screen $(DEMO_SITES) -o out/demo_screening.$$ext --overwrite --quiet || exit 1; \
+	done
+	$(VENV)/bin/esc-gis slope layers/winneconne-demo/dem_synthetic.tif -o out/demo_slope_pct.tif --overwrite
+	$(VENV)/bin/esc-gis steep layers/winneconne-demo/dem_synthetic.tif -o out/demo_steep.gpkg \
+		--min-area-sqft 200 --overwrite
+	@echo "Outputs: out/demo_screening.{gpkg,csv,geojson,parquet}, out/demo_slope_pct.tif, out/demo_steep.gpkg"
 
 test: $(STAMP)
 	$(PY) -m pytest
@@ -45,6 +48,7 @@ bench: $(STAMP)
 layers: $(STAMP)
 	$(PY) scripts/prepare_winneconne_layers.py --overwrite
 	$(PY) scripts/make_demo_sites.py
+	$(PY) scripts/make_demo_dem.py
 
 clean:
 	rm -rf $(VENV) out .pytest_cache

@@ -38,6 +38,7 @@ import shapely
 from esc_gis.crs import measuring_crs, to_measuring_crs
 from esc_gis.errors import CRSError, LayerSetError, Problem, ValidationError
 from esc_gis.io import read_layer
+from esc_gis.terrain.dem import DemInfo, open_dem
 
 if TYPE_CHECKING:
     import geopandas as gpd
@@ -75,6 +76,8 @@ class LayerSet:
         The elevation raster, when configured.
     dem_z_unit : str or None
         Its vertical unit from the manifest, when given.
+    dem : DemInfo or None
+        The DEM's header and settled units, when configured.
     """
 
     manifest: Path
@@ -84,6 +87,7 @@ class LayerSet:
     targeted_areas: gpd.GeoDataFrame | None = None
     dem_path: Path | None = None
     dem_z_unit: str | None = None
+    dem: DemInfo | None = None
 
 
 def default_manifest() -> Path:
@@ -169,6 +173,8 @@ def load_layers(manifest: str | Path | None = None, *, profile: Profile) -> Laye
         If a named layer cannot be read.
     CRSError
         If a layer has no CRS, or the measuring CRS is geographic or Mercator.
+    UnitsError
+        If the DEM's vertical unit is unknown (give ``z_unit`` in ``[dem]``).
     ValidationError
         If waters carry unknown classes (every bad row listed).
     """
@@ -234,4 +240,6 @@ def load_layers(manifest: str | Path | None = None, *, profile: Profile) -> Laye
             msg = f"{path}: [dem] z_unit {z!r} is not one of {', '.join(_Z_UNITS)}."
             raise LayerSetError(msg)
         layers.dem_path, layers.dem_z_unit = dem, z
+        # Opened now, so an unreadable DEM or an unknown vertical unit fails before any work.
+        layers.dem = open_dem(dem, z_unit=z)
     return layers

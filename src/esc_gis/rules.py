@@ -28,6 +28,8 @@ The measurement columns read by :func:`decide`:
 ``protective_waters``           labels of the waters whose protective area is disturbed
 ``targeted_areas``              names of targeted-standard areas hit; None when none or no
                                 layer
+``steep_disturbed_sqft``        disturbance on slopes at or above the threshold; NaN without DEM
+``steep_uncovered_sqft``        disturbance the DEM does not cover (off it, or nodata)
 ``has_waters``, ``has_targeted``, ``has_dem``   bool, the same on every row
 ``repaired``                    bool, the site's geometry was repaired
 ==============================  ===========================================================
@@ -327,12 +329,21 @@ def decide(m: pd.DataFrame, profile: Profile) -> pd.DataFrame:
                 "state or meet targeted performance standards: " + _join(r) + ".")  # fmt: skip
 
     f.add(may_be, "permit_may_be_required", "§ 540-4A(1)(c)", _reasons)
-    # Slopes (§ 540-7B(3)(c)[3]): measured with a DEM (terrain comes with the slope module).
+    # Slopes (§ 540-7B(3)(c)[3]), Horn's method as gdaldem computes it.
     steep = e("thresholds.steep_slope")
     f.add(live & np.full(n, not has_dem), "steep_not_measured", steep.cite,
           f"No DEM in the layer set: disturbance on slopes of {steep.value:g} % or more was not measured.")
-    f.add(live & np.full(n, has_dem), "steep_not_measured", steep.cite,
-          f"Slopes of {steep.value:g} % or more are not measured by this version of esc_gis.")
+    if has_dem:
+        st = _col(m, "steep_disturbed_sqft").astype(float)
+        unc = _col(m, "steep_uncovered_sqft").astype(float)
+        f.add(live & (st > 0), "steep_slopes", steep.cite,
+              lambda i: f"{_sqft(st[i])} ({st[i] / dist_in[i]:.1%}) of the disturbance is on slopes of "
+                        f"{steep.value:g} % or more (Horn, as gdaldem): minimise land disturbance there.")
+        f.add(live & (st == 0) & (dist_in > 0), "no_steep_slopes", steep.cite,
+              f"None of the disturbance is on slopes of {steep.value:g} % or more.")
+        f.add(live & (unc > 1.0), "dem_not_covering", steep.cite,
+              lambda i: f"{_sqft(unc[i])} ({unc[i] / dist_in[i]:.1%}) of the disturbance is off the DEM or where "
+                        "its slope is undefined (nodata): the steep area counts only the covered part.")
     # Input quality.
     f.add(_col(m, "repaired").astype(bool), "geometry_repaired", "toolkit policy",
           "The input polygon was invalid and was repaired (shapely make_valid) before measuring.")

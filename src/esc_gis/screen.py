@@ -25,6 +25,7 @@ from esc_gis.layers import LayerSet, load_layers
 from esc_gis.measure import PolygonIndex, area_sqft, clip_to_region, nearest_distance, union_by_group
 from esc_gis.profile import Profile, load_profile
 from esc_gis.rules import decide
+from esc_gis.terrain import steep_area
 from esc_gis.units import SQFT_PER_ACRE, ft_to_crs_units, sqft_per_crs_area_unit
 from esc_gis.validate import prepare_disturbed, prepare_sites
 from esc_gis.waters import protective_areas
@@ -43,7 +44,7 @@ CONTRACT_COLUMNS = (
 )  # fmt: skip
 #: Further columns esc_gis adds after the contract's.
 EXTRA_COLUMNS = (
-    "activity", "state_agency", "npdes_exempt", "in_water_sqft", "nearest_water",
+    "activity", "state_agency", "npdes_exempt", "steep_share", "steep_uncovered_sqft", "in_water_sqft", "nearest_water",
     "protective_waters", "targeted_areas",
 )  # fmt: skip
 
@@ -247,6 +248,12 @@ def screen(
         rows, src = pa.buffers.hit_sources(inside[in_strip])
         prot_label[in_strip] = _labels((rows, src), full, int(in_strip.sum()))
 
+    report("measuring steep slopes", 0.75)
+    steep_sqft, steep_uncovered = nan.copy(), nan.copy()
+    if ls.dem is not None:
+        sa = steep_area(inside, crs, ls.dem, threshold_pct=float(prof.entry("thresholds.steep_slope").value or 20))
+        steep_sqft, steep_uncovered = sa.steep_sqft, sa.uncovered_sqft
+
     targeted = np.full(n, None, dtype=object)
     if ls.targeted_areas is not None and len(ls.targeted_areas):
         t = ls.targeted_areas
@@ -280,7 +287,9 @@ def screen(
             "targeted_areas": targeted,
             "has_waters": ls.waters is not None,
             "has_targeted": ls.targeted_areas is not None,
-            "has_dem": ls.dem_path is not None,
+            "has_dem": ls.dem is not None,
+            "steep_disturbed_sqft": steep_sqft,
+            "steep_uncovered_sqft": steep_uncovered,
             "repaired": gdf["repaired"].to_numpy(dtype=bool),
         }
     )
@@ -300,13 +309,15 @@ def screen(
             "permit_may_be_required": decided["permit_may_be_required"].to_numpy(),
             "standards": decided["standards"].to_numpy(),
             "sediment_standard": decided["sediment_standard"].to_numpy(),
-            "steep_disturbed_sqft": nan.copy(),
+            "steep_disturbed_sqft": steep_sqft,
             "protective_disturbed_sqft": prot_sqft,
             "nearest_water_ft": near_ft,
             "findings": decided["findings"].to_numpy(),
             "activity": m["activity"].to_numpy(),
             "state_agency": m["state_agency"].to_numpy(),
             "npdes_exempt": m["npdes_exempt"].to_numpy(),
+            "steep_share": np.where(in_sqft > 0, steep_sqft / np.where(in_sqft > 0, in_sqft, 1), np.nan),
+            "steep_uncovered_sqft": steep_uncovered,
             "in_water_sqft": water_sqft,
             "nearest_water": near_label,
             "protective_waters": prot_label,

@@ -39,9 +39,11 @@ def cli(verbose: int) -> None:
 def _register() -> None:
     from esc_gis.cli.rules import rules
     from esc_gis.cli.screen import screen
+    from esc_gis.cli.slope import slope
+    from esc_gis.cli.steep import steep
 
-    cli.add_command(screen)
-    cli.add_command(rules)
+    for command in (screen, slope, steep, rules):
+        cli.add_command(command)
 
 
 _register()

@@ -29,7 +29,11 @@ def _field_map(values: tuple[str, ...]) -> dict[str, str]:
 
 #: Findings every applicable row has; the summary lists only the others.
 _ROUTINE = {"jurisdiction_inside", "disturbed_area", "permit_required", "permit_not_required",
-            "nearest_water", "steep_not_measured", "no_waters_layer"}  # fmt: skip
+            "nearest_water", "steep_not_measured", "no_steep_slopes", "no_waters_layer"}  # fmt: skip
+
+
+_WHY_NOT = {"outside_jurisdiction": "outside", "excluded_state_agency": "state agency",
+            "exempt_agricultural": "agricultural", "exempt_silviculture": "silviculture"}  # fmt: skip
 
 
 def summary_table(result: gpd.GeoDataFrame, *, max_rows: int = 40) -> Table:
@@ -38,7 +42,8 @@ def summary_table(result: gpd.GeoDataFrame, *, max_rows: int = 40) -> Table:
     just: Literal["left", "right"]
     for col, just in (("site", "left"), ("plan", "left"), ("where", "left"), ("disturbed sq ft", "right"),
                       ("plan sq ft", "right"), ("decision", "left"), ("stds", "left"),
-                      ("protective sq ft", "right"), ("water ft", "right"), ("other findings", "left")):  # fmt: skip
+                      ("steep sq ft", "right"), ("protective sq ft", "right"), ("water ft", "right"),
+                      ("other findings", "left")):  # fmt: skip
         table.add_column(col, justify=just, overflow="fold", no_wrap=col != "other findings",
                          min_width=30 if col == "other findings" else None)
     colour = {"required": "bold red", "not_required": "green", "not_applicable": "dim"}
@@ -46,15 +51,16 @@ def summary_table(result: gpd.GeoDataFrame, *, max_rows: int = 40) -> Table:
         codes = [f["code"] for f in json.loads(r.findings) if f["code"] not in _ROUTINE]
         decision = f"[{colour[r.permit]}]{r.permit.replace('_', ' ')}[/]"
         if r.permit == "not_applicable":
-            decision += f" ({r.applicability.replace('_', ' ')})"
+            decision = f"[dim]n/a: {_WHY_NOT[r.applicability]}[/]"
         if r.permit_may_be_required:
             decision += " [yellow](may be required)[/]"
         prot = "" if pd.isna(r.protective_disturbed_sqft) else f"{r.protective_disturbed_sqft:,.0f}"
+        steep = "" if pd.isna(r.steep_disturbed_sqft) else f"{r.steep_disturbed_sqft:,.0f}"
         water = "" if pd.isna(r.nearest_water_ft) else f"{r.nearest_water_ft:,.0f}"
         table.add_row(
             str(r.site_id), "" if pd.isna(r.plan_id) else str(r.plan_id), r.jurisdiction,
             f"{r.disturbed_in_village_sqft:,.0f}", f"{r.plan_disturbed_sqft:,.0f}", decision,
-            r.standards + (" + sediment" if r.sediment_standard else ""), prot, water, ", ".join(codes),
+            r.standards + (" + sediment" if r.sediment_standard else ""), steep, prot, water, ", ".join(codes),
         )  # fmt: skip
     if len(result) > max_rows:
         table.caption = f"... {len(result) - max_rows} more rows in the output file."
@@ -112,7 +118,7 @@ def screen(sites: str, disturbed: str | None, layers_path: str | None, profile_p
         bar.update(task, description=f"writing {output}")
         write_layer(result, output, overwrite=overwrite)
     if not quiet:
-        out = Console(width=max(Console().width, 160))
+        out = Console(width=max(Console().width, 180))
         out.print(summary_table(result))
         out.print(counts_line(result))
         out.print(f"Wrote {len(result)} rows to {output}")

@@ -113,7 +113,7 @@ def open_dem(path: str | os.PathLike[str], *, z_unit: str | None = None) -> DemI
                 msg = f"{name}: the DEM's grid is rotated; warp it to a north-up grid first (gdalwarp)."
                 raise CRSError(msg)
             band_unit = (src.units or (None,))[0] or None
-            info = dict(width=src.width, height=src.height, transform=t, nodata=src.nodata)
+            info = {"width": src.width, "height": src.height, "transform": t, "nodata": src.nodata}
     except RasterioIOError as exc:
         msg = f"{name}: cannot be read as a raster ({exc})."
         raise LayerReadError(msg) from None
@@ -147,9 +147,12 @@ def open_dem(path: str | os.PathLike[str], *, z_unit: str | None = None) -> DemI
         )
         raise UnitsError(msg)
     ell = horizontal.ellipsoid
+    if ell is None:
+        msg = f"{name}: the DEM's CRS names no ellipsoid."
+        raise CRSError(msg)
     return DemInfo(
         path=name, crs=horizontal, geographic=geographic, xy_unit_m=xy_unit_m,
         z_unit=own or given or "m", z_unit_source=source if own else "user",
         ellipsoid=(float(ell.semi_major_metre), float(ell.inverse_flattening or np.inf)),
-        **info,  # type: ignore[arg-type]
+        **info,
     )  # fmt: skip

@@ -32,7 +32,10 @@ __all__ = ["NODATA", "horn_slope_pct", "iter_slope_blocks", "write_slope"]
 import math
 import os
 import tempfile
+import threading
+from collections import deque
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -147,8 +150,46 @@ def _edge_row(lines: np.ndarray, ew: float | np.ndarray, ns: float | np.ndarray)
 def _row_divisors(
     ew: float | np.ndarray, ns: float | np.ndarray, i: int
 ) -> tuple[float | np.ndarray, float | np.ndarray]:
-    """The divisors of row ``i`` of a block (per-row arrays are indexed, scalars kept)."""
+    """Return the divisors of row ``i`` of a block (per-row arrays indexed, scalars kept)."""
     return tuple(v[[i]] if isinstance(v, np.ndarray) else v for v in (ew, ns))  # type: ignore[return-value]
+
+
+def _block(
+    src: rasterio.io.DatasetReader, info: DemInfo, r0: int, r1: int, c0: int, c1: int, compute_edges: bool
+) -> np.ndarray:
+    """Slope of rows ``r0:r1`` and columns ``c0:c1`` of the DEM (absolute indices)."""
+    H, W = info.height, info.width
+    w = c1 - c0
+    clo, chi = max(0, c0 - 1), min(W, c1 + 1)
+    lo, hi = max(0, r0 - 1), min(H, r1 + 1)
+    # Off the raster stays NaN: without -compute_edges, NaN makes the edge ring nodata.
+    win = np.full((r1 - r0 + 2, w + 2), np.nan, dtype=np.float32)
+    win[lo - (r0 - 1) : hi - (r0 - 1), clo - (c0 - 1) : chi - (c0 - 1)] = _read(
+        src, info, Window(clo, lo, chi - clo, hi - lo)
+    )
+    ew, ns = _divisors(info, r0, r1 - r0)
+    if compute_edges:
+        # At the raster's left and right edges, columns are extrapolated (2a - b) ...
+        if c0 == 0:
+            win[:, 0] = 2 * win[:, 1] - win[:, 2]
+        if c1 == W:
+            win[:, -1] = 2 * win[:, -2] - win[:, -3]
+    out = horn_slope_pct(win, ew, ns, fill_with_centre=compute_edges)
+    if compute_edges and (r0 == 0 or r1 == H):
+        # ... but on its first and last rows, gdaldem extrapolates the missing row and
+        # clamps the columns instead.
+        for k, (near, far) in ((0, (1, 2)), (-1, (-2, -3))):
+            if (k == 0 and r0 != 0) or (k == -1 and r1 != H):
+                continue
+            lines = win[[near, far]].copy()
+            if c0 == 0:
+                lines[:, 0] = lines[:, 1]
+            if c1 == W:
+                lines[:, -1] = lines[:, -2]
+            extra = 2 * lines[0] - lines[1]
+            trio = np.stack([extra, lines[0], lines[1]] if k == 0 else [lines[1], lines[0], extra])
+            out[k] = _edge_row(trio, *_row_divisors(ew, ns, k))
+    return out
 
 
 def iter_slope_blocks(
@@ -157,6 +198,7 @@ def iter_slope_blocks(
     compute_edges: bool = False,
     window: Window | None = None,
     block_cells: int = BLOCK_CELLS,
+    threads: int = 2,
 ) -> Iterator[tuple[int, np.ndarray]]:
     """Yield ``(first_row, slope_pct)`` blocks of whole rows, top to bottom.
 
@@ -169,6 +211,9 @@ def iter_slope_blocks(
         values are the ones the whole DEM would give.
     block_cells : int
         About how many cells each block holds.
+    threads : int, default 2
+        Blocks computed at once (numpy and GDAL release the GIL). At most ``threads + 1``
+        blocks are in memory, so memory stays flat.
 
     Yields
     ------
@@ -180,49 +225,41 @@ def iter_slope_blocks(
     LayerReadError
         If the DEM is smaller than 3 x 3 cells.
     """
-    H, W = info.height, info.width  # noqa: N806
+    H, W = info.height, info.width
     if H < 3 or W < 3:
         msg = f"{info.path}: a DEM of {W} x {H} cells is too small for a 3 x 3 slope window."
         raise LayerReadError(msg)
     if window is None:
         window = Window(0, 0, W, H)
-    c0, R0 = int(window.col_off), int(window.row_off)  # noqa: N806
-    c1, R1 = c0 + int(window.width), R0 + int(window.height)  # noqa: N806
-    w = c1 - c0
-    clo, chi = max(0, c0 - 1), min(W, c1 + 1)
-    rows = max(1, min(R1 - R0, block_cells // max(w, 1)))
-    with rasterio.open(info.path) as src:
-        for r0 in range(R0, R1, rows):
-            r1 = min(R1, r0 + rows)
-            lo, hi = max(0, r0 - 1), min(H, r1 + 1)
-            # Off the raster stays NaN: without -compute_edges, NaN makes the edge ring nodata.
-            win = np.full((r1 - r0 + 2, w + 2), np.nan, dtype=np.float32)
-            win[lo - (r0 - 1) : hi - (r0 - 1), clo - (c0 - 1) : chi - (c0 - 1)] = _read(
-                src, info, Window(clo, lo, chi - clo, hi - lo)
-            )
-            ew, ns = _divisors(info, r0, r1 - r0)
-            if compute_edges:
-                # At the raster's left and right edges, columns are extrapolated (2a - b) ...
-                if c0 == 0:
-                    win[:, 0] = 2 * win[:, 1] - win[:, 2]
-                if c1 == W:
-                    win[:, -1] = 2 * win[:, -2] - win[:, -3]
-            out = horn_slope_pct(win, ew, ns, fill_with_centre=compute_edges)
-            if compute_edges and (r0 == 0 or r1 == H):
-                # ... but on its first and last rows, gdaldem extrapolates the missing row
-                # and clamps the columns instead.
-                for k, (near, far) in ((0, (1, 2)), (-1, (-2, -3))):
-                    if (k == 0 and r0 != 0) or (k == -1 and r1 != H):
-                        continue
-                    lines = win[[near, far]].copy()
-                    if c0 == 0:
-                        lines[:, 0] = lines[:, 1]
-                    if c1 == W:
-                        lines[:, -1] = lines[:, -2]
-                    extra = 2 * lines[0] - lines[1]
-                    trio = np.stack([extra, lines[0], lines[1]] if k == 0 else [lines[1], lines[0], extra])
-                    out[k] = _edge_row(trio, *_row_divisors(ew, ns, k))
-            yield r0 - R0, out
+    c0, R0 = int(window.col_off), int(window.row_off)
+    c1, R1 = c0 + int(window.width), R0 + int(window.height)
+    rows = max(1, min(R1 - R0, block_cells // max(c1 - c0, 1)))
+    starts = list(range(R0, R1, rows))
+    local = threading.local()
+    handles: list[rasterio.io.DatasetReader] = []
+
+    def work(r0: int) -> np.ndarray:
+        # One dataset handle per thread: GDAL handles are not shared between threads.
+        src = getattr(local, "src", None)
+        if src is None:
+            src = local.src = rasterio.open(info.path)
+            handles.append(src)
+        return _block(src, info, r0, min(R1, r0 + rows), c0, c1, compute_edges)
+
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
+            pending: deque[tuple[int, Future[np.ndarray]]] = deque()
+            for r0 in starts:
+                pending.append((r0, pool.submit(work, r0)))
+                if len(pending) > threads:
+                    first, fut = pending.popleft()
+                    yield first - R0, fut.result()
+            while pending:
+                first, fut = pending.popleft()
+                yield first - R0, fut.result()
+    finally:
+        for h in handles:
+            h.close()
 
 
 def write_slope(
