@@ -79,3 +79,34 @@ def square_sqft(x: float, y: float, area_sqft: float) -> shapely.Polygon:
     """A square with its lower-left corner at local (x, y) and the given area in square feet."""
     side = (area_sqft / K) ** 0.5
     return box(x, y, x + side, y + side)
+
+
+def require_tool(name: str, package: str) -> str:
+    """Path of a system tool; skip when missing, but fail in CI (CI=true), which installs it."""
+    import os
+    import shutil
+
+    path = shutil.which(name)
+    if path is None:
+        msg = f"{name} is not installed (Debian package {package}); .ci/run installs it"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{msg}, and CI=true: a missing system part is a failure here.")
+        pytest.skip(msg)
+    return path
+
+
+def write_dem(path: Path, z, *, crs: str = CRS, x0: float = X0, y0: float = Y0 + 1000, cell: float = 5.0,
+              cell_y: float | None = None, nodata: float | None = -9999.0, units: str | None = None) -> Path:
+    """Write a DEM GeoTIFF; ``z`` rows run north to south from (x0, y0), the top-left corner."""
+    import numpy as np
+    import rasterio
+    from rasterio.transform import from_origin
+
+    z = np.asarray(z)
+    profile = {"driver": "GTiff", "width": z.shape[1], "height": z.shape[0], "count": 1, "dtype": z.dtype.name,
+               "crs": crs, "transform": from_origin(x0, y0, cell, cell_y or cell), "nodata": nodata}
+    with rasterio.open(path, "w", **profile) as dst:
+        dst.write(z, 1)
+        if units:
+            dst.units = (units,)
+    return path

@@ -47,3 +47,15 @@ def test_demo_shows_each_rule(demo):
     assert demo.loc["S05", "disturbed_in_village_sqft"] < demo.loc["S05", "disturbed_sqft"]
     assert '"near_threshold"' in demo.loc["S03", "findings"]
     assert demo["permit_may_be_required"].sum() == 1
+
+
+def test_demo_with_the_synthetic_dem_shows_steep_disturbance():
+    d = ROOT / "examples" / "demo"
+    out = screen(d / "sites.geojson", disturbed=d / "disturbed.geojson",
+                 layers=ROOT / "layers" / "winneconne-demo" / "layers.toml").set_index("site_id")  # fmt: skip
+    steep = out["steep_disturbed_sqft"]
+    assert steep["S04"] > 5_000 and steep["S16"] > 500
+    assert (steep.drop(["S04", "S16"]) == 0).all()
+    assert '"steep_slopes"' in out.loc["S04", "findings"]
+    # The real layer set has no DEM: the column is null there, with a finding.
+    assert out.loc["S01", "permit"] == "not_required"

@@ -77,14 +77,15 @@ def steep_polygons(
     for r0, block in iter_slope_blocks(info, compute_edges=compute_edges):
         steep = block >= threshold_pct
         if steep.any():
-            t = info.transform * rasterio.Affine.translation(0, r0)
+            t = rasterio.windows.transform(Window(0, r0, info.width, block.shape[0]), info.transform)
             # rasterio merges touching steep cells of a block into polygons; blocks are
             # dissolved together below.
             pieces.extend(shapely.geometry.shape(g) for g, _ in shapes(steep.view(np.uint8), mask=steep, transform=t))
         if progress is not None:
             progress((r0 + block.shape[0]) / info.height)
     merged = shapely.union_all(pieces) if pieces else shapely.Polygon()
-    parts = gpd.GeoSeries(shapely.get_parts(merged), crs=info.crs).to_crs(dst_crs)
+    parts = shapely.get_parts(merged)
+    parts = gpd.GeoSeries(parts[~shapely.is_empty(parts)], crs=info.crs).to_crs(dst_crs)
     area = area_sqft(parts.to_numpy(), dst_crs)
     keep = area >= min_area_sqft
     return gpd.GeoDataFrame(
@@ -170,9 +171,9 @@ def steep_area(
         return SteepArea(steep, uncovered, info)
     in_dem = gpd.GeoSeries(geoms[live], crs=crs).to_crs(info.crs)
     left, bottom, right, top = in_dem.total_bounds
-    inv = ~info.transform
-    c0, r0 = inv * (left, top)
-    c1, r1 = inv * (right, bottom)
+    t = info.transform  # north-up (open_dem refuses rotated grids)
+    c0, r0 = (left - t.c) / t.a, (top - t.f) / t.e
+    c1, r1 = (right - t.c) / t.a, (bottom - t.f) / t.e
     # One cell of margin; the slope window reads its own halo from the DEM around it.
     col0, row0 = max(0, int(np.floor(c0)) - 1), max(0, int(np.floor(r0)) - 1)
     col1, row1 = min(info.width, int(np.ceil(c1)) + 1), min(info.height, int(np.ceil(r1)) + 1)

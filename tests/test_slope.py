@@ -1,0 +1,218 @@
+"""Slope in percent: hand-checkable planes, units, geographic DEMs, nodata, and real gdaldem."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+import rasterio
+from click.testing import CliRunner
+from rasterio.windows import Window
+
+from esc_gis.cli.main import cli
+from esc_gis.errors import OutputExistsError, UnitsError
+from esc_gis.terrain import NODATA, open_dem, write_slope
+from esc_gis.terrain.slope import iter_slope_blocks
+
+from .conftest import require_tool, write_dem
+
+DEM_DIR = Path(__file__).resolve().parents[2] / "shared" / "layers-real" / "dem"
+if not DEM_DIR.is_dir():  # the clone's sibling folder, as in CI
+    DEM_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "layers-real" / "dem"
+
+
+def plane(rise_per_cell: float, n: int = 12, *, dtype=np.float32) -> np.ndarray:
+    """Elevations rising ``rise_per_cell`` per column eastwards."""
+    return np.tile(np.arange(n, dtype=np.float64) * rise_per_cell, (n, 1)).astype(dtype)
+
+
+def slope_of(path: Path, tmp_path: Path, **kw) -> np.ndarray:
+    out = tmp_path / f"{path.stem}_slope.tif"
+    write_slope(path, out, overwrite=True, **kw)
+    with rasterio.open(out) as src:
+        return src.read(1)
+
+
+@pytest.mark.parametrize(("pct", "steep"), [(19.99, False), (20.00, True), (20.01, True)])
+def test_tilted_planes_at_the_threshold(tmp_path, pct, steep):
+    # 5 ftUS cells in EPSG:7594 (ftUS), elevations in ftUS: rise = pct / 100 * 5 per cell.
+    dem = write_dem(tmp_path / "p.tif", plane(pct / 100 * 5), units="US survey foot")
+    s = slope_of(dem, tmp_path)
+    interior = s[1:-1, 1:-1]
+    assert np.allclose(interior, pct, atol=2e-4)
+    assert bool((interior >= 20.0).all()) is steep and bool((interior >= 20.0).any()) is steep
+    if pct == 20.0:
+        assert (interior == np.float32(20.0)).all()  # exact: integer elevations, exact sums
+
+
+def test_border_is_nodata_unless_edges_are_computed(tmp_path):
+    dem = write_dem(tmp_path / "p.tif", plane(1.0), units="US survey foot")
+    s = slope_of(dem, tmp_path)
+    border = np.ones_like(s, bool)
+    border[1:-1, 1:-1] = False
+    assert (s[border] == NODATA).all() and (s[~border] != NODATA).all()
+    e = slope_of(dem, tmp_path, compute_edges=True)
+    corners = np.zeros_like(e, bool)
+    corners[[0, 0, -1, -1], [0, -1, 0, -1]] = True
+    assert np.allclose(e[~corners], 20.0, atol=1e-5)  # a plane extrapolates to itself ...
+    # ... except in the corners: on its first and last rows gdaldem clamps the columns
+    # instead of extrapolating them, which halves the east-west difference there.
+    assert np.allclose(e[corners], 10.0, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("crs", "cell", "z_unit", "rise"),
+    [
+        ("EPSG:3071", 2.0, "m", 0.4),                        # metres both ways
+        ("EPSG:7594", 5.0, "us_ft", 1.0),                    # US survey feet both ways (county lidar)
+        ("EPSG:7594", 5.0, "m", 1.0 * 1200 / 3937),          # ftUS grid, elevations in metres
+        ("EPSG:3071", 2.0, "ft", 0.4 / 0.3048),              # metre grid, elevations in feet
+        ("EPSG:2222", 5.0, "ft", 1.0),                       # international feet both ways
+    ],
+)
+def test_units_horizontal_and_vertical(tmp_path, crs, cell, z_unit, rise):
+    dem = write_dem(tmp_path / "p.tif", plane(rise), crs=crs, x0=600_000, y0=400_000, cell=cell)
+    s = slope_of(dem, tmp_path, z_unit=z_unit)
+    assert np.allclose(s[1:-1, 1:-1], 20.0, atol=1e-4)
+
+
+def test_a_wrong_vertical_unit_is_3_28_times_wrong(tmp_path):
+    dem = write_dem(tmp_path / "p.tif", plane(1.0 * 1200 / 3937), crs="EPSG:7594")  # metres on a ftUS grid
+    wrong = slope_of(dem, tmp_path, z_unit="us_ft")
+    assert np.allclose(wrong[1:-1, 1:-1], 20.0 * 1200 / 3937, atol=1e-4)
+
+
+def test_unknown_or_contradicted_vertical_unit(tmp_path):
+    dem = write_dem(tmp_path / "p.tif", plane(1.0))
+    with pytest.raises(UnitsError, match="--z-unit m"):
+        write_slope(dem, tmp_path / "s.tif")
+    assert not (tmp_path / "s.tif").exists()
+    labelled = write_dem(tmp_path / "l.tif", plane(1.0), units="metre")
+    assert open_dem(labelled).z_unit == "m" and open_dem(labelled).z_unit_source == "band unit"
+    with pytest.raises(UnitsError, match="contradicts"):
+        open_dem(labelled, z_unit="ft")
+
+
+def test_vertical_unit_from_a_compound_crs(tmp_path):
+    dem = write_dem(tmp_path / "c.tif", plane(0.4), crs="EPSG:3071+5703", x0=600_000, y0=400_000, cell=2.0)
+    info = open_dem(dem)
+    if info.z_unit_source != "CRS":  # pragma: no cover - depends on GDAL keeping the vertical CRS
+        pytest.skip("this GDAL did not keep the vertical CRS in the GeoTIFF")
+    assert info.z_unit == "m"
+    assert np.allclose(slope_of(dem, tmp_path)[1:-1, 1:-1], 20.0, atol=1e-4)
+
+
+def test_geographic_dem_gives_the_same_slope_as_projected(tmp_path):
+    # The same 20 % plane, rising eastwards, sampled in EPSG:4326 near Winneconne.
+    from pyproj import Transformer
+
+    n = 40
+    lon0, lat0, d = -88.72, 44.11, 0.00002  # ~1.6 m by ~2.2 m cells
+    lons = lon0 + (np.arange(n) + 0.5) * d
+    lats = lat0 - (np.arange(n) + 0.5) * d
+    lon, lat = np.meshgrid(lons, lats)
+    x, _ = Transformer.from_crs("EPSG:4326", "EPSG:3071", always_xy=True).transform(lon, lat)
+    z = (0.2 * (x - x.min())).astype(np.float32)  # metres
+    dem = write_dem(tmp_path / "g.tif", z, crs="EPSG:4326", x0=lon0, y0=lat0, cell=d)
+    s = slope_of(dem, tmp_path, z_unit="m")
+    # WTM's scale at 88.7 W is ~0.99965: the true ground slope is within 0.1 % of 20.
+    assert np.allclose(s[1:-1, 1:-1], 20.0, rtol=1e-3)
+
+
+def test_nodata_hole_and_its_ring(tmp_path):
+    z = plane(1.0, n=20)
+    z[8:11, 8:11] = -9999
+    dem = write_dem(tmp_path / "h.tif", z, units="US survey foot")
+    s = slope_of(dem, tmp_path)
+    assert (s[7:12, 7:12] == NODATA).all()  # the hole and its one-cell ring
+    assert np.allclose(s[1:7, 1:-1], 20.0) and np.allclose(s[12:-1, 1:-1], 20.0)
+    e = slope_of(dem, tmp_path, compute_edges=True)
+    assert (e[8:11, 8:11] == NODATA).all()  # centre nodata stays nodata
+    assert (e[7, 7:12] != NODATA).all()  # the ring is computed, with the centre for missing cells
+
+
+def test_blocks_and_windows_do_not_change_values(tmp_path):
+    rng = np.random.default_rng(1)
+    z = (rng.normal(0, 3, (57, 43)).cumsum(axis=0).cumsum(axis=1) / 10).astype(np.float32)
+    z[20:23, 5:9] = -9999
+    dem = write_dem(tmp_path / "r.tif", z, units="metre", crs="EPSG:3071", x0=600_000, y0=400_000, cell=1.0)
+    info = open_dem(dem)
+    for edges in (False, True):
+        whole = np.vstack([b for _, b in iter_slope_blocks(info, compute_edges=edges)])
+        small = np.vstack([b for _, b in iter_slope_blocks(info, compute_edges=edges, block_cells=100, threads=2)])
+        np.testing.assert_array_equal(whole, small)
+        for win in (Window(0, 0, 43, 57), Window(5, 3, 20, 30), Window(0, 50, 43, 7), Window(30, 0, 13, 10)):
+            part = np.vstack([b for _, b in iter_slope_blocks(info, compute_edges=edges, window=win, block_cells=64)])
+            r, c = int(win.row_off), int(win.col_off)
+            np.testing.assert_array_equal(part, whole[r : r + int(win.height), c : c + int(win.width)])
+
+
+# --- the real gdaldem, on real DEMs ------------------------------------------------------
+
+
+def _gdaldem(dem: Path, out: Path, *extra: str) -> np.ndarray:
+    subprocess.run([require_tool("gdaldem", "gdal-bin"), "slope", "-p", "-q", *extra, str(dem), str(out)], check=True)
+    with rasterio.open(out) as src:
+        return src.read(1)
+
+
+@pytest.mark.parametrize("name", ["lidar_pkg_dem_1m_MN.tif", "spDataLarge_dem_30m_mongon_peru.tif"])
+@pytest.mark.parametrize("edges", [False, True])
+def test_identical_to_gdaldem_on_real_dems(tmp_path, name, edges):
+    dem = DEM_DIR / name
+    if not dem.exists():
+        pytest.skip(f"{dem} is not here (the shared reference layers)")
+    extra = ("-compute_edges",) if edges else ()
+    ref = _gdaldem(dem, tmp_path / "g.tif", *extra)
+    ours = slope_of(dem, tmp_path, z_unit="m", compute_edges=edges)
+    assert ours.shape == ref.shape
+    assert (ours == ref).all(), f"{(ours != ref).sum()} cells differ from gdaldem"
+    assert ((ours >= 20) & (ours != NODATA)).mean() > 0.2  # real relief, not a trivially flat test
+
+
+def test_identical_to_gdaldem_on_an_integer_dem_with_nodata(tmp_path):
+    # The real SRTM tile (uint16, nodata 65535), placed on a 30 m projected grid.
+    src_path = DEM_DIR / "spDataLarge_srtm_3arcsec_zion.tif"
+    if not src_path.exists():
+        pytest.skip("shared SRTM tile not here")
+    with rasterio.open(src_path) as src:
+        z = src.read(1)
+    z[100:104, 200:230] = 65535
+    dem = write_dem(tmp_path / "srtm_utm.tif", z, crs="EPSG:32612", x0=320_000, y0=4_130_000, cell=30.0, nodata=65535)
+    for extra in ((), ("-compute_edges",)):
+        ref = _gdaldem(dem, tmp_path / "g.tif", *extra)
+        ours = slope_of(dem, tmp_path, z_unit="m", compute_edges=bool(extra))
+        assert (ours == ref).all(), f"{(ours != ref).sum()} cells differ from gdaldem {extra}"
+
+
+def test_identical_to_gdaldem_with_mixed_units_and_scale(tmp_path):
+    rng = np.random.default_rng(3)
+    z = (rng.normal(0, 1, (60, 60)).cumsum(axis=1) + 230).astype(np.float32)
+    dem = write_dem(tmp_path / "mixed.tif", z, crs="EPSG:7594")  # ftUS grid, elevations in metres
+    # gdaldem's -s is the horizontal unit in vertical units (111120 for degrees and metres):
+    # here one US survey foot in metres.
+    ref = _gdaldem(dem, tmp_path / "g.tif", "-s", repr(1200 / 3937))
+    ours = slope_of(dem, tmp_path, z_unit="m")
+    assert (ours == ref).all()
+
+
+# --- the command line -------------------------------------------------------------------
+
+
+def test_slope_command(tmp_path):
+    dem = write_dem(tmp_path / "p.tif", plane(1.0), units="US survey foot")
+    out = tmp_path / "s.tif"
+    r = CliRunner().invoke(cli, ["slope", str(dem), "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    assert "us_ft (band unit)" in r.output
+    r = CliRunner().invoke(cli, ["slope", str(dem), "-o", str(out)])
+    assert r.exit_code == 1 and "--overwrite" in r.output
+    bare = write_dem(tmp_path / "bare.tif", plane(1.0))
+    r = CliRunner().invoke(cli, ["slope", str(bare), "-o", str(tmp_path / "b.tif")])
+    assert r.exit_code == 1 and "--z-unit" in r.output and "Traceback" not in r.output
+    r = CliRunner().invoke(cli, ["slope", str(dem), "-o", str(tmp_path / "s.png")])
+    assert r.exit_code == 1 and ".tif" in r.output
+    with pytest.raises(OutputExistsError):
+        write_slope(dem, out)

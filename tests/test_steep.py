@@ -1,0 +1,119 @@
+"""Land at 20 % or more: polygons, exact-coverage areas, and steep disturbed area in screening."""
+
+from __future__ import annotations
+
+import json
+
+import geopandas as gpd
+import numpy as np
+import pytest
+import shapely
+from click.testing import CliRunner
+
+from esc_gis import load_layers, load_profile, screen
+from esc_gis.cli.main import cli
+from esc_gis.terrain import steep_area, steep_polygons
+
+from .conftest import CRS, X0, Y0, K, box, sites, write_dem, write_layer_set
+
+# A DEM over local x 0..400, y 0..400 (5 ftUS cells): 30 % slope where x < 200, flat beyond.
+N, CELL = 80, 5.0
+
+
+def half_steep() -> np.ndarray:
+    x = (np.arange(N) + 0.5) * CELL
+    z = np.where(x < 200, 0.3 * x, 0.3 * 200)
+    return np.tile(z, (N, 1)).astype(np.float32)
+
+
+@pytest.fixture
+def dem(tmp_path):
+    return write_dem(tmp_path / "dem.tif", half_steep(), x0=X0, y0=Y0 + 400, units="US survey foot")
+
+
+def test_steep_polygons_of_a_half_steep_dem(dem):
+    gdf = steep_polygons(dem, crs=CRS)
+    assert len(gdf) == 1 and gdf.crs.to_epsg() == 7594
+    # Steep cells: columns 1..39 (column 0 is the nodata border, 40 mixes both sides: 15 %),
+    # rows 1..78 -> 39 x 78 cells of 25 sq ftUS.
+    assert gdf["area_sqft"].iloc[0] == pytest.approx(39 * 78 * 25 * K)
+    assert steep_polygons(dem, crs=CRS, min_area_sqft=1e9).empty
+    assert steep_polygons(dem, crs=CRS, threshold_pct=31).empty
+
+
+def test_steep_area_uses_exact_coverage(dem):
+    # A square straddling the break at x = 200, off the cell grid. Cells up to x = 200 are
+    # steep (the last one, 195..200, sees 22.5 %); the next sees 7.5 %. Exact coverage counts
+    # the partly covered cell at 150..155 by its covered fraction.
+    geoms = np.array([box(152.5, 100, 252.5, 200), box(300, 300, 350, 350), box(380, 100, 480, 200)], dtype=object)
+    sa = steep_area(geoms, shapely_crs(), dem)
+    assert sa.steep_sqft[0] == pytest.approx((200 - 152.5) * 100 * K, rel=1e-9)
+    assert sa.steep_sqft[1] == 0 and sa.uncovered_sqft[1] == pytest.approx(0, abs=1e-6)
+    # Half of the third square is off the DEM (x > 400), and x 395..400 is the nodata border.
+    assert sa.uncovered_sqft[2] == pytest.approx((480 - 395) * 100 * K, rel=1e-9)
+
+
+def shapely_crs():
+    from pyproj import CRS as P
+
+    return P(CRS)
+
+
+def test_steep_area_from_a_geographic_dem_matches_projected(tmp_path):
+    # The same half-steep terrain sampled in EPSG:4326 gives the same steep area.
+    from pyproj import Transformer
+
+    to_geo = Transformer.from_crs(CRS, "EPSG:4326", always_xy=True)
+    to_prj = Transformer.from_crs("EPSG:4326", CRS, always_xy=True)
+    lon0, lat1 = to_geo.transform(X0 - 50, Y0 + 450)
+    lon1, lat0 = to_geo.transform(X0 + 450, Y0 - 50)
+    d = 0.000005
+    lons = np.arange(lon0, lon1, d) + d / 2
+    lats = np.arange(lat1, lat0, -d) - d / 2
+    lon, lat = np.meshgrid(lons, lats)
+    x, _ = to_prj.transform(lon, lat)
+    xl = x - X0
+    z = np.where(xl < 200, 0.3 * xl, 60.0).astype(np.float32)
+    geo = write_dem(tmp_path / "geo.tif", z, crs="EPSG:4326", x0=lon0, y0=lat1, cell=d, units="US survey foot")
+    geoms = np.array([box(100, 100, 300, 300)], dtype=object)
+    got = steep_area(geoms, shapely_crs(), geo).steep_sqft[0]
+    assert got == pytest.approx(100 * 200 * K, rel=0.02)  # cells of ~1.3 ft blur the break a little
+
+
+def test_screen_measures_steep_disturbed_area(tmp_path, dem):
+    manifest = write_layer_set(tmp_path / "l", extra=f'[dem]\npath = "{dem}"\nz_unit = "us_ft"\n')
+    ls = load_layers(manifest, profile=load_profile())
+    out = screen(sites([{"site_id": "A", "geometry": box(152.5, 100, 252.5, 200)},
+                        {"site_id": "B", "geometry": box(300, 300, 350, 350)},
+                        {"site_id": "C", "geometry": box(380, 100, 480, 200)}]), layers=ls).set_index("site_id")  # fmt: skip
+    assert out.loc["A", "steep_disturbed_sqft"] == pytest.approx(47.5 * 100 * K, rel=1e-9)
+    assert out.loc["A", "steep_share"] == pytest.approx(0.475, rel=1e-9)
+    f = {x["code"]: x for x in json.loads(out.loc["A", "findings"])}
+    assert f["steep_slopes"]["section"] == "§ 540-7B(3)(c)[3]" and "47.5%" in f["steep_slopes"]["message"]
+    assert "no_steep_slopes" in out.loc["B", "findings"]
+    g = {x["code"]: x for x in json.loads(out.loc["C", "findings"])}
+    assert out.loc["C", "steep_uncovered_sqft"] == pytest.approx(85 * 100 * K, rel=1e-9)
+    assert "85.0%" in g["dem_not_covering"]["message"]
+
+
+def test_layer_set_with_unreadable_or_unitless_dem(tmp_path):
+    from esc_gis.errors import LayerReadError, UnitsError
+
+    bare = write_dem(tmp_path / "bare.tif", half_steep())
+    manifest = write_layer_set(tmp_path / "l", extra=f'[dem]\npath = "{bare}"\n')
+    with pytest.raises(UnitsError, match=r"z_unit in layers\.toml"):
+        load_layers(manifest, profile=load_profile())
+    junk = tmp_path / "junk.tif"
+    junk.write_text("not a raster")
+    manifest.write_text(manifest.read_text().replace(str(bare), str(junk)))
+    with pytest.raises(LayerReadError, match="cannot be read as a raster"):
+        load_layers(manifest, profile=load_profile())
+
+
+def test_steep_command(tmp_path, dem):
+    out = tmp_path / "steep.gpkg"
+    r = CliRunner().invoke(cli, ["steep", str(dem), "-o", str(out), "--min-area-sqft", "10"])
+    assert r.exit_code == 0, r.output
+    g = gpd.read_file(out)
+    assert len(g) == 1 and g["threshold_pct"].iloc[0] == 20 and g.crs.to_epsg() == 7594
+    assert shapely.area(g.geometry.iloc[0]) == pytest.approx(39 * 78 * 25)
