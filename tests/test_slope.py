@@ -18,9 +18,8 @@ from esc_gis.terrain.slope import iter_slope_blocks
 
 from .conftest import require_tool, write_dem
 
-DEM_DIR = Path(__file__).resolve().parents[2] / "shared" / "layers-real" / "dem"
-if not DEM_DIR.is_dir():  # the clone's sibling folder, as in CI
-    DEM_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "layers-real" / "dem"
+#: Real DEMs copied from the shared reference layers (see tests/data/dem/SOURCES.md).
+DEM_DIR = Path(__file__).resolve().parent / "data" / "dem"
 
 
 def plane(rise_per_cell: float, n: int = 12, *, dtype=np.float32) -> np.ndarray:
@@ -162,8 +161,6 @@ def _gdaldem(dem: Path, out: Path, *extra: str) -> np.ndarray:
 @pytest.mark.parametrize("edges", [False, True])
 def test_identical_to_gdaldem_on_real_dems(tmp_path, name, edges):
     dem = DEM_DIR / name
-    if not dem.exists():
-        pytest.skip(f"{dem} is not here (the shared reference layers)")
     extra = ("-compute_edges",) if edges else ()
     ref = _gdaldem(dem, tmp_path / "g.tif", *extra)
     ours = slope_of(dem, tmp_path, z_unit="m", compute_edges=edges)
@@ -174,10 +171,7 @@ def test_identical_to_gdaldem_on_real_dems(tmp_path, name, edges):
 
 def test_identical_to_gdaldem_on_an_integer_dem_with_nodata(tmp_path):
     # The real SRTM tile (uint16, nodata 65535), placed on a 30 m projected grid.
-    src_path = DEM_DIR / "spDataLarge_srtm_3arcsec_zion.tif"
-    if not src_path.exists():
-        pytest.skip("shared SRTM tile not here")
-    with rasterio.open(src_path) as src:
+    with rasterio.open(DEM_DIR / "spDataLarge_srtm_3arcsec_zion.tif") as src:
         z = src.read(1)
     z[100:104, 200:230] = 65535
     dem = write_dem(tmp_path / "srtm_utm.tif", z, crs="EPSG:32612", x0=320_000, y0=4_130_000, cell=30.0, nodata=65535)
