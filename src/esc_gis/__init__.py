@@ -3,6 +3,9 @@
 Chapter 540, Article I of the Village Code, as GIS answers: which sites need an erosion
 control permit, which standards apply, and why, with a § citation on every finding.
 
+The names below are imported on first use, so ``esc-gis slope`` does not pay for pandas and
+geopandas, which only screening needs.
+
 >>> import esc_gis
 >>> sorted(esc_gis.__all__)
 ['LayerSet', 'Profile', '__version__', 'load_layers', 'load_profile', 'screen']
@@ -10,13 +13,33 @@ control permit, which standards apply, and why, with a § citation on every find
 
 from __future__ import annotations
 
+import importlib
 import logging
-
-from esc_gis.layers import LayerSet, load_layers
-from esc_gis.profile import Profile, load_profile
-from esc_gis.screen import screen
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 __all__ = ["LayerSet", "Profile", "__version__", "load_layers", "load_profile", "screen"]
 
+_LAZY = {
+    "LayerSet": "esc_gis.layers",
+    "load_layers": "esc_gis.layers",
+    "Profile": "esc_gis.profile",
+    "load_profile": "esc_gis.profile",
+    "screen": "esc_gis.screen",
+}
+
+if TYPE_CHECKING:
+    from esc_gis.layers import LayerSet, load_layers
+    from esc_gis.profile import Profile, load_profile
+    from esc_gis.screen import screen
+
 logging.getLogger(__name__).addHandler(logging.NullHandler())
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    msg = f"module 'esc_gis' has no attribute {name!r}"
+    raise AttributeError(msg)

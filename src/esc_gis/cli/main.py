@@ -7,6 +7,7 @@ traceback for bad input.
 
 from __future__ import annotations
 
+import importlib
 import logging
 import sys
 from typing import Any
@@ -17,8 +18,27 @@ from esc_gis import __version__
 from esc_gis.errors import EscGisError
 
 
+#: Command name -> module defining it; imported only when that command runs, so that
+#: `esc-gis slope` starts without loading pandas and geopandas.
+COMMANDS = {
+    "screen": "esc_gis.cli.screen",
+    "slope": "esc_gis.cli.slope",
+    "steep": "esc_gis.cli.steep",
+    "rules": "esc_gis.cli.rules",
+}
+
+
 class _Group(click.Group):
-    """A click group that reports library errors as one message, without a traceback."""
+    """A click group with lazily imported commands that reports library errors as one message."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        command: click.Command = getattr(importlib.import_module(COMMANDS[cmd_name]), cmd_name)
+        return command
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -34,16 +54,3 @@ def cli(verbose: int) -> None:
     """GIS screening for the Village of Winneconne's erosion-control ordinance (Ch. 540, Art. I)."""
     level = logging.WARNING - 10 * verbose
     logging.basicConfig(stream=sys.stderr, level=level, format="%(levelname)s %(name)s: %(message)s")
-
-
-def _register() -> None:
-    from esc_gis.cli.rules import rules
-    from esc_gis.cli.screen import screen
-    from esc_gis.cli.slope import slope
-    from esc_gis.cli.steep import steep
-
-    for command in (screen, slope, steep, rules):
-        cli.add_command(command)
-
-
-_register()

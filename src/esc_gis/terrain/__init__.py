@@ -1,7 +1,36 @@
-"""Terrain: slope in percent (Horn, as ``gdaldem slope -p``), land at 20 % or more, steep area."""
+"""Terrain: slope in percent (Horn, as ``gdaldem slope -p``), land at 20 % or more, steep area.
 
-from esc_gis.terrain.dem import DemInfo, open_dem
-from esc_gis.terrain.slope import NODATA, horn_slope_pct, write_slope
-from esc_gis.terrain.steep import steep_area, steep_polygons
+Names are imported on first use: slope needs only numpy and rasterio, steep areas also
+geopandas and exactextract.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __all__ = ["NODATA", "DemInfo", "horn_slope_pct", "open_dem", "steep_area", "steep_polygons", "write_slope"]
+
+_LAZY = {
+    "DemInfo": "esc_gis.terrain.dem",
+    "open_dem": "esc_gis.terrain.dem",
+    "NODATA": "esc_gis.terrain.slope",
+    "horn_slope_pct": "esc_gis.terrain.slope",
+    "write_slope": "esc_gis.terrain.slope",
+    "steep_area": "esc_gis.terrain.steep",
+    "steep_polygons": "esc_gis.terrain.steep",
+}
+
+if TYPE_CHECKING:
+    from esc_gis.terrain.dem import DemInfo, open_dem
+    from esc_gis.terrain.slope import NODATA, horn_slope_pct, write_slope
+    from esc_gis.terrain.steep import steep_area, steep_polygons
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    msg = f"module 'esc_gis.terrain' has no attribute {name!r}"
+    raise AttributeError(msg)
