@@ -17,7 +17,6 @@ import click
 from esc_gis import __version__
 from esc_gis.errors import EscGisError
 
-
 #: Command name -> module defining it; imported only when that command runs, so that
 #: `esc-gis slope` starts without loading pandas and geopandas.
 COMMANDS = {
