@@ -13,9 +13,10 @@ geopandas, which only screening needs.
 
 from __future__ import annotations
 
-import importlib
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from esc_gis._lazy import lazy_getattr
 
 __version__ = "0.1.0"
 __all__ = ["LayerSet", "Profile", "__version__", "load_layers", "load_profile", "screen"]
@@ -36,10 +37,4 @@ if TYPE_CHECKING:
 logging.getLogger(__name__).addHandler(logging.NullHandler())
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    msg = f"module 'esc_gis' has no attribute {name!r}"
-    raise AttributeError(msg)
+__getattr__ = lazy_getattr(__name__, _LAZY)

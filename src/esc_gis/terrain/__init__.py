@@ -6,8 +6,9 @@ geopandas and exactextract.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from esc_gis._lazy import lazy_getattr
 
 __all__ = ["NODATA", "DemInfo", "horn_slope_pct", "open_dem", "steep_area", "steep_polygons", "write_slope"]
 
@@ -27,10 +28,4 @@ if TYPE_CHECKING:
     from esc_gis.terrain.steep import steep_area, steep_polygons
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    msg = f"module 'esc_gis.terrain' has no attribute {name!r}"
-    raise AttributeError(msg)
+__getattr__ = lazy_getattr(__name__, _LAZY)
