@@ -110,17 +110,17 @@ def horn_slope_pct(
     b += z[1]
     b += z[2]
     c -= b
-    dx = a.astype(np.float64)
-    dx /= ew_div
-    dy = c.astype(np.float64)
-    dy /= ns_div
+    # From here in double, as GDAL: dtype=float64 makes each ufunc convert and compute in
+    # double in one pass (a float32 array divided by a Python float would stay float32).
+    dx = np.divide(a, ew_div, dtype=np.float64)
+    dy = np.divide(c, ns_div, dtype=np.float64)
     dx *= dx
     dy *= dy
     dx += dy
     np.sqrt(dx, out=dx)
     dx /= 8
-    dx *= 100
-    return dx.astype(np.float32)
+    # 100 * (...) in double, rounded once to float32 on the way out.
+    return np.multiply(dx, 100.0, out=a, dtype=np.float64, casting="same_kind")
 
 
 def _divisors(info: DemInfo, row0: int, nrows: int) -> tuple[float | np.ndarray, float | np.ndarray]:
