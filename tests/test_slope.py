@@ -174,6 +174,8 @@ def test_identical_to_gdaldem_on_an_integer_dem_with_nodata(tmp_path):
     with rasterio.open(DEM_DIR / "spDataLarge_srtm_3arcsec_zion.tif") as src:
         z = src.read(1)
     z[100:104, 200:230] = 65535
+    z[50, 60] = z[300, 17] = 65535  # isolated nodata cells: Horn's sums skip the centre
+    z[200:260, 100] = 65535  # a one-cell-wide gap
     dem = write_dem(tmp_path / "srtm_utm.tif", z, crs="EPSG:32612", x0=320_000, y0=4_130_000, cell=30.0, nodata=65535)
     for extra in ((), ("-compute_edges",)):
         ref = _gdaldem(dem, tmp_path / "g.tif", *extra)
@@ -210,3 +212,17 @@ def test_slope_command(tmp_path):
     assert r.exit_code == 1 and ".tif" in r.output
     with pytest.raises(OutputExistsError):
         write_slope(dem, out)
+
+
+@pytest.mark.parametrize("fill", [False, True])
+def test_compiled_kernel_equals_the_numpy_reference(fill):
+    from esc_gis.terrain.slope import horn_slope_pct, horn_slope_pct_numpy
+
+    rng = np.random.default_rng(7)
+    win = rng.normal(0, 5, (41, 37)).cumsum(axis=1).astype(np.float32)
+    win[rng.random(win.shape) < 0.05] = np.nan
+    ew = np.linspace(0.9, 1.3, 39)[:, None]  # per-row divisors, as for a geographic DEM
+    a = horn_slope_pct(win, ew, 2.0, fill_with_centre=fill)
+    b = horn_slope_pct_numpy(win, ew, 2.0, fill_with_centre=fill)
+    np.testing.assert_array_equal(a, b)
+    assert np.isnan(a).any() and not np.isnan(a).all()
