@@ -51,9 +51,10 @@ NODATA = -9999.0
 #: Cells per block: 1 MB of float32 per array, ~10 MB of temporaries per block in flight.
 #: Measured on 8000 x 8000: 2^18 with two threads is as fast as 2^20 and lighter.
 BLOCK_CELLS = 1 << 18
-#: GDAL's block cache, in MB. Its default (5 % of RAM) fills with written blocks: 1.2 GB of
-#: RSS for a 16000 x 16000 slope (gdaldem too). Streaming needs little.
-GDAL_CACHE_MB = 64
+#: GDAL's block cache, in bytes (16 MB). Its default (5 % of RAM) fills with written blocks: 1.2 GB
+#: of RSS for a 16000 x 16000 slope (gdaldem too). Streaming needs little. (rasterio.Env
+#: passes an integer straight to GDALSetCacheMax64, so it must be bytes, not MB.)
+GDAL_CACHE_BYTES = 16 * 1024 * 1024
 
 
 @numba.njit(cache=True, nogil=True)
@@ -385,7 +386,7 @@ def write_slope(
     os.close(fd)
     tmp = Path(tmp_name)
     try:
-        with rasterio.Env(GDAL_CACHEMAX=GDAL_CACHE_MB), rasterio.open(tmp, "w", **profile) as dst:
+        with rasterio.Env(GDAL_CACHEMAX=GDAL_CACHE_BYTES), rasterio.open(tmp, "w", **profile) as dst:
             dst.update_tags(1, ALGORITHM="Horn (as gdaldem slope -p)", UNITS="percent",
                             Z_UNIT=info.z_unit, COMPUTE_EDGES=str(compute_edges))  # fmt: skip
             for r0, block in iter_slope_blocks(info, compute_edges=compute_edges, block_cells=block_cells):
