@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from esc_gis import screen
-from esc_gis.screen import CONTRACT_COLUMNS
+from esc_gis.screening import CONTRACT_COLUMNS
 
 from .conftest import CRS, K, L, box, sites, square_sqft
 
@@ -358,3 +358,11 @@ def test_union_never_larger_than_sum(layer_set, rects):
     total = sum(w * h for _, _, w, h in rects) * K
     assert row["disturbed_sqft"] <= total * (1 + 1e-9)
     assert row["disturbed_sqft"] >= max(w * h for _, _, w, h in rects) * K * (1 - 1e-9)
+
+
+def test_package_screen_is_the_function_even_after_the_cli_is_imported():
+    # A submodule named like a facade name would rebind esc_gis.screen to the module.
+    import esc_gis
+    import esc_gis.cli.screen  # imports the screening module
+
+    assert callable(esc_gis.screen) and esc_gis.screen.__name__ == "screen"

@@ -26,13 +26,13 @@ _LAZY = {
     "load_layers": "esc_gis.layers",
     "Profile": "esc_gis.profile",
     "load_profile": "esc_gis.profile",
-    "screen": "esc_gis.screen",
+    "screen": "esc_gis.screening",
 }
 
 if TYPE_CHECKING:
     from esc_gis.layers import LayerSet, load_layers
     from esc_gis.profile import Profile, load_profile
-    from esc_gis.screen import screen
+    from esc_gis.screening import screen
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())
 

@@ -5,7 +5,7 @@ The screening contract's attributes (``site_id``, ``plan_id``, ``activity``,
 shapefile-truncated names (``state_agen``, ``npdes_exem``) or under any name the user maps
 with ``field_map``. Each check is vectorised; only the rows that fail are visited, to word
 their messages. Nothing here raises for a bad row: functions return the cleaned layer and a
-list of :class:`~esc_gis.errors.Problem` for :func:`esc_gis.screen.screen` to raise at once.
+list of :class:`~esc_gis.errors.Problem` for :func:`esc_gis.screening.screen` to raise at once.
 
 Invalid polygons (self-intersections, bow-ties) are repaired with
 :func:`shapely.make_valid` (``method="structure"``) and the repair is recorded for a finding;

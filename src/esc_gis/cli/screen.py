@@ -14,7 +14,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from esc_gis.io import check_output_path, write_layer
-from esc_gis.screen import screen as screen_sites
+from esc_gis.screening import screen as screen_sites
 
 
 def _field_map(values: tuple[str, ...]) -> dict[str, str]:
