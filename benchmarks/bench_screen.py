@@ -66,6 +66,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from _common import peak_rss_mb  # benchmarks/ is sys.path[0] when a script runs
+
 # Only the standard library is imported at module level: the driver must stay small (see
 # the module docstring); the heavy libraries are imported inside the worker tasks.
 
@@ -92,19 +94,6 @@ Result = dict[str, Any]
 # --------------------------------------------------------------------------------------
 
 
-def peak_rss_mb() -> float:
-    """This process's peak resident set size, in MiB."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024.0
-    except OSError:
-        pass
-    import resource
-
-    kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return kib / (1024.0 * 1024.0) if sys.platform == "darwin" else kib / 1024.0
 
 
 def task_generate(args: dict[str, Any]) -> Result:
@@ -261,9 +250,9 @@ def task_full(args: dict[str, Any]) -> Result:
     """``esc_gis.screen`` + ``write_layer`` in process, with stage and sub-stage times."""
     import importlib
 
-    # The module, not the function: the package re-binds ``esc_gis.screen`` to the function.
+    # The module that defines the screen function.
     # Importing it imports the whole library, outside the timing.
-    screen_mod = importlib.import_module("esc_gis.screen")
+    screen_mod = importlib.import_module("esc_gis.screening")
     timers = _Timers()
     timers.wrap(screen_mod, "load_layers", "load_layers (profile's layer set)")
     timers.wrap(screen_mod, "read_layer", "read_layer (the sites, pyogrio)")

@@ -77,6 +77,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from _common import peak_rss_mb  # benchmarks/ is sys.path[0] when a script runs
+
 # Only the standard library is imported at module level: the driver must stay small (see
 # the module docstring); numpy, rasterio and esc_gis are imported inside the worker tasks.
 
@@ -103,19 +105,6 @@ Result = dict[str, Any]
 # --------------------------------------------------------------------------------------
 
 
-def peak_rss_mb() -> float:
-    """This process's peak resident set size, in MiB."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024.0
-    except OSError:
-        pass
-    import resource
-
-    kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return kib / (1024.0 * 1024.0) if sys.platform == "darwin" else kib / 1024.0
 
 
 def cpu_seconds() -> float:
