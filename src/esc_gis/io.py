@@ -9,9 +9,11 @@ partial output behind.
 
 from __future__ import annotations
 
-__all__ = ["OUTPUT_FORMATS", "check_output_path", "read_layer", "write_layer"]
+__all__ = ["OUTPUT_FORMATS", "check_output_path", "read_class_map", "read_layer", "write_layer"]
 
+import csv
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -20,7 +22,12 @@ import pandas as pd
 import pyogrio
 import shapely
 
-from esc_gis.errors import LayerReadError, OutputExistsError, OutputFormatError
+from esc_gis.errors import LayerReadError, LayerSetError, OutputExistsError, OutputFormatError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 #: Output extension -> what is written.
 OUTPUT_FORMATS = {
@@ -83,6 +90,65 @@ def read_layer(path: str | os.PathLike[str], *, layer: str | None = None) -> gpd
         msg = f"{name}: the layer is empty (no features)."
         raise LayerReadError(msg)
     return gdf.reset_index(drop=True)
+
+
+def read_class_map(path: str | os.PathLike[str]) -> dict[str, str]:
+    r"""Read a table of source codes to water classes.
+
+    Two forms are read: a TOML file of ``"code" = "class"`` pairs (at the top level or
+    under ``[class_map]``), or a CSV whose first two columns are the code and the class
+    (a header row naming them ``code,class`` is skipped).
+
+    Parameters
+    ----------
+    path : path
+        ``.toml`` or ``.csv``.
+
+    Returns
+    -------
+    dict of str to str
+
+    Raises
+    ------
+    LayerSetError
+        If the file is missing, unreadable, or not one of the two forms.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "wwi.csv"
+    >>> _ = p.write_text("code,class\nE2K,wetland_highly_susceptible\nT3K,wetland\n")
+    >>> read_class_map(p)
+    {'E2K': 'wetland_highly_susceptible', 'T3K': 'wetland'}
+    """
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8-sig")
+    except OSError as exc:
+        msg = f"class map {str(path)!r} cannot be read ({exc.strerror or exc}); give a .toml or .csv file."
+        raise LayerSetError(msg) from None
+    if p.suffix.lower() == ".toml":
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            msg = f"class map {str(path)!r} is not valid TOML: {exc}"
+            raise LayerSetError(msg) from None
+        table = data.get("class_map", data)
+        if not isinstance(table, dict) or not all(isinstance(v, str) for v in table.values()):
+            msg = f'class map {str(path)!r}: expected "code" = "class" pairs of text.'
+            raise LayerSetError(msg)
+        return {str(k): v for k, v in table.items()}
+    if p.suffix.lower() == ".csv":
+        rows = [r for r in csv.reader(text.splitlines()) if any(c.strip() for c in r)]
+        if rows and [c.strip().lower() for c in rows[0][:2]] == ["code", "class"]:
+            rows = rows[1:]
+        short = [i + 1 for i, r in enumerate(rows) if len(r) < 2 or not r[0].strip() or not r[1].strip()]
+        if short:
+            msg = f"class map {str(path)!r}: rows {short[:10]} need a code and a class."
+            raise LayerSetError(msg)
+        return {r[0].strip(): r[1].strip() for r in rows}
+    msg = f"class map {str(path)!r}: give a .toml or .csv file."
+    raise LayerSetError(msg)
 
 
 def check_output_path(path: str | os.PathLike[str], *, overwrite: bool = False) -> str:

@@ -10,6 +10,11 @@ the manifest)::
     path = "waters.gpkg"
     class_field = "water_class"
     name_field = "name"               # optional
+    channel_width_field = "width_ft"  # optional: a line's channel width, in feet
+    class_map = "wwi_codes.csv"       # optional: the layer's own codes -> water classes
+
+Several waters layers (lakes from one source, streams and wetlands from others) are given
+as ``[[waters]]`` tables, each with its own fields and class map.
     [dem]                             # optional: elevation raster
     path = "dem.tif"
     z_unit = "ft"
@@ -36,9 +41,10 @@ import pandas as pd
 import shapely
 
 from esc_gis.crs import measuring_crs, to_measuring_crs
-from esc_gis.errors import CRSError, LayerSetError, Problem, ValidationError
-from esc_gis.io import read_layer
+from esc_gis.errors import CRSError, LayerSetError, ValidationError
+from esc_gis.io import read_class_map, read_layer
 from esc_gis.terrain.dem import DemInfo, open_dem
+from esc_gis.validate import prepare_waters
 
 if TYPE_CHECKING:
     import geopandas as gpd
@@ -69,7 +75,9 @@ class LayerSet:
     jurisdiction : shapely.Geometry
         The Village as one (multi)polygon; holes are not Village land.
     waters : geopandas.GeoDataFrame or None
-        Columns ``water_class``, ``water_name`` and the geometry; None when not configured.
+        Columns ``water_class``, ``water_name``, ``channel_width_ft``, ``source_code``,
+        ``row``, ``layer`` and the geometry (see :func:`esc_gis.validate.prepare_waters`);
+        None when not configured.
     targeted_areas : geopandas.GeoDataFrame or None
         Column ``area_name`` and the geometry; None when not configured.
     dem_path : Path or None
@@ -150,6 +158,50 @@ def _load_vector(sec: dict[str, Any], manifest: Path, crs: CRS) -> tuple[gpd.Geo
     return to_measuring_crs(gdf, crs), source
 
 
+def _waters_sections(data: dict[str, Any], manifest: Path) -> list[dict[str, Any]]:
+    """``[waters]`` as one table, or ``[[waters]]`` as several (lakes, streams, wetlands...)."""
+    raw = data.get("waters")
+    if raw is None:
+        return []
+    secs = raw if isinstance(raw, list) else [raw]
+    for k, sec in enumerate(secs):
+        if not isinstance(sec, dict) or not isinstance(sec.get("path"), str):
+            which = "[waters]" if not isinstance(raw, list) else f"[[waters]] number {k + 1}"
+            msg = f'{manifest}: {which} needs a path = "..." (relative to the manifest).'
+            raise LayerSetError(msg)
+    return secs
+
+
+def _load_waters(data: dict[str, Any], manifest: Path, crs: CRS, profile: Profile) -> gpd.GeoDataFrame | None:
+    """Read every waters layer, map its codes to classes, and report every bad row at once."""
+    secs = _waters_sections(data, manifest)
+    if not secs:
+        return None
+    frames, problems = [], []
+    for sec in secs:
+        gdf, source = _load_vector(sec, manifest, crs)
+        class_map = sec.get("class_map")
+        if isinstance(class_map, str):  # a file beside the manifest
+            class_map = read_class_map((manifest.parent / class_map).resolve())
+        elif class_map is not None and not isinstance(class_map, dict):
+            msg = f"{manifest}: class_map of {sec['path']!r} must be a table of codes or a .toml/.csv path."
+            raise LayerSetError(msg)
+        waters, found = prepare_waters(
+            gdf,
+            source,
+            allowed_classes=profile.water_classes(),
+            class_field=sec.get("class_field", "water_class"),
+            name_field=sec.get("name_field"),
+            channel_width_field=sec.get("channel_width_field"),
+            class_map=class_map,
+        )
+        frames.append(waters.assign(layer=source))
+        problems += found
+    if problems:
+        raise ValidationError(problems)
+    return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+
+
 def load_layers(manifest: str | Path | None = None, *, profile: Profile) -> LayerSet:
     """Read a layer set and bring every layer into the measuring CRS.
 
@@ -194,31 +246,7 @@ def load_layers(manifest: str | Path | None = None, *, profile: Profile) -> Laye
     jurisdiction = shapely.union_all(shapely.make_valid(geoms))
     layers = LayerSet(manifest=path, crs=crs, jurisdiction=jurisdiction)
 
-    wsec = _section(data, "waters", path, required=False)
-    if wsec is not None:
-        waters, wsource = _load_vector(wsec, path, crs)
-        class_field = wsec.get("class_field", "water_class")
-        if class_field not in waters.columns:
-            msg = f"{wsource}: no class field {class_field!r}; set class_field in [waters] of {path.name}."
-            raise LayerSetError(msg)
-        classes = waters[class_field].astype(object).where(waters[class_field].notna(), "").astype(str)
-        allowed = profile.water_classes()
-        problems = [
-            Problem(wsource, int(i) + 1, f"{class_field} {classes.iloc[i]!r} is not a water class.",
-                    f"use one of {', '.join(allowed)}.")
-            for i in np.flatnonzero(~classes.isin(allowed).to_numpy())
-        ]  # fmt: skip
-        if problems:
-            raise ValidationError(problems)
-        name_field = wsec.get("name_field")
-        names = (
-            waters[name_field].astype(object)
-            if name_field in waters.columns
-            else pd.Series([None] * len(waters), dtype=object)
-        )
-        layers.waters = waters[[waters.geometry.name]].assign(
-            water_class=classes.to_numpy(), water_name=names.to_numpy()
-        )
+    layers.waters = _load_waters(data, path, crs, profile)
 
     tsec = _section(data, "targeted_areas", path, required=False)
     if tsec is not None:

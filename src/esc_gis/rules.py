@@ -304,6 +304,12 @@ def decide(m: pd.DataFrame, profile: Profile) -> pd.DataFrame:
         f.add(live & in_prot, "protective_area", "§ 540-7B(3)(c)[1]; § 540-5 PROTECTIVE AREA",
               lambda i: f"{_sqft(prot[i])} of the disturbance lies in the protective area of {prot_names[i]}: "
                         "maintain existing vegetation next to surface waters.")
+        from_line = (_col(m, "protective_from_centreline").astype(bool) if "protective_from_centreline" in m
+                     else np.zeros(n, bool))  # fmt: skip
+        f.add(live & in_prot & from_line, "protective_area_from_centreline", "§ 540-5 PROTECTIVE AREA",
+              "Part of this protective area is measured from a stream centreline, which approximates the top of "
+              "the channel (it overstates the strip by half the channel width); a channel width or the "
+              "surveyed top of bank gives the exact strip.")
         f.add(live & in_wat, "in_water", "§ 540-7A(3); § 540-7B(4)",
               lambda i: f"{_sqft(in_water[i])} of the disturbance lies inside waters of the state; BMPs must treat "
                         "runoff before it enters them (placement in water only where the project needs it).")

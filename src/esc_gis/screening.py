@@ -226,6 +226,7 @@ def screen(
     prot_sqft, water_sqft, near_ft = nan.copy(), nan.copy(), nan.copy()
     near_label = np.full(n, None, dtype=object)
     prot_label = np.full(n, None, dtype=object)
+    from_line = np.zeros(n, bool)
     if ls.waters is not None and len(ls.waters):
         w = ls.waters
         pa = protective_areas(w, prof, crs)
@@ -247,6 +248,8 @@ def screen(
         in_strip = prot_sqft > 0
         rows, src = pa.buffers.hit_sources(inside[in_strip])
         prot_label[in_strip] = _labels((rows, src), full, int(in_strip.sum()))
+        # Strips measured from a hydrography centreline only approximate the top of channel.
+        from_line[np.flatnonzero(in_strip)[rows[pa.centreline[src]]]] = True
 
     report("measuring steep slopes", 0.75)
     steep_sqft, steep_uncovered = nan.copy(), nan.copy()
@@ -284,6 +287,7 @@ def screen(
             "nearest_water_ft": near_ft,
             "nearest_water": near_label,
             "protective_waters": prot_label,
+            "protective_from_centreline": from_line,
             "targeted_areas": targeted,
             "has_waters": ls.waters is not None,
             "has_targeted": ls.targeted_areas is not None,

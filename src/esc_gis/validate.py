@@ -14,19 +14,24 @@ non-polygon and empty geometries are refused by row.
 
 from __future__ import annotations
 
-__all__ = ["ACTIVITIES", "FIELD_ALIASES", "SiteTable", "prepare_disturbed", "prepare_sites"]
+__all__ = [
+    "ACTIVITIES",
+    "FIELD_ALIASES",
+    "IGNORE_CLASS",
+    "SiteTable",
+    "prepare_disturbed",
+    "prepare_sites",
+    "prepare_waters",
+]
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+import geopandas as gpd
 import numpy as np
 import pandas as pd
 import shapely
 
-from esc_gis.errors import Problem
-
-if TYPE_CHECKING:
-    import geopandas as gpd
+from esc_gis.errors import LayerSetError, Problem
 
 #: Allowed ``activity`` values (§ 540-4A(2), § 540-5).
 ACTIVITIES = ("construction", "agricultural_activity", "agricultural_production", "silviculture")
@@ -288,3 +293,126 @@ def prepare_disturbed(
     )
     problems.sort(key=lambda p: (p.row or 0))
     return SiteTable(out, problems)
+
+
+#: ``class_map`` value that drops a source code (a feature that is not a water of the state).
+IGNORE_CLASS = "ignore"
+_LINEAL = (shapely.GeometryType.LINESTRING, shapely.GeometryType.MULTILINESTRING)
+
+
+def prepare_waters(
+    gdf: gpd.GeoDataFrame,
+    source: str,
+    *,
+    allowed_classes: list[str],
+    class_field: str = "water_class",
+    name_field: str | None = None,
+    channel_width_field: str | None = None,
+    class_map: dict[str, str] | None = None,
+) -> tuple[gpd.GeoDataFrame, list[Problem]]:
+    """Check a waters layer and give it the canonical water-class columns.
+
+    Parameters
+    ----------
+    gdf : geopandas.GeoDataFrame
+        Waters of the state: polygons (lakes, wetlands, channels as drawn) or lines (stream
+        centrelines).
+    source : str
+        Name of the layer in messages.
+    allowed_classes : list of str
+        The profile's water classes.
+    class_field : str, default "water_class"
+        Column holding each feature's class, or the source's own code when ``class_map``
+        is given.
+    name_field : str, optional
+        Column holding the water's name.
+    channel_width_field : str, optional
+        Column holding a line's channel width in feet: the line is then taken as the
+        channel's centre, the channel (width / 2 either side) as water, and the protective
+        area measured from its banks.
+    class_map : dict of str to str, optional
+        Source codes to water classes (``"ignore"`` drops the code's features). Codes not
+        in the map must already be water classes.
+
+    Returns
+    -------
+    waters : geopandas.GeoDataFrame
+        Columns ``water_class``, ``water_name`` (str or None), ``channel_width_ft`` (float,
+        NaN when not given), ``source_code``, ``row`` (1-based feature number) and the
+        geometry; ignored and bad rows are dropped.
+    problems : list of Problem
+        Every bad row and every bad ``class_map`` entry.
+
+    Raises
+    ------
+    LayerSetError
+        If ``class_field``, ``name_field`` or ``channel_width_field`` is not a column
+        (a configuration error, not a bad row).
+    """
+    for what, col in (("class_field", class_field), ("name_field", name_field),
+                      ("channel_width_field", channel_width_field)):  # fmt: skip
+        if col is not None and col not in gdf.columns:
+            have = ", ".join(str(c) for c in gdf.columns if c != gdf.geometry.name)
+            msg = f"{source}: no field {col!r} for {what}; the layer has {have}."
+            raise LayerSetError(msg)
+    problems: list[Problem] = []
+    allowed = list(allowed_classes)
+    mapping = dict(class_map or {})
+    for code, cls in mapping.items():
+        if cls not in allowed and cls != IGNORE_CLASS:
+            problems.append(Problem(source, None, f"class_map maps {code!r} to {cls!r}, which is not a water class.",
+                                    f"map it to one of {', '.join(allowed)}, or to {IGNORE_CLASS!r}."))  # fmt: skip
+    raw = gdf[class_field]
+    code = raw.astype(object).where(raw.notna(), "").astype(str).str.strip()
+    # Integer codes read as floats (shapefiles) would otherwise not match "46600".
+    code = code.str.replace(r"^(-?\d+)\.0$", r"\1", regex=True)
+    cls = code.map(lambda c: mapping.get(c, c)).to_numpy(dtype=object)
+    bad = ~np.isin(cls, [*allowed, IGNORE_CLASS])
+    for i in np.flatnonzero(bad):
+        what = f"{class_field} {code.iloc[i]!r} is not a water class" + (" and not in class_map." if mapping else ".")
+        fix = f"use one of {', '.join(allowed)}" + ("" if mapping else ", or map the layer's codes with class_map")
+        problems.append(Problem(source, int(i) + 1, what, fix + "."))
+
+    geoms = gdf.geometry.to_numpy().copy()
+    missing = shapely.is_missing(geoms) | shapely.is_empty(geoms)
+    types = shapely.get_type_id(geoms)
+    areal, lineal = np.isin(types, _POLYGONAL), np.isin(types, _LINEAL)
+    for i in np.flatnonzero(missing):
+        problems.append(Problem(source, int(i) + 1, "has no geometry (null or empty).", "draw it or delete the row."))
+    for i in np.flatnonzero(~missing & ~areal & ~lineal):
+        kind = shapely.GeometryType(types[i]).name.title()
+        problems.append(Problem(source, int(i) + 1, f"is a {kind}; waters must be polygons or lines.",
+                                "draw the water's outline (or a stream's centreline)."))  # fmt: skip
+    for i in np.flatnonzero(lineal & (cls == "wetland_less_susceptible")):
+        what = ("is a less susceptible wetland drawn as a line: its protective width (10 % of the average "
+                "wetland width) needs the delineated polygon.")  # fmt: skip
+        problems.append(Problem(source, int(i) + 1, what, "give the wetland's boundary polygon."))
+
+    width = np.full(len(gdf), np.nan)
+    if channel_width_field is not None:
+        width = np.array(pd.to_numeric(gdf[channel_width_field], errors="coerce"), dtype=float)
+        given = gdf[channel_width_field].notna().to_numpy()
+        for i in np.flatnonzero(given & ~(width > 0)):
+            what = f"{channel_width_field} {gdf[channel_width_field].iloc[i]!r} is not a width in feet."
+            problems.append(Problem(source, int(i) + 1, what, "give a positive number of feet, or leave it empty."))
+        width[~lineal] = np.nan  # a polygon is drawn at its banks already
+    invalid = areal & ~missing & ~shapely.is_valid(geoms)
+    if invalid.any():
+        geoms[invalid] = shapely.make_valid(geoms[invalid], method="structure", keep_collapsed=False)
+
+    names = (gdf[name_field].astype(object).where(gdf[name_field].notna(), None).to_numpy(dtype=object)
+             if name_field else np.full(len(gdf), None, dtype=object))  # fmt: skip
+    keep = ~bad & ~missing & (areal | lineal) & (cls != IGNORE_CLASS)
+    waters = gpd.GeoDataFrame(
+        {
+            "water_class": cls[keep],
+            "water_name": names[keep],
+            "channel_width_ft": width[keep],
+            "source_code": code.to_numpy(dtype=object)[keep],
+            "row": np.flatnonzero(keep) + 1,
+        },
+        geometry=geoms[keep],
+        crs=gdf.crs,
+    )
+    problems.sort(key=lambda p: p.row or 0)
+    return waters, problems

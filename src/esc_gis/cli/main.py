@@ -23,6 +23,7 @@ COMMANDS = {
     "screen": "esc_gis.cli.screen",
     "slope": "esc_gis.cli.slope",
     "steep": "esc_gis.cli.steep",
+    "protective": "esc_gis.cli.protective",
     "rules": "esc_gis.cli.rules",
 }
 

@@ -1,0 +1,211 @@
+"""Waters and protective areas: widths by class, clamps, overlaps, lines, class maps, the CLI.
+
+Coordinates are the conftest's local EPSG:7594 feet (US survey feet; L international feet
+each); widths are international feet, so a 50 ft strip is 50 / L = 49.9999 ftUS wide.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import geopandas as gpd
+import pyogrio
+import pytest
+import shapely
+from click.testing import CliRunner
+
+from esc_gis import load_layers, load_profile, screen
+from esc_gis.cli.main import cli
+from esc_gis.errors import LayerSetError, ValidationError
+from esc_gis.protective import protective_layer
+from esc_gis.waters import buffer_widths_ft, governing_parts
+
+from .conftest import CRS, X0, Y0, K, L, box, sites, write_layer_set
+
+PROFILE = load_profile()
+
+
+def waters(rows: list[tuple[str, shapely.Geometry]], **cols) -> gpd.GeoDataFrame:
+    data = {"water_class": [c for c, _ in rows], "name": [None] * len(rows), **cols}
+    return gpd.GeoDataFrame(data, geometry=[g for _, g in rows], crs=CRS)
+
+
+def line(*pts: tuple[float, float]) -> shapely.LineString:
+    return shapely.LineString([(X0 + x, Y0 + y) for x, y in pts])
+
+
+def part_at(parts: gpd.GeoDataFrame, x: float, y: float) -> str | None:
+    hit = parts[parts.geometry.contains(shapely.Point(X0 + x, Y0 + y))]
+    assert len(hit) <= 1
+    return None if hit.empty else hit["water_class"].iloc[0]
+
+
+@pytest.mark.parametrize(
+    ("cls", "geom", "width_ft"),
+    [
+        ("lake", box(0, 0, 100, 100), 50),
+        ("perennial_stream", line((0, 0), (100, 0)), 50),
+        ("intermittent_stream", line((0, 0), (100, 0)), 50),
+        ("wetland", box(0, 0, 100, 100), 50),
+        ("wetland_highly_susceptible", box(0, 0, 100, 100), 75),
+        ("orw_erw", line((0, 0), (100, 0)), 75),
+        ("concentrated_flow_channel", line((0, 0), (100, 0)), 10),
+        # Less susceptible: 10 % of the average width 2A/P, clamped to 10..30 ft.
+        ("wetland_less_susceptible", box(0, 0, 400, 60), 10),  # 52.2 ftUS -> 5.2 ft -> 10
+        ("wetland_less_susceptible", box(0, 0, 2000, 250), 2 * 500_000 / 4_500 * L / 10),  # 22.2 ft
+        ("wetland_less_susceptible", box(0, 0, 3000, 1000), 30),  # 750 ftUS -> 75 ft -> 30
+    ],
+)
+def test_width_of_each_class(cls, geom, width_ft):
+    assert buffer_widths_ft(waters([(cls, geom)]), PROFILE, load_layers_crs()) == pytest.approx([width_ft], rel=1e-9)
+
+
+def load_layers_crs():
+    from pyproj import CRS as PCRS
+
+    return PCRS(CRS)
+
+
+def test_greatest_width_wins_where_features_touch():
+    # A lake and a highly susceptible wetland side by side, each 100 ftUS square.
+    w = waters([("lake", box(0, 0, 100, 100)), ("wetland_highly_susceptible", box(100, 0, 200, 100))])
+    parts = governing_parts(w, PROFILE, load_layers_crs())
+    assert list(parts["water_class"]) == ["wetland_highly_susceptible", "lake"]  # widest first
+    assert list(parts["width_ft"]) == [75.0, 50.0]
+    assert part_at(parts, 270, 50) == "wetland_highly_susceptible"  # 70 ft east of the wetland
+    assert part_at(parts, 50, 130) == "wetland_highly_susceptible"  # 58 ft from the wetland's corner
+    assert part_at(parts, 20, 130) == "lake"  # 85 ft from the wetland, 30 ft from the lake
+    assert part_at(parts, -60, 50) is None  # 60 ft west of the lake: outside its 50 ft
+    assert part_at(parts, 150, 50) is None  # in the wetland itself: water, not strip
+    union = shapely.difference(shapely.union_all(shapely.buffer(w.geometry.values, [50 / L, 75 / L])),
+                               shapely.union_all(w.geometry.values))  # fmt: skip
+    assert parts["area_sqft"].sum() == pytest.approx(union.area * K, rel=1e-9)
+    assert not parts.geometry.iloc[0].intersects(parts.geometry.iloc[1].buffer(-0.01))
+
+
+def test_a_stream_cannot_get_less_because_it_borders_a_less_susceptible_wetland():
+    w = waters([("perennial_stream", line((0, 0), (1000, 0))), ("wetland_less_susceptible", box(0, 0, 1000, 60))])
+    parts = governing_parts(w, PROFILE, load_layers_crs())
+    assert part_at(parts, 500, -40) == "perennial_stream"  # 40 ft south of the stream: its 50 ft, not 10 ft
+
+
+def test_centreline_and_channel_width():
+    crs = load_layers_crs()
+    stream = line((0, 500), (1000, 500))
+    bare = governing_parts(waters([("perennial_stream", stream)]), PROFILE, crs)
+    # 1,000 ftUS long, 50 ft either side, round ends (a 32-gon, within 0.1 % of a circle).
+    assert bare["area_sqft"].iloc[0] == pytest.approx(1000 * L * 100 + math.pi * 50**2, rel=1e-3)
+    assert bool(bare["centreline"].iloc[0])
+    wide = governing_parts(waters([("perennial_stream", stream)], channel_width_ft=[20.0]), PROFILE, crs)
+    # The 20 ft channel is water; the strip runs 50 ft from each bank.
+    assert wide["area_sqft"].iloc[0] == pytest.approx(1000 * L * 100 + math.pi * 60**2, rel=1e-3)
+    assert not bool(wide["centreline"].iloc[0])
+
+
+def test_screening_names_centreline_strips_and_measures_channels_as_water(tmp_path):
+    w = gpd.GeoDataFrame({"water_class": ["perennial_stream", "intermittent_stream"], "name": ["Mill Creek", "Ditch"],
+                          "width_ft": [None, 20.0]},
+                         geometry=[line((100, 300), (900, 300)), line((100, 1300), (900, 1300))], crs=CRS)  # fmt: skip
+    manifest = write_layer_set(tmp_path / "l", waters=w)
+    manifest.write_text(manifest.read_text() + 'channel_width_field = "width_ft"\n')
+    out = screen(sites([{"site_id": "creek", "geometry": box(400, 320, 440, 360)},  # 20 ft from the centreline
+                        {"site_id": "ditch", "geometry": box(400, 1305, 440, 1345)}]),  # in the 20 ft channel
+                 layers=manifest).set_index("site_id")  # fmt: skip
+    creek = {f["code"]: f for f in json.loads(out.loc["creek", "findings"])}
+    assert "protective_area_from_centreline" in creek
+    assert creek["protective_area_from_centreline"]["section"] == "§ 540-5 PROTECTIVE AREA"
+    assert out.loc["creek", "protective_disturbed_sqft"] == pytest.approx(40 * (300 + 50 / L - 320) * K, rel=1e-6)
+    ditch = {f["code"] for f in json.loads(out.loc["ditch", "findings"])}
+    assert "protective_area_from_centreline" not in ditch and "in_water" in ditch
+    # 1305..1310 ftUS is channel (10 ft = 9.99998 ftUS from the centre), the rest is strip.
+    assert out.loc["ditch", "in_water_sqft"] == pytest.approx(40 * (1300 + 10 / L - 1305) * K, rel=1e-5)
+
+
+def test_unknown_classes_are_listed_with_the_allowed_ones(tmp_path):
+    w = waters([("lake", box(0, 0, 9, 9)), ("pond", box(20, 0, 29, 9)), ("river", box(40, 0, 49, 9))])
+    manifest = write_layer_set(tmp_path / "l", waters=w)
+    with pytest.raises(ValidationError) as exc:
+        load_layers(manifest, profile=PROFILE)
+    text = str(exc.value)
+    assert "row 2" in text and "'pond'" in text and "row 3" in text and "'river'" in text
+    assert "wetland_highly_susceptible" in text and "class_map" in text
+
+
+def test_class_map_from_the_manifest_maps_ignores_and_reports(tmp_path):
+    w = gpd.GeoDataFrame({"HYDROCODE": [1, 2, 3, 9]}, geometry=[box(0, 0, 9, 9), box(20, 0, 29, 9),
+                         box(40, 0, 49, 9), box(60, 0, 69, 9)], crs=CRS)  # fmt: skip
+    folder = tmp_path / "l"
+    manifest = write_layer_set(folder, with_waters=False)
+    w.to_file(folder / "hydro.gpkg", engine="pyogrio")
+    (folder / "codes.csv").write_text("code,class\n1,lake\n2,wetland\n3,ignore\n")
+    manifest.write_text(manifest.read_text() + '[waters]\npath = "hydro.gpkg"\nclass_field = "HYDROCODE"\n'
+                        'class_map = "codes.csv"\n')  # fmt: skip
+    with pytest.raises(ValidationError) as exc:
+        load_layers(manifest, profile=PROFILE)
+    assert "row 4" in str(exc.value) and "'9'" in str(exc.value) and "not in class_map" in str(exc.value)
+    (folder / "codes.csv").write_text("code,class\n1,lake\n2,wetland\n3,ignore\n9,perennial_stream\n")
+    ls = load_layers(manifest, profile=PROFILE)
+    assert list(ls.waters["water_class"]) == ["lake", "wetland", "perennial_stream"]
+    assert list(ls.waters["row"]) == [1, 2, 4]
+    (folder / "codes.csv").write_text("1,lake\n2,swamp\n")
+    with pytest.raises(ValidationError, match="'swamp', which is not a water class"):
+        load_layers(manifest, profile=PROFILE)
+
+
+def test_several_waters_layers_and_bad_geometry(tmp_path):
+    folder = tmp_path / "l"
+    manifest = write_layer_set(folder, with_waters=False)
+    waters([("lake", box(0, 0, 9, 9))]).to_file(folder / "lakes.gpkg", engine="pyogrio")
+    streams = waters([("perennial_stream", line((0, 0), (100, 0))),
+                      ("wetland_less_susceptible", line((0, 50), (100, 50))),
+                      ("lake", shapely.Point(X0, Y0))])  # fmt: skip
+    pyogrio.write_dataframe(streams, folder / "streams.gpkg")
+    manifest.write_text(manifest.read_text() + '[[waters]]\npath = "lakes.gpkg"\n[[waters]]\npath = "streams.gpkg"\n')
+    with pytest.raises(ValidationError) as exc:
+        load_layers(manifest, profile=PROFILE)
+    text = str(exc.value)
+    assert "streams.gpkg, row 2" in text and "delineated polygon" in text
+    assert "streams.gpkg, row 3" in text and "is a Point" in text
+    streams.iloc[:1].to_file(folder / "streams.gpkg", engine="pyogrio")
+    ls = load_layers(manifest, profile=PROFILE)
+    assert list(ls.waters["water_class"]) == ["lake", "perennial_stream"]
+    assert ls.waters["layer"].str.endswith(("lakes.gpkg", "streams.gpkg")).all()
+
+
+def test_missing_class_field_is_a_configuration_error(tmp_path):
+    manifest = write_layer_set(tmp_path / "l")
+    manifest.write_text(manifest.read_text().replace('class_field = "water_class"', 'class_field = "KIND"'))
+    with pytest.raises(LayerSetError, match=r"no field 'KIND'.*water_class"):
+        load_layers(manifest, profile=PROFILE)
+
+
+def test_protective_layer_in_any_input_crs():
+    w = waters([("lake", box(0, 0, 100, 100))])
+    expected = (200 * 200 - 100 * 100) - (4 * 50**2 - math.pi * 50**2)  # square frame, round corners (ftUS)
+    for crs in ("EPSG:4326", "EPSG:3071", CRS):
+        out = protective_layer(w.to_crs(crs))
+        assert out.crs.to_epsg() == 7594
+        assert out["area_sqft"].iloc[0] == pytest.approx(expected * K, rel=2e-3), crs
+
+
+def test_protective_command(tmp_path):
+    src = tmp_path / "hydro.gpkg"
+    gpd.GeoDataFrame({"CODE": ["L", "W", "X"], "NAME": ["Pond", "Marsh", "Culvert"]},
+                     geometry=[box(0, 0, 100, 100), box(100, 0, 200, 100), box(500, 0, 510, 10)],
+                     crs=CRS).to_file(src, engine="pyogrio")  # fmt: skip
+    out = tmp_path / "pa.gpkg"
+    args = ["protective", str(src), "-o", str(out), "--class-field", "CODE", "--class-map", "L=lake",
+            "--class-map", "W=wetland_highly_susceptible", "--class-map", "X=ignore", "--name-field", "NAME"]  # fmt: skip
+    r = CliRunner().invoke(cli, args)
+    assert r.exit_code == 0, r.output
+    assert "wetland_highly_susceptible" in r.output and "Wrote 2 protective-area part(s)" in r.output
+    got = gpd.read_file(out)
+    assert list(got["water_class"]) == ["wetland_highly_susceptible", "lake"]
+    assert set(got.columns) >= {"width_ft", "section", "area_sqft", "centreline"}
+    assert got["section"].str.contains("NR 151.125").all()
+    r = CliRunner().invoke(cli, args)
+    assert r.exit_code == 1 and "--overwrite" in r.output
+    r = CliRunner().invoke(cli, ["protective", str(src), "-o", str(tmp_path / "b.gpkg"), "--class-field", "CODE"])
+    assert r.exit_code == 1 and "'L' is not a water class" in r.output and "Traceback" not in r.output
+    assert all(f"row {k}" in r.output for k in (1, 2, 3))  # every bad row at once
