@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 # Screen the made-up sample sites on the Village's real boundary and lake, with the demo's
-# SYNTHETIC DEM (layers/winneconne-demo); outputs go to out/.
+# ILLUSTRATIVE waters and targeted area and SYNTHETIC DEM (layers/winneconne-demo); outputs go to out/.
 DEMO_LAYERS := layers/winneconne-demo/layers.toml
 DEMO_SITES  := examples/demo/sites.geojson --disturbed examples/demo/disturbed.geojson --layers $(DEMO_LAYERS)
 
@@ -29,7 +29,9 @@ demo: $(STAMP)
 	$(VENV)/bin/esc-gis slope layers/winneconne-demo/dem_synthetic.tif -o out/demo_slope_pct.tif --overwrite
 	$(VENV)/bin/esc-gis steep layers/winneconne-demo/dem_synthetic.tif -o out/demo_steep.gpkg \
 		--min-area-sqft 200 --overwrite
-	@echo "Outputs: out/demo_screening.{gpkg,csv,geojson,parquet}, out/demo_slope_pct.tif, out/demo_steep.gpkg"
+	$(VENV)/bin/esc-gis protective --layers $(DEMO_LAYERS) -o out/demo_protective_areas.gpkg --overwrite
+	@echo "Outputs: out/demo_screening.{gpkg,csv,geojson,parquet}, out/demo_slope_pct.tif, out/demo_steep.gpkg,"
+	@echo "         out/demo_protective_areas.gpkg"
 
 test: $(STAMP)
 	$(PY) -m pytest

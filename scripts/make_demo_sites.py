@@ -6,6 +6,11 @@ EPSG:7594 feet), then written in EPSG:4326, as a web form would send them:
 
     examples/demo/sites.geojson       site (lot) polygons with the screening attributes
     examples/demo/disturbed.geojson   disturbed-limit polygons carrying site_id
+    layers/winneconne-demo/waters_illustrative.gpkg    made-up stream, wetlands and ditch
+    layers/winneconne-demo/targeted_illustrative.gpkg  a made-up targeted-standard area
+
+The illustrative waters and targeted area sit next to sites S17-S21 so the demo shows every
+protective-area case; they live only in the demo layer set, never in layers/winneconne/.
 
 Run from the repository root: ``.venv/bin/python scripts/make_demo_sites.py``.
 """
@@ -107,9 +112,46 @@ def build(village: shapely.Geometry, lake: shapely.Geometry) -> tuple[gpd.GeoDat
         [rect(c[0] - 14, c[1], 50, 50), rect(c[0] + 14, c[1], 50, 50)])  # fmt: skip
     c = a["shore"][0]
     add("S16", "Shoreline path", c, (80, 80), [square(*c, 1_500)])
+
+    # Sites next to the ILLUSTRATIVE waters and targeted area (layers/winneconne-demo), each
+    # on an anchor at least 700 ft from every other site, so no other result changes.
+    used = [shapely.Point(r["geometry"].centroid) for r in sites]
+
+    def far() -> tuple[float, float]:
+        for c in deep:
+            if min(shapely.distance(shapely.Point(c), u) for u in used) >= 700:
+                used.append(shapely.Point(c))
+                return c
+        raise RuntimeError("no anchor far enough from the other sites")
+
+    waters, targeted = [], []
+    cx, cy = far()  # a 4,800 sq ft house whose disturbance comes within 25 ft of a creek
+    waters.append(("perennial_stream", "Mill Creek (ILLUSTRATIVE)", None,
+                   shapely.LineString([(cx - 400, cy - 60), (cx - 100, cy - 70), (cx + 400, cy - 55)])))
+    add("S17", "House by Mill Creek", (cx, cy), (120, 150), [square(cx, cy, 4_800)])
+    cx, cy = far()  # 2,000 sq ft, 53 ft from a sedge meadow: inside its 75 ft, outside 50 ft
+    waters.append(("wetland_highly_susceptible", "Sedge meadow (ILLUSTRATIVE)", None,
+                   rect(cx, cy + 75 + 22.36 + 53, 300, 150)))
+    add("S18", "Shed near a sedge meadow", (cx, cy), (100, 100), [square(cx, cy, 2_000)])
+    cx, cy = far()  # 1,200 sq ft, 5 ft from a 400 x 60 ft degraded wetland (strip: 10 ft)
+    waters.append(("wetland_less_susceptible", "Reed canary grass wetland (ILLUSTRATIVE)", None,
+                   rect(cx, cy + 17.32 + 5 + 30, 400, 60)))
+    add("S19", "Fence by a degraded wetland", (cx, cy), (80, 80), [square(cx, cy, 1_200)])
+    cx, cy = far()  # 1,000 sq ft in a targeted performance standard area
+    targeted.append(("Upper Fox-Wolf TMDL focus area (ILLUSTRATIVE)", rect(cx, cy, 600, 600)))
+    add("S20", "Garden in the TMDL focus area", (cx, cy), (80, 80), [square(cx, cy, 1_000)])
+    cx, cy = far()  # 1,500 sq ft across a 12 ft drainage ditch: in the water and its strip
+    waters.append(("intermittent_stream", "Drainage ditch (ILLUSTRATIVE)", 12.0,
+                   shapely.LineString([(cx - 350, cy), (cx + 350, cy)])))
+    add("S21", "Culvert repair on the drainage ditch", (cx, cy), (80, 80), [rect(cx, cy, 50, 30)])
     s = gpd.GeoDataFrame(sites, crs=CRS)
     d = gpd.GeoDataFrame(dist, crs=CRS)
-    return s, d
+    w = gpd.GeoDataFrame([{"water_class": c, "name": n, "channel_width_ft": cw, "geometry": g,
+                           "note": "ILLUSTRATIVE, made up for the demo; not a real water"}
+                          for c, n, cw, g in waters], crs=CRS)  # fmt: skip
+    t = gpd.GeoDataFrame([{"name": n, "geometry": g, "note": "ILLUSTRATIVE, not the real TMDL boundary"}
+                          for n, g in targeted], crs=CRS)  # fmt: skip
+    return s, d, w, t
 
 
 def main() -> None:
@@ -118,7 +160,14 @@ def main() -> None:
     args = ap.parse_args()
     village = gpd.read_file(ROOT / "layers/winneconne/village_boundary.gpkg").to_crs(CRS).geometry.union_all()
     lake = gpd.read_file(ROOT / "layers/winneconne/waters.gpkg").to_crs(CRS).geometry.union_all()
-    sites, disturbed = build(village, lake)
+    sites, disturbed, waters, targeted = build(village, lake)
+    demo_layers = ROOT / "layers" / "winneconne-demo"
+    for gdf, name in ((waters, "waters_illustrative.gpkg"), (targeted, "targeted_illustrative.gpkg")):
+        path = demo_layers / name
+        if path.exists():
+            path.unlink()
+        gdf.to_file(path, engine="pyogrio", layer=path.stem)
+        print(f"wrote {path} ({len(gdf)} features)")
     args.out.mkdir(parents=True, exist_ok=True)
     for gdf, name in ((sites, "sites.geojson"), (disturbed, "disturbed.geojson")):
         path = args.out / name

@@ -25,6 +25,11 @@ EXPECTED = {
     "S14": ("inside", "applies", "required"),
     "S15": ("inside", "applies", "not_required"),
     "S16": ("inside", "applies", "not_required"),
+    "S17": ("inside", "applies", "required"),
+    "S18": ("inside", "applies", "not_required"),
+    "S19": ("inside", "applies", "not_required"),
+    "S20": ("inside", "applies", "not_required"),
+    "S21": ("inside", "applies", "not_required"),
 }
 
 
@@ -49,10 +54,37 @@ def test_demo_shows_each_rule(demo):
     assert demo["permit_may_be_required"].sum() == 1
 
 
-def test_demo_with_the_synthetic_dem_shows_steep_disturbance():
+@pytest.fixture(scope="module")
+def demo_layers():
     d = ROOT / "examples" / "demo"
-    out = screen(d / "sites.geojson", disturbed=d / "disturbed.geojson",
-                 layers=ROOT / "layers" / "winneconne-demo" / "layers.toml").set_index("site_id")  # fmt: skip
+    return screen(d / "sites.geojson", disturbed=d / "disturbed.geojson",
+                  layers=ROOT / "layers" / "winneconne-demo" / "layers.toml").set_index("site_id")  # fmt: skip
+
+
+def test_demo_layers_show_every_protective_area_case(demo_layers):
+    out = demo_layers
+    # Decisions do not change with the illustrative layers; only the discretionary flag does.
+    assert {k: (r.jurisdiction, r.applicability, r.permit) for k, r in out.iterrows()} == EXPECTED
+    may = set(out.index[out["permit_may_be_required"]])
+    assert may == {"S16", "S18", "S19", "S20", "S21"}
+    # S17: 4,800 sq ft, 25-31 ft from a creek centreline; its 50 ft strip overlaps the house.
+    assert out.loc["S17", "protective_disturbed_sqft"] > 1_000 and '"protective_area_from_centreline"' in (
+        out.loc["S17", "findings"])
+    # S18: 53 ft from a highly susceptible wetland: inside its 75 ft strip (not a 50 ft one).
+    assert out.loc["S18", "nearest_water_ft"] == pytest.approx(53, abs=0.5)
+    assert out.loc["S18", "protective_disturbed_sqft"] == pytest.approx(2_000 ** 0.5 * 22, rel=0.01)
+    assert "wetland_highly_susceptible, 75 ft" in out.loc["S18", "protective_waters"]
+    # S19: 5 ft from a 400 x 60 ft degraded wetland, whose strip is clamped to 10 ft.
+    assert out.loc["S19", "protective_disturbed_sqft"] == pytest.approx(1_200 ** 0.5 * 5, rel=0.01)
+    assert "wetland_less_susceptible, 10 ft" in out.loc["S19", "protective_waters"]
+    assert out.loc["S20", "targeted_areas"].startswith("Upper Fox-Wolf TMDL focus area")
+    # S21: 50 x 30 ft across a 12 ft ditch: 50 x 12 ft in the water, the rest in its strip.
+    assert out.loc["S21", "in_water_sqft"] == pytest.approx(600, rel=1e-3)
+    assert out.loc["S21", "protective_disturbed_sqft"] == pytest.approx(900, rel=1e-3)
+
+
+def test_demo_with_the_synthetic_dem_shows_steep_disturbance(demo_layers):
+    out = demo_layers
     steep = out["steep_disturbed_sqft"]
     assert steep["S04"] > 5_000 and steep["S16"] > 500
     assert (steep.drop(["S04", "S16"]) == 0).all()

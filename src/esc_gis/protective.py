@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 import geopandas as gpd
 
 from esc_gis.crs import assign_crs, measuring_crs, to_measuring_crs
-from esc_gis.errors import LayerReadError, ValidationError
+from esc_gis.errors import LayerReadError, LayerSetError, ValidationError
 from esc_gis.io import read_class_map, read_layer
+from esc_gis.layers import load_layers
 from esc_gis.profile import Profile, load_profile
 from esc_gis.validate import prepare_waters
 from esc_gis.waters import governing_parts
@@ -28,8 +29,9 @@ if TYPE_CHECKING:
 
 
 def protective_layer(
-    waters: str | os.PathLike[str] | gpd.GeoDataFrame,
+    waters: str | os.PathLike[str] | gpd.GeoDataFrame | None = None,
     *,
+    layers: str | os.PathLike[str] | None = None,
     profile: str | os.PathLike[str] | Profile | None = None,
     crs: Any | None = None,
     class_field: str = "water_class",
@@ -43,8 +45,11 @@ def protective_layer(
 
     Parameters
     ----------
-    waters : path or geopandas.GeoDataFrame
+    waters : path or geopandas.GeoDataFrame, optional
         Waters of the state: polygons or lines, any CRS.
+    layers : path, optional
+        A layer-set manifest whose waters (every ``[[waters]]`` layer, with its own fields
+        and class map) are used instead of ``waters``; its CRS is the measuring CRS.
     profile : path or Profile, optional
         The ordinance profile (widths by class); default the Village's.
     crs : optional
@@ -68,7 +73,8 @@ def protective_layer(
     LayerReadError
         If the layer cannot be read or is empty.
     LayerSetError
-        If a named field is not in the layer, or the class map cannot be read.
+        If a named field is not in the layer, the class map cannot be read, or neither
+        ``waters`` nor a layer set with waters is given.
     ValidationError
         With every bad row (unknown class, bad geometry or width) and bad map entry at once.
     CRSError
@@ -85,6 +91,15 @@ def protective_layer(
     [{'water_class': 'lake', 'width_ft': 50.0}]
     """
     prof = profile if isinstance(profile, Profile) else load_profile(None if profile is None else Path(profile))
+    if waters is None:
+        if layers is None:
+            msg = "Give a waters layer, or a layer set (--layers) whose [waters] to use."
+            raise LayerSetError(msg)
+        ls = load_layers(Path(layers), profile=prof)
+        if ls.waters is None or len(ls.waters) == 0:
+            msg = f"{layers}: the layer set has no [waters] layer."
+            raise LayerSetError(msg)
+        return governing_parts(ls.waters, prof, ls.crs)
     target = measuring_crs(crs if crs is not None else prof.measure_crs)
     if isinstance(waters, gpd.GeoDataFrame):
         gdf, source = waters.reset_index(drop=True), "waters"

@@ -21,7 +21,9 @@ def _class_map(values: tuple[str, ...]) -> dict[str, str] | None:
 
 
 @click.command(short_help="Protective areas of waters of the state (NR 151.125 widths).")
-@click.argument("waters", type=click.Path(dir_okay=False))
+@click.argument("waters", type=click.Path(dir_okay=False), required=False)
+@click.option("--layers", "layers_path", type=click.Path(), default=None,
+              help="Use the waters of this layer set (layers.toml) instead of WATERS.")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               help="Output: .gpkg, .parquet, .geojson or .csv.")
 @click.option("--class-field", default="water_class", show_default=True,
@@ -39,10 +41,11 @@ def _class_map(values: tuple[str, ...]) -> dict[str, str] | None:
               help="Ordinance profile TOML; default: the Village of Winneconne's.")
 @click.option("--overwrite", is_flag=True, help="Replace OUTPUT if it exists.")
 @click.option("-q", "--quiet", is_flag=True, help="No summary.")
-def protective(waters: str, output: str, class_field: str, class_maps: tuple[str, ...], name_field: str | None,
+def protective(waters: str | None, layers_path: str | None, output: str, class_field: str,
+               class_maps: tuple[str, ...], name_field: str | None,
                channel_width_field: str | None, layer: str | None, assume_crs: str | None, crs: str | None,
                profile_path: str | None, overwrite: bool, quiet: bool) -> None:  # fmt: skip
-    """Write the protective areas of WATERS to OUTPUT, dissolved by governing class and width.
+    """Write the protective areas of WATERS (or of --layers' waters) to OUTPUT, by governing class and width.
 
     Widths come from the profile (NR 151.125(1), mirrored by § 540-20C(4)): lakes, streams and
     wetlands 50 ft, ORW/ERW and highly susceptible wetlands 75 ft, less susceptible wetlands 10 %
@@ -50,9 +53,9 @@ def protective(waters: str, output: str, class_field: str, class_maps: tuple[str
     the greatest width governs; the waters themselves are left out.
     """
     check_output_path(output, overwrite=overwrite)
-    gdf = protective_layer(waters, profile=profile_path, crs=crs, class_field=class_field, name_field=name_field,
-                           channel_width_field=channel_width_field, class_map=_class_map(class_maps), layer=layer,
-                           assume_crs=assume_crs)  # fmt: skip
+    gdf = protective_layer(waters, layers=layers_path, profile=profile_path, crs=crs, class_field=class_field,
+                           name_field=name_field, channel_width_field=channel_width_field,
+                           class_map=_class_map(class_maps), layer=layer, assume_crs=assume_crs)  # fmt: skip
     write_layer(gdf, output, overwrite=overwrite, layer="protective_areas")
     if not quiet:
         for r in gdf.itertuples():
