@@ -151,18 +151,18 @@ def horn_slope_pct(
     b += z[1]
     b += z[2]
     c -= b
-    # From here in double, as GDAL: widen the float32 differences, then divide.
-    np.copyto(dx, a)
-    dx /= ew_div
-    np.copyto(dy, c)
-    dy /= ns_div
+    # From here in double, as GDAL. dtype=float64 widens the float32 differences inside the
+    # division loop (exactly), without a separate conversion pass.
+    np.divide(a, ew_div, out=dx, dtype=np.float64)
+    np.divide(c, ns_div, out=dy, dtype=np.float64)
     dx *= dx
     dy *= dy
     dx += dy
     np.sqrt(dx, out=dx)
-    dx /= 8
-    dx *= 100  # 100 * (sqrt / 8) in double, rounded once to float32 on the way out
-    np.copyto(out, dx, casting="same_kind")
+    # GDAL's 100 * (sqrt / 8): dividing by 8 is exact in binary, so one multiplication by
+    # 12.5 rounds the same real number once, as the two operations do: the same double.
+    dx *= 12.5
+    np.copyto(out, dx, casting="same_kind")  # rounded once to float32
     # Horn's sums skip the centre, so a nodata centre must be set nodata explicitly.
     np.copyto(out, np.float32(np.nan), where=np.isnan(centre))
     return out
