@@ -2,7 +2,16 @@ import numpy as np
 import pytest
 import shapely
 
-from esc_gis.measure import PolygonIndex, clip_to_region, nearest_distance, subdivide, union_by_group
+from esc_gis.measure import (
+    PolygonIndex,
+    chunk_lines,
+    clip_to_region,
+    nearest_distance,
+    overlay,
+    parallel,
+    subdivide,
+    union_by_group,
+)
 
 
 def test_subdivide_keeps_area_and_bounds_vertex_count():
@@ -44,3 +53,43 @@ def test_nearest_distance():
     d, j = nearest_distance([shapely.box(3, 0, 4, 1), shapely.box(0.5, 0.5, 2, 2), shapely.Polygon()], tree)
     assert d[:2].tolist() == [2.0, 0.0] and np.isnan(d[2])
     assert j.tolist() == [0, 0, -1]
+
+
+def test_uncovered_removes_overlapping_polygons_once():
+    # Two overlapping 10 x 10 boxes and a far one; a 20 x 4 site across both boxes.
+    idx = PolygonIndex([shapely.box(0, 0, 10, 10), shapely.box(5, 0, 15, 10), shapely.box(100, 100, 110, 110)])
+    sites = [shapely.box(-5, 3, 15, 7), shapely.box(6, 6, 8, 8), shapely.box(50, 50, 51, 51)]
+    rest, left, right = idx.uncovered(sites)
+    # 20 x 4 = 80; the boxes cover x 0..15 of it, 60, once (their 5 x 4 overlap is not counted twice).
+    assert shapely.area(rest).tolist() == [20.0, 0.0, 1.0]
+    assert sorted(zip(left.tolist(), right.tolist(), strict=True)) == [(0, 0), (0, 1), (1, 0), (1, 1)]
+
+
+def test_uncovered_matches_a_union_reference_in_threads(monkeypatch):
+    rng = np.random.default_rng(3)
+    polys = shapely.buffer(shapely.points(rng.uniform(0, 100, (60, 2))), rng.uniform(2, 12, 60))
+    lo = rng.uniform(0, 100, (5000, 2))
+    sites = shapely.box(*lo.T, *(lo + rng.uniform(1, 8, (5000, 2))).T)
+    monkeypatch.setattr(overlay, "THREADS", 2)
+    monkeypatch.setattr(overlay, "_CHUNK", 256)  # many chunks, so the threads really split the work
+    rest, _, _ = PolygonIndex(polys).uncovered(sites)
+    expected = shapely.area(shapely.intersection(sites, shapely.union_all(polys)))
+    np.testing.assert_allclose(shapely.area(sites) - shapely.area(rest), expected, atol=1e-6)
+    assert (expected > 0).sum() > 1000
+
+
+def test_parallel_keeps_order(monkeypatch):
+    monkeypatch.setattr(overlay, "THREADS", 3)
+    a = shapely.points(np.arange(10_000), 0)
+    b = shapely.points(0, np.arange(10_000))
+    np.testing.assert_array_equal(parallel(shapely.distance, a, b), np.hypot(np.arange(10_000), np.arange(10_000)))
+
+
+def test_chunk_lines_covers_the_line_exactly():
+    line = shapely.LineString(np.c_[np.arange(1000.0), np.sin(np.arange(1000.0))])
+    multi = shapely.MultiLineString([[(0, 0), (1, 1)], [(5, 5), (6, 6), (7, 7)]])
+    pieces, src = chunk_lines([line, multi, shapely.LineString()], max_vertices=64)
+    assert shapely.get_num_coordinates(pieces).max() <= 64
+    assert set(src.tolist()) == {0, 1}
+    assert shapely.length(pieces[src == 0]).sum() == pytest.approx(line.length, rel=1e-12)
+    assert shapely.equals(shapely.line_merge(shapely.union_all(pieces[src == 0])), line)

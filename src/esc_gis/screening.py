@@ -231,10 +231,9 @@ def screen(
         w = ls.waters
         pa = protective_areas(w, prof, crs)
         sqft_factor = sqft_per_crs_area_unit(crs)
-        prot_sqft = pa.strip.overlap_area(inside) * sqft_factor
-        water_sqft = (
-            pa.water_polygons.overlap_area(inside) * sqft_factor if pa.water_polygons else np.zeros(n)
-        )
+        ov = pa.overlap(inside)
+        prot_sqft = ov.strip_area * sqft_factor
+        water_sqft = ov.water_area * sqft_factor
         d, j = nearest_distance(dist_geoms, pa.nearest)
         near_ft = d / ft_to_crs_units(1.0, crs)
         names = w["water_name"].to_numpy(dtype=object)
@@ -246,10 +245,11 @@ def screen(
             [f"{b} ({c}, {wd:g} ft)" for b, c, wd in zip(base, classes, pa.widths_ft, strict=True)], dtype=object
         )
         in_strip = prot_sqft > 0
-        rows, src = pa.buffers.hit_sources(inside[in_strip])
-        prot_label[in_strip] = _labels((rows, src), full, int(in_strip.sum()))
+        keep = in_strip[ov.rows]
+        rows, src = ov.rows[keep], ov.sources[keep]
+        prot_label = _labels((rows, src), full, n)
         # Strips measured from a hydrography centreline only approximate the top of channel.
-        from_line[np.flatnonzero(in_strip)[rows[pa.centreline[src]]]] = True
+        from_line[rows[pa.centreline[src]]] = True
 
     report("measuring steep slopes", 0.75)
     steep_sqft, steep_uncovered = nan.copy(), nan.copy()

@@ -23,7 +23,7 @@ How each kind of feature is measured:
 
 from __future__ import annotations
 
-__all__ = ["ProtectiveAreas", "buffer_widths_ft", "governing_parts", "protective_areas"]
+__all__ = ["Overlap", "ProtectiveAreas", "buffer_widths_ft", "governing_parts", "protective_areas"]
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -32,7 +32,7 @@ import geopandas as gpd
 import numpy as np
 import shapely
 
-from esc_gis.measure import PolygonIndex, area_sqft, subdivide
+from esc_gis.measure import PolygonIndex, area_sqft, chunk_lines
 from esc_gis.units import ft_to_crs_units
 
 if TYPE_CHECKING:
@@ -110,20 +110,42 @@ def _shapes(waters: gpd.GeoDataFrame, widths_ft: np.ndarray, crs: CRS) -> tuple[
 
 
 @dataclass
-class ProtectiveAreas:
-    """The dissolved protective areas and the waters, indexed for fast overlays.
+class Overlap:
+    """How each geometry meets the waters and their protective areas.
 
     Attributes
     ----------
-    strip : PolygonIndex
-        Land within the protective width of any water, less the waters themselves.
-    water_polygons : PolygonIndex or None
-        The areal waters (for disturbance inside a water); None when there are none.
+    strip_area : numpy.ndarray of float
+        Area inside the protective areas, waters excluded (CRS units squared).
+    water_area : numpy.ndarray of float
+        Area inside areal waters and channels.
+    rows, sources : numpy.ndarray of int
+        Unique (geometry index, waters row) pairs whose protective area the geometry meets.
+    """
+
+    strip_area: np.ndarray
+    water_area: np.ndarray
+    rows: np.ndarray
+    sources: np.ndarray
+
+
+@dataclass
+class ProtectiveAreas:
+    """Each water's own buffer and shape, indexed in small pieces for fast overlays.
+
+    Nothing is dissolved: each geometry loses, one by one, the buffer pieces it meets
+    (:meth:`PolygonIndex.uncovered`), so what it lost is its part in the union of the
+    buffers. Where buffers of different widths overlap, that union keeps the greatest
+    extent, which is the rule (NR 151.125(1)(j)).
+
+    Attributes
+    ----------
     buffers : PolygonIndex
-        Each feature's own buffer (source index = waters row), to name the waters whose
-        protective area a site touches.
+        Each feature's buffer (water included); source index = waters row.
+    water_polygons : PolygonIndex or None
+        The areal waters and channels; None when there are none.
     nearest : shapely.STRtree
-        Every water feature's pieces, for the distance to the nearest water.
+        Every water feature in small pieces, for the distance to the nearest water.
     nearest_source : numpy.ndarray
         Waters row of each piece in ``nearest``.
     widths_ft : numpy.ndarray
@@ -132,13 +154,35 @@ class ProtectiveAreas:
         Features buffered from a centreline (a line without a channel width).
     """
 
-    strip: PolygonIndex
-    water_polygons: PolygonIndex | None
     buffers: PolygonIndex
+    water_polygons: PolygonIndex | None
     nearest: shapely.STRtree
     nearest_source: np.ndarray
     widths_ft: np.ndarray
     centreline: np.ndarray
+
+    def overlap(self, geoms: np.ndarray) -> Overlap:
+        """Measure polygonal ``geoms`` (in the same CRS) against the protective areas.
+
+        Parameters
+        ----------
+        geoms : numpy.ndarray of shapely.Geometry
+
+        Returns
+        -------
+        Overlap
+        """
+        geoms = np.asarray(geoms, dtype=object)
+        # Every water lies inside its own buffer, so with B the union of the buffers and W
+        # that of the waters: area(g & B - W) = area(g - W) - area(g - B). Only differences
+        # are computed, never a union (see PolygonIndex.uncovered).
+        off_buffers, left, right = self.buffers.uncovered(geoms)
+        dry = geoms if self.water_polygons is None else self.water_polygons.uncovered(geoms)[0]
+        area = np.nan_to_num(shapely.area(geoms))
+        dry_area = np.nan_to_num(shapely.area(dry))
+        strip = np.maximum(dry_area - np.nan_to_num(shapely.area(off_buffers)), 0.0)
+        pairs = np.unique(np.stack([left, self.buffers.source[right]], axis=1), axis=0)
+        return Overlap(strip, np.maximum(area - dry_area, 0.0), pairs[:, 0], pairs[:, 1])
 
 
 def protective_areas(waters: gpd.GeoDataFrame, profile: Profile, crs: CRS) -> ProtectiveAreas:
@@ -165,71 +209,26 @@ def protective_areas(waters: gpd.GeoDataFrame, profile: Profile, crs: CRS) -> Pr
     widths_ft = buffer_widths_ft(waters, profile, crs)
     water, buffers, centreline = _shapes(waters, widths_ft, crs)
     areal = np.isin(shapely.get_type_id(water), _AREAL)
-    # Dissolve piecewise: subdividing first keeps every union and difference small (a
-    # dissolved stream network is one polygon of 100k+ vertices otherwise).
-    strip_pieces = _dissolve(buffers)
-    water_pieces = _dissolve(water[areal]) if areal.any() else np.empty(0, dtype=object)
-    if len(water_pieces):
-        strip_pieces = _subtract(strip_pieces, water_pieces)
-    # Distances to lines and polygons alike; subdivided so a lake's thousands of vertices
-    # are not walked for every site.
+    water_index = PolygonIndex(water[areal]) if areal.any() else None
+    if water_index is not None:
+        water_index.source = np.flatnonzero(areal)[water_index.source]
+    # Distances to lines and polygons alike, in small pieces so the index can prune.
     pieces, source = [], []
-    if areal.any():
-        wp, ws = subdivide(water[areal])
-        pieces.append(wp)
-        source.append(np.flatnonzero(areal)[ws])
+    if water_index is not None:
+        pieces.append(water_index.pieces)
+        source.append(water_index.source)
     if (~areal).any():
-        pieces.append(water[~areal])
-        source.append(np.flatnonzero(~areal))
+        lp, ls = chunk_lines(water[~areal])
+        pieces.append(lp)
+        source.append(np.flatnonzero(~areal)[ls])
     return ProtectiveAreas(
-        strip=PolygonIndex(strip_pieces),
-        water_polygons=PolygonIndex(water_pieces) if len(water_pieces) else None,
         buffers=PolygonIndex(buffers),
+        water_polygons=water_index,
         nearest=shapely.STRtree(np.concatenate(pieces)),
         nearest_source=np.concatenate(source),
         widths_ft=widths_ft,
         centreline=centreline,
     )
-
-
-def _dissolve(geoms: np.ndarray, cell_count: int = 64) -> np.ndarray:
-    """Union overlapping polygons into non-overlapping pieces, tile by tile.
-
-    The extent is cut into a grid; each tile's union is computed on its own (all tiles at
-    once, vectorised), so no union ever grows to the whole network's size. Pieces of
-    neighbouring tiles only share edges, so their areas add up.
-    """
-    geoms = np.asarray(geoms, dtype=object)
-    if len(geoms) == 0:
-        return geoms
-    x0, y0, x1, y1 = shapely.total_bounds(geoms)
-    n = max(1, min(cell_count, int(np.sqrt(len(geoms)))))
-    xs, ys = np.linspace(x0, x1, n + 1), np.linspace(y0, y1, n + 1)
-    tiles = shapely.box(*(a.ravel() for a in (*np.meshgrid(xs[:-1], ys[:-1]), *np.meshgrid(xs[1:], ys[1:]))))
-    t, g = shapely.STRtree(geoms).query(tiles, predicate="intersects")
-    clipped = shapely.intersection(geoms[g], tiles[t])
-    order = np.argsort(t, kind="stable")
-    t, clipped = t[order], clipped[order]
-    starts = np.flatnonzero(np.r_[True, t[1:] != t[:-1]])
-    # union_all per tile: a loop over tiles (at most cell_count^2), not over features.
-    unions = np.array([shapely.union_all(part) for part in np.split(clipped, starts[1:])], dtype=object)
-    parts = shapely.get_parts(unions)
-    return parts[(shapely.get_type_id(parts) == shapely.GeometryType.POLYGON) & (shapely.area(parts) > 0)]
-
-
-def _subtract(pieces: np.ndarray, holes: np.ndarray) -> np.ndarray:
-    """Remove ``holes`` from each piece, touching only the pieces they meet."""
-    i, j = shapely.STRtree(holes).query(pieces, predicate="intersects")
-    out = pieces.copy()
-    if len(i):
-        order = np.argsort(i, kind="stable")
-        i, j = i[order], j[order]
-        starts = np.flatnonzero(np.r_[True, i[1:] != i[:-1]])
-        uniq = i[starts]
-        cut = np.array([shapely.union_all(holes[k]) for k in np.split(j, starts[1:])], dtype=object)
-        out[uniq] = shapely.difference(pieces[uniq], cut)
-    parts = shapely.get_parts(out)
-    return parts[(shapely.get_type_id(parts) == shapely.GeometryType.POLYGON) & (shapely.area(parts) > 0)]
 
 
 def governing_parts(waters: gpd.GeoDataFrame, profile: Profile, crs: CRS) -> gpd.GeoDataFrame:

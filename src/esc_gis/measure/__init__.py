@@ -1,13 +1,22 @@
 """Measurements: areas, unions and overlays (vectorised shapely 2 and STRtree)."""
 
 from esc_gis.measure.area import area_sqft, union_by_group
-from esc_gis.measure.overlay import PolygonIndex, clip_to_region, nearest_distance, subdivide
+from esc_gis.measure.overlay import (
+    PolygonIndex,
+    chunk_lines,
+    clip_to_region,
+    nearest_distance,
+    parallel,
+    subdivide,
+)
 
 __all__ = [
     "PolygonIndex",
     "area_sqft",
+    "chunk_lines",
     "clip_to_region",
     "nearest_distance",
+    "parallel",
     "subdivide",
     "union_by_group",
 ]

@@ -9,8 +9,11 @@ takes minutes instead of seconds. Pieces never overlap, so areas add up exactly.
 
 from __future__ import annotations
 
-__all__ = ["PolygonIndex", "clip_to_region", "nearest_distance", "subdivide"]
+__all__ = ["PolygonIndex", "chunk_lines", "clip_to_region", "nearest_distance", "parallel", "subdivide"]
 
+import os
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -105,11 +108,51 @@ class PolygonIndex:
     def __init__(self, geoms: npt.ArrayLike, *, max_vertices: int = 256) -> None:
         self.pieces, self.source = subdivide(geoms, max_vertices=max_vertices)
         self.tree = shapely.STRtree(self.pieces)
+        shapely.prepare(self.pieces)
 
     def pairs(self, geoms: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-        """Return (input index, piece index) of every intersecting pair, in one bulk query."""
-        left, right = self.tree.query(np.asarray(geoms, dtype=object), predicate="intersects")
-        return left, right
+        """Return (input index, piece index) of every intersecting pair, sorted by input.
+
+        The inputs are indexed and the pieces are the queries: each piece is prepared once
+        (in ``__init__``) and tested against every input near it, instead of every input
+        being prepared for a handful of tests.
+        """
+        geoms = np.asarray(geoms, dtype=object)
+        right, left = shapely.STRtree(geoms).query(self.pieces, predicate="intersects")
+        order = np.lexsort((right, left))
+        return left[order], right[order]
+
+    def uncovered(self, geoms: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Cut the indexed polygons, which may overlap one another, out of each geometry.
+
+        ``area(g) - area(uncovered)`` is the area of ``g`` inside the union of the polygons,
+        found without building that union or any union at all: each geometry loses the
+        pieces it meets one at a time, in rounds (round k removes every geometry's k-th
+        piece, vectorised), and stops as soon as nothing is left.
+
+        Returns
+        -------
+        uncovered : numpy.ndarray of shapely.Geometry
+            What is left of each geometry (empty when wholly covered).
+        left, right : numpy.ndarray of int
+            The intersecting (input index, piece index) pairs, for reuse.
+        """
+        geoms = np.asarray(geoms, dtype=object)
+        left, right = self.pairs(geoms)
+        rest = geoms.copy()
+        # Wholly inside one piece: nothing is left, and no overlay is needed (a prepared
+        # containment test costs a fraction of an overlay, and overlays are the cost here).
+        within = np.zeros(len(geoms), bool)
+        within[left[shapely.contains_properly(self.pieces[right], geoms[left])]] = True
+        rest[within] = shapely.Polygon()
+        starts = np.flatnonzero(np.r_[True, left[1:] != left[:-1]]) if len(left) else np.empty(0, int)
+        rank = np.arange(len(left)) - np.repeat(starts, np.diff(np.r_[starts, len(left)]))
+        for k in range(int(rank.max()) + 1 if len(rank) else 0):
+            sel = np.flatnonzero(rank == k)
+            sel = sel[~shapely.is_empty(rest[left[sel]])]
+            if len(sel):
+                rest[left[sel]] = parallel(shapely.difference, rest[left[sel]], self.pieces[right[sel]])
+        return rest, left, right
 
     def overlap_area(self, geoms: npt.ArrayLike) -> np.ndarray:
         """Area of each geometry that lies inside the indexed polygons (CRS units squared).
@@ -163,6 +206,11 @@ def clip_to_region(
 def nearest_distance(geoms: npt.ArrayLike, tree: shapely.STRtree) -> tuple[np.ndarray, np.ndarray]:
     """Distance from each geometry to the nearest indexed geometry (0 where they meet).
 
+    Geometries that meet an indexed one are found first with one bulk ``intersects`` query
+    (distance 0); only the others need the costlier nearest-neighbour search. Index small
+    pieces (:func:`subdivide`, :func:`chunk_lines`), not whole rivers and lakes, or the
+    search cannot prune.
+
     Returns
     -------
     distance : numpy.ndarray of float
@@ -173,7 +221,97 @@ def nearest_distance(geoms: npt.ArrayLike, tree: shapely.STRtree) -> tuple[np.nd
     geoms = np.asarray(geoms, dtype=object)
     distance = np.full(len(geoms), np.nan)
     nearest = np.full(len(geoms), -1)
-    (i, j), d = tree.query_nearest(geoms, return_distance=True, all_matches=False)
-    distance[i] = d
-    nearest[i] = j
+    # Indexed inputs queried with the (few, prepared) water pieces, as PolygonIndex.pairs.
+    items = tree.geometries
+    shapely.prepare(items)
+    right, left = shapely.STRtree(geoms).query(items, predicate="intersects")
+    distance[left] = 0.0
+    nearest[left] = right
+    rest = np.flatnonzero(np.isnan(distance) & ~shapely.is_empty(geoms) & ~shapely.is_missing(geoms))
+    if len(rest):
+        found = parallel(lambda g: _nearest(tree, g), geoms[rest])
+        distance[rest] = found[:, 0]
+        nearest[rest] = found[:, 1].astype(int)
     return distance, nearest
+
+
+def _nearest(tree: shapely.STRtree, geoms: np.ndarray) -> np.ndarray:
+    """Return ``(distance, index)`` rows of each geometry's nearest item (chunk-wise, for threads)."""
+    out = np.full((len(geoms), 2), [np.nan, -1.0])
+    (i, j), d = tree.query_nearest(geoms, return_distance=True, all_matches=False)
+    out[i, 0] = d
+    out[i, 1] = j
+    return out
+
+
+#: Threads for the overlays: shapely releases the GIL inside GEOS, so array operations
+#: split in chunks run in parallel.
+THREADS = max(1, min(4, os.cpu_count() or 1))
+_CHUNK = 4096
+
+
+def parallel(fn: Callable[..., np.ndarray], *arrays: np.ndarray) -> np.ndarray:
+    """Apply a vectorised shapely function to aligned arrays, in chunks, on :data:`THREADS` threads.
+
+    Examples
+    --------
+    >>> a = np.array([shapely.box(0, 0, 2, 2)] * 3)
+    >>> b = np.array([shapely.box(1, 1, 3, 3)] * 3)
+    >>> shapely.area(parallel(shapely.intersection, a, b)).tolist()
+    [1.0, 1.0, 1.0]
+    """
+    n = len(arrays[0])
+    if THREADS == 1 or n <= _CHUNK:
+        return fn(*arrays)
+    bounds = range(0, n, max(_CHUNK, -(-n // (THREADS * 4))))
+    with ThreadPoolExecutor(max_workers=THREADS) as pool:
+        parts = list(pool.map(lambda i: fn(*(a[i : i + _step(n)] for a in arrays)), bounds))
+    return np.concatenate(parts)
+
+
+def _step(n: int) -> int:
+    return max(_CHUNK, -(-n // (THREADS * 4)))
+
+
+def chunk_lines(geoms: npt.ArrayLike, *, max_vertices: int = 64) -> tuple[np.ndarray, np.ndarray]:
+    """Cut (multi)linestrings into consecutive pieces of at most ``max_vertices`` vertices.
+
+    The linear counterpart of :func:`subdivide`: a long river centreline has a bounding box
+    that covers half a county, so a spatial index cannot prune it; its short pieces can.
+    Neighbouring pieces share their end vertex, so together they are the line.
+
+    Returns
+    -------
+    pieces : numpy.ndarray of LineString
+    source : numpy.ndarray of int
+        The index in ``geoms`` each piece came from.
+
+    Examples
+    --------
+    >>> line = shapely.LineString([(x, 0) for x in range(10)])
+    >>> pieces, src = chunk_lines([line], max_vertices=4)
+    >>> [len(p.coords) for p in pieces], src.tolist()
+    ([4, 4, 4], [0, 0, 0])
+    """
+    parts, part_src = shapely.get_parts(np.asarray(geoms, dtype=object), return_index=True)
+    keep = ~shapely.is_empty(parts) & (shapely.get_num_coordinates(parts) >= 2)
+    parts, part_src = parts[keep], part_src[keep]
+    coords, idx = shapely.get_coordinates(parts, return_index=True)
+    if len(coords) == 0:
+        return np.empty(0, dtype=object), np.empty(0, dtype=int)
+    first = np.searchsorted(idx, idx)  # index of each coordinate's first vertex
+    pos = np.arange(len(coords)) - first
+    step = max(1, max_vertices - 1)
+    n_vert = np.bincount(idx, minlength=len(parts))
+    n_chunks = np.maximum(1, np.ceil((n_vert - 1) / step)).astype(int)
+    chunk_base = np.r_[0, np.cumsum(n_chunks)[:-1]]
+    # Each vertex goes to chunk pos // step; a vertex that starts a chunk (other than the
+    # first) also ends the previous one.
+    own = chunk_base[idx] + np.minimum(pos // step, n_chunks[idx] - 1)
+    shared = (pos % step == 0) & (pos > 0) & (pos // step < n_chunks[idx])
+    chunk = np.r_[own, own[shared] - 1]
+    key = np.r_[pos, pos[shared]]
+    allc = np.r_[coords, coords[shared]] if shared.any() else coords
+    order = np.lexsort((key, chunk))
+    pieces = shapely.linestrings(allc[order], indices=chunk[order])
+    return pieces, part_src[np.repeat(np.arange(len(parts)), n_chunks)]
