@@ -337,6 +337,7 @@ def task_full(args: dict[str, Any]) -> Result:
     out.unlink(missing_ok=True)
     result, marks, t0, t1 = _run_full(args["input"], out, args.get("layers"))
 
+    substages = sorted(timers.seconds.items(), key=lambda kv: -kv[1])  # before the pass below
     every = _overlay_every_parcel(args["input"], args["layers"]) if args.get("layers") else None
     counts = {
         col: {str(k): int(v) for k, v in result[col].value_counts(dropna=False).items()}
@@ -345,7 +346,7 @@ def task_full(args: dict[str, Any]) -> Result:
     return {
         "seconds": t1 - t0,
         "stages": _stages(marks, t0, t1),
-        "substages": sorted(timers.seconds.items(), key=lambda kv: -kv[1]),
+        "substages": substages,
         "rows": len(result),
         "counts": counts,
         "output_mb": out.stat().st_size / 2**20,
