@@ -308,8 +308,8 @@ def decide(m: pd.DataFrame, profile: Profile) -> pd.DataFrame:
                      else np.zeros(n, bool))  # fmt: skip
         f.add(live & in_prot & from_line, "protective_area_from_centreline", "§ 540-5 PROTECTIVE AREA",
               "Part of this protective area is measured from a stream centreline, which approximates the top of "
-              "the channel (it overstates the strip by half the channel width); a channel width or the "
-              "surveyed top of bank gives the exact strip.")
+              "the channel: the channel itself counts as strip, and the strip ends half a channel width short "
+              "of its true outer edge. A channel width or the surveyed top of bank gives the exact strip.")
         f.add(live & in_wat, "in_water", "§ 540-7A(3); § 540-7B(4)",
               lambda i: f"{_sqft(in_water[i])} of the disturbance lies inside waters of the state; BMPs must treat "
                         "runoff before it enters them (placement in water only where the project needs it).")

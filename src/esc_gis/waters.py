@@ -13,8 +13,8 @@ How each kind of feature is measured:
   wide: the channel (half the width either side) counts as water, and the strip is measured
   from its banks.
 - **Lines without one** (hydrography centrelines) are buffered from the line itself. That
-  approximates the top of the channel, slightly overstating the strip on the far side of a
-  wide stream; screening says so in a finding.
+  approximates the top of the channel: the channel counts as strip and the strip ends half
+  a channel width short of its true edge; screening says so in a finding.
 - **Less susceptible wetlands** get 10 % of their average width, at least 10 ft and at most
   30 ft (NR 151.125(1)(f)). The average width of a polygon is ``2 * area / perimeter``: exact
   for a strip of constant width (a 400 x 60 ft wetland: 2 * 24,000 / 920 = 52.2 ft), and a fair
@@ -180,9 +180,14 @@ class ProtectiveAreas:
         dry = geoms if self.water_polygons is None else self.water_polygons.uncovered(geoms)[0]
         area = np.nan_to_num(shapely.area(geoms))
         dry_area = np.nan_to_num(shapely.area(dry))
-        strip = np.maximum(dry_area - np.nan_to_num(shapely.area(off_buffers)), 0.0)
+        strip = dry_area - np.nan_to_num(shapely.area(off_buffers))
+        water = area - dry_area
+        # Differences of areas leave rounding noise (~1e-16 of the area): never a finding.
+        noise = 1e-9 * area
+        strip[strip <= noise] = 0.0
+        water[water <= noise] = 0.0
         pairs = np.unique(np.stack([left, self.buffers.source[right]], axis=1), axis=0)
-        return Overlap(strip, np.maximum(area - dry_area, 0.0), pairs[:, 0], pairs[:, 1])
+        return Overlap(strip, water, pairs[:, 0], pairs[:, 1])
 
 
 def protective_areas(waters: gpd.GeoDataFrame, profile: Profile, crs: CRS) -> ProtectiveAreas:
