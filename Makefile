@@ -19,7 +19,7 @@ install: $(STAMP)
 DEMO_LAYERS := layers/winneconne-demo/layers.toml
 DEMO_SITES  := examples/demo/sites.geojson --disturbed examples/demo/disturbed.geojson --layers $(DEMO_LAYERS)
 
-demo: $(STAMP)
+demo: $(STAMP) $(ASSETS)
 	mkdir -p out
 	$(VENV)/bin/esc-gis rules
 	$(VENV)/bin/esc-gis screen $(DEMO_SITES) -o out/demo_screening.gpkg --overwrite
@@ -30,8 +30,15 @@ demo: $(STAMP)
 	$(VENV)/bin/esc-gis steep layers/winneconne-demo/dem_synthetic.tif -o out/demo_steep.gpkg \
 		--min-area-sqft 200 --overwrite
 	$(VENV)/bin/esc-gis protective --layers $(DEMO_LAYERS) -o out/demo_protective_areas.gpkg --overwrite
+	$(VENV)/bin/esc-gis map out/demo_screening.gpkg --layers $(DEMO_LAYERS) -o out/demo_overview.html --overwrite
+	$(VENV)/bin/esc-gis map out/demo_screening.gpkg --site S16 --layers $(DEMO_LAYERS) \
+		--disturbed examples/demo/disturbed.geojson --steep out/demo_steep.gpkg -o out/demo_site_S16.html --overwrite
+	-$(VENV)/bin/esc-gis map out/demo_screening.gpkg --site S21 --layers $(DEMO_LAYERS) --offline \
+		--disturbed examples/demo/disturbed.geojson -o out/demo_site_S21_offline.html --overwrite
+	$(PY) scripts/screenshot_maps.py out/demo_overview.html out/demo_site_S16.html
 	@echo "Outputs: out/demo_screening.{gpkg,csv,geojson,parquet}, out/demo_slope_pct.tif, out/demo_steep.gpkg,"
-	@echo "         out/demo_protective_areas.gpkg"
+	@echo "         out/demo_protective_areas.gpkg, out/demo_overview.html, out/demo_site_S16.html,"
+	@echo "         out/demo_site_S21_offline.html (needs npm), and PNG screenshots of the two maps (needs chromium)"
 
 test: $(STAMP)
 	$(PY) -m pytest

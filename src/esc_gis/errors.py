@@ -13,6 +13,7 @@ __all__ = [
     "EscGisError",
     "LayerReadError",
     "LayerSetError",
+    "MapAssetsError",
     "OutputExistsError",
     "OutputFormatError",
     "Problem",
@@ -54,6 +55,10 @@ class OutputExistsError(EscGisError, FileExistsError):
 
 class OutputFormatError(EscGisError, ValueError):
     """Raised when an output path has an extension esc_gis cannot write."""
+
+
+class MapAssetsError(EscGisError, FileNotFoundError):
+    """Raised when an offline map cannot find the browser assets it must inline."""
 
 
 @dataclass(frozen=True)

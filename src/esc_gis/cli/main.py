@@ -24,6 +24,7 @@ COMMANDS = {
     "slope": "esc_gis.cli.slope",
     "steep": "esc_gis.cli.steep",
     "protective": "esc_gis.cli.protective",
+    "map": "esc_gis.cli.map",
     "rules": "esc_gis.cli.rules",
 }
 
@@ -37,7 +38,9 @@ class _Group(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in COMMANDS:
             return None
-        command: click.Command = getattr(importlib.import_module(COMMANDS[cmd_name]), cmd_name)
+        module = importlib.import_module(COMMANDS[cmd_name])
+        # A command named like a builtin (map) is defined with a trailing underscore.
+        command: click.Command = getattr(module, cmd_name, None) or getattr(module, f"{cmd_name}_")
         return command
 
     def invoke(self, ctx: click.Context) -> Any:

@@ -92,11 +92,14 @@ def counts_line(result: gpd.GeoDataFrame) -> str:
 @click.option("--disturbed-layer", default=None, help="Layer of --disturbed to read, if it has several.")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               help="Output: .gpkg, .parquet, .geojson or .csv (geometry as WKT).")
-@click.option("--overwrite", is_flag=True, help="Replace OUTPUT if it exists.")
+@click.option("--map", "map_path", type=click.Path(dir_okay=False), default=None,
+              help="Also write an overview map of the run (HTML), sites coloured by permit decision.")
+@click.option("--offline", is_flag=True, help="With --map: inline Leaflet so the map opens with no network.")
+@click.option("--overwrite", is_flag=True, help="Replace OUTPUT (and the map) if it exists.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar or summary.")
 def screen(sites: str, disturbed: str | None, layers_path: str | None, profile_path: str | None, id_field: str,
            fields: tuple[str, ...], assume_crs: str | None, sites_layer: str | None, disturbed_layer: str | None,
-           output: str, overwrite: bool, quiet: bool) -> None:  # fmt: skip
+           output: str, map_path: str | None, offline: bool, overwrite: bool, quiet: bool) -> None:  # fmt: skip
     """Screen SITES (any polygon layer GDAL reads, zipped shapefiles too) and write OUTPUT.
 
     One row per site: jurisdiction, disturbed area (a union: overlaps count once; common
@@ -105,6 +108,10 @@ def screen(sites: str, disturbed: str | None, layers_path: str | None, profile_p
     """
     field_map = _field_map(fields)
     check_output_path(output, overwrite=overwrite)  # fail before the work, not after
+    if map_path is not None:
+        from esc_gis.maps import check_map_path  # folium loads only when a map is asked for
+
+        check_map_path(map_path, overwrite=overwrite)
     err = Console(stderr=True)
     with Progress(TextColumn("{task.description:<40}"), BarColumn(), TimeElapsedColumn(),
                   console=err, disable=quiet, transient=True) as bar:  # fmt: skip
@@ -117,8 +124,16 @@ def screen(sites: str, disturbed: str | None, layers_path: str | None, profile_p
         )  # fmt: skip
         bar.update(task, description=f"writing {output}")
         write_layer(result, output, overwrite=overwrite)
+        if map_path is not None:
+            bar.update(task, description=f"drawing {map_path}")
+            from esc_gis.layers import load_layers
+            from esc_gis.maps import overview_map, write_map
+            from esc_gis.profile import load_profile
+
+            ls = load_layers(layers_path, profile=load_profile(profile_path))
+            write_map(overview_map(result, layers=ls, offline=offline), map_path, overwrite=overwrite)
     if not quiet:
         out = Console(width=max(Console().width, 180))
         out.print(summary_table(result))
         out.print(counts_line(result))
-        out.print(f"Wrote {len(result)} rows to {output}")
+        out.print(f"Wrote {len(result)} rows to {output}" + (f" and the map {map_path}" if map_path else ""))

@@ -1,0 +1,48 @@
+"""``esc-gis map``: an overview map of a screening run, or a map of one site."""
+
+from __future__ import annotations
+
+import click
+
+from esc_gis.io import read_layer
+from esc_gis.layers import load_layers
+from esc_gis.maps import check_map_path, overview_map, site_map, write_map
+from esc_gis.profile import load_profile
+
+
+@click.command(name="map", short_help="Map screening results (folium HTML), online or --offline.")
+@click.argument("results", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Output map (.html).")
+@click.option("--site", "site_id", default=None, help="Map this one site with its surroundings (default: overview).")
+@click.option("--layers", "layers_path", type=click.Path(), default=None,
+              help="Layer set for the boundary, waters, protective and targeted areas (default: the Village's).")
+@click.option("--disturbed", type=click.Path(dir_okay=False), default=None, help="Disturbed limits, for --site.")
+@click.option("--steep", type=click.Path(dir_okay=False), default=None,
+              help="Steep-land polygons (esc-gis steep), for --site.")
+@click.option("--basemap", type=click.Choice(["osm", "aerial", "none"]), default="osm", show_default=True,
+              help="Basemap shown first; the other stays one click away.")
+@click.option("--offline", is_flag=True, help="Inline Leaflet: the file opens with no network (records, e-mail).")
+@click.option("--overwrite", is_flag=True, help="Replace OUTPUT if it exists.")
+@click.option("-q", "--quiet", is_flag=True, help="No summary.")
+def map_(results: str, output: str, site_id: str | None, layers_path: str | None, disturbed: str | None,
+         steep: str | None, basemap: str, offline: bool, overwrite: bool, quiet: bool) -> None:  # fmt: skip
+    """Write an HTML map of RESULTS (the output of esc-gis screen) to OUTPUT.
+
+    Without --site: every site coloured by its permit decision, with a legend and a count per
+    class. With --site ID: that site, its disturbed limits, the Village boundary, waters,
+    protective areas, targeted areas and steep land, each a layer; the site's popup lists
+    its decision, areas and findings with their § citations.
+    """
+    check_map_path(output, overwrite=overwrite)
+    res = read_layer(results)
+    ls = load_layers(layers_path, profile=load_profile())
+    if site_id is None:
+        m = overview_map(res, layers=ls, basemap=basemap, offline=offline, source=results)
+    else:
+        m = site_map(res, site_id, layers=ls, disturbed=read_layer(disturbed) if disturbed else None,
+                     steep=read_layer(steep) if steep else None, basemap=basemap, offline=offline,
+                     source=results)  # fmt: skip
+    write_map(m, output, overwrite=overwrite)
+    if not quiet:
+        what = f"site {site_id}" if site_id else f"{len(res):,} sites"
+        click.echo(f"Wrote {output}: {what}{', offline (Leaflet inlined)' if offline else ''}.")

@@ -1,0 +1,408 @@
+"""Folium maps of screening results: an overview of a run and a map of one site.
+
+Display is the only place that leaves the measuring CRS: every layer is simplified there
+(by a tolerance in feet, below what a screen shows), then transformed to EPSG:4326 with
+coordinates rounded to 6 decimals (about 4 inches), which keeps a 10,000-parcel map small.
+
+Every piece of text that came from a user (site ids, names, water names, findings) is
+HTML-escaped here, before it reaches a popup or tooltip: folium inserts property values
+into the page as HTML, so a site named ``<img src=x onerror=alert(1)>`` would otherwise
+run as code.
+
+The maps load nothing but Leaflet (folium's jQuery, Bootstrap and icon fonts are not
+needed for polygons, popups and a layer control), from the CDN or, with ``offline=True``,
+inlined from the npm package (:mod:`esc_gis.maps.assets`). Features are drawn on a canvas
+(``prefer_canvas``), which is what keeps 10,000 parcels fast.
+"""
+
+from __future__ import annotations
+
+__all__ = ["BASEMAPS", "PERMIT_STYLE", "check_map_path", "overview_map", "site_map", "write_map"]
+
+import html
+import json
+import os
+import tempfile
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import folium
+import geopandas as gpd
+import numpy as np
+import shapely
+from branca.element import Element, Figure
+
+from esc_gis import __version__
+from esc_gis.errors import OutputExistsError, OutputFormatError, ValidationError
+from esc_gis.maps.assets import LEAFLET_CSS_URL, LEAFLET_JS_URL, offline_assets
+
+if TYPE_CHECKING:
+    from esc_gis.layers import LayerSet
+
+#: Basemaps by name: (tile URL, attribution). OpenStreetMap is the default.
+BASEMAPS = {
+    "osm": ("https://tile.openstreetmap.org/{z}/{x}/{y}.png",
+            '&copy; <a href="https://www.openstreetmap.org/copyright">OpenStreetMap</a> contributors'),
+    "aerial": ("https://server.arcgisonline.com/ArcGIS/rest/services/World_Imagery/MapServer/tile/{z}/{y}/{x}",
+               "Imagery &copy; Esri, Maxar, Earthstar Geographics"),
+}  # fmt: skip
+#: Overview classes: (label, fill colour), in legend order.
+PERMIT_STYLE = {
+    "required": ("Permit required", "#d7301f"),
+    "may_be_required": ("Not required, but may be required (§ 540-4A(1)(c))", "#fc8d59"),
+    "not_required": ("Not required", "#1a9850"),
+    "not_applicable": ("Not applicable (outside, exempt or excluded)", "#969696"),
+}
+#: Site-map layer styles (Leaflet path options).
+STYLE: dict[str, dict[str, Any]] = {
+    "protective": {"color": "#2171b5", "weight": 0.5, "fillColor": "#9ecae1", "fillOpacity": 0.45},
+    "water": {"color": "#08519c", "weight": 2, "fillColor": "#4292c6", "fillOpacity": 0.6},
+    "targeted": {"color": "#6a3d9a", "weight": 1, "fillColor": "#cab2d6", "fillOpacity": 0.25},
+    "steep": {"color": "#8c510a", "weight": 0.3, "fillColor": "#d8b365", "fillOpacity": 0.6},
+    "disturbed": {"color": "#b30000", "weight": 2, "dashArray": "4 3", "fillColor": "#fc4e2a", "fillOpacity": 0.35},
+}
+_NEEDED = ("site_id", "permit", "permit_may_be_required", "findings")
+#: Display simplification, in feet: below a screen pixel at the zoom each map opens at.
+_SIMPLIFY_FT = {"overview": 3.0, "site": 0.5}
+
+
+class _LeafletMap(folium.Map):
+    """A folium map that loads Leaflet only (or nothing, when the page inlines it)."""
+
+    default_js = [("leaflet", LEAFLET_JS_URL)]  # noqa: RUF012 (folium's own class attribute)
+    default_css = [("leaflet_css", LEAFLET_CSS_URL)]  # noqa: RUF012
+
+
+def _new_map(bounds: Sequence[float], basemap: str, offline: bool) -> folium.Map:
+    """Make a canvas map fitted to (west, south, east, north), with the basemaps and the assets."""
+    if basemap not in (*BASEMAPS, "none"):
+        msg = f"basemap {basemap!r} is not one of {', '.join((*BASEMAPS, 'none'))}."
+        raise OutputFormatError(msg)
+    m = _LeafletMap(location=[(bounds[1] + bounds[3]) / 2, (bounds[0] + bounds[2]) / 2], tiles=None,
+                    prefer_canvas=True, control_scale=True)  # fmt: skip
+    order = [basemap, *(b for b in BASEMAPS if b != basemap)] if basemap != "none" else []
+    for k, name in enumerate(order):
+        url, attribution = BASEMAPS[name]
+        label = {"osm": "OpenStreetMap", "aerial": "Aerial imagery (Esri)"}[name]
+        folium.TileLayer(url, attr=attribution, name=label, max_zoom=19, show=k == 0, overlay=False).add_to(m)
+    m.fit_bounds([[bounds[1], bounds[0]], [bounds[3], bounds[2]]])
+    header = _figure(m).header
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    meta = f'<meta name="generator" content="esc_gis {html.escape(__version__)}, {stamp}">'
+    header.add_child(Element(meta))
+    if offline:
+        assets = offline_assets()
+        # Instance attributes shadow the class's: folium then writes no <script src>/<link>.
+        m.default_js, m.default_css = [], []
+        carried = (f"<!-- Leaflet {assets.version}, inlined from its npm package (BSD-2-Clause), so this file "
+                   f"opens with no network. -->\n<meta name=\"esc-gis-assets\" content=\"leaflet "
+                   f"{assets.version} (npm), inlined\">\n")  # fmt: skip
+        header.add_child(Element(f"{carried}<style>{assets.css}</style>\n<script>{assets.js}</script>"),
+                         name="leaflet_inline")  # fmt: skip
+    return m
+
+
+def _figure(m: folium.Map) -> Figure:
+    root = m.get_root()
+    assert isinstance(root, Figure)  # folium maps always sit in a Figure
+    return root
+
+
+def _display(gdf: gpd.GeoDataFrame, tolerance_ft: float) -> np.ndarray:
+    """Simplify in the layer's (projected, feet) CRS, then go to EPSG:4326, rounded to 1e-6°."""
+    from esc_gis.units import ft_to_crs_units
+
+    geoms = gdf.geometry.to_numpy()
+    if gdf.crs is not None and gdf.crs.is_projected:
+        geoms = shapely.simplify(geoms, ft_to_crs_units(tolerance_ft, gdf.crs), preserve_topology=True)
+    out = gpd.GeoSeries(geoms, crs=gdf.crs).to_crs("EPSG:4326").to_numpy()
+    return shapely.transform(out, lambda xy: np.round(xy, 6))
+
+
+def _collection(geoms: np.ndarray, props: list[dict[str, Any]]) -> dict[str, Any]:
+    """Build a GeoJSON FeatureCollection from geometries and (already escaped) properties."""
+    feats = [
+        {"type": "Feature", "properties": p, "geometry": json.loads(g)}
+        for g, p in zip(shapely.to_geojson(geoms), props, strict=True)
+        if g is not None
+    ]
+    return {"type": "FeatureCollection", "features": feats}
+
+
+def _esc(value: Any) -> str:
+    return "" if value is None or (isinstance(value, float) and np.isnan(value)) else html.escape(str(value))
+
+
+def _class_of(results: gpd.GeoDataFrame) -> np.ndarray:
+    permit = results["permit"].astype(str).to_numpy()
+    may = results["permit_may_be_required"].fillna(False).astype(bool).to_numpy()
+    return np.where((permit == "not_required") & may, "may_be_required", permit)
+
+
+def _check(results: gpd.GeoDataFrame, source: str) -> None:
+    from esc_gis.errors import Problem
+
+    missing = [c for c in _NEEDED if c not in results.columns]
+    if missing:
+        raise ValidationError([Problem(source, None, f"has no column {', '.join(missing)}.",
+                                       "map the output of esc-gis screen (it has them all).")])  # fmt: skip
+    if results.crs is None:
+        raise ValidationError([Problem(source, None, "has no CRS.", "map the output of esc-gis screen.")])
+
+
+def _findings_html(findings: Any, limit: int | None = None) -> str:
+    try:
+        items = json.loads(findings) if isinstance(findings, str) else []
+    except json.JSONDecodeError:
+        items = []
+    rows = [f"<li>{_esc(f.get('message'))} <i>({_esc(f.get('section'))})</i></li>" for f in items[:limit]]
+    more = f"<li>... {len(items) - limit} more</li>" if limit is not None and len(items) > limit else ""
+    return f"<ul style='margin:0;padding-left:1.1em'>{''.join(rows)}{more}</ul>"
+
+
+def _sqft(v: Any) -> str:
+    return "n/a" if v is None or (isinstance(v, float) and np.isnan(v)) else f"{float(v):,.0f} sq ft"
+
+
+def _legend(title: str, rows: list[tuple[str, str, str]]) -> Element:
+    """Make a fixed legend box of (colour, label, count) rows. Labels are ours; counts are numbers."""
+    items = "".join(
+        f"<div><span style='display:inline-block;width:12px;height:12px;background:{c};"
+        f"border:1px solid #333;margin-right:6px'></span>{html.escape(label)}{f' ({n})' if n else ''}</div>"
+        for c, label, n in rows
+    )
+    return Element(
+        f"<div id='esc-legend' style='position:fixed;bottom:28px;right:10px;z-index:1000;background:white;"
+        f"padding:8px 10px;border:1px solid #999;border-radius:4px;font:12px sans-serif;max-width:320px'>"
+        f"<b>{html.escape(title)}</b>{items}</div>"
+    )
+
+
+def _add_layer(m: folium.Map, name: str, geoms: np.ndarray, props: list[dict[str, Any]], style: dict[str, Any],
+               *, tooltip: bool = True, popup: bool = True, show: bool = True) -> None:  # fmt: skip
+    data = _collection(geoms, props)
+    fg = folium.FeatureGroup(name=name, show=show)
+    folium.GeoJson(
+        data,
+        style_function=lambda _f, s=style: s,
+        tooltip=folium.GeoJsonTooltip(fields=["tip"], labels=False) if tooltip else None,
+        popup=folium.GeoJsonPopup(fields=["info"], labels=False, max_width=420) if popup else None,
+        smooth_factor=0.5,
+    ).add_to(fg)
+    fg.add_to(m)
+
+
+def overview_map(results: gpd.GeoDataFrame, *, layers: LayerSet | None = None, basemap: str = "osm",
+                 offline: bool = False, source: str = "results") -> folium.Map:  # fmt: skip
+    """Map a whole screening run: every site coloured by its permit decision.
+
+    Parameters
+    ----------
+    results : geopandas.GeoDataFrame
+        The output of :func:`esc_gis.screen` (read back from any format).
+    layers : LayerSet, optional
+        Adds the Village boundary (and waters, when the run is small enough to show them).
+    basemap : {"osm", "aerial", "none"}
+        The basemap shown first; the other is one click away in the layer control.
+    offline : bool
+        Inline Leaflet so the file opens with no network.
+    source : str
+        Name of the results in messages.
+
+    Returns
+    -------
+    folium.Map
+
+    Raises
+    ------
+    ValidationError
+        If ``results`` lacks the screening columns or a CRS.
+    MapAssetsError
+        If ``offline`` and the Leaflet npm package is not installed.
+    """
+    _check(results, source)
+    geoms = _display(results, _SIMPLIFY_FT["overview"])
+    west, south, east, north = shapely.total_bounds(geoms)
+    m = _new_map((west, south, east, north), basemap, offline)
+    if layers is not None:
+        _add_boundary(m, layers)
+    classes = _class_of(results)
+    ids = results["site_id"].to_numpy(dtype=object)
+    dist = results["disturbed_sqft"].to_numpy(dtype=float) if "disturbed_sqft" in results else np.full(len(ids), np.nan)
+    counts = []
+    for key, (label, colour) in PERMIT_STYLE.items():
+        pick = np.flatnonzero(classes == key)
+        counts.append((colour, label, f"{len(pick):,}"))
+        if not len(pick):
+            continue
+        props = [{"tip": _esc(ids[i]), "info": f"<b>{_esc(ids[i])}</b><br>{html.escape(label)}<br>"
+                                             f"Disturbed: {_sqft(dist[i])}"} for i in pick]  # fmt: skip
+        _add_layer(m, f"{label} ({len(pick):,})", geoms[pick], props,
+                   {"color": "#333333", "weight": 0.5, "fillColor": colour, "fillOpacity": 0.7})  # fmt: skip
+    _figure(m).html.add_child(_legend(f"Erosion-control permit, {len(results):,} sites", counts))
+    folium.LayerControl(collapsed=False).add_to(m)
+    return m
+
+
+def _add_boundary(m: folium.Map, layers: LayerSet) -> None:
+    g = gpd.GeoDataFrame(geometry=[layers.jurisdiction], crs=layers.crs)
+    _add_layer(m, "Village boundary", _display(g, 1.0), [{"tip": "Village of Winneconne", "info": ""}],
+               {"color": "#000000", "weight": 2, "fill": False, "dashArray": "6 4"}, popup=False)  # fmt: skip
+
+
+def site_map(results: gpd.GeoDataFrame, site_id: str, *, layers: LayerSet | None = None,
+             disturbed: gpd.GeoDataFrame | None = None, steep: gpd.GeoDataFrame | None = None,
+             basemap: str = "osm", offline: bool = False, margin_ft: float = 300.0,
+             source: str = "results") -> folium.Map:  # fmt: skip
+    """Map one site with everything the ordinance looks at around it.
+
+    Layers, each toggleable: the site (popup: decision, areas and every finding with its §
+    citation), its disturbed limits, the Village boundary, waters, protective areas (by
+    governing class and width), targeted areas and land at 20 % or more.
+
+    Parameters
+    ----------
+    results : geopandas.GeoDataFrame
+        The output of :func:`esc_gis.screen`.
+    site_id : str
+        The site to map.
+    layers : LayerSet, optional
+        Boundary, waters (with their protective areas) and targeted areas.
+    disturbed : geopandas.GeoDataFrame, optional
+        Disturbed-limit polygons with ``site_id``.
+    steep : geopandas.GeoDataFrame, optional
+        Steep land (``esc-gis steep``).
+    basemap, offline
+        As :func:`overview_map`.
+    margin_ft : float
+        How far around the site layers are drawn.
+    source : str
+        Name of the results in messages.
+
+    Returns
+    -------
+    folium.Map
+
+    Raises
+    ------
+    ValidationError
+        If ``results`` lacks the screening columns, or ``site_id`` is not in it.
+    MapAssetsError
+        If ``offline`` and the Leaflet npm package is not installed.
+    """
+    from esc_gis.errors import Problem
+    from esc_gis.units import ft_to_crs_units
+
+    _check(results, source)
+    row = results[results["site_id"].astype(str) == str(site_id)]
+    if row.empty:
+        raise ValidationError([Problem(source, None, f"has no site {site_id!r}.", "give one of its site_id values.")])
+    r = row.iloc[0]
+    crs = results.crs
+    site = row.geometry.iloc[0]
+    x0, y0, x1, y1 = site.bounds
+    pad = ft_to_crs_units(margin_ft, crs)
+    window = shapely.box(x0 - pad, y0 - pad, x1 + pad, y1 + pad)
+    w4326 = gpd.GeoSeries([window], crs=crs).to_crs("EPSG:4326").total_bounds
+    m = _new_map(w4326, basemap, offline)
+
+    def clipped(gdf: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
+        gdf = gdf.to_crs(crs)
+        hit = gdf[gdf.intersects(window)]
+        return hit.set_geometry(hit.geometry.intersection(window))
+
+    if layers is not None:
+        _add_boundary(m, layers)
+        if layers.targeted_areas is not None:
+            t = clipped(layers.targeted_areas)
+            if len(t):
+                names = [_esc(v) or "Targeted area" for v in t["area_name"]]
+                _add_layer(m, "Targeted performance standard areas (§ 540-7B(6))", _display(t, 1.0),
+                           [{"tip": n, "info": f"<b>{n}</b><br>§ 540-7B(6)"} for n in names],
+                           STYLE["targeted"])  # fmt: skip
+        if layers.waters is not None:
+            near = layers.waters[layers.waters.intersects(window.buffer(ft_to_crs_units(100, crs)))]
+            if len(near):
+                from esc_gis.profile import load_profile
+                from esc_gis.waters import governing_parts
+
+                parts = clipped(governing_parts(near, load_profile(), crs))
+                if len(parts):
+                    _add_layer(m, "Protective areas (NR 151.125 widths)", _display(parts, 0.5),
+                               [{"tip": f"{_esc(c)}: {w:g} ft", "info": f"<b>Protective area</b><br>{_esc(c)}, "
+                                 f"{w:g} ft<br>{_esc(s)}"} for c, w, s in
+                                zip(parts["water_class"], parts["width_ft"], parts["section"], strict=True)],
+                               STYLE["protective"])  # fmt: skip
+                wv = clipped(near)
+                _add_layer(m, "Waters of the state", _display(wv, 0.5),
+                           [{"tip": _esc(n) or _esc(c), "info": f"<b>{_esc(n) or 'Water'}</b><br>{_esc(c)}"}
+                            for n, c in zip(wv["water_name"], wv["water_class"], strict=True)],
+                           STYLE["water"])  # fmt: skip
+    if steep is not None:
+        st = clipped(steep)
+        if len(st):
+            _add_layer(m, "Land at 20 % slope or more (§ 540-7B(3)(c)[3])", _display(st, 0.5),
+                       [{"tip": "Slope 20 % or more", "info": "Slope 20 % or more (Horn, as gdaldem)"}] * len(st),
+                       STYLE["steep"])  # fmt: skip
+    label, colour = PERMIT_STYLE[str(_class_of(row)[0])]
+    info = (f"<b>{_esc(r['site_id'])}</b>{' - ' + _esc(r['name']) if 'name' in row and _esc(r['name']) else ''}"
+            f"<br><b>{html.escape(label)}</b><br>Disturbed in the Village: {_sqft(r.get('disturbed_in_village_sqft'))}"
+            f"<br>Protective area: {_sqft(r.get('protective_disturbed_sqft'))}; steep: "
+            f"{_sqft(r.get('steep_disturbed_sqft'))}<br>{_findings_html(r['findings'])}")  # fmt: skip
+    _add_layer(m, "Site", _display(row, _SIMPLIFY_FT["site"]), [{"tip": _esc(r["site_id"]), "info": info}],
+               {"color": "#000000", "weight": 2, "fillColor": colour, "fillOpacity": 0.25})  # fmt: skip
+    if disturbed is not None and "site_id" in disturbed:
+        d = disturbed[disturbed["site_id"].astype(str) == str(site_id)]
+        if len(d):
+            _add_layer(m, "Disturbed limits", _display(d.to_crs(crs), _SIMPLIFY_FT["site"]),
+                       [{"tip": "Disturbed limits", "info": f"Disturbed limits of {_esc(site_id)}"}] * len(d),
+                       STYLE["disturbed"])  # fmt: skip
+    legend = [(colour, label, "")] + [(STYLE[k]["fillColor"], text, "") for k, text in (
+        ("disturbed", "Disturbed limits"), ("protective", "Protective area"), ("water", "Water"),
+        ("steep", "Slope 20 % or more"), ("targeted", "Targeted area"))]  # fmt: skip
+    _figure(m).html.add_child(_legend(f"Site {r['site_id']}", legend))
+    folium.LayerControl(collapsed=False).add_to(m)
+    return m
+
+
+def check_map_path(path: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
+    """Check a map's output path before any work: ``.html``, and not there unless ``overwrite``.
+
+    Raises
+    ------
+    OutputExistsError
+        If the file exists and ``overwrite`` is False.
+    OutputFormatError
+        If the name does not end in ``.html``.
+    """
+    out = Path(path)
+    if out.suffix.lower() not in (".html", ".htm"):
+        msg = f"{str(path)!r}: maps are written as HTML; name the output .html."
+        raise OutputFormatError(msg)
+    if out.exists() and not overwrite:
+        msg = f"{str(path)!r} exists; pass --overwrite (overwrite=True) to replace it."
+        raise OutputExistsError(msg)
+    return out
+
+
+def write_map(m: folium.Map, path: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
+    """Write a map as one HTML file, atomically (temporary file, then rename).
+
+    Raises
+    ------
+    OutputExistsError
+        If the file exists and ``overwrite`` is False.
+    OutputFormatError
+        If the name does not end in ``.html``.
+    """
+    out = check_map_path(path, overwrite=overwrite)
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.stem}.", suffix=".html", dir=out.parent or ".")
+    os.close(fd)
+    try:
+        Path(tmp).write_text(_figure(m).render(), encoding="utf-8")
+        os.replace(tmp, out)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    return out

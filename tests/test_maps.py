@@ -1,0 +1,178 @@
+"""Maps: display-only EPSG:4326, escaping, offline inlining, the CLI; and in real Chromium."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+
+import pytest
+from click.testing import CliRunner
+
+from esc_gis import screen
+from esc_gis.cli.main import cli
+from esc_gis.errors import MapAssetsError, OutputExistsError, ValidationError
+from esc_gis.maps import overview_map, site_map, write_map
+from esc_gis.maps.assets import LEAFLET_VERSION
+
+from .browser import ROOT, chromium_page, real_errors, require_leaflet
+from .conftest import box, sites
+
+XSS = "<img src=x onerror=alert(1)>"
+
+
+@pytest.fixture(scope="module")
+def results(layers_path):
+    rows = [
+        {"site_id": "A", "name": "House", "geometry": box(100, 100, 180, 160)},  # 4,800 sq ftUS: required
+        {"site_id": XSS, "name": XSS, "geometry": box(1760, 100, 1790, 150)},  # by the lake: may be required
+        {"site_id": "C", "name": "Shed", "geometry": box(300, 300, 320, 320)},  # 400: not required
+        {"site_id": "D", "name": "Barn", "geometry": box(3000, 3000, 3100, 3100)},  # outside
+    ]
+    return screen(sites(rows), layers=layers_path)
+
+
+@pytest.fixture(scope="module")
+def layer_set_obj(layers_path):
+    from esc_gis import load_layers, load_profile
+
+    return load_layers(layers_path, profile=load_profile())
+
+
+def _html(m) -> str:
+    return m.get_root().render()
+
+
+def test_package_json_pins_the_leaflet_the_maps_load():
+    pinned = json.loads((ROOT / "package.json").read_text())["dependencies"]["leaflet"]
+    assert pinned == LEAFLET_VERSION
+
+
+def test_overview_escapes_user_text_and_loads_only_leaflet(results, layer_set_obj):
+    page = _html(overview_map(results, layers=layer_set_obj))
+    # Escaped by us (&lt;), then JSON-encoded by folium (\u0026lt;): text, never markup.
+    assert XSS not in page and "\\u0026lt;img src=x onerror=alert(1)\\u0026gt;" in page
+    scripts = re.findall(r'<script src="([^"]+)"', page) + re.findall(r'<link rel="stylesheet" href="([^"]+)"', page)
+    assert scripts and all(f"leaflet@{LEAFLET_VERSION}" in s for s in scripts)
+    assert "Permit required (1)" in page and "Not applicable (outside, exempt or excluded) (1)" in page
+
+
+def html_escaped(text: str) -> str:
+    import html
+
+    return html.escape(text)
+
+
+def test_display_is_the_only_place_in_degrees(results, layer_set_obj):
+    page = _html(overview_map(results, layers=layer_set_obj))
+    coords = [float(v) for v in re.findall(r"-?\d+\.\d+", page[page.find('"coordinates"'):][:400])]
+    lon, lat = coords[0], coords[1]
+    assert -89.0 < lon < -88.5 and 44.0 < lat < 44.3  # Winneconne, in EPSG:4326
+    assert len(str(abs(lon)).split(".")[1]) <= 6  # rounded for display
+    assert results.crs.to_epsg() == 7594  # the results themselves stay in feet
+
+
+def test_site_map_has_every_layer_and_cited_findings(results, layer_set_obj):
+    page = _html(site_map(results, XSS, layers=layer_set_obj))
+    for name in ("Village boundary", "Protective areas (NR 151.125 widths)", "Waters of the state", "Site"):
+        assert name in page
+    assert "§ 540-4A(1)(c)" in page and XSS not in page
+    with pytest.raises(ValidationError, match="no site 'nope'"):
+        site_map(results, "nope")
+
+
+def test_offline_map_inlines_leaflet_and_says_which(results, tmp_path, monkeypatch):
+    require_leaflet()
+    out = write_map(overview_map(results, offline=True), tmp_path / "off.html")
+    page = out.read_text()
+    assert "<script src=" not in page and 'rel="stylesheet" href' not in page
+    assert f'content="leaflet {LEAFLET_VERSION} (npm), inlined"' in page
+    assert "url(data:image/png;base64," in page and "images/layers.png" not in page
+    with pytest.raises(OutputExistsError):
+        write_map(overview_map(results), out)
+    monkeypatch.setenv("ESC_GIS_ASSETS", str(tmp_path / "nowhere"))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("esc_gis.maps.assets.Path.resolve", lambda self: tmp_path / "a" / "b" / "c" / "d")
+    with pytest.raises(MapAssetsError, match="npm ci"):
+        overview_map(results, offline=True)
+
+
+def test_map_command(results, layers_path, tmp_path):
+    res = tmp_path / "r.gpkg"
+    results.to_file(res, engine="pyogrio")
+    out = tmp_path / "m.html"
+    r = CliRunner().invoke(cli, ["map", str(res), "-o", str(out), "--layers", str(layers_path)])
+    assert r.exit_code == 0, r.output
+    assert "4 sites" in r.output and out.stat().st_size > 1000
+    r = CliRunner().invoke(cli, ["map", str(res), "-o", str(out), "--layers", str(layers_path)])
+    assert r.exit_code == 1 and "--overwrite" in r.output
+    r = CliRunner().invoke(cli, ["map", str(res), "-o", str(tmp_path / "m.png")])
+    assert r.exit_code == 1 and ".html" in r.output and "Traceback" not in r.output
+    r = CliRunner().invoke(cli, ["map", str(res), "-o", str(tmp_path / "s.html"), "--site", "A",
+                                 "--layers", str(layers_path), "--basemap", "aerial"])  # fmt: skip
+    assert r.exit_code == 0, r.output
+
+
+# ----- in real headless Chromium ---------------------------------------------------------
+
+_COUNT_JS = """() => {
+  const m = Object.values(window).find(v => v instanceof L.Map);
+  let paths = 0; m.eachLayer(l => { if (l instanceof L.Path) paths++; });
+  return {paths, canvas: document.querySelectorAll('canvas.leaflet-zoom-animated').length,
+          legend: !!document.getElementById('esc-legend'),
+          overlays: [...document.querySelectorAll('.leaflet-control-layers-overlays label')].map(e => e.innerText.trim())};
+}"""
+
+_OPEN_POPUP_JS = """(tip) => {
+  const m = Object.values(window).find(v => v instanceof L.Map);
+  let target = null;
+  m.eachLayer(l => { if (l.feature && l.feature.properties.tip === tip && !target) target = l; });
+  const p = m.latLngToContainerPoint(target.getBounds().getCenter());
+  const r = m.getContainer().getBoundingClientRect();
+  return [r.left + p.x, r.top + p.y];
+}"""
+
+
+def _load(page, path) -> float:
+    t0 = time.perf_counter()
+    page.goto(path.as_uri())
+    page.wait_for_load_state("load")
+    return time.perf_counter() - t0
+
+
+def test_overview_in_chromium_draws_every_site_with_legend_and_safe_popup(results, layer_set_obj, tmp_path):
+    path = write_map(overview_map(results, layers=layer_set_obj), tmp_path / "ov.html")
+    with chromium_page() as (page, errors, _):
+        _load(page, path)
+        got = page.evaluate(_COUNT_JS)
+        assert got["paths"] == 4 + 1  # four sites and the Village boundary, drawn on a canvas
+        assert got["canvas"] >= 1 and got["legend"]
+        assert any(o.startswith("Permit required (1)") for o in got["overlays"])
+        # The XSS site: click it; its popup shows the text, runs nothing, adds no image.
+        x, y = page.evaluate(_OPEN_POPUP_JS, html_escaped(XSS))
+        page.mouse.click(x, y)
+        page.wait_for_selector(".leaflet-popup-content")
+        assert XSS in page.inner_text(".leaflet-popup-content")
+        assert page.locator(".leaflet-popup-content img").count() == 0
+        assert real_errors(errors) == []
+
+
+def test_site_popup_lists_findings_with_sections(results, layer_set_obj, tmp_path):
+    path = write_map(site_map(results, "A", layers=layer_set_obj), tmp_path / "a.html")
+    with chromium_page() as (page, errors, _):
+        _load(page, path)
+        x, y = page.evaluate(_OPEN_POPUP_JS, "A")
+        page.mouse.click(x, y)
+        text = page.inner_text(".leaflet-popup-content")
+        assert "Permit required" in text and "(§ 540-4A(1)(a))" in text
+        assert real_errors(errors) == []
+
+
+def test_offline_map_works_with_every_request_blocked(results, layer_set_obj, tmp_path):
+    path = write_map(site_map(results, XSS, layers=layer_set_obj, offline=True), tmp_path / "off.html")
+    with chromium_page(offline=True) as (page, errors, requested):
+        _load(page, path)
+        got = page.evaluate(_COUNT_JS)
+        assert got["paths"] >= 4  # boundary, strip, lake, site
+        assert not any("jsdelivr" in u for u in requested)
+        assert real_errors(errors) == []
