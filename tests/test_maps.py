@@ -50,8 +50,8 @@ def test_package_json_pins_the_leaflet_the_maps_load():
 
 def test_overview_escapes_user_text_and_loads_only_leaflet(results, layer_set_obj):
     page = _html(overview_map(results, layers=layer_set_obj))
-    # Escaped by us (&lt;), then JSON-encoded by folium (\u0026lt;): text, never markup.
-    assert XSS not in page and "\\u0026lt;img src=x onerror=alert(1)\\u0026gt;" in page
+    # JSON made safe for <script> (\u003c); the browser shows it with textContent.
+    assert XSS not in page and "\\u003cimg src=x onerror=alert(1)\\u003e" in page
     scripts = re.findall(r'<script src="([^"]+)"', page) + re.findall(r'<link rel="stylesheet" href="([^"]+)"', page)
     assert scripts and all(f"leaflet@{LEAFLET_VERSION}" in s for s in scripts)
     assert "Permit required (1)" in page and "Not applicable (outside, exempt or excluded) (1)" in page
@@ -117,20 +117,25 @@ def test_map_command(results, layers_path, tmp_path):
 
 _COUNT_JS = """() => {
   const m = Object.values(window).find(v => v instanceof L.Map);
-  let paths = 0; m.eachLayer(l => { if (l instanceof L.Path) paths++; });
+  let paths = 0; m.eachLayer(l => { if (l instanceof L.Path) paths += l.escSites || 1; });
   return {paths, canvas: document.querySelectorAll('canvas.leaflet-zoom-animated').length,
           legend: !!document.getElementById('esc-legend'),
           overlays: [...document.querySelectorAll('.leaflet-control-layers-overlays label')].map(e => e.innerText.trim())};
 }"""
 
-_OPEN_POPUP_JS = """(tip) => {
+_CLICK_JS = """([lat, lng]) => {
   const m = Object.values(window).find(v => v instanceof L.Map);
-  let target = null;
-  m.eachLayer(l => { if (l.feature && l.feature.properties.tip === tip && !target) target = l; });
-  const p = m.latLngToContainerPoint(target.getBounds().getCenter());
+  const p = m.latLngToContainerPoint([lat, lng]);
   const r = m.getContainer().getBoundingClientRect();
   return [r.left + p.x, r.top + p.y];
 }"""
+
+
+def _inside_point(results, site_id) -> list[float]:
+    """A point inside a site, as [lat, lng] (display only)."""
+    g = results[results["site_id"] == site_id].to_crs("EPSG:4326").geometry.iloc[0]
+    p = g.representative_point()
+    return [p.y, p.x]
 
 
 def _load(page, path) -> float:
@@ -149,7 +154,7 @@ def test_overview_in_chromium_draws_every_site_with_legend_and_safe_popup(result
         assert got["canvas"] >= 1 and got["legend"]
         assert any(o.startswith("Permit required (1)") for o in got["overlays"])
         # The XSS site: click it; its popup shows the text, runs nothing, adds no image.
-        x, y = page.evaluate(_OPEN_POPUP_JS, html_escaped(XSS))
+        x, y = page.evaluate(_CLICK_JS, _inside_point(results, XSS))
         page.mouse.click(x, y)
         page.wait_for_selector(".leaflet-popup-content")
         assert XSS in page.inner_text(".leaflet-popup-content")
@@ -161,7 +166,7 @@ def test_site_popup_lists_findings_with_sections(results, layer_set_obj, tmp_pat
     path = write_map(site_map(results, "A", layers=layer_set_obj), tmp_path / "a.html")
     with chromium_page() as (page, errors, _):
         _load(page, path)
-        x, y = page.evaluate(_OPEN_POPUP_JS, "A")
+        x, y = page.evaluate(_CLICK_JS, _inside_point(results, "A"))
         page.mouse.click(x, y)
         text = page.inner_text(".leaflet-popup-content")
         assert "Permit required" in text and "(§ 540-4A(1)(a))" in text

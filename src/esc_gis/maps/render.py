@@ -37,6 +37,7 @@ from branca.element import Element, Figure
 from esc_gis import __version__
 from esc_gis.errors import OutputExistsError, OutputFormatError, ValidationError
 from esc_gis.maps.assets import LEAFLET_CSS_URL, LEAFLET_JS_URL, offline_assets
+from esc_gis.maps.compact import CompactPolygons
 
 if TYPE_CHECKING:
     from esc_gis.layers import LayerSet
@@ -65,6 +66,7 @@ STYLE: dict[str, dict[str, Any]] = {
 }
 _NEEDED = ("site_id", "permit", "permit_may_be_required", "findings")
 #: Display simplification, in feet: below a screen pixel at the zoom each map opens at.
+#: (The overview's coordinates are micro-degrees, about 4 inches, anyway.)
 _SIMPLIFY_FT = {"overview": 3.0, "site": 0.5}
 
 
@@ -223,6 +225,10 @@ def overview_map(results: gpd.GeoDataFrame, *, layers: LayerSet | None = None, b
         If ``offline`` and the Leaflet npm package is not installed.
     """
     _check(results, source)
+    if len(results) == 0:
+        from esc_gis.errors import Problem
+
+        raise ValidationError([Problem(source, None, "has no sites to map.", "screen some sites first.")])
     geoms = _display(results, _SIMPLIFY_FT["overview"])
     west, south, east, north = shapely.total_bounds(geoms)
     m = _new_map((west, south, east, north), basemap, offline)
@@ -237,10 +243,11 @@ def overview_map(results: gpd.GeoDataFrame, *, layers: LayerSet | None = None, b
         counts.append((colour, label, f"{len(pick):,}"))
         if not len(pick):
             continue
-        props = [{"tip": _esc(ids[i]), "info": f"<b>{_esc(ids[i])}</b><br>{html.escape(label)}<br>"
-                                             f"Disturbed: {_sqft(dist[i])}"} for i in pick]  # fmt: skip
-        _add_layer(m, f"{label} ({len(pick):,})", geoms[pick], props,
-                   {"color": "#333333", "weight": 0.5, "fillColor": colour, "fillOpacity": 0.7})  # fmt: skip
+        # Thousands of sites: the compact layer (ids and lines are text, never markup).
+        lines = [[label, f"Disturbed: {_sqft(dist[i])}"] for i in pick]
+        CompactPolygons(geoms[pick], [str(ids[i]) for i in pick], lines,
+                        {"color": "#333333", "weight": 0.5, "fillColor": colour, "fillOpacity": 0.7},
+                        name=f"{label} ({len(pick):,})").add_to(m)  # fmt: skip
     _figure(m).html.add_child(_legend(f"Erosion-control permit, {len(results):,} sites", counts))
     folium.LayerControl(collapsed=False).add_to(m)
     return m
