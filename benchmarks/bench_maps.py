@@ -99,7 +99,7 @@ def load_seconds(paths: dict[str, Path], repeat: int) -> dict[str, list[float]]:
             for name in (list(paths) if i % 2 == 0 else list(reversed(paths))):
                 page = browser.new_page(viewport={"width": 1100, "height": 750})
                 page.route("https://cdn.jsdelivr.net/npm/leaflet@*/dist/leaflet.*", route)
-                page.goto(paths[name].as_uri(), timeout=120_000)
+                page.goto(paths[name].as_uri(), timeout=600_000)
                 page.wait_for_load_state("load")
                 ms = page.evaluate("() => { const t = performance.getEntriesByType('navigation')[0];"
                                    " return t.loadEventEnd - t.startTime; }")  # fmt: skip

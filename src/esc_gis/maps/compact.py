@@ -61,7 +61,7 @@ def script_json(obj: Any) -> str:
 
 
 class CompactPolygons(Layer):
-    """Polygons with an id and a few text lines each, drawn on the map's canvas as one path.
+    """Polygons with an id and a few text lines each, drawn on the map's canvas as few paths.
 
     A click opens a popup for the site under the pointer (found by bounding box, then
     point in polygon), built from text nodes.
@@ -88,8 +88,8 @@ class CompactPolygons(Layer):
             // where the same object literal in code costs the JavaScript parser far more.
             const d = JSON.parse(document.getElementById("{{ this.get_name() }}_data").textContent);
             const style = {{ this.style }};
-            // All sites of the layer are ONE Leaflet path (a multipolygon): 10,000 separate
-            // paths cost Leaflet a second of bookkeeping; a click finds its site instead.
+            // Sites are drawn as a few Leaflet paths, a multipolygon per CHUNK sites: 10,000
+            // separate paths cost Leaflet seconds of bookkeeping; a click finds its site.
             const all = [], first = [], box = [];
             let x = 0, y = 0, ring = 0, vert = 0, poly = 0;
             for (let i = 0; i < d.id.length; i++) {
@@ -112,7 +112,14 @@ class CompactPolygons(Layer):
                 box.push([w, s, e, n]);
             }
             first.push(all.length);
-            const shape = L.polygon(all, style);
+            // A path per CHUNK sites: one path for all would be one huge redraw per pan.
+            const CHUNK = 2000, shape = L.featureGroup();
+            for (let i = 0; i < d.id.length; i += CHUNK) {
+                const part = L.polygon(all.slice(first[i], first[Math.min(i + CHUNK, d.id.length)]), style);
+                part.escFirst = i;
+                part.escSites = Math.min(CHUNK, d.id.length - i);
+                shape.addLayer(part);
+            }
             function inside(pt, rings) {  // even-odd rule over every ring (holes included)
                 let c = false;
                 for (const r of rings) {
@@ -123,8 +130,8 @@ class CompactPolygons(Layer):
                 }
                 return c;
             }
-            function siteAt(pt) {
-                for (let i = 0; i < box.length; i++) {
+            function siteAt(pt, from) {
+                for (let i = from; i < Math.min(from + CHUNK, box.length); i++) {
                     const b = box[i];
                     if (pt.lng < b[0] || pt.lng > b[2] || pt.lat < b[1] || pt.lat > b[3]) continue;
                     for (let k = first[i]; k < first[i + 1]; k++) if (inside(pt, all[k])) return i;
@@ -138,7 +145,7 @@ class CompactPolygons(Layer):
                 return el;
             }
             shape.on("click", function (ev) {
-                const i = siteAt(ev.latlng);
+                const i = siteAt(ev.latlng, ev.layer.escFirst);
                 if (i < 0) return;
                 const div = document.createElement("div");
                 text("b", d.id[i], div);
