@@ -181,3 +181,15 @@ def test_offline_map_works_with_every_request_blocked(results, layer_set_obj, tm
         assert got["paths"] >= 4  # boundary, strip, lake, site
         assert not any("jsdelivr" in u for u in requested)
         assert real_errors(errors) == []
+
+
+def test_screen_writes_the_overview_map_in_the_same_run(layers_path, tmp_path):
+    src = tmp_path / "sites.gpkg"
+    sites([{"site_id": "A", "geometry": box(100, 100, 180, 160)}]).to_file(src, engine="pyogrio")
+    out, page = tmp_path / "r.gpkg", tmp_path / "r.html"
+    args = ["screen", str(src), "--layers", str(layers_path), "-o", str(out), "--map", str(page), "-q"]
+    r = CliRunner().invoke(cli, args)
+    assert r.exit_code == 0, r.output
+    assert out.exists() and "esc-legend" in page.read_text()
+    r = CliRunner().invoke(cli, [*args[:-3], "-o", str(tmp_path / "r2.gpkg"), "--map", str(page), "-q"])
+    assert r.exit_code == 1 and "--overwrite" in r.output and not (tmp_path / "r2.gpkg").exists()
