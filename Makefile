@@ -14,6 +14,13 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# Leaflet from npm (package-lock.json): inlined into --offline maps, and served to the browser
+# tests in place of the CDN. Without npm, offline maps and those tests are unavailable (they skip).
+ASSETS := node_modules/.package-lock.json
+$(ASSETS): package.json package-lock.json
+	@if command -v npm >/dev/null 2>&1; then npm ci --no-audit --no-fund --loglevel=error; \
+	else echo "npm not found: --offline maps and the browser tests need Node.js's npm (they will skip)."; fi
+
 # Screen the made-up sample sites on the Village's real boundary and lake, with the demo's
 # ILLUSTRATIVE waters and targeted area and SYNTHETIC DEM (layers/winneconne-demo); outputs go to out/.
 DEMO_LAYERS := layers/winneconne-demo/layers.toml
@@ -40,7 +47,7 @@ demo: $(STAMP) $(ASSETS)
 	@echo "         out/demo_protective_areas.gpkg, out/demo_overview.html, out/demo_site_S16.html,"
 	@echo "         out/demo_site_S21_offline.html (needs npm), and PNG screenshots of the two maps (needs chromium)"
 
-test: $(STAMP)
+test: $(STAMP) $(ASSETS)
 	$(PY) -m pytest
 
 # Style and types (not part of `make test`).

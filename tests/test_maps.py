@@ -117,8 +117,14 @@ def test_map_command(results, layers_path, tmp_path):
 
 _COUNT_JS = """() => {
   const m = Object.values(window).find(v => v instanceof L.Map);
-  let paths = 0; m.eachLayer(l => { if (l instanceof L.Path) paths += l.escSites || 1; });
-  return {paths, canvas: document.querySelectorAll('canvas.leaflet-zoom-animated').length,
+  let paths = 0; m.eachLayer(l => { if (l.escSites) paths += l.escSites; else if (l instanceof L.Path) paths++; });
+  // Drawn, not only loaded: painted pixels on the sites' canvases.
+  let painted = 0;
+  for (const cv of document.querySelectorAll('canvas.esc-sites')) {
+    const px = cv.getContext('2d').getImageData(0, 0, cv.width, cv.height).data;
+    for (let i = 3; i < px.length; i += 4) if (px[i]) painted++;
+  }
+  return {paths, painted, canvas: document.querySelectorAll('canvas').length,
           legend: !!document.getElementById('esc-legend'),
           overlays: [...document.querySelectorAll('.leaflet-control-layers-overlays label')].map(e => e.innerText.trim())};
 }"""
@@ -151,7 +157,7 @@ def test_overview_in_chromium_draws_every_site_with_legend_and_safe_popup(result
         _load(page, path)
         got = page.evaluate(_COUNT_JS)
         assert got["paths"] == 4 + 1  # four sites and the Village boundary, drawn on a canvas
-        assert got["canvas"] >= 1 and got["legend"]
+        assert got["canvas"] >= 2 and got["painted"] > 100 and got["legend"]
         assert any(o.startswith("Permit required (1)") for o in got["overlays"])
         # The XSS site: click it; its popup shows the text, runs nothing, adds no image.
         x, y = page.evaluate(_CLICK_JS, _inside_point(results, XSS))
