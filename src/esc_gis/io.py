@@ -9,7 +9,7 @@ partial output behind.
 
 from __future__ import annotations
 
-__all__ = ["OUTPUT_FORMATS", "check_output_path", "read_class_map", "read_layer", "write_layer"]
+__all__ = ["OUTPUT_FORMATS", "check_output_file", "check_output_path", "read_class_map", "read_layer", "write_layer"]
 
 import csv
 import os
@@ -22,7 +22,8 @@ import pandas as pd
 import pyogrio
 import shapely
 
-from esc_gis.errors import LayerReadError, LayerSetError, OutputExistsError, OutputFormatError
+from esc_gis._outputs import check_output_file, check_target
+from esc_gis.errors import LayerReadError, LayerSetError, OutputFormatError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -167,12 +168,7 @@ def check_output_path(path: str | os.PathLike[str], *, overwrite: bool = False) 
         what = p.suffix or "a file without extension"
         msg = f"{str(path)!r}: cannot write {what!r}; use one of {', '.join(OUTPUT_FORMATS)}."
         raise OutputFormatError(msg)
-    if p.exists() and not overwrite:
-        msg = f"{str(path)!r} exists; pass --overwrite (overwrite=True) to replace it."
-        raise OutputExistsError(msg)
-    if not p.parent.exists():
-        msg = f"{str(path)!r}: the folder {str(p.parent)!r} does not exist."
-        raise OutputFormatError(msg)
+    check_target(p, overwrite=overwrite)
     return fmt
 
 

@@ -35,7 +35,8 @@ import shapely
 from branca.element import Element, Figure
 
 from esc_gis import __version__
-from esc_gis.errors import OutputExistsError, OutputFormatError, ValidationError
+from esc_gis._outputs import check_output_file
+from esc_gis.errors import OutputFormatError, ValidationError
 from esc_gis.maps.assets import LEAFLET_CSS_URL, LEAFLET_JS_URL, offline_assets
 from esc_gis.maps.compact import CompactPolygons
 
@@ -384,14 +385,7 @@ def check_map_path(path: str | os.PathLike[str], *, overwrite: bool = False) -> 
     OutputFormatError
         If the name does not end in ``.html``.
     """
-    out = Path(path)
-    if out.suffix.lower() not in (".html", ".htm"):
-        msg = f"{str(path)!r}: maps are written as HTML; name the output .html."
-        raise OutputFormatError(msg)
-    if out.exists() and not overwrite:
-        msg = f"{str(path)!r} exists; pass --overwrite (overwrite=True) to replace it."
-        raise OutputExistsError(msg)
-    return out
+    return check_output_file(path, suffixes=(".html", ".htm"), kind="maps are written as HTML", overwrite=overwrite)
 
 
 def write_map(m: folium.Map, path: str | os.PathLike[str], *, overwrite: bool = False) -> Path:

@@ -42,7 +42,8 @@ import numpy as np
 import rasterio
 from rasterio.windows import Window
 
-from esc_gis.errors import LayerReadError, OutputExistsError, OutputFormatError
+from esc_gis._outputs import check_output_file
+from esc_gis.errors import LayerReadError
 from esc_gis.terrain.dem import DemInfo, open_dem
 
 #: Output nodata, as gdaldem writes it.
@@ -362,13 +363,8 @@ def write_slope(
     LayerReadError, CRSError, UnitsError
         As :func:`open_dem`.
     """
-    out = Path(output)
-    if out.suffix.lower() not in (".tif", ".tiff"):
-        msg = f"{str(output)!r}: slope rasters are written as GeoTIFF; name the output .tif."
-        raise OutputFormatError(msg)
-    if out.exists() and not overwrite:
-        msg = f"{str(output)!r} exists; pass --overwrite (overwrite=True) to replace it."
-        raise OutputExistsError(msg)
+    out = check_output_file(output, suffixes=(".tif", ".tiff"), kind="slope rasters are written as GeoTIFF",
+                            overwrite=overwrite)  # fmt: skip
     info = open_dem(dem, z_unit=z_unit)
     profile = {
         "driver": "GTiff", "width": info.width, "height": info.height, "count": 1, "dtype": "float32",
