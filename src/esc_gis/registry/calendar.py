@@ -1,0 +1,144 @@
+"""The office calendar: business days for the ordinance's deadlines (§ 540-8C).
+
+"Within 20 business days" counts the days the Village office is open: not weekends, not
+the Village's holidays. The receipt day is day 0; the deadline is the 20th business day
+after it. The Village's own holiday list is not in the ordinance, so the default is the
+common Wisconsin municipal set, observed on the nearest weekday, and a TOML file can
+replace it (``holidays = ["2026-12-24", ...]``).
+"""
+
+from __future__ import annotations
+
+__all__ = ["OfficeCalendar", "default_holidays", "load_calendar"]
+
+import functools
+import sys
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from pathlib import Path
+
+from esc_gis.errors import ProfileError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+_DAY = timedelta(days=1)
+_WEEKDAYS = {"mon": 0, "tue": 1, "wed": 2, "thu": 3, "fri": 4, "sat": 5, "sun": 6}
+
+
+def _nth_weekday(year: int, month: int, weekday: int, n: int) -> date:
+    """Return the n-th (1-based; -1 for the last) given weekday of a month."""
+    if n > 0:
+        first = date(year, month, 1)
+        return first + timedelta(days=(weekday - first.weekday()) % 7 + 7 * (n - 1))
+    last = date(year + month // 12, month % 12 + 1, 1) - _DAY
+    return last - timedelta(days=(last.weekday() - weekday) % 7)
+
+
+def _observed(d: date) -> date:
+    """Move a Saturday holiday to Friday and a Sunday one to Monday, as observed."""
+    return d - _DAY if d.weekday() == 5 else d + _DAY if d.weekday() == 6 else d
+
+
+@functools.lru_cache(maxsize=64)
+def default_holidays(year: int) -> frozenset[date]:
+    """Return the common Wisconsin municipal office holidays of one year, as observed.
+
+    New Year's Day, Memorial Day, Independence Day, Labor Day, Thanksgiving and the day
+    after, Christmas Eve and Christmas Day. An assumption: give the Village's own list
+    with :func:`load_calendar` when it differs.
+
+    Examples
+    --------
+    >>> sorted(d.isoformat() for d in default_holidays(2026))[:3]
+    ['2026-01-01', '2026-05-25', '2026-07-03']
+    """
+    fixed = [date(year, 1, 1), date(year, 7, 4), date(year, 12, 24), date(year, 12, 25)]
+    thanksgiving = _nth_weekday(year, 11, 3, 4)
+    rules = [_nth_weekday(year, 5, 0, -1), _nth_weekday(year, 9, 0, 1), thanksgiving, thanksgiving + _DAY]
+    return frozenset({_observed(d) for d in fixed} | set(rules))
+
+
+@dataclass(frozen=True)
+class OfficeCalendar:
+    """Which days the office works, and arithmetic in those days.
+
+    Parameters
+    ----------
+    holidays : frozenset of date, optional
+        Closed days besides the weekend; default: :func:`default_holidays` of every year.
+    weekend : frozenset of int
+        Weekday numbers (Monday 0) the office is closed.
+    """
+
+    holidays: frozenset[date] | None = None
+    weekend: frozenset[int] = field(default_factory=lambda: frozenset({5, 6}))
+
+    def is_business_day(self, d: date) -> bool:
+        """Return True when the office is open on ``d``."""
+        if d.weekday() in self.weekend:
+            return False
+        if self.holidays is not None:
+            return d not in self.holidays
+        # Next year's New Year's Day is observed on December 31 when it falls on a Saturday.
+        return d not in default_holidays(d.year) | default_holidays(d.year + 1)
+
+    def add_business_days(self, start: date, n: int) -> date:
+        """Return the ``n``-th business day after ``start`` (before it when ``n`` < 0).
+
+        ``start`` itself is day 0 and is never counted, so ``add_business_days(d, 20)`` is
+        the last day of "within 20 business days of d".
+
+        Examples
+        --------
+        >>> cal = OfficeCalendar(holidays=frozenset())
+        >>> cal.add_business_days(date(2026, 11, 27), 1)  # a Friday -> the Monday
+        datetime.date(2026, 11, 30)
+        """
+        step = _DAY if n >= 0 else -_DAY
+        d, left = start, abs(n)
+        while left:
+            d += step
+            if self.is_business_day(d):
+                left -= 1
+        return d
+
+    def business_days_between(self, start: date, end: date) -> int:
+        """Count business days after ``start`` up to and including ``end`` (negative if before)."""
+        sign, (a, b) = (1, (start, end)) if end >= start else (-1, (end, start))
+        return sign * sum(self.is_business_day(a + timedelta(days=k)) for k in range(1, (b - a).days + 1))
+
+
+def load_calendar(path: str | Path | None = None) -> OfficeCalendar:
+    """Read an office calendar from TOML: ``holidays`` (ISO dates) and ``weekend`` (day names).
+
+    Raises
+    ------
+    ProfileError
+        If the file is unreadable, or a date or day name is malformed (all listed at once).
+    """
+    if path is None:
+        return OfficeCalendar()
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        msg = f"office calendar {str(path)!r} cannot be read: {exc}"
+        raise ProfileError(msg) from None
+    bad, holidays = [], set()
+    for v in data.get("holidays", []):
+        try:
+            holidays.add(v if isinstance(v, date) else date.fromisoformat(str(v)))
+        except ValueError:
+            bad.append(f"holiday {v!r} is not a date (use YYYY-MM-DD)")
+    weekend = set()
+    for v in data.get("weekend", ["sat", "sun"]):
+        if str(v).lower()[:3] not in _WEEKDAYS:
+            bad.append(f"weekend day {v!r} is not a day name")
+        else:
+            weekend.add(_WEEKDAYS[str(v).lower()[:3]])
+    if bad:
+        msg = f"office calendar {str(path)!r}: " + "; ".join(bad) + "."
+        raise ProfileError(msg)
+    return OfficeCalendar(holidays=frozenset(holidays) if "holidays" in data else None, weekend=frozenset(weekend))
