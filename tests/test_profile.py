@@ -63,3 +63,9 @@ def test_rules_command_prints_table_and_json():
     data = json.loads(r.output)
     keys = {e["entry"] for e in data["entries"]}
     assert "thresholds.permit_area" in keys and data["measure_crs"] == "EPSG:7594"
+
+
+def test_every_part_of_a_multi_section_citation_is_marked():
+    prof = load_profile()
+    assert prof.entry("deadlines.temporary_stabilization").cite == "§ 540-7A(4)(d); § 540-7B(5)(d)"
+    assert prof.entry("protective_area.lake").cite == "§ 540-5 PROTECTIVE AREA; § 540-20C(4); NR 151.125(1)(c)"

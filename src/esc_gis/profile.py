@@ -76,8 +76,10 @@ class Entry:
     @property
     def cite(self) -> str:
         """The section as printed on findings: ``§ 540-4A(1)(a)`` or a policy label."""
-        s = self.section
-        return s if s.startswith(("toolkit", "NR ")) else f"§ {s}"
+        # Each part of a list gets its own mark: "540-7A(4)(d); 540-7B(5)(d)" cites two
+        # sections of the code; "NR ..." and toolkit policies are not sections of it.
+        parts = [p.strip() for p in self.section.split(";")]
+        return "; ".join(p if p.startswith(("toolkit", "NR ", "§")) else f"§ {p}" for p in parts)
 
 
 @dataclass(frozen=True)
