@@ -206,7 +206,7 @@ def overview_map(results: gpd.GeoDataFrame, *, layers: LayerSet | None = None, b
     results : geopandas.GeoDataFrame
         The output of :func:`esc_gis.screen` (read back from any format).
     layers : LayerSet, optional
-        Adds the Village boundary (and waters, when the run is small enough to show them).
+        Adds the Village boundary.
     basemap : {"osm", "aerial", "none"}
         The basemap shown first; the other is one click away in the layer control.
     offline : bool
