@@ -66,7 +66,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from _common import peak_rss_mb  # benchmarks/ is sys.path[0] when a script runs
+from _common import (  # benchmarks/ is sys.path[0]
+    WORKER,
+    find_cli,
+    peak_rss_mb,
+    read_result,
+    worker_command,
+    worker_main,
+)
 
 # Only the standard library is imported at module level: the driver must stay small (see
 # the module docstring); the heavy libraries are imported inside the worker tasks.
@@ -85,7 +92,6 @@ JITTER = 0.24  # corner jitter, as a fraction of the cell side; < 0.25 keeps cel
 TARGET_RATIO = 10.0
 TARGET_PEAK_MB = 2048.0
 TARGET_WATERS_S = 5.0  # protective areas and distances, 100,000 parcels x 10,000 waters
-WORKER = "_worker"  # argv[1] of a worker process
 
 Result = dict[str, Any]
 
@@ -428,14 +434,6 @@ TASKS: dict[str, Callable[[dict[str, Any]], Result]] = {
 }
 
 
-def worker_main(argv: Sequence[str]) -> int:
-    """``bench_screen.py _worker TASK ARGS_JSON RESULT_PATH``: run one task, write its JSON."""
-    task, args_json, result_path = argv
-    result = TASKS[task](json.loads(args_json))
-    Path(result_path).write_text(json.dumps(result), encoding="utf-8")
-    return 0
-
-
 # --------------------------------------------------------------------------------------
 # Driver side: standard library only.
 # --------------------------------------------------------------------------------------
@@ -443,23 +441,12 @@ def worker_main(argv: Sequence[str]) -> int:
 
 def run_worker(task: str, args: dict[str, Any], tmp: Path) -> Result:
     """Run one task in a fresh interpreter and return its result."""
-    result_path = tmp / f".{task}-result.json"
-    result_path.unlink(missing_ok=True)
-    cmd = [
-        sys.executable,
-        str(Path(__file__).resolve()),
-        WORKER,
-        task,
-        json.dumps(args),
-        str(result_path),
-    ]
+    cmd, result_path = worker_command(__file__, task, args, tmp)
     proc = subprocess.run(cmd, check=False)
     if proc.returncode != 0:
         msg = f"worker {task!r} failed with exit status {proc.returncode}"
         raise RuntimeError(msg)
-    result: Result = json.loads(result_path.read_text(encoding="utf-8"))
-    result_path.unlink()
-    return result
+    return read_result(result_path)
 
 
 def run_cli(exe: str, input_path: Path, out: Path, layers: str | None = None) -> Result:
@@ -476,12 +463,6 @@ def run_cli(exe: str, input_path: Path, out: Path, layers: str | None = None) ->
     kib = usage.ru_maxrss
     peak = kib / 2**20 if sys.platform == "darwin" else kib / 1024.0
     return {"seconds": seconds, "peak_mb": peak, "output_mb": out.stat().st_size / 2**20}
-
-
-def find_cli() -> str | None:
-    """The ``esc-gis`` script next to this interpreter, else on PATH."""
-    beside = Path(sys.executable).parent / "esc-gis"
-    return str(beside) if beside.exists() else shutil.which("esc-gis")
 
 
 def _median_times(runs: list[Result], key: str) -> list[tuple[str, float]]:
@@ -738,5 +719,5 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == WORKER:
-        sys.exit(worker_main(sys.argv[2:]))
+        sys.exit(worker_main(TASKS, sys.argv[2:]))
     sys.exit(main())

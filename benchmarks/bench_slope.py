@@ -77,7 +77,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from _common import peak_rss_mb  # benchmarks/ is sys.path[0] when a script runs
+from _common import (  # benchmarks/ is sys.path[0]
+    WORKER,
+    find_cli,
+    peak_rss_mb,
+    read_result,
+    worker_command,
+    worker_main,
+)
 
 # Only the standard library is imported at module level: the driver must stay small (see
 # the module docstring); numpy, rasterio and esc_gis are imported inside the worker tasks.
@@ -95,7 +102,6 @@ GEN_BLOCK_CELLS = 1 << 22  # cells per generated block: ~32 MB per float64 tempo
 CMP_BLOCK_CELLS = 1 << 22  # cells per compared block
 TARGET_RATIO = 1.0
 TARGET_PEAK_MB = 300.0
-WORKER = "_worker"  # argv[1] of a worker process
 
 Result = dict[str, Any]
 
@@ -405,14 +411,6 @@ TASKS: dict[str, Callable[[dict[str, Any]], Result]] = {
 }
 
 
-def worker_main(argv: Sequence[str]) -> int:
-    """``bench_slope.py _worker TASK ARGS_JSON RESULT_PATH``: run one task, write its JSON."""
-    task, args_json, result_path = argv
-    result = TASKS[task](json.loads(args_json))
-    Path(result_path).write_text(json.dumps(result), encoding="utf-8")
-    return 0
-
-
 # --------------------------------------------------------------------------------------
 # Driver side: standard library only.
 # --------------------------------------------------------------------------------------
@@ -450,12 +448,9 @@ def run_child(cmd: list[str], what: str, env: dict[str, str] | None = None) -> R
 
 def run_worker(task: str, args: dict[str, Any], tmp: Path, env: dict[str, str] | None = None) -> Result:
     """Run one task in a fresh interpreter; its result, plus the child's rusage figures."""
-    result_path = tmp / f".{task}-result.json"
-    result_path.unlink(missing_ok=True)
-    cmd = [sys.executable, str(Path(__file__).resolve()), WORKER, task, json.dumps(args), str(result_path)]
+    cmd, result_path = worker_command(__file__, task, args, tmp)
     usage = run_child(cmd, f"worker {task!r}", env)
-    result: Result = json.loads(result_path.read_text(encoding="utf-8"))
-    result_path.unlink()
+    result = read_result(result_path)
     result["process"] = usage
     return result
 
@@ -472,10 +467,9 @@ def git_state() -> dict[str, Any]:
     return {"head": head, "src_changes": [line for line in dirty if line.strip()]}
 
 
-def find_cli() -> str:
-    """The ``esc-gis`` script next to this interpreter, else on PATH."""
-    beside = Path(sys.executable).parent / "esc-gis"
-    found = str(beside) if beside.exists() else shutil.which("esc-gis")
+def require_cli() -> str:
+    """The ``esc-gis`` script (:func:`_common.find_cli`), or exit with how to install it."""
+    found = find_cli()
     if not found:
         msg = "esc-gis not found next to the interpreter or on PATH; install the package (pip install -e .)"
         raise SystemExit(msg)
@@ -750,7 +744,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     """Generate each DEM, run both tools on it in their own processes, print the table."""
     args = parse_args(argv)
-    gdaldem, esc = find_gdaldem(), find_cli()
+    gdaldem, esc = find_gdaldem(), require_cli()
     made_dir = args.work_dir is None
     work: Path = Path(tempfile.mkdtemp(prefix="esc_gis_bench_slope_")) if made_dir else args.work_dir
     work.mkdir(parents=True, exist_ok=True)
@@ -797,5 +791,5 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == WORKER:
-        sys.exit(worker_main(sys.argv[2:]))
+        sys.exit(worker_main(TASKS, sys.argv[2:]))
     sys.exit(main())

@@ -91,8 +91,20 @@ def buffer_widths_ft(waters: gpd.GeoDataFrame, profile: Profile, crs: CRS) -> np
     return widths
 
 
-def _shapes(waters: gpd.GeoDataFrame, widths_ft: np.ndarray, crs: CRS) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Return (water shape, buffer, centreline mask) of every feature, in CRS units."""
+@dataclass(frozen=True)
+class _Shapes:
+    """Every feature's width, water shape and buffer, in CRS units."""
+
+    widths_ft: np.ndarray
+    water: np.ndarray
+    buffers: np.ndarray
+    centreline: np.ndarray  # buffered from a line without a channel width
+    areal: np.ndarray  # the water shape is a polygon (drawn so, or a channel)
+
+
+def _shapes(waters: gpd.GeoDataFrame, profile: Profile, crs: CRS) -> _Shapes:
+    """Widths from the profile, then each feature's water shape and buffer."""
+    widths_ft = buffer_widths_ft(waters, profile, crs)
     ft = ft_to_crs_units(1.0, crs)
     geoms = waters.geometry.to_numpy()
     areal = np.isin(shapely.get_type_id(geoms), _AREAL)
@@ -106,7 +118,7 @@ def _shapes(waters: gpd.GeoDataFrame, widths_ft: np.ndarray, crs: CRS) -> tuple[
     if channel.any():
         water[channel] = shapely.buffer(geoms[channel], half[channel], quad_segs=_QUAD_SEGS, cap_style="flat")
     buffers = shapely.buffer(geoms, half + widths_ft * ft, quad_segs=_QUAD_SEGS)
-    return water, buffers, ~areal & ~channel
+    return _Shapes(widths_ft, water, buffers, ~areal & ~channel, areal | channel)
 
 
 @dataclass
@@ -211,9 +223,8 @@ def protective_areas(waters: gpd.GeoDataFrame, profile: Profile, crs: CRS) -> Pr
     ProfileError
         If a class has no width in the profile.
     """
-    widths_ft = buffer_widths_ft(waters, profile, crs)
-    water, buffers, centreline = _shapes(waters, widths_ft, crs)
-    areal = np.isin(shapely.get_type_id(water), _AREAL)
+    sh = _shapes(waters, profile, crs)
+    water, areal = sh.water, sh.areal
     water_index = PolygonIndex(water[areal]) if areal.any() else None
     if water_index is not None:
         water_index.source = np.flatnonzero(areal)[water_index.source]
@@ -227,12 +238,12 @@ def protective_areas(waters: gpd.GeoDataFrame, profile: Profile, crs: CRS) -> Pr
         pieces.append(lp)
         source.append(np.flatnonzero(~areal)[ls])
     return ProtectiveAreas(
-        buffers=PolygonIndex(buffers),
+        buffers=PolygonIndex(sh.buffers),
         water_polygons=water_index,
         nearest=shapely.STRtree(np.concatenate(pieces)),
         nearest_source=np.concatenate(source),
-        widths_ft=widths_ft,
-        centreline=centreline,
+        widths_ft=sh.widths_ft,
+        centreline=sh.centreline,
     )
 
 
@@ -263,9 +274,9 @@ def governing_parts(waters: gpd.GeoDataFrame, profile: Profile, crs: CRS) -> gpd
     ProfileError
         If a class has no width in the profile.
     """
-    widths_ft = buffer_widths_ft(waters, profile, crs)
-    water, buffers, centreline = _shapes(waters, widths_ft, crs)
-    areal = np.isin(shapely.get_type_id(water), _AREAL)
+    sh = _shapes(waters, profile, crs)
+    water, buffers, centreline, areal = sh.water, sh.buffers, sh.centreline, sh.areal
+    widths_ft = sh.widths_ft
     water_all = shapely.union_all(water[areal]) if areal.any() else shapely.Polygon()
     classes = waters["water_class"].to_numpy(dtype=object)
     rank = {c: k for k, c in enumerate(profile.water_classes())}
