@@ -11,13 +11,16 @@ from __future__ import annotations
 __all__ = [
     "CRSError",
     "EscGisError",
+    "IllegalTransitionError",
     "LayerReadError",
     "LayerSetError",
     "MapAssetsError",
     "OutputExistsError",
     "OutputFormatError",
+    "PermitNotFoundError",
     "Problem",
     "ProfileError",
+    "RegistryError",
     "UnitsError",
     "ValidationError",
 ]
@@ -59,6 +62,18 @@ class OutputFormatError(EscGisError, ValueError):
 
 class MapAssetsError(EscGisError, FileNotFoundError):
     """Raised when an offline map cannot find the browser assets it must inline."""
+
+
+class RegistryError(EscGisError, OSError):
+    """Raised when a permit registry cannot be opened, is not one, or has an unknown schema version."""
+
+
+class PermitNotFoundError(EscGisError, LookupError):
+    """Raised when no permit in the registry has the given number."""
+
+
+class IllegalTransitionError(EscGisError, ValueError):
+    """Raised for a permit transition the life cycle does not allow, or one lacking its reasons."""
 
 
 @dataclass(frozen=True)

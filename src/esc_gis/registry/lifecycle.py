@@ -12,7 +12,7 @@ from __future__ import annotations
 
 __all__ = ["STATES", "TRANSITIONS", "IllegalTransitionError", "check_transition"]
 
-from esc_gis.errors import EscGisError
+from esc_gis.errors import IllegalTransitionError
 
 #: Every state, in life-cycle order.
 STATES = (
@@ -36,10 +36,6 @@ TRANSITIONS: dict[str, tuple[str, ...]] = {
 }
 #: Transitions that must carry written reasons.
 NEEDS_REASONS = {"disapproved": "§ 540-8C(3)", "stop_work": "§ 540-12", "revoked": "§ 540-12"}
-
-
-class IllegalTransitionError(EscGisError, ValueError):
-    """Raised for a transition the life cycle does not allow."""
 
 
 def check_transition(current: str, new: str, *, reasons: str | None = None) -> None:

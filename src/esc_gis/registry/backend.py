@@ -1,0 +1,208 @@
+"""What the registry needs from a database, and how a path or a URL picks one.
+
+A back end opens transactions, renders the schema for its dialect, and converts values
+(dates, geometries) to and from its columns. Everything else, the registry's logic, is
+written once in :mod:`esc_gis.registry.store` against this interface, so the GeoPackage
+and the PostGIS registries behave the same by construction.
+"""
+
+from __future__ import annotations
+
+__all__ = ["Backend", "open_backend"]
+
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from datetime import date, datetime, timezone
+from typing import Any
+
+import shapely
+
+from esc_gis.errors import RegistryError
+from esc_gis.registry.schema import MIGRATIONS, SCHEMA_VERSION, Migration
+
+
+class Backend(ABC):
+    """A registry database: transactions, placeholders and value conversion.
+
+    Attributes
+    ----------
+    dialect : str
+        "sqlite" (GeoPackage) or "postgis".
+    ph : str
+        The parameter placeholder, ``?`` or ``%s``.
+    for_update : str
+        The clause that locks the rows a write transaction reads ('' where the whole
+        transaction is already exclusive).
+    """
+
+    dialect: str
+    ph: str
+    for_update: str
+    srid: int
+
+    @abstractmethod
+    def write(self) -> AbstractContextManager[Any]:
+        """A write transaction (a cursor): committed on success, rolled back on any error."""
+
+    @abstractmethod
+    def read(self) -> AbstractContextManager[Any]:
+        """A read transaction (a cursor) that sees one consistent state."""
+
+    @abstractmethod
+    def geom_param(self) -> str:
+        """SQL for a geometry parameter."""
+
+    @abstractmethod
+    def geom_column(self, expr: str, alias: str) -> str:
+        """SQL that selects a geometry expression as ``alias``, in the form :meth:`load_geom` reads."""
+
+    @abstractmethod
+    def dump_geom(self, geom: shapely.Geometry | None) -> Any:
+        """A geometry as the value bound to :meth:`geom_param`."""
+
+    @abstractmethod
+    def load_geom(self, value: Any) -> shapely.Geometry | None:
+        """A selected geometry value back as shapely."""
+
+    @abstractmethod
+    def create(self, srid: int, crs_wkt: str) -> None:
+        """Make an empty database ready for the migrations (metadata tables, extensions)."""
+
+    @abstractmethod
+    def register_layers(self, cur: Any, migration: Migration) -> None:
+        """Record the tables a migration made in the database's own catalogue, if it has one."""
+
+    @abstractmethod
+    def exists(self) -> bool:
+        """Whether the registry's tables exist."""
+
+    def close(self) -> None:  # noqa: B027 (optional to override)
+        """Release the connection."""
+
+    # Values ---------------------------------------------------------------------------
+
+    def dump(self, kind: str, value: Any) -> Any:
+        """A Python value as the database stores a column of ``kind``."""
+        return value
+
+    def load(self, kind: str, value: Any) -> Any:
+        """A stored value of a column of ``kind`` back as Python."""
+        return value
+
+    # Migrations ----------------------------------------------------------------------
+
+    def version(self, cur: Any) -> int:
+        """The newest migration applied (0 for an empty database)."""
+        cur.execute("SELECT max(version) FROM esc_gis_schema")
+        row = cur.fetchone()
+        return int(row[0] or 0)
+
+    def migrate(self, srid: int, crs_wkt: str) -> list[int]:
+        """Apply every migration not yet applied, each in its own transaction; return their versions.
+
+        Raises
+        ------
+        RegistryError
+            If the registry was written by a newer esc_gis (a schema version this one does
+            not know), or its CRS differs from ``srid``.
+        """
+        self.create(srid, crs_wkt)
+        applied = []
+        for migration in MIGRATIONS:
+            with self.write() as cur:
+                self._lock_schema(cur)
+                current = self.version(cur)
+                if current > SCHEMA_VERSION:
+                    msg = (f"This registry has schema version {current}; this esc_gis knows up to "
+                           f"{SCHEMA_VERSION}. Upgrade esc_gis to use it.")  # fmt: skip
+                    raise RegistryError(msg)
+                if migration.version <= current:
+                    continue
+                for statement in migration.statements(self.dialect, srid):
+                    cur.execute(statement)
+                self.register_layers(cur, migration)
+                cur.execute(
+                    f"INSERT INTO esc_gis_schema (version, description, applied_at) VALUES ({self.ph}, {self.ph}, {self.ph})",
+                    (migration.version, migration.description, self.dump("datetime", now_utc())),
+                )
+                applied.append(migration.version)
+        return applied
+
+    def _lock_schema(self, cur: Any) -> None:  # noqa: B027 (optional to override)
+        """Serialise concurrent migrations (a write transaction already does in SQLite)."""
+
+    def check_version(self) -> None:
+        """Refuse a registry whose schema is older or newer than this esc_gis.
+
+        Raises
+        ------
+        RegistryError
+            Naming the fix: ``esc-gis permits init`` upgrades an older registry.
+        """
+        if not self.exists():
+            msg = "This is not a permit registry (no esc_gis tables). Create one with `esc-gis permits init`."
+            raise RegistryError(msg)
+        with self.read() as cur:
+            current = self.version(cur)
+        if current < SCHEMA_VERSION:
+            msg = (f"This registry has schema version {current}; this esc_gis uses {SCHEMA_VERSION}. "
+                   "Run `esc-gis permits init` on it to apply the migrations.")  # fmt: skip
+            raise RegistryError(msg)
+        if current > SCHEMA_VERSION:
+            msg = (f"This registry has schema version {current}; this esc_gis knows up to {SCHEMA_VERSION}. "
+                   "Upgrade esc_gis to use it.")  # fmt: skip
+            raise RegistryError(msg)
+
+
+def now_utc() -> datetime:
+    """The current time in UTC, to the millisecond (a GeoPackage DATETIME's precision)."""
+    t = datetime.now(timezone.utc)
+    return t.replace(microsecond=t.microsecond // 1000 * 1000)
+
+
+def is_url(target: str | os.PathLike[str]) -> bool:
+    """Whether ``target`` names a PostgreSQL database rather than a GeoPackage file."""
+    return str(target).startswith(("postgresql://", "postgres://"))
+
+
+def open_backend(target: str | os.PathLike[str], *, create: bool = False) -> Backend:
+    """Open the back end a path (GeoPackage) or a ``postgresql://`` URL names.
+
+    Raises
+    ------
+    RegistryError
+        If the file or server cannot be opened.
+    """
+    if is_url(target):
+        from esc_gis.registry.postgis import PostGISBackend
+
+        return PostGISBackend(str(target))
+    from esc_gis.registry.gpkg import GeoPackageBackend
+
+    return GeoPackageBackend(target, create=create)
+
+
+def iso_date(value: Any) -> date | None:
+    """A stored date (``date`` or ISO text) as a date."""
+    if value is None or isinstance(value, date) and not isinstance(value, datetime):
+        return value
+    if isinstance(value, datetime):
+        return value.date()
+    return date.fromisoformat(str(value)[:10])
+
+
+def iso_datetime(value: Any) -> datetime | None:
+    """A stored datetime (aware ``datetime`` or ISO text, 'Z' for UTC) as an aware datetime."""
+    if value is None or isinstance(value, datetime):
+        return value
+    t = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+
+
+def rows(cur: Any) -> Iterator[dict[str, Any]]:
+    """The cursor's remaining rows as dicts keyed by column name."""
+    names = [d[0] for d in cur.description]
+    for row in cur.fetchall():
+        yield dict(zip(names, row))

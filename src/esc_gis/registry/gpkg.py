@@ -1,0 +1,243 @@
+"""The GeoPackage registry: one SQLite file, zero set-up, safe for several processes.
+
+Written with the standard library's ``sqlite3``, not through GDAL, because the registry
+needs what GDAL's vector API does not give: transactions spanning several tables, and a
+write lock two processes can queue on. Every write is ``BEGIN IMMEDIATE`` (one writer at a
+time; the others wait up to :data:`BUSY_TIMEOUT_S`), so two processes adding permits at
+once lose nothing; SQLite's rollback journal leaves the file as it was if a process dies
+mid-transaction.
+
+The file is a real GeoPackage 1.3 (OGC 12-128r18): the required metadata tables, the CRS
+in ``gpkg_spatial_ref_sys``, and geometries as GeoPackage binary (a small header with the
+envelope, then ISO WKB), so QGIS and GDAL open ``permits`` and ``disturbed_limits`` as
+layers. The spatial-index extension is left out: its triggers call functions only GDAL
+registers, and a registry holds thousands of permits, not millions.
+"""
+
+from __future__ import annotations
+
+__all__ = ["GeoPackageBackend", "BUSY_TIMEOUT_S"]
+
+import os
+import sqlite3
+import struct
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timezone
+from pathlib import Path
+from typing import Any
+
+import shapely
+
+from esc_gis.errors import RegistryError
+from esc_gis.registry.backend import Backend, iso_date, iso_datetime, now_utc
+from esc_gis.registry.schema import LAYERS, TABLES, Migration
+
+#: How long a writer waits for another one to finish, in seconds.
+BUSY_TIMEOUT_S = 60.0
+_APPLICATION_ID = 0x47504B47  # "GPKG"
+_USER_VERSION = 10300  # GeoPackage 1.3.0
+_ENVELOPE_BYTES = {0: 0, 1: 32, 2: 48, 3: 48, 4: 64}
+
+_METADATA = (
+    """CREATE TABLE IF NOT EXISTS gpkg_spatial_ref_sys (srs_name TEXT NOT NULL, srs_id INTEGER PRIMARY KEY,
+       organization TEXT NOT NULL, organization_coordsys_id INTEGER NOT NULL, definition TEXT NOT NULL,
+       description TEXT)""",
+    """CREATE TABLE IF NOT EXISTS gpkg_contents (table_name TEXT NOT NULL PRIMARY KEY, data_type TEXT NOT NULL,
+       identifier TEXT UNIQUE, description TEXT DEFAULT '',
+       last_change DATETIME NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
+       min_x DOUBLE, min_y DOUBLE, max_x DOUBLE, max_y DOUBLE,
+       srs_id INTEGER, CONSTRAINT fk_gc_r_srs_id FOREIGN KEY (srs_id) REFERENCES gpkg_spatial_ref_sys(srs_id))""",
+    """CREATE TABLE IF NOT EXISTS gpkg_geometry_columns (table_name TEXT NOT NULL, column_name TEXT NOT NULL,
+       geometry_type_name TEXT NOT NULL, srs_id INTEGER NOT NULL, z TINYINT NOT NULL, m TINYINT NOT NULL,
+       CONSTRAINT pk_geom_cols PRIMARY KEY (table_name, column_name),
+       CONSTRAINT uk_gc_table_name UNIQUE (table_name),
+       CONSTRAINT fk_gc_tn FOREIGN KEY (table_name) REFERENCES gpkg_contents(table_name),
+       CONSTRAINT fk_gc_srs FOREIGN KEY (srs_id) REFERENCES gpkg_spatial_ref_sys (srs_id))""",
+    """CREATE TABLE IF NOT EXISTS esc_gis_schema (version INTEGER PRIMARY KEY, description TEXT NOT NULL,
+       applied_at DATETIME NOT NULL)""",
+)
+_WGS84 = (
+    'GEOGCS["WGS 84",DATUM["WGS_1984",SPHEROID["WGS 84",6378137,298.257223563]],PRIMEM["Greenwich",0],'
+    'UNIT["degree",0.0174532925199433],AUTHORITY["EPSG","4326"]]'
+)
+
+
+def encode(geom: shapely.Geometry | None, srid: int) -> bytes | None:
+    """Return GeoPackage binary: 'GP', version 0, flags, srs id, the xy envelope, ISO WKB (little-endian)."""
+    if geom is None:
+        return None
+    if geom.is_empty:
+        return b"GP\x00" + bytes([0x11]) + struct.pack("<i", srid) + shapely.to_wkb(geom, byte_order=1)
+    x0, y0, x1, y1 = geom.bounds
+    head = b"GP\x00" + bytes([0x03]) + struct.pack("<i4d", srid, x0, x1, y0, y1)
+    return head + shapely.to_wkb(geom, byte_order=1, flavor="iso")
+
+
+def decode(blob: bytes | None) -> shapely.Geometry | None:
+    """Return the geometry of a GeoPackage binary blob (any envelope, either byte order)."""
+    if blob is None:
+        return None
+    blob = bytes(blob)
+    if blob[:2] != b"GP":
+        msg = "A geometry in the registry is not GeoPackage binary (no 'GP' header)."
+        raise RegistryError(msg)
+    envelope = _ENVELOPE_BYTES.get((blob[3] >> 1) & 0x07, 0)
+    return shapely.from_wkb(blob[8 + envelope :])
+
+
+class GeoPackageBackend(Backend):
+    """A registry in a GeoPackage file.
+
+    Parameters
+    ----------
+    path : path-like
+    create : bool, default False
+        Allow a missing file (``permits init``); otherwise a missing file is an error.
+
+    Raises
+    ------
+    RegistryError
+        If the file is missing (and ``create`` is false) or is not an SQLite database.
+    """
+
+    dialect = "sqlite"
+    ph = "?"
+    for_update = ""
+
+    def __init__(self, path: str | os.PathLike[str], *, create: bool = False) -> None:
+        self.path = Path(path)
+        if not create and not self.path.exists():
+            msg = f"No registry at {self.path}. Create one with `esc-gis permits init {self.path}`."
+            raise RegistryError(msg)
+        if self.path.suffix.lower() != ".gpkg":
+            msg = f"A GeoPackage registry's name must end in .gpkg, not {self.path.name!r} (or give a postgresql:// URL)."
+            raise RegistryError(msg)
+        try:
+            # Autocommit mode: transactions are begun explicitly, so that writers take the
+            # lock up front (BEGIN IMMEDIATE) instead of failing half-way on an upgrade.
+            self.conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+            self.conn.execute("PRAGMA foreign_keys = ON")
+            self.conn.execute("PRAGMA application_id").fetchone()
+        except sqlite3.DatabaseError as exc:
+            msg = f"Cannot open {self.path} as a GeoPackage: {exc}."
+            raise RegistryError(msg) from None
+        self.srid = self._srid()
+
+    def _srid(self) -> int:
+        try:
+            row = self.conn.execute(
+                "SELECT srs_id FROM gpkg_geometry_columns WHERE table_name = 'permits'"
+            ).fetchone()
+        except sqlite3.OperationalError:
+            return 0
+        return int(row[0]) if row else 0
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Cursor]:
+        cur = self.conn.cursor()
+        try:
+            cur.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            msg = f"The registry {self.path} stayed locked by another writer for {BUSY_TIMEOUT_S:g} s: {exc}."
+            raise RegistryError(msg) from None
+        try:
+            yield cur
+        except BaseException:
+            if self.conn.in_transaction:
+                cur.execute("ROLLBACK")
+            raise
+        else:
+            cur.execute("COMMIT")
+        finally:
+            cur.close()
+
+    @contextmanager
+    def read(self) -> Iterator[sqlite3.Cursor]:
+        cur = self.conn.cursor()
+        cur.execute("BEGIN")
+        try:
+            yield cur
+        finally:
+            if self.conn.in_transaction:
+                cur.execute("COMMIT")
+            cur.close()
+
+    def geom_param(self) -> str:
+        return "?"
+
+    def geom_column(self, expr: str, alias: str) -> str:
+        return f'{expr} AS "{alias}"'
+
+    def dump_geom(self, geom: shapely.Geometry | None) -> bytes | None:
+        return encode(geom, self.srid)
+
+    def load_geom(self, value: Any) -> shapely.Geometry | None:
+        return decode(value)
+
+    def dump(self, kind: str, value: Any) -> Any:
+        if value is None:
+            return None
+        if kind == "date":
+            return value.isoformat()
+        if kind == "datetime":
+            return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+        if kind == "bool":
+            return int(bool(value))
+        return value
+
+    def load(self, kind: str, value: Any) -> Any:
+        if value is None:
+            return None
+        if kind == "date":
+            return iso_date(value)
+        if kind == "datetime":
+            return iso_datetime(value)
+        if kind == "bool":
+            return bool(value)
+        return value
+
+    def exists(self) -> bool:
+        row = self.conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'esc_gis_schema'").fetchone()
+        return row is not None
+
+    def create(self, srid: int, crs_wkt: str) -> None:
+        """Make the file a GeoPackage with the registry's CRS (nothing changes if it already is one).
+
+        Raises
+        ------
+        RegistryError
+            If the file is a registry in another CRS.
+        """
+        if self.srid and self.srid != srid:
+            msg = f"The registry {self.path} is in EPSG:{self.srid}, not EPSG:{srid}; keep one CRS per registry."
+            raise RegistryError(msg)
+        with self.write() as cur:
+            cur.execute(f"PRAGMA application_id = {_APPLICATION_ID}")
+            cur.execute(f"PRAGMA user_version = {_USER_VERSION}")
+            for statement in _METADATA:
+                cur.execute(statement)
+            srs = [
+                ("Undefined cartesian SRS", -1, "NONE", -1, "undefined", "undefined cartesian coordinate reference system"),
+                ("Undefined geographic SRS", 0, "NONE", 0, "undefined", "undefined geographic coordinate reference system"),
+                ("WGS 84 geodetic", 4326, "EPSG", 4326, _WGS84, "longitude/latitude coordinates in decimal degrees on the WGS 84 spheroid"),
+                (f"EPSG:{srid}", srid, "EPSG", srid, crs_wkt, "the registry's measuring CRS"),
+            ]  # fmt: skip
+            cur.executemany("INSERT OR IGNORE INTO gpkg_spatial_ref_sys VALUES (?, ?, ?, ?, ?, ?)", srs)
+        self.srid = srid
+
+    def register_layers(self, cur: Any, migration: Migration) -> None:
+        """List the tables in ``gpkg_contents`` (features with their geometry column, or attributes)."""
+        now = self.dump("datetime", now_utc())
+        for table in TABLES:
+            if table in LAYERS:
+                cur.execute("INSERT OR IGNORE INTO gpkg_contents (table_name, data_type, identifier, last_change, srs_id) "
+                            "VALUES (?, 'features', ?, ?, ?)", (table, table, now, self.srid))  # fmt: skip
+                cur.execute("INSERT OR IGNORE INTO gpkg_geometry_columns VALUES (?, 'geom', ?, ?, 0, 0)",
+                            (table, LAYERS[table], self.srid))  # fmt: skip
+            elif table in ("parties", "events"):
+                cur.execute("INSERT OR IGNORE INTO gpkg_contents (table_name, data_type, identifier, last_change) "
+                            "VALUES (?, 'attributes', ?, ?)", (table, table, now))  # fmt: skip
+
+    def close(self) -> None:
+        self.conn.close()

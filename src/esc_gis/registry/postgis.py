@@ -1,0 +1,141 @@
+"""The PostGIS registry: a PostgreSQL database that several staff write at once.
+
+Opened from a ``postgresql://user@host/db`` URL (libpq's other settings, such as
+``PGPASSWORD`` or ``~/.pgpass``, apply). Each write is one transaction; the rows it
+changes are locked (``SELECT ... FOR UPDATE``) and permit numbers come from an upsert on
+``permit_counters``, so concurrent writers queue on the same row instead of overwriting
+each other. The session runs in UTC so stored times read back the same everywhere.
+"""
+
+from __future__ import annotations
+
+__all__ = ["PostGISBackend"]
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import shapely
+
+from esc_gis.errors import RegistryError
+from esc_gis.registry.backend import Backend
+from esc_gis.registry.schema import Migration
+
+_SCHEMA_TABLE = """CREATE TABLE IF NOT EXISTS esc_gis_schema (version integer PRIMARY KEY,
+    description text NOT NULL, applied_at timestamptz NOT NULL)"""
+#: Any fixed key for the advisory lock that serialises migrations.
+_MIGRATION_LOCK = 5408
+
+
+class PostGISBackend(Backend):
+    """A registry in a PostgreSQL + PostGIS database.
+
+    Raises
+    ------
+    RegistryError
+        If psycopg is not installed or the server cannot be reached.
+    """
+
+    dialect = "postgis"
+    ph = "%s"
+    for_update = " FOR UPDATE"
+
+    def __init__(self, url: str) -> None:
+        try:
+            import psycopg
+        except ImportError:
+            msg = "A PostGIS registry needs psycopg: pip install 'esc_gis[postgis]'."
+            raise RegistryError(msg) from None
+        self.url = url
+        try:
+            self.conn = psycopg.connect(url, autocommit=True, options="-c TimeZone=UTC")
+        except psycopg.Error as exc:
+            msg = f"Cannot connect to {_redact(url)}: {str(exc).strip()}"
+            raise RegistryError(msg) from None
+        self.srid = self._srid()
+
+    def _srid(self) -> int:
+        row = self.conn.execute(
+            "SELECT srid FROM geometry_columns WHERE f_table_name = 'permits' AND f_geometry_column = 'geom' "
+            "AND f_table_schema = current_schema()"
+        ).fetchone() if self._has_postgis() else None  # fmt: skip
+        return int(row[0]) if row else 0
+
+    def _has_postgis(self) -> bool:
+        return self.conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'postgis'").fetchone() is not None
+
+    @contextmanager
+    def write(self) -> Iterator[Any]:
+        with self.conn.transaction(), self.conn.cursor() as cur:
+            yield cur
+
+    @contextmanager
+    def read(self) -> Iterator[Any]:
+        # REPEATABLE READ: every query in the block sees the same snapshot.
+        with self.conn.transaction(), self.conn.cursor() as cur:
+            cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            yield cur
+
+    def geom_param(self) -> str:
+        return f"ST_GeomFromWKB(%s, {self.srid})"
+
+    def geom_column(self, expr: str, alias: str) -> str:
+        return f'ST_AsBinary({expr}) AS "{alias}"'
+
+    def dump_geom(self, geom: shapely.Geometry | None) -> bytes | None:
+        return None if geom is None else shapely.to_wkb(geom, flavor="iso")
+
+    def load_geom(self, value: Any) -> shapely.Geometry | None:
+        return None if value is None else shapely.from_wkb(bytes(value))
+
+    def exists(self) -> bool:
+        row = self.conn.execute("SELECT to_regclass('esc_gis_schema')").fetchone()
+        return row is not None and row[0] is not None
+
+    def create(self, srid: int, crs_wkt: str) -> None:
+        """Enable PostGIS and make the schema-version table.
+
+        Raises
+        ------
+        RegistryError
+            If PostGIS cannot be enabled, does not know the CRS, or the registry is in another CRS.
+        """
+        import psycopg
+
+        if self.srid and self.srid != srid:
+            msg = f"The registry at {_redact(self.url)} is in EPSG:{self.srid}, not EPSG:{srid}; keep one CRS per registry."
+            raise RegistryError(msg)
+        try:
+            with self.write() as cur:
+                cur.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+                cur.execute("CREATE EXTENSION IF NOT EXISTS postgis")
+                cur.execute(_SCHEMA_TABLE)
+                cur.execute("SELECT 1 FROM spatial_ref_sys WHERE srid = %s", (srid,))
+                if cur.fetchone() is None:
+                    msg = f"PostGIS on this server does not know EPSG:{srid}; add it to spatial_ref_sys first."
+                    raise RegistryError(msg)
+        except psycopg.Error as exc:
+            msg = f"Cannot prepare {_redact(self.url)} for a registry: {str(exc).strip()}"
+            raise RegistryError(msg) from None
+        self.srid = srid
+
+    def _lock_schema(self, cur: Any) -> None:
+        cur.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+
+    def register_layers(self, cur: Any, migration: Migration) -> None:
+        """Nothing to do: PostGIS lists geometry columns in its ``geometry_columns`` view."""
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def _redact(url: str) -> str:
+    """The URL without its password, for messages."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.password:
+        host = parts.hostname or ""
+        netloc = f"{parts.username}:***@{host}" + (f":{parts.port}" if parts.port else "")
+        return urlunsplit(parts._replace(netloc=netloc))
+    return url

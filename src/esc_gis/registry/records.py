@@ -1,0 +1,191 @@
+"""Permit records: what an application carries, what the registry stores, and their checks.
+
+Dates are checked on the way in, every problem at once (a date in the wrong format, an
+end before its start, an unknown status), naming the row and the fix, as
+:mod:`esc_gis.validate` does for layers.
+"""
+
+from __future__ import annotations
+
+__all__ = ["Application", "Event", "Party", "Permit", "PARTY_ROLES", "parse_date", "parse_datetime"]
+
+import re
+from dataclasses import dataclass, field
+from datetime import date, datetime, timezone
+from typing import Any
+
+import shapely
+
+#: Who a party is to the permit (§ 540-5: landowner, responsible party).
+PARTY_ROLES = ("landowner", "responsible_party", "applicant", "contractor")
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+
+
+@dataclass(frozen=True)
+class Party:
+    """A landowner or responsible party, with contact details (private: never published)."""
+
+    role: str
+    name: str
+    organization: str | None = None
+    phone: str | None = None
+    email: str | None = None
+    address: str | None = None
+
+    def problems(self) -> list[tuple[str, str]]:
+        """Return (message, fix) for each thing wrong with the party."""
+        out = []
+        if self.role not in PARTY_ROLES:
+            out.append((f"party role {self.role!r} is unknown.", f"use one of {', '.join(PARTY_ROLES)}."))
+        if not (self.name or "").strip():
+            out.append((f"the {self.role} has no name.", "give the name (§ 540-9A(1))."))
+        if self.email and not _EMAIL.match(self.email):
+            out.append((f"e-mail {self.email!r} of the {self.role} is not an address.", "give name@domain."))
+        return out
+
+
+@dataclass(frozen=True)
+class Application:
+    """A permit application as entered: the facts staff type in, and the drawn geometry.
+
+    The disturbed area is never typed in: the registry measures ``disturbed`` (or the
+    whole site) with the screening engine.
+
+    Attributes
+    ----------
+    site_address : str
+    received_on : date
+        The day the application (with plan and fee, § 540-8B) was received.
+    site : shapely Polygon or MultiPolygon
+        The site boundary, in ``crs``.
+    crs : Any
+        The CRS of ``site`` and ``disturbed`` (anything pyproj accepts).
+    disturbed : shapely geometry, optional
+        The disturbed limits; default the whole site.
+    permit_number : str, optional
+        Default: the next ``ESC-<year>-<nnnn>``.
+    status : str, default "application_received"
+        Imports of older permits may start further on; the dates must fit.
+    """
+
+    site_address: str
+    received_on: date
+    site: shapely.Geometry
+    crs: Any
+    disturbed: shapely.Geometry | None = None
+    permit_number: str | None = None
+    parcel_id: str | None = None
+    legal_description: str | None = None
+    building_permit_expires: date | None = None
+    parties: tuple[Party, ...] = ()
+    status: str = "application_received"
+    issued_on: date | None = None
+    started_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Event:
+    """One entry of a permit's append-only history."""
+
+    at: datetime
+    who: str
+    kind: str
+    from_status: str | None = None
+    to_status: str | None = None
+    on_date: date | None = None
+    days: int | None = None
+    detail: str | None = None
+
+
+@dataclass
+class Permit:
+    """A permit as the registry holds it (fields follow :data:`~esc_gis.registry.schema.PERMIT_COLUMNS`)."""
+
+    permit_number: str
+    parcel_id: str | None
+    site_address: str
+    legal_description: str | None
+    status: str
+    site_sqft: float
+    disturbed_sqft: float
+    permit_decision: str | None
+    standards: str | None
+    sediment_standard: bool | None
+    building_permit_expires: date | None
+    received_on: date
+    information_requested_on: date | None
+    information_received_on: date | None
+    decided_on: date | None
+    issued_on: date | None
+    expires_on: date | None
+    started_at: datetime | None
+    start_notice_at: datetime | None
+    work_stopped_on: date | None
+    stockpile_since: date | None
+    final_on: date | None
+    updated_at: datetime
+    site: shapely.Geometry | None = None
+    disturbed: shapely.Geometry | None = None
+    parties: list[Party] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+
+    @property
+    def disturbed_acres(self) -> float:
+        from esc_gis.units import SQFT_PER_ACRE
+
+        return self.disturbed_sqft / SQFT_PER_ACRE
+
+    @property
+    def inspections(self) -> list[date]:
+        """Dates of the recorded site inspections."""
+        return [e.on_date for e in self.events if e.kind == "inspection" and e.on_date is not None]
+
+    @property
+    def extensions_days(self) -> list[int]:
+        """Lengths of the extensions granted (§ 540-8G), in order."""
+        return [int(e.days) for e in self.events if e.kind == "extension" and e.days]
+
+
+def parse_date(value: Any, name: str) -> tuple[date | None, str | None]:
+    """Parse an ISO date (``YYYY-MM-DD``); return (date, None) or (None, the problem).
+
+    Examples
+    --------
+    >>> parse_date("2026-11-02", "received_on")
+    (datetime.date(2026, 11, 2), None)
+    >>> parse_date("11/02/2026", "received_on")[1]
+    "received_on '11/02/2026' is not a date in the form YYYY-MM-DD."
+    """
+    if value is None or (isinstance(value, float) and value != value) or value == "":
+        return None, None
+    if isinstance(value, datetime):
+        return value.date(), None
+    if isinstance(value, date):
+        return value, None
+    text = str(value).strip()
+    try:
+        if len(text) != 10:
+            raise ValueError(text)
+        return date.fromisoformat(text), None
+    except ValueError:
+        return None, f"{name} {text!r} is not a date in the form YYYY-MM-DD."
+
+
+def parse_datetime(value: Any, name: str) -> tuple[datetime | None, str | None]:
+    """Parse an ISO date and time (``YYYY-MM-DDTHH:MM``, local time if no offset is given).
+
+    A time without an offset is the office's local time (the machine's zone); it is stored in UTC.
+    """
+    if value is None or (isinstance(value, float) and value != value) or value == "":
+        return None, None
+    if isinstance(value, datetime):
+        t = value
+    else:
+        text = str(value).strip()
+        try:
+            t = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            return None, f"{name} {text!r} is not a date and time in the form YYYY-MM-DDTHH:MM."
+    if t.tzinfo is None:
+        t = t.astimezone()  # the office's local time
+    return t.astimezone(timezone.utc), None

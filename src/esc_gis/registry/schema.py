@@ -1,0 +1,158 @@
+"""The registry's schema, written once and rendered for each back end, with versioned migrations.
+
+Tables
+------
+``permits``
+    One row per permit: public facts (number, address, status, dates, the disturbed area
+    the screening engine computed) and the site boundary as its geometry.
+``disturbed_limits``
+    The disturbed-limit polygon of each permit (a GeoPackage table holds one geometry
+    column, so the second geometry has a table of its own).
+``parties``
+    Landowner and responsible parties with their contact details: private, never on the
+    public map.
+``events``
+    The append-only history: who did what and when. Triggers refuse UPDATE and DELETE.
+``permit_counters``
+    The last number issued per year, for ``ESC-2026-0001``-style numbers that two writers
+    cannot both take.
+``esc_gis_schema``
+    One row per migration applied.
+
+Column kinds are ``text``, ``int``, ``real``, ``bool``, ``date``, ``datetime`` and ``geom``;
+dates are ISO text in a GeoPackage (its DATE / DATETIME types) and ``date`` /
+``timestamptz`` in PostGIS. Each back end renders the DDL (:func:`create_table`).
+"""
+
+from __future__ import annotations
+
+__all__ = ["MIGRATIONS", "PERMIT_COLUMNS", "Migration", "SCHEMA_VERSION", "TABLES", "create_table"]
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+#: (name, kind, constraint) of each table's columns, in order.
+PERMIT_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("fid", "serial", "PRIMARY KEY"),  # a GeoPackage feature table needs an integer key
+    ("permit_number", "text", "NOT NULL UNIQUE"),
+    ("parcel_id", "text", ""),
+    ("site_address", "text", "NOT NULL"),
+    ("legal_description", "text", ""),
+    ("status", "text", "NOT NULL"),
+    ("site_sqft", "real", "NOT NULL"),
+    ("disturbed_sqft", "real", "NOT NULL"),
+    ("permit_decision", "text", ""),
+    ("standards", "text", ""),
+    ("sediment_standard", "bool", ""),
+    ("building_permit_expires", "date", ""),
+    ("received_on", "date", "NOT NULL"),
+    ("information_requested_on", "date", ""),
+    ("information_received_on", "date", ""),
+    ("decided_on", "date", ""),
+    ("issued_on", "date", ""),
+    ("expires_on", "date", ""),
+    ("started_at", "datetime", ""),
+    ("start_notice_at", "datetime", ""),
+    ("work_stopped_on", "date", ""),
+    ("stockpile_since", "date", ""),
+    ("final_on", "date", ""),
+    ("updated_at", "datetime", "NOT NULL"),
+    ("geom", "geom", ""),
+)
+TABLES: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "permits": PERMIT_COLUMNS,
+    "disturbed_limits": (
+        ("fid", "serial", "PRIMARY KEY"),
+        ("permit_number", "text", "NOT NULL UNIQUE REFERENCES permits(permit_number)"),
+        ("geom", "geom", ""),
+    ),
+    "parties": (
+        ("id", "serial", "PRIMARY KEY"),
+        ("permit_number", "text", "NOT NULL REFERENCES permits(permit_number)"),
+        ("role", "text", "NOT NULL"),
+        ("name", "text", "NOT NULL"),
+        ("organization", "text", ""),
+        ("phone", "text", ""),
+        ("email", "text", ""),
+        ("address", "text", ""),
+    ),
+    "events": (
+        ("id", "serial", "PRIMARY KEY"),
+        ("permit_number", "text", "NOT NULL REFERENCES permits(permit_number)"),
+        ("at", "datetime", "NOT NULL"),
+        ("who", "text", "NOT NULL"),
+        ("kind", "text", "NOT NULL"),
+        ("from_status", "text", ""),
+        ("to_status", "text", ""),
+        ("on_date", "date", ""),
+        ("days", "int", ""),
+        ("detail", "text", ""),
+    ),
+    "permit_counters": (
+        ("year", "int", "PRIMARY KEY"),
+        ("last", "int", "NOT NULL"),
+    ),
+}
+#: Tables that are GIS layers (features) and their geometry type.
+LAYERS = {"permits": "MULTIPOLYGON", "disturbed_limits": "MULTIPOLYGON"}
+
+_TYPES = {
+    "sqlite": {"text": "TEXT", "int": "INTEGER", "real": "REAL", "bool": "BOOLEAN", "date": "DATE",
+               "datetime": "DATETIME", "serial": "INTEGER", "geom": "{gtype}"},
+    "postgis": {"text": "text", "int": "integer", "real": "double precision", "bool": "boolean", "date": "date",
+                "datetime": "timestamptz", "serial": "bigserial", "geom": "geometry({gtype}, {srid})"},
+}  # fmt: skip
+
+
+def create_table(dialect: str, table: str, srid: int) -> str:
+    """Return the CREATE TABLE statement of ``table`` for ``dialect`` ("sqlite" or "postgis")."""
+    types = _TYPES[dialect]
+    cols = []
+    for name, kind, constraint in TABLES[table]:
+        sql_type = types[kind].format(gtype=LAYERS.get(table, ""), srid=srid)
+        if dialect == "sqlite" and kind == "serial":
+            constraint = "PRIMARY KEY AUTOINCREMENT"
+        cols.append(f'"{name}" {sql_type} {constraint}'.rstrip())
+    return f'CREATE TABLE "{table}" ({", ".join(cols)})'
+
+
+def _append_only(dialect: str) -> list[str]:
+    """Triggers that make the history append-only: an event is never changed or removed."""
+    if dialect == "sqlite":
+        return [
+            f"CREATE TRIGGER events_no_{op.lower()} BEFORE {op} ON events "
+            "BEGIN SELECT RAISE(ABORT, 'the permit history is append-only'); END"
+            for op in ("UPDATE", "DELETE")
+        ]
+    return [
+        "CREATE FUNCTION esc_gis_append_only() RETURNS trigger LANGUAGE plpgsql AS "
+        "$$ BEGIN RAISE EXCEPTION 'the permit history is append-only'; END $$",
+        "CREATE TRIGGER events_append_only BEFORE UPDATE OR DELETE ON events "
+        "FOR EACH ROW EXECUTE FUNCTION esc_gis_append_only()",
+    ]
+
+
+def _v1(dialect: str, srid: int) -> list[str]:
+    tables = [create_table(dialect, t, srid) for t in TABLES]
+    indexes = [
+        "CREATE INDEX events_permit ON events (permit_number, id)",
+        "CREATE INDEX parties_permit ON parties (permit_number)",
+        "CREATE INDEX permits_status ON permits (status)",
+    ]
+    return tables + indexes + _append_only(dialect)
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One schema version: what it changes and the statements, per dialect."""
+
+    version: int
+    description: str
+    statements: Callable[[str, int], list[str]]
+
+
+#: Every migration, oldest first; a registry records each one it has applied.
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "permits, disturbed limits, parties, append-only events, permit counters", _v1),
+)
+SCHEMA_VERSION = MIGRATIONS[-1].version

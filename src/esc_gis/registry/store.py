@@ -1,0 +1,570 @@
+"""The permit registry: one API over a GeoPackage file or a PostGIS database.
+
+Every change is one transaction that also appends to the permit's history, so a permit's
+record and its history never disagree, and a failure part-way (a bad row, a crash, a lost
+connection) leaves the registry as it was. Inputs are checked in full before the
+transaction starts, and every problem is reported at once.
+
+Examples
+--------
+>>> import tempfile, pathlib, shapely
+>>> from datetime import date
+>>> from esc_gis.registry import Application, init_registry, open_registry
+>>> path = pathlib.Path(tempfile.mkdtemp()) / "permits.gpkg"
+>>> init_registry(path)
+[1]
+>>> with open_registry(path) as reg:  # doctest: +SKIP
+...     number = reg.add(Application("100 Main St", date(2026, 11, 2), site, "EPSG:7594"), who="staff")
+"""
+
+from __future__ import annotations
+
+__all__ = ["Registry", "init_registry", "open_registry"]
+
+import getpass
+import os
+from collections.abc import Iterable, Sequence
+from datetime import date, datetime, time, timedelta, timezone
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import geopandas as gpd
+import numpy as np
+import shapely
+from pyproj import CRS
+
+from esc_gis.errors import (
+    IllegalTransitionError, PermitNotFoundError, Problem, RegistryError, ValidationError,
+)  # fmt: skip
+from esc_gis.layers import LayerSet, load_layers
+from esc_gis.profile import Profile, load_profile
+from esc_gis.registry.backend import Backend, now_utc, open_backend, rows
+from esc_gis.registry.calendar import OfficeCalendar
+from esc_gis.registry.deadlines import decision_due, expiry
+from esc_gis.registry.lifecycle import NEEDS_REASONS, STATES, TRANSITIONS, check_transition
+from esc_gis.registry.records import Application, Event, Party, Permit
+from esc_gis.registry.schema import PERMIT_COLUMNS, TABLES
+
+_KINDS = {name: kind for name, kind, _ in PERMIT_COLUMNS}
+_PERMIT_FIELDS = [name for name, _, _ in PERMIT_COLUMNS if name not in ("fid", "geom")]
+#: States in which a permit has been issued (its expiry runs).
+ISSUED = ("approved", "deemed_approved", "active", "extended", "stop_work", "final_stabilization")
+#: Fields :meth:`Registry.update` may change, and their kinds.
+UPDATABLE = {
+    "parcel_id": "text", "site_address": "text", "legal_description": "text", "building_permit_expires": "date",
+    "start_notice_at": "datetime", "work_stopped_on": "date", "stockpile_since": "date",
+}  # fmt: skip
+
+
+def _who(who: str | None) -> str:
+    if who and who.strip():
+        return who.strip()
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):  # no login name (a container): still say something
+        return "unknown"
+
+
+def init_registry(target: str | os.PathLike[str], *, layers: str | os.PathLike[str] | LayerSet | None = None) -> list[int]:
+    """Create a registry, or bring an existing one up to this esc_gis's schema version.
+
+    Parameters
+    ----------
+    target : path or str
+        A ``.gpkg`` path or a ``postgresql://`` URL.
+    layers : path or LayerSet, optional
+        The layer set whose measuring CRS the registry stores geometry in; default the Village's.
+
+    Returns
+    -------
+    list of int
+        The migrations applied (empty when the registry was already current).
+
+    Raises
+    ------
+    RegistryError
+        If the target cannot be opened, is in another CRS, or was written by a newer esc_gis.
+    """
+    ls = layers if isinstance(layers, LayerSet) else load_layers(layers, profile=load_profile())
+    epsg = ls.crs.to_epsg()
+    if epsg is None:
+        msg = "The layer set's CRS has no EPSG code; a registry needs one (its geometry columns are typed by it)."
+        raise RegistryError(msg)
+    backend = open_backend(target, create=True)
+    try:
+        return backend.migrate(epsg, ls.crs.to_wkt())
+    finally:
+        backend.close()
+
+
+def open_registry(target: str | os.PathLike[str], *, layers: str | os.PathLike[str] | LayerSet | None = None,
+                  profile: Profile | None = None, calendar: OfficeCalendar | None = None) -> Registry:  # fmt: skip
+    """Open a registry made by :func:`init_registry`.
+
+    Raises
+    ------
+    RegistryError
+        If there is no registry there, or its schema version is not this esc_gis's.
+    """
+    backend = open_backend(target)
+    try:
+        backend.check_version()
+    except BaseException:
+        backend.close()
+        raise
+    prof = profile or load_profile()
+    ls = layers if isinstance(layers, LayerSet) else load_layers(layers, profile=prof)
+    return Registry(backend, layers=ls, profile=prof, calendar=calendar or OfficeCalendar())
+
+
+class Registry:
+    """Permits and their history, in a GeoPackage or PostGIS back end.
+
+    Use :func:`open_registry`; close it (or use ``with``) when done.
+    """
+
+    def __init__(self, backend: Backend, *, layers: LayerSet, profile: Profile, calendar: OfficeCalendar) -> None:
+        self.backend = backend
+        self.layers = layers
+        self.profile = profile
+        self.calendar = calendar
+        self.crs = CRS.from_epsg(backend.srid)
+
+    def __enter__(self) -> Registry:
+        return self
+
+    def __exit__(self, *exc: tuple[type[BaseException] | None, BaseException | None, TracebackType | None]) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.backend.close()
+
+    # Reading --------------------------------------------------------------------------
+
+    def _select(self, cur: Any, where: str = "", params: Sequence[Any] = ()) -> list[Permit]:
+        b = self.backend
+        cols = ", ".join(f'p."{c}"' for c in _PERMIT_FIELDS)
+        cur.execute(
+            f"SELECT {cols}, {b.geom_column('p.geom', 'site')}, {b.geom_column('d.geom', 'disturbed')} "
+            f"FROM permits p LEFT JOIN disturbed_limits d ON d.permit_number = p.permit_number {where} "
+            "ORDER BY p.permit_number",
+            tuple(params),
+        )
+        out = []
+        for row in cur.fetchall():
+            values = {c: b.load(_KINDS[c], v) for c, v in zip(_PERMIT_FIELDS, row)}
+            out.append(Permit(**values, site=b.load_geom(row[-2]), disturbed=b.load_geom(row[-1])))
+        if not out:
+            return out
+        by_number = {p.permit_number: p for p in out}
+        ph = ", ".join([b.ph] * len(by_number))
+        party_cols = [c for c, _, _ in TABLES["parties"] if c not in ("id", "permit_number")]
+        cur.execute(f'SELECT permit_number, {", ".join(party_cols)} FROM parties WHERE permit_number IN ({ph}) ORDER BY id',
+                    tuple(by_number))  # fmt: skip
+        for r in rows(cur):
+            by_number[r.pop("permit_number")].parties.append(Party(**r))
+        event_cols = [(c, k) for c, k, _ in TABLES["events"] if c not in ("id", "permit_number")]
+        cur.execute(f'SELECT permit_number, {", ".join(chr(34) + c + chr(34) for c, _ in event_cols)} FROM events '
+                    f"WHERE permit_number IN ({ph}) ORDER BY id", tuple(by_number))  # fmt: skip
+        for r in cur.fetchall():
+            by_number[r[0]].events.append(Event(**{c: b.load(k, v) for (c, k), v in zip(event_cols, r[1:])}))
+        return out
+
+    def get(self, permit_number: str) -> Permit:
+        """Return one permit with its parties and history.
+
+        Raises
+        ------
+        PermitNotFoundError
+            If there is no such permit.
+        """
+        with self.backend.read() as cur:
+            found = self._select(cur, f"WHERE p.permit_number = {self.backend.ph}", (permit_number,))
+        if not found:
+            msg = f"There is no permit {permit_number!r} in the registry."
+            raise PermitNotFoundError(msg)
+        return found[0]
+
+    def list(self, *, status: str | Iterable[str] | None = None) -> list[Permit]:
+        """Return the permits (all, or those in the given states), ordered by number.
+
+        Raises
+        ------
+        ValidationError
+            If a state is unknown.
+        """
+        if status is None:
+            with self.backend.read() as cur:
+                return self._select(cur)
+        states = [status] if isinstance(status, str) else list(status)
+        bad = [s for s in states if s not in STATES]
+        if bad:
+            raise ValidationError([Problem("status", None, f"{s!r} is not a permit state.",
+                                           f"use one of {', '.join(STATES)}.") for s in bad])  # fmt: skip
+        with self.backend.read() as cur:
+            ph = ", ".join([self.backend.ph] * len(states))
+            return self._select(cur, f"WHERE p.status IN ({ph})", states)
+
+    # Adding ---------------------------------------------------------------------------
+
+    def add(self, application: Application, *, who: str | None = None) -> str:
+        """Add one application; return its permit number.
+
+        Raises
+        ------
+        ValidationError
+            With every problem in the application (dates, parties, geometry, a site outside
+            the Village, a number already taken).
+        """
+        return self.add_many([application], who=who)[0]
+
+    def add_many(self, applications: Sequence[Application], *, who: str | None = None,
+                 source: str = "application", kind: str = "received") -> list[str]:  # fmt: skip
+        """Add applications in one transaction: all of them, or, on any problem, none.
+
+        Returns
+        -------
+        list of str
+            The permit numbers, in input order.
+
+        Raises
+        ------
+        ValidationError
+            With every problem in every application, each naming its row (1-based).
+        """
+        who = _who(who)
+        problems = self._check_applications(applications, source)
+        measured = self._measure(applications, source, problems) if not problems else []
+        if problems:
+            raise ValidationError(problems)
+        now = now_utc()
+        numbers: list[str] = []
+        with self.backend.write() as cur:
+            taken = self._taken(cur, [a.permit_number for a in applications if a.permit_number])
+            if taken:
+                raise ValidationError([Problem(source, i + 1, f"permit number {a.permit_number!r} is already in the registry.",
+                                               "leave the number empty to have one assigned, or give a new one.")
+                                       for i, a in enumerate(applications) if a.permit_number in taken])  # fmt: skip
+            for app, m in zip(applications, measured):
+                number = app.permit_number or self._next_number(cur, app.received_on.year)
+                self._insert(cur, number, app, m, who, now, kind)
+                numbers.append(number)
+        return numbers
+
+    def _check_applications(self, apps: Sequence[Application], source: str) -> list[Problem]:
+        problems: list[Problem] = []
+        seen: dict[str, int] = {}
+        for i, a in enumerate(apps, start=1):
+            def bad(message: str, fix: str, row: int = i, site: str | None = a.permit_number) -> None:
+                problems.append(Problem(source, row, message, fix, site))
+
+            if not (a.site_address or "").strip():
+                bad("site_address is empty.", "give the street address of the site.")
+            if a.status not in STATES:
+                bad(f"status {a.status!r} is not a permit state.", f"use one of {', '.join(STATES)}.")
+            elif a.status in ISSUED and a.issued_on is None:
+                bad(f"a permit in {a.status} needs issued_on.", "give the date the permit was issued (YYYY-MM-DD).")
+            if a.issued_on and a.received_on and a.issued_on < a.received_on:
+                bad(f"issued_on {a.issued_on} is before received_on {a.received_on}.", "check both dates.")
+            if a.building_permit_expires and a.received_on and a.building_permit_expires < a.received_on:
+                bad(f"building_permit_expires {a.building_permit_expires} is before received_on {a.received_on}.",
+                    "check both dates.")  # fmt: skip
+            if a.started_at and a.issued_on and a.started_at.date() < a.issued_on:
+                bad(f"started_at {a.started_at.date()} is before issued_on {a.issued_on}: work may not start "
+                    "before the permit (§ 540-8A).", "check both dates.")  # fmt: skip
+            if a.status in ("active", "extended", "stop_work") and a.started_at is None:
+                bad(f"a permit in {a.status} needs started_at.", "give when land disturbance began.")
+            for party in a.parties:
+                for message, fix in party.problems():
+                    bad(message, fix)
+            for name, g in (("site", a.site), ("disturbed", a.disturbed)):
+                if g is None and name == "disturbed":
+                    continue
+                if g is None or g.is_empty:
+                    bad(f"the {name} geometry is empty.", "draw the site boundary.")
+                elif shapely.get_type_id(g) not in (3, 6):
+                    bad(f"the {name} geometry is a {g.geom_type}, not a polygon.", "give polygons.")
+                elif not g.is_valid:
+                    bad(f"the {name} geometry is invalid ({shapely.is_valid_reason(g)}).",
+                        "repair it (QGIS: Fix geometries; or shapely.make_valid).")  # fmt: skip
+            if a.crs is None:
+                bad("the geometry has no CRS.", "give the CRS it was drawn in, e.g. EPSG:7594.")
+            if a.permit_number:
+                if a.permit_number in seen:
+                    bad(f"permit number {a.permit_number!r} is also on row {seen[a.permit_number]}.",
+                        "give each permit its own number.")  # fmt: skip
+                seen.setdefault(a.permit_number, i)
+        return problems
+
+    def _measure(self, apps: Sequence[Application], source: str, problems: list[Problem]) -> list[dict[str, Any]]:
+        """Measure every application with the screening engine (in the registry's CRS)."""
+        from esc_gis.screening import screen
+
+        ids = [f"r{i}" for i in range(len(apps))]
+        parts, dparts = [], []
+        for i, a in enumerate(apps):
+            parts.append(gpd.GeoDataFrame({"site_id": [ids[i]]}, geometry=[a.site], crs=a.crs).to_crs(self.crs))
+            if a.disturbed is not None:
+                dparts.append(gpd.GeoDataFrame({"site_id": [ids[i]]}, geometry=[a.disturbed], crs=a.crs).to_crs(self.crs))
+        sites = gpd.GeoDataFrame(gpd.pd.concat(parts, ignore_index=True), crs=self.crs)
+        disturbed = gpd.GeoDataFrame(gpd.pd.concat(dparts, ignore_index=True), crs=self.crs) if dparts else None
+        try:
+            out = screen(sites, disturbed=disturbed, layers=self.layers, profile=self.profile)
+        except ValidationError as exc:
+            problems.extend(Problem(source, int(p.site_id[1:]) + 1 if p.site_id and p.site_id[1:].isdigit() else p.row,
+                                    p.message, p.fix) for p in exc.problems)  # fmt: skip
+            return []
+        measured = []
+        for i, r in enumerate(out.itertuples(index=False)):
+            if r.jurisdiction == "outside":
+                problems.append(Problem(source, i + 1, "the site is outside the Village of Winneconne, where this "
+                                        "article does not apply (§ 540-4B).", "check the site's location and CRS."))  # fmt: skip
+            d = disturbed.geometry.to_numpy()[disturbed["site_id"].to_numpy() == ids[i]] if disturbed is not None else []
+            measured.append({
+                "site": shapely.force_2d(shapely.multipolygons(shapely.get_parts(sites.geometry.iloc[i]))),
+                "disturbed": shapely.force_2d(shapely.multipolygons(shapely.get_parts(d[0]))) if len(d) else None,
+                "site_sqft": float(gpd.GeoSeries([sites.geometry.iloc[i]], crs=self.crs).pipe(_area_sqft)[0]),
+                "disturbed_sqft": float(r.disturbed_sqft), "permit_decision": str(r.permit),
+                "standards": str(r.standards), "sediment_standard": bool(r.sediment_standard),
+            })  # fmt: skip
+        return measured
+
+    def _taken(self, cur: Any, numbers: list[str]) -> set[str]:
+        if not numbers:
+            return set()
+        ph = ", ".join([self.backend.ph] * len(numbers))
+        cur.execute(f"SELECT permit_number FROM permits WHERE permit_number IN ({ph})", tuple(numbers))
+        return {r[0] for r in cur.fetchall()}
+
+    def _next_number(self, cur: Any, year: int) -> str:
+        """Take the next free ``ESC-<year>-<nnnn>``; the counter row serialises concurrent writers."""
+        ph = self.backend.ph
+        while True:
+            cur.execute(f'INSERT INTO permit_counters ("year", "last") VALUES ({ph}, 1) ON CONFLICT ("year") '
+                        'DO UPDATE SET "last" = permit_counters."last" + 1 RETURNING "last"', (year,))  # fmt: skip
+            number = f"ESC-{year}-{int(cur.fetchone()[0]):04d}"
+            if not self._taken(cur, [number]):  # an imported permit may hold it already
+                return number
+
+    def _insert(self, cur: Any, number: str, app: Application, m: dict[str, Any], who: str, now: datetime,
+                kind: str) -> None:  # fmt: skip
+        b = self.backend
+        record: dict[str, Any] = {f: None for f in _PERMIT_FIELDS}
+        record.update(
+            permit_number=number, parcel_id=app.parcel_id, site_address=app.site_address.strip(),
+            legal_description=app.legal_description, status=app.status, received_on=app.received_on,
+            building_permit_expires=app.building_permit_expires, issued_on=app.issued_on,
+            started_at=app.started_at, updated_at=now,
+            **{k: m[k] for k in ("site_sqft", "disturbed_sqft", "permit_decision", "standards", "sediment_standard")},
+        )  # fmt: skip
+        if app.issued_on is not None and app.status in ISSUED:
+            record["decided_on"] = app.issued_on
+            record["expires_on"] = self._expiry(app.issued_on, app.building_permit_expires, [])
+        cols = ", ".join(f'"{c}"' for c in record)
+        vals = ", ".join([b.ph] * len(record))
+        cur.execute(f'INSERT INTO permits ({cols}, "geom") VALUES ({vals}, {b.geom_param()})',
+                    (*(b.dump(_KINDS[c], v) for c, v in record.items()), b.dump_geom(m["site"])))  # fmt: skip
+        if m["disturbed"] is not None:
+            cur.execute(f"INSERT INTO disturbed_limits (permit_number, geom) VALUES ({b.ph}, {b.geom_param()})",
+                        (number, b.dump_geom(m["disturbed"])))  # fmt: skip
+        for p in app.parties:
+            cur.execute("INSERT INTO parties (permit_number, role, name, organization, phone, email, address) "
+                        f"VALUES ({', '.join([b.ph] * 7)})",
+                        (number, p.role, p.name.strip(), p.organization, p.phone, p.email, p.address))  # fmt: skip
+        detail = f"{m['disturbed_sqft']:,.0f} sq ft disturbed (measured); screening: permit {m['permit_decision']}"
+        self._event(cur, number, Event(now, who, kind, None, app.status, app.received_on, None, detail))
+
+    def _event(self, cur: Any, number: str, e: Event) -> None:
+        b = self.backend
+        cols = [c for c, _, _ in TABLES["events"] if c != "id"]
+        kinds = {c: k for c, k, _ in TABLES["events"]}
+        values = {"permit_number": number, **e.__dict__}
+        cur.execute(f'INSERT INTO events ({", ".join(chr(34) + c + chr(34) for c in cols)}) '
+                    f"VALUES ({', '.join([b.ph] * len(cols))})",
+                    tuple(b.dump(kinds[c], values[c]) for c in cols))  # fmt: skip
+
+    def _expiry(self, issued: date, building: date | None, extensions: list[int]) -> date:
+        due = expiry(issued, self.profile, building_permit_expires=building, extensions_days=extensions).due
+        assert isinstance(due, date)
+        return due
+
+    # Changing -------------------------------------------------------------------------
+
+    def _locked(self, cur: Any, number: str) -> Permit:
+        """Read a permit inside a write transaction, locking its row against other writers."""
+        b = self.backend
+        cur.execute(f"SELECT permit_number FROM permits WHERE permit_number = {b.ph}{b.for_update}", (number,))
+        if cur.fetchone() is None:
+            msg = f"There is no permit {number!r} in the registry."
+            raise PermitNotFoundError(msg)
+        return self._select(cur, f"WHERE p.permit_number = {b.ph}", (number,))[0]
+
+    def _set(self, cur: Any, number: str, changes: dict[str, Any]) -> None:
+        b = self.backend
+        changes = {**changes, "updated_at": now_utc()}
+        sets = ", ".join(f'"{c}" = {b.ph}' for c in changes)
+        cur.execute(f"UPDATE permits SET {sets} WHERE permit_number = {b.ph}",
+                    (*(b.dump(_KINDS[c], v) for c, v in changes.items()), number))  # fmt: skip
+
+    def transition(self, permit_number: str, to: str, *, who: str | None = None, on: date | datetime | None = None,
+                   reasons: str | None = None) -> Permit:  # fmt: skip
+        """Move a permit to a new state, recording the dates the ordinance counts from.
+
+        Parameters
+        ----------
+        permit_number : str
+        to : str
+            One of :data:`~esc_gis.registry.lifecycle.STATES` allowed from the current one.
+        who : str, optional
+            Default: the login name.
+        on : date or datetime, optional
+            When it happened; default now. For ``active``, the time land disturbance began.
+        reasons : str, optional
+            Written reasons; required for disapproval (§ 540-8C(3)), stop-work and revocation.
+
+        Raises
+        ------
+        PermitNotFoundError
+        IllegalTransitionError
+            If the life cycle does not allow it, reasons are missing, or a deemed approval
+            is claimed before the 20 business days have passed.
+        ValidationError
+            If ``on`` is before the permit's earlier dates.
+        """
+        who = _who(who)
+        # A time without a zone is the office's local time, as typed.
+        at = (on if on.tzinfo else on.astimezone()).astimezone(timezone.utc) if isinstance(on, datetime) else None
+        day = (on.date() if isinstance(on, datetime) else on) or date.today()
+        with self.backend.write() as cur:
+            p = self._locked(cur, permit_number)
+            check_transition(p.status, to, reasons=reasons)
+            self._check_order(p, day, to)
+            changes: dict[str, Any] = {"status": to}
+            if to == "incomplete":
+                changes["information_requested_on"] = day
+            elif to == "under_review" and p.status == "incomplete":
+                changes["information_received_on"] = day
+            elif to in ("approved", "deemed_approved", "disapproved"):
+                changes["decided_on"] = day
+                if to == "deemed_approved":
+                    due = self.decision_due(p).due
+                    if day <= due:
+                        msg = (f"Permit {permit_number} cannot be deemed approved on {day}: the decision is due by "
+                               f"{due} (§ 540-8C(5)); deemed approval starts the day after.")  # fmt: skip
+                        raise IllegalTransitionError(msg)
+                if to != "disapproved":
+                    changes["issued_on"] = day
+                    changes["expires_on"] = self._expiry(day, p.building_permit_expires, p.extensions_days)
+            elif to == "active" and p.status in ("approved", "deemed_approved"):
+                changes["started_at"] = at or datetime.combine(day, time(0), tzinfo=timezone.utc)
+            elif to == "final_stabilization":
+                changes["final_on"] = day
+            self._set(cur, permit_number, changes)
+            self._event(cur, permit_number, Event(now_utc(), who, "transition", p.status, to, day, None, reasons))
+        return self.get(permit_number)
+
+    def _check_order(self, p: Permit, day: date, to: str) -> None:
+        earlier = [("received_on", p.received_on), ("issued_on", p.issued_on if to not in ISSUED[:2] else None)]
+        for name, d in earlier:
+            if d is not None and day < d:
+                raise ValidationError([Problem(p.permit_number, None, f"{to} on {day} is before {name} {d}.",
+                                               "give the date it really happened (--on YYYY-MM-DD).")])  # fmt: skip
+
+    def decision_due(self, p: Permit) -> Any:
+        """When the decision on ``p`` is due (§ 540-8C(1), (4)); counted from added information if any."""
+        start = p.information_received_on or p.received_on
+        return decision_due(start, self.calendar, self.profile, after_information=p.information_received_on is not None)
+
+    def extend(self, permit_number: str, days: int, *, who: str | None = None, on: date | None = None,
+               reasons: str | None = None) -> Permit:  # fmt: skip
+        """Extend an issued permit by up to 180 days (§ 540-8G); any number of times.
+
+        Raises
+        ------
+        PermitNotFoundError
+        IllegalTransitionError
+            If the permit is not active or extended.
+        ProfileError
+            If ``days`` is not between 1 and the profile's limit (180).
+        """
+        who = _who(who)
+        day = on or date.today()
+        with self.backend.write() as cur:
+            p = self._locked(cur, permit_number)
+            check_transition(p.status, "extended")
+            assert p.issued_on is not None  # active and extended permits were issued
+            new_expiry = self._expiry(p.issued_on, p.building_permit_expires, [*p.extensions_days, int(days)])
+            self._set(cur, permit_number, {"status": "extended", "expires_on": new_expiry})
+            self._event(cur, permit_number, Event(now_utc(), who, "extension", p.status, "extended", day, int(days),
+                                                  reasons))  # fmt: skip
+        return self.get(permit_number)
+
+    def update(self, permit_number: str, *, who: str | None = None, inspected_on: date | None = None,
+               **changes: Any) -> Permit:  # fmt: skip
+        """Change a permit's descriptive fields or dates, or record an inspection.
+
+        Parameters
+        ----------
+        permit_number : str
+        who : str, optional
+        inspected_on : date, optional
+            Records a site inspection on that day (§ 540-8E(6)).
+        **changes
+            Fields of :data:`UPDATABLE`; ``None`` clears a date.
+
+        Raises
+        ------
+        PermitNotFoundError
+        ValidationError
+            For an unknown field, or a date before the permit's start.
+        """
+        who = _who(who)
+        unknown = [k for k in changes if k not in UPDATABLE]
+        if unknown:
+            raise ValidationError([Problem(permit_number, None, f"{k!r} cannot be updated.",
+                                           f"update one of {', '.join(UPDATABLE)}.") for k in unknown])  # fmt: skip
+        with self.backend.write() as cur:
+            p = self._locked(cur, permit_number)
+            problems = []
+            for k, v in changes.items():
+                d = v.date() if isinstance(v, datetime) else v
+                if isinstance(d, date) and k != "building_permit_expires" and p.started_at and d < p.started_at.date():
+                    problems.append(Problem(permit_number, None, f"{k} {d} is before the work started ({p.started_at.date()}).",
+                                            "give the date it really happened."))  # fmt: skip
+            if inspected_on is not None and p.started_at is None:
+                problems.append(Problem(permit_number, None, "an inspection cannot be recorded before work starts.",
+                                        "move the permit to active first (esc-gis permits transition ... active)."))  # fmt: skip
+            if problems:
+                raise ValidationError(problems)
+            if changes:
+                if "building_permit_expires" in changes and p.issued_on is not None:
+                    changes["expires_on"] = self._expiry(p.issued_on, changes["building_permit_expires"], p.extensions_days)
+                self._set(cur, permit_number, changes)
+                detail = "; ".join(f"{k}: {getattr(p, k)} -> {v}" for k, v in changes.items() if k != "expires_on")
+                self._event(cur, permit_number, Event(now_utc(), who, "update", None, None, None, None, detail))
+            if inspected_on is not None:
+                self._event(cur, permit_number, Event(now_utc(), who, "inspection", None, None, inspected_on))
+                self._set(cur, permit_number, {})
+        return self.get(permit_number)
+
+    # Export ---------------------------------------------------------------------------
+
+    def frame(self, permits: Sequence[Permit] | None = None, *, private: bool = False) -> gpd.GeoDataFrame:
+        """The permits as a GeoDataFrame (site geometry, registry CRS), without contacts unless ``private``."""
+        permits = self.list() if permits is None else permits
+        data: dict[str, list[Any]] = {f: [getattr(p, f) for p in permits] for f in _PERMIT_FIELDS}
+        data["disturbed_acres"] = [round(p.disturbed_acres, 3) for p in permits]
+        if private:
+            for role in ("landowner", "responsible_party"):
+                for attr in ("name", "organization", "phone", "email", "address"):
+                    data[f"{role}_{attr}"] = [next((getattr(q, attr) for q in p.parties if q.role == role), None)
+                                              for p in permits]  # fmt: skip
+        return gpd.GeoDataFrame(data, geometry=[p.site for p in permits], crs=self.crs)
+
+
+def _area_sqft(s: gpd.GeoSeries) -> np.ndarray:
+    from esc_gis.measure import area_sqft
+
+    return np.asarray(area_sqft(s.to_numpy(), s.crs))
