@@ -95,6 +95,7 @@ class Profile:
     measure_crs: str
     entries: dict[str, Entry]
     source: str = ""
+    contact: str = ""
 
     def entry(self, key: str) -> Entry:
         """Return the entry ``key`` (``group.name``).
@@ -212,4 +213,5 @@ def load_profile(path: str | Path | None = None) -> Profile:
         measure_crs=head["measure_crs"],
         entries=entries,
         source=str(p),
+        contact=str(head.get("contact", "")),
     )

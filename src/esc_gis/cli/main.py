@@ -26,6 +26,7 @@ COMMANDS = {
     "protective": "esc_gis.cli.protective",
     "map": "esc_gis.cli.map",
     "rules": "esc_gis.cli.rules",
+    "permits": "esc_gis.cli.permits",
 }
 
 

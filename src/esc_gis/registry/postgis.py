@@ -48,7 +48,8 @@ class PostGISBackend(Backend):
             raise RegistryError(msg) from None
         self.url = url
         try:
-            self.conn = psycopg.connect(url, autocommit=True, options="-c TimeZone=UTC")
+            self.conn = psycopg.connect(url, autocommit=True)
+            self.conn.execute("SET TIME ZONE 'UTC'")
         except psycopg.Error as exc:
             msg = f"Cannot connect to {_redact(url)}: {str(exc).strip()}"
             raise RegistryError(msg) from None

@@ -69,7 +69,7 @@ class Application:
     """
 
     site_address: str
-    received_on: date
+    received_on: date | None  # None only as read from a bad row, which the registry refuses
     site: shapely.Geometry
     crs: Any
     disturbed: shapely.Geometry | None = None

@@ -221,7 +221,8 @@ class Registry:
         return self.add_many([application], who=who)[0]
 
     def add_many(self, applications: Sequence[Application], *, who: str | None = None,
-                 source: str = "application", kind: str = "received") -> list[str]:  # fmt: skip
+                 source: str = "application", kind: str = "received",
+                 prior: Sequence[Problem] = ()) -> list[str]:  # fmt: skip
         """Add applications in one transaction: all of them, or, on any problem, none.
 
         Returns
@@ -232,11 +233,14 @@ class Registry:
         Raises
         ------
         ValidationError
-            With every problem in every application, each naming its row (1-based).
+            With every problem in every application, each naming its row (1-based),
+            together with ``prior`` problems (found while reading the rows).
         """
         who = _who(who)
-        problems = self._check_applications(applications, source)
-        measured = self._measure(applications, source, problems) if not problems else []
+        problems, drawn = self._check_applications(applications, source)
+        problems = [*(prior or []), *problems]
+        # Measured even when other fields are bad, so one run reports every problem.
+        measured = self._measure(applications, source, problems) if drawn else []
         if problems:
             raise ValidationError(problems)
         now = now_utc()
@@ -248,18 +252,23 @@ class Registry:
                                                "leave the number empty to have one assigned, or give a new one.")
                                        for i, a in enumerate(applications) if a.permit_number in taken])  # fmt: skip
             for app, m in zip(applications, measured):
+                assert app.received_on is not None  # checked above
                 number = app.permit_number or self._next_number(cur, app.received_on.year)
                 self._insert(cur, number, app, m, who, now, kind)
                 numbers.append(number)
         return numbers
 
-    def _check_applications(self, apps: Sequence[Application], source: str) -> list[Problem]:
+    def _check_applications(self, apps: Sequence[Application], source: str) -> tuple[list[Problem], bool]:
+        """Check every application; return the problems, and whether every geometry can be measured."""
         problems: list[Problem] = []
+        drawn = True
         seen: dict[str, int] = {}
         for i, a in enumerate(apps, start=1):
             def bad(message: str, fix: str, row: int = i, site: str | None = a.permit_number) -> None:
                 problems.append(Problem(source, row, message, fix, site))
 
+            if a.received_on is None:
+                bad("received_on is empty.", "give the day the application came in (YYYY-MM-DD).")
             if not (a.site_address or "").strip():
                 bad("site_address is empty.", "give the street address of the site.")
             if a.status not in STATES:
@@ -289,14 +298,18 @@ class Registry:
                 elif not g.is_valid:
                     bad(f"the {name} geometry is invalid ({shapely.is_valid_reason(g)}).",
                         "repair it (QGIS: Fix geometries; or shapely.make_valid).")  # fmt: skip
+                else:
+                    continue
+                drawn = False
             if a.crs is None:
                 bad("the geometry has no CRS.", "give the CRS it was drawn in, e.g. EPSG:7594.")
+                drawn = False
             if a.permit_number:
                 if a.permit_number in seen:
                     bad(f"permit number {a.permit_number!r} is also on row {seen[a.permit_number]}.",
                         "give each permit its own number.")  # fmt: skip
                 seen.setdefault(a.permit_number, i)
-        return problems
+        return problems, drawn
 
     def _measure(self, apps: Sequence[Application], source: str, problems: list[Problem]) -> list[dict[str, Any]]:
         """Measure every application with the screening engine (in the registry's CRS)."""
@@ -330,6 +343,22 @@ class Registry:
                 "standards": str(r.standards), "sediment_standard": bool(r.sediment_standard),
             })  # fmt: skip
         return measured
+
+    def import_frame(self, frame: gpd.GeoDataFrame, *, source: str, disturbed: gpd.GeoDataFrame | None = None,
+                     who: str | None = None) -> list[str]:  # fmt: skip
+        """Import a layer of permits (:mod:`esc_gis.registry.imports`) in one transaction.
+
+        Raises
+        ------
+        ValidationError
+            With every bad row of the layer; nothing is imported then.
+        """
+        from esc_gis.registry.imports import applications_from_frame
+
+        apps, problems = applications_from_frame(frame, source=source, disturbed=disturbed)
+        if not apps:
+            raise ValidationError(problems or [Problem(source, None, "has no rows.", "export the permits again.")])
+        return self.add_many(apps, who=who, source=source, kind="imported", prior=problems)
 
     def _taken(self, cur: Any, numbers: list[str]) -> set[str]:
         if not numbers:

@@ -1,0 +1,352 @@
+"""``esc-gis permits``: the permit registry from the command line.
+
+REGISTRY is a GeoPackage path (``permits.gpkg``) or a ``postgresql://`` URL; every
+subcommand works the same on both. Each is a thin wrapper over
+:class:`esc_gis.registry.Registry`; the library never prints, this module does.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import date, datetime, timezone
+from typing import Any
+
+import click
+
+from esc_gis.errors import Problem, ValidationError
+
+_REGISTRY = click.argument("registry")
+_LAYERS = click.option("--layers", "layers_path", type=click.Path(), default=None,
+                       help="Layer set (default: the Village's); sites are measured in its CRS.")  # fmt: skip
+_WHO = click.option("--who", default=None, help="Who makes the change (default: your login name).")
+
+
+def _date(value: str | None, name: str) -> date | None:
+    from esc_gis.registry.records import parse_date
+
+    d, err = parse_date(value, name)
+    if err:
+        raise click.BadParameter(err, param_hint=f"--{name.replace('_', '-')}")
+    return d
+
+
+def _when(value: str | None, name: str) -> date | datetime | None:
+    """A date (YYYY-MM-DD) or a date and time (YYYY-MM-DDTHH:MM)."""
+    if value is None or len(value.strip()) == 10:
+        return _date(value, name)
+    from esc_gis.registry.records import parse_datetime
+
+    t, err = parse_datetime(value, name)
+    if err:
+        raise click.BadParameter(err, param_hint=f"--{name}")
+    return t
+
+
+@contextmanager
+def _open(registry: str, layers_path: str | None) -> Iterator[Any]:
+    from esc_gis.registry import open_registry
+
+    reg = open_registry(registry, layers=layers_path)
+    try:
+        yield reg
+    finally:
+        reg.close()
+
+
+def _describe(p: Any) -> str:
+    return (f"{p.permit_number}  {p.status:<20} {p.site_address}  {p.disturbed_sqft:,.0f} sq ft"
+            f"{f'  expires {p.expires_on}' if p.expires_on else ''}")  # fmt: skip
+
+
+@click.group(name="permits", short_help="The permit registry: add, move through the life cycle, due dates, public map.")
+def permits() -> None:
+    """Keep the Village's erosion-control permits (§ 540-8, § 540-12).
+
+    REGISTRY is a GeoPackage file (e.g. permits.gpkg) or a postgresql:// URL.
+    """
+
+
+@permits.command(short_help="Create a registry, or apply pending schema migrations.")
+@_REGISTRY
+@_LAYERS
+def init(registry: str, layers_path: str | None) -> None:
+    """Create REGISTRY, or bring it up to this esc_gis's schema version."""
+    from esc_gis.registry import init_registry
+
+    applied = init_registry(registry, layers=layers_path)
+    click.echo(f"{registry}: " + (f"applied migration(s) {', '.join(map(str, applied))}." if applied
+                                  else "already at the current schema version."))  # fmt: skip
+
+
+@permits.command(short_help="Add an application; the disturbed area is measured, never typed.")
+@_REGISTRY
+@click.option("--site", "site_path", required=True, type=click.Path(dir_okay=False), help="Site boundary layer (one polygon).")
+@click.option("--disturbed", "disturbed_path", type=click.Path(dir_okay=False), default=None,
+              help="Disturbed-limits layer (one polygon); default the whole site.")
+@click.option("--address", required=True, help="Site address.")
+@click.option("--received", required=True, help="Day the complete application was received (YYYY-MM-DD).")
+@click.option("--number", default=None, help="Permit number (default: the next ESC-<year>-<nnnn>).")
+@click.option("--parcel-id", default=None)
+@click.option("--legal", "legal_description", default=None, help="Legal description (§ 540-9A(2)).")
+@click.option("--building-permit-expires", default=None, help="The building permit's end (YYYY-MM-DD), if longer.")
+@click.option("--landowner", default=None, help="Landowner's name (private).")
+@click.option("--landowner-phone", default=None)
+@click.option("--landowner-email", default=None)
+@click.option("--responsible", default=None, help="Responsible party's name (private).")
+@click.option("--responsible-phone", default=None)
+@click.option("--responsible-email", default=None)
+@click.option("--assume-crs", default=None, help="CRS of layers that have none (e.g. EPSG:7594).")
+@_LAYERS
+@_WHO
+def add(registry: str, site_path: str, disturbed_path: str | None, address: str, received: str, number: str | None,
+        parcel_id: str | None, legal_description: str | None, building_permit_expires: str | None,
+        landowner: str | None, landowner_phone: str | None, landowner_email: str | None, responsible: str | None,
+        responsible_phone: str | None, responsible_email: str | None, assume_crs: str | None,
+        layers_path: str | None, who: str | None) -> None:  # fmt: skip
+    """Add a permit application to REGISTRY."""
+    from esc_gis.registry import Application, Party
+
+    site, crs = _one_polygon(site_path, assume_crs)
+    disturbed = _one_polygon(disturbed_path, assume_crs, crs)[0] if disturbed_path else None
+    parties = []
+    if landowner or landowner_phone or landowner_email:
+        parties.append(Party("landowner", landowner or "", phone=landowner_phone, email=landowner_email))
+    if responsible or responsible_phone or responsible_email:
+        parties.append(Party("responsible_party", responsible or "", phone=responsible_phone, email=responsible_email))
+    app = Application(address, _date(received, "received"), site, crs, disturbed=disturbed, permit_number=number,
+                      parcel_id=parcel_id, legal_description=legal_description,
+                      building_permit_expires=_date(building_permit_expires, "building_permit_expires"),
+                      parties=tuple(parties))  # fmt: skip
+    with _open(registry, layers_path) as reg:
+        n = reg.add(app, who=who)
+        click.echo(_describe(reg.get(n)))
+
+
+def _one_polygon(path: str, assume_crs: str | None, to_crs: Any = None) -> tuple[Any, Any]:
+    from esc_gis.crs import assign_crs
+    from esc_gis.io import read_layer
+
+    gdf = assign_crs(read_layer(path), assume_crs=assume_crs, source=path)
+    if len(gdf) != 1:
+        raise ValidationError([Problem(path, None, f"has {len(gdf)} features; one polygon is expected.",
+                                       "give a layer with the one site (or use esc-gis permits import).")])  # fmt: skip
+    if to_crs is not None:
+        gdf = gdf.to_crs(to_crs)
+    return gdf.geometry.iloc[0], gdf.crs
+
+
+@permits.command(short_help="Show one permit: record, parties, history, deadlines.")
+@_REGISTRY
+@click.argument("number")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@_LAYERS
+def show(registry: str, number: str, as_json: bool, layers_path: str | None) -> None:
+    """Show permit NUMBER of REGISTRY."""
+    from esc_gis.registry.agenda import permit_dues
+
+    with _open(registry, layers_path) as reg:
+        p = reg.get(number)
+        dues = permit_dues(p, on=date.today(), calendar=reg.calendar, profile=reg.profile)
+    fields = {k: v for k, v in p.__dict__.items() if k not in ("site", "disturbed", "parties", "events")}
+    if as_json:
+        out = {**fields, "disturbed_acres": p.disturbed_acres, "parties": [q.__dict__ for q in p.parties],
+               "events": [e.__dict__ for e in p.events], "deadlines": [d.__dict__ for d in dues]}  # fmt: skip
+        click.echo(json.dumps(out, default=str, indent=2))
+        return
+    width = max(map(len, fields))
+    for k, v in fields.items():
+        if v is not None:
+            click.echo(f"{k:<{width}}  {v:,.0f}" if isinstance(v, float) else f"{k:<{width}}  {v}")
+    click.echo("\nparties (private):")
+    for q in p.parties:
+        click.echo("  " + ", ".join(str(x) for x in (q.role, q.name, q.organization, q.phone, q.email) if x))
+    click.echo("\nhistory:")
+    for e in p.events:
+        move = f" {e.from_status or ''} -> {e.to_status}" if e.to_status else ""
+        extra = "".join(f" {x}" for x in (e.on_date, f"+{e.days} days" if e.days else None, e.detail) if x)
+        click.echo(f"  {e.at:%Y-%m-%d %H:%M}Z {e.who}: {e.kind}{move}{extra}")
+    click.echo("\ndeadlines:")
+    for d in dues:
+        click.echo(f"  {d.due}  {d.what} ({d.section})")
+
+
+@permits.command(name="list", short_help="List permits, optionally by status.")
+@_REGISTRY
+@click.option("--status", multiple=True, help="Only permits in this state (repeatable).")
+@_LAYERS
+def list_(registry: str, status: tuple[str, ...], layers_path: str | None) -> None:
+    """List the permits of REGISTRY."""
+    with _open(registry, layers_path) as reg:
+        found = reg.list(status=status or None)
+    for p in found:
+        click.echo(_describe(p))
+    click.echo(f"{len(found)} permit(s).", err=True)
+
+
+@permits.command(short_help="Change fields or dates, or record an inspection.")
+@_REGISTRY
+@click.argument("number")
+@click.option("--address", "site_address", default=None)
+@click.option("--parcel-id", default=None)
+@click.option("--legal", "legal_description", default=None)
+@click.option("--building-permit-expires", default=None, help="YYYY-MM-DD; the expiry is recomputed.")
+@click.option("--start-notice", default=None, help="When the notice of start arrived (YYYY-MM-DDTHH:MM), § 540-8E(1).")
+@click.option("--work-stopped", default=None, help="Day work stopped (YYYY-MM-DD): temporary stabilization is due after 14 days.")
+@click.option("--stockpile-since", default=None, help="Day the oldest unstabilized stockpile was made (YYYY-MM-DD).")
+@click.option("--inspected", default=None, help="Record a site inspection on this day (YYYY-MM-DD), § 540-8E(6).")
+@_LAYERS
+@_WHO
+def update(registry: str, number: str, site_address: str | None, parcel_id: str | None,
+           legal_description: str | None, building_permit_expires: str | None, start_notice: str | None,
+           work_stopped: str | None, stockpile_since: str | None, inspected: str | None, layers_path: str | None,
+           who: str | None) -> None:  # fmt: skip
+    """Update permit NUMBER of REGISTRY."""
+    changes: dict[str, Any] = {k: v for k, v in (("site_address", site_address), ("parcel_id", parcel_id),
+                                                 ("legal_description", legal_description)) if v is not None}  # fmt: skip
+    for key, raw in (("building_permit_expires", building_permit_expires), ("work_stopped_on", work_stopped),
+                     ("stockpile_since", stockpile_since)):  # fmt: skip
+        if raw is not None:
+            changes[key] = _date(raw, key)
+    if start_notice is not None:
+        changes["start_notice_at"] = _when(start_notice, "start-notice")
+    with _open(registry, layers_path) as reg:
+        p = reg.update(number, who=who, inspected_on=_date(inspected, "inspected"), **changes)
+    click.echo(_describe(p))
+
+
+@permits.command(short_help="Move a permit through its life cycle.")
+@_REGISTRY
+@click.argument("number")
+@click.argument("state")
+@click.option("--on", "on", default=None, help="When (YYYY-MM-DD, or YYYY-MM-DDTHH:MM for the start of work); default now.")
+@click.option("--reasons", default=None, help="Written reasons (required for disapproved, stop_work, revoked).")
+@_LAYERS
+@_WHO
+def transition(registry: str, number: str, state: str, on: str | None, reasons: str | None,
+               layers_path: str | None, who: str | None) -> None:  # fmt: skip
+    """Move permit NUMBER of REGISTRY to STATE."""
+    with _open(registry, layers_path) as reg:
+        p = reg.transition(number, state, who=who, on=_when(on, "on"), reasons=reasons)
+    click.echo(_describe(p))
+
+
+@permits.command(short_help="Extend a permit by up to 180 days (§ 540-8G).")
+@_REGISTRY
+@click.argument("number")
+@click.argument("days", type=click.IntRange(min=1))
+@click.option("--on", default=None, help="Day of the decision (YYYY-MM-DD); default today.")
+@click.option("--reasons", default=None, help="Conditions or reasons of the extension.")
+@_LAYERS
+@_WHO
+def extend(registry: str, number: str, days: int, on: str | None, reasons: str | None, layers_path: str | None,
+           who: str | None) -> None:  # fmt: skip
+    """Extend permit NUMBER of REGISTRY by DAYS."""
+    with _open(registry, layers_path) as reg:
+        p = reg.extend(number, days, who=who, on=_date(on, "on"), reasons=reasons)
+    click.echo(_describe(p))
+
+
+@permits.command(name="import", short_help="Import a layer of permits; every bad row is reported, nothing half-done.")
+@_REGISTRY
+@click.argument("layer_path", metavar="LAYER", type=click.Path(dir_okay=False))
+@click.option("--layer", default=None, help="Layer name in a multi-layer file.")
+@click.option("--disturbed", "disturbed_path", type=click.Path(dir_okay=False), default=None,
+              help="Disturbed limits keyed by permit_number (default: the whole site).")
+@click.option("--assume-crs", default=None, help="CRS of layers that have none.")
+@_LAYERS
+@_WHO
+def import_(registry: str, layer_path: str, layer: str | None, disturbed_path: str | None, assume_crs: str | None,
+            layers_path: str | None, who: str | None) -> None:  # fmt: skip
+    """Import the permits of LAYER into REGISTRY (columns: see the README)."""
+    from esc_gis.crs import assign_crs
+    from esc_gis.io import read_layer
+
+    frame = assign_crs(read_layer(layer_path, layer=layer), assume_crs=assume_crs, source=layer_path)
+    disturbed = (assign_crs(read_layer(disturbed_path), assume_crs=assume_crs, source=disturbed_path)
+                 if disturbed_path else None)  # fmt: skip
+    with _open(registry, layers_path) as reg:
+        numbers = reg.import_frame(frame, source=layer_path, disturbed=disturbed, who=who)
+    click.echo(f"Imported {len(numbers)} permit(s) into {registry}: {', '.join(numbers[:5])}"
+               f"{', ...' if len(numbers) > 5 else ''}.")  # fmt: skip
+
+
+@permits.command(short_help="Export the permits as a layer (public fields unless --private).")
+@_REGISTRY
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help=".gpkg, .geojson, .parquet or .csv")
+@click.option("--status", multiple=True, help="Only permits in this state (repeatable).")
+@click.option("--private", is_flag=True, help="Include the parties' names and contact details.")
+@click.option("--overwrite", is_flag=True, help="Replace OUTPUT if it exists.")
+@_LAYERS
+def export(registry: str, output: str, status: tuple[str, ...], private: bool, overwrite: bool,
+           layers_path: str | None) -> None:  # fmt: skip
+    """Write the permits of REGISTRY to OUTPUT."""
+    from esc_gis.io import check_output_path, write_layer
+
+    check_output_path(output, overwrite=overwrite)
+    with _open(registry, layers_path) as reg:
+        frame = reg.frame(reg.list(status=status or None), private=private)
+    for col in frame.columns:  # dates as ISO text: every format writes them the same
+        if col != frame.geometry.name and frame[col].map(lambda v: isinstance(v, (date, datetime))).any():
+            frame[col] = frame[col].map(lambda v: v.isoformat() if isinstance(v, (date, datetime)) else v)
+    write_layer(frame, output, overwrite=overwrite)
+    click.echo(f"Wrote {len(frame)} permit(s) to {output}{' (with private contacts)' if private else ''}.")
+
+
+@permits.command(short_help="What is due or overdue: decisions, expiries, notices, inspections.")
+@_REGISTRY
+@click.option("--on", default=None, help="The day to look from (YYYY-MM-DD); default today.")
+@click.option("--rain", "rain_path", type=click.Path(dir_okay=False), default=None,
+              help="Daily precipitation CSV (date, precip_in or NOAA PRCP) for the 0.5-inch inspections.")
+@click.option("--within", default=7, show_default=True, type=click.IntRange(min=0), help="Also list what falls due within DAYS.")
+@click.option("--calendar", "calendar_path", type=click.Path(dir_okay=False), default=None,
+              help="Office calendar TOML (holidays, weekend); default the common Wisconsin municipal one.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@_LAYERS
+def due(registry: str, on: str | None, rain_path: str | None, within: int, calendar_path: str | None,
+        as_json: bool, layers_path: str | None) -> None:  # fmt: skip
+    """List what is due or overdue in REGISTRY."""
+    from esc_gis.registry.agenda import agenda, read_rain_csv
+    from esc_gis.registry.calendar import load_calendar
+
+    day = _date(on, "on") or date.today()
+    rain = read_rain_csv(rain_path) if rain_path else []
+    with _open(registry, layers_path) as reg:
+        cal = load_calendar(calendar_path) if calendar_path else reg.calendar
+        items = agenda(reg.list(), on=day, calendar=cal, profile=reg.profile, rain=rain, within_days=within)
+    if as_json:
+        click.echo(json.dumps([i.__dict__ for i in items], default=str, indent=2))
+        return
+    for i in items:
+        flag = "OVERDUE" if i.overdue else "due    "
+        click.echo(f"{flag} {str(i.due)[:16]:<16} {i.permit_number}  {i.what} ({i.section})  [{i.site_address}]")
+    click.echo(f"{sum(i.overdue for i in items)} overdue, {sum(not i.overdue for i in items)} due by "
+               f"{day.fromordinal(day.toordinal() + within)}.", err=True)  # fmt: skip
+
+
+@permits.command(name="map", short_help="The public map of active permits (no personal data).")
+@_REGISTRY
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Output map (.html).")
+@click.option("--public", is_flag=True, help="The public map: active permits, no personal data (required).")
+@click.option("--basemap", type=click.Choice(["osm", "aerial", "none"]), default="osm", show_default=True)
+@click.option("--offline", is_flag=True, help="Inline Leaflet: the file opens with no network.")
+@click.option("--overwrite", is_flag=True, help="Replace OUTPUT if it exists.")
+@_LAYERS
+def map_(registry: str, output: str, public: bool, basemap: str, offline: bool, overwrite: bool,
+         layers_path: str | None) -> None:  # fmt: skip
+    """Write the public map of REGISTRY's active permits to OUTPUT."""
+    from esc_gis.maps import check_map_path, write_map
+    from esc_gis.maps.public import PUBLIC_STATUS, public_permit_map
+
+    if not public:
+        raise click.UsageError("Only the public map is available: pass --public.")
+    check_map_path(output, overwrite=overwrite)
+    with _open(registry, layers_path) as reg:
+        as_of = datetime.now(timezone.utc)
+        frame = reg.frame(reg.list(status=list(PUBLIC_STATUS)))
+        m = public_permit_map(frame, as_of=as_of, contact=reg.profile.contact, layers=reg.layers, basemap=basemap,
+                              offline=offline)  # fmt: skip
+    write_map(m, output, overwrite=overwrite)
+    click.echo(f"Wrote {output}: {len(frame)} active permit(s), data as of {as_of:%Y-%m-%d %H:%M} UTC.")
+

@@ -1,0 +1,113 @@
+"""Permits from a layer (a spreadsheet joined to a GIS export): every bad row reported at once.
+
+The layer has one feature per permit, its geometry the site boundary, and the columns of
+:data:`IMPORT_COLUMNS` (only ``site_address`` and ``received_on`` are required). Parties
+come from ``landowner_*`` and ``responsible_*`` columns. Disturbed limits may come from a
+second layer keyed by ``permit_number``; without one, the whole site is disturbed.
+"""
+
+from __future__ import annotations
+
+__all__ = ["IMPORT_COLUMNS", "applications_from_frame"]
+
+from typing import Any
+
+import geopandas as gpd
+import numpy as np
+
+from esc_gis.errors import Problem
+from esc_gis.registry.records import Application, Party, parse_date, parse_datetime
+
+#: Column -> what it holds.
+IMPORT_COLUMNS = {
+    "permit_number": "optional; default the next ESC-<year>-<nnnn>",
+    "parcel_id": "the parcel's id (e.g. the statewide parcel PARCELID)",
+    "site_address": "required",
+    "legal_description": "optional (§ 540-9A(2))",
+    "received_on": "required, YYYY-MM-DD",
+    "building_permit_expires": "optional, YYYY-MM-DD",
+    "status": "optional, default application_received",
+    "issued_on": "required for issued states, YYYY-MM-DD",
+    "started_at": "required for active states, YYYY-MM-DDTHH:MM",
+}
+_PARTY_PREFIX = {"landowner": "landowner", "responsible": "responsible_party"}
+_PARTY_FIELDS = ("name", "organization", "phone", "email", "address")
+
+
+def _text(v: Any) -> str | None:
+    if v is None or (isinstance(v, float) and np.isnan(v)):
+        return None
+    s = str(v).strip()
+    return s or None
+
+
+def applications_from_frame(frame: gpd.GeoDataFrame, *, source: str,
+                            disturbed: gpd.GeoDataFrame | None = None) -> tuple[list[Application], list[Problem]]:  # fmt: skip
+    """Turn a layer's rows into applications; return them with every problem found.
+
+    Parameters
+    ----------
+    frame : geopandas.GeoDataFrame
+        One row per permit (see :data:`IMPORT_COLUMNS`), with a CRS.
+    source : str
+        The file's name, for messages.
+    disturbed : geopandas.GeoDataFrame, optional
+        Disturbed limits with a ``permit_number`` column.
+
+    Returns
+    -------
+    applications : list of Application
+        Complete only when ``problems`` is empty.
+    problems : list of Problem
+    """
+    problems: list[Problem] = []
+    cols = {c.lower(): c for c in frame.columns if c != frame.geometry.name}
+    if frame.crs is None:
+        problems.append(Problem(source, None, "has no CRS.", "set it in the file, or pass --assume-crs EPSG:xxxx."))
+    for need in ("site_address", "received_on"):
+        if need not in cols:
+            problems.append(Problem(source, None, f"has no {need} column.",
+                                    f"add it; the columns are {', '.join(IMPORT_COLUMNS)}."))  # fmt: skip
+    if problems:
+        return [], problems
+    limits: dict[str, Any] = {}
+    if disturbed is not None:
+        if "permit_number" not in disturbed.columns:
+            problems.append(Problem("disturbed limits", None, "has no permit_number column.",
+                                    "key each disturbed-limit polygon by the permit_number of its row."))  # fmt: skip
+        else:
+            d = disturbed.to_crs(frame.crs) if disturbed.crs is not None and frame.crs is not None else disturbed
+            limits = dict(zip(d["permit_number"].astype(str), d.geometry))
+    apps = []
+    for i, (row, geom) in enumerate(zip(frame.to_dict("records"), frame.geometry), start=1):
+        def get(name: str, row: dict[str, Any] = row) -> Any:
+            return row.get(cols[name]) if name in cols else None
+
+        number = _text(get("permit_number"))
+        fields: dict[str, Any] = {}
+        for name in ("received_on", "building_permit_expires", "issued_on"):
+            fields[name], err = parse_date(get(name), name)
+            if err:
+                problems.append(Problem(source, i, err, "write dates as YYYY-MM-DD.", number))
+        fields["started_at"], err = parse_datetime(get("started_at"), "started_at")
+        if err:
+            problems.append(Problem(source, i, err, "write it as YYYY-MM-DDTHH:MM.", number))
+        parties = []
+        for prefix, role in _PARTY_PREFIX.items():
+            values = {f: _text(get(f"{prefix}_{f}")) for f in _PARTY_FIELDS}
+            if any(values.values()):
+                parties.append(Party(role, values["name"] or "", **{k: values[k] for k in _PARTY_FIELDS[1:]}))
+        apps.append(Application(
+            site_address=_text(get("site_address")) or "", received_on=fields["received_on"], site=geom,
+            crs=frame.crs, disturbed=limits.get(number) if number else None, permit_number=number,
+            parcel_id=_text(get("parcel_id")), legal_description=_text(get("legal_description")),
+            building_permit_expires=fields["building_permit_expires"], parties=tuple(parties),
+            status=_text(get("status")) or "application_received", issued_on=fields["issued_on"],
+            started_at=fields["started_at"],
+        ))  # fmt: skip
+    if disturbed is not None and limits:
+        known = {a.permit_number for a in apps}
+        for k in sorted(set(limits) - known):
+            problems.append(Problem("disturbed limits", None, f"permit_number {k!r} matches no row of {source}.",
+                                    "fix the number, or add the permit's row."))  # fmt: skip
+    return apps, problems

@@ -1,0 +1,377 @@
+"""The permit registry on both back ends: a real GeoPackage file and a real PostgreSQL + PostGIS server.
+
+Every test in this file runs twice (``backend`` is parametrised). The PostGIS server is
+the one ``.ci/run`` starts (``ESC_GIS_TEST_PG_URL``), or one this module starts on
+loopback from the Debian packages; without them the PostGIS half skips, except in CI.
+Each test gets a schema of its own in that database, so tests never see each other's permits.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import uuid
+from datetime import date, datetime, timezone
+from pathlib import Path
+from urllib.parse import quote
+
+import geopandas as gpd
+import pytest
+import shapely
+
+from esc_gis.errors import (
+    IllegalTransitionError, PermitNotFoundError, ProfileError, RegistryError, ValidationError,
+)  # fmt: skip
+from esc_gis.registry import Application, Party, init_registry, open_registry
+from esc_gis.registry.calendar import OfficeCalendar
+
+from . import pg_server
+from .conftest import CRS, K, box, square_sqft
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+@pytest.fixture(scope="session")
+def pg_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A PostgreSQL + PostGIS server: CI's, or a throwaway one started here."""
+    url = os.environ.get("ESC_GIS_TEST_PG_URL")
+    if url:
+        yield url
+        return
+    try:
+        folder = Path("/tmp") / f"esc_pg_{uuid.uuid4().hex[:8]}"  # short: the socket path has a length limit
+        url = pg_server.start(folder)
+    except (RuntimeError, subprocess.CalledProcessError, OSError) as exc:
+        msg = f"no PostgreSQL + PostGIS server ({exc}); .ci/run installs and starts one"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{msg}, and CI=true: a missing system part is a failure here.")
+        pytest.skip(msg)
+    yield url
+    pg_server.stop(folder)
+
+
+@pytest.fixture(params=["gpkg", "postgis"])
+def target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A registry location on each back end (not yet created)."""
+    if request.param == "gpkg":
+        return str(tmp_path / "permits.gpkg")
+    url = request.getfixturevalue("pg_url")
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS postgis")
+        conn.execute(f"CREATE SCHEMA {schema}")
+    return f"{url}?options={quote(f'-csearch_path={schema},public')}"
+
+
+@pytest.fixture
+def reg(target: str, layer_set):
+    init_registry(target, layers=layer_set)
+    with open_registry(target, layers=layer_set, calendar=OfficeCalendar(holidays=frozenset())) as r:
+        yield r
+
+
+def app(x: float = 100, y: float = 100, area_sqft: float = 5000.0, **kw) -> Application:
+    """An application for a square site at local (x, y) inside the test Village."""
+    kw.setdefault("received_on", date(2026, 11, 2))  # a Monday
+    return Application(kw.pop("site_address", f"{int(x)} Test St"), kw.pop("received_on"),
+                       square_sqft(x, y, area_sqft), CRS, **kw)  # fmt: skip
+
+
+# --- Schema and migrations ------------------------------------------------------------
+
+
+def test_init_is_idempotent_and_versioned(target: str, layer_set) -> None:
+    assert init_registry(target, layers=layer_set) == [1]
+    assert init_registry(target, layers=layer_set) == []
+
+
+def test_opening_what_is_not_a_registry_says_how_to_make_one(tmp_path: Path, layer_set) -> None:
+    with pytest.raises(RegistryError, match="permits init"):
+        open_registry(tmp_path / "none.gpkg", layers=layer_set)
+
+
+def test_a_newer_schema_is_refused(reg, target: str, layer_set) -> None:
+    with reg.backend.write() as cur:
+        cur.execute("INSERT INTO esc_gis_schema (version, description, applied_at) VALUES (99, 'future', "
+                    f"{reg.backend.ph})", (reg.backend.dump("datetime", datetime.now(timezone.utc)),))  # fmt: skip
+    with pytest.raises(RegistryError, match="version 99.*Upgrade esc_gis"):
+        open_registry(target, layers=layer_set)
+
+
+def test_a_pending_migration_is_applied_by_init(reg, target: str, layer_set, monkeypatch) -> None:
+    from esc_gis.registry import backend, schema
+
+    extra = schema.Migration(2, "a test column", lambda d, srid: ["ALTER TABLE permits ADD COLUMN note text"])
+    monkeypatch.setattr(backend, "MIGRATIONS", (*schema.MIGRATIONS, extra))
+    monkeypatch.setattr(backend, "SCHEMA_VERSION", 2)
+    with pytest.raises(RegistryError, match="schema version 1.*permits init"):
+        open_registry(target, layers=layer_set)
+    assert init_registry(target, layers=layer_set) == [2]
+    open_registry(target, layers=layer_set).close()
+
+
+# --- Adding: measured, validated, numbered ----------------------------------------------
+
+
+def test_add_measures_the_disturbed_area_with_the_screening_engine(reg) -> None:
+    n = reg.add(app(area_sqft=4001.0, parties=(Party("landowner", "Ann Owner", phone="920-555-0100"),)), who="clerk")
+    p = reg.get(n)
+    assert n == "ESC-2026-0001"
+    assert p.disturbed_sqft == pytest.approx(4001.0, abs=0.01)  # just over the 4,000 sq ft threshold
+    assert p.permit_decision == "required"
+    assert p.status == "application_received"
+    assert p.site.geom_type == "MultiPolygon" and p.site.area == pytest.approx(4001.0 / K)
+    assert p.parties == [Party("landowner", "Ann Owner", phone="920-555-0100")]
+    assert [(e.kind, e.who, e.to_status) for e in p.events] == [("received", "clerk", "application_received")]
+
+
+def test_disturbed_limits_smaller_than_the_site_are_what_is_measured(reg) -> None:
+    n = reg.add(app(area_sqft=20000.0, disturbed=square_sqft(100, 100, 3000.0)))
+    p = reg.get(n)
+    assert p.disturbed_sqft == pytest.approx(3000.0, abs=0.01)
+    assert p.site_sqft == pytest.approx(20000.0, abs=0.01)
+    assert p.permit_decision == "not_required"
+
+
+def test_sites_sent_in_another_crs_are_measured_in_feet(reg) -> None:
+    site = gpd.GeoSeries([square_sqft(300, 300, 5000.0)], crs=CRS).to_crs("EPSG:4326").iloc[0]
+    n = reg.add(Application("300 Test St", date(2026, 11, 2), site, "EPSG:4326"))
+    assert reg.get(n).disturbed_sqft == pytest.approx(5000.0, rel=1e-6)
+
+
+def test_every_bad_field_is_reported_at_once_and_nothing_is_added(reg) -> None:
+    bad = [
+        app(site_address=" "),
+        app(building_permit_expires=date(2026, 1, 1)),  # before it was received
+        Application("Out St", date(2026, 11, 2), box(5000, 5000, 5100, 5100), CRS),  # outside the Village
+        app(parties=(Party("landowner", "", email="not-an-address"),)),
+        app(status="active", issued_on=None),
+    ]
+    with pytest.raises(ValidationError) as err:
+        reg.add_many(bad, source="test")
+    text = str(err.value)
+    for row, words in [(1, "site_address is empty"), (2, "before received_on"), (3, "outside the Village"),
+                       (4, "has no name"), (4, "not an address"), (5, "needs issued_on")]:  # fmt: skip
+        assert any(p.row == row and words in p.message for p in err.value.problems), (row, words, text)
+    assert reg.list() == []
+
+
+def test_a_number_already_taken_is_refused(reg) -> None:
+    reg.add(app(permit_number="ESC-2026-0042"))
+    with pytest.raises(ValidationError, match="already in the registry"):
+        reg.add(app(x=300, permit_number="ESC-2026-0042"))
+    # Numbering skips a number an import already holds.
+    reg.add(app(x=500, permit_number="ESC-2026-0001"))
+    assert reg.add(app(x=700)) == "ESC-2026-0002"
+
+
+# --- The life cycle and its dates -------------------------------------------------------
+
+
+def test_life_cycle_with_dates_expiry_and_extensions(reg) -> None:
+    n = reg.add(app(building_permit_expires=date(2027, 9, 1)))
+    reg.transition(n, "under_review", on=date(2026, 11, 3), who="rev")
+    p = reg.transition(n, "approved", on=date(2026, 11, 20))
+    # 180 days from issue is 2027-05-19; the building permit runs longer, so it governs (§ 540-8G).
+    assert (p.issued_on, p.expires_on) == (date(2026, 11, 20), date(2027, 9, 1))
+    p = reg.transition(n, "active", on=datetime(2026, 11, 23, 7, 30, tzinfo=timezone.utc))
+    assert p.started_at == datetime(2026, 11, 23, 7, 30, tzinfo=timezone.utc)
+    p = reg.extend(n, 180, on=date(2027, 8, 20))
+    p = reg.extend(n, 30, on=date(2028, 2, 1))
+    assert p.status == "extended" and p.expires_on == date(2028, 3, 29)  # 2027-09-01 + 180 + 30 days
+    assert p.extensions_days == [180, 30]
+    with pytest.raises(ProfileError, match="up to 180"):
+        reg.extend(n, 181)
+    assert [e.kind for e in reg.get(n).events] == ["received", "transition", "transition", "transition",
+                                                   "extension", "extension"]  # fmt: skip
+
+
+def test_illegal_transition_lists_the_allowed_ones(reg) -> None:
+    n = reg.add(app())
+    with pytest.raises(IllegalTransitionError, match="allowed: under_review, incomplete"):
+        reg.transition(n, "active")
+    reg.transition(n, "under_review", on=date(2026, 11, 3))
+    with pytest.raises(IllegalTransitionError, match=r"written reasons \(§ 540-8C\(3\)\)"):
+        reg.transition(n, "disapproved", on=date(2026, 11, 10))
+    p = reg.transition(n, "disapproved", on=date(2026, 11, 10), reasons="No perimeter control on the east edge.")
+    assert p.events[-1].detail == "No perimeter control on the east edge."
+    assert reg.get(n).status == "disapproved"
+
+
+def test_deemed_approval_only_after_the_20_business_days(reg) -> None:
+    n = reg.add(app())  # received Monday 2026-11-02; no holidays in this calendar
+    reg.transition(n, "under_review", on=date(2026, 11, 3))
+    with pytest.raises(IllegalTransitionError, match="due by 2026-11-30"):
+        reg.transition(n, "deemed_approved", on=date(2026, 11, 30))
+    p = reg.transition(n, "deemed_approved", on=date(2026, 12, 1))
+    assert p.issued_on == date(2026, 12, 1)
+
+
+def test_information_requested_restarts_the_decision_clock(reg) -> None:
+    n = reg.add(app())
+    reg.transition(n, "incomplete", on=date(2026, 11, 10))
+    p = reg.transition(n, "under_review", on=date(2026, 12, 7))  # a Monday
+    assert reg.decision_due(p).due == date(2027, 1, 4)  # 20 business days later (no holidays here)
+    assert "information" in reg.decision_due(p).section or reg.decision_due(p).section.startswith("§ 540-8C")
+
+
+def test_dates_out_of_order_are_refused(reg) -> None:
+    n = reg.add(app())
+    with pytest.raises(ValidationError, match="before received_on"):
+        reg.transition(n, "under_review", on=date(2026, 10, 1))
+
+
+def test_unknown_permit(reg) -> None:
+    with pytest.raises(PermitNotFoundError, match="ESC-1999-0001"):
+        reg.get("ESC-1999-0001")
+
+
+def test_update_records_inspections_and_dates_in_the_history(reg) -> None:
+    n = reg.add(app())
+    with pytest.raises(ValidationError, match="before work starts"):
+        reg.update(n, inspected_on=date(2026, 11, 25))
+    for state, day in (("under_review", date(2026, 11, 3)), ("approved", date(2026, 11, 10)),
+                       ("active", date(2026, 11, 16))):  # fmt: skip
+        reg.transition(n, state, on=day)
+    p = reg.update(n, inspected_on=date(2026, 11, 20), work_stopped_on=date(2026, 11, 25), who="insp")
+    assert p.inspections == [date(2026, 11, 20)]
+    assert p.work_stopped_on == date(2026, 11, 25)
+    with pytest.raises(ValidationError, match="cannot be updated"):
+        reg.update(n, disturbed_sqft=1.0)
+
+
+def test_history_is_append_only_in_the_database(reg) -> None:
+    reg.add(app())
+    with pytest.raises(Exception, match="append-only"), reg.backend.write() as cur:
+        cur.execute("DELETE FROM events")
+    with pytest.raises(Exception, match="append-only"), reg.backend.write() as cur:
+        cur.execute("UPDATE events SET who = 'someone else'")
+    assert len(reg.get("ESC-2026-0001").events) == 1
+
+
+# --- Import: all or nothing ---------------------------------------------------------------
+
+
+def _import_frame(rows: list[dict]) -> gpd.GeoDataFrame:
+    return gpd.GeoDataFrame(rows, geometry="geometry", crs=CRS)
+
+
+def test_import_reports_every_bad_row_and_imports_nothing(reg) -> None:
+    rows = [
+        {"site_address": "1 A St", "received_on": "2026-11-02", "landowner_name": "Ann", "geometry": square_sqft(100, 100, 5000)},
+        {"site_address": "2 B St", "received_on": "11/02/2026", "geometry": square_sqft(300, 100, 5000)},
+        {"site_address": "3 C St", "received_on": "2026-11-02", "status": "active", "issued_on": "2026-11-05",
+         "started_at": "2026-11-01T08:00", "geometry": square_sqft(500, 100, 5000)},
+        {"site_address": "4 D St", "received_on": "2026-11-02", "geometry": box(9000, 9000, 9100, 9100)},
+    ]  # fmt: skip
+    with pytest.raises(ValidationError) as err:
+        reg.import_frame(_import_frame(rows), source="permits.csv")
+    rows_named = {p.row for p in err.value.problems}
+    assert rows_named == {2, 3, 4}, str(err.value)
+    assert "YYYY-MM-DD" in str(err.value) and "before issued_on" in str(err.value)
+    assert reg.list() == []
+
+
+def test_import_of_legacy_permits_in_their_states(reg) -> None:
+    rows = [
+        {"permit_number": "ESC-2025-0007", "site_address": "1 A St", "received_on": "2025-03-01", "status": "active",
+         "issued_on": "2025-03-20", "started_at": "2025-04-01T08:00", "responsible_email": "gc@example.com",
+         "responsible_name": "GC Inc", "geometry": square_sqft(100, 100, 50000)},
+        {"site_address": "2 B St", "received_on": "2026-11-02", "geometry": square_sqft(400, 400, 3000)},
+    ]  # fmt: skip
+    numbers = reg.import_frame(_import_frame(rows), source="permits.gpkg", who="import")
+    assert numbers == ["ESC-2025-0007", "ESC-2026-0001"]
+    p = reg.get("ESC-2025-0007")
+    assert p.status == "active" and p.expires_on == date(2025, 9, 16)  # 180 days from 2025-03-20
+    assert p.sediment_standard is True  # 50,000 sq ft is over an acre
+    assert p.parties[0].email == "gc@example.com"
+
+
+# --- Reliability: crashes and concurrent writers -------------------------------------------
+
+_CHILD = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, {src!r})
+    from datetime import date
+    from esc_gis.registry import Application, open_registry
+    from esc_gis.layers import load_layers
+    from esc_gis.profile import load_profile
+    import shapely
+    target, manifest, who, mode = sys.argv[1:5]
+    ls = load_layers(manifest, profile=load_profile())
+    x0, y0 = {x0}, {y0}
+    with open_registry(target, layers=ls) as reg:
+        if mode == "add":
+            for i in range(20):
+                reg.add(Application(f"{{who}} {{i}}", date(2026, 11, 2), shapely.box(x0 + 20 * i, y0, x0 + 20 * i + 15, y0 + 300), "EPSG:7594"), who=who)
+        elif mode == "inspect":
+            for i in range(20):
+                reg.update("ESC-2026-0001", inspected_on=date(2026, 11, 20), who=who)
+        elif mode == "crash":
+            import os
+            from esc_gis.registry import store
+            real, calls = store.Registry._insert, []
+            def dying(self, *a, **k):
+                calls.append(1)
+                if len(calls) == 3:
+                    os._exit(9)  # the process dies inside the write transaction
+                return real(self, *a, **k)
+            store.Registry._insert = dying
+            reg.add_many([Application(f"c {{i}}", date(2026, 11, 2), shapely.box(x0 + 20 * i, y0, x0 + 20 * i + 15, y0 + 300), "EPSG:7594") for i in range(5)])
+""")
+
+
+def _children(target: str, layers_path: Path, mode: str, n: int) -> list[subprocess.CompletedProcess]:
+    from .conftest import X0, Y0
+
+    code = _CHILD.format(src=str(SRC), x0=X0 + 100, y0=Y0 + 1000)
+    procs = [subprocess.Popen([sys.executable, "-c", code, target, str(layers_path), f"w{k}", mode],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for k in range(n)]  # fmt: skip
+    return [subprocess.CompletedProcess(p.args, p.wait(timeout=300), *p.communicate()) for p in procs]
+
+
+def test_two_processes_adding_at_once_lose_nothing(reg, target: str, layers_path: Path) -> None:
+    done = _children(target, layers_path, "add", 2)
+    assert [d.returncode for d in done] == [0, 0], [d.stderr[-2000:] for d in done]
+    permits = reg.list()
+    assert len(permits) == 40
+    assert sorted(p.permit_number for p in permits) == [f"ESC-2026-{i:04d}" for i in range(1, 41)]
+    assert sorted(p.site_address for p in permits) == sorted(f"w{k} {i}" for k in range(2) for i in range(20))
+    assert all(len(p.events) == 1 for p in permits)
+
+
+def test_two_processes_updating_one_permit_lose_no_event(reg, target: str, layers_path: Path) -> None:
+    n = reg.add(app())
+    for state, day in (("under_review", date(2026, 11, 3)), ("approved", date(2026, 11, 10)),
+                       ("active", date(2026, 11, 16))):  # fmt: skip
+        reg.transition(n, state, on=day)
+    done = _children(target, layers_path, "inspect", 2)
+    assert [d.returncode for d in done] == [0, 0], [d.stderr[-2000:] for d in done]
+    events = reg.get(n).events
+    assert sum(e.kind == "inspection" for e in events) == 40
+    assert {e.who for e in events if e.kind == "inspection"} == {"w0", "w1"}
+
+
+def test_a_crash_mid_transaction_leaves_the_registry_as_it_was(reg, target: str, layers_path: Path) -> None:
+    reg.add(app())
+    done = _children(target, layers_path, "crash", 1)
+    assert done[0].returncode == 9, done[0].stderr[-2000:]
+    assert [p.permit_number for p in reg.list()] == ["ESC-2026-0001"]
+    # ... and it still takes writes, numbering where it left off.
+    assert reg.add(app(x=300)) == "ESC-2026-0002"
+
+
+# --- Export frame: no contacts unless asked ------------------------------------------------
+
+
+def test_frame_leaves_contacts_out_unless_private(reg) -> None:
+    reg.add(app(parties=(Party("landowner", "Ann Owner", phone="920-555-0100", email="ann@example.com"),)))
+    public = reg.frame()
+    assert not [c for c in public.columns if c.startswith(("landowner", "responsible"))]
+    private = reg.frame(private=True)
+    assert private.loc[0, "landowner_email"] == "ann@example.com"
+    assert public.crs == CRS and public.loc[0, "disturbed_acres"] == pytest.approx(5000 / 43560, abs=1e-3)
