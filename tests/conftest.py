@@ -11,11 +11,17 @@ One square US survey foot is K = 1.000004000004 international square feet.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import uuid
 from pathlib import Path
+from urllib.parse import quote
 
 import geopandas as gpd
 import pytest
 import shapely
+
+from . import pg_server
 
 X0, Y0 = 745_000.0, 505_000.0
 CRS = "EPSG:7594"
@@ -110,3 +116,42 @@ def write_dem(path: Path, z, *, crs: str = CRS, x0: float = X0, y0: float = Y0 +
         if units:
             dst.units = (units,)
     return path
+
+
+# --- Permit registries on both back ends ------------------------------------------------
+# The PostGIS server is the one .ci/run starts (ESC_GIS_TEST_PG_URL), or one started here on
+# loopback from the Debian packages; without them the PostGIS half skips, except in CI.
+
+
+@pytest.fixture(scope="session")
+def pg_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A PostgreSQL + PostGIS server: CI's, or a throwaway one started here."""
+    url = os.environ.get("ESC_GIS_TEST_PG_URL")
+    if url:
+        yield url
+        return
+    try:
+        folder = Path("/tmp") / f"esc_pg_{uuid.uuid4().hex[:8]}"  # short: the socket path has a length limit
+        url = pg_server.start(folder)
+    except (RuntimeError, subprocess.CalledProcessError, OSError) as exc:
+        msg = f"no PostgreSQL + PostGIS server ({exc}); .ci/run installs and starts one"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{msg}, and CI=true: a missing system part is a failure here.")
+        pytest.skip(msg)
+    yield url
+    pg_server.stop(folder)
+
+
+@pytest.fixture(params=["gpkg", "postgis"])
+def target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A registry location on each back end (not yet created)."""
+    if request.param == "gpkg":
+        return str(tmp_path / "permits.gpkg")
+    url = request.getfixturevalue("pg_url")
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS postgis")
+        conn.execute(f"CREATE SCHEMA {schema}")
+    return f"{url}?options={quote(f'-csearch_path={schema},public')}"

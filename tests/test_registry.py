@@ -1,21 +1,16 @@
 """The permit registry on both back ends: a real GeoPackage file and a real PostgreSQL + PostGIS server.
 
-Every test in this file runs twice (``backend`` is parametrised). The PostGIS server is
-the one ``.ci/run`` starts (``ESC_GIS_TEST_PG_URL``), or one this module starts on
-loopback from the Debian packages; without them the PostGIS half skips, except in CI.
-Each test gets a schema of its own in that database, so tests never see each other's permits.
+Every test in this file runs twice: the ``target`` fixture (conftest.py) is a GeoPackage
+path, then a PostGIS schema of its own on a real server.
 """
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import textwrap
-import uuid
 from datetime import date, datetime, timezone
 from pathlib import Path
-from urllib.parse import quote
 
 import geopandas as gpd
 import pytest
@@ -27,44 +22,9 @@ from esc_gis.errors import (
 from esc_gis.registry import Application, Party, init_registry, open_registry
 from esc_gis.registry.calendar import OfficeCalendar
 
-from . import pg_server
 from .conftest import CRS, K, box, square_sqft
 
 SRC = Path(__file__).resolve().parents[1] / "src"
-
-
-@pytest.fixture(scope="session")
-def pg_url(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """A PostgreSQL + PostGIS server: CI's, or a throwaway one started here."""
-    url = os.environ.get("ESC_GIS_TEST_PG_URL")
-    if url:
-        yield url
-        return
-    try:
-        folder = Path("/tmp") / f"esc_pg_{uuid.uuid4().hex[:8]}"  # short: the socket path has a length limit
-        url = pg_server.start(folder)
-    except (RuntimeError, subprocess.CalledProcessError, OSError) as exc:
-        msg = f"no PostgreSQL + PostGIS server ({exc}); .ci/run installs and starts one"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{msg}, and CI=true: a missing system part is a failure here.")
-        pytest.skip(msg)
-    yield url
-    pg_server.stop(folder)
-
-
-@pytest.fixture(params=["gpkg", "postgis"])
-def target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A registry location on each back end (not yet created)."""
-    if request.param == "gpkg":
-        return str(tmp_path / "permits.gpkg")
-    url = request.getfixturevalue("pg_url")
-    schema = f"t_{uuid.uuid4().hex[:12]}"
-    import psycopg
-
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("CREATE EXTENSION IF NOT EXISTS postgis")
-        conn.execute(f"CREATE SCHEMA {schema}")
-    return f"{url}?options={quote(f'-csearch_path={schema},public')}"
 
 
 @pytest.fixture

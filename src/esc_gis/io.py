@@ -41,7 +41,7 @@ OUTPUT_FORMATS = {
 }
 
 
-def read_layer(path: str | os.PathLike[str], *, layer: str | None = None) -> gpd.GeoDataFrame:
+def read_layer(path: str | os.PathLike[str], *, layer: str | None = None, dates_as_text: bool = False) -> gpd.GeoDataFrame:
     """Read one vector layer with pyogrio (Arrow).
 
     Parameters
@@ -51,6 +51,9 @@ def read_layer(path: str | os.PathLike[str], *, layer: str | None = None) -> gpd
         FlatGeobuf, GeoParquet, File Geodatabase, ...
     layer : str, optional
         The layer to read from a multi-layer source. Required when there are several.
+    dates_as_text : bool, default False
+        Keep dates as written, so that they can be checked: GDAL's GeoJSON reader would
+        otherwise turn "2026-02-30" into 2026-03-02 without a word.
 
     Returns
     -------
@@ -78,7 +81,12 @@ def read_layer(path: str | os.PathLike[str], *, layer: str | None = None) -> gpd
                     names = ", ".join(str(n) for n in layers[:, 0])
                     msg = f"{name} holds {len(layers)} layers ({names}); name one with --layer NAME."
                     raise LayerReadError(msg)
-            gdf = pyogrio.read_dataframe(p, layer=layer, use_arrow=True)
+            if dates_as_text:
+                # GeoJSON guesses date types (and rolls bad days over); other drivers keep their own.
+                opts = {"DATE_AS_STRING": "YES"} if p.suffix.lower() in (".geojson", ".json") else {}
+                gdf = pyogrio.read_dataframe(p, layer=layer, datetime_as_string=True, **opts)
+            else:
+                gdf = pyogrio.read_dataframe(p, layer=layer, use_arrow=True)
     except LayerReadError:
         raise
     except Exception as exc:  # GDAL, Arrow and Parquet errors all mean: unreadable input

@@ -263,7 +263,8 @@ def import_(registry: str, layer_path: str, layer: str | None, disturbed_path: s
     from esc_gis.crs import assign_crs
     from esc_gis.io import read_layer
 
-    frame = assign_crs(read_layer(layer_path, layer=layer), assume_crs=assume_crs, source=layer_path)
+    frame = assign_crs(read_layer(layer_path, layer=layer, dates_as_text=True), assume_crs=assume_crs,
+                       source=layer_path)  # fmt: skip
     disturbed = (assign_crs(read_layer(disturbed_path), assume_crs=assume_crs, source=disturbed_path)
                  if disturbed_path else None)  # fmt: skip
     with _open(registry, layers_path) as reg:
@@ -286,10 +287,7 @@ def export(registry: str, output: str, status: tuple[str, ...], private: bool, o
 
     check_output_path(output, overwrite=overwrite)
     with _open(registry, layers_path) as reg:
-        frame = reg.frame(reg.list(status=status or None), private=private)
-    for col in frame.columns:  # dates as ISO text: every format writes them the same
-        if col != frame.geometry.name and frame[col].map(lambda v: isinstance(v, (date, datetime))).any():
-            frame[col] = frame[col].map(lambda v: v.isoformat() if isinstance(v, (date, datetime)) else v)
+        frame = reg.frame(reg.list(status=status or None), private=private, iso_dates=True)
     write_layer(frame, output, overwrite=overwrite)
     click.echo(f"Wrote {len(frame)} permit(s) to {output}{' (with private contacts)' if private else ''}.")
 

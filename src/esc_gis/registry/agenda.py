@@ -59,8 +59,8 @@ def permit_dues(p: Permit, *, on: date, calendar: OfficeCalendar, profile: Profi
     if p.status in WORKING and p.started_at is not None:
         if p.start_notice_at is None:
             out.append(start_notice_due(p.started_at, profile))
-        if p.status != "stop_work":
-            out.extend(inspections_due(p.started_at.date(), p.inspections, rain, on, profile))
+        # Inspections go on under a stop-work order: the site stays disturbed (§ 540-8E(6), (H)).
+        out.extend(inspections_due(p.started_at.date(), p.inspections, rain, on, profile))
         if p.work_stopped_on is not None:
             out.append(simple_due(f"temporary stabilization (work stopped {p.work_stopped_on})", p.work_stopped_on,
                                   "temporary_stabilization", profile))  # fmt: skip

@@ -143,12 +143,14 @@ class GeoPackageBackend(Backend):
             raise RegistryError(msg) from None
         try:
             yield cur
-        except BaseException:
+            cur.execute("COMMIT")
+        except BaseException as exc:
             if self.conn.in_transaction:
                 cur.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error):
+                msg = f"The registry {self.path} refused the change, which was rolled back: {exc}."
+                raise RegistryError(msg) from exc
             raise
-        else:
-            cur.execute("COMMIT")
         finally:
             cur.close()
 
@@ -158,6 +160,9 @@ class GeoPackageBackend(Backend):
         cur.execute("BEGIN")
         try:
             yield cur
+        except sqlite3.Error as exc:
+            msg = f"Cannot read the registry {self.path}: {exc}."
+            raise RegistryError(msg) from exc
         finally:
             if self.conn.in_transaction:
                 cur.execute("COMMIT")

@@ -67,15 +67,27 @@ class PostGISBackend(Backend):
 
     @contextmanager
     def write(self) -> Iterator[Any]:
-        with self.conn.transaction(), self.conn.cursor() as cur:
-            yield cur
+        import psycopg
+
+        try:
+            with self.conn.transaction(), self.conn.cursor() as cur:
+                yield cur
+        except psycopg.Error as exc:
+            msg = f"The registry at {_redact(self.url)} refused the change, which was rolled back: {str(exc).strip()}"
+            raise RegistryError(msg) from exc
 
     @contextmanager
     def read(self) -> Iterator[Any]:
+        import psycopg
+
         # REPEATABLE READ: every query in the block sees the same snapshot.
-        with self.conn.transaction(), self.conn.cursor() as cur:
-            cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            yield cur
+        try:
+            with self.conn.transaction(), self.conn.cursor() as cur:
+                cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                yield cur
+        except psycopg.Error as exc:
+            msg = f"Cannot read the registry at {_redact(self.url)}: {str(exc).strip()}"
+            raise RegistryError(msg) from exc
 
     def geom_param(self) -> str:
         return f"ST_GeomFromWKB(%s, {self.srid})"

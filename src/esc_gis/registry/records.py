@@ -146,6 +146,17 @@ class Permit:
         return [int(e.days) for e in self.events if e.kind == "extension" and e.days]
 
 
+def _plain(value: Any) -> Any:
+    """None for any missing value (None, NaN, NaT, ''); pandas timestamps as datetime."""
+    if value is None or value == "" or (isinstance(value, float) and value != value):
+        return None
+    if type(value).__name__ == "NaTType":
+        return None
+    if hasattr(value, "to_pydatetime"):  # pandas.Timestamp, as GeoJSON and GPKG readers give
+        return value.to_pydatetime()
+    return value
+
+
 def parse_date(value: Any, name: str) -> tuple[date | None, str | None]:
     """Parse an ISO date (``YYYY-MM-DD``); return (date, None) or (None, the problem).
 
@@ -156,7 +167,8 @@ def parse_date(value: Any, name: str) -> tuple[date | None, str | None]:
     >>> parse_date("11/02/2026", "received_on")[1]
     "received_on '11/02/2026' is not a date in the form YYYY-MM-DD."
     """
-    if value is None or (isinstance(value, float) and value != value) or value == "":
+    value = _plain(value)
+    if value is None:
         return None, None
     if isinstance(value, datetime):
         return value.date(), None
@@ -176,7 +188,8 @@ def parse_datetime(value: Any, name: str) -> tuple[datetime | None, str | None]:
 
     A time without an offset is the office's local time (the machine's zone); it is stored in UTC.
     """
-    if value is None or (isinstance(value, float) and value != value) or value == "":
+    value = _plain(value)
+    if value is None:
         return None, None
     if isinstance(value, datetime):
         t = value

@@ -31,6 +31,7 @@ from typing import Any
 
 import geopandas as gpd
 import numpy as np
+import pandas as pd
 import shapely
 from pyproj import CRS
 
@@ -580,10 +581,19 @@ class Registry:
 
     # Export ---------------------------------------------------------------------------
 
-    def frame(self, permits: Sequence[Permit] | None = None, *, private: bool = False) -> gpd.GeoDataFrame:
-        """The permits as a GeoDataFrame (site geometry, registry CRS), without contacts unless ``private``."""
+    def frame(self, permits: Sequence[Permit] | None = None, *, private: bool = False,
+              iso_dates: bool = False) -> gpd.GeoDataFrame:  # fmt: skip
+        """Return the permits as a GeoDataFrame (site geometry, registry CRS), without contacts unless ``private``.
+
+        ``iso_dates`` gives dates and times as ISO text, which every output format writes the same.
+        """
         permits = self.list() if permits is None else permits
-        data: dict[str, list[Any]] = {f: [getattr(p, f) for p in permits] for f in _PERMIT_FIELDS}
+        # Object columns: pandas would turn dates into Timestamps and gaps into NaT.
+        def value(p: Permit, f: str) -> Any:
+            v = getattr(p, f)
+            return v.isoformat() if iso_dates and isinstance(v, date) else v
+
+        data: dict[str, Any] = {f: pd.Series([value(p, f) for p in permits], dtype=object) for f in _PERMIT_FIELDS}
         data["disturbed_acres"] = [round(p.disturbed_acres, 3) for p in permits]
         if private:
             for role in ("landowner", "responsible_party"):

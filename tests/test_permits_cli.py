@@ -1,0 +1,224 @@
+"""`esc-gis permits` end to end on both back ends; the agenda of what is due; the public map.
+
+The public map is checked twice: in its HTML source, and in a real headless Chromium
+(the DOM after Leaflet has drawn, and a click on a permit).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date, datetime, timezone
+from pathlib import Path
+
+import geopandas as gpd
+import pytest
+from click.testing import CliRunner
+
+from esc_gis.cli.main import cli
+from esc_gis.errors import ValidationError
+from esc_gis.maps import write_map
+from esc_gis.maps.public import public_permit_map
+from esc_gis.profile import load_profile
+from esc_gis.registry.agenda import agenda, read_rain_csv
+from esc_gis.registry.calendar import OfficeCalendar
+from esc_gis.registry.records import Event, Permit
+
+from .browser import chromium_page, real_errors
+from .conftest import CRS, square_sqft
+
+#: Personal data that must never reach the public map.
+PRIVATE = ("Ann Owner", "920-555-0100", "ann@example.com", "Dig Co", "920-555-0199", "dig@example.com")
+XSS = '<img src=x onerror="alert(1)">'
+
+
+def _run(*args: str) -> object:
+    r = CliRunner().invoke(cli, ["permits", *args])
+    assert "Traceback" not in r.output, r.output
+    return r
+
+
+@pytest.fixture
+def permits_layer(tmp_path: Path) -> Path:
+    rows = [
+        {"permit_number": "ESC-2026-0001", "site_address": f"1 Main St {XSS}", "received_on": "2026-09-01",
+         "status": "active", "issued_on": "2026-09-20", "started_at": "2026-09-21T08:00",
+         "landowner_name": "Ann Owner", "landowner_phone": "920-555-0100", "landowner_email": "ann@example.com",
+         "responsible_name": "Dig Co", "responsible_phone": "920-555-0199", "responsible_email": "dig@example.com",
+         "geometry": square_sqft(100, 100, 8000)},
+        {"permit_number": "ESC-2026-0002", "site_address": "2 Oak St", "received_on": "2026-11-02",
+         "landowner_name": "Ann Owner", "landowner_email": "ann@example.com", "geometry": square_sqft(400, 100, 5000)},
+    ]  # fmt: skip
+    path = tmp_path / "to_import.gpkg"
+    gpd.GeoDataFrame(rows, geometry="geometry", crs=CRS).to_file(path, layer="permits", engine="pyogrio")
+    return path
+
+
+def test_cli_life_cycle_on_both_back_ends(target: str, layers_path: Path, permits_layer: Path, tmp_path: Path) -> None:
+    lay = ["--layers", str(layers_path)]
+    r = _run("init", target, *lay)
+    assert r.exit_code == 0 and "applied migration(s) 1" in r.output
+    r = _run("import", target, str(permits_layer), *lay, "--who", "clerk")
+    assert r.exit_code == 0, r.output
+    assert "Imported 2 permit(s)" in r.output
+    site = tmp_path / "site.geojson"
+    gpd.GeoDataFrame(geometry=[square_sqft(700, 100, 4500)], crs=CRS).to_crs("EPSG:4326").to_file(site)
+    r = _run("add", target, "--site", str(site), "--address", "3 Elm St", "--received", "2026-11-02",
+             "--landowner", "Bo Owner", "--landowner-email", "bo@example.com", *lay)  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert "ESC-2026-0003" in r.output and "4,500 sq ft" in r.output  # measured, in feet, from degrees
+    assert _run("transition", target, "ESC-2026-0003", "under_review", "--on", "2026-11-03", *lay).exit_code == 0
+    r = _run("transition", target, "ESC-2026-0003", "active", *lay)
+    assert r.exit_code == 1 and "allowed: approved, disapproved, incomplete, deemed_approved" in r.output
+    r = _run("extend", target, "ESC-2026-0001", "200", *lay)
+    assert r.exit_code == 1 and "up to 180 days" in r.output
+    r = _run("extend", target, "ESC-2026-0001", "90", "--on", "2026-12-01", *lay)
+    assert r.exit_code == 0 and "extended" in r.output and "2027-06-17" in r.output  # 2026-09-20 + 180 + 90 days
+    r = _run("update", target, "ESC-2026-0001", "--inspected", "2026-11-25", "--stockpile-since", "13/11/2026", *lay)
+    assert r.exit_code == 2 and "YYYY-MM-DD" in r.output
+    assert _run("update", target, "ESC-2026-0001", "--inspected", "2026-11-25", *lay).exit_code == 0
+    r = _run("list", target, "--status", "extended", *lay)
+    assert r.exit_code == 0 and "ESC-2026-0001" in r.output and "ESC-2026-0002" not in r.output
+    r = _run("show", target, "ESC-2026-0001", "--json", *lay)
+    shown = json.loads(r.output)
+    assert shown["status"] == "extended" and [e["kind"] for e in shown["events"]] == ["imported", "extension", "inspection"]
+    assert shown["parties"][0]["email"] == "ann@example.com"  # staff see contacts; the public does not
+    r = _run("due", target, "--on", "2026-11-30", "--json", *lay)
+    items = json.loads(r.output)
+    assert {(i["permit_number"], i["what"].split(" (")[0]) for i in items} >= {
+        ("ESC-2026-0001", "notice of start"),  # never received: overdue since 2026-09-23 08:00
+        ("ESC-2026-0003", "decision"),
+    }
+    out = tmp_path / "export.csv"
+    assert _run("export", target, "-o", str(out), *lay).exit_code == 0
+    text = out.read_text()
+    assert "ESC-2026-0003" in text and not any(s in text for s in PRIVATE)
+    assert _run("export", target, "-o", str(out), *lay).exit_code == 1  # no --overwrite
+    assert _run("export", target, "-o", str(out), "--private", "--overwrite", *lay).exit_code == 0
+    assert "ann@example.com" in out.read_text()
+    page = tmp_path / "public.html"
+    r = _run("map", target, "--public", "-o", str(page), *lay)
+    assert r.exit_code == 0 and "1 active permit(s)" in r.output, r.output
+    html = page.read_text()
+    assert "ESC-2026-0001" in html and "ESC-2026-0002" not in html  # only active permits
+    assert not any(s in html for s in PRIVATE) and "<img src=x" not in html
+
+
+def test_cli_bad_import_reports_every_row_and_changes_nothing(tmp_path: Path, layers_path: Path) -> None:
+    reg = str(tmp_path / "r.gpkg")
+    lay = ["--layers", str(layers_path)]
+    _run("init", reg, *lay)
+    bad = tmp_path / "bad.geojson"
+    gpd.GeoDataFrame([
+        {"site_address": "1 A St", "received_on": "2026-11-02", "geometry": square_sqft(100, 100, 5000)},
+        {"site_address": "", "received_on": "2026-02-30", "geometry": square_sqft(300, 100, 5000)},
+        {"site_address": "3 C St", "received_on": "2026-11-02", "landowner_email": "nope", "geometry": square_sqft(500, 100, 5000)},
+    ], geometry="geometry", crs=CRS).to_file(bad)  # fmt: skip
+    r = _run("import", reg, str(bad), *lay)
+    assert r.exit_code == 1
+    assert "row 2" in r.output and "row 3" in r.output and "2026-02-30" in r.output and "site_address" in r.output
+    assert _run("list", reg, *lay).output.strip().endswith("0 permit(s).")
+
+
+def test_cli_messages_for_a_missing_registry_and_no_public_flag(tmp_path: Path) -> None:
+    r = _run("list", str(tmp_path / "none.gpkg"))
+    assert r.exit_code == 1 and "permits init" in r.output
+    r = _run("map", str(tmp_path / "none.gpkg"), "-o", str(tmp_path / "m.html"))
+    assert r.exit_code == 2 and "--public" in r.output
+
+
+# --- The agenda -------------------------------------------------------------------------
+
+
+def _permit(**kw) -> Permit:
+    base = dict(permit_number="P1", parcel_id=None, site_address="1 A St", legal_description=None, status="active",
+                site_sqft=5000.0, disturbed_sqft=5000.0, permit_decision="required", standards="540-7B",
+                sediment_standard=False, building_permit_expires=None, received_on=date(2026, 10, 1),
+                information_requested_on=None, information_received_on=None, decided_on=date(2026, 10, 20),
+                issued_on=date(2026, 10, 20), expires_on=date(2027, 4, 18),
+                started_at=datetime(2026, 11, 2, 8, tzinfo=timezone.utc),
+                start_notice_at=datetime(2026, 11, 2, 9, tzinfo=timezone.utc), work_stopped_on=None,
+                stockpile_since=None, final_on=None, updated_at=datetime(2026, 11, 2, tzinfo=timezone.utc))  # fmt: skip
+    base.update(kw)
+    return Permit(**base)
+
+
+def test_agenda_rain_inspections_stabilization_and_deemed_approval(tmp_path: Path) -> None:
+    rain = tmp_path / "rain.csv"
+    rain.write_text("DATE,PRCP\n2026-11-10,0.49\n2026-11-12,0.50\n2026-11-20,T\n2026-11-21,1.2\n")
+    inspected = [Event(datetime(2026, 11, 13, tzinfo=timezone.utc), "i", "inspection", on_date=date(2026, 11, 13)),
+                 Event(datetime(2026, 11, 20, tzinfo=timezone.utc), "i", "inspection", on_date=date(2026, 11, 20))]  # fmt: skip
+    working = _permit(events=inspected, work_stopped_on=date(2026, 11, 14))
+    waiting = _permit(permit_number="P2", status="under_review", received_on=date(2026, 11, 2), issued_on=None,
+                      expires_on=None, started_at=None)  # fmt: skip
+    items = agenda([working, waiting], on=date(2026, 12, 3), calendar=OfficeCalendar(), profile=load_profile(),
+                   rain=read_rain_csv(rain), within_days=0)  # fmt: skip
+    got = [(i.permit_number, i.what, str(i.due), i.overdue) for i in items]
+    # 0.49 in is under the 0.5 trigger; 0.50 on the 12th was inspected on the 13th; 1.2 on the 21st was not.
+    assert ("P1", "inspection after 1.2 in of rain on 2026-11-21", "2026-11-22", True) in got
+    assert not any("2026-11-12" in w or "0.49" in w for _, w, _, _ in got)
+    assert ("P1", "weekly inspection", "2026-11-27", True) in got
+    assert ("P1", "temporary stabilization (work stopped 2026-11-14)", "2026-11-28", True) in got
+    # Received Mon 2026-11-02: 20 business days skip Thanksgiving and the day after, so due Wed 2026-12-02.
+    assert ("P2", "decision overdue: the application is deemed approved (§ 540-8C(5))", "2026-12-02", True) in got
+
+
+def test_rain_csv_reports_every_bad_row(tmp_path: Path) -> None:
+    rain = tmp_path / "rain.csv"
+    rain.write_text("date,precip_in\n2026-11-01,0.1\n11/02/2026,0.2\n2026-11-03,-1\n2026-11-04,lots\n")
+    with pytest.raises(ValidationError) as err:
+        read_rain_csv(rain)
+    assert [p.row for p in err.value.problems] == [3, 4, 5]
+    (tmp_path / "mm.csv").write_text("date,precip_mm\n2026-11-01,25.4\n")
+    assert read_rain_csv(tmp_path / "mm.csv") == [(date(2026, 11, 1), 1.0)]
+
+
+# --- The public map ------------------------------------------------------------------------
+
+
+def _public_frame(layer_set) -> gpd.GeoDataFrame:
+    """What Registry.frame(private=True) gives, contacts included: the map must drop them itself."""
+    return gpd.GeoDataFrame({
+        "permit_number": ["ESC-2026-0001", "ESC-2026-0002", "ESC-2026-0003"],
+        "site_address": [f"1 Main St {XSS}", "2 Oak St", "3 Elm St"],
+        "disturbed_acres": [0.184, 0.115, 2.0],
+        "status": ["active", "stop_work", "under_review"],
+        "expires_on": [date(2027, 3, 19), date(2027, 5, 1), None],
+        "landowner_name": ["Ann Owner"] * 3, "landowner_phone": ["920-555-0100"] * 3,
+        "landowner_email": ["ann@example.com"] * 3, "responsible_party_name": ["Dig Co"] * 3,
+        "responsible_party_phone": ["920-555-0199"] * 3, "responsible_party_email": ["dig@example.com"] * 3,
+    }, geometry=[square_sqft(100, 100, 8000), square_sqft(400, 100, 5000), square_sqft(700, 100, 87120)], crs=CRS)  # fmt: skip
+
+
+def test_public_map_source_has_no_personal_data_and_a_stamp(layer_set) -> None:
+    m = public_permit_map(_public_frame(layer_set), as_of=datetime(2026, 11, 30, 9, 15, tzinfo=timezone.utc),
+                          contact="Village Hall, 920-582-0000", layers=layer_set)  # fmt: skip
+    html = m.get_root().render()
+    assert not any(s in html for s in PRIVATE)
+    assert "ESC-2026-0001" in html and "ESC-2026-0002" in html and "ESC-2026-0003" not in html  # under review: not public
+    assert "Data as of 2026-11-30 09:15 UTC" in html and "Village Hall, 920-582-0000" in html
+    assert "<img src=x" not in html  # the address is JSON data shown as text
+
+
+def test_public_map_in_chromium_shows_permits_and_no_personal_data(layer_set, tmp_path: Path) -> None:
+    frame = _public_frame(layer_set)
+    path = write_map(public_permit_map(frame, as_of=datetime(2026, 11, 30, 9, 15, tzinfo=timezone.utc),
+                                       contact="Village Hall", layers=layer_set, offline=True), tmp_path / "p.html")  # fmt: skip
+    with chromium_page(offline=True) as (page, errors, _):
+        page.goto(path.as_uri())
+        page.wait_for_load_state("load")
+        source = page.content()  # the page as the browser holds it, after every script ran
+        assert not any(s in source for s in PRIVATE)
+        assert "Data as of 2026-11-30 09:15 UTC" in page.inner_text("#esc-as-of")
+        overlays = page.eval_on_selector_all(".leaflet-control-layers-overlays label", "els => els.map(e => e.innerText.trim())")
+        assert "Active (1)" in overlays and "Stop-work order (1)" in overlays
+        g = frame.to_crs("EPSG:4326").geometry.iloc[0].representative_point()
+        x, y = page.evaluate("""([lat, lng]) => {
+            const m = Object.values(window).find(v => v instanceof L.Map);
+            const p = m.latLngToContainerPoint([lat, lng]); const r = m.getContainer().getBoundingClientRect();
+            return [r.left + p.x, r.top + p.y]; }""", [g.y, g.x])  # fmt: skip
+        page.mouse.click(x, y)
+        page.wait_for_selector(".leaflet-popup-content")
+        popup = page.inner_text(".leaflet-popup-content")
+        assert "Permit ESC-2026-0001" in popup and XSS in popup and "Expires: 2027-03-19" in popup
+        assert "Questions: Village Hall" in popup and page.locator(".leaflet-popup-content img").count() == 0
+        assert real_errors(errors) == []
