@@ -25,6 +25,8 @@ $(ASSETS): package.json package-lock.json
 # ILLUSTRATIVE waters and targeted area and SYNTHETIC DEM (layers/winneconne-demo); outputs go to out/.
 DEMO_LAYERS := layers/winneconne-demo/layers.toml
 DEMO_SITES  := examples/demo/sites.geojson --disturbed examples/demo/disturbed.geojson --layers $(DEMO_LAYERS)
+PERMITS     := $(VENV)/bin/esc-gis permits
+REG         := out/demo_permits.gpkg
 
 demo: $(STAMP) $(ASSETS)
 	mkdir -p out
@@ -42,10 +44,32 @@ demo: $(STAMP) $(ASSETS)
 		--disturbed examples/demo/disturbed.geojson --steep out/demo_steep.gpkg -o out/demo_site_S16.html --overwrite
 	-$(VENV)/bin/esc-gis map out/demo_screening.gpkg --site S21 --layers $(DEMO_LAYERS) --offline \
 		--disturbed examples/demo/disturbed.geojson -o out/demo_site_S21_offline.html --overwrite
-	$(PY) scripts/screenshot_maps.py out/demo_overview.html out/demo_site_S16.html
+	# The permit registry: made-up permits imported, moved along, their deadlines, the public map.
+	rm -f $(REG)
+	$(PERMITS) init $(REG) --layers $(DEMO_LAYERS)
+	$(PERMITS) import $(REG) examples/demo/permits.geojson --disturbed examples/demo/permit_disturbed.geojson \
+		--layers $(DEMO_LAYERS) --who demo
+	$(PERMITS) transition $(REG) ESC-2026-0103 under_review --on 2026-11-03 --layers $(DEMO_LAYERS) --who demo
+	$(PERMITS) transition $(REG) ESC-2026-0107 stop_work --on 2026-11-25 --layers $(DEMO_LAYERS) --who demo \
+		--reasons "Silt fence down along Mill Creek; sediment in the channel (540-7B(3)(a))."
+	$(PERMITS) extend $(REG) ESC-2026-0102 120 --on 2026-11-20 --reasons "Paving moved to spring" \
+		--layers $(DEMO_LAYERS) --who demo
+	$(PERMITS) update $(REG) ESC-2026-0101 --inspected 2026-11-20 --start-notice 2026-08-24T15:00 \
+		--stockpile-since 2026-11-16 --layers $(DEMO_LAYERS) --who demo
+	$(PERMITS) update $(REG) ESC-2026-0105 --inspected 2026-11-25 --work-stopped 2026-11-10 \
+		--layers $(DEMO_LAYERS) --who demo
+	$(PERMITS) list $(REG) --layers $(DEMO_LAYERS)
+	$(PERMITS) due $(REG) --on 2026-11-30 --rain examples/demo/rain.csv --layers $(DEMO_LAYERS)
+	$(PERMITS) export $(REG) -o out/demo_permits_public.csv --overwrite --layers $(DEMO_LAYERS)
+	$(PERMITS) map $(REG) --public -o out/demo_public_permits.html --overwrite --layers $(DEMO_LAYERS)
+	-$(PERMITS) map $(REG) --public --offline -o out/demo_public_permits_offline.html --overwrite \
+		--layers $(DEMO_LAYERS)
+	$(PY) scripts/screenshot_maps.py out/demo_overview.html out/demo_site_S16.html out/demo_public_permits.html
 	@echo "Outputs: out/demo_screening.{gpkg,csv,geojson,parquet}, out/demo_slope_pct.tif, out/demo_steep.gpkg,"
 	@echo "         out/demo_protective_areas.gpkg, out/demo_overview.html, out/demo_site_S16.html,"
-	@echo "         out/demo_site_S21_offline.html (needs npm), and PNG screenshots of the two maps (needs chromium)"
+	@echo "         out/demo_site_S21_offline.html (needs npm), the registry out/demo_permits.gpkg,"
+	@echo "         out/demo_permits_public.csv, out/demo_public_permits.html (+ _offline, needs npm),"
+	@echo "         and PNG screenshots of the maps (needs chromium)"
 
 test: $(STAMP) $(ASSETS)
 	$(PY) -m pytest
