@@ -130,7 +130,8 @@ def test_cli_messages_for_a_missing_registry_and_no_public_flag(tmp_path: Path) 
 
 
 def _permit(**kw) -> Permit:
-    base = dict(permit_number="P1", parcel_id=None, site_address="1 A St", legal_description=None, status="active",
+    base = dict(  # noqa: C408 (keyword style reads like the record)
+        permit_number="P1", parcel_id=None, site_address="1 A St", legal_description=None, status="active",
                 site_sqft=5000.0, disturbed_sqft=5000.0, permit_decision="required", standards="540-7B",
                 sediment_standard=False, building_permit_expires=None, received_on=date(2026, 10, 1),
                 information_requested_on=None, information_received_on=None, decided_on=date(2026, 10, 20),

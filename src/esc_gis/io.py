@@ -41,7 +41,9 @@ OUTPUT_FORMATS = {
 }
 
 
-def read_layer(path: str | os.PathLike[str], *, layer: str | None = None, dates_as_text: bool = False) -> gpd.GeoDataFrame:
+def read_layer(
+    path: str | os.PathLike[str], *, layer: str | None = None, dates_as_text: bool = False
+) -> gpd.GeoDataFrame:
     """Read one vector layer with pyogrio (Arrow).
 
     Parameters

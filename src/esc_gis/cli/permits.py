@@ -33,7 +33,7 @@ def _date(value: str | None, name: str) -> date | None:
 
 
 def _when(value: str | None, name: str) -> date | datetime | None:
-    """A date (YYYY-MM-DD) or a date and time (YYYY-MM-DDTHH:MM)."""
+    """Parse a date (YYYY-MM-DD) or a date and time (YYYY-MM-DDTHH:MM)."""
     if value is None or len(value.strip()) == 10:
         return _date(value, name)
     from esc_gis.registry.records import parse_datetime
@@ -82,7 +82,8 @@ def init(registry: str, layers_path: str | None) -> None:
 
 @permits.command(short_help="Add an application; the disturbed area is measured, never typed.")
 @_REGISTRY
-@click.option("--site", "site_path", required=True, type=click.Path(dir_okay=False), help="Site boundary layer (one polygon).")
+@click.option("--site", "site_path", required=True, type=click.Path(dir_okay=False),
+              help="Site boundary layer (one polygon).")
 @click.option("--disturbed", "disturbed_path", type=click.Path(dir_okay=False), default=None,
               help="Disturbed-limits layer (one polygon); default the whole site.")
 @click.option("--address", required=True, help="Site address.")
@@ -193,7 +194,8 @@ def list_(registry: str, status: tuple[str, ...], layers_path: str | None) -> No
 @click.option("--legal", "legal_description", default=None)
 @click.option("--building-permit-expires", default=None, help="YYYY-MM-DD; the expiry is recomputed.")
 @click.option("--start-notice", default=None, help="When the notice of start arrived (YYYY-MM-DDTHH:MM), § 540-8E(1).")
-@click.option("--work-stopped", default=None, help="Day work stopped (YYYY-MM-DD): temporary stabilization is due after 14 days.")
+@click.option("--work-stopped", default=None,
+              help="Day work stopped (YYYY-MM-DD): temporary stabilization is due after 14 days.")
 @click.option("--stockpile-since", default=None, help="Day the oldest unstabilized stockpile was made (YYYY-MM-DD).")
 @click.option("--inspected", default=None, help="Record a site inspection on this day (YYYY-MM-DD), § 540-8E(6).")
 @_LAYERS
@@ -203,8 +205,8 @@ def update(registry: str, number: str, site_address: str | None, parcel_id: str 
            work_stopped: str | None, stockpile_since: str | None, inspected: str | None, layers_path: str | None,
            who: str | None) -> None:  # fmt: skip
     """Update permit NUMBER of REGISTRY."""
-    changes: dict[str, Any] = {k: v for k, v in (("site_address", site_address), ("parcel_id", parcel_id),
-                                                 ("legal_description", legal_description)) if v is not None}  # fmt: skip
+    texts = (("site_address", site_address), ("parcel_id", parcel_id), ("legal_description", legal_description))
+    changes: dict[str, Any] = {k: v for k, v in texts if v is not None}
     for key, raw in (("building_permit_expires", building_permit_expires), ("work_stopped_on", work_stopped),
                      ("stockpile_since", stockpile_since)):  # fmt: skip
         if raw is not None:
@@ -220,7 +222,8 @@ def update(registry: str, number: str, site_address: str | None, parcel_id: str 
 @_REGISTRY
 @click.argument("number")
 @click.argument("state")
-@click.option("--on", "on", default=None, help="When (YYYY-MM-DD, or YYYY-MM-DDTHH:MM for the start of work); default now.")
+@click.option("--on", "on", default=None,
+              help="When (YYYY-MM-DD, or YYYY-MM-DDTHH:MM for the start of work); default now.")
 @click.option("--reasons", default=None, help="Written reasons (required for disapproved, stop_work, revoked).")
 @_LAYERS
 @_WHO
@@ -275,7 +278,8 @@ def import_(registry: str, layer_path: str, layer: str | None, disturbed_path: s
 
 @permits.command(short_help="Export the permits as a layer (public fields unless --private).")
 @_REGISTRY
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help=".gpkg, .geojson, .parquet or .csv")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help=".gpkg, .geojson, .parquet or .csv")
 @click.option("--status", multiple=True, help="Only permits in this state (repeatable).")
 @click.option("--private", is_flag=True, help="Include the parties' names and contact details.")
 @click.option("--overwrite", is_flag=True, help="Replace OUTPUT if it exists.")
@@ -297,7 +301,8 @@ def export(registry: str, output: str, status: tuple[str, ...], private: bool, o
 @click.option("--on", default=None, help="The day to look from (YYYY-MM-DD); default today.")
 @click.option("--rain", "rain_path", type=click.Path(dir_okay=False), default=None,
               help="Daily precipitation CSV (date, precip_in or NOAA PRCP) for the 0.5-inch inspections.")
-@click.option("--within", default=7, show_default=True, type=click.IntRange(min=0), help="Also list what falls due within DAYS.")
+@click.option("--within", default=7, show_default=True, type=click.IntRange(min=0),
+              help="Also list what falls due within DAYS.")
 @click.option("--calendar", "calendar_path", type=click.Path(dir_okay=False), default=None,
               help="Office calendar TOML (holidays, weekend); default the common Wisconsin municipal one.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")

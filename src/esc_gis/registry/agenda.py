@@ -127,7 +127,7 @@ def read_rain_csv(path: str | os.PathLike[str]) -> list[tuple[date, float]]:
     out, problems = [], []
     for i, row in enumerate(table, start=2):  # row 1 is the header
         d, err = parse_date((row.get(date_col) or "").strip(), "date")
-        raw = (row.get(inch or mm) or "").strip()  # type: ignore[arg-type]
+        raw = (row.get(inch or mm or "") or "").strip()
         if err or d is None:
             problems.append(Problem(str(p), i, err or "the date is empty.", "write dates as YYYY-MM-DD."))
             continue

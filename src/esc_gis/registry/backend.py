@@ -44,27 +44,27 @@ class Backend(ABC):
 
     @abstractmethod
     def write(self) -> AbstractContextManager[Any]:
-        """A write transaction (a cursor): committed on success, rolled back on any error."""
+        """Open a write transaction (yield a cursor): committed on success, rolled back on any error."""
 
     @abstractmethod
     def read(self) -> AbstractContextManager[Any]:
-        """A read transaction (a cursor) that sees one consistent state."""
+        """Open a read transaction (yield a cursor) that sees one consistent state."""
 
     @abstractmethod
     def geom_param(self) -> str:
-        """SQL for a geometry parameter."""
+        """Return the SQL for a geometry parameter."""
 
     @abstractmethod
     def geom_column(self, expr: str, alias: str) -> str:
-        """SQL that selects a geometry expression as ``alias``, in the form :meth:`load_geom` reads."""
+        """Return SQL selecting a geometry expression as ``alias``, in the form :meth:`load_geom` reads."""
 
     @abstractmethod
     def dump_geom(self, geom: shapely.Geometry | None) -> Any:
-        """A geometry as the value bound to :meth:`geom_param`."""
+        """Return a geometry as the value bound to :meth:`geom_param`."""
 
     @abstractmethod
     def load_geom(self, value: Any) -> shapely.Geometry | None:
-        """A selected geometry value back as shapely."""
+        """Return a selected geometry value as shapely."""
 
     @abstractmethod
     def create(self, srid: int, crs_wkt: str) -> None:
@@ -76,7 +76,7 @@ class Backend(ABC):
 
     @abstractmethod
     def exists(self) -> bool:
-        """Whether the registry's tables exist."""
+        """Return whether the registry's tables exist."""
 
     def close(self) -> None:  # noqa: B027 (optional to override)
         """Release the connection."""
@@ -84,17 +84,17 @@ class Backend(ABC):
     # Values ---------------------------------------------------------------------------
 
     def dump(self, kind: str, value: Any) -> Any:
-        """A Python value as the database stores a column of ``kind``."""
+        """Return a Python value as the database stores a column of ``kind``."""
         return value
 
     def load(self, kind: str, value: Any) -> Any:
-        """A stored value of a column of ``kind`` back as Python."""
+        """Return a stored value of a column of ``kind`` as Python."""
         return value
 
     # Migrations ----------------------------------------------------------------------
 
     def version(self, cur: Any) -> int:
-        """The newest migration applied (0 for an empty database)."""
+        """Return the newest migration applied (0 for an empty database)."""
         cur.execute("SELECT max(version) FROM esc_gis_schema")
         row = cur.fetchone()
         return int(row[0] or 0)
@@ -123,8 +123,9 @@ class Backend(ABC):
                 for statement in migration.statements(self.dialect, srid):
                     cur.execute(statement)
                 self.register_layers(cur, migration)
+                ph = self.ph
                 cur.execute(
-                    f"INSERT INTO esc_gis_schema (version, description, applied_at) VALUES ({self.ph}, {self.ph}, {self.ph})",
+                    f"INSERT INTO esc_gis_schema (version, description, applied_at) VALUES ({ph}, {ph}, {ph})",
                     (migration.version, migration.description, self.dump("datetime", now_utc())),
                 )
                 applied.append(migration.version)
@@ -157,13 +158,13 @@ class Backend(ABC):
 
 
 def now_utc() -> datetime:
-    """The current time in UTC, to the millisecond (a GeoPackage DATETIME's precision)."""
+    """Return the current time in UTC, to the millisecond (a GeoPackage DATETIME's precision)."""
     t = datetime.now(timezone.utc)
     return t.replace(microsecond=t.microsecond // 1000 * 1000)
 
 
 def is_url(target: str | os.PathLike[str]) -> bool:
-    """Whether ``target`` names a PostgreSQL database rather than a GeoPackage file."""
+    """Return whether ``target`` names a PostgreSQL database rather than a GeoPackage file."""
     return str(target).startswith(("postgresql://", "postgres://"))
 
 
@@ -185,8 +186,8 @@ def open_backend(target: str | os.PathLike[str], *, create: bool = False) -> Bac
 
 
 def iso_date(value: Any) -> date | None:
-    """A stored date (``date`` or ISO text) as a date."""
-    if value is None or isinstance(value, date) and not isinstance(value, datetime):
+    """Return a stored date (``date`` or ISO text) as a date."""
+    if value is None or (isinstance(value, date) and not isinstance(value, datetime)):
         return value
     if isinstance(value, datetime):
         return value.date()
@@ -194,7 +195,7 @@ def iso_date(value: Any) -> date | None:
 
 
 def iso_datetime(value: Any) -> datetime | None:
-    """A stored datetime (aware ``datetime`` or ISO text, 'Z' for UTC) as an aware datetime."""
+    """Return a stored datetime (aware ``datetime`` or ISO text, 'Z' for UTC) as an aware datetime."""
     if value is None or isinstance(value, datetime):
         return value
     t = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
@@ -202,7 +203,7 @@ def iso_datetime(value: Any) -> datetime | None:
 
 
 def rows(cur: Any) -> Iterator[dict[str, Any]]:
-    """The cursor's remaining rows as dicts keyed by column name."""
+    """Yield the cursor's remaining rows as dicts keyed by column name."""
     names = [d[0] for d in cur.description]
     for row in cur.fetchall():
-        yield dict(zip(names, row))
+        yield dict(zip(names, row, strict=True))

@@ -16,7 +16,7 @@ registers, and a registry holds thousands of permits, not millions.
 
 from __future__ import annotations
 
-__all__ = ["GeoPackageBackend", "BUSY_TIMEOUT_S"]
+__all__ = ["BUSY_TIMEOUT_S", "GeoPackageBackend"]
 
 import os
 import sqlite3
@@ -111,7 +111,8 @@ class GeoPackageBackend(Backend):
             msg = f"No registry at {self.path}. Create one with `esc-gis permits init {self.path}`."
             raise RegistryError(msg)
         if self.path.suffix.lower() != ".gpkg":
-            msg = f"A GeoPackage registry's name must end in .gpkg, not {self.path.name!r} (or give a postgresql:// URL)."
+            msg = (f"A GeoPackage registry's name must end in .gpkg, not {self.path.name!r} "
+                   "(or give a postgresql:// URL).")  # fmt: skip
             raise RegistryError(msg)
         try:
             # Autocommit mode: transactions are begun explicitly, so that writers take the
@@ -135,6 +136,7 @@ class GeoPackageBackend(Backend):
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Cursor]:
+        """Open a write transaction (see :meth:`Backend.write`)."""
         cur = self.conn.cursor()
         try:
             cur.execute("BEGIN IMMEDIATE")
@@ -156,6 +158,7 @@ class GeoPackageBackend(Backend):
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Cursor]:
+        """Open a read transaction (see :meth:`Backend.read`)."""
         cur = self.conn.cursor()
         cur.execute("BEGIN")
         try:
@@ -169,18 +172,23 @@ class GeoPackageBackend(Backend):
             cur.close()
 
     def geom_param(self) -> str:
+        """Return the SQL for a geometry parameter."""
         return "?"
 
     def geom_column(self, expr: str, alias: str) -> str:
+        """Return SQL selecting a geometry as ``alias``."""
         return f'{expr} AS "{alias}"'
 
     def dump_geom(self, geom: shapely.Geometry | None) -> bytes | None:
+        """Return a geometry as bound to :meth:`geom_param`."""
         return encode(geom, self.srid)
 
     def load_geom(self, value: Any) -> shapely.Geometry | None:
+        """Return a selected geometry as shapely."""
         return decode(value)
 
     def dump(self, kind: str, value: Any) -> Any:
+        """Return a value as stored in a column of ``kind``."""
         if value is None:
             return None
         if kind == "date":
@@ -192,6 +200,7 @@ class GeoPackageBackend(Backend):
         return value
 
     def load(self, kind: str, value: Any) -> Any:
+        """Return a stored value of ``kind`` as Python."""
         if value is None:
             return None
         if kind == "date":
@@ -203,7 +212,9 @@ class GeoPackageBackend(Backend):
         return value
 
     def exists(self) -> bool:
-        row = self.conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'esc_gis_schema'").fetchone()
+        """Return whether the registry's tables exist."""
+        sql = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'esc_gis_schema'"
+        row = self.conn.execute(sql).fetchone()
         return row is not None
 
     def create(self, srid: int, crs_wkt: str) -> None:
@@ -223,9 +234,9 @@ class GeoPackageBackend(Backend):
             for statement in _METADATA:
                 cur.execute(statement)
             srs = [
-                ("Undefined cartesian SRS", -1, "NONE", -1, "undefined", "undefined cartesian coordinate reference system"),
-                ("Undefined geographic SRS", 0, "NONE", 0, "undefined", "undefined geographic coordinate reference system"),
-                ("WGS 84 geodetic", 4326, "EPSG", 4326, _WGS84, "longitude/latitude coordinates in decimal degrees on the WGS 84 spheroid"),
+                ("Undefined cartesian SRS", -1, "NONE", -1, "undefined", "undefined cartesian CRS"),
+                ("Undefined geographic SRS", 0, "NONE", 0, "undefined", "undefined geographic CRS"),
+                ("WGS 84 geodetic", 4326, "EPSG", 4326, _WGS84, "longitude/latitude in degrees on WGS 84"),
                 (f"EPSG:{srid}", srid, "EPSG", srid, crs_wkt, "the registry's measuring CRS"),
             ]  # fmt: skip
             cur.executemany("INSERT OR IGNORE INTO gpkg_spatial_ref_sys VALUES (?, ?, ?, ?, ?, ?)", srs)
@@ -236,8 +247,8 @@ class GeoPackageBackend(Backend):
         now = self.dump("datetime", now_utc())
         for table in TABLES:
             if table in LAYERS:
-                cur.execute("INSERT OR IGNORE INTO gpkg_contents (table_name, data_type, identifier, last_change, srs_id) "
-                            "VALUES (?, 'features', ?, ?, ?)", (table, table, now, self.srid))  # fmt: skip
+                cur.execute("INSERT OR IGNORE INTO gpkg_contents (table_name, data_type, identifier, last_change, "
+                            "srs_id) VALUES (?, 'features', ?, ?, ?)", (table, table, now, self.srid))  # fmt: skip
                 cur.execute("INSERT OR IGNORE INTO gpkg_geometry_columns VALUES (?, 'geom', ?, ?, 0, 0)",
                             (table, LAYERS[table], self.srid))  # fmt: skip
             elif table in ("parties", "events"):
@@ -245,4 +256,5 @@ class GeoPackageBackend(Backend):
                             "VALUES (?, 'attributes', ?, ?)", (table, table, now))  # fmt: skip
 
     def close(self) -> None:
+        """Close the connection."""
         self.conn.close()

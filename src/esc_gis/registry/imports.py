@@ -41,8 +41,9 @@ def _text(v: Any) -> str | None:
     return s or None
 
 
-def applications_from_frame(frame: gpd.GeoDataFrame, *, source: str,
-                            disturbed: gpd.GeoDataFrame | None = None) -> tuple[list[Application], list[Problem]]:  # fmt: skip
+def applications_from_frame(
+    frame: gpd.GeoDataFrame, *, source: str, disturbed: gpd.GeoDataFrame | None = None
+) -> tuple[list[Application], list[Problem]]:
     """Turn a layer's rows into applications; return them with every problem found.
 
     Parameters
@@ -77,9 +78,9 @@ def applications_from_frame(frame: gpd.GeoDataFrame, *, source: str,
                                     "key each disturbed-limit polygon by the permit_number of its row."))  # fmt: skip
         else:
             d = disturbed.to_crs(frame.crs) if disturbed.crs is not None and frame.crs is not None else disturbed
-            limits = dict(zip(d["permit_number"].astype(str), d.geometry))
+            limits = dict(zip(d["permit_number"].astype(str), d.geometry, strict=True))
     apps = []
-    for i, (row, geom) in enumerate(zip(frame.to_dict("records"), frame.geometry), start=1):
+    for i, (row, geom) in enumerate(zip(frame.to_dict("records"), frame.geometry, strict=True), start=1):
         def get(name: str, row: dict[str, Any] = row) -> Any:
             return row.get(cols[name]) if name in cols else None
 

@@ -67,6 +67,7 @@ class PostGISBackend(Backend):
 
     @contextmanager
     def write(self) -> Iterator[Any]:
+        """Open a write transaction (see :meth:`Backend.write`)."""
         import psycopg
 
         try:
@@ -78,6 +79,7 @@ class PostGISBackend(Backend):
 
     @contextmanager
     def read(self) -> Iterator[Any]:
+        """Open a read transaction (see :meth:`Backend.read`)."""
         import psycopg
 
         # REPEATABLE READ: every query in the block sees the same snapshot.
@@ -90,18 +92,23 @@ class PostGISBackend(Backend):
             raise RegistryError(msg) from exc
 
     def geom_param(self) -> str:
+        """Return the SQL for a geometry parameter."""
         return f"ST_GeomFromWKB(%s, {self.srid})"
 
     def geom_column(self, expr: str, alias: str) -> str:
+        """Return SQL selecting a geometry as ``alias``."""
         return f'ST_AsBinary({expr}) AS "{alias}"'
 
     def dump_geom(self, geom: shapely.Geometry | None) -> bytes | None:
+        """Return a geometry as bound to :meth:`geom_param`."""
         return None if geom is None else shapely.to_wkb(geom, flavor="iso")
 
     def load_geom(self, value: Any) -> shapely.Geometry | None:
+        """Return a selected geometry as shapely."""
         return None if value is None else shapely.from_wkb(bytes(value))
 
     def exists(self) -> bool:
+        """Return whether the registry's tables exist."""
         row = self.conn.execute("SELECT to_regclass('esc_gis_schema')").fetchone()
         return row is not None and row[0] is not None
 
@@ -116,7 +123,8 @@ class PostGISBackend(Backend):
         import psycopg
 
         if self.srid and self.srid != srid:
-            msg = f"The registry at {_redact(self.url)} is in EPSG:{self.srid}, not EPSG:{srid}; keep one CRS per registry."
+            msg = (f"The registry at {_redact(self.url)} is in EPSG:{self.srid}, not EPSG:{srid}; "
+                   "keep one CRS per registry.")  # fmt: skip
             raise RegistryError(msg)
         try:
             with self.write() as cur:
@@ -139,11 +147,12 @@ class PostGISBackend(Backend):
         """Nothing to do: PostGIS lists geometry columns in its ``geometry_columns`` view."""
 
     def close(self) -> None:
+        """Close the connection."""
         self.conn.close()
 
 
 def _redact(url: str) -> str:
-    """The URL without its password, for messages."""
+    """Return the URL without its password, for messages."""
     from urllib.parse import urlsplit, urlunsplit
 
     parts = urlsplit(url)

@@ -7,7 +7,7 @@ end before its start, an unknown status), naming the row and the fix, as
 
 from __future__ import annotations
 
-__all__ = ["Application", "Event", "Party", "Permit", "PARTY_ROLES", "parse_date", "parse_datetime"]
+__all__ = ["PARTY_ROLES", "Application", "Event", "Party", "Permit", "parse_date", "parse_datetime"]
 
 import re
 from dataclasses import dataclass, field
@@ -131,6 +131,7 @@ class Permit:
 
     @property
     def disturbed_acres(self) -> float:
+        """The disturbed area in acres."""
         from esc_gis.units import SQFT_PER_ACRE
 
         return self.disturbed_sqft / SQFT_PER_ACRE

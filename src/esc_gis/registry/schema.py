@@ -26,7 +26,7 @@ dates are ISO text in a GeoPackage (its DATE / DATETIME types) and ``date`` /
 
 from __future__ import annotations
 
-__all__ = ["MIGRATIONS", "PERMIT_COLUMNS", "Migration", "SCHEMA_VERSION", "TABLES", "create_table"]
+__all__ = ["MIGRATIONS", "PERMIT_COLUMNS", "SCHEMA_VERSION", "TABLES", "Migration", "create_table"]
 
 from collections.abc import Callable
 from dataclasses import dataclass

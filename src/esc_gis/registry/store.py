@@ -21,10 +21,11 @@ from __future__ import annotations
 
 __all__ = ["Registry", "init_registry", "open_registry"]
 
+import builtins
 import getpass
 import os
 from collections.abc import Iterable, Sequence
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import date, datetime, time, timezone
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -36,14 +37,18 @@ import shapely
 from pyproj import CRS
 
 from esc_gis.errors import (
-    IllegalTransitionError, PermitNotFoundError, Problem, RegistryError, ValidationError,
+    IllegalTransitionError,
+    PermitNotFoundError,
+    Problem,
+    RegistryError,
+    ValidationError,
 )  # fmt: skip
 from esc_gis.layers import LayerSet, load_layers
 from esc_gis.profile import Profile, load_profile
 from esc_gis.registry.backend import Backend, now_utc, open_backend, rows
 from esc_gis.registry.calendar import OfficeCalendar
 from esc_gis.registry.deadlines import decision_due, expiry
-from esc_gis.registry.lifecycle import NEEDS_REASONS, STATES, TRANSITIONS, check_transition
+from esc_gis.registry.lifecycle import STATES, check_transition
 from esc_gis.registry.records import Application, Event, Party, Permit
 from esc_gis.registry.schema import PERMIT_COLUMNS, TABLES
 
@@ -58,6 +63,10 @@ UPDATABLE = {
 }  # fmt: skip
 
 
+def _path(p: str | os.PathLike[str] | None) -> Path | None:
+    return None if p is None else Path(p)
+
+
 def _who(who: str | None) -> str:
     if who and who.strip():
         return who.strip()
@@ -67,7 +76,9 @@ def _who(who: str | None) -> str:
         return "unknown"
 
 
-def init_registry(target: str | os.PathLike[str], *, layers: str | os.PathLike[str] | LayerSet | None = None) -> list[int]:
+def init_registry(
+    target: str | os.PathLike[str], *, layers: str | os.PathLike[str] | LayerSet | None = None
+) -> list[int]:
     """Create a registry, or bring an existing one up to this esc_gis's schema version.
 
     Parameters
@@ -87,7 +98,7 @@ def init_registry(target: str | os.PathLike[str], *, layers: str | os.PathLike[s
     RegistryError
         If the target cannot be opened, is in another CRS, or was written by a newer esc_gis.
     """
-    ls = layers if isinstance(layers, LayerSet) else load_layers(layers, profile=load_profile())
+    ls = layers if isinstance(layers, LayerSet) else load_layers(_path(layers), profile=load_profile())
     epsg = ls.crs.to_epsg()
     if epsg is None:
         msg = "The layer set's CRS has no EPSG code; a registry needs one (its geometry columns are typed by it)."
@@ -115,7 +126,7 @@ def open_registry(target: str | os.PathLike[str], *, layers: str | os.PathLike[s
         backend.close()
         raise
     prof = profile or load_profile()
-    ls = layers if isinstance(layers, LayerSet) else load_layers(layers, profile=prof)
+    ls = layers if isinstance(layers, LayerSet) else load_layers(_path(layers), profile=prof)
     return Registry(backend, layers=ls, profile=prof, calendar=calendar or OfficeCalendar())
 
 
@@ -144,7 +155,7 @@ class Registry:
 
     # Reading --------------------------------------------------------------------------
 
-    def _select(self, cur: Any, where: str = "", params: Sequence[Any] = ()) -> list[Permit]:
+    def _select(self, cur: Any, where: str = "", params: Sequence[Any] = ()) -> builtins.list[Permit]:
         b = self.backend
         cols = ", ".join(f'p."{c}"' for c in _PERMIT_FIELDS)
         cur.execute(
@@ -155,22 +166,23 @@ class Registry:
         )
         out = []
         for row in cur.fetchall():
-            values = {c: b.load(_KINDS[c], v) for c, v in zip(_PERMIT_FIELDS, row)}
+            values = {c: b.load(_KINDS[c], v) for c, v in zip(_PERMIT_FIELDS, row[:-2], strict=True)}
             out.append(Permit(**values, site=b.load_geom(row[-2]), disturbed=b.load_geom(row[-1])))
         if not out:
             return out
         by_number = {p.permit_number: p for p in out}
         ph = ", ".join([b.ph] * len(by_number))
         party_cols = [c for c, _, _ in TABLES["parties"] if c not in ("id", "permit_number")]
-        cur.execute(f'SELECT permit_number, {", ".join(party_cols)} FROM parties WHERE permit_number IN ({ph}) ORDER BY id',
-                    tuple(by_number))  # fmt: skip
+        cur.execute(f'SELECT permit_number, {", ".join(party_cols)} FROM parties '
+                    f"WHERE permit_number IN ({ph}) ORDER BY id", tuple(by_number))  # fmt: skip
         for r in rows(cur):
             by_number[r.pop("permit_number")].parties.append(Party(**r))
         event_cols = [(c, k) for c, k, _ in TABLES["events"] if c not in ("id", "permit_number")]
         cur.execute(f'SELECT permit_number, {", ".join(chr(34) + c + chr(34) for c, _ in event_cols)} FROM events '
                     f"WHERE permit_number IN ({ph}) ORDER BY id", tuple(by_number))  # fmt: skip
         for r in cur.fetchall():
-            by_number[r[0]].events.append(Event(**{c: b.load(k, v) for (c, k), v in zip(event_cols, r[1:])}))
+            values = {c: b.load(k, v) for (c, k), v in zip(event_cols, r[1:], strict=True)}
+            by_number[r[0]].events.append(Event(**values))
         return out
 
     def get(self, permit_number: str) -> Permit:
@@ -188,7 +200,7 @@ class Registry:
             raise PermitNotFoundError(msg)
         return found[0]
 
-    def list(self, *, status: str | Iterable[str] | None = None) -> list[Permit]:
+    def list(self, *, status: str | Iterable[str] | None = None) -> builtins.list[Permit]:
         """Return the permits (all, or those in the given states), ordered by number.
 
         Raises
@@ -223,7 +235,7 @@ class Registry:
 
     def add_many(self, applications: Sequence[Application], *, who: str | None = None,
                  source: str = "application", kind: str = "received",
-                 prior: Sequence[Problem] = ()) -> list[str]:  # fmt: skip
+                 prior: Sequence[Problem] = ()) -> builtins.list[str]:  # fmt: skip
         """Add applications in one transaction: all of them, or, on any problem, none.
 
         Returns
@@ -245,23 +257,23 @@ class Registry:
         if problems:
             raise ValidationError(problems)
         now = now_utc()
-        numbers: list[str] = []
+        numbers: builtins.list[str] = []
         with self.backend.write() as cur:
             taken = self._taken(cur, [a.permit_number for a in applications if a.permit_number])
             if taken:
-                raise ValidationError([Problem(source, i + 1, f"permit number {a.permit_number!r} is already in the registry.",
+                raise ValidationError([Problem(source, i + 1, f"permit number {a.permit_number!r} is already taken.",
                                                "leave the number empty to have one assigned, or give a new one.")
                                        for i, a in enumerate(applications) if a.permit_number in taken])  # fmt: skip
-            for app, m in zip(applications, measured):
+            for app, m in zip(applications, measured, strict=True):
                 assert app.received_on is not None  # checked above
                 number = app.permit_number or self._next_number(cur, app.received_on.year)
                 self._insert(cur, number, app, m, who, now, kind)
                 numbers.append(number)
         return numbers
 
-    def _check_applications(self, apps: Sequence[Application], source: str) -> tuple[list[Problem], bool]:
+    def _check_applications(self, apps: Sequence[Application], source: str) -> tuple[builtins.list[Problem], bool]:
         """Check every application; return the problems, and whether every geometry can be measured."""
-        problems: list[Problem] = []
+        problems: builtins.list[Problem] = []
         drawn = True
         seen: dict[str, int] = {}
         for i, a in enumerate(apps, start=1):
@@ -312,7 +324,9 @@ class Registry:
                 seen.setdefault(a.permit_number, i)
         return problems, drawn
 
-    def _measure(self, apps: Sequence[Application], source: str, problems: list[Problem]) -> list[dict[str, Any]]:
+    def _measure(
+        self, apps: Sequence[Application], source: str, problems: builtins.list[Problem]
+    ) -> builtins.list[dict[str, Any]]:
         """Measure every application with the screening engine (in the registry's CRS)."""
         from esc_gis.screening import screen
 
@@ -321,7 +335,8 @@ class Registry:
         for i, a in enumerate(apps):
             parts.append(gpd.GeoDataFrame({"site_id": [ids[i]]}, geometry=[a.site], crs=a.crs).to_crs(self.crs))
             if a.disturbed is not None:
-                dparts.append(gpd.GeoDataFrame({"site_id": [ids[i]]}, geometry=[a.disturbed], crs=a.crs).to_crs(self.crs))
+                limits = gpd.GeoDataFrame({"site_id": [ids[i]]}, geometry=[a.disturbed], crs=a.crs)
+                dparts.append(limits.to_crs(self.crs))
         sites = gpd.GeoDataFrame(gpd.pd.concat(parts, ignore_index=True), crs=self.crs)
         disturbed = gpd.GeoDataFrame(gpd.pd.concat(dparts, ignore_index=True), crs=self.crs) if dparts else None
         try:
@@ -333,9 +348,10 @@ class Registry:
         measured = []
         for i, r in enumerate(out.itertuples(index=False)):
             if r.jurisdiction == "outside":
-                problems.append(Problem(source, i + 1, "the site is outside the Village of Winneconne, where this "
-                                        "article does not apply (§ 540-4B).", "check the site's location and CRS."))  # fmt: skip
-            d = disturbed.geometry.to_numpy()[disturbed["site_id"].to_numpy() == ids[i]] if disturbed is not None else []
+                problems.append(Problem(source, i + 1, "the site is outside the Village of Winneconne, where "
+                                        "this article does not apply (§ 540-4B).",
+                                        "check the site's location and CRS."))  # fmt: skip
+            d = [] if disturbed is None else disturbed.geometry.to_numpy()[disturbed["site_id"].to_numpy() == ids[i]]
             measured.append({
                 "site": shapely.force_2d(shapely.multipolygons(shapely.get_parts(sites.geometry.iloc[i]))),
                 "disturbed": shapely.force_2d(shapely.multipolygons(shapely.get_parts(d[0]))) if len(d) else None,
@@ -346,7 +362,7 @@ class Registry:
         return measured
 
     def import_frame(self, frame: gpd.GeoDataFrame, *, source: str, disturbed: gpd.GeoDataFrame | None = None,
-                     who: str | None = None) -> list[str]:  # fmt: skip
+                     who: str | None = None) -> builtins.list[str]:  # fmt: skip
         """Import a layer of permits (:mod:`esc_gis.registry.imports`) in one transaction.
 
         Raises
@@ -361,7 +377,7 @@ class Registry:
             raise ValidationError(problems or [Problem(source, None, "has no rows.", "export the permits again.")])
         return self.add_many(apps, who=who, source=source, kind="imported", prior=problems)
 
-    def _taken(self, cur: Any, numbers: list[str]) -> set[str]:
+    def _taken(self, cur: Any, numbers: builtins.list[str]) -> set[str]:
         if not numbers:
             return set()
         ph = ", ".join([self.backend.ph] * len(numbers))
@@ -381,7 +397,7 @@ class Registry:
     def _insert(self, cur: Any, number: str, app: Application, m: dict[str, Any], who: str, now: datetime,
                 kind: str) -> None:  # fmt: skip
         b = self.backend
-        record: dict[str, Any] = {f: None for f in _PERMIT_FIELDS}
+        record: dict[str, Any] = dict.fromkeys(_PERMIT_FIELDS)
         record.update(
             permit_number=number, parcel_id=app.parcel_id, site_address=app.site_address.strip(),
             legal_description=app.legal_description, status=app.status, received_on=app.received_on,
@@ -415,7 +431,7 @@ class Registry:
                     f"VALUES ({', '.join([b.ph] * len(cols))})",
                     tuple(b.dump(kinds[c], values[c]) for c in cols))  # fmt: skip
 
-    def _expiry(self, issued: date, building: date | None, extensions: list[int]) -> date:
+    def _expiry(self, issued: date, building: date | None, extensions: builtins.list[int]) -> date:
         due = expiry(issued, self.profile, building_permit_expires=building, extensions_days=extensions).due
         assert isinstance(due, date)
         return due
@@ -561,16 +577,17 @@ class Registry:
             for k, v in changes.items():
                 d = v.date() if isinstance(v, datetime) else v
                 if isinstance(d, date) and k != "building_permit_expires" and p.started_at and d < p.started_at.date():
-                    problems.append(Problem(permit_number, None, f"{k} {d} is before the work started ({p.started_at.date()}).",
-                                            "give the date it really happened."))  # fmt: skip
+                    problems.append(Problem(permit_number, None, f"{k} {d} is before the work started "
+                                            f"({p.started_at.date()}).", "give the real date."))  # fmt: skip
             if inspected_on is not None and p.started_at is None:
                 problems.append(Problem(permit_number, None, "an inspection cannot be recorded before work starts.",
-                                        "move the permit to active first (esc-gis permits transition ... active)."))  # fmt: skip
+                                        "move the permit to active first (transition ... active)."))  # fmt: skip
             if problems:
                 raise ValidationError(problems)
             if changes:
                 if "building_permit_expires" in changes and p.issued_on is not None:
-                    changes["expires_on"] = self._expiry(p.issued_on, changes["building_permit_expires"], p.extensions_days)
+                    building = changes["building_permit_expires"]
+                    changes["expires_on"] = self._expiry(p.issued_on, building, p.extensions_days)
                 self._set(cur, permit_number, changes)
                 detail = "; ".join(f"{k}: {getattr(p, k)} -> {v}" for k, v in changes.items() if k != "expires_on")
                 self._event(cur, permit_number, Event(now_utc(), who, "update", None, None, None, None, detail))
