@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from esc_gis._lazy import lazy_getattr
 
-__all__ = ["NODATA", "DemInfo", "horn_slope_pct", "open_dem", "steep_area", "steep_polygons", "write_slope"]
+__all__ = ["NODATA", "DemInfo", "horn_slope_pct", "open_dem", "sample_dem", "steep_area", "steep_polygons", "write_slope"]
 
 _LAZY = {
     "DemInfo": "esc_gis.terrain.dem",
@@ -18,6 +18,7 @@ _LAZY = {
     "NODATA": "esc_gis.terrain.slope",
     "horn_slope_pct": "esc_gis.terrain.slope",
     "write_slope": "esc_gis.terrain.slope",
+    "sample_dem": "esc_gis.terrain.sample",
     "steep_area": "esc_gis.terrain.steep",
     "steep_polygons": "esc_gis.terrain.steep",
 }
@@ -25,6 +26,7 @@ _LAZY = {
 if TYPE_CHECKING:
     from esc_gis.terrain.dem import DemInfo, open_dem
     from esc_gis.terrain.slope import NODATA, horn_slope_pct, write_slope
+    from esc_gis.terrain.sample import sample_dem
     from esc_gis.terrain.steep import steep_area, steep_polygons
 
 

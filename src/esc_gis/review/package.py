@@ -1,0 +1,205 @@
+"""A submitted plan package: its map layers and its ``plan.toml`` of non-map facts.
+
+A package is one of:
+
+- a GeoPackage ``plan.gpkg`` with layers named as in :data:`LAYERS`;
+- a folder holding one file per layer (``site_boundary.shp``, ``bmps.geojson``, ...);
+- a CAD drawing ``plan.dxf`` whose layer names ``plan.toml`` maps to ours (``[dxf.layers]``),
+  with the CRS in ``plan.toml`` (DXF carries none).
+
+``plan.toml`` sits in the folder (or beside the file). Reading never fails on what the
+package holds: a missing layer, a wrong geometry type, no CRS or an unknown DXF layer
+becomes a :class:`~esc_gis.errors.Problem` that the review reports, so a reviewer gets a
+report that says what is missing instead of a crash.
+"""
+
+from __future__ import annotations
+
+__all__ = ["LAYERS", "PlanPackage", "read_package"]
+
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import geopandas as gpd
+import numpy as np
+import pyogrio
+import shapely
+
+from esc_gis.errors import Problem
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+#: Layer -> (allowed geometry families, required, what it is).
+LAYERS: dict[str, tuple[frozenset[str], bool, str]] = {
+    "site_boundary": (frozenset({"polygon"}), True, "the property lines (§ 540-9A(3))"),
+    "disturbed_limits": (frozenset({"polygon"}), True, "the limits of land disturbance (§ 540-9A(3))"),
+    "drainage": (frozenset({"line", "point"}), True, "drainage patterns: flow lines or arrows (§ 540-9A(3))"),
+    "bmps": (frozenset({"point", "line", "polygon"}), True, "the proposed BMPs with a `type` (§ 540-9A(6))"),
+    "stockpiles": (frozenset({"polygon", "point"}), False, "soil stockpiles, with `days` (§ 540-7B(3)(a)[6])"),
+    "streets": (frozenset({"line", "polygon"}), False, "streets the site meets (§ 540-7B(3)(a)[1])"),
+    "inlets": (frozenset({"point", "polygon"}), False, "storm drain inlets (§ 540-7B(3)(a)[2])"),
+}
+_FAMILY = {0: "point", 4: "point", 1: "line", 5: "line", 2: "line", 3: "polygon", 6: "polygon"}
+_SUFFIXES = (".gpkg", ".shp", ".geojson", ".json", ".fgb", ".zip")
+
+
+@dataclass
+class PlanPackage:
+    """What a plan package holds, as read.
+
+    Attributes
+    ----------
+    source : str
+    facts : dict
+        ``plan.toml`` as parsed (empty when missing or unreadable).
+    layers : dict of str -> GeoDataFrame
+        Every layer that could be read, in its own CRS (or the CRS ``plan.toml`` gives).
+    problems : list of Problem
+        Everything wrong with the package itself.
+    """
+
+    source: str
+    facts: dict[str, Any] = field(default_factory=dict)
+    layers: dict[str, gpd.GeoDataFrame] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+
+
+def _read_facts(path: Path, pkg: PlanPackage) -> None:
+    if not path.exists():
+        pkg.problems.append(Problem(str(path), None, "is missing: the plan's facts (parties, legal description, "
+                                    "claimed areas, schedule, narrative) are not in the package.",
+                                    "add plan.toml; see examples/plans/README.md."))  # fmt: skip
+        return
+    try:
+        pkg.facts = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        pkg.problems.append(Problem(str(path), None, f"cannot be read as TOML ({exc}).", "fix the syntax."))
+
+
+def _check_layer(name: str, gdf: gpd.GeoDataFrame, source: str, pkg: PlanPackage, crs: Any) -> None:
+    families, _, what = LAYERS[name]
+    if gdf.crs is None and crs is not None:
+        gdf = gdf.set_crs(crs)
+    if gdf.crs is None:
+        pkg.problems.append(Problem(source, None, f"layer {name} has no CRS.",
+                                    "define it in your GIS, or give crs = \"EPSG:xxxx\" in plan.toml."))  # fmt: skip
+        return
+    geoms = gdf.geometry.to_numpy()
+    ok = ~(shapely.is_missing(geoms) | shapely.is_empty(geoms))
+    kinds = np.array([_FAMILY.get(int(t), "other") for t in shapely.get_type_id(geoms)])
+    wrong = ok & ~np.isin(kinds, list(families))
+    if wrong.any():
+        got = ", ".join(sorted({str(g.geom_type) for g in geoms[wrong]}))
+        pkg.problems.append(Problem(source, int(np.flatnonzero(wrong)[0]) + 1,
+                                    f"layer {name} has {int(wrong.sum())} feature(s) of type {got}; it holds {what}, "
+                                    f"as {' or '.join(sorted(families))} features.", "redraw those features."))  # fmt: skip
+    invalid = ok & ~wrong & ~shapely.is_valid(geoms)
+    if invalid.any():
+        gdf = gdf.copy()
+        gdf.loc[invalid, gdf.geometry.name] = shapely.make_valid(geoms[invalid])
+        pkg.problems.append(Problem(source, int(np.flatnonzero(invalid)[0]) + 1,
+                                    f"layer {name} has {int(invalid.sum())} invalid geometry(ies); repaired for the "
+                                    "review.", "fix them in the drawing."))  # fmt: skip
+    keep = ok & ~wrong
+    if keep.any():
+        pkg.layers[name] = gdf[keep].reset_index(drop=True)
+    elif LAYERS[name][1]:
+        pkg.problems.append(Problem(source, None, f"layer {name} has no usable features.", f"draw {what}."))
+
+
+def read_package(path: str | os.PathLike[str]) -> PlanPackage:
+    """Read a plan package, collecting every problem instead of raising.
+
+    Parameters
+    ----------
+    path : path-like
+        A ``.gpkg``, a ``.dxf`` or a folder (see the module's description).
+
+    Returns
+    -------
+    PlanPackage
+    """
+    p = Path(path)
+    pkg = PlanPackage(str(p))
+    if not p.exists():
+        pkg.problems.append(Problem(str(p), None, "does not exist.", "give the plan's .gpkg, .dxf or folder."))
+        return pkg
+    folder = p if p.is_dir() else p.parent
+    _read_facts(folder / "plan.toml", pkg)
+    crs = pkg.facts.get("crs")
+    found: dict[str, tuple[gpd.GeoDataFrame, str]] = {}
+    try:
+        if p.is_dir():
+            for f in sorted(p.iterdir()):
+                if f.suffix.lower() in _SUFFIXES and f.stem in LAYERS and f.stem not in found:
+                    found[f.stem] = (pyogrio.read_dataframe(f), f.name)
+        elif p.suffix.lower() == ".dxf":
+            found = _read_dxf(p, pkg)
+        else:
+            names = [str(n) for n in pyogrio.list_layers(p)[:, 0]]
+            for name in names:
+                if name in LAYERS:
+                    found[name] = (pyogrio.read_dataframe(p, layer=name), f"{p.name}:{name}")
+            unknown = [n for n in names if n not in LAYERS]
+            if unknown:
+                pkg.problems.append(Problem(str(p), None, f"has layers the review does not use: {', '.join(unknown)}.",
+                                            f"name layers {', '.join(LAYERS)}."))  # fmt: skip
+    except Exception as exc:  # GDAL errors of every kind mean: not a readable package
+        pkg.problems.append(Problem(str(p), None, f"cannot be read ({type(exc).__name__}: {exc}).",
+                                    "export the plan again as GeoPackage, shapefiles or GeoJSON."))  # fmt: skip
+        return pkg
+    for name, (required, what) in ((n, (v[1], v[2])) for n, v in LAYERS.items()):
+        if name in found:
+            gdf, source = found[name]
+            _check_layer(name, gdf, source, pkg, crs)
+        elif required:
+            pkg.problems.append(Problem(str(p), None, f"has no {name} layer: {what}.", f"add a layer named {name}."))
+    return pkg
+
+
+def _read_dxf(p: Path, pkg: PlanPackage) -> dict[str, tuple[gpd.GeoDataFrame, str]]:
+    """Split a DXF's entities into our layers by the ``[dxf.layers]`` map of plan.toml.
+
+    The map goes from CAD layer to package layer; ``"bmps:1056"`` also gives the BMP type,
+    since CAD layers carry a type in their name, not in an attribute.
+    """
+    mapping = (pkg.facts.get("dxf") or {}).get("layers") or {}
+    if not mapping:
+        pkg.problems.append(Problem(str(p), None, "is a DXF but plan.toml has no [dxf.layers] map.",
+                                    'add e.g. [dxf.layers] "C-PROP" = "site_boundary", "C-ESC-SILT" = "bmps:1056".'))  # fmt: skip
+        return {}
+    entities = pyogrio.read_dataframe(p)
+    cad = entities["Layer"].astype(str).to_numpy()
+    unknown = sorted(set(cad) - set(mapping))
+    if unknown:
+        pkg.problems.append(Problem(str(p), None, f"has CAD layers the map does not name: {', '.join(unknown)}; "
+                                    "they are left out of the review.",
+                                    "map them in [dxf.layers] (or to \"ignore\")."))  # fmt: skip
+    found: dict[str, tuple[gpd.GeoDataFrame, str]] = {}
+    for target in sorted({str(v).split(":")[0] for v in mapping.values()} - {"ignore"}):
+        if target not in LAYERS:
+            pkg.problems.append(Problem(str(p), None, f"[dxf.layers] maps to {target!r}, which is not a plan layer.",
+                                        f"use one of {', '.join(LAYERS)}."))  # fmt: skip
+            continue
+        cad_layers = [k for k, v in mapping.items() if str(v).split(":")[0] == target]
+        # CAD draws areas as closed polylines: a polygon layer's closed lines become polygons.
+        rows = entities[np.isin(cad, cad_layers)].copy()
+        if "polygon" in LAYERS[target][0] and "line" not in LAYERS[target][0]:
+            geoms = rows.geometry.to_numpy().copy()
+            closed = np.zeros(len(geoms), dtype=bool)
+            lines = shapely.get_type_id(geoms) == 1
+            closed[lines] = shapely.is_closed(geoms[lines])
+            if closed.any():
+                coords, index = shapely.get_coordinates(geoms[closed], return_index=True)
+                geoms[closed] = shapely.polygons(shapely.linearrings(coords, indices=index))
+            rows = rows.set_geometry(geoms)
+        if target == "bmps":
+            rows["type"] = [str(mapping[c]).split(":", 1)[1] if ":" in str(mapping[c]) else None for c in rows["Layer"]]
+        found[target] = (gpd.GeoDataFrame(rows, geometry=rows.geometry.name, crs=pkg.facts.get("crs")), f"{p.name}")
+    return found
