@@ -27,6 +27,7 @@ COMMANDS = {
     "map": "esc_gis.cli.map",
     "rules": "esc_gis.cli.rules",
     "permits": "esc_gis.cli.permits",
+    "review": "esc_gis.cli.review",
 }
 
 

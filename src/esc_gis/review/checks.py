@@ -73,12 +73,10 @@ def plan_items(facts: dict[str, Any], layers: set[str], bmp_codes: list[str | No
     elif not people:
         status, detail = "fail", "no landowner or responsible party is named"
     else:
-        lacking = [str(p.get("name") or "(unnamed)") for p in people if p not in complete]
-        missing = [] if owner else ["the landowner"]
-        missing += [] if parties else ["a responsible party"]
-        status = "fail"
-        detail = "; ".join(x for x in (f"missing {' and '.join(missing)}" if missing else "",
-                                       f"no name, address or phone for {', '.join(lacking)}" if lacking else "") if x)  # fmt: skip
+        lacking = [f"{p.get('name') or '(unnamed)'} has no {', '.join(k for k in ('name', 'address', 'phone') if not _has(p, k))}"
+                   for p in people if p not in complete]  # fmt: skip
+        missing = ([] if owner else ["no landowner"]) + ([] if parties else ["no responsible party"])
+        status, detail = "fail", "; ".join(missing + lacking)
     out.append(Check("540-9A(1)", "Names, addresses and phones of the landowner and responsible parties",
                      "§ 540-9A(1)", status, detail))  # fmt: skip
     site = facts.get("site") or {}

@@ -1,0 +1,46 @@
+"""``esc-gis review``: check a submitted erosion and sediment control plan (§ 540-9, § 540-7B)."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.command(name="review", short_help="Review a plan package: § 540-9A checklist, BMP checks, HTML report.")
+@click.argument("plan", type=click.Path())
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The report (.html).")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None, help="Also write the findings as JSON.")
+@click.option("--layers", "layers_path", type=click.Path(), default=None,
+              help="Layer set: boundary, waters, DEM (default: the Village's).")
+@click.option("--basemap", type=click.Choice(["osm", "aerial", "none"]), default="osm", show_default=True)
+@click.option("--offline", is_flag=True, help="Inline Leaflet in the map: the report opens with no network.")
+@click.option("--overwrite", is_flag=True, help="Replace the outputs if they exist.")
+@click.option("-q", "--quiet", is_flag=True, help="No summary.")
+def review(plan: str, output: str, json_path: str | None, layers_path: str | None, basemap: str, offline: bool,
+           overwrite: bool, quiet: bool) -> None:  # fmt: skip
+    """Review PLAN (a .gpkg, a .dxf or a folder, with plan.toml) and write the report to OUTPUT.
+
+    A broken package still gets a report, saying what is missing. The exit status is 0
+    whatever the verdict: the verdict is in the report, the JSON and the summary line.
+    """
+    from esc_gis._outputs import check_output_file
+    from esc_gis.layers import load_layers
+    from esc_gis.maps import check_map_path
+    from esc_gis.maps.render import _figure
+    from esc_gis.maps.review import review_map
+    from esc_gis.profile import load_profile
+    from esc_gis.review import review_plan
+    from esc_gis.review.report import write_report
+
+    check_map_path(output, overwrite=overwrite)
+    if json_path:
+        check_output_file(json_path, suffixes=(".json",), kind="findings are written as JSON", overwrite=overwrite)
+    prof = load_profile()
+    ls = load_layers(layers_path, profile=prof)
+    result = review_plan(plan, layers=ls, profile=prof)
+    page = _figure(review_map(result.layers, layers=ls, basemap=basemap, offline=offline)).render()
+    write_report(result, output, map_html=page, json_path=json_path)
+    if not quiet:
+        fails = sum(c.status == "fail" for c in result.checks)
+        looks = sum(c.status == "look" for c in result.checks)
+        click.echo(f"{plan}: {result.verdict} ({fails} failing, {looks} to look at). Wrote {output}"
+                   f"{f' and {json_path}' if json_path else ''}.")  # fmt: skip

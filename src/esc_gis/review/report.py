@@ -1,0 +1,120 @@
+"""The review as one printable HTML page: verdict, measurements, checklist, map, draft reasons.
+
+Every text from the package (names, notes, BMP types) is HTML-escaped; the compliance map
+is its own document inside an ``iframe`` (``srcdoc``), so its scripts never mix with the
+report's, and the page prints on letter paper.
+"""
+
+from __future__ import annotations
+
+__all__ = ["render_report", "write_report"]
+
+import html
+import json
+import os
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+
+from esc_gis import __version__
+from esc_gis.review.plan import Review
+
+_STATUS = {"fail": ("Fails", "#b2182b"), "look": ("Needs a look", "#b35806"), "pass": ("Passes", "#1a9850"),
+           "n/a": ("Not applicable", "#666666")}  # fmt: skip
+_VERDICT = {"approve": "#1a9850", "needs a look": "#b35806", "disapprove": "#b2182b"}
+_CSS = """
+body{font:14px/1.4 system-ui,sans-serif;margin:24px auto;max-width:1000px;color:#222}
+h1{font-size:22px;margin:0 0 4px} h2{font-size:17px;margin:22px 0 8px;border-bottom:1px solid #ccc}
+.verdict{display:inline-block;padding:6px 14px;border-radius:4px;color:#fff;font-weight:bold;font-size:16px}
+table{border-collapse:collapse;width:100%} td,th{border:1px solid #ccc;padding:4px 6px;vertical-align:top;text-align:left}
+th{background:#f0f0f0} .status{font-weight:bold;white-space:nowrap} .small{color:#555;font-size:12px}
+iframe{width:100%;height:520px;border:1px solid #999}
+@media print{body{margin:0;max-width:none} iframe{height:430px} tr,li{page-break-inside:avoid}
+ h2{page-break-after:avoid} .noprint{display:none}}
+"""
+
+
+def _e(v: object) -> str:
+    return html.escape("" if v is None else str(v))
+
+
+def render_report(review: Review, *, map_html: str | None = None, reviewed_at: datetime | None = None) -> str:
+    """Return the report page.
+
+    Parameters
+    ----------
+    review : Review
+    map_html : str, optional
+        A complete HTML document (the compliance map), embedded in an iframe.
+    reviewed_at : datetime, optional
+        Default now.
+    """
+    at = (reviewed_at or datetime.now(timezone.utc)).strftime("%Y-%m-%d %H:%M %Z").strip()
+    facts = review.facts
+    title = (facts.get("plan") or {}).get("title") or Path(review.source).name
+    m = review.measured
+    counts = {s: sum(c.status == s for c in review.checks) for s in _STATUS}
+    parts = [
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+        f"<meta name='generator' content='esc_gis {_e(__version__)}'>",
+        f"<title>Plan review: {_e(title)}</title><style>{_CSS}</style></head><body>",
+        f"<h1>Erosion and sediment control plan review: {_e(title)}</h1>",
+        f"<div class='small'>Package {_e(review.source)} &middot; reviewed {_e(at)} with esc_gis {_e(__version__)} "
+        "against the Village of Winneconne Code, Chapter 540, Article I</div>",
+        f"<p><span class='verdict' id='verdict' style='background:{_VERDICT[review.verdict]}'>"
+        f"{_e(review.verdict.capitalize())}</span> &nbsp; {counts['fail']} failing, {counts['look']} to look at, "
+        f"{counts['pass']} passing, {counts['n/a']} not applicable</p>",
+    ]  # fmt: skip
+    if m:
+        parts.append(
+            "<h2>Measured from the drawing</h2><table>"
+            f"<tr><th>Site</th><td>{m['site_sqft']:,.0f} sq ft</td><th>Disturbed</th><td>{m['disturbed_sqft']:,.0f} sq ft "
+            f"({m['disturbed_sqft'] / 43560:.2f} acres)</td></tr>"
+            f"<tr><th>Permit</th><td>{_e(m['permit'].replace('_', ' '))}</td><th>Standards</th><td>&sect; "
+            f"{_e(m['standards'])}{'; sediment standard (one acre or more)' if m['sediment_standard'] else ''}</td></tr>"
+            f"<tr><th>On slopes of 20 % or more</th><td>{m['steep_disturbed_sqft']:,.0f} sq ft</td>"
+            f"<th>In protective areas</th><td>{m['protective_disturbed_sqft']:,.0f} sq ft</td></tr></table>"
+        )  # fmt: skip
+    if review.problems:
+        items = "".join(f"<li>{_e(p)}</li>" for p in review.problems)
+        parts.append(f"<h2>Problems with the package</h2><ul id='problems'>{items}</ul>")
+    rows = "".join(
+        f"<tr class='check {c.status.replace('/', '')}' data-code='{_e(c.code)}'><td class='status' "
+        f"style='color:{_STATUS[c.status][1]}'>{_STATUS[c.status][0]}</td><td>{_e(c.title)}</td>"
+        f"<td>{_e(c.section)}</td><td>{_e(c.detail)}</td></tr>"
+        for c in sorted(review.checks, key=lambda c: ("fail", "look", "pass", "n/a").index(c.status))
+    )
+    parts.append("<h2>Checklist</h2><table id='checklist'><tr><th>Status</th><th>Item</th><th>Section</th>"
+                 f"<th>Finding</th></tr>{rows}</table>")  # fmt: skip
+    if map_html:
+        parts.append(f"<h2>Compliance map</h2><iframe id='map' title='Compliance map' srcdoc=\"{html.escape(map_html)}\">"
+                     "</iframe>")  # fmt: skip
+    if review.reasons:
+        reasons = "".join(f"<li>{_e(r)}</li>" for r in review.reasons)
+        parts.append("<h2>Draft written reasons for disapproval (&sect; 540-8C(3))</h2>"
+                     "<p class='small'>A draft for the administering authority to edit and sign; the decision is "
+                     f"due within 20 business days of the complete application (&sect; 540-8C(1)).</p><ol id='reasons'>"
+                     f"{reasons}</ol>")  # fmt: skip
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def write_report(review: Review, path: str | os.PathLike[str], *, map_html: str | None = None,
+                 json_path: str | os.PathLike[str] | None = None) -> Path:  # fmt: skip
+    """Write the HTML report (and the JSON, if asked) atomically; return the HTML path.
+
+    Check the paths first with :func:`esc_gis.maps.check_map_path` (it refuses to overwrite).
+    """
+    out = Path(path)
+    outputs = [(out, render_report(review, map_html=map_html))]
+    if json_path is not None:
+        outputs.append((Path(json_path), json.dumps(review.to_dict(), indent=2, default=str)))
+    for target, text in outputs:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=target.suffix, dir=target.parent or ".")
+        os.close(fd)
+        try:
+            Path(tmp).write_text(text, encoding="utf-8")
+            os.replace(tmp, target)
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+    return out
