@@ -64,11 +64,17 @@ demo: $(STAMP) $(ASSETS)
 	$(PERMITS) map $(REG) --public -o out/demo_public_permits.html --overwrite --layers $(DEMO_LAYERS)
 	-$(PERMITS) map $(REG) --public --offline -o out/demo_public_permits_offline.html --overwrite \
 		--layers $(DEMO_LAYERS)
+	# Plan review: the complete example reviews cleanly; the flawed one shows its findings.
+	$(VENV)/bin/esc-gis review examples/plans/complete/plan.gpkg --layers $(DEMO_LAYERS) \
+		-o out/demo_review_complete.html --json out/demo_review_complete.json --overwrite
+	$(VENV)/bin/esc-gis review examples/plans/flawed/plan.gpkg --layers $(DEMO_LAYERS) \
+		-o out/demo_review_flawed.html --json out/demo_review_flawed.json --overwrite
 	$(PY) scripts/screenshot_maps.py out/demo_overview.html out/demo_site_S16.html out/demo_public_permits.html
 	@echo "Outputs: out/demo_screening.{gpkg,csv,geojson,parquet}, out/demo_slope_pct.tif, out/demo_steep.gpkg,"
 	@echo "         out/demo_protective_areas.gpkg, out/demo_overview.html, out/demo_site_S16.html,"
 	@echo "         out/demo_site_S21_offline.html (needs npm), the registry out/demo_permits.gpkg,"
 	@echo "         out/demo_permits_public.csv, out/demo_public_permits.html (+ _offline, needs npm),"
+	@echo "         out/demo_review_{complete,flawed}.{html,json},"
 	@echo "         and PNG screenshots of the maps (needs chromium)"
 
 test: $(STAMP) $(ASSETS)
