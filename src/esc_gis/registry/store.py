@@ -330,36 +330,45 @@ class Registry:
         """Measure every application with the screening engine (in the registry's CRS)."""
         from esc_gis.screening import screen
 
-        ids = [f"r{i}" for i in range(len(apps))]
-        parts, dparts = [], []
-        for i, a in enumerate(apps):
-            parts.append(gpd.GeoDataFrame({"site_id": [ids[i]]}, geometry=[a.site], crs=a.crs).to_crs(self.crs))
-            if a.disturbed is not None:
-                limits = gpd.GeoDataFrame({"site_id": [ids[i]]}, geometry=[a.disturbed], crs=a.crs)
-                dparts.append(limits.to_crs(self.crs))
-        sites = gpd.GeoDataFrame(gpd.pd.concat(parts, ignore_index=True), crs=self.crs)
-        disturbed = gpd.GeoDataFrame(gpd.pd.concat(dparts, ignore_index=True), crs=self.crs) if dparts else None
+        ids = np.array([f"r{i}" for i in range(len(apps))], dtype=object)
+        site = self._to_registry_crs([a.site for a in apps], [a.crs for a in apps])
+        has = np.array([a.disturbed is not None for a in apps], dtype=bool)
+        limits = self._to_registry_crs([a.disturbed for a in apps if a.disturbed is not None],
+                                       [a.crs for a in apps if a.disturbed is not None])  # fmt: skip
+        sites = gpd.GeoDataFrame({"site_id": ids}, geometry=site, crs=self.crs)
+        disturbed = gpd.GeoDataFrame({"site_id": ids[has]}, geometry=limits, crs=self.crs) if has.any() else None
         try:
             out = screen(sites, disturbed=disturbed, layers=self.layers, profile=self.profile)
         except ValidationError as exc:
             problems.extend(Problem(source, int(p.site_id[1:]) + 1 if p.site_id and p.site_id[1:].isdigit() else p.row,
                                     p.message, p.fix) for p in exc.problems)  # fmt: skip
             return []
-        measured = []
-        for i, r in enumerate(out.itertuples(index=False)):
-            if r.jurisdiction == "outside":
-                problems.append(Problem(source, i + 1, "the site is outside the Village of Winneconne, where "
-                                        "this article does not apply (§ 540-4B).",
-                                        "check the site's location and CRS."))  # fmt: skip
-            d = [] if disturbed is None else disturbed.geometry.to_numpy()[disturbed["site_id"].to_numpy() == ids[i]]
-            measured.append({
-                "site": shapely.force_2d(shapely.multipolygons(shapely.get_parts(sites.geometry.iloc[i]))),
-                "disturbed": shapely.force_2d(shapely.multipolygons(shapely.get_parts(d[0]))) if len(d) else None,
-                "site_sqft": float(gpd.GeoSeries([sites.geometry.iloc[i]], crs=self.crs).pipe(_area_sqft)[0]),
-                "disturbed_sqft": float(r.disturbed_sqft), "permit_decision": str(r.permit),
-                "standards": str(r.standards), "sediment_standard": bool(r.sediment_standard),
-            })  # fmt: skip
-        return measured
+        outside = np.flatnonzero(out["jurisdiction"].to_numpy() == "outside")
+        problems.extend(Problem(source, int(i) + 1, "the site is outside the Village of Winneconne, where this "
+                                "article does not apply (§ 540-4B).", "check the site's location and CRS.")
+                        for i in outside)  # fmt: skip
+        # Stored as 2-D multipolygons (the layers' declared type), whatever was drawn.
+        as_multi = lambda g: shapely.force_2d(shapely.multipolygons(shapely.get_parts(g)))  # noqa: E731
+        site_multi = [as_multi(g) for g in site]
+        dist_multi: builtins.list[Any] = [None] * len(apps)
+        for i, g in zip(np.flatnonzero(has), limits, strict=True):
+            dist_multi[i] = as_multi(g)
+        site_sqft = np.asarray(_area_sqft(gpd.GeoSeries(site, crs=self.crs)))
+        return [
+            {"site": site_multi[i], "disturbed": dist_multi[i], "site_sqft": float(site_sqft[i]),
+             "disturbed_sqft": float(r.disturbed_sqft), "permit_decision": str(r.permit),
+             "standards": str(r.standards), "sediment_standard": bool(r.sediment_standard)}
+            for i, r in enumerate(out.itertuples(index=False))
+        ]  # fmt: skip
+
+    def _to_registry_crs(self, geoms: Sequence[Any], crss: Sequence[Any]) -> np.ndarray:
+        """Transform geometries to the registry's CRS, one transform per distinct source CRS."""
+        out = np.empty(len(geoms), dtype=object)
+        keys = [CRS.from_user_input(c).to_wkt() for c in crss]
+        for key in set(keys):
+            idx = np.flatnonzero(np.array(keys, dtype=object) == key)
+            out[idx] = gpd.GeoSeries(np.asarray(geoms, dtype=object)[idx], crs=CRS.from_wkt(key)).to_crs(self.crs).to_numpy()
+        return out
 
     def import_frame(self, frame: gpd.GeoDataFrame, *, source: str, disturbed: gpd.GeoDataFrame | None = None,
                      who: str | None = None) -> builtins.list[str]:  # fmt: skip
