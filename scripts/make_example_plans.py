@@ -16,7 +16,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import geopandas as gpd
-import numpy as np
 import shapely
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,7 +50,7 @@ def _sqft(g: shapely.Geometry) -> int:
 
 def complete() -> None:
     site, dist = _demo("S02")
-    x0, y0, x1, y1 = site.bounds
+    x0, y0, x1, _y1 = site.bounds
     dx0, dy0, dx1, dy1 = dist.bounds
     street = shapely.LineString([(x0 - 200, y0 - 5), (x1 + 200, y0 - 5)])  # along the south lot line
     cx = (dx0 + dx1) / 2
@@ -67,11 +66,11 @@ def complete() -> None:
         "drainage": _gdf([{"note": "sheet flow to the street"}], [shapely.LineString([(cx, dy1 - 5), (cx, dy0 + 5)])]),
         "bmps": _gdf([{"type": "1056", "label": "silt fence"}, {"type": "1057", "label": "stone tracking pad"},
                       {"type": "1060", "label": "inlet protection"}, {"type": "1071", "label": "wattle ring"}],
-                     [fence, pad, inlet, wattle]),  # fmt: skip
+                     [fence, pad, inlet, wattle]),
         "stockpiles": _gdf([{"material": "topsoil", "days": 120}], [pile]),
         "streets": _gdf([{"name": "Example St (MADE UP)"}], [street]),
         "inlets": _gdf([{"id": "IN-1"}], [inlet]),
-    }
+    }  # fmt: skip
     toml = f'''crs = "EPSG:7594"
 
 [plan]
@@ -114,13 +113,13 @@ pad gets an inlet filter before work starts. Topsoil is stockpiled in the north-
 ringed with wattles, and seeded if it stays more than 7 days. BMPs are inspected weekly and
 within 24 hours of 0.5 inch of rain, and repaired within 24 hours."""
 spill_procedures = "Fuel and concrete washout stay on the pad; spills are contained with the kit on site and reported to the Village."
-'''
+'''  # noqa: E501 (a line of the TOML written out; wrapping it would change the file)
     _write(ROOT / "examples/plans/complete", layers, toml)
 
 
 def flawed() -> None:
     site, dist = _demo("S17")
-    x0, y0, x1, y1 = site.bounds
+    x0, _y0, x1, y1 = site.bounds
     dx0, dy0, dx1, dy1 = dist.bounds
     street = shapely.LineString([(x0 - 200, y1 + 5), (x1 + 200, y1 + 5)])  # along the north lot line
     fence = shapely.LineString([(dx0 - 5, dy1 + 5), (dx1 + 5, dy1 + 5)])  # on the street side only
@@ -129,12 +128,13 @@ def flawed() -> None:
     layers = {
         "site_boundary": _gdf([{"parcel_id": "DEMO-S17"}], [site]),
         "disturbed_limits": _gdf([], [dist]),
-        "drainage": _gdf([{"note": "to the creek"}], [shapely.LineString([((dx0 + dx1) / 2, dy1 - 5), ((dx0 + dx1) / 2, dy0 - 40)])]),
+        "drainage": _gdf([{"note": "to the creek"}],
+                         [shapely.LineString([((dx0 + dx1) / 2, dy1 - 5), ((dx0 + dx1) / 2, dy0 - 40)])]),
         "bmps": _gdf([{"type": "silt fence"}, {"type": "hay"}], [fence, shapely.Point(dx1 + 10, dy0)]),
         "stockpiles": _gdf([{"material": "fill", "days": 45}], [pile]),
         "streets": _gdf([{"name": "Mill Creek Way (MADE UP)"}], [street]),
         "inlets": _gdf([{"id": "IN-7"}], [inlet]),
-    }
+    }  # fmt: skip
     toml = f'''crs = "EPSG:7594"
 
 [plan]

@@ -77,11 +77,11 @@ def _layers() -> dict[str, gpd.GeoDataFrame]:
         "drainage": g([_line((300, 1340), (300, 1260))]),
         "bmps": g([_line((245, 1350), (245, 1245), (355, 1245), (355, 1350)), box(290, 1350, 310, 1404),
                    _pt(330, 1406), shapely.get_exterior_ring(box(287, 1287, 313, 1313))],
-                  type=["1056", "stone tracking pad", "1060", "fiber roll"]),  # fmt: skip
+                  type=["1056", "stone tracking pad", "1060", "fiber roll"]),
         "stockpiles": g([box(290, 1290, 310, 1310)], days=[30]),
         "streets": g([_line((100, 1405), (500, 1405))]),
         "inlets": g([_pt(330, 1405)]),
-    }
+    }  # fmt: skip
 
 
 def _toml(facts: dict) -> str:

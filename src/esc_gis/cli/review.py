@@ -8,7 +8,8 @@ import click
 @click.command(name="review", short_help="Review a plan package: § 540-9A checklist, BMP checks, HTML report.")
 @click.argument("plan", type=click.Path())
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The report (.html).")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None, help="Also write the findings as JSON.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
+              help="Also write the findings as JSON.")
 @click.option("--layers", "layers_path", type=click.Path(), default=None,
               help="Layer set: boundary, waters, DEM (default: the Village's).")
 @click.option("--basemap", type=click.Choice(["osm", "aerial", "none"]), default="osm", show_default=True)

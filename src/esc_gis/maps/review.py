@@ -15,14 +15,16 @@ from esc_gis.maps.render import _add_boundary, _add_layer, _display, _esc, _figu
 #: Layer -> (label, style); drawn in this order, bottom to top.
 _STYLE: dict[str, tuple[str, dict[str, object]]] = {
     "site_boundary": ("Property lines", {"color": "#000000", "weight": 2, "fill": False}),
-    "disturbed_limits": ("Disturbed limits", {"color": "#e6550d", "weight": 2, "fillColor": "#fdae6b", "fillOpacity": 0.35}),
+    "disturbed_limits": ("Disturbed limits",
+                         {"color": "#e6550d", "weight": 2, "fillColor": "#fdae6b", "fillOpacity": 0.35}),
     "streets": ("Streets", {"color": "#636363", "weight": 6, "opacity": 0.6, "fillOpacity": 0.3}),
     "drainage": ("Drainage", {"color": "#2171b5", "weight": 2, "dashArray": "4 4"}),
     "stockpiles": ("Stockpiles", {"color": "#8c510a", "weight": 1, "fillColor": "#bf812d", "fillOpacity": 0.6}),
     "bmps": ("BMPs", {"color": "#238b45", "weight": 3, "fillColor": "#74c476", "fillOpacity": 0.6}),
     "inlets": ("Inlets", {"color": "#000000", "weight": 2, "fillColor": "#ffffff", "fillOpacity": 1}),
     "downslope_unprotected": ("Downslope edge without perimeter control", {"color": "#e31a1c", "weight": 5}),
-    "water_edge_unprotected": ("Edge facing water without a BMP", {"color": "#99000d", "weight": 5, "dashArray": "8 4"}),
+    "water_edge_unprotected": ("Edge facing water without a BMP",
+                               {"color": "#99000d", "weight": 5, "dashArray": "8 4"}),
 }  # fmt: skip
 
 
@@ -75,7 +77,8 @@ def review_map(plan_layers: dict[str, gpd.GeoDataFrame], *, layers: LayerSet | N
                 _add_layer(m, "Waters", _display(near, 0.5),
                            [{"tip": _esc(r.get("water_name") or r.get("water_class")), "info": ""}
                             for r in near.drop(columns="geometry").to_dict("records")],
-                           {"color": "#08519c", "weight": 3, "fillColor": "#6baed6", "fillOpacity": 0.5}, popup=False)  # fmt: skip
+                           {"color": "#08519c", "weight": 3, "fillColor": "#6baed6", "fillOpacity": 0.5},
+                           popup=False)  # fmt: skip
     legend = []
     for name, (label, style) in _STYLE.items():
         if name not in shown:

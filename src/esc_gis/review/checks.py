@@ -13,7 +13,7 @@ the disturbed limits cut into short segments, vectorised over the segments.
 
 from __future__ import annotations
 
-__all__ = ["Check", "STATUSES", "edge_segments", "plan_items"]
+__all__ = ["STATUSES", "Check", "edge_segments", "plan_items"]
 
 from dataclasses import dataclass
 from typing import Any
@@ -73,7 +73,8 @@ def plan_items(facts: dict[str, Any], layers: set[str], bmp_codes: list[str | No
     elif not people:
         status, detail = "fail", "no landowner or responsible party is named"
     else:
-        lacking = [f"{p.get('name') or '(unnamed)'} has no {', '.join(k for k in ('name', 'address', 'phone') if not _has(p, k))}"
+        lacking = [f"{p.get('name') or '(unnamed)'} has no "
+                   f"{', '.join(k for k in ('name', 'address', 'phone') if not _has(p, k))}"
                    for p in people if p not in complete]  # fmt: skip
         missing = ([] if owner else ["no landowner"]) + ([] if parties else ["no responsible party"])
         status, detail = "fail", "; ".join(missing + lacking)
@@ -121,11 +122,13 @@ def plan_items(facts: dict[str, Any], layers: set[str], bmp_codes: list[str | No
     has_sched = bool(schedule.get("start")) and bool(schedule.get("end")) and bool(schedule.get("sequence"))
     out.append(Check("540-9A(8)", "Construction sequence and schedule", "§ 540-9A(8)",
                      "pass" if has_sched else "fail",
-                     "start, end and sequence given" if has_sched else "[schedule] needs start, end and sequence"))  # fmt: skip
+                     "start, end and sequence given" if has_sched
+                     else "[schedule] needs start, end and sequence"))  # fmt: skip
     out.append(_rusle(facts, disturbed_acres, profile))
     spill = _has(narrative, "spill_procedures")
     out.append(Check("540-7B(3)(c)[4]", "Spill prevention and response procedures", "§ 540-7B(3)(c)[4]",
-                     "pass" if spill else "fail", "given" if spill else "no spill_procedures in [narrative]"))  # fmt: skip
+                     "pass" if spill else "fail",
+                     "given" if spill else "no spill_procedures in [narrative]"))  # fmt: skip
     return out
 
 
@@ -137,7 +140,8 @@ def _rusle(facts: dict[str, Any], disturbed_acres: float, profile: Profile) -> C
     title = "Reference Guide items and RUSLE2 (sediment load)"
     if disturbed_acres < 1.0:
         return Check("540-9A(9)", title, "§ 540-9A(9); § 540-7B(3)(b)", "pass",
-                     f"{disturbed_acres:.2f} acres disturbed: under one acre, so no RUSLE2 sediment load is needed")  # fmt: skip
+                     f"{disturbed_acres:.2f} acres disturbed: under one acre, so no RUSLE2 sediment load "
+                     "is needed")  # fmt: skip
     if not isinstance(load, (int, float)):
         return Check("540-9A(9)", title, f"§ 540-9A(9); {e.cite}", "fail",
                      f"{disturbed_acres:.2f} acres disturbed: give the RUSLE2 sediment load "
@@ -148,8 +152,8 @@ def _rusle(facts: dict[str, Any], disturbed_acres: float, profile: Profile) -> C
                      "(§ 540-7B(3)(b)[3])")  # fmt: skip
     status = "pass" if load <= limit else "look"
     return Check("540-9A(9)", title, f"§ 540-9A(9); {e.cite}", status,
-                 f"RUSLE2 gives {load:g} t/ac/yr (standard {limit:g})" + ("" if status == "pass" else
-                                                                           "; the explanation needs a look"))  # fmt: skip
+                 f"RUSLE2 gives {load:g} t/ac/yr (standard {limit:g})"
+                 + ("" if status == "pass" else "; the explanation needs a look"))  # fmt: skip
 
 
 # --- Edges of the disturbance -----------------------------------------------------------------
@@ -203,7 +207,7 @@ def covered(a: np.ndarray, b: np.ndarray, geoms: np.ndarray, reach: float) -> np
 
 
 def segments_geometry(a: np.ndarray, b: np.ndarray) -> shapely.Geometry:
-    """The segments as one MultiLineString (for the map)."""
+    """Return the segments as one MultiLineString (for the map)."""
     if len(a) == 0:
         return shapely.MultiLineString()
     lines = shapely.linestrings(np.stack([a, b], axis=1))

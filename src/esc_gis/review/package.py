@@ -98,7 +98,8 @@ def _check_layer(name: str, gdf: gpd.GeoDataFrame, source: str, pkg: PlanPackage
         got = ", ".join(sorted({str(g.geom_type) for g in geoms[wrong]}))
         pkg.problems.append(Problem(source, int(np.flatnonzero(wrong)[0]) + 1,
                                     f"layer {name} has {int(wrong.sum())} feature(s) of type {got}; it holds {what}, "
-                                    f"as {' or '.join(sorted(families))} features.", "redraw those features."))  # fmt: skip
+                                    f"as {' or '.join(sorted(families))} features.",
+                                    "redraw those features."))  # fmt: skip
     invalid = ok & ~wrong & ~shapely.is_valid(geoms)
     if invalid.any():
         gdf = gdf.copy()
@@ -172,7 +173,8 @@ def _read_dxf(p: Path, pkg: PlanPackage) -> dict[str, tuple[gpd.GeoDataFrame, st
     mapping = (pkg.facts.get("dxf") or {}).get("layers") or {}
     if not mapping:
         pkg.problems.append(Problem(str(p), None, "is a DXF but plan.toml has no [dxf.layers] map.",
-                                    'add e.g. [dxf.layers] "C-PROP" = "site_boundary", "C-ESC-SILT" = "bmps:1056".'))  # fmt: skip
+                                    'add e.g. [dxf.layers] "C-PROP" = "site_boundary", '
+                                    '"C-ESC-SILT" = "bmps:1056".'))  # fmt: skip
         return {}
     entities = pyogrio.read_dataframe(p)
     cad = entities["Layer"].astype(str).to_numpy()

@@ -67,7 +67,7 @@ class Review:
         return [f"{c.title}: {c.detail} ({c.section})." for c in self.checks if c.status == "fail"]
 
     def to_dict(self) -> dict[str, Any]:
-        """The review as JSON-ready data (no geometry)."""
+        """Return the review as JSON-ready data (no geometry)."""
         return {"source": self.source, "verdict": self.verdict, "measured": self.measured,
                 "checks": [c.__dict__ for c in self.checks], "reasons": self.reasons,
                 "package_problems": [str(p) for p in self.problems]}  # fmt: skip
@@ -126,7 +126,8 @@ def review_plan(path: str | os.PathLike[str], *, layers: str | os.PathLike[str] 
             codes = [None] * len(bmps)
         else:
             codes = [classify(v) for v in bmps["type"]]
-        bmps = bmps.assign(standard=codes, standard_name=[STANDARDS[c][0] if c in STANDARDS else "unknown" for c in codes])
+        bmps = bmps.assign(standard=codes,
+                           standard_name=[STANDARDS[c][0] if c in STANDARDS else "unknown" for c in codes])  # fmt: skip
         lay["bmps"] = bmps
     code_arr = np.array(codes, dtype=object)
     bmp_geoms = bmps.geometry.to_numpy() if bmps is not None else np.empty(0, dtype=object)
@@ -182,7 +183,8 @@ def _area_checks(facts: dict[str, Any], site: Any, dist: Any, m: dict[str, Any],
     permit = prof.entry("thresholds.permit_area")
     acre = prof.entry("thresholds.sediment_area")
     limits = [(float(prof.area_sqft("thresholds.permit_area")), permit.cite, "the permit threshold"),
-              (float(prof.area_sqft("thresholds.sediment_area")), acre.cite, "the one-acre sediment standard")]  # fmt: skip
+              (float(prof.area_sqft("thresholds.sediment_area")), acre.cite,
+               "the one-acre sediment standard")]  # fmt: skip
     for label, claimed, drawn, flips in (("site", claimed_site, m["site_sqft"], []),
                                          ("disturbed", claimed_dist, m["disturbed_sqft"], limits)):  # fmt: skip
         code, title = f"area_{label}", f"Claimed {label} area against the drawing"
@@ -222,7 +224,8 @@ def _terrain_water_checks(m: dict[str, Any], prof: Profile) -> list[Check]:
         s = Check("steep", "Disturbance on slopes of 20 % or more", cite, "look", "no DEM covers the site")
     elif steep > 0:
         s = Check("steep", "Disturbance on slopes of 20 % or more", cite, "look",
-                  f"{steep:,.0f} sq ft of the disturbance is on slopes of 20 % or more: the plan must minimise it")  # fmt: skip
+                  f"{steep:,.0f} sq ft of the disturbance is on slopes of 20 % or more: "
+                  "the plan must minimise it")  # fmt: skip
     else:
         s = Check("steep", "Disturbance on slopes of 20 % or more", cite, "pass", "none")
     prot = m["protective_disturbed_sqft"]
@@ -246,14 +249,15 @@ def _bmp_checks(lay: dict[str, gpd.GeoDataFrame], site: Any, dist: Any, bmp: np.
     if streets is None:
         out.append(Check("tracking", title, cite, "look", "no streets layer: check where vehicles leave the site"))
     else:
-        contact = shapely.intersection(shapely.boundary(site), shapely.buffer(streets, _pol(prof, "street_contact") * ft))
+        contact = shapely.intersection(shapely.boundary(site),
+                                       shapely.buffer(streets, _pol(prof, "street_contact") * ft))  # fmt: skip
         if shapely.is_empty(contact):
             out.append(Check("tracking", title, cite, "n/a", "the site meets no street"))
         else:
             pads = bmp[with_role(codes, "tracking")]
-            near = bool(len(pads)) and bool(shapely.dwithin(pads, contact, _pol(prof, "tracking_reach") * ft).any())
-            out.append(Check("tracking", title, cite, "pass" if near else "fail",
-                             "a tracking control (1057) at the street" if near else
+            pad_near = bool(len(pads)) and bool(shapely.dwithin(pads, contact, _pol(prof, "tracking_reach") * ft).any())
+            out.append(Check("tracking", title, cite, "pass" if pad_near else "fail",
+                             "a tracking control (1057) at the street" if pad_near else
                              "the site meets a street but no tracking control (1057) is drawn there"))  # fmt: skip
     # Inlets (§ 540-7B(3)(a)[2]).
     title, cite = "Inlet protection for inlets in or next to the site", "§ 540-7B(3)(a)[2]"
@@ -324,7 +328,8 @@ def _bmp_checks(lay: dict[str, gpd.GeoDataFrame], site: Any, dist: Any, bmp: np.
     else:
         limit = float(prof.entry("deadlines.stockpile").value or 7)
         days = piles["days"].to_numpy(dtype=float) if "days" in piles else np.full(len(piles), np.nan)
-        said_cover = piles["cover"].fillna(False).astype(bool).to_numpy() if "cover" in piles else np.zeros(len(piles), bool)
+        said_cover = (piles["cover"].fillna(False).astype(bool).to_numpy() if "cover" in piles
+                      else np.zeros(len(piles), bool))  # fmt: skip
         g = piles.geometry.to_numpy()
         shield = np.concatenate([perimeter, bmp[with_role(codes, "cover")]])
         guarded = (shapely.dwithin(g[:, None], shield[None, :], reach).any(axis=1) if len(shield)

@@ -26,7 +26,8 @@ _CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:24px auto;max-width:1000px;color:#222}
 h1{font-size:22px;margin:0 0 4px} h2{font-size:17px;margin:22px 0 8px;border-bottom:1px solid #ccc}
 .verdict{display:inline-block;padding:6px 14px;border-radius:4px;color:#fff;font-weight:bold;font-size:16px}
-table{border-collapse:collapse;width:100%} td,th{border:1px solid #ccc;padding:4px 6px;vertical-align:top;text-align:left}
+table{border-collapse:collapse;width:100%}
+td,th{border:1px solid #ccc;padding:4px 6px;vertical-align:top;text-align:left}
 th{background:#f0f0f0} .status{font-weight:bold;white-space:nowrap} .small{color:#555;font-size:12px}
 iframe{width:100%;height:520px;border:1px solid #999}
 @media print{body{margin:0;max-width:none} iframe{height:430px} tr,li{page-break-inside:avoid}
@@ -68,10 +69,12 @@ def render_report(review: Review, *, map_html: str | None = None, reviewed_at: d
     if m:
         parts.append(
             "<h2>Measured from the drawing</h2><table>"
-            f"<tr><th>Site</th><td>{m['site_sqft']:,.0f} sq ft</td><th>Disturbed</th><td>{m['disturbed_sqft']:,.0f} sq ft "
+            f"<tr><th>Site</th><td>{m['site_sqft']:,.0f} sq ft</td>"
+            f"<th>Disturbed</th><td>{m['disturbed_sqft']:,.0f} sq ft "
             f"({m['disturbed_sqft'] / 43560:.2f} acres)</td></tr>"
             f"<tr><th>Permit</th><td>{_e(m['permit'].replace('_', ' '))}</td><th>Standards</th><td>&sect; "
-            f"{_e(m['standards'])}{'; sediment standard (one acre or more)' if m['sediment_standard'] else ''}</td></tr>"
+            f"{_e(m['standards'])}"
+            f"{'; sediment standard (one acre or more)' if m['sediment_standard'] else ''}</td></tr>"
             f"<tr><th>On slopes of 20 % or more</th><td>{m['steep_disturbed_sqft']:,.0f} sq ft</td>"
             f"<th>In protective areas</th><td>{m['protective_disturbed_sqft']:,.0f} sq ft</td></tr></table>"
         )  # fmt: skip
@@ -87,8 +90,8 @@ def render_report(review: Review, *, map_html: str | None = None, reviewed_at: d
     parts.append("<h2>Checklist</h2><table id='checklist'><tr><th>Status</th><th>Item</th><th>Section</th>"
                  f"<th>Finding</th></tr>{rows}</table>")  # fmt: skip
     if map_html:
-        parts.append(f"<h2>Compliance map</h2><iframe id='map' title='Compliance map' srcdoc=\"{html.escape(map_html)}\">"
-                     "</iframe>")  # fmt: skip
+        parts.append("<h2>Compliance map</h2><iframe id='map' title='Compliance map' "
+                     f"srcdoc=\"{html.escape(map_html)}\"></iframe>")  # fmt: skip
     if review.reasons:
         reasons = "".join(f"<li>{_e(r)}</li>" for r in review.reasons)
         parts.append("<h2>Draft written reasons for disapproval (&sect; 540-8C(3))</h2>"

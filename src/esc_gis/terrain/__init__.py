@@ -10,7 +10,16 @@ from typing import TYPE_CHECKING
 
 from esc_gis._lazy import lazy_getattr
 
-__all__ = ["NODATA", "DemInfo", "horn_slope_pct", "open_dem", "sample_dem", "steep_area", "steep_polygons", "write_slope"]
+__all__ = [
+    "NODATA",
+    "DemInfo",
+    "horn_slope_pct",
+    "open_dem",
+    "sample_dem",
+    "steep_area",
+    "steep_polygons",
+    "write_slope",
+]
 
 _LAZY = {
     "DemInfo": "esc_gis.terrain.dem",
@@ -25,8 +34,8 @@ _LAZY = {
 
 if TYPE_CHECKING:
     from esc_gis.terrain.dem import DemInfo, open_dem
-    from esc_gis.terrain.slope import NODATA, horn_slope_pct, write_slope
     from esc_gis.terrain.sample import sample_dem
+    from esc_gis.terrain.slope import NODATA, horn_slope_pct, write_slope
     from esc_gis.terrain.steep import steep_area, steep_polygons
 
 
