@@ -91,3 +91,17 @@ def test_demo_with_the_synthetic_dem_shows_steep_disturbance(demo_layers):
     assert '"steep_slopes"' in out.loc["S04", "findings"]
     # The real layer set has no DEM: the column is null there, with a finding.
     assert out.loc["S01", "permit"] == "not_required"
+
+
+def test_example_plan_packages_review_as_documented():
+    """examples/plans: the complete package reviews cleanly; the flawed one fails its ten items."""
+    from esc_gis.review import review_plan
+
+    layers = ROOT / "layers" / "winneconne-demo" / "layers.toml"
+    ok = review_plan(ROOT / "examples" / "plans" / "complete" / "plan.gpkg", layers=layers)
+    assert ok.verdict == "approve", [(c.code, c.status, c.detail) for c in ok.checks if c.status != "pass"]
+    bad = review_plan(ROOT / "examples" / "plans" / "flawed" / "plan.gpkg", layers=layers)
+    failed = {c.code for c in bad.checks if c.status == "fail"}
+    assert failed == {"540-9A(1)", "540-9A(2)", "540-9A(5)", "540-7B(3)(c)[4]", "area_disturbed", "tracking",
+                      "inlets", "perimeter", "waters", "stockpiles"}  # fmt: skip
+    assert bad.verdict == "disapprove" and len(bad.reasons) == 10
