@@ -367,7 +367,8 @@ class Registry:
         keys = [CRS.from_user_input(c).to_wkt() for c in crss]
         for key in set(keys):
             idx = np.flatnonzero(np.array(keys, dtype=object) == key)
-            out[idx] = gpd.GeoSeries(np.asarray(geoms, dtype=object)[idx], crs=CRS.from_wkt(key)).to_crs(self.crs).to_numpy()
+            group = gpd.GeoSeries(np.asarray(geoms, dtype=object)[idx], crs=CRS.from_wkt(key))
+            out[idx] = group.to_crs(self.crs).to_numpy()
         return out
 
     def import_frame(self, frame: gpd.GeoDataFrame, *, source: str, disturbed: gpd.GeoDataFrame | None = None,
