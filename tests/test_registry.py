@@ -242,7 +242,8 @@ def test_import_reports_every_bad_row_and_imports_nothing(reg) -> None:
 def test_import_of_legacy_permits_in_their_states(reg) -> None:
     rows = [
         {"permit_number": "ESC-2025-0007", "site_address": "1 A St", "received_on": "2025-03-01", "status": "active",
-         "issued_on": "2025-03-20", "started_at": "2025-04-01T08:00", "responsible_email": "gc@example.com",
+         "issued_on": "2025-03-20", "started_at": "2025-04-01T08:00", "start_notice_at": "2025-04-02T09:15Z",
+         "responsible_email": "gc@example.com",
          "responsible_name": "GC Inc", "geometry": square_sqft(100, 100, 50000)},
         {"site_address": "2 B St", "received_on": "2026-11-02", "geometry": square_sqft(400, 400, 3000)},
     ]  # fmt: skip
@@ -252,6 +253,7 @@ def test_import_of_legacy_permits_in_their_states(reg) -> None:
     assert p.status == "active" and p.expires_on == date(2025, 9, 16)  # 180 days from 2025-03-20
     assert p.sediment_standard is True  # 50,000 sq ft is over an acre
     assert p.parties[0].email == "gc@example.com"
+    assert p.start_notice_at == datetime(2025, 4, 2, 9, 15, tzinfo=timezone.utc)
 
 
 # --- Reliability: crashes and concurrent writers -------------------------------------------

@@ -29,6 +29,7 @@ IMPORT_COLUMNS = {
     "status": "optional, default application_received",
     "issued_on": "required for issued states, YYYY-MM-DD",
     "started_at": "required for active states, YYYY-MM-DDTHH:MM",
+    "start_notice_at": "optional, when the notice of start arrived (§ 540-8E(1)), YYYY-MM-DDTHH:MM",
 }
 _PARTY_PREFIX = {"landowner": "landowner", "responsible": "responsible_party"}
 _PARTY_FIELDS = ("name", "organization", "phone", "email", "address")
@@ -90,9 +91,10 @@ def applications_from_frame(
             fields[name], err = parse_date(get(name), name)
             if err:
                 problems.append(Problem(source, i, err, "write dates as YYYY-MM-DD.", number))
-        fields["started_at"], err = parse_datetime(get("started_at"), "started_at")
-        if err:
-            problems.append(Problem(source, i, err, "write it as YYYY-MM-DDTHH:MM.", number))
+        for name in ("started_at", "start_notice_at"):
+            fields[name], err = parse_datetime(get(name), name)
+            if err:
+                problems.append(Problem(source, i, err, "write it as YYYY-MM-DDTHH:MM.", number))
         parties = []
         for prefix, role in _PARTY_PREFIX.items():
             values = {f: _text(get(f"{prefix}_{f}")) for f in _PARTY_FIELDS}
@@ -104,7 +106,7 @@ def applications_from_frame(
             parcel_id=_text(get("parcel_id")), legal_description=_text(get("legal_description")),
             building_permit_expires=fields["building_permit_expires"], parties=tuple(parties),
             status=_text(get("status")) or "application_received", issued_on=fields["issued_on"],
-            started_at=fields["started_at"],
+            started_at=fields["started_at"], start_notice_at=fields["start_notice_at"],
         ))  # fmt: skip
     if disturbed is not None and limits:
         known = {a.permit_number for a in apps}

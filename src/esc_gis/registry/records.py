@@ -81,6 +81,7 @@ class Application:
     status: str = "application_received"
     issued_on: date | None = None
     started_at: datetime | None = None
+    start_notice_at: datetime | None = None
 
 
 @dataclass(frozen=True)

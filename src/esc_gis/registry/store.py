@@ -412,7 +412,7 @@ class Registry:
             permit_number=number, parcel_id=app.parcel_id, site_address=app.site_address.strip(),
             legal_description=app.legal_description, status=app.status, received_on=app.received_on,
             building_permit_expires=app.building_permit_expires, issued_on=app.issued_on,
-            started_at=app.started_at, updated_at=now,
+            started_at=app.started_at, start_notice_at=app.start_notice_at, updated_at=now,
             **{k: m[k] for k in ("site_sqft", "disturbed_sqft", "permit_decision", "standards", "sediment_standard")},
         )  # fmt: skip
         if app.issued_on is not None and app.status in ISSUED:
