@@ -347,12 +347,10 @@ class Registry:
         problems.extend(Problem(source, int(i) + 1, "the site is outside the Village of Winneconne, where this "
                                 "article does not apply (§ 540-4B).", "check the site's location and CRS.")
                         for i in outside)  # fmt: skip
-        # Stored as 2-D multipolygons (the layers' declared type), whatever was drawn.
-        as_multi = lambda g: shapely.force_2d(shapely.multipolygons(shapely.get_parts(g)))  # noqa: E731
-        site_multi = [as_multi(g) for g in site]
+        site_multi = [_as_multi(g) for g in site]
         dist_multi: builtins.list[Any] = [None] * len(apps)
         for i, g in zip(np.flatnonzero(has), limits, strict=True):
-            dist_multi[i] = as_multi(g)
+            dist_multi[i] = _as_multi(g)
         site_sqft = np.asarray(_area_sqft(gpd.GeoSeries(site, crs=self.crs)))
         return [
             {"site": site_multi[i], "disturbed": dist_multi[i], "site_sqft": float(site_sqft[i]),
@@ -628,6 +626,11 @@ class Registry:
                     data[f"{role}_{attr}"] = [next((getattr(q, attr) for q in p.parties if q.role == role), None)
                                               for p in permits]  # fmt: skip
         return gpd.GeoDataFrame(data, geometry=[p.site for p in permits], crs=self.crs)
+
+
+def _as_multi(g: shapely.Geometry) -> shapely.Geometry:
+    """Return ``g`` as a 2-D MultiPolygon, the type the registry's layers declare, whatever was drawn."""
+    return shapely.force_2d(shapely.multipolygons(shapely.get_parts(g)))
 
 
 def _area_sqft(s: gpd.GeoSeries) -> np.ndarray:
