@@ -56,6 +56,8 @@ _KINDS = {name: kind for name, kind, _ in PERMIT_COLUMNS}
 _PERMIT_FIELDS = [name for name, _, _ in PERMIT_COLUMNS if name not in ("fid", "geom")]
 #: States in which a permit has been issued (its expiry runs).
 ISSUED = ("approved", "deemed_approved", "active", "extended", "stop_work", "final_stabilization")
+#: Fields the screening engine measures for a permit.
+_MEASURED = ("site_sqft", "disturbed_sqft", "permit_decision", "standards", "sediment_standard")
 #: Fields :meth:`Registry.update` may change, and their kinds.
 UPDATABLE = {
     "parcel_id": "text", "site_address": "text", "legal_description": "text", "building_permit_expires": "date",
@@ -257,18 +259,14 @@ class Registry:
         if problems:
             raise ValidationError(problems)
         now = now_utc()
-        numbers: builtins.list[str] = []
         with self.backend.write() as cur:
             taken = self._taken(cur, [a.permit_number for a in applications if a.permit_number])
             if taken:
                 raise ValidationError([Problem(source, i + 1, f"permit number {a.permit_number!r} is already taken.",
                                                "leave the number empty to have one assigned, or give a new one.")
                                        for i, a in enumerate(applications) if a.permit_number in taken])  # fmt: skip
-            for app, m in zip(applications, measured, strict=True):
-                assert app.received_on is not None  # checked above
-                number = app.permit_number or self._next_number(cur, app.received_on.year)
-                self._insert(cur, number, app, m, who, now, kind)
-                numbers.append(number)
+            numbers = self._numbers(cur, applications)
+            self._insert(cur, numbers, applications, measured, who, now, kind)
         return numbers
 
     def _check_applications(self, apps: Sequence[Application], source: str) -> tuple[builtins.list[Problem], bool]:
@@ -392,52 +390,85 @@ class Registry:
         cur.execute(f"SELECT permit_number FROM permits WHERE permit_number IN ({ph})", tuple(numbers))
         return {r[0] for r in cur.fetchall()}
 
-    def _next_number(self, cur: Any, year: int) -> str:
-        """Take the next free ``ESC-<year>-<nnnn>``; the counter row serialises concurrent writers."""
+    def _numbers(self, cur: Any, apps: Sequence[Application]) -> builtins.list[str]:
+        """Give each application its own number, or the next free ``ESC-<year>-<nnnn>``.
+
+        One counter update per year takes a block of numbers for the whole batch; the counter
+        row serialises concurrent writers. Numbers an earlier import holds, or this batch
+        names, are skipped.
+        """
         ph = self.backend.ph
-        while True:
-            cur.execute(f'INSERT INTO permit_counters ("year", "last") VALUES ({ph}, 1) ON CONFLICT ("year") '
-                        'DO UPDATE SET "last" = permit_counters."last" + 1 RETURNING "last"', (year,))  # fmt: skip
-            number = f"ESC-{year}-{int(cur.fetchone()[0]):04d}"
-            if not self._taken(cur, [number]):  # an imported permit may hold it already
-                return number
+        out = [a.permit_number or "" for a in apps]
+        named = {n for n in out if n}
+        years: dict[int, builtins.list[int]] = {}
+        for i, a in enumerate(apps):
+            if not a.permit_number:
+                assert a.received_on is not None  # checked before
+                years.setdefault(a.received_on.year, []).append(i)
+        for year, wanting in sorted(years.items()):
+            free: builtins.list[str] = []
+            while len(free) < len(wanting):
+                k = len(wanting) - len(free)
+                cur.execute(f'INSERT INTO permit_counters ("year", "last") VALUES ({ph}, {ph}) '
+                            f'ON CONFLICT ("year") DO UPDATE SET "last" = permit_counters."last" + {ph} '
+                            'RETURNING "last"', (year, k, k))  # fmt: skip
+                last = int(cur.fetchone()[0])
+                block = [f"ESC-{year}-{n:04d}" for n in range(last - k + 1, last + 1)]
+                taken = self._taken(cur, block) | named
+                free += [n for n in block if n not in taken]
+            for i, number in zip(wanting, free, strict=True):
+                out[i] = number
+        return out
 
-    def _insert(self, cur: Any, number: str, app: Application, m: dict[str, Any], who: str, now: datetime,
-                kind: str) -> None:  # fmt: skip
+    def _insert(self, cur: Any, numbers: Sequence[str], apps: Sequence[Application],
+                measured: Sequence[dict[str, Any]], who: str, now: datetime, kind: str) -> None:  # fmt: skip
+        """Insert the permits, their limits, parties and first event: one batched statement per table."""
         b = self.backend
-        record: dict[str, Any] = dict.fromkeys(_PERMIT_FIELDS)
-        record.update(
-            permit_number=number, parcel_id=app.parcel_id, site_address=app.site_address.strip(),
-            legal_description=app.legal_description, status=app.status, received_on=app.received_on,
-            building_permit_expires=app.building_permit_expires, issued_on=app.issued_on,
-            started_at=app.started_at, start_notice_at=app.start_notice_at, updated_at=now,
-            **{k: m[k] for k in ("site_sqft", "disturbed_sqft", "permit_decision", "standards", "sediment_standard")},
-        )  # fmt: skip
-        if app.issued_on is not None and app.status in ISSUED:
-            record["decided_on"] = app.issued_on
-            record["expires_on"] = self._expiry(app.issued_on, app.building_permit_expires, [])
-        cols = ", ".join(f'"{c}"' for c in record)
-        vals = ", ".join([b.ph] * len(record))
-        cur.execute(f'INSERT INTO permits ({cols}, "geom") VALUES ({vals}, {b.geom_param()})',
-                    (*(b.dump(_KINDS[c], v) for c, v in record.items()), b.dump_geom(m["site"])))  # fmt: skip
-        if m["disturbed"] is not None:
-            cur.execute(f"INSERT INTO disturbed_limits (permit_number, geom) VALUES ({b.ph}, {b.geom_param()})",
-                        (number, b.dump_geom(m["disturbed"])))  # fmt: skip
-        for p in app.parties:
-            cur.execute("INSERT INTO parties (permit_number, role, name, organization, phone, email, address) "
-                        f"VALUES ({', '.join([b.ph] * 7)})",
-                        (number, p.role, p.name.strip(), p.organization, p.phone, p.email, p.address))  # fmt: skip
-        detail = f"{m['disturbed_sqft']:,.0f} sq ft disturbed (measured); screening: permit {m['permit_decision']}"
-        self._event(cur, number, Event(now, who, kind, None, app.status, app.received_on, None, detail))
+        permits, limits, parties, events = [], [], [], []
+        for number, app, m in zip(numbers, apps, measured, strict=True):
+            record: dict[str, Any] = dict.fromkeys(_PERMIT_FIELDS)
+            record.update(
+                permit_number=number, parcel_id=app.parcel_id, site_address=app.site_address.strip(),
+                legal_description=app.legal_description, status=app.status, received_on=app.received_on,
+                building_permit_expires=app.building_permit_expires, issued_on=app.issued_on,
+                started_at=app.started_at, start_notice_at=app.start_notice_at, updated_at=now,
+                **{k: m[k] for k in _MEASURED},
+            )  # fmt: skip
+            if app.issued_on is not None and app.status in ISSUED:
+                record["decided_on"] = app.issued_on
+                record["expires_on"] = self._expiry(app.issued_on, app.building_permit_expires, [])
+            permits.append((*(b.dump(_KINDS[c], v) for c, v in record.items()), b.dump_geom(m["site"])))
+            if m["disturbed"] is not None:
+                limits.append((number, b.dump_geom(m["disturbed"])))
+            parties += [(number, p.role, p.name.strip(), p.organization, p.phone, p.email, p.address)
+                        for p in app.parties]  # fmt: skip
+            detail = f"{m['disturbed_sqft']:,.0f} sq ft disturbed (measured); screening: permit {m['permit_decision']}"
+            events.append(self._event_row(number, Event(now, who, kind, None, app.status, app.received_on, None,
+                                                        detail)))  # fmt: skip
+        cols = ", ".join(f'"{c}"' for c in _PERMIT_FIELDS)
+        vals = ", ".join([b.ph] * len(_PERMIT_FIELDS))
+        # executemany: one round trip per table on PostGIS (psycopg pipelines it), one statement in SQLite.
+        cur.executemany(f'INSERT INTO permits ({cols}, "geom") VALUES ({vals}, {b.geom_param()})', permits)
+        if limits:
+            cur.executemany(f"INSERT INTO disturbed_limits (permit_number, geom) VALUES ({b.ph}, {b.geom_param()})",
+                            limits)  # fmt: skip
+        if parties:
+            cur.executemany("INSERT INTO parties (permit_number, role, name, organization, phone, email, address) "
+                            f"VALUES ({', '.join([b.ph] * 7)})", parties)  # fmt: skip
+        cur.executemany(self._event_sql(), events)
 
-    def _event(self, cur: Any, number: str, e: Event) -> None:
-        b = self.backend
+    def _event_sql(self) -> str:
         cols = [c for c, _, _ in TABLES["events"] if c != "id"]
+        return (f'INSERT INTO events ({", ".join(chr(34) + c + chr(34) for c in cols)}) '
+                f"VALUES ({', '.join([self.backend.ph] * len(cols))})")  # fmt: skip
+
+    def _event_row(self, number: str, e: Event) -> tuple[Any, ...]:
         kinds = {c: k for c, k, _ in TABLES["events"]}
         values = {"permit_number": number, **e.__dict__}
-        cur.execute(f'INSERT INTO events ({", ".join(chr(34) + c + chr(34) for c in cols)}) '
-                    f"VALUES ({', '.join([b.ph] * len(cols))})",
-                    tuple(b.dump(kinds[c], values[c]) for c in cols))  # fmt: skip
+        return tuple(self.backend.dump(kinds[c], values[c]) for c in kinds if c != "id")
+
+    def _event(self, cur: Any, number: str, e: Event) -> None:
+        cur.execute(self._event_sql(), self._event_row(number, e))
 
     def _expiry(self, issued: date, building: date | None, extensions: builtins.list[int]) -> date:
         due = expiry(issued, self.profile, building_permit_expires=building, extensions_days=extensions).due
