@@ -77,7 +77,10 @@ def main() -> int:
     args = p.parse_args()
     frame = _frame(args.n)
     with tempfile.TemporaryDirectory() as tmp:
-        base = _time(lambda: pyogrio.write_dataframe(frame, Path(tmp) / "plain.gpkg", layer="sites"))
+        # GDAL's first write pays for loading the driver: warm it up, then take the best of three.
+        pyogrio.write_dataframe(frame, Path(tmp) / "warm.gpkg", layer="sites")
+        base = min(_time(lambda k=k: pyogrio.write_dataframe(frame, Path(tmp) / f"plain{k}.gpkg", layer="sites"))
+                   for k in range(3))  # fmt: skip
         rows = [("GeoPackage", run(str(Path(tmp) / "permits.gpkg"), frame))]
         if args.pg:
             rows.append(("PostGIS", run(args.pg, frame)))
