@@ -344,7 +344,8 @@ def task_full(args: dict[str, Any]) -> Result:
     result, marks, t0, t1 = _run_full(args["input"], out, args.get("layers"))
 
     substages = sorted(timers.seconds.items(), key=lambda kv: -kv[1])  # before the pass below
-    every = _overlay_every_parcel(args["input"], args["layers"]) if args.get("layers") else None
+    every = (_overlay_every_parcel(args["input"], args["layers"], args.get("baseline", True))
+             if args.get("layers") else None)  # fmt: skip
     counts = {
         col: {str(k): int(v) for k, v in result[col].value_counts(dropna=False).items()}
         for col in ("permit", "jurisdiction", "applicability", "permit_may_be_required")
@@ -361,18 +362,26 @@ def task_full(args: dict[str, Any]) -> Result:
     }
 
 
-def _overlay_every_parcel(input_path: str, manifest: str) -> dict[str, float]:
+def _overlay_every_parcel(input_path: str, manifest: str, baseline: bool) -> dict[str, Any]:
     """Protective-area overlap and distances for *every* parcel, not only the in-Village part.
 
     ``screen`` overlays only the disturbance inside the Village (the article regulates
     nothing outside it), so with parcels spread over 150 km² it overlays a few thousand.
     This times the same calls on all of them, the issue's 100,000 x 10,000 case.
+
+    With ``baseline``, the same areas are then measured the way the issue and
+    ``performance-anchors.md`` §3 describe, in the same process on the same data: dissolve
+    the buffers (and the waters) with ``union_all``, subdivide into pieces of at most 256
+    vertices, and intersect each parcel with the pieces it meets. Its time is the baseline
+    of the ratio, and the largest difference between the two methods' areas is reported.
     """
+    import numpy as np
     import pyogrio
+    import shapely
 
     from esc_gis.crs import to_measuring_crs
     from esc_gis.layers import load_layers
-    from esc_gis.measure import nearest_distance
+    from esc_gis.measure import PolygonIndex, nearest_distance
     from esc_gis.profile import load_profile
     from esc_gis.waters import protective_areas
 
@@ -386,8 +395,31 @@ def _overlay_every_parcel(input_path: str, manifest: str) -> dict[str, float]:
     t2 = time.perf_counter()
     nearest_distance(geoms, pa.nearest)
     t3 = time.perf_counter()
-    return {"build_s": t1 - t0, "overlap_s": t2 - t1, "nearest_s": t3 - t2, "parcels": len(geoms),
-            "in_strip": int((ov.strip_area > 0).sum()), "in_water": int((ov.water_area > 0).sum())}  # fmt: skip
+    out: dict[str, Any] = {
+        "build_s": t1 - t0, "overlap_s": t2 - t1, "nearest_s": t3 - t2, "parcels": len(geoms),
+        "in_strip": int((ov.strip_area > 0).sum()), "in_water": int((ov.water_area > 0).sum()),
+    }  # fmt: skip
+    if baseline:
+        # The buffers and waters as built above (pieces of one feature add up to it).
+        t4 = time.perf_counter()
+        dissolved = [shapely.union_all(pa.buffers.pieces)]
+        if pa.water_polygons is not None:
+            dissolved.append(shapely.union_all(pa.water_polygons.pieces))
+        t5 = time.perf_counter()
+        indexes = [PolygonIndex([d]) for d in dissolved]
+        t6 = time.perf_counter()
+        areas = [ix.overlap_area(geoms) for ix in indexes]
+        t7 = time.perf_counter()
+        water = areas[1] if len(areas) > 1 else np.zeros(len(geoms))
+        strip = areas[0] - water
+        strip[strip <= 1e-9 * shapely.area(geoms)] = 0.0
+        out["baseline"] = {
+            "seconds": t7 - t4, "union_s": t5 - t4, "subdivide_s": t6 - t5, "overlap_s": t7 - t6,
+            "pieces": int(sum(len(ix.pieces) for ix in indexes)),
+            "max_abs_diff_strip": float(np.abs(strip - ov.strip_area).max()),
+            "max_abs_diff_water": float(np.abs(water - ov.water_area).max()),
+        }  # fmt: skip
+    return out
 
 
 def task_cprofile(args: dict[str, Any]) -> Result:
@@ -559,6 +591,16 @@ def report(fig: dict[str, Any]) -> str:
                      f"{ev['nearest_s']:.1f} s"),
                 _row("  parcels in a strip / in water", f"{ev['in_strip']:,} / {ev['in_water']:,}"),
             ]  # fmt: skip
+            bl = ev.get("baseline")
+            if bl:
+                lines += [
+                    _row("baseline: dissolve + subdivide + intersect", f"{bl['seconds']:.2f} s"),
+                    _row("  union / subdivide / overlap", f"{bl['union_s']:.1f} / {bl['subdivide_s']:.1f} / "
+                         f"{bl['overlap_s']:.1f} s ({bl['pieces']:,} pieces)"),
+                    _row("  ratio baseline / ours (build + overlap)", f"{bl['seconds'] / total:.1f}x"),
+                    _row("  largest area difference, strip / water",
+                         f"{bl['max_abs_diff_strip']:.2g} / {bl['max_abs_diff_water']:.2g} ft²"),
+                ]  # fmt: skip
     if cli:
         lines += [
             _row("cli: esc-gis screen (subprocess)" + best_of, f"{cli['seconds']:.2f} s"),
@@ -621,6 +663,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--waters", type=int, default=0, metavar="N",
                    help="screen against N synthetic waters (streams, wetlands, ponds) instead of the "
                         "Village's real lake, e.g. 10000")  # fmt: skip
+    p.add_argument("--no-baseline", action="store_true",
+                   help="with --waters, skip the dissolve + subdivide baseline of the every-parcel overlay")
     p.add_argument("--cprofile", type=int, default=0, metavar="K",
                    help="also profile one full run and list the top K functions")  # fmt: skip
     args = p.parse_args(argv)
@@ -681,7 +725,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             fulls.append(
                 run_worker(
-                    "full", {"input": str(files["input"]), "out": str(files["full"]), "layers": layers}, out_dir
+                    "full", {"input": str(files["input"]), "out": str(files["full"]), "layers": layers,
+                             "baseline": not args.no_baseline}, out_dir
                 )
             )
             if exe:
