@@ -10,6 +10,7 @@ import json
 import math
 
 import geopandas as gpd
+import numpy as np
 import pyogrio
 import pytest
 import shapely
@@ -19,7 +20,7 @@ from esc_gis import load_layers, load_profile, screen
 from esc_gis.cli.main import cli
 from esc_gis.errors import LayerSetError, ValidationError
 from esc_gis.protective import protective_layer
-from esc_gis.waters import buffer_widths_ft, governing_parts
+from esc_gis.waters import buffer_widths_ft, governing_parts, protective_areas
 
 from .conftest import CRS, X0, Y0, K, L, box, sites, write_layer_set
 
@@ -209,3 +210,31 @@ def test_protective_command(tmp_path):
     r = CliRunner().invoke(cli, ["protective", str(src), "-o", str(tmp_path / "b.gpkg"), "--class-field", "CODE"])
     assert r.exit_code == 1 and "'L' is not a water class" in r.output and "Traceback" not in r.output
     assert all(f"row {k}" in r.output for k in (1, 2, 3))  # every bad row at once
+
+
+def test_overlap_matches_a_dissolved_reference_with_mixed_overlapping_waters():
+    # Lakes, wetlands, streams with and without a channel width, all crossing one another,
+    # and parcels over them: the strip and water areas must equal those measured against
+    # the dissolved buffers and waters, and every buffer named must meet the dry part.
+    rng = np.random.default_rng(7)
+    origin = np.array([X0, Y0])
+    ponds = shapely.buffer(shapely.points(origin + rng.uniform(0, 1000, (25, 2))), rng.uniform(20, 80, 25))
+    walks = origin + rng.uniform(0, 1000, (20, 1, 2)) + np.cumsum(rng.uniform(-60, 60, (20, 6, 2)), axis=1)
+    streams = shapely.linestrings(walks)
+    classes = (["lake"] * 10 + ["wetland_highly_susceptible"] * 8 + ["wetland_less_susceptible"] * 7
+               + ["perennial_stream"] * 12 + ["concentrated_flow_channel"] * 8)  # fmt: skip
+    w = gpd.GeoDataFrame({"water_class": classes, "channel_width_ft": [np.nan] * 31 + [20.0] * 6 + [np.nan] * 8},
+                         geometry=np.r_[ponds, streams], crs=CRS)  # fmt: skip
+    lo = origin + rng.uniform(-50, 1000, (3000, 2))
+    parcels = shapely.box(*lo.T, *(lo + rng.uniform(10, 60, (3000, 2))).T)
+    pa = protective_areas(w, PROFILE, w.crs)
+    ov = pa.overlap(parcels)
+
+    water_all = shapely.union_all(pa.water_polygons.pieces)
+    strip_all = shapely.difference(shapely.union_all(pa.buffers.pieces), water_all)
+    np.testing.assert_allclose(ov.water_area, shapely.area(shapely.intersection(parcels, water_all)), atol=1e-6)
+    np.testing.assert_allclose(ov.strip_area, shapely.area(shapely.intersection(parcels, strip_all)), atol=1e-6)
+    assert (ov.strip_area > 0).sum() > 300 and (ov.water_area > 0).sum() > 100
+    own = {int(k): shapely.union_all(pa.buffers.pieces[pa.buffers.source == k]) for k in np.unique(ov.sources)}
+    dry = shapely.difference(parcels[ov.rows], water_all)
+    assert shapely.intersects(dry, np.array([own[int(k)] for k in ov.sources])).all()
