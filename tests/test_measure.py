@@ -85,6 +85,42 @@ def test_parallel_keeps_order(monkeypatch):
     np.testing.assert_allclose(parallel(shapely.distance, a, b), np.hypot(np.arange(10_000), np.arange(10_000)), rtol=1e-15)
 
 
+def test_parallel_never_splits_a_group(monkeypatch):
+    # Prepared geometries must not reach two threads at once (GEOS builds their indexes
+    # lazily): with ``groups``, chunks are cut only where the key changes.
+    monkeypatch.setattr(overlay, "THREADS", 2)
+    monkeypatch.setattr(overlay, "_CHUNK", 100)
+    groups = np.repeat(np.arange(40), np.arange(40) * 7 % 23 + 1)  # ragged runs, sorted
+    seen: list[np.ndarray] = []
+
+    def record(g: np.ndarray) -> np.ndarray:
+        seen.append(g.copy())
+        return g * 2
+
+    out = parallel(record, groups, groups=groups)
+    np.testing.assert_array_equal(out, groups * 2)
+    assert len(seen) > 1
+    assert sum(len(c) for c in seen) == len(groups)
+    firsts = [set(c.tolist()) for c in seen]
+    assert all(a.isdisjoint(b) for i, a in enumerate(firsts) for b in firsts[i + 1 :])
+
+
+def test_pairs_match_a_brute_force_test_in_threads(monkeypatch):
+    rng = np.random.default_rng(5)
+    polys = shapely.buffer(shapely.points(rng.uniform(0, 100, (40, 2))), rng.uniform(2, 12, 40))
+    lo = rng.uniform(0, 100, (6000, 2))
+    sites = shapely.box(*lo.T, *(lo + rng.uniform(0.5, 4, (6000, 2))).T)
+    monkeypatch.setattr(overlay, "THREADS", 2)
+    monkeypatch.setattr(overlay, "_CHUNK", 128)
+    idx = PolygonIndex(polys)
+    left, right = idx.pairs(sites)
+    hit = shapely.intersects(sites[:, None], idx.pieces[None, :])
+    expected_left, expected_right = np.nonzero(hit)
+    np.testing.assert_array_equal(left, expected_left)
+    np.testing.assert_array_equal(right, expected_right)
+    assert len(left) > 1000
+
+
 def test_chunk_lines_covers_the_line_exactly():
     line = shapely.LineString(np.c_[np.arange(1000.0), np.sin(np.arange(1000.0))])
     multi = shapely.MultiLineString([[(0, 0), (1, 1)], [(5, 5), (6, 6), (7, 7)]])

@@ -26,13 +26,14 @@ from __future__ import annotations
 __all__ = ["Overlap", "ProtectiveAreas", "buffer_widths_ft", "governing_parts", "protective_areas"]
 
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 import geopandas as gpd
 import numpy as np
 import shapely
 
-from esc_gis.measure import PolygonIndex, area_sqft, chunk_lines
+from esc_gis.measure import PolygonIndex, area_sqft, chunk_lines, parallel
 from esc_gis.units import ft_to_crs_units
 
 if TYPE_CHECKING:
@@ -116,8 +117,10 @@ def _shapes(waters: gpd.GeoDataFrame, profile: Profile, crs: CRS) -> _Shapes:
     # the mapped stream does.
     water = geoms.copy()
     if channel.any():
-        water[channel] = shapely.buffer(geoms[channel], half[channel], quad_segs=_QUAD_SEGS, cap_style="flat")
-    buffers = shapely.buffer(geoms, half + widths_ft * ft, quad_segs=_QUAD_SEGS)
+        water[channel] = parallel(partial(shapely.buffer, quad_segs=_QUAD_SEGS, cap_style="flat"),
+                                  geoms[channel], half[channel])  # fmt: skip
+    # Buffering is most of the build: on threads, as GEOS releases the GIL.
+    buffers = parallel(partial(shapely.buffer, quad_segs=_QUAD_SEGS), geoms, half + widths_ft * ft)
     return _Shapes(widths_ft, water, buffers, ~areal & ~channel, areal | channel)
 
 

@@ -113,12 +113,18 @@ class PolygonIndex:
     def pairs(self, geoms: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """Return (input index, piece index) of every intersecting pair, sorted by input.
 
-        The inputs are indexed and the pieces are the queries: each piece is prepared once
-        (in ``__init__``) and tested against every input near it, instead of every input
-        being prepared for a handful of tests.
+        Candidates come from the pieces' index (the inputs are the queries: a bounding-box
+        query of small inputs against the few pieces costs next to nothing); each candidate is
+        then tested with its piece, prepared once in ``__init__``, on :data:`THREADS`
+        threads. An STRtree query with a predicate tests on one thread only, and the tests
+        are most of the cost.
         """
         geoms = np.asarray(geoms, dtype=object)
-        right, left = shapely.STRtree(geoms).query(self.pieces, predicate="intersects")
+        left, right = self.tree.query(geoms)
+        by_piece = np.argsort(right, kind="stable")  # one prepared piece per thread (see parallel)
+        left, right = left[by_piece], right[by_piece]
+        hit = parallel(shapely.intersects, self.pieces[right], geoms[left], groups=right)
+        left, right = left[hit], right[hit]
         order = np.lexsort((right, left))
         return left[order], right[order]
 
@@ -143,7 +149,10 @@ class PolygonIndex:
         # Wholly inside one piece: nothing is left, and no overlay is needed (a prepared
         # containment test costs a fraction of an overlay, and overlays are the cost here).
         within = np.zeros(len(geoms), bool)
-        within[left[shapely.contains_properly(self.pieces[right], geoms[left])]] = True
+        by_piece = np.argsort(right, kind="stable")
+        inside = parallel(shapely.contains_properly, self.pieces[right[by_piece]], geoms[left[by_piece]],
+                          groups=right[by_piece])  # fmt: skip
+        within[left[by_piece][inside]] = True
         rest[within] = shapely.Polygon()
         starts = np.flatnonzero(np.r_[True, left[1:] != left[:-1]]) if len(left) else np.empty(0, int)
         rank = np.arange(len(left)) - np.repeat(starts, np.diff(np.r_[starts, len(left)]))
@@ -250,8 +259,20 @@ THREADS = max(1, min(4, os.cpu_count() or 1))
 _CHUNK = 4096
 
 
-def parallel(fn: Callable[..., np.ndarray], *arrays: np.ndarray) -> np.ndarray:
+def parallel(fn: Callable[..., np.ndarray], *arrays: np.ndarray, groups: np.ndarray | None = None) -> np.ndarray:
     """Apply a vectorised shapely function to aligned arrays, in chunks, on :data:`THREADS` threads.
+
+    Parameters
+    ----------
+    fn : callable
+        A vectorised shapely function (it releases the GIL inside GEOS).
+    *arrays : numpy.ndarray
+        Aligned arguments of ``fn``.
+    groups : numpy.ndarray of int, optional
+        Sorted keys (e.g. the index of a prepared geometry in ``arrays[0]``): chunks are
+        cut only where the key changes. Pass it whenever an argument holds *prepared*
+        geometries: GEOS builds a prepared geometry's indexes lazily, on its first
+        predicate, and two threads doing that to the same geometry crash the process.
 
     Examples
     --------
@@ -263,9 +284,12 @@ def parallel(fn: Callable[..., np.ndarray], *arrays: np.ndarray) -> np.ndarray:
     n = len(arrays[0])
     if THREADS == 1 or n <= _CHUNK:
         return fn(*arrays)
-    bounds = range(0, n, max(_CHUNK, -(-n // (THREADS * 4))))
+    cuts = np.arange(0, n, _step(n))
+    if groups is not None:
+        cuts = np.unique(np.searchsorted(groups, groups[cuts]))  # back to the start of each key
+    ends = np.r_[cuts[1:], n]
     with ThreadPoolExecutor(max_workers=THREADS) as pool:
-        parts = list(pool.map(lambda i: fn(*(a[i : i + _step(n)] for a in arrays)), bounds))
+        parts = list(pool.map(lambda i, j: fn(*(a[i:j] for a in arrays)), cuts, ends))
     return np.concatenate(parts)
 
 
