@@ -33,7 +33,7 @@ import geopandas as gpd
 import numpy as np
 import shapely
 
-from esc_gis.measure import PolygonIndex, area_sqft, chunk_lines, parallel
+from esc_gis.measure import PolygonIndex, area_sqft, chunk_lines, parallel, unique_pairs
 from esc_gis.units import ft_to_crs_units
 
 if TYPE_CHECKING:
@@ -204,8 +204,8 @@ class ProtectiveAreas:
         noise = 1e-9 * area
         strip[strip <= noise] = 0.0
         water[water <= noise] = 0.0
-        pairs = np.unique(np.stack([left, self.buffers.source[right]], axis=1), axis=0)
-        return Overlap(strip, water, pairs[:, 0], pairs[:, 1])
+        rows, sources = unique_pairs(left, self.buffers.source[right])
+        return Overlap(strip, water, rows, sources)
 
 
 def protective_areas(waters: gpd.GeoDataFrame, profile: Profile, crs: CRS) -> ProtectiveAreas:

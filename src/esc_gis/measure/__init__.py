@@ -8,6 +8,7 @@ from esc_gis.measure.overlay import (
     nearest_distance,
     parallel,
     subdivide,
+    unique_pairs,
 )
 
 __all__ = [
@@ -19,4 +20,5 @@ __all__ = [
     "parallel",
     "subdivide",
     "union_by_group",
+    "unique_pairs",
 ]

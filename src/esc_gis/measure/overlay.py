@@ -9,7 +9,9 @@ takes minutes instead of seconds. Pieces never overlap, so areas add up exactly.
 
 from __future__ import annotations
 
-__all__ = ["PolygonIndex", "chunk_lines", "clip_to_region", "nearest_distance", "parallel", "subdivide"]
+__all__ = [
+    "PolygonIndex", "chunk_lines", "clip_to_region", "nearest_distance", "parallel", "subdivide", "unique_pairs",
+]  # fmt: skip
 
 import os
 from collections.abc import Callable
@@ -178,8 +180,26 @@ class PolygonIndex:
         """Return unique (input index, source feature index) pairs that intersect with area."""
         geoms = np.asarray(geoms, dtype=object)
         left, right = self.pairs(geoms)
-        pairs = np.unique(np.stack([left, self.source[right]], axis=1), axis=0)
-        return pairs[:, 0], pairs[:, 1]
+        return unique_pairs(left, self.source[right])
+
+
+def unique_pairs(left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return the unique (left, right) pairs of non-negative ints, sorted by left then right.
+
+    One 1-D ``np.unique`` of a combined key: ``np.unique(..., axis=0)`` on the stacked
+    pairs sorts rows as structured records, several times slower for 200,000 pairs.
+
+    Examples
+    --------
+    >>> [a.tolist() for a in unique_pairs(np.array([2, 0, 2, 0]), np.array([1, 5, 1, 3]))]
+    [[0, 0, 2], [3, 5, 1]]
+    """
+    left, right = np.asarray(left, dtype=np.int64), np.asarray(right, dtype=np.int64)
+    if len(left) == 0:
+        return left, right
+    width = int(right.max()) + 1
+    key = np.unique(left * width + right)
+    return key // width, key % width
 
 
 def clip_to_region(
