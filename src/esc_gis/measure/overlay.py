@@ -115,18 +115,9 @@ class PolygonIndex:
     def pairs(self, geoms: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """Return (input index, piece index) of every intersecting pair, sorted by input.
 
-        Candidates come from the pieces' index (the inputs are the queries: a bounding-box
-        query of small inputs against the few pieces costs next to nothing); each candidate is
-        then tested with its piece, prepared once in ``__init__``, on :data:`THREADS`
-        threads. An STRtree query with a predicate tests on one thread only, and the tests
-        are most of the cost.
+        The pieces are prepared once, in ``__init__``; see :func:`_intersecting`.
         """
-        geoms = np.asarray(geoms, dtype=object)
-        left, right = self.tree.query(geoms)
-        by_piece = np.argsort(right, kind="stable")  # one prepared piece per thread (see parallel)
-        left, right = left[by_piece], right[by_piece]
-        hit = parallel(shapely.intersects, self.pieces[right], geoms[left], groups=right)
-        left, right = left[hit], right[hit]
+        left, right = _intersecting(self.tree, np.asarray(geoms, dtype=object))
         order = np.lexsort((right, left))
         return left[order], right[order]
 
@@ -250,10 +241,8 @@ def nearest_distance(geoms: npt.ArrayLike, tree: shapely.STRtree) -> tuple[np.nd
     geoms = np.asarray(geoms, dtype=object)
     distance = np.full(len(geoms), np.nan)
     nearest = np.full(len(geoms), -1)
-    # Indexed inputs queried with the (few, prepared) water pieces, as PolygonIndex.pairs.
-    items = tree.geometries
-    shapely.prepare(items)
-    right, left = shapely.STRtree(geoms).query(items, predicate="intersects")
+    shapely.prepare(tree.geometries)
+    left, right = _intersecting(tree, geoms)
     distance[left] = 0.0
     nearest[left] = right
     rest = np.flatnonzero(np.isnan(distance) & ~shapely.is_empty(geoms) & ~shapely.is_missing(geoms))
@@ -262,6 +251,21 @@ def nearest_distance(geoms: npt.ArrayLike, tree: shapely.STRtree) -> tuple[np.nd
         distance[rest] = found[:, 0]
         nearest[rest] = found[:, 1].astype(int)
     return distance, nearest
+
+
+def _intersecting(tree: shapely.STRtree, geoms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return (input index, tree index) of every intersecting pair, sorted by tree index.
+
+    Candidates come from the tree (the inputs are the queries: a bounding-box query costs
+    next to nothing); each is then tested with its tree geometry, which must be prepared,
+    on :data:`THREADS` threads, one tree geometry per thread (see :func:`parallel`). An
+    STRtree query with a predicate tests on one thread only, and the tests are the cost.
+    """
+    left, right = tree.query(geoms)
+    by_item = np.argsort(right, kind="stable")
+    left, right = left[by_item], right[by_item]
+    hit = parallel(shapely.intersects, tree.geometries[right], geoms[left], groups=right)
+    return left[hit], right[hit]
 
 
 def _nearest(tree: shapely.STRtree, geoms: np.ndarray) -> np.ndarray:
