@@ -55,6 +55,31 @@ def test_nearest_distance():
     assert j.tolist() == [0, 0, -1]
 
 
+def test_nearest_distance_rings_match_the_tree_search_near_and_far(monkeypatch):
+    # Lines and ponds over 1,000 x 1,000 (spacing ~100, first ring ~25): sites near them are
+    # settled in the rings; sites 20,000 away are not (rings of 25, 100 and 400) and go to
+    # the tree's own search. Distances must equal a brute-force minimum either way.
+    rng = np.random.default_rng(11)
+    lines = shapely.linestrings(rng.uniform(0, 1000, (60, 1, 2)) + np.cumsum(rng.uniform(-30, 30, (60, 5, 2)), axis=1))
+    ponds = shapely.buffer(shapely.points(rng.uniform(0, 1000, (40, 2))), rng.uniform(3, 20, 40))
+    items = np.r_[lines, ponds]
+    lo = np.r_[rng.uniform(-200, 1200, (3000, 2)), rng.uniform(20_000, 21_000, (5, 2))]
+    sites = shapely.box(*lo.T, *(lo + rng.uniform(1, 15, (len(lo), 2))).T)
+    monkeypatch.setattr(overlay, "THREADS", 2)
+    monkeypatch.setattr(overlay, "_CHUNK", 256)
+    d, j = nearest_distance(sites, shapely.STRtree(items))
+    brute = shapely.distance(sites[:, None], items[None, :])
+    np.testing.assert_array_equal(d, brute.min(axis=1))
+    np.testing.assert_array_equal(brute[np.arange(len(sites)), j], d)  # the index is a nearest one
+    assert (d == 0).sum() > 100 and (d > 400).sum() >= 5
+
+
+def test_nearest_distance_tie_goes_to_the_lowest_index():
+    tree = shapely.STRtree([shapely.Point(10, 0), shapely.Point(-10, 0), shapely.Point(0, 10)])
+    d, j = nearest_distance([shapely.box(-1, -1, 1, 1)], tree)
+    assert d.tolist() == [9.0] and j.tolist() == [0]
+
+
 def test_uncovered_removes_overlapping_polygons_once():
     # Two overlapping 10 x 10 boxes and a far one; a 20 x 4 site across both boxes.
     idx = PolygonIndex([shapely.box(0, 0, 10, 10), shapely.box(5, 0, 15, 10), shapely.box(100, 100, 110, 110)])
