@@ -90,11 +90,16 @@ def test_uncovered_removes_overlapping_polygons_once():
     assert sorted(zip(left.tolist(), right.tolist(), strict=True)) == [(0, 0), (0, 1), (1, 0), (1, 1)]
 
 
+def discs_and_boxes(seed: int, n_discs: int, n_boxes: int, side: tuple[float, float]) -> tuple[np.ndarray, np.ndarray]:
+    """Random discs (radius 2-12) and boxes over 100 x 100: overlapping shapes to test overlays."""
+    rng = np.random.default_rng(seed)
+    discs = shapely.buffer(shapely.points(rng.uniform(0, 100, (n_discs, 2))), rng.uniform(2, 12, n_discs))
+    lo = rng.uniform(0, 100, (n_boxes, 2))
+    return discs, shapely.box(*lo.T, *(lo + rng.uniform(*side, (n_boxes, 2))).T)
+
+
 def test_uncovered_matches_a_union_reference_in_threads(monkeypatch):
-    rng = np.random.default_rng(3)
-    polys = shapely.buffer(shapely.points(rng.uniform(0, 100, (60, 2))), rng.uniform(2, 12, 60))
-    lo = rng.uniform(0, 100, (5000, 2))
-    sites = shapely.box(*lo.T, *(lo + rng.uniform(1, 8, (5000, 2))).T)
+    polys, sites = discs_and_boxes(3, 60, 5000, (1, 8))
     monkeypatch.setattr(overlay, "THREADS", 2)
     monkeypatch.setattr(overlay, "_CHUNK", 256)  # many chunks, so the threads really split the work
     rest, _, _ = PolygonIndex(polys).uncovered(sites)
@@ -131,10 +136,7 @@ def test_parallel_never_splits_a_group(monkeypatch):
 
 
 def test_pairs_match_a_brute_force_test_in_threads(monkeypatch):
-    rng = np.random.default_rng(5)
-    polys = shapely.buffer(shapely.points(rng.uniform(0, 100, (40, 2))), rng.uniform(2, 12, 40))
-    lo = rng.uniform(0, 100, (6000, 2))
-    sites = shapely.box(*lo.T, *(lo + rng.uniform(0.5, 4, (6000, 2))).T)
+    polys, sites = discs_and_boxes(5, 40, 6000, (0.5, 4))
     monkeypatch.setattr(overlay, "THREADS", 2)
     monkeypatch.setattr(overlay, "_CHUNK", 128)
     idx = PolygonIndex(polys)
