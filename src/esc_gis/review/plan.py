@@ -219,23 +219,20 @@ def _decision(m: dict[str, Any], prof: Profile) -> Check:
 
 def _terrain_water_checks(m: dict[str, Any], prof: Profile) -> list[Check]:
     steep = m["steep_disturbed_sqft"]
-    cite = prof.entry("thresholds.steep_slope").cite
     if np.isnan(steep):
-        s = Check("steep", "Disturbance on slopes of 20 % or more", cite, "look", "no DEM covers the site")
+        s_status, s_detail = "look", "no DEM covers the site"
     elif steep > 0:
-        s = Check("steep", "Disturbance on slopes of 20 % or more", cite, "look",
-                  f"{steep:,.0f} sq ft of the disturbance is on slopes of 20 % or more: "
-                  "the plan must minimise it")  # fmt: skip
+        s_status = "look"
+        s_detail = f"{steep:,.0f} sq ft of the disturbance is on slopes of 20 % or more: the plan must minimise it"
     else:
-        s = Check("steep", "Disturbance on slopes of 20 % or more", cite, "pass", "none")
+        s_status, s_detail = "pass", "none"
+    s = Check("steep", "Disturbance on slopes of 20 % or more", prof.entry("thresholds.steep_slope").cite,
+              s_status, s_detail)  # fmt: skip
     prot = m["protective_disturbed_sqft"]
-    p_cite = "§ 540-7B(3)(a)[3]; § 540-7B(3)(c)[1]"
-    if prot > 0:
-        p = Check("protective", "Disturbance in protective areas of waters", p_cite, "look",
-                  f"{prot:,.0f} sq ft of the disturbance is in protective areas: keep the vegetation next to the "
-                  "water wherever possible")  # fmt: skip
-    else:
-        p = Check("protective", "Disturbance in protective areas of waters", p_cite, "pass", "none")
+    p_detail = (f"{prot:,.0f} sq ft of the disturbance is in protective areas: keep the vegetation next to the "
+                "water wherever possible") if prot > 0 else "none"  # fmt: skip
+    p = Check("protective", "Disturbance in protective areas of waters", "§ 540-7B(3)(a)[3]; § 540-7B(3)(c)[1]",
+              "look" if prot > 0 else "pass", p_detail)  # fmt: skip
     return [s, p]
 
 
