@@ -28,7 +28,7 @@ def test_rule_table_numbers():
     assert v["protective_area.wetland_highly_susceptible"] == 75
     assert v["protective_area.concentrated_flow_channel"] == 10
     assert p.entry("protective_area.wetland_less_susceptible").extra == {"min_ft": 10, "max_ft": 30}
-    assert v["deadlines.decision"] == 20 and p.entry("deadlines.decision").section == "540-8C(1)"
+    assert v["deadlines.decision"] == 20 and p.entry("deadlines.decision").section == "§ 540-8C(1)"
     assert v["deadlines.permit_validity"] == 180
     assert v["deadlines.start_notice"] == 48
     assert v["deadlines.rain_trigger"] == 0.5
@@ -68,4 +68,5 @@ def test_rules_command_prints_table_and_json():
 def test_every_part_of_a_multi_section_citation_is_marked():
     prof = load_profile()
     assert prof.entry("deadlines.temporary_stabilization").cite == "§ 540-7A(4)(d); § 540-7B(5)(d)"
-    assert prof.entry("protective_area.lake").cite == "§ 540-5 PROTECTIVE AREA; § 540-20C(4); NR 151.125(1)(c)"
+    # Protective-area widths are NR 151.125's (a technical standard), not Article I's.
+    assert prof.entry("protective_area.lake").cite == "NR 151.125(1)(c); § 540-5 PROTECTIVE AREA; § 540-20C(4)"

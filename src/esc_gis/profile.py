@@ -9,7 +9,7 @@ number never means editing code. The Village's profile ships in the package
 
 from __future__ import annotations
 
-__all__ = ["DEFAULT_PROFILE", "Entry", "Profile", "load_profile"]
+__all__ = ["DEFAULT_PROFILE", "Entry", "Profile", "Trigger", "load_profile"]
 
 import sys
 from dataclasses import dataclass, field
@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from esc_gis.errors import ProfileError
+from esc_gis.findings import CATALOGUE, Finding, FindingTemplate, check_template, quantity_text
 from esc_gis.units import acres_to_sqft
 
 if sys.version_info >= (3, 11):
@@ -41,9 +42,19 @@ REQUIRED = (
 )
 _UNITS = {
     "sqft", "acres", "ft", "pct", "pct_of_average_width", "tons_per_acre_year",
-    "business_days", "days", "hours", "inches",
+    "business_days", "days", "hours", "inches", "cuyd",
 }  # fmt: skip
 _GROUPS = ("thresholds", "protective_area", "design_storms", "deadlines", "policy")
+#: Readings of § 540-4B (jurisdiction) for a site partly inside the boundary.
+PARTIAL_READINGS = ("whole", "inside_only")
+#: What a permit trigger measures, and the site field (or measurement) it reads.
+TRIGGER_KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "disturbed_area": ("plan_disturbed_sqft", ("sqft", "acres")),
+    "fill_volume": ("fill_cuyd", ("cuyd",)),
+    "utility_length": ("utility_ft", ("ft",)),
+    "steep_disturbed_area": ("steep_disturbed_sqft", ("sqft", "acres")),
+    "land_division": ("land_division", ()),
+}
 
 
 @dataclass(frozen=True)
@@ -75,16 +86,47 @@ class Entry:
 
     @property
     def cite(self) -> str:
-        """The section as printed on findings: ``§ 540-4A(1)(a)`` or a policy label."""
-        # Each part of a list gets its own mark: "540-7A(4)(d); 540-7B(5)(d)" cites two
-        # sections of the code; "NR ..." and toolkit policies are not sections of it.
-        parts = [p.strip() for p in self.section.split(";")]
-        return "; ".join(p if p.startswith(("toolkit", "NR ", "§")) else f"§ {p}" for p in parts)
+        """The section as printed on findings, written in the profile with its mark (``§ 540-4A(1)(a)``)."""
+        return self.section
+
+    def text(self) -> str:
+        """The number as the ordinance writes it: ``4,000 sq ft``, ``1 acre``."""
+        return quantity_text(float(self.value or 0), self.unit)
+
+
+@dataclass(frozen=True)
+class Trigger:
+    """One thing that makes a permit required (kind, threshold, unit, section, finding).
+
+    ``kind`` is one of :data:`TRIGGER_KINDS`: the disturbed area over the common plan, cubic
+    yards of fill or excavation (site field ``fill_cuyd``), linear feet of utility or ditch
+    work (``utility_ft``), disturbed area on steep slopes, or a land division (plat or
+    certified survey map, ``land_division``). The permit is required when any trigger is met
+    (value at or over the threshold; for a land division, the flag).
+    """
+
+    name: str
+    kind: str
+    value: float | None
+    unit: str
+    section: str
+    finding: str
+    label: str = ""
+
+    @property
+    def field(self) -> str:
+        """The site field or measurement the trigger compares."""
+        return TRIGGER_KINDS[self.kind][0]
+
+    def threshold(self) -> float:
+        """The threshold in the measurement's unit (square feet for areas)."""
+        v = float(self.value or 0)
+        return acres_to_sqft(v) if self.unit == "acres" else v
 
 
 @dataclass(frozen=True)
 class Profile:
-    """An ordinance profile: named, cited numbers and the measuring CRS.
+    """An ordinance profile: named, cited numbers, the wording of every finding, and the measuring CRS.
 
     Use :func:`load_profile` to make one.
     """
@@ -96,6 +138,17 @@ class Profile:
     entries: dict[str, Entry]
     source: str = ""
     contact: str = ""
+    jurisdiction_name: str = ""
+    authority: str = ""
+    authority_section: str = ""
+    permit_number: str = "{year}-{seq:04d}"
+    standards_permitted: str = ""
+    standards_unpermitted: str = ""
+    partial_jurisdiction: str = "whole"
+    findings: dict[str, FindingTemplate] = field(default_factory=dict)
+    triggers: tuple[Trigger, ...] = ()
+    tables: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _names: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     def entry(self, key: str) -> Entry:
         """Return the entry ``key`` (``group.name``).
@@ -108,7 +161,7 @@ class Profile:
         try:
             return self.entries[key]
         except KeyError:
-            msg = f"Profile {self.source or self.name!r} has no entry {key!r}; add it with its § citation."
+            msg = f"Profile {self.source or self.name!r} has no entry {key!r}; add it with its section."
             raise ProfileError(msg) from None
 
     def area_sqft(self, key: str) -> float:
@@ -136,9 +189,162 @@ class Profile:
         """Return the water classes that have a protective-area width."""
         return [k.split(".", 1)[1] for k in self.entries if k.startswith("protective_area.")]
 
+    def names(self) -> dict[str, str]:
+        """The profile-wide values every finding's message may use.
+
+        ``jurisdiction_name``, ``authority``, ``authority_section``, the standards' codes, and
+        each threshold and deadline as the ordinance writes it (``permit_area`` is
+        ``4,000 sq ft``), with its citation as ``<name>_section``.
+        """
+        if not self._names:
+            self._names.update(_names(self))
+        return self._names
+
+    def template(self, code: str) -> FindingTemplate:
+        """Return the declared finding ``code``.
+
+        Raises
+        ------
+        ProfileError
+            If the profile does not declare it.
+        """
+        try:
+            return self.findings[code]
+        except KeyError:
+            msg = (f"Profile {self.source or self.name!r} declares no finding {code!r}; add [findings.{code}] "
+                   "with its section, basis and message.")  # fmt: skip
+            raise ProfileError(msg) from None
+
+    def finding(self, code: str, **values: Any) -> Finding:
+        """Render the declared finding ``code`` with row ``values``.
+
+        Raises
+        ------
+        ProfileError
+            If the finding is not declared or its message needs a value that is not given.
+
+        Examples
+        --------
+        >>> f = load_profile().finding("outside_jurisdiction")
+        >>> f.section, f.basis
+        ('§ 540-4B', 'ordinance')
+        """
+        return self.template(code).render({**self.names(), **values})
+
+    def standards_for(self, permitted: bool) -> str:
+        """The standards code that applies to a permitted (or non-permitted) site."""
+        return self.standards_permitted if permitted else self.standards_unpermitted
+
+    def format_permit_number(self, year: int, seq: int) -> str:
+        """Number a permit by the profile's pattern (``ESC-{year}-{seq:04d}``)."""
+        return self.permit_number.format(year=year, seq=seq)
+
+
+def _names(p: Profile) -> dict[str, str]:
+    out = {
+        "jurisdiction_name": p.jurisdiction_name or p.name,
+        "authority": p.authority,
+        "authority_section": p.authority_section,
+        "standards_permitted": p.standards_permitted,
+        "standards_unpermitted": p.standards_unpermitted,
+    }
+    for key, e in p.entries.items():
+        group, name = key.split(".", 1)
+        if group in ("thresholds", "deadlines", "policy") and e.value is not None:
+            out[name] = e.text()
+            out[f"{name}_value"] = f"{e.value:g}"
+            out[f"{name}_section"] = e.cite
+    return out
+
 
 def _builtin_path(name: str) -> Path:
     return Path(str(resources.files("esc_gis") / "profiles" / f"{name}.toml"))
+
+
+def _read_toml(path: str | Path | None) -> tuple[Path, dict[str, Any]]:
+    p = Path(path) if path is not None else _builtin_path(DEFAULT_PROFILE)
+    if path is not None and not p.exists() and _builtin_path(str(path)).exists():
+        p = _builtin_path(str(path))
+    try:
+        return p, tomllib.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        msg = f"Ordinance profile {str(p)!r} does not exist. Give the path of a profile TOML file."
+        raise ProfileError(msg) from None
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        msg = f"Ordinance profile {str(p)!r} cannot be read as TOML: {exc}"
+        raise ProfileError(msg) from None
+
+
+def _entries(data: dict[str, Any], problems: list[str]) -> dict[str, Entry]:
+    entries: dict[str, Entry] = {}
+    for group in _GROUPS:
+        for name, raw in (data.get(group) or {}).items():
+            key = f"{group}.{name}"
+            if not isinstance(raw, dict):
+                problems.append(f"[{key}] must be a table with value, unit, section, summary")
+                continue
+            value = raw.get("value")
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+                problems.append(f"[{key}] value {value!r} is not a number")
+            if value is None and "depths" not in raw:
+                problems.append(f"[{key}] has no value")
+            if raw.get("unit") not in _UNITS:
+                problems.append(f"[{key}] unit {raw.get('unit')!r} is not one of {sorted(_UNITS)}")
+            if not str(raw.get("section", "")).strip():
+                problems.append(f"[{key}] has no section: every number needs its citation")
+            extra = {k: v for k, v in raw.items() if k not in ("value", "unit", "section", "summary")}
+            entries[key] = Entry(
+                key, value, str(raw.get("unit")), str(raw.get("section", "")), str(raw.get("summary", "")), extra
+            )
+    return entries
+
+
+def _findings(data: dict[str, Any], problems: list[str]) -> dict[str, FindingTemplate]:
+    out: dict[str, FindingTemplate] = {}
+    for code, raw in (data.get("findings") or {}).items():
+        if not isinstance(raw, dict) or not isinstance(raw.get("message"), str):
+            problems.append(f"[findings.{code}] must be a table with section, basis and a message string")
+            continue
+        out[code] = FindingTemplate(
+            code, str(raw.get("section", "")), str(raw.get("basis", "")), raw["message"], str(raw.get("title", ""))
+        )
+    return out
+
+
+def _triggers(data: dict[str, Any], entries: dict[str, Entry], findings: dict[str, FindingTemplate],
+              problems: list[str]) -> tuple[Trigger, ...]:  # fmt: skip
+    out = []
+    for name, raw in (data.get("permit_triggers") or {}).items():
+        where = f"[permit_triggers.{name}]"
+        if not isinstance(raw, dict):
+            problems.append(f"{where} must be a table with kind, value, unit, section, finding")
+            continue
+        if "threshold" in raw:  # value, unit and section from a numbered entry
+            e = entries.get(str(raw["threshold"]))
+            if e is None:
+                problems.append(f"{where} threshold {raw['threshold']!r} is not an entry of this profile")
+                continue
+            raw = {"value": e.value, "unit": e.unit, "section": e.section, **raw}
+        kind = raw.get("kind")
+        if kind not in TRIGGER_KINDS:
+            problems.append(f"{where} kind {kind!r} is not one of {', '.join(TRIGGER_KINDS)}")
+            continue
+        units = TRIGGER_KINDS[kind][1]
+        value = raw.get("value")
+        if units and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            problems.append(f"{where} needs a numeric value")
+        if units and raw.get("unit") not in units:
+            problems.append(f"{where} unit {raw.get('unit')!r} is not one of {', '.join(units)} for {kind}")
+        if not str(raw.get("section", "")).strip():
+            problems.append(f"{where} has no section")
+        code = str(raw.get("finding", ""))
+        if code not in findings:
+            problems.append(f"{where} finding {code!r} is not declared under [findings]")
+        out.append(Trigger(name, kind, value, str(raw.get("unit", "")), str(raw.get("section", "")), code,
+                           str(raw.get("label", name))))  # fmt: skip
+    if not out:
+        problems.append("[permit_triggers] declares no trigger: name at least the disturbed area")
+    return tuple(out)
 
 
 def load_profile(path: str | Path | None = None) -> Profile:
@@ -157,61 +363,57 @@ def load_profile(path: str | Path | None = None) -> Profile:
     Raises
     ------
     ProfileError
-        If the file is missing, is not TOML, or an entry lacks a value, unit or section.
+        If the file is missing, is not TOML, an entry lacks a value, unit or section, a
+        finding lacks its section, basis or a usable message, or a trigger is malformed.
         Every problem is listed at once.
 
     Examples
     --------
     >>> p = load_profile()
     >>> p.entry("thresholds.permit_area").value, p.entry("thresholds.permit_area").section
-    (4000, '540-4A(1)(a)')
+    (4000, '§ 540-4A(1)(a)')
     """
-    p = Path(path) if path is not None else _builtin_path(DEFAULT_PROFILE)
-    if path is not None and not p.exists() and _builtin_path(str(path)).exists():
-        p = _builtin_path(str(path))
-    try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        msg = f"Ordinance profile {str(p)!r} does not exist. Give the path of a profile TOML file."
-        raise ProfileError(msg) from None
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        msg = f"Ordinance profile {str(p)!r} cannot be read as TOML: {exc}"
-        raise ProfileError(msg) from None
-
+    p, data = _read_toml(path)
     problems: list[str] = []
     head = data.get("profile", {})
     for k in ("name", "measure_crs"):
         if not isinstance(head.get(k), str):
             problems.append(f"[profile] needs a string {k!r}")
-    entries: dict[str, Entry] = {}
-    for group in _GROUPS:
-        for name, raw in (data.get(group) or {}).items():
-            key = f"{group}.{name}"
-            if not isinstance(raw, dict):
-                problems.append(f"[{key}] must be a table with value, unit, section, summary")
-                continue
-            value = raw.get("value")
-            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
-                problems.append(f"[{key}] value {value!r} is not a number")
-            if value is None and "depths" not in raw:
-                problems.append(f"[{key}] has no value")
-            if raw.get("unit") not in _UNITS:
-                problems.append(f"[{key}] unit {raw.get('unit')!r} is not one of {sorted(_UNITS)}")
-            if not str(raw.get("section", "")).strip():
-                problems.append(f"[{key}] has no section: every number needs its citation")
-            extra = {k: v for k, v in raw.items() if k not in ("value", "unit", "section", "summary")}
-            entries[key] = Entry(key, value, str(raw.get("unit")), str(raw.get("section", "")),
-                                 str(raw.get("summary", "")), extra)  # fmt: skip
+    partial = str(head.get("partial_jurisdiction", "whole"))
+    if partial not in PARTIAL_READINGS:
+        problems.append(f"[profile] partial_jurisdiction {partial!r} is not one of {', '.join(PARTIAL_READINGS)}")
+    entries = _entries(data, problems)
     problems += [f"missing entry [{k}]" for k in REQUIRED if k not in entries]
-    if problems:
-        msg = f"Ordinance profile {str(p)!r} has {len(problems)} problem(s):\n  - " + "\n  - ".join(problems)
-        raise ProfileError(msg)
-    return Profile(
-        name=head["name"],
+    findings = _findings(data, problems)
+    triggers = _triggers(data, entries, findings, problems)
+    prof = Profile(
+        name=str(head.get("name", "")),
         ordinance=str(head.get("ordinance", "")),
         adopted=str(head.get("adopted", "")),
-        measure_crs=head["measure_crs"],
+        measure_crs=str(head.get("measure_crs", "")),
         entries=entries,
         source=str(p),
         contact=str(head.get("contact", "")),
+        jurisdiction_name=str(head.get("jurisdiction_name", head.get("name", ""))),
+        authority=str(head.get("authority", "")),
+        authority_section=str(head.get("authority_section", "")),
+        permit_number=str(head.get("permit_number", "{year}-{seq:04d}")),
+        standards_permitted=str(head.get("standards_permitted", "")),
+        standards_unpermitted=str(head.get("standards_unpermitted", "")),
+        partial_jurisdiction=partial,
+        findings=findings,
+        triggers=triggers,
+        tables={k: v for k, v in data.items() if isinstance(v, dict) and k not in _KNOWN_TABLES},
     )
+    names = set(prof.names())
+    for t in findings.values():
+        problems += check_template(t, names)
+    problems += [f"missing finding [findings.{c}]: every finding esc_gis can emit needs its wording"
+                 for c in CATALOGUE if c not in findings]  # fmt: skip
+    if problems:
+        msg = f"Ordinance profile {str(p)!r} has {len(problems)} problem(s):\n  - " + "\n  - ".join(problems)
+        raise ProfileError(msg)
+    return prof
+
+
+_KNOWN_TABLES = {"profile", "findings", "permit_triggers", *_GROUPS}

@@ -1,0 +1,229 @@
+"""Findings: the declared records every output carries, rendered from the profile's templates.
+
+A finding is ``{code, section, basis, message}``. Its section, basis and the wording of its
+message are the profile's (``[findings.<code>]`` in the TOML), never Python's: this module
+only knows which codes exist, which values each may put into its message, and how to fill
+a template in. So a reviewer audits the law's wording in one file, and another
+municipality's profile changes every message without touching code.
+
+The basis says what a finding rests on:
+
+======================  ==================================================================
+``ordinance``           the ordinance's text says so
+``interpretation``      the text is silent or ambiguous and the toolkit picks a reading; the
+                        message says "reading:"
+``policy``              a choice of the toolkit (a near-threshold margin, a review reach)
+``technical_standard``  a technical standard the ordinance points to (NR 151, WDNR)
+======================  ==================================================================
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BASES",
+    "CATALOGUE",
+    "Finding",
+    "FindingTemplate",
+    "findings_json",
+    "findings_text",
+    "quantity_text",
+]
+
+import json
+import string
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from esc_gis.errors import ProfileError
+
+#: What a finding may rest on.
+BASES = ("ordinance", "interpretation", "policy", "technical_standard")
+
+#: Marker an interpretation's message must carry, so no reading is taken for the text.
+READING_MARK = "reading:"
+
+# Every finding code the toolkit can emit, with the row values its message may use (besides
+# the profile-wide names of :meth:`esc_gis.profile.Profile.names`). Wording lives in the profile.
+_AREA = ("plan_sqft", "plan_acres")
+SCREENING: dict[str, tuple[str, ...]] = {
+    "jurisdiction_inside": (),
+    "jurisdiction_partial": ("disturbed_sqft", "inside_sqft", "outside_sqft"),
+    "jurisdiction_partial_inside_only": ("disturbed_sqft", "inside_sqft", "outside_sqft"),
+    "outside_jurisdiction": (),
+    "state_agency": (),
+    "agricultural_activity_exempt": (),
+    "agricultural_production_not_exempt": (),
+    "agricultural_area_not_counted": ("plan_id", "excluded_sqft"),
+    "silviculture_exempt": (),
+    "disturbed_area": ("disturbed_sqft", "disturbed_acres"),
+    "overlaps_counted_once": ("disturbed_sqft", "parts_sqft"),
+    "common_plan": ("plan_id", "plan_sites", "plan_sites_s", *_AREA),
+    "permit_required": _AREA,
+    "permit_required_by_trigger": ("trigger", "measured", "threshold"),
+    "permit_not_required": _AREA,
+    "npdes_exempt_under_1_acre": _AREA,
+    "npdes_exemption_not_applicable": _AREA,
+    "near_threshold": ("threshold", "margin_pct", *_AREA),
+    "sediment_standard": _AREA,
+    "less_stringent_possible": _AREA,
+    "protective_area": ("protective_sqft", "waters"),
+    "protective_area_if_permit": ("protective_sqft", "waters"),
+    "protective_area_from_centreline": (),
+    "protective_channel_class_unverified": ("waters",),
+    "in_water": ("in_water_sqft",),
+    "in_water_unpermitted": ("in_water_sqft",),
+    "nearest_water": ("water", "distance_ft"),
+    "nearest_water_unpermitted": ("water", "distance_ft"),
+    "no_waters_layer": (),
+    "targeted_area": ("areas",),
+    "no_targeted_layer": (),
+    "permit_may_be_required": ("reasons",),
+    "steep_not_measured": (),
+    "steep_slopes": ("steep_sqft", "steep_share"),
+    "steep_slopes_if_permit": ("steep_sqft", "steep_share"),
+    "no_steep_slopes": (),
+    "dem_not_covering": ("uncovered_sqft", "uncovered_share"),
+    "geometry_repaired": (),
+    "disturbed_outside_site": ("outside_sqft",),
+    "no_disturbed_limits": (),
+}
+#: Reasons listed inside ``permit_may_be_required`` (§ 540-4A(1)(c)); each a template too.
+MAY_REQUIRE: dict[str, tuple[str, ...]] = {
+    "reason_protective_area": (),
+    "reason_in_water": (),
+    "reason_targeted_area": ("areas",),
+}
+#: code -> row values, over every part of the toolkit that emits findings.
+CATALOGUE: dict[str, tuple[str, ...]] = {**SCREENING, **MAY_REQUIRE}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One finding: what, where in the law (or policy) it rests, on what basis, and its message."""
+
+    code: str
+    section: str
+    basis: str
+    message: str
+
+    def to_dict(self) -> dict[str, str]:
+        """Return ``{code, section, basis, message}``."""
+        return asdict(self)
+
+    def text(self) -> str:
+        """One readable line: ``section (basis): message``."""
+        return f"{self.section} ({self.basis.replace('_', ' ')}): {self.message}"
+
+
+@dataclass(frozen=True)
+class FindingTemplate:
+    """A finding as the profile declares it: code, section, basis and a message template.
+
+    The message is a :meth:`str.format` template: ``{plan_sqft:,.1f}`` takes a row value,
+    ``{permit_area}`` a profile-wide name (see :meth:`esc_gis.profile.Profile.names`).
+    """
+
+    code: str
+    section: str
+    basis: str
+    message: str
+    title: str = ""
+
+    def fields(self) -> set[str]:
+        """Return the names the message uses."""
+        return {f.split(".")[0].split("[")[0] for _, f, _, _ in string.Formatter().parse(self.message) if f}
+
+    def render(self, values: Mapping[str, Any]) -> Finding:
+        """Fill the template in.
+
+        Raises
+        ------
+        ProfileError
+            If the message names a value that is not given.
+        """
+        try:
+            message = self.message.format_map(values)
+        except (KeyError, IndexError, ValueError) as exc:
+            msg = f"Profile finding {self.code!r}: its message cannot be filled in ({exc!r}); check its placeholders."
+            raise ProfileError(msg) from None
+        return Finding(self.code, self.section, self.basis, message)
+
+    def json_head(self) -> str:
+        """The finding's JSON up to its message (shared by every row it is rendered for)."""
+        return (
+            f'{{"code": {json.dumps(self.code)}, "section": {json.dumps(self.section, ensure_ascii=False)}, '
+            f'"basis": {json.dumps(self.basis)}, "message": '
+        )
+
+
+def check_template(t: FindingTemplate, names: Iterable[str]) -> list[str]:
+    """Return the problems of one declared finding (empty when it is usable)."""
+    problems = []
+    where = f"[findings.{t.code}]"
+    if t.code not in CATALOGUE:
+        problems.append(f"{where} is not a finding esc_gis emits; known codes: {', '.join(sorted(CATALOGUE))}")
+        return problems
+    if t.basis not in BASES:
+        problems.append(f"{where} basis {t.basis!r} is not one of {', '.join(BASES)}")
+    if not t.section.strip():
+        problems.append(f"{where} has no section: every finding says what it rests on")
+    if t.basis == "interpretation" and READING_MARK not in t.message.lower():
+        problems.append(f"{where} is an interpretation: its message must say {READING_MARK!r}")
+    try:
+        unknown = t.fields() - set(CATALOGUE[t.code]) - set(names)
+    except ValueError as exc:
+        return [*problems, f"{where} message is not a valid template: {exc}"]
+    if unknown:
+        allowed = ", ".join(sorted(CATALOGUE[t.code])) or "none"
+        problems.append(f"{where} message uses {', '.join(sorted(unknown))}; its own values are: {allowed} "
+                        "(plus the profile-wide names)")  # fmt: skip
+    return problems
+
+
+def findings_json(findings: Iterable[Finding]) -> str:
+    """Encode findings as the JSON list of the ``findings`` column."""
+    return json.dumps([f.to_dict() for f in findings], ensure_ascii=False)
+
+
+def findings_text(findings_column: str | None) -> str:
+    """Turn a ``findings`` JSON list into readable lines, one per finding (the CSV's ``findings_text``).
+
+    Examples
+    --------
+    >>> findings_text('[{"code": "x", "section": "s 1", "basis": "policy", "message": "Hello."}]')
+    's 1 (policy): Hello.'
+    """
+    if not findings_column:
+        return ""
+    items = json.loads(findings_column)
+    return "\n".join(Finding(i["code"], i["section"], i.get("basis", ""), i["message"]).text() for i in items)
+
+
+_UNIT_TEXT = {
+    "sqft": ("sq ft", "sq ft"),
+    "acres": ("acre", "acres"),
+    "ft": ("ft", "ft"),
+    "pct": ("%", "%"),
+    "days": ("day", "days"),
+    "business_days": ("business day", "business days"),
+    "hours": ("hour", "hours"),
+    "inches": ("inch", "inches"),
+    "tons_per_acre_year": ("ton per acre per year", "tons per acre per year"),
+    "cuyd": ("cubic yard", "cubic yards"),
+    "pct_of_average_width": ("% of the average width", "% of the average width"),
+}
+
+
+def quantity_text(value: float, unit: str) -> str:
+    """Write a profile number the way the ordinance does: ``4,000 sq ft``, ``1 acre``, ``20 %``.
+
+    Examples
+    --------
+    >>> quantity_text(4000, "sqft"), quantity_text(1, "acres"), quantity_text(0.5, "inches")
+    ('4,000 sq ft', '1 acre', '0.5 inch')
+    """
+    one, many = _UNIT_TEXT.get(unit, (unit, unit))
+    # The ordinance writes "one acre", "0.5 inch": singular at one and below.
+    word = one if abs(value) <= 1 else many
+    return f"{value:,g} {word}"
