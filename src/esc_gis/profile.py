@@ -250,7 +250,7 @@ def _names(p: Profile) -> dict[str, str]:
     }
     for key, e in p.entries.items():
         group, name = key.split(".", 1)
-        if group in ("thresholds", "deadlines", "policy") and e.value is not None:
+        if group in ("thresholds", "deadlines", "policy") and isinstance(e.value, (int, float)):
             out[name] = e.text()
             out[f"{name}_value"] = f"{e.value:g}"
             out[f"{name}_section"] = e.cite
