@@ -41,7 +41,8 @@ def test_contract_columns_and_types(layer_set):
         assert isinstance(row[col], float), col
     assert out["permit_may_be_required"].dtype == bool and out["sediment_standard"].dtype == bool
     for f in json.loads(row["findings"]):
-        assert set(f) == {"code", "section", "message"} and f["section"] and f["message"]
+        assert set(f) == {"code", "section", "basis", "message"} and f["section"] and f["message"]
+        assert f["basis"] in ("ordinance", "interpretation", "policy", "technical_standard")
 
 
 @pytest.mark.parametrize("crs", INPUT_CRSS)
@@ -121,20 +122,42 @@ def test_sediment_standard_from_one_acre(layer_set):
 
 
 @pytest.mark.parametrize("crs", INPUT_CRSS)
-def test_partial_site_is_measured_on_the_part_inside(layer_set, crs):
+def test_partial_site_keeps_both_areas_and_is_decided_on_the_whole(layer_set, crs):
     # 200 x 100 ftUS straddling the west edge (x = 0): half inside.
     row = one(layer_set, box(-100, 100, 100, 200), crs)
     assert row["jurisdiction"] == "partial"
     assert row["disturbed_sqft"] == pytest.approx(20_000 * K, rel=1e-6)
     assert row["disturbed_in_village_sqft"] == pytest.approx(10_000 * K, rel=1e-5)
-    assert row["plan_disturbed_sqft"] == row["disturbed_in_village_sqft"]
+    # § 540-4B is silent on a site partly inside: by default the whole disturbance decides.
+    assert row["plan_disturbed_sqft"] == row["disturbed_sqft"]
     assert "jurisdiction_partial" in codes(row) and row["permit"] == "required"
 
 
-def test_partial_site_under_threshold_inside(layer_set):
-    # 6,000 sq ftUS in all, 3,000 inside: the part inside decides.
-    row = one(layer_set, box(-30, 100, 30, 200))
+def test_partial_site_is_a_reading_not_the_text(layer_set):
+    # 10,000 sq ftUS in all, 3,000 inside (issue 13, 2.2): a permit on the whole, as an interpretation.
+    row = one(layer_set, box(-70, 100, 30, 200))
+    assert row["jurisdiction"] == "partial" and row["permit"] == "required"
+    f = {x["code"]: x for x in json.loads(row["findings"])}
+    part = f["jurisdiction_partial"]
+    assert part["basis"] == "interpretation" and part["section"] == "§ 540-4B"
+    assert part["message"].startswith("Reading:") and "county or town" in part["message"]
+    assert "7,000.0" in part["message"] and "3,000.0" in part["message"]  # both figures kept
+    assert "permit_not_required" not in f
+
+
+def test_partial_site_inside_only_reading_is_a_profile_switch(layer_set, tmp_path):
+    from esc_gis.profile import _builtin_path
+
+    text = _builtin_path("winneconne").read_text().replace('partial_jurisdiction = "whole"',
+                                                           'partial_jurisdiction = "inside_only"')
+    (tmp_path / "inside.toml").write_text(text)
+    row = screen(sites([{"site_id": "A", "geometry": box(-70, 100, 30, 200)}]), layers=layer_set,
+                 profile=tmp_path / "inside.toml").iloc[0]  # fmt: skip
     assert row["jurisdiction"] == "partial" and row["permit"] == "not_required"
+    assert row["plan_disturbed_sqft"] == pytest.approx(3_000 * K, rel=1e-5)
+    f = {x["code"]: x for x in json.loads(row["findings"])}
+    assert f["jurisdiction_partial_inside_only"]["basis"] == "interpretation"
+    assert "jurisdiction_partial" not in f
 
 
 @pytest.mark.parametrize("crs", INPUT_CRSS)
@@ -206,14 +229,27 @@ def test_common_plan_adds_up_lots(layer_set, crs):
     assert "common_plan" in codes(out.loc["L1"]) and "common_plan" not in codes(out.loc["L3"])
 
 
-def test_common_plan_counts_overlap_once_and_only_inside(layer_set):
+def test_common_plan_counts_overlap_once_and_the_whole_of_a_partial_site(layer_set):
     gdf = sites([
-        {"site_id": "L1", "plan_id": "P", "geometry": box(-50, 100, 50, 150)},   # 2,500 inside
+        {"site_id": "L1", "plan_id": "P", "geometry": box(-50, 100, 50, 150)},   # 5,000, 2,500 inside
         {"site_id": "L2", "plan_id": "P", "geometry": box(25, 100, 75, 150)},    # overlaps L1 by 1,250
     ])  # fmt: skip
     out = screen(gdf, layers=layer_set)
-    assert out["plan_disturbed_sqft"].iloc[0] == pytest.approx(3_750 * K)
-    assert list(out["permit"]) == ["not_required", "not_required"]
+    assert out["plan_disturbed_sqft"].iloc[0] == pytest.approx(6_250 * K)
+    assert list(out["permit"]) == ["required", "required"]
+
+
+def test_exempt_agricultural_area_never_counts_toward_a_plan(layer_set):
+    gdf = sites([
+        {"site_id": "H", "plan_id": "P", "geometry": square_sqft(100, 100, 3_000)},
+        {"site_id": "F", "plan_id": "P", "activity": "agricultural_activity",
+         "geometry": square_sqft(300, 100, 2_000)},
+    ])  # fmt: skip
+    out = screen(gdf, layers=layer_set).set_index("site_id")
+    assert out.loc["H", "plan_disturbed_sqft"] == pytest.approx(3_000, rel=1e-6)
+    assert out.loc["H", "permit"] == "not_required"
+    assert "agricultural_area_not_counted" in codes(out.loc["H"])
+    assert out.loc["F", "applicability"] == "exempt_agricultural" and out.loc["F", "permit"] == "not_applicable"
 
 
 def test_overlapping_disturbed_limits_are_one_area(layer_set, tmp_path):
@@ -250,7 +286,9 @@ def test_protective_area_and_distance_to_the_lake(layer_set, crs):
     assert row["permit"] == "required"  # 4,000.016 sq ft
     assert not row["permit_may_be_required"]  # § 540-4A(1)(c) is for sites under 4,000 sq ft
     f = {x["code"]: x for x in json.loads(row["findings"])}
-    assert f["protective_area"]["section"].startswith("§ 540-7B(3)(c)[1]")
+    # The widths are NR 151.125's (Article II), not an Article I requirement.
+    assert f["protective_area"]["section"].startswith("NR 151.125")
+    assert f["protective_area"]["basis"] == "technical_standard"
     assert "Test Lake (lake, 50 ft)" in f["protective_area"]["message"]
 
 
@@ -260,7 +298,9 @@ def test_small_site_in_protective_area_may_need_a_permit(layer_set):
     assert row["protective_disturbed_sqft"] == pytest.approx(1_500 * K, rel=1e-6)
     f = {x["code"]: x for x in json.loads(row["findings"])}
     assert f["permit_may_be_required"]["section"] == "§ 540-4A(1)(c)"
-    assert "protective area" in f["permit_may_be_required"]["message"]
+    assert "protective-area width" in f["permit_may_be_required"]["message"]
+    # § 540-7B binds only if a permit is required: worded so, never as the site's duty.
+    assert "protective_area" not in f and "If a permit is required" in f["protective_area_if_permit"]["message"]
 
 
 def test_site_touching_and_inside_water(layer_set):
@@ -269,7 +309,8 @@ def test_site_touching_and_inside_water(layer_set):
     wet = one(layer_set, box(1850, 100, 1900, 120))  # a dock inside the lake polygon
     assert wet["nearest_water_ft"] == 0 and wet["protective_disturbed_sqft"] == pytest.approx(0, abs=1e-6)
     assert wet["in_water_sqft"] == pytest.approx(1_000 * K) and wet["permit_may_be_required"]
-    assert "in_water" in codes(wet)
+    # Not permitted: § 540-7A(3) applies, not § 540-7B(4).
+    assert "in_water_unpermitted" in codes(wet) and "in_water" not in codes(wet)
 
 
 def test_far_site_has_distance_but_no_protective_overlap(layer_set):
@@ -277,6 +318,8 @@ def test_far_site_has_distance_but_no_protective_overlap(layer_set):
     assert row["protective_disturbed_sqft"] == 0
     assert row["nearest_water_ft"] == pytest.approx(1600 * L, rel=1e-6)
     assert not row["permit_may_be_required"] and "nearest_water" in codes(row)
+    f = {x["code"]: x for x in json.loads(row["findings"])}
+    assert f["nearest_water"]["section"] == "§ 540-7B(3)(a)[3]"  # a permitted site: § 540-7B only
 
 
 def test_steep_area_is_null_with_a_finding(layer_set):
@@ -307,7 +350,11 @@ def test_targeted_area_is_a_discretionary_reason(tmp_path):
     assert list(out["permit_may_be_required"]) == [True, False]
     assert out["targeted_areas"].iloc[0] == "Upper Fox-Wolf TMDL"
     f = {x["code"]: x for x in json.loads(out["findings"].iloc[0])}
-    assert f["targeted_area"]["section"] == "§ 540-7B(6)"
+    # Under the permit area: § 540-7B(6) binds permitted sites only, so the area is a § 540-4A(1)(c) reason.
+    assert "targeted_area" not in f and "Upper Fox-Wolf TMDL" in f["permit_may_be_required"]["message"]
+    big = screen(sites([{"site_id": "C", "geometry": box(100, 100, 200, 200)}]), layers=manifest).iloc[0]
+    g = {x["code"]: x for x in json.loads(big["findings"])}
+    assert g["targeted_area"]["section"] == "§ 540-7B(6)" and "permit_may_be_required" not in g
 
 
 def test_every_finding_cites_a_section(layer_set):
@@ -322,7 +369,8 @@ def test_every_finding_cites_a_section(layer_set):
     ])  # fmt: skip
     for row in screen(gdf, layers=layer_set).itertuples():
         for f in json.loads(row.findings):
-            assert f["section"].startswith(("§ 540-", "toolkit")), f
+            assert f["section"].startswith(("§ 540-", "toolkit", "NR 151")), f
+            assert f["basis"] in ("ordinance", "interpretation", "policy", "technical_standard"), f
 
 
 def test_invalid_geometry_is_repaired_and_recorded(layer_set):

@@ -90,7 +90,8 @@ def test_screen_measures_steep_disturbed_area(tmp_path, dem):
     assert out.loc["A", "steep_share"] == pytest.approx(0.475, rel=1e-9)
     f = {x["code"]: x for x in json.loads(out.loc["A", "findings"])}
     assert f["steep_slopes"]["section"] == "§ 540-7B(3)(c)[3]" and "47.5%" in f["steep_slopes"]["message"]
-    assert "no_steep_slopes" in out.loc["B", "findings"]
+    # B (2,500 sq ft) needs no permit: § 540-7B(3)(c)[3] is not its duty, so no steep finding at all.
+    assert out.loc["B", "steep_disturbed_sqft"] == 0 and "steep" not in out.loc["B", "findings"]
     g = {x["code"]: x for x in json.loads(out.loc["C", "findings"])}
     assert out.loc["C", "steep_uncovered_sqft"] == pytest.approx(85 * 100 * K, rel=1e-9)
     assert "85.0%" in g["dem_not_covering"]["message"]

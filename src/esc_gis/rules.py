@@ -1,68 +1,190 @@
 """The ordinance as code: pure functions from measurements to decisions and findings.
 
-Every function here takes measurements (numpy arrays or a DataFrame, one row per site) and
-the :class:`~esc_gis.profile.Profile`, and returns decisions; none reads files, transforms
-coordinates or measures geometry. Thresholds are compared on unrounded values; numbers are
-rounded only inside messages. Every finding carries the section it rests on.
+Every function here takes :class:`Measurements` (numpy arrays, one entry per site) and the
+:class:`~esc_gis.profile.Profile`, and returns decisions; none reads files, transforms
+coordinates or measures geometry. Thresholds are compared on unrounded values. The
+wording, citation and basis of every finding are the profile's (``[findings.<code>]``):
+this module decides *which* findings a site gets and with which values, one function per
+section of the article:
 
-The measurement columns read by :func:`decide`:
-
-==============================  ===========================================================
-``jurisdiction``                ``inside``, ``partial`` or ``outside`` (§ 540-4B)
-``activity``                    ``construction``, ``agricultural_activity``,
-                                ``agricultural_production``, ``silviculture``
-``state_agency``                bool (§ 540-4C)
-``npdes_exempt``                bool (§ 540-4A(3))
-``plan_id``                     str or None
-``disturbed_sqft``              union of the site's disturbed limits
-``disturbed_in_village_sqft``   the part inside the Village
-``disturbed_parts_sqft``        sum of the disturbed-limit polygons before the union
-``disturbed_outside_site_sqft`` disturbed limits drawn outside the site polygon
-``disturbed_count``             number of disturbed-limit polygons
-``plan_disturbed_sqft``         union over the common plan, inside the Village
-``plan_site_count``             sites in the plan
-``protective_disturbed_sqft``   NaN when no waters layer
-``in_water_sqft``               disturbance inside water polygons; NaN when no waters layer
-``nearest_water_ft``            NaN when no waters layer
-``nearest_water``               label of the nearest water
-``protective_waters``           labels of the waters whose protective area is disturbed
-``targeted_areas``              names of targeted-standard areas hit; None when none or no
-                                layer
-``steep_disturbed_sqft``        disturbance on slopes at or above the threshold; NaN without DEM
-``steep_uncovered_sqft``        disturbance the DEM does not cover (off it, or nodata)
-``has_waters``, ``has_targeted``, ``has_dem``   bool, the same on every row
-``repaired``                    bool, the site's geometry was repaired
-==============================  ===========================================================
+=============================  =================================================================
+:func:`applicability`          § 540-4B jurisdiction, § 540-4C state agencies, § 540-4A(2)
+                               agricultural and silviculture exemptions
+:func:`decision_area`          § 540-5 CONSTRUCTION SITE / COMMON PLAN, and the reading of
+                               § 540-4B for a site partly inside (profile ``partial_jurisdiction``)
+:func:`permit_decision`        § 540-4A(1)(a)/(b) and the profile's other permit triggers,
+                               § 540-4A(3) NPDES-exempt sites, § 540-7B(3)(b) sediment standard
+:func:`may_require_permit`     § 540-4A(1)(c)
+:func:`decide`                 all of them, with the findings of § 540-7 for the sites those
+                               duties apply to (§ 540-7B only to permitted sites)
+=============================  =================================================================
 """
 
 from __future__ import annotations
 
-__all__ = ["APPLICABILITY", "PERMIT", "applicability", "decide", "permit_decision"]
+__all__ = [
+    "APPLICABILITY",
+    "PERMIT",
+    "Decision",
+    "Measurements",
+    "applicability",
+    "counts_toward_plan",
+    "decide",
+    "decision_area",
+    "may_require_permit",
+    "permit_decision",
+]
 
-import json
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from esc_gis.findings import quantity_text
+from esc_gis.profile import Profile, Trigger
 from esc_gis.units import SQFT_PER_ACRE
-
-if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
-
-    from esc_gis.profile import Profile
 
 #: Values of the ``applicability`` column.
 APPLICABILITY = (
-    "applies", "outside_jurisdiction", "excluded_state_agency", "exempt_agricultural", "exempt_silviculture",
-)  # fmt: skip
+    "applies",
+    "outside_jurisdiction",
+    "excluded_state_agency",
+    "exempt_agricultural",
+    "exempt_silviculture",
+)
 #: Values of the ``permit`` column.
 PERMIT = ("required", "not_required", "not_applicable")
+#: Activities § 540-4A(2) exempts: not land-disturbing construction activity under the article.
+EXEMPT_ACTIVITIES = ("agricultural_activity", "silviculture")
 
 
-def applicability(
-    jurisdiction: np.ndarray, activity: np.ndarray, state_agency: np.ndarray
-) -> np.ndarray:
+@dataclass(frozen=True)
+class Measurements:
+    """What screening measured, one entry per site (all arrays the same length).
+
+    Areas are square feet, distances feet, unrounded. NaN marks a measurement that was not
+    made (no waters layer, no DEM). ``plan_*`` are over the site's common plan (the site
+    alone when it has none), leaving out § 540-4A(2)-exempt activity.
+
+    Build one with :meth:`of` (defaults for whatever is not given) or :meth:`from_frame`.
+    """
+
+    jurisdiction: np.ndarray  # inside, partial, outside (§ 540-4B)
+    activity: np.ndarray
+    state_agency: np.ndarray
+    npdes_exempt: np.ndarray
+    plan_id: np.ndarray  # object, None without a plan
+    disturbed_sqft: np.ndarray  # union of the site's disturbed limits
+    disturbed_in_village_sqft: np.ndarray
+    disturbed_parts_sqft: np.ndarray  # sum before the union
+    disturbed_outside_site_sqft: np.ndarray
+    disturbed_count: np.ndarray
+    plan_disturbed_sqft: np.ndarray  # union over the plan, whole disturbance
+    plan_in_village_sqft: np.ndarray  # union over the plan, the parts inside
+    plan_site_count: np.ndarray
+    plan_excluded_sqft: np.ndarray  # exempt activity in the plan, not counted
+    protective_disturbed_sqft: np.ndarray
+    in_water_sqft: np.ndarray
+    nearest_water_ft: np.ndarray
+    nearest_water: np.ndarray
+    protective_waters: np.ndarray
+    protective_from_centreline: np.ndarray
+    channel_unverified: np.ndarray  # labels of concentrated-flow channels taken as classed; None
+    targeted_areas: np.ndarray
+    steep_disturbed_sqft: np.ndarray
+    steep_uncovered_sqft: np.ndarray
+    repaired: np.ndarray
+    has_waters: bool = False
+    has_targeted: bool = False
+    has_dem: bool = False
+    #: Site fields the profile's other permit triggers read (``fill_cuyd``, ``utility_ft``, ...).
+    trigger_fields: Mapping[str, np.ndarray] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.jurisdiction)
+
+    @classmethod
+    def of(cls, n: int, **values: Any) -> Measurements:
+        """Build measurements for ``n`` sites; anything not given takes a neutral default.
+
+        Scalars are broadcast. Without ``plan_disturbed_sqft`` the plan is the site alone.
+
+        Examples
+        --------
+        >>> m = Measurements.of(2, disturbed_sqft=[3999.0, 4000.0])
+        >>> m.plan_disturbed_sqft.tolist(), m.jurisdiction.tolist()
+        ([3999.0, 4000.0], ['inside', 'inside'])
+        """
+        nan = np.full(n, np.nan)
+        none = np.full(n, None, dtype=object)
+        dist = np.broadcast_to(np.asarray(values.get("disturbed_sqft", 0.0), float), (n,)).copy()
+        inside = values.get("disturbed_in_village_sqft", dist)
+        defaults: dict[str, Any] = {
+            "jurisdiction": "inside", "activity": "construction", "state_agency": False, "npdes_exempt": False,
+            "plan_id": none, "disturbed_sqft": dist, "disturbed_in_village_sqft": inside,
+            "disturbed_parts_sqft": values.get("disturbed_sqft", dist), "disturbed_outside_site_sqft": 0.0,
+            "disturbed_count": 1, "plan_disturbed_sqft": dist, "plan_in_village_sqft": inside,
+            "plan_site_count": 1, "plan_excluded_sqft": 0.0, "protective_disturbed_sqft": nan,
+            "in_water_sqft": nan, "nearest_water_ft": nan, "nearest_water": none, "protective_waters": none,
+            "protective_from_centreline": False, "channel_unverified": none, "targeted_areas": none,
+            "steep_disturbed_sqft": nan, "steep_uncovered_sqft": nan, "repaired": False,
+        }  # fmt: skip
+        kinds = {"jurisdiction": object, "activity": object, "plan_id": object, "nearest_water": object,
+                 "protective_waters": object, "channel_unverified": object, "targeted_areas": object,
+                 "state_agency": bool, "npdes_exempt": bool, "protective_from_centreline": bool, "repaired": bool,
+                 "disturbed_count": int, "plan_site_count": int}  # fmt: skip
+        arrays = {}
+        for name, default in defaults.items():
+            v = values.get(name, default)
+            dtype = kinds.get(name, float)
+            arrays[name] = np.array(np.broadcast_to(np.asarray(v, dtype=dtype), (n,)), dtype=dtype)
+        flags = {k: bool(values.get(k, False)) for k in ("has_waters", "has_targeted", "has_dem")}
+        triggers = {k: np.asarray(v) for k, v in (values.get("trigger_fields") or {}).items()}
+        return cls(**arrays, **flags, trigger_fields=triggers)
+
+    @classmethod
+    def from_frame(cls, df: pd.DataFrame, **flags: Any) -> Measurements:
+        """Build measurements from a frame with the attribute names as columns."""
+        names = {f.name for f in fields(cls)} - {"has_waters", "has_targeted", "has_dem", "trigger_fields"}
+        values = {c: df[c].to_numpy() for c in names if c in df.columns}
+        return cls.of(len(df), **values, **flags)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The ordinance's answer for each site."""
+
+    applicability: np.ndarray
+    permit: np.ndarray
+    permit_may_be_required: np.ndarray
+    standards: np.ndarray
+    sediment_standard: np.ndarray
+    #: The area the thresholds were applied to (whole plan, by the profile's reading).
+    decision_sqft: np.ndarray
+    findings: list[str]
+
+    def frame(self, index: Any = None) -> pd.DataFrame:
+        """Return the decision as the screening output's columns (``plan_disturbed_sqft`` = the decision's area)."""
+        return pd.DataFrame(
+            {
+                "applicability": self.applicability,
+                "permit": self.permit,
+                "permit_may_be_required": self.permit_may_be_required,
+                "standards": self.standards,
+                "sediment_standard": self.sediment_standard,
+                "plan_disturbed_sqft": self.decision_sqft,
+                "findings": self.findings,
+            },
+            index=index,
+        )
+
+
+# --- § 540-4: applicability --------------------------------------------------------------------
+
+
+def applicability(jurisdiction: np.ndarray, activity: np.ndarray, state_agency: np.ndarray) -> np.ndarray:
     """Decide whether the article applies to each site.
 
     Parameters
@@ -89,7 +211,7 @@ def applicability(
     return np.select(
         [
             jurisdiction == "outside",
-            state_agency.astype(bool),
+            np.asarray(state_agency).astype(bool),
             activity == "agricultural_activity",
             activity == "silviculture",
         ],
@@ -98,275 +220,364 @@ def applicability(
     ).astype(object)
 
 
+def counts_toward_plan(activity: np.ndarray) -> np.ndarray:
+    """Which sites' disturbance counts toward a common plan's total.
+
+    § 540-4A(2) exempts agricultural activity areas and silviculture: their area is not
+    land-disturbing construction activity under the article, so it never adds to a plan.
+    """
+    return ~np.isin(np.asarray(activity, dtype=object), EXEMPT_ACTIVITIES)
+
+
+def decision_area(m: Measurements, profile: Profile) -> np.ndarray:
+    """The disturbed area each site is decided on (§ 540-5 CONSTRUCTION SITE, § 540-4B).
+
+    The whole common plan's disturbance (the site's own without a plan). For a site partly
+    inside the jurisdiction § 540-4B is silent; by default (``partial_jurisdiction =
+    "whole"``, an interpretation) the whole disturbance counts; ``"inside_only"`` counts
+    only the part inside.
+    """
+    if profile.partial_jurisdiction == "inside_only":
+        return np.asarray(m.plan_in_village_sqft, float)
+    return np.asarray(m.plan_disturbed_sqft, float)
+
+
+# --- § 540-4A(1), (3), § 540-7B(3)(b): the permit ------------------------------------------------
+
+
+def _trigger_met(t: Trigger, m: Measurements, area_sqft: np.ndarray) -> np.ndarray:
+    if t.kind == "disturbed_area":
+        return area_sqft >= t.threshold()
+    if t.kind == "steep_disturbed_area":
+        return np.nan_to_num(m.steep_disturbed_sqft) >= t.threshold()
+    raw = m.trigger_fields.get(t.field)
+    if raw is None:
+        return np.zeros(len(m), bool)
+    if t.kind == "land_division":
+        return np.asarray(raw).astype(bool)
+    return np.nan_to_num(np.asarray(raw, float)) >= t.threshold()
+
+
 def permit_decision(
-    applies: np.ndarray, plan_sqft: np.ndarray, npdes_exempt: np.ndarray, profile: Profile
-) -> dict[str, np.ndarray]:
+    applies: np.ndarray, area_sqft: np.ndarray, npdes_exempt: np.ndarray, profile: Profile,
+    m: Measurements | None = None,
+) -> dict[str, Any]:  # fmt: skip
     """Decide the permit, the standards and the sediment standard for each site.
 
     Parameters
     ----------
     applies : numpy.ndarray of bool
         The article applies (see :func:`applicability`).
-    plan_sqft : numpy.ndarray of float
-        Disturbance inside the Village over the whole common plan, unrounded.
+    area_sqft : numpy.ndarray of float
+        The disturbance the thresholds apply to (see :func:`decision_area`), unrounded.
     npdes_exempt : numpy.ndarray of bool
     profile : Profile
+    m : Measurements, optional
+        For the profile's triggers other than the disturbed area (fill, utility length,
+        ...); without it only area triggers count.
 
     Returns
     -------
-    dict of numpy.ndarray
-        ``permit``, ``standards``, ``sediment_standard`` and ``npdes_small`` (the
-        § 540-4A(3) exemption took effect).
+    dict
+        ``permit``, ``standards``, ``sediment_standard``, ``npdes_small`` (the § 540-4A(3)
+        exemption took effect) and ``triggers`` (trigger name -> bool array of sites it
+        made need a permit).
 
     Notes
     -----
-    § 540-4A(1)(a): 4,000 sq ft or more needs a permit, and § 540-7B, 8 and 9 apply.
-    § 540-4A(1)(b): under 4,000 sq ft, no permit; § 540-7A applies.
-    § 540-4A(3): an NPDES-exempt site under 1 acre follows § 540-7A only.
-    § 540-7B(3)(b): 1 acre or more, the sediment performance standard applies.
+    § 540-4A(1)(a): at or over the permit area a permit is required, and § 540-7B, 8 and 9
+    apply. § 540-4A(1)(b): under it, no permit; § 540-7A applies. § 540-4A(3): an
+    NPDES-exempt site under 1 acre follows § 540-7A only. § 540-7B(3)(b): at 1 acre or more
+    the sediment performance standard applies.
     """
-    permit_sqft = profile.area_sqft("thresholds.permit_area")
+    applies = np.asarray(applies, bool)
+    area_sqft = np.asarray(area_sqft, float)
+    mm = m if m is not None else Measurements.of(len(area_sqft), disturbed_sqft=area_sqft)
     acre_sqft = profile.area_sqft("thresholds.npdes_exempt_area")
     sediment_sqft = profile.area_sqft("thresholds.sediment_area")
-    npdes_small = applies & npdes_exempt.astype(bool) & (plan_sqft < acre_sqft)
-    required = applies & ~npdes_small & (plan_sqft >= permit_sqft)
+    npdes_small = applies & np.asarray(npdes_exempt).astype(bool) & (area_sqft < acre_sqft)
+    met = {t.name: applies & ~npdes_small & _trigger_met(t, mm, area_sqft) for t in profile.triggers}
+    required = np.logical_or.reduce(list(met.values())) if met else np.zeros(len(applies), bool)
     permit = np.where(~applies, "not_applicable", np.where(required, "required", "not_required"))
-    standards = np.where(~applies, "", np.where(required, "540-7B", "540-7A"))
-    sediment = required & (plan_sqft >= sediment_sqft)
+    standards = np.where(
+        ~applies, "", np.where(required, profile.standards_permitted, profile.standards_unpermitted)
+    )
     return {
         "permit": permit.astype(object),
         "standards": standards.astype(object),
-        "sediment_standard": sediment,
+        "sediment_standard": required & (area_sqft >= sediment_sqft),
         "npdes_small": npdes_small,
+        "triggers": met,
     }
 
 
-def _sqft(x: float) -> str:
-    return f"{x:,.1f} sq ft"
+def may_require_permit(
+    not_required: np.ndarray, npdes_small: np.ndarray, in_protective: np.ndarray, in_water: np.ndarray,
+    in_targeted: np.ndarray,
+) -> np.ndarray:  # fmt: skip
+    """§ 540-4A(1)(c): under the permit threshold the authority may still require a permit.
+
+    Flagged where the reasons the text names were found: waters of the state (disturbance
+    in them or in their protective areas) or a targeted performance standard area. Not for
+    § 540-4A(3) sites, to which § 540-8 does not apply.
+    """
+    return not_required & ~npdes_small & (in_protective | in_water | in_targeted)
 
 
-def _acres(x: float) -> str:
-    return f"{x / SQFT_PER_ACRE:,.3f} acres"
+# --- Findings ----------------------------------------------------------------------------------
 
 
 class _Findings:
-    """Accumulates JSON findings per row; each kind is worded only for the rows it hits."""
+    """Accumulates JSON findings per row; each is rendered from the profile only for the rows it hits."""
 
-    def __init__(self, n: int) -> None:
+    def __init__(self, n: int, profile: Profile) -> None:
         self.rows: list[list[str]] = [[] for _ in range(n)]
+        self.profile = profile
+        self.names = profile.names()
 
-    def add(self, mask: np.ndarray, code: str, section: str,
-            message: str | Callable[[int], str]) -> None:  # fmt: skip
-        head = f'{{"code": {json.dumps(code)}, "section": {json.dumps(section)}, "message": '
+    def add(self, mask: np.ndarray, code: str, **columns: Any) -> None:
+        """Add finding ``code`` to the rows of ``mask``; array values are taken per row."""
+        import json
+
+        t = self.profile.template(code)
+        head = t.json_head()
         idx: list[int] = np.flatnonzero(mask).tolist()
-        if isinstance(message, str):
-            item = head + json.dumps(message, ensure_ascii=False) + "}"
+        per_row = {k: v for k, v in columns.items() if isinstance(v, np.ndarray)}
+        fixed = {**self.names, **{k: v for k, v in columns.items() if k not in per_row}}
+        if not per_row and idx:
+            item = head + json.dumps(t.render(fixed).message, ensure_ascii=False) + "}"
             for i in idx:
                 self.rows[i].append(item)
-        else:
-            for i in idx:
-                self.rows[i].append(head + json.dumps(message(i), ensure_ascii=False) + "}")
+            return
+        for i in idx:
+            values = {**fixed, **{k: _py(v[i]) for k, v in per_row.items()}}
+            self.rows[i].append(head + json.dumps(t.render(values).message, ensure_ascii=False) + "}")
 
     def json(self) -> list[str]:
         return ["[" + ", ".join(r) + "]" for r in self.rows]
 
 
-def _col(m: pd.DataFrame, name: str) -> np.ndarray:
-    return m[name].to_numpy()
+def _py(v: Any) -> Any:
+    return v.item() if isinstance(v, np.generic) else v
 
 
-def _join(values: Iterable[str]) -> str:
-    return ", ".join(values)
+def _share(part: np.ndarray, whole: np.ndarray) -> np.ndarray:
+    return np.where(whole > 0, part / np.where(whole > 0, whole, 1.0), 0.0)
 
 
-def decide(m: pd.DataFrame, profile: Profile) -> pd.DataFrame:
+def _jurisdiction(f: _Findings, m: Measurements, profile: Profile) -> None:
+    """§ 540-4B: where the disturbance lies; a partial site says which reading decided it."""
+    jur = m.jurisdiction
+    f.add(jur == "inside", "jurisdiction_inside")
+    partial = "jurisdiction_partial" if profile.partial_jurisdiction == "whole" else "jurisdiction_partial_inside_only"
+    dist, inside = m.disturbed_sqft, m.disturbed_in_village_sqft
+    f.add(jur == "partial", partial, disturbed_sqft=dist, inside_sqft=inside, outside_sqft=dist - inside)
+    f.add(jur == "outside", "outside_jurisdiction")
+
+
+def _exemptions(f: _Findings, m: Measurements, appl: np.ndarray) -> None:
+    """§ 540-4C, § 540-4A(2), § 540-5 AGRICULTURAL PRODUCTION AREA."""
+    f.add(appl == "excluded_state_agency", "state_agency")
+    f.add(appl == "exempt_agricultural", "agricultural_activity_exempt")
+    f.add(appl == "exempt_silviculture", "silviculture_exempt")
+    f.add((m.activity == "agricultural_production") & (appl == "applies"), "agricultural_production_not_exempt")
+
+
+def _disturbance(f: _Findings, m: Measurements, applies: np.ndarray, area: np.ndarray) -> None:
+    """§ 540-5: the union of the disturbed limits, added up over the common plan."""
+    dist = m.disturbed_sqft
+    f.add(applies, "disturbed_area", disturbed_sqft=dist, disturbed_acres=dist / SQFT_PER_ACRE)
+    f.add(m.disturbed_parts_sqft > dist * (1 + 1e-9) + 1e-6, "overlaps_counted_once",
+          disturbed_sqft=dist, parts_sqft=m.disturbed_parts_sqft)  # fmt: skip
+    in_plan = pd.notna(m.plan_id) & applies
+    n_sites = m.plan_site_count
+    f.add(in_plan, "common_plan", plan_id=m.plan_id, plan_sites=n_sites,
+          plan_sites_s=np.where(n_sites == 1, "", "s").astype(object), plan_sqft=area,
+          plan_acres=area / SQFT_PER_ACRE)  # fmt: skip
+    f.add(in_plan & (m.plan_excluded_sqft > 0), "agricultural_area_not_counted",
+          plan_id=m.plan_id, excluded_sqft=m.plan_excluded_sqft)  # fmt: skip
+
+
+def _permit(f: _Findings, m: Measurements, profile: Profile, applies: np.ndarray, area: np.ndarray,
+            d: dict[str, Any]) -> None:  # fmt: skip
+    """§ 540-4A(1)(a)/(b), § 540-4A(3), the profile's triggers, the near-threshold policy."""
+    values = {"plan_sqft": area, "plan_acres": area / SQFT_PER_ACRE}
+    permit, npdes_small = d["permit"], d["npdes_small"]
+    for t in profile.triggers:
+        hit = d["triggers"][t.name]
+        if t.kind == "disturbed_area":
+            f.add(hit, t.finding, **values)
+        else:
+            measured = _trigger_values(t, m)
+            f.add(hit, t.finding, trigger=t.label, measured=measured, threshold=_trigger_text(t))
+    f.add((permit == "not_required") & ~npdes_small, "permit_not_required", **values)
+    f.add(npdes_small, "npdes_exempt_under_1_acre", **values)
+    f.add(applies & m.npdes_exempt & ~npdes_small, "npdes_exemption_not_applicable", **values)
+    margin = float(profile.entry("policy.near_threshold").value or 0) / 100.0
+    for key in ("thresholds.permit_area", "thresholds.sediment_area"):
+        thr = profile.area_sqft(key)
+        e = profile.entry(key)
+        f.add(applies & (np.abs(area - thr) <= margin * thr), "near_threshold",
+              threshold=quantity_text(float(e.value or 0), e.unit), margin_pct=margin * 100, **values)  # fmt: skip
+
+
+def _trigger_values(t: Trigger, m: Measurements) -> np.ndarray:
+    raw = m.trigger_fields.get(t.field)
+    if t.kind == "steep_disturbed_area":
+        raw = m.steep_disturbed_sqft
+    if raw is None:
+        return np.full(len(m), "", dtype=object)
+    if t.kind == "land_division":
+        return np.full(len(m), t.label, dtype=object)
+    unit = "sqft" if t.unit == "acres" else t.unit
+    return np.array([quantity_text(float(v), unit) for v in np.nan_to_num(np.asarray(raw, float))], dtype=object)
+
+
+def _trigger_text(t: Trigger) -> str:
+    return quantity_text(float(t.value or 0), t.unit) if t.value is not None else t.label
+
+
+def _standards(f: _Findings, d: dict[str, Any], area: np.ndarray) -> None:
+    """§ 540-7B(3)(b) sediment standard; § 540-8I, § 540-9C less stringent under 1 acre."""
+    values = {"plan_sqft": area, "plan_acres": area / SQFT_PER_ACRE}
+    f.add(d["sediment_standard"], "sediment_standard", **values)
+    f.add((d["permit"] == "required") & ~d["sediment_standard"], "less_stringent_possible", **values)
+
+
+def _waters(f: _Findings, m: Measurements, permitted: np.ndarray, unpermitted: np.ndarray,
+            may_be: np.ndarray) -> None:  # fmt: skip
+    """Waters of the state: the § 540-7A or § 540-7B duty that applies to the site, no other.
+
+    ``permitted`` sites carry § 540-7B; ``unpermitted`` sites (no permit, the article
+    applying) § 540-7A; ``may_be`` sites are told what applies "if a permit is required".
+    Excluded and exempt sites keep the measurements in their columns, without a duty.
+    """
+    if not m.has_waters:
+        f.add(permitted | unpermitted, "no_waters_layer")
+        return
+    prot, water = np.nan_to_num(m.protective_disturbed_sqft), np.nan_to_num(m.in_water_sqft)
+    in_prot, in_wat = prot > 0, water > 0
+    pv = {"protective_sqft": prot, "waters": m.protective_waters}
+    f.add(permitted & in_prot, "protective_area", **pv)
+    f.add(may_be & in_prot, "protective_area_if_permit", **pv)
+    measured_from_line = (permitted | may_be) & in_prot & m.protective_from_centreline.astype(bool)
+    f.add(measured_from_line, "protective_area_from_centreline")
+    unverified = (permitted | may_be) & in_prot & pd.notna(m.channel_unverified)
+    f.add(unverified, "protective_channel_class_unverified", waters=m.channel_unverified)
+    f.add(permitted & in_wat, "in_water", in_water_sqft=water)
+    f.add(unpermitted & in_wat, "in_water_unpermitted", in_water_sqft=water)
+    near = ~in_prot & ~in_wat & np.isfinite(m.nearest_water_ft)
+    nv = {"water": m.nearest_water, "distance_ft": m.nearest_water_ft}
+    f.add(permitted & near, "nearest_water", **nv)
+    f.add(unpermitted & near, "nearest_water_unpermitted", **nv)
+
+
+def _reasons(profile: Profile, in_prot: np.ndarray, in_wat: np.ndarray, in_targ: np.ndarray,
+             targeted: np.ndarray) -> Callable[[int], str]:  # fmt: skip
+    def text(code: str, i: int, **values: Any) -> str:
+        t = profile.finding(code, **values)
+        return f"{t.message} ({t.section})"
+
+    def reasons(i: int) -> str:
+        r = []
+        if in_prot[i]:
+            r.append(text("reason_protective_area", i))
+        if in_wat[i]:
+            r.append(text("reason_in_water", i))
+        if in_targ[i]:
+            r.append(text("reason_targeted_area", i, areas=targeted[i]))
+        return "; ".join(r)
+
+    return reasons
+
+
+def _slopes(f: _Findings, m: Measurements, permitted: np.ndarray, may_be: np.ndarray) -> None:
+    """§ 540-7B(3)(c)[3]: a duty of permitted sites ("if a permit is required" where one may be)."""
+    duty = permitted | may_be
+    if not m.has_dem:
+        f.add(duty, "steep_not_measured")
+        return
+    inside = m.disturbed_in_village_sqft
+    steep, unc = m.steep_disturbed_sqft, m.steep_uncovered_sqft
+    sv = {"steep_sqft": steep, "steep_share": _share(steep, inside)}
+    f.add(permitted & (steep > 0), "steep_slopes", **sv)
+    f.add(may_be & (steep > 0), "steep_slopes_if_permit", **sv)
+    f.add(permitted & (steep == 0) & (inside > 0), "no_steep_slopes")
+    f.add(duty & (unc > 1.0), "dem_not_covering", uncovered_sqft=unc, uncovered_share=_share(unc, inside))
+
+
+def _input_quality(f: _Findings, m: Measurements) -> None:
+    f.add(m.repaired.astype(bool), "geometry_repaired")
+    out_site = m.disturbed_outside_site_sqft
+    f.add(out_site > 1.0, "disturbed_outside_site", outside_sqft=out_site)
+    f.add(m.disturbed_count == 0, "no_disturbed_limits")
+
+
+def decide(m: Measurements | pd.DataFrame, profile: Profile) -> Decision:
     """Apply the ordinance to measured sites.
 
     Parameters
     ----------
-    m : pandas.DataFrame
-        Measurements, one row per site (columns in the module docstring).
+    m : Measurements or pandas.DataFrame
+        One entry per site (a frame is read with :meth:`Measurements.from_frame`).
     profile : Profile
 
     Returns
     -------
-    pandas.DataFrame
-        ``applicability``, ``permit``, ``permit_may_be_required``, ``standards``,
-        ``sediment_standard`` and ``findings`` (a JSON list of {code, section, message}),
-        indexed like ``m``.
+    Decision
+        Applicability, permit, standards, the area decided on and the findings (a JSON list
+        of ``{code, section, basis, message}`` per site).
+
+    Raises
+    ------
+    ProfileError
+        If the profile lacks a finding the sites need, or a message cannot be filled in.
+
+    Examples
+    --------
+    >>> from esc_gis.profile import load_profile
+    >>> d = decide(Measurements.of(3, disturbed_sqft=[3999.0, 4000.0, 43560.0]), load_profile())
+    >>> d.permit.tolist(), d.sediment_standard.tolist()
+    (['not_required', 'required', 'required'], [False, False, True])
     """
+    if isinstance(m, pd.DataFrame):
+        m = Measurements.from_frame(m)
     n = len(m)
-    e = profile.entry
-    permit_sqft = profile.area_sqft("thresholds.permit_area")
-    acre_sqft = profile.area_sqft("thresholds.sediment_area")
-    near_frac = float(e("policy.near_threshold").value) / 100.0  # type: ignore[arg-type]
-
-    jur = _col(m, "jurisdiction")
-    activity = _col(m, "activity")
-    agency = _col(m, "state_agency").astype(bool)
-    npdes = _col(m, "npdes_exempt").astype(bool)
-    dist = _col(m, "disturbed_sqft").astype(float)
-    dist_in = _col(m, "disturbed_in_village_sqft").astype(float)
-    parts = _col(m, "disturbed_parts_sqft").astype(float)
-    plan = _col(m, "plan_disturbed_sqft").astype(float)
-    plan_id = _col(m, "plan_id")
-    plan_n = _col(m, "plan_site_count").astype(int)
-    prot = _col(m, "protective_disturbed_sqft").astype(float)
-    in_water = _col(m, "in_water_sqft").astype(float)
-    near_ft = _col(m, "nearest_water_ft").astype(float)
-    near_name = _col(m, "nearest_water")
-    prot_names = _col(m, "protective_waters")
-    targeted = _col(m, "targeted_areas")
-    has_waters = bool(m["has_waters"].iloc[0]) if n else False
-    has_targeted = bool(m["has_targeted"].iloc[0]) if n else False
-    has_dem = bool(m["has_dem"].iloc[0]) if n else False
-
-    appl = applicability(jur, activity, agency)
+    appl = applicability(m.jurisdiction, m.activity, m.state_agency)
     applies = appl == "applies"
-    d = permit_decision(applies, plan, npdes, profile)
-    permit, npdes_small = d["permit"], d["npdes_small"]
-    required = permit == "required"
-    not_required = permit == "not_required"
+    area = decision_area(m, profile)
+    d = permit_decision(applies, area, m.npdes_exempt, profile, m)
+    permitted = d["permit"] == "required"
+    unpermitted = d["permit"] == "not_required"
+    in_prot = np.nan_to_num(m.protective_disturbed_sqft) > 0
+    in_wat = np.nan_to_num(m.in_water_sqft) > 0
+    in_targ = (pd.notna(m.targeted_areas) & (m.targeted_areas != "")).astype(bool)
+    may_be = may_require_permit(unpermitted, d["npdes_small"], in_prot, in_wat, in_targ)
 
-    # § 540-4A(1)(c): under 4,000 sq ft the authority may still require a permit, to protect
-    # waters of the state or meet targeted performance standards. Not for § 540-4A(3) sites,
-    # to which § 540-8 does not apply.
-    in_prot = np.nan_to_num(prot) > 0
-    in_wat = np.nan_to_num(in_water) > 0
-    in_targ = pd.notna(targeted) & (targeted != "")
-    may_be = not_required & ~npdes_small & (in_prot | in_wat | in_targ)
-
-    f = _Findings(n)
-    s = e("thresholds.permit_area").cite
-    # Jurisdiction (§ 540-4B).
-    f.add(jur == "inside", "jurisdiction_inside", "§ 540-4B",
-          "The disturbance lies inside the Village of Winneconne: the article applies to it.")
-    f.add(jur == "partial", "jurisdiction_partial", "§ 540-4B",
-          lambda i: f"{_sqft(dist[i] - dist_in[i])} of the {_sqft(dist[i])} of disturbance lies outside the "
-                    f"Village boundary; only the {_sqft(dist_in[i])} inside is measured against the thresholds.")
-    f.add(jur == "outside", "outside_jurisdiction", "§ 540-4B",
-          "No disturbance lies inside the Village boundary: this article does not apply "
-          "(county or town rules may).")
-    # Exclusions and exemptions (§ 540-4C, § 540-4A(2)).
-    f.add(appl == "excluded_state_agency", "state_agency", "§ 540-4C",
-          "Conducted by a state agency: this article does not apply (the state plan or an MOU under "
-          "§ 281.33(2), Wis. Stats., governs).")
-    f.add(appl == "exempt_agricultural", "agricultural_activity_exempt", "§ 540-4A(2)(a)",
-          "Nonpoint discharges from an agricultural activity area are not subject to this article.")
-    f.add((activity == "agricultural_production") & (jur != "outside") & ~agency,
-          "agricultural_production_not_exempt", "§ 540-5 AGRICULTURAL PRODUCTION AREA; § 540-4A(2)(a)",
-          "An agricultural production area (buildings, driveways, feed and manure storage, other impervious "
-          "surfaces) is not part of the exempt agricultural activity area: the article applies.")
-    f.add(appl == "exempt_silviculture", "silviculture_exempt", "§ 540-4A(2)(b); § 540-5 SILVICULTURE ACTIVITIES",
-          "Nonpoint discharges from silviculture activities are not subject to this article; clearing and "
-          "grubbing for construction is not silviculture.")
-    # What is measured: union, common plan.
-    f.add(applies, "disturbed_area", "§ 540-5 LAND-DISTURBING CONSTRUCTION ACTIVITY",
-          lambda i: f"{_sqft(dist_in[i])} ({_acres(dist_in[i])}) of land-disturbing construction activity "
-                    "inside the Village.")
-    f.add(parts > dist * (1 + 1e-9) + 1e-6, "overlaps_counted_once", "§ 540-5 LAND-DISTURBING CONSTRUCTION ACTIVITY",
-          lambda i: f"Disturbed-limit polygons overlap; the area is their union, {_sqft(dist[i])}, "
-                    f"not their sum, {_sqft(parts[i])}.")
-    has_plan = pd.notna(plan_id)
-    f.add(has_plan & (jur != "outside"), "common_plan",
-          "§ 540-5 CONSTRUCTION SITE; § 540-5 COMMON PLAN OF DEVELOPMENT OR SALE",
-          lambda i: f"Part of common plan {plan_id[i]!r} ({plan_n[i]} site{'s' if plan_n[i] != 1 else ''}): the "
-                    f"construction site includes the whole plan, {_sqft(plan[i])} of disturbance inside the "
-                    "Village, and the thresholds apply to that total.")
-    # Permit decision (§ 540-4A(1), § 540-4A(3)).
-    f.add(required, "permit_required", s,
-          lambda i: f"{_sqft(plan[i])} is 4,000 sq ft or more: a permit is required; the § 540-7B performance "
-                    "standards, § 540-8 permit requirements and § 540-9 plan requirements apply.")
-    f.add(not_required & ~npdes_small, "permit_not_required", "§ 540-4A(1)(b)",
-          lambda i: f"{_sqft(plan[i])} is under 4,000 sq ft: no permit is required; the § 540-7A performance "
-                    "standards apply.")
-    f.add(npdes_small, "npdes_exempt_under_1_acre", e("thresholds.npdes_exempt_area").cite,
-          lambda i: f"Exempt by federal law from an NPDES permit and under 1 acre ({_sqft(plan[i])}): the § 540-7A "
-                    "performance standards apply; § 540-7B, § 540-8 and § 540-9 do not.")
-    f.add(applies & npdes & ~npdes_small, "npdes_exemption_not_applicable", e("thresholds.npdes_exempt_area").cite,
-          lambda i: f"Marked NPDES-exempt, but {_acres(plan[i])} is 1 acre or more: § 540-4A(3) does not apply.")
-    def _near(thr: float) -> Callable[[int], str]:
-        return lambda i: (f"{_sqft(plan[i])} is within {near_frac:.0%} of the {_sqft(thr)} threshold: "
-                          "check the digitised limits, a small error flips the decision.")  # fmt: skip
-
-    for thr, entry in ((permit_sqft, e("thresholds.permit_area")), (acre_sqft, e("thresholds.sediment_area"))):
-        f.add(applies & (np.abs(plan - thr) <= near_frac * thr), "near_threshold", entry.cite, _near(thr))
-    # Standards (§ 540-7B(3)(b), § 540-8I, § 540-9C).
-    f.add(d["sediment_standard"], "sediment_standard", e("thresholds.sediment_area").cite,
-          lambda i: f"{_acres(plan[i])} is 1 acre or more: BMPs must by design discharge no more than "
-                    f"{e('thresholds.sediment_load').value} tons per acre per year of sediment, or the maximum "
-                    "extent practicable (§ 540-7B(3)(b)[1]).")
-    f.add(required & ~d["sediment_standard"], "less_stringent_possible", e("thresholds.less_stringent_area").cite,
-          "A permitted site under 1 acre: the administering authority may prescribe less stringent requirements.")
-    # Waters and protective areas.
-    live = jur != "outside"
-    if has_waters:
-        f.add(live & in_prot, "protective_area", "§ 540-7B(3)(c)[1]; § 540-5 PROTECTIVE AREA",
-              lambda i: f"{_sqft(prot[i])} of the disturbance lies in the protective area of {prot_names[i]}: "
-                        "maintain existing vegetation next to surface waters.")
-        from_line = (_col(m, "protective_from_centreline").astype(bool) if "protective_from_centreline" in m
-                     else np.zeros(n, bool))  # fmt: skip
-        f.add(live & in_prot & from_line, "protective_area_from_centreline", "§ 540-5 PROTECTIVE AREA",
-              "Part of this protective area is measured from a stream centreline, which approximates the top of "
-              "the channel: the channel itself counts as strip, and the strip ends half a channel width short "
-              "of its true outer edge. A channel width or the surveyed top of bank gives the exact strip.")
-        f.add(live & in_wat, "in_water", "§ 540-7A(3); § 540-7B(4)",
-              lambda i: f"{_sqft(in_water[i])} of the disturbance lies inside waters of the state; BMPs must treat "
-                        "runoff before it enters them (placement in water only where the project needs it).")
-        f.add(live & ~in_prot & ~in_wat & np.isfinite(near_ft), "nearest_water", "§ 540-7A(2)(c)",
-              lambda i: f"Nearest water of the state: {near_name[i]}, {near_ft[i]:,.0f} ft from the disturbance.")
+    f = _Findings(n, profile)
+    _jurisdiction(f, m, profile)
+    _exemptions(f, m, appl)
+    _disturbance(f, m, applies, area)
+    _permit(f, m, profile, applies, area, d)
+    _standards(f, d, area)
+    _waters(f, m, permitted, unpermitted, may_be)
+    if m.has_targeted:
+        f.add(permitted & in_targ, "targeted_area", areas=m.targeted_areas)
     else:
-        f.add(np.ones(n, bool), "no_waters_layer", "§ 540-5 PROTECTIVE AREA",
-              "The layer set has no waters layer: protective areas and distances to water were not measured.")
-    if has_targeted:
-        f.add(live & in_targ, "targeted_area", "§ 540-7B(6)",
-              lambda i: f"Inside targeted performance standard area {targeted[i]}: stricter numeric requirements "
-                        "may apply whatever the size.")
-
-    def _reasons(i: int) -> str:
-        r = []
-        if in_prot[i]:
-            r.append("disturbance in a protective area (§ 540-7B(3)(c)[1])")
-        if in_wat[i]:
-            r.append("disturbance in waters of the state (§ 540-7A(3))")
-        if in_targ[i]:
-            r.append(f"a targeted performance standard area, {targeted[i]} (§ 540-7B(6))")
-        return ("Under 4,000 sq ft, but the administering authority may require a permit to protect waters of the "
-                "state or meet targeted performance standards: " + _join(r) + ".")  # fmt: skip
-
-    f.add(may_be, "permit_may_be_required", "§ 540-4A(1)(c)", _reasons)
-    # Slopes (§ 540-7B(3)(c)[3]), Horn's method as gdaldem computes it.
-    steep = e("thresholds.steep_slope")
-    f.add(live & np.full(n, not has_dem), "steep_not_measured", steep.cite,
-          f"No DEM in the layer set: disturbance on slopes of {steep.value:g} % or more was not measured.")
-    if has_dem:
-        st = _col(m, "steep_disturbed_sqft").astype(float)
-        unc = _col(m, "steep_uncovered_sqft").astype(float)
-        f.add(live & (st > 0), "steep_slopes", steep.cite,
-              lambda i: f"{_sqft(st[i])} ({st[i] / dist_in[i]:.1%}) of the disturbance is on slopes of "
-                        f"{steep.value:g} % or more (Horn, as gdaldem): minimise land disturbance there.")
-        f.add(live & (st == 0) & (dist_in > 0), "no_steep_slopes", steep.cite,
-              f"None of the disturbance is on slopes of {steep.value:g} % or more.")
-        f.add(live & (unc > 1.0), "dem_not_covering", steep.cite,
-              lambda i: f"{_sqft(unc[i])} ({unc[i] / dist_in[i]:.1%}) of the disturbance is off the DEM or where "
-                        "its slope is undefined (nodata): the steep area counts only the covered part.")
-    # Input quality.
-    f.add(_col(m, "repaired").astype(bool), "geometry_repaired", "toolkit policy",
-          "The input polygon was invalid and was repaired (shapely make_valid) before measuring.")
-    out_site = _col(m, "disturbed_outside_site_sqft").astype(float)
-    f.add(out_site > 1.0, "disturbed_outside_site", "§ 540-9A(3)",
-          lambda i: f"{_sqft(out_site[i])} of the disturbed limits lie outside the site polygon.")
-    f.add(_col(m, "disturbed_count").astype(int) == 0, "no_disturbed_limits", "§ 540-4A(1)(b)",
-          "No disturbed-limit polygon names this site: its disturbed area is 0.")
-
-    return pd.DataFrame(
-        {
-            "applicability": appl,
-            "permit": permit,
-            "permit_may_be_required": may_be,
-            "standards": d["standards"],
-            "sediment_standard": d["sediment_standard"],
-            "findings": f.json(),
-        },
-        index=m.index,
+        f.add(permitted, "no_targeted_layer")
+    reasons = _reasons(profile, in_prot, in_wat, in_targ, m.targeted_areas)
+    listed = np.full(n, "", dtype=object)
+    for i in np.flatnonzero(may_be).tolist():
+        listed[i] = reasons(i)
+    f.add(may_be, "permit_may_be_required", reasons=listed)
+    _slopes(f, m, permitted, may_be)
+    _input_quality(f, m)
+    return Decision(
+        applicability=appl,
+        permit=d["permit"],
+        permit_may_be_required=may_be,
+        standards=d["standards"],
+        sediment_standard=d["sediment_standard"],
+        decision_sqft=area,
+        findings=f.json(),
     )

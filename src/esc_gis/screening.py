@@ -10,6 +10,7 @@ from __future__ import annotations
 __all__ = ["CONTRACT_COLUMNS", "screen"]
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +25,7 @@ from esc_gis.io import read_layer
 from esc_gis.layers import LayerSet, load_layers
 from esc_gis.measure import PolygonIndex, area_sqft, clip_to_region, nearest_distance, union_by_group
 from esc_gis.profile import Profile, load_profile
-from esc_gis.rules import decide
+from esc_gis.rules import Measurements, counts_toward_plan, decide
 from esc_gis.terrain import steep_area
 from esc_gis.units import SQFT_PER_ACRE, ft_to_crs_units, sqft_per_crs_area_unit
 from esc_gis.validate import prepare_disturbed, prepare_sites
@@ -47,6 +48,7 @@ EXTRA_COLUMNS = (
     "activity", "state_agency", "npdes_exempt", "steep_share", "steep_uncovered_sqft", "in_water_sqft", "nearest_water",
     "protective_waters", "targeted_areas",
 )  # fmt: skip
+
 
 def _source_name(obj: Any, default: str) -> str:
     return os.fspath(obj) if isinstance(obj, (str, os.PathLike)) else default
@@ -77,6 +79,202 @@ def _labels(pairs: tuple[np.ndarray, np.ndarray], labels: np.ndarray, n: int) ->
         df = pd.DataFrame({"row": rows, "label": labels[src]}).drop_duplicates()
         joined = df.groupby("row", sort=True)["label"].agg(", ".join)
         out[joined.index.to_numpy()] = joined.to_numpy()
+    return out
+
+
+@dataclass
+class _Inputs:
+    sites: gpd.GeoDataFrame  # validated, in the measuring CRS
+    disturbed: gpd.GeoDataFrame | None
+
+
+@dataclass
+class _Disturbance:
+    geoms: np.ndarray  # the union of each site's disturbed limits
+    sqft: np.ndarray
+    parts_sqft: np.ndarray
+    outside_site_sqft: np.ndarray
+    count: np.ndarray
+
+
+@dataclass
+class _Jurisdiction:
+    state: np.ndarray  # inside, partial, outside
+    inside: np.ndarray  # the disturbance inside the boundary
+    inside_sqft: np.ndarray
+
+
+@dataclass
+class _Plans:
+    ids: np.ndarray
+    whole_sqft: np.ndarray
+    inside_sqft: np.ndarray
+    count: np.ndarray
+    excluded_sqft: np.ndarray
+
+
+@dataclass
+class _Waters:
+    protective_sqft: np.ndarray
+    in_water_sqft: np.ndarray
+    nearest_ft: np.ndarray
+    nearest_label: np.ndarray
+    protective_label: np.ndarray
+    from_centreline: np.ndarray
+    channel_unverified: np.ndarray
+
+
+def _read_inputs(sites: Any, disturbed: Any, *, crs: CRS, assume_crs: Any, id_field: str,
+                 field_map: dict[str, str] | None, sites_layer: str | None,
+                 disturbed_layer: str | None) -> _Inputs:  # fmt: skip
+    """Read and validate sites and disturbed limits, every problem at once; transform them."""
+    raw_sites, s_source = _read(sites, layer=sites_layer, default="sites")
+    problems: list[Problem] = []
+    raw_sites = _with_crs(raw_sites, assume_crs, s_source, problems)
+    table = prepare_sites(raw_sites, source=s_source, id_field=id_field, field_map=field_map)
+    problems += table.problems
+    dist_table = None
+    if disturbed is not None:
+        raw_dist, d_source = _read(disturbed, layer=disturbed_layer, default="disturbed")
+        raw_dist = _with_crs(raw_dist, assume_crs, d_source, problems)
+        dist_table = prepare_disturbed(raw_dist, source=d_source, site_ids=table.gdf["site_id"], id_field=id_field)
+        problems += dist_table.problems
+    if problems:
+        raise ValidationError(problems)
+    return _Inputs(
+        to_measuring_crs(table.gdf, crs), None if dist_table is None else to_measuring_crs(dist_table.gdf, crs)
+    )
+
+
+def _measure_disturbance(inp: _Inputs, crs: CRS) -> _Disturbance:
+    """The union of each site's disturbed limits (§ 540-5: overlaps count once); the site without them."""
+    site_geoms = inp.sites.geometry.to_numpy()
+    n = len(site_geoms)
+    if inp.disturbed is None:
+        return _Disturbance(site_geoms, area_sqft(site_geoms, crs), area_sqft(site_geoms, crs), np.zeros(n),
+                            np.ones(n, int))  # fmt: skip
+    ids = inp.sites["site_id"].to_numpy(dtype=object)
+    dgeoms = inp.disturbed.geometry.to_numpy()
+    keys, unions, counts = union_by_group(dgeoms, inp.disturbed["site_id"].to_numpy(dtype=object))
+    pos = pd.Index(ids).get_indexer(keys)
+    geoms = np.full(n, shapely.Polygon(), dtype=object)
+    geoms[pos] = unions
+    count = np.zeros(n, int)
+    count[pos] = counts
+    site_pos = pd.Index(ids).get_indexer(inp.disturbed["site_id"].to_numpy(dtype=object))
+    parts = np.bincount(site_pos, weights=area_sqft(dgeoms, crs), minlength=n)
+    outside = area_sqft(shapely.difference(geoms, site_geoms), crs)
+    return _Disturbance(geoms, area_sqft(geoms, crs), parts, outside, count)
+
+
+def _jurisdiction(site_geoms: np.ndarray, dist: _Disturbance, boundary: Any, crs: CRS,
+                  sliver_sqft: float) -> _Jurisdiction:  # fmt: skip
+    """Class each site inside, partial or outside the boundary (§ 540-4B).
+
+    Decided on the disturbance, which is what the article regulates; a site with no
+    disturbance is placed by its own polygon. Boundary slivers (the same line digitised
+    twice) do not make a site partial.
+    """
+    no_dist = dist.sqft == 0
+    test_geoms = np.where(no_dist, site_geoms, dist.geoms)
+    test_inside, state = clip_to_region(test_geoms, boundary)
+    test_sqft = area_sqft(test_geoms, crs)
+    test_in_sqft = area_sqft(test_inside, crs)
+    jurisdiction = np.where(
+        (state == 0) | (test_in_sqft <= sliver_sqft), "outside",
+        np.where((state == 2) | (test_sqft - test_in_sqft <= sliver_sqft), "inside", "partial"),
+    ).astype(object)  # fmt: skip
+    inside = np.where(no_dist, shapely.Polygon(), test_inside)
+    return _Jurisdiction(jurisdiction, inside, np.where(no_dist, 0.0, test_in_sqft))
+
+
+def _plans(gdf: gpd.GeoDataFrame, dist: _Disturbance, jur: _Jurisdiction, crs: CRS) -> _Plans:
+    """Add disturbance up over each common plan (§ 540-5), whole and inside the boundary.
+
+    Exempt agricultural and silviculture activity (§ 540-4A(2)) is left out of the totals.
+    """
+    n = len(gdf)
+    # pandas may hold missing text as NaN or None: normalise to None once, here.
+    has_plan = gdf["plan_id"].notna().to_numpy()
+    ids = np.where(has_plan, gdf["plan_id"].to_numpy(dtype=object), None)
+    whole, inside = dist.sqft.copy(), jur.inside_sqft.copy()
+    count, excluded = np.ones(n, int), np.zeros(n)
+    if has_plan.any():
+        counts_in = counts_toward_plan(gdf["activity"].to_numpy(dtype=object))
+        empty = shapely.Polygon()
+        rows = np.flatnonzero(has_plan)
+        keys, whole_u, counts = union_by_group(np.where(counts_in, dist.geoms, empty)[rows], ids[rows])
+        _, inside_u, _ = union_by_group(np.where(counts_in, jur.inside, empty)[rows], ids[rows])
+        k = pd.Index(keys).get_indexer(ids[rows])
+        whole[rows], inside[rows], count[rows] = area_sqft(whole_u, crs)[k], area_sqft(inside_u, crs)[k], counts[k]
+        left_out = np.bincount(k, weights=np.where(counts_in[rows], 0.0, dist.sqft[rows]), minlength=len(keys))
+        excluded[rows] = left_out[k]
+    return _Plans(ids, whole, inside, count, excluded)
+
+
+def _waters(ls: LayerSet, prof: Profile, dist: _Disturbance, jur: _Jurisdiction, crs: CRS) -> _Waters:
+    """Disturbance in waters and in their protective areas, and the distance to the nearest water."""
+    n = len(dist.sqft)
+    nan = np.full(n, np.nan)
+    none = np.full(n, None, dtype=object)
+    if ls.waters is None or not len(ls.waters):
+        return _Waters(nan, nan.copy(), nan.copy(), none, none.copy(), np.zeros(n, bool), none.copy())
+    w = ls.waters
+    pa = protective_areas(w, prof, crs)
+    sqft_factor = sqft_per_crs_area_unit(crs)
+    ov = pa.overlap(jur.inside)
+    prot_sqft = ov.strip_area * sqft_factor
+    d, j = nearest_distance(dist.geoms, pa.nearest)
+    names = w["water_name"].to_numpy(dtype=object)
+    classes = w["water_class"].to_numpy(dtype=object)
+    base = np.array([nm if nm else cls for nm, cls in zip(names, classes, strict=True)], dtype=object)
+    near_label = none.copy()
+    hit = j >= 0
+    near_label[hit] = base[pa.nearest_source[j[hit]]]
+    full = np.array([f"{b} ({c}, {wd:g} ft)" for b, c, wd in zip(base, classes, pa.widths_ft, strict=True)],
+                    dtype=object)  # fmt: skip
+    keep = (prot_sqft > 0)[ov.rows]
+    rows, src = ov.rows[keep], ov.sources[keep]
+    from_line = np.zeros(n, bool)
+    # Strips measured from a hydrography centreline only approximate the top of channel.
+    from_line[rows[pa.centreline[src]]] = True
+    unverified = getattr(pa, "channel_class_unverified", None)
+    channel = none.copy()
+    if unverified is not None and np.any(unverified):
+        u = np.asarray(unverified, bool)[src]
+        channel = _labels((rows[u], src[u]), base, n)
+    return _Waters(prot_sqft, ov.water_area * sqft_factor, d / ft_to_crs_units(1.0, crs), near_label,
+                   _labels((rows, src), full, n), from_line, channel)  # fmt: skip
+
+
+def _terrain(ls: LayerSet, prof: Profile, jur: _Jurisdiction, crs: CRS) -> tuple[np.ndarray, np.ndarray]:
+    """Disturbance on slopes at or above the profile's steep threshold, and the part off the DEM."""
+    n = len(jur.inside)
+    if ls.dem is None:
+        return np.full(n, np.nan), np.full(n, np.nan)
+    sa = steep_area(jur.inside, crs, ls.dem, threshold_pct=float(prof.entry("thresholds.steep_slope").value or 20))
+    return sa.steep_sqft, sa.uncovered_sqft
+
+
+def _targeted(ls: LayerSet, jur: _Jurisdiction) -> np.ndarray:
+    """Names of the targeted performance standard areas each disturbance meets."""
+    n = len(jur.inside)
+    if ls.targeted_areas is None or not len(ls.targeted_areas):
+        return np.full(n, None, dtype=object)
+    t = ls.targeted_areas
+    names = np.array([nm if nm else f"targeted area {i + 1}" for i, nm in enumerate(t["area_name"].to_numpy(dtype=object))],
+                     dtype=object)  # fmt: skip
+    return _labels(PolygonIndex(t.geometry.to_numpy()).hit_sources(jur.inside), names, n)
+
+
+def _trigger_fields(gdf: gpd.GeoDataFrame, prof: Profile) -> dict[str, np.ndarray]:
+    """The optional site fields the profile's permit triggers read (``fill_cuyd``, ``utility_ft``, ...)."""
+    out = {}
+    for t in prof.triggers:
+        if t.field in gdf.columns:
+            col = gdf[t.field]
+            out[t.field] = (col.fillna(False).astype(bool).to_numpy() if t.kind == "land_division"
+                            else pd.to_numeric(col, errors="coerce").to_numpy(dtype=float))  # fmt: skip
     return out
 
 
@@ -151,188 +349,95 @@ def screen(
     report("reading layers", 0.0)
     ls = layers if isinstance(layers, LayerSet) else load_layers(None if layers is None else Path(layers), profile=prof)
     crs: CRS = ls.crs
-
-    raw_sites, s_source = _read(sites, layer=sites_layer, default="sites")
-    problems: list[Problem] = []
-    raw_sites = _with_crs(raw_sites, assume_crs, s_source, problems)
-    table = prepare_sites(raw_sites, source=s_source, id_field=id_field, field_map=field_map)
-    problems += table.problems
-    dist_table = None
-    if disturbed is not None:
-        raw_dist, d_source = _read(disturbed, layer=disturbed_layer, default="disturbed")
-        raw_dist = _with_crs(raw_dist, assume_crs, d_source, problems)
-        dist_table = prepare_disturbed(raw_dist, source=d_source, site_ids=table.gdf["site_id"], id_field=id_field)
-        problems += dist_table.problems
-    if problems:
-        raise ValidationError(problems)
-
-    report("transforming to the measuring CRS", 0.15)
-    gdf = to_measuring_crs(table.gdf, crs)
+    inp = _read_inputs(sites, disturbed, crs=crs, assume_crs=assume_crs, id_field=id_field, field_map=field_map,
+                       sites_layer=sites_layer, disturbed_layer=disturbed_layer)  # fmt: skip
+    gdf = inp.sites
     site_geoms = gdf.geometry.to_numpy()
-    n = len(gdf)
-    ids = gdf["site_id"].to_numpy(dtype=object)
 
     report("measuring disturbed areas", 0.3)
-    if dist_table is None:
-        dist_geoms = site_geoms
-        count = np.ones(n, int)
-        parts_sqft = area_sqft(site_geoms, crs)
-        outside_site_sqft = np.zeros(n)
-    else:
-        dgdf = to_measuring_crs(dist_table.gdf, crs)
-        dgeoms = dgdf.geometry.to_numpy()
-        keys, unions, counts = union_by_group(dgeoms, dgdf["site_id"].to_numpy(dtype=object))
-        pos = pd.Index(ids).get_indexer(keys)
-        dist_geoms = np.full(n, shapely.Polygon(), dtype=object)
-        dist_geoms[pos] = unions
-        count = np.zeros(n, int)
-        count[pos] = counts
-        site_pos = pd.Index(ids).get_indexer(dgdf["site_id"].to_numpy(dtype=object))
-        parts_sqft = np.bincount(site_pos, weights=area_sqft(dgeoms, crs), minlength=n)
-        outside_site_sqft = area_sqft(shapely.difference(dist_geoms, site_geoms), crs)
-    dist_sqft = area_sqft(dist_geoms, crs)
-
-    report("clipping to the Village", 0.45)
-    # Jurisdiction is decided on the disturbance (§ 540-4B regulates the activity); a site
-    # with no disturbance is placed by its own polygon.
-    no_dist = dist_sqft == 0
-    test_geoms = np.where(no_dist, site_geoms, dist_geoms)
-    test_inside, state = clip_to_region(test_geoms, ls.jurisdiction)
-    test_sqft = area_sqft(test_geoms, crs)
-    test_in_sqft = area_sqft(test_inside, crs)
-    inside = np.where(no_dist, shapely.Polygon(), test_inside)
-    in_sqft = np.where(no_dist, 0.0, test_in_sqft)
-    # Boundary slivers (different digitising of the same line) do not make a site partial.
-    sliver = prof.area_sqft("policy.sliver")
-    jurisdiction = np.where(
-        (state == 0) | (test_in_sqft <= sliver), "outside",
-        np.where((state == 2) | (test_sqft - test_in_sqft <= sliver), "inside", "partial"),
-    ).astype(object)  # fmt: skip
-
+    dist = _measure_disturbance(inp, crs)
+    report("clipping to the jurisdiction", 0.45)
+    jur = _jurisdiction(site_geoms, dist, ls.jurisdiction, crs, prof.area_sqft("policy.sliver"))
     report("adding up common plans", 0.55)
-    # pandas may hold missing text as NaN or None: normalise to None once, here.
-    has_plan = gdf["plan_id"].notna().to_numpy()
-    plan_ids = np.where(has_plan, gdf["plan_id"].to_numpy(dtype=object), None)
-    plan_sqft = in_sqft.copy()
-    plan_count = np.ones(n, int)
-    if has_plan.any():
-        keys, unions, counts = union_by_group(inside[has_plan], plan_ids[has_plan])
-        k = pd.Index(keys).get_indexer(plan_ids[has_plan])
-        plan_sqft[has_plan] = area_sqft(unions, crs)[k]
-        plan_count[has_plan] = counts[k]
-
+    plans = _plans(gdf, dist, jur, crs)
     report("measuring waters and protective areas", 0.65)
-    nan = np.full(n, np.nan)
-    prot_sqft, water_sqft, near_ft = nan.copy(), nan.copy(), nan.copy()
-    near_label = np.full(n, None, dtype=object)
-    prot_label = np.full(n, None, dtype=object)
-    from_line = np.zeros(n, bool)
-    if ls.waters is not None and len(ls.waters):
-        w = ls.waters
-        pa = protective_areas(w, prof, crs)
-        sqft_factor = sqft_per_crs_area_unit(crs)
-        ov = pa.overlap(inside)
-        prot_sqft = ov.strip_area * sqft_factor
-        water_sqft = ov.water_area * sqft_factor
-        d, j = nearest_distance(dist_geoms, pa.nearest)
-        near_ft = d / ft_to_crs_units(1.0, crs)
-        names = w["water_name"].to_numpy(dtype=object)
-        classes = w["water_class"].to_numpy(dtype=object)
-        base = np.array([nm if nm else cls for nm, cls in zip(names, classes, strict=True)], dtype=object)
-        hit = j >= 0
-        near_label[hit] = base[pa.nearest_source[j[hit]]]
-        full = np.array(
-            [f"{b} ({c}, {wd:g} ft)" for b, c, wd in zip(base, classes, pa.widths_ft, strict=True)], dtype=object
-        )
-        in_strip = prot_sqft > 0
-        keep = in_strip[ov.rows]
-        rows, src = ov.rows[keep], ov.sources[keep]
-        prot_label = _labels((rows, src), full, n)
-        # Strips measured from a hydrography centreline only approximate the top of channel.
-        from_line[rows[pa.centreline[src]]] = True
-
+    wat = _waters(ls, prof, dist, jur, crs)
     report("measuring steep slopes", 0.75)
-    steep_sqft, steep_uncovered = nan.copy(), nan.copy()
-    if ls.dem is not None:
-        sa = steep_area(inside, crs, ls.dem, threshold_pct=float(prof.entry("thresholds.steep_slope").value or 20))
-        steep_sqft, steep_uncovered = sa.steep_sqft, sa.uncovered_sqft
-
-    targeted = np.full(n, None, dtype=object)
-    if ls.targeted_areas is not None and len(ls.targeted_areas):
-        t = ls.targeted_areas
-        tnames = np.array(
-            [nm if nm else f"targeted area {i + 1}" for i, nm in enumerate(t["area_name"].to_numpy(dtype=object))],
-            dtype=object,
-        )
-        tidx = PolygonIndex(t.geometry.to_numpy())
-        targeted = _labels(tidx.hit_sources(inside), tnames, n)
+    steep_sqft, steep_uncovered = _terrain(ls, prof, jur, crs)
+    targeted = _targeted(ls, jur)
 
     report("applying the ordinance", 0.85)
-    m = pd.DataFrame(
-        {
-            "jurisdiction": jurisdiction,
-            "activity": gdf["activity"].to_numpy(dtype=object),
-            "state_agency": gdf["state_agency"].to_numpy(dtype=bool),
-            "npdes_exempt": gdf["npdes_exempt"].to_numpy(dtype=bool),
-            "plan_id": plan_ids,
-            "disturbed_sqft": dist_sqft,
-            "disturbed_in_village_sqft": in_sqft,
-            "disturbed_parts_sqft": parts_sqft,
-            "disturbed_outside_site_sqft": outside_site_sqft,
-            "disturbed_count": count,
-            "plan_disturbed_sqft": plan_sqft,
-            "plan_site_count": plan_count,
-            "protective_disturbed_sqft": prot_sqft,
-            "in_water_sqft": water_sqft,
-            "nearest_water_ft": near_ft,
-            "nearest_water": near_label,
-            "protective_waters": prot_label,
-            "protective_from_centreline": from_line,
-            "targeted_areas": targeted,
-            "has_waters": ls.waters is not None,
-            "has_targeted": ls.targeted_areas is not None,
-            "has_dem": ls.dem is not None,
-            "steep_disturbed_sqft": steep_sqft,
-            "steep_uncovered_sqft": steep_uncovered,
-            "repaired": gdf["repaired"].to_numpy(dtype=bool),
-        }
+    m = Measurements.of(
+        len(gdf),
+        jurisdiction=jur.state,
+        activity=gdf["activity"].to_numpy(dtype=object),
+        state_agency=gdf["state_agency"].to_numpy(dtype=bool),
+        npdes_exempt=gdf["npdes_exempt"].to_numpy(dtype=bool),
+        plan_id=plans.ids,
+        disturbed_sqft=dist.sqft,
+        disturbed_in_village_sqft=jur.inside_sqft,
+        disturbed_parts_sqft=dist.parts_sqft,
+        disturbed_outside_site_sqft=dist.outside_site_sqft,
+        disturbed_count=dist.count,
+        plan_disturbed_sqft=plans.whole_sqft,
+        plan_in_village_sqft=plans.inside_sqft,
+        plan_site_count=plans.count,
+        plan_excluded_sqft=plans.excluded_sqft,
+        protective_disturbed_sqft=wat.protective_sqft,
+        in_water_sqft=wat.in_water_sqft,
+        nearest_water_ft=wat.nearest_ft,
+        nearest_water=wat.nearest_label,
+        protective_waters=wat.protective_label,
+        protective_from_centreline=wat.from_centreline,
+        channel_unverified=wat.channel_unverified,
+        targeted_areas=targeted,
+        steep_disturbed_sqft=steep_sqft,
+        steep_uncovered_sqft=steep_uncovered,
+        repaired=gdf["repaired"].to_numpy(dtype=bool),
+        has_waters=ls.waters is not None,
+        has_targeted=ls.targeted_areas is not None,
+        has_dem=ls.dem is not None,
+        trigger_fields=_trigger_fields(gdf, prof),
     )
-    decided = decide(m, prof)
+    out = _report(gdf, m, decide(m, prof))
+    report("done", 1.0)
+    return gpd.GeoDataFrame(out, geometry=site_geoms, crs=crs)
 
+
+def _report(gdf: gpd.GeoDataFrame, m: Measurements, d: Any) -> pd.DataFrame:
+    """The output table: the contract's columns, ours, then the user's own fields."""
+    inside = m.disturbed_in_village_sqft
     out = pd.DataFrame(
         {
-            "site_id": ids,
-            "plan_id": plan_ids,
-            "jurisdiction": jurisdiction,
-            "disturbed_sqft": dist_sqft,
-            "disturbed_acres": dist_sqft / SQFT_PER_ACRE,
-            "disturbed_in_village_sqft": in_sqft,
-            "plan_disturbed_sqft": plan_sqft,
-            "applicability": decided["applicability"].to_numpy(),
-            "permit": decided["permit"].to_numpy(),
-            "permit_may_be_required": decided["permit_may_be_required"].to_numpy(),
-            "standards": decided["standards"].to_numpy(),
-            "sediment_standard": decided["sediment_standard"].to_numpy(),
-            "steep_disturbed_sqft": steep_sqft,
-            "protective_disturbed_sqft": prot_sqft,
-            "nearest_water_ft": near_ft,
-            "findings": decided["findings"].to_numpy(),
-            "activity": m["activity"].to_numpy(),
-            "state_agency": m["state_agency"].to_numpy(),
-            "npdes_exempt": m["npdes_exempt"].to_numpy(),
-            "steep_share": np.where(in_sqft > 0, steep_sqft / np.where(in_sqft > 0, in_sqft, 1), np.nan),
-            "steep_uncovered_sqft": steep_uncovered,
-            "in_water_sqft": water_sqft,
-            "nearest_water": near_label,
-            "protective_waters": prot_label,
-            "targeted_areas": targeted,
+            "site_id": gdf["site_id"].to_numpy(dtype=object),
+            "plan_id": m.plan_id,
+            "jurisdiction": m.jurisdiction,
+            "disturbed_sqft": m.disturbed_sqft,
+            "disturbed_acres": m.disturbed_sqft / SQFT_PER_ACRE,
+            "disturbed_in_village_sqft": inside,
+            "plan_disturbed_sqft": d.decision_sqft,
+            "applicability": d.applicability,
+            "permit": d.permit,
+            "permit_may_be_required": d.permit_may_be_required,
+            "standards": d.standards,
+            "sediment_standard": d.sediment_standard,
+            "steep_disturbed_sqft": m.steep_disturbed_sqft,
+            "protective_disturbed_sqft": m.protective_disturbed_sqft,
+            "nearest_water_ft": m.nearest_water_ft,
+            "findings": d.findings,
+            "activity": m.activity,
+            "state_agency": m.state_agency,
+            "npdes_exempt": m.npdes_exempt,
+            "steep_share": np.where(inside > 0, m.steep_disturbed_sqft / np.where(inside > 0, inside, 1), np.nan),
+            "steep_uncovered_sqft": m.steep_uncovered_sqft,
+            "in_water_sqft": m.in_water_sqft,
+            "nearest_water": m.nearest_water,
+            "protective_waters": m.protective_waters,
+            "targeted_areas": m.targeted_areas,
         }
     )
     # Keep the user's own fields (addresses, parcel numbers) after ours.
     internal = {"row", "repaired", gdf.geometry.name}
-    user = [c for c in gdf.columns if c not in out.columns and c not in internal]
-    for c in user:
+    for c in [c for c in gdf.columns if c not in out.columns and c not in internal]:
         out[c] = gdf[c].to_numpy()
-    report("done", 1.0)
-    return gpd.GeoDataFrame(out, geometry=site_geoms, crs=crs)
-
+    return out
