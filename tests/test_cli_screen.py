@@ -38,6 +38,12 @@ def test_writes_each_format(good, tmp_path, layers_path, ext):
     assert "permit required: 1" in r.output
     if ext == ".csv":
         df = pd.read_csv(out)
+        raw = out.read_text(encoding="utf-8")
+        assert "\\u00a7" not in raw and "§ 540-4B" in raw  # the character, not its escape
+        lines = df["findings_text"].iloc[0].splitlines()
+        assert len(lines) == len(json.loads(df["findings"].iloc[0]))
+        assert lines[0].startswith("§ 540-4B (ordinance): ")
+        assert list(df.columns).index("findings_text") == list(df.columns).index("findings") + 1
         assert shapely.area(shapely.from_wkt(df["geometry"].to_numpy()))[0] == pytest.approx(10_000, rel=1e-6)
     elif ext == ".parquet":
         df = gpd.read_parquet(out)
@@ -46,7 +52,8 @@ def test_writes_each_format(good, tmp_path, layers_path, ext):
     assert list(df["site_id"].astype(str)) == ["A", "B"]
     assert list(df["permit"]) == ["required", "not_required"]
     assert df["disturbed_sqft"].iloc[0] == pytest.approx(10_000 * K, rel=1e-6)
-    assert json.loads(df["findings"].iloc[0])[0]["section"] == "§ 540-4B"
+    first = json.loads(df["findings"].iloc[0])[0]
+    assert first["section"] == "§ 540-4B" and first["basis"] == "ordinance"
 
 
 def test_refuses_to_overwrite(good, tmp_path, layers_path):

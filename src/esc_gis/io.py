@@ -24,6 +24,7 @@ import shapely
 
 from esc_gis._outputs import check_output_file, check_target
 from esc_gis.errors import LayerReadError, LayerSetError, OutputFormatError
+from esc_gis.findings import findings_text
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -184,6 +185,10 @@ def check_output_path(path: str | os.PathLike[str], *, overwrite: bool = False) 
 
 def _to_csv_frame(gdf: gpd.GeoDataFrame) -> pd.DataFrame:
     out = pd.DataFrame(gdf.drop(columns=gdf.geometry.name))
+    if "findings" in out.columns and "findings_text" not in out.columns:
+        # A spreadsheet shows JSON badly: the findings again as readable lines, right after it.
+        text = [findings_text(v) if isinstance(v, str) else "" for v in out["findings"]]
+        out.insert(out.columns.get_loc("findings") + 1, "findings_text", text)
     out["geometry"] = shapely.to_wkt(gdf.geometry.values, rounding_precision=-1)
     return out
 

@@ -1,4 +1,4 @@
-"""``esc-gis rules``: print the ordinance profile (every number with its citation)."""
+"""``esc-gis rules``: print the ordinance profile: every number, trigger and finding with its citation and basis."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from esc_gis.findings import CATALOGUE
 from esc_gis.profile import Profile, load_profile
 
 
@@ -34,18 +35,57 @@ def rules_table(profile: Profile) -> Table:
     return table
 
 
-@click.command(short_help="Print the ordinance's numbers with their citations.")
+def triggers_table(profile: Profile) -> Table:
+    """Build the rich table of what makes a permit required."""
+    table = Table(title="Permit triggers (a permit is required when any is met)", title_justify="left")
+    for col in ("trigger", "kind", "threshold", "section", "finding"):
+        table.add_column(col, overflow="fold")
+    for t in profile.triggers:
+        table.add_row(t.name, t.kind, "" if t.value is None else f"{t.value:,g} {t.unit}", t.section, t.finding)
+    return table
+
+
+def findings_table(profile: Profile) -> Table:
+    """Build the rich table of every finding: code, basis, section and message template."""
+    table = Table(title="Findings (wording, citation and basis of everything esc-gis says)", title_justify="left",
+                  expand=True)
+    table.add_column("finding", overflow="fold", ratio=2)
+    table.add_column("basis", overflow="fold", ratio=1)
+    table.add_column("section", overflow="fold", ratio=2)
+    table.add_column("message template", overflow="fold", ratio=6)
+    for t in profile.findings.values():
+        table.add_row(t.code, t.basis, t.section, t.message)
+    return table
+
+
+def _finding_rows(profile: Profile) -> list[dict[str, object]]:
+    return [{"code": t.code, "section": t.section, "basis": t.basis, "message": t.message,
+             "values": list(CATALOGUE.get(t.code, ()))} for t in profile.findings.values()]  # fmt: skip
+
+
+@click.command(short_help="Print the ordinance profile: numbers, triggers and findings, each with its citation.")
 @click.option("--profile", "profile_path", type=click.Path(dir_okay=False), default=None,
-              help="Ordinance profile TOML (default: the Village of Winneconne's).")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+              help="Ordinance profile TOML (default: the one shipped with esc_gis).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")
 def rules(profile_path: str | None, as_json: bool) -> None:
-    """Print every threshold, width, design storm and deadline of the ordinance profile."""
+    """Print every threshold, width, design storm, deadline, permit trigger and finding of the profile.
+
+    Each finding shows its basis: ordinance (the text says so), interpretation (a reading
+    where the text is silent), policy (the toolkit's choice) or technical_standard.
+    """
     profile = load_profile(profile_path)
     if as_json:
         rows = [{"entry": e.key, "value": e.value, "unit": e.unit, "section": e.section,
                  "summary": e.summary, **e.extra} for e in profile.entries.values()]  # fmt: skip
-        click.echo(json.dumps({"profile": profile.name, "measure_crs": profile.measure_crs, "entries": rows}, indent=2))
+        triggers = [{"name": t.name, "kind": t.kind, "value": t.value, "unit": t.unit, "section": t.section,
+                     "finding": t.finding} for t in profile.triggers]  # fmt: skip
+        doc = {"profile": profile.name, "jurisdiction": profile.jurisdiction_name, "authority": profile.authority,
+               "measure_crs": profile.measure_crs, "partial_jurisdiction": profile.partial_jurisdiction,
+               "entries": rows, "permit_triggers": triggers, "findings": _finding_rows(profile)}  # fmt: skip
+        click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
         return
-    console = Console(width=max(Console().width, 170))
+    console = Console(width=max(Console().width, 100))
     console.print(rules_table(profile))
+    console.print(triggers_table(profile))
+    console.print(findings_table(profile))
     console.print(f"Measuring CRS: {profile.measure_crs}.  Source: {profile.source}")
