@@ -36,7 +36,8 @@ __all__ = [
 ]
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
+import json
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
@@ -335,11 +336,14 @@ class _Findings:
         self.profile = profile
         self.names = profile.names()
 
-    def add(self, mask: np.ndarray, code: str, **columns: Any) -> None:
-        """Add finding ``code`` to the rows of ``mask``; array values are taken per row."""
-        import json
+    def add(self, mask: np.ndarray, code: str, *, section: str | None = None, **columns: Any) -> None:
+        """Add finding ``code`` to the rows of ``mask``; array values are taken per row.
 
+        ``section`` overrides the declared one (a permit trigger cites its own).
+        """
         t = self.profile.template(code)
+        if section:
+            t = replace(t, section=section)
         head = t.json_head()
         idx: list[int] = np.flatnonzero(mask).tolist()
         per_row = {k: v for k, v in columns.items() if isinstance(v, np.ndarray)}
@@ -406,10 +410,10 @@ def _permit(f: _Findings, m: Measurements, profile: Profile, applies: np.ndarray
     for t in profile.triggers:
         hit = d["triggers"][t.name]
         if t.kind == "disturbed_area":
-            f.add(hit, t.finding, **values)
+            f.add(hit, t.finding, section=t.section, **values)
         else:
             measured = _trigger_values(t, m)
-            f.add(hit, t.finding, trigger=t.label, measured=measured, threshold=_trigger_text(t))
+            f.add(hit, t.finding, section=t.section, trigger=t.label, measured=measured, threshold=_trigger_text(t))
     f.add((permit == "not_required") & ~npdes_small, "permit_not_required", **values)
     f.add(npdes_small, "npdes_exempt_under_1_acre", **values)
     f.add(applies & m.npdes_exempt & ~npdes_small, "npdes_exemption_not_applicable", **values)

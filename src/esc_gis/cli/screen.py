@@ -82,7 +82,7 @@ def counts_line(result: gpd.GeoDataFrame) -> str:
 @click.option("--layers", "layers_path", type=click.Path(), default=None,
               help="Layer-set manifest (layers.toml); default: the Village's bundled set.")
 @click.option("--profile", "profile_path", type=click.Path(dir_okay=False), default=None,
-              help="Ordinance profile TOML; default: the Village of Winneconne's.")
+              help="Ordinance profile TOML; default: the one shipped with esc_gis.")
 @click.option("--id-field", default="site_id", show_default=True, help="Field holding the unique site id.")
 @click.option("--field", "fields", multiple=True, metavar="NAME=SOURCE",
               help="Read contract field NAME (plan_id, activity, state_agency, npdes_exempt) from SOURCE. Repeatable.")
