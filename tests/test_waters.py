@@ -115,10 +115,10 @@ def test_screening_names_centreline_strips_and_measures_channels_as_water(tmp_pa
                  layers=manifest).set_index("site_id")  # fmt: skip
     creek = {f["code"]: f for f in json.loads(out.loc["creek", "findings"])}
     assert "protective_area_from_centreline" in creek
-    assert creek["protective_area_from_centreline"]["section"] == "§ 540-5 PROTECTIVE AREA"
+    assert creek["protective_area_from_centreline"]["basis"] == "technical_standard"
     assert out.loc["creek", "protective_disturbed_sqft"] == pytest.approx(40 * (300 + 50 / L - 320) * K, rel=1e-6)
     ditch = {f["code"] for f in json.loads(out.loc["ditch", "findings"])}
-    assert "protective_area_from_centreline" not in ditch and "in_water" in ditch
+    assert "protective_area_from_centreline" not in ditch and "in_water_unpermitted" in ditch
     # 1305..1310 ftUS is channel (10 ft = 9.99998 ftUS from the centre), the rest is strip.
     assert out.loc["ditch", "in_water_sqft"] == pytest.approx(40 * (1300 + 10 / L - 1305) * K, rel=1e-5)
 
