@@ -150,7 +150,7 @@ class FindingTemplate:
         return Finding(self.code, self.section, self.basis, message)
 
     def json_head(self) -> str:
-        """The finding's JSON up to its message (shared by every row it is rendered for)."""
+        """Return the finding's JSON up to its message (shared by every row it is rendered for)."""
         return (
             f'{{"code": {json.dumps(self.code)}, "section": {json.dumps(self.section, ensure_ascii=False)}, '
             f'"basis": {json.dumps(self.basis)}, "message": '

@@ -90,7 +90,7 @@ class Entry:
         return self.section
 
     def text(self) -> str:
-        """The number as the ordinance writes it: ``4,000 sq ft``, ``1 acre``."""
+        """Write the number as the ordinance does: ``4,000 sq ft``, ``1 acre``."""
         return quantity_text(float(self.value or 0), self.unit)
 
 
@@ -119,7 +119,7 @@ class Trigger:
         return TRIGGER_KINDS[self.kind][0]
 
     def threshold(self) -> float:
-        """The threshold in the measurement's unit (square feet for areas)."""
+        """Return the threshold in the measurement's unit (square feet for areas)."""
         v = float(self.value or 0)
         return acres_to_sqft(v) if self.unit == "acres" else v
 
@@ -190,7 +190,7 @@ class Profile:
         return [k.split(".", 1)[1] for k in self.entries if k.startswith("protective_area.")]
 
     def names(self) -> dict[str, str]:
-        """The profile-wide values every finding's message may use.
+        """Return the profile-wide values every finding's message may use.
 
         ``jurisdiction_name``, ``authority``, ``authority_section``, the standards' codes, and
         each threshold and deadline as the ordinance writes it (``permit_area`` is
@@ -232,7 +232,7 @@ class Profile:
         return self.template(code).render({**self.names(), **values})
 
     def standards_for(self, permitted: bool) -> str:
-        """The standards code that applies to a permitted (or non-permitted) site."""
+        """Return the standards code that applies to a permitted (or non-permitted) site."""
         return self.standards_permitted if permitted else self.standards_unpermitted
 
     def format_permit_number(self, year: int, seq: int) -> str:

@@ -35,8 +35,8 @@ __all__ = [
     "permit_decision",
 ]
 
-from collections.abc import Callable, Mapping
 import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -136,12 +136,12 @@ class Measurements:
                  "protective_waters": object, "channel_unverified": object, "targeted_areas": object,
                  "state_agency": bool, "npdes_exempt": bool, "protective_from_centreline": bool, "repaired": bool,
                  "disturbed_count": int, "plan_site_count": int}  # fmt: skip
-        arrays = {}
+        arrays: dict[str, Any] = {}
         for name, default in defaults.items():
             v = values.get(name, default)
             dtype = kinds.get(name, float)
             arrays[name] = np.array(np.broadcast_to(np.asarray(v, dtype=dtype), (n,)), dtype=dtype)
-        flags = {k: bool(values.get(k, False)) for k in ("has_waters", "has_targeted", "has_dem")}
+        flags: dict[str, Any] = {k: bool(values.get(k, False)) for k in ("has_waters", "has_targeted", "has_dem")}
         triggers = {k: np.asarray(v) for k, v in (values.get("trigger_fields") or {}).items()}
         return cls(**arrays, **flags, trigger_fields=triggers)
 
@@ -149,7 +149,7 @@ class Measurements:
     def from_frame(cls, df: pd.DataFrame, **flags: Any) -> Measurements:
         """Build measurements from a frame with the attribute names as columns."""
         names = {f.name for f in fields(cls)} - {"has_waters", "has_targeted", "has_dem", "trigger_fields"}
-        values = {c: df[c].to_numpy() for c in names if c in df.columns}
+        values: dict[str, Any] = {c: df[c].to_numpy() for c in names if c in df.columns}
         return cls.of(len(df), **values, **flags)
 
 
@@ -231,7 +231,7 @@ def counts_toward_plan(activity: np.ndarray) -> np.ndarray:
 
 
 def decision_area(m: Measurements, profile: Profile) -> np.ndarray:
-    """The disturbed area each site is decided on (§ 540-5 CONSTRUCTION SITE, § 540-4B).
+    """Return the disturbed area each site is decided on (§ 540-5 CONSTRUCTION SITE, § 540-4B).
 
     The whole common plan's disturbance (the site's own without a plan). For a site partly
     inside the jurisdiction § 540-4B is silent; by default (``partial_jurisdiction =
@@ -354,7 +354,7 @@ class _Findings:
                 self.rows[i].append(item)
             return
         for i in idx:
-            values = {**fixed, **{k: _py(v[i]) for k, v in per_row.items()}}
+            values: dict[str, Any] = {**fixed, **{k: _py(v[i]) for k, v in per_row.items()}}
             self.rows[i].append(head + json.dumps(t.render(values).message, ensure_ascii=False) + "}")
 
     def json(self) -> list[str]:
@@ -405,7 +405,7 @@ def _disturbance(f: _Findings, m: Measurements, applies: np.ndarray, area: np.nd
 def _permit(f: _Findings, m: Measurements, profile: Profile, applies: np.ndarray, area: np.ndarray,
             d: dict[str, Any]) -> None:  # fmt: skip
     """§ 540-4A(1)(a)/(b), § 540-4A(3), the profile's triggers, the near-threshold policy."""
-    values = {"plan_sqft": area, "plan_acres": area / SQFT_PER_ACRE}
+    values: dict[str, Any] = {"plan_sqft": area, "plan_acres": area / SQFT_PER_ACRE}
     permit, npdes_small = d["permit"], d["npdes_small"]
     for t in profile.triggers:
         hit = d["triggers"][t.name]
@@ -443,7 +443,7 @@ def _trigger_text(t: Trigger) -> str:
 
 def _standards(f: _Findings, d: dict[str, Any], area: np.ndarray) -> None:
     """§ 540-7B(3)(b) sediment standard; § 540-8I, § 540-9C less stringent under 1 acre."""
-    values = {"plan_sqft": area, "plan_acres": area / SQFT_PER_ACRE}
+    values: dict[str, Any] = {"plan_sqft": area, "plan_acres": area / SQFT_PER_ACRE}
     f.add(d["sediment_standard"], "sediment_standard", **values)
     f.add((d["permit"] == "required") & ~d["sediment_standard"], "less_stringent_possible", **values)
 
@@ -461,7 +461,7 @@ def _waters(f: _Findings, m: Measurements, permitted: np.ndarray, unpermitted: n
         return
     prot, water = np.nan_to_num(m.protective_disturbed_sqft), np.nan_to_num(m.in_water_sqft)
     in_prot, in_wat = prot > 0, water > 0
-    pv = {"protective_sqft": prot, "waters": m.protective_waters}
+    pv: dict[str, Any] = {"protective_sqft": prot, "waters": m.protective_waters}
     f.add(permitted & in_prot, "protective_area", **pv)
     f.add(may_be & in_prot, "protective_area_if_permit", **pv)
     measured_from_line = (permitted | may_be) & in_prot & m.protective_from_centreline.astype(bool)
@@ -471,7 +471,7 @@ def _waters(f: _Findings, m: Measurements, permitted: np.ndarray, unpermitted: n
     f.add(permitted & in_wat, "in_water", in_water_sqft=water)
     f.add(unpermitted & in_wat, "in_water_unpermitted", in_water_sqft=water)
     near = ~in_prot & ~in_wat & np.isfinite(m.nearest_water_ft)
-    nv = {"water": m.nearest_water, "distance_ft": m.nearest_water_ft}
+    nv: dict[str, Any] = {"water": m.nearest_water, "distance_ft": m.nearest_water_ft}
     f.add(permitted & near, "nearest_water", **nv)
     f.add(unpermitted & near, "nearest_water_unpermitted", **nv)
 
@@ -503,7 +503,7 @@ def _slopes(f: _Findings, m: Measurements, permitted: np.ndarray, may_be: np.nda
         return
     inside = m.disturbed_in_village_sqft
     steep, unc = m.steep_disturbed_sqft, m.steep_uncovered_sqft
-    sv = {"steep_sqft": steep, "steep_share": _share(steep, inside)}
+    sv: dict[str, Any] = {"steep_sqft": steep, "steep_share": _share(steep, inside)}
     f.add(permitted & (steep > 0), "steep_slopes", **sv)
     f.add(may_be & (steep > 0), "steep_slopes_if_permit", **sv)
     f.add(permitted & (steep == 0) & (inside > 0), "no_steep_slopes")

@@ -147,7 +147,7 @@ def _read_inputs(sites: Any, disturbed: Any, *, crs: CRS, assume_crs: Any, id_fi
 
 
 def _measure_disturbance(inp: _Inputs, crs: CRS) -> _Disturbance:
-    """The union of each site's disturbed limits (§ 540-5: overlaps count once); the site without them."""
+    """Measure the union of each site's disturbed limits (§ 540-5: overlaps count once); the site without them."""
     site_geoms = inp.sites.geometry.to_numpy()
     n = len(site_geoms)
     if inp.disturbed is None:
@@ -196,7 +196,8 @@ def _plans(gdf: gpd.GeoDataFrame, dist: _Disturbance, jur: _Jurisdiction, crs: C
     n = len(gdf)
     # pandas may hold missing text as NaN or None: normalise to None once, here.
     has_plan = gdf["plan_id"].notna().to_numpy()
-    ids = np.where(has_plan, gdf["plan_id"].to_numpy(dtype=object), None)
+    ids = gdf["plan_id"].to_numpy(dtype=object).copy()
+    ids[~has_plan] = None
     whole, inside = dist.sqft.copy(), jur.inside_sqft.copy()
     count, excluded = np.ones(n, int), np.zeros(n)
     if has_plan.any():
@@ -262,13 +263,13 @@ def _targeted(ls: LayerSet, jur: _Jurisdiction) -> np.ndarray:
     if ls.targeted_areas is None or not len(ls.targeted_areas):
         return np.full(n, None, dtype=object)
     t = ls.targeted_areas
-    names = np.array([nm if nm else f"targeted area {i + 1}" for i, nm in enumerate(t["area_name"].to_numpy(dtype=object))],
-                     dtype=object)  # fmt: skip
+    raw = t["area_name"].to_numpy(dtype=object)
+    names = np.array([nm if nm else f"targeted area {i + 1}" for i, nm in enumerate(raw)], dtype=object)
     return _labels(PolygonIndex(t.geometry.to_numpy()).hit_sources(jur.inside), names, n)
 
 
 def _trigger_fields(gdf: gpd.GeoDataFrame, prof: Profile) -> dict[str, np.ndarray]:
-    """The optional site fields the profile's permit triggers read (``fill_cuyd``, ``utility_ft``, ...)."""
+    """Read the optional site fields the profile's permit triggers use (``fill_cuyd``, ``utility_ft``, ...)."""
     out = {}
     for t in prof.triggers:
         if t.field in gdf.columns:
@@ -405,7 +406,7 @@ def screen(
 
 
 def _report(gdf: gpd.GeoDataFrame, m: Measurements, d: Any) -> pd.DataFrame:
-    """The output table: the contract's columns, ours, then the user's own fields."""
+    """Build the output table: the contract's columns, ours, then the user's own fields."""
     inside = m.disturbed_in_village_sqft
     out = pd.DataFrame(
         {
