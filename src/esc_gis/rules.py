@@ -344,25 +344,31 @@ class _Findings:
         t = self.profile.template(code)
         if section:
             t = replace(t, section=section)
+        idx = np.flatnonzero(mask)
+        if not len(idx):
+            return
         head = t.json_head()
-        idx: list[int] = np.flatnonzero(mask).tolist()
-        per_row = {k: v for k, v in columns.items() if isinstance(v, np.ndarray)}
-        fixed = {**self.names, **{k: v for k, v in columns.items() if k not in per_row}}
-        if not per_row and idx:
+        # Only the names the message uses, and each per-row column as a list once: rendering
+        # 100,000 rows stays a plain str.format per row.
+        used = t.fields()
+        per_row = {k: v[idx].tolist() for k, v in columns.items() if isinstance(v, np.ndarray) and k in used}
+        fixed = {k: v for k, v in {**self.names, **columns}.items() if k in used and k not in per_row}
+        if not per_row:
             item = head + json.dumps(t.render(fixed).message, ensure_ascii=False) + "}"
-            for i in idx:
+            for i in idx.tolist():
                 self.rows[i].append(item)
             return
-        for i in idx:
-            values: dict[str, Any] = {**fixed, **{k: _py(v[i]) for k, v in per_row.items()}}
-            self.rows[i].append(head + json.dumps(t.render(values).message, ensure_ascii=False) + "}")
+        t.render({**fixed, **{k: v[0] for k, v in per_row.items()}})  # a bad template fails here, with its name
+        keys, fmt, rows, values = list(per_row), t.message.format_map, self.rows, dict(fixed)
+        for i, vals in zip(idx.tolist(), zip(*per_row.values(), strict=True), strict=True):
+            values.update(zip(keys, vals, strict=True))
+            rows[i].append(head + _encode(fmt(values)) + "}")
 
     def json(self) -> list[str]:
         return ["[" + ", ".join(r) + "]" for r in self.rows]
 
 
-def _py(v: Any) -> Any:
-    return v.item() if isinstance(v, np.generic) else v
+_encode = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def _share(part: np.ndarray, whole: np.ndarray) -> np.ndarray:
