@@ -300,7 +300,9 @@ def overview_map(results: gpd.GeoDataFrame, *, layers: LayerSet | None = None, b
     return m
 
 
-def _add_boundary(m: folium.Map, layers: LayerSet, wording: _Wording) -> None:
+def _add_boundary(m: folium.Map, layers: LayerSet, wording: _Wording | None = None) -> None:
+    """Draw the jurisdiction's boundary, named and tipped from the profile (default: the bundled one)."""
+    wording = wording if wording is not None else _Wording.of(None)
     g = gpd.GeoDataFrame(geometry=[layers.jurisdiction], crs=layers.crs)
     tip = html.escape(wording.names.get("jurisdiction_name", ""))
     _add_layer(m, wording.labels["jurisdiction_boundary"], _display(g, 1.0), [{"tip": tip, "info": ""}],
