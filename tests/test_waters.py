@@ -349,3 +349,8 @@ def test_protective_command_reads_piped_and_drainage(tmp_path):
     assert got["water_class"].tolist() == ["concentrated_flow_channel"]  # the piped stream has none
     assert got["channel_class_unverified"].tolist() == [True]
     assert "class taken as given" in r.output
+
+
+def test_piped_flags_written_as_text_are_read_as_such():
+    w = waters([("perennial_stream", line((0, 0), (100, 0)))] * 3, piped=["no", "yes", None])
+    assert protective_areas(w, PROFILE, w.crs).piped.tolist() == [False, True, False]

@@ -24,6 +24,7 @@ __all__ = [
     "prepare_disturbed",
     "prepare_sites",
     "prepare_waters",
+    "read_flags",
 ]
 
 from dataclasses import dataclass
@@ -304,11 +305,26 @@ _TRUE = frozenset({"true", "t", "yes", "y", "1", "1.0"})
 _FALSE = frozenset({"false", "f", "no", "n", "0", "0.0", ""})
 
 
-def _flags(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+def read_flags(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     """Read a yes/no column as booleans: (flag, unreadable); missing values are False.
 
     Shapefiles and CSVs carry flags as text or numbers, GeoPackages as integers, so the
     usual spellings are all accepted.
+
+    Parameters
+    ----------
+    values : pandas.Series
+
+    Returns
+    -------
+    flag, unreadable : numpy.ndarray of bool
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> flag, bad = read_flags(pd.Series(["yes", "N", None, 1, "maybe"]))
+    >>> flag.tolist(), bad.tolist()
+    ([True, False, False, True, False], [False, False, False, False, True])
     """
     text = values.astype(object).where(values.notna(), "").astype(str).str.strip().str.lower()
     flag = text.isin(_TRUE).to_numpy()
@@ -437,7 +453,7 @@ def prepare_waters(
         width[~lineal] = np.nan  # a polygon is drawn at its banks already
     piped = np.zeros(len(gdf), bool)
     if piped_col is not None:
-        piped, bad_flag = _flags(gdf[piped_col])
+        piped, bad_flag = read_flags(gdf[piped_col])
         for i in np.flatnonzero(bad_flag):
             what = f"{piped_col} {gdf[piped_col].iloc[i]!r} is not true or false."
             problems.append(Problem(source, int(i) + 1, what, "give true/false, yes/no or 1/0, or leave it empty."))

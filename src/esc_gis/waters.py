@@ -43,6 +43,7 @@ import shapely
 
 from esc_gis.measure import PolygonIndex, area_sqft, chunk_lines, parallel, unique_pairs
 from esc_gis.units import ft_to_crs_units
+from esc_gis.validate import read_flags
 
 if TYPE_CHECKING:
     from pyproj import CRS
@@ -104,7 +105,11 @@ def _flag(waters: gpd.GeoDataFrame, column: str) -> np.ndarray:
     """Return a boolean column of ``waters``, all False when absent (frames built by hand)."""
     if column not in waters:
         return np.zeros(len(waters), bool)
-    return waters[column].fillna(False).to_numpy(dtype=bool)
+    col = waters[column]
+    if col.dtype == bool:
+        return col.to_numpy()
+    # A frame built by hand may hold "no" or "0", which numpy would read as True.
+    return read_flags(col)[0]
 
 
 def _channel_class(waters: gpd.GeoDataFrame, profile: Profile) -> tuple[np.ndarray, np.ndarray]:
@@ -283,8 +288,9 @@ def protective_areas(waters: gpd.GeoDataFrame, profile: Profile, crs: CRS) -> Pr
     Parameters
     ----------
     waters : geopandas.GeoDataFrame
-        ``water_class``, optionally ``channel_width_ft``, and geometry (polygons or lines),
-        in the measuring CRS ``crs`` (see :func:`esc_gis.validate.prepare_waters`).
+        ``water_class``, optionally ``channel_width_ft``, ``piped`` and ``drainage_acres``,
+        and geometry (polygons or lines), in the measuring CRS ``crs`` (see
+        :func:`esc_gis.validate.prepare_waters`).
     profile : Profile
         Supplies the width of each class.
     crs : pyproj.CRS
