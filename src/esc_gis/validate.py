@@ -301,15 +301,13 @@ def prepare_disturbed(
 #: Default columns of a waters layer's optional flags (see :func:`prepare_waters`).
 PIPED_FIELD = "piped"
 DRAINAGE_FIELD = "drainage_acres"
-_TRUE = frozenset({"true", "t", "yes", "y", "1", "1.0"})
-_FALSE = frozenset({"false", "f", "no", "n", "0", "0.0", ""})
 
 
 def read_flags(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     """Read a yes/no column as booleans: (flag, unreadable); missing values are False.
 
     Shapefiles and CSVs carry flags as text or numbers, GeoPackages as integers, so the
-    usual spellings are all accepted.
+    usual spellings are all accepted (as for the sites' ``state_agency``).
 
     Parameters
     ----------
@@ -326,9 +324,7 @@ def read_flags(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     >>> flag.tolist(), bad.tolist()
     ([True, False, False, True, False], [False, False, False, False, True])
     """
-    text = values.astype(object).where(values.notna(), "").astype(str).str.strip().str.lower()
-    flag = text.isin(_TRUE).to_numpy()
-    return flag, ~(flag | text.isin(_FALSE).to_numpy())
+    return _parse_bool(values)
 
 
 #: ``class_map`` value that drops a source code (a feature that is not a water of the state).

@@ -105,11 +105,8 @@ def _flag(waters: gpd.GeoDataFrame, column: str) -> np.ndarray:
     """Return a boolean column of ``waters``, all False when absent (frames built by hand)."""
     if column not in waters:
         return np.zeros(len(waters), bool)
-    col = waters[column]
-    if col.dtype == bool:
-        return col.to_numpy()
     # A frame built by hand may hold "no" or "0", which numpy would read as True.
-    return read_flags(col)[0]
+    return read_flags(waters[column])[0]
 
 
 def _channel_class(waters: gpd.GeoDataFrame, profile: Profile) -> tuple[np.ndarray, np.ndarray]:
