@@ -199,3 +199,42 @@ def test_screen_writes_the_overview_map_in_the_same_run(layers_path, tmp_path):
     assert out.exists() and "esc-legend" in page.read_text()
     r = CliRunner().invoke(cli, [*args[:-3], "-o", str(tmp_path / "r2.gpkg"), "--map", str(page), "-q"])
     assert r.exit_code == 1 and "--overwrite" in r.output and not (tmp_path / "r2.gpkg").exists()
+
+
+def _other_profile(tmp_path):
+    """The bundled profile with another jurisdiction's name and map labels."""
+    from pathlib import Path
+
+    from esc_gis import load_profile
+    from esc_gis.profile import __file__ as profile_py
+
+    text = (Path(profile_py).parent / "profiles" / "winneconne.toml").read_text()
+    text = text.replace('jurisdiction_name = "Village of Winneconne"', 'jurisdiction_name = "Town of Example"')
+    head, _, _ = text.partition("[labels]")
+    text = head + ('[labels]\nmay_be_required = "Maybe (§ 23-4C)"\njurisdiction_boundary = "Town line"\n'
+                   'targeted_areas = "Targeted (§ 23-7F)"\ntargeted_areas_section = "§ 23-7F"\n')  # fmt: skip
+    (tmp_path / "other.toml").write_text(text)
+    return load_profile(tmp_path / "other.toml")
+
+
+def test_map_wording_comes_from_the_profile(results, layer_set_obj, tmp_path):
+    prof = _other_profile(tmp_path)
+    page = _html(overview_map(results, layers=layer_set_obj, profile=prof))
+    assert "Maybe (§ 23-4C) (1)" in page and "Town line" in page and "Town of Example" in page
+    assert "Winneconne" not in page and "540-" not in page
+    site = _html(site_map(results, "A", layers=layer_set_obj, profile=prof))
+    assert "Town line" in site and "Disturbed inside Town of Example" in site
+    # The bundled profile words the same map with its own names and citations.
+    page = _html(overview_map(results, layers=layer_set_obj))
+    assert "Not required, but may be required (§ 540-4A(1)(c))" in page and "Village of Winneconne" in page
+
+
+def test_steep_layer_is_named_by_the_threshold_drawn(results, layer_set_obj):
+    import geopandas as gpd
+
+    steep = gpd.GeoDataFrame({"threshold_pct": [20.0], "area_sqft": [100.0]}, geometry=[box(110, 110, 120, 120)],
+                             crs=results.crs)  # fmt: skip
+    page = _html(site_map(results, "A", layers=layer_set_obj, steep=steep))
+    assert "Land at 20 % slope or more (§ 540-7B(3)(c)[3])" in page
+    page = _html(site_map(results, "A", layers=layer_set_obj, steep=steep.assign(threshold_pct=15.0)))
+    assert "Land at 15 % slope or more" in page and "Land at 20 %" not in page

@@ -238,3 +238,119 @@ def test_overlap_matches_a_dissolved_reference_with_mixed_overlapping_waters():
     own = {int(k): shapely.union_all(pa.buffers.pieces[pa.buffers.source == k]) for k in np.unique(ov.sources)}
     dry = shapely.difference(parcels[ov.rows], water_all)
     assert shapely.intersects(dry, np.array([own[int(k)] for k in ov.sources])).all()
+
+
+def test_strip_is_measured_from_the_top_of_channel():
+    # A 20 ft channel along y = 0: 10 ft either side is water, the 50 ft strip runs from each
+    # bank, so it ends 60 ft from the centre line (not 50 ft, as from a bare centreline).
+    # Widths are international feet; coordinates US survey feet (1 ftUS = L ft).
+    w = waters([("perennial_stream", line((0, 0), (1000, 0)))], channel_width_ft=[20.0])
+    pa = protective_areas(w, PROFILE, w.crs)
+    site = box(400, 0, 440, 100)  # 40 ftUS wide, from the centre line outwards
+    ov = pa.overlap(np.array([site]))
+    assert ov.water_area[0] == pytest.approx(40 * 10 / L, rel=1e-9)  # centre to bank
+    assert ov.strip_area[0] == pytest.approx(40 * 50 / L, rel=1e-9)  # bank to 50 ft beyond it
+    assert not pa.centreline[0]
+    parts = governing_parts(w, PROFILE, load_layers_crs())
+    assert part_at(parts, 500, 58) == "perennial_stream"  # 48 ft from the bank
+    assert part_at(parts, 500, 62) is None  # 52 ft from the bank
+    assert part_at(parts, 500, 5) is None  # in the channel: water, not strip
+    bare = governing_parts(waters([("perennial_stream", line((0, 0), (1000, 0)))]), PROFILE, load_layers_crs())
+    assert part_at(bare, 500, 58) is None  # the centreline approximation stops at 50 ft
+
+
+def test_piped_stream_has_no_strip_but_is_still_a_water():
+    w = waters([("perennial_stream", line((0, 0), (1000, 0))), ("perennial_stream", line((0, 500), (1000, 500)))],
+               channel_width_ft=[20.0, np.nan], piped=[True, False])  # fmt: skip
+    pa = protective_areas(w, PROFILE, w.crs)
+    assert pa.piped.tolist() == [True, False] and pa.widths_ft.tolist() == [0.0, 50.0]
+    sites_ = np.array([box(400, 0, 440, 30), box(400, 520, 440, 540)])
+    ov = pa.overlap(sites_)
+    # Over the culvert: neither strip nor water (the land above a pipe is land) ...
+    assert ov.strip_area[0] == 0 and ov.water_area[0] == 0 and 0 not in ov.rows
+    assert ov.strip_area[1] == pytest.approx(40 * 20, rel=1e-9)
+    # ... but the piped stream is still the nearest water of the state.
+    from esc_gis.measure import nearest_distance
+
+    d, j = nearest_distance(sites_, pa.nearest)
+    assert d[0] == 0 and pa.nearest_source[j[0]] == 0
+    parts = governing_parts(w, PROFILE, load_layers_crs())
+    assert len(parts) == 1 and part_at(parts, 500, 30) is None and part_at(parts, 500, 530) == "perennial_stream"
+
+
+@pytest.mark.parametrize(
+    ("acres", "strip", "unverified"),
+    [(200.0, True, False), (130.0, False, False), (130.5, True, False), (np.nan, True, True)],
+)
+def test_concentrated_flow_channel_only_above_130_acres(acres, strip, unverified):
+    assert PROFILE.entry("protective_area.concentrated_flow_channel").extra["min_drainage_acres"] == 130
+    w = waters([("concentrated_flow_channel", line((0, 0), (1000, 0)))], drainage_acres=[acres])
+    pa = protective_areas(w, PROFILE, w.crs)
+    ov = pa.overlap(np.array([box(400, 0, 440, 100)]))
+    assert ov.strip_area[0] == (pytest.approx(40 * 10 / L, rel=1e-9) if strip else 0)
+    assert pa.channel_class_unverified.tolist() == [unverified]
+    assert pa.small_channel.tolist() == [not strip]
+    assert len(pa.nearest_source) > 0  # a water either way
+    parts = governing_parts(w, PROFILE, load_layers_crs())
+    assert len(parts) == int(strip)
+    if strip:
+        assert parts["channel_class_unverified"].tolist() == [unverified]
+
+
+def test_drainage_only_matters_for_classes_with_a_minimum():
+    w = waters([("perennial_stream", line((0, 0), (1000, 0)))], drainage_acres=[5.0])
+    pa = protective_areas(w, PROFILE, w.crs)
+    assert pa.widths_ft.tolist() == [50.0] and not pa.channel_class_unverified[0] and not pa.small_channel[0]
+
+
+def test_piped_and_drainage_fields_in_a_layer_set(tmp_path):
+    w = gpd.GeoDataFrame({"water_class": ["perennial_stream", "concentrated_flow_channel", "concentrated_flow_channel"],
+                          "name": ["Culverted creek", "Swale", "Ditch"], "piped": ["yes", None, "0"],
+                          "drainage_acres": [None, 40.0, None]},
+                         geometry=[line((0, 0), (1000, 0)), line((0, 300), (1000, 300)),
+                                   line((0, 600), (1000, 600))], crs=CRS)  # fmt: skip
+    ls = load_layers(write_layer_set(tmp_path / "l", waters=w), profile=PROFILE)
+    assert ls.waters["piped"].tolist() == [True, False, False]
+    np.testing.assert_array_equal(ls.waters["drainage_acres"].to_numpy(), [np.nan, 40.0, np.nan])
+    pa = protective_areas(ls.waters, PROFILE, ls.crs)
+    assert pa.widths_ft.tolist() == [0.0, 0.0, 10.0]
+    assert pa.channel_class_unverified.tolist() == [False, False, True]
+    # Layers without the columns read as before: nothing piped, no drainage areas.
+    plain = load_layers(write_layer_set(tmp_path / "p"), profile=PROFILE).waters
+    assert not plain["piped"].any() and plain["drainage_acres"].isna().all()
+
+
+def test_bad_piped_and_drainage_values_are_listed(tmp_path):
+    w = gpd.GeoDataFrame({"water_class": ["perennial_stream", "concentrated_flow_channel"], "name": ["a", "b"],
+                          "culvert": ["maybe", "no"], "drainage_acres": ["40", "lots"]},
+                         geometry=[line((0, 0), (100, 0)), line((0, 300), (100, 300))], crs=CRS)  # fmt: skip
+    manifest = write_layer_set(tmp_path / "l", waters=w)
+    with pytest.raises(LayerSetError, match=r"no field 'pipe' for piped_field"):
+        manifest.write_text(manifest.read_text() + 'piped_field = "pipe"\n')
+        load_layers(manifest, profile=PROFILE)
+    manifest.write_text(manifest.read_text().replace('piped_field = "pipe"', 'piped_field = "culvert"'))
+    with pytest.raises(ValidationError) as exc:
+        load_layers(manifest, profile=PROFILE)
+    text = str(exc.value)
+    assert "row 1" in text and "culvert 'maybe' is not true or false" in text
+    assert "row 2" in text and "drainage_acres 'lots' is not a drainage area" in text
+
+
+def test_protective_command_reads_piped_and_drainage(tmp_path):
+    src = tmp_path / "hydro.gpkg"
+    gpd.GeoDataFrame({"water_class": ["perennial_stream", "concentrated_flow_channel", "concentrated_flow_channel"],
+                      "in_pipe": [1, 0, 0], "drainage_acres": [None, 500.0, None]},
+                     geometry=[line((0, 0), (1000, 0)), line((0, 300), (1000, 300)), line((0, 900), (1000, 900))],
+                     crs=CRS).to_file(src, engine="pyogrio")  # fmt: skip
+    out = tmp_path / "pa.gpkg"
+    r = CliRunner().invoke(cli, ["protective", str(src), "-o", str(out), "--piped-field", "in_pipe"])
+    assert r.exit_code == 0, r.output
+    got = gpd.read_file(out)
+    assert got["water_class"].tolist() == ["concentrated_flow_channel"]  # the piped stream has none
+    assert got["channel_class_unverified"].tolist() == [True]
+    assert "class taken as given" in r.output
+
+
+def test_piped_flags_written_as_text_are_read_as_such():
+    w = waters([("perennial_stream", line((0, 0), (100, 0)))] * 3, piped=["no", "yes", None])
+    assert protective_areas(w, PROFILE, w.crs).piped.tolist() == [False, True, False]

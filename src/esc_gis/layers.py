@@ -11,6 +11,8 @@ the manifest)::
     class_field = "water_class"
     name_field = "name"               # optional
     channel_width_field = "width_ft"  # optional: a line's channel width, in feet
+    piped_field = "piped"             # optional (this name by default): stream in a pipe or culvert
+    drainage_field = "drainage_acres" # optional (this name by default): acres a channel drains
     class_map = "wwi_codes.csv"       # optional: the layer's own codes -> water classes
 
 Several waters layers (lakes from one source, streams and wetlands from others) are given
@@ -44,7 +46,7 @@ from esc_gis.crs import measuring_crs, to_measuring_crs
 from esc_gis.errors import CRSError, LayerSetError, ValidationError
 from esc_gis.io import read_class_map, read_layer
 from esc_gis.terrain.dem import DemInfo, open_dem
-from esc_gis.validate import prepare_waters
+from esc_gis.validate import DRAINAGE_FIELD, PIPED_FIELD, prepare_waters
 
 if TYPE_CHECKING:
     import geopandas as gpd
@@ -75,7 +77,8 @@ class LayerSet:
     jurisdiction : shapely.Geometry
         The Village as one (multi)polygon; holes are not Village land.
     waters : geopandas.GeoDataFrame or None
-        Columns ``water_class``, ``water_name``, ``channel_width_ft``, ``source_code``,
+        Columns ``water_class``, ``water_name``, ``channel_width_ft``, ``piped``,
+        ``drainage_acres``, ``source_code``,
         ``row``, ``layer`` and the geometry (see :func:`esc_gis.validate.prepare_waters`);
         None when not configured.
     targeted_areas : geopandas.GeoDataFrame or None
@@ -193,6 +196,8 @@ def _load_waters(data: dict[str, Any], manifest: Path, crs: CRS, profile: Profil
             class_field=sec.get("class_field", "water_class"),
             name_field=sec.get("name_field"),
             channel_width_field=sec.get("channel_width_field"),
+            piped_field=sec.get("piped_field", PIPED_FIELD),
+            drainage_field=sec.get("drainage_field", DRAINAGE_FIELD),
             class_map=class_map,
         )
         frames.append(waters.assign(layer=source))

@@ -21,7 +21,7 @@ from esc_gis.errors import LayerReadError, LayerSetError, ValidationError
 from esc_gis.io import read_class_map, read_layer
 from esc_gis.layers import load_layers
 from esc_gis.profile import Profile, load_profile
-from esc_gis.validate import prepare_waters
+from esc_gis.validate import DRAINAGE_FIELD, PIPED_FIELD, prepare_waters
 from esc_gis.waters import governing_parts
 
 if TYPE_CHECKING:
@@ -37,6 +37,8 @@ def protective_layer(
     class_field: str = "water_class",
     name_field: str | None = None,
     channel_width_field: str | None = None,
+    piped_field: str = PIPED_FIELD,
+    drainage_field: str = DRAINAGE_FIELD,
     class_map: Mapping[str, str] | str | os.PathLike[str] | None = None,
     layer: str | None = None,
     assume_crs: Any | None = None,
@@ -51,11 +53,12 @@ def protective_layer(
         A layer-set manifest whose waters (every ``[[waters]]`` layer, with its own fields
         and class map) are used instead of ``waters``; its CRS is the measuring CRS.
     profile : path or Profile, optional
-        The ordinance profile (widths by class); default the Village's.
+        The ordinance profile (widths by class); default the bundled one.
     crs : optional
         The measuring and output CRS; default the profile's (EPSG:7594).
-    class_field, name_field, channel_width_field : str
-        As :func:`esc_gis.validate.prepare_waters`.
+    class_field, name_field, channel_width_field, piped_field, drainage_field : str
+        As :func:`esc_gis.validate.prepare_waters`: piped streams get no strip, and
+        concentrated-flow channels draining too little none either.
     class_map : dict or path, optional
         Source codes to water classes, or a ``.toml`` / ``.csv`` file of them.
     layer : str, optional
@@ -117,6 +120,8 @@ def protective_layer(
         class_field=class_field,
         name_field=name_field,
         channel_width_field=channel_width_field,
+        piped_field=piped_field,
+        drainage_field=drainage_field,
         class_map=dict(mapping) if mapping is not None else None,
     )
     if problems:

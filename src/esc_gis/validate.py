@@ -16,12 +16,15 @@ from __future__ import annotations
 
 __all__ = [
     "ACTIVITIES",
+    "DRAINAGE_FIELD",
     "FIELD_ALIASES",
     "IGNORE_CLASS",
+    "PIPED_FIELD",
     "SiteTable",
     "prepare_disturbed",
     "prepare_sites",
     "prepare_waters",
+    "read_flags",
 ]
 
 from dataclasses import dataclass
@@ -295,6 +298,35 @@ def prepare_disturbed(
     return SiteTable(out, problems)
 
 
+#: Default columns of a waters layer's optional flags (see :func:`prepare_waters`).
+PIPED_FIELD = "piped"
+DRAINAGE_FIELD = "drainage_acres"
+
+
+def read_flags(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Read a yes/no column as booleans: (flag, unreadable); missing values are False.
+
+    Shapefiles and CSVs carry flags as text or numbers, GeoPackages as integers, so the
+    usual spellings are all accepted (as for the sites' ``state_agency``).
+
+    Parameters
+    ----------
+    values : pandas.Series
+
+    Returns
+    -------
+    flag, unreadable : numpy.ndarray of bool
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> flag, bad = read_flags(pd.Series(["yes", "N", None, 1, "maybe"]))
+    >>> flag.tolist(), bad.tolist()
+    ([True, False, False, True, False], [False, False, False, False, True])
+    """
+    return _parse_bool(values)
+
+
 #: ``class_map`` value that drops a source code (a feature that is not a water of the state).
 IGNORE_CLASS = "ignore"
 _LINEAL = (shapely.GeometryType.LINESTRING, shapely.GeometryType.MULTILINESTRING)
@@ -308,6 +340,8 @@ def prepare_waters(
     class_field: str = "water_class",
     name_field: str | None = None,
     channel_width_field: str | None = None,
+    piped_field: str = PIPED_FIELD,
+    drainage_field: str = DRAINAGE_FIELD,
     class_map: dict[str, str] | None = None,
 ) -> tuple[gpd.GeoDataFrame, list[Problem]]:
     """Check a waters layer and give it the canonical water-class columns.
@@ -330,6 +364,16 @@ def prepare_waters(
         Column holding a line's channel width in feet: the line is then taken as the
         channel's centre, the channel (width / 2 either side) as water, and the protective
         area measured from its banks.
+    piped_field : str, default "piped"
+        Column flagging a stream enclosed in a pipe or culvert (true/false, yes/no, 1/0;
+        empty is false). Such a water has no protective area (NR 151.125(2)) and its
+        channel is not counted as water under a site, but it stays a water for the
+        distance to the nearest water. The default name is used only when the layer has
+        that column; another name must exist.
+    drainage_field : str, default "drainage_acres"
+        Column holding the acres a channel drains. A class whose profile entry has
+        ``min_drainage_acres`` (the concentrated-flow channel) gets its strip only above
+        that area. Used only when present, as ``piped_field``.
     class_map : dict of str to str, optional
         Source codes to water classes (``"ignore"`` drops the code's features). Codes not
         in the map must already be water classes.
@@ -338,19 +382,26 @@ def prepare_waters(
     -------
     waters : geopandas.GeoDataFrame
         Columns ``water_class``, ``water_name`` (str or None), ``channel_width_ft`` (float,
-        NaN when not given), ``source_code``, ``row`` (1-based feature number) and the
-        geometry; ignored and bad rows are dropped.
+        NaN when not given), ``piped`` (bool), ``drainage_acres`` (float, NaN when not
+        given), ``source_code``, ``row`` (1-based feature number) and the geometry; ignored
+        and bad rows are dropped.
     problems : list of Problem
         Every bad row and every bad ``class_map`` entry.
 
     Raises
     ------
     LayerSetError
-        If ``class_field``, ``name_field`` or ``channel_width_field`` is not a column
-        (a configuration error, not a bad row).
+        If ``class_field``, ``name_field``, ``channel_width_field`` or a non-default
+        ``piped_field`` / ``drainage_field`` is not a column (a configuration error, not a
+        bad row).
     """
+    # The default flag columns are optional: a layer without them has no piped streams and
+    # no drainage areas. A name the user chose must exist, or a typo would go unnoticed.
+    piped_col = piped_field if piped_field in gdf.columns or piped_field != PIPED_FIELD else None
+    drainage_col = drainage_field if drainage_field in gdf.columns or drainage_field != DRAINAGE_FIELD else None
     for what, col in (("class_field", class_field), ("name_field", name_field),
-                      ("channel_width_field", channel_width_field)):  # fmt: skip
+                      ("channel_width_field", channel_width_field), ("piped_field", piped_col),
+                      ("drainage_field", drainage_col)):  # fmt: skip
         if col is not None and col not in gdf.columns:
             have = ", ".join(str(c) for c in gdf.columns if c != gdf.geometry.name)
             msg = f"{source}: no field {col!r} for {what}; the layer has {have}."
@@ -396,6 +447,19 @@ def prepare_waters(
             what = f"{channel_width_field} {gdf[channel_width_field].iloc[i]!r} is not a width in feet."
             problems.append(Problem(source, int(i) + 1, what, "give a positive number of feet, or leave it empty."))
         width[~lineal] = np.nan  # a polygon is drawn at its banks already
+    piped = np.zeros(len(gdf), bool)
+    if piped_col is not None:
+        piped, bad_flag = read_flags(gdf[piped_col])
+        for i in np.flatnonzero(bad_flag):
+            what = f"{piped_col} {gdf[piped_col].iloc[i]!r} is not true or false."
+            problems.append(Problem(source, int(i) + 1, what, "give true/false, yes/no or 1/0, or leave it empty."))
+    drainage = np.full(len(gdf), np.nan)
+    if drainage_col is not None:
+        drainage = np.array(pd.to_numeric(gdf[drainage_col], errors="coerce"), dtype=float)
+        given = gdf[drainage_col].notna().to_numpy()
+        for i in np.flatnonzero(given & ~(drainage >= 0)):
+            what = f"{drainage_col} {gdf[drainage_col].iloc[i]!r} is not a drainage area in acres."
+            problems.append(Problem(source, int(i) + 1, what, "give a number of acres (0 or more), or leave it empty."))
     invalid = areal & ~missing & ~shapely.is_valid(geoms)
     if invalid.any():
         geoms[invalid] = shapely.make_valid(geoms[invalid], method="structure", keep_collapsed=False)
@@ -408,6 +472,8 @@ def prepare_waters(
             "water_class": cls[keep],
             "water_name": names[keep],
             "channel_width_ft": width[keep],
+            "piped": piped[keep],
+            "drainage_acres": drainage[keep],
             "source_code": code.to_numpy(dtype=object)[keep],
             "row": np.flatnonzero(keep) + 1,
         },

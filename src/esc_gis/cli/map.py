@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from esc_gis.io import read_layer
@@ -15,33 +17,37 @@ from esc_gis.profile import load_profile
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Output map (.html).")
 @click.option("--site", "site_id", default=None, help="Map this one site with its surroundings (default: overview).")
 @click.option("--layers", "layers_path", type=click.Path(), default=None,
-              help="Layer set for the boundary, waters, protective and targeted areas (default: the Village's).")
+              help="Layer set for the boundary, waters, protective and targeted areas (default: the bundled one).")
 @click.option("--disturbed", type=click.Path(dir_okay=False), default=None, help="Disturbed limits, for --site.")
 @click.option("--steep", type=click.Path(dir_okay=False), default=None,
               help="Steep-land polygons (esc-gis steep), for --site.")
 @click.option("--basemap", type=click.Choice(["osm", "aerial", "none"]), default="osm", show_default=True,
               help="Basemap shown first; the other stays one click away.")
 @click.option("--offline", is_flag=True, help="Inline Leaflet: the file opens with no network (records, e-mail).")
+@click.option("--profile", "profile_path", type=click.Path(dir_okay=False), default=None,
+              help="Ordinance profile TOML (widths, names and citations); default: the bundled profile.")
 @click.option("--overwrite", is_flag=True, help="Replace OUTPUT if it exists.")
 @click.option("-q", "--quiet", is_flag=True, help="No summary.")
 def map_(results: str, output: str, site_id: str | None, layers_path: str | None, disturbed: str | None,
-         steep: str | None, basemap: str, offline: bool, overwrite: bool, quiet: bool) -> None:  # fmt: skip
+         steep: str | None, basemap: str, offline: bool, profile_path: str | None, overwrite: bool,
+         quiet: bool) -> None:  # fmt: skip
     """Write an HTML map of RESULTS (the output of esc-gis screen) to OUTPUT.
 
     Without --site: every site coloured by its permit decision, with a legend and a count per
-    class. With --site ID: that site, its disturbed limits, the Village boundary, waters,
+    class. With --site ID: that site, its disturbed limits, the jurisdiction's boundary, waters,
     protective areas, targeted areas and steep land, each a layer; the site's popup lists
-    its decision, areas and findings with their § citations.
+    its decision, areas and findings with their citations.
     """
     check_map_path(output, overwrite=overwrite)
     res = read_layer(results)
-    ls = load_layers(layers_path, profile=load_profile())
+    prof = load_profile(None if profile_path is None else Path(profile_path))
+    ls = load_layers(layers_path, profile=prof)
     if site_id is None:
-        m = overview_map(res, layers=ls, basemap=basemap, offline=offline, source=results)
+        m = overview_map(res, layers=ls, basemap=basemap, offline=offline, source=results, profile=prof)
     else:
         m = site_map(res, site_id, layers=ls, disturbed=read_layer(disturbed) if disturbed else None,
                      steep=read_layer(steep) if steep else None, basemap=basemap, offline=offline,
-                     source=results)  # fmt: skip
+                     source=results, profile=prof)  # fmt: skip
     write_map(m, output, overwrite=overwrite)
     if not quiet:
         what = f"site {site_id}" if site_id else f"{len(res):,} sites"

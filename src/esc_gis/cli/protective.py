@@ -6,6 +6,7 @@ import click
 
 from esc_gis.io import check_output_path, read_class_map, write_layer
 from esc_gis.protective import protective_layer
+from esc_gis.validate import DRAINAGE_FIELD, PIPED_FIELD
 
 
 def _class_map(values: tuple[str, ...]) -> dict[str, str] | None:
@@ -34,31 +35,40 @@ def _class_map(values: tuple[str, ...]) -> dict[str, str] | None:
 @click.option("--name-field", default=None, help="Field holding the water's name.")
 @click.option("--channel-width-field", default=None,
               help="Field holding a line's channel width in feet (the strip is then measured from the banks).")
+@click.option("--piped-field", default=PIPED_FIELD, show_default=True,
+              help="Field flagging a stream in a pipe or culvert (no strip); used when the layer has it.")
+@click.option("--drainage-field", default=DRAINAGE_FIELD, show_default=True,
+              help="Field holding the acres a channel drains (concentrated-flow channels at or under the "
+                   "profile's minimum get no strip); used when the layer has it.")
 @click.option("--layer", default=None, help="Layer of WATERS to read, if it has several.")
 @click.option("--assume-crs", default=None, metavar="CRS", help="CRS for WATERS if it has none.")
-@click.option("--crs", default=None, help="Measuring and output CRS [default: the profile's, EPSG:7594].")
+@click.option("--crs", default=None, help="Measuring and output CRS [default: the profile's].")
 @click.option("--profile", "profile_path", type=click.Path(dir_okay=False), default=None,
-              help="Ordinance profile TOML; default: the Village of Winneconne's.")
+              help="Ordinance profile TOML; default: the bundled profile.")
 @click.option("--overwrite", is_flag=True, help="Replace OUTPUT if it exists.")
 @click.option("-q", "--quiet", is_flag=True, help="No summary.")
 def protective(waters: str | None, layers_path: str | None, output: str, class_field: str,
                class_maps: tuple[str, ...], name_field: str | None,
-               channel_width_field: str | None, layer: str | None, assume_crs: str | None, crs: str | None,
+               channel_width_field: str | None, piped_field: str, drainage_field: str, layer: str | None,
+               assume_crs: str | None, crs: str | None,
                profile_path: str | None, overwrite: bool, quiet: bool) -> None:  # fmt: skip
     """Write the protective areas of WATERS (or of --layers' waters) to OUTPUT, by governing class and width.
 
-    Widths come from the profile (NR 151.125(1), mirrored by § 540-20C(4)): lakes, streams and
-    wetlands 50 ft, ORW/ERW and highly susceptible wetlands 75 ft, less susceptible wetlands 10 %
-    of their average width (10-30 ft), concentrated-flow channels 10 ft. Where strips overlap
-    the greatest width governs; the waters themselves are left out.
+    Widths come from the profile's protective_area entries (the NR 151.125(1) technical
+    standard), measured from the top of the channel (a line's channel width) or the water's
+    outline. Where strips overlap the greatest width governs; the waters themselves are left
+    out, and piped streams and concentrated-flow channels draining too little get no strip.
     """
     check_output_path(output, overwrite=overwrite)
     gdf = protective_layer(waters, layers=layers_path, profile=profile_path, crs=crs, class_field=class_field,
                            name_field=name_field, channel_width_field=channel_width_field,
+                           piped_field=piped_field, drainage_field=drainage_field,
                            class_map=_class_map(class_maps), layer=layer, assume_crs=assume_crs)  # fmt: skip
     write_layer(gdf, output, overwrite=overwrite, layer="protective_areas")
     if not quiet:
         for r in gdf.itertuples():
             line = " (from centrelines: approximates the top of channel)" if r.centreline else ""
+            if r.channel_class_unverified:
+                line += " (class taken as given: no drainage area to check)"
             click.echo(f"{r.water_class:<28} {r.width_ft:>5g} ft  {r.area_sqft:>14,.0f} sq ft  {r.section}{line}")
         click.echo(f"Wrote {len(gdf)} protective-area part(s) to {output}.")

@@ -17,7 +17,7 @@ from esc_gis.terrain import steep_polygons
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               help="Output: .gpkg, .parquet, .geojson or .csv.")
 @click.option("--threshold-pct", type=float, default=None,
-              help="Slope threshold in percent [default: the profile's, 20 (§ 540-7B(3)(c)[3])].")
+              help="Slope threshold in percent [default: the profile's steep-slope threshold].")
 @click.option("--min-area-sqft", type=float, default=0.0, show_default=True, help="Drop smaller specks.")
 @click.option("--z-unit", type=Z_UNIT, default=None, help="Unit of the elevations when the DEM does not say.")
 @click.option("--crs", "crs", default=None, help="CRS of the output [default: the profile's measuring CRS].")

@@ -13,6 +13,7 @@ __all__ = ["PUBLIC_COLUMNS", "PUBLIC_STATUS", "public_permit_map"]
 
 import html
 from datetime import date, datetime
+from typing import TYPE_CHECKING
 
 import folium
 import geopandas as gpd
@@ -23,7 +24,10 @@ from branca.element import Element
 from esc_gis.errors import Problem, ValidationError
 from esc_gis.layers import LayerSet
 from esc_gis.maps.compact import CompactPolygons
-from esc_gis.maps.render import _add_boundary, _display, _figure, _legend, _new_map
+from esc_gis.maps.render import _add_boundary, _display, _figure, _legend, _new_map, _Wording
+
+if TYPE_CHECKING:
+    from esc_gis.profile import Profile
 
 #: The only permit fields the public map shows.
 PUBLIC_COLUMNS = ("permit_number", "site_address", "disturbed_acres", "status", "expires_on")
@@ -42,7 +46,8 @@ def _date(v: object) -> str:
 
 
 def public_permit_map(permits: gpd.GeoDataFrame, *, as_of: datetime, contact: str, layers: LayerSet | None = None,
-                      basemap: str = "osm", offline: bool = False) -> folium.Map:  # fmt: skip
+                      basemap: str = "osm", offline: bool = False,
+                      profile: Profile | None = None) -> folium.Map:  # fmt: skip
     """Map the active permits for the public.
 
     Parameters
@@ -59,6 +64,8 @@ def public_permit_map(permits: gpd.GeoDataFrame, *, as_of: datetime, contact: st
     basemap : {"osm", "aerial", "none"}
     offline : bool
         Inline Leaflet so the file opens with no network.
+    profile : Profile, optional
+        Names the boundary layer and the jurisdiction; default the bundled profile.
 
     Returns
     -------
@@ -86,10 +93,10 @@ def public_permit_map(permits: gpd.GeoDataFrame, *, as_of: datetime, contact: st
         bounds = gpd.GeoSeries([layers.jurisdiction], crs=layers.crs).to_crs("EPSG:4326").total_bounds
     else:
         raise ValidationError([Problem("permits", None, "has no active permit and no boundary to show.",
-                                       "pass the layer set, so the map shows the Village.")])  # fmt: skip
+                                       "pass the layer set, so the map shows the jurisdiction.")])  # fmt: skip
     m = _new_map(tuple(bounds), basemap, offline)
     if layers is not None:
-        _add_boundary(m, layers)
+        _add_boundary(m, layers, _Wording.of(profile))
     status = public["status"].to_numpy(dtype=object)
     counts = []
     for key, (label, colour) in PUBLIC_STATUS.items():

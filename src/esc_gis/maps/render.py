@@ -24,6 +24,7 @@ import json
 import os
 import tempfile
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,6 +43,7 @@ from esc_gis.maps.compact import CompactPolygons
 
 if TYPE_CHECKING:
     from esc_gis.layers import LayerSet
+    from esc_gis.profile import Profile
 
 #: Basemaps by name: (tile URL, attribution). OpenStreetMap is the default.
 BASEMAPS = {
@@ -50,10 +52,11 @@ BASEMAPS = {
     "aerial": ("https://server.arcgisonline.com/ArcGIS/rest/services/World_Imagery/MapServer/tile/{z}/{y}/{x}",
                "Imagery &copy; Esri, Maxar, Earthstar Geographics"),
 }  # fmt: skip
-#: Overview classes: (label, fill colour), in legend order.
+#: Overview classes: (label, fill colour), in legend order. The labels are neutral; a profile's
+#: ``[labels]`` table words them with their citations (:func:`_permit_style`).
 PERMIT_STYLE = {
     "required": ("Permit required", "#d7301f"),
-    "may_be_required": ("Not required, but may be required (§ 540-4A(1)(c))", "#fc8d59"),
+    "may_be_required": ("Not required, but may be required", "#fc8d59"),
     "not_required": ("Not required", "#1a9850"),
     "not_applicable": ("Not applicable (outside, exempt or excluded)", "#969696"),
 }
@@ -66,6 +69,44 @@ STYLE: dict[str, dict[str, Any]] = {
     "disturbed": {"color": "#b30000", "weight": 2, "dashArray": "4 3", "fillColor": "#fc4e2a", "fillOpacity": 0.35},
 }
 _NEEDED = ("site_id", "permit", "permit_may_be_required", "findings")
+#: Map wording that a profile's ``[labels]`` table may replace with its own (naming its
+#: sections and jurisdiction); these neutral defaults serve a profile without the table.
+_DEFAULT_LABELS = {
+    "may_be_required": PERMIT_STYLE["may_be_required"][0],
+    "jurisdiction_boundary": "Jurisdiction boundary",
+    "targeted_areas": "Targeted performance standard areas",
+    "targeted_areas_section": "",
+}
+
+
+@dataclass(frozen=True)
+class _Wording:
+    """The profile's names and map labels, read once per map."""
+
+    names: dict[str, str]
+    labels: dict[str, str]
+
+    @classmethod
+    def of(cls, profile: Profile | None) -> _Wording:
+        """Read ``profile`` (default: the bundled one)."""
+        from esc_gis.profile import load_profile
+
+        prof = profile if profile is not None else load_profile()
+        table = prof.tables.get("labels", {})
+        return cls(prof.names(), {**_DEFAULT_LABELS, **{k: str(v) for k, v in table.items()}})
+
+    def permit_style(self) -> dict[str, tuple[str, str]]:
+        """:data:`PERMIT_STYLE` with the profile's wording of the discretionary class."""
+        return {**PERMIT_STYLE, "may_be_required": (self.labels["may_be_required"], PERMIT_STYLE["may_be_required"][1])}
+
+    def steep(self, threshold_pct: float | None) -> str:
+        """Name the steep-land layer: the profile's threshold and section, when it is the one drawn."""
+        pct = self.names.get("steep_slope_value")
+        if threshold_pct is None or (pct is not None and float(pct) == threshold_pct):
+            return f"Land at {self.names.get('steep_slope', 'the threshold')} slope or more" + (
+                f" ({self.names['steep_slope_section']})" if self.names.get("steep_slope_section") else "")
+        return f"Land at {threshold_pct:g} % slope or more"
+
 #: Display simplification, in feet: below a screen pixel at the zoom each map opens at.
 #: (The overview's coordinates are micro-degrees, about 4 inches, anyway.)
 _SIMPLIFY_FT = {"overview": 3.0, "site": 0.5}
@@ -198,7 +239,8 @@ def _add_layer(m: folium.Map, name: str, geoms: np.ndarray, props: list[dict[str
 
 
 def overview_map(results: gpd.GeoDataFrame, *, layers: LayerSet | None = None, basemap: str = "osm",
-                 offline: bool = False, source: str = "results") -> folium.Map:  # fmt: skip
+                 offline: bool = False, source: str = "results",
+                 profile: Profile | None = None) -> folium.Map:  # fmt: skip
     """Map a whole screening run: every site coloured by its permit decision.
 
     Parameters
@@ -213,6 +255,9 @@ def overview_map(results: gpd.GeoDataFrame, *, layers: LayerSet | None = None, b
         Inline Leaflet so the file opens with no network.
     source : str
         Name of the results in messages.
+    profile : Profile, optional
+        Words the legend and the boundary (jurisdiction name, citations); default the
+        bundled profile.
 
     Returns
     -------
@@ -233,13 +278,14 @@ def overview_map(results: gpd.GeoDataFrame, *, layers: LayerSet | None = None, b
     geoms = _display(results, _SIMPLIFY_FT["overview"])
     west, south, east, north = shapely.total_bounds(geoms)
     m = _new_map((west, south, east, north), basemap, offline)
+    wording = _Wording.of(profile)
     if layers is not None:
-        _add_boundary(m, layers)
+        _add_boundary(m, layers, wording)
     classes = _class_of(results)
     ids = results["site_id"].to_numpy(dtype=object)
     dist = results["disturbed_sqft"].to_numpy(dtype=float) if "disturbed_sqft" in results else np.full(len(ids), np.nan)
     counts = []
-    for key, (label, colour) in PERMIT_STYLE.items():
+    for key, (label, colour) in wording.permit_style().items():
         pick = np.flatnonzero(classes == key)
         counts.append((colour, label, f"{len(pick):,}"))
         if not len(pick):
@@ -254,16 +300,19 @@ def overview_map(results: gpd.GeoDataFrame, *, layers: LayerSet | None = None, b
     return m
 
 
-def _add_boundary(m: folium.Map, layers: LayerSet) -> None:
+def _add_boundary(m: folium.Map, layers: LayerSet, wording: _Wording | None = None) -> None:
+    """Draw the jurisdiction's boundary, named and tipped from the profile (default: the bundled one)."""
+    wording = wording if wording is not None else _Wording.of(None)
     g = gpd.GeoDataFrame(geometry=[layers.jurisdiction], crs=layers.crs)
-    _add_layer(m, "Village boundary", _display(g, 1.0), [{"tip": "Village of Winneconne", "info": ""}],
+    tip = html.escape(wording.names.get("jurisdiction_name", ""))
+    _add_layer(m, wording.labels["jurisdiction_boundary"], _display(g, 1.0), [{"tip": tip, "info": ""}],
                {"color": "#000000", "weight": 2, "fill": False, "dashArray": "6 4"}, popup=False)  # fmt: skip
 
 
 def site_map(results: gpd.GeoDataFrame, site_id: str, *, layers: LayerSet | None = None,
              disturbed: gpd.GeoDataFrame | None = None, steep: gpd.GeoDataFrame | None = None,
              basemap: str = "osm", offline: bool = False, margin_ft: float = 300.0,
-             source: str = "results") -> folium.Map:  # fmt: skip
+             source: str = "results", profile: Profile | None = None) -> folium.Map:  # fmt: skip
     """Map one site with everything the ordinance looks at around it.
 
     Layers, each toggleable: the site (popup: decision, areas and every finding with its §
@@ -288,6 +337,8 @@ def site_map(results: gpd.GeoDataFrame, site_id: str, *, layers: LayerSet | None
         How far around the site layers are drawn.
     source : str
         Name of the results in messages.
+    profile : Profile, optional
+        Protective-area widths and the map's wording; default the bundled profile.
 
     Returns
     -------
@@ -315,6 +366,7 @@ def site_map(results: gpd.GeoDataFrame, site_id: str, *, layers: LayerSet | None
     window = shapely.box(x0 - pad, y0 - pad, x1 + pad, y1 + pad)
     w4326 = gpd.GeoSeries([window], crs=crs).to_crs("EPSG:4326").total_bounds
     m = _new_map(w4326, basemap, offline)
+    wording = _Wording.of(profile)
 
     def clipped(gdf: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
         gdf = gdf.to_crs(crs)
@@ -322,13 +374,14 @@ def site_map(results: gpd.GeoDataFrame, site_id: str, *, layers: LayerSet | None
         return hit.set_geometry(hit.geometry.intersection(window))
 
     if layers is not None:
-        _add_boundary(m, layers)
+        _add_boundary(m, layers, wording)
         if layers.targeted_areas is not None:
             t = clipped(layers.targeted_areas)
             if len(t):
                 names = [_esc(v) or "Targeted area" for v in t["area_name"]]
-                _add_layer(m, "Targeted performance standard areas (§ 540-7B(6))", _display(t, 1.0),
-                           [{"tip": n, "info": f"<b>{n}</b><br>§ 540-7B(6)"} for n in names],
+                cite = html.escape(wording.labels["targeted_areas_section"])
+                _add_layer(m, wording.labels["targeted_areas"], _display(t, 1.0),
+                           [{"tip": n, "info": f"<b>{n}</b>" + (f"<br>{cite}" if cite else "")} for n in names],
                            STYLE["targeted"])  # fmt: skip
         if layers.waters is not None:
             near = layers.waters[layers.waters.intersects(window.buffer(ft_to_crs_units(100, crs)))]
@@ -336,7 +389,7 @@ def site_map(results: gpd.GeoDataFrame, site_id: str, *, layers: LayerSet | None
                 from esc_gis.profile import load_profile
                 from esc_gis.waters import governing_parts
 
-                parts = clipped(governing_parts(near, load_profile(), crs))
+                parts = clipped(governing_parts(near, profile if profile is not None else load_profile(), crs))
                 if len(parts):
                     _add_layer(m, "Protective areas (NR 151.125 widths)", _display(parts, 0.5),
                                [{"tip": f"{_esc(c)}: {w:g} ft", "info": f"<b>Protective area</b><br>{_esc(c)}, "
@@ -348,15 +401,21 @@ def site_map(results: gpd.GeoDataFrame, site_id: str, *, layers: LayerSet | None
                            [{"tip": _esc(n) or _esc(c), "info": f"<b>{_esc(n) or 'Water'}</b><br>{_esc(c)}"}
                             for n, c in zip(wv["water_name"], wv["water_class"], strict=True)],
                            STYLE["water"])  # fmt: skip
+    steep_label = wording.steep(None)
     if steep is not None:
         st = clipped(steep)
         if len(st):
-            _add_layer(m, "Land at 20 % slope or more (§ 540-7B(3)(c)[3])", _display(st, 0.5),
-                       [{"tip": "Slope 20 % or more", "info": "Slope 20 % or more (Horn, as gdaldem)"}] * len(st),
+            # Steep land drawn at another threshold than the profile's is named by its own.
+            pct = st["threshold_pct"].to_numpy(dtype=float) if "threshold_pct" in st else np.array([])
+            steep_label = wording.steep(float(pct[0]) if len(pct) and (pct == pct[0]).all() else None)
+            what = html.escape(steep_label)
+            _add_layer(m, steep_label, _display(st, 0.5),
+                       [{"tip": what, "info": f"{what} (Horn, as gdaldem)"}] * len(st),
                        STYLE["steep"])  # fmt: skip
-    label, colour = PERMIT_STYLE[str(_class_of(row)[0])]
+    label, colour = wording.permit_style()[str(_class_of(row)[0])]
+    jname = html.escape(wording.names.get("jurisdiction_name") or "the jurisdiction")
     info = (f"<b>{_esc(r['site_id'])}</b>{' - ' + _esc(r['name']) if 'name' in row and _esc(r['name']) else ''}"
-            f"<br><b>{html.escape(label)}</b><br>Disturbed in the Village: {_sqft(r.get('disturbed_in_village_sqft'))}"
+            f"<br><b>{html.escape(label)}</b><br>Disturbed inside {jname}: {_sqft(r.get('disturbed_in_village_sqft'))}"
             f"<br>Protective area: {_sqft(r.get('protective_disturbed_sqft'))}; steep: "
             f"{_sqft(r.get('steep_disturbed_sqft'))}<br>{_findings_html(r['findings'])}")  # fmt: skip
     _add_layer(m, "Site", _display(row, _SIMPLIFY_FT["site"]), [{"tip": _esc(r["site_id"]), "info": info}],
@@ -369,7 +428,7 @@ def site_map(results: gpd.GeoDataFrame, site_id: str, *, layers: LayerSet | None
                        STYLE["disturbed"])  # fmt: skip
     legend = [(colour, label, "")] + [(STYLE[k]["fillColor"], text, "") for k, text in (
         ("disturbed", "Disturbed limits"), ("protective", "Protective area"), ("water", "Water"),
-        ("steep", "Slope 20 % or more"), ("targeted", "Targeted area"))]  # fmt: skip
+        ("steep", steep_label), ("targeted", "Targeted area"))]  # fmt: skip
     _figure(m).html.add_child(_legend(f"Site {r['site_id']}", legend))
     folium.LayerControl(collapsed=False).add_to(m)
     return m
