@@ -414,3 +414,25 @@ def test_package_screen_is_the_function_even_after_the_cli_is_imported():
     import esc_gis.cli.screen  # imports the screening module
 
     assert callable(esc_gis.screen) and esc_gis.screen.__name__ == "screen"
+
+
+def test_concentrated_flow_channel_without_drainage_is_taken_as_classed_and_says_so(tmp_path):
+    from .conftest import X0, Y0, write_layer_set
+
+    def run(drainage):
+        w = gpd.GeoDataFrame({"water_class": ["concentrated_flow_channel"], "name": ["Swale"],
+                              **({"drainage_acres": [drainage]} if drainage is not None else {})},
+                             geometry=[shapely.LineString([(X0 + 100, Y0 + 300), (X0 + 900, Y0 + 300)])],
+                             crs=CRS)  # fmt: skip
+        manifest = write_layer_set(tmp_path / f"l{drainage}", waters=w)
+        gdf = sites([{"site_id": "A", "geometry": box(400, 295, 500, 345)}])  # 5,000 sq ftUS over the swale
+        return screen(gdf, layers=manifest).iloc[0]
+
+    unknown = run(None)
+    f = {x["code"]: x for x in json.loads(unknown["findings"])}
+    assert unknown["protective_disturbed_sqft"] > 0
+    assert f["protective_channel_class_unverified"]["basis"] == "technical_standard"
+    assert "Swale" in f["protective_channel_class_unverified"]["message"]
+    small = run(100.0)  # drains 130 acres or less: no strip (NR 151.125), and nothing to verify
+    assert small["protective_disturbed_sqft"] == 0
+    assert "protective_channel_class_unverified" not in small["findings"]
