@@ -201,7 +201,10 @@ def _findings_html(findings: Any, limit: int | None = None) -> str:
         items = json.loads(findings) if isinstance(findings, str) else []
     except json.JSONDecodeError:
         items = []
-    rows = [f"<li>{_esc(f.get('message'))} <i>({_esc(f.get('section'))})</i></li>" for f in items[:limit]]
+    # What a finding rests on shows beside its section unless it is the ordinance's own text.
+    rows = [f"<li>{_esc(f.get('message'))} <i>({_esc(f.get('section'))}"
+            f"{'' if f.get('basis', 'ordinance') == 'ordinance' else '; ' + _esc(str(f['basis']).replace('_', ' '))})"
+            "</i></li>" for f in items[:limit]]  # fmt: skip
     more = f"<li>... {len(items) - limit} more</li>" if limit is not None and len(items) > limit else ""
     return f"<ul style='margin:0;padding-left:1.1em'>{''.join(rows)}{more}</ul>"
 
