@@ -48,8 +48,26 @@ def app(x: float = 100, y: float = 100, area_sqft: float = 5000.0, **kw) -> Appl
 
 
 def test_init_is_idempotent_and_versioned(target: str, layer_set) -> None:
-    assert init_registry(target, layers=layer_set) == [1]
+    assert init_registry(target, layers=layer_set) == [1, 2]
     assert init_registry(target, layers=layer_set) == []
+
+
+def test_a_version_1_registry_is_migrated_to_the_pause_and_plan_columns(target: str, layer_set, monkeypatch) -> None:
+    from esc_gis.registry import backend, schema
+
+    with monkeypatch.context() as m:  # a registry made by the esc_gis before migration 2
+        m.setattr(backend, "MIGRATIONS", schema.MIGRATIONS[:1])
+        m.setattr(backend, "SCHEMA_VERSION", 1)
+        assert init_registry(target, layers=layer_set) == [1]
+    with pytest.raises(RegistryError, match=r"schema version 1.*permits init"):
+        open_registry(target, layers=layer_set)
+    assert init_registry(target, layers=layer_set) == [2]
+    with open_registry(target, layers=layer_set) as r:
+        n = r.add(app(plan_id="Meadow", issued_on=date(2026, 11, 3), status="active",
+                      started_at=datetime(2026, 11, 4, 8, tzinfo=timezone.utc)))  # fmt: skip
+        p = r.update(n, work_stopped_on=date(2026, 11, 10), resume_expected_on=date(2026, 12, 1))
+        assert (p.plan_id, p.activity, p.resume_expected_on) == ("Meadow", "construction", date(2026, 12, 1))
+        assert p.plan_disturbed_sqft == pytest.approx(5000.0, abs=0.01)
 
 
 def test_opening_what_is_not_a_registry_says_how_to_make_one(tmp_path: Path, layer_set) -> None:
@@ -68,12 +86,13 @@ def test_a_newer_schema_is_refused(reg, target: str, layer_set) -> None:
 def test_a_pending_migration_is_applied_by_init(reg, target: str, layer_set, monkeypatch) -> None:
     from esc_gis.registry import backend, schema
 
-    extra = schema.Migration(2, "a test column", lambda d, srid: ["ALTER TABLE permits ADD COLUMN note text"])
+    v = schema.SCHEMA_VERSION
+    extra = schema.Migration(v + 1, "a test column", lambda d, srid: ["ALTER TABLE permits ADD COLUMN note text"])
     monkeypatch.setattr(backend, "MIGRATIONS", (*schema.MIGRATIONS, extra))
-    monkeypatch.setattr(backend, "SCHEMA_VERSION", 2)
-    with pytest.raises(RegistryError, match=r"schema version 1.*permits init"):
+    monkeypatch.setattr(backend, "SCHEMA_VERSION", v + 1)
+    with pytest.raises(RegistryError, match=rf"schema version {v}.*permits init"):
         open_registry(target, layers=layer_set)
-    assert init_registry(target, layers=layer_set) == [2]
+    assert init_registry(target, layers=layer_set) == [v + 1]
     open_registry(target, layers=layer_set).close()
 
 
@@ -170,8 +189,11 @@ def test_deemed_approval_only_after_the_20_business_days(reg) -> None:
     reg.transition(n, "under_review", on=date(2026, 11, 3))
     with pytest.raises(IllegalTransitionError, match="due by 2026-11-30"):
         reg.transition(n, "deemed_approved", on=date(2026, 11, 30))
-    p = reg.transition(n, "deemed_approved", on=date(2026, 12, 1))
-    assert p.issued_on == date(2026, 12, 1)
+    p = reg.transition(n, "deemed_approved", on=date(2026, 12, 10), who="clerk")
+    # Dated the day the 20 business days ran out, not the day staff wrote it down (§ 540-8C(5)).
+    assert (p.decided_on, p.issued_on) == (date(2026, 11, 30), date(2026, 11, 30))
+    assert p.expires_on == date(2027, 5, 29)  # 180 days from 2026-11-30
+    assert (p.events[-1].on_date, p.events[-1].detail) == (date(2026, 11, 30), "recorded on 2026-12-10")
 
 
 def test_information_requested_restarts_the_decision_clock(reg) -> None:
