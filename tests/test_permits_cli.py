@@ -254,3 +254,40 @@ def test_public_map_in_chromium_shows_permits_and_no_personal_data(layer_set, tm
         assert "Permit ESC-2026-0001" in popup and XSS in popup and "Expires: 2027-03-19" in popup
         assert "Questions: Village Hall" in popup and page.locator(".leaflet-popup-content img").count() == 0
         assert real_errors(errors) == []
+
+
+def test_cli_pause_retraction_suspension_and_plans(tmp_path: Path, layers_path: Path) -> None:
+    reg = str(tmp_path / "r.gpkg")
+    lay = ["--layers", str(layers_path)]
+    assert _run("init", reg, *lay).exit_code == 0
+    for x, num in ((100, "1"), (400, "2")):
+        site = tmp_path / f"s{num}.geojson"
+        gpd.GeoDataFrame(geometry=[square_sqft(x, 100, 3000)], crs=CRS).to_file(site)
+        r = _run("add", reg, "--site", str(site), "--address", f"{num} Plan St", "--received", "2026-11-02",
+                 "--plan-id", "Meadow", *lay)  # fmt: skip
+        assert r.exit_code == 0, r.output
+    shown = json.loads(_run("show", reg, "ESC-2026-0001", "--json", *lay).output)
+    assert shown["plan_id"] == "Meadow" and shown["permit_decision"] == "required"  # 6,000 sq ft over the plan
+    n = "ESC-2026-0002"
+    for state, on in (("under_review", "2026-11-03"), ("approved", "2026-11-10"), ("active", "2026-11-16")):
+        assert _run("transition", reg, n, state, "--on", on, *lay).exit_code == 0
+    r = _run("update", reg, n, "--work-stopped", "2026-11-20", "--resume-expected", "2026-12-15", *lay)
+    assert r.exit_code == 0, r.output
+    items = json.loads(_run("due", reg, "--on", "2026-11-21", "--within", "0", "--json", *lay).output)
+    stab = [i for i in items if i["code"].startswith("temporary")]
+    assert [(i["code"], i["due"], i["basis"]) for i in stab] == [("temporary_stabilization", "2026-11-20", "ordinance")]
+    assert _run("update", reg, n, "--resumed", "2026-11-30", *lay).exit_code == 0
+    items = json.loads(_run("due", reg, "--on", "2026-12-01", "--within", "0", "--json", *lay).output)
+    assert not [i for i in items if i["code"].startswith("temporary")]
+    r = _run("transition", reg, n, "stop_work", "--on", "2026-12-02", *lay)
+    assert r.exit_code == 1 and "written reasons (§ 540-12A)" in r.output
+    assert _run("transition", reg, n, "stop_work", "--on", "2026-12-02", "--reasons", "No perimeter control.",
+                *lay).exit_code == 0  # fmt: skip
+    r = _run("retract", reg, n, *lay)
+    assert r.exit_code == 2 and "--reasons" in r.output
+    r = _run("retract", reg, n, "--reasons", "Perimeter control installed.", "--on", "2026-12-03", *lay)
+    assert r.exit_code == 0 and "active" in r.output, r.output
+    assert _run("transition", reg, n, "suspended", "--on", "2026-12-04", "--reasons", "Written notice 12-01.",
+                *lay).exit_code == 0  # fmt: skip
+    r = _run("reinstate", reg, n, "--reasons", "Complied.", "--on", "2026-12-05", *lay)
+    assert r.exit_code == 0 and "active" in r.output, r.output

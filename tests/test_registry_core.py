@@ -230,3 +230,33 @@ def test_retraction_and_reinstatement_need_written_reasons_from_the_profile():
     # Another profile's sections, not Python's, are what the refusal cites.
     with pytest.raises(IllegalTransitionError, match=r"§ 23-7"):
         check_transition("active", "suspended", needs={"suspended": "§ 23-7"})
+
+
+# --- No ordinance wording in the registry's Python ----------------------------------------------
+
+_ORDINANCE_MARKS = ("§", "540-", "Winneconne", "4,000", "1 acre")
+
+
+def _literals_citing_the_law(path) -> list[str]:
+    """Non-docstring string literals of ``path`` holding a citation, ordinance number or the Village's name."""
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                docstrings.add(id(first.value))
+    return [f"{path.name}:{n.lineno}: {n.value!r}" for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docstrings
+            and any(m in n.value for m in _ORDINANCE_MARKS)]  # fmt: skip
+
+
+def test_registry_and_permits_cli_hold_no_ordinance_wording():
+    from pathlib import Path
+
+    src = Path(__file__).resolve().parents[1] / "src" / "esc_gis"
+    files = [*sorted((src / "registry").glob("*.py")), src / "cli" / "permits.py"]
+    found = [hit for f in files for hit in _literals_citing_the_law(f)]
+    assert found == [], "\n".join(found)
