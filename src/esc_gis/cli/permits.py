@@ -56,7 +56,7 @@ def _open(registry: str, layers_path: str | None) -> Iterator[Any]:
 
 
 def _basis(basis: str) -> str:
-    """A finding's basis as words: ``technical_standard`` -> ``technical standard``."""
+    """Write a finding's basis as words: ``technical_standard`` -> ``technical standard``."""
     return basis.replace("_", " ")
 
 

@@ -88,7 +88,7 @@ def permit_dues(p: Permit, *, on: date, calendar: OfficeCalendar, profile: Profi
 
 
 def expiry_due(p: Permit, profile: Profile) -> Due:
-    """The permit's recorded expiry as a :class:`Due` (§ 540-8G)."""
+    """Return the permit's recorded expiry as a :class:`Due` (§ 540-8G)."""
     f = profile.finding("permit_expires")
     assert p.expires_on is not None
     return Due(f.message, p.expires_on, f.section, f.basis, f.code)
@@ -129,7 +129,7 @@ def agenda(permits: Iterable[Permit], *, on: date, calendar: OfficeCalendar, pro
 
 
 def _when(text: str) -> tuple[date | datetime | None, str | None]:
-    """A reading's day (``YYYY-MM-DD``) or time (``YYYY-MM-DDTHH:MM`` or with a space), as the station wrote it."""
+    """Parse a reading's day (``YYYY-MM-DD``) or time (``YYYY-MM-DDTHH:MM``), as the station wrote it."""
     if len(text) == 10:
         return parse_date(text, "date")
     try:
@@ -141,7 +141,7 @@ def _when(text: str) -> tuple[date | datetime | None, str | None]:
 
 
 def read_rain_csv(path: str | os.PathLike[str]) -> list[tuple[date | datetime, float]]:
-    """Read precipitation: a ``date`` (or ``datetime``) column and inches (``precip_in``, NOAA's ``PRCP``) or ``precip_mm``.
+    """Read precipitation: a ``date`` (or ``datetime``) column and inches (``precip_in``, ``PRCP``) or ``precip_mm``.
 
     Daily data give a day per row (``YYYY-MM-DD``); timed data (hourly readings) a date and
     time per row (``YYYY-MM-DDTHH:MM``), each amount the precipitation of the interval ending

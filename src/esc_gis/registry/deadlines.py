@@ -23,6 +23,7 @@ __all__ = [
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from itertools import pairwise
 from typing import Any
 
 from esc_gis.errors import ProfileError
@@ -186,8 +187,8 @@ class RainEvent:
 
 
 def _step(times: Sequence[datetime]) -> timedelta:
-    """The readings' interval: the smallest gap between consecutive timestamps (an hour for hourly data)."""
-    gaps = [b - a for a, b in zip(times, times[1:]) if b > a]
+    """Return the readings' interval: the smallest gap between consecutive timestamps (an hour for hourly data)."""
+    gaps = [b - a for a, b in pairwise(times) if b > a]
     return min(gaps) if gaps else timedelta(hours=1)
 
 
@@ -266,7 +267,8 @@ def inspections_due(started: date, inspections: Iterable[date], rain: Iterable[t
         Land disturbance began.
     inspections : iterable of date
     rain : iterable of (date or datetime, inches)
-        Daily or timed precipitation, e.g. from a weather station's CSV (:func:`~esc_gis.registry.agenda.read_rain_csv`).
+        Daily or timed precipitation, e.g. from a weather station's CSV
+        (:func:`~esc_gis.registry.agenda.read_rain_csv`).
     today : date
     profile : Profile
 

@@ -153,7 +153,8 @@ def previous_state(history: Iterable[tuple[str, str | None, str | None]]) -> str
     --------
     >>> previous_state([("received", None, "application_received"), ("transition", "x", "under_review")])
     'application_received'
-    >>> h = [("imported", None, "active"), ("transition", "active", "stop_work"), ("transition", "stop_work", "revoked")]
+    >>> h = [("imported", None, "active"), ("transition", "active", "stop_work"),
+    ...      ("transition", "stop_work", "revoked")]
     >>> previous_state(h), previous_state([*h, ("retraction", "revoked", "stop_work")])
     ('stop_work', 'active')
     """

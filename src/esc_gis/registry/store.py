@@ -387,7 +387,7 @@ class Registry:
         return measured
 
     def _plan_members(self, plans: Sequence[str]) -> builtins.list[Permit]:
-        """The registry's permits on any of ``plans`` (common plans of development or sale)."""
+        """Return the registry's permits on any of ``plans`` (common plans of development or sale)."""
         if not plans:
             return []
         with self.backend.read() as cur:
@@ -505,9 +505,9 @@ class Registry:
             if not changes:
                 continue
             self._set(cur, p.permit_number, changes)
+            was = f" (was {p.permit_decision})" if p.permit_decision != d["permit_decision"] else ""
             detail = (f"common plan {p.plan_id}: {d['plan_disturbed_sqft']:,.0f} sq ft disturbed over the plan "
-                      f"(measured); screening: permit {d['permit_decision']}"
-                      + (f" (was {p.permit_decision})" if p.permit_decision != d["permit_decision"] else ""))  # fmt: skip
+                      f"(measured); screening: permit {d['permit_decision']}{was}")  # fmt: skip
             self._event(cur, p.permit_number, Event(now, who, "remeasured", None, None, None, None, detail))
 
     def _event_sql(self) -> str:
@@ -770,7 +770,7 @@ class Registry:
 
     @staticmethod
     def _pause_problems(p: Permit, changes: dict[str, Any]) -> builtins.list[Problem]:
-        """A resumption, expected or actual, belongs to a stop and cannot come before it."""
+        """List the problems of a resumption, expected or actual: it belongs to a stop and cannot precede it."""
         stopped = changes.get("work_stopped_on", p.work_stopped_on)
         out = []
         for k in ("resume_expected_on", "work_resumed_on"):
@@ -810,7 +810,7 @@ class Registry:
 
 
 def _decision(r: Any) -> dict[str, Any]:
-    """The measured area and decision of one screened row, as the registry stores them."""
+    """Return the measured area and decision of one screened row, as the registry stores them."""
     return {"disturbed_sqft": float(r.disturbed_sqft), "plan_disturbed_sqft": float(r.plan_disturbed_sqft),
             "permit_decision": str(r.permit), "standards": str(r.standards),
             "sediment_standard": bool(r.sediment_standard)}  # fmt: skip
