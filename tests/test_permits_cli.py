@@ -56,7 +56,7 @@ def permits_layer(tmp_path: Path) -> Path:
 def test_cli_life_cycle_on_both_back_ends(target: str, layers_path: Path, permits_layer: Path, tmp_path: Path) -> None:
     lay = ["--layers", str(layers_path)]
     r = _run("init", target, *lay)
-    assert r.exit_code == 0 and "applied migration(s) 1" in r.output
+    assert r.exit_code == 0 and "applied migration(s) 1, 2" in r.output
     r = _run("import", target, str(permits_layer), *lay, "--who", "clerk")
     assert r.exit_code == 0, r.output
     assert "Imported 2 permit(s)" in r.output
@@ -84,10 +84,12 @@ def test_cli_life_cycle_on_both_back_ends(target: str, layers_path: Path, permit
     assert shown["parties"][0]["email"] == "ann@example.com"  # staff see contacts; the public does not
     r = _run("due", target, "--on", "2026-11-30", "--json", *lay)
     items = json.loads(r.output)
-    assert {(i["permit_number"], i["what"].split(" (")[0]) for i in items} >= {
-        ("ESC-2026-0001", "notice of start"),  # never received: overdue since 2026-09-23 08:00
-        ("ESC-2026-0003", "decision"),
+    assert {(i["permit_number"], i["code"], i["basis"]) for i in items} >= {
+        ("ESC-2026-0001", "start_notice", "interpretation"),  # never received: overdue since 2026-09-23 08:00
+        ("ESC-2026-0003", "decision_due", "ordinance"),
     }
+    r = _run("due", target, "--on", "2026-11-30", *lay)
+    assert "(§ 540-8E(1); interpretation)" in r.output and "(§ 540-8C(1); ordinance)" in r.output
     out = tmp_path / "export.csv"
     assert _run("export", target, "-o", str(out), *lay).exit_code == 0
     text = out.read_text()
@@ -153,14 +155,43 @@ def test_agenda_rain_inspections_stabilization_and_deemed_approval(tmp_path: Pat
                       expires_on=None, started_at=None)  # fmt: skip
     items = agenda([working, waiting], on=date(2026, 12, 3), calendar=OfficeCalendar(), profile=load_profile(),
                    rain=read_rain_csv(rain), within_days=0)  # fmt: skip
-    got = [(i.permit_number, i.what, str(i.due), i.overdue) for i in items]
-    # 0.49 in is under the 0.5 trigger; 0.50 on the 12th was inspected on the 13th; 1.2 on the 21st was not.
-    assert ("P1", "inspection after 1.2 in of rain on 2026-11-21", "2026-11-22", True) in got
-    assert not any("2026-11-12" in w or "0.49" in w for _, w, _, _ in got)
-    assert ("P1", "weekly inspection", "2026-11-27", True) in got
-    assert ("P1", "temporary stabilization (work stopped 2026-11-14)", "2026-11-28", True) in got
+    got = {(i.permit_number, i.code, str(i.due), i.overdue) for i in items}
+    # 0.49 in is under the trigger; 0.50 on the 12th was inspected on the 13th; the trace on the 20th and
+    # 1.2 in on the 21st are one event ending the 21st: the inspection on the 20th came before it ended.
+    assert ("P1", "rain_inspection", "2026-11-22", True) in got
+    assert [i.what for i in items if i.code == "rain_inspection"] == [
+        "inspection after 1.20 in of rain from 2026-11-20 to 2026-11-21, due within 24 hours after the event of "
+        "0.5 inch or more ended (reading: an event is a run of consecutive wet days, or in hourly data rain "
+        "separated by less than 6 hours without rain)"]  # fmt: skip
+    assert ("P1", "weekly_inspection", "2026-11-27", True) in got
+    # Work stopped the 14th with no resumption expected on record: stabilisation was due that day, not the 28th.
+    assert ("P1", "temporary_stabilization_unknown_resume", "2026-11-14", True) in got
     # Received Mon 2026-11-02: 20 business days skip Thanksgiving and the day after, so due Wed 2026-12-02.
-    assert ("P2", "decision overdue: the application is deemed approved (§ 540-8C(5))", "2026-12-02", True) in got
+    assert ("P2", "deemed_approved", "2026-12-02", True) in got
+    deemed = next(i for i in items if i.code == "deemed_approved")
+    assert (deemed.section, deemed.basis) == ("§ 540-8C(5)", "ordinance") and "ran out on 2026-12-02" in deemed.what
+
+
+@pytest.mark.parametrize(("resume", "resumed", "expected"), [
+    (date(2026, 11, 20), None, ("temporary_stabilization_pause_overran", "2026-11-28", True)),
+    (date(2026, 12, 1), None, ("temporary_stabilization", "2026-11-14", True)),
+    (date(2026, 11, 20), date(2026, 11, 20), None),
+])  # fmt: skip
+def test_agenda_temporary_stabilization_follows_the_expected_resumption(resume, resumed, expected) -> None:
+    p = _permit(work_stopped_on=date(2026, 11, 14), resume_expected_on=resume, work_resumed_on=resumed)
+    items = agenda([p], on=date(2026, 12, 3), calendar=OfficeCalendar(), profile=load_profile(), within_days=0)
+    got = [(i.code, str(i.due), i.overdue) for i in items if i.code.startswith("temporary")]
+    assert got == ([expected] if expected else [])
+
+
+def test_rain_csv_reads_hourly_readings(tmp_path: Path) -> None:
+    rain = tmp_path / "hourly.csv"
+    rain.write_text("datetime,precip_in\n2026-11-10T22:00,0.3\n2026-11-11T02:00,0.25\n2026-11-11 03:00,0\n")
+    got = read_rain_csv(rain)
+    assert got[0] == (datetime(2026, 11, 10, 22), 0.3) and got[2] == (datetime(2026, 11, 11, 3), 0.0)
+    (tmp_path / "mixed.csv").write_text("date,precip_in\n2026-11-10,0.3\n2026-11-11T02:00,0.25\n")
+    with pytest.raises(ValidationError, match="mixes days"):
+        read_rain_csv(tmp_path / "mixed.csv")
 
 
 def test_rain_csv_reports_every_bad_row(tmp_path: Path) -> None:
@@ -223,3 +254,40 @@ def test_public_map_in_chromium_shows_permits_and_no_personal_data(layer_set, tm
         assert "Permit ESC-2026-0001" in popup and XSS in popup and "Expires: 2027-03-19" in popup
         assert "Questions: Village Hall" in popup and page.locator(".leaflet-popup-content img").count() == 0
         assert real_errors(errors) == []
+
+
+def test_cli_pause_retraction_suspension_and_plans(tmp_path: Path, layers_path: Path) -> None:
+    reg = str(tmp_path / "r.gpkg")
+    lay = ["--layers", str(layers_path)]
+    assert _run("init", reg, *lay).exit_code == 0
+    for x, num in ((100, "1"), (400, "2")):
+        site = tmp_path / f"s{num}.geojson"
+        gpd.GeoDataFrame(geometry=[square_sqft(x, 100, 3000)], crs=CRS).to_file(site)
+        r = _run("add", reg, "--site", str(site), "--address", f"{num} Plan St", "--received", "2026-11-02",
+                 "--plan-id", "Meadow", *lay)  # fmt: skip
+        assert r.exit_code == 0, r.output
+    shown = json.loads(_run("show", reg, "ESC-2026-0001", "--json", *lay).output)
+    assert shown["plan_id"] == "Meadow" and shown["permit_decision"] == "required"  # 6,000 sq ft over the plan
+    n = "ESC-2026-0002"
+    for state, on in (("under_review", "2026-11-03"), ("approved", "2026-11-10"), ("active", "2026-11-16")):
+        assert _run("transition", reg, n, state, "--on", on, *lay).exit_code == 0
+    r = _run("update", reg, n, "--work-stopped", "2026-11-20", "--resume-expected", "2026-12-15", *lay)
+    assert r.exit_code == 0, r.output
+    items = json.loads(_run("due", reg, "--on", "2026-11-21", "--within", "0", "--json", *lay).output)
+    stab = [i for i in items if i["code"].startswith("temporary")]
+    assert [(i["code"], i["due"], i["basis"]) for i in stab] == [("temporary_stabilization", "2026-11-20", "ordinance")]
+    assert _run("update", reg, n, "--resumed", "2026-11-30", *lay).exit_code == 0
+    items = json.loads(_run("due", reg, "--on", "2026-12-01", "--within", "0", "--json", *lay).output)
+    assert not [i for i in items if i["code"].startswith("temporary")]
+    r = _run("transition", reg, n, "stop_work", "--on", "2026-12-02", *lay)
+    assert r.exit_code == 1 and "written reasons (§ 540-12A)" in r.output
+    assert _run("transition", reg, n, "stop_work", "--on", "2026-12-02", "--reasons", "No perimeter control.",
+                *lay).exit_code == 0  # fmt: skip
+    r = _run("retract", reg, n, *lay)
+    assert r.exit_code == 2 and "--reasons" in r.output
+    r = _run("retract", reg, n, "--reasons", "Perimeter control installed.", "--on", "2026-12-03", *lay)
+    assert r.exit_code == 0 and "active" in r.output, r.output
+    assert _run("transition", reg, n, "suspended", "--on", "2026-12-04", "--reasons", "Written notice 12-01.",
+                *lay).exit_code == 0  # fmt: skip
+    r = _run("reinstate", reg, n, "--reasons", "Complied.", "--on", "2026-12-05", *lay)
+    assert r.exit_code == 0 and "active" in r.output, r.output

@@ -48,8 +48,26 @@ def app(x: float = 100, y: float = 100, area_sqft: float = 5000.0, **kw) -> Appl
 
 
 def test_init_is_idempotent_and_versioned(target: str, layer_set) -> None:
-    assert init_registry(target, layers=layer_set) == [1]
+    assert init_registry(target, layers=layer_set) == [1, 2]
     assert init_registry(target, layers=layer_set) == []
+
+
+def test_a_version_1_registry_is_migrated_to_the_pause_and_plan_columns(target: str, layer_set, monkeypatch) -> None:
+    from esc_gis.registry import backend, schema
+
+    with monkeypatch.context() as m:  # a registry made by the esc_gis before migration 2
+        m.setattr(backend, "MIGRATIONS", schema.MIGRATIONS[:1])
+        m.setattr(backend, "SCHEMA_VERSION", 1)
+        assert init_registry(target, layers=layer_set) == [1]
+    with pytest.raises(RegistryError, match=r"schema version 1.*permits init"):
+        open_registry(target, layers=layer_set)
+    assert init_registry(target, layers=layer_set) == [2]
+    with open_registry(target, layers=layer_set) as r:
+        n = r.add(app(plan_id="Meadow", issued_on=date(2026, 11, 3), status="active",
+                      started_at=datetime(2026, 11, 4, 8, tzinfo=timezone.utc)))  # fmt: skip
+        p = r.update(n, work_stopped_on=date(2026, 11, 10), resume_expected_on=date(2026, 12, 1))
+        assert (p.plan_id, p.activity, p.resume_expected_on) == ("Meadow", "construction", date(2026, 12, 1))
+        assert p.plan_disturbed_sqft == pytest.approx(5000.0, abs=0.01)
 
 
 def test_opening_what_is_not_a_registry_says_how_to_make_one(tmp_path: Path, layer_set) -> None:
@@ -68,12 +86,13 @@ def test_a_newer_schema_is_refused(reg, target: str, layer_set) -> None:
 def test_a_pending_migration_is_applied_by_init(reg, target: str, layer_set, monkeypatch) -> None:
     from esc_gis.registry import backend, schema
 
-    extra = schema.Migration(2, "a test column", lambda d, srid: ["ALTER TABLE permits ADD COLUMN note text"])
+    v = schema.SCHEMA_VERSION
+    extra = schema.Migration(v + 1, "a test column", lambda d, srid: ["ALTER TABLE permits ADD COLUMN note text"])
     monkeypatch.setattr(backend, "MIGRATIONS", (*schema.MIGRATIONS, extra))
-    monkeypatch.setattr(backend, "SCHEMA_VERSION", 2)
-    with pytest.raises(RegistryError, match=r"schema version 1.*permits init"):
+    monkeypatch.setattr(backend, "SCHEMA_VERSION", v + 1)
+    with pytest.raises(RegistryError, match=rf"schema version {v}.*permits init"):
         open_registry(target, layers=layer_set)
-    assert init_registry(target, layers=layer_set) == [2]
+    assert init_registry(target, layers=layer_set) == [v + 1]
     open_registry(target, layers=layer_set).close()
 
 
@@ -170,8 +189,11 @@ def test_deemed_approval_only_after_the_20_business_days(reg) -> None:
     reg.transition(n, "under_review", on=date(2026, 11, 3))
     with pytest.raises(IllegalTransitionError, match="due by 2026-11-30"):
         reg.transition(n, "deemed_approved", on=date(2026, 11, 30))
-    p = reg.transition(n, "deemed_approved", on=date(2026, 12, 1))
-    assert p.issued_on == date(2026, 12, 1)
+    p = reg.transition(n, "deemed_approved", on=date(2026, 12, 10), who="clerk")
+    # Dated the day the 20 business days ran out, not the day staff wrote it down (§ 540-8C(5)).
+    assert (p.decided_on, p.issued_on) == (date(2026, 11, 30), date(2026, 11, 30))
+    assert p.expires_on == date(2027, 5, 29)  # 180 days from 2026-11-30
+    assert (p.events[-1].on_date, p.events[-1].detail) == (date(2026, 11, 30), "recorded on 2026-12-10")
 
 
 def test_information_requested_restarts_the_decision_clock(reg) -> None:
@@ -338,3 +360,109 @@ def test_frame_leaves_contacts_out_unless_private(reg) -> None:
     private = reg.frame(private=True)
     assert private.loc[0, "landowner_email"] == "ann@example.com"
     assert public.crs == CRS and public.loc[0, "disturbed_acres"] == pytest.approx(5000 / 43560, abs=1e-3)
+
+
+# --- Suspension, retraction and reinstatement (§ 540-8E, § 540-12D) ---------------------------
+
+
+def _active(reg, **kw) -> str:
+    n = reg.add(app(**kw))
+    for state, day in (("under_review", date(2026, 11, 3)), ("approved", date(2026, 11, 10)),
+                       ("active", date(2026, 11, 16))):  # fmt: skip
+        reg.transition(n, state, on=day)
+    return n
+
+
+def test_retraction_goes_back_to_the_state_before_through_the_history(reg) -> None:
+    n = _active(reg)
+    reg.extend(n, 30, on=date(2026, 12, 1))
+    reg.transition(n, "stop_work", on=date(2026, 12, 2), reasons="Silt fence down along the lake.")
+    with pytest.raises(IllegalTransitionError, match=r"written reasons \(§ 540-12B|written reasons \(§ 540-8E"):
+        reg.transition(n, "revoked", on=date(2026, 12, 9))
+    reg.transition(n, "revoked", on=date(2026, 12, 9), reasons="Stop-work order ignored.")
+    with pytest.raises(IllegalTransitionError, match=r"written reasons \(§ 540-12D\)"):
+        reg.retract(n, reasons=" ", on=date(2026, 12, 10))
+    p = reg.retract(n, reasons="Village Board: fence repaired, revocation retracted.", on=date(2026, 12, 10))
+    assert p.status == "stop_work"
+    p = reg.retract(n, reasons="Order retracted after inspection.", on=date(2026, 12, 11), who="pwd")
+    assert p.status == "extended"  # the order was made on an extended permit
+    assert [(e.kind, e.from_status, e.to_status) for e in p.events[-2:]] == [
+        ("retraction", "revoked", "stop_work"), ("retraction", "stop_work", "extended")]  # fmt: skip
+    assert p.events[-1].detail == "Order retracted after inspection." and p.events[-1].who == "pwd"
+    with pytest.raises(IllegalTransitionError, match="nothing to undo"):
+        reg.retract(n, reasons="again")
+
+
+def test_suspension_and_reinstatement_with_written_notification(reg) -> None:
+    n = _active(reg)
+    with pytest.raises(IllegalTransitionError, match=r"written reasons \(§ 540-8E\)"):
+        reg.transition(n, "suspended", on=date(2026, 11, 20))
+    p = reg.transition(n, "suspended", on=date(2026, 11, 20), reasons="Notice of 2026-11-18: no inspection reports.")
+    assert p.status == "suspended" and p.previous_status == "active"
+    with pytest.raises(IllegalTransitionError, match="nothing to undo"):
+        reg.retract(n, reasons="x")
+    p = reg.reinstate(n, reasons="Reports delivered.", on=date(2026, 11, 24))
+    assert p.status == "active" and p.events[-1].kind == "reinstatement"
+    # The history stays append-only: every move, there and back, is on record.
+    assert [e.to_status for e in p.events if e.to_status][-2:] == ["suspended", "active"]
+
+
+def test_a_permit_imported_in_a_state_has_nothing_before_it_to_go_back_to(reg) -> None:
+    n = reg.add(app(status="stop_work", issued_on=date(2026, 11, 3), started_at=datetime(2026, 11, 4, 8, tzinfo=timezone.utc)))
+    with pytest.raises(IllegalTransitionError, match="does not show the state before"):
+        reg.retract(n, reasons="Order retracted.")
+
+
+# --- Work pauses: expected and actual resumption ----------------------------------------------
+
+
+def test_a_new_stop_clears_the_last_pause_and_resumption_needs_a_stop(reg) -> None:
+    n = _active(reg)
+    with pytest.raises(ValidationError, match="no stop of work is recorded"):
+        reg.update(n, resume_expected_on=date(2026, 12, 1))
+    p = reg.update(n, work_stopped_on=date(2026, 11, 20), resume_expected_on=date(2026, 11, 25))
+    with pytest.raises(ValidationError, match="before work stopped"):
+        reg.update(n, work_resumed_on=date(2026, 11, 19))
+    p = reg.update(n, work_resumed_on=date(2026, 11, 24))
+    assert (p.work_stopped_on, p.resume_expected_on, p.work_resumed_on) == (date(2026, 11, 20), date(2026, 11, 25),
+                                                                           date(2026, 11, 24))  # fmt: skip
+    p = reg.update(n, work_stopped_on=date(2026, 12, 1))
+    assert (p.work_stopped_on, p.resume_expected_on, p.work_resumed_on) == (date(2026, 12, 1), None, None)
+
+
+# --- Common plans and exempt agricultural area (§ 540-5, § 540-4A(2)) -------------------------
+
+
+def test_a_permit_on_a_common_plan_is_decided_on_the_plan_total(reg) -> None:
+    a = reg.add(app(x=100, area_sqft=3000.0, plan_id="Meadow"))
+    assert reg.get(a).permit_decision == "not_required"  # 3,000 sq ft alone
+    b = reg.add(app(x=400, area_sqft=3000.0, plan_id="Meadow"))
+    pb, pa = reg.get(b), reg.get(a)
+    assert pb.plan_disturbed_sqft == pytest.approx(6000.0, abs=0.01) and pb.permit_decision == "required"
+    # The plan's first permit is decided again on the plan's total, and the history says so.
+    assert pa.plan_disturbed_sqft == pytest.approx(6000.0, abs=0.01) and pa.permit_decision == "required"
+    assert pa.events[-1].kind == "remeasured" and "(was not_required)" in pa.events[-1].detail
+    # Another plan, and no plan, are not added in.
+    c = reg.add(app(x=700, area_sqft=3000.0, plan_id="Other"))
+    d = reg.add(app(x=1000, area_sqft=3000.0))
+    assert reg.get(c).permit_decision == "not_required" and reg.get(d).permit_decision == "not_required"
+
+
+def test_exempt_agricultural_area_never_counts_toward_a_plan(reg) -> None:
+    farm = reg.add(app(x=100, area_sqft=20000.0, plan_id="Farm", activity="agricultural_activity"))
+    assert reg.get(farm).permit_decision == "not_applicable"
+    barn = reg.add(app(x=400, y=400, area_sqft=2000.0, plan_id="Farm", activity="agricultural_production"))
+    p = reg.get(barn)
+    assert p.plan_disturbed_sqft == pytest.approx(2000.0, abs=0.01) and p.permit_decision == "not_required"
+    assert reg.get(farm).events[-1].kind == "received"  # the exempt permit is not re-decided by the plan
+
+
+def test_permit_numbers_follow_the_profile_pattern(target: str, layer_set, tmp_path: Path) -> None:
+    from esc_gis.profile import _builtin_path, load_profile
+
+    text = _builtin_path("winneconne").read_text(encoding="utf-8")
+    other = tmp_path / "other.toml"
+    other.write_text(text.replace('permit_number = "ESC-{year}-{seq:04d}"', 'permit_number = "EC/{year}/{seq:03d}"'))
+    init_registry(target, layers=layer_set)
+    with open_registry(target, layers=layer_set, profile=load_profile(other)) as r:
+        assert r.add(app()) == "EC/2026/001"

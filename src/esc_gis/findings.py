@@ -94,8 +94,26 @@ MAY_REQUIRE: dict[str, tuple[str, ...]] = {
     "reason_in_water": (),
     "reason_targeted_area": ("areas",),
 }
+#: What the permit registry says: its agenda (deadlines) and the refusals that cite the law.
+REGISTRY: dict[str, tuple[str, ...]] = {
+    "decision_due": (),
+    "decision_due_after_information": (),
+    "deemed_approved": ("due",),
+    "deemed_approval_too_early": ("day", "due"),
+    "permit_expires": (),
+    "extension_too_long": ("days",),
+    "start_notice": (),
+    "weekly_inspection": (),
+    "rain_inspection": ("inches", "event_start", "event_end"),
+    "temporary_stabilization": ("stopped", "resume_expected"),
+    "temporary_stabilization_unknown_resume": ("stopped",),
+    "temporary_stabilization_pause_overran": ("stopped", "resume_expected"),
+    "stockpile": ("since",),
+    "registry_outside_jurisdiction": (),
+    "work_before_permit": ("started", "issued"),
+}
 #: code -> row values, over every part of the toolkit that emits findings.
-CATALOGUE: dict[str, tuple[str, ...]] = {**SCREENING, **MAY_REQUIRE}
+CATALOGUE: dict[str, tuple[str, ...]] = {**SCREENING, **MAY_REQUIRE, **REGISTRY}
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,11 @@ def _open(registry: str, layers_path: str | None) -> Iterator[Any]:
         reg.close()
 
 
+def _basis(basis: str) -> str:
+    """Write a finding's basis as words: ``technical_standard`` -> ``technical standard``."""
+    return basis.replace("_", " ")
+
+
 def _describe(p: Any) -> str:
     return (f"{p.permit_number}  {p.status:<20} {p.site_address}  {p.disturbed_sqft:,.0f} sq ft"
             f"{f'  expires {p.expires_on}' if p.expires_on else ''}")  # fmt: skip
@@ -62,9 +67,11 @@ def _describe(p: Any) -> str:
 
 @click.group(name="permits", short_help="The permit registry: add, move through the life cycle, due dates, public map.")
 def permits() -> None:
-    """Keep the Village's erosion-control permits (§ 540-8, § 540-12).
+    """Keep the erosion-control permits: applications, decisions, deadlines, enforcement.
 
-    REGISTRY is a GeoPackage file (e.g. permits.gpkg) or a postgresql:// URL.
+    REGISTRY is a GeoPackage file (e.g. permits.gpkg) or a postgresql:// URL. Every deadline
+    shown carries the section it rests on and its basis (ordinance or a stated reading), both
+    from the ordinance profile.
     """
 
 
@@ -88,9 +95,13 @@ def init(registry: str, layers_path: str | None) -> None:
               help="Disturbed-limits layer (one polygon); default the whole site.")
 @click.option("--address", required=True, help="Site address.")
 @click.option("--received", required=True, help="Day the complete application was received (YYYY-MM-DD).")
-@click.option("--number", default=None, help="Permit number (default: the next ESC-<year>-<nnnn>).")
+@click.option("--number", default=None, help="Permit number (default: the next in the profile's pattern).")
 @click.option("--parcel-id", default=None)
-@click.option("--legal", "legal_description", default=None, help="Legal description (§ 540-9A(2)).")
+@click.option("--legal", "legal_description", default=None, help="Legal description of the site.")
+@click.option("--plan-id", default=None,
+              help="Common plan of development or sale: the permit is decided on the plan's total disturbance.")
+@click.option("--activity", default=None,
+              help="construction (default), agricultural_activity, agricultural_production or silviculture.")
 @click.option("--building-permit-expires", default=None, help="The building permit's end (YYYY-MM-DD), if longer.")
 @click.option("--landowner", default=None, help="Landowner's name (private).")
 @click.option("--landowner-phone", default=None)
@@ -102,7 +113,8 @@ def init(registry: str, layers_path: str | None) -> None:
 @_LAYERS
 @_WHO
 def add(registry: str, site_path: str, disturbed_path: str | None, address: str, received: str, number: str | None,
-        parcel_id: str | None, legal_description: str | None, building_permit_expires: str | None,
+        parcel_id: str | None, legal_description: str | None, plan_id: str | None, activity: str | None,
+        building_permit_expires: str | None,
         landowner: str | None, landowner_phone: str | None, landowner_email: str | None, responsible: str | None,
         responsible_phone: str | None, responsible_email: str | None, assume_crs: str | None,
         layers_path: str | None, who: str | None) -> None:  # fmt: skip
@@ -119,7 +131,7 @@ def add(registry: str, site_path: str, disturbed_path: str | None, address: str,
     app = Application(address, _date(received, "received"), site, crs, disturbed=disturbed, permit_number=number,
                       parcel_id=parcel_id, legal_description=legal_description,
                       building_permit_expires=_date(building_permit_expires, "building_permit_expires"),
-                      parties=tuple(parties))  # fmt: skip
+                      parties=tuple(parties), plan_id=plan_id, activity=activity)  # fmt: skip
     with _open(registry, layers_path) as reg:
         n = reg.add(app, who=who)
         click.echo(_describe(reg.get(n)))
@@ -170,7 +182,7 @@ def show(registry: str, number: str, as_json: bool, layers_path: str | None) -> 
         click.echo(f"  {e.at:%Y-%m-%d %H:%M}Z {e.who}: {e.kind}{move}{extra}")
     click.echo("\ndeadlines:")
     for d in dues:
-        click.echo(f"  {d.due}  {d.what} ({d.section})")
+        click.echo(f"  {d.due}  {d.what} ({d.section}; {_basis(d.basis)})")
 
 
 @permits.command(name="list", short_help="List permits, optionally by status.")
@@ -193,21 +205,26 @@ def list_(registry: str, status: tuple[str, ...], layers_path: str | None) -> No
 @click.option("--parcel-id", default=None)
 @click.option("--legal", "legal_description", default=None)
 @click.option("--building-permit-expires", default=None, help="YYYY-MM-DD; the expiry is recomputed.")
-@click.option("--start-notice", default=None, help="When the notice of start arrived (YYYY-MM-DDTHH:MM), § 540-8E(1).")
+@click.option("--start-notice", default=None, help="When the notice of start arrived (YYYY-MM-DDTHH:MM).")
 @click.option("--work-stopped", default=None,
-              help="Day work stopped (YYYY-MM-DD): temporary stabilization is due after 14 days.")
+              help="Day land-disturbing activity stopped (YYYY-MM-DD); give --resume-expected with it.")
+@click.option("--resume-expected", default=None,
+              help="Day work is expected to resume (YYYY-MM-DD). A long or unknown pause needs temporary "
+                   "stabilization from the day work stopped; see `permits due`.")
+@click.option("--resumed", default=None, help="Day work resumed (YYYY-MM-DD): ends the pause.")
 @click.option("--stockpile-since", default=None, help="Day the oldest unstabilized stockpile was made (YYYY-MM-DD).")
-@click.option("--inspected", default=None, help="Record a site inspection on this day (YYYY-MM-DD), § 540-8E(6).")
+@click.option("--inspected", default=None, help="Record a site inspection on this day (YYYY-MM-DD).")
 @_LAYERS
 @_WHO
 def update(registry: str, number: str, site_address: str | None, parcel_id: str | None,
            legal_description: str | None, building_permit_expires: str | None, start_notice: str | None,
-           work_stopped: str | None, stockpile_since: str | None, inspected: str | None, layers_path: str | None,
-           who: str | None) -> None:  # fmt: skip
+           work_stopped: str | None, resume_expected: str | None, resumed: str | None, stockpile_since: str | None,
+           inspected: str | None, layers_path: str | None, who: str | None) -> None:  # fmt: skip
     """Update permit NUMBER of REGISTRY."""
     texts = (("site_address", site_address), ("parcel_id", parcel_id), ("legal_description", legal_description))
     changes: dict[str, Any] = {k: v for k, v in texts if v is not None}
     for key, raw in (("building_permit_expires", building_permit_expires), ("work_stopped_on", work_stopped),
+                     ("resume_expected_on", resume_expected), ("work_resumed_on", resumed),
                      ("stockpile_since", stockpile_since)):  # fmt: skip
         if raw is not None:
             changes[key] = _date(raw, key)
@@ -224,7 +241,9 @@ def update(registry: str, number: str, site_address: str | None, parcel_id: str 
 @click.argument("state")
 @click.option("--on", "on", default=None,
               help="When (YYYY-MM-DD, or YYYY-MM-DDTHH:MM for the start of work); default now.")
-@click.option("--reasons", default=None, help="Written reasons (required for disapproved, stop_work, revoked).")
+@click.option("--reasons", default=None,
+              help="Written reasons, the text of the written notification (required for disapproved, stop_work, "
+                   "suspended, revoked).")
 @_LAYERS
 @_WHO
 def transition(registry: str, number: str, state: str, on: str | None, reasons: str | None,
@@ -235,7 +254,32 @@ def transition(registry: str, number: str, state: str, on: str | None, reasons: 
     click.echo(_describe(p))
 
 
-@permits.command(short_help="Extend a permit by up to 180 days (§ 540-8G).")
+def _back_command(move: str, short: str, doc: str) -> None:
+    """Register ``permits retract`` / ``permits reinstate``: back to the state before, with written reasons."""
+
+    @permits.command(name=move, short_help=short, help=doc)
+    @_REGISTRY
+    @click.argument("number")
+    @click.option("--reasons", required=True, help="Written reasons, the text of the written notification.")
+    @click.option("--on", default=None, help="Day of the decision (YYYY-MM-DD); default today.")
+    @_LAYERS
+    @_WHO
+    def command(registry: str, number: str, reasons: str, on: str | None, layers_path: str | None,
+                who: str | None) -> None:  # fmt: skip
+        with _open(registry, layers_path) as reg:
+            method = reg.retract if move == "retract" else reg.reinstate
+            p = method(number, reasons=reasons, who=who, on=_date(on, "on"))
+        click.echo(_describe(p))
+
+
+_back_command("retract", "Retract a stop-work order or a revocation: back to the state before.",
+              "Retract the stop-work order or revocation of permit NUMBER of REGISTRY; it goes back to the state "
+              "it was in before.")  # fmt: skip
+_back_command("reinstate", "Lift a suspension: back to the state before.",
+              "Reinstate the suspended permit NUMBER of REGISTRY; it goes back to the state it was in before.")
+
+
+@permits.command(short_help="Extend a permit (each extension up to the profile's longest).")
 @_REGISTRY
 @click.argument("number")
 @click.argument("days", type=click.IntRange(min=1))
@@ -300,7 +344,8 @@ def export(registry: str, output: str, status: tuple[str, ...], private: bool, o
 @_REGISTRY
 @click.option("--on", default=None, help="The day to look from (YYYY-MM-DD); default today.")
 @click.option("--rain", "rain_path", type=click.Path(dir_okay=False), default=None,
-              help="Daily precipitation CSV (date, precip_in or NOAA PRCP) for the 0.5-inch inspections.")
+              help="Precipitation CSV (date or date and time, precip_in or NOAA PRCP) for the inspections after "
+                   "rain; daily totals or timed (hourly) readings.")
 @click.option("--within", default=7, show_default=True, type=click.IntRange(min=0),
               help="Also list what falls due within DAYS.")
 @click.option("--calendar", "calendar_path", type=click.Path(dir_okay=False), default=None,
@@ -323,7 +368,8 @@ def due(registry: str, on: str | None, rain_path: str | None, within: int, calen
         return
     for i in items:
         flag = "OVERDUE" if i.overdue else "due    "
-        click.echo(f"{flag} {str(i.due)[:16]:<16} {i.permit_number}  {i.what} ({i.section})  [{i.site_address}]")
+        click.echo(f"{flag} {str(i.due)[:16]:<16} {i.permit_number}  {i.what} ({i.section}; {_basis(i.basis)})  "
+                   f"[{i.site_address}]")  # fmt: skip
     click.echo(f"{sum(i.overdue for i in items)} overdue, {sum(not i.overdue for i in items)} due by "
                f"{day.fromordinal(day.toordinal() + within)}.", err=True)  # fmt: skip
 

@@ -1,8 +1,9 @@
 """What is due or overdue across the registry on a day: the staff's agenda (§ 540-8).
 
-Pure: permits, a day, the office calendar, the profile and daily rain in; a list of
-:class:`DueItem` out, earliest first. :func:`read_rain_csv` reads the daily precipitation
-a weather station publishes (NOAA's daily summaries: ``DATE`` and ``PRCP`` in inches).
+Pure: permits, a day, the office calendar, the profile and rain in; a list of
+:class:`DueItem` out, earliest first, each carrying its citation and basis from the profile.
+:func:`read_rain_csv` reads the precipitation a weather station publishes: daily (NOAA's
+daily summaries: ``DATE`` and ``PRCP`` in inches) or timed (hourly readings with a date and time).
 """
 
 from __future__ import annotations
@@ -19,18 +20,27 @@ from pathlib import Path
 from esc_gis.errors import LayerReadError, Problem, ValidationError
 from esc_gis.profile import Profile
 from esc_gis.registry.calendar import OfficeCalendar
-from esc_gis.registry.deadlines import Due, decision_due, inspections_due, simple_due, start_notice_due
+from esc_gis.registry.deadlines import (
+    Due,
+    decision_due,
+    inspections_due,
+    stabilization_due,
+    start_notice_due,
+    stockpile_due,
+)
 from esc_gis.registry.records import Permit, parse_date
 
 #: States in which work may be going on at the site.
-WORKING = ("active", "extended", "stop_work")
+WORKING = ("active", "extended", "stop_work", "suspended")
+#: A trace of precipitation (NOAA's "T"): a wet day that adds nothing measurable to an event's total.
+TRACE_INCHES = 1e-9
 _INCH_COLUMNS = ("precip_in", "precipitation_in", "inches", "prcp")
 _MM_COLUMNS = ("precip_mm", "precipitation_mm")
 
 
 @dataclass(frozen=True)
 class DueItem:
-    """Something due for one permit: what, by when, the section, and whether it is late."""
+    """Something due for one permit: what, by when, the section and basis, and whether it is late."""
 
     permit_number: str
     site_address: str
@@ -38,7 +48,9 @@ class DueItem:
     what: str
     due: date | datetime
     section: str
+    basis: str
     overdue: bool
+    code: str = ""
 
 
 def _day(d: date | datetime) -> date:
@@ -46,36 +58,53 @@ def _day(d: date | datetime) -> date:
 
 
 def permit_dues(p: Permit, *, on: date, calendar: OfficeCalendar, profile: Profile,
-                rain: Sequence[tuple[date, float]] = ()) -> list[Due]:  # fmt: skip
-    """Everything the ordinance has falling due for one permit, as of ``on`` (past or future)."""
+                rain: Sequence[tuple[date | datetime, float]] = ()) -> list[Due]:  # fmt: skip
+    """Everything the ordinance has falling due for one permit, as of ``on`` (past or future).
+
+    Raises
+    ------
+    ProfileError
+        If the profile lacks a number or finding a deadline needs.
+    """
     out: list[Due] = []
     if p.status in ("application_received", "under_review"):
         start = p.information_received_on or p.received_on
-        d = decision_due(start, calendar, profile, after_information=p.information_received_on is not None)
-        out.append(d)
+        out.append(decision_due(start, calendar, profile, after_information=p.information_received_on is not None))
     if p.status in ("approved", "deemed_approved", *WORKING) and p.expires_on is not None:
-        out.append(Due("permit expires (extend it, up to 180 days at a time, § 540-8G)", p.expires_on,
-                       profile.entry("deadlines.permit_validity").cite))  # fmt: skip
+        out.append(expiry_due(p, profile))
     if p.status in WORKING and p.started_at is not None:
         if p.start_notice_at is None:
             out.append(start_notice_due(p.started_at, profile))
-        # Inspections go on under a stop-work order: the site stays disturbed (§ 540-8E(6), (H)).
+        # Inspections go on under a stop-work order or a suspension: the site stays disturbed (§ 540-8E(6)).
         out.extend(inspections_due(p.started_at.date(), p.inspections, rain, on, profile))
         if p.work_stopped_on is not None:
-            out.append(simple_due(f"temporary stabilization (work stopped {p.work_stopped_on})", p.work_stopped_on,
-                                  "temporary_stabilization", profile))  # fmt: skip
+            d = stabilization_due(p.work_stopped_on, profile, resume_expected=p.resume_expected_on,
+                                  resumed=p.work_resumed_on)  # fmt: skip
+            if d is not None:
+                out.append(d)
         if p.stockpile_since is not None:
-            out.append(simple_due(f"cover or stabilize the stockpile (since {p.stockpile_since})", p.stockpile_since,
-                                  "stockpile", profile))  # fmt: skip
+            out.append(stockpile_due(p.stockpile_since, profile))
     return out
 
 
+def expiry_due(p: Permit, profile: Profile) -> Due:
+    """Return the permit's recorded expiry as a :class:`Due` (§ 540-8G)."""
+    f = profile.finding("permit_expires")
+    assert p.expires_on is not None
+    return Due(f.message, p.expires_on, f.section, f.basis, f.code)
+
+
 def agenda(permits: Iterable[Permit], *, on: date, calendar: OfficeCalendar, profile: Profile,
-           rain: Sequence[tuple[date, float]] = (), within_days: int = 7) -> list[DueItem]:  # fmt: skip
+           rain: Sequence[tuple[date | datetime, float]] = (), within_days: int = 7) -> list[DueItem]:  # fmt: skip
     """List what is overdue on ``on`` or due within ``within_days`` after it, earliest first.
 
-    A decision past its day is reported as a deemed approval (§ 540-8C(5)): the
-    applicant may proceed as if the permit had been issued.
+    A decision past its day is reported as a deemed approval (§ 540-8C(5)), dated the day
+    the period ran out: the applicant may proceed as if the permit had been issued.
+
+    Raises
+    ------
+    ProfileError
+        If the profile lacks a number or finding a deadline needs.
 
     Examples
     --------
@@ -91,22 +120,41 @@ def agenda(permits: Iterable[Permit], *, on: date, calendar: OfficeCalendar, pro
             if day > horizon:
                 continue
             overdue = day < on
-            what = d.what
-            if overdue and what.startswith("decision"):
-                what = "decision overdue: the application is deemed approved (§ 540-8C(5))"
-            out.append(DueItem(p.permit_number, p.site_address, p.status, what, d.due, d.section, overdue))
+            if overdue and d.code.startswith("decision_due"):
+                f = profile.finding("deemed_approved", due=day)
+                d = Due(f.message, d.due, f.section, f.basis, f.code)
+            out.append(DueItem(p.permit_number, p.site_address, p.status, d.what, d.due, d.section, d.basis, overdue,
+                               d.code))  # fmt: skip
     return sorted(out, key=lambda x: (_day(x.due), x.permit_number, x.what))
 
 
-def read_rain_csv(path: str | os.PathLike[str]) -> list[tuple[date, float]]:
-    """Read daily precipitation: a ``date`` column and inches (``precip_in``, or NOAA's ``PRCP``) or ``precip_mm``.
+def _when(text: str) -> tuple[date | datetime | None, str | None]:
+    """Parse a reading's day (``YYYY-MM-DD``) or time (``YYYY-MM-DDTHH:MM``), as the station wrote it."""
+    if len(text) == 10:
+        return parse_date(text, "date")
+    try:
+        t = datetime.fromisoformat(text)
+    except ValueError:
+        return None, f"date {text!r} is not YYYY-MM-DD or YYYY-MM-DDTHH:MM."
+    # The station's clock, as written: events are compared with each other, not across zones.
+    return t.replace(tzinfo=None), None
+
+
+def read_rain_csv(path: str | os.PathLike[str]) -> list[tuple[date | datetime, float]]:
+    """Read precipitation: a ``date`` (or ``datetime``) column and inches (``precip_in``, ``PRCP``) or ``precip_mm``.
+
+    Daily data give a day per row (``YYYY-MM-DD``); timed data (hourly readings) a date and
+    time per row (``YYYY-MM-DDTHH:MM``), each amount the precipitation of the interval ending
+    then. NOAA's ``T`` (trace) is a wet reading of no measurable amount; ``M`` (missing) and
+    empty amounts are left out.
 
     Raises
     ------
     LayerReadError
         If the file is missing or unreadable.
     ValidationError
-        With every bad row (a date not YYYY-MM-DD, a negative or non-numeric amount).
+        With every bad row (a date not YYYY-MM-DD or YYYY-MM-DDTHH:MM, days and times mixed,
+        a negative or non-numeric amount).
     """
     p = Path(path)
     try:
@@ -119,19 +167,26 @@ def read_rain_csv(path: str | os.PathLike[str]) -> list[tuple[date, float]]:
         raise LayerReadError(msg) from None
     inch = next((header[c] for c in _INCH_COLUMNS if c in header), None)
     mm = next((header[c] for c in _MM_COLUMNS if c in header), None)
-    date_col = header.get("date")
+    date_col = header.get("date") or header.get("datetime")
     if date_col is None or (inch is None and mm is None):
         raise ValidationError([Problem(str(p), None, f"has columns {', '.join(header.values()) or 'none'}.",
                                        "give a 'date' column and 'precip_in' (or NOAA's 'PRCP', in inches) "
                                        "or 'precip_mm'.")])  # fmt: skip
-    out, problems = [], []
+    out: list[tuple[date | datetime, float]] = []
+    problems = []
+    kinds: set[bool] = set()
     for i, row in enumerate(table, start=2):  # row 1 is the header
-        d, err = parse_date((row.get(date_col) or "").strip(), "date")
+        d, err = _when((row.get(date_col) or "").strip())
         raw = (row.get(inch or mm or "") or "").strip()
         if err or d is None:
-            problems.append(Problem(str(p), i, err or "the date is empty.", "write dates as YYYY-MM-DD."))
+            problems.append(Problem(str(p), i, err or "the date is empty.",
+                                    "write days as YYYY-MM-DD, or times as YYYY-MM-DDTHH:MM."))  # fmt: skip
             continue
-        if raw in ("", "T", "M"):  # NOAA: T = trace, M = missing; neither reaches 0.5 in
+        if raw in ("", "M"):  # NOAA: M = missing
+            continue
+        if raw == "T":  # NOAA: a trace; wet, so it joins the days around it into one event
+            out.append((d, TRACE_INCHES))
+            kinds.add(isinstance(d, datetime))
             continue
         try:
             amount = float(raw)
@@ -141,7 +196,11 @@ def read_rain_csv(path: str | os.PathLike[str]) -> list[tuple[date, float]]:
             problems.append(Problem(str(p), i, f"precipitation {raw!r} is not a non-negative number.",
                                     "give the day's total as a number."))  # fmt: skip
             continue
+        kinds.add(isinstance(d, datetime))
         out.append((d, amount if inch else amount / 25.4))
+    if len(kinds) > 1:
+        problems.append(Problem(str(p), None, "mixes days (YYYY-MM-DD) and times (YYYY-MM-DDTHH:MM).",
+                                "give daily totals or timed readings, one kind per file."))  # fmt: skip
     if problems:
         raise ValidationError(problems)
     return out

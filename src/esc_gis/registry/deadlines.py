@@ -1,36 +1,63 @@
 """Deadlines the ordinance sets, computed from a permit's dates (§ 540-8, § 540-7).
 
-Pure functions: dates in, :class:`Due` out, every number read from the profile with its
-citation. Business days come from an :class:`~esc_gis.registry.calendar.OfficeCalendar`.
+Pure functions: dates in, :class:`Due` out. Every number is read from the profile, and every
+:class:`Due` is a finding the profile declares (``[findings.<code>]``): its wording, its
+citation and its basis (``ordinance`` or ``interpretation``) come from there, not from here.
+Business days come from an :class:`~esc_gis.registry.calendar.OfficeCalendar`.
 """
 
 from __future__ import annotations
 
-__all__ = ["Due", "decision_due", "expiry", "inspections_due", "simple_due", "start_notice_due"]
+__all__ = [
+    "Due",
+    "RainEvent",
+    "decision_due",
+    "expiry",
+    "inspections_due",
+    "rain_events",
+    "stabilization_due",
+    "start_notice_due",
+    "stockpile_due",
+]
 
-import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from itertools import pairwise
+from typing import Any
 
 from esc_gis.errors import ProfileError
 from esc_gis.profile import Profile
 from esc_gis.registry.calendar import OfficeCalendar
 
+#: Rain totals are compared after rounding to this many decimals: daily data come in
+#: hundredths of an inch, and 0.1 + 0.2 + 0.2 must reach 0.5 inch, as it does on paper.
+_RAIN_DECIMALS = 6
+
 
 @dataclass(frozen=True)
 class Due:
-    """Something due by a date (or time), and the section that says so."""
+    """Something due by a date (or time): what, when, the section that says so, and on what basis.
+
+    ``what``, ``section`` and ``basis`` are the profile's finding ``code`` rendered for the permit.
+    """
 
     what: str
     due: date | datetime
     section: str
+    basis: str = "ordinance"
+    code: str = ""
+
+
+def _due(profile: Profile, code: str, when: date | datetime, **values: Any) -> Due:
+    f = profile.finding(code, **values)
+    return Due(f.message, when, f.section, f.basis, code)
 
 
 def _number(profile: Profile, key: str) -> float:
-    value = profile.entry(f"deadlines.{key}").value
+    value = profile.entry(key if "." in key else f"deadlines.{key}").value
     if not isinstance(value, (int, float)):
-        msg = f"deadlines.{key} in the profile must be a number."
+        msg = f"{key} in the profile must be a number."
         raise ProfileError(msg)
     return float(value)
 
@@ -38,7 +65,13 @@ def _number(profile: Profile, key: str) -> float:
 def decision_due(received: date, calendar: OfficeCalendar, profile: Profile, *, after_information: bool = False) -> Due:
     """Return the last day for the decision on a complete application (or on added information).
 
-    Past it, the submittal is deemed approved (§ 540-8C(5)).
+    The period runs out at the end of this day; a submittal still undecided then is deemed
+    approved as of this day (§ 540-8C(5)).
+
+    Raises
+    ------
+    ProfileError
+        If the profile's decision period is not a number.
 
     Examples
     --------
@@ -48,9 +81,8 @@ def decision_due(received: date, calendar: OfficeCalendar, profile: Profile, *, 
     datetime.date(2026, 11, 30)
     """
     key = "decision_after_information" if after_information else "decision"
-    e = profile.entry(f"deadlines.{key}")
     due = calendar.add_business_days(received, int(_number(profile, key)))
-    return Due("decision (deemed approved after this day)", due, e.cite)
+    return _due(profile, "decision_due_after_information" if after_information else "decision_due", due)
 
 
 def expiry(issued: date, profile: Profile, *, building_permit_expires: date | None = None,
@@ -69,58 +101,207 @@ def expiry(issued: date, profile: Profile, *, building_permit_expires: date | No
         end = building_permit_expires
     for days in extensions_days:
         if not 0 < days <= longest:
-            msg = f"An extension of {days} days is not allowed: each is up to {longest:g} days (§ 540-8G)."
-            raise ProfileError(msg)
+            f = profile.finding("extension_too_long", days=days)
+            raise ProfileError(f"{f.message} ({f.section})")
         end += timedelta(days=days)
-    return Due("permit expires", end, profile.entry("deadlines.permit_validity").cite)
+    return _due(profile, "permit_expires", end)
 
 
 def start_notice_due(started: datetime, profile: Profile) -> Due:
-    """Return when the notice of starting land disturbance is due (48 hours, § 540-8E(1))."""
-    return Due("notice of start", started + timedelta(hours=_number(profile, "start_notice")),
-               profile.entry("deadlines.start_notice").cite)  # fmt: skip
+    """Return when the notice of starting land disturbance is due (48 hours, § 540-8E(1)).
+
+    "Within 48 hours of commencing" is read as counted from the start (basis ``interpretation``:
+    the text does not say whether before or after).
+    """
+    return _due(profile, "start_notice", started + timedelta(hours=_number(profile, "start_notice")))
 
 
-def simple_due(what: str, since: date, key: str, profile: Profile) -> Due:
-    """Return ``since`` plus the profile's days for ``key`` (temporary_stabilization, stockpile)."""
-    return Due(what, since + timedelta(days=_number(profile, key)), profile.entry(f"deadlines.{key}").cite)
+def stockpile_due(since: date, profile: Profile) -> Due:
+    """Return when a soil stockpile needs sediment control: existing more than 7 days (§ 540-7A(2)(f))."""
+    return _due(profile, "stockpile", since + timedelta(days=_number(profile, "stockpile")), since=since)
 
 
-def inspections_due(started: date, inspections: Iterable[date], rain: Iterable[tuple[date, float]],
+def stabilization_due(stopped: date, profile: Profile, *, resume_expected: date | None = None,
+                      resumed: date | None = None) -> Due | None:  # fmt: skip
+    """Return when temporary stabilisation must commence after work stopped (§ 540-7A(4)(d), § 540-7B(5)(d)).
+
+    The ordinance: it "shall commence when land-disturbing activities have temporarily ceased
+    and will not resume for a period exceeding 14 calendar days". So:
+
+    - work resumed (on or after the stop): nothing is due;
+    - the expected resumption is more than 14 days after the stop: due on the stop day;
+    - no expected resumption recorded: due on the stop day (a reading, basis ``interpretation``:
+      a pause of unknown length may exceed 14 days);
+    - a shorter pause expected (resumption at most 14 days after the stop): due 14 days after
+      the stop, the last day on which resuming keeps the pause within 14 days; overdue after it.
+
+    Parameters
+    ----------
+    stopped : date
+        The day land-disturbing activity stopped.
+    profile : Profile
+    resume_expected : date, optional
+        When work is expected to resume, as recorded with the stop.
+    resumed : date, optional
+        When work did resume.
+
+    Returns
+    -------
+    Due or None
+        None when work has resumed.
+
+    Raises
+    ------
+    ProfileError
+        If the profile's period is not a number.
+    """
+    if resumed is not None and resumed >= stopped:
+        return None
+    days = _number(profile, "temporary_stabilization")
+    if resume_expected is None:
+        return _due(profile, "temporary_stabilization_unknown_resume", stopped, stopped=stopped)
+    if (resume_expected - stopped).days > days:
+        return _due(profile, "temporary_stabilization", stopped, stopped=stopped, resume_expected=resume_expected)
+    return _due(profile, "temporary_stabilization_pause_overran", stopped + timedelta(days=days), stopped=stopped,
+                resume_expected=resume_expected)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class RainEvent:
+    """One precipitation event: first and last wet reading and the total in inches.
+
+    For daily data ``start`` and ``end`` are dates, the event ending with its last wet day;
+    for hourly data they are the times of the first and last wet readings.
+    """
+
+    start: date | datetime
+    end: date | datetime
+    inches: float
+
+    @property
+    def ends_at(self) -> datetime:
+        """When the event is over: the end of its last wet day, or its last wet reading."""
+        if isinstance(self.end, datetime):
+            return self.end
+        return datetime.combine(self.end + timedelta(days=1), datetime.min.time())
+
+
+def _step(times: Sequence[datetime]) -> timedelta:
+    """Return the readings' interval: the smallest gap between consecutive timestamps (an hour for hourly data)."""
+    gaps = [b - a for a, b in pairwise(times) if b > a]
+    return min(gaps) if gaps else timedelta(hours=1)
+
+
+def rain_events(rain: Iterable[tuple[date | datetime, float]], profile: Profile) -> list[RainEvent]:
+    """Group precipitation readings into events (§ 540-8E(6) "a precipitation event").
+
+    The ordinance does not define an event; the reading taken (basis ``interpretation``):
+
+    - daily data (dates): a run of consecutive days with precipitation (a trace counts as
+      wet; a dry or missing day ends the run): 0.3 in and 0.3 in on consecutive days are one
+      0.6 in event;
+    - timed data (datetimes, e.g. hourly): readings with precipitation, joined while the dry
+      time between them is shorter than the profile's ``policy.rain_event_gap`` (6 hours).
+      A timestamp is the end of the interval its amount fell in, so two wet readings one
+      interval apart have no dry time between them.
+
+    Raises
+    ------
+    ProfileError
+        If the profile's gap is not a number.
+
+    Examples
+    --------
+    >>> from esc_gis.profile import load_profile
+    >>> rain_events([(date(2026, 5, 1), 0.3), (date(2026, 5, 2), 0.3), (date(2026, 5, 4), 0.1)], load_profile())[0]
+    RainEvent(start=datetime.date(2026, 5, 1), end=datetime.date(2026, 5, 2), inches=0.6)
+    """
+    readings = sorted(rain, key=lambda r: (isinstance(r[0], datetime), r[0]))
+    timed = [(t, v) for t, v in readings if isinstance(t, datetime)]
+    daily = [(t, v) for t, v in readings if not isinstance(t, datetime)]
+    events: list[RainEvent] = []
+
+    def close(run: list[tuple[Any, float]]) -> None:
+        if run:
+            events.append(RainEvent(run[0][0], run[-1][0], round(sum(v for _, v in run), _RAIN_DECIMALS)))
+
+    run: list[tuple[Any, float]] = []
+    for d, v in daily:
+        if v <= 0:  # a dry day ends the run (a trace is read in as a tiny positive amount)
+            close(run)
+            run = []
+            continue
+        if run and (d - run[-1][0]).days > 1:
+            close(run)
+            run = []
+        run.append((d, v))
+    close(run)
+    if timed:
+        gap = timedelta(hours=_number(profile, "policy.rain_event_gap"))
+        step = _step([t for t, _ in timed])
+        run = []
+        for t, v in timed:
+            if v <= 0:  # a dry reading: only the time between wet readings matters
+                continue
+            if run and t - run[-1][0] - step >= gap:
+                close(run)
+                run = []
+            run.append((t, v))
+        close(run)
+    return events
+
+
+def inspections_due(started: date, inspections: Iterable[date], rain: Iterable[tuple[date | datetime, float]],
                     today: date, profile: Profile) -> list[Due]:  # fmt: skip
     """Inspections that are due or overdue on ``today`` (§ 540-8E(6)).
 
-    Weekly: 7 days after the last inspection (or the start). After rain: within 24 hours of
-    each day with 0.5 inch or more since the start, unless an inspection took place on that
-    day or the next.
+    Weekly: 7 days after the last inspection (or the start). After rain: within 24 hours
+    after each precipitation event of 0.5 inch or more (:func:`rain_events`) that ended
+    after the start, unless an inspection took place after the event ended and by that time.
+    Inspections are recorded by day, so an inspection on the day a timed event ended may
+    have been before its end and does not count (the safe side).
 
     Parameters
     ----------
     started : date
         Land disturbance began.
     inspections : iterable of date
-    rain : iterable of (date, inches)
-        Daily precipitation, e.g. from a weather station's CSV.
+    rain : iterable of (date or datetime, inches)
+        Daily or timed precipitation, e.g. from a weather station's CSV
+        (:func:`~esc_gis.registry.agenda.read_rain_csv`).
     today : date
     profile : Profile
 
     Returns
     -------
     list of Due
-        Sorted by date; only those due by ``today``.
+        Sorted by date; only those due by ``today`` (rain: by the day after).
+
+    Raises
+    ------
+    ProfileError
+        If a number the rule needs is missing from the profile.
     """
     done = sorted(d for d in inspections if d >= started)
-    cite = profile.entry("deadlines.inspection_interval").cite
     weekly = (done[-1] if done else started) + timedelta(days=_number(profile, "inspection_interval"))
-    out = [Due("weekly inspection", weekly, cite)] if weekly <= today else []
+    out = [_due(profile, "weekly_inspection", weekly)] if weekly <= today else []
     trigger = _number(profile, "rain_trigger")
-    # Dates, not times: 24 hours after a rainy day ends with the next day.
-    window = timedelta(days=max(1, math.ceil(_number(profile, "rain_inspection") / 24)))
-    for day, inches in sorted(rain):
-        if day < started or day > today or inches < trigger:
+    window = timedelta(hours=_number(profile, "rain_inspection"))
+    for ev in rain_events(rain, profile):
+        ended = ev.ends_at
+        if ended.date() < started or ended.date() > today or ev.inches < trigger:
             continue
-        due = day + window
-        if not any(day <= d <= due for d in done) and due <= today + timedelta(days=1):
-            out.append(Due(f"inspection after {inches:g} in of rain on {day.isoformat()}", due,
-                           profile.entry("deadlines.rain_inspection").cite))  # fmt: skip
-    return sorted(out, key=lambda x: (x.due, x.what))
+        deadline = ended + window
+        # The day of a daily event's end is the next day's midnight: 24 hours on is the end of that next day.
+        due: date | datetime = (deadline - timedelta(days=1)).date() if not isinstance(ev.end, datetime) else deadline
+        last_day = due if not isinstance(due, datetime) else due.date()
+        # Inspected after the event ended and by the deadline (a whole day after the end's day, for timed events).
+        first_day = ended.date() if not isinstance(ev.end, datetime) else ended.date() + timedelta(days=1)
+        if any(first_day <= d <= last_day for d in done) or last_day > today + timedelta(days=1):
+            continue
+        out.append(_due(profile, "rain_inspection", due, inches=ev.inches, event_start=ev.start, event_end=ev.end))
+    return sorted(out, key=lambda x: (_day(x.due), x.what))
+
+
+def _day(d: date | datetime) -> date:
+    return d.date() if isinstance(d, datetime) else d

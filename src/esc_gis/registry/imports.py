@@ -20,16 +20,18 @@ from esc_gis.registry.records import Application, Party, parse_date, parse_datet
 
 #: Column -> what it holds.
 IMPORT_COLUMNS = {
-    "permit_number": "optional; default the next ESC-<year>-<nnnn>",
+    "permit_number": "optional; default the next number in the profile's pattern",
     "parcel_id": "the parcel's id (e.g. the statewide parcel PARCELID)",
     "site_address": "required",
-    "legal_description": "optional (§ 540-9A(2))",
+    "legal_description": "optional",
+    "plan_id": "optional; the common plan of development or sale the site is part of",
+    "activity": "optional: construction (default), agricultural_activity, agricultural_production, silviculture",
     "received_on": "required, YYYY-MM-DD",
     "building_permit_expires": "optional, YYYY-MM-DD",
     "status": "optional, default application_received",
     "issued_on": "required for issued states, YYYY-MM-DD",
     "started_at": "required for active states, YYYY-MM-DDTHH:MM",
-    "start_notice_at": "optional, when the notice of start arrived (§ 540-8E(1)), YYYY-MM-DDTHH:MM",
+    "start_notice_at": "optional, when the notice of start arrived, YYYY-MM-DDTHH:MM",
 }
 _PARTY_PREFIX = {"landowner": "landowner", "responsible": "responsible_party"}
 _PARTY_FIELDS = ("name", "organization", "phone", "email", "address")
@@ -107,6 +109,7 @@ def applications_from_frame(
             building_permit_expires=fields["building_permit_expires"], parties=tuple(parties),
             status=_text(get("status")) or "application_received", issued_on=fields["issued_on"],
             started_at=fields["started_at"], start_notice_at=fields["start_notice_at"],
+            plan_id=_text(get("plan_id")), activity=_text(get("activity")),
         ))  # fmt: skip
     if disturbed is not None and limits:
         known = {a.permit_number for a in apps}

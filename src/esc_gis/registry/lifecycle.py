@@ -3,43 +3,106 @@
 An application is received; it is complete (under review) or information is requested
 (incomplete, § 540-8C(4)); the decision is approval, disapproval with written reasons
 (§ 540-8C(3)), or deemed approval when the 20 business days pass (§ 540-8C(5)). An issued
-permit becomes active when work starts, may be extended (§ 540-8G), stopped or revoked
-(§ 540-12), and ends with final stabilisation and closing. Anything else is refused with
+permit becomes active when work starts, may be extended (§ 540-8G), stopped (§ 540-12A),
+suspended or revoked after written notification (§ 540-8E, § 540-12B), and ends with final
+stabilisation and closing. A stop-work order and a revocation can be retracted (§ 540-12D)
+and a suspension lifted (reinstatement): each goes back to the state before it, which
+:func:`previous_state` recovers from the append-only history. Anything else is refused with
 the transitions that are allowed from where the permit stands.
+
+Which moves need written reasons, and the section that requires them, is the profile's
+(``[lifecycle.written_reasons]``), not this module's.
 """
 
 from __future__ import annotations
 
-__all__ = ["STATES", "TRANSITIONS", "IllegalTransitionError", "check_transition"]
+__all__ = [
+    "BACK",
+    "STATES",
+    "TRANSITIONS",
+    "IllegalTransitionError",
+    "check_back",
+    "check_transition",
+    "previous_state",
+    "written_reasons",
+]
 
-from esc_gis.errors import IllegalTransitionError
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from esc_gis.errors import IllegalTransitionError, ProfileError
 
 #: Every state, in life-cycle order.
 STATES = (
     "application_received", "incomplete", "under_review", "approved", "deemed_approved", "disapproved",
-    "active", "extended", "stop_work", "revoked", "final_stabilization", "closed",
+    "active", "extended", "stop_work", "suspended", "revoked", "final_stabilization", "closed",
 )  # fmt: skip
 #: State -> the states it may move to.
 TRANSITIONS: dict[str, tuple[str, ...]] = {
     "application_received": ("under_review", "incomplete"),
     "incomplete": ("under_review",),  # the requested information arrived (§ 540-8C(4))
     "under_review": ("approved", "disapproved", "incomplete", "deemed_approved"),
-    "approved": ("active", "revoked"),
-    "deemed_approved": ("active", "revoked"),
+    "approved": ("active", "suspended", "revoked"),
+    "deemed_approved": ("active", "suspended", "revoked"),
     "disapproved": ("closed",),  # a new submittal is a new application
-    "active": ("extended", "stop_work", "revoked", "final_stabilization"),
-    "extended": ("extended", "stop_work", "revoked", "final_stabilization"),
-    "stop_work": ("active", "revoked"),  # the order lifted, or the permit revoked (§ 540-12)
+    "active": ("extended", "stop_work", "suspended", "revoked", "final_stabilization"),
+    "extended": ("extended", "stop_work", "suspended", "revoked", "final_stabilization"),
+    "stop_work": ("active", "suspended", "revoked"),  # the order lifted, or the permit suspended or revoked
+    "suspended": ("revoked",),  # reinstatement goes back to the state before (see BACK)
     "revoked": ("closed",),
     "final_stabilization": ("closed",),
     "closed": (),
 }
-#: Transitions that must carry written reasons.
-NEEDS_REASONS = {"disapproved": "§ 540-8C(3)", "stop_work": "§ 540-12", "revoked": "§ 540-12"}
+#: States that can be undone, and the name of the move back: a stop-work order and a
+#: revocation are retracted (§ 540-12D), a suspension is lifted by reinstatement (§ 540-8E).
+BACK: dict[str, str] = {"stop_work": "retraction", "revoked": "retraction", "suspended": "reinstatement"}
+#: Event kinds that change the state (they carry from_status and to_status).
+_MOVES_BACK = frozenset(BACK.values())
 
 
-def check_transition(current: str, new: str, *, reasons: str | None = None) -> None:
+def written_reasons(tables: Mapping[str, Any]) -> dict[str, str]:
+    """Return the profile's ``[lifecycle.written_reasons]``: state or move -> the section requiring reasons.
+
+    Raises
+    ------
+    ProfileError
+        If the table is missing, names an unknown state or move, or a section is empty.
+    """
+    raw = (tables.get("lifecycle") or {}).get("written_reasons")
+    if not isinstance(raw, dict):
+        msg = "The profile has no [lifecycle.written_reasons] table (state = section) for the moves that need reasons."
+        raise ProfileError(msg)
+    known = set(STATES) | _MOVES_BACK
+    bad = [k for k, v in raw.items() if k not in known or not str(v).strip()]
+    if bad:
+        msg = (f"[lifecycle.written_reasons] entries {', '.join(map(repr, bad))} are not a state or move with a "
+               f"section; use {', '.join(sorted(known))}.")  # fmt: skip
+        raise ProfileError(msg)
+    return {str(k): str(v) for k, v in raw.items()}
+
+
+def _need_reasons(move: str, reasons: str | None, needs: Mapping[str, str] | None) -> None:
+    if needs is None:
+        from esc_gis.profile import load_profile
+
+        needs = written_reasons(load_profile().tables)
+    if move in needs and not (reasons or "").strip():
+        msg = f"Moving a permit to {move} needs written reasons ({needs[move]})."
+        raise IllegalTransitionError(msg)
+
+
+def check_transition(current: str, new: str, *, reasons: str | None = None,
+                     needs: Mapping[str, str] | None = None) -> None:  # fmt: skip
     """Refuse a transition that is not allowed, or that lacks the written reasons it needs.
+
+    Parameters
+    ----------
+    current, new : str
+        States.
+    reasons : str, optional
+        The written reasons (the text of the written notification).
+    needs : mapping, optional
+        :func:`written_reasons` of the profile in use; default the Village's profile.
 
     Raises
     ------
@@ -61,8 +124,71 @@ def check_transition(current: str, new: str, *, reasons: str | None = None) -> N
             raise IllegalTransitionError(msg)
     allowed = TRANSITIONS[current]
     if new not in allowed:
-        msg = f"A permit in {current} cannot become {new}; allowed: {', '.join(allowed) or 'none (it is closed)'}."
+        back = f"; or {BACK[current]} back to the state before" if current in BACK else ""
+        msg = (f"A permit in {current} cannot become {new}; allowed: {', '.join(allowed) or 'none (it is closed)'}"
+               f"{back}.")  # fmt: skip
         raise IllegalTransitionError(msg)
-    if new in NEEDS_REASONS and not (reasons or "").strip():
-        msg = f"Moving a permit to {new} needs written reasons ({NEEDS_REASONS[new]})."
+    _need_reasons(new, reasons, needs)
+
+
+def previous_state(history: Iterable[tuple[str, str | None, str | None]]) -> str | None:
+    """Return the state a permit was in before its current one, replaying its history.
+
+    Each state change pushes the new state; a retraction or reinstatement pops the state it
+    undoes. So a chain undoes in order: active -> stop_work -> revoked, retracted twice, is
+    active again. Works on what every back end stores: (kind, from_status, to_status) events.
+
+    Parameters
+    ----------
+    history : iterable of (kind, from_status, to_status)
+        The permit's events, oldest first.
+
+    Returns
+    -------
+    str or None
+        None when the history does not show a state before the current one (a permit
+        imported straight into its state).
+
+    Examples
+    --------
+    >>> previous_state([("received", None, "application_received"), ("transition", "x", "under_review")])
+    'application_received'
+    >>> h = [("imported", None, "active"), ("transition", "active", "stop_work"),
+    ...      ("transition", "stop_work", "revoked")]
+    >>> previous_state(h), previous_state([*h, ("retraction", "revoked", "stop_work")])
+    ('stop_work', 'active')
+    """
+    stack: list[str] = []
+    for kind, _from, to in history:
+        if to is None:
+            continue
+        if kind in _MOVES_BACK:
+            if stack:
+                stack.pop()
+            if not stack or stack[-1] != to:  # a history written otherwise: trust the recorded state
+                stack.append(to)
+        else:
+            stack.append(to)
+    return stack[-2] if len(stack) >= 2 else None
+
+
+def check_back(current: str, move: str, before: str | None, *, reasons: str | None = None,
+               needs: Mapping[str, str] | None = None) -> str:  # fmt: skip
+    """Check a retraction or reinstatement; return the state it goes back to.
+
+    Raises
+    ------
+    IllegalTransitionError
+        If ``current`` cannot be undone by ``move``, the history shows no state before, or
+        the written reasons are missing.
+    """
+    if BACK.get(current) != move:
+        can = ", ".join(f"{m} of {s}" for s, m in BACK.items())
+        msg = f"A permit in {current} has nothing to undo by {move}; possible: {can}."
         raise IllegalTransitionError(msg)
+    if before is None:
+        msg = (f"The history does not show the state before {current} (the permit was imported in it): "
+               "move it on with a transition instead.")  # fmt: skip
+        raise IllegalTransitionError(msg)
+    _need_reasons(move, reasons, needs)
+    return before

@@ -38,7 +38,7 @@ class Party:
         if self.role not in PARTY_ROLES:
             out.append((f"party role {self.role!r} is unknown.", f"use one of {', '.join(PARTY_ROLES)}."))
         if not (self.name or "").strip():
-            out.append((f"the {self.role} has no name.", "give the name (§ 540-9A(1))."))
+            out.append((f"the {self.role} has no name.", "give the name."))
         if self.email and not _EMAIL.match(self.email):
             out.append((f"e-mail {self.email!r} of the {self.role} is not an address.", "give name@domain."))
         return out
@@ -63,7 +63,13 @@ class Application:
     disturbed : shapely geometry, optional
         The disturbed limits; default the whole site.
     permit_number : str, optional
-        Default: the next ``ESC-<year>-<nnnn>``.
+        Default: the next number in the profile's pattern (``ESC-<year>-<nnnn>``).
+    plan_id : str, optional
+        The larger common plan of development or sale the site is part of (§ 540-5): the
+        permit is decided on the plan's total disturbance.
+    activity : str, optional
+        ``construction`` (default), ``agricultural_activity``, ``agricultural_production`` or
+        ``silviculture``, as screening reads it (§ 540-4A(2)).
     status : str, default "application_received"
         Imports of older permits may start further on; the dates must fit.
     """
@@ -82,6 +88,8 @@ class Application:
     issued_on: date | None = None
     started_at: datetime | None = None
     start_notice_at: datetime | None = None
+    plan_id: str | None = None
+    activity: str | None = None
 
 
 @dataclass(frozen=True)
@@ -125,6 +133,11 @@ class Permit:
     stockpile_since: date | None
     final_on: date | None
     updated_at: datetime
+    plan_id: str | None = None
+    activity: str | None = None
+    plan_disturbed_sqft: float | None = None
+    resume_expected_on: date | None = None
+    work_resumed_on: date | None = None
     site: shapely.Geometry | None = None
     disturbed: shapely.Geometry | None = None
     parties: list[Party] = field(default_factory=list)
@@ -146,6 +159,13 @@ class Permit:
     def extensions_days(self) -> list[int]:
         """Lengths of the extensions granted (§ 540-8G), in order."""
         return [int(e.days) for e in self.events if e.kind == "extension" and e.days]
+
+    @property
+    def previous_status(self) -> str | None:
+        """The state before the current one, from the history (what a retraction or reinstatement restores)."""
+        from esc_gis.registry.lifecycle import previous_state
+
+        return previous_state((e.kind, e.from_status, e.to_status) for e in self.events)
 
 
 def _plain(value: Any) -> Any:

@@ -14,14 +14,23 @@ Tables
 ``events``
     The append-only history: who did what and when. Triggers refuse UPDATE and DELETE.
 ``permit_counters``
-    The last number issued per year, for ``ESC-2026-0001``-style numbers that two writers
-    cannot both take.
+    The last number issued per year, for numbers in the profile's pattern (``ESC-2026-0001``)
+    that two writers cannot both take.
 ``esc_gis_schema``
     One row per migration applied.
 
 Column kinds are ``text``, ``int``, ``real``, ``bool``, ``date``, ``datetime`` and ``geom``;
 dates are ISO text in a GeoPackage (its DATE / DATETIME types) and ``date`` /
 ``timestamptz`` in PostGIS. Each back end renders the DDL (:func:`create_table`).
+
+Migrations
+----------
+1. The tables above as first released.
+2. ``permits`` gains the common plan and activity the screening engine decides on
+   (``plan_id``, ``activity``, ``plan_disturbed_sqft``, § 540-5) and the pause of work
+   (``resume_expected_on``, ``work_resumed_on``) that temporary stabilisation turns on
+   (§ 540-7A(4)(d)). Nullable, so existing rows stay valid; ``ALTER TABLE ... ADD COLUMN``
+   in both dialects.
 """
 
 from __future__ import annotations
@@ -32,7 +41,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 #: (name, kind, constraint) of each table's columns, in order.
-PERMIT_COLUMNS: tuple[tuple[str, str, str], ...] = (
+_PERMIT_COLUMNS_V1: tuple[tuple[str, str, str], ...] = (
     ("fid", "serial", "PRIMARY KEY"),  # a GeoPackage feature table needs an integer key
     ("permit_number", "text", "NOT NULL UNIQUE"),
     ("parcel_id", "text", ""),
@@ -59,6 +68,15 @@ PERMIT_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("updated_at", "datetime", "NOT NULL"),
     ("geom", "geom", ""),
 )
+#: Columns migration 2 adds to ``permits`` (appended: a GeoPackage's ALTER TABLE cannot insert).
+PERMIT_COLUMNS_V2: tuple[tuple[str, str, str], ...] = (
+    ("plan_id", "text", ""),
+    ("activity", "text", ""),
+    ("plan_disturbed_sqft", "real", ""),
+    ("resume_expected_on", "date", ""),
+    ("work_resumed_on", "date", ""),
+)
+PERMIT_COLUMNS = _PERMIT_COLUMNS_V1 + PERMIT_COLUMNS_V2
 TABLES: dict[str, tuple[tuple[str, str, str], ...]] = {
     "permits": PERMIT_COLUMNS,
     "disturbed_limits": (
@@ -104,11 +122,15 @@ _TYPES = {
 }  # fmt: skip
 
 
-def create_table(dialect: str, table: str, srid: int) -> str:
-    """Return the CREATE TABLE statement of ``table`` for ``dialect`` ("sqlite" or "postgis")."""
+def create_table(dialect: str, table: str, srid: int,
+                 columns: tuple[tuple[str, str, str], ...] | None = None) -> str:  # fmt: skip
+    """Return the CREATE TABLE statement of ``table`` for ``dialect`` ("sqlite" or "postgis").
+
+    ``columns`` defaults to the table's current columns; a migration passes the ones of its version.
+    """
     types = _TYPES[dialect]
     cols = []
-    for name, kind, constraint in TABLES[table]:
+    for name, kind, constraint in columns or TABLES[table]:
         sql_type = types[kind].format(gtype=LAYERS.get(table, ""), srid=srid)
         if dialect == "sqlite" and kind == "serial":
             constraint = "PRIMARY KEY AUTOINCREMENT"
@@ -133,13 +155,19 @@ def _append_only(dialect: str) -> list[str]:
 
 
 def _v1(dialect: str, srid: int) -> list[str]:
-    tables = [create_table(dialect, t, srid) for t in TABLES]
+    # Version 1's columns, frozen: later columns arrive by their own migrations.
+    tables = [create_table(dialect, t, srid, _PERMIT_COLUMNS_V1 if t == "permits" else None) for t in TABLES]
     indexes = [
         "CREATE INDEX events_permit ON events (permit_number, id)",
         "CREATE INDEX parties_permit ON parties (permit_number)",
         "CREATE INDEX permits_status ON permits (status)",
     ]
     return tables + indexes + _append_only(dialect)
+
+
+def _v2(dialect: str, srid: int) -> list[str]:
+    types = _TYPES[dialect]
+    return [f'ALTER TABLE permits ADD COLUMN "{name}" {types[kind]}' for name, kind, _ in PERMIT_COLUMNS_V2]
 
 
 @dataclass(frozen=True)
@@ -154,5 +182,6 @@ class Migration:
 #: Every migration, oldest first; a registry records each one it has applied.
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "permits, disturbed limits, parties, append-only events, permit counters", _v1),
+    Migration(2, "permits: common plan, activity, plan total; expected and actual resumption of work", _v2),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version

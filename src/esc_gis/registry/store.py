@@ -12,7 +12,7 @@ Examples
 >>> from esc_gis.registry import Application, init_registry, open_registry
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "permits.gpkg"
 >>> init_registry(path)
-[1]
+[1, 2]
 >>> with open_registry(path) as reg:  # doctest: +SKIP
 ...     number = reg.add(Application("100 Main St", date(2026, 11, 2), site, "EPSG:7594"), who="staff")
 """
@@ -48,21 +48,27 @@ from esc_gis.profile import Profile, load_profile
 from esc_gis.registry.backend import Backend, now_utc, open_backend, rows
 from esc_gis.registry.calendar import OfficeCalendar
 from esc_gis.registry.deadlines import decision_due, expiry
-from esc_gis.registry.lifecycle import STATES, check_transition
+from esc_gis.registry.lifecycle import STATES, check_back, check_transition, written_reasons
 from esc_gis.registry.records import Application, Event, Party, Permit
 from esc_gis.registry.schema import PERMIT_COLUMNS, TABLES
 
 _KINDS = {name: kind for name, kind, _ in PERMIT_COLUMNS}
 _PERMIT_FIELDS = [name for name, _, _ in PERMIT_COLUMNS if name not in ("fid", "geom")]
 #: States in which a permit has been issued (its expiry runs).
-ISSUED = ("approved", "deemed_approved", "active", "extended", "stop_work", "final_stabilization")
+ISSUED = ("approved", "deemed_approved", "active", "extended", "stop_work", "suspended", "final_stabilization")
 #: Fields the screening engine measures for a permit.
-_MEASURED = ("site_sqft", "disturbed_sqft", "permit_decision", "standards", "sediment_standard")
+_MEASURED = ("site_sqft", "disturbed_sqft", "plan_disturbed_sqft", "permit_decision", "standards",
+             "sediment_standard")  # fmt: skip
+#: The fields a common plan's new member can change on the plan's other permits.
+_DECIDED = ("plan_disturbed_sqft", "permit_decision", "standards", "sediment_standard")
 #: Fields :meth:`Registry.update` may change, and their kinds.
 UPDATABLE = {
     "parcel_id": "text", "site_address": "text", "legal_description": "text", "building_permit_expires": "date",
     "start_notice_at": "datetime", "work_stopped_on": "date", "stockpile_since": "date",
+    "resume_expected_on": "date", "work_resumed_on": "date",
 }  # fmt: skip
+#: The activity whose area never counts toward a common plan's total (§ 540-4A(2)).
+EXEMPT_ACTIVITY = "agricultural_activity"
 
 
 def _path(p: str | os.PathLike[str] | None) -> Path | None:
@@ -292,8 +298,8 @@ class Registry:
                 bad(f"building_permit_expires {a.building_permit_expires} is before received_on {a.received_on}.",
                     "check both dates.")  # fmt: skip
             if a.started_at and a.issued_on and a.started_at.date() < a.issued_on:
-                bad(f"started_at {a.started_at.date()} is before issued_on {a.issued_on}: work may not start "
-                    "before the permit (§ 540-8A).", "check both dates.")  # fmt: skip
+                f = self.profile.finding("work_before_permit", started=a.started_at.date(), issued=a.issued_on)
+                bad(f"{f.message} ({f.section})", "check both dates.")
             if a.status in ("active", "extended", "stop_work") and a.started_at is None:
                 bad(f"a permit in {a.status} needs started_at.", "give when land disturbance began.")
             for party in a.parties:
@@ -325,37 +331,68 @@ class Registry:
     def _measure(
         self, apps: Sequence[Application], source: str, problems: builtins.list[Problem]
     ) -> builtins.list[dict[str, Any]]:
-        """Measure every application with the screening engine (in the registry's CRS)."""
+        """Measure every application with the screening engine (in the registry's CRS).
+
+        A site on a common plan (``plan_id``) is screened together with the registry's other
+        permits on that plan, so it is decided on the plan's total disturbance, as screening
+        decides (§ 540-5 CONSTRUCTION SITE). Agricultural-activity area is exempt
+        (§ 540-4A(2)) and never counts toward a plan's total: such sites are screened without
+        their plan. The plan members' new decisions come back under ``"members"`` (first
+        row's dict) for :meth:`_insert` to record.
+        """
         from esc_gis.screening import screen
 
-        ids = np.array([f"r{i}" for i in range(len(apps))], dtype=object)
+        n = len(apps)
         site = self._to_registry_crs([a.site for a in apps], [a.crs for a in apps])
         has = np.array([a.disturbed is not None for a in apps], dtype=bool)
         limits = self._to_registry_crs([a.disturbed for a in apps if a.disturbed is not None],
                                        [a.crs for a in apps if a.disturbed is not None])  # fmt: skip
-        sites = gpd.GeoDataFrame({"site_id": ids}, geometry=site, crs=self.crs)
-        disturbed = gpd.GeoDataFrame({"site_id": ids[has]}, geometry=limits, crs=self.crs) if has.any() else None
+        plans = sorted({a.plan_id for a in apps if a.plan_id})
+        members = self._plan_members(plans)
+        ids = np.array([f"r{i}" for i in range(n)] + [f"e{k}" for k in range(len(members))], dtype=object)
+        activity = [a.activity or "construction" for a in apps] + [m.activity or "construction" for m in members]
+        plan_ids = [a.plan_id for a in apps] + [m.plan_id for m in members]
+        counted = [p if str(act).strip().lower() != EXEMPT_ACTIVITY else None
+                   for p, act in zip(plan_ids, activity, strict=True)]  # fmt: skip
+        geoms = np.concatenate([site, np.array([m.site for m in members], dtype=object)])
+        m_has = [k for k, m in enumerate(members) if m.disturbed is not None]
+        d_ids = np.concatenate([ids[:n][has], np.array([f"e{k}" for k in m_has], dtype=object)])
+        d_geoms = np.concatenate([limits, np.array([members[k].disturbed for k in m_has], dtype=object)])
+        sites = gpd.GeoDataFrame({"site_id": ids, "plan_id": pd.Series(counted, dtype=object),
+                                  "activity": activity}, geometry=geoms, crs=self.crs)  # fmt: skip
+        disturbed = gpd.GeoDataFrame({"site_id": d_ids}, geometry=d_geoms, crs=self.crs) if len(d_ids) else None
         try:
             out = screen(sites, disturbed=disturbed, layers=self.layers, profile=self.profile)
         except ValidationError as exc:
-            problems.extend(Problem(source, int(p.site_id[1:]) + 1 if p.site_id and p.site_id[1:].isdigit() else p.row,
+            problems.extend(Problem(source, int(p.site_id[1:]) + 1 if p.site_id and p.site_id[:1] == "r" else p.row,
                                     p.message, p.fix) for p in exc.problems)  # fmt: skip
             return []
-        outside = np.flatnonzero(out["jurisdiction"].to_numpy() == "outside")
-        problems.extend(Problem(source, int(i) + 1, "the site is outside the Village of Winneconne, where this "
-                                "article does not apply (§ 540-4B).", "check the site's location and CRS.")
+        outside = np.flatnonzero(out["jurisdiction"].to_numpy()[:n] == "outside")
+        f = self.profile.finding("registry_outside_jurisdiction")
+        problems.extend(Problem(source, int(i) + 1, f"{f.message} ({f.section})", "check the site's location and CRS.")
                         for i in outside)  # fmt: skip
         site_multi = [_as_multi(g) for g in site]
-        dist_multi: builtins.list[Any] = [None] * len(apps)
+        dist_multi: builtins.list[Any] = [None] * n
         for i, g in zip(np.flatnonzero(has), limits, strict=True):
             dist_multi[i] = _as_multi(g)
         site_sqft = np.asarray(_area_sqft(gpd.GeoSeries(site, crs=self.crs)))
-        return [
+        rows_ = list(out.itertuples(index=False))
+        measured = [
             {"site": site_multi[i], "disturbed": dist_multi[i], "site_sqft": float(site_sqft[i]),
-             "disturbed_sqft": float(r.disturbed_sqft), "permit_decision": str(r.permit),
-             "standards": str(r.standards), "sediment_standard": bool(r.sediment_standard)}
-            for i, r in enumerate(out.itertuples(index=False))
+             "plan_id": apps[i].plan_id, "activity": str(r.activity), **_decision(r)}
+            for i, r in enumerate(rows_[:n])
         ]  # fmt: skip
+        if measured:
+            measured[0]["members"] = [(m, _decision(r)) for m, r in zip(members, rows_[n:], strict=True)]
+        return measured
+
+    def _plan_members(self, plans: Sequence[str]) -> builtins.list[Permit]:
+        """Return the registry's permits on any of ``plans`` (common plans of development or sale)."""
+        if not plans:
+            return []
+        with self.backend.read() as cur:
+            ph = ", ".join([self.backend.ph] * len(plans))
+            return self._select(cur, f"WHERE p.plan_id IN ({ph})", plans)
 
     def _to_registry_crs(self, geoms: Sequence[Any], crss: Sequence[Any]) -> np.ndarray:
         """Transform geometries to the registry's CRS, one transform per distinct source CRS."""
@@ -391,7 +428,7 @@ class Registry:
         return {r[0] for r in cur.fetchall()}
 
     def _numbers(self, cur: Any, apps: Sequence[Application]) -> builtins.list[str]:
-        """Give each application its own number, or the next free ``ESC-<year>-<nnnn>``.
+        """Give each application its own number, or the next free one in the profile's pattern.
 
         One counter update per year takes a block of numbers for the whole batch; the counter
         row serialises concurrent writers. Numbers an earlier import holds, or this batch
@@ -413,7 +450,7 @@ class Registry:
                             f'ON CONFLICT ("year") DO UPDATE SET "last" = permit_counters."last" + {ph} '
                             'RETURNING "last"', (year, k, k))  # fmt: skip
                 last = int(cur.fetchone()[0])
-                block = [f"ESC-{year}-{n:04d}" for n in range(last - k + 1, last + 1)]
+                block = [self.profile.format_permit_number(year, n) for n in range(last - k + 1, last + 1)]
                 taken = self._taken(cur, block) | named
                 free += [n for n in block if n not in taken]
             for i, number in zip(wanting, free, strict=True):
@@ -432,7 +469,7 @@ class Registry:
                 legal_description=app.legal_description, status=app.status, received_on=app.received_on,
                 building_permit_expires=app.building_permit_expires, issued_on=app.issued_on,
                 started_at=app.started_at, start_notice_at=app.start_notice_at, updated_at=now,
-                **{k: m[k] for k in _MEASURED},
+                plan_id=m["plan_id"], activity=m["activity"], **{k: m[k] for k in _MEASURED},
             )  # fmt: skip
             if app.issued_on is not None and app.status in ISSUED:
                 record["decided_on"] = app.issued_on
@@ -442,7 +479,9 @@ class Registry:
                 limits.append((number, b.dump_geom(m["disturbed"])))
             parties += [(number, p.role, p.name.strip(), p.organization, p.phone, p.email, p.address)
                         for p in app.parties]  # fmt: skip
-            detail = f"{m['disturbed_sqft']:,.0f} sq ft disturbed (measured); screening: permit {m['permit_decision']}"
+            plan = f", {m['plan_disturbed_sqft']:,.0f} sq ft over common plan {app.plan_id}" if app.plan_id else ""
+            detail = (f"{m['disturbed_sqft']:,.0f} sq ft disturbed{plan} (measured); "
+                      f"screening: permit {m['permit_decision']}")  # fmt: skip
             events.append(self._event_row(number, Event(now, who, kind, None, app.status, app.received_on, None,
                                                         detail)))  # fmt: skip
         cols = ", ".join(f'"{c}"' for c in _PERMIT_FIELDS)
@@ -456,6 +495,20 @@ class Registry:
             cur.executemany("INSERT INTO parties (permit_number, role, name, organization, phone, email, address) "
                             f"VALUES ({', '.join([b.ph] * 7)})", parties)  # fmt: skip
         cur.executemany(self._event_sql(), events)
+        self._redecide_members(cur, measured[0].get("members", []) if measured else [], who, now)
+
+    def _redecide_members(self, cur: Any, members: Sequence[tuple[Permit, dict[str, Any]]], who: str,
+                          now: datetime) -> None:  # fmt: skip
+        """Record the new plan total (and decision, if it changed) on the plan's permits already in the registry."""
+        for p, d in members:
+            changes = {k: d[k] for k in _DECIDED if getattr(p, k) != d[k]}
+            if not changes:
+                continue
+            self._set(cur, p.permit_number, changes)
+            was = f" (was {p.permit_decision})" if p.permit_decision != d["permit_decision"] else ""
+            detail = (f"common plan {p.plan_id}: {d['plan_disturbed_sqft']:,.0f} sq ft disturbed over the plan "
+                      f"(measured); screening: permit {d['permit_decision']}{was}")  # fmt: skip
+            self._event(cur, p.permit_number, Event(now, who, "remeasured", None, None, None, None, detail))
 
     def _event_sql(self) -> str:
         cols = [c for c, _, _ in TABLES["events"] if c != "id"]
@@ -507,7 +560,16 @@ class Registry:
         on : date or datetime, optional
             When it happened; default now. For ``active``, the time land disturbance began.
         reasons : str, optional
-            Written reasons; required for disapproval (§ 540-8C(3)), stop-work and revocation.
+            Written reasons (the written notification); required for the moves the profile's
+            ``[lifecycle.written_reasons]`` names: disapproval (§ 540-8C(3)), stop-work,
+            suspension and revocation (§ 540-8E, § 540-12).
+
+        Notes
+        -----
+        A deemed approval (§ 540-8C(5)) is recorded on any day after the decision was due,
+        and dated the day the 20 business days ran out (the decision-due day): that is when
+        the applicant could proceed, whenever staff write it down. The day it was recorded
+        goes into the history.
 
         Raises
         ------
@@ -524,21 +586,25 @@ class Registry:
         day = (on.date() if isinstance(on, datetime) else on) or date.today()
         with self.backend.write() as cur:
             p = self._locked(cur, permit_number)
-            check_transition(p.status, to, reasons=reasons)
+            check_transition(p.status, to, reasons=reasons, needs=self.written_reasons)
             self._check_order(p, day, to)
             changes: dict[str, Any] = {"status": to}
+            detail = reasons
             if to == "incomplete":
                 changes["information_requested_on"] = day
             elif to == "under_review" and p.status == "incomplete":
                 changes["information_received_on"] = day
             elif to in ("approved", "deemed_approved", "disapproved"):
-                changes["decided_on"] = day
                 if to == "deemed_approved":
                     due = self.decision_due(p).due
                     if day <= due:
-                        msg = (f"Permit {permit_number} cannot be deemed approved on {day}: the decision is due by "
-                               f"{due} (§ 540-8C(5)); deemed approval starts the day after.")  # fmt: skip
+                        f = self.profile.finding("deemed_approval_too_early", day=day, due=due)
+                        msg = f"Permit {permit_number} {f.message} ({f.section})"
                         raise IllegalTransitionError(msg)
+                    # Dated the day the period ran out, not the day it is written down.
+                    detail = "; ".join(x for x in (f"recorded on {day}", reasons) if x)
+                    day = due
+                changes["decided_on"] = day
                 if to != "disapproved":
                     changes["issued_on"] = day
                     changes["expires_on"] = self._expiry(day, p.building_permit_expires, p.extensions_days)
@@ -547,7 +613,66 @@ class Registry:
             elif to == "final_stabilization":
                 changes["final_on"] = day
             self._set(cur, permit_number, changes)
-            self._event(cur, permit_number, Event(now_utc(), who, "transition", p.status, to, day, None, reasons))
+            self._event(cur, permit_number, Event(now_utc(), who, "transition", p.status, to, day, None, detail))
+        return self.get(permit_number)
+
+    @property
+    def written_reasons(self) -> dict[str, str]:
+        """The moves that need written reasons, and the sections requiring them (the profile's).
+
+        Raises
+        ------
+        ProfileError
+            If the profile lacks ``[lifecycle.written_reasons]``.
+        """
+        return written_reasons(self.profile.tables)
+
+    def retract(self, permit_number: str, *, reasons: str | None, who: str | None = None,
+                on: date | None = None) -> Permit:  # fmt: skip
+        """Retract a stop-work order or a revocation: back to the state before it (§ 540-12D).
+
+        Raises
+        ------
+        PermitNotFoundError
+        IllegalTransitionError
+            If the permit is not under a stop-work order or revoked, its history shows no
+            state before, or the written reasons are missing.
+        ValidationError
+            If ``on`` is before the permit's earlier dates.
+        """
+        return self._back(permit_number, "retraction", reasons=reasons, who=who, on=on)
+
+    def reinstate(self, permit_number: str, *, reasons: str | None, who: str | None = None,
+                  on: date | None = None) -> Permit:  # fmt: skip
+        """Lift a suspension: back to the state before it (§ 540-8E).
+
+        Raises
+        ------
+        PermitNotFoundError
+        IllegalTransitionError
+            If the permit is not suspended, its history shows no state before, or the
+            written reasons are missing.
+        ValidationError
+            If ``on`` is before the permit's earlier dates.
+        """
+        return self._back(permit_number, "reinstatement", reasons=reasons, who=who, on=on)
+
+    def _back(self, permit_number: str, move: str, *, reasons: str | None, who: str | None,
+              on: date | None) -> Permit:  # fmt: skip
+        """Undo the last stop-work order, suspension or revocation, as recorded in the history.
+
+        The state to go back to is replayed from the append-only events inside the write
+        transaction (the row is locked), so it is the same on every back end and no writer
+        can slip a change in between.
+        """
+        who = _who(who)
+        day = on or date.today()
+        with self.backend.write() as cur:
+            p = self._locked(cur, permit_number)
+            before = check_back(p.status, move, p.previous_status, reasons=reasons, needs=self.written_reasons)
+            self._check_order(p, day, before)
+            self._set(cur, permit_number, {"status": before})
+            self._event(cur, permit_number, Event(now_utc(), who, move, p.status, before, day, None, reasons))
         return self.get(permit_number)
 
     def _check_order(self, p: Permit, day: date, to: str) -> None:
@@ -597,13 +722,17 @@ class Registry:
         inspected_on : date, optional
             Records a site inspection on that day (§ 540-8E(6)).
         **changes
-            Fields of :data:`UPDATABLE`; ``None`` clears a date.
+            Fields of :data:`UPDATABLE`; ``None`` clears a date. A new ``work_stopped_on``
+            starts a new pause: unless given with it, the expected resumption
+            (``resume_expected_on``) and the resumption (``work_resumed_on``) of the last
+            pause are cleared. Temporary stabilisation turns on them (§ 540-7A(4)(d)).
 
         Raises
         ------
         PermitNotFoundError
         ValidationError
-            For an unknown field, or a date before the permit's start.
+            For an unknown field, a date before the permit's start, or a resumption
+            (expected or actual) without a stop or before it.
         """
         who = _who(who)
         unknown = [k for k in changes if k not in UPDATABLE]
@@ -618,6 +747,10 @@ class Registry:
                 if isinstance(d, date) and k != "building_permit_expires" and p.started_at and d < p.started_at.date():
                     problems.append(Problem(permit_number, None, f"{k} {d} is before the work started "
                                             f"({p.started_at.date()}).", "give the real date."))  # fmt: skip
+            if changes.get("work_stopped_on") is not None and changes["work_stopped_on"] != p.work_stopped_on:
+                changes.setdefault("resume_expected_on", None)
+                changes.setdefault("work_resumed_on", None)
+            problems += self._pause_problems(p, changes)
             if inspected_on is not None and p.started_at is None:
                 problems.append(Problem(permit_number, None, "an inspection cannot be recorded before work starts.",
                                         "move the permit to active first (transition ... active)."))  # fmt: skip
@@ -634,6 +767,23 @@ class Registry:
                 self._event(cur, permit_number, Event(now_utc(), who, "inspection", None, None, inspected_on))
                 self._set(cur, permit_number, {})
         return self.get(permit_number)
+
+    @staticmethod
+    def _pause_problems(p: Permit, changes: dict[str, Any]) -> builtins.list[Problem]:
+        """List the problems of a resumption, expected or actual: it belongs to a stop and cannot precede it."""
+        stopped = changes.get("work_stopped_on", p.work_stopped_on)
+        out = []
+        for k in ("resume_expected_on", "work_resumed_on"):
+            v = changes.get(k)
+            if v is None:
+                continue
+            if stopped is None:
+                out.append(Problem(p.permit_number, None, f"{k} {v} is given, but no stop of work is recorded.",
+                                   "record the day work stopped too (--work-stopped YYYY-MM-DD)."))  # fmt: skip
+            elif v < stopped:
+                out.append(Problem(p.permit_number, None, f"{k} {v} is before work stopped ({stopped}).",
+                                   "give the real date."))  # fmt: skip
+        return out
 
     # Export ---------------------------------------------------------------------------
 
@@ -657,6 +807,13 @@ class Registry:
                     data[f"{role}_{attr}"] = [next((getattr(q, attr) for q in p.parties if q.role == role), None)
                                               for p in permits]  # fmt: skip
         return gpd.GeoDataFrame(data, geometry=[p.site for p in permits], crs=self.crs)
+
+
+def _decision(r: Any) -> dict[str, Any]:
+    """Return the measured area and decision of one screened row, as the registry stores them."""
+    return {"disturbed_sqft": float(r.disturbed_sqft), "plan_disturbed_sqft": float(r.plan_disturbed_sqft),
+            "permit_decision": str(r.permit), "standards": str(r.standards),
+            "sediment_standard": bool(r.sediment_standard)}  # fmt: skip
 
 
 def _as_multi(g: shapely.Geometry) -> shapely.Geometry:
