@@ -332,6 +332,30 @@ IGNORE_CLASS = "ignore"
 _LINEAL = (shapely.GeometryType.LINESTRING, shapely.GeometryType.MULTILINESTRING)
 
 
+def _water_columns(gdf: gpd.GeoDataFrame, source: str, class_field: str, name_field: str | None,
+                   channel_width_field: str | None, piped_field: str,
+                   drainage_field: str) -> tuple[str | None, str | None]:  # fmt: skip
+    """Check that the configured columns exist; return the piped and drainage columns to read.
+
+    Raises
+    ------
+    LayerSetError
+        If a configured column is missing.
+    """
+    # The default flag columns are optional: a layer without them has no piped streams and
+    # no drainage areas. A name the user chose must exist, or a typo would go unnoticed.
+    piped_col = piped_field if piped_field in gdf.columns or piped_field != PIPED_FIELD else None
+    drainage_col = drainage_field if drainage_field in gdf.columns or drainage_field != DRAINAGE_FIELD else None
+    for what, col in (("class_field", class_field), ("name_field", name_field),
+                      ("channel_width_field", channel_width_field), ("piped_field", piped_col),
+                      ("drainage_field", drainage_col)):  # fmt: skip
+        if col is not None and col not in gdf.columns:
+            have = ", ".join(str(c) for c in gdf.columns if c != gdf.geometry.name)
+            msg = f"{source}: no field {col!r} for {what}; the layer has {have}."
+            raise LayerSetError(msg)
+    return piped_col, drainage_col
+
+
 def prepare_waters(
     gdf: gpd.GeoDataFrame,
     source: str,
@@ -395,17 +419,8 @@ def prepare_waters(
         ``piped_field`` / ``drainage_field`` is not a column (a configuration error, not a
         bad row).
     """
-    # The default flag columns are optional: a layer without them has no piped streams and
-    # no drainage areas. A name the user chose must exist, or a typo would go unnoticed.
-    piped_col = piped_field if piped_field in gdf.columns or piped_field != PIPED_FIELD else None
-    drainage_col = drainage_field if drainage_field in gdf.columns or drainage_field != DRAINAGE_FIELD else None
-    for what, col in (("class_field", class_field), ("name_field", name_field),
-                      ("channel_width_field", channel_width_field), ("piped_field", piped_col),
-                      ("drainage_field", drainage_col)):  # fmt: skip
-        if col is not None and col not in gdf.columns:
-            have = ", ".join(str(c) for c in gdf.columns if c != gdf.geometry.name)
-            msg = f"{source}: no field {col!r} for {what}; the layer has {have}."
-            raise LayerSetError(msg)
+    piped_col, drainage_col = _water_columns(gdf, source, class_field, name_field, channel_width_field,
+                                             piped_field, drainage_field)  # fmt: skip
     problems: list[Problem] = []
     allowed = list(allowed_classes)
     mapping = dict(class_map or {})

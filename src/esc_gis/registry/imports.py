@@ -10,6 +10,7 @@ from __future__ import annotations
 
 __all__ = ["IMPORT_COLUMNS", "applications_from_frame"]
 
+from collections.abc import Callable
 from typing import Any
 
 import geopandas as gpd
@@ -42,6 +43,30 @@ def _text(v: Any) -> str | None:
         return None
     s = str(v).strip()
     return s or None
+
+
+def _dates(get: Callable[[str], Any], bad: Callable[[str, str], Any]) -> dict[str, Any]:
+    """Parse one row's dates and times, reporting each bad one."""
+    fields: dict[str, Any] = {}
+    for name in ("received_on", "building_permit_expires", "issued_on"):
+        fields[name], err = parse_date(get(name), name)
+        if err:
+            bad(err, "write dates as YYYY-MM-DD.")
+    for name in ("started_at", "start_notice_at"):
+        fields[name], err = parse_datetime(get(name), name)
+        if err:
+            bad(err, "write it as YYYY-MM-DDTHH:MM.")
+    return fields
+
+
+def _parties(get: Callable[[str], Any]) -> list[Party]:
+    """Read one row's landowner and responsible parties."""
+    parties = []
+    for prefix, role in _PARTY_PREFIX.items():
+        values = {f: _text(get(f"{prefix}_{f}")) for f in _PARTY_FIELDS}
+        if any(values.values()):
+            parties.append(Party(role, values["name"] or "", **{k: values[k] for k in _PARTY_FIELDS[1:]}))
+    return parties
 
 
 def applications_from_frame(
@@ -88,20 +113,8 @@ def applications_from_frame(
             return row.get(cols[name]) if name in cols else None
 
         number = _text(get("permit_number"))
-        fields: dict[str, Any] = {}
-        for name in ("received_on", "building_permit_expires", "issued_on"):
-            fields[name], err = parse_date(get(name), name)
-            if err:
-                problems.append(Problem(source, i, err, "write dates as YYYY-MM-DD.", number))
-        for name in ("started_at", "start_notice_at"):
-            fields[name], err = parse_datetime(get(name), name)
-            if err:
-                problems.append(Problem(source, i, err, "write it as YYYY-MM-DDTHH:MM.", number))
-        parties = []
-        for prefix, role in _PARTY_PREFIX.items():
-            values = {f: _text(get(f"{prefix}_{f}")) for f in _PARTY_FIELDS}
-            if any(values.values()):
-                parties.append(Party(role, values["name"] or "", **{k: values[k] for k in _PARTY_FIELDS[1:]}))
+        fields = _dates(get, lambda err, fix, i=i, number=number: problems.append(Problem(source, i, err, fix, number)))
+        parties = _parties(get)
         apps.append(Application(
             site_address=_text(get("site_address")) or "", received_on=fields["received_on"], site=geom,
             crs=frame.crs, disturbed=limits.get(number) if number else None, permit_number=number,

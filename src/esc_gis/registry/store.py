@@ -24,7 +24,7 @@ __all__ = ["Registry", "init_registry", "open_registry"]
 import builtins
 import getpass
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import date, datetime, time, timezone
 from pathlib import Path
 from types import TracebackType
@@ -275,6 +275,30 @@ class Registry:
             self._insert(cur, numbers, applications, measured, who, now, kind)
         return numbers
 
+    def _check_fields(self, a: Application, bad: Callable[..., None]) -> None:
+        """Check one application's status, dates and parties."""
+        if a.received_on is None:
+            bad("received_on is empty.", "give the day the application came in (YYYY-MM-DD).")
+        if not (a.site_address or "").strip():
+            bad("site_address is empty.", "give the street address of the site.")
+        if a.status not in STATES:
+            bad(f"status {a.status!r} is not a permit state.", f"use one of {', '.join(STATES)}.")
+        elif a.status in ISSUED and a.issued_on is None:
+            bad(f"a permit in {a.status} needs issued_on.", "give the date the permit was issued (YYYY-MM-DD).")
+        if a.issued_on and a.received_on and a.issued_on < a.received_on:
+            bad(f"issued_on {a.issued_on} is before received_on {a.received_on}.", "check both dates.")
+        if a.building_permit_expires and a.received_on and a.building_permit_expires < a.received_on:
+            bad(f"building_permit_expires {a.building_permit_expires} is before received_on {a.received_on}.",
+                "check both dates.")  # fmt: skip
+        if a.started_at and a.issued_on and a.started_at.date() < a.issued_on:
+            f = self.profile.finding("work_before_permit", started=a.started_at.date(), issued=a.issued_on)
+            bad(f"{f.message} ({f.section})", "check both dates.")
+        if a.status in ("active", "extended", "stop_work") and a.started_at is None:
+            bad(f"a permit in {a.status} needs started_at.", "give when land disturbance began.")
+        for party in a.parties:
+            for message, fix in party.problems():
+                bad(message, fix)
+
     def _check_applications(self, apps: Sequence[Application], source: str) -> tuple[builtins.list[Problem], bool]:
         """Check every application; return the problems, and whether every geometry can be measured."""
         problems: builtins.list[Problem] = []
@@ -284,43 +308,8 @@ class Registry:
             def bad(message: str, fix: str, row: int = i, site: str | None = a.permit_number) -> None:
                 problems.append(Problem(source, row, message, fix, site))
 
-            if a.received_on is None:
-                bad("received_on is empty.", "give the day the application came in (YYYY-MM-DD).")
-            if not (a.site_address or "").strip():
-                bad("site_address is empty.", "give the street address of the site.")
-            if a.status not in STATES:
-                bad(f"status {a.status!r} is not a permit state.", f"use one of {', '.join(STATES)}.")
-            elif a.status in ISSUED and a.issued_on is None:
-                bad(f"a permit in {a.status} needs issued_on.", "give the date the permit was issued (YYYY-MM-DD).")
-            if a.issued_on and a.received_on and a.issued_on < a.received_on:
-                bad(f"issued_on {a.issued_on} is before received_on {a.received_on}.", "check both dates.")
-            if a.building_permit_expires and a.received_on and a.building_permit_expires < a.received_on:
-                bad(f"building_permit_expires {a.building_permit_expires} is before received_on {a.received_on}.",
-                    "check both dates.")  # fmt: skip
-            if a.started_at and a.issued_on and a.started_at.date() < a.issued_on:
-                f = self.profile.finding("work_before_permit", started=a.started_at.date(), issued=a.issued_on)
-                bad(f"{f.message} ({f.section})", "check both dates.")
-            if a.status in ("active", "extended", "stop_work") and a.started_at is None:
-                bad(f"a permit in {a.status} needs started_at.", "give when land disturbance began.")
-            for party in a.parties:
-                for message, fix in party.problems():
-                    bad(message, fix)
-            for name, g in (("site", a.site), ("disturbed", a.disturbed)):
-                if g is None and name == "disturbed":
-                    continue
-                if g is None or g.is_empty:
-                    bad(f"the {name} geometry is empty.", "draw the site boundary.")
-                elif shapely.get_type_id(g) not in (3, 6):
-                    bad(f"the {name} geometry is a {g.geom_type}, not a polygon.", "give polygons.")
-                elif not g.is_valid:
-                    bad(f"the {name} geometry is invalid ({shapely.is_valid_reason(g)}).",
-                        "repair it (QGIS: Fix geometries; or shapely.make_valid).")  # fmt: skip
-                else:
-                    continue
-                drawn = False
-            if a.crs is None:
-                bad("the geometry has no CRS.", "give the CRS it was drawn in, e.g. EPSG:7594.")
-                drawn = False
+            self._check_fields(a, bad)
+            drawn = _check_geometry(a, bad) and drawn
             if a.permit_number:
                 if a.permit_number in seen:
                     bad(f"permit number {a.permit_number!r} is also on row {seen[a.permit_number]}.",
@@ -825,3 +814,25 @@ def _area_sqft(s: gpd.GeoSeries) -> np.ndarray:
     from esc_gis.measure import area_sqft
 
     return np.asarray(area_sqft(s.to_numpy(), s.crs))
+
+
+def _check_geometry(a: Application, bad: Callable[..., None]) -> bool:
+    """Check one application's site and disturbed limits; return whether they can be measured."""
+    drawn = True
+    for name, g in (("site", a.site), ("disturbed", a.disturbed)):
+        if g is None and name == "disturbed":
+            continue
+        if g is None or g.is_empty:
+            bad(f"the {name} geometry is empty.", "draw the site boundary.")
+        elif shapely.get_type_id(g) not in (3, 6):
+            bad(f"the {name} geometry is a {g.geom_type}, not a polygon.", "give polygons.")
+        elif not g.is_valid:
+            bad(f"the {name} geometry is invalid ({shapely.is_valid_reason(g)}).",
+                "repair it (QGIS: Fix geometries; or shapely.make_valid).")  # fmt: skip
+        else:
+            continue
+        drawn = False
+    if a.crs is None:
+        bad("the geometry has no CRS.", "give the CRS it was drawn in, e.g. EPSG:7594.")
+        drawn = False
+    return drawn
