@@ -460,6 +460,23 @@ def test_json_and_html_show_the_basis_and_part_reasons_from_advisories(tmp_path:
     assert "<th>Basis</th>" in page and "data-basis='policy'" in page
     assert "Draft written reasons for disapproval (§ 540-8C(3))" in page
     assert "against the Village of Winneconne Code Chapter 540" in page
+    # The map's unprotected edges say which basis found them.
+    from esc_gis.maps.render import _figure
+    from esc_gis.maps.review import review_map
+
+    done = review_plan(plan, layers=review_layers)
+    legend = _figure(review_map(done.layers, basemap="none", checks=done.checks)).render()
+    assert "Downslope edge without perimeter control (advisory, policy)" in legend
+
+
+def test_every_check_has_a_title_in_the_profile() -> None:
+    from esc_gis.findings import REVIEW
+    from esc_gis.profile import load_profile
+    from esc_gis.review.checks import TITLES
+
+    prof = load_profile()
+    assert all(prof.template(code).title for code in TITLES.values())
+    assert set(TITLES.values()) <= set(REVIEW)
 
 
 def test_review_sources_hold_no_ordinance_literal() -> None:

@@ -36,6 +36,8 @@ from esc_gis.review.checks import (
 from esc_gis.review.package import read_package
 from esc_gis.units import ft_to_crs_units
 
+#: How an advisory names its basis.
+BASIS_TEXT = {"policy": "toolkit policy", "technical_standard": "technical standard", "interpretation": "reading"}
 #: The verdicts: see :func:`verdict`.
 VERDICTS = ("approve", "needs a look", "disapprove")
 
@@ -115,8 +117,8 @@ class Review:
         for c in self.checks:
             if c.status != "fail" or c.basis == "ordinance":
                 continue
-            keys = f"; {', '.join(c.policy)}" if c.policy else ""
-            out.append(f"{c.title}: {c.detail.rstrip('.')} ({c.section}; {c.basis.replace('_', ' ')}{keys}).")
+            keys = f": {', '.join(c.policy)}" if c.policy else ""
+            out.append(f"{c.title}: {c.detail.rstrip('.')} ({c.section}; {BASIS_TEXT.get(c.basis, c.basis)}{keys}).")
         return out
 
     def to_dict(self) -> dict[str, Any]:
