@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-__all__ = ["Review", "review_plan"]
+__all__ = ["VERDICTS", "Review", "review_plan", "verdict"]
 
 import os
 from dataclasses import dataclass, field
