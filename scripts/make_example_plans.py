@@ -1,12 +1,13 @@
 """Write the two example plan packages of examples/plans/ (MADE UP: not real plans, people or property).
 
-- ``complete/``: the house of demo site S02, with every § 540-9A item and the BMPs the site
-  needs; it reviews cleanly.
+- ``complete/``: the house of demo site S02, with every § 540-9A item (RUSLE2 included, as
+  § 540-9A(9) asks of every plan) and the BMPs the site needs; it reviews cleanly.
 - ``flawed/``: the house by Mill Creek of demo site S17, with the mistakes reviewers meet:
   a claimed disturbed area under the 4,000 sq ft threshold where the drawing is over it, no
-  legal description, a missing phone, the wrong standards, no tracking pad, no silt fence
-  towards the creek, an unprotected inlet, an uncovered stockpile, a schedule longer than
-  the permit.
+  legal description, a missing phone, the wrong standards, no spill procedures, no RUSLE2
+  (six reasons for disapproval); no tracking pad, no silt fence towards the creek, an
+  unprotected inlet, an uncovered stockpile (advisories of the review policy); a schedule
+  longer than the permit.
 
 Usage: ``.venv/bin/python scripts/make_example_plans.py`` (from the repository root).
 """
@@ -113,6 +114,9 @@ pad gets an inlet filter before work starts. Topsoil is stockpiled in the north-
 ringed with wattles, and seeded if it stays more than 7 days. BMPs are inspected weekly and
 within 24 hours of 0.5 inch of rain, and repaired within 24 hours."""
 spill_procedures = "Fuel and concrete washout stay on the pad; spills are contained with the kit on site and reported to the Village."
+
+[rusle2]
+sediment_tons_per_acre_year = 1.8
 '''  # noqa: E501 (a line of the TOML written out; wrapping it would change the file)
     _write(ROOT / "examples/plans/complete", layers, toml)
 

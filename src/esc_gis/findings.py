@@ -113,7 +113,91 @@ REGISTRY: dict[str, tuple[str, ...]] = {
     "work_before_permit": ("started", "issued"),
 }
 #: code -> row values, over every part of the toolkit that emits findings.
-CATALOGUE: dict[str, tuple[str, ...]] = {**SCREENING, **MAY_REQUIRE, **REGISTRY}
+#: Plan review (``esc-gis review``): one finding per outcome of each check of
+#: :mod:`esc_gis.review.checks`, plus the report's headings. The first finding of a check carries
+#: its title (``title`` in the profile); its other outcomes may leave it out.
+_FLIP = ("claimed_sqft", "drawn_sqft")
+_EDGE = ("open_ft", "total_ft")
+REVIEW: dict[str, tuple[str, ...]] = {
+    # § 540-9A(1)-(9) and the spill procedures of § 540-7B(3)(c)[4]: what the plan states.
+    "review_parties_given": ("parties", "party_word"),
+    "review_parties_none": (),
+    "review_parties_incomplete": ("lacking",),
+    "review_legal_description_given": (),
+    "review_legal_description_missing": (),
+    "review_site_map_given": (),
+    "review_site_map_missing": ("missing_layers",),
+    "review_areas_stated": (),
+    "review_areas_missing": (),
+    "review_standards_match": ("computed",),
+    "review_standards_none": ("computed",),
+    "review_standards_differ": ("stated", "computed"),
+    "review_bmps_given": ("known", "standards"),
+    "review_bmps_none": (),
+    "review_bmps_unknown": ("known", "unknown"),
+    "review_narrative_given": (),
+    "review_narrative_missing": (),
+    "review_sequence_given": (),
+    "review_sequence_missing": (),
+    "review_rusle2_given": ("disturbed_acres", "load"),
+    "review_rusle2_missing": ("disturbed_acres",),
+    "review_sediment_load_met": ("disturbed_acres", "load"),
+    "review_sediment_load_over": ("disturbed_acres", "load"),
+    "review_sediment_load_explained": ("disturbed_acres", "load"),
+    "review_less_stringent": ("disturbed_acres",),
+    "review_spill_given": (),
+    "review_spill_missing": (),
+    # The drawing against itself and against the claims.
+    "review_map_missing": (),
+    "review_limits_inside": (),
+    "review_limits_outside": ("outside_sqft",),
+    "review_site_area_agrees": _FLIP,
+    "review_site_area_differs": (*_FLIP, "diff_share"),
+    "review_site_area_no_claim": ("drawn_sqft",),
+    "review_disturbed_area_agrees": _FLIP,
+    "review_disturbed_area_differs": (*_FLIP, "diff_share"),
+    "review_disturbed_area_no_claim": ("drawn_sqft",),
+    "review_disturbed_area_flips_permit": _FLIP,
+    "review_disturbed_area_flips_sediment": _FLIP,
+    # The screening's decision, terrain and waters.
+    "review_decision": ("permit", "standards", "disturbed_sqft"),
+    "review_decision_sediment": ("permit", "standards", "disturbed_sqft"),
+    "review_decision_outside": (),
+    "review_steep": ("steep_sqft",),
+    "review_steep_none": (),
+    "review_steep_not_measured": (),
+    "review_protective": ("protective_sqft",),
+    "review_protective_none": (),
+    # The BMPs on the map, tested with the review reaches of [policy].
+    "review_tracking_pad": (),
+    "review_tracking_missing": (),
+    "review_tracking_no_street": (),
+    "review_tracking_no_layer": (),
+    "review_inlets_protected": ("inlets",),
+    "review_inlets_unprotected": ("bare", "inlets"),
+    "review_inlets_none_near": (),
+    "review_inlets_no_layer": (),
+    "review_perimeter_covered": _EDGE,
+    "review_perimeter_open": _EDGE,
+    "review_perimeter_flat": (),
+    "review_perimeter_no_dem": (),
+    "review_waters_covered": _EDGE,
+    "review_waters_open": _EDGE,
+    "review_waters_none_near": (),
+    "review_stockpiles_covered": ("long",),
+    "review_stockpiles_bare": ("bare", "long"),
+    "review_stockpiles_none": (),
+    # The schedule against the permit's length and the inspections it implies.
+    "review_schedule_within": ("days", "weeks"),
+    "review_schedule_long": ("days", "weeks", "extensions"),
+    "review_schedule_reversed": ("start", "end"),
+    "review_schedule_no_dates": (),
+    # The report's headings: the draft reasons and the advisories.
+    "review_reasons": (),
+    "review_advisories": (),
+}
+#: code -> row values, over every part of the toolkit that emits findings.
+CATALOGUE: dict[str, tuple[str, ...]] = {**SCREENING, **MAY_REQUIRE, **REGISTRY, **REVIEW}
 
 
 @dataclass(frozen=True)

@@ -1,17 +1,20 @@
-"""``esc-gis review``: check a submitted erosion and sediment control plan (§ 540-9, § 540-7B)."""
+"""``esc-gis review``: check a submitted erosion and sediment control plan (§ 540-9, § 540-7B).
+
+The command's help names no section: the checks' citations are the profile's.
+"""
 
 from __future__ import annotations
 
 import click
 
 
-@click.command(name="review", short_help="Review a plan package: § 540-9A checklist, BMP checks, HTML report.")
+@click.command(name="review", short_help="Review a plan package: plan checklist, BMP checks, HTML report.")
 @click.argument("plan", type=click.Path())
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The report (.html).")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
-              help="Also write the findings as JSON.")
+              help="Also write the findings as JSON (each check with its section and basis).")
 @click.option("--layers", "layers_path", type=click.Path(), default=None,
-              help="Layer set: boundary, waters, DEM (default: the Village's).")
+              help="Layer set: boundary, waters, DEM (default: the profile's own).")
 @click.option("--basemap", type=click.Choice(["osm", "aerial", "none"]), default="osm", show_default=True)
 @click.option("--offline", is_flag=True, help="Inline Leaflet in the map: the report opens with no network.")
 @click.option("--overwrite", is_flag=True, help="Replace the outputs if they exist.")
@@ -20,8 +23,10 @@ def review(plan: str, output: str, json_path: str | None, layers_path: str | Non
            overwrite: bool, quiet: bool) -> None:  # fmt: skip
     """Review PLAN (a .gpkg, a .dxf or a folder, with plan.toml) and write the report to OUTPUT.
 
-    A broken package still gets a report, saying what is missing. The exit status is 0
-    whatever the verdict: the verdict is in the report, the JSON and the summary line.
+    A broken package still gets a report, saying what is missing. Only failures of what the
+    ordinance requires are reasons for disapproval; failures of the toolkit's review policy or
+    of a technical standard are advisories. The exit status is 0 whatever the verdict: the
+    verdict is in the report, the JSON and the summary line.
     """
     from esc_gis._outputs import check_output_file
     from esc_gis.layers import load_layers
@@ -38,10 +43,12 @@ def review(plan: str, output: str, json_path: str | None, layers_path: str | Non
     prof = load_profile()
     ls = load_layers(layers_path, profile=prof)
     result = review_plan(plan, layers=ls, profile=prof)
-    page = _figure(review_map(result.layers, layers=ls, basemap=basemap, offline=offline)).render()
+    page = _figure(review_map(result.layers, layers=ls, basemap=basemap, offline=offline,
+                              checks=result.checks)).render()  # fmt: skip
     write_report(result, output, map_html=page, json_path=json_path)
     if not quiet:
         fails = sum(c.status == "fail" for c in result.checks)
         looks = sum(c.status == "look" for c in result.checks)
-        click.echo(f"{plan}: {result.verdict} ({fails} failing, {looks} to look at). Wrote {output}"
+        click.echo(f"{plan}: {result.verdict} ({fails} failing: {len(result.reasons)} reason(s) for disapproval, "
+                   f"{len(result.advisories)} advisory; {looks} to look at). Wrote {output}"
                    f"{f' and {json_path}' if json_path else ''}.")  # fmt: skip

@@ -11,6 +11,7 @@ import shapely
 
 from esc_gis.layers import LayerSet
 from esc_gis.maps.render import _add_boundary, _add_layer, _display, _esc, _figure, _legend, _new_map
+from esc_gis.review.checks import Check
 
 #: Layer -> (label, style); drawn in this order, bottom to top.
 _STYLE: dict[str, tuple[str, dict[str, object]]] = {
@@ -26,6 +27,18 @@ _STYLE: dict[str, tuple[str, dict[str, object]]] = {
     "water_edge_unprotected": ("Edge facing water without a BMP",
                                {"color": "#99000d", "weight": 5, "dashArray": "8 4"}),
 }  # fmt: skip
+#: Map layer -> the check that found it: its label says the check's basis.
+_FOUND_BY = {"downslope_unprotected": "perimeter", "water_edge_unprotected": "waters"}
+
+
+def _label(name: str, checks: list[Check] | None) -> str:
+    """Return the legend's label; an edge found by a check not resting on the ordinance is marked advisory."""
+    label = _STYLE[name][0]
+    check = next((c for c in checks or [] if c.code == _FOUND_BY.get(name)), None)
+    if check is None:
+        return label
+    kind = "" if check.basis == "ordinance" else "advisory, "
+    return f"{label} ({kind}{check.basis.replace('_', ' ')})"
 
 
 def _tip(name: str, row: dict[str, object]) -> str:
@@ -33,11 +46,12 @@ def _tip(name: str, row: dict[str, object]) -> str:
         return f"{_esc(row.get('standard') or '?')} {_esc(row.get('standard_name') or row.get('type'))}"
     if name == "stockpiles":
         return f"Stockpile, {_esc(row.get('days', '?'))} days"
-    return _esc(_STYLE[name][0])
+    return _esc(_STYLE[name][0])  # the tooltip stays short; the legend gives the basis
 
 
 def review_map(plan_layers: dict[str, gpd.GeoDataFrame], *, layers: LayerSet | None = None,
-               basemap: str = "osm", offline: bool = False) -> folium.Map:  # fmt: skip
+               basemap: str = "osm", offline: bool = False,
+               checks: list[Check] | None = None) -> folium.Map:  # fmt: skip
     """Map a reviewed plan: its layers, the nearby waters, and the edges the checks found unprotected.
 
     Parameters
@@ -48,6 +62,9 @@ def review_map(plan_layers: dict[str, gpd.GeoDataFrame], *, layers: LayerSet | N
         Adds the Village boundary and the waters near the plan.
     basemap : {"osm", "aerial", "none"}
     offline : bool
+    checks : list of Check, optional
+        :attr:`esc_gis.review.Review.checks`: the unprotected edges' labels then give the basis
+        of the check that found them (an advisory when it is the toolkit's policy).
 
     Returns
     -------
@@ -80,9 +97,10 @@ def review_map(plan_layers: dict[str, gpd.GeoDataFrame], *, layers: LayerSet | N
                            {"color": "#08519c", "weight": 3, "fillColor": "#6baed6", "fillOpacity": 0.5},
                            popup=False)  # fmt: skip
     legend = []
-    for name, (label, style) in _STYLE.items():
+    for name, (_, style) in _STYLE.items():
         if name not in shown:
             continue
+        label = _label(name, checks)
         gdf = shown[name]
         rows = gdf.drop(columns=gdf.geometry.name).to_dict("records")
         props = [{"tip": _tip(name, r), "info": _tip(name, r)} for r in rows]

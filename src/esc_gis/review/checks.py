@@ -3,47 +3,200 @@
 Each check returns a :class:`Check` with a status:
 
 ``pass``   the plan shows it;
-``fail``   the plan does not meet the article: a written reason for disapproval (§ 540-8C(3));
+``fail``   the plan does not meet the check; a written reason for disapproval (§ 540-8C(3))
+           only when the check's basis is ``ordinance`` (see :attr:`esc_gis.review.Review.reasons`);
 ``look``   the reviewer must decide (a judgement, or data the package lacks);
 ``n/a``    the item does not apply to this site.
 
-The geometric helpers (:func:`edge_segments`, :func:`downslope`, :func:`covered`) work on
-the disturbed limits cut into short segments, vectorised over the segments.
+A check's title, section, basis and wording are the profile's (``[findings.review_*]``):
+:func:`make_check` renders one outcome of a check from its finding code. The geometric
+helpers (:func:`edge_segments`, :func:`downslope`, :func:`covered`) work on the disturbed
+limits cut into short segments, vectorised over the segments.
 """
 
 from __future__ import annotations
 
-__all__ = ["STATUSES", "Check", "edge_segments", "plan_items"]
+__all__ = ["POLICY_KEYS", "STATUSES", "TITLES", "Check", "edge_segments", "make_check", "plan_items"]
 
-from dataclasses import dataclass
+import re
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 import shapely
 
+from esc_gis.errors import ProfileError
 from esc_gis.profile import Profile
+from esc_gis.units import SQFT_PER_ACRE
 
 STATUSES = ("fail", "look", "pass", "n/a")
+
+#: Check -> the finding whose profile template carries the check's title (its other outcomes
+#: may leave the title out). Items of § 540-9A are ``plan_item_<n>``.
+TITLES: dict[str, str] = {
+    "plan_item_1": "review_parties_given",
+    "plan_item_2": "review_legal_description_given",
+    "plan_item_3": "review_site_map_given",
+    "plan_item_4": "review_areas_stated",
+    "plan_item_5": "review_standards_match",
+    "plan_item_6": "review_bmps_given",
+    "plan_item_7": "review_narrative_given",
+    "plan_item_8": "review_sequence_given",
+    "plan_item_9": "review_rusle2_given",
+    "less_stringent": "review_less_stringent",
+    "spill": "review_spill_given",
+    "map": "review_map_missing",
+    "limits": "review_limits_inside",
+    "area_site": "review_site_area_agrees",
+    "area_disturbed": "review_disturbed_area_agrees",
+    "decision": "review_decision",
+    "steep": "review_steep",
+    "protective": "review_protective",
+    "tracking": "review_tracking_pad",
+    "inlets": "review_inlets_protected",
+    "perimeter": "review_perimeter_covered",
+    "waters": "review_waters_covered",
+    "stockpiles": "review_stockpiles_covered",
+    "schedule": "review_schedule_within",
+}
+
+#: Check -> the profile entries of the toolkit's own policy its test uses. A check whose outcome
+#: does not rest on the ordinance names them, so an advisory says which choice it rests on.
+POLICY_KEYS: dict[str, tuple[str, ...]] = {
+    "limits": ("policy.sliver",),
+    "area_site": ("policy.review_area_tolerance",),
+    "area_disturbed": ("policy.review_area_tolerance",),
+    "tracking": ("policy.review_street_contact", "policy.review_tracking_reach"),
+    "inlets": ("policy.review_inlet_reach", "policy.review_inlet_bmp"),
+    "perimeter": ("policy.review_uncovered_share", "policy.review_bmp_reach"),
+    "waters": ("policy.review_water_reach", "policy.review_uncovered_share", "policy.review_bmp_reach"),
+    "stockpiles": ("policy.review_bmp_reach",),
+}
 
 
 @dataclass(frozen=True)
 class Check:
-    """One line of the review's checklist."""
+    """One line of the review's checklist.
+
+    Attributes
+    ----------
+    code : str
+        The check (``plan_item_1``, ``perimeter``, ...).
+    title, section, basis : str
+        From the profile's finding ``finding``; ``basis`` is one of
+        :data:`esc_gis.findings.BASES`.
+    status : str
+        One of :data:`STATUSES`.
+    detail : str
+        The finding's message.
+    finding : str
+        The profile's finding code for this outcome.
+    policy : tuple of str
+        The ``policy.*`` entries the outcome rests on (empty when its basis is the ordinance).
+    """
 
     code: str
     title: str
     section: str
+    basis: str
     status: str
     detail: str
+    finding: str = ""
+    policy: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the check as JSON-ready data."""
+        d = asdict(self)
+        d["policy"] = list(self.policy)
+        return d
+
+
+def make_check(profile: Profile, check: str, status: str, finding: str, **values: Any) -> Check:
+    """Render one outcome of a check from the profile's finding.
+
+    Parameters
+    ----------
+    profile : Profile
+    check : str
+        A key of :data:`TITLES`.
+    status : str
+        One of :data:`STATUSES`.
+    finding : str
+        The profile's finding code (``review_*``).
+    **values
+        The finding's row values.
+
+    Returns
+    -------
+    Check
+
+    Raises
+    ------
+    ProfileError
+        If the profile does not declare the finding, its message needs a value not given, or
+        neither the finding nor the check's first finding gives a title.
+    """
+    f = profile.finding(finding, **values)
+    title = profile.template(finding).title or profile.template(TITLES[check]).title
+    if not title:
+        msg = (f"Profile {profile.source or profile.name!r}: [findings.{TITLES[check]}] needs a title "
+               f"(the checklist's name of the {check!r} check).")  # fmt: skip
+        raise ProfileError(msg)
+    policy = POLICY_KEYS.get(check, ()) if f.basis != "ordinance" else ()
+    return Check(check, title, f.section, f.basis, status, f.message, finding, policy)
 
 
 def _has(d: dict[str, Any], *keys: str) -> bool:
     return all(str(d.get(k) or "").strip() for k in keys)
 
 
+def _given(profile: Profile, check: str, ok: bool, name: str) -> Check:
+    """Check a plain "given or missing" item: ``review_<name>_given`` passes, ``review_<name>_missing`` fails."""
+    return make_check(profile, check, "pass" if ok else "fail", f"review_{name}_{'given' if ok else 'missing'}")
+
+
+def _parties(facts: dict[str, Any], profile: Profile) -> Check:
+    owner = facts.get("landowner") or {}
+    parties = facts.get("responsible_parties") or []
+    people = [owner, *parties] if owner else list(parties)
+    complete = [p for p in people if _has(p, "name", "address", "phone")]
+    if owner and parties and len(complete) == len(people):
+        return make_check(profile, "plan_item_1", "pass", "review_parties_given", parties=len(parties),
+                          party_word="party" if len(parties) == 1 else "parties")  # fmt: skip
+    if not people:
+        return make_check(profile, "plan_item_1", "fail", "review_parties_none")
+    lacking = [f"{p.get('name') or '(unnamed)'} has no "
+               f"{', '.join(k for k in ('name', 'address', 'phone') if not _has(p, k))}"
+               for p in people if p not in complete]  # fmt: skip
+    missing = ([] if owner else ["no landowner"]) + ([] if parties else ["no responsible party"])
+    return make_check(profile, "plan_item_1", "fail", "review_parties_incomplete", lacking="; ".join(missing + lacking))
+
+
+def _standards(site: dict[str, Any], computed: str, profile: Profile) -> Check:
+    # Plans write "540-7B" or "§ 540-7B"; compare the codes without the section mark.
+    stated = [re.sub(r"^\W+", "", str(s).strip()) for s in (site.get("performance_standards") or [])]
+    if not stated:
+        return make_check(profile, "plan_item_5", "fail", "review_standards_none", computed=computed)
+    if computed not in stated:
+        return make_check(profile, "plan_item_5", "fail", "review_standards_differ", stated=", ".join(stated),
+                          computed=computed)  # fmt: skip
+    return make_check(profile, "plan_item_5", "pass", "review_standards_match", computed=computed)
+
+
+def _bmp_item(layers: set[str], bmp_codes: list[str | None], profile: Profile) -> Check:
+    known = [c for c in bmp_codes if c is not None]
+    unknown = len(bmp_codes) - len(known)
+    if "bmps" not in layers or not bmp_codes:
+        return make_check(profile, "plan_item_6", "fail", "review_bmps_none")
+    if unknown:
+        return make_check(profile, "plan_item_6", "look", "review_bmps_unknown", known=len(known), unknown=unknown)
+    return make_check(profile, "plan_item_6", "pass", "review_bmps_given", known=len(known),
+                      standards=", ".join(sorted(set(known))))  # fmt: skip
+
+
 def plan_items(facts: dict[str, Any], layers: set[str], bmp_codes: list[str | None], *, computed_standards: str,
-               disturbed_acres: float, profile: Profile) -> list[Check]:  # fmt: skip
-    """Check the nine items of § 540-9A against the package.
+               disturbed_sqft: float, profile: Profile) -> list[Check]:  # fmt: skip
+    """Check the nine items of § 540-9A (and the spill procedures of § 540-7B(3)(c)[4]) against the package.
 
     Parameters
     ----------
@@ -54,106 +207,73 @@ def plan_items(facts: dict[str, Any], layers: set[str], bmp_codes: list[str | No
     bmp_codes : list
         Each BMP's standard number (:func:`esc_gis.review.bmps.classify`); None when unknown.
     computed_standards : str
-        The standards the screening engine found ("540-7A" or "540-7B").
-    disturbed_acres : float
-        The drawn disturbance, for the sediment standard of § 540-7B(3)(b).
+        The standards code the screening engine found (the profile's ``standards_permitted`` or
+        ``standards_unpermitted``).
+    disturbed_sqft : float
+        The drawn disturbance, for RUSLE2 and the sediment standard (§ 540-9A(9), § 540-7B(3)(b)).
     profile : Profile
 
     Returns
     -------
     list of Check
+        One per item, plus a ``less_stringent`` look when item 9 is not met under the profile's
+        ``thresholds.less_stringent_area`` (§ 540-9C).
+
+    Raises
+    ------
+    ProfileError
+        If the profile lacks a ``review_*`` finding or its title.
     """
-    out = []
-    owner = facts.get("landowner") or {}
-    parties = facts.get("responsible_parties") or []
-    people = [owner, *parties] if owner else list(parties)
-    complete = [p for p in people if _has(p, "name", "address", "phone")]
-    if owner and parties and len(complete) == len(people):
-        status, detail = "pass", f"landowner and {len(parties)} responsible part{'y' if len(parties) == 1 else 'ies'}"
-    elif not people:
-        status, detail = "fail", "no landowner or responsible party is named"
-    else:
-        lacking = [f"{p.get('name') or '(unnamed)'} has no "
-                   f"{', '.join(k for k in ('name', 'address', 'phone') if not _has(p, k))}"
-                   for p in people if p not in complete]  # fmt: skip
-        missing = ([] if owner else ["no landowner"]) + ([] if parties else ["no responsible party"])
-        status, detail = "fail", "; ".join(missing + lacking)
-    out.append(Check("540-9A(1)", "Names, addresses and phones of the landowner and responsible parties",
-                     "§ 540-9A(1)", status, detail))  # fmt: skip
     site = facts.get("site") or {}
-    out.append(Check("540-9A(2)", "Legal description of the property", "§ 540-9A(2)",
-                     "pass" if _has(site, "legal_description") else "fail",
-                     "given" if _has(site, "legal_description") else "no legal_description in [site]"))  # fmt: skip
-    need = ["site_boundary", "disturbed_limits", "drainage"]
-    lacking_layers = [n for n in need if n not in layers]
-    out.append(Check("540-9A(3)", "Site map: property lines, disturbed limits, drainage patterns", "§ 540-9A(3)",
-                     "fail" if lacking_layers else "pass",
-                     f"missing {', '.join(lacking_layers)}" if lacking_layers else "all three drawn"))  # fmt: skip
-    claimed = [k for k in ("site_area_sqft", "disturbed_area_sqft") if isinstance(site.get(k), (int, float))]
-    out.append(Check("540-9A(4)", "Total site area and area to be disturbed", "§ 540-9A(4)",
-                     "pass" if len(claimed) == 2 else "fail",
-                     "both stated (compared with the drawing below)" if len(claimed) == 2
-                     else "state site_area_sqft and disturbed_area_sqft in [site]"))  # fmt: skip
-    stated = [str(s).replace("§", "").strip() for s in (site.get("performance_standards") or [])]
-    if not stated:
-        out.append(Check("540-9A(5)", "Performance standards applicable to the site", "§ 540-9A(5)", "fail",
-                         f"none stated; the drawn disturbance makes § {computed_standards} apply"))  # fmt: skip
-    elif computed_standards not in stated:
-        out.append(Check("540-9A(5)", "Performance standards applicable to the site", "§ 540-9A(5)", "fail",
-                         f"the plan states {', '.join(stated)}; the drawn disturbance makes § {computed_standards} "
-                         "apply"))  # fmt: skip
-    else:
-        out.append(Check("540-9A(5)", "Performance standards applicable to the site", "§ 540-9A(5)", "pass",
-                         f"§ {computed_standards}, as the drawing shows"))  # fmt: skip
-    known = [c for c in bmp_codes if c is not None]
-    unknown = len(bmp_codes) - len(known)
-    if "bmps" not in layers or not bmp_codes:
-        status, detail = "fail", "no BMPs drawn"
-    elif unknown:
-        status, detail = "look", f"{len(known)} BMPs of known types; {unknown} with a type not in the WDNR standards"
-    else:
-        status, detail = "pass", f"{len(known)} BMPs, standards {', '.join(sorted(set(known)))}"
-    out.append(Check("540-9A(6)", "Proposed best management practices", "§ 540-9A(6)", status, detail))
     narrative = facts.get("narrative") or {}
-    out.append(Check("540-9A(7)", "Erosion and sediment control plan narrative", "§ 540-9A(7)",
-                     "pass" if _has(narrative, "text") else "fail",
-                     "given" if _has(narrative, "text") else "no [narrative] text"))  # fmt: skip
     schedule = facts.get("schedule") or {}
+    lacking_layers = [n for n in ("site_boundary", "disturbed_limits", "drainage") if n not in layers]
+    claimed = [k for k in ("site_area_sqft", "disturbed_area_sqft") if isinstance(site.get(k), (int, float))]
     has_sched = bool(schedule.get("start")) and bool(schedule.get("end")) and bool(schedule.get("sequence"))
-    out.append(Check("540-9A(8)", "Construction sequence and schedule", "§ 540-9A(8)",
-                     "pass" if has_sched else "fail",
-                     "start, end and sequence given" if has_sched
-                     else "[schedule] needs start, end and sequence"))  # fmt: skip
-    out.append(_rusle(facts, disturbed_acres, profile))
-    spill = _has(narrative, "spill_procedures")
-    out.append(Check("540-7B(3)(c)[4]", "Spill prevention and response procedures", "§ 540-7B(3)(c)[4]",
-                     "pass" if spill else "fail",
-                     "given" if spill else "no spill_procedures in [narrative]"))  # fmt: skip
+    out = [
+        _parties(facts, profile),
+        _given(profile, "plan_item_2", _has(site, "legal_description"), "legal_description"),
+        make_check(profile, "plan_item_3", "fail", "review_site_map_missing", missing_layers=", ".join(lacking_layers))
+        if lacking_layers else make_check(profile, "plan_item_3", "pass", "review_site_map_given"),
+        make_check(profile, "plan_item_4", "pass", "review_areas_stated") if len(claimed) == 2
+        else make_check(profile, "plan_item_4", "fail", "review_areas_missing"),
+        _standards(site, computed_standards, profile),
+        _bmp_item(layers, bmp_codes, profile),
+        _given(profile, "plan_item_7", _has(narrative, "text"), "narrative"),
+        _given(profile, "plan_item_8", has_sched, "sequence"),
+        *_rusle(facts, disturbed_sqft, profile),
+        _given(profile, "spill", _has(narrative, "spill_procedures"), "spill"),
+    ]  # fmt: skip
     return out
 
 
-def _rusle(facts: dict[str, Any], disturbed_acres: float, profile: Profile) -> Check:
-    """§ 540-9A(9): the Reference Guide's items and RUSLE2; at one acre, the sediment standard."""
-    e = profile.entry("thresholds.sediment_load")
-    limit = float(e.value or 0)
-    load = (facts.get("rusle2") or {}).get("sediment_tons_per_acre_year")
-    title = "Reference Guide items and RUSLE2 (sediment load)"
-    if disturbed_acres < 1.0:
-        return Check("540-9A(9)", title, "§ 540-9A(9); § 540-7B(3)(b)", "pass",
-                     f"{disturbed_acres:.2f} acres disturbed: under one acre, so no RUSLE2 sediment load "
-                     "is needed")  # fmt: skip
-    if not isinstance(load, (int, float)):
-        return Check("540-9A(9)", title, f"§ 540-9A(9); {e.cite}", "fail",
-                     f"{disturbed_acres:.2f} acres disturbed: give the RUSLE2 sediment load "
-                     f"([rusle2] sediment_tons_per_acre_year) to show {limit:g} t/ac/yr is met")  # fmt: skip
-    if load > limit and not str((facts.get("rusle2") or {}).get("explanation") or "").strip():
-        return Check("540-9A(9)", title, f"§ 540-9A(9); {e.cite}", "fail",
-                     f"RUSLE2 gives {load:g} t/ac/yr, over {limit:g}, with no site-specific explanation "
-                     "(§ 540-7B(3)(b)[3])")  # fmt: skip
-    status = "pass" if load <= limit else "look"
-    return Check("540-9A(9)", title, f"§ 540-9A(9); {e.cite}", status,
-                 f"RUSLE2 gives {load:g} t/ac/yr (standard {limit:g})"
-                 + ("" if status == "pass" else "; the explanation needs a look"))  # fmt: skip
+def _rusle(facts: dict[str, Any], disturbed_sqft: float, profile: Profile) -> list[Check]:
+    """§ 540-9A(9): every plan shall include the Reference Guide's items and RUSLE2; at the sediment area, the standard.
+
+    The text asks for RUSLE2 whatever the site's size, so a plan without it fails here even on a
+    small site. Under ``thresholds.less_stringent_area`` the authority may prescribe less
+    stringent requirements (§ 540-8I, § 540-9C): that is the reviewer's decision, so it is added
+    as a ``look`` beside the failure, never turned into a pass.
+    """
+    rusle = facts.get("rusle2") or {}
+    load = rusle.get("sediment_tons_per_acre_year")
+    limit = float(profile.entry("thresholds.sediment_load").value or 0)
+    acres = disturbed_sqft / SQFT_PER_ACRE
+    if isinstance(load, bool) or not isinstance(load, (int, float)):
+        item = make_check(profile, "plan_item_9", "fail", "review_rusle2_missing", disturbed_acres=acres)
+    elif disturbed_sqft < profile.area_sqft("thresholds.sediment_area"):
+        item = make_check(profile, "plan_item_9", "pass", "review_rusle2_given", disturbed_acres=acres, load=load)
+    elif load <= limit:
+        item = make_check(profile, "plan_item_9", "pass", "review_sediment_load_met", disturbed_acres=acres, load=load)
+    elif not str(rusle.get("explanation") or "").strip():
+        item = make_check(profile, "plan_item_9", "fail", "review_sediment_load_over", disturbed_acres=acres,
+                          load=load)  # fmt: skip
+    else:
+        item = make_check(profile, "plan_item_9", "look", "review_sediment_load_explained", disturbed_acres=acres,
+                          load=load)  # fmt: skip
+    if item.status == "pass" or disturbed_sqft >= profile.area_sqft("thresholds.less_stringent_area"):
+        return [item]
+    return [item, make_check(profile, "less_stringent", "look", "review_less_stringent", disturbed_acres=acres)]
 
 
 # --- Edges of the disturbance -----------------------------------------------------------------

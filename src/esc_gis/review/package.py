@@ -35,15 +35,17 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-#: Layer -> (allowed geometry families, required, what it is).
+#: Layer -> (allowed geometry families, required, what it is). What it is reaches the user in a
+#: problem, so it cites nothing (the checks' citations are the profile's): the site map's three
+#: layers are § 540-9A(3), the BMPs § 540-9A(6), stockpiles, streets and inlets § 540-7B(3)(a).
 LAYERS: dict[str, tuple[frozenset[str], bool, str]] = {
-    "site_boundary": (frozenset({"polygon"}), True, "the property lines (§ 540-9A(3))"),
-    "disturbed_limits": (frozenset({"polygon"}), True, "the limits of land disturbance (§ 540-9A(3))"),
-    "drainage": (frozenset({"line", "point"}), True, "drainage patterns: flow lines or arrows (§ 540-9A(3))"),
-    "bmps": (frozenset({"point", "line", "polygon"}), True, "the proposed BMPs with a `type` (§ 540-9A(6))"),
-    "stockpiles": (frozenset({"polygon", "point"}), False, "soil stockpiles, with `days` (§ 540-7B(3)(a)[6])"),
-    "streets": (frozenset({"line", "polygon"}), False, "streets the site meets (§ 540-7B(3)(a)[1])"),
-    "inlets": (frozenset({"point", "polygon"}), False, "storm drain inlets (§ 540-7B(3)(a)[2])"),
+    "site_boundary": (frozenset({"polygon"}), True, "the property lines"),
+    "disturbed_limits": (frozenset({"polygon"}), True, "the limits of land disturbance"),
+    "drainage": (frozenset({"line", "point"}), True, "drainage patterns: flow lines or arrows"),
+    "bmps": (frozenset({"point", "line", "polygon"}), True, "the proposed BMPs with a `type`"),
+    "stockpiles": (frozenset({"polygon", "point"}), False, "soil stockpiles, with `days`"),
+    "streets": (frozenset({"line", "polygon"}), False, "streets the site meets"),
+    "inlets": (frozenset({"point", "polygon"}), False, "storm drain inlets"),
 }
 _FAMILY = {0: "point", 4: "point", 1: "line", 5: "line", 2: "line", 3: "polygon", 6: "polygon"}
 _SUFFIXES = (".gpkg", ".shp", ".geojson", ".json", ".fgb", ".zip")

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-__all__ = ["Review", "review_plan"]
+__all__ = ["VERDICTS", "Review", "review_plan", "verdict"]
 
 import os
 from dataclasses import dataclass, field
@@ -24,12 +24,48 @@ from esc_gis.layers import LayerSet, load_layers
 from esc_gis.measure import area_sqft
 from esc_gis.profile import Profile, load_profile
 from esc_gis.review.bmps import STANDARDS, classify, with_role
-from esc_gis.review.checks import Check, covered, downslope, edge_segments, plan_items, segments_geometry
+from esc_gis.review.checks import (
+    Check,
+    covered,
+    downslope,
+    edge_segments,
+    make_check,
+    plan_items,
+    segments_geometry,
+)
 from esc_gis.review.package import read_package
-from esc_gis.units import SQFT_PER_ACRE, ft_to_crs_units
+from esc_gis.units import ft_to_crs_units
 
-#: The verdicts, from the checks' worst status.
-VERDICTS = {"fail": "disapprove", "look": "needs a look", "pass": "approve"}
+#: How an advisory names its basis.
+BASIS_TEXT = {"policy": "toolkit policy", "technical_standard": "technical standard", "interpretation": "reading"}
+#: The verdicts: see :func:`verdict`.
+VERDICTS = ("approve", "needs a look", "disapprove")
+
+
+def verdict(checks: list[Check], problems: list[Problem]) -> str:
+    """Decide the review's verdict from its checks.
+
+    "disapprove" only when a check fails on the ordinance: that failure is a written reason
+    for disapproval (§ 540-8C(3)). Failures of the toolkit's review policy (the reaches and
+    shares of ``policy.review_*``), of a WDNR technical standard or of a reading
+    (``interpretation``) alone are advisories, so they make the verdict "needs a look", as does
+    any ``look`` or a problem with the package. Otherwise "approve".
+
+    Parameters
+    ----------
+    checks : list of Check
+    problems : list of Problem
+
+    Returns
+    -------
+    str
+        One of :data:`VERDICTS`.
+    """
+    if any(c.status == "fail" and c.basis == "ordinance" for c in checks):
+        return "disapprove"
+    if problems or any(c.status in ("fail", "look") for c in checks):
+        return "needs a look"
+    return "approve"
 
 
 @dataclass
@@ -40,7 +76,7 @@ class Review:
     ----------
     source : str
     verdict : str
-        "approve", "needs a look" or "disapprove".
+        "approve", "needs a look" or "disapprove" (see :func:`verdict`).
     checks : list of Check
     problems : list of Problem
         What is wrong with the package itself (missing layers, no CRS, ...).
@@ -51,6 +87,8 @@ class Review:
         ``water_edge_unprotected`` when found (for the map).
     measured : dict
         The drawn areas and the screening's decision.
+    profile : Profile, optional
+        The profile the review ran under (the report's headings come from it).
     """
 
     source: str
@@ -60,17 +98,34 @@ class Review:
     facts: dict[str, Any]
     layers: dict[str, gpd.GeoDataFrame] = field(default_factory=dict)
     measured: dict[str, Any] = field(default_factory=dict)
+    profile: Profile | None = None
 
     @property
     def reasons(self) -> list[str]:
-        """A draft of the written reasons for disapproval (§ 540-8C(3)): every failed check, cited."""
-        return [f"{c.title}: {c.detail} ({c.section})." for c in self.checks if c.status == "fail"]
+        """A draft of the written reasons for disapproval (§ 540-8C(3)): every check failed on the ordinance, cited.
+
+        Only a failure whose basis is ``ordinance`` is a reason: the toolkit's review heuristics
+        and the technical standards are :attr:`advisories`.
+        """
+        return [f"{c.title}: {c.detail.rstrip('.')} ({c.section})."
+                for c in self.checks if c.status == "fail" and c.basis == "ordinance"]  # fmt: skip
+
+    @property
+    def advisories(self) -> list[str]:
+        """Failed checks that rest on policy, a technical standard or a reading: each with its basis and policy keys."""
+        out = []
+        for c in self.checks:
+            if c.status != "fail" or c.basis == "ordinance":
+                continue
+            keys = f": {', '.join(c.policy)}" if c.policy else ""
+            out.append(f"{c.title}: {c.detail.rstrip('.')} ({c.section}; {BASIS_TEXT.get(c.basis, c.basis)}{keys}).")
+        return out
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the review as JSON-ready data (no geometry)."""
+        """Return the review as JSON-ready data (no geometry); every check with its basis."""
         return {"source": self.source, "verdict": self.verdict, "measured": self.measured,
-                "checks": [c.__dict__ for c in self.checks], "reasons": self.reasons,
-                "package_problems": [str(p) for p in self.problems]}  # fmt: skip
+                "checks": [c.to_dict() for c in self.checks], "reasons": self.reasons,
+                "advisories": self.advisories, "package_problems": [str(p) for p in self.problems]}  # fmt: skip
 
 
 def _pol(profile: Profile, key: str) -> float:
@@ -150,136 +205,115 @@ def review_plan(path: str | os.PathLike[str], *, layers: str | os.PathLike[str] 
             "steep_disturbed_sqft": float(res["steep_disturbed_sqft"]),
             "protective_disturbed_sqft": float(res["protective_disturbed_sqft"]),
         }  # fmt: skip
-    acres = measured.get("disturbed_sqft", 0.0) / SQFT_PER_ACRE
-    checks += plan_items(pkg.facts, set(lay), codes, computed_standards=measured.get("standards", "540-7B"),
-                         disturbed_acres=acres, profile=prof)  # fmt: skip
+    checks += plan_items(pkg.facts, set(lay), codes,
+                         computed_standards=measured.get("standards", prof.standards_permitted),
+                         disturbed_sqft=measured.get("disturbed_sqft", 0.0), profile=prof)  # fmt: skip
     if res is None:
-        checks.append(Check("map", "Drawn site and disturbance", "§ 540-9A(3)", "fail",
-                            "without site_boundary and disturbed_limits nothing can be measured"))  # fmt: skip
+        checks.append(make_check(prof, "map", "fail", "review_map_missing"))
     else:
         checks += _area_checks(pkg.facts, site, dist, measured, prof, ls)
         checks.append(_decision(measured, prof))
         checks += _terrain_water_checks(measured, prof)
         checks += _bmp_checks(lay, site, dist, bmp_geoms, code_arr, ls, prof, ft)
     checks.append(_schedule(pkg.facts, prof))
-    worst = next((s for s in ("fail", "look") if any(c.status == s for c in checks)), "pass")
-    if pkg.problems and worst == "pass":
-        worst = "look"
-    return Review(pkg.source, VERDICTS[worst], checks, pkg.problems, pkg.facts, lay, measured)
+    return Review(pkg.source, verdict(checks, pkg.problems), checks, pkg.problems, pkg.facts, lay, measured, prof)
 
 
 def _area_checks(facts: dict[str, Any], site: Any, dist: Any, m: dict[str, Any], prof: Profile,
                  ls: LayerSet) -> list[Check]:  # fmt: skip
-    out = []
     outside = float(area_sqft(np.array([shapely.difference(dist, site)]), ls.crs)[0])
     sliver = float(prof.entry("policy.sliver").value or 0)
-    out.append(Check("limits", "Disturbed limits inside the site boundary", "§ 540-9A(3)",
-                     "fail" if outside > sliver else "pass",
-                     f"{outside:,.0f} sq ft of the disturbance lies outside the property lines" if outside > sliver
-                     else "inside"))  # fmt: skip
+    out = [make_check(prof, "limits", "fail", "review_limits_outside", outside_sqft=outside) if outside > sliver
+           else make_check(prof, "limits", "pass", "review_limits_inside")]  # fmt: skip
     claimed_site = (facts.get("site") or {}).get("site_area_sqft")
     claimed_dist = (facts.get("site") or {}).get("disturbed_area_sqft")
     tol = _pol(prof, "area_tolerance") / 100
-    permit = prof.entry("thresholds.permit_area")
-    acre = prof.entry("thresholds.sediment_area")
-    limits = [(float(prof.area_sqft("thresholds.permit_area")), permit.cite, "the permit threshold"),
-              (float(prof.area_sqft("thresholds.sediment_area")), acre.cite,
-               "the one-acre sediment standard")]  # fmt: skip
-    for label, claimed, drawn, flips in (("site", claimed_site, m["site_sqft"], []),
-                                         ("disturbed", claimed_dist, m["disturbed_sqft"], limits)):  # fmt: skip
-        code, title = f"area_{label}", f"Claimed {label} area against the drawing"
-        if not isinstance(claimed, (int, float)):
-            out.append(Check(code, title, "§ 540-9A(4)", "look", f"no claimed {label} area; the drawing shows "
-                             f"{drawn:,.0f} sq ft"))  # fmt: skip
+    # A claim on the other side of a threshold than the drawing misstates which rules apply.
+    flips = [(prof.area_sqft("thresholds.permit_area"), "permit"),
+             (prof.area_sqft("thresholds.sediment_area"), "sediment")]  # fmt: skip
+    for check, label, claimed, drawn, limits in (("area_site", "site", claimed_site, m["site_sqft"], []),
+                                                 ("area_disturbed", "disturbed", claimed_dist, m["disturbed_sqft"],
+                                                  flips)):  # fmt: skip
+        if isinstance(claimed, bool) or not isinstance(claimed, (int, float)):
+            out.append(make_check(prof, check, "look", f"review_{label}_area_no_claim", drawn_sqft=drawn))
             continue
-        flipped = [(t, cite, what) for t, cite, what in flips if (claimed >= t) != (drawn >= t)]
+        values = {"claimed_sqft": claimed, "drawn_sqft": drawn}
+        flipped = [name for t, name in limits if (claimed >= t) != (drawn >= t)]
         if flipped:
-            t, cite, what = flipped[0]
-            out.append(Check(code, title, f"§ 540-9A(4); {cite}", "fail",
-                             f"the plan says {claimed:,.0f} sq ft; the drawing shows {drawn:,.0f} sq ft, which is on "
-                             f"the other side of {what} ({t:,.0f} sq ft)"))  # fmt: skip
+            out.append(make_check(prof, check, "fail", f"review_{label}_area_flips_{flipped[0]}", **values))
         elif abs(claimed - drawn) > tol * max(drawn, 1.0):
-            out.append(Check(code, title, "§ 540-9A(4)", "look",
-                             f"the plan says {claimed:,.0f} sq ft; the drawing shows {drawn:,.0f} sq ft "
-                             f"({(claimed - drawn) / max(drawn, 1.0):+.1%})"))  # fmt: skip
+            out.append(make_check(prof, check, "look", f"review_{label}_area_differs",
+                                  diff_share=(claimed - drawn) / max(drawn, 1.0), **values))  # fmt: skip
         else:
-            out.append(Check(code, title, "§ 540-9A(4)", "pass", f"{claimed:,.0f} sq ft claimed, {drawn:,.0f} drawn"))
+            out.append(make_check(prof, check, "pass", f"review_{label}_area_agrees", **values))
     return out
 
 
 def _decision(m: dict[str, Any], prof: Profile) -> Check:
     if m["jurisdiction"] == "outside":
-        return Check("decision", "Screening decision and standards", "§ 540-4B", "look",
-                     "the site is outside the Village: the article does not apply here")  # fmt: skip
-    sed = " and the sediment standard (one acre or more)" if m["sediment_standard"] else ""
-    return Check("decision", "Screening decision and standards", "§ 540-4A; § 540-7", "pass",
-                 f"permit {m['permit'].replace('_', ' ')}; § {m['standards']}{sed} apply to "
-                 f"{m['disturbed_sqft']:,.0f} sq ft of disturbance")  # fmt: skip
+        return make_check(prof, "decision", "look", "review_decision_outside")
+    return make_check(prof, "decision", "pass", "review_decision_sediment" if m["sediment_standard"]
+                      else "review_decision", permit=m["permit"].replace("_", " "), standards=m["standards"],
+                      disturbed_sqft=m["disturbed_sqft"])  # fmt: skip
 
 
 def _terrain_water_checks(m: dict[str, Any], prof: Profile) -> list[Check]:
     steep = m["steep_disturbed_sqft"]
     if np.isnan(steep):
-        s_status, s_detail = "look", "no DEM covers the site"
+        s = make_check(prof, "steep", "look", "review_steep_not_measured")
     elif steep > 0:
-        s_status = "look"
-        s_detail = f"{steep:,.0f} sq ft of the disturbance is on slopes of 20 % or more: the plan must minimise it"
+        s = make_check(prof, "steep", "look", "review_steep", steep_sqft=steep)
     else:
-        s_status, s_detail = "pass", "none"
-    s = Check("steep", "Disturbance on slopes of 20 % or more", prof.entry("thresholds.steep_slope").cite,
-              s_status, s_detail)  # fmt: skip
+        s = make_check(prof, "steep", "pass", "review_steep_none")
     prot = m["protective_disturbed_sqft"]
-    p_detail = (f"{prot:,.0f} sq ft of the disturbance is in protective areas: keep the vegetation next to the "
-                "water wherever possible") if prot > 0 else "none"  # fmt: skip
-    p = Check("protective", "Disturbance in protective areas of waters", "§ 540-7B(3)(a)[3]; § 540-7B(3)(c)[1]",
-              "look" if prot > 0 else "pass", p_detail)  # fmt: skip
+    p = (make_check(prof, "protective", "look", "review_protective", protective_sqft=prot) if prot > 0
+         else make_check(prof, "protective", "pass", "review_protective_none"))  # fmt: skip
     return [s, p]
+
+
+def _tracking(lay: dict[str, gpd.GeoDataFrame], site: Any, bmp: np.ndarray, codes: np.ndarray, prof: Profile,
+              ft: float) -> Check:  # fmt: skip
+    """Tracking onto streets (§ 540-7B(3)(a)[1]), with the street-contact and tracking reaches of the policy."""
+    streets = _union(lay.get("streets"))
+    if streets is None:
+        return make_check(prof, "tracking", "look", "review_tracking_no_layer")
+    contact = shapely.intersection(shapely.boundary(site), shapely.buffer(streets, _pol(prof, "street_contact") * ft))
+    if shapely.is_empty(contact):
+        return make_check(prof, "tracking", "n/a", "review_tracking_no_street")
+    pads = bmp[with_role(codes, "tracking")]
+    pad_near = bool(len(pads)) and bool(shapely.dwithin(pads, contact, _pol(prof, "tracking_reach") * ft).any())
+    return (make_check(prof, "tracking", "pass", "review_tracking_pad") if pad_near
+            else make_check(prof, "tracking", "fail", "review_tracking_missing"))  # fmt: skip
+
+
+def _inlets(lay: dict[str, gpd.GeoDataFrame], site: Any, bmp: np.ndarray, codes: np.ndarray, prof: Profile,
+            ft: float) -> Check:  # fmt: skip
+    """Inlets (§ 540-7B(3)(a)[2]) in the site or within the policy's inlet reach, each with protection near it."""
+    inlets = lay.get("inlets")
+    if inlets is None:
+        return make_check(prof, "inlets", "look", "review_inlets_no_layer")
+    g = inlets.geometry.to_numpy()
+    near = g[shapely.dwithin(g, site, _pol(prof, "inlet_reach") * ft)]
+    guards = bmp[with_role(codes, "inlet")]
+    bare = [x for x in near if not (len(guards) and shapely.dwithin(guards, x, _pol(prof, "inlet_bmp") * ft).any())]
+    if len(near) == 0:
+        return make_check(prof, "inlets", "n/a", "review_inlets_none_near")
+    if bare:
+        return make_check(prof, "inlets", "fail", "review_inlets_unprotected", bare=len(bare), inlets=len(near))
+    return make_check(prof, "inlets", "pass", "review_inlets_protected", inlets=len(near))
 
 
 def _bmp_checks(lay: dict[str, gpd.GeoDataFrame], site: Any, dist: Any, bmp: np.ndarray, codes: np.ndarray,
                 ls: LayerSet, prof: Profile, ft: float) -> list[Check]:  # fmt: skip
-    out = []
+    out = [_tracking(lay, site, bmp, codes, prof, ft), _inlets(lay, site, bmp, codes, prof, ft)]
     perimeter = bmp[with_role(codes, "perimeter")]
-    # Tracking onto streets (§ 540-7B(3)(a)[1]).
-    streets = _union(lay.get("streets"))
-    title, cite = "Tracking control where the site meets a street", "§ 540-7B(3)(a)[1]"
-    if streets is None:
-        out.append(Check("tracking", title, cite, "look", "no streets layer: check where vehicles leave the site"))
-    else:
-        contact = shapely.intersection(shapely.boundary(site),
-                                       shapely.buffer(streets, _pol(prof, "street_contact") * ft))  # fmt: skip
-        if shapely.is_empty(contact):
-            out.append(Check("tracking", title, cite, "n/a", "the site meets no street"))
-        else:
-            pads = bmp[with_role(codes, "tracking")]
-            pad_near = bool(len(pads)) and bool(shapely.dwithin(pads, contact, _pol(prof, "tracking_reach") * ft).any())
-            out.append(Check("tracking", title, cite, "pass" if pad_near else "fail",
-                             "a tracking control (1057) at the street" if pad_near else
-                             "the site meets a street but no tracking control (1057) is drawn there"))  # fmt: skip
-    # Inlets (§ 540-7B(3)(a)[2]).
-    title, cite = "Inlet protection for inlets in or next to the site", "§ 540-7B(3)(a)[2]"
-    inlets = lay.get("inlets")
-    if inlets is None:
-        out.append(Check("inlets", title, cite, "look", "no inlets layer: check for storm drain inlets near the site"))
-    else:
-        g = inlets.geometry.to_numpy()
-        near = g[shapely.dwithin(g, site, _pol(prof, "inlet_reach") * ft)]
-        guards = bmp[with_role(codes, "inlet")]
-        bare = [x for x in near if not (len(guards) and shapely.dwithin(guards, x, _pol(prof, "inlet_bmp") * ft).any())]
-        if len(near) == 0:
-            out.append(Check("inlets", title, cite, "n/a", "no inlet in or next to the site"))
-        else:
-            out.append(Check("inlets", title, cite, "fail" if bare else "pass",
-                             f"{len(bare)} of {len(near)} inlet(s) without inlet protection (1060)" if bare
-                             else f"all {len(near)} inlet(s) protected (1060)"))  # fmt: skip
     reach = _pol(prof, "bmp_reach") * ft
     share = _pol(prof, "uncovered_share") / 100
     a, b, normal = edge_segments(np.array([dist]), 10 * ft)
     seg_len = np.hypot(*(b - a).T) / ft
     # Perimeter control on the downslope edges, from the DEM (§ 540-7B(3)(a)[3], [4]).
-    title, cite = "Perimeter control on the downslope edges of the disturbance", "§ 540-7B(3)(a)[3]; § 540-7B(3)(a)[4]"
     if ls.dem_path is None:
-        out.append(Check("perimeter", title, cite, "look", "no DEM in the layer set: check the downslope edges by eye"))
+        out.append(make_check(prof, "perimeter", "look", "review_perimeter_no_dem"))
     else:
         from esc_gis.terrain import sample_dem
 
@@ -287,21 +321,20 @@ def _bmp_checks(lay: dict[str, gpd.GeoDataFrame], site: Any, dist: Any, bmp: np.
         bare = down & ~covered(a, b, perimeter, reach)
         total, open_ft = float(seg_len[down].sum()), float(seg_len[bare].sum())
         if total == 0:
-            out.append(Check("perimeter", title, cite, "look", "the DEM shows no downslope edge (flat ground)"))
+            out.append(make_check(prof, "perimeter", "look", "review_perimeter_flat"))
         else:
             fail = open_ft > share * total
-            out.append(Check("perimeter", title, cite, "fail" if fail else "pass",
-                             f"{open_ft:,.0f} of {total:,.0f} ft of downslope edge without perimeter control"
-                             + (" (shown in red on the map)" if fail else "")))  # fmt: skip
+            out.append(make_check(prof, "perimeter", "fail" if fail else "pass",
+                                  "review_perimeter_open" if fail else "review_perimeter_covered",
+                                  open_ft=open_ft, total_ft=total))  # fmt: skip
             if open_ft:
                 lay["downslope_unprotected"] = gpd.GeoDataFrame(geometry=[segments_geometry(a[bare], b[bare])],
                                                                 crs=ls.crs)  # fmt: skip
     # BMPs between the disturbance and any water (§ 540-7B(4)).
-    title, cite = "BMPs between the disturbance and waters of the state", "§ 540-7B(4); § 540-7B(3)(a)[3]"
     waters = ls.waters.geometry.to_numpy() if ls.waters is not None and len(ls.waters) else np.empty(0, dtype=object)
     near = waters[shapely.dwithin(waters, dist, _pol(prof, "water_reach") * ft)] if len(waters) else waters
     if len(near) == 0:
-        out.append(Check("waters", title, cite, "n/a", f"no water within {_pol(prof, 'water_reach'):g} ft"))
+        out.append(make_check(prof, "waters", "n/a", "review_waters_none_near"))
     else:
         wet = shapely.union_all(near)
         mid = (a + b) / 2
@@ -312,50 +345,51 @@ def _bmp_checks(lay: dict[str, gpd.GeoDataFrame], site: Any, dist: Any, bmp: np.
         bare = facing & ~covered(a, b, guards, reach)
         total, open_ft = float(seg_len[facing].sum()), float(seg_len[bare].sum())
         fail = total > 0 and open_ft > share * total
-        out.append(Check("waters", title, cite, "fail" if fail else "pass",
-                         f"{open_ft:,.0f} of {total:,.0f} ft of the edge facing the water without a BMP"
-                         + (" (shown in red on the map)" if fail else "")))  # fmt: skip
+        out.append(make_check(prof, "waters", "fail" if fail else "pass",
+                              "review_waters_open" if fail else "review_waters_covered",
+                              open_ft=open_ft, total_ft=total))  # fmt: skip
         if open_ft:
             lay["water_edge_unprotected"] = gpd.GeoDataFrame(geometry=[segments_geometry(a[bare], b[bare])], crs=ls.crs)
-    # Stockpiles older than 7 days (§ 540-7B(3)(a)[6]).
-    title, cite = "Stockpiles existing more than 7 days: cover or perimeter control", "§ 540-7B(3)(a)[6]"
-    piles = lay.get("stockpiles")
-    if piles is None:
-        out.append(Check("stockpiles", title, cite, "n/a", "no stockpiles drawn"))
-    else:
-        limit = float(prof.entry("deadlines.stockpile").value or 7)
-        days = piles["days"].to_numpy(dtype=float) if "days" in piles else np.full(len(piles), np.nan)
-        said_cover = (piles["cover"].fillna(False).astype(bool).to_numpy() if "cover" in piles
-                      else np.zeros(len(piles), bool))  # fmt: skip
-        g = piles.geometry.to_numpy()
-        shield = np.concatenate([perimeter, bmp[with_role(codes, "cover")]])
-        guarded = (shapely.dwithin(g[:, None], shield[None, :], reach).any(axis=1) if len(shield)
-                   else np.zeros(len(g), bool))  # fmt: skip
-        long = ~(days <= limit)  # unknown durations count as long
-        bare = long & ~(said_cover | guarded)
-        out.append(Check("stockpiles", title, cite, "fail" if bare.any() else "pass",
-                         f"{int(bare.sum())} of {int(long.sum())} stockpile(s) kept over {limit:g} days (or for an "
-                         "unstated time) without cover or perimeter control" if bare.any()
-                         else f"{int(long.sum())} long-lived stockpile(s), all covered or fenced"))  # fmt: skip
+    out.append(_stockpiles(lay, bmp, codes, perimeter, reach, prof))
     return out
 
 
+def _stockpiles(lay: dict[str, gpd.GeoDataFrame], bmp: np.ndarray, codes: np.ndarray, perimeter: np.ndarray,
+                reach: float, prof: Profile) -> Check:  # fmt: skip
+    """Stockpiles kept longer than the stockpile deadline: cover or perimeter control (§ 540-7B(3)(a)[6])."""
+    piles = lay.get("stockpiles")
+    if piles is None:
+        return make_check(prof, "stockpiles", "n/a", "review_stockpiles_none")
+    limit = float(prof.entry("deadlines.stockpile").value or 0)
+    days = piles["days"].to_numpy(dtype=float) if "days" in piles else np.full(len(piles), np.nan)
+    said_cover = (piles["cover"].fillna(False).astype(bool).to_numpy() if "cover" in piles
+                  else np.zeros(len(piles), bool))  # fmt: skip
+    g = piles.geometry.to_numpy()
+    shield = np.concatenate([perimeter, bmp[with_role(codes, "cover")]])
+    guarded = (shapely.dwithin(g[:, None], shield[None, :], reach).any(axis=1) if len(shield)
+               else np.zeros(len(g), bool))  # fmt: skip
+    long = ~(days <= limit)  # unknown durations count as long
+    bare = long & ~(said_cover | guarded)
+    if bare.any():
+        return make_check(prof, "stockpiles", "fail", "review_stockpiles_bare", bare=int(bare.sum()),
+                          long=int(long.sum()))  # fmt: skip
+    return make_check(prof, "stockpiles", "pass", "review_stockpiles_covered", long=int(long.sum()))
+
+
 def _schedule(facts: dict[str, Any], prof: Profile) -> Check:
+    """Check the schedule against the permit's validity (§ 540-8G) and the inspections it implies (§ 540-8E(6))."""
     sched = facts.get("schedule") or {}
     start, end = sched.get("start"), sched.get("end")
-    title, cite = "Schedule: permit length and inspections", "§ 540-8G; § 540-8E(6)"
     if not isinstance(start, date) or not isinstance(end, date):
-        return Check("schedule", title, cite, "n/a", "no dates to check (start = 2027-04-01, end = 2027-09-30)")
+        return make_check(prof, "schedule", "n/a", "review_schedule_no_dates")
     if end < start:
-        return Check("schedule", title, cite, "fail", f"the schedule ends ({end}) before it starts ({start})")
+        return make_check(prof, "schedule", "fail", "review_schedule_reversed", start=start, end=end)
     days = (end - start).days
-    validity = float(prof.entry("deadlines.permit_validity").value or 180)
-    step = float(prof.entry("deadlines.permit_extension").value or 180)
-    weeks = int(np.ceil(days / 7))
-    text = f"{days} days of work: at least {weeks} weekly inspections plus one within 24 hours of each 0.5-inch rain"
+    validity = float(prof.entry("deadlines.permit_validity").value or 0)
+    step = float(prof.entry("deadlines.permit_extension").value or 0)
+    interval = float(prof.entry("deadlines.inspection_interval").value or 7)
+    weeks = int(np.ceil(days / interval))
     if days > validity:
-        n = int(np.ceil((days - validity) / step))
-        return Check("schedule", title, cite, "look",
-                     f"{text}; longer than the {validity:g}-day permit: {n} extension(s) or a longer building "
-                     "permit needed")  # fmt: skip
-    return Check("schedule", title, cite, "pass", f"{text}; within the {validity:g}-day permit")
+        n = int(np.ceil((days - validity) / step)) if step > 0 else 1
+        return make_check(prof, "schedule", "look", "review_schedule_long", days=days, weeks=weeks, extensions=n)
+    return make_check(prof, "schedule", "pass", "review_schedule_within", days=days, weeks=weeks)

@@ -1,4 +1,4 @@
-"""The review as one printable HTML page: verdict, measurements, checklist, map, draft reasons.
+"""The review as one printable HTML page: verdict, measurements, checklist, map, draft reasons, advisories.
 
 Every text from the package (names, notes, BMP types) is HTML-escaped; the compliance map
 is its own document inside an ``iframe`` (``srcdoc``), so its scripts never mix with the
@@ -17,7 +17,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from esc_gis import __version__
+from esc_gis.profile import load_profile
+from esc_gis.review.checks import Check
 from esc_gis.review.plan import Review
+from esc_gis.units import SQFT_PER_ACRE
 
 _STATUS = {"fail": ("Fails", "#b2182b"), "look": ("Needs a look", "#b35806"), "pass": ("Passes", "#1a9850"),
            "n/a": ("Not applicable", "#666666")}  # fmt: skip
@@ -39,8 +42,18 @@ def _e(v: object) -> str:
     return html.escape("" if v is None else str(v))
 
 
+def _basis(c: Check) -> str:
+    """Return the basis cell: the basis, and the policy entries an outcome of the toolkit's policy rests on."""
+    keys = f"<div class='small'>{_e(', '.join(c.policy))}</div>" if c.policy else ""
+    return f"{_e(c.basis.replace('_', ' '))}{keys}"
+
+
 def render_report(review: Review, *, map_html: str | None = None, reviewed_at: datetime | None = None) -> str:
     """Return the report page.
+
+    The checklist gives each check's basis. Failures on the ordinance are the draft written
+    reasons for disapproval; failures on the toolkit's policy, a technical standard or a reading
+    are listed apart, as advisories, with the policy entries they rest on.
 
     Parameters
     ----------
@@ -49,55 +62,73 @@ def render_report(review: Review, *, map_html: str | None = None, reviewed_at: d
         A complete HTML document (the compliance map), embedded in an iframe.
     reviewed_at : datetime, optional
         Default now.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ProfileError
+        If the review carries no profile and the default one cannot be loaded, or it lacks the
+        report's ``review_reasons`` / ``review_advisories`` findings.
     """
+    prof = review.profile or load_profile()
+    names = prof.names()
     at = (reviewed_at or datetime.now(timezone.utc)).strftime("%Y-%m-%d %H:%M %Z").strip()
     facts = review.facts
     title = (facts.get("plan") or {}).get("title") or Path(review.source).name
     m = review.measured
     counts = {s: sum(c.status == s for c in review.checks) for s in _STATUS}
+    reasons, advisories = review.reasons, review.advisories
     parts = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
         f"<meta name='generator' content='esc_gis {_e(__version__)}'>",
         f"<title>Plan review: {_e(title)}</title><style>{_CSS}</style></head><body>",
         f"<h1>Erosion and sediment control plan review: {_e(title)}</h1>",
         f"<div class='small'>Package {_e(review.source)} &middot; reviewed {_e(at)} with esc_gis {_e(__version__)} "
-        "against the Village of Winneconne Code, Chapter 540, Article I</div>",
+        f"against the {_e(prof.jurisdiction_name)} {_e(prof.ordinance)}</div>",
         f"<p><span class='verdict' id='verdict' style='background:{_VERDICT[review.verdict]}'>"
-        f"{_e(review.verdict.capitalize())}</span> &nbsp; {counts['fail']} failing, {counts['look']} to look at, "
-        f"{counts['pass']} passing, {counts['n/a']} not applicable</p>",
+        f"{_e(review.verdict.capitalize())}</span> &nbsp; {counts['fail']} failing ({len(reasons)} reason(s) for "
+        f"disapproval, {len(advisories)} advisory), {counts['look']} to look at, {counts['pass']} passing, "
+        f"{counts['n/a']} not applicable</p>",
     ]  # fmt: skip
+    decision = next((c for c in review.checks if c.code == "decision"), None)
     if m:
         parts.append(
             "<h2>Measured from the drawing</h2><table>"
             f"<tr><th>Site</th><td>{m['site_sqft']:,.0f} sq ft</td>"
             f"<th>Disturbed</th><td>{m['disturbed_sqft']:,.0f} sq ft "
-            f"({m['disturbed_sqft'] / 43560:.2f} acres)</td></tr>"
-            f"<tr><th>Permit</th><td>{_e(m['permit'].replace('_', ' '))}</td><th>Standards</th><td>&sect; "
-            f"{_e(m['standards'])}"
-            f"{'; sediment standard (one acre or more)' if m['sediment_standard'] else ''}</td></tr>"
-            f"<tr><th>On slopes of 20 % or more</th><td>{m['steep_disturbed_sqft']:,.0f} sq ft</td>"
+            f"({m['disturbed_sqft'] / SQFT_PER_ACRE:.2f} acres)</td></tr>"
+            f"<tr><th>Decision</th><td colspan='3'>{_e(decision.detail if decision else m['permit'])}</td></tr>"
+            f"<tr><th>On slopes of {_e(names.get('steep_slope', ''))} or more</th>"
+            f"<td>{m['steep_disturbed_sqft']:,.0f} sq ft</td>"
             f"<th>In protective areas</th><td>{m['protective_disturbed_sqft']:,.0f} sq ft</td></tr></table>"
         )  # fmt: skip
     if review.problems:
         items = "".join(f"<li>{_e(p)}</li>" for p in review.problems)
         parts.append(f"<h2>Problems with the package</h2><ul id='problems'>{items}</ul>")
     rows = "".join(
-        f"<tr class='check {c.status.replace('/', '')}' data-code='{_e(c.code)}'><td class='status' "
-        f"style='color:{_STATUS[c.status][1]}'>{_STATUS[c.status][0]}</td><td>{_e(c.title)}</td>"
-        f"<td>{_e(c.section)}</td><td>{_e(c.detail)}</td></tr>"
+        f"<tr class='check {c.status.replace('/', '')}' data-code='{_e(c.code)}' data-basis='{_e(c.basis)}'>"
+        f"<td class='status' style='color:{_STATUS[c.status][1]}'>{_STATUS[c.status][0]}</td><td>{_e(c.title)}</td>"
+        f"<td>{_e(c.section)}</td><td class='basis'>{_basis(c)}</td><td>{_e(c.detail)}</td></tr>"
         for c in sorted(review.checks, key=lambda c: ("fail", "look", "pass", "n/a").index(c.status))
     )
     parts.append("<h2>Checklist</h2><table id='checklist'><tr><th>Status</th><th>Item</th><th>Section</th>"
-                 f"<th>Finding</th></tr>{rows}</table>")  # fmt: skip
+                 f"<th>Basis</th><th>Finding</th></tr>{rows}</table>")  # fmt: skip
     if map_html:
         parts.append("<h2>Compliance map</h2><iframe id='map' title='Compliance map' "
                      f"srcdoc=\"{html.escape(map_html)}\"></iframe>")  # fmt: skip
-    if review.reasons:
-        reasons = "".join(f"<li>{_e(r)}</li>" for r in review.reasons)
-        parts.append("<h2>Draft written reasons for disapproval (&sect; 540-8C(3))</h2>"
-                     "<p class='small'>A draft for the administering authority to edit and sign; the decision is "
-                     f"due within 20 business days of the complete application (&sect; 540-8C(1)).</p><ol id='reasons'>"
-                     f"{reasons}</ol>")  # fmt: skip
+    if reasons:
+        head = prof.finding("review_reasons")
+        items = "".join(f"<li>{_e(r)}</li>" for r in reasons)
+        parts.append(f"<h2>{_e(prof.template('review_reasons').title)} ({_e(head.section)})</h2>"
+                     f"<p class='small'>{_e(head.message)}</p><ol id='reasons'>{items}</ol>")  # fmt: skip
+    if advisories:
+        head = prof.finding("review_advisories")
+        items = "".join(f"<li>{_e(a)}</li>" for a in advisories)
+        parts.append(f"<h2>{_e(prof.template('review_advisories').title)}</h2>"
+                     f"<p class='small'>{_e(head.message)}</p><ul id='advisories'>{items}</ul>")  # fmt: skip
     parts.append("</body></html>")
     return "\n".join(parts)
 
