@@ -83,6 +83,7 @@ test: $(STAMP) $(ASSETS)
 # Style and types (not part of `make test`).
 lint: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[dev]'
+	$(VENV)/bin/ruff format --check src tests scripts benchmarks
 	$(VENV)/bin/ruff check src tests scripts benchmarks
 	$(VENV)/bin/mypy src/esc_gis
 

@@ -44,8 +44,15 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 LEAFLET = ROOT / "node_modules" / "leaflet" / "dist"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"]  # fmt: skip
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 TARGET_MB, TARGET_LOAD_S = 3.0, 0.5
 
 
@@ -96,13 +103,15 @@ def load_seconds(paths: dict[str, Path], repeat: int) -> dict[str, list[float]]:
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=shutil.which("chromium"), args=args)
         for i in range(repeat):
-            for name in (list(paths) if i % 2 == 0 else list(reversed(paths))):
+            for name in list(paths) if i % 2 == 0 else list(reversed(paths)):
                 page = browser.new_page(viewport={"width": 1100, "height": 750})
                 page.route("https://cdn.jsdelivr.net/npm/leaflet@*/dist/leaflet.*", route)
                 page.goto(paths[name].as_uri(), timeout=600_000)
                 page.wait_for_load_state("load")
-                ms = page.evaluate("() => { const t = performance.getEntriesByType('navigation')[0];"
-                                   " return t.loadEventEnd - t.startTime; }")  # fmt: skip
+                ms = page.evaluate(
+                    "() => { const t = performance.getEntriesByType('navigation')[0];"
+                    " return t.loadEventEnd - t.startTime; }"
+                )
                 times[name].append(ms / 1000)
                 page.close()
         browser.close()
@@ -123,8 +132,10 @@ def main() -> int:
         for n in (int(v) for v in args.n.split(",")):
             paths = build_maps(n, Path(tmp))
             times = load_seconds(paths, args.repeat)
-            fig = {k: {"mb": paths[k].stat().st_size / 2**20, "load_s": statistics.median(v), "all_s": v}
-                   for k, v in times.items()}  # fmt: skip
+            fig = {
+                k: {"mb": paths[k].stat().st_size / 2**20, "load_s": statistics.median(v), "all_s": v}
+                for k, v in times.items()
+            }
             figures[n] = fig
             print(f"\noverview map of {n:,} screened parcels (median of {args.repeat} loads in headless Chromium)")
             print(f"  {'map':<14}{'HTML MB':>10}{'load s':>10}")
@@ -133,12 +144,18 @@ def main() -> int:
             esc, plain = fig["esc"], fig["plain"]
             ok_mb, ok_s = esc["mb"] < TARGET_MB, esc["load_s"] < TARGET_LOAD_S
             base = fig["empty"]["load_s"]
-            print(f"  esc / plain: size {esc['mb'] / plain['mb']:.2f}, load {esc['load_s'] / plain['load_s']:.2f}"
-                  f"   (esc / plain-canvas load {esc['load_s'] / fig['plain-canvas']['load_s']:.2f})")
-            print(f"  load above an empty map's {base:.2f} s: esc {esc['load_s'] - base:.2f} s, plain "
-                  f"{plain['load_s'] - base:.2f} s, ratio {(esc['load_s'] - base) / (plain['load_s'] - base):.2f}")
-            print(f"  targets: < {TARGET_MB:g} MB {'ok' if ok_mb else 'MISSED'}, "
-                  f"< {TARGET_LOAD_S:g} s {'ok' if ok_s else 'MISSED'}")
+            print(
+                f"  esc / plain: size {esc['mb'] / plain['mb']:.2f}, load {esc['load_s'] / plain['load_s']:.2f}"
+                f"   (esc / plain-canvas load {esc['load_s'] / fig['plain-canvas']['load_s']:.2f})"
+            )
+            print(
+                f"  load above an empty map's {base:.2f} s: esc {esc['load_s'] - base:.2f} s, plain "
+                f"{plain['load_s'] - base:.2f} s, ratio {(esc['load_s'] - base) / (plain['load_s'] - base):.2f}"
+            )
+            print(
+                f"  targets: < {TARGET_MB:g} MB {'ok' if ok_mb else 'MISSED'}, "
+                f"< {TARGET_LOAD_S:g} s {'ok' if ok_s else 'MISSED'}"
+            )
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(figures, indent=2), encoding="utf-8")

@@ -43,10 +43,16 @@ def _frame(n: int) -> gpd.GeoDataFrame:
     inside = boxes[shapely.contains_properly(ls.jurisdiction, boxes)][:n]
     if len(inside) < n:
         sys.exit(f"only {len(inside)} grid sites fit in the Village; ask for fewer")
-    return gpd.GeoDataFrame({
-        "site_address": [f"{i} Bench St" for i in range(n)], "received_on": ["2026-11-02"] * n,
-        "landowner_name": [f"Owner {i}" for i in range(n)], "landowner_email": [f"o{i}@example.com" for i in range(n)],
-    }, geometry=inside, crs=ls.crs)  # fmt: skip
+    return gpd.GeoDataFrame(
+        {
+            "site_address": [f"{i} Bench St" for i in range(n)],
+            "received_on": ["2026-11-02"] * n,
+            "landowner_name": [f"Owner {i}" for i in range(n)],
+            "landowner_email": [f"o{i}@example.com" for i in range(n)],
+        },
+        geometry=inside,
+        crs=ls.crs,
+    )
 
 
 def _time(fn) -> float:  # type: ignore[no-untyped-def]
@@ -79,16 +85,20 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         # GDAL's first write pays for loading the driver: warm it up, then take the best of three.
         pyogrio.write_dataframe(frame, Path(tmp) / "warm.gpkg", layer="sites")
-        base = min(_time(lambda k=k: pyogrio.write_dataframe(frame, Path(tmp) / f"plain{k}.gpkg", layer="sites"))
-                   for k in range(3))  # fmt: skip
+        base = min(
+            _time(lambda k=k: pyogrio.write_dataframe(frame, Path(tmp) / f"plain{k}.gpkg", layer="sites"))
+            for k in range(3)
+        )
         rows = [("GeoPackage", run(str(Path(tmp) / "permits.gpkg"), frame))]
         if args.pg:
             rows.append(("PostGIS", run(args.pg, frame)))
     print(f"{args.n:,} permits; baseline (pyogrio writes the sites to a GeoPackage): {base:.3f} s")
     for name, t in rows:
         per = t["import"] / args.n * 1000
-        print(f"{name:<11} import {t['import']:.2f} s ({t['import'] / base:.0f}x baseline, {per:.1f} ms/permit)  "
-              f"list {t['list']:.2f} s  due {t['due']:.3f} s")  # fmt: skip
+        print(
+            f"{name:<11} import {t['import']:.2f} s ({t['import'] / base:.0f}x baseline, {per:.1f} ms/permit)  "
+            f"list {t['list']:.2f} s  due {t['due']:.3f} s"
+        )
     return 0
 
 

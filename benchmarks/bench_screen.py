@@ -101,8 +101,6 @@ Result = dict[str, Any]
 # --------------------------------------------------------------------------------------
 
 
-
-
 def task_generate(args: dict[str, Any]) -> Result:
     """Write ``n`` synthetic parcels to ``args["path"]`` (GeoPackage, EPSG:3071)."""
     import geopandas as gpd
@@ -150,9 +148,7 @@ def task_generate(args: dict[str, Any]) -> Result:
 
     gdf = gpd.GeoDataFrame(
         {
-            "site_id": np.char.add("P", np.char.zfill(np.arange(1, n + 1).astype(str), 7)).astype(
-                object
-            ),
+            "site_id": np.char.add("P", np.char.zfill(np.arange(1, n + 1).astype(str), 7)).astype(object),
             "plan_id": plan_id,
             "activity": rng.choice(np.array(ACTIVITIES, dtype=object), size=n, p=ACTIVITY_P),
             "state_agency": rng.random(n) < STATE_AGENCY_P,
@@ -216,8 +212,11 @@ def task_generate_waters(args: dict[str, Any]) -> Result:
     step = rng.uniform(20, 60, (len(lines), 10))
     xy = start[:, None, :] + np.cumsum(np.stack([np.cos(heading), np.sin(heading)], -1) * step[..., None], axis=1)
     geoms[lines] = shapely.linestrings(np.concatenate([start[:, None, :], xy], axis=1))
-    cls[lines] = np.where(kinds[lines] == 2, "concentrated_flow_channel",
-                          np.where(rng.random(len(lines)) < 0.7, "perennial_stream", "intermittent_stream"))
+    cls[lines] = np.where(
+        kinds[lines] == 2,
+        "concentrated_flow_channel",
+        np.where(rng.random(len(lines)) < 0.7, "perennial_stream", "intermittent_stream"),
+    )
     wide = lines[(kinds[lines] == 1)]
     width[wide] = rng.uniform(8, 40, len(wide))
     # Wetlands and ponds: star-shaped polygons, radius 10-120 m (log-uniform), 64 vertices.
@@ -228,13 +227,17 @@ def task_generate_waters(args: dict[str, Any]) -> Result:
     r = radius * (1 + 0.35 * np.sin(ang * rng.integers(2, 6, (len(polys), 1)) + rng.uniform(0, 6, (len(polys), 1))))
     ring = centre[:, None, :] + np.stack([r * np.cos(ang), r * np.sin(ang)], -1)
     geoms[polys] = shapely.polygons(np.concatenate([ring, ring[:, :1]], axis=1))
-    wet = rng.choice(np.array(["wetland", "wetland_highly_susceptible", "wetland_less_susceptible"], dtype=object),
-                     size=len(polys), p=(0.5, 0.2, 0.3))
+    wet = rng.choice(
+        np.array(["wetland", "wetland_highly_susceptible", "wetland_less_susceptible"], dtype=object),
+        size=len(polys),
+        p=(0.5, 0.2, 0.3),
+    )
     cls[polys] = np.where(kinds[polys] == 4, "lake", wet)
     folder = Path(args["folder"])
     folder.mkdir(parents=True, exist_ok=True)
-    waters = gpd.GeoDataFrame({"water_class": cls, "name": None, "channel_width_ft": width / 0.3048},
-                              geometry=geoms, crs=INPUT_CRS)  # fmt: skip
+    waters = gpd.GeoDataFrame(
+        {"water_class": cls, "name": None, "channel_width_ft": width / 0.3048}, geometry=geoms, crs=INPUT_CRS
+    )
     pyogrio.write_dataframe(waters, folder / "waters.gpkg", layer="waters", driver="GPKG")
     (folder / "layers.toml").write_text(
         'crs = "EPSG:7594"\n'
@@ -244,9 +247,13 @@ def task_generate_waters(args: dict[str, Any]) -> Result:
         encoding="utf-8",
     )
     vertices = int(shapely.get_num_coordinates(geoms).sum())
-    return {"seconds": time.perf_counter() - t0, "n": n, "vertices": vertices,
-            "classes": {str(k): int(v) for k, v in waters["water_class"].value_counts().items()},
-            "manifest": str(folder / "layers.toml")}  # fmt: skip
+    return {
+        "seconds": time.perf_counter() - t0,
+        "n": n,
+        "vertices": vertices,
+        "classes": {str(k): int(v) for k, v in waters["water_class"].value_counts().items()},
+        "manifest": str(folder / "layers.toml"),
+    }
 
 
 def task_floor(args: dict[str, Any]) -> Result:
@@ -260,8 +267,14 @@ def task_floor(args: dict[str, Any]) -> Result:
     t1 = time.perf_counter()
     pyogrio.write_dataframe(gdf, out, layer="parcels", driver="GPKG", use_arrow=True)
     t2 = time.perf_counter()
-    return {"seconds": t2 - t0, "read_s": t1 - t0, "write_s": t2 - t1, "rows": len(gdf),
-            "output_mb": out.stat().st_size / 2**20, "peak_mb": peak_rss_mb()}  # fmt: skip
+    return {
+        "seconds": t2 - t0,
+        "read_s": t1 - t0,
+        "write_s": t2 - t1,
+        "rows": len(gdf),
+        "output_mb": out.stat().st_size / 2**20,
+        "peak_mb": peak_rss_mb(),
+    }
 
 
 @dataclass
@@ -344,12 +357,13 @@ def task_full(args: dict[str, Any]) -> Result:
     result, marks, t0, t1 = _run_full(args["input"], out, args.get("layers"))
 
     substages = sorted(timers.seconds.items(), key=lambda kv: -kv[1])  # before the pass below
-    every = (_overlay_every_parcel(args["input"], args["layers"], args.get("baseline", True))
-             if args.get("layers") else None)  # fmt: skip
+    every = (
+        _overlay_every_parcel(args["input"], args["layers"], args.get("baseline", True)) if args.get("layers") else None
+    )
     counts = {
         col: {str(k): int(v) for k, v in result[col].value_counts(dropna=False).items()}
         for col in ("permit", "jurisdiction", "applicability", "permit_may_be_required")
-    }  # fmt: skip
+    }
     return {
         "seconds": t1 - t0,
         "stages": _stages(marks, t0, t1),
@@ -396,9 +410,13 @@ def _overlay_every_parcel(input_path: str, manifest: str, baseline: bool) -> dic
     nearest_distance(geoms, pa.nearest)
     t3 = time.perf_counter()
     out: dict[str, Any] = {
-        "build_s": t1 - t0, "overlap_s": t2 - t1, "nearest_s": t3 - t2, "parcels": len(geoms),
-        "in_strip": int((ov.strip_area > 0).sum()), "in_water": int((ov.water_area > 0).sum()),
-    }  # fmt: skip
+        "build_s": t1 - t0,
+        "overlap_s": t2 - t1,
+        "nearest_s": t3 - t2,
+        "parcels": len(geoms),
+        "in_strip": int((ov.strip_area > 0).sum()),
+        "in_water": int((ov.water_area > 0).sum()),
+    }
     if baseline:
         # The buffers and waters as built above (pieces of one feature add up to it).
         t4 = time.perf_counter()
@@ -414,11 +432,14 @@ def _overlay_every_parcel(input_path: str, manifest: str, baseline: bool) -> dic
         strip = areas[0] - water
         strip[strip <= 1e-9 * shapely.area(geoms)] = 0.0
         out["baseline"] = {
-            "seconds": t7 - t4, "union_s": t5 - t4, "subdivide_s": t6 - t5, "overlap_s": t7 - t6,
+            "seconds": t7 - t4,
+            "union_s": t5 - t4,
+            "subdivide_s": t6 - t5,
+            "overlap_s": t7 - t6,
             "pieces": int(sum(len(ix.pieces) for ix in indexes)),
             "max_abs_diff_strip": float(np.abs(strip - ov.strip_area).max()),
             "max_abs_diff_water": float(np.abs(water - ov.water_area).max()),
-        }  # fmt: skip
+        }
     return out
 
 
@@ -443,9 +464,7 @@ def task_cprofile(args: dict[str, Any]) -> Result:
         if filename == "~":
             return func
         parts = Path(filename).parts
-        short = "/".join(
-            parts[parts.index("site-packages") + 1 :] if "site-packages" in parts else parts[-2:]
-        )
+        short = "/".join(parts[parts.index("site-packages") + 1 :] if "site-packages" in parts else parts[-2:])
         return f"{short}:{line}({func})"
 
     def top(index: int) -> list[tuple[str, int, float, float]]:
@@ -585,22 +604,32 @@ def report(fig: dict[str, Any]) -> str:
         if ev:
             total = ev["build_s"] + ev["overlap_s"]
             lines += [
-                _row(f"every parcel ({ev['parcels']:,}): build + overlap", f"{total:.2f} s",
-                     f"< {TARGET_WATERS_S:g} s  {_verdict(total < TARGET_WATERS_S)}"),
-                _row("  build / overlap / distances", f"{ev['build_s']:.1f} / {ev['overlap_s']:.1f} / "
-                     f"{ev['nearest_s']:.1f} s"),
+                _row(
+                    f"every parcel ({ev['parcels']:,}): build + overlap",
+                    f"{total:.2f} s",
+                    f"< {TARGET_WATERS_S:g} s  {_verdict(total < TARGET_WATERS_S)}",
+                ),
+                _row(
+                    "  build / overlap / distances",
+                    f"{ev['build_s']:.1f} / {ev['overlap_s']:.1f} / {ev['nearest_s']:.1f} s",
+                ),
                 _row("  parcels in a strip / in water", f"{ev['in_strip']:,} / {ev['in_water']:,}"),
-            ]  # fmt: skip
+            ]
             bl = ev.get("baseline")
             if bl:
                 lines += [
                     _row("baseline: dissolve + subdivide + intersect", f"{bl['seconds']:.2f} s"),
-                    _row("  union / subdivide / overlap", f"{bl['union_s']:.1f} / {bl['subdivide_s']:.1f} / "
-                         f"{bl['overlap_s']:.1f} s ({bl['pieces']:,} pieces)"),
+                    _row(
+                        "  union / subdivide / overlap",
+                        f"{bl['union_s']:.1f} / {bl['subdivide_s']:.1f} / "
+                        f"{bl['overlap_s']:.1f} s ({bl['pieces']:,} pieces)",
+                    ),
                     _row("  ratio baseline / ours (build + overlap)", f"{bl['seconds'] / total:.1f}x"),
-                    _row("  largest area difference, strip / water",
-                         f"{bl['max_abs_diff_strip']:.2g} / {bl['max_abs_diff_water']:.2g} ft²"),
-                ]  # fmt: skip
+                    _row(
+                        "  largest area difference, strip / water",
+                        f"{bl['max_abs_diff_strip']:.2g} / {bl['max_abs_diff_water']:.2g} ft²",
+                    ),
+                ]
     if cli:
         lines += [
             _row("cli: esc-gis screen (subprocess)" + best_of, f"{cli['seconds']:.2f} s"),
@@ -618,8 +647,7 @@ def report(fig: dict[str, Any]) -> str:
     counts = full["counts"]
     lines += [
         "",
-        f"  output: {full['rows']:,} rows, {full['output_mb']:.1f} MB "
-        f"(the floor's copy: {floor['output_mb']:.1f} MB)",
+        f"  output: {full['rows']:,} rows, {full['output_mb']:.1f} MB (the floor's copy: {floor['output_mb']:.1f} MB)",
         f"  permit:          {_fmt_counts(counts['permit'])}",
         f"  may be required: {_fmt_counts(counts['permit_may_be_required'])}",
         f"  jurisdiction:    {_fmt_counts(counts['jurisdiction'])}",
@@ -627,12 +655,12 @@ def report(fig: dict[str, Any]) -> str:
     ]
     if fig.get("cprofile"):
         head = f"  {'calls':>10}{'tottime':>9}{'cumtime':>9}  function"
-        for key, title in (("by_tottime", "cProfile (one full run), top functions by own time:"),
-                           ("by_cumtime", "by cumulative time:")):  # fmt: skip
+        for key, title in (
+            ("by_tottime", "cProfile (one full run), top functions by own time:"),
+            ("by_cumtime", "by cumulative time:"),
+        ):
             lines += ["", f"  {title}", head]
-            lines += [
-                f"  {c:>10,}{tt:>9.2f}{ct:>9.2f}  {nm}" for nm, c, tt, ct in fig["cprofile"][key]
-            ]
+            lines += [f"  {c:>10,}{tt:>9.2f}{ct:>9.2f}  {nm}" for nm, c, tt, ct in fig["cprofile"][key]]
     return "\n".join(lines)
 
 
@@ -646,27 +674,28 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         default=None,
         help="folder for the files (default: a temporary folder)",
     )
-    p.add_argument(
-        "--repeat", type=int, default=1, help="runs of each measurement; the best time is shown"
-    )
+    p.add_argument("--repeat", type=int, default=1, help="runs of each measurement; the best time is shown")
     p.add_argument("--keep", action="store_true", help="keep the generated input and the outputs")
-    p.add_argument(
-        "--json", type=Path, default=None, metavar="PATH", help="also write the figures as JSON"
-    )
-    p.add_argument(
-        "--seed", type=int, default=540, help="random seed for the parcels (default 540)"
-    )
-    p.add_argument(
-        "--parcel-acres", type=float, default=0.375, help="mean parcel size (default 0.375 acre)"
-    )
+    p.add_argument("--json", type=Path, default=None, metavar="PATH", help="also write the figures as JSON")
+    p.add_argument("--seed", type=int, default=540, help="random seed for the parcels (default 540)")
+    p.add_argument("--parcel-acres", type=float, default=0.375, help="mean parcel size (default 0.375 acre)")
     p.add_argument("--no-cli", action="store_true", help="skip the esc-gis subprocess timing")
-    p.add_argument("--waters", type=int, default=0, metavar="N",
-                   help="screen against N synthetic waters (streams, wetlands, ponds) instead of the "
-                        "Village's real lake, e.g. 10000")  # fmt: skip
-    p.add_argument("--no-baseline", action="store_true",
-                   help="with --waters, skip the dissolve + subdivide baseline of the every-parcel overlay")
-    p.add_argument("--cprofile", type=int, default=0, metavar="K",
-                   help="also profile one full run and list the top K functions")  # fmt: skip
+    p.add_argument(
+        "--waters",
+        type=int,
+        default=0,
+        metavar="N",
+        help="screen against N synthetic waters (streams, wetlands, ponds) instead of the "
+        "Village's real lake, e.g. 10000",
+    )
+    p.add_argument(
+        "--no-baseline",
+        action="store_true",
+        help="with --waters, skip the dissolve + subdivide baseline of the every-parcel overlay",
+    )
+    p.add_argument(
+        "--cprofile", type=int, default=0, metavar="K", help="also profile one full run and list the top K functions"
+    )
     args = p.parse_args(argv)
     if args.n < 1 or args.repeat < 1:
         p.error("--n and --repeat must be at least 1")
@@ -707,9 +736,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         layers = None
         if args.waters:
             print(f"generating {args.waters:,} waters ...", file=sys.stderr)
-            fig["waters"] = run_worker("generate_waters", {"n": args.waters, "seed": args.seed,
-                                                           "parcels": str(files["input"]),
-                                                           "folder": str(out_dir / "layers")}, out_dir)  # fmt: skip
+            fig["waters"] = run_worker(
+                "generate_waters",
+                {
+                    "n": args.waters,
+                    "seed": args.seed,
+                    "parcels": str(files["input"]),
+                    "folder": str(out_dir / "layers"),
+                },
+                out_dir,
+            )
             layers = fig["waters"]["manifest"]
         exe = None if args.no_cli else find_cli()
         floors, fulls, clis = [], [], []
@@ -718,15 +754,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"run {i + 1}/{args.repeat}: floor, full{', cli' if exe else ''} ...",
                 file=sys.stderr,
             )
-            floors.append(
-                run_worker(
-                    "floor", {"input": str(files["input"]), "out": str(files["floor"])}, out_dir
-                )
-            )
+            floors.append(run_worker("floor", {"input": str(files["input"]), "out": str(files["floor"])}, out_dir))
             fulls.append(
                 run_worker(
-                    "full", {"input": str(files["input"]), "out": str(files["full"]), "layers": layers,
-                             "baseline": not args.no_baseline}, out_dir
+                    "full",
+                    {
+                        "input": str(files["input"]),
+                        "out": str(files["full"]),
+                        "layers": layers,
+                        "baseline": not args.no_baseline,
+                    },
+                    out_dir,
                 )
             )
             if exe:

@@ -111,8 +111,6 @@ Result = dict[str, Any]
 # --------------------------------------------------------------------------------------
 
 
-
-
 def cpu_seconds() -> float:
     """User + system CPU time of this process so far (all threads)."""
     t = os.times()
@@ -133,10 +131,18 @@ def task_generate(args: dict[str, Any]) -> Result:
     x0 = CENTRE[0] - n * CELL_M / 2
     y0 = CENTRE[1] + n * CELL_M / 2
     profile = {
-        "driver": "GTiff", "width": n, "height": n, "count": 1, "dtype": "float32",
-        "nodata": DEM_NODATA, "crs": DEM_CRS, "transform": from_origin(x0, y0, CELL_M, CELL_M),
-        "tiled": False, "compress": "none", "BIGTIFF": "IF_SAFER",
-    }  # fmt: skip
+        "driver": "GTiff",
+        "width": n,
+        "height": n,
+        "count": 1,
+        "dtype": "float32",
+        "nodata": DEM_NODATA,
+        "crs": DEM_CRS,
+        "transform": from_origin(x0, y0, CELL_M, CELL_M),
+        "tiled": False,
+        "compress": "none",
+        "BIGTIFF": "IF_SAFER",
+    }
     # Optional circular nodata holes (radius 20-80 m), away from the edges.
     hole_xyr = [
         (float(rng.uniform(0.1, 0.9) * n), float(rng.uniform(0.1, 0.9) * n), float(rng.uniform(20, 80)))
@@ -168,8 +174,11 @@ def task_generate(args: dict[str, Any]) -> Result:
                 block[rr * rr + cc * cc <= (rad / CELL_M) ** 2] = DEM_NODATA
             dst.write(block, 1, window=Window(0, r0, n, r1 - r0))
     with rasterio.open(args["path"]) as src:
-        layout = {"block_shape": list(src.block_shapes[0]), "tiled": bool(src.profile.get("tiled")),
-                  "compress": src.compression.value if src.compression else "none"}  # fmt: skip
+        layout = {
+            "block_shape": list(src.block_shapes[0]),
+            "tiled": bool(src.profile.get("tiled")),
+            "compress": src.compression.value if src.compression else "none",
+        }
     return {
         "seconds": time.perf_counter() - t0,
         "size": n,
@@ -197,10 +206,14 @@ def task_compare(args: dict[str, Any]) -> Result:
         nd_g = ga.nodata if ga.nodata is not None else DEM_NODATA
         nd_e = ea.nodata if ea.nodata is not None else DEM_NODATA
         meta = {
-            "gdaldem": {"dtype": ga.dtypes[0], "nodata": ga.nodata, "crs_equal": ga.crs == ea.crs,
-                        "transform_equal": ga.transform == ea.transform},
+            "gdaldem": {
+                "dtype": ga.dtypes[0],
+                "nodata": ga.nodata,
+                "crs_equal": ga.crs == ea.crs,
+                "transform_equal": ga.transform == ea.transform,
+            },
             "esc": {"dtype": ea.dtypes[0], "nodata": ea.nodata},
-        }  # fmt: skip
+        }
         rows = max(1, CMP_BLOCK_CELLS // W)
         diff_all = diff_interior = nodata_g = nodata_e = nodata_mismatch = valid_both = 0
         max_abs = 0.0
@@ -257,9 +270,16 @@ def _dem_blocks(height: int, block_cells: int, width: int) -> list[tuple[int, in
 def _out_profile(src: Any) -> dict[str, Any]:
     """The output profile ``write_slope`` uses (float32 GTiff, nodata -9999, default layout)."""
     return {
-        "driver": "GTiff", "width": src.width, "height": src.height, "count": 1, "dtype": "float32",
-        "nodata": DEM_NODATA, "crs": src.crs, "transform": src.transform, "BIGTIFF": "IF_SAFER",
-    }  # fmt: skip
+        "driver": "GTiff",
+        "width": src.width,
+        "height": src.height,
+        "count": 1,
+        "dtype": "float32",
+        "nodata": DEM_NODATA,
+        "crs": src.crs,
+        "transform": src.transform,
+        "BIGTIFF": "IF_SAFER",
+    }
 
 
 def task_parts(args: dict[str, Any]) -> Result:
@@ -315,8 +335,14 @@ def task_parts(args: dict[str, Any]) -> Result:
             f = time.perf_counter()
             dst.write(block, 1, window=Window(0, r0, W, r1 - r0))
             g = time.perf_counter()
-            for key, dt in (("read", b - a), ("nodata_to_nan", c - b), ("pad", d - c), ("compute", e - d),
-                            ("nan_to_nodata", f - e), ("write", g - f)):  # fmt: skip
+            for key, dt in (
+                ("read", b - a),
+                ("nodata_to_nan", c - b),
+                ("pad", d - c),
+                ("compute", e - d),
+                ("nan_to_nodata", f - e),
+                ("write", g - f),
+            ):
                 t[key] += dt
                 per_block[key].append(dt)
         t_close = time.perf_counter()
@@ -458,10 +484,15 @@ def run_worker(task: str, args: dict[str, Any], tmp: Path, env: dict[str, str] |
 def git_state() -> dict[str, Any]:
     """The commit being measured, and whether ``src/`` differs from it (None without git)."""
     try:
-        head = subprocess.run(["git", "-C", str(ROOT), "log", "-1", "--format=%h %ad %s", "--date=iso"],
-                              capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
-        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--", "src"],
-                               capture_output=True, text=True, check=True).stdout.split("\n")  # fmt: skip
+        head = subprocess.run(
+            ["git", "-C", str(ROOT), "log", "-1", "--format=%h %ad %s", "--date=iso"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(ROOT), "status", "--porcelain", "--", "src"], capture_output=True, text=True, check=True
+        ).stdout.split("\n")
     except (OSError, subprocess.CalledProcessError):
         return {"head": None, "src_changes": None}
     return {"head": head, "src_changes": [line for line in dirty if line.strip()]}
@@ -541,8 +572,11 @@ def bench_size(size: int, args: argparse.Namespace, work: Path, gdaldem: str, es
                 (out_g if name == "gdaldem" else out_e).unlink(missing_ok=True)
                 r = run_child(cmds[name], name)
                 runs[name].append(r)
-                print(f"[{size}] run {i + 1}/{args.repeat} {name:<8} {r['seconds']:6.2f} s wall, "
-                      f"{r['cpu_s']:6.2f} s CPU, {r['peak_mb']:7.1f} MB peak", file=sys.stderr)  # fmt: skip
+                print(
+                    f"[{size}] run {i + 1}/{args.repeat} {name:<8} {r['seconds']:6.2f} s wall, "
+                    f"{r['cpu_s']:6.2f} s CPU, {r['peak_mb']:7.1f} MB peak",
+                    file=sys.stderr,
+                )
         fig["order"] = order
         fig["runs"] = runs
         fig["gdaldem"], fig["esc"] = summarize(runs["gdaldem"]), summarize(runs["esc"])
@@ -568,23 +602,28 @@ def bench_size(size: int, args: argparse.Namespace, work: Path, gdaldem: str, es
             fig["parts"] = _median_parts(parts)
         if args.sweep:
             fig["sweep"] = []
-            for cache_mb, log2, threads in itertools.product(args.sweep_cachemax, args.sweep_blocks,
-                                                             args.sweep_threads):  # fmt: skip
+            for cache_mb, log2, threads in itertools.product(
+                args.sweep_cachemax, args.sweep_blocks, args.sweep_threads
+            ):
                 cache = f"GDAL_CACHEMAX={cache_mb}" if cache_mb else "GDAL's default cache"
                 print(f"[{size}] sweep block_cells=1<<{log2} threads={threads} {cache} ...", file=sys.stderr)
                 env = {"GDAL_CACHEMAX": str(cache_mb)} if cache_mb else None
                 task_args = {"dem": str(dem), "out": str(out_x), "block_cells": 1 << log2, "threads": threads}
                 rs = [run_worker("sweep", task_args, work, env) for _ in range(args.repeat)]
-                fig["sweep"].append({
-                    "gdal_cachemax_mb": cache_mb, "log2_block_cells": log2, "threads": threads,
-                    "median_s": statistics.median(r["seconds"] for r in rs),
-                    "best_s": min(r["seconds"] for r in rs),
-                    "median_cpu_s": statistics.median(r["cpu_s"] for r in rs),
-                    "median_wait_s": statistics.median(r["wait_s"] for r in rs),
-                    "median_write_s": statistics.median(r["write_s"] for r in rs),
-                    "import_peak_mb": max(r["import_peak_mb"] for r in rs),
-                    "peak_mb": max(r["peak_mb"] for r in rs),
-                })  # fmt: skip
+                fig["sweep"].append(
+                    {
+                        "gdal_cachemax_mb": cache_mb,
+                        "log2_block_cells": log2,
+                        "threads": threads,
+                        "median_s": statistics.median(r["seconds"] for r in rs),
+                        "best_s": min(r["seconds"] for r in rs),
+                        "median_cpu_s": statistics.median(r["cpu_s"] for r in rs),
+                        "median_wait_s": statistics.median(r["wait_s"] for r in rs),
+                        "median_write_s": statistics.median(r["write_s"] for r in rs),
+                        "import_peak_mb": max(r["import_peak_mb"] for r in rs),
+                        "peak_mb": max(r["peak_mb"] for r in rs),
+                    }
+                )
     finally:
         if not args.keep:
             for f in files:
@@ -695,8 +734,10 @@ def report_size(fig: Result, repeat: int) -> str:
                 f"{s['best_s']:>9.2f}{s['median_cpu_s']:>8.2f}{s['median_wait_s']:>8.2f}"
                 f"{s['median_write_s']:>9.2f}{s['peak_mb']:>9.0f}{s['peak_mb'] - s['import_peak_mb']:>7.0f}"
             )
-        lines.append("    (wait: consumer blocked on the next block; write: nan_to_num + dst.write; "
-                     "Δ MB: peak above the peak after imports)")  # fmt: skip
+        lines.append(
+            "    (wait: consumer blocked on the next block; write: nan_to_num + dst.write; "
+            "Δ MB: peak above the peak after imports)"
+        )
     return "\n".join(lines)
 
 
@@ -711,27 +752,61 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """Command-line options."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     p.add_argument("--size", type=int, default=None, help="DEM side in cells (default 8000)")
-    p.add_argument("--sizes", type=_int_list, default=None, metavar="N,N,...",
-                   help="several DEM sides in one go, e.g. 8000,16000 (the 4x larger memory check)")  # fmt: skip
+    p.add_argument(
+        "--sizes",
+        type=_int_list,
+        default=None,
+        metavar="N,N,...",
+        help="several DEM sides in one go, e.g. 8000,16000 (the 4x larger memory check)",
+    )
     p.add_argument("--repeat", type=int, default=3, help="runs of each tool (default 3); medians are reported")
-    p.add_argument("--work-dir", type=Path, default=None,
-                   help="folder for the DEM and the outputs (default: a new temporary folder)")  # fmt: skip
+    p.add_argument(
+        "--work-dir",
+        type=Path,
+        default=None,
+        help="folder for the DEM and the outputs (default: a new temporary folder)",
+    )
     p.add_argument("--keep", action="store_true", help="keep the generated DEMs and the outputs")
     p.add_argument("--json", type=Path, default=None, metavar="PATH", help="also write the figures as JSON")
     p.add_argument("--seed", type=int, default=540, help="random seed of the noise and phases (default 540)")
     p.add_argument("--holes", type=int, default=0, help="circular nodata holes in the DEM (default 0)")
     p.add_argument("--parts", action="store_true", help="also time esc's read / compute / write parts in process")
-    p.add_argument("--parts-block-cells", type=int, default=None, metavar="CELLS",
-                   help="block size of --parts (default: esc_gis.terrain.slope.BLOCK_CELLS)")  # fmt: skip
-    p.add_argument("--parts-cachemax", type=int, default=0, metavar="MB",
-                   help="GDAL_CACHEMAX (MB) of the --parts worker; 0 = GDAL's default (5%% of RAM)")  # fmt: skip
+    p.add_argument(
+        "--parts-block-cells",
+        type=int,
+        default=None,
+        metavar="CELLS",
+        help="block size of --parts (default: esc_gis.terrain.slope.BLOCK_CELLS)",
+    )
+    p.add_argument(
+        "--parts-cachemax",
+        type=int,
+        default=0,
+        metavar="MB",
+        help="GDAL_CACHEMAX (MB) of the --parts worker; 0 = GDAL's default (5%% of RAM)",
+    )
     p.add_argument("--sweep", action="store_true", help="also run iter_slope_blocks over block_cells x threads")
-    p.add_argument("--sweep-blocks", type=_int_list, default=[16, 18, 20, 22], metavar="LOG2,...",
-                   help="log2 of the block_cells values of --sweep (default 16,18,20,22)")  # fmt: skip
-    p.add_argument("--sweep-threads", type=_int_list, default=[1, 2], metavar="T,...",
-                   help="threads values of --sweep (default 1,2)")  # fmt: skip
-    p.add_argument("--sweep-cachemax", type=_int_list, default=[0], metavar="MB,...",
-                   help="GDAL_CACHEMAX values (MB) of the --sweep workers; 0 = GDAL's default")  # fmt: skip
+    p.add_argument(
+        "--sweep-blocks",
+        type=_int_list,
+        default=[16, 18, 20, 22],
+        metavar="LOG2,...",
+        help="log2 of the block_cells values of --sweep (default 16,18,20,22)",
+    )
+    p.add_argument(
+        "--sweep-threads",
+        type=_int_list,
+        default=[1, 2],
+        metavar="T,...",
+        help="threads values of --sweep (default 1,2)",
+    )
+    p.add_argument(
+        "--sweep-cachemax",
+        type=_int_list,
+        default=[0],
+        metavar="MB,...",
+        help="GDAL_CACHEMAX values (MB) of the --sweep workers; 0 = GDAL's default",
+    )
     args = p.parse_args(argv)
     if args.size is not None and args.sizes is not None:
         p.error("give --size or --sizes, not both")
@@ -749,10 +824,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     work: Path = Path(tempfile.mkdtemp(prefix="esc_gis_bench_slope_")) if made_dir else args.work_dir
     work.mkdir(parents=True, exist_ok=True)
     fig: Result = {
-        "sizes": args.sizes, "repeat": args.repeat, "seed": args.seed, "holes": args.holes,
-        "python": sys.version.split()[0], "gdaldem": gdaldem_version(gdaldem), "cpus": os.cpu_count(),
-        "targets": {"ratio_max": TARGET_RATIO, "esc_peak_mb_max": TARGET_PEAK_MB}, "results": [],
-    }  # fmt: skip
+        "sizes": args.sizes,
+        "repeat": args.repeat,
+        "seed": args.seed,
+        "holes": args.holes,
+        "python": sys.version.split()[0],
+        "gdaldem": gdaldem_version(gdaldem),
+        "cpus": os.cpu_count(),
+        "targets": {"ratio_max": TARGET_RATIO, "esc_peak_mb_max": TARGET_PEAK_MB},
+        "results": [],
+    }
     # src/ may change between sizes (someone working on it): the state is recorded per size too.
     fig["git"] = git_state()
     head = fig["git"]["head"] or "unknown (no git)"
@@ -769,10 +850,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if len(args.sizes) > 1:
             print("summary:")
             for r in fig["results"]:
-                print(f"  {r['size']:>6} ^2: ratio {r['ratio']:.2f}, esc {r['esc']['mcells_per_s']:.1f} Mcells/s "
-                      f"({r['esc']['peak_mb']:,.0f} MB), gdaldem {r['gdaldem']['mcells_per_s']:.1f} Mcells/s "
-                      f"({r['gdaldem']['peak_mb']:,.0f} MB), interior identical: "
-                      f"{'yes' if r['compare']['identical_interior'] else 'NO'}")  # fmt: skip
+                print(
+                    f"  {r['size']:>6} ^2: ratio {r['ratio']:.2f}, esc {r['esc']['mcells_per_s']:.1f} Mcells/s "
+                    f"({r['esc']['peak_mb']:,.0f} MB), gdaldem {r['gdaldem']['mcells_per_s']:.1f} Mcells/s "
+                    f"({r['gdaldem']['peak_mb']:,.0f} MB), interior identical: "
+                    f"{'yes' if r['compare']['identical_interior'] else 'NO'}"
+                )
         fig["all_targets_met"] = all(
             r["ratio"] <= TARGET_RATIO and r["esc"]["peak_mb"] < TARGET_PEAK_MB and r["compare"]["identical_interior"]
             for r in fig["results"]

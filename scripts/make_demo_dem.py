@@ -34,8 +34,14 @@ def smoothstep(t: np.ndarray) -> np.ndarray:
     return t * t * (3 - 2 * t)
 
 
-def ravine(x: np.ndarray, y: np.ndarray, start: tuple[float, float], end: tuple[float, float],
-           depth_ft: float, half_width_ft: float) -> np.ndarray:  # fmt: skip
+def ravine(
+    x: np.ndarray,
+    y: np.ndarray,
+    start: tuple[float, float],
+    end: tuple[float, float],
+    depth_ft: float,
+    half_width_ft: float,
+) -> np.ndarray:
     """Depth to cut for a V-shaped ravine from ``start`` (deep, at the shore) to ``end`` (head)."""
     (x0, y0), (x1, y1) = start, end
     vx, vy = x1 - x0, y1 - y0
@@ -93,16 +99,28 @@ def main() -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     crs = CRS("EPSG:7594")
     profile = {
-        "driver": "GTiff", "width": width, "height": height, "count": 1, "dtype": "float32",
-        "crs": crs.to_wkt(), "transform": from_origin(x0, y1, CELL_FT, CELL_FT), "nodata": -9999.0,
-        "compress": "deflate", "predictor": 3, "tiled": True, "blockxsize": 256, "blockysize": 256,
-    }  # fmt: skip
+        "driver": "GTiff",
+        "width": width,
+        "height": height,
+        "count": 1,
+        "dtype": "float32",
+        "crs": crs.to_wkt(),
+        "transform": from_origin(x0, y1, CELL_FT, CELL_FT),
+        "nodata": -9999.0,
+        "compress": "deflate",
+        "predictor": 3,
+        "tiled": True,
+        "blockxsize": 256,
+        "blockysize": 256,
+    }
     with rasterio.open(args.out, "w", **profile) as dst:
         dst.write(z, 1)
         dst.update_tags(SYNTHETIC="yes: made up for the esc_gis demo; not real terrain", Z_UNIT="us_ft")
         dst.units = ("US survey foot",)
-    print(f"wrote {args.out}: {width} x {height} cells of {CELL_FT:g} ft, "
-          f"{z.min():.1f}-{z.max():.1f} ft, {args.out.stat().st_size / 1e6:.1f} MB")  # fmt: skip
+    print(
+        f"wrote {args.out}: {width} x {height} cells of {CELL_FT:g} ft, "
+        f"{z.min():.1f}-{z.max():.1f} ft, {args.out.stat().st_size / 1e6:.1f} MB"
+    )
 
 
 if __name__ == "__main__":

@@ -73,15 +73,27 @@ def build(village: shapely.Geometry, lake: shapely.Geometry) -> tuple[gpd.GeoDat
     deep = iter(a["deep"])
     sites, dist = [], []
 
-    def add(site_id: str, name: str, centre: tuple[float, float], lot: tuple[float, float],
-            disturbed: list[shapely.Polygon], **attrs: object) -> None:
+    def add(
+        site_id: str,
+        name: str,
+        centre: tuple[float, float],
+        lot: tuple[float, float],
+        disturbed: list[shapely.Polygon],
+        **attrs: object,
+    ) -> None:
         cx, cy = centre
-        sites.append({"site_id": site_id, "name": name, "plan_id": attrs.get("plan_id"),
-                      "activity": attrs.get("activity", "construction"),
-                      "state_agency": bool(attrs.get("state_agency", False)),
-                      "npdes_exempt": bool(attrs.get("npdes_exempt", False)),
-                      "note": "MADE UP for the demo; not a real project",
-                      "geometry": rect(cx, cy, *lot)})  # fmt: skip
+        sites.append(
+            {
+                "site_id": site_id,
+                "name": name,
+                "plan_id": attrs.get("plan_id"),
+                "activity": attrs.get("activity", "construction"),
+                "state_agency": bool(attrs.get("state_agency", False)),
+                "npdes_exempt": bool(attrs.get("npdes_exempt", False)),
+                "note": "MADE UP for the demo; not a real project",
+                "geometry": rect(cx, cy, *lot),
+            }
+        )
         dist.extend({"site_id": site_id, "geometry": g} for g in disturbed)
 
     def deep_site(site_id: str, name: str, area: float, lot: tuple[float, float] = (120, 150), **attrs: object) -> None:
@@ -108,8 +120,13 @@ def build(village: shapely.Geometry, lake: shapely.Geometry) -> tuple[gpd.GeoDat
     add("S14", "Maple Ridge, lot 2", (c[0] + 60, c[1]), (110, 150), [square(c[0] + 60, c[1], 2_500)], plan_id="MR")
     c = next(deep)
     # Two 50 x 50 ft limits overlapping by 22 x 50 ft: union 3,900 sq ft, sum 5,000 sq ft.
-    add("S15", "Overlapping disturbed limits", c, (150, 150),
-        [rect(c[0] - 14, c[1], 50, 50), rect(c[0] + 14, c[1], 50, 50)])  # fmt: skip
+    add(
+        "S15",
+        "Overlapping disturbed limits",
+        c,
+        (150, 150),
+        [rect(c[0] - 14, c[1], 50, 50), rect(c[0] + 14, c[1], 50, 50)],
+    )
     c = a["shore"][0]
     add("S16", "Shoreline path", c, (80, 80), [square(*c, 1_500)])
 
@@ -126,31 +143,61 @@ def build(village: shapely.Geometry, lake: shapely.Geometry) -> tuple[gpd.GeoDat
 
     waters, targeted = [], []
     cx, cy = far()  # a 4,800 sq ft house whose disturbance comes within 25 ft of a creek
-    waters.append(("perennial_stream", "Mill Creek (ILLUSTRATIVE)", None,
-                   shapely.LineString([(cx - 400, cy - 60), (cx - 100, cy - 70), (cx + 400, cy - 55)])))
+    waters.append(
+        (
+            "perennial_stream",
+            "Mill Creek (ILLUSTRATIVE)",
+            None,
+            shapely.LineString([(cx - 400, cy - 60), (cx - 100, cy - 70), (cx + 400, cy - 55)]),
+        )
+    )
     add("S17", "House by Mill Creek", (cx, cy), (120, 150), [square(cx, cy, 4_800)])
     cx, cy = far()  # 2,000 sq ft, 53 ft from a sedge meadow: inside its 75 ft, outside 50 ft
-    waters.append(("wetland_highly_susceptible", "Sedge meadow (ILLUSTRATIVE)", None,
-                   rect(cx, cy + 75 + 22.36 + 53, 300, 150)))
+    waters.append(
+        ("wetland_highly_susceptible", "Sedge meadow (ILLUSTRATIVE)", None, rect(cx, cy + 75 + 22.36 + 53, 300, 150))
+    )
     add("S18", "Shed near a sedge meadow", (cx, cy), (100, 100), [square(cx, cy, 2_000)])
     cx, cy = far()  # 1,200 sq ft, 5 ft from a 400 x 60 ft degraded wetland (strip: 10 ft)
-    waters.append(("wetland_less_susceptible", "Reed canary grass wetland (ILLUSTRATIVE)", None,
-                   rect(cx, cy + 17.32 + 5 + 30, 400, 60)))
+    waters.append(
+        (
+            "wetland_less_susceptible",
+            "Reed canary grass wetland (ILLUSTRATIVE)",
+            None,
+            rect(cx, cy + 17.32 + 5 + 30, 400, 60),
+        )
+    )
     add("S19", "Fence by a degraded wetland", (cx, cy), (80, 80), [square(cx, cy, 1_200)])
     cx, cy = far()  # 1,000 sq ft in a targeted performance standard area
     targeted.append(("Upper Fox-Wolf TMDL focus area (ILLUSTRATIVE)", rect(cx, cy, 600, 600)))
     add("S20", "Garden in the TMDL focus area", (cx, cy), (80, 80), [square(cx, cy, 1_000)])
     cx, cy = far()  # 1,500 sq ft across a 12 ft drainage ditch: in the water and its strip
-    waters.append(("intermittent_stream", "Drainage ditch (ILLUSTRATIVE)", 12.0,
-                   shapely.LineString([(cx - 350, cy), (cx + 350, cy)])))
+    waters.append(
+        (
+            "intermittent_stream",
+            "Drainage ditch (ILLUSTRATIVE)",
+            12.0,
+            shapely.LineString([(cx - 350, cy), (cx + 350, cy)]),
+        )
+    )
     add("S21", "Culvert repair on the drainage ditch", (cx, cy), (80, 80), [rect(cx, cy, 50, 30)])
     s = gpd.GeoDataFrame(sites, crs=CRS)
     d = gpd.GeoDataFrame(dist, crs=CRS)
-    w = gpd.GeoDataFrame([{"water_class": c, "name": n, "channel_width_ft": cw, "geometry": g,
-                           "note": "ILLUSTRATIVE, made up for the demo; not a real water"}
-                          for c, n, cw, g in waters], crs=CRS)  # fmt: skip
-    t = gpd.GeoDataFrame([{"name": n, "geometry": g, "note": "ILLUSTRATIVE, not the real TMDL boundary"}
-                          for n, g in targeted], crs=CRS)  # fmt: skip
+    w = gpd.GeoDataFrame(
+        [
+            {
+                "water_class": c,
+                "name": n,
+                "channel_width_ft": cw,
+                "geometry": g,
+                "note": "ILLUSTRATIVE, made up for the demo; not a real water",
+            }
+            for c, n, cw, g in waters
+        ],
+        crs=CRS,
+    )
+    t = gpd.GeoDataFrame(
+        [{"name": n, "geometry": g, "note": "ILLUSTRATIVE, not the real TMDL boundary"} for n, g in targeted], crs=CRS
+    )
     return s, d, w, t
 
 
@@ -174,8 +221,9 @@ def main() -> None:
         if path.exists():
             path.unlink()
         # 7 decimals of a degree is ~1 cm: plenty, and keeps the files small.
-        gdf.to_crs("EPSG:4326").to_file(path, driver="GeoJSON", engine="pyogrio",
-                                        layer_options={"COORDINATE_PRECISION": 8, "RFC7946": "YES"})  # fmt: skip
+        gdf.to_crs("EPSG:4326").to_file(
+            path, driver="GeoJSON", engine="pyogrio", layer_options={"COORDINATE_PRECISION": 8, "RFC7946": "YES"}
+        )
         print(f"wrote {path} ({len(gdf)} features)")
 
 

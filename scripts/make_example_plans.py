@@ -28,8 +28,10 @@ def _demo(site_id: str) -> tuple[shapely.Geometry, shapely.Geometry]:
     sites = gpd.read_file(ROOT / "examples/demo/sites.geojson").to_crs(CRS).set_index("site_id")
     limits = gpd.read_file(ROOT / "examples/demo/disturbed.geojson").to_crs(CRS).set_index("site_id")
     # Rounded to 0.01 ft: the drawing a consultant sends, not a reprojection's noise.
-    return (shapely.set_precision(sites.loc[site_id, "geometry"], 0.01),
-            shapely.set_precision(limits.loc[site_id, "geometry"], 0.01))  # fmt: skip
+    return (
+        shapely.set_precision(sites.loc[site_id, "geometry"], 0.01),
+        shapely.set_precision(limits.loc[site_id, "geometry"], 0.01),
+    )
 
 
 def _write(folder: Path, layers: dict[str, gpd.GeoDataFrame], toml: str) -> None:
@@ -65,13 +67,19 @@ def complete() -> None:
         "site_boundary": _gdf([{"parcel_id": "DEMO-S02"}], [site]),
         "disturbed_limits": _gdf([], [dist]),
         "drainage": _gdf([{"note": "sheet flow to the street"}], [shapely.LineString([(cx, dy1 - 5), (cx, dy0 + 5)])]),
-        "bmps": _gdf([{"type": "1056", "label": "silt fence"}, {"type": "1057", "label": "stone tracking pad"},
-                      {"type": "1060", "label": "inlet protection"}, {"type": "1071", "label": "wattle ring"}],
-                     [fence, pad, inlet, wattle]),
+        "bmps": _gdf(
+            [
+                {"type": "1056", "label": "silt fence"},
+                {"type": "1057", "label": "stone tracking pad"},
+                {"type": "1060", "label": "inlet protection"},
+                {"type": "1071", "label": "wattle ring"},
+            ],
+            [fence, pad, inlet, wattle],
+        ),
         "stockpiles": _gdf([{"material": "topsoil", "days": 120}], [pile]),
         "streets": _gdf([{"name": "Example St (MADE UP)"}], [street]),
         "inlets": _gdf([{"id": "IN-1"}], [inlet]),
-    }  # fmt: skip
+    }
     toml = f'''crs = "EPSG:7594"
 
 [plan]
@@ -132,14 +140,15 @@ def flawed() -> None:
     layers = {
         "site_boundary": _gdf([{"parcel_id": "DEMO-S17"}], [site]),
         "disturbed_limits": _gdf([], [dist]),
-        "drainage": _gdf([{"note": "to the creek"}],
-                         [shapely.LineString([((dx0 + dx1) / 2, dy1 - 5), ((dx0 + dx1) / 2, dy0 - 40)])]),
+        "drainage": _gdf(
+            [{"note": "to the creek"}], [shapely.LineString([((dx0 + dx1) / 2, dy1 - 5), ((dx0 + dx1) / 2, dy0 - 40)])]
+        ),
         "bmps": _gdf([{"type": "silt fence"}, {"type": "hay"}], [fence, shapely.Point(dx1 + 10, dy0)]),
         "stockpiles": _gdf([{"material": "fill", "days": 45}], [pile]),
         "streets": _gdf([{"name": "Mill Creek Way (MADE UP)"}], [street]),
         "inlets": _gdf([{"id": "IN-7"}], [inlet]),
-    }  # fmt: skip
-    toml = f'''crs = "EPSG:7594"
+    }
+    toml = f"""crs = "EPSG:7594"
 
 [plan]
 title = "House by Mill Creek, 17 Mill Creek Way"
@@ -166,7 +175,7 @@ sequence = ["Clear", "Build", "Seed"]
 
 [narrative]
 text = "Silt fence along the street. Stockpile fill near the creek."
-'''
+"""
     _write(ROOT / "examples/plans/flawed", layers, toml)
 
 

@@ -100,11 +100,7 @@ def polygonal_part(geom: BaseGeometry) -> BaseGeometry:
     """
     if not geom.is_valid:
         geom = shapely.make_valid(geom)
-    parts = [
-        p
-        for p in shapely.get_parts(geom)
-        if p.geom_type in ("Polygon", "MultiPolygon") and not p.is_empty
-    ]
+    parts = [p for p in shapely.get_parts(geom) if p.geom_type in ("Polygon", "MultiPolygon") and not p.is_empty]
     polys = [q for p in parts for q in shapely.get_parts(p)]
     if not polys:
         return shapely.MultiPolygon()
@@ -126,9 +122,7 @@ def read_village(shared: Path) -> gpd.GeoDataFrame:
     geopandas.GeoDataFrame
         One row with ``GEOID, NAME, NAMELSAD, ALAND, AWATER, source``.
     """
-    src = gpd.read_file(
-        shared / PLACE_FILE, engine="pyogrio", where=f"GEOID = '{PLACE_GEOID}'"
-    )
+    src = gpd.read_file(shared / PLACE_FILE, engine="pyogrio", where=f"GEOID = '{PLACE_GEOID}'")
     if len(src) != 1:
         raise ValueError(f"expected 1 place with GEOID {PLACE_GEOID}, got {len(src)}")
     rings_before = len(src.geometry.iloc[0].interiors)
@@ -169,9 +163,7 @@ def read_waters(shared: Path, village: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
     lake = src.to_crs(TARGET_CRS)
     xmin, ymin, xmax, ymax = village.total_bounds
     m = CLIP_MARGIN_FT
-    clipped = shapely.clip_by_rect(
-        lake.geometry.iloc[0], xmin - m, ymin - m, xmax + m, ymax + m
-    )
+    clipped = shapely.clip_by_rect(lake.geometry.iloc[0], xmin - m, ymin - m, xmax + m, ymax + m)
     geom = polygonal_part(clipped)
     if geom.is_empty:
         raise ValueError("the lake polygon does not reach the village clip box")
@@ -196,15 +188,12 @@ def write_gpkg(gdf: gpd.GeoDataFrame, path: Path, layer: str) -> None:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """Parse the command line."""
-    parser = argparse.ArgumentParser(
-        description="Build the Village of Winneconne layer set from real public data."
-    )
+    parser = argparse.ArgumentParser(description="Build the Village of Winneconne layer set from real public data.")
     parser.add_argument(
         "--shared",
         type=Path,
         default=REPO_ROOT / ".." / "shared" / "layers-real",
-        help="shared layers-real directory (default: ../shared/layers-real "
-        "relative to the repository root)",
+        help="shared layers-real directory (default: ../shared/layers-real relative to the repository root)",
     )
     parser.add_argument(
         "--out",
@@ -212,9 +201,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=REPO_ROOT / "layers" / "winneconne",
         help="output directory (default: layers/winneconne in the repository)",
     )
-    parser.add_argument(
-        "--overwrite", action="store_true", help="replace existing output files"
-    )
+    parser.add_argument("--overwrite", action="store_true", help="replace existing output files")
     return parser.parse_args(argv)
 
 

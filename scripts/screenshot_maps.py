@@ -15,8 +15,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 LEAFLET = ROOT / "node_modules" / "leaflet" / "dist"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"]  # fmt: skip
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def main(paths: list[str]) -> int:
@@ -25,8 +32,11 @@ def main(paths: list[str]) -> int:
         from playwright.sync_api import sync_playwright
     except ImportError:
         sync_playwright = None  # type: ignore[assignment]
-    needs = (("chromium (apt-get install chromium)", exe), ("playwright (pip)", sync_playwright),
-             ("node_modules/leaflet (npm ci)", (LEAFLET / "leaflet.js").is_file()))  # fmt: skip
+    needs = (
+        ("chromium (apt-get install chromium)", exe),
+        ("playwright (pip)", sync_playwright),
+        ("node_modules/leaflet (npm ci)", (LEAFLET / "leaflet.js").is_file()),
+    )
     missing = [what for what, ok in needs if not ok]
     if missing:
         print(f"screenshots skipped: {', '.join(missing)} not found")

@@ -15,8 +15,15 @@ from .conftest import require_tool
 ROOT = Path(__file__).resolve().parents[1]
 LEAFLET = ROOT / "node_modules" / "leaflet" / "dist"
 #: Chromium flags for a closed network, as root, with no screen.
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"]  # fmt: skip
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def require_leaflet() -> Path:

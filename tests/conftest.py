@@ -43,8 +43,9 @@ def lake_polygon() -> shapely.Polygon:
     return box(1800, 0, 2600, 500)
 
 
-def write_layer_set(folder: Path, *, waters: gpd.GeoDataFrame | None = None, extra: str = "",
-                    with_waters: bool = True) -> Path:  # fmt: skip
+def write_layer_set(
+    folder: Path, *, waters: gpd.GeoDataFrame | None = None, extra: str = "", with_waters: bool = True
+) -> Path:
     """Write the test Village as a real layer set (GeoPackages + layers.toml); return the manifest."""
     folder.mkdir(parents=True, exist_ok=True)
     gpd.GeoDataFrame({"name": ["Testville"]}, geometry=[village_polygon()], crs=CRS).to_file(
@@ -101,16 +102,34 @@ def require_tool(name: str, package: str) -> str:
     return path
 
 
-def write_dem(path: Path, z, *, crs: str = CRS, x0: float = X0, y0: float = Y0 + 1000, cell: float = 5.0,
-              cell_y: float | None = None, nodata: float | None = -9999.0, units: str | None = None) -> Path:
+def write_dem(
+    path: Path,
+    z,
+    *,
+    crs: str = CRS,
+    x0: float = X0,
+    y0: float = Y0 + 1000,
+    cell: float = 5.0,
+    cell_y: float | None = None,
+    nodata: float | None = -9999.0,
+    units: str | None = None,
+) -> Path:
     """Write a DEM GeoTIFF; ``z`` rows run north to south from (x0, y0), the top-left corner."""
     import numpy as np
     import rasterio
     from rasterio.transform import from_origin
 
     z = np.asarray(z)
-    profile = {"driver": "GTiff", "width": z.shape[1], "height": z.shape[0], "count": 1, "dtype": z.dtype.name,
-               "crs": crs, "transform": from_origin(x0, y0, cell, cell_y or cell), "nodata": nodata}
+    profile = {
+        "driver": "GTiff",
+        "width": z.shape[1],
+        "height": z.shape[0],
+        "count": 1,
+        "dtype": z.dtype.name,
+        "crs": crs,
+        "transform": from_origin(x0, y0, cell, cell_y or cell),
+        "nodata": nodata,
+    }
     with rasterio.open(path, "w", **profile) as dst:
         dst.write(z, 1)
         if units:

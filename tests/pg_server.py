@@ -73,11 +73,15 @@ def start(folder: str | os.PathLike[str]) -> str:
     if as_postgres:
         shutil.chown(root, "postgres", "postgres")
     port = _free_port()
-    _run([str(bin_dir / "initdb"), "-D", str(data), "-U", USER, "-A", "trust", "-E", "UTF8", "--no-sync"],
-         as_postgres=as_postgres)  # fmt: skip
+    _run(
+        [str(bin_dir / "initdb"), "-D", str(data), "-U", USER, "-A", "trust", "-E", "UTF8", "--no-sync"],
+        as_postgres=as_postgres,
+    )
     opts = f"-h 127.0.0.1 -p {port} -k {root} -c fsync=off -c full_page_writes=off"
-    _run([str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(root / "log"), "-o", opts, "-w", "start"],
-         as_postgres=as_postgres)  # fmt: skip
+    _run(
+        [str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(root / "log"), "-o", opts, "-w", "start"],
+        as_postgres=as_postgres,
+    )
     _run([str(bin_dir / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", USER, DB], as_postgres=as_postgres)
     url = f"postgresql://{USER}@127.0.0.1:{port}/{DB}"
     (root / "url").write_text(url, encoding="utf-8")
@@ -92,8 +96,10 @@ def stop(folder: str | os.PathLike[str]) -> None:
         subprocess.run(
             (["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else [])
             + [str(bin_dir / "pg_ctl"), "-D", str(root / "data"), "-m", "immediate", "-w", "stop"],
-            check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
+            check=False,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
     shutil.rmtree(root, ignore_errors=True)
 
 

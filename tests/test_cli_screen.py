@@ -25,8 +25,13 @@ def run(*args: str):
 @pytest.fixture
 def good(tmp_path):
     path = tmp_path / "sites.gpkg"
-    sites([{"site_id": "A", "address": "1 Main St", "geometry": box(100, 100, 200, 200)},
-           {"site_id": "B", "geometry": box(300, 100, 320, 120)}], "EPSG:4326").to_file(path, engine="pyogrio")  # fmt: skip
+    sites(
+        [
+            {"site_id": "A", "address": "1 Main St", "geometry": box(100, 100, 200, 200)},
+            {"site_id": "B", "geometry": box(300, 100, 320, 120)},
+        ],
+        "EPSG:4326",
+    ).to_file(path, engine="pyogrio")
     return path
 
 
@@ -101,21 +106,39 @@ def test_missing_unreadable_and_empty_files(tmp_path, layers_path):
 
 def test_every_bad_row_reported_at_once(tmp_path, layers_path):
     src = tmp_path / "bad.gpkg"
-    gdf = sites([
-        {"site_id": "A", "activity": "construction", "state_agency": "no", "geometry": box(0, 0, 10, 10)},
-        {"site_id": "A", "activity": "farming", "state_agency": "no", "geometry": box(20, 0, 30, 10)},
-        {"site_id": None, "activity": "construction", "state_agency": "maybe", "geometry": box(40, 0, 50, 10)},
-        {"site_id": "D", "activity": "construction", "state_agency": "yes", "geometry": shapely.Point(745_000, 505_000)},
-        {"site_id": "E", "activity": "construction", "state_agency": "no", "geometry": None},
-    ])  # fmt: skip
+    gdf = sites(
+        [
+            {"site_id": "A", "activity": "construction", "state_agency": "no", "geometry": box(0, 0, 10, 10)},
+            {"site_id": "A", "activity": "farming", "state_agency": "no", "geometry": box(20, 0, 30, 10)},
+            {"site_id": None, "activity": "construction", "state_agency": "maybe", "geometry": box(40, 0, 50, 10)},
+            {
+                "site_id": "D",
+                "activity": "construction",
+                "state_agency": "yes",
+                "geometry": shapely.Point(745_000, 505_000),
+            },
+            {"site_id": "E", "activity": "construction", "state_agency": "no", "geometry": None},
+        ]
+    )
     pyogrio.write_dataframe(gdf, src, geometry_type="Unknown")
     out = tmp_path / "o.gpkg"
     r = run(src, "--layers", layers_path, "-o", out)
     _assert_clean_failure(
-        r, out, "6 problems", "row 2", "repeats the id 'A' (first at row 1)", "activity 'farming' is not known",
-        "construction, agricultural_activity", "row 3", "has no 'site_id'", "'maybe' is not true or false",
-        "row 4", "is a Point, not a polygon", "row 5", "has no geometry",
-    )  # fmt: skip
+        r,
+        out,
+        "6 problems",
+        "row 2",
+        "repeats the id 'A' (first at row 1)",
+        "activity 'farming' is not known",
+        "construction, agricultural_activity",
+        "row 3",
+        "has no 'site_id'",
+        "'maybe' is not true or false",
+        "row 4",
+        "is a Point, not a polygon",
+        "row 5",
+        "has no geometry",
+    )
 
 
 def test_missing_id_field_names_the_fix(tmp_path, layers_path):
@@ -131,8 +154,9 @@ def test_disturbed_limits_for_unknown_sites(tmp_path, layers_path):
     sites([{"site_id": "A", "geometry": box(0, 0, 100, 100)}]).to_file(s, engine="pyogrio")
     sites([{"site_id": "Z", "geometry": box(0, 0, 10, 10)}]).to_file(d, engine="pyogrio")
     out = tmp_path / "o.gpkg"
-    _assert_clean_failure(run(s, "--disturbed", d, "--layers", layers_path, "-o", out), out,
-                          "d.gpkg, row 1", "'Z' is not a site")  # fmt: skip
+    _assert_clean_failure(
+        run(s, "--disturbed", d, "--layers", layers_path, "-o", out), out, "d.gpkg, row 1", "'Z' is not a site"
+    )
 
 
 def test_bad_output_extension_fails_before_work(good, tmp_path, layers_path):
@@ -143,11 +167,14 @@ def test_bad_output_extension_fails_before_work(good, tmp_path, layers_path):
 def test_zipped_shapefile_with_truncated_field_names(tmp_path, layers_path):
     shp = tmp_path / "shp"
     shp.mkdir()
-    sites([
-        {"site_id": "A", "state_agency": 1, "npdes_exempt": 0, "geometry": box(100, 100, 200, 200)},
-        {"site_id": "B", "state_agency": 0, "npdes_exempt": 1, "geometry": box(300, 100, 400, 200)},
-    ]).rename(columns={"state_agency": "state_agen", "npdes_exempt": "npdes_exem"}).to_file(
-        shp / "sites.shp", engine="pyogrio")  # fmt: skip
+    sites(
+        [
+            {"site_id": "A", "state_agency": 1, "npdes_exempt": 0, "geometry": box(100, 100, 200, 200)},
+            {"site_id": "B", "state_agency": 0, "npdes_exempt": 1, "geometry": box(300, 100, 400, 200)},
+        ]
+    ).rename(columns={"state_agency": "state_agen", "npdes_exempt": "npdes_exem"}).to_file(
+        shp / "sites.shp", engine="pyogrio"
+    )
     assert "state_agen" in pyogrio.read_info(shp / "sites.shp")["fields"]
     z = tmp_path / "sites.zip"
     with zipfile.ZipFile(z, "w") as zf:
@@ -163,11 +190,24 @@ def test_zipped_shapefile_with_truncated_field_names(tmp_path, layers_path):
 
 def test_field_mapping(tmp_path, layers_path):
     src = tmp_path / "s.gpkg"
-    sites([{"PARCEL": "7", "LANDUSE": "silviculture", "SUBDIV": "Oak Hills", "geometry": box(100, 100, 200, 200)}]).to_file(
-        src, engine="pyogrio")  # fmt: skip
+    sites(
+        [{"PARCEL": "7", "LANDUSE": "silviculture", "SUBDIV": "Oak Hills", "geometry": box(100, 100, 200, 200)}]
+    ).to_file(src, engine="pyogrio")
     out = tmp_path / "o.gpkg"
-    r = run(src, "--layers", layers_path, "--id-field", "PARCEL", "--field", "activity=LANDUSE",
-            "--field", "plan_id=SUBDIV", "-o", out, "-q")  # fmt: skip
+    r = run(
+        src,
+        "--layers",
+        layers_path,
+        "--id-field",
+        "PARCEL",
+        "--field",
+        "activity=LANDUSE",
+        "--field",
+        "plan_id=SUBDIV",
+        "-o",
+        out,
+        "-q",
+    )
     assert r.exit_code == 0, r.output
     row = gpd.read_file(out).iloc[0]
     assert (row["site_id"], row["plan_id"], row["applicability"]) == ("7", "Oak Hills", "exempt_silviculture")

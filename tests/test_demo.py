@@ -57,8 +57,11 @@ def test_demo_shows_each_rule(demo):
 @pytest.fixture(scope="module")
 def demo_layers():
     d = ROOT / "examples" / "demo"
-    return screen(d / "sites.geojson", disturbed=d / "disturbed.geojson",
-                  layers=ROOT / "layers" / "winneconne-demo" / "layers.toml").set_index("site_id")  # fmt: skip
+    return screen(
+        d / "sites.geojson",
+        disturbed=d / "disturbed.geojson",
+        layers=ROOT / "layers" / "winneconne-demo" / "layers.toml",
+    ).set_index("site_id")
 
 
 def test_demo_layers_show_every_protective_area_case(demo_layers):
@@ -68,14 +71,16 @@ def test_demo_layers_show_every_protective_area_case(demo_layers):
     may = set(out.index[out["permit_may_be_required"]])
     assert may == {"S16", "S18", "S19", "S20", "S21"}
     # S17: 4,800 sq ft, 25-31 ft from a creek centreline; its 50 ft strip overlaps the house.
-    assert out.loc["S17", "protective_disturbed_sqft"] > 1_000 and '"protective_area_from_centreline"' in (
-        out.loc["S17", "findings"])
+    assert (
+        out.loc["S17", "protective_disturbed_sqft"] > 1_000
+        and '"protective_area_from_centreline"' in (out.loc["S17", "findings"])
+    )
     # S18: 53 ft from a highly susceptible wetland: inside its 75 ft strip (not a 50 ft one).
     assert out.loc["S18", "nearest_water_ft"] == pytest.approx(53, abs=0.5)
-    assert out.loc["S18", "protective_disturbed_sqft"] == pytest.approx(2_000 ** 0.5 * 22, rel=0.01)
+    assert out.loc["S18", "protective_disturbed_sqft"] == pytest.approx(2_000**0.5 * 22, rel=0.01)
     assert "wetland_highly_susceptible, 75 ft" in out.loc["S18", "protective_waters"]
     # S19: 5 ft from a 400 x 60 ft degraded wetland, whose strip is clamped to 10 ft.
-    assert out.loc["S19", "protective_disturbed_sqft"] == pytest.approx(1_200 ** 0.5 * 5, rel=0.01)
+    assert out.loc["S19", "protective_disturbed_sqft"] == pytest.approx(1_200**0.5 * 5, rel=0.01)
     assert "wetland_less_susceptible, 10 ft" in out.loc["S19", "protective_waters"]
     assert out.loc["S20", "targeted_areas"].startswith("Upper Fox-Wolf TMDL focus area")
     # S21: 50 x 30 ft across a 12 ft ditch: 50 x 12 ft in the water, the rest in its strip.
@@ -103,10 +108,19 @@ def test_example_plan_packages_review_as_documented():
     assert ok.verdict == "approve", [(c.code, c.status, c.detail) for c in ok.checks if c.status != "pass"]
     bad = review_plan(ROOT / "examples" / "plans" / "flawed" / "plan.gpkg", layers=layers)
     failed = {c.code: c.basis for c in bad.checks if c.status == "fail"}
-    assert failed == {"plan_item_1": "ordinance", "plan_item_2": "ordinance", "plan_item_5": "ordinance",
-                      "plan_item_9": "ordinance", "spill": "ordinance", "area_disturbed": "ordinance",
-                      "tracking": "policy", "inlets": "policy", "perimeter": "policy", "waters": "policy",
-                      "stockpiles": "policy"}  # fmt: skip
+    assert failed == {
+        "plan_item_1": "ordinance",
+        "plan_item_2": "ordinance",
+        "plan_item_5": "ordinance",
+        "plan_item_9": "ordinance",
+        "spill": "ordinance",
+        "area_disturbed": "ordinance",
+        "tracking": "policy",
+        "inlets": "policy",
+        "perimeter": "policy",
+        "waters": "policy",
+        "stockpiles": "policy",
+    }
     assert bad.verdict == "disapprove" and len(bad.reasons) == 6 and len(bad.advisories) == 5
     # Under one acre, whether the missing RUSLE2 may be waived (§ 540-9C) is the reviewer's decision.
     assert any(c.code == "less_stringent" and c.status == "look" for c in bad.checks)

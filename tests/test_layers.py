@@ -52,8 +52,9 @@ def test_named_but_unreadable_layer_is_an_error(tmp_path):
 
 
 def test_unknown_water_class_lists_the_allowed(tmp_path):
-    waters = gpd.GeoDataFrame({"water_class": ["lake", "puddle"], "name": ["a", "b"]},
-                              geometry=[lake_polygon(), box(0, 0, 10, 10)], crs=CRS)  # fmt: skip
+    waters = gpd.GeoDataFrame(
+        {"water_class": ["lake", "puddle"], "name": ["a", "b"]}, geometry=[lake_polygon(), box(0, 0, 10, 10)], crs=CRS
+    )
     m = write_layer_set(tmp_path, waters=waters)
     with pytest.raises(ValidationError, match="row 2: water_class 'puddle'") as exc:
         load_layers(m, profile=load_profile())

@@ -65,7 +65,7 @@ def html_escaped(text: str) -> str:
 
 def test_display_is_the_only_place_in_degrees(results, layer_set_obj):
     page = _html(overview_map(results, layers=layer_set_obj))
-    coords = [float(v) for v in re.findall(r"-?\d+\.\d+", page[page.find('"coordinates"'):][:400])]
+    coords = [float(v) for v in re.findall(r"-?\d+\.\d+", page[page.find('"coordinates"') :][:400])]
     lon, lat = coords[0], coords[1]
     assert -89.0 < lon < -88.5 and 44.0 < lat < 44.3  # Winneconne, in EPSG:4326
     assert len(str(abs(lon)).split(".")[1]) <= 6  # rounded for display
@@ -108,8 +108,21 @@ def test_map_command(results, layers_path, tmp_path):
     assert r.exit_code == 1 and "--overwrite" in r.output
     r = CliRunner().invoke(cli, ["map", str(res), "-o", str(tmp_path / "m.png")])
     assert r.exit_code == 1 and ".html" in r.output and "Traceback" not in r.output
-    r = CliRunner().invoke(cli, ["map", str(res), "-o", str(tmp_path / "s.html"), "--site", "A",
-                                 "--layers", str(layers_path), "--basemap", "aerial"])  # fmt: skip
+    r = CliRunner().invoke(
+        cli,
+        [
+            "map",
+            str(res),
+            "-o",
+            str(tmp_path / "s.html"),
+            "--site",
+            "A",
+            "--layers",
+            str(layers_path),
+            "--basemap",
+            "aerial",
+        ],
+    )
     assert r.exit_code == 0, r.output
 
 
@@ -211,8 +224,10 @@ def _other_profile(tmp_path):
     text = (Path(profile_py).parent / "profiles" / "winneconne.toml").read_text()
     text = text.replace('jurisdiction_name = "Village of Winneconne"', 'jurisdiction_name = "Town of Example"')
     head, _, _ = text.partition("[labels]")
-    text = head + ('[labels]\nmay_be_required = "Maybe (§ 23-4C)"\njurisdiction_boundary = "Town line"\n'
-                   'targeted_areas = "Targeted (§ 23-7F)"\ntargeted_areas_section = "§ 23-7F"\n')  # fmt: skip
+    text = head + (
+        '[labels]\nmay_be_required = "Maybe (§ 23-4C)"\njurisdiction_boundary = "Town line"\n'
+        'targeted_areas = "Targeted (§ 23-7F)"\ntargeted_areas_section = "§ 23-7F"\n'
+    )
     (tmp_path / "other.toml").write_text(text)
     return load_profile(tmp_path / "other.toml")
 
@@ -232,8 +247,9 @@ def test_map_wording_comes_from_the_profile(results, layer_set_obj, tmp_path):
 def test_steep_layer_is_named_by_the_threshold_drawn(results, layer_set_obj):
     import geopandas as gpd
 
-    steep = gpd.GeoDataFrame({"threshold_pct": [20.0], "area_sqft": [100.0]}, geometry=[box(110, 110, 120, 120)],
-                             crs=results.crs)  # fmt: skip
+    steep = gpd.GeoDataFrame(
+        {"threshold_pct": [20.0], "area_sqft": [100.0]}, geometry=[box(110, 110, 120, 120)], crs=results.crs
+    )
     page = _html(site_map(results, "A", layers=layer_set_obj, steep=steep))
     assert "Land at 20 % slope or more (§ 540-7B(3)(c)[3])" in page
     page = _html(site_map(results, "A", layers=layer_set_obj, steep=steep.assign(threshold_pct=15.0)))

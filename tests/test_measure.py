@@ -42,7 +42,12 @@ def test_union_by_group_counts_overlap_once():
 
 def test_clip_to_region_states_and_hole():
     region = shapely.Polygon(shapely.box(0, 0, 10, 10).exterior.coords, [shapely.box(4, 4, 6, 6).exterior.coords])
-    geoms = [shapely.box(1, 1, 2, 2), shapely.box(-1, 1, 1, 2), shapely.box(20, 20, 21, 21), shapely.box(4.5, 4.5, 5.5, 5.5)]
+    geoms = [
+        shapely.box(1, 1, 2, 2),
+        shapely.box(-1, 1, 1, 2),
+        shapely.box(20, 20, 21, 21),
+        shapely.box(4.5, 4.5, 5.5, 5.5),
+    ]
     inside, state = clip_to_region(geoms, region)
     assert state.tolist() == [2, 1, 0, 0]
     assert shapely.area(inside).tolist() == [1.0, 1.0, 0.0, 0.0]
@@ -112,7 +117,9 @@ def test_parallel_keeps_order(monkeypatch):
     monkeypatch.setattr(overlay, "THREADS", 3)
     a = shapely.points(np.arange(10_000), 0)
     b = shapely.points(0, np.arange(10_000))
-    np.testing.assert_allclose(parallel(shapely.distance, a, b), np.hypot(np.arange(10_000), np.arange(10_000)), rtol=1e-15)
+    np.testing.assert_allclose(
+        parallel(shapely.distance, a, b), np.hypot(np.arange(10_000), np.arange(10_000)), rtol=1e-15
+    )
 
 
 def test_parallel_never_splits_a_group(monkeypatch):

@@ -40,14 +40,30 @@ def _run(*args: str) -> object:
 @pytest.fixture
 def permits_layer(tmp_path: Path) -> Path:
     rows = [
-        {"permit_number": "ESC-2026-0001", "site_address": f"1 Main St {XSS}", "received_on": "2026-09-01",
-         "status": "active", "issued_on": "2026-09-20", "started_at": "2026-09-21T08:00",
-         "landowner_name": "Ann Owner", "landowner_phone": "920-555-0100", "landowner_email": "ann@example.com",
-         "responsible_name": "Dig Co", "responsible_phone": "920-555-0199", "responsible_email": "dig@example.com",
-         "geometry": square_sqft(100, 100, 8000)},
-        {"permit_number": "ESC-2026-0002", "site_address": "2 Oak St", "received_on": "2026-11-02",
-         "landowner_name": "Ann Owner", "landowner_email": "ann@example.com", "geometry": square_sqft(400, 100, 5000)},
-    ]  # fmt: skip
+        {
+            "permit_number": "ESC-2026-0001",
+            "site_address": f"1 Main St {XSS}",
+            "received_on": "2026-09-01",
+            "status": "active",
+            "issued_on": "2026-09-20",
+            "started_at": "2026-09-21T08:00",
+            "landowner_name": "Ann Owner",
+            "landowner_phone": "920-555-0100",
+            "landowner_email": "ann@example.com",
+            "responsible_name": "Dig Co",
+            "responsible_phone": "920-555-0199",
+            "responsible_email": "dig@example.com",
+            "geometry": square_sqft(100, 100, 8000),
+        },
+        {
+            "permit_number": "ESC-2026-0002",
+            "site_address": "2 Oak St",
+            "received_on": "2026-11-02",
+            "landowner_name": "Ann Owner",
+            "landowner_email": "ann@example.com",
+            "geometry": square_sqft(400, 100, 5000),
+        },
+    ]
     path = tmp_path / "to_import.gpkg"
     gpd.GeoDataFrame(rows, geometry="geometry", crs=CRS).to_file(path, layer="permits", engine="pyogrio")
     return path
@@ -62,8 +78,21 @@ def test_cli_life_cycle_on_both_back_ends(target: str, layers_path: Path, permit
     assert "Imported 2 permit(s)" in r.output
     site = tmp_path / "site.geojson"
     gpd.GeoDataFrame(geometry=[square_sqft(700, 100, 4500)], crs=CRS).to_crs("EPSG:4326").to_file(site)
-    r = _run("add", target, "--site", str(site), "--address", "3 Elm St", "--received", "2026-11-02",
-             "--landowner", "Bo Owner", "--landowner-email", "bo@example.com", *lay)  # fmt: skip
+    r = _run(
+        "add",
+        target,
+        "--site",
+        str(site),
+        "--address",
+        "3 Elm St",
+        "--received",
+        "2026-11-02",
+        "--landowner",
+        "Bo Owner",
+        "--landowner-email",
+        "bo@example.com",
+        *lay,
+    )
     assert r.exit_code == 0, r.output
     assert "ESC-2026-0003" in r.output and "4,500 sq ft" in r.output  # measured, in feet, from degrees
     assert _run("transition", target, "ESC-2026-0003", "under_review", "--on", "2026-11-03", *lay).exit_code == 0
@@ -80,7 +109,11 @@ def test_cli_life_cycle_on_both_back_ends(target: str, layers_path: Path, permit
     assert r.exit_code == 0 and "ESC-2026-0001" in r.output and "ESC-2026-0002" not in r.output
     r = _run("show", target, "ESC-2026-0001", "--json", *lay)
     shown = json.loads(r.output)
-    assert shown["status"] == "extended" and [e["kind"] for e in shown["events"]] == ["imported", "extension", "inspection"]
+    assert shown["status"] == "extended" and [e["kind"] for e in shown["events"]] == [
+        "imported",
+        "extension",
+        "inspection",
+    ]
     assert shown["parties"][0]["email"] == "ann@example.com"  # staff see contacts; the public does not
     r = _run("due", target, "--on", "2026-11-30", "--json", *lay)
     items = json.loads(r.output)
@@ -110,11 +143,20 @@ def test_cli_bad_import_reports_every_row_and_changes_nothing(tmp_path: Path, la
     lay = ["--layers", str(layers_path)]
     _run("init", reg, *lay)
     bad = tmp_path / "bad.geojson"
-    gpd.GeoDataFrame([
-        {"site_address": "1 A St", "received_on": "2026-11-02", "geometry": square_sqft(100, 100, 5000)},
-        {"site_address": "", "received_on": "2026-02-30", "geometry": square_sqft(300, 100, 5000)},
-        {"site_address": "3 C St", "received_on": "2026-11-02", "landowner_email": "nope", "geometry": square_sqft(500, 100, 5000)},
-    ], geometry="geometry", crs=CRS).to_file(bad)  # fmt: skip
+    gpd.GeoDataFrame(
+        [
+            {"site_address": "1 A St", "received_on": "2026-11-02", "geometry": square_sqft(100, 100, 5000)},
+            {"site_address": "", "received_on": "2026-02-30", "geometry": square_sqft(300, 100, 5000)},
+            {
+                "site_address": "3 C St",
+                "received_on": "2026-11-02",
+                "landowner_email": "nope",
+                "geometry": square_sqft(500, 100, 5000),
+            },
+        ],
+        geometry="geometry",
+        crs=CRS,
+    ).to_file(bad)
     r = _run("import", reg, str(bad), *lay)
     assert r.exit_code == 1
     assert "row 2" in r.output and "row 3" in r.output and "2026-02-30" in r.output and "site_address" in r.output
@@ -133,14 +175,30 @@ def test_cli_messages_for_a_missing_registry_and_no_public_flag(tmp_path: Path) 
 
 def _permit(**kw) -> Permit:
     base = dict(  # noqa: C408 (keyword style reads like the record)
-        permit_number="P1", parcel_id=None, site_address="1 A St", legal_description=None, status="active",
-                site_sqft=5000.0, disturbed_sqft=5000.0, permit_decision="required", standards="540-7B",
-                sediment_standard=False, building_permit_expires=None, received_on=date(2026, 10, 1),
-                information_requested_on=None, information_received_on=None, decided_on=date(2026, 10, 20),
-                issued_on=date(2026, 10, 20), expires_on=date(2027, 4, 18),
-                started_at=datetime(2026, 11, 2, 8, tzinfo=timezone.utc),
-                start_notice_at=datetime(2026, 11, 2, 9, tzinfo=timezone.utc), work_stopped_on=None,
-                stockpile_since=None, final_on=None, updated_at=datetime(2026, 11, 2, tzinfo=timezone.utc))  # fmt: skip
+        permit_number="P1",
+        parcel_id=None,
+        site_address="1 A St",
+        legal_description=None,
+        status="active",
+        site_sqft=5000.0,
+        disturbed_sqft=5000.0,
+        permit_decision="required",
+        standards="540-7B",
+        sediment_standard=False,
+        building_permit_expires=None,
+        received_on=date(2026, 10, 1),
+        information_requested_on=None,
+        information_received_on=None,
+        decided_on=date(2026, 10, 20),
+        issued_on=date(2026, 10, 20),
+        expires_on=date(2027, 4, 18),
+        started_at=datetime(2026, 11, 2, 8, tzinfo=timezone.utc),
+        start_notice_at=datetime(2026, 11, 2, 9, tzinfo=timezone.utc),
+        work_stopped_on=None,
+        stockpile_since=None,
+        final_on=None,
+        updated_at=datetime(2026, 11, 2, tzinfo=timezone.utc),
+    )
     base.update(kw)
     return Permit(**base)
 
@@ -148,13 +206,27 @@ def _permit(**kw) -> Permit:
 def test_agenda_rain_inspections_stabilization_and_deemed_approval(tmp_path: Path) -> None:
     rain = tmp_path / "rain.csv"
     rain.write_text("DATE,PRCP\n2026-11-10,0.49\n2026-11-12,0.50\n2026-11-20,T\n2026-11-21,1.2\n")
-    inspected = [Event(datetime(2026, 11, 13, tzinfo=timezone.utc), "i", "inspection", on_date=date(2026, 11, 13)),
-                 Event(datetime(2026, 11, 20, tzinfo=timezone.utc), "i", "inspection", on_date=date(2026, 11, 20))]  # fmt: skip
+    inspected = [
+        Event(datetime(2026, 11, 13, tzinfo=timezone.utc), "i", "inspection", on_date=date(2026, 11, 13)),
+        Event(datetime(2026, 11, 20, tzinfo=timezone.utc), "i", "inspection", on_date=date(2026, 11, 20)),
+    ]
     working = _permit(events=inspected, work_stopped_on=date(2026, 11, 14))
-    waiting = _permit(permit_number="P2", status="under_review", received_on=date(2026, 11, 2), issued_on=None,
-                      expires_on=None, started_at=None)  # fmt: skip
-    items = agenda([working, waiting], on=date(2026, 12, 3), calendar=OfficeCalendar(), profile=load_profile(),
-                   rain=read_rain_csv(rain), within_days=0)  # fmt: skip
+    waiting = _permit(
+        permit_number="P2",
+        status="under_review",
+        received_on=date(2026, 11, 2),
+        issued_on=None,
+        expires_on=None,
+        started_at=None,
+    )
+    items = agenda(
+        [working, waiting],
+        on=date(2026, 12, 3),
+        calendar=OfficeCalendar(),
+        profile=load_profile(),
+        rain=read_rain_csv(rain),
+        within_days=0,
+    )
     got = {(i.permit_number, i.code, str(i.due), i.overdue) for i in items}
     # 0.49 in is under the trigger; 0.50 on the 12th was inspected on the 13th; the trace on the 20th and
     # 1.2 in on the 21st are one event ending the 21st: the inspection on the 20th came before it ended.
@@ -162,7 +234,8 @@ def test_agenda_rain_inspections_stabilization_and_deemed_approval(tmp_path: Pat
     assert [i.what for i in items if i.code == "rain_inspection"] == [
         "inspection after 1.20 in of rain from 2026-11-20 to 2026-11-21, due within 24 hours after the event of "
         "0.5 inch or more ended (reading: an event is a run of consecutive wet days, or in hourly data rain "
-        "separated by less than 6 hours without rain)"]  # fmt: skip
+        "separated by less than 6 hours without rain)"
+    ]
     assert ("P1", "weekly_inspection", "2026-11-27", True) in got
     # Work stopped the 14th with no resumption expected on record: stabilisation was due that day, not the 28th.
     assert ("P1", "temporary_stabilization_unknown_resume", "2026-11-14", True) in got
@@ -172,11 +245,14 @@ def test_agenda_rain_inspections_stabilization_and_deemed_approval(tmp_path: Pat
     assert (deemed.section, deemed.basis) == ("§ 540-8C(5)", "ordinance") and "ran out on 2026-12-02" in deemed.what
 
 
-@pytest.mark.parametrize(("resume", "resumed", "expected"), [
-    (date(2026, 11, 20), None, ("temporary_stabilization_pause_overran", "2026-11-28", True)),
-    (date(2026, 12, 1), None, ("temporary_stabilization", "2026-11-14", True)),
-    (date(2026, 11, 20), date(2026, 11, 20), None),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("resume", "resumed", "expected"),
+    [
+        (date(2026, 11, 20), None, ("temporary_stabilization_pause_overran", "2026-11-28", True)),
+        (date(2026, 12, 1), None, ("temporary_stabilization", "2026-11-14", True)),
+        (date(2026, 11, 20), date(2026, 11, 20), None),
+    ],
+)
 def test_agenda_temporary_stabilization_follows_the_expected_resumption(resume, resumed, expected) -> None:
     p = _permit(work_stopped_on=date(2026, 11, 14), resume_expected_on=resume, work_resumed_on=resumed)
     items = agenda([p], on=date(2026, 12, 3), calendar=OfficeCalendar(), profile=load_profile(), within_days=0)
@@ -209,45 +285,71 @@ def test_rain_csv_reports_every_bad_row(tmp_path: Path) -> None:
 
 def _public_frame(layer_set) -> gpd.GeoDataFrame:
     """What Registry.frame(private=True) gives, contacts included: the map must drop them itself."""
-    return gpd.GeoDataFrame({
-        "permit_number": ["ESC-2026-0001", "ESC-2026-0002", "ESC-2026-0003"],
-        "site_address": [f"1 Main St {XSS}", "2 Oak St", "3 Elm St"],
-        "disturbed_acres": [0.184, 0.115, 2.0],
-        "status": ["active", "stop_work", "under_review"],
-        "expires_on": [date(2027, 3, 19), date(2027, 5, 1), None],
-        "landowner_name": ["Ann Owner"] * 3, "landowner_phone": ["920-555-0100"] * 3,
-        "landowner_email": ["ann@example.com"] * 3, "responsible_party_name": ["Dig Co"] * 3,
-        "responsible_party_phone": ["920-555-0199"] * 3, "responsible_party_email": ["dig@example.com"] * 3,
-    }, geometry=[square_sqft(100, 100, 8000), square_sqft(400, 100, 5000), square_sqft(700, 100, 87120)], crs=CRS)  # fmt: skip
+    return gpd.GeoDataFrame(
+        {
+            "permit_number": ["ESC-2026-0001", "ESC-2026-0002", "ESC-2026-0003"],
+            "site_address": [f"1 Main St {XSS}", "2 Oak St", "3 Elm St"],
+            "disturbed_acres": [0.184, 0.115, 2.0],
+            "status": ["active", "stop_work", "under_review"],
+            "expires_on": [date(2027, 3, 19), date(2027, 5, 1), None],
+            "landowner_name": ["Ann Owner"] * 3,
+            "landowner_phone": ["920-555-0100"] * 3,
+            "landowner_email": ["ann@example.com"] * 3,
+            "responsible_party_name": ["Dig Co"] * 3,
+            "responsible_party_phone": ["920-555-0199"] * 3,
+            "responsible_party_email": ["dig@example.com"] * 3,
+        },
+        geometry=[square_sqft(100, 100, 8000), square_sqft(400, 100, 5000), square_sqft(700, 100, 87120)],
+        crs=CRS,
+    )
 
 
 def test_public_map_source_has_no_personal_data_and_a_stamp(layer_set) -> None:
-    m = public_permit_map(_public_frame(layer_set), as_of=datetime(2026, 11, 30, 9, 15, tzinfo=timezone.utc),
-                          contact="Village Hall, 920-582-0000", layers=layer_set)  # fmt: skip
+    m = public_permit_map(
+        _public_frame(layer_set),
+        as_of=datetime(2026, 11, 30, 9, 15, tzinfo=timezone.utc),
+        contact="Village Hall, 920-582-0000",
+        layers=layer_set,
+    )
     html = m.get_root().render()
     assert not any(s in html for s in PRIVATE)
-    assert "ESC-2026-0001" in html and "ESC-2026-0002" in html and "ESC-2026-0003" not in html  # under review: not public
+    assert (
+        "ESC-2026-0001" in html and "ESC-2026-0002" in html and "ESC-2026-0003" not in html
+    )  # under review: not public
     assert "Data as of 2026-11-30 09:15 UTC" in html and "Village Hall, 920-582-0000" in html
     assert "<img src=x" not in html  # the address is JSON data shown as text
 
 
 def test_public_map_in_chromium_shows_permits_and_no_personal_data(layer_set, tmp_path: Path) -> None:
     frame = _public_frame(layer_set)
-    path = write_map(public_permit_map(frame, as_of=datetime(2026, 11, 30, 9, 15, tzinfo=timezone.utc),
-                                       contact="Village Hall", layers=layer_set, offline=True), tmp_path / "p.html")  # fmt: skip
+    path = write_map(
+        public_permit_map(
+            frame,
+            as_of=datetime(2026, 11, 30, 9, 15, tzinfo=timezone.utc),
+            contact="Village Hall",
+            layers=layer_set,
+            offline=True,
+        ),
+        tmp_path / "p.html",
+    )
     with chromium_page(offline=True) as (page, errors, _):
         page.goto(path.as_uri())
         page.wait_for_load_state("load")
         source = page.content()  # the page as the browser holds it, after every script ran
         assert not any(s in source for s in PRIVATE)
         assert "Data as of 2026-11-30 09:15 UTC" in page.inner_text("#esc-as-of")
-        overlays = page.eval_on_selector_all(".leaflet-control-layers-overlays label", "els => els.map(e => e.innerText.trim())")
+        overlays = page.eval_on_selector_all(
+            ".leaflet-control-layers-overlays label", "els => els.map(e => e.innerText.trim())"
+        )
         assert "Active (1)" in overlays and "Stop-work order (1)" in overlays
         g = frame.to_crs("EPSG:4326").geometry.iloc[0].representative_point()
-        x, y = page.evaluate("""([lat, lng]) => {
+        x, y = page.evaluate(
+            """([lat, lng]) => {
             const m = Object.values(window).find(v => v instanceof L.Map);
             const p = m.latLngToContainerPoint([lat, lng]); const r = m.getContainer().getBoundingClientRect();
-            return [r.left + p.x, r.top + p.y]; }""", [g.y, g.x])  # fmt: skip
+            return [r.left + p.x, r.top + p.y]; }""",
+            [g.y, g.x],
+        )
         page.mouse.click(x, y)
         page.wait_for_selector(".leaflet-popup-content")
         popup = page.inner_text(".leaflet-popup-content")
@@ -263,8 +365,19 @@ def test_cli_pause_retraction_suspension_and_plans(tmp_path: Path, layers_path: 
     for x, num in ((100, "1"), (400, "2")):
         site = tmp_path / f"s{num}.geojson"
         gpd.GeoDataFrame(geometry=[square_sqft(x, 100, 3000)], crs=CRS).to_file(site)
-        r = _run("add", reg, "--site", str(site), "--address", f"{num} Plan St", "--received", "2026-11-02",
-                 "--plan-id", "Meadow", *lay)  # fmt: skip
+        r = _run(
+            "add",
+            reg,
+            "--site",
+            str(site),
+            "--address",
+            f"{num} Plan St",
+            "--received",
+            "2026-11-02",
+            "--plan-id",
+            "Meadow",
+            *lay,
+        )
         assert r.exit_code == 0, r.output
     shown = json.loads(_run("show", reg, "ESC-2026-0001", "--json", *lay).output)
     assert shown["plan_id"] == "Meadow" and shown["permit_decision"] == "required"  # 6,000 sq ft over the plan
@@ -281,13 +394,21 @@ def test_cli_pause_retraction_suspension_and_plans(tmp_path: Path, layers_path: 
     assert not [i for i in items if i["code"].startswith("temporary")]
     r = _run("transition", reg, n, "stop_work", "--on", "2026-12-02", *lay)
     assert r.exit_code == 1 and "written reasons (§ 540-12A)" in r.output
-    assert _run("transition", reg, n, "stop_work", "--on", "2026-12-02", "--reasons", "No perimeter control.",
-                *lay).exit_code == 0  # fmt: skip
+    assert (
+        _run(
+            "transition", reg, n, "stop_work", "--on", "2026-12-02", "--reasons", "No perimeter control.", *lay
+        ).exit_code
+        == 0
+    )
     r = _run("retract", reg, n, *lay)
     assert r.exit_code == 2 and "--reasons" in r.output
     r = _run("retract", reg, n, "--reasons", "Perimeter control installed.", "--on", "2026-12-03", *lay)
     assert r.exit_code == 0 and "active" in r.output, r.output
-    assert _run("transition", reg, n, "suspended", "--on", "2026-12-04", "--reasons", "Written notice 12-01.",
-                *lay).exit_code == 0  # fmt: skip
+    assert (
+        _run(
+            "transition", reg, n, "suspended", "--on", "2026-12-04", "--reasons", "Written notice 12-01.", *lay
+        ).exit_code
+        == 0
+    )
     r = _run("reinstate", reg, n, "--reasons", "Complied.", "--on", "2026-12-05", *lay)
     assert r.exit_code == 0 and "active" in r.output, r.output

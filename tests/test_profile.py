@@ -40,8 +40,10 @@ def test_rule_table_numbers():
 
 def test_bad_profile_lists_every_problem(tmp_path):
     f = tmp_path / "p.toml"
-    f.write_text('[profile]\nname = "x"\nmeasure_crs = "EPSG:7594"\n'
-                 '[thresholds.permit_area]\nvalue = "lots"\nunit = "furlongs"\nsection = ""\n')
+    f.write_text(
+        '[profile]\nname = "x"\nmeasure_crs = "EPSG:7594"\n'
+        '[thresholds.permit_area]\nvalue = "lots"\nunit = "furlongs"\nsection = ""\n'
+    )
     with pytest.raises(ProfileError) as exc:
         load_profile(f)
     text = str(exc.value)

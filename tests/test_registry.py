@@ -21,7 +21,7 @@ from esc_gis.errors import (
     ProfileError,
     RegistryError,
     ValidationError,
-)  # fmt: skip
+)
 from esc_gis.registry import Application, Party, init_registry, open_registry
 from esc_gis.registry.calendar import OfficeCalendar
 
@@ -40,8 +40,9 @@ def reg(target: str, layer_set):
 def app(x: float = 100, y: float = 100, area_sqft: float = 5000.0, **kw) -> Application:
     """An application for a square site at local (x, y) inside the test Village."""
     kw.setdefault("received_on", date(2026, 11, 2))  # a Monday
-    return Application(kw.pop("site_address", f"{int(x)} Test St"), kw.pop("received_on"),
-                       square_sqft(x, y, area_sqft), CRS, **kw)  # fmt: skip
+    return Application(
+        kw.pop("site_address", f"{int(x)} Test St"), kw.pop("received_on"), square_sqft(x, y, area_sqft), CRS, **kw
+    )
 
 
 # --- Schema and migrations ------------------------------------------------------------
@@ -63,8 +64,14 @@ def test_a_version_1_registry_is_migrated_to_the_pause_and_plan_columns(target: 
         open_registry(target, layers=layer_set)
     assert init_registry(target, layers=layer_set) == [2]
     with open_registry(target, layers=layer_set) as r:
-        n = r.add(app(plan_id="Meadow", issued_on=date(2026, 11, 3), status="active",
-                      started_at=datetime(2026, 11, 4, 8, tzinfo=timezone.utc)))  # fmt: skip
+        n = r.add(
+            app(
+                plan_id="Meadow",
+                issued_on=date(2026, 11, 3),
+                status="active",
+                started_at=datetime(2026, 11, 4, 8, tzinfo=timezone.utc),
+            )
+        )
         p = r.update(n, work_stopped_on=date(2026, 11, 10), resume_expected_on=date(2026, 12, 1))
         assert (p.plan_id, p.activity, p.resume_expected_on) == ("Meadow", "construction", date(2026, 12, 1))
         assert p.plan_disturbed_sqft == pytest.approx(5000.0, abs=0.01)
@@ -77,8 +84,10 @@ def test_opening_what_is_not_a_registry_says_how_to_make_one(tmp_path: Path, lay
 
 def test_a_newer_schema_is_refused(reg, target: str, layer_set) -> None:
     with reg.backend.write() as cur:
-        cur.execute("INSERT INTO esc_gis_schema (version, description, applied_at) VALUES (99, 'future', "
-                    f"{reg.backend.ph})", (reg.backend.dump("datetime", datetime.now(timezone.utc)),))  # fmt: skip
+        cur.execute(
+            f"INSERT INTO esc_gis_schema (version, description, applied_at) VALUES (99, 'future', {reg.backend.ph})",
+            (reg.backend.dump("datetime", datetime.now(timezone.utc)),),
+        )
     with pytest.raises(RegistryError, match=r"version 99.*Upgrade esc_gis"):
         open_registry(target, layers=layer_set)
 
@@ -136,8 +145,14 @@ def test_every_bad_field_is_reported_at_once_and_nothing_is_added(reg) -> None:
     with pytest.raises(ValidationError) as err:
         reg.add_many(bad, source="test")
     text = str(err.value)
-    for row, words in [(1, "site_address is empty"), (2, "before received_on"), (3, "outside the Village"),
-                       (4, "has no name"), (4, "not an address"), (5, "needs issued_on")]:  # fmt: skip
+    for row, words in [
+        (1, "site_address is empty"),
+        (2, "before received_on"),
+        (3, "outside the Village"),
+        (4, "has no name"),
+        (4, "not an address"),
+        (5, "needs issued_on"),
+    ]:
         assert any(p.row == row and words in p.message for p in err.value.problems), (row, words, text)
     assert reg.list() == []
 
@@ -168,8 +183,14 @@ def test_life_cycle_with_dates_expiry_and_extensions(reg) -> None:
     assert p.extensions_days == [180, 30]
     with pytest.raises(ProfileError, match="up to 180"):
         reg.extend(n, 181)
-    assert [e.kind for e in reg.get(n).events] == ["received", "transition", "transition", "transition",
-                                                   "extension", "extension"]  # fmt: skip
+    assert [e.kind for e in reg.get(n).events] == [
+        "received",
+        "transition",
+        "transition",
+        "transition",
+        "extension",
+        "extension",
+    ]
 
 
 def test_illegal_transition_lists_the_allowed_ones(reg) -> None:
@@ -219,8 +240,11 @@ def test_update_records_inspections_and_dates_in_the_history(reg) -> None:
     n = reg.add(app())
     with pytest.raises(ValidationError, match="before work starts"):
         reg.update(n, inspected_on=date(2026, 11, 25))
-    for state, day in (("under_review", date(2026, 11, 3)), ("approved", date(2026, 11, 10)),
-                       ("active", date(2026, 11, 16))):  # fmt: skip
+    for state, day in (
+        ("under_review", date(2026, 11, 3)),
+        ("approved", date(2026, 11, 10)),
+        ("active", date(2026, 11, 16)),
+    ):
         reg.transition(n, state, on=day)
     p = reg.update(n, inspected_on=date(2026, 11, 20), work_stopped_on=date(2026, 11, 25), who="insp")
     assert p.inspections == [date(2026, 11, 20)]
@@ -247,12 +271,23 @@ def _import_frame(rows: list[dict]) -> gpd.GeoDataFrame:
 
 def test_import_reports_every_bad_row_and_imports_nothing(reg) -> None:
     rows = [
-        {"site_address": "1 A St", "received_on": "2026-11-02", "landowner_name": "Ann", "geometry": square_sqft(100, 100, 5000)},
+        {
+            "site_address": "1 A St",
+            "received_on": "2026-11-02",
+            "landowner_name": "Ann",
+            "geometry": square_sqft(100, 100, 5000),
+        },
         {"site_address": "2 B St", "received_on": "11/02/2026", "geometry": square_sqft(300, 100, 5000)},
-        {"site_address": "3 C St", "received_on": "2026-11-02", "status": "active", "issued_on": "2026-11-05",
-         "started_at": "2026-11-01T08:00", "geometry": square_sqft(500, 100, 5000)},
+        {
+            "site_address": "3 C St",
+            "received_on": "2026-11-02",
+            "status": "active",
+            "issued_on": "2026-11-05",
+            "started_at": "2026-11-01T08:00",
+            "geometry": square_sqft(500, 100, 5000),
+        },
         {"site_address": "4 D St", "received_on": "2026-11-02", "geometry": box(9000, 9000, 9100, 9100)},
-    ]  # fmt: skip
+    ]
     with pytest.raises(ValidationError) as err:
         reg.import_frame(_import_frame(rows), source="permits.csv")
     rows_named = {p.row for p in err.value.problems}
@@ -263,12 +298,20 @@ def test_import_reports_every_bad_row_and_imports_nothing(reg) -> None:
 
 def test_import_of_legacy_permits_in_their_states(reg) -> None:
     rows = [
-        {"permit_number": "ESC-2025-0007", "site_address": "1 A St", "received_on": "2025-03-01", "status": "active",
-         "issued_on": "2025-03-20", "started_at": "2025-04-01T08:00", "start_notice_at": "2025-04-02T09:15Z",
-         "responsible_email": "gc@example.com",
-         "responsible_name": "GC Inc", "geometry": square_sqft(100, 100, 50000)},
+        {
+            "permit_number": "ESC-2025-0007",
+            "site_address": "1 A St",
+            "received_on": "2025-03-01",
+            "status": "active",
+            "issued_on": "2025-03-20",
+            "started_at": "2025-04-01T08:00",
+            "start_notice_at": "2025-04-02T09:15Z",
+            "responsible_email": "gc@example.com",
+            "responsible_name": "GC Inc",
+            "geometry": square_sqft(100, 100, 50000),
+        },
         {"site_address": "2 B St", "received_on": "2026-11-02", "geometry": square_sqft(400, 400, 3000)},
-    ]  # fmt: skip
+    ]
     numbers = reg.import_frame(_import_frame(rows), source="permits.gpkg", who="import")
     assert numbers == ["ESC-2025-0007", "ESC-2026-0001"]
     p = reg.get("ESC-2025-0007")
@@ -314,8 +357,15 @@ def _children(target: str, layers_path: Path, mode: str, n: int) -> list[subproc
     from .conftest import X0, Y0
 
     code = _CHILD.format(src=str(SRC), x0=X0 + 100, y0=Y0 + 1000)
-    procs = [subprocess.Popen([sys.executable, "-c", code, target, str(layers_path), f"w{k}", mode],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for k in range(n)]  # fmt: skip
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code, target, str(layers_path), f"w{k}", mode],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for k in range(n)
+    ]
     return [subprocess.CompletedProcess(p.args, p.wait(timeout=300), *p.communicate()) for p in procs]
 
 
@@ -331,8 +381,11 @@ def test_two_processes_adding_at_once_lose_nothing(reg, target: str, layers_path
 
 def test_two_processes_updating_one_permit_lose_no_event(reg, target: str, layers_path: Path) -> None:
     n = reg.add(app())
-    for state, day in (("under_review", date(2026, 11, 3)), ("approved", date(2026, 11, 10)),
-                       ("active", date(2026, 11, 16))):  # fmt: skip
+    for state, day in (
+        ("under_review", date(2026, 11, 3)),
+        ("approved", date(2026, 11, 10)),
+        ("active", date(2026, 11, 16)),
+    ):
         reg.transition(n, state, on=day)
     done = _children(target, layers_path, "inspect", 2)
     assert [d.returncode for d in done] == [0, 0], [d.stderr[-2000:] for d in done]
@@ -367,8 +420,11 @@ def test_frame_leaves_contacts_out_unless_private(reg) -> None:
 
 def _active(reg, **kw) -> str:
     n = reg.add(app(**kw))
-    for state, day in (("under_review", date(2026, 11, 3)), ("approved", date(2026, 11, 10)),
-                       ("active", date(2026, 11, 16))):  # fmt: skip
+    for state, day in (
+        ("under_review", date(2026, 11, 3)),
+        ("approved", date(2026, 11, 10)),
+        ("active", date(2026, 11, 16)),
+    ):
         reg.transition(n, state, on=day)
     return n
 
@@ -387,7 +443,9 @@ def test_retraction_goes_back_to_the_state_before_through_the_history(reg) -> No
     p = reg.retract(n, reasons="Order retracted after inspection.", on=date(2026, 12, 11), who="pwd")
     assert p.status == "extended"  # the order was made on an extended permit
     assert [(e.kind, e.from_status, e.to_status) for e in p.events[-2:]] == [
-        ("retraction", "revoked", "stop_work"), ("retraction", "stop_work", "extended")]  # fmt: skip
+        ("retraction", "revoked", "stop_work"),
+        ("retraction", "stop_work", "extended"),
+    ]
     assert p.events[-1].detail == "Order retracted after inspection." and p.events[-1].who == "pwd"
     with pytest.raises(IllegalTransitionError, match="nothing to undo"):
         reg.retract(n, reasons="again")
@@ -408,7 +466,9 @@ def test_suspension_and_reinstatement_with_written_notification(reg) -> None:
 
 
 def test_a_permit_imported_in_a_state_has_nothing_before_it_to_go_back_to(reg) -> None:
-    n = reg.add(app(status="stop_work", issued_on=date(2026, 11, 3), started_at=datetime(2026, 11, 4, 8, tzinfo=timezone.utc)))
+    n = reg.add(
+        app(status="stop_work", issued_on=date(2026, 11, 3), started_at=datetime(2026, 11, 4, 8, tzinfo=timezone.utc))
+    )
     with pytest.raises(IllegalTransitionError, match="does not show the state before"):
         reg.retract(n, reasons="Order retracted.")
 
@@ -424,8 +484,11 @@ def test_a_new_stop_clears_the_last_pause_and_resumption_needs_a_stop(reg) -> No
     with pytest.raises(ValidationError, match="before work stopped"):
         reg.update(n, work_resumed_on=date(2026, 11, 19))
     p = reg.update(n, work_resumed_on=date(2026, 11, 24))
-    assert (p.work_stopped_on, p.resume_expected_on, p.work_resumed_on) == (date(2026, 11, 20), date(2026, 11, 25),
-                                                                           date(2026, 11, 24))  # fmt: skip
+    assert (p.work_stopped_on, p.resume_expected_on, p.work_resumed_on) == (
+        date(2026, 11, 20),
+        date(2026, 11, 25),
+        date(2026, 11, 24),
+    )
     p = reg.update(n, work_stopped_on=date(2026, 12, 1))
     assert (p.work_stopped_on, p.resume_expected_on, p.work_resumed_on) == (date(2026, 12, 1), None, None)
 

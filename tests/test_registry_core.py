@@ -100,12 +100,15 @@ def test_simple_deadlines():
 STOP = date(2026, 5, 1)
 
 
-@pytest.mark.parametrize(("resume", "due", "code"), [
-    (None, STOP, "temporary_stabilization_unknown_resume"),  # unknown: may exceed 14 days
-    (date(2026, 5, 16), STOP, "temporary_stabilization"),  # 15 days: exceeds 14, due the day work stops
-    (date(2026, 5, 15), date(2026, 5, 15), "temporary_stabilization_pause_overran"),  # exactly 14: not exceeding
-    (date(2026, 5, 4), date(2026, 5, 15), "temporary_stabilization_pause_overran"),  # short: due if it overruns
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("resume", "due", "code"),
+    [
+        (None, STOP, "temporary_stabilization_unknown_resume"),  # unknown: may exceed 14 days
+        (date(2026, 5, 16), STOP, "temporary_stabilization"),  # 15 days: exceeds 14, due the day work stops
+        (date(2026, 5, 15), date(2026, 5, 15), "temporary_stabilization_pause_overran"),  # exactly 14: not exceeding
+        (date(2026, 5, 4), date(2026, 5, 15), "temporary_stabilization_pause_overran"),  # short: due if it overruns
+    ],
+)
 def test_temporary_stabilization_is_due_when_work_stops_if_the_pause_exceeds_14_days(resume, due, code):
     d = stabilization_due(STOP, PROFILE, resume_expected=resume)
     assert (d.due, d.code) == (due, code)
@@ -124,11 +127,21 @@ def test_temporary_stabilization_is_not_due_once_work_resumed():
 
 
 def test_consecutive_wet_days_are_one_event():
-    rain = [(date(2026, 5, 1), 0.3), (date(2026, 5, 2), 0.3), (date(2026, 5, 4), 0.1), (date(2026, 5, 5), 0.0),
-            (date(2026, 5, 6), 0.2), (date(2026, 5, 7), 1e-9), (date(2026, 5, 8), 0.3)]  # fmt: skip
+    rain = [
+        (date(2026, 5, 1), 0.3),
+        (date(2026, 5, 2), 0.3),
+        (date(2026, 5, 4), 0.1),
+        (date(2026, 5, 5), 0.0),
+        (date(2026, 5, 6), 0.2),
+        (date(2026, 5, 7), 1e-9),
+        (date(2026, 5, 8), 0.3),
+    ]
     got = [(e.start, e.end, e.inches) for e in rain_events(rain, PROFILE)]
-    assert got == [(date(2026, 5, 1), date(2026, 5, 2), 0.6), (date(2026, 5, 4), date(2026, 5, 4), 0.1),
-                   (date(2026, 5, 6), date(2026, 5, 8), 0.5)]  # a trace day joins its neighbours  # fmt: skip
+    assert got == [
+        (date(2026, 5, 1), date(2026, 5, 2), 0.6),
+        (date(2026, 5, 4), date(2026, 5, 4), 0.1),
+        (date(2026, 5, 6), date(2026, 5, 8), 0.5),
+    ]  # a trace day joins its neighbours
 
 
 def test_hourly_rain_separated_by_6_dry_hours_is_two_events():
@@ -146,8 +159,10 @@ def test_inspections_weekly_and_after_rain_events():
     rain = [(date(2026, 5, 3), 0.6), (date(2026, 5, 5), 0.4), (date(2026, 5, 9), 1.2)]
     due = inspections_due(start, [date(2026, 5, 4)], rain, date(2026, 5, 12), PROFILE)
     # 0.6 in on the 3rd was inspected on the 4th; 0.4 in does not trigger; 1.2 in on the 9th is overdue.
-    assert [(d.code, d.due) for d in due] == [("rain_inspection", date(2026, 5, 10)),
-                                               ("weekly_inspection", date(2026, 5, 11))]  # fmt: skip
+    assert [(d.code, d.due) for d in due] == [
+        ("rain_inspection", date(2026, 5, 10)),
+        ("weekly_inspection", date(2026, 5, 11)),
+    ]
     assert all(d.section == "§ 540-8E(6)" for d in due)
     assert "1.20 in of rain from 2026-05-09 to 2026-05-09" in due[0].what and due[0].basis == "interpretation"
     # Inspected on the 10th only: the rain of the 3rd was missed and stays listed (overdue).
@@ -155,30 +170,52 @@ def test_inspections_weekly_and_after_rain_events():
     assert [d.what.split(" from ")[0] for d in late] == ["inspection after 0.60 in of rain"]
 
 
-@pytest.mark.parametrize(("rain", "inspected", "due"), [
-    ([(date(2026, 5, 3), 0.3), (date(2026, 5, 4), 0.3)], [], date(2026, 5, 5)),  # one 0.6 in event, ends the 4th
-    ([(date(2026, 5, 3), 0.25), (date(2026, 5, 4), 0.25)], [], date(2026, 5, 5)),  # exactly 0.5 in: triggers
-    ([(date(2026, 5, 3), 0.1), (date(2026, 5, 4), 0.2), (date(2026, 5, 5), 0.2)], [], date(2026, 5, 6)),  # sums to 0.5
-    ([(date(2026, 5, 3), 0.3), (date(2026, 5, 4), 0.19)], [], None),  # 0.49 in: no event of 0.5 inch
-    ([(date(2026, 5, 3), 0.3), (date(2026, 5, 5), 0.3)], [], None),  # a dry day between: two small events
-    ([(date(2026, 5, 3), 0.3), (date(2026, 5, 4), 0.3)], [date(2026, 5, 4)], date(2026, 5, 5)),  # during: not enough
-    ([(date(2026, 5, 3), 0.3), (date(2026, 5, 4), 0.3)], [date(2026, 5, 5)], None),  # within 24 h after the end
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("rain", "inspected", "due"),
+    [
+        ([(date(2026, 5, 3), 0.3), (date(2026, 5, 4), 0.3)], [], date(2026, 5, 5)),  # one 0.6 in event, ends the 4th
+        ([(date(2026, 5, 3), 0.25), (date(2026, 5, 4), 0.25)], [], date(2026, 5, 5)),  # exactly 0.5 in: triggers
+        (
+            [(date(2026, 5, 3), 0.1), (date(2026, 5, 4), 0.2), (date(2026, 5, 5), 0.2)],
+            [],
+            date(2026, 5, 6),
+        ),  # sums to 0.5
+        ([(date(2026, 5, 3), 0.3), (date(2026, 5, 4), 0.19)], [], None),  # 0.49 in: no event of 0.5 inch
+        ([(date(2026, 5, 3), 0.3), (date(2026, 5, 5), 0.3)], [], None),  # a dry day between: two small events
+        (
+            [(date(2026, 5, 3), 0.3), (date(2026, 5, 4), 0.3)],
+            [date(2026, 5, 4)],
+            date(2026, 5, 5),
+        ),  # during: not enough
+        ([(date(2026, 5, 3), 0.3), (date(2026, 5, 4), 0.3)], [date(2026, 5, 5)], None),  # within 24 h after the end
+    ],
+)
 def test_rain_inspection_edges(rain, inspected, due):
-    got = [d.due for d in inspections_due(date(2026, 5, 1), inspected, rain, date(2026, 5, 6), PROFILE)
-           if d.code == "rain_inspection"]  # fmt: skip
+    got = [
+        d.due
+        for d in inspections_due(date(2026, 5, 1), inspected, rain, date(2026, 5, 6), PROFILE)
+        if d.code == "rain_inspection"
+    ]
     assert got == ([due] if due else [])
 
 
 def test_hourly_event_is_due_24_hours_after_it_ends():
     rain = [(datetime(2026, 5, 3, 22), 0.3), (datetime(2026, 5, 4, 2), 0.3), (datetime(2026, 5, 4, 3), 0.0)]
-    got = [d for d in inspections_due(date(2026, 5, 1), [], rain, date(2026, 5, 6), PROFILE) if d.code == "rain_inspection"]
+    got = [
+        d for d in inspections_due(date(2026, 5, 1), [], rain, date(2026, 5, 6), PROFILE) if d.code == "rain_inspection"
+    ]
     assert [d.due for d in got] == [datetime(2026, 5, 5, 2)]
     # Inspections are recorded by day: one on the day the event ended may have been before its end.
-    assert [d.code for d in inspections_due(date(2026, 5, 1), [date(2026, 5, 4)], rain, date(2026, 5, 6), PROFILE)
-            if d.code == "rain_inspection"] == ["rain_inspection"]  # fmt: skip
-    assert not [d for d in inspections_due(date(2026, 5, 1), [date(2026, 5, 5)], rain, date(2026, 5, 6), PROFILE)
-                if d.code == "rain_inspection"]  # fmt: skip
+    assert [
+        d.code
+        for d in inspections_due(date(2026, 5, 1), [date(2026, 5, 4)], rain, date(2026, 5, 6), PROFILE)
+        if d.code == "rain_inspection"
+    ] == ["rain_inspection"]
+    assert not [
+        d
+        for d in inspections_due(date(2026, 5, 1), [date(2026, 5, 5)], rain, date(2026, 5, 6), PROFILE)
+        if d.code == "rain_inspection"
+    ]
 
 
 def test_every_state_reaches_closed_and_illegal_moves_list_the_allowed():
@@ -203,17 +240,30 @@ def test_every_state_reaches_closed_and_illegal_moves_list_the_allowed():
 
 
 def test_going_back_restores_the_state_before_from_the_history():
-    h = [("imported", None, "extended"), ("transition", "extended", "stop_work"),
-         ("transition", "stop_work", "revoked")]  # fmt: skip
+    h = [
+        ("imported", None, "extended"),
+        ("transition", "extended", "stop_work"),
+        ("transition", "stop_work", "revoked"),
+    ]
     assert previous_state(h) == "stop_work"
     h.append(("retraction", "revoked", "stop_work"))
     assert previous_state(h) == "extended"  # the order was made on an extended permit: back to extended
     h.append(("retraction", "stop_work", "extended"))
     assert previous_state(h) is None  # imported as extended: nothing before it on record
-    assert previous_state([("received", None, "application_received"), ("transition", "x", "under_review"),
-                           ("transition", "under_review", "approved"), ("transition", "approved", "suspended"),
-                           ("reinstatement", "suspended", "approved"), ("transition", "approved", "active"),
-                           ("transition", "active", "suspended")]) == "active"  # fmt: skip
+    assert (
+        previous_state(
+            [
+                ("received", None, "application_received"),
+                ("transition", "x", "under_review"),
+                ("transition", "under_review", "approved"),
+                ("transition", "approved", "suspended"),
+                ("reinstatement", "suspended", "approved"),
+                ("transition", "approved", "active"),
+                ("transition", "active", "suspended"),
+            ]
+        )
+        == "active"
+    )
 
 
 def test_retraction_and_reinstatement_need_written_reasons_from_the_profile():
@@ -248,9 +298,14 @@ def _literals_citing_the_law(path) -> list[str]:
             first = node.body[0]
             if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
                 docstrings.add(id(first.value))
-    return [f"{path.name}:{n.lineno}: {n.value!r}" for n in ast.walk(tree)
-            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docstrings
-            and any(m in n.value for m in _ORDINANCE_MARKS)]  # fmt: skip
+    return [
+        f"{path.name}:{n.lineno}: {n.value!r}"
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Constant)
+        and isinstance(n.value, str)
+        and id(n) not in docstrings
+        and any(m in n.value for m in _ORDINANCE_MARKS)
+    ]
 
 
 def test_registry_and_permits_cli_hold_no_ordinance_wording():

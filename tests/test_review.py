@@ -48,10 +48,12 @@ def review_layers(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("review_layers")
     # A plane falling 5 % to the south: rows run north to south, 5 ft cells over the Village.
     y = 2000 - 2.5 - 5 * np.arange(400)
-    write_dem(folder / "dem.tif", np.repeat((100 + 0.05 * y)[:, None], 400, axis=1).astype("float32"),
-              y0=Y0 + 2000)  # fmt: skip
-    waters = gpd.GeoDataFrame({"water_class": ["perennial_stream"], "name": ["Test Creek"]},
-                              geometry=[_line((0, 1150), (2000, 1150))], crs=CRS)  # fmt: skip
+    write_dem(folder / "dem.tif", np.repeat((100 + 0.05 * y)[:, None], 400, axis=1).astype("float32"), y0=Y0 + 2000)
+    waters = gpd.GeoDataFrame(
+        {"water_class": ["perennial_stream"], "name": ["Test Creek"]},
+        geometry=[_line((0, 1150), (2000, 1150))],
+        crs=CRS,
+    )
     return write_layer_set(folder, waters=waters, extra='[dem]\npath = "dem.tif"\nz_unit = "us_ft"\n')
 
 
@@ -60,12 +62,16 @@ FACTS = {
     "plan": {"title": "Test house"},
     "landowner": {"name": "Ann Owner", "address": "1 Test St", "phone": "920-555-0100"},
     "responsible_parties": [{"name": "Dig Co", "address": "2 Test St", "phone": "920-555-0199"}],
-    "site": {"legal_description": "Lot 1, Test Plat", "site_area_sqft": 40000, "disturbed_area_sqft": 10000,
-             "performance_standards": ["540-7B"]},
+    "site": {
+        "legal_description": "Lot 1, Test Plat",
+        "site_area_sqft": 40000,
+        "disturbed_area_sqft": 10000,
+        "performance_standards": ["540-7B"],
+    },
     "schedule": {"start": "2027-04-01", "end": "2027-08-01", "sequence": ["fence", "dig", "build", "seed"]},
     "narrative": {"text": "Silt fence on the south, pad on the north.", "spill_procedures": "Spill kit on site."},
     "rusle2": {"sediment_tons_per_acre_year": 2.1},
-}  # fmt: skip
+}
 
 
 def _layers() -> dict[str, gpd.GeoDataFrame]:
@@ -76,13 +82,19 @@ def _layers() -> dict[str, gpd.GeoDataFrame]:
         "site_boundary": g([box(200, 1200, 400, 1400)]),
         "disturbed_limits": g([box(250, 1250, 350, 1350)]),
         "drainage": g([_line((300, 1340), (300, 1260))]),
-        "bmps": g([_line((245, 1350), (245, 1245), (355, 1245), (355, 1350)), box(290, 1350, 310, 1404),
-                   _pt(330, 1406), shapely.get_exterior_ring(box(287, 1287, 313, 1313))],
-                  type=["1056", "stone tracking pad", "1060", "fiber roll"]),
+        "bmps": g(
+            [
+                _line((245, 1350), (245, 1245), (355, 1245), (355, 1350)),
+                box(290, 1350, 310, 1404),
+                _pt(330, 1406),
+                shapely.get_exterior_ring(box(287, 1287, 313, 1313)),
+            ],
+            type=["1056", "stone tracking pad", "1060", "fiber roll"],
+        ),
         "stockpiles": g([box(290, 1290, 310, 1310)], days=[30]),
         "streets": g([_line((100, 1405), (500, 1405))]),
         "inlets": g([_pt(330, 1405)]),
-    }  # fmt: skip
+    }
 
 
 def _toml(facts: dict) -> str:
@@ -108,8 +120,13 @@ def _toml(facts: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def package(folder: Path, *, facts: dict | None = None, drop: tuple[str, ...] = (),
-            edit: dict[str, gpd.GeoDataFrame] | None = None) -> Path:  # fmt: skip
+def package(
+    folder: Path,
+    *,
+    facts: dict | None = None,
+    drop: tuple[str, ...] = (),
+    edit: dict[str, gpd.GeoDataFrame] | None = None,
+) -> Path:
     """Write the complete plan, changed as asked, as a GeoPackage with plan.toml; return the .gpkg."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "plan.gpkg"
@@ -133,12 +150,17 @@ def test_the_complete_plan_passes(tmp_path: Path, review_layers: Path) -> None:
     bad = [(c.code, c.status, c.detail) for c in r.checks if c.status in ("fail", "look")]
     assert bad == [] and r.problems == [] and r.verdict == "approve"
     assert r.measured["disturbed_sqft"] == pytest.approx(10_000.04, abs=0.01)  # 100 x 100 US survey feet
-    assert _status(r, "perimeter") == ("pass", "0 of 100 ft of downslope edge without perimeter control within 20 ft "
-                                               "(at most 10 % may be open)")  # fmt: skip
+    assert _status(r, "perimeter") == (
+        "pass",
+        "0 of 100 ft of downslope edge without perimeter control within 20 ft (at most 10 % may be open)",
+    )
     assert _status(r, "waters")[1].startswith("0 of 100 ft of the edge facing the water without a BMP")
-    assert _status(r, "plan_item_9") == ("pass", "RUSLE2 gives 2.1 t/ac/yr; 0.23 acres disturbed, under 1 acre, so the "
-                                         "sediment standard of § 540-7B(3)(b) does not apply; the Reference Guide's "
-                                         "items are checked by the reviewer")  # fmt: skip
+    assert _status(r, "plan_item_9") == (
+        "pass",
+        "RUSLE2 gives 2.1 t/ac/yr; 0.23 acres disturbed, under 1 acre, so the "
+        "sediment standard of § 540-7B(3)(b) does not apply; the Reference Guide's "
+        "items are checked by the reviewer",
+    )
     assert _status(r, "stockpiles")[0] == "pass" and _status(r, "tracking")[0] == "pass"
     assert r.reasons == []
 
@@ -154,20 +176,28 @@ def _facts(**changes: dict) -> dict:
     return f
 
 
-@pytest.mark.parametrize(("change", "code", "words"), [
-    ({"landowner": {"phone": None}}, "plan_item_1", "Ann Owner has no phone"),
-    ({"site": {"legal_description": None}}, "plan_item_2", "no legal_description"),
-    ({"site": {"disturbed_area_sqft": None}}, "plan_item_4", "state site_area_sqft and disturbed_area_sqft"),
-    ({"site": {"disturbed_area_sqft": 3900}}, "area_disturbed", "the other side of the permit threshold (4,000 sq ft)"),
-    ({"site": {"performance_standards": ["540-7A"]}}, "plan_item_5", "makes § 540-7B apply"),
-    ({"narrative": {"text": None}}, "plan_item_7", "no [narrative] text"),
-    ({"schedule": {"sequence": None}}, "plan_item_8", "needs start, end and sequence"),
-    ({"narrative": {"spill_procedures": None}}, "spill", "no spill_procedures"),
-    ({"rusle2": {"sediment_tons_per_acre_year": None}}, "plan_item_9", "no RUSLE2 sediment load"),
-    ({"schedule": {"end": "2027-03-01"}}, "schedule", "ends (2027-03-01) before it starts"),
-])  # fmt: skip
-def test_each_missing_fact_fails_its_item(tmp_path: Path, review_layers: Path, change: dict, code: str,
-                                          words: str) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    ("change", "code", "words"),
+    [
+        ({"landowner": {"phone": None}}, "plan_item_1", "Ann Owner has no phone"),
+        ({"site": {"legal_description": None}}, "plan_item_2", "no legal_description"),
+        ({"site": {"disturbed_area_sqft": None}}, "plan_item_4", "state site_area_sqft and disturbed_area_sqft"),
+        (
+            {"site": {"disturbed_area_sqft": 3900}},
+            "area_disturbed",
+            "the other side of the permit threshold (4,000 sq ft)",
+        ),
+        ({"site": {"performance_standards": ["540-7A"]}}, "plan_item_5", "makes § 540-7B apply"),
+        ({"narrative": {"text": None}}, "plan_item_7", "no [narrative] text"),
+        ({"schedule": {"sequence": None}}, "plan_item_8", "needs start, end and sequence"),
+        ({"narrative": {"spill_procedures": None}}, "spill", "no spill_procedures"),
+        ({"rusle2": {"sediment_tons_per_acre_year": None}}, "plan_item_9", "no RUSLE2 sediment load"),
+        ({"schedule": {"end": "2027-03-01"}}, "schedule", "ends (2027-03-01) before it starts"),
+    ],
+)
+def test_each_missing_fact_fails_its_item(
+    tmp_path: Path, review_layers: Path, change: dict, code: str, words: str
+) -> None:
     r = review_plan(package(tmp_path, facts=_facts(**change)), layers=review_layers)
     status, detail = _status(r, code)
     assert status == "fail" and words in detail, detail
@@ -212,16 +242,21 @@ def test_no_tracking_pad_where_the_site_meets_the_street(tmp_path: Path, review_
 
 def test_unprotected_inlet(tmp_path: Path, review_layers: Path) -> None:
     r = review_plan(package(tmp_path, edit=_without("1060")), layers=review_layers)
-    assert _status(r, "inlets") == ("fail", "1 of 1 inlet(s) within 100 ft without inlet protection (WDNR 1060) within "
-                                            "15 ft")  # fmt: skip
+    assert _status(r, "inlets") == (
+        "fail",
+        "1 of 1 inlet(s) within 100 ft without inlet protection (WDNR 1060) within 15 ft",
+    )
 
 
 def test_no_perimeter_control_on_the_downslope_edge(tmp_path: Path, review_layers: Path) -> None:
     # A sediment trap below the south edge still protects the stream, but is no perimeter control.
     trap = [{"type": "1063", "geometry": box(260, 1215, 340, 1240)}]
     r = review_plan(package(tmp_path, edit=_without("1056", add=trap)), layers=review_layers)
-    assert _status(r, "perimeter") == ("fail", "100 of 100 ft of downslope edge without perimeter control within "
-                                               "20 ft, more than 10 % (shown in red on the map)")  # fmt: skip
+    assert _status(r, "perimeter") == (
+        "fail",
+        "100 of 100 ft of downslope edge without perimeter control within "
+        "20 ft, more than 10 % (shown in red on the map)",
+    )
     assert _status(r, "waters")[0] == "pass"
     assert r.layers["downslope_unprotected"].geometry.iloc[0].length == pytest.approx(100.0)
 
@@ -234,15 +269,20 @@ def test_no_bmp_between_the_disturbance_and_the_water(tmp_path: Path, review_lay
 def test_stockpile_without_cover_fails_unless_short_lived(tmp_path: Path, review_layers: Path) -> None:
     r = review_plan(package(tmp_path / "a", edit=_without("fiber roll")), layers=review_layers)
     assert _status(r, "stockpiles")[0] == "fail"
-    short = {**_without("fiber roll"), "stockpiles": gpd.GeoDataFrame({"days": [5]}, geometry=[box(290, 1290, 310, 1310)], crs=CRS)}
+    short = {
+        **_without("fiber roll"),
+        "stockpiles": gpd.GeoDataFrame({"days": [5]}, geometry=[box(290, 1290, 310, 1310)], crs=CRS),
+    }
     r = review_plan(package(tmp_path / "b", edit=short), layers=review_layers)
     assert _status(r, "stockpiles")[0] == "pass"
 
 
 def test_steep_disturbance_and_protective_area_need_a_look(tmp_path: Path, review_layers: Path) -> None:
     # Disturbance reaching into the creek's 50 ft protective area (y < 1200).
-    edit = {"site_boundary": gpd.GeoDataFrame(geometry=[box(200, 1160, 400, 1400)], crs=CRS),
-            "disturbed_limits": gpd.GeoDataFrame(geometry=[box(250, 1175, 350, 1350)], crs=CRS)}  # fmt: skip
+    edit = {
+        "site_boundary": gpd.GeoDataFrame(geometry=[box(200, 1160, 400, 1400)], crs=CRS),
+        "disturbed_limits": gpd.GeoDataFrame(geometry=[box(250, 1175, 350, 1350)], crs=CRS),
+    }
     facts = _facts(site={"disturbed_area_sqft": 17500, "site_area_sqft": 48000})
     r = review_plan(package(tmp_path, edit=edit, facts=facts), layers=review_layers)
     status, detail = _status(r, "protective")
@@ -253,8 +293,10 @@ def test_bad_packages_get_a_report_not_a_crash(tmp_path: Path, review_layers: Pa
     r = review_plan(tmp_path / "nothing_here", layers=review_layers)
     assert r.verdict == "disapprove" and "does not exist" in str(r.problems[0])
     # Lines where polygons belong, and a layer with no CRS.
-    edit = {"site_boundary": gpd.GeoDataFrame(geometry=[_line((200, 1200), (400, 1400))], crs=CRS),
-            "drainage": gpd.GeoDataFrame(geometry=[_line((300, 1340), (300, 1260))], crs=None)}  # fmt: skip
+    edit = {
+        "site_boundary": gpd.GeoDataFrame(geometry=[_line((200, 1200), (400, 1400))], crs=CRS),
+        "drainage": gpd.GeoDataFrame(geometry=[_line((300, 1340), (300, 1260))], crs=None),
+    }
     facts = {k: v for k, v in FACTS.items() if k != "crs"}
     r = review_plan(package(tmp_path / "bad", edit=edit, facts=facts), layers=review_layers)
     text = "\n".join(str(p) for p in r.problems)
@@ -276,8 +318,14 @@ def test_a_folder_of_geojson_and_a_dxf_with_a_layer_map(tmp_path: Path, review_l
     (folder / "plan.toml").write_text(_toml(FACTS))
     assert review_plan(folder, layers=review_layers).verdict == "approve"
     # The same plan from CAD: closed polylines on named layers, the types in the layer names.
-    cad = {"site_boundary": "C-PROP", "disturbed_limits": "C-LIMITS", "drainage": "C-FLOW", "streets": "C-ROAD",
-           "inlets": "C-INLET", "stockpiles": "C-PILE"}  # fmt: skip
+    cad = {
+        "site_boundary": "C-PROP",
+        "disturbed_limits": "C-LIMITS",
+        "drainage": "C-FLOW",
+        "streets": "C-ROAD",
+        "inlets": "C-INLET",
+        "stockpiles": "C-PILE",
+    }
     rows = []
     for name, layer in cad.items():
         for g in _layers()[name].geometry:
@@ -289,8 +337,12 @@ def test_a_folder_of_geojson_and_a_dxf_with_a_layer_map(tmp_path: Path, review_l
     dxf = tmp_path / "cad" / "plan.dxf"
     dxf.parent.mkdir()
     gpd.GeoDataFrame(rows, geometry="geometry", crs=CRS).to_file(dxf, driver="DXF", engine="pyogrio")
-    mapping = {v: k for k, v in cad.items()} | {"C-ESC-SILT": "bmps:1056", "C-ESC-PAD": "bmps:1057",
-                                                 "C-ESC-INLET": "bmps:1060", "C-ESC-ROLL": "bmps:1071"}  # fmt: skip
+    mapping = {v: k for k, v in cad.items()} | {
+        "C-ESC-SILT": "bmps:1056",
+        "C-ESC-PAD": "bmps:1057",
+        "C-ESC-INLET": "bmps:1060",
+        "C-ESC-ROLL": "bmps:1071",
+    }
     toml = _toml(FACTS) + "[dxf.layers]\n" + "".join(f'"{k}" = "{v}"\n' for k, v in mapping.items())
     (dxf.parent / "plan.toml").write_text(toml)
     r = review_plan(dxf, layers=review_layers)
@@ -301,7 +353,13 @@ def test_a_folder_of_geojson_and_a_dxf_with_a_layer_map(tmp_path: Path, review_l
 
 def test_bmp_types_by_number_name_or_common_name() -> None:
     assert [classify(v) for v in ("1056", 1057.0, "Storm drain inlet protection", "wattle", "straw", None)] == [
-        "1056", "1057", "1060", "1071", None, None]
+        "1056",
+        "1057",
+        "1060",
+        "1071",
+        None,
+        None,
+    ]
 
 
 def test_review_command_and_report_in_chromium(tmp_path: Path, review_layers: Path) -> None:
@@ -309,8 +367,9 @@ def test_review_command_and_report_in_chromium(tmp_path: Path, review_layers: Pa
     facts = _facts(landowner={"name": f"Ann {XSS}", "phone": None})
     plan = package(tmp_path / "p", facts=facts, edit=_without("1060"))
     out, js = tmp_path / "report.html", tmp_path / "report.json"
-    r = CliRunner().invoke(cli, ["review", str(plan), "-o", str(out), "--json", str(js), "--layers",
-                                 str(review_layers), "--offline"])  # fmt: skip
+    r = CliRunner().invoke(
+        cli, ["review", str(plan), "-o", str(out), "--json", str(js), "--layers", str(review_layers), "--offline"]
+    )
     assert r.exit_code == 0, r.output
     assert "disapprove (2 failing: 1 reason(s) for disapproval, 1 advisory" in r.output
     data = json.loads(js.read_text())
@@ -335,11 +394,13 @@ def test_review_command_and_report_in_chromium(tmp_path: Path, review_layers: Pa
 # --- Issue 13: the law told apart from the toolkit's policy -------------------------------------------
 
 
-def test_rusle2_is_required_under_one_acre_and_less_stringent_is_the_reviewers_call(tmp_path: Path,
-                                                                                  review_layers: Path) -> None:  # fmt: skip
+def test_rusle2_is_required_under_one_acre_and_less_stringent_is_the_reviewers_call(
+    tmp_path: Path, review_layers: Path
+) -> None:
     """§ 540-9A(9): every plan includes RUSLE2; under one acre § 540-9C is a decision, not a pass."""
-    r = review_plan(package(tmp_path / "no", facts=_facts(rusle2={"sediment_tons_per_acre_year": None})),
-                    layers=review_layers)  # fmt: skip
+    r = review_plan(
+        package(tmp_path / "no", facts=_facts(rusle2={"sediment_tons_per_acre_year": None})), layers=review_layers
+    )
     item = next(c for c in r.checks if c.code == "plan_item_9")
     assert (item.status, item.basis, item.section) == ("fail", "ordinance", "§ 540-9A(9)")
     assert "0.23 acres disturbed" in item.detail
@@ -354,21 +415,30 @@ def test_rusle2_is_required_under_one_acre_and_less_stringent_is_the_reviewers_c
 
 def _big(tmp_path: Path, review_layers: Path, rusle2: dict, profile: Path | None = None):
     """The complete plan with 50,000 sq ft of disturbance (over one acre)."""
-    edit = {"site_boundary": gpd.GeoDataFrame(geometry=[box(200, 1200, 450, 1400)], crs=CRS),
-            "disturbed_limits": gpd.GeoDataFrame(geometry=[box(200, 1200, 450, 1400)], crs=CRS)}  # fmt: skip
+    edit = {
+        "site_boundary": gpd.GeoDataFrame(geometry=[box(200, 1200, 450, 1400)], crs=CRS),
+        "disturbed_limits": gpd.GeoDataFrame(geometry=[box(200, 1200, 450, 1400)], crs=CRS),
+    }
     facts = _facts(site={"disturbed_area_sqft": 50000, "site_area_sqft": 50000}, rusle2=rusle2)
     return review_plan(package(tmp_path, facts=facts, edit=edit), layers=review_layers, profile=profile)
 
 
-@pytest.mark.parametrize(("rusle2", "status", "finding"), [
-    ({"sediment_tons_per_acre_year": 4.0}, "pass", "review_sediment_load_met"),
-    ({"sediment_tons_per_acre_year": 7.0}, "fail", "review_sediment_load_over"),
-    ({"sediment_tons_per_acre_year": 7.0, "explanation": "Clay soils; phased grading."}, "look",
-     "review_sediment_load_explained"),
-    ({"sediment_tons_per_acre_year": None}, "fail", "review_rusle2_missing"),
-])  # fmt: skip
-def test_sediment_standard_at_one_acre(tmp_path: Path, review_layers: Path, rusle2: dict, status: str,
-                                       finding: str) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    ("rusle2", "status", "finding"),
+    [
+        ({"sediment_tons_per_acre_year": 4.0}, "pass", "review_sediment_load_met"),
+        ({"sediment_tons_per_acre_year": 7.0}, "fail", "review_sediment_load_over"),
+        (
+            {"sediment_tons_per_acre_year": 7.0, "explanation": "Clay soils; phased grading."},
+            "look",
+            "review_sediment_load_explained",
+        ),
+        ({"sediment_tons_per_acre_year": None}, "fail", "review_rusle2_missing"),
+    ],
+)
+def test_sediment_standard_at_one_acre(
+    tmp_path: Path, review_layers: Path, rusle2: dict, status: str, finding: str
+) -> None:
     r = _big(tmp_path, review_layers, rusle2)
     item = next(c for c in r.checks if c.code == "plan_item_9")
     assert (item.status, item.finding) == (status, finding), item.detail
@@ -383,7 +453,7 @@ def _profile_copy(tmp_path: Path, **values: float) -> Path:
     for name, value in values.items():
         head = f"[thresholds.{name}]\nvalue = "
         at = text.index(head) + len(head)
-        text = text[:at] + str(value) + text[text.index("\n", at):]
+        text = text[:at] + str(value) + text[text.index("\n", at) :]
     path = tmp_path / "profile.toml"
     path.write_text(text, encoding="utf-8")
     return path
@@ -398,19 +468,26 @@ def test_the_acre_figures_come_from_the_profile(tmp_path: Path, review_layers: P
     assert item.finding == "review_sediment_load_over" and "over 5 tons per acre per year" in item.detail
     assert not any(c.code == "less_stringent" for c in r.checks)  # 0.23 acres is not under 0.2 acre
     facts = _facts(rusle2={"sediment_tons_per_acre_year": None})
-    r = review_plan(package(tmp_path / "q", facts=facts), layers=review_layers,
-                    profile=_profile_copy(tmp_path, less_stringent_area=0.5))  # fmt: skip
+    r = review_plan(
+        package(tmp_path / "q", facts=facts),
+        layers=review_layers,
+        profile=_profile_copy(tmp_path, less_stringent_area=0.5),
+    )
     assert "under 0.5 acre" in next(c for c in r.checks if c.code == "less_stringent").detail
 
 
-@pytest.mark.parametrize(("edit", "code", "keys"), [
-    (_without("1056"), "perimeter", ["policy.review_uncovered_share", "policy.review_bmp_reach"]),
-    (_without("1060"), "inlets", ["policy.review_inlet_reach", "policy.review_inlet_bmp"]),
-    (_without("stone tracking pad"), "tracking", ["policy.review_street_contact", "policy.review_tracking_reach"]),
-    (_without("fiber roll"), "stockpiles", ["policy.review_bmp_reach"]),
-])  # fmt: skip
-def test_review_heuristics_are_advisories_not_reasons(tmp_path: Path, review_layers: Path, edit: dict, code: str,
-                                                      keys: list[str]) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    ("edit", "code", "keys"),
+    [
+        (_without("1056"), "perimeter", ["policy.review_uncovered_share", "policy.review_bmp_reach"]),
+        (_without("1060"), "inlets", ["policy.review_inlet_reach", "policy.review_inlet_bmp"]),
+        (_without("stone tracking pad"), "tracking", ["policy.review_street_contact", "policy.review_tracking_reach"]),
+        (_without("fiber roll"), "stockpiles", ["policy.review_bmp_reach"]),
+    ],
+)
+def test_review_heuristics_are_advisories_not_reasons(
+    tmp_path: Path, review_layers: Path, edit: dict, code: str, keys: list[str]
+) -> None:
     """§ 540-8C(3): the draft reasons list only ordinance failures; the review reaches are policy."""
     r = review_plan(package(tmp_path, edit=edit), layers=review_layers)
     check = next(c for c in r.checks if c.code == code)
@@ -442,19 +519,34 @@ def test_json_and_html_show_the_basis_and_part_reasons_from_advisories(tmp_path:
     facts = _facts(landowner={"phone": None})
     plan = package(tmp_path / "p", facts=facts, edit=_without("1056"))
     out, js = tmp_path / "report.html", tmp_path / "report.json"
-    r = CliRunner().invoke(cli, ["review", str(plan), "-o", str(out), "--json", str(js), "--layers",
-                                 str(review_layers), "--basemap", "none", "-q"])  # fmt: skip
+    r = CliRunner().invoke(
+        cli,
+        [
+            "review",
+            str(plan),
+            "-o",
+            str(out),
+            "--json",
+            str(js),
+            "--layers",
+            str(review_layers),
+            "--basemap",
+            "none",
+            "-q",
+        ],
+    )
     assert r.exit_code == 0, r.output
     data = json.loads(js.read_text())
     assert all(set(c) >= {"code", "title", "section", "basis", "status", "detail", "policy"} for c in data["checks"])
     basis = {c["code"]: c["basis"] for c in data["checks"]}
     assert basis["plan_item_1"] == "ordinance" and basis["perimeter"] == basis["waters"] == "policy"
     assert [x.split(":")[0] for x in data["reasons"]] == [
-        "Names, addresses and phones of the landowner and responsible parties"]
+        "Names, addresses and phones of the landowner and responsible parties"
+    ]
     assert len(data["advisories"]) == 2 and all("policy.review_uncovered_share" in a for a in data["advisories"])
     page = render_report(review_plan(plan, layers=review_layers))
-    reasons = page[page.index("id='reasons'"):page.index("id='advisories'")]
-    advisories = page[page.index("id='advisories'"):]
+    reasons = page[page.index("id='reasons'") : page.index("id='advisories'")]
+    advisories = page[page.index("id='advisories'") :]
     assert "landowner" in reasons and "perimeter control" not in reasons
     assert "perimeter control" in advisories and "policy.review_bmp_reach" in advisories
     assert "<th>Basis</th>" in page and "data-basis='policy'" in page
@@ -491,9 +583,14 @@ def test_review_sources_hold_no_ordinance_literal() -> None:
     found = []
     for f in files:
         tree = ast.parse(f.read_text(encoding="utf-8"))
-        docs = {id(n.body[0].value) for n in ast.walk(tree)
-                if isinstance(n, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.body
-                and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}  # fmt: skip
+        docs = {
+            id(n.body[0].value)
+            for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            and n.body
+            and isinstance(n.body[0], ast.Expr)
+            and isinstance(n.body[0].value, ast.Constant)
+        }
         for n in ast.walk(tree):
             if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs:
                 found += [f"{f.name}:{n.lineno}: {b!r}" for b in banned if b in n.value]

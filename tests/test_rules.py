@@ -91,8 +91,13 @@ def test_near_threshold_margin_is_the_profiles_policy(prof, share, near):
 
 def test_partial_site_decided_on_the_whole_by_default_and_inside_only_by_switch(prof):
     thr = prof.area_sqft("thresholds.permit_area")
-    values = {"jurisdiction": "partial", "disturbed_sqft": 2.5 * thr, "disturbed_in_village_sqft": 0.75 * thr,
-              "plan_disturbed_sqft": 2.5 * thr, "plan_in_village_sqft": 0.75 * thr}  # fmt: skip
+    values = {
+        "jurisdiction": "partial",
+        "disturbed_sqft": 2.5 * thr,
+        "disturbed_in_village_sqft": 0.75 * thr,
+        "plan_disturbed_sqft": 2.5 * thr,
+        "plan_in_village_sqft": 0.75 * thr,
+    }
     whole = one(prof, **values)
     assert whole.permit[0] == "required" and whole.decision_sqft[0] == 2.5 * thr
     f = findings(whole)["jurisdiction_partial"]
@@ -105,8 +110,14 @@ def test_partial_site_decided_on_the_whole_by_default_and_inside_only_by_switch(
 
 # --- Where a section does not apply, it is not cited --------------------------------------------
 
-WET = {"has_waters": True, "protective_disturbed_sqft": 500.0, "in_water_sqft": 0.0, "nearest_water_ft": 0.0,
-       "protective_waters": "Lake (lake, 50 ft)", "nearest_water": "Lake"}  # fmt: skip
+WET = {
+    "has_waters": True,
+    "protective_disturbed_sqft": 500.0,
+    "in_water_sqft": 0.0,
+    "nearest_water_ft": 0.0,
+    "protective_waters": "Lake (lake, 50 ft)",
+    "nearest_water": "Lake",
+}
 STEEP = {"has_dem": True, "steep_disturbed_sqft": 300.0, "steep_uncovered_sqft": 0.0}
 
 
@@ -114,8 +125,15 @@ def _cites_section_7(f):
     return any(f"{prof_sec}-7" in x["section"] for x in f.values() for prof_sec in ("540", "23"))
 
 
-@pytest.mark.parametrize("site", [{"state_agency": True}, {"activity": "agricultural_activity"},
-                                  {"activity": "silviculture"}, {"jurisdiction": "outside"}])  # fmt: skip
+@pytest.mark.parametrize(
+    "site",
+    [
+        {"state_agency": True},
+        {"activity": "agricultural_activity"},
+        {"activity": "silviculture"},
+        {"jurisdiction": "outside"},
+    ],
+)
 def test_excluded_and_exempt_sites_get_no_section_7_duty(prof, site):
     d = one(prof, disturbed_sqft=10 * prof.area_sqft("thresholds.permit_area"), **WET, **STEEP, **site)
     f = findings(d)
@@ -136,8 +154,18 @@ def test_section_7b_duties_only_for_permitted_sites(prof):
     assert {"steep_slopes_if_permit", "protective_area_if_permit", "permit_may_be_required"} <= set(small)
     assert not {"steep_slopes", "protective_area", "no_steep_slopes"} & set(small)
     # Under the threshold, far from water: § 540-7A only; the steep measurement carries no duty.
-    dry = findings(one(prof, disturbed_sqft=0.5 * thr, has_waters=True, protective_disturbed_sqft=0.0,
-                       in_water_sqft=0.0, nearest_water_ft=900.0, nearest_water="Lake", **STEEP))  # fmt: skip
+    dry = findings(
+        one(
+            prof,
+            disturbed_sqft=0.5 * thr,
+            has_waters=True,
+            protective_disturbed_sqft=0.0,
+            in_water_sqft=0.0,
+            nearest_water_ft=900.0,
+            nearest_water="Lake",
+            **STEEP,
+        )
+    )
     assert not {"steep_slopes", "steep_slopes_if_permit", "no_steep_slopes", "permit_may_be_required"} & set(dry)
     assert "nearest_water_unpermitted" in dry and "nearest_water" not in dry
     assert dry["nearest_water_unpermitted"]["section"] == prof.template("nearest_water_unpermitted").section
@@ -145,9 +173,20 @@ def test_section_7b_duties_only_for_permitted_sites(prof):
 
 def test_zero_steep_and_zero_protective_area_raise_no_duty(prof):
     thr = prof.area_sqft("thresholds.permit_area")
-    f = findings(one(prof, disturbed_sqft=2 * thr, has_dem=True, steep_disturbed_sqft=0.0, steep_uncovered_sqft=0.0,
-                     has_waters=True, protective_disturbed_sqft=0.0, in_water_sqft=0.0, nearest_water_ft=80.0,
-                     nearest_water="Lake"))  # fmt: skip
+    f = findings(
+        one(
+            prof,
+            disturbed_sqft=2 * thr,
+            has_dem=True,
+            steep_disturbed_sqft=0.0,
+            steep_uncovered_sqft=0.0,
+            has_waters=True,
+            protective_disturbed_sqft=0.0,
+            in_water_sqft=0.0,
+            nearest_water_ft=80.0,
+            nearest_water="Lake",
+        )
+    )
     assert "no_steep_slopes" in f and "steep_slopes" not in f
     assert "protective_area" not in f and "in_water" not in f and "nearest_water" in f
 
@@ -164,8 +203,17 @@ def test_targeted_area_cites_7b6_only_for_a_permitted_site(prof):
 
 
 def test_plan_finding_only_when_exempt_area_was_left_out(prof):
-    d = decide(Measurements.of(2, disturbed_sqft=1000.0, plan_id="P", plan_site_count=2,
-                               plan_disturbed_sqft=1000.0, plan_excluded_sqft=[800.0, 0.0]), prof)  # fmt: skip
+    d = decide(
+        Measurements.of(
+            2,
+            disturbed_sqft=1000.0,
+            plan_id="P",
+            plan_site_count=2,
+            plan_disturbed_sqft=1000.0,
+            plan_excluded_sqft=[800.0, 0.0],
+        ),
+        prof,
+    )
     assert "agricultural_area_not_counted" in findings(d, 0) and "agricultural_area_not_counted" not in findings(d, 1)
     assert "common_plan" in findings(d, 1)
 
@@ -175,14 +223,15 @@ def test_plan_finding_only_when_exempt_area_was_left_out(prof):
 
 def test_a_fill_volume_trigger_requires_a_permit_at_its_value():
     prof = PROFILES["example"]
-    d = decide(Measurements.of(3, disturbed_sqft=100.0, trigger_fields={"fill_cuyd": np.array([399.99, 400, 0])}),
-               prof)  # fmt: skip
+    d = decide(Measurements.of(3, disturbed_sqft=100.0, trigger_fields={"fill_cuyd": np.array([399.99, 400, 0])}), prof)
     assert d.permit.tolist() == ["not_required", "required", "not_required"]
     f = findings(d, 1)["permit_required_by_trigger"]
     assert f["section"] == "§ 23-4A(1)(d)" and "400 cubic yards" in f["message"]
     # Winneconne's text is area-only: the same field is ignored there.
-    w = decide(Measurements.of(1, disturbed_sqft=100.0, trigger_fields={"fill_cuyd": np.array([5000.0])}),
-               PROFILES["winneconne"])  # fmt: skip
+    w = decide(
+        Measurements.of(1, disturbed_sqft=100.0, trigger_fields={"fill_cuyd": np.array([5000.0])}),
+        PROFILES["winneconne"],
+    )
     assert w.permit.tolist() == ["not_required"]
 
 
@@ -191,13 +240,27 @@ def test_a_fill_volume_trigger_requires_a_permit_at_its_value():
 
 def test_every_finding_is_the_profiles_record_and_fully_worded(prof):
     thr = prof.area_sqft("thresholds.permit_area")
-    d = decide(Measurements.of(
-        6, disturbed_sqft=[0.5 * thr, 2 * thr, 40 * thr, 2 * thr, 2 * thr, 2 * thr],
-        jurisdiction=["inside", "partial", "inside", "outside", "inside", "inside"],
-        activity=["construction", "construction", "agricultural_production", "construction", "silviculture",
-                  "construction"],
-        state_agency=[False, False, False, False, False, True], plan_id=[None, "P", None, None, None, None],
-        repaired=[True, False, False, False, False, False], **WET, **STEEP), prof)  # fmt: skip
+    d = decide(
+        Measurements.of(
+            6,
+            disturbed_sqft=[0.5 * thr, 2 * thr, 40 * thr, 2 * thr, 2 * thr, 2 * thr],
+            jurisdiction=["inside", "partial", "inside", "outside", "inside", "inside"],
+            activity=[
+                "construction",
+                "construction",
+                "agricultural_production",
+                "construction",
+                "silviculture",
+                "construction",
+            ],
+            state_agency=[False, False, False, False, False, True],
+            plan_id=[None, "P", None, None, None, None],
+            repaired=[True, False, False, False, False, False],
+            **WET,
+            **STEEP,
+        ),
+        prof,
+    )
     seen = set()
     for row in d.findings:
         for f in json.loads(row):
@@ -207,5 +270,12 @@ def test_every_finding_is_the_profiles_record_and_fully_worded(prof):
             if prof is PROFILES["example"]:
                 assert "540" not in f["message"] + f["section"] and "Winneconne" not in f["message"]
             seen.add(f["code"])
-    assert {"jurisdiction_partial", "agricultural_production_not_exempt", "silviculture_exempt", "state_agency",
-            "outside_jurisdiction", "geometry_repaired", "common_plan"} <= seen
+    assert {
+        "jurisdiction_partial",
+        "agricultural_production_not_exempt",
+        "silviculture_exempt",
+        "state_agency",
+        "outside_jurisdiction",
+        "geometry_repaired",
+        "common_plan",
+    } <= seen

@@ -36,8 +36,14 @@ def test_contract_columns_and_types(layer_set):
     row = out.iloc[0]
     assert isinstance(row["site_id"], str)
     assert row["jurisdiction"] in ("inside", "partial", "outside")
-    for col in ("disturbed_sqft", "disturbed_acres", "disturbed_in_village_sqft", "plan_disturbed_sqft",
-                "protective_disturbed_sqft", "nearest_water_ft"):
+    for col in (
+        "disturbed_sqft",
+        "disturbed_acres",
+        "disturbed_in_village_sqft",
+        "plan_disturbed_sqft",
+        "protective_disturbed_sqft",
+        "nearest_water_ft",
+    ):
         assert isinstance(row[col], float), col
     assert out["permit_may_be_required"].dtype == bool and out["sediment_standard"].dtype == bool
     for f in json.loads(row["findings"]):
@@ -105,8 +111,10 @@ def test_exact_threshold_edges_compare_unrounded(layer_set, threshold, column):
     assert "near_threshold" in codes(at) and "near_threshold" in codes(below)
 
 
-@pytest.mark.parametrize(("area", "near"), [(3_960.5, True), (3_959, False), (4_039.5, True), (4_041, False),
-                                            (43_200, True), (43_000, False)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("area", "near"),
+    [(3_960.5, True), (3_959, False), (4_039.5, True), (4_041, False), (43_200, True), (43_000, False)],
+)
 def test_near_threshold_within_one_percent(layer_set, area, near):
     assert ("near_threshold" in codes(one(layer_set, square_sqft(100, 100, area)))) is near
 
@@ -148,11 +156,17 @@ def test_partial_site_is_a_reading_not_the_text(layer_set):
 def test_partial_site_inside_only_reading_is_a_profile_switch(layer_set, tmp_path):
     from esc_gis.profile import _builtin_path
 
-    text = _builtin_path("winneconne").read_text().replace('partial_jurisdiction = "whole"',
-                                                           'partial_jurisdiction = "inside_only"')
+    text = (
+        _builtin_path("winneconne")
+        .read_text()
+        .replace('partial_jurisdiction = "whole"', 'partial_jurisdiction = "inside_only"')
+    )
     (tmp_path / "inside.toml").write_text(text)
-    row = screen(sites([{"site_id": "A", "geometry": box(-70, 100, 30, 200)}]), layers=layer_set,
-                 profile=tmp_path / "inside.toml").iloc[0]  # fmt: skip
+    row = screen(
+        sites([{"site_id": "A", "geometry": box(-70, 100, 30, 200)}]),
+        layers=layer_set,
+        profile=tmp_path / "inside.toml",
+    ).iloc[0]
     assert row["jurisdiction"] == "partial" and row["permit"] == "not_required"
     assert row["plan_disturbed_sqft"] == pytest.approx(3_000 * K, rel=1e-5)
     f = {x["code"]: x for x in json.loads(row["findings"])}
@@ -180,8 +194,18 @@ def test_boundary_sliver_does_not_make_a_site_partial(layer_set):
     ("attrs", "applicability", "code", "section"),
     [
         ({"state_agency": True}, "excluded_state_agency", "state_agency", "§ 540-4C"),
-        ({"activity": "agricultural_activity"}, "exempt_agricultural", "agricultural_activity_exempt", "§ 540-4A(2)(a)"),
-        ({"activity": "silviculture"}, "exempt_silviculture", "silviculture_exempt", "§ 540-4A(2)(b); § 540-5 SILVICULTURE ACTIVITIES"),
+        (
+            {"activity": "agricultural_activity"},
+            "exempt_agricultural",
+            "agricultural_activity_exempt",
+            "§ 540-4A(2)(a)",
+        ),
+        (
+            {"activity": "silviculture"},
+            "exempt_silviculture",
+            "silviculture_exempt",
+            "§ 540-4A(2)(b); § 540-5 SILVICULTURE ACTIVITIES",
+        ),
     ],
 )
 @pytest.mark.parametrize("crs", ["EPSG:7594", "EPSG:4326", "EPSG:3071"])
@@ -199,8 +223,9 @@ def test_agricultural_production_area_is_not_exempt(layer_set, crs):
     assert "agricultural_production_not_exempt" in codes(row)
 
 
-@pytest.mark.parametrize(("area", "permit", "standards"), [(20_000, "not_required", "540-7A"),
-                                                          (43_560, "required", "540-7B")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("area", "permit", "standards"), [(20_000, "not_required", "540-7A"), (43_560, "required", "540-7B")]
+)
 @pytest.mark.parametrize("crs", ["EPSG:7594", "EPSG:4326", "EPSG:3071"])
 def test_npdes_exempt_under_one_acre_follows_7a_only(layer_set, area, permit, standards, crs):
     row = one(layer_set, square_sqft(100, 100, area + (0.01 if crs == "EPSG:7594" else 1.0)), crs, npdes_exempt=True)
@@ -216,11 +241,14 @@ def test_npdes_exempt_near_water_is_not_a_discretionary_permit(layer_set):
 
 @pytest.mark.parametrize("crs", ["EPSG:7594", "EPSG:4326", "EPSG:3857"])
 def test_common_plan_adds_up_lots(layer_set, crs):
-    gdf = sites([
-        {"site_id": "L1", "plan_id": "P", "geometry": square_sqft(100, 100, 2_500)},
-        {"site_id": "L2", "plan_id": "P", "geometry": square_sqft(300, 100, 2_500)},
-        {"site_id": "L3", "plan_id": None, "geometry": square_sqft(500, 100, 2_500)},
-    ], crs)  # fmt: skip
+    gdf = sites(
+        [
+            {"site_id": "L1", "plan_id": "P", "geometry": square_sqft(100, 100, 2_500)},
+            {"site_id": "L2", "plan_id": "P", "geometry": square_sqft(300, 100, 2_500)},
+            {"site_id": "L3", "plan_id": None, "geometry": square_sqft(500, 100, 2_500)},
+        ],
+        crs,
+    )
     out = screen(gdf, layers=layer_set).set_index("site_id")
     assert out.loc["L1", "plan_disturbed_sqft"] == pytest.approx(5_000, rel=1e-6)
     assert out.loc["L1", "disturbed_in_village_sqft"] == pytest.approx(2_500, rel=1e-6)
@@ -230,21 +258,29 @@ def test_common_plan_adds_up_lots(layer_set, crs):
 
 
 def test_common_plan_counts_overlap_once_and_the_whole_of_a_partial_site(layer_set):
-    gdf = sites([
-        {"site_id": "L1", "plan_id": "P", "geometry": box(-50, 100, 50, 150)},   # 5,000, 2,500 inside
-        {"site_id": "L2", "plan_id": "P", "geometry": box(25, 100, 75, 150)},    # overlaps L1 by 1,250
-    ])  # fmt: skip
+    gdf = sites(
+        [
+            {"site_id": "L1", "plan_id": "P", "geometry": box(-50, 100, 50, 150)},  # 5,000, 2,500 inside
+            {"site_id": "L2", "plan_id": "P", "geometry": box(25, 100, 75, 150)},  # overlaps L1 by 1,250
+        ]
+    )
     out = screen(gdf, layers=layer_set)
     assert out["plan_disturbed_sqft"].iloc[0] == pytest.approx(6_250 * K)
     assert list(out["permit"]) == ["required", "required"]
 
 
 def test_exempt_agricultural_area_never_counts_toward_a_plan(layer_set):
-    gdf = sites([
-        {"site_id": "H", "plan_id": "P", "geometry": square_sqft(100, 100, 3_000)},
-        {"site_id": "F", "plan_id": "P", "activity": "agricultural_activity",
-         "geometry": square_sqft(300, 100, 2_000)},
-    ])  # fmt: skip
+    gdf = sites(
+        [
+            {"site_id": "H", "plan_id": "P", "geometry": square_sqft(100, 100, 3_000)},
+            {
+                "site_id": "F",
+                "plan_id": "P",
+                "activity": "agricultural_activity",
+                "geometry": square_sqft(300, 100, 2_000),
+            },
+        ]
+    )
     out = screen(gdf, layers=layer_set).set_index("site_id")
     assert out.loc["H", "plan_disturbed_sqft"] == pytest.approx(3_000, rel=1e-6)
     assert out.loc["H", "permit"] == "not_required"
@@ -254,8 +290,9 @@ def test_exempt_agricultural_area_never_counts_toward_a_plan(layer_set):
 
 def test_overlapping_disturbed_limits_are_one_area(layer_set, tmp_path):
     s = sites([{"site_id": "A", "geometry": box(0, 0, 300, 300)}])
-    d = sites([{"site_id": "A", "geometry": box(100, 100, 150, 150)},
-               {"site_id": "A", "geometry": box(128, 100, 178, 150)}])  # fmt: skip
+    d = sites(
+        [{"site_id": "A", "geometry": box(100, 100, 150, 150)}, {"site_id": "A", "geometry": box(128, 100, 178, 150)}]
+    )
     row = screen(s, disturbed=d, layers=layer_set).iloc[0]
     assert row["disturbed_sqft"] == pytest.approx(78 * 50 * K)  # 3,900, not 5,000
     assert row["permit"] == "not_required" and "overlaps_counted_once" in codes(row)
@@ -344,9 +381,17 @@ def test_targeted_area_is_a_discretionary_reason(tmp_path):
     folder = tmp_path / "l"
     manifest = write_layer_set(folder, extra='[targeted_areas]\npath = "tmdl.gpkg"\nname_field = "name"\n')
     gpd.GeoDataFrame({"name": ["Upper Fox-Wolf TMDL"]}, geometry=[box(0, 0, 500, 500)], crs=CRS).to_file(
-        folder / "tmdl.gpkg", engine="pyogrio")  # fmt: skip
-    out = screen(sites([{"site_id": "A", "geometry": box(100, 100, 120, 120)},
-                        {"site_id": "B", "geometry": box(900, 900, 920, 920)}]), layers=manifest)  # fmt: skip
+        folder / "tmdl.gpkg", engine="pyogrio"
+    )
+    out = screen(
+        sites(
+            [
+                {"site_id": "A", "geometry": box(100, 100, 120, 120)},
+                {"site_id": "B", "geometry": box(900, 900, 920, 920)},
+            ]
+        ),
+        layers=manifest,
+    )
     assert list(out["permit_may_be_required"]) == [True, False]
     assert out["targeted_areas"].iloc[0] == "Upper Fox-Wolf TMDL"
     f = {x["code"]: x for x in json.loads(out["findings"].iloc[0])}
@@ -358,15 +403,22 @@ def test_targeted_area_is_a_discretionary_reason(tmp_path):
 
 
 def test_every_finding_cites_a_section(layer_set):
-    gdf = sites([
-        {"site_id": str(i), "geometry": g, **a}
-        for i, (g, a) in enumerate([
-            (box(100, 100, 200, 200), {}), (box(-100, 100, 100, 200), {}), (box(-500, 0, -400, 100), {}),
-            (box(1760, 100, 1790, 150), {}), (box(100, 300, 400, 600), {"state_agency": True}),
-            (box(100, 700, 400, 900), {"activity": "silviculture"}),
-            (box(500, 100, 800, 400), {"npdes_exempt": True}),
-        ])
-    ])  # fmt: skip
+    gdf = sites(
+        [
+            {"site_id": str(i), "geometry": g, **a}
+            for i, (g, a) in enumerate(
+                [
+                    (box(100, 100, 200, 200), {}),
+                    (box(-100, 100, 100, 200), {}),
+                    (box(-500, 0, -400, 100), {}),
+                    (box(1760, 100, 1790, 150), {}),
+                    (box(100, 300, 400, 600), {"state_agency": True}),
+                    (box(100, 700, 400, 900), {"activity": "silviculture"}),
+                    (box(500, 100, 800, 400), {"npdes_exempt": True}),
+                ]
+            )
+        ]
+    )
     for row in screen(gdf, layers=layer_set).itertuples():
         for f in json.loads(row.findings):
             assert f["section"].startswith(("§ 540-", "toolkit", "NR 151")), f
@@ -387,9 +439,15 @@ def test_user_fields_are_kept(layer_set):
 
 # --- properties ------------------------------------------------------------------------
 
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(x=st.floats(50, 1500), y=st.floats(50, 1500), w=st.floats(5, 400), h=st.floats(5, 400),
-       crs=st.sampled_from(INPUT_CRSS))  # fmt: skip
+@given(
+    x=st.floats(50, 1500),
+    y=st.floats(50, 1500),
+    w=st.floats(5, 400),
+    h=st.floats(5, 400),
+    crs=st.sampled_from(INPUT_CRSS),
+)
 def test_area_invariant_under_reprojection(layer_set, x, y, w, h, crs):
     g = box(x, y, x + w, y + h)
     native = one(layer_set, g)["disturbed_sqft"]
@@ -397,8 +455,11 @@ def test_area_invariant_under_reprojection(layer_set, x, y, w, h, crs):
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.tuples(st.floats(0, 300), st.floats(0, 300), st.floats(1, 200), st.floats(1, 200)),
-                min_size=1, max_size=6))  # fmt: skip
+@given(
+    st.lists(
+        st.tuples(st.floats(0, 300), st.floats(0, 300), st.floats(1, 200), st.floats(1, 200)), min_size=1, max_size=6
+    )
+)
 def test_union_never_larger_than_sum(layer_set, rects):
     s = sites([{"site_id": "A", "geometry": box(-10, -10, 600, 600)}])
     d = sites([{"site_id": "A", "geometry": box(x, y, x + w, y + h)} for x, y, w, h in rects])
@@ -420,10 +481,15 @@ def test_concentrated_flow_channel_without_drainage_is_taken_as_classed_and_says
     from .conftest import X0, Y0, write_layer_set
 
     def run(drainage):
-        w = gpd.GeoDataFrame({"water_class": ["concentrated_flow_channel"], "name": ["Swale"],
-                              **({"drainage_acres": [drainage]} if drainage is not None else {})},
-                             geometry=[shapely.LineString([(X0 + 100, Y0 + 300), (X0 + 900, Y0 + 300)])],
-                             crs=CRS)  # fmt: skip
+        w = gpd.GeoDataFrame(
+            {
+                "water_class": ["concentrated_flow_channel"],
+                "name": ["Swale"],
+                **({"drainage_acres": [drainage]} if drainage is not None else {}),
+            },
+            geometry=[shapely.LineString([(X0 + 100, Y0 + 300), (X0 + 900, Y0 + 300)])],
+            crs=CRS,
+        )
         manifest = write_layer_set(tmp_path / f"l{drainage}", waters=w)
         gdf = sites([{"site_id": "A", "geometry": box(400, 295, 500, 345)}])  # 5,000 sq ftUS over the swale
         return screen(gdf, layers=manifest).iloc[0]

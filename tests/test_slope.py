@@ -65,11 +65,11 @@ def test_border_is_nodata_unless_edges_are_computed(tmp_path):
 @pytest.mark.parametrize(
     ("crs", "cell", "z_unit", "rise"),
     [
-        ("EPSG:3071", 2.0, "m", 0.4),                        # metres both ways
-        ("EPSG:7594", 5.0, "us_ft", 1.0),                    # US survey feet both ways (county lidar)
-        ("EPSG:7594", 5.0, "m", 1.0 * 1200 / 3937),          # ftUS grid, elevations in metres
-        ("EPSG:3071", 2.0, "ft", 0.4 / 0.3048),              # metre grid, elevations in feet
-        ("EPSG:2222", 5.0, "ft", 1.0),                       # international feet both ways
+        ("EPSG:3071", 2.0, "m", 0.4),  # metres both ways
+        ("EPSG:7594", 5.0, "us_ft", 1.0),  # US survey feet both ways (county lidar)
+        ("EPSG:7594", 5.0, "m", 1.0 * 1200 / 3937),  # ftUS grid, elevations in metres
+        ("EPSG:3071", 2.0, "ft", 0.4 / 0.3048),  # metre grid, elevations in feet
+        ("EPSG:2222", 5.0, "ft", 1.0),  # international feet both ways
     ],
 )
 def test_units_horizontal_and_vertical(tmp_path, crs, cell, z_unit, rise):

@@ -83,9 +83,16 @@ def test_steep_area_from_a_geographic_dem_matches_projected(tmp_path):
 def test_screen_measures_steep_disturbed_area(tmp_path, dem):
     manifest = write_layer_set(tmp_path / "l", extra=f'[dem]\npath = "{dem}"\nz_unit = "us_ft"\n')
     ls = load_layers(manifest, profile=load_profile())
-    out = screen(sites([{"site_id": "A", "geometry": box(152.5, 100, 252.5, 200)},
-                        {"site_id": "B", "geometry": box(300, 300, 350, 350)},
-                        {"site_id": "C", "geometry": box(380, 100, 480, 200)}]), layers=ls).set_index("site_id")  # fmt: skip
+    out = screen(
+        sites(
+            [
+                {"site_id": "A", "geometry": box(152.5, 100, 252.5, 200)},
+                {"site_id": "B", "geometry": box(300, 300, 350, 350)},
+                {"site_id": "C", "geometry": box(380, 100, 480, 200)},
+            ]
+        ),
+        layers=ls,
+    ).set_index("site_id")
     assert out.loc["A", "steep_disturbed_sqft"] == pytest.approx(47.5 * 100 * K, rel=1e-9)
     assert out.loc["A", "steep_share"] == pytest.approx(0.475, rel=1e-9)
     f = {x["code"]: x for x in json.loads(out.loc["A", "findings"])}

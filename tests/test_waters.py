@@ -79,8 +79,9 @@ def test_greatest_width_wins_where_features_touch():
     assert part_at(parts, 20, 130) == "lake"  # 85 ft from the wetland, 30 ft from the lake
     assert part_at(parts, -60, 50) is None  # 60 ft west of the lake: outside its 50 ft
     assert part_at(parts, 150, 50) is None  # in the wetland itself: water, not strip
-    union = shapely.difference(shapely.union_all(shapely.buffer(w.geometry.values, [50 / L, 75 / L])),
-                               shapely.union_all(w.geometry.values))  # fmt: skip
+    union = shapely.difference(
+        shapely.union_all(shapely.buffer(w.geometry.values, [50 / L, 75 / L])), shapely.union_all(w.geometry.values)
+    )
     assert parts["area_sqft"].sum() == pytest.approx(union.area * K, rel=1e-9)
     assert not parts.geometry.iloc[0].intersects(parts.geometry.iloc[1].buffer(-0.01))
 
@@ -105,14 +106,26 @@ def test_centreline_and_channel_width():
 
 
 def test_screening_names_centreline_strips_and_measures_channels_as_water(tmp_path):
-    w = gpd.GeoDataFrame({"water_class": ["perennial_stream", "intermittent_stream"], "name": ["Mill Creek", "Ditch"],
-                          "width_ft": [None, 20.0]},
-                         geometry=[line((100, 300), (900, 300)), line((100, 1300), (900, 1300))], crs=CRS)  # fmt: skip
+    w = gpd.GeoDataFrame(
+        {
+            "water_class": ["perennial_stream", "intermittent_stream"],
+            "name": ["Mill Creek", "Ditch"],
+            "width_ft": [None, 20.0],
+        },
+        geometry=[line((100, 300), (900, 300)), line((100, 1300), (900, 1300))],
+        crs=CRS,
+    )
     manifest = write_layer_set(tmp_path / "l", waters=w)
     manifest.write_text(manifest.read_text() + 'channel_width_field = "width_ft"\n')
-    out = screen(sites([{"site_id": "creek", "geometry": box(400, 320, 440, 360)},  # 20 ft from the centreline
-                        {"site_id": "ditch", "geometry": box(400, 1305, 440, 1345)}]),  # in the 20 ft channel
-                 layers=manifest).set_index("site_id")  # fmt: skip
+    out = screen(
+        sites(
+            [
+                {"site_id": "creek", "geometry": box(400, 320, 440, 360)},  # 20 ft from the centreline
+                {"site_id": "ditch", "geometry": box(400, 1305, 440, 1345)},
+            ]
+        ),  # in the 20 ft channel
+        layers=manifest,
+    ).set_index("site_id")
     creek = {f["code"]: f for f in json.loads(out.loc["creek", "findings"])}
     assert "protective_area_from_centreline" in creek
     assert creek["protective_area_from_centreline"]["basis"] == "technical_standard"
@@ -134,14 +147,18 @@ def test_unknown_classes_are_listed_with_the_allowed_ones(tmp_path):
 
 
 def test_class_map_from_the_manifest_maps_ignores_and_reports(tmp_path):
-    w = gpd.GeoDataFrame({"HYDROCODE": [1, 2, 3, 9]}, geometry=[box(0, 0, 9, 9), box(20, 0, 29, 9),
-                         box(40, 0, 49, 9), box(60, 0, 69, 9)], crs=CRS)  # fmt: skip
+    w = gpd.GeoDataFrame(
+        {"HYDROCODE": [1, 2, 3, 9]},
+        geometry=[box(0, 0, 9, 9), box(20, 0, 29, 9), box(40, 0, 49, 9), box(60, 0, 69, 9)],
+        crs=CRS,
+    )
     folder = tmp_path / "l"
     manifest = write_layer_set(folder, with_waters=False)
     w.to_file(folder / "hydro.gpkg", engine="pyogrio")
     (folder / "codes.csv").write_text("code,class\n1,lake\n2,wetland\n3,ignore\n")
-    manifest.write_text(manifest.read_text() + '[waters]\npath = "hydro.gpkg"\nclass_field = "HYDROCODE"\n'
-                        'class_map = "codes.csv"\n')  # fmt: skip
+    manifest.write_text(
+        manifest.read_text() + '[waters]\npath = "hydro.gpkg"\nclass_field = "HYDROCODE"\nclass_map = "codes.csv"\n'
+    )
     with pytest.raises(ValidationError) as exc:
         load_layers(manifest, profile=PROFILE)
     assert "row 4" in str(exc.value) and "'9'" in str(exc.value) and "not in class_map" in str(exc.value)
@@ -158,9 +175,13 @@ def test_several_waters_layers_and_bad_geometry(tmp_path):
     folder = tmp_path / "l"
     manifest = write_layer_set(folder, with_waters=False)
     waters([("lake", box(0, 0, 9, 9))]).to_file(folder / "lakes.gpkg", engine="pyogrio")
-    streams = waters([("perennial_stream", line((0, 0), (100, 0))),
-                      ("wetland_less_susceptible", line((0, 50), (100, 50))),
-                      ("lake", shapely.Point(X0, Y0))])  # fmt: skip
+    streams = waters(
+        [
+            ("perennial_stream", line((0, 0), (100, 0))),
+            ("wetland_less_susceptible", line((0, 50), (100, 50))),
+            ("lake", shapely.Point(X0, Y0)),
+        ]
+    )
     pyogrio.write_dataframe(streams, folder / "streams.gpkg")
     manifest.write_text(manifest.read_text() + '[[waters]]\npath = "lakes.gpkg"\n[[waters]]\npath = "streams.gpkg"\n')
     with pytest.raises(ValidationError) as exc:
@@ -192,12 +213,28 @@ def test_protective_layer_in_any_input_crs():
 
 def test_protective_command(tmp_path):
     src = tmp_path / "hydro.gpkg"
-    gpd.GeoDataFrame({"CODE": ["L", "W", "X"], "NAME": ["Pond", "Marsh", "Culvert"]},
-                     geometry=[box(0, 0, 100, 100), box(100, 0, 200, 100), box(500, 0, 510, 10)],
-                     crs=CRS).to_file(src, engine="pyogrio")  # fmt: skip
+    gpd.GeoDataFrame(
+        {"CODE": ["L", "W", "X"], "NAME": ["Pond", "Marsh", "Culvert"]},
+        geometry=[box(0, 0, 100, 100), box(100, 0, 200, 100), box(500, 0, 510, 10)],
+        crs=CRS,
+    ).to_file(src, engine="pyogrio")
     out = tmp_path / "pa.gpkg"
-    args = ["protective", str(src), "-o", str(out), "--class-field", "CODE", "--class-map", "L=lake",
-            "--class-map", "W=wetland_highly_susceptible", "--class-map", "X=ignore", "--name-field", "NAME"]  # fmt: skip
+    args = [
+        "protective",
+        str(src),
+        "-o",
+        str(out),
+        "--class-field",
+        "CODE",
+        "--class-map",
+        "L=lake",
+        "--class-map",
+        "W=wetland_highly_susceptible",
+        "--class-map",
+        "X=ignore",
+        "--name-field",
+        "NAME",
+    ]
     r = CliRunner().invoke(cli, args)
     assert r.exit_code == 0, r.output
     assert "wetland_highly_susceptible" in r.output and "Wrote 2 protective-area part(s)" in r.output
@@ -221,10 +258,18 @@ def test_overlap_matches_a_dissolved_reference_with_mixed_overlapping_waters():
     ponds = shapely.buffer(shapely.points(origin + rng.uniform(0, 1000, (25, 2))), rng.uniform(20, 80, 25))
     walks = origin + rng.uniform(0, 1000, (20, 1, 2)) + np.cumsum(rng.uniform(-60, 60, (20, 6, 2)), axis=1)
     streams = shapely.linestrings(walks)
-    classes = (["lake"] * 10 + ["wetland_highly_susceptible"] * 8 + ["wetland_less_susceptible"] * 7
-               + ["perennial_stream"] * 12 + ["concentrated_flow_channel"] * 8)  # fmt: skip
-    w = gpd.GeoDataFrame({"water_class": classes, "channel_width_ft": [np.nan] * 31 + [20.0] * 6 + [np.nan] * 8},
-                         geometry=np.r_[ponds, streams], crs=CRS)  # fmt: skip
+    classes = (
+        ["lake"] * 10
+        + ["wetland_highly_susceptible"] * 8
+        + ["wetland_less_susceptible"] * 7
+        + ["perennial_stream"] * 12
+        + ["concentrated_flow_channel"] * 8
+    )
+    w = gpd.GeoDataFrame(
+        {"water_class": classes, "channel_width_ft": [np.nan] * 31 + [20.0] * 6 + [np.nan] * 8},
+        geometry=np.r_[ponds, streams],
+        crs=CRS,
+    )
     lo = origin + rng.uniform(-50, 1000, (3000, 2))
     parcels = shapely.box(*lo.T, *(lo + rng.uniform(10, 60, (3000, 2))).T)
     pa = protective_areas(w, PROFILE, w.crs)
@@ -260,8 +305,11 @@ def test_strip_is_measured_from_the_top_of_channel():
 
 
 def test_piped_stream_has_no_strip_but_is_still_a_water():
-    w = waters([("perennial_stream", line((0, 0), (1000, 0))), ("perennial_stream", line((0, 500), (1000, 500)))],
-               channel_width_ft=[20.0, np.nan], piped=[True, False])  # fmt: skip
+    w = waters(
+        [("perennial_stream", line((0, 0), (1000, 0))), ("perennial_stream", line((0, 500), (1000, 500)))],
+        channel_width_ft=[20.0, np.nan],
+        piped=[True, False],
+    )
     pa = protective_areas(w, PROFILE, w.crs)
     assert pa.piped.tolist() == [True, False] and pa.widths_ft.tolist() == [0.0, 50.0]
     sites_ = np.array([box(400, 0, 440, 30), box(400, 520, 440, 540)])
@@ -304,11 +352,16 @@ def test_drainage_only_matters_for_classes_with_a_minimum():
 
 
 def test_piped_and_drainage_fields_in_a_layer_set(tmp_path):
-    w = gpd.GeoDataFrame({"water_class": ["perennial_stream", "concentrated_flow_channel", "concentrated_flow_channel"],
-                          "name": ["Culverted creek", "Swale", "Ditch"], "piped": ["yes", None, "0"],
-                          "drainage_acres": [None, 40.0, None]},
-                         geometry=[line((0, 0), (1000, 0)), line((0, 300), (1000, 300)),
-                                   line((0, 600), (1000, 600))], crs=CRS)  # fmt: skip
+    w = gpd.GeoDataFrame(
+        {
+            "water_class": ["perennial_stream", "concentrated_flow_channel", "concentrated_flow_channel"],
+            "name": ["Culverted creek", "Swale", "Ditch"],
+            "piped": ["yes", None, "0"],
+            "drainage_acres": [None, 40.0, None],
+        },
+        geometry=[line((0, 0), (1000, 0)), line((0, 300), (1000, 300)), line((0, 600), (1000, 600))],
+        crs=CRS,
+    )
     ls = load_layers(write_layer_set(tmp_path / "l", waters=w), profile=PROFILE)
     assert ls.waters["piped"].tolist() == [True, False, False]
     np.testing.assert_array_equal(ls.waters["drainage_acres"].to_numpy(), [np.nan, 40.0, np.nan])
@@ -321,9 +374,16 @@ def test_piped_and_drainage_fields_in_a_layer_set(tmp_path):
 
 
 def test_bad_piped_and_drainage_values_are_listed(tmp_path):
-    w = gpd.GeoDataFrame({"water_class": ["perennial_stream", "concentrated_flow_channel"], "name": ["a", "b"],
-                          "culvert": ["maybe", "no"], "drainage_acres": ["40", "lots"]},
-                         geometry=[line((0, 0), (100, 0)), line((0, 300), (100, 300))], crs=CRS)  # fmt: skip
+    w = gpd.GeoDataFrame(
+        {
+            "water_class": ["perennial_stream", "concentrated_flow_channel"],
+            "name": ["a", "b"],
+            "culvert": ["maybe", "no"],
+            "drainage_acres": ["40", "lots"],
+        },
+        geometry=[line((0, 0), (100, 0)), line((0, 300), (100, 300))],
+        crs=CRS,
+    )
     manifest = write_layer_set(tmp_path / "l", waters=w)
     with pytest.raises(LayerSetError, match=r"no field 'pipe' for piped_field"):
         manifest.write_text(manifest.read_text() + 'piped_field = "pipe"\n')
@@ -338,10 +398,15 @@ def test_bad_piped_and_drainage_values_are_listed(tmp_path):
 
 def test_protective_command_reads_piped_and_drainage(tmp_path):
     src = tmp_path / "hydro.gpkg"
-    gpd.GeoDataFrame({"water_class": ["perennial_stream", "concentrated_flow_channel", "concentrated_flow_channel"],
-                      "in_pipe": [1, 0, 0], "drainage_acres": [None, 500.0, None]},
-                     geometry=[line((0, 0), (1000, 0)), line((0, 300), (1000, 300)), line((0, 900), (1000, 900))],
-                     crs=CRS).to_file(src, engine="pyogrio")  # fmt: skip
+    gpd.GeoDataFrame(
+        {
+            "water_class": ["perennial_stream", "concentrated_flow_channel", "concentrated_flow_channel"],
+            "in_pipe": [1, 0, 0],
+            "drainage_acres": [None, 500.0, None],
+        },
+        geometry=[line((0, 0), (1000, 0)), line((0, 300), (1000, 300)), line((0, 900), (1000, 900))],
+        crs=CRS,
+    ).to_file(src, engine="pyogrio")
     out = tmp_path / "pa.gpkg"
     r = CliRunner().invoke(cli, ["protective", str(src), "-o", str(out), "--piped-field", "in_pipe"])
     assert r.exit_code == 0, r.output

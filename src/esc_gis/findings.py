@@ -278,8 +278,10 @@ def check_template(t: FindingTemplate, names: Iterable[str]) -> list[str]:
         return [*problems, f"{where} message is not a valid template: {exc}"]
     if unknown:
         allowed = ", ".join(sorted(CATALOGUE[t.code])) or "none"
-        problems.append(f"{where} message uses {', '.join(sorted(unknown))}; its own values are: {allowed} "
-                        "(plus the profile-wide names)")  # fmt: skip
+        problems.append(
+            f"{where} message uses {', '.join(sorted(unknown))}; its own values are: {allowed} "
+            "(plus the profile-wide names)"
+        )
     return problems
 
 

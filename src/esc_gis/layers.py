@@ -146,7 +146,7 @@ def _section(data: dict[str, Any], name: str, manifest: Path, *, required: bool)
             raise LayerSetError(msg)
         return None
     if not isinstance(sec, dict) or not isinstance(sec.get("path"), str):
-        msg = f"{manifest}: [{name}] needs a path = \"...\" (relative to the manifest)."
+        msg = f'{manifest}: [{name}] needs a path = "..." (relative to the manifest).'
         raise LayerSetError(msg)
     return sec
 

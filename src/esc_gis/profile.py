@@ -41,9 +41,18 @@ REQUIRED = (
     "policy.sliver",
 )
 _UNITS = {
-    "sqft", "acres", "ft", "pct", "pct_of_average_width", "tons_per_acre_year",
-    "business_days", "days", "hours", "inches", "cuyd",
-}  # fmt: skip
+    "sqft",
+    "acres",
+    "ft",
+    "pct",
+    "pct_of_average_width",
+    "tons_per_acre_year",
+    "business_days",
+    "days",
+    "hours",
+    "inches",
+    "cuyd",
+}
 _GROUPS = ("thresholds", "protective_area", "design_storms", "deadlines", "policy")
 #: Readings of § 540-4B (jurisdiction) for a site partly inside the boundary.
 PARTIAL_READINGS = ("whole", "inside_only")
@@ -211,8 +220,10 @@ class Profile:
         try:
             return self.findings[code]
         except KeyError:
-            msg = (f"Profile {self.source or self.name!r} declares no finding {code!r}; add [findings.{code}] "
-                   "with its section, basis and message.")  # fmt: skip
+            msg = (
+                f"Profile {self.source or self.name!r} declares no finding {code!r}; add [findings.{code}] "
+                "with its section, basis and message."
+            )
             raise ProfileError(msg) from None
 
     def finding(self, code: str, **values: Any) -> Finding:
@@ -236,7 +247,7 @@ class Profile:
         return self.standards_permitted if permitted else self.standards_unpermitted
 
     def format_permit_number(self, year: int, seq: int) -> str:
-        """Number a permit by the profile's pattern (``ESC-{year}-{seq:04d}``)."""
+        """Format a permit number by the profile's pattern (``ESC-{year}-{seq:04d}``)."""
         return self.permit_number.format(year=year, seq=seq)
 
 
@@ -311,8 +322,9 @@ def _findings(data: dict[str, Any], problems: list[str]) -> dict[str, FindingTem
     return out
 
 
-def _triggers(data: dict[str, Any], entries: dict[str, Entry], findings: dict[str, FindingTemplate],
-              problems: list[str]) -> tuple[Trigger, ...]:  # fmt: skip
+def _triggers(
+    data: dict[str, Any], entries: dict[str, Entry], findings: dict[str, FindingTemplate], problems: list[str]
+) -> tuple[Trigger, ...]:
     out = []
     for name, raw in (data.get("permit_triggers") or {}).items():
         where = f"[permit_triggers.{name}]"
@@ -340,8 +352,17 @@ def _triggers(data: dict[str, Any], entries: dict[str, Entry], findings: dict[st
         code = str(raw.get("finding", ""))
         if code not in findings:
             problems.append(f"{where} finding {code!r} is not declared under [findings]")
-        out.append(Trigger(name, kind, value, str(raw.get("unit", "")), str(raw.get("section", "")), code,
-                           str(raw.get("label", name))))  # fmt: skip
+        out.append(
+            Trigger(
+                name,
+                kind,
+                value,
+                str(raw.get("unit", "")),
+                str(raw.get("section", "")),
+                code,
+                str(raw.get("label", name)),
+            )
+        )
     if not out:
         problems.append("[permit_triggers] declares no trigger: name at least the disturbed area")
     return tuple(out)
@@ -408,8 +429,11 @@ def load_profile(path: str | Path | None = None) -> Profile:
     names = set(prof.names())
     for t in findings.values():
         problems += check_template(t, names)
-    problems += [f"missing finding [findings.{c}]: every finding esc_gis can emit needs its wording"
-                 for c in CATALOGUE if c not in findings]  # fmt: skip
+    problems += [
+        f"missing finding [findings.{c}]: every finding esc_gis can emit needs its wording"
+        for c in CATALOGUE
+        if c not in findings
+    ]
     if problems:
         msg = f"Ordinance profile {str(p)!r} has {len(problems)} problem(s):\n  - " + "\n  - ".join(problems)
         raise ProfileError(msg)

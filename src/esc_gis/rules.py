@@ -123,19 +123,47 @@ class Measurements:
         dist = np.broadcast_to(np.asarray(values.get("disturbed_sqft", 0.0), float), (n,)).copy()
         inside = values.get("disturbed_in_village_sqft", dist)
         defaults: dict[str, Any] = {
-            "jurisdiction": "inside", "activity": "construction", "state_agency": False, "npdes_exempt": False,
-            "plan_id": none, "disturbed_sqft": dist, "disturbed_in_village_sqft": inside,
-            "disturbed_parts_sqft": values.get("disturbed_sqft", dist), "disturbed_outside_site_sqft": 0.0,
-            "disturbed_count": 1, "plan_disturbed_sqft": dist, "plan_in_village_sqft": inside,
-            "plan_site_count": 1, "plan_excluded_sqft": 0.0, "protective_disturbed_sqft": nan,
-            "in_water_sqft": nan, "nearest_water_ft": nan, "nearest_water": none, "protective_waters": none,
-            "protective_from_centreline": False, "channel_unverified": none, "targeted_areas": none,
-            "steep_disturbed_sqft": nan, "steep_uncovered_sqft": nan, "repaired": False,
-        }  # fmt: skip
-        kinds = {"jurisdiction": object, "activity": object, "plan_id": object, "nearest_water": object,
-                 "protective_waters": object, "channel_unverified": object, "targeted_areas": object,
-                 "state_agency": bool, "npdes_exempt": bool, "protective_from_centreline": bool, "repaired": bool,
-                 "disturbed_count": int, "plan_site_count": int}  # fmt: skip
+            "jurisdiction": "inside",
+            "activity": "construction",
+            "state_agency": False,
+            "npdes_exempt": False,
+            "plan_id": none,
+            "disturbed_sqft": dist,
+            "disturbed_in_village_sqft": inside,
+            "disturbed_parts_sqft": values.get("disturbed_sqft", dist),
+            "disturbed_outside_site_sqft": 0.0,
+            "disturbed_count": 1,
+            "plan_disturbed_sqft": dist,
+            "plan_in_village_sqft": inside,
+            "plan_site_count": 1,
+            "plan_excluded_sqft": 0.0,
+            "protective_disturbed_sqft": nan,
+            "in_water_sqft": nan,
+            "nearest_water_ft": nan,
+            "nearest_water": none,
+            "protective_waters": none,
+            "protective_from_centreline": False,
+            "channel_unverified": none,
+            "targeted_areas": none,
+            "steep_disturbed_sqft": nan,
+            "steep_uncovered_sqft": nan,
+            "repaired": False,
+        }
+        kinds = {
+            "jurisdiction": object,
+            "activity": object,
+            "plan_id": object,
+            "nearest_water": object,
+            "protective_waters": object,
+            "channel_unverified": object,
+            "targeted_areas": object,
+            "state_agency": bool,
+            "npdes_exempt": bool,
+            "protective_from_centreline": bool,
+            "repaired": bool,
+            "disturbed_count": int,
+            "plan_site_count": int,
+        }
         arrays: dict[str, Any] = {}
         for name, default in defaults.items():
             v = values.get(name, default)
@@ -260,9 +288,12 @@ def _trigger_met(t: Trigger, m: Measurements, area_sqft: np.ndarray) -> np.ndarr
 
 
 def permit_decision(
-    applies: np.ndarray, area_sqft: np.ndarray, npdes_exempt: np.ndarray, profile: Profile,
+    applies: np.ndarray,
+    area_sqft: np.ndarray,
+    npdes_exempt: np.ndarray,
+    profile: Profile,
     m: Measurements | None = None,
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     """Decide the permit, the standards and the sediment standard for each site.
 
     Parameters
@@ -300,9 +331,7 @@ def permit_decision(
     met = {t.name: applies & ~npdes_small & _trigger_met(t, mm, area_sqft) for t in profile.triggers}
     required = np.logical_or.reduce(list(met.values())) if met else np.zeros(len(applies), bool)
     permit = np.where(~applies, "not_applicable", np.where(required, "required", "not_required"))
-    standards = np.where(
-        ~applies, "", np.where(required, profile.standards_permitted, profile.standards_unpermitted)
-    )
+    standards = np.where(~applies, "", np.where(required, profile.standards_permitted, profile.standards_unpermitted))
     return {
         "permit": permit.astype(object),
         "standards": standards.astype(object),
@@ -313,9 +342,12 @@ def permit_decision(
 
 
 def may_require_permit(
-    not_required: np.ndarray, npdes_small: np.ndarray, in_protective: np.ndarray, in_water: np.ndarray,
+    not_required: np.ndarray,
+    npdes_small: np.ndarray,
+    in_protective: np.ndarray,
+    in_water: np.ndarray,
     in_targeted: np.ndarray,
-) -> np.ndarray:  # fmt: skip
+) -> np.ndarray:
     """§ 540-4A(1)(c): under the permit threshold the authority may still require a permit.
 
     Flagged where the reasons the text names were found: waters of the state (disturbance
@@ -397,19 +429,34 @@ def _disturbance(f: _Findings, m: Measurements, applies: np.ndarray, area: np.nd
     """§ 540-5: the union of the disturbed limits, added up over the common plan."""
     dist = m.disturbed_sqft
     f.add(applies, "disturbed_area", disturbed_sqft=dist, disturbed_acres=dist / SQFT_PER_ACRE)
-    f.add(m.disturbed_parts_sqft > dist * (1 + 1e-9) + 1e-6, "overlaps_counted_once",
-          disturbed_sqft=dist, parts_sqft=m.disturbed_parts_sqft)  # fmt: skip
+    f.add(
+        m.disturbed_parts_sqft > dist * (1 + 1e-9) + 1e-6,
+        "overlaps_counted_once",
+        disturbed_sqft=dist,
+        parts_sqft=m.disturbed_parts_sqft,
+    )
     in_plan = pd.notna(m.plan_id) & applies
     n_sites = m.plan_site_count
-    f.add(in_plan, "common_plan", plan_id=m.plan_id, plan_sites=n_sites,
-          plan_sites_s=np.where(n_sites == 1, "", "s").astype(object), plan_sqft=area,
-          plan_acres=area / SQFT_PER_ACRE)  # fmt: skip
-    f.add(in_plan & (m.plan_excluded_sqft > 0), "agricultural_area_not_counted",
-          plan_id=m.plan_id, excluded_sqft=m.plan_excluded_sqft)  # fmt: skip
+    f.add(
+        in_plan,
+        "common_plan",
+        plan_id=m.plan_id,
+        plan_sites=n_sites,
+        plan_sites_s=np.where(n_sites == 1, "", "s").astype(object),
+        plan_sqft=area,
+        plan_acres=area / SQFT_PER_ACRE,
+    )
+    f.add(
+        in_plan & (m.plan_excluded_sqft > 0),
+        "agricultural_area_not_counted",
+        plan_id=m.plan_id,
+        excluded_sqft=m.plan_excluded_sqft,
+    )
 
 
-def _permit(f: _Findings, m: Measurements, profile: Profile, applies: np.ndarray, area: np.ndarray,
-            d: dict[str, Any]) -> None:  # fmt: skip
+def _permit(
+    f: _Findings, m: Measurements, profile: Profile, applies: np.ndarray, area: np.ndarray, d: dict[str, Any]
+) -> None:
     """§ 540-4A(1)(a)/(b), § 540-4A(3), the profile's triggers, the near-threshold policy."""
     values: dict[str, Any] = {"plan_sqft": area, "plan_acres": area / SQFT_PER_ACRE}
     permit, npdes_small = d["permit"], d["npdes_small"]
@@ -427,8 +474,13 @@ def _permit(f: _Findings, m: Measurements, profile: Profile, applies: np.ndarray
     for key in ("thresholds.permit_area", "thresholds.sediment_area"):
         thr = profile.area_sqft(key)
         e = profile.entry(key)
-        f.add(applies & (np.abs(area - thr) <= margin * thr), "near_threshold",
-              threshold=quantity_text(float(e.value or 0), e.unit), margin_pct=margin * 100, **values)  # fmt: skip
+        f.add(
+            applies & (np.abs(area - thr) <= margin * thr),
+            "near_threshold",
+            threshold=quantity_text(float(e.value or 0), e.unit),
+            margin_pct=margin * 100,
+            **values,
+        )
 
 
 def _trigger_values(t: Trigger, m: Measurements) -> np.ndarray:
@@ -454,8 +506,7 @@ def _standards(f: _Findings, d: dict[str, Any], area: np.ndarray) -> None:
     f.add((d["permit"] == "required") & ~d["sediment_standard"], "less_stringent_possible", **values)
 
 
-def _waters(f: _Findings, m: Measurements, permitted: np.ndarray, unpermitted: np.ndarray,
-            may_be: np.ndarray) -> None:  # fmt: skip
+def _waters(f: _Findings, m: Measurements, permitted: np.ndarray, unpermitted: np.ndarray, may_be: np.ndarray) -> None:
     """Waters of the state: the § 540-7A or § 540-7B duty that applies to the site, no other.
 
     ``permitted`` sites carry § 540-7B; ``unpermitted`` sites (no permit, the article
@@ -482,8 +533,9 @@ def _waters(f: _Findings, m: Measurements, permitted: np.ndarray, unpermitted: n
     f.add(unpermitted & near, "nearest_water_unpermitted", **nv)
 
 
-def _reasons(profile: Profile, in_prot: np.ndarray, in_wat: np.ndarray, in_targ: np.ndarray,
-             targeted: np.ndarray) -> Callable[[int], str]:  # fmt: skip
+def _reasons(
+    profile: Profile, in_prot: np.ndarray, in_wat: np.ndarray, in_targ: np.ndarray, targeted: np.ndarray
+) -> Callable[[int], str]:
     def text(code: str, i: int, **values: Any) -> str:
         t = profile.finding(code, **values)
         return f"{t.message} ({t.section})"

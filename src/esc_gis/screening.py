@@ -38,16 +38,35 @@ if TYPE_CHECKING:
 
 #: The screening contract's columns, in output order (DESIGN.md); the geometry follows.
 CONTRACT_COLUMNS = (
-    "site_id", "plan_id", "jurisdiction", "disturbed_sqft", "disturbed_acres",
-    "disturbed_in_village_sqft", "plan_disturbed_sqft", "applicability", "permit",
-    "permit_may_be_required", "standards", "sediment_standard", "steep_disturbed_sqft",
-    "protective_disturbed_sqft", "nearest_water_ft", "findings",
-)  # fmt: skip
+    "site_id",
+    "plan_id",
+    "jurisdiction",
+    "disturbed_sqft",
+    "disturbed_acres",
+    "disturbed_in_village_sqft",
+    "plan_disturbed_sqft",
+    "applicability",
+    "permit",
+    "permit_may_be_required",
+    "standards",
+    "sediment_standard",
+    "steep_disturbed_sqft",
+    "protective_disturbed_sqft",
+    "nearest_water_ft",
+    "findings",
+)
 #: Further columns esc_gis adds after the contract's.
 EXTRA_COLUMNS = (
-    "activity", "state_agency", "npdes_exempt", "steep_share", "steep_uncovered_sqft", "in_water_sqft", "nearest_water",
-    "protective_waters", "targeted_areas",
-)  # fmt: skip
+    "activity",
+    "state_agency",
+    "npdes_exempt",
+    "steep_share",
+    "steep_uncovered_sqft",
+    "in_water_sqft",
+    "nearest_water",
+    "protective_waters",
+    "targeted_areas",
+)
 
 
 def _source_name(obj: Any, default: str) -> str:
@@ -124,9 +143,17 @@ class _Waters:
     channel_unverified: np.ndarray
 
 
-def _read_inputs(sites: Any, disturbed: Any, *, crs: CRS, assume_crs: Any, id_field: str,
-                 field_map: dict[str, str] | None, sites_layer: str | None,
-                 disturbed_layer: str | None) -> _Inputs:  # fmt: skip
+def _read_inputs(
+    sites: Any,
+    disturbed: Any,
+    *,
+    crs: CRS,
+    assume_crs: Any,
+    id_field: str,
+    field_map: dict[str, str] | None,
+    sites_layer: str | None,
+    disturbed_layer: str | None,
+) -> _Inputs:
     """Read and validate sites and disturbed limits, every problem at once; transform them."""
     raw_sites, s_source = _read(sites, layer=sites_layer, default="sites")
     problems: list[Problem] = []
@@ -151,8 +178,9 @@ def _measure_disturbance(inp: _Inputs, crs: CRS) -> _Disturbance:
     site_geoms = inp.sites.geometry.to_numpy()
     n = len(site_geoms)
     if inp.disturbed is None:
-        return _Disturbance(site_geoms, area_sqft(site_geoms, crs), area_sqft(site_geoms, crs), np.zeros(n),
-                            np.ones(n, int))  # fmt: skip
+        return _Disturbance(
+            site_geoms, area_sqft(site_geoms, crs), area_sqft(site_geoms, crs), np.zeros(n), np.ones(n, int)
+        )
     ids = inp.sites["site_id"].to_numpy(dtype=object)
     dgeoms = inp.disturbed.geometry.to_numpy()
     keys, unions, counts = union_by_group(dgeoms, inp.disturbed["site_id"].to_numpy(dtype=object))
@@ -167,8 +195,9 @@ def _measure_disturbance(inp: _Inputs, crs: CRS) -> _Disturbance:
     return _Disturbance(geoms, area_sqft(geoms, crs), parts, outside, count)
 
 
-def _jurisdiction(site_geoms: np.ndarray, dist: _Disturbance, boundary: Any, crs: CRS,
-                  sliver_sqft: float) -> _Jurisdiction:  # fmt: skip
+def _jurisdiction(
+    site_geoms: np.ndarray, dist: _Disturbance, boundary: Any, crs: CRS, sliver_sqft: float
+) -> _Jurisdiction:
     """Class each site inside, partial or outside the boundary (§ 540-4B).
 
     Decided on the disturbance, which is what the article regulates; a site with no
@@ -181,9 +210,10 @@ def _jurisdiction(site_geoms: np.ndarray, dist: _Disturbance, boundary: Any, crs
     test_sqft = area_sqft(test_geoms, crs)
     test_in_sqft = area_sqft(test_inside, crs)
     jurisdiction = np.where(
-        (state == 0) | (test_in_sqft <= sliver_sqft), "outside",
+        (state == 0) | (test_in_sqft <= sliver_sqft),
+        "outside",
         np.where((state == 2) | (test_sqft - test_in_sqft <= sliver_sqft), "inside", "partial"),
-    ).astype(object)  # fmt: skip
+    ).astype(object)
     inside = np.where(no_dist, shapely.Polygon(), test_inside)
     return _Jurisdiction(jurisdiction, inside, np.where(no_dist, 0.0, test_in_sqft))
 
@@ -232,8 +262,9 @@ def _waters(ls: LayerSet, prof: Profile, dist: _Disturbance, jur: _Jurisdiction,
     near_label = none.copy()
     hit = j >= 0
     near_label[hit] = base[pa.nearest_source[j[hit]]]
-    full = np.array([f"{b} ({c}, {wd:g} ft)" for b, c, wd in zip(base, classes, pa.widths_ft, strict=True)],
-                    dtype=object)  # fmt: skip
+    full = np.array(
+        [f"{b} ({c}, {wd:g} ft)" for b, c, wd in zip(base, classes, pa.widths_ft, strict=True)], dtype=object
+    )
     keep = (prot_sqft > 0)[ov.rows]
     rows, src = ov.rows[keep], ov.sources[keep]
     from_line = np.zeros(n, bool)
@@ -244,8 +275,15 @@ def _waters(ls: LayerSet, prof: Profile, dist: _Disturbance, jur: _Jurisdiction,
     if unverified is not None and np.any(unverified):
         u = np.asarray(unverified, bool)[src]
         channel = _labels((rows[u], src[u]), base, n)
-    return _Waters(prot_sqft, ov.water_area * sqft_factor, d / ft_to_crs_units(1.0, crs), near_label,
-                   _labels((rows, src), full, n), from_line, channel)  # fmt: skip
+    return _Waters(
+        prot_sqft,
+        ov.water_area * sqft_factor,
+        d / ft_to_crs_units(1.0, crs),
+        near_label,
+        _labels((rows, src), full, n),
+        from_line,
+        channel,
+    )
 
 
 def _terrain(ls: LayerSet, prof: Profile, jur: _Jurisdiction, crs: CRS) -> tuple[np.ndarray, np.ndarray]:
@@ -274,8 +312,11 @@ def _trigger_fields(gdf: gpd.GeoDataFrame, prof: Profile) -> dict[str, np.ndarra
     for t in prof.triggers:
         if t.field in gdf.columns:
             col = gdf[t.field]
-            out[t.field] = (col.fillna(False).astype(bool).to_numpy() if t.kind == "land_division"
-                            else pd.to_numeric(col, errors="coerce").to_numpy(dtype=float))  # fmt: skip
+            out[t.field] = (
+                col.fillna(False).astype(bool).to_numpy()
+                if t.kind == "land_division"
+                else pd.to_numeric(col, errors="coerce").to_numpy(dtype=float)
+            )
     return out
 
 
@@ -350,8 +391,16 @@ def screen(
     report("reading layers", 0.0)
     ls = layers if isinstance(layers, LayerSet) else load_layers(None if layers is None else Path(layers), profile=prof)
     crs: CRS = ls.crs
-    inp = _read_inputs(sites, disturbed, crs=crs, assume_crs=assume_crs, id_field=id_field, field_map=field_map,
-                       sites_layer=sites_layer, disturbed_layer=disturbed_layer)  # fmt: skip
+    inp = _read_inputs(
+        sites,
+        disturbed,
+        crs=crs,
+        assume_crs=assume_crs,
+        id_field=id_field,
+        field_map=field_map,
+        sites_layer=sites_layer,
+        disturbed_layer=disturbed_layer,
+    )
     gdf = inp.sites
     site_geoms = gdf.geometry.to_numpy()
 

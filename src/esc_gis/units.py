@@ -43,11 +43,24 @@ SQFT_PER_ACRE = 43_560.0
 #: Metres per unit of the length units a DEM's elevations may be in.
 LENGTH_UNITS_M = {"m": 1.0, "ft": M_PER_FT, "us_ft": M_PER_US_FT}
 _LENGTH_ALIASES = {
-    "m": "m", "metre": "m", "meter": "m", "metres": "m", "meters": "m",
-    "ft": "ft", "foot": "ft", "feet": "ft", "international foot": "ft", "foot (international)": "ft",
-    "us_ft": "us_ft", "us-ft": "us_ft", "ftus": "us_ft", "us survey foot": "us_ft", "us survey feet": "us_ft",
-    "foot_us": "us_ft", "us_survey_foot": "us_ft",
-}  # fmt: skip
+    "m": "m",
+    "metre": "m",
+    "meter": "m",
+    "metres": "m",
+    "meters": "m",
+    "ft": "ft",
+    "foot": "ft",
+    "feet": "ft",
+    "international foot": "ft",
+    "foot (international)": "ft",
+    "us_ft": "us_ft",
+    "us-ft": "us_ft",
+    "ftus": "us_ft",
+    "us survey foot": "us_ft",
+    "us survey feet": "us_ft",
+    "foot_us": "us_ft",
+    "us_survey_foot": "us_ft",
+}
 
 
 def length_unit(name: str) -> str:

@@ -104,9 +104,7 @@ def _parse_bool(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     return is_true, bad
 
 
-def _check_geometry(
-    gdf: gpd.GeoDataFrame, source: str, ids: pd.Series | None, problems: list[Problem]
-) -> np.ndarray:
+def _check_geometry(gdf: gpd.GeoDataFrame, source: str, ids: pd.Series | None, problems: list[Problem]) -> np.ndarray:
     """Refuse missing, empty and non-polygon geometry; repair invalid polygons in place.
 
     Returns the boolean mask of repaired rows.
@@ -116,8 +114,15 @@ def _check_geometry(
     types = shapely.get_type_id(geoms)
     not_poly = ~missing & ~np.isin(types, _POLYGONAL)
     for i in np.flatnonzero(missing):
-        problems.append(Problem(source, int(i) + 1, "has no geometry (null or empty).",
-                                "draw the polygon or delete the row.", _id(ids, int(i))))  # fmt: skip
+        problems.append(
+            Problem(
+                source,
+                int(i) + 1,
+                "has no geometry (null or empty).",
+                "draw the polygon or delete the row.",
+                _id(ids, int(i)),
+            )
+        )
     for i in np.flatnonzero(not_poly):
         kind = shapely.GeometryType(types[i]).name.title().replace("string", "String")
         fix = "give the area as a Polygon or MultiPolygon (buffer lines or points in your GIS first)."
@@ -130,8 +135,15 @@ def _check_geometry(
         empty = shapely.is_empty(fixed) | (shapely.area(fixed) == 0)
         idx = np.flatnonzero(invalid)
         for i in idx[empty]:
-            problems.append(Problem(source, int(i) + 1, "is an invalid polygon with no area left after repair.",
-                                    "redraw it.", _id(ids, int(i))))  # fmt: skip
+            problems.append(
+                Problem(
+                    source,
+                    int(i) + 1,
+                    "is an invalid polygon with no area left after repair.",
+                    "redraw it.",
+                    _id(ids, int(i)),
+                )
+            )
         geoms = geoms.copy()
         geoms[idx[~empty]] = fixed[~empty]
         repaired[idx[~empty]] = True
@@ -182,8 +194,14 @@ def prepare_sites(
             msg = f"--field {canonical}={src}: {canonical!r} is not a field esc-gis reads."
             problems.append(Problem(source, None, msg, f"map one of {', '.join(FIELD_ALIASES)}."))
         elif src not in columns:
-            problems.append(Problem(source, None, f"--field {canonical}={src}: there is no field {src!r}.",
-                                    f"use one of {', '.join(columns) or '(no fields)'}."))  # fmt: skip
+            problems.append(
+                Problem(
+                    source,
+                    None,
+                    f"--field {canonical}={src}: there is no field {src!r}.",
+                    f"use one of {', '.join(columns) or '(no fields)'}.",
+                )
+            )
     found = {c: _find_field(columns, c, field_map) for c in FIELD_ALIASES}
     found = {c: (f if f in columns else None) for c, f in found.items()}
 
@@ -199,8 +217,15 @@ def prepare_sites(
         dup = ids.notna() & ids.duplicated(keep="first")
         for i in np.flatnonzero(dup.to_numpy()):
             first = int(np.flatnonzero((ids == ids.iloc[i]).to_numpy())[0]) + 1
-            problems.append(Problem(source, int(i) + 1, f"repeats the id {ids.iloc[i]!r} (first at row {first}).",
-                                    "ids must be unique; renumber one of them, or use --id-field.", None))  # fmt: skip
+            problems.append(
+                Problem(
+                    source,
+                    int(i) + 1,
+                    f"repeats the id {ids.iloc[i]!r} (first at row {first}).",
+                    "ids must be unique; renumber one of them, or use --id-field.",
+                    None,
+                )
+            )
 
     n = len(gdf)
     if found["activity"] is None:
@@ -211,9 +236,15 @@ def prepare_sites(
         activity = activity.str.replace(" ", "_").str.replace("-", "_")
         activity[activity == ""] = "construction"
         for i in np.flatnonzero(~activity.isin(ACTIVITIES).to_numpy()):
-            problems.append(Problem(source, int(i) + 1, f"activity {raw.iloc[i]!r} is not known.",
-                                    f"use one of {', '.join(ACTIVITIES)} (or map your codes with --field).",
-                                    _id(ids, int(i))))  # fmt: skip
+            problems.append(
+                Problem(
+                    source,
+                    int(i) + 1,
+                    f"activity {raw.iloc[i]!r} is not known.",
+                    f"use one of {', '.join(ACTIVITIES)} (or map your codes with --field).",
+                    _id(ids, int(i)),
+                )
+            )
 
     flags = {}
     for name in ("state_agency", "npdes_exempt"):
@@ -240,7 +271,7 @@ def prepare_sites(
         row=np.arange(1, n + 1),
         repaired=repaired,
     )
-    problems.sort(key=lambda p: (p.row or 0))
+    problems.sort(key=lambda p: p.row or 0)
     return SiteTable(out, problems)
 
 
@@ -272,12 +303,17 @@ def prepare_disturbed(
     gdf = gdf.copy()
     problems: list[Problem] = []
     columns = [c for c in gdf.columns if c != gdf.geometry.name]
-    field = next((f for name in (id_field, "site_id")
-                  if (f := _find_field(columns, name, {})) is not None), None)  # fmt: skip
+    field = next((f for name in (id_field, "site_id") if (f := _find_field(columns, name, {})) is not None), None)
     ids = None
     if field is None:
-        problems.append(Problem(source, None, f"has no {id_field!r} field saying which site each polygon belongs to.",
-                                f"add it (fields: {', '.join(columns) or 'none'})."))  # fmt: skip
+        problems.append(
+            Problem(
+                source,
+                None,
+                f"has no {id_field!r} field saying which site each polygon belongs to.",
+                f"add it (fields: {', '.join(columns) or 'none'}).",
+            )
+        )
     else:
         ids = _ids_as_str(gdf[field])
         known = set(site_ids.dropna())
@@ -285,8 +321,14 @@ def prepare_disturbed(
         for i in np.flatnonzero(ids.isna().to_numpy()):
             problems.append(Problem(source, int(i) + 1, f"has no {field!r}.", "say which site the polygon belongs to."))
         for i in np.flatnonzero(unknown.to_numpy()):
-            problems.append(Problem(source, int(i) + 1, f"{field} {ids.iloc[i]!r} is not a site in the sites layer.",
-                                    "fix the id, or add the site."))  # fmt: skip
+            problems.append(
+                Problem(
+                    source,
+                    int(i) + 1,
+                    f"{field} {ids.iloc[i]!r} is not a site in the sites layer.",
+                    "fix the id, or add the site.",
+                )
+            )
     repaired = _check_geometry(gdf, source, ids, problems)
     n = len(gdf)
     out = gdf[[gdf.geometry.name]].assign(
@@ -294,7 +336,7 @@ def prepare_disturbed(
         row=np.arange(1, n + 1),
         repaired=repaired,
     )
-    problems.sort(key=lambda p: (p.row or 0))
+    problems.sort(key=lambda p: p.row or 0)
     return SiteTable(out, problems)
 
 
@@ -332,9 +374,15 @@ IGNORE_CLASS = "ignore"
 _LINEAL = (shapely.GeometryType.LINESTRING, shapely.GeometryType.MULTILINESTRING)
 
 
-def _water_columns(gdf: gpd.GeoDataFrame, source: str, class_field: str, name_field: str | None,
-                   channel_width_field: str | None, piped_field: str,
-                   drainage_field: str) -> tuple[str | None, str | None]:  # fmt: skip
+def _water_columns(
+    gdf: gpd.GeoDataFrame,
+    source: str,
+    class_field: str,
+    name_field: str | None,
+    channel_width_field: str | None,
+    piped_field: str,
+    drainage_field: str,
+) -> tuple[str | None, str | None]:
     """Check that the configured columns exist; return the piped and drainage columns to read.
 
     Raises
@@ -346,9 +394,13 @@ def _water_columns(gdf: gpd.GeoDataFrame, source: str, class_field: str, name_fi
     # no drainage areas. A name the user chose must exist, or a typo would go unnoticed.
     piped_col = piped_field if piped_field in gdf.columns or piped_field != PIPED_FIELD else None
     drainage_col = drainage_field if drainage_field in gdf.columns or drainage_field != DRAINAGE_FIELD else None
-    for what, col in (("class_field", class_field), ("name_field", name_field),
-                      ("channel_width_field", channel_width_field), ("piped_field", piped_col),
-                      ("drainage_field", drainage_col)):  # fmt: skip
+    for what, col in (
+        ("class_field", class_field),
+        ("name_field", name_field),
+        ("channel_width_field", channel_width_field),
+        ("piped_field", piped_col),
+        ("drainage_field", drainage_col),
+    ):
         if col is not None and col not in gdf.columns:
             have = ", ".join(str(c) for c in gdf.columns if c != gdf.geometry.name)
             msg = f"{source}: no field {col!r} for {what}; the layer has {have}."
@@ -419,15 +471,22 @@ def prepare_waters(
         ``piped_field`` / ``drainage_field`` is not a column (a configuration error, not a
         bad row).
     """
-    piped_col, drainage_col = _water_columns(gdf, source, class_field, name_field, channel_width_field,
-                                             piped_field, drainage_field)  # fmt: skip
+    piped_col, drainage_col = _water_columns(
+        gdf, source, class_field, name_field, channel_width_field, piped_field, drainage_field
+    )
     problems: list[Problem] = []
     allowed = list(allowed_classes)
     mapping = dict(class_map or {})
     for code, cls in mapping.items():
         if cls not in allowed and cls != IGNORE_CLASS:
-            problems.append(Problem(source, None, f"class_map maps {code!r} to {cls!r}, which is not a water class.",
-                                    f"map it to one of {', '.join(allowed)}, or to {IGNORE_CLASS!r}."))  # fmt: skip
+            problems.append(
+                Problem(
+                    source,
+                    None,
+                    f"class_map maps {code!r} to {cls!r}, which is not a water class.",
+                    f"map it to one of {', '.join(allowed)}, or to {IGNORE_CLASS!r}.",
+                )
+            )
     raw = gdf[class_field]
     code = raw.astype(object).where(raw.notna(), "").astype(str).str.strip()
     # Integer codes read as floats (shapefiles) would otherwise not match "46600".
@@ -447,11 +506,19 @@ def prepare_waters(
         problems.append(Problem(source, int(i) + 1, "has no geometry (null or empty).", "draw it or delete the row."))
     for i in np.flatnonzero(~missing & ~areal & ~lineal):
         kind = shapely.GeometryType(types[i]).name.title()
-        problems.append(Problem(source, int(i) + 1, f"is a {kind}; waters must be polygons or lines.",
-                                "draw the water's outline (or a stream's centreline)."))  # fmt: skip
+        problems.append(
+            Problem(
+                source,
+                int(i) + 1,
+                f"is a {kind}; waters must be polygons or lines.",
+                "draw the water's outline (or a stream's centreline).",
+            )
+        )
     for i in np.flatnonzero(lineal & (cls == "wetland_less_susceptible")):
-        what = ("is a less susceptible wetland drawn as a line: its protective width (10 % of the average "
-                "wetland width) needs the delineated polygon.")  # fmt: skip
+        what = (
+            "is a less susceptible wetland drawn as a line: its protective width (10 % of the average "
+            "wetland width) needs the delineated polygon."
+        )
         problems.append(Problem(source, int(i) + 1, what, "give the wetland's boundary polygon."))
 
     width = np.full(len(gdf), np.nan)
@@ -479,8 +546,11 @@ def prepare_waters(
     if invalid.any():
         geoms[invalid] = shapely.make_valid(geoms[invalid], method="structure", keep_collapsed=False)
 
-    names = (gdf[name_field].astype(object).where(gdf[name_field].notna(), None).to_numpy(dtype=object)
-             if name_field else np.full(len(gdf), None, dtype=object))  # fmt: skip
+    names = (
+        gdf[name_field].astype(object).where(gdf[name_field].notna(), None).to_numpy(dtype=object)
+        if name_field
+        else np.full(len(gdf), None, dtype=object)
+    )
     keep = ~bad & ~missing & (areal | lineal) & (cls != IGNORE_CLASS)
     waters = gpd.GeoDataFrame(
         {

@@ -122,8 +122,9 @@ def _channel_class(waters: gpd.GeoDataFrame, profile: Profile) -> tuple[np.ndarr
         v = profile.entry(f"protective_area.{cls}").extra.get("min_drainage_acres")
         if v is not None:
             minimum[classes == cls] = float(v)
-    drainage = (waters["drainage_acres"].to_numpy(dtype=float) if "drainage_acres" in waters
-                else np.full(len(waters), np.nan))  # fmt: skip
+    drainage = (
+        waters["drainage_acres"].to_numpy(dtype=float) if "drainage_acres" in waters else np.full(len(waters), np.nan)
+    )
     ruled = ~np.isnan(minimum)
     with np.errstate(invalid="ignore"):
         small = ruled & (drainage <= minimum)  # "more than 130 acres": 130 itself has no strip
@@ -154,16 +155,22 @@ def _shapes(waters: gpd.GeoDataFrame, profile: Profile, crs: CRS) -> _Shapes:
     ft = ft_to_crs_units(1.0, crs)
     geoms = waters.geometry.to_numpy()
     areal = np.isin(shapely.get_type_id(geoms), _AREAL)
-    half = np.nan_to_num(waters["channel_width_ft"].to_numpy(dtype=float) if "channel_width_ft" in waters
-                         else np.zeros(len(geoms))) / 2 * ft  # fmt: skip
+    half = (
+        np.nan_to_num(
+            waters["channel_width_ft"].to_numpy(dtype=float) if "channel_width_ft" in waters else np.zeros(len(geoms))
+        )
+        / 2
+        * ft
+    )
     half[areal] = 0.0
     channel = ~areal & (half > 0)
     # A line with a channel width becomes its channel: flat ends, so the channel stops where
     # the mapped stream does.
     water = geoms.copy()
     if channel.any():
-        water[channel] = parallel(partial(shapely.buffer, quad_segs=_QUAD_SEGS, cap_style="flat"),
-                                  geoms[channel], half[channel])  # fmt: skip
+        water[channel] = parallel(
+            partial(shapely.buffer, quad_segs=_QUAD_SEGS, cap_style="flat"), geoms[channel], half[channel]
+        )
     # The strip is measured from the top of the channel: half the channel plus the width from
     # the centre line, so the channel's banks are the strip's inner edge (the channel itself
     # is water, cut out by the overlay). Buffering is most of the build: on threads, as GEOS
@@ -171,11 +178,13 @@ def _shapes(waters: gpd.GeoDataFrame, profile: Profile, crs: CRS) -> _Shapes:
     # meet its protective area.
     buffers = np.full(len(geoms), shapely.Polygon(), dtype=object)
     if strip.any():
-        buffers[strip] = parallel(partial(shapely.buffer, quad_segs=_QUAD_SEGS), geoms[strip],
-                                  half[strip] + widths_ft[strip] * ft)  # fmt: skip
+        buffers[strip] = parallel(
+            partial(shapely.buffer, quad_segs=_QUAD_SEGS), geoms[strip], half[strip] + widths_ft[strip] * ft
+        )
     wet = (areal | channel) & ~piped
-    return _Shapes(widths_ft, water, buffers, ~areal & ~channel & strip, areal | channel, wet, piped, small,
-                   unverified & ~piped)  # fmt: skip
+    return _Shapes(
+        widths_ft, water, buffers, ~areal & ~channel & strip, areal | channel, wet, piped, small, unverified & ~piped
+    )
 
 
 @dataclass
@@ -371,8 +380,10 @@ def governing_parts(waters: gpd.GeoDataFrame, profile: Profile, crs: CRS) -> gpd
     rank = {c: k for k, c in enumerate(profile.water_classes())}
     width_key = np.round(widths_ft, 1)
     has_strip = widths_ft > 0
-    groups = sorted({(float(w), str(c)) for w, c in zip(width_key[has_strip], classes[has_strip], strict=True)},
-                    key=lambda wc: (-wc[0], rank.get(wc[1], len(rank))))  # fmt: skip
+    groups = sorted(
+        {(float(w), str(c)) for w, c in zip(width_key[has_strip], classes[has_strip], strict=True)},
+        key=lambda wc: (-wc[0], rank.get(wc[1], len(rank))),
+    )
     rows, covered = [], shapely.Polygon()
     # One union per (class, width) group, widest first; each keeps only what no wider group
     # has claimed. The loop is over groups (a handful), never over features.
@@ -383,11 +394,27 @@ def governing_parts(waters: gpd.GeoDataFrame, profile: Profile, crs: CRS) -> gpd
         covered = shapely.union(covered, union)
         if shapely.is_empty(part) or shapely.area(part) == 0:
             continue
-        rows.append({"water_class": c, "width_ft": w, "section": profile.entry(f"protective_area.{c}").cite,
-                     "features": int(m.sum()), "centreline": bool(centreline[m].any()),
-                     "channel_class_unverified": bool(sh.unverified[m].any()), "geometry": part})  # fmt: skip
-    cols = ["water_class", "width_ft", "section", "area_sqft", "features", "centreline", "channel_class_unverified",
-            "geometry"]  # fmt: skip
+        rows.append(
+            {
+                "water_class": c,
+                "width_ft": w,
+                "section": profile.entry(f"protective_area.{c}").cite,
+                "features": int(m.sum()),
+                "centreline": bool(centreline[m].any()),
+                "channel_class_unverified": bool(sh.unverified[m].any()),
+                "geometry": part,
+            }
+        )
+    cols = [
+        "water_class",
+        "width_ft",
+        "section",
+        "area_sqft",
+        "features",
+        "centreline",
+        "channel_class_unverified",
+        "geometry",
+    ]
     if not rows:
         return gpd.GeoDataFrame({c: [] for c in cols}, geometry="geometry", crs=crs)
     out = gpd.GeoDataFrame(rows, geometry="geometry", crs=crs)

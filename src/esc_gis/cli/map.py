@@ -16,21 +16,47 @@ from esc_gis.profile import load_profile
 @click.argument("results", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Output map (.html).")
 @click.option("--site", "site_id", default=None, help="Map this one site with its surroundings (default: overview).")
-@click.option("--layers", "layers_path", type=click.Path(), default=None,
-              help="Layer set for the boundary, waters, protective and targeted areas (default: the bundled one).")
+@click.option(
+    "--layers",
+    "layers_path",
+    type=click.Path(),
+    default=None,
+    help="Layer set for the boundary, waters, protective and targeted areas (default: the bundled one).",
+)
 @click.option("--disturbed", type=click.Path(dir_okay=False), default=None, help="Disturbed limits, for --site.")
-@click.option("--steep", type=click.Path(dir_okay=False), default=None,
-              help="Steep-land polygons (esc-gis steep), for --site.")
-@click.option("--basemap", type=click.Choice(["osm", "aerial", "none"]), default="osm", show_default=True,
-              help="Basemap shown first; the other stays one click away.")
+@click.option(
+    "--steep", type=click.Path(dir_okay=False), default=None, help="Steep-land polygons (esc-gis steep), for --site."
+)
+@click.option(
+    "--basemap",
+    type=click.Choice(["osm", "aerial", "none"]),
+    default="osm",
+    show_default=True,
+    help="Basemap shown first; the other stays one click away.",
+)
 @click.option("--offline", is_flag=True, help="Inline Leaflet: the file opens with no network (records, e-mail).")
-@click.option("--profile", "profile_path", type=click.Path(dir_okay=False), default=None,
-              help="Ordinance profile TOML (widths, names and citations); default: the bundled profile.")
+@click.option(
+    "--profile",
+    "profile_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Ordinance profile TOML (widths, names and citations); default: the bundled profile.",
+)
 @click.option("--overwrite", is_flag=True, help="Replace OUTPUT if it exists.")
 @click.option("-q", "--quiet", is_flag=True, help="No summary.")
-def map_(results: str, output: str, site_id: str | None, layers_path: str | None, disturbed: str | None,
-         steep: str | None, basemap: str, offline: bool, profile_path: str | None, overwrite: bool,
-         quiet: bool) -> None:  # fmt: skip
+def map_(
+    results: str,
+    output: str,
+    site_id: str | None,
+    layers_path: str | None,
+    disturbed: str | None,
+    steep: str | None,
+    basemap: str,
+    offline: bool,
+    profile_path: str | None,
+    overwrite: bool,
+    quiet: bool,
+) -> None:
     """Write an HTML map of RESULTS (the output of esc-gis screen) to OUTPUT.
 
     Without --site: every site coloured by its permit decision, with a legend and a count per
@@ -45,9 +71,17 @@ def map_(results: str, output: str, site_id: str | None, layers_path: str | None
     if site_id is None:
         m = overview_map(res, layers=ls, basemap=basemap, offline=offline, source=results, profile=prof)
     else:
-        m = site_map(res, site_id, layers=ls, disturbed=read_layer(disturbed) if disturbed else None,
-                     steep=read_layer(steep) if steep else None, basemap=basemap, offline=offline,
-                     source=results, profile=prof)  # fmt: skip
+        m = site_map(
+            res,
+            site_id,
+            layers=ls,
+            disturbed=read_layer(disturbed) if disturbed else None,
+            steep=read_layer(steep) if steep else None,
+            basemap=basemap,
+            offline=offline,
+            source=results,
+            profile=prof,
+        )
     write_map(m, output, overwrite=overwrite)
     if not quiet:
         what = f"site {site_id}" if site_id else f"{len(res):,} sites"

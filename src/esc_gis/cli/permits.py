@@ -18,8 +18,13 @@ import click
 from esc_gis.errors import Problem, ValidationError
 
 _REGISTRY = click.argument("registry")
-_LAYERS = click.option("--layers", "layers_path", type=click.Path(), default=None,
-                       help="Layer set (default: the Village's); sites are measured in its CRS.")  # fmt: skip
+_LAYERS = click.option(
+    "--layers",
+    "layers_path",
+    type=click.Path(),
+    default=None,
+    help="Layer set (default: the Village's); sites are measured in its CRS.",
+)
 _WHO = click.option("--who", default=None, help="Who makes the change (default: your login name).")
 
 
@@ -61,8 +66,10 @@ def _basis(basis: str) -> str:
 
 
 def _describe(p: Any) -> str:
-    return (f"{p.permit_number}  {p.status:<20} {p.site_address}  {p.disturbed_sqft:,.0f} sq ft"
-            f"{f'  expires {p.expires_on}' if p.expires_on else ''}")  # fmt: skip
+    return (
+        f"{p.permit_number}  {p.status:<20} {p.site_address}  {p.disturbed_sqft:,.0f} sq ft"
+        f"{f'  expires {p.expires_on}' if p.expires_on else ''}"
+    )
 
 
 @click.group(name="permits", short_help="The permit registry: add, move through the life cycle, due dates, public map.")
@@ -83,25 +90,43 @@ def init(registry: str, layers_path: str | None) -> None:
     from esc_gis.registry import init_registry
 
     applied = init_registry(registry, layers=layers_path)
-    click.echo(f"{registry}: " + (f"applied migration(s) {', '.join(map(str, applied))}." if applied
-                                  else "already at the current schema version."))  # fmt: skip
+    click.echo(
+        f"{registry}: "
+        + (
+            f"applied migration(s) {', '.join(map(str, applied))}."
+            if applied
+            else "already at the current schema version."
+        )
+    )
 
 
 @permits.command(short_help="Add an application; the disturbed area is measured, never typed.")
 @_REGISTRY
-@click.option("--site", "site_path", required=True, type=click.Path(dir_okay=False),
-              help="Site boundary layer (one polygon).")
-@click.option("--disturbed", "disturbed_path", type=click.Path(dir_okay=False), default=None,
-              help="Disturbed-limits layer (one polygon); default the whole site.")
+@click.option(
+    "--site", "site_path", required=True, type=click.Path(dir_okay=False), help="Site boundary layer (one polygon)."
+)
+@click.option(
+    "--disturbed",
+    "disturbed_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Disturbed-limits layer (one polygon); default the whole site.",
+)
 @click.option("--address", required=True, help="Site address.")
 @click.option("--received", required=True, help="Day the complete application was received (YYYY-MM-DD).")
 @click.option("--number", default=None, help="Permit number (default: the next in the profile's pattern).")
 @click.option("--parcel-id", default=None)
 @click.option("--legal", "legal_description", default=None, help="Legal description of the site.")
-@click.option("--plan-id", default=None,
-              help="Common plan of development or sale: the permit is decided on the plan's total disturbance.")
-@click.option("--activity", default=None,
-              help="construction (default), agricultural_activity, agricultural_production or silviculture.")
+@click.option(
+    "--plan-id",
+    default=None,
+    help="Common plan of development or sale: the permit is decided on the plan's total disturbance.",
+)
+@click.option(
+    "--activity",
+    default=None,
+    help="construction (default), agricultural_activity, agricultural_production or silviculture.",
+)
 @click.option("--building-permit-expires", default=None, help="The building permit's end (YYYY-MM-DD), if longer.")
 @click.option("--landowner", default=None, help="Landowner's name (private).")
 @click.option("--landowner-phone", default=None)
@@ -112,12 +137,28 @@ def init(registry: str, layers_path: str | None) -> None:
 @click.option("--assume-crs", default=None, help="CRS of layers that have none (e.g. EPSG:7594).")
 @_LAYERS
 @_WHO
-def add(registry: str, site_path: str, disturbed_path: str | None, address: str, received: str, number: str | None,
-        parcel_id: str | None, legal_description: str | None, plan_id: str | None, activity: str | None,
-        building_permit_expires: str | None,
-        landowner: str | None, landowner_phone: str | None, landowner_email: str | None, responsible: str | None,
-        responsible_phone: str | None, responsible_email: str | None, assume_crs: str | None,
-        layers_path: str | None, who: str | None) -> None:  # fmt: skip
+def add(
+    registry: str,
+    site_path: str,
+    disturbed_path: str | None,
+    address: str,
+    received: str,
+    number: str | None,
+    parcel_id: str | None,
+    legal_description: str | None,
+    plan_id: str | None,
+    activity: str | None,
+    building_permit_expires: str | None,
+    landowner: str | None,
+    landowner_phone: str | None,
+    landowner_email: str | None,
+    responsible: str | None,
+    responsible_phone: str | None,
+    responsible_email: str | None,
+    assume_crs: str | None,
+    layers_path: str | None,
+    who: str | None,
+) -> None:
     """Add a permit application to REGISTRY."""
     from esc_gis.registry import Application, Party
 
@@ -128,10 +169,20 @@ def add(registry: str, site_path: str, disturbed_path: str | None, address: str,
         parties.append(Party("landowner", landowner or "", phone=landowner_phone, email=landowner_email))
     if responsible or responsible_phone or responsible_email:
         parties.append(Party("responsible_party", responsible or "", phone=responsible_phone, email=responsible_email))
-    app = Application(address, _date(received, "received"), site, crs, disturbed=disturbed, permit_number=number,
-                      parcel_id=parcel_id, legal_description=legal_description,
-                      building_permit_expires=_date(building_permit_expires, "building_permit_expires"),
-                      parties=tuple(parties), plan_id=plan_id, activity=activity)  # fmt: skip
+    app = Application(
+        address,
+        _date(received, "received"),
+        site,
+        crs,
+        disturbed=disturbed,
+        permit_number=number,
+        parcel_id=parcel_id,
+        legal_description=legal_description,
+        building_permit_expires=_date(building_permit_expires, "building_permit_expires"),
+        parties=tuple(parties),
+        plan_id=plan_id,
+        activity=activity,
+    )
     with _open(registry, layers_path) as reg:
         n = reg.add(app, who=who)
         click.echo(_describe(reg.get(n)))
@@ -143,8 +194,16 @@ def _one_polygon(path: str, assume_crs: str | None, to_crs: Any = None) -> tuple
 
     gdf = assign_crs(read_layer(path), assume_crs=assume_crs, source=path)
     if len(gdf) != 1:
-        raise ValidationError([Problem(path, None, f"has {len(gdf)} features; one polygon is expected.",
-                                       "give a layer with the one site (or use esc-gis permits import).")])  # fmt: skip
+        raise ValidationError(
+            [
+                Problem(
+                    path,
+                    None,
+                    f"has {len(gdf)} features; one polygon is expected.",
+                    "give a layer with the one site (or use esc-gis permits import).",
+                )
+            ]
+        )
     if to_crs is not None:
         gdf = gdf.to_crs(to_crs)
     return gdf.geometry.iloc[0], gdf.crs
@@ -164,8 +223,13 @@ def show(registry: str, number: str, as_json: bool, layers_path: str | None) -> 
         dues = permit_dues(p, on=date.today(), calendar=reg.calendar, profile=reg.profile)
     fields = {k: v for k, v in p.__dict__.items() if k not in ("site", "disturbed", "parties", "events")}
     if as_json:
-        out = {**fields, "disturbed_acres": p.disturbed_acres, "parties": [q.__dict__ for q in p.parties],
-               "events": [e.__dict__ for e in p.events], "deadlines": [d.__dict__ for d in dues]}  # fmt: skip
+        out = {
+            **fields,
+            "disturbed_acres": p.disturbed_acres,
+            "parties": [q.__dict__ for q in p.parties],
+            "events": [e.__dict__ for e in p.events],
+            "deadlines": [d.__dict__ for d in dues],
+        }
         click.echo(json.dumps(out, default=str, indent=2))
         return
     width = max(map(len, fields))
@@ -206,26 +270,48 @@ def list_(registry: str, status: tuple[str, ...], layers_path: str | None) -> No
 @click.option("--legal", "legal_description", default=None)
 @click.option("--building-permit-expires", default=None, help="YYYY-MM-DD; the expiry is recomputed.")
 @click.option("--start-notice", default=None, help="When the notice of start arrived (YYYY-MM-DDTHH:MM).")
-@click.option("--work-stopped", default=None,
-              help="Day land-disturbing activity stopped (YYYY-MM-DD); give --resume-expected with it.")
-@click.option("--resume-expected", default=None,
-              help="Day work is expected to resume (YYYY-MM-DD). A long or unknown pause needs temporary "
-                   "stabilization from the day work stopped; see `permits due`.")
+@click.option(
+    "--work-stopped",
+    default=None,
+    help="Day land-disturbing activity stopped (YYYY-MM-DD); give --resume-expected with it.",
+)
+@click.option(
+    "--resume-expected",
+    default=None,
+    help="Day work is expected to resume (YYYY-MM-DD). A long or unknown pause needs temporary "
+    "stabilization from the day work stopped; see `permits due`.",
+)
 @click.option("--resumed", default=None, help="Day work resumed (YYYY-MM-DD): ends the pause.")
 @click.option("--stockpile-since", default=None, help="Day the oldest unstabilized stockpile was made (YYYY-MM-DD).")
 @click.option("--inspected", default=None, help="Record a site inspection on this day (YYYY-MM-DD).")
 @_LAYERS
 @_WHO
-def update(registry: str, number: str, site_address: str | None, parcel_id: str | None,
-           legal_description: str | None, building_permit_expires: str | None, start_notice: str | None,
-           work_stopped: str | None, resume_expected: str | None, resumed: str | None, stockpile_since: str | None,
-           inspected: str | None, layers_path: str | None, who: str | None) -> None:  # fmt: skip
+def update(
+    registry: str,
+    number: str,
+    site_address: str | None,
+    parcel_id: str | None,
+    legal_description: str | None,
+    building_permit_expires: str | None,
+    start_notice: str | None,
+    work_stopped: str | None,
+    resume_expected: str | None,
+    resumed: str | None,
+    stockpile_since: str | None,
+    inspected: str | None,
+    layers_path: str | None,
+    who: str | None,
+) -> None:
     """Update permit NUMBER of REGISTRY."""
     texts = (("site_address", site_address), ("parcel_id", parcel_id), ("legal_description", legal_description))
     changes: dict[str, Any] = {k: v for k, v in texts if v is not None}
-    for key, raw in (("building_permit_expires", building_permit_expires), ("work_stopped_on", work_stopped),
-                     ("resume_expected_on", resume_expected), ("work_resumed_on", resumed),
-                     ("stockpile_since", stockpile_since)):  # fmt: skip
+    for key, raw in (
+        ("building_permit_expires", building_permit_expires),
+        ("work_stopped_on", work_stopped),
+        ("resume_expected_on", resume_expected),
+        ("work_resumed_on", resumed),
+        ("stockpile_since", stockpile_since),
+    ):
         if raw is not None:
             changes[key] = _date(raw, key)
     if start_notice is not None:
@@ -239,15 +325,26 @@ def update(registry: str, number: str, site_address: str | None, parcel_id: str 
 @_REGISTRY
 @click.argument("number")
 @click.argument("state")
-@click.option("--on", "on", default=None,
-              help="When (YYYY-MM-DD, or YYYY-MM-DDTHH:MM for the start of work); default now.")
-@click.option("--reasons", default=None,
-              help="Written reasons, the text of the written notification (required for disapproved, stop_work, "
-                   "suspended, revoked).")
+@click.option(
+    "--on", "on", default=None, help="When (YYYY-MM-DD, or YYYY-MM-DDTHH:MM for the start of work); default now."
+)
+@click.option(
+    "--reasons",
+    default=None,
+    help="Written reasons, the text of the written notification (required for disapproved, stop_work, "
+    "suspended, revoked).",
+)
 @_LAYERS
 @_WHO
-def transition(registry: str, number: str, state: str, on: str | None, reasons: str | None,
-               layers_path: str | None, who: str | None) -> None:  # fmt: skip
+def transition(
+    registry: str,
+    number: str,
+    state: str,
+    on: str | None,
+    reasons: str | None,
+    layers_path: str | None,
+    who: str | None,
+) -> None:
     """Move permit NUMBER of REGISTRY to STATE."""
     with _open(registry, layers_path) as reg:
         p = reg.transition(number, state, who=who, on=_when(on, "on"), reasons=reasons)
@@ -264,19 +361,26 @@ def _back_command(move: str, short: str, doc: str) -> None:
     @click.option("--on", default=None, help="Day of the decision (YYYY-MM-DD); default today.")
     @_LAYERS
     @_WHO
-    def command(registry: str, number: str, reasons: str, on: str | None, layers_path: str | None,
-                who: str | None) -> None:  # fmt: skip
+    def command(
+        registry: str, number: str, reasons: str, on: str | None, layers_path: str | None, who: str | None
+    ) -> None:
         with _open(registry, layers_path) as reg:
             method = reg.retract if move == "retract" else reg.reinstate
             p = method(number, reasons=reasons, who=who, on=_date(on, "on"))
         click.echo(_describe(p))
 
 
-_back_command("retract", "Retract a stop-work order or a revocation: back to the state before.",
-              "Retract the stop-work order or revocation of permit NUMBER of REGISTRY; it goes back to the state "
-              "it was in before.")  # fmt: skip
-_back_command("reinstate", "Lift a suspension: back to the state before.",
-              "Reinstate the suspended permit NUMBER of REGISTRY; it goes back to the state it was in before.")
+_back_command(
+    "retract",
+    "Retract a stop-work order or a revocation: back to the state before.",
+    "Retract the stop-work order or revocation of permit NUMBER of REGISTRY; it goes back to the state "
+    "it was in before.",
+)
+_back_command(
+    "reinstate",
+    "Lift a suspension: back to the state before.",
+    "Reinstate the suspended permit NUMBER of REGISTRY; it goes back to the state it was in before.",
+)
 
 
 @permits.command(short_help="Extend a permit (each extension up to the profile's longest).")
@@ -287,8 +391,9 @@ _back_command("reinstate", "Lift a suspension: back to the state before.",
 @click.option("--reasons", default=None, help="Conditions or reasons of the extension.")
 @_LAYERS
 @_WHO
-def extend(registry: str, number: str, days: int, on: str | None, reasons: str | None, layers_path: str | None,
-           who: str | None) -> None:  # fmt: skip
+def extend(
+    registry: str, number: str, days: int, on: str | None, reasons: str | None, layers_path: str | None, who: str | None
+) -> None:
     """Extend permit NUMBER of REGISTRY by DAYS."""
     with _open(registry, layers_path) as reg:
         p = reg.extend(number, days, who=who, on=_date(on, "on"), reasons=reasons)
@@ -299,37 +404,55 @@ def extend(registry: str, number: str, days: int, on: str | None, reasons: str |
 @_REGISTRY
 @click.argument("layer_path", metavar="LAYER", type=click.Path(dir_okay=False))
 @click.option("--layer", default=None, help="Layer name in a multi-layer file.")
-@click.option("--disturbed", "disturbed_path", type=click.Path(dir_okay=False), default=None,
-              help="Disturbed limits keyed by permit_number (default: the whole site).")
+@click.option(
+    "--disturbed",
+    "disturbed_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Disturbed limits keyed by permit_number (default: the whole site).",
+)
 @click.option("--assume-crs", default=None, help="CRS of layers that have none.")
 @_LAYERS
 @_WHO
-def import_(registry: str, layer_path: str, layer: str | None, disturbed_path: str | None, assume_crs: str | None,
-            layers_path: str | None, who: str | None) -> None:  # fmt: skip
+def import_(
+    registry: str,
+    layer_path: str,
+    layer: str | None,
+    disturbed_path: str | None,
+    assume_crs: str | None,
+    layers_path: str | None,
+    who: str | None,
+) -> None:
     """Import the permits of LAYER into REGISTRY (columns: see the README)."""
     from esc_gis.crs import assign_crs
     from esc_gis.io import read_layer
 
-    frame = assign_crs(read_layer(layer_path, layer=layer, dates_as_text=True), assume_crs=assume_crs,
-                       source=layer_path)  # fmt: skip
-    disturbed = (assign_crs(read_layer(disturbed_path), assume_crs=assume_crs, source=disturbed_path)
-                 if disturbed_path else None)  # fmt: skip
+    frame = assign_crs(
+        read_layer(layer_path, layer=layer, dates_as_text=True), assume_crs=assume_crs, source=layer_path
+    )
+    disturbed = (
+        assign_crs(read_layer(disturbed_path), assume_crs=assume_crs, source=disturbed_path) if disturbed_path else None
+    )
     with _open(registry, layers_path) as reg:
         numbers = reg.import_frame(frame, source=layer_path, disturbed=disturbed, who=who)
-    click.echo(f"Imported {len(numbers)} permit(s) into {registry}: {', '.join(numbers[:5])}"
-               f"{', ...' if len(numbers) > 5 else ''}.")  # fmt: skip
+    click.echo(
+        f"Imported {len(numbers)} permit(s) into {registry}: {', '.join(numbers[:5])}"
+        f"{', ...' if len(numbers) > 5 else ''}."
+    )
 
 
 @permits.command(short_help="Export the permits as a layer (public fields unless --private).")
 @_REGISTRY
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
-              help=".gpkg, .geojson, .parquet or .csv")
+@click.option(
+    "-o", "--output", required=True, type=click.Path(dir_okay=False), help=".gpkg, .geojson, .parquet or .csv"
+)
 @click.option("--status", multiple=True, help="Only permits in this state (repeatable).")
 @click.option("--private", is_flag=True, help="Include the parties' names and contact details.")
 @click.option("--overwrite", is_flag=True, help="Replace OUTPUT if it exists.")
 @_LAYERS
-def export(registry: str, output: str, status: tuple[str, ...], private: bool, overwrite: bool,
-           layers_path: str | None) -> None:  # fmt: skip
+def export(
+    registry: str, output: str, status: tuple[str, ...], private: bool, overwrite: bool, layers_path: str | None
+) -> None:
     """Write the permits of REGISTRY to OUTPUT."""
     from esc_gis.io import check_output_path, write_layer
 
@@ -343,17 +466,35 @@ def export(registry: str, output: str, status: tuple[str, ...], private: bool, o
 @permits.command(short_help="What is due or overdue: decisions, expiries, notices, inspections.")
 @_REGISTRY
 @click.option("--on", default=None, help="The day to look from (YYYY-MM-DD); default today.")
-@click.option("--rain", "rain_path", type=click.Path(dir_okay=False), default=None,
-              help="Precipitation CSV (date or date and time, precip_in or NOAA PRCP) for the inspections after "
-                   "rain; daily totals or timed (hourly) readings.")
-@click.option("--within", default=7, show_default=True, type=click.IntRange(min=0),
-              help="Also list what falls due within DAYS.")
-@click.option("--calendar", "calendar_path", type=click.Path(dir_okay=False), default=None,
-              help="Office calendar TOML (holidays, weekend); default the common Wisconsin municipal one.")
+@click.option(
+    "--rain",
+    "rain_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Precipitation CSV (date or date and time, precip_in or NOAA PRCP) for the inspections after "
+    "rain; daily totals or timed (hourly) readings.",
+)
+@click.option(
+    "--within", default=7, show_default=True, type=click.IntRange(min=0), help="Also list what falls due within DAYS."
+)
+@click.option(
+    "--calendar",
+    "calendar_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Office calendar TOML (holidays, weekend); default the common Wisconsin municipal one.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @_LAYERS
-def due(registry: str, on: str | None, rain_path: str | None, within: int, calendar_path: str | None,
-        as_json: bool, layers_path: str | None) -> None:  # fmt: skip
+def due(
+    registry: str,
+    on: str | None,
+    rain_path: str | None,
+    within: int,
+    calendar_path: str | None,
+    as_json: bool,
+    layers_path: str | None,
+) -> None:
     """List what is due or overdue in REGISTRY."""
     from esc_gis.registry.agenda import agenda, read_rain_csv
     from esc_gis.registry.calendar import load_calendar
@@ -368,10 +509,15 @@ def due(registry: str, on: str | None, rain_path: str | None, within: int, calen
         return
     for i in items:
         flag = "OVERDUE" if i.overdue else "due    "
-        click.echo(f"{flag} {str(i.due)[:16]:<16} {i.permit_number}  {i.what} ({i.section}; {_basis(i.basis)})  "
-                   f"[{i.site_address}]")  # fmt: skip
-    click.echo(f"{sum(i.overdue for i in items)} overdue, {sum(not i.overdue for i in items)} due by "
-               f"{day.fromordinal(day.toordinal() + within)}.", err=True)  # fmt: skip
+        click.echo(
+            f"{flag} {str(i.due)[:16]:<16} {i.permit_number}  {i.what} ({i.section}; {_basis(i.basis)})  "
+            f"[{i.site_address}]"
+        )
+    click.echo(
+        f"{sum(i.overdue for i in items)} overdue, {sum(not i.overdue for i in items)} due by "
+        f"{day.fromordinal(day.toordinal() + within)}.",
+        err=True,
+    )
 
 
 @permits.command(name="map", short_help="The public map of active permits (no personal data).")
@@ -382,8 +528,9 @@ def due(registry: str, on: str | None, rain_path: str | None, within: int, calen
 @click.option("--offline", is_flag=True, help="Inline Leaflet: the file opens with no network.")
 @click.option("--overwrite", is_flag=True, help="Replace OUTPUT if it exists.")
 @_LAYERS
-def map_(registry: str, output: str, public: bool, basemap: str, offline: bool, overwrite: bool,
-         layers_path: str | None) -> None:  # fmt: skip
+def map_(
+    registry: str, output: str, public: bool, basemap: str, offline: bool, overwrite: bool, layers_path: str | None
+) -> None:
     """Write the public map of REGISTRY's active permits to OUTPUT."""
     from esc_gis.maps import check_map_path, write_map
     from esc_gis.maps.public import PUBLIC_STATUS, public_permit_map
@@ -394,8 +541,8 @@ def map_(registry: str, output: str, public: bool, basemap: str, offline: bool, 
     with _open(registry, layers_path) as reg:
         as_of = datetime.now(timezone.utc)
         frame = reg.frame(reg.list(status=list(PUBLIC_STATUS)))
-        m = public_permit_map(frame, as_of=as_of, contact=reg.profile.contact, layers=reg.layers, basemap=basemap,
-                              offline=offline)  # fmt: skip
+        m = public_permit_map(
+            frame, as_of=as_of, contact=reg.profile.contact, layers=reg.layers, basemap=basemap, offline=offline
+        )
     write_map(m, output, overwrite=overwrite)
     click.echo(f"Wrote {output}: {len(frame)} active permit(s), data as of {as_of:%Y-%m-%d %H:%M} UTC.")
-

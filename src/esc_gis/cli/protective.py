@@ -23,35 +23,78 @@ def _class_map(values: tuple[str, ...]) -> dict[str, str] | None:
 
 @click.command(short_help="Protective areas of waters of the state (NR 151.125 widths).")
 @click.argument("waters", type=click.Path(dir_okay=False), required=False)
-@click.option("--layers", "layers_path", type=click.Path(), default=None,
-              help="Use the waters of this layer set (layers.toml) instead of WATERS.")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
-              help="Output: .gpkg, .parquet, .geojson or .csv.")
-@click.option("--class-field", default="water_class", show_default=True,
-              help="Field holding each feature's water class (or the source's code, with --class-map).")
-@click.option("--class-map", "class_maps", multiple=True, metavar="FILE|CODE=CLASS",
-              help="Map the layer's own codes to water classes: a .toml/.csv file, or CODE=CLASS. Repeatable; "
-                   "map a code to 'ignore' to drop its features.")
+@click.option(
+    "--layers",
+    "layers_path",
+    type=click.Path(),
+    default=None,
+    help="Use the waters of this layer set (layers.toml) instead of WATERS.",
+)
+@click.option(
+    "-o", "--output", required=True, type=click.Path(dir_okay=False), help="Output: .gpkg, .parquet, .geojson or .csv."
+)
+@click.option(
+    "--class-field",
+    default="water_class",
+    show_default=True,
+    help="Field holding each feature's water class (or the source's code, with --class-map).",
+)
+@click.option(
+    "--class-map",
+    "class_maps",
+    multiple=True,
+    metavar="FILE|CODE=CLASS",
+    help="Map the layer's own codes to water classes: a .toml/.csv file, or CODE=CLASS. Repeatable; "
+    "map a code to 'ignore' to drop its features.",
+)
 @click.option("--name-field", default=None, help="Field holding the water's name.")
-@click.option("--channel-width-field", default=None,
-              help="Field holding a line's channel width in feet (the strip is then measured from the banks).")
-@click.option("--piped-field", default=PIPED_FIELD, show_default=True,
-              help="Field flagging a stream in a pipe or culvert (no strip); used when the layer has it.")
-@click.option("--drainage-field", default=DRAINAGE_FIELD, show_default=True,
-              help="Field holding the acres a channel drains (concentrated-flow channels at or under the "
-                   "profile's minimum get no strip); used when the layer has it.")
+@click.option(
+    "--channel-width-field",
+    default=None,
+    help="Field holding a line's channel width in feet (the strip is then measured from the banks).",
+)
+@click.option(
+    "--piped-field",
+    default=PIPED_FIELD,
+    show_default=True,
+    help="Field flagging a stream in a pipe or culvert (no strip); used when the layer has it.",
+)
+@click.option(
+    "--drainage-field",
+    default=DRAINAGE_FIELD,
+    show_default=True,
+    help="Field holding the acres a channel drains (concentrated-flow channels at or under the "
+    "profile's minimum get no strip); used when the layer has it.",
+)
 @click.option("--layer", default=None, help="Layer of WATERS to read, if it has several.")
 @click.option("--assume-crs", default=None, metavar="CRS", help="CRS for WATERS if it has none.")
 @click.option("--crs", default=None, help="Measuring and output CRS [default: the profile's].")
-@click.option("--profile", "profile_path", type=click.Path(dir_okay=False), default=None,
-              help="Ordinance profile TOML; default: the bundled profile.")
+@click.option(
+    "--profile",
+    "profile_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Ordinance profile TOML; default: the bundled profile.",
+)
 @click.option("--overwrite", is_flag=True, help="Replace OUTPUT if it exists.")
 @click.option("-q", "--quiet", is_flag=True, help="No summary.")
-def protective(waters: str | None, layers_path: str | None, output: str, class_field: str,
-               class_maps: tuple[str, ...], name_field: str | None,
-               channel_width_field: str | None, piped_field: str, drainage_field: str, layer: str | None,
-               assume_crs: str | None, crs: str | None,
-               profile_path: str | None, overwrite: bool, quiet: bool) -> None:  # fmt: skip
+def protective(
+    waters: str | None,
+    layers_path: str | None,
+    output: str,
+    class_field: str,
+    class_maps: tuple[str, ...],
+    name_field: str | None,
+    channel_width_field: str | None,
+    piped_field: str,
+    drainage_field: str,
+    layer: str | None,
+    assume_crs: str | None,
+    crs: str | None,
+    profile_path: str | None,
+    overwrite: bool,
+    quiet: bool,
+) -> None:
     """Write the protective areas of WATERS (or of --layers' waters) to OUTPUT, by governing class and width.
 
     Widths come from the profile's protective_area entries (the NR 151.125(1) technical
@@ -60,10 +103,20 @@ def protective(waters: str | None, layers_path: str | None, output: str, class_f
     out, and piped streams and concentrated-flow channels draining too little get no strip.
     """
     check_output_path(output, overwrite=overwrite)
-    gdf = protective_layer(waters, layers=layers_path, profile=profile_path, crs=crs, class_field=class_field,
-                           name_field=name_field, channel_width_field=channel_width_field,
-                           piped_field=piped_field, drainage_field=drainage_field,
-                           class_map=_class_map(class_maps), layer=layer, assume_crs=assume_crs)  # fmt: skip
+    gdf = protective_layer(
+        waters,
+        layers=layers_path,
+        profile=profile_path,
+        crs=crs,
+        class_field=class_field,
+        name_field=name_field,
+        channel_width_field=channel_width_field,
+        piped_field=piped_field,
+        drainage_field=drainage_field,
+        class_map=_class_map(class_maps),
+        layer=layer,
+        assume_crs=assume_crs,
+    )
     write_layer(gdf, output, overwrite=overwrite, layer="protective_areas")
     if not quiet:
         for r in gdf.itertuples():

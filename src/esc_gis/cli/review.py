@@ -11,16 +11,34 @@ import click
 @click.command(name="review", short_help="Review a plan package: plan checklist, BMP checks, HTML report.")
 @click.argument("plan", type=click.Path())
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The report (.html).")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
-              help="Also write the findings as JSON (each check with its section and basis).")
-@click.option("--layers", "layers_path", type=click.Path(), default=None,
-              help="Layer set: boundary, waters, DEM (default: the profile's own).")
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Also write the findings as JSON (each check with its section and basis).",
+)
+@click.option(
+    "--layers",
+    "layers_path",
+    type=click.Path(),
+    default=None,
+    help="Layer set: boundary, waters, DEM (default: the profile's own).",
+)
 @click.option("--basemap", type=click.Choice(["osm", "aerial", "none"]), default="osm", show_default=True)
 @click.option("--offline", is_flag=True, help="Inline Leaflet in the map: the report opens with no network.")
 @click.option("--overwrite", is_flag=True, help="Replace the outputs if they exist.")
 @click.option("-q", "--quiet", is_flag=True, help="No summary.")
-def review(plan: str, output: str, json_path: str | None, layers_path: str | None, basemap: str, offline: bool,
-           overwrite: bool, quiet: bool) -> None:  # fmt: skip
+def review(
+    plan: str,
+    output: str,
+    json_path: str | None,
+    layers_path: str | None,
+    basemap: str,
+    offline: bool,
+    overwrite: bool,
+    quiet: bool,
+) -> None:
     """Review PLAN (a .gpkg, a .dxf or a folder, with plan.toml) and write the report to OUTPUT.
 
     A broken package still gets a report, saying what is missing. Only failures of what the
@@ -43,12 +61,15 @@ def review(plan: str, output: str, json_path: str | None, layers_path: str | Non
     prof = load_profile()
     ls = load_layers(layers_path, profile=prof)
     result = review_plan(plan, layers=ls, profile=prof)
-    page = _figure(review_map(result.layers, layers=ls, basemap=basemap, offline=offline,
-                              checks=result.checks)).render()  # fmt: skip
+    page = _figure(
+        review_map(result.layers, layers=ls, basemap=basemap, offline=offline, checks=result.checks)
+    ).render()
     write_report(result, output, map_html=page, json_path=json_path)
     if not quiet:
         fails = sum(c.status == "fail" for c in result.checks)
         looks = sum(c.status == "look" for c in result.checks)
-        click.echo(f"{plan}: {result.verdict} ({fails} failing: {len(result.reasons)} reason(s) for disapproval, "
-                   f"{len(result.advisories)} advisory; {looks} to look at). Wrote {output}"
-                   f"{f' and {json_path}' if json_path else ''}.")  # fmt: skip
+        click.echo(
+            f"{plan}: {result.verdict} ({fails} failing: {len(result.reasons)} reason(s) for disapproval, "
+            f"{len(result.advisories)} advisory; {looks} to look at). Wrote {output}"
+            f"{f' and {json_path}' if json_path else ''}."
+        )

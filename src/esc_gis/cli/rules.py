@@ -47,8 +47,9 @@ def triggers_table(profile: Profile) -> Table:
 
 def findings_table(profile: Profile) -> Table:
     """Build the rich table of every finding: code, basis, section and message template."""
-    table = Table(title="Findings (wording, citation and basis of everything esc-gis says)", title_justify="left",
-                  expand=True)
+    table = Table(
+        title="Findings (wording, citation and basis of everything esc-gis says)", title_justify="left", expand=True
+    )
     table.add_column("finding", overflow="fold", ratio=2)
     table.add_column("basis", overflow="fold", ratio=1)
     table.add_column("section", overflow="fold", ratio=2)
@@ -59,13 +60,26 @@ def findings_table(profile: Profile) -> Table:
 
 
 def _finding_rows(profile: Profile) -> list[dict[str, object]]:
-    return [{"code": t.code, "section": t.section, "basis": t.basis, "message": t.message,
-             "values": list(CATALOGUE.get(t.code, ()))} for t in profile.findings.values()]  # fmt: skip
+    return [
+        {
+            "code": t.code,
+            "section": t.section,
+            "basis": t.basis,
+            "message": t.message,
+            "values": list(CATALOGUE.get(t.code, ())),
+        }
+        for t in profile.findings.values()
+    ]
 
 
 @click.command(short_help="Print the ordinance profile: numbers, triggers and findings, each with its citation.")
-@click.option("--profile", "profile_path", type=click.Path(dir_okay=False), default=None,
-              help="Ordinance profile TOML (default: the one shipped with esc_gis).")
+@click.option(
+    "--profile",
+    "profile_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Ordinance profile TOML (default: the one shipped with esc_gis).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")
 def rules(profile_path: str | None, as_json: bool) -> None:
     """Print every threshold, width, design storm, deadline, permit trigger and finding of the profile.
@@ -75,13 +89,31 @@ def rules(profile_path: str | None, as_json: bool) -> None:
     """
     profile = load_profile(profile_path)
     if as_json:
-        rows = [{"entry": e.key, "value": e.value, "unit": e.unit, "section": e.section,
-                 "summary": e.summary, **e.extra} for e in profile.entries.values()]  # fmt: skip
-        triggers = [{"name": t.name, "kind": t.kind, "value": t.value, "unit": t.unit, "section": t.section,
-                     "finding": t.finding} for t in profile.triggers]  # fmt: skip
-        doc = {"profile": profile.name, "jurisdiction": profile.jurisdiction_name, "authority": profile.authority,
-               "measure_crs": profile.measure_crs, "partial_jurisdiction": profile.partial_jurisdiction,
-               "entries": rows, "permit_triggers": triggers, "findings": _finding_rows(profile)}  # fmt: skip
+        rows = [
+            {"entry": e.key, "value": e.value, "unit": e.unit, "section": e.section, "summary": e.summary, **e.extra}
+            for e in profile.entries.values()
+        ]
+        triggers = [
+            {
+                "name": t.name,
+                "kind": t.kind,
+                "value": t.value,
+                "unit": t.unit,
+                "section": t.section,
+                "finding": t.finding,
+            }
+            for t in profile.triggers
+        ]
+        doc = {
+            "profile": profile.name,
+            "jurisdiction": profile.jurisdiction_name,
+            "authority": profile.authority,
+            "measure_crs": profile.measure_crs,
+            "partial_jurisdiction": profile.partial_jurisdiction,
+            "entries": rows,
+            "permit_triggers": triggers,
+            "findings": _finding_rows(profile),
+        }
         click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
         return
     console = Console(width=max(Console().width, 100))

@@ -28,24 +28,50 @@ def _field_map(values: tuple[str, ...]) -> dict[str, str]:
 
 
 #: Findings every applicable row has; the summary lists only the others.
-_ROUTINE = {"jurisdiction_inside", "disturbed_area", "permit_required", "permit_not_required",
-            "nearest_water", "steep_not_measured", "no_steep_slopes", "no_waters_layer"}  # fmt: skip
+_ROUTINE = {
+    "jurisdiction_inside",
+    "disturbed_area",
+    "permit_required",
+    "permit_not_required",
+    "nearest_water",
+    "steep_not_measured",
+    "no_steep_slopes",
+    "no_waters_layer",
+}
 
 
-_WHY_NOT = {"outside_jurisdiction": "outside", "excluded_state_agency": "state agency",
-            "exempt_agricultural": "agricultural", "exempt_silviculture": "silviculture"}  # fmt: skip
+_WHY_NOT = {
+    "outside_jurisdiction": "outside",
+    "excluded_state_agency": "state agency",
+    "exempt_agricultural": "agricultural",
+    "exempt_silviculture": "silviculture",
+}
 
 
 def summary_table(result: gpd.GeoDataFrame, *, max_rows: int = 40) -> Table:
     """Build a readable table of a screening result: one line per site (up to ``max_rows``)."""
     table = Table(title=f"Screening: {len(result)} site(s)", title_justify="left")
     just: Literal["left", "right"]
-    for col, just in (("site", "left"), ("plan", "left"), ("where", "left"), ("disturbed sq ft", "right"),
-                      ("plan sq ft", "right"), ("decision", "left"), ("stds", "left"),
-                      ("steep sq ft", "right"), ("protective sq ft", "right"), ("water ft", "right"),
-                      ("other findings", "left")):  # fmt: skip
-        table.add_column(col, justify=just, overflow="fold", no_wrap=col != "other findings",
-                         min_width=30 if col == "other findings" else None)
+    for col, just in (
+        ("site", "left"),
+        ("plan", "left"),
+        ("where", "left"),
+        ("disturbed sq ft", "right"),
+        ("plan sq ft", "right"),
+        ("decision", "left"),
+        ("stds", "left"),
+        ("steep sq ft", "right"),
+        ("protective sq ft", "right"),
+        ("water ft", "right"),
+        ("other findings", "left"),
+    ):
+        table.add_column(
+            col,
+            justify=just,
+            overflow="fold",
+            no_wrap=col != "other findings",
+            min_width=30 if col == "other findings" else None,
+        )
     colour = {"required": "bold red", "not_required": "green", "not_applicable": "dim"}
     for r in result.head(max_rows).itertuples():
         codes = [f["code"] for f in json.loads(r.findings) if f["code"] not in _ROUTINE]
@@ -58,10 +84,18 @@ def summary_table(result: gpd.GeoDataFrame, *, max_rows: int = 40) -> Table:
         steep = "" if pd.isna(r.steep_disturbed_sqft) else f"{r.steep_disturbed_sqft:,.0f}"
         water = "" if pd.isna(r.nearest_water_ft) else f"{r.nearest_water_ft:,.0f}"
         table.add_row(
-            str(r.site_id), "" if pd.isna(r.plan_id) else str(r.plan_id), r.jurisdiction,
-            f"{r.disturbed_in_village_sqft:,.0f}", f"{r.plan_disturbed_sqft:,.0f}", decision,
-            r.standards + (" + sediment" if r.sediment_standard else ""), steep, prot, water, ", ".join(codes),
-        )  # fmt: skip
+            str(r.site_id),
+            "" if pd.isna(r.plan_id) else str(r.plan_id),
+            r.jurisdiction,
+            f"{r.disturbed_in_village_sqft:,.0f}",
+            f"{r.plan_disturbed_sqft:,.0f}",
+            decision,
+            r.standards + (" + sediment" if r.sediment_standard else ""),
+            steep,
+            prot,
+            water,
+            ", ".join(codes),
+        )
     if len(result) > max_rows:
         table.caption = f"... {len(result) - max_rows} more rows in the output file."
     return table
@@ -71,35 +105,83 @@ def counts_line(result: gpd.GeoDataFrame) -> str:
     """One line counting sites by permit decision."""
     c = Counter(result["permit"])
     may = int(result["permit_may_be_required"].sum())
-    return (f"permit required: {c.get('required', 0)}, not required: {c.get('not_required', 0)} "
-            f"(of which may be required: {may}), not applicable: {c.get('not_applicable', 0)}")  # fmt: skip
+    return (
+        f"permit required: {c.get('required', 0)}, not required: {c.get('not_required', 0)} "
+        f"(of which may be required: {may}), not applicable: {c.get('not_applicable', 0)}"
+    )
 
 
 @click.command(short_help="Screen sites or parcels against Chapter 540, Article I.")
 @click.argument("sites", type=click.Path(dir_okay=False))
-@click.option("--disturbed", type=click.Path(dir_okay=False), default=None,
-              help="Disturbed-limit polygons carrying the site id; default: the whole site is disturbed.")
-@click.option("--layers", "layers_path", type=click.Path(), default=None,
-              help="Layer-set manifest (layers.toml); default: the Village's bundled set.")
-@click.option("--profile", "profile_path", type=click.Path(dir_okay=False), default=None,
-              help="Ordinance profile TOML; default: the one shipped with esc_gis.")
+@click.option(
+    "--disturbed",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Disturbed-limit polygons carrying the site id; default: the whole site is disturbed.",
+)
+@click.option(
+    "--layers",
+    "layers_path",
+    type=click.Path(),
+    default=None,
+    help="Layer-set manifest (layers.toml); default: the Village's bundled set.",
+)
+@click.option(
+    "--profile",
+    "profile_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Ordinance profile TOML; default: the one shipped with esc_gis.",
+)
 @click.option("--id-field", default="site_id", show_default=True, help="Field holding the unique site id.")
-@click.option("--field", "fields", multiple=True, metavar="NAME=SOURCE",
-              help="Read contract field NAME (plan_id, activity, state_agency, npdes_exempt) from SOURCE. Repeatable.")
-@click.option("--assume-crs", default=None, metavar="CRS",
-              help="CRS for inputs that have none (e.g. EPSG:7594). Never overrides a file's own CRS.")
+@click.option(
+    "--field",
+    "fields",
+    multiple=True,
+    metavar="NAME=SOURCE",
+    help="Read contract field NAME (plan_id, activity, state_agency, npdes_exempt) from SOURCE. Repeatable.",
+)
+@click.option(
+    "--assume-crs",
+    default=None,
+    metavar="CRS",
+    help="CRS for inputs that have none (e.g. EPSG:7594). Never overrides a file's own CRS.",
+)
 @click.option("--layer", "sites_layer", default=None, help="Layer of SITES to read, if it has several.")
 @click.option("--disturbed-layer", default=None, help="Layer of --disturbed to read, if it has several.")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
-              help="Output: .gpkg, .parquet, .geojson or .csv (geometry as WKT).")
-@click.option("--map", "map_path", type=click.Path(dir_okay=False), default=None,
-              help="Also write an overview map of the run (HTML), sites coloured by permit decision.")
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="Output: .gpkg, .parquet, .geojson or .csv (geometry as WKT).",
+)
+@click.option(
+    "--map",
+    "map_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Also write an overview map of the run (HTML), sites coloured by permit decision.",
+)
 @click.option("--offline", is_flag=True, help="With --map: inline Leaflet so the map opens with no network.")
 @click.option("--overwrite", is_flag=True, help="Replace OUTPUT (and the map) if it exists.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar or summary.")
-def screen(sites: str, disturbed: str | None, layers_path: str | None, profile_path: str | None, id_field: str,
-           fields: tuple[str, ...], assume_crs: str | None, sites_layer: str | None, disturbed_layer: str | None,
-           output: str, map_path: str | None, offline: bool, overwrite: bool, quiet: bool) -> None:  # fmt: skip
+def screen(
+    sites: str,
+    disturbed: str | None,
+    layers_path: str | None,
+    profile_path: str | None,
+    id_field: str,
+    fields: tuple[str, ...],
+    assume_crs: str | None,
+    sites_layer: str | None,
+    disturbed_layer: str | None,
+    output: str,
+    map_path: str | None,
+    offline: bool,
+    overwrite: bool,
+    quiet: bool,
+) -> None:
     """Screen SITES (any polygon layer GDAL reads, zipped shapefiles too) and write OUTPUT.
 
     One row per site: jurisdiction, disturbed area (a union: overlaps count once; common
@@ -113,15 +195,27 @@ def screen(sites: str, disturbed: str | None, layers_path: str | None, profile_p
 
         check_map_path(map_path, overwrite=overwrite)
     err = Console(stderr=True)
-    with Progress(TextColumn("{task.description:<40}"), BarColumn(), TimeElapsedColumn(),
-                  console=err, disable=quiet, transient=True) as bar:  # fmt: skip
+    with Progress(
+        TextColumn("{task.description:<40}"),
+        BarColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        disable=quiet,
+        transient=True,
+    ) as bar:
         task = bar.add_task("screening", total=1.0)
         result = screen_sites(
-            sites, disturbed=disturbed, layers=layers_path, profile=profile_path, id_field=id_field,
-            field_map=field_map, assume_crs=assume_crs, sites_layer=sites_layer,
+            sites,
+            disturbed=disturbed,
+            layers=layers_path,
+            profile=profile_path,
+            id_field=id_field,
+            field_map=field_map,
+            assume_crs=assume_crs,
+            sites_layer=sites_layer,
             disturbed_layer=disturbed_layer,
             progress=lambda stage, frac: bar.update(task, completed=frac, description=stage),
-        )  # fmt: skip
+        )
         bar.update(task, description=f"writing {output}")
         write_layer(result, output, overwrite=overwrite)
         if map_path is not None:

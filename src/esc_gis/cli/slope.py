@@ -14,10 +14,14 @@ Z_UNIT = click.Choice(["m", "ft", "us_ft"])
 @click.command(short_help="Slope in percent (Horn, as gdaldem slope -p).")
 @click.argument("dem", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Output GeoTIFF (.tif).")
-@click.option("--z-unit", type=Z_UNIT, default=None,
-              help="Unit of the elevations when the DEM's CRS and band do not say.")
-@click.option("--compute-edges", is_flag=True,
-              help="Compute edge cells and cells next to nodata, as gdaldem -compute_edges (default: nodata).")
+@click.option(
+    "--z-unit", type=Z_UNIT, default=None, help="Unit of the elevations when the DEM's CRS and band do not say."
+)
+@click.option(
+    "--compute-edges",
+    is_flag=True,
+    help="Compute edge cells and cells next to nodata, as gdaldem -compute_edges (default: nodata).",
+)
 @click.option("--overwrite", is_flag=True, help="Replace OUTPUT if it exists.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 def slope(dem: str, output: str, z_unit: str | None, compute_edges: bool, overwrite: bool, quiet: bool) -> None:
@@ -28,11 +32,25 @@ def slope(dem: str, output: str, z_unit: str | None, compute_edges: bool, overwr
     are nodata unless --compute-edges is given. Geographic DEMs are scaled row by row for
     latitude. The DEM is streamed in blocks: memory stays flat however large it is.
     """
-    with Progress(TextColumn("slope"), BarColumn(), TimeElapsedColumn(), console=Console(stderr=True),
-                  disable=quiet, transient=True) as bar:  # fmt: skip
+    with Progress(
+        TextColumn("slope"),
+        BarColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        disable=quiet,
+        transient=True,
+    ) as bar:
         task = bar.add_task("slope", total=1.0)
-        info = write_slope(dem, output, z_unit=z_unit, compute_edges=compute_edges, overwrite=overwrite,
-                           progress=lambda f: bar.update(task, completed=f))  # fmt: skip
+        info = write_slope(
+            dem,
+            output,
+            z_unit=z_unit,
+            compute_edges=compute_edges,
+            overwrite=overwrite,
+            progress=lambda f: bar.update(task, completed=f),
+        )
     if not quiet:
-        click.echo(f"Wrote {output}: {info.width} x {info.height} cells, slope in percent (Horn), "
-                   f"elevations in {info.z_unit} ({info.z_unit_source}).")  # fmt: skip
+        click.echo(
+            f"Wrote {output}: {info.width} x {info.height} cells, slope in percent (Horn), "
+            f"elevations in {info.z_unit} ({info.z_unit_source})."
+        )

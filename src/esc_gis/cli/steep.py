@@ -14,29 +14,56 @@ from esc_gis.terrain import steep_polygons
 
 @click.command(short_help="Polygons of land at or above a slope threshold.")
 @click.argument("dem", type=click.Path(dir_okay=False))
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
-              help="Output: .gpkg, .parquet, .geojson or .csv.")
-@click.option("--threshold-pct", type=float, default=None,
-              help="Slope threshold in percent [default: the profile's steep-slope threshold].")
+@click.option(
+    "-o", "--output", required=True, type=click.Path(dir_okay=False), help="Output: .gpkg, .parquet, .geojson or .csv."
+)
+@click.option(
+    "--threshold-pct",
+    type=float,
+    default=None,
+    help="Slope threshold in percent [default: the profile's steep-slope threshold].",
+)
 @click.option("--min-area-sqft", type=float, default=0.0, show_default=True, help="Drop smaller specks.")
 @click.option("--z-unit", type=Z_UNIT, default=None, help="Unit of the elevations when the DEM does not say.")
 @click.option("--crs", "crs", default=None, help="CRS of the output [default: the profile's measuring CRS].")
 @click.option("--compute-edges", is_flag=True, help="As gdaldem -compute_edges.")
 @click.option("--overwrite", is_flag=True, help="Replace OUTPUT if it exists.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
-def steep(dem: str, output: str, threshold_pct: float | None, min_area_sqft: float, z_unit: str | None,
-          crs: str | None, compute_edges: bool, overwrite: bool, quiet: bool) -> None:  # fmt: skip
+def steep(
+    dem: str,
+    output: str,
+    threshold_pct: float | None,
+    min_area_sqft: float,
+    z_unit: str | None,
+    crs: str | None,
+    compute_edges: bool,
+    overwrite: bool,
+    quiet: bool,
+) -> None:
     """Write dissolved polygons of DEM's land at or above the threshold slope to OUTPUT."""
     check_output_path(output, overwrite=overwrite)
     profile = load_profile()
     threshold = threshold_pct if threshold_pct is not None else float(profile.entry("thresholds.steep_slope").value)  # type: ignore[arg-type]
-    with Progress(TextColumn("steep land"), BarColumn(), TimeElapsedColumn(), console=Console(stderr=True),
-                  disable=quiet, transient=True) as bar:  # fmt: skip
+    with Progress(
+        TextColumn("steep land"),
+        BarColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        disable=quiet,
+        transient=True,
+    ) as bar:
         task = bar.add_task("steep", total=1.0)
-        gdf = steep_polygons(dem, crs=crs or profile.measure_crs, threshold_pct=threshold,
-                             min_area_sqft=min_area_sqft, z_unit=z_unit, compute_edges=compute_edges,
-                             progress=lambda f: bar.update(task, completed=f))  # fmt: skip
+        gdf = steep_polygons(
+            dem,
+            crs=crs or profile.measure_crs,
+            threshold_pct=threshold,
+            min_area_sqft=min_area_sqft,
+            z_unit=z_unit,
+            compute_edges=compute_edges,
+            progress=lambda f: bar.update(task, completed=f),
+        )
     write_layer(gdf, output, overwrite=overwrite, layer="steep")
     if not quiet:
-        click.echo(f"Wrote {len(gdf)} polygon(s), {gdf['area_sqft'].sum():,.0f} sq ft at {threshold:g} % or more, "
-                   f"to {output}.")  # fmt: skip
+        click.echo(
+            f"Wrote {len(gdf)} polygon(s), {gdf['area_sqft'].sum():,.0f} sq ft at {threshold:g} % or more, to {output}."
+        )

@@ -71,8 +71,10 @@ def offline_assets() -> OfflineAssets:
     folder = leaflet_folder()
     version = json.loads((folder / "package.json").read_text(encoding="utf-8"))["version"]
     if version != LEAFLET_VERSION:
-        msg = (f"{folder} holds Leaflet {version}, but the maps are built for {LEAFLET_VERSION}. "
-               "Fix: run `npm ci` in the esc_gis repository.")  # fmt: skip
+        msg = (
+            f"{folder} holds Leaflet {version}, but the maps are built for {LEAFLET_VERSION}. "
+            "Fix: run `npm ci` in the esc_gis repository."
+        )
         raise MapAssetsError(msg)
     dist = folder / "dist"
 

@@ -209,10 +209,18 @@ class CompactPolygons(Layer):
             return layer;
         })();
         {% endmacro %}
-        """)  # fmt: skip
+        """)
 
-    def __init__(self, geoms: np.ndarray, ids: list[str], lines: list[list[str]], style: dict[str, Any], *,
-                 name: str, show: bool = True) -> None:  # fmt: skip
+    def __init__(
+        self,
+        geoms: np.ndarray,
+        ids: list[str],
+        lines: list[list[str]],
+        style: dict[str, Any],
+        *,
+        name: str,
+        show: bool = True,
+    ) -> None:
         super().__init__(name=name, overlay=True, control=True, show=show)
         self._name = "CompactPolygons"
         enc = encode_polygons(geoms)
@@ -229,4 +237,3 @@ class CompactPolygons(Layer):
         element = Element(f'<script type="application/json" id="{self.get_name()}_data">{self.data}</script>')
         figure.html.add_child(element, name=f"{self.get_name()}_data")
         super().render(**kwargs)
-

@@ -45,9 +45,16 @@ def _date(v: object) -> str:
     return "" if v is None or (isinstance(v, float) and np.isnan(v)) else str(v)[:10]
 
 
-def public_permit_map(permits: gpd.GeoDataFrame, *, as_of: datetime, contact: str, layers: LayerSet | None = None,
-                      basemap: str = "osm", offline: bool = False,
-                      profile: Profile | None = None) -> folium.Map:  # fmt: skip
+def public_permit_map(
+    permits: gpd.GeoDataFrame,
+    *,
+    as_of: datetime,
+    contact: str,
+    layers: LayerSet | None = None,
+    basemap: str = "osm",
+    offline: bool = False,
+    profile: Profile | None = None,
+) -> folium.Map:
     """Map the active permits for the public.
 
     Parameters
@@ -83,8 +90,9 @@ def public_permit_map(permits: gpd.GeoDataFrame, *, as_of: datetime, contact: st
         what = f"has no column {', '.join(missing)}" if missing else "has no CRS"
         raise ValidationError([Problem("permits", None, f"{what}.", "pass Registry.frame() of the registry.")])
     # Copy out the public columns and nothing else, before anything is drawn.
-    public = gpd.GeoDataFrame(permits[list(PUBLIC_COLUMNS)].copy(), geometry=permits.geometry.to_numpy(),
-                              crs=permits.crs)  # fmt: skip
+    public = gpd.GeoDataFrame(
+        permits[list(PUBLIC_COLUMNS)].copy(), geometry=permits.geometry.to_numpy(), crs=permits.crs
+    )
     public = public[public["status"].isin(list(PUBLIC_STATUS)) & ~public.geometry.is_empty & public.geometry.notna()]
     geoms = _display(public, 1.0) if len(public) else np.empty(0, dtype=object)
     if len(public):
@@ -92,8 +100,16 @@ def public_permit_map(permits: gpd.GeoDataFrame, *, as_of: datetime, contact: st
     elif layers is not None:
         bounds = gpd.GeoSeries([layers.jurisdiction], crs=layers.crs).to_crs("EPSG:4326").total_bounds
     else:
-        raise ValidationError([Problem("permits", None, "has no active permit and no boundary to show.",
-                                       "pass the layer set, so the map shows the jurisdiction.")])  # fmt: skip
+        raise ValidationError(
+            [
+                Problem(
+                    "permits",
+                    None,
+                    "has no active permit and no boundary to show.",
+                    "pass the layer set, so the map shows the jurisdiction.",
+                )
+            ]
+        )
     m = _new_map(tuple(bounds), basemap, offline)
     if layers is not None:
         _add_boundary(m, layers, _Wording.of(profile))
@@ -105,19 +121,31 @@ def public_permit_map(permits: gpd.GeoDataFrame, *, as_of: datetime, contact: st
         if not len(pick):
             continue
         rows = public.iloc[pick]
-        lines = [[
-            str(r.site_address), f"Disturbed: {float(r.disturbed_acres):,.2f} acres", f"Status: {label}",
-            f"Expires: {_date(r.expires_on) or 'n/a'}", f"Questions: {contact}",
-        ] for r in rows.itertuples(index=False)]  # fmt: skip
-        CompactPolygons(geoms[pick], [f"Permit {n}" for n in rows["permit_number"]], lines,
-                        {"color": "#333333", "weight": 1, "fillColor": colour, "fillOpacity": 0.6},
-                        name=f"{label} ({len(pick):,})").add_to(m)  # fmt: skip
+        lines = [
+            [
+                str(r.site_address),
+                f"Disturbed: {float(r.disturbed_acres):,.2f} acres",
+                f"Status: {label}",
+                f"Expires: {_date(r.expires_on) or 'n/a'}",
+                f"Questions: {contact}",
+            ]
+            for r in rows.itertuples(index=False)
+        ]
+        CompactPolygons(
+            geoms[pick],
+            [f"Permit {n}" for n in rows["permit_number"]],
+            lines,
+            {"color": "#333333", "weight": 1, "fillColor": colour, "fillOpacity": 0.6},
+            name=f"{label} ({len(pick):,})",
+        ).add_to(m)
     stamp = as_of.strftime("%Y-%m-%d %H:%M %Z").strip()
     _figure(m).html.add_child(_legend("Active erosion-control permits (Ch. 540, Art. I)", counts))
-    _figure(m).html.add_child(Element(
-        "<div id='esc-as-of' style='position:fixed;top:10px;left:50px;z-index:1000;background:white;"
-        "padding:4px 8px;border:1px solid #999;border-radius:4px;font:12px sans-serif'>"
-        f"Data as of {html.escape(stamp)} &middot; Questions: {html.escape(contact)}</div>"
-    ))  # fmt: skip
+    _figure(m).html.add_child(
+        Element(
+            "<div id='esc-as-of' style='position:fixed;top:10px;left:50px;z-index:1000;background:white;"
+            "padding:4px 8px;border:1px solid #999;border-radius:4px;font:12px sans-serif'>"
+            f"Data as of {html.escape(stamp)} &middot; Questions: {html.escape(contact)}</div>"
+        )
+    )
     folium.LayerControl(collapsed=False).add_to(m)
     return m

@@ -47,11 +47,15 @@ if TYPE_CHECKING:
 
 #: Basemaps by name: (tile URL, attribution). OpenStreetMap is the default.
 BASEMAPS = {
-    "osm": ("https://tile.openstreetmap.org/{z}/{x}/{y}.png",
-            '&copy; <a href="https://www.openstreetmap.org/copyright">OpenStreetMap</a> contributors'),
-    "aerial": ("https://server.arcgisonline.com/ArcGIS/rest/services/World_Imagery/MapServer/tile/{z}/{y}/{x}",
-               "Imagery &copy; Esri, Maxar, Earthstar Geographics"),
-}  # fmt: skip
+    "osm": (
+        "https://tile.openstreetmap.org/{z}/{x}/{y}.png",
+        '&copy; <a href="https://www.openstreetmap.org/copyright">OpenStreetMap</a> contributors',
+    ),
+    "aerial": (
+        "https://server.arcgisonline.com/ArcGIS/rest/services/World_Imagery/MapServer/tile/{z}/{y}/{x}",
+        "Imagery &copy; Esri, Maxar, Earthstar Geographics",
+    ),
+}
 #: Overview classes: (label, fill colour), in legend order. The labels are neutral; a profile's
 #: ``[labels]`` table words them with their citations (:func:`_permit_style`).
 PERMIT_STYLE = {
@@ -104,8 +108,10 @@ class _Wording:
         pct = self.names.get("steep_slope_value")
         if threshold_pct is None or (pct is not None and float(pct) == threshold_pct):
             return f"Land at {self.names.get('steep_slope', 'the threshold')} slope or more" + (
-                f" ({self.names['steep_slope_section']})" if self.names.get("steep_slope_section") else "")
+                f" ({self.names['steep_slope_section']})" if self.names.get("steep_slope_section") else ""
+            )
         return f"Land at {threshold_pct:g} % slope or more"
+
 
 #: Display simplification, in feet: below a screen pixel at the zoom each map opens at.
 #: (The overview's coordinates are micro-degrees, about 4 inches, anyway.)
@@ -124,8 +130,12 @@ def _new_map(bounds: Sequence[float], basemap: str, offline: bool) -> folium.Map
     if basemap not in (*BASEMAPS, "none"):
         msg = f"basemap {basemap!r} is not one of {', '.join((*BASEMAPS, 'none'))}."
         raise OutputFormatError(msg)
-    m = _LeafletMap(location=[(bounds[1] + bounds[3]) / 2, (bounds[0] + bounds[2]) / 2], tiles=None,
-                    prefer_canvas=True, control_scale=True)  # fmt: skip
+    m = _LeafletMap(
+        location=[(bounds[1] + bounds[3]) / 2, (bounds[0] + bounds[2]) / 2],
+        tiles=None,
+        prefer_canvas=True,
+        control_scale=True,
+    )
     order = [basemap, *(b for b in BASEMAPS if b != basemap)] if basemap != "none" else []
     for k, name in enumerate(order):
         url, attribution = BASEMAPS[name]
@@ -140,11 +150,14 @@ def _new_map(bounds: Sequence[float], basemap: str, offline: bool) -> folium.Map
         assets = offline_assets()
         # Instance attributes shadow the class's: folium then writes no <script src>/<link>.
         m.default_js, m.default_css = [], []
-        carried = (f"<!-- Leaflet {assets.version}, inlined from its npm package (BSD-2-Clause), so this file "
-                   f"opens with no network. -->\n<meta name=\"esc-gis-assets\" content=\"leaflet "
-                   f"{assets.version} (npm), inlined\">\n")  # fmt: skip
-        header.add_child(Element(f"{carried}<style>{assets.css}</style>\n<script>{assets.js}</script>"),
-                         name="leaflet_inline")  # fmt: skip
+        carried = (
+            f"<!-- Leaflet {assets.version}, inlined from its npm package (BSD-2-Clause), so this file "
+            f'opens with no network. -->\n<meta name="esc-gis-assets" content="leaflet '
+            f'{assets.version} (npm), inlined">\n'
+        )
+        header.add_child(
+            Element(f"{carried}<style>{assets.css}</style>\n<script>{assets.js}</script>"), name="leaflet_inline"
+        )
     return m
 
 
@@ -190,8 +203,16 @@ def _check(results: gpd.GeoDataFrame, source: str) -> None:
 
     missing = [c for c in _NEEDED if c not in results.columns]
     if missing:
-        raise ValidationError([Problem(source, None, f"has no column {', '.join(missing)}.",
-                                       "map the output of esc-gis screen (it has them all).")])  # fmt: skip
+        raise ValidationError(
+            [
+                Problem(
+                    source,
+                    None,
+                    f"has no column {', '.join(missing)}.",
+                    "map the output of esc-gis screen (it has them all).",
+                )
+            ]
+        )
     if results.crs is None:
         raise ValidationError([Problem(source, None, "has no CRS.", "map the output of esc-gis screen.")])
 
@@ -202,9 +223,12 @@ def _findings_html(findings: Any, limit: int | None = None) -> str:
     except json.JSONDecodeError:
         items = []
     # What a finding rests on shows beside its section unless it is the ordinance's own text.
-    rows = [f"<li>{_esc(f.get('message'))} <i>({_esc(f.get('section'))}"
-            f"{'' if f.get('basis', 'ordinance') == 'ordinance' else '; ' + _esc(str(f['basis']).replace('_', ' '))})"
-            "</i></li>" for f in items[:limit]]  # fmt: skip
+    rows = [
+        f"<li>{_esc(f.get('message'))} <i>({_esc(f.get('section'))}"
+        f"{'' if f.get('basis', 'ordinance') == 'ordinance' else '; ' + _esc(str(f['basis']).replace('_', ' '))})"
+        "</i></li>"
+        for f in items[:limit]
+    ]
     more = f"<li>... {len(items) - limit} more</li>" if limit is not None and len(items) > limit else ""
     return f"<ul style='margin:0;padding-left:1.1em'>{''.join(rows)}{more}</ul>"
 
@@ -227,8 +251,17 @@ def _legend(title: str, rows: list[tuple[str, str, str]]) -> Element:
     )
 
 
-def _add_layer(m: folium.Map, name: str, geoms: np.ndarray, props: list[dict[str, Any]], style: dict[str, Any],
-               *, tooltip: bool = True, popup: bool = True, show: bool = True) -> None:  # fmt: skip
+def _add_layer(
+    m: folium.Map,
+    name: str,
+    geoms: np.ndarray,
+    props: list[dict[str, Any]],
+    style: dict[str, Any],
+    *,
+    tooltip: bool = True,
+    popup: bool = True,
+    show: bool = True,
+) -> None:
     data = _collection(geoms, props)
     fg = folium.FeatureGroup(name=name, show=show)
     folium.GeoJson(
@@ -241,9 +274,15 @@ def _add_layer(m: folium.Map, name: str, geoms: np.ndarray, props: list[dict[str
     fg.add_to(m)
 
 
-def overview_map(results: gpd.GeoDataFrame, *, layers: LayerSet | None = None, basemap: str = "osm",
-                 offline: bool = False, source: str = "results",
-                 profile: Profile | None = None) -> folium.Map:  # fmt: skip
+def overview_map(
+    results: gpd.GeoDataFrame,
+    *,
+    layers: LayerSet | None = None,
+    basemap: str = "osm",
+    offline: bool = False,
+    source: str = "results",
+    profile: Profile | None = None,
+) -> folium.Map:
     """Map a whole screening run: every site coloured by its permit decision.
 
     Parameters
@@ -295,9 +334,13 @@ def overview_map(results: gpd.GeoDataFrame, *, layers: LayerSet | None = None, b
             continue
         # Thousands of sites: the compact layer (ids and lines are text, never markup).
         lines = [[label, f"Disturbed: {_sqft(dist[i])}"] for i in pick]
-        CompactPolygons(geoms[pick], [str(ids[i]) for i in pick], lines,
-                        {"color": "#333333", "weight": 0.5, "fillColor": colour, "fillOpacity": 0.7},
-                        name=f"{label} ({len(pick):,})").add_to(m)  # fmt: skip
+        CompactPolygons(
+            geoms[pick],
+            [str(ids[i]) for i in pick],
+            lines,
+            {"color": "#333333", "weight": 0.5, "fillColor": colour, "fillOpacity": 0.7},
+            name=f"{label} ({len(pick):,})",
+        ).add_to(m)
     _figure(m).html.add_child(_legend(f"Erosion-control permit, {len(results):,} sites", counts))
     folium.LayerControl(collapsed=False).add_to(m)
     return m
@@ -308,14 +351,29 @@ def _add_boundary(m: folium.Map, layers: LayerSet, wording: _Wording | None = No
     wording = wording if wording is not None else _Wording.of(None)
     g = gpd.GeoDataFrame(geometry=[layers.jurisdiction], crs=layers.crs)
     tip = html.escape(wording.names.get("jurisdiction_name", ""))
-    _add_layer(m, wording.labels["jurisdiction_boundary"], _display(g, 1.0), [{"tip": tip, "info": ""}],
-               {"color": "#000000", "weight": 2, "fill": False, "dashArray": "6 4"}, popup=False)  # fmt: skip
+    _add_layer(
+        m,
+        wording.labels["jurisdiction_boundary"],
+        _display(g, 1.0),
+        [{"tip": tip, "info": ""}],
+        {"color": "#000000", "weight": 2, "fill": False, "dashArray": "6 4"},
+        popup=False,
+    )
 
 
-def site_map(results: gpd.GeoDataFrame, site_id: str, *, layers: LayerSet | None = None,
-             disturbed: gpd.GeoDataFrame | None = None, steep: gpd.GeoDataFrame | None = None,
-             basemap: str = "osm", offline: bool = False, margin_ft: float = 300.0,
-             source: str = "results", profile: Profile | None = None) -> folium.Map:  # fmt: skip
+def site_map(
+    results: gpd.GeoDataFrame,
+    site_id: str,
+    *,
+    layers: LayerSet | None = None,
+    disturbed: gpd.GeoDataFrame | None = None,
+    steep: gpd.GeoDataFrame | None = None,
+    basemap: str = "osm",
+    offline: bool = False,
+    margin_ft: float = 300.0,
+    source: str = "results",
+    profile: Profile | None = None,
+) -> folium.Map:
     """Map one site with everything the ordinance looks at around it.
 
     Layers, each toggleable: the site (popup: decision, areas and every finding with its §
@@ -383,9 +441,13 @@ def site_map(results: gpd.GeoDataFrame, site_id: str, *, layers: LayerSet | None
             if len(t):
                 names = [_esc(v) or "Targeted area" for v in t["area_name"]]
                 cite = html.escape(wording.labels["targeted_areas_section"])
-                _add_layer(m, wording.labels["targeted_areas"], _display(t, 1.0),
-                           [{"tip": n, "info": f"<b>{n}</b>" + (f"<br>{cite}" if cite else "")} for n in names],
-                           STYLE["targeted"])  # fmt: skip
+                _add_layer(
+                    m,
+                    wording.labels["targeted_areas"],
+                    _display(t, 1.0),
+                    [{"tip": n, "info": f"<b>{n}</b>" + (f"<br>{cite}" if cite else "")} for n in names],
+                    STYLE["targeted"],
+                )
         if layers.waters is not None:
             near = layers.waters[layers.waters.intersects(window.buffer(ft_to_crs_units(100, crs)))]
             if len(near):
@@ -394,16 +456,30 @@ def site_map(results: gpd.GeoDataFrame, site_id: str, *, layers: LayerSet | None
 
                 parts = clipped(governing_parts(near, profile if profile is not None else load_profile(), crs))
                 if len(parts):
-                    _add_layer(m, "Protective areas (NR 151.125 widths)", _display(parts, 0.5),
-                               [{"tip": f"{_esc(c)}: {w:g} ft", "info": f"<b>Protective area</b><br>{_esc(c)}, "
-                                 f"{w:g} ft<br>{_esc(s)}"} for c, w, s in
-                                zip(parts["water_class"], parts["width_ft"], parts["section"], strict=True)],
-                               STYLE["protective"])  # fmt: skip
+                    _add_layer(
+                        m,
+                        "Protective areas (NR 151.125 widths)",
+                        _display(parts, 0.5),
+                        [
+                            {
+                                "tip": f"{_esc(c)}: {w:g} ft",
+                                "info": f"<b>Protective area</b><br>{_esc(c)}, {w:g} ft<br>{_esc(s)}",
+                            }
+                            for c, w, s in zip(parts["water_class"], parts["width_ft"], parts["section"], strict=True)
+                        ],
+                        STYLE["protective"],
+                    )
                 wv = clipped(near)
-                _add_layer(m, "Waters of the state", _display(wv, 0.5),
-                           [{"tip": _esc(n) or _esc(c), "info": f"<b>{_esc(n) or 'Water'}</b><br>{_esc(c)}"}
-                            for n, c in zip(wv["water_name"], wv["water_class"], strict=True)],
-                           STYLE["water"])  # fmt: skip
+                _add_layer(
+                    m,
+                    "Waters of the state",
+                    _display(wv, 0.5),
+                    [
+                        {"tip": _esc(n) or _esc(c), "info": f"<b>{_esc(n) or 'Water'}</b><br>{_esc(c)}"}
+                        for n, c in zip(wv["water_name"], wv["water_class"], strict=True)
+                    ],
+                    STYLE["water"],
+                )
     steep_label = wording.steep(None)
     if steep is not None:
         st = clipped(steep)
@@ -412,26 +488,48 @@ def site_map(results: gpd.GeoDataFrame, site_id: str, *, layers: LayerSet | None
             pct = st["threshold_pct"].to_numpy(dtype=float) if "threshold_pct" in st else np.array([])
             steep_label = wording.steep(float(pct[0]) if len(pct) and (pct == pct[0]).all() else None)
             what = html.escape(steep_label)
-            _add_layer(m, steep_label, _display(st, 0.5),
-                       [{"tip": what, "info": f"{what} (Horn, as gdaldem)"}] * len(st),
-                       STYLE["steep"])  # fmt: skip
+            _add_layer(
+                m,
+                steep_label,
+                _display(st, 0.5),
+                [{"tip": what, "info": f"{what} (Horn, as gdaldem)"}] * len(st),
+                STYLE["steep"],
+            )
     label, colour = wording.permit_style()[str(_class_of(row)[0])]
     jname = html.escape(wording.names.get("jurisdiction_name") or "the jurisdiction")
-    info = (f"<b>{_esc(r['site_id'])}</b>{' - ' + _esc(r['name']) if 'name' in row and _esc(r['name']) else ''}"
-            f"<br><b>{html.escape(label)}</b><br>Disturbed inside {jname}: {_sqft(r.get('disturbed_in_village_sqft'))}"
-            f"<br>Protective area: {_sqft(r.get('protective_disturbed_sqft'))}; steep: "
-            f"{_sqft(r.get('steep_disturbed_sqft'))}<br>{_findings_html(r['findings'])}")  # fmt: skip
-    _add_layer(m, "Site", _display(row, _SIMPLIFY_FT["site"]), [{"tip": _esc(r["site_id"]), "info": info}],
-               {"color": "#000000", "weight": 2, "fillColor": colour, "fillOpacity": 0.25})  # fmt: skip
+    info = (
+        f"<b>{_esc(r['site_id'])}</b>{' - ' + _esc(r['name']) if 'name' in row and _esc(r['name']) else ''}"
+        f"<br><b>{html.escape(label)}</b><br>Disturbed inside {jname}: {_sqft(r.get('disturbed_in_village_sqft'))}"
+        f"<br>Protective area: {_sqft(r.get('protective_disturbed_sqft'))}; steep: "
+        f"{_sqft(r.get('steep_disturbed_sqft'))}<br>{_findings_html(r['findings'])}"
+    )
+    _add_layer(
+        m,
+        "Site",
+        _display(row, _SIMPLIFY_FT["site"]),
+        [{"tip": _esc(r["site_id"]), "info": info}],
+        {"color": "#000000", "weight": 2, "fillColor": colour, "fillOpacity": 0.25},
+    )
     if disturbed is not None and "site_id" in disturbed:
         d = disturbed[disturbed["site_id"].astype(str) == str(site_id)]
         if len(d):
-            _add_layer(m, "Disturbed limits", _display(d.to_crs(crs), _SIMPLIFY_FT["site"]),
-                       [{"tip": "Disturbed limits", "info": f"Disturbed limits of {_esc(site_id)}"}] * len(d),
-                       STYLE["disturbed"])  # fmt: skip
-    legend = [(colour, label, "")] + [(STYLE[k]["fillColor"], text, "") for k, text in (
-        ("disturbed", "Disturbed limits"), ("protective", "Protective area"), ("water", "Water"),
-        ("steep", steep_label), ("targeted", "Targeted area"))]  # fmt: skip
+            _add_layer(
+                m,
+                "Disturbed limits",
+                _display(d.to_crs(crs), _SIMPLIFY_FT["site"]),
+                [{"tip": "Disturbed limits", "info": f"Disturbed limits of {_esc(site_id)}"}] * len(d),
+                STYLE["disturbed"],
+            )
+    legend = [(colour, label, "")] + [
+        (STYLE[k]["fillColor"], text, "")
+        for k, text in (
+            ("disturbed", "Disturbed limits"),
+            ("protective", "Protective area"),
+            ("water", "Water"),
+            ("steep", steep_label),
+            ("targeted", "Targeted area"),
+        )
+    ]
     _figure(m).html.add_child(_legend(f"Site {r['site_id']}", legend))
     folium.LayerControl(collapsed=False).add_to(m)
     return m

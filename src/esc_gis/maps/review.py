@@ -16,17 +16,21 @@ from esc_gis.review.checks import Check
 #: Layer -> (label, style); drawn in this order, bottom to top.
 _STYLE: dict[str, tuple[str, dict[str, object]]] = {
     "site_boundary": ("Property lines", {"color": "#000000", "weight": 2, "fill": False}),
-    "disturbed_limits": ("Disturbed limits",
-                         {"color": "#e6550d", "weight": 2, "fillColor": "#fdae6b", "fillOpacity": 0.35}),
+    "disturbed_limits": (
+        "Disturbed limits",
+        {"color": "#e6550d", "weight": 2, "fillColor": "#fdae6b", "fillOpacity": 0.35},
+    ),
     "streets": ("Streets", {"color": "#636363", "weight": 6, "opacity": 0.6, "fillOpacity": 0.3}),
     "drainage": ("Drainage", {"color": "#2171b5", "weight": 2, "dashArray": "4 4"}),
     "stockpiles": ("Stockpiles", {"color": "#8c510a", "weight": 1, "fillColor": "#bf812d", "fillOpacity": 0.6}),
     "bmps": ("BMPs", {"color": "#238b45", "weight": 3, "fillColor": "#74c476", "fillOpacity": 0.6}),
     "inlets": ("Inlets", {"color": "#000000", "weight": 2, "fillColor": "#ffffff", "fillOpacity": 1}),
     "downslope_unprotected": ("Downslope edge without perimeter control", {"color": "#e31a1c", "weight": 5}),
-    "water_edge_unprotected": ("Edge facing water without a BMP",
-                               {"color": "#99000d", "weight": 5, "dashArray": "8 4"}),
-}  # fmt: skip
+    "water_edge_unprotected": (
+        "Edge facing water without a BMP",
+        {"color": "#99000d", "weight": 5, "dashArray": "8 4"},
+    ),
+}
 #: Map layer -> the check that found it: its label says the check's basis.
 _FOUND_BY = {"downslope_unprotected": "perimeter", "water_edge_unprotected": "waters"}
 
@@ -49,9 +53,14 @@ def _tip(name: str, row: dict[str, object]) -> str:
     return _esc(_STYLE[name][0])  # the tooltip stays short; the legend gives the basis
 
 
-def review_map(plan_layers: dict[str, gpd.GeoDataFrame], *, layers: LayerSet | None = None,
-               basemap: str = "osm", offline: bool = False,
-               checks: list[Check] | None = None) -> folium.Map:  # fmt: skip
+def review_map(
+    plan_layers: dict[str, gpd.GeoDataFrame],
+    *,
+    layers: LayerSet | None = None,
+    basemap: str = "osm",
+    offline: bool = False,
+    checks: list[Check] | None = None,
+) -> folium.Map:
     """Map a reviewed plan: its layers, the nearby waters, and the edges the checks found unprotected.
 
     Parameters
@@ -88,14 +97,23 @@ def review_map(plan_layers: dict[str, gpd.GeoDataFrame], *, layers: LayerSet | N
     if layers is not None:
         _add_boundary(m, layers)
         if layers.waters is not None and len(layers.waters) and frames:
-            near = layers.waters[shapely.dwithin(layers.waters.geometry.to_numpy(),
-                                                 shapely.union_all(extent.geometry.to_numpy()), 1000.0)]  # fmt: skip
+            near = layers.waters[
+                shapely.dwithin(
+                    layers.waters.geometry.to_numpy(), shapely.union_all(extent.geometry.to_numpy()), 1000.0
+                )
+            ]
             if len(near):
-                _add_layer(m, "Waters", _display(near, 0.5),
-                           [{"tip": _esc(r.get("water_name") or r.get("water_class")), "info": ""}
-                            for r in near.drop(columns="geometry").to_dict("records")],
-                           {"color": "#08519c", "weight": 3, "fillColor": "#6baed6", "fillOpacity": 0.5},
-                           popup=False)  # fmt: skip
+                _add_layer(
+                    m,
+                    "Waters",
+                    _display(near, 0.5),
+                    [
+                        {"tip": _esc(r.get("water_name") or r.get("water_class")), "info": ""}
+                        for r in near.drop(columns="geometry").to_dict("records")
+                    ],
+                    {"color": "#08519c", "weight": 3, "fillColor": "#6baed6", "fillOpacity": 0.5},
+                    popup=False,
+                )
     legend = []
     for name, (_, style) in _STYLE.items():
         if name not in shown:
@@ -109,8 +127,9 @@ def review_map(plan_layers: dict[str, gpd.GeoDataFrame], *, layers: LayerSet | N
         if points.any():
             fg = folium.FeatureGroup(name=f"{label} (points)")
             for g, p in zip(geoms[points], np.array(props, dtype=object)[points], strict=True):
-                folium.CircleMarker([g.y, g.x], radius=6, tooltip=p["tip"], color=str(style["color"]),
-                                    fill=True, fill_opacity=1.0).add_to(fg)  # fmt: skip
+                folium.CircleMarker(
+                    [g.y, g.x], radius=6, tooltip=p["tip"], color=str(style["color"]), fill=True, fill_opacity=1.0
+                ).add_to(fg)
             fg.add_to(m)
         if (~points).any():
             _add_layer(m, label, geoms[~points], list(np.array(props, dtype=object)[~points]), style, popup=False)

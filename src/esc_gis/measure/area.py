@@ -47,9 +47,7 @@ def area_sqft(geoms: npt.ArrayLike, crs: CRS) -> np.ndarray:
     return np.nan_to_num(shapely.area(np.asarray(geoms, dtype=object))) * factor
 
 
-def union_by_group(
-    geoms: npt.ArrayLike, keys: npt.ArrayLike
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def union_by_group(geoms: npt.ArrayLike, keys: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Union geometries that share a key (overlaps counted once).
 
     Parameters

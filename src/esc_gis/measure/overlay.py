@@ -10,8 +10,14 @@ takes minutes instead of seconds. Pieces never overlap, so areas add up exactly.
 from __future__ import annotations
 
 __all__ = [
-    "PolygonIndex", "chunk_lines", "clip_to_region", "nearest_distance", "parallel", "subdivide", "unique_pairs",
-]  # fmt: skip
+    "PolygonIndex",
+    "chunk_lines",
+    "clip_to_region",
+    "nearest_distance",
+    "parallel",
+    "subdivide",
+    "unique_pairs",
+]
 
 import os
 from collections.abc import Callable
@@ -34,9 +40,7 @@ def _polygon_parts(geoms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return parts[keep], index[keep]
 
 
-def subdivide(
-    geoms: npt.ArrayLike, *, max_vertices: int = 256, max_depth: int = 24
-) -> tuple[np.ndarray, np.ndarray]:
+def subdivide(geoms: npt.ArrayLike, *, max_vertices: int = 256, max_depth: int = 24) -> tuple[np.ndarray, np.ndarray]:
     """Split polygons into non-overlapping pieces of at most ``max_vertices`` vertices.
 
     Parameters
@@ -78,10 +82,14 @@ def subdivide(
             break
         b = shapely.bounds(parts)
         mx, my = (b[:, 0] + b[:, 2]) / 2, (b[:, 1] + b[:, 3]) / 2
-        boxes = np.concatenate([
-            shapely.box(b[:, 0], b[:, 1], mx, my), shapely.box(mx, b[:, 1], b[:, 2], my),
-            shapely.box(b[:, 0], my, mx, b[:, 3]), shapely.box(mx, my, b[:, 2], b[:, 3]),
-        ])  # fmt: skip
+        boxes = np.concatenate(
+            [
+                shapely.box(b[:, 0], b[:, 1], mx, my),
+                shapely.box(mx, b[:, 1], b[:, 2], my),
+                shapely.box(b[:, 0], my, mx, b[:, 3]),
+                shapely.box(mx, my, b[:, 2], b[:, 3]),
+            ]
+        )
         cut = shapely.intersection(np.tile(parts, 4), boxes)
         parts, idx = _polygon_parts(cut)
         source = np.tile(source, 4)[idx]
@@ -143,8 +151,9 @@ class PolygonIndex:
         # containment test costs a fraction of an overlay, and overlays are the cost here).
         within = np.zeros(len(geoms), bool)
         by_piece = np.argsort(right, kind="stable")
-        inside = parallel(shapely.contains_properly, self.pieces[right[by_piece]], geoms[left[by_piece]],
-                          groups=right[by_piece])  # fmt: skip
+        inside = parallel(
+            shapely.contains_properly, self.pieces[right[by_piece]], geoms[left[by_piece]], groups=right[by_piece]
+        )
         within[left[by_piece][inside]] = True
         rest[within] = shapely.Polygon()
         starts = np.flatnonzero(np.r_[True, left[1:] != left[:-1]]) if len(left) else np.empty(0, int)
@@ -193,9 +202,7 @@ def unique_pairs(left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.nd
     return key // width, key % width
 
 
-def clip_to_region(
-    geoms: npt.ArrayLike, region: shapely.Geometry
-) -> tuple[np.ndarray, np.ndarray]:
+def clip_to_region(geoms: npt.ArrayLike, region: shapely.Geometry) -> tuple[np.ndarray, np.ndarray]:
     """Clip geometries to a region, computing intersections only where they cross its edge.
 
     Parameters

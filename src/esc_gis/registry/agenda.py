@@ -57,8 +57,14 @@ def _day(d: date | datetime) -> date:
     return d.date() if isinstance(d, datetime) else d
 
 
-def permit_dues(p: Permit, *, on: date, calendar: OfficeCalendar, profile: Profile,
-                rain: Sequence[tuple[date | datetime, float]] = ()) -> list[Due]:  # fmt: skip
+def permit_dues(
+    p: Permit,
+    *,
+    on: date,
+    calendar: OfficeCalendar,
+    profile: Profile,
+    rain: Sequence[tuple[date | datetime, float]] = (),
+) -> list[Due]:
     """Everything the ordinance has falling due for one permit, as of ``on`` (past or future).
 
     Raises
@@ -78,8 +84,9 @@ def permit_dues(p: Permit, *, on: date, calendar: OfficeCalendar, profile: Profi
         # Inspections go on under a stop-work order or a suspension: the site stays disturbed (§ 540-8E(6)).
         out.extend(inspections_due(p.started_at.date(), p.inspections, rain, on, profile))
         if p.work_stopped_on is not None:
-            d = stabilization_due(p.work_stopped_on, profile, resume_expected=p.resume_expected_on,
-                                  resumed=p.work_resumed_on)  # fmt: skip
+            d = stabilization_due(
+                p.work_stopped_on, profile, resume_expected=p.resume_expected_on, resumed=p.work_resumed_on
+            )
             if d is not None:
                 out.append(d)
         if p.stockpile_since is not None:
@@ -94,8 +101,15 @@ def expiry_due(p: Permit, profile: Profile) -> Due:
     return Due(f.message, p.expires_on, f.section, f.basis, f.code)
 
 
-def agenda(permits: Iterable[Permit], *, on: date, calendar: OfficeCalendar, profile: Profile,
-           rain: Sequence[tuple[date | datetime, float]] = (), within_days: int = 7) -> list[DueItem]:  # fmt: skip
+def agenda(
+    permits: Iterable[Permit],
+    *,
+    on: date,
+    calendar: OfficeCalendar,
+    profile: Profile,
+    rain: Sequence[tuple[date | datetime, float]] = (),
+    within_days: int = 7,
+) -> list[DueItem]:
     """List what is overdue on ``on`` or due within ``within_days`` after it, earliest first.
 
     A decision past its day is reported as a deemed approval (§ 540-8C(5)), dated the day
@@ -123,8 +137,9 @@ def agenda(permits: Iterable[Permit], *, on: date, calendar: OfficeCalendar, pro
             if overdue and d.code.startswith("decision_due"):
                 f = profile.finding("deemed_approved", due=day)
                 d = Due(f.message, d.due, f.section, f.basis, f.code)
-            out.append(DueItem(p.permit_number, p.site_address, p.status, d.what, d.due, d.section, d.basis, overdue,
-                               d.code))  # fmt: skip
+            out.append(
+                DueItem(p.permit_number, p.site_address, p.status, d.what, d.due, d.section, d.basis, overdue, d.code)
+            )
     return sorted(out, key=lambda x: (_day(x.due), x.permit_number, x.what))
 
 
@@ -169,9 +184,16 @@ def read_rain_csv(path: str | os.PathLike[str]) -> list[tuple[date | datetime, f
     mm = next((header[c] for c in _MM_COLUMNS if c in header), None)
     date_col = header.get("date") or header.get("datetime")
     if date_col is None or (inch is None and mm is None):
-        raise ValidationError([Problem(str(p), None, f"has columns {', '.join(header.values()) or 'none'}.",
-                                       "give a 'date' column and 'precip_in' (or NOAA's 'PRCP', in inches) "
-                                       "or 'precip_mm'.")])  # fmt: skip
+        raise ValidationError(
+            [
+                Problem(
+                    str(p),
+                    None,
+                    f"has columns {', '.join(header.values()) or 'none'}.",
+                    "give a 'date' column and 'precip_in' (or NOAA's 'PRCP', in inches) or 'precip_mm'.",
+                )
+            ]
+        )
     out: list[tuple[date | datetime, float]] = []
     problems = []
     kinds: set[bool] = set()
@@ -179,8 +201,11 @@ def read_rain_csv(path: str | os.PathLike[str]) -> list[tuple[date | datetime, f
         d, err = _when((row.get(date_col) or "").strip())
         raw = (row.get(inch or mm or "") or "").strip()
         if err or d is None:
-            problems.append(Problem(str(p), i, err or "the date is empty.",
-                                    "write days as YYYY-MM-DD, or times as YYYY-MM-DDTHH:MM."))  # fmt: skip
+            problems.append(
+                Problem(
+                    str(p), i, err or "the date is empty.", "write days as YYYY-MM-DD, or times as YYYY-MM-DDTHH:MM."
+                )
+            )
             continue
         if raw in ("", "M"):  # NOAA: M = missing
             continue
@@ -193,14 +218,26 @@ def read_rain_csv(path: str | os.PathLike[str]) -> list[tuple[date | datetime, f
         except ValueError:
             amount = -1.0
         if amount < 0:
-            problems.append(Problem(str(p), i, f"precipitation {raw!r} is not a non-negative number.",
-                                    "give the day's total as a number."))  # fmt: skip
+            problems.append(
+                Problem(
+                    str(p),
+                    i,
+                    f"precipitation {raw!r} is not a non-negative number.",
+                    "give the day's total as a number.",
+                )
+            )
             continue
         kinds.add(isinstance(d, datetime))
         out.append((d, amount if inch else amount / 25.4))
     if len(kinds) > 1:
-        problems.append(Problem(str(p), None, "mixes days (YYYY-MM-DD) and times (YYYY-MM-DDTHH:MM).",
-                                "give daily totals or timed readings, one kind per file."))  # fmt: skip
+        problems.append(
+            Problem(
+                str(p),
+                None,
+                "mixes days (YYYY-MM-DD) and times (YYYY-MM-DDTHH:MM).",
+                "give daily totals or timed readings, one kind per file.",
+            )
+        )
     if problems:
         raise ValidationError(problems)
     return out

@@ -115,8 +115,10 @@ class Backend(ABC):
                 self._lock_schema(cur)
                 current = self.version(cur)
                 if current > SCHEMA_VERSION:
-                    msg = (f"This registry has schema version {current}; this esc_gis knows up to "
-                           f"{SCHEMA_VERSION}. Upgrade esc_gis to use it.")  # fmt: skip
+                    msg = (
+                        f"This registry has schema version {current}; this esc_gis knows up to "
+                        f"{SCHEMA_VERSION}. Upgrade esc_gis to use it."
+                    )
                     raise RegistryError(msg)
                 if migration.version <= current:
                     continue
@@ -148,12 +150,16 @@ class Backend(ABC):
         with self.read() as cur:
             current = self.version(cur)
         if current < SCHEMA_VERSION:
-            msg = (f"This registry has schema version {current}; this esc_gis uses {SCHEMA_VERSION}. "
-                   "Run `esc-gis permits init` on it to apply the migrations.")  # fmt: skip
+            msg = (
+                f"This registry has schema version {current}; this esc_gis uses {SCHEMA_VERSION}. "
+                "Run `esc-gis permits init` on it to apply the migrations."
+            )
             raise RegistryError(msg)
         if current > SCHEMA_VERSION:
-            msg = (f"This registry has schema version {current}; this esc_gis knows up to {SCHEMA_VERSION}. "
-                   "Upgrade esc_gis to use it.")  # fmt: skip
+            msg = (
+                f"This registry has schema version {current}; this esc_gis knows up to {SCHEMA_VERSION}. "
+                "Upgrade esc_gis to use it."
+            )
             raise RegistryError(msg)
 
 

@@ -85,8 +85,9 @@ def decision_due(received: date, calendar: OfficeCalendar, profile: Profile, *, 
     return _due(profile, "decision_due_after_information" if after_information else "decision_due", due)
 
 
-def expiry(issued: date, profile: Profile, *, building_permit_expires: date | None = None,
-           extensions_days: Iterable[int] = ()) -> Due:  # fmt: skip
+def expiry(
+    issued: date, profile: Profile, *, building_permit_expires: date | None = None, extensions_days: Iterable[int] = ()
+) -> Due:
     """Return the permit's expiry: 180 days or the building permit's end, whichever is later, plus extensions.
 
     Raises
@@ -121,8 +122,9 @@ def stockpile_due(since: date, profile: Profile) -> Due:
     return _due(profile, "stockpile", since + timedelta(days=_number(profile, "stockpile")), since=since)
 
 
-def stabilization_due(stopped: date, profile: Profile, *, resume_expected: date | None = None,
-                      resumed: date | None = None) -> Due | None:  # fmt: skip
+def stabilization_due(
+    stopped: date, profile: Profile, *, resume_expected: date | None = None, resumed: date | None = None
+) -> Due | None:
     """Return when temporary stabilisation must commence after work stopped (§ 540-7A(4)(d), § 540-7B(5)(d)).
 
     The ordinance: it "shall commence when land-disturbing activities have temporarily ceased
@@ -162,8 +164,13 @@ def stabilization_due(stopped: date, profile: Profile, *, resume_expected: date 
         return _due(profile, "temporary_stabilization_unknown_resume", stopped, stopped=stopped)
     if (resume_expected - stopped).days > days:
         return _due(profile, "temporary_stabilization", stopped, stopped=stopped, resume_expected=resume_expected)
-    return _due(profile, "temporary_stabilization_pause_overran", stopped + timedelta(days=days), stopped=stopped,
-                resume_expected=resume_expected)  # fmt: skip
+    return _due(
+        profile,
+        "temporary_stabilization_pause_overran",
+        stopped + timedelta(days=days),
+        stopped=stopped,
+        resume_expected=resume_expected,
+    )
 
 
 @dataclass(frozen=True)
@@ -251,8 +258,13 @@ def rain_events(rain: Iterable[tuple[date | datetime, float]], profile: Profile)
     return events
 
 
-def inspections_due(started: date, inspections: Iterable[date], rain: Iterable[tuple[date | datetime, float]],
-                    today: date, profile: Profile) -> list[Due]:  # fmt: skip
+def inspections_due(
+    started: date,
+    inspections: Iterable[date],
+    rain: Iterable[tuple[date | datetime, float]],
+    today: date,
+    profile: Profile,
+) -> list[Due]:
     """Inspections that are due or overdue on ``today`` (§ 540-8E(6)).
 
     Weekly: 7 days after the last inspection (or the start). After rain: within 24 hours

@@ -111,8 +111,9 @@ class GeoPackageBackend(Backend):
             msg = f"No registry at {self.path}. Create one with `esc-gis permits init {self.path}`."
             raise RegistryError(msg)
         if self.path.suffix.lower() != ".gpkg":
-            msg = (f"A GeoPackage registry's name must end in .gpkg, not {self.path.name!r} "
-                   "(or give a postgresql:// URL).")  # fmt: skip
+            msg = (
+                f"A GeoPackage registry's name must end in .gpkg, not {self.path.name!r} (or give a postgresql:// URL)."
+            )
             raise RegistryError(msg)
         try:
             # Autocommit mode: transactions are begun explicitly, so that writers take the
@@ -127,9 +128,7 @@ class GeoPackageBackend(Backend):
 
     def _srid(self) -> int:
         try:
-            row = self.conn.execute(
-                "SELECT srs_id FROM gpkg_geometry_columns WHERE table_name = 'permits'"
-            ).fetchone()
+            row = self.conn.execute("SELECT srs_id FROM gpkg_geometry_columns WHERE table_name = 'permits'").fetchone()
         except sqlite3.OperationalError:
             return 0
         return int(row[0]) if row else 0
@@ -238,7 +237,7 @@ class GeoPackageBackend(Backend):
                 ("Undefined geographic SRS", 0, "NONE", 0, "undefined", "undefined geographic CRS"),
                 ("WGS 84 geodetic", 4326, "EPSG", 4326, _WGS84, "longitude/latitude in degrees on WGS 84"),
                 (f"EPSG:{srid}", srid, "EPSG", srid, crs_wkt, "the registry's measuring CRS"),
-            ]  # fmt: skip
+            ]
             cur.executemany("INSERT OR IGNORE INTO gpkg_spatial_ref_sys VALUES (?, ?, ?, ?, ?, ?)", srs)
         self.srid = srid
 
@@ -247,13 +246,21 @@ class GeoPackageBackend(Backend):
         now = self.dump("datetime", now_utc())
         for table in TABLES:
             if table in LAYERS:
-                cur.execute("INSERT OR IGNORE INTO gpkg_contents (table_name, data_type, identifier, last_change, "
-                            "srs_id) VALUES (?, 'features', ?, ?, ?)", (table, table, now, self.srid))  # fmt: skip
-                cur.execute("INSERT OR IGNORE INTO gpkg_geometry_columns VALUES (?, 'geom', ?, ?, 0, 0)",
-                            (table, LAYERS[table], self.srid))  # fmt: skip
+                cur.execute(
+                    "INSERT OR IGNORE INTO gpkg_contents (table_name, data_type, identifier, last_change, "
+                    "srs_id) VALUES (?, 'features', ?, ?, ?)",
+                    (table, table, now, self.srid),
+                )
+                cur.execute(
+                    "INSERT OR IGNORE INTO gpkg_geometry_columns VALUES (?, 'geom', ?, ?, 0, 0)",
+                    (table, LAYERS[table], self.srid),
+                )
             elif table in ("parties", "events"):
-                cur.execute("INSERT OR IGNORE INTO gpkg_contents (table_name, data_type, identifier, last_change) "
-                            "VALUES (?, 'attributes', ?, ?)", (table, table, now))  # fmt: skip
+                cur.execute(
+                    "INSERT OR IGNORE INTO gpkg_contents (table_name, data_type, identifier, last_change) "
+                    "VALUES (?, 'attributes', ?, ?)",
+                    (table, table, now),
+                )
 
     def close(self) -> None:
         """Close the connection."""

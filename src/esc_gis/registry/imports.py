@@ -95,38 +95,63 @@ def applications_from_frame(
         problems.append(Problem(source, None, "has no CRS.", "set it in the file, or pass --assume-crs EPSG:xxxx."))
     for need in ("site_address", "received_on"):
         if need not in cols:
-            problems.append(Problem(source, None, f"has no {need} column.",
-                                    f"add it; the columns are {', '.join(IMPORT_COLUMNS)}."))  # fmt: skip
+            problems.append(
+                Problem(source, None, f"has no {need} column.", f"add it; the columns are {', '.join(IMPORT_COLUMNS)}.")
+            )
     if problems:
         return [], problems
     limits: dict[str, Any] = {}
     if disturbed is not None:
         if "permit_number" not in disturbed.columns:
-            problems.append(Problem("disturbed limits", None, "has no permit_number column.",
-                                    "key each disturbed-limit polygon by the permit_number of its row."))  # fmt: skip
+            problems.append(
+                Problem(
+                    "disturbed limits",
+                    None,
+                    "has no permit_number column.",
+                    "key each disturbed-limit polygon by the permit_number of its row.",
+                )
+            )
         else:
             d = disturbed.to_crs(frame.crs) if disturbed.crs is not None and frame.crs is not None else disturbed
             limits = dict(zip(d["permit_number"].astype(str), d.geometry, strict=True))
     apps = []
     for i, (row, geom) in enumerate(zip(frame.to_dict("records"), frame.geometry, strict=True), start=1):
+
         def get(name: str, row: dict[str, Any] = row) -> Any:
             return row.get(cols[name]) if name in cols else None
 
         number = _text(get("permit_number"))
         fields = _dates(get, lambda err, fix, i=i, number=number: problems.append(Problem(source, i, err, fix, number)))
         parties = _parties(get)
-        apps.append(Application(
-            site_address=_text(get("site_address")) or "", received_on=fields["received_on"], site=geom,
-            crs=frame.crs, disturbed=limits.get(number) if number else None, permit_number=number,
-            parcel_id=_text(get("parcel_id")), legal_description=_text(get("legal_description")),
-            building_permit_expires=fields["building_permit_expires"], parties=tuple(parties),
-            status=_text(get("status")) or "application_received", issued_on=fields["issued_on"],
-            started_at=fields["started_at"], start_notice_at=fields["start_notice_at"],
-            plan_id=_text(get("plan_id")), activity=_text(get("activity")),
-        ))  # fmt: skip
+        apps.append(
+            Application(
+                site_address=_text(get("site_address")) or "",
+                received_on=fields["received_on"],
+                site=geom,
+                crs=frame.crs,
+                disturbed=limits.get(number) if number else None,
+                permit_number=number,
+                parcel_id=_text(get("parcel_id")),
+                legal_description=_text(get("legal_description")),
+                building_permit_expires=fields["building_permit_expires"],
+                parties=tuple(parties),
+                status=_text(get("status")) or "application_received",
+                issued_on=fields["issued_on"],
+                started_at=fields["started_at"],
+                start_notice_at=fields["start_notice_at"],
+                plan_id=_text(get("plan_id")),
+                activity=_text(get("activity")),
+            )
+        )
     if disturbed is not None and limits:
         known = {a.permit_number for a in apps}
         for k in sorted(set(limits) - known):
-            problems.append(Problem("disturbed limits", None, f"permit_number {k!r} matches no row of {source}.",
-                                    "fix the number, or add the permit's row."))  # fmt: skip
+            problems.append(
+                Problem(
+                    "disturbed limits",
+                    None,
+                    f"permit_number {k!r} matches no row of {source}.",
+                    "fix the number, or add the permit's row.",
+                )
+            )
     return apps, problems

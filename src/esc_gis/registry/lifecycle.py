@@ -34,9 +34,20 @@ from esc_gis.errors import IllegalTransitionError, ProfileError
 
 #: Every state, in life-cycle order.
 STATES = (
-    "application_received", "incomplete", "under_review", "approved", "deemed_approved", "disapproved",
-    "active", "extended", "stop_work", "suspended", "revoked", "final_stabilization", "closed",
-)  # fmt: skip
+    "application_received",
+    "incomplete",
+    "under_review",
+    "approved",
+    "deemed_approved",
+    "disapproved",
+    "active",
+    "extended",
+    "stop_work",
+    "suspended",
+    "revoked",
+    "final_stabilization",
+    "closed",
+)
 #: State -> the states it may move to.
 TRANSITIONS: dict[str, tuple[str, ...]] = {
     "application_received": ("under_review", "incomplete"),
@@ -75,8 +86,10 @@ def written_reasons(tables: Mapping[str, Any]) -> dict[str, str]:
     known = set(STATES) | _MOVES_BACK
     bad = [k for k, v in raw.items() if k not in known or not str(v).strip()]
     if bad:
-        msg = (f"[lifecycle.written_reasons] entries {', '.join(map(repr, bad))} are not a state or move with a "
-               f"section; use {', '.join(sorted(known))}.")  # fmt: skip
+        msg = (
+            f"[lifecycle.written_reasons] entries {', '.join(map(repr, bad))} are not a state or move with a "
+            f"section; use {', '.join(sorted(known))}."
+        )
         raise ProfileError(msg)
     return {str(k): str(v) for k, v in raw.items()}
 
@@ -91,8 +104,9 @@ def _need_reasons(move: str, reasons: str | None, needs: Mapping[str, str] | Non
         raise IllegalTransitionError(msg)
 
 
-def check_transition(current: str, new: str, *, reasons: str | None = None,
-                     needs: Mapping[str, str] | None = None) -> None:  # fmt: skip
+def check_transition(
+    current: str, new: str, *, reasons: str | None = None, needs: Mapping[str, str] | None = None
+) -> None:
     """Refuse a transition that is not allowed, or that lacks the written reasons it needs.
 
     Parameters
@@ -125,8 +139,9 @@ def check_transition(current: str, new: str, *, reasons: str | None = None,
     allowed = TRANSITIONS[current]
     if new not in allowed:
         back = f"; or {BACK[current]} back to the state before" if current in BACK else ""
-        msg = (f"A permit in {current} cannot become {new}; allowed: {', '.join(allowed) or 'none (it is closed)'}"
-               f"{back}.")  # fmt: skip
+        msg = (
+            f"A permit in {current} cannot become {new}; allowed: {', '.join(allowed) or 'none (it is closed)'}{back}."
+        )
         raise IllegalTransitionError(msg)
     _need_reasons(new, reasons, needs)
 
@@ -172,8 +187,9 @@ def previous_state(history: Iterable[tuple[str, str | None, str | None]]) -> str
     return stack[-2] if len(stack) >= 2 else None
 
 
-def check_back(current: str, move: str, before: str | None, *, reasons: str | None = None,
-               needs: Mapping[str, str] | None = None) -> str:  # fmt: skip
+def check_back(
+    current: str, move: str, before: str | None, *, reasons: str | None = None, needs: Mapping[str, str] | None = None
+) -> str:
     """Check a retraction or reinstatement; return the state it goes back to.
 
     Raises
@@ -187,8 +203,10 @@ def check_back(current: str, move: str, before: str | None, *, reasons: str | No
         msg = f"A permit in {current} has nothing to undo by {move}; possible: {can}."
         raise IllegalTransitionError(msg)
     if before is None:
-        msg = (f"The history does not show the state before {current} (the permit was imported in it): "
-               "move it on with a transition instead.")  # fmt: skip
+        msg = (
+            f"The history does not show the state before {current} (the permit was imported in it): "
+            "move it on with a transition instead."
+        )
         raise IllegalTransitionError(msg)
     _need_reasons(move, reasons, needs)
     return before

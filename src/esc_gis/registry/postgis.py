@@ -56,10 +56,14 @@ class PostGISBackend(Backend):
         self.srid = self._srid()
 
     def _srid(self) -> int:
-        row = self.conn.execute(
-            "SELECT srid FROM geometry_columns WHERE f_table_name = 'permits' AND f_geometry_column = 'geom' "
-            "AND f_table_schema = current_schema()"
-        ).fetchone() if self._has_postgis() else None  # fmt: skip
+        row = (
+            self.conn.execute(
+                "SELECT srid FROM geometry_columns WHERE f_table_name = 'permits' AND f_geometry_column = 'geom' "
+                "AND f_table_schema = current_schema()"
+            ).fetchone()
+            if self._has_postgis()
+            else None
+        )
         return int(row[0]) if row else 0
 
     def _has_postgis(self) -> bool:
@@ -123,8 +127,10 @@ class PostGISBackend(Backend):
         import psycopg
 
         if self.srid and self.srid != srid:
-            msg = (f"The registry at {_redact(self.url)} is in EPSG:{self.srid}, not EPSG:{srid}; "
-                   "keep one CRS per registry.")  # fmt: skip
+            msg = (
+                f"The registry at {_redact(self.url)} is in EPSG:{self.srid}, not EPSG:{srid}; "
+                "keep one CRS per registry."
+            )
             raise RegistryError(msg)
         try:
             with self.write() as cur:

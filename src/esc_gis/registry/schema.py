@@ -115,15 +115,30 @@ TABLES: dict[str, tuple[tuple[str, str, str], ...]] = {
 LAYERS = {"permits": "MULTIPOLYGON", "disturbed_limits": "MULTIPOLYGON"}
 
 _TYPES = {
-    "sqlite": {"text": "TEXT", "int": "INTEGER", "real": "REAL", "bool": "BOOLEAN", "date": "DATE",
-               "datetime": "DATETIME", "serial": "INTEGER", "geom": "{gtype}"},
-    "postgis": {"text": "text", "int": "integer", "real": "double precision", "bool": "boolean", "date": "date",
-                "datetime": "timestamptz", "serial": "bigserial", "geom": "geometry({gtype}, {srid})"},
-}  # fmt: skip
+    "sqlite": {
+        "text": "TEXT",
+        "int": "INTEGER",
+        "real": "REAL",
+        "bool": "BOOLEAN",
+        "date": "DATE",
+        "datetime": "DATETIME",
+        "serial": "INTEGER",
+        "geom": "{gtype}",
+    },
+    "postgis": {
+        "text": "text",
+        "int": "integer",
+        "real": "double precision",
+        "bool": "boolean",
+        "date": "date",
+        "datetime": "timestamptz",
+        "serial": "bigserial",
+        "geom": "geometry({gtype}, {srid})",
+    },
+}
 
 
-def create_table(dialect: str, table: str, srid: int,
-                 columns: tuple[tuple[str, str, str], ...] | None = None) -> str:  # fmt: skip
+def create_table(dialect: str, table: str, srid: int, columns: tuple[tuple[str, str, str], ...] | None = None) -> str:
     """Return the CREATE TABLE statement of ``table`` for ``dialect`` ("sqlite" or "postgis").
 
     ``columns`` defaults to the table's current columns; a migration passes the ones of its version.

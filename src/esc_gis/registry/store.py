@@ -42,7 +42,7 @@ from esc_gis.errors import (
     Problem,
     RegistryError,
     ValidationError,
-)  # fmt: skip
+)
 from esc_gis.layers import LayerSet, load_layers
 from esc_gis.profile import Profile, load_profile
 from esc_gis.registry.backend import Backend, now_utc, open_backend, rows
@@ -57,16 +57,21 @@ _PERMIT_FIELDS = [name for name, _, _ in PERMIT_COLUMNS if name not in ("fid", "
 #: States in which a permit has been issued (its expiry runs).
 ISSUED = ("approved", "deemed_approved", "active", "extended", "stop_work", "suspended", "final_stabilization")
 #: Fields the screening engine measures for a permit.
-_MEASURED = ("site_sqft", "disturbed_sqft", "plan_disturbed_sqft", "permit_decision", "standards",
-             "sediment_standard")  # fmt: skip
+_MEASURED = ("site_sqft", "disturbed_sqft", "plan_disturbed_sqft", "permit_decision", "standards", "sediment_standard")
 #: The fields a common plan's new member can change on the plan's other permits.
 _DECIDED = ("plan_disturbed_sqft", "permit_decision", "standards", "sediment_standard")
 #: Fields :meth:`Registry.update` may change, and their kinds.
 UPDATABLE = {
-    "parcel_id": "text", "site_address": "text", "legal_description": "text", "building_permit_expires": "date",
-    "start_notice_at": "datetime", "work_stopped_on": "date", "stockpile_since": "date",
-    "resume_expected_on": "date", "work_resumed_on": "date",
-}  # fmt: skip
+    "parcel_id": "text",
+    "site_address": "text",
+    "legal_description": "text",
+    "building_permit_expires": "date",
+    "start_notice_at": "datetime",
+    "work_stopped_on": "date",
+    "stockpile_since": "date",
+    "resume_expected_on": "date",
+    "work_resumed_on": "date",
+}
 #: The activity whose area never counts toward a common plan's total (§ 540-4A(2)).
 EXEMPT_ACTIVITY = "agricultural_activity"
 
@@ -118,8 +123,13 @@ def init_registry(
         backend.close()
 
 
-def open_registry(target: str | os.PathLike[str], *, layers: str | os.PathLike[str] | LayerSet | None = None,
-                  profile: Profile | None = None, calendar: OfficeCalendar | None = None) -> Registry:  # fmt: skip
+def open_registry(
+    target: str | os.PathLike[str],
+    *,
+    layers: str | os.PathLike[str] | LayerSet | None = None,
+    profile: Profile | None = None,
+    calendar: OfficeCalendar | None = None,
+) -> Registry:
     """Open a registry made by :func:`init_registry`.
 
     Raises
@@ -181,13 +191,18 @@ class Registry:
         by_number = {p.permit_number: p for p in out}
         ph = ", ".join([b.ph] * len(by_number))
         party_cols = [c for c, _, _ in TABLES["parties"] if c not in ("id", "permit_number")]
-        cur.execute(f'SELECT permit_number, {", ".join(party_cols)} FROM parties '
-                    f"WHERE permit_number IN ({ph}) ORDER BY id", tuple(by_number))  # fmt: skip
+        cur.execute(
+            f"SELECT permit_number, {', '.join(party_cols)} FROM parties WHERE permit_number IN ({ph}) ORDER BY id",
+            tuple(by_number),
+        )
         for r in rows(cur):
             by_number[r.pop("permit_number")].parties.append(Party(**r))
         event_cols = [(c, k) for c, k, _ in TABLES["events"] if c not in ("id", "permit_number")]
-        cur.execute(f'SELECT permit_number, {", ".join(chr(34) + c + chr(34) for c, _ in event_cols)} FROM events '
-                    f"WHERE permit_number IN ({ph}) ORDER BY id", tuple(by_number))  # fmt: skip
+        cur.execute(
+            f"SELECT permit_number, {', '.join(chr(34) + c + chr(34) for c, _ in event_cols)} FROM events "
+            f"WHERE permit_number IN ({ph}) ORDER BY id",
+            tuple(by_number),
+        )
         for r in cur.fetchall():
             values = {c: b.load(k, v) for (c, k), v in zip(event_cols, r[1:], strict=True)}
             by_number[r[0]].events.append(Event(**values))
@@ -222,8 +237,12 @@ class Registry:
         states = [status] if isinstance(status, str) else list(status)
         bad = [s for s in states if s not in STATES]
         if bad:
-            raise ValidationError([Problem("status", None, f"{s!r} is not a permit state.",
-                                           f"use one of {', '.join(STATES)}.") for s in bad])  # fmt: skip
+            raise ValidationError(
+                [
+                    Problem("status", None, f"{s!r} is not a permit state.", f"use one of {', '.join(STATES)}.")
+                    for s in bad
+                ]
+            )
         with self.backend.read() as cur:
             ph = ", ".join([self.backend.ph] * len(states))
             return self._select(cur, f"WHERE p.status IN ({ph})", states)
@@ -241,9 +260,15 @@ class Registry:
         """
         return self.add_many([application], who=who)[0]
 
-    def add_many(self, applications: Sequence[Application], *, who: str | None = None,
-                 source: str = "application", kind: str = "received",
-                 prior: Sequence[Problem] = ()) -> builtins.list[str]:  # fmt: skip
+    def add_many(
+        self,
+        applications: Sequence[Application],
+        *,
+        who: str | None = None,
+        source: str = "application",
+        kind: str = "received",
+        prior: Sequence[Problem] = (),
+    ) -> builtins.list[str]:
         """Add applications in one transaction: all of them, or, on any problem, none.
 
         Returns
@@ -268,9 +293,18 @@ class Registry:
         with self.backend.write() as cur:
             taken = self._taken(cur, [a.permit_number for a in applications if a.permit_number])
             if taken:
-                raise ValidationError([Problem(source, i + 1, f"permit number {a.permit_number!r} is already taken.",
-                                               "leave the number empty to have one assigned, or give a new one.")
-                                       for i, a in enumerate(applications) if a.permit_number in taken])  # fmt: skip
+                raise ValidationError(
+                    [
+                        Problem(
+                            source,
+                            i + 1,
+                            f"permit number {a.permit_number!r} is already taken.",
+                            "leave the number empty to have one assigned, or give a new one.",
+                        )
+                        for i, a in enumerate(applications)
+                        if a.permit_number in taken
+                    ]
+                )
             numbers = self._numbers(cur, applications)
             self._insert(cur, numbers, applications, measured, who, now, kind)
         return numbers
@@ -288,8 +322,10 @@ class Registry:
         if a.issued_on and a.received_on and a.issued_on < a.received_on:
             bad(f"issued_on {a.issued_on} is before received_on {a.received_on}.", "check both dates.")
         if a.building_permit_expires and a.received_on and a.building_permit_expires < a.received_on:
-            bad(f"building_permit_expires {a.building_permit_expires} is before received_on {a.received_on}.",
-                "check both dates.")  # fmt: skip
+            bad(
+                f"building_permit_expires {a.building_permit_expires} is before received_on {a.received_on}.",
+                "check both dates.",
+            )
         if a.started_at and a.issued_on and a.started_at.date() < a.issued_on:
             f = self.profile.finding("work_before_permit", started=a.started_at.date(), issued=a.issued_on)
             bad(f"{f.message} ({f.section})", "check both dates.")
@@ -305,6 +341,7 @@ class Registry:
         drawn = True
         seen: dict[str, int] = {}
         for i, a in enumerate(apps, start=1):
+
             def bad(message: str, fix: str, row: int = i, site: str | None = a.permit_number) -> None:
                 problems.append(Problem(source, row, message, fix, site))
 
@@ -312,8 +349,10 @@ class Registry:
             drawn = _check_geometry(a, bad) and drawn
             if a.permit_number:
                 if a.permit_number in seen:
-                    bad(f"permit number {a.permit_number!r} is also on row {seen[a.permit_number]}.",
-                        "give each permit its own number.")  # fmt: skip
+                    bad(
+                        f"permit number {a.permit_number!r} is also on row {seen[a.permit_number]}.",
+                        "give each permit its own number.",
+                    )
                 seen.setdefault(a.permit_number, i)
         return problems, drawn
 
@@ -334,32 +373,44 @@ class Registry:
         n = len(apps)
         site = self._to_registry_crs([a.site for a in apps], [a.crs for a in apps])
         has = np.array([a.disturbed is not None for a in apps], dtype=bool)
-        limits = self._to_registry_crs([a.disturbed for a in apps if a.disturbed is not None],
-                                       [a.crs for a in apps if a.disturbed is not None])  # fmt: skip
+        limits = self._to_registry_crs(
+            [a.disturbed for a in apps if a.disturbed is not None], [a.crs for a in apps if a.disturbed is not None]
+        )
         plans = sorted({a.plan_id for a in apps if a.plan_id})
         members = self._plan_members(plans)
         ids = np.array([f"r{i}" for i in range(n)] + [f"e{k}" for k in range(len(members))], dtype=object)
         activity = [a.activity or "construction" for a in apps] + [m.activity or "construction" for m in members]
         plan_ids = [a.plan_id for a in apps] + [m.plan_id for m in members]
-        counted = [p if str(act).strip().lower() != EXEMPT_ACTIVITY else None
-                   for p, act in zip(plan_ids, activity, strict=True)]  # fmt: skip
+        counted = [
+            p if str(act).strip().lower() != EXEMPT_ACTIVITY else None
+            for p, act in zip(plan_ids, activity, strict=True)
+        ]
         geoms = np.concatenate([site, np.array([m.site for m in members], dtype=object)])
         m_has = [k for k, m in enumerate(members) if m.disturbed is not None]
         d_ids = np.concatenate([ids[:n][has], np.array([f"e{k}" for k in m_has], dtype=object)])
         d_geoms = np.concatenate([limits, np.array([members[k].disturbed for k in m_has], dtype=object)])
-        sites = gpd.GeoDataFrame({"site_id": ids, "plan_id": pd.Series(counted, dtype=object),
-                                  "activity": activity}, geometry=geoms, crs=self.crs)  # fmt: skip
+        sites = gpd.GeoDataFrame(
+            {"site_id": ids, "plan_id": pd.Series(counted, dtype=object), "activity": activity},
+            geometry=geoms,
+            crs=self.crs,
+        )
         disturbed = gpd.GeoDataFrame({"site_id": d_ids}, geometry=d_geoms, crs=self.crs) if len(d_ids) else None
         try:
             out = screen(sites, disturbed=disturbed, layers=self.layers, profile=self.profile)
         except ValidationError as exc:
-            problems.extend(Problem(source, int(p.site_id[1:]) + 1 if p.site_id and p.site_id[:1] == "r" else p.row,
-                                    p.message, p.fix) for p in exc.problems)  # fmt: skip
+            problems.extend(
+                Problem(
+                    source, int(p.site_id[1:]) + 1 if p.site_id and p.site_id[:1] == "r" else p.row, p.message, p.fix
+                )
+                for p in exc.problems
+            )
             return []
         outside = np.flatnonzero(out["jurisdiction"].to_numpy()[:n] == "outside")
         f = self.profile.finding("registry_outside_jurisdiction")
-        problems.extend(Problem(source, int(i) + 1, f"{f.message} ({f.section})", "check the site's location and CRS.")
-                        for i in outside)  # fmt: skip
+        problems.extend(
+            Problem(source, int(i) + 1, f"{f.message} ({f.section})", "check the site's location and CRS.")
+            for i in outside
+        )
         site_multi = [_as_multi(g) for g in site]
         dist_multi: builtins.list[Any] = [None] * n
         for i, g in zip(np.flatnonzero(has), limits, strict=True):
@@ -367,10 +418,16 @@ class Registry:
         site_sqft = np.asarray(_area_sqft(gpd.GeoSeries(site, crs=self.crs)))
         rows_ = list(out.itertuples(index=False))
         measured = [
-            {"site": site_multi[i], "disturbed": dist_multi[i], "site_sqft": float(site_sqft[i]),
-             "plan_id": apps[i].plan_id, "activity": str(r.activity), **_decision(r)}
+            {
+                "site": site_multi[i],
+                "disturbed": dist_multi[i],
+                "site_sqft": float(site_sqft[i]),
+                "plan_id": apps[i].plan_id,
+                "activity": str(r.activity),
+                **_decision(r),
+            }
             for i, r in enumerate(rows_[:n])
-        ]  # fmt: skip
+        ]
         if measured:
             measured[0]["members"] = [(m, _decision(r)) for m, r in zip(members, rows_[n:], strict=True)]
         return measured
@@ -393,8 +450,9 @@ class Registry:
             out[idx] = group.to_crs(self.crs).to_numpy()
         return out
 
-    def import_frame(self, frame: gpd.GeoDataFrame, *, source: str, disturbed: gpd.GeoDataFrame | None = None,
-                     who: str | None = None) -> builtins.list[str]:  # fmt: skip
+    def import_frame(
+        self, frame: gpd.GeoDataFrame, *, source: str, disturbed: gpd.GeoDataFrame | None = None, who: str | None = None
+    ) -> builtins.list[str]:
         """Import a layer of permits (:mod:`esc_gis.registry.imports`) in one transaction.
 
         Raises
@@ -435,9 +493,12 @@ class Registry:
             free: builtins.list[str] = []
             while len(free) < len(wanting):
                 k = len(wanting) - len(free)
-                cur.execute(f'INSERT INTO permit_counters ("year", "last") VALUES ({ph}, {ph}) '
-                            f'ON CONFLICT ("year") DO UPDATE SET "last" = permit_counters."last" + {ph} '
-                            'RETURNING "last"', (year, k, k))  # fmt: skip
+                cur.execute(
+                    f'INSERT INTO permit_counters ("year", "last") VALUES ({ph}, {ph}) '
+                    f'ON CONFLICT ("year") DO UPDATE SET "last" = permit_counters."last" + {ph} '
+                    'RETURNING "last"',
+                    (year, k, k),
+                )
                 last = int(cur.fetchone()[0])
                 block = [self.profile.format_permit_number(year, n) for n in range(last - k + 1, last + 1)]
                 taken = self._taken(cur, block) | named
@@ -446,48 +507,73 @@ class Registry:
                 out[i] = number
         return out
 
-    def _insert(self, cur: Any, numbers: Sequence[str], apps: Sequence[Application],
-                measured: Sequence[dict[str, Any]], who: str, now: datetime, kind: str) -> None:  # fmt: skip
+    def _insert(
+        self,
+        cur: Any,
+        numbers: Sequence[str],
+        apps: Sequence[Application],
+        measured: Sequence[dict[str, Any]],
+        who: str,
+        now: datetime,
+        kind: str,
+    ) -> None:
         """Insert the permits, their limits, parties and first event: one batched statement per table."""
         b = self.backend
         permits, limits, parties, events = [], [], [], []
         for number, app, m in zip(numbers, apps, measured, strict=True):
             record: dict[str, Any] = dict.fromkeys(_PERMIT_FIELDS)
             record.update(
-                permit_number=number, parcel_id=app.parcel_id, site_address=app.site_address.strip(),
-                legal_description=app.legal_description, status=app.status, received_on=app.received_on,
-                building_permit_expires=app.building_permit_expires, issued_on=app.issued_on,
-                started_at=app.started_at, start_notice_at=app.start_notice_at, updated_at=now,
-                plan_id=m["plan_id"], activity=m["activity"], **{k: m[k] for k in _MEASURED},
-            )  # fmt: skip
+                permit_number=number,
+                parcel_id=app.parcel_id,
+                site_address=app.site_address.strip(),
+                legal_description=app.legal_description,
+                status=app.status,
+                received_on=app.received_on,
+                building_permit_expires=app.building_permit_expires,
+                issued_on=app.issued_on,
+                started_at=app.started_at,
+                start_notice_at=app.start_notice_at,
+                updated_at=now,
+                plan_id=m["plan_id"],
+                activity=m["activity"],
+                **{k: m[k] for k in _MEASURED},
+            )
             if app.issued_on is not None and app.status in ISSUED:
                 record["decided_on"] = app.issued_on
                 record["expires_on"] = self._expiry(app.issued_on, app.building_permit_expires, [])
             permits.append((*(b.dump(_KINDS[c], v) for c, v in record.items()), b.dump_geom(m["site"])))
             if m["disturbed"] is not None:
                 limits.append((number, b.dump_geom(m["disturbed"])))
-            parties += [(number, p.role, p.name.strip(), p.organization, p.phone, p.email, p.address)
-                        for p in app.parties]  # fmt: skip
+            parties += [
+                (number, p.role, p.name.strip(), p.organization, p.phone, p.email, p.address) for p in app.parties
+            ]
             plan = f", {m['plan_disturbed_sqft']:,.0f} sq ft over common plan {app.plan_id}" if app.plan_id else ""
-            detail = (f"{m['disturbed_sqft']:,.0f} sq ft disturbed{plan} (measured); "
-                      f"screening: permit {m['permit_decision']}")  # fmt: skip
-            events.append(self._event_row(number, Event(now, who, kind, None, app.status, app.received_on, None,
-                                                        detail)))  # fmt: skip
+            detail = (
+                f"{m['disturbed_sqft']:,.0f} sq ft disturbed{plan} (measured); screening: permit {m['permit_decision']}"
+            )
+            events.append(
+                self._event_row(number, Event(now, who, kind, None, app.status, app.received_on, None, detail))
+            )
         cols = ", ".join(f'"{c}"' for c in _PERMIT_FIELDS)
         vals = ", ".join([b.ph] * len(_PERMIT_FIELDS))
         # executemany: one round trip per table on PostGIS (psycopg pipelines it), one statement in SQLite.
         cur.executemany(f'INSERT INTO permits ({cols}, "geom") VALUES ({vals}, {b.geom_param()})', permits)
         if limits:
-            cur.executemany(f"INSERT INTO disturbed_limits (permit_number, geom) VALUES ({b.ph}, {b.geom_param()})",
-                            limits)  # fmt: skip
+            cur.executemany(
+                f"INSERT INTO disturbed_limits (permit_number, geom) VALUES ({b.ph}, {b.geom_param()})", limits
+            )
         if parties:
-            cur.executemany("INSERT INTO parties (permit_number, role, name, organization, phone, email, address) "
-                            f"VALUES ({', '.join([b.ph] * 7)})", parties)  # fmt: skip
+            cur.executemany(
+                "INSERT INTO parties (permit_number, role, name, organization, phone, email, address) "
+                f"VALUES ({', '.join([b.ph] * 7)})",
+                parties,
+            )
         cur.executemany(self._event_sql(), events)
         self._redecide_members(cur, measured[0].get("members", []) if measured else [], who, now)
 
-    def _redecide_members(self, cur: Any, members: Sequence[tuple[Permit, dict[str, Any]]], who: str,
-                          now: datetime) -> None:  # fmt: skip
+    def _redecide_members(
+        self, cur: Any, members: Sequence[tuple[Permit, dict[str, Any]]], who: str, now: datetime
+    ) -> None:
         """Record the new plan total (and decision, if it changed) on the plan's permits already in the registry."""
         for p, d in members:
             changes = {k: d[k] for k in _DECIDED if getattr(p, k) != d[k]}
@@ -495,14 +581,18 @@ class Registry:
                 continue
             self._set(cur, p.permit_number, changes)
             was = f" (was {p.permit_decision})" if p.permit_decision != d["permit_decision"] else ""
-            detail = (f"common plan {p.plan_id}: {d['plan_disturbed_sqft']:,.0f} sq ft disturbed over the plan "
-                      f"(measured); screening: permit {d['permit_decision']}{was}")  # fmt: skip
+            detail = (
+                f"common plan {p.plan_id}: {d['plan_disturbed_sqft']:,.0f} sq ft disturbed over the plan "
+                f"(measured); screening: permit {d['permit_decision']}{was}"
+            )
             self._event(cur, p.permit_number, Event(now, who, "remeasured", None, None, None, None, detail))
 
     def _event_sql(self) -> str:
         cols = [c for c, _, _ in TABLES["events"] if c != "id"]
-        return (f'INSERT INTO events ({", ".join(chr(34) + c + chr(34) for c in cols)}) '
-                f"VALUES ({', '.join([self.backend.ph] * len(cols))})")  # fmt: skip
+        return (
+            f"INSERT INTO events ({', '.join(chr(34) + c + chr(34) for c in cols)}) "
+            f"VALUES ({', '.join([self.backend.ph] * len(cols))})"
+        )
 
     def _event_row(self, number: str, e: Event) -> tuple[Any, ...]:
         kinds = {c: k for c, k, _ in TABLES["events"]}
@@ -532,11 +622,20 @@ class Registry:
         b = self.backend
         changes = {**changes, "updated_at": now_utc()}
         sets = ", ".join(f'"{c}" = {b.ph}' for c in changes)
-        cur.execute(f"UPDATE permits SET {sets} WHERE permit_number = {b.ph}",
-                    (*(b.dump(_KINDS[c], v) for c, v in changes.items()), number))  # fmt: skip
+        cur.execute(
+            f"UPDATE permits SET {sets} WHERE permit_number = {b.ph}",
+            (*(b.dump(_KINDS[c], v) for c, v in changes.items()), number),
+        )
 
-    def transition(self, permit_number: str, to: str, *, who: str | None = None, on: date | datetime | None = None,
-                   reasons: str | None = None) -> Permit:  # fmt: skip
+    def transition(
+        self,
+        permit_number: str,
+        to: str,
+        *,
+        who: str | None = None,
+        on: date | datetime | None = None,
+        reasons: str | None = None,
+    ) -> Permit:
         """Move a permit to a new state, recording the dates the ordinance counts from.
 
         Parameters
@@ -616,8 +715,9 @@ class Registry:
         """
         return written_reasons(self.profile.tables)
 
-    def retract(self, permit_number: str, *, reasons: str | None, who: str | None = None,
-                on: date | None = None) -> Permit:  # fmt: skip
+    def retract(
+        self, permit_number: str, *, reasons: str | None, who: str | None = None, on: date | None = None
+    ) -> Permit:
         """Retract a stop-work order or a revocation: back to the state before it (§ 540-12D).
 
         Raises
@@ -631,8 +731,9 @@ class Registry:
         """
         return self._back(permit_number, "retraction", reasons=reasons, who=who, on=on)
 
-    def reinstate(self, permit_number: str, *, reasons: str | None, who: str | None = None,
-                  on: date | None = None) -> Permit:  # fmt: skip
+    def reinstate(
+        self, permit_number: str, *, reasons: str | None, who: str | None = None, on: date | None = None
+    ) -> Permit:
         """Lift a suspension: back to the state before it (§ 540-8E).
 
         Raises
@@ -646,8 +747,7 @@ class Registry:
         """
         return self._back(permit_number, "reinstatement", reasons=reasons, who=who, on=on)
 
-    def _back(self, permit_number: str, move: str, *, reasons: str | None, who: str | None,
-              on: date | None) -> Permit:  # fmt: skip
+    def _back(self, permit_number: str, move: str, *, reasons: str | None, who: str | None, on: date | None) -> Permit:
         """Undo the last stop-work order, suspension or revocation, as recorded in the history.
 
         The state to go back to is replayed from the append-only events inside the write
@@ -668,16 +768,31 @@ class Registry:
         earlier = [("received_on", p.received_on), ("issued_on", p.issued_on if to not in ISSUED[:2] else None)]
         for name, d in earlier:
             if d is not None and day < d:
-                raise ValidationError([Problem(p.permit_number, None, f"{to} on {day} is before {name} {d}.",
-                                               "give the date it really happened (--on YYYY-MM-DD).")])  # fmt: skip
+                raise ValidationError(
+                    [
+                        Problem(
+                            p.permit_number,
+                            None,
+                            f"{to} on {day} is before {name} {d}.",
+                            "give the date it really happened (--on YYYY-MM-DD).",
+                        )
+                    ]
+                )
 
     def decision_due(self, p: Permit) -> Any:
         """When the decision on ``p`` is due (§ 540-8C(1), (4)); counted from added information if any."""
         start = p.information_received_on or p.received_on
         return decision_due(start, self.calendar, self.profile, after_information=p.information_received_on is not None)
 
-    def extend(self, permit_number: str, days: int, *, who: str | None = None, on: date | None = None,
-               reasons: str | None = None) -> Permit:  # fmt: skip
+    def extend(
+        self,
+        permit_number: str,
+        days: int,
+        *,
+        who: str | None = None,
+        on: date | None = None,
+        reasons: str | None = None,
+    ) -> Permit:
         """Extend an issued permit by up to 180 days (§ 540-8G); any number of times.
 
         Raises
@@ -696,12 +811,14 @@ class Registry:
             assert p.issued_on is not None  # active and extended permits were issued
             new_expiry = self._expiry(p.issued_on, p.building_permit_expires, [*p.extensions_days, int(days)])
             self._set(cur, permit_number, {"status": "extended", "expires_on": new_expiry})
-            self._event(cur, permit_number, Event(now_utc(), who, "extension", p.status, "extended", day, int(days),
-                                                  reasons))  # fmt: skip
+            self._event(
+                cur, permit_number, Event(now_utc(), who, "extension", p.status, "extended", day, int(days), reasons)
+            )
         return self.get(permit_number)
 
-    def update(self, permit_number: str, *, who: str | None = None, inspected_on: date | None = None,
-               **changes: Any) -> Permit:  # fmt: skip
+    def update(
+        self, permit_number: str, *, who: str | None = None, inspected_on: date | None = None, **changes: Any
+    ) -> Permit:
         """Change a permit's descriptive fields or dates, or record an inspection.
 
         Parameters
@@ -726,23 +843,39 @@ class Registry:
         who = _who(who)
         unknown = [k for k in changes if k not in UPDATABLE]
         if unknown:
-            raise ValidationError([Problem(permit_number, None, f"{k!r} cannot be updated.",
-                                           f"update one of {', '.join(UPDATABLE)}.") for k in unknown])  # fmt: skip
+            raise ValidationError(
+                [
+                    Problem(permit_number, None, f"{k!r} cannot be updated.", f"update one of {', '.join(UPDATABLE)}.")
+                    for k in unknown
+                ]
+            )
         with self.backend.write() as cur:
             p = self._locked(cur, permit_number)
             problems = []
             for k, v in changes.items():
                 d = v.date() if isinstance(v, datetime) else v
                 if isinstance(d, date) and k != "building_permit_expires" and p.started_at and d < p.started_at.date():
-                    problems.append(Problem(permit_number, None, f"{k} {d} is before the work started "
-                                            f"({p.started_at.date()}).", "give the real date."))  # fmt: skip
+                    problems.append(
+                        Problem(
+                            permit_number,
+                            None,
+                            f"{k} {d} is before the work started ({p.started_at.date()}).",
+                            "give the real date.",
+                        )
+                    )
             if changes.get("work_stopped_on") is not None and changes["work_stopped_on"] != p.work_stopped_on:
                 changes.setdefault("resume_expected_on", None)
                 changes.setdefault("work_resumed_on", None)
             problems += self._pause_problems(p, changes)
             if inspected_on is not None and p.started_at is None:
-                problems.append(Problem(permit_number, None, "an inspection cannot be recorded before work starts.",
-                                        "move the permit to active first (transition ... active)."))  # fmt: skip
+                problems.append(
+                    Problem(
+                        permit_number,
+                        None,
+                        "an inspection cannot be recorded before work starts.",
+                        "move the permit to active first (transition ... active).",
+                    )
+                )
             if problems:
                 raise ValidationError(problems)
             if changes:
@@ -767,22 +900,33 @@ class Registry:
             if v is None:
                 continue
             if stopped is None:
-                out.append(Problem(p.permit_number, None, f"{k} {v} is given, but no stop of work is recorded.",
-                                   "record the day work stopped too (--work-stopped YYYY-MM-DD)."))  # fmt: skip
+                out.append(
+                    Problem(
+                        p.permit_number,
+                        None,
+                        f"{k} {v} is given, but no stop of work is recorded.",
+                        "record the day work stopped too (--work-stopped YYYY-MM-DD).",
+                    )
+                )
             elif v < stopped:
-                out.append(Problem(p.permit_number, None, f"{k} {v} is before work stopped ({stopped}).",
-                                   "give the real date."))  # fmt: skip
+                out.append(
+                    Problem(
+                        p.permit_number, None, f"{k} {v} is before work stopped ({stopped}).", "give the real date."
+                    )
+                )
         return out
 
     # Export ---------------------------------------------------------------------------
 
-    def frame(self, permits: Sequence[Permit] | None = None, *, private: bool = False,
-              iso_dates: bool = False) -> gpd.GeoDataFrame:  # fmt: skip
+    def frame(
+        self, permits: Sequence[Permit] | None = None, *, private: bool = False, iso_dates: bool = False
+    ) -> gpd.GeoDataFrame:
         """Return the permits as a GeoDataFrame (site geometry, registry CRS), without contacts unless ``private``.
 
         ``iso_dates`` gives dates and times as ISO text, which every output format writes the same.
         """
         permits = self.list() if permits is None else permits
+
         # Object columns: pandas would turn dates into Timestamps and gaps into NaT.
         def value(p: Permit, f: str) -> Any:
             v = getattr(p, f)
@@ -793,16 +937,21 @@ class Registry:
         if private:
             for role in ("landowner", "responsible_party"):
                 for attr in ("name", "organization", "phone", "email", "address"):
-                    data[f"{role}_{attr}"] = [next((getattr(q, attr) for q in p.parties if q.role == role), None)
-                                              for p in permits]  # fmt: skip
+                    data[f"{role}_{attr}"] = [
+                        next((getattr(q, attr) for q in p.parties if q.role == role), None) for p in permits
+                    ]
         return gpd.GeoDataFrame(data, geometry=[p.site for p in permits], crs=self.crs)
 
 
 def _decision(r: Any) -> dict[str, Any]:
     """Return the measured area and decision of one screened row, as the registry stores them."""
-    return {"disturbed_sqft": float(r.disturbed_sqft), "plan_disturbed_sqft": float(r.plan_disturbed_sqft),
-            "permit_decision": str(r.permit), "standards": str(r.standards),
-            "sediment_standard": bool(r.sediment_standard)}  # fmt: skip
+    return {
+        "disturbed_sqft": float(r.disturbed_sqft),
+        "plan_disturbed_sqft": float(r.plan_disturbed_sqft),
+        "permit_decision": str(r.permit),
+        "standards": str(r.standards),
+        "sediment_standard": bool(r.sediment_standard),
+    }
 
 
 def _as_multi(g: shapely.Geometry) -> shapely.Geometry:
@@ -827,8 +976,10 @@ def _check_geometry(a: Application, bad: Callable[..., None]) -> bool:
         elif shapely.get_type_id(g) not in (3, 6):
             bad(f"the {name} geometry is a {g.geom_type}, not a polygon.", "give polygons.")
         elif not g.is_valid:
-            bad(f"the {name} geometry is invalid ({shapely.is_valid_reason(g)}).",
-                "repair it (QGIS: Fix geometries; or shapely.make_valid).")  # fmt: skip
+            bad(
+                f"the {name} geometry is invalid ({shapely.is_valid_reason(g)}).",
+                "repair it (QGIS: Fix geometries; or shapely.make_valid).",
+            )
         else:
             continue
         drawn = False

@@ -139,8 +139,10 @@ def make_check(profile: Profile, check: str, status: str, finding: str, **values
     f = profile.finding(finding, **values)
     title = profile.template(finding).title or profile.template(TITLES[check]).title
     if not title:
-        msg = (f"Profile {profile.source or profile.name!r}: [findings.{TITLES[check]}] needs a title "
-               f"(the checklist's name of the {check!r} check).")  # fmt: skip
+        msg = (
+            f"Profile {profile.source or profile.name!r}: [findings.{TITLES[check]}] needs a title "
+            f"(the checklist's name of the {check!r} check)."
+        )
         raise ProfileError(msg)
     policy = POLICY_KEYS.get(check, ()) if f.basis != "ordinance" else ()
     return Check(check, title, f.section, f.basis, status, f.message, finding, policy)
@@ -161,13 +163,21 @@ def _parties(facts: dict[str, Any], profile: Profile) -> Check:
     people = [owner, *parties] if owner else list(parties)
     complete = [p for p in people if _has(p, "name", "address", "phone")]
     if owner and parties and len(complete) == len(people):
-        return make_check(profile, "plan_item_1", "pass", "review_parties_given", parties=len(parties),
-                          party_word="party" if len(parties) == 1 else "parties")  # fmt: skip
+        return make_check(
+            profile,
+            "plan_item_1",
+            "pass",
+            "review_parties_given",
+            parties=len(parties),
+            party_word="party" if len(parties) == 1 else "parties",
+        )
     if not people:
         return make_check(profile, "plan_item_1", "fail", "review_parties_none")
-    lacking = [f"{p.get('name') or '(unnamed)'} has no "
-               f"{', '.join(k for k in ('name', 'address', 'phone') if not _has(p, k))}"
-               for p in people if p not in complete]  # fmt: skip
+    lacking = [
+        f"{p.get('name') or '(unnamed)'} has no {', '.join(k for k in ('name', 'address', 'phone') if not _has(p, k))}"
+        for p in people
+        if p not in complete
+    ]
     missing = ([] if owner else ["no landowner"]) + ([] if parties else ["no responsible party"])
     return make_check(profile, "plan_item_1", "fail", "review_parties_incomplete", lacking="; ".join(missing + lacking))
 
@@ -178,8 +188,9 @@ def _standards(site: dict[str, Any], computed: str, profile: Profile) -> Check:
     if not stated:
         return make_check(profile, "plan_item_5", "fail", "review_standards_none", computed=computed)
     if computed not in stated:
-        return make_check(profile, "plan_item_5", "fail", "review_standards_differ", stated=", ".join(stated),
-                          computed=computed)  # fmt: skip
+        return make_check(
+            profile, "plan_item_5", "fail", "review_standards_differ", stated=", ".join(stated), computed=computed
+        )
     return make_check(profile, "plan_item_5", "pass", "review_standards_match", computed=computed)
 
 
@@ -190,12 +201,20 @@ def _bmp_item(layers: set[str], bmp_codes: list[str | None], profile: Profile) -
         return make_check(profile, "plan_item_6", "fail", "review_bmps_none")
     if unknown:
         return make_check(profile, "plan_item_6", "look", "review_bmps_unknown", known=len(known), unknown=unknown)
-    return make_check(profile, "plan_item_6", "pass", "review_bmps_given", known=len(known),
-                      standards=", ".join(sorted(set(known))))  # fmt: skip
+    return make_check(
+        profile, "plan_item_6", "pass", "review_bmps_given", known=len(known), standards=", ".join(sorted(set(known)))
+    )
 
 
-def plan_items(facts: dict[str, Any], layers: set[str], bmp_codes: list[str | None], *, computed_standards: str,
-               disturbed_sqft: float, profile: Profile) -> list[Check]:  # fmt: skip
+def plan_items(
+    facts: dict[str, Any],
+    layers: set[str],
+    bmp_codes: list[str | None],
+    *,
+    computed_standards: str,
+    disturbed_sqft: float,
+    profile: Profile,
+) -> list[Check]:
     """Check the nine items of § 540-9A (and the spill procedures of § 540-7B(3)(c)[4]) against the package.
 
     Parameters
@@ -234,8 +253,10 @@ def plan_items(facts: dict[str, Any], layers: set[str], bmp_codes: list[str | No
         _parties(facts, profile),
         _given(profile, "plan_item_2", _has(site, "legal_description"), "legal_description"),
         make_check(profile, "plan_item_3", "fail", "review_site_map_missing", missing_layers=", ".join(lacking_layers))
-        if lacking_layers else make_check(profile, "plan_item_3", "pass", "review_site_map_given"),
-        make_check(profile, "plan_item_4", "pass", "review_areas_stated") if len(claimed) == 2
+        if lacking_layers
+        else make_check(profile, "plan_item_3", "pass", "review_site_map_given"),
+        make_check(profile, "plan_item_4", "pass", "review_areas_stated")
+        if len(claimed) == 2
         else make_check(profile, "plan_item_4", "fail", "review_areas_missing"),
         _standards(site, computed_standards, profile),
         _bmp_item(layers, bmp_codes, profile),
@@ -243,7 +264,7 @@ def plan_items(facts: dict[str, Any], layers: set[str], bmp_codes: list[str | No
         _given(profile, "plan_item_8", has_sched, "sequence"),
         *_rusle(facts, disturbed_sqft, profile),
         _given(profile, "spill", _has(narrative, "spill_procedures"), "spill"),
-    ]  # fmt: skip
+    ]
     return out
 
 
@@ -266,11 +287,11 @@ def _rusle(facts: dict[str, Any], disturbed_sqft: float, profile: Profile) -> li
     elif load <= limit:
         item = make_check(profile, "plan_item_9", "pass", "review_sediment_load_met", disturbed_acres=acres, load=load)
     elif not str(rusle.get("explanation") or "").strip():
-        item = make_check(profile, "plan_item_9", "fail", "review_sediment_load_over", disturbed_acres=acres,
-                          load=load)  # fmt: skip
+        item = make_check(profile, "plan_item_9", "fail", "review_sediment_load_over", disturbed_acres=acres, load=load)
     else:
-        item = make_check(profile, "plan_item_9", "look", "review_sediment_load_explained", disturbed_acres=acres,
-                          load=load)  # fmt: skip
+        item = make_check(
+            profile, "plan_item_9", "look", "review_sediment_load_explained", disturbed_acres=acres, load=load
+        )
     if item.status == "pass" or disturbed_sqft >= profile.area_sqft("thresholds.less_stringent_area"):
         return [item]
     return [item, make_check(profile, "less_stringent", "look", "review_less_stringent", disturbed_acres=acres)]

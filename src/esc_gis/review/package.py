@@ -74,9 +74,15 @@ class PlanPackage:
 
 def _read_facts(path: Path, pkg: PlanPackage) -> None:
     if not path.exists():
-        pkg.problems.append(Problem(str(path), None, "is missing: the plan's facts (parties, legal description, "
-                                    "claimed areas, schedule, narrative) are not in the package.",
-                                    "add plan.toml; see examples/plans/README.md."))  # fmt: skip
+        pkg.problems.append(
+            Problem(
+                str(path),
+                None,
+                "is missing: the plan's facts (parties, legal description, "
+                "claimed areas, schedule, narrative) are not in the package.",
+                "add plan.toml; see examples/plans/README.md.",
+            )
+        )
         return
     try:
         pkg.facts = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -89,8 +95,14 @@ def _check_layer(name: str, gdf: gpd.GeoDataFrame, source: str, pkg: PlanPackage
     if gdf.crs is None and crs is not None:
         gdf = gdf.set_crs(crs)
     if gdf.crs is None:
-        pkg.problems.append(Problem(source, None, f"layer {name} has no CRS.",
-                                    "define it in your GIS, or give crs = \"EPSG:xxxx\" in plan.toml."))  # fmt: skip
+        pkg.problems.append(
+            Problem(
+                source,
+                None,
+                f"layer {name} has no CRS.",
+                'define it in your GIS, or give crs = "EPSG:xxxx" in plan.toml.',
+            )
+        )
         return
     geoms = gdf.geometry.to_numpy()
     ok = ~(shapely.is_missing(geoms) | shapely.is_empty(geoms))
@@ -98,17 +110,27 @@ def _check_layer(name: str, gdf: gpd.GeoDataFrame, source: str, pkg: PlanPackage
     wrong = ok & ~np.isin(kinds, list(families))
     if wrong.any():
         got = ", ".join(sorted({str(g.geom_type) for g in geoms[wrong]}))
-        pkg.problems.append(Problem(source, int(np.flatnonzero(wrong)[0]) + 1,
-                                    f"layer {name} has {int(wrong.sum())} feature(s) of type {got}; it holds {what}, "
-                                    f"as {' or '.join(sorted(families))} features.",
-                                    "redraw those features."))  # fmt: skip
+        pkg.problems.append(
+            Problem(
+                source,
+                int(np.flatnonzero(wrong)[0]) + 1,
+                f"layer {name} has {int(wrong.sum())} feature(s) of type {got}; it holds {what}, "
+                f"as {' or '.join(sorted(families))} features.",
+                "redraw those features.",
+            )
+        )
     invalid = ok & ~wrong & ~shapely.is_valid(geoms)
     if invalid.any():
         gdf = gdf.copy()
         gdf.loc[invalid, gdf.geometry.name] = shapely.make_valid(geoms[invalid])
-        pkg.problems.append(Problem(source, int(np.flatnonzero(invalid)[0]) + 1,
-                                    f"layer {name} has {int(invalid.sum())} invalid geometry(ies); repaired for the "
-                                    "review.", "fix them in the drawing."))  # fmt: skip
+        pkg.problems.append(
+            Problem(
+                source,
+                int(np.flatnonzero(invalid)[0]) + 1,
+                f"layer {name} has {int(invalid.sum())} invalid geometry(ies); repaired for the review.",
+                "fix them in the drawing.",
+            )
+        )
     keep = ok & ~wrong
     if keep.any():
         pkg.layers[name] = gdf[keep].reset_index(drop=True)
@@ -151,11 +173,23 @@ def read_package(path: str | os.PathLike[str]) -> PlanPackage:
                     found[name] = (pyogrio.read_dataframe(p, layer=name), f"{p.name}:{name}")
             unknown = [n for n in names if n not in LAYERS]
             if unknown:
-                pkg.problems.append(Problem(str(p), None, f"has layers the review does not use: {', '.join(unknown)}.",
-                                            f"name layers {', '.join(LAYERS)}."))  # fmt: skip
+                pkg.problems.append(
+                    Problem(
+                        str(p),
+                        None,
+                        f"has layers the review does not use: {', '.join(unknown)}.",
+                        f"name layers {', '.join(LAYERS)}.",
+                    )
+                )
     except Exception as exc:  # GDAL errors of every kind mean: not a readable package
-        pkg.problems.append(Problem(str(p), None, f"cannot be read ({type(exc).__name__}: {exc}).",
-                                    "export the plan again as GeoPackage, shapefiles or GeoJSON."))  # fmt: skip
+        pkg.problems.append(
+            Problem(
+                str(p),
+                None,
+                f"cannot be read ({type(exc).__name__}: {exc}).",
+                "export the plan again as GeoPackage, shapefiles or GeoJSON.",
+            )
+        )
         return pkg
     for name, (required, what) in ((n, (v[1], v[2])) for n, v in LAYERS.items()):
         if name in found:
@@ -174,22 +208,38 @@ def _read_dxf(p: Path, pkg: PlanPackage) -> dict[str, tuple[gpd.GeoDataFrame, st
     """
     mapping = (pkg.facts.get("dxf") or {}).get("layers") or {}
     if not mapping:
-        pkg.problems.append(Problem(str(p), None, "is a DXF but plan.toml has no [dxf.layers] map.",
-                                    'add e.g. [dxf.layers] "C-PROP" = "site_boundary", '
-                                    '"C-ESC-SILT" = "bmps:1056".'))  # fmt: skip
+        pkg.problems.append(
+            Problem(
+                str(p),
+                None,
+                "is a DXF but plan.toml has no [dxf.layers] map.",
+                'add e.g. [dxf.layers] "C-PROP" = "site_boundary", "C-ESC-SILT" = "bmps:1056".',
+            )
+        )
         return {}
     entities = pyogrio.read_dataframe(p)
     cad = entities["Layer"].astype(str).to_numpy()
     unknown = sorted(set(cad) - set(mapping))
     if unknown:
-        pkg.problems.append(Problem(str(p), None, f"has CAD layers the map does not name: {', '.join(unknown)}; "
-                                    "they are left out of the review.",
-                                    "map them in [dxf.layers] (or to \"ignore\")."))  # fmt: skip
+        pkg.problems.append(
+            Problem(
+                str(p),
+                None,
+                f"has CAD layers the map does not name: {', '.join(unknown)}; they are left out of the review.",
+                'map them in [dxf.layers] (or to "ignore").',
+            )
+        )
     found: dict[str, tuple[gpd.GeoDataFrame, str]] = {}
     for target in sorted({str(v).split(":")[0] for v in mapping.values()} - {"ignore"}):
         if target not in LAYERS:
-            pkg.problems.append(Problem(str(p), None, f"[dxf.layers] maps to {target!r}, which is not a plan layer.",
-                                        f"use one of {', '.join(LAYERS)}."))  # fmt: skip
+            pkg.problems.append(
+                Problem(
+                    str(p),
+                    None,
+                    f"[dxf.layers] maps to {target!r}, which is not a plan layer.",
+                    f"use one of {', '.join(LAYERS)}.",
+                )
+            )
             continue
         cad_layers = [k for k, v in mapping.items() if str(v).split(":")[0] == target]
         # CAD draws areas as closed polylines: a polygon layer's closed lines become polygons.

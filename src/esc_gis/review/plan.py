@@ -107,8 +107,11 @@ class Review:
         Only a failure whose basis is ``ordinance`` is a reason: the toolkit's review heuristics
         and the technical standards are :attr:`advisories`.
         """
-        return [f"{c.title}: {c.detail.rstrip('.')} ({c.section})."
-                for c in self.checks if c.status == "fail" and c.basis == "ordinance"]  # fmt: skip
+        return [
+            f"{c.title}: {c.detail.rstrip('.')} ({c.section})."
+            for c in self.checks
+            if c.status == "fail" and c.basis == "ordinance"
+        ]
 
     @property
     def advisories(self) -> list[str]:
@@ -123,9 +126,15 @@ class Review:
 
     def to_dict(self) -> dict[str, Any]:
         """Return the review as JSON-ready data (no geometry); every check with its basis."""
-        return {"source": self.source, "verdict": self.verdict, "measured": self.measured,
-                "checks": [c.to_dict() for c in self.checks], "reasons": self.reasons,
-                "advisories": self.advisories, "package_problems": [str(p) for p in self.problems]}  # fmt: skip
+        return {
+            "source": self.source,
+            "verdict": self.verdict,
+            "measured": self.measured,
+            "checks": [c.to_dict() for c in self.checks],
+            "reasons": self.reasons,
+            "advisories": self.advisories,
+            "package_problems": [str(p) for p in self.problems],
+        }
 
 
 def _pol(profile: Profile, key: str) -> float:
@@ -138,8 +147,12 @@ def _union(gdf: gpd.GeoDataFrame | None) -> shapely.Geometry | None:
     return shapely.union_all(gdf.geometry.to_numpy())
 
 
-def review_plan(path: str | os.PathLike[str], *, layers: str | os.PathLike[str] | LayerSet | None = None,
-                profile: str | os.PathLike[str] | Profile | None = None) -> Review:  # fmt: skip
+def review_plan(
+    path: str | os.PathLike[str],
+    *,
+    layers: str | os.PathLike[str] | LayerSet | None = None,
+    profile: str | os.PathLike[str] | Profile | None = None,
+) -> Review:
     """Check a plan package against § 540-9A and § 540-7B.
 
     Parameters
@@ -176,13 +189,20 @@ def review_plan(path: str | os.PathLike[str], *, layers: str | os.PathLike[str] 
     codes: list[str | None] = []
     if bmps is not None:
         if "type" not in bmps.columns:
-            pkg.problems.append(Problem(pkg.source, None, "layer bmps has no `type` field.",
-                                        "give each BMP its WDNR standard, e.g. 1056 (silt fence)."))  # fmt: skip
+            pkg.problems.append(
+                Problem(
+                    pkg.source,
+                    None,
+                    "layer bmps has no `type` field.",
+                    "give each BMP its WDNR standard, e.g. 1056 (silt fence).",
+                )
+            )
             codes = [None] * len(bmps)
         else:
             codes = [classify(v) for v in bmps["type"]]
-        bmps = bmps.assign(standard=codes,
-                           standard_name=[STANDARDS[c][0] if c in STANDARDS else "unknown" for c in codes])  # fmt: skip
+        bmps = bmps.assign(
+            standard=codes, standard_name=[STANDARDS[c][0] if c in STANDARDS else "unknown" for c in codes]
+        )
         lay["bmps"] = bmps
     code_arr = np.array(codes, dtype=object)
     bmp_geoms = bmps.geometry.to_numpy() if bmps is not None else np.empty(0, dtype=object)
@@ -200,14 +220,21 @@ def review_plan(path: str | os.PathLike[str], *, layers: str | os.PathLike[str] 
             "site_sqft": float(area_sqft(np.array([site]), ls.crs)[0]),
             "disturbed_sqft": float(area_sqft(np.array([dist]), ls.crs)[0]),
             "disturbed_in_village_sqft": float(res["disturbed_in_village_sqft"]),
-            "jurisdiction": str(res["jurisdiction"]), "permit": str(res["permit"]),
-            "standards": str(res["standards"]), "sediment_standard": bool(res["sediment_standard"]),
+            "jurisdiction": str(res["jurisdiction"]),
+            "permit": str(res["permit"]),
+            "standards": str(res["standards"]),
+            "sediment_standard": bool(res["sediment_standard"]),
             "steep_disturbed_sqft": float(res["steep_disturbed_sqft"]),
             "protective_disturbed_sqft": float(res["protective_disturbed_sqft"]),
-        }  # fmt: skip
-    checks += plan_items(pkg.facts, set(lay), codes,
-                         computed_standards=measured.get("standards", prof.standards_permitted),
-                         disturbed_sqft=measured.get("disturbed_sqft", 0.0), profile=prof)  # fmt: skip
+        }
+    checks += plan_items(
+        pkg.facts,
+        set(lay),
+        codes,
+        computed_standards=measured.get("standards", prof.standards_permitted),
+        disturbed_sqft=measured.get("disturbed_sqft", 0.0),
+        profile=prof,
+    )
     if res is None:
         checks.append(make_check(prof, "map", "fail", "review_map_missing"))
     else:
@@ -219,21 +246,28 @@ def review_plan(path: str | os.PathLike[str], *, layers: str | os.PathLike[str] 
     return Review(pkg.source, verdict(checks, pkg.problems), checks, pkg.problems, pkg.facts, lay, measured, prof)
 
 
-def _area_checks(facts: dict[str, Any], site: Any, dist: Any, m: dict[str, Any], prof: Profile,
-                 ls: LayerSet) -> list[Check]:  # fmt: skip
+def _area_checks(
+    facts: dict[str, Any], site: Any, dist: Any, m: dict[str, Any], prof: Profile, ls: LayerSet
+) -> list[Check]:
     outside = float(area_sqft(np.array([shapely.difference(dist, site)]), ls.crs)[0])
     sliver = float(prof.entry("policy.sliver").value or 0)
-    out = [make_check(prof, "limits", "fail", "review_limits_outside", outside_sqft=outside) if outside > sliver
-           else make_check(prof, "limits", "pass", "review_limits_inside")]  # fmt: skip
+    out = [
+        make_check(prof, "limits", "fail", "review_limits_outside", outside_sqft=outside)
+        if outside > sliver
+        else make_check(prof, "limits", "pass", "review_limits_inside")
+    ]
     claimed_site = (facts.get("site") or {}).get("site_area_sqft")
     claimed_dist = (facts.get("site") or {}).get("disturbed_area_sqft")
     tol = _pol(prof, "area_tolerance") / 100
     # A claim on the other side of a threshold than the drawing misstates which rules apply.
-    flips = [(prof.area_sqft("thresholds.permit_area"), "permit"),
-             (prof.area_sqft("thresholds.sediment_area"), "sediment")]  # fmt: skip
-    for check, label, claimed, drawn, limits in (("area_site", "site", claimed_site, m["site_sqft"], []),
-                                                 ("area_disturbed", "disturbed", claimed_dist, m["disturbed_sqft"],
-                                                  flips)):  # fmt: skip
+    flips = [
+        (prof.area_sqft("thresholds.permit_area"), "permit"),
+        (prof.area_sqft("thresholds.sediment_area"), "sediment"),
+    ]
+    for check, label, claimed, drawn, limits in (
+        ("area_site", "site", claimed_site, m["site_sqft"], []),
+        ("area_disturbed", "disturbed", claimed_dist, m["disturbed_sqft"], flips),
+    ):
         if isinstance(claimed, bool) or not isinstance(claimed, (int, float)):
             out.append(make_check(prof, check, "look", f"review_{label}_area_no_claim", drawn_sqft=drawn))
             continue
@@ -242,8 +276,16 @@ def _area_checks(facts: dict[str, Any], site: Any, dist: Any, m: dict[str, Any],
         if flipped:
             out.append(make_check(prof, check, "fail", f"review_{label}_area_flips_{flipped[0]}", **values))
         elif abs(claimed - drawn) > tol * max(drawn, 1.0):
-            out.append(make_check(prof, check, "look", f"review_{label}_area_differs",
-                                  diff_share=(claimed - drawn) / max(drawn, 1.0), **values))  # fmt: skip
+            out.append(
+                make_check(
+                    prof,
+                    check,
+                    "look",
+                    f"review_{label}_area_differs",
+                    diff_share=(claimed - drawn) / max(drawn, 1.0),
+                    **values,
+                )
+            )
         else:
             out.append(make_check(prof, check, "pass", f"review_{label}_area_agrees", **values))
     return out
@@ -252,9 +294,15 @@ def _area_checks(facts: dict[str, Any], site: Any, dist: Any, m: dict[str, Any],
 def _decision(m: dict[str, Any], prof: Profile) -> Check:
     if m["jurisdiction"] == "outside":
         return make_check(prof, "decision", "look", "review_decision_outside")
-    return make_check(prof, "decision", "pass", "review_decision_sediment" if m["sediment_standard"]
-                      else "review_decision", permit=m["permit"].replace("_", " "), standards=m["standards"],
-                      disturbed_sqft=m["disturbed_sqft"])  # fmt: skip
+    return make_check(
+        prof,
+        "decision",
+        "pass",
+        "review_decision_sediment" if m["sediment_standard"] else "review_decision",
+        permit=m["permit"].replace("_", " "),
+        standards=m["standards"],
+        disturbed_sqft=m["disturbed_sqft"],
+    )
 
 
 def _terrain_water_checks(m: dict[str, Any], prof: Profile) -> list[Check]:
@@ -266,13 +314,17 @@ def _terrain_water_checks(m: dict[str, Any], prof: Profile) -> list[Check]:
     else:
         s = make_check(prof, "steep", "pass", "review_steep_none")
     prot = m["protective_disturbed_sqft"]
-    p = (make_check(prof, "protective", "look", "review_protective", protective_sqft=prot) if prot > 0
-         else make_check(prof, "protective", "pass", "review_protective_none"))  # fmt: skip
+    p = (
+        make_check(prof, "protective", "look", "review_protective", protective_sqft=prot)
+        if prot > 0
+        else make_check(prof, "protective", "pass", "review_protective_none")
+    )
     return [s, p]
 
 
-def _tracking(lay: dict[str, gpd.GeoDataFrame], site: Any, bmp: np.ndarray, codes: np.ndarray, prof: Profile,
-              ft: float) -> Check:  # fmt: skip
+def _tracking(
+    lay: dict[str, gpd.GeoDataFrame], site: Any, bmp: np.ndarray, codes: np.ndarray, prof: Profile, ft: float
+) -> Check:
     """Tracking onto streets (§ 540-7B(3)(a)[1]), with the street-contact and tracking reaches of the policy."""
     streets = _union(lay.get("streets"))
     if streets is None:
@@ -282,12 +334,16 @@ def _tracking(lay: dict[str, gpd.GeoDataFrame], site: Any, bmp: np.ndarray, code
         return make_check(prof, "tracking", "n/a", "review_tracking_no_street")
     pads = bmp[with_role(codes, "tracking")]
     pad_near = bool(len(pads)) and bool(shapely.dwithin(pads, contact, _pol(prof, "tracking_reach") * ft).any())
-    return (make_check(prof, "tracking", "pass", "review_tracking_pad") if pad_near
-            else make_check(prof, "tracking", "fail", "review_tracking_missing"))  # fmt: skip
+    return (
+        make_check(prof, "tracking", "pass", "review_tracking_pad")
+        if pad_near
+        else make_check(prof, "tracking", "fail", "review_tracking_missing")
+    )
 
 
-def _inlets(lay: dict[str, gpd.GeoDataFrame], site: Any, bmp: np.ndarray, codes: np.ndarray, prof: Profile,
-            ft: float) -> Check:  # fmt: skip
+def _inlets(
+    lay: dict[str, gpd.GeoDataFrame], site: Any, bmp: np.ndarray, codes: np.ndarray, prof: Profile, ft: float
+) -> Check:
     """Inlets (§ 540-7B(3)(a)[2]) in the site or within the policy's inlet reach, each with protection near it."""
     inlets = lay.get("inlets")
     if inlets is None:
@@ -303,8 +359,16 @@ def _inlets(lay: dict[str, gpd.GeoDataFrame], site: Any, bmp: np.ndarray, codes:
     return make_check(prof, "inlets", "pass", "review_inlets_protected", inlets=len(near))
 
 
-def _bmp_checks(lay: dict[str, gpd.GeoDataFrame], site: Any, dist: Any, bmp: np.ndarray, codes: np.ndarray,
-                ls: LayerSet, prof: Profile, ft: float) -> list[Check]:  # fmt: skip
+def _bmp_checks(
+    lay: dict[str, gpd.GeoDataFrame],
+    site: Any,
+    dist: Any,
+    bmp: np.ndarray,
+    codes: np.ndarray,
+    ls: LayerSet,
+    prof: Profile,
+    ft: float,
+) -> list[Check]:
     out = [_tracking(lay, site, bmp, codes, prof, ft), _inlets(lay, site, bmp, codes, prof, ft)]
     perimeter = bmp[with_role(codes, "perimeter")]
     reach = _pol(prof, "bmp_reach") * ft
@@ -324,12 +388,20 @@ def _bmp_checks(lay: dict[str, gpd.GeoDataFrame], site: Any, dist: Any, bmp: np.
             out.append(make_check(prof, "perimeter", "look", "review_perimeter_flat"))
         else:
             fail = open_ft > share * total
-            out.append(make_check(prof, "perimeter", "fail" if fail else "pass",
-                                  "review_perimeter_open" if fail else "review_perimeter_covered",
-                                  open_ft=open_ft, total_ft=total))  # fmt: skip
+            out.append(
+                make_check(
+                    prof,
+                    "perimeter",
+                    "fail" if fail else "pass",
+                    "review_perimeter_open" if fail else "review_perimeter_covered",
+                    open_ft=open_ft,
+                    total_ft=total,
+                )
+            )
             if open_ft:
-                lay["downslope_unprotected"] = gpd.GeoDataFrame(geometry=[segments_geometry(a[bare], b[bare])],
-                                                                crs=ls.crs)  # fmt: skip
+                lay["downslope_unprotected"] = gpd.GeoDataFrame(
+                    geometry=[segments_geometry(a[bare], b[bare])], crs=ls.crs
+                )
     # BMPs between the disturbance and any water (§ 540-7B(4)).
     waters = ls.waters.geometry.to_numpy() if ls.waters is not None and len(ls.waters) else np.empty(0, dtype=object)
     near = waters[shapely.dwithin(waters, dist, _pol(prof, "water_reach") * ft)] if len(waters) else waters
@@ -345,34 +417,48 @@ def _bmp_checks(lay: dict[str, gpd.GeoDataFrame], site: Any, dist: Any, bmp: np.
         bare = facing & ~covered(a, b, guards, reach)
         total, open_ft = float(seg_len[facing].sum()), float(seg_len[bare].sum())
         fail = total > 0 and open_ft > share * total
-        out.append(make_check(prof, "waters", "fail" if fail else "pass",
-                              "review_waters_open" if fail else "review_waters_covered",
-                              open_ft=open_ft, total_ft=total))  # fmt: skip
+        out.append(
+            make_check(
+                prof,
+                "waters",
+                "fail" if fail else "pass",
+                "review_waters_open" if fail else "review_waters_covered",
+                open_ft=open_ft,
+                total_ft=total,
+            )
+        )
         if open_ft:
             lay["water_edge_unprotected"] = gpd.GeoDataFrame(geometry=[segments_geometry(a[bare], b[bare])], crs=ls.crs)
     out.append(_stockpiles(lay, bmp, codes, perimeter, reach, prof))
     return out
 
 
-def _stockpiles(lay: dict[str, gpd.GeoDataFrame], bmp: np.ndarray, codes: np.ndarray, perimeter: np.ndarray,
-                reach: float, prof: Profile) -> Check:  # fmt: skip
+def _stockpiles(
+    lay: dict[str, gpd.GeoDataFrame],
+    bmp: np.ndarray,
+    codes: np.ndarray,
+    perimeter: np.ndarray,
+    reach: float,
+    prof: Profile,
+) -> Check:
     """Stockpiles kept longer than the stockpile deadline: cover or perimeter control (§ 540-7B(3)(a)[6])."""
     piles = lay.get("stockpiles")
     if piles is None:
         return make_check(prof, "stockpiles", "n/a", "review_stockpiles_none")
     limit = float(prof.entry("deadlines.stockpile").value or 0)
     days = piles["days"].to_numpy(dtype=float) if "days" in piles else np.full(len(piles), np.nan)
-    said_cover = (piles["cover"].fillna(False).astype(bool).to_numpy() if "cover" in piles
-                  else np.zeros(len(piles), bool))  # fmt: skip
+    said_cover = (
+        piles["cover"].fillna(False).astype(bool).to_numpy() if "cover" in piles else np.zeros(len(piles), bool)
+    )
     g = piles.geometry.to_numpy()
     shield = np.concatenate([perimeter, bmp[with_role(codes, "cover")]])
-    guarded = (shapely.dwithin(g[:, None], shield[None, :], reach).any(axis=1) if len(shield)
-               else np.zeros(len(g), bool))  # fmt: skip
+    guarded = shapely.dwithin(g[:, None], shield[None, :], reach).any(axis=1) if len(shield) else np.zeros(len(g), bool)
     long = ~(days <= limit)  # unknown durations count as long
     bare = long & ~(said_cover | guarded)
     if bare.any():
-        return make_check(prof, "stockpiles", "fail", "review_stockpiles_bare", bare=int(bare.sum()),
-                          long=int(long.sum()))  # fmt: skip
+        return make_check(
+            prof, "stockpiles", "fail", "review_stockpiles_bare", bare=int(bare.sum()), long=int(long.sum())
+        )
     return make_check(prof, "stockpiles", "pass", "review_stockpiles_covered", long=int(long.sum()))
 
 

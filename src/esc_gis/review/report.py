@@ -22,8 +22,12 @@ from esc_gis.review.checks import Check
 from esc_gis.review.plan import Review
 from esc_gis.units import SQFT_PER_ACRE
 
-_STATUS = {"fail": ("Fails", "#b2182b"), "look": ("Needs a look", "#b35806"), "pass": ("Passes", "#1a9850"),
-           "n/a": ("Not applicable", "#666666")}  # fmt: skip
+_STATUS = {
+    "fail": ("Fails", "#b2182b"),
+    "look": ("Needs a look", "#b35806"),
+    "pass": ("Passes", "#1a9850"),
+    "n/a": ("Not applicable", "#666666"),
+}
 _VERDICT = {"approve": "#1a9850", "needs a look": "#b35806", "disapprove": "#b2182b"}
 _CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:24px auto;max-width:1000px;color:#222}
@@ -92,7 +96,7 @@ def render_report(review: Review, *, map_html: str | None = None, reviewed_at: d
         f"{_e(review.verdict.capitalize())}</span> &nbsp; {counts['fail']} failing ({len(reasons)} reason(s) for "
         f"disapproval, {len(advisories)} advisory), {counts['look']} to look at, {counts['pass']} passing, "
         f"{counts['n/a']} not applicable</p>",
-    ]  # fmt: skip
+    ]
     decision = next((c for c in review.checks if c.code == "decision"), None)
     if m:
         parts.append(
@@ -104,7 +108,7 @@ def render_report(review: Review, *, map_html: str | None = None, reviewed_at: d
             f"<tr><th>On slopes of {_e(names.get('steep_slope', ''))} or more</th>"
             f"<td>{m['steep_disturbed_sqft']:,.0f} sq ft</td>"
             f"<th>In protective areas</th><td>{m['protective_disturbed_sqft']:,.0f} sq ft</td></tr></table>"
-        )  # fmt: skip
+        )
     if review.problems:
         items = "".join(f"<li>{_e(p)}</li>" for p in review.problems)
         parts.append(f"<h2>Problems with the package</h2><ul id='problems'>{items}</ul>")
@@ -114,27 +118,40 @@ def render_report(review: Review, *, map_html: str | None = None, reviewed_at: d
         f"<td>{_e(c.section)}</td><td class='basis'>{_basis(c)}</td><td>{_e(c.detail)}</td></tr>"
         for c in sorted(review.checks, key=lambda c: ("fail", "look", "pass", "n/a").index(c.status))
     )
-    parts.append("<h2>Checklist</h2><table id='checklist'><tr><th>Status</th><th>Item</th><th>Section</th>"
-                 f"<th>Basis</th><th>Finding</th></tr>{rows}</table>")  # fmt: skip
+    parts.append(
+        "<h2>Checklist</h2><table id='checklist'><tr><th>Status</th><th>Item</th><th>Section</th>"
+        f"<th>Basis</th><th>Finding</th></tr>{rows}</table>"
+    )
     if map_html:
-        parts.append("<h2>Compliance map</h2><iframe id='map' title='Compliance map' "
-                     f"srcdoc=\"{html.escape(map_html)}\"></iframe>")  # fmt: skip
+        parts.append(
+            "<h2>Compliance map</h2><iframe id='map' title='Compliance map' "
+            f'srcdoc="{html.escape(map_html)}"></iframe>'
+        )
     if reasons:
         head = prof.finding("review_reasons")
         items = "".join(f"<li>{_e(r)}</li>" for r in reasons)
-        parts.append(f"<h2>{_e(prof.template('review_reasons').title)} ({_e(head.section)})</h2>"
-                     f"<p class='small'>{_e(head.message)}</p><ol id='reasons'>{items}</ol>")  # fmt: skip
+        parts.append(
+            f"<h2>{_e(prof.template('review_reasons').title)} ({_e(head.section)})</h2>"
+            f"<p class='small'>{_e(head.message)}</p><ol id='reasons'>{items}</ol>"
+        )
     if advisories:
         head = prof.finding("review_advisories")
         items = "".join(f"<li>{_e(a)}</li>" for a in advisories)
-        parts.append(f"<h2>{_e(prof.template('review_advisories').title)}</h2>"
-                     f"<p class='small'>{_e(head.message)}</p><ul id='advisories'>{items}</ul>")  # fmt: skip
+        parts.append(
+            f"<h2>{_e(prof.template('review_advisories').title)}</h2>"
+            f"<p class='small'>{_e(head.message)}</p><ul id='advisories'>{items}</ul>"
+        )
     parts.append("</body></html>")
     return "\n".join(parts)
 
 
-def write_report(review: Review, path: str | os.PathLike[str], *, map_html: str | None = None,
-                 json_path: str | os.PathLike[str] | None = None) -> Path:  # fmt: skip
+def write_report(
+    review: Review,
+    path: str | os.PathLike[str],
+    *,
+    map_html: str | None = None,
+    json_path: str | os.PathLike[str] | None = None,
+) -> Path:
     """Write the HTML report (and the JSON, if asked) atomically; return the HTML path.
 
     Check the paths first with :func:`esc_gis.maps.check_map_path` (it refuses to overwrite).

@@ -151,8 +151,12 @@ def open_dem(path: str | os.PathLike[str], *, z_unit: str | None = None) -> DemI
         msg = f"{name}: the DEM's CRS names no ellipsoid."
         raise CRSError(msg)
     return DemInfo(
-        path=name, crs=horizontal, geographic=geographic, xy_unit_m=xy_unit_m,
-        z_unit=own or given or "m", z_unit_source=source if own else "user",
+        path=name,
+        crs=horizontal,
+        geographic=geographic,
+        xy_unit_m=xy_unit_m,
+        z_unit=own or given or "m",
+        z_unit_source=source if own else "user",
         ellipsoid=(float(ell.semi_major_metre), float(ell.inverse_flattening or np.inf)),
         **info,
-    )  # fmt: skip
+    )

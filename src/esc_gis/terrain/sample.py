@@ -41,8 +41,9 @@ def sample_dem(xy: np.ndarray, crs: CRS, dem: str | os.PathLike[str]) -> np.ndar
         if src.crs is not None and CRS.from_user_input(src.crs) != crs:
             x, y = Transformer.from_crs(crs, CRS.from_user_input(src.crs), always_xy=True).transform(x, y)
             x, y = np.asarray(x), np.asarray(y)
-        rows, cols = (np.asarray(v, dtype=np.int64)
-                      for v in rasterio.transform.rowcol(src.transform, x, y, op=np.floor))  # fmt: skip
+        rows, cols = (
+            np.asarray(v, dtype=np.int64) for v in rasterio.transform.rowcol(src.transform, x, y, op=np.floor)
+        )
         inside = (rows >= 0) & (rows < src.height) & (cols >= 0) & (cols < src.width)
         if not inside.any():
             return out

@@ -363,21 +363,33 @@ def write_slope(
     LayerReadError, CRSError, UnitsError
         As :func:`open_dem`.
     """
-    out = check_output_file(output, suffixes=(".tif", ".tiff"), kind="slope rasters are written as GeoTIFF",
-                            overwrite=overwrite)  # fmt: skip
+    out = check_output_file(
+        output, suffixes=(".tif", ".tiff"), kind="slope rasters are written as GeoTIFF", overwrite=overwrite
+    )
     info = open_dem(dem, z_unit=z_unit)
     profile = {
-        "driver": "GTiff", "width": info.width, "height": info.height, "count": 1, "dtype": "float32",
-        "nodata": NODATA, "crs": rasterio.crs.CRS.from_wkt(info.crs.to_wkt()), "transform": info.transform,
+        "driver": "GTiff",
+        "width": info.width,
+        "height": info.height,
+        "count": 1,
+        "dtype": "float32",
+        "nodata": NODATA,
+        "crs": rasterio.crs.CRS.from_wkt(info.crs.to_wkt()),
+        "transform": info.transform,
         "BIGTIFF": "IF_SAFER",
-    }  # fmt: skip
+    }
     fd, tmp_name = tempfile.mkstemp(prefix=f".{out.stem}.", suffix=".tif", dir=out.parent)
     os.close(fd)
     tmp = Path(tmp_name)
     try:
         with rasterio.Env(GDAL_CACHEMAX=GDAL_CACHE_BYTES), rasterio.open(tmp, "w", **profile) as dst:
-            dst.update_tags(1, ALGORITHM="Horn (as gdaldem slope -p)", UNITS="percent",
-                            Z_UNIT=info.z_unit, COMPUTE_EDGES=str(compute_edges))  # fmt: skip
+            dst.update_tags(
+                1,
+                ALGORITHM="Horn (as gdaldem slope -p)",
+                UNITS="percent",
+                Z_UNIT=info.z_unit,
+                COMPUTE_EDGES=str(compute_edges),
+            )
             for r0, block in iter_slope_blocks(info, compute_edges=compute_edges, block_cells=block_cells):
                 np.nan_to_num(block, copy=False, nan=NODATA)
                 dst.write(block, 1, window=Window(0, r0, info.width, block.shape[0]))

@@ -90,8 +90,9 @@ def steep_polygons(
     keep = area >= min_area_sqft
     return gpd.GeoDataFrame(
         {"threshold_pct": np.full(int(keep.sum()), float(threshold_pct)), "area_sqft": area[keep]},
-        geometry=parts.to_numpy()[keep], crs=dst_crs,
-    )  # fmt: skip
+        geometry=parts.to_numpy()[keep],
+        crs=dst_crs,
+    )
 
 
 @dataclass
@@ -116,10 +117,15 @@ def _write_indicator(info: DemInfo, path: Path, window: Window, threshold_pct: f
     """Write a uint8 raster (1 steep, 0 not, 255 undefined) for a window of the DEM."""
     width, height = int(window.width), int(window.height)
     profile = {
-        "driver": "GTiff", "width": width, "height": height, "count": 1, "dtype": "uint8", "nodata": _NODATA_U8,
+        "driver": "GTiff",
+        "width": width,
+        "height": height,
+        "count": 1,
+        "dtype": "uint8",
+        "nodata": _NODATA_U8,
         "crs": rasterio.crs.CRS.from_wkt(info.crs.to_wkt()),
         "transform": rasterio.windows.transform(window, info.transform),
-    }  # fmt: skip
+    }
     with rasterio.open(path, "w", **profile) as dst:
         for r0, block in iter_slope_blocks(info, compute_edges=compute_edges, window=window):
             out = np.where(np.isnan(block), _NODATA_U8, block >= threshold_pct).astype(np.uint8)
