@@ -121,7 +121,11 @@ def applications_from_frame(
             return row.get(cols[name]) if name in cols else None
 
         number = _text(get("permit_number"))
-        fields = _dates(get, lambda err, fix, i=i, number=number: problems.append(Problem(source, i, err, fix, number)))
+
+        def bad(err: str, fix: str, i: int = i, number: str | None = number) -> None:
+            problems.append(Problem(source, i, err, fix, number))
+
+        fields = _dates(get, bad)
         parties = _parties(get)
         apps.append(
             Application(
