@@ -223,11 +223,21 @@ def _other_profile(tmp_path):
 
     text = (Path(profile_py).parent / "profiles" / "winneconne.toml").read_text()
     text = text.replace('jurisdiction_name = "Village of Winneconne"', 'jurisdiction_name = "Town of Example"')
-    head, _, _ = text.partition("[labels]")
-    text = head + (
-        '[labels]\nmay_be_required = "Maybe (§ 23-4C)"\njurisdiction_boundary = "Town line"\n'
-        'targeted_areas = "Targeted (§ 23-7F)"\ntargeted_areas_section = "§ 23-7F"\n'
-    )
+    # Replace the [labels] values in place: findings declared after the table must stay.
+    for a, b in (
+        (
+            'may_be_required = "Not required, but may be required (§ 540-4A(1)(c))"',
+            'may_be_required = "Maybe (§ 23-4C)"',
+        ),
+        ('jurisdiction_boundary = "Village boundary"', 'jurisdiction_boundary = "Town line"'),
+        (
+            'targeted_areas = "Targeted performance standard areas (§ 540-7B(6))"',
+            'targeted_areas = "Targeted (§ 23-7F)"',
+        ),
+        ('targeted_areas_section = "§ 540-7B(6)"', 'targeted_areas_section = "§ 23-7F"'),
+    ):
+        assert a in text, a
+        text = text.replace(a, b)
     (tmp_path / "other.toml").write_text(text)
     return load_profile(tmp_path / "other.toml")
 
