@@ -42,17 +42,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-LEAFLET = ROOT / "node_modules" / "leaflet" / "dist"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+from chromium import ARGS, LEAFLET
+
 TARGET_MB, TARGET_LOAD_S = 3.0, 0.5
 
 

@@ -13,17 +13,7 @@ import shutil
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-LEAFLET = ROOT / "node_modules" / "leaflet" / "dist"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+from chromium import ARGS, LEAFLET, leaflet_file
 
 
 def main(paths: list[str]) -> int:
@@ -46,9 +36,8 @@ def main(paths: list[str]) -> int:
         url = r.request.url
         if url.startswith("file://"):
             return r.continue_()
-        if url.startswith("https://cdn.jsdelivr.net/npm/leaflet@") and "/dist/" in url:
-            return r.fulfill(path=str(LEAFLET / url.split("/dist/", 1)[1]))
-        return r.abort()
+        local = leaflet_file(url)
+        return r.fulfill(path=str(local)) if local else r.abort()
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=exe, args=ARGS)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -12,18 +13,11 @@ from playwright import sync_api
 
 from .conftest import require_tool
 
-ROOT = Path(__file__).resolve().parents[1]
-LEAFLET = ROOT / "node_modules" / "leaflet" / "dist"
-#: Chromium flags for a closed network, as root, with no screen.
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+# One definition of the flags and the local Leaflet, shared with the demo's screenshots and
+# the map benchmark (scripts/chromium.py, standard library only).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+from chromium import ARGS, LEAFLET, leaflet_file
+from chromium import ROOT as ROOT  # re-exported: test_maps reads files of the repository
 
 
 def require_leaflet() -> Path:
@@ -60,8 +54,8 @@ def chromium_page(*, offline: bool = False) -> Iterator[tuple[object, list[str],
             requested.append(url)
             if url.startswith("file://"):
                 r.continue_()  # type: ignore[attr-defined]
-            elif not offline and url.startswith("https://cdn.jsdelivr.net/npm/leaflet@") and "/dist/" in url:
-                r.fulfill(path=str(LEAFLET / url.split("/dist/", 1)[1]))  # type: ignore[attr-defined]
+            elif not offline and (local := leaflet_file(url)) is not None:
+                r.fulfill(path=str(local))  # type: ignore[attr-defined]
             else:
                 r.abort()  # type: ignore[attr-defined]
 

@@ -6,6 +6,15 @@ from pathlib import Path
 
 import click
 
+from esc_gis.cli._options import (
+    basemap_option,
+    layers_option,
+    offline_option,
+    output_option,
+    overwrite_option,
+    profile_option,
+    quiet_option,
+)
 from esc_gis.io import read_layer
 from esc_gis.layers import load_layers
 from esc_gis.maps import check_map_path, overview_map, site_map, write_map
@@ -14,36 +23,18 @@ from esc_gis.profile import load_profile
 
 @click.command(name="map", short_help="Map screening results (folium HTML), online or --offline.")
 @click.argument("results", type=click.Path(dir_okay=False))
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Output map (.html).")
+@output_option("Output map (.html).")
 @click.option("--site", "site_id", default=None, help="Map this one site with its surroundings (default: overview).")
-@click.option(
-    "--layers",
-    "layers_path",
-    type=click.Path(),
-    default=None,
-    help="Layer set for the boundary, waters, protective and targeted areas (default: the bundled one).",
-)
+@layers_option("Layer set for the boundary, waters, protective and targeted areas (default: the bundled one).")
 @click.option("--disturbed", type=click.Path(dir_okay=False), default=None, help="Disturbed limits, for --site.")
 @click.option(
     "--steep", type=click.Path(dir_okay=False), default=None, help="Steep-land polygons (esc-gis steep), for --site."
 )
-@click.option(
-    "--basemap",
-    type=click.Choice(["osm", "aerial", "none"]),
-    default="osm",
-    show_default=True,
-    help="Basemap shown first; the other stays one click away.",
-)
-@click.option("--offline", is_flag=True, help="Inline Leaflet: the file opens with no network (records, e-mail).")
-@click.option(
-    "--profile",
-    "profile_path",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Ordinance profile TOML (widths, names and citations); default: the bundled profile.",
-)
-@click.option("--overwrite", is_flag=True, help="Replace OUTPUT if it exists.")
-@click.option("-q", "--quiet", is_flag=True, help="No summary.")
+@basemap_option("Basemap shown first; the other stays one click away.")
+@offline_option("Inline Leaflet: the file opens with no network (records, e-mail).")
+@profile_option("Ordinance profile TOML (widths, names and citations); default: the bundled profile.")
+@overwrite_option("Replace OUTPUT if it exists.")
+@quiet_option("No summary.")
 def map_(
     results: str,
     output: str,

@@ -15,16 +15,18 @@ from typing import Any
 
 import click
 
+from esc_gis.cli._options import (
+    assume_crs_option,
+    basemap_option,
+    layers_option,
+    offline_option,
+    output_option,
+    overwrite_option,
+)
 from esc_gis.errors import Problem, ValidationError
 
 _REGISTRY = click.argument("registry")
-_LAYERS = click.option(
-    "--layers",
-    "layers_path",
-    type=click.Path(),
-    default=None,
-    help="Layer set (default: the Village's); sites are measured in its CRS.",
-)
+_LAYERS = layers_option("Layer set (default: the Village's); sites are measured in its CRS.")
 _WHO = click.option("--who", default=None, help="Who makes the change (default: your login name).")
 
 
@@ -134,7 +136,7 @@ def init(registry: str, layers_path: str | None) -> None:
 @click.option("--responsible", default=None, help="Responsible party's name (private).")
 @click.option("--responsible-phone", default=None)
 @click.option("--responsible-email", default=None)
-@click.option("--assume-crs", default=None, help="CRS of layers that have none (e.g. EPSG:7594).")
+@assume_crs_option("CRS of layers that have none (e.g. EPSG:7594).")
 @_LAYERS
 @_WHO
 def add(
@@ -411,7 +413,7 @@ def extend(
     default=None,
     help="Disturbed limits keyed by permit_number (default: the whole site).",
 )
-@click.option("--assume-crs", default=None, help="CRS of layers that have none.")
+@assume_crs_option("CRS of layers that have none.")
 @_LAYERS
 @_WHO
 def import_(
@@ -443,12 +445,10 @@ def import_(
 
 @permits.command(short_help="Export the permits as a layer (public fields unless --private).")
 @_REGISTRY
-@click.option(
-    "-o", "--output", required=True, type=click.Path(dir_okay=False), help=".gpkg, .geojson, .parquet or .csv"
-)
+@output_option(".gpkg, .geojson, .parquet or .csv")
 @click.option("--status", multiple=True, help="Only permits in this state (repeatable).")
 @click.option("--private", is_flag=True, help="Include the parties' names and contact details.")
-@click.option("--overwrite", is_flag=True, help="Replace OUTPUT if it exists.")
+@overwrite_option("Replace OUTPUT if it exists.")
 @_LAYERS
 def export(
     registry: str, output: str, status: tuple[str, ...], private: bool, overwrite: bool, layers_path: str | None
@@ -522,11 +522,11 @@ def due(
 
 @permits.command(name="map", short_help="The public map of active permits (no personal data).")
 @_REGISTRY
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Output map (.html).")
+@output_option("Output map (.html).")
 @click.option("--public", is_flag=True, help="The public map: active permits, no personal data (required).")
-@click.option("--basemap", type=click.Choice(["osm", "aerial", "none"]), default="osm", show_default=True)
-@click.option("--offline", is_flag=True, help="Inline Leaflet: the file opens with no network.")
-@click.option("--overwrite", is_flag=True, help="Replace OUTPUT if it exists.")
+@basemap_option()
+@offline_option("Inline Leaflet: the file opens with no network.")
+@overwrite_option("Replace OUTPUT if it exists.")
 @_LAYERS
 def map_(
     registry: str, output: str, public: bool, basemap: str, offline: bool, overwrite: bool, layers_path: str | None

@@ -4,6 +4,14 @@ from __future__ import annotations
 
 import click
 
+from esc_gis.cli._options import (
+    assume_crs_option,
+    layers_option,
+    output_option,
+    overwrite_option,
+    profile_option,
+    quiet_option,
+)
 from esc_gis.io import check_output_path, read_class_map, write_layer
 from esc_gis.protective import protective_layer
 from esc_gis.validate import DRAINAGE_FIELD, PIPED_FIELD
@@ -23,16 +31,8 @@ def _class_map(values: tuple[str, ...]) -> dict[str, str] | None:
 
 @click.command(short_help="Protective areas of waters of the state (NR 151.125 widths).")
 @click.argument("waters", type=click.Path(dir_okay=False), required=False)
-@click.option(
-    "--layers",
-    "layers_path",
-    type=click.Path(),
-    default=None,
-    help="Use the waters of this layer set (layers.toml) instead of WATERS.",
-)
-@click.option(
-    "-o", "--output", required=True, type=click.Path(dir_okay=False), help="Output: .gpkg, .parquet, .geojson or .csv."
-)
+@layers_option("Use the waters of this layer set (layers.toml) instead of WATERS.")
+@output_option("Output: .gpkg, .parquet, .geojson or .csv.")
 @click.option(
     "--class-field",
     default="water_class",
@@ -67,17 +67,11 @@ def _class_map(values: tuple[str, ...]) -> dict[str, str] | None:
     "profile's minimum get no strip); used when the layer has it.",
 )
 @click.option("--layer", default=None, help="Layer of WATERS to read, if it has several.")
-@click.option("--assume-crs", default=None, metavar="CRS", help="CRS for WATERS if it has none.")
+@assume_crs_option("CRS for WATERS if it has none.")
 @click.option("--crs", default=None, help="Measuring and output CRS [default: the profile's].")
-@click.option(
-    "--profile",
-    "profile_path",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Ordinance profile TOML; default: the bundled profile.",
-)
-@click.option("--overwrite", is_flag=True, help="Replace OUTPUT if it exists.")
-@click.option("-q", "--quiet", is_flag=True, help="No summary.")
+@profile_option("Ordinance profile TOML; default: the bundled profile.")
+@overwrite_option("Replace OUTPUT if it exists.")
+@quiet_option("No summary.")
 def protective(
     waters: str | None,
     layers_path: str | None,

@@ -7,10 +7,19 @@ from __future__ import annotations
 
 import click
 
+from esc_gis.cli._options import (
+    basemap_option,
+    layers_option,
+    offline_option,
+    output_option,
+    overwrite_option,
+    quiet_option,
+)
+
 
 @click.command(name="review", short_help="Review a plan package: plan checklist, BMP checks, HTML report.")
 @click.argument("plan", type=click.Path())
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The report (.html).")
+@output_option("The report (.html).")
 @click.option(
     "--json",
     "json_path",
@@ -18,17 +27,11 @@ import click
     default=None,
     help="Also write the findings as JSON (each check with its section and basis).",
 )
-@click.option(
-    "--layers",
-    "layers_path",
-    type=click.Path(),
-    default=None,
-    help="Layer set: boundary, waters, DEM (default: the profile's own).",
-)
-@click.option("--basemap", type=click.Choice(["osm", "aerial", "none"]), default="osm", show_default=True)
-@click.option("--offline", is_flag=True, help="Inline Leaflet in the map: the report opens with no network.")
-@click.option("--overwrite", is_flag=True, help="Replace the outputs if they exist.")
-@click.option("-q", "--quiet", is_flag=True, help="No summary.")
+@layers_option("Layer set: boundary, waters, DEM (default: the profile's own).")
+@basemap_option()
+@offline_option("Inline Leaflet in the map: the report opens with no network.")
+@overwrite_option("Replace the outputs if they exist.")
+@quiet_option("No summary.")
 def review(
     plan: str,
     output: str,

@@ -8,6 +8,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from esc_gis.cli._options import profile_option
 from esc_gis.findings import CATALOGUE
 from esc_gis.profile import Profile, load_profile
 
@@ -73,13 +74,7 @@ def _finding_rows(profile: Profile) -> list[dict[str, object]]:
 
 
 @click.command(short_help="Print the ordinance profile: numbers, triggers and findings, each with its citation.")
-@click.option(
-    "--profile",
-    "profile_path",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Ordinance profile TOML (default: the one shipped with esc_gis).",
-)
+@profile_option("Ordinance profile TOML (default: the one shipped with esc_gis).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")
 def rules(profile_path: str | None, as_json: bool) -> None:
     """Print every threshold, width, design storm, deadline, permit trigger and finding of the profile.

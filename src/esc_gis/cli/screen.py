@@ -13,6 +13,14 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from esc_gis.cli._options import (
+    assume_crs_option,
+    layers_option,
+    offline_option,
+    overwrite_option,
+    profile_option,
+    quiet_option,
+)
 from esc_gis.io import check_output_path, write_layer
 from esc_gis.screening import screen as screen_sites
 
@@ -119,20 +127,8 @@ def counts_line(result: gpd.GeoDataFrame) -> str:
     default=None,
     help="Disturbed-limit polygons carrying the site id; default: the whole site is disturbed.",
 )
-@click.option(
-    "--layers",
-    "layers_path",
-    type=click.Path(),
-    default=None,
-    help="Layer-set manifest (layers.toml); default: the Village's bundled set.",
-)
-@click.option(
-    "--profile",
-    "profile_path",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Ordinance profile TOML; default: the one shipped with esc_gis.",
-)
+@layers_option("Layer-set manifest (layers.toml); default: the Village's bundled set.")
+@profile_option("Ordinance profile TOML; default: the one shipped with esc_gis.")
 @click.option("--id-field", default="site_id", show_default=True, help="Field holding the unique site id.")
 @click.option(
     "--field",
@@ -141,12 +137,7 @@ def counts_line(result: gpd.GeoDataFrame) -> str:
     metavar="NAME=SOURCE",
     help="Read contract field NAME (plan_id, activity, state_agency, npdes_exempt) from SOURCE. Repeatable.",
 )
-@click.option(
-    "--assume-crs",
-    default=None,
-    metavar="CRS",
-    help="CRS for inputs that have none (e.g. EPSG:7594). Never overrides a file's own CRS.",
-)
+@assume_crs_option("CRS for inputs that have none (e.g. EPSG:7594). Never overrides a file's own CRS.")
 @click.option("--layer", "sites_layer", default=None, help="Layer of SITES to read, if it has several.")
 @click.option("--disturbed-layer", default=None, help="Layer of --disturbed to read, if it has several.")
 @click.option(
@@ -163,9 +154,9 @@ def counts_line(result: gpd.GeoDataFrame) -> str:
     default=None,
     help="Also write an overview map of the run (HTML), sites coloured by permit decision.",
 )
-@click.option("--offline", is_flag=True, help="With --map: inline Leaflet so the map opens with no network.")
-@click.option("--overwrite", is_flag=True, help="Replace OUTPUT (and the map) if it exists.")
-@click.option("-q", "--quiet", is_flag=True, help="No progress bar or summary.")
+@offline_option("With --map: inline Leaflet so the map opens with no network.")
+@overwrite_option("Replace OUTPUT (and the map) if it exists.")
+@quiet_option("No progress bar or summary.")
 def screen(
     sites: str,
     disturbed: str | None,

@@ -6,6 +6,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+from esc_gis.cli._options import output_option, overwrite_option, quiet_option
 from esc_gis.terrain import write_slope
 
 Z_UNIT = click.Choice(["m", "ft", "us_ft"])
@@ -13,7 +14,7 @@ Z_UNIT = click.Choice(["m", "ft", "us_ft"])
 
 @click.command(short_help="Slope in percent (Horn, as gdaldem slope -p).")
 @click.argument("dem", type=click.Path(dir_okay=False))
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Output GeoTIFF (.tif).")
+@output_option("Output GeoTIFF (.tif).")
 @click.option(
     "--z-unit", type=Z_UNIT, default=None, help="Unit of the elevations when the DEM's CRS and band do not say."
 )
@@ -22,8 +23,8 @@ Z_UNIT = click.Choice(["m", "ft", "us_ft"])
     is_flag=True,
     help="Compute edge cells and cells next to nodata, as gdaldem -compute_edges (default: nodata).",
 )
-@click.option("--overwrite", is_flag=True, help="Replace OUTPUT if it exists.")
-@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@overwrite_option("Replace OUTPUT if it exists.")
+@quiet_option("No progress bar.")
 def slope(dem: str, output: str, z_unit: str | None, compute_edges: bool, overwrite: bool, quiet: bool) -> None:
     """Write the slope of DEM in percent to OUTPUT (float32, nodata -9999).
 

@@ -6,6 +6,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+from esc_gis.cli._options import output_option, overwrite_option, quiet_option
 from esc_gis.cli.slope import Z_UNIT
 from esc_gis.io import check_output_path, write_layer
 from esc_gis.profile import load_profile
@@ -14,9 +15,7 @@ from esc_gis.terrain import steep_polygons
 
 @click.command(short_help="Polygons of land at or above a slope threshold.")
 @click.argument("dem", type=click.Path(dir_okay=False))
-@click.option(
-    "-o", "--output", required=True, type=click.Path(dir_okay=False), help="Output: .gpkg, .parquet, .geojson or .csv."
-)
+@output_option("Output: .gpkg, .parquet, .geojson or .csv.")
 @click.option(
     "--threshold-pct",
     type=float,
@@ -27,8 +26,8 @@ from esc_gis.terrain import steep_polygons
 @click.option("--z-unit", type=Z_UNIT, default=None, help="Unit of the elevations when the DEM does not say.")
 @click.option("--crs", "crs", default=None, help="CRS of the output [default: the profile's measuring CRS].")
 @click.option("--compute-edges", is_flag=True, help="As gdaldem -compute_edges.")
-@click.option("--overwrite", is_flag=True, help="Replace OUTPUT if it exists.")
-@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@overwrite_option("Replace OUTPUT if it exists.")
+@quiet_option("No progress bar.")
 def steep(
     dem: str,
     output: str,
