@@ -1,4 +1,4 @@
-"""Options shared by the commands: one definition each, so every command spells them alike.
+"""Options shared by the commands, and their progress bar: one definition each, so every command looks alike.
 
 Each is a factory returning a click decorator; a command passes the help text that says
 what the option means for it.
@@ -14,6 +14,7 @@ __all__ = [
     "output_option",
     "overwrite_option",
     "profile_option",
+    "progress_bar",
     "quiet_option",
 ]
 
@@ -21,6 +22,8 @@ from collections.abc import Callable
 from typing import Any
 
 import click
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
@@ -64,3 +67,18 @@ def basemap_option(help: str | None = None) -> Decorator:
 def offline_option(help: str = "Inline Leaflet in the map: it opens with no network.") -> Decorator:
     """``--offline``: a self-contained page."""
     return click.option("--offline", is_flag=True, help=help)
+
+
+def progress_bar(label: str, *, quiet: bool, console: Console | None = None) -> Progress:
+    """Return the bar long work shows on stderr (gone when done; none with ``--quiet``).
+
+    ``label`` is a rich format string; ``"{task.description}"`` shows each stage's name.
+    """
+    return Progress(
+        TextColumn(label),
+        BarColumn(),
+        TimeElapsedColumn(),
+        console=console or Console(stderr=True),
+        disable=quiet,
+        transient=True,
+    )

@@ -10,7 +10,6 @@ import click
 import geopandas as gpd
 import pandas as pd
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from esc_gis.cli._options import (
@@ -19,6 +18,7 @@ from esc_gis.cli._options import (
     offline_option,
     overwrite_option,
     profile_option,
+    progress_bar,
     quiet_option,
 )
 from esc_gis.io import check_output_path, write_layer
@@ -186,14 +186,7 @@ def screen(
 
         check_map_path(map_path, overwrite=overwrite)
     err = Console(stderr=True)
-    with Progress(
-        TextColumn("{task.description:<40}"),
-        BarColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        disable=quiet,
-        transient=True,
-    ) as bar:
+    with progress_bar("{task.description:<40}", quiet=quiet, console=err) as bar:
         task = bar.add_task("screening", total=1.0)
         result = screen_sites(
             sites,

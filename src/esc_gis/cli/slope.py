@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import click
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from esc_gis.cli._options import output_option, overwrite_option, quiet_option
+from esc_gis.cli._options import output_option, overwrite_option, progress_bar, quiet_option
 from esc_gis.terrain import write_slope
 
 Z_UNIT = click.Choice(["m", "ft", "us_ft"])
@@ -33,14 +31,7 @@ def slope(dem: str, output: str, z_unit: str | None, compute_edges: bool, overwr
     are nodata unless --compute-edges is given. Geographic DEMs are scaled row by row for
     latitude. The DEM is streamed in blocks: memory stays flat however large it is.
     """
-    with Progress(
-        TextColumn("slope"),
-        BarColumn(),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-        disable=quiet,
-        transient=True,
-    ) as bar:
+    with progress_bar("slope", quiet=quiet) as bar:
         task = bar.add_task("slope", total=1.0)
         info = write_slope(
             dem,

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import click
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from esc_gis.cli._options import output_option, overwrite_option, quiet_option
+from esc_gis.cli._options import output_option, overwrite_option, progress_bar, quiet_option
 from esc_gis.cli.slope import Z_UNIT
 from esc_gis.io import check_output_path, write_layer
 from esc_gis.profile import load_profile
@@ -43,14 +41,7 @@ def steep(
     check_output_path(output, overwrite=overwrite)
     profile = load_profile()
     threshold = threshold_pct if threshold_pct is not None else float(profile.entry("thresholds.steep_slope").value)  # type: ignore[arg-type]
-    with Progress(
-        TextColumn("steep land"),
-        BarColumn(),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-        disable=quiet,
-        transient=True,
-    ) as bar:
+    with progress_bar("steep land", quiet=quiet) as bar:
         task = bar.add_task("steep", total=1.0)
         gdf = steep_polygons(
             dem,
