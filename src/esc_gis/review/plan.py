@@ -359,6 +359,39 @@ def _inlets(
     return make_check(prof, "inlets", "pass", "review_inlets_protected", inlets=len(near))
 
 
+@dataclass(frozen=True)
+class _Edges:
+    """The disturbance's edge cut into segments: ends, lengths in feet, CRS."""
+
+    a: np.ndarray
+    b: np.ndarray
+    length_ft: np.ndarray
+    crs: Any
+
+
+def _edge_check(
+    prof: Profile,
+    check: str,
+    edges: _Edges,
+    facing: np.ndarray,
+    bare: np.ndarray,
+    share: float,
+    lay: dict[str, gpd.GeoDataFrame],
+    layer: str,
+) -> Check:
+    """Judge the edges that need a BMP (``facing``) by the share left ``bare``; map the bare ones.
+
+    The check fails when more than ``share`` of the facing length is bare (its
+    ``review_<check>_open`` finding), else passes (``review_<check>_covered``).
+    """
+    total, open_ft = float(edges.length_ft[facing].sum()), float(edges.length_ft[bare].sum())
+    if open_ft:
+        lay[layer] = gpd.GeoDataFrame(geometry=[segments_geometry(edges.a[bare], edges.b[bare])], crs=edges.crs)
+    fail = total > 0 and open_ft > share * total
+    finding = f"review_{check}_open" if fail else f"review_{check}_covered"
+    return make_check(prof, check, "fail" if fail else "pass", finding, open_ft=open_ft, total_ft=total)
+
+
 def _bmp_checks(
     lay: dict[str, gpd.GeoDataFrame],
     site: Any,
@@ -383,25 +416,11 @@ def _bmp_checks(
 
         down = downslope(a, b, normal, lambda xy: sample_dem(xy, ls.crs, ls.dem_path), 10 * ft)
         bare = down & ~covered(a, b, perimeter, reach)
-        total, open_ft = float(seg_len[down].sum()), float(seg_len[bare].sum())
-        if total == 0:
+        if float(seg_len[down].sum()) == 0:
             out.append(make_check(prof, "perimeter", "look", "review_perimeter_flat"))
         else:
-            fail = open_ft > share * total
-            out.append(
-                make_check(
-                    prof,
-                    "perimeter",
-                    "fail" if fail else "pass",
-                    "review_perimeter_open" if fail else "review_perimeter_covered",
-                    open_ft=open_ft,
-                    total_ft=total,
-                )
-            )
-            if open_ft:
-                lay["downslope_unprotected"] = gpd.GeoDataFrame(
-                    geometry=[segments_geometry(a[bare], b[bare])], crs=ls.crs
-                )
+            edges = _Edges(a, b, seg_len, ls.crs)
+            out.append(_edge_check(prof, "perimeter", edges, down, bare, share, lay, "downslope_unprotected"))
     # BMPs between the disturbance and any water (§ 540-7B(4)).
     waters = ls.waters.geometry.to_numpy() if ls.waters is not None and len(ls.waters) else np.empty(0, dtype=object)
     near = waters[shapely.dwithin(waters, dist, _pol(prof, "water_reach") * ft)] if len(waters) else waters
@@ -415,20 +434,8 @@ def _bmp_checks(
         facing = ((to_water * normal).sum(axis=1) > 0) & (dist_ft <= _pol(prof, "water_reach"))
         guards = np.concatenate([perimeter, bmp[with_role(codes, "trap") | with_role(codes, "buffer")]])
         bare = facing & ~covered(a, b, guards, reach)
-        total, open_ft = float(seg_len[facing].sum()), float(seg_len[bare].sum())
-        fail = total > 0 and open_ft > share * total
-        out.append(
-            make_check(
-                prof,
-                "waters",
-                "fail" if fail else "pass",
-                "review_waters_open" if fail else "review_waters_covered",
-                open_ft=open_ft,
-                total_ft=total,
-            )
-        )
-        if open_ft:
-            lay["water_edge_unprotected"] = gpd.GeoDataFrame(geometry=[segments_geometry(a[bare], b[bare])], crs=ls.crs)
+        edges = _Edges(a, b, seg_len, ls.crs)
+        out.append(_edge_check(prof, "waters", edges, facing, bare, share, lay, "water_edge_unprotected"))
     out.append(_stockpiles(lay, bmp, codes, perimeter, reach, prof))
     return out
 

@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from esc_gis import __version__
-from esc_gis.profile import load_profile
+from esc_gis.profile import Profile, load_profile
 from esc_gis.review.checks import Check
 from esc_gis.review.plan import Review
 from esc_gis.units import SQFT_PER_ACRE
@@ -127,20 +127,9 @@ def render_report(review: Review, *, map_html: str | None = None, reviewed_at: d
             "<h2>Compliance map</h2><iframe id='map' title='Compliance map' "
             f'srcdoc="{html.escape(map_html)}"></iframe>'
         )
-    if reasons:
-        head = prof.finding("review_reasons")
-        items = "".join(f"<li>{_e(r)}</li>" for r in reasons)
-        parts.append(
-            f"<h2>{_e(prof.template('review_reasons').title)} ({_e(head.section)})</h2>"
-            f"<p class='small'>{_e(head.message)}</p><ol id='reasons'>{items}</ol>"
-        )
-    if advisories:
-        head = prof.finding("review_advisories")
-        items = "".join(f"<li>{_e(a)}</li>" for a in advisories)
-        parts.append(
-            f"<h2>{_e(prof.template('review_advisories').title)}</h2>"
-            f"<p class='small'>{_e(head.message)}</p><ul id='advisories'>{items}</ul>"
-        )
+    # Reasons for disapproval cite their section and are numbered (a written list); advisories are not law.
+    parts.append(_list_section(prof, "review_reasons", reasons, "ol", "reasons", cite=True))
+    parts.append(_list_section(prof, "review_advisories", advisories, "ul", "advisories", cite=False))
     parts.append("</body></html>")
     return "\n".join(parts)
 
@@ -169,3 +158,13 @@ def write_report(
         finally:
             Path(tmp).unlink(missing_ok=True)
     return out
+
+
+def _list_section(prof: Profile, code: str, items: list[str], tag: str, html_id: str, *, cite: bool) -> str:
+    """Return a headed list of the report (empty without items): title, the finding's message, the items."""
+    if not items:
+        return ""
+    head = prof.finding(code)
+    title = _e(prof.template(code).title) + (f" ({_e(head.section)})" if cite else "")
+    lis = "".join(f"<li>{_e(x)}</li>" for x in items)
+    return f"<h2>{title}</h2><p class='small'>{_e(head.message)}</p><{tag} id='{html_id}'>{lis}</{tag}>"
