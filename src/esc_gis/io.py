@@ -43,7 +43,11 @@ OUTPUT_FORMATS = {
 
 
 def read_layer(
-    path: str | os.PathLike[str], *, layer: str | None = None, dates_as_text: bool = False
+    path: str | os.PathLike[str],
+    *,
+    layer: str | None = None,
+    where: str | None = None,
+    dates_as_text: bool = False,
 ) -> gpd.GeoDataFrame:
     """Read one vector layer with pyogrio (Arrow).
 
@@ -54,6 +58,9 @@ def read_layer(
         FlatGeobuf, GeoParquet, File Geodatabase, ...
     layer : str, optional
         The layer to read from a multi-layer source. Required when there are several.
+    where : str, optional
+        An OGR SQL ``WHERE`` clause (``"CONAME = 'WINNEBAGO'"``) that GDAL applies while
+        reading, so a statewide file is cut down before it reaches memory.
     dates_as_text : bool, default False
         Keep dates as written, so that they can be checked: GDAL's GeoJSON reader would
         otherwise turn "2026-02-30" into 2026-03-02 without a word.
@@ -66,8 +73,8 @@ def read_layer(
     Raises
     ------
     LayerReadError
-        If the file is missing or unreadable, the layer is ambiguous or absent, or the
-        layer has no features.
+        If the file is missing or unreadable, the layer is ambiguous or absent, the
+        ``where`` clause is invalid, or the layer has no features (after ``where``).
     """
     p = Path(path)
     name = str(path)
@@ -76,6 +83,10 @@ def read_layer(
         raise LayerReadError(msg)
     try:
         if p.suffix.lower() in (".parquet", ".geoparquet"):
+            if where is not None:
+                # GDAL here has no Parquet driver, so an SQL filter cannot be pushed down.
+                msg = f"{name}: --where is not supported for GeoParquet; filter the file first."
+                raise LayerReadError(msg)
             gdf = gpd.read_parquet(p)
         else:
             if layer is None:
@@ -87,9 +98,9 @@ def read_layer(
             if dates_as_text:
                 # GeoJSON guesses date types (and rolls bad days over); other drivers keep their own.
                 opts = {"DATE_AS_STRING": "YES"} if p.suffix.lower() in (".geojson", ".json") else {}
-                gdf = pyogrio.read_dataframe(p, layer=layer, datetime_as_string=True, **opts)
+                gdf = pyogrio.read_dataframe(p, layer=layer, where=where, datetime_as_string=True, **opts)
             else:
-                gdf = pyogrio.read_dataframe(p, layer=layer, use_arrow=True)
+                gdf = pyogrio.read_dataframe(p, layer=layer, where=where, use_arrow=True)
     except LayerReadError:
         raise
     except Exception as exc:  # GDAL, Arrow and Parquet errors all mean: unreadable input
@@ -99,7 +110,8 @@ def read_layer(
         msg = f"{name}: has no geometry column; give a layer of polygons."
         raise LayerReadError(msg)
     if len(gdf) == 0:
-        msg = f"{name}: the layer is empty (no features)."
+        picked = f" where {where}" if where else ""
+        msg = f"{name}: the layer is empty (no features{picked})."
         raise LayerReadError(msg)
     return gdf.reset_index(drop=True)
 
