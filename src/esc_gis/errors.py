@@ -9,6 +9,7 @@ values, ``OSError`` for files), as rasterio does. The command line turns any
 from __future__ import annotations
 
 __all__ = [
+    "BandError",
     "CRSError",
     "EscGisError",
     "IllegalTransitionError",
@@ -42,6 +43,10 @@ class CRSError(EscGisError, ValueError):
 
 class UnitsError(EscGisError, ValueError):
     """Raised when a unit is unknown or cannot be converted."""
+
+
+class BandError(EscGisError, ValueError):
+    """Raised when a multi-band raster is given without saying which band to use, or a band it lacks."""
 
 
 class ProfileError(EscGisError, ValueError):

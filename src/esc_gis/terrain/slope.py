@@ -21,13 +21,20 @@ height are converted to metres on the CRS's ellipsoid at that row's latitude, so
 terrain gives the same slope in degrees as projected. (gdaldem applies one scale to the
 whole raster, which is only right near one latitude.)
 
-The raster is streamed in blocks of whole rows with a one-row halo, so memory stays flat
-however large the DEM.
+The raster is read in strips of whole rows cut where the source's blocks start (a 512-row
+tile row of a county GeoTIFF is decompressed once, not once per dozen rows), the last two
+rows of a strip carried into the next as its halo rather than read again. The next strip is
+read (GDAL decoding its tiles on several threads) while the slope of this one is computed
+in blocks of rows on a thread pool, so memory stays flat however large the DEM.
+
+The output is a tiled (512 x 512), deflate-compressed (floating-point predictor) GeoTIFF
+with overviews, or a Cloud Optimized GeoTIFF on request, written to a temporary file and
+renamed.
 """
 
 from __future__ import annotations
 
-__all__ = ["NODATA", "horn_slope_pct", "iter_slope_blocks", "write_slope"]
+__all__ = ["NODATA", "horn_slope_pct", "iter_slope_blocks", "raster_profile", "write_slope"]
 
 import math
 import os
@@ -37,9 +44,12 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import rasterio
+import rasterio.shutil
+from rasterio.enums import Resampling
 from rasterio.windows import Window
 
 from esc_gis._outputs import check_output_file
@@ -51,6 +61,15 @@ NODATA = -9999.0
 #: Cells per block: 1 MB of float32 per array, ~10 MB of temporaries per block in flight.
 #: Measured on 8000 x 8000: 2^18 with two threads is as fast as 2^20 and lighter.
 BLOCK_CELLS = 1 << 18
+#: Cells of a read strip, at least: the strip is then extended to the next block start.
+STRIP_CELLS = 1 << 22
+#: Cells of a read strip, at most (64 MB of float32): sources with larger blocks (one strip
+#: for the whole file) are read in strips of STRIP_CELLS and leave block caching to GDAL.
+STRIP_MAX_CELLS = 1 << 24
+#: Tile side of written rasters (and the rows gathered before each write: whole tile rows).
+TILE = 512
+#: Overviews are made down to about this many cells on the longer side.
+OVERVIEW_MIN_SIDE = 256
 #: GDAL's block cache, in bytes (16 MB). Its default (5 % of RAM) fills with written blocks: 1.2 GB
 #: of RSS for a 16000 x 16000 slope (gdaldem too). Streaming needs little. (rasterio.Env
 #: passes an integer straight to GDALSetCacheMax64, so it must be bytes, not MB.)
@@ -67,7 +86,6 @@ class _Scratch:
 
     def __init__(self, h: int, w: int) -> None:
         self.shape = (h, w)
-        self.win = np.empty((h + 2, w + 2), dtype=np.float32)
         self.f32 = np.empty((3, h, w), dtype=np.float32)
         self.f64 = np.empty((2, h, w), dtype=np.float64)
 
@@ -185,13 +203,6 @@ def _divisors(info: DemInfo, row0: int, nrows: int) -> tuple[float | np.ndarray,
     return ewres * metres_per_deg_lon / info.z_unit_m, nsres * metres_per_deg_lat / info.z_unit_m
 
 
-def _read(src: rasterio.io.DatasetReader, info: DemInfo, window: Window) -> np.ndarray:
-    arr = src.read(1, window=window, out_dtype=np.float32)
-    if info.nodata is not None and not math.isnan(info.nodata):
-        arr[arr == np.float32(info.nodata)] = np.nan
-    return arr
-
-
 def _edge_row(lines: np.ndarray, ew: float | np.ndarray, ns: float | np.ndarray) -> np.ndarray:
     """Slope of a first or last raster row under -compute_edges, from its 3-line window."""
     return horn_slope_pct(lines, ew, ns, fill_with_centre=True)[0]
@@ -205,49 +216,58 @@ def _row_divisors(
 
 
 def _block(
-    src: rasterio.io.DatasetReader,
+    win: np.ndarray,
     info: DemInfo,
     r0: int,
     r1: int,
-    c0: int,
-    c1: int,
+    first_col: bool,
+    last_col: bool,
     compute_edges: bool,
     scratch: _Scratch,
 ) -> np.ndarray:
-    """Slope of rows ``r0:r1`` and columns ``c0:c1`` of the DEM (absolute indices)."""
-    H, W = info.height, info.width
-    clo, chi = max(0, c0 - 1), min(W, c1 + 1)
-    lo, hi = max(0, r0 - 1), min(H, r1 + 1)
-    win = scratch.win[: r1 - r0 + 2]
-    # Off the raster is NaN: without -compute_edges, NaN makes the edge ring nodata. Only
-    # the halo can be off the raster, so only the halo is reset (the buffer is reused).
-    win[[0, -1]] = np.nan
-    win[:, [0, -1]] = np.nan
-    win[lo - (r0 - 1) : hi - (r0 - 1), clo - (c0 - 1) : chi - (c0 - 1)] = _read(
-        src, info, Window(clo, lo, chi - clo, hi - lo)
-    )
+    """Slope of rows ``r0:r1`` (absolute) from their padded window ``win`` (rows r0-1 .. r1).
+
+    ``win`` is a view into a read strip, NaN off the raster; its edge columns are already
+    extrapolated under ``compute_edges`` (see :func:`_read_strip`).
+    """
+    H = info.height
     ew, ns = _divisors(info, r0, r1 - r0)
-    if compute_edges:
-        # At the raster's left and right edges, columns are extrapolated (2a - b) ...
-        if c0 == 0:
-            win[:, 0] = 2 * win[:, 1] - win[:, 2]
-        if c1 == W:
-            win[:, -1] = 2 * win[:, -2] - win[:, -3]
     out = horn_slope_pct(win, ew, ns, fill_with_centre=compute_edges, scratch=scratch)
     if compute_edges and (r0 == 0 or r1 == H):
-        # ... but on its first and last rows, gdaldem extrapolates the missing row and
-        # clamps the columns instead.
+        # On its first and last rows, gdaldem extrapolates the missing row and clamps the
+        # columns instead of extrapolating them.
         for k, (near, far) in ((0, (1, 2)), (-1, (-2, -3))):
             if (k == 0 and r0 != 0) or (k == -1 and r1 != H):
                 continue
             lines = win[[near, far]].copy()
-            if c0 == 0:
+            if first_col:
                 lines[:, 0] = lines[:, 1]
-            if c1 == W:
+            if last_col:
                 lines[:, -1] = lines[:, -2]
             extra = 2 * lines[0] - lines[1]
             trio = np.stack([extra, lines[0], lines[1]] if k == 0 else [lines[1], lines[0], extra])
             out[k] = _edge_row(trio, *_row_divisors(ew, ns, k))
+    return out
+
+
+def _strips(info: DemInfo, lo: int, hi: int, cols: int) -> list[tuple[int, int]]:
+    """Row ranges ``[s, e)`` covering ``lo:hi``, each ending where a source block starts.
+
+    A strip holds at least STRIP_CELLS cells and runs on to the next block start, so no block
+    of a tiled or striped source is split between two strips (and decompressed twice).
+    """
+    breaks = np.asarray(info.block_rows or (0, info.height), dtype=np.int64)
+    target = max(1, STRIP_CELLS // max(cols, 1))
+    longest = max(target, STRIP_MAX_CELLS // max(cols, 1))
+    out = []
+    s = lo
+    while s < hi:
+        i = int(np.searchsorted(breaks, s + target))
+        e = min(hi, int(breaks[i]) if i < len(breaks) else hi)
+        if e - s > longest:  # blocks too large to hold whole: plain strips
+            e = min(hi, s + target)
+        out.append((s, e))
+        s = e
     return out
 
 
@@ -269,10 +289,12 @@ def iter_slope_blocks(
         Compute only this part of the DEM. Its halo is read from the DEM around it, so the
         values are the ones the whole DEM would give.
     block_cells : int
-        About how many cells each block holds.
+        About how many cells each computed block holds (the reads are in larger strips,
+        aligned to the source's blocks; see :func:`_strips`).
     threads : int, default 2
-        Blocks computed at once (numpy and GDAL release the GIL). At most ``threads + 1``
-        blocks are in memory, so memory stays flat.
+        Blocks computed at once (numpy and GDAL release the GIL); GDAL also decodes a
+        strip's tiles on this many threads. Two strips (the one computed and the next, being
+        read) and the blocks of one strip are in memory at most, so memory stays flat.
 
     Yields
     ------
@@ -293,34 +315,122 @@ def iter_slope_blocks(
     c0, R0 = int(window.col_off), int(window.row_off)
     c1, R1 = c0 + int(window.width), R0 + int(window.height)
     rows = max(1, min(R1 - R0, block_cells // max(c1 - c0, 1)))
-    starts = list(range(R0, R1, rows))
+    strips = _strips(info, max(0, R0 - 1), min(H, R1 + 1), c1 - c0 + 2)
     local = threading.local()
     handles: list[rasterio.io.DatasetReader] = []
 
-    def work(r0: int) -> np.ndarray:
-        # One dataset handle and one set of work arrays per thread: GDAL handles are not
-        # shared between threads, and reusing the arrays saves allocating them per block.
+    def read(s: int, e: int) -> np.ndarray:
+        # Two spare rows on top for the halo carried from the previous strip, one below for
+        # the row off the raster after the last one. One handle per thread: GDAL handles are
+        # not shared between threads.
         src = getattr(local, "src", None)
         if src is None:
-            src = local.src = rasterio.open(info.path)
-            local.scratch = _Scratch(rows, c1 - c0)
+            src = local.src = info.open(NUM_THREADS=str(max(1, threads)))
             handles.append(src)
-        return _block(src, info, r0, min(R1, r0 + rows), c0, c1, compute_edges, local.scratch)
+        return _read_strip(src, info, s, e, c0, c1, compute_edges)
+
+    def work(win: np.ndarray, r0: int, r1: int) -> np.ndarray:
+        scratch = getattr(local, "scratch", None)
+        if scratch is None:
+            scratch = local.scratch = _Scratch(rows, c1 - c0)
+        return _block(win, info, r0, r1, c0 == 0, c1 == W, compute_edges, scratch)
 
     try:
-        with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
-            pending: deque[tuple[int, Future[np.ndarray]]] = deque()
-            for r0 in starts:
-                pending.append((r0, pool.submit(work, r0)))
-                if len(pending) > threads:
-                    first, fut = pending.popleft()
-                    yield first - R0, fut.result()
-            while pending:
-                first, fut = pending.popleft()
-                yield first - R0, fut.result()
+        with ThreadPoolExecutor(max_workers=1) as reader, ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
+            reads = deque([reader.submit(read, *strips[0])])
+            tail: np.ndarray | None = None  # the last two rows read, carried as the next strip's halo
+            done = R0  # first output row not yet computed
+            for k, (s, e) in enumerate(strips):
+                full = reads.popleft().result()
+                if k + 1 < len(strips):  # read the next strip while this one is computed
+                    reads.append(reader.submit(read, *strips[k + 1]))
+                # full's rows: 2 spare, rows s..e-1, 1 spare. Fill the halo rows above.
+                if tail is not None:
+                    full[2 - len(tail) : 2] = tail
+                    top = 2 - len(tail)
+                else:
+                    top = 1 if s == 0 else 2  # row -1 (off the raster, NaN) above row 0
+                    full[1] = np.nan
+                bottom = len(full) if e == H else len(full) - 1  # row H (NaN) below the last
+                full[-1] = np.nan
+                buf = full[top:bottom]
+                first = s - (2 - top)  # the absolute row of buf[0]
+                end = min(R1, first + len(buf) - 1)
+                pending: list[tuple[int, Future[np.ndarray]]] = []
+                for r0 in range(done, end, rows):
+                    r1 = min(end, r0 + rows)
+                    pending.append((r0, pool.submit(work, buf[r0 - 1 - first : r1 + 1 - first], r0, r1)))
+                for r0, fut in pending:
+                    yield r0 - R0, fut.result()
+                done = max(done, end)
+                tail = buf[max(0, done - 1 - first) :].copy()[-2:]
     finally:
         for h in handles:
             h.close()
+
+
+def _read_strip(
+    src: rasterio.io.DatasetReader, info: DemInfo, s: int, e: int, c0: int, c1: int, compute_edges: bool
+) -> np.ndarray:
+    """Rows ``s:e`` of columns ``c0 - 1 .. c1`` as float32, NaN for nodata and off the raster.
+
+    The array has two spare rows above and one below (filled by the caller). Under
+    ``compute_edges`` the columns off the raster are extrapolated (``2a - b``), as gdaldem does.
+    """
+    W = info.width
+    clo, chi = max(0, c0 - 1), min(W, c1 + 1)
+    full = np.empty((e - s + 3, c1 - c0 + 2), dtype=np.float32)
+    full[:, 0] = np.nan
+    full[:, -1] = np.nan
+    part = full[2 : 2 + e - s, clo - (c0 - 1) : chi - (c0 - 1)]
+    src.read(info.band, window=Window(clo, s, chi - clo, e - s), out=part)
+    if info.nodata is not None and not math.isnan(info.nodata):
+        part[part == np.float32(info.nodata)] = np.nan
+    if compute_edges:
+        if c0 == 0:
+            full[2:-1, 0] = 2 * full[2:-1, 1] - full[2:-1, 2]
+        if c1 == W:
+            full[2:-1, -1] = 2 * full[2:-1, -2] - full[2:-1, -3]
+    return full
+
+
+def raster_profile(info: DemInfo, dtype: str, nodata: float) -> dict[str, Any]:
+    """Creation options of the rasters esc_gis writes: tiled 512 x 512, deflate, BigTIFF if needed.
+
+    Floating-point rasters use the floating-point predictor (3), integers horizontal
+    differencing (2): each roughly halves the file against deflate alone.
+
+    Returns
+    -------
+    dict
+        A rasterio profile for ``rasterio.open(path, "w", **profile)``.
+    """
+    return {
+        "driver": "GTiff",
+        "width": info.width,
+        "height": info.height,
+        "count": 1,
+        "dtype": dtype,
+        "nodata": nodata,
+        "crs": rasterio.crs.CRS.from_wkt(info.crs.to_wkt()),
+        "transform": info.transform,
+        "tiled": True,
+        "blockxsize": TILE,
+        "blockysize": TILE,
+        "compress": "deflate",
+        "predictor": 3 if np.dtype(dtype).kind == "f" else 2,
+        "BIGTIFF": "IF_SAFER",
+        "NUM_THREADS": "ALL_CPUS",
+    }
+
+
+def overview_factors(width: int, height: int) -> list[int]:
+    """Overview levels 2, 4, 8, ... down to about OVERVIEW_MIN_SIDE cells on the longer side."""
+    out, f = [], 2
+    while max(width, height) / f >= OVERVIEW_MIN_SIDE:
+        out.append(f)
+        f *= 2
+    return out
 
 
 def write_slope(
@@ -328,75 +438,118 @@ def write_slope(
     output: str | os.PathLike[str],
     *,
     z_unit: str | None = None,
+    band: int | None = None,
     compute_edges: bool = False,
+    cog: bool = False,
     overwrite: bool = False,
     progress: Callable[[float], None] | None = None,
     block_cells: int = BLOCK_CELLS,
+    threads: int = 2,
 ) -> DemInfo:
     """Write a slope raster in percent (float32 GeoTIFF, nodata -9999), streaming.
+
+    The output is tiled 512 x 512, deflate-compressed with the floating-point predictor,
+    with overviews (averaged), so a GIS opens a county's slope at once; or a Cloud Optimized
+    GeoTIFF with ``cog=True``. Its band description and tags say which DEM band it came
+    from, the algorithm, the units and the edge rule.
 
     Parameters
     ----------
     dem : path
-        The elevation raster (band 1).
+        The elevation raster: any raster GDAL reads, or a folder of tiles on one grid.
     output : path
         A ``.tif`` to write.
     z_unit : {"m", "ft", "us_ft"}, optional
         The elevations' unit when the raster does not say (see :func:`open_dem`).
+    band : int, optional
+        The band holding the elevations; required when the DEM has more than one.
     compute_edges : bool, default False
         As gdaldem ``-compute_edges``.
+    cog : bool, default False
+        Write a Cloud Optimized GeoTIFF (GDAL's COG driver: overviews first, then tiles).
     overwrite : bool, default False
     progress : callable, optional
         Called with the fraction done after each block.
     block_cells : int
-        Cells per block (memory is about 40 bytes per cell of one block).
+        Cells per computed block (memory is about 40 bytes per cell of one block per thread).
+    threads : int, default 2
+        Threads computing blocks, and decoding the DEM's tiles (see :func:`iter_slope_blocks`).
 
     Returns
     -------
     DemInfo
-        The DEM's description, units included.
+        The DEM's description, units and band included.
 
     Raises
     ------
     OutputExistsError, OutputFormatError
         If the output exists (without ``overwrite``) or is not a ``.tif``.
-    LayerReadError, CRSError, UnitsError
+    LayerReadError, BandError, CRSError, UnitsError
         As :func:`open_dem`.
     """
     out = check_output_file(
         output, suffixes=(".tif", ".tiff"), kind="slope rasters are written as GeoTIFF", overwrite=overwrite
     )
-    info = open_dem(dem, z_unit=z_unit)
-    profile = {
-        "driver": "GTiff",
-        "width": info.width,
-        "height": info.height,
-        "count": 1,
-        "dtype": "float32",
-        "nodata": NODATA,
-        "crs": rasterio.crs.CRS.from_wkt(info.crs.to_wkt()),
-        "transform": info.transform,
-        "BIGTIFF": "IF_SAFER",
-    }
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{out.stem}.", suffix=".tif", dir=out.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
+    info = open_dem(dem, z_unit=z_unit, band=band)
+    tmps: list[Path] = []
+    for _ in range(2 if cog else 1):
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{out.stem}.", suffix=".tif", dir=out.parent)
+        os.close(fd)
+        tmps.append(Path(tmp_name))
+    tmp = tmps[0]
+    W = info.width
     try:
-        with rasterio.Env(GDAL_CACHEMAX=GDAL_CACHE_BYTES), rasterio.open(tmp, "w", **profile) as dst:
-            dst.update_tags(
-                1,
-                ALGORITHM="Horn (as gdaldem slope -p)",
-                UNITS="percent",
-                Z_UNIT=info.z_unit,
-                COMPUTE_EDGES=str(compute_edges),
-            )
-            for r0, block in iter_slope_blocks(info, compute_edges=compute_edges, block_cells=block_cells):
-                np.nan_to_num(block, copy=False, nan=NODATA)
-                dst.write(block, 1, window=Window(0, r0, info.width, block.shape[0]))
-                if progress is not None:
-                    progress((r0 + block.shape[0]) / info.height)
-        os.replace(tmp, out)
+        with rasterio.Env(GDAL_CACHEMAX=GDAL_CACHE_BYTES, GDAL_NUM_THREADS=str(max(1, threads))):
+            with rasterio.open(tmp, "w", **raster_profile(info, "float32", NODATA)) as dst:
+                dst.set_band_description(1, f"slope_pct (Horn) of {info.band_label} of {Path(info.path).name}")
+                dst.update_tags(SOURCE_DEM=Path(info.path).name, SOURCE_BAND=str(info.band))
+                dst.update_tags(
+                    1,
+                    ALGORITHM="Horn (as gdaldem slope -p)",
+                    UNITS="percent",
+                    Z_UNIT=info.z_unit,
+                    COMPUTE_EDGES=str(compute_edges),
+                    SOURCE_BAND=str(info.band),
+                    SOURCE_BAND_DESCRIPTION=info.band_description or "",
+                )
+                # Rows are gathered into whole tile rows before writing: a partial tile row
+                # would be compressed, then read back and compressed again.
+                acc = np.empty((min(TILE, info.height), W), dtype=np.float32)
+                acc_r0 = filled = 0
+                for r0, block in iter_slope_blocks(
+                    info, compute_edges=compute_edges, block_cells=block_cells, threads=threads
+                ):
+                    np.nan_to_num(block, copy=False, nan=NODATA)
+                    i = 0
+                    while i < len(block):
+                        n = min(len(block) - i, len(acc) - filled)
+                        acc[filled : filled + n] = block[i : i + n]
+                        filled, i = filled + n, i + n
+                        if filled == len(acc) or acc_r0 + filled == info.height:
+                            dst.write(acc[:filled], 1, window=Window(0, acc_r0, W, filled))
+                            acc_r0, filled = acc_r0 + filled, 0
+                    if progress is not None:
+                        progress((r0 + block.shape[0]) / info.height)
+                del acc
+                factors = overview_factors(info.width, info.height)
+                if factors and not cog:
+                    dst.build_overviews(factors, Resampling.average)
+                    dst.update_tags(ns="rio_overview", resampling="average")
+            if cog:
+                rasterio.shutil.copy(
+                    tmp,
+                    tmps[1],
+                    driver="COG",
+                    COMPRESS="DEFLATE",
+                    PREDICTOR="YES",
+                    BLOCKSIZE=str(TILE),
+                    OVERVIEW_RESAMPLING="AVERAGE",
+                    BIGTIFF="IF_SAFER",
+                    NUM_THREADS="ALL_CPUS",
+                )
+        os.replace(tmps[-1], out)
     finally:
-        if tmp.exists():
-            tmp.unlink()
+        for t in tmps:
+            if t.exists():
+                t.unlink()
     return info
