@@ -18,8 +18,9 @@ the manifest)::
 Several waters layers (lakes from one source, streams and wetlands from others) are given
 as ``[[waters]]`` tables, each with its own fields and class map.
     [dem]                             # optional: elevation raster
-    path = "dem.tif"
+    path = "dem.tif"                  # a raster, a .vrt, or a folder of tiles on one grid
     z_unit = "ft"
+    band = 1                          # required when the raster has more than one band
     [targeted_areas]                  # optional: TMDL / targeted standard areas (§ 540-7B(6))
     path = "targeted.gpkg"
 
@@ -265,14 +266,19 @@ def load_layers(manifest: str | Path | None = None, *, profile: Profile) -> Laye
     dsec = _section(data, "dem", path, required=False)
     if dsec is not None:
         dem = (path.parent / dsec["path"]).resolve()
-        if not dem.is_file():
+        if not dem.exists():  # a file, or a folder of tiles
             msg = f"{path}: [dem] names {dsec['path']!r}, which does not exist."
             raise LayerSetError(msg)
         z = dsec.get("z_unit")
         if z is not None and z not in _Z_UNITS:
             msg = f"{path}: [dem] z_unit {z!r} is not one of {', '.join(_Z_UNITS)}."
             raise LayerSetError(msg)
+        band = dsec.get("band")
+        if band is not None and (isinstance(band, bool) or not isinstance(band, int) or band < 1):
+            msg = f"{path}: [dem] band {band!r} is not a band number (1, 2, ...)."
+            raise LayerSetError(msg)
         layers.dem_path, layers.dem_z_unit = dem, z
-        # Opened now, so an unreadable DEM or an unknown vertical unit fails before any work.
-        layers.dem = open_dem(dem, z_unit=z)
+        # Opened now, so an unreadable DEM, a multi-band one without `band`, or an unknown
+        # vertical unit fails before any work.
+        layers.dem = open_dem(dem, z_unit=z, band=band)
     return layers

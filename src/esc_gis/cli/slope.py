@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import click
 
 from esc_gis.cli._options import output_option, overwrite_option, progress_bar, quiet_option
@@ -10,8 +13,19 @@ from esc_gis.terrain import write_slope
 Z_UNIT = click.Choice(["m", "ft", "us_ft"])
 
 
+def band_option() -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--band N``: the DEM band holding the elevations (required for multi-band rasters)."""
+    return click.option(
+        "--band",
+        type=click.IntRange(min=1),
+        default=None,
+        metavar="N",
+        help="Band holding the elevations; required when the DEM has more than one band.",
+    )
+
+
 @click.command(short_help="Slope in percent (Horn, as gdaldem slope -p).")
-@click.argument("dem", type=click.Path(dir_okay=False))
+@click.argument("dem", type=click.Path())
 @output_option("Output GeoTIFF (.tif).")
 @click.option(
     "--z-unit", type=Z_UNIT, default=None, help="Unit of the elevations when the DEM's CRS and band do not say."
@@ -21,15 +35,29 @@ Z_UNIT = click.Choice(["m", "ft", "us_ft"])
     is_flag=True,
     help="Compute edge cells and cells next to nodata, as gdaldem -compute_edges (default: nodata).",
 )
+@band_option()
+@click.option("--cog", is_flag=True, help="Write a Cloud Optimized GeoTIFF (default: tiled GeoTIFF with overviews).")
 @overwrite_option("Replace OUTPUT if it exists.")
 @quiet_option("No progress bar.")
-def slope(dem: str, output: str, z_unit: str | None, compute_edges: bool, overwrite: bool, quiet: bool) -> None:
+def slope(
+    dem: str,
+    output: str,
+    z_unit: str | None,
+    compute_edges: bool,
+    band: int | None,
+    cog: bool,
+    overwrite: bool,
+    quiet: bool,
+) -> None:
     """Write the slope of DEM in percent to OUTPUT (float32, nodata -9999).
 
     Horn's 3x3 method, with the same float32 arithmetic as gdaldem, so the values are
     identical to `gdaldem slope -p`. Cells whose 3x3 window has nodata or leaves the raster
     are nodata unless --compute-edges is given. Geographic DEMs are scaled row by row for
-    latitude. The DEM is streamed in blocks: memory stays flat however large it is.
+    latitude. DEM is any raster GDAL reads (GeoTIFF, COG, .vrt) or a folder of tiles on one
+    grid; it is streamed in strips cut at its own blocks, so memory stays flat however large
+    it is. OUTPUT is tiled and deflate-compressed, with overviews (a COG with --cog), and
+    records the DEM band used.
     """
     with progress_bar("slope", quiet=quiet) as bar:
         task = bar.add_task("slope", total=1.0)
@@ -37,12 +65,14 @@ def slope(dem: str, output: str, z_unit: str | None, compute_edges: bool, overwr
             dem,
             output,
             z_unit=z_unit,
+            band=band,
             compute_edges=compute_edges,
+            cog=cog,
             overwrite=overwrite,
             progress=lambda f: bar.update(task, completed=f),
         )
     if not quiet:
         click.echo(
             f"Wrote {output}: {info.width} x {info.height} cells, slope in percent (Horn), "
-            f"elevations in {info.z_unit} ({info.z_unit_source})."
+            f"elevations in {info.z_unit} ({info.z_unit_source}), {info.band_label}."
         )

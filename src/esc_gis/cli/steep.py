@@ -5,14 +5,14 @@ from __future__ import annotations
 import click
 
 from esc_gis.cli._options import output_option, overwrite_option, progress_bar, quiet_option
-from esc_gis.cli.slope import Z_UNIT
+from esc_gis.cli.slope import Z_UNIT, band_option
 from esc_gis.io import check_output_path, write_layer
 from esc_gis.profile import load_profile
 from esc_gis.terrain import steep_polygons
 
 
 @click.command(short_help="Polygons of land at or above a slope threshold.")
-@click.argument("dem", type=click.Path(dir_okay=False))
+@click.argument("dem", type=click.Path())
 @output_option("Output: .gpkg, .parquet, .geojson or .csv.")
 @click.option(
     "--threshold-pct",
@@ -24,6 +24,7 @@ from esc_gis.terrain import steep_polygons
 @click.option("--z-unit", type=Z_UNIT, default=None, help="Unit of the elevations when the DEM does not say.")
 @click.option("--crs", "crs", default=None, help="CRS of the output [default: the profile's measuring CRS].")
 @click.option("--compute-edges", is_flag=True, help="As gdaldem -compute_edges.")
+@band_option()
 @overwrite_option("Replace OUTPUT if it exists.")
 @quiet_option("No progress bar.")
 def steep(
@@ -34,6 +35,7 @@ def steep(
     z_unit: str | None,
     crs: str | None,
     compute_edges: bool,
+    band: int | None,
     overwrite: bool,
     quiet: bool,
 ) -> None:
@@ -49,6 +51,7 @@ def steep(
             threshold_pct=threshold,
             min_area_sqft=min_area_sqft,
             z_unit=z_unit,
+            band=band,
             compute_edges=compute_edges,
             progress=lambda f: bar.update(task, completed=f),
         )

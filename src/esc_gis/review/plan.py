@@ -414,7 +414,7 @@ def _bmp_checks(
     else:
         from esc_gis.terrain import sample_dem
 
-        down = downslope(a, b, normal, lambda xy: sample_dem(xy, ls.crs, ls.dem_path), 10 * ft)
+        down = downslope(a, b, normal, lambda xy: sample_dem(xy, ls.crs, ls.dem or ls.dem_path), 10 * ft)
         bare = down & ~covered(a, b, perimeter, reach)
         if float(seg_len[down].sum()) == 0:
             out.append(make_check(prof, "perimeter", "look", "review_perimeter_flat"))

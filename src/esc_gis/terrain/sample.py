@@ -11,8 +11,10 @@ import rasterio
 from pyproj import CRS, Transformer
 from rasterio.windows import Window
 
+from esc_gis.terrain.dem import DemInfo
 
-def sample_dem(xy: np.ndarray, crs: CRS, dem: str | os.PathLike[str]) -> np.ndarray:
+
+def sample_dem(xy: np.ndarray, crs: CRS, dem: str | os.PathLike[str] | DemInfo) -> np.ndarray:
     """Return the DEM's value at each point (nearest cell), NaN outside the DEM or on nodata.
 
     Parameters
@@ -20,8 +22,9 @@ def sample_dem(xy: np.ndarray, crs: CRS, dem: str | os.PathLike[str]) -> np.ndar
     xy : numpy.ndarray, shape (n, 2)
         Points in ``crs``.
     crs : pyproj.CRS
-    dem : path-like
-        Any raster rasterio reads, in any CRS (points are transformed to it).
+    dem : path-like or DemInfo
+        Any raster rasterio reads, in any CRS (points are transformed to it); band 1 of a
+        path, the chosen band (and the mosaic of a folder of tiles) of a DemInfo.
 
     Returns
     -------
@@ -36,7 +39,8 @@ def sample_dem(xy: np.ndarray, crs: CRS, dem: str | os.PathLike[str]) -> np.ndar
     out = np.full(len(xy), np.nan)
     if len(xy) == 0:
         return out
-    with rasterio.open(dem) as src:
+    band = dem.band if isinstance(dem, DemInfo) else 1
+    with dem.open() if isinstance(dem, DemInfo) else rasterio.open(dem) as src:
         x, y = xy[:, 0], xy[:, 1]
         if src.crs is not None and CRS.from_user_input(src.crs) != crs:
             x, y = Transformer.from_crs(crs, CRS.from_user_input(src.crs), always_xy=True).transform(x, y)
@@ -49,6 +53,6 @@ def sample_dem(xy: np.ndarray, crs: CRS, dem: str | os.PathLike[str]) -> np.ndar
             return out
         row0, col0 = int(rows[inside].min()), int(cols[inside].min())
         window = Window(col0, row0, int(cols[inside].max()) - col0 + 1, int(rows[inside].max()) - row0 + 1)
-        band = src.read(1, window=window, masked=True).astype(float).filled(np.nan)
-    out[inside] = band[rows[inside] - row0, cols[inside] - col0]
+        values = src.read(band, window=window, masked=True).astype(float).filled(np.nan)
+    out[inside] = values[rows[inside] - row0, cols[inside] - col0]
     return out

@@ -398,7 +398,8 @@ def raster_profile(info: DemInfo, dtype: str, nodata: float) -> dict[str, Any]:
     """Creation options of the rasters esc_gis writes: tiled 512 x 512, deflate, BigTIFF if needed.
 
     Floating-point rasters use the floating-point predictor (3), integers horizontal
-    differencing (2): each roughly halves the file against deflate alone.
+    differencing (2). Deflate level 1: on a slope raster (float noise in every mantissa)
+    level 6 makes the file about 1 % smaller for twice the compression time.
 
     Returns
     -------
@@ -419,6 +420,7 @@ def raster_profile(info: DemInfo, dtype: str, nodata: float) -> dict[str, Any]:
         "blockysize": TILE,
         "compress": "deflate",
         "predictor": 3 if np.dtype(dtype).kind == "f" else 2,
+        "zlevel": 1,
         "BIGTIFF": "IF_SAFER",
         "NUM_THREADS": "ALL_CPUS",
     }

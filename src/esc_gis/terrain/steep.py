@@ -42,6 +42,7 @@ def steep_polygons(
     threshold_pct: float = 20.0,
     min_area_sqft: float = 0.0,
     z_unit: str | None = None,
+    band: int | None = None,
     compute_edges: bool = False,
     progress: Callable[[float], None] | None = None,
 ) -> gpd.GeoDataFrame:
@@ -57,6 +58,8 @@ def steep_polygons(
     min_area_sqft : float, default 0
         Drop parts smaller than this (specks of one or two cells).
     z_unit : {"m", "ft", "us_ft"}, optional
+    band : int, optional
+        The band holding the elevations; required when the DEM has more than one.
     compute_edges : bool, default False
     progress : callable, optional
         Called with the fraction done.
@@ -68,10 +71,10 @@ def steep_polygons(
 
     Raises
     ------
-    LayerReadError, CRSError, UnitsError
+    LayerReadError, BandError, CRSError, UnitsError
         As :func:`esc_gis.terrain.open_dem`.
     """
-    info = open_dem(dem, z_unit=z_unit)
+    info = open_dem(dem, z_unit=z_unit, band=band)
     dst_crs = measuring_crs(crs)
     pieces: list[shapely.Geometry] = []
     for r0, block in iter_slope_blocks(info, compute_edges=compute_edges):
@@ -139,6 +142,7 @@ def steep_area(
     *,
     threshold_pct: float = 20.0,
     z_unit: str | None = None,
+    band: int | None = None,
     compute_edges: bool = False,
 ) -> SteepArea:
     """Area of each polygon on slopes at or above ``threshold_pct``, by exact coverage.
@@ -151,6 +155,8 @@ def steep_area(
     dem : path or DemInfo
     threshold_pct : float, default 20
     z_unit : {"m", "ft", "us_ft"}, optional
+    band : int, optional
+        For a path: the band holding the elevations (a DemInfo carries its own).
     compute_edges : bool, default False
 
     Returns
@@ -167,7 +173,7 @@ def steep_area(
     """
     from exactextract import exact_extract
 
-    info = dem if isinstance(dem, DemInfo) else open_dem(dem, z_unit=z_unit)
+    info = dem if isinstance(dem, DemInfo) else open_dem(dem, z_unit=z_unit, band=band)
     geoms = np.asarray(geoms, dtype=object)
     poly_sqft = area_sqft(geoms, crs)
     steep = np.zeros(len(geoms))
