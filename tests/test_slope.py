@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import subprocess
 from pathlib import Path
@@ -251,3 +252,229 @@ def test_kernel_equals_gdal_arithmetic_cell_by_cell(fill):
     horn_slope_pct(rng.normal(size=(62, 37)).astype(np.float32), 1.0, 1.0, scratch=scratch)
     got = horn_slope_pct(win, ew, 2.0, fill_with_centre=fill, scratch=scratch)
     np.testing.assert_array_equal(got, expected)
+
+
+# --- multi-band DEMs: the band is named, never assumed ------------------------------------
+
+ECUADOR = DEM_DIR / "spDataLarge_ta_10m_ecuador_crop.tif"
+
+
+def test_a_multiband_dem_is_refused_without_a_band(tmp_path):
+    from esc_gis.errors import BandError
+
+    with pytest.raises(
+        BandError, match=r"5 bands: 1 \(slope\), 2 \(cplan\), 3 \(cprof\), 4 \(elev\), 5 \(log10_carea\)"
+    ):
+        write_slope(ECUADOR, tmp_path / "s.tif", z_unit="m")
+    assert not (tmp_path / "s.tif").exists()
+    with pytest.raises(BandError, match="band 6 does not exist"):
+        open_dem(ECUADOR, band=6)
+    r = CliRunner().invoke(cli, ["slope", str(ECUADOR), "-o", str(tmp_path / "s.tif"), "--z-unit", "m"])
+    assert r.exit_code == 1 and "--band N" in r.output and "4 (elev)" in r.output and "Traceback" not in r.output
+    r = CliRunner().invoke(cli, ["steep", str(ECUADOR), "-o", str(tmp_path / "s.gpkg"), "--z-unit", "m"])
+    assert r.exit_code == 1 and "--band N" in r.output
+    # A single-band raster needs no --band, and band 1 of it is accepted.
+    assert open_dem(DEM_DIR / "lidar_pkg_dem_1m_MN.tif", z_unit="m", band=1).band_count == 1
+
+
+@pytest.mark.parametrize("edges", [False, True])
+def test_band_4_of_the_real_ecuador_stack_matches_gdaldem_b_4(tmp_path, edges):
+    extra = ("-compute_edges",) if edges else ()
+    ref = _gdaldem(ECUADOR, tmp_path / "g.tif", "-b", "4", *extra)
+    out = tmp_path / "s.tif"
+    r = CliRunner().invoke(
+        cli,
+        ["slope", str(ECUADOR), "-o", str(out), "--z-unit", "m", "--band", "4", "--quiet"]
+        + (["--compute-edges"] if edges else []),
+    )
+    assert r.exit_code == 0, r.output
+    with rasterio.open(out) as src:
+        ours = src.read(1)
+        assert src.tags()["SOURCE_BAND"] == "4" and src.tags(1)["SOURCE_BAND_DESCRIPTION"] == "elev"
+        assert "band 4 (elev)" in src.descriptions[0]
+    assert (ours == ref).all(), f"{(ours != ref).sum()} cells differ from gdaldem -b 4"
+    valid = ours != NODATA
+    assert 0.5 < valid.mean() < 0.95  # the crop's nodata corner is there, and real slopes around it
+    # Band 1 (a slope in degrees) would give a very different "slope": the test can tell.
+    wrong = _gdaldem(ECUADOR, tmp_path / "g1.tif", "-b", "1", *extra)
+    assert (wrong != ref).mean() > 0.5
+
+
+def test_band_4_of_a_stack_is_an_exact_20_percent_plane(tmp_path):
+    n = 12
+    z4 = plane(1.0, n)  # 1 ftUS per 5 ftUS cell: 20 %
+    stack = np.stack([plane(3.0, n), plane(0.0, n), plane(2.0, n), z4])
+    profile = {"driver": "GTiff", "width": n, "height": n, "count": 4, "dtype": "float32", "crs": "EPSG:7594"}
+    profile["transform"] = rasterio.transform.from_origin(745_000, 506_000, 5.0, 5.0)
+    dem = tmp_path / "stack.tif"
+    with rasterio.open(dem, "w", **profile) as dst:
+        dst.write(stack)
+    s = slope_of(dem, tmp_path, z_unit="us_ft", band=4)
+    assert (s[1:-1, 1:-1] == np.float32(20.0)).all()
+    assert (slope_of(dem, tmp_path, z_unit="us_ft", band=1)[1:-1, 1:-1] == np.float32(60.0)).all()
+
+
+def test_a_layer_set_dem_names_its_band(tmp_path):
+    import shutil
+
+    from esc_gis import load_layers, load_profile
+    from esc_gis.errors import BandError
+
+    from .conftest import write_layer_set
+
+    folder = tmp_path / "layers"
+    folder.mkdir()
+    shutil.copy(ECUADOR, folder / "ta.tif")
+    manifest = write_layer_set(folder, extra='[dem]\npath = "ta.tif"\nz_unit = "m"\n')
+    with pytest.raises(BandError, match=r"band = N in layers\.toml"):
+        load_layers(manifest, profile=load_profile())
+    manifest = write_layer_set(folder, extra='[dem]\npath = "ta.tif"\nz_unit = "m"\nband = 4\n')
+    ls = load_layers(manifest, profile=load_profile())
+    assert ls.dem is not None and ls.dem.band == 4 and ls.dem.band_description == "elev"
+    manifest = write_layer_set(folder, extra='[dem]\npath = "ta.tif"\nz_unit = "m"\nband = "4"\n')
+    with pytest.raises(ValueError, match="is not a band number"):
+        load_layers(manifest, profile=load_profile())
+
+
+# --- DEMs as counties deliver them: tiled, compressed, in tiles, as a VRT ----------------------
+
+
+def _relief(h: int = 150, w: int = 130) -> np.ndarray:
+    rng = np.random.default_rng(11)
+    z = (rng.normal(0, 2, (h, w)).cumsum(axis=0).cumsum(axis=1) / 20 + 240).astype(np.float32)
+    z[60:64, 10:15] = -9999  # a hole, to carry nodata across strips and tiles
+    return z
+
+
+def _write(path: Path, z: np.ndarray, x0: float, y0: float, **layout) -> Path:
+    profile = {
+        "driver": "GTiff",
+        "width": z.shape[1],
+        "height": z.shape[0],
+        "count": 1,
+        "dtype": "float32",
+        "crs": "EPSG:3071",
+        "transform": rasterio.transform.from_origin(x0, y0, 1.0, 1.0),
+        "nodata": -9999.0,
+        **layout,
+    }
+    with rasterio.open(path, "w", **profile) as dst:
+        dst.write(z, 1)
+    return path
+
+
+TILED = {"tiled": True, "blockxsize": 32, "blockysize": 16, "compress": "deflate"}
+
+
+@pytest.fixture
+def small_strips(monkeypatch):
+    """Strips of a few rows, so a small DEM is read in many strips and the halo is carried."""
+    from esc_gis.terrain import slope as slope_mod
+
+    monkeypatch.setattr(slope_mod, "STRIP_CELLS", 20 * 130)
+    monkeypatch.setattr(slope_mod, "STRIP_MAX_CELLS", 40 * 130)
+
+
+def _tiles(folder: Path, z: np.ndarray, rows: list[int], cols: list[int]) -> Path:
+    folder.mkdir()
+    for i, (r0, r1) in enumerate(itertools.pairwise(rows)):
+        for j, (c0, c1) in enumerate(itertools.pairwise(cols)):
+            _write(folder / f"t_{i}_{j}.tif", z[r0:r1, c0:c1], 600_000 + c0, 400_000 - r0, **TILED)
+    (folder / "readme.txt").write_text("not a tile")
+    return folder
+
+
+@pytest.mark.usefixtures("small_strips")
+@pytest.mark.parametrize("edges", [False, True])
+def test_tiled_compressed_tiles_and_vrt_give_the_plain_dems_slope(tmp_path, edges):
+    z = _relief()
+    plain = _write(tmp_path / "plain.tif", z, 600_000, 400_000)
+    tiled = _write(tmp_path / "tiled.tif", z, 600_000, 400_000, **TILED)
+    folder = _tiles(tmp_path / "tiles", z, [0, 50, 101, 150], [0, 64, 130])
+    info = open_dem(tiled, z_unit="m")
+    assert info.block_rows == (*range(0, 150, 16), 150)
+    tiles_info = open_dem(folder, z_unit="m")
+    assert (tiles_info.width, tiles_info.height, tiles_info.transform) == (130, 150, info.transform)
+    assert {0, 16, 48, 50, 66, 101, 117, 149, 150} <= set(tiles_info.block_rows)
+    ref = slope_of(plain, tmp_path, z_unit="m", compute_edges=edges)
+    # The hole (4 x 5 cells), its ring and the raster's border unless edges are computed.
+    assert (ref == NODATA).sum() == (20 if edges else 6 * 7 + 2 * 130 + 2 * 148)
+    for dem in (tiled, folder):
+        np.testing.assert_array_equal(slope_of(dem, tmp_path, z_unit="m", compute_edges=edges), ref)
+    # A window (as screening reads around sites) across strips and tiles: the same values.
+    whole = np.vstack([b for _, b in iter_slope_blocks(open_dem(plain, z_unit="m"), compute_edges=edges)])
+    win = Window(40, 37, 70, 90)
+    part = np.vstack([b for _, b in iter_slope_blocks(tiles_info, compute_edges=edges, window=win, block_cells=200)])
+    np.testing.assert_array_equal(part, whole[37:127, 40:110])
+    # gdalbuildvrt's own VRT of the tiles reads the same, its blocks found in its XML.
+    vrt = tmp_path / "tiles.vrt"
+    tifs = sorted(str(p) for p in folder.glob("*.tif"))
+    subprocess.run([require_tool("gdalbuildvrt", "gdal-bin"), "-q", str(vrt), *tifs], check=True)
+    vrt_info = open_dem(vrt, z_unit="m")
+    assert set(tiles_info.block_rows) <= set(vrt_info.block_rows)
+    np.testing.assert_array_equal(slope_of(vrt, tmp_path, z_unit="m", compute_edges=edges), ref)
+    # ... and gdaldem on that VRT agrees with us on it.
+    np.testing.assert_array_equal(_gdaldem(vrt, tmp_path / "g.tif", *(("-compute_edges",) if edges else ())), ref)
+
+
+@pytest.mark.usefixtures("small_strips")
+def test_strips_end_where_the_sources_blocks_start(tmp_path):
+    import dataclasses
+
+    from esc_gis.terrain.slope import _strips
+
+    info = open_dem(_write(tmp_path / "t.tif", _relief(), 600_000, 400_000, **TILED), z_unit="m")
+    strips = _strips(info, 0, 150, 130)
+    # At least 20 rows (STRIP_CELLS), on to the next 16-row tile start: no tile read twice.
+    assert strips == [(0, 32), (32, 64), (64, 96), (96, 128), (128, 150)]
+    assert _strips(info, 37, 90, 130) == [(37, 64), (64, 90)]  # a window's rows, cut at tile starts
+    # A striped source stored as one block (larger than STRIP_MAX_CELLS) is read in plain strips.
+    whole = dataclasses.replace(info, block_rows=(0, 150))
+    # (the last 30 rows fit in STRIP_MAX_CELLS and are read whole)
+    assert _strips(whole, 0, 150, 130) == [(s, s + 20) for s in range(0, 120, 20)] + [(120, 150)]
+
+
+def test_tiles_off_one_grid_or_no_tiles_are_refused(tmp_path):
+    from esc_gis.errors import CRSError, LayerReadError
+
+    z = _relief(40, 40)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(LayerReadError, match="holds no"):
+        open_dem(empty, z_unit="m")
+    off = tmp_path / "off"
+    off.mkdir()
+    _write(off / "a.tif", z, 600_000, 400_000)
+    _write(off / "b.tif", z, 600_040.5, 400_000)  # half a cell off
+    with pytest.raises(CRSError, match=r"b\.tif is off a\.tif.s grid"):
+        open_dem(off, z_unit="m")
+    r = CliRunner().invoke(cli, ["slope", str(off), "-o", str(tmp_path / "s.tif"), "--z-unit", "m"])
+    assert r.exit_code == 1 and "gdalwarp" in r.output
+
+
+# --- what is written: tiled, compressed, with overviews; a COG when asked ----------------------
+
+
+def test_output_is_tiled_compressed_with_overviews_and_a_cog_on_request(tmp_path):
+    z = np.tile(np.arange(600, dtype=np.float32) * 0.2, (600, 1))  # 20 % on 1 m cells
+    dem = _write(tmp_path / "big.tif", z, 600_000, 400_000)
+    out = tmp_path / "s.tif"
+    write_slope(dem, out, z_unit="m")
+    with rasterio.open(out) as src:
+        assert src.block_shapes[0] == (512, 512) and src.profile["tiled"]
+        assert src.compression.value == "DEFLATE" and src.tags(ns="IMAGE_STRUCTURE").get("PREDICTOR") == "3"
+        assert src.overviews(1) == [2]
+        assert src.tags(ns="IMAGE_STRUCTURE").get("LAYOUT") != "COG"
+        assert np.allclose(src.read(1, out_shape=(300, 300))[1:-1, 1:-1], 20.0)  # read from the overview
+        assert src.tags(1)["SOURCE_BAND"] == "1"
+    cog = tmp_path / "c.tif"
+    r = CliRunner().invoke(cli, ["slope", str(dem), "-o", str(cog), "--z-unit", "m", "--cog", "--quiet"])
+    assert r.exit_code == 0, r.output
+    with rasterio.open(cog) as src:
+        assert src.tags(ns="IMAGE_STRUCTURE")["LAYOUT"] == "COG"
+        assert src.block_shapes[0] == (512, 512) and src.overviews(1) == [2]
+        assert src.compression.value == "DEFLATE"
+        assert src.tags(1)["ALGORITHM"].startswith("Horn") and src.tags()["SOURCE_BAND"] == "1"
+        with rasterio.open(out) as plain:
+            np.testing.assert_array_equal(src.read(1), plain.read(1))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.tif", "c.tif", "s.tif"]  # no temp left
