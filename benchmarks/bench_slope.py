@@ -10,6 +10,16 @@ and uncompressed. The elevations are 240 m plus four sine waves (12 m at about 1
 noise. The DEM is generated and written in row blocks, so no full float64 grid is ever
 held in memory. 8000 x 8000 is 256 MB on disk, 16000 x 16000 is 1 GB.
 
+Each DEM is then laid out as counties deliver them (``--layouts``, default all three):
+
+plain
+    the DEM as generated: striped, uncompressed;
+deflate
+    a copy tiled 512 x 512 and deflate-compressed (no predictor), as county lidar GeoTIFFs;
+vrt
+    4 x 4 tiles of that kind in a folder, mosaicked by ``gdalbuildvrt`` (both tools read
+    the ``.vrt``).
+
 Then, in one run and on the same DEM, each of these runs ``--repeat`` times as its own
 subprocess, the order alternating from one repeat to the next:
 
@@ -17,7 +27,12 @@ gdaldem
     ``gdaldem slope -p -q DEM gdaldem.tif``
 esc
     ``esc-gis slope DEM -o esc.tif --z-unit m --overwrite --quiet`` (the CLI, so its time
-    includes interpreter start-up and imports)
+    includes interpreter start-up and imports). It writes a tiled (512), deflate-compressed
+    GeoTIFF with overviews; gdaldem's default output is striped and uncompressed, with none.
+gdaldem+addo (``--same-output``)
+    gdaldem writing esc's layout (``-co TILED=YES -co BLOCKXSIZE=512 -co BLOCKYSIZE=512
+    -co COMPRESS=DEFLATE -co PREDICTOR=3 -co ZLEVEL=1``) then ``gdaladdo -r average`` with
+    esc's overview levels: the like-for-like figure (two processes, times added).
 
 For each child the script records the wall time, the CPU time (user + system, from the
 ``rusage`` that ``os.wait4`` returns for that one child) and its peak RSS (``ru_maxrss``,
@@ -32,7 +47,7 @@ each. "Identical" means the same float32 value, or nodata in both.
 
 The table shows, per tool, the median and best wall time, Mcells/s (cells / median wall
 time), the median CPU time and the highest peak RSS; then the ratio esc / gdaldem of the
-median wall times (target <= 1.0) and esc's peak RSS (target < 300 MB at any size).
+median wall times (target <= 1.0) and esc's peak RSS (target < 400 MB at any size).
 
 Diagnostics (optional, in-process, each configuration in a fresh worker process):
 
@@ -101,7 +116,11 @@ NOISE_M = 0.05
 GEN_BLOCK_CELLS = 1 << 22  # cells per generated block: ~32 MB per float64 temporary
 CMP_BLOCK_CELLS = 1 << 22  # cells per compared block
 TARGET_RATIO = 1.0
-TARGET_PEAK_MB = 300.0
+TARGET_PEAK_MB = 400.0
+LAYOUTS = ("plain", "deflate", "vrt")
+#: Side of the tiled layouts' tiles, and tiles per side of the VRT layout.
+TILE = 512
+VRT_TILES = 4
 
 Result = dict[str, Any]
 
@@ -189,6 +208,42 @@ def task_generate(args: dict[str, Any]) -> Result:
         "layout": layout,
         "peak_mb": peak_rss_mb(),
     }
+
+
+def task_layout(args: dict[str, Any]) -> Result:
+    """Copy the plain DEM as one tiled deflate GeoTIFF, or as a folder of such tiles."""
+    import rasterio
+    from rasterio.windows import Window
+
+    t0 = time.perf_counter()
+    with rasterio.open(args["src"]) as src:
+        n = src.width
+        base = {**src.profile, "tiled": True, "blockxsize": TILE, "blockysize": TILE, "compress": "deflate"}
+        if args["layout"] == "deflate":
+            parts = [(Path(args["path"]), Window(0, 0, n, n))]
+        else:
+            folder = Path(args["path"])
+            folder.mkdir(parents=True, exist_ok=True)
+            side = -(-n // VRT_TILES)
+            parts = [
+                (
+                    folder / f"tile_{i}_{j}.tif",
+                    Window(j * side, i * side, min(side, n - j * side), min(side, n - i * side)),
+                )
+                for i in range(VRT_TILES)
+                for j in range(VRT_TILES)
+                if i * side < n and j * side < n
+            ]
+        for path, win in parts:
+            w, h = int(win.width), int(win.height)
+            profile = {**base, "width": w, "height": h, "transform": src.window_transform(win)}
+            with rasterio.open(path, "w", **profile) as dst:
+                for r0 in range(0, h, TILE):
+                    rows = min(TILE, h - r0)
+                    block = src.read(1, window=Window(win.col_off, win.row_off + r0, w, rows))
+                    dst.write(block, 1, window=Window(0, r0, w, rows))
+    size = sum(p.stat().st_size for p, _ in parts)
+    return {"seconds": time.perf_counter() - t0, "tiles": len(parts), "mb": size / 2**20, "peak_mb": peak_rss_mb()}
 
 
 def task_compare(args: dict[str, Any]) -> Result:
@@ -431,6 +486,7 @@ def task_sweep(args: dict[str, Any]) -> Result:
 
 TASKS: dict[str, Callable[[dict[str, Any]], Result]] = {
     "generate": task_generate,
+    "layout": task_layout,
     "compare": task_compare,
     "parts": task_parts,
     "sweep": task_sweep,
@@ -507,11 +563,11 @@ def require_cli() -> str:
     return found
 
 
-def find_gdaldem() -> str:
-    """``gdaldem`` on PATH."""
-    found = shutil.which("gdaldem")
+def find_tool(name: str = "gdaldem") -> str:
+    """A GDAL program (gdaldem, gdalbuildvrt, gdaladdo) on PATH."""
+    found = shutil.which(name)
     if not found:
-        msg = "gdaldem not found on PATH (Debian: apt-get install gdal-bin)"
+        msg = f"{name} not found on PATH (Debian: apt-get install gdal-bin)"
         raise SystemExit(msg)
     return found
 
@@ -537,53 +593,100 @@ def summarize(runs: list[Result]) -> Result:
 
 
 def check_space(work_dir: Path, sizes: Sequence[int]) -> None:
-    """Refuse to start when ``work_dir`` lacks room for the largest size (DEM + 2 outputs)."""
-    need = 3 * max(sizes) ** 2 * 4 * 1.02
+    """Refuse to start when ``work_dir`` lacks room for the largest size (DEM, a copy, 3 outputs)."""
+    need = 5 * max(sizes) ** 2 * 4 * 1.4
     free = shutil.disk_usage(work_dir).free
     if free < need * 1.1:
         msg = f"{work_dir}: {free / 2**30:.1f} GiB free, {need / 2**30:.1f} GiB needed; use --work-dir"
         raise SystemExit(msg)
 
 
-def bench_size(size: int, args: argparse.Namespace, work: Path, gdaldem: str, esc: str) -> Result:
-    """Generate one DEM, time both tools on it, compare the outputs, run the diagnostics."""
-    dem = work / f"dem_{size}.tif"
+def make_layout(size: int, layout: str, plain: Path, work: Path) -> tuple[Path, list[Path], Result | None]:
+    """The DEM to read for ``layout``, the files to delete afterwards, and how it was made."""
+    if layout == "plain":
+        return plain, [], None
+    print(f"[{size}] laying the DEM out as {layout} ...", file=sys.stderr)
+    if layout == "deflate":
+        dem = work / f"dem_{size}_deflate.tif"
+        made = run_worker("layout", {"src": str(plain), "layout": "deflate", "path": str(dem)}, work)
+        return dem, [dem], made
+    folder = work / f"dem_{size}_tiles"
+    made = run_worker("layout", {"src": str(plain), "layout": "vrt", "path": str(folder)}, work)
+    vrt = work / f"dem_{size}_tiles.vrt"
+    tiles = sorted(folder.glob("*.tif"))
+    subprocess.run([find_tool("gdalbuildvrt"), "-q", str(vrt), *map(str, tiles)], check=True)
+    return vrt, [vrt, *tiles, folder], made
+
+
+def overview_levels(size: int) -> list[str]:
+    """esc's overview levels (``esc_gis.terrain.slope.overview_factors``), for gdaladdo."""
+    out, f = [], 2
+    while size / f >= 256:
+        out.append(str(f))
+        f *= 2
+    return out
+
+
+def run_gdaldem_same(cmd: list[str], addo: list[str]) -> Result:
+    """gdaldem writing esc's layout, then gdaladdo: times added, the higher peak."""
+    a, b = run_child(cmd, "gdaldem (same output)"), run_child(addo, "gdaladdo")
+    return {
+        "seconds": a["seconds"] + b["seconds"],
+        "cpu_s": a["cpu_s"] + b["cpu_s"],
+        "peak_mb": max(a["peak_mb"], b["peak_mb"]),
+        "parts_s": [a["seconds"], b["seconds"]],
+    }
+
+
+def bench_size(
+    size: int, layout: str, plain: Path, gen: Result, args: argparse.Namespace, work: Path, gdaldem: str, esc: str
+) -> Result:
+    """Time the tools on one layout of one DEM, compare the outputs, run the diagnostics."""
     out_g = work / f"gdaldem_{size}.tif"
+    out_s = work / f"gdaldem_same_{size}.tif"
     out_e = work / f"esc_{size}.tif"
     out_x = work / f"sweep_{size}.tif"
-    files = [dem, out_g, out_e, out_x]
-    fig: Result = {"size": size, "cells": size * size, "files": [str(f) for f in files]}
+    dem, made_files, made = make_layout(size, layout, plain, work)
+    files = [out_g, out_s, out_e, out_x, *made_files]
+    fig: Result = {"size": size, "layout": layout, "cells": size * size, "dem": str(dem), "generate": gen}
+    fig["layout_made"] = made
     try:
-        print(f"[{size}] generating a {size} x {size} DEM in {work} ...", file=sys.stderr)
-        fig["generate"] = run_worker(
-            "generate", {"size": size, "seed": args.seed, "holes": args.holes, "path": str(dem)}, work
-        )
         cmds = {
             "gdaldem": [gdaldem, "slope", "-p", "-q", str(dem), str(out_g)],
             "esc": [esc, "slope", str(dem), "-o", str(out_e), "--z-unit", "m", "--overwrite", "--quiet"],
         }
-        runs: dict[str, list[Result]] = {"gdaldem": [], "esc": []}
+        same_co = ["TILED=YES", f"BLOCKXSIZE={TILE}", f"BLOCKYSIZE={TILE}", "COMPRESS=DEFLATE", "PREDICTOR=3"]
+        same = [gdaldem, "slope", "-p", "-q", *(x for co in [*same_co, "ZLEVEL=1"] for x in ("-co", co))]
+        addo = [find_tool("gdaladdo"), "-q", "-r", "average", str(out_s), *overview_levels(size)]
+        outs = {"gdaldem": out_g, "esc": out_e, "gdaldem+addo": out_s}
+        runs: dict[str, list[Result]] = {name: [] for name in outs if name != "gdaldem+addo" or args.same_output}
         order: list[list[str]] = []
         for i in range(args.repeat):
-            names = ["gdaldem", "esc"] if i % 2 == 0 else ["esc", "gdaldem"]
+            names = list(runs) if i % 2 == 0 else list(reversed(runs))
             order.append(names)
             for name in names:
                 # gdaldem refuses nothing, but starts from a fresh file like esc (--overwrite).
-                (out_g if name == "gdaldem" else out_e).unlink(missing_ok=True)
-                r = run_child(cmds[name], name)
+                outs[name].unlink(missing_ok=True)
+                if name == "gdaldem+addo":
+                    r = run_gdaldem_same([*same, str(dem), str(out_s)], addo)
+                else:
+                    r = run_child(cmds[name], name)
                 runs[name].append(r)
                 print(
-                    f"[{size}] run {i + 1}/{args.repeat} {name:<8} {r['seconds']:6.2f} s wall, "
+                    f"[{size} {layout}] run {i + 1}/{args.repeat} {name:<12} {r['seconds']:6.2f} s wall, "
                     f"{r['cpu_s']:6.2f} s CPU, {r['peak_mb']:7.1f} MB peak",
                     file=sys.stderr,
                 )
         fig["order"] = order
         fig["runs"] = runs
-        fig["gdaldem"], fig["esc"] = summarize(runs["gdaldem"]), summarize(runs["esc"])
-        for name in ("gdaldem", "esc"):
+        for name in runs:
+            fig[name] = summarize(runs[name])
             fig[name]["mcells_per_s"] = size * size / fig[name]["median_s"] / 1e6
         fig["ratio"] = fig["esc"]["median_s"] / fig["gdaldem"]["median_s"]
         fig["ratio_best"] = fig["esc"]["best_s"] / fig["gdaldem"]["best_s"]
+        if "gdaldem+addo" in fig:
+            fig["ratio_same_output"] = fig["esc"]["median_s"] / fig["gdaldem+addo"]["median_s"]
+            out_s.unlink(missing_ok=True)
         print(f"[{size}] comparing the outputs ...", file=sys.stderr)
         fig["compare"] = run_worker("compare", {"gdaldem": str(out_g), "esc": str(out_e)}, work)
         out_g.unlink(missing_ok=True)
@@ -627,7 +730,10 @@ def bench_size(size: int, args: argparse.Namespace, work: Path, gdaldem: str, es
     finally:
         if not args.keep:
             for f in files:
-                f.unlink(missing_ok=True)
+                if f.is_dir():
+                    f.rmdir()  # the tiles' folder, emptied before (listed after its tiles)
+                else:
+                    f.unlink(missing_ok=True)
     return fig
 
 
@@ -661,10 +767,17 @@ def report_size(fig: Result, repeat: int) -> str:
     gd, es = fig["gdaldem"], fig["esc"]
     lo, hi = gen["z_range_m"]
     holes = f", {gen['holes']} nodata holes" if gen["holes"] else ""
+    made = fig.get("layout_made")
+    layout = {
+        "plain": f"striped {gen['layout']['block_shape']}, compress {gen['layout']['compress']}",
+        "deflate": f"tiled {TILE} x {TILE}, deflate",
+        "vrt": f"a .vrt (gdalbuildvrt) of {made['tiles'] if made else '?'} tiles, each tiled {TILE} x {TILE}, deflate",
+    }[fig.get("layout", "plain")]
+    size_mb = made["mb"] if made else gen["dem_mb"]
     lines = [
         f"slope benchmark: {n:,} x {n:,} DEM = {n * n / 1e6:,.1f} Mcells, float32, {DEM_CRS}, 1 m cells",
-        f"  DEM: {gen['dem_mb']:,.0f} MB, striped {gen['layout']['block_shape']}, "
-        f"compress {gen['layout']['compress']}, z {lo:.1f}..{hi:.1f} m{holes} (written in {gen['seconds']:.1f} s)",
+        f"  DEM ({fig.get('layout', 'plain')}): {size_mb:,.0f} MB, {layout}, "
+        f"z {lo:.1f}..{hi:.1f} m{holes} (generated in {gen['seconds']:.1f} s)",
         f"  {repeat} run(s) of each tool, alternating order; wall and CPU from os.wait4 of each child",
         "",
         _row("measure", "gdaldem", "esc-gis", "target"),
@@ -687,6 +800,15 @@ def report_size(fig: Result, repeat: int) -> str:
         "",
         f"  ratio esc / gdaldem, median wall: {fig['ratio']:.2f}   (best / best: {fig['ratio_best']:.2f})"
         f"   target <= {TARGET_RATIO:g}  {_verdict(fig['ratio'] <= TARGET_RATIO)}",
+    ]
+    if "gdaldem+addo" in fig:
+        sa = fig["gdaldem+addo"]
+        lines += [
+            f"  like for like (gdaldem -co TILED/DEFLATE/PREDICTOR=3/ZLEVEL=1 + gdaladdo -r average): "
+            f"{sa['median_s']:.2f} s median wall, {sa['median_cpu_s']:.2f} s CPU, {sa['peak_mb']:,.0f} MB; "
+            f"ratio esc / that {fig['ratio_same_output']:.2f}",
+        ]
+    lines += [
         "",
         f"  identical on every interior cell: {'yes' if cmp_['identical_interior'] else 'NO'}"
         f"   (all cells: {'yes' if cmp_['identical_all'] else 'no'})",
@@ -770,6 +892,18 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--json", type=Path, default=None, metavar="PATH", help="also write the figures as JSON")
     p.add_argument("--seed", type=int, default=540, help="random seed of the noise and phases (default 540)")
     p.add_argument("--holes", type=int, default=0, help="circular nodata holes in the DEM (default 0)")
+    p.add_argument(
+        "--layouts",
+        default=",".join(LAYOUTS),
+        metavar="L,...",
+        help="DEM layouts to time: plain (striped, uncompressed), deflate (tiled 512, deflate), "
+        "vrt (4 x 4 such tiles, gdalbuildvrt); default all",
+    )
+    p.add_argument(
+        "--same-output",
+        action="store_true",
+        help="also time gdaldem writing esc's output layout, plus gdaladdo (the like-for-like figure)",
+    )
     p.add_argument("--parts", action="store_true", help="also time esc's read / compute / write parts in process")
     p.add_argument(
         "--parts-block-cells",
@@ -811,6 +945,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     if args.size is not None and args.sizes is not None:
         p.error("give --size or --sizes, not both")
     args.sizes = args.sizes or [args.size or 8000]
+    args.layouts = [v for v in args.layouts.replace(" ", "").split(",") if v]
+    if not args.layouts or set(args.layouts) - set(LAYOUTS):
+        p.error(f"--layouts takes some of {','.join(LAYOUTS)}")
     if min(args.sizes) < 3 or args.repeat < 1:
         p.error("sizes must be at least 3 and --repeat at least 1")
     return args
@@ -819,7 +956,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     """Generate each DEM, run both tools on it in their own processes, print the table."""
     args = parse_args(argv)
-    gdaldem, esc = find_gdaldem(), require_cli()
+    gdaldem, esc = find_tool("gdaldem"), require_cli()
     made_dir = args.work_dir is None
     work: Path = Path(tempfile.mkdtemp(prefix="esc_gis_bench_slope_")) if made_dir else args.work_dir
     work.mkdir(parents=True, exist_ok=True)
@@ -842,16 +979,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         check_space(work, args.sizes)
         for size in args.sizes:
-            res = bench_size(size, args, work, gdaldem, esc)
-            res["git"] = git_state()
-            fig["results"].append(res)
-            print(report_size(res, args.repeat), flush=True)
-            print(flush=True)
-        if len(args.sizes) > 1:
+            plain = work / f"dem_{size}.tif"
+            print(f"[{size}] generating a {size} x {size} DEM in {work} ...", file=sys.stderr)
+            gen = run_worker(
+                "generate", {"size": size, "seed": args.seed, "holes": args.holes, "path": str(plain)}, work
+            )
+            try:
+                for layout in args.layouts:
+                    res = bench_size(size, layout, plain, gen, args, work, gdaldem, esc)
+                    res["git"] = git_state()
+                    fig["results"].append(res)
+                    print(report_size(res, args.repeat), flush=True)
+                    print(flush=True)
+            finally:
+                if not args.keep:
+                    plain.unlink(missing_ok=True)
+        if len(fig["results"]) > 1:
             print("summary:")
             for r in fig["results"]:
+                same = f", like-for-like {r['ratio_same_output']:.2f}" if "ratio_same_output" in r else ""
                 print(
-                    f"  {r['size']:>6} ^2: ratio {r['ratio']:.2f}, esc {r['esc']['mcells_per_s']:.1f} Mcells/s "
+                    f"  {r['size']:>6} ^2 {r['layout']:<8}: ratio {r['ratio']:.2f}{same}, "
+                    f"esc {r['esc']['mcells_per_s']:.1f} Mcells/s "
                     f"({r['esc']['peak_mb']:,.0f} MB), gdaldem {r['gdaldem']['mcells_per_s']:.1f} Mcells/s "
                     f"({r['gdaldem']['peak_mb']:,.0f} MB), interior identical: "
                     f"{'yes' if r['compare']['identical_interior'] else 'NO'}"
