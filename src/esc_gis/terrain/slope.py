@@ -423,6 +423,9 @@ def raster_profile(info: DemInfo, dtype: str, nodata: float) -> dict[str, Any]:
         "zlevel": 1,
         "BIGTIFF": "IF_SAFER",
         "NUM_THREADS": "ALL_CPUS",
+        # Blocks never written (the overviews until they are filled, all-nodata tiles) take
+        # no space and read as nodata.
+        "SPARSE_OK": True,
     }
 
 
@@ -433,6 +436,87 @@ def overview_factors(width: int, height: int) -> list[int]:
         out.append(f)
         f *= 2
     return out
+
+
+def halve(a: np.ndarray) -> np.ndarray:
+    """Average 2 x 2 cells into one, ignoring NaN (GDAL's ``average``); NaN where all four are.
+
+    Odd last rows and columns are averaged over the cells there are, as GDAL does.
+
+    Examples
+    --------
+    >>> halve(np.array([[1, 3, 5], [np.nan, 2, 7]], dtype=np.float32))
+    array([[2., 6.]], dtype=float32)
+    """
+    h, w = a.shape
+    if h % 2 or w % 2:
+        padded = np.full((h + h % 2, w + w % 2), np.nan, dtype=np.float32)
+        padded[:h, :w] = a
+        a = padded
+    quads = [a[i::2, j::2] for i in (0, 1) for j in (0, 1)]
+    out = quads[0] + quads[1]
+    out += quads[2]
+    out += quads[3]
+    out *= np.float32(0.25)
+    # NaN is rare (nodata, its ring, the raster's border): average those cells again, over
+    # the valid ones only.
+    bad = np.nonzero(np.isnan(out))
+    if len(bad[0]):
+        q = np.stack([v[bad] for v in quads])
+        valid = ~np.isnan(q)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[bad] = np.where(valid, q, 0).sum(axis=0) / valid.sum(axis=0)  # 0 / 0 = NaN
+    return out
+
+
+class _Overviews:
+    """Overviews made from the slope as it is written, instead of GDAL re-reading the file.
+
+    GDAL's ``BuildOverviews`` after the fact decompresses the whole full-resolution raster
+    again: on a tiled, deflate-compressed output it cost as much as computing the slope.
+    Here the overview levels are allocated empty (sparse, so nearly free) when the output is
+    created; each tile row written is halved into a raw temporary file (the first level);
+    once the full resolution is closed, each level is written into its overview through a
+    dataset opened on that level, and halved again into the next. Memory stays one strip.
+    """
+
+    def __init__(self, path: Path, factors: list[int]) -> None:
+        self.path, self.factors = path, factors
+        self.raw = tempfile.TemporaryFile(dir=path.parent)  # closed by finish()
+        self.width = 0
+
+    def add(self, rows: np.ndarray) -> None:
+        """Halve a strip of full-resolution rows (an even count, except the last strip)."""
+        half = halve(rows)
+        self.width = half.shape[1]
+        self.raw.write(half.tobytes())
+
+    def finish(self) -> None:
+        """Write every level into the closed output's overviews."""
+        try:
+            for level in range(len(self.factors)):
+                last = level + 1 == len(self.factors)
+                nxt = None if last else tempfile.TemporaryFile(dir=self.path.parent)
+                self.raw.seek(0)
+                width = self.width
+                with rasterio.open(self.path, "r+", overview_level=level) as ov:
+                    if ov.width != width:  # pragma: no cover - GDAL sizes overviews by ceil, as halve
+                        msg = f"overview {level} is {ov.width} wide, expected {width}"
+                        raise RuntimeError(msg)
+                    for r0 in range(0, ov.height, TILE):
+                        n = min(TILE, ov.height - r0)
+                        strip = np.fromfile(self.raw, dtype=np.float32, count=n * width).reshape(n, width)
+                        if nxt is not None:
+                            half = halve(strip)
+                            self.width = half.shape[1]
+                            nxt.write(half.tobytes())
+                        np.nan_to_num(strip, copy=False, nan=NODATA)
+                        ov.write(strip, 1, window=Window(0, r0, width, n))
+                self.raw.close()
+                if nxt is not None:
+                    self.raw = nxt
+        finally:
+            self.raw.close()
 
 
 def write_slope(
@@ -514,6 +598,12 @@ def write_slope(
                     SOURCE_BAND=str(info.band),
                     SOURCE_BAND_DESCRIPTION=info.band_description or "",
                 )
+                factors = overview_factors(info.width, info.height)
+                if factors:
+                    # Allocated empty (sparse: nearly free); filled by _Overviews below.
+                    dst.build_overviews(factors, Resampling.nearest)
+                    dst.update_tags(ns="rio_overview", resampling="average")
+                    overviews = _Overviews(tmp, factors)
                 # Rows are gathered into whole tile rows before writing: a partial tile row
                 # would be compressed, then read back and compressed again.
                 acc = np.empty((min(TILE, info.height), W), dtype=np.float32)
@@ -521,22 +611,22 @@ def write_slope(
                 for r0, block in iter_slope_blocks(
                     info, compute_edges=compute_edges, block_cells=block_cells, threads=threads
                 ):
-                    np.nan_to_num(block, copy=False, nan=NODATA)
                     i = 0
                     while i < len(block):
                         n = min(len(block) - i, len(acc) - filled)
                         acc[filled : filled + n] = block[i : i + n]
                         filled, i = filled + n, i + n
                         if filled == len(acc) or acc_r0 + filled == info.height:
+                            if factors:
+                                overviews.add(acc[:filled])
+                            np.nan_to_num(acc[:filled], copy=False, nan=NODATA)
                             dst.write(acc[:filled], 1, window=Window(0, acc_r0, W, filled))
                             acc_r0, filled = acc_r0 + filled, 0
                     if progress is not None:
                         progress((r0 + block.shape[0]) / info.height)
                 del acc
-                factors = overview_factors(info.width, info.height)
-                if factors and not cog:
-                    dst.build_overviews(factors, Resampling.average)
-                    dst.update_tags(ns="rio_overview", resampling="average")
+            if factors:
+                overviews.finish()
             if cog:
                 rasterio.shutil.copy(
                     tmp,
