@@ -26,7 +26,7 @@ from rasterio.windows import Window
 from esc_gis.crs import measuring_crs
 from esc_gis.measure import area_sqft
 from esc_gis.terrain.dem import DemInfo, open_dem
-from esc_gis.terrain.slope import iter_slope_blocks
+from esc_gis.terrain.slope import GDAL_CACHE_BYTES, iter_slope_blocks
 
 if TYPE_CHECKING:
     from pyproj import CRS
@@ -77,15 +77,18 @@ def steep_polygons(
     info = open_dem(dem, z_unit=z_unit, band=band)
     dst_crs = measuring_crs(crs)
     pieces: list[shapely.Geometry] = []
-    for r0, block in iter_slope_blocks(info, compute_edges=compute_edges):
-        steep = block >= threshold_pct
-        if steep.any():
-            t = rasterio.windows.transform(Window(0, r0, info.width, block.shape[0]), info.transform)
-            # rasterio merges touching steep cells of a block into polygons; blocks are
-            # dissolved together below.
-            pieces.extend(shapely.geometry.shape(g) for g, _ in shapes(steep.view(np.uint8), mask=steep, transform=t))
-        if progress is not None:
-            progress((r0 + block.shape[0]) / info.height)
+    # GDAL's default block cache (5 % of RAM) would fill with tiles read once.
+    with rasterio.Env(GDAL_CACHEMAX=GDAL_CACHE_BYTES):
+        for r0, block in iter_slope_blocks(info, compute_edges=compute_edges):
+            steep = block >= threshold_pct
+            if steep.any():
+                t = rasterio.windows.transform(Window(0, r0, info.width, block.shape[0]), info.transform)
+                # rasterio merges touching steep cells of a block into polygons; blocks are
+                # dissolved together below.
+                shp = shapes(steep.view(np.uint8), mask=steep, transform=t)
+                pieces.extend(shapely.geometry.shape(g) for g, _ in shp)
+            if progress is not None:
+                progress((r0 + block.shape[0]) / info.height)
     merged = shapely.union_all(pieces) if pieces else shapely.Polygon()
     parts = shapely.get_parts(merged)
     parts = gpd.GeoSeries(parts[~shapely.is_empty(parts)], crs=info.crs).to_crs(dst_crs)
@@ -129,7 +132,7 @@ def _write_indicator(info: DemInfo, path: Path, window: Window, threshold_pct: f
         "crs": rasterio.crs.CRS.from_wkt(info.crs.to_wkt()),
         "transform": rasterio.windows.transform(window, info.transform),
     }
-    with rasterio.open(path, "w", **profile) as dst:
+    with rasterio.Env(GDAL_CACHEMAX=GDAL_CACHE_BYTES), rasterio.open(path, "w", **profile) as dst:
         for r0, block in iter_slope_blocks(info, compute_edges=compute_edges, window=window):
             out = np.where(np.isnan(block), _NODATA_U8, block >= threshold_pct).astype(np.uint8)
             dst.write(out, 1, window=Window(0, r0, width, block.shape[0]))
