@@ -478,3 +478,31 @@ def test_output_is_tiled_compressed_with_overviews_and_a_cog_on_request(tmp_path
         with rasterio.open(out) as plain:
             np.testing.assert_array_equal(src.read(1), plain.read(1))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.tif", "c.tif", "s.tif"]  # no temp left
+
+
+def test_overviews_are_gdals_average_of_the_slope(tmp_path):
+    from rasterio.enums import Resampling
+
+    rng = np.random.default_rng(5)
+    # Even sides: for odd ones GDAL's overview cells span 2 * (1 - 1/n) cells, not 2, and its
+    # averaging windows drift by up to a cell towards the far edge; ours are plain 2 x 2.
+    z = (rng.normal(0, 1, (700, 612)).cumsum(axis=1) + 240).astype(np.float32)
+    z[100:140, 200:260] = -9999
+    dem = _write(tmp_path / "r.tif", z, 600_000, 400_000)
+    out = tmp_path / "s.tif"
+    write_slope(dem, out, z_unit="m")
+    ref = tmp_path / "ref.tif"
+    with rasterio.open(out) as src:
+        profile = {**src.profile, "compress": "none"}
+        full = src.read(1)
+        levels = src.overviews(1)
+        ours = [src.read(1, out_shape=(-(-700 // f), -(-612 // f))) for f in levels]
+    assert levels == [2]
+    with rasterio.open(ref, "w", **profile) as dst:
+        dst.write(full, 1)
+        dst.build_overviews(levels, Resampling.average)
+    with rasterio.open(ref) as src:
+        theirs = [src.read(1, out_shape=o.shape) for o in ours]
+    for a, b in zip(ours, theirs, strict=True):
+        assert ((a == NODATA) == (b == NODATA)).all() and (a == NODATA).any()
+        np.testing.assert_allclose(a[a != NODATA], b[b != NODATA], rtol=1e-6)
