@@ -47,12 +47,15 @@ def check_output_file(
 
 
 def check_target(p: Path, *, overwrite: bool) -> None:
-    """Refuse an existing file (unless ``overwrite``) and a missing folder.
+    """Refuse a folder, an existing file (unless ``overwrite``) and a missing folder.
 
     Raises
     ------
     OutputExistsError, OutputFormatError
     """
+    if p.is_dir():
+        msg = f"{str(p)!r} is a folder; name the output file (e.g. {str(p / 'out')!r} with its extension)."
+        raise OutputFormatError(msg)
     if p.exists() and not overwrite:
         msg = f"{str(p)!r} exists; pass --overwrite (overwrite=True) to replace it."
         raise OutputExistsError(msg)

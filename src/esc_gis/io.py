@@ -9,7 +9,15 @@ partial output behind.
 
 from __future__ import annotations
 
-__all__ = ["OUTPUT_FORMATS", "check_output_file", "check_output_path", "read_class_map", "read_layer", "write_layer"]
+__all__ = [
+    "OUTPUT_FORMATS",
+    "check_output_file",
+    "check_output_path",
+    "feature_numbers",
+    "read_class_map",
+    "read_layer",
+    "write_layer",
+]
 
 import csv
 import os
@@ -18,6 +26,7 @@ import tempfile
 from pathlib import Path
 
 import geopandas as gpd
+import numpy as np
 import pandas as pd
 import pyogrio
 import shapely
@@ -104,6 +113,15 @@ def read_layer(
     except LayerReadError:
         raise
     except Exception as exc:  # GDAL, Arrow and Parquet errors all mean: unreadable input
+        if where is not None and _bad_where(p, layer, where):
+            msg = f"{name}: the --where clause {where!r} is not valid SQL for this layer ({exc}); check its field names and quotes."
+            raise LayerReadError(msg) from None
+        if p.is_dir():
+            msg = (
+                f"{name}: is a folder GDAL cannot read as vector data ({type(exc).__name__}: {exc}); "
+                "give a file, a File Geodatabase (.gdb) or a folder of shapefiles (with --layer)."
+            )
+            raise LayerReadError(msg) from None
         msg = f"{name}: cannot be read as a vector layer ({type(exc).__name__}: {exc})."
         raise LayerReadError(msg) from None
     if not isinstance(gdf, gpd.GeoDataFrame) or gdf.geometry.name not in gdf:
@@ -114,6 +132,58 @@ def read_layer(
         msg = f"{name}: the layer is empty (no features{picked})."
         raise LayerReadError(msg)
     return gdf.reset_index(drop=True)
+
+
+def feature_numbers(
+    path: str | os.PathLike[str], *, layer: str | None = None, where: str
+) -> tuple[np.ndarray, int]:
+    """Feature numbers in the file of the features a ``where`` clause picks, and the file's count.
+
+    A layer read with ``where`` keeps the numbering of the file (row ``n`` is the file's
+    ``n``-th feature), so messages and generated ids name the same feature with or without
+    the clause.
+
+    Parameters
+    ----------
+    path : str or PathLike
+    layer : str, optional
+    where : str
+        As for :func:`read_layer`.
+
+    Returns
+    -------
+    numbers : numpy.ndarray of int
+        1-based, in the order :func:`read_layer` returns the features.
+    total : int
+        The number of features in the layer without the clause.
+
+    Raises
+    ------
+    LayerReadError
+        If the file cannot be read.
+    """
+    try:
+        every = pyogrio.read_dataframe(path, layer=layer, read_geometry=False, columns=[], fid_as_index=True)
+        picked = pyogrio.read_dataframe(
+            path, layer=layer, where=where, read_geometry=False, columns=[], fid_as_index=True
+        )
+    except Exception as exc:  # the same errors read_layer reports
+        msg = f"{path}: cannot be read as a vector layer ({type(exc).__name__}: {exc})."
+        raise LayerReadError(msg) from None
+    return every.index.get_indexer(picked.index) + 1, len(every)
+
+
+def _bad_where(path: Path, layer: str | None, where: str) -> bool:
+    """Whether GDAL refuses ``where`` itself (not the file): the same read without it succeeds."""
+    try:
+        pyogrio.read_info(path, layer=layer)
+    except Exception:
+        return False
+    try:
+        pyogrio.read_dataframe(path, layer=layer, where=where, read_geometry=False, max_features=1)
+    except Exception:
+        return True
+    return False
 
 
 def read_class_map(path: str | os.PathLike[str]) -> dict[str, str]:

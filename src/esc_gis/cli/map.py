@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from esc_gis.cli._options import (
+    VECTOR,
     basemap_option,
     layers_option,
     offline_option,
@@ -22,13 +23,13 @@ from esc_gis.profile import load_profile
 
 
 @click.command(name="map", short_help="Map screening results (folium HTML), online or --offline.")
-@click.argument("results", type=click.Path(dir_okay=False))
+@click.argument("results", type=VECTOR)
 @output_option("Output map (.html).")
 @click.option("--site", "site_id", default=None, help="Map this one site with its surroundings (default: overview).")
 @layers_option("Layer set for the boundary, waters, protective and targeted areas (default: the bundled one).")
-@click.option("--disturbed", type=click.Path(dir_okay=False), default=None, help="Disturbed limits, for --site.")
+@click.option("--disturbed", type=VECTOR, default=None, help="Disturbed limits, for --site.")
 @click.option(
-    "--steep", type=click.Path(dir_okay=False), default=None, help="Steep-land polygons (esc-gis steep), for --site."
+    "--steep", type=VECTOR, default=None, help="Steep-land polygons (esc-gis steep), for --site."
 )
 @basemap_option("Basemap shown first; the other stays one click away.")
 @offline_option("Inline Leaflet: the file opens with no network (records, e-mail).")

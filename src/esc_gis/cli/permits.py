@@ -16,6 +16,8 @@ from typing import Any
 import click
 
 from esc_gis.cli._options import (
+    FILE,
+    VECTOR,
     assume_crs_option,
     basemap_option,
     layers_option,
@@ -105,12 +107,12 @@ def init(registry: str, layers_path: str | None) -> None:
 @permits.command(short_help="Add an application; the disturbed area is measured, never typed.")
 @_REGISTRY
 @click.option(
-    "--site", "site_path", required=True, type=click.Path(dir_okay=False), help="Site boundary layer (one polygon)."
+    "--site", "site_path", required=True, type=VECTOR, help="Site boundary layer (one polygon)."
 )
 @click.option(
     "--disturbed",
     "disturbed_path",
-    type=click.Path(dir_okay=False),
+    type=VECTOR,
     default=None,
     help="Disturbed-limits layer (one polygon); default the whole site.",
 )
@@ -404,12 +406,12 @@ def extend(
 
 @permits.command(name="import", short_help="Import a layer of permits; every bad row is reported, nothing half-done.")
 @_REGISTRY
-@click.argument("layer_path", metavar="LAYER", type=click.Path(dir_okay=False))
+@click.argument("layer_path", metavar="LAYER", type=VECTOR)
 @click.option("--layer", default=None, help="Layer name in a multi-layer file.")
 @click.option(
     "--disturbed",
     "disturbed_path",
-    type=click.Path(dir_okay=False),
+    type=VECTOR,
     default=None,
     help="Disturbed limits keyed by permit_number (default: the whole site).",
 )
@@ -469,7 +471,7 @@ def export(
 @click.option(
     "--rain",
     "rain_path",
-    type=click.Path(dir_okay=False),
+    type=FILE,
     default=None,
     help="Precipitation CSV (date or date and time, precip_in or NOAA PRCP) for the inspections after "
     "rain; daily totals or timed (hourly) readings.",
@@ -480,7 +482,7 @@ def export(
 @click.option(
     "--calendar",
     "calendar_path",
-    type=click.Path(dir_okay=False),
+    type=FILE,
     default=None,
     help="Office calendar TOML (holidays, weekend); default the common Wisconsin municipal one.",
 )

@@ -13,6 +13,8 @@ from rich.console import Console
 from rich.table import Table
 
 from esc_gis.cli._options import (
+    FILE,
+    VECTOR,
     assume_crs_option,
     layers_option,
     offline_option,
@@ -120,10 +122,10 @@ def counts_line(result: gpd.GeoDataFrame) -> str:
 
 
 @click.command(short_help="Screen sites or parcels against Chapter 540, Article I.")
-@click.argument("sites", type=click.Path(dir_okay=False))
+@click.argument("sites", type=VECTOR)
 @click.option(
     "--disturbed",
-    type=click.Path(dir_okay=False),
+    type=VECTOR,
     default=None,
     help="Disturbed-limit polygons carrying the site id; default: the whole site is disturbed.",
 )
@@ -144,13 +146,13 @@ def counts_line(result: gpd.GeoDataFrame) -> str:
     "-o",
     "--output",
     required=True,
-    type=click.Path(dir_okay=False),
+    type=FILE,
     help="Output: .gpkg, .parquet, .geojson or .csv (geometry as WKT).",
 )
 @click.option(
     "--map",
     "map_path",
-    type=click.Path(dir_okay=False),
+    type=FILE,
     default=None,
     help="Also write an overview map of the run (HTML), sites coloured by permit decision.",
 )
