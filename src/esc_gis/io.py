@@ -97,6 +97,8 @@ def read_layer(
                 msg = f"{name}: --where is not supported for GeoParquet; filter the file first."
                 raise LayerReadError(msg)
             gdf = gpd.read_parquet(p)
+        elif p.suffix.lower() == ".csv" and p.is_file():
+            gdf = _read_csv(p, where)
         else:
             if layer is None:
                 layers = pyogrio.list_layers(p)
@@ -171,6 +173,51 @@ def feature_numbers(
         msg = f"{path}: cannot be read as a vector layer ({type(exc).__name__}: {exc})."
         raise LayerReadError(msg) from None
     return every.index.get_indexer(picked.index) + 1, len(every)
+
+
+#: Name endings of columns holding measures (the project names units): read back from CSV as numbers.
+_MEASURE_SUFFIXES = ("_sqft", "_acres", "_ft", "_pct", "_share", "_cuyd")
+
+
+def _read_csv(p: Path, where: str | None) -> gpd.GeoDataFrame | pd.DataFrame:
+    """Read a CSV layer: geometry as WKT in ``geometry`` (or ``WKT``), its CRS in a ``crs`` column.
+
+    Everything is read as text, so ids keep their leading zeros; then columns named for a
+    measure (``*_sqft``, ``*_ft``, ...) become numbers and columns holding only True/False
+    become booleans: a screening CSV reads back with the types it was written with.
+    """
+    raw = pyogrio.read_dataframe(
+        p, where=where, GEOM_POSSIBLE_NAMES="geometry,WKT", KEEP_GEOM_COLUMNS="NO", EMPTY_STRING_AS_NULL="YES"
+    )
+    for col in [c for c in raw.columns if c != getattr(raw, "_geometry_column_name", None)]:
+        values = raw[col]
+        if not (pd.api.types.is_object_dtype(values) or pd.api.types.is_string_dtype(values)):
+            continue
+        present = values.dropna().astype(str)
+        if str(col).lower().endswith(_MEASURE_SUFFIXES):
+            numbers = pd.to_numeric(values, errors="coerce")
+            if numbers.notna().sum() == len(present):
+                raw[col] = numbers.astype(float)
+        elif len(present) and present.isin(["True", "False"]).all() and values.notna().all():
+            raw[col] = present.eq("True").to_numpy()
+    if not isinstance(raw, gpd.GeoDataFrame) or "crs" not in raw.columns:
+        return raw
+    crs_values = sorted({str(v).strip() for v in raw["crs"].dropna() if str(v).strip()})
+    if len(crs_values) > 1:
+        msg = f"{p}: the crs column holds several CRSs ({', '.join(crs_values[:3])}); give one CRS per file."
+        raise LayerReadError(msg)
+    gdf = raw.drop(columns="crs")
+    if crs_values and gdf.crs is None:
+        gdf = gdf.set_crs(crs_values[0])
+    return gdf
+
+
+def _crs_text(gdf: gpd.GeoDataFrame) -> str:
+    """The layer's CRS as a CSV cell: ``EPSG:7594`` when it has a code, else its WKT; empty when none."""
+    if gdf.crs is None:
+        return ""
+    auth = gdf.crs.to_authority()
+    return f"{auth[0]}:{auth[1]}" if auth else gdf.crs.to_wkt()
 
 
 def _bad_where(path: Path, layer: str | None, where: str) -> bool:
@@ -272,6 +319,9 @@ def _to_csv_frame(gdf: gpd.GeoDataFrame) -> pd.DataFrame:
         text = [findings_text(v) if isinstance(v, str) else "" for v in out["findings"]]
         out.insert(out.columns.get_loc("findings") + 1, "findings_text", text)
     out["geometry"] = shapely.to_wkt(gdf.geometry.values, rounding_precision=-1)
+    # A CSV has no place for its CRS: say it in every row, so map, permits import and
+    # review read the file back in the right place (read_layer sets it from this column).
+    out["crs"] = _crs_text(gdf)
     return out
 
 
@@ -289,7 +339,8 @@ def write_layer(
     gdf : geopandas.GeoDataFrame
         What to write.
     path : str or PathLike
-        ``.gpkg``, ``.parquet``, ``.geojson`` or ``.csv`` (geometry as WKT).
+        ``.gpkg``, ``.parquet``, ``.geojson`` or ``.csv`` (geometry as WKT in ``geometry``,
+        the CRS as ``EPSG:<code>`` in ``crs``, both read back by :func:`read_layer`).
     overwrite : bool, default False
         Replace an existing file.
     layer : str, default "screening"

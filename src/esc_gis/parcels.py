@@ -64,7 +64,7 @@ class SkipRule:
 
     def describe(self) -> str:
         """The rule in one line, as the summary and the side table show it."""
-        return f"{self.field} matches {self.pattern!r} ({self.origin})"
+        return f"{self.field} matches '{self.pattern}' ({self.origin})"
 
     def mask(self, values: pd.Series) -> np.ndarray:
         """Boolean mask of the rows the rule skips (missing ids are never skipped)."""

@@ -245,7 +245,7 @@ def prepare_sites(
                     source,
                     int(i) + 1,
                     f"repeats the id {ids.iloc[i]!r} (first at row {first}).",
-                    "ids must be unique; renumber one of them, or use --id-field.",
+                    "ids must be unique; renumber one of them, use --id-field, or skip features that are not sites with --skip-ids.",
                     None,
                 )
             )

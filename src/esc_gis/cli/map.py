@@ -15,6 +15,7 @@ from esc_gis.cli._options import (
     overwrite_option,
     profile_option,
     quiet_option,
+    where_option,
 )
 from esc_gis.io import read_layer
 from esc_gis.layers import load_layers
@@ -25,6 +26,7 @@ from esc_gis.profile import load_profile
 @click.command(name="map", short_help="Map screening results (folium HTML), online or --offline.")
 @click.argument("results", type=VECTOR)
 @output_option("Output map (.html).")
+@where_option("OGR SQL WHERE clause picking the rows of RESULTS to map, e.g. \"permit = 'required'\".")
 @click.option("--site", "site_id", default=None, help="Map this one site with its surroundings (default: overview).")
 @layers_option("Layer set for the boundary, waters, protective and targeted areas (default: the bundled one).")
 @click.option("--disturbed", type=VECTOR, default=None, help="Disturbed limits, for --site.")
@@ -39,6 +41,7 @@ from esc_gis.profile import load_profile
 def map_(
     results: str,
     output: str,
+    where: str | None,
     site_id: str | None,
     layers_path: str | None,
     disturbed: str | None,
@@ -57,7 +60,7 @@ def map_(
     its decision, areas and findings with their citations.
     """
     check_map_path(output, overwrite=overwrite)
-    res = read_layer(results)
+    res = read_layer(results, where=where)
     prof = load_profile(None if profile_path is None else Path(profile_path))
     ls = load_layers(layers_path, profile=prof)
     if site_id is None:

@@ -24,6 +24,7 @@ from esc_gis.cli._options import (
     offline_option,
     output_option,
     overwrite_option,
+    where_option,
 )
 from esc_gis.errors import Problem, ValidationError
 
@@ -408,6 +409,7 @@ def extend(
 @_REGISTRY
 @click.argument("layer_path", metavar="LAYER", type=VECTOR)
 @click.option("--layer", default=None, help="Layer name in a multi-layer file.")
+@where_option("OGR SQL WHERE clause picking the rows of LAYER to import.")
 @click.option(
     "--disturbed",
     "disturbed_path",
@@ -422,6 +424,7 @@ def import_(
     registry: str,
     layer_path: str,
     layer: str | None,
+    where: str | None,
     disturbed_path: str | None,
     assume_crs: str | None,
     layers_path: str | None,
@@ -432,7 +435,7 @@ def import_(
     from esc_gis.io import read_layer
 
     frame = assign_crs(
-        read_layer(layer_path, layer=layer, dates_as_text=True), assume_crs=assume_crs, source=layer_path
+        read_layer(layer_path, layer=layer, where=where, dates_as_text=True), assume_crs=assume_crs, source=layer_path
     )
     disturbed = (
         assign_crs(read_layer(disturbed_path), assume_crs=assume_crs, source=disturbed_path) if disturbed_path else None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from pathlib import Path
 from typing import Literal
 
 import click
@@ -22,9 +23,10 @@ from esc_gis.cli._options import (
     profile_option,
     progress_bar,
     quiet_option,
+    where_option,
 )
 from esc_gis.io import check_output_path, write_layer
-from esc_gis.screening import screen as screen_sites
+from esc_gis.screening import ScreeningRun, screen_run
 
 
 def _field_map(values: tuple[str, ...]) -> dict[str, str]:
@@ -111,6 +113,34 @@ def summary_table(result: gpd.GeoDataFrame, *, max_rows: int = 40) -> Table:
     return table
 
 
+def skipped_path(output: str | Path) -> Path:
+    """Where the features skipped as not sites are written: beside OUTPUT, ``<name>.skipped<ext>``."""
+    p = Path(output)
+    return p.with_name(f"{p.stem}.skipped{p.suffix}")
+
+
+def input_lines(run: ScreeningRun, skipped_file: Path | None) -> list[str]:
+    """What of the sites layer was left out or given an id, and why: nothing is dropped silently."""
+    lines = []
+    if run.schema == "v10":
+        lines.append(f"Recognised the Wisconsin V10 parcel schema; site id: {run.id_field}.")
+    if run.not_selected:
+        lines.append(f"--where left out {run.not_selected:,} feature(s) of the sites file.")
+    if len(run.skipped):
+        ids = Counter(str(v).strip() for v in run.skipped[run.id_field]) if run.id_field in run.skipped else Counter()
+        top = ", ".join(f"{k} {v:,}" for k, v in ids.most_common(6))
+        lines.append(
+            f"Skipped {len(run.skipped):,} feature(s) that are not parcels ({top}): rule {run.rule}; "
+            f"listed with their feature numbers in {skipped_file}."
+        )
+    if run.generated_ids:
+        shown = ", ".join(run.generated_ids[:5]) + (", ..." if len(run.generated_ids) > 5 else "")
+        lines.append(
+            f"{len(run.generated_ids):,} site(s) had no {run.id_field}; screened as row:<feature number> ({shown})."
+        )
+    return lines
+
+
 def counts_line(result: gpd.GeoDataFrame) -> str:
     """One line counting sites by permit decision."""
     c = Counter(result["permit"])
@@ -131,7 +161,12 @@ def counts_line(result: gpd.GeoDataFrame) -> str:
 )
 @layers_option("Layer-set manifest (layers.toml); default: the Village's bundled set.")
 @profile_option("Ordinance profile TOML; default: the one shipped with esc_gis.")
-@click.option("--id-field", default="site_id", show_default=True, help="Field holding the unique site id.")
+@click.option(
+    "--id-field",
+    default="site_id",
+    show_default=True,
+    help="Field holding the unique site id (a Wisconsin V10 parcel layer without site_id: PARCELID).",
+)
 @click.option(
     "--field",
     "fields",
@@ -142,6 +177,17 @@ def counts_line(result: gpd.GeoDataFrame) -> str:
 @assume_crs_option("CRS for inputs that have none (e.g. EPSG:7594). Never overrides a file's own CRS.")
 @click.option("--layer", "sites_layer", default=None, help="Layer of SITES to read, if it has several.")
 @click.option("--disturbed-layer", default=None, help="Layer of --disturbed to read, if it has several.")
+@where_option("OGR SQL WHERE clause picking the SITES to read, e.g. \"CONAME = 'WINNEBAGO'\".")
+@click.option("--disturbed-where", default=None, metavar="SQL", help="OGR SQL WHERE clause for --disturbed.")
+@click.option(
+    "--skip-ids",
+    default="auto",
+    show_default=True,
+    metavar="auto|none|REGEX",
+    help="Features that are not sites, by id: auto = the parcel schema's rule (V10: ROW, HYDRO, RAIL, GAP, "
+    "123ROW, ...), none, or a regular expression the whole id matches. Skipped features go to "
+    "OUTPUT's .skipped file; while a rule is in force a site without an id is screened as row:<n>.",
+)
 @click.option(
     "-o",
     "--output",
@@ -169,6 +215,9 @@ def screen(
     assume_crs: str | None,
     sites_layer: str | None,
     disturbed_layer: str | None,
+    where: str | None,
+    disturbed_where: str | None,
+    skip_ids: str,
     output: str,
     map_path: str | None,
     offline: bool,
@@ -183,6 +232,8 @@ def screen(
     """
     field_map = _field_map(fields)
     check_output_path(output, overwrite=overwrite)  # fail before the work, not after
+    side = skipped_path(output)
+    check_output_path(side, overwrite=overwrite)
     if map_path is not None:
         from esc_gis.maps import check_map_path  # folium loads only when a map is asked for
 
@@ -190,7 +241,7 @@ def screen(
     err = Console(stderr=True)
     with progress_bar("{task.description:<40}", quiet=quiet, console=err) as bar:
         task = bar.add_task("screening", total=1.0)
-        result = screen_sites(
+        run = screen_run(
             sites,
             disturbed=disturbed,
             layers=layers_path,
@@ -200,10 +251,18 @@ def screen(
             assume_crs=assume_crs,
             sites_layer=sites_layer,
             disturbed_layer=disturbed_layer,
+            sites_where=where,
+            disturbed_where=disturbed_where,
+            skip_ids=skip_ids,
             progress=lambda stage, frac: bar.update(task, completed=frac, description=stage),
         )
+        result = run.result
         bar.update(task, description=f"writing {output}")
         write_layer(result, output, overwrite=overwrite)
+        if len(run.skipped):
+            write_layer(run.skipped, side, overwrite=overwrite, layer="skipped")
+        elif overwrite and side.exists():
+            side.unlink()  # a list from an earlier run would describe this one wrongly
         if map_path is not None:
             bar.update(task, description=f"drawing {map_path}")
             from esc_gis.layers import load_layers
@@ -216,4 +275,6 @@ def screen(
         out = Console(width=max(Console().width, 180))
         out.print(summary_table(result))
         out.print(counts_line(result))
+        for line in input_lines(run, side if len(run.skipped) else None):
+            out.print(line, markup=False)
         out.print(f"Wrote {len(result)} rows to {output}" + (f" and the map {map_path}" if map_path else ""))
