@@ -166,9 +166,8 @@ def feature_numbers(
     """
     try:
         every = pyogrio.read_dataframe(path, layer=layer, read_geometry=False, columns=[], fid_as_index=True)
-        picked = pyogrio.read_dataframe(
-            path, layer=layer, where=where, read_geometry=False, columns=[], fid_as_index=True
-        )
+        # Fields stay in this read: some drivers (OpenFileGDB) drop the filter on ignored fields.
+        picked = pyogrio.read_dataframe(path, layer=layer, where=where, read_geometry=False, fid_as_index=True)
     except Exception as exc:  # the same errors read_layer reports
         msg = f"{path}: cannot be read as a vector layer ({type(exc).__name__}: {exc})."
         raise LayerReadError(msg) from None
