@@ -134,7 +134,10 @@ def test_fgdb_sites_and_waters(tmp_path: Path) -> None:
     pyogrio.write_dataframe(site, tmp_path / "sites.gdb", layer="sites", driver="OpenFileGDB")
     site.to_file(tmp_path / "sites.gpkg", engine="pyogrio")
     outs = []
-    for sites_path, layer_set, name in ((tmp_path / "sites.gdb", gdb_set, "a"), (tmp_path / "sites.gpkg", gpkg_set, "b")):
+    for sites_path, layer_set, name in (
+        (tmp_path / "sites.gdb", gdb_set, "a"),
+        (tmp_path / "sites.gpkg", gpkg_set, "b"),
+    ):
         out = tmp_path / f"{name}.gpkg"
         r = run("screen", sites_path, "--layers", layer_set, "-q", "-o", out)
         assert r.exit_code == 0, r.output
@@ -196,8 +199,18 @@ def test_review_refuses_a_path_that_does_not_exist(tmp_path: Path, layers_path) 
 def test_screening_csv_goes_back_to_map_and_permits_import(tmp_path: Path, layers_path) -> None:
     src = tmp_path / "sites.gpkg"
     rows = [
-        {"site_id": "007", "site_address": "1 Main St", "received_on": "2026-09-01", "geometry": box(100, 100, 200, 150)},
-        {"site_id": "008", "site_address": "2 Oak St", "received_on": "2026-09-02", "geometry": box(300, 100, 400, 200)},
+        {
+            "site_id": "007",
+            "site_address": "1 Main St",
+            "received_on": "2026-09-01",
+            "geometry": box(100, 100, 200, 150),
+        },
+        {
+            "site_id": "008",
+            "site_address": "2 Oak St",
+            "received_on": "2026-09-02",
+            "geometry": box(300, 100, 400, 200),
+        },
     ]
     sites(rows, "EPSG:4326").to_file(src, engine="pyogrio")  # sent in degrees, measured in feet
     csv = tmp_path / "screened.csv"

@@ -21,8 +21,8 @@ import pytest
 import shapely
 from click.testing import CliRunner
 
-from esc_gis.errors import LayerReadError
 from esc_gis.cli.main import cli
+from esc_gis.errors import LayerReadError
 from esc_gis.review import review_plan
 from esc_gis.review.bmps import classify
 

@@ -116,7 +116,10 @@ def read_layer(
         raise
     except Exception as exc:  # GDAL, Arrow and Parquet errors all mean: unreadable input
         if where is not None and _bad_where(p, layer, where):
-            msg = f"{name}: the --where clause {where!r} is not valid SQL for this layer ({exc}); check its field names and quotes."
+            msg = (
+                f"{name}: the --where clause {where!r} is not valid SQL for this layer ({exc}); "
+                "check its field names and quotes."
+            )
             raise LayerReadError(msg) from None
         if p.is_dir():
             msg = (
@@ -136,9 +139,7 @@ def read_layer(
     return gdf.reset_index(drop=True)
 
 
-def feature_numbers(
-    path: str | os.PathLike[str], *, layer: str | None = None, where: str
-) -> tuple[np.ndarray, int]:
+def feature_numbers(path: str | os.PathLike[str], *, layer: str | None = None, where: str) -> tuple[np.ndarray, int]:
     """Feature numbers in the file of the features a ``where`` clause picks, and the file's count.
 
     A layer read with ``where`` keeps the numbering of the file (row ``n`` is the file's
@@ -212,7 +213,7 @@ def _read_csv(p: Path, where: str | None) -> gpd.GeoDataFrame | pd.DataFrame:
 
 
 def _crs_text(gdf: gpd.GeoDataFrame) -> str:
-    """The layer's CRS as a CSV cell: ``EPSG:7594`` when it has a code, else its WKT; empty when none."""
+    """Give the layer's CRS as a CSV cell: ``EPSG:7594`` when it has a code, else its WKT; empty when none."""
     if gdf.crs is None:
         return ""
     auth = gdf.crs.to_authority()

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from esc_gis.errors import ValidationError
+from esc_gis.errors import Problem, ValidationError
 
 #: Fields whose presence (all of them, any case) marks a layer as the Wisconsin V10 parcel schema.
 V10_FIELDS = ("STATEID", "PARCELID", "TAXPARCELID", "SITEADRESS", "CONAME", "PARCELFIPS")
@@ -63,7 +63,7 @@ class SkipRule:
     origin: str
 
     def describe(self) -> str:
-        """The rule in one line, as the summary and the side table show it."""
+        """Say the rule in one line, as the summary shows it."""
         return f"{self.field} matches '{self.pattern}' ({self.origin})"
 
     def mask(self, values: pd.Series) -> np.ndarray:
@@ -122,8 +122,6 @@ def skip_rule(skip_ids: str | None, *, columns: list[str], id_field: str, source
     try:
         re.compile(skip_ids)
     except re.error as exc:
-        from esc_gis.errors import Problem
-
         fix = "give a regular expression, e.g. 'ROW|HYDRO', or 'none' to skip nothing."
         raise ValidationError([Problem(source, None, f"--skip-ids {skip_ids!r} is not valid ({exc}).", fix)]) from None
     return SkipRule(skip_ids, field, "--skip-ids")

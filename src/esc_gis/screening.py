@@ -24,8 +24,8 @@ from esc_gis.crs import assign_crs, to_measuring_crs
 from esc_gis.errors import CRSError, LayerReadError, Problem, ValidationError
 from esc_gis.io import feature_numbers, read_layer
 from esc_gis.layers import LayerSet, load_layers
-from esc_gis.parcels import detect_schema, skip_rule
 from esc_gis.measure import PolygonIndex, area_sqft, clip_to_region, nearest_distance, union_by_group
+from esc_gis.parcels import detect_schema, skip_rule
 from esc_gis.profile import Profile, load_profile
 from esc_gis.rules import Measurements, counts_toward_plan, decide
 from esc_gis.terrain import steep_area
@@ -266,7 +266,7 @@ def _read_inputs(
 
 
 def _skipped_table(raw: gpd.GeoDataFrame, skip: np.ndarray, numbers: np.ndarray, rule: Any) -> gpd.GeoDataFrame:
-    """The skipped features with their feature number and reason first, then their own fields."""
+    """Build the table of skipped features: feature number and reason first, then their own fields."""
     rows = raw[skip]
     own = rows.drop(columns=[c for c in ("feature", "skip_reason") if c in rows.columns])
     reason = (

@@ -162,6 +162,43 @@ def _id(ids: pd.Series | None, i: int) -> str | None:
     return None if v is None else str(v)
 
 
+def _site_ids(
+    gdf: gpd.GeoDataFrame,
+    field: str | None,
+    field_map: dict[str, str],
+    columns: list[str],
+    source: str,
+    numbers: np.ndarray,
+    generate_ids: bool,
+    problems: list[Problem],
+) -> tuple[pd.Series | None, list[str]]:
+    """Read the site ids, generating ``row:<n>`` for blank ones if asked; report missing and repeated ids."""
+    from esc_gis.parcels import GENERATED_ID_PREFIX
+
+    if field is None:
+        fix = f"name the id field with --id-field NAME (fields: {', '.join(columns) or 'none'})."
+        problems.append(Problem(source, None, f"has no id field {field_map.get('site_id', 'site_id')!r}.", fix))
+        return None, []
+    ids = _ids_as_str(gdf[field])
+    blank = ids.isna().to_numpy()
+    generated: list[str] = []
+    if generate_ids and blank.any():
+        generated = [f"{GENERATED_ID_PREFIX}{n}" for n in numbers[blank]]
+        ids[blank] = generated
+    for i in np.flatnonzero(ids.isna().to_numpy()):
+        problems.append(Problem(source, int(i) + 1, f"has no {field!r}.", "give every site a unique id."))
+    dup = ids.notna() & ids.duplicated(keep="first")
+    fix = (
+        "ids must be unique; renumber one of them, use --id-field, or skip features that are not sites with --skip-ids."
+    )
+    for i in np.flatnonzero(dup.to_numpy()):
+        first = int(numbers[np.flatnonzero((ids == ids.iloc[i]).to_numpy())[0]])
+        problems.append(
+            Problem(source, int(i) + 1, f"repeats the id {ids.iloc[i]!r} (first at row {first}).", fix, None)
+        )
+    return ids, generated
+
+
 def prepare_sites(
     gdf: gpd.GeoDataFrame,
     *,
@@ -198,8 +235,6 @@ def prepare_sites(
     """
     from dataclasses import replace
 
-    from esc_gis.parcels import GENERATED_ID_PREFIX
-
     numbers = np.arange(1, len(gdf) + 1) if rows is None else np.asarray(rows, dtype=int)
     field_map = dict(field_map or {})
     if id_field != "site_id":
@@ -223,32 +258,7 @@ def prepare_sites(
     found = {c: _find_field(columns, c, field_map) for c in FIELD_ALIASES}
     found = {c: (f if f in columns else None) for c, f in found.items()}
 
-    ids: pd.Series | None = None
-    generated: list[str] = []
-    if found["site_id"] is None:
-        fix = f"name the id field with --id-field NAME (fields: {', '.join(columns) or 'none'})."
-        problems.append(Problem(source, None, f"has no id field {field_map.get('site_id', 'site_id')!r}.", fix))
-    else:
-        ids = _ids_as_str(gdf[found["site_id"]])
-        blank = ids.isna().to_numpy()
-        if generate_ids and blank.any():
-            generated = [f"{GENERATED_ID_PREFIX}{n}" for n in numbers[blank]]
-            ids[blank] = generated
-        for i in np.flatnonzero(ids.isna().to_numpy()):
-            msg = f"has no {found['site_id']!r}."
-            problems.append(Problem(source, int(i) + 1, msg, "give every site a unique id."))
-        dup = ids.notna() & ids.duplicated(keep="first")
-        for i in np.flatnonzero(dup.to_numpy()):
-            first = int(numbers[np.flatnonzero((ids == ids.iloc[i]).to_numpy())[0]])
-            problems.append(
-                Problem(
-                    source,
-                    int(i) + 1,
-                    f"repeats the id {ids.iloc[i]!r} (first at row {first}).",
-                    "ids must be unique; renumber one of them, use --id-field, or skip features that are not sites with --skip-ids.",
-                    None,
-                )
-            )
+    ids, generated = _site_ids(gdf, found["site_id"], field_map, columns, source, numbers, generate_ids, problems)
 
     n = len(gdf)
     if found["activity"] is None:

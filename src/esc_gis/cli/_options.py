@@ -61,7 +61,9 @@ VECTOR = _PathType(folder_ok=True)
 FILE = _PathType(folder_ok=False)
 
 
-def where_option(help: str = "OGR SQL WHERE clause picking the features to read (e.g. \"CONAME = 'WINNEBAGO'\").") -> Decorator:
+def where_option(
+    help: str = "OGR SQL WHERE clause picking the features to read (e.g. \"CONAME = 'WINNEBAGO'\").",
+) -> Decorator:
     """``--where SQL``: passed to GDAL while reading, so a statewide file is cut as it is read."""
     return click.option("--where", default=None, metavar="SQL", help=help)
 

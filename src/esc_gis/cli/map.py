@@ -30,9 +30,7 @@ from esc_gis.profile import load_profile
 @click.option("--site", "site_id", default=None, help="Map this one site with its surroundings (default: overview).")
 @layers_option("Layer set for the boundary, waters, protective and targeted areas (default: the bundled one).")
 @click.option("--disturbed", type=VECTOR, default=None, help="Disturbed limits, for --site.")
-@click.option(
-    "--steep", type=VECTOR, default=None, help="Steep-land polygons (esc-gis steep), for --site."
-)
+@click.option("--steep", type=VECTOR, default=None, help="Steep-land polygons (esc-gis steep), for --site.")
 @basemap_option("Basemap shown first; the other stays one click away.")
 @offline_option("Inline Leaflet: the file opens with no network (records, e-mail).")
 @profile_option("Ordinance profile TOML (widths, names and citations); default: the bundled profile.")

@@ -107,9 +107,7 @@ def init(registry: str, layers_path: str | None) -> None:
 
 @permits.command(short_help="Add an application; the disturbed area is measured, never typed.")
 @_REGISTRY
-@click.option(
-    "--site", "site_path", required=True, type=VECTOR, help="Site boundary layer (one polygon)."
-)
+@click.option("--site", "site_path", required=True, type=VECTOR, help="Site boundary layer (one polygon).")
 @click.option(
     "--disturbed",
     "disturbed_path",

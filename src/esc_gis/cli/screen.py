@@ -120,7 +120,7 @@ def skipped_path(output: str | Path) -> Path:
 
 
 def input_lines(run: ScreeningRun, skipped_file: Path | None) -> list[str]:
-    """What of the sites layer was left out or given an id, and why: nothing is dropped silently."""
+    """Say what of the sites layer was left out or given an id, and why: nothing is dropped silently."""
     lines = []
     if run.schema == "v10":
         lines.append(f"Recognised the Wisconsin V10 parcel schema; site id: {run.id_field}.")
