@@ -22,7 +22,6 @@ __all__ = ["BASEMAPS", "PERMIT_STYLE", "check_map_path", "overview_map", "site_m
 import html
 import json
 import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -36,7 +35,7 @@ import shapely
 from branca.element import Element, Figure
 
 from esc_gis import __version__
-from esc_gis._outputs import check_output_file
+from esc_gis._outputs import atomic_output, check_output_file
 from esc_gis.errors import OutputFormatError, ValidationError
 from esc_gis.maps.assets import LEAFLET_CSS_URL, LEAFLET_JS_URL, offline_assets
 from esc_gis.maps.compact import CompactPolygons
@@ -559,11 +558,7 @@ def write_map(m: folium.Map, path: str | os.PathLike[str], *, overwrite: bool = 
         If the name does not end in ``.html``.
     """
     out = check_map_path(path, overwrite=overwrite)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.stem}.", suffix=".html", dir=out.parent or ".")
-    os.close(fd)
-    try:
-        Path(tmp).write_text(_figure(m).render(), encoding="utf-8")
-        os.replace(tmp, out)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+    # The user's umask, not the temporary file's 0o600: a map is made to be served and shared.
+    with atomic_output(out) as tmp:
+        tmp.write_text(_figure(m).render(), encoding="utf-8")
     return out
