@@ -83,7 +83,7 @@ def public_permit_map(
     ValidationError
         If a public column or the CRS is missing, or there is nothing to frame the map on.
     MapAssetsError
-        If ``offline`` and the Leaflet npm package is not installed.
+        If ``offline`` and the Leaflet bundled with esc_gis is missing.
     """
     missing = [c for c in PUBLIC_COLUMNS if c not in permits.columns]
     if missing or permits.crs is None:

@@ -11,7 +11,7 @@ run as code.
 
 The maps load nothing but Leaflet (folium's jQuery, Bootstrap and icon fonts are not
 needed for polygons, popups and a layer control), from the CDN or, with ``offline=True``,
-inlined from the npm package (:mod:`esc_gis.maps.assets`). Features are drawn on a canvas
+inlined from the copy bundled with esc_gis (:mod:`esc_gis.maps.assets`). Features are drawn on a canvas
 (``prefer_canvas``), which is what keeps 10,000 parcels fast.
 """
 
@@ -309,7 +309,7 @@ def overview_map(
     ValidationError
         If ``results`` lacks the screening columns or a CRS.
     MapAssetsError
-        If ``offline`` and the Leaflet npm package is not installed.
+        If ``offline`` and the Leaflet bundled with esc_gis is missing.
     """
     _check(results, source)
     if len(results) == 0:
@@ -409,7 +409,7 @@ def site_map(
     ValidationError
         If ``results`` lacks the screening columns, or ``site_id`` is not in it.
     MapAssetsError
-        If ``offline`` and the Leaflet npm package is not installed.
+        If ``offline`` and the Leaflet bundled with esc_gis is missing.
     """
     from esc_gis.errors import Problem
     from esc_gis.units import ft_to_crs_units

@@ -82,7 +82,7 @@ def review_map(
     Raises
     ------
     MapAssetsError
-        If ``offline`` and the Leaflet npm package is not installed.
+        If ``offline`` and the Leaflet bundled with esc_gis is missing.
     """
     shown = {k: v for k, v in plan_layers.items() if k in _STYLE and len(v)}
     frames = [gpd.GeoDataFrame(geometry=g.geometry.to_numpy(), crs=g.crs) for g in shown.values()]
