@@ -117,7 +117,7 @@ def public_permit_map(
     counts = []
     for key, (label, colour) in PUBLIC_STATUS.items():
         pick = np.flatnonzero(status == key)
-        counts.append((colour, label, f"{len(pick):,}"))
+        counts.append((colour, label, f"{len(pick):,}", f"{label} ({len(pick):,})"))
         if not len(pick):
             continue
         rows = public.iloc[pick]

@@ -133,7 +133,7 @@ def review_map(
             fg.add_to(m)
         if (~points).any():
             _add_layer(m, label, geoms[~points], list(np.array(props, dtype=object)[~points]), style, popup=False)
-        legend.append((str(style.get("fillColor", style["color"])), label, f"{len(gdf):,}"))
+        legend.append((str(style.get("fillColor", style["color"])), label, f"{len(gdf):,}", label))
     _figure(m).html.add_child(_legend("Plan review", legend))
     folium.LayerControl(collapsed=True).add_to(m)
     return m
