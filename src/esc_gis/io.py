@@ -4,7 +4,7 @@ Reading accepts anything GDAL reads, zipped shapefiles included; problems come b
 :class:`~esc_gis.errors.LayerReadError` naming the file. Writing chooses the format by the
 output's extension, refuses to overwrite without ``overwrite=True``, and writes to a
 temporary file that is renamed into place only when complete, so a failure never leaves a
-partial output behind.
+partial output behind. GeoJSON is written as RFC 7946 asks (EPSG:4326 longitude/latitude).
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ __all__ = [
 import csv
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 import geopandas as gpd
@@ -31,8 +30,8 @@ import pandas as pd
 import pyogrio
 import shapely
 
-from esc_gis._outputs import check_output_file, check_target
-from esc_gis.errors import LayerReadError, LayerSetError, OutputFormatError
+from esc_gis._outputs import atomic_output, check_output_file, check_target
+from esc_gis.errors import CRSError, LayerReadError, LayerSetError, OutputFormatError
 from esc_gis.findings import findings_text
 
 if sys.version_info >= (3, 11):
@@ -331,8 +330,13 @@ def write_layer(
     *,
     overwrite: bool = False,
     layer: str = "screening",
+    private: bool = False,
 ) -> Path:
     """Write a layer, choosing the format by extension, atomically.
+
+    GeoJSON follows RFC 7946: the geometry is reprojected to EPSG:4326 (longitude,
+    latitude), no ``crs`` member is written, and the collection is named ``layer``. The
+    attributes (the measurements, made in the projected CRS) are written unchanged.
 
     Parameters
     ----------
@@ -344,7 +348,10 @@ def write_layer(
     overwrite : bool, default False
         Replace an existing file.
     layer : str, default "screening"
-        Layer name inside a GeoPackage.
+        Layer name inside a GeoPackage, and the ``name`` of a GeoJSON feature collection.
+    private : bool, default False
+        The layer holds personal data: the file is made readable by its owner only (``0o600``);
+        otherwise it gets the user's umask, as any file they create.
 
     Returns
     -------
@@ -354,27 +361,43 @@ def write_layer(
     ------
     OutputFormatError, OutputExistsError
         As :func:`check_output_path`.
+    CRSError
+        If a GeoJSON output is asked for a layer without a CRS (it cannot be reprojected).
     """
     p = Path(path)
     fmt = check_output_path(p, overwrite=overwrite)
-    # Write beside the target, then rename: readers never see half a file, and a failure
-    # leaves nothing behind (a rename within one folder is atomic).
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{p.stem}.", suffix=p.suffix, dir=p.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
-    tmp.unlink()
-    try:
+    # Written whole under the final name, then renamed into place: readers never see half a
+    # file, and a failure leaves nothing behind.
+    with atomic_output(p, private=private) as tmp:
         if fmt == "GeoPackage":
             pyogrio.write_dataframe(gdf, tmp, layer=layer, driver="GPKG", use_arrow=True)
         elif fmt == "GeoParquet":
             gdf.to_parquet(tmp, index=False)
         elif fmt == "GeoJSON":
-            # Keep findings a JSON *string*, as in every other format (GDAL would inline it).
-            pyogrio.write_dataframe(gdf, tmp, driver="GeoJSON", layer_options={"AUTODETECT_JSON_STRINGS": "NO"})
+            _write_geojson(gdf, tmp, layer=layer)
         else:
             _to_csv_frame(gdf).to_csv(tmp, index=False)
-        os.replace(tmp, p)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
     return p
+
+
+def _write_geojson(gdf: gpd.GeoDataFrame, path: Path, *, layer: str) -> None:
+    """Write RFC 7946 GeoJSON: WGS 84 longitude/latitude, no ``crs`` member, named ``layer``.
+
+    Raises
+    ------
+    CRSError
+        If the layer has no CRS.
+    """
+    # Checked here rather than left to GDAL, which takes a layer without a CRS for WGS 84 and
+    # would write feet as if they were degrees.
+    if gdf.crs is None:
+        msg = f"{path.name}: GeoJSON is written in longitude/latitude, and this layer has no CRS to reproject from."
+        raise CRSError(msg)
+    wgs84 = gdf.to_crs("EPSG:4326")
+    options = {
+        # Keep findings a JSON *string*, as in every other format (GDAL would inline it).
+        "AUTODETECT_JSON_STRINGS": "NO",
+        # Counter-clockwise outer rings, antimeridian cutting, 7 decimals (1 cm), no crs member.
+        "RFC7946": "YES",
+    }
+    pyogrio.write_dataframe(wgs84, path, layer=layer, driver="GeoJSON", layer_options=options)

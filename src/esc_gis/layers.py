@@ -104,8 +104,10 @@ class LayerSet:
 def default_manifest() -> Path:
     """Return the manifest used when none is named.
 
-    Looks at ``$ESC_GIS_LAYERS``, then ``layers/winneconne/layers.toml`` in the source tree
-    this package was installed from, then under the current folder.
+    Looks at ``$ESC_GIS_LAYERS``, then the copy a wheel carries (``esc_gis/layersets/``,
+    put there at build time by ``setup.py``), then ``layers/winneconne/layers.toml`` in the
+    source tree this package was installed from (an editable install), then under the
+    current folder.
 
     Raises
     ------
@@ -115,6 +117,7 @@ def default_manifest() -> Path:
     candidates = []
     if os.environ.get(ENV_LAYERS):
         candidates.append(Path(os.environ[ENV_LAYERS]))
+    candidates.append(Path(__file__).resolve().parent / "layersets" / "winneconne" / "layers.toml")
     candidates.append(Path(__file__).resolve().parents[2] / "layers" / "winneconne" / "layers.toml")
     candidates.append(Path.cwd() / "layers" / "winneconne" / "layers.toml")
     for c in candidates:

@@ -462,7 +462,8 @@ def export(
     check_output_path(output, overwrite=overwrite)
     with _open(registry, layers_path) as reg:
         frame = reg.frame(reg.list(status=status or None), private=private, iso_dates=True)
-    write_layer(frame, output, overwrite=overwrite)
+    # Names and telephone numbers are for the owner's eyes: --private output is mode 0600.
+    write_layer(frame, output, overwrite=overwrite, layer="permits", private=private)
     click.echo(f"Wrote {len(frame)} permit(s) to {output}{' (with private contacts)' if private else ''}.")
 
 

@@ -31,18 +31,16 @@ __all__ = ["NODATA", "horn_slope_pct", "iter_slope_blocks", "write_slope"]
 
 import math
 import os
-import tempfile
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from pathlib import Path
 
 import numpy as np
 import rasterio
 from rasterio.windows import Window
 
-from esc_gis._outputs import check_output_file
+from esc_gis._outputs import atomic_output, check_output_file
 from esc_gis.errors import LayerReadError
 from esc_gis.terrain.dem import DemInfo, open_dem
 
@@ -378,10 +376,7 @@ def write_slope(
         "transform": info.transform,
         "BIGTIFF": "IF_SAFER",
     }
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{out.stem}.", suffix=".tif", dir=out.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
+    with atomic_output(out) as tmp:
         with rasterio.Env(GDAL_CACHEMAX=GDAL_CACHE_BYTES), rasterio.open(tmp, "w", **profile) as dst:
             dst.update_tags(
                 1,
@@ -395,8 +390,4 @@ def write_slope(
                 dst.write(block, 1, window=Window(0, r0, info.width, block.shape[0]))
                 if progress is not None:
                     progress((r0 + block.shape[0]) / info.height)
-        os.replace(tmp, out)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
     return info
