@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import shapely
 
-from esc_gis.crs import assign_crs, to_measuring_crs
+from esc_gis.crs import assign_crs, to_measuring_crs, warn_if_far_from_zone
 from esc_gis.errors import CRSError, LayerReadError, Problem, ValidationError
 from esc_gis.io import read_layer
 from esc_gis.layers import LayerSet, load_layers
@@ -168,6 +168,10 @@ def _read_inputs(
         problems += dist_table.problems
     if problems:
         raise ValidationError(problems)
+    # Sites from another state measured in a county grid: warned, with the distance and the fix.
+    warn_if_far_from_zone(table.gdf.total_bounds, table.gdf.crs, crs, what=f"Sites {s_source}")
+    if dist_table is not None:
+        warn_if_far_from_zone(dist_table.gdf.total_bounds, dist_table.gdf.crs, crs, what=f"Disturbed limits {d_source}")
     return _Inputs(
         to_measuring_crs(table.gdf, crs), None if dist_table is None else to_measuring_crs(dist_table.gdf, crs)
     )
