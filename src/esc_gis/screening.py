@@ -7,7 +7,7 @@ files; the ``esc-gis screen`` command wraps it.
 
 from __future__ import annotations
 
-__all__ = ["CONTRACT_COLUMNS", "screen"]
+__all__ = ["CONTRACT_COLUMNS", "RUN_FINDINGS", "run_findings", "screen"]
 
 import os
 from dataclasses import dataclass
@@ -67,6 +67,31 @@ EXTRA_COLUMNS = (
     "protective_waters",
     "targeted_areas",
 )
+
+
+#: Key of the result's ``attrs`` holding the run's own findings (see :func:`run_findings`).
+RUN_FINDINGS = "run_findings"
+
+
+def run_findings(result: pd.DataFrame) -> list[dict[str, str]]:
+    """Return the findings about a screening run as a whole, not about one site.
+
+    Today these say which optional layers the layer set lacks, hence which checks were
+    made for no site (``{code, section, basis, message, columns}``, ``columns`` naming the
+    output columns left null). They are said once per run, never repeated on every row;
+    :func:`esc_gis.io.write_run_findings` writes them beside the output.
+
+    Parameters
+    ----------
+    result : pandas.DataFrame
+        What :func:`screen` returned (they travel in ``result.attrs``).
+
+    Returns
+    -------
+    list of dict
+        Empty when every layer was there, or for a frame not made by :func:`screen`.
+    """
+    return list(result.attrs.get(RUN_FINDINGS, []))
 
 
 def _source_name(obj: Any, default: str) -> str:
@@ -367,7 +392,8 @@ def screen(
     geopandas.GeoDataFrame
         One row per site, in input order: the columns of :data:`CONTRACT_COLUMNS`, then
         :data:`EXTRA_COLUMNS`, then the sites' other fields; geometry is the site in the
-        measuring CRS.
+        measuring CRS. Findings about the run as a whole (absent layers) are in
+        ``attrs["run_findings"]``, read with :func:`run_findings`.
 
     Raises
     ------
@@ -453,9 +479,11 @@ def screen(
         has_dem=ls.dem is not None,
         trigger_fields=_trigger_fields(gdf, prof),
     )
-    out = _report(gdf, m, decide(m, prof))
+    d = decide(m, prof)
+    result = gpd.GeoDataFrame(_report(gdf, m, d), geometry=site_geoms, crs=crs)
+    result.attrs[RUN_FINDINGS] = d.run_findings
     report("done", 1.0)
-    return gpd.GeoDataFrame(out, geometry=site_geoms, crs=crs)
+    return result
 
 
 def _report(gdf: gpd.GeoDataFrame, m: Measurements, d: Any) -> pd.DataFrame:
