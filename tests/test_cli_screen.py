@@ -15,6 +15,7 @@ import shapely
 from click.testing import CliRunner
 
 from esc_gis.cli.main import cli
+from esc_gis.errors import FarFromZoneWarning
 
 from .conftest import K, box, sites
 
@@ -300,3 +301,17 @@ def test_rules_tables_fit_100_columns_and_lose_nothing():
     for code in prof.findings:
         assert any(code in line for line in r.output.splitlines()) or code[:20] in text, code
     assert r.output.count("│") > 0 and "Measuring CRS: EPSG:7594" in r.output
+
+
+def test_a_far_dem_is_warned_about_on_the_command_line(good, tmp_path):
+    from .conftest import write_layer_set
+
+    zion = ROOT / "tests" / "data" / "dem" / "spDataLarge_srtm_3arcsec_zion.tif"
+    manifest = write_layer_set(tmp_path / "l", extra=f'[dem]\npath = "{zion.as_posix()}"\nz_unit = "m"\n')
+    with warnings.catch_warnings():
+        warnings.simplefilter("default", FarFromZoneWarning)  # as outside the test suite
+        r = run(good, "--layers", manifest, "-o", tmp_path / "o.gpkg", "-q")
+    assert r.exit_code == 0, r.output
+    text = " ".join(r.output.split())
+    assert "Warning: DEM /" in text and "km (" in text and "Fix: use a layer set" in text
+    assert "Traceback" not in r.output and "FarFromZoneWarning" not in r.output

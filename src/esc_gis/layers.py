@@ -434,5 +434,5 @@ def load_layers(manifest: str | Path | None = None, *, profile: Profile) -> Laye
         layers.dem = open_dem(dem, z_unit=z)
         d = layers.dem
         bounds = array_bounds(d.height, d.width, d.transform)  # west, south, east, north
-        warn_if_far_from_zone(bounds, d.crs, crs, what=f"DEM {path.parent.name}/{dsec['path']}")
+        warn_if_far_from_zone(bounds, d.crs, crs, what=f"DEM {_source(dsec, path)}")
     return layers
