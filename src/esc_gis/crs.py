@@ -201,7 +201,8 @@ def zone_distance_km(bounds: Sequence[float], bounds_crs: Any, crs: CRS) -> floa
     src = parse_crs(bounds_crs)
     try:
         to_lonlat = Transformer.from_crs(src, CRS("EPSG:4326"), always_xy=True)
-        w, s, e, n = to_lonlat.transform_bounds(*bounds, densify_pts=21)
+        x0, y0, x1, y1 = (float(b) for b in bounds)
+        w, s, e, n = to_lonlat.transform_bounds(x0, y0, x1, y1, densify_pts=21)
     except Exception:  # bounds pyproj cannot place are not this check's to judge
         return None
     if not all(math.isfinite(v) for v in (w, s, e, n)):

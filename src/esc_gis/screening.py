@@ -409,9 +409,11 @@ def screen(
     --------
     >>> import geopandas as gpd, shapely
     >>> prof = load_profile()
-    >>> village = gpd.GeoDataFrame(geometry=[shapely.box(0, 0, 1000, 1000)], crs="EPSG:7594")
+    >>> x, y = 745_000, 505_000  # the Village, in WISCRS Winnebago feet
+    >>> village = gpd.GeoDataFrame(geometry=[shapely.box(x, y, x + 1000, y + 1000)], crs="EPSG:7594")
     >>> ls = LayerSet(manifest=None, crs=village.crs, jurisdiction=village.geometry[0])
-    >>> sites = gpd.GeoDataFrame({"site_id": ["a"]}, geometry=[shapely.box(10, 10, 110, 60)], crs="EPSG:7594")
+    >>> site = shapely.box(x + 10, y + 10, x + 110, y + 60)
+    >>> sites = gpd.GeoDataFrame({"site_id": ["a"]}, geometry=[site], crs="EPSG:7594")
     >>> row = screen(sites, layers=ls).iloc[0]
     >>> row["jurisdiction"], round(row["disturbed_sqft"]), row["permit"]
     ('inside', 5000, 'required')

@@ -11,7 +11,7 @@ import importlib
 import logging
 import sys
 import warnings
-from typing import Any
+from typing import Any, TextIO
 
 import click
 
@@ -56,12 +56,19 @@ class _Group(click.Group):
 _python_showwarning = warnings.showwarning
 
 
-def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int, *args: Any) -> None:
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
     """Show esc_gis's own warnings as one ``Warning: ...`` paragraph on stderr, others as Python does."""
     if issubclass(category, EscGisWarning):
         click.echo(f"Warning: {message}", err=True)
     else:
-        _python_showwarning(message, category, filename, lineno, *args)
+        _python_showwarning(message, category, filename, lineno, file, line)
 
 
 @click.group(cls=_Group)
