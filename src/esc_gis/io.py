@@ -11,12 +11,15 @@ from __future__ import annotations
 
 __all__ = [
     "OUTPUT_FORMATS",
+    "RUN_FINDINGS_COLUMNS",
     "check_output_file",
     "check_output_path",
     "feature_numbers",
     "read_class_map",
     "read_layer",
+    "run_findings_path",
     "write_layer",
+    "write_run_findings",
 ]
 
 import csv
@@ -401,3 +404,60 @@ def _write_geojson(gdf: gpd.GeoDataFrame, path: Path, *, layer: str) -> None:
         "RFC7946": "YES",
     }
     pyogrio.write_dataframe(wgs84, path, layer=layer, driver="GeoJSON", layer_options=options)
+
+
+#: Columns of the run-findings table written beside a screening output.
+RUN_FINDINGS_COLUMNS = ("code", "section", "basis", "message", "columns")
+
+
+def run_findings_path(path: str | os.PathLike[str]) -> Path:
+    """Return where the run findings of the output ``path`` go: ``<stem>.run_findings.csv`` beside it.
+
+    Examples
+    --------
+    >>> run_findings_path("out/screening.gpkg").as_posix()
+    'out/screening.run_findings.csv'
+    """
+    p = Path(path)
+    return p.with_name(f"{p.stem}.run_findings.csv")
+
+
+def write_run_findings(
+    findings: list[dict[str, str]], path: str | os.PathLike[str], *, overwrite: bool = False
+) -> Path | None:
+    """Write a run's own findings (absent layers, checks not made) beside its output ``path``.
+
+    One CSV for every output format, so a reader of a GeoPackage, a GeoParquet, a GeoJSON or
+    a CSV finds them the same way, beside the file, without repeating them on every row:
+    columns ``code, section, basis, message, columns`` (``columns``: the output columns left
+    null). When there are none, no file is written, and a stale one from an earlier run of
+    the same output is removed (with ``overwrite``), so it cannot mislead.
+
+    Parameters
+    ----------
+    findings : list of dict
+        As :func:`esc_gis.screening.run_findings` returns.
+    path : str or PathLike
+        The screening output they belong to.
+    overwrite : bool, default False
+        Replace an existing run-findings file.
+
+    Returns
+    -------
+    Path or None
+        The file written, or None when there were no run findings.
+
+    Raises
+    ------
+    OutputExistsError
+        If the file exists and ``overwrite`` is false.
+    """
+    target = run_findings_path(path)
+    check_target(target, overwrite=overwrite)
+    if not findings:
+        target.unlink(missing_ok=True)
+        return None
+    table = pd.DataFrame([{c: f.get(c, "") for c in RUN_FINDINGS_COLUMNS} for f in findings])
+    with atomic_output(target) as tmp:
+        table.to_csv(tmp, index=False)
+    return target

@@ -7,7 +7,7 @@ files; the ``esc-gis screen`` command wraps it.
 
 from __future__ import annotations
 
-__all__ = ["CONTRACT_COLUMNS", "ScreeningRun", "screen", "screen_run"]
+__all__ = ["CONTRACT_COLUMNS", "RUN_FINDINGS", "ScreeningRun", "run_findings", "screen", "screen_run"]
 
 import dataclasses
 import os
@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import shapely
 
-from esc_gis.crs import assign_crs, to_measuring_crs
+from esc_gis.crs import assign_crs, to_measuring_crs, warn_if_far_from_zone
 from esc_gis.errors import CRSError, LayerReadError, Problem, ValidationError
 from esc_gis.io import feature_numbers, read_layer
 from esc_gis.layers import LayerSet, load_layers
@@ -69,6 +69,31 @@ EXTRA_COLUMNS = (
     "protective_waters",
     "targeted_areas",
 )
+
+
+#: Key of the result's ``attrs`` holding the run's own findings (see :func:`run_findings`).
+RUN_FINDINGS = "run_findings"
+
+
+def run_findings(result: pd.DataFrame) -> list[dict[str, str]]:
+    """Return the findings about a screening run as a whole, not about one site.
+
+    Today these say which optional layers the layer set lacks, hence which checks were
+    made for no site (``{code, section, basis, message, columns}``, ``columns`` naming the
+    output columns left null). They are said once per run, never repeated on every row;
+    :func:`esc_gis.io.write_run_findings` writes them beside the output.
+
+    Parameters
+    ----------
+    result : pandas.DataFrame
+        What :func:`screen` returned (they travel in ``result.attrs``).
+
+    Returns
+    -------
+    list of dict
+        Empty when every layer was there, or for a frame not made by :func:`screen`.
+    """
+    return list(result.attrs.get(RUN_FINDINGS, []))
 
 
 def _source_name(obj: Any, default: str) -> str:
@@ -253,6 +278,10 @@ def _read_inputs(
         problems += _renumber(dist_table.problems, d_numbers) if disturbed_where else dist_table.problems
     if problems:
         raise ValidationError(problems)
+    # Sites from another state measured in a county grid: warned, with the distance and the fix.
+    warn_if_far_from_zone(table.gdf.total_bounds, table.gdf.crs, crs, what=f"Sites {s_source}")
+    if dist_table is not None:
+        warn_if_far_from_zone(dist_table.gdf.total_bounds, dist_table.gdf.crs, crs, what=f"Disturbed limits {d_source}")
     return _Inputs(
         to_measuring_crs(table.gdf, crs),
         None if dist_table is None else to_measuring_crs(dist_table.gdf, crs),
@@ -481,7 +510,8 @@ def screen(
     geopandas.GeoDataFrame
         One row per site, in input order: the columns of :data:`CONTRACT_COLUMNS`, then
         :data:`EXTRA_COLUMNS`, then the sites' other fields; geometry is the site in the
-        measuring CRS.
+        measuring CRS. Findings about the run as a whole (absent layers) are in
+        ``attrs["run_findings"]``, read with :func:`run_findings`.
 
     Raises
     ------
@@ -497,9 +527,11 @@ def screen(
     --------
     >>> import geopandas as gpd, shapely
     >>> prof = load_profile()
-    >>> village = gpd.GeoDataFrame(geometry=[shapely.box(0, 0, 1000, 1000)], crs="EPSG:7594")
+    >>> x, y = 745_000, 505_000  # the Village, in WISCRS Winnebago feet
+    >>> village = gpd.GeoDataFrame(geometry=[shapely.box(x, y, x + 1000, y + 1000)], crs="EPSG:7594")
     >>> ls = LayerSet(manifest=None, crs=village.crs, jurisdiction=village.geometry[0])
-    >>> sites = gpd.GeoDataFrame({"site_id": ["a"]}, geometry=[shapely.box(10, 10, 110, 60)], crs="EPSG:7594")
+    >>> site = shapely.box(x + 10, y + 10, x + 110, y + 60)
+    >>> sites = gpd.GeoDataFrame({"site_id": ["a"]}, geometry=[site], crs="EPSG:7594")
     >>> row = screen(sites, layers=ls).iloc[0]
     >>> row["jurisdiction"], round(row["disturbed_sqft"]), row["permit"]
     ('inside', 5000, 'required')
@@ -620,10 +652,12 @@ sites_where, disturbed_where, skip_ids, progress
         has_dem=ls.dem is not None,
         trigger_fields=_trigger_fields(gdf, prof),
     )
-    out = _report(gdf, m, decide(m, prof))
+    d = decide(m, prof)
+    result = gpd.GeoDataFrame(_report(gdf, m, d), geometry=site_geoms, crs=crs)
+    result.attrs[RUN_FINDINGS] = d.run_findings
     report("done", 1.0)
     return ScreeningRun(
-        gpd.GeoDataFrame(out, geometry=site_geoms, crs=crs),
+        result,
         inp.skipped,
         inp.rule,
         inp.generated,

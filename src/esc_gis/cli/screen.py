@@ -10,9 +10,12 @@ from typing import Literal
 import click
 import geopandas as gpd
 import pandas as pd
+from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
+from esc_gis.cli._console import console
 from esc_gis.cli._options import (
     FILE,
     VECTOR,
@@ -25,8 +28,8 @@ from esc_gis.cli._options import (
     quiet_option,
     where_option,
 )
-from esc_gis.io import check_output_path, write_layer
-from esc_gis.screening import ScreeningRun, screen_run
+from esc_gis.io import check_output_path, run_findings_path, write_layer, write_run_findings
+from esc_gis.screening import ScreeningRun, run_findings, screen_run
 
 
 def _field_map(values: tuple[str, ...]) -> dict[str, str]:
@@ -60,9 +63,30 @@ _WHY_NOT = {
 }
 
 
+#: Summary column -> the run finding that leaves it empty, for the column's note.
+_NOTE = {"steep sq ft": "steep_not_measured", "protective sq ft": "no_waters_layer", "water ft": "no_waters_layer"}
+
+
+#: Narrowest a column may get (rich widens a column back to this after shrinking the table, so
+#: these must leave room for the others in 100 columns).
+_MIN_WIDTH = {"where": 7, "decision": 8, "stds": 6, "disturbed sq ft": 6, "plan sq ft": 6}
+
+
 def summary_table(result: gpd.GeoDataFrame, *, max_rows: int = 40) -> Table:
-    """Build a readable table of a screening result: one line per site (up to ``max_rows``)."""
-    table = Table(title=f"Screening: {len(result)} site(s)", title_justify="left")
+    """Build a readable table of a screening result: one line per site (up to ``max_rows``).
+
+    Every column wraps (a long id folds) rather than being cropped, so the table fits a
+    100-column log; the findings beyond the routine ones are listed under the table
+    (:func:`findings_lines`), where they wrap as text. A column the run could not measure
+    says so in its heading.
+    """
+    table = Table(
+        title=f"Screening: {len(result)} site(s)",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    not_measured = {f["code"] for f in run_findings(result)}
     just: Literal["left", "right"]
     for col, just in (
         ("site", "left"),
@@ -75,18 +99,12 @@ def summary_table(result: gpd.GeoDataFrame, *, max_rows: int = 40) -> Table:
         ("steep sq ft", "right"),
         ("protective sq ft", "right"),
         ("water ft", "right"),
-        ("other findings", "left"),
     ):
-        table.add_column(
-            col,
-            justify=just,
-            overflow="fold",
-            no_wrap=col != "other findings",
-            min_width=30 if col == "other findings" else None,
-        )
+        note = " (not measured)" if _NOTE.get(col) in not_measured else ""
+        # Words of the decision and the place stay whole; ids and headings fold to fit.
+        table.add_column(col + note, justify=just, overflow="fold", min_width=_MIN_WIDTH.get(col))
     colour = {"required": "bold red", "not_required": "green", "not_applicable": "dim"}
     for r in result.head(max_rows).itertuples():
-        codes = [f["code"] for f in json.loads(r.findings) if f["code"] not in _ROUTINE]
         decision = f"[{colour[r.permit]}]{r.permit.replace('_', ' ')}[/]"
         if r.permit == "not_applicable":
             decision = f"[dim]n/a: {_WHY_NOT[r.applicability]}[/]"
@@ -96,8 +114,8 @@ def summary_table(result: gpd.GeoDataFrame, *, max_rows: int = 40) -> Table:
         steep = "" if pd.isna(r.steep_disturbed_sqft) else f"{r.steep_disturbed_sqft:,.0f}"
         water = "" if pd.isna(r.nearest_water_ft) else f"{r.nearest_water_ft:,.0f}"
         table.add_row(
-            str(r.site_id),
-            "" if pd.isna(r.plan_id) else str(r.plan_id),
+            escape(str(r.site_id)),
+            "" if pd.isna(r.plan_id) else escape(str(r.plan_id)),
             r.jurisdiction,
             f"{r.disturbed_in_village_sqft:,.0f}",
             f"{r.plan_disturbed_sqft:,.0f}",
@@ -106,7 +124,6 @@ def summary_table(result: gpd.GeoDataFrame, *, max_rows: int = 40) -> Table:
             steep,
             prot,
             water,
-            ", ".join(codes),
         )
     if len(result) > max_rows:
         table.caption = f"... {len(result) - max_rows} more rows in the output file."
@@ -139,6 +156,24 @@ def input_lines(run: ScreeningRun, skipped_file: Path | None) -> list[str]:
             f"{len(run.generated_ids):,} site(s) had no {run.id_field}; screened as row:<feature number> ({shown})."
         )
     return lines
+
+
+def findings_lines(result: gpd.GeoDataFrame, *, max_rows: int = 40) -> list[str]:
+    """Return ``site: code, code`` for the sites of the table that have findings beyond the routine ones."""
+    lines = []
+    for r in result.head(max_rows).itertuples():
+        codes = [f["code"] for f in json.loads(r.findings) if f["code"] not in _ROUTINE]
+        if codes:
+            lines.append(f"{r.site_id}: {', '.join(codes)}")
+    return lines
+
+
+def run_findings_lines(result: gpd.GeoDataFrame) -> list[str]:
+    """Return the run's own findings (checks made for no site), one readable line each."""
+    return [
+        f"Not checked: {f['message']} ({f['section']}, {f['basis']}; columns left empty: {f['columns']})"
+        for f in run_findings(result)
+    ]
 
 
 def counts_line(result: gpd.GeoDataFrame) -> str:
@@ -234,6 +269,7 @@ def screen(
     check_output_path(output, overwrite=overwrite)  # fail before the work, not after
     side = skipped_path(output)
     check_output_path(side, overwrite=overwrite)
+    check_output_path(run_findings_path(output), overwrite=overwrite)  # its run findings go beside it
     if map_path is not None:
         from esc_gis.maps import check_map_path  # folium loads only when a map is asked for
 
@@ -263,6 +299,7 @@ def screen(
             write_layer(run.skipped, side, overwrite=overwrite, layer="skipped")
         elif overwrite and side.exists():
             side.unlink()  # a list from an earlier run would describe this one wrongly
+        notes = write_run_findings(run_findings(result), output, overwrite=overwrite)
         if map_path is not None:
             bar.update(task, description=f"drawing {map_path}")
             from esc_gis.layers import load_layers
@@ -272,9 +309,17 @@ def screen(
             ls = load_layers(layers_path, profile=load_profile(profile_path))
             write_map(overview_map(result, layers=ls, offline=offline), map_path, overwrite=overwrite)
     if not quiet:
-        out = Console(width=max(Console().width, 180))
+        out = console()
         out.print(summary_table(result))
+        other = findings_lines(result)
+        if other:
+            out.print("Other findings (codes; the messages are in the output's findings column):")
+            for line in other:
+                out.print(f"  {line}", markup=False)
         out.print(counts_line(result))
+        for line in run_findings_lines(result):
+            out.print(line, markup=False)
         for line in input_lines(run, side if len(run.skipped) else None):
             out.print(line, markup=False)
-        out.print(f"Wrote {len(result)} rows to {output}" + (f" and the map {map_path}" if map_path else ""))
+        wrote = f"Wrote {len(result)} rows to {output}" + (f", the checks not made to {notes}" if notes else "")
+        out.print(wrote + (f" and the map {map_path}" if map_path else ""), markup=False)
