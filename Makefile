@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench install clean layers lint
+.PHONY: demo test bench install clean layers lint mutation
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -87,6 +87,16 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check src tests scripts benchmarks
 	$(VENV)/bin/ruff check src tests scripts benchmarks
 	$(VENV)/bin/mypy src/esc_gis
+
+# Mutation testing of the modules that decide legal outcomes ([tool.mutmut] in pyproject.toml):
+# slow, so run by hand like the benchmarks, never by `make test`. MUTANTS narrows it, e.g.
+# make mutation MUTANTS='esc_gis.rules*'. Survivors are explained in docs/mutation-survivors.md.
+MUTANTS ?=
+mutation: $(STAMP)
+	$(PY) -m pip install --quiet -e '.[mutation]'
+	rm -rf mutants
+	$(VENV)/bin/mutmut run $(MUTANTS) > mutants.log 2>&1 || (tail -n 30 mutants.log; exit 1)
+	$(PY) scripts/mutation_report.py
 
 # Benchmarks are run by hand, never by `make test`.
 bench: $(STAMP)
