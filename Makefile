@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench install clean layers lint
+.PHONY: demo test bench install clean layers lint mutation
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,8 +14,9 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# Leaflet from npm (package-lock.json): inlined into --offline maps, and served to the browser
-# tests in place of the CDN. Without npm, offline maps and those tests are unavailable (they skip).
+# Leaflet from npm (package-lock.json): served to the browser tests in place of the CDN, and the
+# source of the copy that ships in esc_gis for --offline maps (scripts/vendor_leaflet.py; a test
+# checks the copy against it). Without npm, the browser tests skip; offline maps still work.
 ASSETS := node_modules/.package-lock.json
 $(ASSETS): package.json package-lock.json
 	@if command -v npm >/dev/null 2>&1; then npm ci --no-audit --no-fund --loglevel=error; \
@@ -72,8 +73,8 @@ demo: $(STAMP) $(ASSETS)
 	$(PY) scripts/screenshot_maps.py out/demo_overview.html out/demo_site_S16.html out/demo_public_permits.html
 	@echo "Outputs: out/demo_screening.{gpkg,csv,geojson,parquet}, out/demo_slope_pct.tif, out/demo_steep.gpkg,"
 	@echo "         out/demo_protective_areas.gpkg, out/demo_overview.html, out/demo_site_S16.html,"
-	@echo "         out/demo_site_S21_offline.html (needs npm), the registry out/demo_permits.gpkg,"
-	@echo "         out/demo_permits_public.csv, out/demo_public_permits.html (+ _offline, needs npm),"
+	@echo "         out/demo_site_S21_offline.html, the registry out/demo_permits.gpkg,"
+	@echo "         out/demo_permits_public.csv, out/demo_public_permits.html (+ _offline),"
 	@echo "         out/demo_review_{complete,flawed}.{html,json},"
 	@echo "         and PNG screenshots of the maps (needs chromium)"
 
@@ -86,6 +87,16 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check src tests scripts benchmarks
 	$(VENV)/bin/ruff check src tests scripts benchmarks
 	$(VENV)/bin/mypy src/esc_gis
+
+# Mutation testing of the modules that decide legal outcomes ([tool.mutmut] in pyproject.toml):
+# slow, so run by hand like the benchmarks, never by `make test`. MUTANTS narrows it, e.g.
+# make mutation MUTANTS='esc_gis.rules*'. Survivors are explained in docs/mutation-survivors.md.
+MUTANTS ?=
+mutation: $(STAMP)
+	$(PY) -m pip install --quiet -e '.[mutation]'
+	rm -rf mutants
+	$(VENV)/bin/mutmut run $(MUTANTS) > mutants.log 2>&1 || (tail -n 30 mutants.log; exit 1)
+	$(PY) scripts/mutation_report.py
 
 # Benchmarks are run by hand, never by `make test`.
 bench: $(STAMP)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import warnings
 import zipfile
+from pathlib import Path
 
 import geopandas as gpd
 import pandas as pd
@@ -14,8 +15,11 @@ import shapely
 from click.testing import CliRunner
 
 from esc_gis.cli.main import cli
+from esc_gis.errors import FarFromZoneWarning
 
 from .conftest import K, box, sites
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def run(*args: str):
@@ -229,3 +233,85 @@ def test_multi_layer_geopackage_needs_layer(tmp_path, layers_path):
 def test_bad_layer_set_is_a_clean_error(good, tmp_path):
     out = tmp_path / "o.gpkg"
     _assert_clean_failure(run(good, "--layers", tmp_path / "missing.toml", "-o", out), out, "does not exist")
+
+
+# --- Run findings and tables that fit a log (issue 14) -----------------------------------------
+
+
+def test_absent_layers_are_said_once_per_run_beside_the_output(good, tmp_path, layers_path):
+    out = tmp_path / "out.csv"
+    r = run(good, "--layers", layers_path, "-o", out)
+    assert r.exit_code == 0, r.output
+    notes = pd.read_csv(tmp_path / "out.run_findings.csv")
+    assert list(notes["code"]) == ["no_targeted_layer", "steep_not_measured"]  # the test set has waters
+    assert list(notes.columns) == ["code", "section", "basis", "message", "columns"]
+    assert set(notes["basis"]) == {"policy"}
+    assert r.output.count("Not checked:") == 2 and "out.run_findings.csv" in r.output
+    rows = pd.read_csv(out)
+    assert not rows["findings"].str.contains("steep_not_measured|no_targeted_layer").any()
+    # A run with nothing absent removes the stale file (with --overwrite), and refuses without it.
+    demo = ROOT / "layers" / "winneconne-demo" / "layers.toml"
+    r = run(good, "--layers", demo, "-o", out)
+    assert r.exit_code == 1 and "exists" in r.output
+    r = run(good, "--layers", demo, "-o", out, "--overwrite")
+    assert r.exit_code == 0, r.output
+    assert not (tmp_path / "out.run_findings.csv").exists() and "Not checked" not in r.output
+
+
+def _lines(output: str) -> list[str]:
+    return [line for line in output.splitlines() if line.strip()]
+
+
+def test_screen_summary_wraps_to_100_columns_with_a_long_id(tmp_path, layers_path):
+    long_id = "parcel-" + "0123456789" * 5 + "-end"  # 61 characters
+    path = tmp_path / "sites.gpkg"
+    sites(
+        [
+            {"site_id": long_id, "geometry": box(100, 100, 200, 200)},
+            {"site_id": "B", "geometry": box(1700, 100, 1790, 150)},
+        ]
+    ).to_file(path, engine="pyogrio")
+    r = CliRunner().invoke(
+        cli, ["screen", str(path), "--layers", str(layers_path), "-o", str(tmp_path / "o.gpkg")], env={"COLUMNS": "100"}
+    )
+    assert r.exit_code == 0, r.output
+    lines = _lines(r.output)
+    assert max(len(line) for line in lines) <= 100
+    rule = next(i for i, line in enumerate(lines) if line.lstrip().startswith("───"))
+    table = lines[: next(i for i, line in enumerate(lines) if line.startswith("Other findings"))]
+    # The id folds down the first column; read back in order, it is whole.
+    first = "".join(line.split()[0] for line in table[rule + 1 :] if line[1:2] != " ")
+    assert long_id + "B" == first
+    # The last column (distance to water) is all there for both sites, not cropped.
+    result = gpd.read_file(tmp_path / "o.gpkg")
+    for d in result["nearest_water_ft"]:
+        assert any(line.rstrip().endswith(f"{d:,.0f}") for line in table)
+    assert "measure" in "".join(table[:rule])  # the headings of columns not measured say so
+    assert " ".join(r.output.split()).count("Not checked: The layer set has no DEM") == 1
+
+
+def test_rules_tables_fit_100_columns_and_lose_nothing():
+    from esc_gis.profile import load_profile
+
+    r = CliRunner().invoke(cli, ["rules"], env={"COLUMNS": "100"})
+    assert r.exit_code == 0, r.output
+    assert max(len(line) for line in r.output.splitlines()) <= 100
+    text = "".join(r.output.split())  # words folded across lines join up again within a cell
+    prof = load_profile()
+    for code in prof.findings:
+        assert any(code in line for line in r.output.splitlines()) or code[:20] in text, code
+    assert r.output.count("│") > 0 and "Measuring CRS: EPSG:7594" in r.output
+
+
+def test_a_far_dem_is_warned_about_on_the_command_line(good, tmp_path):
+    from .conftest import write_layer_set
+
+    zion = ROOT / "tests" / "data" / "dem" / "spDataLarge_srtm_3arcsec_zion.tif"
+    manifest = write_layer_set(tmp_path / "l", extra=f'[dem]\npath = "{zion.as_posix()}"\nz_unit = "m"\n')
+    with warnings.catch_warnings():
+        warnings.simplefilter("default", FarFromZoneWarning)  # as outside the test suite
+        r = run(good, "--layers", manifest, "-o", tmp_path / "o.gpkg", "-q")
+    assert r.exit_code == 0, r.output
+    text = " ".join(r.output.split())
+    assert "Warning: DEM /" in text and "km (" in text and "Fix: use a layer set" in text
+    assert "Traceback" not in r.output and "FarFromZoneWarning" not in r.output

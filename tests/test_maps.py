@@ -15,7 +15,7 @@ from esc_gis.errors import MapAssetsError, OutputExistsError, ValidationError
 from esc_gis.maps import overview_map, site_map, write_map
 from esc_gis.maps.assets import LEAFLET_VERSION
 
-from .browser import ROOT, chromium_page, real_errors, require_leaflet
+from .browser import ROOT, chromium_page, real_errors
 from .conftest import box, sites
 
 XSS = "<img src=x onerror=alert(1)>"
@@ -82,7 +82,7 @@ def test_site_map_has_every_layer_and_cited_findings(results, layer_set_obj):
 
 
 def test_offline_map_inlines_leaflet_and_says_which(results, tmp_path, monkeypatch):
-    require_leaflet()
+    monkeypatch.chdir(tmp_path)  # no node_modules needed, wherever esc_gis runs from
     out = write_map(overview_map(results, offline=True), tmp_path / "off.html")
     page = out.read_text()
     assert "<script src=" not in page and 'rel="stylesheet" href' not in page
@@ -90,10 +90,8 @@ def test_offline_map_inlines_leaflet_and_says_which(results, tmp_path, monkeypat
     assert "url(data:image/png;base64," in page and "images/layers.png" not in page
     with pytest.raises(OutputExistsError):
         write_map(overview_map(results), out)
-    monkeypatch.setenv("ESC_GIS_ASSETS", str(tmp_path / "nowhere"))
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr("esc_gis.maps.assets.Path.resolve", lambda self: tmp_path / "a" / "b" / "c" / "d")
-    with pytest.raises(MapAssetsError, match="npm ci"):
+    monkeypatch.setattr("esc_gis.maps.assets.BUNDLED", tmp_path / "nowhere")
+    with pytest.raises(MapAssetsError, match="reinstall esc_gis"):
         overview_map(results, offline=True)
 
 
@@ -169,7 +167,7 @@ def test_overview_in_chromium_draws_every_site_with_legend_and_safe_popup(result
     with chromium_page() as (page, errors, _):
         _load(page, path)
         got = page.evaluate(_COUNT_JS)
-        assert got["paths"] == 4 + 1  # four sites and the Village boundary, drawn on a canvas
+        assert got["paths"] == 4 + 1 + 1  # four sites, the Village boundary and the lake, drawn on a canvas
         assert got["canvas"] >= 2 and got["painted"] > 100 and got["legend"]
         assert any(o.startswith("Permit required (1)") for o in got["overlays"])
         # The XSS site: click it; its popup shows the text, runs nothing, adds no image.
@@ -264,3 +262,83 @@ def test_steep_layer_is_named_by_the_threshold_drawn(results, layer_set_obj):
     assert "Land at 20 % slope or more (§ 540-7B(3)(c)[3])" in page
     page = _html(site_map(results, "A", layers=layer_set_obj, steep=steep.assign(threshold_pct=15.0)))
     assert "Land at 15 % slope or more" in page and "Land at 20 %" not in page
+
+
+# ----- legends name what is drawn; the overview orients a reviewer --------------------------
+
+
+def _drawn_and_legend(m) -> tuple[list[str], list[str]]:
+    """The overlay layers on the map (as the layer control lists them) and the legend's entries."""
+    import html
+
+    import folium
+
+    drawn = [
+        c.layer_name
+        for c in m._children.values()
+        if isinstance(c, folium.map.Layer) and c.overlay and not isinstance(c, folium.TileLayer)
+    ]
+    legend = [html.unescape(v) for v in re.findall(r"data-layer='([^']*)'", _html(m))]
+    return drawn, legend
+
+
+def test_site_map_legend_lists_exactly_the_layers_drawn(results, layer_set_obj):
+    import geopandas as gpd
+
+    # Site A is 1,600 ft from the lake: no water, no protective area, no steep land, no disturbance.
+    drawn, legend = _drawn_and_legend(site_map(results, "A", layers=layer_set_obj))
+    assert sorted(drawn) == sorted(legend) == ["Site", "Village boundary"]
+    # The XSS site is by the lake: its water and protective area are drawn, and so named.
+    steep = gpd.GeoDataFrame({"threshold_pct": [20.0]}, geometry=[box(1765, 110, 1770, 115)], crs=results.crs)
+    disturbed = gpd.GeoDataFrame({"site_id": [XSS]}, geometry=[box(1765, 105, 1785, 145)], crs=results.crs)
+    drawn, legend = _drawn_and_legend(site_map(results, XSS, layers=layer_set_obj, steep=steep, disturbed=disturbed))
+    assert sorted(drawn) == sorted(legend)
+    assert {"Waters of the state", "Protective areas (NR 151.125 widths)", "Disturbed limits"} <= set(legend)
+    assert any(n.startswith("Land at 20 %") for n in legend)
+    # Without a layer set: only the site, and no boundary, water or protective entry.
+    drawn, legend = _drawn_and_legend(site_map(results, "A"))
+    assert drawn == legend == ["Site"]
+
+
+def test_overview_draws_the_waters_labels_sites_and_lists_only_classes_present(results, layer_set_obj):
+    m = overview_map(results, layers=layer_set_obj)
+    drawn, legend = _drawn_and_legend(m)
+    assert sorted(drawn) == sorted(legend)
+    assert "Waters of the state" in drawn and "Village boundary" in drawn
+    page = _html(m)
+    assert "Test Lake" in page  # the lake's name is its tooltip
+    assert "const labelZoom = 16;" in page and '"lp":[' in page and "Site ids show from zoom 16." in page
+    # One class present: one class in the legend, none of the others.
+    only_a = results[results["site_id"] == "A"]
+    drawn, legend = _drawn_and_legend(overview_map(only_a, layers=layer_set_obj))
+    assert sorted(legend) == sorted(drawn) == ["Permit required (1)", "Village boundary"]  # the lake is far off
+    assert "Not required" not in _html(overview_map(only_a, layers=layer_set_obj)).split("esc-legend")[1]
+
+
+def test_overview_reads_results_in_degrees(results, layer_set_obj):
+    # A screening read back from GeoJSON is in EPSG:4326; the waters are still framed in feet.
+    drawn, _ = _drawn_and_legend(overview_map(results.to_crs("EPSG:4326"), layers=layer_set_obj))
+    assert "Waters of the state" in drawn
+
+
+_LABELS_JS = """async (views) => {
+  const m = Object.values(window).find(v => v instanceof L.Map);
+  const count = () => { let n = 0; m.eachLayer(l => { if (l.escSites) n += l.escLabels || 0; }); return n; };
+  const got = [];
+  for (const [lat, lng, zoom] of views) {
+    await new Promise(done => { m.once('moveend', done); m.setView([lat, lng], zoom, {animate: false}); });
+    got.push(count());
+  }
+  return got;
+}"""
+
+
+def test_overview_labels_sites_only_when_zoomed_in(results, layer_set_obj, tmp_path):
+    path = write_map(overview_map(results, layers=layer_set_obj), tmp_path / "ov.html")
+    with chromium_page() as (page, errors, _):
+        _load(page, path)
+        lat, lng = _inside_point(results, "A")
+        far, near = page.evaluate(_LABELS_JS, [[lat, lng, 15], [lat, lng, 18]])
+        assert far == 0  # below zoom 16: no labels, however many sites are in view
+        assert 1 <= near < 4  # zoomed on A: A labelled, not the sites out of view
+        assert real_errors(errors) == []

@@ -22,6 +22,7 @@ import shapely
 from click.testing import CliRunner
 
 from esc_gis.cli.main import cli
+from esc_gis.errors import LayerReadError
 from esc_gis.review import review_plan
 from esc_gis.review.bmps import classify
 
@@ -290,8 +291,9 @@ def test_steep_disturbance_and_protective_area_need_a_look(tmp_path: Path, revie
 
 
 def test_bad_packages_get_a_report_not_a_crash(tmp_path: Path, review_layers: Path) -> None:
-    r = review_plan(tmp_path / "nothing_here", layers=review_layers)
-    assert r.verdict == "disapprove" and "does not exist" in str(r.problems[0])
+    # A mistyped path is not a package: refused, not disapproved.
+    with pytest.raises(LayerReadError, match="no such plan package"):
+        review_plan(tmp_path / "nothing_here", layers=review_layers)
     # Lines where polygons belong, and a layer with no CRS.
     edit = {
         "site_boundary": gpd.GeoDataFrame(geometry=[_line((200, 1200), (400, 1400))], crs=CRS),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import geopandas as gpd
 import numpy as np
@@ -13,9 +14,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from esc_gis import screen
-from esc_gis.screening import CONTRACT_COLUMNS
+from esc_gis.errors import FarFromZoneWarning
+from esc_gis.screening import CONTRACT_COLUMNS, run_findings
 
 from .conftest import CRS, K, L, box, sites, square_sqft
+
+DEMO_LAYERS = Path(__file__).resolve().parents[1] / "layers" / "winneconne-demo" / "layers.toml"
 
 INPUT_CRSS = ["EPSG:7594", "EPSG:4326", "EPSG:3857", "EPSG:3071"]
 
@@ -359,20 +363,27 @@ def test_far_site_has_distance_but_no_protective_overlap(layer_set):
     assert f["nearest_water"]["section"] == "§ 540-7B(3)(a)[3]"  # a permitted site: § 540-7B only
 
 
-def test_steep_area_is_null_with_a_finding(layer_set):
-    row = one(layer_set, box(100, 100, 200, 200))
-    assert np.isnan(row["steep_disturbed_sqft"])
-    f = {x["code"]: x for x in json.loads(row["findings"])}
-    assert f["steep_not_measured"]["section"] == "§ 540-7B(3)(c)[3]" and "No DEM" in f["steep_not_measured"]["message"]
+def test_steep_area_is_null_with_one_run_finding(layer_set):
+    out = screen(
+        sites([{"site_id": s, "geometry": box(100 + 300 * i, 100, 200 + 300 * i, 200)} for i, s in enumerate("ABC")]),
+        layers=layer_set,
+    )
+    assert out["steep_disturbed_sqft"].isna().all()
+    assert not any("steep_not_measured" in codes(r) for _, r in out.iterrows())  # not repeated per site
+    found = [f for f in run_findings(out) if f["code"] == "steep_not_measured"]
+    assert len(found) == 1 and found[0]["basis"] == "policy" and "§ 540-7B(3)(c)[3]" in found[0]["message"]
+    assert found[0]["columns"] == "steep_disturbed_sqft, steep_share, steep_uncovered_sqft"
 
 
 def test_without_waters_layer_columns_are_null_and_explained(tmp_path):
     from .conftest import write_layer_set
 
     manifest = write_layer_set(tmp_path / "l", with_waters=False)
-    row = screen(sites([{"site_id": "A", "geometry": box(1760, 100, 1790, 150)}]), layers=manifest).iloc[0]
+    out = screen(sites([{"site_id": "A", "geometry": box(1760, 100, 1790, 150)}]), layers=manifest)
+    row = out.iloc[0]
     assert np.isnan(row["protective_disturbed_sqft"]) and np.isnan(row["nearest_water_ft"])
-    assert "no_waters_layer" in codes(row) and not row["permit_may_be_required"]
+    assert "no_waters_layer" not in codes(row) and not row["permit_may_be_required"]
+    assert [f["code"] for f in run_findings(out)] == ["no_waters_layer", "no_targeted_layer", "steep_not_measured"]
 
 
 def test_targeted_area_is_a_discretionary_reason(tmp_path):
@@ -502,3 +513,28 @@ def test_concentrated_flow_channel_without_drainage_is_taken_as_classed_and_says
     small = run(100.0)  # drains 130 acres or less: no strip (NR 151.125), and nothing to verify
     assert small["protective_disturbed_sqft"] == 0
     assert "protective_channel_class_unverified" not in small["findings"]
+
+
+def test_run_findings_name_only_the_layers_that_are_absent(tmp_path):
+    from .conftest import write_dem, write_layer_set
+
+    folder = tmp_path / "l"
+    folder.mkdir()
+    dem = write_dem(folder / "dem.tif", np.zeros((400, 400), dtype="float32"), y0=505_000 + 2000)
+    manifest = write_layer_set(folder, extra=f'[dem]\npath = "{dem.name}"\nz_unit = "us_ft"\n')
+    out = screen(sites([{"site_id": "A", "geometry": box(100, 100, 200, 200)}]), layers=manifest)
+    assert [f["code"] for f in run_findings(out)] == ["no_targeted_layer"]
+    assert out["steep_disturbed_sqft"].iloc[0] == 0
+    demo = screen(sites([{"site_id": "A", "geometry": box(100, 100, 200, 200)}]), layers=DEMO_LAYERS)
+    assert run_findings(demo) == []
+
+
+def test_sites_far_outside_the_measuring_zone_warn_and_local_ones_do_not(layer_set):
+    utah = gpd.GeoDataFrame({"site_id": ["Z"]}, geometry=[shapely.box(-113.0, 37.2, -112.99, 37.21)], crs=4326)
+    with pytest.warns(FarFromZoneWarning, match=r"Sites sites lies 2,\d\d\d km .* outside .*Winnebago"):
+        screen(utah, layers=layer_set)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FarFromZoneWarning)
+        screen(sites([{"site_id": "A", "geometry": box(100, 100, 200, 200)}]).to_crs(4326), layers=layer_set)

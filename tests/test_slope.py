@@ -318,7 +318,7 @@ def test_a_layer_set_dem_names_its_band(tmp_path):
     import shutil
 
     from esc_gis import load_layers, load_profile
-    from esc_gis.errors import BandError
+    from esc_gis.errors import BandError, FarFromZoneWarning
 
     from .conftest import write_layer_set
 
@@ -329,7 +329,8 @@ def test_a_layer_set_dem_names_its_band(tmp_path):
     with pytest.raises(BandError, match=r"band = N in layers\.toml"):
         load_layers(manifest, profile=load_profile())
     manifest = write_layer_set(folder, extra='[dem]\npath = "ta.tif"\nz_unit = "m"\nband = 4\n')
-    ls = load_layers(manifest, profile=load_profile())
+    with pytest.warns(FarFromZoneWarning):  # Ecuador in a Wisconsin layer set, rightly warned
+        ls = load_layers(manifest, profile=load_profile())
     assert ls.dem is not None and ls.dem.band == 4 and ls.dem.band_description == "elev"
     manifest = write_layer_set(folder, extra='[dem]\npath = "ta.tif"\nz_unit = "m"\nband = "4"\n')
     with pytest.raises(ValueError, match="is not a band number"):

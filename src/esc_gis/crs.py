@@ -9,14 +9,25 @@ one is the user's explicit choice (``assume_crs``), and it never overrides a CRS
 
 from __future__ import annotations
 
-__all__ = ["assign_crs", "measuring_crs", "parse_crs", "to_measuring_crs"]
+__all__ = [
+    "ZONE_REACH_KM",
+    "assign_crs",
+    "measuring_crs",
+    "parse_crs",
+    "to_measuring_crs",
+    "warn_if_far_from_zone",
+    "zone_distance_km",
+]
 
+import math
+import warnings
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from pyproj import CRS
+from pyproj import CRS, Geod, Transformer
 from pyproj.exceptions import CRSError as _PyprojCRSError
 
-from esc_gis.errors import CRSError, UnitsError
+from esc_gis.errors import CRSError, FarFromZoneWarning, UnitsError
 from esc_gis.units import sqft_per_crs_area_unit
 
 if TYPE_CHECKING:
@@ -142,3 +153,115 @@ def to_measuring_crs(gdf: gpd.GeoDataFrame, crs: CRS) -> gpd.GeoDataFrame:
     if gdf.crs == crs:
         return gdf
     return gdf.to_crs(crs)
+
+
+#: Data farther than this outside the measuring CRS's area of use draw a warning. A county
+#: zone (WISCRS) is about 50 km across; 50 km beyond it a transverse Mercator grid's scale
+#: error is still under 0.01 %, so neighbouring counties pass and another state does not.
+ZONE_REACH_KM = 50.0
+
+_GEOD = Geod(ellps="WGS84")
+_KM_PER_MILE = 1.609344
+
+
+def zone_distance_km(bounds: Sequence[float], bounds_crs: Any, crs: CRS) -> float | None:
+    """Return how far data lie outside ``crs``'s area of use, in kilometres (0 when they meet it).
+
+    Parameters
+    ----------
+    bounds : sequence of float
+        ``(minx, miny, maxx, maxy)`` of the data, in ``bounds_crs``.
+    bounds_crs : Any
+        The CRS the bounds are in (the data's own, not yet transformed).
+    crs : pyproj.CRS
+        The measuring CRS.
+
+    Returns
+    -------
+    float or None
+        The geodesic distance between the nearest points of the data's and the area of
+        use's longitude/latitude boxes; None when the CRS declares no area of use or the
+        bounds cannot be placed.
+
+    Raises
+    ------
+    CRSError
+        If ``bounds_crs`` names no CRS.
+
+    Examples
+    --------
+    >>> zone_distance_km((-88.8, 44.1, -88.7, 44.2), "EPSG:4326", CRS("EPSG:7594"))
+    0.0
+    >>> round(zone_distance_km((-113.2, 37.1, -112.8, 37.5), "EPSG:4326", CRS("EPSG:7594")), -2)
+    2100.0
+    """
+    aou = crs.area_of_use
+    if aou is None or not all(math.isfinite(float(b)) for b in bounds):
+        return None
+    src = parse_crs(bounds_crs)
+    try:
+        to_lonlat = Transformer.from_crs(src, CRS("EPSG:4326"), always_xy=True)
+        x0, y0, x1, y1 = (float(b) for b in bounds)
+        w, s, e, n = to_lonlat.transform_bounds(x0, y0, x1, y1, densify_pts=21)
+    except Exception:  # bounds pyproj cannot place are not this check's to judge
+        return None
+    if not all(math.isfinite(v) for v in (w, s, e, n)):
+        return None
+    # The nearest points of two lon/lat boxes: where they overlap on an axis, any common value.
+    if e < aou.west:
+        x_data, x_zone = e, aou.west
+    elif w > aou.east:
+        x_data, x_zone = w, aou.east
+    else:
+        x_data = x_zone = max(w, aou.west)
+    if n < aou.south:
+        y_data, y_zone = n, aou.south
+    elif s > aou.north:
+        y_data, y_zone = s, aou.north
+    else:
+        y_data = y_zone = max(s, aou.south)
+    if x_data == x_zone and y_data == y_zone:
+        return 0.0
+    _, _, metres = _GEOD.inv(x_data, y_data, x_zone, y_zone)
+    return float(metres) / 1000.0
+
+
+def warn_if_far_from_zone(bounds: Sequence[float], bounds_crs: Any, crs: CRS, *, what: str) -> float | None:
+    """Warn (:class:`~esc_gis.errors.FarFromZoneWarning`) when data lie far outside the measuring CRS's zone.
+
+    A local grid such as WISCRS Winnebago County measures true only near its county: a DEM
+    from Utah measured there is distorted by percents, and is most likely the wrong file or
+    the wrong layer set. Nothing is refused; the user is told the distance and the fix.
+
+    Parameters
+    ----------
+    bounds : sequence of float
+        ``(minx, miny, maxx, maxy)`` in ``bounds_crs``.
+    bounds_crs : Any
+        The data's own CRS.
+    crs : pyproj.CRS
+        The measuring CRS.
+    what : str
+        The data, for the message (``"DEM dem.tif"``, ``"sites sites.gpkg"``).
+
+    Returns
+    -------
+    float or None
+        The distance outside the zone in km, as :func:`zone_distance_km`.
+
+    Raises
+    ------
+    CRSError
+        If ``bounds_crs`` names no CRS.
+    """
+    km = zone_distance_km(bounds, bounds_crs, crs)
+    if km is not None and km > ZONE_REACH_KM:
+        aou = crs.area_of_use
+        msg = (
+            f"{what} lies {km:,.0f} km ({km / _KM_PER_MILE:,.0f} mi) outside the area the measuring CRS "
+            f"{crs.name} is made for ({aou.name if aou else 'its zone'}): areas and distances measured there "
+            "are distorted, and the data are probably not of this place. Fix: use a layer set (crs = ...) "
+            "and profile for the data's area, or check that this is the right file and that its CRS is right."
+        )
+        warnings.warn(msg, FarFromZoneWarning, stacklevel=2)
+    return km

@@ -12,6 +12,8 @@ __all__ = [
     "BandError",
     "CRSError",
     "EscGisError",
+    "EscGisWarning",
+    "FarFromZoneWarning",
     "IllegalTransitionError",
     "LayerReadError",
     "LayerSetError",
@@ -31,6 +33,14 @@ from dataclasses import dataclass
 
 class EscGisError(Exception):
     """Raised for any error that esc_gis reports on purpose."""
+
+
+class EscGisWarning(UserWarning):
+    """Warned for anything esc_gis can do but a user should know about (the CLI shows it)."""
+
+
+class FarFromZoneWarning(EscGisWarning):
+    """Warned when data lie far outside the area the measuring CRS was designed for."""
 
 
 class LayerReadError(EscGisError, OSError):

@@ -4,26 +4,37 @@ Reading accepts anything GDAL reads, zipped shapefiles included; problems come b
 :class:`~esc_gis.errors.LayerReadError` naming the file. Writing chooses the format by the
 output's extension, refuses to overwrite without ``overwrite=True``, and writes to a
 temporary file that is renamed into place only when complete, so a failure never leaves a
-partial output behind.
+partial output behind. GeoJSON is written as RFC 7946 asks (EPSG:4326 longitude/latitude).
 """
 
 from __future__ import annotations
 
-__all__ = ["OUTPUT_FORMATS", "check_output_file", "check_output_path", "read_class_map", "read_layer", "write_layer"]
+__all__ = [
+    "OUTPUT_FORMATS",
+    "RUN_FINDINGS_COLUMNS",
+    "check_output_file",
+    "check_output_path",
+    "feature_numbers",
+    "read_class_map",
+    "read_layer",
+    "run_findings_path",
+    "write_layer",
+    "write_run_findings",
+]
 
 import csv
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 import geopandas as gpd
+import numpy as np
 import pandas as pd
 import pyogrio
 import shapely
 
-from esc_gis._outputs import check_output_file, check_target
-from esc_gis.errors import LayerReadError, LayerSetError, OutputFormatError
+from esc_gis._outputs import atomic_output, check_output_file, check_target
+from esc_gis.errors import CRSError, LayerReadError, LayerSetError, OutputFormatError
 from esc_gis.findings import findings_text
 
 if sys.version_info >= (3, 11):
@@ -88,6 +99,8 @@ def read_layer(
                 msg = f"{name}: --where is not supported for GeoParquet; filter the file first."
                 raise LayerReadError(msg)
             gdf = gpd.read_parquet(p)
+        elif p.suffix.lower() == ".csv" and p.is_file():
+            gdf = _read_csv(p, where)
         else:
             if layer is None:
                 layers = pyogrio.list_layers(p)
@@ -104,6 +117,18 @@ def read_layer(
     except LayerReadError:
         raise
     except Exception as exc:  # GDAL, Arrow and Parquet errors all mean: unreadable input
+        if where is not None and _bad_where(p, layer, where):
+            msg = (
+                f"{name}: the --where clause {where!r} is not valid SQL for this layer ({exc}); "
+                "check its field names and quotes."
+            )
+            raise LayerReadError(msg) from None
+        if p.is_dir():
+            msg = (
+                f"{name}: is a folder GDAL cannot read as vector data ({type(exc).__name__}: {exc}); "
+                "give a file, a File Geodatabase (.gdb) or a folder of shapefiles (with --layer)."
+            )
+            raise LayerReadError(msg) from None
         msg = f"{name}: cannot be read as a vector layer ({type(exc).__name__}: {exc})."
         raise LayerReadError(msg) from None
     if not isinstance(gdf, gpd.GeoDataFrame) or gdf.geometry.name not in gdf:
@@ -114,6 +139,100 @@ def read_layer(
         msg = f"{name}: the layer is empty (no features{picked})."
         raise LayerReadError(msg)
     return gdf.reset_index(drop=True)
+
+
+def feature_numbers(path: str | os.PathLike[str], *, layer: str | None = None, where: str) -> tuple[np.ndarray, int]:
+    """Feature numbers in the file of the features a ``where`` clause picks, and the file's count.
+
+    A layer read with ``where`` keeps the numbering of the file (row ``n`` is the file's
+    ``n``-th feature), so messages and generated ids name the same feature with or without
+    the clause.
+
+    Parameters
+    ----------
+    path : str or PathLike
+    layer : str, optional
+    where : str
+        As for :func:`read_layer`.
+
+    Returns
+    -------
+    numbers : numpy.ndarray of int
+        1-based, in the order :func:`read_layer` returns the features.
+    total : int
+        The number of features in the layer without the clause.
+
+    Raises
+    ------
+    LayerReadError
+        If the file cannot be read.
+    """
+    try:
+        every = pyogrio.read_dataframe(path, layer=layer, read_geometry=False, columns=[], fid_as_index=True)
+        # Fields stay in this read: some drivers (OpenFileGDB) drop the filter on ignored fields.
+        picked = pyogrio.read_dataframe(path, layer=layer, where=where, read_geometry=False, fid_as_index=True)
+    except Exception as exc:  # the same errors read_layer reports
+        msg = f"{path}: cannot be read as a vector layer ({type(exc).__name__}: {exc})."
+        raise LayerReadError(msg) from None
+    return every.index.get_indexer(picked.index) + 1, len(every)
+
+
+#: Name endings of columns holding measures (the project names units): read back from CSV as numbers.
+_MEASURE_SUFFIXES = ("_sqft", "_acres", "_ft", "_pct", "_share", "_cuyd")
+
+
+def _read_csv(p: Path, where: str | None) -> gpd.GeoDataFrame | pd.DataFrame:
+    """Read a CSV layer: geometry as WKT in ``geometry`` (or ``WKT``), its CRS in a ``crs`` column.
+
+    Everything is read as text, so ids keep their leading zeros; then columns named for a
+    measure (``*_sqft``, ``*_ft``, ...) become numbers and columns holding only True/False
+    become booleans: a screening CSV reads back with the types it was written with.
+    """
+    raw = pyogrio.read_dataframe(
+        p, where=where, GEOM_POSSIBLE_NAMES="geometry,WKT", KEEP_GEOM_COLUMNS="NO", EMPTY_STRING_AS_NULL="YES"
+    )
+    for col in [c for c in raw.columns if c != getattr(raw, "_geometry_column_name", None)]:
+        values = raw[col]
+        if not (pd.api.types.is_object_dtype(values) or pd.api.types.is_string_dtype(values)):
+            continue
+        present = values.dropna().astype(str)
+        if str(col).lower().endswith(_MEASURE_SUFFIXES):
+            numbers = pd.to_numeric(values, errors="coerce")
+            if numbers.notna().sum() == len(present):
+                raw[col] = numbers.astype(float)
+        elif len(present) and present.isin(["True", "False"]).all() and values.notna().all():
+            raw[col] = present.eq("True").to_numpy()
+    if not isinstance(raw, gpd.GeoDataFrame) or "crs" not in raw.columns:
+        return raw
+    crs_values = sorted({str(v).strip() for v in raw["crs"].dropna() if str(v).strip()})
+    if len(crs_values) > 1:
+        msg = f"{p}: the crs column holds several CRSs ({', '.join(crs_values[:3])}); give one CRS per file."
+        raise LayerReadError(msg)
+    gdf = raw.drop(columns="crs")
+    if crs_values and gdf.crs is None:
+        gdf = gdf.set_crs(crs_values[0])
+    return gdf
+
+
+def _crs_text(gdf: gpd.GeoDataFrame) -> str:
+    """Give the layer's CRS as a CSV cell: ``EPSG:7594`` when it has a code, else its WKT; empty when none."""
+    if gdf.crs is None:
+        return ""
+    auth = gdf.crs.to_authority()
+    return f"{auth[0]}:{auth[1]}" if auth else gdf.crs.to_wkt()
+
+
+def _bad_where(path: Path, layer: str | None, where: str) -> bool:
+    """Whether GDAL refuses ``where`` itself (not the file): the same read without it succeeds."""
+    try:
+        pyogrio.read_info(path, layer=layer)
+    except Exception:
+        return False
+    try:
+        pyogrio.read_dataframe(path, layer=layer, where=where, read_geometry=False, max_features=1)
+    except Exception:
+        return True
+    return False
 
 
 def read_class_map(path: str | os.PathLike[str]) -> dict[str, str]:
@@ -202,6 +321,9 @@ def _to_csv_frame(gdf: gpd.GeoDataFrame) -> pd.DataFrame:
         text = [findings_text(v) if isinstance(v, str) else "" for v in out["findings"]]
         out.insert(out.columns.get_loc("findings") + 1, "findings_text", text)
     out["geometry"] = shapely.to_wkt(gdf.geometry.values, rounding_precision=-1)
+    # A CSV has no place for its CRS: say it in every row, so map, permits import and
+    # review read the file back in the right place (read_layer sets it from this column).
+    out["crs"] = _crs_text(gdf)
     return out
 
 
@@ -211,19 +333,28 @@ def write_layer(
     *,
     overwrite: bool = False,
     layer: str = "screening",
+    private: bool = False,
 ) -> Path:
     """Write a layer, choosing the format by extension, atomically.
+
+    GeoJSON follows RFC 7946: the geometry is reprojected to EPSG:4326 (longitude,
+    latitude), no ``crs`` member is written, and the collection is named ``layer``. The
+    attributes (the measurements, made in the projected CRS) are written unchanged.
 
     Parameters
     ----------
     gdf : geopandas.GeoDataFrame
         What to write.
     path : str or PathLike
-        ``.gpkg``, ``.parquet``, ``.geojson`` or ``.csv`` (geometry as WKT).
+        ``.gpkg``, ``.parquet``, ``.geojson`` or ``.csv`` (geometry as WKT in ``geometry``,
+        the CRS as ``EPSG:<code>`` in ``crs``, both read back by :func:`read_layer`).
     overwrite : bool, default False
         Replace an existing file.
     layer : str, default "screening"
-        Layer name inside a GeoPackage.
+        Layer name inside a GeoPackage, and the ``name`` of a GeoJSON feature collection.
+    private : bool, default False
+        The layer holds personal data: the file is made readable by its owner only (``0o600``);
+        otherwise it gets the user's umask, as any file they create.
 
     Returns
     -------
@@ -233,27 +364,100 @@ def write_layer(
     ------
     OutputFormatError, OutputExistsError
         As :func:`check_output_path`.
+    CRSError
+        If a GeoJSON output is asked for a layer without a CRS (it cannot be reprojected).
     """
     p = Path(path)
     fmt = check_output_path(p, overwrite=overwrite)
-    # Write beside the target, then rename: readers never see half a file, and a failure
-    # leaves nothing behind (a rename within one folder is atomic).
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{p.stem}.", suffix=p.suffix, dir=p.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
-    tmp.unlink()
-    try:
+    # Written whole under the final name, then renamed into place: readers never see half a
+    # file, and a failure leaves nothing behind.
+    with atomic_output(p, private=private) as tmp:
         if fmt == "GeoPackage":
             pyogrio.write_dataframe(gdf, tmp, layer=layer, driver="GPKG", use_arrow=True)
         elif fmt == "GeoParquet":
             gdf.to_parquet(tmp, index=False)
         elif fmt == "GeoJSON":
-            # Keep findings a JSON *string*, as in every other format (GDAL would inline it).
-            pyogrio.write_dataframe(gdf, tmp, driver="GeoJSON", layer_options={"AUTODETECT_JSON_STRINGS": "NO"})
+            _write_geojson(gdf, tmp, layer=layer)
         else:
             _to_csv_frame(gdf).to_csv(tmp, index=False)
-        os.replace(tmp, p)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
     return p
+
+
+def _write_geojson(gdf: gpd.GeoDataFrame, path: Path, *, layer: str) -> None:
+    """Write RFC 7946 GeoJSON: WGS 84 longitude/latitude, no ``crs`` member, named ``layer``.
+
+    Raises
+    ------
+    CRSError
+        If the layer has no CRS.
+    """
+    # Checked here rather than left to GDAL, which takes a layer without a CRS for WGS 84 and
+    # would write feet as if they were degrees.
+    if gdf.crs is None:
+        msg = f"{path.name}: GeoJSON is written in longitude/latitude, and this layer has no CRS to reproject from."
+        raise CRSError(msg)
+    wgs84 = gdf.to_crs("EPSG:4326")
+    options = {
+        # Keep findings a JSON *string*, as in every other format (GDAL would inline it).
+        "AUTODETECT_JSON_STRINGS": "NO",
+        # Counter-clockwise outer rings, antimeridian cutting, 7 decimals (1 cm), no crs member.
+        "RFC7946": "YES",
+    }
+    pyogrio.write_dataframe(wgs84, path, layer=layer, driver="GeoJSON", layer_options=options)
+
+
+#: Columns of the run-findings table written beside a screening output.
+RUN_FINDINGS_COLUMNS = ("code", "section", "basis", "message", "columns")
+
+
+def run_findings_path(path: str | os.PathLike[str]) -> Path:
+    """Return where the run findings of the output ``path`` go: ``<stem>.run_findings.csv`` beside it.
+
+    Examples
+    --------
+    >>> run_findings_path("out/screening.gpkg").as_posix()
+    'out/screening.run_findings.csv'
+    """
+    p = Path(path)
+    return p.with_name(f"{p.stem}.run_findings.csv")
+
+
+def write_run_findings(
+    findings: list[dict[str, str]], path: str | os.PathLike[str], *, overwrite: bool = False
+) -> Path | None:
+    """Write a run's own findings (absent layers, checks not made) beside its output ``path``.
+
+    One CSV for every output format, so a reader of a GeoPackage, a GeoParquet, a GeoJSON or
+    a CSV finds them the same way, beside the file, without repeating them on every row:
+    columns ``code, section, basis, message, columns`` (``columns``: the output columns left
+    null). When there are none, no file is written, and a stale one from an earlier run of
+    the same output is removed (with ``overwrite``), so it cannot mislead.
+
+    Parameters
+    ----------
+    findings : list of dict
+        As :func:`esc_gis.screening.run_findings` returns.
+    path : str or PathLike
+        The screening output they belong to.
+    overwrite : bool, default False
+        Replace an existing run-findings file.
+
+    Returns
+    -------
+    Path or None
+        The file written, or None when there were no run findings.
+
+    Raises
+    ------
+    OutputExistsError
+        If the file exists and ``overwrite`` is false.
+    """
+    target = run_findings_path(path)
+    check_target(target, overwrite=overwrite)
+    if not findings:
+        target.unlink(missing_ok=True)
+        return None
+    table = pd.DataFrame([{c: f.get(c, "") for c in RUN_FINDINGS_COLUMNS} for f in findings])
+    with atomic_output(target) as tmp:
+        table.to_csv(tmp, index=False)
+    return target

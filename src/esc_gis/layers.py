@@ -1,38 +1,54 @@
 """Layer sets: the Village's reference layers, named by a ``layers.toml`` manifest.
 
 A layer set is a folder holding a manifest and the files it names (paths are relative to
-the manifest)::
+the manifest). These are all the tables and keys a manifest may hold::
 
-    crs = "EPSG:7594"                 # the measuring CRS
+    crs = "EPSG:7594"                 # the measuring CRS (the profile's when absent)
     [jurisdiction]                    # required: the Village boundary
     path = "village_boundary.gpkg"
+    layer = "places"                  # optional, any layer table: the layer of a multi-layer file
+    where = "GEOID = '5587775'"       # optional, any layer table: OGR SQL to pick features
+    name_field = "NAME"               # optional: pick the Village by name ...
+    name = "Village Name"             # ... (both or neither)
     [waters]                          # waters of the state, polygons or lines
     path = "waters.gpkg"
-    class_field = "water_class"
+    class_field = "water_class"       # this name by default
     name_field = "name"               # optional
     channel_width_field = "width_ft"  # optional: a line's channel width, in feet
     piped_field = "piped"             # optional (this name by default): stream in a pipe or culvert
     drainage_field = "drainage_acres" # optional (this name by default): acres a channel drains
     class_map = "wwi_codes.csv"       # optional: the layer's own codes -> water classes
+    [dem]                             # optional: elevation raster
+    path = "dem.tif"                  # a raster, a .vrt, or a folder of tiles on one grid
+    z_unit = "ft"                     # optional: m, ft or us_ft, when the raster does not say
+    band = 1                          # the elevation band; required when the raster has several
+    [targeted_areas]                  # optional: TMDL / targeted standard areas (§ 540-7B(6))
+    path = "targeted.gpkg"
+    name_field = "name"               # optional
 
 Several waters layers (lakes from one source, streams and wetlands from others) are given
 as ``[[waters]]`` tables, each with its own fields and class map.
-    [dem]                             # optional: elevation raster
-    path = "dem.tif"                  # a raster, a .vrt, or a folder of tiles on one grid
-    z_unit = "ft"
-    band = 1                          # required when the raster has more than one band
-    [targeted_areas]                  # optional: TMDL / targeted standard areas (§ 540-7B(6))
-    path = "targeted.gpkg"
+
+Any other table or key is an error naming each one with the nearest right one: a typo such
+as ``[targeted_area]`` would otherwise switch a check off without a word.
+
+The jurisdiction layer must hold one feature (one place, however many parts it has), or
+``where`` or ``name_field``/``name`` must say which: merging every place of a statewide file
+into "the Village" is refused. The features a selection picks are taken as the parts of that
+one place and merged.
 
 A layer missing from the manifest switches its measurements off (the output column is null
-and a finding says why); a layer that is named but unreadable is an error. Every layer is
-transformed to the measuring CRS here, once, so nothing downstream transforms again.
+and one run-level finding says why); a layer that is named but unreadable is an error.
+Every layer is transformed to the measuring CRS here, once, so nothing downstream transforms
+again. A layer far outside the measuring CRS's zone is warned about
+(:func:`esc_gis.crs.warn_if_far_from_zone`).
 """
 
 from __future__ import annotations
 
 __all__ = ["LayerSet", "default_manifest", "load_layers"]
 
+import difflib
 import os
 import sys
 from dataclasses import dataclass
@@ -42,8 +58,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 import shapely
+from rasterio.transform import array_bounds
 
-from esc_gis.crs import measuring_crs, to_measuring_crs
+from esc_gis.crs import measuring_crs, to_measuring_crs, warn_if_far_from_zone
 from esc_gis.errors import CRSError, LayerSetError, ValidationError
 from esc_gis.io import read_class_map, read_layer
 from esc_gis.terrain.dem import DemInfo, open_dem
@@ -63,6 +80,26 @@ else:  # pragma: no cover
 #: Environment variable naming the default manifest.
 ENV_LAYERS = "ESC_GIS_LAYERS"
 _Z_UNITS = ("ft", "us_ft", "m")
+
+#: Every key each table may hold: the module docstring documents each one.
+_LAYER_KEYS = ("path", "layer", "where")
+_KEYS: dict[str, tuple[str, ...]] = {
+    "jurisdiction": (*_LAYER_KEYS, "name_field", "name"),
+    "waters": (
+        *_LAYER_KEYS,
+        "class_field",
+        "name_field",
+        "channel_width_field",
+        "piped_field",
+        "drainage_field",
+        "class_map",
+    ),
+    "dem": ("path", "z_unit", "band"),
+    "targeted_areas": (*_LAYER_KEYS, "name_field"),
+}
+_TOP_KEYS = ("crs", *_KEYS)
+#: Columns looked at first when showing the values a jurisdiction could be picked by.
+_NAME_FIELDS = ("name", "namelsad", "muni_name", "place_name", "label")
 
 
 @dataclass
@@ -90,6 +127,8 @@ class LayerSet:
         Its vertical unit from the manifest, when given.
     dem : DemInfo or None
         The DEM's header and settled units, when configured.
+    dem_band : int or None
+        The elevation band named by ``band`` in ``[dem]``, when given.
     """
 
     manifest: Path
@@ -100,13 +139,16 @@ class LayerSet:
     dem_path: Path | None = None
     dem_z_unit: str | None = None
     dem: DemInfo | None = None
+    dem_band: int | None = None
 
 
 def default_manifest() -> Path:
     """Return the manifest used when none is named.
 
-    Looks at ``$ESC_GIS_LAYERS``, then ``layers/winneconne/layers.toml`` in the source tree
-    this package was installed from, then under the current folder.
+    Looks at ``$ESC_GIS_LAYERS``, then the copy a wheel carries (``esc_gis/layersets/``,
+    put there at build time by ``setup.py``), then ``layers/winneconne/layers.toml`` in the
+    source tree this package was installed from (an editable install), then under the
+    current folder.
 
     Raises
     ------
@@ -116,6 +158,7 @@ def default_manifest() -> Path:
     candidates = []
     if os.environ.get(ENV_LAYERS):
         candidates.append(Path(os.environ[ENV_LAYERS]))
+    candidates.append(Path(__file__).resolve().parent / "layersets" / "winneconne" / "layers.toml")
     candidates.append(Path(__file__).resolve().parents[2] / "layers" / "winneconne" / "layers.toml")
     candidates.append(Path.cwd() / "layers" / "winneconne" / "layers.toml")
     for c in candidates:
@@ -139,6 +182,49 @@ def _read_manifest(path: Path) -> dict[str, Any]:
         raise LayerSetError(msg) from None
 
 
+def _unknown(key: str, known: tuple[str, ...], where: str) -> str:
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]!r}?" if close else f"known: {', '.join(known)}."
+    return f"{where}: unknown key {key!r}; {hint}"
+
+
+def _check_keys(data: dict[str, Any], manifest: Path) -> None:
+    """Refuse unknown tables and keys, every one at once, each with the nearest known name.
+
+    Raises
+    ------
+    LayerSetError
+        If the manifest holds a table or key no layer set has.
+    """
+    problems = []
+    for top, value in data.items():
+        if top not in _TOP_KEYS:
+            is_table = isinstance(value, (dict, list))
+            shown = f"[{top}]" if is_table else repr(top)
+            close = difflib.get_close_matches(top, _TOP_KEYS, n=1, cutoff=0.6)
+            if close:
+                hint = f"did you mean {'[' + close[0] + ']' if close[0] in _KEYS else repr(close[0])}?"
+            else:
+                hint = "known: 'crs', " + ", ".join(f"[{k}]" for k in _KEYS) + "."
+            problems.append(f"unknown {'table' if is_table else 'key'} {shown}; {hint}")
+            continue
+        if top not in _KEYS:
+            continue
+        tables = value if isinstance(value, list) else [value]
+        for k, table in enumerate(tables):
+            if not isinstance(table, dict):
+                continue  # a malformed table is reported by _section, with its fix
+            label = f"[[{top}]] number {k + 1}" if isinstance(value, list) else f"[{top}]"
+            problems += [_unknown(key, _KEYS[top], label) for key in table if key not in _KEYS[top]]
+    if problems:
+        lines = "\n".join(f"  - {p}" for p in problems)
+        msg = (
+            f"{manifest}: {len(problems)} unknown name{'s' if len(problems) != 1 else ''} in the layer-set "
+            f"manifest (a misspelt name would silently switch a check off):\n{lines}"
+        )
+        raise LayerSetError(msg)
+
+
 def _section(data: dict[str, Any], name: str, manifest: Path, *, required: bool) -> dict[str, Any] | None:
     sec = data.get(name)
     if sec is None:
@@ -152,14 +238,88 @@ def _section(data: dict[str, Any], name: str, manifest: Path, *, required: bool)
     return sec
 
 
+def _source(sec: dict[str, Any], manifest: Path) -> str:
+    """Name the layer in messages as the manifest gives it, beside the manifest's folder."""
+    return sec["path"] if Path(sec["path"]).is_absolute() else f"{manifest.parent.name}/{sec['path']}"
+
+
 def _load_vector(sec: dict[str, Any], manifest: Path, crs: CRS) -> tuple[gpd.GeoDataFrame, str]:
     path = (manifest.parent / sec["path"]).resolve()
-    source = f"{manifest.parent.name}/{sec['path']}"
-    gdf = read_layer(path, layer=sec.get("layer"))
+    source = _source(sec, manifest)
+    gdf = read_layer(path, layer=sec.get("layer"), where=sec.get("where"))
     if gdf.crs is None:
         msg = f"{source} (named in {manifest.name}) has no CRS; define it in the file."
         raise CRSError(msg)
+    warn_if_far_from_zone(gdf.total_bounds, gdf.crs, crs, what=f"Layer {source}")
     return to_measuring_crs(gdf, crs), source
+
+
+def _likely_name_field(gdf: gpd.GeoDataFrame) -> str | None:
+    """Return the column a person would pick a place by: a known name column, else the first text one."""
+    text = [c for c in gdf.columns if c != gdf.geometry.name and pd.api.types.is_string_dtype(gdf[c])]
+    by_lower = {c.lower(): c for c in text}
+    for name in _NAME_FIELDS:
+        if name in by_lower:
+            return by_lower[name]
+    return text[0] if text else None
+
+
+def _pick_by_name(gdf: gpd.GeoDataFrame, sec: dict[str, Any], manifest: Path, source: str) -> gpd.GeoDataFrame:
+    field, name = sec.get("name_field"), sec.get("name")
+    if field is None and name is None:
+        return gdf
+    if not isinstance(field, str) or not isinstance(name, str):
+        msg = f'{manifest}: [jurisdiction] needs both name_field = "FIELD" and name = "VALUE" (text), or neither.'
+        raise LayerSetError(msg)
+    if field not in gdf.columns:
+        fields = ", ".join(c for c in gdf.columns if c != gdf.geometry.name)
+        msg = f"{manifest}: [jurisdiction] name_field {field!r} is not a field of {source}; its fields: {fields}."
+        raise LayerSetError(msg)
+    values = gdf[field].astype(str)
+    picked = gdf[(values == name).to_numpy()]
+    if not len(picked):
+        close = difflib.get_close_matches(name, sorted(set(values)), n=3)
+        hint = f" Nearest: {', '.join(repr(v) for v in close)}." if close else ""
+        msg = f"{manifest}: [jurisdiction] no feature of {source} has {field} = {name!r}.{hint}"
+        raise LayerSetError(msg)
+    return picked
+
+
+def _load_jurisdiction(sec: dict[str, Any], manifest: Path, crs: CRS) -> shapely.Geometry:
+    """Read the jurisdiction: one feature, or the features ``where`` / ``name_field`` pick, merged."""
+    path = (manifest.parent / sec["path"]).resolve()
+    source = _source(sec, manifest)
+    where = sec.get("where")
+    if where is not None and not isinstance(where, str):
+        msg = f"{manifest}: [jurisdiction] where must be OGR SQL text, e.g. where = \"NAME = 'Name'\"."
+        raise LayerSetError(msg)
+    gdf = _pick_by_name(read_layer(path, layer=sec.get("layer"), where=where), sec, manifest, source)
+    selected = where is not None or sec.get("name_field") is not None
+    if len(gdf) > 1 and not selected:
+        # Merging a statewide file of places into "the Village" would pass every site as inside.
+        field = _likely_name_field(gdf)
+        shown = ""
+        if field is not None:
+            values = gdf[field].dropna().astype(str).unique()
+            few = ", ".join(repr(v) for v in values[:5])
+            shown = f" Values of {field}: {few}{', ...' if len(values) > 5 else ''} ({len(values)} in all)."
+        f = field or "FIELD"
+        msg = (
+            f"{source} holds {len(gdf)} features, and the jurisdiction must be one place: esc-gis will not "
+            f"merge them all into one boundary. Fix: say which in [jurisdiction] of {manifest}, either\n"
+            f'  name_field = "{f}"\n  name = "..."\nor\n  where = "{f} = \'...\'"\n'
+            f"(several features picked are merged, as the parts of one place).{shown}"
+        )
+        raise LayerSetError(msg)
+    if gdf.crs is None:
+        msg = f"{source} (named in {manifest.name}) has no CRS; define it in the file."
+        raise CRSError(msg)
+    warn_if_far_from_zone(gdf.total_bounds, gdf.crs, crs, what=f"Layer {source}")
+    geoms = to_measuring_crs(gdf, crs).geometry.to_numpy()
+    if not np.isin(shapely.get_type_id(geoms), (3, 6)).all():
+        msg = f"{source}: the jurisdiction layer must hold polygons only."
+        raise LayerSetError(msg)
+    return shapely.union_all(shapely.make_valid(geoms))
 
 
 def _waters_sections(data: dict[str, Any], manifest: Path) -> list[dict[str, Any]]:
@@ -240,16 +400,11 @@ def load_layers(manifest: str | Path | None = None, *, profile: Profile) -> Laye
     if path.is_dir():
         path = path / "layers.toml"
     data = _read_manifest(path)
+    _check_keys(data, path)
     crs = measuring_crs(data.get("crs", profile.measure_crs))
 
     jsec = _section(data, "jurisdiction", path, required=True)
-    jur, jsource = _load_vector(jsec, path, crs)  # type: ignore[arg-type]
-    geoms = jur.geometry.to_numpy()
-    poly = np.isin(shapely.get_type_id(geoms), (3, 6))
-    if not poly.all():
-        msg = f"{jsource}: the jurisdiction layer must hold polygons only."
-        raise LayerSetError(msg)
-    jurisdiction = shapely.union_all(shapely.make_valid(geoms))
+    jurisdiction = _load_jurisdiction(jsec, path, crs)  # type: ignore[arg-type]
     layers = LayerSet(manifest=path, crs=crs, jurisdiction=jurisdiction)
 
     layers.waters = _load_waters(data, path, crs, profile)
@@ -274,11 +429,14 @@ def load_layers(manifest: str | Path | None = None, *, profile: Profile) -> Laye
             msg = f"{path}: [dem] z_unit {z!r} is not one of {', '.join(_Z_UNITS)}."
             raise LayerSetError(msg)
         band = dsec.get("band")
-        if band is not None and (isinstance(band, bool) or not isinstance(band, int) or band < 1):
+        if band is not None and (not isinstance(band, int) or isinstance(band, bool) or band < 1):
             msg = f"{path}: [dem] band {band!r} is not a band number (1, 2, ...)."
             raise LayerSetError(msg)
-        layers.dem_path, layers.dem_z_unit = dem, z
+        layers.dem_path, layers.dem_z_unit, layers.dem_band = dem, z, band
         # Opened now, so an unreadable DEM, a multi-band one without `band`, or an unknown
         # vertical unit fails before any work.
         layers.dem = open_dem(dem, z_unit=z, band=band)
+        d = layers.dem
+        bounds = array_bounds(d.height, d.width, d.transform)  # west, south, east, north
+        warn_if_far_from_zone(bounds, d.crs, crs, what=f"DEM {_source(dsec, path)}")
     return layers

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 __all__ = [
     "APPLICABILITY",
+    "NOT_MEASURED",
     "PERMIT",
     "Decision",
     "Measurements",
@@ -33,6 +34,7 @@ __all__ = [
     "decision_area",
     "may_require_permit",
     "permit_decision",
+    "run_findings",
 ]
 
 import json
@@ -193,6 +195,8 @@ class Decision:
     #: The area the thresholds were applied to (whole plan, by the profile's reading).
     decision_sqft: np.ndarray
     findings: list[str]
+    #: Findings about the whole run, not a site (an absent layer): see :func:`run_findings`.
+    run_findings: list[dict[str, str]] = field(default_factory=list)
 
     def frame(self, index: Any = None) -> pd.DataFrame:
         """Return the decision as the screening output's columns (``plan_disturbed_sqft`` = the decision's area)."""
@@ -514,8 +518,7 @@ def _waters(f: _Findings, m: Measurements, permitted: np.ndarray, unpermitted: n
     Excluded and exempt sites keep the measurements in their columns, without a duty.
     """
     if not m.has_waters:
-        f.add(permitted | unpermitted, "no_waters_layer")
-        return
+        return  # said once for the run (run_findings), not on every site
     prot, water = np.nan_to_num(m.protective_disturbed_sqft), np.nan_to_num(m.in_water_sqft)
     in_prot, in_wat = prot > 0, water > 0
     pv: dict[str, Any] = {"protective_sqft": prot, "waters": m.protective_waters}
@@ -557,8 +560,7 @@ def _slopes(f: _Findings, m: Measurements, permitted: np.ndarray, may_be: np.nda
     """§ 540-7B(3)(c)[3]: a duty of permitted sites ("if a permit is required" where one may be)."""
     duty = permitted | may_be
     if not m.has_dem:
-        f.add(duty, "steep_not_measured")
-        return
+        return  # said once for the run (run_findings), not on every site
     inside = m.disturbed_in_village_sqft
     steep, unc = m.steep_disturbed_sqft, m.steep_uncovered_sqft
     sv: dict[str, Any] = {"steep_sqft": steep, "steep_share": _share(steep, inside)}
@@ -573,6 +575,47 @@ def _input_quality(f: _Findings, m: Measurements) -> None:
     out_site = m.disturbed_outside_site_sqft
     f.add(out_site > 1.0, "disturbed_outside_site", outside_sqft=out_site)
     f.add(m.disturbed_count == 0, "no_disturbed_limits")
+
+
+#: Run finding of an absent optional layer -> the output columns left null for want of it.
+NOT_MEASURED: dict[str, tuple[str, ...]] = {
+    "no_waters_layer": (
+        "protective_disturbed_sqft",
+        "nearest_water_ft",
+        "in_water_sqft",
+        "nearest_water",
+        "protective_waters",
+    ),
+    "no_targeted_layer": ("targeted_areas",),
+    "steep_not_measured": ("steep_disturbed_sqft", "steep_share", "steep_uncovered_sqft"),
+}
+
+
+def run_findings(m: Measurements, profile: Profile) -> list[dict[str, str]]:
+    """Return the findings about the run itself: one per optional layer the layer set lacks.
+
+    An absent layer switches a check off for every site alike, so it is said once, not on
+    each row: ``{code, section, basis, message, columns}``, ``columns`` naming the output
+    columns left null.
+
+    Raises
+    ------
+    ProfileError
+        If the profile lacks one of these findings.
+
+    Examples
+    --------
+    >>> from esc_gis.profile import load_profile
+    >>> [f["code"] for f in run_findings(Measurements.of(1, has_waters=True), load_profile())]
+    ['no_targeted_layer', 'steep_not_measured']
+    """
+    absent = {"no_waters_layer": not m.has_waters, "no_targeted_layer": not m.has_targeted}
+    absent["steep_not_measured"] = not m.has_dem
+    return [
+        {**profile.finding(code).to_dict(), "columns": ", ".join(NOT_MEASURED[code])}
+        for code, missing in absent.items()
+        if missing
+    ]
 
 
 def decide(m: Measurements | pd.DataFrame, profile: Profile) -> Decision:
@@ -625,8 +668,6 @@ def decide(m: Measurements | pd.DataFrame, profile: Profile) -> Decision:
     _waters(f, m, permitted, unpermitted, may_be)
     if m.has_targeted:
         f.add(permitted & in_targ, "targeted_area", areas=m.targeted_areas)
-    else:
-        f.add(permitted, "no_targeted_layer")
     reasons = _reasons(profile, in_prot, in_wat, in_targ, m.targeted_areas)
     listed = np.full(n, "", dtype=object)
     for i in np.flatnonzero(may_be).tolist():
@@ -642,4 +683,5 @@ def decide(m: Measurements | pd.DataFrame, profile: Profile) -> Decision:
         sediment_standard=d["sediment_standard"],
         decision_sqft=area,
         findings=f.json(),
+        run_findings=run_findings(m, profile),
     )

@@ -7,8 +7,9 @@ files; the ``esc-gis screen`` command wraps it.
 
 from __future__ import annotations
 
-__all__ = ["CONTRACT_COLUMNS", "screen"]
+__all__ = ["CONTRACT_COLUMNS", "RUN_FINDINGS", "ScreeningRun", "run_findings", "screen", "screen_run"]
 
+import dataclasses
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,11 +20,12 @@ import numpy as np
 import pandas as pd
 import shapely
 
-from esc_gis.crs import assign_crs, to_measuring_crs
+from esc_gis.crs import assign_crs, to_measuring_crs, warn_if_far_from_zone
 from esc_gis.errors import CRSError, LayerReadError, Problem, ValidationError
-from esc_gis.io import read_layer
+from esc_gis.io import feature_numbers, read_layer
 from esc_gis.layers import LayerSet, load_layers
 from esc_gis.measure import PolygonIndex, area_sqft, clip_to_region, nearest_distance, union_by_group
+from esc_gis.parcels import detect_schema, skip_rule
 from esc_gis.profile import Profile, load_profile
 from esc_gis.rules import Measurements, counts_toward_plan, decide
 from esc_gis.terrain import steep_area
@@ -69,17 +71,57 @@ EXTRA_COLUMNS = (
 )
 
 
+#: Key of the result's ``attrs`` holding the run's own findings (see :func:`run_findings`).
+RUN_FINDINGS = "run_findings"
+
+
+def run_findings(result: pd.DataFrame) -> list[dict[str, str]]:
+    """Return the findings about a screening run as a whole, not about one site.
+
+    Today these say which optional layers the layer set lacks, hence which checks were
+    made for no site (``{code, section, basis, message, columns}``, ``columns`` naming the
+    output columns left null). They are said once per run, never repeated on every row;
+    :func:`esc_gis.io.write_run_findings` writes them beside the output.
+
+    Parameters
+    ----------
+    result : pandas.DataFrame
+        What :func:`screen` returned (they travel in ``result.attrs``).
+
+    Returns
+    -------
+    list of dict
+        Empty when every layer was there, or for a frame not made by :func:`screen`.
+    """
+    return list(result.attrs.get(RUN_FINDINGS, []))
+
+
 def _source_name(obj: Any, default: str) -> str:
     return os.fspath(obj) if isinstance(obj, (str, os.PathLike)) else default
 
 
-def _read(obj: Any, *, layer: str | None, default: str) -> tuple[gpd.GeoDataFrame, str]:
+def _read(
+    obj: Any, *, layer: str | None, where: str | None, default: str
+) -> tuple[gpd.GeoDataFrame, str, np.ndarray, int]:
+    """Read a layer; return it, its name, each row's feature number in the file, and how many ``where`` left out."""
     if isinstance(obj, gpd.GeoDataFrame):
+        if where is not None:
+            msg = f"{default}: a where clause applies to a file; filter the GeoDataFrame in pandas instead."
+            raise LayerReadError(msg)
         if len(obj) == 0:
             msg = f"{default}: the layer is empty (no features)."
             raise LayerReadError(msg)
-        return obj.reset_index(drop=True), default
-    return read_layer(obj, layer=layer), _source_name(obj, default)
+        return obj.reset_index(drop=True), default, np.arange(1, len(obj) + 1), 0
+    gdf = read_layer(obj, layer=layer, where=where)
+    if where is None:
+        return gdf, _source_name(obj, default), np.arange(1, len(gdf) + 1), 0
+    numbers, total = feature_numbers(obj, layer=layer, where=where)
+    return gdf, _source_name(obj, default), numbers, total - len(gdf)
+
+
+def _renumber(problems: list[Problem], numbers: np.ndarray) -> list[Problem]:
+    """Give problems worded by position the feature numbers of the file."""
+    return [p if p.row is None else dataclasses.replace(p, row=int(numbers[p.row - 1])) for p in problems]
 
 
 def _with_crs(gdf: gpd.GeoDataFrame, assume_crs: Any, source: str, problems: list[Problem]) -> gpd.GeoDataFrame:
@@ -105,6 +147,45 @@ def _labels(pairs: tuple[np.ndarray, np.ndarray], labels: np.ndarray, n: int) ->
 class _Inputs:
     sites: gpd.GeoDataFrame  # validated, in the measuring CRS
     disturbed: gpd.GeoDataFrame | None
+    skipped: gpd.GeoDataFrame  # features of the sites layer that are not sites, in its own CRS
+    rule: str | None
+    generated: list[str]
+    schema: str | None
+    not_selected: int
+    id_field: str
+
+
+@dataclass
+class ScreeningRun:
+    """A screening's result, and what of the sites layer it left out and why.
+
+    Attributes
+    ----------
+    result : geopandas.GeoDataFrame
+        One row per screened site (see :func:`screen`).
+    skipped : geopandas.GeoDataFrame
+        Every feature of the sites layer skipped as not a site (empty when none), in the
+        layer's own CRS: ``feature`` (1-based feature number in the file), ``skip_reason``,
+        then the feature's own fields.
+    rule : str or None
+        The skip rule in force, in words (None when nothing is skipped by rule).
+    generated_ids : list of str
+        The ``row:<n>`` ids given to sites without an id.
+    schema : str or None
+        The parcel schema recognised (``"v10"``), if any.
+    not_selected : int
+        Features of the sites file the ``where`` clause left out (0 without one).
+    id_field : str
+        The id field used.
+    """
+
+    result: gpd.GeoDataFrame
+    skipped: gpd.GeoDataFrame
+    rule: str | None
+    generated_ids: list[str]
+    schema: str | None
+    not_selected: int
+    id_field: str
 
 
 @dataclass
@@ -153,24 +234,78 @@ def _read_inputs(
     field_map: dict[str, str] | None,
     sites_layer: str | None,
     disturbed_layer: str | None,
+    sites_where: str | None = None,
+    disturbed_where: str | None = None,
+    skip_ids: str | None = None,
 ) -> _Inputs:
-    """Read and validate sites and disturbed limits, every problem at once; transform them."""
-    raw_sites, s_source = _read(sites, layer=sites_layer, default="sites")
+    """Read and validate sites and disturbed limits, every problem at once; transform them.
+
+    Features the skip rule names (a parcel layer's rights of way, hydrography, ...) are
+    set aside, with their reason, before validation; see :mod:`esc_gis.parcels`.
+    """
+    raw_sites, s_source, numbers, not_selected = _read(sites, layer=sites_layer, where=sites_where, default="sites")
     problems: list[Problem] = []
     raw_sites = _with_crs(raw_sites, assume_crs, s_source, problems)
-    table = prepare_sites(raw_sites, source=s_source, id_field=id_field, field_map=field_map)
+    columns = [str(c) for c in raw_sites.columns if c != raw_sites.geometry.name]
+    schema = detect_schema(columns)
+    if schema == "v10" and id_field == "site_id" and "site_id" not in {c.lower() for c in columns}:
+        id_field = next(c for c in columns if c.upper() == "PARCELID")  # the schema's parcel id
+    rule = skip_rule(skip_ids, columns=columns, id_field=(field_map or {}).get("site_id", id_field), source=s_source)
+    skip = np.zeros(len(raw_sites), bool)
+    if rule is not None and rule.field in raw_sites.columns:
+        skip = rule.mask(raw_sites[rule.field])
+    skipped = _skipped_table(raw_sites, skip, numbers, None if rule is None else rule)
+    kept = raw_sites[~skip].reset_index(drop=True) if skip.any() else raw_sites
+    if len(kept) == 0:
+        msg = f"{s_source}: every feature was skipped as not a site ({rule.describe() if rule else ''})."
+        raise LayerReadError(msg)
+    table = prepare_sites(
+        kept,
+        source=s_source,
+        id_field=id_field,
+        field_map=field_map,
+        rows=numbers[~skip],
+        generate_ids=rule is not None,
+    )
     problems += table.problems
     dist_table = None
     if disturbed is not None:
-        raw_dist, d_source = _read(disturbed, layer=disturbed_layer, default="disturbed")
+        raw_dist, d_source, d_numbers, _ = _read(
+            disturbed, layer=disturbed_layer, where=disturbed_where, default="disturbed"
+        )
         raw_dist = _with_crs(raw_dist, assume_crs, d_source, problems)
         dist_table = prepare_disturbed(raw_dist, source=d_source, site_ids=table.gdf["site_id"], id_field=id_field)
-        problems += dist_table.problems
+        problems += _renumber(dist_table.problems, d_numbers) if disturbed_where else dist_table.problems
     if problems:
         raise ValidationError(problems)
+    # Sites from another state measured in a county grid: warned, with the distance and the fix.
+    warn_if_far_from_zone(table.gdf.total_bounds, table.gdf.crs, crs, what=f"Sites {s_source}")
+    if dist_table is not None:
+        warn_if_far_from_zone(dist_table.gdf.total_bounds, dist_table.gdf.crs, crs, what=f"Disturbed limits {d_source}")
     return _Inputs(
-        to_measuring_crs(table.gdf, crs), None if dist_table is None else to_measuring_crs(dist_table.gdf, crs)
+        to_measuring_crs(table.gdf, crs),
+        None if dist_table is None else to_measuring_crs(dist_table.gdf, crs),
+        skipped,
+        None if rule is None else rule.describe(),
+        table.generated,
+        schema,
+        not_selected,
+        id_field,
     )
+
+
+def _skipped_table(raw: gpd.GeoDataFrame, skip: np.ndarray, numbers: np.ndarray, rule: Any) -> gpd.GeoDataFrame:
+    """Build the table of skipped features: feature number and reason first, then their own fields."""
+    rows = raw[skip]
+    own = rows.drop(columns=[c for c in ("feature", "skip_reason") if c in rows.columns])
+    reason = (
+        [f"not a parcel: {rule.field} {str(v).strip()!r} matches the skip rule" for v in rows[rule.field]]
+        if rule is not None and len(rows)
+        else []
+    )
+    front = pd.DataFrame({"feature": numbers[skip].astype(int), "skip_reason": pd.Series(reason, dtype=object)})
+    out = pd.concat([front, own.reset_index(drop=True)], axis=1)
+    return gpd.GeoDataFrame(out, geometry=raw.geometry.name, crs=raw.crs)
 
 
 def _measure_disturbance(inp: _Inputs, crs: CRS) -> _Disturbance:
@@ -331,6 +466,9 @@ def screen(
     assume_crs: Any | None = None,
     sites_layer: str | None = None,
     disturbed_layer: str | None = None,
+    sites_where: str | None = None,
+    disturbed_where: str | None = None,
+    skip_ids: str | None = None,
     progress: Callable[[str, float], None] | None = None,
 ) -> gpd.GeoDataFrame:
     """Screen construction sites against Chapter 540, Article I.
@@ -355,6 +493,15 @@ def screen(
         CRS for input layers that have none. Never overrides a layer's own CRS.
     sites_layer, disturbed_layer : str, optional
         Layer names in multi-layer files.
+    sites_where, disturbed_where : str, optional
+        OGR SQL ``WHERE`` clauses picking the features to read (GDAL applies them while
+        reading). Rows keep their feature numbers in the file.
+    skip_ids : str, optional
+        Which features of ``sites`` are not sites: ``None``/``"auto"`` (the schema's rule:
+        for a Wisconsin V10 parcel layer, :data:`esc_gis.parcels.V10_NON_PARCEL` on the
+        id; for other layers, nothing), ``"none"``, or a regular expression the whole id
+        must match. While a rule is in force, a site without an id gets ``row:<n>``. The
+        skipped features are returned by :func:`screen_run`, which this wraps.
     progress : callable, optional
         Called as ``progress(stage, fraction_done)`` as the run advances.
 
@@ -363,7 +510,8 @@ def screen(
     geopandas.GeoDataFrame
         One row per site, in input order: the columns of :data:`CONTRACT_COLUMNS`, then
         :data:`EXTRA_COLUMNS`, then the sites' other fields; geometry is the site in the
-        measuring CRS.
+        measuring CRS. Findings about the run as a whole (absent layers) are in
+        ``attrs["run_findings"]``, read with :func:`run_findings`.
 
     Raises
     ------
@@ -379,12 +527,64 @@ def screen(
     --------
     >>> import geopandas as gpd, shapely
     >>> prof = load_profile()
-    >>> village = gpd.GeoDataFrame(geometry=[shapely.box(0, 0, 1000, 1000)], crs="EPSG:7594")
+    >>> x, y = 745_000, 505_000  # the Village, in WISCRS Winnebago feet
+    >>> village = gpd.GeoDataFrame(geometry=[shapely.box(x, y, x + 1000, y + 1000)], crs="EPSG:7594")
     >>> ls = LayerSet(manifest=None, crs=village.crs, jurisdiction=village.geometry[0])
-    >>> sites = gpd.GeoDataFrame({"site_id": ["a"]}, geometry=[shapely.box(10, 10, 110, 60)], crs="EPSG:7594")
+    >>> site = shapely.box(x + 10, y + 10, x + 110, y + 60)
+    >>> sites = gpd.GeoDataFrame({"site_id": ["a"]}, geometry=[site], crs="EPSG:7594")
     >>> row = screen(sites, layers=ls).iloc[0]
     >>> row["jurisdiction"], round(row["disturbed_sqft"]), row["permit"]
     ('inside', 5000, 'required')
+    """
+    return screen_run(
+        sites,
+        disturbed=disturbed,
+        layers=layers,
+        profile=profile,
+        id_field=id_field,
+        field_map=field_map,
+        assume_crs=assume_crs,
+        sites_layer=sites_layer,
+        disturbed_layer=disturbed_layer,
+        sites_where=sites_where,
+        disturbed_where=disturbed_where,
+        skip_ids=skip_ids,
+        progress=progress,
+    ).result
+
+
+def screen_run(
+    sites: str | os.PathLike[str] | gpd.GeoDataFrame,
+    *,
+    disturbed: str | os.PathLike[str] | gpd.GeoDataFrame | None = None,
+    layers: str | os.PathLike[str] | LayerSet | None = None,
+    profile: str | os.PathLike[str] | Profile | None = None,
+    id_field: str = "site_id",
+    field_map: dict[str, str] | None = None,
+    assume_crs: Any | None = None,
+    sites_layer: str | None = None,
+    disturbed_layer: str | None = None,
+    sites_where: str | None = None,
+    disturbed_where: str | None = None,
+    skip_ids: str | None = None,
+    progress: Callable[[str, float], None] | None = None,
+) -> ScreeningRun:
+    """Screen as :func:`screen` does; return the result with what was skipped and why.
+
+    Parameters
+    ----------
+    sites, disturbed, layers, profile, id_field, field_map, assume_crs, sites_layer, disturbed_layer, \
+sites_where, disturbed_where, skip_ids, progress
+        As for :func:`screen`.
+
+    Returns
+    -------
+    ScreeningRun
+
+    Raises
+    ------
+    LayerReadError, ValidationError, LayerSetError, CRSError, ProfileError
+        As :func:`screen`; LayerReadError also when every feature is skipped.
     """
     report = progress or (lambda stage, frac: None)
     prof = profile if isinstance(profile, Profile) else load_profile(None if profile is None else Path(profile))
@@ -400,6 +600,9 @@ def screen(
         field_map=field_map,
         sites_layer=sites_layer,
         disturbed_layer=disturbed_layer,
+        sites_where=sites_where,
+        disturbed_where=disturbed_where,
+        skip_ids=skip_ids,
     )
     gdf = inp.sites
     site_geoms = gdf.geometry.to_numpy()
@@ -449,9 +652,19 @@ def screen(
         has_dem=ls.dem is not None,
         trigger_fields=_trigger_fields(gdf, prof),
     )
-    out = _report(gdf, m, decide(m, prof))
+    d = decide(m, prof)
+    result = gpd.GeoDataFrame(_report(gdf, m, d), geometry=site_geoms, crs=crs)
+    result.attrs[RUN_FINDINGS] = d.run_findings
     report("done", 1.0)
-    return gpd.GeoDataFrame(out, geometry=site_geoms, crs=crs)
+    return ScreeningRun(
+        result,
+        inp.skipped,
+        inp.rule,
+        inp.generated,
+        inp.schema,
+        inp.not_selected,
+        inp.id_field,
+    )
 
 
 def _report(gdf: gpd.GeoDataFrame, m: Measurements, d: Any) -> pd.DataFrame:

@@ -27,6 +27,7 @@ __all__ = [
     "read_flags",
 ]
 
+import dataclasses
 from dataclasses import dataclass
 
 import geopandas as gpd
@@ -62,10 +63,13 @@ class SiteTable:
         ``state_agency`` (bool), ``npdes_exempt`` (bool), ``row`` (1-based feature number),
         ``repaired`` (bool) and the geometry. Other input columns are kept.
     problems : list of Problem
+    generated : list of str
+        The ``row:<n>`` ids given to rows that had none (``generate_ids=True``).
     """
 
     gdf: gpd.GeoDataFrame
     problems: list[Problem]
+    generated: list[str] = dataclasses.field(default_factory=list)
 
 
 def _find_field(columns: list[str], canonical: str, field_map: dict[str, str]) -> str | None:
@@ -158,12 +162,51 @@ def _id(ids: pd.Series | None, i: int) -> str | None:
     return None if v is None else str(v)
 
 
+def _site_ids(
+    gdf: gpd.GeoDataFrame,
+    field: str | None,
+    field_map: dict[str, str],
+    columns: list[str],
+    source: str,
+    numbers: np.ndarray,
+    generate_ids: bool,
+    problems: list[Problem],
+) -> tuple[pd.Series | None, list[str]]:
+    """Read the site ids, generating ``row:<n>`` for blank ones if asked; report missing and repeated ids."""
+    from esc_gis.parcels import GENERATED_ID_PREFIX
+
+    if field is None:
+        fix = f"name the id field with --id-field NAME (fields: {', '.join(columns) or 'none'})."
+        problems.append(Problem(source, None, f"has no id field {field_map.get('site_id', 'site_id')!r}.", fix))
+        return None, []
+    ids = _ids_as_str(gdf[field])
+    blank = ids.isna().to_numpy()
+    generated: list[str] = []
+    if generate_ids and blank.any():
+        generated = [f"{GENERATED_ID_PREFIX}{n}" for n in numbers[blank]]
+        ids[blank] = generated
+    for i in np.flatnonzero(ids.isna().to_numpy()):
+        problems.append(Problem(source, int(i) + 1, f"has no {field!r}.", "give every site a unique id."))
+    dup = ids.notna() & ids.duplicated(keep="first")
+    fix = (
+        "ids must be unique; renumber one of them, use --id-field, or skip features that are not sites with --skip-ids."
+    )
+    for i in np.flatnonzero(dup.to_numpy()):
+        first = int(numbers[np.flatnonzero((ids == ids.iloc[i]).to_numpy())[0]])
+        problems.append(
+            Problem(source, int(i) + 1, f"repeats the id {ids.iloc[i]!r} (first at row {first}).", fix, None)
+        )
+    return ids, generated
+
+
 def prepare_sites(
     gdf: gpd.GeoDataFrame,
     *,
     source: str,
     id_field: str = "site_id",
     field_map: dict[str, str] | None = None,
+    rows: np.ndarray | None = None,
+    generate_ids: bool = False,
 ) -> SiteTable:
     """Validate the sites layer and bring its attributes to the screening contract.
 
@@ -177,12 +220,22 @@ def prepare_sites(
         The field holding the unique site id.
     field_map : dict, optional
         Canonical field -> field in the file, e.g. ``{"activity": "LANDUSE"}``.
+    rows : numpy.ndarray of int, optional
+        Each row's 1-based feature number in the file (default ``1..n``): a layer read
+        with a ``where`` clause, or with features skipped, keeps its file's numbering.
+    generate_ids : bool, default False
+        Give a row without an id the id ``row:<n>`` (its feature number) instead of
+        reporting it: parcel layers as delivered have such rows.
 
     Returns
     -------
     SiteTable
-        The cleaned sites and every problem found (an empty list when all is well).
+        The cleaned sites and every problem found (an empty list when all is well); rows
+        in problems are feature numbers in the file.
     """
+    from dataclasses import replace
+
+    numbers = np.arange(1, len(gdf) + 1) if rows is None else np.asarray(rows, dtype=int)
     field_map = dict(field_map or {})
     if id_field != "site_id":
         field_map.setdefault("site_id", id_field)
@@ -205,27 +258,7 @@ def prepare_sites(
     found = {c: _find_field(columns, c, field_map) for c in FIELD_ALIASES}
     found = {c: (f if f in columns else None) for c, f in found.items()}
 
-    ids: pd.Series | None = None
-    if found["site_id"] is None:
-        fix = f"name the id field with --id-field NAME (fields: {', '.join(columns) or 'none'})."
-        problems.append(Problem(source, None, f"has no id field {field_map.get('site_id', 'site_id')!r}.", fix))
-    else:
-        ids = _ids_as_str(gdf[found["site_id"]])
-        for i in np.flatnonzero(ids.isna().to_numpy()):
-            msg = f"has no {found['site_id']!r}."
-            problems.append(Problem(source, int(i) + 1, msg, "give every site a unique id."))
-        dup = ids.notna() & ids.duplicated(keep="first")
-        for i in np.flatnonzero(dup.to_numpy()):
-            first = int(np.flatnonzero((ids == ids.iloc[i]).to_numpy())[0]) + 1
-            problems.append(
-                Problem(
-                    source,
-                    int(i) + 1,
-                    f"repeats the id {ids.iloc[i]!r} (first at row {first}).",
-                    "ids must be unique; renumber one of them, or use --id-field.",
-                    None,
-                )
-            )
+    ids, generated = _site_ids(gdf, found["site_id"], field_map, columns, source, numbers, generate_ids, problems)
 
     n = len(gdf)
     if found["activity"] is None:
@@ -268,11 +301,13 @@ def prepare_sites(
         activity=activity.to_numpy(),
         state_agency=flags["state_agency"],
         npdes_exempt=flags["npdes_exempt"],
-        row=np.arange(1, n + 1),
+        row=numbers,
         repaired=repaired,
     )
+    if rows is not None:  # problems were worded by position: give them the file's numbers
+        problems = [p if p.row is None else replace(p, row=int(numbers[p.row - 1])) for p in problems]
     problems.sort(key=lambda p: p.row or 0)
-    return SiteTable(out, problems)
+    return SiteTable(out, problems, generated)
 
 
 def prepare_disturbed(

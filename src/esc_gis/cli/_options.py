@@ -7,6 +7,8 @@ what the option means for it.
 from __future__ import annotations
 
 __all__ = [
+    "FILE",
+    "VECTOR",
     "assume_crs_option",
     "basemap_option",
     "layers_option",
@@ -16,8 +18,10 @@ __all__ = [
     "profile_option",
     "progress_bar",
     "quiet_option",
+    "where_option",
 ]
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -28,6 +32,42 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
 
+class _PathType(click.ParamType):
+    """A path checked by the library, not by click: a bad path exits 1 with a message.
+
+    click's own ``Path`` type refuses a folder or a missing file with a *usage* error (exit
+    2), which the README promises never to use for paths. ``folder_ok`` says whether a
+    folder is a valid value (a File Geodatabase, a folder of shapefiles); a folder where a
+    file is wanted, or the folder that holds it missing, is refused here with exit 1;
+    whether a file exists is for the reader to say, naming what it expected.
+    """
+
+    def __init__(self, *, folder_ok: bool) -> None:
+        self.folder_ok = folder_ok
+        self.name = "path" if folder_ok else "file"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        text = os.fspath(value)
+        if not self.folder_ok and os.path.isdir(text):
+            what = param.human_readable_name if param is not None else "the path"
+            msg = f"{text!r} ({what}) is a folder; give a file."
+            raise click.ClickException(msg)  # exit 1, not click's usage error
+        return text
+
+
+#: A vector input: a file, or a folder GDAL opens (``sites.gdb/``, a folder of shapefiles).
+VECTOR = _PathType(folder_ok=True)
+#: A path that must be a file (an output, a CSV, a TOML): a folder is refused with exit 1.
+FILE = _PathType(folder_ok=False)
+
+
+def where_option(
+    help: str = "OGR SQL WHERE clause picking the features to read (e.g. \"CONAME = 'WINNEBAGO'\").",
+) -> Decorator:
+    """``--where SQL``: passed to GDAL while reading, so a statewide file is cut as it is read."""
+    return click.option("--where", default=None, metavar="SQL", help=help)
+
+
 def layers_option(help: str = "Layer-set manifest (layers.toml); default: the bundled set.") -> Decorator:
     """``--layers PATH`` (as ``layers_path``): the layer-set manifest."""
     return click.option("--layers", "layers_path", type=click.Path(), default=None, help=help)
@@ -35,12 +75,12 @@ def layers_option(help: str = "Layer-set manifest (layers.toml); default: the bu
 
 def profile_option(help: str = "Ordinance profile TOML; default: the one shipped with esc_gis.") -> Decorator:
     """``--profile PATH`` (as ``profile_path``): the ordinance profile."""
-    return click.option("--profile", "profile_path", type=click.Path(dir_okay=False), default=None, help=help)
+    return click.option("--profile", "profile_path", type=FILE, default=None, help=help)
 
 
 def output_option(help: str) -> Decorator:
     """``-o/--output PATH``, required: the file to write (never a folder)."""
-    return click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help=help)
+    return click.option("-o", "--output", required=True, type=FILE, help=help)
 
 
 def overwrite_option(help: str = "Replace OUTPUT if it exists.") -> Decorator:

@@ -10,12 +10,13 @@ from __future__ import annotations
 import importlib
 import logging
 import sys
-from typing import Any
+import warnings
+from typing import Any, TextIO
 
 import click
 
 from esc_gis import __version__
-from esc_gis.errors import EscGisError
+from esc_gis.errors import EscGisError, EscGisWarning
 
 #: Command name -> module defining it; imported only when that command runs, so that
 #: `esc-gis slope` starts without loading pandas and geopandas.
@@ -52,10 +53,29 @@ class _Group(click.Group):
             raise click.ClickException(str(exc)) from None
 
 
+_python_showwarning = warnings.showwarning
+
+
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    """Show esc_gis's own warnings as one ``Warning: ...`` paragraph on stderr, others as Python does."""
+    if issubclass(category, EscGisWarning):
+        click.echo(f"Warning: {message}", err=True)
+    else:
+        _python_showwarning(message, category, filename, lineno, file, line)
+
+
 @click.group(cls=_Group)
 @click.version_option(__version__, prog_name="esc-gis")
 @click.option("-v", "--verbose", count=True, help="More log output (repeatable).")
 def cli(verbose: int) -> None:
     """GIS screening for the Village of Winneconne's erosion-control ordinance (Ch. 540, Art. I)."""
     level = logging.WARNING - 10 * verbose
+    warnings.showwarning = _show_warning
     logging.basicConfig(stream=sys.stderr, level=level, format="%(levelname)s %(name)s: %(message)s")

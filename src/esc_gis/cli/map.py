@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from esc_gis.cli._options import (
+    VECTOR,
     basemap_option,
     layers_option,
     offline_option,
@@ -14,6 +15,7 @@ from esc_gis.cli._options import (
     overwrite_option,
     profile_option,
     quiet_option,
+    where_option,
 )
 from esc_gis.io import read_layer
 from esc_gis.layers import load_layers
@@ -22,14 +24,13 @@ from esc_gis.profile import load_profile
 
 
 @click.command(name="map", short_help="Map screening results (folium HTML), online or --offline.")
-@click.argument("results", type=click.Path(dir_okay=False))
+@click.argument("results", type=VECTOR)
 @output_option("Output map (.html).")
+@where_option("OGR SQL WHERE clause picking the rows of RESULTS to map, e.g. \"permit = 'required'\".")
 @click.option("--site", "site_id", default=None, help="Map this one site with its surroundings (default: overview).")
 @layers_option("Layer set for the boundary, waters, protective and targeted areas (default: the bundled one).")
-@click.option("--disturbed", type=click.Path(dir_okay=False), default=None, help="Disturbed limits, for --site.")
-@click.option(
-    "--steep", type=click.Path(dir_okay=False), default=None, help="Steep-land polygons (esc-gis steep), for --site."
-)
+@click.option("--disturbed", type=VECTOR, default=None, help="Disturbed limits, for --site.")
+@click.option("--steep", type=VECTOR, default=None, help="Steep-land polygons (esc-gis steep), for --site.")
 @basemap_option("Basemap shown first; the other stays one click away.")
 @offline_option("Inline Leaflet: the file opens with no network (records, e-mail).")
 @profile_option("Ordinance profile TOML (widths, names and citations); default: the bundled profile.")
@@ -38,6 +39,7 @@ from esc_gis.profile import load_profile
 def map_(
     results: str,
     output: str,
+    where: str | None,
     site_id: str | None,
     layers_path: str | None,
     disturbed: str | None,
@@ -56,7 +58,7 @@ def map_(
     its decision, areas and findings with their citations.
     """
     check_map_path(output, overwrite=overwrite)
-    res = read_layer(results)
+    res = read_layer(results, where=where)
     prof = load_profile(None if profile_path is None else Path(profile_path))
     ls = load_layers(layers_path, profile=prof)
     if site_id is None:

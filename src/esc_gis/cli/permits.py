@@ -16,12 +16,15 @@ from typing import Any
 import click
 
 from esc_gis.cli._options import (
+    FILE,
+    VECTOR,
     assume_crs_option,
     basemap_option,
     layers_option,
     offline_option,
     output_option,
     overwrite_option,
+    where_option,
 )
 from esc_gis.errors import Problem, ValidationError
 
@@ -104,13 +107,11 @@ def init(registry: str, layers_path: str | None) -> None:
 
 @permits.command(short_help="Add an application; the disturbed area is measured, never typed.")
 @_REGISTRY
-@click.option(
-    "--site", "site_path", required=True, type=click.Path(dir_okay=False), help="Site boundary layer (one polygon)."
-)
+@click.option("--site", "site_path", required=True, type=VECTOR, help="Site boundary layer (one polygon).")
 @click.option(
     "--disturbed",
     "disturbed_path",
-    type=click.Path(dir_okay=False),
+    type=VECTOR,
     default=None,
     help="Disturbed-limits layer (one polygon); default the whole site.",
 )
@@ -404,12 +405,13 @@ def extend(
 
 @permits.command(name="import", short_help="Import a layer of permits; every bad row is reported, nothing half-done.")
 @_REGISTRY
-@click.argument("layer_path", metavar="LAYER", type=click.Path(dir_okay=False))
+@click.argument("layer_path", metavar="LAYER", type=VECTOR)
 @click.option("--layer", default=None, help="Layer name in a multi-layer file.")
+@where_option("OGR SQL WHERE clause picking the rows of LAYER to import.")
 @click.option(
     "--disturbed",
     "disturbed_path",
-    type=click.Path(dir_okay=False),
+    type=VECTOR,
     default=None,
     help="Disturbed limits keyed by permit_number (default: the whole site).",
 )
@@ -420,6 +422,7 @@ def import_(
     registry: str,
     layer_path: str,
     layer: str | None,
+    where: str | None,
     disturbed_path: str | None,
     assume_crs: str | None,
     layers_path: str | None,
@@ -430,7 +433,7 @@ def import_(
     from esc_gis.io import read_layer
 
     frame = assign_crs(
-        read_layer(layer_path, layer=layer, dates_as_text=True), assume_crs=assume_crs, source=layer_path
+        read_layer(layer_path, layer=layer, where=where, dates_as_text=True), assume_crs=assume_crs, source=layer_path
     )
     disturbed = (
         assign_crs(read_layer(disturbed_path), assume_crs=assume_crs, source=disturbed_path) if disturbed_path else None
@@ -459,7 +462,8 @@ def export(
     check_output_path(output, overwrite=overwrite)
     with _open(registry, layers_path) as reg:
         frame = reg.frame(reg.list(status=status or None), private=private, iso_dates=True)
-    write_layer(frame, output, overwrite=overwrite)
+    # Names and telephone numbers are for the owner's eyes: --private output is mode 0600.
+    write_layer(frame, output, overwrite=overwrite, layer="permits", private=private)
     click.echo(f"Wrote {len(frame)} permit(s) to {output}{' (with private contacts)' if private else ''}.")
 
 
@@ -469,7 +473,7 @@ def export(
 @click.option(
     "--rain",
     "rain_path",
-    type=click.Path(dir_okay=False),
+    type=FILE,
     default=None,
     help="Precipitation CSV (date or date and time, precip_in or NOAA PRCP) for the inspections after "
     "rain; daily totals or timed (hourly) readings.",
@@ -480,7 +484,7 @@ def export(
 @click.option(
     "--calendar",
     "calendar_path",
-    type=click.Path(dir_okay=False),
+    type=FILE,
     default=None,
     help="Office calendar TOML (holidays, weekend); default the common Wisconsin municipal one.",
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from esc_gis.cli._options import (
+    VECTOR,
     assume_crs_option,
     layers_option,
     output_option,
@@ -30,7 +31,7 @@ def _class_map(values: tuple[str, ...]) -> dict[str, str] | None:
 
 
 @click.command(short_help="Protective areas of waters of the state (NR 151.125 widths).")
-@click.argument("waters", type=click.Path(dir_okay=False), required=False)
+@click.argument("waters", type=VECTOR, required=False)
 @layers_option("Use the waters of this layer set (layers.toml) instead of WATERS.")
 @output_option("Output: .gpkg, .parquet, .geojson or .csv.")
 @click.option(

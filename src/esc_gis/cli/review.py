@@ -8,6 +8,8 @@ from __future__ import annotations
 import click
 
 from esc_gis.cli._options import (
+    FILE,
+    VECTOR,
     basemap_option,
     layers_option,
     offline_option,
@@ -18,12 +20,12 @@ from esc_gis.cli._options import (
 
 
 @click.command(name="review", short_help="Review a plan package: plan checklist, BMP checks, HTML report.")
-@click.argument("plan", type=click.Path())
+@click.argument("plan", type=VECTOR)
 @output_option("The report (.html).")
 @click.option(
     "--json",
     "json_path",
-    type=click.Path(dir_okay=False),
+    type=FILE,
     default=None,
     help="Also write the findings as JSON (each check with its section and basis).",
 )

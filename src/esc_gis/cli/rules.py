@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 
 import click
-from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
+from esc_gis.cli._console import console as console_for_tables
 from esc_gis.cli._options import profile_option
 from esc_gis.findings import CATALOGUE
 from esc_gis.profile import Profile, load_profile
@@ -25,14 +26,16 @@ def _value(e_value: float | None, extra: dict) -> str:
 
 def rules_table(profile: Profile) -> Table:
     """Build the rich table of a profile's entries."""
-    table = Table(title=f"{profile.name}: {profile.ordinance}", title_justify="left")
-    table.add_column("entry", no_wrap=True)
-    table.add_column("value", max_width=34, overflow="fold")
-    table.add_column("unit", no_wrap=True)
-    table.add_column("section", max_width=30, overflow="fold")
-    table.add_column("what it does", min_width=50, overflow="fold")
+    # Shares of the console's width, not fixed widths: every column wraps (long keys fold), so
+    # the table fits a 100-column log whole instead of being cropped on the right.
+    table = Table(title=f"{profile.name}: {profile.ordinance}", title_justify="left", expand=True)
+    table.add_column("entry", overflow="fold", ratio=4)
+    table.add_column("value", overflow="fold", ratio=2)
+    table.add_column("unit", overflow="fold", ratio=2)
+    table.add_column("section", overflow="fold", ratio=3)
+    table.add_column("what it does", overflow="fold", ratio=6)
     for e in profile.entries.values():
-        table.add_row(e.key, _value(e.value, e.extra), e.unit, e.cite, e.summary)
+        table.add_row(e.key, _value(e.value, e.extra), e.unit, escape(e.cite), escape(e.summary))
     return table
 
 
@@ -51,8 +54,8 @@ def findings_table(profile: Profile) -> Table:
     table = Table(
         title="Findings (wording, citation and basis of everything esc-gis says)", title_justify="left", expand=True
     )
-    table.add_column("finding", overflow="fold", ratio=2)
-    table.add_column("basis", overflow="fold", ratio=1)
+    table.add_column("finding", overflow="fold", ratio=3)
+    table.add_column("basis", overflow="fold", ratio=2)
     table.add_column("section", overflow="fold", ratio=2)
     table.add_column("message template", overflow="fold", ratio=6)
     for t in profile.findings.values():
@@ -111,7 +114,7 @@ def rules(profile_path: str | None, as_json: bool) -> None:
         }
         click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
         return
-    console = Console(width=max(Console().width, 100))
+    console = console_for_tables()
     console.print(rules_table(profile))
     console.print(triggers_table(profile))
     console.print(findings_table(profile))

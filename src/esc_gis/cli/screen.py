@@ -4,15 +4,21 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from pathlib import Path
 from typing import Literal
 
 import click
 import geopandas as gpd
 import pandas as pd
+from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
+from esc_gis.cli._console import console
 from esc_gis.cli._options import (
+    FILE,
+    VECTOR,
     assume_crs_option,
     layers_option,
     offline_option,
@@ -20,9 +26,10 @@ from esc_gis.cli._options import (
     profile_option,
     progress_bar,
     quiet_option,
+    where_option,
 )
-from esc_gis.io import check_output_path, write_layer
-from esc_gis.screening import screen as screen_sites
+from esc_gis.io import check_output_path, run_findings_path, write_layer, write_run_findings
+from esc_gis.screening import ScreeningRun, run_findings, screen_run
 
 
 def _field_map(values: tuple[str, ...]) -> dict[str, str]:
@@ -56,9 +63,30 @@ _WHY_NOT = {
 }
 
 
+#: Summary column -> the run finding that leaves it empty, for the column's note.
+_NOTE = {"steep sq ft": "steep_not_measured", "protective sq ft": "no_waters_layer", "water ft": "no_waters_layer"}
+
+
+#: Narrowest a column may get (rich widens a column back to this after shrinking the table, so
+#: these must leave room for the others in 100 columns).
+_MIN_WIDTH = {"where": 7, "decision": 8, "stds": 6, "disturbed sq ft": 6, "plan sq ft": 6}
+
+
 def summary_table(result: gpd.GeoDataFrame, *, max_rows: int = 40) -> Table:
-    """Build a readable table of a screening result: one line per site (up to ``max_rows``)."""
-    table = Table(title=f"Screening: {len(result)} site(s)", title_justify="left")
+    """Build a readable table of a screening result: one line per site (up to ``max_rows``).
+
+    Every column wraps (a long id folds) rather than being cropped, so the table fits a
+    100-column log; the findings beyond the routine ones are listed under the table
+    (:func:`findings_lines`), where they wrap as text. A column the run could not measure
+    says so in its heading.
+    """
+    table = Table(
+        title=f"Screening: {len(result)} site(s)",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    not_measured = {f["code"] for f in run_findings(result)}
     just: Literal["left", "right"]
     for col, just in (
         ("site", "left"),
@@ -71,18 +99,12 @@ def summary_table(result: gpd.GeoDataFrame, *, max_rows: int = 40) -> Table:
         ("steep sq ft", "right"),
         ("protective sq ft", "right"),
         ("water ft", "right"),
-        ("other findings", "left"),
     ):
-        table.add_column(
-            col,
-            justify=just,
-            overflow="fold",
-            no_wrap=col != "other findings",
-            min_width=30 if col == "other findings" else None,
-        )
+        note = " (not measured)" if _NOTE.get(col) in not_measured else ""
+        # Words of the decision and the place stay whole; ids and headings fold to fit.
+        table.add_column(col + note, justify=just, overflow="fold", min_width=_MIN_WIDTH.get(col))
     colour = {"required": "bold red", "not_required": "green", "not_applicable": "dim"}
     for r in result.head(max_rows).itertuples():
-        codes = [f["code"] for f in json.loads(r.findings) if f["code"] not in _ROUTINE]
         decision = f"[{colour[r.permit]}]{r.permit.replace('_', ' ')}[/]"
         if r.permit == "not_applicable":
             decision = f"[dim]n/a: {_WHY_NOT[r.applicability]}[/]"
@@ -92,8 +114,8 @@ def summary_table(result: gpd.GeoDataFrame, *, max_rows: int = 40) -> Table:
         steep = "" if pd.isna(r.steep_disturbed_sqft) else f"{r.steep_disturbed_sqft:,.0f}"
         water = "" if pd.isna(r.nearest_water_ft) else f"{r.nearest_water_ft:,.0f}"
         table.add_row(
-            str(r.site_id),
-            "" if pd.isna(r.plan_id) else str(r.plan_id),
+            escape(str(r.site_id)),
+            "" if pd.isna(r.plan_id) else escape(str(r.plan_id)),
             r.jurisdiction,
             f"{r.disturbed_in_village_sqft:,.0f}",
             f"{r.plan_disturbed_sqft:,.0f}",
@@ -102,11 +124,56 @@ def summary_table(result: gpd.GeoDataFrame, *, max_rows: int = 40) -> Table:
             steep,
             prot,
             water,
-            ", ".join(codes),
         )
     if len(result) > max_rows:
         table.caption = f"... {len(result) - max_rows} more rows in the output file."
     return table
+
+
+def skipped_path(output: str | Path) -> Path:
+    """Where the features skipped as not sites are written: beside OUTPUT, ``<name>.skipped<ext>``."""
+    p = Path(output)
+    return p.with_name(f"{p.stem}.skipped{p.suffix}")
+
+
+def input_lines(run: ScreeningRun, skipped_file: Path | None) -> list[str]:
+    """Say what of the sites layer was left out or given an id, and why: nothing is dropped silently."""
+    lines = []
+    if run.schema == "v10":
+        lines.append(f"Recognised the Wisconsin V10 parcel schema; site id: {run.id_field}.")
+    if run.not_selected:
+        lines.append(f"--where left out {run.not_selected:,} feature(s) of the sites file.")
+    if len(run.skipped):
+        ids = Counter(str(v).strip() for v in run.skipped[run.id_field]) if run.id_field in run.skipped else Counter()
+        top = ", ".join(f"{k} {v:,}" for k, v in ids.most_common(6))
+        lines.append(
+            f"Skipped {len(run.skipped):,} feature(s) that are not parcels ({top}): rule {run.rule}; "
+            f"listed with their feature numbers in {skipped_file}."
+        )
+    if run.generated_ids:
+        shown = ", ".join(run.generated_ids[:5]) + (", ..." if len(run.generated_ids) > 5 else "")
+        lines.append(
+            f"{len(run.generated_ids):,} site(s) had no {run.id_field}; screened as row:<feature number> ({shown})."
+        )
+    return lines
+
+
+def findings_lines(result: gpd.GeoDataFrame, *, max_rows: int = 40) -> list[str]:
+    """Return ``site: code, code`` for the sites of the table that have findings beyond the routine ones."""
+    lines = []
+    for r in result.head(max_rows).itertuples():
+        codes = [f["code"] for f in json.loads(r.findings) if f["code"] not in _ROUTINE]
+        if codes:
+            lines.append(f"{r.site_id}: {', '.join(codes)}")
+    return lines
+
+
+def run_findings_lines(result: gpd.GeoDataFrame) -> list[str]:
+    """Return the run's own findings (checks made for no site), one readable line each."""
+    return [
+        f"Not checked: {f['message']} ({f['section']}, {f['basis']}; columns left empty: {f['columns']})"
+        for f in run_findings(result)
+    ]
 
 
 def counts_line(result: gpd.GeoDataFrame) -> str:
@@ -120,16 +187,21 @@ def counts_line(result: gpd.GeoDataFrame) -> str:
 
 
 @click.command(short_help="Screen sites or parcels against Chapter 540, Article I.")
-@click.argument("sites", type=click.Path(dir_okay=False))
+@click.argument("sites", type=VECTOR)
 @click.option(
     "--disturbed",
-    type=click.Path(dir_okay=False),
+    type=VECTOR,
     default=None,
     help="Disturbed-limit polygons carrying the site id; default: the whole site is disturbed.",
 )
 @layers_option("Layer-set manifest (layers.toml); default: the Village's bundled set.")
 @profile_option("Ordinance profile TOML; default: the one shipped with esc_gis.")
-@click.option("--id-field", default="site_id", show_default=True, help="Field holding the unique site id.")
+@click.option(
+    "--id-field",
+    default="site_id",
+    show_default=True,
+    help="Field holding the unique site id (a Wisconsin V10 parcel layer without site_id: PARCELID).",
+)
 @click.option(
     "--field",
     "fields",
@@ -140,17 +212,28 @@ def counts_line(result: gpd.GeoDataFrame) -> str:
 @assume_crs_option("CRS for inputs that have none (e.g. EPSG:7594). Never overrides a file's own CRS.")
 @click.option("--layer", "sites_layer", default=None, help="Layer of SITES to read, if it has several.")
 @click.option("--disturbed-layer", default=None, help="Layer of --disturbed to read, if it has several.")
+@where_option("OGR SQL WHERE clause picking the SITES to read, e.g. \"CONAME = 'WINNEBAGO'\".")
+@click.option("--disturbed-where", default=None, metavar="SQL", help="OGR SQL WHERE clause for --disturbed.")
+@click.option(
+    "--skip-ids",
+    default="auto",
+    show_default=True,
+    metavar="auto|none|REGEX",
+    help="Features that are not sites, by id: auto = the parcel schema's rule (V10: ROW, HYDRO, RAIL, GAP, "
+    "123ROW, ...), none, or a regular expression the whole id matches. Skipped features go to "
+    "OUTPUT's .skipped file; while a rule is in force a site without an id is screened as row:<n>.",
+)
 @click.option(
     "-o",
     "--output",
     required=True,
-    type=click.Path(dir_okay=False),
+    type=FILE,
     help="Output: .gpkg, .parquet, .geojson or .csv (geometry as WKT).",
 )
 @click.option(
     "--map",
     "map_path",
-    type=click.Path(dir_okay=False),
+    type=FILE,
     default=None,
     help="Also write an overview map of the run (HTML), sites coloured by permit decision.",
 )
@@ -167,6 +250,9 @@ def screen(
     assume_crs: str | None,
     sites_layer: str | None,
     disturbed_layer: str | None,
+    where: str | None,
+    disturbed_where: str | None,
+    skip_ids: str,
     output: str,
     map_path: str | None,
     offline: bool,
@@ -181,6 +267,9 @@ def screen(
     """
     field_map = _field_map(fields)
     check_output_path(output, overwrite=overwrite)  # fail before the work, not after
+    side = skipped_path(output)
+    check_output_path(side, overwrite=overwrite)
+    check_output_path(run_findings_path(output), overwrite=overwrite)  # its run findings go beside it
     if map_path is not None:
         from esc_gis.maps import check_map_path  # folium loads only when a map is asked for
 
@@ -188,7 +277,7 @@ def screen(
     err = Console(stderr=True)
     with progress_bar("{task.description:<40}", quiet=quiet, console=err) as bar:
         task = bar.add_task("screening", total=1.0)
-        result = screen_sites(
+        run = screen_run(
             sites,
             disturbed=disturbed,
             layers=layers_path,
@@ -198,10 +287,19 @@ def screen(
             assume_crs=assume_crs,
             sites_layer=sites_layer,
             disturbed_layer=disturbed_layer,
+            sites_where=where,
+            disturbed_where=disturbed_where,
+            skip_ids=skip_ids,
             progress=lambda stage, frac: bar.update(task, completed=frac, description=stage),
         )
+        result = run.result
         bar.update(task, description=f"writing {output}")
         write_layer(result, output, overwrite=overwrite)
+        if len(run.skipped):
+            write_layer(run.skipped, side, overwrite=overwrite, layer="skipped")
+        elif overwrite and side.exists():
+            side.unlink()  # a list from an earlier run would describe this one wrongly
+        notes = write_run_findings(run_findings(result), output, overwrite=overwrite)
         if map_path is not None:
             bar.update(task, description=f"drawing {map_path}")
             from esc_gis.layers import load_layers
@@ -211,7 +309,17 @@ def screen(
             ls = load_layers(layers_path, profile=load_profile(profile_path))
             write_map(overview_map(result, layers=ls, offline=offline), map_path, overwrite=overwrite)
     if not quiet:
-        out = Console(width=max(Console().width, 180))
+        out = console()
         out.print(summary_table(result))
+        other = findings_lines(result)
+        if other:
+            out.print("Other findings (codes; the messages are in the output's findings column):")
+            for line in other:
+                out.print(f"  {line}", markup=False)
         out.print(counts_line(result))
-        out.print(f"Wrote {len(result)} rows to {output}" + (f" and the map {map_path}" if map_path else ""))
+        for line in run_findings_lines(result):
+            out.print(line, markup=False)
+        for line in input_lines(run, side if len(run.skipped) else None):
+            out.print(line, markup=False)
+        wrote = f"Wrote {len(result)} rows to {output}" + (f", the checks not made to {notes}" if notes else "")
+        out.print(wrote + (f" and the map {map_path}" if map_path else ""), markup=False)

@@ -1,10 +1,12 @@
-"""Leaflet for the maps: CDN addresses online, the npm package inlined offline.
+"""Leaflet for the maps: CDN addresses online, the bundled copy inlined offline.
 
-The version is pinned once, in the repository's ``package.json``; :data:`LEAFLET_VERSION`
-must match it (a test checks). Online maps load Leaflet from jsDelivr. ``--offline`` maps
-carry it inline, read from the npm package (``npm ci`` installs it into
-``node_modules/``), with the images its CSS refers to turned into data URIs, because a
-self-contained file has no folder beside it to resolve ``images/layers.png`` against.
+The version is pinned once, in the repository's ``package.json`` (and ``package-lock.json``);
+:data:`LEAFLET_VERSION` must match it (a test checks). Online maps load Leaflet from
+jsDelivr. ``--offline`` maps carry it inline, read from the copy of the npm package that
+ships inside esc_gis (``esc_gis/maps/leaflet/``, with Leaflet's licence; made by
+``scripts/vendor_leaflet.py`` from ``node_modules``), so they need neither npm nor a clone.
+The images its CSS refers to become data URIs, because a self-contained file has no folder
+beside it to resolve ``images/layers.png`` against.
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ __all__ = ["LEAFLET_CSS_URL", "LEAFLET_JS_URL", "LEAFLET_VERSION", "OfflineAsset
 
 import base64
 import json
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,8 +25,8 @@ from esc_gis.errors import MapAssetsError
 LEAFLET_VERSION = "1.9.3"
 LEAFLET_JS_URL = f"https://cdn.jsdelivr.net/npm/leaflet@{LEAFLET_VERSION}/dist/leaflet.js"
 LEAFLET_CSS_URL = f"https://cdn.jsdelivr.net/npm/leaflet@{LEAFLET_VERSION}/dist/leaflet.css"
-#: Environment variable naming a ``node_modules`` folder that holds ``leaflet/``.
-ENV_ASSETS = "ESC_GIS_ASSETS"
+#: The bundled npm package (its package.json, LICENSE and the dist files a map inlines).
+BUNDLED = Path(__file__).resolve().parent / "leaflet"
 
 
 @dataclass(frozen=True)
@@ -39,23 +40,18 @@ class OfflineAssets:
 
 
 def leaflet_folder() -> Path:
-    """Return the installed npm package ``leaflet/`` (``$ESC_GIS_ASSETS``, the repository, or the cwd).
+    """Return the Leaflet package bundled with esc_gis.
 
     Raises
     ------
     MapAssetsError
-        If no installed Leaflet package is found.
+        If it is missing (an installation that lost its package data).
     """
-    candidates = []
-    if os.environ.get(ENV_ASSETS):
-        candidates.append(Path(os.environ[ENV_ASSETS]))
-    candidates += [Path(__file__).resolve().parents[3] / "node_modules", Path.cwd() / "node_modules"]
-    for c in candidates:
-        if (c / "leaflet" / "dist" / "leaflet.js").is_file():
-            return c / "leaflet"
+    if (BUNDLED / "dist" / "leaflet.js").is_file():
+        return BUNDLED
     msg = (
-        "Offline maps inline Leaflet from its npm package, which is not installed. Fix: run `npm ci` in the "
-        f"esc_gis repository (needs Node.js), or set {ENV_ASSETS} to a node_modules folder holding leaflet/."
+        f"Offline maps inline Leaflet from {BUNDLED}, which is missing: this installation of esc_gis is "
+        "incomplete. Fix: reinstall esc_gis (in a clone: run `npm ci` and `python scripts/vendor_leaflet.py`)."
     )
     raise MapAssetsError(msg)
 
@@ -73,7 +69,7 @@ def offline_assets() -> OfflineAssets:
     if version != LEAFLET_VERSION:
         msg = (
             f"{folder} holds Leaflet {version}, but the maps are built for {LEAFLET_VERSION}. "
-            "Fix: run `npm ci` in the esc_gis repository."
+            "Fix: in the esc_gis repository, run `npm ci` and `python scripts/vendor_leaflet.py`."
         )
         raise MapAssetsError(msg)
     dist = folder / "dist"

@@ -82,6 +82,9 @@ class CompactPolygons(Layer):
     name : str
         The layer's name in the layer control.
     show : bool
+    label_zoom : int, optional
+        From this zoom on, each site in view is labelled with its id (drawn on the canvas as
+        text, at a point inside the site). None: no labels.
     """
 
     _template = Template("""
@@ -91,6 +94,7 @@ class CompactPolygons(Layer):
             // milliseconds, where the same object literal in code costs the parser far more.
             const d = JSON.parse(document.getElementById("{{ this.get_name() }}_data").textContent);
             const style = {{ this.style }};
+            const labelZoom = {{ this.label_zoom }};
             // Decode once: Web Mercator unit coordinates (0..1) in typed arrays, a bounding
             // box per site for clicks. Drawing then needs no Leaflet object per vertex.
             const nv = d.c.length / 2, mx = new Float64Array(nv), my = new Float64Array(nv);
@@ -112,6 +116,13 @@ class CompactPolygons(Layer):
                     }
                 }
                 box.set([w, s, e, n], 4 * i);
+            }
+            // Label points (micro-degrees, absolute) in Web Mercator units, as the rings.
+            const lx = new Float64Array(d.id.length), ly = new Float64Array(d.id.length);
+            for (let i = 0; labelZoom !== null && i < d.id.length; i++) {
+                const la = d.lp[2 * i + 1] / 1e6, sin = Math.sin(la * Math.PI / 180);
+                lx[i] = (d.lp[2 * i] / 1e6 + 180) / 360;
+                ly[i] = 0.5 - Math.log((1 + sin) / (1 - sin)) / (4 * Math.PI);
             }
             function inside(pt, i) {  // even-odd rule over every ring of site i (holes too)
                 let c = false;
@@ -187,6 +198,28 @@ class CompactPolygons(Layer):
                         ctx.globalAlpha = 1;
                         ctx.stroke();
                     }
+                    this.escLabels = this._label(ctx, scale, ox, oy, size);
+                },
+                // Site ids as canvas text (never markup), only those in view, only zoomed in:
+                // thousands of labels at a county's zoom would be a grey smear.
+                _label: function (ctx, scale, ox, oy, size) {
+                    if (labelZoom === null || this._map.getZoom() < labelZoom) return 0;
+                    ctx.font = "bold 12px sans-serif";
+                    ctx.textAlign = "center";
+                    ctx.textBaseline = "middle";
+                    ctx.lineJoin = "round";
+                    ctx.lineWidth = 3;
+                    ctx.strokeStyle = "#ffffff";
+                    ctx.fillStyle = "#111111";
+                    let n = 0;
+                    for (let i = 0; i < d.id.length; i++) {
+                        const px = lx[i] * scale - ox, py = ly[i] * scale - oy;
+                        if (px < -100 || py < -20 || px > size.x + 100 || py > size.y + 20) continue;
+                        ctx.strokeText(d.id[i], px, py);
+                        ctx.fillText(d.id[i], px, py);
+                        n++;
+                    }
+                    return n;
                 },
                 _click: function (ev) {
                     const pt = ev.latlng;
@@ -220,6 +253,7 @@ class CompactPolygons(Layer):
         *,
         name: str,
         show: bool = True,
+        label_zoom: int | None = None,
     ) -> None:
         super().__init__(name=name, overlay=True, control=True, show=show)
         self._name = "CompactPolygons"
@@ -227,8 +261,13 @@ class CompactPolygons(Layer):
         enc_any: dict[str, Any] = dict(enc)
         enc_any["id"] = [str(v) for v in ids]
         enc_any["lines"] = lines
+        if label_zoom is not None:
+            # A point inside each site (a bounding box's centre can fall outside an L-shaped lot).
+            inner = shapely.get_coordinates(shapely.point_on_surface(geoms))
+            enc_any["lp"] = np.round(inner * 1e6).astype(np.int64).ravel().tolist()
         self.data = script_json(enc_any)
         self.style = script_json(style)
+        self.label_zoom = "null" if label_zoom is None else str(int(label_zoom))
 
     def render(self, **kwargs: Any) -> None:  # type: ignore[override]
         """Put the data in the page's body as a JSON script element, then render the layer."""

@@ -83,7 +83,7 @@ def public_permit_map(
     ValidationError
         If a public column or the CRS is missing, or there is nothing to frame the map on.
     MapAssetsError
-        If ``offline`` and the Leaflet npm package is not installed.
+        If ``offline`` and the Leaflet bundled with esc_gis is missing.
     """
     missing = [c for c in PUBLIC_COLUMNS if c not in permits.columns]
     if missing or permits.crs is None:
@@ -117,7 +117,7 @@ def public_permit_map(
     counts = []
     for key, (label, colour) in PUBLIC_STATUS.items():
         pick = np.flatnonzero(status == key)
-        counts.append((colour, label, f"{len(pick):,}"))
+        counts.append((colour, label, f"{len(pick):,}", f"{label} ({len(pick):,})"))
         if not len(pick):
             continue
         rows = public.iloc[pick]

@@ -11,7 +11,7 @@ run as code.
 
 The maps load nothing but Leaflet (folium's jQuery, Bootstrap and icon fonts are not
 needed for polygons, popups and a layer control), from the CDN or, with ``offline=True``,
-inlined from the npm package (:mod:`esc_gis.maps.assets`). Features are drawn on a canvas
+inlined from the copy bundled with esc_gis (:mod:`esc_gis.maps.assets`). Features are drawn on a canvas
 (``prefer_canvas``), which is what keeps 10,000 parcels fast.
 """
 
@@ -22,7 +22,6 @@ __all__ = ["BASEMAPS", "PERMIT_STYLE", "check_map_path", "overview_map", "site_m
 import html
 import json
 import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -36,7 +35,7 @@ import shapely
 from branca.element import Element, Figure
 
 from esc_gis import __version__
-from esc_gis._outputs import check_output_file
+from esc_gis._outputs import atomic_output, check_output_file
 from esc_gis.errors import OutputFormatError, ValidationError
 from esc_gis.maps.assets import LEAFLET_CSS_URL, LEAFLET_JS_URL, offline_assets
 from esc_gis.maps.compact import CompactPolygons
@@ -112,6 +111,13 @@ class _Wording:
             )
         return f"Land at {threshold_pct:g} % slope or more"
 
+
+#: Layer names shared by the maps and their legends.
+WATERS_LAYER = "Waters of the state"
+PROTECTIVE_LAYER = "Protective areas (NR 151.125 widths)"
+#: The overview labels sites with their ids from this zoom on (about 1.7 m a pixel at 44° N,
+#: where a 100 ft lot is some 18 pixels wide): at a whole village's zoom they would overlap.
+LABEL_ZOOM = 16
 
 #: Display simplification, in feet: below a screen pixel at the zoom each map opens at.
 #: (The overview's coordinates are micro-degrees, about 4 inches, anyway.)
@@ -237,17 +243,28 @@ def _sqft(v: Any) -> str:
     return "n/a" if v is None or (isinstance(v, float) and np.isnan(v)) else f"{float(v):,.0f} sq ft"
 
 
-def _legend(title: str, rows: list[tuple[str, str, str]]) -> Element:
-    """Make a fixed legend box of (colour, label, count) rows. Labels are ours; counts are numbers."""
+#: Legend rows: (swatch colour, or "" for the boundary's dashed outline; label; count or "";
+#: the name of the map layer it stands for, so legend and layers can be checked against each other).
+_LegendRow = tuple[str, str, str, str]
+
+
+def _legend(title: str, rows: list[_LegendRow], note: str = "") -> Element:
+    """Make a fixed legend box of the layers drawn. Labels are ours; counts are numbers."""
+
+    def swatch(colour: str) -> str:
+        fill = f"background:{colour};border:1px solid #333" if colour else "border:2px dashed #000"
+        return f"<span style='display:inline-block;width:12px;height:12px;{fill};margin-right:6px'></span>"
+
     items = "".join(
-        f"<div><span style='display:inline-block;width:12px;height:12px;background:{c};"
-        f"border:1px solid #333;margin-right:6px'></span>{html.escape(label)}{f' ({n})' if n else ''}</div>"
-        for c, label, n in rows
+        f"<div data-layer='{html.escape(layer, quote=True)}'>{swatch(c)}{html.escape(label)}{f' ({n})' if n else ''}"
+        "</div>"
+        for c, label, n, layer in rows
     )
+    foot = f"<div style='color:#555;margin-top:4px'>{html.escape(note)}</div>" if note else ""
     return Element(
         f"<div id='esc-legend' style='position:fixed;bottom:28px;right:10px;z-index:1000;background:white;"
         f"padding:8px 10px;border:1px solid #999;border-radius:4px;font:12px sans-serif;max-width:320px'>"
-        f"<b>{html.escape(title)}</b>{items}</div>"
+        f"<b>{html.escape(title)}</b>{items}{foot}</div>"
     )
 
 
@@ -310,7 +327,7 @@ def overview_map(
     ValidationError
         If ``results`` lacks the screening columns or a CRS.
     MapAssetsError
-        If ``offline`` and the Leaflet npm package is not installed.
+        If ``offline`` and the Leaflet bundled with esc_gis is missing.
     """
     _check(results, source)
     if len(results) == 0:
@@ -321,17 +338,22 @@ def overview_map(
     west, south, east, north = shapely.total_bounds(geoms)
     m = _new_map((west, south, east, north), basemap, offline)
     wording = _Wording.of(profile)
+    keys: list[_LegendRow] = []
     if layers is not None:
-        _add_boundary(m, layers, wording)
+        keys.append(_add_boundary(m, layers, wording))
+        if layers.waters is not None:
+            # The lake and streams the sites sit by: what a reviewer finds their way by.
+            frame = _frame(results.to_crs(layers.waters.crs))  # results read from GeoJSON are in degrees
+            keys += _add_waters(m, layers.waters, frame, _SIMPLIFY_FT["overview"], popup=False)
     classes = _class_of(results)
     ids = results["site_id"].to_numpy(dtype=object)
     dist = results["disturbed_sqft"].to_numpy(dtype=float) if "disturbed_sqft" in results else np.full(len(ids), np.nan)
-    counts = []
     for key, (label, colour) in wording.permit_style().items():
         pick = np.flatnonzero(classes == key)
-        counts.append((colour, label, f"{len(pick):,}"))
         if not len(pick):
-            continue
+            continue  # no sites of this class: no layer, no legend entry
+        name = f"{label} ({len(pick):,})"
+        keys.append((colour, label, f"{len(pick):,}", name))
         # Thousands of sites: the compact layer (ids and lines are text, never markup).
         lines = [[label, f"Disturbed: {_sqft(dist[i])}"] for i in pick]
         CompactPolygons(
@@ -339,26 +361,70 @@ def overview_map(
             [str(ids[i]) for i in pick],
             lines,
             {"color": "#333333", "weight": 0.5, "fillColor": colour, "fillOpacity": 0.7},
-            name=f"{label} ({len(pick):,})",
+            name=name,
+            label_zoom=LABEL_ZOOM,
         ).add_to(m)
-    _figure(m).html.add_child(_legend(f"Erosion-control permit, {len(results):,} sites", counts))
+    note = f"Site ids show from zoom {LABEL_ZOOM}."
+    _figure(m).html.add_child(_legend(f"Erosion-control permit, {len(results):,} sites", keys, note))
     folium.LayerControl(collapsed=False).add_to(m)
     return m
 
 
-def _add_boundary(m: folium.Map, layers: LayerSet, wording: _Wording | None = None) -> None:
-    """Draw the jurisdiction's boundary, named and tipped from the profile (default: the bundled one)."""
+def _frame(results: gpd.GeoDataFrame, margin_ft: float = 500.0) -> shapely.Geometry:
+    """Return the results' bounding box grown by ``margin_ft``, in their (projected) CRS."""
+    from esc_gis.units import ft_to_crs_units
+
+    x0, y0, x1, y1 = results.total_bounds
+    pad = ft_to_crs_units(margin_ft, results.crs)
+    return shapely.box(x0 - pad, y0 - pad, x1 + pad, y1 + pad)
+
+
+def _add_waters(
+    m: folium.Map, waters: gpd.GeoDataFrame, window: shapely.Geometry, simplify_ft: float, *, popup: bool = True
+) -> list[_LegendRow]:
+    """Draw the waters that reach ``window`` (in the results' CRS), clipped to it; return the legend row (if drawn)."""
+    from esc_gis.units import ft_to_crs_units
+
+    crs = waters.crs
+    near = waters[waters.intersects(window.buffer(ft_to_crs_units(100, crs)))]
+    if not len(near):
+        return []
+    clipped = near.set_geometry(near.geometry.intersection(window))
+    clipped = clipped[~clipped.geometry.is_empty]
+    if not len(clipped):
+        return []
+    _add_layer(
+        m,
+        WATERS_LAYER,
+        _display(clipped, simplify_ft),
+        [
+            {"tip": _esc(n) or _esc(c), "info": f"<b>{_esc(n) or 'Water'}</b><br>{_esc(c)}"}
+            for n, c in zip(clipped["water_name"], clipped["water_class"], strict=True)
+        ],
+        STYLE["water"],
+        popup=popup,
+    )
+    return [(STYLE["water"]["fillColor"], WATERS_LAYER, "", WATERS_LAYER)]
+
+
+def _add_boundary(m: folium.Map, layers: LayerSet, wording: _Wording | None = None) -> _LegendRow:
+    """Draw the jurisdiction's boundary, named and tipped from the profile (default: the bundled one).
+
+    Returns its legend row.
+    """
     wording = wording if wording is not None else _Wording.of(None)
     g = gpd.GeoDataFrame(geometry=[layers.jurisdiction], crs=layers.crs)
     tip = html.escape(wording.names.get("jurisdiction_name", ""))
+    name = wording.labels["jurisdiction_boundary"]
     _add_layer(
         m,
-        wording.labels["jurisdiction_boundary"],
+        name,
         _display(g, 1.0),
         [{"tip": tip, "info": ""}],
         {"color": "#000000", "weight": 2, "fill": False, "dashArray": "6 4"},
         popup=False,
     )
+    return ("", name, "", name)
 
 
 def site_map(
@@ -410,7 +476,7 @@ def site_map(
     ValidationError
         If ``results`` lacks the screening columns, or ``site_id`` is not in it.
     MapAssetsError
-        If ``offline`` and the Leaflet npm package is not installed.
+        If ``offline`` and the Leaflet bundled with esc_gis is missing.
     """
     from esc_gis.errors import Problem
     from esc_gis.units import ft_to_crs_units
@@ -434,8 +500,9 @@ def site_map(
         hit = gdf[gdf.intersects(window)]
         return hit.set_geometry(hit.geometry.intersection(window))
 
+    keys: list[_LegendRow] = []  # one per layer drawn, so the legend names nothing absent
     if layers is not None:
-        _add_boundary(m, layers, wording)
+        boundary = _add_boundary(m, layers, wording)
         if layers.targeted_areas is not None:
             t = clipped(layers.targeted_areas)
             if len(t):
@@ -448,6 +515,7 @@ def site_map(
                     [{"tip": n, "info": f"<b>{n}</b>" + (f"<br>{cite}" if cite else "")} for n in names],
                     STYLE["targeted"],
                 )
+                keys.append((STYLE["targeted"]["fillColor"], "Targeted area", "", wording.labels["targeted_areas"]))
         if layers.waters is not None:
             near = layers.waters[layers.waters.intersects(window.buffer(ft_to_crs_units(100, crs)))]
             if len(near):
@@ -458,7 +526,7 @@ def site_map(
                 if len(parts):
                     _add_layer(
                         m,
-                        "Protective areas (NR 151.125 widths)",
+                        PROTECTIVE_LAYER,
                         _display(parts, 0.5),
                         [
                             {
@@ -469,17 +537,8 @@ def site_map(
                         ],
                         STYLE["protective"],
                     )
-                wv = clipped(near)
-                _add_layer(
-                    m,
-                    "Waters of the state",
-                    _display(wv, 0.5),
-                    [
-                        {"tip": _esc(n) or _esc(c), "info": f"<b>{_esc(n) or 'Water'}</b><br>{_esc(c)}"}
-                        for n, c in zip(wv["water_name"], wv["water_class"], strict=True)
-                    ],
-                    STYLE["water"],
-                )
+                    keys.append((STYLE["protective"]["fillColor"], "Protective area", "", PROTECTIVE_LAYER))
+                keys += _add_waters(m, near.to_crs(crs), window, 0.5)
     steep_label = wording.steep(None)
     if steep is not None:
         st = clipped(steep)
@@ -495,6 +554,7 @@ def site_map(
                 [{"tip": what, "info": f"{what} (Horn, as gdaldem)"}] * len(st),
                 STYLE["steep"],
             )
+            keys.append((STYLE["steep"]["fillColor"], steep_label, "", steep_label))
     label, colour = wording.permit_style()[str(_class_of(row)[0])]
     jname = html.escape(wording.names.get("jurisdiction_name") or "the jurisdiction")
     info = (
@@ -520,16 +580,11 @@ def site_map(
                 [{"tip": "Disturbed limits", "info": f"Disturbed limits of {_esc(site_id)}"}] * len(d),
                 STYLE["disturbed"],
             )
-    legend = [(colour, label, "")] + [
-        (STYLE[k]["fillColor"], text, "")
-        for k, text in (
-            ("disturbed", "Disturbed limits"),
-            ("protective", "Protective area"),
-            ("water", "Water"),
-            ("steep", steep_label),
-            ("targeted", "Targeted area"),
-        )
-    ]
+            keys.insert(0, (STYLE["disturbed"]["fillColor"], "Disturbed limits", "", "Disturbed limits"))
+    # The site first (its colour is its decision), then what is drawn around it, the boundary last.
+    legend = [(colour, f"Site: {label}", "", "Site"), *keys]
+    if layers is not None:
+        legend.append(boundary)
     _figure(m).html.add_child(_legend(f"Site {r['site_id']}", legend))
     folium.LayerControl(collapsed=False).add_to(m)
     return m
@@ -559,11 +614,7 @@ def write_map(m: folium.Map, path: str | os.PathLike[str], *, overwrite: bool = 
         If the name does not end in ``.html``.
     """
     out = check_map_path(path, overwrite=overwrite)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.stem}.", suffix=".html", dir=out.parent or ".")
-    os.close(fd)
-    try:
-        Path(tmp).write_text(_figure(m).render(), encoding="utf-8")
-        os.replace(tmp, out)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+    # The user's umask, not the temporary file's 0o600: a map is made to be served and shared.
+    with atomic_output(out) as tmp:
+        tmp.write_text(_figure(m).render(), encoding="utf-8")
     return out

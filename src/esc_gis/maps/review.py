@@ -82,7 +82,7 @@ def review_map(
     Raises
     ------
     MapAssetsError
-        If ``offline`` and the Leaflet npm package is not installed.
+        If ``offline`` and the Leaflet bundled with esc_gis is missing.
     """
     shown = {k: v for k, v in plan_layers.items() if k in _STYLE and len(v)}
     frames = [gpd.GeoDataFrame(geometry=g.geometry.to_numpy(), crs=g.crs) for g in shown.values()]
@@ -133,7 +133,7 @@ def review_map(
             fg.add_to(m)
         if (~points).any():
             _add_layer(m, label, geoms[~points], list(np.array(props, dtype=object)[~points]), style, popup=False)
-        legend.append((str(style.get("fillColor", style["color"])), label, f"{len(gdf):,}"))
+        legend.append((str(style.get("fillColor", style["color"])), label, f"{len(gdf):,}", label))
     _figure(m).html.add_child(_legend("Plan review", legend))
     folium.LayerControl(collapsed=True).add_to(m)
     return m

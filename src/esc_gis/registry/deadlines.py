@@ -287,7 +287,9 @@ def inspections_due(
     Returns
     -------
     list of Due
-        Sorted by date; only those due by ``today`` (rain: by the day after).
+        Sorted by day, then wording; the weekly one when due by ``today``, and one for each
+        event of enough rain that fell from ``started`` to ``today`` and was not inspected
+        (so rain today is listed today, due tomorrow).
 
     Raises
     ------
@@ -300,16 +302,19 @@ def inspections_due(
     trigger = _number(profile, "rain_trigger")
     window = timedelta(hours=_number(profile, "rain_inspection"))
     for ev in rain_events(rain, profile):
-        ended = ev.ends_at
-        if ended.date() < started or ended.date() > today or ev.inches < trigger:
+        # An event counts when its last wet reading is on or after the start and not after
+        # today (rain today is listed today, due tomorrow). Not its end: a daily event ends
+        # at the midnight after its last wet day, which would pull in rain the day before work began.
+        if not started <= _day(ev.end) <= today or ev.inches < trigger:
             continue
+        ended = ev.ends_at
         deadline = ended + window
         # The day of a daily event's end is the next day's midnight: 24 hours on is the end of that next day.
         due: date | datetime = (deadline - timedelta(days=1)).date() if not isinstance(ev.end, datetime) else deadline
         last_day = due if not isinstance(due, datetime) else due.date()
         # Inspected after the event ended and by the deadline (a whole day after the end's day, for timed events).
         first_day = ended.date() if not isinstance(ev.end, datetime) else ended.date() + timedelta(days=1)
-        if any(first_day <= d <= last_day for d in done) or last_day > today + timedelta(days=1):
+        if any(first_day <= d <= last_day for d in done):
             continue
         out.append(_due(profile, "rain_inspection", due, inches=ev.inches, event_start=ev.start, event_end=ev.end))
     return sorted(out, key=lambda x: (_day(x.due), x.what))

@@ -29,6 +29,7 @@ from typing import Any
 
 import shapely
 
+from esc_gis._outputs import PRIVATE_MODE
 from esc_gis.errors import RegistryError
 from esc_gis.registry.backend import Backend, iso_date, iso_datetime, now_utc
 from esc_gis.registry.schema import LAYERS, TABLES, Migration
@@ -115,6 +116,8 @@ class GeoPackageBackend(Backend):
                 f"A GeoPackage registry's name must end in .gpkg, not {self.path.name!r} (or give a postgresql:// URL)."
             )
             raise RegistryError(msg)
+        if create and not self.path.exists():
+            self._create_private_file()
         try:
             # Autocommit mode: transactions are begun explicitly, so that writers take the
             # lock up front (BEGIN IMMEDIATE) instead of failing half-way on an upgrade.
@@ -125,6 +128,24 @@ class GeoPackageBackend(Backend):
             msg = f"Cannot open {self.path} as a GeoPackage: {exc}."
             raise RegistryError(msg) from None
         self.srid = self._srid()
+
+    def _create_private_file(self) -> None:
+        """Create the empty database file readable by its owner only: it holds names and telephone numbers.
+
+        SQLite gives its journal and WAL files the database file's mode, so they stay private too.
+
+        Raises
+        ------
+        RegistryError
+            If the file cannot be created.
+        """
+        try:
+            os.close(os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, PRIVATE_MODE))
+        except FileExistsError:  # created meanwhile by another process: theirs to keep
+            pass
+        except OSError as exc:
+            msg = f"Cannot create the registry {self.path}: {exc.strerror or exc}."
+            raise RegistryError(msg) from None
 
     def _srid(self) -> int:
         try:

@@ -2,7 +2,8 @@
 
 A package is one of:
 
-- a GeoPackage ``plan.gpkg`` with layers named as in :data:`LAYERS`;
+- a GeoPackage ``plan.gpkg`` (or a File Geodatabase ``plan.gdb``) with layers named as in
+  :data:`LAYERS`;
 - a folder holding one file per layer (``site_boundary.shp``, ``bmps.geojson``, ...);
 - a CAD drawing ``plan.dxf`` whose layer names ``plan.toml`` maps to ours (``[dxf.layers]``),
   with the CRS in ``plan.toml`` (DXF carries none).
@@ -28,7 +29,7 @@ import numpy as np
 import pyogrio
 import shapely
 
-from esc_gis.errors import Problem
+from esc_gis.errors import LayerReadError, Problem
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -144,23 +145,31 @@ def read_package(path: str | os.PathLike[str]) -> PlanPackage:
     Parameters
     ----------
     path : path-like
-        A ``.gpkg``, a ``.dxf`` or a folder (see the module's description).
+        A ``.gpkg``, a File Geodatabase ``.gdb``, a ``.dxf`` or a folder (see the module's
+        description).
 
     Returns
     -------
     PlanPackage
+
+    Raises
+    ------
+    LayerReadError
+        If ``path`` does not exist (what it holds is never raised, but reported).
     """
     p = Path(path)
-    pkg = PlanPackage(str(p))
     if not p.exists():
-        pkg.problems.append(Problem(str(p), None, "does not exist.", "give the plan's .gpkg, .dxf or folder."))
-        return pkg
-    folder = p if p.is_dir() else p.parent
+        # A mistyped path is not a broken package: a report disapproving it would mislead.
+        msg = f"{str(p)!r}: no such plan package; give the plan's .gpkg, .gdb, .dxf or folder."
+        raise LayerReadError(msg)
+    pkg = PlanPackage(str(p))
+    dataset = p.is_file() or p.suffix.lower() == ".gdb"  # a File Geodatabase is a folder GDAL opens
+    folder = p.parent if dataset else p
     _read_facts(folder / "plan.toml", pkg)
     crs = pkg.facts.get("crs")
     found: dict[str, tuple[gpd.GeoDataFrame, str]] = {}
     try:
-        if p.is_dir():
+        if not dataset:
             for f in sorted(p.iterdir()):
                 if f.suffix.lower() in _SUFFIXES and f.stem in LAYERS and f.stem not in found:
                     found[f.stem] = (pyogrio.read_dataframe(f), f.name)

@@ -173,6 +173,8 @@ def review_plan(
     ------
     LayerSetError, ProfileError
         If the layer set or profile (the reviewer's own set-up) is unusable.
+    LayerReadError
+        If ``path`` does not exist: a mistyped path is not a plan package.
     """
     prof = profile if isinstance(profile, Profile) else load_profile(None if profile is None else Path(profile))
     ls = layers if isinstance(layers, LayerSet) else load_layers(None if layers is None else Path(layers), profile=prof)

@@ -12,11 +12,11 @@ __all__ = ["render_report", "write_report"]
 import html
 import json
 import os
-import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
 from esc_gis import __version__
+from esc_gis._outputs import atomic_output
 from esc_gis.profile import Profile, load_profile
 from esc_gis.review.checks import Check
 from esc_gis.review.plan import Review
@@ -150,13 +150,8 @@ def write_report(
     if json_path is not None:
         outputs.append((Path(json_path), json.dumps(review.to_dict(), indent=2, default=str)))
     for target, text in outputs:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=target.suffix, dir=target.parent or ".")
-        os.close(fd)
-        try:
-            Path(tmp).write_text(text, encoding="utf-8")
-            os.replace(tmp, target)
-        finally:
-            Path(tmp).unlink(missing_ok=True)
+        with atomic_output(target) as tmp:
+            tmp.write_text(text, encoding="utf-8")
     return out
 
 

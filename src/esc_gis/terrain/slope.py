@@ -52,7 +52,7 @@ import rasterio.shutil
 from rasterio.enums import Resampling
 from rasterio.windows import Window
 
-from esc_gis._outputs import check_output_file
+from esc_gis._outputs import atomic_output, check_output_file
 from esc_gis.errors import LayerReadError
 from esc_gis.terrain.dem import DemInfo, open_dem
 
@@ -577,71 +577,62 @@ def write_slope(
         output, suffixes=(".tif", ".tiff"), kind="slope rasters are written as GeoTIFF", overwrite=overwrite
     )
     info = open_dem(dem, z_unit=z_unit, band=band)
-    tmps: list[Path] = []
-    for _ in range(2 if cog else 1):
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{out.stem}.", suffix=".tif", dir=out.parent)
-        os.close(fd)
-        tmps.append(Path(tmp_name))
-    tmp = tmps[0]
     W = info.width
-    try:
-        with rasterio.Env(GDAL_CACHEMAX=GDAL_CACHE_BYTES, GDAL_NUM_THREADS=str(max(1, threads))):
-            with rasterio.open(tmp, "w", **raster_profile(info, "float32", NODATA)) as dst:
-                dst.set_band_description(1, f"slope_pct (Horn) of {info.band_label} of {Path(info.path).name}")
-                dst.update_tags(SOURCE_DEM=Path(info.path).name, SOURCE_BAND=str(info.band))
-                dst.update_tags(
-                    1,
-                    ALGORITHM="Horn (as gdaldem slope -p)",
-                    UNITS="percent",
-                    Z_UNIT=info.z_unit,
-                    COMPUTE_EDGES=str(compute_edges),
-                    SOURCE_BAND=str(info.band),
-                    SOURCE_BAND_DESCRIPTION=info.band_description or "",
-                )
-                factors = overview_factors(info.width, info.height)
-                if factors:
-                    # Allocated empty (sparse: nearly free); filled by _Overviews below.
-                    dst.build_overviews(factors, Resampling.nearest)
-                    dst.update_tags(ns="rio_overview", resampling="average")
-                    overviews = _Overviews(tmp, factors)
-                # Rows are gathered into whole tile rows before writing: a partial tile row
-                # would be compressed, then read back and compressed again.
-                acc = np.empty((min(TILE, info.height), W), dtype=np.float32)
-                acc_r0 = filled = 0
-                for r0, block in iter_slope_blocks(
-                    info, compute_edges=compute_edges, block_cells=block_cells, threads=threads
-                ):
-                    i = 0
-                    while i < len(block):
-                        n = min(len(block) - i, len(acc) - filled)
-                        acc[filled : filled + n] = block[i : i + n]
-                        filled, i = filled + n, i + n
-                        if filled == len(acc) or acc_r0 + filled == info.height:
-                            if factors:
-                                overviews.add(acc[:filled])
-                            np.nan_to_num(acc[:filled], copy=False, nan=NODATA)
-                            dst.write(acc[:filled], 1, window=Window(0, acc_r0, W, filled))
-                            acc_r0, filled = acc_r0 + filled, 0
-                    if progress is not None:
-                        progress((r0 + block.shape[0]) / info.height)
-                del acc
+    with atomic_output(out) as final, rasterio.Env(GDAL_CACHEMAX=GDAL_CACHE_BYTES, GDAL_NUM_THREADS=str(threads)):
+        # A COG is copied from a tiled GeoTIFF written beside it (the COG driver only copies).
+        tmp = final.with_name(f".tiled.{final.name}") if cog else final
+        with rasterio.open(tmp, "w", **raster_profile(info, "float32", NODATA)) as dst:
+            dst.set_band_description(1, f"slope_pct (Horn) of {info.band_label} of {Path(info.path).name}")
+            dst.update_tags(SOURCE_DEM=Path(info.path).name, SOURCE_BAND=str(info.band))
+            dst.update_tags(
+                1,
+                ALGORITHM="Horn (as gdaldem slope -p)",
+                UNITS="percent",
+                Z_UNIT=info.z_unit,
+                COMPUTE_EDGES=str(compute_edges),
+                SOURCE_BAND=str(info.band),
+                SOURCE_BAND_DESCRIPTION=info.band_description or "",
+            )
+            factors = overview_factors(info.width, info.height)
             if factors:
-                overviews.finish()
-            if cog:
-                rasterio.shutil.copy(
-                    tmp,
-                    tmps[1],
-                    driver="COG",
-                    COMPRESS="DEFLATE",
-                    PREDICTOR="YES",
-                    BLOCKSIZE=str(TILE),
-                    OVERVIEW_RESAMPLING="AVERAGE",
-                    BIGTIFF="IF_SAFER",
-                    NUM_THREADS="ALL_CPUS",
-                )
-        os.replace(tmps[-1], out)
-    finally:
-        for t in tmps:
-            if t.exists():
-                t.unlink()
+                # Allocated empty (sparse: nearly free); filled by _Overviews below.
+                dst.build_overviews(factors, Resampling.nearest)
+                dst.update_tags(ns="rio_overview", resampling="average")
+                overviews = _Overviews(tmp, factors)
+            # Rows are gathered into whole tile rows before writing: a partial tile row
+            # would be compressed, then read back and compressed again.
+            acc = np.empty((min(TILE, info.height), W), dtype=np.float32)
+            acc_r0 = filled = 0
+            for r0, block in iter_slope_blocks(
+                info, compute_edges=compute_edges, block_cells=block_cells, threads=threads
+            ):
+                i = 0
+                while i < len(block):
+                    n = min(len(block) - i, len(acc) - filled)
+                    acc[filled : filled + n] = block[i : i + n]
+                    filled, i = filled + n, i + n
+                    if filled == len(acc) or acc_r0 + filled == info.height:
+                        if factors:
+                            overviews.add(acc[:filled])
+                        np.nan_to_num(acc[:filled], copy=False, nan=NODATA)
+                        dst.write(acc[:filled], 1, window=Window(0, acc_r0, W, filled))
+                        acc_r0, filled = acc_r0 + filled, 0
+                if progress is not None:
+                    progress((r0 + block.shape[0]) / info.height)
+            del acc
+        if factors:
+            overviews.finish()
+        if cog:
+            rasterio.shutil.copy(
+                tmp,
+                final,
+                driver="COG",
+                COMPRESS="DEFLATE",
+                PREDICTOR="YES",
+                BLOCKSIZE=str(TILE),
+                OVERVIEW_RESAMPLING="AVERAGE",
+                BIGTIFF="IF_SAFER",
+                NUM_THREADS="ALL_CPUS",
+            )
+            tmp.unlink()
     return info

@@ -1,0 +1,244 @@
+"""Inputs as analysts have them: statewide parcel layers, File Geodatabases, --where, bad paths, CSV round trips.
+
+The parcels are a real cut of Wisconsin's V10 statewide parcel schema (tests/data/parcels,
+MIT, Wisconsin State Cartographer's Office): 21 features, six of them rights of way whose
+PARCELID is ``ROW``. The other non-parcel kinds (HYDRO, RAIL, a county-prefixed 123ROW) and
+rows without an id are set here, on named features, so every count below is checkable.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import geopandas as gpd
+import pandas as pd
+import pyogrio
+import pytest
+from click.testing import CliRunner
+
+from esc_gis.cli.main import cli
+from esc_gis.io import read_layer
+from esc_gis.parcels import V10_NON_PARCEL, SkipRule, detect_schema
+
+from .conftest import CRS, K, box, lake_polygon, sites, write_layer_set
+
+# The real parcels are in Vernon County, far from the Winnebago zone the Village measures in,
+# and screening says so (FarFromZoneWarning, pinned in test_layers.py); here it is not the point.
+pytestmark = pytest.mark.filterwarnings("ignore::esc_gis.errors.FarFromZoneWarning")
+
+PARCELS = Path(__file__).parent / "data" / "parcels" / "vernon_v10_cut.fgb"
+#: Fixture feature number -> the PARCELID set here (the file's own ROW rows are 9-13 and 21).
+EDITS = {2: "HYDRO", 5: "123ROW", 7: "RAIL", 16: "", 18: None}
+SKIPPED = [2, 5, 7, 9, 10, 11, 12, 13, 21]
+GENERATED = ["row:16", "row:18"]
+
+
+def run(*args: object):
+    r = CliRunner().invoke(cli, [str(a) for a in args])
+    assert "Traceback" not in r.output, r.output
+    return r
+
+
+def as_delivered() -> gpd.GeoDataFrame:
+    gdf = pyogrio.read_dataframe(PARCELS)
+    for n, pid in EDITS.items():
+        gdf.loc[n - 1, "PARCELID"] = pid
+    return gdf
+
+
+@pytest.fixture
+def parcels_gdb(tmp_path: Path) -> Path:
+    """The parcels as the State delivers them: a File Geodatabase (a folder), one feature class."""
+    path = tmp_path / "V10_Parcels.gdb"
+    pyogrio.write_dataframe(as_delivered(), path, layer="V10_Parcels", driver="OpenFileGDB")
+    assert path.is_dir()
+    return path
+
+
+def test_v10_schema_and_rule() -> None:
+    cols = list(pyogrio.read_info(PARCELS)["fields"])
+    assert detect_schema(cols) == "v10"
+    assert detect_schema([c for c in cols if c != "TAXPARCELID"]) is None
+    rule = SkipRule(V10_NON_PARCEL, "PARCELID", "test")
+    ids = pd.Series(["ROW", "row", " HYDRO ", "123ROW", "ROW006", "RAIL", "GAP", "04WATER", None, ""])
+    assert rule.mask(ids).tolist() == [True] * 8 + [False, False]
+    # Real parcel numbers, and words that only contain a non-parcel word, are parcels.
+    real = pd.Series(["291005950000", "004007410004", "ROWE FARM", "ARROWHEAD 2", "12-345-ROW-7A"])
+    assert not rule.mask(real).any()
+
+
+def test_real_parcels_with_repeated_row_ids_screen_cleanly(parcels_gdb: Path, tmp_path: Path, layers_path) -> None:
+    out = tmp_path / "screened.gpkg"
+    r = run("screen", parcels_gdb, "--id-field", "PARCELID", "--layers", layers_path, "-o", out)
+    assert r.exit_code == 0, r.output
+    res = read_layer(out)
+    assert len(res) == 21 - len(SKIPPED) == 12
+    side = tmp_path / "screened.skipped.gpkg"
+    skipped = read_layer(side)
+    assert skipped["feature"].tolist() == SKIPPED
+    assert skipped["PARCELID"].tolist() == ["HYDRO", "123ROW", "RAIL"] + ["ROW"] * 6
+    assert skipped.crs == "EPSG:3071"  # as the file had it: the analyst's own layer
+    assert all("PARCELID" in s and "skip rule" in s for s in skipped["skip_reason"])
+    # Rows without an id are screened, under their feature number; no ROW is screened.
+    assert sorted(i for i in res["site_id"] if i.startswith("row:")) == GENERATED
+    assert not res["site_id"].isin(["ROW", "HYDRO", "RAIL", "123ROW"]).any()
+    assert res["site_id"].is_unique
+    text = " ".join(r.output.split())
+    assert "Recognised the Wisconsin V10 parcel schema" in text
+    assert "Skipped 9 feature(s) that are not parcels (ROW 6, HYDRO 1, 123ROW 1, RAIL 1)" in text
+    assert "2 site(s) had no PARCELID; screened as row:<feature number> (row:16, row:18)" in text
+    # Without --id-field the V10 layer's PARCELID is the id all the same.
+    out2 = tmp_path / "again.gpkg"
+    assert run("screen", parcels_gdb, "--layers", layers_path, "-q", "-o", out2).exit_code == 0
+    assert read_layer(out2)["site_id"].tolist() == res["site_id"].tolist()
+
+
+def test_the_skip_rule_is_overridable(parcels_gdb: Path, tmp_path: Path, layers_path) -> None:
+    # none: every row is a site again, and the repeated ROW ids are what they were: errors.
+    r = run("screen", parcels_gdb, "--id-field", "PARCELID", "--skip-ids", "none", "-o", tmp_path / "a.gpkg")
+    assert r.exit_code == 1 and "repeats the id 'ROW' (first at row 9)" in r.output and "row 21" in r.output
+    assert "has no 'PARCELID'" in r.output and "row 16" in r.output  # no ids generated without a rule
+    assert not (tmp_path / "a.gpkg").exists()
+    # An own rule: only ROW is skipped; HYDRO, RAIL and 123ROW are unique ids, so screened.
+    out = tmp_path / "b.csv"
+    r = run("screen", parcels_gdb, "--skip-ids", "ROW", "--layers", layers_path, "-q", "-o", out)
+    assert r.exit_code == 0, r.output
+    assert read_layer(tmp_path / "b.skipped.csv")["feature"].astype(int).tolist() == [9, 10, 11, 12, 13, 21]
+    assert {"HYDRO", "RAIL", "123ROW"} <= set(read_layer(out)["site_id"])
+    r = run("screen", parcels_gdb, "--skip-ids", "ROW(", "-o", tmp_path / "c.gpkg")
+    assert r.exit_code == 1 and "--skip-ids 'ROW('" in r.output
+
+
+def test_where_picks_rows_and_keeps_feature_numbers(parcels_gdb: Path, tmp_path: Path, layers_path) -> None:
+    out = tmp_path / "westby.gpkg"
+    # 8 picked: the six ROW, 291005810000 (19) and the null id (18); the empty id (16) is not NULL.
+    where = "PARCELID LIKE '2910058%' OR PARCELID IS NULL OR PARCELID = 'ROW'"
+    r = run("screen", parcels_gdb, "--where", where, "--layers", layers_path, "-o", out)
+    assert r.exit_code == 0, r.output
+    res = read_layer(out)
+    assert sorted(res["site_id"]) == ["291005810000", "row:18"]
+    assert read_layer(tmp_path / "westby.skipped.gpkg")["feature"].tolist() == [9, 10, 11, 12, 13, 21]
+    assert "--where left out 13 feature(s)" in " ".join(r.output.split())
+    r = run("screen", parcels_gdb, "--where", "PARCELID = = 'x'", "-o", tmp_path / "bad.gpkg")
+    assert r.exit_code == 1 and "--where clause \"PARCELID = = 'x'\" is not valid" in r.output
+    r = run("screen", parcels_gdb, "--where", "NOSUCHFIELD = 1", "-o", tmp_path / "bad.gpkg")
+    assert r.exit_code == 1 and "NOSUCHFIELD = 1" in r.output
+    r = run("screen", parcels_gdb, "--where", "PARCELID = 'nothing'", "-o", tmp_path / "bad.gpkg")
+    assert r.exit_code == 1 and "no features where PARCELID = 'nothing'" in r.output
+
+
+def test_fgdb_sites_and_waters(tmp_path: Path) -> None:
+    """A File Geodatabase for the sites, and for a layers.toml waters layer, gives the GeoPackage's answers."""
+    lake = gpd.GeoDataFrame({"water_class": ["lake"], "name": ["Test Lake"]}, geometry=[lake_polygon()], crs=CRS)
+    pyogrio.write_dataframe(lake, tmp_path / "hydro.gdb", layer="lakes", driver="OpenFileGDB")
+    extra = '[waters]\npath = "hydro.gdb"\nlayer = "lakes"\nclass_field = "water_class"\nname_field = "name"\n'
+    gdb_set = write_layer_set(tmp_path / "gdbset", with_waters=False, extra=extra.replace("hydro.gdb", "../hydro.gdb"))
+    gpkg_set = write_layer_set(tmp_path / "gpkgset")
+    site = sites([{"site_id": "A", "geometry": box(1500, 100, 1700, 300)}])
+    pyogrio.write_dataframe(site, tmp_path / "sites.gdb", layer="sites", driver="OpenFileGDB")
+    site.to_file(tmp_path / "sites.gpkg", engine="pyogrio")
+    outs = []
+    for sites_path, layer_set, name in (
+        (tmp_path / "sites.gdb", gdb_set, "a"),
+        (tmp_path / "sites.gpkg", gpkg_set, "b"),
+    ):
+        out = tmp_path / f"{name}.gpkg"
+        r = run("screen", sites_path, "--layers", layer_set, "-q", "-o", out)
+        assert r.exit_code == 0, r.output
+        outs.append(read_layer(out).iloc[0])
+    assert outs[0]["nearest_water_ft"] == pytest.approx(100, abs=0.01)  # 1800 - 1700 ft
+    assert outs[0]["nearest_water"] == outs[1]["nearest_water"] == "Test Lake"
+    assert outs[0]["protective_disturbed_sqft"] == pytest.approx(outs[1]["protective_disturbed_sqft"])
+    assert outs[0]["disturbed_sqft"] == pytest.approx(200 * 200 * K)
+
+
+def test_a_folder_of_shapefiles_needs_its_layer(tmp_path: Path, layers_path) -> None:
+    folder = tmp_path / "shapes"
+    folder.mkdir()
+    sites([{"site_id": "A", "geometry": box(100, 100, 200, 200)}]).to_file(folder / "sites.shp")
+    sites([{"site_id": "Z", "geometry": box(300, 100, 400, 200)}]).to_file(folder / "other.shp")
+    r = run("screen", folder, "--layers", layers_path, "-o", tmp_path / "o.gpkg")
+    assert r.exit_code == 1 and "holds 2 layers" in r.output and "--layer NAME" in r.output
+    r = run("screen", folder, "--layer", "sites", "--layers", layers_path, "-q", "-o", tmp_path / "o.gpkg")
+    assert r.exit_code == 0, r.output
+    assert read_layer(tmp_path / "o.gpkg")["site_id"].tolist() == ["A"]
+
+
+def test_bad_paths_exit_1_with_a_message(tmp_path: Path, layers_path) -> None:
+    good = tmp_path / "sites.gpkg"
+    sites([{"site_id": "A", "geometry": box(100, 100, 200, 200)}]).to_file(good, engine="pyogrio")
+    folder = tmp_path / "a_folder"
+    folder.mkdir()
+    junk = tmp_path / "junk.gpkg"
+    junk.write_bytes(b"not a geopackage at all")
+    cases = [
+        (("screen", good, "-o", folder), "is a folder"),
+        (("screen", tmp_path / "nope.gpkg", "-o", tmp_path / "o.gpkg"), "no such file"),
+        (("screen", folder, "-o", tmp_path / "o.gpkg"), "is a folder GDAL cannot read"),
+        (("screen", junk, "-o", tmp_path / "o.gpkg"), "cannot be read"),
+        (("screen", good, "--disturbed", tmp_path / "nope.gpkg", "-o", tmp_path / "o.gpkg"), "no such file"),
+        (("screen", good, "--map", folder, "-o", tmp_path / "o.gpkg"), "is a folder"),
+        (("screen", good, "--profile", folder, "-o", tmp_path / "o.gpkg"), "is a folder"),
+        (("map", tmp_path / "nope.gpkg", "-o", tmp_path / "m.html"), "no such file"),
+        (("map", good, "-o", folder), "is a folder"),
+        (("permits", "import", tmp_path / "r.gpkg", tmp_path / "nope.gpkg"), "no such file"),
+        (("permits", "due", tmp_path / "r.gpkg", "--rain", folder), "is a folder"),
+        (("permits", "export", tmp_path / "r.gpkg", "-o", folder), "is a folder"),
+        (("review", tmp_path / "plan.gdb", "-o", folder), "is a folder"),
+    ]
+    for args, words in cases:
+        r = run(*args, "--layers", layers_path) if args[0] in ("screen", "map") else run(*args)
+        assert r.exit_code == 1, (args, r.output)
+        assert words in r.output, (args, r.output)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a_folder", "junk.gpkg", "sites.gpkg"]
+
+
+def test_review_refuses_a_path_that_does_not_exist(tmp_path: Path, layers_path) -> None:
+    out, js = tmp_path / "report.html", tmp_path / "report.json"
+    r = run("review", tmp_path / "plan_typo.gpkg", "-o", out, "--json", js, "--layers", layers_path)
+    assert r.exit_code == 1 and "no such plan package" in r.output
+    assert not out.exists() and not js.exists()
+
+
+def test_screening_csv_goes_back_to_map_and_permits_import(tmp_path: Path, layers_path) -> None:
+    src = tmp_path / "sites.gpkg"
+    rows = [
+        {
+            "site_id": "007",
+            "site_address": "1 Main St",
+            "received_on": "2026-09-01",
+            "geometry": box(100, 100, 200, 150),
+        },
+        {
+            "site_id": "008",
+            "site_address": "2 Oak St",
+            "received_on": "2026-09-02",
+            "geometry": box(300, 100, 400, 200),
+        },
+    ]
+    sites(rows, "EPSG:4326").to_file(src, engine="pyogrio")  # sent in degrees, measured in feet
+    csv = tmp_path / "screened.csv"
+    assert run("screen", src, "--layers", layers_path, "-q", "-o", csv).exit_code == 0
+    assert set(pd.read_csv(csv, dtype=str)["crs"]) == {"EPSG:7594"}  # the measuring CRS, stated
+    back = read_layer(csv)
+    assert back.crs == CRS and "crs" not in back.columns
+    assert back["site_id"].tolist() == ["007", "008"]  # text ids keep their zeros
+    assert back["disturbed_sqft"].dtype == float and back["permit_may_be_required"].dtype == bool
+    assert back.geometry.area.round().tolist() == [5000, 10000]  # US survey sq ft, where screened
+
+    r = run("map", csv, "-o", tmp_path / "m.html", "--layers", layers_path)
+    assert r.exit_code == 0 and "2 sites" in r.output, r.output
+    r = run("map", csv, "--site", "008", "-o", tmp_path / "s.html", "--layers", layers_path)
+    assert r.exit_code == 0, r.output
+
+    reg = tmp_path / "r.gpkg"
+    assert run("permits", "init", reg, "--layers", layers_path).exit_code == 0
+    r = run("permits", "import", reg, csv, "--where", "site_id = '008'", "--layers", layers_path)
+    assert r.exit_code == 0 and "Imported 1 permit(s)" in r.output, r.output
+    r = run("permits", "show", reg, "ESC-2026-0001", "--json", "--layers", layers_path)
+    assert r.exit_code == 0 and "2 Oak St" in r.output and "1 Main St" not in r.output
+
+    # Without its crs column, the CSV has no CRS, and the command says so (no silent guess).
+    pd.read_csv(csv, dtype=str).drop(columns="crs").to_csv(tmp_path / "nocrs.csv", index=False)
+    r = run("map", tmp_path / "nocrs.csv", "-o", tmp_path / "n.html", "--layers", layers_path)
+    assert r.exit_code == 1 and "CRS" in r.output

@@ -1,0 +1,187 @@
+"""The office calendar pinned to dates written by hand (§ 540-8C's "business days").
+
+Every expected date here was read off a printed calendar, not computed by the code under
+test: a wrong holiday rule (Labor Day on the second Monday, Thanksgiving on the fourth
+Thursday counted from the wrong day, a Saturday holiday observed on Monday) fails here.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from esc_gis.errors import ProfileError
+from esc_gis.registry.calendar import OfficeCalendar, default_holidays, load_calendar
+
+D = date
+
+#: The default holidays, as observed, year by year (New Year's Day, Memorial Day, July 4,
+#: Labor Day, Thanksgiving and the day after, December 24 and 25). Years chosen so that
+#: November 1 falls on a Sunday (2026), Monday (2027), Wednesday (2028) and Thursday (2029),
+#: and July 4, December 24 and 25 fall on weekends in some of them.
+HOLIDAYS = {
+    2026: {
+        D(2026, 1, 1),
+        D(2026, 5, 25),
+        D(2026, 7, 3),
+        D(2026, 9, 7),
+        D(2026, 11, 26),
+        D(2026, 11, 27),
+        D(2026, 12, 24),
+        D(2026, 12, 25),
+    },
+    # July 4 on a Sunday -> Monday 5; Dec 25 on a Saturday -> Friday 24, the same day as Dec 24.
+    2027: {
+        D(2027, 1, 1),
+        D(2027, 5, 31),
+        D(2027, 7, 5),
+        D(2027, 9, 6),
+        D(2027, 11, 25),
+        D(2027, 11, 26),
+        D(2027, 12, 24),
+    },
+    # January 1 on a Saturday -> Friday, December 31 of 2027; Dec 24 on a Sunday -> Monday 25.
+    2028: {
+        D(2027, 12, 31),
+        D(2028, 5, 29),
+        D(2028, 7, 4),
+        D(2028, 9, 4),
+        D(2028, 11, 23),
+        D(2028, 11, 24),
+        D(2028, 12, 25),
+    },
+    2029: {
+        D(2029, 1, 1),
+        D(2029, 5, 28),
+        D(2029, 7, 4),
+        D(2029, 9, 3),
+        D(2029, 11, 22),
+        D(2029, 11, 23),
+        D(2029, 12, 24),
+        D(2029, 12, 25),
+    },
+    # January 1 on a Saturday -> Friday, December 31 of 2032; November 1 on a Tuesday;
+    # Dec 24 on a Saturday -> Friday 23, Dec 25 on a Sunday -> Monday 26.
+    2033: {
+        D(2032, 12, 31),
+        D(2033, 5, 30),
+        D(2033, 7, 4),
+        D(2033, 9, 5),
+        D(2033, 11, 24),
+        D(2033, 11, 25),
+        D(2033, 12, 23),
+        D(2033, 12, 26),
+    },
+}
+
+
+@pytest.mark.parametrize("year", sorted(HOLIDAYS))
+def test_default_holidays_match_a_printed_calendar(year: int) -> None:
+    assert default_holidays(year) == HOLIDAYS[year]
+
+
+@pytest.mark.parametrize(
+    "day, open_",
+    [
+        (D(2026, 11, 25), True),  # the Wednesday before Thanksgiving
+        (D(2026, 11, 26), False),  # Thanksgiving
+        (D(2026, 11, 27), False),  # the day after
+        (D(2026, 11, 28), False),  # Saturday
+        (D(2026, 11, 29), False),  # Sunday
+        (D(2026, 11, 30), True),  # Monday
+        (D(2027, 12, 31), False),  # New Year's Day 2028 (a Saturday), observed in 2027
+        (D(2028, 1, 3), True),  # the first Monday of 2028
+        (D(2028, 12, 25), False),
+        (D(2028, 12, 26), True),
+        (D(2033, 12, 23), False),
+        (D(2033, 12, 26), False),
+        (D(2033, 12, 27), True),
+    ],
+)
+def test_is_business_day_by_hand(day: date, open_: bool) -> None:
+    assert OfficeCalendar().is_business_day(day) is open_
+
+
+@pytest.mark.parametrize(
+    "start, n, expected",
+    [
+        (D(2026, 11, 2), 20, D(2026, 12, 2)),  # Monday + 20 over Thanksgiving and the day after
+        (D(2026, 11, 25), 1, D(2026, 11, 30)),  # Wednesday before Thanksgiving -> the Monday
+        (D(2026, 11, 28), 1, D(2026, 11, 30)),  # received on a Saturday: day 1 is Monday
+        (D(2026, 12, 23), 2, D(2026, 12, 29)),  # Dec 24, 25 and the weekend closed
+        (D(2027, 12, 30), 1, D(2028, 1, 3)),  # Dec 31 2027 closed for New Year 2028
+        (D(2026, 11, 30), 0, D(2026, 11, 30)),  # day 0 is the start itself
+        (D(2026, 11, 28), 0, D(2026, 11, 28)),  # even on a closed day
+        (D(2026, 11, 30), -1, D(2026, 11, 25)),  # backwards over the weekend and Thanksgiving
+        (D(2026, 12, 2), -20, D(2026, 11, 2)),
+        (D(2028, 1, 3), -1, D(2027, 12, 30)),
+    ],
+)
+def test_add_business_days_by_hand(start: date, n: int, expected: date) -> None:
+    assert OfficeCalendar().add_business_days(start, n) == expected
+
+
+@pytest.mark.parametrize(
+    "start, end, expected",
+    [
+        (D(2026, 11, 2), D(2026, 12, 2), 20),
+        (D(2026, 12, 2), D(2026, 11, 2), -20),  # counted backwards: negative
+        (D(2026, 11, 25), D(2026, 11, 30), 1),
+        (D(2026, 11, 30), D(2026, 11, 25), -1),  # the start (Monday) is not counted, the end is
+        (D(2026, 11, 30), D(2026, 11, 30), 0),
+        (D(2026, 11, 26), D(2026, 11, 29), 0),  # Thursday to Sunday: all closed
+        (D(2026, 11, 27), D(2026, 11, 30), 1),
+        (D(2026, 11, 30), D(2026, 12, 1), 1),
+    ],
+)
+def test_business_days_between_by_hand(start: date, end: date, expected: int) -> None:
+    assert OfficeCalendar().business_days_between(start, end) == expected
+
+
+def test_a_given_holiday_list_replaces_the_default_one() -> None:
+    cal = OfficeCalendar(holidays=frozenset({D(2026, 12, 31)}))
+    assert cal.is_business_day(D(2026, 11, 26))  # Thanksgiving is not in this office's list
+    assert not cal.is_business_day(D(2026, 12, 31))
+    assert cal.add_business_days(D(2026, 12, 30), 1) == D(2027, 1, 1)  # New Year's Day open here
+    assert OfficeCalendar(holidays=frozenset()).add_business_days(D(2026, 11, 25), 1) == D(2026, 11, 26)
+
+
+def test_another_weekend() -> None:
+    cal = OfficeCalendar(holidays=frozenset(), weekend=frozenset({6}))  # open on Saturdays
+    assert cal.add_business_days(D(2026, 11, 27), 1) == D(2026, 11, 28)
+    assert cal.add_business_days(D(2026, 11, 28), 1) == D(2026, 11, 30)
+
+
+def test_calendar_file_gives_holidays_and_weekend(tmp_path) -> None:
+    f = tmp_path / "office.toml"
+    f.write_text('holidays = ["2026-12-31", 2027-01-04]\nweekend = ["Friday", "SAT", "sun"]\n')
+    cal = load_calendar(f)
+    assert cal.holidays == frozenset({D(2026, 12, 31), D(2027, 1, 4)})
+    assert cal.weekend == frozenset({4, 5, 6})
+    assert cal.add_business_days(D(2026, 12, 30), 1) == D(2027, 1, 5)
+
+
+def test_calendar_file_without_holidays_keeps_the_default_ones(tmp_path) -> None:
+    f = tmp_path / "office.toml"
+    f.write_text("")
+    cal = load_calendar(f)
+    assert cal.holidays is None and cal.weekend == frozenset({5, 6})
+    assert not cal.is_business_day(D(2026, 11, 26))
+    assert load_calendar(None) == OfficeCalendar()
+
+
+def test_calendar_file_problems_are_listed_together(tmp_path) -> None:
+    f = tmp_path / "office.toml"
+    f.write_text('holidays = ["2026-13-01", "xmas", "2026-12-31"]\nweekend = ["caturday", "sun"]\n')
+    with pytest.raises(ProfileError) as exc:
+        load_calendar(f)
+    assert str(exc.value) == (
+        f"office calendar {str(f)!r}: holiday '2026-13-01' is not a date (use YYYY-MM-DD); "
+        "holiday 'xmas' is not a date (use YYYY-MM-DD); weekend day 'caturday' is not a day name."
+    )
+    f.write_text("holidays = [")
+    with pytest.raises(ProfileError, match=r"^office calendar .* cannot be read: "):
+        load_calendar(f)
+    with pytest.raises(ProfileError, match="cannot be read"):
+        load_calendar(tmp_path / "missing.toml")

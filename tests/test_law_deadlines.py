@@ -1,0 +1,278 @@
+"""Deadlines pinned on their boundary days (§ 540-7A(2)(f), § 540-7A(4)(d), § 540-8C, § 540-8E, § 540-8G).
+
+Each deadline is checked on the day it falls, the day before and the day after, over both
+profiles: the Village's (20 business days, 180-day permits, 0.5 inch of rain, ...) and the
+test profile "Town of Example" (10 and 15 business days, 365-day permits, 90-day
+extensions, 1 inch of rain, 24-hour notice, 7-day stabilisation). The expected dates are
+written by hand from a calendar, per profile.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from esc_gis.errors import ProfileError
+from esc_gis.profile import load_profile
+from esc_gis.registry.calendar import OfficeCalendar
+from esc_gis.registry.deadlines import (
+    RainEvent,
+    decision_due,
+    expiry,
+    inspections_due,
+    rain_events,
+    stabilization_due,
+    start_notice_due,
+    stockpile_due,
+)
+
+D = date
+W = load_profile()
+X = load_profile(Path(__file__).parent / "profiles" / "example.toml")
+BOTH = pytest.mark.parametrize("prof", [W, X], ids=["winneconne", "example"])
+CAL = OfficeCalendar()  # the default holidays: Thanksgiving 2026 is Nov 26, the day after Nov 27
+
+
+# --- Decision periods (§ 540-8C(1), (4), (5)) ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "prof, after, received, due, section",
+    [
+        # Monday Nov 2, 2026 + 20 business days, over Thanksgiving and the day after.
+        (W, False, D(2026, 11, 2), D(2026, 12, 2), "§ 540-8C(1)"),
+        (W, True, D(2026, 11, 2), D(2026, 12, 2), "§ 540-8C(4)"),
+        # Received on a Saturday: the count starts on Monday (day 1).
+        (W, False, D(2026, 11, 28), D(2026, 12, 29), "§ 540-8C(1)"),  # Dec 24 and 25 closed
+        (X, False, D(2026, 11, 2), D(2026, 11, 16), "§ 23-8C(1)"),  # 10 business days
+        (X, True, D(2026, 11, 4), D(2026, 11, 25), "§ 23-8C(4)"),  # 15 business days: the day before Thanksgiving
+        (X, True, D(2026, 11, 5), D(2026, 11, 30), "§ 23-8C(4)"),  # a day later: past the holidays and weekend
+    ],
+)
+def test_decision_due_on_its_day(prof, after: bool, received: date, due: date, section: str) -> None:
+    d = decision_due(received, CAL, prof, after_information=after)
+    assert (d.due, d.section, d.basis) == (due, section, "ordinance")
+    assert d.code == ("decision_due_after_information" if after else "decision_due")
+
+
+# --- Permit validity and extensions (§ 540-8G) ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "prof, issued, building, extensions, due",
+    [
+        (W, D(2026, 3, 1), None, (), D(2026, 8, 28)),  # 180 days
+        (W, D(2026, 3, 1), D(2026, 8, 27), (), D(2026, 8, 28)),  # building permit ends a day earlier
+        (W, D(2026, 3, 1), D(2026, 8, 28), (), D(2026, 8, 28)),  # the same day
+        (W, D(2026, 3, 1), D(2026, 8, 29), (), D(2026, 8, 29)),  # a day later: the longer one
+        (W, D(2026, 3, 1), None, (1,), D(2026, 8, 29)),  # the shortest extension
+        (W, D(2026, 3, 1), None, (180,), D(2027, 2, 24)),  # the longest one
+        (W, D(2026, 3, 1), None, (180, 180), D(2027, 8, 23)),  # "one or more times"
+        (W, D(2026, 3, 1), D(2026, 9, 1), (10,), D(2026, 9, 11)),  # extended from the later end
+        (X, D(2026, 3, 1), None, (), D(2027, 3, 1)),  # 365 days
+        (X, D(2026, 3, 1), None, (90,), D(2027, 5, 30)),
+    ],
+)
+def test_expiry_on_its_day(prof, issued: date, building: date | None, extensions: tuple, due: date) -> None:
+    d = expiry(issued, prof, building_permit_expires=building, extensions_days=extensions)
+    assert (d.due, d.code) == (due, "permit_expires")
+
+
+@pytest.mark.parametrize("prof, longest", [(W, 180), (X, 90)], ids=["winneconne", "example"])
+@pytest.mark.parametrize("extra", [0, -1, 1])
+def test_an_extension_outside_1_to_the_longest_is_refused(prof, longest: int, extra: int) -> None:
+    days = {0: 0, -1: -1, 1: longest + 1}[extra]  # zero days, negative days, one day too long
+    with pytest.raises(ProfileError) as exc:
+        expiry(D(2026, 3, 1), prof, extensions_days=[30, days])
+    f = prof.finding("extension_too_long", days=days)
+    assert str(exc.value) == f"{f.message} ({f.section})"
+    expiry(D(2026, 3, 1), prof, extensions_days=[longest])  # the longest allowed is fine
+
+
+# --- Notice of start, stockpiles, temporary stabilisation --------------------------------------
+
+
+@pytest.mark.parametrize("prof, hours", [(W, 48), (X, 24)], ids=["winneconne", "example"])
+def test_start_notice_counts_hours_from_the_start(prof, hours: int) -> None:
+    started = datetime(2026, 5, 1, 7, 30)
+    d = start_notice_due(started, prof)
+    assert d.due == started + timedelta(hours=hours) and d.code == "start_notice"
+
+
+@BOTH
+def test_a_stockpile_needs_control_after_7_days(prof) -> None:
+    d = stockpile_due(D(2026, 5, 1), prof)
+    assert (d.due, d.code) == (D(2026, 5, 8), "stockpile")
+
+
+@pytest.mark.parametrize(
+    "prof, resume, due, code",
+    [
+        (W, None, D(2026, 5, 1), "temporary_stabilization_unknown_resume"),
+        (W, D(2026, 5, 1), D(2026, 5, 15), "temporary_stabilization_pause_overran"),  # resumes the same day
+        (W, D(2026, 5, 15), D(2026, 5, 15), "temporary_stabilization_pause_overran"),  # exactly 14 days
+        (W, D(2026, 5, 16), D(2026, 5, 1), "temporary_stabilization"),  # 15 days: due when work stops
+        (X, D(2026, 5, 8), D(2026, 5, 8), "temporary_stabilization_pause_overran"),  # exactly 7 days
+        (X, D(2026, 5, 9), D(2026, 5, 1), "temporary_stabilization"),  # 8 days
+    ],
+)
+def test_temporary_stabilization_on_its_boundary(prof, resume: date | None, due: date, code: str) -> None:
+    d = stabilization_due(D(2026, 5, 1), prof, resume_expected=resume)
+    assert d is not None and (d.due, d.code) == (due, code)
+
+
+@pytest.mark.parametrize(
+    "resumed, none",
+    [(D(2026, 5, 1), True), (D(2026, 5, 2), True), (D(2026, 4, 30), False)],  # the same day resumes; a day before not
+)
+def test_temporary_stabilization_ends_when_work_resumes_on_or_after_the_stop(resumed: date, none: bool) -> None:
+    d = stabilization_due(D(2026, 5, 1), W, resume_expected=D(2026, 5, 20), resumed=resumed)
+    assert (d is None) is none
+
+
+# --- Rain events (§ 540-8E(6): "a precipitation event"; a reading) ----------------------------
+
+
+def test_daily_readings_in_any_order_make_the_same_events() -> None:
+    rain = [(D(2026, 5, 2), 0.2), (D(2026, 5, 1), 0.3), (D(2026, 5, 4), 0.0), (D(2026, 5, 3), 0.1)]
+    assert rain_events(rain, W) == [RainEvent(D(2026, 5, 1), D(2026, 5, 3), 0.6)]
+    assert rain_events([], W) == []
+    assert rain_events([(D(2026, 5, 1), 0.0)], W) == []  # a dry day alone is no event
+
+
+def test_a_missing_day_ends_a_daily_event() -> None:
+    got = rain_events([(D(2026, 5, 1), 0.3), (D(2026, 5, 3), 0.3)], W)
+    assert got == [RainEvent(D(2026, 5, 1), D(2026, 5, 1), 0.3), RainEvent(D(2026, 5, 3), D(2026, 5, 3), 0.3)]
+
+
+def test_hundredths_add_up_as_on_paper() -> None:
+    # 0.1 + 0.2 + 0.2 is 0.5000000000000001 in floating point; the event is 0.5 inch exactly.
+    (ev,) = rain_events([(D(2026, 5, 1), 0.1), (D(2026, 5, 2), 0.2), (D(2026, 5, 3), 0.2)], W)
+    assert ev.inches == 0.5
+
+
+def test_daily_event_ends_at_the_end_of_its_last_wet_day() -> None:
+    assert RainEvent(D(2026, 5, 1), D(2026, 5, 2), 0.6).ends_at == datetime(2026, 5, 3)
+    assert RainEvent(datetime(2026, 5, 1, 1), datetime(2026, 5, 1, 4), 0.6).ends_at == datetime(2026, 5, 1, 4)
+
+
+@pytest.mark.parametrize(
+    "dry_hours, events",
+    [(4, 1), (5, 1), (6, 2), (7, 2)],  # the profile's gap is 6 hours of dry time
+)
+def test_hourly_readings_join_while_the_dry_time_is_under_the_gap(dry_hours: int, events: int) -> None:
+    t0 = datetime(2026, 5, 1, 1)
+    wet_again = t0 + timedelta(hours=dry_hours + 1)
+    dry = [(t0 + timedelta(hours=k), 0.0) for k in range(1, dry_hours + 1)]  # hourly readings between
+    got = rain_events([(t0, 0.3), *dry, (wet_again, 0.3)], W)
+    assert len(got) == events
+    if events == 1:
+        assert got == [RainEvent(t0, wet_again, 0.6)]
+
+
+def test_half_hourly_readings_are_measured_in_their_own_step() -> None:
+    t0 = datetime(2026, 5, 1, 1)
+    half = timedelta(minutes=30)
+    # Readings every 30 min; wet at 01:00 and 07:00: 11 dry intervals of 30 min = 5.5 h: one event.
+    readings = [(t0 + k * half, 0.3 if k in (0, 12) else 0.0) for k in range(13)]
+    assert len(rain_events(readings, W)) == 1
+    # Wet at 01:00 and 07:30: 6 h of dry time: two events.
+    readings = [(t0 + k * half, 0.3 if k in (0, 13) else 0.0) for k in range(14)]
+    assert len(rain_events(readings, W)) == 2
+
+
+def test_daily_and_timed_readings_are_grouped_separately() -> None:
+    got = rain_events([(datetime(2026, 5, 1, 3), 0.2), (D(2026, 5, 1), 0.4)], W)
+    assert got == [
+        RainEvent(D(2026, 5, 1), D(2026, 5, 1), 0.4),
+        RainEvent(datetime(2026, 5, 1, 3), datetime(2026, 5, 1, 3), 0.2),
+    ]
+
+
+# --- Inspections (§ 540-8E(6)) ---------------------------------------------------------------
+
+START = D(2026, 5, 1)
+
+
+def _due(inspections, rain, today, prof=W):
+    return [(d.code, d.due) for d in inspections_due(START, inspections, rain, today, prof)]
+
+
+@pytest.mark.parametrize(
+    "inspections, today, due",
+    [
+        ([], D(2026, 5, 7), []),  # the day before the first weekly inspection is due
+        ([], D(2026, 5, 8), [D(2026, 5, 8)]),  # due exactly today
+        ([], D(2026, 5, 9), [D(2026, 5, 8)]),  # overdue
+        ([START], D(2026, 5, 8), [D(2026, 5, 8)]),  # an inspection on the start day counts from that day
+        ([D(2026, 5, 3)], D(2026, 5, 9), []),  # the last inspection resets the week
+        ([D(2026, 5, 3)], D(2026, 5, 10), [D(2026, 5, 10)]),
+        ([D(2026, 5, 3), D(2026, 5, 2)], D(2026, 5, 10), [D(2026, 5, 10)]),  # any order: the latest counts
+        ([D(2026, 4, 29)], D(2026, 5, 8), [D(2026, 5, 8)]),  # before the start: does not count
+    ],
+)
+def test_weekly_inspection_on_its_day(inspections: list, today: date, due: list) -> None:
+    assert _due(inspections, [], today) == [("weekly_inspection", d) for d in due]
+
+
+@pytest.mark.parametrize(
+    "rain, inspections, today, due",
+    [
+        # Exactly 0.5 in on a day triggers; due by the end of the next day.
+        ([(D(2026, 5, 3), 0.5)], [], D(2026, 5, 4), [D(2026, 5, 4)]),
+        ([(D(2026, 5, 3), 0.49)], [], D(2026, 5, 4), []),
+        # Rain on the start day counts; rain the day before the start does not.
+        ([(START, 0.5)], [], D(2026, 5, 2), [D(2026, 5, 2)]),
+        ([(D(2026, 4, 30), 0.5)], [], D(2026, 5, 2), []),
+        # Rain today: its inspection is due tomorrow, and shown today (the look-ahead).
+        ([(D(2026, 5, 5), 0.5)], [], D(2026, 5, 5), [D(2026, 5, 6)]),
+        # Rain tomorrow (a forecast in the file) is not yet an event.
+        ([(D(2026, 5, 6), 0.5)], [], D(2026, 5, 5), []),
+        # Inspected the next day: done. On the day of the rain: it may have been before the
+        # rain fell (daily totals have no time), so not done: the safe side.
+        ([(D(2026, 5, 3), 0.5)], [D(2026, 5, 4)], D(2026, 5, 6), []),
+        ([(D(2026, 5, 3), 0.5)], [D(2026, 5, 3)], D(2026, 5, 6), [D(2026, 5, 4)]),
+        # Inspected the day before the rain, or two days after: not done (overdue).
+        ([(D(2026, 5, 3), 0.5)], [D(2026, 5, 2)], D(2026, 5, 6), [D(2026, 5, 4)]),
+        ([(D(2026, 5, 3), 0.5)], [D(2026, 5, 5)], D(2026, 5, 6), [D(2026, 5, 4)]),
+    ],
+)
+def test_rain_inspection_on_its_day(rain: list, inspections: list, today: date, due: list) -> None:
+    got = [d for code, d in _due(inspections, rain, today) if code == "rain_inspection"]
+    assert got == due
+
+
+@pytest.mark.parametrize(
+    "end_hour, inspections, today, due",
+    [
+        # The event ends at 02:00 on May 4: due 02:00 May 5.
+        (2, [], D(2026, 5, 4), [datetime(2026, 5, 5, 2)]),  # ended today: due tomorrow, shown today
+        (2, [D(2026, 5, 5)], D(2026, 5, 6), []),  # inspected the next day: done
+        (2, [D(2026, 5, 4)], D(2026, 5, 6), [datetime(2026, 5, 5, 2)]),  # the same day: may have been before the end
+        (2, [D(2026, 5, 6)], D(2026, 5, 6), [datetime(2026, 5, 5, 2)]),  # too late
+    ],
+)
+def test_timed_rain_inspection_on_its_day(end_hour: int, inspections: list, today: date, due: list) -> None:
+    rain = [(datetime(2026, 5, 3, 22), 0.3), (datetime(2026, 5, 4, end_hour), 0.3)]
+    got = [d for code, d in _due(inspections, rain, today) if code == "rain_inspection"]
+    assert got == due
+
+
+def test_the_rain_trigger_is_each_profiles() -> None:
+    rain = [(D(2026, 5, 3), 0.99)]
+    assert [c for c, _ in _due([], rain, D(2026, 5, 4), W)] == ["rain_inspection"]
+    assert [c for c, _ in _due([], rain, D(2026, 5, 4), X)] == []  # the Town's trigger is 1 inch
+    assert [c for c, _ in _due([], [(D(2026, 5, 3), 1.0)], D(2026, 5, 4), X)] == ["rain_inspection"]
+
+
+def test_inspections_are_listed_by_day_then_by_name() -> None:
+    rain = [(D(2026, 5, 7), 0.6), (D(2026, 5, 8), 0.0), (D(2026, 5, 10), 0.7)]
+    got = inspections_due(START, [], rain, D(2026, 5, 12), W)
+    assert [(d.code, d.due) for d in got] == [
+        ("rain_inspection", D(2026, 5, 8)),
+        ("weekly_inspection", D(2026, 5, 8)),
+        ("rain_inspection", D(2026, 5, 11)),
+    ]
+    assert got[0].what < got[1].what  # the same day: in the order of their wording

@@ -1,0 +1,222 @@
+"""The permit life cycle pinned move by move (§ 540-8C, § 540-8E, § 540-8G, § 540-12).
+
+The allowed moves are written out here by hand, state by state, and every pair of states is
+checked against them: adding or deleting one transition fails a test. So does dropping any
+entry of the profile's written-reasons table, in either profile.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from esc_gis.errors import IllegalTransitionError, ProfileError
+from esc_gis.profile import load_profile
+from esc_gis.registry.lifecycle import (
+    BACK,
+    STATES,
+    TRANSITIONS,
+    check_back,
+    check_transition,
+    previous_state,
+    written_reasons,
+)
+
+EXAMPLE = Path(__file__).parent / "profiles" / "example.toml"
+
+#: The life cycle as the ordinance describes it (see the module's docstring), by hand.
+ALLOWED = {
+    "application_received": {"under_review", "incomplete"},
+    "incomplete": {"under_review"},
+    "under_review": {"approved", "disapproved", "incomplete", "deemed_approved"},
+    "approved": {"active", "suspended", "revoked"},
+    "deemed_approved": {"active", "suspended", "revoked"},
+    "disapproved": {"closed"},
+    "active": {"extended", "stop_work", "suspended", "revoked", "final_stabilization"},
+    "extended": {"extended", "stop_work", "suspended", "revoked", "final_stabilization"},
+    "stop_work": {"active", "suspended", "revoked"},
+    "suspended": {"revoked"},
+    "revoked": {"closed"},
+    "final_stabilization": {"closed"},
+    "closed": set(),
+}
+#: State -> the move that undoes it.
+UNDO = {"stop_work": "retraction", "revoked": "retraction", "suspended": "reinstatement"}
+#: What needs written reasons, per profile (state or move -> the section cited).
+REASONS = {
+    "winneconne": {
+        "disapproved": "§ 540-8C(3)",
+        "stop_work": "§ 540-12A",
+        "suspended": "§ 540-8E",
+        "revoked": "§ 540-8E; § 540-12B",
+        "retraction": "§ 540-12D",
+        "reinstatement": "§ 540-8E",
+    },
+    "example": {
+        "disapproved": "§ 23-8C(3)",
+        "stop_work": "§ 23-12A",
+        "suspended": "§ 23-8E",
+        "revoked": "§ 23-8E; § 23-12B",
+        "retraction": "§ 23-12D",
+        "reinstatement": "§ 23-8E",
+    },
+}
+PROFILES = {"winneconne": load_profile(), "example": load_profile(EXAMPLE)}
+PAIRS = [(a, b) for a in STATES for b in STATES]
+
+
+def test_the_states_and_tables_are_the_ones_written_here() -> None:
+    assert set(STATES) == set(ALLOWED) and len(STATES) == len(ALLOWED)
+    assert {k: set(v) for k, v in TRANSITIONS.items()} == ALLOWED
+    assert BACK == UNDO
+
+
+@pytest.mark.parametrize("current, new", [p for p in PAIRS if p[1] in ALLOWED[p[0]]])
+def test_each_allowed_move_is_allowed(current: str, new: str) -> None:
+    check_transition(current, new, reasons="Written notice sent.", needs=REASONS["winneconne"])
+
+
+@pytest.mark.parametrize("current, new", [p for p in PAIRS if p[1] not in ALLOWED[p[0]]])
+def test_each_other_move_is_refused_naming_what_is_allowed(current: str, new: str) -> None:
+    with pytest.raises(IllegalTransitionError) as exc:
+        check_transition(current, new, reasons="Written notice sent.", needs=REASONS["winneconne"])
+    allowed = ", ".join(TRANSITIONS[current]) or "none (it is closed)"
+    back = f"; or {UNDO[current]} back to the state before" if current in UNDO else ""
+    assert str(exc.value) == f"A permit in {current} cannot become {new}; allowed: {allowed}{back}."
+
+
+@pytest.mark.parametrize("bad", ["finished", "", "Active"])
+def test_an_unknown_state_is_refused_on_either_side(bad: str) -> None:
+    for current, new in ((bad, "active"), ("active", bad)):
+        with pytest.raises(IllegalTransitionError, match=rf"^{bad!r} is not a permit state; the states are "):
+            check_transition(current, new, reasons="x")
+
+
+@pytest.mark.parametrize("name", sorted(PROFILES))
+def test_the_written_reasons_table_is_each_profiles(name: str) -> None:
+    assert written_reasons(PROFILES[name].tables) == REASONS[name]
+
+
+@pytest.mark.parametrize("name", sorted(PROFILES))
+@pytest.mark.parametrize("current, new", [p for p in PAIRS if p[1] in ALLOWED[p[0]]])
+def test_a_move_needs_written_reasons_exactly_when_the_profile_says(name: str, current: str, new: str) -> None:
+    needs = written_reasons(PROFILES[name].tables)
+    for reasons in (None, "", " \n\t"):
+        if new in REASONS[name]:
+            with pytest.raises(IllegalTransitionError) as exc:
+                check_transition(current, new, reasons=reasons, needs=needs)
+            assert str(exc.value) == f"Moving a permit to {new} needs written reasons ({REASONS[name][new]})."
+        else:
+            check_transition(current, new, reasons=reasons, needs=needs)
+    check_transition(current, new, reasons="Silt fence down; sediment in the creek.", needs=needs)
+
+
+def test_without_a_table_the_villages_profile_is_used() -> None:
+    with pytest.raises(IllegalTransitionError, match=r"\(§ 540-12A\)"):
+        check_transition("active", "stop_work")
+    check_transition("active", "extended")
+
+
+@pytest.mark.parametrize(
+    "table, problem",
+    [
+        ({}, "has no [lifecycle.written_reasons] table"),
+        ({"lifecycle": {}}, "has no [lifecycle.written_reasons] table"),
+        ({"lifecycle": {"written_reasons": "§ 1"}}, "has no [lifecycle.written_reasons] table"),
+        ({"lifecycle": {"written_reasons": {"stopwork": "§ 1"}}}, "entries 'stopwork' are not a state or move"),
+        ({"lifecycle": {"written_reasons": {"stop_work": "  "}}}, "entries 'stop_work' are not a state or move"),
+        (
+            {"lifecycle": {"written_reasons": {"x": "§ 1", "revoked": "§ 2", "y": ""}}},
+            "entries 'x', 'y' are not a state or move",
+        ),
+    ],
+)
+def test_a_bad_written_reasons_table_is_refused(table: dict, problem: str) -> None:
+    with pytest.raises(ProfileError) as exc:
+        written_reasons(table)
+    assert problem in str(exc.value)
+    if "entries" in problem:  # the fix names every state and move the table may use
+        assert "use active, application_received, " in str(exc.value) and "reinstatement, retraction" in str(exc.value)
+
+
+def test_a_table_of_states_and_moves_is_accepted() -> None:
+    table = {"lifecycle": {"written_reasons": {"closed": "§ 9", "retraction": "§ 10"}}}
+    assert written_reasons(table) == {"closed": "§ 9", "retraction": "§ 10"}
+
+
+@pytest.mark.parametrize("current", STATES)
+@pytest.mark.parametrize("move", ["retraction", "reinstatement"])
+def test_going_back_is_possible_only_from_the_states_that_can_be_undone(current: str, move: str) -> None:
+    needs = REASONS["winneconne"]
+    if UNDO.get(current) == move:
+        assert check_back(current, move, "approved", reasons="Corrected.", needs=needs) == "approved"
+        with pytest.raises(IllegalTransitionError) as exc:
+            check_back(current, move, None, reasons="Corrected.", needs=needs)
+        assert str(exc.value) == (
+            f"The history does not show the state before {current} (the permit was imported in it): "
+            "move it on with a transition instead."
+        )
+        with pytest.raises(IllegalTransitionError) as exc:
+            check_back(current, move, "approved", reasons=" ", needs=needs)
+        assert str(exc.value) == f"Moving a permit to {move} needs written reasons ({needs[move]})."
+        assert check_back(current, move, "approved", needs={}) == "approved"  # a profile asking no reasons
+    else:
+        with pytest.raises(IllegalTransitionError) as exc:
+            check_back(current, move, "approved", reasons="Corrected.", needs=needs)
+        assert str(exc.value) == (
+            f"A permit in {current} has nothing to undo by {move}; possible: "
+            "retraction of stop_work, retraction of revoked, reinstatement of suspended."
+        )
+
+
+@pytest.mark.parametrize(
+    "history, before",
+    [
+        ([], None),
+        ([("received", None, "application_received")], None),
+        (
+            [("received", None, "application_received"), ("transition", "application_received", "incomplete")],
+            "application_received",
+        ),
+        # Events without a new state (an inspection, a note) are not states.
+        ([("imported", None, "active"), ("inspection", None, None), ("transition", "active", "stop_work")], "active"),
+        (
+            [
+                ("imported", None, "active"),
+                ("transition", "active", "stop_work"),
+                ("retraction", "stop_work", "active"),
+            ],
+            None,
+        ),
+        # A move back recorded to a state other than the one before: the recorded state is
+        # trusted as the current one, and the state before the undone one stays before it.
+        (
+            [
+                ("received", None, "application_received"),
+                ("transition", "application_received", "under_review"),
+                ("transition", "under_review", "approved"),
+                ("transition", "approved", "suspended"),
+                ("reinstatement", "suspended", "active"),
+            ],
+            "approved",
+        ),
+        # A move back with nothing on record before it.
+        ([("retraction", "revoked", "active"), ("transition", "active", "stop_work")], "active"),
+        ([("reinstatement", "suspended", "approved")], None),
+        # A chain undone in order.
+        (
+            [
+                ("imported", None, "active"),
+                ("transition", "active", "stop_work"),
+                ("transition", "stop_work", "suspended"),
+                ("transition", "suspended", "revoked"),
+                ("retraction", "revoked", "suspended"),
+                ("reinstatement", "suspended", "stop_work"),
+            ],
+            "active",
+        ),
+    ],
+)
+def test_previous_state_replays_the_history(history: list, before: str | None) -> None:
+    assert previous_state(history) == before

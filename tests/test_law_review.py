@@ -1,0 +1,1 @@
+"""Plan-review checks pinned at their edges (filled in by issue 18)."""

@@ -1,0 +1,1 @@
+"""Rules pinned at the law's edges (filled in by issue 18)."""

@@ -1,0 +1,126 @@
+"""A wheel that works on its own: built by `python -m build`, installed in a fresh venv, run far from the clone.
+
+The venv is a real, independent one: the wheel and its dependencies are installed by pip
+(from the local wheel cache and the package index), not borrowed from the project's .venv,
+so a dependency missing from pyproject.toml, or a file missing from the wheel, fails here.
+It takes about a minute; deselect it while working with ``-m "not wheel"``. ``make test``
+and CI run it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import geopandas as gpd
+import pytest
+
+from esc_gis.maps.assets import BUNDLED, LEAFLET_VERSION
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPTS = "Scripts" if os.name == "nt" else "bin"
+
+
+def _vendor_files() -> list[str]:
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        from vendor_leaflet import files
+    finally:
+        sys.path.pop(0)
+    return files(BUNDLED)
+
+
+def test_bundled_leaflet_is_the_npm_package_the_lock_pins():
+    locked = json.loads((ROOT / "package-lock.json").read_text())["packages"]["node_modules/leaflet"]["version"]
+    bundled = json.loads((BUNDLED / "package.json").read_text())["version"]
+    assert locked == bundled == LEAFLET_VERSION
+    assert "BSD" in (BUNDLED / "LICENSE").read_text() or "Vladimir Agafonkin" in (BUNDLED / "LICENSE").read_text()
+    npm = ROOT / "node_modules" / "leaflet"
+    if not (npm / "package.json").is_file():
+        msg = "node_modules/leaflet is not installed (run npm ci); .ci/run installs it"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{msg}, and CI=true: a missing system part is a failure here.")
+        pytest.skip(msg)
+    stale = [rel for rel in _vendor_files() if (npm / rel).read_bytes() != (BUNDLED / rel).read_bytes()]
+    assert not stale, f"{stale} differ from node_modules: run `python scripts/vendor_leaflet.py`"
+
+
+def test_licence_file_matches_pyproject():
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert meta["license"] == "MIT" and "LICENSE" in meta["license-files"]
+    assert (ROOT / "LICENSE").read_text().startswith("MIT License")
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh venv holding the wheel built by `python -m build` (sdist first, the wheel from it)."""
+    tmp = tmp_path_factory.mktemp("wheel")
+    dist = tmp / "dist"
+    subprocess.run([sys.executable, "-m", "build", "-o", str(dist), str(ROOT)], check=True, capture_output=True)
+    (wheel,) = dist.glob("esc_gis-*.whl")
+    venv = tmp / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    r = subprocess.run(
+        [str(venv / SCRIPTS / "python"), "-m", "pip", "install", "--quiet", str(wheel)], capture_output=True, text=True
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    return venv
+
+
+def _clean_env() -> dict[str, str]:
+    # Nothing may point back at the clone: no PYTHONPATH, no layer set or assets from the environment.
+    drop = {"PYTHONPATH", "ESC_GIS_LAYERS", "ESC_GIS_ASSETS", "VIRTUAL_ENV"}
+    return {k: v for k, v in os.environ.items() if k not in drop}
+
+
+@pytest.mark.wheel
+def test_wheel_carries_the_layer_set_leaflet_and_licences(installed):
+    (wheel,) = (installed.parent / "dist").glob("esc_gis-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert {
+        "esc_gis/layersets/winneconne/layers.toml",
+        "esc_gis/layersets/winneconne/village_boundary.gpkg",
+        "esc_gis/layersets/winneconne/waters.gpkg",
+        "esc_gis/layersets/winneconne/README.md",  # the layers' sources and licences travel with them
+        "esc_gis/maps/leaflet/dist/leaflet.js",
+        "esc_gis/maps/leaflet/LICENSE",
+        "esc_gis-0.1.0.dist-info/licenses/LICENSE",
+    } <= names
+    assert not any("winneconne-demo" in n for n in names)  # made-up layers stay in the clone
+
+
+@pytest.mark.wheel
+def test_installed_wheel_screens_and_maps_offline_from_any_folder(installed, tmp_path):
+    bin_ = installed / SCRIPTS
+    env = _clean_env()
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        r = subprocess.run(args, cwd=work, env=env, capture_output=True, text=True)
+        assert r.returncode == 0, (args, r.stdout, r.stderr)
+        return r
+
+    where = run(str(bin_ / "python"), "-c", "import esc_gis; print(esc_gis.__file__)").stdout
+    assert Path(where.strip()).is_relative_to(installed)  # the wheel's copy, not the clone's
+    demo = ROOT / "examples" / "demo"
+    run(str(bin_ / "esc-gis"), "screen", str(demo / "sites.geojson"), "-o", "screening.gpkg", "-q")
+    result = gpd.read_file(work / "screening.gpkg").set_index("site_id")
+    assert len(result) == 21
+    # The Village's real boundary, found by default: S06 and S07 lie outside it, S02 needs a permit.
+    assert list(result.loc[["S02", "S06", "S07"], "jurisdiction"]) == ["inside", "outside", "outside"]
+    assert result.loc["S02", "permit"] == "required"
+    r = run(str(bin_ / "esc-gis"), "map", "screening.gpkg", "--offline", "-o", "overview.html")
+    assert "offline" in r.stdout
+    page = (work / "overview.html").read_text(encoding="utf-8")
+    assert "<script src=" not in page and f'content="leaflet {LEAFLET_VERSION}' in page
+    assert sorted(p.name for p in work.iterdir()) == ["overview.html", "screening.gpkg"]
