@@ -507,3 +507,17 @@ def test_overviews_are_gdals_average_of_the_slope(tmp_path):
     for a, b in zip(ours, theirs, strict=True):
         assert ((a == NODATA) == (b == NODATA)).all() and (a == NODATA).any()
         np.testing.assert_allclose(a[a != NODATA], b[b != NODATA], rtol=1e-6)
+
+
+def test_the_commands_take_a_folder_of_tiles(tmp_path):
+    z = _relief()
+    plain = _write(tmp_path / "plain.tif", z, 600_000, 400_000)
+    folder = _tiles(tmp_path / "tiles", z, [0, 70, 150], [0, 64, 130])
+    out = tmp_path / "s.tif"
+    r = CliRunner().invoke(cli, ["slope", str(folder), "-o", str(out), "--z-unit", "m"])
+    assert r.exit_code == 0, r.output
+    with rasterio.open(out) as src:
+        np.testing.assert_array_equal(src.read(1), slope_of(plain, tmp_path, z_unit="m"))
+        assert src.tags()["SOURCE_DEM"] == "tiles"
+    r = CliRunner().invoke(cli, ["steep", str(folder), "-o", str(tmp_path / "st.gpkg"), "--z-unit", "m", "--quiet"])
+    assert r.exit_code == 0, r.output
