@@ -15,6 +15,7 @@ by hand.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -656,7 +657,7 @@ def _segs(a: np.ndarray, b: np.ndarray) -> set[tuple[float, float, float, float]
 def _square_segments() -> set[tuple[float, float, float, float]]:
     """box(0, 0, 20, 20) cut into 10 ft segments, counter-clockwise."""
     pts = [(0, 0), (10, 0), (20, 0), (20, 10), (20, 20), (10, 20), (0, 20), (0, 10), (0, 0)]
-    return {(x0, y0, x1, y1) for (x0, y0), (x1, y1) in zip(pts[:-1], pts[1:], strict=True)}
+    return {(x0, y0, x1, y1) for (x0, y0), (x1, y1) in itertools.pairwise(pts)}
 
 
 @pytest.mark.parametrize("ccw", [True, False])
