@@ -219,7 +219,6 @@ def test_the_complete_plan_in_the_villages_words() -> None:
         ),
         (OWNER, [DIGGER, {**DIGGER, "phone": ""}], "review_parties_incomplete", "Dig Co has no phone"),
         (OWNER, [{**DIGGER, "address": 0}], "review_parties_incomplete", "Dig Co has no address"),
-        (None, [{**DIGGER, "name": " "}], "review_parties_incomplete", "no landowner;   has no name"),
         (None, [{**DIGGER, "phone": None}], "review_parties_incomplete", "no landowner; Dig Co has no phone"),
     ],
     ids=[
@@ -233,7 +232,6 @@ def test_the_complete_plan_in_the_villages_words() -> None:
         "both incomplete",
         "second party incomplete",
         "zero is not an address",
-        "blank name",
         "no owner, party incomplete",
     ],
 )
@@ -253,6 +251,13 @@ def test_item_1_names_every_missing_party_and_field(
     )
     assert c.section == prof.template("review_parties_given").section
     assert c.title == prof.template("review_parties_given").title
+
+
+@BOTH
+def test_item_1_a_blank_name_is_no_name(prof: Profile) -> None:
+    c = _one(_items(prof, _facts(landowner=OWNER, responsible_parties=[{**DIGGER, "name": "  "}])), "plan_item_1")
+    assert (c.status, c.finding) == ("fail", "review_parties_incomplete")
+    assert c.detail.endswith(" has no name")
 
 
 # --- Items 2, 3, 4, 7, 8 and the spill procedures: given or missing -----------------------------
@@ -554,6 +559,13 @@ def test_the_sediment_load_comes_from_the_profile() -> None:
     assert _rusle(prof, ACRE, {"sediment_tons_per_acre_year": 0.51})[0].finding == "review_sediment_load_over"
 
 
+def test_a_zero_sediment_load_is_a_limit_too() -> None:
+    """A profile may set the load to 0 t/ac/yr: only a plan discharging none meets it."""
+    prof = _with_entry(W, "thresholds.sediment_load", 0)
+    assert _rusle(prof, ACRE, {"sediment_tons_per_acre_year": 0})[0].finding == "review_sediment_load_met"
+    assert _rusle(prof, ACRE, {"sediment_tons_per_acre_year": 0.5})[0].finding == "review_sediment_load_over"
+
+
 # --- make_check: the profile's words, the title, the policy keys ---------------------------------
 
 
@@ -713,8 +725,15 @@ def test_edge_segments_drop_zero_length_segments() -> None:
     assert not np.isnan(normal).any()
 
 
-def test_edge_segments_of_nothing_are_empty() -> None:
-    a, b, normal = edge_segments(np.array([shapely.Point(X0, Y0)], dtype=object), 10.0)
+def test_edge_segments_keep_edges_shorter_than_a_foot() -> None:
+    a, b, normal = edge_segments(np.array([_box(0, 0, 0.5, 0.25)]), 10.0)
+    assert _segs(a, b) == {(0, 0, 0.5, 0), (0.5, 0, 0.5, 0.25), (0.5, 0.25, 0, 0.25), (0, 0.25, 0, 0)}
+    np.testing.assert_allclose(np.hypot(*normal.T), 1.0)
+
+
+@pytest.mark.parametrize("polygons", [[], np.array([shapely.Point(X0, Y0)], dtype=object)], ids=["none", "a point"])
+def test_edge_segments_of_nothing_are_empty(polygons: Any) -> None:
+    a, b, normal = edge_segments(polygons, 10.0)
     assert a.shape == b.shape == normal.shape == (0, 2)
 
 
