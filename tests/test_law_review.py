@@ -323,6 +323,8 @@ def test_item_3_lists_the_layers_the_site_map_lacks(prof: Profile, layers: set[s
         (None, None, "fail"),
         ("40000", 10000, "fail"),
         (40000, "10,000", "fail"),
+        (True, 10000, "fail"),  # a yes/no field is not an area (bool is an int in Python)
+        (40000, False, "fail"),
     ],
 )
 @BOTH
