@@ -247,7 +247,12 @@ def plan_items(
     narrative = facts.get("narrative") or {}
     schedule = facts.get("schedule") or {}
     lacking_layers = [n for n in ("site_boundary", "disturbed_limits", "drainage") if n not in layers]
-    claimed = [k for k in ("site_area_sqft", "disturbed_area_sqft") if isinstance(site.get(k), (int, float))]
+    # bool is an int in Python: a yes/no field is not a stated area.
+    claimed = [
+        k
+        for k in ("site_area_sqft", "disturbed_area_sqft")
+        if isinstance(site.get(k), (int, float)) and not isinstance(site.get(k), bool)
+    ]
     has_sched = bool(schedule.get("start")) and bool(schedule.get("end")) and bool(schedule.get("sequence"))
     out = [
         _parties(facts, profile),
