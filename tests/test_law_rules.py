@@ -345,6 +345,129 @@ def cases(prof: Profile) -> list[tuple[str, dict[str, Any], dict[str, dict[str, 
             },
         ),
         (
+            "exactly at the near-threshold margin above the permit area",
+            {"disturbed_sqft": p * (1 + margin)},
+            {
+                **permit(p * (1 + margin)),
+                "near_threshold": {
+                    "threshold": prof.names()["permit_area"],
+                    "margin_pct": margin * 100,
+                    **plan_values(p * (1 + margin)),
+                },
+            },
+        ),
+        (
+            "limits overlapping by exactly the tolerance",
+            {"disturbed_sqft": small, "disturbed_parts_sqft": small * (1 + 1e-9) + 1e-6},
+            no_permit(small),
+        ),
+        (
+            "half a square foot of the plan farmed",
+            {"disturbed_sqft": small, "plan_id": "P2", "plan_excluded_sqft": 0.5},
+            {
+                **no_permit(small),
+                "common_plan": {"plan_id": "P2", "plan_sites": 1, "plan_sites_s": "", **plan_values(small)},
+                "agricultural_area_not_counted": {"plan_id": "P2", "excluded_sqft": 0.5},
+            },
+        ),
+        (
+            "permitted, half a square foot in water",
+            {"disturbed_sqft": big, "in_water_sqft": 0.5, "nearest_water_ft": 0.0, **wet},
+            {**permit(big), "in_water": {"in_water_sqft": 0.5}},
+        ),
+        (
+            "unpermitted, half a square foot in water",
+            {"disturbed_sqft": small, "in_water_sqft": 0.5, "nearest_water_ft": 0.0, **wet},
+            {
+                **no_permit(small),
+                "in_water_unpermitted": {"in_water_sqft": 0.5},
+                "permit_may_be_required": {"reasons": _reason(prof, "reason_in_water")},
+            },
+        ),
+        (
+            "permitted, half a square foot steep, 1.5 sq ft off the DEM",
+            {"disturbed_sqft": big, "steep_disturbed_sqft": 0.5, "steep_uncovered_sqft": 1.5},
+            {
+                **permit(big),
+                "steep_slopes": {"steep_sqft": 0.5, "steep_share": 0.5 / big},
+                "dem_not_covering": {"uncovered_sqft": 1.5, "uncovered_share": 1.5 / big},
+            },
+        ),
+        (
+            "a permit may be required, no steep slope",
+            {"disturbed_sqft": small, "protective_disturbed_sqft": 10.0, "steep_disturbed_sqft": 0.0, **wet},
+            {
+                **no_permit(small),
+                "protective_area_if_permit": {"protective_sqft": 10.0, "waters": wet["protective_waters"]},
+                "permit_may_be_required": {"reasons": _reason(prof, "reason_protective_area")},
+            },
+        ),
+        (
+            "a permit may be required, half a square foot steep",
+            {"disturbed_sqft": small, "protective_disturbed_sqft": 10.0, "steep_disturbed_sqft": 0.5, **wet},
+            {
+                **no_permit(small),
+                "protective_area_if_permit": {"protective_sqft": 10.0, "waters": wet["protective_waters"]},
+                "permit_may_be_required": {"reasons": _reason(prof, "reason_protective_area")},
+                "steep_slopes_if_permit": {"steep_sqft": 0.5, "steep_share": 0.5 / small},
+            },
+        ),
+        (
+            "partly inside by half a square foot, half of it steep",
+            {
+                "jurisdiction": "partial",
+                "disturbed_sqft": big,
+                "disturbed_in_village_sqft": 0.5,
+                "steep_disturbed_sqft": 0.25,
+            },
+            {
+                **{k: v for k, v in permit(big).items() if k != "jurisdiction_inside"},
+                "jurisdiction_partial": {"disturbed_sqft": big, "inside_sqft": 0.5, "outside_sqft": big - 0.5},
+                "steep_slopes": {"steep_sqft": 0.25, "steep_share": 0.5},
+            },
+        ),
+        (
+            "partly inside by half a square foot, none of it steep",
+            {
+                "jurisdiction": "partial",
+                "disturbed_sqft": big,
+                "disturbed_in_village_sqft": 0.5,
+                "steep_disturbed_sqft": 0.0,
+            },
+            {
+                **{k: v for k, v in permit(big).items() if k != "jurisdiction_inside"},
+                "jurisdiction_partial": {"disturbed_sqft": big, "inside_sqft": 0.5, "outside_sqft": big - 0.5},
+                "no_steep_slopes": {},
+            },
+        ),
+        (
+            "nothing inside (a share of nothing is 0), steep outside",
+            {
+                "jurisdiction": "partial",
+                "disturbed_sqft": big,
+                "disturbed_in_village_sqft": 0.0,
+                "steep_disturbed_sqft": 0.5,
+            },
+            {
+                **{k: v for k, v in permit(big).items() if k != "jurisdiction_inside"},
+                "jurisdiction_partial": {"disturbed_sqft": big, "inside_sqft": 0.0, "outside_sqft": big},
+                "steep_slopes": {"steep_sqft": 0.5, "steep_share": 0.0},
+            },
+        ),
+        (
+            "nothing inside, nothing steep: no finding on slopes",
+            {
+                "jurisdiction": "partial",
+                "disturbed_sqft": big,
+                "disturbed_in_village_sqft": 0.0,
+                "steep_disturbed_sqft": 0.0,
+            },
+            {
+                **{k: v for k, v in permit(big).items() if k != "jurisdiction_inside"},
+                "jurisdiction_partial": {"disturbed_sqft": big, "inside_sqft": 0.0, "outside_sqft": big},
+            },
+        ),
+        (
             "limits outside the site by the tolerance only",
             {"disturbed_sqft": small, "disturbed_outside_site_sqft": 1.0},
             no_permit(small),
@@ -465,6 +588,10 @@ def test_a_frame_of_measurements_decides_as_the_record_does(prof: Profile) -> No
     assert m.has_dem and not m.has_waters and len(m) == 2
     assert m.jurisdiction.tolist() == ["inside", "partial"] and m.steep_disturbed_sqft.tolist() == [0.0, 10.0]
     assert m.plan_in_village_sqft.tolist() == [p / 2, p / 4]
+    # Columns named like the layer flags are not measurements: the flags are given apart.
+    flagged = df.assign(has_waters=[1, 1], has_targeted=[1, 1], has_dem=[1, 1], trigger_fields=["x", "y"])
+    mf = Measurements.from_frame(flagged, has_dem=False)
+    assert (mf.has_waters, mf.has_targeted, mf.has_dem, dict(mf.trigger_fields)) == (False, False, False, {})
     a, b = decide(df, prof), decide(Measurements.of(2, **{c: df[c].to_numpy() for c in df.columns[:-1]}), prof)
     assert a.findings == b.findings and a.permit.tolist() == b.permit.tolist() == ["not_required", "required"]
 
@@ -485,6 +612,16 @@ def test_measurements_defaults_are_neutral() -> None:
         assert getattr(m, name).tolist() == [None, None] and getattr(m, name).dtype == object, name
     assert m.protective_from_centreline.tolist() == [False, False] and m.repaired.tolist() == [False, False]
     assert (m.has_waters, m.has_targeted, m.has_dem, dict(m.trigger_fields)) == (False, False, False, {})
+    for name in ("state_agency", "npdes_exempt", "protective_from_centreline", "repaired"):
+        assert getattr(m, name).dtype == bool, name
+    assert Measurements.of(1, state_agency=1, repaired=1, protective_from_centreline=1).repaired.dtype == bool
+    ints = Measurements.of(1, disturbed_sqft=[5], disturbed_in_village_sqft=[4], steep_disturbed_sqft=[1])
+    assert ints.disturbed_sqft.dtype == ints.disturbed_in_village_sqft.dtype == ints.steep_disturbed_sqft.dtype == float
+    assert Measurements.of(2).disturbed_sqft.tolist() == Measurements.of(2).disturbed_parts_sqft.tolist() == [0.0, 0.0]
+    given = np.array([1.0, 2.0])
+    copied = Measurements.of(2, in_water_sqft=given)
+    given[0] = 99.0  # the measurements are a copy: changing the input later changes nothing
+    assert copied.in_water_sqft.tolist() == [1.0, 2.0]
     inside = Measurements.of(1, disturbed_sqft=100.0, disturbed_in_village_sqft=40.0)
     assert inside.plan_in_village_sqft.tolist() == [40.0] and inside.plan_disturbed_sqft.tolist() == [100.0]
     assert Measurements.of(1, has_dem=1).has_dem is True
@@ -537,7 +674,8 @@ def test_decision_area_follows_the_profiles_reading(prof: Profile) -> None:
 
 def test_permit_decision_without_measurements_uses_the_area(prof: Profile) -> None:
     p, s, n = thresholds(prof)
-    d = permit_decision([True, True, False, True], [p, float(np.nextafter(p, 0)), 10 * s, n / 2], [0, 0, 0, 1], prof)
+    # Flags as 0/1 and areas as a list, as a caller may give them.
+    d = permit_decision([1, 1, 0, 1], [p, float(np.nextafter(p, 0)), 10 * s, n / 2], [0, 0, 0, 1], prof)
     assert d["permit"].tolist() == ["required", "not_required", "not_applicable", "not_required"]
     assert d["npdes_small"].tolist() == [False, False, False, True]
     assert d["sediment_standard"].tolist() == [False, False, False, False]
@@ -696,6 +834,12 @@ def test_every_trigger_kind_at_its_value(more_triggers: Profile) -> None:
 def test_a_trigger_whose_field_the_sites_lack_is_not_met(more_triggers: Profile) -> None:
     d = decide(Measurements.of(2, disturbed_sqft=100.0), more_triggers)
     assert d.permit.tolist() == ["not_required", "not_required"]
+    # A field read from a file with empty cells (None in an object column) counts as 0.
+    fields = {"fill_cuyd": np.array([None, 400], dtype=object), "utility_ft": np.array([None, "300"], dtype=object)}
+    d = decide(Measurements.of(2, disturbed_sqft=100.0, trigger_fields=fields), more_triggers)
+    assert d.permit.tolist() == ["not_required", "required"]
+    codes = [f["code"] for f in json.loads(d.findings[1])]
+    assert codes.count("permit_required_by_trigger") == 2  # the fill and the utility work, each cited
 
 
 def test_an_acre_trigger_shows_the_measured_area_in_square_feet(more_triggers: Profile, tmp_path: Path) -> None:
@@ -719,6 +863,58 @@ def test_an_acre_trigger_shows_the_measured_area_in_square_feet(more_triggers: P
             threshold="0.5 acre",
         ).message
     )
+
+
+def test_findings_json_keeps_the_section_mark_readable(prof: Profile) -> None:
+    # The findings column is read by people in QGIS and spreadsheets: "§", not "\\u00a7".
+    d = decide(Measurements.of(1, disturbed_sqft=2 * thresholds(prof)[0]), prof)
+    assert "§" in got(d)["permit_required"]["message"]
+    assert "\\u00a7" not in d.findings[0] and "§" in d.findings[0]
+
+
+def _verbose(prof: Profile, *codes: str) -> Profile:
+    """The profile with these findings' messages naming every value the catalogue allows them."""
+    from esc_gis.findings import CATALOGUE
+
+    verbose = {
+        c: dataclasses.replace(prof.template(c), message=" ".join(f"{k}={{{k}}}" for k in sorted(CATALOGUE[c])))
+        for c in codes
+    }
+    return dataclasses.replace(prof, findings={**prof.findings, **verbose})
+
+
+def test_every_value_a_message_may_use_is_given_right(prof: Profile) -> None:
+    p, s, _ = thresholds(prof)
+    v = _verbose(prof, "common_plan", "less_stringent_possible", "permit_required", "near_threshold")
+    a = p  # at the permit area: required, near it, under the sediment area
+    m = Measurements.of(1, disturbed_sqft=a / 4, plan_id="P", plan_site_count=2, plan_disturbed_sqft=a)
+    f = got(decide(m, v))
+    acres = a / SQFT_PER_ACRE
+    assert f["common_plan"]["message"] == f"plan_acres={acres} plan_id=P plan_sites=2 plan_sites_s=s plan_sqft={a}"
+    assert f["less_stringent_possible"]["message"] == f"plan_acres={acres} plan_sqft={a}"
+    assert f["permit_required"]["message"] == f"plan_acres={acres} plan_sqft={a}"
+    margin = float(prof.entry("policy.near_threshold").value)
+    assert f["near_threshold"]["message"] == (
+        f"margin_pct={margin} plan_acres={acres} plan_sqft={a} threshold={prof.names()['permit_area']}"
+    )
+
+
+def test_an_area_trigger_cites_its_own_section(prof: Profile) -> None:
+    trig = tuple(
+        dataclasses.replace(t, section="§ 99-1(a)") if t.kind == "disturbed_area" else t for t in prof.triggers
+    )
+    f = got(
+        decide(Measurements.of(1, disturbed_sqft=2 * thresholds(prof)[0]), dataclasses.replace(prof, triggers=trig))
+    )
+    assert f["permit_required"]["section"] == "§ 99-1(a)"
+
+
+def test_a_zero_near_threshold_margin_flags_only_the_exact_value(prof: Profile) -> None:
+    p = thresholds(prof)[0]
+    e = dataclasses.replace(prof.entry("policy.near_threshold"), value=0)
+    zero = dataclasses.replace(prof, entries={**prof.entries, "policy.near_threshold": e})
+    d = decide(Measurements.of(2, disturbed_sqft=[p, p * 1.005]), zero)
+    assert "near_threshold" in got(d, 0) and "near_threshold" not in got(d, 1)
 
 
 def test_a_bad_message_fails_with_the_findings_name(prof: Profile) -> None:

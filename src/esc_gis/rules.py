@@ -132,7 +132,7 @@ class Measurements:
             "plan_id": none,
             "disturbed_sqft": dist,
             "disturbed_in_village_sqft": inside,
-            "disturbed_parts_sqft": values.get("disturbed_sqft", dist),
+            "disturbed_parts_sqft": dist,
             "disturbed_outside_site_sqft": 0.0,
             "disturbed_count": 1,
             "plan_disturbed_sqft": dist,
@@ -170,8 +170,8 @@ class Measurements:
         for name, default in defaults.items():
             v = values.get(name, default)
             dtype = kinds.get(name, float)
-            arrays[name] = np.array(np.broadcast_to(np.asarray(v, dtype=dtype), (n,)), dtype=dtype)
-        flags: dict[str, Any] = {k: bool(values.get(k, False)) for k in ("has_waters", "has_targeted", "has_dem")}
+            arrays[name] = np.broadcast_to(np.asarray(v, dtype=dtype), (n,)).copy()
+        flags: dict[str, Any] = {k: bool(values.get(k)) for k in ("has_waters", "has_targeted", "has_dem")}
         triggers = {k: np.asarray(v) for k, v in (values.get("trigger_fields") or {}).items()}
         return cls(**arrays, **flags, trigger_fields=triggers)
 
@@ -539,18 +539,18 @@ def _waters(f: _Findings, m: Measurements, permitted: np.ndarray, unpermitted: n
 def _reasons(
     profile: Profile, in_prot: np.ndarray, in_wat: np.ndarray, in_targ: np.ndarray, targeted: np.ndarray
 ) -> Callable[[int], str]:
-    def text(code: str, i: int, **values: Any) -> str:
+    def text(code: str, **values: Any) -> str:
         t = profile.finding(code, **values)
         return f"{t.message} ({t.section})"
 
     def reasons(i: int) -> str:
         r = []
         if in_prot[i]:
-            r.append(text("reason_protective_area", i))
+            r.append(text("reason_protective_area"))
         if in_wat[i]:
-            r.append(text("reason_in_water", i))
+            r.append(text("reason_in_water"))
         if in_targ[i]:
-            r.append(text("reason_targeted_area", i, areas=targeted[i]))
+            r.append(text("reason_targeted_area", areas=targeted[i]))
         return "; ".join(r)
 
     return reasons
