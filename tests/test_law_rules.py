@@ -870,6 +870,10 @@ def test_findings_json_keeps_the_section_mark_readable(prof: Profile) -> None:
     d = decide(Measurements.of(1, disturbed_sqft=2 * thresholds(prof)[0]), prof)
     assert "§" in got(d)["permit_required"]["message"]
     assert "\\u00a7" not in d.findings[0] and "§" in d.findings[0]
+    # A message with no per-site value is encoded once for all its sites: the same holds.
+    agency = decide(Measurements.of(2, state_agency=True), prof)
+    assert "§" in got(agency, 1)["state_agency"]["message"].replace(got(agency, 1)["state_agency"]["section"], "")
+    assert all("\\u00a7" not in row for row in agency.findings)
 
 
 def _verbose(prof: Profile, *codes: str) -> Profile:
