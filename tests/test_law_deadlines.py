@@ -9,6 +9,7 @@ written by hand from a calendar, per profile.
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
@@ -105,6 +106,7 @@ def test_start_notice_counts_hours_from_the_start(prof, hours: int) -> None:
 def test_a_stockpile_needs_control_after_7_days(prof) -> None:
     d = stockpile_due(D(2026, 5, 1), prof)
     assert (d.due, d.code) == (D(2026, 5, 8), "stockpile")
+    assert d.what == prof.finding("stockpile", since=D(2026, 5, 1)).message and "2026-05-01" in d.what
 
 
 @pytest.mark.parametrize(
@@ -121,6 +123,9 @@ def test_a_stockpile_needs_control_after_7_days(prof) -> None:
 def test_temporary_stabilization_on_its_boundary(prof, resume: date | None, due: date, code: str) -> None:
     d = stabilization_due(D(2026, 5, 1), prof, resume_expected=resume)
     assert d is not None and (d.due, d.code) == (due, code)
+    f = prof.finding(code, stopped=D(2026, 5, 1), resume_expected=resume)
+    assert (d.what, d.section, d.basis) == (f.message, f.section, f.basis)
+    assert "2026-05-01" in d.what and (resume is None or resume.isoformat() in d.what)
 
 
 @pytest.mark.parametrize(
@@ -181,6 +186,23 @@ def test_half_hourly_readings_are_measured_in_their_own_step() -> None:
     # Wet at 01:00 and 07:30: 6 h of dry time: two events.
     readings = [(t0 + k * half, 0.3 if k in (0, 13) else 0.0) for k in range(14)]
     assert len(rain_events(readings, W)) == 2
+
+
+def test_a_repeated_timestamp_does_not_shrink_the_reading_interval() -> None:
+    # Hourly data with 01:00 given twice: the step is still an hour, so wet at 01:00 and
+    # 07:00 are 5 dry hours apart (one event), not 6.
+    t0 = datetime(2026, 5, 1, 1)
+    readings = [(t0, 0.3), (t0, 0.0), *((t0 + timedelta(hours=k), 0.0) for k in range(1, 6))]
+    assert len(rain_events([*readings, (t0 + timedelta(hours=6), 0.3)], W)) == 1
+
+
+def test_a_deadline_that_is_not_a_number_is_refused() -> None:
+    # The loader refuses one in a file; a profile built in code is checked again where it is used.
+    e = dataclasses.replace(X.entry("deadlines.decision"), value="ten")
+    prof = dataclasses.replace(X, entries={**X.entries, "deadlines.decision": e})
+    with pytest.raises(ProfileError) as exc:
+        decision_due(D(2026, 11, 2), CAL, prof)
+    assert str(exc.value) == "decision in the profile must be a number."
 
 
 def test_daily_and_timed_readings_are_grouped_separately() -> None:

@@ -89,8 +89,9 @@ def test_each_other_move_is_refused_naming_what_is_allowed(current: str, new: st
 @pytest.mark.parametrize("bad", ["finished", "", "Active"])
 def test_an_unknown_state_is_refused_on_either_side(bad: str) -> None:
     for current, new in ((bad, "active"), ("active", bad)):
-        with pytest.raises(IllegalTransitionError, match=rf"^{bad!r} is not a permit state; the states are "):
+        with pytest.raises(IllegalTransitionError) as exc:
             check_transition(current, new, reasons="x")
+        assert str(exc.value) == f"{bad!r} is not a permit state; the states are {', '.join(ALLOWED)}."
 
 
 @pytest.mark.parametrize("name", sorted(PROFILES))
@@ -136,6 +137,10 @@ def test_a_bad_written_reasons_table_is_refused(table: dict, problem: str) -> No
     with pytest.raises(ProfileError) as exc:
         written_reasons(table)
     assert problem in str(exc.value)
+    if "has no" in problem:
+        assert str(exc.value) == (
+            "The profile has no [lifecycle.written_reasons] table (state = section) for the moves that need reasons."
+        )
     if "entries" in problem:  # the fix names every state and move the table may use
         assert "use active, application_received, " in str(exc.value) and "reinstatement, retraction" in str(exc.value)
 

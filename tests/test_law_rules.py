@@ -888,7 +888,7 @@ def _verbose(prof: Profile, *codes: str) -> Profile:
 
 
 def test_every_value_a_message_may_use_is_given_right(prof: Profile) -> None:
-    p, s, _ = thresholds(prof)
+    p = thresholds(prof)[0]
     v = _verbose(prof, "common_plan", "less_stringent_possible", "permit_required", "near_threshold")
     a = p  # at the permit area: required, near it, under the sediment area
     m = Measurements.of(1, disturbed_sqft=a / 4, plan_id="P", plan_site_count=2, plan_disturbed_sqft=a)

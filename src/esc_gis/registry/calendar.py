@@ -129,11 +129,13 @@ def load_calendar(path: str | Path | None = None) -> OfficeCalendar:
     bad, holidays = [], set()
     for v in data.get("holidays", []):
         try:
-            holidays.add(v if isinstance(v, date) else date.fromisoformat(str(v)))
+            # A TOML date reads as a date and prints as YYYY-MM-DD; a date-time does not parse:
+            # a holiday is a whole day.
+            holidays.add(date.fromisoformat(str(v)))
         except ValueError:
             bad.append(f"holiday {v!r} is not a date (use YYYY-MM-DD)")
-    weekend = set()
-    for v in data.get("weekend", ["sat", "sun"]):
+    weekend = set() if "weekend" in data else {5, 6}
+    for v in data.get("weekend", []):
         if str(v).lower()[:3] not in _WEEKDAYS:
             bad.append(f"weekend day {v!r} is not a day name")
         else:
