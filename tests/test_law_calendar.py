@@ -90,6 +90,24 @@ def test_default_holidays_match_a_printed_calendar(year: int) -> None:
 
 
 @pytest.mark.parametrize(
+    "year, month, weekday, n, expected",
+    [
+        (2026, 2, 6, -1, D(2026, 2, 22)),  # last Sunday of a month ending on a Saturday
+        (2026, 2, 4, -1, D(2026, 2, 27)),  # last Friday
+        (2026, 12, 3, -1, D(2026, 12, 31)),  # last Thursday of December: the month's last day
+        (2028, 2, 1, -1, D(2028, 2, 29)),  # a leap day
+        (2026, 11, 3, 1, D(2026, 11, 5)),  # first Thursday of a month starting on a Sunday
+        (2026, 11, 6, 1, D(2026, 11, 1)),  # first Sunday: the 1st itself
+        (2026, 11, 3, 4, D(2026, 11, 26)),
+    ],
+)
+def test_nth_weekday_by_hand(year: int, month: int, weekday: int, n: int, expected: date) -> None:
+    from esc_gis.registry.calendar import _nth_weekday
+
+    assert _nth_weekday(year, month, weekday, n) == expected
+
+
+@pytest.mark.parametrize(
     "day, open_",
     [
         (D(2026, 11, 25), True),  # the Wednesday before Thanksgiving

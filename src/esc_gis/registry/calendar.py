@@ -11,6 +11,7 @@ from __future__ import annotations
 
 __all__ = ["OfficeCalendar", "default_holidays", "load_calendar"]
 
+import calendar
 import functools
 import sys
 from dataclasses import dataclass, field
@@ -33,7 +34,7 @@ def _nth_weekday(year: int, month: int, weekday: int, n: int) -> date:
     if n > 0:
         first = date(year, month, 1)
         return first + timedelta(days=(weekday - first.weekday()) % 7 + 7 * (n - 1))
-    last = date(year + month // 12, month % 12 + 1, 1) - _DAY
+    last = date(year, month, calendar.monthrange(year, month)[1])
     return last - timedelta(days=(last.weekday() - weekday) % 7)
 
 
