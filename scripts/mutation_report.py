@@ -2,8 +2,8 @@
 
 Run by ``make mutation`` after ``mutmut run``. A mutant counts as killed when a test failed
 or timed out on it; every other outcome (survived, no tests, suspicious) counts against the
-score. Each survivor must be explained in ``docs/mutation-survivors.md`` (a line starting
-with its name in backticks, then why it is equivalent); the script lists those that are not,
+score. Each survivor must be explained in ``docs/mutation-survivors.md`` (its name in
+backticks under its module's heading, and why it is equivalent); the script lists those that are not,
 and exits 1 when a module is under the target or a survivor is unexplained.
 
 Usage::
@@ -38,10 +38,22 @@ def results(mutmut: str) -> dict[str, str]:
 
 
 def explained(path: Path) -> set[str]:
-    """Return the mutant names that ``path`` explains (lines starting with a backticked name)."""
+    """Return the mutant names that ``path`` explains.
+
+    A line explains the backticked ``...__mutmut_<n>`` names before its first `` (``; a name
+    without its module (``x_f__mutmut_3``) is in the module of the ``## <module>`` heading above.
+    """
     if not path.exists():
         return set()
-    return set(re.findall(r"^[-*]?\s*`([^`]+__mutmut_\d+)`", path.read_text(encoding="utf-8"), flags=re.M))
+    names, module = set(), ""
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("## "):
+            module = line[3:].strip()
+            continue
+        named = line.split(" (", 1)[0]  # the names come first; the explanation may mention others
+        for name in re.findall(r"`([^`\s]+__mutmut_\d+)`", named):
+            names.add(name if name.startswith("esc_gis.") else f"{module}.{name}")
+    return names
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -921,6 +921,22 @@ def test_a_zero_near_threshold_margin_flags_only_the_exact_value(prof: Profile) 
     assert "near_threshold" in got(d, 0) and "near_threshold" not in got(d, 1)
 
 
+def test_a_zero_permit_area_is_shown_as_zero(prof: Profile) -> None:
+    # A municipality may require a permit for any disturbance: a threshold of 0 is a threshold.
+    e = dataclasses.replace(prof.entry("thresholds.permit_area"), value=0, unit="sqft")
+    zero = dataclasses.replace(prof, entries={**prof.entries, "thresholds.permit_area": e})
+    f = got(decide(Measurements.of(1, disturbed_sqft=0.0), zero))
+    assert (
+        f["near_threshold"]["message"]
+        == zero.finding(
+            "near_threshold",
+            threshold="0 sq ft",
+            margin_pct=float(prof.entry("policy.near_threshold").value),
+            **plan_values(0.0),
+        ).message
+    )
+
+
 def test_a_bad_message_fails_with_the_findings_name(prof: Profile) -> None:
     t = prof.template("disturbed_area")
     broken = dataclasses.replace(t, message="{disturbed_sqft:,.1f} sq ft {disturbed_sqft[0]}")

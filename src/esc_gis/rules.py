@@ -500,7 +500,7 @@ def _trigger_values(t: Trigger, m: Measurements) -> np.ndarray:
 
 
 def _trigger_text(t: Trigger) -> str:
-    return quantity_text(float(t.value or 0), t.unit) if t.value is not None else t.label
+    return quantity_text(float(t.value), t.unit) if t.value is not None else t.label
 
 
 def _standards(f: _Findings, d: dict[str, Any], area: np.ndarray) -> None:
