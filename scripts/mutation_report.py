@@ -98,7 +98,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n{len(unexplained)} surviving mutant(s) not explained in {rel} (see each with `mutmut show NAME`):")
         for name in unexplained:
             print(f"  {name}: {status[name]}")
-    stale = sorted(known - set(survivors))
+    ran = [m for m, counts in by_module.items() if set(counts) != {"not checked"}]
+    stale = sorted(k for k in known - set(survivors) if any(k.startswith(f"{m}.") for m in ran))
     if stale:
         print(f"\n{len(stale)} explained mutant(s) no longer survive (remove them from the file): {', '.join(stale)}")
     return 1 if failed else 0
