@@ -521,3 +521,28 @@ def test_the_commands_take_a_folder_of_tiles(tmp_path):
         assert src.tags()["SOURCE_DEM"] == "tiles"
     r = CliRunner().invoke(cli, ["steep", str(folder), "-o", str(tmp_path / "st.gpkg"), "--z-unit", "m", "--quiet"])
     assert r.exit_code == 0, r.output
+
+
+@pytest.mark.parametrize("compress, codec", [("zstd", "ZSTD"), ("lzw", "LZW"), ("none", None)])
+@pytest.mark.parametrize("cog", [False, True])
+def test_compression_on_request_keeps_the_values(tmp_path, compress, codec, cog):
+    z = np.tile(np.arange(600, dtype=np.float32) * 0.2, (600, 1))
+    dem = _write(tmp_path / "big.tif", z, 600_000, 400_000)
+    write_slope(dem, tmp_path / "deflate.tif", z_unit="m")
+    out = tmp_path / "other.tif"
+    args = ["slope", str(dem), "-o", str(out), "--z-unit", "m", "--compress", compress, "--quiet"]
+    r = CliRunner().invoke(cli, [*args, "--cog"] if cog else args)
+    assert r.exit_code == 0, r.output
+    with rasterio.open(out) as src, rasterio.open(tmp_path / "deflate.tif") as ref:
+        assert (src.compression.value if src.compression else None) == codec
+        assert src.block_shapes[0] == (512, 512) and src.overviews(1) == [2]
+        np.testing.assert_array_equal(src.read(1), ref.read(1))
+
+
+def test_an_unknown_compression_is_refused_before_any_work(tmp_path):
+    dem = _write(tmp_path / "d.tif", np.zeros((10, 10), np.float32), 600_000, 400_000)
+    with pytest.raises(ValueError, match="compress must be one of deflate, zstd, lzw, none, not 'jpeg'"):
+        write_slope(dem, tmp_path / "s.tif", z_unit="m", compress="jpeg")
+    assert not (tmp_path / "s.tif").exists()
+    r = CliRunner().invoke(cli, ["slope", str(dem), "-o", str(tmp_path / "s.tif"), "--compress", "jpeg"])
+    assert r.exit_code == 2 and "jpeg" in r.output  # click's usage error for a bad choice

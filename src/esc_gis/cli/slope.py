@@ -9,6 +9,7 @@ import click
 
 from esc_gis.cli._options import output_option, overwrite_option, progress_bar, quiet_option
 from esc_gis.terrain import write_slope
+from esc_gis.terrain.slope import COMPRESSIONS
 
 Z_UNIT = click.Choice(["m", "ft", "us_ft"])
 
@@ -37,6 +38,14 @@ def band_option() -> Callable[[Callable[..., Any]], Callable[..., Any]]:
 )
 @band_option()
 @click.option("--cog", is_flag=True, help="Write a Cloud Optimized GeoTIFF (default: tiled GeoTIFF with overviews).")
+@click.option(
+    "--compress",
+    type=click.Choice(COMPRESSIONS),
+    default=COMPRESSIONS[0],
+    show_default=True,
+    help="Output compression: zstd is about 3x faster than deflate for the same size, but ArcMap "
+    "and GDAL before 2.3 cannot read it; none is fastest and largest.",
+)
 @overwrite_option("Replace OUTPUT if it exists.")
 @quiet_option("No progress bar.")
 def slope(
@@ -46,6 +55,7 @@ def slope(
     compute_edges: bool,
     band: int | None,
     cog: bool,
+    compress: str,
     overwrite: bool,
     quiet: bool,
 ) -> None:
@@ -56,7 +66,8 @@ def slope(
     are nodata unless --compute-edges is given. Geographic DEMs are scaled row by row for
     latitude. DEM is any raster GDAL reads (GeoTIFF, COG, .vrt) or a folder of tiles on one
     grid; it is streamed in strips cut at its own blocks, so memory stays flat however large
-    it is. OUTPUT is tiled and deflate-compressed, with overviews (a COG with --cog), and
+    it is. OUTPUT is tiled and compressed (deflate unless --compress), with overviews (a COG
+    with --cog), and
     records the DEM band used.
     """
     with progress_bar("slope", quiet=quiet) as bar:
@@ -68,6 +79,7 @@ def slope(
             band=band,
             compute_edges=compute_edges,
             cog=cog,
+            compress=compress,
             overwrite=overwrite,
             progress=lambda f: bar.update(task, completed=f),
         )
