@@ -653,10 +653,29 @@ def bench_size(
     try:
         cmds = {
             "gdaldem": [gdaldem, "slope", "-p", "-q", str(dem), str(out_g)],
-            "esc": [esc, "slope", str(dem), "-o", str(out_e), "--z-unit", "m", "--overwrite", "--quiet"],
+            "esc": [
+                esc,
+                "slope",
+                str(dem),
+                "-o",
+                str(out_e),
+                "--z-unit",
+                "m",
+                "--overwrite",
+                "--quiet",
+                "--compress",
+                args.compress,
+            ],
         }
-        same_co = ["TILED=YES", f"BLOCKXSIZE={TILE}", f"BLOCKYSIZE={TILE}", "COMPRESS=DEFLATE", "PREDICTOR=3"]
-        same = [gdaldem, "slope", "-p", "-q", *(x for co in [*same_co, "ZLEVEL=1"] for x in ("-co", co))]
+        # gdaldem writing what esc writes: the same tiles, codec and level.
+        codec = {
+            "deflate": ["COMPRESS=DEFLATE", "PREDICTOR=3", "ZLEVEL=1"],
+            "zstd": ["COMPRESS=ZSTD", "PREDICTOR=3", "ZSTD_LEVEL=1"],
+            "lzw": ["COMPRESS=LZW", "PREDICTOR=3"],
+            "none": [],
+        }[args.compress]
+        same_co = ["TILED=YES", f"BLOCKXSIZE={TILE}", f"BLOCKYSIZE={TILE}", *codec]
+        same = [gdaldem, "slope", "-p", "-q", *(x for co in same_co for x in ("-co", co))]
         addo = [find_tool("gdaladdo"), "-q", "-r", "average", str(out_s), *overview_levels(size)]
         outs = {"gdaldem": out_g, "esc": out_e, "gdaldem+addo": out_s}
         runs: dict[str, list[Result]] = {name: [] for name in outs if name != "gdaldem+addo" or args.same_output}
@@ -903,6 +922,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--same-output",
         action="store_true",
         help="also time gdaldem writing esc's output layout, plus gdaladdo (the like-for-like figure)",
+    )
+    p.add_argument(
+        "--compress",
+        choices=("deflate", "zstd", "lzw", "none"),
+        default="deflate",
+        help="esc-gis slope --compress (and gdaldem's with --same-output); default deflate",
     )
     p.add_argument("--parts", action="store_true", help="also time esc's read / compute / write parts in process")
     p.add_argument(
