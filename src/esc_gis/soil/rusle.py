@@ -725,10 +725,11 @@ def _period_sum(ei: FloatArray, start: dt.date, end: dt.date, lew_day_shift: boo
 
 
 def _check_dates(start: dt.date, end: dt.date, problems: list[Problem]) -> None:
-    for name, d in (("start", start), ("end", end)):
-        if not isinstance(d, dt.date):
-            problems.append(Problem(_SOURCE, None, f"{name} {d!r} is not a date.", "pass a datetime.date."))
-    if not problems and end < start:
+    bad = [name for name, d in (("start", start), ("end", end)) if not isinstance(d, dt.date)]
+    for name in bad:
+        value = start if name == "start" else end
+        problems.append(Problem(_SOURCE, None, f"{name} {value!r} is not a date.", "pass a datetime.date."))
+    if not bad and end < start:
         problems.append(
             Problem(_SOURCE, None, f"end {end.isoformat()} is before start {start.isoformat()}.", "swap the dates.")
         )
