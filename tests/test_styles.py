@@ -214,5 +214,5 @@ def test_real_qgis_applies_the_styles(tmp_path):
     ras = got[str(slope)]
     assert ras["valid"] and ras["renderer"] == "singlebandpseudocolor" and ras["ramp_type"] == 1  # Discrete
     t = steep_pct()
-    assert [c for v, _, c in ras["items"] if v >= t][0] == "#e31a1c"
+    assert next(c for v, _, c in ras["items"] if v >= t) == "#e31a1c"
     assert max(v for v, _, _ in ras["items"] if v < t) == np.nextafter(t, -np.inf)

@@ -34,9 +34,9 @@ import pyogrio
 import shapely
 
 from esc_gis._outputs import atomic_output, check_output_file, check_target
-from esc_gis.styles import STYLE_TABLE, add_layer_style
 from esc_gis.errors import CRSError, LayerReadError, LayerSetError, OutputFormatError
 from esc_gis.findings import findings_text
+from esc_gis.styles import STYLE_TABLE, add_layer_style
 
 if sys.version_info >= (3, 11):
     import tomllib

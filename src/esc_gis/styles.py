@@ -50,7 +50,7 @@ PERMIT_COLOURS: dict[str, tuple[str, str]] = {
 #: The expression QGIS classifies screening sites by: ``permit``, with the discretionary
 #: "may be required" split out of "not required", as the web maps do.
 PERMIT_CLASS_EXPRESSION = (
-    "CASE WHEN \"permit\" = 'not_required' AND coalesce(\"permit_may_be_required\", 0) "
+    'CASE WHEN "permit" = \'not_required\' AND coalesce("permit_may_be_required", 0) '
     "THEN 'may_be_required' ELSE \"permit\" END"
 )
 #: Permit states of the registry: (label, fill colour). The public map's four first, with
@@ -137,7 +137,7 @@ def _aliases(columns: Sequence[str]) -> str:
 
 
 def _labels(field: str) -> str:
-    """Simple labels of ``field``, black on a white halo, over the polygon's inside."""
+    """Return simple labels of ``field``: black on a white halo, over the polygon's inside."""
     return (
         '<labeling type="simple"><settings calloutType="simple">'
         f'<text-style fieldName={quoteattr(field)} isExpression="0" fontSize="9" fontSizeUnit="Point" '
@@ -196,7 +196,7 @@ def protective_qml(columns: Sequence[str]) -> str:
 
 
 def permits_qml(columns: Sequence[str]) -> str:
-    """The registry's permits by ``status``, labelled with their permit number."""
+    """Return the style of the registry's permits: by ``status``, labelled with their permit number."""
     labels = _labels("permit_number") if "permit_number" in columns else ""
     return _document(_categorised("status", STATUS_COLOURS), columns=columns, labels=labels)
 
@@ -270,7 +270,7 @@ def add_layer_style(
         return False
     own = not isinstance(conn_or_path, (sqlite3.Connection, sqlite3.Cursor))
     conn: sqlite3.Connection | sqlite3.Cursor = (
-        sqlite3.connect(os.fspath(conn_or_path)) if own else conn_or_path  # type: ignore[arg-type]
+        sqlite3.connect(os.fspath(conn_or_path)) if own else conn_or_path  # type: ignore[arg-type,assignment]
     )
     try:
         row = conn.execute("SELECT column_name FROM gpkg_geometry_columns WHERE table_name = ?", (layer,)).fetchone()

@@ -53,8 +53,8 @@ from rasterio.enums import Resampling
 from rasterio.windows import Window
 
 from esc_gis._outputs import atomic_output, check_output_file, check_target
-from esc_gis.styles import write_slope_qml
 from esc_gis.errors import LayerReadError
+from esc_gis.styles import write_slope_qml
 from esc_gis.terrain.dem import DemInfo, open_dem
 
 #: Output nodata, as gdaldem writes it.
