@@ -36,6 +36,7 @@ import shapely
 from esc_gis._outputs import atomic_output, check_output_file, check_target
 from esc_gis.errors import CRSError, LayerReadError, LayerSetError, OutputFormatError
 from esc_gis.findings import findings_text
+from esc_gis.styles import STYLE_TABLE, add_layer_style
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -103,11 +104,7 @@ def read_layer(
             gdf = _read_csv(p, where)
         else:
             if layer is None:
-                layers = pyogrio.list_layers(p)
-                if len(layers) > 1:
-                    names = ", ".join(str(n) for n in layers[:, 0])
-                    msg = f"{name} holds {len(layers)} layers ({names}); name one with --layer NAME."
-                    raise LayerReadError(msg)
+                layer = _only_layer(p, name)
             if dates_as_text:
                 # GeoJSON guesses date types (and rolls bad days over); other drivers keep their own.
                 opts = {"DATE_AS_STRING": "YES"} if p.suffix.lower() in (".geojson", ".json") else {}
@@ -141,6 +138,26 @@ def read_layer(
     return gdf.reset_index(drop=True)
 
 
+def _only_layer(p: Path, name: str) -> str | None:
+    """Name the one data layer of a source, or None for a single-layer source.
+
+    QGIS's style table (``layer_styles``, written by QGIS and by this toolkit) is not data:
+    a GeoPackage holding one layer and its styles is read as that layer.
+
+    Raises
+    ------
+    LayerReadError
+        If the source holds several data layers.
+    """
+    layers = [str(n) for n in pyogrio.list_layers(p)[:, 0]]
+    data = [n for n in layers if n != STYLE_TABLE]
+    if len(data) > 1:
+        msg = f"{name} holds {len(data)} layers ({', '.join(data)}); name one with --layer NAME."
+        raise LayerReadError(msg)
+    # Named only when it matters: pyogrio warns about several layers when given none.
+    return data[0] if len(layers) > 1 and data else None
+
+
 def feature_numbers(path: str | os.PathLike[str], *, layer: str | None = None, where: str) -> tuple[np.ndarray, int]:
     """Feature numbers in the file of the features a ``where`` clause picks, and the file's count.
 
@@ -168,9 +185,13 @@ def feature_numbers(path: str | os.PathLike[str], *, layer: str | None = None, w
         If the file cannot be read.
     """
     try:
+        if layer is None:
+            layer = _only_layer(Path(path), str(path))
         every = pyogrio.read_dataframe(path, layer=layer, read_geometry=False, columns=[], fid_as_index=True)
         # Fields stay in this read: some drivers (OpenFileGDB) drop the filter on ignored fields.
         picked = pyogrio.read_dataframe(path, layer=layer, where=where, read_geometry=False, fid_as_index=True)
+    except LayerReadError:
+        raise
     except Exception as exc:  # the same errors read_layer reports
         msg = f"{path}: cannot be read as a vector layer ({type(exc).__name__}: {exc})."
         raise LayerReadError(msg) from None
@@ -374,6 +395,8 @@ def write_layer(
     with atomic_output(p, private=private) as tmp:
         if fmt == "GeoPackage":
             pyogrio.write_dataframe(gdf, tmp, layer=layer, driver="GPKG", use_arrow=True)
+            # Its QGIS style goes in before the rename: the file appears styled or not at all.
+            add_layer_style(tmp, layer, [c for c in gdf.columns if c != gdf.geometry.name])
         elif fmt == "GeoParquet":
             gdf.to_parquet(tmp, index=False)
         elif fmt == "GeoJSON":

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from esc_gis.cli._options import output_option, overwrite_option, progress_bar, quiet_option
+from esc_gis.profile import load_profile
 from esc_gis.terrain import write_slope
 from esc_gis.terrain.slope import COMPRESSIONS
 
@@ -68,7 +69,8 @@ def slope(
     grid; it is streamed in strips cut at its own blocks, so memory stays flat however large
     it is. OUTPUT is tiled and compressed (deflate unless --compress), with overviews (a COG
     with --cog), and
-    records the DEM band used.
+    records the DEM band used. Beside it goes a QGIS style of the same stem (.qml), which
+    QGIS loads with the raster: slope classes cut at the profile's steep-slope threshold.
     """
     with progress_bar("slope", quiet=quiet) as bar:
         task = bar.add_task("slope", total=1.0)
@@ -82,6 +84,7 @@ def slope(
             compress=compress,
             overwrite=overwrite,
             progress=lambda f: bar.update(task, completed=f),
+            style_steep_pct=float(load_profile().entry("thresholds.steep_slope").value),  # type: ignore[arg-type]
         )
     if not quiet:
         click.echo(

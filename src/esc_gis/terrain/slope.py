@@ -52,8 +52,9 @@ import rasterio.shutil
 from rasterio.enums import Resampling
 from rasterio.windows import Window
 
-from esc_gis._outputs import atomic_output, check_output_file
+from esc_gis._outputs import atomic_output, check_output_file, check_target
 from esc_gis.errors import LayerReadError
+from esc_gis.styles import write_slope_qml
 from esc_gis.terrain.dem import DemInfo, open_dem
 
 #: Output nodata, as gdaldem writes it.
@@ -561,6 +562,7 @@ def write_slope(
     progress: Callable[[float], None] | None = None,
     block_cells: int = BLOCK_CELLS,
     threads: int = 2,
+    style_steep_pct: float | None = None,
 ) -> DemInfo:
     """Write a slope raster in percent (float32 GeoTIFF, nodata -9999), streaming.
 
@@ -592,6 +594,10 @@ def write_slope(
         Cells per computed block (memory is about 40 bytes per cell of one block per thread).
     threads : int, default 2
         Threads computing blocks, and decoding the DEM's tiles (see :func:`iter_slope_blocks`).
+    style_steep_pct : float, optional
+        Also write a QGIS style beside the raster (same stem, ``.qml``: QGIS loads it with
+        the raster) whose slope classes are cut at this threshold, the steep class in red
+        (:func:`esc_gis.styles.slope_qml`). Refused like the raster if it exists.
 
     Returns
     -------
@@ -611,6 +617,9 @@ def write_slope(
     out = check_output_file(
         output, suffixes=(".tif", ".tiff"), kind="slope rasters are written as GeoTIFF", overwrite=overwrite
     )
+    style = out.with_suffix(".qml") if style_steep_pct is not None else None
+    if style is not None:
+        check_target(style, overwrite=overwrite)
     info = open_dem(dem, z_unit=z_unit, band=band)
     W = info.width
     with atomic_output(out) as final, rasterio.Env(GDAL_CACHEMAX=GDAL_CACHE_BYTES, GDAL_NUM_THREADS=str(threads)):
@@ -670,4 +679,7 @@ def write_slope(
                 NUM_THREADS="ALL_CPUS",
             )
             tmp.unlink()
+    if style is not None and style_steep_pct is not None:
+        # After the raster: a style never appears beside a raster that failed.
+        write_slope_qml(style, style_steep_pct)
     return info
