@@ -110,7 +110,8 @@ def test_permits_export_gpkg_layer_is_named_permits(tmp_path, layers_path):
     _run("permits", "init", reg, "--layers", layers_path)
     out = tmp_path / "export.gpkg"
     _run("permits", "export", reg, "-o", out, "--layers", layers_path)
-    assert [str(n) for n in pyogrio.list_layers(out)[:, 0]] == ["permits"]
+    # The data layer first, then QGIS's style table (the permits coloured by status).
+    assert [str(n) for n in pyogrio.list_layers(out)[:, 0]] == ["permits", "layer_styles"]
 
 
 # --- file modes -----------------------------------------------------------------------------

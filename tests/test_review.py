@@ -17,6 +17,7 @@ from pathlib import Path
 
 import geopandas as gpd
 import numpy as np
+import pyogrio
 import pytest
 import shapely
 from click.testing import CliRunner
@@ -139,6 +140,16 @@ def package(
                 gdf.to_file(path, layer=name, engine="pyogrio")
     (folder / "plan.toml").write_text(_toml(FACTS if facts is None else facts))
     return path
+
+
+def test_a_package_saved_from_qgis_with_its_styles_reviews_the_same(tmp_path: Path, review_layers: Path) -> None:
+    from esc_gis.styles import add_layer_style
+
+    path = package(tmp_path / "styled")
+    assert add_layer_style(path, "screening", ["permit", "site_id"])  # a layer_styles table, as QGIS saves one
+    assert "layer_styles" in [str(n) for n in pyogrio.list_layers(path)[:, 0]]
+    r = review_plan(path, layers=review_layers)
+    assert r.problems == [] and r.verdict == "approve"
 
 
 def _status(review, code: str) -> tuple[str, str]:

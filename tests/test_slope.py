@@ -478,7 +478,8 @@ def test_output_is_tiled_compressed_with_overviews_and_a_cog_on_request(tmp_path
         assert src.tags(1)["ALGORITHM"].startswith("Horn") and src.tags()["SOURCE_BAND"] == "1"
         with rasterio.open(out) as plain:
             np.testing.assert_array_equal(src.read(1), plain.read(1))
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.tif", "c.tif", "s.tif"]  # no temp left
+    # No temp left; the command writes QGIS's style beside its raster (write_slope alone does not).
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.tif", "c.qml", "c.tif", "s.tif"]
 
 
 def test_overviews_are_gdals_average_of_the_slope(tmp_path):

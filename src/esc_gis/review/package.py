@@ -30,6 +30,7 @@ import pyogrio
 import shapely
 
 from esc_gis.errors import LayerReadError, Problem
+from esc_gis.styles import STYLE_TABLE
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -176,7 +177,8 @@ def read_package(path: str | os.PathLike[str]) -> PlanPackage:
         elif p.suffix.lower() == ".dxf":
             found = _read_dxf(p, pkg)
         else:
-            names = [str(n) for n in pyogrio.list_layers(p)[:, 0]]
+            # QGIS's style table (a package saved from QGIS with its styles) is not a plan layer.
+            names = [str(n) for n in pyogrio.list_layers(p)[:, 0] if str(n) != STYLE_TABLE]
             for name in names:
                 if name in LAYERS:
                     found[name] = (pyogrio.read_dataframe(p, layer=name), f"{p.name}:{name}")
