@@ -321,6 +321,37 @@ def test_import_of_legacy_permits_in_their_states(reg) -> None:
     assert p.start_notice_at == datetime(2025, 4, 2, 9, 15, tzinfo=timezone.utc)
 
 
+def test_an_imported_permit_missing_from_the_disturbed_layer_is_decided_on_its_whole_site(reg) -> None:
+    rows = [
+        {"permit_number": "ESC-2026-0101", "site_address": "1 A St", "received_on": "2026-11-02"},
+        {"permit_number": "ESC-2026-0102", "site_address": "2 B St", "received_on": "2026-11-02"},
+        {"site_address": "3 C St", "received_on": "2026-11-02"},  # numbered by the registry: no key to match
+    ]
+    sites = [square_sqft(100, 100, 20000), square_sqft(400, 400, 6000), square_sqft(700, 700, 5000)]
+    frame = gpd.GeoDataFrame(rows, geometry=sites, crs=CRS)
+    limits = gpd.GeoDataFrame({"permit_number": ["ESC-2026-0101"]}, geometry=[square_sqft(100, 100, 3000)], crs=CRS)
+    numbers = reg.import_frame(frame, source="permits.gpkg", disturbed=limits)
+    got = {n: reg.get(n) for n in numbers}
+    # The permit with limits is measured on them; the others count their whole site, as
+    # `permits add` without --disturbed does, never 0 sq ft.
+    assert got["ESC-2026-0101"].disturbed_sqft == pytest.approx(3000.0, abs=0.01)
+    assert got["ESC-2026-0101"].permit_decision == "not_required"
+    assert got["ESC-2026-0102"].disturbed_sqft == pytest.approx(6000.0, abs=0.01)
+    assert got["ESC-2026-0102"].permit_decision == "required"
+    assert got["ESC-2026-0102"].disturbed is None  # no disturbed-limits polygon is invented
+    assert "whole site" in got["ESC-2026-0102"].events[0].detail
+    assert "whole site" not in got["ESC-2026-0101"].events[0].detail
+    assert got[numbers[2]].disturbed_sqft == pytest.approx(5000.0, abs=0.01)
+    assert got[numbers[2]].permit_decision == "required"
+
+
+def test_a_plan_member_without_limits_keeps_its_whole_site_when_one_with_limits_joins(reg) -> None:
+    first = reg.add(app(100, 100, area_sqft=3000.0, plan_id="P1"))  # whole site, no limits
+    second = reg.add(app(400, 400, area_sqft=20000.0, plan_id="P1", disturbed=square_sqft(400, 400, 2000.0)))
+    assert reg.get(second).plan_disturbed_sqft == pytest.approx(5000.0, abs=0.01)  # 3,000 + 2,000, not 0 + 2,000
+    assert reg.get(first).disturbed_sqft == pytest.approx(3000.0, abs=0.01)
+
+
 # --- Reliability: crashes and concurrent writers -------------------------------------------
 
 _CHILD = textwrap.dedent("""

@@ -413,7 +413,7 @@ def extend(
     "disturbed_path",
     type=VECTOR,
     default=None,
-    help="Disturbed limits keyed by permit_number (default: the whole site).",
+    help="Disturbed limits keyed by permit_number; a permit with none counts its whole site.",
 )
 @assume_crs_option("CRS of layers that have none.")
 @_LAYERS

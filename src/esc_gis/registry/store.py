@@ -386,15 +386,20 @@ class Registry:
             for p, act in zip(plan_ids, activity, strict=True)
         ]
         geoms = np.concatenate([site, np.array([m.site for m in members], dtype=object)])
-        m_has = [k for k, m in enumerate(members) if m.disturbed is not None]
-        d_ids = np.concatenate([ids[:n][has], np.array([f"e{k}" for k in m_has], dtype=object)])
-        d_geoms = np.concatenate([limits, np.array([members[k].disturbed for k in m_has], dtype=object)])
         sites = gpd.GeoDataFrame(
             {"site_id": ids, "plan_id": pd.Series(counted, dtype=object), "activity": activity},
             geometry=geoms,
             crs=self.crs,
         )
-        disturbed = gpd.GeoDataFrame({"site_id": d_ids}, geometry=d_geoms, crs=self.crs) if len(d_ids) else None
+        # Screening reads a site missing from a disturbed-limits layer as undisturbed (0 sq ft).
+        # A permit without disturbed limits is decided on its whole site (as `permits add`
+        # without --disturbed is), so once any site has limits, the others' sites stand in.
+        d_geoms = np.array(geoms, dtype=object)
+        d_geoms[:n][has] = limits
+        m_has = np.array([m.disturbed is not None for m in members], dtype=bool)
+        d_geoms[n:][m_has] = [m.disturbed for m in members if m.disturbed is not None]
+        any_limits = bool(has.any() or m_has.any())
+        disturbed = gpd.GeoDataFrame({"site_id": ids}, geometry=d_geoms, crs=self.crs) if any_limits else None
         try:
             out = screen(sites, disturbed=disturbed, layers=self.layers, profile=self.profile)
         except ValidationError as exc:
@@ -549,7 +554,9 @@ class Registry:
             ]
             plan = f", {m['plan_disturbed_sqft']:,.0f} sq ft over common plan {app.plan_id}" if app.plan_id else ""
             detail = (
-                f"{m['disturbed_sqft']:,.0f} sq ft disturbed{plan} (measured); screening: permit {m['permit_decision']}"
+                f"{m['disturbed_sqft']:,.0f} sq ft disturbed{plan} (measured"
+                f"{'' if m['disturbed'] is not None else ' on the whole site: no disturbed limits given'}); "
+                f"screening: permit {m['permit_decision']}"
             )
             events.append(
                 self._event_row(number, Event(now, who, kind, None, app.status, app.received_on, None, detail))
