@@ -73,7 +73,8 @@ class PostGISBackend(Backend):
         appended after the user's own: the registry's tables still go in the first.
         """
         row = self.conn.execute(
-            "SELECT current_schema(), current_setting('search_path'), n.nspname, n.nspname = ANY(current_schemas(false)) "
+            "SELECT current_schema(), current_setting('search_path'), "
+            "n.nspname, n.nspname = ANY(current_schemas(false)) "
             "FROM (SELECT 1) one LEFT JOIN pg_extension e ON e.extname = 'postgis' "
             "LEFT JOIN pg_namespace n ON n.oid = e.extnamespace"
         ).fetchone()
