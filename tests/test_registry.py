@@ -154,7 +154,7 @@ def test_every_bad_field_is_reported_at_once_and_nothing_is_added(reg) -> None:
         (5, "needs issued_on"),
     ]:
         assert any(p.row == row and words in p.message for p in err.value.problems), (row, words, text)
-    assert reg.list() == []
+    assert reg.permits() == []
 
 
 def test_a_number_already_taken_is_refused(reg) -> None:
@@ -293,7 +293,7 @@ def test_import_reports_every_bad_row_and_imports_nothing(reg) -> None:
     rows_named = {p.row for p in err.value.problems}
     assert rows_named == {2, 3, 4}, str(err.value)
     assert "YYYY-MM-DD" in str(err.value) and "before issued_on" in str(err.value)
-    assert reg.list() == []
+    assert reg.permits() == []
 
 
 def test_import_of_legacy_permits_in_their_states(reg) -> None:
@@ -403,7 +403,7 @@ def _children(target: str, layers_path: Path, mode: str, n: int) -> list[subproc
 def test_two_processes_adding_at_once_lose_nothing(reg, target: str, layers_path: Path) -> None:
     done = _children(target, layers_path, "add", 2)
     assert [d.returncode for d in done] == [0, 0], [d.stderr[-2000:] for d in done]
-    permits = reg.list()
+    permits = reg.permits()
     assert len(permits) == 40
     assert sorted(p.permit_number for p in permits) == [f"ESC-2026-{i:04d}" for i in range(1, 41)]
     assert sorted(p.site_address for p in permits) == sorted(f"w{k} {i}" for k in range(2) for i in range(20))
@@ -429,7 +429,7 @@ def test_a_crash_mid_transaction_leaves_the_registry_as_it_was(reg, target: str,
     reg.add(app())
     done = _children(target, layers_path, "crash", 1)
     assert done[0].returncode == 9, done[0].stderr[-2000:]
-    assert [p.permit_number for p in reg.list()] == ["ESC-2026-0001"]
+    assert [p.permit_number for p in reg.permits()] == ["ESC-2026-0001"]
     # ... and it still takes writes, numbering where it left off.
     assert reg.add(app(x=300)) == "ESC-2026-0002"
 
