@@ -61,6 +61,8 @@ demo: $(STAMP) $(ASSETS)
 		--layers $(DEMO_LAYERS) --who demo
 	$(PERMITS) list $(REG) --layers $(DEMO_LAYERS)
 	$(PERMITS) due $(REG) --on 2026-11-30 --rain examples/demo/rain.csv --layers $(DEMO_LAYERS)
+	$(PERMITS) calendar $(REG) -o out/demo_deadlines.ics --on 2026-11-30 --rain examples/demo/rain.csv \
+		--overwrite --layers $(DEMO_LAYERS)
 	$(PERMITS) export $(REG) -o out/demo_permits_public.csv --overwrite --layers $(DEMO_LAYERS)
 	$(PERMITS) map $(REG) --public -o out/demo_public_permits.html --overwrite --layers $(DEMO_LAYERS)
 	-$(PERMITS) map $(REG) --public --offline -o out/demo_public_permits_offline.html --overwrite \
@@ -76,6 +78,7 @@ demo: $(STAMP) $(ASSETS)
 	@echo "         out/demo_site_S21_offline.html, the registry out/demo_permits.gpkg,"
 	@echo "         out/demo_permits_public.csv, out/demo_public_permits.html (+ _offline),"
 	@echo "         out/demo_review_{complete,flawed}.{html,json},"
+	@echo "         the deadline feed out/demo_deadlines.ics,"
 	@echo "         and PNG screenshots of the maps (needs chromium)"
 
 test: $(STAMP) $(ASSETS)

@@ -6,6 +6,7 @@ import json
 import re
 import time
 
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 
@@ -307,7 +308,11 @@ def test_overview_draws_the_waters_labels_sites_and_lists_only_classes_present(r
     assert "Waters of the state" in drawn and "Village boundary" in drawn
     page = _html(m)
     assert "Test Lake" in page  # the lake's name is its tooltip
-    assert "const labelZoom = 16;" in page and '"lp":[' in page and "Site ids show from zoom 16." in page
+    assert (
+        "const labelZoom = 16, labelFew = 30;" in page
+        and '"lp":[' in page
+        and "Site ids show from zoom 16, or when 30 or fewer of a class are in view." in page
+    )
     # One class present: one class in the legend, none of the others.
     only_a = results[results["site_id"] == "A"]
     drawn, legend = _drawn_and_legend(overview_map(only_a, layers=layer_set_obj))
@@ -338,7 +343,24 @@ def test_overview_labels_sites_only_when_zoomed_in(results, layer_set_obj, tmp_p
     with chromium_page() as (page, errors, _):
         _load(page, path)
         lat, lng = _inside_point(results, "A")
-        far, near = page.evaluate(_LABELS_JS, [[lat, lng, 15], [lat, lng, 18]])
-        assert far == 0  # below zoom 16: no labels, however many sites are in view
+        far, near = page.evaluate(_LABELS_JS, [[lat, lng, 13], [lat, lng, 18]])
+        assert far == len(results)  # a few sites: labelled even at a whole village's zoom
         assert 1 <= near < 4  # zoomed on A: A labelled, not the sites out of view
+        assert real_errors(errors) == []
+
+
+def test_overview_labels_many_sites_only_when_zoomed_in(results, layer_set_obj, tmp_path):
+    # 40 copies of site A, 60 ft apart: more than 30 of one class in view.
+    a = results[results["site_id"] == "A"]
+    many = pd.concat(
+        [a.assign(site_id=f"A{k}", geometry=a.geometry.translate(60.0 * (k % 8), 60.0 * (k // 8))) for k in range(40)],
+        ignore_index=True,
+    )
+    path = write_map(overview_map(many, layers=layer_set_obj), tmp_path / "many.html")
+    with chromium_page() as (page, errors, _):
+        _load(page, path)
+        lat, lng = _inside_point(many, "A0")
+        far, near = page.evaluate(_LABELS_JS, [[lat, lng, 15], [lat, lng, 19]])
+        assert far == 0  # below zoom 16 with 40 in view: no labels
+        assert near == 40  # zoomed in: all 40 are labelled (they fit in the view at zoom 19)
         assert real_errors(errors) == []

@@ -389,6 +389,20 @@ def test_public_map_source_has_no_personal_data_and_a_stamp(layer_set) -> None:
     assert "<img src=x" not in html  # the address is JSON data shown as text
 
 
+@pytest.mark.parametrize(
+    "status, shown",
+    [("active", True), ("extended", True), ("stop_work", True), ("suspended", True)]
+    + [(s, False) for s in ("application_received", "under_review", "approved", "revoked", "closed")],
+)
+def test_public_map_shows_the_states_where_work_is_permitted_or_halted(layer_set, status: str, shown: bool) -> None:
+    frame = _public_frame(layer_set).assign(status=[status, "closed", "closed"])
+    html = public_permit_map(frame, as_of=datetime(2026, 11, 30), contact="Village Hall", layers=layer_set)
+    html = html.get_root().render()
+    assert ("ESC-2026-0001" in html) is shown
+    if status == "suspended":
+        assert "Permit suspended (1)" in html
+
+
 def test_public_map_in_chromium_shows_permits_and_no_personal_data(layer_set, tmp_path: Path) -> None:
     frame = _public_frame(layer_set)
     path = write_map(

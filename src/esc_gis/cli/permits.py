@@ -524,6 +524,68 @@ def due(
     )
 
 
+@permits.command(name="calendar", short_help="The deadlines as an iCalendar (.ics) feed for calendar apps.")
+@_REGISTRY
+@output_option("Output iCalendar file (.ics).")
+@click.option("--on", default=None, help="The day to look from (YYYY-MM-DD); default today.")
+@click.option(
+    "--rain",
+    "rain_path",
+    type=FILE,
+    default=None,
+    help="Precipitation CSV for the inspections after rain, as for `permits due`.",
+)
+@click.option(
+    "--within",
+    default=365,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="Include what falls due within DAYS (overdue items are always included).",
+)
+@click.option(
+    "--calendar",
+    "calendar_path",
+    type=FILE,
+    default=None,
+    help="Office calendar TOML (holidays, weekend); default the common Wisconsin municipal one.",
+)
+@overwrite_option("Replace OUTPUT if it exists.")
+@_LAYERS
+def calendar_feed(
+    registry: str,
+    output: str,
+    on: str | None,
+    rain_path: str | None,
+    within: int,
+    calendar_path: str | None,
+    overwrite: bool,
+    layers_path: str | None,
+) -> None:
+    """Write REGISTRY's deadlines to OUTPUT, one event per deadline (what `permits due --within DAYS` lists).
+
+    UIDs are stable, so importing a re-export updates events instead of duplicating them.
+    No personal data: permit numbers, site addresses and the deadlines only.
+    """
+    from esc_gis._outputs import atomic_output, check_output_file
+    from esc_gis.registry.agenda import agenda, read_rain_csv
+    from esc_gis.registry.calendar import load_calendar
+    from esc_gis.registry.ical import deadline_calendar, write_ics
+
+    check_output_file(output, suffixes=(".ics",), kind="the deadline feed is written as iCalendar", overwrite=overwrite)
+    day = _date(on, "on") or date.today()
+    rain = read_rain_csv(rain_path) if rain_path else []
+    with _open(registry, layers_path) as reg:
+        cal = load_calendar(calendar_path) if calendar_path else reg.calendar
+        items = agenda(reg.list(), on=day, calendar=cal, profile=reg.profile, rain=rain, within_days=within)
+        feed = deadline_calendar(items, profile=reg.profile, on=day)
+    with atomic_output(output) as tmp:
+        write_ics(feed, tmp)
+    click.echo(
+        f"Wrote {output}: {len(items)} deadline(s), {sum(i.overdue for i in items)} overdue on {day}, "
+        f"through {day.fromordinal(day.toordinal() + within)}."
+    )
+
+
 @permits.command(name="map", short_help="The public map of active permits (no personal data).")
 @_REGISTRY
 @output_option("Output map (.html).")

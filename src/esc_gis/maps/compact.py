@@ -85,6 +85,9 @@ class CompactPolygons(Layer):
     label_zoom : int, optional
         From this zoom on, each site in view is labelled with its id (drawn on the canvas as
         text, at a point inside the site). None: no labels.
+    label_few : int, default 30
+        Below ``label_zoom`` too, when at most this many of the layer's sites are in view:
+        a handful of sites is labelled at any zoom, a village's hundreds only zoomed in.
     """
 
     _template = Template("""
@@ -94,7 +97,7 @@ class CompactPolygons(Layer):
             // milliseconds, where the same object literal in code costs the parser far more.
             const d = JSON.parse(document.getElementById("{{ this.get_name() }}_data").textContent);
             const style = {{ this.style }};
-            const labelZoom = {{ this.label_zoom }};
+            const labelZoom = {{ this.label_zoom }}, labelFew = {{ this.label_few }};
             // Decode once: Web Mercator unit coordinates (0..1) in typed arrays, a bounding
             // box per site for clicks. Drawing then needs no Leaflet object per vertex.
             const nv = d.c.length / 2, mx = new Float64Array(nv), my = new Float64Array(nv);
@@ -200,10 +203,18 @@ class CompactPolygons(Layer):
                     }
                     this.escLabels = this._label(ctx, scale, ox, oy, size);
                 },
-                // Site ids as canvas text (never markup), only those in view, only zoomed in:
-                // thousands of labels at a county's zoom would be a grey smear.
+                // Site ids as canvas text (never markup), only those in view, and only zoomed in
+                // or when few are in view: thousands of labels at a county's zoom would be a grey smear.
                 _label: function (ctx, scale, ox, oy, size) {
-                    if (labelZoom === null || this._map.getZoom() < labelZoom) return 0;
+                    if (labelZoom === null) return 0;
+                    if (this._map.getZoom() < labelZoom) {
+                        let seen = 0;
+                        for (let i = 0; i < d.id.length && seen <= labelFew; i++) {
+                            const px = lx[i] * scale - ox, py = ly[i] * scale - oy;
+                            if (px >= 0 && py >= 0 && px <= size.x && py <= size.y) seen++;
+                        }
+                        if (seen > labelFew) return 0;
+                    }
                     ctx.font = "bold 12px sans-serif";
                     ctx.textAlign = "center";
                     ctx.textBaseline = "middle";
@@ -254,6 +265,7 @@ class CompactPolygons(Layer):
         name: str,
         show: bool = True,
         label_zoom: int | None = None,
+        label_few: int = 30,
     ) -> None:
         super().__init__(name=name, overlay=True, control=True, show=show)
         self._name = "CompactPolygons"
@@ -268,6 +280,7 @@ class CompactPolygons(Layer):
         self.data = script_json(enc_any)
         self.style = script_json(style)
         self.label_zoom = "null" if label_zoom is None else str(int(label_zoom))
+        self.label_few = str(int(label_few))
 
     def render(self, **kwargs: Any) -> None:  # type: ignore[override]
         """Put the data in the page's body as a JSON script element, then render the layer."""

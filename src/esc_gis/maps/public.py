@@ -36,6 +36,8 @@ PUBLIC_STATUS = {
     "active": ("Active", "#d7301f"),
     "extended": ("Active (extended)", "#fc8d59"),
     "stop_work": ("Stop-work order", "#6a51a3"),
+    # Work there is not permitted until the permit is reinstated: as public as a stop-work order.
+    "suspended": ("Permit suspended", "#54278f"),
 }
 
 

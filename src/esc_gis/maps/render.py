@@ -118,6 +118,8 @@ PROTECTIVE_LAYER = "Protective areas (NR 151.125 widths)"
 #: The overview labels sites with their ids from this zoom on (about 1.7 m a pixel at 44° N,
 #: where a 100 ft lot is some 18 pixels wide): at a whole village's zoom they would overlap.
 LABEL_ZOOM = 16
+#: ... and at any zoom when no more than this many sites of a class are in view.
+LABEL_FEW = 30
 
 #: Display simplification, in feet: below a screen pixel at the zoom each map opens at.
 #: (The overview's coordinates are micro-degrees, about 4 inches, anyway.)
@@ -363,8 +365,9 @@ def overview_map(
             {"color": "#333333", "weight": 0.5, "fillColor": colour, "fillOpacity": 0.7},
             name=name,
             label_zoom=LABEL_ZOOM,
+            label_few=LABEL_FEW,
         ).add_to(m)
-    note = f"Site ids show from zoom {LABEL_ZOOM}."
+    note = f"Site ids show from zoom {LABEL_ZOOM}, or when {LABEL_FEW} or fewer of a class are in view."
     _figure(m).html.add_child(_legend(f"Erosion-control permit, {len(results):,} sites", keys, note))
     folium.LayerControl(collapsed=False).add_to(m)
     return m
