@@ -576,7 +576,7 @@ def calendar_feed(
     rain = read_rain_csv(rain_path) if rain_path else []
     with _open(registry, layers_path) as reg:
         cal = load_calendar(calendar_path) if calendar_path else reg.calendar
-        items = agenda(reg.list(), on=day, calendar=cal, profile=reg.profile, rain=rain, within_days=within)
+        items = agenda(reg.permits(), on=day, calendar=cal, profile=reg.profile, rain=rain, within_days=within)
         feed = deadline_calendar(items, profile=reg.profile, on=day)
     with atomic_output(output) as tmp:
         write_ics(feed, tmp)
