@@ -173,6 +173,75 @@ def test_cli_messages_for_a_missing_registry_and_no_public_flag(tmp_path: Path) 
 # --- The agenda -------------------------------------------------------------------------
 
 
+def _schema_url(pg_url: str, path: str) -> str:
+    from urllib.parse import quote
+
+    return f"{pg_url}?options={quote(f'-csearch_path={path}')}"
+
+
+def test_cli_postgis_registry_in_a_schema_of_its_own(pg_url: str, layers_path: Path, tmp_path: Path) -> None:
+    # The README's set-up: a search_path naming only the registry's schema, while PostGIS
+    # was created in public. init and add used to crash on "geometry_columns" there.
+    import uuid
+
+    import psycopg
+
+    schema = f"own_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS postgis")
+        conn.execute(f"CREATE SCHEMA {schema}")
+    url, lay = _schema_url(pg_url, schema), ["--layers", str(layers_path)]
+    site = tmp_path / "site.gpkg"
+    gpd.GeoDataFrame(geometry=[square_sqft(100, 100, 5000)], crs=CRS).to_file(site)
+    r = _run("init", url, *lay)
+    assert r.exit_code == 0 and "applied migration(s) 1, 2" in r.output, r.output
+    r = _run("add", url, "--site", str(site), "--address", "1 Main St", "--received", "2026-11-02", *lay)
+    assert r.exit_code == 0, r.output
+    r = _run("show", url, "ESC-2026-0001", "--json", *lay)  # a new session finds the CRS again
+    assert r.exit_code == 0 and json.loads(r.output)["disturbed_sqft"] == pytest.approx(5000.0, abs=0.01)
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        where = conn.execute(
+            "SELECT table_schema FROM information_schema.tables WHERE table_name IN ('permits', 'events')"
+            " AND table_schema IN (%s, 'public')",
+            (schema,),
+        ).fetchall()
+        srid = conn.execute(
+            "SELECT srid FROM public.geometry_columns WHERE f_table_schema = %s AND f_table_name = 'permits'",
+            (schema,),
+        ).fetchone()
+    assert sorted(w[0] for w in where) == [schema, schema]  # nothing landed in public
+    assert srid == (7594,)
+
+
+def test_cli_postgis_search_path_naming_no_schema_is_refused(pg_url: str, layers_path: Path) -> None:
+    import psycopg
+
+    url, lay = _schema_url(pg_url, "no_such_schema_here"), ["--layers", str(layers_path)]
+    for args in (("init", url), ("list", url)):
+        r = CliRunner().invoke(cli, ["permits", *args, *lay])
+        assert r.exit_code == 1 and isinstance(r.exception, SystemExit), (r.output, r.exception)
+        assert "no_such_schema_here" in r.output and "CREATE SCHEMA" in r.output
+    with psycopg.connect(pg_url, autocommit=True) as conn:  # not quietly made in PostGIS's schema instead
+        assert conn.execute("SELECT to_regclass('public.esc_gis_schema')").fetchone() == (None,)
+
+
+def test_cli_postgis_database_errors_are_messages_not_tracebacks(pg_url: str, layers_path: Path) -> None:
+    import uuid
+
+    import psycopg
+
+    schema = f"broken_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    url, lay = _schema_url(pg_url, schema), ["--layers", str(layers_path)]
+    assert _run("init", url, *lay).exit_code == 0
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f"DROP TABLE {schema}.disturbed_limits CASCADE")  # a registry damaged outside esc_gis
+    r = CliRunner().invoke(cli, ["permits", "list", url, *lay])
+    assert r.exit_code == 1 and isinstance(r.exception, SystemExit), (r.output, r.exception)
+    assert "disturbed_limits" in r.output and "Traceback" not in r.output
+
+
 def _permit(**kw) -> Permit:
     base = dict(  # noqa: C408 (keyword style reads like the record)
         permit_number="P1",

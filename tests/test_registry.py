@@ -154,7 +154,7 @@ def test_every_bad_field_is_reported_at_once_and_nothing_is_added(reg) -> None:
         (5, "needs issued_on"),
     ]:
         assert any(p.row == row and words in p.message for p in err.value.problems), (row, words, text)
-    assert reg.list() == []
+    assert reg.permits() == []
 
 
 def test_a_number_already_taken_is_refused(reg) -> None:
@@ -293,7 +293,7 @@ def test_import_reports_every_bad_row_and_imports_nothing(reg) -> None:
     rows_named = {p.row for p in err.value.problems}
     assert rows_named == {2, 3, 4}, str(err.value)
     assert "YYYY-MM-DD" in str(err.value) and "before issued_on" in str(err.value)
-    assert reg.list() == []
+    assert reg.permits() == []
 
 
 def test_import_of_legacy_permits_in_their_states(reg) -> None:
@@ -319,6 +319,37 @@ def test_import_of_legacy_permits_in_their_states(reg) -> None:
     assert p.sediment_standard is True  # 50,000 sq ft is over an acre
     assert p.parties[0].email == "gc@example.com"
     assert p.start_notice_at == datetime(2025, 4, 2, 9, 15, tzinfo=timezone.utc)
+
+
+def test_an_imported_permit_missing_from_the_disturbed_layer_is_decided_on_its_whole_site(reg) -> None:
+    rows = [
+        {"permit_number": "ESC-2026-0101", "site_address": "1 A St", "received_on": "2026-11-02"},
+        {"permit_number": "ESC-2026-0102", "site_address": "2 B St", "received_on": "2026-11-02"},
+        {"site_address": "3 C St", "received_on": "2026-11-02"},  # numbered by the registry: no key to match
+    ]
+    sites = [square_sqft(100, 100, 20000), square_sqft(400, 400, 6000), square_sqft(700, 700, 5000)]
+    frame = gpd.GeoDataFrame(rows, geometry=sites, crs=CRS)
+    limits = gpd.GeoDataFrame({"permit_number": ["ESC-2026-0101"]}, geometry=[square_sqft(100, 100, 3000)], crs=CRS)
+    numbers = reg.import_frame(frame, source="permits.gpkg", disturbed=limits)
+    got = {n: reg.get(n) for n in numbers}
+    # The permit with limits is measured on them; the others count their whole site, as
+    # `permits add` without --disturbed does, never 0 sq ft.
+    assert got["ESC-2026-0101"].disturbed_sqft == pytest.approx(3000.0, abs=0.01)
+    assert got["ESC-2026-0101"].permit_decision == "not_required"
+    assert got["ESC-2026-0102"].disturbed_sqft == pytest.approx(6000.0, abs=0.01)
+    assert got["ESC-2026-0102"].permit_decision == "required"
+    assert got["ESC-2026-0102"].disturbed is None  # no disturbed-limits polygon is invented
+    assert "whole site" in got["ESC-2026-0102"].events[0].detail
+    assert "whole site" not in got["ESC-2026-0101"].events[0].detail
+    assert got[numbers[2]].disturbed_sqft == pytest.approx(5000.0, abs=0.01)
+    assert got[numbers[2]].permit_decision == "required"
+
+
+def test_a_plan_member_without_limits_keeps_its_whole_site_when_one_with_limits_joins(reg) -> None:
+    first = reg.add(app(100, 100, area_sqft=3000.0, plan_id="P1"))  # whole site, no limits
+    second = reg.add(app(400, 400, area_sqft=20000.0, plan_id="P1", disturbed=square_sqft(400, 400, 2000.0)))
+    assert reg.get(second).plan_disturbed_sqft == pytest.approx(5000.0, abs=0.01)  # 3,000 + 2,000, not 0 + 2,000
+    assert reg.get(first).disturbed_sqft == pytest.approx(3000.0, abs=0.01)
 
 
 # --- Reliability: crashes and concurrent writers -------------------------------------------
@@ -372,7 +403,7 @@ def _children(target: str, layers_path: Path, mode: str, n: int) -> list[subproc
 def test_two_processes_adding_at_once_lose_nothing(reg, target: str, layers_path: Path) -> None:
     done = _children(target, layers_path, "add", 2)
     assert [d.returncode for d in done] == [0, 0], [d.stderr[-2000:] for d in done]
-    permits = reg.list()
+    permits = reg.permits()
     assert len(permits) == 40
     assert sorted(p.permit_number for p in permits) == [f"ESC-2026-{i:04d}" for i in range(1, 41)]
     assert sorted(p.site_address for p in permits) == sorted(f"w{k} {i}" for k in range(2) for i in range(20))
@@ -398,7 +429,7 @@ def test_a_crash_mid_transaction_leaves_the_registry_as_it_was(reg, target: str,
     reg.add(app())
     done = _children(target, layers_path, "crash", 1)
     assert done[0].returncode == 9, done[0].stderr[-2000:]
-    assert [p.permit_number for p in reg.list()] == ["ESC-2026-0001"]
+    assert [p.permit_number for p in reg.permits()] == ["ESC-2026-0001"]
     # ... and it still takes writes, numbering where it left off.
     assert reg.add(app(x=300)) == "ESC-2026-0002"
 

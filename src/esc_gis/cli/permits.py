@@ -259,7 +259,7 @@ def show(registry: str, number: str, as_json: bool, layers_path: str | None) -> 
 def list_(registry: str, status: tuple[str, ...], layers_path: str | None) -> None:
     """List the permits of REGISTRY."""
     with _open(registry, layers_path) as reg:
-        found = reg.list(status=status or None)
+        found = reg.permits(status=status or None)
     for p in found:
         click.echo(_describe(p))
     click.echo(f"{len(found)} permit(s).", err=True)
@@ -413,7 +413,7 @@ def extend(
     "disturbed_path",
     type=VECTOR,
     default=None,
-    help="Disturbed limits keyed by permit_number (default: the whole site).",
+    help="Disturbed limits keyed by permit_number; a permit with none counts its whole site.",
 )
 @assume_crs_option("CRS of layers that have none.")
 @_LAYERS
@@ -461,7 +461,7 @@ def export(
 
     check_output_path(output, overwrite=overwrite)
     with _open(registry, layers_path) as reg:
-        frame = reg.frame(reg.list(status=status or None), private=private, iso_dates=True)
+        frame = reg.frame(reg.permits(status=status or None), private=private, iso_dates=True)
     # Names and telephone numbers are for the owner's eyes: --private output is mode 0600.
     write_layer(frame, output, overwrite=overwrite, layer="permits", private=private)
     click.echo(f"Wrote {len(frame)} permit(s) to {output}{' (with private contacts)' if private else ''}.")
@@ -507,7 +507,7 @@ def due(
     rain = read_rain_csv(rain_path) if rain_path else []
     with _open(registry, layers_path) as reg:
         cal = load_calendar(calendar_path) if calendar_path else reg.calendar
-        items = agenda(reg.list(), on=day, calendar=cal, profile=reg.profile, rain=rain, within_days=within)
+        items = agenda(reg.permits(), on=day, calendar=cal, profile=reg.profile, rain=rain, within_days=within)
     if as_json:
         click.echo(json.dumps([i.__dict__ for i in items], default=str, indent=2))
         return
@@ -576,7 +576,7 @@ def calendar_feed(
     rain = read_rain_csv(rain_path) if rain_path else []
     with _open(registry, layers_path) as reg:
         cal = load_calendar(calendar_path) if calendar_path else reg.calendar
-        items = agenda(reg.list(), on=day, calendar=cal, profile=reg.profile, rain=rain, within_days=within)
+        items = agenda(reg.permits(), on=day, calendar=cal, profile=reg.profile, rain=rain, within_days=within)
         feed = deadline_calendar(items, profile=reg.profile, on=day)
     with atomic_output(output) as tmp:
         write_ics(feed, tmp)
@@ -606,7 +606,7 @@ def map_(
     check_map_path(output, overwrite=overwrite)
     with _open(registry, layers_path) as reg:
         as_of = datetime.now(timezone.utc)
-        frame = reg.frame(reg.list(status=list(PUBLIC_STATUS)))
+        frame = reg.frame(reg.permits(status=list(PUBLIC_STATUS)))
         m = public_permit_map(
             frame, as_of=as_of, contact=reg.profile.contact, layers=reg.layers, basemap=basemap, offline=offline
         )

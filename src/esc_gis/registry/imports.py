@@ -3,7 +3,7 @@
 The layer has one feature per permit, its geometry the site boundary, and the columns of
 :data:`IMPORT_COLUMNS` (only ``site_address`` and ``received_on`` are required). Parties
 come from ``landowner_*`` and ``responsible_*`` columns. Disturbed limits may come from a
-second layer keyed by ``permit_number``; without one, the whole site is disturbed.
+second layer keyed by ``permit_number``; a permit with no polygon there counts its whole site.
 """
 
 from __future__ import annotations

@@ -53,7 +53,46 @@ class PostGISBackend(Backend):
         except psycopg.Error as exc:
             msg = f"Cannot connect to {_redact(url)}: {str(exc).strip()}"
             raise RegistryError(msg) from None
-        self.srid = self._srid()
+        try:
+            self._reach_postgis()
+            self.srid = self._srid()
+        except psycopg.Error as exc:
+            self.conn.close()
+            msg = f"Cannot open the registry at {_redact(url)}: {str(exc).strip()}"
+            raise RegistryError(msg) from None
+        except RegistryError:
+            self.conn.close()
+            raise
+
+    def _reach_postgis(self) -> None:
+        """Put the schema PostGIS was installed in on this session's search_path.
+
+        PostGIS's types, functions, ``geometry_columns`` and ``spatial_ref_sys`` live in the
+        schema the extension was created in (usually ``public``). A registry in a schema of
+        its own (``options=-csearch_path=permits``) would not see them, so that schema is
+        appended after the user's own: the registry's tables still go in the first.
+        """
+        row = self.conn.execute(
+            "SELECT current_schema(), current_setting('search_path'), "
+            "n.nspname, n.nspname = ANY(current_schemas(false)) "
+            "FROM (SELECT 1) one LEFT JOIN pg_extension e ON e.extname = 'postgis' "
+            "LEFT JOIN pg_namespace n ON n.oid = e.extnamespace"
+        ).fetchone()
+        if row is None or row[0] is None:
+            # Without this check the schema PostGIS is in would take the registry's tables.
+            path = row[1] if row else ""
+            msg = (
+                f"The registry at {_redact(self.url)} has search_path {path!r}, which names no schema in "
+                "this database; create the schema (CREATE SCHEMA name) or fix the URL's search_path."
+            )
+            raise RegistryError(msg)
+        if row[2] is None or row[3]:
+            return
+        from psycopg import sql
+
+        quoted = sql.Identifier(row[2]).as_string(self.conn)
+        path = f"{row[1]}, {quoted}" if str(row[1]).strip() else quoted
+        self.conn.execute("SELECT set_config('search_path', %s, false)", (path,))
 
     def _srid(self) -> int:
         row = (
@@ -112,8 +151,16 @@ class PostGISBackend(Backend):
         return None if value is None else shapely.from_wkb(bytes(value))
 
     def exists(self) -> bool:
-        """Return whether the registry's tables exist."""
-        row = self.conn.execute("SELECT to_regclass('esc_gis_schema')").fetchone()
+        """Return whether the registry's tables exist.
+
+        Raises
+        ------
+        RegistryError
+            If the server cannot answer.
+        """
+        with self.read() as cur:
+            cur.execute("SELECT to_regclass('esc_gis_schema')")
+            row = cur.fetchone()
         return row is not None and row[0] is not None
 
     def create(self, srid: int, crs_wkt: str) -> None:
@@ -141,6 +188,11 @@ class PostGISBackend(Backend):
                 if cur.fetchone() is None:
                     msg = f"PostGIS on this server does not know EPSG:{srid}; add it to spatial_ref_sys first."
                     raise RegistryError(msg)
+        except psycopg.Error as exc:
+            msg = f"Cannot prepare {_redact(self.url)} for a registry: {str(exc).strip()}"
+            raise RegistryError(msg) from None
+        try:
+            self._reach_postgis()  # just created, perhaps in a schema not on the path
         except psycopg.Error as exc:
             msg = f"Cannot prepare {_redact(self.url)} for a registry: {str(exc).strip()}"
             raise RegistryError(msg) from None

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 __all__ = ["Registry", "init_registry", "open_registry"]
 
-import builtins
 import getpass
 import os
 from collections.abc import Callable, Iterable, Sequence
@@ -173,7 +172,7 @@ class Registry:
 
     # Reading --------------------------------------------------------------------------
 
-    def _select(self, cur: Any, where: str = "", params: Sequence[Any] = ()) -> builtins.list[Permit]:
+    def _select(self, cur: Any, where: str = "", params: Sequence[Any] = ()) -> list[Permit]:
         b = self.backend
         cols = ", ".join(f'p."{c}"' for c in _PERMIT_FIELDS)
         cur.execute(
@@ -223,7 +222,7 @@ class Registry:
             raise PermitNotFoundError(msg)
         return found[0]
 
-    def list(self, *, status: str | Iterable[str] | None = None) -> builtins.list[Permit]:
+    def permits(self, *, status: str | Iterable[str] | None = None) -> list[Permit]:
         """Return the permits (all, or those in the given states), ordered by number.
 
         Raises
@@ -268,7 +267,7 @@ class Registry:
         source: str = "application",
         kind: str = "received",
         prior: Sequence[Problem] = (),
-    ) -> builtins.list[str]:
+    ) -> list[str]:
         """Add applications in one transaction: all of them, or, on any problem, none.
 
         Returns
@@ -335,9 +334,9 @@ class Registry:
             for message, fix in party.problems():
                 bad(message, fix)
 
-    def _check_applications(self, apps: Sequence[Application], source: str) -> tuple[builtins.list[Problem], bool]:
+    def _check_applications(self, apps: Sequence[Application], source: str) -> tuple[list[Problem], bool]:
         """Check every application; return the problems, and whether every geometry can be measured."""
-        problems: builtins.list[Problem] = []
+        problems: list[Problem] = []
         drawn = True
         seen: dict[str, int] = {}
         for i, a in enumerate(apps, start=1):
@@ -356,9 +355,7 @@ class Registry:
                 seen.setdefault(a.permit_number, i)
         return problems, drawn
 
-    def _measure(
-        self, apps: Sequence[Application], source: str, problems: builtins.list[Problem]
-    ) -> builtins.list[dict[str, Any]]:
+    def _measure(self, apps: Sequence[Application], source: str, problems: list[Problem]) -> list[dict[str, Any]]:
         """Measure every application with the screening engine (in the registry's CRS).
 
         A site on a common plan (``plan_id``) is screened together with the registry's other
@@ -386,15 +383,20 @@ class Registry:
             for p, act in zip(plan_ids, activity, strict=True)
         ]
         geoms = np.concatenate([site, np.array([m.site for m in members], dtype=object)])
-        m_has = [k for k, m in enumerate(members) if m.disturbed is not None]
-        d_ids = np.concatenate([ids[:n][has], np.array([f"e{k}" for k in m_has], dtype=object)])
-        d_geoms = np.concatenate([limits, np.array([members[k].disturbed for k in m_has], dtype=object)])
         sites = gpd.GeoDataFrame(
             {"site_id": ids, "plan_id": pd.Series(counted, dtype=object), "activity": activity},
             geometry=geoms,
             crs=self.crs,
         )
-        disturbed = gpd.GeoDataFrame({"site_id": d_ids}, geometry=d_geoms, crs=self.crs) if len(d_ids) else None
+        # Screening reads a site missing from a disturbed-limits layer as undisturbed (0 sq ft).
+        # A permit without disturbed limits is decided on its whole site (as `permits add`
+        # without --disturbed is), so once any site has limits, the others' sites stand in.
+        d_geoms = np.array(geoms, dtype=object)
+        d_geoms[:n][has] = limits
+        m_has = np.array([m.disturbed is not None for m in members], dtype=bool)
+        d_geoms[n:][m_has] = [m.disturbed for m in members if m.disturbed is not None]
+        any_limits = bool(has.any() or m_has.any())
+        disturbed = gpd.GeoDataFrame({"site_id": ids}, geometry=d_geoms, crs=self.crs) if any_limits else None
         try:
             out = screen(sites, disturbed=disturbed, layers=self.layers, profile=self.profile)
         except ValidationError as exc:
@@ -412,7 +414,7 @@ class Registry:
             for i in outside
         )
         site_multi = [_as_multi(g) for g in site]
-        dist_multi: builtins.list[Any] = [None] * n
+        dist_multi: list[Any] = [None] * n
         for i, g in zip(np.flatnonzero(has), limits, strict=True):
             dist_multi[i] = _as_multi(g)
         site_sqft = np.asarray(_area_sqft(gpd.GeoSeries(site, crs=self.crs)))
@@ -432,7 +434,7 @@ class Registry:
             measured[0]["members"] = [(m, _decision(r)) for m, r in zip(members, rows_[n:], strict=True)]
         return measured
 
-    def _plan_members(self, plans: Sequence[str]) -> builtins.list[Permit]:
+    def _plan_members(self, plans: Sequence[str]) -> list[Permit]:
         """Return the registry's permits on any of ``plans`` (common plans of development or sale)."""
         if not plans:
             return []
@@ -452,7 +454,7 @@ class Registry:
 
     def import_frame(
         self, frame: gpd.GeoDataFrame, *, source: str, disturbed: gpd.GeoDataFrame | None = None, who: str | None = None
-    ) -> builtins.list[str]:
+    ) -> list[str]:
         """Import a layer of permits (:mod:`esc_gis.registry.imports`) in one transaction.
 
         Raises
@@ -467,14 +469,14 @@ class Registry:
             raise ValidationError(problems or [Problem(source, None, "has no rows.", "export the permits again.")])
         return self.add_many(apps, who=who, source=source, kind="imported", prior=problems)
 
-    def _taken(self, cur: Any, numbers: builtins.list[str]) -> set[str]:
+    def _taken(self, cur: Any, numbers: list[str]) -> set[str]:
         if not numbers:
             return set()
         ph = ", ".join([self.backend.ph] * len(numbers))
         cur.execute(f"SELECT permit_number FROM permits WHERE permit_number IN ({ph})", tuple(numbers))
         return {r[0] for r in cur.fetchall()}
 
-    def _numbers(self, cur: Any, apps: Sequence[Application]) -> builtins.list[str]:
+    def _numbers(self, cur: Any, apps: Sequence[Application]) -> list[str]:
         """Give each application its own number, or the next free one in the profile's pattern.
 
         One counter update per year takes a block of numbers for the whole batch; the counter
@@ -484,13 +486,13 @@ class Registry:
         ph = self.backend.ph
         out = [a.permit_number or "" for a in apps]
         named = {n for n in out if n}
-        years: dict[int, builtins.list[int]] = {}
+        years: dict[int, list[int]] = {}
         for i, a in enumerate(apps):
             if not a.permit_number:
                 assert a.received_on is not None  # checked before
                 years.setdefault(a.received_on.year, []).append(i)
         for year, wanting in sorted(years.items()):
-            free: builtins.list[str] = []
+            free: list[str] = []
             while len(free) < len(wanting):
                 k = len(wanting) - len(free)
                 cur.execute(
@@ -549,7 +551,9 @@ class Registry:
             ]
             plan = f", {m['plan_disturbed_sqft']:,.0f} sq ft over common plan {app.plan_id}" if app.plan_id else ""
             detail = (
-                f"{m['disturbed_sqft']:,.0f} sq ft disturbed{plan} (measured); screening: permit {m['permit_decision']}"
+                f"{m['disturbed_sqft']:,.0f} sq ft disturbed{plan} (measured"
+                f"{'' if m['disturbed'] is not None else ' on the whole site: no disturbed limits given'}); "
+                f"screening: permit {m['permit_decision']}"
             )
             events.append(
                 self._event_row(number, Event(now, who, kind, None, app.status, app.received_on, None, detail))
@@ -602,7 +606,7 @@ class Registry:
     def _event(self, cur: Any, number: str, e: Event) -> None:
         cur.execute(self._event_sql(), self._event_row(number, e))
 
-    def _expiry(self, issued: date, building: date | None, extensions: builtins.list[int]) -> date:
+    def _expiry(self, issued: date, building: date | None, extensions: list[int]) -> date:
         due = expiry(issued, self.profile, building_permit_expires=building, extensions_days=extensions).due
         assert isinstance(due, date)
         return due
@@ -891,7 +895,7 @@ class Registry:
         return self.get(permit_number)
 
     @staticmethod
-    def _pause_problems(p: Permit, changes: dict[str, Any]) -> builtins.list[Problem]:
+    def _pause_problems(p: Permit, changes: dict[str, Any]) -> list[Problem]:
         """List the problems of a resumption, expected or actual: it belongs to a stop and cannot precede it."""
         stopped = changes.get("work_stopped_on", p.work_stopped_on)
         out = []
@@ -925,7 +929,7 @@ class Registry:
 
         ``iso_dates`` gives dates and times as ISO text, which every output format writes the same.
         """
-        permits = self.list() if permits is None else permits
+        permits = self.permits() if permits is None else permits
 
         # Object columns: pandas would turn dates into Timestamps and gaps into NaT.
         def value(p: Permit, f: str) -> Any:
