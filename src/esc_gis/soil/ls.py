@@ -350,7 +350,8 @@ def ls_grid(
     )
     ls, outside = mask_outside_method(ls_all, slope_on, max_slope_pct)
     with np.errstate(invalid="ignore"):
-        capped = surface & (inlet_area / (d * x) >= max_slope_length_ft - d / x)
+        # Strictly past: a cell whose inlet is exactly at cap - D/x is the slope's last, uncapped.
+        capped = surface & (inlet_area / (d * x) > max_slope_length_ft - d / x)
 
     n_surface = int(np.count_nonzero(surface))
     inside = surface & ~outside
