@@ -147,7 +147,8 @@ def _gradients(padded: FloatArray, cell_size_ft: float) -> tuple[FloatArray, Flo
     h, w = padded.shape[0] - 2, padded.shape[1] - 2
     z = [padded[r : r + h, c : c + w] for r in range(3) for c in range(3)]
     centre = z[4]
-    z = [np.where(np.isnan(v), centre, v) for v in z]
+    if np.isnan(padded).any():  # rare (holes, a masked window): copy only then
+        z = [np.where(np.isnan(v), centre, v) for v in z]
     d8 = 8.0 * cell_size_ft
     g_col = ((z[2] + 2 * z[5] + z[8]) - (z[0] + 2 * z[3] + z[6])) / d8
     g_row = ((z[6] + 2 * z[7] + z[8]) - (z[0] + 2 * z[1] + z[2])) / d8
@@ -159,24 +160,28 @@ def _receivers(
 ) -> tuple[NDArray[np.int64], FloatArray]:
     """Each cell's two cardinal receivers (flat index, -1 for none) and their shares of its flow."""
     h, w = z.shape
-    rows, cols = np.indices((h, w))
+    # Sparse int32 indices broadcast: no full-size index grids (memory is the limit on a county).
+    rows, cols = np.indices((h, w), dtype=np.int32, sparse=True)
     zf = np.where(surface, z, np.inf)  # off-surface neighbours are never lower
     recv = np.full((2, h, w), -1, dtype=np.int64)
     weight = np.zeros((2, h, w), dtype=np.float64)
     with np.errstate(invalid="ignore"):
         for k, (g, r_step, c_step) in enumerate(((g_col, 0, 1), (g_row, 1, 0))):
-            step = np.where(g < 0, 1, -1)  # downhill is against the gradient
+            step = np.where(g < 0, np.int32(1), np.int32(-1))  # downhill is against the gradient
             tr = rows + r_step * step
             tc = cols + c_step * step
             inside = (tr >= 0) & (tr < h) & (tc >= 0) & (tc < w)
-            trc, tcc = np.clip(tr, 0, h - 1), np.clip(tc, 0, w - 1)
+            np.clip(tr, 0, h - 1, out=tr)
+            np.clip(tc, 0, w - 1, out=tc)
+            target = tr * np.int32(w) + tc
+            del tr, tc, step
             downhill = surface & (g != 0)
             # Off the window or off the surface: that share leaves (kept in the total, sent
             # nowhere), so the edge of the window or of the disturbed area does not become a
             # gutter collecting flow along it.
-            leaves = downhill & ~(inside & surface[trc, tcc])
-            ok = downhill & ~leaves & (zf[trc, tcc] < z)
-            recv[k] = np.where(ok, trc * w + tcc, -1)
+            leaves = downhill & ~(inside & surface.ravel()[target])
+            ok = downhill & ~leaves & (zf.ravel()[target] < z)
+            recv[k] = np.where(ok, target, -1)
             weight[k] = np.where(ok | leaves, np.abs(g), 0.0)
     total = weight.sum(axis=0)
     # A share whose neighbour is not lower goes to the other; none: the cell is an outlet.
@@ -330,16 +335,19 @@ def ls_grid(
     padded = _pad_extrapolated(z)
     slope = horn_slope_pct(padded.astype(np.float32), d, d, fill_with_centre=True).astype(np.float64)
     g_col, g_row = _gradients(padded, d)
+    del padded  # intermediates are dropped as soon as done: memory bounds the window size
     recv, shares = _receivers(z, surface, g_col, g_row)
     cell_area = d * d
     slope_on = np.where(surface, slope, np.nan)
     own = np.stack([np.full(z.size, cell_area), cell_area * np.nan_to_num(slope_on).ravel()])
     inflow = accumulate_cardinal(recv, shares, surface.ravel(), own).reshape(2, *z.shape)
+    del recv, shares, own
     inlet_area = np.where(surface, inflow[0], np.nan)
 
     flat = (g_col == 0) & (g_row == 0)
     aspect = np.degrees(np.arctan2(g_row, g_col))
     x = np.where(flat | ~surface, 1.0, flow_direction_factor_x(np.where(flat, 0.0, aspect)))
+    del flat, aspect, g_col, g_row
     ls_all = ls_desmet_govers(
         inlet_area,
         d,
@@ -349,6 +357,7 @@ def ls_grid(
         max_slope_length_ft=max_slope_length_ft,
     )
     ls, outside = mask_outside_method(ls_all, slope_on, max_slope_pct)
+    del ls_all
     with np.errstate(invalid="ignore"):
         # Strictly past: a cell whose inlet is exactly at cap - D/x is the slope's last, uncapped.
         capped = surface & (inlet_area / (d * x) > max_slope_length_ft - d / x)
@@ -358,24 +367,22 @@ def ls_grid(
     mean_ls = float(ls[inside].mean()) if inside.any() else float("nan")
     outside_share = float(np.count_nonzero(outside)) / n_surface if n_surface else float("nan")
 
-    # Representative (worst-case) slope: the outlet length and upslope mean slope of each cell.
-    up_area = inflow[0] + cell_area
-    with np.errstate(invalid="ignore"):
-        mean_up_slope = (inflow[1] + cell_area * np.nan_to_num(slope_on)) / up_area
-        length_out = np.minimum(up_area / (d * x), max_slope_length_ft)
-        candidate = inside & (mean_up_slope <= max_slope_pct)
+    # Representative (worst-case) slope: the outlet length and upslope mean slope of each cell
+    # inside the method (flat indices: only those cells are computed).
+    idx = np.flatnonzero(inside)
+    up_area = inflow[0].ravel()[idx] + cell_area
+    mean_up_slope = (inflow[1].ravel()[idx] + cell_area * slope_on.ravel()[idx]) / up_area
+    length_out = np.minimum(up_area / (d * x.ravel()[idx]), max_slope_length_ft)
+    keep = mean_up_slope <= max_slope_pct
+    idx, mean_up_slope, length_out = idx[keep], mean_up_slope[keep], length_out[keep]
     rep_len = rep_slope = rep_ls = float("nan")
     rep_cell: tuple[int, int] | None = None
-    if candidate.any():
-        profile_ls = ls_factor(
-            np.where(candidate, length_out, np.nan),
-            np.where(candidate, mean_up_slope, np.nan),
-            rill_interrill_ratio=rill_interrill_ratio,
-        )
-        k = int(np.nanargmax(profile_ls))
-        r, c = divmod(k, z.shape[1])
+    if idx.size:
+        profile_ls = ls_factor(length_out, mean_up_slope, rill_interrill_ratio=rill_interrill_ratio)
+        k = int(np.argmax(profile_ls))
+        r, c = divmod(int(idx[k]), z.shape[1])
         rep_cell = (r, c)
-        rep_len, rep_slope, rep_ls = float(length_out[r, c]), float(mean_up_slope[r, c]), float(profile_ls[r, c])
+        rep_len, rep_slope, rep_ls = float(length_out[k]), float(mean_up_slope[k]), float(profile_ls[k])
 
     return LsGrid(
         slope_pct=slope,
