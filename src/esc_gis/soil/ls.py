@@ -21,13 +21,14 @@ in proportion to the x and y components of the gradient (an aspect-driven routin
 of Lea 1992, as remembered, not re-read): on a plane at any aspect every cell then passes on
 exactly λ · D · x of area, so L is exact. D8 puts diagonal flow into a tube D/√2 wide and halves
 λ on a diagonal slope; Freeman's or Quinn's multiple-flow-direction routing lets part of the
-flow skip a row of cells on a diagonal slope and underestimates λ by about √2 (worked out on
-the infinite diagonal plane). So this module routes by gradient components, in numpy: the
-routing is a directed acyclic graph (flow goes only to strictly lower cells), and the
-accumulation is computed in wavefronts (Kahn's topological order): every cell whose donors are
-all done is processed in one numpy step, so the Python loop runs once per cell of the longest
-flow path, not once per cell. pyflwdir and pysheds offer D8, D-infinity and MFD (all of which
-mismatch x as above) and pull in numba and scipy; neither is needed here.
+flow skip a row of cells on a diagonal slope and underestimates λ there by a factor of 4/3
+(Quinn) to 1.42 (Freeman, p = 1.1), worked out on the infinite diagonal plane. So this module
+routes by gradient components, in numpy: the routing is a directed acyclic graph (flow goes
+only to strictly lower cells), and the accumulation is computed in wavefronts (Kahn's
+topological order): every cell whose donors are all done is processed in one numpy step, so
+the Python loop runs once per cell of the longest flow path, not once per cell. pyflwdir and
+pysheds offer D8, D-infinity and MFD (all of which mismatch x as above) and pull in numba and
+scipy; neither is needed here.
 
 Flow is routed over the disturbed surface only: a cell outside the disturbed mask (or nodata)
 neither contributes area nor receives flow, so run-on from undisturbed ground above the site is
