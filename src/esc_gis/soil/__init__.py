@@ -1,4 +1,4 @@
-"""Soil loss: the RUSLE / USLE formulas (:mod:`esc_gis.soil.rusle`), pure numpy.
+"""Soil loss: RUSLE / USLE formulas (:mod:`esc_gis.soil.rusle`) and LS from a DEM (:mod:`esc_gis.soil.ls`).
 
 Names are imported on first use, as in the other subpackages.
 """
@@ -13,11 +13,14 @@ __all__ = [
     "DEFAULT_MAX_SLOPE_LENGTH_FT",
     "RILL_INTERRILL_RATIO",
     "UNIT_PLOT_LENGTH_FT",
+    "LsGrid",
+    "accumulate_cardinal",
     "erosivity_share",
     "flow_direction_factor_x",
     "lew_day_index",
     "ls_desmet_govers",
     "ls_factor",
+    "ls_grid",
     "mask_outside_method",
     "outside_method",
     "prorated_r",
@@ -32,9 +35,11 @@ __all__ = [
     "usle_slope_length_exponent_m",
 ]
 
-_LAZY = dict.fromkeys(__all__, "esc_gis.soil.rusle")
+_LS_NAMES = ("LsGrid", "accumulate_cardinal", "ls_grid")
+_LAZY = {name: "esc_gis.soil.ls" if name in _LS_NAMES else "esc_gis.soil.rusle" for name in __all__}
 
 if TYPE_CHECKING:
+    from esc_gis.soil.ls import LsGrid, accumulate_cardinal, ls_grid
     from esc_gis.soil.rusle import (
         DEFAULT_MAX_SLOPE_LENGTH_FT,
         RILL_INTERRILL_RATIO,
