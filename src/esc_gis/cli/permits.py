@@ -224,13 +224,14 @@ def show(registry: str, number: str, as_json: bool, layers_path: str | None) -> 
     with _open(registry, layers_path) as reg:
         p = reg.get(number)
         dues = permit_dues(p, on=date.today(), calendar=reg.calendar, profile=reg.profile)
-    fields = {k: v for k, v in p.__dict__.items() if k not in ("site", "disturbed", "parties", "events")}
+    fields = {k: v for k, v in p.__dict__.items() if k not in ("site", "disturbed", "parties", "events", "reports")}
     if as_json:
         out = {
             **fields,
             "disturbed_acres": p.disturbed_acres,
             "parties": [q.__dict__ for q in p.parties],
             "events": [e.__dict__ for e in p.events],
+            "inspections": [_report_json(r) for r in p.reports],
             "deadlines": [d.__dict__ for d in dues],
         }
         click.echo(json.dumps(out, default=str, indent=2))
@@ -247,9 +248,134 @@ def show(registry: str, number: str, as_json: bool, layers_path: str | None) -> 
         move = f" {e.from_status or ''} -> {e.to_status}" if e.to_status else ""
         extra = "".join(f" {x}" for x in (e.on_date, f"+{e.days} days" if e.days else None, e.detail) if x)
         click.echo(f"  {e.at:%Y-%m-%d %H:%M}Z {e.who}: {e.kind}{move}{extra}")
+    if p.reports:
+        click.echo("\ninspections (private):")
+    for r in p.reports:
+        where = f" at ({r.location.x:.1f}, {r.location.y:.1f})" if r.location is not None else ""
+        click.echo(f"  #{r.id} {r.inspected_at:%Y-%m-%d %H:%M}Z {r.inspector}{where}: {r.assessment}")
+        for label, text in (("work done", r.work_done), ("phase", r.phase)):
+            if text:
+                click.echo(f"      {label}: {text}")
+        for d in r.deficiencies:
+            state = f"repaired {d.repaired_at:%Y-%m-%d %H:%M}Z" if d.repaired_at else "OPEN"
+            click.echo(f"      deficiency #{d.id} ({state}): {d.description}")
+        for ph in r.photos:
+            click.echo(f"      photo #{ph.id} {ph.filename} {ph.content_type} {ph.size_bytes} bytes sha256 {ph.sha256}")
     click.echo("\ndeadlines:")
     for d in dues:
         click.echo(f"  {d.due}  {d.what} ({d.section}; {_basis(d.basis)})")
+
+
+def _report_json(r: Any) -> dict[str, Any]:
+    return {
+        **{k: v for k, v in r.__dict__.items() if k not in ("location", "deficiencies", "photos")},
+        "location": None if r.location is None else [r.location.x, r.location.y],
+        "deficiencies": [d.__dict__ for d in r.deficiencies],
+        "photos": [{k: v for k, v in ph.__dict__.items() if k != "data"} for ph in r.photos],
+    }
+
+
+@permits.command(short_help="Record a site inspection report: deficiencies open 24-hour repairs; photos kept.")
+@_REGISTRY
+@click.argument("number")
+@click.option("--at", "at", required=True, help="Date and time of the inspection (YYYY-MM-DDTHH:MM, local time).")
+@click.option("--inspector", required=True, help="Name of the individual who inspected.")
+@click.option("--assessment", required=True, help="Assessment of the condition of the erosion and sediment controls.")
+@click.option("--work-done", default=None, help="BMP implementation and maintenance performed.")
+@click.option("--phase", default=None, help="The present phase of land-disturbing construction activity.")
+@click.option("--deficiency", "deficiencies", multiple=True, help="A deficiency found (repeatable); opens a repair.")
+@click.option(
+    "--notified", default=None, help="When the permittee was notified of the deficiencies (YYYY-MM-DDTHH:MM)."
+)
+@click.option("--repaired", "repaired", multiple=True, type=int, help="Number of an open deficiency found repaired.")
+@click.option("--photo", "photos", multiple=True, help="A photo file (PNG, JPEG, ...), stored in the registry.")
+@click.option("--point", nargs=2, type=float, default=None, help="Where on the site: X Y in the layer set's CRS.")
+@_LAYERS
+@_WHO
+def inspect(
+    registry: str,
+    number: str,
+    at: str,
+    inspector: str,
+    assessment: str,
+    work_done: str | None,
+    phase: str | None,
+    deficiencies: tuple[str, ...],
+    notified: str | None,
+    repaired: tuple[int, ...],
+    photos: tuple[str, ...],
+    point: tuple[float, float] | None,
+    layers_path: str | None,
+    who: str | None,
+) -> None:
+    """Record an inspection of permit NUMBER in REGISTRY (the weekly report's contents).
+
+    Each --deficiency opens a repair, due within the profile's repair period of the
+    inspection (or of --notified), listed by `permits due` until a later inspection
+    (--repaired ID) or `permits repaired` closes it. Inspectors' notes and photos are
+    private: never on the public map or in a public export.
+    """
+    import shapely
+
+    from esc_gis.registry.inspections import InspectionReport
+
+    report = InspectionReport(
+        inspected_at=_time(at, "at"),
+        inspector=inspector,
+        assessment=assessment,
+        work_done=work_done,
+        phase=phase,
+        deficiencies=deficiencies,
+        photos=photos,
+        location=shapely.Point(point) if point else None,
+        notified_at=_time(notified, "notified") if notified else None,
+        repaired=repaired,
+    )
+    with _open(registry, layers_path) as reg:
+        r = reg.inspect(number, report, who=who)
+    opened = ", ".join(f"#{d.id}" for d in r.deficiencies)
+    click.echo(
+        f"{number}: inspection #{r.id} recorded ({r.inspected_at:%Y-%m-%d %H:%M}Z, {r.inspector}); "
+        f"{len(r.deficiencies)} deficiency(ies){f' ({opened}) open repairs' if opened else ''}, "
+        f"{len(r.photos)} photo(s)."
+    )
+
+
+@permits.command(short_help="Record the repair of inspection deficiencies: closes their repairs.")
+@_REGISTRY
+@click.argument("number")
+@click.option("--deficiency", "ids", multiple=True, type=int, required=True, help="Deficiency number (repeatable).")
+@click.option("--on", "on", required=True, help="When the repair was done (YYYY-MM-DDTHH:MM, local time).")
+@click.option("--detail", default=None, help="What was repaired or replaced.")
+@_LAYERS
+@_WHO
+def repaired(
+    registry: str,
+    number: str,
+    ids: tuple[int, ...],
+    on: str,
+    detail: str | None,
+    layers_path: str | None,
+    who: str | None,
+) -> None:
+    """Record in REGISTRY that deficiencies of permit NUMBER were repaired."""
+    when = _time(on, "on")
+    assert when is not None
+    with _open(registry, layers_path) as reg:
+        p = reg.repaired(number, ids, on=when, who=who, detail=detail)
+    click.echo(f"{number}: repaired {', '.join(f'#{i}' for i in ids)}; {len(p.open_repairs)} repair(s) still open.")
+
+
+def _time(value: str | None, name: str) -> datetime | None:
+    """Parse a date and time (YYYY-MM-DDTHH:MM; a day alone is refused: the repair clock runs in hours)."""
+    from esc_gis.registry.records import parse_datetime
+
+    if value is not None and len(value.strip()) == 10:
+        raise click.BadParameter(f"{value!r} has no time of day; give YYYY-MM-DDTHH:MM.", param_hint=f"--{name}")
+    t, err = parse_datetime(value, name)
+    if err:
+        raise click.BadParameter(err, param_hint=f"--{name}")
+    return t
 
 
 @permits.command(name="list", short_help="List permits, optionally by status.")

@@ -24,6 +24,7 @@ from esc_gis.registry.deadlines import (
     Due,
     decision_due,
     inspections_due,
+    repair_due,
     stabilization_due,
     start_notice_due,
     stockpile_due,
@@ -91,7 +92,28 @@ def permit_dues(
                 out.append(d)
         if p.stockpile_since is not None:
             out.append(stockpile_due(p.stockpile_since, profile))
+    out.extend(repairs_due(p, profile))
     return out
+
+
+def repairs_due(p: Permit, profile: Profile) -> list[Due]:
+    """Return the open repairs of a permit's inspection deficiencies, one per deadline (§ 540-8E(6)).
+
+    Open in any state: a deficiency found stays open until a repair is recorded. The
+    deficiencies of one inspection (with the same notification) share a deadline, so they
+    make one item (and one calendar event).
+
+    Raises
+    ------
+    ProfileError
+        If the profile lacks the repair period or its finding.
+    """
+    groups: dict[tuple[datetime, datetime | None], list[int]] = {}
+    for d in p.open_repairs:
+        groups.setdefault((d.inspected_at, d.notified_at), []).append(d.id)
+    return [
+        repair_due(inspected, profile, ids=ids, notified_at=notified) for (inspected, notified), ids in groups.items()
+    ]
 
 
 def expiry_due(p: Permit, profile: Profile) -> Due:

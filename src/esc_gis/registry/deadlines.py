@@ -15,6 +15,7 @@ __all__ = [
     "expiry",
     "inspections_due",
     "rain_events",
+    "repair_due",
     "stabilization_due",
     "start_notice_due",
     "stockpile_due",
@@ -170,6 +171,49 @@ def stabilization_due(
         stopped + timedelta(days=days),
         stopped=stopped,
         resume_expected=resume_expected,
+    )
+
+
+def repair_due(
+    inspected_at: datetime, profile: Profile, *, ids: Sequence[int], notified_at: datetime | None = None
+) -> Due:
+    """Return when BMPs must be repaired or replaced after an inspection found deficiencies (§ 540-8E(6)).
+
+    "Within 24 hours of an inspection or notification that repair or replacement is
+    needed": counted from the notification when one is recorded, else from the inspection.
+    The deadline is a time, exactly the profile's ``deadlines.repair`` later.
+
+    Parameters
+    ----------
+    inspected_at : datetime
+        When the inspection that found the deficiencies took place.
+    profile : Profile
+    ids : sequence of int
+        The deficiencies' numbers in the registry (no inspector's text: the agenda and the
+        calendar feed show no notes).
+    notified_at : datetime, optional
+        When the permittee was notified that repair is needed.
+
+    Raises
+    ------
+    ProfileError
+        If the profile's repair period is not a number.
+
+    Examples
+    --------
+    >>> from datetime import timezone
+    >>> from esc_gis.profile import load_profile
+    >>> repair_due(datetime(2026, 11, 30, 15, 30, tzinfo=timezone.utc), load_profile(), ids=[3]).due
+    datetime.datetime(2026, 12, 1, 15, 30, tzinfo=datetime.timezone.utc)
+    """
+    start = notified_at or inspected_at
+    return _due(
+        profile,
+        "repair_due",
+        start + timedelta(hours=_number(profile, "repair")),
+        ids=", ".join(f"#{i}" for i in ids),
+        counted_from="notification" if notified_at is not None else "inspection",
+        from_time=f"{start:%Y-%m-%d %H:%M %Z}".strip(),
     )
 
 

@@ -230,6 +230,8 @@ class GeoPackageBackend(Backend):
             return iso_datetime(value)
         if kind == "bool":
             return bool(value)
+        if kind == "blob":
+            return bytes(value)
         return value
 
     def exists(self) -> bool:
@@ -266,7 +268,9 @@ class GeoPackageBackend(Backend):
     def register_layers(self, cur: Any, migration: Migration) -> None:
         """List the tables in ``gpkg_contents`` (features with their geometry column, or attributes)."""
         now = self.dump("datetime", now_utc())
-        for table in TABLES:
+        # Only the tables made so far: a later migration's tables are listed by that migration.
+        made = {r[0] for r in cur.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()}
+        for table in (t for t in TABLES if t in made):
             if table in LAYERS:
                 cur.execute(
                     "INSERT OR IGNORE INTO gpkg_contents (table_name, data_type, identifier, last_change, "
@@ -277,7 +281,7 @@ class GeoPackageBackend(Backend):
                     "INSERT OR IGNORE INTO gpkg_geometry_columns VALUES (?, 'geom', ?, ?, 0, 0)",
                     (table, LAYERS[table], self.srid),
                 )
-            elif table in ("parties", "events"):
+            elif table in ("parties", "events", "deficiencies", "repairs", "inspection_photos"):
                 cur.execute(
                     "INSERT OR IGNORE INTO gpkg_contents (table_name, data_type, identifier, last_change) "
                     "VALUES (?, 'attributes', ?, ?)",

@@ -198,6 +198,12 @@ class PostGISBackend(Backend):
             raise RegistryError(msg) from None
         self.srid = srid
 
+    def load(self, kind: str, value: Any) -> Any:
+        """Return a stored value of ``kind`` as Python (``bytea`` may come back as a memoryview)."""
+        if kind == "blob" and value is not None:
+            return bytes(value)
+        return value
+
     def _lock_schema(self, cur: Any) -> None:
         cur.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
 

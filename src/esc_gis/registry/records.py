@@ -7,7 +7,18 @@ end before its start, an unknown status), naming the row and the fix, as
 
 from __future__ import annotations
 
-__all__ = ["PARTY_ROLES", "Application", "Event", "Party", "Permit", "parse_date", "parse_datetime"]
+__all__ = [
+    "PARTY_ROLES",
+    "Application",
+    "Deficiency",
+    "Event",
+    "Inspection",
+    "Party",
+    "Permit",
+    "Photo",
+    "parse_date",
+    "parse_datetime",
+]
 
 import re
 from dataclasses import dataclass, field
@@ -106,6 +117,57 @@ class Event:
     detail: str | None = None
 
 
+@dataclass(frozen=True)
+class Deficiency:
+    """A deficiency an inspection found; it opens a repair (§ 540-8E(6)) until ``repaired_at``.
+
+    ``notified_at`` is when the permittee was notified that repair is needed, if recorded
+    (the repair is then due from that time rather than from the inspection).
+    """
+
+    id: int
+    inspection_id: int
+    description: str
+    inspected_at: datetime
+    notified_at: datetime | None = None
+    repaired_at: datetime | None = None
+    repair_detail: str | None = None
+
+    @property
+    def counted_from(self) -> datetime:
+        """The time the repair period runs from: the notification, if recorded, else the inspection."""
+        return self.notified_at or self.inspected_at
+
+
+@dataclass(frozen=True)
+class Photo:
+    """A photo of an inspection: its name, type, size and SHA-256 (``data`` only when asked for)."""
+
+    id: int
+    inspection_id: int
+    filename: str
+    content_type: str
+    sha256: str
+    size_bytes: int
+    data: bytes | None = None
+
+
+@dataclass(frozen=True)
+class Inspection:
+    """One site inspection report, with the contents § 540-8E(6) requires (private: never published)."""
+
+    id: int
+    inspected_at: datetime
+    inspector: str
+    assessment: str
+    work_done: str | None
+    phase: str | None
+    recorded_by: str
+    location: shapely.Geometry | None = None
+    deficiencies: tuple[Deficiency, ...] = ()
+    photos: tuple[Photo, ...] = ()
+
+
 @dataclass
 class Permit:
     """A permit as the registry holds it (fields follow :data:`~esc_gis.registry.schema.PERMIT_COLUMNS`)."""
@@ -142,6 +204,7 @@ class Permit:
     disturbed: shapely.Geometry | None = None
     parties: list[Party] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
+    reports: list[Inspection] = field(default_factory=list)
 
     @property
     def disturbed_acres(self) -> float:
@@ -152,8 +215,22 @@ class Permit:
 
     @property
     def inspections(self) -> list[date]:
-        """Dates of the recorded site inspections."""
+        """Dates of the recorded site inspections.
+
+        Both kinds are ``inspection`` events: ``permits update --inspected DAY`` writes one with
+        the day alone, and a full report (``permits inspect``) writes one dated its local day.
+        """
         return [e.on_date for e in self.events if e.kind == "inspection" and e.on_date is not None]
+
+    @property
+    def deficiencies(self) -> list[Deficiency]:
+        """Every deficiency the inspection reports found, oldest first (open and repaired)."""
+        return [d for r in self.reports for d in r.deficiencies]
+
+    @property
+    def open_repairs(self) -> list[Deficiency]:
+        """The deficiencies not yet repaired."""
+        return [d for d in self.deficiencies if d.repaired_at is None]
 
     @property
     def extensions_days(self) -> list[int]:

@@ -16,10 +16,25 @@ Tables
 ``permit_counters``
     The last number issued per year, for numbers in the profile's pattern (``ESC-2026-0001``)
     that two writers cannot both take.
+``inspections``
+    The site inspection reports (§ 540-8E(6)): when, where on the site (a point, optional),
+    the inspector, the assessment of the controls, the BMP work done and the present phase.
+    Private (inspectors' notes), never on the public map or in a public export.
+``deficiencies``
+    What an inspection found wrong, one row each: each opens a repair due within the
+    profile's ``deadlines.repair`` of the inspection, or of the notification if one is
+    recorded. A child table, not a JSON list: plain SQL on both back ends finds the open ones.
+``repairs``
+    The closing of a deficiency (one row at most each), by a later inspection or a record of
+    the repair.
+``inspection_photos``
+    Photos taken at an inspection, stored in the registry as blobs with their file name,
+    content type and SHA-256: the registry stays one file (or database) that a backup or
+    a copy keeps whole, and a checksum proves a photo is the one recorded.
 ``esc_gis_schema``
     One row per migration applied.
 
-Column kinds are ``text``, ``int``, ``real``, ``bool``, ``date``, ``datetime`` and ``geom``;
+Column kinds are ``text``, ``int``, ``real``, ``bool``, ``date``, ``datetime``, ``blob`` and ``geom``;
 dates are ISO text in a GeoPackage (its DATE / DATETIME types) and ``date`` /
 ``timestamptz`` in PostGIS. Each back end renders the DDL (:func:`create_table`).
 
@@ -31,11 +46,13 @@ Migrations
    (``resume_expected_on``, ``work_resumed_on``) that temporary stabilisation turns on
    (§ 540-7A(4)(d)). Nullable, so existing rows stay valid; ``ALTER TABLE ... ADD COLUMN``
    in both dialects.
+3. Inspections, their deficiencies, repairs and photos (tables above). Append-only like the
+   history: a report, once recorded, is evidence; a repair is a row of its own, not an edit.
 """
 
 from __future__ import annotations
 
-__all__ = ["MIGRATIONS", "PERMIT_COLUMNS", "SCHEMA_VERSION", "TABLES", "Migration", "create_table"]
+__all__ = ["INSPECTION_TABLES", "MIGRATIONS", "PERMIT_COLUMNS", "SCHEMA_VERSION", "TABLES", "Migration", "create_table"]
 
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -77,6 +94,10 @@ PERMIT_COLUMNS_V2: tuple[tuple[str, str, str], ...] = (
     ("work_resumed_on", "date", ""),
 )
 PERMIT_COLUMNS = _PERMIT_COLUMNS_V1 + PERMIT_COLUMNS_V2
+#: The tables migration 1 made (later tables arrive by their own migrations).
+_V1_TABLES = ("permits", "disturbed_limits", "parties", "events", "permit_counters")
+#: The tables migration 3 makes: inspection reports and what hangs off them.
+INSPECTION_TABLES = ("inspections", "deficiencies", "repairs", "inspection_photos")
 TABLES: dict[str, tuple[tuple[str, str, str], ...]] = {
     "permits": PERMIT_COLUMNS,
     "disturbed_limits": (
@@ -110,9 +131,47 @@ TABLES: dict[str, tuple[tuple[str, str, str], ...]] = {
         ("year", "int", "PRIMARY KEY"),
         ("last", "int", "NOT NULL"),
     ),
+    "inspections": (
+        ("fid", "serial", "PRIMARY KEY"),
+        ("permit_number", "text", "NOT NULL REFERENCES permits(permit_number)"),
+        ("inspected_at", "datetime", "NOT NULL"),
+        ("inspector", "text", "NOT NULL"),
+        ("assessment", "text", "NOT NULL"),
+        ("work_done", "text", ""),
+        ("phase", "text", ""),
+        ("recorded_by", "text", "NOT NULL"),
+        ("recorded_at", "datetime", "NOT NULL"),
+        ("geom", "geom", ""),
+    ),
+    "deficiencies": (
+        ("id", "serial", "PRIMARY KEY"),
+        ("inspection_id", "int", "NOT NULL REFERENCES inspections(fid)"),
+        ("permit_number", "text", "NOT NULL REFERENCES permits(permit_number)"),
+        ("description", "text", "NOT NULL"),
+        ("notified_at", "datetime", ""),
+    ),
+    "repairs": (
+        ("id", "serial", "PRIMARY KEY"),
+        ("deficiency_id", "int", "NOT NULL UNIQUE REFERENCES deficiencies(id)"),
+        ("permit_number", "text", "NOT NULL REFERENCES permits(permit_number)"),
+        ("repaired_at", "datetime", "NOT NULL"),
+        ("inspection_id", "int", "REFERENCES inspections(fid)"),
+        ("detail", "text", ""),
+        ("recorded_by", "text", "NOT NULL"),
+        ("recorded_at", "datetime", "NOT NULL"),
+    ),
+    "inspection_photos": (
+        ("id", "serial", "PRIMARY KEY"),
+        ("inspection_id", "int", "NOT NULL REFERENCES inspections(fid)"),
+        ("filename", "text", "NOT NULL"),
+        ("content_type", "text", "NOT NULL"),
+        ("sha256", "text", "NOT NULL"),
+        ("size_bytes", "int", "NOT NULL"),
+        ("data", "blob", "NOT NULL"),
+    ),
 }
 #: Tables that are GIS layers (features) and their geometry type.
-LAYERS = {"permits": "MULTIPOLYGON", "disturbed_limits": "MULTIPOLYGON"}
+LAYERS = {"permits": "MULTIPOLYGON", "disturbed_limits": "MULTIPOLYGON", "inspections": "POINT"}
 
 _TYPES = {
     "sqlite": {
@@ -122,6 +181,7 @@ _TYPES = {
         "bool": "BOOLEAN",
         "date": "DATE",
         "datetime": "DATETIME",
+        "blob": "BLOB",
         "serial": "INTEGER",
         "geom": "{gtype}",
     },
@@ -132,6 +192,7 @@ _TYPES = {
         "bool": "boolean",
         "date": "date",
         "datetime": "timestamptz",
+        "blob": "bytea",
         "serial": "bigserial",
         "geom": "geometry({gtype}, {srid})",
     },
@@ -153,25 +214,36 @@ def create_table(dialect: str, table: str, srid: int, columns: tuple[tuple[str, 
     return f'CREATE TABLE "{table}" ({", ".join(cols)})'
 
 
-def _append_only(dialect: str) -> list[str]:
-    """Triggers that make the history append-only: an event is never changed or removed."""
+def _append_only(dialect: str, tables: tuple[str, ...] = ("events",)) -> list[str]:
+    """Triggers that make ``tables`` append-only: a row is never changed or removed.
+
+    PostgreSQL's trigger function is made once, with the history (migration 1).
+    """
     if dialect == "sqlite":
         return [
-            f"CREATE TRIGGER events_no_{op.lower()} BEFORE {op} ON events "
+            f"CREATE TRIGGER {t}_no_{op.lower()} BEFORE {op} ON {t} "
             "BEGIN SELECT RAISE(ABORT, 'the permit history is append-only'); END"
+            for t in tables
             for op in ("UPDATE", "DELETE")
         ]
-    return [
-        "CREATE FUNCTION esc_gis_append_only() RETURNS trigger LANGUAGE plpgsql AS "
-        "$$ BEGIN RAISE EXCEPTION 'the permit history is append-only'; END $$",
-        "CREATE TRIGGER events_append_only BEFORE UPDATE OR DELETE ON events "
-        "FOR EACH ROW EXECUTE FUNCTION esc_gis_append_only()",
+    function = (
+        [
+            "CREATE FUNCTION esc_gis_append_only() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$ BEGIN RAISE EXCEPTION 'the permit history is append-only'; END $$"
+        ]
+        if "events" in tables
+        else []
+    )
+    return function + [
+        f"CREATE TRIGGER {t}_append_only BEFORE UPDATE OR DELETE ON {t} "
+        "FOR EACH ROW EXECUTE FUNCTION esc_gis_append_only()"
+        for t in tables
     ]
 
 
 def _v1(dialect: str, srid: int) -> list[str]:
     # Version 1's columns, frozen: later columns arrive by their own migrations.
-    tables = [create_table(dialect, t, srid, _PERMIT_COLUMNS_V1 if t == "permits" else None) for t in TABLES]
+    tables = [create_table(dialect, t, srid, _PERMIT_COLUMNS_V1 if t == "permits" else None) for t in _V1_TABLES]
     indexes = [
         "CREATE INDEX events_permit ON events (permit_number, id)",
         "CREATE INDEX parties_permit ON parties (permit_number)",
@@ -183,6 +255,17 @@ def _v1(dialect: str, srid: int) -> list[str]:
 def _v2(dialect: str, srid: int) -> list[str]:
     types = _TYPES[dialect]
     return [f'ALTER TABLE permits ADD COLUMN "{name}" {types[kind]}' for name, kind, _ in PERMIT_COLUMNS_V2]
+
+
+def _v3(dialect: str, srid: int) -> list[str]:
+    tables = [create_table(dialect, t, srid) for t in INSPECTION_TABLES]
+    indexes = [
+        "CREATE INDEX inspections_permit ON inspections (permit_number, inspected_at)",
+        "CREATE INDEX deficiencies_permit ON deficiencies (permit_number)",
+        "CREATE INDEX deficiencies_inspection ON deficiencies (inspection_id)",
+        "CREATE INDEX photos_inspection ON inspection_photos (inspection_id)",
+    ]
+    return tables + indexes + _append_only(dialect, INSPECTION_TABLES)
 
 
 @dataclass(frozen=True)
@@ -198,5 +281,6 @@ class Migration:
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "permits, disturbed limits, parties, append-only events, permit counters", _v1),
     Migration(2, "permits: common plan, activity, plan total; expected and actual resumption of work", _v2),
+    Migration(3, "inspections (point), deficiencies, repairs, inspection photos; append-only", _v3),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version

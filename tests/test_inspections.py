@@ -1,0 +1,342 @@
+"""Inspection reports, deficiencies and 24-hour repairs (§ 540-8E(6)), on both back ends.
+
+Every registry test here runs on a real GeoPackage file and on a real PostGIS server (the
+``target`` fixture). Times are given in UTC so the answers do not depend on the machine's zone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import struct
+import zlib
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+
+import geopandas as gpd
+import pytest
+import shapely
+from click.testing import CliRunner
+
+from esc_gis.cli.main import cli
+from esc_gis.errors import RegistryError, ValidationError
+from esc_gis.profile import load_profile
+from esc_gis.registry import Application, init_registry, open_registry
+from esc_gis.registry.agenda import agenda
+from esc_gis.registry.calendar import OfficeCalendar
+from esc_gis.registry.deadlines import repair_due
+from esc_gis.registry.inspections import InspectionReport
+from esc_gis.registry.store import Registry
+
+from .conftest import CRS, K, square_sqft
+
+UTC = timezone.utc
+STARTED = datetime(2026, 11, 9, 8, 0, tzinfo=UTC)
+AT = datetime(2026, 11, 16, 15, 30, tzinfo=UTC)  # a Monday afternoon, in the past
+CAL = OfficeCalendar(holidays=frozenset())
+
+
+def tiny_png(rgb: tuple[int, int, int] = (200, 120, 40)) -> bytes:
+    """A 2 x 2 PNG built from its chunks (no image library needed)."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    raw = b"".join(b"\x00" + bytes(rgb) * 2 for _ in range(2))
+    ihdr = struct.pack(">IIBBBBB", 2, 2, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
+
+
+@pytest.fixture
+def reg(target: str, layer_set):
+    init_registry(target, layers=layer_set)
+    with open_registry(target, layers=layer_set, calendar=CAL) as r:
+        yield r
+
+
+@pytest.fixture
+def active(reg) -> str:
+    """An active permit on a 5,000 sq ft square at local (100, 100), work started 2026-11-09."""
+    site = square_sqft(100, 100, 5000.0)
+    return reg.add(
+        Application(
+            "100 Test St",
+            date(2026, 11, 2),
+            site,
+            CRS,
+            status="active",
+            issued_on=date(2026, 11, 3),
+            started_at=STARTED,
+        ),
+        who="clerk",
+    )
+
+
+def report(tmp_path: Path | None = None, **kw) -> InspectionReport:
+    kw.setdefault("inspected_at", AT)
+    kw.setdefault("inspector", "Ina Inspector")
+    kw.setdefault("assessment", "silt fence sagging on the north side")
+    return InspectionReport(**kw)
+
+
+def centre(reg, number: str) -> shapely.Point:
+    return reg.get(number).site.centroid
+
+
+# --- Recording -----------------------------------------------------------------------
+
+
+def test_an_inspection_with_two_deficiencies_and_a_photo_round_trips(reg, active, tmp_path: Path) -> None:
+    png = tiny_png()
+    photo = tmp_path / "north-fence.png"
+    photo.write_bytes(png)
+    where = centre(reg, active)
+    r = reg.inspect(
+        active,
+        report(
+            work_done="re-staked 40 ft of fence",
+            phase="rough grading",
+            deficiencies=["silt fence down at the north", "inlet protection clogged"],
+            photos=[photo],
+            location=where,
+        ),
+        who="ina",
+    )
+    assert (r.inspected_at, r.inspector, r.work_done, r.phase) == (
+        AT,
+        "Ina Inspector",
+        "re-staked 40 ft of fence",
+        "rough grading",
+    )
+    assert r.location.equals_exact(where, 1e-6)
+    assert [d.description for d in r.deficiencies] == ["silt fence down at the north", "inlet protection clogged"]
+    assert all(d.repaired_at is None and d.inspected_at == AT for d in r.deficiencies)
+    (ph,) = r.photos
+    assert (ph.filename, ph.content_type, ph.size_bytes) == ("north-fence.png", "image/png", len(png))
+    assert ph.sha256 == hashlib.sha256(png).hexdigest() and ph.data is None  # listing: no bytes
+    stored = reg.photo(ph.id)
+    assert stored.data == png and hashlib.sha256(stored.data).hexdigest() == ph.sha256
+    p = reg.get(active)
+    assert [(e.kind, e.who, e.on_date) for e in p.events][-1] == ("inspection", "ina", AT.astimezone().date())
+    assert "2 deficiency(ies), 1 photo(s)" in p.events[-1].detail
+    # The weekly-inspection clock counts the report like an --inspected day.
+    assert AT.astimezone().date() in p.inspections
+
+
+def test_the_report_tables_are_append_only(reg, active) -> None:
+    d = reg.inspect(active, report(deficiencies=["fence down"])).deficiencies[0]
+    reg.repaired(active, [d.id], on=AT + timedelta(hours=2))
+    for sql in (
+        "UPDATE inspections SET inspector = 'x'",
+        "DELETE FROM deficiencies",
+        "UPDATE repairs SET detail = 'x'",
+    ):
+        with pytest.raises(RegistryError, match="append-only"), reg.backend.write() as cur:
+            cur.execute(sql)
+    assert reg.get(active).open_repairs == []
+
+
+def test_weekly_inspection_counts_reports_and_update_inspected_days(reg, active) -> None:
+    W = reg.profile
+    on = date(2026, 11, 17)
+    weekly = [
+        i
+        for i in agenda([reg.get(active)], on=on, calendar=CAL, profile=W, within_days=0)
+        if i.code == "weekly_inspection"
+    ]
+    assert weekly and weekly[0].due == date(2026, 11, 16)  # started 11-09, none since
+    reg.inspect(active, report())
+    weekly = [
+        i
+        for i in agenda([reg.get(active)], on=on, calendar=CAL, profile=W, within_days=0)
+        if i.code == "weekly_inspection"
+    ]
+    assert weekly == []
+    reg.update(active, inspected_on=date(2026, 11, 18))  # the older way still counts, and later
+    got = agenda([reg.get(active)], on=date(2026, 11, 25), calendar=CAL, profile=W, within_days=0)
+    assert [i.due for i in got if i.code == "weekly_inspection"] == [date(2026, 11, 25)]
+
+
+# --- Repairs ---------------------------------------------------------------------------
+
+
+def test_repair_is_due_exactly_24_hours_after_the_inspection_or_the_notification() -> None:
+    W = load_profile()
+    d = repair_due(AT, W, ids=[3, 4])
+    assert d.due == AT + timedelta(hours=24) and d.code == "repair_due" and d.section == "§ 540-8E(6)"
+    assert "#3, #4" in d.what and "inspection" in d.what
+    told = AT + timedelta(hours=5)
+    n = repair_due(AT, W, ids=[3], notified_at=told)
+    assert n.due == told + timedelta(hours=24) and "notification" in n.what
+
+
+def test_an_overdue_repair_is_listed_and_not_before_and_goes_when_repaired(reg, active) -> None:
+    r = reg.inspect(active, report(deficiencies=["fence down", "inlet clogged"]))
+    ids = [d.id for d in r.deficiencies]
+
+    def repairs(on: date, within: int = 0) -> list:
+        items = agenda([reg.get(active)], on=on, calendar=CAL, profile=reg.profile, within_days=within)
+        return [i for i in items if i.code == "repair_due"]
+
+    assert repairs(date(2026, 11, 16)) == []  # due tomorrow 15:30: not yet
+    (item,) = repairs(date(2026, 11, 16), within=1)  # one item for the inspection's two deficiencies
+    assert item.due == AT + timedelta(hours=24) and not item.overdue
+    assert all(f"#{i}" in item.what for i in ids)
+    assert "fence down" not in item.what  # the agenda (and the .ics feed) carry no inspector's text
+    (late,) = repairs(date(2026, 11, 18))
+    assert late.overdue
+    reg.repaired(active, ids[:1], on=AT + timedelta(hours=30), who="contractor", detail="fence re-set")
+    (late,) = repairs(date(2026, 11, 18))
+    assert f"#{ids[1]}" in late.what and f"#{ids[0]}" not in late.what
+    # A later inspection closes the other one.
+    reg.inspect(active, report(inspected_at=AT + timedelta(days=2), repaired=[ids[1]]))
+    assert repairs(date(2026, 11, 18)) == []
+    p = reg.get(active)
+    assert p.open_repairs == [] and [e.kind for e in p.events][-2:] == ["repair", "inspection"]
+
+
+def test_permits_due_and_the_calendar_feed_list_the_repair(reg, active, target: str, layers_path, tmp_path) -> None:
+    r = reg.inspect(active, report(deficiencies=["fence down"], notified_at=AT + timedelta(hours=2)))
+    runner = CliRunner()
+    out = runner.invoke(
+        cli, ["permits", "due", target, "--on", "2026-11-19", "--within", "0", "--layers", str(layers_path)]
+    )
+    assert out.exit_code == 0, out.output
+    line = next(x for x in out.output.splitlines() if "repair" in x)
+    assert line.startswith("OVERDUE 2026-11-17 17:30") and f"#{r.deficiencies[0].id}" in line
+    ics = tmp_path / "d.ics"
+    out = runner.invoke(
+        cli, ["permits", "calendar", target, "-o", str(ics), "--on", "2026-11-16", "--layers", str(layers_path)]
+    )
+    assert out.exit_code == 0, out.output
+    text = ics.read_text()
+    assert "notification" in text and "fence down" not in text
+
+
+# --- Refusals --------------------------------------------------------------------------
+
+
+def test_bad_input_is_refused_with_every_problem_and_nothing_written(reg, active, tmp_path: Path) -> None:
+    with pytest.raises(ValidationError) as exc:
+        reg.inspect(
+            "ESC-2026-9999",
+            report(
+                inspected_at=datetime.now(UTC) + timedelta(days=2),
+                inspector=" ",
+                photos=[tmp_path / "missing.jpg"],
+            ),
+        )
+    text = str(exc.value)
+    for part in ("no such permit", "in the future", "inspector is empty", "missing.jpg' does not exist"):
+        assert part in text
+    not_image = tmp_path / "notes.txt"
+    not_image.write_text("not a photo")
+    with pytest.raises(ValidationError) as exc:
+        reg.inspect(
+            active,
+            report(
+                inspected_at=STARTED - timedelta(hours=1),
+                photos=[not_image],
+                location=shapely.Point(100 / K * 0 + 1e6, 1e6),
+                repaired=[42],
+            ),
+        )
+    text = str(exc.value)
+    for part in ("before the work started", "not an image", "not on the site", "#42 is not one of this permit's"):
+        assert part in text
+    with reg.backend.read() as cur:
+        for table in ("inspections", "deficiencies", "inspection_photos", "repairs"):
+            cur.execute(f"SELECT count(*) FROM {table}")
+            assert cur.fetchone()[0] == 0, table
+    assert [e.kind for e in reg.get(active).events] == ["received"]
+
+
+def test_a_repair_cannot_be_recorded_twice_or_for_another_permit(reg, active) -> None:
+    d = reg.inspect(active, report(deficiencies=["fence down"])).deficiencies[0]
+    reg.repaired(active, [d.id], on=AT + timedelta(hours=3))
+    with pytest.raises(ValidationError, match="already repaired"):
+        reg.repaired(active, [d.id], on=AT + timedelta(hours=4))
+    with pytest.raises(ValidationError, match="found after this time"):
+        d2 = reg.inspect(active, report(inspected_at=AT + timedelta(days=1), deficiencies=["x"])).deficiencies[0]
+        reg.repaired(active, [d2.id], on=AT)
+
+
+def test_a_photo_whose_bytes_changed_is_refused(tmp_path: Path, layer_set) -> None:
+    target = tmp_path / "permits.gpkg"
+    init_registry(target, layers=layer_set)
+    photo = tmp_path / "p.png"
+    photo.write_bytes(tiny_png())
+    with open_registry(target, layers=layer_set) as reg:
+        n = reg.add(
+            Application(
+                "1 A St",
+                date(2026, 11, 2),
+                square_sqft(100, 100, 5000.0),
+                CRS,
+                status="active",
+                issued_on=date(2026, 11, 3),
+                started_at=STARTED,
+            )
+        )
+        pid = reg.inspect(n, report(photos=[photo])).photos[0].id
+    con = sqlite3.connect(target)  # tampering behind the registry's back (the triggers stop UPDATE)
+    con.execute("DROP TRIGGER inspection_photos_no_update")
+    con.execute("UPDATE inspection_photos SET data = ? WHERE id = ?", (tiny_png((1, 2, 3)), pid))
+    con.commit()
+    con.close()
+    with open_registry(target, layers=layer_set) as reg, pytest.raises(RegistryError, match="SHA-256"):
+        reg.photo(pid)
+
+
+# --- Migration -------------------------------------------------------------------------
+
+
+def test_a_version_2_registry_migrates_and_takes_inspections(target: str, layer_set, monkeypatch) -> None:
+    from esc_gis.registry import backend, schema
+
+    with monkeypatch.context() as m:  # a registry made by the esc_gis before inspections
+        m.setattr(backend, "MIGRATIONS", schema.MIGRATIONS[:2])
+        m.setattr(backend, "SCHEMA_VERSION", 2)
+        m.setattr(Registry, "_select_reports", lambda self, cur, by_number: None)  # that esc_gis read no reports
+        assert init_registry(target, layers=layer_set) == [1, 2]
+        with open_registry(target, layers=layer_set) as r:
+            n = r.add(
+                Application(
+                    "1 A St",
+                    date(2026, 11, 2),
+                    square_sqft(100, 100, 5000.0),
+                    CRS,
+                    status="active",
+                    issued_on=date(2026, 11, 3),
+                    started_at=STARTED,
+                )
+            )
+            r.update(n, inspected_on=date(2026, 11, 11))
+    with pytest.raises(RegistryError, match=r"schema version 2.*permits init"):
+        open_registry(target, layers=layer_set)
+    assert init_registry(target, layers=layer_set) == [3]
+    with open_registry(target, layers=layer_set) as r:
+        r.inspect(n, report(deficiencies=["fence down"]))
+        p = r.get(n)
+        assert len(p.reports) == 1 and len(p.open_repairs) == 1
+        assert sorted(p.inspections) == [date(2026, 11, 11), AT.astimezone().date()]
+
+
+def test_a_geopackage_lists_inspections_as_a_point_layer(tmp_path: Path, layer_set) -> None:
+    target = tmp_path / "permits.gpkg"
+    init_registry(target, layers=layer_set)
+    with open_registry(target, layers=layer_set) as reg:
+        n = reg.add(
+            Application(
+                "1 A St",
+                date(2026, 11, 2),
+                square_sqft(100, 100, 5000.0),
+                CRS,
+                status="active",
+                issued_on=date(2026, 11, 3),
+                started_at=STARTED,
+            )
+        )
+        reg.inspect(n, report(location=reg.get(n).site.centroid))
+    layer = gpd.read_file(target, layer="inspections")
+    assert len(layer) == 1 and layer.geometry.iloc[0].geom_type == "Point" and layer.crs == reg.crs
