@@ -7,6 +7,7 @@ Every registry test here runs on a real GeoPackage file and on a real PostGIS se
 from __future__ import annotations
 
 import hashlib
+import json
 import sqlite3
 import struct
 import zlib
@@ -340,3 +341,88 @@ def test_a_geopackage_lists_inspections_as_a_point_layer(tmp_path: Path, layer_s
         reg.inspect(n, report(location=reg.get(n).site.centroid))
     layer = gpd.read_file(target, layer="inspections")
     assert len(layer) == 1 and layer.geometry.iloc[0].geom_type == "Point" and layer.crs == reg.crs
+
+
+# --- Command line and privacy ----------------------------------------------------------
+
+#: Inspectors' notes planted in a report: none may reach a public output.
+NOTES = ("Assessment-Planted-7731", "WorkDone-Planted-7732", "Phase-Planted-7733", "Deficiency-Planted-7734")
+
+
+def _run(*args: str):
+    r = CliRunner().invoke(cli, ["permits", *args])
+    assert "Traceback" not in r.output, r.output
+    return r
+
+
+def test_cli_inspect_and_repaired_on_both_back_ends(reg, active, target: str, layers_path, tmp_path: Path) -> None:
+    lay = ["--layers", str(layers_path)]
+    photo = tmp_path / "fence.png"
+    photo.write_bytes(tiny_png())
+    x, y = centre(reg, active).coords[0]
+    r = _run(
+        "inspect", target, active, "--at", "2026-11-16T15:30Z", "--inspector", "Ina Inspector",
+        "--assessment", "fence sagging", "--work-done", "re-staked", "--phase", "grading",
+        "--deficiency", "fence down", "--deficiency", "inlet clogged", "--photo", str(photo),
+        "--point", str(x), str(y), "--who", "ina", *lay,
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert "2 deficiency(ies)" in r.output and "1 photo(s)" in r.output
+    ids = [d.id for d in reg.get(active).deficiencies]
+    r = _run("show", target, active, *lay)
+    assert r.exit_code == 0 and "inspections (private)" in r.output and "fence down" in r.output
+    assert hashlib.sha256(tiny_png()).hexdigest() in r.output
+    r = _run("repaired", target, active, "--deficiency", str(ids[0]), "--on", "2026-11-17T09:00Z", "--who", "c", *lay)
+    assert r.exit_code == 0 and "1 repair(s) still open" in r.output, r.output
+    r = _run("show", target, active, "--json", *lay)
+    data = json.loads(r.output)
+    (report_,) = data["inspections"]
+    assert report_["location"] == pytest.approx([x, y]) and report_["photos"][0]["filename"] == "fence.png"
+    assert [d["repaired_at"] is not None for d in report_["deficiencies"]] == [True, False]
+    # Bad input: one message with every problem, exit 1, nothing written.
+    r = _run(
+        "inspect", target, "ESC-2026-0999", "--at", "2026-11-16T15:30Z", "--inspector", "I",
+        "--assessment", "a", "--photo", str(tmp_path / "nope.jpg"), *lay,
+    )  # fmt: skip
+    assert r.exit_code == 1 and "no such permit" in r.output and "nope.jpg" in r.output
+    r = _run("inspect", target, active, "--at", "2026-11-16", "--inspector", "I", "--assessment", "a", *lay)
+    assert r.exit_code != 0 and "no time of day" in r.output
+    assert len(reg.get(active).reports) == 1
+
+
+def test_public_outputs_never_show_inspectors_notes_or_photos(reg, active, target: str, layers_path, tmp_path) -> None:
+    lay = ["--layers", str(layers_path)]
+    png = tiny_png((17, 34, 51))
+    photo = tmp_path / "Photo-Planted-7735.png"
+    photo.write_bytes(png)
+    reg.inspect(
+        active,
+        report(
+            inspector="Inspector-Planted-7730",
+            assessment=NOTES[0],
+            work_done=NOTES[1],
+            phase=NOTES[2],
+            deficiencies=[NOTES[3]],
+            photos=[photo],
+        ),
+    )
+    planted = (*NOTES, "Inspector-Planted-7730", "Photo-Planted-7735", hashlib.sha256(png).hexdigest())
+    outputs = []
+    for name in ("public.gpkg", "public.geojson", "public.csv"):
+        out = tmp_path / name
+        assert _run("export", target, "-o", str(out), *lay).exit_code == 0
+        outputs.append(out)
+    html = tmp_path / "map.html"
+    assert _run("map", target, "-o", str(html), "--public", "--offline", *lay).exit_code == 0
+    outputs.append(html)
+    ics = tmp_path / "d.ics"
+    assert _run("calendar", target, "-o", str(ics), "--on", "2026-11-16", *lay).exit_code == 0
+    outputs.append(ics)
+    for out in outputs:
+        data = out.read_bytes()
+        assert active.encode() in data or out.suffix == ".gpkg", out  # the permit itself is there
+        for value in planted:
+            assert value.encode() not in data, (out.name, value)
+        assert png[16:] not in data, out.name  # nor the photo's bytes
+    # The same notes are in the registry (the test plants what it greps for).
+    assert NOTES[0] in {r.assessment for r in reg.get(active).reports}
