@@ -59,6 +59,15 @@ demo: $(STAMP) $(ASSETS)
 		--stockpile-since 2026-11-16 --layers $(DEMO_LAYERS) --who demo
 	$(PERMITS) update $(REG) ESC-2026-0105 --inspected 2026-11-25 --work-stopped 2026-11-10 \
 		--layers $(DEMO_LAYERS) --who demo
+	# An inspection report with a (made-up) photo; its two deficiencies open 24-hour repairs, one is repaired.
+	$(PERMITS) inspect $(REG) ESC-2026-0102 --at 2026-11-27T10:00 --inspector "Pat Demo" \
+		--assessment "Silt fence sagging on the east side; inlet protection full of sediment" \
+		--work-done "Tracking pad re-graveled" --phase "Foundations poured; backfilling" \
+		--deficiency "Silt fence down along the east edge" --deficiency "Inlet protection at the catch basin clogged" \
+		--notified 2026-11-27T11:00 --photo examples/demo/inspection_photo_made_up.png \
+		--point 744779.4 503274.0 --layers $(DEMO_LAYERS) --who demo
+	$(PERMITS) repaired $(REG) ESC-2026-0102 --deficiency 1 --on 2026-11-28T09:00 --detail "Fence re-set and staked" \
+		--layers $(DEMO_LAYERS) --who demo
 	$(PERMITS) list $(REG) --layers $(DEMO_LAYERS)
 	$(PERMITS) due $(REG) --on 2026-11-30 --rain examples/demo/rain.csv --layers $(DEMO_LAYERS)
 	$(PERMITS) calendar $(REG) -o out/demo_deadlines.ics --on 2026-11-30 --rain examples/demo/rain.csv \
