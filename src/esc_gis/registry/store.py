@@ -222,7 +222,12 @@ class Registry:
             numbers,
         )
         reports = {
-            int(r[0]): (r[1], Inspection(int(r[0]), b.load("datetime", r[2]), *r[3:8], b.load_geom(r[8])))
+            int(r[0]): (
+                r[1],
+                Inspection(
+                    int(r[0]), b.load("datetime", r[2]), r[3], r[4], r[5], r[6], r[7], location=b.load_geom(r[8])
+                ),
+            )
             for r in cur.fetchall()
         }
         if not reports:
