@@ -10,7 +10,7 @@ written by hand from a calendar, per profile.
 from __future__ import annotations
 
 import dataclasses
-from datetime import date, datetime, timedelta
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -24,6 +24,7 @@ from esc_gis.registry.deadlines import (
     expiry,
     inspections_due,
     rain_events,
+    repair_due,
     stabilization_due,
     start_notice_due,
     stockpile_due,
@@ -135,6 +136,36 @@ def test_temporary_stabilization_on_its_boundary(prof, resume: date | None, due:
 def test_temporary_stabilization_ends_when_work_resumes_on_or_after_the_stop(resumed: date, none: bool) -> None:
     d = stabilization_due(D(2026, 5, 1), W, resume_expected=D(2026, 5, 20), resumed=resumed)
     assert (d is None) is none
+
+
+# --- Repairs after an inspection (§ 540-8E(6)) ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "notified, start, counted_from",
+    [
+        (None, datetime(2026, 11, 30, 15, 30, tzinfo=timezone.utc), "inspection"),
+        (
+            datetime(2026, 12, 1, 8, 0, tzinfo=timezone.utc),
+            datetime(2026, 12, 1, 8, 0, tzinfo=timezone.utc),
+            "notification",
+        ),
+    ],
+)
+@BOTH
+def test_a_repair_is_due_24_hours_after_the_inspection_or_notification(prof, notified, start, counted_from) -> None:
+    inspected = datetime(2026, 11, 30, 15, 30, tzinfo=timezone.utc)
+    d = repair_due(inspected, prof, ids=[3, 4], notified_at=notified)
+    assert d.due == start + timedelta(hours=24) and d.code == "repair_due"
+    f = prof.finding("repair_due", ids="#3, #4", counted_from=counted_from, from_time=f"{start:%Y-%m-%d %H:%M} UTC")
+    assert (d.what, d.section, d.basis) == (f.message, f.section, f.basis)
+    assert "#3, #4" in d.what
+
+
+def test_a_repair_time_without_a_zone_is_shown_without_one() -> None:
+    d = repair_due(datetime(2026, 11, 30, 15, 30), W, ids=[7])
+    assert d.due == datetime(2026, 12, 1, 15, 30)
+    assert d.what == W.finding("repair_due", ids="#7", counted_from="inspection", from_time="2026-11-30 15:30").message
 
 
 # --- Rain events (§ 540-8E(6): "a precipitation event"; a reading) ----------------------------
