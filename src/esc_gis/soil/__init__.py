@@ -1,4 +1,6 @@
-"""Soil loss: RUSLE / USLE formulas (:mod:`esc_gis.soil.rusle`) and LS from a DEM (:mod:`esc_gis.soil.ls`).
+"""Soil loss: RUSLE / USLE formulas (:mod:`esc_gis.soil.rusle`), LS from a DEM (:mod:`esc_gis.soil.ls`),
+construction schedules (:mod:`esc_gis.soil.schedule`), K from soils (:mod:`esc_gis.soil.k`) and soil
+loss per site and phase (:mod:`esc_gis.soil.soil_loss`).
 
 Names are imported on first use, as in the other subpackages.
 """
@@ -14,6 +16,16 @@ __all__ = [
     "RILL_INTERRILL_RATIO",
     "UNIT_PLOT_LENGTH_FT",
     "LsGrid",
+    "Phase",
+    "SoilLossResult",
+    "Window",
+    "k_by_site",
+    "read_ei_distribution",
+    "read_schedule",
+    "soil_loss",
+    "soil_loss_tables",
+    "validate_schedule",
+    "windows",
     "accumulate_cardinal",
     "erosivity_share",
     "flow_direction_factor_x",
@@ -36,9 +48,29 @@ __all__ = [
 ]
 
 _LS_NAMES = ("LsGrid", "accumulate_cardinal", "ls_grid")
-_LAZY = {name: "esc_gis.soil.ls" if name in _LS_NAMES else "esc_gis.soil.rusle" for name in __all__}
+_OTHER = {
+    "Phase": "schedule",
+    "Window": "schedule",
+    "read_schedule": "schedule",
+    "validate_schedule": "schedule",
+    "windows": "schedule",
+    "k_by_site": "k",
+    "SoilLossResult": "soil_loss",
+    "read_ei_distribution": "soil_loss",
+    "soil_loss": "soil_loss",
+    "soil_loss_tables": "soil_loss",
+}
+_LAZY = {
+    name: f"esc_gis.soil.{_OTHER[name]}"
+    if name in _OTHER
+    else ("esc_gis.soil.ls" if name in _LS_NAMES else "esc_gis.soil.rusle")
+    for name in __all__
+}
 
 if TYPE_CHECKING:
+    from esc_gis.soil.k import k_by_site
+    from esc_gis.soil.schedule import Phase, Window, read_schedule, validate_schedule, windows
+    from esc_gis.soil.soil_loss import SoilLossResult, read_ei_distribution, soil_loss, soil_loss_tables
     from esc_gis.soil.ls import LsGrid, accumulate_cardinal, ls_grid
     from esc_gis.soil.rusle import (
         DEFAULT_MAX_SLOPE_LENGTH_FT,
