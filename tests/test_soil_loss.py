@@ -215,7 +215,7 @@ def test_k_out_of_range_and_missing_field_are_refused_with_the_fix():
         k_by_site(site, soils, k_field="kwfact", k_max=0.7)
     assert [p.row for p in info.value.problems] == [1, 2, 3]
     assert "K 0.9" in str(info.value) and "no K" in str(info.value)
-    with pytest.raises(ValidationError, match="no field 'kwfact'.*--k-field"):
+    with pytest.raises(ValidationError, match=r"no field 'kwfact'.*--k-field"):
         k_by_site(site, soils.rename(columns={"kwfact": "k"}), k_field="kwfact", k_max=0.7)
 
 
@@ -226,8 +226,15 @@ def test_two_phase_soil_loss_on_a_tilted_plane_is_the_hand_computed(tmp_path, pr
     dem = plane_dem(tmp_path / "dem.tif", 10.0)
     site = cell_box(5, 5, 15, 15)  # 10 x 10 cells: 100 ft down the slope
     res = soil_loss(
-        sites(site), dem, schedule=two_phases(tables), profile=prof, ei_daily=UNIFORM, r_annual=100.0,
-        k=0.3, z_unit="us_ft", id_field="site",
+        sites(site),
+        dem,
+        schedule=two_phases(tables),
+        profile=prof,
+        ei_daily=UNIFORM,
+        r_annual=100.0,
+        k=0.3,
+        z_unit="us_ft",
+        id_field="site",
     )
     ls = hand_ls(100.0, 10.0)  # LS ≈ 1.30
     a1 = 100 * 90 / 365 * 0.3 * ls * 1.0  # 90 days bare
@@ -250,8 +257,14 @@ def test_two_phase_soil_loss_on_a_tilted_plane_is_the_hand_computed(tmp_path, pr
 def test_steep_area_is_outside_the_method_and_reported(tmp_path, prof, tables):
     dem = plane_dem(tmp_path / "dem.tif", 40.0)
     res = soil_loss(
-        sites(cell_box(5, 5, 15, 15)), dem, schedule=two_phases(tables), profile=prof, ei_daily=UNIFORM,
-        r_annual=100.0, k=0.3, z_unit="us_ft",
+        sites(cell_box(5, 5, 15, 15)),
+        dem,
+        schedule=two_phases(tables),
+        profile=prof,
+        ei_daily=UNIFORM,
+        r_annual=100.0,
+        k=0.3,
+        z_unit="us_ft",
     )
     row = res.sites.iloc[0]
     assert row["outside_share"] == 1.0 and not row["passes"] and math.isnan(row["discharge_tpa"])
@@ -261,7 +274,7 @@ def test_steep_area_is_outside_the_method_and_reported(tmp_path, prof, tables):
 
 def _profile_with_standard(tmp_path: Path, value: float) -> Path:
     text = EXAMPLE.read_text(encoding="utf-8")
-    old = '[thresholds.sediment_load]\nvalue = 3\n'
+    old = "[thresholds.sediment_load]\nvalue = 3\n"
     assert old in text
     p = tmp_path / f"p{value!r}.toml"
     p.write_text(text.replace(old, f"[thresholds.sediment_load]\nvalue = {value!r}\n"), encoding="utf-8")
@@ -270,7 +283,7 @@ def _profile_with_standard(tmp_path: Path, value: float) -> Path:
 
 def test_pass_and_fail_exactly_at_the_standard(tmp_path, prof, tables):
     dem = plane_dem(tmp_path / "dem.tif", 10.0)
-    kw = dict(schedule=two_phases(tables), ei_daily=UNIFORM, r_annual=100.0, k=0.3, z_unit="us_ft")
+    kw = {"schedule": two_phases(tables), "ei_daily": UNIFORM, "r_annual": 100.0, "k": 0.3, "z_unit": "us_ft"}
     got = soil_loss(sites(cell_box(5, 5, 15, 15)), dem, profile=prof, **kw).sites.iloc[0]["discharge_tpa"]
     at = load_profile(_profile_with_standard(tmp_path, float(got)))
     below = load_profile(_profile_with_standard(tmp_path, float(np.nextafter(got, 0))))
@@ -284,13 +297,21 @@ def test_pass_and_fail_exactly_at_the_standard(tmp_path, prof, tables):
 def test_findings_carry_section_and_basis_from_the_profile(tmp_path, prof, tables):
     dem = plane_dem(tmp_path / "dem.tif", 10.0)
     res = soil_loss(
-        sites(cell_box(5, 5, 15, 15)), dem, schedule=two_phases(tables), profile=prof, ei_daily=UNIFORM,
-        r_annual=100.0, k=0.3, z_unit="us_ft",
+        sites(cell_box(5, 5, 15, 15)),
+        dem,
+        schedule=two_phases(tables),
+        profile=prof,
+        ei_daily=UNIFORM,
+        r_annual=100.0,
+        k=0.3,
+        z_unit="us_ft",
     )
     found = {f["code"]: f for f in json.loads(res.sites.iloc[0]["findings"])}
     assert found["soil_loss_meets"]["section"] == "§ 23-7B(3)(b)[1]; WDNR EGAD 3800-2017-03"
     assert found["soil_loss_meets"]["basis"] == "technical_standard"
-    assert "3 tons per acre per year" in found["soil_loss_meets"]["message"] or "3 " in found["soil_loss_meets"]["message"]
+    assert (
+        "3 tons per acre per year" in found["soil_loss_meets"]["message"] or "3 " in found["soil_loss_meets"]["message"]
+    )
     # Every input without a confirmed source is named: R, the distribution and the secondary C.
     msg = found["soil_loss_not_confirmed"]["message"]
     assert "R annual 100" in msg and "erosivity distribution" in msg and "permanent_seeding" in msg
@@ -304,9 +325,17 @@ def test_soils_layer_area_weights_into_the_site(tmp_path, prof, tables):
     x0, y0, x1, y1 = site.bounds
     mid = (x0 + x1) / 2
     soils = gpd.GeoDataFrame(
-        {"kwfact": [0.2, 0.4]}, geometry=[shapely.box(x0 - 50, y0 - 50, mid, y1 + 50), shapely.box(mid, y0 - 50, x1 + 50, y1 + 50)], crs=CRS
+        {"kwfact": [0.2, 0.4]},
+        geometry=[shapely.box(x0 - 50, y0 - 50, mid, y1 + 50), shapely.box(mid, y0 - 50, x1 + 50, y1 + 50)],
+        crs=CRS,
     )
-    common = dict(schedule=two_phases(tables), profile=prof, ei_daily=UNIFORM, r_annual=100.0, z_unit="us_ft")
+    common = {
+        "schedule": two_phases(tables),
+        "profile": prof,
+        "ei_daily": UNIFORM,
+        "r_annual": 100.0,
+        "z_unit": "us_ft",
+    }
     by_layer = soil_loss(sites(site), dem, soils=soils, **common).sites.iloc[0]
     by_value = soil_loss(sites(site), dem, k=0.3, **common).sites.iloc[0]
     assert by_layer["k"] == pytest.approx(0.3)
@@ -316,7 +345,9 @@ def test_soils_layer_area_weights_into_the_site(tmp_path, prof, tables):
 def test_missing_r_and_bad_k_are_refused_together(tmp_path, prof, tables):
     dem = plane_dem(tmp_path / "dem.tif", 10.0)
     with pytest.raises(ValidationError) as info:
-        soil_loss(sites(cell_box(5, 5, 15, 15)), dem, schedule=two_phases(tables), profile=prof, ei_daily=UNIFORM, k=0.95)
+        soil_loss(
+            sites(cell_box(5, 5, 15, 15)), dem, schedule=two_phases(tables), profile=prof, ei_daily=UNIFORM, k=0.95
+        )
     text = str(info.value)
     assert "--r-annual" in text and "K 0.95 is out of range" in text
 
@@ -328,7 +359,16 @@ def test_a_14_month_schedule_sums_each_window(tmp_path, prof, tables):
         {"phase": "b", "start": "2027-11-01", "end": "2028-05-31", "cover": "sod", "practices": ""},
     ]
     sched = validate_schedule(rows, tables.covers, tables.practices)
-    res = soil_loss(sites(cell_box(5, 5, 15, 15)), dem, schedule=sched, profile=prof, ei_daily=UNIFORM, r_annual=100.0, k=0.3, z_unit="us_ft")
+    res = soil_loss(
+        sites(cell_box(5, 5, 15, 15)),
+        dem,
+        schedule=sched,
+        profile=prof,
+        ei_daily=UNIFORM,
+        r_annual=100.0,
+        k=0.3,
+        z_unit="us_ft",
+    )
     base = 100 / 365 * 0.3 * hand_ls(100.0, 10.0)
     w1 = base * (214 * 1.0 + 152 * 0.01)  # Apr-Oct bare, Nov-Mar sod (2027-11-01..2028-03-31: 152 days)
     w2 = base * 61 * 0.01  # Apr-May 2028 sod
@@ -339,10 +379,82 @@ def test_a_14_month_schedule_sums_each_window(tmp_path, prof, tables):
 
 def test_ei_distribution_files(tmp_path):
     monthly = tmp_path / "m.csv"
-    monthly.write_text("month,pct\n" + "\n".join(f"{m},{v}" for m, v in enumerate([0, 0, 0, 0, 0, 0, 31, 0, 0, 0, 0, 0], 1)))
+    monthly.write_text(
+        "month,pct\n" + "\n".join(f"{m},{v}" for m, v in enumerate([0, 0, 0, 0, 0, 0, 31, 0, 0, 0, 0, 0], 1))
+    )
     ei = read_ei_distribution(monthly)
     assert ei.shape == (365,) and ei[181:212] == pytest.approx(1.0) and ei.sum() == pytest.approx(31)
     bad = tmp_path / "b.csv"
     bad.write_text("1\n2\n3\n")
     with pytest.raises(ValidationError, match="3 values"):
         read_ei_distribution(bad)
+
+
+# --- The command ----------------------------------------------------------------------------
+
+
+def _cli_inputs(tmp_path: Path, schedule_text: str) -> list[str]:
+    from esc_gis.io import write_layer
+
+    dem = plane_dem(tmp_path / "dem.tif", 10.0)
+    write_layer(sites(cell_box(5, 5, 15, 15)), tmp_path / "sites.gpkg", layer="sites")
+    (tmp_path / "schedule.csv").write_text(schedule_text, encoding="utf-8")
+    (tmp_path / "ei.csv").write_text("month,share\n" + "\n".join(["1"] * 12), encoding="utf-8")
+    return [
+        "soil-loss",
+        str(tmp_path / "sites.gpkg"),
+        "--dem",
+        str(dem),
+        "--z-unit",
+        "us_ft",
+        "--k",
+        "0.3",
+        "--schedule",
+        str(tmp_path / "schedule.csv"),
+        "--ei-file",
+        str(tmp_path / "ei.csv"),
+        "--r-annual",
+        "100",
+        "--id-field",
+        "site",
+        "--profile",
+        str(EXAMPLE),
+        "-o",
+        str(tmp_path / "out.csv"),
+    ]
+
+
+GOOD = "phase,start,end,cover,practices\ngrading,2027-04-01,2027-06-30,bare,sediment_trap\n"
+
+
+def test_cli_writes_sites_phases_and_windows_and_refuses_overwrite(tmp_path):
+    from click.testing import CliRunner
+
+    from esc_gis.cli.main import cli
+
+    args = _cli_inputs(tmp_path, GOOD)
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    assert "S1" in result.output and "passes" in result.output
+    assert (tmp_path / "out.phases.csv").exists() and (tmp_path / "out.windows.csv").exists()
+    again = CliRunner().invoke(cli, args)
+    assert again.exit_code == 1 and "exists" in again.output
+    assert CliRunner().invoke(cli, [*args, "--overwrite"]).exit_code == 0
+
+
+def test_cli_bad_schedule_lists_every_problem_and_writes_nothing(tmp_path):
+    from click.testing import CliRunner
+
+    from esc_gis.cli.main import cli
+
+    bad = (
+        "phase,start,end,cover,practices\n"
+        "a,2027-05-01,2027-04-01,bare,\n"
+        "b,2027-04-01,2027-06-30,gravel,\n"
+        "c,2027-06-01,2027-07-31,bare,\n"
+    )
+    result = CliRunner().invoke(cli, _cli_inputs(tmp_path, bad))
+    assert result.exit_code == 1
+    assert "before start" in result.output and "'gravel'" in result.output and "overlaps" in result.output
+    assert "Traceback" not in result.output
+    assert not list(tmp_path.glob("out*"))

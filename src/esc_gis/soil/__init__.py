@@ -1,6 +1,8 @@
-"""Soil loss: RUSLE / USLE formulas (:mod:`esc_gis.soil.rusle`), LS from a DEM (:mod:`esc_gis.soil.ls`),
-construction schedules (:mod:`esc_gis.soil.schedule`), K from soils (:mod:`esc_gis.soil.k`) and soil
-loss per site and phase (:mod:`esc_gis.soil.soil_loss`).
+"""Soil loss: RUSLE formulas, LS from a DEM, schedules, K and soil loss per site.
+
+:mod:`esc_gis.soil.rusle` (formulas), :mod:`esc_gis.soil.ls` (LS from a DEM),
+:mod:`esc_gis.soil.schedule` (construction schedules), :mod:`esc_gis.soil.k` (K from soils) and
+:mod:`esc_gis.soil.soil_loss` (soil loss per site and phase).
 
 Names are imported on first use, as in the other subpackages.
 """
@@ -19,16 +21,10 @@ __all__ = [
     "Phase",
     "SoilLossResult",
     "Window",
-    "k_by_site",
-    "read_ei_distribution",
-    "read_schedule",
-    "soil_loss",
-    "soil_loss_tables",
-    "validate_schedule",
-    "windows",
     "accumulate_cardinal",
     "erosivity_share",
     "flow_direction_factor_x",
+    "k_by_site",
     "lew_day_index",
     "ls_desmet_govers",
     "ls_factor",
@@ -36,15 +32,21 @@ __all__ = [
     "mask_outside_method",
     "outside_method",
     "prorated_r",
+    "read_ei_distribution",
+    "read_schedule",
     "round_r_lew",
     "slope_length_exponent_m",
     "slope_length_l",
     "slope_length_l_desmet_govers",
     "slope_steepness_s",
     "slope_steepness_s_short",
+    "soil_loss",
+    "soil_loss_tables",
     "soil_loss_tons_per_acre",
     "usle_ls_factor",
     "usle_slope_length_exponent_m",
+    "validate_schedule",
+    "windows",
 ]
 
 _LS_NAMES = ("LsGrid", "accumulate_cardinal", "ls_grid")
@@ -69,8 +71,6 @@ _LAZY = {
 
 if TYPE_CHECKING:
     from esc_gis.soil.k import k_by_site
-    from esc_gis.soil.schedule import Phase, Window, read_schedule, validate_schedule, windows
-    from esc_gis.soil.soil_loss import SoilLossResult, read_ei_distribution, soil_loss, soil_loss_tables
     from esc_gis.soil.ls import LsGrid, accumulate_cardinal, ls_grid
     from esc_gis.soil.rusle import (
         DEFAULT_MAX_SLOPE_LENGTH_FT,
@@ -94,5 +94,7 @@ if TYPE_CHECKING:
         usle_ls_factor,
         usle_slope_length_exponent_m,
     )
+    from esc_gis.soil.schedule import Phase, Window, read_schedule, validate_schedule, windows
+    from esc_gis.soil.soil_loss import SoilLossResult, read_ei_distribution, soil_loss, soil_loss_tables
 
 __getattr__ = lazy_getattr(__name__, _LAZY)

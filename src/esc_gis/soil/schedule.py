@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import itertools
 import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
@@ -113,6 +114,62 @@ def _practices(value: Any) -> tuple[str, ...]:
     return tuple(s.strip() for s in items if s.strip() and s.strip().lower() != "none")
 
 
+def _check_row(
+    i: int,
+    raw: Mapping[str, Any],
+    known_covers: Sequence[str],
+    known_practices: Sequence[str],
+    source: str,
+    problems: list[Problem],
+) -> Phase | None:
+    """Append the problems of row ``i``; return its phase when its dates could be read."""
+    missing = [c for c in _REQUIRED if raw.get(c) in (None, "")]
+    if missing:
+        problems.append(
+            Problem(source, i, f"no {', '.join(missing)}.", f"give every phase its {', '.join(_REQUIRED)}.")
+        )
+    name = str(raw.get("phase") or f"row {i}")
+    start, end = _date(raw.get("start")), _date(raw.get("end"))
+    for col, value, parsed in (("start", raw.get("start"), start), ("end", raw.get("end"), end)):
+        if value not in (None, "") and parsed is None:
+            problems.append(Problem(source, i, f"{col} {value!r} is not a date.", "write dates as YYYY-MM-DD.", name))
+    if start is not None and end is not None and end < start:
+        problems.append(
+            Problem(
+                source,
+                i,
+                f"end {end.isoformat()} is before start {start.isoformat()}.",
+                "swap the dates or correct them.",
+                name,
+            )
+        )
+    cover = str(raw.get("cover") or "").strip()
+    if cover and cover not in known_covers:
+        problems.append(
+            Problem(
+                source,
+                i,
+                f"cover {cover!r} is not in the profile.",
+                f"use one of {', '.join(known_covers)} (or add it with its C and source to [soil_loss.cover]).",
+                name,
+            )
+        )
+    prs = _practices(raw.get("practices"))
+    problems += [
+        Problem(
+            source,
+            i,
+            f"practice {pr!r} is not in the profile.",
+            f"use one of {', '.join(known_practices)} (or add it with its efficiency and source to "
+            "[soil_loss.practice]).",
+            name,
+        )
+        for pr in prs
+        if pr not in known_practices
+    ]
+    return Phase(name, start, end, cover, prs, i) if start is not None and end is not None else None
+
+
 def validate_schedule(
     rows: Sequence[Mapping[str, Any]],
     covers: Iterable[str],
@@ -146,65 +203,18 @@ def validate_schedule(
         its start, overlapping phases, a gap between phases, an unknown cover or practice, an
         empty schedule.
     """
-    known_covers, known_practices = sorted(set(covers)), set(practices)
+    known_covers, known_practices = sorted(set(covers)), sorted(set(practices))
     problems: list[Problem] = []
     if not rows:
         raise ValidationError([Problem(source, None, "the schedule has no phases.", "add one row per phase.")])
     phases: list[Phase] = []
     for i, raw in enumerate(rows, start=1):
-        row_problems: list[Problem] = []
-        missing = [c for c in _REQUIRED if raw.get(c) in (None, "")]
-        if missing:
-            row_problems.append(
-                Problem(source, i, f"no {', '.join(missing)}.", f"give every phase its {', '.join(_REQUIRED)}.")
-            )
-        name = str(raw.get("phase") or f"row {i}")
-        start, end = _date(raw.get("start")), _date(raw.get("end"))
-        for col, value, parsed in (("start", raw.get("start"), start), ("end", raw.get("end"), end)):
-            if value not in (None, "") and parsed is None:
-                row_problems.append(
-                    Problem(source, i, f"{col} {value!r} is not a date.", "write dates as YYYY-MM-DD.", name)
-                )
-        if start is not None and end is not None and end < start:
-            row_problems.append(
-                Problem(
-                    source,
-                    i,
-                    f"end {end.isoformat()} is before start {start.isoformat()}.",
-                    "swap the dates or correct them.",
-                    name,
-                )
-            )
-        cover = str(raw.get("cover") or "").strip()
-        if cover and cover not in known_covers:
-            row_problems.append(
-                Problem(
-                    source,
-                    i,
-                    f"cover {cover!r} is not in the profile.",
-                    f"use one of {', '.join(known_covers)} (or add it with its C and source to [soil_loss.cover]).",
-                    name,
-                )
-            )
-        prs = _practices(raw.get("practices"))
-        for pr in prs:
-            if pr not in known_practices:
-                row_problems.append(
-                    Problem(
-                        source,
-                        i,
-                        f"practice {pr!r} is not in the profile.",
-                        f"use one of {', '.join(sorted(known_practices))} (or add it with its efficiency and "
-                        "source to [soil_loss.practice]).",
-                        name,
-                    )
-                )
-        problems += row_problems
-        if start is not None and end is not None:
-            phases.append(Phase(name, start, end, cover, prs, i))
+        phase = _check_row(i, raw, known_covers, known_practices, source, problems)
+        if phase is not None:
+            phases.append(phase)
     # Order and continuity, over the phases whose dates could be read.
     ordered = sorted((p for p in phases if p.end >= p.start), key=lambda p: (p.start, p.row))
-    for a, b in zip(ordered, ordered[1:]):
+    for a, b in itertools.pairwise(ordered):
         if b.start <= a.end:
             problems.append(
                 Problem(
@@ -232,9 +242,7 @@ def validate_schedule(
     return ordered
 
 
-def read_schedule(
-    path: str | os.PathLike[str], covers: Iterable[str], practices: Iterable[str]
-) -> list[Phase]:
+def read_schedule(path: str | os.PathLike[str], covers: Iterable[str], practices: Iterable[str]) -> list[Phase]:
     """Read and check a schedule file (CSV or TOML).
 
     Parameters

@@ -115,6 +115,38 @@ def _number(raw: Any) -> float | None:
     return float(raw)
 
 
+def _table(raw: dict[str, Any], group: str, field: str, problems: list[str]) -> dict[str, TableValue]:
+    """Read ``[soil_loss.<group>.*]``: a value from 0 to 1 in ``field``, a status and a source each."""
+    out: dict[str, TableValue] = {}
+    items = raw.get(group)
+    if not isinstance(items, dict) or not items:
+        problems.append(f"[soil_loss.{group}] is missing: add its tables")
+        return out
+    for name, t in items.items():
+        at = f"[soil_loss.{group}.{name}]"
+        v = _number(t.get(field)) if isinstance(t, dict) else None
+        if v is None or not 0 <= v <= 1:
+            problems.append(f"{at} {field} must be a number from 0 to 1")
+            continue
+        status, source = str(t.get("status", "")), str(t.get("source", "")).strip()
+        if status not in _STATUSES:
+            problems.append(f"{at} status {status!r} is not one of {', '.join(_STATUSES)}")
+        if not source:
+            problems.append(f"{at} has no source: every value needs one")
+        out[name] = TableValue(name, v, status, source)
+    return out
+
+
+def _r_annual(raw: dict[str, Any], problems: list[str]) -> TableValue | None:
+    r_raw = raw.get("r_annual")
+    if not isinstance(r_raw, dict) or _number(r_raw.get("value")) is None:
+        return None
+    r = TableValue("r_annual", float(r_raw["value"]), str(r_raw.get("status", "")), str(r_raw.get("source", "")))
+    if r.status not in _STATUSES or not r.source:
+        problems.append("[soil_loss.r_annual] a value needs its status and source")
+    return r
+
+
 def soil_loss_tables(profile: Profile) -> SoilLossTables:
     """Read and check the profile's ``[soil_loss]`` tables.
 
@@ -153,36 +185,9 @@ def soil_loss_tables(profile: Profile) -> SoilLossTables:
     if combination not in _COMBINATIONS:
         problems.append(f"[soil_loss] practice_combination {combination!r} is not one of {', '.join(_COMBINATIONS)}")
 
-    def table(group: str, field: str, top: float) -> dict[str, TableValue]:
-        out: dict[str, TableValue] = {}
-        items = raw.get(group)
-        if not isinstance(items, dict) or not items:
-            problems.append(f"[soil_loss.{group}] is missing: add its tables")
-            return out
-        for name, t in items.items():
-            at = f"[soil_loss.{group}.{name}]"
-            v = _number(t.get(field)) if isinstance(t, dict) else None
-            if v is None or not 0 <= v <= top:
-                problems.append(f"{at} {field} must be a number from 0 to {top:g}")
-                continue
-            status, source = str(t.get("status", "")), str(t.get("source", "")).strip()
-            if status not in _STATUSES:
-                problems.append(f"{at} status {status!r} is not one of {', '.join(_STATUSES)}")
-            if not source:
-                problems.append(f"{at} has no source: every value needs one")
-            out[name] = TableValue(name, v, status, source)
-        return out
-
-    covers = table("cover", "c", 1.0)
-    practices = table("practice", "efficiency", 1.0)
-    r_raw = raw.get("r_annual")
-    r_annual = None
-    if isinstance(r_raw, dict) and _number(r_raw.get("value")) is not None:
-        r_annual = TableValue(
-            "r_annual", float(r_raw["value"]), str(r_raw.get("status", "")), str(r_raw.get("source", ""))
-        )
-        if r_annual.status not in _STATUSES or not r_annual.source:
-            problems.append("[soil_loss.r_annual] a value needs its status and source")
+    covers = _table(raw, "cover", "c", problems)
+    practices = _table(raw, "practice", "efficiency", problems)
+    r_annual = _r_annual(raw, problems)
     if problems:
         msg = f"Profile {where!r} [soil_loss] has {len(problems)} problem(s):\n  - " + "\n  - ".join(problems)
         raise ProfileError(msg)
@@ -391,6 +396,131 @@ def _pieces(phases: Sequence[Phase], wins: Sequence[Window]) -> list[tuple[int, 
     return out
 
 
+def _check_inputs(
+    sites: gpd.GeoDataFrame,
+    tables: SoilLossTables,
+    *,
+    r_annual: float | None,
+    r_source: str,
+    soils: gpd.GeoDataFrame | None,
+    k: float | None,
+    id_field: str | None,
+) -> tuple[float, str]:
+    """Check R, K and the sites together; return R and where it came from."""
+    problems: list[Problem] = []
+    r_value = r_annual if r_annual is not None else (tables.r_annual.value if tables.r_annual else None)
+    if r_annual is None and tables.r_annual is not None:
+        r_source = f"profile ({tables.r_annual.status}): {tables.r_annual.source}"
+    if r_value is None or not (np.isfinite(r_value) and r_value > 0):
+        problems.append(
+            Problem(
+                "R",
+                None,
+                f"no usable annual R ({r_value!r}); the profile holds none (not confirmed for the jurisdiction).",
+                "pass the annual R factor (US units) with --r-annual, from the WDNR sheet's county table or RUSLE2.",
+            )
+        )
+    if (soils is None) == (k is None):
+        problems.append(
+            Problem("K", None, "give either a soils layer or one K, not both or neither.", "use --soils or --k.")
+        )
+    if sites.crs is None:
+        problems.append(Problem("sites", None, "the sites have no CRS.", "define it (e.g. in QGIS, Set Layer CRS)."))
+    if id_field is not None and id_field not in sites.columns:
+        problems.append(Problem("sites", None, f"no field {id_field!r}.", "name an existing id field."))
+    if k is not None:
+        try:
+            check_k(k, tables.k_max)
+        except ValidationError as exc:
+            problems += exc.problems
+    if problems:
+        raise ValidationError(problems)
+    assert r_value is not None
+    return float(r_value), r_source
+
+
+def _unconfirmed(
+    tables: SoilLossTables, schedule: Sequence[Phase], r_value: float, r_source: str, ei_source: str, *, profile_r: bool
+) -> list[str]:
+    """Every input used that no source confirms: R, the distribution, secondary C, estimated efficiencies."""
+    r_annual = None if profile_r else r_value
+    unconfirmed = [f"R annual {r_value:g} ({r_source})", f"erosivity distribution ({ei_source})"]
+    if r_annual is None and tables.r_annual is not None and tables.r_annual.status == "confirmed":
+        unconfirmed = unconfirmed[1:]
+    used_covers = sorted({p.cover for p in schedule})
+    used_practices = sorted({pr for p in schedule for pr in p.practices})
+    unconfirmed += [
+        f"C {tables.covers[c].value:g} for {c} ({tables.covers[c].status})"
+        for c in used_covers
+        if tables.covers[c].status != "confirmed"
+    ]
+    unconfirmed += [
+        f"efficiency {tables.practices[p].value:g} for {p} ({tables.practices[p].status})"
+        for p in used_practices
+        if tables.practices[p].status != "confirmed"
+    ]
+
+    return unconfirmed
+
+
+def _site_findings(
+    profile: Profile,
+    tables: SoilLossTables,
+    grids: Sequence[LsGrid | None],
+    wins: Sequence[Window],
+    computed: NDArray[np.bool_],
+    passes: NDArray[np.bool_],
+    gov: NDArray[np.intp],
+    gov_dis: NDArray[np.float64],
+    gov_loss: NDArray[np.float64],
+    outside_share: NDArray[np.float64],
+    disturbed_sqft: NDArray[np.float64],
+    unconfirmed: list[str],
+) -> list[str]:
+    """Return the findings JSON of each site, worded by the profile."""
+    n, n_win = len(grids), len(wins)
+    findings_col: list[str] = []
+    for i in range(n):
+        fs: list[Finding] = []
+        if grids[i] is None:
+            fs.append(
+                profile.finding(
+                    "soil_loss_not_computed", reason="the disturbed area is off the DEM or smaller than a cell"
+                )
+            )
+        elif not computed[i]:
+            fs.append(
+                profile.finding(
+                    "soil_loss_not_computed", reason="no DEM cell of the disturbed area is inside the method"
+                )
+            )
+        else:
+            w = wins[int(gov[i])]
+            fs.append(
+                profile.finding(
+                    "soil_loss_meets" if passes[i] else "soil_loss_exceeds",
+                    discharge_tpa=gov_dis[i],
+                    soil_loss_tpa=gov_loss[i],
+                    window_start=w.start.isoformat(),
+                    window_end=w.end.isoformat(),
+                    windows=n_win,
+                )
+            )
+        if np.isfinite(outside_share[i]) and outside_share[i] > 0:
+            fs.append(
+                profile.finding(
+                    "soil_loss_outside_method",
+                    outside_sqft=outside_share[i] * disturbed_sqft[i],
+                    outside_pct=100.0 * outside_share[i],
+                    max_slope_pct=tables.max_slope_pct,
+                )
+            )
+        fs.append(profile.finding("soil_loss_not_confirmed", values="; ".join(unconfirmed)))
+        findings_col.append(findings_json(fs))
+
+    return findings_col
+
+
 def soil_loss(
     sites: gpd.GeoDataFrame,
     dem: str | os.PathLike[str] | DemInfo,
@@ -453,33 +583,9 @@ def soil_loss(
         If the profile's ``[soil_loss]`` tables are missing or malformed.
     """
     tables = soil_loss_tables(profile)
-    problems: list[Problem] = []
-    r_value = r_annual if r_annual is not None else (tables.r_annual.value if tables.r_annual else None)
-    if r_annual is None and tables.r_annual is not None:
-        r_source = f"profile ({tables.r_annual.status}): {tables.r_annual.source}"
-    if r_value is None or not (np.isfinite(r_value) and r_value > 0):
-        problems.append(
-            Problem(
-                "R",
-                None,
-                f"no usable annual R ({r_value!r}); the profile holds none (not confirmed for the jurisdiction).",
-                "pass the annual R factor (US units) with --r-annual, from the WDNR sheet's county table or RUSLE2.",
-            )
-        )
-    if (soils is None) == (k is None):
-        problems.append(Problem("K", None, "give either a soils layer or one K, not both or neither.", "use --soils or --k."))
-    if sites.crs is None:
-        problems.append(Problem("sites", None, "the sites have no CRS.", "define it (e.g. in QGIS, Set Layer CRS)."))
-    if id_field is not None and id_field not in sites.columns:
-        problems.append(Problem("sites", None, f"no field {id_field!r}.", "name an existing id field."))
-    if k is not None:
-        try:
-            check_k(k, tables.k_max)
-        except ValidationError as exc:
-            problems += exc.problems
-    if problems:
-        raise ValidationError(problems)
-    assert r_value is not None
+    r_value, r_source = _check_inputs(
+        sites, tables, r_annual=r_annual, r_source=r_source, soils=soils, k=k, id_field=id_field
+    )
     ei = np.asarray(ei_daily, dtype=np.float64)
 
     measure = CRS.from_user_input(profile.measure_crs)
@@ -551,11 +657,11 @@ def soil_loss(
                 }
             )
 
-    computed = np.isfinite(win_dis).all(axis=1)
+    computed: NDArray[np.bool_] = np.asarray(np.isfinite(win_dis).all(axis=1), dtype=bool)
     gov = np.argmax(np.where(np.isfinite(win_dis), win_dis, -np.inf), axis=1)
     gov_dis = np.where(computed, win_dis[np.arange(n), gov], nan)
     gov_loss = np.where(computed, win_loss[np.arange(n), gov], nan)
-    passes = np.where(computed, gov_dis <= tables.standard_tpa, False)
+    passes = np.asarray(computed & (gov_dis <= tables.standard_tpa), dtype=bool)
 
     window_rows = [
         {
@@ -571,52 +677,21 @@ def soil_loss(
         for w_i, w in enumerate(wins)
     ]
 
-    unconfirmed = [f"R annual {r_value:g} ({r_source})", f"erosivity distribution ({ei_source})"]
-    if r_annual is None and tables.r_annual is not None and tables.r_annual.status == "confirmed":
-        unconfirmed = unconfirmed[1:]
-    used_covers = sorted({p.cover for p in schedule})
-    used_practices = sorted({pr for p in schedule for pr in p.practices})
-    unconfirmed += [
-        f"C {tables.covers[c].value:g} for {c} ({tables.covers[c].status})"
-        for c in used_covers
-        if tables.covers[c].status != "confirmed"
-    ]
-    unconfirmed += [
-        f"efficiency {tables.practices[p].value:g} for {p} ({tables.practices[p].status})"
-        for p in used_practices
-        if tables.practices[p].status != "confirmed"
-    ]
-
-    findings_col: list[str] = []
-    for i in range(n):
-        fs: list[Finding] = []
-        if grids[i] is None:
-            fs.append(profile.finding("soil_loss_not_computed", reason="the disturbed area is off the DEM or smaller than a cell"))
-        elif not computed[i]:
-            fs.append(profile.finding("soil_loss_not_computed", reason="no DEM cell of the disturbed area is inside the method"))
-        else:
-            w = wins[int(gov[i])]
-            fs.append(
-                profile.finding(
-                    "soil_loss_meets" if passes[i] else "soil_loss_exceeds",
-                    discharge_tpa=gov_dis[i],
-                    soil_loss_tpa=gov_loss[i],
-                    window_start=w.start.isoformat(),
-                    window_end=w.end.isoformat(),
-                    windows=n_win,
-                )
-            )
-        if np.isfinite(outside_share[i]) and outside_share[i] > 0:
-            fs.append(
-                profile.finding(
-                    "soil_loss_outside_method",
-                    outside_sqft=outside_share[i] * disturbed_sqft[i],
-                    outside_pct=100.0 * outside_share[i],
-                    max_slope_pct=tables.max_slope_pct,
-                )
-            )
-        fs.append(profile.finding("soil_loss_not_confirmed", values="; ".join(unconfirmed)))
-        findings_col.append(findings_json(fs))
+    unconfirmed = _unconfirmed(tables, schedule, r_value, r_source, ei_source, profile_r=r_annual is None)
+    findings_col = _site_findings(
+        profile,
+        tables,
+        grids,
+        wins,
+        computed,
+        passes,
+        gov,
+        gov_dis,
+        gov_loss,
+        outside_share,
+        disturbed_sqft,
+        unconfirmed,
+    )
 
     def rep(attr: str) -> NDArray[np.float64]:
         return np.array([getattr(g, attr) if g is not None else nan for g in grids])
