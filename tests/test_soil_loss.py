@@ -24,6 +24,7 @@ from rasterio.transform import from_origin
 from esc_gis.errors import LayerReadError, ProfileError, ValidationError
 from esc_gis.profile import load_profile
 from esc_gis.soil.k import k_by_site
+from esc_gis.soil.rusle import erosivity_share
 from esc_gis.soil.schedule import Phase, read_schedule, validate_schedule, windows
 from esc_gis.soil.soil_loss import read_ei_distribution, soil_loss, soil_loss_tables
 
@@ -383,7 +384,15 @@ def test_ei_distribution_files(tmp_path):
         "month,pct\n" + "\n".join(f"{m},{v}" for m, v in enumerate([0, 0, 0, 0, 0, 0, 31, 0, 0, 0, 0, 0], 1))
     )
     ei = read_ei_distribution(monthly)
-    assert ei.shape == (365,) and ei[181:212] == pytest.approx(1.0) and ei.sum() == pytest.approx(31)
+    assert ei.shape == (365,) and ei.sum() == pytest.approx(31)
+    # July's erosivity falls on July's days, read as the LEW method reads the year.
+    assert erosivity_share(ei, dt.date(2027, 7, 1), dt.date(2027, 7, 31)) == pytest.approx(1.0)
+    assert erosivity_share(ei, dt.date(2027, 7, 2), dt.date(2027, 7, 31)) == pytest.approx(30 / 31)
+    assert erosivity_share(ei, dt.date(2027, 1, 1), dt.date(2027, 6, 30)) == 0
+    halves = tmp_path / "h.csv"
+    halves.write_text("\n".join("15" if i == 12 else "0" for i in range(24)))  # first half of July only
+    ei = read_ei_distribution(halves)
+    assert erosivity_share(ei, dt.date(2027, 7, 1), dt.date(2027, 7, 15)) == pytest.approx(1.0)
     bad = tmp_path / "b.csv"
     bad.write_text("1\n2\n3\n")
     with pytest.raises(ValidationError, match="3 values"):

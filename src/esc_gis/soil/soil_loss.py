@@ -212,7 +212,9 @@ def read_ei_distribution(path: str | os.PathLike[str]) -> NDArray[np.float64]:
     The file is a CSV whose last column holds numbers, one row per period, with or without a
     header: 365 rows are daily EI (the RUSLE2 ``EI_DAILY_AMOUNT`` record), 24 rows half-month
     shares (days 1-15 and 16 to the month's end), 12 rows monthly shares. Half-month and
-    monthly shares are spread evenly over their days (a 365-day year, as the LEW method counts).
+    monthly shares are spread evenly over their days (a 365-day year, as the LEW method counts)
+    and laid out as LEW reads a record (1 January at element 1); 365 values are taken as the
+    RUSLE2 record itself, read with LEW's indexing.
 
     Parameters
     ----------
@@ -264,9 +266,13 @@ def read_ei_distribution(path: str | os.PathLike[str]) -> NDArray[np.float64]:
         return arr
     month_days = np.array([31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31])
     if arr.size == 12:
-        return np.repeat(arr / month_days, month_days)
-    halves = np.ravel(np.column_stack([np.full(12, 15), month_days - 15]))
-    return np.repeat(arr / halves, halves)
+        daily = np.repeat(arr / month_days, month_days)
+    else:
+        halves = np.ravel(np.column_stack([np.full(12, 15), month_days - 15]))
+        daily = np.repeat(arr / halves, halves)
+    # Laid out as the LEW method reads its record (1 January at element 1, 31 December at 0),
+    # so prorated_r's default indexing puts each day's share on its own day.
+    return np.roll(daily, 1)
 
 
 def _window_bounds(info: DemInfo, geom: Any) -> RasterWindow | None:
