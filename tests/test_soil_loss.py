@@ -249,6 +249,7 @@ def test_two_phase_soil_loss_on_a_tilted_plane_is_the_hand_computed(tmp_path, pr
     assert row["discharge_tpa"] == pytest.approx(d1 + d2, rel=1e-4)
     assert row["windows"] == 1 and row["governing_window"] == 1
     assert row["outside_share"] == 0 and row["site_id"] == "S1"
+    assert row["dem_covered_share"] == pytest.approx(1.0, rel=1e-4)
     assert row["disturbed_sqft"] == pytest.approx(100 * 100 * (1200 / 3937 / 0.3048) ** 2)
     # The representative slope is the whole plane: 100 ft at 10 %.
     assert row["rep_length_ft"] == pytest.approx(100.0, rel=1e-4)
@@ -467,3 +468,22 @@ def test_cli_bad_schedule_lists_every_problem_and_writes_nothing(tmp_path):
     assert "before start" in result.output and "'gravel'" in result.output and "overlaps" in result.output
     assert "Traceback" not in result.output
     assert not list(tmp_path.glob("out*"))
+
+
+def test_cli_disturbed_layer_cuts_each_site_and_a_missing_dem_is_refused(tmp_path):
+    from click.testing import CliRunner
+
+    from esc_gis.cli.main import cli
+    from esc_gis.io import read_layer, write_layer
+
+    args = _cli_inputs(tmp_path, GOOD)
+    # Only the site's upper half (5 cells down the slope) is disturbed.
+    write_layer(gpd.GeoDataFrame(geometry=[cell_box(0, 0, 30, 10)], crs=CRS), tmp_path / "dist.gpkg", layer="d")
+    result = CliRunner().invoke(cli, [*args, "--disturbed", str(tmp_path / "dist.gpkg")])
+    assert result.exit_code == 0, result.output
+    row = read_layer(tmp_path / "out.csv").iloc[0]
+    assert float(row["disturbed_sqft"]) == pytest.approx(100 * 50 * (1200 / 3937 / 0.3048) ** 2)
+    assert float(row["ls_mean"]) == pytest.approx(hand_ls(50.0, 10.0), rel=1e-4)
+    no_dem = [a for a in args if a not in ("--dem", str(tmp_path / "dem.tif"))]
+    result = CliRunner().invoke(cli, [*no_dem, "-o", str(tmp_path / "other.csv")])
+    assert result.exit_code == 1 and "no DEM" in result.output and not (tmp_path / "other.csv").exists()

@@ -713,6 +713,14 @@ def soil_loss(
             "ls_rep": rep("representative_ls"),
             "rep_length_ft": rep("representative_length_ft"),
             "rep_slope_pct": rep("representative_slope_pct"),
+            # Cells of the DEM inside the disturbed area over its measured area: below 1 where the
+            # site runs off the DEM or onto nodata (approximate: cells are counted by centre).
+            "dem_covered_share": np.array(
+                [
+                    min(g.surface_area_sqft / a, 1.0) if g is not None and a > 0 else 0.0
+                    for g, a in zip(grids, disturbed_sqft)
+                ]
+            ),
             "outside_share": outside_share,
             "outside_sqft": np.nan_to_num(outside_share) * disturbed_sqft,
             "windows": n_win,
