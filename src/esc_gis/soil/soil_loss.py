@@ -718,7 +718,7 @@ def soil_loss(
             "dem_covered_share": np.array(
                 [
                     min(g.surface_area_sqft / a, 1.0) if g is not None and a > 0 else 0.0
-                    for g, a in zip(grids, disturbed_sqft)
+                    for g, a in zip(grids, disturbed_sqft, strict=True)
                 ]
             ),
             "outside_share": outside_share,
