@@ -317,7 +317,7 @@ def site_ls(
 
     Raises
     ------
-    CRSError-like ValidationError
+    ValidationError
         If the DEM is geographic or its cells are not square (LS needs a cell size in feet).
     """
     dx, dy = dem.cell_size
