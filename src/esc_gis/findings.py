@@ -197,8 +197,17 @@ REVIEW: dict[str, tuple[str, ...]] = {
     "review_reasons": (),
     "review_advisories": (),
 }
+# Soil loss and sediment discharge per site (esc_gis.soil.soil_loss).
+_WINDOW = ("discharge_tpa", "soil_loss_tpa", "window_start", "window_end", "windows")
+SOIL_LOSS: dict[str, tuple[str, ...]] = {
+    "soil_loss_meets": _WINDOW,
+    "soil_loss_exceeds": _WINDOW,
+    "soil_loss_outside_method": ("outside_sqft", "outside_pct", "max_slope_pct"),
+    "soil_loss_not_computed": ("reason",),
+    "soil_loss_not_confirmed": ("values",),
+}
 #: code -> row values, over every part of the toolkit that emits findings.
-CATALOGUE: dict[str, tuple[str, ...]] = {**SCREENING, **MAY_REQUIRE, **REGISTRY, **REVIEW}
+CATALOGUE: dict[str, tuple[str, ...]] = {**SCREENING, **MAY_REQUIRE, **REGISTRY, **REVIEW, **SOIL_LOSS}
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ COMMANDS = {
     "rules": "esc_gis.cli.rules",
     "permits": "esc_gis.cli.permits",
     "review": "esc_gis.cli.review",
+    "soil-loss": "esc_gis.cli.soil_loss",
 }
 
 
@@ -43,7 +44,9 @@ class _Group(click.Group):
             return None
         module = importlib.import_module(COMMANDS[cmd_name])
         # A command named like a builtin (map) is defined with a trailing underscore.
-        command: click.Command = getattr(module, cmd_name, None) or getattr(module, f"{cmd_name}_")
+        # A hyphenated command (soil-loss) is defined as soil_loss_.
+        attr = cmd_name.replace("-", "_")
+        command: click.Command = getattr(module, attr, None) or getattr(module, f"{attr}_")
         return command
 
     def invoke(self, ctx: click.Context) -> Any:

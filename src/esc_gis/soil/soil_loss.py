@@ -1,0 +1,737 @@
+"""Soil loss and sediment discharge per site and per construction phase (the WDNR method, in GIS).
+
+For each site (its disturbed area) and each phase of the schedule, cut at the 12-month windows:
+
+- R for the period = annual R x the period's share of the year's erosivity, summed over the
+  days of the period as the EPA Low Erosivity Waiver calculator does
+  (:func:`~esc_gis.soil.rusle.prorated_r`; domain-reference § 3.5);
+- K area-weighted over the disturbed area (:mod:`esc_gis.soil.k`) or one value;
+- LS the mean of the per-cell RUSLE LS over the disturbed surface inside the method
+  (:func:`~esc_gis.soil.ls.ls_grid` on the DEM window around the site); the representative
+  worst-case slope is reported beside it;
+- C of the phase's cover, from the profile's ``[soil_loss.cover]`` table;
+- soil loss A = R_period x K x LS x C (t/ac over the inside-method area; P = 1, as in Wisconsin
+  practice, domain-reference § 3.2);
+- sediment discharge = A x (1 - efficiency) of the phase's practices (``[soil_loss.practice]``;
+  several practices in one phase combine by the profile's ``practice_combination``, "max":
+  only the most efficient counts);
+- summed per window; the governing window is the one with the largest discharge, and the site
+  passes when it is no more than the profile's standard (``[thresholds.sediment_load]``,
+  "no more than": equal passes).
+
+Area steeper than the method's limit (``max_slope_pct``, 33 % in the WDNR tool) gets no number:
+its share is reported with a finding that prescriptive practices are required there. Every
+input not confirmed by a source (a user-given R, the erosivity file, a secondary C, an estimated
+efficiency) is listed in one finding, so no estimate passes for a source value.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+import rasterio
+import rasterio.features
+from numpy.typing import ArrayLike, NDArray
+from pyproj import CRS
+from rasterio.windows import Window as RasterWindow
+
+from esc_gis.errors import LayerReadError, Problem, ProfileError, ValidationError
+from esc_gis.findings import Finding, findings_json
+from esc_gis.measure import area_sqft
+from esc_gis.profile import Profile
+from esc_gis.soil.k import check_k, k_by_site
+from esc_gis.soil.ls import LsGrid, ls_grid
+from esc_gis.soil.rusle import prorated_r
+from esc_gis.soil.schedule import Phase, Window, windows
+from esc_gis.terrain.dem import DemInfo, open_dem
+from esc_gis.units import sqft_to_acres
+
+__all__ = [
+    "SoilLossResult",
+    "SoilLossTables",
+    "read_ei_distribution",
+    "site_ls",
+    "soil_loss",
+    "soil_loss_tables",
+]
+
+_FT_M = 0.3048
+_STATUSES = ("confirmed", "secondary", "not_confirmed")
+_COMBINATIONS = ("max", "series")
+
+
+@dataclass(frozen=True)
+class TableValue:
+    """One value of the profile's soil-loss tables with where it comes from."""
+
+    name: str
+    value: float
+    status: str
+    source: str
+
+
+@dataclass(frozen=True)
+class SoilLossTables:
+    """The profile's ``[soil_loss]`` data, checked.
+
+    Attributes
+    ----------
+    standard_tpa : float
+        The sediment-discharge standard, t/ac/yr (``[thresholds.sediment_load]``).
+    covers, practices : dict of str to TableValue
+        C by cover name, efficiency (0 to 1) by practice name.
+    max_slope_pct, max_slope_length_ft, k_max : float
+    window_months : int
+    k_field : str
+    practice_combination : {"max", "series"}
+    r_annual : TableValue or None
+        The profile's annual R, if it holds one.
+    """
+
+    standard_tpa: float
+    covers: dict[str, TableValue]
+    practices: dict[str, TableValue]
+    max_slope_pct: float
+    max_slope_length_ft: float
+    window_months: int
+    k_max: float
+    k_field: str
+    practice_combination: str
+    r_annual: TableValue | None
+
+
+def _number(raw: Any) -> float | None:
+    if isinstance(raw, bool) or not isinstance(raw, (int, float)):
+        return None
+    return float(raw)
+
+
+def _table(raw: dict[str, Any], group: str, field: str, problems: list[str]) -> dict[str, TableValue]:
+    """Read ``[soil_loss.<group>.*]``: a value from 0 to 1 in ``field``, a status and a source each."""
+    out: dict[str, TableValue] = {}
+    items = raw.get(group)
+    if not isinstance(items, dict) or not items:
+        problems.append(f"[soil_loss.{group}] is missing: add its tables")
+        return out
+    for name, t in items.items():
+        at = f"[soil_loss.{group}.{name}]"
+        v = _number(t.get(field)) if isinstance(t, dict) else None
+        if v is None or not 0 <= v <= 1:
+            problems.append(f"{at} {field} must be a number from 0 to 1")
+            continue
+        status, source = str(t.get("status", "")), str(t.get("source", "")).strip()
+        if status not in _STATUSES:
+            problems.append(f"{at} status {status!r} is not one of {', '.join(_STATUSES)}")
+        if not source:
+            problems.append(f"{at} has no source: every value needs one")
+        out[name] = TableValue(name, v, status, source)
+    return out
+
+
+def _r_annual(raw: dict[str, Any], problems: list[str]) -> TableValue | None:
+    r_raw = raw.get("r_annual")
+    if not isinstance(r_raw, dict) or _number(r_raw.get("value")) is None:
+        return None
+    r = TableValue("r_annual", float(r_raw["value"]), str(r_raw.get("status", "")), str(r_raw.get("source", "")))
+    if r.status not in _STATUSES or not r.source:
+        problems.append("[soil_loss.r_annual] a value needs its status and source")
+    return r
+
+
+def soil_loss_tables(profile: Profile) -> SoilLossTables:
+    """Read and check the profile's ``[soil_loss]`` tables.
+
+    Parameters
+    ----------
+    profile : Profile
+
+    Returns
+    -------
+    SoilLossTables
+
+    Raises
+    ------
+    ProfileError
+        If the tables are missing or any value lacks its number, status or source (every
+        problem listed at once).
+    """
+    where = profile.source or profile.name
+    raw = profile.tables.get("soil_loss")
+    if not isinstance(raw, dict):
+        msg = f"Profile {where!r} has no [soil_loss] table: add it (see the shipped profile) to compute soil loss."
+        raise ProfileError(msg)
+    problems: list[str] = []
+    std_key = str(raw.get("standard", "thresholds.sediment_load"))
+    standard = profile.entries.get(std_key)
+    if standard is None or _number(standard.value) is None or standard.unit != "tons_per_acre_year":
+        problems.append(f"[soil_loss] standard {std_key!r} is not an entry in tons_per_acre_year")
+    nums: dict[str, float] = {}
+    for key in ("max_slope_pct", "max_slope_length_ft", "window_months", "k_max"):
+        v = _number(raw.get(key))
+        if v is None or v <= 0:
+            problems.append(f"[soil_loss] {key} must be a number above 0")
+        else:
+            nums[key] = v
+    combination = str(raw.get("practice_combination", "max"))
+    if combination not in _COMBINATIONS:
+        problems.append(f"[soil_loss] practice_combination {combination!r} is not one of {', '.join(_COMBINATIONS)}")
+
+    covers = _table(raw, "cover", "c", problems)
+    practices = _table(raw, "practice", "efficiency", problems)
+    r_annual = _r_annual(raw, problems)
+    if problems:
+        msg = f"Profile {where!r} [soil_loss] has {len(problems)} problem(s):\n  - " + "\n  - ".join(problems)
+        raise ProfileError(msg)
+    assert standard is not None  # checked above
+    return SoilLossTables(
+        standard_tpa=float(standard.value),  # type: ignore[arg-type]
+        covers=covers,
+        practices=practices,
+        max_slope_pct=nums["max_slope_pct"],
+        max_slope_length_ft=nums["max_slope_length_ft"],
+        window_months=int(nums["window_months"]),
+        k_max=nums["k_max"],
+        k_field=str(raw.get("k_field", "kwfact")),
+        practice_combination=combination,
+        r_annual=r_annual,
+    )
+
+
+def read_ei_distribution(path: str | os.PathLike[str]) -> NDArray[np.float64]:
+    """Read an erosivity distribution as 365 daily values.
+
+    The file is a CSV whose last column holds numbers, one row per period, with or without a
+    header: 365 rows are daily EI (the RUSLE2 ``EI_DAILY_AMOUNT`` record), 24 rows half-month
+    shares (days 1-15 and 16 to the month's end), 12 rows monthly shares. Half-month and
+    monthly shares are spread evenly over their days (a 365-day year, as the LEW method counts)
+    and laid out as LEW reads a record (1 January at element 1); 365 values are taken as the
+    RUSLE2 record itself, read with LEW's indexing.
+
+    Parameters
+    ----------
+    path : path-like
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (365,)
+
+    Raises
+    ------
+    LayerReadError
+        If the file cannot be read.
+    ValidationError
+        If it does not hold 365, 24 or 12 numbers of 0 or more with a positive sum.
+    """
+    name = os.fspath(path)
+    try:
+        text = Path(name).read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        msg = f"{name}: cannot read the erosivity distribution ({exc})."
+        raise LayerReadError(msg) from None
+    values: list[float] = []
+    problems: list[Problem] = []
+    for i, row in enumerate(csv.reader(text.splitlines()), start=1):
+        if not row or not "".join(row).strip():
+            continue
+        try:
+            values.append(float(row[-1]))
+        except ValueError:
+            if i == 1:  # a header
+                continue
+            problems.append(Problem(name, i, f"{row[-1]!r} is not a number.", "put the EI value in the last column."))
+    arr = np.asarray(values, dtype=np.float64)
+    if not problems and arr.size not in (365, 24, 12):
+        problems.append(
+            Problem(
+                name,
+                None,
+                f"{arr.size} values: expected 365 daily, 24 half-month or 12 monthly.",
+                "give the RUSLE2 EI_DAILY_AMOUNT record (365 values) or half-month/monthly shares.",
+            )
+        )
+    if not problems and (not np.all(np.isfinite(arr)) or (arr < 0).any() or not arr.sum() > 0):
+        problems.append(Problem(name, None, "values must be 0 or more with a positive sum.", "correct the values."))
+    if problems:
+        raise ValidationError(problems)
+    if arr.size == 365:
+        return arr
+    month_days = np.array([31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31])
+    if arr.size == 12:
+        daily = np.repeat(arr / month_days, month_days)
+    else:
+        halves = np.ravel(np.column_stack([np.full(12, 15), month_days - 15]))
+        daily = np.repeat(arr / halves, halves)
+    # Laid out as the LEW method reads its record (1 January at element 1, 31 December at 0),
+    # so prorated_r's default indexing puts each day's share on its own day.
+    return np.roll(daily, 1)
+
+
+def _window_bounds(info: DemInfo, geom: Any) -> RasterWindow | None:
+    left, bottom, right, top = geom.bounds
+    t = info.transform
+    c0, c1 = sorted(((left - t.c) / t.a, (right - t.c) / t.a))
+    r0, r1 = sorted(((top - t.f) / t.e, (bottom - t.f) / t.e))
+    # Two cells of margin so the slope at the edge of the disturbed area sees real neighbours.
+    col0, row0 = max(0, int(np.floor(c0)) - 2), max(0, int(np.floor(r0)) - 2)
+    col1, row1 = min(info.width, int(np.ceil(c1)) + 2), min(info.height, int(np.ceil(r1)) + 2)
+    if col1 - col0 < 2 or row1 - row0 < 2:
+        return None
+    return RasterWindow(col0, row0, col1 - col0, row1 - row0)
+
+
+def site_ls(
+    geoms: NDArray[np.object_],
+    crs: CRS,
+    dem: DemInfo,
+    *,
+    max_slope_pct: float,
+    max_slope_length_ft: float,
+    rill_interrill_ratio: float | str = "moderate",
+) -> list[LsGrid | None]:
+    """LS grid of each site's disturbed area, from the DEM window around it.
+
+    Parameters
+    ----------
+    geoms : numpy.ndarray of shapely.Geometry
+        Disturbed areas in ``crs``.
+    crs : pyproj.CRS
+    dem : DemInfo
+        A projected DEM with square cells (:func:`esc_gis.terrain.open_dem`).
+    max_slope_pct, max_slope_length_ft : float
+        The method's slope limit and the slope-length cap (the profile's).
+    rill_interrill_ratio : str or float, default "moderate"
+
+    Returns
+    -------
+    list of LsGrid or None
+        None for a site off the DEM or too small to hold a cell.
+
+    Raises
+    ------
+    ValidationError
+        If the DEM is geographic or its cells are not square (LS needs a cell size in feet).
+    """
+    dx, dy = dem.cell_size
+    if dem.geographic or not np.isclose(dx, dy, rtol=1e-6):
+        problem = Problem(
+            dem.path,
+            None,
+            "LS needs a projected DEM with square cells"
+            + (" (this one is geographic)." if dem.geographic else f" (cells are {dx:g} x {dy:g})."),
+            "warp it to the profile's measuring CRS with square cells (gdalwarp -t_srs ... -tr X X).",
+        )
+        raise ValidationError([problem])
+    cell_ft = dx * dem.xy_unit_m / _FT_M
+    z_to_ft = dem.z_unit_m / _FT_M
+    in_dem = gpd.GeoSeries(geoms, crs=crs).to_crs(dem.crs).to_numpy()
+    out: list[LsGrid | None] = []
+    with dem.open() as src:
+        # One read per site (a loop per site, never per cell): sites are far apart on a county DEM.
+        for geom in in_dem:
+            win = None if geom is None or geom.is_empty else _window_bounds(dem, geom)
+            if win is None:
+                out.append(None)
+                continue
+            z = src.read(dem.band, window=win, masked=True).astype(np.float64).filled(np.nan)
+            transform = rasterio.windows.transform(win, dem.transform)
+            inside = rasterio.features.geometry_mask([geom], z.shape, transform, invert=True)
+            if not inside.any() or np.isnan(z[inside]).all():
+                out.append(None)
+                continue
+            out.append(
+                ls_grid(
+                    z,
+                    cell_ft,
+                    max_slope_pct=max_slope_pct,
+                    z_to_ft=z_to_ft,
+                    disturbed=inside,
+                    max_slope_length_ft=max_slope_length_ft,
+                    rill_interrill_ratio=rill_interrill_ratio,
+                )
+            )
+    return out
+
+
+@dataclass(frozen=True)
+class SoilLossResult:
+    """Soil loss per site, per phase piece and per window.
+
+    Attributes
+    ----------
+    sites : geopandas.GeoDataFrame
+        One row per site: id, disturbed area, K, LS (mean and representative), share outside
+        the method, the governing window's soil loss and discharge, ``passes`` and findings.
+    phases : pandas.DataFrame
+        One row per site, phase and window piece: dates, R of the period, K, LS, C, efficiency,
+        soil loss and sediment discharge (t/ac).
+    windows : pandas.DataFrame
+        One row per site and window: soil loss and discharge (t/ac), and whether it governs.
+    """
+
+    sites: gpd.GeoDataFrame
+    phases: pd.DataFrame
+    windows: pd.DataFrame
+
+
+def _efficiency(phase: Phase, tables: SoilLossTables) -> float:
+    effs = [tables.practices[p].value for p in phase.practices]
+    if not effs:
+        return 0.0
+    if tables.practice_combination == "series":
+        return 1.0 - float(np.prod([1.0 - e for e in effs]))
+    return max(effs)
+
+
+def _pieces(phases: Sequence[Phase], wins: Sequence[Window]) -> list[tuple[int, Phase, dt.date, dt.date]]:
+    """Each phase cut at the window boundaries: (window number, phase, start, end)."""
+    out = []
+    for w_i, w in enumerate(wins):
+        for p in phases:
+            s, e = max(p.start, w.start), min(p.end, w.end)
+            if s <= e:
+                out.append((w_i, p, s, e))
+    return out
+
+
+def _check_inputs(
+    sites: gpd.GeoDataFrame,
+    tables: SoilLossTables,
+    *,
+    r_annual: float | None,
+    r_source: str,
+    soils: gpd.GeoDataFrame | None,
+    k: float | None,
+    id_field: str | None,
+) -> tuple[float, str]:
+    """Check R, K and the sites together; return R and where it came from."""
+    problems: list[Problem] = []
+    r_value = r_annual if r_annual is not None else (tables.r_annual.value if tables.r_annual else None)
+    if r_annual is None and tables.r_annual is not None:
+        r_source = f"profile ({tables.r_annual.status}): {tables.r_annual.source}"
+    if r_value is None or not (np.isfinite(r_value) and r_value > 0):
+        problems.append(
+            Problem(
+                "R",
+                None,
+                f"no usable annual R ({r_value!r}); the profile holds none (not confirmed for the jurisdiction).",
+                "pass the annual R factor (US units) with --r-annual, from the WDNR sheet's county table or RUSLE2.",
+            )
+        )
+    if (soils is None) == (k is None):
+        problems.append(
+            Problem("K", None, "give either a soils layer or one K, not both or neither.", "use --soils or --k.")
+        )
+    if sites.crs is None:
+        problems.append(Problem("sites", None, "the sites have no CRS.", "define it (e.g. in QGIS, Set Layer CRS)."))
+    if id_field is not None and id_field not in sites.columns:
+        problems.append(Problem("sites", None, f"no field {id_field!r}.", "name an existing id field."))
+    if k is not None:
+        try:
+            check_k(k, tables.k_max)
+        except ValidationError as exc:
+            problems += exc.problems
+    if problems:
+        raise ValidationError(problems)
+    assert r_value is not None
+    return float(r_value), r_source
+
+
+def _unconfirmed(
+    tables: SoilLossTables, schedule: Sequence[Phase], r_value: float, r_source: str, ei_source: str, *, profile_r: bool
+) -> list[str]:
+    """Every input used that no source confirms: R, the distribution, secondary C, estimated efficiencies."""
+    r_annual = None if profile_r else r_value
+    unconfirmed = [f"R annual {r_value:g} ({r_source})", f"erosivity distribution ({ei_source})"]
+    if r_annual is None and tables.r_annual is not None and tables.r_annual.status == "confirmed":
+        unconfirmed = unconfirmed[1:]
+    used_covers = sorted({p.cover for p in schedule})
+    used_practices = sorted({pr for p in schedule for pr in p.practices})
+    unconfirmed += [
+        f"C {tables.covers[c].value:g} for {c} ({tables.covers[c].status})"
+        for c in used_covers
+        if tables.covers[c].status != "confirmed"
+    ]
+    unconfirmed += [
+        f"efficiency {tables.practices[p].value:g} for {p} ({tables.practices[p].status})"
+        for p in used_practices
+        if tables.practices[p].status != "confirmed"
+    ]
+
+    return unconfirmed
+
+
+def _site_findings(
+    profile: Profile,
+    tables: SoilLossTables,
+    grids: Sequence[LsGrid | None],
+    wins: Sequence[Window],
+    computed: NDArray[np.bool_],
+    passes: NDArray[np.bool_],
+    gov: NDArray[np.intp],
+    gov_dis: NDArray[np.float64],
+    gov_loss: NDArray[np.float64],
+    outside_share: NDArray[np.float64],
+    disturbed_sqft: NDArray[np.float64],
+    unconfirmed: list[str],
+) -> list[str]:
+    """Return the findings JSON of each site, worded by the profile."""
+    n, n_win = len(grids), len(wins)
+    findings_col: list[str] = []
+    for i in range(n):
+        fs: list[Finding] = []
+        if grids[i] is None:
+            fs.append(
+                profile.finding(
+                    "soil_loss_not_computed", reason="the disturbed area is off the DEM or smaller than a cell"
+                )
+            )
+        elif not computed[i]:
+            fs.append(
+                profile.finding(
+                    "soil_loss_not_computed", reason="no DEM cell of the disturbed area is inside the method"
+                )
+            )
+        else:
+            w = wins[int(gov[i])]
+            fs.append(
+                profile.finding(
+                    "soil_loss_meets" if passes[i] else "soil_loss_exceeds",
+                    discharge_tpa=gov_dis[i],
+                    soil_loss_tpa=gov_loss[i],
+                    window_start=w.start.isoformat(),
+                    window_end=w.end.isoformat(),
+                    windows=n_win,
+                )
+            )
+        if np.isfinite(outside_share[i]) and outside_share[i] > 0:
+            fs.append(
+                profile.finding(
+                    "soil_loss_outside_method",
+                    outside_sqft=outside_share[i] * disturbed_sqft[i],
+                    outside_pct=100.0 * outside_share[i],
+                    max_slope_pct=tables.max_slope_pct,
+                )
+            )
+        fs.append(profile.finding("soil_loss_not_confirmed", values="; ".join(unconfirmed)))
+        findings_col.append(findings_json(fs))
+
+    return findings_col
+
+
+def soil_loss(
+    sites: gpd.GeoDataFrame,
+    dem: str | os.PathLike[str] | DemInfo,
+    *,
+    schedule: Sequence[Phase],
+    profile: Profile,
+    ei_daily: ArrayLike,
+    r_annual: float | None = None,
+    soils: gpd.GeoDataFrame | None = None,
+    k: float | None = None,
+    k_field: str | None = None,
+    id_field: str | None = None,
+    z_unit: str | None = None,
+    band: int | None = None,
+    r_source: str = "given by the user",
+    ei_source: str = "given by the user",
+    soils_source: str = "soils",
+    rill_interrill_ratio: float | str = "moderate",
+) -> SoilLossResult:
+    """Soil loss and sediment discharge of each site over its construction schedule.
+
+    Parameters
+    ----------
+    sites : geopandas.GeoDataFrame
+        One polygon per site: its disturbed area. Any CRS (measured in the profile's).
+    dem : path or DemInfo
+        Elevations (projected, square cells).
+    schedule : sequence of Phase
+        Checked phases (:func:`esc_gis.soil.schedule.read_schedule`), applied to every site.
+    profile : Profile
+        Gives the standard, the tables and the findings' wording.
+    ei_daily : array_like, shape (365,)
+        Daily erosivity (:func:`read_ei_distribution`).
+    r_annual : float, optional
+        Annual R; the profile's when omitted (the shipped profile has none: not confirmed).
+    soils : geopandas.GeoDataFrame, optional
+        Soil polygons with K (``k_field``, default the profile's ``kwfact``); or give ``k``.
+    k : float, optional
+        One K for every site.
+    k_field : str, optional
+    id_field : str, optional
+        Site id column; row numbers (from 1) when omitted.
+    z_unit, band : optional
+        As :func:`esc_gis.terrain.open_dem`.
+    r_source, ei_source, soils_source : str
+        Where R, the distribution and the soils came from, for the findings and messages.
+    rill_interrill_ratio : str or float, default "moderate"
+
+    Returns
+    -------
+    SoilLossResult
+
+    Raises
+    ------
+    ValidationError
+        If R is missing or out of range, neither or both of ``soils`` and ``k`` are given, K
+        is out of range or the soils lack the field, the sites have no CRS, or the DEM is not
+        usable for LS (every problem of one kind at once).
+    ProfileError
+        If the profile's ``[soil_loss]`` tables are missing or malformed.
+    """
+    tables = soil_loss_tables(profile)
+    r_value, r_source = _check_inputs(
+        sites, tables, r_annual=r_annual, r_source=r_source, soils=soils, k=k, id_field=id_field
+    )
+    ei = np.asarray(ei_daily, dtype=np.float64)
+
+    measure = CRS.from_user_input(profile.measure_crs)
+    geoms = sites.to_crs(measure).geometry.to_numpy()
+    n = len(geoms)
+    ids = sites[id_field].astype(str).to_numpy() if id_field else np.array([str(i + 1) for i in range(n)])
+    disturbed_sqft = area_sqft(geoms, measure)
+
+    if soils is not None:
+        if soils.crs is None:
+            raise ValidationError(
+                [Problem(soils_source, None, "the soils layer has no CRS.", "define it (Set Layer CRS).")]
+            )
+        site_k = k_by_site(
+            geoms,
+            soils.to_crs(measure),
+            k_field=k_field or tables.k_field,
+            k_max=tables.k_max,
+            source=soils_source,
+        )
+        k_arr, k_cover = site_k.k, site_k.covered_share
+    else:
+        k_arr, k_cover = np.full(n, float(k)), np.ones(n)  # type: ignore[arg-type]
+
+    info = dem if isinstance(dem, DemInfo) else open_dem(dem, z_unit=z_unit, band=band)
+    grids = site_ls(
+        geoms,
+        measure,
+        info,
+        max_slope_pct=tables.max_slope_pct,
+        max_slope_length_ft=tables.max_slope_length_ft,
+        rill_interrill_ratio=rill_interrill_ratio,
+    )
+    nan = float("nan")
+    ls_mean = np.array([g.mean_ls if g is not None else nan for g in grids])
+    outside_share = np.array([g.outside_share if g is not None else nan for g in grids])
+
+    wins = windows(schedule, tables.window_months)
+    pieces = _pieces(schedule, wins)
+    phase_rows: list[dict[str, Any]] = []
+    n_win = len(wins)
+    win_loss = np.zeros((n, n_win))
+    win_dis = np.zeros((n, n_win))
+    for w_i, phase, s, e in pieces:
+        r_period = prorated_r(r_value, ei, s, e)
+        c = tables.covers[phase.cover].value
+        eff = _efficiency(phase, tables)
+        loss = r_period * k_arr * ls_mean * c  # vectorised over sites
+        dis = loss * (1.0 - eff)
+        win_loss[:, w_i] += loss
+        win_dis[:, w_i] += dis
+        for i in range(n):
+            phase_rows.append(
+                {
+                    "site_id": ids[i],
+                    "phase": phase.name,
+                    "window": w_i + 1,
+                    "start": s.isoformat(),
+                    "end": e.isoformat(),
+                    "cover": phase.cover,
+                    "practices": ";".join(phase.practices),
+                    "r_period": r_period,
+                    "k": k_arr[i],
+                    "ls": ls_mean[i],
+                    "c": c,
+                    "efficiency": eff,
+                    "soil_loss_tpa": loss[i],
+                    "discharge_tpa": dis[i],
+                }
+            )
+
+    computed: NDArray[np.bool_] = np.asarray(np.isfinite(win_dis).all(axis=1), dtype=bool)
+    gov = np.argmax(np.where(np.isfinite(win_dis), win_dis, -np.inf), axis=1)
+    gov_dis = np.where(computed, win_dis[np.arange(n), gov], nan)
+    gov_loss = np.where(computed, win_loss[np.arange(n), gov], nan)
+    passes = np.asarray(computed & (gov_dis <= tables.standard_tpa), dtype=bool)
+
+    window_rows = [
+        {
+            "site_id": ids[i],
+            "window": w_i + 1,
+            "start": w.start.isoformat(),
+            "end": w.end.isoformat(),
+            "soil_loss_tpa": win_loss[i, w_i],
+            "discharge_tpa": win_dis[i, w_i],
+            "governs": bool(computed[i] and gov[i] == w_i),
+        }
+        for i in range(n)
+        for w_i, w in enumerate(wins)
+    ]
+
+    unconfirmed = _unconfirmed(tables, schedule, r_value, r_source, ei_source, profile_r=r_annual is None)
+    findings_col = _site_findings(
+        profile,
+        tables,
+        grids,
+        wins,
+        computed,
+        passes,
+        gov,
+        gov_dis,
+        gov_loss,
+        outside_share,
+        disturbed_sqft,
+        unconfirmed,
+    )
+
+    def rep(attr: str) -> NDArray[np.float64]:
+        return np.array([getattr(g, attr) if g is not None else nan for g in grids])
+
+    out = gpd.GeoDataFrame(
+        {
+            "site_id": ids,
+            "disturbed_sqft": disturbed_sqft,
+            "disturbed_acres": sqft_to_acres(disturbed_sqft),
+            "k": k_arr,
+            "k_covered_share": k_cover,
+            "ls_mean": ls_mean,
+            "ls_rep": rep("representative_ls"),
+            "rep_length_ft": rep("representative_length_ft"),
+            "rep_slope_pct": rep("representative_slope_pct"),
+            # Cells of the DEM inside the disturbed area over its measured area: below 1 where the
+            # site runs off the DEM or onto nodata (approximate: cells are counted by centre).
+            "dem_covered_share": np.array(
+                [
+                    min(g.surface_area_sqft / a, 1.0) if g is not None and a > 0 else 0.0
+                    for g, a in zip(grids, disturbed_sqft, strict=True)
+                ]
+            ),
+            "outside_share": outside_share,
+            "outside_sqft": np.nan_to_num(outside_share) * disturbed_sqft,
+            "windows": n_win,
+            "governing_window": np.where(computed, gov + 1, 0),
+            "soil_loss_tpa": gov_loss,
+            "discharge_tpa": gov_dis,
+            "standard_tpa": tables.standard_tpa,
+            "passes": passes,
+            "findings": findings_col,
+        },
+        geometry=geoms,
+        crs=measure,
+    )
+    return SoilLossResult(out, pd.DataFrame(phase_rows), pd.DataFrame(window_rows))

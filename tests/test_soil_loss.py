@@ -1,0 +1,489 @@
+"""Soil loss per site and phase: schedules, K, the arithmetic, the standard's edge, the findings.
+
+The DEMs are tilted planes in WISCRS (EPSG:7594, US survey feet, elevations in US feet) as
+Winnebago County lidar comes. On a plane sloping down the rows, with the disturbed area a
+square of N x N cells aligned to the grid, the Desmet & Govers L of the cells in row i is
+((i+1)D)^(m+1) - (iD)^(m+1) over D 72.6^m; its mean over the rows telescopes to (ND/72.6)^m,
+so the site's mean LS is exactly the uniform-slope LS of length ND (hand formula below).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+from pathlib import Path
+
+import geopandas as gpd
+import numpy as np
+import pytest
+import rasterio
+import shapely
+from rasterio.transform import from_origin
+
+from esc_gis.errors import LayerReadError, ProfileError, ValidationError
+from esc_gis.profile import load_profile
+from esc_gis.soil.k import k_by_site
+from esc_gis.soil.rusle import erosivity_share
+from esc_gis.soil.schedule import Phase, read_schedule, validate_schedule, windows
+from esc_gis.soil.soil_loss import read_ei_distribution, soil_loss, soil_loss_tables
+
+EXAMPLE = Path(__file__).parent / "profiles" / "example.toml"
+CRS = "EPSG:7594"
+X0, Y0 = 800_000.0, 500_000.0  # top-left of the DEM, ftUS
+CELL = 10.0
+UNIFORM = np.ones(365)  # each day the same share: a period's share is days / 365
+
+
+def hand_ls(length_ft: float, slope_pct: float) -> float:
+    """RUSLE LS of a uniform slope by hand (McCool 1987/1989): S above the 9 % breakpoint."""
+    sin = math.sin(math.atan(slope_pct / 100))
+    beta = (sin / 0.0896) / (3 * sin**0.8 + 0.56)
+    m = beta / (1 + beta)
+    s = 16.8 * sin - 0.50 if slope_pct >= 9 else 10.8 * sin + 0.03
+    return (length_ft / 72.6) ** m * s
+
+
+def plane_dem(path: Path, slope_pct: float, rows: int = 30, cols: int = 30) -> Path:
+    """A plane falling southward (down the rows) by slope_pct, elevations in US feet."""
+    z = 500.0 - (np.arange(rows) * CELL * slope_pct / 100.0)[:, None] * np.ones((1, cols))
+    with rasterio.open(
+        path,
+        "w",
+        driver="GTiff",
+        width=cols,
+        height=rows,
+        count=1,
+        dtype="float32",
+        crs=CRS,
+        transform=from_origin(X0, Y0, CELL, CELL),
+        nodata=-9999,
+    ) as dst:
+        dst.write(z.astype("float32"), 1)
+    return path
+
+
+def cell_box(c0: int, r0: int, c1: int, r1: int) -> shapely.Polygon:
+    """A box on cell edges: columns c0..c1, rows r0..r1 (exclusive ends)."""
+    return shapely.box(X0 + c0 * CELL, Y0 - r1 * CELL, X0 + c1 * CELL, Y0 - r0 * CELL)
+
+
+def sites(*geoms: shapely.Geometry) -> gpd.GeoDataFrame:
+    return gpd.GeoDataFrame({"site": [f"S{i + 1}" for i in range(len(geoms))]}, geometry=list(geoms), crs=CRS)
+
+
+@pytest.fixture
+def prof():
+    return load_profile(EXAMPLE)
+
+
+@pytest.fixture
+def tables(prof):
+    return soil_loss_tables(prof)
+
+
+def two_phases(tables):
+    rows = [
+        {"phase": "grading", "start": "2027-04-01", "end": "2027-06-29", "cover": "bare", "practices": "sediment_trap"},
+        {"phase": "seeded", "start": "2027-06-30", "end": "2027-09-29", "cover": "permanent_seeding", "practices": ""},
+    ]
+    return validate_schedule(rows, tables.covers, tables.practices)
+
+
+# --- The profile's tables -------------------------------------------------------------------
+
+
+def test_tables_come_from_the_profile_with_sources(tables, prof):
+    assert tables.standard_tpa == prof.entry("thresholds.sediment_load").value == 3  # the example's, not 5
+    assert tables.max_slope_pct == 33
+    assert tables.covers["bare"].value == 1.0 and tables.covers["bare"].status == "confirmed"
+    assert tables.practices["sediment_trap"].value == 0.8 and "1063" in tables.practices["sediment_trap"].source
+    # The silt-fence figure is an estimate and must say so; no R is presented as a source value.
+    assert tables.practices["silt_fence"].status == "not_confirmed"
+    assert tables.r_annual is None
+    assert all(v.source for v in [*tables.covers.values(), *tables.practices.values()])
+
+
+def test_shipped_profile_has_the_5_ton_standard_and_no_r():
+    t = soil_loss_tables(load_profile())
+    assert t.standard_tpa == 5 and t.r_annual is None
+
+
+def test_a_profile_without_soil_loss_tables_is_refused(tmp_path):
+    text = EXAMPLE.read_text(encoding="utf-8")
+    cut = text[: text.index("\n[soil_loss]")] + "\n" + text[text.index("[findings.soil_loss_meets]") :]
+    p = tmp_path / "p.toml"
+    p.write_text(cut, encoding="utf-8")
+    with pytest.raises(ProfileError, match=r"no \[soil_loss\] table"):
+        soil_loss_tables(load_profile(p))
+
+
+# --- Schedules ------------------------------------------------------------------------------
+
+
+def test_a_14_month_schedule_gives_two_windows(tables):
+    rows = [
+        {"phase": "a", "start": "2027-04-01", "end": "2027-10-31", "cover": "bare", "practices": ""},
+        {"phase": "b", "start": "2027-11-01", "end": "2028-05-31", "cover": "straw_mulch", "practices": "silt_fence"},
+    ]
+    phases = validate_schedule(rows, tables.covers, tables.practices)
+    got = windows(phases)
+    assert [(w.start, w.end) for w in got] == [
+        (dt.date(2027, 4, 1), dt.date(2028, 3, 31)),
+        (dt.date(2028, 4, 1), dt.date(2028, 5, 31)),
+    ]
+    # Exactly 12 months is one window; one day more is two.
+    one = [Phase("a", dt.date(2027, 4, 1), dt.date(2028, 3, 31), "bare", (), 1)]
+    assert len(windows(one)) == 1
+    assert len(windows([Phase("a", dt.date(2027, 4, 1), dt.date(2028, 4, 1), "bare", (), 1)])) == 2
+
+
+def test_bad_schedule_lists_every_problem_at_once(tables, tmp_path):
+    p = tmp_path / "schedule.csv"
+    p.write_text(
+        "phase,start,end,cover,practices\n"
+        "grading,2027-05-01,2027-04-01,bare,silt_fence\n"  # out of order
+        "rough,2027-04-01,2027-06-30,bare,\n"
+        "overlap,2027-06-15,2027-07-31,gravel,silt_fence;hay_bales\n"  # overlap, unknown cover and practice
+        "late,2027-08-01,2027-13-01,bare,\n",  # not a date
+        encoding="utf-8",
+    )
+    with pytest.raises(ValidationError) as info:
+        read_schedule(p, tables.covers, tables.practices)
+    text = str(info.value)
+    for needle in (
+        "row 1",
+        "end 2027-04-01 is before start 2027-05-01",
+        "overlaps phase 'rough'",
+        "cover 'gravel' is not in the profile",
+        "practice 'hay_bales' is not in the profile",
+        "'2027-13-01' is not a date",
+    ):
+        assert needle in text, needle
+    assert len(info.value.problems) == 5
+
+
+def test_a_gap_between_phases_is_refused_and_a_toml_schedule_reads(tables, tmp_path):
+    rows = [
+        {"phase": "a", "start": "2027-04-01", "end": "2027-04-30", "cover": "bare"},
+        {"phase": "b", "start": "2027-05-03", "end": "2027-05-31", "cover": "bare"},
+    ]
+    with pytest.raises(ValidationError, match="a gap of 2 days"):
+        validate_schedule(rows, tables.covers, tables.practices)
+    p = tmp_path / "s.toml"
+    p.write_text(
+        '[[phase]]\nphase = "a"\nstart = 2027-04-01\nend = 2027-04-30\ncover = "bare"\npractices = ["silt_fence"]\n'
+        '[[phase]]\nphase = "b"\nstart = 2027-05-01\nend = 2027-05-31\ncover = "sod"\n',
+        encoding="utf-8",
+    )
+    got = read_schedule(p, tables.covers, tables.practices)
+    assert [(x.name, x.cover, x.practices) for x in got] == [("a", "bare", ("silt_fence",)), ("b", "sod", ())]
+
+
+def test_schedule_file_errors(tables, tmp_path):
+    with pytest.raises(LayerReadError, match="does not exist"):
+        read_schedule(tmp_path / "none.csv", tables.covers, tables.practices)
+    p = tmp_path / "s.csv"
+    p.write_text("name,from,to\n", encoding="utf-8")
+    with pytest.raises(ValidationError, match="no column phase, start, end, cover"):
+        read_schedule(p, tables.covers, tables.practices)
+
+
+# --- K -------------------------------------------------------------------------------------
+
+
+def test_k_from_two_map_units_is_area_weighted():
+    site = shapely.box(0, 0, 100, 100)
+    soils = gpd.GeoDataFrame(
+        {"kwfact": [".20", 0.40, None]},  # SSURGO writes kwfact as text; a blank polygon far away
+        geometry=[shapely.box(-50, -50, 75, 150), shapely.box(75, -50, 150, 150), shapely.box(500, 500, 600, 600)],
+        crs=CRS,
+    )
+    got = k_by_site(np.array([site, shapely.box(0, 0, 200, 100)]), soils, k_field="kwfact", k_max=0.7)
+    # 75 % at 0.20 and 25 % at 0.40; the second site is 3/8 at 0.20, 3/8 at 0.40, 1/4 uncovered.
+    assert got.k == pytest.approx([0.25, 0.30])
+    assert got.covered_share == pytest.approx([1.0, 0.75])
+
+
+def test_k_out_of_range_and_missing_field_are_refused_with_the_fix():
+    site = np.array([shapely.box(0, 0, 100, 100)])
+    soils = gpd.GeoDataFrame(
+        {"kwfact": [0.9, None, 0.0]},
+        geometry=[shapely.box(0, 0, 30, 100), shapely.box(30, 0, 60, 100), shapely.box(60, 0, 100, 100)],
+        crs=CRS,
+    )
+    with pytest.raises(ValidationError) as info:
+        k_by_site(site, soils, k_field="kwfact", k_max=0.7)
+    assert [p.row for p in info.value.problems] == [1, 2, 3]
+    assert "K 0.9" in str(info.value) and "no K" in str(info.value)
+    with pytest.raises(ValidationError, match=r"no field 'kwfact'.*--k-field"):
+        k_by_site(site, soils.rename(columns={"kwfact": "k"}), k_field="kwfact", k_max=0.7)
+
+
+# --- Soil loss on a tilted plane --------------------------------------------------------------
+
+
+def test_two_phase_soil_loss_on_a_tilted_plane_is_the_hand_computed(tmp_path, prof, tables):
+    dem = plane_dem(tmp_path / "dem.tif", 10.0)
+    site = cell_box(5, 5, 15, 15)  # 10 x 10 cells: 100 ft down the slope
+    res = soil_loss(
+        sites(site),
+        dem,
+        schedule=two_phases(tables),
+        profile=prof,
+        ei_daily=UNIFORM,
+        r_annual=100.0,
+        k=0.3,
+        z_unit="us_ft",
+        id_field="site",
+    )
+    ls = hand_ls(100.0, 10.0)  # LS ≈ 1.30
+    a1 = 100 * 90 / 365 * 0.3 * ls * 1.0  # 90 days bare
+    a2 = 100 * 92 / 365 * 0.3 * ls * 0.01  # 92 days seeded
+    d1, d2 = a1 * (1 - 0.8), a2  # the trap keeps 80 % of the first phase; nothing in the second
+    row = res.sites.iloc[0]
+    assert row["ls_mean"] == pytest.approx(ls, rel=1e-4)
+    assert res.phases["soil_loss_tpa"].to_numpy() == pytest.approx([a1, a2], rel=1e-4)
+    assert res.phases["discharge_tpa"].to_numpy() == pytest.approx([d1, d2], rel=1e-4)
+    assert row["soil_loss_tpa"] == pytest.approx(a1 + a2, rel=1e-4)
+    assert row["discharge_tpa"] == pytest.approx(d1 + d2, rel=1e-4)
+    assert row["windows"] == 1 and row["governing_window"] == 1
+    assert row["outside_share"] == 0 and row["site_id"] == "S1"
+    assert row["dem_covered_share"] == pytest.approx(1.0, rel=1e-4)
+    assert row["disturbed_sqft"] == pytest.approx(100 * 100 * (1200 / 3937 / 0.3048) ** 2)
+    # The representative slope is the whole plane: 100 ft at 10 %.
+    assert row["rep_length_ft"] == pytest.approx(100.0, rel=1e-4)
+    assert row["rep_slope_pct"] == pytest.approx(10.0, rel=1e-4)
+
+
+def test_steep_area_is_outside_the_method_and_reported(tmp_path, prof, tables):
+    dem = plane_dem(tmp_path / "dem.tif", 40.0)
+    res = soil_loss(
+        sites(cell_box(5, 5, 15, 15)),
+        dem,
+        schedule=two_phases(tables),
+        profile=prof,
+        ei_daily=UNIFORM,
+        r_annual=100.0,
+        k=0.3,
+        z_unit="us_ft",
+    )
+    row = res.sites.iloc[0]
+    assert row["outside_share"] == 1.0 and not row["passes"] and math.isnan(row["discharge_tpa"])
+    codes = [f["code"] for f in json.loads(row["findings"])]
+    assert codes == ["soil_loss_not_computed", "soil_loss_outside_method", "soil_loss_not_confirmed"]
+
+
+def _profile_with_standard(tmp_path: Path, value: float) -> Path:
+    text = EXAMPLE.read_text(encoding="utf-8")
+    old = "[thresholds.sediment_load]\nvalue = 3\n"
+    assert old in text
+    p = tmp_path / f"p{value!r}.toml"
+    p.write_text(text.replace(old, f"[thresholds.sediment_load]\nvalue = {value!r}\n"), encoding="utf-8")
+    return p
+
+
+def test_pass_and_fail_exactly_at_the_standard(tmp_path, prof, tables):
+    dem = plane_dem(tmp_path / "dem.tif", 10.0)
+    kw = {"schedule": two_phases(tables), "ei_daily": UNIFORM, "r_annual": 100.0, "k": 0.3, "z_unit": "us_ft"}
+    got = soil_loss(sites(cell_box(5, 5, 15, 15)), dem, profile=prof, **kw).sites.iloc[0]["discharge_tpa"]
+    at = load_profile(_profile_with_standard(tmp_path, float(got)))
+    below = load_profile(_profile_with_standard(tmp_path, float(np.nextafter(got, 0))))
+    row_at = soil_loss(sites(cell_box(5, 5, 15, 15)), dem, profile=at, **kw).sites.iloc[0]
+    row_below = soil_loss(sites(cell_box(5, 5, 15, 15)), dem, profile=below, **kw).sites.iloc[0]
+    assert row_at["passes"] and not row_below["passes"]  # "no more than": equal passes
+    f_at, f_below = json.loads(row_at["findings"])[0], json.loads(row_below["findings"])[0]
+    assert f_at["code"] == "soil_loss_meets" and f_below["code"] == "soil_loss_exceeds"
+
+
+def test_findings_carry_section_and_basis_from_the_profile(tmp_path, prof, tables):
+    dem = plane_dem(tmp_path / "dem.tif", 10.0)
+    res = soil_loss(
+        sites(cell_box(5, 5, 15, 15)),
+        dem,
+        schedule=two_phases(tables),
+        profile=prof,
+        ei_daily=UNIFORM,
+        r_annual=100.0,
+        k=0.3,
+        z_unit="us_ft",
+    )
+    found = {f["code"]: f for f in json.loads(res.sites.iloc[0]["findings"])}
+    assert found["soil_loss_meets"]["section"] == "§ 23-7B(3)(b)[1]; WDNR EGAD 3800-2017-03"
+    assert found["soil_loss_meets"]["basis"] == "technical_standard"
+    assert (
+        "3 tons per acre per year" in found["soil_loss_meets"]["message"] or "3 " in found["soil_loss_meets"]["message"]
+    )
+    # Every input without a confirmed source is named: R, the distribution and the secondary C.
+    msg = found["soil_loss_not_confirmed"]["message"]
+    assert "R annual 100" in msg and "erosivity distribution" in msg and "permanent_seeding" in msg
+    assert "sediment_trap" not in msg  # confirmed (standard 1063)
+    assert "soil_loss_outside_method" not in found  # a 10 % plane is all inside
+
+
+def test_soils_layer_area_weights_into_the_site(tmp_path, prof, tables):
+    dem = plane_dem(tmp_path / "dem.tif", 10.0)
+    site = cell_box(5, 5, 15, 15)
+    x0, y0, x1, y1 = site.bounds
+    mid = (x0 + x1) / 2
+    soils = gpd.GeoDataFrame(
+        {"kwfact": [0.2, 0.4]},
+        geometry=[shapely.box(x0 - 50, y0 - 50, mid, y1 + 50), shapely.box(mid, y0 - 50, x1 + 50, y1 + 50)],
+        crs=CRS,
+    )
+    common = {
+        "schedule": two_phases(tables),
+        "profile": prof,
+        "ei_daily": UNIFORM,
+        "r_annual": 100.0,
+        "z_unit": "us_ft",
+    }
+    by_layer = soil_loss(sites(site), dem, soils=soils, **common).sites.iloc[0]
+    by_value = soil_loss(sites(site), dem, k=0.3, **common).sites.iloc[0]
+    assert by_layer["k"] == pytest.approx(0.3)
+    assert by_layer["discharge_tpa"] == pytest.approx(by_value["discharge_tpa"])
+
+
+def test_missing_r_and_bad_k_are_refused_together(tmp_path, prof, tables):
+    dem = plane_dem(tmp_path / "dem.tif", 10.0)
+    with pytest.raises(ValidationError) as info:
+        soil_loss(
+            sites(cell_box(5, 5, 15, 15)), dem, schedule=two_phases(tables), profile=prof, ei_daily=UNIFORM, k=0.95
+        )
+    text = str(info.value)
+    assert "--r-annual" in text and "K 0.95 is out of range" in text
+
+
+def test_a_14_month_schedule_sums_each_window(tmp_path, prof, tables):
+    dem = plane_dem(tmp_path / "dem.tif", 10.0)
+    rows = [
+        {"phase": "a", "start": "2027-04-01", "end": "2027-10-31", "cover": "bare", "practices": ""},
+        {"phase": "b", "start": "2027-11-01", "end": "2028-05-31", "cover": "sod", "practices": ""},
+    ]
+    sched = validate_schedule(rows, tables.covers, tables.practices)
+    res = soil_loss(
+        sites(cell_box(5, 5, 15, 15)),
+        dem,
+        schedule=sched,
+        profile=prof,
+        ei_daily=UNIFORM,
+        r_annual=100.0,
+        k=0.3,
+        z_unit="us_ft",
+    )
+    base = 100 / 365 * 0.3 * hand_ls(100.0, 10.0)
+    w1 = base * (214 * 1.0 + 152 * 0.01)  # Apr-Oct bare, Nov-Mar sod (2027-11-01..2028-03-31: 152 days)
+    w2 = base * 61 * 0.01  # Apr-May 2028 sod
+    assert res.windows["discharge_tpa"].to_numpy() == pytest.approx([w1, w2], rel=1e-4)
+    assert res.windows["governs"].tolist() == [True, False]
+    assert len(res.phases) == 3  # phase b is cut at the window boundary
+
+
+def test_ei_distribution_files(tmp_path):
+    monthly = tmp_path / "m.csv"
+    monthly.write_text(
+        "month,pct\n" + "\n".join(f"{m},{v}" for m, v in enumerate([0, 0, 0, 0, 0, 0, 31, 0, 0, 0, 0, 0], 1))
+    )
+    ei = read_ei_distribution(monthly)
+    assert ei.shape == (365,) and ei.sum() == pytest.approx(31)
+    # July's erosivity falls on July's days, read as the LEW method reads the year.
+    assert erosivity_share(ei, dt.date(2027, 7, 1), dt.date(2027, 7, 31)) == pytest.approx(1.0)
+    assert erosivity_share(ei, dt.date(2027, 7, 2), dt.date(2027, 7, 31)) == pytest.approx(30 / 31)
+    assert erosivity_share(ei, dt.date(2027, 1, 1), dt.date(2027, 6, 30)) == 0
+    halves = tmp_path / "h.csv"
+    halves.write_text("\n".join("15" if i == 12 else "0" for i in range(24)))  # first half of July only
+    ei = read_ei_distribution(halves)
+    assert erosivity_share(ei, dt.date(2027, 7, 1), dt.date(2027, 7, 15)) == pytest.approx(1.0)
+    bad = tmp_path / "b.csv"
+    bad.write_text("1\n2\n3\n")
+    with pytest.raises(ValidationError, match="3 values"):
+        read_ei_distribution(bad)
+
+
+# --- The command ----------------------------------------------------------------------------
+
+
+def _cli_inputs(tmp_path: Path, schedule_text: str) -> list[str]:
+    from esc_gis.io import write_layer
+
+    dem = plane_dem(tmp_path / "dem.tif", 10.0)
+    write_layer(sites(cell_box(5, 5, 15, 15)), tmp_path / "sites.gpkg", layer="sites")
+    (tmp_path / "schedule.csv").write_text(schedule_text, encoding="utf-8")
+    (tmp_path / "ei.csv").write_text("month,share\n" + "\n".join(["1"] * 12), encoding="utf-8")
+    return [
+        "soil-loss",
+        str(tmp_path / "sites.gpkg"),
+        "--dem",
+        str(dem),
+        "--z-unit",
+        "us_ft",
+        "--k",
+        "0.3",
+        "--schedule",
+        str(tmp_path / "schedule.csv"),
+        "--ei-file",
+        str(tmp_path / "ei.csv"),
+        "--r-annual",
+        "100",
+        "--id-field",
+        "site",
+        "--profile",
+        str(EXAMPLE),
+        "-o",
+        str(tmp_path / "out.csv"),
+    ]
+
+
+GOOD = "phase,start,end,cover,practices\ngrading,2027-04-01,2027-06-30,bare,sediment_trap\n"
+
+
+def test_cli_writes_sites_phases_and_windows_and_refuses_overwrite(tmp_path):
+    from click.testing import CliRunner
+
+    from esc_gis.cli.main import cli
+
+    args = _cli_inputs(tmp_path, GOOD)
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    assert "S1" in result.output and "passes" in result.output
+    assert (tmp_path / "out.phases.csv").exists() and (tmp_path / "out.windows.csv").exists()
+    again = CliRunner().invoke(cli, args)
+    assert again.exit_code == 1 and "exists" in again.output
+    assert CliRunner().invoke(cli, [*args, "--overwrite"]).exit_code == 0
+
+
+def test_cli_bad_schedule_lists_every_problem_and_writes_nothing(tmp_path):
+    from click.testing import CliRunner
+
+    from esc_gis.cli.main import cli
+
+    bad = (
+        "phase,start,end,cover,practices\n"
+        "a,2027-05-01,2027-04-01,bare,\n"
+        "b,2027-04-01,2027-06-30,gravel,\n"
+        "c,2027-06-01,2027-07-31,bare,\n"
+    )
+    result = CliRunner().invoke(cli, _cli_inputs(tmp_path, bad))
+    assert result.exit_code == 1
+    assert "before start" in result.output and "'gravel'" in result.output and "overlaps" in result.output
+    assert "Traceback" not in result.output
+    assert not list(tmp_path.glob("out*"))
+
+
+def test_cli_disturbed_layer_cuts_each_site_and_a_missing_dem_is_refused(tmp_path):
+    from click.testing import CliRunner
+
+    from esc_gis.cli.main import cli
+    from esc_gis.io import read_layer, write_layer
+
+    args = _cli_inputs(tmp_path, GOOD)
+    # Only the site's upper half (5 cells down the slope) is disturbed.
+    write_layer(gpd.GeoDataFrame(geometry=[cell_box(0, 0, 30, 10)], crs=CRS), tmp_path / "dist.gpkg", layer="d")
+    result = CliRunner().invoke(cli, [*args, "--disturbed", str(tmp_path / "dist.gpkg")])
+    assert result.exit_code == 0, result.output
+    row = read_layer(tmp_path / "out.csv").iloc[0]
+    assert float(row["disturbed_sqft"]) == pytest.approx(100 * 50 * (1200 / 3937 / 0.3048) ** 2)
+    assert float(row["ls_mean"]) == pytest.approx(hand_ls(50.0, 10.0), rel=1e-4)
+    no_dem = [a for a in args if a not in ("--dem", str(tmp_path / "dem.tif"))]
+    result = CliRunner().invoke(cli, [*no_dem, "-o", str(tmp_path / "other.csv")])
+    assert result.exit_code == 1 and "no DEM" in result.output and not (tmp_path / "other.csv").exists()
