@@ -188,8 +188,15 @@ def test_a_geopackage_layer_is_passed_by_its_path_and_layer_name(qgis, tmp_path)
 
 
 def test_cli_error_reaches_the_log_as_written(qgis, tmp_path):
-    r = qgis("run", "escgis:screen", "--", f"sites={SITES}", "layers=/nowhere/layers.toml",
-             f"output={tmp_path / 'q.gpkg'}", check=False)
+    r = qgis(
+        "run",
+        "escgis:screen",
+        "--",
+        f"sites={SITES}",
+        "layers=/nowhere/layers.toml",
+        f"output={tmp_path / 'q.gpkg'}",
+        check=False,
+    )
     assert r.returncode != 0
     said = "Error: Layer-set manifest '/nowhere/layers.toml' does not exist; give the path of a layers.toml."
     assert said in r.stdout + r.stderr

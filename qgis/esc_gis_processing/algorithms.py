@@ -41,19 +41,19 @@ class EscGisAlgorithm(QgsProcessingAlgorithm):
     def name(self):
         return self.command.replace(" ", "_")
 
-    def displayName(self):  # noqa: N802 (QGIS's name)
+    def displayName(self):
         return self.title
 
     def group(self):
         return "esc_gis"
 
-    def groupId(self):  # noqa: N802 (QGIS's name)
+    def groupId(self):
         return "escgis"
 
-    def shortHelpString(self):  # noqa: N802 (QGIS's name)
+    def shortHelpString(self):
         return self.help_text + f"\n\nRuns `esc-gis {self.command}`; see `esc-gis {self.command} --help`."
 
-    def createInstance(self):  # noqa: N802 (QGIS's name)
+    def createInstance(self):
         return type(self)()
 
     # -- parameter helpers -------------------------------------------------------------------
@@ -94,7 +94,9 @@ class EscGisAlgorithm(QgsProcessingAlgorithm):
         if layer is None:
             raise QgsProcessingException(f"Could not read the raster given as {name}.")
         if layer.providerType() != "gdal":
-            raise QgsProcessingException(f"{name}: esc-gis reads rasters GDAL opens; save the layer to a GeoTIFF first.")
+            raise QgsProcessingException(
+                f"{name}: esc-gis reads rasters GDAL opens; save the layer to a GeoTIFF first."
+            )
         return layer.source()
 
     def string_args(self, parameters, context, *names):
@@ -132,7 +134,7 @@ class EscGisAlgorithm(QgsProcessingAlgorithm):
         """Return (the arguments after ``esc-gis COMMAND``, the results dict)."""
         raise NotImplementedError
 
-    def processAlgorithm(self, parameters, context, feedback):  # noqa: N802 (QGIS's name)
+    def processAlgorithm(self, parameters, context, feedback):
         args, results = self.args(parameters, context, feedback)
         feedback.setProgress(0)
         run_esc_gis([*self.command.split(), *args, "--overwrite"], feedback)
@@ -148,7 +150,7 @@ class ScreenAlgorithm(EscGisAlgorithm):
         "area, permit decision, standards, protective-area overlap, distance to water and findings."
     )
 
-    def initAlgorithm(self, config=None):  # noqa: N802 (QGIS's name)
+    def initAlgorithm(self, config=None):
         self.add_vector("sites", "Sites (polygons)")
         self.add_vector("disturbed", "Disturbed limits, carrying the site id (default: the whole site)", True)
         self.add_file("layers", "Layer-set manifest (layers.toml; default: the bundled set)")
@@ -189,13 +191,14 @@ class SlopeAlgorithm(EscGisAlgorithm):
     title = "Slope (percent)"
     help_text = "Slope of a DEM in percent (Horn's method, the values of gdaldem slope -p), float32, nodata -9999."
 
-    def initAlgorithm(self, config=None):  # noqa: N802 (QGIS's name)
+    def initAlgorithm(self, config=None):
         self.addParameter(QgsProcessingParameterRasterLayer("dem", "DEM"))
         self.add_enum("z_unit", "Unit of the elevations when the DEM's CRS and band do not say", Z_UNITS)
         self.add_bool("compute_edges", "Compute edge cells and cells next to nodata (gdaldem -compute_edges)")
         self.addParameter(
-            QgsProcessingParameterNumber("band", "Band holding the elevations", QgsProcessingParameterNumber.Integer,
-                                         None, True, 1)
+            QgsProcessingParameterNumber(
+                "band", "Band holding the elevations", QgsProcessingParameterNumber.Integer, None, True, 1
+            )
         )
         self.add_bool("cog", "Write a Cloud Optimized GeoTIFF")
         self.add_enum("compress", "Output compression", COMPRESSIONS)
@@ -220,26 +223,38 @@ class SlopeAlgorithm(EscGisAlgorithm):
 class SteepAlgorithm(SlopeAlgorithm):
     command = "steep"
     title = "Steep land"
-    help_text = "Dissolved polygons of land at or above a slope threshold (default: the profile's steep-slope threshold)."
+    help_text = (
+        "Dissolved polygons of land at or above a slope threshold (default: the profile's steep-slope threshold)."
+    )
 
-    def initAlgorithm(self, config=None):  # noqa: N802 (QGIS's name)
+    def initAlgorithm(self, config=None):
         self.addParameter(QgsProcessingParameterRasterLayer("dem", "DEM"))
         self.addParameter(
-            QgsProcessingParameterNumber("threshold_pct", "Slope threshold in percent (default: the profile's)",
-                                         QgsProcessingParameterNumber.Double, None, True, 0)
+            QgsProcessingParameterNumber(
+                "threshold_pct",
+                "Slope threshold in percent (default: the profile's)",
+                QgsProcessingParameterNumber.Double,
+                None,
+                True,
+                0,
+            )
         )
         self.addParameter(
-            QgsProcessingParameterNumber("min_area_sqft", "Drop smaller specks (sq ft)",
-                                         QgsProcessingParameterNumber.Double, 0.0, True, 0)
+            QgsProcessingParameterNumber(
+                "min_area_sqft", "Drop smaller specks (sq ft)", QgsProcessingParameterNumber.Double, 0.0, True, 0
+            )
         )
         self.add_enum("z_unit", "Unit of the elevations when the DEM does not say", Z_UNITS)
         self.addParameter(QgsProcessingParameterCrs("crs", "CRS of the output (default: the profile's)", None, True))
         self.add_bool("compute_edges", "As gdaldem -compute_edges")
         self.addParameter(
-            QgsProcessingParameterNumber("band", "Band holding the elevations", QgsProcessingParameterNumber.Integer,
-                                         None, True, 1)
+            QgsProcessingParameterNumber(
+                "band", "Band holding the elevations", QgsProcessingParameterNumber.Integer, None, True, 1
+            )
         )
-        self.addParameter(QgsProcessingParameterVectorDestination("output", "Steep land", QgsProcessing.TypeVectorPolygon))
+        self.addParameter(
+            QgsProcessingParameterVectorDestination("output", "Steep land", QgsProcessing.TypeVectorPolygon)
+        )
 
     def args(self, parameters, context, feedback):
         out = self.parameterAsOutputLayer(parameters, "output", context)
@@ -259,7 +274,7 @@ class ProtectiveAlgorithm(EscGisAlgorithm):
         "layer, or of the layer set's waters when no layer is given."
     )
 
-    def initAlgorithm(self, config=None):  # noqa: N802 (QGIS's name)
+    def initAlgorithm(self, config=None):
         self.add_vector("waters", "Waters (default: the layer set's)", True, [QgsProcessing.TypeVectorAnyGeometry])
         self.add_file("layers", "Layer-set manifest (layers.toml) whose waters to use instead")
         self.add_string("class_field", "Field holding each feature's water class", "water_class", False)
@@ -267,11 +282,13 @@ class ProtectiveAlgorithm(EscGisAlgorithm):
         self.add_string("name_field", "Field holding the water's name")
         self.add_string("channel_width_field", "Field holding a line's channel width in feet")
         self.add_string("piped_field", "Field flagging a piped stream (used when present)", "piped", False)
-        self.add_string("drainage_field", "Field holding a channel's drainage acres (used when present)",
-                        "drainage_acres", False)
+        self.add_string(
+            "drainage_field", "Field holding a channel's drainage acres (used when present)", "drainage_acres", False
+        )
         self.addParameter(QgsProcessingParameterCrs("assume_crs", "CRS for waters if they have none", None, True))
-        self.addParameter(QgsProcessingParameterCrs("crs", "Measuring and output CRS (default: the profile's)", None,
-                                                    True))
+        self.addParameter(
+            QgsProcessingParameterCrs("crs", "Measuring and output CRS (default: the profile's)", None, True)
+        )
         self.add_file("profile", "Ordinance profile TOML (default: the bundled profile)")
         self.addParameter(
             QgsProcessingParameterVectorDestination("output", "Protective areas", QgsProcessing.TypeVectorPolygon)
@@ -281,8 +298,9 @@ class ProtectiveAlgorithm(EscGisAlgorithm):
         out = self.parameterAsOutputLayer(parameters, "output", context)
         args = self.vector_args(parameters, "waters", context, feedback, layer_option="--layer")
         args += self.file_args(parameters, context, "layers", "profile")
-        args += self.string_args(parameters, context, "class_field", "name_field", "channel_width_field",
-                                 "piped_field", "drainage_field")
+        args += self.string_args(
+            parameters, context, "class_field", "name_field", "channel_width_field", "piped_field", "drainage_field"
+        )
         for item in (self.parameterAsString(parameters, "class_map", context) or "").split(";"):
             if item.strip():
                 args += ["--class-map", item.strip()]
@@ -295,7 +313,7 @@ class MapAlgorithm(EscGisAlgorithm):
     title = "Map of a screening"
     help_text = "A web map (HTML) of a screening: the overview, or one site with its surroundings."
 
-    def initAlgorithm(self, config=None):  # noqa: N802 (QGIS's name)
+    def initAlgorithm(self, config=None):
         self.add_vector("results", "Screening (output of Screen sites)")
         self.add_string("where", "OGR SQL WHERE clause picking the rows to map")
         self.add_string("site", "Map this one site with its surroundings (default: overview)")
@@ -324,7 +342,7 @@ class ReviewAlgorithm(EscGisAlgorithm):
     title = "Review a plan package"
     help_text = "Review a plan package (.gpkg or .dxf with plan.toml): plan checklist, BMP checks, HTML report."
 
-    def initAlgorithm(self, config=None):  # noqa: N802 (QGIS's name)
+    def initAlgorithm(self, config=None):
         self.addParameter(QgsProcessingParameterFile("plan", "Plan package (.gpkg, .dxf)"))
         self.add_file("layers", "Layer set: boundary, waters, DEM (default: the profile's own)")
         self.add_enum("basemap", "Basemap shown first", BASEMAPS)

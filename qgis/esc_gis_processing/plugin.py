@@ -12,13 +12,13 @@ class EscGisPlugin:
         self.iface = iface
         self.provider = None
 
-    def initProcessing(self):  # noqa: N802 (QGIS's name)
+    def initProcessing(self):
         """Register the provider; qgis_process calls this for plugins with hasProcessingProvider=yes."""
         if self.provider is None:
             self.provider = EscGisProvider()
             QgsApplication.processingRegistry().addProvider(self.provider)
 
-    def initGui(self):  # noqa: N802 (QGIS's name)
+    def initGui(self):
         self.initProcessing()
 
     def unload(self):

@@ -15,7 +15,7 @@ class EscGisProvider(QgsProcessingProvider):
     def name(self):
         return "esc_gis"
 
-    def longName(self):  # noqa: N802 (QGIS's name)
+    def longName(self):
         return "esc_gis (erosion-control screening, runs esc-gis)"
 
     def load(self):
@@ -46,13 +46,13 @@ class EscGisProvider(QgsProcessingProvider):
             return
         ProcessingConfig.removeSetting(SETTING)
 
-    def loadAlgorithms(self):  # noqa: N802 (QGIS's name)
+    def loadAlgorithms(self):
         for cls in ALGORITHMS:
             self.addAlgorithm(cls())
 
-    def supportedOutputVectorLayerExtensions(self):  # noqa: N802 (QGIS's name)
+    def supportedOutputVectorLayerExtensions(self):
         # What esc-gis writes (the CLI picks the format by the extension).
         return ["gpkg", "geojson", "csv", "parquet"]
 
-    def supportedOutputRasterLayerExtensions(self):  # noqa: N802 (QGIS's name)
+    def supportedOutputRasterLayerExtensions(self):
         return ["tif"]
