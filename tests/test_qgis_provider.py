@@ -202,3 +202,42 @@ def test_cli_error_reaches_the_log_as_written(qgis, tmp_path):
     assert said in r.stdout + r.stderr
     assert "Traceback" not in r.stdout + r.stderr
     assert not (tmp_path / "q.gpkg").exists()
+
+
+FAKE = """#!/bin/sh
+echo "working on $1"
+echo "Error: something the CLI says" >&2
+if [ "$1" = cancel ]; then sleep 60; fi
+exit "${2:-0}"
+"""
+
+
+def run_runner(tmp_path: Path, *args: str) -> dict:
+    """The plugin's runner in QGIS's Python (PyQGIS) on a stand-in esc-gis (a shell script)."""
+    from .test_styles import require_pyqgis
+
+    python = require_pyqgis()
+    fake = tmp_path / "esc-gis"
+    fake.write_text(FAKE)
+    fake.chmod(0o755)
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_RUNTIME_DIR": str(tmp_path), "HOME": str(tmp_path)}
+    check = Path(__file__).parent / "qgis" / "check_runner.py"
+    r = subprocess.run([python, str(check), str(fake), *args], capture_output=True, text=True, env=env, timeout=120)
+    assert r.stdout.strip(), r.stderr
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def test_runner_streams_stdout_and_stderr_and_fails_on_exit_status(tmp_path):
+    ok = run_runner(tmp_path, "x", "0")
+    assert ok["exception"] is None
+    assert ["info", "working on x"] in ok["lines"] and ["error", "Error: something the CLI says"] in ok["lines"]
+    assert ok["lines"][0] == ["command", f"{tmp_path / 'esc-gis'} x 0"]
+    bad = run_runner(tmp_path, "x", "1")
+    assert bad["exception"] == "esc-gis exited with status 1: Error: something the CLI says"
+
+
+def test_cancel_kills_the_subprocess(tmp_path):
+    got = run_runner(tmp_path, "cancel")
+    assert got["exception"] == "Cancelled: esc-gis was stopped."
+    assert got["seconds"] < 20  # not the 60 s the stand-in sleeps
+    assert ["info", "working on cancel"] in got["lines"]

@@ -7,6 +7,7 @@ wheels (GDAL, PROJ, shapely) need not match QGIS's own.
 import os
 import queue
 import shutil
+import signal
 import subprocess
 import threading
 from pathlib import Path
@@ -87,6 +88,9 @@ def run_esc_gis(args, feedback):
         encoding="utf-8",
         errors="replace",
         env=env,
+        # Its own process group, so Cancel stops esc-gis and anything it started (a child holding
+        # the pipes open would otherwise keep this loop waiting).
+        start_new_session=os.name == "posix",
     )
     lines = queue.Queue()
     for stream, name in ((proc.stdout, "out"), (proc.stderr, "err")):
@@ -94,9 +98,10 @@ def run_esc_gis(args, feedback):
     open_streams, errors, cancelled = 2, [], False
     # Feedback is touched from this (the algorithm's) thread only; the readers just queue lines.
     while open_streams:
-        if feedback is not None and feedback.isCanceled() and not cancelled:
-            proc.kill()
+        if feedback.isCanceled():
+            _kill(proc)
             cancelled = True
+            break
         try:
             name, line = lines.get(timeout=0.1)
         except queue.Empty:
@@ -116,6 +121,17 @@ def run_esc_gis(args, feedback):
         last = next((e for e in reversed(errors) if e.strip()), "")
         raise QgsProcessingException(f"esc-gis exited with status {code}: {last}")
     return code
+
+
+def _kill(proc):
+    """Kill ``proc`` and its process group (POSIX), or ``proc`` alone (Windows)."""
+    try:
+        if os.name == "posix":
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:
+            proc.kill()
+    except (ProcessLookupError, PermissionError):
+        pass  # already gone
 
 
 def _quote(arg):
