@@ -187,6 +187,26 @@ def test_a_geopackage_layer_is_passed_by_its_path_and_layer_name(qgis, tmp_path)
     pd.testing.assert_frame_equal(q.drop(columns="geometry"), c.drop(columns="geometry"))
 
 
+def test_review_and_map_run(qgis, tmp_path):
+    plan = ROOT / "examples" / "plans" / "flawed" / "plan.gpkg"
+    got = qgis.run("review", plan=plan, layers=MANIFEST, output=tmp_path / "q.html", json=tmp_path / "q.json")
+    assert got["results"] == {"output": str(tmp_path / "q.html"), "json": str(tmp_path / "q.json")}
+    cli(
+        "review",
+        str(plan),
+        "--layers",
+        str(MANIFEST),
+        "-o",
+        str(tmp_path / "c.html"),
+        "--json",
+        str(tmp_path / "c.json"),
+    )
+    assert json.loads((tmp_path / "q.json").read_text()) == json.loads((tmp_path / "c.json").read_text())
+    cli("screen", str(SITES), "--layers", str(MANIFEST), "-o", str(tmp_path / "s.gpkg"))
+    qgis.run("map", results=tmp_path / "s.gpkg", layers=MANIFEST, site="S16", output=tmp_path / "m.html")
+    assert "S16" in (tmp_path / "m.html").read_text()
+
+
 def test_cli_error_reaches_the_log_as_written(qgis, tmp_path):
     r = qgis(
         "run",
