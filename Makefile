@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench install clean layers lint mutation
+.PHONY: demo test bench install clean layers lint mutation qgis-plugin
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -122,3 +122,8 @@ layers: $(STAMP)
 
 clean:
 	rm -rf $(VENV) out .pytest_cache
+
+# The QGIS Processing provider plugin (qgis/esc_gis_processing) zipped for QGIS's
+# Plugins > Manage and Install Plugins > Install from ZIP. Needs no venv: plain Python.
+qgis-plugin:
+	$(PYTHON) scripts/build_qgis_plugin.py dist/esc_gis_processing.zip

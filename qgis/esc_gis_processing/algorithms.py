@@ -1,0 +1,369 @@
+"""The esc_gis commands as Processing algorithms; each builds an ``esc-gis`` command line and runs it.
+
+Parameter names and defaults are the CLI's (``--id-field`` is ``id_field``), so what a user
+learned on one side holds on the other. Outputs are always written with ``--overwrite``:
+QGIS itself asks before replacing a file the user picked, and its temporary outputs are new.
+"""
+
+from qgis.core import (
+    QgsProcessing,
+    QgsProcessingAlgorithm,
+    QgsProcessingException,
+    QgsProcessingParameterBoolean,
+    QgsProcessingParameterCrs,
+    QgsProcessingParameterEnum,
+    QgsProcessingParameterFeatureSource,
+    QgsProcessingParameterFile,
+    QgsProcessingParameterFileDestination,
+    QgsProcessingParameterNumber,
+    QgsProcessingParameterRasterDestination,
+    QgsProcessingParameterRasterLayer,
+    QgsProcessingParameterString,
+    QgsProcessingParameterVectorDestination,
+)
+
+from .runner import run_esc_gis
+
+#: Vector formats passed to esc-gis as they are (with their layer name); others are exported first.
+NATIVE_VECTOR = ["gpkg", "shp"]
+Z_UNITS = ["(from the DEM)", "m", "ft", "us_ft"]
+COMPRESSIONS = ["deflate", "zstd", "lzw", "none"]
+BASEMAPS = ["osm", "aerial", "none"]
+
+
+class EscGisAlgorithm(QgsProcessingAlgorithm):
+    """Shared parts: help, parameter helpers and the run. Subclasses give ``command``, ``params``, ``args``."""
+
+    command = ""
+    title = ""
+    help_text = ""
+
+    def name(self):
+        return self.command.replace(" ", "_")
+
+    def displayName(self):
+        return self.title
+
+    def group(self):
+        return "esc_gis"
+
+    def groupId(self):
+        return "escgis"
+
+    def shortHelpString(self):
+        return self.help_text + f"\n\nRuns `esc-gis {self.command}`; see `esc-gis {self.command} --help`."
+
+    def createInstance(self):
+        return type(self)()
+
+    # -- parameter helpers -------------------------------------------------------------------
+    def add_vector(self, name, description, optional=False, types=None):
+        types = types or [QgsProcessing.TypeVectorPolygon]
+        self.addParameter(QgsProcessingParameterFeatureSource(name, description, types, optional=optional))
+
+    def add_string(self, name, description, default=None, optional=True):
+        self.addParameter(QgsProcessingParameterString(name, description, default, optional=optional))
+
+    def add_file(self, name, description, extension="toml"):
+        self.addParameter(
+            QgsProcessingParameterFile(name, description, QgsProcessingParameterFile.File, extension, optional=True)
+        )
+
+    def add_bool(self, name, description):
+        self.addParameter(QgsProcessingParameterBoolean(name, description, False, optional=True))
+
+    def add_enum(self, name, description, options, default=0):
+        self.addParameter(QgsProcessingParameterEnum(name, description, options, False, default, optional=True))
+
+    def vector_args(self, parameters, name, context, feedback, option=None, layer_option=None):
+        """``[option, path]`` (+ ``[layer_option, layer]``) for a vector input, exported when not a file esc-gis reads."""
+        if parameters.get(name) in (None, ""):
+            return []
+        path, layer = self.parameterAsCompatibleSourceLayerPathAndLayerName(
+            parameters, name, context, NATIVE_VECTOR, "gpkg", feedback
+        )
+        if not path:
+            raise QgsProcessingException(f"Could not read the layer given as {name}.")
+        out = [option, path] if option else [path]
+        if layer and layer_option:
+            out += [layer_option, layer]
+        return out
+
+    def raster_path(self, parameters, name, context):
+        layer = self.parameterAsRasterLayer(parameters, name, context)
+        if layer is None:
+            raise QgsProcessingException(f"Could not read the raster given as {name}.")
+        if layer.providerType() != "gdal":
+            raise QgsProcessingException(
+                f"{name}: esc-gis reads rasters GDAL opens; save the layer to a GeoTIFF first."
+            )
+        return layer.source()
+
+    def string_args(self, parameters, context, *names):
+        """``--name value`` for each non-empty string parameter (``id_field`` -> ``--id-field``)."""
+        out = []
+        for name in names:
+            value = self.parameterAsString(parameters, name, context)
+            if value:
+                out += ["--" + name.replace("_", "-"), value]
+        return out
+
+    def file_args(self, parameters, context, *names):
+        out = []
+        for name in names:
+            value = self.parameterAsFile(parameters, name, context)
+            if value:
+                out += ["--" + name.replace("_", "-"), value]
+        return out
+
+    def bool_args(self, parameters, context, *names):
+        return ["--" + n.replace("_", "-") for n in names if self.parameterAsBool(parameters, n, context)]
+
+    def crs_args(self, parameters, context, *names):
+        out = []
+        for name in names:
+            if parameters.get(name) in (None, ""):
+                continue
+            crs = self.parameterAsCrs(parameters, name, context)
+            if crs.isValid():
+                out += ["--" + name.replace("_", "-"), crs.authid() or crs.toWkt()]
+        return out
+
+    # -- the run ----------------------------------------------------------------------------
+    def args(self, parameters, context, feedback):
+        """Return (the arguments after ``esc-gis COMMAND``, the results dict)."""
+        raise NotImplementedError
+
+    def processAlgorithm(self, parameters, context, feedback):
+        args, results = self.args(parameters, context, feedback)
+        feedback.setProgress(0)
+        run_esc_gis([*self.command.split(), *args, "--overwrite"], feedback)
+        feedback.setProgress(100)
+        return results
+
+
+class ScreenAlgorithm(EscGisAlgorithm):
+    command = "screen"
+    title = "Screen sites"
+    help_text = (
+        "Screen sites or parcels against the ordinance: one row per site with jurisdiction, disturbed "
+        "area, permit decision, standards, protective-area overlap, distance to water and findings."
+    )
+
+    def initAlgorithm(self, config=None):
+        self.add_vector("sites", "Sites (polygons)")
+        self.add_vector("disturbed", "Disturbed limits, carrying the site id (default: the whole site)", True)
+        self.add_file("layers", "Layer-set manifest (layers.toml; default: the bundled set)")
+        self.add_file("profile", "Ordinance profile TOML (default: the one shipped with esc_gis)")
+        self.add_string("id_field", "Field holding the unique site id", "site_id", optional=False)
+        self.add_string("field", "Contract fields NAME=SOURCE, separated by ';' (e.g. activity=LANDUSE)")
+        self.addParameter(QgsProcessingParameterCrs("assume_crs", "CRS for inputs that have none", None, True))
+        self.add_string("where", "OGR SQL WHERE clause picking the sites to read")
+        self.add_string("disturbed_where", "OGR SQL WHERE clause for the disturbed limits")
+        self.add_string("skip_ids", "Features that are not sites, by id: auto, none or a REGEX", "auto", False)
+        self.add_bool("offline", "With a map: inline Leaflet so it opens with no network")
+        self.addParameter(QgsProcessingParameterVectorDestination("output", "Screening"))
+        self.addParameter(
+            QgsProcessingParameterFileDestination("map", "Overview map", "HTML files (*.html)", None, True, False)
+        )
+
+    def args(self, parameters, context, feedback):
+        out = self.parameterAsOutputLayer(parameters, "output", context)
+        args = self.vector_args(parameters, "sites", context, feedback, layer_option="--layer")
+        args += self.vector_args(parameters, "disturbed", context, feedback, "--disturbed", "--disturbed-layer")
+        args += self.file_args(parameters, context, "layers", "profile")
+        args += self.string_args(parameters, context, "id_field", "where", "disturbed_where", "skip_ids")
+        for pair in (self.parameterAsString(parameters, "field", context) or "").split(";"):
+            if pair.strip():
+                args += ["--field", pair.strip()]
+        args += self.crs_args(parameters, context, "assume_crs")
+        args += ["-o", out]
+        results = {"output": out}
+        map_path = self.parameterAsFileOutput(parameters, "map", context)
+        if map_path:
+            args += ["--map", map_path, *self.bool_args(parameters, context, "offline")]
+            results["map"] = map_path
+        return args, results
+
+
+class SlopeAlgorithm(EscGisAlgorithm):
+    command = "slope"
+    title = "Slope (percent)"
+    help_text = "Slope of a DEM in percent (Horn's method, the values of gdaldem slope -p), float32, nodata -9999."
+
+    def initAlgorithm(self, config=None):
+        self.addParameter(QgsProcessingParameterRasterLayer("dem", "DEM"))
+        self.add_enum("z_unit", "Unit of the elevations when the DEM's CRS and band do not say", Z_UNITS)
+        self.add_bool("compute_edges", "Compute edge cells and cells next to nodata (gdaldem -compute_edges)")
+        self.addParameter(
+            QgsProcessingParameterNumber(
+                "band", "Band holding the elevations", QgsProcessingParameterNumber.Integer, None, True, 1
+            )
+        )
+        self.add_bool("cog", "Write a Cloud Optimized GeoTIFF")
+        self.add_enum("compress", "Output compression", COMPRESSIONS)
+        self.addParameter(QgsProcessingParameterRasterDestination("output", "Slope (percent)"))
+
+    def dem_args(self, parameters, context):
+        args = [self.raster_path(parameters, "dem", context)]
+        z = self.parameterAsEnum(parameters, "z_unit", context)
+        if z:
+            args += ["--z-unit", Z_UNITS[z]]
+        if parameters.get("band") not in (None, ""):
+            args += ["--band", str(self.parameterAsInt(parameters, "band", context))]
+        return args + self.bool_args(parameters, context, "compute_edges")
+
+    def args(self, parameters, context, feedback):
+        out = self.parameterAsOutputLayer(parameters, "output", context)
+        args = self.dem_args(parameters, context) + self.bool_args(parameters, context, "cog")
+        args += ["--compress", COMPRESSIONS[self.parameterAsEnum(parameters, "compress", context)], "-o", out]
+        return args, {"output": out}
+
+
+class SteepAlgorithm(SlopeAlgorithm):
+    command = "steep"
+    title = "Steep land"
+    help_text = (
+        "Dissolved polygons of land at or above a slope threshold (default: the profile's steep-slope threshold)."
+    )
+
+    def initAlgorithm(self, config=None):
+        self.addParameter(QgsProcessingParameterRasterLayer("dem", "DEM"))
+        self.addParameter(
+            QgsProcessingParameterNumber(
+                "threshold_pct",
+                "Slope threshold in percent (default: the profile's)",
+                QgsProcessingParameterNumber.Double,
+                None,
+                True,
+                0,
+            )
+        )
+        self.addParameter(
+            QgsProcessingParameterNumber(
+                "min_area_sqft", "Drop smaller specks (sq ft)", QgsProcessingParameterNumber.Double, 0.0, True, 0
+            )
+        )
+        self.add_enum("z_unit", "Unit of the elevations when the DEM does not say", Z_UNITS)
+        self.addParameter(QgsProcessingParameterCrs("crs", "CRS of the output (default: the profile's)", None, True))
+        self.add_bool("compute_edges", "As gdaldem -compute_edges")
+        self.addParameter(
+            QgsProcessingParameterNumber(
+                "band", "Band holding the elevations", QgsProcessingParameterNumber.Integer, None, True, 1
+            )
+        )
+        self.addParameter(
+            QgsProcessingParameterVectorDestination("output", "Steep land", QgsProcessing.TypeVectorPolygon)
+        )
+
+    def args(self, parameters, context, feedback):
+        out = self.parameterAsOutputLayer(parameters, "output", context)
+        args = self.dem_args(parameters, context)
+        if parameters.get("threshold_pct") not in (None, ""):
+            args += ["--threshold-pct", repr(self.parameterAsDouble(parameters, "threshold_pct", context))]
+        args += ["--min-area-sqft", repr(self.parameterAsDouble(parameters, "min_area_sqft", context))]
+        args += self.crs_args(parameters, context, "crs") + ["-o", out]
+        return args, {"output": out}
+
+
+class ProtectiveAlgorithm(EscGisAlgorithm):
+    command = "protective"
+    title = "Protective areas"
+    help_text = (
+        "Protective areas of waters (widths from the profile), by governing class and width: of a waters "
+        "layer, or of the layer set's waters when no layer is given."
+    )
+
+    def initAlgorithm(self, config=None):
+        self.add_vector("waters", "Waters (default: the layer set's)", True, [QgsProcessing.TypeVectorAnyGeometry])
+        self.add_file("layers", "Layer-set manifest (layers.toml) whose waters to use instead")
+        self.add_string("class_field", "Field holding each feature's water class", "water_class", False)
+        self.add_string("class_map", "Class map: a .toml/.csv file or CODE=CLASS pairs, separated by ';'")
+        self.add_string("name_field", "Field holding the water's name")
+        self.add_string("channel_width_field", "Field holding a line's channel width in feet")
+        self.add_string("piped_field", "Field flagging a piped stream (used when present)", "piped", False)
+        self.add_string(
+            "drainage_field", "Field holding a channel's drainage acres (used when present)", "drainage_acres", False
+        )
+        self.addParameter(QgsProcessingParameterCrs("assume_crs", "CRS for waters if they have none", None, True))
+        self.addParameter(
+            QgsProcessingParameterCrs("crs", "Measuring and output CRS (default: the profile's)", None, True)
+        )
+        self.add_file("profile", "Ordinance profile TOML (default: the bundled profile)")
+        self.addParameter(
+            QgsProcessingParameterVectorDestination("output", "Protective areas", QgsProcessing.TypeVectorPolygon)
+        )
+
+    def args(self, parameters, context, feedback):
+        out = self.parameterAsOutputLayer(parameters, "output", context)
+        args = self.vector_args(parameters, "waters", context, feedback, layer_option="--layer")
+        args += self.file_args(parameters, context, "layers", "profile")
+        args += self.string_args(
+            parameters, context, "class_field", "name_field", "channel_width_field", "piped_field", "drainage_field"
+        )
+        for item in (self.parameterAsString(parameters, "class_map", context) or "").split(";"):
+            if item.strip():
+                args += ["--class-map", item.strip()]
+        args += self.crs_args(parameters, context, "assume_crs", "crs") + ["-o", out]
+        return args, {"output": out}
+
+
+class MapAlgorithm(EscGisAlgorithm):
+    command = "map"
+    title = "Map of a screening"
+    help_text = "A web map (HTML) of a screening: the overview, or one site with its surroundings."
+
+    def initAlgorithm(self, config=None):
+        self.add_vector("results", "Screening (output of Screen sites)")
+        self.add_string("where", "OGR SQL WHERE clause picking the rows to map")
+        self.add_string("site", "Map this one site with its surroundings (default: overview)")
+        self.add_file("layers", "Layer set for the boundary, waters, protective and targeted areas")
+        self.add_vector("disturbed", "Disturbed limits, for a site", True)
+        self.add_vector("steep", "Steep-land polygons (Steep land), for a site", True)
+        self.add_enum("basemap", "Basemap shown first", BASEMAPS)
+        self.add_bool("offline", "Inline Leaflet: the file opens with no network")
+        self.add_file("profile", "Ordinance profile TOML (default: the bundled profile)")
+        self.addParameter(QgsProcessingParameterFileDestination("output", "Map", "HTML files (*.html)"))
+
+    def args(self, parameters, context, feedback):
+        out = self.parameterAsFileOutput(parameters, "output", context)
+        args = self.vector_args(parameters, "results", context, feedback)
+        args += self.string_args(parameters, context, "where", "site")
+        args += self.file_args(parameters, context, "layers", "profile")
+        args += self.vector_args(parameters, "disturbed", context, feedback, "--disturbed")
+        args += self.vector_args(parameters, "steep", context, feedback, "--steep")
+        args += ["--basemap", BASEMAPS[self.parameterAsEnum(parameters, "basemap", context)]]
+        args += self.bool_args(parameters, context, "offline") + ["-o", out]
+        return args, {"output": out}
+
+
+class ReviewAlgorithm(EscGisAlgorithm):
+    command = "review"
+    title = "Review a plan package"
+    help_text = "Review a plan package (.gpkg or .dxf with plan.toml): plan checklist, BMP checks, HTML report."
+
+    def initAlgorithm(self, config=None):
+        self.addParameter(QgsProcessingParameterFile("plan", "Plan package (.gpkg, .dxf)"))
+        self.add_file("layers", "Layer set: boundary, waters, DEM (default: the profile's own)")
+        self.add_enum("basemap", "Basemap shown first", BASEMAPS)
+        self.add_bool("offline", "Inline Leaflet: the report opens with no network")
+        self.addParameter(QgsProcessingParameterFileDestination("output", "Report", "HTML files (*.html)"))
+        self.addParameter(
+            QgsProcessingParameterFileDestination("json", "Findings as JSON", "JSON files (*.json)", None, True, False)
+        )
+
+    def args(self, parameters, context, feedback):
+        out = self.parameterAsFileOutput(parameters, "output", context)
+        args = [self.parameterAsFile(parameters, "plan", context), "-o", out]
+        args += self.file_args(parameters, context, "layers")
+        args += ["--basemap", BASEMAPS[self.parameterAsEnum(parameters, "basemap", context)]]
+        args += self.bool_args(parameters, context, "offline")
+        results = {"output": out}
+        json_path = self.parameterAsFileOutput(parameters, "json", context)
+        if json_path:
+            args += ["--json", json_path]
+            results["json"] = json_path
+        return args, results
+
+
+ALGORITHMS = [ScreenAlgorithm, SlopeAlgorithm, SteepAlgorithm, ProtectiveAlgorithm, MapAlgorithm, ReviewAlgorithm]

@@ -1,0 +1,263 @@
+"""The QGIS Processing provider (qgis/esc_gis_processing) in a real QGIS, headless, through qgis_process.
+
+The plugin zip (``make qgis-plugin``) is unpacked into a fresh QGIS profile (a throwaway HOME),
+the provider's esc-gis setting points at this venv's esc-gis (PATH does not: the setting is what
+finds it), the plugin is enabled, and its algorithms run on the demo data; their outputs must be
+the CLI's own (same rows and decisions, same slope values).
+
+Debian 12's /usr/bin/qgis_process (QGIS 3.22) is a wrapper that passes --noversioncheck from
+/etc/default/qgis, which qgis_process.bin rejects ("Command --noversioncheck not known!"), so
+the binary is called directly.
+"""
+
+from __future__ import annotations
+
+import configparser
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+import pytest
+import rasterio
+
+ROOT = Path(__file__).resolve().parents[1]
+QGIS_PROCESS = Path("/usr/bin/qgis_process.bin")
+ESC_GIS = Path(sys.executable).parent / "esc-gis"
+DEMO = ROOT / "layers" / "winneconne-demo"
+MANIFEST = DEMO / "layers.toml"
+SITES = ROOT / "examples" / "demo" / "sites.geojson"
+DISTURBED = ROOT / "examples" / "demo" / "disturbed.geojson"
+ALGORITHMS = {"screen", "slope", "steep", "protective", "map", "review"}
+
+
+def require_qgis_process() -> Path:
+    """qgis_process.bin; skip when missing, but fail in CI (CI=true), which installs it."""
+    if not QGIS_PROCESS.exists():
+        msg = f"{QGIS_PROCESS} is not installed (Debian package qgis); .ci/run installs it"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{msg}, and CI=true: a missing system part is a failure here.")
+        pytest.skip(msg)
+    return QGIS_PROCESS
+
+
+class Qgis:
+    """qgis_process in a fresh profile under ``home``."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.env = {
+            "HOME": str(home),
+            "XDG_DATA_HOME": str(home / ".local" / "share"),
+            "XDG_CONFIG_HOME": str(home / ".config"),
+            "XDG_RUNTIME_DIR": str(home),
+            "QT_QPA_PLATFORM": "offscreen",
+            "PATH": "/usr/bin:/bin",  # not the venv's bin: the provider setting must find esc-gis
+            "LANG": "C.UTF-8",
+            "GDAL_PAM_ENABLED": "NO",  # no .aux.xml statistics written beside the inputs
+        }
+
+    def __call__(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+        r = subprocess.run(
+            [str(QGIS_PROCESS), *args], capture_output=True, text=True, env=self.env, cwd=self.home, timeout=600
+        )
+        if check:
+            assert r.returncode == 0, r.stdout + r.stderr
+        return r
+
+    def run(self, algorithm: str, **params: object) -> dict:
+        r = self("--json", "run", f"escgis:{algorithm}", "--", *(f"{k}={v}" for k, v in params.items()))
+        return json.loads(r.stdout)
+
+
+@pytest.fixture(scope="module")
+def qgis(tmp_path_factory: pytest.TempPathFactory) -> Qgis:
+    require_qgis_process()
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        from build_qgis_plugin import build
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    home = tmp_path_factory.mktemp("qgis_home")
+    zip_path = build(home / "esc_gis_processing.zip")
+    profile = home / ".local" / "share" / "QGIS" / "QGIS3" / "profiles" / "default"
+    # What QGIS's Install from ZIP does: unpack into the profile's python/plugins.
+    with zipfile.ZipFile(zip_path) as z:
+        z.extractall(profile / "python" / "plugins")
+    (profile / "QGIS").mkdir(parents=True)
+    # The provider setting as QGIS stores it (Processing > Options > Providers > esc_gis).
+    (profile / "QGIS" / "QGIS3.ini").write_text(f"[Processing]\nConfiguration\\ESC_GIS_EXECUTABLE={ESC_GIS}\n")
+    q = Qgis(home)
+    q("plugins", "enable", "esc_gis_processing")
+    return q
+
+
+def test_zip_holds_one_plugin_folder(tmp_path):
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        from build_qgis_plugin import build
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    names = zipfile.ZipFile(build(tmp_path / "p.zip")).namelist()
+    assert {n.split("/")[0] for n in names} == {"esc_gis_processing"}
+    assert {"esc_gis_processing/metadata.txt", "esc_gis_processing/__init__.py"} <= set(names)
+    assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
+    meta = configparser.ConfigParser()
+    meta.read_string(zipfile.ZipFile(tmp_path / "p.zip").read("esc_gis_processing/metadata.txt").decode())
+    assert meta["general"]["hasProcessingProvider"] == "yes"  # qgis_process loads only such plugins
+
+
+def test_plugin_enabled_in_the_fresh_profile_lists_its_algorithms(qgis):
+    ini = configparser.ConfigParser(strict=False)
+    ini.read(qgis.home / ".local/share/QGIS/QGIS3/profiles/default/QGIS/QGIS3.ini")
+    assert ini["PythonPlugins"]["esc_gis_processing"] == "true"
+    listed = qgis("list").stdout
+    got = {line.split()[0].split(":")[1] for line in listed.splitlines() if line.strip().startswith("escgis:")}
+    assert got == ALGORITHMS
+    help_text = qgis("help", "escgis:screen").stdout
+    for name in ("sites", "disturbed", "layers", "id_field", "skip_ids", "output"):
+        assert f"\n{name}:" in help_text, name
+
+
+def cli(*args: str) -> None:
+    r = subprocess.run([str(ESC_GIS), *args, "--quiet"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
+def test_screen_matches_the_cli(qgis, tmp_path):
+    got = qgis.run("screen", sites=SITES, disturbed=DISTURBED, layers=MANIFEST, output=tmp_path / "q.gpkg")
+    assert got["results"]["output"] == str(tmp_path / "q.gpkg")
+    # GeoJSON is no file esc-gis is handed as is: QGIS exports it to a GeoPackage first.
+    command = got["log"]["info"][0]
+    assert command.startswith(f"{ESC_GIS} screen ") and str(SITES) not in command, command
+    assert any(line.startswith("Wrote 21 rows to") for line in got["log"]["info"])  # the CLI's summary
+    cli("screen", str(SITES), "--disturbed", str(DISTURBED), "--layers", str(MANIFEST), "-o", str(tmp_path / "c.gpkg"))
+    q, c = gpd.read_file(tmp_path / "q.gpkg"), gpd.read_file(tmp_path / "c.gpkg")
+    assert len(q) == 21 and set(q["permit"]) == {"required", "not_required", "not_applicable"}
+    pd.testing.assert_frame_equal(q.drop(columns="geometry"), c.drop(columns="geometry"))
+    assert q.geometry.normalize().geom_equals_exact(c.geometry.normalize(), tolerance=1e-6).all()
+
+
+def test_slope_values_match_the_cli(qgis, tmp_path):
+    dem = tmp_path / "dem.tif"
+    dem.write_bytes((DEMO / "dem_synthetic.tif").read_bytes())
+    qgis.run("slope", dem=dem, output=tmp_path / "q.tif")
+    cli("slope", str(dem), "-o", str(tmp_path / "c.tif"))
+    with rasterio.open(tmp_path / "q.tif") as q, rasterio.open(tmp_path / "c.tif") as c:
+        a, b = q.read(1), c.read(1)
+        assert q.crs == c.crs and q.transform == c.transform and q.nodata == c.nodata == -9999
+    np.testing.assert_array_equal(a, b)
+    assert (a > 20).any() and (a == -9999).any()  # steep cells and the nodata edge are both there
+    assert (tmp_path / "q.qml").exists()  # the CLI's QGIS style came along
+
+
+def test_steep_parameters_reach_the_cli(qgis, tmp_path):
+    dem = tmp_path / "dem.tif"
+    dem.write_bytes((DEMO / "dem_synthetic.tif").read_bytes())
+    qgis.run("steep", dem=dem, min_area_sqft=200, threshold_pct=15, output=tmp_path / "q.gpkg")
+    cli("steep", str(dem), "--min-area-sqft", "200", "--threshold-pct", "15", "-o", str(tmp_path / "c.gpkg"))
+    q, c = gpd.read_file(tmp_path / "q.gpkg"), gpd.read_file(tmp_path / "c.gpkg")
+    assert len(q) > 0 and q["area_sqft"].min() >= 200
+    pd.testing.assert_frame_equal(q.drop(columns="geometry"), c.drop(columns="geometry"))
+
+
+def test_protective_areas_match_the_cli(qgis, tmp_path):
+    got = qgis.run("protective", layers=MANIFEST, output=tmp_path / "q.gpkg")
+    cli("protective", "--layers", str(MANIFEST), "-o", str(tmp_path / "c.gpkg"))
+    q, c = gpd.read_file(tmp_path / "q.gpkg"), gpd.read_file(tmp_path / "c.gpkg")
+    assert len(q) > 0 and "--layers" in got["log"]["info"][0]
+    pd.testing.assert_frame_equal(q.drop(columns="geometry"), c.drop(columns="geometry"))
+    assert q.geometry.normalize().geom_equals_exact(c.geometry.normalize(), tolerance=1e-6).all()
+
+
+def test_a_geopackage_layer_is_passed_by_its_path_and_layer_name(qgis, tmp_path):
+    waters = DEMO / "waters_illustrative.gpkg"
+    source = f"{waters}|layername=waters_illustrative"  # a GeoPackage layer as QGIS names it
+    got = qgis.run("protective", waters=source, channel_width_field="channel_width_ft", output=tmp_path / "q.gpkg")
+    command = got["log"]["info"][0]
+    # Not exported: the file itself, with the layer's name.
+    assert f"protective {waters} --layer waters_illustrative " in command, command
+    cli("protective", str(waters), "--channel-width-field", "channel_width_ft", "-o", str(tmp_path / "c.gpkg"))
+    q, c = gpd.read_file(tmp_path / "q.gpkg"), gpd.read_file(tmp_path / "c.gpkg")
+    pd.testing.assert_frame_equal(q.drop(columns="geometry"), c.drop(columns="geometry"))
+
+
+def test_review_and_map_run(qgis, tmp_path):
+    plan = ROOT / "examples" / "plans" / "flawed" / "plan.gpkg"
+    got = qgis.run("review", plan=plan, layers=MANIFEST, output=tmp_path / "q.html", json=tmp_path / "q.json")
+    assert got["results"] == {"output": str(tmp_path / "q.html"), "json": str(tmp_path / "q.json")}
+    cli(
+        "review",
+        str(plan),
+        "--layers",
+        str(MANIFEST),
+        "-o",
+        str(tmp_path / "c.html"),
+        "--json",
+        str(tmp_path / "c.json"),
+    )
+    assert json.loads((tmp_path / "q.json").read_text()) == json.loads((tmp_path / "c.json").read_text())
+    cli("screen", str(SITES), "--layers", str(MANIFEST), "-o", str(tmp_path / "s.gpkg"))
+    qgis.run("map", results=tmp_path / "s.gpkg", layers=MANIFEST, site="S16", output=tmp_path / "m.html")
+    assert "S16" in (tmp_path / "m.html").read_text()
+
+
+def test_cli_error_reaches_the_log_as_written(qgis, tmp_path):
+    r = qgis(
+        "run",
+        "escgis:screen",
+        "--",
+        f"sites={SITES}",
+        "layers=/nowhere/layers.toml",
+        f"output={tmp_path / 'q.gpkg'}",
+        check=False,
+    )
+    assert r.returncode != 0
+    said = "Error: Layer-set manifest '/nowhere/layers.toml' does not exist; give the path of a layers.toml."
+    assert said in r.stdout + r.stderr
+    assert "Traceback" not in r.stdout + r.stderr
+    assert not (tmp_path / "q.gpkg").exists()
+
+
+FAKE = """#!/bin/sh
+echo "working on $1"
+echo "Error: something the CLI says" >&2
+if [ "$1" = cancel ]; then sleep 60; fi
+exit "${2:-0}"
+"""
+
+
+def run_runner(tmp_path: Path, *args: str) -> dict:
+    """The plugin's runner in QGIS's Python (PyQGIS) on a stand-in esc-gis (a shell script)."""
+    from .test_styles import require_pyqgis
+
+    python = require_pyqgis()
+    fake = tmp_path / "esc-gis"
+    fake.write_text(FAKE)
+    fake.chmod(0o755)
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_RUNTIME_DIR": str(tmp_path), "HOME": str(tmp_path)}
+    check = Path(__file__).parent / "qgis" / "check_runner.py"
+    r = subprocess.run([python, str(check), str(fake), *args], capture_output=True, text=True, env=env, timeout=120)
+    assert r.stdout.strip(), r.stderr
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def test_runner_streams_stdout_and_stderr_and_fails_on_exit_status(tmp_path):
+    ok = run_runner(tmp_path, "x", "0")
+    assert ok["exception"] is None
+    assert ["info", "working on x"] in ok["lines"] and ["error", "Error: something the CLI says"] in ok["lines"]
+    assert ok["lines"][0] == ["command", f"{tmp_path / 'esc-gis'} x 0"]
+    bad = run_runner(tmp_path, "x", "1")
+    assert bad["exception"] == "esc-gis exited with status 1: Error: something the CLI says"
+
+
+def test_cancel_kills_the_subprocess(tmp_path):
+    got = run_runner(tmp_path, "cancel")
+    assert got["exception"] == "Cancelled: esc-gis was stopped."
+    assert got["seconds"] < 20  # not the 60 s the stand-in sleeps
+    assert ["info", "working on cancel"] in got["lines"]
