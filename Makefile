@@ -39,6 +39,13 @@ demo: $(STAMP) $(ASSETS)
 	$(VENV)/bin/esc-gis slope layers/winneconne-demo/dem_synthetic.tif -o out/demo_slope_pct.tif --overwrite
 	$(VENV)/bin/esc-gis steep layers/winneconne-demo/dem_synthetic.tif -o out/demo_steep.gpkg \
 		--min-area-sqft 200 --overwrite
+	# Soil loss per site, phase and 12-month window, with a MADE-UP soils layer, schedule and
+	# erosivity distribution. R = 120 is a PLACEHOLDER, not a source value: no annual R for the
+	# Village is confirmed (domain-reference § 3.4); take the real one from the WDNR sheet.
+	$(VENV)/bin/esc-gis soil-loss examples/demo/sites.geojson --dem layers/winneconne-demo/dem_synthetic.tif \
+		--soils layers/winneconne-demo/soils_made_up.gpkg --schedule examples/demo/schedule_made_up.csv \
+		--disturbed examples/demo/disturbed.geojson --r-annual 120 --ei-file examples/demo/ei_monthly_made_up.csv \
+		--id-field site_id -o out/demo_soil_loss.gpkg --overwrite
 	$(VENV)/bin/esc-gis protective --layers $(DEMO_LAYERS) -o out/demo_protective_areas.gpkg --overwrite
 	$(VENV)/bin/esc-gis map out/demo_screening.gpkg --layers $(DEMO_LAYERS) -o out/demo_overview.html --overwrite
 	$(VENV)/bin/esc-gis map out/demo_screening.gpkg --site S16 --layers $(DEMO_LAYERS) \
@@ -84,6 +91,7 @@ demo: $(STAMP) $(ASSETS)
 	$(PY) scripts/screenshot_maps.py out/demo_overview.html out/demo_site_S16.html out/demo_public_permits.html
 	@echo "Outputs: out/demo_screening.{gpkg,csv,geojson,parquet}, out/demo_slope_pct.tif, out/demo_steep.gpkg,"
 	@echo "         out/demo_protective_areas.gpkg, out/demo_overview.html, out/demo_site_S16.html,"
+	@echo "         out/demo_soil_loss.gpkg (+ .phases.csv, .windows.csv),"
 	@echo "         out/demo_site_S21_offline.html, the registry out/demo_permits.gpkg,"
 	@echo "         out/demo_permits_public.csv, out/demo_public_permits.html (+ _offline),"
 	@echo "         out/demo_review_{complete,flawed}.{html,json},"
@@ -119,6 +127,7 @@ layers: $(STAMP)
 	$(PY) scripts/prepare_winneconne_layers.py --overwrite
 	$(PY) scripts/make_demo_sites.py
 	$(PY) scripts/make_demo_dem.py
+	$(PY) scripts/make_demo_soils.py
 
 clean:
 	rm -rf $(VENV) out .pytest_cache
