@@ -608,3 +608,30 @@ def test_review_sources_hold_no_ordinance_literal() -> None:
             if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs:
                 found += [f"{f.name}:{n.lineno}: {b!r}" for b in banned if b in n.value]
     assert found == []
+
+
+def test_applicant_ls_is_compared_with_the_dem(tmp_path: Path, review_layers: Path) -> None:
+    # The layer set's DEM is a plane falling 5 % to the south; the 100 x 100 ft disturbed area
+    # drains 100 ft down it, so the DEM's LS is far from the applicant's 0.2 on a 1 % slope.
+    facts = _facts(rusle2={"ls": 0.2, "slope_length_ft": 100, "slope_pct": 1})
+    r = review_plan(package(tmp_path / "ls", facts=facts), layers=review_layers)
+    status, detail = _status(r, "rusle_ls")
+    assert status == "look"
+    assert detail.startswith("applicant LS 0.2, slope length 100 ft, steepness 1 %; the DEM gives LS ")
+    assert "at 5.0 % over" in detail  # the representative slope is the plane's
+    dem_ls = float(detail.split("the DEM gives LS ")[1].split(" ")[0])
+    assert 0.3 < dem_ls < 0.7  # USLE: 100 ft at 5 % is LS 0.5 or so; not the applicant's 0.2
+    assert _status(r, "plan_item_9")[0] == "pass"  # item 9 rests on the items being present
+
+
+def test_ls_not_computed_says_why_and_never_crashes(tmp_path: Path, review_layers: Path) -> None:
+    r = review_plan(package(tmp_path / "none"), layers=review_layers)  # no LS figures: nothing to compare
+    assert _status(r, "rusle_ls") == (
+        "n/a",
+        "LS on the DEM not computed: the plan's [rusle2] table gives no ls, slope_length_ft or slope_pct; "
+        "check the applicant's slope length and steepness by eye",
+    )
+    facts = _facts(rusle2={"ls": 0.8})
+    r = review_plan(package(tmp_path / "nolimits", facts=facts, drop=("disturbed_limits",)), layers=review_layers)
+    status, detail = _status(r, "rusle_ls")
+    assert status == "look" and "no disturbed_limits layer" in detail

@@ -193,6 +193,9 @@ REVIEW: dict[str, tuple[str, ...]] = {
     "review_schedule_long": ("days", "weeks", "extensions"),
     "review_schedule_reversed": ("start", "end"),
     "review_schedule_no_dates": (),
+    # The applicant's RUSLE2 LS / slope length / steepness against LS on the DEM.
+    "review_rusle_ls_compared": ("applicant", "dem_ls", "rep_ls", "rep_slope_pct", "rep_length_ft", "outside_pct"),
+    "review_rusle_ls_not_computed": ("reason",),
     # The report's headings: the draft reasons and the advisories.
     "review_reasons": (),
     "review_advisories": (),

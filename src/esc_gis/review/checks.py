@@ -58,6 +58,7 @@ TITLES: dict[str, str] = {
     "waters": "review_waters_covered",
     "stockpiles": "review_stockpiles_covered",
     "schedule": "review_schedule_within",
+    "rusle_ls": "review_rusle_ls_compared",
 }
 
 #: Check -> the profile entries of the toolkit's own policy its test uses. A check whose outcome

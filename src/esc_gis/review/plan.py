@@ -244,6 +244,7 @@ def review_plan(
         checks.append(_decision(measured, prof))
         checks += _terrain_water_checks(measured, prof)
         checks += _bmp_checks(lay, site, dist, bmp_geoms, code_arr, ls, prof, ft)
+    checks.append(_rusle_ls(pkg.facts, dist, ls, prof))
     checks.append(_schedule(pkg.facts, prof))
     return Review(pkg.source, verdict(checks, pkg.problems), checks, pkg.problems, pkg.facts, lay, measured, prof)
 
@@ -488,3 +489,80 @@ def _schedule(facts: dict[str, Any], prof: Profile) -> Check:
         n = int(np.ceil((days - validity) / step)) if step > 0 else 1
         return make_check(prof, "schedule", "look", "review_schedule_long", days=days, weeks=weeks, extensions=n)
     return make_check(prof, "schedule", "pass", "review_schedule_within", days=days, weeks=weeks)
+
+
+# The applicant's RUSLE2 slope figures in plan.toml's [rusle2] table, and how each is written.
+_APPLICANT_LS = (("ls", "LS {:g}"), ("slope_length_ft", "slope length {:g} ft"), ("slope_pct", "steepness {:g} %"))
+
+
+def applicant_ls_text(rusle2: dict[str, Any]) -> str:
+    """Write the applicant's LS, slope length and steepness (those given as numbers), or "".
+
+    Examples
+    --------
+    >>> applicant_ls_text({"ls": 0.8, "slope_length_ft": 60, "slope_pct": True})
+    'LS 0.8, slope length 60 ft'
+    >>> applicant_ls_text({})
+    ''
+    """
+    parts = []
+    for key, fmt in _APPLICANT_LS:
+        v = rusle2.get(key)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            parts.append(fmt.format(v))
+    return ", ".join(parts)
+
+
+def _rusle_ls(facts: dict[str, Any], dist: shapely.Geometry | None, ls: LayerSet, prof: Profile) -> Check:
+    """Compare the applicant's RUSLE2 LS / slope length / steepness with LS computed on the DEM.
+
+    A ``look`` when compared or not computable: the DEM's LS (the mean over the disturbed area inside the method,
+    and the WDNR sheet's representative worst-case slope) is evidence for the reviewer, not a
+    ruling; item 9 (``plan_item_9``) still rests only on the items being present. When the
+    package or layer set lacks what is needed, the check says why; it never raises for that.
+    A plan giving no LS figures gets ``n/a`` (nothing to compare).
+    """
+    applicant = applicant_ls_text(facts.get("rusle2") or {})
+    if not applicant:
+        # Nothing to compare: n/a rather than a look, so a plan giving only the load (all item 9
+        # asks) is not held up; the reason is still shown.
+        reason = "the plan's [rusle2] table gives no ls, slope_length_ft or slope_pct"
+        return make_check(prof, "rusle_ls", "n/a", "review_rusle_ls_not_computed", reason=reason)
+    reason = ""
+    if dist is None:
+        reason = "the package has no disturbed_limits layer"
+    elif ls.dem is None and ls.dem_path is None:
+        reason = "the layer set has no DEM"
+    if reason:
+        return make_check(prof, "rusle_ls", "look", "review_rusle_ls_not_computed", reason=reason)
+    from esc_gis.soil.soil_loss import site_ls, soil_loss_tables
+    from esc_gis.terrain.dem import open_dem
+
+    try:
+        tables = soil_loss_tables(prof)
+        info = ls.dem if ls.dem is not None else open_dem(ls.dem_path, z_unit=ls.dem_z_unit, band=ls.dem_band)
+        grid = site_ls(
+            np.array([dist], dtype=object),
+            ls.crs,
+            info,
+            max_slope_pct=tables.max_slope_pct,
+            max_slope_length_ft=tables.max_slope_length_ft,
+        )[0]
+    except EscGisError as exc:
+        return make_check(prof, "rusle_ls", "look", "review_rusle_ls_not_computed", reason=str(exc))
+    if grid is None or not np.isfinite(grid.mean_ls):
+        return make_check(
+            prof, "rusle_ls", "look", "review_rusle_ls_not_computed", reason="the DEM does not cover the disturbed area"
+        )
+    return make_check(
+        prof,
+        "rusle_ls",
+        "look",
+        "review_rusle_ls_compared",
+        applicant=applicant,
+        dem_ls=grid.mean_ls,
+        rep_ls=grid.representative_ls,
+        rep_slope_pct=grid.representative_slope_pct,
+        rep_length_ft=grid.representative_length_ft,
+        outside_pct=100 * grid.outside_share,
+    )
