@@ -540,7 +540,7 @@ def _rusle_ls(facts: dict[str, Any], dist: shapely.Geometry | None, ls: LayerSet
 
     try:
         tables = soil_loss_tables(prof)
-        info = ls.dem if ls.dem is not None else open_dem(ls.dem_path, z_unit=ls.dem_z_unit, band=ls.dem_band)
+        info = ls.dem or open_dem(ls.dem_path or "", z_unit=ls.dem_z_unit, band=ls.dem_band)
         grid = site_ls(
             np.array([dist], dtype=object),
             ls.crs,
