@@ -100,6 +100,13 @@ def test_a_site_that_needs_no_permit_is_refused_with_the_reason(reg, screening: 
     assert count(reg, "enforcement_cases") == 0
 
 
+def test_a_screened_site_a_permit_covers_is_refused(reg, screening: Path) -> None:
+    reg.add(Application("1 Lot St", date(2026, 11, 2), square_sqft(1050, 1050, 500.0), CRS), who="clerk")
+    with pytest.raises(ValidationError, match=r"S1 lies on the site of permit ESC-2026-\d{4}.*--permit"):
+        reg.enforce(ground="A1", on=date(2026, 11, 20), reasons="x", site_layer=screening, site_id="S1")
+    assert count(reg, "enforcement_cases") == 0
+
+
 def test_stop_work_moves_the_permit_with_reasons_and_retraction_moves_it_back(reg, active) -> None:
     c = reg.enforce(ground="A3", on=date(2026, 11, 20), reasons="fence down", permit_number=active)
     with pytest.raises(ValidationError, match="needs written reasons"):

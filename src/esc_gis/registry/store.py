@@ -1295,8 +1295,17 @@ class Registry:
             ]
         if frame.crs is None:
             return None, [("has no CRS.", "give the file `esc-gis screen` wrote.")]
-        geom = self._to_registry_crs([row.geometry.iloc[0]], [frame.crs])[0]
-        return _as_multi(geom), []
+        geom = _as_multi(self._to_registry_crs([row.geometry.iloc[0]], [frame.crs])[0])
+        # A site a permit already covers has a permit: the case is the permit's.
+        covering = [p.permit_number for p in self.permits() if p.site is not None and p.site.intersection(geom).area > 0]
+        if covering:
+            return None, [
+                (
+                    f"site {site_id} lies on the site of permit {', '.join(covering)}.",
+                    "open the case on the permit (--permit).",
+                )
+            ]
+        return geom, []
 
     def _case_event(
         self,
