@@ -210,13 +210,24 @@ def test_cli_enforce_case_and_cases(reg, active, target: str, layers_path, scree
     assert r.exit_code == 0 and "ENF-2026-0002" in r.output
 
 
-def test_public_outputs_never_show_enforcement_details(reg, active, target: str, layers_path, tmp_path) -> None:
+def test_public_outputs_never_show_enforcement_or_appeal_details(
+    reg, active, target: str, layers_path, tmp_path
+) -> None:
     lay = ["--layers", str(layers_path)]
-    planted = ("Reason-Planted-8811", "Order-Planted-8812", "Notice-Planted-8813", "Addr-Planted-8814")
+    planted: tuple[str, ...] = ("Reason-Planted-8811", "Order-Planted-8812", "Notice-Planted-8813", "Addr-Planted-8814")
     c = reg.enforce(ground="A3", on=date(2026, 11, 20), reasons=planted[0], permit_number=active)
     reg.case_action(c.case_id, "stop_work", on=date(2026, 11, 21), reasons=planted[1])
     reg.case_action(c.case_id, "notice", on=date(2026, 11, 22), reasons=planted[2], costs=98765.0, costs_from="billed")
     reg.enforce(ground="A4", on=date(2026, 11, 20), reasons="x", address=planted[3])
+    reg.appeal(
+        appealed="Appealed-Planted-8815",
+        appellant="Appellant-Planted-8816",
+        appellant_kind="aggrieved_person",
+        on=date(2026, 11, 22),
+        grounds="Grounds-Planted-8817",
+        case_id=c.case_id,
+    )
+    planted += ("Appealed-Planted-8815", "Appellant-Planted-8816", "Grounds-Planted-8817")
     outputs = []
     for name in ("public.gpkg", "public.geojson", "public.csv"):
         out = tmp_path / name
@@ -232,3 +243,73 @@ def test_public_outputs_never_show_enforcement_details(reg, active, target: str,
             assert value.encode() not in data, (out.name, value)
     assert b"stop_work" in (tmp_path / "public.csv").read_bytes()  # the public state is
     assert reg.case(c.case_id).reasons == planted[0]  # planted where the test greps
+
+
+# --- Appeals (§ 540-13) -------------------------------------------------------------------
+
+
+def test_a_reversed_appeal_of_a_stop_work_order_sends_the_permit_back(reg, active) -> None:
+    c = reg.enforce(ground="A3", on=date(2026, 11, 20), reasons="fence down", permit_number=active)
+    reg.case_action(c.case_id, "stop_work", on=date(2026, 11, 21), reasons="posted")
+    a = reg.appeal(
+        appealed="stop-work order of 2026-11-21",
+        appellant="Pat Builder",
+        appellant_kind="aggrieved_person",
+        on=date(2026, 11, 22),
+        grounds="the fence was standing",
+        case_id=c.case_id,
+    )
+    assert a.permit_number == active and a.decision is None  # the case's permit
+    a = reg.decide_appeal(a.appeal_id, body="zoning_board_of_appeals", outcome="reversed", on=date(2026, 11, 24))
+    assert a.decision is not None and a.decision.body == "zoning_board_of_appeals"
+    assert a.decision.effect == "permit stop_work -> active; case order retracted"
+    p = reg.get(active)
+    assert p.status == "active" and [e.kind for e in p.events[-2:]] == ["retraction", "appeal_decision"]
+    assert reg.case(c.case_id).state == "retracted"
+    with pytest.raises(ValidationError, match="already decided"):
+        reg.decide_appeal(a.appeal_id, body="village_board", outcome="upheld", on=date(2026, 11, 25))
+
+
+def test_an_upheld_appeal_and_a_variance_leave_the_state_and_bad_input_writes_nothing(reg, active) -> None:
+    with pytest.raises(ValidationError) as info:
+        reg.appeal(appealed=" ", appellant="", appellant_kind="neighbour", on=date(2999, 1, 1), grounds="g")
+    text = str(info.value)
+    for part in ("no permit and no enforcement case", "'neighbour'", "appealed decision is empty", "in the future"):
+        assert part in text, part
+    assert count(reg, "appeals") == 0
+    a = reg.appeal(
+        appealed="permit condition 3",
+        appellant="Public Works",
+        appellant_kind="village_body",
+        on=date(2026, 11, 20),
+        grounds="hardship",
+        permit_number=active,
+    )
+    with pytest.raises(ValidationError) as info:
+        reg.decide_appeal(a.appeal_id, body="town_council", outcome="variance", on=date(2026, 11, 19))
+    text = str(info.value)
+    for part in ("'town_council'", "give --conditions", "before the filing"):
+        assert part in text, part
+    assert count(reg, "appeal_decisions") == 0
+    a = reg.decide_appeal(
+        a.appeal_id, body="village_board", outcome="variance", on=date(2026, 11, 25), conditions="fence 2 ft back"
+    )
+    assert a.decision is not None and a.decision.conditions == "fence 2 ft back"
+    assert reg.get(active).status == "active" and a.decision.effect == "permit state unchanged"
+    for sql in ("UPDATE appeals SET grounds = 'y'", "DELETE FROM appeal_decisions"):
+        with pytest.raises(RegistryError, match="append-only"), reg.backend.write() as cur:
+            cur.execute(sql)
+
+
+def test_cli_appeal_decide_appeals(reg, active, target: str, layers_path) -> None:
+    lay = ["--layers", str(layers_path)]
+    r = _run("appeal", target, "--permit", active, "--appealed", "disapproval", "--appellant", "Pat",
+             "--appellant-kind", "aggrieved_person", "--on", "2026-11-20", "--grounds", "error", *lay)  # fmt: skip
+    assert r.exit_code == 0 and "APL-2026-0001" in r.output, r.output
+    r = _run("decide", target, "APL-2026-0001", "--body", "nobody", "--outcome", "upheld", "--on", "2026-11-21", *lay)
+    assert r.exit_code == 1 and "'nobody'" in r.output
+    r = _run("decide", target, "APL-2026-0001", "--body", "village_board", "--outcome", "upheld", "--on", "2026-11-21",
+             *lay)  # fmt: skip
+    assert r.exit_code == 0, r.output
+    r = _run("appeals", target, *lay)
+    assert r.exit_code == 0 and "upheld by village_board" in r.output
