@@ -1591,7 +1591,7 @@ class Registry:
         # Read before the write transaction (a GeoPackage cannot nest one in it).
         retract_case = bool(a.case_id) and outcome == "reversed" and self.case(str(a.case_id)).state == "stop_work"
         with b.write() as cur:
-            effect = "permit state unchanged"
+            effect = "permit state unchanged" if a.permit_number else "no permit"
             if a.permit_number:
                 p = self._locked(cur, a.permit_number)
                 move = BACK.get(p.status) if outcome == "reversed" else None
