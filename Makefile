@@ -75,6 +75,22 @@ demo: $(STAMP) $(ASSETS)
 		--point 744779.4 503274.0 --layers $(DEMO_LAYERS) --who demo
 	$(PERMITS) repaired $(REG) ESC-2026-0102 --deficiency 1 --on 2026-11-28T09:00 --detail "Fence re-set and staked" \
 		--layers $(DEMO_LAYERS) --who demo
+	# An enforcement case on a screened site that needs a permit and has none (a made-up fill pad),
+	# and the stop-work order posted on it.
+	$(VENV)/bin/esc-gis screen examples/demo/unpermitted_site.geojson --layers $(DEMO_LAYERS) \
+		-o out/demo_unpermitted_screening.gpkg --overwrite --quiet
+	$(PERMITS) enforce $(REG) --site-layer out/demo_unpermitted_screening.gpkg --site-id U01 --ground A1 \
+		--on 2026-11-24 --reasons "Fill pad graded, about 6,400 sq ft; no permit applied for" \
+		--layers $(DEMO_LAYERS) --who demo
+	$(PERMITS) case $(REG) ENF-2026-0001 --stop-work 2026-11-25 --reasons "Stop-work order posted at the entrance" \
+		--layers $(DEMO_LAYERS) --who demo
+	$(PERMITS) appeal $(REG) --case ENF-2026-0001 --appealed "Stop-work order of 2026-11-25" \
+		--appellant "Made-up Landowner" --appellant-kind aggrieved_person --on 2026-11-26 \
+		--grounds "Says the pad is under the permit threshold" --layers $(DEMO_LAYERS) --who demo
+	$(PERMITS) decide $(REG) APL-2026-0001 --body zoning_board_of_appeals --outcome upheld --on 2026-11-28 \
+		--layers $(DEMO_LAYERS) --who demo
+	$(PERMITS) cases $(REG) --layers $(DEMO_LAYERS)
+	$(PERMITS) appeals $(REG) --layers $(DEMO_LAYERS)
 	$(PERMITS) list $(REG) --layers $(DEMO_LAYERS)
 	$(PERMITS) due $(REG) --on 2026-11-30 --rain examples/demo/rain.csv --layers $(DEMO_LAYERS)
 	$(PERMITS) calendar $(REG) -o out/demo_deadlines.ics --on 2026-11-30 --rain examples/demo/rain.csv \

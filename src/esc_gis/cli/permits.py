@@ -224,6 +224,7 @@ def show(registry: str, number: str, as_json: bool, layers_path: str | None) -> 
     with _open(registry, layers_path) as reg:
         p = reg.get(number)
         dues = permit_dues(p, on=date.today(), calendar=reg.calendar, profile=reg.profile)
+        cases = reg.cases(permit_number=number)
     fields = {k: v for k, v in p.__dict__.items() if k not in ("site", "disturbed", "parties", "events", "reports")}
     if as_json:
         out = {
@@ -233,6 +234,7 @@ def show(registry: str, number: str, as_json: bool, layers_path: str | None) -> 
             "events": [e.__dict__ for e in p.events],
             "inspections": [_report_json(r) for r in p.reports],
             "deadlines": [d.__dict__ for d in dues],
+            "enforcement": [_case_json(c) for c in cases],
         }
         click.echo(json.dumps(out, default=str, indent=2))
         return
@@ -261,9 +263,144 @@ def show(registry: str, number: str, as_json: bool, layers_path: str | None) -> 
             click.echo(f"      deficiency #{d.id} ({state}): {d.description}")
         for ph in r.photos:
             click.echo(f"      photo #{ph.id} {ph.filename} {ph.content_type} {ph.size_bytes} bytes sha256 {ph.sha256}")
+    _echo_cases(cases)
     click.echo("\ndeadlines:")
     for d in dues:
         click.echo(f"  {d.due}  {d.what} ({d.section}; {_basis(d.basis)})")
+
+
+def _echo_cases(cases: list[Any]) -> None:
+    if cases:
+        click.echo("\nenforcement (private):")
+    for c in cases:
+        _echo_case(c)
+
+
+def _case_json(c: Any) -> dict[str, Any]:
+    out = {k: v for k, v in c.__dict__.items() if k not in ("site", "events")}
+    return {**out, "state": c.state, "costs_total": c.costs_total, "events": [e.__dict__ for e in c.events]}
+
+
+def _echo_case(c: Any) -> None:
+    where = c.permit_number or c.site_ref or c.site_address
+    costs = f", costs {c.costs_total:,.2f}" if c.costs_total else ""
+    click.echo(f"  {c.case_id}  {c.state:<10} {where}  ground {c.ground} opened {c.opened_on}{costs}: {c.reasons}")
+    for e in c.events:
+        money = f" {e.costs:,.2f} ({e.costs_from})" if e.costs is not None else ""
+        click.echo(f"      {e.on_date} {e.kind}{money} by {e.who}" + (f": {e.detail}" if e.detail else ""))
+
+
+@permits.command(short_help="Open an enforcement case (a permit, a screened site without one, or an address).")
+@_REGISTRY
+@click.option("--permit", "permit_number", default=None, help="The permit the case is about.")
+@click.option("--site-layer", default=None, help="A screening output (`esc-gis screen -o`): the site is read from it.")
+@click.option("--site-id", default=None, help="The site's id in --site-layer; its permit column must be 'required'.")
+@click.option("--address", default=None, help="The site's address, for a site neither permitted nor screened.")
+@click.option("--ground", required=True, help="The ground's code in the profile's [enforcement.grounds] (A1-A4).")
+@click.option("--on", "on", required=True, help="Day the case is opened (YYYY-MM-DD).")
+@click.option("--reasons", required=True, help="What was found: the written reasons.")
+@_LAYERS
+@_WHO
+def enforce(
+    registry: str,
+    permit_number: str | None,
+    site_layer: str | None,
+    site_id: str | None,
+    address: str | None,
+    ground: str,
+    on: str,
+    reasons: str,
+    layers_path: str | None,
+    who: str | None,
+) -> None:
+    """Open an enforcement case in REGISTRY; a case needs no permit (activity without a required one)."""
+    with _open(registry, layers_path) as reg:
+        c = reg.enforce(
+            ground=ground,
+            on=_date(on, "on"),
+            reasons=reasons,
+            permit_number=permit_number,
+            site_layer=site_layer,
+            site_id=site_id,
+            address=address,
+            who=who,
+        )
+    _echo_case(c)
+
+
+@permits.command(
+    short_help="Record a case's stop-work order, notice of intent and costs, referral, retraction, closing."
+)
+@_REGISTRY
+@click.argument("case_id")
+@click.option("--stop-work", default=None, help="Day a stop-work order was posted (moves a permit to stop_work).")
+@click.option("--notice", default=None, help="Day of the notice of intent to perform the work.")
+@click.option("--costs-on", default=None, help="Day costs were billed or recovered, after the notice.")
+@click.option("--costs", type=float, default=None, help="The office's costs (with --notice or --costs-on).")
+@click.option(
+    "--costs-from", type=click.Choice(["billed", "guarantee"]), default=None, help="Billed, or from the guarantee."
+)
+@click.option("--refer", default=None, help="Day of the referral for a cease-and-desist order.")
+@click.option("--retract", default=None, help="Day the stop-work order was retracted (a permit goes back).")
+@click.option("--close", "close_on", default=None, help="Day the case was closed.")
+@click.option("--reasons", default=None, help="Written reasons (required for a stop-work order and a retraction).")
+@_LAYERS
+@_WHO
+def case(
+    registry: str,
+    case_id: str,
+    stop_work: str | None,
+    notice: str | None,
+    costs_on: str | None,
+    costs: float | None,
+    costs_from: str | None,
+    refer: str | None,
+    retract: str | None,
+    close_on: str | None,
+    reasons: str | None,
+    layers_path: str | None,
+    who: str | None,
+) -> None:
+    """Record one event of enforcement case CASE_ID of REGISTRY, or show the case."""
+    actions = {
+        "stop_work": stop_work,
+        "notice": notice,
+        "costs": costs_on,
+        "referral": refer,
+        "retraction": retract,
+        "closed": close_on,
+    }
+    given = {k: v for k, v in actions.items() if v}
+    if len(given) > 1:
+        raise click.ClickException(f"give one action at a time (got {', '.join(given)}).")
+    with _open(registry, layers_path) as reg:
+        if given:
+            ((kind, day),) = given.items()
+            c = reg.case_action(
+                case_id, kind, on=_date(day, kind), who=who, reasons=reasons, costs=costs, costs_from=costs_from
+            )
+        else:
+            c = reg.case(case_id)
+    _echo_case(c)
+
+
+@permits.command(short_help="List the enforcement cases (private).")
+@_REGISTRY
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@_LAYERS
+def cases(registry: str, as_json: bool, layers_path: str | None) -> None:
+    """List REGISTRY's enforcement cases with their events.
+
+    The ordinance sets no compliance deadline after a notice of intent, so cases have no due
+    date in `permits due`.
+    """
+    with _open(registry, layers_path) as reg:
+        found = reg.cases()
+    if as_json:
+        click.echo(json.dumps([_case_json(c) for c in found], default=str, indent=2))
+        return
+    for c in found:
+        _echo_case(c)
 
 
 def _report_json(r: Any) -> dict[str, Any]:
@@ -738,3 +875,88 @@ def map_(
         )
     write_map(m, output, overwrite=overwrite)
     click.echo(f"Wrote {output}: {len(frame)} active permit(s), data as of {as_of:%Y-%m-%d %H:%M} UTC.")
+
+
+def _echo_appeal(a: Any) -> None:
+    about = ", ".join(x for x in (a.permit_number, a.case_id) if x)
+    click.echo(f"  {a.appeal_id}  {about}  filed {a.filed_on} by {a.appellant} ({a.appellant_kind}): {a.appealed}")
+    d = a.decision
+    if d is None:
+        click.echo("      undecided")
+    else:
+        cond = f"; conditions: {d.conditions}" if d.conditions else ""
+        click.echo(f"      {d.decided_on} {d.outcome} by {d.body}{cond}; {d.effect}")
+
+
+@permits.command(short_help="Record an appeal of an order, decision or determination (private).")
+@_REGISTRY
+@click.option("--permit", "permit_number", default=None, help="The permit the appealed decision concerns.")
+@click.option("--case", "case_id", default=None, help="The enforcement case the appealed order belongs to.")
+@click.option("--appealed", required=True, help="The order, decision or determination appealed.")
+@click.option("--appellant", required=True, help="Who appealed (name or Village body).")
+@click.option("--appellant-kind", required=True, help="The profile's [appeals.appellants] key, e.g. aggrieved_person.")
+@click.option("--on", "on", required=True, help="Day the appeal was filed (YYYY-MM-DD).")
+@click.option("--grounds", required=True, help="The alleged error, or the hardship a variance would relieve.")
+@_LAYERS
+@_WHO
+def appeal(
+    registry: str,
+    permit_number: str | None,
+    case_id: str | None,
+    appealed: str,
+    appellant: str,
+    appellant_kind: str,
+    on: str,
+    grounds: str,
+    layers_path: str | None,
+    who: str | None,
+) -> None:
+    """Record an appeal in REGISTRY of a decision or order about a permit or an enforcement case."""
+    with _open(registry, layers_path) as reg:
+        a = reg.appeal(
+            appealed=appealed,
+            appellant=appellant,
+            appellant_kind=appellant_kind,
+            on=_date(on, "on"),
+            grounds=grounds,
+            permit_number=permit_number,
+            case_id=case_id,
+            who=who,
+        )
+    _echo_appeal(a)
+
+
+@permits.command(short_help="Record the decision on an appeal: upheld, reversed, or a variance with conditions.")
+@_REGISTRY
+@click.argument("appeal_id")
+@click.option("--body", required=True, help="Who heard it: the profile's [appeals.bodies] key.")
+@click.option("--outcome", required=True, help="upheld, reversed or variance (the profile's [appeals.outcomes]).")
+@click.option("--on", "on", required=True, help="Day of the decision (YYYY-MM-DD).")
+@click.option("--conditions", default=None, help="The conditions of a variance.")
+@_LAYERS
+@_WHO
+def decide(
+    registry: str,
+    appeal_id: str,
+    body: str,
+    outcome: str,
+    on: str,
+    conditions: str | None,
+    layers_path: str | None,
+    who: str | None,
+) -> None:
+    """Record the decision on appeal APPEAL_ID of REGISTRY; a reversal of an order sends the permit back."""
+    with _open(registry, layers_path) as reg:
+        a = reg.decide_appeal(appeal_id, body=body, outcome=outcome, on=_date(on, "on"), conditions=conditions, who=who)
+    _echo_appeal(a)
+
+
+@permits.command(name="appeals", short_help="List the appeals and their decisions (private).")
+@_REGISTRY
+@_LAYERS
+def appeals_(registry: str, layers_path: str | None) -> None:
+    """List REGISTRY's appeals with the body that heard each and its decision."""
+    with _open(registry, layers_path) as reg:
+        found = reg.appeals()
+    for a in found:
+        _echo_appeal(a)

@@ -281,7 +281,16 @@ class GeoPackageBackend(Backend):
                     "INSERT OR IGNORE INTO gpkg_geometry_columns VALUES (?, 'geom', ?, ?, 0, 0)",
                     (table, LAYERS[table], self.srid),
                 )
-            elif table in ("parties", "events", "deficiencies", "repairs", "inspection_photos"):
+            elif table in (
+                "parties",
+                "events",
+                "deficiencies",
+                "repairs",
+                "inspection_photos",
+                "enforcement_events",
+                "appeals",
+                "appeal_decisions",
+            ):
                 cur.execute(
                     "INSERT OR IGNORE INTO gpkg_contents (table_name, data_type, identifier, last_change) "
                     "VALUES (?, 'attributes', ?, ?)",

@@ -48,11 +48,28 @@ Migrations
    in both dialects.
 3. Inspections, their deficiencies, repairs and photos (tables above). Append-only like the
    history: a report, once recorded, is evidence; a repair is a row of its own, not an edit.
+4. Enforcement cases (``enforcement_cases``: a site with or without a permit, its ground,
+   who opened it and why; private) and their events (``enforcement_events``: stop-work
+   order, notice of intent with the office's costs, referral for a cease-and-desist order,
+   retraction, closing). A case need not have a permit (activity without a required
+   permit), so its history is a table of its own rather than rows of ``events``. Both
+   append-only: a case's state is replayed from its events. Appeals (``appeals``: what was
+   appealed, by whom, when) and their decisions (``appeal_decisions``: the body that heard
+   it, upheld / reversed / variance with conditions, and the effect on the permit), append-only.
 """
 
 from __future__ import annotations
 
-__all__ = ["INSPECTION_TABLES", "MIGRATIONS", "PERMIT_COLUMNS", "SCHEMA_VERSION", "TABLES", "Migration", "create_table"]
+__all__ = [
+    "ENFORCEMENT_TABLES",
+    "INSPECTION_TABLES",
+    "MIGRATIONS",
+    "PERMIT_COLUMNS",
+    "SCHEMA_VERSION",
+    "TABLES",
+    "Migration",
+    "create_table",
+]
 
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -98,6 +115,8 @@ PERMIT_COLUMNS = _PERMIT_COLUMNS_V1 + PERMIT_COLUMNS_V2
 _V1_TABLES = ("permits", "disturbed_limits", "parties", "events", "permit_counters")
 #: The tables migration 3 makes: inspection reports and what hangs off them.
 INSPECTION_TABLES = ("inspections", "deficiencies", "repairs", "inspection_photos")
+#: The tables migration 4 makes: enforcement cases and their append-only events.
+ENFORCEMENT_TABLES = ("enforcement_cases", "enforcement_events", "appeals", "appeal_decisions")
 TABLES: dict[str, tuple[tuple[str, str, str], ...]] = {
     "permits": PERMIT_COLUMNS,
     "disturbed_limits": (
@@ -169,9 +188,62 @@ TABLES: dict[str, tuple[tuple[str, str, str], ...]] = {
         ("size_bytes", "int", "NOT NULL"),
         ("data", "blob", "NOT NULL"),
     ),
+    "enforcement_cases": (
+        ("fid", "serial", "PRIMARY KEY"),
+        ("case_id", "text", "NOT NULL UNIQUE"),
+        ("permit_number", "text", "REFERENCES permits(permit_number)"),
+        ("site_address", "text", ""),
+        ("site_ref", "text", ""),
+        ("ground", "text", "NOT NULL"),
+        ("opened_on", "date", "NOT NULL"),
+        ("reasons", "text", "NOT NULL"),
+        ("opened_by", "text", "NOT NULL"),
+        ("opened_at", "datetime", "NOT NULL"),
+        ("geom", "geom", ""),
+    ),
+    "enforcement_events": (
+        ("id", "serial", "PRIMARY KEY"),
+        ("case_id", "text", "NOT NULL REFERENCES enforcement_cases(case_id)"),
+        ("at", "datetime", "NOT NULL"),
+        ("who", "text", "NOT NULL"),
+        ("kind", "text", "NOT NULL"),
+        ("on_date", "date", "NOT NULL"),
+        ("costs", "real", ""),
+        ("costs_from", "text", ""),
+        ("detail", "text", ""),
+    ),
+    "appeals": (
+        ("id", "serial", "PRIMARY KEY"),
+        ("appeal_id", "text", "NOT NULL UNIQUE"),
+        ("permit_number", "text", "REFERENCES permits(permit_number)"),
+        ("case_id", "text", "REFERENCES enforcement_cases(case_id)"),
+        ("appealed", "text", "NOT NULL"),
+        ("appellant", "text", "NOT NULL"),
+        ("appellant_kind", "text", "NOT NULL"),
+        ("filed_on", "date", "NOT NULL"),
+        ("grounds", "text", "NOT NULL"),
+        ("recorded_by", "text", "NOT NULL"),
+        ("recorded_at", "datetime", "NOT NULL"),
+    ),
+    "appeal_decisions": (
+        ("id", "serial", "PRIMARY KEY"),
+        ("appeal_id", "text", "NOT NULL UNIQUE REFERENCES appeals(appeal_id)"),
+        ("decided_on", "date", "NOT NULL"),
+        ("body", "text", "NOT NULL"),
+        ("outcome", "text", "NOT NULL"),
+        ("conditions", "text", ""),
+        ("effect", "text", ""),
+        ("recorded_by", "text", "NOT NULL"),
+        ("recorded_at", "datetime", "NOT NULL"),
+    ),
 }
 #: Tables that are GIS layers (features) and their geometry type.
-LAYERS = {"permits": "MULTIPOLYGON", "disturbed_limits": "MULTIPOLYGON", "inspections": "POINT"}
+LAYERS = {
+    "permits": "MULTIPOLYGON",
+    "disturbed_limits": "MULTIPOLYGON",
+    "inspections": "POINT",
+    "enforcement_cases": "MULTIPOLYGON",
+}
 
 _TYPES = {
     "sqlite": {
@@ -268,6 +340,16 @@ def _v3(dialect: str, srid: int) -> list[str]:
     return tables + indexes + _append_only(dialect, INSPECTION_TABLES)
 
 
+def _v4(dialect: str, srid: int) -> list[str]:
+    tables = [create_table(dialect, t, srid) for t in ENFORCEMENT_TABLES]
+    indexes = [
+        "CREATE INDEX enforcement_cases_permit ON enforcement_cases (permit_number)",
+        "CREATE INDEX enforcement_events_case ON enforcement_events (case_id, id)",
+        "CREATE INDEX appeals_permit ON appeals (permit_number)",
+    ]
+    return tables + indexes + _append_only(dialect, ENFORCEMENT_TABLES)
+
+
 @dataclass(frozen=True)
 class Migration:
     """One schema version: what it changes and the statements, per dialect."""
@@ -282,5 +364,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "permits, disturbed limits, parties, append-only events, permit counters", _v1),
     Migration(2, "permits: common plan, activity, plan total; expected and actual resumption of work", _v2),
     Migration(3, "inspections (point), deficiencies, repairs, inspection photos; append-only", _v3),
+    Migration(
+        4, "enforcement cases (with or without a permit) and their events; appeals and decisions; append-only", _v4
+    ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version

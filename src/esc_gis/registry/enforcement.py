@@ -1,0 +1,176 @@
+"""Enforcement cases: a site with or without a permit, its ground, and the office's actions on it.
+
+A case is opened on a ground the profile lists (``[enforcement.grounds]``: code, section,
+wording), for a permit, a site from a screening output, or an address. Its events are a
+stop-work order posted, a notice of intent to do the work with the office's costs billed
+or recovered from the financial guarantee, a referral for a cease-and-desist order, a
+retraction of the stop-work order, and the closing. The sections each rests on are the
+profile's (``[enforcement.actions]``).
+
+On a permitted site a stop-work order moves the permit to ``stop_work`` and a retraction
+moves it back, through the life cycle and in the same transaction as the case's event.
+The ordinance sets no deadline for compliance after a notice of intent, so open cases have
+no due date.
+
+Cases are private: reasons, costs and the events never reach a public map or export.
+"""
+
+from __future__ import annotations
+
+__all__ = ["ACTIONS", "CaseEvent", "EnforcementCase", "check_action", "grounds", "open_state"]
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from typing import Any
+
+import shapely
+
+from esc_gis.errors import Problem, ProfileError
+
+#: The events a case may record, in the order they usually come.
+ACTIONS = ("stop_work", "notice", "costs", "referral", "retraction", "closed")
+#: Where recovered costs come from (§ 540-12E: billed, or recovered from the guarantee).
+COSTS_FROM = ("billed", "guarantee")
+
+
+@dataclass(frozen=True)
+class CaseEvent:
+    """One event of a case, as recorded."""
+
+    id: int
+    kind: str
+    on_date: date
+    who: str
+    at: datetime
+    costs: float | None = None
+    costs_from: str | None = None
+    detail: str | None = None
+
+
+@dataclass(frozen=True)
+class EnforcementCase:
+    """An enforcement case and its events (oldest first)."""
+
+    case_id: str
+    permit_number: str | None
+    site_address: str | None
+    site_ref: str | None
+    ground: str
+    opened_on: date
+    reasons: str
+    opened_by: str
+    site: shapely.Geometry | None = None
+    events: Sequence[CaseEvent] = field(default_factory=tuple)
+
+    @property
+    def state(self) -> str:
+        """``open``, ``stop_work`` (an order in effect), ``retracted`` or ``closed``."""
+        return open_state(self.events)
+
+    @property
+    def costs_total(self) -> float:
+        """The office's costs recorded on the case."""
+        return float(sum(e.costs or 0.0 for e in self.events))
+
+
+def open_state(events: Sequence[CaseEvent]) -> str:
+    """Return a case's state replayed from its events."""
+    state = "open"
+    for e in events:
+        if e.kind == "closed":
+            state = "closed"
+        elif e.kind == "stop_work":
+            state = "stop_work"
+        elif e.kind == "retraction":
+            state = "retracted"
+    return state
+
+
+def grounds(tables: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Return the profile's ``[enforcement.grounds]``: code -> {section, text, without_permit, needs_permit}.
+
+    Raises
+    ------
+    ProfileError
+        If the table is missing or a ground lacks its section or wording.
+    """
+    raw = (tables.get("enforcement") or {}).get("grounds")
+    if not isinstance(raw, dict) or not raw:
+        msg = "The profile has no [enforcement.grounds] table (code = {section, text}) for enforcement cases."
+        raise ProfileError(msg)
+    bad = [k for k, v in raw.items() if not isinstance(v, dict) or not v.get("section") or not v.get("text")]
+    if bad:
+        msg = f"[enforcement.grounds] entries {', '.join(map(repr, bad))} need a section and a text."
+        raise ProfileError(msg)
+    return {str(k): dict(v) for k, v in raw.items()}
+
+
+def action_sections(tables: Mapping[str, Any]) -> dict[str, str]:
+    """Return the profile's ``[enforcement.actions]``: event kind -> section (empty if absent)."""
+    raw = (tables.get("enforcement") or {}).get("actions") or {}
+    return {str(k): str(v) for k, v in raw.items()}
+
+
+def check_action(
+    case: EnforcementCase,
+    kind: str,
+    day: date | None,
+    *,
+    costs: float | None,
+    costs_from: str | None,
+    today: date,
+) -> list[str]:
+    """Return every reason an action cannot be recorded on a case (empty: it can).
+
+    The order the ordinance implies: a notice of intent comes after a stop-work order
+    (§ 540-12E "after posting"); a retraction needs an order in effect (§ 540-12D); a
+    referral needs an order (violated) or, without a permit, activity that goes on after
+    notice (§ 540-12C); costs come with or after a notice.
+    """
+    out: list[str] = []
+    state = case.state
+    kinds = [e.kind for e in case.events]
+    if kind not in ACTIONS:
+        out.append(f"unknown action {kind!r}; use one of {', '.join(ACTIONS)}.")
+        return out
+    if state == "closed":
+        out.append("the case is closed.")
+    if day is None:
+        out.append("the action has no date.")
+    else:
+        if day > today:
+            out.append(f"the date {day} is in the future.")
+        last = max([case.opened_on, *(e.on_date for e in case.events)])
+        if day < last:
+            out.append(f"the date {day} is before the case's last date ({last}).")
+    if kind == "stop_work" and state == "stop_work":
+        out.append("a stop-work order is already in effect.")
+    if kind == "retraction" and state != "stop_work":
+        out.append("there is no stop-work order in effect to retract.")
+    if kind in ("notice", "costs") and "stop_work" not in kinds:
+        out.append("a notice of intent and its costs come after a stop-work order is posted.")
+    if kind == "costs" and "notice" not in kinds:
+        out.append("costs are recorded with or after the notice of intent.")
+    if kind == "referral" and case.permit_number is not None and "stop_work" not in kinds:
+        out.append("on a permitted site a referral follows a violated stop-work order; post one first.")
+    return out + _costs_problems(kind, costs, costs_from)
+
+
+def _costs_problems(kind: str, costs: float | None, costs_from: str | None) -> list[str]:
+    """Return the problems of an action's costs: an amount, where it comes from, on a notice or costs event."""
+    out: list[str] = []
+    if costs is None:
+        return ["give the amount (--costs N)."] if kind == "costs" else []
+    if kind not in ("notice", "costs"):
+        out.append("costs go with a notice of intent (--notice) or on their own (--costs-on).")
+    if not costs == costs or costs < 0 or costs == float("inf"):
+        out.append(f"the costs {costs} are not an amount (0 or more).")
+    if costs_from not in COSTS_FROM:
+        out.append(f"say where the costs come from: --costs-from {' or '.join(COSTS_FROM)}.")
+    return out
+
+
+def problems(source: str, messages: Sequence[str], fix: str) -> list[Problem]:
+    """Return messages as problems of one source."""
+    return [Problem(source, None, m, fix) for m in messages]

@@ -1,0 +1,315 @@
+"""Enforcement cases (§ 540-12), on both back ends (the ``target`` fixture: a GeoPackage file
+and the real PostGIS server): cases with and without a permit, a stop-work order moving the
+permit and a retraction moving it back, costs, migration from schema 3, refusals that write
+nothing, and nothing of a case in the public outputs.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timezone
+from pathlib import Path
+
+import geopandas as gpd
+import pytest
+import shapely
+from click.testing import CliRunner
+
+from esc_gis.cli.main import cli
+from esc_gis.errors import RegistryError, ValidationError
+from esc_gis.registry import Application, init_registry, open_registry
+from esc_gis.registry.calendar import OfficeCalendar
+from esc_gis.registry.store import Registry
+
+from .conftest import CRS, square_sqft
+
+UTC = timezone.utc
+CAL = OfficeCalendar(holidays=frozenset())
+STARTED = datetime(2026, 11, 9, 8, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def reg(target: str, layer_set):
+    init_registry(target, layers=layer_set)
+    with open_registry(target, layers=layer_set, calendar=CAL) as r:
+        yield r
+
+
+@pytest.fixture
+def active(reg) -> str:
+    return reg.add(
+        Application(
+            "100 Test St",
+            date(2026, 11, 2),
+            square_sqft(100, 100, 5000.0),
+            CRS,
+            status="active",
+            issued_on=date(2026, 11, 3),
+            started_at=STARTED,
+        ),
+        who="clerk",
+    )
+
+
+@pytest.fixture
+def screening(tmp_path: Path) -> Path:
+    """A screening output in WGS 84 (users send it so): S1 needs a permit, S2 does not."""
+    frame = gpd.GeoDataFrame(
+        {"site_id": ["S1", "S2"], "permit": ["required", "not_required"]},
+        geometry=[square_sqft(1000, 1000, 6000.0), square_sqft(2000, 1000, 900.0)],
+        crs=CRS,
+    ).to_crs("EPSG:4326")
+    path = tmp_path / "screening.gpkg"
+    frame.to_file(path, layer="screening")
+    return path
+
+
+def count(reg: Registry, table: str) -> int:
+    with reg.backend.read() as cur:
+        cur.execute(f"SELECT count(*) FROM {table}")
+        return int(cur.fetchone()[0])
+
+
+def test_a_case_opens_on_an_unpermitted_screened_site(reg, screening: Path) -> None:
+    c = reg.enforce(
+        ground="A1",
+        on=date(2026, 11, 20),
+        reasons="grading seen, no permit",
+        site_layer=screening,
+        site_id="S1",
+        who="ed",
+    )
+    assert c.case_id == "ENF-2026-0001" and c.permit_number is None and c.state == "open"
+    assert c.site_ref == "screening.gpkg#S1" and c.opened_by == "ed"
+    # Stored in the registry's CRS: the 6,000 sq ft square back from WGS 84, within a square foot.
+    expected = square_sqft(1000, 1000, 6000.0)
+    assert c.site is not None and abs(c.site.area - expected.area) < 1.0
+    assert shapely.get_type_id(c.site) == 6  # MultiPolygon
+    # A stop-work order on an unpermitted site, then referral (activity went on).
+    c = reg.case_action(c.case_id, "stop_work", on=date(2026, 11, 21), reasons="order posted at the gate")
+    assert c.state == "stop_work"
+    c = reg.case_action(c.case_id, "referral", on=date(2026, 11, 25))
+    assert [e.kind for e in c.events] == ["stop_work", "referral"]
+    assert reg.enforce(ground="A4", on=date(2026, 11, 26), reasons="x", address="9 Elm St").case_id == "ENF-2026-0002"
+
+
+def test_a_site_that_needs_no_permit_is_refused_with_the_reason(reg, screening: Path) -> None:
+    with pytest.raises(ValidationError, match=r"S2 does not need a permit \(screening: permit not_required\)"):
+        reg.enforce(ground="A1", on=date(2026, 11, 20), reasons="x", site_layer=screening, site_id="S2")
+    with pytest.raises(ValidationError, match="has no site 'S9'"):
+        reg.enforce(ground="A1", on=date(2026, 11, 20), reasons="x", site_layer=screening, site_id="S9")
+    assert count(reg, "enforcement_cases") == 0
+
+
+def test_a_screened_site_a_permit_covers_is_refused(reg, screening: Path) -> None:
+    reg.add(Application("1 Lot St", date(2026, 11, 2), square_sqft(1050, 1050, 500.0), CRS), who="clerk")
+    with pytest.raises(ValidationError, match=r"S1 lies on the site of permit ESC-2026-\d{4}.*--permit"):
+        reg.enforce(ground="A1", on=date(2026, 11, 20), reasons="x", site_layer=screening, site_id="S1")
+    assert count(reg, "enforcement_cases") == 0
+
+
+def test_stop_work_moves_the_permit_with_reasons_and_retraction_moves_it_back(reg, active) -> None:
+    c = reg.enforce(ground="A3", on=date(2026, 11, 20), reasons="fence down", permit_number=active)
+    with pytest.raises(ValidationError, match="needs written reasons"):
+        reg.case_action(c.case_id, "stop_work", on=date(2026, 11, 21))
+    assert reg.get(active).status == "active"
+    c = reg.case_action(c.case_id, "stop_work", on=date(2026, 11, 21), reasons="sediment in the street", who="ed")
+    p = reg.get(active)
+    assert p.status == "stop_work"
+    last = p.events[-1]
+    assert (last.from_status, last.to_status, last.who) == ("active", "stop_work", "ed")
+    assert c.case_id in (last.detail or "") and "sediment in the street" in (last.detail or "")
+    c = reg.case_action(c.case_id, "retraction", on=date(2026, 11, 24), reasons="fence re-set")
+    assert reg.get(active).status == "active" and c.state == "retracted"
+    assert reg.get(active).events[-1].kind == "retraction"
+    c = reg.case_action(c.case_id, "closed", on=date(2026, 11, 25))
+    assert c.state == "closed"
+    with pytest.raises(ValidationError, match="the case is closed"):
+        reg.case_action(c.case_id, "stop_work", on=date(2026, 11, 26), reasons="again")
+
+
+def test_notice_of_intent_records_costs_billed_or_from_the_guarantee(reg, active) -> None:
+    c = reg.enforce(ground="A2", on=date(2026, 11, 20), reasons="plan ignored", permit_number=active)
+    with pytest.raises(ValidationError, match="after a stop-work order"):
+        reg.case_action(c.case_id, "notice", on=date(2026, 11, 21), costs=10.0, costs_from="billed")
+    reg.case_action(c.case_id, "stop_work", on=date(2026, 11, 21), reasons="r")
+    reg.case_action(c.case_id, "notice", on=date(2026, 11, 22), costs=1250.5, costs_from="guarantee")
+    c = reg.case_action(c.case_id, "costs", on=date(2026, 11, 23), costs=300.0, costs_from="billed")
+    assert c.costs_total == 1550.5
+    assert [(e.costs, e.costs_from) for e in c.events[1:]] == [(1250.5, "guarantee"), (300.0, "billed")]
+
+
+def test_bad_input_lists_every_problem_and_writes_nothing(reg, active, screening: Path) -> None:
+    with pytest.raises(ValidationError) as info:
+        reg.enforce(ground="Z9", on=date(2999, 1, 1), reasons=" ", permit_number="ESC-0000-0000", address="1 A St")
+    text = str(info.value)
+    for part in ("exactly one site", "ground 'Z9'", "reasons are empty", "in the future", "no permit 'ESC-0000-0000'"):
+        assert part in text, part
+    with pytest.raises(ValidationError, match="activity without a permit"):
+        reg.enforce(ground="A1", on=date(2026, 11, 20), reasons="x", permit_number=active)
+    c = reg.enforce(ground="A4", on=date(2026, 11, 20), reasons="x", permit_number=active)
+    with pytest.raises(ValidationError) as info:
+        reg.case_action(c.case_id, "notice", on=date(2026, 11, 1), costs=-5.0, costs_from="somewhere")
+    text = str(info.value)
+    for part in ("after a stop-work order", "before the case's last date", "not an amount", "--costs-from"):
+        assert part in text, part
+    assert count(reg, "enforcement_events") == 1  # only the opening
+    assert reg.get(active).status == "active"
+    with pytest.raises(RegistryError, match="no enforcement case"):
+        reg.case("ENF-1999-0001")
+
+
+def test_the_case_tables_are_append_only(reg) -> None:
+    reg.enforce(ground="A4", on=date(2026, 11, 20), reasons="x", address="1 A St")
+    for sql in ("UPDATE enforcement_cases SET reasons = 'y'", "DELETE FROM enforcement_events"):
+        with pytest.raises(RegistryError, match="append-only"), reg.backend.write() as cur:
+            cur.execute(sql)
+
+
+def test_a_version_3_registry_migrates_and_takes_cases(target: str, layer_set, monkeypatch) -> None:
+    from esc_gis.registry import backend, schema
+
+    with monkeypatch.context() as m:
+        m.setattr(backend, "MIGRATIONS", schema.MIGRATIONS[:3])
+        m.setattr(backend, "SCHEMA_VERSION", 3)
+        assert init_registry(target, layers=layer_set) == [1, 2, 3]
+    with pytest.raises(RegistryError, match=r"schema version 3.*permits init"):
+        open_registry(target, layers=layer_set)
+    assert init_registry(target, layers=layer_set) == [4]
+    with open_registry(target, layers=layer_set) as r:
+        assert r.enforce(ground="A4", on=date(2026, 11, 20), reasons="x", address="1 A St").state == "open"
+
+
+def _run(*args: str):
+    r = CliRunner().invoke(cli, ["permits", *args])
+    assert "Traceback" not in r.output, r.output
+    return r
+
+
+def test_cli_enforce_case_and_cases(reg, active, target: str, layers_path, screening: Path) -> None:
+    lay = ["--layers", str(layers_path)]
+    r = _run("enforce", target, "--site-layer", str(screening), "--site-id", "S2", "--ground", "A1",
+             "--on", "2026-11-20", "--reasons", "x", "--who", "ed", *lay)  # fmt: skip
+    assert r.exit_code == 1 and "does not need a permit" in r.output
+    r = _run("enforce", target, "--site-layer", str(screening), "--site-id", "S1", "--ground", "A1",
+             "--on", "2026-11-20", "--reasons", "grading, no permit", "--who", "ed", *lay)  # fmt: skip
+    assert r.exit_code == 0 and "ENF-2026-0001" in r.output, r.output
+    r = _run("enforce", target, "--permit", active, "--ground", "A3", "--on", "2026-11-20", "--reasons", "r", *lay)
+    assert r.exit_code == 0, r.output
+    r = _run("case", target, "ENF-2026-0002", "--stop-work", "2026-11-21", "--reasons", "posted", "--who", "ed", *lay)
+    assert r.exit_code == 0 and reg.get(active).status == "stop_work", r.output
+    r = _run(
+        "case", target, "ENF-2026-0002", "--notice", "2026-11-22", "--costs", "400", "--costs-from", "billed", *lay
+    )
+    assert r.exit_code == 0, r.output
+    r = _run("case", target, "ENF-2026-0002", "--refer", "2026-11-23", "--close", "2026-11-23", *lay)
+    assert r.exit_code == 1 and "one action" in r.output
+    r = _run("cases", target, *lay)
+    assert r.exit_code == 0 and "ENF-2026-0001" in r.output and "ENF-2026-0002" in r.output
+    assert "400" in r.output
+    r = _run("show", target, active, *lay)
+    assert r.exit_code == 0 and "ENF-2026-0002" in r.output
+
+
+def test_public_outputs_never_show_enforcement_or_appeal_details(
+    reg, active, target: str, layers_path, tmp_path
+) -> None:
+    lay = ["--layers", str(layers_path)]
+    planted: tuple[str, ...] = ("Reason-Planted-8811", "Order-Planted-8812", "Notice-Planted-8813", "Addr-Planted-8814")
+    c = reg.enforce(ground="A3", on=date(2026, 11, 20), reasons=planted[0], permit_number=active)
+    reg.case_action(c.case_id, "stop_work", on=date(2026, 11, 21), reasons=planted[1])
+    reg.case_action(c.case_id, "notice", on=date(2026, 11, 22), reasons=planted[2], costs=98765.0, costs_from="billed")
+    reg.enforce(ground="A4", on=date(2026, 11, 20), reasons="x", address=planted[3])
+    reg.appeal(
+        appealed="Appealed-Planted-8815",
+        appellant="Appellant-Planted-8816",
+        appellant_kind="aggrieved_person",
+        on=date(2026, 11, 22),
+        grounds="Grounds-Planted-8817",
+        case_id=c.case_id,
+    )
+    planted += ("Appealed-Planted-8815", "Appellant-Planted-8816", "Grounds-Planted-8817")
+    outputs = []
+    for name in ("public.gpkg", "public.geojson", "public.csv"):
+        out = tmp_path / name
+        assert _run("export", target, "-o", str(out), *lay).exit_code == 0
+        outputs.append(out)
+    html = tmp_path / "map.html"
+    assert _run("map", target, "-o", str(html), "--public", "--offline", *lay).exit_code == 0
+    outputs.append(html)
+    for out in outputs:
+        data = out.read_bytes()
+        assert active.encode() in data or out.suffix == ".gpkg", out.name  # the permit itself is there
+        for value in (*planted, "98765", c.case_id):
+            assert value.encode() not in data, (out.name, value)
+    assert b"stop_work" in (tmp_path / "public.csv").read_bytes()  # the public state is
+    assert reg.case(c.case_id).reasons == planted[0]  # planted where the test greps
+
+
+# --- Appeals (§ 540-13) -------------------------------------------------------------------
+
+
+def test_a_reversed_appeal_of_a_stop_work_order_sends_the_permit_back(reg, active) -> None:
+    c = reg.enforce(ground="A3", on=date(2026, 11, 20), reasons="fence down", permit_number=active)
+    reg.case_action(c.case_id, "stop_work", on=date(2026, 11, 21), reasons="posted")
+    a = reg.appeal(
+        appealed="stop-work order of 2026-11-21",
+        appellant="Pat Builder",
+        appellant_kind="aggrieved_person",
+        on=date(2026, 11, 22),
+        grounds="the fence was standing",
+        case_id=c.case_id,
+    )
+    assert a.permit_number == active and a.decision is None  # the case's permit
+    a = reg.decide_appeal(a.appeal_id, body="zoning_board_of_appeals", outcome="reversed", on=date(2026, 11, 24))
+    assert a.decision is not None and a.decision.body == "zoning_board_of_appeals"
+    assert a.decision.effect == "permit stop_work -> active; case order retracted"
+    p = reg.get(active)
+    assert p.status == "active" and [e.kind for e in p.events[-2:]] == ["retraction", "appeal_decision"]
+    assert reg.case(c.case_id).state == "retracted"
+    with pytest.raises(ValidationError, match="already decided"):
+        reg.decide_appeal(a.appeal_id, body="village_board", outcome="upheld", on=date(2026, 11, 25))
+
+
+def test_an_upheld_appeal_and_a_variance_leave_the_state_and_bad_input_writes_nothing(reg, active) -> None:
+    with pytest.raises(ValidationError) as info:
+        reg.appeal(appealed=" ", appellant="", appellant_kind="neighbour", on=date(2999, 1, 1), grounds="g")
+    text = str(info.value)
+    for part in ("no permit and no enforcement case", "'neighbour'", "appealed decision is empty", "in the future"):
+        assert part in text, part
+    assert count(reg, "appeals") == 0
+    a = reg.appeal(
+        appealed="permit condition 3",
+        appellant="Public Works",
+        appellant_kind="village_body",
+        on=date(2026, 11, 20),
+        grounds="hardship",
+        permit_number=active,
+    )
+    with pytest.raises(ValidationError) as info:
+        reg.decide_appeal(a.appeal_id, body="town_council", outcome="variance", on=date(2026, 11, 19))
+    text = str(info.value)
+    for part in ("'town_council'", "give --conditions", "before the filing"):
+        assert part in text, part
+    assert count(reg, "appeal_decisions") == 0
+    a = reg.decide_appeal(
+        a.appeal_id, body="village_board", outcome="variance", on=date(2026, 11, 25), conditions="fence 2 ft back"
+    )
+    assert a.decision is not None and a.decision.conditions == "fence 2 ft back"
+    assert reg.get(active).status == "active" and a.decision.effect == "permit state unchanged"
+    for sql in ("UPDATE appeals SET grounds = 'y'", "DELETE FROM appeal_decisions"):
+        with pytest.raises(RegistryError, match="append-only"), reg.backend.write() as cur:
+            cur.execute(sql)
+
+
+def test_cli_appeal_decide_appeals(reg, active, target: str, layers_path) -> None:
+    lay = ["--layers", str(layers_path)]
+    r = _run("appeal", target, "--permit", active, "--appealed", "disapproval", "--appellant", "Pat",
+             "--appellant-kind", "aggrieved_person", "--on", "2026-11-20", "--grounds", "error", *lay)  # fmt: skip
+    assert r.exit_code == 0 and "APL-2026-0001" in r.output, r.output
+    r = _run("decide", target, "APL-2026-0001", "--body", "nobody", "--outcome", "upheld", "--on", "2026-11-21", *lay)
+    assert r.exit_code == 1 and "'nobody'" in r.output
+    r = _run("decide", target, "APL-2026-0001", "--body", "village_board", "--outcome", "upheld", "--on", "2026-11-21",
+             *lay)  # fmt: skip
+    assert r.exit_code == 0, r.output
+    r = _run("appeals", target, *lay)
+    assert r.exit_code == 0 and "upheld by village_board" in r.output
