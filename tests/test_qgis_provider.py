@@ -33,7 +33,7 @@ DEMO = ROOT / "layers" / "winneconne-demo"
 MANIFEST = DEMO / "layers.toml"
 SITES = ROOT / "examples" / "demo" / "sites.geojson"
 DISTURBED = ROOT / "examples" / "demo" / "disturbed.geojson"
-ALGORITHMS = {"screen", "slope", "steep", "protective", "map", "review"}
+ALGORITHMS = {"screen", "slope", "steep", "protective", "map", "review", "soil_loss"}
 
 
 def require_qgis_process() -> Path:
@@ -205,6 +205,40 @@ def test_review_and_map_run(qgis, tmp_path):
     cli("screen", str(SITES), "--layers", str(MANIFEST), "-o", str(tmp_path / "s.gpkg"))
     qgis.run("map", results=tmp_path / "s.gpkg", layers=MANIFEST, site="S16", output=tmp_path / "m.html")
     assert "S16" in (tmp_path / "m.html").read_text()
+
+
+def test_soil_loss_matches_the_cli(qgis, tmp_path):
+    # The demo target's inputs (made-up soils, schedule and erosivity; R = 120 a placeholder).
+    soils = DEMO / "soils_made_up.gpkg"
+    inputs = {
+        "dem": DEMO / "dem_synthetic.tif",
+        "soils": soils,
+        "schedule": ROOT / "examples" / "demo" / "schedule_made_up.csv",
+        "disturbed": DISTURBED,
+        "r_annual": 120,
+        "ei_file": ROOT / "examples" / "demo" / "ei_monthly_made_up.csv",
+        "id_field": "site_id",
+    }
+    got = qgis.run("soil_loss", sites=SITES, **inputs, output=tmp_path / "q.gpkg")
+    assert got["results"] == {
+        "output": str(tmp_path / "q.gpkg"),
+        "phases": str(tmp_path / "q.phases.csv"),
+        "windows": str(tmp_path / "q.windows.csv"),
+    }
+    command = got["log"]["info"][0]
+    # A one-layer GeoPackage goes as it is (the CLI has no --layer here); the GeoJSON is exported.
+    assert f" --soils {soils} " in command and str(SITES) not in command, command
+    assert " --r-annual 120.0 " in command and " --id-field site_id " in command, command
+    args = [f"--{k.replace('_', '-')}={v}" for k, v in inputs.items()]
+    cli("soil-loss", str(SITES), *args, "-o", str(tmp_path / "c.gpkg"))
+    q, c = gpd.read_file(tmp_path / "q.gpkg"), gpd.read_file(tmp_path / "c.gpkg")
+    assert len(q) == len(c) > 0 and np.isfinite(q["discharge_tpa"]).any()
+    pd.testing.assert_frame_equal(q.drop(columns="geometry"), c.drop(columns="geometry"))
+    assert q.geometry.normalize().geom_equals_exact(c.geometry.normalize(), tolerance=1e-6).all()
+    for table in ("phases", "windows"):
+        qt, ct = pd.read_csv(tmp_path / f"q.{table}.csv"), pd.read_csv(tmp_path / f"c.{table}.csv")
+        assert len(qt) > 0, table
+        pd.testing.assert_frame_equal(qt, ct)
 
 
 def test_cli_error_reaches_the_log_as_written(qgis, tmp_path):

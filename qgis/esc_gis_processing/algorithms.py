@@ -5,10 +5,13 @@ learned on one side holds on the other. Outputs are always written with ``--over
 QGIS itself asks before replacing a file the user picked, and its temporary outputs are new.
 """
 
+import os
+
 from qgis.core import (
     QgsProcessing,
     QgsProcessingAlgorithm,
     QgsProcessingException,
+    QgsProcessingOutputFile,
     QgsProcessingParameterBoolean,
     QgsProcessingParameterCrs,
     QgsProcessingParameterEnum,
@@ -39,7 +42,7 @@ class EscGisAlgorithm(QgsProcessingAlgorithm):
     help_text = ""
 
     def name(self):
-        return self.command.replace(" ", "_")
+        return self.command.replace(" ", "_").replace("-", "_")
 
     def displayName(self):
         return self.title
@@ -88,6 +91,24 @@ class EscGisAlgorithm(QgsProcessingAlgorithm):
         if layer and layer_option:
             out += [layer_option, layer]
         return out
+
+    def single_layer_args(self, parameters, name, context, feedback, option=None):
+        """As ``vector_args`` for a command with no layer option: a file with several layers is exported first."""
+        if parameters.get(name) in (None, ""):
+            return []
+        path, layer = self.parameterAsCompatibleSourceLayerPathAndLayerName(
+            parameters, name, context, NATIVE_VECTOR, "gpkg", feedback
+        )
+        if layer and path.lower().endswith(".gpkg"):
+            from osgeo import ogr  # QGIS's own GDAL bindings
+
+            source = ogr.Open(path)
+            if source is None or source.GetLayerCount() != 1:
+                # esc-gis would ask which layer: hand it a copy of just this one.
+                path = self.parameterAsCompatibleSourceLayerPath(parameters, name, context, ["shp"], "gpkg", feedback)
+        if not path:
+            raise QgsProcessingException(f"Could not read the layer given as {name}.")
+        return [option, path] if option else [path]
 
     def raster_path(self, parameters, name, context):
         layer = self.parameterAsRasterLayer(parameters, name, context)
@@ -366,4 +387,93 @@ class ReviewAlgorithm(EscGisAlgorithm):
         return args, results
 
 
-ALGORITHMS = [ScreenAlgorithm, SlopeAlgorithm, SteepAlgorithm, ProtectiveAlgorithm, MapAlgorithm, ReviewAlgorithm]
+class SoilLossAlgorithm(EscGisAlgorithm):
+    command = "soil-loss"
+    title = "Soil loss"
+    help_text = (
+        "Soil loss and sediment discharge per site over its construction schedule (RUSLE, the WDNR method): "
+        "one row per site with its governing 12-month window; the phases and windows are written beside "
+        "the output as OUTPUT.phases.csv and OUTPUT.windows.csv."
+    )
+
+    def initAlgorithm(self, config=None):
+        self.add_vector("sites", "Sites (polygons)")
+        self.addParameter(QgsProcessingParameterRasterLayer("dem", "DEM (default: the layer set's)", None, True))
+        self.add_vector("soils", "Soil polygons with K (SSURGO map units with kwfact)", True)
+        self.add_string("k_field", "Field of the soils holding K (default: the profile's, kwfact)")
+        self.addParameter(
+            QgsProcessingParameterNumber(
+                "k", "One K for every site, instead of soils", QgsProcessingParameterNumber.Double, None, True, 0
+            )
+        )
+        self.addParameter(
+            QgsProcessingParameterFile(
+                "schedule", "Construction schedule (.csv, .toml)", fileFilter="Schedules (*.csv *.toml)"
+            )
+        )
+        self.add_vector("disturbed", "Disturbed areas; each site's is its part of them", True)
+        self.addParameter(
+            QgsProcessingParameterNumber(
+                "r_annual",
+                "Annual R factor, US units (default: the profile's)",
+                QgsProcessingParameterNumber.Double,
+                None,
+                True,
+                0,
+            )
+        )
+        self.addParameter(
+            QgsProcessingParameterFile(
+                "ei_file",
+                "Erosivity distribution CSV: 365 daily, 24 half-month or 12 monthly values",
+                QgsProcessingParameterFile.File,
+                "csv",
+            )
+        )
+        self.add_string("id_field", "Field of the sites naming each site (default: row numbers)")
+        self.add_enum("z_unit", "Unit of the elevations when the DEM does not say", Z_UNITS)
+        self.addParameter(
+            QgsProcessingParameterNumber(
+                "band", "Band holding the elevations", QgsProcessingParameterNumber.Integer, None, True, 1
+            )
+        )
+        self.add_file("layers", "Layer-set manifest (layers.toml) giving the DEM when none is given")
+        self.add_file("profile", "Ordinance profile TOML (default: the one shipped with esc_gis)")
+        self.addParameter(QgsProcessingParameterVectorDestination("output", "Soil loss per site"))
+        self.addOutput(QgsProcessingOutputFile("phases", "Soil loss per phase (CSV)"))
+        self.addOutput(QgsProcessingOutputFile("windows", "Sediment discharge per 12-month window (CSV)"))
+
+    def args(self, parameters, context, feedback):
+        out = self.parameterAsOutputLayer(parameters, "output", context)
+        # esc-gis soil-loss has no --layer options: every vector goes as a one-layer file.
+        args = self.single_layer_args(parameters, "sites", context, feedback)
+        if parameters.get("dem") not in (None, ""):
+            args += ["--dem", self.raster_path(parameters, "dem", context)]
+        args += self.single_layer_args(parameters, "soils", context, feedback, "--soils")
+        args += self.single_layer_args(parameters, "disturbed", context, feedback, "--disturbed")
+        args += self.string_args(parameters, context, "k_field", "id_field")
+        for name in ("k", "r_annual"):
+            if parameters.get(name) not in (None, ""):
+                args += ["--" + name.replace("_", "-"), repr(self.parameterAsDouble(parameters, name, context))]
+        args += ["--schedule", self.parameterAsFile(parameters, "schedule", context)]
+        args += ["--ei-file", self.parameterAsFile(parameters, "ei_file", context)]
+        z = self.parameterAsEnum(parameters, "z_unit", context)
+        if z:
+            args += ["--z-unit", Z_UNITS[z]]
+        if parameters.get("band") not in (None, ""):
+            args += ["--band", str(self.parameterAsInt(parameters, "band", context))]
+        args += self.file_args(parameters, context, "layers", "profile") + ["-o", out]
+        # The CLI's sidecar names: OUT.phases.csv and OUT.windows.csv beside OUT.
+        stem = os.path.splitext(out)[0]
+        return args, {"output": out, "phases": f"{stem}.phases.csv", "windows": f"{stem}.windows.csv"}
+
+
+ALGORITHMS = [
+    ScreenAlgorithm,
+    SlopeAlgorithm,
+    SteepAlgorithm,
+    ProtectiveAlgorithm,
+    MapAlgorithm,
+    ReviewAlgorithm,
+    SoilLossAlgorithm,
+]
