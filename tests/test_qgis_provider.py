@@ -202,6 +202,26 @@ def test_review_and_map_run(qgis, tmp_path):
         str(tmp_path / "c.json"),
     )
     assert json.loads((tmp_path / "q.json").read_text()) == json.loads((tmp_path / "c.json").read_text())
+    # A folder package (the CLI takes one) through its own parameter: the same findings.
+    got = qgis.run(
+        "review", plan_folder=plan.parent, layers=MANIFEST, output=tmp_path / "f.html", json=tmp_path / "f.json"
+    )
+    assert f"review {plan.parent} -o " in got["log"]["info"][0]
+    folder_json = tmp_path / "cf.json"
+    cli(
+        "review",
+        str(plan.parent),
+        "--layers",
+        str(MANIFEST),
+        "-o",
+        str(tmp_path / "cf.html"),
+        "--json",
+        str(folder_json),
+    )
+    assert json.loads((tmp_path / "f.json").read_text()) == json.loads(folder_json.read_text())
+    assert json.loads(folder_json.read_text())["source"] == str(plan.parent)
+    r = qgis("run", "escgis:review", "--", f"output={tmp_path / 'n.html'}", check=False)
+    assert r.returncode != 0 and "not both" in r.stdout + r.stderr and not (tmp_path / "n.html").exists()
     cli("screen", str(SITES), "--layers", str(MANIFEST), "-o", str(tmp_path / "s.gpkg"))
     qgis.run("map", results=tmp_path / "s.gpkg", layers=MANIFEST, site="S16", output=tmp_path / "m.html")
     assert "S16" in (tmp_path / "m.html").read_text()

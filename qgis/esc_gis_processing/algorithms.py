@@ -361,10 +361,21 @@ class MapAlgorithm(EscGisAlgorithm):
 class ReviewAlgorithm(EscGisAlgorithm):
     command = "review"
     title = "Review a plan package"
-    help_text = "Review a plan package (.gpkg or .dxf with plan.toml): plan checklist, BMP checks, HTML report."
+    help_text = (
+        "Review a plan package (.gpkg, .dxf or a folder, with plan.toml): plan checklist, BMP checks, HTML report."
+    )
 
     def initAlgorithm(self, config=None):
-        self.addParameter(QgsProcessingParameterFile("plan", "Plan package (.gpkg, .dxf)"))
+        # One parameter cannot be a file or a folder, so a folder package has its own; exactly one is given.
+        self.addParameter(QgsProcessingParameterFile("plan", "Plan package (.gpkg, .dxf)", optional=True))
+        self.addParameter(
+            QgsProcessingParameterFile(
+                "plan_folder",
+                "Or a plan package folder (with plan.toml)",
+                QgsProcessingParameterFile.Folder,
+                optional=True,
+            )
+        )
         self.add_file("layers", "Layer set: boundary, waters, DEM (default: the profile's own)")
         self.add_enum("basemap", "Basemap shown first", BASEMAPS)
         self.add_bool("offline", "Inline Leaflet: the report opens with no network")
@@ -375,7 +386,10 @@ class ReviewAlgorithm(EscGisAlgorithm):
 
     def args(self, parameters, context, feedback):
         out = self.parameterAsFileOutput(parameters, "output", context)
-        args = [self.parameterAsFile(parameters, "plan", context), "-o", out]
+        plans = [p for p in (self.parameterAsFile(parameters, n, context) for n in ("plan", "plan_folder")) if p]
+        if len(plans) != 1:
+            raise QgsProcessingException("Give the plan package as a file (plan) or a folder (plan_folder), not both.")
+        args = [plans[0], "-o", out]
         args += self.file_args(parameters, context, "layers")
         args += ["--basemap", BASEMAPS[self.parameterAsEnum(parameters, "basemap", context)]]
         args += self.bool_args(parameters, context, "offline")
