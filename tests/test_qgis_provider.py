@@ -23,6 +23,7 @@ from pathlib import Path
 import geopandas as gpd
 import numpy as np
 import pandas as pd
+import pyogrio
 import pytest
 import rasterio
 
@@ -202,24 +203,21 @@ def test_review_and_map_run(qgis, tmp_path):
         str(tmp_path / "c.json"),
     )
     assert json.loads((tmp_path / "q.json").read_text()) == json.loads((tmp_path / "c.json").read_text())
-    # A folder package (the CLI takes one) through its own parameter: the same findings.
-    got = qgis.run(
-        "review", plan_folder=plan.parent, layers=MANIFEST, output=tmp_path / "f.html", json=tmp_path / "f.json"
+    # A folder package (the CLI takes one: one file per layer beside plan.toml), through its own
+    # parameter: the same findings as the GeoPackage's, which it was cut from.
+    folder = tmp_path / "pkg"
+    folder.mkdir()
+    (folder / "plan.toml").write_bytes((plan.parent / "plan.toml").read_bytes())
+    for name, _ in pyogrio.list_layers(plan):
+        gpd.read_file(plan, layer=name).to_file(folder / f"{name}.gpkg")
+    got = qgis.run("review", plan_folder=folder, layers=MANIFEST, output=tmp_path / "f.html", json=tmp_path / "f.json")
+    assert f"review {folder} -o " in got["log"]["info"][0]
+    from_folder, from_gpkg = (
+        json.loads((tmp_path / "f.json").read_text()),
+        json.loads((tmp_path / "c.json").read_text()),
     )
-    assert f"review {plan.parent} -o " in got["log"]["info"][0]
-    folder_json = tmp_path / "cf.json"
-    cli(
-        "review",
-        str(plan.parent),
-        "--layers",
-        str(MANIFEST),
-        "-o",
-        str(tmp_path / "cf.html"),
-        "--json",
-        str(folder_json),
-    )
-    assert json.loads((tmp_path / "f.json").read_text()) == json.loads(folder_json.read_text())
-    assert json.loads(folder_json.read_text())["source"] == str(plan.parent)
+    assert from_folder.pop("source") == str(folder) and from_gpkg.pop("source") == str(plan)
+    assert from_folder == from_gpkg
     r = qgis("run", "escgis:review", "--", f"output={tmp_path / 'n.html'}", check=False)
     assert r.returncode != 0 and "not both" in r.stdout + r.stderr and not (tmp_path / "n.html").exists()
     cli("screen", str(SITES), "--layers", str(MANIFEST), "-o", str(tmp_path / "s.gpkg"))
