@@ -49,7 +49,7 @@ def app(x: float = 100, y: float = 100, area_sqft: float = 5000.0, **kw) -> Appl
 
 
 def test_init_is_idempotent_and_versioned(target: str, layer_set) -> None:
-    assert init_registry(target, layers=layer_set) == [1, 2, 3, 4]
+    assert init_registry(target, layers=layer_set) == [1, 2, 3, 4, 5]
     assert init_registry(target, layers=layer_set) == []
 
 
