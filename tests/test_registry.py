@@ -62,7 +62,7 @@ def test_a_version_1_registry_is_migrated_to_the_pause_and_plan_columns(target: 
         assert init_registry(target, layers=layer_set) == [1]
     with pytest.raises(RegistryError, match=r"schema version 1.*permits init"):
         open_registry(target, layers=layer_set)
-    assert init_registry(target, layers=layer_set) == [2, 3, 4]
+    assert init_registry(target, layers=layer_set) == [2, 3, 4, 5]
     with open_registry(target, layers=layer_set) as r:
         n = r.add(
             app(
