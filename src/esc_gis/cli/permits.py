@@ -225,7 +225,11 @@ def show(registry: str, number: str, as_json: bool, layers_path: str | None) -> 
         p = reg.get(number)
         dues = permit_dues(p, on=date.today(), calendar=reg.calendar, profile=reg.profile)
         cases = reg.cases(permit_number=number)
-    fields = {k: v for k, v in p.__dict__.items() if k not in ("site", "disturbed", "parties", "events", "reports")}
+    fields = {
+        k: v
+        for k, v in p.__dict__.items()
+        if k not in ("site", "disturbed", "parties", "events", "reports", "letters_of_credit")
+    }
     if as_json:
         out = {
             **fields,

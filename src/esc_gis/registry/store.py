@@ -222,7 +222,23 @@ class Registry:
             values = {c: b.load(k, v) for (c, k), v in zip(event_cols, r[1:], strict=True)}
             by_number[r[0]].events.append(Event(**values))
         self._select_reports(cur, by_number)
+        self._select_letters_of_credit(cur, by_number)
         return out
+
+    def _select_letters_of_credit(self, cur: Any, by_number: dict[str, Permit]) -> None:
+        """Attach each permit's letters of credit with what is still held (after draws and releases)."""
+        b = self.backend
+        ph = ", ".join([b.ph] * len(by_number))
+        cur.execute(
+            "SELECT g.id, g.permit_number, g.expires_on, g.amount, "
+            "(SELECT COALESCE(SUM(e.amount), 0) FROM guarantee_events e WHERE e.guarantee_id = g.id), "
+            "(SELECT COUNT(*) FROM guarantee_events e WHERE e.guarantee_id = g.id AND e.kind = 'final_release') "
+            f"FROM guarantees g WHERE g.expires_on IS NOT NULL AND g.permit_number IN ({ph}) ORDER BY g.id",
+            tuple(by_number),
+        )
+        for r in cur.fetchall():
+            held = 0.0 if int(r[5]) else round(float(r[3]) - float(r[4]), 2)
+            by_number[r[1]].letters_of_credit.append((int(r[0]), b.load("date", r[2]), held))
 
     def _select_reports(self, cur: Any, by_number: dict[str, Permit]) -> None:
         """Attach each permit's inspection reports, with deficiencies, repairs and photo metadata (not bytes)."""
