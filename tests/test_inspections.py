@@ -299,6 +299,7 @@ def test_a_version_2_registry_migrates_and_takes_inspections(target: str, layer_
         m.setattr(backend, "MIGRATIONS", schema.MIGRATIONS[:2])
         m.setattr(backend, "SCHEMA_VERSION", 2)
         m.setattr(Registry, "_select_reports", lambda self, cur, by_number: None)  # that esc_gis read no reports
+        m.setattr(Registry, "_select_letters_of_credit", lambda self, cur, by_number: None)  # that esc_gis read none
         assert init_registry(target, layers=layer_set) == [1, 2]
         with open_registry(target, layers=layer_set) as r:
             n = r.add(
