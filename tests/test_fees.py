@@ -191,7 +191,7 @@ def test_a_letter_of_credit_expiry_is_due_until_released(reg, active: str, targe
     g = reg.add_guarantee(
         active, type="letter_of_credit", amount=800.0, received_on=date(2026, 11, 3), expires_on=date(2027, 3, 31)
     )
-    items = [i for i in agenda(reg.permits(), on=date(2027, 3, 1), calendar=CAL, profile=reg.profile, within_days=60)]
+    items = agenda(reg.permits(), on=date(2027, 3, 1), calendar=CAL, profile=reg.profile, within_days=60)
     loc = [i for i in items if i.code == "guarantee_expiry"]
     assert [(i.permit_number, i.due, i.overdue) for i in loc] == [(active, date(2027, 3, 31), False)]
     assert f"#{g.id}" in loc[0].what and "800.00" in loc[0].what
