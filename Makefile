@@ -57,6 +57,9 @@ demo: $(STAMP) $(ASSETS)
 	$(PERMITS) init $(REG) --layers $(DEMO_LAYERS)
 	$(PERMITS) import $(REG) examples/demo/permits.geojson --disturbed examples/demo/permit_disturbed.geojson \
 		--layers $(DEMO_LAYERS) --who demo
+	# An application is complete only with its fee; the schedule (made-up amounts) is the office's data.
+	$(PERMITS) fee $(REG) ESC-2026-0103 --kind application --amount 12.34 --paid-on 2026-11-02 --receipt DEMO-R-0001 \
+		--fees examples/fee-schedule.example.toml --layers $(DEMO_LAYERS) --who demo
 	$(PERMITS) transition $(REG) ESC-2026-0103 under_review --on 2026-11-03 --layers $(DEMO_LAYERS) --who demo
 	$(PERMITS) transition $(REG) ESC-2026-0107 stop_work --on 2026-11-25 --layers $(DEMO_LAYERS) --who demo \
 		--reasons "Silt fence down along Mill Creek; sediment in the channel (540-7B(3)(a))."
@@ -89,6 +92,13 @@ demo: $(STAMP) $(ASSETS)
 		--grounds "Says the pad is under the permit threshold" --layers $(DEMO_LAYERS) --who demo
 	$(PERMITS) decide $(REG) APL-2026-0001 --body zoning_board_of_appeals --outcome upheld --on 2026-11-28 \
 		--layers $(DEMO_LAYERS) --who demo
+	# A letter of credit held as the financial guarantee (its expiry is a deadline), and a draw on it.
+	$(PERMITS) guarantee $(REG) ESC-2026-0102 --type letter_of_credit --amount 2500 --received-on 2026-11-20 \
+		--expires 2027-01-15 --layers $(DEMO_LAYERS) --who demo
+	$(PERMITS) guarantee-event $(REG) 1 --on 2026-11-29 --draw 150 --reason "Office re-set the silt fence" \
+		--layers $(DEMO_LAYERS) --who demo
+	$(PERMITS) guarantees $(REG) --layers $(DEMO_LAYERS)
+	$(PERMITS) receipts $(REG) -o out/demo_fee_receipts.csv --overwrite --layers $(DEMO_LAYERS)
 	$(PERMITS) cases $(REG) --layers $(DEMO_LAYERS)
 	$(PERMITS) appeals $(REG) --layers $(DEMO_LAYERS)
 	$(PERMITS) list $(REG) --layers $(DEMO_LAYERS)
@@ -111,7 +121,7 @@ demo: $(STAMP) $(ASSETS)
 	@echo "         out/demo_site_S21_offline.html, the registry out/demo_permits.gpkg,"
 	@echo "         out/demo_permits_public.csv, out/demo_public_permits.html (+ _offline),"
 	@echo "         out/demo_review_{complete,flawed}.{html,json},"
-	@echo "         the deadline feed out/demo_deadlines.ics,"
+	@echo "         the deadline feed out/demo_deadlines.ics, the fee receipts out/demo_fee_receipts.csv (private),"
 	@echo "         and PNG screenshots of the maps (needs chromium)"
 
 test: $(STAMP) $(ASSETS)

@@ -22,6 +22,7 @@ from esc_gis.registry.deadlines import (
     RainEvent,
     decision_due,
     expiry,
+    guarantee_expiry_due,
     inspections_due,
     rain_events,
     repair_due,
@@ -329,3 +330,19 @@ def test_inspections_are_listed_by_day_then_by_name() -> None:
         ("rain_inspection", D(2026, 5, 11)),
     ]
     assert got[0].what < got[1].what  # the same day: in the order of their wording
+
+
+@BOTH
+@pytest.mark.parametrize("balance", [None, 0.01, 2500.0])
+def test_a_letter_of_credit_is_due_on_its_expiry_day(prof, balance: float | None) -> None:
+    d = guarantee_expiry_due(date(2027, 3, 31), prof, guarantee_id=4, amount=2500.0, balance=balance)
+    assert d is not None and d.due == date(2027, 3, 31) and d.code == "guarantee_expiry"
+    assert d.section == prof.finding("guarantee_expiry", guarantee_id=4, amount="2,500.00").section
+    assert "#4" in d.what and "2,500.00" in d.what and d.basis == "interpretation"
+
+
+@pytest.mark.parametrize(
+    "expires, balance", [(None, None), (None, 100.0), (date(2027, 3, 31), 0.0), (date(2027, 3, 31), -1.0)]
+)
+def test_no_expiry_or_nothing_left_is_no_deadline(expires: date | None, balance: float | None) -> None:
+    assert guarantee_expiry_due(expires, W, guarantee_id=1, amount=100.0, balance=balance) is None

@@ -95,6 +95,10 @@ def test_cli_life_cycle_on_both_back_ends(target: str, layers_path: Path, permit
     )
     assert r.exit_code == 0, r.output
     assert "ESC-2026-0003" in r.output and "4,500 sq ft" in r.output  # measured, in feet, from degrees
+    r = _run("transition", target, "ESC-2026-0003", "under_review", "--on", "2026-11-03", *lay)
+    assert r.exit_code == 1 and "application fee" in r.output  # complete only with its fee (§ 540-8B)
+    fee = ["--kind", "application", "--amount", "1", "--paid-on", "2026-11-02", "--receipt", "R-3"]
+    assert _run("fee", target, "ESC-2026-0003", *fee, *lay).exit_code == 0
     assert _run("transition", target, "ESC-2026-0003", "under_review", "--on", "2026-11-03", *lay).exit_code == 0
     r = _run("transition", target, "ESC-2026-0003", "active", *lay)
     assert r.exit_code == 1 and "allowed: approved, disapproved, incomplete, deemed_approved" in r.output
@@ -465,6 +469,8 @@ def test_cli_pause_retraction_suspension_and_plans(tmp_path: Path, layers_path: 
     shown = json.loads(_run("show", reg, "ESC-2026-0001", "--json", *lay).output)
     assert shown["plan_id"] == "Meadow" and shown["permit_decision"] == "required"  # 6,000 sq ft over the plan
     n = "ESC-2026-0002"
+    fee = ["--kind", "application", "--amount", "1", "--paid-on", "2026-11-02", "--receipt", "R-2"]
+    assert _run("fee", reg, n, *fee, *lay).exit_code == 0
     for state, on in (("under_review", "2026-11-03"), ("approved", "2026-11-10"), ("active", "2026-11-16")):
         assert _run("transition", reg, n, state, "--on", on, *lay).exit_code == 0
     r = _run("update", reg, n, "--work-stopped", "2026-11-20", "--resume-expected", "2026-12-15", *lay)

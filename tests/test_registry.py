@@ -49,7 +49,7 @@ def app(x: float = 100, y: float = 100, area_sqft: float = 5000.0, **kw) -> Appl
 
 
 def test_init_is_idempotent_and_versioned(target: str, layer_set) -> None:
-    assert init_registry(target, layers=layer_set) == [1, 2, 3, 4]
+    assert init_registry(target, layers=layer_set) == [1, 2, 3, 4, 5]
     assert init_registry(target, layers=layer_set) == []
 
 
@@ -62,7 +62,7 @@ def test_a_version_1_registry_is_migrated_to_the_pause_and_plan_columns(target: 
         assert init_registry(target, layers=layer_set) == [1]
     with pytest.raises(RegistryError, match=r"schema version 1.*permits init"):
         open_registry(target, layers=layer_set)
-    assert init_registry(target, layers=layer_set) == [2, 3, 4]
+    assert init_registry(target, layers=layer_set) == [2, 3, 4, 5]
     with open_registry(target, layers=layer_set) as r:
         n = r.add(
             app(
@@ -169,8 +169,14 @@ def test_a_number_already_taken_is_refused(reg) -> None:
 # --- The life cycle and its dates -------------------------------------------------------
 
 
+def _paid(reg, n: str) -> None:
+    """Record the application fee, without which an application is not complete (§ 540-8B)."""
+    reg.record_fee(n, kind="application", amount=1.0, paid_on=date(2026, 11, 2), receipt=f"R-{n}", who="clerk")
+
+
 def test_life_cycle_with_dates_expiry_and_extensions(reg) -> None:
     n = reg.add(app(building_permit_expires=date(2027, 9, 1)))
+    _paid(reg, n)
     reg.transition(n, "under_review", on=date(2026, 11, 3), who="rev")
     p = reg.transition(n, "approved", on=date(2026, 11, 20))
     # 180 days from issue is 2027-05-19; the building permit runs longer, so it governs (§ 540-8G).
@@ -185,6 +191,7 @@ def test_life_cycle_with_dates_expiry_and_extensions(reg) -> None:
         reg.extend(n, 181)
     assert [e.kind for e in reg.get(n).events] == [
         "received",
+        "fee",
         "transition",
         "transition",
         "transition",
@@ -197,6 +204,7 @@ def test_illegal_transition_lists_the_allowed_ones(reg) -> None:
     n = reg.add(app())
     with pytest.raises(IllegalTransitionError, match="allowed: under_review, incomplete"):
         reg.transition(n, "active")
+    _paid(reg, n)
     reg.transition(n, "under_review", on=date(2026, 11, 3))
     with pytest.raises(IllegalTransitionError, match=r"written reasons \(§ 540-8C\(3\)\)"):
         reg.transition(n, "disapproved", on=date(2026, 11, 10))
@@ -207,6 +215,7 @@ def test_illegal_transition_lists_the_allowed_ones(reg) -> None:
 
 def test_deemed_approval_only_after_the_20_business_days(reg) -> None:
     n = reg.add(app())  # received Monday 2026-11-02; no holidays in this calendar
+    _paid(reg, n)
     reg.transition(n, "under_review", on=date(2026, 11, 3))
     with pytest.raises(IllegalTransitionError, match="due by 2026-11-30"):
         reg.transition(n, "deemed_approved", on=date(2026, 11, 30))
@@ -220,6 +229,7 @@ def test_deemed_approval_only_after_the_20_business_days(reg) -> None:
 def test_information_requested_restarts_the_decision_clock(reg) -> None:
     n = reg.add(app())
     reg.transition(n, "incomplete", on=date(2026, 11, 10))
+    _paid(reg, n)
     p = reg.transition(n, "under_review", on=date(2026, 12, 7))  # a Monday
     assert reg.decision_due(p).due == date(2027, 1, 4)  # 20 business days later (no holidays here)
     assert "information" in reg.decision_due(p).section or reg.decision_due(p).section.startswith("§ 540-8C")
@@ -240,6 +250,7 @@ def test_update_records_inspections_and_dates_in_the_history(reg) -> None:
     n = reg.add(app())
     with pytest.raises(ValidationError, match="before work starts"):
         reg.update(n, inspected_on=date(2026, 11, 25))
+    _paid(reg, n)
     for state, day in (
         ("under_review", date(2026, 11, 3)),
         ("approved", date(2026, 11, 10)),
@@ -412,6 +423,7 @@ def test_two_processes_adding_at_once_lose_nothing(reg, target: str, layers_path
 
 def test_two_processes_updating_one_permit_lose_no_event(reg, target: str, layers_path: Path) -> None:
     n = reg.add(app())
+    _paid(reg, n)
     for state, day in (
         ("under_review", date(2026, 11, 3)),
         ("approved", date(2026, 11, 10)),
@@ -451,6 +463,7 @@ def test_frame_leaves_contacts_out_unless_private(reg) -> None:
 
 def _active(reg, **kw) -> str:
     n = reg.add(app(**kw))
+    _paid(reg, n)
     for state, day in (
         ("under_review", date(2026, 11, 3)),
         ("approved", date(2026, 11, 10)),

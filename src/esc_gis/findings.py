@@ -112,6 +112,7 @@ REGISTRY: dict[str, tuple[str, ...]] = {
     "registry_outside_jurisdiction": (),
     "work_before_permit": ("started", "issued"),
     "repair_due": ("ids", "counted_from", "from_time"),
+    "guarantee_expiry": ("guarantee_id", "amount"),
 }
 #: code -> row values, over every part of the toolkit that emits findings.
 #: Plan review (``esc-gis review``): one finding per outcome of each check of

@@ -23,6 +23,7 @@ from esc_gis.registry.calendar import OfficeCalendar
 from esc_gis.registry.deadlines import (
     Due,
     decision_due,
+    guarantee_expiry_due,
     inspections_due,
     repair_due,
     stabilization_due,
@@ -93,6 +94,11 @@ def permit_dues(
         if p.stockpile_since is not None:
             out.append(stockpile_due(p.stockpile_since, profile))
     out.extend(repairs_due(p, profile))
+    # A letter of credit's expiry matters in any state: the guarantee is held until released.
+    for gid, expires, held in p.letters_of_credit:
+        d = guarantee_expiry_due(expires, profile, guarantee_id=gid, amount=held, balance=held)
+        if d is not None:
+            out.append(d)
     return out
 
 

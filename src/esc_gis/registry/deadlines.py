@@ -13,6 +13,7 @@ __all__ = [
     "RainEvent",
     "decision_due",
     "expiry",
+    "guarantee_expiry_due",
     "inspections_due",
     "rain_events",
     "repair_due",
@@ -215,6 +216,39 @@ def repair_due(
         counted_from="notification" if notified_at is not None else "inspection",
         from_time=f"{start:%Y-%m-%d %H:%M %Z}".strip(),
     )
+
+
+def guarantee_expiry_due(
+    expires_on: date | None, profile: Profile, *, guarantee_id: int, amount: float, balance: float | None = None
+) -> Due | None:
+    """Return the expiry of a letter of credit held as the financial guarantee (§ 540-8D), if it is one.
+
+    The guarantee must give the office the funds to complete the practices; a letter of
+    credit that lapses gives none, so its expiry is a deadline to renew it or draw on it
+    (a reading of § 540-8D: the finding's basis says so). A guarantee with no expiry (a
+    surety bond, cash escrow) or one released in full (``balance`` 0) has no deadline.
+
+    Parameters
+    ----------
+    expires_on : date or None
+        The letter of credit's expiry date.
+    profile : Profile
+    guarantee_id : int
+        The guarantee's number in the registry.
+    amount : float
+        The amount still held (shown in the finding).
+    balance : float, optional
+        What is left after draws and releases; 0 or less means nothing is left to expire.
+
+    Examples
+    --------
+    >>> from esc_gis.profile import load_profile
+    >>> guarantee_expiry_due(date(2027, 3, 31), load_profile(), guarantee_id=2, amount=5000.0).due
+    datetime.date(2027, 3, 31)
+    """
+    if expires_on is None or (balance is not None and balance <= 0):
+        return None
+    return _due(profile, "guarantee_expiry", expires_on, guarantee_id=guarantee_id, amount=f"{amount:,.2f}")
 
 
 @dataclass(frozen=True)

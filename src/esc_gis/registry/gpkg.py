@@ -290,6 +290,9 @@ class GeoPackageBackend(Backend):
                 "enforcement_events",
                 "appeals",
                 "appeal_decisions",
+                "fees",
+                "guarantees",
+                "guarantee_events",
             ):
                 cur.execute(
                     "INSERT OR IGNORE INTO gpkg_contents (table_name, data_type, identifier, last_change) "

@@ -205,6 +205,9 @@ class Permit:
     parties: list[Party] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
     reports: list[Inspection] = field(default_factory=list)
+    #: Letters of credit held as the financial guarantee: (guarantee id, expiry, amount still held).
+    #: Private, like the guarantee itself; read for the expiry deadline in ``permits due``.
+    letters_of_credit: list[tuple[int, date, float]] = field(default_factory=list)
 
     @property
     def disturbed_acres(self) -> float:

@@ -56,12 +56,20 @@ Migrations
    append-only: a case's state is replayed from its events. Appeals (``appeals``: what was
    appealed, by whom, when) and their decisions (``appeal_decisions``: the body that heard
    it, upheld / reversed / variance with conditions, and the effect on the permit), append-only.
+5. Fees (``fees``: the application fee and others paid under the schedule set by resolution,
+   § 540-8B, § 540-10: kind, amount, date paid, receipt number, who recorded it) and financial
+   guarantees (``guarantees``: surety bond, cash escrow or irrevocable letter of credit, its
+   amount, date received and a letter of credit's expiry, § 540-8D) with their events
+   (``guarantee_events``: a draw for work the office performed, a partial prorated release by
+   stage, the final release on as-built plans by a licensed engineer, § 540-8D(1)).
+   Append-only and private: a guarantee's balance is replayed from its events.
 """
 
 from __future__ import annotations
 
 __all__ = [
     "ENFORCEMENT_TABLES",
+    "FEE_TABLES",
     "INSPECTION_TABLES",
     "MIGRATIONS",
     "PERMIT_COLUMNS",
@@ -117,6 +125,8 @@ _V1_TABLES = ("permits", "disturbed_limits", "parties", "events", "permit_counte
 INSPECTION_TABLES = ("inspections", "deficiencies", "repairs", "inspection_photos")
 #: The tables migration 4 makes: enforcement cases and their append-only events.
 ENFORCEMENT_TABLES = ("enforcement_cases", "enforcement_events", "appeals", "appeal_decisions")
+#: The tables migration 5 makes: fees paid and financial guarantees with their events.
+FEE_TABLES = ("fees", "guarantees", "guarantee_events")
 TABLES: dict[str, tuple[tuple[str, str, str], ...]] = {
     "permits": PERMIT_COLUMNS,
     "disturbed_limits": (
@@ -236,6 +246,40 @@ TABLES: dict[str, tuple[tuple[str, str, str], ...]] = {
         ("recorded_by", "text", "NOT NULL"),
         ("recorded_at", "datetime", "NOT NULL"),
     ),
+    "fees": (
+        ("id", "serial", "PRIMARY KEY"),
+        ("permit_number", "text", "NOT NULL REFERENCES permits(permit_number)"),
+        ("kind", "text", "NOT NULL"),
+        ("amount", "real", "NOT NULL"),
+        ("paid_on", "date", "NOT NULL"),
+        ("receipt", "text", "NOT NULL UNIQUE"),
+        ("schedule_resolution", "text", ""),
+        ("recorded_by", "text", "NOT NULL"),
+        ("recorded_at", "datetime", "NOT NULL"),
+    ),
+    "guarantees": (
+        ("id", "serial", "PRIMARY KEY"),
+        ("permit_number", "text", "NOT NULL REFERENCES permits(permit_number)"),
+        ("type", "text", "NOT NULL"),
+        ("amount", "real", "NOT NULL"),
+        ("received_on", "date", "NOT NULL"),
+        ("expires_on", "date", ""),
+        ("recorded_by", "text", "NOT NULL"),
+        ("recorded_at", "datetime", "NOT NULL"),
+    ),
+    "guarantee_events": (
+        ("id", "serial", "PRIMARY KEY"),
+        ("guarantee_id", "int", "NOT NULL REFERENCES guarantees(id)"),
+        ("permit_number", "text", "NOT NULL REFERENCES permits(permit_number)"),
+        ("kind", "text", "NOT NULL"),
+        ("on_date", "date", "NOT NULL"),
+        ("amount", "real", ""),
+        ("reason", "text", ""),
+        ("stage", "text", ""),
+        ("engineer", "text", ""),
+        ("recorded_by", "text", "NOT NULL"),
+        ("recorded_at", "datetime", "NOT NULL"),
+    ),
 }
 #: Tables that are GIS layers (features) and their geometry type.
 LAYERS = {
@@ -350,6 +394,16 @@ def _v4(dialect: str, srid: int) -> list[str]:
     return tables + indexes + _append_only(dialect, ENFORCEMENT_TABLES)
 
 
+def _v5(dialect: str, srid: int) -> list[str]:
+    tables = [create_table(dialect, t, srid) for t in FEE_TABLES]
+    indexes = [
+        "CREATE INDEX fees_permit ON fees (permit_number)",
+        "CREATE INDEX guarantees_permit ON guarantees (permit_number)",
+        "CREATE INDEX guarantee_events_guarantee ON guarantee_events (guarantee_id, id)",
+    ]
+    return tables + indexes + _append_only(dialect, FEE_TABLES)
+
+
 @dataclass(frozen=True)
 class Migration:
     """One schema version: what it changes and the statements, per dialect."""
@@ -367,5 +421,6 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         4, "enforcement cases (with or without a permit) and their events; appeals and decisions; append-only", _v4
     ),
+    Migration(5, "fees paid; financial guarantees and their draws and releases; append-only", _v5),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version

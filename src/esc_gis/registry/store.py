@@ -12,7 +12,7 @@ Examples
 >>> from esc_gis.registry import Application, init_registry, open_registry
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "permits.gpkg"
 >>> init_registry(path)
-[1, 2, 3, 4]
+[1, 2, 3, 4, 5]
 >>> with open_registry(path) as reg:  # doctest: +SKIP
 ...     number = reg.add(Application("100 Main St", date(2026, 11, 2), site, "EPSG:7594"), who="staff")
 """
@@ -51,6 +51,17 @@ from esc_gis.registry.calendar import OfficeCalendar
 from esc_gis.registry.deadlines import decision_due, expiry
 from esc_gis.registry.enforcement import CaseEvent, EnforcementCase, check_action
 from esc_gis.registry.enforcement import grounds as enforcement_grounds
+from esc_gis.registry.fees import (
+    APPLICATION_FEE,
+    Fee,
+    FeeSchedule,
+    Guarantee,
+    GuaranteeEvent,
+    check_fee,
+    check_guarantee,
+    check_guarantee_event,
+)
+from esc_gis.registry.fees import problems as fee_problems
 from esc_gis.registry.inspections import InspectionReport, check_report
 from esc_gis.registry.lifecycle import BACK, STATES, check_back, check_transition, written_reasons
 from esc_gis.registry.records import Application, Deficiency, Event, Inspection, Party, Permit, Photo
@@ -211,7 +222,23 @@ class Registry:
             values = {c: b.load(k, v) for (c, k), v in zip(event_cols, r[1:], strict=True)}
             by_number[r[0]].events.append(Event(**values))
         self._select_reports(cur, by_number)
+        self._select_letters_of_credit(cur, by_number)
         return out
+
+    def _select_letters_of_credit(self, cur: Any, by_number: dict[str, Permit]) -> None:
+        """Attach each permit's letters of credit with what is still held (after draws and releases)."""
+        b = self.backend
+        ph = ", ".join([b.ph] * len(by_number))
+        cur.execute(
+            "SELECT g.id, g.permit_number, g.expires_on, g.amount, "
+            "(SELECT COALESCE(SUM(e.amount), 0) FROM guarantee_events e WHERE e.guarantee_id = g.id), "
+            "(SELECT COUNT(*) FROM guarantee_events e WHERE e.guarantee_id = g.id AND e.kind = 'final_release') "
+            f"FROM guarantees g WHERE g.expires_on IS NOT NULL AND g.permit_number IN ({ph}) ORDER BY g.id",
+            tuple(by_number),
+        )
+        for r in cur.fetchall():
+            held = 0.0 if int(r[5]) else round(float(r[3]) - float(r[4]), 2)
+            by_number[r[1]].letters_of_credit.append((int(r[0]), b.load("date", r[2]), held))
 
     def _select_reports(self, cur: Any, by_number: dict[str, Permit]) -> None:
         """Attach each permit's inspection reports, with deficiencies, repairs and photo metadata (not bytes)."""
@@ -733,6 +760,8 @@ class Registry:
             p = self._locked(cur, permit_number)
             check_transition(p.status, to, reasons=reasons, needs=self.written_reasons)
             self._check_order(p, day, to)
+            if to == "under_review" and p.status in ("application_received", "incomplete"):
+                self._check_fee_paid(cur, permit_number)
             changes: dict[str, Any] = {"status": to}
             detail = reasons
             if to == "incomplete":
@@ -760,6 +789,21 @@ class Registry:
             self._set(cur, permit_number, changes)
             self._event(cur, permit_number, Event(now_utc(), who, "transition", p.status, to, day, None, detail))
         return self.get(permit_number)
+
+    def _check_fee_paid(self, cur: Any, permit_number: str) -> None:
+        # An application is complete only with its fee (§ 540-8B; the 20 business days of
+        # § 540-8C(1) count from a complete application), so review waits for the fee.
+        b = self.backend
+        cur.execute(
+            f"SELECT 1 FROM fees WHERE permit_number = {b.ph} AND kind = {b.ph}", (permit_number, APPLICATION_FEE)
+        )
+        if cur.fetchone() is None:
+            msg = (
+                f"Permit {permit_number}: the application is not complete without its {APPLICATION_FEE} fee, so it "
+                f"cannot go under review. Record the fee first: esc-gis permits fee REGISTRY {permit_number} "
+                f"--kind {APPLICATION_FEE} --amount N --paid-on YYYY-MM-DD --receipt R."
+            )
+            raise IllegalTransitionError(msg)
 
     @property
     def written_reasons(self) -> dict[str, str]:
@@ -1662,6 +1706,245 @@ class Registry:
         ]
 
     # Export ---------------------------------------------------------------------------
+
+    # Fees and financial guarantees ------------------------------------------------------
+
+    def record_fee(
+        self,
+        permit_number: str,
+        *,
+        kind: str,
+        amount: float,
+        paid_on: date | None,
+        receipt: str,
+        schedule: FeeSchedule | None = None,
+        who: str | None = None,
+    ) -> Fee:
+        """Record a fee paid (§ 540-8B), with its receipt, and a history event, in one transaction.
+
+        With ``schedule`` (the office's fee schedule set by resolution, § 540-10) the kind must
+        be one it lists and the amount the one it sets.
+
+        Raises
+        ------
+        PermitNotFoundError
+        ValidationError
+            With every problem at once (no date, a date in the future, no receipt, a receipt
+            already recorded, a kind or amount the schedule does not set); nothing is written then.
+        """
+        who = _who(who)
+        self.get(permit_number)
+        messages = check_fee(kind, amount, paid_on, receipt, schedule)
+        if receipt.strip() and any(f.receipt == receipt.strip() for f in self.fees()):
+            messages.append(f"receipt {receipt!r} is already recorded.")
+        if messages:
+            raise fee_problems(permit_number, messages, "correct the fee and record it again (`permits fee`).")
+        assert paid_on is not None
+        b = self.backend
+        now = now_utc()
+        resolution = f"{schedule.resolution} ({schedule.adopted_on})" if schedule else None
+        with b.write() as cur:
+            self._locked(cur, permit_number)
+            cur.execute(
+                "INSERT INTO fees (permit_number, kind, amount, paid_on, receipt, schedule_resolution, recorded_by, "
+                f"recorded_at) VALUES ({', '.join([b.ph] * 8)})",
+                (
+                    permit_number,
+                    kind,
+                    float(amount),
+                    b.dump("date", paid_on),
+                    receipt.strip(),
+                    resolution,
+                    who,
+                    b.dump("datetime", now),
+                ),
+            )
+            detail = f"{kind} fee {amount:,.2f}, receipt {receipt.strip()}" + (
+                f"; schedule {resolution}" if resolution else ""
+            )
+            self._event(cur, permit_number, Event(now, who, "fee", None, None, paid_on, None, detail))
+        return next(f for f in self.fees(permit_number) if f.receipt == receipt.strip())
+
+    def fees(self, permit_number: str | None = None) -> list[Fee]:
+        """Return the fees recorded (all, or a permit's), oldest first."""
+        b = self.backend
+        where, params = (f"WHERE permit_number = {b.ph}", (permit_number,)) if permit_number else ("", ())
+        with b.read() as cur:
+            cur.execute(
+                "SELECT id, permit_number, kind, amount, paid_on, receipt, schedule_resolution, recorded_by, "
+                f"recorded_at FROM fees {where} ORDER BY id",
+                params,
+            )
+            return [
+                Fee(
+                    int(r["id"]),
+                    r["permit_number"],
+                    r["kind"],
+                    float(r["amount"]),
+                    b.load("date", r["paid_on"]),
+                    r["receipt"],
+                    r["schedule_resolution"],
+                    r["recorded_by"],
+                    b.load("datetime", r["recorded_at"]),
+                )
+                for r in rows(cur)
+            ]
+
+    def add_guarantee(
+        self,
+        permit_number: str,
+        *,
+        type: str,
+        amount: float,
+        received_on: date | None,
+        expires_on: date | None = None,
+        who: str | None = None,
+    ) -> Guarantee:
+        """Record a financial guarantee received (§ 540-8D) and a history event, in one transaction.
+
+        Raises
+        ------
+        PermitNotFoundError
+        ValidationError
+            With every problem at once (unknown type, amount not above 0, a letter of credit
+            without an expiry or another type with one); nothing is written then.
+        """
+        who = _who(who)
+        self.get(permit_number)
+        messages = check_guarantee(type, amount, received_on, expires_on)
+        if messages:
+            raise fee_problems(permit_number, messages, "correct the guarantee and record it again.")
+        assert received_on is not None
+        b = self.backend
+        now = now_utc()
+        with b.write() as cur:
+            self._locked(cur, permit_number)
+            cur.execute(
+                "INSERT INTO guarantees (permit_number, type, amount, received_on, expires_on, recorded_by, "
+                f"recorded_at) VALUES ({', '.join([b.ph] * 7)})",
+                (
+                    permit_number,
+                    type,
+                    float(amount),
+                    b.dump("date", received_on),
+                    b.dump("date", expires_on),
+                    who,
+                    b.dump("datetime", now),
+                ),
+            )
+            until = f", expires {expires_on}" if expires_on else ""
+            detail = f"guarantee received: {type.replace('_', ' ')} {amount:,.2f}{until}"
+            self._event(cur, permit_number, Event(now, who, "guarantee", None, None, received_on, None, detail))
+        return self.guarantees(permit_number)[-1]
+
+    def guarantee_event(
+        self,
+        guarantee_id: int,
+        kind: str,
+        *,
+        on: date | None,
+        amount: float | None = None,
+        reason: str | None = None,
+        stage: str | None = None,
+        engineer: str | None = None,
+        who: str | None = None,
+    ) -> Guarantee:
+        """Record a draw, a partial prorated release or the final release of a guarantee (§ 540-8D(1)).
+
+        The final release releases what is left; it needs the licensed engineer whose
+        as-built plans were submitted. A history event goes with it in the same transaction.
+
+        Raises
+        ------
+        RegistryError
+            If there is no such guarantee.
+        ValidationError
+            With every problem at once; nothing is written then.
+        """
+        who = _who(who)
+        found = [g for g in self.guarantees() if g.id == guarantee_id]
+        if not found:
+            msg = f"There is no guarantee #{guarantee_id} in the registry; see `esc-gis permits guarantees`."
+            raise RegistryError(msg)
+        g = found[0]
+        messages = check_guarantee_event(g, kind, on, amount=amount, reason=reason, stage=stage, engineer=engineer)
+        if messages:
+            raise fee_problems(f"guarantee #{guarantee_id}", messages, "see `esc-gis permits guarantees`.")
+        assert on is not None
+        if kind == "final_release":
+            amount = g.balance
+        b = self.backend
+        now = now_utc()
+        with b.write() as cur:
+            self._locked(cur, g.permit_number)
+            cur.execute(
+                "INSERT INTO guarantee_events (guarantee_id, permit_number, kind, on_date, amount, reason, stage, "
+                f"engineer, recorded_by, recorded_at) VALUES ({', '.join([b.ph] * 10)})",
+                (
+                    guarantee_id,
+                    g.permit_number,
+                    kind,
+                    b.dump("date", on),
+                    amount,
+                    reason,
+                    stage,
+                    engineer,
+                    who,
+                    b.dump("datetime", now),
+                ),
+            )
+            why = {
+                "draw": f"for {reason}",
+                "release": f"stage {stage}",
+                "final_release": f"as-built plans by {engineer}",
+            }
+            detail = f"guarantee #{guarantee_id} {kind.replace('_', ' ')} {amount or 0:,.2f}: {why[kind]}"
+            self._event(cur, g.permit_number, Event(now, who, f"guarantee_{kind}", None, None, on, None, detail))
+        return next(x for x in self.guarantees() if x.id == guarantee_id)
+
+    def guarantees(self, permit_number: str | None = None) -> list[Guarantee]:
+        """Return the guarantees (all, or a permit's), oldest first, with their events."""
+        b = self.backend
+        where, params = (f"WHERE permit_number = {b.ph}", (permit_number,)) if permit_number else ("", ())
+        with b.read() as cur:
+            cur.execute(
+                "SELECT id, guarantee_id, kind, on_date, amount, reason, stage, engineer, recorded_by, recorded_at "
+                "FROM guarantee_events ORDER BY id"
+            )
+            events: dict[int, list[GuaranteeEvent]] = {}
+            for r in rows(cur):
+                events.setdefault(int(r["guarantee_id"]), []).append(
+                    GuaranteeEvent(
+                        int(r["id"]),
+                        r["kind"],
+                        b.load("date", r["on_date"]),
+                        None if r["amount"] is None else float(r["amount"]),
+                        r["reason"],
+                        r["stage"],
+                        r["engineer"],
+                        r["recorded_by"],
+                        b.load("datetime", r["recorded_at"]),
+                    )
+                )
+            cur.execute(
+                "SELECT id, permit_number, type, amount, received_on, expires_on, recorded_by, recorded_at "
+                f"FROM guarantees {where} ORDER BY id",
+                params,
+            )
+            return [
+                Guarantee(
+                    int(r["id"]),
+                    r["permit_number"],
+                    r["type"],
+                    float(r["amount"]),
+                    b.load("date", r["received_on"]),
+                    b.load("date", r["expires_on"]),
+                    r["recorded_by"],
+                    b.load("datetime", r["recorded_at"]),
+                    tuple(events.get(int(r["id"]), ())),
+                )
+                for r in rows(cur)
+            ]
 
     def frame(
         self, permits: Sequence[Permit] | None = None, *, private: bool = False, iso_dates: bool = False

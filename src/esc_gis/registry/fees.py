@@ -1,0 +1,275 @@
+"""Fees paid (§ 540-8B, § 540-10) and financial guarantees with their draws and releases (§ 540-8D).
+
+The fee schedule is set by the Village Board by resolution and kept in the Village office
+(§ 540-10), so it is data: a TOML file the office fills in (:func:`load_fee_schedule`), with
+the resolution that set it and its date. The toolkit ships no amounts; the example file
+under ``examples/`` is made up and says so.
+
+A guarantee is a surety bond, cash escrow or irrevocable letter of credit, with its amount,
+the day it was received and, for a letter of credit, its expiry (a deadline in ``permits
+due``). Its events are a draw for work the office performed (amount, reason), a partial
+prorated release by development stage (amount, stage), and the final release of what is
+left on as-built plans by a licensed professional engineer (§ 540-8D(1)). What is held is
+replayed from the events, never stored as an edited number.
+
+Fees and guarantees are private: never on the public map or in a public export.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "GUARANTEE_EVENTS",
+    "GUARANTEE_TYPES",
+    "Fee",
+    "FeeSchedule",
+    "Guarantee",
+    "GuaranteeEvent",
+    "check_guarantee_event",
+    "load_fee_schedule",
+]
+
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+
+import tomllib
+
+from esc_gis.errors import Problem, ProfileError, ValidationError
+
+#: The three forms of guarantee § 540-8D names.
+GUARANTEE_TYPES = ("surety_bond", "cash_escrow", "letter_of_credit")
+#: A guarantee's events: a draw for the office's work, a partial prorated release, the final release.
+GUARANTEE_EVENTS = ("draw", "release", "final_release")
+#: The fee kind without which an application is not complete (§ 540-8B, § 540-8C).
+APPLICATION_FEE = "application"
+
+
+@dataclass(frozen=True)
+class FeeSchedule:
+    """The fee schedule set by resolution: kind -> amount in dollars."""
+
+    resolution: str
+    adopted_on: date
+    amounts: dict[str, float]
+    path: Path
+
+
+def load_fee_schedule(path: str | Path) -> FeeSchedule:
+    """Read the office's fee schedule (TOML: ``[schedule]`` resolution and date, ``[fees]`` amounts).
+
+    Raises
+    ------
+    ProfileError
+        If the file is missing or unreadable, or lacks the resolution, its date, or the
+        application fee, or an amount is not a number of zero or more; every problem at once.
+    """
+    p = Path(path)
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        msg = f"Cannot read the fee schedule {p}: {exc}. Give the TOML file the office keeps (see examples/)."
+        raise ProfileError(msg) from exc
+    problems = []
+    sched = data.get("schedule", {})
+    resolution = sched.get("resolution")
+    adopted = sched.get("adopted_on")
+    if not isinstance(resolution, str) or not resolution.strip():
+        problems.append("[schedule] resolution is missing (the resolution that set the fees).")
+    if not isinstance(adopted, date) or isinstance(adopted, datetime):
+        problems.append("[schedule] adopted_on is missing or not a date (write 2026-01-12, unquoted).")
+    fees = data.get("fees", {})
+    amounts: dict[str, float] = {}
+    for kind, amount in fees.items():
+        if isinstance(amount, bool) or not isinstance(amount, (int, float)) or amount < 0:
+            problems.append(f"[fees] {kind} = {amount!r} is not an amount of 0 or more.")
+        else:
+            amounts[kind] = float(amount)
+    if APPLICATION_FEE not in fees:
+        problems.append(f"[fees] has no {APPLICATION_FEE!r} fee (the application fee).")
+    if problems:
+        msg = f"The fee schedule {p} is not usable: " + " ".join(problems)
+        raise ProfileError(msg)
+    assert isinstance(resolution, str) and isinstance(adopted, date)
+    return FeeSchedule(resolution, adopted, amounts, p)
+
+
+@dataclass(frozen=True)
+class Fee:
+    """A fee paid, as recorded."""
+
+    id: int
+    permit_number: str
+    kind: str
+    amount: float
+    paid_on: date
+    receipt: str
+    schedule_resolution: str | None
+    recorded_by: str
+    recorded_at: datetime
+
+
+@dataclass(frozen=True)
+class GuaranteeEvent:
+    """A draw, a partial release or the final release of a guarantee."""
+
+    id: int
+    kind: str
+    on_date: date
+    amount: float | None
+    reason: str | None
+    stage: str | None
+    engineer: str | None
+    recorded_by: str
+    recorded_at: datetime
+
+
+@dataclass(frozen=True)
+class Guarantee:
+    """A financial guarantee and its events (oldest first)."""
+
+    id: int
+    permit_number: str
+    type: str
+    amount: float
+    received_on: date
+    expires_on: date | None
+    recorded_by: str
+    recorded_at: datetime
+    events: tuple[GuaranteeEvent, ...] = field(default_factory=tuple)
+
+    @property
+    def balance(self) -> float:
+        """What is still held: the amount less draws and releases; 0 after the final release."""
+        if any(e.kind == "final_release" for e in self.events):
+            return 0.0
+        return round(self.amount - sum(e.amount or 0.0 for e in self.events), 2)
+
+
+def check_fee(kind: str, amount: float, paid_on: date | None, receipt: str, schedule: FeeSchedule | None) -> list[str]:
+    """Return what is wrong with a fee to record (empty if nothing); pure."""
+    out = []
+    if not kind.strip():
+        out.append("the fee has no kind (--kind, e.g. application).")
+    if amount < 0:
+        out.append(f"the amount {amount} is negative.")
+    if paid_on is None:
+        out.append("the fee has no date paid (--paid-on YYYY-MM-DD).")
+    elif paid_on > date.today():
+        out.append(f"the date paid {paid_on} is in the future.")
+    if not receipt.strip():
+        out.append("the fee has no receipt number (--receipt).")
+    if schedule is not None and kind.strip():
+        if kind not in schedule.amounts:
+            out.append(
+                f"{kind!r} is not a fee in {schedule.resolution}'s schedule ({', '.join(sorted(schedule.amounts))})."
+            )
+        elif abs(schedule.amounts[kind] - amount) > 0.005:
+            out.append(
+                f"the amount {amount:,.2f} is not the {kind} fee of {schedule.amounts[kind]:,.2f} "
+                f"set by {schedule.resolution} ({schedule.adopted_on})."
+            )
+    return out
+
+
+def check_guarantee(type_: str, amount: float, received_on: date | None, expires_on: date | None) -> list[str]:
+    """Return what is wrong with a guarantee to record (empty if nothing); pure."""
+    out = []
+    if type_ not in GUARANTEE_TYPES:
+        out.append(f"type {type_!r} is not one of {', '.join(GUARANTEE_TYPES)}.")
+    if amount <= 0:
+        out.append(f"the amount {amount} is not more than 0.")
+    if received_on is None:
+        out.append("the guarantee has no date received (--received-on).")
+    elif received_on > date.today():
+        out.append(f"the date received {received_on} is in the future.")
+    if type_ == "letter_of_credit" and expires_on is None:
+        out.append("a letter of credit needs its expiry date (--expires).")
+    if type_ != "letter_of_credit" and expires_on is not None:
+        out.append("only a letter of credit has an expiry date; leave out --expires.")
+    if expires_on is not None and received_on is not None and expires_on <= received_on:
+        out.append(f"the expiry {expires_on} is not after the date received {received_on}.")
+    return out
+
+
+def check_guarantee_event(
+    g: Guarantee,
+    kind: str,
+    on: date | None,
+    *,
+    amount: float | None = None,
+    reason: str | None = None,
+    stage: str | None = None,
+    engineer: str | None = None,
+) -> list[str]:
+    """Return what is wrong with a draw, release or final release of ``g`` (empty if nothing); pure."""
+    out = []
+    if kind not in GUARANTEE_EVENTS:
+        return [f"{kind!r} is not one of {', '.join(GUARANTEE_EVENTS)}."]
+    if g.balance <= 0:
+        out.append(f"guarantee #{g.id} is released in full; nothing is left to draw or release.")
+    if on is None:
+        out.append("the event has no date (--on).")
+    else:
+        if on > date.today():
+            out.append(f"the date {on} is in the future.")
+        if on < g.received_on:
+            out.append(f"the date {on} is before the guarantee was received ({g.received_on}).")
+    if kind in ("draw", "release"):
+        if amount is None or amount <= 0:
+            out.append(f"a {kind} needs an amount more than 0.")
+        elif amount > g.balance + 0.005:
+            out.append(f"the {kind} of {amount:,.2f} is more than the {g.balance:,.2f} still held.")
+    if kind == "draw" and not (reason or "").strip():
+        out.append("a draw needs the reason: the work the office performed (--reason).")
+    if kind == "release" and not (stage or "").strip():
+        out.append("a partial release needs the development stage completed (--stage).")
+    if kind == "final_release" and not (engineer or "").strip():
+        out.append("the final release needs the licensed professional engineer of the as-built plans (--engineer).")
+    return out
+
+
+def problems(src: str, messages: list[str], fix: str) -> ValidationError:
+    """Wrap messages into one :class:`ValidationError` naming ``src`` and the fix."""
+    return ValidationError([Problem(src, None, m, fix) for m in messages])
+
+
+def write_receipts(fees: list[Fee], path: str | Path, *, overwrite: bool = False) -> Path:
+    """Write fee receipts to a CSV readable by its owner only (mode 0600): they are private.
+
+    Raises
+    ------
+    OutputExistsError
+        If ``path`` exists and ``overwrite`` is false.
+    OutputFormatError
+        If ``path`` does not end in ``.csv``.
+    """
+    import csv
+    import os
+
+    from esc_gis.errors import OutputExistsError, OutputFormatError
+
+    p = Path(path)
+    if p.suffix.lower() != ".csv":
+        msg = f"{p}: receipts are written as .csv; give a path ending in .csv."
+        raise OutputFormatError(msg)
+    if p.exists() and not overwrite:
+        msg = f"{p} exists; pass --overwrite to replace it."
+        raise OutputExistsError(msg)
+    cols = (
+        "permit_number",
+        "kind",
+        "amount",
+        "paid_on",
+        "receipt",
+        "schedule_resolution",
+        "recorded_by",
+        "recorded_at",
+    )
+    fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.chmod(p, 0o600)  # an existing file keeps its mode on open; receipts are private
+    with os.fdopen(fd, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(cols)
+        for f in fees:
+            w.writerow([f"{f.amount:.2f}" if c == "amount" else getattr(f, c) for c in cols])
+    return p
