@@ -12,15 +12,14 @@ from pathlib import Path
 import geopandas as gpd
 import pytest
 import shapely
-from click.testing import CliRunner
 
-from esc_gis.cli.main import cli
 from esc_gis.errors import RegistryError, ValidationError
 from esc_gis.registry import Application, init_registry, open_registry
 from esc_gis.registry.calendar import OfficeCalendar
 from esc_gis.registry.store import Registry
 
 from .conftest import CRS, square_sqft
+from .public_outputs import assert_hidden, public_outputs, run_permits
 
 UTC = timezone.utc
 CAL = OfficeCalendar(holidays=frozenset())
@@ -179,10 +178,7 @@ def test_a_version_3_registry_migrates_and_takes_cases(target: str, layer_set, m
         assert r.enforce(ground="A4", on=date(2026, 11, 20), reasons="x", address="1 A St").state == "open"
 
 
-def _run(*args: str):
-    r = CliRunner().invoke(cli, ["permits", *args])
-    assert "Traceback" not in r.output, r.output
-    return r
+_run = run_permits
 
 
 def test_cli_enforce_case_and_cases(reg, active, target: str, layers_path, screening: Path) -> None:
@@ -228,19 +224,7 @@ def test_public_outputs_never_show_enforcement_or_appeal_details(
         case_id=c.case_id,
     )
     planted += ("Appealed-Planted-8815", "Appellant-Planted-8816", "Grounds-Planted-8817")
-    outputs = []
-    for name in ("public.gpkg", "public.geojson", "public.csv"):
-        out = tmp_path / name
-        assert _run("export", target, "-o", str(out), *lay).exit_code == 0
-        outputs.append(out)
-    html = tmp_path / "map.html"
-    assert _run("map", target, "-o", str(html), "--public", "--offline", *lay).exit_code == 0
-    outputs.append(html)
-    for out in outputs:
-        data = out.read_bytes()
-        assert active.encode() in data or out.suffix == ".gpkg", out.name  # the permit itself is there
-        for value in (*planted, "98765", c.case_id):
-            assert value.encode() not in data, (out.name, value)
+    assert_hidden(public_outputs(target, lay, tmp_path), active, (*planted, "98765", c.case_id))
     assert b"stop_work" in (tmp_path / "public.csv").read_bytes()  # the public state is
     assert reg.case(c.case_id).reasons == planted[0]  # planted where the test greps
 

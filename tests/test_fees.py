@@ -14,9 +14,7 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from esc_gis.cli.main import cli
 from esc_gis.errors import IllegalTransitionError, ProfileError, RegistryError, ValidationError
 from esc_gis.registry import Application, init_registry, open_registry
 from esc_gis.registry.calendar import OfficeCalendar
@@ -24,6 +22,7 @@ from esc_gis.registry.fees import load_fee_schedule
 from esc_gis.registry.store import Registry
 
 from .conftest import CRS, square_sqft
+from .public_outputs import assert_hidden, public_outputs, run_permits
 
 UTC = timezone.utc
 CAL = OfficeCalendar(holidays=frozenset())
@@ -64,10 +63,7 @@ def count(reg: Registry, table: str) -> int:
         return int(cur.fetchone()[0])
 
 
-def _run(*args: str):
-    r = CliRunner().invoke(cli, ["permits", *args])
-    assert "Traceback" not in r.output, r.output
-    return r
+_run = run_permits
 
 
 # --- Fees ---------------------------------------------------------------------------------
@@ -266,17 +262,5 @@ def test_public_outputs_never_show_fees_or_guarantees(reg, active: str, target: 
     reg.guarantee_event(g.id, "draw", on=date(2026, 11, 20), amount=1234.56, reason="Draw-Planted-7712")
     planted = ("Receipt-Planted-7711", "Draw-Planted-7712", "4321.98", "4,321.98", "87654", "87,654", "1234.56",
                "letter_of_credit", "letter of credit")  # fmt: skip
-    outputs = []
-    for name in ("public.gpkg", "public.geojson", "public.csv"):
-        out = tmp_path / name
-        assert _run("export", target, "-o", str(out), *lay).exit_code == 0
-        outputs.append(out)
-    html = tmp_path / "map.html"
-    assert _run("map", target, "-o", str(html), "--public", "--offline", *lay).exit_code == 0
-    outputs.append(html)
-    for out in outputs:
-        data = out.read_bytes()
-        assert active.encode() in data or out.suffix == ".gpkg", out.name  # the permit itself is there
-        for value in planted:
-            assert value.encode() not in data, (out.name, value)
+    assert_hidden(public_outputs(target, lay, tmp_path), active, planted)
     assert reg.fees(active)[0].receipt == "Receipt-Planted-7711"  # planted where the test greps

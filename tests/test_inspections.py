@@ -30,6 +30,7 @@ from esc_gis.registry.inspections import InspectionReport
 from esc_gis.registry.store import Registry
 
 from .conftest import CRS, K, square_sqft
+from .public_outputs import assert_hidden, public_outputs, run_permits
 
 UTC = timezone.utc
 STARTED = datetime(2026, 11, 9, 8, 0, tzinfo=UTC)
@@ -350,10 +351,7 @@ def test_a_geopackage_lists_inspections_as_a_point_layer(tmp_path: Path, layer_s
 NOTES = ("Assessment-Planted-7731", "WorkDone-Planted-7732", "Phase-Planted-7733", "Deficiency-Planted-7734")
 
 
-def _run(*args: str):
-    r = CliRunner().invoke(cli, ["permits", *args])
-    assert "Traceback" not in r.output, r.output
-    return r
+_run = run_permits
 
 
 def test_cli_inspect_and_repaired_on_both_back_ends(reg, active, target: str, layers_path, tmp_path: Path) -> None:
@@ -408,22 +406,7 @@ def test_public_outputs_never_show_inspectors_notes_or_photos(reg, active, targe
         ),
     )
     planted = (*NOTES, "Inspector-Planted-7730", "Photo-Planted-7735", hashlib.sha256(png).hexdigest())
-    outputs = []
-    for name in ("public.gpkg", "public.geojson", "public.csv"):
-        out = tmp_path / name
-        assert _run("export", target, "-o", str(out), *lay).exit_code == 0
-        outputs.append(out)
-    html = tmp_path / "map.html"
-    assert _run("map", target, "-o", str(html), "--public", "--offline", *lay).exit_code == 0
-    outputs.append(html)
-    ics = tmp_path / "d.ics"
-    assert _run("calendar", target, "-o", str(ics), "--on", "2026-11-16", *lay).exit_code == 0
-    outputs.append(ics)
-    for out in outputs:
-        data = out.read_bytes()
-        assert active.encode() in data or out.suffix == ".gpkg", out  # the permit itself is there
-        for value in planted:
-            assert value.encode() not in data, (out.name, value)
-        assert png[16:] not in data, out.name  # nor the photo's bytes
+    # Nor the photo's bytes.
+    assert_hidden(public_outputs(target, lay, tmp_path, ics_on="2026-11-16"), active, (*planted, png[16:]))
     # The same notes are in the registry (the test plants what it greps for).
     assert NOTES[0] in {r.assessment for r in reg.get(active).reports}

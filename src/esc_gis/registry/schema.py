@@ -373,35 +373,49 @@ def _v2(dialect: str, srid: int) -> list[str]:
     return [f'ALTER TABLE permits ADD COLUMN "{name}" {types[kind]}' for name, kind, _ in PERMIT_COLUMNS_V2]
 
 
+def _new_tables(dialect: str, srid: int, tables: tuple[str, ...], indexes: list[str]) -> list[str]:
+    """Create append-only ``tables`` with their ``indexes``: every migration since the third is this."""
+    return [create_table(dialect, t, srid) for t in tables] + indexes + _append_only(dialect, tables)
+
+
 def _v3(dialect: str, srid: int) -> list[str]:
-    tables = [create_table(dialect, t, srid) for t in INSPECTION_TABLES]
-    indexes = [
-        "CREATE INDEX inspections_permit ON inspections (permit_number, inspected_at)",
-        "CREATE INDEX deficiencies_permit ON deficiencies (permit_number)",
-        "CREATE INDEX deficiencies_inspection ON deficiencies (inspection_id)",
-        "CREATE INDEX photos_inspection ON inspection_photos (inspection_id)",
-    ]
-    return tables + indexes + _append_only(dialect, INSPECTION_TABLES)
+    return _new_tables(
+        dialect,
+        srid,
+        INSPECTION_TABLES,
+        [
+            "CREATE INDEX inspections_permit ON inspections (permit_number, inspected_at)",
+            "CREATE INDEX deficiencies_permit ON deficiencies (permit_number)",
+            "CREATE INDEX deficiencies_inspection ON deficiencies (inspection_id)",
+            "CREATE INDEX photos_inspection ON inspection_photos (inspection_id)",
+        ],
+    )
 
 
 def _v4(dialect: str, srid: int) -> list[str]:
-    tables = [create_table(dialect, t, srid) for t in ENFORCEMENT_TABLES]
-    indexes = [
-        "CREATE INDEX enforcement_cases_permit ON enforcement_cases (permit_number)",
-        "CREATE INDEX enforcement_events_case ON enforcement_events (case_id, id)",
-        "CREATE INDEX appeals_permit ON appeals (permit_number)",
-    ]
-    return tables + indexes + _append_only(dialect, ENFORCEMENT_TABLES)
+    return _new_tables(
+        dialect,
+        srid,
+        ENFORCEMENT_TABLES,
+        [
+            "CREATE INDEX enforcement_cases_permit ON enforcement_cases (permit_number)",
+            "CREATE INDEX enforcement_events_case ON enforcement_events (case_id, id)",
+            "CREATE INDEX appeals_permit ON appeals (permit_number)",
+        ],
+    )
 
 
 def _v5(dialect: str, srid: int) -> list[str]:
-    tables = [create_table(dialect, t, srid) for t in FEE_TABLES]
-    indexes = [
-        "CREATE INDEX fees_permit ON fees (permit_number)",
-        "CREATE INDEX guarantees_permit ON guarantees (permit_number)",
-        "CREATE INDEX guarantee_events_guarantee ON guarantee_events (guarantee_id, id)",
-    ]
-    return tables + indexes + _append_only(dialect, FEE_TABLES)
+    return _new_tables(
+        dialect,
+        srid,
+        FEE_TABLES,
+        [
+            "CREATE INDEX fees_permit ON fees (permit_number)",
+            "CREATE INDEX guarantees_permit ON guarantees (permit_number)",
+            "CREATE INDEX guarantee_events_guarantee ON guarantee_events (guarantee_id, id)",
+        ],
+    )
 
 
 @dataclass(frozen=True)
