@@ -2,7 +2,7 @@
 
 A back end opens transactions, renders the schema for its dialect, and converts values
 (dates, geometries) to and from its columns. Everything else, the registry's logic, is
-written once in :mod:`esc_gis.registry.store` against this interface, so the GeoPackage
+written once in :mod:`esc_gis.registry.store` and its parts against this interface, so the GeoPackage
 and the PostGIS registries behave the same by construction.
 """
 

@@ -1,0 +1,226 @@
+"""Appeals of orders, decisions and determinations, and the decisions on them."""
+
+from __future__ import annotations
+
+__all__ = ["Appealing"]
+
+from datetime import date
+
+from esc_gis.errors import (
+    Problem,
+    ValidationError,
+)
+from esc_gis.registry._core import (
+    _who,
+)
+from esc_gis.registry._enforcing import Enforcing
+from esc_gis.registry.appeals import Appeal, AppealDecision, appeal_terms
+from esc_gis.registry.backend import now_utc, rows
+from esc_gis.registry.lifecycle import BACK, check_back
+from esc_gis.registry.records import Event
+
+
+class Appealing(Enforcing):
+    """Appeals: :meth:`appeal`, :meth:`decide_appeal`, :meth:`appeals`.
+
+    It extends :class:`Enforcing` because an appeal may be of an enforcement case's order.
+    """
+
+    def appeal(
+        self,
+        *,
+        appealed: str | None,
+        appellant: str | None,
+        appellant_kind: str,
+        on: date | None,
+        grounds: str | None,
+        permit_number: str | None = None,
+        case_id: str | None = None,
+        who: str | None = None,
+    ) -> Appeal:
+        """Record an appeal of an order, decision or determination (§ 540-13).
+
+        Raises
+        ------
+        ValidationError
+            With every problem at once (no permit or case, an unknown permit or case, an
+            appellant kind the profile does not list, empty texts, a date in the future);
+            nothing is written then.
+        """
+        who = _who(who)
+        terms = appeal_terms(self.profile.tables)
+        problems: list[Problem] = []
+
+        def bad(message: str, fix: str) -> None:
+            problems.append(Problem("appeal", None, message, fix))
+
+        if not permit_number and not case_id:
+            bad("the appeal names no permit and no enforcement case.", "give --permit or --case.")
+        if permit_number and permit_number not in {p.permit_number for p in self.permits()}:
+            bad(f"there is no permit {permit_number!r} in the registry.", "check the number (`permits list`).")
+        case = self.cases(case_id=case_id) if case_id else []
+        if case_id and not case:
+            bad(f"there is no enforcement case {case_id!r}.", "check the id (`permits cases`).")
+        elif case and case[0].permit_number:
+            if permit_number and permit_number != case[0].permit_number:
+                bad(
+                    f"case {case_id} is about permit {case[0].permit_number}, not {permit_number}.", "give one of them."
+                )
+            permit_number = case[0].permit_number  # the case's permit is what the appeal can change
+        if appellant_kind not in terms["appellants"]:
+            bad(
+                f"appellant kind {appellant_kind!r} is not one the profile lists.",
+                f"use {', '.join(terms['appellants'])}.",
+            )
+        for name, value in (("appealed decision", appealed), ("appellant", appellant), ("grounds", grounds)):
+            if not (value or "").strip():
+                bad(f"the {name} is empty.", f"give the {name}.")
+        if on is None or on > date.today():
+            bad(f"the filing date {on} is missing or in the future.", "give --on YYYY-MM-DD.")
+        if problems:
+            raise ValidationError(problems)
+        assert on is not None
+        b = self.backend
+        now = now_utc()
+        with b.write() as cur:
+            prefix = f"APL-{on.year}-"
+            cur.execute(f"SELECT appeal_id FROM appeals WHERE appeal_id LIKE {b.ph}", (prefix + "%",))
+            taken = [int(r[0].rsplit("-", 1)[1]) for r in cur.fetchall()]
+            appeal_id = f"{prefix}{max(taken, default=0) + 1:04d}"
+            cur.execute(
+                "INSERT INTO appeals (appeal_id, permit_number, case_id, appealed, appellant, appellant_kind, "
+                f"filed_on, grounds, recorded_by, recorded_at) VALUES ({', '.join([b.ph] * 10)})",
+                (
+                    appeal_id,
+                    permit_number or None,
+                    case_id or None,
+                    (appealed or "").strip(),
+                    (appellant or "").strip(),
+                    appellant_kind,
+                    b.dump("date", on),
+                    (grounds or "").strip(),
+                    who,
+                    b.dump("datetime", now),
+                ),
+            )
+            if permit_number:
+                detail = f"appeal {appeal_id} filed ({appellant_kind})"
+                self._event(cur, permit_number, Event(now, who, "appeal", None, None, on, None, detail))
+        return self.appeals(appeal_id=appeal_id)[0]
+
+    def decide_appeal(
+        self,
+        appeal_id: str,
+        *,
+        body: str,
+        outcome: str,
+        on: date | None,
+        conditions: str | None = None,
+        who: str | None = None,
+    ) -> Appeal:
+        """Record the decision on an appeal and its effect on the permit (§ 540-13A).
+
+        A reversal of a stop-work order or revocation retracts it, of a suspension lifts it:
+        the permit goes back to the state before, in the same transaction.
+
+        Raises
+        ------
+        ValidationError
+            With every problem at once (no such appeal, already decided, a body or outcome
+            the profile does not list, a variance without conditions, a date before the
+            filing or in the future); nothing is written then.
+        """
+        who = _who(who)
+        terms = appeal_terms(self.profile.tables)
+        found = self.appeals(appeal_id=appeal_id)
+        problems: list[str] = []
+        if not found:
+            problems.append("there is no such appeal.")
+        elif found[0].decision is not None:
+            problems.append(f"the appeal was already decided ({found[0].decision.decided_on}).")
+        if body not in terms["bodies"]:
+            problems.append(f"body {body!r} is not one the profile lists; use {', '.join(terms['bodies'])}.")
+        if outcome not in terms["outcomes"]:
+            problems.append(f"outcome {outcome!r} is not one the profile lists; use {', '.join(terms['outcomes'])}.")
+        if outcome == "variance" and not (conditions or "").strip():
+            problems.append("a variance is granted with its conditions; give --conditions.")
+        if on is None or on > date.today() or (found and on < found[0].filed_on):
+            problems.append(f"the decision date {on} is missing, in the future, or before the filing.")
+        if problems:
+            raise ValidationError([Problem(appeal_id, None, m, "see `esc-gis permits appeals`.") for m in problems])
+        assert on is not None
+        a = found[0]
+        now = now_utc()
+        b = self.backend
+        # Read before the write transaction (a GeoPackage cannot nest one in it).
+        retract_case = bool(a.case_id) and outcome == "reversed" and self.case(str(a.case_id)).state == "stop_work"
+        with b.write() as cur:
+            effect = "permit state unchanged" if a.permit_number else "no permit"
+            if a.permit_number:
+                p = self._locked(cur, a.permit_number)
+                move = BACK.get(p.status) if outcome == "reversed" else None
+                if move is not None:
+                    reasons = f"appeal {appeal_id} reversed by {body}"
+                    before = check_back(p.status, move, p.previous_status, reasons=reasons, needs=self.written_reasons)
+                    self._set(cur, p.permit_number, {"status": before})
+                    self._event(cur, p.permit_number, Event(now, who, move, p.status, before, on, None, reasons))
+                    effect = f"permit {p.status} -> {before}"
+                detail = f"appeal {appeal_id}: {outcome} by {body}; {effect}"
+                self._event(cur, p.permit_number, Event(now, who, "appeal_decision", None, None, on, None, detail))
+            if retract_case:
+                self._case_event(cur, str(a.case_id), "retraction", on, who, now, detail=f"appeal {appeal_id} reversed")
+                effect += "; case order retracted"
+            cur.execute(
+                "INSERT INTO appeal_decisions (appeal_id, decided_on, body, outcome, conditions, effect, recorded_by, "
+                f"recorded_at) VALUES ({', '.join([b.ph] * 8)})",
+                (
+                    appeal_id,
+                    b.dump("date", on),
+                    body,
+                    outcome,
+                    (conditions or "").strip() or None,
+                    effect,
+                    who,
+                    b.dump("datetime", now),
+                ),
+            )
+        return self.appeals(appeal_id=appeal_id)[0]
+
+    def appeals(self, *, appeal_id: str | None = None) -> list[Appeal]:
+        """Return the appeals (all, or one), oldest first, with their decisions."""
+        b = self.backend
+        where: str = f"WHERE a.appeal_id = {b.ph}" if appeal_id else ""
+        params: tuple[str, ...] = (appeal_id,) if appeal_id else ()
+        with b.read() as cur:
+            cur.execute(
+                "SELECT a.appeal_id, a.permit_number, a.case_id, a.appealed, a.appellant, a.appellant_kind, "
+                "a.filed_on, a.grounds, a.recorded_by, d.decided_on, d.body, d.outcome, d.conditions, d.effect, "
+                f"d.recorded_by AS decided_by FROM appeals a LEFT JOIN appeal_decisions d ON d.appeal_id = a.appeal_id "
+                f"{where} ORDER BY a.id",
+                params,
+            )
+            found = list(rows(cur))
+        return [
+            Appeal(
+                r["appeal_id"],
+                r["permit_number"],
+                r["case_id"],
+                r["appealed"],
+                r["appellant"],
+                r["appellant_kind"],
+                b.load("date", r["filed_on"]),
+                r["grounds"],
+                r["recorded_by"],
+                None
+                if r["decided_on"] is None
+                else AppealDecision(
+                    b.load("date", r["decided_on"]),
+                    r["body"],
+                    r["outcome"],
+                    r["conditions"],
+                    r["effect"],
+                    r["decided_by"],
+                ),
+            )
+            for r in found
+        ]

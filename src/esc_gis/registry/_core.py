@@ -1,0 +1,345 @@
+"""The registry's core: its connection, the SQL that reads permits back, and shared helpers.
+
+The helpers write rows and history events for every part of
+:class:`~esc_gis.registry.store.Registry`.
+"""
+
+from __future__ import annotations
+
+__all__ = ["EXEMPT_ACTIVITY", "ISSUED", "UPDATABLE", "RegistryBase"]
+
+import getpass
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from datetime import date
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+import shapely
+from pyproj import CRS
+
+from esc_gis.errors import (
+    PermitNotFoundError,
+    Problem,
+    ValidationError,
+)
+from esc_gis.layers import LayerSet
+from esc_gis.profile import Profile
+from esc_gis.registry.backend import Backend, now_utc, rows
+from esc_gis.registry.calendar import OfficeCalendar
+from esc_gis.registry.deadlines import expiry
+from esc_gis.registry.lifecycle import STATES, written_reasons
+from esc_gis.registry.records import Deficiency, Event, Inspection, Party, Permit, Photo
+from esc_gis.registry.schema import PERMIT_COLUMNS, TABLES
+
+_KINDS = {name: kind for name, kind, _ in PERMIT_COLUMNS}
+_PERMIT_FIELDS = [name for name, _, _ in PERMIT_COLUMNS if name not in ("fid", "geom")]
+#: States in which a permit has been issued (its expiry runs).
+ISSUED = ("approved", "deemed_approved", "active", "extended", "stop_work", "suspended", "final_stabilization")
+#: Fields the screening engine measures for a permit.
+_MEASURED = ("site_sqft", "disturbed_sqft", "plan_disturbed_sqft", "permit_decision", "standards", "sediment_standard")
+#: The fields a common plan's new member can change on the plan's other permits.
+_DECIDED = ("plan_disturbed_sqft", "permit_decision", "standards", "sediment_standard")
+#: Fields :meth:`Registry.update` may change, and their kinds.
+UPDATABLE = {
+    "parcel_id": "text",
+    "site_address": "text",
+    "legal_description": "text",
+    "building_permit_expires": "date",
+    "start_notice_at": "datetime",
+    "work_stopped_on": "date",
+    "stockpile_since": "date",
+    "resume_expected_on": "date",
+    "work_resumed_on": "date",
+}
+#: The activity whose area never counts toward a common plan's total (§ 540-4A(2)).
+EXEMPT_ACTIVITY = "agricultural_activity"
+
+
+def _path(p: str | os.PathLike[str] | None) -> Path | None:
+    return None if p is None else Path(p)
+
+
+def _who(who: str | None) -> str:
+    if who and who.strip():
+        return who.strip()
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):  # no login name (a container): still say something
+        return "unknown"
+
+
+class RegistryBase:
+    """The registry's connection, its reading SQL, and the event and row helpers every part shares.
+
+    The parts of :class:`~esc_gis.registry.store.Registry` (intake, moves, inspections,
+    enforcement and appeals, fees and guarantees) each subclass this in their own module.
+    """
+
+    def __init__(self, backend: Backend, *, layers: LayerSet, profile: Profile, calendar: OfficeCalendar) -> None:
+        self.backend = backend
+        self.layers = layers
+        self.profile = profile
+        self.calendar = calendar
+        self.crs = CRS.from_epsg(backend.srid)
+
+    def __exit__(self, *exc: tuple[type[BaseException] | None, BaseException | None, TracebackType | None]) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.backend.close()
+
+    # Reading --------------------------------------------------------------------------
+
+    def _select(self, cur: Any, where: str = "", params: Sequence[Any] = ()) -> list[Permit]:
+        b = self.backend
+        cols = ", ".join(f'p."{c}"' for c in _PERMIT_FIELDS)
+        cur.execute(
+            f"SELECT {cols}, {b.geom_column('p.geom', 'site')}, {b.geom_column('d.geom', 'disturbed')} "
+            f"FROM permits p LEFT JOIN disturbed_limits d ON d.permit_number = p.permit_number {where} "
+            "ORDER BY p.permit_number",
+            tuple(params),
+        )
+        out = []
+        for row in cur.fetchall():
+            values = {c: b.load(_KINDS[c], v) for c, v in zip(_PERMIT_FIELDS, row[:-2], strict=True)}
+            out.append(Permit(**values, site=b.load_geom(row[-2]), disturbed=b.load_geom(row[-1])))
+        if not out:
+            return out
+        by_number = {p.permit_number: p for p in out}
+        ph = ", ".join([b.ph] * len(by_number))
+        party_cols = [c for c, _, _ in TABLES["parties"] if c not in ("id", "permit_number")]
+        cur.execute(
+            f"SELECT permit_number, {', '.join(party_cols)} FROM parties WHERE permit_number IN ({ph}) ORDER BY id",
+            tuple(by_number),
+        )
+        for r in rows(cur):
+            by_number[r.pop("permit_number")].parties.append(Party(**r))
+        event_cols = [(c, k) for c, k, _ in TABLES["events"] if c not in ("id", "permit_number")]
+        cur.execute(
+            f"SELECT permit_number, {', '.join(chr(34) + c + chr(34) for c, _ in event_cols)} FROM events "
+            f"WHERE permit_number IN ({ph}) ORDER BY id",
+            tuple(by_number),
+        )
+        for r in cur.fetchall():
+            values = {c: b.load(k, v) for (c, k), v in zip(event_cols, r[1:], strict=True)}
+            by_number[r[0]].events.append(Event(**values))
+        self._select_reports(cur, by_number)
+        self._select_letters_of_credit(cur, by_number)
+        return out
+
+    def _select_letters_of_credit(self, cur: Any, by_number: dict[str, Permit]) -> None:
+        """Attach each permit's letters of credit with what is still held (after draws and releases)."""
+        b = self.backend
+        ph = ", ".join([b.ph] * len(by_number))
+        cur.execute(
+            "SELECT g.id, g.permit_number, g.expires_on, g.amount, "
+            "(SELECT COALESCE(SUM(e.amount), 0) FROM guarantee_events e WHERE e.guarantee_id = g.id), "
+            "(SELECT COUNT(*) FROM guarantee_events e WHERE e.guarantee_id = g.id AND e.kind = 'final_release') "
+            f"FROM guarantees g WHERE g.expires_on IS NOT NULL AND g.permit_number IN ({ph}) ORDER BY g.id",
+            tuple(by_number),
+        )
+        for r in cur.fetchall():
+            held = 0.0 if int(r[5]) else round(float(r[3]) - float(r[4]), 2)
+            by_number[r[1]].letters_of_credit.append((int(r[0]), b.load("date", r[2]), held))
+
+    def _select_reports(self, cur: Any, by_number: dict[str, Permit]) -> None:
+        """Attach each permit's inspection reports, with deficiencies, repairs and photo metadata (not bytes)."""
+        b = self.backend
+        ph = ", ".join([b.ph] * len(by_number))
+        numbers = tuple(by_number)
+        cur.execute(
+            "SELECT fid, permit_number, inspected_at, inspector, assessment, work_done, phase, recorded_by, "
+            f"{b.geom_column('geom', 'location')} FROM inspections WHERE permit_number IN ({ph}) "
+            "ORDER BY inspected_at, fid",
+            numbers,
+        )
+        reports = {
+            int(r[0]): (
+                r[1],
+                Inspection(
+                    int(r[0]), b.load("datetime", r[2]), r[3], r[4], r[5], r[6], r[7], location=b.load_geom(r[8])
+                ),
+            )
+            for r in cur.fetchall()
+        }
+        if not reports:
+            return
+        cur.execute(
+            "SELECT d.id, d.inspection_id, d.description, d.notified_at, r.repaired_at, r.detail "
+            f"FROM deficiencies d LEFT JOIN repairs r ON r.deficiency_id = d.id WHERE d.permit_number IN ({ph}) "
+            "ORDER BY d.id",
+            numbers,
+        )
+        found: dict[int, list[Deficiency]] = {}
+        for r in cur.fetchall():
+            at = reports[int(r[1])][1].inspected_at
+            d = Deficiency(int(r[0]), int(r[1]), r[2], at, b.load("datetime", r[3]), b.load("datetime", r[4]), r[5])
+            found.setdefault(d.inspection_id, []).append(d)
+        cur.execute(
+            "SELECT p.id, p.inspection_id, p.filename, p.content_type, p.sha256, p.size_bytes "
+            f"FROM inspection_photos p JOIN inspections i ON i.fid = p.inspection_id WHERE i.permit_number IN ({ph}) "
+            "ORDER BY p.id",
+            numbers,
+        )
+        photos: dict[int, list[Photo]] = {}
+        for r in cur.fetchall():
+            photos.setdefault(int(r[1]), []).append(Photo(int(r[0]), int(r[1]), r[2], r[3], r[4], int(r[5])))
+        for fid, (number, report) in reports.items():
+            by_number[number].reports.append(
+                replace(report, deficiencies=tuple(found.get(fid, ())), photos=tuple(photos.get(fid, ())))
+            )
+
+    def get(self, permit_number: str) -> Permit:
+        """Return one permit with its parties and history.
+
+        Raises
+        ------
+        PermitNotFoundError
+            If there is no such permit.
+        """
+        with self.backend.read() as cur:
+            found = self._select(cur, f"WHERE p.permit_number = {self.backend.ph}", (permit_number,))
+        if not found:
+            msg = f"There is no permit {permit_number!r} in the registry."
+            raise PermitNotFoundError(msg)
+        return found[0]
+
+    def permits(self, *, status: str | Iterable[str] | None = None) -> list[Permit]:
+        """Return the permits (all, or those in the given states), ordered by number.
+
+        Raises
+        ------
+        ValidationError
+            If a state is unknown.
+        """
+        if status is None:
+            with self.backend.read() as cur:
+                return self._select(cur)
+        states = [status] if isinstance(status, str) else list(status)
+        bad = [s for s in states if s not in STATES]
+        if bad:
+            raise ValidationError(
+                [
+                    Problem("status", None, f"{s!r} is not a permit state.", f"use one of {', '.join(STATES)}.")
+                    for s in bad
+                ]
+            )
+        with self.backend.read() as cur:
+            ph = ", ".join([self.backend.ph] * len(states))
+            return self._select(cur, f"WHERE p.status IN ({ph})", states)
+
+    # Writing helpers ------------------------------------------------------------------
+
+    def _event_sql(self) -> str:
+        cols = [c for c, _, _ in TABLES["events"] if c != "id"]
+        return (
+            f"INSERT INTO events ({', '.join(chr(34) + c + chr(34) for c in cols)}) "
+            f"VALUES ({', '.join([self.backend.ph] * len(cols))})"
+        )
+
+    def _event_row(self, number: str, e: Event) -> tuple[Any, ...]:
+        kinds = {c: k for c, k, _ in TABLES["events"]}
+        values = {"permit_number": number, **e.__dict__}
+        return tuple(self.backend.dump(kinds[c], values[c]) for c in kinds if c != "id")
+
+    def _event(self, cur: Any, number: str, e: Event) -> None:
+        cur.execute(self._event_sql(), self._event_row(number, e))
+
+    def _expiry(self, issued: date, building: date | None, extensions: list[int]) -> date:
+        due = expiry(issued, self.profile, building_permit_expires=building, extensions_days=extensions).due
+        assert isinstance(due, date)
+        return due
+
+    # Changing -------------------------------------------------------------------------
+
+    def _locked(self, cur: Any, number: str) -> Permit:
+        """Read a permit inside a write transaction, locking its row against other writers."""
+        b = self.backend
+        cur.execute(f"SELECT permit_number FROM permits WHERE permit_number = {b.ph}{b.for_update}", (number,))
+        if cur.fetchone() is None:
+            msg = f"There is no permit {number!r} in the registry."
+            raise PermitNotFoundError(msg)
+        return self._select(cur, f"WHERE p.permit_number = {b.ph}", (number,))[0]
+
+    def _set(self, cur: Any, number: str, changes: dict[str, Any]) -> None:
+        b = self.backend
+        changes = {**changes, "updated_at": now_utc()}
+        sets = ", ".join(f'"{c}" = {b.ph}' for c in changes)
+        cur.execute(
+            f"UPDATE permits SET {sets} WHERE permit_number = {b.ph}",
+            (*(b.dump(_KINDS[c], v) for c, v in changes.items()), number),
+        )
+
+    def _to_registry_crs(self, geoms: Sequence[Any], crss: Sequence[Any]) -> np.ndarray:
+        """Transform geometries to the registry's CRS, one transform per distinct source CRS."""
+        out = np.empty(len(geoms), dtype=object)
+        keys = [CRS.from_user_input(c).to_wkt() for c in crss]
+        for key in set(keys):
+            idx = np.flatnonzero(np.array(keys, dtype=object) == key)
+            group = gpd.GeoSeries(np.asarray(geoms, dtype=object)[idx], crs=CRS.from_wkt(key))
+            out[idx] = group.to_crs(self.crs).to_numpy()
+        return out
+
+    @property
+    def written_reasons(self) -> dict[str, str]:
+        """The moves that need written reasons, and the sections requiring them (the profile's).
+
+        Raises
+        ------
+        ProfileError
+            If the profile lacks ``[lifecycle.written_reasons]``.
+        """
+        return written_reasons(self.profile.tables)
+
+    def _check_order(self, p: Permit, day: date, to: str) -> None:
+        earlier = [("received_on", p.received_on), ("issued_on", p.issued_on if to not in ISSUED[:2] else None)]
+        for name, d in earlier:
+            if d is not None and day < d:
+                raise ValidationError(
+                    [
+                        Problem(
+                            p.permit_number,
+                            None,
+                            f"{to} on {day} is before {name} {d}.",
+                            "give the date it really happened (--on YYYY-MM-DD).",
+                        )
+                    ]
+                )
+
+    # Export ---------------------------------------------------------------------------
+
+    def frame(
+        self, permits: Sequence[Permit] | None = None, *, private: bool = False, iso_dates: bool = False
+    ) -> gpd.GeoDataFrame:
+        """Return the permits as a GeoDataFrame (site geometry, registry CRS), without contacts unless ``private``.
+
+        ``iso_dates`` gives dates and times as ISO text, which every output format writes the same.
+        """
+        permits = self.permits() if permits is None else permits
+
+        # Object columns: pandas would turn dates into Timestamps and gaps into NaT.
+        def value(p: Permit, f: str) -> Any:
+            v = getattr(p, f)
+            return v.isoformat() if iso_dates and isinstance(v, date) else v
+
+        data: dict[str, Any] = {f: pd.Series([value(p, f) for p in permits], dtype=object) for f in _PERMIT_FIELDS}
+        data["disturbed_acres"] = [round(p.disturbed_acres, 3) for p in permits]
+        if private:
+            for role in ("landowner", "responsible_party"):
+                for attr in ("name", "organization", "phone", "email", "address"):
+                    data[f"{role}_{attr}"] = [
+                        next((getattr(q, attr) for q in p.parties if q.role == role), None) for p in permits
+                    ]
+        return gpd.GeoDataFrame(data, geometry=[p.site for p in permits], crs=self.crs)
+
+
+def _as_multi(g: shapely.Geometry) -> shapely.Geometry:
+    """Return ``g`` as a 2-D MultiPolygon, the type the registry's layers declare, whatever was drawn."""
+    return shapely.force_2d(shapely.multipolygons(shapely.get_parts(g)))

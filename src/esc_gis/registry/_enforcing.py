@@ -1,0 +1,356 @@
+"""Enforcement cases: opened on a permit, a screened site or an address, and their actions."""
+
+from __future__ import annotations
+
+__all__ = ["Enforcing"]
+
+import os
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+import geopandas as gpd
+import shapely
+
+from esc_gis.errors import (
+    IllegalTransitionError,
+    PermitNotFoundError,
+    Problem,
+    RegistryError,
+    ValidationError,
+)
+from esc_gis.registry._core import (
+    RegistryBase,
+    _as_multi,
+    _who,
+)
+from esc_gis.registry.backend import now_utc, rows
+from esc_gis.registry.enforcement import CaseEvent, EnforcementCase, check_action
+from esc_gis.registry.enforcement import grounds as enforcement_grounds
+from esc_gis.registry.lifecycle import check_back, check_transition
+from esc_gis.registry.records import Event
+
+
+class Enforcing(RegistryBase):
+    """Enforcement: :meth:`enforce`, :meth:`case_action`, :meth:`case`, :meth:`cases`."""
+
+    def enforce(
+        self,
+        *,
+        ground: str,
+        on: date | None,
+        reasons: str | None,
+        permit_number: str | None = None,
+        site_layer: str | os.PathLike[str] | None = None,
+        site_id: str | None = None,
+        address: str | None = None,
+        who: str | None = None,
+    ) -> EnforcementCase:
+        """Open an enforcement case on a permit, a screened site, or an address (§ 540-12A).
+
+        A screened site opens a case only if its screening row says a permit is
+        ``required`` (the ground is then usually activity without a required permit).
+
+        Raises
+        ------
+        ValidationError
+            With every problem at once (no or several sites, an unknown ground, a ground
+            that does not fit a permitted or unpermitted site, no reasons, a date in the
+            future, a screened site that does not need a permit); nothing is written then.
+        ProfileError
+            If the profile lacks ``[enforcement.grounds]``.
+        """
+        who = _who(who)
+        known = enforcement_grounds(self.profile.tables)
+        src = "enforcement case"
+        problems: list[Problem] = []
+
+        def bad(message: str, fix: str) -> None:
+            problems.append(Problem(src, None, message, fix))
+
+        given = [x for x in (permit_number, site_layer, address) if x]
+        if len(given) != 1:
+            bad(
+                "give exactly one site: a permit, a screened site, or an address.",
+                "--permit, --site-layer or --address.",
+            )
+        if ground not in known:
+            bad(f"ground {ground!r} is not one the profile lists.", f"use one of {', '.join(known)}.")
+        if not (reasons or "").strip():
+            bad("the reasons are empty.", "give the written reasons (--reasons).")
+        if on is None:
+            bad("the case has no date.", "give --on YYYY-MM-DD.")
+        elif on > date.today():
+            bad(f"the date {on} is in the future.", "give the day the case was opened.")
+        site = None
+        if permit_number:
+            try:
+                self.get(permit_number)
+            except PermitNotFoundError:
+                bad(f"there is no permit {permit_number!r} in the registry.", "check the number (`permits list`).")
+        if site_layer is not None:
+            site, ref_problems = self._screened_site(site_layer, site_id)
+            problems += [Problem(str(site_layer), None, m, f) for m, f in ref_problems]
+        problems += self._ground_problems(known.get(ground, {}), ground, permit_number, src)
+        if problems:
+            raise ValidationError(problems)
+        return self._open_case(ground, on, reasons, permit_number, site_layer, site_id, address, site, who)
+
+    @staticmethod
+    def _ground_problems(g: dict[str, Any], ground: str, permit_number: str | None, src: str) -> list[Problem]:
+        """Return the problems of a ground that does not fit the case's site (permitted or not)."""
+        problems: list[Problem] = []
+
+        def bad(message: str, fix: str) -> None:
+            problems.append(Problem(src, None, message, fix))
+
+        if g.get("without_permit") and permit_number:
+            bad(
+                f"ground {ground} is activity without a permit, but the case names permit {permit_number}.",
+                "use another ground.",
+            )
+        if g.get("needs_permit") and not permit_number:
+            bad(f"ground {ground} is about a permit's plan or conditions; the case names no permit.", "give --permit.")
+        return problems
+
+    def _open_case(
+        self,
+        ground: str,
+        on: date | None,
+        reasons: str | None,
+        permit_number: str | None,
+        site_layer: str | os.PathLike[str] | None,
+        site_id: str | None,
+        address: str | None,
+        site: shapely.Geometry | None,
+        who: str,
+    ) -> EnforcementCase:
+        """Write a checked case and its opening event in one transaction."""
+        assert on is not None
+        b = self.backend
+        now = now_utc()
+        ref = f"{Path(site_layer).name}#{site_id}" if site_layer is not None else None
+        with b.write() as cur:
+            if permit_number:
+                self._locked(cur, permit_number)
+            prefix = f"ENF-{on.year}-"
+            cur.execute(f"SELECT case_id FROM enforcement_cases WHERE case_id LIKE {b.ph}", (prefix + "%",))
+            taken = [int(r[0].rsplit("-", 1)[1]) for r in cur.fetchall() if r[0].rsplit("-", 1)[1].isdigit()]
+            case_id = f"{prefix}{max(taken, default=0) + 1:04d}"
+            cur.execute(
+                "INSERT INTO enforcement_cases (case_id, permit_number, site_address, site_ref, ground, opened_on, "
+                f"reasons, opened_by, opened_at, geom) VALUES ({', '.join([b.ph] * 9)}, {b.geom_param()})",
+                (
+                    case_id,
+                    permit_number or None,
+                    (address or "").strip() or None,
+                    ref,
+                    ground,
+                    b.dump("date", on),
+                    (reasons or "").strip(),
+                    who,
+                    b.dump("datetime", now),
+                    b.dump_geom(site),
+                ),
+            )
+            self._case_event(cur, case_id, "opened", on, who, now, detail=f"ground {ground}: {(reasons or '').strip()}")
+            if permit_number:
+                self._event(
+                    cur, permit_number, Event(now, who, "enforcement", None, None, on, None, f"case {case_id} opened")
+                )
+        return self.case(case_id)
+
+    def _screened_site(
+        self, path: str | os.PathLike[str], site_id: str | None
+    ) -> tuple[shapely.Geometry | None, list[tuple[str, str]]]:
+        """Read one site of a screening output; refuse it unless a permit is required there."""
+        import pyogrio
+
+        if not site_id:
+            return None, [("no site id is given.", "give --site-id.")]
+        try:
+            layers = [str(r[0]) for r in pyogrio.list_layers(path)]
+            layer = "screening" if "screening" in layers else layers[0]
+            frame = gpd.read_file(path, layer=layer)
+        except Exception as exc:  # pyogrio raises several kinds for a bad file
+            return None, [(f"cannot be read as a screening output: {exc}.", "give the file `esc-gis screen` wrote.")]
+        missing = [c for c in ("site_id", "permit") if c not in frame.columns]
+        if missing:
+            return None, [(f"has no {', '.join(missing)} column.", "give the file `esc-gis screen` wrote.")]
+        row = frame[frame["site_id"].astype(str) == str(site_id)]
+        if row.empty:
+            return None, [(f"has no site {site_id!r}.", "check the site id.")]
+        decision = str(row["permit"].iloc[0])
+        if decision != "required":
+            return None, [
+                (
+                    f"site {site_id} does not need a permit (screening: permit {decision}); "
+                    "a case for activity without a required permit cannot be opened on it.",
+                    "open the case on another ground by --address, or re-screen the site.",
+                )
+            ]
+        if frame.crs is None:
+            return None, [("has no CRS.", "give the file `esc-gis screen` wrote.")]
+        geom = _as_multi(self._to_registry_crs([row.geometry.iloc[0]], [frame.crs])[0])
+        # A site a permit already covers has a permit: the case is the permit's.
+        covering = [
+            p.permit_number for p in self.permits() if p.site is not None and p.site.intersection(geom).area > 0
+        ]
+        if covering:
+            return None, [
+                (
+                    f"site {site_id} lies on the site of permit {', '.join(covering)}.",
+                    "open the case on the permit (--permit).",
+                )
+            ]
+        return geom, []
+
+    def _case_event(
+        self,
+        cur: Any,
+        case_id: str,
+        kind: str,
+        on: date,
+        who: str,
+        at: datetime,
+        *,
+        costs: float | None = None,
+        costs_from: str | None = None,
+        detail: str | None = None,
+    ) -> None:
+        b = self.backend
+        cur.execute(
+            "INSERT INTO enforcement_events (case_id, at, who, kind, on_date, costs, costs_from, detail) "
+            f"VALUES ({', '.join([b.ph] * 8)})",
+            (case_id, b.dump("datetime", at), who, kind, b.dump("date", on), costs, costs_from, detail),
+        )
+
+    def case_action(
+        self,
+        case_id: str,
+        kind: str,
+        *,
+        on: date | None,
+        who: str | None = None,
+        reasons: str | None = None,
+        costs: float | None = None,
+        costs_from: str | None = None,
+    ) -> EnforcementCase:
+        """Record an event of a case: stop-work order, notice of intent, costs, referral, retraction, closing.
+
+        On a permitted site a stop-work order moves the permit to ``stop_work`` and a
+        retraction moves it back to the state before, with the written reasons the life
+        cycle requires, in the same transaction.
+
+        Raises
+        ------
+        ValidationError
+            With every problem at once; nothing is written then.
+        RegistryError
+            If there is no such case.
+        """
+        who = _who(who)
+        case = self.case(case_id)
+        messages = check_action(case, kind, on, costs=costs, costs_from=costs_from, today=date.today())
+        needs = self.written_reasons
+        move = {"stop_work": "stop_work", "retraction": "retraction"}.get(kind)
+        permit = self.get(case.permit_number) if case.permit_number and move else None
+        if move and move in needs and not (reasons or "").strip():
+            messages.append(f"a {kind.replace('_', '-')} needs written reasons ({needs[move]}).")
+        if permit is not None:
+            try:
+                if kind == "stop_work":
+                    check_transition(permit.status, "stop_work", reasons=reasons or "-", needs=needs)
+                else:
+                    check_back(permit.status, "retraction", permit.previous_status, reasons=reasons or "-", needs=needs)
+            except IllegalTransitionError as exc:
+                messages.append(f"permit {permit.permit_number}: {exc}")
+        if messages:
+            raise ValidationError(
+                [Problem(case_id, None, m, "see the case with `esc-gis permits case`.") for m in messages]
+            )
+        assert on is not None
+        now = now_utc()
+        text = (reasons or "").strip() or None
+        with self.backend.write() as cur:
+            if permit is not None:
+                p = self._locked(cur, permit.permit_number)
+                if kind == "stop_work":
+                    to = "stop_work"
+                    check_transition(p.status, to, reasons=text, needs=needs)
+                    self._check_order(p, on, to)
+                    ev = "transition"
+                else:
+                    to = check_back(p.status, "retraction", p.previous_status, reasons=text, needs=needs)
+                    self._check_order(p, on, to)
+                    ev = "retraction"
+                self._set(cur, p.permit_number, {"status": to})
+                self._event(
+                    cur, p.permit_number, Event(now, who, ev, p.status, to, on, None, f"case {case_id}: {text}")
+                )
+            self._case_event(cur, case_id, kind, on, who, now, costs=costs, costs_from=costs_from, detail=text)
+        return self.case(case_id)
+
+    def case(self, case_id: str) -> EnforcementCase:
+        """Return one enforcement case with its events.
+
+        Raises
+        ------
+        RegistryError
+            If there is no such case.
+        """
+        found = self.cases(case_id=case_id)
+        if not found:
+            msg = f"There is no enforcement case {case_id!r} in the registry (`esc-gis permits cases` lists them)."
+            raise RegistryError(msg)
+        return found[0]
+
+    def cases(self, *, case_id: str | None = None, permit_number: str | None = None) -> list[EnforcementCase]:
+        """Return the enforcement cases (all, one, or a permit's), oldest first, with their events."""
+        b = self.backend
+        where: str = ""
+        params: tuple[str, ...] = ()
+        if case_id is not None:
+            where, params = f"WHERE case_id = {b.ph}", (case_id,)
+        elif permit_number is not None:
+            where, params = f"WHERE permit_number = {b.ph}", (permit_number,)
+        with b.read() as cur:
+            cur.execute(
+                "SELECT case_id, permit_number, site_address, site_ref, ground, opened_on, reasons, opened_by, "
+                f"{b.geom_column('geom', 'site')} FROM enforcement_cases {where} ORDER BY fid",
+                params,
+            )
+            found = list(rows(cur))
+            cur.execute(
+                "SELECT id, case_id, kind, on_date, who, at, costs, costs_from, detail FROM enforcement_events "
+                "WHERE kind <> 'opened' ORDER BY id"
+            )
+            events: dict[str, list[CaseEvent]] = {}
+            for r in rows(cur):
+                events.setdefault(r["case_id"], []).append(
+                    CaseEvent(
+                        int(r["id"]),
+                        r["kind"],
+                        b.load("date", r["on_date"]),
+                        r["who"],
+                        b.load("datetime", r["at"]),
+                        None if r["costs"] is None else float(r["costs"]),
+                        r["costs_from"],
+                        r["detail"],
+                    )
+                )
+        return [
+            EnforcementCase(
+                r["case_id"],
+                r["permit_number"],
+                r["site_address"],
+                r["site_ref"],
+                r["ground"],
+                b.load("date", r["opened_on"]),
+                r["reasons"],
+                r["opened_by"],
+                b.load_geom(r["site"]),
+                tuple(events.get(r["case_id"], ())),
+            )
+            for r in found
+        ]

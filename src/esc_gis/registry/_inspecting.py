@@ -1,0 +1,188 @@
+"""Inspections: inspection reports with deficiencies and photos, and the repairs that close them."""
+
+from __future__ import annotations
+
+__all__ = ["Inspecting"]
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from esc_gis.errors import (
+    Problem,
+    RegistryError,
+    ValidationError,
+)
+from esc_gis.registry._core import (
+    RegistryBase,
+    _who,
+)
+from esc_gis.registry.backend import now_utc
+from esc_gis.registry.inspections import InspectionReport, check_report
+from esc_gis.registry.records import Event, Inspection, Permit, Photo
+
+
+class Inspecting(RegistryBase):
+    """Inspection records: :meth:`inspect`, :meth:`repaired`, :meth:`photo`."""
+
+    def inspect(self, permit_number: str, report: InspectionReport, *, who: str | None = None) -> Inspection:
+        """Record a site inspection report, its deficiencies (each opens a repair) and photos (§ 540-8E(6)).
+
+        Everything is checked first (the permit, the time, the names, every photo) and written
+        in one transaction with an ``inspection`` event in the history, which the weekly
+        inspection deadline counts like ``update(inspected_on=...)``. Deficiencies of earlier
+        inspections named in ``report.repaired`` are closed as of this inspection.
+
+        Returns
+        -------
+        Inspection
+            The report as stored, with its number and its deficiencies' numbers.
+
+        Raises
+        ------
+        ValidationError
+            With every problem at once (no such permit, work not started, a time in the
+            future or before the start, an empty name or assessment, a photo missing or not
+            an image, a point off the site, a deficiency to close that is not open); nothing
+            is written then.
+        """
+        who = _who(who)
+        b = self.backend
+        with b.read() as cur:
+            found = self._select(cur, f"WHERE p.permit_number = {b.ph}", (permit_number,))
+        problems, photos = check_report(report, found[0] if found else None, permit_number, now=now_utc())
+        if problems:
+            raise ValidationError(problems)
+        at = report.inspected_at
+        assert at is not None  # checked
+        now = now_utc()
+        with b.write() as cur:
+            self._locked(cur, permit_number)
+            cur.execute(
+                "INSERT INTO inspections (permit_number, inspected_at, inspector, assessment, work_done, phase, "
+                f"recorded_by, recorded_at, geom) VALUES ({', '.join([b.ph] * 8)}, {b.geom_param()}) RETURNING fid",
+                (
+                    permit_number,
+                    b.dump("datetime", at),
+                    report.inspector.strip(),
+                    report.assessment.strip(),
+                    (report.work_done or "").strip() or None,
+                    (report.phase or "").strip() or None,
+                    who,
+                    b.dump("datetime", now),
+                    b.dump_geom(report.location),
+                ),
+            )
+            fid = int(cur.fetchone()[0])
+            if report.deficiencies:
+                cur.executemany(
+                    "INSERT INTO deficiencies (inspection_id, permit_number, description, notified_at) "
+                    f"VALUES ({', '.join([b.ph] * 4)})",
+                    [
+                        (fid, permit_number, text.strip(), b.dump("datetime", report.notified_at))
+                        for text in report.deficiencies
+                    ],
+                )
+            if photos:
+                cur.executemany(
+                    "INSERT INTO inspection_photos (inspection_id, filename, content_type, sha256, size_bytes, data) "
+                    f"VALUES ({', '.join([b.ph] * 6)})",
+                    [(fid, f.filename, f.content_type, f.sha256, f.size_bytes, f.data) for f in photos],
+                )
+            self._insert_repairs(cur, permit_number, report.repaired, at, fid, None, who, now)
+            detail = (
+                f"inspection report #{fid} by {report.inspector.strip()}: {len(report.deficiencies)} deficiency(ies), "
+                f"{len(photos)} photo(s)"
+                + (f"; repaired {', '.join(f'#{i}' for i in report.repaired)}" if report.repaired else "")
+            )
+            self._event(
+                cur, permit_number, Event(now, who, "inspection", None, None, at.astimezone().date(), None, detail)
+            )
+            self._set(cur, permit_number, {})
+        return next(r for r in self.get(permit_number).reports if r.id == fid)
+
+    def repaired(
+        self,
+        permit_number: str,
+        deficiencies: Sequence[int],
+        *,
+        on: datetime,
+        who: str | None = None,
+        detail: str | None = None,
+    ) -> Permit:
+        """Record that deficiencies were repaired (the BMPs repaired or replaced) at ``on``: their repairs close.
+
+        Raises
+        ------
+        PermitNotFoundError
+        ValidationError
+            If no deficiency is given, one is not this permit's, already repaired, found
+            after ``on``, or ``on`` is in the future; nothing is written then.
+        """
+        who = _who(who)
+        now = now_utc()
+        problems = []
+        if not deficiencies:
+            problems.append(Problem(permit_number, None, "no deficiency is named.", "give --deficiency ID."))
+        if on > now + timedelta(minutes=5):
+            problems.append(Problem(permit_number, None, f"the repair time {on} is in the future.", "give when."))
+        with self.backend.write() as cur:
+            p = self._locked(cur, permit_number)
+            from esc_gis.registry.inspections import _repaired_problems
+
+            probe = InspectionReport(on, "-", "-", repaired=deficiencies)
+            problems += _repaired_problems(probe, p, permit_number)
+            if problems:
+                raise ValidationError(problems)
+            self._insert_repairs(cur, permit_number, deficiencies, on, None, detail, who, now)
+            text = f"repaired {', '.join(f'#{i}' for i in deficiencies)}" + (f": {detail}" if detail else "")
+            self._event(cur, permit_number, Event(now, who, "repair", None, None, on.astimezone().date(), None, text))
+            self._set(cur, permit_number, {})
+        return self.get(permit_number)
+
+    def _insert_repairs(
+        self,
+        cur: Any,
+        number: str,
+        ids: Sequence[int],
+        at: datetime,
+        inspection: int | None,
+        detail: str | None,
+        who: str,
+        now: datetime,
+    ) -> None:
+        if not ids:
+            return
+        b = self.backend
+        cur.executemany(
+            "INSERT INTO repairs (deficiency_id, permit_number, repaired_at, inspection_id, detail, recorded_by, "
+            f"recorded_at) VALUES ({', '.join([b.ph] * 7)})",
+            [(int(i), number, b.dump("datetime", at), inspection, detail, who, b.dump("datetime", now)) for i in ids],
+        )
+
+    def photo(self, photo_id: int) -> Photo:
+        """Return one inspection photo with its bytes.
+
+        Raises
+        ------
+        RegistryError
+            If there is no such photo, or its bytes no longer match the SHA-256 recorded.
+        """
+        import hashlib
+
+        b = self.backend
+        with b.read() as cur:
+            cur.execute(
+                "SELECT id, inspection_id, filename, content_type, sha256, size_bytes, data "
+                f"FROM inspection_photos WHERE id = {b.ph}",
+                (int(photo_id),),
+            )
+            row = cur.fetchone()
+        if row is None:
+            msg = f"There is no inspection photo #{photo_id} in the registry."
+            raise RegistryError(msg)
+        data = b.load("blob", row[6])
+        if hashlib.sha256(data).hexdigest() != row[4]:
+            msg = f"Inspection photo #{photo_id} ({row[2]}) does not match its recorded SHA-256: restore a backup."
+            raise RegistryError(msg)
+        return Photo(int(row[0]), int(row[1]), row[2], row[3], row[4], int(row[5]), data)

@@ -1,0 +1,377 @@
+"""Intake: applications and imported layers, checked, measured, numbered and inserted.
+
+Every application is checked in full, then measured with the screening engine (this module is
+the registry's adapter to :func:`esc_gis.screening.screen`), numbered, and inserted in one
+transaction.
+"""
+
+from __future__ import annotations
+
+__all__ = ["Intake"]
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any
+
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+import shapely
+
+from esc_gis.errors import (
+    Problem,
+    ValidationError,
+)
+from esc_gis.registry._core import (
+    _DECIDED,
+    _KINDS,
+    _MEASURED,
+    _PERMIT_FIELDS,
+    EXEMPT_ACTIVITY,
+    ISSUED,
+    RegistryBase,
+    _as_multi,
+    _who,
+)
+from esc_gis.registry._numbering import assign_numbers, taken_numbers
+from esc_gis.registry.backend import now_utc
+from esc_gis.registry.lifecycle import STATES
+from esc_gis.registry.records import Application, Event, Permit
+
+
+class Intake(RegistryBase):
+    """Adding permits: :meth:`add`, :meth:`add_many`, :meth:`import_frame`."""
+
+    def add(self, application: Application, *, who: str | None = None) -> str:
+        """Add one application; return its permit number.
+
+        Raises
+        ------
+        ValidationError
+            With every problem in the application (dates, parties, geometry, a site outside
+            the Village, a number already taken).
+        """
+        return self.add_many([application], who=who)[0]
+
+    def add_many(
+        self,
+        applications: Sequence[Application],
+        *,
+        who: str | None = None,
+        source: str = "application",
+        kind: str = "received",
+        prior: Sequence[Problem] = (),
+    ) -> list[str]:
+        """Add applications in one transaction: all of them, or, on any problem, none.
+
+        Returns
+        -------
+        list of str
+            The permit numbers, in input order.
+
+        Raises
+        ------
+        ValidationError
+            With every problem in every application, each naming its row (1-based),
+            together with ``prior`` problems (found while reading the rows).
+        """
+        who = _who(who)
+        problems, drawn = self._check_applications(applications, source)
+        problems = [*(prior or []), *problems]
+        # Measured even when other fields are bad, so one run reports every problem.
+        measured = self._measure(applications, source, problems) if drawn else []
+        if problems:
+            raise ValidationError(problems)
+        now = now_utc()
+        with self.backend.write() as cur:
+            taken = taken_numbers(cur, self.backend, [a.permit_number for a in applications if a.permit_number])
+            if taken:
+                raise ValidationError(
+                    [
+                        Problem(
+                            source,
+                            i + 1,
+                            f"permit number {a.permit_number!r} is already taken.",
+                            "leave the number empty to have one assigned, or give a new one.",
+                        )
+                        for i, a in enumerate(applications)
+                        if a.permit_number in taken
+                    ]
+                )
+            numbers = assign_numbers(cur, self.backend, self.profile, applications)
+            self._insert(cur, numbers, applications, measured, who, now, kind)
+        return numbers
+
+    def _check_fields(self, a: Application, bad: Callable[..., None]) -> None:
+        """Check one application's status, dates and parties."""
+        if a.received_on is None:
+            bad("received_on is empty.", "give the day the application came in (YYYY-MM-DD).")
+        if not (a.site_address or "").strip():
+            bad("site_address is empty.", "give the street address of the site.")
+        if a.status not in STATES:
+            bad(f"status {a.status!r} is not a permit state.", f"use one of {', '.join(STATES)}.")
+        elif a.status in ISSUED and a.issued_on is None:
+            bad(f"a permit in {a.status} needs issued_on.", "give the date the permit was issued (YYYY-MM-DD).")
+        if a.issued_on and a.received_on and a.issued_on < a.received_on:
+            bad(f"issued_on {a.issued_on} is before received_on {a.received_on}.", "check both dates.")
+        if a.building_permit_expires and a.received_on and a.building_permit_expires < a.received_on:
+            bad(
+                f"building_permit_expires {a.building_permit_expires} is before received_on {a.received_on}.",
+                "check both dates.",
+            )
+        if a.started_at and a.issued_on and a.started_at.date() < a.issued_on:
+            f = self.profile.finding("work_before_permit", started=a.started_at.date(), issued=a.issued_on)
+            bad(f"{f.message} ({f.section})", "check both dates.")
+        if a.status in ("active", "extended", "stop_work") and a.started_at is None:
+            bad(f"a permit in {a.status} needs started_at.", "give when land disturbance began.")
+        for party in a.parties:
+            for message, fix in party.problems():
+                bad(message, fix)
+
+    def _check_applications(self, apps: Sequence[Application], source: str) -> tuple[list[Problem], bool]:
+        """Check every application; return the problems, and whether every geometry can be measured."""
+        problems: list[Problem] = []
+        drawn = True
+        seen: dict[str, int] = {}
+        for i, a in enumerate(apps, start=1):
+
+            def bad(message: str, fix: str, row: int = i, site: str | None = a.permit_number) -> None:
+                problems.append(Problem(source, row, message, fix, site))
+
+            self._check_fields(a, bad)
+            drawn = _check_geometry(a, bad) and drawn
+            if a.permit_number:
+                if a.permit_number in seen:
+                    bad(
+                        f"permit number {a.permit_number!r} is also on row {seen[a.permit_number]}.",
+                        "give each permit its own number.",
+                    )
+                seen.setdefault(a.permit_number, i)
+        return problems, drawn
+
+    def _measure(self, apps: Sequence[Application], source: str, problems: list[Problem]) -> list[dict[str, Any]]:
+        """Measure every application with the screening engine (in the registry's CRS).
+
+        A site on a common plan (``plan_id``) is screened together with the registry's other
+        permits on that plan, so it is decided on the plan's total disturbance, as screening
+        decides (§ 540-5 CONSTRUCTION SITE). Agricultural-activity area is exempt
+        (§ 540-4A(2)) and never counts toward a plan's total: such sites are screened without
+        their plan. The plan members' new decisions come back under ``"members"`` (first
+        row's dict) for :meth:`_insert` to record.
+        """
+        from esc_gis.screening import screen
+
+        n = len(apps)
+        site = self._to_registry_crs([a.site for a in apps], [a.crs for a in apps])
+        has = np.array([a.disturbed is not None for a in apps], dtype=bool)
+        limits = self._to_registry_crs(
+            [a.disturbed for a in apps if a.disturbed is not None], [a.crs for a in apps if a.disturbed is not None]
+        )
+        plans = sorted({a.plan_id for a in apps if a.plan_id})
+        members = self._plan_members(plans)
+        ids = np.array([f"r{i}" for i in range(n)] + [f"e{k}" for k in range(len(members))], dtype=object)
+        activity = [a.activity or "construction" for a in apps] + [m.activity or "construction" for m in members]
+        plan_ids = [a.plan_id for a in apps] + [m.plan_id for m in members]
+        counted = [
+            p if str(act).strip().lower() != EXEMPT_ACTIVITY else None
+            for p, act in zip(plan_ids, activity, strict=True)
+        ]
+        geoms = np.concatenate([site, np.array([m.site for m in members], dtype=object)])
+        sites = gpd.GeoDataFrame(
+            {"site_id": ids, "plan_id": pd.Series(counted, dtype=object), "activity": activity},
+            geometry=geoms,
+            crs=self.crs,
+        )
+        # Screening reads a site missing from a disturbed-limits layer as undisturbed (0 sq ft).
+        # A permit without disturbed limits is decided on its whole site (as `permits add`
+        # without --disturbed is), so once any site has limits, the others' sites stand in.
+        d_geoms = np.array(geoms, dtype=object)
+        d_geoms[:n][has] = limits
+        m_has = np.array([m.disturbed is not None for m in members], dtype=bool)
+        d_geoms[n:][m_has] = [m.disturbed for m in members if m.disturbed is not None]
+        any_limits = bool(has.any() or m_has.any())
+        disturbed = gpd.GeoDataFrame({"site_id": ids}, geometry=d_geoms, crs=self.crs) if any_limits else None
+        try:
+            out = screen(sites, disturbed=disturbed, layers=self.layers, profile=self.profile)
+        except ValidationError as exc:
+            problems.extend(
+                Problem(
+                    source, int(p.site_id[1:]) + 1 if p.site_id and p.site_id[:1] == "r" else p.row, p.message, p.fix
+                )
+                for p in exc.problems
+            )
+            return []
+        outside = np.flatnonzero(out["jurisdiction"].to_numpy()[:n] == "outside")
+        f = self.profile.finding("registry_outside_jurisdiction")
+        problems.extend(
+            Problem(source, int(i) + 1, f"{f.message} ({f.section})", "check the site's location and CRS.")
+            for i in outside
+        )
+        site_multi = [_as_multi(g) for g in site]
+        dist_multi: list[Any] = [None] * n
+        for i, g in zip(np.flatnonzero(has), limits, strict=True):
+            dist_multi[i] = _as_multi(g)
+        site_sqft = np.asarray(_area_sqft(gpd.GeoSeries(site, crs=self.crs)))
+        rows_ = list(out.itertuples(index=False))
+        measured = [
+            {
+                "site": site_multi[i],
+                "disturbed": dist_multi[i],
+                "site_sqft": float(site_sqft[i]),
+                "plan_id": apps[i].plan_id,
+                "activity": str(r.activity),
+                **_decision(r),
+            }
+            for i, r in enumerate(rows_[:n])
+        ]
+        if measured:
+            measured[0]["members"] = [(m, _decision(r)) for m, r in zip(members, rows_[n:], strict=True)]
+        return measured
+
+    def _plan_members(self, plans: Sequence[str]) -> list[Permit]:
+        """Return the registry's permits on any of ``plans`` (common plans of development or sale)."""
+        if not plans:
+            return []
+        with self.backend.read() as cur:
+            ph = ", ".join([self.backend.ph] * len(plans))
+            return self._select(cur, f"WHERE p.plan_id IN ({ph})", plans)
+
+    def import_frame(
+        self, frame: gpd.GeoDataFrame, *, source: str, disturbed: gpd.GeoDataFrame | None = None, who: str | None = None
+    ) -> list[str]:
+        """Import a layer of permits (:mod:`esc_gis.registry.imports`) in one transaction.
+
+        Raises
+        ------
+        ValidationError
+            With every bad row of the layer; nothing is imported then.
+        """
+        from esc_gis.registry.imports import applications_from_frame
+
+        apps, problems = applications_from_frame(frame, source=source, disturbed=disturbed)
+        if not apps:
+            raise ValidationError(problems or [Problem(source, None, "has no rows.", "export the permits again.")])
+        return self.add_many(apps, who=who, source=source, kind="imported", prior=problems)
+
+    def _insert(
+        self,
+        cur: Any,
+        numbers: Sequence[str],
+        apps: Sequence[Application],
+        measured: Sequence[dict[str, Any]],
+        who: str,
+        now: datetime,
+        kind: str,
+    ) -> None:
+        """Insert the permits, their limits, parties and first event: one batched statement per table."""
+        b = self.backend
+        permits, limits, parties, events = [], [], [], []
+        for number, app, m in zip(numbers, apps, measured, strict=True):
+            record: dict[str, Any] = dict.fromkeys(_PERMIT_FIELDS)
+            record.update(
+                permit_number=number,
+                parcel_id=app.parcel_id,
+                site_address=app.site_address.strip(),
+                legal_description=app.legal_description,
+                status=app.status,
+                received_on=app.received_on,
+                building_permit_expires=app.building_permit_expires,
+                issued_on=app.issued_on,
+                started_at=app.started_at,
+                start_notice_at=app.start_notice_at,
+                updated_at=now,
+                plan_id=m["plan_id"],
+                activity=m["activity"],
+                **{k: m[k] for k in _MEASURED},
+            )
+            if app.issued_on is not None and app.status in ISSUED:
+                record["decided_on"] = app.issued_on
+                record["expires_on"] = self._expiry(app.issued_on, app.building_permit_expires, [])
+            permits.append((*(b.dump(_KINDS[c], v) for c, v in record.items()), b.dump_geom(m["site"])))
+            if m["disturbed"] is not None:
+                limits.append((number, b.dump_geom(m["disturbed"])))
+            parties += [
+                (number, p.role, p.name.strip(), p.organization, p.phone, p.email, p.address) for p in app.parties
+            ]
+            plan = f", {m['plan_disturbed_sqft']:,.0f} sq ft over common plan {app.plan_id}" if app.plan_id else ""
+            detail = (
+                f"{m['disturbed_sqft']:,.0f} sq ft disturbed{plan} (measured"
+                f"{'' if m['disturbed'] is not None else ' on the whole site: no disturbed limits given'}); "
+                f"screening: permit {m['permit_decision']}"
+            )
+            events.append(
+                self._event_row(number, Event(now, who, kind, None, app.status, app.received_on, None, detail))
+            )
+        cols = ", ".join(f'"{c}"' for c in _PERMIT_FIELDS)
+        vals = ", ".join([b.ph] * len(_PERMIT_FIELDS))
+        # executemany: one round trip per table on PostGIS (psycopg pipelines it), one statement in SQLite.
+        cur.executemany(f'INSERT INTO permits ({cols}, "geom") VALUES ({vals}, {b.geom_param()})', permits)
+        if limits:
+            cur.executemany(
+                f"INSERT INTO disturbed_limits (permit_number, geom) VALUES ({b.ph}, {b.geom_param()})", limits
+            )
+        if parties:
+            cur.executemany(
+                "INSERT INTO parties (permit_number, role, name, organization, phone, email, address) "
+                f"VALUES ({', '.join([b.ph] * 7)})",
+                parties,
+            )
+        cur.executemany(self._event_sql(), events)
+        self._redecide_members(cur, measured[0].get("members", []) if measured else [], who, now)
+
+    def _redecide_members(
+        self, cur: Any, members: Sequence[tuple[Permit, dict[str, Any]]], who: str, now: datetime
+    ) -> None:
+        """Record the new plan total (and decision, if it changed) on the plan's permits already in the registry."""
+        for p, d in members:
+            changes = {k: d[k] for k in _DECIDED if getattr(p, k) != d[k]}
+            if not changes:
+                continue
+            self._set(cur, p.permit_number, changes)
+            was = f" (was {p.permit_decision})" if p.permit_decision != d["permit_decision"] else ""
+            detail = (
+                f"common plan {p.plan_id}: {d['plan_disturbed_sqft']:,.0f} sq ft disturbed over the plan "
+                f"(measured); screening: permit {d['permit_decision']}{was}"
+            )
+            self._event(cur, p.permit_number, Event(now, who, "remeasured", None, None, None, None, detail))
+
+
+def _decision(r: Any) -> dict[str, Any]:
+    """Return the measured area and decision of one screened row, as the registry stores them."""
+    return {
+        "disturbed_sqft": float(r.disturbed_sqft),
+        "plan_disturbed_sqft": float(r.plan_disturbed_sqft),
+        "permit_decision": str(r.permit),
+        "standards": str(r.standards),
+        "sediment_standard": bool(r.sediment_standard),
+    }
+
+
+def _area_sqft(s: gpd.GeoSeries) -> np.ndarray:
+    from esc_gis.measure import area_sqft
+
+    return np.asarray(area_sqft(s.to_numpy(), s.crs))
+
+
+def _check_geometry(a: Application, bad: Callable[..., None]) -> bool:
+    """Check one application's site and disturbed limits; return whether they can be measured."""
+    drawn = True
+    for name, g in (("site", a.site), ("disturbed", a.disturbed)):
+        if g is None and name == "disturbed":
+            continue
+        if g is None or g.is_empty:
+            bad(f"the {name} geometry is empty.", "draw the site boundary.")
+        elif shapely.get_type_id(g) not in (3, 6):
+            bad(f"the {name} geometry is a {g.geom_type}, not a polygon.", "give polygons.")
+        elif not g.is_valid:
+            bad(
+                f"the {name} geometry is invalid ({shapely.is_valid_reason(g)}).",
+                "repair it (QGIS: Fix geometries; or shapely.make_valid).",
+            )
+        else:
+            continue
+        drawn = False
+    if a.crs is None:
+        bad("the geometry has no CRS.", "give the CRS it was drawn in, e.g. EPSG:7594.")
+        drawn = False
+    return drawn

@@ -1,0 +1,271 @@
+"""Fees with their receipts, and financial guarantees with their draws and releases."""
+
+from __future__ import annotations
+
+__all__ = ["Money"]
+
+from datetime import date
+
+from esc_gis.errors import (
+    RegistryError,
+)
+from esc_gis.registry._core import (
+    RegistryBase,
+    _who,
+)
+from esc_gis.registry.backend import now_utc, rows
+from esc_gis.registry.fees import (
+    Fee,
+    FeeSchedule,
+    Guarantee,
+    GuaranteeEvent,
+    check_fee,
+    check_guarantee,
+    check_guarantee_event,
+)
+from esc_gis.registry.fees import problems as fee_problems
+from esc_gis.registry.records import Event
+
+
+class Money(RegistryBase):
+    """Fees and guarantees.
+
+    :meth:`record_fee`, :meth:`fees`, :meth:`add_guarantee`, :meth:`guarantee_event`, :meth:`guarantees`.
+    """
+
+    def record_fee(
+        self,
+        permit_number: str,
+        *,
+        kind: str,
+        amount: float,
+        paid_on: date | None,
+        receipt: str,
+        schedule: FeeSchedule | None = None,
+        who: str | None = None,
+    ) -> Fee:
+        """Record a fee paid (§ 540-8B), with its receipt, and a history event, in one transaction.
+
+        With ``schedule`` (the office's fee schedule set by resolution, § 540-10) the kind must
+        be one it lists and the amount the one it sets.
+
+        Raises
+        ------
+        PermitNotFoundError
+        ValidationError
+            With every problem at once (no date, a date in the future, no receipt, a receipt
+            already recorded, a kind or amount the schedule does not set); nothing is written then.
+        """
+        who = _who(who)
+        self.get(permit_number)
+        messages = check_fee(kind, amount, paid_on, receipt, schedule)
+        if receipt.strip() and any(f.receipt == receipt.strip() for f in self.fees()):
+            messages.append(f"receipt {receipt!r} is already recorded.")
+        if messages:
+            raise fee_problems(permit_number, messages, "correct the fee and record it again (`permits fee`).")
+        assert paid_on is not None
+        b = self.backend
+        now = now_utc()
+        resolution = f"{schedule.resolution} ({schedule.adopted_on})" if schedule else None
+        with b.write() as cur:
+            self._locked(cur, permit_number)
+            cur.execute(
+                "INSERT INTO fees (permit_number, kind, amount, paid_on, receipt, schedule_resolution, recorded_by, "
+                f"recorded_at) VALUES ({', '.join([b.ph] * 8)})",
+                (
+                    permit_number,
+                    kind,
+                    float(amount),
+                    b.dump("date", paid_on),
+                    receipt.strip(),
+                    resolution,
+                    who,
+                    b.dump("datetime", now),
+                ),
+            )
+            detail = f"{kind} fee {amount:,.2f}, receipt {receipt.strip()}" + (
+                f"; schedule {resolution}" if resolution else ""
+            )
+            self._event(cur, permit_number, Event(now, who, "fee", None, None, paid_on, None, detail))
+        return next(f for f in self.fees(permit_number) if f.receipt == receipt.strip())
+
+    def fees(self, permit_number: str | None = None) -> list[Fee]:
+        """Return the fees recorded (all, or a permit's), oldest first."""
+        b = self.backend
+        where, params = (f"WHERE permit_number = {b.ph}", (permit_number,)) if permit_number else ("", ())
+        with b.read() as cur:
+            cur.execute(
+                "SELECT id, permit_number, kind, amount, paid_on, receipt, schedule_resolution, recorded_by, "
+                f"recorded_at FROM fees {where} ORDER BY id",
+                params,
+            )
+            return [
+                Fee(
+                    int(r["id"]),
+                    r["permit_number"],
+                    r["kind"],
+                    float(r["amount"]),
+                    b.load("date", r["paid_on"]),
+                    r["receipt"],
+                    r["schedule_resolution"],
+                    r["recorded_by"],
+                    b.load("datetime", r["recorded_at"]),
+                )
+                for r in rows(cur)
+            ]
+
+    def add_guarantee(
+        self,
+        permit_number: str,
+        *,
+        type: str,
+        amount: float,
+        received_on: date | None,
+        expires_on: date | None = None,
+        who: str | None = None,
+    ) -> Guarantee:
+        """Record a financial guarantee received (§ 540-8D) and a history event, in one transaction.
+
+        Raises
+        ------
+        PermitNotFoundError
+        ValidationError
+            With every problem at once (unknown type, amount not above 0, a letter of credit
+            without an expiry or another type with one); nothing is written then.
+        """
+        who = _who(who)
+        self.get(permit_number)
+        messages = check_guarantee(type, amount, received_on, expires_on)
+        if messages:
+            raise fee_problems(permit_number, messages, "correct the guarantee and record it again.")
+        assert received_on is not None
+        b = self.backend
+        now = now_utc()
+        with b.write() as cur:
+            self._locked(cur, permit_number)
+            cur.execute(
+                "INSERT INTO guarantees (permit_number, type, amount, received_on, expires_on, recorded_by, "
+                f"recorded_at) VALUES ({', '.join([b.ph] * 7)})",
+                (
+                    permit_number,
+                    type,
+                    float(amount),
+                    b.dump("date", received_on),
+                    b.dump("date", expires_on),
+                    who,
+                    b.dump("datetime", now),
+                ),
+            )
+            until = f", expires {expires_on}" if expires_on else ""
+            detail = f"guarantee received: {type.replace('_', ' ')} {amount:,.2f}{until}"
+            self._event(cur, permit_number, Event(now, who, "guarantee", None, None, received_on, None, detail))
+        return self.guarantees(permit_number)[-1]
+
+    def guarantee_event(
+        self,
+        guarantee_id: int,
+        kind: str,
+        *,
+        on: date | None,
+        amount: float | None = None,
+        reason: str | None = None,
+        stage: str | None = None,
+        engineer: str | None = None,
+        who: str | None = None,
+    ) -> Guarantee:
+        """Record a draw, a partial prorated release or the final release of a guarantee (§ 540-8D(1)).
+
+        The final release releases what is left; it needs the licensed engineer whose
+        as-built plans were submitted. A history event goes with it in the same transaction.
+
+        Raises
+        ------
+        RegistryError
+            If there is no such guarantee.
+        ValidationError
+            With every problem at once; nothing is written then.
+        """
+        who = _who(who)
+        found = [g for g in self.guarantees() if g.id == guarantee_id]
+        if not found:
+            msg = f"There is no guarantee #{guarantee_id} in the registry; see `esc-gis permits guarantees`."
+            raise RegistryError(msg)
+        g = found[0]
+        messages = check_guarantee_event(g, kind, on, amount=amount, reason=reason, stage=stage, engineer=engineer)
+        if messages:
+            raise fee_problems(f"guarantee #{guarantee_id}", messages, "see `esc-gis permits guarantees`.")
+        assert on is not None
+        if kind == "final_release":
+            amount = g.balance
+        b = self.backend
+        now = now_utc()
+        with b.write() as cur:
+            self._locked(cur, g.permit_number)
+            cur.execute(
+                "INSERT INTO guarantee_events (guarantee_id, permit_number, kind, on_date, amount, reason, stage, "
+                f"engineer, recorded_by, recorded_at) VALUES ({', '.join([b.ph] * 10)})",
+                (
+                    guarantee_id,
+                    g.permit_number,
+                    kind,
+                    b.dump("date", on),
+                    amount,
+                    reason,
+                    stage,
+                    engineer,
+                    who,
+                    b.dump("datetime", now),
+                ),
+            )
+            why = {
+                "draw": f"for {reason}",
+                "release": f"stage {stage}",
+                "final_release": f"as-built plans by {engineer}",
+            }
+            detail = f"guarantee #{guarantee_id} {kind.replace('_', ' ')} {amount or 0:,.2f}: {why[kind]}"
+            self._event(cur, g.permit_number, Event(now, who, f"guarantee_{kind}", None, None, on, None, detail))
+        return next(x for x in self.guarantees() if x.id == guarantee_id)
+
+    def guarantees(self, permit_number: str | None = None) -> list[Guarantee]:
+        """Return the guarantees (all, or a permit's), oldest first, with their events."""
+        b = self.backend
+        where, params = (f"WHERE permit_number = {b.ph}", (permit_number,)) if permit_number else ("", ())
+        with b.read() as cur:
+            cur.execute(
+                "SELECT id, guarantee_id, kind, on_date, amount, reason, stage, engineer, recorded_by, recorded_at "
+                "FROM guarantee_events ORDER BY id"
+            )
+            events: dict[int, list[GuaranteeEvent]] = {}
+            for r in rows(cur):
+                events.setdefault(int(r["guarantee_id"]), []).append(
+                    GuaranteeEvent(
+                        int(r["id"]),
+                        r["kind"],
+                        b.load("date", r["on_date"]),
+                        None if r["amount"] is None else float(r["amount"]),
+                        r["reason"],
+                        r["stage"],
+                        r["engineer"],
+                        r["recorded_by"],
+                        b.load("datetime", r["recorded_at"]),
+                    )
+                )
+            cur.execute(
+                "SELECT id, permit_number, type, amount, received_on, expires_on, recorded_by, recorded_at "
+                f"FROM guarantees {where} ORDER BY id",
+                params,
+            )
+            return [
+                Guarantee(
+                    int(r["id"]),
+                    r["permit_number"],
+                    r["type"],
+                    float(r["amount"]),
+                    b.load("date", r["received_on"]),
+                    b.load("date", r["expires_on"]),
+                    r["recorded_by"],
+                    b.load("datetime", r["recorded_at"]),
+                    tuple(events.get(int(r["id"]), ())),
+                )
+                for r in rows(cur)
+            ]

@@ -1,0 +1,314 @@
+"""Moves: a permit through its life cycle, its extensions and its updates.
+
+Transitions, retractions, reinstatements, extensions and field and date updates each append
+their history event in the same transaction.
+"""
+
+from __future__ import annotations
+
+__all__ = ["Moves"]
+
+from datetime import date, datetime, time, timezone
+from typing import Any
+
+from esc_gis.errors import (
+    IllegalTransitionError,
+    Problem,
+    ValidationError,
+)
+from esc_gis.registry._core import (
+    UPDATABLE,
+    RegistryBase,
+    _who,
+)
+from esc_gis.registry.backend import now_utc
+from esc_gis.registry.deadlines import decision_due
+from esc_gis.registry.fees import (
+    APPLICATION_FEE,
+)
+from esc_gis.registry.lifecycle import check_back, check_transition
+from esc_gis.registry.records import Event, Permit
+
+
+class Moves(RegistryBase):
+    """Changing permits: :meth:`transition`, :meth:`retract`, :meth:`reinstate`, :meth:`extend`, :meth:`update`."""
+
+    def transition(
+        self,
+        permit_number: str,
+        to: str,
+        *,
+        who: str | None = None,
+        on: date | datetime | None = None,
+        reasons: str | None = None,
+    ) -> Permit:
+        """Move a permit to a new state, recording the dates the ordinance counts from.
+
+        Parameters
+        ----------
+        permit_number : str
+        to : str
+            One of :data:`~esc_gis.registry.lifecycle.STATES` allowed from the current one.
+        who : str, optional
+            Default: the login name.
+        on : date or datetime, optional
+            When it happened; default now. For ``active``, the time land disturbance began.
+        reasons : str, optional
+            Written reasons (the written notification); required for the moves the profile's
+            ``[lifecycle.written_reasons]`` names: disapproval (§ 540-8C(3)), stop-work,
+            suspension and revocation (§ 540-8E, § 540-12).
+
+        Notes
+        -----
+        A deemed approval (§ 540-8C(5)) is recorded on any day after the decision was due,
+        and dated the day the 20 business days ran out (the decision-due day): that is when
+        the applicant could proceed, whenever staff write it down. The day it was recorded
+        goes into the history.
+
+        Raises
+        ------
+        PermitNotFoundError
+        IllegalTransitionError
+            If the life cycle does not allow it, reasons are missing, or a deemed approval
+            is claimed before the 20 business days have passed.
+        ValidationError
+            If ``on`` is before the permit's earlier dates.
+        """
+        who = _who(who)
+        # A time without a zone is the office's local time, as typed.
+        at = (on if on.tzinfo else on.astimezone()).astimezone(timezone.utc) if isinstance(on, datetime) else None
+        day = (on.date() if isinstance(on, datetime) else on) or date.today()
+        with self.backend.write() as cur:
+            p = self._locked(cur, permit_number)
+            check_transition(p.status, to, reasons=reasons, needs=self.written_reasons)
+            self._check_order(p, day, to)
+            if to == "under_review" and p.status in ("application_received", "incomplete"):
+                self._check_fee_paid(cur, permit_number)
+            changes: dict[str, Any] = {"status": to}
+            detail = reasons
+            if to == "incomplete":
+                changes["information_requested_on"] = day
+            elif to == "under_review" and p.status == "incomplete":
+                changes["information_received_on"] = day
+            elif to in ("approved", "deemed_approved", "disapproved"):
+                if to == "deemed_approved":
+                    due = self.decision_due(p).due
+                    if day <= due:
+                        f = self.profile.finding("deemed_approval_too_early", day=day, due=due)
+                        msg = f"Permit {permit_number} {f.message} ({f.section})"
+                        raise IllegalTransitionError(msg)
+                    # Dated the day the period ran out, not the day it is written down.
+                    detail = "; ".join(x for x in (f"recorded on {day}", reasons) if x)
+                    day = due
+                changes["decided_on"] = day
+                if to != "disapproved":
+                    changes["issued_on"] = day
+                    changes["expires_on"] = self._expiry(day, p.building_permit_expires, p.extensions_days)
+            elif to == "active" and p.status in ("approved", "deemed_approved"):
+                changes["started_at"] = at or datetime.combine(day, time(0), tzinfo=timezone.utc)
+            elif to == "final_stabilization":
+                changes["final_on"] = day
+            self._set(cur, permit_number, changes)
+            self._event(cur, permit_number, Event(now_utc(), who, "transition", p.status, to, day, None, detail))
+        return self.get(permit_number)
+
+    def _check_fee_paid(self, cur: Any, permit_number: str) -> None:
+        # An application is complete only with its fee (§ 540-8B; the 20 business days of
+        # § 540-8C(1) count from a complete application), so review waits for the fee.
+        b = self.backend
+        cur.execute(
+            f"SELECT 1 FROM fees WHERE permit_number = {b.ph} AND kind = {b.ph}", (permit_number, APPLICATION_FEE)
+        )
+        if cur.fetchone() is None:
+            msg = (
+                f"Permit {permit_number}: the application is not complete without its {APPLICATION_FEE} fee, so it "
+                f"cannot go under review. Record the fee first: esc-gis permits fee REGISTRY {permit_number} "
+                f"--kind {APPLICATION_FEE} --amount N --paid-on YYYY-MM-DD --receipt R."
+            )
+            raise IllegalTransitionError(msg)
+
+    def retract(
+        self, permit_number: str, *, reasons: str | None, who: str | None = None, on: date | None = None
+    ) -> Permit:
+        """Retract a stop-work order or a revocation: back to the state before it (§ 540-12D).
+
+        Raises
+        ------
+        PermitNotFoundError
+        IllegalTransitionError
+            If the permit is not under a stop-work order or revoked, its history shows no
+            state before, or the written reasons are missing.
+        ValidationError
+            If ``on`` is before the permit's earlier dates.
+        """
+        return self._back(permit_number, "retraction", reasons=reasons, who=who, on=on)
+
+    def reinstate(
+        self, permit_number: str, *, reasons: str | None, who: str | None = None, on: date | None = None
+    ) -> Permit:
+        """Lift a suspension: back to the state before it (§ 540-8E).
+
+        Raises
+        ------
+        PermitNotFoundError
+        IllegalTransitionError
+            If the permit is not suspended, its history shows no state before, or the
+            written reasons are missing.
+        ValidationError
+            If ``on`` is before the permit's earlier dates.
+        """
+        return self._back(permit_number, "reinstatement", reasons=reasons, who=who, on=on)
+
+    def _back(self, permit_number: str, move: str, *, reasons: str | None, who: str | None, on: date | None) -> Permit:
+        """Undo the last stop-work order, suspension or revocation, as recorded in the history.
+
+        The state to go back to is replayed from the append-only events inside the write
+        transaction (the row is locked), so it is the same on every back end and no writer
+        can slip a change in between.
+        """
+        who = _who(who)
+        day = on or date.today()
+        with self.backend.write() as cur:
+            p = self._locked(cur, permit_number)
+            before = check_back(p.status, move, p.previous_status, reasons=reasons, needs=self.written_reasons)
+            self._check_order(p, day, before)
+            self._set(cur, permit_number, {"status": before})
+            self._event(cur, permit_number, Event(now_utc(), who, move, p.status, before, day, None, reasons))
+        return self.get(permit_number)
+
+    def decision_due(self, p: Permit) -> Any:
+        """When the decision on ``p`` is due (§ 540-8C(1), (4)); counted from added information if any."""
+        start = p.information_received_on or p.received_on
+        return decision_due(start, self.calendar, self.profile, after_information=p.information_received_on is not None)
+
+    def extend(
+        self,
+        permit_number: str,
+        days: int,
+        *,
+        who: str | None = None,
+        on: date | None = None,
+        reasons: str | None = None,
+    ) -> Permit:
+        """Extend an issued permit by up to 180 days (§ 540-8G); any number of times.
+
+        Raises
+        ------
+        PermitNotFoundError
+        IllegalTransitionError
+            If the permit is not active or extended.
+        ProfileError
+            If ``days`` is not between 1 and the profile's limit (180).
+        """
+        who = _who(who)
+        day = on or date.today()
+        with self.backend.write() as cur:
+            p = self._locked(cur, permit_number)
+            check_transition(p.status, "extended")
+            assert p.issued_on is not None  # active and extended permits were issued
+            new_expiry = self._expiry(p.issued_on, p.building_permit_expires, [*p.extensions_days, int(days)])
+            self._set(cur, permit_number, {"status": "extended", "expires_on": new_expiry})
+            self._event(
+                cur, permit_number, Event(now_utc(), who, "extension", p.status, "extended", day, int(days), reasons)
+            )
+        return self.get(permit_number)
+
+    def update(
+        self, permit_number: str, *, who: str | None = None, inspected_on: date | None = None, **changes: Any
+    ) -> Permit:
+        """Change a permit's descriptive fields or dates, or record an inspection.
+
+        Parameters
+        ----------
+        permit_number : str
+        who : str, optional
+        inspected_on : date, optional
+            Records a site inspection on that day (§ 540-8E(6)).
+        **changes
+            Fields of :data:`UPDATABLE`; ``None`` clears a date. A new ``work_stopped_on``
+            starts a new pause: unless given with it, the expected resumption
+            (``resume_expected_on``) and the resumption (``work_resumed_on``) of the last
+            pause are cleared. Temporary stabilisation turns on them (§ 540-7A(4)(d)).
+
+        Raises
+        ------
+        PermitNotFoundError
+        ValidationError
+            For an unknown field, a date before the permit's start, or a resumption
+            (expected or actual) without a stop or before it.
+        """
+        who = _who(who)
+        unknown = [k for k in changes if k not in UPDATABLE]
+        if unknown:
+            raise ValidationError(
+                [
+                    Problem(permit_number, None, f"{k!r} cannot be updated.", f"update one of {', '.join(UPDATABLE)}.")
+                    for k in unknown
+                ]
+            )
+        with self.backend.write() as cur:
+            p = self._locked(cur, permit_number)
+            problems = []
+            for k, v in changes.items():
+                d = v.date() if isinstance(v, datetime) else v
+                if isinstance(d, date) and k != "building_permit_expires" and p.started_at and d < p.started_at.date():
+                    problems.append(
+                        Problem(
+                            permit_number,
+                            None,
+                            f"{k} {d} is before the work started ({p.started_at.date()}).",
+                            "give the real date.",
+                        )
+                    )
+            if changes.get("work_stopped_on") is not None and changes["work_stopped_on"] != p.work_stopped_on:
+                changes.setdefault("resume_expected_on", None)
+                changes.setdefault("work_resumed_on", None)
+            problems += self._pause_problems(p, changes)
+            if inspected_on is not None and p.started_at is None:
+                problems.append(
+                    Problem(
+                        permit_number,
+                        None,
+                        "an inspection cannot be recorded before work starts.",
+                        "move the permit to active first (transition ... active).",
+                    )
+                )
+            if problems:
+                raise ValidationError(problems)
+            if changes:
+                if "building_permit_expires" in changes and p.issued_on is not None:
+                    building = changes["building_permit_expires"]
+                    changes["expires_on"] = self._expiry(p.issued_on, building, p.extensions_days)
+                self._set(cur, permit_number, changes)
+                detail = "; ".join(f"{k}: {getattr(p, k)} -> {v}" for k, v in changes.items() if k != "expires_on")
+                self._event(cur, permit_number, Event(now_utc(), who, "update", None, None, None, None, detail))
+            if inspected_on is not None:
+                self._event(cur, permit_number, Event(now_utc(), who, "inspection", None, None, inspected_on))
+                self._set(cur, permit_number, {})
+        return self.get(permit_number)
+
+    @staticmethod
+    def _pause_problems(p: Permit, changes: dict[str, Any]) -> list[Problem]:
+        """List the problems of a resumption, expected or actual: it belongs to a stop and cannot precede it."""
+        stopped = changes.get("work_stopped_on", p.work_stopped_on)
+        out = []
+        for k in ("resume_expected_on", "work_resumed_on"):
+            v = changes.get(k)
+            if v is None:
+                continue
+            if stopped is None:
+                out.append(
+                    Problem(
+                        p.permit_number,
+                        None,
+                        f"{k} {v} is given, but no stop of work is recorded.",
+                        "record the day work stopped too (--work-stopped YYYY-MM-DD).",
+                    )
+                )
+            elif v < stopped:
+                out.append(
+                    Problem(
+                        p.permit_number, None, f"{k} {v} is before work stopped ({stopped}).", "give the real date."
+                    )
+                )
+        return out
