@@ -6,6 +6,7 @@ nothing, and nothing of a case in the public outputs.
 
 from __future__ import annotations
 
+import re
 from datetime import date, datetime, timezone
 from pathlib import Path
 
@@ -297,3 +298,70 @@ def test_cli_appeal_decide_appeals(reg, active, target: str, layers_path) -> Non
     assert r.exit_code == 0, r.output
     r = _run("appeals", target, *lay)
     assert r.exit_code == 0 and "upheld by village_board" in r.output
+
+
+def test_case_and_appeal_numbers_follow_the_profile_and_restart_each_year(target: str, layer_set) -> None:
+    from esc_gis.profile import load_profile
+
+    example = load_profile(Path(__file__).parent / "profiles" / "example.toml")
+    init_registry(target, layers=layer_set)
+    with open_registry(target, layers=layer_set, profile=example, calendar=CAL) as reg:
+        ids = [
+            reg.enforce(ground="A4", on=date(y, 3, 1), reasons="r", address="1 A St").case_id
+            for y in (2025, 2025, 2026)
+        ]
+        assert ids == ["EX-C/001/2025", "EX-C/002/2025", "EX-C/001/2026"]
+        a = reg.appeal(
+            appealed="stop-work order",
+            appellant="A. Owner",
+            appellant_kind="aggrieved_person",
+            on=date(2026, 3, 2),
+            grounds="g",
+            case_id=ids[2],
+        )
+        assert a.appeal_id == "EX-A/001/2026"
+
+
+def test_clerks_opening_cases_at_once_get_distinct_numbers(target: str, layer_set) -> None:
+    # Each clerk has their own connection; without the table lock on PostGIS two of them read the
+    # same highest number and one insert fails on the unique key.
+    import threading
+
+    init_registry(target, layers=layer_set)
+    n_clerks, per_clerk = 6, 3
+    barrier = threading.Barrier(n_clerks)
+    got: list[str] = []
+    errors: list[BaseException] = []
+
+    def clerk(k: int) -> None:
+        try:
+            with open_registry(target, layers=layer_set, calendar=CAL) as reg:
+                barrier.wait()
+                for _ in range(per_clerk):
+                    got.append(
+                        reg.enforce(ground="A4", on=date(2026, 5, 1), reasons=f"clerk {k}", address="1 A St").case_id
+                    )
+        except BaseException as exc:  # reported below, with the thread's error
+            errors.append(exc)
+
+    threads = [threading.Thread(target=clerk, args=(k,)) for k in range(n_clerks)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert sorted(got) == [f"ENF-2026-{i:04d}" for i in range(1, n_clerks * per_clerk + 1)]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "message"),
+    [("ENF-{year}", "has no {seq}"), ("{seq}-{month}", "not {month}"), ("{seq}-{seq}", "not {seq}")],
+)
+def test_a_numbering_pattern_that_cannot_be_read_back_is_refused(pattern: str, message: str) -> None:
+    from esc_gis.errors import ProfileError
+    from esc_gis.registry._numbering import number_pattern
+
+    with pytest.raises(ProfileError, match=re.escape(message)):
+        number_pattern(pattern)
+    assert number_pattern("ENF-{year}-{seq:04d}").fullmatch("ENF-2026-0012").group("seq") == "0012"
+    assert number_pattern("ENF-{year}-{seq:04d}").fullmatch("ENF-2026-x") is None

@@ -151,6 +151,8 @@ class Profile:
     authority: str = ""
     authority_section: str = ""
     permit_number: str = "{year}-{seq:04d}"
+    case_number: str = "ENF-{year}-{seq:04d}"
+    appeal_number: str = "APL-{year}-{seq:04d}"
     standards_permitted: str = ""
     standards_unpermitted: str = ""
     partial_jurisdiction: str = "whole"
@@ -419,6 +421,8 @@ def load_profile(path: str | Path | None = None) -> Profile:
         authority=str(head.get("authority", "")),
         authority_section=str(head.get("authority_section", "")),
         permit_number=str(head.get("permit_number", "{year}-{seq:04d}")),
+        case_number=str(head.get("case_number", "ENF-{year}-{seq:04d}")),
+        appeal_number=str(head.get("appeal_number", "APL-{year}-{seq:04d}")),
         standards_permitted=str(head.get("standards_permitted", "")),
         standards_unpermitted=str(head.get("standards_unpermitted", "")),
         partial_jurisdiction=partial,

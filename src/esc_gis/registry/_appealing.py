@@ -14,6 +14,7 @@ from esc_gis.registry._core import (
     _who,
 )
 from esc_gis.registry._enforcing import Enforcing
+from esc_gis.registry._numbering import next_number
 from esc_gis.registry.appeals import Appeal, AppealDecision, appeal_terms
 from esc_gis.registry.backend import now_utc, rows
 from esc_gis.registry.lifecycle import BACK, check_back
@@ -83,10 +84,7 @@ class Appealing(Enforcing):
         b = self.backend
         now = now_utc()
         with b.write() as cur:
-            prefix = f"APL-{on.year}-"
-            cur.execute(f"SELECT appeal_id FROM appeals WHERE appeal_id LIKE {b.ph}", (prefix + "%",))
-            taken = [int(r[0].rsplit("-", 1)[1]) for r in cur.fetchall()]
-            appeal_id = f"{prefix}{max(taken, default=0) + 1:04d}"
+            appeal_id = next_number(cur, b, "appeals", "appeal_id", self.profile.appeal_number, on.year)
             cur.execute(
                 "INSERT INTO appeals (appeal_id, permit_number, case_id, appealed, appellant, appellant_kind, "
                 f"filed_on, grounds, recorded_by, recorded_at) VALUES ({', '.join([b.ph] * 10)})",

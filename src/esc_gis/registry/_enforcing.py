@@ -24,6 +24,7 @@ from esc_gis.registry._core import (
     _as_multi,
     _who,
 )
+from esc_gis.registry._numbering import next_number
 from esc_gis.registry.backend import now_utc, rows
 from esc_gis.registry.enforcement import CaseEvent, EnforcementCase, check_action
 from esc_gis.registry.enforcement import grounds as enforcement_grounds
@@ -133,10 +134,7 @@ class Enforcing(RegistryBase):
         with b.write() as cur:
             if permit_number:
                 self._locked(cur, permit_number)
-            prefix = f"ENF-{on.year}-"
-            cur.execute(f"SELECT case_id FROM enforcement_cases WHERE case_id LIKE {b.ph}", (prefix + "%",))
-            taken = [int(r[0].rsplit("-", 1)[1]) for r in cur.fetchall() if r[0].rsplit("-", 1)[1].isdigit()]
-            case_id = f"{prefix}{max(taken, default=0) + 1:04d}"
+            case_id = next_number(cur, b, "enforcement_cases", "case_id", self.profile.case_number, on.year)
             cur.execute(
                 "INSERT INTO enforcement_cases (case_id, permit_number, site_address, site_ref, ground, opened_on, "
                 f"reasons, opened_by, opened_at, geom) VALUES ({', '.join([b.ph] * 9)}, {b.geom_param()})",

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-__all__ = ["assign_numbers", "taken_numbers"]
+__all__ = ["assign_numbers", "next_number", "number_pattern", "taken_numbers"]
 
+import re
 from collections.abc import Sequence
+from string import Formatter
 from typing import Any
 
+from esc_gis.errors import ProfileError
 from esc_gis.profile import Profile
 from esc_gis.registry.backend import Backend
 from esc_gis.registry.records import Application
@@ -76,3 +79,56 @@ def assign_numbers(cur: Any, backend: Backend, profile: Profile, apps: Sequence[
         for i, number in zip(wanting, free, strict=True):
             out[i] = number
     return out
+
+
+def number_pattern(pattern: str) -> re.Pattern[str]:
+    """Return a regular expression that reads ``year`` and ``seq`` back from a numbering pattern.
+
+    Parameters
+    ----------
+    pattern : str
+        A profile's numbering pattern, e.g. ``ENF-{year}-{seq:04d}``.
+
+    Raises
+    ------
+    ProfileError
+        If the pattern names a field other than ``year`` and ``seq``, or lacks ``seq``.
+    """
+    parts: list[str] = []
+    fields: set[str] = set()
+    for literal, name, _spec, _conv in Formatter().parse(pattern):
+        parts.append(re.escape(literal))
+        if name is None:
+            continue
+        if name not in ("year", "seq") or name in fields:
+            msg = f"The numbering pattern {pattern!r} may name {{year}} and {{seq}} once each, not {{{name}}}."
+            raise ProfileError(msg)
+        fields.add(name)
+        parts.append(rf"(?P<{name}>\d+)")
+    if "seq" not in fields:
+        msg = f"The numbering pattern {pattern!r} has no {{seq}}: numbers would repeat."
+        raise ProfileError(msg)
+    return re.compile("".join(parts))
+
+
+def next_number(cur: Any, backend: Backend, table: str, column: str, pattern: str, year: int) -> str:
+    """Return the next free number of ``year`` in ``table.column`` by ``pattern``, keeping other writers out.
+
+    The table stays locked against other writers until the caller's transaction ends, so two
+    offices' clerks opening a case at once get two numbers (PostGIS), as SQLite's single writer
+    already guarantees. Ids written by hand in another pattern are ignored.
+
+    Raises
+    ------
+    ProfileError
+        If the pattern cannot be read back (:func:`number_pattern`).
+    """
+    regex = number_pattern(pattern)
+    backend.lock_table(cur, table)
+    cur.execute(f"SELECT {column} FROM {table}")
+    seqs = [0]
+    for (value,) in cur.fetchall():
+        m = regex.fullmatch(str(value))
+        if m and int(m.group("year") if "year" in regex.groupindex else year) == year:
+            seqs.append(int(m.group("seq")))
+    return pattern.format(year=year, seq=max(seqs) + 1)

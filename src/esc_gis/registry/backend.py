@@ -133,6 +133,13 @@ class Backend(ABC):
                 applied.append(migration.version)
         return applied
 
+    def lock_table(self, cur: Any, table: str) -> None:  # noqa: B027 (optional to override)
+        """Keep other writers out of ``table`` until the transaction ends (SQLite's writes already are).
+
+        Numbering reads the highest number and inserts the next: two writers must not both read it.
+        Readers are not blocked.
+        """
+
     def _lock_schema(self, cur: Any) -> None:  # noqa: B027 (optional to override)
         """Serialise concurrent migrations (a write transaction already does in SQLite)."""
 

@@ -204,6 +204,10 @@ class PostGISBackend(Backend):
             return bytes(value)
         return value
 
+    def lock_table(self, cur: Any, table: str) -> None:
+        """Take SHARE ROW EXCLUSIVE on ``table``: it conflicts with itself, not with readers."""
+        cur.execute(f"LOCK TABLE {table} IN SHARE ROW EXCLUSIVE MODE")
+
     def _lock_schema(self, cur: Any) -> None:
         cur.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
 
