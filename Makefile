@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench install clean layers lint mutation qgis-plugin
+.PHONY: demo test bench install clean layers lint mutation qgis-plugin qgis-screenshots
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -165,3 +165,12 @@ clean:
 # Plugins > Manage and Install Plugins > Install from ZIP. Needs no venv: plain Python.
 qgis-plugin:
 	$(PYTHON) scripts/build_qgis_plugin.py dist/esc_gis_processing.zip
+
+# The README's QGIS screenshots (docs/img/qgis_*.png): the demo outputs as QGIS draws them with
+# their own styles, and the provider's Screen sites dialog, rendered headless by Debian's PyQGIS
+# (/usr/bin/python3 with python3-qgis and qgis-providers, not the venv). Needs `make demo`'s
+# outputs (made first when missing); by hand, never by `make test`.
+QGIS_PYTHON ?= /usr/bin/python3
+qgis-screenshots:
+	@test -f out/demo_screening.gpkg -a -f out/demo_slope_pct.tif -a -f out/demo_protective_areas.gpkg || $(MAKE) demo
+	QT_QPA_PLATFORM=offscreen $(QGIS_PYTHON) scripts/qgis_screenshots.py --out docs/img
