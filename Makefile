@@ -127,14 +127,13 @@ demo: $(STAMP) $(ASSETS)
 test: $(STAMP) $(ASSETS)
 	$(PY) -m pytest
 
-# Style and types (not part of `make test`).
+# Style and types (not part of `make test`). mypy stays on src/: the plugin (qgis/) runs under
+# QGIS's Python, whose PyQGIS stubs (Debian's qgis/_core.pyi) do not type-check from the venv
+# (qgis.core patches its classes at import, and PyQt5 has no stubs here).
 lint: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[dev]'
 	$(VENV)/bin/ruff format --check src tests scripts benchmarks qgis
 	$(VENV)/bin/ruff check src tests scripts benchmarks qgis
-	# mypy stays on src/: the plugin (qgis/) runs under QGIS's Python, whose PyQGIS stubs (Debian's
-	# qgis/_core.pyi) do not type-check from the venv (qgis.core patches its classes at import, and
-	# PyQt5 has no stubs here); scripts/ are untyped one-off tools.
 	$(VENV)/bin/mypy src/esc_gis
 
 # Mutation testing of the modules that decide legal outcomes ([tool.mutmut] in pyproject.toml):
