@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench install clean layers lint mutation qgis-plugin
+.PHONY: demo test bench install clean layers lint mutation qgis-plugin qgis-screenshots
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -127,11 +127,13 @@ demo: $(STAMP) $(ASSETS)
 test: $(STAMP) $(ASSETS)
 	$(PY) -m pytest
 
-# Style and types (not part of `make test`).
+# Style and types (not part of `make test`). mypy stays on src/: the plugin (qgis/) runs under
+# QGIS's Python, whose PyQGIS stubs (Debian's qgis/_core.pyi) do not type-check from the venv
+# (qgis.core patches its classes at import, and PyQt5 has no stubs here).
 lint: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[dev]'
-	$(VENV)/bin/ruff format --check src tests scripts benchmarks
-	$(VENV)/bin/ruff check src tests scripts benchmarks
+	$(VENV)/bin/ruff format --check src tests scripts benchmarks qgis
+	$(VENV)/bin/ruff check src tests scripts benchmarks qgis
 	$(VENV)/bin/mypy src/esc_gis
 
 # Mutation testing of the modules that decide legal outcomes ([tool.mutmut] in pyproject.toml):
@@ -162,3 +164,12 @@ clean:
 # Plugins > Manage and Install Plugins > Install from ZIP. Needs no venv: plain Python.
 qgis-plugin:
 	$(PYTHON) scripts/build_qgis_plugin.py dist/esc_gis_processing.zip
+
+# The README's QGIS screenshots (docs/img/qgis_*.png): the demo outputs as QGIS draws them with
+# their own styles, and the provider's Screen sites dialog, rendered headless by Debian's PyQGIS
+# (/usr/bin/python3 with python3-qgis and qgis-providers, not the venv). Needs `make demo`'s
+# outputs (made first when missing); by hand, never by `make test`.
+QGIS_PYTHON ?= /usr/bin/python3
+qgis-screenshots:
+	@test -f out/demo_screening.gpkg -a -f out/demo_slope_pct.tif -a -f out/demo_protective_areas.gpkg || $(MAKE) demo
+	QT_QPA_PLATFORM=offscreen $(QGIS_PYTHON) scripts/qgis_screenshots.py --out docs/img

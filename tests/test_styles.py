@@ -108,14 +108,132 @@ def test_styled_gpkg_reads_as_one_layer_without_warnings(tmp_path):
         read_layer(out)
 
 
-def test_unstyled_layers_and_formats_get_no_style_table(tmp_path):
+def test_layers_without_symbols_get_their_aliases_alone(tmp_path):
+    def only_qml(path: Path) -> ET.Element:
+        [(_, _, _, qml, default)] = style_rows(path)
+        assert default == 1
+        return ET.fromstring(qml.split("\n", 1)[1])
+
     skipped = write_layer(screening_frame().drop(columns="permit"), tmp_path / "k.gpkg", layer="skipped")
-    assert [n for n, _ in pyogrio.list_layers(skipped)] == ["skipped"]
-    # A "screening" layer without the column the style classifies by is left unstyled.
+    # A "screening" layer without the column the style classifies by is not drawn all "other".
     bare = write_layer(screening_frame().drop(columns="permit"), tmp_path / "b.gpkg")
-    assert [n for n, _ in pyogrio.list_layers(bare)] == ["screening"]
+    for path in (skipped, bare):
+        root = only_qml(path)
+        # No symbols, and no geometry type: QGIS refuses a style of another geometry type.
+        assert root.find("renderer-v2") is None and root.find("layerGeometryType") is None
+        assert {a.get("field"): a.get("name") for a in root.iter("alias")}["disturbed_sqft"] == "Disturbed area (sq ft)"
+    # A layer the toolkit does not know, or columns it has no words for: no style table at all.
+    mine = write_layer(screening_frame(), tmp_path / "m.gpkg", layer="mine")
+    other = write_layer(screening_frame()[["geometry"]].assign(n=1), tmp_path / "o.gpkg", layer="skipped")
+    assert [n for n, _ in pyogrio.list_layers(mine)] == ["mine"]
+    assert [n for n, _ in pyogrio.list_layers(other)] == ["skipped"]
     write_layer(screening_frame(), tmp_path / "s.geojson")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["b.gpkg", "k.gpkg", "s.geojson"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b.gpkg", "k.gpkg", "m.gpkg", "o.gpkg", "s.geojson"]
+
+
+def layer_metadata(path: Path, layer: str) -> dict:
+    """What GDAL (and so QGIS) reads as the layer's title (IDENTIFIER) and abstract (DESCRIPTION)."""
+    return pyogrio.read_info(path, layer=layer)["layer_metadata"] or {}
+
+
+@pytest.mark.parametrize(
+    ("layer", "title"),
+    [
+        ("screening", "Screening of sites"),
+        ("skipped", "Features skipped as not sites"),
+        ("steep", "Steep land"),
+        ("protective_areas", "Protective areas"),
+        ("soil_loss", "Soil loss per site"),
+        ("permits", "Permits"),
+    ],
+)
+def test_each_output_layer_has_a_title_and_an_abstract(tmp_path, layer, title):
+    out = write_layer(screening_frame(), tmp_path / "x.gpkg", layer=layer)
+    meta = layer_metadata(out, layer)
+    assert meta["IDENTIFIER"] == title
+    assert meta["DESCRIPTION"] == styles.LAYER_DESCRIPTIONS[layer][1] and len(meta["DESCRIPTION"]) > 40
+    # The layer keeps its table name: esc-gis and GDAL open it by that, not by its title.
+    assert next(n for n, _ in pyogrio.list_layers(out)) == layer
+
+
+def test_an_unknown_layer_keeps_gdal_s_identifier_and_no_description(tmp_path):
+    out = write_layer(screening_frame(), tmp_path / "x.gpkg", layer="mine")
+    assert layer_metadata(out, "mine").get("IDENTIFIER", "mine") == "mine"
+    assert not layer_metadata(out, "mine").get("DESCRIPTION")
+
+
+def test_a_title_another_table_holds_is_left_alone(tmp_path):
+    out = write_layer(screening_frame(), tmp_path / "x.gpkg", layer="mine")
+    with sqlite3.connect(out) as conn:
+        conn.execute("UPDATE gpkg_contents SET identifier = 'Steep land' WHERE table_name = 'mine'")
+    gpd.GeoDataFrame({"area_sqft": [1.0]}, geometry=[box(0, 0, 1, 1)], crs=CRS).to_file(
+        out, layer="steep", engine="pyogrio"
+    )
+    assert styles.describe_layer(out, "steep") is False  # identifiers are unique: no failure, no change
+    assert layer_metadata(out, "steep").get("IDENTIFIER", "steep") == "steep"
+    assert styles.describe_layer(out, "screening") is False  # no such table: nothing written
+
+
+def test_output_columns_all_have_aliases():
+    """Every column the toolkit writes has words in QGIS: screening's contract, steep, protective, soil loss, registry."""
+    from esc_gis.registry.schema import LAYERS, TABLES
+    from esc_gis.screening import CONTRACT_COLUMNS, EXTRA_COLUMNS
+
+    written = {
+        "screening": [*CONTRACT_COLUMNS, *EXTRA_COLUMNS],
+        "steep": ["threshold_pct", "area_sqft"],
+        "protective_areas": [
+            "water_class",
+            "width_ft",
+            "section",
+            "area_sqft",
+            "features",
+            "centreline",
+            "channel_class_unverified",
+        ],
+        "soil_loss": [
+            "site_id",
+            "disturbed_sqft",
+            "disturbed_acres",
+            "k",
+            "k_covered_share",
+            "ls_mean",
+            "ls_rep",
+            "rep_length_ft",
+            "rep_slope_pct",
+            "dem_covered_share",
+            "outside_share",
+            "outside_sqft",
+            "windows",
+            "governing_window",
+            "soil_loss_tpa",
+            "discharge_tpa",
+            "standard_tpa",
+            "passes",
+            "findings",
+        ],
+        **{t: [c for c, kind, _ in TABLES[t] if kind not in ("geom", "serial")] for t in LAYERS},
+    }
+    missing = {layer: [c for c in cols if c not in styles.ALIASES] for layer, cols in written.items()}
+    assert {k: v for k, v in missing.items() if v} == {}
+    assert set(written) <= set(styles.LAYER_DESCRIPTIONS)
+    # And no alias says a number or cites a section: those are the profile's, in the rows.
+    assert not [a for a in styles.ALIASES.values() if any(ch.isdigit() for ch in a.replace("12-month", ""))]
+
+
+def test_registry_tables_are_described_and_its_layers_carry_aliases(tmp_path):
+    reg = tmp_path / "reg.gpkg"
+    assert CliRunner().invoke(cli, ["permits", "init", str(reg)]).exit_code == 0
+    with sqlite3.connect(reg) as conn:
+        contents = dict(conn.execute("SELECT table_name, description FROM gpkg_contents").fetchall())
+    assert {t for t, d in contents.items() if not d} == set()  # layer_styles has QGIS's own words
+    assert contents["permits"] == styles.LAYER_DESCRIPTIONS["permits"][1]
+    assert contents["parties"].endswith("Private.")
+    rows = {table: qml for table, _, _, qml, default in style_rows(reg) if default}
+    assert set(rows) == {"permits", "disturbed_limits", "inspections", "enforcement_cases"}
+    assert "categorizedSymbol" in rows["permits"]
+    # The point layer gets aliases alone: a polygon style would be refused by QGIS.
+    assert "renderer-v2" not in rows["inspections"] and 'name="Inspector"' in rows["inspections"]
 
 
 def test_overwrite_keeps_one_default_style(tmp_path):
@@ -135,7 +253,7 @@ def test_steep_protective_and_registry_styles(tmp_path):
     reg = tmp_path / "reg.gpkg"
     r = CliRunner().invoke(cli, ["permits", "init", str(reg)])
     assert r.exit_code == 0, r.output
-    [(table, geom, _, qml, default)] = style_rows(reg)
+    [(table, geom, _, qml, default)] = [r for r in style_rows(reg) if r[0] == "permits"]
     assert (table, geom, default) == ("permits", "geom", 1)
     root = ET.fromstring(qml.split("\n", 1)[1])
     assert root.find("renderer-v2").get("attr") == "status"
@@ -203,13 +321,34 @@ def test_real_qgis_applies_the_styles(tmp_path):
     assert CliRunner().invoke(cli, ["permits", "init", str(reg)]).exit_code == 0
     slope = tmp_path / "slope.tif"
     write_slope(slope_dem(tmp_path), slope, style_steep_pct=steep_pct())
-    got = run_qgis(python, f"{s}:screening", f"{reg}:permits", str(slope))
+    loss = gpd.GeoDataFrame(
+        {"site_id": ["A"], "soil_loss_tpa": [3.5], "passes": [True]}, geometry=[box(0, 0, 50, 50)], crs=CRS
+    )
+    soil = write_layer(loss, tmp_path / "loss.gpkg", layer="soil_loss")
+    got = run_qgis(python, f"{s}:screening", f"{reg}:permits", f"{reg}:inspections", f"{soil}:soil_loss", str(slope))
     scr = got[f"{s}:screening"]
     assert scr["valid"] and scr["features"] == 4 and scr["renderer"] == "categorizedSymbol"
     assert {v: c for v, _, c in scr["categories"]} == {k: c for k, (_, c) in styles.PERMIT_COLOURS.items()}
     assert scr["label_field"] == "site_id" and scr["aliases"]["permit"] == "Permit decision"
+    # Its title and abstract, in the metadata QGIS edits and on the Information tab.
+    title, abstract = styles.LAYER_DESCRIPTIONS["screening"]
+    assert (scr["title"], scr["abstract"]) == (title, abstract)
+    assert title in scr["information"] and abstract[:40] in scr["information"]
+    assert scr["aliases"]["disturbed_sqft"] == "Disturbed area (sq ft)"
+    assert scr["aliases"]["permit_may_be_required"] == "May be required (discretionary)"
+    # A layer drawn with QGIS's own symbol still shows its aliases and title.
+    sl = got[f"{soil}:soil_loss"]
+    assert sl["valid"] and sl["renderer"] == "singleSymbol" and sl["title"] == "Soil loss per site"
+    assert sl["aliases"] == {
+        "site_id": "Site",
+        "soil_loss_tpa": "Soil loss (tons/acre)",
+        "passes": "Meets the standard",
+    }
+    insp = got[f"{reg}:inspections"]  # points: the aliases-only style names no geometry type
+    assert insp["valid"] and insp["renderer"] == "singleSymbol" and insp["title"] == "Inspections"
+    assert insp["aliases"]["inspector"] == "Inspector"
     perm = got[f"{reg}:permits"]
-    assert perm["renderer"] == "categorizedSymbol" and perm["attr"] == "status"
+    assert perm["renderer"] == "categorizedSymbol" and perm["attr"] == "status" and perm["title"] == "Permits"
     assert {v for v, _, _ in perm["categories"]} == set(styles.STATUS_COLOURS)
     ras = got[str(slope)]
     assert ras["valid"] and ras["renderer"] == "singlebandpseudocolor" and ras["ramp_type"] == 1  # Discrete

@@ -42,44 +42,58 @@ class EscGisAlgorithm(QgsProcessingAlgorithm):
     help_text = ""
 
     def name(self):
+        """Return the algorithm's id: the command with ``_`` for spaces and dashes (``soil_loss``)."""
         return self.command.replace(" ", "_").replace("-", "_")
 
     def displayName(self):
+        """Return the name shown in the toolbox."""
         return self.title
 
     def group(self):
+        """Return the toolbox group shown."""
         return "esc_gis"
 
     def groupId(self):
+        """Return the toolbox group's id."""
         return "escgis"
 
     def shortHelpString(self):
+        """Return the help beside the dialog, pointing at the command's own ``--help``."""
         return self.help_text + f"\n\nRuns `esc-gis {self.command}`; see `esc-gis {self.command} --help`."
 
     def createInstance(self):
+        """Return a new instance of the same algorithm (QGIS runs each in its own)."""
         return type(self)()
 
     # -- parameter helpers -------------------------------------------------------------------
     def add_vector(self, name, description, optional=False, types=None):
+        """Add a vector-layer input (polygons unless ``types`` says otherwise)."""
         types = types or [QgsProcessing.TypeVectorPolygon]
         self.addParameter(QgsProcessingParameterFeatureSource(name, description, types, optional=optional))
 
     def add_string(self, name, description, default=None, optional=True):
+        """Add a text input."""
         self.addParameter(QgsProcessingParameterString(name, description, default, optional=optional))
 
     def add_file(self, name, description, extension="toml"):
+        """Add an optional file input, ``extension`` files offered first."""
         self.addParameter(
             QgsProcessingParameterFile(name, description, QgsProcessingParameterFile.File, extension, optional=True)
         )
 
     def add_bool(self, name, description):
+        """Add an optional flag, off by default (as the CLI's)."""
         self.addParameter(QgsProcessingParameterBoolean(name, description, False, optional=True))
 
     def add_enum(self, name, description, options, default=0):
+        """Add an optional choice among ``options``."""
         self.addParameter(QgsProcessingParameterEnum(name, description, options, False, default, optional=True))
 
     def vector_args(self, parameters, name, context, feedback, option=None, layer_option=None):
-        """``[option, path]`` (+ ``[layer_option, layer]``) for a vector input, exported when not a file esc-gis reads."""
+        """Return ``[option, path]`` (+ ``[layer_option, layer]``) of a vector input.
+
+        A layer in a file esc-gis does not read (or no file) is exported to a GeoPackage first.
+        """
         if parameters.get(name) in (None, ""):
             return []
         path, layer = self.parameterAsCompatibleSourceLayerPathAndLayerName(
@@ -111,6 +125,7 @@ class EscGisAlgorithm(QgsProcessingAlgorithm):
         return [option, path] if option else [path]
 
     def raster_path(self, parameters, name, context):
+        """Return the file of a raster input; refuse a raster GDAL does not open (esc-gis could not)."""
         layer = self.parameterAsRasterLayer(parameters, name, context)
         if layer is None:
             raise QgsProcessingException(f"Could not read the raster given as {name}.")
@@ -130,6 +145,7 @@ class EscGisAlgorithm(QgsProcessingAlgorithm):
         return out
 
     def file_args(self, parameters, context, *names):
+        """Return ``--name path`` for each file parameter given."""
         out = []
         for name in names:
             value = self.parameterAsFile(parameters, name, context)
@@ -138,9 +154,11 @@ class EscGisAlgorithm(QgsProcessingAlgorithm):
         return out
 
     def bool_args(self, parameters, context, *names):
+        """Return ``--name`` for each flag that is on."""
         return ["--" + n.replace("_", "-") for n in names if self.parameterAsBool(parameters, n, context)]
 
     def crs_args(self, parameters, context, *names):
+        """Return ``--name AUTHORITY:CODE`` (or WKT) for each CRS parameter given."""
         out = []
         for name in names:
             if parameters.get(name) in (None, ""):
@@ -156,6 +174,7 @@ class EscGisAlgorithm(QgsProcessingAlgorithm):
         raise NotImplementedError
 
     def processAlgorithm(self, parameters, context, feedback):
+        """Run ``esc-gis COMMAND ARGS --overwrite``, its output to the log; return the outputs."""
         args, results = self.args(parameters, context, feedback)
         feedback.setProgress(0)
         run_esc_gis([*self.command.split(), *args, "--overwrite"], feedback)
@@ -164,6 +183,8 @@ class EscGisAlgorithm(QgsProcessingAlgorithm):
 
 
 class ScreenAlgorithm(EscGisAlgorithm):
+    """``esc-gis screen``: one row per site with its permit decision, written with its QGIS style."""
+
     command = "screen"
     title = "Screen sites"
     help_text = (
@@ -172,6 +193,7 @@ class ScreenAlgorithm(EscGisAlgorithm):
     )
 
     def initAlgorithm(self, config=None):
+        """Declare ``esc-gis screen``'s parameters, with the CLI's names and defaults."""
         self.add_vector("sites", "Sites (polygons)")
         self.add_vector("disturbed", "Disturbed limits, carrying the site id (default: the whole site)", True)
         self.add_file("layers", "Layer-set manifest (layers.toml; default: the bundled set)")
@@ -189,6 +211,7 @@ class ScreenAlgorithm(EscGisAlgorithm):
         )
 
     def args(self, parameters, context, feedback):
+        """Return ``esc-gis screen``'s arguments from the parameters, and the outputs' paths."""
         out = self.parameterAsOutputLayer(parameters, "output", context)
         args = self.vector_args(parameters, "sites", context, feedback, layer_option="--layer")
         args += self.vector_args(parameters, "disturbed", context, feedback, "--disturbed", "--disturbed-layer")
@@ -208,11 +231,14 @@ class ScreenAlgorithm(EscGisAlgorithm):
 
 
 class SlopeAlgorithm(EscGisAlgorithm):
+    """``esc-gis slope``: a slope-percent GeoTIFF, with its ``.qml`` style beside it."""
+
     command = "slope"
     title = "Slope (percent)"
     help_text = "Slope of a DEM in percent (Horn's method, the values of gdaldem slope -p), float32, nodata -9999."
 
     def initAlgorithm(self, config=None):
+        """Declare ``esc-gis slope``'s parameters, with the CLI's names and defaults."""
         self.addParameter(QgsProcessingParameterRasterLayer("dem", "DEM"))
         self.add_enum("z_unit", "Unit of the elevations when the DEM's CRS and band do not say", Z_UNITS)
         self.add_bool("compute_edges", "Compute edge cells and cells next to nodata (gdaldem -compute_edges)")
@@ -226,6 +252,7 @@ class SlopeAlgorithm(EscGisAlgorithm):
         self.addParameter(QgsProcessingParameterRasterDestination("output", "Slope (percent)"))
 
     def dem_args(self, parameters, context):
+        """Return the DEM and the options reading it (``--z-unit``, ``--band``, ``--compute-edges``)."""
         args = [self.raster_path(parameters, "dem", context)]
         z = self.parameterAsEnum(parameters, "z_unit", context)
         if z:
@@ -235,6 +262,7 @@ class SlopeAlgorithm(EscGisAlgorithm):
         return args + self.bool_args(parameters, context, "compute_edges")
 
     def args(self, parameters, context, feedback):
+        """Return ``esc-gis slope``'s arguments from the parameters, and the outputs' paths."""
         out = self.parameterAsOutputLayer(parameters, "output", context)
         args = self.dem_args(parameters, context) + self.bool_args(parameters, context, "cog")
         args += ["--compress", COMPRESSIONS[self.parameterAsEnum(parameters, "compress", context)], "-o", out]
@@ -242,6 +270,8 @@ class SlopeAlgorithm(EscGisAlgorithm):
 
 
 class SteepAlgorithm(SlopeAlgorithm):
+    """``esc-gis steep``: dissolved polygons of land at or above the slope threshold."""
+
     command = "steep"
     title = "Steep land"
     help_text = (
@@ -249,6 +279,7 @@ class SteepAlgorithm(SlopeAlgorithm):
     )
 
     def initAlgorithm(self, config=None):
+        """Declare ``esc-gis steep``'s parameters, with the CLI's names and defaults."""
         self.addParameter(QgsProcessingParameterRasterLayer("dem", "DEM"))
         self.addParameter(
             QgsProcessingParameterNumber(
@@ -278,16 +309,19 @@ class SteepAlgorithm(SlopeAlgorithm):
         )
 
     def args(self, parameters, context, feedback):
+        """Return ``esc-gis steep``'s arguments from the parameters, and the outputs' paths."""
         out = self.parameterAsOutputLayer(parameters, "output", context)
         args = self.dem_args(parameters, context)
         if parameters.get("threshold_pct") not in (None, ""):
             args += ["--threshold-pct", repr(self.parameterAsDouble(parameters, "threshold_pct", context))]
         args += ["--min-area-sqft", repr(self.parameterAsDouble(parameters, "min_area_sqft", context))]
-        args += self.crs_args(parameters, context, "crs") + ["-o", out]
+        args += [*self.crs_args(parameters, context, "crs"), "-o", out]
         return args, {"output": out}
 
 
 class ProtectiveAlgorithm(EscGisAlgorithm):
+    """``esc-gis protective``: protective-area polygons by governing class and width."""
+
     command = "protective"
     title = "Protective areas"
     help_text = (
@@ -296,6 +330,7 @@ class ProtectiveAlgorithm(EscGisAlgorithm):
     )
 
     def initAlgorithm(self, config=None):
+        """Declare ``esc-gis protective``'s parameters, with the CLI's names and defaults."""
         self.add_vector("waters", "Waters (default: the layer set's)", True, [QgsProcessing.TypeVectorAnyGeometry])
         self.add_file("layers", "Layer-set manifest (layers.toml) whose waters to use instead")
         self.add_string("class_field", "Field holding each feature's water class", "water_class", False)
@@ -316,6 +351,7 @@ class ProtectiveAlgorithm(EscGisAlgorithm):
         )
 
     def args(self, parameters, context, feedback):
+        """Return ``esc-gis protective``'s arguments from the parameters, and the outputs' paths."""
         out = self.parameterAsOutputLayer(parameters, "output", context)
         args = self.vector_args(parameters, "waters", context, feedback, layer_option="--layer")
         args += self.file_args(parameters, context, "layers", "profile")
@@ -325,16 +361,19 @@ class ProtectiveAlgorithm(EscGisAlgorithm):
         for item in (self.parameterAsString(parameters, "class_map", context) or "").split(";"):
             if item.strip():
                 args += ["--class-map", item.strip()]
-        args += self.crs_args(parameters, context, "assume_crs", "crs") + ["-o", out]
+        args += [*self.crs_args(parameters, context, "assume_crs", "crs"), "-o", out]
         return args, {"output": out}
 
 
 class MapAlgorithm(EscGisAlgorithm):
+    """``esc-gis map``: the web map of a screening, the overview or one site."""
+
     command = "map"
     title = "Map of a screening"
     help_text = "A web map (HTML) of a screening: the overview, or one site with its surroundings."
 
     def initAlgorithm(self, config=None):
+        """Declare ``esc-gis map``'s parameters, with the CLI's names and defaults."""
         self.add_vector("results", "Screening (output of Screen sites)")
         self.add_string("where", "OGR SQL WHERE clause picking the rows to map")
         self.add_string("site", "Map this one site with its surroundings (default: overview)")
@@ -347,6 +386,7 @@ class MapAlgorithm(EscGisAlgorithm):
         self.addParameter(QgsProcessingParameterFileDestination("output", "Map", "HTML files (*.html)"))
 
     def args(self, parameters, context, feedback):
+        """Return ``esc-gis map``'s arguments from the parameters, and the outputs' paths."""
         out = self.parameterAsFileOutput(parameters, "output", context)
         args = self.vector_args(parameters, "results", context, feedback)
         args += self.string_args(parameters, context, "where", "site")
@@ -354,11 +394,13 @@ class MapAlgorithm(EscGisAlgorithm):
         args += self.vector_args(parameters, "disturbed", context, feedback, "--disturbed")
         args += self.vector_args(parameters, "steep", context, feedback, "--steep")
         args += ["--basemap", BASEMAPS[self.parameterAsEnum(parameters, "basemap", context)]]
-        args += self.bool_args(parameters, context, "offline") + ["-o", out]
+        args += [*self.bool_args(parameters, context, "offline"), "-o", out]
         return args, {"output": out}
 
 
 class ReviewAlgorithm(EscGisAlgorithm):
+    """``esc-gis review``: the HTML report (and optionally JSON findings) of a plan package."""
+
     command = "review"
     title = "Review a plan package"
     help_text = (
@@ -366,6 +408,7 @@ class ReviewAlgorithm(EscGisAlgorithm):
     )
 
     def initAlgorithm(self, config=None):
+        """Declare ``esc-gis review``'s parameters, with the CLI's names and defaults."""
         # One parameter cannot be a file or a folder, so a folder package has its own; exactly one is given.
         self.addParameter(QgsProcessingParameterFile("plan", "Plan package (.gpkg, .dxf)", optional=True))
         self.addParameter(
@@ -385,6 +428,7 @@ class ReviewAlgorithm(EscGisAlgorithm):
         )
 
     def args(self, parameters, context, feedback):
+        """Return ``esc-gis review``'s arguments from the parameters, and the outputs' paths."""
         out = self.parameterAsFileOutput(parameters, "output", context)
         plans = [p for p in (self.parameterAsFile(parameters, n, context) for n in ("plan", "plan_folder")) if p]
         if len(plans) != 1:
@@ -402,6 +446,8 @@ class ReviewAlgorithm(EscGisAlgorithm):
 
 
 class SoilLossAlgorithm(EscGisAlgorithm):
+    """``esc-gis soil-loss``: soil loss per site, with the per-phase and per-window CSVs."""
+
     command = "soil-loss"
     title = "Soil loss"
     help_text = (
@@ -411,6 +457,7 @@ class SoilLossAlgorithm(EscGisAlgorithm):
     )
 
     def initAlgorithm(self, config=None):
+        """Declare ``esc-gis soil-loss``'s parameters, with the CLI's names and defaults."""
         self.add_vector("sites", "Sites (polygons)")
         self.addParameter(QgsProcessingParameterRasterLayer("dem", "DEM (default: the layer set's)", None, True))
         self.add_vector("soils", "Soil polygons with K (SSURGO map units with kwfact)", True)
@@ -458,6 +505,7 @@ class SoilLossAlgorithm(EscGisAlgorithm):
         self.addOutput(QgsProcessingOutputFile("windows", "Sediment discharge per 12-month window (CSV)"))
 
     def args(self, parameters, context, feedback):
+        """Return ``esc-gis soil-loss``'s arguments from the parameters, and the outputs' paths."""
         out = self.parameterAsOutputLayer(parameters, "output", context)
         # esc-gis soil-loss has no --layer options: every vector goes as a one-layer file.
         args = self.single_layer_args(parameters, "sites", context, feedback)
@@ -476,7 +524,7 @@ class SoilLossAlgorithm(EscGisAlgorithm):
             args += ["--z-unit", Z_UNITS[z]]
         if parameters.get("band") not in (None, ""):
             args += ["--band", str(self.parameterAsInt(parameters, "band", context))]
-        args += self.file_args(parameters, context, "layers", "profile") + ["-o", out]
+        args += [*self.file_args(parameters, context, "layers", "profile"), "-o", out]
         # The CLI's sidecar names: OUT.phases.csv and OUT.windows.csv beside OUT.
         stem = os.path.splitext(out)[0]
         return args, {"output": out, "phases": f"{stem}.phases.csv", "windows": f"{stem}.windows.csv"}

@@ -19,9 +19,11 @@ class EscGisPlugin:
             QgsApplication.processingRegistry().addProvider(self.provider)
 
     def initGui(self):
+        """Register the provider when QGIS's desktop loads the plugin."""
         self.initProcessing()
 
     def unload(self):
+        """Remove the provider when the plugin is unloaded or uninstalled."""
         if self.provider is not None:
             QgsApplication.processingRegistry().removeProvider(self.provider)
             self.provider = None

@@ -32,7 +32,7 @@ def default_executable():
 
 
 def executable():
-    """The esc-gis to run: the provider setting, else :func:`default_executable`.
+    """Return the esc-gis to run: the provider setting, else :func:`default_executable`.
 
     Raises
     ------

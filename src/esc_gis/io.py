@@ -36,7 +36,7 @@ import shapely
 from esc_gis._outputs import atomic_output, check_output_file, check_target
 from esc_gis.errors import CRSError, LayerReadError, LayerSetError, OutputFormatError
 from esc_gis.findings import findings_text
-from esc_gis.styles import STYLE_TABLE, add_layer_style
+from esc_gis.styles import STYLE_TABLE, add_layer_style, describe_layer
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -395,8 +395,9 @@ def write_layer(
     with atomic_output(p, private=private) as tmp:
         if fmt == "GeoPackage":
             pyogrio.write_dataframe(gdf, tmp, layer=layer, driver="GPKG", use_arrow=True)
-            # Its QGIS style goes in before the rename: the file appears styled or not at all.
+            # Its QGIS style and its title go in before the rename: the file appears whole or not at all.
             add_layer_style(tmp, layer, [c for c in gdf.columns if c != gdf.geometry.name])
+            describe_layer(tmp, layer)
         elif fmt == "GeoParquet":
             gdf.to_parquet(tmp, index=False)
         elif fmt == "GeoJSON":

@@ -16,11 +16,15 @@ Kept free of heavy imports: ``esc-gis slope`` writes a sidecar without loading g
 from __future__ import annotations
 
 __all__ = [
+    "ALIASES",
+    "LAYER_DESCRIPTIONS",
     "LAYER_STYLES",
     "PERMIT_COLOURS",
     "STATUS_COLOURS",
     "STYLE_TABLE",
     "add_layer_style",
+    "aliases_qml",
+    "describe_layer",
     "layer_style_qml",
     "slope_qml",
     "write_slope_qml",
@@ -29,7 +33,8 @@ __all__ = [
 import math
 import os
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
@@ -84,23 +89,164 @@ WATER_CLASS_COLOURS: dict[str, tuple[str, str]] = {
 #: Steep land: the web maps' fill and outline.
 STEEP_FILL, STEEP_OUTLINE = "#d8b365", "#8c510a"
 
-#: Descriptions QGIS shows for fields (aliases), by column name.
+#: Descriptions QGIS shows for fields (aliases, from the ``<aliases>`` of the default style),
+#: by column name, the same in every layer. Plain words about the column: a threshold or a
+#: section is never named here (the rows carry the profile's, in ``findings`` and ``section``).
 ALIASES: dict[str, str] = {
+    # screening
     "site_id": "Site",
+    "plan_id": "Common plan",
+    "jurisdiction": "Inside the boundary (inside, partial, outside)",
+    "disturbed_sqft": "Disturbed area (sq ft)",
+    "disturbed_acres": "Disturbed area (acres)",
+    "disturbed_in_village_sqft": "Disturbed area inside the boundary (sq ft)",
+    "plan_disturbed_sqft": "Disturbed area the thresholds apply to (sq ft)",
+    "applicability": "Applicability",
     "permit": "Permit decision",
     "permit_may_be_required": "May be required (discretionary)",
-    "disturbed_sqft": "Disturbed area (sq ft)",
-    "site_sqft": "Site area (sq ft)",
+    "standards": "Performance standards that apply",
+    "sediment_standard": "Sediment standard applies",
+    "steep_disturbed_sqft": "Disturbed area on steep slopes (sq ft)",
+    "protective_disturbed_sqft": "Disturbed area in protective areas (sq ft)",
+    "nearest_water_ft": "Distance to the nearest water (ft)",
     "findings": "Findings (JSON)",
+    "activity": "Activity",
+    "state_agency": "Work by a state agency",
+    "npdes_exempt": "Exempt from an NPDES permit",
+    "steep_share": "Steep share of the disturbance",
+    "steep_uncovered_sqft": "Disturbed area the DEM does not cover (sq ft)",
+    "in_water_sqft": "Disturbed area in water (sq ft)",
+    "nearest_water": "Nearest water",
+    "protective_waters": "Waters whose protective areas are disturbed",
+    "targeted_areas": "Targeted-standard areas",
+    "name": "Name",
+    "note": "Note",
+    "site_sqft": "Site area (sq ft)",
+    # steep land, protective areas
     "threshold_pct": "Slope threshold (%)",
     "area_sqft": "Area (sq ft)",
     "water_class": "Water class",
     "width_ft": "Protective-area width (ft)",
     "section": "Section",
+    "features": "Water features merged",
+    "centreline": "Measured from centrelines",
+    "channel_class_unverified": "Channel class taken as given",
+    # soil loss
+    "k": "Soil erodibility K",
+    "k_covered_share": "Share of the area with a K",
+    "ls_mean": "LS factor (mean over the disturbed area)",
+    "ls_rep": "LS factor (representative slope)",
+    "rep_length_ft": "Representative slope length (ft)",
+    "rep_slope_pct": "Representative slope (%)",
+    "dem_covered_share": "Share of the area the DEM covers",
+    "outside_share": "Share too steep for the method",
+    "outside_sqft": "Area too steep for the method (sq ft)",
+    "windows": "12-month windows",
+    "governing_window": "Governing window",
+    "soil_loss_tpa": "Soil loss (tons/acre)",
+    "discharge_tpa": "Sediment discharge (tons/acre)",
+    "standard_tpa": "Sediment standard (tons/acre)",
+    "passes": "Meets the standard",
+    # permits (registry and exports)
     "permit_number": "Permit number",
+    "parcel_id": "Parcel",
     "site_address": "Site address",
+    "legal_description": "Legal description",
     "status": "Status",
+    "permit_decision": "Permit decision (screening)",
+    "building_permit_expires": "Building permit expires",
+    "received_on": "Application received",
+    "information_requested_on": "Information requested",
+    "information_received_on": "Information received",
+    "decided_on": "Decided",
+    "issued_on": "Issued",
     "expires_on": "Expires on",
+    "started_at": "Work started",
+    "start_notice_at": "Start of work notified",
+    "work_stopped_on": "Work stopped",
+    "stockpile_since": "Stockpile in place since",
+    "final_on": "Final stabilisation",
+    "updated_at": "Last updated",
+    "resume_expected_on": "Work expected to resume",
+    "work_resumed_on": "Work resumed",
+    # inspections, enforcement cases
+    "inspected_at": "Inspected",
+    "inspector": "Inspector",
+    "assessment": "Assessment of the controls",
+    "work_done": "Control work done",
+    "phase": "Construction phase",
+    "recorded_by": "Recorded by",
+    "recorded_at": "Recorded",
+    "case_id": "Case",
+    "site_ref": "Site reference",
+    "ground": "Ground for the case",
+    "opened_on": "Opened",
+    "reasons": "Reasons",
+    "opened_by": "Opened by",
+    "opened_at": "Case recorded",
+}
+
+#: Title and abstract of each table the toolkit writes, by table name: the GeoPackage's
+#: ``gpkg_contents`` identifier and description, which QGIS shows as the layer's title and
+#: abstract (Layer Properties > Information and Metadata) and GDAL as IDENTIFIER and
+#: DESCRIPTION. Plain words about the data; a number or a section of the law is never named.
+LAYER_DESCRIPTIONS: dict[str, tuple[str, str]] = {
+    "screening": (
+        "Screening of sites",
+        "One row per site: where it lies against the boundary, its disturbed area, the permit "
+        "decision, the performance standards that apply, the disturbance on steep slopes, in "
+        "protective areas and in water, and the findings as JSON, each with the section of the "
+        "ordinance profile it rests on and its basis. Written by esc-gis screen.",
+    ),
+    "skipped": (
+        "Features skipped as not sites",
+        "Features of the sites layer that esc-gis screen left out as not sites (by the skip "
+        "rule), with their attributes as read.",
+    ),
+    "steep": (
+        "Steep land",
+        "Dissolved polygons of land whose slope is at or above the threshold in threshold_pct, "
+        "with their area. Written by esc-gis steep.",
+    ),
+    "protective_areas": (
+        "Protective areas",
+        "Strips of land along waters, by the water class that governs and its width (the "
+        "greatest where strips overlap), with the section of the profile the width comes "
+        "from; the waters themselves are left out. Written by esc-gis protective.",
+    ),
+    "soil_loss": (
+        "Soil loss per site",
+        "One row per site: K, LS, the soil loss and sediment discharge of its governing "
+        "12-month window of the construction schedule, the standard and whether the site meets "
+        "it, and the findings as JSON. Written by esc-gis soil-loss.",
+    ),
+    "permits": (
+        "Permits",
+        "One row per permit: number, site address, status, dates and the disturbed area, with "
+        "the site boundary as geometry. Written by esc-gis permits.",
+    ),
+    "disturbed_limits": ("Disturbed limits of permits", "The disturbed-limit polygon of each permit."),
+    "inspections": (
+        "Inspections",
+        "Site inspection reports: when, where on the site (a point, when recorded), the "
+        "inspector, the assessment of the controls, the work done and the phase. Private.",
+    ),
+    "enforcement_cases": (
+        "Enforcement cases",
+        "Enforcement cases, with or without a permit: the site, the ground, when and by whom "
+        "the case was opened, and why. Private.",
+    ),
+    "parties": ("Permit parties", "Landowners and responsible parties of each permit, with contact details. Private."),
+    "events": ("Permit history", "Who did what to each permit, and when. Append-only."),
+    "deficiencies": ("Inspection deficiencies", "What each inspection found wrong, one row each."),
+    "repairs": ("Repairs", "The repair of each deficiency, by a later inspection or a record of it."),
+    "inspection_photos": ("Inspection photos", "Photos taken at inspections, with file name, type and SHA-256."),
+    "enforcement_events": ("Enforcement history", "What happened in each enforcement case, and when. Append-only."),
+    "appeals": ("Appeals", "Appeals of orders and decisions: what was appealed, by whom and when."),
+    "appeal_decisions": ("Appeal decisions", "The decision on each appeal, the body that heard it and its effect."),
+    "fees": ("Fees", "Fees paid: kind, amount, date paid and receipt number. Private."),
+    "guarantees": ("Financial guarantees", "Financial guarantees held for permits, with amount and expiry. Private."),
+    "guarantee_events": ("Guarantee history", "Draws on and releases of each financial guarantee. Append-only."),
 }
 
 
@@ -156,6 +302,26 @@ def _document(body: str, *, columns: Sequence[str], labels: str = "") -> str:
         "<!DOCTYPE qgis PUBLIC 'http://mrcc.com/qgis.dtd' 'SYSTEM'>\n"
         f'<qgis version="{QGIS_VERSION}" styleCategories="AllStyleCategories"{flag}>'
         f"{body}{labels}{_aliases(columns)}<layerGeometryType>2</layerGeometryType></qgis>\n"
+    )
+
+
+def aliases_qml(columns: Sequence[str]) -> str | None:
+    """Return a style of field aliases alone (QGIS keeps its own renderer), or None when no column has one.
+
+    It names no geometry type, so QGIS applies it to points, polygons and tables alike.
+
+    Examples
+    --------
+    >>> "Disturbed area (sq ft)" in aliases_qml(["disturbed_sqft", "mine"])
+    True
+    >>> aliases_qml(["mine"]) is None
+    True
+    """
+    if not any(c in ALIASES for c in columns):
+        return None
+    return (
+        "<!DOCTYPE qgis PUBLIC 'http://mrcc.com/qgis.dtd' 'SYSTEM'>\n"
+        f'<qgis version="{QGIS_VERSION}" styleCategories="Fields">{_aliases(columns)}</qgis>\n'
     )
 
 
@@ -220,20 +386,77 @@ _CREATE = f"""CREATE TABLE IF NOT EXISTS {STYLE_TABLE} (
 def layer_style_qml(layer: str, columns: Sequence[str]) -> str | None:
     """Return the QML of ``layer``'s style, or None when the toolkit has none for it.
 
-    A layer gets its style only when it has the column the style classifies by (a
-    ``permits`` export without ``status`` is left unstyled rather than drawn all "other").
+    A layer gets its symbols only when it has the column the style classifies by (a
+    ``permits`` export without ``status`` is not drawn all "other"). Any other layer the
+    toolkit writes (:data:`LAYER_DESCRIPTIONS`) gets the aliases of its columns alone.
 
     Examples
     --------
-    >>> layer_style_qml("skipped", ["site_id"]) is None
+    >>> layer_style_qml("mine", ["site_id"]) is None
     True
+    >>> "renderer-v2" in layer_style_qml("skipped", ["site_id"])
+    False
     >>> "categorizedSymbol" in layer_style_qml("screening", ["site_id", "permit"])
     True
     """
     entry = LAYER_STYLES.get(layer)
-    if entry is None or entry[0] not in columns:
-        return None
-    return entry[1](columns)
+    if entry is not None and entry[0] in columns:
+        return entry[1](columns)
+    return aliases_qml(columns) if layer in LAYER_DESCRIPTIONS else None
+
+
+@contextmanager
+def _connection(
+    conn_or_path: sqlite3.Connection | sqlite3.Cursor | str | os.PathLike[str],
+) -> Iterator[sqlite3.Connection | sqlite3.Cursor]:
+    """Yield the caller's connection or cursor as it is, or a path's own (committed and closed after)."""
+    if isinstance(conn_or_path, (sqlite3.Connection, sqlite3.Cursor)):
+        yield conn_or_path
+        return
+    conn = sqlite3.connect(os.fspath(conn_or_path))
+    try:
+        yield conn
+        conn.commit()
+    finally:
+        conn.close()
+
+
+def describe_layer(conn_or_path: sqlite3.Connection | sqlite3.Cursor | str | os.PathLike[str], table: str) -> bool:
+    """Give a GeoPackage table its title and abstract (:data:`LAYER_DESCRIPTIONS`) in ``gpkg_contents``.
+
+    QGIS 3.22 reads them (through GDAL's IDENTIFIER and DESCRIPTION) as the layer's title
+    and abstract; it reads no aliases from ``gpkg_data_columns`` (GDAL 3.6 does not), so the
+    field aliases travel in the style (:func:`add_layer_style`).
+
+    Parameters
+    ----------
+    conn_or_path : sqlite3.Connection, sqlite3.Cursor or path
+        The GeoPackage, as for :func:`add_layer_style`.
+    table : str
+        The table's name in ``gpkg_contents``.
+
+    Returns
+    -------
+    bool
+        Whether a description was written (False for a table the toolkit has none for, or
+        when another table of the file already has the title as its identifier).
+
+    Raises
+    ------
+    sqlite3.Error
+        If the file is not a GeoPackage or cannot be written.
+    """
+    entry = LAYER_DESCRIPTIONS.get(table)
+    if entry is None:
+        return False
+    with _connection(conn_or_path) as conn:
+        # OR IGNORE: identifiers are unique in a GeoPackage; a file that already uses the title
+        # for another table (a user's own) keeps its names rather than failing the write.
+        cur = conn.execute(
+            "UPDATE OR IGNORE gpkg_contents SET identifier = ?, description = ? WHERE table_name = ?",
+            (entry[0], entry[1], table),
+        )
+        return cur.rowcount == 1
 
 
 def add_layer_style(
@@ -241,9 +464,10 @@ def add_layer_style(
 ) -> bool:
     """Store ``layer``'s style in a GeoPackage's ``layer_styles`` table as its default style.
 
-    The table is created as QGIS creates it; any earlier default of the layer is replaced.
-    Call it on a file being written (inside :func:`esc_gis._outputs.atomic_output`), or
-    inside a connection's transaction.
+    The style is the layer's symbols and field aliases, or its aliases alone for a layer the
+    toolkit draws no symbols for (:func:`layer_style_qml`). The table is created as QGIS
+    creates it; any earlier default of the layer is replaced. Call it on a file being written
+    (inside :func:`esc_gis._outputs.atomic_output`), or inside a connection's transaction.
 
     Parameters
     ----------
@@ -258,7 +482,8 @@ def add_layer_style(
     Returns
     -------
     bool
-        Whether a style was written (False when the toolkit has none for the layer).
+        Whether a style was written (False when the toolkit has neither symbols nor aliases
+        for the layer).
 
     Raises
     ------
@@ -268,11 +493,9 @@ def add_layer_style(
     qml = layer_style_qml(layer, columns)
     if qml is None:
         return False
-    own = not isinstance(conn_or_path, (sqlite3.Connection, sqlite3.Cursor))
-    conn: sqlite3.Connection | sqlite3.Cursor = (
-        sqlite3.connect(os.fspath(conn_or_path)) if own else conn_or_path  # type: ignore[arg-type,assignment]
-    )
-    try:
+    entry = LAYER_STYLES.get(layer)
+    what = entry[2] if entry is not None and entry[0] in columns else "field aliases"
+    with _connection(conn_or_path) as conn:
         row = conn.execute("SELECT column_name FROM gpkg_geometry_columns WHERE table_name = ?", (layer,)).fetchone()
         geom = row[0] if row else "geom"
         conn.execute(_CREATE)
@@ -290,13 +513,8 @@ def add_layer_style(
             f"INSERT INTO {STYLE_TABLE} (f_table_catalog, f_table_schema, f_table_name, f_geometry_column, "
             "styleName, styleQML, styleSLD, useAsDefault, description, owner, ui) "
             "VALUES ('', '', ?, ?, ?, ?, '', 1, ?, '', '')",
-            (layer, geom, layer, qml, f"esc-gis: {LAYER_STYLES[layer][2]}"),
+            (layer, geom, layer, qml, f"esc-gis: {what}"),
         )
-        if isinstance(conn, sqlite3.Connection) and own:
-            conn.commit()
-    finally:
-        if own:
-            conn.close()
     return True
 
 

@@ -43,6 +43,10 @@ def main() -> None:
                 info["label_field"] = layer.labeling().settings().fieldName
             info["aliases"] = {f.name(): f.alias() for f in layer.fields() if f.alias()}
             info["features"] = layer.featureCount()
+            # Layer Properties > Metadata edits layer.metadata(); > Information shows htmlMetadata().
+            info["title"] = layer.metadata().title()
+            info["abstract"] = layer.metadata().abstract()
+            info["information"] = layer.htmlMetadata()
             out[arg] = info
     print(json.dumps(out), flush=True)
     # Leave without exitQgis(): QGIS 3.22 can crash tearing down offscreen, after the answer is out.

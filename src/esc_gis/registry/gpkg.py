@@ -33,7 +33,7 @@ from esc_gis._outputs import PRIVATE_MODE
 from esc_gis.errors import RegistryError
 from esc_gis.registry.backend import Backend, iso_date, iso_datetime, now_utc
 from esc_gis.registry.schema import LAYERS, TABLES, Migration
-from esc_gis.styles import add_layer_style
+from esc_gis.styles import add_layer_style, describe_layer
 
 #: How long a writer waits for another one to finish, in seconds.
 BUSY_TIMEOUT_S = 60.0
@@ -299,10 +299,13 @@ class GeoPackageBackend(Backend):
                     "VALUES (?, 'attributes', ?, ?)",
                     (table, table, now),
                 )
-        # QGIS opens the permits coloured by status (the style table QGIS itself reads).
-        columns = [row[1] for row in cur.execute("PRAGMA table_info(permits)").fetchall() if row[1] != "geom"]
-        if columns:
-            add_layer_style(cur, "permits", columns)
+        # QGIS opens the permits coloured by status (the style table QGIS itself reads), every
+        # layer with its fields' aliases, and every table with its title and abstract.
+        for table in (t for t in LAYERS if t in made):
+            columns = [row[1] for row in cur.execute(f"PRAGMA table_info({table})").fetchall() if row[1] != "geom"]
+            add_layer_style(cur, table, columns)
+        for table in (t for t in TABLES if t in made):
+            describe_layer(cur, table)
 
     def close(self) -> None:
         """Close the connection."""
