@@ -152,7 +152,7 @@ def test_manifest_soils_table_reads_and_checks_its_k_field(tmp_path):
     ls = load_layers(manifest, profile=load_profile(EXAMPLE))
     assert ls.soils is not None and len(ls.soils) == 1 and ls.soils_k_field == "K"
     manifest.write_text(base, encoding="utf-8")  # the profile's kwfact is not a field of this layer
-    with pytest.raises(LayerSetError, match="no K field 'kwfact'.*K"):
+    with pytest.raises(LayerSetError, match=r"no K field 'kwfact'.*K"):
         load_layers(manifest, profile=load_profile(EXAMPLE))
     manifest.write_text(base + 'k_feild = "K"\n', encoding="utf-8")
     with pytest.raises(LayerSetError, match="did you mean 'k_field'"):

@@ -678,7 +678,7 @@ sites_where, disturbed_where, skip_ids, progress
 
 
 def _bare_soil_loss(ls: LayerSet, prof: Profile, jur: _Jurisdiction, d: Any) -> np.ndarray:
-    """The bare-soil soil-loss estimate of each site's disturbance in the Village, with its findings.
+    """Estimate each site's bare-soil soil loss (its disturbance in the Village) and add its findings.
 
     Not a rule of the ordinance but a measurement with its caveat, so its finding is added here
     (appended to each site's findings) rather than by :func:`esc_gis.rules.decide`; a profile

@@ -87,7 +87,7 @@ def check_raster_paths(path: str | os.PathLike[str], *, overwrite: bool) -> tupl
 
 
 def _bands(cell: SiteCells) -> np.ndarray:
-    """The three bands of one site's window, NaN where nothing is said."""
+    """Return the three bands of one site's window, NaN where nothing is said."""
     g = cell.grid
     out = np.full((3, *g.ls.shape), np.nan, dtype=np.float64)
     out[0] = g.ls * cell.discharge_factor  # NaN off the surface and outside the method
