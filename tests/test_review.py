@@ -24,8 +24,8 @@ from click.testing import CliRunner
 
 from esc_gis.cli.main import cli
 from esc_gis.errors import LayerReadError
-from esc_gis.review import review_plan
 from esc_gis.profile import load_profile
+from esc_gis.review import review_plan
 from esc_gis.review.bmps import classify
 
 from .browser import chromium_page, real_errors
