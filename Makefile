@@ -45,7 +45,7 @@ demo: $(STAMP) $(ASSETS)
 	$(VENV)/bin/esc-gis soil-loss examples/demo/sites.geojson --dem layers/winneconne-demo/dem_synthetic.tif \
 		--soils layers/winneconne-demo/soils_made_up.gpkg --schedule examples/demo/schedule_made_up.csv \
 		--disturbed examples/demo/disturbed.geojson --r-annual 120 --ei-file examples/demo/ei_monthly_made_up.csv \
-		--id-field site_id -o out/demo_soil_loss.gpkg --overwrite
+		--id-field site_id -o out/demo_soil_loss.gpkg --raster out/demo_soil_loss_cells.tif --overwrite
 	$(VENV)/bin/esc-gis protective --layers $(DEMO_LAYERS) -o out/demo_protective_areas.gpkg --overwrite
 	$(VENV)/bin/esc-gis map out/demo_screening.gpkg --layers $(DEMO_LAYERS) -o out/demo_overview.html --overwrite
 	$(VENV)/bin/esc-gis map out/demo_screening.gpkg --site S16 --layers $(DEMO_LAYERS) \
@@ -114,13 +114,16 @@ demo: $(STAMP) $(ASSETS)
 		-o out/demo_review_complete.html --json out/demo_review_complete.json --overwrite
 	$(VENV)/bin/esc-gis review examples/plans/flawed/plan.gpkg --layers $(DEMO_LAYERS) \
 		-o out/demo_review_flawed.html --json out/demo_review_flawed.json --overwrite
+	# The phased example carries its schedule: the review redoes its soil loss on the DEM and made-up soils.
+	$(VENV)/bin/esc-gis review examples/plans/phased/plan.gpkg --layers $(DEMO_LAYERS) \
+		-o out/demo_review_phased.html --json out/demo_review_phased.json --overwrite
 	$(PY) scripts/screenshot_maps.py out/demo_overview.html out/demo_site_S16.html out/demo_public_permits.html
 	@echo "Outputs: out/demo_screening.{gpkg,csv,geojson,parquet}, out/demo_slope_pct.tif, out/demo_steep.gpkg,"
 	@echo "         out/demo_protective_areas.gpkg, out/demo_overview.html, out/demo_site_S16.html,"
-	@echo "         out/demo_soil_loss.gpkg (+ .phases.csv, .windows.csv),"
+	@echo "         out/demo_soil_loss.gpkg (+ .phases.csv, .windows.csv), out/demo_soil_loss_cells.tif (+ .qml),"
 	@echo "         out/demo_site_S21_offline.html, the registry out/demo_permits.gpkg,"
 	@echo "         out/demo_permits_public.csv, out/demo_public_permits.html (+ _offline),"
-	@echo "         out/demo_review_{complete,flawed}.{html,json},"
+	@echo "         out/demo_review_{complete,flawed,phased}.{html,json},"
 	@echo "         the deadline feed out/demo_deadlines.ics, the fee receipts out/demo_fee_receipts.csv (private),"
 	@echo "         and PNG screenshots of the maps (needs chromium)"
 

@@ -8,6 +8,8 @@
   (six reasons for disapproval); no tracking pad, no silt fence towards the creek, an
   unprotected inlet, an uncovered stockpile (advisories of the review policy); a schedule
   longer than the permit.
+- ``phased/``: the commercial lot of demo site S04 over an acre, whose ``[rusle2]`` carries its
+  phased schedule and erosivity file, so the review recomputes its sediment discharge.
 
 Usage: ``.venv/bin/python scripts/make_example_plans.py`` (from the repository root).
 """
@@ -179,7 +181,112 @@ text = "Silt fence along the street. Stockpile fill near the creek."
     _write(ROOT / "examples/plans/flawed", layers, toml)
 
 
+PHASES = """phase,start,end,cover,practices
+rough grading,2027-04-01,2027-06-30,bare,sediment_trap;silt_fence
+building,2027-07-01,2027-10-31,straw_mulch,sediment_trap
+stabilised,2027-11-01,2028-05-31,permanent_seeding,none
+"""
+
+
+def phased() -> None:
+    """The commercial lot of demo site S04 (1.4 acres, a ravine through it) with its phased schedule.
+
+    Its [rusle2] names the schedule and the erosivity distribution its %R came from, so the
+    review recomputes the sediment discharge on the DEM and soils and compares it with the
+    applicant's 3.1 t/ac/yr.
+    """
+    site, dist = _demo("S04")
+    x0, y0, x1, _y1 = site.bounds
+    dx0, dy0, dx1, dy1 = dist.bounds
+    street = shapely.LineString([(x0 - 200, y0 - 5), (x1 + 200, y0 - 5)])  # along the south lot line
+    cx = (dx0 + dx1) / 2
+    pad = shapely.box(cx - 12, y0 - 5, cx + 12, dy0)
+    ring = shapely.get_exterior_ring(dist.buffer(5, join_style="mitre"))
+    fence = shapely.difference(ring, shapely.box(cx - 14, dy0 - 20, cx + 14, dy0 + 1))  # a gap for the pad
+    trap = shapely.box(dx1 - 40, dy0 + 5, dx1 - 10, dy0 + 25)
+    pile = shapely.box(dx0 + 10, dy1 - 40, dx0 + 40, dy1 - 10)
+    wattle = shapely.get_exterior_ring(pile.buffer(3, join_style="mitre"))
+    inlet = shapely.Point(cx + 60, y0 - 5)
+    layers = {
+        "site_boundary": _gdf([{"parcel_id": "DEMO-S04"}], [site]),
+        "disturbed_limits": _gdf([], [dist]),
+        "drainage": _gdf([{"note": "down the ravine"}], [shapely.LineString([(cx, dy1 - 5), (cx, dy0 + 5)])]),
+        "bmps": _gdf(
+            [
+                {"type": "1056", "label": "silt fence"},
+                {"type": "1057", "label": "stone tracking pad"},
+                {"type": "1060", "label": "inlet protection"},
+                {"type": "1063", "label": "sediment trap"},
+                {"type": "1071", "label": "wattle ring"},
+            ],
+            [fence, pad, inlet, trap, wattle],
+        ),
+        "stockpiles": _gdf([{"material": "topsoil", "days": 200}], [pile]),
+        "streets": _gdf([{"name": "Example Ave (MADE UP)"}], [street]),
+        "inlets": _gdf([{"id": "IN-4"}], [inlet]),
+    }
+    toml = f'''crs = "EPSG:7594"
+
+[plan]
+title = "Commercial building and parking, 4 Example Ave"
+prepared_by = "Example Engineering LLC"
+
+[landowner]
+name = "Pat Example 4"
+address = "4 Example Ave, Winneconne, WI 54986"
+phone = "920-555-0140"
+
+[[responsible_parties]]
+name = "Example Builders 4 LLC"
+address = "4 Contractor Way, Oshkosh, WI 54901"
+phone = "920-555-0240"
+role = "contractor"
+
+[site]
+legal_description = "Lot 4, Example Commercial Park, Village of Winneconne, Winnebago County, Wisconsin"
+parcel_id = "DEMO-S04"
+site_area_sqft = {_sqft(site)}
+disturbed_area_sqft = {_sqft(dist)}
+performance_standards = ["540-7B"]
+
+[schedule]
+start = 2027-04-01
+end = 2028-05-31
+sequence = [
+  "Install the tracking pad, the silt fence, the sediment trap and the inlet protection",
+  "Rough grade; strip the topsoil to the stockpile and ring it with wattles",
+  "Build; mulch the graded areas",
+  "Final grade, seed; remove the BMPs after final stabilization",
+]
+
+[narrative]
+text = """Runoff runs down the ravine to the sediment trap in the south-east corner. Silt fence
+surrounds the disturbance except at the tracking pad. Graded areas are mulched while the building
+goes up and seeded in the autumn. BMPs are inspected weekly and within 24 hours of 0.5 inch of
+rain, and repaired within 24 hours."""
+spill_procedures = "Fuel and concrete washout stay on the pad; spills are contained with the kit on site and reported to the Village."
+
+# The applicant's RUSLE2 figures, and what the review needs to redo them: the phased schedule
+# (the format of esc-gis soil-loss --schedule) and the erosivity distribution its %R came from.
+# R 120 and the monthly shares are MADE UP placeholders, not source values.
+[rusle2]
+sediment_tons_per_acre_year = 3.1
+ls = 0.8
+slope_length_ft = 60
+slope_pct = 4
+r_annual = 120
+schedule_file = "phases.csv"
+ei_file = "ei_monthly_made_up.csv"
+'''  # noqa: E501 (a line of the TOML written out; wrapping it would change the file)
+    folder = ROOT / "examples/plans/phased"
+    _write(folder, layers, toml)
+    (folder / "phases.csv").write_text(PHASES, encoding="utf-8")
+    ei = (ROOT / "examples/demo/ei_monthly_made_up.csv").read_text(encoding="utf-8")
+    (folder / "ei_monthly_made_up.csv").write_text(ei, encoding="utf-8")
+
+
 if __name__ == "__main__":
     complete()
     flawed()
-    print("wrote examples/plans/complete and examples/plans/flawed")
+    phased()
+    print("wrote examples/plans/complete, examples/plans/flawed and examples/plans/phased")

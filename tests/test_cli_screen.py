@@ -250,10 +250,16 @@ def test_absent_layers_are_said_once_per_run_beside_the_output(good, tmp_path, l
     rows = pd.read_csv(out)
     assert not rows["findings"].str.contains("steep_not_measured|no_targeted_layer").any()
     # A run with nothing absent removes the stale file (with --overwrite), and refuses without it.
+    # (The demo set has soils, so the profile needs an annual R for nothing to be left unchecked.)
     demo = ROOT / "layers" / "winneconne-demo" / "layers.toml"
-    r = run(good, "--layers", demo, "-o", out)
+    text = (ROOT / "src" / "esc_gis" / "profiles" / "winneconne.toml").read_text(encoding="utf-8")
+    no_r = '[soil_loss.r_annual]\nstatus = "not_confirmed"\n'
+    assert no_r in text
+    with_r = tmp_path / "with_r.toml"
+    with_r.write_text(text.replace(no_r, no_r + 'value = 120.0\nsource = "made up for the test"\n'), encoding="utf-8")
+    r = run(good, "--layers", demo, "--profile", with_r, "-o", out)
     assert r.exit_code == 1 and "exists" in r.output
-    r = run(good, "--layers", demo, "-o", out, "--overwrite")
+    r = run(good, "--layers", demo, "--profile", with_r, "-o", out, "--overwrite")
     assert r.exit_code == 0, r.output
     assert not (tmp_path / "out.run_findings.csv").exists() and "Not checked" not in r.output
 

@@ -124,3 +124,27 @@ def test_example_plan_packages_review_as_documented():
     assert bad.verdict == "disapprove" and len(bad.reasons) == 6 and len(bad.advisories) == 5
     # Under one acre, whether the missing RUSLE2 may be waived (§ 540-9C) is the reviewer's decision.
     assert any(c.code == "less_stringent" and c.status == "look" for c in bad.checks)
+
+
+def test_the_phased_example_plan_gets_its_soil_loss_redone():
+    """examples/plans/phased: the review redoes the soil loss with the package's schedule, on the
+    demo DEM and made-up soils, and sets it beside the applicant's 3.1 t/ac/yr: a look, not a failure."""
+    from esc_gis.review import review_plan
+
+    layers = ROOT / "layers" / "winneconne-demo" / "layers.toml"
+    r = review_plan(ROOT / "examples" / "plans" / "phased" / "plan.gpkg", layers=layers)
+    c = next(c for c in r.checks if c.code == "soil_loss")
+    assert c.status == "look" and c.detail.startswith("applicant 3.1 t/ac/yr, the DEM and soils give 6.")
+    assert "R 120 from the plan" in c.detail and "from the layer set's soils" in c.detail
+    assert r.reasons == [] and not [c.code for c in r.checks if c.status == "fail"]
+    assert next(c for c in r.checks if c.code == "plan_item_9").status == "pass"
+
+
+def test_demo_layers_have_soils_so_screening_has_the_bare_soil_column(demo, demo_layers):
+    from esc_gis.screening import run_findings
+
+    # The demo layer set has the made-up soils and the synthetic DEM: the column is there, but
+    # the shipped profile holds no annual R (not confirmed), so it is null and the run says why.
+    assert "bare_soil_loss_tpa" in demo_layers.columns and demo_layers["bare_soil_loss_tpa"].isna().all()
+    assert "screening_bare_soil_loss_no_r" in [f["code"] for f in run_findings(demo_layers)]
+    assert "bare_soil_loss_tpa" not in demo.columns  # the real layer set has no soils

@@ -38,6 +38,22 @@ from esc_gis.review.checks import (
 
 W = load_profile()
 X = load_profile(Path(__file__).parent / "profiles" / "example.toml")
+#: Values of a soil-loss comparison: the applicant's 3.1 against the review's 6.4.
+SOIL_LOSS_VALUES = {
+    "applicant_tpa": 3.1,
+    "computed_tpa": 6.4,
+    "diff_share": (3.1 - 6.4) / 6.4,
+    "soil_loss_tpa": 12.8,
+    "window_start": "2027-04-01",
+    "window_end": "2028-03-31",
+    "r_annual": 120.0,
+    "r_from": "the plan",
+    "k": 0.28,
+    "k_from": "the layer set's soils",
+    "ls": 1.2,
+    "outside_pct": 0.0,
+}
+
 BOTH = pytest.mark.parametrize("prof", [W, X], ids=["winneconne", "example"])
 ACRE = 43_560.0  # square feet, written here rather than imported: the test's own arithmetic
 X0, Y0 = 745_000.0, 505_000.0  # EPSG:7594 (US survey feet) near Winneconne, as tests/conftest.py
@@ -586,6 +602,10 @@ def test_a_zero_sediment_load_is_a_limit_too() -> None:
          ("policy.review_water_reach", "policy.review_uncovered_share", "policy.review_bmp_reach")),
         ("protective", "look", "review_protective", {"protective_sqft": 5.0}, "technical_standard", ()),
         ("plan_item_6", "look", "review_bmps_unknown", {"known": 1, "unknown": 1}, "technical_standard", ()),
+        ("soil_loss", "look", "review_soil_loss_differs", SOIL_LOSS_VALUES, "technical_standard",
+         ("policy.review_soil_loss_tolerance",)),
+        ("soil_loss", "n/a", "review_soil_loss_not_computed", {"reason": "x"}, "technical_standard",
+         ("policy.review_soil_loss_tolerance",)),
     ],
 )  # fmt: skip
 @BOTH
@@ -596,6 +616,22 @@ def test_make_check_names_the_policy_an_outcome_rests_on(
     c = make_check(prof, check, status, finding, **values)
     assert c == _expected(prof, check, status, finding, policy, **values)
     assert (c.basis, c.policy) == (basis, policy)
+
+
+def test_soil_loss_check_in_the_villages_words() -> None:
+    c = make_check(W, "soil_loss", "look", "review_soil_loss_differs", **SOIL_LOSS_VALUES)
+    assert (c.title, c.section, c.basis) == (
+        "Applicant's sediment discharge against the DEM and soils",
+        "§ 540-7B(3)(b); § 540-9A(9); WDNR EGAD 3800-2017-03",
+        "technical_standard",
+    )
+    assert c.detail.startswith(
+        "applicant 3.1 t/ac/yr, the DEM and soils give 6.4 (-52%, more than 25 %) in the governing window "
+        "2027-04-01 to 2028-03-31 (soil loss 12.8 t/ac; R 120 from the plan, K 0.28 from the layer set's soils, "
+        "mean LS 1.20, 0 % outside the method); the standard is 5 tons per acre per year"
+    )
+    agrees = make_check(W, "soil_loss", "pass", "review_soil_loss_agrees", **SOIL_LOSS_VALUES)
+    assert "within 25 %" in agrees.detail and agrees.title == c.title
 
 
 def test_make_check_in_the_villages_words() -> None:

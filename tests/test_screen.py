@@ -526,7 +526,8 @@ def test_run_findings_name_only_the_layers_that_are_absent(tmp_path):
     assert [f["code"] for f in run_findings(out)] == ["no_targeted_layer"]
     assert out["steep_disturbed_sqft"].iloc[0] == 0
     demo = screen(sites([{"site_id": "A", "geometry": box(100, 100, 200, 200)}]), layers=DEMO_LAYERS)
-    assert run_findings(demo) == []
+    # Every layer is there; only the shipped profile's annual R is not (the bare-soil column's).
+    assert [f["code"] for f in run_findings(demo)] == ["screening_bare_soil_loss_no_r"]
 
 
 def test_sites_far_outside_the_measuring_zone_warn_and_local_ones_do_not(layer_set):

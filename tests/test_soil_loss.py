@@ -487,3 +487,112 @@ def test_cli_disturbed_layer_cuts_each_site_and_a_missing_dem_is_refused(tmp_pat
     no_dem = [a for a in args if a not in ("--dem", str(tmp_path / "dem.tif"))]
     result = CliRunner().invoke(cli, [*no_dem, "-o", str(tmp_path / "other.csv")])
     assert result.exit_code == 1 and "no DEM" in result.output and not (tmp_path / "other.csv").exists()
+
+
+# --- The per-cell raster (--raster) -----------------------------------------------------------
+
+
+def hand_row_ls(i: int, slope_pct: float, d: float = CELL * 1200 / 3937 / 0.3048) -> float:
+    """Desmet & Govers LS of the cells in row i (0 = the top) of a plane whose flow starts at row 0."""
+    sin = math.sin(math.atan(slope_pct / 100))
+    beta = (sin / 0.0896) / (3 * sin**0.8 + 0.56)
+    m = beta / (1 + beta)
+    s = 16.8 * sin - 0.50 if slope_pct >= 9 else 10.8 * sin + 0.03
+    return ((((i + 1) * d) ** (m + 1) - (i * d) ** (m + 1)) / (d * 72.6**m)) * s
+
+
+def test_raster_cells_are_the_hand_computed_on_a_tilted_plane(tmp_path, prof, tables):
+    from esc_gis.errors import OutputExistsError
+    from esc_gis.terrain.slope import NODATA
+
+    dem = plane_dem(tmp_path / "dem.tif", 10.0)
+    kw = {"schedule": two_phases(tables), "ei_daily": UNIFORM, "r_annual": 100.0, "k": 0.3, "z_unit": "us_ft"}
+    out = tmp_path / "cells.tif"
+    res = soil_loss(sites(cell_box(5, 5, 15, 15)), dem, profile=prof, raster=out, **kw)
+    assert res.raster == out
+    # The style's classes are cut at the profile's standard (the example's 3 t/ac/yr).
+    assert 'label="3 to under 6 t/ac"' in out.with_suffix(".qml").read_text(encoding="utf-8")
+    rc = 100 * 90 / 365 * 1.0 + 100 * 92 / 365 * 0.01  # sum of R_period x C over the window
+    rce = 100 * 90 / 365 * 1.0 * (1 - 0.8) + 100 * 92 / 365 * 0.01  # ... x (1 - efficiency)
+    with rasterio.open(out) as src, rasterio.open(dem) as d:
+        assert src.count == 3 and src.dtypes == ("float32",) * 3 and src.nodata == NODATA
+        assert src.descriptions == ("sediment_discharge_tpa", "soil_loss_tpa", "method_class")
+        assert src.crs == d.crs and src.res == d.res
+        assert src.profile["tiled"] and src.compression.name.lower() == "deflate"
+        # On the DEM's grid: the origin is a whole number of DEM cells from the DEM's.
+        col, row = ~d.transform * (src.transform.c, src.transform.f)
+        assert (col, row) == (pytest.approx(round(col)), pytest.approx(round(row)))
+        discharge, loss, cls = src.read()
+        r0, c0 = src.index(X0 + 5.5 * CELL, Y0 - 5.5 * CELL)  # the site's top-left cell
+    site = (slice(r0, r0 + 10), slice(c0, c0 + 10))
+    want_ls = np.array([hand_row_ls(i, 10.0) for i in range(10)])[:, None] * np.ones((1, 10))
+    assert loss[site] == pytest.approx(0.3 * want_ls * rc, rel=1e-4)
+    assert discharge[site] == pytest.approx(0.3 * want_ls * rce, rel=1e-4)
+    assert (cls[site] == 0).all()
+    # The site table's numbers are the mean over its cells (the rows' LS telescope).
+    row = res.sites.iloc[0]
+    assert float(loss[site].mean()) == pytest.approx(row["soil_loss_tpa"], rel=1e-5)
+    assert float(discharge[site].mean()) == pytest.approx(row["discharge_tpa"], rel=1e-5)
+    # Cells outside the disturbed area say nothing.
+    outside = np.ones(loss.shape, bool)
+    outside[site] = False
+    assert (loss[outside] == NODATA).all() and (cls[outside] == NODATA).all()
+    # Refused without overwrite, before any work; replaced with it.
+    with pytest.raises(OutputExistsError):
+        soil_loss(sites(cell_box(5, 5, 15, 15)), dem, profile=prof, raster=out, **kw)
+    out.unlink()
+    with pytest.raises(OutputExistsError):  # the style alone blocks too
+        soil_loss(sites(cell_box(5, 5, 15, 15)), dem, profile=prof, raster=out, **kw)
+    assert not out.exists()
+    soil_loss(sites(cell_box(5, 5, 15, 15)), dem, profile=prof, raster=out, overwrite=True, **kw)
+    assert out.exists()
+
+
+def test_raster_marks_cells_outside_the_method_and_leaves_them_without_a_value(tmp_path, prof, tables):
+    from esc_gis.terrain.slope import NODATA
+
+    dem = plane_dem(tmp_path / "dem.tif", 40.0)
+    out = tmp_path / "steep.tif"
+    kw = {"schedule": two_phases(tables), "ei_daily": UNIFORM, "r_annual": 100.0, "k": 0.3, "z_unit": "us_ft"}
+    soil_loss(sites(cell_box(5, 5, 15, 15)), dem, profile=prof, raster=out, **kw)
+    with rasterio.open(out) as src:
+        discharge, loss, cls = src.read()
+        r0, c0 = src.index(X0 + 5.5 * CELL, Y0 - 5.5 * CELL)
+    site = (slice(r0, r0 + 10), slice(c0, c0 + 10))
+    assert (cls[site] == 1).all()  # steeper than 33 %: prescriptive practices, no number
+    assert (loss[site] == NODATA).all() and (discharge[site] == NODATA).all()
+
+
+def test_raster_class_2_marks_slope_lengths_at_the_cap(tmp_path, tables):
+    # A profile capping slope length at 55 ft: on a 100 ft plane the lower half reaches the cap.
+    text = EXAMPLE.read_text(encoding="utf-8").replace("max_slope_length_ft = 400\n", "max_slope_length_ft = 55\n")
+    assert "max_slope_length_ft = 55\n" in text
+    (tmp_path / "p.toml").write_text(text, encoding="utf-8")
+    prof = load_profile(tmp_path / "p.toml")
+    dem = plane_dem(tmp_path / "dem.tif", 10.0)
+    out = tmp_path / "capped.tif"
+    kw = {"schedule": two_phases(tables), "ei_daily": UNIFORM, "r_annual": 100.0, "k": 0.3, "z_unit": "us_ft"}
+    soil_loss(sites(cell_box(5, 5, 15, 15)), dem, profile=prof, raster=out, **kw)
+    with rasterio.open(out) as src:
+        _, loss, cls = src.read()
+        r0, c0 = src.index(X0 + 5.5 * CELL, Y0 - 5.5 * CELL)
+    classes = cls[r0 : r0 + 10, c0]
+    assert classes.tolist() == [0.0] * 5 + [2.0] * 5
+    assert (loss[r0 + 5 : r0 + 10, c0] > 0).all()  # a value, at the capped length
+
+
+def test_cli_raster_is_written_with_its_style_and_refused_without_overwrite(tmp_path):
+    from click.testing import CliRunner
+
+    from esc_gis.cli.main import cli
+
+    args = [*_cli_inputs(tmp_path, GOOD), "--raster", str(tmp_path / "cells.tif")]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "cells.tif").exists() and (tmp_path / "cells.qml").exists()
+    assert "per-cell raster" in result.output
+    (tmp_path / "out.csv").unlink()
+    again = CliRunner().invoke(cli, args)  # the raster exists: refused before anything is written
+    assert again.exit_code == 1 and "exists" in again.output and not (tmp_path / "out.csv").exists()
+    bad = CliRunner().invoke(cli, [*args[:-1], str(tmp_path / "cells.png"), "--overwrite"])
+    assert bad.exit_code == 1 and "GeoTIFF" in bad.output

@@ -120,6 +120,20 @@ REGISTRY: dict[str, tuple[str, ...]] = {
 #: its title (``title`` in the profile); its other outcomes may leave it out.
 _FLIP = ("claimed_sqft", "drawn_sqft")
 _EDGE = ("open_ft", "total_ft")
+_SOIL_LOSS_REVIEW = (
+    "applicant_tpa",
+    "computed_tpa",
+    "diff_share",
+    "soil_loss_tpa",
+    "window_start",
+    "window_end",
+    "r_annual",
+    "r_from",
+    "k",
+    "k_from",
+    "ls",
+    "outside_pct",
+)
 REVIEW: dict[str, tuple[str, ...]] = {
     # § 540-9A(1)-(9) and the spill procedures of § 540-7B(3)(c)[4]: what the plan states.
     "review_parties_given": ("parties", "party_word"),
@@ -197,6 +211,10 @@ REVIEW: dict[str, tuple[str, ...]] = {
     # The applicant's RUSLE2 LS / slope length / steepness against LS on the DEM.
     "review_rusle_ls_compared": ("applicant", "dem_ls", "rep_ls", "rep_slope_pct", "rep_length_ft", "outside_pct"),
     "review_rusle_ls_not_computed": ("reason",),
+    # The applicant's sediment discharge against the review's own, on the package's schedule.
+    "review_soil_loss_agrees": _SOIL_LOSS_REVIEW,
+    "review_soil_loss_differs": _SOIL_LOSS_REVIEW,
+    "review_soil_loss_not_computed": ("reason",),
     # The report's headings: the draft reasons and the advisories.
     "review_reasons": (),
     "review_advisories": (),
@@ -209,6 +227,17 @@ SOIL_LOSS: dict[str, tuple[str, ...]] = {
     "soil_loss_outside_method": ("outside_sqft", "outside_pct", "max_slope_pct"),
     "soil_loss_not_computed": ("reason",),
     "soil_loss_not_confirmed": ("values",),
+    # Screening's bare-soil estimate (esc_gis.soil.potential): per site, and the run's "no R".
+    "screening_bare_soil_loss": (
+        "bare_soil_loss_tpa",
+        "r_annual",
+        "r_status",
+        "k",
+        "k_covered_pct",
+        "ls",
+        "outside_pct",
+    ),
+    "screening_bare_soil_loss_no_r": (),
 }
 #: code -> row values, over every part of the toolkit that emits findings.
 CATALOGUE: dict[str, tuple[str, ...]] = {**SCREENING, **MAY_REQUIRE, **REGISTRY, **REVIEW, **SOIL_LOSS}

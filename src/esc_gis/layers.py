@@ -25,6 +25,9 @@ the manifest). These are all the tables and keys a manifest may hold::
     [targeted_areas]                  # optional: TMDL / targeted standard areas (§ 540-7B(6))
     path = "targeted.gpkg"
     name_field = "name"               # optional
+    [soils]                           # optional: soil polygons with K (SSURGO map units)
+    path = "soils.gpkg"
+    k_field = "kwfact"                # optional: the field holding K (the profile's, kwfact, by default)
 
 Several waters layers (lakes from one source, streams and wetlands from others) are given
 as ``[[waters]]`` tables, each with its own fields and class map.
@@ -96,6 +99,7 @@ _KEYS: dict[str, tuple[str, ...]] = {
     ),
     "dem": ("path", "z_unit", "band"),
     "targeted_areas": (*_LAYER_KEYS, "name_field"),
+    "soils": (*_LAYER_KEYS, "k_field"),
 }
 _TOP_KEYS = ("crs", *_KEYS)
 #: Columns looked at first when showing the values a jurisdiction could be picked by.
@@ -129,6 +133,12 @@ class LayerSet:
         The DEM's header and settled units, when configured.
     dem_band : int or None
         The elevation band named by ``band`` in ``[dem]``, when given.
+    soils : geopandas.GeoDataFrame or None
+        Soil polygons with their K field (``soils_k_field``), as read; None when not configured.
+        With a DEM, screening adds a bare-soil soil-loss estimate per site
+        (:mod:`esc_gis.soil.potential`), and plan review its own soil loss.
+    soils_k_field : str or None
+        The field of ``soils`` holding K.
     """
 
     manifest: Path
@@ -140,6 +150,8 @@ class LayerSet:
     dem_z_unit: str | None = None
     dem: DemInfo | None = None
     dem_band: int | None = None
+    soils: gpd.GeoDataFrame | None = None
+    soils_k_field: str | None = None
 
 
 def default_manifest() -> Path:
@@ -368,6 +380,22 @@ def _load_waters(data: dict[str, Any], manifest: Path, crs: CRS, profile: Profil
     return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
 
 
+def _load_soils(sec: dict[str, Any], manifest: Path, crs: CRS, profile: Profile) -> tuple[gpd.GeoDataFrame, str]:
+    """Read the soils layer and check that its K field is there (K values are checked where used)."""
+    soils, source = _load_vector(sec, manifest, crs)
+    raw = profile.tables.get("soil_loss")
+    default = str(raw.get("k_field", "kwfact")) if isinstance(raw, dict) else "kwfact"
+    k_field = sec.get("k_field", default)
+    if not isinstance(k_field, str) or k_field not in soils.columns:
+        fields = ", ".join(str(c) for c in soils.columns if c != soils.geometry.name) or "none"
+        msg = (
+            f"{manifest}: [soils] {source} has no K field {k_field!r} (its fields: {fields}); name it with "
+            "k_field = \"...\" in [soils], or join the surface horizon's kwfact from SSURGO's chorizon table."
+        )
+        raise LayerSetError(msg)
+    return soils, k_field
+
+
 def load_layers(manifest: str | Path | None = None, *, profile: Profile) -> LayerSet:
     """Read a layer set and bring every layer into the measuring CRS.
 
@@ -386,7 +414,7 @@ def load_layers(manifest: str | Path | None = None, *, profile: Profile) -> Laye
     Raises
     ------
     LayerSetError
-        If the manifest is missing or malformed.
+        If the manifest is missing or malformed, or the soils layer lacks its K field.
     LayerReadError
         If a named layer cannot be read.
     CRSError
@@ -417,6 +445,10 @@ def load_layers(manifest: str | Path | None = None, *, profile: Profile) -> Laye
         layers.targeted_areas = targeted[[targeted.geometry.name]].assign(
             area_name=names.to_numpy() if names is not None else None
         )
+
+    ssec = _section(data, "soils", path, required=False)
+    if ssec is not None:
+        layers.soils, layers.soils_k_field = _load_soils(ssec, path, crs, profile)
 
     dsec = _section(data, "dem", path, required=False)
     if dsec is not None:

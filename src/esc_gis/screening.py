@@ -10,6 +10,7 @@ from __future__ import annotations
 __all__ = ["CONTRACT_COLUMNS", "RUN_FINDINGS", "ScreeningRun", "run_findings", "screen", "screen_run"]
 
 import dataclasses
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,6 +70,10 @@ EXTRA_COLUMNS = (
     "protective_waters",
     "targeted_areas",
 )
+
+#: Columns added only when the layer set has what they need: ``bare_soil_loss_tpa`` (after
+#: :data:`EXTRA_COLUMNS`) when it has soils and a DEM (:mod:`esc_gis.soil.potential`).
+OPTIONAL_COLUMNS = ("bare_soil_loss_tpa",)
 
 
 #: Key of the result's ``attrs`` holding the run's own findings (see :func:`run_findings`).
@@ -509,7 +514,8 @@ def screen(
     -------
     geopandas.GeoDataFrame
         One row per site, in input order: the columns of :data:`CONTRACT_COLUMNS`, then
-        :data:`EXTRA_COLUMNS`, then the sites' other fields; geometry is the site in the
+        :data:`EXTRA_COLUMNS`, then :data:`OPTIONAL_COLUMNS` when the layer set has what
+        they need, then the sites' other fields; geometry is the site in the
         measuring CRS. Findings about the run as a whole (absent layers) are in
         ``attrs["run_findings"]``, read with :func:`run_findings`.
 
@@ -653,7 +659,11 @@ sites_where, disturbed_where, skip_ids, progress
         trigger_fields=_trigger_fields(gdf, prof),
     )
     d = decide(m, prof)
-    result = gpd.GeoDataFrame(_report(gdf, m, d), geometry=site_geoms, crs=crs)
+    optional: dict[str, np.ndarray] = {}
+    if ls.soils is not None and ls.dem is not None:
+        report("estimating bare-soil soil loss", 0.9)
+        optional["bare_soil_loss_tpa"] = _bare_soil_loss(ls, prof, jur, d)
+    result = gpd.GeoDataFrame(_report(gdf, m, d, optional), geometry=site_geoms, crs=crs)
     result.attrs[RUN_FINDINGS] = d.run_findings
     report("done", 1.0)
     return ScreeningRun(
@@ -667,8 +677,52 @@ sites_where, disturbed_where, skip_ids, progress
     )
 
 
-def _report(gdf: gpd.GeoDataFrame, m: Measurements, d: Any) -> pd.DataFrame:
-    """Build the output table: the contract's columns, ours, then the user's own fields."""
+def _bare_soil_loss(ls: LayerSet, prof: Profile, jur: _Jurisdiction, d: Any) -> np.ndarray:
+    """Estimate each site's bare-soil soil loss (its disturbance in the Village) and add its findings.
+
+    Not a rule of the ordinance but a measurement with its caveat, so its finding is added here
+    (appended to each site's findings) rather than by :func:`esc_gis.rules.decide`; a profile
+    without R gets the run finding that the column is null, once.
+    """
+    from esc_gis.soil.potential import bare_soil_loss
+
+    assert ls.soils is not None and ls.dem is not None  # checked by the caller
+    est = bare_soil_loss(jur.inside, ls.crs, ls.dem, ls.soils, profile=prof, k_field=ls.soils_k_field)
+    if est.r_annual is None:
+        d.run_findings.append(
+            {**prof.finding("screening_bare_soil_loss_no_r").to_dict(), "columns": "bare_soil_loss_tpa"}
+        )
+        return est.tpa
+    ok = np.isfinite(est.tpa)
+    if ok.any():
+        t = prof.template("screening_bare_soil_loss")
+        values = {
+            **prof.names(),
+            "r_annual": est.r_annual.value,
+            "r_status": est.r_annual.status.replace("_", " "),
+        }
+        head = t.json_head()
+        for i in np.flatnonzero(ok).tolist():
+            msg = t.render(
+                {
+                    **values,
+                    "bare_soil_loss_tpa": est.tpa[i],
+                    "k": est.k[i],
+                    "k_covered_pct": 100 * est.k_covered_share[i],
+                    "ls": est.ls[i],
+                    "outside_pct": 100 * est.outside_share[i],
+                }
+            ).message
+            item = head + json.dumps(msg, ensure_ascii=False) + "}"
+            f = d.findings[i]
+            d.findings[i] = f[:-1] + (", " if f != "[]" else "") + item + "]"
+    return est.tpa
+
+
+def _report(
+    gdf: gpd.GeoDataFrame, m: Measurements, d: Any, optional: dict[str, np.ndarray] | None = None
+) -> pd.DataFrame:
+    """Build the output table: the contract's columns, ours, the optional ones, then the user's own fields."""
     inside = m.disturbed_in_village_sqft
     out = pd.DataFrame(
         {
@@ -697,6 +751,7 @@ def _report(gdf: gpd.GeoDataFrame, m: Measurements, d: Any) -> pd.DataFrame:
             "nearest_water": m.nearest_water,
             "protective_waters": m.protective_waters,
             "targeted_areas": m.targeted_areas,
+            **(optional or {}),
         }
     )
     # Keep the user's own fields (addresses, parcel numbers) after ours.

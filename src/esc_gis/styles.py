@@ -27,7 +27,9 @@ __all__ = [
     "describe_layer",
     "layer_style_qml",
     "slope_qml",
+    "soil_loss_qml",
     "write_slope_qml",
+    "write_soil_loss_qml",
 ]
 
 import math
@@ -536,19 +538,12 @@ def _slope_classes(steep_pct: float) -> list[tuple[float, str, str]]:
     ]
 
 
-def slope_qml(steep_pct: float) -> str:
-    """Return the QML of a slope-percent raster: discrete classes, those at ``steep_pct`` or more in red.
-
-    Examples
-    --------
-    >>> "colorrampshader" in slope_qml(12.5)
-    True
-    """
+def _discrete_raster_qml(classes: list[tuple[float, str, str]], hi: float, *, precision: int = 1) -> str:
+    """QML of band 1 of a raster in discrete colour classes ``(upper value, label, colour)``, from 0 to ``hi``."""
     items = "".join(
         f'<item alpha="255" value="{"inf" if math.isinf(v) else repr(v)}" label={quoteattr(label)} color="{colour}"/>'
-        for v, label, colour in _slope_classes(steep_pct)
+        for v, label, colour in classes
     )
-    hi = 4 * steep_pct
     return (
         "<!DOCTYPE qgis PUBLIC 'http://mrcc.com/qgis.dtd' 'SYSTEM'>\n"
         f'<qgis version="{QGIS_VERSION}" styleCategories="AllStyleCategories">'
@@ -561,13 +556,24 @@ def slope_qml(steep_pct: float) -> str:
         "<stdDevFactor>2</stdDevFactor></minMaxOrigin>"
         "<rastershader>"
         f'<colorrampshader colorRampType="DISCRETE" classificationMode="3" clip="0" minimumValue="0" '
-        f'maximumValue="{hi:g}" labelPrecision="1">{items}</colorrampshader>'
+        f'maximumValue="{hi:g}" labelPrecision="{precision}">{items}</colorrampshader>'
         "</rastershader></rasterrenderer>"
         '<brightnesscontrast brightness="0" contrast="0" gamma="1"/>'
         '<huesaturation saturation="0" grayscaleMode="0" colorizeOn="0"/>'
         '<rasterresampler maxOversampling="2"/>'
         "</pipe><blendMode>0</blendMode></qgis>\n"
     )
+
+
+def slope_qml(steep_pct: float) -> str:
+    """Return the QML of a slope-percent raster: discrete classes, those at ``steep_pct`` or more in red.
+
+    Examples
+    --------
+    >>> "colorrampshader" in slope_qml(12.5)
+    True
+    """
+    return _discrete_raster_qml(_slope_classes(steep_pct), 4 * steep_pct)
 
 
 def write_slope_qml(path: str | os.PathLike[str], steep_pct: float) -> Path:
@@ -581,4 +587,48 @@ def write_slope_qml(path: str | os.PathLike[str], steep_pct: float) -> Path:
     p = Path(path)
     with atomic_output(p) as tmp:
         tmp.write_text(slope_qml(steep_pct), encoding="utf-8")
+    return p
+
+
+def _soil_loss_classes(standard_tpa: float) -> list[tuple[float, str, str]]:
+    """(upper value, label, colour) of the soil-loss raster's classes, cut at fractions and multiples of the standard.
+
+    As for the slope classes, a cell exactly at a break falls in the class above.
+    """
+    t = standard_tpa
+    below = math.nextafter
+    return [
+        (below(t / 4, -math.inf), f"under {t / 4:g} t/ac", "#ffffcc"),
+        (below(t / 2, -math.inf), f"{t / 4:g} to under {t / 2:g} t/ac", "#c2e699"),
+        (below(t, -math.inf), f"{t / 2:g} to under {t:g} t/ac", "#78c679"),
+        (below(2 * t, -math.inf), f"{t:g} to under {2 * t:g} t/ac", "#fd8d3c"),
+        (math.inf, f"{2 * t:g} t/ac or more", "#bd0026"),
+    ]
+
+
+def soil_loss_qml(standard_tpa: float) -> str:
+    """Return the QML of a soil-loss raster (band 1, t/ac): discrete classes cut at the sediment standard's value.
+
+    The classes only help reading the cells: the standard applies to a site's discharge over
+    its schedule, not to a cell, and the caller passes its value from the profile.
+
+    Examples
+    --------
+    >>> 'label="5 to under 10 t/ac"' in soil_loss_qml(5.0)
+    True
+    """
+    return _discrete_raster_qml(_soil_loss_classes(standard_tpa), 4 * standard_tpa, precision=2)
+
+
+def write_soil_loss_qml(path: str | os.PathLike[str], standard_tpa: float) -> Path:
+    """Write :func:`soil_loss_qml` to ``path`` atomically (the caller checks the path first).
+
+    Raises
+    ------
+    OSError
+        If the folder cannot be written to; nothing is left behind.
+    """
+    p = Path(path)
+    with atomic_output(p) as tmp:
+        tmp.write_text(soil_loss_qml(standard_tpa), encoding="utf-8")
     return p

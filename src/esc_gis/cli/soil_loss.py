@@ -21,6 +21,7 @@ from esc_gis.cli.slope import Z_UNIT, band_option
 from esc_gis.errors import LayerReadError
 from esc_gis.io import check_output_path, read_layer, write_layer
 from esc_gis.profile import load_profile
+from esc_gis.soil.raster import check_raster_paths
 from esc_gis.soil.schedule import read_schedule
 from esc_gis.soil.soil_loss import read_ei_distribution, soil_loss_tables
 from esc_gis.soil.soil_loss import soil_loss as compute_soil_loss
@@ -47,6 +48,13 @@ def _sidecars(output: str) -> tuple[Path, Path]:
     help="Erosivity distribution CSV: 365 daily values (RUSLE2 EI_DAILY_AMOUNT), 24 half-month or 12 monthly.",
 )
 @click.option("--id-field", default=None, help="Field of SITES naming each site [default: row numbers].")
+@click.option(
+    "--raster",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Also write a per-cell GeoTIFF on the DEM's grid: the governing window's sediment discharge and soil "
+    "loss (t/ac) and the method class, with a .qml style beside it.",
+)
 @click.option("--z-unit", type=Z_UNIT, default=None, help="Unit of the elevations when the DEM does not say.")
 @band_option()
 @layers_option("Layer-set manifest (layers.toml) giving the DEM when --dem is not given.")
@@ -54,7 +62,7 @@ def _sidecars(output: str) -> tuple[Path, Path]:
 @output_option(
     "Output per site: .gpkg, .parquet, .geojson or .csv (phases and windows go to OUT.phases.csv, .windows.csv)."
 )
-@overwrite_option("Replace OUTPUT (and its .phases.csv and .windows.csv) if they exist.")
+@overwrite_option("Replace OUTPUT (and its .phases.csv and .windows.csv, and the --raster) if they exist.")
 @quiet_option("No summary.")
 def soil_loss_(
     sites: str,
@@ -67,6 +75,7 @@ def soil_loss_(
     r_annual: float | None,
     ei_file: str,
     id_field: str | None,
+    raster: str | None,
     z_unit: str | None,
     band: int | None,
     layers_path: str | None,
@@ -85,6 +94,8 @@ def soil_loss_(
     phases_out, windows_out = _sidecars(output)
     check_output_path(phases_out, overwrite=overwrite)
     check_output_path(windows_out, overwrite=overwrite)
+    if raster is not None:
+        check_raster_paths(raster, overwrite=overwrite)
     profile = load_profile(profile_path)
     tables = soil_loss_tables(profile)
     phases = read_schedule(schedule, tables.covers, tables.practices)
@@ -126,6 +137,8 @@ def soil_loss_(
         r_source="--r-annual" if r_annual is not None else "profile",
         ei_source=f"--ei-file {Path(ei_file).name}",
         soils_source=soils or "soils",
+        raster=raster,
+        overwrite=overwrite,
     )
     write_layer(res.sites, output, overwrite=overwrite, layer="soil_loss")
     res.phases.to_csv(phases_out, index=False)
@@ -139,3 +152,9 @@ def soil_loss_(
                 f"{100 * r.outside_share:.1f} % outside the method"
             )
         click.echo(f"Wrote {len(res.sites)} site(s) to {output}, phases to {phases_out}, windows to {windows_out}.")
+        if raster is not None:
+            click.echo(
+                f"Wrote the per-cell raster to {res.raster} (style {Path(raster).with_suffix('.qml')})."
+                if res.raster is not None
+                else "No site lies on the DEM: no raster written."
+            )

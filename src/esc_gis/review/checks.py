@@ -59,6 +59,7 @@ TITLES: dict[str, str] = {
     "stockpiles": "review_stockpiles_covered",
     "schedule": "review_schedule_within",
     "rusle_ls": "review_rusle_ls_compared",
+    "soil_loss": "review_soil_loss_agrees",
 }
 
 #: Check -> the profile entries of the toolkit's own policy its test uses. A check whose outcome
@@ -72,6 +73,7 @@ POLICY_KEYS: dict[str, tuple[str, ...]] = {
     "perimeter": ("policy.review_uncovered_share", "policy.review_bmp_reach"),
     "waters": ("policy.review_water_reach", "policy.review_uncovered_share", "policy.review_bmp_reach"),
     "stockpiles": ("policy.review_bmp_reach",),
+    "soil_loss": ("policy.review_soil_loss_tolerance",),
 }
 
 

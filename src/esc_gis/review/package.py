@@ -66,12 +66,16 @@ class PlanPackage:
         Every layer that could be read, in its own CRS (or the CRS ``plan.toml`` gives).
     problems : list of Problem
         Everything wrong with the package itself.
+    folder : str
+        The folder ``plan.toml`` sits in: files it names (``[rusle2] schedule_file``) are
+        relative to it.
     """
 
     source: str
     facts: dict[str, Any] = field(default_factory=dict)
     layers: dict[str, gpd.GeoDataFrame] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
+    folder: str = ""
 
 
 def _read_facts(path: Path, pkg: PlanPackage) -> None:
@@ -166,6 +170,7 @@ def read_package(path: str | os.PathLike[str]) -> PlanPackage:
     pkg = PlanPackage(str(p))
     dataset = p.is_file() or p.suffix.lower() == ".gdb"  # a File Geodatabase is a folder GDAL opens
     folder = p.parent if dataset else p
+    pkg.folder = str(folder)
     _read_facts(folder / "plan.toml", pkg)
     crs = pkg.facts.get("crs")
     found: dict[str, tuple[gpd.GeoDataFrame, str]] = {}

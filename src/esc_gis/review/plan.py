@@ -33,7 +33,7 @@ from esc_gis.review.checks import (
     plan_items,
     segments_geometry,
 )
-from esc_gis.review.package import read_package
+from esc_gis.review.package import PlanPackage, read_package
 from esc_gis.units import ft_to_crs_units
 
 #: How an advisory names its basis.
@@ -245,6 +245,7 @@ def review_plan(
         checks += _terrain_water_checks(measured, prof)
         checks += _bmp_checks(lay, site, dist, bmp_geoms, code_arr, ls, prof, ft)
     checks.append(_rusle_ls(pkg.facts, dist, ls, prof))
+    checks.append(_soil_loss(pkg, dist, ls, prof))
     checks.append(_schedule(pkg.facts, prof))
     return Review(pkg.source, verdict(checks, pkg.problems), checks, pkg.problems, pkg.facts, lay, measured, prof)
 
@@ -565,4 +566,116 @@ def _rusle_ls(facts: dict[str, Any], dist: shapely.Geometry | None, ls: LayerSet
         rep_slope_pct=grid.representative_slope_pct,
         rep_length_ft=grid.representative_length_ft,
         outside_pct=100 * grid.outside_share,
+    )
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and bool(np.isfinite(v))
+
+
+def _soil_loss_inputs(pkg: PlanPackage, ls: LayerSet, prof: Profile) -> tuple[dict[str, Any], float, str, str] | str:
+    """Gather the recomputation's inputs: keyword arguments of soil_loss, R, and where R and K came from.
+
+    Returns the reason it cannot be done instead, when something is missing.
+    """
+    from esc_gis.soil.schedule import read_schedule
+    from esc_gis.soil.soil_loss import read_ei_distribution, soil_loss_tables
+
+    rusle = pkg.facts.get("rusle2") or {}
+    folder = Path(pkg.folder or ".")
+    tables = soil_loss_tables(prof)
+    # R: the profile's when it holds one, else the applicant's own (named as such in the finding).
+    r_annual: float | None
+    if tables.r_annual is not None:
+        r_annual, r_value, r_from = None, tables.r_annual.value, "the profile"
+    elif _number(rusle.get("r_annual")) and rusle["r_annual"] > 0:
+        r_annual, r_from = float(rusle["r_annual"]), "the plan"
+        r_value = r_annual
+    else:
+        return "no annual R: the profile holds none and the plan's [rusle2] gives no r_annual"
+    ei_file = rusle.get("ei_file")
+    if not isinstance(ei_file, str) or not ei_file.strip():
+        return (
+            "the plan's [rusle2] names no ei_file (the erosivity distribution its %R comes from), "
+            "and the profile holds none"
+        )
+    kw: dict[str, Any] = {"r_annual": r_annual, "r_source": r_from, "ei_source": f"the plan's {ei_file}"}
+    if ls.soils is not None:
+        kw.update(soils=ls.soils, k_field=ls.soils_k_field, soils_source="the layer set's soils")
+        k_from = "the layer set's soils"
+    elif _number(rusle.get("k")):
+        kw["k"], k_from = float(rusle["k"]), "the plan"
+    else:
+        return "no K: the layer set has no [soils] and the plan's [rusle2] gives no k"
+    kw["ei_daily"] = read_ei_distribution(folder / ei_file)
+    kw["schedule"] = read_schedule(folder / str(rusle["schedule_file"]), tables.covers, tables.practices)
+    return kw, r_value, r_from, k_from
+
+
+def _soil_loss(pkg: PlanPackage, dist: shapely.Geometry | None, ls: LayerSet, prof: Profile) -> Check:
+    """Recompute the applicant's sediment discharge on the DEM and soils, with the package's own schedule.
+
+    The package's ``[rusle2]`` names its phased schedule (``schedule_file``, the format of
+    ``esc-gis soil-loss --schedule``) and the erosivity distribution its %R came from
+    (``ei_file``); R is the profile's, else the applicant's ``r_annual``; K the layer set's
+    soils, else the applicant's ``k``. The governing window's discharge is compared with the
+    applicant's ``sediment_tons_per_acre_year``: ``pass`` within the profile's
+    ``policy.review_soil_loss_tolerance`` of the review's figure, else ``look``. Never a
+    ``fail``: item 9 (``plan_item_9``) still rests only on the items being present. ``n/a``
+    when the plan gives no schedule file or no figure (nothing to compare); a ``look`` with the
+    reason when the layer set or the package lacks something else.
+    """
+    from esc_gis.soil.soil_loss import soil_loss
+
+    rusle = pkg.facts.get("rusle2") or {}
+    claimed = rusle.get("sediment_tons_per_acre_year")
+
+    def not_computed(status: str, reason: str) -> Check:
+        return make_check(prof, "soil_loss", status, "review_soil_loss_not_computed", reason=reason)
+
+    if not isinstance(rusle.get("schedule_file"), str) or not str(rusle["schedule_file"]).strip():
+        return not_computed("n/a", "the plan's [rusle2] names no schedule_file (its phased schedule)")
+    if not _number(claimed):
+        return not_computed("n/a", "the plan's [rusle2] gives no sediment_tons_per_acre_year to compare")
+    if dist is None:
+        return not_computed("look", "the package has no disturbed_limits layer")
+    if ls.dem is None and ls.dem_path is None:
+        return not_computed("look", "the layer set has no DEM")
+    try:
+        got = _soil_loss_inputs(pkg, ls, prof)
+        if isinstance(got, str):
+            return not_computed("look", got)
+        kw, r_value, r_from, k_from = got
+        sites = gpd.GeoDataFrame({"site_id": ["plan"]}, geometry=[dist], crs=ls.crs)
+        dem = ls.dem or ls.dem_path or ""
+        res = soil_loss(sites, dem, profile=prof, z_unit=ls.dem_z_unit, band=ls.dem_band, **kw)
+    except EscGisError as exc:
+        return not_computed("look", " ".join(str(exc).split()))
+    row = res.sites.iloc[0]
+    if not np.isfinite(row["k"]):
+        return not_computed("look", "the soils layer gives no K for the disturbed area")
+    if not np.isfinite(row["discharge_tpa"]):
+        return not_computed("look", "the DEM gives no LS inside the method for the disturbed area")
+    computed, applicant = float(row["discharge_tpa"]), float(claimed or 0)  # a number: checked above
+    tol = _pol(prof, "soil_loss_tolerance") / 100
+    gov = res.windows[res.windows["governs"]].iloc[0]
+    diff = (applicant - computed) / computed if computed > 0 else (0.0 if applicant == 0 else float("inf"))
+    agrees = abs(applicant - computed) <= tol * computed
+    return make_check(
+        prof,
+        "soil_loss",
+        "pass" if agrees else "look",
+        "review_soil_loss_agrees" if agrees else "review_soil_loss_differs",
+        applicant_tpa=applicant,
+        computed_tpa=computed,
+        diff_share=diff,
+        soil_loss_tpa=float(row["soil_loss_tpa"]),
+        window_start=gov["start"],
+        window_end=gov["end"],
+        r_annual=r_value,
+        r_from=r_from,
+        k=float(row["k"]),
+        k_from=k_from,
+        ls=float(row["ls_mean"]),
+        outside_pct=100 * float(row["outside_share"]),
     )

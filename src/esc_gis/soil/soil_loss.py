@@ -50,6 +50,7 @@ from esc_gis.measure import area_sqft
 from esc_gis.profile import Profile
 from esc_gis.soil.k import check_k, k_by_site
 from esc_gis.soil.ls import LsGrid, ls_grid
+from esc_gis.soil.raster import SiteCells, check_raster_paths, write_soil_loss_raster
 from esc_gis.soil.rusle import prorated_r
 from esc_gis.soil.schedule import Phase, Window, windows
 from esc_gis.terrain.dem import DemInfo, open_dem
@@ -60,6 +61,7 @@ __all__ = [
     "SoilLossTables",
     "read_ei_distribution",
     "site_ls",
+    "site_ls_windows",
     "soil_loss",
     "soil_loss_tables",
 ]
@@ -299,6 +301,37 @@ def site_ls(
 ) -> list[LsGrid | None]:
     """LS grid of each site's disturbed area, from the DEM window around it.
 
+    As :func:`site_ls_windows`, without the windows.
+
+    Raises
+    ------
+    ValidationError
+        If the DEM is geographic or its cells are not square.
+    """
+    return [
+        g
+        for g, _ in site_ls_windows(
+            geoms,
+            crs,
+            dem,
+            max_slope_pct=max_slope_pct,
+            max_slope_length_ft=max_slope_length_ft,
+            rill_interrill_ratio=rill_interrill_ratio,
+        )
+    ]
+
+
+def site_ls_windows(
+    geoms: NDArray[np.object_],
+    crs: CRS,
+    dem: DemInfo,
+    *,
+    max_slope_pct: float,
+    max_slope_length_ft: float,
+    rill_interrill_ratio: float | str = "moderate",
+) -> list[tuple[LsGrid | None, RasterWindow | None]]:
+    """LS grid of each site's disturbed area, from the DEM window around it, and that window.
+
     Parameters
     ----------
     geoms : numpy.ndarray of shapely.Geometry
@@ -312,8 +345,9 @@ def site_ls(
 
     Returns
     -------
-    list of LsGrid or None
-        None for a site off the DEM or too small to hold a cell.
+    list of (LsGrid or None, rasterio.windows.Window or None)
+        The grid and its window on the DEM; None for a site off the DEM or too small to hold
+        a cell.
 
     Raises
     ------
@@ -333,31 +367,30 @@ def site_ls(
     cell_ft = dx * dem.xy_unit_m / _FT_M
     z_to_ft = dem.z_unit_m / _FT_M
     in_dem = gpd.GeoSeries(geoms, crs=crs).to_crs(dem.crs).to_numpy()
-    out: list[LsGrid | None] = []
+    out: list[tuple[LsGrid | None, RasterWindow | None]] = []
     with dem.open() as src:
         # One read per site (a loop per site, never per cell): sites are far apart on a county DEM.
         for geom in in_dem:
             win = None if geom is None or geom.is_empty else _window_bounds(dem, geom)
             if win is None:
-                out.append(None)
+                out.append((None, None))
                 continue
             z = src.read(dem.band, window=win, masked=True).astype(np.float64).filled(np.nan)
             transform = rasterio.windows.transform(win, dem.transform)
             inside = rasterio.features.geometry_mask([geom], z.shape, transform, invert=True)
             if not inside.any() or np.isnan(z[inside]).all():
-                out.append(None)
+                out.append((None, None))
                 continue
-            out.append(
-                ls_grid(
-                    z,
-                    cell_ft,
-                    max_slope_pct=max_slope_pct,
-                    z_to_ft=z_to_ft,
-                    disturbed=inside,
-                    max_slope_length_ft=max_slope_length_ft,
-                    rill_interrill_ratio=rill_interrill_ratio,
-                )
+            grid = ls_grid(
+                z,
+                cell_ft,
+                max_slope_pct=max_slope_pct,
+                z_to_ft=z_to_ft,
+                disturbed=inside,
+                max_slope_length_ft=max_slope_length_ft,
+                rill_interrill_ratio=rill_interrill_ratio,
             )
+            out.append((grid, win))
     return out
 
 
@@ -375,11 +408,14 @@ class SoilLossResult:
         soil loss and sediment discharge (t/ac).
     windows : pandas.DataFrame
         One row per site and window: soil loss and discharge (t/ac), and whether it governs.
+    raster : pathlib.Path or None
+        The per-cell raster written (``raster=``), or None.
     """
 
     sites: gpd.GeoDataFrame
     phases: pd.DataFrame
     windows: pd.DataFrame
+    raster: Path | None = None
 
 
 def _efficiency(phase: Phase, tables: SoilLossTables) -> float:
@@ -545,6 +581,8 @@ def soil_loss(
     ei_source: str = "given by the user",
     soils_source: str = "soils",
     rill_interrill_ratio: float | str = "moderate",
+    raster: str | os.PathLike[str] | None = None,
+    overwrite: bool = False,
 ) -> SoilLossResult:
     """Soil loss and sediment discharge of each site over its construction schedule.
 
@@ -574,6 +612,12 @@ def soil_loss(
     r_source, ei_source, soils_source : str
         Where R, the distribution and the soils came from, for the findings and messages.
     rill_interrill_ratio : str or float, default "moderate"
+    raster : path, optional
+        Also write the per-cell raster of the governing window's sediment discharge, soil loss
+        and method class, with its QGIS style (:mod:`esc_gis.soil.raster`); checked before any
+        work. Not written when no site lies on the DEM (``SoilLossResult.raster`` is None).
+    overwrite : bool, default False
+        Replace ``raster`` and its style if they exist.
 
     Returns
     -------
@@ -581,6 +625,8 @@ def soil_loss(
 
     Raises
     ------
+    OutputExistsError, OutputFormatError
+        If ``raster`` (or its ``.qml``) exists without ``overwrite``, or is not a ``.tif``.
     ValidationError
         If R is missing or out of range, neither or both of ``soils`` and ``k`` are given, K
         is out of range or the soils lack the field, the sites have no CRS, or the DEM is not
@@ -588,6 +634,8 @@ def soil_loss(
     ProfileError
         If the profile's ``[soil_loss]`` tables are missing or malformed.
     """
+    if raster is not None:
+        check_raster_paths(raster, overwrite=overwrite)  # before any work
     tables = soil_loss_tables(profile)
     r_value, r_source = _check_inputs(
         sites, tables, r_annual=r_annual, r_source=r_source, soils=soils, k=k, id_field=id_field
@@ -617,7 +665,7 @@ def soil_loss(
         k_arr, k_cover = np.full(n, float(k)), np.ones(n)  # type: ignore[arg-type]
 
     info = dem if isinstance(dem, DemInfo) else open_dem(dem, z_unit=z_unit, band=band)
-    grids = site_ls(
+    grids_windows = site_ls_windows(
         geoms,
         measure,
         info,
@@ -625,6 +673,7 @@ def soil_loss(
         max_slope_length_ft=tables.max_slope_length_ft,
         rill_interrill_ratio=rill_interrill_ratio,
     )
+    grids = [g for g, _ in grids_windows]
     nan = float("nan")
     ls_mean = np.array([g.mean_ls if g is not None else nan for g in grids])
     outside_share = np.array([g.outside_share if g is not None else nan for g in grids])
@@ -635,10 +684,15 @@ def soil_loss(
     n_win = len(wins)
     win_loss = np.zeros((n, n_win))
     win_dis = np.zeros((n, n_win))
+    # Sum of R_period x C (x (1 - efficiency)) per window: times K and LS, a cell's t/ac.
+    win_rc = np.zeros(n_win)
+    win_rce = np.zeros(n_win)
     for w_i, phase, s, e in pieces:
         r_period = prorated_r(r_value, ei, s, e)
         c = tables.covers[phase.cover].value
         eff = _efficiency(phase, tables)
+        win_rc[w_i] += r_period * c
+        win_rce[w_i] += r_period * c * (1.0 - eff)
         loss = r_period * k_arr * ls_mean * c  # vectorised over sites
         dis = loss * (1.0 - eff)
         win_loss[:, w_i] += loss
@@ -734,4 +788,27 @@ def soil_loss(
         geometry=geoms,
         crs=measure,
     )
-    return SoilLossResult(out, pd.DataFrame(phase_rows), pd.DataFrame(window_rows))
+    written = None
+    if raster is not None:
+        cells = [
+            SiteCells(
+                win,
+                g,
+                float(k_arr[i] * win_rc[gov[i]]) if computed[i] else nan,
+                float(k_arr[i] * win_rce[gov[i]]) if computed[i] else nan,
+            )
+            for i, (g, win) in enumerate(grids_windows)
+            if g is not None and win is not None
+        ]
+        written = write_soil_loss_raster(
+            raster,
+            info,
+            cells,
+            standard_tpa=tables.standard_tpa,
+            overwrite=overwrite,
+            tags={
+                "R_ANNUAL": f"{r_value:g} ({r_source})",
+                "PROFILE": Path(profile.source).name if profile.source else profile.name,
+            },
+        )
+    return SoilLossResult(out, pd.DataFrame(phase_rows), pd.DataFrame(window_rows), written)

@@ -1,0 +1,159 @@
+"""Screening's optional bare-soil soil-loss column: present only with soils and a DEM, hand-checked on a plane.
+
+The DEM is a tilted plane in WISCRS (EPSG:7594, US survey feet), 10 % down the rows; the site
+is a square of 10 x 10 cells aligned to the grid, so its mean LS is the uniform-slope LS of
+its 100 ft length (see tests/test_soil_loss.py), and the estimate is R x K x LS with C = 1.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import geopandas as gpd
+import numpy as np
+import pytest
+import rasterio
+import shapely
+from rasterio.transform import from_origin
+
+from esc_gis.errors import LayerSetError
+from esc_gis.layers import LayerSet, load_layers
+from esc_gis.profile import load_profile
+from esc_gis.screening import run_findings, screen
+from esc_gis.terrain.dem import open_dem
+
+EXAMPLE = Path(__file__).parent / "profiles" / "example.toml"
+CRS = "EPSG:7594"
+X0, Y0 = 800_000.0, 500_000.0
+CELL = 10.0
+R_BLOCK = '[soil_loss.r_annual]\nstatus = "not_confirmed"\n'
+
+
+def hand_ls(length_ft: float, slope_pct: float) -> float:
+    """RUSLE LS of a uniform slope by hand (McCool 1987/1989), S above the 9 % breakpoint."""
+    sin = math.sin(math.atan(slope_pct / 100))
+    beta = (sin / 0.0896) / (3 * sin**0.8 + 0.56)
+    m = beta / (1 + beta)
+    return (length_ft / 72.6) ** m * (16.8 * sin - 0.50)
+
+
+def plane_dem(path: Path, slope_pct: float = 10.0, n: int = 30) -> Path:
+    z = 500.0 - (np.arange(n) * CELL * slope_pct / 100.0)[:, None] * np.ones((1, n))
+    with rasterio.open(
+        path,
+        "w",
+        driver="GTiff",
+        width=n,
+        height=n,
+        count=1,
+        dtype="float32",
+        crs=CRS,
+        transform=from_origin(X0, Y0, CELL, CELL),
+        nodata=-9999,
+    ) as dst:
+        dst.write(z.astype("float32"), 1)
+    return path
+
+
+def cell_box(c0: int, r0: int, c1: int, r1: int) -> shapely.Polygon:
+    return shapely.box(X0 + c0 * CELL, Y0 - r1 * CELL, X0 + c1 * CELL, Y0 - r0 * CELL)
+
+
+def profile_with_r(tmp_path: Path, r: float = 100.0):
+    text = EXAMPLE.read_text(encoding="utf-8")
+    assert R_BLOCK in text
+    p = tmp_path / "with_r.toml"
+    p.write_text(
+        text.replace(
+            R_BLOCK, f'[soil_loss.r_annual]\nvalue = {r!r}\nsource = "made up for the test"\nstatus = "not_confirmed"\n'
+        ),
+        encoding="utf-8",
+    )
+    return load_profile(p)
+
+
+def soils(*parts: tuple[shapely.Geometry, object]) -> gpd.GeoDataFrame:
+    return gpd.GeoDataFrame({"kwfact": [k for _, k in parts]}, geometry=[g for g, _ in parts], crs=CRS)
+
+
+def layer_set(dem: Path | None, soil: gpd.GeoDataFrame | None) -> LayerSet:
+    ls = LayerSet(manifest=Path("none"), crs=gpd.GeoSeries(crs=CRS).crs, jurisdiction=cell_box(0, 0, 30, 30))
+    if dem is not None:
+        ls.dem_path, ls.dem = dem, open_dem(dem, z_unit="us_ft")
+    ls.soils, ls.soils_k_field = soil, "kwfact" if soil is not None else None
+    return ls
+
+
+def sites() -> gpd.GeoDataFrame:
+    return gpd.GeoDataFrame({"site_id": ["A"]}, geometry=[cell_box(5, 5, 15, 15)], crs=CRS)
+
+
+def test_bare_soil_loss_is_r_times_k_times_ls_on_a_plane(tmp_path):
+    prof = profile_with_r(tmp_path)
+    # Two map units, each under half the site: K area-weights to 0.3; a water unit with no K
+    # lies outside the site and is left out without a word.
+    soil = soils((cell_box(0, 0, 10, 30), 0.2), (cell_box(10, 0, 20, 30), ".40"), (cell_box(20, 0, 30, 30), None))
+    res = screen(sites(), layers=layer_set(plane_dem(tmp_path / "dem.tif"), soil), profile=prof)
+    row = res.iloc[0]
+    want = 100.0 * 0.3 * hand_ls(100.0, 10.0)  # ≈ 39.1 t/ac/yr
+    assert row["bare_soil_loss_tpa"] == pytest.approx(want, rel=1e-4)
+    cols = list(res.columns)
+    assert cols.index("bare_soil_loss_tpa") == cols.index("targeted_areas") + 1
+    f = [x for x in json.loads(row["findings"]) if x["code"] == "screening_bare_soil_loss"]
+    assert len(f) == 1 and f[0]["basis"] == "policy"
+    assert f"{want:.1f} t/ac/yr" in f[0]["message"] and "not a test of" in f[0]["message"]
+    assert "K 0.30 over the 100 %" in f[0]["message"]
+    # A screening estimate: no pass or fail of the standard rides on it.
+    assert not {"passes", "discharge_tpa"} & set(cols)
+    assert not any(x["code"].startswith("soil_loss_") for x in json.loads(row["findings"]))
+    assert not run_findings(res) or all("bare_soil" not in x["code"] for x in run_findings(res))
+
+
+def test_a_site_half_on_a_soil_without_k_reports_the_share_with_k(tmp_path):
+    prof = profile_with_r(tmp_path)
+    soil = soils((cell_box(0, 0, 10, 30), 0.2), (cell_box(10, 0, 30, 30), None))
+    row = screen(sites(), layers=layer_set(plane_dem(tmp_path / "dem.tif"), soil), profile=prof).iloc[0]
+    assert row["bare_soil_loss_tpa"] == pytest.approx(100.0 * 0.2 * hand_ls(100.0, 10.0), rel=1e-4)
+    msg = next(x["message"] for x in json.loads(row["findings"]) if x["code"] == "screening_bare_soil_loss")
+    assert "K 0.20 over the 50 %" in msg
+
+
+def test_column_absent_without_soils_or_without_a_dem(tmp_path):
+    prof = profile_with_r(tmp_path)
+    dem = plane_dem(tmp_path / "dem.tif")
+    soil = soils((cell_box(0, 0, 30, 30), 0.3))
+    for ls in (layer_set(dem, None), layer_set(None, soil)):
+        res = screen(sites(), layers=ls, profile=prof)
+        assert "bare_soil_loss_tpa" not in res.columns
+        assert "screening_bare_soil_loss" not in res.iloc[0]["findings"]
+        assert all("bare_soil" not in x["code"] for x in run_findings(res))
+
+
+def test_without_r_in_the_profile_the_column_is_null_and_the_run_says_why(tmp_path):
+    prof = load_profile(EXAMPLE)  # no R: not confirmed for the Town
+    ls = layer_set(plane_dem(tmp_path / "dem.tif"), soils((cell_box(0, 0, 30, 30), 0.3)))
+    res = screen(sites(), layers=ls, profile=prof)
+    assert "bare_soil_loss_tpa" in res.columns and res["bare_soil_loss_tpa"].isna().all()
+    runs = [x for x in run_findings(res) if x["code"] == "screening_bare_soil_loss_no_r"]
+    assert len(runs) == 1 and runs[0]["columns"] == "bare_soil_loss_tpa" and runs[0]["basis"] == "policy"
+    assert "screening_bare_soil_loss" not in res.iloc[0]["findings"]
+
+
+def test_manifest_soils_table_reads_and_checks_its_k_field(tmp_path):
+    from esc_gis.io import write_layer
+
+    write_layer(gpd.GeoDataFrame(geometry=[cell_box(0, 0, 30, 30)], crs=CRS), tmp_path / "b.gpkg", layer="b")
+    write_layer(soils((cell_box(0, 0, 30, 30), 0.3)).rename(columns={"kwfact": "K"}), tmp_path / "s.gpkg", layer="s")
+    manifest = tmp_path / "layers.toml"
+    base = '[jurisdiction]\npath = "b.gpkg"\n[soils]\npath = "s.gpkg"\n'
+    manifest.write_text(base + 'k_field = "K"\n', encoding="utf-8")
+    ls = load_layers(manifest, profile=load_profile(EXAMPLE))
+    assert ls.soils is not None and len(ls.soils) == 1 and ls.soils_k_field == "K"
+    manifest.write_text(base, encoding="utf-8")  # the profile's kwfact is not a field of this layer
+    with pytest.raises(LayerSetError, match=r"no K field 'kwfact'.*K"):
+        load_layers(manifest, profile=load_profile(EXAMPLE))
+    manifest.write_text(base + 'k_feild = "K"\n', encoding="utf-8")
+    with pytest.raises(LayerSetError, match="did you mean 'k_field'"):
+        load_layers(manifest, profile=load_profile(EXAMPLE))
