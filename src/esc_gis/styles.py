@@ -146,6 +146,7 @@ ALIASES: dict[str, str] = {
     "windows": "12-month windows",
     "governing_window": "Governing window",
     "soil_loss_tpa": "Soil loss (tons/acre)",
+    "bare_soil_loss_tpa": "Bare-soil soil loss, screening estimate (tons/acre/year)",
     "discharge_tpa": "Sediment discharge (tons/acre)",
     "standard_tpa": "Sediment standard (tons/acre)",
     "passes": "Meets the standard",
