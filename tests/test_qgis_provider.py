@@ -250,6 +250,7 @@ def test_soil_loss_matches_the_cli(qgis, tmp_path):
     args = [f"--{k.replace('_', '-')}={v}" for k, v in inputs.items()]
     cli("soil-loss", str(SITES), *args, "-o", str(tmp_path / "c.gpkg"))
     q, c = gpd.read_file(tmp_path / "q.gpkg"), gpd.read_file(tmp_path / "c.gpkg")
+    assert not (tmp_path / "q.tif").exists()  # the per-cell raster is only on request
     assert len(q) == len(c) > 0 and np.isfinite(q["discharge_tpa"]).any()
     pd.testing.assert_frame_equal(q.drop(columns="geometry"), c.drop(columns="geometry"))
     assert q.geometry.normalize().geom_equals_exact(c.geometry.normalize(), tolerance=1e-6).all()
@@ -257,6 +258,30 @@ def test_soil_loss_matches_the_cli(qgis, tmp_path):
         qt, ct = pd.read_csv(tmp_path / f"q.{table}.csv"), pd.read_csv(tmp_path / f"c.{table}.csv")
         assert len(qt) > 0, table
         pd.testing.assert_frame_equal(qt, ct)
+
+
+def test_soil_loss_raster_matches_the_cli(qgis, tmp_path):
+    import rasterio
+
+    inputs = {
+        "dem": DEMO / "dem_synthetic.tif",
+        "soils": DEMO / "soils_made_up.gpkg",
+        "schedule": ROOT / "examples" / "demo" / "schedule_made_up.csv",
+        "disturbed": DISTURBED,
+        "r_annual": 120,
+        "ei_file": ROOT / "examples" / "demo" / "ei_monthly_made_up.csv",
+        "id_field": "site_id",
+    }
+    got = qgis.run("soil_loss", sites=SITES, **inputs, output=tmp_path / "q.gpkg", raster=tmp_path / "q.tif")
+    assert got["results"]["raster"] == str(tmp_path / "q.tif")
+    args = [f"--{k.replace('_', '-')}={v}" for k, v in inputs.items()]
+    cli("soil-loss", str(SITES), *args, "-o", str(tmp_path / "c.gpkg"), "--raster", str(tmp_path / "c.tif"))
+    with rasterio.open(tmp_path / "q.tif") as q, rasterio.open(tmp_path / "c.tif") as c:
+        assert q.count == c.count == 3 and q.transform == c.transform
+        qa, ca = q.read(masked=True), c.read(masked=True)
+    assert qa.count() > 0
+    np.testing.assert_array_equal(qa.mask, ca.mask)
+    np.testing.assert_array_equal(qa.filled(0), ca.filled(0))
 
 
 def test_cli_error_reaches_the_log_as_written(qgis, tmp_path):

@@ -501,6 +501,12 @@ class SoilLossAlgorithm(EscGisAlgorithm):
         self.add_file("layers", "Layer-set manifest (layers.toml) giving the DEM when none is given")
         self.add_file("profile", "Ordinance profile TOML (default: the one shipped with esc_gis)")
         self.addParameter(QgsProcessingParameterVectorDestination("output", "Soil loss per site"))
+        # Optional and off by default, as --raster is: the per-cell raster costs a pass over the DEM.
+        self.addParameter(
+            QgsProcessingParameterRasterDestination(
+                "raster", "Soil loss per cell (governing window)", None, True, createByDefault=False
+            )
+        )
         self.addOutput(QgsProcessingOutputFile("phases", "Soil loss per phase (CSV)"))
         self.addOutput(QgsProcessingOutputFile("windows", "Sediment discharge per 12-month window (CSV)"))
 
@@ -527,7 +533,12 @@ class SoilLossAlgorithm(EscGisAlgorithm):
         args += [*self.file_args(parameters, context, "layers", "profile"), "-o", out]
         # The CLI's sidecar names: OUT.phases.csv and OUT.windows.csv beside OUT.
         stem = os.path.splitext(out)[0]
-        return args, {"output": out, "phases": f"{stem}.phases.csv", "windows": f"{stem}.windows.csv"}
+        results = {"output": out, "phases": f"{stem}.phases.csv", "windows": f"{stem}.windows.csv"}
+        raster = self.parameterAsOutputLayer(parameters, "raster", context) if parameters.get("raster") else None
+        if raster:
+            args += ["--raster", raster]
+            results["raster"] = raster
+        return args, results
 
 
 ALGORITHMS = [
