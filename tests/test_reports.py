@@ -284,6 +284,8 @@ def test_the_summary_counts_the_period_by_hand(reg, inspected, target, layers_pa
     table = list(csv.reader(io.StringIO(csv_out.read_text(encoding="utf-8"))))
     assert table[0] == ["section", "measure", "value"]
     assert ["guarantees", "letter_of_credit_held_usd", "2350.00"] in table
+    assert ["guarantees", "surety_bond_held_usd", "0.00"] in table  # money always in cents, even none
+    assert _mode(csv_out) == 0o600  # totals can show one permit's guarantee
     page = html_out.read_text(encoding="utf-8")
     assert "letter of credit held usd" in page and "2,350.00" in page
     for out in (csv_out, html_out):  # counts only: no names or notes

@@ -85,10 +85,10 @@ h1 { font-size: 16pt; margin: 0 0 .2em; } h2 { font-size: 12.5pt; margin: 1em 0 
 .sub { color: #444; margin: 0 0 .8em; }
 table { border-collapse: collapse; width: 100%; margin: .3em 0 .8em; }
 th, td { border: 1px solid #999; padding: .25em .45em; text-align: left; vertical-align: top; }
-th { background: #eee; } table.facts th { width: 11em; }
+th { background: #eee; } table.facts th { width: 11em; } table.measures td:last-child { width: 9em; }
 .overdue { color: #a00; font-weight: bold; }
 figure { display: inline-block; width: 47%; margin: .4em 1% .8em 0; vertical-align: top; break-inside: avoid; }
-figure img { max-width: 100%; max-height: 3.6in; border: 1px solid #999; }
+figure img { width: 100%; max-height: 3.6in; object-fit: contain; border: 1px solid #999; }
 figcaption { font-size: 8.5pt; color: #333; word-break: break-all; }
 .private { font-size: 8.5pt; color: #444; border-top: 1px solid #999; margin-top: 1em; padding-top: .3em; }
 @page { size: letter; margin: 0.55in; }

@@ -212,7 +212,7 @@ def _enforcement_rows(cases: Sequence[EnforcementCase], start: date, end: date) 
             "enforcement", "cases_open_at_end", sum(c.opened_on <= end and not closed_by(c, end) for c in cases)
         ),
         SummaryRow("enforcement", "stop_work_orders", sum(e.kind == "stop_work" for e in events)),
-        SummaryRow("enforcement", "costs_recorded_usd", round(sum(e.costs or 0.0 for e in events), 2)),
+        SummaryRow("enforcement", "costs_recorded_usd", round(float(sum(e.costs or 0.0 for e in events)), 2)),
     ]
 
 
@@ -253,21 +253,25 @@ def _money_rows(guarantees: Sequence[Guarantee], fees: Sequence[Fee], start: dat
         held = [_held_on(g, end) for g in mine]
         out += [
             SummaryRow("guarantees", f"{t}_held", sum(h > 0 for h in held)),
-            SummaryRow("guarantees", f"{t}_held_usd", round(sum(held), 2)),
+            SummaryRow("guarantees", f"{t}_held_usd", round(float(sum(held)), 2)),
         ]
     events = [e for g in guarantees for e in g.events if _in(e.on_date, start, end)]
     out += [
         SummaryRow("guarantees", "received", sum(_in(g.received_on, start, end) for g in guarantees)),
-        SummaryRow("guarantees", "drawn_usd", round(sum(e.amount or 0.0 for e in events if e.kind == "draw"), 2)),
-        SummaryRow("guarantees", "released_usd", round(sum(e.amount or 0.0 for e in events if e.kind != "draw"), 2)),
+        SummaryRow(
+            "guarantees", "drawn_usd", round(float(sum(e.amount or 0.0 for e in events if e.kind == "draw")), 2)
+        ),
+        SummaryRow(
+            "guarantees", "released_usd", round(float(sum(e.amount or 0.0 for e in events if e.kind != "draw")), 2)
+        ),
     ]
     paid = [f for f in fees if _in(f.paid_on, start, end)]
     out += [
         SummaryRow("fees", "received", len(paid)),
-        SummaryRow("fees", "received_usd", round(sum(f.amount for f in paid), 2)),
+        SummaryRow("fees", "received_usd", round(float(sum(f.amount for f in paid)), 2)),
     ]
     out += [
-        SummaryRow("fees", f"{k}_usd", round(sum(f.amount for f in paid if f.kind == k), 2))
+        SummaryRow("fees", f"{k}_usd", round(float(sum(f.amount for f in paid if f.kind == k)), 2))
         for k in sorted({f.kind for f in paid})
     ]
     return out
@@ -324,7 +328,8 @@ def _html(rows: Sequence[SummaryRow], start: date, end: date, profile: Profile) 
             if r.section == section
         )
         parts.append(
-            f"<h2>{html.escape(section.capitalize())}</h2><table><tr><th>Measure</th><th>Value</th></tr>{body}</table>"
+            f'<h2>{html.escape(section.capitalize())}</h2><table class="measures">'
+            f"<tr><th>Measure</th><th>Value</th></tr>{body}</table>"
         )
     return _page(f"Office summary {start} to {end}", "\n".join(parts))
 
