@@ -114,23 +114,32 @@ def inspection_deadlines(
         return []
     done_days = sorted(p.inspections)
     interval = timedelta(days=float(profile.entry("deadlines.inspection_interval").value or 0))
-    # The days a deadline can fall on: a week after the start or an inspection, or a rain deadline.
-    candidates = {began + interval, *(d + interval for d in done_days)}
-    candidates |= {_day(d.due) for d in inspections_due(began, [], rain, last, profile) if d.code == "rain_inspection"}
     out: list[tuple[str, date | datetime, bool]] = []
-    for day in sorted(c for c in candidates if first <= c <= last):
-        before = inspections_due(began, [d for d in done_days if d < day], rain, day, profile)
-        no_inspection = inspections_due(began, [], rain, day, profile)
-        falling = [d for d in before if d.code == "weekly_inspection" and _day(d.due) == day]
-        falling += [d for d in no_inspection if d.code == "rain_inspection" and _day(d.due) == day]
-        if not falling:
+    # Weekly: a deadline can fall only a week after the start or after an inspection. On such a
+    # day it falls due if the rules, given the inspections before it, name it; it is met if,
+    # given those of the day too, they no longer do. Rain plays no part here, so none is passed.
+    for day in sorted({began + interval, *(d + interval for d in done_days)}):
+        if not first <= day <= last:
             continue
-        after = {
-            (d.code, d.due, d.what)
-            for d in inspections_due(began, [d for d in done_days if d <= day], rain, day, profile)
-        }
-        out.extend((d.code, d.due, (d.code, d.due, d.what) not in after) for d in falling)
-    return out
+        before = inspections_due(began, [d for d in done_days if d < day], [], day, profile)
+        falling = [d for d in before if d.code == "weekly_inspection" and _day(d.due) == day]
+        if falling:
+            after = inspections_due(began, [d for d in done_days if d <= day], [], day, profile)
+            out.extend(
+                (d.code, d.due, (d.code, d.due, d.what) not in {(a.code, a.due, a.what) for a in after})
+                for d in falling
+            )
+    # After rain: every event's deadline is known without inspections, and only inspections up to
+    # its due day can meet it, so the rules run once without and once with all of them.
+    if rain:
+        every = inspections_due(began, [], rain, last, profile)
+        still = {(d.code, d.due, d.what) for d in inspections_due(began, done_days, rain, last, profile)}
+        out.extend(
+            (d.code, d.due, (d.code, d.due, d.what) not in still)
+            for d in every
+            if d.code == "rain_inspection" and first <= _day(d.due) <= last
+        )
+    return sorted(out, key=lambda x: (_day(x[1]), x[0]))
 
 
 def _permit_rows(permits: Sequence[Permit], start: date, end: date) -> list[SummaryRow]:
