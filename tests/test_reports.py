@@ -12,6 +12,7 @@ import csv
 import hashlib
 import io
 import os
+import re
 import stat
 import zipfile
 from datetime import date, datetime, timezone
@@ -118,7 +119,7 @@ def test_the_report_shows_what_a_weekly_report_must_hold_and_embeds_the_photo(
         f"{datetime(2026, 11, 17, 15, 30, tzinfo=UTC).astimezone():%Y-%m-%d %H:%M}",
         "EPSG:7594",
         hashlib.sha256(png).hexdigest(),
-        "break-after: page",
+        "article.report { break-after: page",  # each report on pages of its own when printed
     ):
         assert text in page, text
     assert f"data:image/png;base64,{base64.b64encode(png).decode()}" in page
@@ -149,11 +150,19 @@ def test_one_printed_page_per_report_and_the_period_selects_them(reg, inspected,
 def test_a_pdf_report_is_printed_by_chromium(reg, inspected, target, layers_path, tmp_path: Path) -> None:
     require_tool("chromium", "chromium")
     number, _ = inspected
+    for day in (23, 24):
+        reg.inspect(number, InspectionReport(datetime(2026, 11, day, 14, 0, tzinfo=UTC), "Other Person", "all good"))
     out = tmp_path / "report.pdf"
     r = run_permits("report", target, number, "-o", str(out), "--layers", str(layers_path))
     assert r.exit_code == 0, r.output
     assert out.read_bytes()[:5] == b"%PDF-" and _mode(out) == 0o600
-    assert sorted(q.name for q in tmp_path.iterdir() if q.name.startswith(".")) == []  # no staging left
+    # A report without photos prints on one page, and the next one starts a new page. (Two such
+    # reports do not fit one letter page anyway, so the page-break rule itself is pinned in the
+    # HTML test.)
+    short = tmp_path / "short.pdf"
+    assert write_permit_report(reg, number, short, start=date(2026, 11, 21)) == 2
+    assert len(re.findall(rb"/Type\s*/Page(?!s)", short.read_bytes())) == 2
+    assert [q.name for q in tmp_path.iterdir() if q.name.startswith(".")] == []  # no staging left
 
 
 def test_without_chromium_a_pdf_is_refused_with_the_fix(

@@ -88,7 +88,7 @@ th, td { border: 1px solid #999; padding: .25em .45em; text-align: left; vertica
 th { background: #eee; } table.facts th { width: 11em; } table.measures td:last-child { width: 9em; }
 .overdue { color: #a00; font-weight: bold; }
 figure { display: inline-block; width: 47%; margin: .4em 1% .8em 0; vertical-align: top; break-inside: avoid; }
-figure img { width: 100%; max-height: 3.6in; object-fit: contain; border: 1px solid #999; }
+figure img { width: 100%; max-height: 2.6in; object-fit: contain; border: 1px solid #999; }
 figcaption { font-size: 8.5pt; color: #333; word-break: break-all; }
 .private { font-size: 8.5pt; color: #444; border-top: 1px solid #999; margin-top: 1em; padding-top: .3em; }
 @page { size: letter; margin: 0.55in; }
