@@ -109,6 +109,17 @@ demo: $(STAMP) $(ASSETS)
 	$(PERMITS) map $(REG) --public -o out/demo_public_permits.html --overwrite --layers $(DEMO_LAYERS)
 	-$(PERMITS) map $(REG) --public --offline -o out/demo_public_permits_offline.html --overwrite \
 		--layers $(DEMO_LAYERS)
+	# The site's weekly inspection reports (private: notes and photos; PDF needs chromium), the office's
+	# inspection log and summary for November, and the private archive of inspections with their photos.
+	$(PERMITS) report $(REG) ESC-2026-0102 -o out/demo_permits_report.html --overwrite --layers $(DEMO_LAYERS)
+	-$(PERMITS) report $(REG) ESC-2026-0102 -o out/demo_permits_report.pdf --overwrite --layers $(DEMO_LAYERS)
+	$(PERMITS) report $(REG) --from 2026-11-01 --to 2026-11-30 -o out/demo_permits_inspection_log.csv --overwrite \
+		--layers $(DEMO_LAYERS)
+	for ext in csv html; do \
+		$(PERMITS) summary $(REG) --from 2026-11-01 --to 2026-11-30 --rain examples/demo/rain.csv \
+			-o out/demo_permits_summary.$$ext --overwrite --layers $(DEMO_LAYERS) || exit 1; \
+	done
+	$(PERMITS) export-inspections $(REG) -o out/demo_permits_inspections.zip --overwrite --layers $(DEMO_LAYERS)
 	# Plan review: the complete example reviews cleanly; the flawed one shows its findings.
 	$(VENV)/bin/esc-gis review examples/plans/complete/plan.gpkg --layers $(DEMO_LAYERS) \
 		-o out/demo_review_complete.html --json out/demo_review_complete.json --overwrite
@@ -125,6 +136,8 @@ demo: $(STAMP) $(ASSETS)
 	@echo "         out/demo_permits_public.csv, out/demo_public_permits.html (+ _offline),"
 	@echo "         out/demo_review_{complete,flawed,phased}.{html,json},"
 	@echo "         the deadline feed out/demo_deadlines.ics, the fee receipts out/demo_fee_receipts.csv (private),"
+	@echo "         the inspection reports out/demo_permits_report.{html,pdf}, the log out/demo_permits_inspection_log.csv,"
+	@echo "         the office summary out/demo_permits_summary.{csv,html} and out/demo_permits_inspections.zip (private),"
 	@echo "         and PNG screenshots of the maps (needs chromium)"
 
 test: $(STAMP) $(ASSETS)

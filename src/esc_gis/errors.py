@@ -24,6 +24,7 @@ __all__ = [
     "Problem",
     "ProfileError",
     "RegistryError",
+    "ToolError",
     "UnitsError",
     "ValidationError",
 ]
@@ -89,6 +90,10 @@ class PermitNotFoundError(EscGisError, LookupError):
 
 class IllegalTransitionError(EscGisError, ValueError):
     """Raised for a permit transition the life cycle does not allow, or one lacking its reasons."""
+
+
+class ToolError(EscGisError, OSError):
+    """Raised when a system program esc_gis runs (chromium, for PDF reports) is missing or fails."""
 
 
 @dataclass(frozen=True)

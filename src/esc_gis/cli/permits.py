@@ -1132,3 +1132,11 @@ def receipts(registry: str, output: str, overwrite: bool, layers_path: str | Non
         found = reg.fees()
     write_receipts(found, output, overwrite=overwrite)
     click.echo(f"Wrote {len(found)} receipt(s) to {output}.")
+
+
+# The office's printed and exported records (reports, the summary, the inspections' archive)
+# live in their own module; they join the group here.
+from esc_gis.cli.permits_report import export_inspections, report, summary  # noqa: E402
+
+for _command in (report, summary, export_inspections):
+    permits.add_command(_command)

@@ -1,0 +1,178 @@
+"""The private archive of inspections: reports, deficiencies, repairs and photo files, nothing lost.
+
+One ``.zip`` (readable by its owner only) holds
+
+- ``inspections.csv``: every report's contents, its time in UTC and its point (X, Y in the registry's CRS);
+- ``deficiencies.csv``: every deficiency, its repair's due time, when it was repaired and how;
+- ``photos.csv``: every photo's id, report, name, type, size, SHA-256 and file in the archive;
+- ``photos/<id>-<name>``: the photos' bytes, checked against their recorded SHA-256 on the way out;
+- ``SHA256SUMS``: the photos' checksums in ``sha256sum -c`` form.
+
+:func:`read_photos` reads the photos back and checks every checksum, so a restore knows it
+has the bytes the registry recorded.
+"""
+
+from __future__ import annotations
+
+__all__ = ["ARCHIVE_FILES", "export_inspections", "read_photos"]
+
+import csv
+import hashlib
+import io
+import os
+import re
+import zipfile
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from esc_gis.errors import RegistryError
+from esc_gis.registry.deadlines import repair_due
+
+if TYPE_CHECKING:
+    from esc_gis.registry.store import Registry
+
+#: The tables in the archive, and their columns.
+ARCHIVE_FILES: dict[str, tuple[str, ...]] = {
+    "inspections.csv": (
+        "id",
+        "permit_number",
+        "inspected_at_utc",
+        "inspector",
+        "assessment",
+        "work_done",
+        "phase",
+        "recorded_by",
+        "location_x",
+        "location_y",
+        "crs",
+    ),
+    "deficiencies.csv": (
+        "id",
+        "inspection_id",
+        "permit_number",
+        "description",
+        "notified_at_utc",
+        "repair_due_utc",
+        "repaired_at_utc",
+        "repair_detail",
+    ),
+    "photos.csv": ("id", "inspection_id", "permit_number", "filename", "content_type", "size_bytes", "sha256", "file"),
+}
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def _iso(t: datetime | None) -> str | None:
+    return None if t is None else t.isoformat()
+
+
+def _csv(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> bytes:
+    buf = io.StringIO(newline="")
+    w = csv.DictWriter(buf, fieldnames=columns)
+    w.writeheader()
+    w.writerows(rows)
+    return buf.getvalue().encode("utf-8")
+
+
+def export_inspections(reg: Registry, target: str | os.PathLike[str], *, overwrite: bool = False) -> tuple[int, int]:
+    """Write every inspection report, deficiency, repair and photo of the registry to a private ``.zip``.
+
+    Returns
+    -------
+    (int, int)
+        The numbers of reports and photos written.
+
+    Raises
+    ------
+    OutputFormatError, OutputExistsError
+        If the path is not .zip, or exists without ``overwrite``.
+    RegistryError
+        If a photo's bytes no longer match their recorded SHA-256 (nothing is written then).
+    """
+    from esc_gis._outputs import atomic_output, check_output_file
+
+    p = check_output_file(
+        target, suffixes=(".zip",), kind="the inspections' archive is written as .zip", overwrite=overwrite
+    )
+    code = reg.crs.to_epsg()
+    crs = f"EPSG:{code}" if code else reg.crs.to_wkt()
+    inspections: list[dict[str, Any]] = []
+    deficiencies: list[dict[str, Any]] = []
+    photos: list[dict[str, Any]] = []
+    for permit in reg.permits():
+        for r in permit.reports:
+            loc = r.location if r.location is not None and not r.location.is_empty else None
+            inspections.append(
+                {
+                    "id": r.id,
+                    "permit_number": permit.permit_number,
+                    "inspected_at_utc": _iso(r.inspected_at),
+                    "inspector": r.inspector,
+                    "assessment": r.assessment,
+                    "work_done": r.work_done,
+                    "phase": r.phase,
+                    "recorded_by": r.recorded_by,
+                    "location_x": None if loc is None else repr(loc.x),
+                    "location_y": None if loc is None else repr(loc.y),
+                    "crs": crs,
+                }
+            )
+            for d in r.deficiencies:
+                due = repair_due(d.inspected_at, reg.profile, ids=[d.id], notified_at=d.notified_at).due
+                deficiencies.append(
+                    {
+                        "id": d.id,
+                        "inspection_id": r.id,
+                        "permit_number": permit.permit_number,
+                        "description": d.description,
+                        "notified_at_utc": _iso(d.notified_at),
+                        "repair_due_utc": due.isoformat(),
+                        "repaired_at_utc": _iso(d.repaired_at),
+                        "repair_detail": d.repair_detail,
+                    }
+                )
+            for ph in r.photos:
+                photos.append(
+                    {
+                        "id": ph.id,
+                        "inspection_id": r.id,
+                        "permit_number": permit.permit_number,
+                        "filename": ph.filename,
+                        "content_type": ph.content_type,
+                        "size_bytes": ph.size_bytes,
+                        "sha256": ph.sha256,
+                        "file": f"photos/{ph.id}-{_UNSAFE.sub('_', ph.filename) or 'photo'}",
+                    }
+                )
+    with atomic_output(p, private=True) as tmp, zipfile.ZipFile(tmp, "w") as z:
+        for name, rows in (("inspections.csv", inspections), ("deficiencies.csv", deficiencies)):
+            z.writestr(name, _csv(rows, ARCHIVE_FILES[name]), compress_type=zipfile.ZIP_DEFLATED)
+        z.writestr("photos.csv", _csv(photos, ARCHIVE_FILES["photos.csv"]), compress_type=zipfile.ZIP_DEFLATED)
+        for row in photos:
+            data = reg.photo(int(row["id"])).data or b""  # checked against its SHA-256 by the registry
+            z.writestr(row["file"], data, compress_type=zipfile.ZIP_STORED)  # photos are compressed already
+        z.writestr("SHA256SUMS", "".join(f"{r['sha256']}  {r['file']}\n" for r in photos))
+    return len(inspections), len(photos)
+
+
+def read_photos(archive: str | os.PathLike[str]) -> dict[int, bytes]:
+    """Read an archive's photos back: photo id -> bytes, each checked against its recorded SHA-256.
+
+    Raises
+    ------
+    RegistryError
+        If the archive cannot be read, lacks a photo it lists, or a photo does not match its checksum.
+    """
+    p = Path(archive)
+    try:
+        with zipfile.ZipFile(p) as z:
+            listed = list(csv.DictReader(io.StringIO(z.read("photos.csv").decode("utf-8"))))
+            found = [(row, z.read(row["file"])) for row in listed]
+    except (OSError, KeyError, zipfile.BadZipFile) as exc:
+        msg = f"Cannot read the inspections' archive {p}: {exc}."
+        raise RegistryError(msg) from None
+    bad = [row["file"] for row, data in found if hashlib.sha256(data).hexdigest() != row["sha256"]]
+    if bad:
+        msg = f"{p}: photo(s) {', '.join(bad)} do not match their recorded SHA-256; the archive is damaged."
+        raise RegistryError(msg)
+    return {int(row["id"]): data for row, data in found}

@@ -1,0 +1,471 @@
+"""Printable inspection reports: a site's weekly reports, and the office's inspection log for a period.
+
+The reports a site must keep (date, time and location of each inspection, the inspector,
+the assessment of the controls, the BMP work done, the phase, deficiencies with their
+repairs, and photos) are rendered from what the registry holds, one printed page (or more)
+per inspection, photos embedded, so the file stands alone. PDF is that same page printed by
+headless Chromium (the browser the map tests already use), so the two never differ.
+
+Everything written here holds inspectors' notes and photos: private, so every file is
+written readable by its owner only (mode ``0o600``), like the fee receipts. Times are
+shown in the office's local time (the machine's zone), as they were entered.
+
+Pure rendering (:func:`permit_report_html`, :func:`log_rows`, :func:`log_html`) is kept apart
+from the writing (:func:`write_permit_report`, :func:`write_inspection_log`), which reads a
+:class:`~esc_gis.registry.store.Registry` through its public methods only.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "LOG_COLUMNS",
+    "find_chromium",
+    "html_to_pdf",
+    "log_html",
+    "log_rows",
+    "permit_report_html",
+    "write_inspection_log",
+    "write_permit_report",
+]
+
+import base64
+import csv
+import html
+import os
+import shutil
+import subprocess
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from datetime import date, datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from esc_gis.errors import Problem, ToolError, ValidationError
+from esc_gis.profile import Profile
+from esc_gis.registry.deadlines import repair_due
+from esc_gis.registry.records import Deficiency, Inspection, Permit
+
+if TYPE_CHECKING:
+    from esc_gis.registry.store import Registry
+
+#: Columns of the inspection log (CSV and HTML), in order.
+LOG_COLUMNS = (
+    "permit_number",
+    "site_address",
+    "report",
+    "date",
+    "time",
+    "inspector",
+    "phase",
+    "assessment",
+    "work_done",
+    "deficiencies",
+    "open_repairs",
+    "photos",
+)
+#: Chromium's names on Debian, Ubuntu and Google's packages, tried in order.
+_CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+#: A report of a few dozen photos prints in seconds; a hung browser must not hang the office.
+_PDF_TIMEOUT_S = 180
+#: Flags for a browser run as root, without a screen or network (as scripts/chromium.py).
+_CHROMIUM_ARGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-pdf-header-footer",
+    "--print-to-pdf-no-header",
+)
+_CSS = """
+body { font: 11pt/1.35 "DejaVu Sans", Arial, sans-serif; color: #111; margin: 1.5em; }
+h1 { font-size: 16pt; margin: 0 0 .2em; } h2 { font-size: 12.5pt; margin: 1em 0 .3em; }
+.sub { color: #444; margin: 0 0 .8em; }
+table { border-collapse: collapse; width: 100%; margin: .3em 0 .8em; }
+th, td { border: 1px solid #999; padding: .25em .45em; text-align: left; vertical-align: top; }
+th { background: #eee; } table.facts th { width: 11em; } table.measures td:last-child { width: 9em; }
+.overdue { color: #a00; font-weight: bold; }
+figure { display: inline-block; width: 47%; margin: .4em 1% .8em 0; vertical-align: top; break-inside: avoid; }
+figure img { width: 100%; max-height: 2.6in; object-fit: contain; border: 1px solid #999; }
+figcaption { font-size: 8.5pt; color: #333; word-break: break-all; }
+.private { font-size: 8.5pt; color: #444; border-top: 1px solid #999; margin-top: 1em; padding-top: .3em; }
+@page { size: letter; margin: 0.55in; }
+@media print {
+  body { margin: 0; }
+  article.report { break-after: page; page-break-after: always; }
+  article.report:last-of-type { break-after: auto; page-break-after: auto; }
+  tr, figure { break-inside: avoid; page-break-inside: avoid; }
+}
+@media print { body.log { font-size: 9pt; } }
+"""
+
+
+def _e(value: Any) -> str:
+    """Escape a value for HTML; None is shown as a dash."""
+    return "&ndash;" if value is None or value == "" else html.escape(str(value))
+
+
+def _local(t: datetime | None) -> str:
+    """Show a stored (UTC) time in the office's local zone, as it was entered."""
+    return "" if t is None else f"{t.astimezone():%Y-%m-%d %H:%M %Z}"
+
+
+def _local_day(t: datetime) -> date:
+    return t.astimezone().date()
+
+
+def _page(title: str, body: str, *, body_class: str = "") -> str:
+    cls = f' class="{body_class}"' if body_class else ""
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<meta name="robots" content="noindex">'
+        f"<title>{_e(title)}</title><style>{_CSS}</style></head><body{cls}>\n{body}\n</body></html>\n"
+    )
+
+
+def _repair_row(d: Deficiency, profile: Profile, now: datetime) -> str:
+    due = repair_due(d.inspected_at, profile, ids=[d.id], notified_at=d.notified_at).due
+    assert isinstance(due, datetime)  # a repair is due at a time, not a day
+    if d.repaired_at is None:
+        state = '<span class="overdue">OPEN, OVERDUE</span>' if due < now else "open"
+    else:
+        state = "closed late" if d.repaired_at > due else "closed in time"
+    return (
+        f"<tr><td>{d.id}</td><td>{_e(d.description)}</td><td>{_e(_local(d.notified_at))}</td>"
+        f"<td>{_e(_local(due))}</td><td>{_e(_local(d.repaired_at))}</td><td>{_e(d.repair_detail)}</td>"
+        f"<td>{state}</td></tr>"
+    )
+
+
+def _location(r: Inspection, crs: Any) -> str:
+    if r.location is None or r.location.is_empty:
+        return "not recorded"
+    from pyproj import CRS, Transformer
+
+    c = CRS.from_user_input(crs)
+    lon, lat = Transformer.from_crs(c, "EPSG:4326", always_xy=True).transform(r.location.x, r.location.y)
+    code = c.to_epsg()
+    return f"X {r.location.x:,.1f}, Y {r.location.y:,.1f} ({f'EPSG:{code}' if code else c.name}); {lat:.6f}, {lon:.6f}"
+
+
+def permit_report_html(
+    permit: Permit,
+    reports: Sequence[Inspection],
+    *,
+    profile: Profile,
+    crs: Any,
+    photos: Mapping[int, bytes],
+    now: datetime | None = None,
+) -> str:
+    """Render a permit's inspection reports as one printable HTML page, a printed page per report.
+
+    Parameters
+    ----------
+    permit : Permit
+    reports : sequence of Inspection
+        The reports to print (oldest first), e.g. ``permit.reports`` or those of a period.
+    profile : Profile
+        Gives the section the reports are kept under and the repair period.
+    crs : Any
+        The registry's CRS (the inspection points' coordinates).
+    photos : mapping of int to bytes
+        Photo id -> its bytes (:meth:`Registry.photo`), embedded as images.
+    now : datetime, optional
+        The time of printing (aware; default now): an open repair past its due time is shown overdue.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ProfileError
+        If the profile lacks the repair period or the inspection interval.
+    """
+    now = now or datetime.now(timezone.utc)
+    section = profile.entry("deadlines.inspection_interval").section
+    head = (
+        f"{_e(permit.permit_number)} &middot; {_e(permit.site_address)} &middot; {_e(profile.name)} &middot; "
+        f"inspection reports kept under {_e(section)} &middot; printed {_e(_local(now))}"
+    )
+    parts = []
+    for r in reports:
+        facts = (
+            ("Date", f"{r.inspected_at.astimezone():%A %Y-%m-%d}"),
+            ("Time", f"{r.inspected_at.astimezone():%H:%M %Z}"),
+            ("Location on the site", _location(r, crs)),
+            ("Inspector", r.inspector),
+            ("Assessment of the controls", r.assessment),
+            ("BMP work done", r.work_done),
+            ("Phase of construction", r.phase),
+            ("Recorded by", r.recorded_by),
+        )
+        rows = "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in facts)
+        if r.deficiencies:
+            defs = (
+                "<table><tr><th>#</th><th>Deficiency</th><th>Notified</th><th>Repair due</th><th>Repaired</th>"
+                "<th>Repair</th><th>State</th></tr>"
+                + "".join(_repair_row(d, profile, now) for d in r.deficiencies)
+                + "</table>"
+            )
+        else:
+            defs = "<p>No deficiencies found.</p>"
+        figs = []
+        for ph in r.photos:
+            data = photos.get(ph.id)
+            img = (
+                f'<img src="data:{_e(ph.content_type)};base64,{base64.b64encode(data).decode("ascii")}" '
+                f'alt="{_e(ph.filename)}">'
+                if data is not None
+                else "<p>(photo not loaded)</p>"
+            )
+            figs.append(
+                f"<figure>{img}<figcaption>photo #{ph.id} {_e(ph.filename)}, {ph.size_bytes:,} bytes, "
+                f"SHA-256 {_e(ph.sha256)}</figcaption></figure>"
+            )
+        pics = "".join(figs) if figs else "<p>No photos.</p>"
+        parts.append(
+            f'<article class="report" id="inspection-{r.id}"><h1>Site inspection report #{r.id}</h1>'
+            f'<p class="sub">{head}</p><table class="facts">{rows}</table>'
+            f"<h2>Deficiencies and repairs</h2>{defs}<h2>Photos</h2>{pics}"
+            '<p class="private">Private: inspector\'s notes and photos; not for the public record.</p></article>'
+        )
+    if not parts:
+        parts.append(
+            f'<article class="report"><h1>Site inspection reports</h1><p class="sub">{head}</p>'
+            "<p>No inspection reports in the period.</p></article>"
+        )
+    return _page(f"Inspection reports {permit.permit_number}", "\n".join(parts))
+
+
+def _in(day: date, start: date | None, end: date | None) -> bool:
+    return (start is None or day >= start) and (end is None or day <= end)
+
+
+def log_rows(permits: Sequence[Permit], start: date | None, end: date | None) -> list[dict[str, Any]]:
+    """Return the office's inspection log for a period: a row per inspection, earliest first.
+
+    Reports (``permits inspect``) come with their contents; inspections recorded by day only
+    (``permits update --inspected``) come as rows with ``report`` empty, so the log counts
+    every inspection the weekly deadline counts.
+
+    Parameters
+    ----------
+    permits : sequence of Permit
+    start, end : date, optional
+        The period, both days included (local days); None leaves that end open.
+    """
+    out = []
+    for p in permits:
+        reported: Counter[date] = Counter()
+        for r in p.reports:
+            day = _local_day(r.inspected_at)
+            reported[day] += 1
+            if not _in(day, start, end):
+                continue
+            out.append(
+                {
+                    "permit_number": p.permit_number,
+                    "site_address": p.site_address,
+                    "report": r.id,
+                    "date": day.isoformat(),
+                    "time": f"{r.inspected_at.astimezone():%H:%M}",
+                    "inspector": r.inspector,
+                    "phase": r.phase,
+                    "assessment": r.assessment,
+                    "work_done": r.work_done,
+                    "deficiencies": len(r.deficiencies),
+                    "open_repairs": sum(d.repaired_at is None for d in r.deficiencies),
+                    "photos": len(r.photos),
+                }
+            )
+        # Inspections recorded by day alone: every inspection event beyond the reports' own.
+        for day, n in (Counter(p.inspections) - reported).items():
+            if _in(day, start, end):
+                row: dict[str, Any] = dict.fromkeys(LOG_COLUMNS)
+                row.update(permit_number=p.permit_number, site_address=p.site_address, date=day.isoformat())
+                out.extend(dict(row) for _ in range(n))
+    return sorted(out, key=lambda r: (r["date"], r["time"] or "", r["permit_number"]))
+
+
+def log_html(rows: Sequence[Mapping[str, Any]], start: date | None, end: date | None, *, profile: Profile) -> str:
+    """Render the inspection log as a printable HTML page (landscape)."""
+    period = f"{start or 'the first record'} to {end or 'the last record'}"
+    head = "".join(f"<th>{_e(c.replace('_', ' '))}</th>" for c in LOG_COLUMNS)
+    body = "".join(
+        "<tr>"
+        + "".join(f"<td>{_e('date only' if c == 'report' and r[c] is None else r[c])}</td>" for c in LOG_COLUMNS)
+        + "</tr>"
+        for r in rows
+    )
+    return _page(
+        f"Inspection log {period}",
+        f'<h1>Inspection log, {_e(period)}</h1><p class="sub">{_e(profile.name)} &middot; {len(rows)} '
+        f"inspection(s) &middot; printed {_e(_local(datetime.now(timezone.utc)))}</p>"
+        f"<table><tr>{head}</tr>{body}</table>"
+        '<p class="private">Private: inspectors\' names and notes.</p>'
+        "<style>@page { size: letter landscape; }</style>",
+        body_class="log",
+    )
+
+
+def find_chromium() -> str:
+    """Return the path of a Chromium (or Chrome) to print PDFs with.
+
+    Raises
+    ------
+    ToolError
+        If none is installed, naming the fix.
+    """
+    for name in _CHROMIUM_NAMES:
+        exe = shutil.which(name)
+        if exe:
+            return exe
+    msg = (
+        "PDF reports are printed by headless Chromium, which is not installed: install it "
+        "(Debian/Ubuntu: apt-get install chromium), or write .html and print it from a browser."
+    )
+    raise ToolError(msg)
+
+
+def html_to_pdf(page: str, pdf: Path, *, chromium: str | None = None) -> None:
+    """Print an HTML page to ``pdf`` with headless Chromium (the page's own print CSS applies).
+
+    The page is written beside ``pdf`` (give a path inside a private folder: it holds the
+    same private contents), with Chromium's profile in a folder there too.
+
+    Raises
+    ------
+    ToolError
+        If Chromium is missing, fails, takes too long, or writes no PDF.
+    """
+    exe = chromium or find_chromium()
+    src = pdf.with_name(pdf.stem + ".print.html")
+    src.write_text(page, encoding="utf-8")
+    profile_dir = pdf.with_name(pdf.stem + ".chromium")
+    cmd = [exe, *_CHROMIUM_ARGS, f"--user-data-dir={profile_dir}", f"--print-to-pdf={pdf}", src.resolve().as_uri()]
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=_PDF_TIMEOUT_S, check=False)
+    except subprocess.TimeoutExpired:
+        msg = f"Chromium did not print the PDF within {_PDF_TIMEOUT_S} s; write .html and print it from a browser."
+        raise ToolError(msg) from None
+    except OSError as exc:
+        msg = f"Chromium ({exe}) could not be run: {exc}."
+        raise ToolError(msg) from None
+    if not pdf.exists() or pdf.read_bytes()[:5] != b"%PDF-":
+        tail = "\n".join((done.stderr or "").strip().splitlines()[-3:])
+        msg = f"Chromium ({exe}) wrote no PDF (exit {done.returncode}): {tail or 'no message'}."
+        raise ToolError(msg)
+
+
+def _write(page: str, target: Path) -> None:
+    """Write a page as .html or print it to .pdf; private (mode 0600), atomically."""
+    from esc_gis._outputs import atomic_output
+
+    exe = find_chromium() if target.suffix.lower() == ".pdf" else None  # before any work: the fix first
+    with atomic_output(target, private=True) as tmp:
+        if exe is None:
+            tmp.write_text(page, encoding="utf-8")
+        else:
+            html_to_pdf(page, tmp, chromium=exe)
+
+
+def write_permit_report(
+    reg: Registry,
+    permit_number: str,
+    target: str | os.PathLike[str],
+    *,
+    start: date | None = None,
+    end: date | None = None,
+    overwrite: bool = False,
+) -> int:
+    """Write a permit's inspection reports (those of a period, or all) to ``.html`` or ``.pdf``, private.
+
+    Returns
+    -------
+    int
+        The number of reports written.
+
+    Raises
+    ------
+    OutputFormatError, OutputExistsError
+        If the path is not .html or .pdf, or exists without ``overwrite``.
+    ValidationError
+        If the period ends before it starts.
+    PermitNotFoundError
+        If there is no such permit.
+    RegistryError
+        If a photo's bytes no longer match their recorded checksum.
+    ToolError
+        For a PDF, if Chromium is missing or fails.
+    """
+    from esc_gis._outputs import check_output_file
+
+    p = check_output_file(
+        target, suffixes=(".html", ".pdf"), kind="inspection reports are written as HTML or PDF", overwrite=overwrite
+    )
+    if p.suffix.lower() == ".pdf":
+        find_chromium()
+    _period_check(start, end)
+    permit = reg.get(permit_number)
+    reports = [r for r in permit.reports if _in(_local_day(r.inspected_at), start, end)]
+    photos = {ph.id: reg.photo(ph.id).data or b"" for r in reports for ph in r.photos}
+    _write(permit_report_html(permit, reports, profile=reg.profile, crs=reg.crs, photos=photos), p)
+    return len(reports)
+
+
+def write_inspection_log(
+    reg: Registry,
+    target: str | os.PathLike[str],
+    *,
+    start: date | None,
+    end: date | None,
+    overwrite: bool = False,
+) -> int:
+    """Write the office's inspection log for a period (all permits) to ``.html``, ``.pdf`` or ``.csv``, private.
+
+    Returns
+    -------
+    int
+        The number of inspections in the log.
+
+    Raises
+    ------
+    OutputFormatError, OutputExistsError
+        If the path is not .html, .pdf or .csv, or exists without ``overwrite``.
+    ValidationError
+        If the period ends before it starts.
+    ToolError
+        For a PDF, if Chromium is missing or fails.
+    """
+    from esc_gis._outputs import atomic_output, check_output_file
+
+    p = check_output_file(
+        target,
+        suffixes=(".html", ".csv", ".pdf"),
+        kind="the inspection log is written as HTML, PDF or CSV",
+        overwrite=overwrite,
+    )
+    if p.suffix.lower() == ".pdf":
+        find_chromium()
+    _period_check(start, end)
+    rows = log_rows(reg.permits(), start, end)
+    if p.suffix.lower() == ".csv":
+        with atomic_output(p, private=True) as tmp, tmp.open("w", newline="", encoding="utf-8") as fh:
+            w = csv.DictWriter(fh, fieldnames=LOG_COLUMNS)
+            w.writeheader()
+            w.writerows(rows)
+    else:
+        _write(log_html(rows, start, end, profile=reg.profile), p)
+    return len(rows)
+
+
+def _period_check(start: date | None, end: date | None) -> None:
+    """Refuse a period that ends before it starts (ValidationError)."""
+    if start is not None and end is not None and end < start:
+        raise ValidationError(
+            [Problem("period", None, f"it ends ({end}) before it starts ({start}).", "give --from before --to.")]
+        )

@@ -1,0 +1,360 @@
+"""Inspection reports (HTML, PDF), the office's inspection log, the office summary and the
+private archive of inspections, on both back ends (the ``target`` fixture).
+
+Times are given in UTC; the pages show the office's local time, so expected texts are
+rendered with ``astimezone()`` as the code does.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import hashlib
+import io
+import os
+import re
+import stat
+import zipfile
+from datetime import date, datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from esc_gis.errors import RegistryError, ToolError, ValidationError
+from esc_gis.registry import Application, init_registry, open_registry
+from esc_gis.registry.calendar import OfficeCalendar
+from esc_gis.registry.inspections import InspectionReport
+from esc_gis.registry.private_export import read_photos
+from esc_gis.registry.reports import permit_report_html, write_permit_report
+from esc_gis.registry.summary import inspection_deadlines, office_summary
+
+from .conftest import CRS, require_tool, square_sqft
+from .public_outputs import assert_hidden, public_outputs, run_permits
+from .test_inspections import tiny_png
+
+UTC = timezone.utc
+STARTED = datetime(2026, 11, 9, 8, 0, tzinfo=UTC)  # a Monday
+AT = datetime(2026, 11, 16, 15, 30, tzinfo=UTC)
+CAL = OfficeCalendar(holidays=frozenset())
+INSPECTOR = "Quentin Plantedname"
+NOTE = "planted-assessment-7731 fence sagging"
+
+
+@pytest.fixture
+def reg(target: str, layer_set):
+    init_registry(target, layers=layer_set)
+    with open_registry(target, layers=layer_set, calendar=CAL) as r:
+        yield r
+
+
+def _active(reg, x: float = 100, address: str = "100 Test St") -> str:
+    return reg.add(
+        Application(
+            address,
+            date(2026, 11, 2),
+            square_sqft(x, 100, 5000.0),
+            CRS,
+            status="active",
+            issued_on=date(2026, 11, 3),
+            started_at=STARTED,
+        ),
+        who="clerk",
+    )
+
+
+@pytest.fixture
+def inspected(reg, tmp_path: Path) -> tuple[str, bytes]:
+    """An active permit with one report (two deficiencies, one repaired; a photo; a point)."""
+    number = _active(reg)
+    png = tiny_png((10, 200, 30))
+    (tmp_path / "east fence.png").write_bytes(png)
+    reg.inspect(
+        number,
+        InspectionReport(
+            AT,
+            INSPECTOR,
+            NOTE,
+            work_done="tracking pad re-graveled",
+            phase="rough grading",
+            deficiencies=["silt fence down east", "inlet clogged"],
+            photos=[tmp_path / "east fence.png"],
+            location=reg.get(number).site.centroid,
+        ),
+        who="ina",
+    )
+    first = reg.get(number).deficiencies[0].id
+    reg.repaired(number, [first], on=datetime(2026, 11, 17, 9, 0, tzinfo=UTC), detail="fence re-set", who="ina")
+    return number, png
+
+
+def _mode(p: Path) -> int:
+    return stat.S_IMODE(p.stat().st_mode)
+
+
+# --- A site's reports ---------------------------------------------------------------------
+
+
+def test_the_report_shows_what_a_weekly_report_must_hold_and_embeds_the_photo(
+    reg, inspected, target, layers_path, tmp_path: Path
+) -> None:
+    number, png = inspected
+    out = tmp_path / "report.html"
+    r = run_permits("report", target, number, "-o", str(out), "--layers", str(layers_path))
+    assert r.exit_code == 0, r.output
+    page = out.read_text(encoding="utf-8")
+    local = AT.astimezone()
+    for text in (
+        f"{local:%Y-%m-%d}",
+        f"{local:%H:%M}",
+        INSPECTOR,
+        NOTE,
+        "tracking pad re-graveled",
+        "rough grading",
+        "silt fence down east",
+        "inlet clogged",
+        "fence re-set",
+        "closed in time",  # repaired 9:00 next day, due 15:30: within 24 hours
+        "OPEN, OVERDUE",  # the second one was never repaired
+        # The repair due 24 hours after the inspection (no notification recorded).
+        f"{datetime(2026, 11, 17, 15, 30, tzinfo=UTC).astimezone():%Y-%m-%d %H:%M}",
+        "EPSG:7594",
+        hashlib.sha256(png).hexdigest(),
+        "article.report { break-after: page",  # each report on pages of its own when printed
+    ):
+        assert text in page, text
+    assert f"data:image/png;base64,{base64.b64encode(png).decode()}" in page
+    assert _mode(out) == 0o600  # inspectors' notes and photos: the owner's alone
+    # Refuses to overwrite; a bad extension is exit 1 with the fix, nothing written.
+    again = run_permits("report", target, number, "-o", str(out), "--layers", str(layers_path))
+    assert again.exit_code == 1 and "--overwrite" in again.output
+    bad = run_permits("report", target, number, "-o", str(tmp_path / "r.docx"), "--layers", str(layers_path))
+    assert bad.exit_code == 1 and ".html" in bad.output and not (tmp_path / "r.docx").exists()
+
+
+def test_one_printed_page_per_report_and_the_period_selects_them(reg, inspected, tmp_path: Path) -> None:
+    number, _ = inspected
+    reg.inspect(number, InspectionReport(datetime(2026, 11, 23, 14, 0, tzinfo=UTC), "Other Person", "all good"))
+    p = reg.get(number)
+    page = permit_report_html(p, p.reports, profile=reg.profile, crs=reg.crs, photos={})
+    assert page.count('<article class="report"') == 2
+    assert "No deficiencies found." in page and "No photos." in page
+    out = tmp_path / "week.html"
+    n = write_permit_report(reg, number, out, start=date(2026, 11, 20), end=date(2026, 11, 23))
+    text = out.read_text(encoding="utf-8")
+    assert n == 1 and "Other Person" in text and INSPECTOR not in text
+    with pytest.raises(ValidationError, match="before it starts"):
+        write_permit_report(reg, number, tmp_path / "x.html", start=date(2026, 11, 23), end=date(2026, 11, 20))
+    assert not (tmp_path / "x.html").exists()
+
+
+def test_a_pdf_report_is_printed_by_chromium(reg, inspected, target, layers_path, tmp_path: Path) -> None:
+    require_tool("chromium", "chromium")
+    number, _ = inspected
+    for day in (23, 24):
+        reg.inspect(number, InspectionReport(datetime(2026, 11, day, 14, 0, tzinfo=UTC), "Other Person", "all good"))
+    out = tmp_path / "report.pdf"
+    r = run_permits("report", target, number, "-o", str(out), "--layers", str(layers_path))
+    assert r.exit_code == 0, r.output
+    assert out.read_bytes()[:5] == b"%PDF-" and _mode(out) == 0o600
+    # A report without photos prints on one page, and the next one starts a new page. (Two such
+    # reports do not fit one letter page anyway, so the page-break rule itself is pinned in the
+    # HTML test.)
+    short = tmp_path / "short.pdf"
+    assert write_permit_report(reg, number, short, start=date(2026, 11, 21)) == 2
+    assert len(re.findall(rb"/Type\s*/Page(?!s)", short.read_bytes())) == 2
+    assert [q.name for q in tmp_path.iterdir() if q.name.startswith(".")] == []  # no staging left
+
+
+def test_without_chromium_a_pdf_is_refused_with_the_fix(
+    reg, inspected, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    number, _ = inspected
+    monkeypatch.setattr("esc_gis.registry.reports.shutil.which", lambda name: None)
+    with pytest.raises(ToolError, match="apt-get install chromium"):
+        write_permit_report(reg, number, tmp_path / "r.pdf")
+    assert not [q for q in tmp_path.iterdir() if "r.pdf" in q.name]  # nothing written, no staging left
+
+
+# --- The office's inspection log ---------------------------------------------------------------
+
+
+def test_the_log_lists_every_inspection_of_the_period_across_permits(
+    reg, inspected, target, layers_path, tmp_path: Path
+) -> None:
+    number, _ = inspected
+    other = _active(reg, x=600, address="600 Other St")
+    reg.update(other, inspected_on=date(2026, 11, 20), who="clerk")  # a day-only inspection
+    reg.update(other, inspected_on=date(2026, 11, 21), who="clerk")  # the day after the period: left out
+    out = tmp_path / "log.csv"
+    r = run_permits(
+        "report", target, "--from", "2026-11-16", "--to", "2026-11-20", "-o", str(out), "--layers", str(layers_path)
+    )
+    assert r.exit_code == 0, r.output
+    rows = list(csv.DictReader(io.StringIO(out.read_text(encoding="utf-8"))))
+    assert [(x["permit_number"], x["date"], x["inspector"]) for x in rows] == [
+        (number, f"{AT.astimezone():%Y-%m-%d}", INSPECTOR),
+        (other, "2026-11-20", ""),
+    ]
+    assert (rows[0]["deficiencies"], rows[0]["open_repairs"], rows[0]["photos"]) == ("2", "1", "1")
+    assert _mode(out) == 0o600
+    html_out = tmp_path / "log.html"
+    args = ("--from", "2026-11-16", "--to", "2026-11-20", "-o", str(html_out), "--layers", str(layers_path))
+    assert run_permits("report", target, *args).exit_code == 0
+    assert "date only" in html_out.read_text(encoding="utf-8")
+    # Without a permit, the period is required.
+    r = run_permits("report", target, "-o", str(tmp_path / "l2.csv"), "--layers", str(layers_path))
+    assert r.exit_code == 2 and "--from and --to" in r.output
+
+
+# --- The office summary -------------------------------------------------------------------------
+
+
+def _values(rows) -> dict[tuple[str, str], float]:
+    return {(r.section, r.measure): r.value for r in rows}
+
+
+def test_inspections_due_and_missed_follow_the_deadline_rules(reg) -> None:
+    number = _active(reg)
+    reg.update(number, inspected_on=date(2026, 11, 16), who="clerk")
+    rain = [(date(2026, 11, 19), 0.6)]  # due by the end of 11-20
+    got = inspection_deadlines(reg.get(number), date(2026, 11, 9), date(2026, 11, 30), rain=rain, profile=reg.profile)
+    # Weekly: 11-16 met; 11-23 missed (counted once, though overdue to the 30th); rain 11-20 missed.
+    assert [(c, d, done) for c, d, done in got] == [
+        ("weekly_inspection", date(2026, 11, 16), True),
+        ("rain_inspection", date(2026, 11, 20), False),
+        ("weekly_inspection", date(2026, 11, 23), False),
+    ]
+    reg.update(number, inspected_on=date(2026, 11, 20), who="clerk")  # meets the rain one, moves the weekly
+    got = inspection_deadlines(reg.get(number), date(2026, 11, 9), date(2026, 11, 30), rain=rain, profile=reg.profile)
+    assert got == [
+        ("weekly_inspection", date(2026, 11, 16), True),
+        ("rain_inspection", date(2026, 11, 20), True),
+        ("weekly_inspection", date(2026, 11, 27), False),
+    ]
+    # A period after work ended has no inspection deadlines.
+    reg.transition(number, "final_stabilization", on=date(2026, 11, 28), who="clerk")
+    late = inspection_deadlines(reg.get(number), date(2026, 11, 29), date(2026, 12, 31), rain=[], profile=reg.profile)
+    assert late == []
+
+
+def test_the_summary_counts_the_period_by_hand(reg, inspected, target, layers_path, tmp_path: Path) -> None:
+    number, _ = inspected
+    reg.record_fee(number, kind="application", amount=12.34, paid_on=date(2026, 11, 2), receipt="R-1", who="clerk")
+    reg.record_fee(number, kind="application", amount=99.0, paid_on=date(2026, 10, 30), receipt="R-0", who="clerk")
+    g = reg.add_guarantee(
+        number,
+        type="letter_of_credit",
+        amount=2500,
+        received_on=date(2026, 11, 20),
+        expires_on=date(2027, 1, 15),
+        who="clerk",
+    )
+    reg.guarantee_event(g.id, "draw", on=date(2026, 11, 25), amount=150, reason="office re-set fence", who="clerk")
+    reg.enforce(ground="A1", on=date(2026, 11, 24), reasons="fill pad, no permit", address="9 Nowhere Rd", who="c")
+    rows = office_summary(reg, date(2026, 11, 1), date(2026, 11, 30), rain=[(date(2026, 11, 19), 0.6)])
+    v = _values(rows)
+    assert v["permits", "state_active"] == 1 and v["permits", "total_at_end"] == 1
+    assert v["permits", "received"] == 1 and v["permits", "issued"] == 1
+    assert (
+        v["inspections", "recorded"],
+        v["inspections", "reports_recorded"],
+        v["inspections", "photos_recorded"],
+    ) == (
+        1,
+        1,
+        1,
+    )
+    assert (v["inspections", "weekly_due"], v["inspections", "weekly_done"], v["inspections", "weekly_missed"]) == (
+        2,
+        1,
+        1,
+    )
+    assert (v["inspections", "after_rain_due"], v["inspections", "after_rain_missed"]) == (1, 1)
+    assert (v["repairs", "deficiencies_found"], v["repairs", "repaired"]) == (2, 1)
+    assert (v["repairs", "open_at_end"], v["repairs", "overdue_at_end"]) == (1, 1)
+    assert (v["enforcement", "cases_opened"], v["enforcement", "cases_opened_without_permit"]) == (1, 1)
+    assert v["enforcement", "cases_open_at_end"] == 1
+    assert v["guarantees", "letter_of_credit_held_usd"] == 2350.0 and v["guarantees", "drawn_usd"] == 150.0
+    assert v["guarantees", "surety_bond_held_usd"] == 0.0
+    assert (v["fees", "received"], v["fees", "received_usd"]) == (1, 12.34)  # the October fee is outside
+    # Before the draw and the case: the guarantee held in full, no case yet.
+    early = _values(office_summary(reg, date(2026, 11, 1), date(2026, 11, 22)))
+    assert early["guarantees", "letter_of_credit_held_usd"] == 2500.0
+    assert early["enforcement", "cases_open_at_end"] == 0
+    assert early["repairs", "open_at_end"] == 1
+    # Before the permit was received, it is in no state.
+    assert _values(office_summary(reg, date(2026, 10, 1), date(2026, 10, 31)))["permits", "total_at_end"] == 0
+
+    csv_out, html_out = tmp_path / "summary.csv", tmp_path / "summary.html"
+    for out in (csv_out, html_out):
+        args = ("--from", "2026-11-01", "--to", "2026-11-30", "-o", str(out), "--layers", str(layers_path))
+        r = run_permits("summary", target, *args)
+        assert r.exit_code == 0, r.output
+    table = list(csv.reader(io.StringIO(csv_out.read_text(encoding="utf-8"))))
+    assert table[0] == ["section", "measure", "value"]
+    assert ["guarantees", "letter_of_credit_held_usd", "2350.00"] in table
+    assert ["guarantees", "surety_bond_held_usd", "0.00"] in table  # money always in cents, even none
+    assert _mode(csv_out) == 0o600  # totals can show one permit's guarantee
+    page = html_out.read_text(encoding="utf-8")
+    assert "letter of credit held usd" in page and "2,350.00" in page
+    for out in (csv_out, html_out):  # counts only: no names or notes
+        data = out.read_bytes()
+        assert INSPECTOR.encode() not in data and NOTE.encode() not in data and b"9 Nowhere" not in data
+    bad = run_permits("summary", target, "--from", "2026-11-30", "--to", "2026-11-01", "-o", str(tmp_path / "s.csv"))
+    assert bad.exit_code == 1 and "before it starts" in bad.output and not (tmp_path / "s.csv").exists()
+
+
+# --- The private archive -------------------------------------------------------------------------
+
+
+def test_the_archive_keeps_every_photo_byte_for_byte_with_its_checksum(
+    reg, inspected, target, layers_path, tmp_path: Path
+) -> None:
+    number, png = inspected
+    out = tmp_path / "inspections.zip"
+    r = run_permits("export-inspections", target, "-o", str(out), "--layers", str(layers_path))
+    assert r.exit_code == 0, r.output
+    assert _mode(out) == 0o600
+    (ph,) = reg.get(number).reports[0].photos
+    photos = read_photos(out)
+    assert photos == {ph.id: png} and hashlib.sha256(photos[ph.id]).hexdigest() == ph.sha256
+    with zipfile.ZipFile(out) as z:
+        names = set(z.namelist())
+        sums = z.read("SHA256SUMS").decode()
+        defs = list(csv.DictReader(io.StringIO(z.read("deficiencies.csv").decode())))
+        insp = list(csv.DictReader(io.StringIO(z.read("inspections.csv").decode())))
+    assert {
+        "inspections.csv",
+        "deficiencies.csv",
+        "photos.csv",
+        "SHA256SUMS",
+        f"photos/{ph.id}-east_fence.png",
+    } == names
+    assert sums == f"{ph.sha256}  photos/{ph.id}-east_fence.png\n"
+    assert [(d["description"], bool(d["repaired_at_utc"]), d["repair_detail"]) for d in defs] == [
+        ("silt fence down east", True, "fence re-set"),
+        ("inlet clogged", False, ""),
+    ]
+    assert insp[0]["inspector"] == INSPECTOR and insp[0]["inspected_at_utc"] == AT.isoformat()
+    assert float(insp[0]["location_x"]) == pytest.approx(reg.get(number).site.centroid.x)
+    # A damaged archive is caught on reading back.
+    damaged = tmp_path / "damaged.zip"
+    with zipfile.ZipFile(out) as z, zipfile.ZipFile(damaged, "w") as w:
+        for name in z.namelist():
+            data = z.read(name)
+            w.writestr(name, data[:-1] + b"\x00" if name.startswith("photos/") else data)
+    with pytest.raises(RegistryError, match="do not match their recorded SHA-256"):
+        read_photos(damaged)
+
+
+def test_public_outputs_show_none_of_the_reports(reg, inspected, target, layers_path, tmp_path: Path) -> None:
+    """The private outputs exist beside the public ones; the public ones still show no notes or photos."""
+    number, png = inspected
+    lay = ["--layers", str(layers_path)]
+    assert run_permits("report", target, number, "-o", str(tmp_path / "r.html"), *lay).exit_code == 0
+    assert run_permits("export-inspections", target, "-o", str(tmp_path / "a.zip"), *lay).exit_code == 0
+    folder = tmp_path / "public"
+    folder.mkdir()
+    outputs = public_outputs(target, lay, folder, ics_on="2026-11-30")
+    assert_hidden(outputs, number, [INSPECTOR, NOTE, "tracking pad re-graveled", png, base64.b64encode(png)])
+    assert os.path.exists(tmp_path / "r.html")
