@@ -355,3 +355,31 @@ def test_real_qgis_applies_the_styles(tmp_path):
     t = steep_pct()
     assert next(c for v, _, c in ras["items"] if v >= t) == "#e31a1c"
     assert max(v for v, _, _ in ras["items"] if v < t) == np.nextafter(t, -np.inf)
+
+
+def test_a_postgis_registry_carries_the_same_words_as_comments(pg_url: str):
+    """What QGIS's Browser and DB Manager show for a PostGIS registry: table and column comments."""
+    import uuid
+    from urllib.parse import quote
+
+    import psycopg
+
+    from esc_gis.registry import init_registry
+
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS postgis")
+        conn.execute(f"CREATE SCHEMA {schema}")
+    init_registry(f"{pg_url}?options={quote(f'-csearch_path={schema},public')}")
+    with psycopg.connect(pg_url) as conn:
+        table = conn.execute("SELECT obj_description(%s::regclass, 'pg_class')", (f"{schema}.permits",)).fetchone()[0]
+        column = conn.execute(
+            "SELECT col_description(%s::regclass, a.attnum) FROM pg_attribute a "
+            "WHERE a.attrelid = %s::regclass AND a.attname = 'disturbed_sqft'",
+            (f"{schema}.permits", f"{schema}.permits"),
+        ).fetchone()[0]
+        parties = conn.execute("SELECT obj_description(%s::regclass, 'pg_class')", (f"{schema}.parties",)).fetchone()[0]
+    title, abstract = styles.LAYER_DESCRIPTIONS["permits"]
+    assert table == f"{title}: {abstract}"
+    assert column == styles.ALIASES["disturbed_sqft"]
+    assert parties.endswith("Private.")

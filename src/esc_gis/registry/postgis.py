@@ -19,7 +19,7 @@ import shapely
 
 from esc_gis.errors import RegistryError
 from esc_gis.registry.backend import Backend
-from esc_gis.registry.schema import Migration
+from esc_gis.registry.schema import TABLES, Migration
 
 _SCHEMA_TABLE = """CREATE TABLE IF NOT EXISTS esc_gis_schema (version integer PRIMARY KEY,
     description text NOT NULL, applied_at timestamptz NOT NULL)"""
@@ -212,7 +212,31 @@ class PostGISBackend(Backend):
         cur.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
 
     def register_layers(self, cur: Any, migration: Migration) -> None:
-        """Nothing to do: PostGIS lists geometry columns in its ``geometry_columns`` view."""
+        """Comment the tables made so far and their columns, in the words a GeoPackage registry carries.
+
+        PostGIS lists geometry columns in its ``geometry_columns`` view, so nothing else is
+        needed. The comments are what psql's table listing, QGIS's Browser and DB Manager show:
+        a table's title and abstract, and a column's alias (:mod:`esc_gis.styles`).
+        """
+        from psycopg import sql
+
+        from esc_gis.styles import ALIASES, LAYER_DESCRIPTIONS
+
+        cur.execute(
+            "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = current_schema()"
+        )
+        made: dict[str, list[str]] = {}
+        for table, column in cur.fetchall():
+            made.setdefault(table, []).append(column)
+        for table in (t for t in TABLES if t in made):
+            if table in LAYER_DESCRIPTIONS:
+                title, abstract = LAYER_DESCRIPTIONS[table]
+                # COMMENT takes no parameters: the text goes in as a quoted literal.
+                text = sql.Literal(f"{title}: {abstract}")
+                cur.execute(sql.SQL("COMMENT ON TABLE {} IS {}").format(sql.Identifier(table), text))
+            for column in (c for c in made[table] if c in ALIASES):
+                name = sql.Identifier(table, column)
+                cur.execute(sql.SQL("COMMENT ON COLUMN {} IS {}").format(name, sql.Literal(ALIASES[column])))
 
     def close(self) -> None:
         """Close the connection."""
