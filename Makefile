@@ -98,6 +98,14 @@ demo: $(STAMP) $(ASSETS)
 	$(PERMITS) guarantee-event $(REG) 1 --on 2026-11-29 --draw 150 --reason "Office re-set the silt fence" \
 		--layers $(DEMO_LAYERS) --who demo
 	$(PERMITS) guarantees $(REG) --layers $(DEMO_LAYERS)
+	# The plan approved with the permit, then an amendment (B2: the plan's actions failed to hold
+	# the sediment), in effect from the written permission; only its plan date is public.
+	$(PERMITS) amend $(REG) ESC-2026-0102 --trigger original --description "Plan as approved with the permit" \
+		--plan-date 2026-05-20 --layers $(DEMO_LAYERS) --who demo
+	$(PERMITS) amend $(REG) ESC-2026-0102 --trigger B2 --plan-date 2026-11-28 --permission-on 2026-11-29 \
+		--description "Second row of silt fence and a sediment trap along the east edge" \
+		--permission-by "Made-up Zoning Administrator" --requested-by "Made-up Builder" --layers $(DEMO_LAYERS) --who demo
+	$(PERMITS) amendments $(REG) --layers $(DEMO_LAYERS)
 	$(PERMITS) receipts $(REG) -o out/demo_fee_receipts.csv --overwrite --layers $(DEMO_LAYERS)
 	$(PERMITS) cases $(REG) --layers $(DEMO_LAYERS)
 	$(PERMITS) appeals $(REG) --layers $(DEMO_LAYERS)

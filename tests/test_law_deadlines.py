@@ -163,6 +163,21 @@ def test_a_repair_is_due_24_hours_after_the_inspection_or_notification(prof, not
     assert "#3, #4" in d.what
 
 
+@pytest.mark.parametrize(
+    "inspection_ids, key",
+    [((), ""), ((5,), "inspection:5"), ((5, 3, 5), "inspection:3,5"), ((12, 3), "inspection:3,12")],
+)
+def test_a_repair_is_keyed_by_its_inspections(inspection_ids: tuple, key: str) -> None:
+    # Sorted and once each, as numbers: the key stays while any of the inspections' deficiencies is open.
+    d = repair_due(datetime(2026, 11, 30, 15, 30), W, ids=[7, 8], inspection_ids=inspection_ids)
+    assert d.key == key and "#7, #8" in d.what
+
+
+def test_deadlines_without_a_record_have_no_key() -> None:
+    assert inspections_due(START, [], [(D(2026, 5, 3), 0.6)], D(2026, 5, 4), W)[0].key == ""
+    assert decision_due(D(2026, 11, 2), OfficeCalendar(holidays=frozenset()), W).key == ""
+
+
 def test_a_repair_time_without_a_zone_is_shown_without_one() -> None:
     d = repair_due(datetime(2026, 11, 30, 15, 30), W, ids=[7])
     assert d.due == datetime(2026, 12, 1, 15, 30)
@@ -257,12 +272,15 @@ def _due(inspections, rain, today, prof=W):
 @pytest.mark.parametrize(
     "inspections, today, due",
     [
-        ([], D(2026, 5, 7), []),  # the day before the first weekly inspection is due
+        # The next weekly inspection is listed ahead of its day (calendars need it), on its day, and late.
+        ([], START, [D(2026, 5, 8)]),  # the start day: the first is 7 days on
+        ([], D(2026, 5, 7), [D(2026, 5, 8)]),  # the day before the first weekly inspection is due
         ([], D(2026, 5, 8), [D(2026, 5, 8)]),  # due exactly today
         ([], D(2026, 5, 9), [D(2026, 5, 8)]),  # overdue
         ([START], D(2026, 5, 8), [D(2026, 5, 8)]),  # an inspection on the start day counts from that day
-        ([D(2026, 5, 3)], D(2026, 5, 9), []),  # the last inspection resets the week
+        ([D(2026, 5, 3)], D(2026, 5, 9), [D(2026, 5, 10)]),  # the last inspection resets the week
         ([D(2026, 5, 3)], D(2026, 5, 10), [D(2026, 5, 10)]),
+        ([D(2026, 5, 9)], D(2026, 5, 9), [D(2026, 5, 16)]),  # inspected today: the next is a week on
         ([D(2026, 5, 3), D(2026, 5, 2)], D(2026, 5, 10), [D(2026, 5, 10)]),  # any order: the latest counts
         ([D(2026, 4, 29)], D(2026, 5, 8), [D(2026, 5, 8)]),  # before the start: does not count
     ],
@@ -316,9 +334,13 @@ def test_timed_rain_inspection_on_its_day(end_hour: int, inspections: list, toda
 
 def test_the_rain_trigger_is_each_profiles() -> None:
     rain = [(D(2026, 5, 3), 0.99)]
-    assert [c for c, _ in _due([], rain, D(2026, 5, 4), W)] == ["rain_inspection"]
-    assert [c for c, _ in _due([], rain, D(2026, 5, 4), X)] == []  # the Town's trigger is 1 inch
-    assert [c for c, _ in _due([], [(D(2026, 5, 3), 1.0)], D(2026, 5, 4), X)] == ["rain_inspection"]
+
+    def after_rain(rain: list, prof: object) -> list:
+        return [c for c, _ in _due([], rain, D(2026, 5, 4), prof) if c != "weekly_inspection"]
+
+    assert after_rain(rain, W) == ["rain_inspection"]
+    assert after_rain(rain, X) == []  # the Town's trigger is 1 inch
+    assert after_rain([(D(2026, 5, 3), 1.0)], X) == ["rain_inspection"]
 
 
 def test_inspections_are_listed_by_day_then_by_name() -> None:
@@ -339,6 +361,8 @@ def test_a_letter_of_credit_is_due_on_its_expiry_day(prof, balance: float | None
     assert d is not None and d.due == date(2027, 3, 31) and d.code == "guarantee_expiry"
     assert d.section == prof.finding("guarantee_expiry", guarantee_id=4, amount="2,500.00").section
     assert "#4" in d.what and "2,500.00" in d.what and d.basis == "interpretation"
+    # The guarantee is the deadline's key: two letters of credit expiring one day are two deadlines.
+    assert d.key == "guarantee:4"
 
 
 @pytest.mark.parametrize(

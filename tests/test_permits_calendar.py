@@ -7,7 +7,9 @@ no personal data (it may be shared outside the office).
 
 from __future__ import annotations
 
+import hashlib
 import json
+from dataclasses import replace
 from datetime import date, datetime, timezone
 from pathlib import Path
 
@@ -192,9 +194,22 @@ def test_uid_identity_and_example_profile() -> None:
         return DueItem(number, "1 Main St", "active", "weekly inspection", due, "§ 23-8E(6)", "ordinance", False, code)
 
     day = date(2026, 12, 1)
-    # Recurring deadlines differ by day; one-per-permit ones (decision, expiry, notice) do not.
-    assert event_uid(item("weekly_inspection", day), "X") != event_uid(
+    # Recurring deadlines differ by day; one-per-permit ones (decision, expiry, notice, the next
+    # weekly inspection) do not: an inspection recorded moves the weekly event, not adds one.
+    assert event_uid(item("rain_inspection", day), "X") != event_uid(item("rain_inspection", date(2026, 12, 8)), "X")
+    assert event_uid(item("weekly_inspection", day), "X") == event_uid(
         item("weekly_inspection", date(2026, 12, 8)), "X"
+    )
+    # Two letters of credit (or two inspections' repairs) due the same day differ by their key;
+    # a deadline without a key keeps the UID it had before keys existed.
+    loc = item("guarantee_expiry", day)
+    assert event_uid(replace(loc, key="guarantee:1"), "X") != event_uid(replace(loc, key="guarantee:2"), "X")
+    assert event_uid(replace(loc, key="guarantee:1"), "X") == event_uid(replace(loc, key="guarantee:1"), "X")
+    assert event_uid(loc, "X") == "{}@esc-gis".format(
+        hashlib.sha256(b"X|N-1|guarantee_expiry|2026-12-01").hexdigest()[:32]
+    )
+    assert event_uid(replace(item("weekly_inspection", day), key="k"), "X") == event_uid(
+        item("weekly_inspection", day), "X"
     )
     assert event_uid(item("permit_expires", day), "X") == event_uid(item("permit_expires", date(2027, 3, 1)), "X")
     assert event_uid(item("decision_due", day), "X") == event_uid(item("deemed_approved", day), "X")
@@ -208,3 +223,109 @@ def test_uid_identity_and_example_profile() -> None:
     assert deadline_calendar([], profile=EXAMPLE, on=day).walk("VEVENT") == []
     with pytest.raises(ValueError, match="same identity"):
         deadline_calendar([item("permit_expires", day), item("permit_expires", day)], profile=EXAMPLE, on=day)
+
+
+# --- Every kind of deadline, and the ones a day may hold twice ---------------------------------
+
+
+def test_the_feed_carries_every_kind_of_deadline(target: str, layer_set, layers_path: Path, tmp_path: Path) -> None:
+    """Decisions, deemed approval, notice of start, the next weekly inspection (ahead of its day), rain
+    inspections, 24-hour repairs, stabilisation, stockpiles, expiry and two letters of credit expiring
+    on one day, each parsed back once with a UID that a re-export keeps."""
+    from esc_gis.registry import Application, init_registry, open_registry
+    from esc_gis.registry.calendar import OfficeCalendar
+    from esc_gis.registry.inspections import InspectionReport
+
+    utc = timezone.utc
+    init_registry(target, layers=layer_set)
+    with open_registry(target, layers=layer_set, calendar=OfficeCalendar(holidays=frozenset())) as reg:
+        reg.add(Application("1 Review St", date(2026, 11, 16), square_sqft(100, 100, 5000.0), CRS))  # decision due
+        reg.add(Application("2 Late St", date(2026, 10, 1), square_sqft(400, 100, 5000.0), CRS))  # deemed approved
+        n = reg.add(
+            Application(
+                "3 Work St",
+                date(2026, 11, 2),
+                square_sqft(700, 100, 5000.0),
+                CRS,
+                status="active",
+                issued_on=date(2026, 11, 3),
+                started_at=datetime(2026, 11, 27, 8, 0, tzinfo=utc),  # no notice of start yet
+            )
+        )
+        reg.update(n, stockpile_since=date(2026, 11, 27), work_stopped_on=date(2026, 11, 28))
+        reg.inspect(
+            n,
+            InspectionReport(
+                datetime(2026, 11, 29, 15, 0, tzinfo=utc), "Pat", "fence down", deficiencies=("silt fence down",)
+            ),
+        )
+        for _ in range(2):  # two letters of credit, one day: one event each
+            reg.add_guarantee(
+                n, type="letter_of_credit", amount=500.0, received_on=date(2026, 11, 3), expires_on=date(2027, 2, 1)
+            )
+    rain = tmp_path / "rain.csv"
+    rain.write_text("date,precip_in\n2026-11-29,0.7\n")
+    out = tmp_path / "d.ics"
+    opts = ["--on", "2026-11-30", "--rain", str(rain), "--layers", str(layers_path)]
+    r = _run("calendar", target, "-o", str(out), *opts)
+    assert r.exit_code == 0, r.output
+    _, events = _feed(out)
+    got = {(str(e["CATEGORIES"].cats[0]), e["DTSTART"].dt) for e in events}
+    assert {
+        ("decision_due", date(2026, 12, 16)),  # 20 business days from 2026-11-16, Thanksgiving and the day after off
+        ("deemed_approved", date(2026, 10, 29)),
+        ("start_notice", datetime(2026, 11, 29, 8, 0, tzinfo=utc)),
+        ("weekly_inspection", date(2026, 12, 6)),  # a week after the inspection of the 29th: ahead of its day
+        ("rain_inspection", date(2026, 11, 30)),
+        ("repair_due", datetime(2026, 11, 30, 15, 0, tzinfo=utc)),  # 24 hours after the inspection
+        ("temporary_stabilization_unknown_resume", date(2026, 11, 28)),
+        ("stockpile", date(2026, 12, 4)),
+        ("permit_expires", date(2027, 5, 2)),
+    } <= got
+    locs = [e for e in events if str(e["CATEGORIES"].cats[0]) == "guarantee_expiry"]
+    assert [e["DTSTART"].dt for e in locs] == [date(2027, 2, 1)] * 2
+    assert sorted("#1" in str(e["SUMMARY"]) + str(e["DESCRIPTION"]) for e in locs) == [False, True]
+    uids = [str(e["UID"]) for e in events]
+    assert (
+        len(set(uids)) == len(uids) == len(json.loads(_run("due", target, "--json", "--within", "365", *opts).output))
+    )
+    weekly = next(str(e["UID"]) for e in events if str(e["CATEGORIES"].cats[0]) == "weekly_inspection")
+    after_rain = next(str(e["UID"]) for e in events if str(e["CATEGORIES"].cats[0]) == "rain_inspection")
+    # Re-exported after the next inspection: the same UIDs, the weekly event moved (not a second
+    # one), the rain inspection done (the day after the rain) and gone.
+    assert _run("update", target, n, "--inspected", "2026-11-30", "--layers", str(layers_path)).exit_code == 0
+    assert _run("calendar", target, "-o", str(out), "--overwrite", *opts).exit_code == 0
+    _, again = _feed(out)
+    moved = {str(e["UID"]): e["DTSTART"].dt for e in again}
+    assert moved[weekly] == date(2026, 12, 7) and set(moved) == set(uids) - {after_rain}
+
+
+def test_repairs_of_two_inspections_due_at_one_time_are_two_events(target: str, layer_set) -> None:
+    """Found at 10:00 and notified at 12:00, and found at 12:00: both due 12:00 the next day."""
+    from esc_gis.registry import Application, init_registry, open_registry
+    from esc_gis.registry.agenda import agenda
+    from esc_gis.registry.inspections import InspectionReport
+
+    utc = timezone.utc
+    init_registry(target, layers=layer_set)
+    with open_registry(target, layers=layer_set) as reg:
+        n = reg.add(
+            Application(
+                "3 Work St",
+                date(2026, 11, 2),
+                square_sqft(700, 100, 5000.0),
+                CRS,
+                status="active",
+                issued_on=date(2026, 11, 3),
+                started_at=datetime(2026, 11, 9, 8, 0, tzinfo=utc),
+            )
+        )
+        at = datetime(2026, 11, 27, 10, 0, tzinfo=utc)
+        noon = datetime(2026, 11, 27, 12, 0, tzinfo=utc)
+        reg.inspect(n, InspectionReport(at, "Pat", "a", deficiencies=("fence",), notified_at=noon))
+        reg.inspect(n, InspectionReport(noon, "Lee", "b", deficiencies=("inlet",)))
+        items = agenda(reg.permits(), on=date(2026, 11, 27), calendar=reg.calendar, profile=reg.profile)
+    repairs = [i for i in items if i.code == "repair_due"]
+    assert [i.due for i in repairs] == [noon.replace(day=28)] * 2
+    cal = deadline_calendar(repairs, profile=load_profile(), on=date(2026, 11, 27))
+    assert len({str(e["UID"]) for e in cal.walk("VEVENT")}) == 2

@@ -167,7 +167,9 @@ def test_inspections_weekly_and_after_rain_events():
     assert "1.20 in of rain from 2026-05-09 to 2026-05-09" in due[0].what and due[0].basis == "interpretation"
     # Inspected on the 10th only: the rain of the 3rd was missed and stays listed (overdue).
     late = inspections_due(start, [date(2026, 5, 10)], rain, date(2026, 5, 12), PROFILE)
-    assert [d.what.split(" from ")[0] for d in late] == ["inspection after 0.60 in of rain"]
+    assert [d.code for d in late] == ["rain_inspection", "weekly_inspection"]
+    assert late[0].what.startswith("inspection after 0.60 in of rain from")
+    assert late[1].due == date(2026, 5, 17)  # the next weekly one, a week after the 10th: listed ahead
 
 
 @pytest.mark.parametrize(

@@ -113,6 +113,9 @@ REGISTRY: dict[str, tuple[str, ...]] = {
     "work_before_permit": ("started", "issued"),
     "repair_due": ("ids", "counted_from", "from_time"),
     "guarantee_expiry": ("guarantee_id", "amount"),
+    "amendment_before_permission": ("effective", "permission"),
+    "amendment_notice_open": ("notice_id", "notified_on"),
+    "plan_at_site": (),
 }
 #: code -> row values, over every part of the toolkit that emits findings.
 #: Plan review (``esc-gis review``): one finding per outcome of each check of

@@ -1,7 +1,7 @@
 """The public map of active erosion-control permits: where work is permitted, and whom to ask.
 
-Only the columns of :data:`PUBLIC_COLUMNS` are ever read from the permits given, so no
-field that is not on that list can reach the page, whatever the caller passes: the
+Only the columns of :data:`PUBLIC_COLUMNS` (and :data:`OPTIONAL_PUBLIC_COLUMNS`) are ever read from the
+permits given, so no field that is not on those lists can reach the page, whatever the caller passes: the
 responsible parties' names, phones and e-mails stay in the registry. The contact shown is
 the Village's. All text reaches the page as JSON data shown with ``textContent``
 (:class:`~esc_gis.maps.compact.CompactPolygons`), never as markup.
@@ -9,7 +9,7 @@ the Village's. All text reaches the page as JSON data shown with ``textContent``
 
 from __future__ import annotations
 
-__all__ = ["PUBLIC_COLUMNS", "PUBLIC_STATUS", "public_permit_map"]
+__all__ = ["OPTIONAL_PUBLIC_COLUMNS", "PUBLIC_COLUMNS", "PUBLIC_STATUS", "public_permit_map"]
 
 import html
 from datetime import date, datetime
@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 
 #: The only permit fields the public map shows.
 PUBLIC_COLUMNS = ("permit_number", "site_address", "disturbed_acres", "status", "expires_on")
+#: Public fields shown when the frame has them: the current plan version's date
+#: (:meth:`esc_gis.registry.Registry.frame`; a frame made elsewhere may lack it).
+OPTIONAL_PUBLIC_COLUMNS = ("plan_date",)
 #: Permit states shown, with their label and colour.
 PUBLIC_STATUS = {
     "active": ("Active", "#d7301f"),
@@ -92,9 +95,10 @@ def public_permit_map(
         what = f"has no column {', '.join(missing)}" if missing else "has no CRS"
         raise ValidationError([Problem("permits", None, f"{what}.", "pass Registry.frame() of the registry.")])
     # Copy out the public columns and nothing else, before anything is drawn.
-    public = gpd.GeoDataFrame(
-        permits[list(PUBLIC_COLUMNS)].copy(), geometry=permits.geometry.to_numpy(), crs=permits.crs
-    )
+    columns = [*PUBLIC_COLUMNS, *(c for c in OPTIONAL_PUBLIC_COLUMNS if c in permits.columns)]
+    public = gpd.GeoDataFrame(permits[columns].copy(), geometry=permits.geometry.to_numpy(), crs=permits.crs)
+    if "plan_date" not in public.columns:
+        public["plan_date"] = None
     public = public[public["status"].isin(list(PUBLIC_STATUS)) & ~public.geometry.is_empty & public.geometry.notna()]
     geoms = _display(public, 1.0) if len(public) else np.empty(0, dtype=object)
     if len(public):
@@ -129,6 +133,7 @@ def public_permit_map(
                 f"Disturbed: {float(r.disturbed_acres):,.2f} acres",
                 f"Status: {label}",
                 f"Expires: {_date(r.expires_on) or 'n/a'}",
+                *([f"Plan dated {_date(r.plan_date)}"] if _date(r.plan_date) else []),
                 f"Questions: {contact}",
             ]
             for r in rows.itertuples(index=False)

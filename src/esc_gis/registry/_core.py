@@ -313,6 +313,21 @@ class RegistryBase:
                     ]
                 )
 
+    def _plan_dates(self, on: date) -> dict[str, date]:
+        """Return each permit's current plan version's date: the highest version in effect on ``on``."""
+        b = self.backend
+        with b.read() as cur:
+            cur.execute(
+                "SELECT permit_number, version, plan_date, effective_on FROM plan_versions "
+                "WHERE status = 'approved' ORDER BY permit_number, version"
+            )
+            out: dict[str, date] = {}
+            for number, _version, plan_date, effective in cur.fetchall():
+                effective_on = b.load("date", effective)
+                if effective_on is None or effective_on <= on:
+                    out[number] = b.load("date", plan_date)
+        return out
+
     # Export ---------------------------------------------------------------------------
 
     def frame(
@@ -331,6 +346,12 @@ class RegistryBase:
 
         data: dict[str, Any] = {f: pd.Series([value(p, f) for p in permits], dtype=object) for f in _PERMIT_FIELDS}
         data["disturbed_acres"] = [round(p.disturbed_acres, 3) for p in permits]
+        # The current plan version's date is public (what the plan at the site should be);
+        # nothing else of the plan's versions is.
+        plan_dates = self._plan_dates(date.today())
+        data["plan_date"] = pd.Series(
+            [value_of(plan_dates.get(p.permit_number), iso_dates) for p in permits], dtype=object
+        )
         if private:
             for role in ("landowner", "responsible_party"):
                 for attr in ("name", "organization", "phone", "email", "address"):
@@ -338,6 +359,11 @@ class RegistryBase:
                         next((getattr(q, attr) for q in p.parties if q.role == role), None) for p in permits
                     ]
         return gpd.GeoDataFrame(data, geometry=[p.site for p in permits], crs=self.crs)
+
+
+def value_of(v: Any, iso_dates: bool) -> Any:
+    """Return a date as ISO text when ``iso_dates``, else as it is."""
+    return v.isoformat() if iso_dates and isinstance(v, date) else v
 
 
 def _as_multi(g: shapely.Geometry) -> shapely.Geometry:

@@ -53,6 +53,7 @@ class DueItem:
     basis: str
     overdue: bool
     code: str = ""
+    key: str = ""
 
 
 def _day(d: date | datetime) -> date:
@@ -114,11 +115,18 @@ def repairs_due(p: Permit, profile: Profile) -> list[Due]:
     ProfileError
         If the profile lacks the repair period or its finding.
     """
-    groups: dict[tuple[datetime, datetime | None], list[int]] = {}
+    groups: dict[tuple[datetime, datetime | None], list[tuple[int, int]]] = {}
     for d in p.open_repairs:
-        groups.setdefault((d.inspected_at, d.notified_at), []).append(d.id)
+        groups.setdefault((d.inspected_at, d.notified_at), []).append((d.id, d.inspection_id))
     return [
-        repair_due(inspected, profile, ids=ids, notified_at=notified) for (inspected, notified), ids in groups.items()
+        repair_due(
+            inspected,
+            profile,
+            ids=[i for i, _ in found],
+            notified_at=notified,
+            inspection_ids=[r for _, r in found],
+        )
+        for (inspected, notified), found in groups.items()
     ]
 
 
@@ -164,9 +172,11 @@ def agenda(
             overdue = day < on
             if overdue and d.code.startswith("decision_due"):
                 f = profile.finding("deemed_approved", due=day)
-                d = Due(f.message, d.due, f.section, f.basis, f.code)
+                d = Due(f.message, d.due, f.section, f.basis, f.code, d.key)
             out.append(
-                DueItem(p.permit_number, p.site_address, p.status, d.what, d.due, d.section, d.basis, overdue, d.code)
+                DueItem(
+                    p.permit_number, p.site_address, p.status, d.what, d.due, d.section, d.basis, overdue, d.code, d.key
+                )
             )
     return sorted(out, key=lambda x: (_day(x.due), x.permit_number, x.what))
 

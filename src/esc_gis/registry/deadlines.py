@@ -42,6 +42,9 @@ class Due:
     """Something due by a date (or time): what, when, the section that says so, and on what basis.
 
     ``what``, ``section`` and ``basis`` are the profile's finding ``code`` rendered for the permit.
+    ``key`` tells apart deadlines of one code and day on one permit (two letters of credit
+    expiring the same day): the record it belongs to, e.g. ``guarantee:3``; empty when the
+    code and day are enough.
     """
 
     what: str
@@ -49,11 +52,12 @@ class Due:
     section: str
     basis: str = "ordinance"
     code: str = ""
+    key: str = ""
 
 
-def _due(profile: Profile, code: str, when: date | datetime, **values: Any) -> Due:
+def _due(profile: Profile, code: str, when: date | datetime, key: str = "", **values: Any) -> Due:
     f = profile.finding(code, **values)
-    return Due(f.message, when, f.section, f.basis, code)
+    return Due(f.message, when, f.section, f.basis, code, key)
 
 
 def _number(profile: Profile, key: str) -> float:
@@ -176,7 +180,12 @@ def stabilization_due(
 
 
 def repair_due(
-    inspected_at: datetime, profile: Profile, *, ids: Sequence[int], notified_at: datetime | None = None
+    inspected_at: datetime,
+    profile: Profile,
+    *,
+    ids: Sequence[int],
+    notified_at: datetime | None = None,
+    inspection_ids: Sequence[int] = (),
 ) -> Due:
     """Return when BMPs must be repaired or replaced after an inspection found deficiencies (§ 540-8E(6)).
 
@@ -194,6 +203,9 @@ def repair_due(
         calendar feed show no notes).
     notified_at : datetime, optional
         When the permittee was notified that repair is needed.
+    inspection_ids : sequence of int, optional
+        The inspections that found them: the deadline's ``key``, which stays the same while
+        any of their deficiencies is open (the deficiency numbers change as each is repaired).
 
     Raises
     ------
@@ -212,6 +224,7 @@ def repair_due(
         profile,
         "repair_due",
         start + timedelta(hours=_number(profile, "repair")),
+        "inspection:" + ",".join(str(i) for i in sorted(set(inspection_ids))) if inspection_ids else "",
         ids=", ".join(f"#{i}" for i in ids),
         counted_from="notification" if notified_at is not None else "inspection",
         from_time=f"{start:%Y-%m-%d %H:%M %Z}".strip(),
@@ -248,7 +261,14 @@ def guarantee_expiry_due(
     """
     if expires_on is None or (balance is not None and balance <= 0):
         return None
-    return _due(profile, "guarantee_expiry", expires_on, guarantee_id=guarantee_id, amount=f"{amount:,.2f}")
+    return _due(
+        profile,
+        "guarantee_expiry",
+        expires_on,
+        f"guarantee:{guarantee_id}",
+        guarantee_id=guarantee_id,
+        amount=f"{amount:,.2f}",
+    )
 
 
 @dataclass(frozen=True)
@@ -343,9 +363,12 @@ def inspections_due(
     today: date,
     profile: Profile,
 ) -> list[Due]:
-    """Inspections that are due or overdue on ``today`` (§ 540-8E(6)).
+    """Inspections that are due, overdue or next on ``today`` (§ 540-8E(6)).
 
-    Weekly: 7 days after the last inspection (or the start). After rain: within 24 hours
+    Weekly: 7 days after the last inspection (or the start), listed whether it falls due
+    before ``today`` or after it: there is always a next one while work goes on, and
+    staff's calendars need it ahead of the day (the agenda's look-ahead picks what to show).
+    After rain: within 24 hours
     after each precipitation event of 0.5 inch or more (:func:`rain_events`) that ended
     after the start, unless an inspection took place after the event ended and by that time.
     Inspections are recorded by day, so an inspection on the day a timed event ended may
@@ -365,7 +388,7 @@ def inspections_due(
     Returns
     -------
     list of Due
-        Sorted by day, then wording; the weekly one when due by ``today``, and one for each
+        Sorted by day, then wording; the next weekly one (past or future), and one for each
         event of enough rain that fell from ``started`` to ``today`` and was not inspected
         (so rain today is listed today, due tomorrow).
 
@@ -376,7 +399,7 @@ def inspections_due(
     """
     done = sorted(d for d in inspections if d >= started)
     weekly = (done[-1] if done else started) + timedelta(days=_number(profile, "inspection_interval"))
-    out = [_due(profile, "weekly_inspection", weekly)] if weekly <= today else []
+    out = [_due(profile, "weekly_inspection", weekly)]
     trigger = _number(profile, "rain_trigger")
     window = timedelta(hours=_number(profile, "rain_inspection"))
     for ev in rain_events(rain, profile):

@@ -27,14 +27,17 @@ from esc_gis.registry.agenda import DueItem
 
 #: Deadlines a permit has at most one of at a time: the event keeps its UID when the day
 #: moves (an extension moves the expiry; added information moves the decision; the decision
-#: past its day is reported as a deemed approval). Others recur (inspections, stockpiles,
-#: stabilisation after each stop) and are told apart by their day.
+#: past its day is reported as a deemed approval; an inspection recorded moves the next
+#: weekly one). Others recur (rain inspections, repairs, stockpiles, stabilisation after each
+#: stop) and are told apart by their day, and by their record's key where one day may hold
+#: two (letters of credit, the repairs of different inspections).
 _ONE_PER_PERMIT = {
     "decision_due": "decision",
     "decision_due_after_information": "decision",
     "deemed_approved": "decision",
     "permit_expires": "permit_expires",
     "start_notice": "start_notice",
+    "weekly_inspection": "weekly_inspection",
 }
 #: A short title: the finding's wording up to its first clause break.
 _TITLE_BREAKS = (" (", ": ", ", ")
@@ -43,9 +46,10 @@ _TITLE_BREAKS = (" (", ": ", ", ")
 def event_uid(item: DueItem, jurisdiction: str) -> str:
     """Return the deadline's stable UID: a digest of the office, permit number and the deadline's identity.
 
-    The identity is the finding's code and its day, except for deadlines a permit has one of
-    at a time (decision, expiry, notice of start), whose identity is the kind alone, so
-    that a moved day updates the event in a calendar app.
+    The identity is the finding's code and its day, with the deadline's ``key`` (the
+    guarantee or inspections it belongs to) when it has one, except for deadlines a permit
+    has one of at a time (decision, expiry, notice of start, next weekly inspection), whose
+    identity is the kind alone, so that a moved day updates the event in a calendar app.
 
     Examples
     --------
@@ -58,6 +62,9 @@ def event_uid(item: DueItem, jurisdiction: str) -> str:
     """
     kind = _ONE_PER_PERMIT.get(item.code)
     identity = kind if kind is not None else f"{item.code}|{item.due.isoformat()}"
+    if kind is None and item.key:
+        # Appended only when present, so the UIDs of deadlines without a key stay as they were.
+        identity += f"|{item.key}"
     digest = hashlib.sha256(f"{jurisdiction}|{item.permit_number}|{identity}".encode()).hexdigest()[:32]
     return f"{digest}@esc-gis"
 

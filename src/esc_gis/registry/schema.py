@@ -63,11 +63,19 @@ Migrations
    (``guarantee_events``: a draw for work the office performed, a partial prorated release by
    stage, the final release on as-built plans by a licensed engineer, § 540-8D(1)).
    Append-only and private: a guarantee's balance is replayed from its events.
+6. Versions of the erosion and sediment control plan (``plan_versions``, § 540-9B, § 540-8E(2)):
+   the original (version 0) and each amendment (1, 2, ...) with its trigger (§ 540-9B(1)-(3)),
+   the plan's date, who asked for it, the written permission (date, by whom) that must come
+   before the modification takes effect, and an optional plan file with its SHA-256; and the
+   office's notices of changes needed (§ 540-9B(3); no version number) that an amended plan
+   answers later (``notice_id``). Append-only: a notice is answered by a row of its own.
+   Only the current version's date is public.
 """
 
 from __future__ import annotations
 
 __all__ = [
+    "AMENDMENT_TABLES",
     "ENFORCEMENT_TABLES",
     "FEE_TABLES",
     "INSPECTION_TABLES",
@@ -127,6 +135,8 @@ INSPECTION_TABLES = ("inspections", "deficiencies", "repairs", "inspection_photo
 ENFORCEMENT_TABLES = ("enforcement_cases", "enforcement_events", "appeals", "appeal_decisions")
 #: The tables migration 5 makes: fees paid and financial guarantees with their events.
 FEE_TABLES = ("fees", "guarantees", "guarantee_events")
+#: The table migration 6 makes: the plan's versions and the office's notices of changes needed.
+AMENDMENT_TABLES = ("plan_versions",)
 TABLES: dict[str, tuple[tuple[str, str, str], ...]] = {
     "permits": PERMIT_COLUMNS,
     "disturbed_limits": (
@@ -280,6 +290,25 @@ TABLES: dict[str, tuple[tuple[str, str, str], ...]] = {
         ("recorded_by", "text", "NOT NULL"),
         ("recorded_at", "datetime", "NOT NULL"),
     ),
+    "plan_versions": (
+        ("id", "serial", "PRIMARY KEY"),
+        ("permit_number", "text", "NOT NULL REFERENCES permits(permit_number)"),
+        ("version", "int", ""),  # 0 the original, 1, 2, ... amendments; NULL for a notice
+        ("trigger_code", "text", "NOT NULL"),  # original, B1, B2, B3 (the profile's [amendments.triggers])
+        ("status", "text", "NOT NULL"),  # requested (the office's notice) or approved (a version)
+        ("description", "text", "NOT NULL"),
+        ("plan_date", "date", ""),
+        ("requested_by", "text", ""),
+        ("requested_on", "date", ""),
+        ("permission_on", "date", ""),
+        ("permission_by", "text", ""),
+        ("effective_on", "date", ""),
+        ("notice_id", "int", "REFERENCES plan_versions(id)"),
+        ("plan_file", "text", ""),
+        ("plan_sha256", "text", ""),
+        ("recorded_by", "text", "NOT NULL"),
+        ("recorded_at", "datetime", "NOT NULL"),
+    ),
 }
 #: Tables that are GIS layers (features) and their geometry type.
 LAYERS = {
@@ -418,6 +447,20 @@ def _v5(dialect: str, srid: int) -> list[str]:
     )
 
 
+def _v6(dialect: str, srid: int) -> list[str]:
+    # Unique indexes, not a check in Python alone: two writers cannot both take version 2,
+    # nor both answer one notice.
+    return _new_tables(
+        dialect,
+        srid,
+        AMENDMENT_TABLES,
+        [
+            "CREATE UNIQUE INDEX plan_versions_version ON plan_versions (permit_number, version)",
+            "CREATE UNIQUE INDEX plan_versions_notice ON plan_versions (notice_id)",
+        ],
+    )
+
+
 @dataclass(frozen=True)
 class Migration:
     """One schema version: what it changes and the statements, per dialect."""
@@ -436,5 +479,6 @@ MIGRATIONS: tuple[Migration, ...] = (
         4, "enforcement cases (with or without a permit) and their events; appeals and decisions; append-only", _v4
     ),
     Migration(5, "fees paid; financial guarantees and their draws and releases; append-only", _v5),
+    Migration(6, "plan versions (original, amendments with written permission) and notices; append-only", _v6),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version

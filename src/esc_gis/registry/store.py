@@ -12,7 +12,7 @@ Examples
 >>> from esc_gis.registry import Application, init_registry, open_registry
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "permits.gpkg"
 >>> init_registry(path)
-[1, 2, 3, 4, 5]
+[1, 2, 3, 4, 5, 6]
 >>> with open_registry(path) as reg:  # doctest: +SKIP
 ...     number = reg.add(Application("100 Main St", date(2026, 11, 2), site, "EPSG:7594"), who="staff")
 """
@@ -26,6 +26,7 @@ import os
 from esc_gis.errors import RegistryError
 from esc_gis.layers import LayerSet, load_layers
 from esc_gis.profile import Profile, load_profile
+from esc_gis.registry._amending import Amending
 from esc_gis.registry._appealing import Appealing
 from esc_gis.registry._core import _path
 from esc_gis.registry._inspecting import Inspecting
@@ -95,13 +96,14 @@ def open_registry(
     return Registry(backend, layers=ls, profile=prof, calendar=calendar or OfficeCalendar())
 
 
-class Registry(Intake, Moves, Inspecting, Appealing, Money):
+class Registry(Intake, Moves, Inspecting, Appealing, Money, Amending):
     """Permits and their history, in a GeoPackage or PostGIS back end.
 
     Use :func:`open_registry`; close it (or use ``with``) when done. Each part lives in its own
     module: reading and the shared SQL in ``_core``, adding in ``_intake`` (numbers from
     ``_numbering``), the life cycle in ``_moves``, inspections in ``_inspecting``, enforcement
-    and appeals in ``_enforcing`` and ``_appealing``, fees and guarantees in ``_money``.
+    and appeals in ``_enforcing`` and ``_appealing``, fees and guarantees in ``_money``, the
+    plan's versions and amendments in ``_amending``.
     """
 
     def __enter__(self) -> Registry:

@@ -1,0 +1,200 @@
+"""Versions of the erosion and sediment control plan: the original, amendments, and the office's notices.
+
+The applicant amends the plan on one of the triggers the profile lists
+(``[amendments.triggers]``, § 540-9B(1)-(3) in the Village's): a change at the site not
+addressed in the plan, a plan whose actions fail to reduce the impacts, or the
+administering authority's notice of changes needed. The permittee must have the
+administering authority's written permission before the modification (the finding
+``amendment_before_permission`` cites the section), so an amendment carries the day permission was given
+and by whom, and the day it takes effect, never before the permission.
+
+Version 0 is the plan approved with the permit; amendments are numbered 1, 2, ... in the
+order recorded. The office's notice of changes needed (the trigger marked ``notice`` in the
+profile) may be recorded first, without a plan (status ``requested``), and an amended plan
+answers it later. The ordinance sets no deadline for the amended plan, so an open notice has
+no due date (none is invented).
+
+Everything here is private except the current version's plan date, which the public record shows.
+"""
+
+from __future__ import annotations
+
+__all__ = ["ORIGINAL", "PlanVersion", "check_notice", "check_version", "current_version", "file_digest", "triggers"]
+
+import hashlib
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+from esc_gis.errors import ProfileError
+
+#: The trigger code of the plan approved with the permit (version 0).
+ORIGINAL = "original"
+
+
+@dataclass(frozen=True)
+class PlanVersion:
+    """A version of a permit's plan, or (``status == "requested"``) the office's notice of changes needed."""
+
+    id: int
+    permit_number: str
+    version: int | None
+    trigger: str
+    status: str
+    description: str
+    plan_date: date | None
+    requested_by: str | None
+    requested_on: date | None
+    permission_on: date | None
+    permission_by: str | None
+    effective_on: date | None
+    notice_id: int | None
+    plan_file: str | None
+    plan_sha256: str | None
+    recorded_by: str
+    recorded_at: datetime
+
+    @property
+    def is_notice(self) -> bool:
+        """True for the office's notice of changes needed (no plan yet)."""
+        return self.status == "requested"
+
+
+def triggers(tables: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Return the profile's ``[amendments.triggers]``: code -> {section, text, notice}.
+
+    Raises
+    ------
+    ProfileError
+        If the table is missing, lacks the original plan, or a trigger lacks its section or wording.
+    """
+    raw = (tables.get("amendments") or {}).get("triggers")
+    if not isinstance(raw, dict) or not raw:
+        msg = "The profile has no [amendments.triggers] table (code = {section, text}) for plan amendments."
+        raise ProfileError(msg)
+    bad = [k for k, v in raw.items() if not isinstance(v, dict) or not v.get("section") or not v.get("text")]
+    if bad:
+        msg = f"[amendments.triggers] entries {', '.join(map(repr, bad))} need a section and a text."
+        raise ProfileError(msg)
+    if ORIGINAL not in raw:
+        msg = f"[amendments.triggers] has no {ORIGINAL!r} entry (the plan approved with the permit)."
+        raise ProfileError(msg)
+    return {str(k): dict(v) for k, v in raw.items()}
+
+
+def current_version(versions: Sequence[PlanVersion], on: date) -> PlanVersion | None:
+    """Return the version in effect on ``on``: the highest number that has taken effect (the original always has).
+
+    Examples
+    --------
+    >>> current_version([], date(2026, 12, 1)) is None
+    True
+    """
+    done = [
+        v
+        for v in versions
+        if not v.is_notice and v.version is not None and (v.effective_on is None or v.effective_on <= on)
+    ]
+    return max(done, key=lambda v: v.version or 0, default=None)
+
+
+def _day_problems(name: str, day: date | None, today: date, flag: str) -> list[str]:
+    if day is None:
+        return [f"the {name} is missing ({flag} YYYY-MM-DD)."]
+    if day > today:
+        return [f"the {name} {day} is in the future."]
+    return []
+
+
+def check_version(
+    *,
+    trigger: str,
+    description: str,
+    plan_date: date | None,
+    permission_on: date | None,
+    permission_by: str | None,
+    effective_on: date | None,
+    known: Mapping[str, Mapping[str, Any]],
+    existing: Sequence[PlanVersion],
+    received_on: date,
+    issued: bool,
+    today: date,
+    before_permission: str,
+) -> list[str]:
+    """Return every reason a plan version cannot be recorded (empty: it can); pure.
+
+    ``before_permission`` is the profile's refusal (finding ``amendment_before_permission``)
+    for a modification taking effect before the written permission, rendered with its section.
+    """
+    out: list[str] = []
+    if trigger not in known:
+        out.append(f"trigger {trigger!r} is not one the profile lists ({', '.join(known)}).")
+    if not description.strip():
+        out.append("the description is empty (--description: what the version changes).")
+    out += _day_problems("plan date", plan_date, today, "--plan-date")
+    if trigger == ORIGINAL:
+        if any(v.trigger == ORIGINAL for v in existing):
+            out.append("the original plan (version 0) is already recorded; record a change as an amendment.")
+        if permission_on is not None or permission_by or effective_on is not None:
+            out.append(
+                "the original plan is approved with the permit; leave out --permission-on, --permission-by "
+                "and --effective-on."
+            )
+        return out
+    if not issued:
+        out.append("the permit has not been issued: before approval a revised plan is part of the review.")
+    out += _day_problems("date of the written permission", permission_on, today, "--permission-on")
+    if not (permission_by or "").strip():
+        out.append("who gave the written permission is missing (--permission-by).")
+    if permission_on is not None:
+        if permission_on < received_on:
+            out.append(f"the permission {permission_on} is before the application was received ({received_on}).")
+        if plan_date is not None and plan_date > permission_on:
+            out.append(
+                f"the permission {permission_on} is before the amended plan's date {plan_date}: "
+                "the permission is for the plan it saw."
+            )
+        if effective_on is not None and effective_on < permission_on:
+            out.append(before_permission)
+    return out
+
+
+def check_notice(
+    *,
+    trigger: str,
+    description: str,
+    notified_on: date | None,
+    known: Mapping[str, Mapping[str, Any]],
+    received_on: date,
+    issued: bool,
+    today: date,
+) -> list[str]:
+    """Return every reason the office's notice of changes needed cannot be recorded (empty: it can); pure."""
+    out: list[str] = []
+    notice_codes = [k for k, v in known.items() if v.get("notice")]
+    if trigger not in notice_codes:
+        out.append(
+            f"only the administering authority's notice ({', '.join(notice_codes) or 'none in the profile'}) "
+            f"is recorded before its plan; {trigger!r} is recorded with the amended plan."
+        )
+    if not description.strip():
+        out.append("the description is empty (--description: the changes needed).")
+    out += _day_problems("date of the notice", notified_on, today, "--notified-on")
+    if notified_on is not None and notified_on < received_on:
+        out.append(f"the notice {notified_on} is before the application was received ({received_on}).")
+    if not issued:
+        out.append("the permit has not been issued: before approval, ask for information instead.")
+    return out
+
+
+def file_digest(path: str | os.PathLike[str]) -> tuple[str, str | None]:
+    """Return (the path as recorded, its SHA-256), or (message, None) if the file cannot be read."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        return f"the plan file {p} cannot be read ({exc.strerror or exc}); give the file of the plan version.", None
+    return str(p.resolve()), hashlib.sha256(data).hexdigest()
