@@ -250,6 +250,12 @@ LAYER_DESCRIPTIONS: dict[str, tuple[str, str]] = {
     "fees": ("Fees", "Fees paid: kind, amount, date paid and receipt number. Private."),
     "guarantees": ("Financial guarantees", "Financial guarantees held for permits, with amount and expiry. Private."),
     "guarantee_events": ("Guarantee history", "Draws on and releases of each financial guarantee. Append-only."),
+    "plan_versions": (
+        "Plan versions",
+        "Each permit's erosion and sediment control plan: the original, every amendment with what "
+        "triggered it and the written permission before it took effect, and the office's notices "
+        "of changes needed. Append-only. Only the current version's date is public.",
+    ),
 }
 
 

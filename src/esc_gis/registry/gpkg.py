@@ -87,6 +87,9 @@ def decode(blob: bytes | None) -> shapely.Geometry | None:
     envelope = _ENVELOPE_BYTES.get((blob[3] >> 1) & 0x07, 0)
     return shapely.from_wkb(blob[8 + envelope :])
 
+#: Tables a user has no reason to open: listed nowhere in ``gpkg_contents``.
+_INTERNAL = ("permit_counters",)
+
 
 class GeoPackageBackend(Backend):
     """A registry in a GeoPackage file.
@@ -281,19 +284,7 @@ class GeoPackageBackend(Backend):
                     "INSERT OR IGNORE INTO gpkg_geometry_columns VALUES (?, 'geom', ?, ?, 0, 0)",
                     (table, LAYERS[table], self.srid),
                 )
-            elif table in (
-                "parties",
-                "events",
-                "deficiencies",
-                "repairs",
-                "inspection_photos",
-                "enforcement_events",
-                "appeals",
-                "appeal_decisions",
-                "fees",
-                "guarantees",
-                "guarantee_events",
-            ):
+            elif table not in _INTERNAL:
                 cur.execute(
                     "INSERT OR IGNORE INTO gpkg_contents (table_name, data_type, identifier, last_change) "
                     "VALUES (?, 'attributes', ?, ?)",
