@@ -87,6 +87,7 @@ def decode(blob: bytes | None) -> shapely.Geometry | None:
     envelope = _ENVELOPE_BYTES.get((blob[3] >> 1) & 0x07, 0)
     return shapely.from_wkb(blob[8 + envelope :])
 
+
 #: Tables a user has no reason to open: listed nowhere in ``gpkg_contents``.
 _INTERNAL = ("permit_counters",)
 
