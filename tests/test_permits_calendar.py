@@ -133,8 +133,10 @@ def test_feed_equals_permits_due(registry: str, layers_path: Path, rain: Path, t
     assert {"temporary_stabilization_unknown_resume"} <= codes
     by_code = {(str(e["SUMMARY"]).split(":")[0], str(e["CATEGORIES"].cats[0])): e for e in events}
     # The notice of start is a time (stored in UTC); the hourly rain's inspection a floating station time.
+    # Work began at 08:00 as typed in the import, on the Village's clock (CDT, UTC-5), whatever
+    # this machine's zone: the notice is due 48 hours later, 13:00 UTC.
     notice = by_code[("ESC-2026-0001", "start_notice")]["DTSTART"].dt
-    assert notice == datetime(2026, 9, 23, 8, 0, tzinfo=timezone.utc)
+    assert notice == datetime(2026, 9, 23, 13, 0, tzinfo=timezone.utc)
     rain_due = by_code[("ESC-2026-0001", "rain_inspection")]
     assert rain_due["DTSTART"].dt == datetime(2026, 11, 29, 11, 0) and "DTEND" not in rain_due
     # A day is an all-day event: VALUE=DATE, ending the next day.
@@ -149,7 +151,7 @@ def test_feed_equals_permits_due(registry: str, layers_path: Path, rain: Path, t
     for e in events:
         assert isinstance(e["DTSTAMP"].dt, datetime) and e["DTSTAMP"].dt.tzinfo is not None
     raw = out.read_bytes().decode()
-    assert "DTSTART;VALUE=DATE:" in raw and "DTSTART:20260923T080000Z" in raw and "\r\n" in raw
+    assert "DTSTART;VALUE=DATE:" in raw and "DTSTART:20260923T130000Z" in raw and "\r\n" in raw
     # No personal data, no office notes (the written reasons of the stop-work order).
     assert not any(s in raw for s in PRIVATE)
     assert raw.count("Owner") == 0 and "555" not in raw

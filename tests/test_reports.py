@@ -1,8 +1,8 @@
 """Inspection reports (HTML, PDF), the office's inspection log, the office summary and the
 private archive of inspections, on both back ends (the ``target`` fixture).
 
-Times are given in UTC; the pages show the office's local time, so expected texts are
-rendered with ``astimezone()`` as the code does.
+Times are given in UTC; the pages show the office's clock (the profile's America/Chicago,
+whatever this machine's zone), so expected texts are written on that clock.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import stat
 import zipfile
 from datetime import date, datetime, timezone
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -33,6 +34,8 @@ from .public_outputs import assert_hidden, public_outputs, run_permits
 from .test_inspections import tiny_png
 
 UTC = timezone.utc
+#: The Village's clock (the profile's timezone).
+OFFICE = ZoneInfo("America/Chicago")
 STARTED = datetime(2026, 11, 9, 8, 0, tzinfo=UTC)  # a Monday
 AT = datetime(2026, 11, 16, 15, 30, tzinfo=UTC)
 CAL = OfficeCalendar(holidays=frozenset())
@@ -102,7 +105,7 @@ def test_the_report_shows_what_a_weekly_report_must_hold_and_embeds_the_photo(
     r = run_permits("report", target, number, "-o", str(out), "--layers", str(layers_path))
     assert r.exit_code == 0, r.output
     page = out.read_text(encoding="utf-8")
-    local = AT.astimezone()
+    local = AT.astimezone(OFFICE)
     for text in (
         f"{local:%Y-%m-%d}",
         f"{local:%H:%M}",
@@ -116,7 +119,7 @@ def test_the_report_shows_what_a_weekly_report_must_hold_and_embeds_the_photo(
         "closed in time",  # repaired 9:00 next day, due 15:30: within 24 hours
         "OPEN, OVERDUE",  # the second one was never repaired
         # The repair due 24 hours after the inspection (no notification recorded).
-        f"{datetime(2026, 11, 17, 15, 30, tzinfo=UTC).astimezone():%Y-%m-%d %H:%M}",
+        f"{datetime(2026, 11, 17, 15, 30, tzinfo=UTC).astimezone(OFFICE):%Y-%m-%d %H:%M}",
         "EPSG:7594",
         hashlib.sha256(png).hexdigest(),
         "article.report { break-after: page",  # each report on pages of its own when printed
@@ -192,7 +195,7 @@ def test_the_log_lists_every_inspection_of_the_period_across_permits(
     assert r.exit_code == 0, r.output
     rows = list(csv.DictReader(io.StringIO(out.read_text(encoding="utf-8"))))
     assert [(x["permit_number"], x["date"], x["inspector"]) for x in rows] == [
-        (number, f"{AT.astimezone():%Y-%m-%d}", INSPECTOR),
+        (number, f"{AT.astimezone(OFFICE):%Y-%m-%d}", INSPECTOR),
         (other, "2026-11-20", ""),
     ]
     assert (rows[0]["deficiencies"], rows[0]["open_repairs"], rows[0]["photos"]) == ("2", "1", "1")

@@ -13,9 +13,11 @@ __all__ = ["DEFAULT_PROFILE", "Entry", "Profile", "Trigger", "load_profile"]
 
 import sys
 from dataclasses import dataclass, field
+from datetime import date, datetime, tzinfo
 from importlib import resources
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from esc_gis.errors import ProfileError
 from esc_gis.findings import CATALOGUE, Finding, FindingTemplate, check_template, quantity_text
@@ -153,6 +155,8 @@ class Profile:
     permit_number: str = "{year}-{seq:04d}"
     case_number: str = "ENF-{year}-{seq:04d}"
     appeal_number: str = "APL-{year}-{seq:04d}"
+    #: The office's clock, an IANA zone name (``America/Chicago``); empty: this machine's.
+    timezone: str = ""
     standards_permitted: str = ""
     standards_unpermitted: str = ""
     partial_jurisdiction: str = "whole"
@@ -247,6 +251,29 @@ class Profile:
     def standards_for(self, permitted: bool) -> str:
         """Return the standards code that applies to a permitted (or non-permitted) site."""
         return self.standards_permitted if permitted else self.standards_unpermitted
+
+    @property
+    def tz(self) -> tzinfo | None:
+        """The office's time zone, or None for this machine's (:attr:`timezone`)."""
+        return ZoneInfo(self.timezone) if self.timezone else None
+
+    def local(self, t: datetime) -> datetime:
+        """Return ``t`` on the office's clock; a naive ``t`` is taken as read off that clock.
+
+        Days the ordinance counts (an inspection's day, a repair's, the day work began) are the
+        office's days, not UTC's nor the server's: 9 p.m. in Winneconne is already tomorrow in UTC.
+        """
+        if t.tzinfo is None:
+            return t.replace(tzinfo=self.tz) if self.tz is not None else t.astimezone()
+        return t.astimezone(self.tz)
+
+    def day_of(self, d: date | datetime) -> date:
+        """Return the office's day of ``d`` (a date is its own day)."""
+        return self.local(d).date() if isinstance(d, datetime) else d
+
+    def today(self) -> date:
+        """Return today on the office's clock."""
+        return datetime.now(self.tz).date()
 
     def format_permit_number(self, year: int, seq: int) -> str:
         """Format a permit number by the profile's pattern (``ESC-{year}-{seq:04d}``)."""
@@ -405,6 +432,13 @@ def load_profile(path: str | Path | None = None) -> Profile:
     partial = str(head.get("partial_jurisdiction", "whole"))
     if partial not in PARTIAL_READINGS:
         problems.append(f"[profile] partial_jurisdiction {partial!r} is not one of {', '.join(PARTIAL_READINGS)}")
+    zone = str(head.get("timezone", ""))
+    if zone:
+        try:
+            ZoneInfo(zone)
+        except (ZoneInfoNotFoundError, ValueError):
+            problems.append(f"[profile] timezone {zone!r} is not an IANA time zone name (e.g. 'America/Chicago')")
+            zone = ""
     entries = _entries(data, problems)
     problems += [f"missing entry [{k}]" for k in REQUIRED if k not in entries]
     findings = _findings(data, problems)
@@ -423,6 +457,7 @@ def load_profile(path: str | Path | None = None) -> Profile:
         permit_number=str(head.get("permit_number", "{year}-{seq:04d}")),
         case_number=str(head.get("case_number", "ENF-{year}-{seq:04d}")),
         appeal_number=str(head.get("appeal_number", "APL-{year}-{seq:04d}")),
+        timezone=zone,
         standards_permitted=str(head.get("standards_permitted", "")),
         standards_unpermitted=str(head.get("standards_unpermitted", "")),
         partial_jurisdiction=partial,

@@ -48,7 +48,7 @@ def _when(value: str | None, name: str) -> date | datetime | None:
         return _date(value, name)
     from esc_gis.registry.records import parse_datetime
 
-    t, err = parse_datetime(value, name)
+    t, err = parse_datetime(value, name, as_typed=True)  # the registry puts it on the office's clock
     if err:
         raise click.BadParameter(err, param_hint=f"--{name}")
     return t
@@ -223,7 +223,7 @@ def show(registry: str, number: str, as_json: bool, layers_path: str | None) -> 
 
     with _open(registry, layers_path) as reg:
         p = reg.get(number)
-        dues = permit_dues(p, on=date.today(), calendar=reg.calendar, profile=reg.profile)
+        dues = permit_dues(p, on=reg.profile.today(), calendar=reg.calendar, profile=reg.profile)
         cases = reg.cases(permit_number=number)
     fields = {
         k: v
@@ -513,7 +513,7 @@ def _time(value: str | None, name: str) -> datetime | None:
 
     if value is not None and len(value.strip()) == 10:
         raise click.BadParameter(f"{value!r} has no time of day; give YYYY-MM-DDTHH:MM.", param_hint=f"--{name}")
-    t, err = parse_datetime(value, name)
+    t, err = parse_datetime(value, name, as_typed=True)  # the registry puts it on the office's clock
     if err:
         raise click.BadParameter(err, param_hint=f"--{name}")
     return t
@@ -770,9 +770,9 @@ def due(
     from esc_gis.registry.agenda import agenda, read_rain_csv
     from esc_gis.registry.calendar import load_calendar
 
-    day = _date(on, "on") or date.today()
     rain = read_rain_csv(rain_path) if rain_path else []
     with _open(registry, layers_path) as reg:
+        day = _date(on, "on") or reg.profile.today()
         cal = load_calendar(calendar_path) if calendar_path else reg.calendar
         items = agenda(reg.permits(), on=day, calendar=cal, profile=reg.profile, rain=rain, within_days=within)
     if as_json:
@@ -839,9 +839,9 @@ def calendar_feed(
     from esc_gis.registry.ical import deadline_calendar, write_ics
 
     check_output_file(output, suffixes=(".ics",), kind="the deadline feed is written as iCalendar", overwrite=overwrite)
-    day = _date(on, "on") or date.today()
     rain = read_rain_csv(rain_path) if rain_path else []
     with _open(registry, layers_path) as reg:
+        day = _date(on, "on") or reg.profile.today()
         cal = load_calendar(calendar_path) if calendar_path else reg.calendar
         items = agenda(reg.permits(), on=day, calendar=cal, profile=reg.profile, rain=rain, within_days=within)
         feed = deadline_calendar(items, profile=reg.profile, on=day)

@@ -97,7 +97,7 @@ class Amending(RegistryBase):
             existing=existing,
             received_on=p.received_on,
             issued=p.status in ISSUED or p.issued_on is not None,
-            today=date.today(),
+            today=self.profile.today(),
             before_permission=f"{refusal.message} ({refusal.section}).",
         )
         notice, notice_messages = self._notice_answered(known, trigger, notice_id, existing, permission_on)
@@ -182,7 +182,7 @@ class Amending(RegistryBase):
             known=known,
             received_on=p.received_on,
             issued=p.status in ISSUED or p.issued_on is not None,
-            today=date.today(),
+            today=self.profile.today(),
         )
         if messages:
             raise ValidationError(

@@ -76,7 +76,7 @@ class Appealing(Enforcing):
         for name, value in (("appealed decision", appealed), ("appellant", appellant), ("grounds", grounds)):
             if not (value or "").strip():
                 bad(f"the {name} is empty.", f"give the {name}.")
-        if on is None or on > date.today():
+        if on is None or on > self.profile.today():
             bad(f"the filing date {on} is missing or in the future.", "give --on YYYY-MM-DD.")
         if problems:
             raise ValidationError(problems)
@@ -142,7 +142,7 @@ class Appealing(Enforcing):
             problems.append(f"outcome {outcome!r} is not one the profile lists; use {', '.join(terms['outcomes'])}.")
         if outcome == "variance" and not (conditions or "").strip():
             problems.append("a variance is granted with its conditions; give --conditions.")
-        if on is None or on > date.today() or (found and on < found[0].filed_on):
+        if on is None or on > self.profile.today() or (found and on < found[0].filed_on):
             problems.append(f"the decision date {on} is missing, in the future, or before the filing.")
         if problems:
             raise ValidationError([Problem(appeal_id, None, m, "see `esc-gis permits appeals`.") for m in problems])

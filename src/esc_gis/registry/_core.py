@@ -12,7 +12,7 @@ import getpass
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -277,6 +277,10 @@ class RegistryBase:
             (*(b.dump(_KINDS[c], v) for c, v in changes.items()), number),
         )
 
+    def _office(self, t: datetime | None) -> datetime | None:
+        """Return ``t`` on the office's clock (a naive time is as read off it): see :meth:`Profile.local`."""
+        return None if t is None else self.profile.local(t)
+
     def _to_registry_crs(self, geoms: Sequence[Any], crss: Sequence[Any]) -> np.ndarray:
         """Transform geometries to the registry's CRS, one transform per distinct source CRS."""
         out = np.empty(len(geoms), dtype=object)
@@ -348,7 +352,7 @@ class RegistryBase:
         data["disturbed_acres"] = [round(p.disturbed_acres, 3) for p in permits]
         # The current plan version's date is public (what the plan at the site should be);
         # nothing else of the plan's versions is.
-        plan_dates = self._plan_dates(date.today())
+        plan_dates = self._plan_dates(self.profile.today())
         data["plan_date"] = pd.Series(
             [value_of(plan_dates.get(p.permit_number), iso_dates) for p in permits], dtype=object
         )

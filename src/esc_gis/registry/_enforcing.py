@@ -81,7 +81,7 @@ class Enforcing(RegistryBase):
             bad("the reasons are empty.", "give the written reasons (--reasons).")
         if on is None:
             bad("the case has no date.", "give --on YYYY-MM-DD.")
-        elif on > date.today():
+        elif on > self.profile.today():
             bad(f"the date {on} is in the future.", "give the day the case was opened.")
         site = None
         if permit_number:
@@ -249,7 +249,7 @@ class Enforcing(RegistryBase):
         """
         who = _who(who)
         case = self.case(case_id)
-        messages = check_action(case, kind, on, costs=costs, costs_from=costs_from, today=date.today())
+        messages = check_action(case, kind, on, costs=costs, costs_from=costs_from, today=self.profile.today())
         needs = self.written_reasons
         move = {"stop_work": "stop_work", "retraction": "retraction"}.get(kind)
         permit = self.get(case.permit_number) if case.permit_number and move else None

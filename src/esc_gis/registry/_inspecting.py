@@ -5,6 +5,7 @@ from __future__ import annotations
 __all__ = ["Inspecting"]
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -48,6 +49,9 @@ class Inspecting(RegistryBase):
         """
         who = _who(who)
         b = self.backend
+        report = replace(
+            report, inspected_at=self._office(report.inspected_at), notified_at=self._office(report.notified_at)
+        )
         with b.read() as cur:
             found = self._select(cur, f"WHERE p.permit_number = {b.ph}", (permit_number,))
         problems, photos = check_report(report, found[0] if found else None, permit_number, now=now_utc())
@@ -96,7 +100,7 @@ class Inspecting(RegistryBase):
                 + (f"; repaired {', '.join(f'#{i}' for i in report.repaired)}" if report.repaired else "")
             )
             self._event(
-                cur, permit_number, Event(now, who, "inspection", None, None, at.astimezone().date(), None, detail)
+                cur, permit_number, Event(now, who, "inspection", None, None, self.profile.day_of(at), None, detail)
             )
             self._set(cur, permit_number, {})
         return next(r for r in self.get(permit_number).reports if r.id == fid)
@@ -121,6 +125,7 @@ class Inspecting(RegistryBase):
         """
         who = _who(who)
         now = now_utc()
+        on = self.profile.local(on)
         problems = []
         if not deficiencies:
             problems.append(Problem(permit_number, None, "no deficiency is named.", "give --deficiency ID."))
@@ -136,7 +141,7 @@ class Inspecting(RegistryBase):
                 raise ValidationError(problems)
             self._insert_repairs(cur, permit_number, deficiencies, on, None, detail, who, now)
             text = f"repaired {', '.join(f'#{i}' for i in deficiencies)}" + (f": {detail}" if detail else "")
-            self._event(cur, permit_number, Event(now, who, "repair", None, None, on.astimezone().date(), None, text))
+            self._event(cur, permit_number, Event(now, who, "repair", None, None, self.profile.day_of(on), None, text))
             self._set(cur, permit_number, {})
         return self.get(permit_number)
 

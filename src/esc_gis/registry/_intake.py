@@ -10,6 +10,7 @@ from __future__ import annotations
 __all__ = ["Intake"]
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -76,6 +77,11 @@ class Intake(RegistryBase):
             together with ``prior`` problems (found while reading the rows).
         """
         who = _who(who)
+        # Times typed without a zone are the office's (as `permits import` and the CLI pass them).
+        applications = [
+            replace(a, started_at=self._office(a.started_at), start_notice_at=self._office(a.start_notice_at))
+            for a in applications
+        ]
         problems, drawn = self._check_applications(applications, source)
         problems = [*(prior or []), *problems]
         # Measured even when other fields are bad, so one run reports every problem.

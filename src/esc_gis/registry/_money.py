@@ -58,7 +58,7 @@ class Money(RegistryBase):
         """
         who = _who(who)
         self.get(permit_number)
-        messages = check_fee(kind, amount, paid_on, receipt, schedule)
+        messages = check_fee(kind, amount, paid_on, receipt, schedule, today=self.profile.today())
         if receipt.strip() and any(f.receipt == receipt.strip() for f in self.fees()):
             messages.append(f"receipt {receipt!r} is already recorded.")
         if messages:
@@ -135,7 +135,7 @@ class Money(RegistryBase):
         """
         who = _who(who)
         self.get(permit_number)
-        messages = check_guarantee(type, amount, received_on, expires_on)
+        messages = check_guarantee(type, amount, received_on, expires_on, today=self.profile.today())
         if messages:
             raise fee_problems(permit_number, messages, "correct the guarantee and record it again.")
         assert received_on is not None
@@ -191,7 +191,9 @@ class Money(RegistryBase):
             msg = f"There is no guarantee #{guarantee_id} in the registry; see `esc-gis permits guarantees`."
             raise RegistryError(msg)
         g = found[0]
-        messages = check_guarantee_event(g, kind, on, amount=amount, reason=reason, stage=stage, engineer=engineer)
+        messages = check_guarantee_event(
+            g, kind, on, amount=amount, reason=reason, stage=stage, engineer=engineer, today=self.profile.today()
+        )
         if messages:
             raise fee_problems(f"guarantee #{guarantee_id}", messages, "see `esc-gis permits guarantees`.")
         assert on is not None

@@ -75,9 +75,9 @@ class Moves(RegistryBase):
             If ``on`` is before the permit's earlier dates.
         """
         who = _who(who)
-        # A time without a zone is the office's local time, as typed.
-        at = (on if on.tzinfo else on.astimezone()).astimezone(timezone.utc) if isinstance(on, datetime) else None
-        day = (on.date() if isinstance(on, datetime) else on) or date.today()
+        # A time without a zone is the office's local time, as typed; its day is the office's.
+        at = self.profile.local(on).astimezone(timezone.utc) if isinstance(on, datetime) else None
+        day = self.profile.day_of(on) if on is not None else self.profile.today()
         with self.backend.write() as cur:
             p = self._locked(cur, permit_number)
             check_transition(p.status, to, reasons=reasons, needs=self.written_reasons)
@@ -167,7 +167,7 @@ class Moves(RegistryBase):
         can slip a change in between.
         """
         who = _who(who)
-        day = on or date.today()
+        day = on or self.profile.today()
         with self.backend.write() as cur:
             p = self._locked(cur, permit_number)
             before = check_back(p.status, move, p.previous_status, reasons=reasons, needs=self.written_reasons)
@@ -201,7 +201,7 @@ class Moves(RegistryBase):
             If ``days`` is not between 1 and the profile's limit (180).
         """
         who = _who(who)
-        day = on or date.today()
+        day = on or self.profile.today()
         with self.backend.write() as cur:
             p = self._locked(cur, permit_number)
             check_transition(p.status, "extended")
@@ -246,17 +246,20 @@ class Moves(RegistryBase):
                     for k in unknown
                 ]
             )
+        # A time typed without a zone is the office's; days compare on the office's calendar.
+        changes = {k: self.profile.local(v) if isinstance(v, datetime) else v for k, v in changes.items()}
         with self.backend.write() as cur:
             p = self._locked(cur, permit_number)
             problems = []
+            began = self.profile.day_of(p.started_at) if p.started_at else None
             for k, v in changes.items():
-                d = v.date() if isinstance(v, datetime) else v
-                if isinstance(d, date) and k != "building_permit_expires" and p.started_at and d < p.started_at.date():
+                d = self.profile.day_of(v) if isinstance(v, datetime) else v
+                if isinstance(d, date) and k != "building_permit_expires" and began and d < began:
                     problems.append(
                         Problem(
                             permit_number,
                             None,
-                            f"{k} {d} is before the work started ({p.started_at.date()}).",
+                            f"{k} {d} is before the work started ({began}).",
                             "give the real date.",
                         )
                     )

@@ -56,10 +56,6 @@ class DueItem:
     key: str = ""
 
 
-def _day(d: date | datetime) -> date:
-    return d.date() if isinstance(d, datetime) else d
-
-
 def permit_dues(
     p: Permit,
     *,
@@ -85,7 +81,7 @@ def permit_dues(
         if p.start_notice_at is None:
             out.append(start_notice_due(p.started_at, profile))
         # Inspections go on under a stop-work order or a suspension: the site stays disturbed (§ 540-8E(6)).
-        out.extend(inspections_due(p.started_at.date(), p.inspections, rain, on, profile))
+        out.extend(inspections_due(profile.day_of(p.started_at), p.inspections, rain, on, profile))
         if p.work_stopped_on is not None:
             d = stabilization_due(
                 p.work_stopped_on, profile, resume_expected=p.resume_expected_on, resumed=p.work_resumed_on
@@ -166,7 +162,7 @@ def agenda(
     out = []
     for p in permits:
         for d in permit_dues(p, on=on, calendar=calendar, profile=profile, rain=rain):
-            day = _day(d.due)
+            day = profile.day_of(d.due)
             if day > horizon:
                 continue
             overdue = day < on
@@ -178,7 +174,7 @@ def agenda(
                     p.permit_number, p.site_address, p.status, d.what, d.due, d.section, d.basis, overdue, d.code, d.key
                 )
             )
-    return sorted(out, key=lambda x: (_day(x.due), x.permit_number, x.what))
+    return sorted(out, key=lambda x: (profile.day_of(x.due), x.permit_number, x.what))
 
 
 def _when(text: str) -> tuple[date | datetime | None, str | None]:

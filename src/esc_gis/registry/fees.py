@@ -145,7 +145,15 @@ class Guarantee:
         return round(self.amount - sum(e.amount or 0.0 for e in self.events), 2)
 
 
-def check_fee(kind: str, amount: float, paid_on: date | None, receipt: str, schedule: FeeSchedule | None) -> list[str]:
+def check_fee(
+    kind: str,
+    amount: float,
+    paid_on: date | None,
+    receipt: str,
+    schedule: FeeSchedule | None,
+    *,
+    today: date | None = None,
+) -> list[str]:
     """Return what is wrong with a fee to record (empty if nothing); pure."""
     out = []
     if not kind.strip():
@@ -154,7 +162,7 @@ def check_fee(kind: str, amount: float, paid_on: date | None, receipt: str, sche
         out.append(f"the amount {amount} is negative.")
     if paid_on is None:
         out.append("the fee has no date paid (--paid-on YYYY-MM-DD).")
-    elif paid_on > date.today():
+    elif paid_on > (today or date.today()):
         out.append(f"the date paid {paid_on} is in the future.")
     if not receipt.strip():
         out.append("the fee has no receipt number (--receipt).")
@@ -171,7 +179,9 @@ def check_fee(kind: str, amount: float, paid_on: date | None, receipt: str, sche
     return out
 
 
-def check_guarantee(type_: str, amount: float, received_on: date | None, expires_on: date | None) -> list[str]:
+def check_guarantee(
+    type_: str, amount: float, received_on: date | None, expires_on: date | None, *, today: date | None = None
+) -> list[str]:
     """Return what is wrong with a guarantee to record (empty if nothing); pure."""
     out = []
     if type_ not in GUARANTEE_TYPES:
@@ -180,7 +190,7 @@ def check_guarantee(type_: str, amount: float, received_on: date | None, expires
         out.append(f"the amount {amount} is not more than 0.")
     if received_on is None:
         out.append("the guarantee has no date received (--received-on).")
-    elif received_on > date.today():
+    elif received_on > (today or date.today()):
         out.append(f"the date received {received_on} is in the future.")
     if type_ == "letter_of_credit" and expires_on is None:
         out.append("a letter of credit needs its expiry date (--expires).")
@@ -200,6 +210,7 @@ def check_guarantee_event(
     reason: str | None = None,
     stage: str | None = None,
     engineer: str | None = None,
+    today: date | None = None,
 ) -> list[str]:
     """Return what is wrong with a draw, release or final release of ``g`` (empty if nothing); pure."""
     out = []
@@ -210,7 +221,7 @@ def check_guarantee_event(
     if on is None:
         out.append("the event has no date (--on).")
     else:
-        if on > date.today():
+        if on > (today or date.today()):
             out.append(f"the date {on} is in the future.")
         if on < g.received_on:
             out.append(f"the date {on} is before the guarantee was received ({g.received_on}).")

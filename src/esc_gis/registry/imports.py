@@ -53,7 +53,7 @@ def _dates(get: Callable[[str], Any], bad: Callable[[str, str], Any]) -> dict[st
         if err:
             bad(err, "write dates as YYYY-MM-DD.")
     for name in ("started_at", "start_notice_at"):
-        fields[name], err = parse_datetime(get(name), name)
+        fields[name], err = parse_datetime(get(name), name, as_typed=True)
         if err:
             bad(err, "write it as YYYY-MM-DDTHH:MM.")
     return fields

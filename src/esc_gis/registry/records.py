@@ -285,10 +285,12 @@ def parse_date(value: Any, name: str) -> tuple[date | None, str | None]:
         return None, f"{name} {text!r} is not a date in the form YYYY-MM-DD."
 
 
-def parse_datetime(value: Any, name: str) -> tuple[datetime | None, str | None]:
-    """Parse an ISO date and time (``YYYY-MM-DDTHH:MM``, local time if no offset is given).
+def parse_datetime(value: Any, name: str, *, as_typed: bool = False) -> tuple[datetime | None, str | None]:
+    """Parse an ISO date and time (``YYYY-MM-DDTHH:MM``); a time with an offset comes back in UTC.
 
-    A time without an offset is the office's local time (the machine's zone); it is stored in UTC.
+    A time without an offset is on the office's clock. With ``as_typed`` it comes back naive, for
+    the registry to place on its profile's clock (:meth:`~esc_gis.profile.Profile.local`);
+    otherwise it is taken as this machine's local time.
     """
     value = _plain(value)
     if value is None:
@@ -302,5 +304,7 @@ def parse_datetime(value: Any, name: str) -> tuple[datetime | None, str | None]:
         except ValueError:
             return None, f"{name} {text!r} is not a date and time in the form YYYY-MM-DDTHH:MM."
     if t.tzinfo is None:
-        t = t.astimezone()  # the office's local time
+        if as_typed:
+            return t, None
+        t = t.astimezone()  # this machine's local time
     return t.astimezone(timezone.utc), None

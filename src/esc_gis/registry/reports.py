@@ -107,13 +107,9 @@ def _e(value: Any) -> str:
     return "&ndash;" if value is None or value == "" else html.escape(str(value))
 
 
-def _local(t: datetime | None) -> str:
-    """Show a stored (UTC) time in the office's local zone, as it was entered."""
-    return "" if t is None else f"{t.astimezone():%Y-%m-%d %H:%M %Z}"
-
-
-def _local_day(t: datetime) -> date:
-    return t.astimezone().date()
+def _local(t: datetime | None, profile: Profile) -> str:
+    """Show a stored (UTC) time on the office's clock (the profile's zone), as it was entered."""
+    return "" if t is None else f"{profile.local(t):%Y-%m-%d %H:%M %Z}"
 
 
 def _page(title: str, body: str, *, body_class: str = "") -> str:
@@ -134,8 +130,9 @@ def _repair_row(d: Deficiency, profile: Profile, now: datetime) -> str:
     else:
         state = "closed late" if d.repaired_at > due else "closed in time"
     return (
-        f"<tr><td>{d.id}</td><td>{_e(d.description)}</td><td>{_e(_local(d.notified_at))}</td>"
-        f"<td>{_e(_local(due))}</td><td>{_e(_local(d.repaired_at))}</td><td>{_e(d.repair_detail)}</td>"
+        f"<tr><td>{d.id}</td><td>{_e(d.description)}</td><td>{_e(_local(d.notified_at, profile))}</td>"
+        f"<td>{_e(_local(due, profile))}</td><td>{_e(_local(d.repaired_at, profile))}</td>"
+        f"<td>{_e(d.repair_detail)}</td>"
         f"<td>{state}</td></tr>"
     )
 
@@ -189,13 +186,13 @@ def permit_report_html(
     section = profile.entry("deadlines.inspection_interval").section
     head = (
         f"{_e(permit.permit_number)} &middot; {_e(permit.site_address)} &middot; {_e(profile.name)} &middot; "
-        f"inspection reports kept under {_e(section)} &middot; printed {_e(_local(now))}"
+        f"inspection reports kept under {_e(section)} &middot; printed {_e(_local(now, profile))}"
     )
     parts = []
     for r in reports:
         facts = (
-            ("Date", f"{r.inspected_at.astimezone():%A %Y-%m-%d}"),
-            ("Time", f"{r.inspected_at.astimezone():%H:%M %Z}"),
+            ("Date", f"{profile.local(r.inspected_at):%A %Y-%m-%d}"),
+            ("Time", f"{profile.local(r.inspected_at):%H:%M %Z}"),
             ("Location on the site", _location(r, crs)),
             ("Inspector", r.inspector),
             ("Assessment of the controls", r.assessment),
@@ -245,7 +242,7 @@ def _in(day: date, start: date | None, end: date | None) -> bool:
     return (start is None or day >= start) and (end is None or day <= end)
 
 
-def log_rows(permits: Sequence[Permit], start: date | None, end: date | None) -> list[dict[str, Any]]:
+def log_rows(permits: Sequence[Permit], start: date | None, end: date | None, profile: Profile) -> list[dict[str, Any]]:
     """Return the office's inspection log for a period: a row per inspection, earliest first.
 
     Reports (``permits inspect``) come with their contents; inspections recorded by day only
@@ -262,7 +259,7 @@ def log_rows(permits: Sequence[Permit], start: date | None, end: date | None) ->
     for p in permits:
         reported: Counter[date] = Counter()
         for r in p.reports:
-            day = _local_day(r.inspected_at)
+            day = profile.day_of(r.inspected_at)
             reported[day] += 1
             if not _in(day, start, end):
                 continue
@@ -272,7 +269,7 @@ def log_rows(permits: Sequence[Permit], start: date | None, end: date | None) ->
                     "site_address": p.site_address,
                     "report": r.id,
                     "date": day.isoformat(),
-                    "time": f"{r.inspected_at.astimezone():%H:%M}",
+                    "time": f"{profile.local(r.inspected_at):%H:%M}",
                     "inspector": r.inspector,
                     "phase": r.phase,
                     "assessment": r.assessment,
@@ -304,7 +301,7 @@ def log_html(rows: Sequence[Mapping[str, Any]], start: date | None, end: date | 
     return _page(
         f"Inspection log {period}",
         f'<h1>Inspection log, {_e(period)}</h1><p class="sub">{_e(profile.name)} &middot; {len(rows)} '
-        f"inspection(s) &middot; printed {_e(_local(datetime.now(timezone.utc)))}</p>"
+        f"inspection(s) &middot; printed {_e(_local(datetime.now(timezone.utc), profile))}</p>"
         f"<table><tr>{head}</tr>{body}</table>"
         '<p class="private">Private: inspectors\' names and notes.</p>'
         "<style>@page { size: letter landscape; }</style>",
@@ -411,7 +408,7 @@ def write_permit_report(
         find_chromium()
     _period_check(start, end)
     permit = reg.get(permit_number)
-    reports = [r for r in permit.reports if _in(_local_day(r.inspected_at), start, end)]
+    reports = [r for r in permit.reports if _in(reg.profile.day_of(r.inspected_at), start, end)]
     photos = {ph.id: reg.photo(ph.id).data or b"" for r in reports for ph in r.photos}
     _write(permit_report_html(permit, reports, profile=reg.profile, crs=reg.crs, photos=photos), p)
     return len(reports)
@@ -452,7 +449,7 @@ def write_inspection_log(
     if p.suffix.lower() == ".pdf":
         find_chromium()
     _period_check(start, end)
-    rows = log_rows(reg.permits(), start, end)
+    rows = log_rows(reg.permits(), start, end, reg.profile)
     if p.suffix.lower() == ".csv":
         with atomic_output(p, private=True) as tmp, tmp.open("w", newline="", encoding="utf-8") as fh:
             w = csv.DictWriter(fh, fieldnames=LOG_COLUMNS)

@@ -21,7 +21,7 @@ import html
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from esc_gis.profile import Profile
@@ -51,36 +51,32 @@ class SummaryRow:
     value: int | float
 
 
-def _day(t: date | datetime) -> date:
-    return t.date() if isinstance(t, datetime) else t
-
-
 def _in(d: date | None, start: date, end: date) -> bool:
     return d is not None and start <= d <= end
 
 
-def _event_day(e: object) -> date:
+def _event_day(e: object, profile: Profile) -> date:
     on = getattr(e, "on_date", None)
-    return on if on is not None else getattr(e, "at").astimezone().date()  # noqa: B009
+    return on if on is not None else profile.day_of(getattr(e, "at"))  # noqa: B009
 
 
-def state_on(p: Permit, day: date) -> str | None:
+def state_on(p: Permit, day: date, profile: Profile) -> str | None:
     """Return the permit's state at the end of ``day``, replayed from its history (None: not yet received)."""
     state = None
     for e in p.events:
-        if e.to_status is not None and _event_day(e) <= day:
+        if e.to_status is not None and _event_day(e, profile) <= day:
             state = e.to_status
     return state
 
 
-def _working_until(p: Permit) -> date | None:
+def _working_until(p: Permit, profile: Profile) -> date | None:
     """Return the day the inspection duty ended (the permit left the working states), or None while it runs."""
     if p.status in WORKING:
         return None
     out = None
     for e in p.events:
         if e.from_status in WORKING and e.to_status is not None and e.to_status not in WORKING:
-            out = _event_day(e)
+            out = _event_day(e, profile)
     return out
 
 
@@ -107,8 +103,8 @@ def inspection_deadlines(
     """
     if p.started_at is None:
         return []
-    began = p.started_at.date()  # as permits due counts it
-    until = _working_until(p)
+    began = profile.day_of(p.started_at)  # as permits due counts it
+    until = _working_until(p, profile)
     first, last = max(start, began), end if until is None else min(end, until)
     if last < first:
         return []
@@ -122,7 +118,7 @@ def inspection_deadlines(
         if not first <= day <= last:
             continue
         before = inspections_due(began, [d for d in done_days if d < day], [], day, profile)
-        falling = [d for d in before if d.code == "weekly_inspection" and _day(d.due) == day]
+        falling = [d for d in before if d.code == "weekly_inspection" and profile.day_of(d.due) == day]
         if falling:
             after = inspections_due(began, [d for d in done_days if d <= day], [], day, profile)
             out.extend(
@@ -137,13 +133,13 @@ def inspection_deadlines(
         out.extend(
             (d.code, d.due, (d.code, d.due, d.what) not in still)
             for d in every
-            if d.code == "rain_inspection" and first <= _day(d.due) <= last
+            if d.code == "rain_inspection" and first <= profile.day_of(d.due) <= last
         )
-    return sorted(out, key=lambda x: (_day(x[1]), x[0]))
+    return sorted(out, key=lambda x: (profile.day_of(x[1]), x[0]))
 
 
-def _permit_rows(permits: Sequence[Permit], start: date, end: date) -> list[SummaryRow]:
-    states = [state_on(p, end) for p in permits]
+def _permit_rows(permits: Sequence[Permit], start: date, end: date, profile: Profile) -> list[SummaryRow]:
+    states = [state_on(p, end, profile) for p in permits]
     out = [SummaryRow("permits", f"state_{s}", sum(x == s for x in states)) for s in STATES]
     out.append(SummaryRow("permits", "total_at_end", sum(s is not None for s in states)))
     out.append(SummaryRow("permits", "received", sum(_in(p.received_on, start, end) for p in permits)))
@@ -160,14 +156,12 @@ def _inspection_rows(
         SummaryRow(
             "inspections",
             "reports_recorded",
-            sum(_in(r.inspected_at.astimezone().date(), start, end) for p in permits for r in p.reports),
+            sum(_in(profile.day_of(r.inspected_at), start, end) for p in permits for r in p.reports),
         ),
         SummaryRow(
             "inspections",
             "photos_recorded",
-            sum(
-                len(r.photos) for p in permits for r in p.reports if _in(r.inspected_at.astimezone().date(), start, end)
-            ),
+            sum(len(r.photos) for p in permits for r in p.reports if _in(profile.day_of(r.inspected_at), start, end)),
         ),
     ]
     for code, name in (("weekly_inspection", "weekly"), ("rain_inspection", "after_rain")):
@@ -182,7 +176,7 @@ def _inspection_rows(
 
 def _repair_rows(permits: Sequence[Permit], start: date, end: date, profile: Profile) -> list[SummaryRow]:
     # The period's end is the midnight after its last day, in the office's zone.
-    end_at = datetime.combine(end + timedelta(days=1), datetime.min.time()).astimezone()
+    end_at = profile.local(datetime.combine(end + timedelta(days=1), datetime.min.time()))
     found = [d for p in permits for d in p.deficiencies]
     open_at_end = [d for d in found if d.inspected_at < end_at and (d.repaired_at is None or d.repaired_at >= end_at)]
     overdue = [
@@ -192,12 +186,14 @@ def _repair_rows(permits: Sequence[Permit], start: date, end: date, profile: Pro
     ]
     return [
         SummaryRow(
-            "repairs", "deficiencies_found", sum(_in(d.inspected_at.astimezone().date(), start, end) for d in found)
+            "repairs",
+            "deficiencies_found",
+            sum(_in(profile.day_of(d.inspected_at), start, end) for d in found),
         ),
         SummaryRow(
             "repairs",
             "repaired",
-            sum(d.repaired_at is not None and _in(d.repaired_at.astimezone().date(), start, end) for d in found),
+            sum(d.repaired_at is not None and _in(profile.day_of(d.repaired_at), start, end) for d in found),
         ),
         SummaryRow("repairs", "open_at_end", len(open_at_end)),
         SummaryRow("repairs", "overdue_at_end", len(overdue)),
@@ -310,7 +306,7 @@ def office_summary(
     _period_check(start, end)
     permits = reg.permits()
     return [
-        *_permit_rows(permits, start, end),
+        *_permit_rows(permits, start, end, reg.profile),
         *_inspection_rows(permits, start, end, rain, reg.profile),
         *_repair_rows(permits, start, end, reg.profile),
         *_enforcement_rows(reg.cases(), start, end),
@@ -324,7 +320,7 @@ def _html(rows: Sequence[SummaryRow], start: date, end: date, profile: Profile) 
 
     parts = [
         f'<h1>Office summary, {start} to {end}</h1><p class="sub">{html.escape(profile.name)} &middot; '
-        f"printed {datetime.now(timezone.utc).astimezone():%Y-%m-%d %H:%M %Z}</p>"
+        f"printed {datetime.now(profile.tz).astimezone(profile.tz):%Y-%m-%d %H:%M %Z}</p>"
     ]
     for section in dict.fromkeys(r.section for r in rows):
         body = "".join(
