@@ -15,7 +15,7 @@ import os
 import re
 import stat
 import zipfile
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -221,23 +221,43 @@ def test_inspections_due_and_missed_follow_the_deadline_rules(reg) -> None:
     reg.update(number, inspected_on=date(2026, 11, 16), who="clerk")
     rain = [(date(2026, 11, 19), 0.6)]  # due by the end of 11-20
     got = inspection_deadlines(reg.get(number), date(2026, 11, 9), date(2026, 11, 30), rain=rain, profile=reg.profile)
-    # Weekly: 11-16 met; 11-23 missed (counted once, though overdue to the 30th); rain 11-20 missed.
+    # Weekly: 11-16 met; 11-23 missed, and the week after it, 11-30, missed too; rain 11-20 missed.
     assert [(c, d, done) for c, d, done in got] == [
         ("weekly_inspection", date(2026, 11, 16), True),
         ("rain_inspection", date(2026, 11, 20), False),
         ("weekly_inspection", date(2026, 11, 23), False),
+        ("weekly_inspection", date(2026, 11, 30), False),
     ]
     reg.update(number, inspected_on=date(2026, 11, 20), who="clerk")  # meets the rain one, moves the weekly
     got = inspection_deadlines(reg.get(number), date(2026, 11, 9), date(2026, 11, 30), rain=rain, profile=reg.profile)
+    # The 11-23 deadline (a week after 11-16) is met by 11-20's, and the next runs from it: 11-27.
     assert got == [
         ("weekly_inspection", date(2026, 11, 16), True),
         ("rain_inspection", date(2026, 11, 20), True),
+        ("weekly_inspection", date(2026, 11, 23), True),
         ("weekly_inspection", date(2026, 11, 27), False),
     ]
     # A period after work ended has no inspection deadlines.
     reg.transition(number, "final_stabilization", on=date(2026, 11, 28), who="clerk")
     late = inspection_deadlines(reg.get(number), date(2026, 11, 29), date(2026, 12, 31), rain=[], profile=reg.profile)
     assert late == []
+
+
+def test_every_week_a_site_goes_uninspected_is_a_missed_weekly_inspection(reg) -> None:
+    number = _active(reg)
+    p = reg.get(number)
+    began = reg.profile.day_of(p.started_at)
+    # No inspection at all: from a week after the start, every week of the period is missed.
+    got = inspection_deadlines(p, date(2026, 11, 1), date(2026, 12, 31), rain=[], profile=reg.profile)
+    weeks = [began + timedelta(days=7 * k) for k in range(1, 10) if began + timedelta(days=7 * k) <= date(2026, 12, 31)]
+    assert got == [("weekly_inspection", d, False) for d in weeks]
+    # Only the period's weeks are counted, whatever came before it.
+    got = inspection_deadlines(p, date(2026, 12, 1), date(2026, 12, 31), rain=[], profile=reg.profile)
+    assert [d for _, d, _ in got] == [d for d in weeks if d >= date(2026, 12, 1)]
+    # An inspection three days early moves the chain: the next falls a week after it.
+    reg.update(number, inspected_on=weeks[0] - timedelta(days=3), who="clerk")
+    got = inspection_deadlines(reg.get(number), date(2026, 11, 1), weeks[1], rain=[], profile=reg.profile)
+    assert got == [("weekly_inspection", weeks[0], True), ("weekly_inspection", weeks[1] - timedelta(days=3), False)]
 
 
 def test_the_summary_counts_the_period_by_hand(reg, inspected, target, layers_path, tmp_path: Path) -> None:
@@ -268,9 +288,9 @@ def test_the_summary_counts_the_period_by_hand(reg, inspected, target, layers_pa
         1,
     )
     assert (v["inspections", "weekly_due"], v["inspections", "weekly_done"], v["inspections", "weekly_missed"]) == (
+        3,
+        1,
         2,
-        1,
-        1,
     )
     assert (v["inspections", "after_rain_due"], v["inspections", "after_rain_missed"]) == (1, 1)
     assert (v["repairs", "deficiencies_found"], v["repairs", "repaired"]) == (2, 1)

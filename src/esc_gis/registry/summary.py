@@ -3,12 +3,12 @@
 One tidy table (section, measure, value), written as CSV or as a printable HTML page.
 Counts and totals only: no names, notes or addresses.
 
-Inspections due and missed reuse the deadline rules of ``permits due``
-(:func:`~esc_gis.registry.deadlines.inspections_due`), replayed over the period: a weekly or
-after-rain inspection falls due on the day those rules name, and it is *missed* when the
-rules, given the inspections recorded up to that day, still list it as outstanding at the
-end of it. A weekly deadline missed is counted once, however long it stays overdue, as
-``permits due`` lists one overdue weekly inspection until the next one is recorded.
+After-rain inspections due and missed reuse the deadline rules of ``permits due``
+(:func:`~esc_gis.registry.deadlines.inspections_due`): one is *missed* when the rules, given
+the inspections recorded up to its day, still list it as outstanding at the end of it. Weekly
+ones are counted week by week: a deadline falls a week after the last inspection (or the
+start), and one missed is followed by the next a week after it, so a site left uninspected
+for five weeks has missed five weekly inspections (``permits due`` lists only the oldest).
 States at the period's end are replayed from each permit's append-only history.
 """
 
@@ -111,20 +111,19 @@ def inspection_deadlines(
     done_days = sorted(p.inspections)
     interval = timedelta(days=float(profile.entry("deadlines.inspection_interval").value or 0))
     out: list[tuple[str, date | datetime, bool]] = []
-    # Weekly: a deadline can fall only a week after the start or after an inspection. On such a
-    # day it falls due if the rules, given the inspections before it, name it; it is met if,
-    # given those of the day too, they no longer do. Rain plays no part here, so none is passed.
-    for day in sorted({began + interval, *(d + interval for d in done_days)}):
-        if not first <= day <= last:
-            continue
-        before = inspections_due(began, [d for d in done_days if d < day], [], day, profile)
-        falling = [d for d in before if d.code == "weekly_inspection" and profile.day_of(d.due) == day]
-        if falling:
-            after = inspections_due(began, [d for d in done_days if d <= day], [], day, profile)
-            out.extend(
-                (d.code, d.due, (d.code, d.due, d.what) not in {(a.code, a.due, a.what) for a in after})
-                for d in falling
-            )
+    # Weekly (§ 540-8E(6), "at least once per week"): each deadline falls an interval after the
+    # last inspection, or after the start. One met by an inspection on or before its day moves the
+    # next to a week after the latest such inspection; one missed counts, and the next week runs
+    # from its day, so a site left uninspected for five weeks has missed five, not one (as
+    # `permits due` shows only the oldest overdue one, this is the count an office reports).
+    anchor = began
+    due_day = anchor + interval
+    while interval and due_day <= last:
+        met = [d for d in done_days if anchor < d <= due_day]
+        if due_day >= first:
+            out.append(("weekly_inspection", due_day, bool(met)))
+        anchor = max(met) if met else due_day
+        due_day = anchor + interval
     # After rain: every event's deadline is known without inspections, and only inspections up to
     # its due day can meet it, so the rules run once without and once with all of them.
     if rain:
