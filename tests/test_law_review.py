@@ -604,8 +604,11 @@ def test_a_zero_sediment_load_is_a_limit_too() -> None:
         ("plan_item_6", "look", "review_bmps_unknown", {"known": 1, "unknown": 1}, "technical_standard", ()),
         ("soil_loss", "look", "review_soil_loss_differs", SOIL_LOSS_VALUES, "technical_standard",
          ("policy.review_soil_loss_tolerance",)),
-        ("soil_loss", "n/a", "review_soil_loss_not_computed", {"reason": "x"}, "technical_standard",
+        ("soil_loss", "pass", "review_soil_loss_agrees", SOIL_LOSS_VALUES, "technical_standard",
          ("policy.review_soil_loss_tolerance",)),
+        # Nothing computed, or the ordinance's own number tested: the tolerance plays no part.
+        ("soil_loss", "n/a", "review_soil_loss_not_computed", {"reason": "x"}, "technical_standard", ()),
+        ("soil_loss", "look", "review_soil_loss_over_standard", SOIL_LOSS_VALUES, "technical_standard", ()),
     ],
 )  # fmt: skip
 @BOTH

@@ -709,6 +709,20 @@ def test_review_recomputes_the_discharge_with_the_packages_schedule(tmp_path: Pa
     assert r.reasons == [] and r.verdict == "needs a look"
 
 
+def test_agreeing_with_the_applicant_is_not_a_pass_above_the_standard(tmp_path: Path, soil_layers: Path) -> None:
+    # Discharge is proportional to R: scale it to put the review's figure just under and just over
+    # the profile's standard (5 t/ac/yr), the applicant claiming the review's own figure.
+    discharge, _ = _hand_discharge()
+    for r_scale, status, words in ((4.99, "pass", "within 25 %"), (5.01, "look", "more than the standard of 5 tons")):
+        r_annual = 100 * r_scale / discharge
+        pkg = _soil_package(
+            tmp_path / f"r{r_scale}", rusle2={**RUSLE2, "r_annual": r_annual, "sediment_tons_per_acre_year": r_scale}
+        )
+        got, detail = _status(review_plan(pkg, layers=soil_layers), "soil_loss")
+        assert (got, words in detail) == (status, True), detail
+    assert detail.startswith("the DEM and soils give 5.0 t/ac/yr") and "maximum extent practicable" in detail
+
+
 def test_the_tolerance_edge_comes_from_the_profile(tmp_path: Path, soil_layers: Path) -> None:
     discharge, _ = _hand_discharge()
     prof = load_profile(None)

@@ -217,6 +217,7 @@ REVIEW: dict[str, tuple[str, ...]] = {
     # The applicant's sediment discharge against the review's own, on the package's schedule.
     "review_soil_loss_agrees": _SOIL_LOSS_REVIEW,
     "review_soil_loss_differs": _SOIL_LOSS_REVIEW,
+    "review_soil_loss_over_standard": _SOIL_LOSS_REVIEW,
     "review_soil_loss_not_computed": ("reason",),
     # The report's headings: the draft reasons and the advisories.
     "review_reasons": (),

@@ -75,6 +75,9 @@ POLICY_KEYS: dict[str, tuple[str, ...]] = {
     "stockpiles": ("policy.review_bmp_reach",),
     "soil_loss": ("policy.review_soil_loss_tolerance",),
 }
+#: Outcomes of those checks that do not use their policy: nothing computed, or a test of the
+#: ordinance's own number.
+NO_POLICY: frozenset[str] = frozenset({"review_soil_loss_not_computed", "review_soil_loss_over_standard"})
 
 
 @dataclass(frozen=True)
@@ -147,7 +150,7 @@ def make_check(profile: Profile, check: str, status: str, finding: str, **values
             f"(the checklist's name of the {check!r} check)."
         )
         raise ProfileError(msg)
-    policy = POLICY_KEYS.get(check, ()) if f.basis != "ordinance" else ()
+    policy = POLICY_KEYS.get(check, ()) if f.basis != "ordinance" and finding not in NO_POLICY else ()
     return Check(check, title, f.section, f.basis, status, f.message, finding, policy)
 
 

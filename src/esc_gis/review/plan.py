@@ -661,11 +661,18 @@ def _soil_loss(pkg: PlanPackage, dist: shapely.Geometry | None, ls: LayerSet, pr
     gov = res.windows[res.windows["governs"]].iloc[0]
     diff = (applicant - computed) / computed if computed > 0 else (0.0 if applicant == 0 else float("inf"))
     agrees = abs(applicant - computed) <= tol * computed
+    # Agreeing with the applicant is not enough: the review's own figure must meet the standard.
+    over = computed > float(prof.entry("thresholds.sediment_load").value or 0)
+    finding = (
+        "review_soil_loss_over_standard"
+        if over
+        else ("review_soil_loss_agrees" if agrees else "review_soil_loss_differs")
+    )
     return make_check(
         prof,
         "soil_loss",
-        "pass" if agrees else "look",
-        "review_soil_loss_agrees" if agrees else "review_soil_loss_differs",
+        "pass" if agrees and not over else "look",
+        finding,
         applicant_tpa=applicant,
         computed_tpa=computed,
         diff_share=diff,
