@@ -137,6 +137,13 @@ def test_an_application_under_review_is_not_amended(reg) -> None:
         amend(reg, n)
     with pytest.raises(ValidationError, match="has not been issued"):
         reg.notify_amendment(n, trigger="B3", description="x", notified_on=date(2026, 11, 5))
+    # Nor is an original recorded before approval: the public record would show an unapproved plan's date.
+    with pytest.raises(ValidationError, match="the original plan is the one approved with the permit"):
+        reg.amend(n, trigger="original", description="x", plan_date=date(2026, 11, 1))
+    assert reg.plan_versions(n) == [] and reg.frame().set_index("permit_number").loc[n, "plan_date"] is None
+    reg.record_fee(n, kind="application", amount=50, paid_on=date(2026, 11, 2), receipt="R-9", who="clerk")
+    reg.transition(n, "under_review", on=date(2026, 11, 3), who="clerk")
+    reg.transition(n, "approved", on=date(2026, 11, 4), who="clerk")
     assert reg.amend(n, trigger="original", description="x", plan_date=date(2026, 11, 1)).version == 0
 
 
@@ -330,3 +337,29 @@ def test_public_outputs_show_the_current_plan_date_and_nothing_else(
         assert b"2026-11-16" in out.read_bytes(), out.name
     html = (tmp_path / "map.html").read_text()
     assert "Plan dated 2026-11-16" in html
+
+
+def test_clerks_amending_one_permit_at_once_get_the_next_versions(target: str, layer_set, reg, active: str) -> None:
+    # Each clerk has their own connection; the checks run on the permit's locked row, so the
+    # second waits and numbers after the first instead of failing on the unique index.
+    import threading
+
+    n_clerks = 4
+    barrier = threading.Barrier(n_clerks)
+    errors: list[BaseException] = []
+
+    def clerk(k: int) -> None:
+        try:
+            with open_registry(target, layers=layer_set, calendar=CAL) as r:
+                barrier.wait()
+                amend(r, active, description=f"change {k}")
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=clerk, args=(k,)) for k in range(n_clerks)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert sorted(v.version for v in reg.plan_versions(active)) == [1, 2, 3, 4]

@@ -81,68 +81,69 @@ class Amending(RegistryBase):
         """
         who = _who(who)
         known = triggers(self.profile.tables)
-        p = self.get(permit_number)
-        existing = self.plan_versions(permit_number)
         if trigger != ORIGINAL and effective_on is None:
             effective_on = permission_on
         refusal = self.profile.finding("amendment_before_permission", effective=effective_on, permission=permission_on)
-        messages = check_version(
-            trigger=trigger,
-            description=description,
-            plan_date=plan_date,
-            permission_on=permission_on,
-            permission_by=permission_by,
-            effective_on=effective_on,
-            known=known,
-            existing=existing,
-            received_on=p.received_on,
-            issued=p.status in ISSUED or p.issued_on is not None,
-            today=self.profile.today(),
-            before_permission=f"{refusal.message} ({refusal.section}).",
-        )
-        notice, notice_messages = self._notice_answered(known, trigger, notice_id, existing, permission_on)
-        messages += notice_messages
         path, digest = (None, None) if plan_file is None else file_digest(plan_file)
-        if plan_file is not None and digest is None:
-            messages.append(str(path))
-        if messages:
-            raise ValidationError(
-                [Problem(permit_number, None, m, "correct it and run `permits amend` again.") for m in messages]
-            )
-        version = (
-            0 if trigger == ORIGINAL else 1 + max((v.version or 0 for v in existing if not v.is_notice), default=0)
-        )
         now = now_utc()
         b = self.backend
-        values: dict[str, Any] = {
-            "permit_number": permit_number,
-            "version": version,
-            "trigger_code": trigger,
-            "status": "approved",
-            "description": description.strip(),
-            "plan_date": plan_date,
-            "requested_by": (requested_by or "").strip() or None,
-            "requested_on": None,
-            "permission_on": permission_on,
-            "permission_by": (permission_by or "").strip() or None,
-            "effective_on": effective_on,
-            "notice_id": notice,
-            "plan_file": path,
-            "plan_sha256": digest,
-            "recorded_by": who,
-            "recorded_at": now,
-        }
-        if trigger == ORIGINAL:
-            detail = f"plan version 0 (original) dated {plan_date}: {description.strip()}"
-        else:
-            answers = f", answering notice #{notice}" if notice is not None else ""
-            detail = (
-                f"plan version {version} ({trigger}, {known[trigger]['section']}) dated {plan_date}: "
-                f"{description.strip()}; written permission {permission_on} by {permission_by}, "
-                f"effective {effective_on}{answers}"
-            )
+        # Checked inside the write transaction, on the permit's locked row: a second clerk amending
+        # the same permit waits, then sees this version (the next number, the notice answered).
         with b.write() as cur:
-            self._locked(cur, permit_number)
+            p = self._locked(cur, permit_number)
+            existing = self._read_versions(cur, permit_number)
+            messages = check_version(
+                trigger=trigger,
+                description=description,
+                plan_date=plan_date,
+                permission_on=permission_on,
+                permission_by=permission_by,
+                effective_on=effective_on,
+                known=known,
+                existing=existing,
+                received_on=p.received_on,
+                issued=p.status in ISSUED or p.issued_on is not None,
+                today=self.profile.today(),
+                before_permission=f"{refusal.message} ({refusal.section}).",
+            )
+            notice, notice_messages = self._notice_answered(known, trigger, notice_id, existing, permission_on)
+            messages += notice_messages
+            if plan_file is not None and digest is None:
+                messages.append(str(path))
+            if messages:
+                raise ValidationError(
+                    [Problem(permit_number, None, m, "correct it and run `permits amend` again.") for m in messages]
+                )
+            version = (
+                0 if trigger == ORIGINAL else 1 + max((v.version or 0 for v in existing if not v.is_notice), default=0)
+            )
+            values: dict[str, Any] = {
+                "permit_number": permit_number,
+                "version": version,
+                "trigger_code": trigger,
+                "status": "approved",
+                "description": description.strip(),
+                "plan_date": plan_date,
+                "requested_by": (requested_by or "").strip() or None,
+                "requested_on": None,
+                "permission_on": permission_on,
+                "permission_by": (permission_by or "").strip() or None,
+                "effective_on": effective_on,
+                "notice_id": notice,
+                "plan_file": path,
+                "plan_sha256": digest,
+                "recorded_by": who,
+                "recorded_at": now,
+            }
+            if trigger == ORIGINAL:
+                detail = f"plan version 0 (original) dated {plan_date}: {description.strip()}"
+            else:
+                answers = f", answering notice #{notice}" if notice is not None else ""
+                detail = (
+                    f"plan version {version} ({trigger}, {known[trigger]['section']}) dated {plan_date}: "
+                    f"{description.strip()}; written permission {permission_on} by {permission_by}, "
+                    f"effective {effective_on}{answers}"
+                )
             self._insert_version(cur, values)
             kind = "plan_original" if trigger == ORIGINAL else "plan_amendment"
             self._event(cur, permit_number, Event(now, who, kind, None, None, effective_on or plan_date, None, detail))
@@ -226,20 +227,24 @@ class Amending(RegistryBase):
         PermitNotFoundError
             If ``permit_number`` is given and there is no such permit.
         """
-        b = self.backend
         if permit_number is not None:
             self.get(permit_number)
+        with self.backend.read() as cur:
+            return self._read_versions(cur, permit_number)
+
+    def _read_versions(self, cur: Any, permit_number: str | None) -> list[PlanVersion]:
+        """Read the plan versions (all, or a permit's) with the caller's cursor, in the order recorded."""
+        b = self.backend
         where, params = (f"WHERE permit_number = {b.ph}", (permit_number,)) if permit_number else ("", ())
-        with b.read() as cur:
-            cur.execute(f"SELECT {', '.join(c for c, _ in _COLUMNS)} FROM plan_versions {where} ORDER BY id", params)
-            out = []
-            for r in rows(cur):
-                v: dict[str, Any] = {
-                    c: (None if r[c] is None else int(r[c])) if k == "int" else b.load(k, r[c]) for c, k in _COLUMNS
-                }
-                v["trigger"] = v.pop("trigger_code")
-                out.append(PlanVersion(**v))
-            return out
+        cur.execute(f"SELECT {', '.join(c for c, _ in _COLUMNS)} FROM plan_versions {where} ORDER BY id", params)
+        out = []
+        for r in rows(cur):
+            v: dict[str, Any] = {
+                c: (None if r[c] is None else int(r[c])) if k == "int" else b.load(k, r[c]) for c, k in _COLUMNS
+            }
+            v["trigger"] = v.pop("trigger_code")
+            out.append(PlanVersion(**v))
+        return out
 
     def open_notices(self, permit_number: str | None = None) -> list[PlanVersion]:
         """Return the office's notices of changes needed that no amended plan answers yet."""

@@ -135,6 +135,9 @@ def check_version(
     if not description.strip():
         out.append("the description is empty (--description: what the version changes).")
     out += _day_problems("plan date", plan_date, today, "--plan-date")
+    if trigger == ORIGINAL and not issued:
+        # Before approval there is no approved plan, and the public record would show its date.
+        out.append("the permit has not been issued: the original plan is the one approved with the permit.")
     if trigger == ORIGINAL:
         if any(v.trigger == ORIGINAL for v in existing):
             out.append("the original plan (version 0) is already recorded; record a change as an amendment.")
