@@ -381,3 +381,21 @@ def test_public_outputs_show_none_of_the_reports(reg, inspected, target, layers_
     outputs = public_outputs(target, lay, folder, ics_on="2026-11-30")
     assert_hidden(outputs, number, [INSPECTOR, NOTE, "tracking pad re-graveled", png, base64.b64encode(png)])
     assert os.path.exists(tmp_path / "r.html")
+
+
+def test_the_log_csv_opens_in_a_spreadsheet_as_text(reg, target, layers_path, tmp_path: Path) -> None:
+    number = _active(reg, x=900, address="900 Formula St")
+    reg.inspect(
+        number,
+        InspectionReport(AT, '=HYPERLINK("http://x")', "-2+3 controls", work_done="@SUM(A1)", phase="grading"),
+        who="clerk",
+    )
+    out = tmp_path / "log.csv"
+    r = run_permits(
+        "report", target, "--from", "2026-11-16", "--to", "2026-11-16", "-o", str(out), "--layers", str(layers_path)
+    )
+    assert r.exit_code == 0, r.output
+    [row] = [x for x in csv.DictReader(io.StringIO(out.read_text(encoding="utf-8"))) if x["permit_number"] == number]
+    # A leading formula character is quoted; the text itself is kept whole.
+    assert row["inspector"] == '\'=HYPERLINK("http://x")'
+    assert "'-2+3 controls" in row.values() and "'@SUM(A1)" in row.values() and row["date"] == "2026-11-16"

@@ -11,7 +11,7 @@ Kept free of heavy imports: ``esc-gis slope`` uses it without loading pandas or 
 
 from __future__ import annotations
 
-__all__ = ["PRIVATE_MODE", "atomic_output", "check_output_file", "check_target", "output_mode"]
+__all__ = ["PRIVATE_MODE", "atomic_output", "check_output_file", "check_target", "output_mode", "spreadsheet_text"]
 
 import os
 import shutil
@@ -147,3 +147,24 @@ def atomic_output(target: str | os.PathLike[str], *, private: bool = False) -> I
         os.replace(tmp, final)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+#: Characters that make a spreadsheet read a cell as a formula (or a command, in old Excel).
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_text(value: object) -> object:
+    """Return free text safe to open in a spreadsheet: a leading formula character is quoted with ``'``.
+
+    An inspector's note or a receipt number typed as ``=HYPERLINK(...)`` or ``-2+3`` would run as a
+    formula when the office opens the CSV in Excel or LibreOffice; the leading ``'`` makes it text
+    there (OWASP's CSV injection advice). Non-text values pass unchanged.
+
+    Examples
+    --------
+    >>> spreadsheet_text("=1+2"), spreadsheet_text("silt fence"), spreadsheet_text(3)
+    ("'=1+2", 'silt fence', 3)
+    """
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value

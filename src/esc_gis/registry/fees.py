@@ -34,6 +34,7 @@ from pathlib import Path
 
 import tomllib
 
+from esc_gis._outputs import spreadsheet_text
 from esc_gis.errors import Problem, ProfileError, ValidationError
 
 #: The three forms of guarantee § 540-8D names.
@@ -282,5 +283,5 @@ def write_receipts(fees: list[Fee], path: str | Path, *, overwrite: bool = False
         w = csv.writer(fh)
         w.writerow(cols)
         for f in fees:
-            w.writerow([f"{f.amount:.2f}" if c == "amount" else getattr(f, c) for c in cols])
+            w.writerow([f"{f.amount:.2f}" if c == "amount" else spreadsheet_text(getattr(f, c)) for c in cols])
     return p

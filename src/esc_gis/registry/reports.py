@@ -40,6 +40,7 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from esc_gis._outputs import spreadsheet_text
 from esc_gis.errors import Problem, ToolError, ValidationError
 from esc_gis.profile import Profile
 from esc_gis.registry.deadlines import repair_due
@@ -454,7 +455,7 @@ def write_inspection_log(
         with atomic_output(p, private=True) as tmp, tmp.open("w", newline="", encoding="utf-8") as fh:
             w = csv.DictWriter(fh, fieldnames=LOG_COLUMNS)
             w.writeheader()
-            w.writerows(rows)
+            w.writerows({k: spreadsheet_text(v) for k, v in row.items()} for row in rows)
     else:
         _write(log_html(rows, start, end, profile=reg.profile), p)
     return len(rows)
