@@ -387,3 +387,37 @@ def test_a_postgis_registry_carries_the_same_words_as_comments(pg_url: str):
     assert table == f"{title}: {abstract}"
     assert column == styles.ALIASES["disturbed_sqft"]
     assert parties.endswith("Private.")
+
+
+def test_a_registry_migration_keeps_the_users_own_default_style(tmp_path):
+    from esc_gis.registry.backend import open_backend
+    from esc_gis.registry.schema import MIGRATIONS
+
+    reg = tmp_path / "reg.gpkg"
+    assert CliRunner().invoke(cli, ["permits", "init", str(reg)]).exit_code == 0
+    # The office saves its own style for the inspections from QGIS, as the layer's default.
+    with sqlite3.connect(reg) as conn:
+        conn.execute("UPDATE layer_styles SET useAsDefault = 0 WHERE f_table_name = 'inspections'")
+        conn.execute(
+            "INSERT INTO layer_styles (f_table_catalog, f_table_schema, f_table_name, f_geometry_column, styleName, "
+            "styleQML, styleSLD, useAsDefault, description, owner, ui) "
+            "VALUES ('', '', 'inspections', 'geom', 'office', '<qgis/>', '', 1, 'ours', '', '')"
+        )
+    backend = open_backend(reg)
+    try:
+        with backend.write() as cur:  # what the next migration does
+            backend.register_layers(cur, MIGRATIONS[-1])
+    finally:
+        backend.close()
+    defaults = {(t, name) for t, name, _, _, default in _style_names(reg) if default}
+    assert ("inspections", "office") in defaults and ("inspections", "inspections") not in defaults
+    # The toolkit's style is still there, refreshed; other layers keep the toolkit's as default.
+    assert ("inspections", "inspections") in {(t, name) for t, name, *_ in _style_names(reg)}
+    assert ("permits", "permits") in defaults
+
+
+def _style_names(path):
+    with sqlite3.connect(path) as conn:
+        return conn.execute(
+            "SELECT f_table_name, styleName, description, styleQML, useAsDefault FROM layer_styles"
+        ).fetchall()

@@ -469,7 +469,11 @@ def describe_layer(conn_or_path: sqlite3.Connection | sqlite3.Cursor | str | os.
 
 
 def add_layer_style(
-    conn_or_path: sqlite3.Connection | sqlite3.Cursor | str | os.PathLike[str], layer: str, columns: Sequence[str]
+    conn_or_path: sqlite3.Connection | sqlite3.Cursor | str | os.PathLike[str],
+    layer: str,
+    columns: Sequence[str],
+    *,
+    keep_user_default: bool = False,
 ) -> bool:
     """Store ``layer``'s style in a GeoPackage's ``layer_styles`` table as its default style.
 
@@ -487,6 +491,9 @@ def add_layer_style(
         The layer's table name; it selects the style (:data:`LAYER_STYLES`).
     columns : sequence of str
         The layer's attribute columns (for the aliases, and to check the style applies).
+    keep_user_default : bool, default False
+        Leave a default style the user saved (another name than the layer's) as the default;
+        the toolkit's is stored beside it. For files users keep styling, as the registry.
 
     Returns
     -------
@@ -516,13 +523,19 @@ def add_layer_style(
             "VALUES (?, 'attributes', ?, 'QGIS layer styles', strftime('%Y-%m-%dT%H:%M:%fZ','now'))",
             (STYLE_TABLE, STYLE_TABLE),
         )
+        users = conn.execute(
+            f"SELECT count(*) FROM {STYLE_TABLE} WHERE f_table_name = ? AND styleName <> ? AND useAsDefault",
+            (layer, layer),
+        ).fetchone()[0]
+        keep = bool(keep_user_default and users)
         conn.execute(f"DELETE FROM {STYLE_TABLE} WHERE f_table_name = ? AND styleName = ?", (layer, layer))
-        conn.execute(f"UPDATE {STYLE_TABLE} SET useAsDefault = 0 WHERE f_table_name = ?", (layer,))
+        if not keep:
+            conn.execute(f"UPDATE {STYLE_TABLE} SET useAsDefault = 0 WHERE f_table_name = ?", (layer,))
         conn.execute(
             f"INSERT INTO {STYLE_TABLE} (f_table_catalog, f_table_schema, f_table_name, f_geometry_column, "
             "styleName, styleQML, styleSLD, useAsDefault, description, owner, ui) "
-            "VALUES ('', '', ?, ?, ?, ?, '', 1, ?, '', '')",
-            (layer, geom, layer, qml, f"esc-gis: {what}"),
+            "VALUES ('', '', ?, ?, ?, ?, '', ?, ?, '', '')",
+            (layer, geom, layer, qml, int(not keep), f"esc-gis: {what}"),
         )
     return True
 

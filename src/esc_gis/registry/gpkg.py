@@ -295,7 +295,8 @@ class GeoPackageBackend(Backend):
         # layer with its fields' aliases, and every table with its title and abstract.
         for table in (t for t in LAYERS if t in made):
             columns = [row[1] for row in cur.execute(f"PRAGMA table_info({table})").fetchall() if row[1] != "geom"]
-            add_layer_style(cur, table, columns)
+            # A user's own default style (saved from QGIS) survives the next migration.
+            add_layer_style(cur, table, columns, keep_user_default=True)
         for table in (t for t in TABLES if t in made):
             describe_layer(cur, table)
 
