@@ -87,7 +87,7 @@ demo: $(STAMP) $(ASSETS)
 		--layers $(DEMO_LAYERS) --who demo
 	$(PERMITS) case $(REG) ENF-2026-0001 --stop-work 2026-11-25 --reasons "Stop-work order posted at the entrance" \
 		--layers $(DEMO_LAYERS) --who demo
-	$(PERMITS) appeal $(REG) --case ENF-2026-0001 --appealed "Stop-work order of 2026-11-25" \
+	$(PERMITS) appeal $(REG) --case ENF-2026-0001 --appealed "Stop-work order of 2026-11-25" --kind stop_work_order \
 		--appellant "Made-up Landowner" --appellant-kind aggrieved_person --on 2026-11-26 \
 		--grounds "Says the pad is under the permit threshold" --layers $(DEMO_LAYERS) --who demo
 	$(PERMITS) decide $(REG) APL-2026-0001 --body zoning_board_of_appeals --outcome upheld --on 2026-11-28 \

@@ -174,7 +174,7 @@ def test_a_version_3_registry_migrates_and_takes_cases(target: str, layer_set, m
         assert init_registry(target, layers=layer_set) == [1, 2, 3]
     with pytest.raises(RegistryError, match=r"schema version 3.*permits init"):
         open_registry(target, layers=layer_set)
-    assert init_registry(target, layers=layer_set) == [4, 5, 6]
+    assert init_registry(target, layers=layer_set) == [4, 5, 6, 7]
     with open_registry(target, layers=layer_set) as r:
         assert r.enforce(ground="A4", on=date(2026, 11, 20), reasons="x", address="1 A St").state == "open"
 
@@ -218,6 +218,7 @@ def test_public_outputs_never_show_enforcement_or_appeal_details(
     reg.enforce(ground="A4", on=date(2026, 11, 20), reasons="x", address=planted[3])
     reg.appeal(
         appealed="Appealed-Planted-8815",
+        kind="stop_work_order",
         appellant="Appellant-Planted-8816",
         appellant_kind="aggrieved_person",
         on=date(2026, 11, 22),
@@ -238,6 +239,7 @@ def test_a_reversed_appeal_of_a_stop_work_order_sends_the_permit_back(reg, activ
     reg.case_action(c.case_id, "stop_work", on=date(2026, 11, 21), reasons="posted")
     a = reg.appeal(
         appealed="stop-work order of 2026-11-21",
+        kind="stop_work_order",
         appellant="Pat Builder",
         appellant_kind="aggrieved_person",
         on=date(2026, 11, 22),
@@ -259,11 +261,19 @@ def test_an_upheld_appeal_and_a_variance_leave_the_state_and_bad_input_writes_no
     with pytest.raises(ValidationError) as info:
         reg.appeal(appealed=" ", appellant="", appellant_kind="neighbour", on=date(2999, 1, 1), grounds="g")
     text = str(info.value)
-    for part in ("no permit and no enforcement case", "'neighbour'", "appealed decision is empty", "in the future"):
+    for part in (
+        "no permit and no enforcement case",
+        "'neighbour'",
+        "appealed decision is empty",
+        "in the future",
+        "kind of order or decision appealed is missing",
+        "give --kind: one of stop_work_order, revocation, suspension, permit_decision, notice_of_intent, other.",
+    ):
         assert part in text, part
     assert count(reg, "appeals") == 0
     a = reg.appeal(
         appealed="permit condition 3",
+        kind="permit_decision",
         appellant="Public Works",
         appellant_kind="village_body",
         on=date(2026, 11, 20),
@@ -288,7 +298,7 @@ def test_an_upheld_appeal_and_a_variance_leave_the_state_and_bad_input_writes_no
 
 def test_cli_appeal_decide_appeals(reg, active, target: str, layers_path) -> None:
     lay = ["--layers", str(layers_path)]
-    r = _run("appeal", target, "--permit", active, "--appealed", "disapproval", "--appellant", "Pat",
+    r = _run("appeal", target, "--permit", active, "--appealed", "disapproval", "--kind", "permit_decision", "--appellant", "Pat",
              "--appellant-kind", "aggrieved_person", "--on", "2026-11-20", "--grounds", "error", *lay)  # fmt: skip
     assert r.exit_code == 0 and "APL-2026-0001" in r.output, r.output
     r = _run("decide", target, "APL-2026-0001", "--body", "nobody", "--outcome", "upheld", "--on", "2026-11-21", *lay)
@@ -313,6 +323,7 @@ def test_case_and_appeal_numbers_follow_the_profile_and_restart_each_year(target
         assert ids == ["EX-C/001/2025", "EX-C/002/2025", "EX-C/001/2026"]
         a = reg.appeal(
             appealed="stop-work order",
+            kind="stop_work_order",
             appellant="A. Owner",
             appellant_kind="aggrieved_person",
             on=date(2026, 3, 2),
@@ -365,3 +376,95 @@ def test_a_numbering_pattern_that_cannot_be_read_back_is_refused(pattern: str, m
         number_pattern(pattern)
     assert number_pattern("ENF-{year}-{seq:04d}").fullmatch("ENF-2026-0012").group("seq") == "0012"
     assert number_pattern("ENF-{year}-{seq:04d}").fullmatch("ENF-2026-x") is None
+
+
+# --- What is appealed (§ 540-13A(1)) --------------------------------------------------------------
+
+
+def test_an_appeal_of_a_cease_and_desist_order_is_not_heard(reg, active) -> None:
+    c = reg.enforce(ground="A3", on=date(2026, 11, 20), reasons="fence down", permit_number=active)
+    with pytest.raises(ValidationError) as info:
+        reg.appeal(
+            appealed="the court's cease-and-desist order",
+            kind="cease_and_desist_order",
+            appellant="Pat Builder",
+            appellant_kind="aggrieved_person",
+            on=date(2026, 11, 22),
+            grounds="g",
+            case_id=c.case_id,
+        )
+    assert (
+        "the board does not hear an appeal of a cease and desist order: it hears appeals of the administering "
+        "authority's orders, decisions and determinations, except for cease-and-desist orders obtained under "
+        "§ 540-12C (the court's order, contested in that court) (§ 540-13A(1))."
+    ) in str(info.value)
+    assert count(reg, "appeals") == 0
+    with pytest.raises(
+        ValidationError, match=r"'ruling', not one the profile lists.*give --kind: one of stop_work_order"
+    ):
+        reg.appeal(appealed="x", kind="ruling", appellant="P", appellant_kind="aggrieved_person",
+                   on=date(2026, 11, 22), grounds="g", permit_number=active)  # fmt: skip
+
+
+def test_only_a_reversal_of_the_order_behind_the_state_moves_the_permit(reg, active) -> None:
+    c = reg.enforce(ground="A3", on=date(2026, 11, 20), reasons="fence down", permit_number=active)
+    reg.case_action(c.case_id, "stop_work", on=date(2026, 11, 21), reasons="posted")
+    # A permit condition reversed while a stop-work order stands: the order stands.
+    a = reg.appeal(appealed="condition 3", kind="permit_decision", appellant="P", appellant_kind="aggrieved_person",
+                   on=date(2026, 11, 22), grounds="g", case_id=c.case_id)  # fmt: skip
+    assert a.appealed_kind == "permit_decision"
+    a = reg.decide_appeal(a.appeal_id, body="zoning_board_of_appeals", outcome="reversed", on=date(2026, 11, 23))
+    assert a.decision is not None and a.decision.effect == "permit state unchanged"
+    assert reg.get(active).status == "stop_work" and reg.case(c.case_id).state == "stop_work"
+    # The stop-work order's own appeal, reversed: retracted, the case's order too.
+    a = reg.appeal(appealed="the order", kind="stop_work_order", appellant="P", appellant_kind="aggrieved_person",
+                   on=date(2026, 11, 23), grounds="g", case_id=c.case_id)  # fmt: skip
+    a = reg.decide_appeal(a.appeal_id, body="zoning_board_of_appeals", outcome="reversed", on=date(2026, 11, 24))
+    assert a.decision is not None and a.decision.effect == "permit stop_work -> active; case order retracted"
+
+
+def test_a_version_6_registry_migrates_and_its_appeals_keep_the_earlier_reading(
+    target: str, layer_set, layers_path
+) -> None:
+    from esc_gis.registry import backend, schema
+
+    with pytest.MonkeyPatch.context() as m:  # made by the esc_gis before appeals had kinds
+        m.setattr(backend, "MIGRATIONS", schema.MIGRATIONS[:6])
+        m.setattr(backend, "SCHEMA_VERSION", 6)
+        assert init_registry(target, layers=layer_set) == [1, 2, 3, 4, 5, 6]
+        with open_registry(target, layers=layer_set, calendar=CAL) as r:
+            n = r.add(
+                Application(
+                    "1 Old St",
+                    date(2026, 11, 2),
+                    square_sqft(100, 100, 5000.0),
+                    CRS,
+                    status="active",
+                    issued_on=date(2026, 11, 3),
+                    started_at=STARTED,
+                )
+            )
+            r.transition(n, "stop_work", on=date(2026, 11, 20), reasons="posted", who="ed")
+            b = r.backend
+            with b.write() as cur:  # the row as that esc_gis wrote it: no kind
+                cur.execute(
+                    "INSERT INTO appeals (appeal_id, permit_number, appealed, appellant, appellant_kind, filed_on, "
+                    f"grounds, recorded_by, recorded_at) VALUES ({', '.join([b.ph] * 9)})",
+                    (
+                        "APL-2026-0001",
+                        n,
+                        "the order",
+                        "P",
+                        "aggrieved_person",
+                        b.dump("date", date(2026, 11, 21)),
+                        "g",
+                        "ed",
+                        b.dump("datetime", datetime(2026, 11, 21, tzinfo=UTC)),
+                    ),
+                )
+    assert run_permits("init", target, "--layers", str(layers_path)).exit_code == 0
+    with open_registry(target, layers=layer_set, calendar=CAL) as r:
+        [a] = r.appeals()
+        assert a.appealed_kind is None
+        a = r.decide_appeal(a.appeal_id, body="village_board", outcome="reversed", on=date(2026, 11, 22))
+        assert a.decision is not None and a.decision.effect == "permit stop_work -> active"

@@ -317,7 +317,7 @@ def test_a_version_2_registry_migrates_and_takes_inspections(target: str, layer_
             r.update(n, inspected_on=date(2026, 11, 11))
     with pytest.raises(RegistryError, match=r"schema version 2.*permits init"):
         open_registry(target, layers=layer_set)
-    assert init_registry(target, layers=layer_set) == [3, 4, 5, 6]
+    assert init_registry(target, layers=layer_set) == [3, 4, 5, 6, 7]
     with open_registry(target, layers=layer_set) as r:
         r.inspect(n, report(deficiencies=["fence down"]))
         p = r.get(n)

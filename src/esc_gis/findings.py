@@ -116,6 +116,7 @@ REGISTRY: dict[str, tuple[str, ...]] = {
     "amendment_before_permission": ("effective", "permission"),
     "amendment_notice_open": ("notice_id", "notified_on"),
     "plan_at_site": (),
+    "appeal_not_heard": ("kind",),
 }
 #: code -> row values, over every part of the toolkit that emits findings.
 #: Plan review (``esc-gis review``): one finding per outcome of each check of

@@ -883,7 +883,8 @@ def map_(
 
 def _echo_appeal(a: Any) -> None:
     about = ", ".join(x for x in (a.permit_number, a.case_id) if x)
-    click.echo(f"  {a.appeal_id}  {about}  filed {a.filed_on} by {a.appellant} ({a.appellant_kind}): {a.appealed}")
+    of = f" [{a.appealed_kind.replace('_', ' ')}]" if a.appealed_kind else ""
+    click.echo(f"  {a.appeal_id}  {about}  filed {a.filed_on} by {a.appellant} ({a.appellant_kind}): {a.appealed}{of}")
     d = a.decision
     if d is None:
         click.echo("      undecided")
@@ -897,6 +898,12 @@ def _echo_appeal(a: Any) -> None:
 @click.option("--permit", "permit_number", default=None, help="The permit the appealed decision concerns.")
 @click.option("--case", "case_id", default=None, help="The enforcement case the appealed order belongs to.")
 @click.option("--appealed", required=True, help="The order, decision or determination appealed.")
+@click.option(
+    "--kind",
+    required=True,
+    help="What kind of order or decision it is: the profile's [appeals.appealed] key, e.g. stop_work_order, "
+    "revocation, permit_decision, other. Only a reversal of the kind that put the permit in its state moves it back.",
+)
 @click.option("--appellant", required=True, help="Who appealed (name or Village body).")
 @click.option("--appellant-kind", required=True, help="The profile's [appeals.appellants] key, e.g. aggrieved_person.")
 @click.option("--on", "on", required=True, help="Day the appeal was filed (YYYY-MM-DD).")
@@ -908,6 +915,7 @@ def appeal(
     permit_number: str | None,
     case_id: str | None,
     appealed: str,
+    kind: str,
     appellant: str,
     appellant_kind: str,
     on: str,
@@ -925,6 +933,7 @@ def appeal(
             grounds=grounds,
             permit_number=permit_number,
             case_id=case_id,
+            kind=kind,
             who=who,
         )
     _echo_appeal(a)

@@ -15,7 +15,7 @@ from esc_gis.registry._core import (
 )
 from esc_gis.registry._enforcing import Enforcing
 from esc_gis.registry._numbering import next_number
-from esc_gis.registry.appeals import Appeal, AppealDecision, appeal_terms
+from esc_gis.registry.appeals import Appeal, AppealDecision, AppealedKind, appeal_terms, appealed_kinds
 from esc_gis.registry.backend import now_utc, rows
 from esc_gis.registry.lifecycle import BACK, check_back
 from esc_gis.registry.records import Event
@@ -37,9 +37,15 @@ class Appealing(Enforcing):
         grounds: str | None,
         permit_number: str | None = None,
         case_id: str | None = None,
+        kind: str | None = None,
         who: str | None = None,
     ) -> Appeal:
         """Record an appeal of an order, decision or determination (§ 540-13).
+
+        ``kind`` is what is appealed, one of the profile's ``[appeals.appealed]`` (a stop-work
+        order, a revocation, a permit decision, ...); its reversal moves the permit back only
+        from the state that kind undoes. A kind in ``[appeals.not_heard]`` (a cease-and-desist
+        order obtained in court, § 540-13A(1)) is refused with the profile's reason.
 
         Raises
         ------
@@ -50,6 +56,7 @@ class Appealing(Enforcing):
         """
         who = _who(who)
         terms = appeal_terms(self.profile.tables)
+        kinds = appealed_kinds(self.profile.tables)
         problems: list[Problem] = []
 
         def bad(message: str, fix: str) -> None:
@@ -68,6 +75,8 @@ class Appealing(Enforcing):
                     f"case {case_id} is about permit {case[0].permit_number}, not {permit_number}.", "give one of them."
                 )
             permit_number = case[0].permit_number  # the case's permit is what the appeal can change
+        for message, fix in self._kind_problems(kind, kinds):
+            bad(message, fix)
         if appellant_kind not in terms["appellants"]:
             bad(
                 f"appellant kind {appellant_kind!r} is not one the profile lists.",
@@ -87,7 +96,7 @@ class Appealing(Enforcing):
             appeal_id = next_number(cur, b, "appeals", "appeal_id", self.profile.appeal_number, on.year)
             cur.execute(
                 "INSERT INTO appeals (appeal_id, permit_number, case_id, appealed, appellant, appellant_kind, "
-                f"filed_on, grounds, recorded_by, recorded_at) VALUES ({', '.join([b.ph] * 10)})",
+                f"filed_on, grounds, recorded_by, recorded_at, appealed_kind) VALUES ({', '.join([b.ph] * 11)})",
                 (
                     appeal_id,
                     permit_number or None,
@@ -99,12 +108,24 @@ class Appealing(Enforcing):
                     (grounds or "").strip(),
                     who,
                     b.dump("datetime", now),
+                    kind,
                 ),
             )
             if permit_number:
-                detail = f"appeal {appeal_id} filed ({appellant_kind})"
+                detail = f"appeal {appeal_id} of a {str(kind).replace('_', ' ')} filed ({appellant_kind})"
                 self._event(cur, permit_number, Event(now, who, "appeal", None, None, on, None, detail))
         return self.appeals(appeal_id=appeal_id)[0]
+
+    def _kind_problems(self, kind: str | None, kinds: dict[str, AppealedKind]) -> list[tuple[str, str]]:
+        """Return what is wrong with the kind of order appealed: missing, unknown, or not heard."""
+        heard = ", ".join(k for k, v in kinds.items() if v.not_heard is None)
+        if kind is None or kind not in kinds:
+            what = "missing" if kind is None else f"{kind!r}, not one the profile lists"
+            return [(f"the kind of order or decision appealed is {what}.", f"give --kind: one of {heard}.")]
+        if kinds[kind].not_heard is not None:
+            f = self.profile.finding("appeal_not_heard", kind=kind.replace("_", " "))
+            return [(f"{f.message} ({f.section}).", f"nothing to record here: the board hears only {heard}.")]
+        return []
 
     def decide_appeal(
         self,
@@ -150,13 +171,25 @@ class Appealing(Enforcing):
         a = found[0]
         now = now_utc()
         b = self.backend
+        # Only a reversal of the order that put the permit in its state moves it back: a reversed
+        # permit decision leaves a stop-work order standing. Appeals recorded before kinds were
+        # (None) keep the earlier reading: a reversal undoes whichever of those states it finds.
+        known = appealed_kinds(self.profile.tables)
+        undoes = known[a.appealed_kind].undoes if a.appealed_kind in known else None
+        legacy = a.appealed_kind is None
         # Read before the write transaction (a GeoPackage cannot nest one in it).
-        retract_case = bool(a.case_id) and outcome == "reversed" and self.case(str(a.case_id)).state == "stop_work"
+        retract_case = (
+            bool(a.case_id)
+            and outcome == "reversed"
+            and (legacy or undoes == "stop_work")
+            and self.case(str(a.case_id)).state == "stop_work"
+        )
         with b.write() as cur:
             effect = "permit state unchanged" if a.permit_number else "no permit"
             if a.permit_number:
                 p = self._locked(cur, a.permit_number)
-                move = BACK.get(p.status) if outcome == "reversed" else None
+                undone = outcome == "reversed" and (legacy or undoes == p.status)
+                move = BACK.get(p.status) if undone else None
                 if move is not None:
                     reasons = f"appeal {appeal_id} reversed by {body}"
                     before = check_back(p.status, move, p.previous_status, reasons=reasons, needs=self.written_reasons)
@@ -192,7 +225,8 @@ class Appealing(Enforcing):
         with b.read() as cur:
             cur.execute(
                 "SELECT a.appeal_id, a.permit_number, a.case_id, a.appealed, a.appellant, a.appellant_kind, "
-                "a.filed_on, a.grounds, a.recorded_by, d.decided_on, d.body, d.outcome, d.conditions, d.effect, "
+                "a.filed_on, a.grounds, a.recorded_by, a.appealed_kind, "
+                "d.decided_on, d.body, d.outcome, d.conditions, d.effect, "
                 f"d.recorded_by AS decided_by FROM appeals a LEFT JOIN appeal_decisions d ON d.appeal_id = a.appeal_id "
                 f"{where} ORDER BY a.id",
                 params,
@@ -219,6 +253,7 @@ class Appealing(Enforcing):
                     r["effect"],
                     r["decided_by"],
                 ),
+                r["appealed_kind"],
             )
             for r in found
         ]

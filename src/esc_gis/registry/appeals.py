@@ -16,7 +16,7 @@ same transaction as the decision. Other outcomes leave the permit's state as it 
 
 from __future__ import annotations
 
-__all__ = ["Appeal", "AppealDecision", "appeal_terms"]
+__all__ = ["Appeal", "AppealDecision", "AppealedKind", "appeal_terms", "appealed_kinds"]
 
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -39,6 +39,18 @@ class AppealDecision:
 
 
 @dataclass(frozen=True)
+class AppealedKind:
+    """A kind of order or decision an appeal can be of (the profile's ``[appeals.appealed]``)."""
+
+    name: str
+    section: str
+    #: The permit state a reversal undoes (``stop_work``, ``revoked``, ``suspended``), if any.
+    undoes: str | None = None
+    #: Why the board does not hear it (``[appeals.not_heard]``), if it does not.
+    not_heard: str | None = None
+
+
+@dataclass(frozen=True)
 class Appeal:
     """An appeal as filed, and its decision once made."""
 
@@ -52,6 +64,8 @@ class Appeal:
     grounds: str
     recorded_by: str
     decision: AppealDecision | None = None
+    #: The kind of order or decision appealed; None for appeals recorded before kinds were.
+    appealed_kind: str | None = None
 
 
 def appeal_terms(tables: Mapping[str, Any]) -> dict[str, dict[str, str]]:
@@ -70,4 +84,34 @@ def appeal_terms(tables: Mapping[str, Any]) -> dict[str, dict[str, str]]:
             msg = f"The profile has no [appeals.{part}] table (name = section) for appeals."
             raise ProfileError(msg)
         out[part] = {str(k): str(v) for k, v in entries.items()}
+    return out
+
+
+def appealed_kinds(tables: Mapping[str, Any]) -> dict[str, AppealedKind]:
+    """Return the profile's kinds of appealed orders and decisions, heard or not.
+
+    ``[appeals.appealed.<kind>]`` tables give ``section`` and, for an order whose reversal
+    moves the permit back, ``undoes`` (the state it undoes); ``[appeals.not_heard]`` maps a
+    kind the board does not hear to the section that says so (§ 540-13A(1) excepts
+    cease-and-desist orders obtained in court under § 540-12C).
+
+    Raises
+    ------
+    ProfileError
+        If ``[appeals.appealed]`` is missing or empty, or a kind lacks its section.
+    """
+    raw = tables.get("appeals") or {}
+    heard = raw.get("appealed")
+    if not isinstance(heard, dict) or not heard:
+        msg = "The profile has no [appeals.appealed] tables (kind = {section, undoes}) for appeals."
+        raise ProfileError(msg)
+    out: dict[str, AppealedKind] = {}
+    for name, entry in heard.items():
+        if not isinstance(entry, dict) or not str(entry.get("section") or "").strip():
+            msg = f"The profile's [appeals.appealed.{name}] needs a section."
+            raise ProfileError(msg)
+        undoes = entry.get("undoes")
+        out[str(name)] = AppealedKind(str(name), str(entry["section"]), str(undoes) if undoes else None)
+    for name, section in (raw.get("not_heard") or {}).items():
+        out[str(name)] = AppealedKind(str(name), str(section), None, not_heard=str(section))
     return out

@@ -137,6 +137,8 @@ ENFORCEMENT_TABLES = ("enforcement_cases", "enforcement_events", "appeals", "app
 FEE_TABLES = ("fees", "guarantees", "guarantee_events")
 #: The table migration 6 makes: the plan's versions and the office's notices of changes needed.
 AMENDMENT_TABLES = ("plan_versions",)
+#: The column migration 7 adds to appeals: what kind of order or decision is appealed.
+APPEAL_COLUMNS_V7: tuple[tuple[str, str, str], ...] = (("appealed_kind", "text", ""),)
 TABLES: dict[str, tuple[tuple[str, str, str], ...]] = {
     "permits": PERMIT_COLUMNS,
     "disturbed_limits": (
@@ -244,6 +246,7 @@ TABLES: dict[str, tuple[tuple[str, str, str], ...]] = {
         ("grounds", "text", "NOT NULL"),
         ("recorded_by", "text", "NOT NULL"),
         ("recorded_at", "datetime", "NOT NULL"),
+        *APPEAL_COLUMNS_V7,
     ),
     "appeal_decisions": (
         ("id", "serial", "PRIMARY KEY"),
@@ -402,9 +405,19 @@ def _v2(dialect: str, srid: int) -> list[str]:
     return [f'ALTER TABLE permits ADD COLUMN "{name}" {types[kind]}' for name, kind, _ in PERMIT_COLUMNS_V2]
 
 
-def _new_tables(dialect: str, srid: int, tables: tuple[str, ...], indexes: list[str]) -> list[str]:
-    """Create append-only ``tables`` with their ``indexes``: every migration since the third is this."""
-    return [create_table(dialect, t, srid) for t in tables] + indexes + _append_only(dialect, tables)
+def _new_tables(
+    dialect: str,
+    srid: int,
+    tables: tuple[str, ...],
+    indexes: list[str],
+    columns: dict[str, tuple[tuple[str, str, str], ...]] | None = None,
+) -> list[str]:
+    """Create append-only ``tables`` with their ``indexes``: every migration since the third is this.
+
+    ``columns`` gives a table's columns as of this migration, where a later one adds some.
+    """
+    made = [create_table(dialect, t, srid, (columns or {}).get(t)) for t in tables]
+    return made + indexes + _append_only(dialect, tables)
 
 
 def _v3(dialect: str, srid: int) -> list[str]:
@@ -431,6 +444,8 @@ def _v4(dialect: str, srid: int) -> list[str]:
             "CREATE INDEX enforcement_events_case ON enforcement_events (case_id, id)",
             "CREATE INDEX appeals_permit ON appeals (permit_number)",
         ],
+        # Appeals as migration 4 made them: migration 7 adds what kind of order is appealed.
+        {"appeals": TABLES["appeals"][: -len(APPEAL_COLUMNS_V7)]},
     )
 
 
@@ -461,6 +476,12 @@ def _v6(dialect: str, srid: int) -> list[str]:
     )
 
 
+def _v7(dialect: str, srid: int) -> list[str]:
+    # Appeals recorded before it have no kind (NULL): their decisions keep the old reading.
+    types = _TYPES[dialect]
+    return [f'ALTER TABLE appeals ADD COLUMN "{name}" {types[kind]}' for name, kind, _ in APPEAL_COLUMNS_V7]
+
+
 @dataclass(frozen=True)
 class Migration:
     """One schema version: what it changes and the statements, per dialect."""
@@ -480,5 +501,6 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(5, "fees paid; financial guarantees and their draws and releases; append-only", _v5),
     Migration(6, "plan versions (original, amendments with written permission) and notices; append-only", _v6),
+    Migration(7, "appeals: the kind of order or decision appealed (the board does not hear some)", _v7),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
