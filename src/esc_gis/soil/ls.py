@@ -236,13 +236,13 @@ def _accumulate(
     receivers: NDArray[np.signedinteger],
     shares: FloatArray,
     surface: BoolArray,
-    own: Callable[[NDArray[np.intp]], FloatArray],
+    own: Callable[[NDArray[np.intp]], Sequence[FloatArray | float]],
     inflow: Sequence[FloatArray],
 ) -> None:
     """Add each cell's own values down the flow graph into ``inflow`` (see :func:`accumulate_cardinal`).
 
-    ``own(cells)`` gives the values of those cells, shape (len(inflow), len(cells)): they are
-    made per wavefront, so no full-size array of them is needed.
+    ``own(cells)`` gives the values of those cells, one array (or one number for all) per
+    array of ``inflow``: they are made per wavefront, so no full-size array of them is needed.
     """
     n = receivers.shape[1]
     indeg = np.zeros(n, dtype=np.int32)
@@ -260,14 +260,14 @@ def _accumulate(
         done += frontier.size
         values = own(frontier)
         r = receivers[:, frontier]
-        ok = r >= 0
-        targets = r[ok].astype(np.intp)
-        share = shares[:, frontier][ok]
-        # Each quantity's flow, split between the receivers (ok flattens receivers x cells).
+        # (receiver, position) of each link, receivers first: the order of r[r >= 0].
+        k, pos = np.nonzero(r >= 0)
+        targets = r[k, pos].astype(np.intp)
+        share = shares[k, frontier[pos]]
+        # Each quantity's flow, split between the receivers.
         for q, into in enumerate(inflow):
             out = values[q] + into[frontier]
-            sent = np.broadcast_to(out, r.shape)[ok] * share
-            np.add.at(into, targets, sent)
+            np.add.at(into, targets, out[pos] * share)
         np.subtract.at(indeg, targets, one)
         # The receivers all of whose donors are now done, once each and in index order (what
         # np.unique gives, by a plain sort: its hash table is several times slower here).
@@ -308,7 +308,11 @@ def accumulate_cardinal(
     """
     values = np.asarray(values, dtype=np.float64)
     inflow = np.zeros_like(values)
-    _accumulate(np.asarray(receivers), np.asarray(shares), np.asarray(surface), lambda f: values[:, f], list(inflow))
+
+    def own(cells: NDArray[np.intp]) -> list[FloatArray]:
+        return list(values[:, cells])
+
+    _accumulate(np.asarray(receivers), np.asarray(shares), np.asarray(surface), own, list(inflow))
     return inflow
 
 
@@ -432,11 +436,13 @@ def ls_grid(
     slope_flat = slope32.reshape(-1)
     surface_flat = surface.reshape(-1)
 
-    def own(cells: NDArray[np.intp]) -> FloatArray:
-        # Each cell adds its area and its area times its slope (for the upslope mean slope).
-        return np.stack(
-            [np.full(cells.size, cell_area), cell_area * np.nan_to_num(slope_flat[cells].astype(np.float64))]
-        )
+    def own(cells: NDArray[np.intp]) -> tuple[float, FloatArray]:
+        # Each cell adds its area and its area times its slope (for the upslope mean slope);
+        # a slope is never infinite, so zeroing NaN is what np.nan_to_num did, for less.
+        slope_cells = slope_flat[cells].astype(np.float64)
+        slope_cells[np.isnan(slope_cells)] = 0.0
+        slope_cells *= cell_area
+        return cell_area, slope_cells
 
     inlet_area = np.zeros(n, dtype=np.float64)
     inflow_slope = np.zeros(n, dtype=np.float64)
