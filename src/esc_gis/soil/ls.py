@@ -28,7 +28,15 @@ only to strictly lower cells), and the accumulation is computed in wavefronts (K
 topological order): every cell whose donors are all done is processed in one numpy step, so
 the Python loop runs once per cell of the longest flow path, not once per cell. pyflwdir and
 pysheds offer D8, D-infinity and MFD (all of which mismatch x as above) and pull in numba and
-scipy; neither is needed here.
+scipy; neither is needed here. (Measured on 16 Mcells, ``benchmarks/bench_soil_loss.py``:
+pyflwdir's D8 accumulation takes 1.7 s against 5.6 s here, but its pit fill and D8 take 13 s
+before it, and the whole LS grid takes a third of SAGA's "LS-Factor, Field Based" time.)
+
+Memory. The routing needs its full-size arrays (about 68 bytes a cell at the peak: receivers,
+shares, the two accumulators, x, slope, in-degrees); everything local (slope, gradients,
+receivers, L, S, the summary) is computed in row blocks of ``_BLOCK_CELLS``, with results the
+same to the bit whatever the block size. The routing itself cannot be windowed exactly:
+contributing area has no bounded reach.
 
 Flow is routed over the disturbed surface only: a cell outside the disturbed mask (or nodata)
 neither contributes area nor receives flow, so run-on from undisturbed ground above the site is
