@@ -578,7 +578,12 @@ def test_raster_class_2_marks_slope_lengths_at_the_cap(tmp_path, tables):
         r0, c0 = src.index(X0 + 5.5 * CELL, Y0 - 5.5 * CELL)
     classes = cls[r0 : r0 + 10, c0]
     assert classes.tolist() == [0.0] * 5 + [2.0] * 5
-    assert (loss[r0 + 5 : r0 + 10, c0] > 0).all()  # a value, at the capped length
+    # Past the cap is outside the method (likely concentrated flow): no number, as the table says.
+    assert (loss[r0 : r0 + 5, c0] > 0).all() and (loss[r0 + 5 : r0 + 10, c0] == -9999).all()
+    res = soil_loss(sites(cell_box(5, 5, 15, 15)), dem, profile=prof, **kw)
+    assert res.sites["outside_share"].iloc[0] == 0.5
+    [finding] = [f for f in json.loads(res.sites["findings"].iloc[0]) if f["code"] == "soil_loss_outside_method"]
+    assert "or lies past the 55 ft slope-length cap (likely concentrated flow)" in finding["message"]
 
 
 def test_cli_raster_is_written_with_its_style_and_refused_without_overwrite(tmp_path):

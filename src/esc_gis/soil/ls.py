@@ -136,8 +136,12 @@ class LsGrid:
 
     @property
     def outside_area_sqft(self) -> float:
-        """Area of the surface outside the method, sq ft (prescriptive practices required)."""
-        return float(np.count_nonzero(self.outside_method)) * self.cell_size_ft**2
+        """Area of the surface outside the method, sq ft: too steep, or past the slope-length cap.
+
+        Both need prescriptive practices rather than a number: sheet-and-rill erosion is not
+        what happens on them (cells past the cap most likely carry concentrated flow).
+        """
+        return float(np.count_nonzero(self.outside_method | self.capped)) * self.cell_size_ft**2
 
 
 def _pad_extrapolated(z: FloatArray) -> FloatArray:
@@ -503,10 +507,14 @@ def ls_grid(
     del x, x_flat, inflow_slope
 
     n_surface = int(np.count_nonzero(surface_flat))
-    inside = surface_flat & ~outside
+    # The summary leaves out cells past the slope-length cap too (likely concentrated flow: not
+    # sheet-and-rill erosion); their LS stays in the grid, at the capped length, to look at.
+    beyond = outside | capped
+    inside = surface_flat & ~beyond
     mean_ls = float(ls[inside].mean()) if inside.any() else float("nan")
     del inside
-    outside_share = float(np.count_nonzero(outside)) / n_surface if n_surface else float("nan")
+    outside_share = float(np.count_nonzero(beyond)) / n_surface if n_surface else float("nan")
+    del beyond
     rep_cell: tuple[int, int] | None = None
     if rep_k >= 0:
         r, c = divmod(rep_k, w)

@@ -12,9 +12,9 @@ writes. Three bands:
 2. ``soil_loss_tpa``: the same without the practices: K x LS(cell) x sum of R_period x C.
 3. ``method_class``: 0 inside the method; 1 steeper than the profile's ``max_slope_pct``
    (outside the method: prescriptive practices, so bands 1 and 2 are nodata there); 2 slope
-   length at the profile's cap (likely concentrated flow, which the sheet-and-rill method
-   does not cover: bands 1 and 2 hold the value at the capped length, as the site table does,
-   to be checked on the ground).
+   length past the profile's cap (likely concentrated flow, which the sheet-and-rill method
+   does not cover: also outside the method, bands 1 and 2 nodata, as the site table leaves it
+   out of its numbers and counts it in ``outside_share``).
 
 K is the site's (area-weighted over its disturbed area, or ``--k``), not a value per cell, so
 the mean of bands 1 and 2 over a site's cells inside the method is exactly the site table's
@@ -90,8 +90,9 @@ def _bands(cell: SiteCells) -> np.ndarray:
     """Return the three bands of one site's window, NaN where nothing is said."""
     g = cell.grid
     out = np.full((3, *g.ls.shape), np.nan, dtype=np.float64)
-    out[0] = g.ls * cell.discharge_factor  # NaN off the surface and outside the method
-    out[1] = g.ls * cell.loss_factor
+    ls = np.where(g.capped, np.nan, g.ls)  # NaN off the surface and outside the method
+    out[0] = ls * cell.discharge_factor
+    out[1] = ls * cell.loss_factor
     cls = np.where(g.outside_method, STEEP, np.where(g.capped, CAPPED, INSIDE))
     out[2] = np.where(g.surface, cls, np.nan)
     return out

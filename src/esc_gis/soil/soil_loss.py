@@ -555,6 +555,7 @@ def _site_findings(
                     outside_sqft=outside_share[i] * disturbed_sqft[i],
                     outside_pct=100.0 * outside_share[i],
                     max_slope_pct=tables.max_slope_pct,
+                    max_slope_length_ft=tables.max_slope_length_ft,
                 )
             )
         fs.append(profile.finding("soil_loss_not_confirmed", values="; ".join(unconfirmed)))
