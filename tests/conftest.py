@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import subprocess
 import uuid
+from datetime import date, datetime, timezone
 from pathlib import Path
 from urllib.parse import quote
 
@@ -174,3 +175,44 @@ def target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
         conn.execute("CREATE EXTENSION IF NOT EXISTS postgis")
         conn.execute(f"CREATE SCHEMA {schema}")
     return f"{url}?options={quote(f'-csearch_path={schema},public')}"
+
+
+# --- The permit registry's tests: one registry per back end, and an active permit on it ---------
+
+#: Work began on Monday 2026-11-09 at 08:00 UTC (02:00 in the Village: the same day).
+STARTED = datetime(2026, 11, 9, 8, 0, tzinfo=timezone.utc)
+
+
+@pytest.fixture
+def reg(target: str, layer_set):
+    """A new registry on each back end, with an office calendar without holidays (weekdays only)."""
+    from esc_gis.registry import init_registry, open_registry
+    from esc_gis.registry.calendar import OfficeCalendar
+
+    init_registry(target, layers=layer_set)
+    with open_registry(target, layers=layer_set, calendar=OfficeCalendar(holidays=frozenset())) as r:
+        yield r
+
+
+def add_active(reg, *, x: float = 100, address: str = "100 Test St", started: datetime = STARTED) -> str:
+    """Add an active permit on a 5,000 sq ft square at local (x, 100), issued 2026-11-03."""
+    from esc_gis.registry import Application
+
+    return reg.add(
+        Application(
+            address,
+            date(2026, 11, 2),
+            square_sqft(x, 100, 5000.0),
+            CRS,
+            status="active",
+            issued_on=date(2026, 11, 3),
+            started_at=started,
+        ),
+        who="clerk",
+    )
+
+
+@pytest.fixture
+def active(reg) -> str:
+    """An active permit at local (100, 100), work started :data:`STARTED`."""
+    return add_active(reg)

@@ -20,7 +20,7 @@ from esc_gis.registry.amendments import ORIGINAL, PlanVersion, check_version, cu
 from esc_gis.registry.calendar import OfficeCalendar
 from esc_gis.registry.store import Registry
 
-from .conftest import CRS, square_sqft
+from .conftest import CRS, add_active, square_sqft
 from .public_outputs import assert_hidden, public_outputs, run_permits
 
 UTC = timezone.utc
@@ -29,26 +29,8 @@ EXAMPLE = load_profile(Path(__file__).parent / "profiles" / "example.toml")
 
 
 @pytest.fixture
-def reg(target: str, layer_set):
-    init_registry(target, layers=layer_set)
-    with open_registry(target, layers=layer_set, calendar=CAL) as r:
-        yield r
-
-
-@pytest.fixture
 def active(reg) -> str:
-    return reg.add(
-        Application(
-            "200 Test St",
-            date(2026, 11, 2),
-            square_sqft(400, 100, 5000.0),
-            CRS,
-            status="active",
-            issued_on=date(2026, 11, 3),
-            started_at=datetime(2026, 11, 9, 8, 0, tzinfo=UTC),
-        ),
-        who="clerk",
-    )
+    return add_active(reg, x=400, address="200 Test St")
 
 
 def count(reg: Registry, table: str) -> int:

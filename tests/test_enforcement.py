@@ -28,29 +28,6 @@ STARTED = datetime(2026, 11, 9, 8, 0, tzinfo=UTC)
 
 
 @pytest.fixture
-def reg(target: str, layer_set):
-    init_registry(target, layers=layer_set)
-    with open_registry(target, layers=layer_set, calendar=CAL) as r:
-        yield r
-
-
-@pytest.fixture
-def active(reg) -> str:
-    return reg.add(
-        Application(
-            "100 Test St",
-            date(2026, 11, 2),
-            square_sqft(100, 100, 5000.0),
-            CRS,
-            status="active",
-            issued_on=date(2026, 11, 3),
-            started_at=STARTED,
-        ),
-        who="clerk",
-    )
-
-
-@pytest.fixture
 def screening(tmp_path: Path) -> Path:
     """A screening output in WGS 84 (users send it so): S1 needs a permit, S2 does not."""
     frame = gpd.GeoDataFrame(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import csv
 import stat
-from datetime import date, datetime, timezone
+from datetime import date, timezone
 from pathlib import Path
 
 import pytest
@@ -21,19 +21,12 @@ from esc_gis.registry.calendar import OfficeCalendar
 from esc_gis.registry.fees import load_fee_schedule
 from esc_gis.registry.store import Registry
 
-from .conftest import CRS, square_sqft
+from .conftest import CRS, add_active, square_sqft
 from .public_outputs import assert_hidden, public_outputs, run_permits
 
 UTC = timezone.utc
 CAL = OfficeCalendar(holidays=frozenset())
 EXAMPLE = Path(__file__).parents[1] / "examples" / "fee-schedule.example.toml"
-
-
-@pytest.fixture
-def reg(target: str, layer_set):
-    init_registry(target, layers=layer_set)
-    with open_registry(target, layers=layer_set, calendar=CAL) as r:
-        yield r
 
 
 @pytest.fixture
@@ -43,18 +36,7 @@ def received(reg) -> str:
 
 @pytest.fixture
 def active(reg) -> str:
-    return reg.add(
-        Application(
-            "200 Test St",
-            date(2026, 11, 2),
-            square_sqft(400, 100, 5000.0),
-            CRS,
-            status="active",
-            issued_on=date(2026, 11, 3),
-            started_at=datetime(2026, 11, 9, 8, 0, tzinfo=UTC),
-        ),
-        who="clerk",
-    )
+    return add_active(reg, x=400, address="200 Test St")
 
 
 def count(reg: Registry, table: str) -> int:

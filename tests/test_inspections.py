@@ -49,31 +49,6 @@ def tiny_png(rgb: tuple[int, int, int] = (200, 120, 40)) -> bytes:
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
 
 
-@pytest.fixture
-def reg(target: str, layer_set):
-    init_registry(target, layers=layer_set)
-    with open_registry(target, layers=layer_set, calendar=CAL) as r:
-        yield r
-
-
-@pytest.fixture
-def active(reg) -> str:
-    """An active permit on a 5,000 sq ft square at local (100, 100), work started 2026-11-09."""
-    site = square_sqft(100, 100, 5000.0)
-    return reg.add(
-        Application(
-            "100 Test St",
-            date(2026, 11, 2),
-            site,
-            CRS,
-            status="active",
-            issued_on=date(2026, 11, 3),
-            started_at=STARTED,
-        ),
-        who="clerk",
-    )
-
-
 def report(tmp_path: Path | None = None, **kw) -> InspectionReport:
     kw.setdefault("inspected_at", AT)
     kw.setdefault("inspector", "Ina Inspector")

@@ -22,14 +22,13 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from esc_gis.errors import RegistryError, ToolError, ValidationError
-from esc_gis.registry import Application, init_registry, open_registry
 from esc_gis.registry.calendar import OfficeCalendar
 from esc_gis.registry.inspections import InspectionReport
 from esc_gis.registry.private_export import read_photos
 from esc_gis.registry.reports import permit_report_html, write_permit_report
 from esc_gis.registry.summary import inspection_deadlines, office_summary
 
-from .conftest import CRS, require_tool, square_sqft
+from .conftest import add_active, require_tool
 from .public_outputs import assert_hidden, public_outputs, run_permits
 from .test_inspections import tiny_png
 
@@ -43,26 +42,8 @@ INSPECTOR = "Quentin Plantedname"
 NOTE = "planted-assessment-7731 fence sagging"
 
 
-@pytest.fixture
-def reg(target: str, layer_set):
-    init_registry(target, layers=layer_set)
-    with open_registry(target, layers=layer_set, calendar=CAL) as r:
-        yield r
-
-
 def _active(reg, x: float = 100, address: str = "100 Test St") -> str:
-    return reg.add(
-        Application(
-            address,
-            date(2026, 11, 2),
-            square_sqft(x, 100, 5000.0),
-            CRS,
-            status="active",
-            issued_on=date(2026, 11, 3),
-            started_at=STARTED,
-        ),
-        who="clerk",
-    )
+    return add_active(reg, x=x, address=address)
 
 
 @pytest.fixture
