@@ -445,3 +445,14 @@ def test_a_version_6_registry_migrates_and_its_appeals_keep_the_earlier_reading(
         assert a.appealed_kind is None
         a = r.decide_appeal(a.appeal_id, body="village_board", outcome="reversed", on=date(2026, 11, 22))
         assert a.decision is not None and a.decision.effect == "permit stop_work -> active"
+
+
+def test_a_kind_that_undoes_no_state_is_a_profile_error() -> None:
+    from esc_gis.errors import ProfileError
+    from esc_gis.registry.appeals import appealed_kinds
+
+    tables = {"appeals": {"appealed": {"stop_work_order": {"section": "§ 1", "undoes": "stopwork"}}}}
+    with pytest.raises(ProfileError, match=r"undoes 'stopwork', not a state a reversal undoes \(stop_work, revoked"):
+        appealed_kinds(tables)
+    tables["appeals"]["appealed"]["stop_work_order"]["undoes"] = "stop_work"
+    assert appealed_kinds(tables)["stop_work_order"].undoes == "stop_work"

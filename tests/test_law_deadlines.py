@@ -158,7 +158,8 @@ def test_a_repair_is_due_24_hours_after_the_inspection_or_notification(prof, not
     inspected = datetime(2026, 11, 30, 15, 30, tzinfo=timezone.utc)
     d = repair_due(inspected, prof, ids=[3, 4], notified_at=notified)
     assert d.due == start + timedelta(hours=24) and d.code == "repair_due"
-    f = prof.finding("repair_due", ids="#3, #4", counted_from=counted_from, from_time=f"{start:%Y-%m-%d %H:%M} UTC")
+    shown = f"{prof.local(start):%Y-%m-%d %H:%M %Z}"  # on the office's clock (the machine's without a zone)
+    f = prof.finding("repair_due", ids="#3, #4", counted_from=counted_from, from_time=shown)
     assert (d.what, d.section, d.basis) == (f.message, f.section, f.basis)
     assert "#3, #4" in d.what
 
@@ -181,7 +182,17 @@ def test_deadlines_without_a_record_have_no_key() -> None:
 def test_a_repair_time_without_a_zone_is_shown_without_one() -> None:
     d = repair_due(datetime(2026, 11, 30, 15, 30), W, ids=[7])
     assert d.due == datetime(2026, 12, 1, 15, 30)
-    assert d.what == W.finding("repair_due", ids="#7", counted_from="inspection", from_time="2026-11-30 15:30").message
+    # A time without a zone is the office's: shown as typed, with the Village's zone.
+    want = W.finding("repair_due", ids="#7", counted_from="inspection", from_time="2026-11-30 15:30 CST").message
+    assert d.what == want
+
+
+def test_a_repair_s_start_is_shown_on_the_village_clock() -> None:
+    # 15:30 UTC is 09:30 in Winneconne in November (CST), and 10:30 in June (CDT).
+    for at, shown in ((datetime(2026, 11, 30, 15, 30, tzinfo=timezone.utc), "2026-11-30 09:30 CST"),
+                      (datetime(2026, 6, 30, 15, 30, tzinfo=timezone.utc), "2026-06-30 10:30 CDT")):  # fmt: skip
+        d = repair_due(at, W, ids=[7])
+        assert d.what == W.finding("repair_due", ids="#7", counted_from="inspection", from_time=shown).message
 
 
 # --- Rain events (§ 540-8E(6): "a precipitation event"; a reading) ----------------------------

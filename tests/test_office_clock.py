@@ -132,3 +132,63 @@ def test_an_evening_inspection_is_recorded_on_its_village_day(reg) -> None:
         if d.code == "weekly_inspection"
     ]
     assert [d.due for d in weekly] == [date(2026, 12, 4)]
+
+
+def test_work_begun_on_a_day_is_that_day_on_the_village_clock(reg) -> None:
+    # No time given: work began that day, at the Village's midnight (06:00 UTC in November).
+    number = reg.add(Application("3 Clock St", date(2026, 11, 2), square_sqft(500, 100, 5000.0), CRS))
+    reg.record_fee(number, kind="application", amount=50, paid_on=date(2026, 11, 2), receipt="R-1", who="clerk")
+    for state, day in (("under_review", 3), ("approved", 4), ("active", 9)):
+        reg.transition(number, state, on=date(2026, 11, day), who="clerk")
+    p = reg.get(number)
+    assert p.started_at == datetime(2026, 11, 9, 6, 0, tzinfo=UTC) and reg.profile.day_of(p.started_at) == date(
+        2026, 11, 9
+    )
+    weekly = [
+        d
+        for d in permit_dues(p, on=date(2026, 11, 10), calendar=CAL, profile=reg.profile)
+        if d.code == "weekly_inspection"
+    ]
+    assert [d.due for d in weekly] == [date(2026, 11, 16)]
+
+
+def test_a_time_the_clocks_spring_over_is_refused_and_a_repeated_one_is_the_first() -> None:
+    from esc_gis.errors import ValidationError
+
+    p = load_profile()
+    with pytest.raises(
+        ValidationError, match=r"2026-03-08 02:30 does not exist on the office's clock \(America/Chicago\)"
+    ):
+        p.local(datetime(2026, 3, 8, 2, 30))
+    assert p.local(datetime(2026, 3, 8, 3, 30)).astimezone(UTC) == datetime(2026, 3, 8, 8, 30, tzinfo=UTC)
+    # 01:30 on 1 November happens twice: the first, daylight time (UTC-5); an offset says otherwise.
+    assert p.local(datetime(2026, 11, 1, 1, 30)).astimezone(UTC) == datetime(2026, 11, 1, 6, 30, tzinfo=UTC)
+    second = datetime.fromisoformat("2026-11-01T01:30-06:00")
+    assert p.local(second).astimezone(UTC) == datetime(2026, 11, 1, 7, 30, tzinfo=UTC)
+
+
+def test_permits_due_shows_times_on_the_village_clock(reg, target: str, layers_path: Path) -> None:
+    from .public_outputs import run_permits
+
+    lay = ["--layers", str(layers_path)]
+    r = reg
+    number = r.add(
+        Application("4 Clock St", date(2026, 11, 2), square_sqft(700, 100, 5000.0), CRS,
+                    status="active", issued_on=date(2026, 11, 3), started_at=datetime(2026, 11, 9, 8, 0))
+    )  # fmt: skip
+    r.inspect(number, InspectionReport(datetime(2026, 11, 27, 21, 0), "Pat", "fence down", deficiencies=["fence"]))
+    out = run_permits("due", target, "--on", "2026-11-28", "--within", "3", *lay).output
+    # The repair: 24 hours after 21:00 on the 27th, Village time (03:00 UTC on the 29th).
+    assert "2026-11-28 21:00 CST" in out and "of the inspection at 2026-11-27 21:00 CST" in out, out
+    assert "03:00" not in out
+
+
+def test_a_start_notice_needs_its_time(reg, active: str, target: str, layers_path: Path) -> None:
+    from esc_gis.errors import ValidationError
+
+    from .public_outputs import run_permits
+
+    with pytest.raises(ValidationError, match=r"start_notice_at is a time, not datetime.date\(2026, 11, 10\)"):
+        reg.update(active, start_notice_at=date(2026, 11, 10))
+    r = run_permits("update", target, active, "--start-notice", "2026-11-10", "--layers", str(layers_path))
+    assert r.exit_code == 2 and "has no time of day" in r.output and "Traceback" not in r.output

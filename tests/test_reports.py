@@ -241,6 +241,22 @@ def test_every_week_a_site_goes_uninspected_is_a_missed_weekly_inspection(reg) -
     assert got == [("weekly_inspection", weeks[0], True), ("weekly_inspection", weeks[1] - timedelta(days=3), False)]
 
 
+def test_a_late_inspection_restarts_the_week_and_invents_no_deadline(reg) -> None:
+    # Work began 11-09 (Monday). Inspected 11-16 (on time), then not until 11-25: the 11-23
+    # deadline is missed, and the next falls a week after the late inspection, 12-02, as
+    # `permits due` has it; no deadline falls on 11-30.
+    number = _active(reg)
+    for day in (date(2026, 11, 16), date(2026, 11, 25)):
+        reg.update(number, inspected_on=day, who="clerk")
+    got = inspection_deadlines(reg.get(number), date(2026, 11, 1), date(2026, 12, 10), rain=[], profile=reg.profile)
+    assert got == [
+        ("weekly_inspection", date(2026, 11, 16), True),
+        ("weekly_inspection", date(2026, 11, 23), False),
+        ("weekly_inspection", date(2026, 12, 2), False),
+        ("weekly_inspection", date(2026, 12, 9), False),
+    ]
+
+
 def test_the_summary_counts_the_period_by_hand(reg, inspected, target, layers_path, tmp_path: Path) -> None:
     number, _ = inspected
     reg.record_fee(number, kind="application", amount=12.34, paid_on=date(2026, 11, 2), receipt="R-1", who="clerk")

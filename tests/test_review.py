@@ -711,16 +711,30 @@ def test_review_recomputes_the_discharge_with_the_packages_schedule(tmp_path: Pa
 
 def test_agreeing_with_the_applicant_is_not_a_pass_above_the_standard(tmp_path: Path, soil_layers: Path) -> None:
     # Discharge is proportional to R: scale it to put the review's figure just under and just over
-    # the profile's standard (5 t/ac/yr), the applicant claiming the review's own figure.
+    # the standard (5 t/ac/yr), the applicant claiming the review's own figure. The package's
+    # 10,000 sq ft disturbance is under the Village's 1 acre, where the standard does not apply
+    # (§ 540-7B(3)(b)); a profile whose sediment area is 0.2 acre brings it in.
+    text = (Path(load_profile(None).source)).read_text(encoding="utf-8")
+    small_area = tmp_path / "small_area.toml"
+    a = "[thresholds.sediment_area]\nvalue = 1\n"
+    assert a in text
+    small_area.write_text(text.replace(a, "[thresholds.sediment_area]\nvalue = 0.2\n"), encoding="utf-8")
     discharge, _ = _hand_discharge()
-    for r_scale, status, words in ((4.99, "pass", "within 25 %"), (5.01, "look", "more than the standard of 5 tons")):
+    cases = (
+        (4.99, small_area, "pass", "within 25 %"),
+        (5.01, small_area, "look", "more than the standard of 5 tons"),
+        (5.01, None, "pass", "within 25 %"),  # the Village's profile: under 1 acre, no standard
+    )
+    for r_scale, prof, status, words in cases:
         r_annual = 100 * r_scale / discharge
         pkg = _soil_package(
-            tmp_path / f"r{r_scale}", rusle2={**RUSLE2, "r_annual": r_annual, "sediment_tons_per_acre_year": r_scale}
+            tmp_path / f"r{r_scale}{prof is None}",
+            rusle2={**RUSLE2, "r_annual": r_annual, "sediment_tons_per_acre_year": r_scale},
         )
-        got, detail = _status(review_plan(pkg, layers=soil_layers), "soil_loss")
+        got, detail = _status(review_plan(pkg, layers=soil_layers, profile=prof), "soil_loss")
         assert (got, words in detail) == (status, True), detail
-    assert detail.startswith("the DEM and soils give 5.0 t/ac/yr") and "maximum extent practicable" in detail
+        if status == "look":
+            assert detail.startswith("the DEM and soils give 5.0 t/ac/yr") and "maximum extent practicable" in detail
 
 
 def test_the_tolerance_edge_comes_from_the_profile(tmp_path: Path, soil_layers: Path) -> None:

@@ -13,13 +13,13 @@ __all__ = ["DEFAULT_PROFILE", "Entry", "Profile", "Trigger", "load_profile"]
 
 import sys
 from dataclasses import dataclass, field
-from datetime import date, datetime, tzinfo
+from datetime import date, datetime, timezone, tzinfo
 from importlib import resources
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from esc_gis.errors import ProfileError
+from esc_gis.errors import Problem, ProfileError, ValidationError
 from esc_gis.findings import CATALOGUE, Finding, FindingTemplate, check_template, quantity_text
 from esc_gis.units import acres_to_sqft
 
@@ -262,9 +262,29 @@ class Profile:
 
         Days the ordinance counts (an inspection's day, a repair's, the day work began) are the
         office's days, not UTC's nor the server's: 9 p.m. in Winneconne is already tomorrow in UTC.
+        In the hour the clocks fall back, a time is taken as its first occurrence (daylight time);
+        give an offset (``-06:00``) for the second.
+
+        Raises
+        ------
+        ValidationError
+            If a naive ``t`` does not exist on the office's clock (the hour the clocks spring
+            over).
         """
         if t.tzinfo is None:
-            return t.replace(tzinfo=self.tz) if self.tz is not None else t.astimezone()
+            if self.tz is None:
+                return t.astimezone()
+            placed = t.replace(tzinfo=self.tz)
+            if placed.astimezone(timezone.utc).astimezone(self.tz).replace(tzinfo=None) != t:
+                problem = Problem(
+                    "time",
+                    None,
+                    f"{t:%Y-%m-%d %H:%M} does not exist on the office's clock ({self.timezone}): the clocks "
+                    "spring over that hour.",
+                    "give the time an hour later, or with its offset (e.g. 2026-03-08T02:30-06:00).",
+                )
+                raise ValidationError([problem])
+            return placed
         return t.astimezone(self.tz)
 
     def day_of(self, d: date | datetime) -> date:

@@ -54,6 +54,14 @@ def _when(value: str | None, name: str) -> date | datetime | None:
     return t
 
 
+def _when_text(due: Any, profile: Any) -> str:
+    """Return a due day as it is, a due time on the office's clock with its zone (rain: the station's)."""
+    if isinstance(due, datetime):
+        t = profile.local(due) if due.tzinfo is not None else due
+        return f"{t:%Y-%m-%d %H:%M %Z}".strip()
+    return str(due)
+
+
 @contextmanager
 def _open(registry: str, layers_path: str | None) -> Iterator[Any]:
     from esc_gis.registry import open_registry
@@ -585,7 +593,7 @@ def update(
         if raw is not None:
             changes[key] = _date(raw, key)
     if start_notice is not None:
-        changes["start_notice_at"] = _when(start_notice, "start-notice")
+        changes["start_notice_at"] = _time(start_notice, "start-notice")  # a time: the notice clock runs in hours
     with _open(registry, layers_path) as reg:
         p = reg.update(number, who=who, inspected_on=_date(inspected, "inspected"), **changes)
     click.echo(_describe(p))
@@ -775,13 +783,14 @@ def due(
         day = _date(on, "on") or reg.profile.today()
         cal = load_calendar(calendar_path) if calendar_path else reg.calendar
         items = agenda(reg.permits(), on=day, calendar=cal, profile=reg.profile, rain=rain, within_days=within)
+        prof = reg.profile
     if as_json:
         click.echo(json.dumps([i.__dict__ for i in items], default=str, indent=2))
         return
     for i in items:
         flag = "OVERDUE" if i.overdue else "due    "
         click.echo(
-            f"{flag} {str(i.due)[:16]:<16} {i.permit_number}  {i.what} ({i.section}; {_basis(i.basis)})  "
+            f"{flag} {_when_text(i.due, prof):<20} {i.permit_number}  {i.what} ({i.section}; {_basis(i.basis)})  "
             f"[{i.site_address}]"
         )
     click.echo(

@@ -105,7 +105,9 @@ class Moves(RegistryBase):
                     changes["issued_on"] = day
                     changes["expires_on"] = self._expiry(day, p.building_permit_expires, p.extensions_days)
             elif to == "active" and p.status in ("approved", "deemed_approved"):
-                changes["started_at"] = at or datetime.combine(day, time(0), tzinfo=timezone.utc)
+                # A day alone: work began that day on the office's clock (its midnight), so the
+                # day counted from it is that day, not the one before in UTC-6.
+                changes["started_at"] = at or self.profile.local(datetime.combine(day, time(0)))
             elif to == "final_stabilization":
                 changes["final_on"] = day
             self._set(cur, permit_number, changes)
@@ -244,6 +246,18 @@ class Moves(RegistryBase):
                 [
                     Problem(permit_number, None, f"{k!r} cannot be updated.", f"update one of {', '.join(UPDATABLE)}.")
                     for k in unknown
+                ]
+            )
+        untimed = [
+            k
+            for k, v in changes.items()
+            if UPDATABLE[k] == "datetime" and v is not None and not isinstance(v, datetime)
+        ]
+        if untimed:
+            raise ValidationError(
+                [
+                    Problem(permit_number, None, f"{k} is a time, not {changes[k]!r}.", "give YYYY-MM-DDTHH:MM.")
+                    for k in untimed
                 ]
             )
         # A time typed without a zone is the office's; days compare on the office's calendar.

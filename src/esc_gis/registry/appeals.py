@@ -24,6 +24,7 @@ from datetime import date
 from typing import Any
 
 from esc_gis.errors import ProfileError
+from esc_gis.registry.lifecycle import BACK
 
 
 @dataclass(frozen=True)
@@ -111,6 +112,13 @@ def appealed_kinds(tables: Mapping[str, Any]) -> dict[str, AppealedKind]:
             msg = f"The profile's [appeals.appealed.{name}] needs a section."
             raise ProfileError(msg)
         undoes = entry.get("undoes")
+        if undoes and undoes not in BACK:
+            # A typo here would quietly stop every reversal of this kind from moving the permit.
+            msg = (
+                f"The profile's [appeals.appealed.{name}] undoes {undoes!r}, not a state a reversal undoes "
+                f"({', '.join(BACK)})."
+            )
+            raise ProfileError(msg)
         out[str(name)] = AppealedKind(str(name), str(entry["section"]), str(undoes) if undoes else None)
     for name, section in (raw.get("not_heard") or {}).items():
         out[str(name)] = AppealedKind(str(name), str(section), None, not_heard=str(section))

@@ -227,7 +227,8 @@ def repair_due(
         "inspection:" + ",".join(str(i) for i in sorted(set(inspection_ids))) if inspection_ids else "",
         ids=", ".join(f"#{i}" for i in ids),
         counted_from="notification" if notified_at is not None else "inspection",
-        from_time=f"{start:%Y-%m-%d %H:%M %Z}".strip(),
+        # On the office's clock, as the clerk reads it (stored times are UTC).
+        from_time=f"{profile.local(start):%Y-%m-%d %H:%M %Z}".strip(),
     )
 
 

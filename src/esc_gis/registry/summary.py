@@ -113,16 +113,18 @@ def inspection_deadlines(
     out: list[tuple[str, date | datetime, bool]] = []
     # Weekly (§ 540-8E(6), "at least once per week"): each deadline falls an interval after the
     # last inspection, or after the start. One met by an inspection on or before its day moves the
-    # next to a week after the latest such inspection; one missed counts, and the next week runs
-    # from its day, so a site left uninspected for five weeks has missed five, not one (as
-    # `permits due` shows only the oldest overdue one, this is the count an office reports).
+    # next to a week after the latest such inspection. One missed counts; a late inspection within
+    # the following week restarts the clock from its own day (as `permits due` does), and a week
+    # more without one is a second miss: a site left uninspected for five weeks has missed five,
+    # though `permits due` shows only the oldest.
     anchor = began
     due_day = anchor + interval
     while interval and due_day <= last:
         met = [d for d in done_days if anchor < d <= due_day]
         if due_day >= first:
             out.append(("weekly_inspection", due_day, bool(met)))
-        anchor = max(met) if met else due_day
+        late = [d for d in done_days if due_day < d <= due_day + interval]
+        anchor = max(met) if met else (max(late) if late else due_day)
         due_day = anchor + interval
     # After rain: every event's deadline is known without inspections, and only inspections up to
     # its due day can meet it, so the rules run once without and once with all of them.

@@ -661,8 +661,10 @@ def _soil_loss(pkg: PlanPackage, dist: shapely.Geometry | None, ls: LayerSet, pr
     gov = res.windows[res.windows["governs"]].iloc[0]
     diff = (applicant - computed) / computed if computed > 0 else (0.0 if applicant == 0 else float("inf"))
     agrees = abs(applicant - computed) <= tol * computed
-    # Agreeing with the applicant is not enough: the review's own figure must meet the standard.
-    over = computed > float(prof.entry("thresholds.sediment_load").value or 0)
+    # Agreeing with the applicant is not enough: the review's own figure must meet the standard,
+    # where the standard applies (§ 540-7B(3)(b): sites of the sediment area or more).
+    applies = float(row["disturbed_sqft"]) >= prof.area_sqft("thresholds.sediment_area")
+    over = applies and computed > float(prof.entry("thresholds.sediment_load").value or 0)
     finding = (
         "review_soil_loss_over_standard"
         if over

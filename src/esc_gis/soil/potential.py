@@ -12,7 +12,8 @@ and no erosivity distribution is needed. K is area-weighted over the disturbed a
 layer set's soils (polygons with no usable K, such as SSURGO's water units, are left out, and
 the share of the disturbed area with a K is reported); LS is the mean per-cell RUSLE LS over
 the disturbed surface inside the method, as :func:`esc_gis.soil.soil_loss.soil_loss` computes
-it; cells steeper than the method's limit are left out and their share reported.
+it; cells outside the method (steeper than its limit, or past the slope-length cap) are left out
+and their share reported.
 
 It is a screening estimate (finding ``screening_bare_soil_loss``, basis ``policy``), never a
 pass or fail of the sediment standard, which applies to the discharge after BMPs over the

@@ -155,7 +155,10 @@ def write_soil_loss_raster(
         dst.update_tags(
             SOURCE_DEM=Path(dem.path).name,
             UNITS="t/ac over each site's governing window (bands 1-2); class (band 3)",
-            METHOD_CLASS="0 inside the method; 1 steeper than the method's limit (no value); 2 slope length at the cap",
+            METHOD_CLASS=(
+                "0 inside the method; 1 steeper than the method's limit (no value); "
+                "2 past the slope-length cap (no value)"
+            ),
             **(tags or {}),
         )
         height, width = r1 - r0, c1 - c0

@@ -19,8 +19,9 @@ For each site (its disturbed area) and each phase of the schedule, cut at the 12
   passes when it is no more than the profile's standard (``[thresholds.sediment_load]``,
   "no more than": equal passes).
 
-Area steeper than the method's limit (``max_slope_pct``, 33 % in the WDNR tool) gets no number:
-its share is reported with a finding that prescriptive practices are required there. Every
+Area steeper than the method's limit (``max_slope_pct``, 33 % in the WDNR tool), or past the
+slope-length cap (``max_slope_length_ft``: likely concentrated flow), gets no number: its share is
+reported with a finding that prescriptive practices are required there. Every
 input not confirmed by a source (a user-given R, the erosivity file, a secondary C, an estimated
 efficiency) is listed in one finding, so no estimate passes for a source value.
 """
