@@ -180,10 +180,8 @@ def test_permits_due_and_the_calendar_feed_list_the_repair(reg, active, target: 
     )
     assert out.exit_code == 0, out.output
     line = next(x for x in out.output.splitlines() if "repair" in x)
-    assert line.startswith(
     # 17:30 UTC on the 17th, on the Village clock.
     assert line.startswith("OVERDUE 2026-11-17 11:30 CST") and f"#{r.deficiencies[0].id}" in line
-    )  # 17:30 UTC, on the Village clock and f"#{r.deficiencies[0].id}" in line
     ics = tmp_path / "d.ics"
     out = runner.invoke(
         cli, ["permits", "calendar", target, "-o", str(ics), "--on", "2026-11-16", "--layers", str(layers_path)]
