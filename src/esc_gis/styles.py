@@ -596,6 +596,14 @@ def slope_qml(steep_pct: float) -> str:
     return _discrete_raster_qml(_slope_classes(steep_pct), 4 * steep_pct)
 
 
+def _write_text(path: str | os.PathLike[str], text: str) -> Path:
+    """Write a sidecar's text atomically: nothing is left behind on failure."""
+    p = Path(path)
+    with atomic_output(p) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+    return p
+
+
 def write_slope_qml(path: str | os.PathLike[str], steep_pct: float) -> Path:
     """Write :func:`slope_qml` to ``path`` atomically (the caller checks the path first).
 
@@ -604,10 +612,7 @@ def write_slope_qml(path: str | os.PathLike[str], steep_pct: float) -> Path:
     OSError
         If the folder cannot be written to; nothing is left behind.
     """
-    p = Path(path)
-    with atomic_output(p) as tmp:
-        tmp.write_text(slope_qml(steep_pct), encoding="utf-8")
-    return p
+    return _write_text(path, slope_qml(steep_pct))
 
 
 def _soil_loss_classes(standard_tpa: float) -> list[tuple[float, str, str]]:
@@ -648,7 +653,4 @@ def write_soil_loss_qml(path: str | os.PathLike[str], standard_tpa: float) -> Pa
     OSError
         If the folder cannot be written to; nothing is left behind.
     """
-    p = Path(path)
-    with atomic_output(p) as tmp:
-        tmp.write_text(soil_loss_qml(standard_tpa), encoding="utf-8")
-    return p
+    return _write_text(path, soil_loss_qml(standard_tpa))
