@@ -303,7 +303,10 @@ def test_cli_error_reaches_the_log_as_written(qgis, tmp_path):
 
 FAKE = """#!/bin/sh
 echo "working on $1"
-echo "Error: something the CLI says" >&2
+echo "Warning 1: GeoPackage user_version is only partially supported" >&2
+echo "Error: 2 problems found in the input:" >&2
+echo "  - schedule row 2: phases overlap." >&2
+echo "  - --k: K 1.5 is out of range." >&2
 if [ "$1" = cancel ]; then sleep 60; fi
 exit "${2:-0}"
 """
@@ -327,10 +330,17 @@ def run_runner(tmp_path: Path, *args: str) -> dict:
 def test_runner_streams_stdout_and_stderr_and_fails_on_exit_status(tmp_path):
     ok = run_runner(tmp_path, "x", "0")
     assert ok["exception"] is None
-    assert ["info", "working on x"] in ok["lines"] and ["error", "Error: something the CLI says"] in ok["lines"]
+    assert ["info", "working on x"] in ok["lines"] and ["error", "Error: 2 problems found in the input:"] in ok["lines"]
     assert ok["lines"][0] == ["command", f"{tmp_path / 'esc-gis'} x 0"]
+    # GDAL's warning is a warning in QGIS, not an error.
+    assert ["warning", "Warning 1: GeoPackage user_version is only partially supported"] in ok["lines"]
+    assert not [x for x in ok["lines"] if x[0] == "error" and "Warning" in x[1]]
+    # The failure's message carries every problem the CLI listed, not its last line only.
     bad = run_runner(tmp_path, "x", "1")
-    assert bad["exception"] == "esc-gis exited with status 1: Error: something the CLI says"
+    assert bad["exception"] == (
+        "esc-gis exited with status 1: Error: 2 problems found in the input:\n"
+        "  - schedule row 2: phases overlap.\n  - --k: K 1.5 is out of range."
+    )
 
 
 def test_cancel_kills_the_subprocess(tmp_path):

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import geopandas as gpd
 import numpy as np
+import pandas as pd
 import pytest
 import rasterio
 import shapely
@@ -269,7 +270,9 @@ def test_steep_area_is_outside_the_method_and_reported(tmp_path, prof, tables):
         z_unit="us_ft",
     )
     row = res.sites.iloc[0]
-    assert row["outside_share"] == 1.0 and not row["passes"] and math.isnan(row["discharge_tpa"])
+    # No number: it neither passes nor fails (null), and has no governing window.
+    assert row["outside_share"] == 1.0 and pd.isna(row["passes"]) and math.isnan(row["discharge_tpa"])
+    assert pd.isna(row["governing_window"])
     codes = [f["code"] for f in json.loads(row["findings"])]
     assert codes == ["soil_loss_not_computed", "soil_loss_outside_method", "soil_loss_not_confirmed"]
 
@@ -561,6 +564,28 @@ def test_raster_marks_cells_outside_the_method_and_leaves_them_without_a_value(t
     site = (slice(r0, r0 + 10), slice(c0, c0 + 10))
     assert (cls[site] == 1).all()  # steeper than 33 %: prescriptive practices, no number
     assert (loss[site] == NODATA).all() and (discharge[site] == NODATA).all()
+
+
+def test_a_site_without_disturbance_or_half_off_the_dem_says_so(tmp_path, tables):
+    dem = plane_dem(tmp_path / "dem.tif", 10.0)
+    kw = {"schedule": two_phases(tables), "ei_daily": UNIFORM, "r_annual": 100.0, "k": 0.3, "z_unit": "us_ft"}
+    prof = load_profile(EXAMPLE)
+    # Site b has no part of the disturbed layer in it (what `--disturbed` leaves of it is empty);
+    # site c hangs half off the DEM's west edge.
+    frame = gpd.GeoDataFrame(
+        {"site_id": ["a", "b", "c"]},
+        geometry=[cell_box(5, 5, 15, 15), shapely.Polygon(), cell_box(-5, 20, 5, 30)],
+        crs=CRS,
+    )
+    res = soil_loss(frame, dem, profile=prof, id_field="site_id", **kw)
+    rows = res.sites.set_index("site_id")
+    found = {i: {f["code"]: f["message"] for f in json.loads(rows.loc[i, "findings"])} for i in "abc"}
+    assert "the site has no disturbed area" in found["b"]["soil_loss_not_computed"]
+    assert pd.isna(rows.loc["b", "passes"]) and math.isnan(rows.loc["b", "dem_covered_share"])
+    assert rows.loc["c", "dem_covered_share"] == pytest.approx(0.5)
+    assert found["c"]["soil_loss_dem_partial"].startswith("5,000 sq ft (50 %) of the disturbed area has no DEM cells")
+    assert "soil_loss_dem_partial" not in found["a"] and rows.loc["a", "dem_covered_share"] == pytest.approx(1.0)
+    assert rows.loc["a", "passes"] in (True, False)
 
 
 def test_raster_class_2_marks_slope_lengths_at_the_cap(tmp_path, tables):

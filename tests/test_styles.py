@@ -17,6 +17,7 @@ from pathlib import Path
 
 import geopandas as gpd
 import numpy as np
+import pandas as pd
 import pyogrio
 import pytest
 from click.testing import CliRunner
@@ -326,7 +327,13 @@ def test_real_qgis_applies_the_styles(tmp_path):
     slope = tmp_path / "slope.tif"
     write_slope(slope_dem(tmp_path), slope, style_steep_pct=steep_pct())
     loss = gpd.GeoDataFrame(
-        {"site_id": ["A"], "soil_loss_tpa": [3.5], "passes": [True]}, geometry=[box(0, 0, 50, 50)], crs=CRS
+        {
+            "site_id": ["A", "B", "C"],
+            "soil_loss_tpa": [3.5, 9.0, None],
+            "passes": pd.array([True, False, None], dtype="boolean"),
+        },
+        geometry=[box(0, 0, 50, 50), box(60, 0, 110, 50), box(120, 0, 170, 50)],
+        crs=CRS,
     )
     soil = write_layer(loss, tmp_path / "loss.gpkg", layer="soil_loss")
     got = run_qgis(python, f"{s}:screening", f"{reg}:permits", f"{reg}:inspections", f"{soil}:soil_loss", str(slope))
@@ -340,9 +347,12 @@ def test_real_qgis_applies_the_styles(tmp_path):
     assert title in scr["information"] and abstract[:40] in scr["information"]
     assert scr["aliases"]["disturbed_sqft"] == "Disturbed area (sq ft)"
     assert scr["aliases"]["permit_may_be_required"] == "May be required (discretionary)"
-    # A layer drawn with QGIS's own symbol still shows its aliases and title.
+    # Soil loss by the standard: each site falls in its class (a null passes is "not computed").
     sl = got[f"{soil}:soil_loss"]
-    assert sl["valid"] and sl["renderer"] == "singleSymbol" and sl["title"] == "Soil loss per site"
+    assert sl["valid"] and sl["renderer"] == "categorizedSymbol" and sl["title"] == "Soil loss per site"
+    assert {v: c for v, _, c in sl["categories"]} == {k: c for k, (_, c) in styles.SOIL_LOSS_COLOURS.items()}
+    assert sl["label_field"] == "site_id"
+    assert sl["classes"] == ["meets", "exceeds", "not_computed"]
     assert sl["aliases"] == {
         "site_id": "Site",
         "soil_loss_tpa": "Soil loss (tons/acre)",

@@ -6,6 +6,7 @@ wheels (GDAL, PROJ, shapely) need not match QGIS's own.
 
 import os
 import queue
+import re
 import shutil
 import signal
 import subprocess
@@ -110,6 +111,9 @@ def run_esc_gis(args, feedback):
             open_streams -= 1
         elif name == "out":
             feedback.pushInfo(line)
+        elif _is_warning(line):
+            # GDAL's and Python's warnings are not errors: QGIS shows them as warnings.
+            feedback.pushWarning(line)
         else:
             errors.append(line)
             if line.strip():  # rich's transient progress leaves a blank line on stderr
@@ -118,9 +122,24 @@ def run_esc_gis(args, feedback):
     if cancelled:
         raise QgsProcessingException("Cancelled: esc-gis was stopped.")
     if code != 0:
-        last = next((e for e in reversed(errors) if e.strip()), "")
-        raise QgsProcessingException(f"esc-gis exited with status {code}: {last}")
+        raise QgsProcessingException(f"esc-gis exited with status {code}: {_error_text(errors)}")
     return code
+
+
+#: GDAL's ``Warning 1: ...`` and Python's ``path.py:12: UserWarning: ...``.
+_WARNING = re.compile(r"Warning\b|\S+:\d+: \w*Warning: ")
+
+
+def _is_warning(line):
+    """Whether a stderr line is a warning (GDAL's ``Warning 1: ...``, Python's ``...Warning: ...``)."""
+    return _WARNING.match(line.lstrip()) is not None
+
+
+def _error_text(errors, most=40):
+    """Return the CLI's whole error: from its last ``Error:`` line on (every problem listed), or its last line."""
+    lines = [e.rstrip() for e in errors if e.strip()]
+    start = max((i for i, e in enumerate(lines) if e.lstrip().startswith("Error")), default=len(lines) - 1)
+    return "\n".join(lines[max(start, 0) :][:most])
 
 
 def _kill(proc):

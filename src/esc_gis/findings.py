@@ -231,6 +231,7 @@ SOIL_LOSS: dict[str, tuple[str, ...]] = {
     "soil_loss_exceeds": _WINDOW,
     "soil_loss_outside_method": ("outside_sqft", "outside_pct", "max_slope_pct", "max_slope_length_ft"),
     "soil_loss_not_computed": ("reason",),
+    "soil_loss_dem_partial": ("missing_sqft", "missing_pct"),
     "soil_loss_not_confirmed": ("values",),
     # Screening's bare-soil estimate (esc_gis.soil.potential): per site, and the run's "no R".
     "screening_bare_soil_loss": (

@@ -60,6 +60,16 @@ PERMIT_CLASS_EXPRESSION = (
     'CASE WHEN "permit" = \'not_required\' AND coalesce("permit_may_be_required", 0) '
     "THEN 'may_be_required' ELSE \"permit\" END"
 )
+#: Soil loss per site against the sediment-discharge standard: a site without a number (null
+#: ``passes``) neither meets nor exceeds it.
+SOIL_LOSS_CLASS_EXPRESSION = (
+    "CASE WHEN \"passes\" IS NULL THEN 'not_computed' WHEN \"passes\" THEN 'meets' ELSE 'exceeds' END"
+)
+SOIL_LOSS_COLOURS: dict[str, tuple[str, str]] = {
+    "exceeds": ("Exceeds the standard", "#d7191c"),
+    "meets": ("Meets the standard", "#1a9641"),
+    "not_computed": ("Not computed (see its findings)", "#bdbdbd"),
+}
 #: Permit states of the registry: (label, fill colour). The public map's four first, with
 #: its colours; the others in greys and blues, which read as "not (yet, or no longer) working".
 STATUS_COLOURS: dict[str, tuple[str, str]] = {
@@ -376,12 +386,23 @@ def permits_qml(columns: Sequence[str]) -> str:
     return _document(_categorised("status", STATUS_COLOURS), columns=columns, labels=labels)
 
 
+def soil_loss_sites_qml(columns: Sequence[str]) -> str:
+    """Return the style of soil loss per site: by the standard (meets, exceeds, not computed), labelled by site."""
+    labels = _labels("site_id") if "site_id" in columns else ""
+    return _document(_categorised(SOIL_LOSS_CLASS_EXPRESSION, SOIL_LOSS_COLOURS), columns=columns, labels=labels)
+
+
 #: Layer name -> (the column the style needs, the QML maker, a description).
 LAYER_STYLES: dict[str, tuple[str, Callable[[Sequence[str]], str], str]] = {
     "screening": ("permit", screening_qml, "Sites by permit decision, labelled with their site id"),
     "steep": ("area_sqft", steep_qml, "Land at or above the steep-slope threshold"),
     "protective_areas": ("water_class", protective_qml, "Protective areas by water class"),
     "permits": ("status", permits_qml, "Permits by status"),
+    "soil_loss": (
+        "passes",
+        soil_loss_sites_qml,
+        "Sites by the sediment-discharge standard, labelled with their site id",
+    ),
 }
 
 _CREATE = f"""CREATE TABLE IF NOT EXISTS {STYLE_TABLE} (

@@ -32,6 +32,9 @@ def main() -> None:
         def pushCommandInfo(self, info):
             self.lines.append(["command", info])
 
+        def pushWarning(self, warning):
+            self.lines.append(["warning", warning])
+
     app = QgsApplication([], False)
     app.initQgis()
     exe, args = sys.argv[1], sys.argv[2:]

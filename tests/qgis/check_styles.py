@@ -12,7 +12,14 @@ import sys
 
 
 def main() -> None:
-    from qgis.core import QgsApplication, QgsRasterLayer, QgsVectorLayer
+    from qgis.core import (
+        QgsApplication,
+        QgsExpression,
+        QgsExpressionContext,
+        QgsExpressionContextUtils,
+        QgsRasterLayer,
+        QgsVectorLayer,
+    )
 
     app = QgsApplication([], False)
     app.initQgis()
@@ -38,6 +45,13 @@ def main() -> None:
             if r is not None and r.type() == "categorizedSymbol":
                 info["attr"] = r.classAttribute()
                 info["categories"] = [[c.value(), c.label(), c.symbol().color().name()] for c in r.categories()]
+                # The class each feature falls in, as the renderer's expression gives it.
+                expression = QgsExpression(r.classAttribute())
+                context = QgsExpressionContext(QgsExpressionContextUtils.globalProjectLayerScopes(layer))
+                info["classes"] = []
+                for feature in layer.getFeatures():
+                    context.setFeature(feature)
+                    info["classes"].append(expression.evaluate(context))
             info["labels"] = bool(layer.labelsEnabled()) and layer.labeling() is not None
             if info["labels"]:
                 info["label_field"] = layer.labeling().settings().fieldName

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
@@ -145,10 +146,13 @@ def soil_loss_(
     res.windows.to_csv(windows_out, index=False)
     if not quiet:
         for r in res.sites.itertuples():
-            verdict = "passes" if r.passes else ("fails" if np.isfinite(r.discharge_tpa) else "not computed")
+            if not np.isfinite(r.discharge_tpa):
+                why = [f["message"] for f in json.loads(r.findings) if f["code"] == "soil_loss_not_computed"]
+                click.echo(f"{r.site_id:<12} {why[0] if why else 'No soil loss computed.'}")
+                continue
             click.echo(
                 f"{r.site_id:<12} discharge {r.discharge_tpa:8.2f} t/ac in window {r.governing_window} of "
-                f"{r.windows} (standard {r.standard_tpa:g}): {verdict}; "
+                f"{r.windows} (standard {r.standard_tpa:g}): {'passes' if r.passes else 'fails'}; "
                 f"{100 * r.outside_share:.1f} % outside the method"
             )
         click.echo(f"Wrote {len(res.sites)} site(s) to {output}, phases to {phases_out}, windows to {windows_out}.")

@@ -492,7 +492,8 @@ def ls_grid(
             # Strictly past: a cell whose inlet is exactly at cap - D/x is the slope's last, uncapped.
             capped[blk] = on & (a_in / (d * x_b) > max_slope_length_ft - d / x_b)
 
-        idx = np.flatnonzero(on & ~outside[blk])
+        # Past the cap is outside the method too (likely concentrated flow): not a candidate.
+        idx = np.flatnonzero(on & ~outside[blk] & ~capped[blk])
         up_area = inflow_area[blk][idx] + cell_area
         mean_up_slope = (inflow_slope[blk][idx] + cell_area * slope_on[idx]) / up_area
         length_out = np.minimum(up_area / (d * x_b[idx]), max_slope_length_ft)

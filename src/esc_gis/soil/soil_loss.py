@@ -519,13 +519,19 @@ def _site_findings(
     outside_share: NDArray[np.float64],
     disturbed_sqft: NDArray[np.float64],
     unconfirmed: list[str],
+    dem_covered: NDArray[np.float64],
 ) -> list[str]:
     """Return the findings JSON of each site, worded by the profile."""
     n, n_win = len(grids), len(wins)
+    # Cells are counted by centre, so a site wholly on the DEM can read a little under 1.
+    gap_pct = float(profile.entry("policy.soil_loss_dem_gap").value or 0)
     findings_col: list[str] = []
     for i in range(n):
         fs: list[Finding] = []
-        if grids[i] is None:
+        if not disturbed_sqft[i] > 0:
+            reason = "the site has no disturbed area (no part of the disturbed layer lies in it)"
+            fs.append(profile.finding("soil_loss_not_computed", reason=reason))
+        elif grids[i] is None:
             fs.append(
                 profile.finding(
                     "soil_loss_not_computed", reason="the disturbed area is off the DEM or smaller than a cell"
@@ -557,6 +563,16 @@ def _site_findings(
                     outside_pct=100.0 * outside_share[i],
                     max_slope_pct=tables.max_slope_pct,
                     max_slope_length_ft=tables.max_slope_length_ft,
+                )
+            )
+        covered = dem_covered[i]
+        if computed[i] and np.isfinite(covered) and 100.0 * (1.0 - covered) > gap_pct:
+            # The numbers rest on the part of the site the DEM covers: say how much is missing.
+            fs.append(
+                profile.finding(
+                    "soil_loss_dem_partial",
+                    missing_sqft=(1.0 - covered) * disturbed_sqft[i],
+                    missing_pct=100.0 * (1.0 - covered),
                 )
             )
         fs.append(profile.finding("soil_loss_not_confirmed", values="; ".join(unconfirmed)))
@@ -740,6 +756,15 @@ def soil_loss(
     ]
 
     unconfirmed = _unconfirmed(tables, schedule, r_value, r_source, ei_source, profile_r=r_annual is None)
+    # Cells of the DEM inside the disturbed area over its measured area: below 1 where the site
+    # runs off the DEM or onto nodata (approximate: cells are counted by centre); none without a
+    # disturbed area.
+    dem_covered = np.array(
+        [
+            (min(g.surface_area_sqft / a, 1.0) if g is not None else 0.0) if a > 0 else nan
+            for g, a in zip(grids, disturbed_sqft, strict=True)
+        ]
+    )
     findings_col = _site_findings(
         profile,
         tables,
@@ -753,6 +778,7 @@ def soil_loss(
         outside_share,
         disturbed_sqft,
         unconfirmed,
+        dem_covered,
     )
 
     def rep(attr: str) -> NDArray[np.float64]:
@@ -769,22 +795,20 @@ def soil_loss(
             "ls_rep": rep("representative_ls"),
             "rep_length_ft": rep("representative_length_ft"),
             "rep_slope_pct": rep("representative_slope_pct"),
-            # Cells of the DEM inside the disturbed area over its measured area: below 1 where the
-            # site runs off the DEM or onto nodata (approximate: cells are counted by centre).
-            "dem_covered_share": np.array(
-                [
-                    min(g.surface_area_sqft / a, 1.0) if g is not None and a > 0 else 0.0
-                    for g, a in zip(grids, disturbed_sqft, strict=True)
-                ]
-            ),
+            "dem_covered_share": dem_covered,
             "outside_share": outside_share,
             "outside_sqft": np.nan_to_num(outside_share) * disturbed_sqft,
             "windows": n_win,
-            "governing_window": np.where(computed, gov + 1, 0),
+            # Null where nothing was computed: a site without a number neither passes nor fails.
+            "governing_window": pd.array(
+                [int(g) + 1 if c else None for g, c in zip(gov, computed, strict=True)], dtype="Int64"
+            ),
             "soil_loss_tpa": gov_loss,
             "discharge_tpa": gov_dis,
             "standard_tpa": tables.standard_tpa,
-            "passes": passes,
+            "passes": pd.array(
+                [bool(p) if c else None for p, c in zip(passes, computed, strict=True)], dtype="boolean"
+            ),
             "findings": findings_col,
         },
         geometry=geoms,
