@@ -514,7 +514,7 @@ def test_raster_cells_are_the_hand_computed_on_a_tilted_plane(tmp_path, prof, ta
     res = soil_loss(sites(cell_box(5, 5, 15, 15)), dem, profile=prof, raster=out, **kw)
     assert res.raster == out
     # The style's classes are cut at the profile's standard (the example's 3 t/ac/yr).
-    assert 'label="3 to under 6 t/ac"' in out.with_suffix(".qml").read_text(encoding="utf-8")
+    assert 'label="over 3 to under 6 t/ac"' in out.with_suffix(".qml").read_text(encoding="utf-8")
     rc = 100 * 90 / 365 * 1.0 + 100 * 92 / 365 * 0.01  # sum of R_period x C over the window
     rce = 100 * 90 / 365 * 1.0 * (1 - 0.8) + 100 * 92 / 365 * 0.01  # ... x (1 - efficiency)
     with rasterio.open(out) as src, rasterio.open(dem) as d:

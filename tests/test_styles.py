@@ -8,6 +8,7 @@ renderer QGIS built from them.
 from __future__ import annotations
 
 import json
+import math
 import os
 import sqlite3
 import subprocess
@@ -431,3 +432,11 @@ def _style_names(path):
         return conn.execute(
             "SELECT f_table_name, styleName, description, styleQML, useAsDefault FROM layer_styles"
         ).fetchall()
+
+
+def test_the_soil_loss_raster_classes_put_the_standard_with_those_that_meet_it():
+    # "No more than" the standard meets it (§ 540-7B(3)(b)): a cell at 5 t/ac is green, just over is not.
+    classes = styles._soil_loss_classes(5.0)
+    first_at = next(label for upper, label, _ in classes if upper >= 5.0)
+    first_over = next(label for upper, label, _ in classes if upper >= math.nextafter(5.0, math.inf))
+    assert (first_at, first_over) == ("2.5 to 5 t/ac", "over 5 to under 10 t/ac")

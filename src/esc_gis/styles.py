@@ -639,15 +639,16 @@ def write_slope_qml(path: str | os.PathLike[str], steep_pct: float) -> Path:
 def _soil_loss_classes(standard_tpa: float) -> list[tuple[float, str, str]]:
     """(upper value, label, colour) of the soil-loss raster's classes, cut at fractions and multiples of the standard.
 
-    As for the slope classes, a cell exactly at a break falls in the class above.
+    As for the slope classes, a cell exactly at a break falls in the class above, except at the
+    standard itself: "no more than" the standard meets it, so a cell at it is in the class below.
     """
     t = standard_tpa
     below = math.nextafter
     return [
         (below(t / 4, -math.inf), f"under {t / 4:g} t/ac", "#ffffcc"),
         (below(t / 2, -math.inf), f"{t / 4:g} to under {t / 2:g} t/ac", "#c2e699"),
-        (below(t, -math.inf), f"{t / 2:g} to under {t:g} t/ac", "#78c679"),
-        (below(2 * t, -math.inf), f"{t:g} to under {2 * t:g} t/ac", "#fd8d3c"),
+        (t, f"{t / 2:g} to {t:g} t/ac", "#78c679"),
+        (below(2 * t, -math.inf), f"over {t:g} to under {2 * t:g} t/ac", "#fd8d3c"),
         (math.inf, f"{2 * t:g} t/ac or more", "#bd0026"),
     ]
 
