@@ -121,10 +121,11 @@ class Problem:
     site_id: str | None = None
 
     def __str__(self) -> str:
-        where = "layer" if self.row is None else f"row {self.row}"
+        # A problem with a whole input (a layer, a file, an option) names the input alone.
+        where = "" if self.row is None else f", row {self.row}"
         if self.site_id is not None:
             where += f" (id {self.site_id!r})"
-        text = f"{self.source}, {where}: {self.message}"
+        text = f"{self.source}{where}: {self.message}"
         if self.fix:
             text += f" Fix: {self.fix}"
         return text

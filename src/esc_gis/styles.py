@@ -661,7 +661,7 @@ def soil_loss_qml(standard_tpa: float) -> str:
 
     Examples
     --------
-    >>> 'label="5 to under 10 t/ac"' in soil_loss_qml(5.0)
+    >>> 'label="over 5 to under 10 t/ac"' in soil_loss_qml(5.0)
     True
     """
     return _discrete_raster_qml(_soil_loss_classes(standard_tpa), 4 * standard_tpa, precision=2)
