@@ -194,17 +194,7 @@ def test_a_version_5_registry_migrates_and_takes_amendments(target: str, layer_s
         m.setattr(backend, "SCHEMA_VERSION", 5)
         assert init_registry(target, layers=layer_set) == [1, 2, 3, 4, 5]
         with open_registry(target, layers=layer_set) as r:
-            n = r.add(
-                Application(
-                    "1 Old St",
-                    date(2026, 11, 2),
-                    square_sqft(100, 100, 5000.0),
-                    CRS,
-                    status="active",
-                    issued_on=date(2026, 11, 3),
-                    started_at=datetime(2026, 11, 4, 8, tzinfo=UTC),
-                )
-            )
+            n = add_active(r, address="1 Old St", started=datetime(2026, 11, 4, 8, tzinfo=UTC))
     with pytest.raises(RegistryError, match=r"schema version 5.*permits init"):
         open_registry(target, layers=layer_set)
     assert run_permits("init", target, "--layers", str(layers_path)).exit_code == 0

@@ -19,7 +19,7 @@ from esc_gis.registry import Application, init_registry, open_registry
 from esc_gis.registry.calendar import OfficeCalendar
 from esc_gis.registry.store import Registry
 
-from .conftest import CRS, square_sqft
+from .conftest import CRS, add_active, square_sqft
 from .public_outputs import assert_hidden, public_outputs, run_permits
 
 UTC = timezone.utc
@@ -410,17 +410,7 @@ def test_a_version_6_registry_migrates_and_its_appeals_keep_the_earlier_reading(
         m.setattr(backend, "SCHEMA_VERSION", 6)
         assert init_registry(target, layers=layer_set) == [1, 2, 3, 4, 5, 6]
         with open_registry(target, layers=layer_set, calendar=CAL) as r:
-            n = r.add(
-                Application(
-                    "1 Old St",
-                    date(2026, 11, 2),
-                    square_sqft(100, 100, 5000.0),
-                    CRS,
-                    status="active",
-                    issued_on=date(2026, 11, 3),
-                    started_at=STARTED,
-                )
-            )
+            n = add_active(r, address="1 Old St", started=STARTED)
             r.transition(n, "stop_work", on=date(2026, 11, 20), reasons="posted", who="ed")
             b = r.backend
             with b.write() as cur:  # the row as that esc_gis wrote it: no kind

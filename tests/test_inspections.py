@@ -22,14 +22,14 @@ from click.testing import CliRunner
 from esc_gis.cli.main import cli
 from esc_gis.errors import RegistryError, ValidationError
 from esc_gis.profile import load_profile
-from esc_gis.registry import Application, init_registry, open_registry
+from esc_gis.registry import init_registry, open_registry
 from esc_gis.registry.agenda import agenda
 from esc_gis.registry.calendar import OfficeCalendar
 from esc_gis.registry.deadlines import repair_due
 from esc_gis.registry.inspections import InspectionReport
 from esc_gis.registry.store import Registry
 
-from .conftest import CRS, K, square_sqft
+from .conftest import K, add_active
 from .public_outputs import assert_hidden, public_outputs, run_permits
 
 UTC = timezone.utc
@@ -245,17 +245,7 @@ def test_a_photo_whose_bytes_changed_is_refused(tmp_path: Path, layer_set) -> No
     photo = tmp_path / "p.png"
     photo.write_bytes(tiny_png())
     with open_registry(target, layers=layer_set) as reg:
-        n = reg.add(
-            Application(
-                "1 A St",
-                date(2026, 11, 2),
-                square_sqft(100, 100, 5000.0),
-                CRS,
-                status="active",
-                issued_on=date(2026, 11, 3),
-                started_at=STARTED,
-            )
-        )
+        n = add_active(reg, address="1 A St", started=STARTED)
         pid = reg.inspect(n, report(photos=[photo])).photos[0].id
     con = sqlite3.connect(target)  # tampering behind the registry's back (the triggers stop UPDATE)
     con.execute("DROP TRIGGER inspection_photos_no_update")
@@ -279,17 +269,7 @@ def test_a_version_2_registry_migrates_and_takes_inspections(target: str, layer_
         m.setattr(Registry, "_select_letters_of_credit", lambda self, cur, by_number: None)  # that esc_gis read none
         assert init_registry(target, layers=layer_set) == [1, 2]
         with open_registry(target, layers=layer_set) as r:
-            n = r.add(
-                Application(
-                    "1 A St",
-                    date(2026, 11, 2),
-                    square_sqft(100, 100, 5000.0),
-                    CRS,
-                    status="active",
-                    issued_on=date(2026, 11, 3),
-                    started_at=STARTED,
-                )
-            )
+            n = add_active(r, address="1 A St", started=STARTED)
             r.update(n, inspected_on=date(2026, 11, 11))
     with pytest.raises(RegistryError, match=r"schema version 2.*permits init"):
         open_registry(target, layers=layer_set)
@@ -305,17 +285,7 @@ def test_a_geopackage_lists_inspections_as_a_point_layer(tmp_path: Path, layer_s
     target = tmp_path / "permits.gpkg"
     init_registry(target, layers=layer_set)
     with open_registry(target, layers=layer_set) as reg:
-        n = reg.add(
-            Application(
-                "1 A St",
-                date(2026, 11, 2),
-                square_sqft(100, 100, 5000.0),
-                CRS,
-                status="active",
-                issued_on=date(2026, 11, 3),
-                started_at=STARTED,
-            )
-        )
+        n = add_active(reg, address="1 A St", started=STARTED)
         reg.inspect(n, report(location=reg.get(n).site.centroid))
     layer = gpd.read_file(target, layer="inspections")
     assert len(layer) == 1 and layer.geometry.iloc[0].geom_type == "Point" and layer.crs == reg.crs

@@ -23,7 +23,7 @@ from esc_gis.registry.agenda import permit_dues
 from esc_gis.registry.calendar import OfficeCalendar
 from esc_gis.registry.inspections import InspectionReport
 
-from .conftest import CRS, square_sqft
+from .conftest import CRS, add_active, square_sqft
 
 UTC = timezone.utc
 CHICAGO = ZoneInfo("America/Chicago")
@@ -78,17 +78,7 @@ def reg(target: str, layer_set, tokyo_server):
 def test_work_begun_in_the_evening_counts_from_the_village_day(reg) -> None:
     # 20:00 on Monday 9 November in Winneconne is Tuesday already in UTC and in Tokyo.
     evening = datetime(2026, 11, 9, 20, 0)
-    number = reg.add(
-        Application(
-            "1 Clock St",
-            date(2026, 11, 2),
-            square_sqft(100, 100, 5000.0),
-            CRS,
-            status="active",
-            issued_on=date(2026, 11, 3),
-            started_at=evening,
-        )
-    )
+    number = add_active(reg, address="1 Clock St", started=evening)
     p = reg.get(number)
     assert p.started_at == datetime(2026, 11, 10, 2, 0, tzinfo=UTC)
     weekly = [
@@ -100,17 +90,7 @@ def test_work_begun_in_the_evening_counts_from_the_village_day(reg) -> None:
 
 
 def test_an_evening_inspection_is_recorded_on_its_village_day(reg) -> None:
-    number = reg.add(
-        Application(
-            "2 Clock St",
-            date(2026, 11, 2),
-            square_sqft(300, 100, 5000.0),
-            CRS,
-            status="active",
-            issued_on=date(2026, 11, 3),
-            started_at=datetime(2026, 11, 9, 8, 0),
-        )
-    )
+    number = add_active(reg, x=300, address="2 Clock St", started=datetime(2026, 11, 9, 8, 0))
     # Typed as the inspector read their watch: 21:00 on Friday the 27th.
     reg.inspect(
         number,
@@ -171,12 +151,8 @@ def test_permits_due_shows_times_on_the_village_clock(reg, target: str, layers_p
     from .public_outputs import run_permits
 
     lay = ["--layers", str(layers_path)]
-    r = reg
-    number = r.add(
-        Application("4 Clock St", date(2026, 11, 2), square_sqft(700, 100, 5000.0), CRS,
-                    status="active", issued_on=date(2026, 11, 3), started_at=datetime(2026, 11, 9, 8, 0))
-    )  # fmt: skip
-    r.inspect(number, InspectionReport(datetime(2026, 11, 27, 21, 0), "Pat", "fence down", deficiencies=["fence"]))
+    number = add_active(reg, x=700, address="4 Clock St", started=datetime(2026, 11, 9, 8, 0))
+    reg.inspect(number, InspectionReport(datetime(2026, 11, 27, 21, 0), "Pat", "fence down", deficiencies=["fence"]))
     out = run_permits("due", target, "--on", "2026-11-28", "--within", "3", *lay).output
     # The repair: 24 hours after 21:00 on the 27th, Village time (03:00 UTC on the 29th).
     assert "2026-11-28 21:00 CST" in out and "of the inspection at 2026-11-27 21:00 CST" in out, out

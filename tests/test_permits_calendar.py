@@ -23,7 +23,7 @@ from esc_gis.profile import load_profile
 from esc_gis.registry.agenda import DueItem
 from esc_gis.registry.ical import deadline_calendar, event_uid
 
-from .conftest import CRS, square_sqft
+from .conftest import CRS, add_active, square_sqft
 
 #: Planted personal data and office notes: none may reach the feed.
 PRIVATE = (
@@ -243,17 +243,9 @@ def test_the_feed_carries_every_kind_of_deadline(target: str, layer_set, layers_
     with open_registry(target, layers=layer_set, calendar=OfficeCalendar(holidays=frozenset())) as reg:
         reg.add(Application("1 Review St", date(2026, 11, 16), square_sqft(100, 100, 5000.0), CRS))  # decision due
         reg.add(Application("2 Late St", date(2026, 10, 1), square_sqft(400, 100, 5000.0), CRS))  # deemed approved
-        n = reg.add(
-            Application(
-                "3 Work St",
-                date(2026, 11, 2),
-                square_sqft(700, 100, 5000.0),
-                CRS,
-                status="active",
-                issued_on=date(2026, 11, 3),
-                started_at=datetime(2026, 11, 27, 8, 0, tzinfo=utc),  # no notice of start yet
-            )
-        )
+        n = add_active(
+            reg, x=700, address="3 Work St", started=datetime(2026, 11, 27, 8, 0, tzinfo=utc)
+        )  # no notice of start yet
         reg.update(n, stockpile_since=date(2026, 11, 27), work_stopped_on=date(2026, 11, 28))
         reg.inspect(
             n,
@@ -304,24 +296,14 @@ def test_the_feed_carries_every_kind_of_deadline(target: str, layer_set, layers_
 
 def test_repairs_of_two_inspections_due_at_one_time_are_two_events(target: str, layer_set) -> None:
     """Found at 10:00 and notified at 12:00, and found at 12:00: both due 12:00 the next day."""
-    from esc_gis.registry import Application, init_registry, open_registry
+    from esc_gis.registry import init_registry, open_registry
     from esc_gis.registry.agenda import agenda
     from esc_gis.registry.inspections import InspectionReport
 
     utc = timezone.utc
     init_registry(target, layers=layer_set)
     with open_registry(target, layers=layer_set) as reg:
-        n = reg.add(
-            Application(
-                "3 Work St",
-                date(2026, 11, 2),
-                square_sqft(700, 100, 5000.0),
-                CRS,
-                status="active",
-                issued_on=date(2026, 11, 3),
-                started_at=datetime(2026, 11, 9, 8, 0, tzinfo=utc),
-            )
-        )
+        n = add_active(reg, x=700, address="3 Work St", started=datetime(2026, 11, 9, 8, 0, tzinfo=utc))
         at = datetime(2026, 11, 27, 10, 0, tzinfo=utc)
         noon = datetime(2026, 11, 27, 12, 0, tzinfo=utc)
         reg.inspect(n, InspectionReport(at, "Pat", "a", deficiencies=("fence",), notified_at=noon))

@@ -64,6 +64,11 @@ def plane_dem(path: Path, slope_pct: float, rows: int = 30, cols: int = 30) -> P
     return path
 
 
+def plane_kw(schedule) -> dict:
+    """The inputs every plane test shares: a schedule, uniform erosivity, R 100, K 0.3, elevations in US feet."""
+    return {"schedule": schedule, "ei_daily": UNIFORM, "r_annual": 100.0, "k": 0.3, "z_unit": "us_ft"}
+
+
 def cell_box(c0: int, r0: int, c1: int, r1: int) -> shapely.Polygon:
     """A box on cell edges: columns c0..c1, rows r0..r1 (exclusive ends)."""
     return shapely.box(X0 + c0 * CELL, Y0 - r1 * CELL, X0 + c1 * CELL, Y0 - r0 * CELL)
@@ -227,17 +232,7 @@ def test_k_out_of_range_and_missing_field_are_refused_with_the_fix():
 def test_two_phase_soil_loss_on_a_tilted_plane_is_the_hand_computed(tmp_path, prof, tables):
     dem = plane_dem(tmp_path / "dem.tif", 10.0)
     site = cell_box(5, 5, 15, 15)  # 10 x 10 cells: 100 ft down the slope
-    res = soil_loss(
-        sites(site),
-        dem,
-        schedule=two_phases(tables),
-        profile=prof,
-        ei_daily=UNIFORM,
-        r_annual=100.0,
-        k=0.3,
-        z_unit="us_ft",
-        id_field="site",
-    )
+    res = soil_loss(sites(site), dem, profile=prof, **plane_kw(two_phases(tables)), id_field="site")
     ls = hand_ls(100.0, 10.0)  # LS ≈ 1.30
     a1 = 100 * 90 / 365 * 0.3 * ls * 1.0  # 90 days bare
     a2 = 100 * 92 / 365 * 0.3 * ls * 0.01  # 92 days seeded
@@ -259,16 +254,7 @@ def test_two_phase_soil_loss_on_a_tilted_plane_is_the_hand_computed(tmp_path, pr
 
 def test_steep_area_is_outside_the_method_and_reported(tmp_path, prof, tables):
     dem = plane_dem(tmp_path / "dem.tif", 40.0)
-    res = soil_loss(
-        sites(cell_box(5, 5, 15, 15)),
-        dem,
-        schedule=two_phases(tables),
-        profile=prof,
-        ei_daily=UNIFORM,
-        r_annual=100.0,
-        k=0.3,
-        z_unit="us_ft",
-    )
+    res = soil_loss(sites(cell_box(5, 5, 15, 15)), dem, profile=prof, **plane_kw(two_phases(tables)))
     row = res.sites.iloc[0]
     # No number: it neither passes nor fails (null), and has no governing window.
     assert row["outside_share"] == 1.0 and pd.isna(row["passes"]) and math.isnan(row["discharge_tpa"])
@@ -288,7 +274,7 @@ def _profile_with_standard(tmp_path: Path, value: float) -> Path:
 
 def test_pass_and_fail_exactly_at_the_standard(tmp_path, prof, tables):
     dem = plane_dem(tmp_path / "dem.tif", 10.0)
-    kw = {"schedule": two_phases(tables), "ei_daily": UNIFORM, "r_annual": 100.0, "k": 0.3, "z_unit": "us_ft"}
+    kw = plane_kw(two_phases(tables))
     got = soil_loss(sites(cell_box(5, 5, 15, 15)), dem, profile=prof, **kw).sites.iloc[0]["discharge_tpa"]
     at = load_profile(_profile_with_standard(tmp_path, float(got)))
     below = load_profile(_profile_with_standard(tmp_path, float(np.nextafter(got, 0))))
@@ -301,16 +287,7 @@ def test_pass_and_fail_exactly_at_the_standard(tmp_path, prof, tables):
 
 def test_findings_carry_section_and_basis_from_the_profile(tmp_path, prof, tables):
     dem = plane_dem(tmp_path / "dem.tif", 10.0)
-    res = soil_loss(
-        sites(cell_box(5, 5, 15, 15)),
-        dem,
-        schedule=two_phases(tables),
-        profile=prof,
-        ei_daily=UNIFORM,
-        r_annual=100.0,
-        k=0.3,
-        z_unit="us_ft",
-    )
+    res = soil_loss(sites(cell_box(5, 5, 15, 15)), dem, profile=prof, **plane_kw(two_phases(tables)))
     found = {f["code"]: f for f in json.loads(res.sites.iloc[0]["findings"])}
     assert found["soil_loss_meets"]["section"] == "§ 23-7B(3)(b)[1]; WDNR EGAD 3800-2017-03"
     assert found["soil_loss_meets"]["basis"] == "technical_standard"
@@ -364,16 +341,7 @@ def test_a_14_month_schedule_sums_each_window(tmp_path, prof, tables):
         {"phase": "b", "start": "2027-11-01", "end": "2028-05-31", "cover": "sod", "practices": ""},
     ]
     sched = validate_schedule(rows, tables.covers, tables.practices)
-    res = soil_loss(
-        sites(cell_box(5, 5, 15, 15)),
-        dem,
-        schedule=sched,
-        profile=prof,
-        ei_daily=UNIFORM,
-        r_annual=100.0,
-        k=0.3,
-        z_unit="us_ft",
-    )
+    res = soil_loss(sites(cell_box(5, 5, 15, 15)), dem, profile=prof, **plane_kw(sched))
     base = 100 / 365 * 0.3 * hand_ls(100.0, 10.0)
     w1 = base * (214 * 1.0 + 152 * 0.01)  # Apr-Oct bare, Nov-Mar sod (2027-11-01..2028-03-31: 152 days)
     w2 = base * 61 * 0.01  # Apr-May 2028 sod
@@ -509,7 +477,7 @@ def test_raster_cells_are_the_hand_computed_on_a_tilted_plane(tmp_path, prof, ta
     from esc_gis.terrain.slope import NODATA
 
     dem = plane_dem(tmp_path / "dem.tif", 10.0)
-    kw = {"schedule": two_phases(tables), "ei_daily": UNIFORM, "r_annual": 100.0, "k": 0.3, "z_unit": "us_ft"}
+    kw = plane_kw(two_phases(tables))
     out = tmp_path / "cells.tif"
     res = soil_loss(sites(cell_box(5, 5, 15, 15)), dem, profile=prof, raster=out, **kw)
     assert res.raster == out
@@ -556,7 +524,7 @@ def test_raster_marks_cells_outside_the_method_and_leaves_them_without_a_value(t
 
     dem = plane_dem(tmp_path / "dem.tif", 40.0)
     out = tmp_path / "steep.tif"
-    kw = {"schedule": two_phases(tables), "ei_daily": UNIFORM, "r_annual": 100.0, "k": 0.3, "z_unit": "us_ft"}
+    kw = plane_kw(two_phases(tables))
     soil_loss(sites(cell_box(5, 5, 15, 15)), dem, profile=prof, raster=out, **kw)
     with rasterio.open(out) as src:
         discharge, loss, cls = src.read()
@@ -568,7 +536,7 @@ def test_raster_marks_cells_outside_the_method_and_leaves_them_without_a_value(t
 
 def test_a_site_without_disturbance_or_half_off_the_dem_says_so(tmp_path, tables):
     dem = plane_dem(tmp_path / "dem.tif", 10.0)
-    kw = {"schedule": two_phases(tables), "ei_daily": UNIFORM, "r_annual": 100.0, "k": 0.3, "z_unit": "us_ft"}
+    kw = plane_kw(two_phases(tables))
     prof = load_profile(EXAMPLE)
     # Site b has no part of the disturbed layer in it (what `--disturbed` leaves of it is empty);
     # site c hangs half off the DEM's west edge.
@@ -596,7 +564,7 @@ def test_raster_class_2_marks_slope_lengths_at_the_cap(tmp_path, tables):
     prof = load_profile(tmp_path / "p.toml")
     dem = plane_dem(tmp_path / "dem.tif", 10.0)
     out = tmp_path / "capped.tif"
-    kw = {"schedule": two_phases(tables), "ei_daily": UNIFORM, "r_annual": 100.0, "k": 0.3, "z_unit": "us_ft"}
+    kw = plane_kw(two_phases(tables))
     soil_loss(sites(cell_box(5, 5, 15, 15)), dem, profile=prof, raster=out, **kw)
     with rasterio.open(out) as src:
         _, loss, cls = src.read()
