@@ -12,11 +12,8 @@ import math
 from pathlib import Path
 
 import geopandas as gpd
-import numpy as np
 import pytest
-import rasterio
 import shapely
-from rasterio.transform import from_origin
 
 from esc_gis.errors import LayerSetError
 from esc_gis.layers import LayerSet, load_layers
@@ -24,10 +21,10 @@ from esc_gis.profile import load_profile
 from esc_gis.screening import run_findings, screen
 from esc_gis.terrain.dem import open_dem
 
+# The plane, the grid and the boxes on its cells are soil loss's own (one DEM for both tests).
+from .test_soil_loss import CRS, cell_box, plane_dem
+
 EXAMPLE = Path(__file__).parent / "profiles" / "example.toml"
-CRS = "EPSG:7594"
-X0, Y0 = 800_000.0, 500_000.0
-CELL = 10.0
 R_BLOCK = '[soil_loss.r_annual]\nstatus = "not_confirmed"\n'
 
 
@@ -37,28 +34,6 @@ def hand_ls(length_ft: float, slope_pct: float) -> float:
     beta = (sin / 0.0896) / (3 * sin**0.8 + 0.56)
     m = beta / (1 + beta)
     return (length_ft / 72.6) ** m * (16.8 * sin - 0.50)
-
-
-def plane_dem(path: Path, slope_pct: float = 10.0, n: int = 30) -> Path:
-    z = 500.0 - (np.arange(n) * CELL * slope_pct / 100.0)[:, None] * np.ones((1, n))
-    with rasterio.open(
-        path,
-        "w",
-        driver="GTiff",
-        width=n,
-        height=n,
-        count=1,
-        dtype="float32",
-        crs=CRS,
-        transform=from_origin(X0, Y0, CELL, CELL),
-        nodata=-9999,
-    ) as dst:
-        dst.write(z.astype("float32"), 1)
-    return path
-
-
-def cell_box(c0: int, r0: int, c1: int, r1: int) -> shapely.Polygon:
-    return shapely.box(X0 + c0 * CELL, Y0 - r1 * CELL, X0 + c1 * CELL, Y0 - r0 * CELL)
 
 
 def profile_with_r(tmp_path: Path, r: float = 100.0):

@@ -45,7 +45,7 @@ def hand_ls(length_ft: float, slope_pct: float) -> float:
     return (length_ft / 72.6) ** m * s
 
 
-def plane_dem(path: Path, slope_pct: float, rows: int = 30, cols: int = 30) -> Path:
+def plane_dem(path: Path, slope_pct: float = 10.0, rows: int = 30, cols: int = 30) -> Path:
     """A plane falling southward (down the rows) by slope_pct, elevations in US feet."""
     z = 500.0 - (np.arange(rows) * CELL * slope_pct / 100.0)[:, None] * np.ones((1, cols))
     with rasterio.open(
