@@ -192,6 +192,8 @@ def reg(target: str, layer_set):
     init_registry(target, layers=layer_set)
     with open_registry(target, layers=layer_set, calendar=OfficeCalendar(holidays=frozenset())) as r:
         yield r
+        # After every scenario, the tables people open equal the history's fold (issue 23).
+        assert [str(d) for d in r.verify()] == []
 
 
 def add_active(reg, *, x: float = 100, address: str = "100 Test St", started: datetime = STARTED) -> str:

@@ -190,12 +190,14 @@ def test_a_version_4_registry_migrates_and_takes_fees(target: str, layer_set, mo
         m.setattr(backend, "MIGRATIONS", schema.MIGRATIONS[:4])
         m.setattr(Registry, "_select_letters_of_credit", lambda self, cur, by_number: None)  # that esc_gis read none
         m.setattr(backend, "SCHEMA_VERSION", 4)
+        m.setattr(Registry, "_append", lambda self, cur, e: e)  # that esc_gis wrote no history
+        m.setattr(Registry, "_select_states", lambda self, cur, by_number: None)  # nor read one
         assert init_registry(target, layers=layer_set) == [1, 2, 3, 4]
         with open_registry(target, layers=layer_set) as r:
             n = r.add(Application("1 Old St", date(2026, 11, 2), square_sqft(100, 100, 5000.0), CRS))
     with pytest.raises(RegistryError, match=r"schema version 4.*permits init"):
         open_registry(target, layers=layer_set)
-    assert init_registry(target, layers=layer_set) == [5, 6, 7]
+    assert init_registry(target, layers=layer_set) == [5, 6, 7, 8]
     with open_registry(target, layers=layer_set) as r:
         r.record_fee(n, kind="application", amount=1.0, paid_on=date(2026, 11, 2), receipt="R-1")
         assert r.transition(n, "under_review", on=date(2026, 11, 3)).status == "under_review"

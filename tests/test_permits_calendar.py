@@ -90,6 +90,10 @@ def registry(target: str, layers_path: Path, tmp_path: Path) -> str:
     lay = ["--layers", str(layers_path)]
     assert _run("init", target, *lay).exit_code == 0
     assert _run("import", target, str(layer), *lay).exit_code == 0
+    # Complete with its fee (§ 540-8B): the decision's 20 business days run from then.
+    r = _run("fee", target, "ESC-2026-0002", "--kind", "application", "--amount", "10", "--paid-on", "2026-11-02",
+             "--receipt", "R-2", *lay)  # fmt: skip
+    assert r.exit_code == 0, r.output
     r = _run("update", target, "ESC-2026-0003", "--inspected", "2026-11-27", "--work-stopped", "2026-11-20", *lay)
     assert r.exit_code == 0, r.output
     r = _run("transition", target, "ESC-2026-0003", "stop_work", "--on", "2026-11-21", "--reasons", PRIVATE[-1], *lay)
@@ -241,8 +245,11 @@ def test_the_feed_carries_every_kind_of_deadline(target: str, layer_set, layers_
     utc = timezone.utc
     init_registry(target, layers=layer_set)
     with open_registry(target, layers=layer_set, calendar=OfficeCalendar(holidays=frozenset())) as reg:
-        reg.add(Application("1 Review St", date(2026, 11, 16), square_sqft(100, 100, 5000.0), CRS))  # decision due
-        reg.add(Application("2 Late St", date(2026, 10, 1), square_sqft(400, 100, 5000.0), CRS))  # deemed approved
+        review = reg.add(Application("1 Review St", date(2026, 11, 16), square_sqft(100, 100, 5000.0), CRS))
+        late = reg.add(Application("2 Late St", date(2026, 10, 1), square_sqft(400, 100, 5000.0), CRS))
+        # Each complete with its fee, the day it was received: decision due, and deemed approved.
+        for number, day in ((review, date(2026, 11, 16)), (late, date(2026, 10, 1))):
+            reg.record_fee(number, kind="application", amount=10.0, paid_on=day, receipt=f"R-{number}")
         n = add_active(
             reg, x=700, address="3 Work St", started=datetime(2026, 11, 27, 8, 0, tzinfo=utc)
         )  # no notice of start yet

@@ -21,6 +21,8 @@ from esc_gis.maps.public import public_permit_map
 from esc_gis.profile import load_profile
 from esc_gis.registry.agenda import agenda, read_rain_csv
 from esc_gis.registry.calendar import OfficeCalendar
+from esc_gis.registry.domain.events import HistoryEvent
+from esc_gis.registry.domain.fold import fold
 from esc_gis.registry.records import Event, Permit
 
 from .browser import chromium_page, real_errors
@@ -292,6 +294,14 @@ def test_agenda_rain_inspections_stabilization_and_deemed_approval(tmp_path: Pat
         expires_on=None,
         started_at=None,
     )
+    # Its history: received and its fee paid the same day, so the decision clock runs from 2026-11-02.
+    t = datetime(2026, 11, 2, tzinfo=timezone.utc)
+    waiting.state = fold([
+        HistoryEvent("P2", "received", t, "c", on=date(2026, 11, 2), data={"to": "application_received"}),
+        HistoryEvent("P2", "fee_paid", t, "c", on=date(2026, 11, 2),
+                     data={"fee_kind": "application", "amount": 1.0, "receipt": "R"}),
+        HistoryEvent("P2", "under_review", t, "c", on=date(2026, 11, 2), data={"to": "under_review"}),
+    ])  # fmt: skip
     items = agenda(
         [working, waiting],
         on=date(2026, 12, 3),

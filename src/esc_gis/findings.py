@@ -100,6 +100,7 @@ REGISTRY: dict[str, tuple[str, ...]] = {
     "decision_due_after_information": (),
     "deemed_approved": ("due",),
     "deemed_approval_too_early": ("day", "due"),
+    "deemed_approval_not_complete": ("fee",),
     "permit_expires": (),
     "extension_too_long": ("days",),
     "start_notice": (),

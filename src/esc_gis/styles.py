@@ -266,6 +266,11 @@ LAYER_DESCRIPTIONS: dict[str, tuple[str, str]] = {
         "triggered it and the written permission before it took effect, and the office's notices "
         "of changes needed. Append-only. Only the current version's date is public.",
     ),
+    "history": (
+        "Typed history",
+        "Every fact the office recorded, one typed event a row, in each permit's (or case's) order: "
+        "the one record every other table is rebuilt from. Append-only. Private.",
+    ),
 }
 
 

@@ -1278,6 +1278,7 @@ def amendments_(registry: str, number: str | None, layers_path: str | None) -> N
 # The office's printed and exported records (reports, the summary, the inspections' archive)
 # live in their own module; they join the group here.
 from esc_gis.cli.permits_report import export_inspections, report, summary  # noqa: E402
+from esc_gis.cli.permits_verify import verify  # noqa: E402
 
-for _command in (report, summary, export_inspections):
+for _command in (report, summary, export_inspections, verify):
     permits.add_command(_command)

@@ -144,9 +144,18 @@ class Amending(RegistryBase):
                     f"{description.strip()}; written permission {permission_on} by {permission_by}, "
                     f"effective {effective_on}{answers}"
                 )
-            self._insert_version(cur, values)
+            version_id = self._insert_version(cur, values)
             kind = "plan_original" if trigger == ORIGINAL else "plan_amendment"
-            self._event(cur, permit_number, Event(now, who, kind, None, None, effective_on or plan_date, None, detail))
+            self._event(
+                cur,
+                permit_number,
+                Event(now, who, kind, None, None, effective_on or plan_date, None, detail),
+                version=version,
+                version_id=version_id,
+                trigger=trigger,
+                notice_id=notice,
+                plan_sha256=digest,
+            )
         return next(v for v in self.plan_versions(permit_number) if v.version == version)
 
     def notify_amendment(
@@ -215,7 +224,11 @@ class Amending(RegistryBase):
             self._locked(cur, permit_number)
             new_id = self._insert_version(cur, values)
             self._event(
-                cur, permit_number, Event(now, who, "plan_notice", None, None, notified_on, None, f"#{new_id} {detail}")
+                cur,
+                permit_number,
+                Event(now, who, "plan_notice", None, None, notified_on, None, f"#{new_id} {detail}"),
+                notice_id=new_id,
+                trigger=trigger,
             )
         return next(v for v in self.plan_versions(permit_number) if v.id == new_id)
 

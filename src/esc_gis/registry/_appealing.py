@@ -5,6 +5,7 @@ from __future__ import annotations
 __all__ = ["Appealing"]
 
 from datetime import date
+from typing import Any
 
 from esc_gis.errors import (
     Problem,
@@ -17,6 +18,7 @@ from esc_gis.registry._enforcing import Enforcing
 from esc_gis.registry._numbering import next_number
 from esc_gis.registry.appeals import Appeal, AppealDecision, AppealedKind, appeal_terms, appealed_kinds
 from esc_gis.registry.backend import now_utc, rows
+from esc_gis.registry.domain.events import HistoryEvent
 from esc_gis.registry.lifecycle import BACK, check_back
 from esc_gis.registry.records import Event
 
@@ -111,9 +113,12 @@ class Appealing(Enforcing):
                     kind,
                 ),
             )
+            detail = f"appeal {appeal_id} of a {str(kind).replace('_', ' ')} filed ({appellant_kind})"
+            facts: dict[str, Any] = {"appeal_id": appeal_id, "appealed_kind": kind, "case_id": case_id or None}
             if permit_number:
-                detail = f"appeal {appeal_id} of a {str(kind).replace('_', ' ')} filed ({appellant_kind})"
-                self._event(cur, permit_number, Event(now, who, "appeal", None, None, on, None, detail))
+                self._event(cur, permit_number, Event(now, who, "appeal", None, None, on, None, detail), **facts)
+            else:  # a case without a permit: the case's own stream
+                self._append(cur, HistoryEvent(str(case_id), "appeal_filed", now, who, on=on, why=detail, data=facts))
         return self.appeals(appeal_id=appeal_id)[0]
 
     def _kind_problems(self, kind: str | None, kinds: dict[str, AppealedKind]) -> list[tuple[str, str]]:
@@ -194,12 +199,35 @@ class Appealing(Enforcing):
                     reasons = f"appeal {appeal_id} reversed by {body}"
                     before = check_back(p.status, move, p.previous_status, reasons=reasons, needs=self.written_reasons)
                     self._set(cur, p.permit_number, {"status": before})
-                    self._event(cur, p.permit_number, Event(now, who, move, p.status, before, on, None, reasons))
+                    self._event(
+                        cur,
+                        p.permit_number,
+                        Event(now, who, move, p.status, before, on, None, reasons),
+                        appeal_id=appeal_id,
+                    )
                     effect = f"permit {p.status} -> {before}"
+            facts: dict[str, Any] = {"appeal_id": appeal_id, "outcome": outcome, "body": body}
+            if a.permit_number:
                 detail = f"appeal {appeal_id}: {outcome} by {body}; {effect}"
-                self._event(cur, p.permit_number, Event(now, who, "appeal_decision", None, None, on, None, detail))
+                self._event(
+                    cur, a.permit_number, Event(now, who, "appeal_decision", None, None, on, None, detail), **facts
+                )
+            else:
+                detail = f"appeal {appeal_id}: {outcome} by {body}"
+                self._append(
+                    cur, HistoryEvent(str(a.case_id), "appeal_decided", now, who, on=on, why=detail, data=facts)
+                )
             if retract_case:
-                self._case_event(cur, str(a.case_id), "retraction", on, who, now, detail=f"appeal {appeal_id} reversed")
+                self._case_event(
+                    cur,
+                    str(a.case_id),
+                    "retraction",
+                    on,
+                    who,
+                    now,
+                    detail=f"appeal {appeal_id} reversed",
+                    stream=None if a.permit_number else str(a.case_id),
+                )
                 effect += "; case order retracted"
             cur.execute(
                 "INSERT INTO appeal_decisions (appeal_id, decided_on, body, outcome, conditions, effect, recorded_by, "

@@ -26,6 +26,7 @@ from pyproj import CRS
 from esc_gis.errors import (
     PermitNotFoundError,
     Problem,
+    RegistryError,
     ValidationError,
 )
 from esc_gis.layers import LayerSet
@@ -33,6 +34,9 @@ from esc_gis.profile import Profile
 from esc_gis.registry.backend import Backend, now_utc, rows
 from esc_gis.registry.calendar import OfficeCalendar
 from esc_gis.registry.deadlines import expiry
+from esc_gis.registry.domain.events import HistoryEvent, check_event, move_kind
+from esc_gis.registry.domain.fold import PermitState, fold
+from esc_gis.registry.fees import APPLICATION_FEE
 from esc_gis.registry.lifecycle import STATES, written_reasons
 from esc_gis.registry.records import Deficiency, Event, Inspection, Party, Permit, Photo
 from esc_gis.registry.schema import PERMIT_COLUMNS, TABLES
@@ -132,7 +136,23 @@ class RegistryBase:
             by_number[r[0]].events.append(Event(**values))
         self._select_reports(cur, by_number)
         self._select_letters_of_credit(cur, by_number)
+        self._select_states(cur, by_number)
         return out
+
+    def _select_states(self, cur: Any, by_number: dict[str, Permit]) -> None:
+        """Attach each permit's state, folded from its history."""
+        b = self.backend
+        ph = ", ".join([b.ph] * len(by_number))
+        cur.execute(
+            f"SELECT stream, kind, recorded_at, who, on_date, at, why, data, seq FROM history WHERE stream IN ({ph}) "
+            "ORDER BY stream, seq",
+            tuple(by_number),
+        )
+        streams: dict[str, list[HistoryEvent]] = {}
+        for r in cur.fetchall():
+            streams.setdefault(r[0], []).append(_history_event(b, r))
+        for number, p in by_number.items():
+            p.state = fold(streams.get(number, ()), application_fee=APPLICATION_FEE)
 
     def _select_letters_of_credit(self, cur: Any, by_number: dict[str, Permit]) -> None:
         """Attach each permit's letters of credit with what is still held (after draws and releases)."""
@@ -249,8 +269,88 @@ class RegistryBase:
         values = {"permit_number": number, **e.__dict__}
         return tuple(self.backend.dump(kinds[c], values[c]) for c in kinds if c != "id")
 
-    def _event(self, cur: Any, number: str, e: Event) -> None:
+    def _event(self, cur: Any, number: str, e: Event, when: datetime | None = None, **data: Any) -> None:
+        """Append ``e`` to the permit's history as its typed event, and to the clerk's log (``events``).
+
+        ``data`` holds the facts of the typed kind (:data:`~esc_gis.registry.domain.events.KINDS`);
+        ``when`` the time it took effect, where the ordinance counts hours.
+        """
         cur.execute(self._event_sql(), self._event_row(number, e))
+        self._append(cur, typed(number, e, when=when, **data))
+
+    # The history ---------------------------------------------------------------------
+
+    def _append(self, cur: Any, e: HistoryEvent) -> HistoryEvent:
+        """Append ``e`` at the end of its stream (inside the caller's write transaction).
+
+        Raises
+        ------
+        RegistryError
+            If the event lacks a fact its kind needs (a defect of the caller, never of input).
+        """
+        problems = check_event(e)
+        if problems:
+            raise RegistryError(f"Cannot record {e.kind} on {e.stream}: {' '.join(problems)}")
+        b = self.backend
+        cur.execute(f"SELECT COALESCE(MAX(seq), 0) FROM history WHERE stream = {b.ph}", (e.stream,))
+        seq = int(cur.fetchone()[0]) + 1
+        cur.execute(
+            "INSERT INTO history (stream, seq, kind, recorded_at, who, on_date, at, why, data) "
+            f"VALUES ({', '.join([b.ph] * 9)})",
+            (
+                e.stream,
+                seq,
+                e.kind,
+                b.dump("datetime", e.recorded_at),
+                e.who,
+                b.dump("date", e.on),
+                b.dump("datetime", e.when),
+                e.why,
+                e.data_json(),
+            ),
+        )
+        return replace(e, seq=seq)
+
+    def _stream(self, cur: Any, stream: str) -> list[HistoryEvent]:
+        """Read one stream's events, oldest first."""
+        b = self.backend
+        cur.execute(
+            "SELECT stream, kind, recorded_at, who, on_date, at, why, data, seq FROM history "
+            f"WHERE stream = {b.ph} ORDER BY seq",
+            (stream,),
+        )
+        return [_history_event(b, r) for r in cur.fetchall()]
+
+    def _state(self, cur: Any, stream: str) -> PermitState:
+        """Fold one stream's history into its state."""
+        return fold(self._stream(cur, stream), application_fee=APPLICATION_FEE)
+
+    def state(self, stream: str) -> PermitState:
+        """Return the state of a permit (or of a case without a permit) folded from its history.
+
+        Raises
+        ------
+        PermitNotFoundError
+            If the stream has no history.
+        """
+        with self.backend.read() as cur:
+            s = self._state(cur, stream)
+        if not s.events:
+            msg = f"There is no permit or case {stream!r} in the registry."
+            raise PermitNotFoundError(msg)
+        return s
+
+    def history(self, stream: str | None = None) -> list[HistoryEvent]:
+        """Return the history of one stream, or of every stream (by stream, oldest first)."""
+        b = self.backend
+        where, params = (f"WHERE stream = {b.ph}", (stream,)) if stream else ("", ())
+        with b.read() as cur:
+            cur.execute(
+                f"SELECT stream, kind, recorded_at, who, on_date, at, why, data, seq FROM history {where} "
+                "ORDER BY stream, seq",
+                params,
+            )
+            return [_history_event(b, r) for r in cur.fetchall()]
 
     def _expiry(self, issued: date, building: date | None, extensions: list[int]) -> date:
         due = expiry(issued, self.profile, building_permit_expires=building, extensions_days=extensions).due
@@ -363,6 +463,67 @@ class RegistryBase:
                         next((getattr(q, attr) for q in p.parties if q.role == role), None) for p in permits
                     ]
         return gpd.GeoDataFrame(data, geometry=[p.site for p in permits], crs=self.crs)
+
+
+def _history_event(b: Backend, r: Sequence[Any]) -> HistoryEvent:
+    return HistoryEvent(
+        r[0],
+        r[1],
+        b.load("datetime", r[2]),
+        r[3],
+        on=b.load("date", r[4]),
+        when=b.load("datetime", r[5]),
+        why=r[6],
+        data=HistoryEvent.from_json_data(r[7]),
+        seq=int(r[8]),
+    )
+
+
+#: The clerk's-log kinds (``events.kind``) that are not moves, and their typed history kinds.
+_TYPED = {
+    "update": "updated",
+    "remeasured": "remeasured",
+    "inspection": "inspected",
+    "repair": "repaired",
+    "fee": "fee_paid",
+    "guarantee": "guarantee_received",
+    "guarantee_draw": "guarantee_drawn",
+    "guarantee_release": "guarantee_released",
+    "guarantee_final_release": "guarantee_final_release",
+    "enforcement": "case_opened",
+    "appeal": "appeal_filed",
+    "appeal_decision": "appeal_decided",
+    "plan_original": "plan_original",
+    "plan_amendment": "plan_amendment",
+    "plan_notice": "plan_notice",
+}
+
+
+def typed(number: str, e: Event, *, when: datetime | None = None, **data: Any) -> HistoryEvent:
+    """Return the typed history event of a clerk's-log entry ``e`` with the facts ``data``.
+
+    Raises
+    ------
+    RegistryError
+        If ``e.kind`` has no typed kind (a defect of the caller).
+    """
+    if e.kind in ("received", "imported", "transition", "retraction", "reinstatement", "extension"):
+        move = e.kind if e.kind in ("retraction", "reinstatement") else None
+        if e.kind in ("received", "imported"):
+            kind = "received"
+        elif e.kind == "extension":
+            kind = "extended"
+            data.setdefault("days", e.days)
+        else:
+            kind = move_kind(e.from_status, str(e.to_status), move)
+        data = {"from": e.from_status, "to": e.to_status, **data}
+        if kind == "decided":
+            data.setdefault("outcome", e.to_status)
+    elif e.kind in _TYPED:
+        kind = _TYPED[e.kind]
+    else:
+        raise RegistryError(f"No history kind for the log entry {e.kind!r}.")
+    return HistoryEvent(number, kind, e.at, e.who, on=e.on_date, when=when, why=e.detail, data=data)
 
 
 def value_of(v: Any, iso_dates: bool) -> Any:

@@ -26,10 +26,27 @@ from esc_gis.registry._core import (
 )
 from esc_gis.registry._numbering import next_number
 from esc_gis.registry.backend import now_utc, rows
+from esc_gis.registry.domain.events import HistoryEvent
 from esc_gis.registry.enforcement import CaseEvent, EnforcementCase, check_action
 from esc_gis.registry.enforcement import grounds as enforcement_grounds
 from esc_gis.registry.lifecycle import check_back, check_transition
 from esc_gis.registry.records import Event
+
+#: A case's event kinds and their typed history kinds.
+_CASE_KINDS = {
+    "opened": "case_opened",
+    "stop_work": "stop_work_posted",
+    "notice": "notice_of_intent",
+    "costs": "costs_recorded",
+    "referral": "referred",
+    "retraction": "retracted",
+    "closed": "case_closed",
+}
+#: The order of a case without a permit, as the moves of its own stream.
+_CASE_MOVES: dict[str, dict[str, Any]] = {
+    "stop_work": {"from": None, "to": "stop_work"},
+    "retraction": {"from": "stop_work", "to": "retracted"},
+}
 
 
 class Enforcing(RegistryBase):
@@ -151,10 +168,24 @@ class Enforcing(RegistryBase):
                     b.dump_geom(site),
                 ),
             )
-            self._case_event(cur, case_id, "opened", on, who, now, detail=f"ground {ground}: {(reasons or '').strip()}")
+            self._case_event(
+                cur,
+                case_id,
+                "opened",
+                on,
+                who,
+                now,
+                detail=f"ground {ground}: {(reasons or '').strip()}",
+                stream=None if permit_number else case_id,
+                ground=ground,
+            )
             if permit_number:
                 self._event(
-                    cur, permit_number, Event(now, who, "enforcement", None, None, on, None, f"case {case_id} opened")
+                    cur,
+                    permit_number,
+                    Event(now, who, "enforcement", None, None, on, None, f"case {case_id} opened"),
+                    case_id=case_id,
+                    ground=ground,
                 )
         return self.case(case_id)
 
@@ -215,13 +246,28 @@ class Enforcing(RegistryBase):
         costs: float | None = None,
         costs_from: str | None = None,
         detail: str | None = None,
+        stream: str | None = None,
+        **data: Any,
     ) -> None:
+        """Write a case's event to its table and, given ``stream``, its typed event to that stream's history.
+
+        ``stream`` is None where the caller already recorded the fact in the history (a
+        permit's move that the case's order made).
+        """
         b = self.backend
         cur.execute(
             "INSERT INTO enforcement_events (case_id, at, who, kind, on_date, costs, costs_from, detail) "
             f"VALUES ({', '.join([b.ph] * 8)})",
             (case_id, b.dump("datetime", at), who, kind, b.dump("date", on), costs, costs_from, detail),
         )
+        if stream is None:
+            return
+        facts: dict[str, Any] = {"case_id": case_id, **data}
+        if kind == "costs":
+            facts.update(amount=costs, recovered_from=costs_from)
+        if kind in _CASE_MOVES:  # a case without a permit: its own order, from the case's state
+            facts.update(_CASE_MOVES[kind])
+        self._append(cur, HistoryEvent(stream, _CASE_KINDS[kind], at, who, on=on, why=detail, data=facts))
 
     def case_action(
         self,
@@ -284,9 +330,17 @@ class Enforcing(RegistryBase):
                     ev = "retraction"
                 self._set(cur, p.permit_number, {"status": to})
                 self._event(
-                    cur, p.permit_number, Event(now, who, ev, p.status, to, on, None, f"case {case_id}: {text}")
+                    cur,
+                    p.permit_number,
+                    Event(now, who, ev, p.status, to, on, None, f"case {case_id}: {text}"),
+                    case_id=case_id,
                 )
-            self._case_event(cur, case_id, kind, on, who, now, costs=costs, costs_from=costs_from, detail=text)
+            # The fact goes once into the history: a permit's move above, or the case's own event
+            # on the permit's stream (or on the case's, without a permit).
+            stream = None if permit is not None else (case.permit_number or case_id)
+            self._case_event(
+                cur, case_id, kind, on, who, now, costs=costs, costs_from=costs_from, detail=text, stream=stream
+            )
         return self.case(case_id)
 
     def case(self, case_id: str) -> EnforcementCase:

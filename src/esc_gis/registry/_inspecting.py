@@ -99,8 +99,18 @@ class Inspecting(RegistryBase):
                 f"{len(photos)} photo(s)"
                 + (f"; repaired {', '.join(f'#{i}' for i in report.repaired)}" if report.repaired else "")
             )
+            cur.execute(f"SELECT id, notified_at FROM deficiencies WHERE inspection_id = {b.ph} ORDER BY id", (fid,))
+            defects = [{"id": int(r[0]), "notified_at": b.load("datetime", r[1])} for r in cur.fetchall()]
             self._event(
-                cur, permit_number, Event(now, who, "inspection", None, None, self.profile.day_of(at), None, detail)
+                cur,
+                permit_number,
+                Event(now, who, "inspection", None, None, self.profile.day_of(at), None, detail),
+                when=at,
+                by=None,
+                inspection_id=fid,
+                deficiencies=defects,
+                repaired=list(report.repaired),
+                photos=[f.sha256 for f in photos],
             )
             self._set(cur, permit_number, {})
         return next(r for r in self.get(permit_number).reports if r.id == fid)
@@ -141,7 +151,13 @@ class Inspecting(RegistryBase):
                 raise ValidationError(problems)
             self._insert_repairs(cur, permit_number, deficiencies, on, None, detail, who, now)
             text = f"repaired {', '.join(f'#{i}' for i in deficiencies)}" + (f": {detail}" if detail else "")
-            self._event(cur, permit_number, Event(now, who, "repair", None, None, self.profile.day_of(on), None, text))
+            self._event(
+                cur,
+                permit_number,
+                Event(now, who, "repair", None, None, self.profile.day_of(on), None, text),
+                when=on,
+                deficiency_ids=[int(i) for i in deficiencies],
+            )
             self._set(cur, permit_number, {})
         return self.get(permit_number)
 

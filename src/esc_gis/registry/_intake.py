@@ -33,9 +33,11 @@ from esc_gis.registry._core import (
     RegistryBase,
     _as_multi,
     _who,
+    typed,
 )
 from esc_gis.registry._numbering import assign_numbers, taken_numbers
 from esc_gis.registry.backend import now_utc
+from esc_gis.registry.domain.events import HistoryEvent
 from esc_gis.registry.lifecycle import STATES
 from esc_gis.registry.records import Application, Event, Permit
 
@@ -272,6 +274,7 @@ class Intake(RegistryBase):
         """Insert the permits, their limits, parties and first event: one batched statement per table."""
         b = self.backend
         permits, limits, parties, events = [], [], [], []
+        history: list[HistoryEvent] = []
         for number, app, m in zip(numbers, apps, measured, strict=True):
             record: dict[str, Any] = dict.fromkeys(_PERMIT_FIELDS)
             record.update(
@@ -305,8 +308,17 @@ class Intake(RegistryBase):
                 f"{'' if m['disturbed'] is not None else ' on the whole site: no disturbed limits given'}); "
                 f"screening: permit {m['permit_decision']}"
             )
-            events.append(
-                self._event_row(number, Event(now, who, kind, None, app.status, app.received_on, None, detail))
+            e = Event(now, who, kind, None, app.status, app.received_on, None, detail)
+            events.append(self._event_row(number, e))
+            started = record["started_at"]
+            history.append(
+                typed(
+                    number,
+                    e,
+                    when=started,
+                    issued_on=record["issued_on"] if record["decided_on"] else None,
+                    started_at=started,
+                )
             )
         cols = ", ".join(f'"{c}"' for c in _PERMIT_FIELDS)
         vals = ", ".join([b.ph] * len(_PERMIT_FIELDS))
@@ -323,6 +335,8 @@ class Intake(RegistryBase):
                 parties,
             )
         cur.executemany(self._event_sql(), events)
+        for h in history:
+            self._append(cur, h)
         self._redecide_members(cur, measured[0].get("members", []) if measured else [], who, now)
 
     def _redecide_members(
@@ -339,7 +353,9 @@ class Intake(RegistryBase):
                 f"common plan {p.plan_id}: {d['plan_disturbed_sqft']:,.0f} sq ft disturbed over the plan "
                 f"(measured); screening: permit {d['permit_decision']}{was}"
             )
-            self._event(cur, p.permit_number, Event(now, who, "remeasured", None, None, None, None, detail))
+            self._event(
+                cur, p.permit_number, Event(now, who, "remeasured", None, None, None, None, detail), fields=changes
+            )
 
 
 def _decision(r: Any) -> dict[str, Any]:

@@ -71,7 +71,7 @@ class Money(RegistryBase):
             self._locked(cur, permit_number)
             cur.execute(
                 "INSERT INTO fees (permit_number, kind, amount, paid_on, receipt, schedule_resolution, recorded_by, "
-                f"recorded_at) VALUES ({', '.join([b.ph] * 8)})",
+                f"recorded_at) VALUES ({', '.join([b.ph] * 8)}) RETURNING id",
                 (
                     permit_number,
                     kind,
@@ -83,10 +83,19 @@ class Money(RegistryBase):
                     b.dump("datetime", now),
                 ),
             )
+            fee_id = int(cur.fetchone()[0])
             detail = f"{kind} fee {amount:,.2f}, receipt {receipt.strip()}" + (
                 f"; schedule {resolution}" if resolution else ""
             )
-            self._event(cur, permit_number, Event(now, who, "fee", None, None, paid_on, None, detail))
+            self._event(
+                cur,
+                permit_number,
+                Event(now, who, "fee", None, None, paid_on, None, detail),
+                fee_id=fee_id,
+                fee_kind=kind,
+                amount=float(amount),
+                receipt=receipt.strip(),
+            )
         return next(f for f in self.fees(permit_number) if f.receipt == receipt.strip())
 
     def fees(self, permit_number: str | None = None) -> list[Fee]:
@@ -145,7 +154,7 @@ class Money(RegistryBase):
             self._locked(cur, permit_number)
             cur.execute(
                 "INSERT INTO guarantees (permit_number, type, amount, received_on, expires_on, recorded_by, "
-                f"recorded_at) VALUES ({', '.join([b.ph] * 7)})",
+                f"recorded_at) VALUES ({', '.join([b.ph] * 7)}) RETURNING id",
                 (
                     permit_number,
                     type,
@@ -156,9 +165,18 @@ class Money(RegistryBase):
                     b.dump("datetime", now),
                 ),
             )
+            guarantee_id = int(cur.fetchone()[0])
             until = f", expires {expires_on}" if expires_on else ""
             detail = f"guarantee received: {type.replace('_', ' ')} {amount:,.2f}{until}"
-            self._event(cur, permit_number, Event(now, who, "guarantee", None, None, received_on, None, detail))
+            self._event(
+                cur,
+                permit_number,
+                Event(now, who, "guarantee", None, None, received_on, None, detail),
+                guarantee_id=guarantee_id,
+                type=type,
+                amount=float(amount),
+                expires_on=expires_on,
+            )
         return self.guarantees(permit_number)[-1]
 
     def guarantee_event(
@@ -225,7 +243,13 @@ class Money(RegistryBase):
                 "final_release": f"as-built plans by {engineer}",
             }
             detail = f"guarantee #{guarantee_id} {kind.replace('_', ' ')} {amount or 0:,.2f}: {why[kind]}"
-            self._event(cur, g.permit_number, Event(now, who, f"guarantee_{kind}", None, None, on, None, detail))
+            self._event(
+                cur,
+                g.permit_number,
+                Event(now, who, f"guarantee_{kind}", None, None, on, None, detail),
+                guarantee_id=guarantee_id,
+                amount=amount,
+            )
         return next(x for x in self.guarantees() if x.id == guarantee_id)
 
     def guarantees(self, permit_number: str | None = None) -> list[Guarantee]:

@@ -92,6 +92,9 @@ class Moves(RegistryBase):
                 changes["information_received_on"] = day
             elif to in ("approved", "deemed_approved", "disapproved"):
                 if to == "deemed_approved":
+                    if p.state.decision_clock is None:
+                        f = self.profile.finding("deemed_approval_not_complete", fee=APPLICATION_FEE)
+                        raise IllegalTransitionError(f"Permit {permit_number} {f.message} ({f.section})")
                     due = self.decision_due(p).due
                     if day <= due:
                         f = self.profile.finding("deemed_approval_too_early", day=day, due=due)
@@ -111,7 +114,12 @@ class Moves(RegistryBase):
             elif to == "final_stabilization":
                 changes["final_on"] = day
             self._set(cur, permit_number, changes)
-            self._event(cur, permit_number, Event(now_utc(), who, "transition", p.status, to, day, None, detail))
+            self._event(
+                cur,
+                permit_number,
+                Event(now_utc(), who, "transition", p.status, to, day, None, detail),
+                when=changes.get("started_at"),
+            )
         return self.get(permit_number)
 
     def _check_fee_paid(self, cur: Any, permit_number: str) -> None:
@@ -179,9 +187,19 @@ class Moves(RegistryBase):
         return self.get(permit_number)
 
     def decision_due(self, p: Permit) -> Any:
-        """When the decision on ``p`` is due (§ 540-8C(1), (4)); counted from added information if any."""
-        start = p.information_received_on or p.received_on
-        return decision_due(start, self.calendar, self.profile, after_information=p.information_received_on is not None)
+        """When the decision on ``p`` is due (§ 540-8C(1), (4)), from the day its history made it complete.
+
+        Raises
+        ------
+        IllegalTransitionError
+            If the clock is not running (no complete application: the fee is missing).
+        """
+        clock = p.state.decision_clock
+        if clock is None:
+            msg = f"Permit {p.permit_number}: no decision is due; the application is not complete."
+            raise IllegalTransitionError(msg)
+        after = p.state.information_received_on is not None
+        return decision_due(clock.start, self.calendar, self.profile, after_information=after)
 
     def extend(
         self,
@@ -298,9 +316,14 @@ class Moves(RegistryBase):
                     changes["expires_on"] = self._expiry(p.issued_on, building, p.extensions_days)
                 self._set(cur, permit_number, changes)
                 detail = "; ".join(f"{k}: {getattr(p, k)} -> {v}" for k, v in changes.items() if k != "expires_on")
-                self._event(cur, permit_number, Event(now_utc(), who, "update", None, None, None, None, detail))
+                self._event(
+                    cur,
+                    permit_number,
+                    Event(now_utc(), who, "update", None, None, None, None, detail),
+                    fields={k: v for k, v in changes.items() if k != "expires_on"},
+                )
             if inspected_on is not None:
-                self._event(cur, permit_number, Event(now_utc(), who, "inspection", None, None, inspected_on))
+                self._event(cur, permit_number, Event(now_utc(), who, "inspection", None, None, inspected_on), by=None)
                 self._set(cur, permit_number, {})
         return self.get(permit_number)
 

@@ -72,9 +72,12 @@ def permit_dues(
         If the profile lacks a number or finding a deadline needs.
     """
     out: list[Due] = []
-    if p.status in ("application_received", "under_review"):
-        start = p.information_received_on or p.received_on
-        out.append(decision_due(start, calendar, profile, after_information=p.information_received_on is not None))
+    # The 20 business days run from a complete application (its fee paid, § 540-8B, § 540-8C(1)):
+    # the clock the history started, if it runs. No clock, no decision due and no deemed approval.
+    clock = p.state.decision_clock if p.state is not None else None
+    if p.status in ("application_received", "under_review") and clock is not None:
+        after = p.state.information_received_on is not None
+        out.append(decision_due(clock.start, calendar, profile, after_information=after))
     if p.status in ("approved", "deemed_approved", *WORKING) and p.expires_on is not None:
         out.append(expiry_due(p, profile))
     if p.status in WORKING and p.started_at is not None:

@@ -124,6 +124,8 @@ class Backend(ABC):
                     continue
                 for statement in migration.statements(self.dialect, srid):
                     cur.execute(statement)
+                if migration.data is not None:
+                    migration.data(self, cur)
                 self.register_layers(cur, migration)
                 ph = self.ph
                 cur.execute(

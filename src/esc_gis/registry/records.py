@@ -208,6 +208,9 @@ class Permit:
     #: Letters of credit held as the financial guarantee: (guarantee id, expiry, amount still held).
     #: Private, like the guarantee itself; read for the expiry deadline in ``permits due``.
     letters_of_credit: list[tuple[int, date, float]] = field(default_factory=list)
+    #: The permit's state folded from its history (:mod:`esc_gis.registry.domain.fold`): the
+    #: clocks, balances and orders every rule reads.
+    state: Any = None
 
     @property
     def disturbed_acres(self) -> float:

@@ -70,6 +70,12 @@ Migrations
    office's notices of changes needed (§ 540-9B(3); no version number) that an amended plan
    answers later (``notice_id``). Append-only: a notice is answered by a row of its own.
    Only the current version's date is public.
+7. ``appeals`` gains the kind of order or decision appealed.
+8. ``history``: one ordered, append-only stream of typed events per permit (and per
+   enforcement case without a permit): :mod:`esc_gis.registry.domain.events`. Every state,
+   clock and balance is folded from it (:mod:`esc_gis.registry.domain.fold`); the tables above
+   are its projections, which ``esc-gis permits verify`` rebuilds and compares. The migration
+   replays a registry's existing tables into the history (:mod:`esc_gis.registry.replay`).
 """
 
 from __future__ import annotations
@@ -78,6 +84,7 @@ __all__ = [
     "AMENDMENT_TABLES",
     "ENFORCEMENT_TABLES",
     "FEE_TABLES",
+    "HISTORY_TABLES",
     "INSPECTION_TABLES",
     "MIGRATIONS",
     "PERMIT_COLUMNS",
@@ -89,6 +96,7 @@ __all__ = [
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 #: (name, kind, constraint) of each table's columns, in order.
 _PERMIT_COLUMNS_V1: tuple[tuple[str, str, str], ...] = (
@@ -137,9 +145,23 @@ ENFORCEMENT_TABLES = ("enforcement_cases", "enforcement_events", "appeals", "app
 FEE_TABLES = ("fees", "guarantees", "guarantee_events")
 #: The table migration 6 makes: the plan's versions and the office's notices of changes needed.
 AMENDMENT_TABLES = ("plan_versions",)
+#: The table migration 8 makes: every stream's typed events (the one home of each fact).
+HISTORY_TABLES = ("history",)
 #: The column migration 7 adds to appeals: what kind of order or decision is appealed.
 APPEAL_COLUMNS_V7: tuple[tuple[str, str, str], ...] = (("appealed_kind", "text", ""),)
 TABLES: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "history": (
+        ("id", "serial", "PRIMARY KEY"),
+        ("stream", "text", "NOT NULL"),  # the permit number, or the case id of a case without one
+        ("seq", "int", "NOT NULL"),  # 1, 2, ... within the stream
+        ("kind", "text", "NOT NULL"),
+        ("recorded_at", "datetime", "NOT NULL"),
+        ("who", "text", "NOT NULL"),
+        ("on_date", "date", ""),  # the Village-clock day it took effect
+        ("at", "datetime", ""),  # the time it took effect, where hours count
+        ("why", "text", ""),
+        ("data", "text", "NOT NULL"),  # JSON: the facts of its kind
+    ),
     "permits": PERMIT_COLUMNS,
     "disturbed_limits": (
         ("fid", "serial", "PRIMARY KEY"),
@@ -482,13 +504,31 @@ def _v7(dialect: str, srid: int) -> list[str]:
     return [f'ALTER TABLE appeals ADD COLUMN "{name}" {types[kind]}' for name, kind, _ in APPEAL_COLUMNS_V7]
 
 
+def _v8(dialect: str, srid: int) -> list[str]:
+    # (stream, seq) unique: two writers cannot both append an event at one place in a stream.
+    return _new_tables(
+        dialect,
+        srid,
+        HISTORY_TABLES,
+        ["CREATE UNIQUE INDEX history_stream ON history (stream, seq)", "CREATE INDEX history_kind ON history (kind)"],
+    )
+
+
+def _v8_replay(backend: Any, cur: Any) -> None:
+    # A registry written before the history: its tables replayed into events, in the order recorded.
+    from esc_gis.registry.replay import replay_into_history
+
+    replay_into_history(backend, cur)
+
+
 @dataclass(frozen=True)
 class Migration:
-    """One schema version: what it changes and the statements, per dialect."""
+    """One schema version: what it changes, the statements per dialect, and a data step if any."""
 
     version: int
     description: str
     statements: Callable[[str, int], list[str]]
+    data: Callable[[Any, Any], None] | None = None
 
 
 #: Every migration, oldest first; a registry records each one it has applied.
@@ -502,5 +542,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, "fees paid; financial guarantees and their draws and releases; append-only", _v5),
     Migration(6, "plan versions (original, amendments with written permission) and notices; append-only", _v6),
     Migration(7, "appeals: the kind of order or decision appealed (the board does not hear some)", _v7),
+    Migration(
+        8, "history: one append-only stream of typed events per permit or case; tables are projections", _v8, _v8_replay
+    ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -12,7 +12,7 @@ Examples
 >>> from esc_gis.registry import Application, init_registry, open_registry
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "permits.gpkg"
 >>> init_registry(path)
-[1, 2, 3, 4, 5, 6, 7]
+[1, 2, 3, 4, 5, 6, 7, 8]
 >>> with open_registry(path) as reg:  # doctest: +SKIP
 ...     number = reg.add(Application("100 Main St", date(2026, 11, 2), site, "EPSG:7594"), who="staff")
 """
@@ -35,6 +35,7 @@ from esc_gis.registry._money import Money
 from esc_gis.registry._moves import Moves
 from esc_gis.registry.backend import open_backend
 from esc_gis.registry.calendar import OfficeCalendar
+from esc_gis.registry.verify import Difference, verify
 
 
 def init_registry(
@@ -108,3 +109,10 @@ class Registry(Intake, Moves, Inspecting, Appealing, Money, Amending):
 
     def __enter__(self) -> Registry:
         return self
+
+    def verify(self) -> list[Difference]:
+        """Rebuild every projection from the history and return each difference (empty: all agree).
+
+        See :func:`esc_gis.registry.verify.verify`.
+        """
+        return verify(self)

@@ -1,0 +1,219 @@
+"""The history's events: one typed, append-only record for every fact the office records.
+
+A permit has one ordered history (its *stream*, named by the permit number); an enforcement
+case on a site without a permit has one of its own (named by the case id). Every command of
+the registry loads a stream, folds it into the permit's state (:mod:`.fold`), checks the
+command against that state and appends its events, all in one transaction. The tables people
+open (the ``permits`` layer, the inspection log, the guarantees) are projections of the history.
+
+Each event says who recorded it and when (``recorded_at``, UTC), the Village-clock day it took
+effect (``on``) and, where the ordinance counts hours, the time (``when``); ``why`` holds the
+written reasons or the note typed with it; ``data`` holds the facts of its kind, as plain JSON.
+
+Examples
+--------
+>>> from datetime import date, datetime, timezone
+>>> e = HistoryEvent("ESC-2026-0001", "fee_paid", datetime(2026, 11, 2, tzinfo=timezone.utc), "clerk",
+...                  on=date(2026, 11, 2), data={"fee_kind": "application", "amount": 150.0})
+>>> HistoryEvent.from_json_data(e.data_json())["amount"]
+150.0
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "KINDS",
+    "MOVE_KINDS",
+    "HistoryEvent",
+    "Kind",
+    "check_event",
+    "move_kind",
+]
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Kind:
+    """What an event kind is about (its concern) and the facts it must carry."""
+
+    concern: str
+    needs: tuple[str, ...] = ()
+    moves: bool = False  # carries from/to and sets the permit's status
+
+
+#: Every event kind, by concern. A kind that ``moves`` carries ``from`` and ``to`` states.
+KINDS: dict[str, Kind] = {
+    # intake and life cycle
+    "received": Kind("intake", ("to",), moves=True),
+    "remeasured": Kind("intake", ("fields",)),
+    "updated": Kind("intake", ("fields",)),
+    "information_requested": Kind("lifecycle", moves=True),
+    "information_received": Kind("lifecycle", moves=True),
+    "under_review": Kind("lifecycle", moves=True),
+    "decided": Kind("lifecycle", ("outcome",), moves=True),
+    "work_started": Kind("lifecycle", moves=True),
+    "extended": Kind("lifecycle", ("days",), moves=True),
+    "stop_work_posted": Kind("lifecycle", moves=True),
+    "suspended": Kind("lifecycle", moves=True),
+    "revoked": Kind("lifecycle", moves=True),
+    "retracted": Kind("lifecycle", moves=True),
+    "reinstated": Kind("lifecycle", moves=True),
+    "final_stabilization": Kind("lifecycle", moves=True),
+    "closed": Kind("lifecycle", moves=True),
+    # money
+    "fee_paid": Kind("money", ("fee_kind", "amount", "receipt")),
+    "guarantee_received": Kind("money", ("guarantee_id", "type", "amount")),
+    "guarantee_drawn": Kind("money", ("guarantee_id", "amount")),
+    "guarantee_released": Kind("money", ("guarantee_id", "amount")),
+    "guarantee_final_release": Kind("money", ("guarantee_id", "amount")),
+    # inspections
+    "inspected": Kind("inspections", ("by",)),
+    "repaired": Kind("inspections", ("deficiency_ids",)),
+    # enforcement
+    "case_opened": Kind("enforcement", ("case_id", "ground")),
+    "notice_of_intent": Kind("enforcement", ("case_id",)),
+    "costs_recorded": Kind("enforcement", ("case_id", "amount", "recovered_from")),
+    "referred": Kind("enforcement", ("case_id",)),
+    "case_closed": Kind("enforcement", ("case_id",)),
+    # appeals
+    "appeal_filed": Kind("appeals", ("appeal_id",)),
+    "appeal_decided": Kind("appeals", ("appeal_id", "outcome", "body")),
+    # the plan
+    "plan_original": Kind("amendments", ("version",)),
+    "plan_amendment": Kind("amendments", ("version",)),
+    "plan_notice": Kind("amendments", ("notice_id",)),
+}
+
+#: The event kind of a move to each state (from any state but those in :func:`move_kind`).
+MOVE_KINDS: dict[str, str] = {
+    "incomplete": "information_requested",
+    "under_review": "under_review",
+    "approved": "decided",
+    "deemed_approved": "decided",
+    "disapproved": "decided",
+    "active": "work_started",
+    "extended": "extended",
+    "stop_work": "stop_work_posted",
+    "suspended": "suspended",
+    "revoked": "revoked",
+    "final_stabilization": "final_stabilization",
+    "closed": "closed",
+}
+
+
+def move_kind(from_status: str | None, to: str, move: str | None = None) -> str:
+    """Return the event kind of a move from ``from_status`` to ``to``.
+
+    ``move`` names a move back (``retraction`` or ``reinstatement``); the requested
+    information arriving is a kind of its own, and a stop-work order lifted is its retraction.
+
+    Examples
+    --------
+    >>> move_kind("incomplete", "under_review")
+    'information_received'
+    >>> move_kind("stop_work", "active")
+    'retracted'
+    """
+    if move == "retraction":
+        return "retracted"
+    if move == "reinstatement":
+        return "reinstated"
+    if from_status == "incomplete" and to == "under_review":
+        return "information_received"
+    if from_status == "stop_work" and to == "active":
+        # Lifting a stop-work order by a plain move is its retraction (§ 540-12D): one kind, so
+        # both routes close the order the same way.
+        return "retracted"
+    return MOVE_KINDS[to]
+
+
+@dataclass(frozen=True)
+class HistoryEvent:
+    """One event of a stream's history.
+
+    Attributes
+    ----------
+    stream : str
+        The permit number, or the case id of a case without a permit.
+    kind : str
+        One of :data:`KINDS`.
+    recorded_at : datetime
+        When it was written down (UTC).
+    who : str
+        Who recorded it.
+    on : date, optional
+        The Village-clock day it took effect.
+    when : datetime, optional
+        The time it took effect, where the ordinance counts hours (work started, an
+        inspection, a repair).
+    why : str, optional
+        The written reasons or the note typed with it.
+    data : mapping
+        The facts of its kind (see :data:`KINDS`), JSON-safe once :meth:`data_json` writes them.
+    seq : int, optional
+        Its place in the stream (1, 2, ...), given when it is stored.
+    """
+
+    stream: str
+    kind: str
+    recorded_at: datetime
+    who: str
+    on: date | None = None
+    when: datetime | None = None
+    why: str | None = None
+    data: Mapping[str, Any] = field(default_factory=dict)
+    seq: int | None = None
+
+    def data_json(self) -> str:
+        """Return ``data`` as JSON text (dates and times as ISO text, keys sorted)."""
+        return json.dumps(dict(self.data), sort_keys=True, default=_iso, ensure_ascii=False)
+
+    @staticmethod
+    def from_json_data(text: str | None) -> dict[str, Any]:
+        """Read back what :meth:`data_json` wrote (dates stay ISO text; :mod:`.fold` parses those it uses)."""
+        return dict(json.loads(text)) if text else {}
+
+    @property
+    def moves(self) -> bool:
+        """Whether the event changes the permit's status."""
+        return KINDS[self.kind].moves
+
+    @property
+    def to(self) -> str | None:
+        """The status the event moves to (a moving event), else None."""
+        return self.data.get("to") if self.moves else None
+
+
+def _iso(value: Any) -> str:
+    if isinstance(value, (date, datetime)):
+        return value.isoformat()
+    msg = f"{type(value).__name__} is not JSON"
+    raise TypeError(msg)
+
+
+def check_event(e: HistoryEvent) -> list[str]:
+    """Return what is wrong with an event before it is stored (empty if nothing); pure.
+
+    Examples
+    --------
+    >>> from datetime import datetime, timezone
+    >>> check_event(HistoryEvent("P", "fee_paid", datetime(2026, 1, 1, tzinfo=timezone.utc), "x"))
+    ["fee_paid needs 'fee_kind', 'amount', 'receipt'."]
+    """
+    kind = KINDS.get(e.kind)
+    if kind is None:
+        return [f"{e.kind!r} is not an event kind."]
+    out = []
+    missing = [k for k in kind.needs if k not in e.data]
+    if kind.moves and "to" not in e.data:
+        missing.append("to")
+    if missing:
+        out.append(f"{e.kind} needs {', '.join(repr(k) for k in dict.fromkeys(missing))}.")
+    if e.recorded_at.tzinfo is None:
+        out.append(f"{e.kind}: recorded_at has no time zone.")
+    return out

@@ -1,0 +1,299 @@
+"""A permit's state as a pure fold of its history.
+
+Nothing here reads a table or the clock: :func:`fold` takes the events of one stream, oldest
+first, and returns its :class:`PermitState`: the status and the states before it, every
+running clock with the event that started it, the guarantees' balances net of every draw,
+release and recovered cost, the open orders, the open deficiencies and the plan's version.
+Every rule of the registry reads this state; none reads another concern's table.
+
+Examples
+--------
+>>> from datetime import date, datetime, timezone
+>>> t = datetime(2026, 1, 5, tzinfo=timezone.utc)
+>>> events = [
+...     HistoryEvent("P", "received", t, "clerk", on=date(2026, 1, 5), data={"to": "application_received"}),
+...     HistoryEvent("P", "fee_paid", t, "clerk", on=date(2026, 3, 2),
+...                  data={"fee_kind": "application", "amount": 150, "receipt": "R1"}),
+... ]
+>>> fold(events, application_fee="application").decision_clock.start
+datetime.date(2026, 3, 2)
+"""
+
+from __future__ import annotations
+
+__all__ = ["Clock", "GuaranteeState", "Order", "PermitState", "fold"]
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from typing import Any
+
+from esc_gis.registry.domain.events import HistoryEvent
+
+#: The order each state stands for, and the kinds of event that close it.
+_ORDER_OF = {"stop_work": "stop_work", "suspended": "suspension", "revoked": "revocation"}
+
+
+@dataclass(frozen=True)
+class Clock:
+    """A running clock: the day it runs from and the event (its ``seq``) that started it."""
+
+    start: date
+    seq: int | None
+    event: str
+
+
+@dataclass
+class GuaranteeState:
+    """A financial guarantee as its events leave it (§ 540-8D)."""
+
+    id: int
+    type: str
+    amount: float
+    received_on: date | None
+    expires_on: date | None
+    drawn: float = 0.0
+    released: float = 0.0
+    recovered: float = 0.0  # the office's costs recovered from it (§ 540-12E)
+    final_release: float | None = None  # what the final release paid out (§ 540-8D(1))
+
+    @property
+    def balance(self) -> float:
+        """What is still held: the amount less draws, releases and recovered costs; 0 after the final release."""
+        if self.final_release is not None:
+            return 0.0
+        return round(self.amount - self.drawn - self.released - self.recovered, 2)
+
+
+@dataclass(frozen=True)
+class Order:
+    """An order standing on the permit: a stop-work order, a suspension or a revocation."""
+
+    kind: str
+    since: date | None
+    seq: int | None
+    case_id: str | None = None
+
+
+@dataclass
+class PermitState:
+    """What a stream's history adds up to. See :func:`fold`."""
+
+    stream: str
+    status: str | None = None
+    before: list[str] = field(default_factory=list)  # the states before, for a move back
+    received_on: date | None = None
+    application_fee_on: date | None = None
+    information_requested_on: date | None = None
+    information_received_on: date | None = None
+    decided_on: date | None = None
+    issued_on: date | None = None
+    started_at: datetime | None = None
+    final_on: date | None = None
+    extensions_days: list[int] = field(default_factory=list)
+    fields: dict[str, Any] = field(default_factory=dict)
+    fees: list[dict[str, Any]] = field(default_factory=list)
+    guarantees: dict[int, GuaranteeState] = field(default_factory=dict)
+    costs: list[dict[str, Any]] = field(default_factory=list)
+    orders: list[Order] = field(default_factory=list)
+    orders_posted: list[Order] = field(default_factory=list)  # every order ever posted, open or not
+    inspections: list[tuple[datetime | date, str | None]] = field(default_factory=list)
+    inspection_ids: list[int] = field(default_factory=list)  # the reports (a day alone has none)
+    deficiencies: dict[int, dict[str, Any]] = field(default_factory=dict)
+    plan_version: int | None = None
+    appeals: dict[str, str | None] = field(default_factory=dict)
+    cases: list[str] = field(default_factory=list)
+    clocks: dict[str, Clock] = field(default_factory=dict)
+    seq: int = 0
+    events: int = 0
+
+    @property
+    def previous_status(self) -> str | None:
+        """The state a retraction or reinstatement goes back to."""
+        return self.before[-1] if self.before else None
+
+    @property
+    def decision_clock(self) -> Clock | None:
+        """The 20 business days of § 540-8C(1) or (4), if running: None until the application is complete."""
+        return self.clocks.get("decision")
+
+    @property
+    def open_deficiencies(self) -> list[int]:
+        """The deficiencies not yet repaired, oldest first."""
+        return [i for i, d in self.deficiencies.items() if d.get("repaired_at") is None]
+
+    @property
+    def held(self) -> float:
+        """What all the guarantees still hold."""
+        return round(sum(g.balance for g in self.guarantees.values()), 2)
+
+    def order(self, kind: str) -> Order | None:
+        """Return the open order of ``kind`` (``stop_work``, ``suspension``, ``revocation``), if any."""
+        return next((o for o in reversed(self.orders) if o.kind == kind), None)
+
+
+def _date(v: Any) -> date | None:
+    if v is None or (isinstance(v, date) and not isinstance(v, datetime)):
+        return v
+    if isinstance(v, datetime):
+        return v.date()
+    return date.fromisoformat(str(v)[:10])
+
+
+def _datetime(v: Any) -> datetime | None:
+    if v is None or isinstance(v, datetime):
+        return v
+    return datetime.fromisoformat(str(v))
+
+
+def _restart_decision(s: PermitState, e: HistoryEvent, application_fee: str) -> None:
+    """Start (or restart) the decision clock where the application is complete (§ 540-8B, § 540-8C(1), (4)).
+
+    The 20 business days run from "the receipt of a complete permit application, as required by
+    § 540-8B", which includes the application fee; after information is requested they run from
+    "the date the additional information is received". Whichever of the two comes last starts it.
+    """
+    if s.application_fee_on is None or s.received_on is None:
+        return
+    if s.status not in ("application_received", "under_review", "incomplete"):
+        return
+    if s.status == "incomplete":
+        return  # waiting for the information: no decision is due
+    start = max(s.information_received_on or s.received_on, s.application_fee_on)
+    s.clocks["decision"] = Clock(start, e.seq, e.kind)
+
+
+def fold(events: Iterable[HistoryEvent], *, application_fee: str = "application") -> PermitState:
+    """Fold a stream's events, oldest first, into its state; pure.
+
+    Parameters
+    ----------
+    events : iterable of HistoryEvent
+        One stream's events in their order.
+    application_fee : str
+        The fee kind that completes an application (§ 540-8B).
+
+    Returns
+    -------
+    PermitState
+
+    Raises
+    ------
+    ValueError
+        If the events belong to more than one stream.
+    """
+    s: PermitState | None = None
+    for e in events:
+        if s is None:
+            s = PermitState(e.stream)
+        elif e.stream != s.stream:
+            msg = f"event {e.kind} of {e.stream!r} is not of stream {s.stream!r}"
+            raise ValueError(msg)
+        s.events += 1
+        s.seq = e.seq if e.seq is not None else s.seq + 1
+        _apply(s, e, application_fee)
+    return s if s is not None else PermitState("")
+
+
+def _apply(s: PermitState, e: HistoryEvent, application_fee: str) -> None:  # noqa: C901 (one branch a kind)
+    d = e.data
+    k = e.kind
+    if e.moves:
+        _move(s, e)
+    if k == "received":
+        s.received_on = e.on
+        s.issued_on = _date(d.get("issued_on"))
+        s.decided_on = s.issued_on
+        s.started_at = _datetime(d.get("started_at"))
+        s.fields.update(d.get("fields") or {})
+        if s.started_at is not None:
+            s.clocks["work"] = Clock(s.started_at.date(), e.seq, k)
+        _restart_decision(s, e, application_fee)
+    elif k in ("updated", "remeasured"):
+        s.fields.update(d["fields"])
+    elif k == "information_requested":
+        s.information_requested_on = e.on
+        s.clocks.pop("decision", None)
+    elif k == "information_received":
+        s.information_received_on = e.on
+        _restart_decision(s, e, application_fee)
+    elif k == "under_review":
+        _restart_decision(s, e, application_fee)
+    elif k == "decided":
+        s.decided_on = e.on
+        s.clocks.pop("decision", None)
+        if d["outcome"] != "disapproved":
+            s.issued_on = e.on
+    elif k == "work_started" and s.started_at is None:
+        s.started_at = e.when
+        if e.when is not None:
+            s.clocks["work"] = Clock(e.on or e.when.date(), e.seq, k)
+    elif k == "extended":
+        s.extensions_days.append(int(d["days"]))
+    elif k == "final_stabilization":
+        s.final_on = e.on
+    elif k == "fee_paid":
+        s.fees.append(dict(d, on=e.on))
+        if d["fee_kind"] == application_fee and s.application_fee_on is None:
+            s.application_fee_on = e.on
+            _restart_decision(s, e, application_fee)
+    elif k == "guarantee_received":
+        gid = int(d["guarantee_id"])
+        s.guarantees[gid] = GuaranteeState(gid, d["type"], float(d["amount"]), e.on, _date(d.get("expires_on")))
+    elif k in ("guarantee_drawn", "guarantee_released", "guarantee_final_release"):
+        g = s.guarantees[int(d["guarantee_id"])]
+        amount = float(d["amount"] or 0.0)
+        if k == "guarantee_drawn":
+            g.drawn += amount
+        elif k == "guarantee_released":
+            g.released += amount
+        else:
+            g.final_release = amount
+    elif k == "costs_recorded":
+        s.costs.append(dict(d, on=e.on))
+        if d["recovered_from"] == "guarantee" and d.get("guarantee_id") is not None:
+            s.guarantees[int(d["guarantee_id"])].recovered += float(d["amount"])
+    elif k == "inspected":
+        s.inspections.append((e.when or e.on, d.get("by")))  # type: ignore[arg-type]
+        if d.get("inspection_id") is not None:
+            s.inspection_ids.append(int(d["inspection_id"]))
+        for item in d.get("deficiencies") or ():
+            s.deficiencies[int(item["id"])] = {
+                "inspected_at": e.when,
+                "notified_at": _datetime(item.get("notified_at")),
+                "repaired_at": None,
+            }
+        for i in d.get("repaired") or ():
+            s.deficiencies[int(i)]["repaired_at"] = e.when
+    elif k == "repaired":
+        for i in d["deficiency_ids"]:
+            s.deficiencies[int(i)]["repaired_at"] = e.when
+    elif k == "case_opened":
+        s.cases.append(str(d["case_id"]))
+    elif k == "appeal_filed":
+        s.appeals[str(d["appeal_id"])] = None
+    elif k == "appeal_decided":
+        s.appeals[str(d["appeal_id"])] = str(d["outcome"])
+    elif k in ("plan_original", "plan_amendment"):
+        s.plan_version = max(int(d["version"]), s.plan_version or 0)
+
+
+def _move(s: PermitState, e: HistoryEvent) -> None:
+    """Apply a move: the new status, the order it posts or closes, and the states before it."""
+    to = e.data["to"]
+    was = s.status
+    case_id = e.data.get("case_id")
+    if e.kind in ("retracted", "reinstated"):
+        closing = _ORDER_OF.get(was or "")
+        s.orders = [o for o in s.orders if o.kind != closing] if closing else s.orders
+        if s.before:
+            s.before.pop()
+    elif to in _ORDER_OF and e.kind != "received":
+        order = Order(_ORDER_OF[to], e.on, e.seq, case_id)
+        s.orders.append(order)
+        s.orders_posted.append(order)
+        if was is not None:
+            s.before.append(was)
+    elif was is not None and e.kind != "received":
+        s.before.append(was)
+    s.status = to

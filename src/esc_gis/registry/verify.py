@@ -1,0 +1,121 @@
+"""Rebuild the projections from the history and report every difference from the tables.
+
+The ``permits`` layer's life-cycle columns, the fees, the guarantees and their balances, the
+inspection log (reports, deficiencies and their repairs), the enforcement cases, the appeals
+and the plan's versions are projections of the history (:mod:`esc_gis.registry.domain`). This
+module folds every stream and compares what the fold says each projection must hold with
+what it holds. ``esc-gis permits verify`` prints the differences and exits 1 if there are any.
+"""
+
+from __future__ import annotations
+
+__all__ = ["Difference", "verify"]
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from esc_gis.registry.deadlines import expiry
+from esc_gis.registry.domain.fold import PermitState, fold
+
+#: The ``permits`` columns the life cycle sets, and the state's attribute for each.
+_LIFECYCLE = (
+    "status",
+    "received_on",
+    "information_requested_on",
+    "information_received_on",
+    "decided_on",
+    "issued_on",
+    "started_at",
+    "final_on",
+)
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One place where a projection differs from the history's fold."""
+
+    stream: str
+    what: str
+    table: Any
+    history: Any
+
+    def __str__(self) -> str:
+        return f"{self.stream}: {self.what} is {self.table!r} in the table, {self.history!r} in the history"
+
+
+def verify(reg: Any) -> list[Difference]:
+    """Fold every stream of ``reg``'s history and compare its projections with the tables; pure reading.
+
+    Parameters
+    ----------
+    reg : Registry
+        An open registry.
+
+    Returns
+    -------
+    list of Difference
+        Empty when every projection equals the fold.
+    """
+    from esc_gis.registry.fees import APPLICATION_FEE
+
+    events = reg.history()
+    streams: dict[str, list[Any]] = {}
+    for e in events:
+        streams.setdefault(e.stream, []).append(e)
+    states = {s: fold(evs, application_fee=APPLICATION_FEE) for s, evs in streams.items()}
+    out: list[Difference] = []
+    permits = {p.permit_number: p for p in reg.permits()}
+    for number in sorted(set(permits) - set(states)):
+        out.append(Difference(number, "the permit's history", "a row", "no event"))
+    cases = reg.cases()
+    case_ids = {c.case_id for c in cases}
+    for stream in sorted(set(states) - set(permits) - case_ids):
+        out.append(Difference(stream, "the stream", "no permit or case", f"{states[stream].events} event(s)"))
+    fees = Counter(f.permit_number for f in reg.fees())
+    guarantees = {g.id: g for g in reg.guarantees()}
+    for number, p in sorted(permits.items()):
+        s = states.get(number)
+        if s is None:
+            continue
+        out += _permit(reg, number, p, s, fees[number], guarantees)
+    by_case = {c.case_id: c for c in cases}
+    for case_id, c in sorted(by_case.items()):
+        stream = c.permit_number or case_id
+        s = states.get(stream)
+        opened = s is not None and case_id in s.cases
+        if not opened:
+            out.append(Difference(stream, f"case {case_id}", "opened", "not in the history"))
+    return out
+
+
+def _permit(reg: Any, number: str, p: Any, s: PermitState, fees: int, guarantees: dict[int, Any]) -> list[Difference]:
+    out = []
+    for column in _LIFECYCLE:
+        have, want = getattr(p, column), getattr(s, column)
+        if have != want:
+            out.append(Difference(number, column, have, want))
+    if s.issued_on is not None:
+        due = expiry(
+            s.issued_on,
+            reg.profile,
+            building_permit_expires=p.building_permit_expires,
+            extensions_days=s.extensions_days,
+        ).due
+        if p.expires_on != due:
+            out.append(Difference(number, "expires_on", p.expires_on, due))
+    if fees != len(s.fees):
+        out.append(Difference(number, "fees paid", fees, len(s.fees)))
+    for gid, g in s.guarantees.items():
+        row = guarantees.get(gid)
+        if row is None:
+            out.append(Difference(number, f"guarantee #{gid}", None, "received"))
+        elif abs(row.balance - g.balance) > 0.005:
+            out.append(Difference(number, f"guarantee #{gid} balance", row.balance, g.balance))
+    reports = [r.id for r in p.reports]
+    if sorted(reports) != sorted(s.inspection_ids):
+        out.append(Difference(number, "inspection reports", sorted(reports), sorted(s.inspection_ids)))
+    open_rows = sorted(d.id for d in p.open_repairs)
+    if open_rows != sorted(s.open_deficiencies):
+        out.append(Difference(number, "open deficiencies", open_rows, sorted(s.open_deficiencies)))
+    return out
