@@ -24,7 +24,7 @@ from __future__ import annotations
 __all__ = ["Clock", "GuaranteeState", "Order", "PermitState", "fold"]
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from typing import Any
 
@@ -191,7 +191,7 @@ def fold(events: Iterable[HistoryEvent], *, application_fee: str = "application"
             raise ValueError(msg)
         s.events += 1
         s.seq = e.seq if e.seq is not None else s.seq + 1
-        _apply(s, e, application_fee)
+        _apply(s, e if e.seq is not None else replace(e, seq=s.seq), application_fee)
     return s if s is not None else PermitState("")
 
 
