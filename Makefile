@@ -95,7 +95,7 @@ demo: $(STAMP) $(ASSETS)
 	# A letter of credit held as the financial guarantee (its expiry is a deadline), and a draw on it.
 	$(PERMITS) guarantee $(REG) ESC-2026-0102 --type letter_of_credit --amount 2500 --received-on 2026-11-20 \
 		--expires 2027-01-15 --layers $(DEMO_LAYERS) --who demo
-	$(PERMITS) guarantee-event $(REG) 1 --on 2026-11-29 --draw 150 --reason "Office re-set the silt fence" \
+	$(PERMITS) guarantee-event $(REG) 1 --on 2026-11-29 --draw 150 --reason "Office re-set the silt fence" --notice-on 2026-11-27 \
 		--layers $(DEMO_LAYERS) --who demo
 	$(PERMITS) guarantees $(REG) --layers $(DEMO_LAYERS)
 	# The plan approved with the permit, then an amendment (B2: the plan's actions failed to hold

@@ -105,11 +105,23 @@ def test_stop_work_moves_the_permit_with_reasons_and_retraction_moves_it_back(re
 
 
 def test_notice_of_intent_records_costs_billed_or_from_the_guarantee(reg, active) -> None:
+    """§ 540-12E: costs "shall be billed to the responsible party or recovered from the surety bond, cash
+    escrow, or irrevocable letter of credit"; § 540-8D(1): the release is "less any costs incurred by the
+    administering authority". Recovered costs come off the guarantee, and its final release is net of them."""
     c = reg.enforce(ground="A2", on=date(2026, 11, 20), reasons="plan ignored", permit_number=active)
     with pytest.raises(ValidationError, match="after a stop-work order"):
         reg.case_action(c.case_id, "notice", on=date(2026, 11, 21), costs=10.0, costs_from="billed")
     reg.case_action(c.case_id, "stop_work", on=date(2026, 11, 21), reasons="r")
+    with pytest.raises(ValidationError, match="none is held"):  # nothing to recover from yet
+        reg.case_action(c.case_id, "notice", on=date(2026, 11, 22), costs=1250.5, costs_from="guarantee")
+    g = reg.add_guarantee(active, type="cash_escrow", amount=2000.0, received_on=date(2026, 11, 20))
+    with pytest.raises(ValidationError, match="more than the 2,000.00 guarantee"):
+        reg.case_action(c.case_id, "notice", on=date(2026, 11, 22), costs=2000.5, costs_from="guarantee")
     reg.case_action(c.case_id, "notice", on=date(2026, 11, 22), costs=1250.5, costs_from="guarantee")
+    assert reg.state(active).guarantees[g.id].balance == 749.5
+    assert next(x for x in reg.guarantees() if x.id == g.id).balance == 749.5
+    final = reg.guarantee_event(g.id, "final_release", on=date(2026, 11, 24), engineer="P.E. 1")
+    assert final.events[-1].amount == 749.5  # the release pays out what is held, net of the costs
     c = reg.case_action(c.case_id, "costs", on=date(2026, 11, 23), costs=300.0, costs_from="billed")
     assert c.costs_total == 1550.5
     assert [(e.costs, e.costs_from) for e in c.events[1:]] == [(1250.5, "guarantee"), (300.0, "billed")]

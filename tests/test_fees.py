@@ -117,7 +117,9 @@ def test_a_bad_schedule_is_refused_with_the_fix(tmp_path: Path, body: str, probl
 def test_guarantee_draw_partial_release_and_final_release(reg, active: str) -> None:
     g = reg.add_guarantee(active, type="cash_escrow", amount=1000.0, received_on=date(2026, 11, 3), who="cl")
     assert g.balance == 1000.0 and g.expires_on is None
-    g = reg.guarantee_event(g.id, "draw", on=date(2026, 11, 20), amount=150.0, reason="silt fence replaced")
+    g = reg.guarantee_event(
+        g.id, "draw", on=date(2026, 11, 20), amount=150.0, reason="silt fence replaced", notice_on=date(2026, 11, 20)
+    )
     g = reg.guarantee_event(g.id, "release", on=date(2026, 11, 25), amount=250.0, stage="phase 1 graded and seeded")
     assert g.balance == 600.0
     with pytest.raises(ValidationError) as e:
@@ -128,7 +130,7 @@ def test_guarantee_draw_partial_release_and_final_release(reg, active: str) -> N
     g = reg.guarantee_event(g.id, "final_release", on=date(2026, 11, 27), engineer="Lee Engineer PE-12345")
     assert g.balance == 0.0 and g.events[-1].amount == 600.0 and g.events[-1].engineer == "Lee Engineer PE-12345"
     with pytest.raises(ValidationError, match="released in full"):
-        reg.guarantee_event(g.id, "draw", on=date(2026, 11, 28), amount=1.0, reason="x")
+        reg.guarantee_event(g.id, "draw", on=date(2026, 11, 28), amount=1.0, reason="x", notice_on=date(2026, 11, 28))
     kinds = [e.kind for e in reg.get(active).events]
     assert kinds[-4:] == ["guarantee", "guarantee_draw", "guarantee_release", "guarantee_final_release"]
 
@@ -157,7 +159,7 @@ def test_guarantee_refusals_write_nothing(reg, active: str) -> None:
 def test_the_money_tables_are_append_only(reg, active: str) -> None:
     reg.record_fee(active, kind="application", amount=1.0, paid_on=date(2026, 11, 2), receipt="R-1")
     g = reg.add_guarantee(active, type="cash_escrow", amount=10.0, received_on=date(2026, 11, 3))
-    reg.guarantee_event(g.id, "draw", on=date(2026, 11, 5), amount=1.0, reason="x")
+    reg.guarantee_event(g.id, "draw", on=date(2026, 11, 5), amount=1.0, reason="x", notice_on=date(2026, 11, 5))
     for sql in ("UPDATE fees SET amount = 0", "DELETE FROM guarantees", "UPDATE guarantee_events SET amount = 0"):
         with pytest.raises(RegistryError, match="append-only"), reg.backend.write() as cur:
             cur.execute(sql)
@@ -220,7 +222,20 @@ def test_cli_fee_guarantee_events_and_receipts(reg, received: str, target: str, 
     r = _run("guarantee", target, received, "--type", "letter_of_credit", "--amount", "500",
              "--received-on", "2026-11-03", "--expires", "2027-06-30", "--who", "cl", *lay)  # fmt: skip
     assert r.exit_code == 0 and "guarantee #1" in r.output and "expires 2027-06-30" in r.output, r.output
-    r = _run("guarantee-event", target, "1", "--on", "2026-11-20", "--draw", "100", "--reason", "fence", *lay)
+    r = _run(
+        "guarantee-event",
+        target,
+        "1",
+        "--on",
+        "2026-11-20",
+        "--draw",
+        "100",
+        "--reason",
+        "fence",
+        "--notice-on",
+        "2026-11-19",
+        *lay,
+    )
     assert r.exit_code == 0 and "held 400.00" in r.output, r.output
     r = _run("guarantee-event", target, "1", "--on", "2026-11-21", "--draw", "1", "--release", "1", *lay)
     assert r.exit_code == 1 and "one of --draw" in r.output
@@ -243,7 +258,9 @@ def test_public_outputs_never_show_fees_or_guarantees(reg, active: str, target: 
     g = reg.add_guarantee(
         active, type="letter_of_credit", amount=87654.32, received_on=date(2026, 11, 3), expires_on=date(2027, 3, 31)
     )
-    reg.guarantee_event(g.id, "draw", on=date(2026, 11, 20), amount=1234.56, reason="Draw-Planted-7712")
+    reg.guarantee_event(
+        g.id, "draw", on=date(2026, 11, 20), amount=1234.56, reason="Draw-Planted-7712", notice_on=date(2026, 11, 20)
+    )
     planted = ("Receipt-Planted-7711", "Draw-Planted-7712", "4321.98", "4,321.98", "87654", "87,654", "1234.56",
                "letter_of_credit", "letter of credit")  # fmt: skip
     assert_hidden(public_outputs(target, lay, tmp_path), active, planted)

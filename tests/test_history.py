@@ -180,9 +180,28 @@ def test_a_schema_7_registry_migrates_into_its_history_with_nothing_lost(tmp_pat
         for number, want in expected["permits"].items():
             s = reg.state(number)
             assert s.status == want["status"], number
-            assert str(s.issued_on) if s.issued_on else None == want["issued_on"], number
+            assert (str(s.issued_on) if s.issued_on else None) == want["issued_on"], number
         for gid, g in expected["guarantees"].items():
             assert reg.state(g["permit_number"]).guarantees[int(gid)].balance == g["balance"]
         # Every stream: each permit and the case without a permit.
         streams = {e.stream for e in reg.history()}
         assert streams == set(expected["permits"]) | {c for c, v in expected["cases"].items() if not v["permit_number"]}
+
+
+def test_a_stop_work_order_posted_by_transition_is_the_case_s_order_too(reg) -> None:
+    """§ 540-12E: "After posting a stop-work order under § 540-12A, the administering authority may issue a
+    notice of intent"; § 540-12C: "if a responsible party violates a stop-work order posted under § 540-12A"."""
+    from tests.conftest import add_active
+
+    n = add_active(reg)
+    c = reg.enforce(ground="A2", on=date(2026, 11, 20), reasons="plan ignored", permit_number=n)
+    reg.transition(n, "stop_work", on=date(2026, 11, 21), reasons="posted at the gate")  # the README's route
+    with pytest.raises(Exception, match="already in effect"):
+        reg.case_action(c.case_id, "stop_work", on=date(2026, 11, 22), reasons="again")
+    reg.case_action(c.case_id, "notice", on=date(2026, 11, 22), costs=10.0, costs_from="billed")
+    reg.case_action(c.case_id, "referral", on=date(2026, 11, 23))
+    reg.case_action(c.case_id, "retraction", on=date(2026, 11, 24), reasons="fence restored")
+    s = reg.state(n)
+    assert s.status == "active" and s.orders == [] and [o.kind for o in s.orders_posted] == ["stop_work"]
+    kinds = [e.kind for e in reg.history(n)]
+    assert kinds.count("stop_work_posted") == 1 and kinds.count("retracted") == 1

@@ -269,7 +269,15 @@ def test_the_summary_counts_the_period_by_hand(reg, inspected, target, layers_pa
         expires_on=date(2027, 1, 15),
         who="clerk",
     )
-    reg.guarantee_event(g.id, "draw", on=date(2026, 11, 25), amount=150, reason="office re-set fence", who="clerk")
+    reg.guarantee_event(
+        g.id,
+        "draw",
+        on=date(2026, 11, 25),
+        amount=150,
+        reason="office re-set fence",
+        who="clerk",
+        notice_on=date(2026, 11, 25),
+    )
     reg.enforce(ground="A1", on=date(2026, 11, 24), reasons="fill pad, no permit", address="9 Nowhere Rd", who="c")
     rows = office_summary(reg, date(2026, 11, 1), date(2026, 11, 30), rain=[(date(2026, 11, 19), 0.6)])
     v = _values(rows)

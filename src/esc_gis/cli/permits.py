@@ -352,6 +352,13 @@ def enforce(
 @click.option(
     "--costs-from", type=click.Choice(["billed", "guarantee"]), default=None, help="Billed, or from the guarantee."
 )
+@click.option(
+    "--guarantee",
+    "guarantee_id",
+    type=int,
+    default=None,
+    help="With --costs-from guarantee: which guarantee (default: the permit's one guarantee still held).",
+)
 @click.option("--refer", default=None, help="Day of the referral for a cease-and-desist order.")
 @click.option("--retract", default=None, help="Day the stop-work order was retracted (a permit goes back).")
 @click.option("--close", "close_on", default=None, help="Day the case was closed.")
@@ -366,6 +373,7 @@ def case(
     costs_on: str | None,
     costs: float | None,
     costs_from: str | None,
+    guarantee_id: int | None,
     refer: str | None,
     retract: str | None,
     close_on: str | None,
@@ -389,7 +397,14 @@ def case(
         if given:
             ((kind, day),) = given.items()
             c = reg.case_action(
-                case_id, kind, on=_date(day, kind), who=who, reasons=reasons, costs=costs, costs_from=costs_from
+                case_id,
+                kind,
+                on=_date(day, kind),
+                who=who,
+                reasons=reasons,
+                costs=costs,
+                costs_from=costs_from,
+                guarantee_id=guarantee_id,
             )
         else:
             c = reg.case(case_id)
@@ -1087,6 +1102,7 @@ def guarantee(
 @click.option("--on", "on", required=True, help="Day of the draw or release (YYYY-MM-DD).")
 @click.option("--draw", type=float, default=None, help="Amount drawn for work the office performed (with --reason).")
 @click.option("--reason", default=None, help="The work the office performed.")
+@click.option("--notice-on", default=None, help="Day of the written notice of improper implementation a draw rests on.")
 @click.option("--release", type=float, default=None, help="Amount of a partial prorated release (with --stage).")
 @click.option("--stage", default=None, help="The development stage completed.")
 @click.option("--final-release", is_flag=True, help="Release what is left on as-built plans (with --engineer).")
@@ -1101,6 +1117,7 @@ def guarantee_event(
     on: str,
     draw: float | None,
     reason: str | None,
+    notice_on: str | None,
     release: float | None,
     stage: str | None,
     final_release: bool,
@@ -1123,6 +1140,7 @@ def guarantee_event(
             stage=stage,
             engineer=engineer,
             who=who,
+            notice_on=_date(notice_on, "notice-on"),
         )
     _echo_guarantee(g)
 

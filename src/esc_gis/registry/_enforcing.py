@@ -263,7 +263,7 @@ class Enforcing(RegistryBase):
         if stream is None:
             return
         facts: dict[str, Any] = {"case_id": case_id, **data}
-        if kind == "costs":
+        if kind == "costs" or (kind == "notice" and costs is not None):  # a notice may carry the costs
             facts.update(amount=costs, recovered_from=costs_from)
         if kind in _CASE_MOVES:  # a case without a permit: its own order, from the case's state
             facts.update(_CASE_MOVES[kind])
@@ -279,8 +279,14 @@ class Enforcing(RegistryBase):
         reasons: str | None = None,
         costs: float | None = None,
         costs_from: str | None = None,
+        guarantee_id: int | None = None,
     ) -> EnforcementCase:
         """Record an event of a case: stop-work order, notice of intent, costs, referral, retraction, closing.
+
+        Costs recovered from the guarantee (§ 540-12E: "recovered from the surety bond, cash
+        escrow, or irrevocable letter of credit") come off that guarantee's balance, so its
+        final release is net of them (§ 540-8D(1)): ``guarantee_id`` names it, or the permit's
+        one guarantee still held is taken.
 
         On a permitted site a stop-work order moves the permit to ``stop_work`` and a
         retraction moves it back to the state before, with the written reasons the life
@@ -295,7 +301,18 @@ class Enforcing(RegistryBase):
         """
         who = _who(who)
         case = self.case(case_id)
-        messages = check_action(case, kind, on, costs=costs, costs_from=costs_from, today=self.profile.today())
+        # The permit's orders, whichever route posted them, are the case's too: read off its history.
+        ps = self.get(case.permit_number).state if case.permit_number else None
+        messages = check_action(
+            case,
+            kind,
+            on,
+            costs=costs,
+            costs_from=costs_from,
+            today=self.profile.today(),
+            order_open=ps is not None and ps.order("stop_work") is not None,
+            order_posted=ps is not None and any(o.kind == "stop_work" for o in ps.orders_posted),
+        )
         needs = self.written_reasons
         move = {"stop_work": "stop_work", "retraction": "retraction"}.get(kind)
         permit = self.get(case.permit_number) if case.permit_number and move else None
@@ -309,6 +326,10 @@ class Enforcing(RegistryBase):
                     check_back(permit.status, "retraction", permit.previous_status, reasons=reasons or "-", needs=needs)
             except IllegalTransitionError as exc:
                 messages.append(f"permit {permit.permit_number}: {exc}")
+        recovered_from = None
+        if kind in ("notice", "costs") and costs is not None and costs_from == "guarantee":
+            recovered_from, found = self._guarantee_for_costs(case, costs, guarantee_id)
+            messages += found
         if messages:
             raise ValidationError(
                 [Problem(case_id, None, m, "see the case with `esc-gis permits case`.") for m in messages]
@@ -338,10 +359,64 @@ class Enforcing(RegistryBase):
             # The fact goes once into the history: a permit's move above, or the case's own event
             # on the permit's stream (or on the case's, without a permit).
             stream = None if permit is not None else (case.permit_number or case_id)
+            facts: dict[str, Any] = {} if recovered_from is None else {"guarantee_id": recovered_from}
             self._case_event(
-                cur, case_id, kind, on, who, now, costs=costs, costs_from=costs_from, detail=text, stream=stream
+                cur,
+                case_id,
+                kind,
+                on,
+                who,
+                now,
+                costs=costs,
+                costs_from=costs_from,
+                detail=text,
+                stream=stream,
+                **facts,
             )
+            if recovered_from is not None:
+                # The guarantees list shows the recovery beside its draws and releases: the projection
+                # of the one costs event, which verify checks against the history's balance.
+                b = self.backend
+                cur.execute(
+                    "INSERT INTO guarantee_events (guarantee_id, permit_number, kind, on_date, amount, reason, stage, "
+                    f"engineer, recorded_by, recorded_at) VALUES ({', '.join([b.ph] * 10)})",
+                    (
+                        recovered_from,
+                        case.permit_number,
+                        "costs_recovered",
+                        b.dump("date", on),
+                        costs,
+                        f"case {case_id}: the office's costs",
+                        None,
+                        None,
+                        who,
+                        b.dump("datetime", now),
+                    ),
+                )
         return self.case(case_id)
+
+    def _guarantee_for_costs(
+        self, case: EnforcementCase, costs: float, guarantee_id: int | None
+    ) -> tuple[int | None, list[str]]:
+        """Return the guarantee costs are recovered from, read off the permit's state, or the problems."""
+        if case.permit_number is None:
+            return None, [
+                "costs are recovered from a guarantee only on a permit's site; bill them (--costs-from billed)."
+            ]
+        held = {i: g for i, g in self.get(case.permit_number).state.guarantees.items() if g.balance > 0}
+        if guarantee_id is None and len(held) == 1:
+            guarantee_id = next(iter(held))
+        if guarantee_id is None:
+            listed = ", ".join(f"#{i} ({g.balance:,.2f} held)" for i, g in held.items()) or "none is held"
+            return None, [f"say which guarantee the costs come from (--guarantee ID): {listed}."]
+        g = held.get(guarantee_id)
+        if g is None:
+            return None, [f"guarantee #{guarantee_id} of permit {case.permit_number} holds nothing to recover from."]
+        if costs > g.balance + 0.005:
+            return None, [
+                f"the costs of {costs:,.2f} are more than the {g.balance:,.2f} guarantee #{guarantee_id} holds."
+            ]
+        return guarantee_id, []
 
     def case(self, case_id: str) -> EnforcementCase:
         """Return one enforcement case with its events.

@@ -190,8 +190,13 @@ class Money(RegistryBase):
         stage: str | None = None,
         engineer: str | None = None,
         who: str | None = None,
+        notice_on: date | None = None,
     ) -> Guarantee:
         """Record a draw, a partial prorated release or the final release of a guarantee (§ 540-8D(1)).
+
+        A draw needs ``notice_on``, the day of the office's written notice of improper
+        implementation (§ 540-8D). The final release pays out what is held: the amount less
+        every draw, release and cost of the office recovered from it (§ 540-8D(1), § 540-12E).
 
         The final release releases what is left; it needs the licensed engineer whose
         as-built plans were submitted. A history event goes with it in the same transaction.
@@ -210,7 +215,15 @@ class Money(RegistryBase):
             raise RegistryError(msg)
         g = found[0]
         messages = check_guarantee_event(
-            g, kind, on, amount=amount, reason=reason, stage=stage, engineer=engineer, today=self.profile.today()
+            g,
+            kind,
+            on,
+            amount=amount,
+            reason=reason,
+            stage=stage,
+            engineer=engineer,
+            today=self.profile.today(),
+            notice_on=notice_on,
         )
         if messages:
             raise fee_problems(f"guarantee #{guarantee_id}", messages, "see `esc-gis permits guarantees`.")
@@ -238,7 +251,7 @@ class Money(RegistryBase):
                 ),
             )
             why = {
-                "draw": f"for {reason}",
+                "draw": f"for {reason} (written notice {notice_on})",
                 "release": f"stage {stage}",
                 "final_release": f"as-built plans by {engineer}",
             }
@@ -249,6 +262,7 @@ class Money(RegistryBase):
                 Event(now, who, f"guarantee_{kind}", None, None, on, None, detail),
                 guarantee_id=guarantee_id,
                 amount=amount,
+                notice_on=notice_on,
             )
         return next(x for x in self.guarantees() if x.id == guarantee_id)
 

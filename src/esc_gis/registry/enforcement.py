@@ -120,8 +120,14 @@ def check_action(
     costs: float | None,
     costs_from: str | None,
     today: date,
+    order_open: bool = False,
+    order_posted: bool = False,
 ) -> list[str]:
     """Return every reason an action cannot be recorded on a case (empty: it can).
+
+    ``order_open`` and ``order_posted`` say, from the permit's history, whether a stop-work order
+    stands on the case's permit, or was ever posted there, by whichever route it was recorded
+    (the case's own ``--stop-work`` or the permit's ``transition ... stop_work``): one order.
 
     The order the ordinance implies: a notice of intent comes after a stop-work order
     (§ 540-12E "after posting"); a retraction needs an order in effect (§ 540-12D); a
@@ -129,8 +135,8 @@ def check_action(
     notice (§ 540-12C); costs come with or after a notice.
     """
     out: list[str] = []
-    state = case.state
-    kinds = [e.kind for e in case.events]
+    state = "stop_work" if order_open and case.state != "closed" else case.state
+    kinds = [e.kind for e in case.events] + (["stop_work"] if order_posted else [])
     if kind not in ACTIONS:
         out.append(f"unknown action {kind!r}; use one of {', '.join(ACTIONS)}.")
         return out
@@ -145,7 +151,10 @@ def check_action(
         if day < last:
             out.append(f"the date {day} is before the case's last date ({last}).")
     if kind == "stop_work" and state == "stop_work":
-        out.append("a stop-work order is already in effect.")
+        out.append(
+            "a stop-work order is already in effect (posted on the permit); the case goes on from it "
+            "(--notice, --refer, --retract)."
+        )
     if kind == "retraction" and state != "stop_work":
         out.append("there is no stop-work order in effect to retract.")
     if kind in ("notice", "costs") and "stop_work" not in kinds:

@@ -212,8 +212,14 @@ def check_guarantee_event(
     stage: str | None = None,
     engineer: str | None = None,
     today: date | None = None,
+    notice_on: date | None = None,
 ) -> list[str]:
-    """Return what is wrong with a draw, release or final release of ``g`` (empty if nothing); pure."""
+    """Return what is wrong with a draw, release or final release of ``g`` (empty if nothing); pure.
+
+    A draw rests on the office's written notice that the plan was not properly implemented
+    (§ 540-8D: "Improper implementation of the plan shall be upon written notice"): its day
+    must be given and come no later than the draw.
+    """
     out = []
     if kind not in GUARANTEE_EVENTS:
         return [f"{kind!r} is not one of {', '.join(GUARANTEE_EVENTS)}."]
@@ -233,6 +239,13 @@ def check_guarantee_event(
             out.append(f"the {kind} of {amount:,.2f} is more than the {g.balance:,.2f} still held.")
     if kind == "draw" and not (reason or "").strip():
         out.append("a draw needs the reason: the work the office performed (--reason).")
+    if kind == "draw" and notice_on is None:
+        out.append(
+            "a draw needs the day of the office's written notice that the plan was not properly implemented "
+            "(--notice-on YYYY-MM-DD)."
+        )
+    elif kind == "draw" and on is not None and notice_on is not None and notice_on > on:
+        out.append(f"the written notice of {notice_on} comes after the draw of {on}; a draw follows the notice.")
     if kind == "release" and not (stage or "").strip():
         out.append("a partial release needs the development stage completed (--stage).")
     if kind == "final_release" and not (engineer or "").strip():

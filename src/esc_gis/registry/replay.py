@@ -193,7 +193,7 @@ def replay_into_history(backend: Any, cur: Any) -> None:  # noqa: C901 (one pass
         data = {"case_id": case_id}
         if kind == "opened":
             data["ground"] = grounds[case_id]
-        if kind == "costs":
+        if kind == "costs" or (kind == "notice" and ce["costs"] is not None):
             data.update(amount=ce["costs"], recovered_from=ce["costs_from"])
         if not number and kind in ("stop_work", "retraction"):
             data.update({"from": state.get(case_id), "to": "stop_work" if kind == "stop_work" else "retracted"})

@@ -249,7 +249,7 @@ def _apply(s: PermitState, e: HistoryEvent, application_fee: str) -> None:  # no
             g.released += amount
         else:
             g.final_release = amount
-    elif k == "costs_recorded":
+    elif k in ("costs_recorded", "notice_of_intent") and d.get("amount") is not None:
         s.costs.append(dict(d, on=e.on))
         if d["recovered_from"] == "guarantee" and d.get("guarantee_id") is not None:
             s.guarantees[int(d["guarantee_id"])].recovered += float(d["amount"])
