@@ -115,7 +115,7 @@ def test_notice_of_intent_records_costs_billed_or_from_the_guarantee(reg, active
     with pytest.raises(ValidationError, match="none is held"):  # nothing to recover from yet
         reg.case_action(c.case_id, "notice", on=date(2026, 11, 22), costs=1250.5, costs_from="guarantee")
     g = reg.add_guarantee(active, type="cash_escrow", amount=2000.0, received_on=date(2026, 11, 20))
-    with pytest.raises(ValidationError, match="more than the 2,000.00 guarantee"):
+    with pytest.raises(ValidationError, match=r"more than the 2,000\.00 guarantee"):
         reg.case_action(c.case_id, "notice", on=date(2026, 11, 22), costs=2000.5, costs_from="guarantee")
     reg.case_action(c.case_id, "notice", on=date(2026, 11, 22), costs=1250.5, costs_from="guarantee")
     assert reg.state(active).guarantees[g.id].balance == 749.5
