@@ -8,6 +8,7 @@ rows without an id are set here, on named features, so every count below is chec
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import geopandas as gpd
@@ -44,6 +45,13 @@ def as_delivered() -> gpd.GeoDataFrame:
     for n, pid in EDITS.items():
         gdf.loc[n - 1, "PARCELID"] = pid
     return gdf
+
+
+def as_shapefile(gdf: gpd.GeoDataFrame, path: Path) -> None:
+    """Write a shapefile as GDAL and ArcGIS do: names over 10 characters cut (GDAL warns of each; muted)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        pyogrio.write_dataframe(gdf, path, driver="ESRI Shapefile")
 
 
 @pytest.fixture
@@ -91,6 +99,44 @@ def test_real_parcels_with_repeated_row_ids_screen_cleanly(parcels_gdb: Path, tm
     out2 = tmp_path / "again.gpkg"
     assert run("screen", parcels_gdb, "--layers", layers_path, "-q", "-o", out2).exit_code == 0
     assert read_layer(out2)["site_id"].tolist() == res["site_id"].tolist()
+
+
+def test_v10_shapefile_with_cut_names_screens_with_no_options(tmp_path: Path) -> None:
+    """The form most counties deliver: a shapefile, whose 10-character names cut TAXPARCELID to TAXPARCELI."""
+    shp = tmp_path / "parcels.shp"
+    as_shapefile(pyogrio.read_dataframe(PARCELS), shp)
+    fields = list(pyogrio.read_info(shp)["fields"])
+    # Every V10 field the detection uses, as the shapefile names it: only TAXPARCELID is cut.
+    assert {f: f[:10] in fields for f in ("STATEID", "PARCELID", "TAXPARCELID", "SITEADRESS", "CONAME", "PARCELFIPS")}
+    assert "TAXPARCELI" in fields and "TAXPARCELID" not in fields
+    assert detect_schema(fields) == "v10"
+    assert detect_schema([f.lower() for f in fields]) == "v10"  # as PostGIS delivers it
+    out = tmp_path / "o.gpkg"
+    r = run("screen", shp, "-o", out)  # no --id-field, no --skip-ids, the bundled layer set
+    assert r.exit_code == 0, r.output
+    text = " ".join(r.output.split())
+    assert "Recognised the Wisconsin V10 parcel schema; site id: PARCELID" in text
+    assert "Skipped 6 feature(s) that are not parcels (ROW 6)" in text
+    res = read_layer(out)
+    assert len(res) == 21 - 6 and res["site_id"].is_unique and "ROW" not in set(res["site_id"])
+    assert read_layer(tmp_path / "o.gpkg.skipped.gpkg")["feature"].tolist() == [9, 10, 11, 12, 13, 21]
+
+
+def test_id_field_parcelid_brings_the_rule_to_an_unrecognised_layer(tmp_path: Path, layers_path) -> None:
+    """A cut-down export (PARCELID and little else) is not the V10 schema, but its ROW rows are still not parcels."""
+    few = pyogrio.read_dataframe(PARCELS)[["PARCELID", "OWNERNME1", "geometry"]]
+    assert detect_schema(list(few.columns)) is None
+    src = tmp_path / "few.shp"
+    as_shapefile(few, src)
+    out = tmp_path / "few.gpkg"
+    r = run("screen", src, "--layers", layers_path, "-o", out)
+    assert r.exit_code == 1 and "has no id field 'site_id'" in " ".join(r.output.split())
+    r = run("screen", src, "--id-field", "PARCELID", "--layers", layers_path, "-o", out)
+    assert r.exit_code == 0, r.output
+    assert "Skipped 6 feature(s) that are not parcels (ROW 6)" in " ".join(r.output.split())
+    assert len(read_layer(out)) == 15
+    # Another id field brings no rule: the layer is not known to be parcels.
+    assert run("screen", src, "--id-field", "OWNERNME1", "--layers", layers_path, "-o", tmp_path / "x.gpkg").exit_code
 
 
 def test_the_skip_rule_is_overridable(parcels_gdb: Path, tmp_path: Path, layers_path) -> None:
