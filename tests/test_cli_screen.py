@@ -242,11 +242,11 @@ def test_absent_layers_are_said_once_per_run_beside_the_output(good, tmp_path, l
     out = tmp_path / "out.csv"
     r = run(good, "--layers", layers_path, "-o", out)
     assert r.exit_code == 0, r.output
-    notes = pd.read_csv(tmp_path / "out.run_findings.csv")
+    notes = pd.read_csv(tmp_path / "out.csv.run_findings.csv")
     assert list(notes["code"]) == ["no_targeted_layer", "steep_not_measured"]  # the test set has waters
     assert list(notes.columns) == ["code", "section", "basis", "message", "columns"]
     assert set(notes["basis"]) == {"policy"}
-    assert r.output.count("Not checked:") == 2 and "out.run_findings.csv" in r.output
+    assert r.output.count("Not checked:") == 2 and "out.csv.run_findings.csv" in r.output
     rows = pd.read_csv(out)
     assert not rows["findings"].str.contains("steep_not_measured|no_targeted_layer").any()
     # A run with nothing absent removes the stale file (with --overwrite), and refuses without it.
@@ -261,7 +261,7 @@ def test_absent_layers_are_said_once_per_run_beside_the_output(good, tmp_path, l
     assert r.exit_code == 1 and "exists" in r.output
     r = run(good, "--layers", demo, "--profile", with_r, "-o", out, "--overwrite")
     assert r.exit_code == 0, r.output
-    assert not (tmp_path / "out.run_findings.csv").exists() and "Not checked" not in r.output
+    assert not (tmp_path / "out.csv.run_findings.csv").exists() and "Not checked" not in r.output
 
 
 def _lines(output: str) -> list[str]:

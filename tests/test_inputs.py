@@ -81,7 +81,7 @@ def test_real_parcels_with_repeated_row_ids_screen_cleanly(parcels_gdb: Path, tm
     assert r.exit_code == 0, r.output
     res = read_layer(out)
     assert len(res) == 21 - len(SKIPPED) == 12
-    side = tmp_path / "screened.skipped.gpkg"
+    side = tmp_path / "screened.gpkg.skipped.gpkg"
     skipped = read_layer(side)
     assert skipped["feature"].tolist() == SKIPPED
     assert skipped["PARCELID"].tolist() == ["HYDRO", "123ROW", "RAIL"] + ["ROW"] * 6
@@ -149,7 +149,7 @@ def test_the_skip_rule_is_overridable(parcels_gdb: Path, tmp_path: Path, layers_
     out = tmp_path / "b.csv"
     r = run("screen", parcels_gdb, "--skip-ids", "ROW", "--layers", layers_path, "-q", "-o", out)
     assert r.exit_code == 0, r.output
-    assert read_layer(tmp_path / "b.skipped.csv")["feature"].astype(int).tolist() == [9, 10, 11, 12, 13, 21]
+    assert read_layer(tmp_path / "b.csv.skipped.csv")["feature"].astype(int).tolist() == [9, 10, 11, 12, 13, 21]
     assert {"HYDRO", "RAIL", "123ROW"} <= set(read_layer(out)["site_id"])
     r = run("screen", parcels_gdb, "--skip-ids", "ROW(", "-o", tmp_path / "c.gpkg")
     assert r.exit_code == 1 and "--skip-ids 'ROW('" in r.output
@@ -163,7 +163,7 @@ def test_where_picks_rows_and_keeps_feature_numbers(parcels_gdb: Path, tmp_path:
     assert r.exit_code == 0, r.output
     res = read_layer(out)
     assert sorted(res["site_id"]) == ["291005810000", "row:18"]
-    assert read_layer(tmp_path / "westby.skipped.gpkg")["feature"].tolist() == [9, 10, 11, 12, 13, 21]
+    assert read_layer(tmp_path / "westby.gpkg.skipped.gpkg")["feature"].tolist() == [9, 10, 11, 12, 13, 21]
     assert "--where left out 13 feature(s)" in " ".join(r.output.split())
     r = run("screen", parcels_gdb, "--where", "PARCELID = = 'x'", "-o", tmp_path / "bad.gpkg")
     assert r.exit_code == 1 and "--where clause \"PARCELID = = 'x'\" is not valid" in r.output

@@ -124,6 +124,10 @@ def test_installed_wheel_screens_and_maps_offline_from_any_folder(installed, tmp
     page = (work / "overview.html").read_text(encoding="utf-8")
     assert "<script src=" not in page and f'content="leaflet {LEAFLET_VERSION}' in page
     # The shipped layer set has no DEM or targeted areas: the checks not made are listed beside the output.
-    assert sorted(p.name for p in work.iterdir()) == ["overview.html", "screening.gpkg", "screening.run_findings.csv"]
-    notes = (work / "screening.run_findings.csv").read_text(encoding="utf-8")
+    assert sorted(p.name for p in work.iterdir()) == [
+        "overview.html",
+        "screening.gpkg",
+        "screening.gpkg.run_findings.csv",
+    ]
+    notes = (work / "screening.gpkg.run_findings.csv").read_text(encoding="utf-8")
     assert "no_targeted_layer" in notes and "steep_not_measured" in notes and "no_waters_layer" not in notes
