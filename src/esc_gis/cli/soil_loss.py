@@ -20,6 +20,7 @@ from esc_gis.cli._options import (
     quiet_option,
 )
 from esc_gis.cli.slope import Z_UNIT, band_option
+from esc_gis.crs import measuring_crs, warn_if_far_from_zone
 from esc_gis.errors import LayerReadError
 from esc_gis.io import check_output_path, read_layer, write_layer
 from esc_gis.profile import load_profile
@@ -27,6 +28,7 @@ from esc_gis.soil.raster import check_raster_paths
 from esc_gis.soil.schedule import read_schedule
 from esc_gis.soil.soil_loss import read_ei_distribution, soil_loss_tables
 from esc_gis.soil.soil_loss import soil_loss as compute_soil_loss
+from esc_gis.terrain.dem import open_dem, warn_if_dem_far
 
 
 def _sidecars(output: str) -> tuple[Path, Path]:
@@ -117,6 +119,13 @@ def soil_loss_(
             raise LayerReadError(msg)
         dem_source = ls.dem
     gdf = read_layer(sites)
+    # Sites and a DEM far from the profile's measuring CRS: warned, as screen warns (one check).
+    measure = measuring_crs(profile.measure_crs)
+    if gdf.crs is not None:
+        warn_if_far_from_zone(gdf.total_bounds, gdf.crs, measure, what=f"Sites {sites}")
+    if dem is not None:
+        dem_source = open_dem(dem, z_unit=z_unit, band=band)  # the layer set's DEM was checked with it
+        warn_if_dem_far(dem_source, measure, what=f"DEM {dem}")
     if disturbed is not None:
         dist = read_layer(disturbed)
         if dist.crs is not None and gdf.crs is not None:
