@@ -15,9 +15,11 @@ import geopandas as gpd
 import pandas as pd
 import pyogrio
 import pytest
+import shapely
 from click.testing import CliRunner
 
 from esc_gis.cli.main import cli
+from esc_gis.errors import FarFromZoneWarning
 from esc_gis.io import read_layer
 from esc_gis.parcels import V10_NON_PARCEL, SkipRule, detect_schema
 
@@ -288,3 +290,54 @@ def test_screening_csv_goes_back_to_map_and_permits_import(tmp_path: Path, layer
     pd.read_csv(csv, dtype=str).drop(columns="crs").to_csv(tmp_path / "nocrs.csv", index=False)
     r = run("map", tmp_path / "nocrs.csv", "-o", tmp_path / "n.html", "--layers", layers_path)
     assert r.exit_code == 1 and "CRS" in r.output
+
+
+# --- One distance warning for every command that measures (issue 24) ------------------------
+
+#: Zion, Utah, in its own UTM zone (12N), 10 m cells: about 2,000 km from Winnebago County's grid.
+UTAH = {"crs": "EPSG:32612", "x0": 330_000.0, "y0": 4_130_000.0, "cell": 10.0}
+
+
+def _warned(*args: object) -> str:
+    """Run a command as outside the test suite (far-from-zone warnings shown); return its output on one line."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", FarFromZoneWarning)
+        r = run(*args)
+    assert r.exit_code == 0, r.output
+    return " ".join(r.output.split())
+
+
+def test_far_data_are_warned_by_every_command_that_measures(tmp_path: Path, layers_path) -> None:
+    import numpy as np
+
+    from .conftest import write_dem
+    from .test_soil_loss import GOOD, _cli_inputs
+
+    z = np.add.outer(np.arange(20.0) * 3.0, np.zeros(20))  # 30 % slope, north to south
+    utah = write_dem(tmp_path / "utah.tif", z, units="metre", **UTAH)  # type: ignore[arg-type]
+    far = "lies 2,"  # "... lies 2,0xx km (1,2xx mi) outside the area the measuring CRS ..."
+    # steep measures in the profile's CRS (Winnebago County's grid): 12 % more area in Utah, said.
+    text = _warned("steep", utah, "-o", tmp_path / "steep.gpkg")
+    assert "Warning: DEM utah.tif " + far in text and "Fix: use a layer set" in text
+    assert "Warning" not in _warned("steep", utah, "--crs", "EPSG:32612", "-o", tmp_path / "own.gpkg")
+    # slope measures in the DEM's own CRS: right for this DEM, wrong for one labelled with another place's grid.
+    assert "Warning" not in _warned("slope", utah, "-o", tmp_path / "slope.tif", "-q")
+    mislabelled = write_dem(tmp_path / "mislabelled.tif", z, crs="EPSG:7594", x0=-9e6, y0=9e6, units="metre")
+    assert "Warning: DEM mislabelled.tif lies" in _warned("slope", mislabelled, "-o", tmp_path / "s2.tif", "-q")
+    # protective: waters given as a file.
+    waters = tmp_path / "waters.gpkg"
+    lake = shapely.box(331_000, 4_129_000, 331_500, 4_129_500)
+    gpd.GeoDataFrame({"water_class": ["lake"]}, geometry=[lake], crs=UTAH["crs"]).to_file(waters)
+    assert "Warning: Waters " in _warned("protective", waters, "-o", tmp_path / "p.gpkg", "-q")
+    # soil-loss: its DEM (and sites) measured in the profile's CRS.
+    (tmp_path / "soil").mkdir()
+    args = _cli_inputs(tmp_path / "soil", GOOD)
+    utah_ft = write_dem(tmp_path / "utah_ft.tif", z, **UTAH)  # type: ignore[arg-type]  # the test's --z-unit us_ft
+    args[args.index("--dem") + 1] = str(utah_ft)
+    assert f"Warning: DEM {utah_ft} " + far in _warned(*args, "-q")
+    # review: a plan package drawn in Utah.
+    plan = tmp_path / "plan"
+    plan.mkdir()
+    gpd.GeoDataFrame(geometry=[lake], crs=UTAH["crs"]).to_file(plan / "site_boundary.geojson")
+    text = _warned("review", plan, "--layers", layers_path, "-o", tmp_path / "r.html", "-q")
+    assert "Warning: Plan layer site_boundary " + far in text
