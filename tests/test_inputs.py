@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from esc_gis.cli.main import cli
 from esc_gis.errors import FarFromZoneWarning
 from esc_gis.io import read_layer
-from esc_gis.parcels import V10_NON_PARCEL, SkipRule, detect_schema
+from esc_gis.parcels import V10_FIELDS, V10_NON_PARCEL, SkipRule, detect_schema
 
 from .conftest import CRS, K, box, lake_polygon, sites, write_layer_set
 
@@ -109,7 +109,7 @@ def test_v10_shapefile_with_cut_names_screens_with_no_options(tmp_path: Path) ->
     as_shapefile(pyogrio.read_dataframe(PARCELS), shp)
     fields = list(pyogrio.read_info(shp)["fields"])
     # Every V10 field the detection uses, as the shapefile names it: only TAXPARCELID is cut.
-    assert {f: f[:10] in fields for f in ("STATEID", "PARCELID", "TAXPARCELID", "SITEADRESS", "CONAME", "PARCELFIPS")}
+    assert all(f[:10] in fields for f in V10_FIELDS)
     assert "TAXPARCELI" in fields and "TAXPARCELID" not in fields
     assert detect_schema(fields) == "v10"
     assert detect_schema([f.lower() for f in fields]) == "v10"  # as PostGIS delivers it
