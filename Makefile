@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench install clean layers lint mutation qgis-plugin qgis-screenshots
+.PHONY: demo test bench install clean layers lint mutation qgis-plugin qgis-screenshots wheel
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -183,6 +183,12 @@ layers: $(STAMP)
 
 clean:
 	rm -rf $(VENV) out .pytest_cache
+
+# A wheel that works without the clone (README, "Without a clone"): dist/esc_gis-*.whl and the
+# sdist it is built from. `build` comes with the dev extra (the test extra has it too).
+wheel: $(STAMP)
+	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m build -o dist .
 
 # The QGIS Processing provider plugin (qgis/esc_gis_processing) zipped for QGIS's
 # Plugins > Manage and Install Plugins > Install from ZIP. Needs no venv: plain Python.

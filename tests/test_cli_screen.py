@@ -16,6 +16,7 @@ from click.testing import CliRunner
 
 from esc_gis.cli.main import cli
 from esc_gis.errors import FarFromZoneWarning
+from esc_gis.io import read_layer
 
 from .conftest import K, box, sites
 
@@ -242,11 +243,11 @@ def test_absent_layers_are_said_once_per_run_beside_the_output(good, tmp_path, l
     out = tmp_path / "out.csv"
     r = run(good, "--layers", layers_path, "-o", out)
     assert r.exit_code == 0, r.output
-    notes = pd.read_csv(tmp_path / "out.run_findings.csv")
+    notes = pd.read_csv(tmp_path / "out.csv.run_findings.csv")
     assert list(notes["code"]) == ["no_targeted_layer", "steep_not_measured"]  # the test set has waters
     assert list(notes.columns) == ["code", "section", "basis", "message", "columns"]
     assert set(notes["basis"]) == {"policy"}
-    assert r.output.count("Not checked:") == 2 and "out.run_findings.csv" in r.output
+    assert r.output.count("Not checked:") == 2 and "out.csv.run_findings.csv" in r.output
     rows = pd.read_csv(out)
     assert not rows["findings"].str.contains("steep_not_measured|no_targeted_layer").any()
     # A run with nothing absent removes the stale file (with --overwrite), and refuses without it.
@@ -261,7 +262,7 @@ def test_absent_layers_are_said_once_per_run_beside_the_output(good, tmp_path, l
     assert r.exit_code == 1 and "exists" in r.output
     r = run(good, "--layers", demo, "--profile", with_r, "-o", out, "--overwrite")
     assert r.exit_code == 0, r.output
-    assert not (tmp_path / "out.run_findings.csv").exists() and "Not checked" not in r.output
+    assert not (tmp_path / "out.csv.run_findings.csv").exists() and "Not checked" not in r.output
 
 
 def _lines(output: str) -> list[str]:
@@ -321,3 +322,55 @@ def test_a_far_dem_is_warned_about_on_the_command_line(good, tmp_path):
     text = " ".join(r.output.split())
     assert "Warning: DEM /" in text and "km (" in text and "Fix: use a layer set" in text
     assert "Traceback" not in r.output and "FarFromZoneWarning" not in r.output
+
+
+# --- Sidecars named after the whole output (issue 24) ---------------------------------------
+
+
+def test_two_formats_of_one_result_side_by_side_keep_their_own_sidecars(good, tmp_path, layers_path):
+    """`-o screening.gpkg` then `-o screening.csv` in one folder: neither blocks nor overwrites the other's."""
+    gpkg, csv = tmp_path / "screening.gpkg", tmp_path / "screening.csv"
+    for out in (gpkg, csv):
+        r = run(good, "--layers", layers_path, "--skip-ids", "B", "-o", out, "-q")
+        assert r.exit_code == 0, r.output
+    names = {p.name for p in tmp_path.iterdir()}
+    assert {
+        "screening.gpkg",
+        "screening.gpkg.skipped.gpkg",
+        "screening.gpkg.run_findings.csv",
+        "screening.csv",
+        "screening.csv.skipped.csv",
+        "screening.csv.run_findings.csv",
+    } <= names
+    assert not {"screening.run_findings.csv", "screening.skipped.gpkg", "screening.skipped.csv"} & names
+    assert read_layer(tmp_path / "screening.csv.skipped.csv")["site_id"].tolist() == ["B"]
+
+
+def test_a_sidecar_whose_output_is_gone_never_blocks_a_rerun(good, tmp_path, layers_path):
+    out = tmp_path / "screening.gpkg"
+    skipped, notes = tmp_path / "screening.gpkg.skipped.gpkg", tmp_path / "screening.gpkg.run_findings.csv"
+    assert run(good, "--layers", layers_path, "--skip-ids", "B", "-o", out, "-q").exit_code == 0
+    assert skipped.exists() and notes.exists()
+    # While the output is there, its sidecars are its own: refused without --overwrite.
+    r = run(good, "--layers", layers_path, "-o", out, "-q")
+    assert r.exit_code == 1 and "exists" in r.output
+    # The analyst deletes the output and runs again, without --overwrite and skipping nothing:
+    # the stale list of skipped features is removed, the run findings replaced.
+    out.unlink()
+    notes.write_text("stale", encoding="utf-8")
+    r = run(good, "--layers", layers_path, "-o", out, "-q")
+    assert r.exit_code == 0, r.output
+    assert out.exists() and not skipped.exists()
+    assert pd.read_csv(notes)["code"].tolist() == ["no_targeted_layer", "steep_not_measured"]
+
+
+def test_overwrite_replaces_an_output_and_its_sidecars_together(good, tmp_path, layers_path):
+    out = tmp_path / "screening.csv"
+    assert run(good, "--layers", layers_path, "--skip-ids", "B", "-o", out, "-q").exit_code == 0
+    assert read_layer(tmp_path / "screening.csv.skipped.csv")["site_id"].tolist() == ["B"]
+    r = run(good, "--layers", layers_path, "--skip-ids", "A", "-o", out, "-q", "--overwrite")
+    assert r.exit_code == 0, r.output
+    assert read_layer(out)["site_id"].tolist() == ["B"]
+    assert read_layer(tmp_path / "screening.csv.skipped.csv")["site_id"].tolist() == ["A"]
+    assert run(good, "--layers", layers_path, "-o", out, "-q", "--overwrite").exit_code == 0
+    assert not (tmp_path / "screening.csv.skipped.csv").exists()  # this run skipped nothing

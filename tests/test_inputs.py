@@ -8,17 +8,20 @@ rows without an id are set here, on named features, so every count below is chec
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import geopandas as gpd
 import pandas as pd
 import pyogrio
 import pytest
+import shapely
 from click.testing import CliRunner
 
 from esc_gis.cli.main import cli
+from esc_gis.errors import FarFromZoneWarning
 from esc_gis.io import read_layer
-from esc_gis.parcels import V10_NON_PARCEL, SkipRule, detect_schema
+from esc_gis.parcels import V10_FIELDS, V10_NON_PARCEL, SkipRule, detect_schema
 
 from .conftest import CRS, K, box, lake_polygon, sites, write_layer_set
 
@@ -44,6 +47,13 @@ def as_delivered() -> gpd.GeoDataFrame:
     for n, pid in EDITS.items():
         gdf.loc[n - 1, "PARCELID"] = pid
     return gdf
+
+
+def as_shapefile(gdf: gpd.GeoDataFrame, path: Path) -> None:
+    """Write a shapefile as GDAL and ArcGIS do: names over 10 characters cut (GDAL warns of each; muted)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        pyogrio.write_dataframe(gdf, path, driver="ESRI Shapefile")
 
 
 @pytest.fixture
@@ -73,7 +83,7 @@ def test_real_parcels_with_repeated_row_ids_screen_cleanly(parcels_gdb: Path, tm
     assert r.exit_code == 0, r.output
     res = read_layer(out)
     assert len(res) == 21 - len(SKIPPED) == 12
-    side = tmp_path / "screened.skipped.gpkg"
+    side = tmp_path / "screened.gpkg.skipped.gpkg"
     skipped = read_layer(side)
     assert skipped["feature"].tolist() == SKIPPED
     assert skipped["PARCELID"].tolist() == ["HYDRO", "123ROW", "RAIL"] + ["ROW"] * 6
@@ -93,6 +103,44 @@ def test_real_parcels_with_repeated_row_ids_screen_cleanly(parcels_gdb: Path, tm
     assert read_layer(out2)["site_id"].tolist() == res["site_id"].tolist()
 
 
+def test_v10_shapefile_with_cut_names_screens_with_no_options(tmp_path: Path) -> None:
+    """The form most counties deliver: a shapefile, whose 10-character names cut TAXPARCELID to TAXPARCELI."""
+    shp = tmp_path / "parcels.shp"
+    as_shapefile(pyogrio.read_dataframe(PARCELS), shp)
+    fields = list(pyogrio.read_info(shp)["fields"])
+    # Every V10 field the detection uses, as the shapefile names it: only TAXPARCELID is cut.
+    assert all(f[:10] in fields for f in V10_FIELDS)
+    assert "TAXPARCELI" in fields and "TAXPARCELID" not in fields
+    assert detect_schema(fields) == "v10"
+    assert detect_schema([f.lower() for f in fields]) == "v10"  # as PostGIS delivers it
+    out = tmp_path / "o.gpkg"
+    r = run("screen", shp, "-o", out)  # no --id-field, no --skip-ids, the bundled layer set
+    assert r.exit_code == 0, r.output
+    text = " ".join(r.output.split())
+    assert "Recognised the Wisconsin V10 parcel schema; site id: PARCELID" in text
+    assert "Skipped 6 feature(s) that are not parcels (ROW 6)" in text
+    res = read_layer(out)
+    assert len(res) == 21 - 6 and res["site_id"].is_unique and "ROW" not in set(res["site_id"])
+    assert read_layer(tmp_path / "o.gpkg.skipped.gpkg")["feature"].tolist() == [9, 10, 11, 12, 13, 21]
+
+
+def test_id_field_parcelid_brings_the_rule_to_an_unrecognised_layer(tmp_path: Path, layers_path) -> None:
+    """A cut-down export (PARCELID and little else) is not the V10 schema, but its ROW rows are still not parcels."""
+    few = pyogrio.read_dataframe(PARCELS)[["PARCELID", "OWNERNME1", "geometry"]]
+    assert detect_schema(list(few.columns)) is None
+    src = tmp_path / "few.shp"
+    as_shapefile(few, src)
+    out = tmp_path / "few.gpkg"
+    r = run("screen", src, "--layers", layers_path, "-o", out)
+    assert r.exit_code == 1 and "has no id field 'site_id'" in " ".join(r.output.split())
+    r = run("screen", src, "--id-field", "PARCELID", "--layers", layers_path, "-o", out)
+    assert r.exit_code == 0, r.output
+    assert "Skipped 6 feature(s) that are not parcels (ROW 6)" in " ".join(r.output.split())
+    assert len(read_layer(out)) == 15
+    # Another id field brings no rule: the layer is not known to be parcels.
+    assert run("screen", src, "--id-field", "OWNERNME1", "--layers", layers_path, "-o", tmp_path / "x.gpkg").exit_code
+
+
 def test_the_skip_rule_is_overridable(parcels_gdb: Path, tmp_path: Path, layers_path) -> None:
     # none: every row is a site again, and the repeated ROW ids are what they were: errors.
     r = run("screen", parcels_gdb, "--id-field", "PARCELID", "--skip-ids", "none", "-o", tmp_path / "a.gpkg")
@@ -103,7 +151,7 @@ def test_the_skip_rule_is_overridable(parcels_gdb: Path, tmp_path: Path, layers_
     out = tmp_path / "b.csv"
     r = run("screen", parcels_gdb, "--skip-ids", "ROW", "--layers", layers_path, "-q", "-o", out)
     assert r.exit_code == 0, r.output
-    assert read_layer(tmp_path / "b.skipped.csv")["feature"].astype(int).tolist() == [9, 10, 11, 12, 13, 21]
+    assert read_layer(tmp_path / "b.csv.skipped.csv")["feature"].astype(int).tolist() == [9, 10, 11, 12, 13, 21]
     assert {"HYDRO", "RAIL", "123ROW"} <= set(read_layer(out)["site_id"])
     r = run("screen", parcels_gdb, "--skip-ids", "ROW(", "-o", tmp_path / "c.gpkg")
     assert r.exit_code == 1 and "--skip-ids 'ROW('" in r.output
@@ -117,7 +165,7 @@ def test_where_picks_rows_and_keeps_feature_numbers(parcels_gdb: Path, tmp_path:
     assert r.exit_code == 0, r.output
     res = read_layer(out)
     assert sorted(res["site_id"]) == ["291005810000", "row:18"]
-    assert read_layer(tmp_path / "westby.skipped.gpkg")["feature"].tolist() == [9, 10, 11, 12, 13, 21]
+    assert read_layer(tmp_path / "westby.gpkg.skipped.gpkg")["feature"].tolist() == [9, 10, 11, 12, 13, 21]
     assert "--where left out 13 feature(s)" in " ".join(r.output.split())
     r = run("screen", parcels_gdb, "--where", "PARCELID = = 'x'", "-o", tmp_path / "bad.gpkg")
     assert r.exit_code == 1 and "--where clause \"PARCELID = = 'x'\" is not valid" in r.output
@@ -242,3 +290,54 @@ def test_screening_csv_goes_back_to_map_and_permits_import(tmp_path: Path, layer
     pd.read_csv(csv, dtype=str).drop(columns="crs").to_csv(tmp_path / "nocrs.csv", index=False)
     r = run("map", tmp_path / "nocrs.csv", "-o", tmp_path / "n.html", "--layers", layers_path)
     assert r.exit_code == 1 and "CRS" in r.output
+
+
+# --- One distance warning for every command that measures (issue 24) ------------------------
+
+#: Zion, Utah, in its own UTM zone (12N), 10 m cells: about 2,000 km from Winnebago County's grid.
+UTAH = {"crs": "EPSG:32612", "x0": 330_000.0, "y0": 4_130_000.0, "cell": 10.0}
+
+
+def _warned(*args: object) -> str:
+    """Run a command as outside the test suite (far-from-zone warnings shown); return its output on one line."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", FarFromZoneWarning)
+        r = run(*args)
+    assert r.exit_code == 0, r.output
+    return " ".join(r.output.split())
+
+
+def test_far_data_are_warned_by_every_command_that_measures(tmp_path: Path, layers_path) -> None:
+    import numpy as np
+
+    from .conftest import write_dem
+    from .test_soil_loss import GOOD, _cli_inputs
+
+    z = np.add.outer(np.arange(20.0) * 3.0, np.zeros(20))  # 30 % slope, north to south
+    utah = write_dem(tmp_path / "utah.tif", z, units="metre", **UTAH)  # type: ignore[arg-type]
+    far = "lies 2,"  # "... lies 2,0xx km (1,2xx mi) outside the area the measuring CRS ..."
+    # steep measures in the profile's CRS (Winnebago County's grid): 12 % more area in Utah, said.
+    text = _warned("steep", utah, "-o", tmp_path / "steep.gpkg")
+    assert "Warning: DEM utah.tif " + far in text and "Fix: use a layer set" in text
+    assert "Warning" not in _warned("steep", utah, "--crs", "EPSG:32612", "-o", tmp_path / "own.gpkg")
+    # slope measures in the DEM's own CRS: right for this DEM, wrong for one labelled with another place's grid.
+    assert "Warning" not in _warned("slope", utah, "-o", tmp_path / "slope.tif", "-q")
+    mislabelled = write_dem(tmp_path / "mislabelled.tif", z, crs="EPSG:7594", x0=-9e6, y0=9e6, units="metre")
+    assert "Warning: DEM mislabelled.tif lies" in _warned("slope", mislabelled, "-o", tmp_path / "s2.tif", "-q")
+    # protective: waters given as a file.
+    waters = tmp_path / "waters.gpkg"
+    lake = shapely.box(331_000, 4_129_000, 331_500, 4_129_500)
+    gpd.GeoDataFrame({"water_class": ["lake"]}, geometry=[lake], crs=UTAH["crs"]).to_file(waters)
+    assert "Warning: Waters " in _warned("protective", waters, "-o", tmp_path / "p.gpkg", "-q")
+    # soil-loss: its DEM (and sites) measured in the profile's CRS.
+    (tmp_path / "soil").mkdir()
+    args = _cli_inputs(tmp_path / "soil", GOOD)
+    utah_ft = write_dem(tmp_path / "utah_ft.tif", z, **UTAH)  # type: ignore[arg-type]  # the test's --z-unit us_ft
+    args[args.index("--dem") + 1] = str(utah_ft)
+    assert f"Warning: DEM {utah_ft} " + far in _warned(*args, "-q")
+    # review: a plan package drawn in Utah.
+    plan = tmp_path / "plan"
+    plan.mkdir()
+    gpd.GeoDataFrame(geometry=[lake], crs=UTAH["crs"]).to_file(plan / "site_boundary.geojson")
+    text = _warned("review", plan, "--layers", layers_path, "-o", tmp_path / "r.html", "-q")
+    assert "Warning: Plan layer site_boundary " + far in text

@@ -183,3 +183,215 @@ def test_a_private_file_is_never_readable_by_others_while_written(tmp_path):
         tmp.write_text("name,phone\n")
         assert mode(tmp.parent) == 0o700  # others cannot reach the file, whatever its mode
     assert mode(tmp_path / "contacts.csv") == 0o600
+
+
+# --- Outputs never eat inputs (issue 24) ----------------------------------------------------
+
+
+def _refused(r, *words: str) -> None:
+    """One clean message, exit 1, no traceback."""
+    assert "Traceback" not in r.output, r.output
+    assert r.exit_code == 1, r.output
+    text = " ".join(r.output.split())
+    for w in words:
+        assert w in text, text
+
+
+def _invoke(*args: object):
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def _fingerprint(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+def test_screen_never_writes_over_its_sites_whatever_overwrite(tmp_path, layers_path):
+    src = tmp_path / "parcels.geojson"
+    sites([{"site_id": "A", "geometry": box(100, 100, 200, 200)}]).to_file(src, engine="pyogrio")
+    before = _fingerprint(tmp_path)
+    r = _invoke("screen", src, "--layers", layers_path, "-o", src, "--overwrite")
+    _refused(r, "parcels.geojson", "is an input of this command", "even with --overwrite")
+    # The same file by another spelling, and through a symbolic link.
+    (tmp_path / "sub").mkdir()
+    _refused(_invoke("screen", src, "--layers", layers_path, "-o", tmp_path / "sub" / ".." / src.name, "--overwrite"))
+    (tmp_path / "link.geojson").symlink_to(src)
+    _refused(_invoke("screen", src, "--layers", layers_path, "-o", tmp_path / "link.geojson", "--overwrite"))
+    (tmp_path / "link.geojson").unlink()
+    assert _fingerprint(tmp_path) == before
+
+
+def test_a_geopackage_input_is_the_file_whatever_its_layer(tmp_path, layers_path):
+    src = tmp_path / "in.gpkg"
+    one = sites([{"site_id": "A", "geometry": box(100, 100, 200, 200)}])
+    one.to_file(src, layer="sites", engine="pyogrio")
+    one.to_file(src, layer="other", engine="pyogrio")
+    before = src.read_bytes()
+    r = _invoke("screen", src, "--layer", "sites", "--layers", layers_path, "-o", src, "--overwrite")
+    _refused(r, "is an input")
+    # The disturbed limits and the layer set's own files are inputs too.
+    d = tmp_path / "dist.gpkg"
+    one.to_file(d, engine="pyogrio")
+    r = _invoke("screen", src, "--layer", "sites", "--disturbed", d, "--layers", layers_path, "-o", d, "--overwrite")
+    _refused(r, "dist.gpkg", "is an input")
+    boundary = next(p for p in layers_path.parent.iterdir() if p.suffix == ".gpkg")
+    r = _invoke("screen", src, "--layer", "sites", "--layers", layers_path, "-o", boundary, "--overwrite")
+    _refused(r, boundary.name, "is an input")
+    assert src.read_bytes() == before
+
+
+def test_rasters_and_layers_from_a_dem_never_write_over_it_or_into_its_tiles(tmp_path):
+    dem = write_dem(tmp_path / "dem.tif", np.arange(100, dtype="float32").reshape(10, 10))
+    before = dem.read_bytes()
+    _refused(_invoke("slope", dem, "-o", dem, "--z-unit", "us_ft", "--overwrite"), "dem.tif", "is an input")
+    assert dem.read_bytes() == before and not (tmp_path / "dem.qml").exists()
+    # A folder of tiles: an output inside it would be read as a tile next time.
+    tiles = tmp_path / "tiles"
+    tiles.mkdir()
+    write_dem(tiles / "a.tif", np.arange(100, dtype="float32").reshape(10, 10))
+    _refused(_invoke("slope", tiles, "-o", tiles / "slope.tif", "--z-unit", "us_ft"), "inside the input folder")
+    _refused(_invoke("steep", tiles, "-o", tiles / "steep.gpkg", "--z-unit", "us_ft"), "inside the input folder")
+    assert sorted(p.name for p in tiles.iterdir()) == ["a.tif"]
+
+
+def test_soil_loss_never_writes_over_its_inputs(tmp_path):
+    from .test_soil_loss import GOOD, _cli_inputs
+
+    args = _cli_inputs(tmp_path, GOOD)
+    before = _fingerprint(tmp_path)
+    sites_in = str(tmp_path / "sites.gpkg")
+    _refused(_invoke(*args[:-1], sites_in, "--overwrite"), "sites.gpkg", "is an input")
+    # The raster over the DEM, and a sidecar over the schedule (named as OUT's phases table would be).
+    _refused(_invoke(*args, "--raster", tmp_path / "dem.tif", "--overwrite"), "dem.tif", "is an input")
+    sched = tmp_path / "out.csv.phases.csv"
+    sched.write_text(GOOD, encoding="utf-8")
+    args[args.index("--schedule") + 1] = str(sched)
+    _refused(_invoke(*args, "--overwrite"), "out.csv.phases.csv", "is an input")
+    assert _fingerprint(tmp_path) == {**before, sched.name: GOOD.encode()}
+
+
+def test_protective_map_and_review_never_write_over_their_inputs(tmp_path, layers_path):
+    waters = tmp_path / "waters.gpkg"
+    gpd.GeoDataFrame({"water_class": ["lake"]}, geometry=[box(1500, 100, 1700, 300)], crs=CRS).to_file(waters)
+    before = waters.read_bytes()
+    _refused(_invoke("protective", waters, "-o", waters, "--overwrite"), "waters.gpkg", "is an input")
+    assert waters.read_bytes() == before
+    # A plan package folder: the report goes beside it, not into it.
+    pkg = tmp_path / "package"
+    pkg.mkdir()
+    (pkg / "plan.toml").write_text("[site]\n", encoding="utf-8")
+    r = _invoke("review", pkg, "--layers", layers_path, "-o", pkg / "report.html")
+    _refused(r, "inside the input folder")
+    assert sorted(p.name for p in pkg.iterdir()) == ["plan.toml"]
+
+
+def test_permits_outputs_never_write_over_the_registry_or_its_inputs(tmp_path, layers_path):
+    reg = tmp_path / "r.gpkg"
+    _run("permits", "init", reg, "--layers", layers_path)
+    before = reg.read_bytes()
+    r = _invoke("permits", "export", reg, "-o", reg, "--overwrite", "--layers", layers_path)
+    _refused(r, "r.gpkg", "is an input")
+    assert reg.read_bytes() == before
+    rain = tmp_path / "rain.csv"
+    rain.write_text("date,precip_in\n2026-11-02,0.6\n", encoding="utf-8")
+    r = _invoke(
+        "permits", "summary", reg, "--from", "2026-11-01", "--to", "2026-11-30", "--rain", rain, "-o", rain,
+        "--overwrite", "--layers", layers_path,
+    )  # fmt: skip
+    _refused(r, "rain.csv", "is an input")
+    assert rain.read_text(encoding="utf-8").startswith("date,precip_in")
+
+
+# --- Every output folder checked before the work (issue 24) ---------------------------------
+
+PLAN = ROOT / "examples" / "plans" / "complete" / "plan.gpkg"
+
+
+def _writers(tmp_path: Path, folder: Path, layers_path: Path) -> dict[str, list[object]]:
+    """Each command that writes, with its output (and, for screen --map, only its map) in ``folder``."""
+    from .test_soil_loss import GOOD, _cli_inputs
+
+    src = tmp_path / "sites.gpkg"
+    if not src.exists():
+        sites([{"site_id": "A", "geometry": box(100, 100, 200, 200)}]).to_file(src, engine="pyogrio")
+    dem = tmp_path / "dem.tif"
+    if not dem.exists():
+        write_dem(dem, np.arange(100, dtype="float32").reshape(10, 10))
+    inputs = tmp_path / f"soil-inputs-{folder.name}"  # one set per call: its writer refuses to overwrite
+    inputs.mkdir()
+    soil = _cli_inputs(inputs, GOOD)
+    return {
+        "screen": ["screen", src, "--layers", layers_path, "-o", folder / "o.gpkg"],
+        "screen --map": ["screen", src, "--layers", layers_path, "-o", tmp_path / "o.gpkg", "--map", folder / "m.html"],
+        "slope": ["slope", dem, "--z-unit", "us_ft", "-o", folder / "s.tif"],
+        "steep": ["steep", dem, "--z-unit", "us_ft", "-o", folder / "s.gpkg"],
+        "soil-loss": [*soil[:-1], folder / "o.csv"],
+        "protective": ["protective", "--layers", layers_path, "-o", folder / "p.gpkg"],
+        "map": ["map", src, "--layers", layers_path, "-o", folder / "m.html"],
+        "permits map": ["permits", "map", tmp_path / "r.gpkg", "--public", "-o", folder / "m.html"],
+        "review": ["review", PLAN, "--layers", layers_path, "-o", folder / "r.html"],
+    }
+
+
+def _nothing_written(tmp_path: Path, before: set[str]) -> None:
+    after = {p.name for p in tmp_path.iterdir()}
+    assert after == before, after - before
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["screen", "screen --map", "slope", "steep", "soil-loss", "protective", "map", "permits map", "review"],
+)
+def test_an_unwritable_output_folder_is_one_message_before_any_work(command, tmp_path, layers_path, monkeypatch):
+    """Tests run as root, whom a 0555 folder does not stop: the folder is made unwritable where the check probes."""
+    import tempfile
+
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    args = _writers(tmp_path, locked, layers_path)[command]
+    before = {p.name for p in tmp_path.iterdir()}
+    real_mkstemp = tempfile.mkstemp
+
+    def mkstemp(*a, **kw):
+        if Path(kw.get("dir") or "") == locked:
+            raise PermissionError(13, "Permission denied")
+        return real_mkstemp(*a, **kw)
+
+    monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+    r = _invoke(*args)
+    _refused(r, "cannot write in the folder", "locked", "Permission denied", "Nothing was written")
+    assert r.output.count("Error") <= 1
+    _nothing_written(tmp_path, before)  # with --map: no GeoPackage either
+    assert list(locked.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", ["screen", "screen --map", "slope", "soil-loss", "map", "permits map", "review"])
+def test_an_output_folder_that_is_a_file_or_missing_is_one_message(command, tmp_path, layers_path):
+    afile = tmp_path / "notes.txt"
+    afile.write_text("a file, not a folder", encoding="utf-8")
+    in_file, in_missing = _writers(tmp_path, afile, layers_path), _writers(tmp_path, tmp_path / "missing", layers_path)
+    before = {p.name for p in tmp_path.iterdir()}
+    _refused(_invoke(*in_file[command]), "notes.txt", "is a file, not a folder")
+    _refused(_invoke(*in_missing[command]), "missing", "does not exist")
+    _nothing_written(tmp_path, before)
+
+
+def test_the_folder_check_is_a_real_probe_that_root_obeys(tmp_path):
+    """A place even root cannot create a file in (sysfs); os.access would say yes there."""
+    import tempfile
+
+    from esc_gis._outputs import check_target
+    from esc_gis.errors import OutputFolderError
+
+    try:
+        os.close(tempfile.mkstemp(dir="/sys")[0])
+        pytest.skip("/sys is writable here")
+    except OSError:
+        pass
+    with pytest.raises(OutputFolderError, match="cannot write in the folder '/sys'"):
+        check_target(Path("/sys/out.gpkg"), overwrite=False)
+    if os.geteuid() != 0:  # an ordinary user is also stopped by a 0555 folder
+        ro = tmp_path / "ro"
+        ro.mkdir()
+        ro.chmod(0o555)
+        with pytest.raises(OutputFolderError):
+            check_target(ro / "out.gpkg", overwrite=False)

@@ -240,8 +240,8 @@ def test_soil_loss_matches_the_cli(qgis, tmp_path):
     got = qgis.run("soil_loss", sites=SITES, **inputs, output=tmp_path / "q.gpkg")
     assert got["results"] == {
         "output": str(tmp_path / "q.gpkg"),
-        "phases": str(tmp_path / "q.phases.csv"),
-        "windows": str(tmp_path / "q.windows.csv"),
+        "phases": str(tmp_path / "q.gpkg.phases.csv"),
+        "windows": str(tmp_path / "q.gpkg.windows.csv"),
     }
     command = got["log"]["info"][0]
     # A one-layer GeoPackage goes as it is (the CLI has no --layer here); the GeoJSON is exported.

@@ -417,7 +417,7 @@ def test_cli_writes_sites_phases_and_windows_and_refuses_overwrite(tmp_path):
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output
     assert "S1" in result.output and "passes" in result.output
-    assert (tmp_path / "out.phases.csv").exists() and (tmp_path / "out.windows.csv").exists()
+    assert (tmp_path / "out.csv.phases.csv").exists() and (tmp_path / "out.csv.windows.csv").exists()
     again = CliRunner().invoke(cli, args)
     assert again.exit_code == 1 and "exists" in again.output
     assert CliRunner().invoke(cli, [*args, "--overwrite"]).exit_code == 0
@@ -511,12 +511,12 @@ def test_raster_cells_are_the_hand_computed_on_a_tilted_plane(tmp_path, prof, ta
     # Refused without overwrite, before any work; replaced with it.
     with pytest.raises(OutputExistsError):
         soil_loss(sites(cell_box(5, 5, 15, 15)), dem, profile=prof, raster=out, **kw)
-    out.unlink()
-    with pytest.raises(OutputExistsError):  # the style alone blocks too
-        soil_loss(sites(cell_box(5, 5, 15, 15)), dem, profile=prof, raster=out, **kw)
-    assert not out.exists()
     soil_loss(sites(cell_box(5, 5, 15, 15)), dem, profile=prof, raster=out, overwrite=True, **kw)
-    assert out.exists()
+    # A style whose raster is gone is stale: it never blocks a new run, and is replaced.
+    out.unlink()
+    out.with_suffix(".qml").write_text("stale", encoding="utf-8")
+    soil_loss(sites(cell_box(5, 5, 15, 15)), dem, profile=prof, raster=out, **kw)
+    assert out.exists() and "over 3 to under 6" in out.with_suffix(".qml").read_text(encoding="utf-8")
 
 
 def test_raster_marks_cells_outside_the_method_and_leaves_them_without_a_value(tmp_path, prof, tables):

@@ -288,15 +288,19 @@ def test_slope_sidecar_has_the_steep_break(tmp_path):
     assert not (tmp_path / "plain.qml").exists()
 
 
-def test_slope_sidecar_refused_without_overwrite(tmp_path):
-    (tmp_path / "slope.qml").write_text("mine")
+def test_slope_sidecar_stale_is_replaced_another_rasters_is_refused(tmp_path):
+    """A style whose raster is gone never blocks a rerun; one styling another raster of the stem needs --overwrite."""
     dem = slope_dem(tmp_path)
+    (tmp_path / "slope.qml").write_text("stale")  # slope.tif was deleted, its style left behind
     r = CliRunner().invoke(cli, ["slope", str(dem), "-o", str(tmp_path / "slope.tif"), "--quiet"])
-    assert r.exit_code == 1 and "slope.qml" in r.output and "--overwrite" in r.output
-    assert not (tmp_path / "slope.tif").exists() and (tmp_path / "slope.qml").read_text() == "mine"
-    r = CliRunner().invoke(cli, ["slope", str(dem), "-o", str(tmp_path / "slope.tif"), "--quiet", "--overwrite"])
     assert r.exit_code == 0, r.output
     assert "colorrampshader" in (tmp_path / "slope.qml").read_text()
+    # slope.qml now styles slope.tif: writing slope.tiff beside it would restyle that raster.
+    r = CliRunner().invoke(cli, ["slope", str(dem), "-o", str(tmp_path / "slope.tiff"), "--quiet"])
+    assert r.exit_code == 1 and "slope.qml" in r.output and "slope.tif'" in r.output and "--overwrite" in r.output
+    assert not (tmp_path / "slope.tiff").exists()
+    r = CliRunner().invoke(cli, ["slope", str(dem), "-o", str(tmp_path / "slope.tiff"), "--quiet", "--overwrite"])
+    assert r.exit_code == 0, r.output
 
 
 def require_pyqgis() -> str:

@@ -60,6 +60,18 @@ def test_licence_file_matches_pyproject():
     assert (ROOT / "LICENSE").read_text().startswith("MIT License")
 
 
+def test_the_readme_way_to_build_the_wheel_brings_build():
+    """`python -m build` needs the `build` package: `make wheel`, as the README says, installs it first."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "`make wheel`" in readme
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert any(d.startswith("build") for d in extras["dev"])
+    # The recipe, as make would run it: the dev extra into the venv, then build with that venv's Python.
+    r = subprocess.run(["make", "-n", "-C", str(ROOT), "wheel"], capture_output=True, text=True, check=True)
+    steps = [line for line in r.stdout.splitlines() if ".venv/bin/python -m" in line]
+    assert "pip install" in steps[-2] and "[dev]" in steps[-2] and "-m build" in steps[-1], r.stdout
+
+
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh venv holding the wheel built by `python -m build` (sdist first, the wheel from it)."""
@@ -124,6 +136,10 @@ def test_installed_wheel_screens_and_maps_offline_from_any_folder(installed, tmp
     page = (work / "overview.html").read_text(encoding="utf-8")
     assert "<script src=" not in page and f'content="leaflet {LEAFLET_VERSION}' in page
     # The shipped layer set has no DEM or targeted areas: the checks not made are listed beside the output.
-    assert sorted(p.name for p in work.iterdir()) == ["overview.html", "screening.gpkg", "screening.run_findings.csv"]
-    notes = (work / "screening.run_findings.csv").read_text(encoding="utf-8")
+    assert sorted(p.name for p in work.iterdir()) == [
+        "overview.html",
+        "screening.gpkg",
+        "screening.gpkg.run_findings.csv",
+    ]
+    notes = (work / "screening.gpkg.run_findings.csv").read_text(encoding="utf-8")
     assert "no_targeted_layer" in notes and "steep_not_measured" in notes and "no_waters_layer" not in notes

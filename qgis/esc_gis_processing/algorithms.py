@@ -5,8 +5,6 @@ learned on one side holds on the other. Outputs are always written with ``--over
 QGIS itself asks before replacing a file the user picked, and its temporary outputs are new.
 """
 
-import os
-
 from qgis.core import (
     QgsProcessing,
     QgsProcessingAlgorithm,
@@ -453,7 +451,7 @@ class SoilLossAlgorithm(EscGisAlgorithm):
     help_text = (
         "Soil loss and sediment discharge per site over its construction schedule (RUSLE, the WDNR method): "
         "one row per site with its governing 12-month window; the phases and windows are written beside "
-        "the output as OUTPUT.phases.csv and OUTPUT.windows.csv."
+        "the output as OUTPUT.phases.csv and OUTPUT.windows.csv (e.g. soil_loss.gpkg.phases.csv)."
     )
 
     def initAlgorithm(self, config=None):
@@ -531,9 +529,8 @@ class SoilLossAlgorithm(EscGisAlgorithm):
         if parameters.get("band") not in (None, ""):
             args += ["--band", str(self.parameterAsInt(parameters, "band", context))]
         args += [*self.file_args(parameters, context, "layers", "profile"), "-o", out]
-        # The CLI's sidecar names: OUT.phases.csv and OUT.windows.csv beside OUT.
-        stem = os.path.splitext(out)[0]
-        results = {"output": out, "phases": f"{stem}.phases.csv", "windows": f"{stem}.windows.csv"}
+        # The CLI's sidecar names, after the whole output: OUT.phases.csv and OUT.windows.csv beside OUT.
+        results = {"output": out, "phases": f"{out}.phases.csv", "windows": f"{out}.windows.csv"}
         raster = self.parameterAsOutputLayer(parameters, "raster", context) if parameters.get("raster") else None
         if raster:
             args += ["--raster", raster]

@@ -164,6 +164,17 @@ _GEOD = Geod(ellps="WGS84")
 _KM_PER_MILE = 1.609344
 
 
+def _area_of_use(crs: CRS) -> Any:
+    """Return the CRS's area of use, looking its code up when the file's WKT left it out (a GeoTIFF's does)."""
+    if crs.area_of_use is not None:
+        return crs.area_of_use
+    try:
+        code = crs.to_epsg(min_confidence=70)
+    except Exception:  # pyproj cannot identify it: no area to judge by
+        return None
+    return None if code is None else CRS.from_epsg(code).area_of_use
+
+
 def zone_distance_km(bounds: Sequence[float], bounds_crs: Any, crs: CRS) -> float | None:
     """Return how far data lie outside ``crs``'s area of use, in kilometres (0 when they meet it).
 
@@ -195,7 +206,7 @@ def zone_distance_km(bounds: Sequence[float], bounds_crs: Any, crs: CRS) -> floa
     >>> round(zone_distance_km((-113.2, 37.1, -112.8, 37.5), "EPSG:4326", CRS("EPSG:7594")), -2)
     2100.0
     """
-    aou = crs.area_of_use
+    aou = _area_of_use(crs)
     if aou is None or not all(math.isfinite(float(b)) for b in bounds):
         return None
     src = parse_crs(bounds_crs)
@@ -256,7 +267,7 @@ def warn_if_far_from_zone(bounds: Sequence[float], bounds_crs: Any, crs: CRS, *,
     """
     km = zone_distance_km(bounds, bounds_crs, crs)
     if km is not None and km > ZONE_REACH_KM:
-        aou = crs.area_of_use
+        aou = _area_of_use(crs)
         msg = (
             f"{what} lies {km:,.0f} km ({km / _KM_PER_MILE:,.0f} mi) outside the area the measuring CRS "
             f"{crs.name} is made for ({aou.name if aou else 'its zone'}): areas and distances measured there "

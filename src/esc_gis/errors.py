@@ -19,7 +19,9 @@ __all__ = [
     "LayerSetError",
     "MapAssetsError",
     "OutputExistsError",
+    "OutputFolderError",
     "OutputFormatError",
+    "OutputIsInputError",
     "PermitNotFoundError",
     "Problem",
     "ProfileError",
@@ -74,6 +76,14 @@ class OutputExistsError(EscGisError, FileExistsError):
 
 class OutputFormatError(EscGisError, ValueError):
     """Raised when an output path has an extension esc_gis cannot write."""
+
+
+class OutputIsInputError(EscGisError, ValueError):
+    """Raised when an output would be written over (or inside) one of the command's inputs, whatever --overwrite."""
+
+
+class OutputFolderError(EscGisError, PermissionError):
+    """Raised when an output's folder cannot be written to (no permission, a read-only file system)."""
 
 
 class MapAssetsError(EscGisError, FileNotFoundError):

@@ -33,7 +33,7 @@ import pandas as pd
 import pyogrio
 import shapely
 
-from esc_gis._outputs import atomic_output, check_output_file, check_target
+from esc_gis._outputs import atomic_output, check_output_file, check_sidecar, check_target, drop_sidecar, sidecar_path
 from esc_gis.errors import CRSError, LayerReadError, LayerSetError, OutputFormatError
 from esc_gis.findings import findings_text
 from esc_gis.styles import STYLE_TABLE, add_layer_style, describe_layer
@@ -435,15 +435,17 @@ RUN_FINDINGS_COLUMNS = ("code", "section", "basis", "message", "columns")
 
 
 def run_findings_path(path: str | os.PathLike[str]) -> Path:
-    """Return where the run findings of the output ``path`` go: ``<stem>.run_findings.csv`` beside it.
+    """Return where the run findings of the output ``path`` go: ``<name>.run_findings.csv`` beside it.
+
+    Named after the whole output, so a GeoPackage and a CSV of one result side by side keep
+    their own (:func:`esc_gis._outputs.sidecar_path`).
 
     Examples
     --------
     >>> run_findings_path("out/screening.gpkg").as_posix()
-    'out/screening.run_findings.csv'
+    'out/screening.gpkg.run_findings.csv'
     """
-    p = Path(path)
-    return p.with_name(f"{p.stem}.run_findings.csv")
+    return sidecar_path(path, "run_findings", ".csv")
 
 
 def write_run_findings(
@@ -455,7 +457,7 @@ def write_run_findings(
     a CSV finds them the same way, beside the file, without repeating them on every row:
     columns ``code, section, basis, message, columns`` (``columns``: the output columns left
     null). When there are none, no file is written, and a stale one from an earlier run of
-    the same output is removed (with ``overwrite``), so it cannot mislead.
+    the same output is removed, so it cannot mislead.
 
     Parameters
     ----------
@@ -464,7 +466,9 @@ def write_run_findings(
     path : str or PathLike
         The screening output they belong to.
     overwrite : bool, default False
-        Replace an existing run-findings file.
+        Replace an existing run-findings file even when ``path`` has not been written yet.
+        Written after its output, the file follows it: the output's check (with
+        :func:`esc_gis._outputs.check_sidecar` for this file, before the work) decided.
 
     Returns
     -------
@@ -474,12 +478,15 @@ def write_run_findings(
     Raises
     ------
     OutputExistsError
-        If the file exists and ``overwrite`` is false.
+        If the file exists, ``path`` does not, and ``overwrite`` is false.
+    OutputIsInputError
+        If the file is one of the command's inputs.
     """
     target = run_findings_path(path)
-    check_target(target, overwrite=overwrite)
+    # Beside an output that now exists, the file is that output's: replaced with it.
+    check_sidecar(target, path, overwrite=overwrite or Path(path).exists())
     if not findings:
-        target.unlink(missing_ok=True)
+        drop_sidecar(target)
         return None
     table = pd.DataFrame([{c: f.get(c, "") for c in RUN_FINDINGS_COLUMNS} for f in findings])
     with atomic_output(target) as tmp:

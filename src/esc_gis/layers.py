@@ -61,12 +61,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 import shapely
-from rasterio.transform import array_bounds
 
 from esc_gis.crs import measuring_crs, to_measuring_crs, warn_if_far_from_zone
 from esc_gis.errors import CRSError, LayerSetError, ValidationError
 from esc_gis.io import read_class_map, read_layer
-from esc_gis.terrain.dem import DemInfo, open_dem
+from esc_gis.terrain.dem import DemInfo, open_dem, warn_if_dem_far
 from esc_gis.validate import DRAINAGE_FIELD, PIPED_FIELD, prepare_waters
 
 if TYPE_CHECKING:
@@ -468,7 +467,5 @@ def load_layers(manifest: str | Path | None = None, *, profile: Profile) -> Laye
         # Opened now, so an unreadable DEM, a multi-band one without `band`, or an unknown
         # vertical unit fails before any work.
         layers.dem = open_dem(dem, z_unit=z, band=band)
-        d = layers.dem
-        bounds = array_bounds(d.height, d.width, d.transform)  # west, south, east, north
-        warn_if_far_from_zone(bounds, d.crs, crs, what=f"DEM {_source(dsec, path)}")
+        warn_if_dem_far(layers.dem, crs, what=f"DEM {_source(dsec, path)}")
     return layers

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 __all__ = [
     "GENERATED_ID_PREFIX",
+    "SHAPEFILE_NAME_CHARS",
     "V10_FIELDS",
+    "V10_ID_FIELD",
     "V10_NON_PARCEL",
     "SkipRule",
     "detect_schema",
@@ -34,6 +36,12 @@ from esc_gis.errors import Problem, ValidationError
 
 #: Fields whose presence (all of them, any case) marks a layer as the Wisconsin V10 parcel schema.
 V10_FIELDS = ("STATEID", "PARCELID", "TAXPARCELID", "SITEADRESS", "CONAME", "PARCELFIPS")
+#: The longest field name a shapefile (dBase) holds: GDAL and ArcGIS cut longer names to it,
+#: so a V10 layer delivered as a shapefile has ``TAXPARCELI`` for ``TAXPARCELID``.
+SHAPEFILE_NAME_CHARS = 10
+#: The V10 schema's parcel id: named as the id field, it brings the schema's non-parcel rule
+#: even when the layer carries too few of :data:`V10_FIELDS` to be recognised.
+V10_ID_FIELD = "PARCELID"
 #: The default non-parcel rule for the V10 schema, matched against the whole id (any case,
 #: spaces trimmed): the schema's standard non-parcel words, optionally after a county code
 #: or before a number.
@@ -76,15 +84,21 @@ class SkipRule:
 def detect_schema(columns: list[str] | pd.Index) -> str | None:
     """Name the known parcel schema of a layer's fields, or None.
 
+    A field is recognised by its name in any case (PostGIS and GeoJSON deliver lower case)
+    and by its shapefile form, cut to :data:`SHAPEFILE_NAME_CHARS` characters.
+
     Examples
     --------
     >>> detect_schema(["STATEID", "PARCELID", "TAXPARCELID", "SITEADRESS", "CONAME", "PARCELFIPS", "geometry"])
+    'v10'
+    >>> detect_schema(["stateid", "parcelid", "taxparceli", "siteadress", "coname", "parcelfips"])
     'v10'
     >>> detect_schema(["site_id", "geometry"]) is None
     True
     """
     upper = {str(c).upper() for c in columns}
-    return "v10" if all(f in upper for f in V10_FIELDS) else None
+    found = all(f in upper or f[:SHAPEFILE_NAME_CHARS] in upper for f in V10_FIELDS)
+    return "v10" if found else None
 
 
 def skip_rule(skip_ids: str | None, *, columns: list[str], id_field: str, source: str) -> SkipRule | None:
@@ -93,8 +107,9 @@ def skip_rule(skip_ids: str | None, *, columns: list[str], id_field: str, source
     Parameters
     ----------
     skip_ids : str or None
-        ``None`` or ``"auto"``: the schema's default (for the V10 schema, :data:`V10_NON_PARCEL`
-        on the id field; for other layers, none). ``"none"``: skip nothing. Anything else: a
+        ``None`` or ``"auto"``: the schema's default (for the V10 schema, or any layer whose
+        id field is :data:`V10_ID_FIELD`, :data:`V10_NON_PARCEL` on the id field; for other
+        layers, none). ``"none"``: skip nothing. Anything else: a
         regular expression the whole id must match.
     columns : list of str
         The layer's fields.
@@ -116,6 +131,10 @@ def skip_rule(skip_ids: str | None, *, columns: list[str], id_field: str, source
     if skip_ids is None or skip_ids.strip().lower() == "auto":
         if detect_schema(columns) == "v10":
             return SkipRule(V10_NON_PARCEL, field, "the V10 parcel schema's default; change it with --skip-ids")
+        if field.upper() == V10_ID_FIELD:
+            # A cut-down export of V10 parcels (a few fields kept) still has its ROW and HYDRO rows.
+            origin = f"the V10 parcel schema's default for {V10_ID_FIELD}; change it with --skip-ids"
+            return SkipRule(V10_NON_PARCEL, field, origin)
         return None
     if skip_ids.strip().lower() == "none":
         return None

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import geopandas as gpd
 
-from esc_gis.crs import assign_crs, measuring_crs, to_measuring_crs
+from esc_gis.crs import assign_crs, measuring_crs, to_measuring_crs, warn_if_far_from_zone
 from esc_gis.errors import LayerReadError, LayerSetError, ValidationError
 from esc_gis.io import read_class_map, read_layer
 from esc_gis.layers import load_layers
@@ -88,7 +88,8 @@ def protective_layer(
     A 100 ft square pond classed as a lake has a 50 ft strip around it:
 
     >>> import shapely
-    >>> pond = gpd.GeoDataFrame({"water_class": ["lake"]}, geometry=[shapely.box(0, 0, 100, 100)], crs="EPSG:2222")
+    >>> square = shapely.box(700_000, 500_000, 700_100, 500_100)  # in Arizona East's zone, which it measures in
+    >>> pond = gpd.GeoDataFrame({"water_class": ["lake"]}, geometry=[square], crs="EPSG:2222")
     >>> out = protective_layer(pond, crs="EPSG:2222")
     >>> out[["water_class", "width_ft"]].to_dict("records")
     [{'water_class': 'lake', 'width_ft': 50.0}]
@@ -112,6 +113,7 @@ def protective_layer(
         msg = f"{source}: the layer is empty (no features)."
         raise LayerReadError(msg)
     gdf = assign_crs(gdf, assume_crs=assume_crs, source=source)
+    warn_if_far_from_zone(gdf.total_bounds, gdf.crs, target, what=f"Waters {source}")
     mapping = read_class_map(class_map) if isinstance(class_map, (str, os.PathLike)) else class_map
     prepared, problems = prepare_waters(
         gdf,

@@ -26,7 +26,7 @@ from esc_gis.errors import CRSError, LayerReadError, Problem, ValidationError
 from esc_gis.io import feature_numbers, read_layer
 from esc_gis.layers import LayerSet, load_layers
 from esc_gis.measure import PolygonIndex, area_sqft, clip_to_region, nearest_distance, union_by_group
-from esc_gis.parcels import detect_schema, skip_rule
+from esc_gis.parcels import V10_ID_FIELD, detect_schema, skip_rule
 from esc_gis.profile import Profile, load_profile
 from esc_gis.rules import Measurements, counts_toward_plan, decide
 from esc_gis.terrain import steep_area
@@ -254,7 +254,7 @@ def _read_inputs(
     columns = [str(c) for c in raw_sites.columns if c != raw_sites.geometry.name]
     schema = detect_schema(columns)
     if schema == "v10" and id_field == "site_id" and "site_id" not in {c.lower() for c in columns}:
-        id_field = next(c for c in columns if c.upper() == "PARCELID")  # the schema's parcel id
+        id_field = next(c for c in columns if c.upper() == V10_ID_FIELD)  # the schema's parcel id
     rule = skip_rule(skip_ids, columns=columns, id_field=(field_map or {}).get("site_id", id_field), source=s_source)
     skip = np.zeros(len(raw_sites), bool)
     if rule is not None and rule.field in raw_sites.columns:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from esc_gis._outputs import reads
 from esc_gis.cli._options import (
     VECTOR,
     basemap_option,
@@ -36,6 +37,7 @@ from esc_gis.profile import load_profile
 @profile_option("Ordinance profile TOML (widths, names and citations); default: the bundled profile.")
 @overwrite_option("Replace OUTPUT if it exists.")
 @quiet_option("No summary.")
+@reads("results", "layers_path", "disturbed", "steep", "profile_path")
 def map_(
     results: str,
     output: str,

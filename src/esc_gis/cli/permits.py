@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from esc_gis._outputs import reads
 from esc_gis.cli._options import (
     FILE,
     VECTOR,
@@ -743,6 +744,7 @@ def import_(
 @click.option("--private", is_flag=True, help="Include the parties' names and contact details.")
 @overwrite_option("Replace OUTPUT if it exists.")
 @_LAYERS
+@reads("registry", "layers_path")
 def export(
     registry: str, output: str, status: tuple[str, ...], private: bool, overwrite: bool, layers_path: str | None
 ) -> None:
@@ -842,6 +844,7 @@ def due(
 )
 @overwrite_option("Replace OUTPUT if it exists.")
 @_LAYERS
+@reads("registry", "rain_path", "calendar_path", "layers_path")
 def calendar_feed(
     registry: str,
     output: str,
@@ -885,6 +888,7 @@ def calendar_feed(
 @offline_option("Inline Leaflet: the file opens with no network.")
 @overwrite_option("Replace OUTPUT if it exists.")
 @_LAYERS
+@reads("registry", "layers_path")
 def map_(
     registry: str, output: str, public: bool, basemap: str, offline: bool, overwrite: bool, layers_path: str | None
 ) -> None:
@@ -1160,6 +1164,7 @@ def guarantees_(registry: str, layers_path: str | None) -> None:
 @output_option(".csv")
 @overwrite_option("Replace OUTPUT if it exists.")
 @_LAYERS
+@reads("registry", "layers_path")
 def receipts(registry: str, output: str, overwrite: bool, layers_path: str | None) -> None:
     """Write every fee recorded in REGISTRY to OUTPUT (CSV), one receipt a row."""
     from esc_gis.registry.fees import write_receipts

@@ -12,6 +12,7 @@ from datetime import date
 
 import click
 
+from esc_gis._outputs import reads
 from esc_gis.cli._options import FILE, layers_option, output_option, overwrite_option
 
 _REGISTRY = click.argument("registry")
@@ -34,6 +35,7 @@ def _day(value: str | None, name: str) -> date | None:
 @_TO
 @overwrite_option("Replace OUTPUT if it exists.")
 @_LAYERS
+@reads("registry", "layers_path")
 def report(
     registry: str,
     number: str | None,
@@ -80,6 +82,7 @@ def report(
 )
 @overwrite_option("Replace OUTPUT if it exists.")
 @_LAYERS
+@reads("registry", "rain_path", "layers_path")
 def summary(
     registry: str,
     output: str,
@@ -122,6 +125,7 @@ def summary(
 @output_option(".zip")
 @overwrite_option("Replace OUTPUT if it exists.")
 @_LAYERS
+@reads("registry", "layers_path")
 def export_inspections(registry: str, output: str, overwrite: bool, layers_path: str | None) -> None:
     """Write every inspection report of REGISTRY, with deficiencies, repairs and photo files, to OUTPUT.
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from esc_gis._outputs import reads
 from esc_gis.cli._options import (
     VECTOR,
     assume_crs_option,
@@ -73,6 +74,7 @@ def _class_map(values: tuple[str, ...]) -> dict[str, str] | None:
 @profile_option("Ordinance profile TOML; default: the bundled profile.")
 @overwrite_option("Replace OUTPUT if it exists.")
 @quiet_option("No summary.")
+@reads("waters", "layers_path", "class_maps", "profile_path")
 def protective(
     waters: str | None,
     layers_path: str | None,

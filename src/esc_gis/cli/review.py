@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import click
 
+from esc_gis._outputs import reads
 from esc_gis.cli._options import (
     FILE,
     VECTOR,
@@ -34,6 +35,7 @@ from esc_gis.cli._options import (
 @offline_option("Inline Leaflet in the map: the report opens with no network.")
 @overwrite_option("Replace the outputs if they exist.")
 @quiet_option("No summary.")
+@reads("plan", "layers_path")
 def review(
     plan: str,
     output: str,

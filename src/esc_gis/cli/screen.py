@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from esc_gis._outputs import check_sidecar, drop_sidecar, reads, sidecar_path
 from esc_gis.cli._console import console
 from esc_gis.cli._options import (
     FILE,
@@ -131,9 +132,8 @@ def summary_table(result: gpd.GeoDataFrame, *, max_rows: int = 40) -> Table:
 
 
 def skipped_path(output: str | Path) -> Path:
-    """Where the features skipped as not sites are written: beside OUTPUT, ``<name>.skipped<ext>``."""
-    p = Path(output)
-    return p.with_name(f"{p.stem}.skipped{p.suffix}")
+    """Where the features skipped as not sites are written: beside OUTPUT, ``<output name>.skipped<ext>``."""
+    return sidecar_path(output, "skipped")
 
 
 def input_lines(run: ScreeningRun, skipped_file: Path | None) -> list[str]:
@@ -221,7 +221,8 @@ def counts_line(result: gpd.GeoDataFrame) -> str:
     metavar="auto|none|REGEX",
     help="Features that are not sites, by id: auto = the parcel schema's rule (V10: ROW, HYDRO, RAIL, GAP, "
     "123ROW, ...), none, or a regular expression the whole id matches. Skipped features go to "
-    "OUTPUT's .skipped file; while a rule is in force a site without an id is screened as row:<n>.",
+    "OUTPUT.skipped.EXT beside OUTPUT (screening.gpkg.skipped.gpkg); while a rule is in force a site "
+    "without an id is screened as row:<n>.",
 )
 @click.option(
     "-o",
@@ -238,8 +239,9 @@ def counts_line(result: gpd.GeoDataFrame) -> str:
     help="Also write an overview map of the run (HTML), sites coloured by permit decision.",
 )
 @offline_option("With --map: inline Leaflet so the map opens with no network.")
-@overwrite_option("Replace OUTPUT (and the map) if it exists.")
+@overwrite_option("Replace OUTPUT with its sidecars (OUTPUT.skipped.EXT, OUTPUT.run_findings.csv), and the map.")
 @quiet_option("No progress bar or summary.")
+@reads("sites", "disturbed", "layers_path", "profile_path")
 def screen(
     sites: str,
     disturbed: str | None,
@@ -268,8 +270,8 @@ def screen(
     field_map = _field_map(fields)
     check_output_path(output, overwrite=overwrite)  # fail before the work, not after
     side = skipped_path(output)
-    check_output_path(side, overwrite=overwrite)
-    check_output_path(run_findings_path(output), overwrite=overwrite)  # its run findings go beside it
+    check_sidecar(side, output, overwrite=overwrite)  # a stale one (its output gone) is replaced
+    check_sidecar(run_findings_path(output), output, overwrite=overwrite)  # its run findings go beside it
     if map_path is not None:
         from esc_gis.maps import check_map_path  # folium loads only when a map is asked for
 
@@ -296,9 +298,9 @@ def screen(
         bar.update(task, description=f"writing {output}")
         write_layer(result, output, overwrite=overwrite)
         if len(run.skipped):
-            write_layer(run.skipped, side, overwrite=overwrite, layer="skipped")
-        elif overwrite and side.exists():
-            side.unlink()  # a list from an earlier run would describe this one wrongly
+            write_layer(run.skipped, side, overwrite=True, layer="skipped")  # checked with its output
+        else:
+            drop_sidecar(side)  # a list from an earlier run would describe this one wrongly
         notes = write_run_findings(run_findings(result), output, overwrite=overwrite)
         if map_path is not None:
             bar.update(task, description=f"drawing {map_path}")

@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from esc_gis._outputs import reads
 from esc_gis.cli._options import output_option, overwrite_option, progress_bar, quiet_option
 from esc_gis.profile import load_profile
 from esc_gis.terrain import write_slope
@@ -49,6 +50,7 @@ def band_option() -> Callable[[Callable[..., Any]], Callable[..., Any]]:
 )
 @overwrite_option("Replace OUTPUT if it exists.")
 @quiet_option("No progress bar.")
+@reads("dem")
 def slope(
     dem: str,
     output: str,

@@ -9,6 +9,7 @@ import click
 import numpy as np
 import shapely
 
+from esc_gis._outputs import atomic_output, check_sidecar, reads, sidecar_path, style_path
 from esc_gis.cli._options import (
     FILE,
     VECTOR,
@@ -19,6 +20,7 @@ from esc_gis.cli._options import (
     quiet_option,
 )
 from esc_gis.cli.slope import Z_UNIT, band_option
+from esc_gis.crs import measuring_crs, warn_if_far_from_zone
 from esc_gis.errors import LayerReadError
 from esc_gis.io import check_output_path, read_layer, write_layer
 from esc_gis.profile import load_profile
@@ -26,11 +28,12 @@ from esc_gis.soil.raster import check_raster_paths
 from esc_gis.soil.schedule import read_schedule
 from esc_gis.soil.soil_loss import read_ei_distribution, soil_loss_tables
 from esc_gis.soil.soil_loss import soil_loss as compute_soil_loss
+from esc_gis.terrain.dem import open_dem, warn_if_dem_far
 
 
 def _sidecars(output: str) -> tuple[Path, Path]:
-    p = Path(output)
-    return p.with_name(f"{p.stem}.phases.csv"), p.with_name(f"{p.stem}.windows.csv")
+    """Name the phases and windows tables after the whole OUTPUT: ``OUTPUT.phases.csv``, ``OUTPUT.windows.csv``."""
+    return sidecar_path(output, "phases", ".csv"), sidecar_path(output, "windows", ".csv")
 
 
 @click.command("soil-loss", short_help="Soil loss and sediment discharge per site and phase (RUSLE, WDNR method).")
@@ -61,10 +64,12 @@ def _sidecars(output: str) -> tuple[Path, Path]:
 @layers_option("Layer-set manifest (layers.toml) giving the DEM when --dem is not given.")
 @profile_option()
 @output_option(
-    "Output per site: .gpkg, .parquet, .geojson or .csv (phases and windows go to OUT.phases.csv, .windows.csv)."
+    "Output per site: .gpkg, .parquet, .geojson or .csv (phases and windows go to OUTPUT.phases.csv and "
+    "OUTPUT.windows.csv, e.g. soil_loss.gpkg.phases.csv)."
 )
-@overwrite_option("Replace OUTPUT (and its .phases.csv and .windows.csv, and the --raster) if they exist.")
+@overwrite_option("Replace OUTPUT with its .phases.csv and .windows.csv, and the --raster with its .qml.")
 @quiet_option("No summary.")
+@reads("sites", "dem", "soils", "schedule", "disturbed", "ei_file", "layers_path", "profile_path")
 def soil_loss_(
     sites: str,
     dem: str | None,
@@ -93,8 +98,8 @@ def soil_loss_(
     """
     check_output_path(output, overwrite=overwrite)
     phases_out, windows_out = _sidecars(output)
-    check_output_path(phases_out, overwrite=overwrite)
-    check_output_path(windows_out, overwrite=overwrite)
+    check_sidecar(phases_out, output, overwrite=overwrite)  # stale ones (their output gone) are replaced
+    check_sidecar(windows_out, output, overwrite=overwrite)
     if raster is not None:
         check_raster_paths(raster, overwrite=overwrite)
     profile = load_profile(profile_path)
@@ -114,6 +119,13 @@ def soil_loss_(
             raise LayerReadError(msg)
         dem_source = ls.dem
     gdf = read_layer(sites)
+    # Sites and a DEM far from the profile's measuring CRS: warned, as screen warns (one check).
+    measure = measuring_crs(profile.measure_crs)
+    if gdf.crs is not None:
+        warn_if_far_from_zone(gdf.total_bounds, gdf.crs, measure, what=f"Sites {sites}")
+    if dem is not None:
+        dem_source = open_dem(dem, z_unit=z_unit, band=band)  # the layer set's DEM was checked with it
+        warn_if_dem_far(dem_source, measure, what=f"DEM {dem}")
     if disturbed is not None:
         dist = read_layer(disturbed)
         if dist.crs is not None and gdf.crs is not None:
@@ -142,8 +154,9 @@ def soil_loss_(
         overwrite=overwrite,
     )
     write_layer(res.sites, output, overwrite=overwrite, layer="soil_loss")
-    res.phases.to_csv(phases_out, index=False)
-    res.windows.to_csv(windows_out, index=False)
+    for table, side in ((res.phases, phases_out), (res.windows, windows_out)):
+        with atomic_output(side) as tmp:
+            table.to_csv(tmp, index=False)
     if not quiet:
         for r in res.sites.itertuples():
             if not np.isfinite(r.discharge_tpa):
@@ -158,7 +171,7 @@ def soil_loss_(
         click.echo(f"Wrote {len(res.sites)} site(s) to {output}, phases to {phases_out}, windows to {windows_out}.")
         if raster is not None:
             click.echo(
-                f"Wrote the per-cell raster to {res.raster} (style {Path(raster).with_suffix('.qml')})."
+                f"Wrote the per-cell raster to {res.raster} (style {style_path(raster)})."
                 if res.raster is not None
                 else "No site lies on the DEM: no raster written."
             )

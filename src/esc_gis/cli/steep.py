@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from esc_gis._outputs import reads
 from esc_gis.cli._options import output_option, overwrite_option, progress_bar, quiet_option
 from esc_gis.cli.slope import Z_UNIT, band_option
 from esc_gis.io import check_output_path, write_layer
@@ -27,6 +28,7 @@ from esc_gis.terrain import steep_polygons
 @band_option()
 @overwrite_option("Replace OUTPUT if it exists.")
 @quiet_option("No progress bar.")
+@reads("dem")
 def steep(
     dem: str,
     output: str,

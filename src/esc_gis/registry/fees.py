@@ -269,17 +269,10 @@ def write_receipts(fees: list[Fee], path: str | Path, *, overwrite: bool = False
         If ``path`` does not end in ``.csv``.
     """
     import csv
-    import os
 
-    from esc_gis.errors import OutputExistsError, OutputFormatError
+    from esc_gis._outputs import atomic_output, check_output_file
 
-    p = Path(path)
-    if p.suffix.lower() != ".csv":
-        msg = f"{p}: receipts are written as .csv; give a path ending in .csv."
-        raise OutputFormatError(msg)
-    if p.exists() and not overwrite:
-        msg = f"{p} exists; pass --overwrite to replace it."
-        raise OutputExistsError(msg)
+    p = check_output_file(path, suffixes=(".csv",), kind="receipts are written as CSV", overwrite=overwrite)
     cols = (
         "permit_number",
         "kind",
@@ -290,9 +283,8 @@ def write_receipts(fees: list[Fee], path: str | Path, *, overwrite: bool = False
         "recorded_by",
         "recorded_at",
     )
-    fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.chmod(p, 0o600)  # an existing file keeps its mode on open; receipts are private
-    with os.fdopen(fd, "w", newline="", encoding="utf-8") as fh:
+    # Private (mode 0600, even while written), and whole or not at all.
+    with atomic_output(p, private=True) as tmp, tmp.open("w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
         w.writerow(cols)
         for f in fees:

@@ -18,7 +18,7 @@ import geopandas as gpd
 import numpy as np
 import shapely
 
-from esc_gis.crs import to_measuring_crs
+from esc_gis.crs import to_measuring_crs, warn_if_far_from_zone
 from esc_gis.errors import EscGisError, Problem
 from esc_gis.layers import LayerSet, load_layers
 from esc_gis.measure import area_sqft
@@ -182,6 +182,8 @@ def review_plan(
     lay: dict[str, gpd.GeoDataFrame] = {}
     for name, gdf in pkg.layers.items():
         try:
+            if gdf.crs is not None:  # one without is the package's problem, said below
+                warn_if_far_from_zone(gdf.total_bounds, gdf.crs, ls.crs, what=f"Plan layer {name}")
             lay[name] = to_measuring_crs(gdf, ls.crs)
         except EscGisError as exc:
             pkg.problems.append(Problem(pkg.source, None, f"layer {name}: {exc}", "check its CRS."))

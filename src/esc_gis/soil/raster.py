@@ -36,7 +36,7 @@ import rasterio
 from rasterio.enums import Resampling
 from rasterio.windows import Window
 
-from esc_gis._outputs import atomic_output, check_output_file, check_target
+from esc_gis._outputs import atomic_output, check_output_file, check_style
 from esc_gis.soil.ls import LsGrid
 from esc_gis.styles import write_soil_loss_qml
 from esc_gis.terrain.dem import DemInfo
@@ -76,14 +76,13 @@ def check_raster_paths(path: str | os.PathLike[str], *, overwrite: bool) -> tupl
     OutputFormatError
         If the name is not a ``.tif`` or its folder does not exist.
     OutputExistsError
-        If either exists and ``overwrite`` is false.
+        If the raster exists and ``overwrite`` is false, or the style is another raster's
+        (a stale style, its raster gone, is replaced: see :func:`esc_gis._outputs.check_style`).
     """
     out = check_output_file(
         path, suffixes=(".tif", ".tiff"), kind="soil-loss rasters are written as GeoTIFF", overwrite=overwrite
     )
-    style = out.with_suffix(".qml")
-    check_target(style, overwrite=overwrite)
-    return out, style
+    return out, check_style(out, overwrite=overwrite)
 
 
 def _bands(cell: SiteCells) -> np.ndarray:

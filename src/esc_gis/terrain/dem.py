@@ -19,7 +19,7 @@ is read in strips that never cut a compressed block in two.
 
 from __future__ import annotations
 
-__all__ = ["TILE_SUFFIXES", "DemInfo", "open_dem", "tiles_vrt"]
+__all__ = ["TILE_SUFFIXES", "DemInfo", "open_dem", "tiles_vrt", "warn_if_dem_far"]
 
 import math
 import os
@@ -369,6 +369,40 @@ def _block_rows(src: rasterio.io.DatasetReader, source: str, band: int) -> tuple
         return _vrt_block_rows(text, band, src.height)
     bh = src.block_shapes[band - 1][0]
     return tuple(sorted({*range(0, src.height, bh), src.height}))
+
+
+def warn_if_dem_far(info: DemInfo, crs: CRS | None = None, *, what: str | None = None) -> float | None:
+    """Warn when a DEM lies far outside the area of use of the CRS it is measured in (its own by default).
+
+    The one distance check of :func:`esc_gis.crs.warn_if_far_from_zone`, given a DEM's
+    extent: ``steep`` and ``soil-loss`` measure in the profile's CRS, ``slope`` in the DEM's
+    own (a Utah DEM labelled with a Wisconsin county grid is caught there).
+
+    Parameters
+    ----------
+    info : DemInfo
+    crs : pyproj.CRS, optional
+        The measuring CRS; default the DEM's own.
+    what : str, optional
+        The DEM, for the message; default ``DEM <file name>``.
+
+    Returns
+    -------
+    float or None
+        As :func:`esc_gis.crs.warn_if_far_from_zone`.
+
+    Raises
+    ------
+    CRSError
+        If the DEM's CRS cannot be read.
+    """
+    from rasterio.transform import array_bounds
+
+    from esc_gis.crs import warn_if_far_from_zone
+
+    bounds = array_bounds(info.height, info.width, info.transform)  # west, south, east, north
+    label = what or f"DEM {Path(info.path).name}"
+    return warn_if_far_from_zone(bounds, info.crs, crs or info.crs, what=label)
 
 
 def open_dem(path: str | os.PathLike[str], *, z_unit: str | None = None, band: int | None = None) -> DemInfo:

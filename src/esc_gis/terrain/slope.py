@@ -52,10 +52,10 @@ import rasterio.shutil
 from rasterio.enums import Resampling
 from rasterio.windows import Window
 
-from esc_gis._outputs import atomic_output, check_output_file, check_target
+from esc_gis._outputs import atomic_output, check_output_file, check_style
 from esc_gis.errors import LayerReadError
 from esc_gis.styles import write_slope_qml
-from esc_gis.terrain.dem import DemInfo, open_dem
+from esc_gis.terrain.dem import DemInfo, open_dem, warn_if_dem_far
 
 #: Output nodata, as gdaldem writes it.
 NODATA = -9999.0
@@ -597,7 +597,7 @@ def write_slope(
     style_steep_pct : float, optional
         Also write a QGIS style beside the raster (same stem, ``.qml``: QGIS loads it with
         the raster) whose slope classes are cut at this threshold, the steep class in red
-        (:func:`esc_gis.styles.slope_qml`). Refused like the raster if it exists.
+        (:func:`esc_gis.styles.slope_qml`). Refused if it styles another raster of the stem.
 
     Returns
     -------
@@ -617,10 +617,10 @@ def write_slope(
     out = check_output_file(
         output, suffixes=(".tif", ".tiff"), kind="slope rasters are written as GeoTIFF", overwrite=overwrite
     )
-    style = out.with_suffix(".qml") if style_steep_pct is not None else None
-    if style is not None:
-        check_target(style, overwrite=overwrite)
+    # The style keeps the raster's stem, the name QGIS loads; a stale one (its raster gone) is replaced.
+    style = check_style(out, overwrite=overwrite) if style_steep_pct is not None else None
     info = open_dem(dem, z_unit=z_unit, band=band)
+    warn_if_dem_far(info)  # measured in its own CRS: a DEM far from that CRS's zone has the wrong one
     W = info.width
     with atomic_output(out) as final, rasterio.Env(GDAL_CACHEMAX=GDAL_CACHE_BYTES, GDAL_NUM_THREADS=str(threads)):
         # A COG is copied from a tiled GeoTIFF written beside it (the COG driver only copies).

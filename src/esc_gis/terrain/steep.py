@@ -25,7 +25,7 @@ from rasterio.windows import Window
 
 from esc_gis.crs import measuring_crs
 from esc_gis.measure import area_sqft
-from esc_gis.terrain.dem import DemInfo, open_dem
+from esc_gis.terrain.dem import DemInfo, open_dem, warn_if_dem_far
 from esc_gis.terrain.slope import GDAL_CACHE_BYTES, iter_slope_blocks
 
 if TYPE_CHECKING:
@@ -76,6 +76,7 @@ def steep_polygons(
     """
     info = open_dem(dem, z_unit=z_unit, band=band)
     dst_crs = measuring_crs(crs)
+    warn_if_dem_far(info, dst_crs)  # areas measured far from the CRS's zone are distorted
     pieces: list[shapely.Geometry] = []
     # GDAL's default block cache (5 % of RAM) would fill with tiles read once.
     with rasterio.Env(GDAL_CACHEMAX=GDAL_CACHE_BYTES):
