@@ -64,9 +64,26 @@ def plane_dem(path: Path, slope_pct: float = 10.0, rows: int = 30, cols: int = 3
     return path
 
 
+#: The example profile's sediment area (0.5 acre) in sq ft. The plane tests' site is 100 x 100 ft,
+#: under it; it is one lot of a common plan that disturbs exactly this much, so the standard
+#: reaches it ("For sites with one acre [here 0.5] or more of land-disturbing construction
+#: activity", counting "areas that are part of a larger common plan of development").
+PLAN_AT_SEDIMENT_AREA_SQFT = 0.5 * 43_560.0
+
+
 def plane_kw(schedule) -> dict:
-    """The inputs every plane test shares: a schedule, uniform erosivity, R 100, K 0.3, elevations in US feet."""
-    return {"schedule": schedule, "ei_daily": UNIFORM, "r_annual": 100.0, "k": 0.3, "z_unit": "us_ft"}
+    """The inputs every plane test shares: a schedule, uniform erosivity, R 100, K 0.3, elevations in US feet.
+
+    And a common plan at the sediment area, so the standard reaches the small plane site.
+    """
+    return {
+        "schedule": schedule,
+        "ei_daily": UNIFORM,
+        "r_annual": 100.0,
+        "k": 0.3,
+        "z_unit": "us_ft",
+        "plan_disturbed_sqft": PLAN_AT_SEDIMENT_AREA_SQFT,
+    }
 
 
 def cell_box(c0: int, r0: int, c1: int, r1: int) -> shapely.Polygon:
@@ -413,7 +430,8 @@ def test_cli_writes_sites_phases_and_windows_and_refuses_overwrite(tmp_path):
 
     from esc_gis.cli.main import cli
 
-    args = _cli_inputs(tmp_path, GOOD)
+    # The 100 x 100 ft site is one lot of a common plan at the sediment area: the standard reaches it.
+    args = [*_cli_inputs(tmp_path, GOOD), "--plan-disturbed-sqft", str(PLAN_AT_SEDIMENT_AREA_SQFT)]
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output
     assert "S1" in result.output and "passes" in result.output

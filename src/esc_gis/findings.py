@@ -229,6 +229,8 @@ _WINDOW = ("discharge_tpa", "soil_loss_tpa", "window_start", "window_end", "wind
 SOIL_LOSS: dict[str, tuple[str, ...]] = {
     "soil_loss_meets": _WINDOW,
     "soil_loss_exceeds": _WINDOW,
+    "soil_loss_standard_not_applicable": ("plan_sqft", "plan_acres"),
+    "soil_loss_for_information": _WINDOW,
     "soil_loss_outside_method": ("outside_sqft", "outside_pct", "max_slope_pct", "max_slope_length_ft"),
     "soil_loss_not_computed": ("reason",),
     "soil_loss_dem_partial": ("missing_sqft", "missing_pct"),

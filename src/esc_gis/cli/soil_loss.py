@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 import numpy as np
+import pandas as pd
 import shapely
 
 from esc_gis.cli._options import (
@@ -21,7 +22,7 @@ from esc_gis.cli._options import (
 from esc_gis.cli.slope import Z_UNIT, band_option
 from esc_gis.errors import LayerReadError
 from esc_gis.io import check_output_path, read_layer, write_layer
-from esc_gis.profile import load_profile
+from esc_gis.profile import Profile, load_profile
 from esc_gis.soil.raster import check_raster_paths
 from esc_gis.soil.schedule import read_schedule
 from esc_gis.soil.soil_loss import read_ei_distribution, soil_loss_tables
@@ -31,6 +32,24 @@ from esc_gis.soil.soil_loss import soil_loss as compute_soil_loss
 def _sidecars(output: str) -> tuple[Path, Path]:
     p = Path(output)
     return p.with_name(f"{p.stem}.phases.csv"), p.with_name(f"{p.stem}.windows.csv")
+
+
+def _registry_plan_totals(registry: str, layers_path: str | None, profile: Profile) -> dict[str, float]:
+    """Each common plan's disturbed total as the registry holds it (read only).
+
+    A plan's total is the largest any of its permits records (``plan_disturbed_sqft``, else the
+    permit's own ``disturbed_sqft``): permits taken in at different times may hold older totals.
+    """
+    from esc_gis.registry import open_registry
+
+    totals: dict[str, float] = {}
+    with open_registry(registry, layers=layers_path, profile=profile) as reg:
+        for p in reg.permits():
+            if not p.plan_id:
+                continue
+            v = p.plan_disturbed_sqft if p.plan_disturbed_sqft is not None else p.disturbed_sqft
+            totals[str(p.plan_id)] = max(totals.get(str(p.plan_id), 0.0), float(v or 0.0))
+    return totals
 
 
 @click.command("soil-loss", short_help="Soil loss and sediment discharge per site and phase (RUSLE, WDNR method).")
@@ -48,7 +67,29 @@ def _sidecars(output: str) -> tuple[Path, Path]:
     type=FILE,
     help="Erosivity distribution CSV: 365 daily values (RUSLE2 EI_DAILY_AMOUNT), 24 half-month or 12 monthly.",
 )
-@click.option("--id-field", default=None, help="Field of SITES naming each site [default: row numbers].")
+@click.option(
+    "--id-field",
+    default=None,
+    help="Field of SITES naming each site [default: site_id, as screen reads it; row numbers if SITES has none].",
+)
+@click.option(
+    "--plan-field",
+    default=None,
+    help="Field of SITES naming each site's common plan [default: plan_id when SITES has it]; sites sharing one "
+    "are added up for the acre test.",
+)
+@click.option(
+    "--plan-disturbed-sqft",
+    type=click.FloatRange(min=0),
+    default=None,
+    help="The common plan's disturbed total (sq ft) every site belongs to, when it holds land this layer lacks "
+    "(a plan_disturbed_sqft field of SITES counts too).",
+)
+@click.option(
+    "--registry",
+    default=None,
+    help="Permit registry (GeoPackage or postgresql:// URL): each site's plan takes the registry's plan total.",
+)
 @click.option(
     "--raster",
     type=click.Path(dir_okay=False),
@@ -76,6 +117,9 @@ def soil_loss_(
     r_annual: float | None,
     ei_file: str,
     id_field: str | None,
+    plan_field: str | None,
+    plan_disturbed_sqft: float | None,
+    registry: str | None,
     raster: str | None,
     z_unit: str | None,
     band: int | None,
@@ -89,7 +133,9 @@ def soil_loss_(
 
     A = R x %R(period) x K x LS x C per phase; LS from the DEM over the disturbed area, C and
     practice efficiencies from the profile's [soil_loss] tables; the governing window is
-    compared with the profile's sediment standard. Nothing is written if any input is bad.
+    compared with the profile's sediment standard where it reaches: sites under the profile's
+    sediment area, counting their common plan, are not judged against it (passes is empty).
+    Nothing is written if any input is bad.
     """
     check_output_path(output, overwrite=overwrite)
     phases_out, windows_out = _sidecars(output)
@@ -122,6 +168,16 @@ def soil_loss_(
             shapely.intersection(gdf.geometry.to_numpy(), shapely.union_all(dist.geometry.to_numpy()))
         )
     soils_gdf = read_layer(soils) if soils is not None else None
+    # Sites are named as screen names them (site_id) when the layer has that field.
+    if id_field is None and "site_id" in gdf.columns:
+        id_field = "site_id"
+    plan_totals: float | dict[str, float] | None = plan_disturbed_sqft
+    if registry is not None:
+        plan_totals = _registry_plan_totals(registry, layers_path, profile)
+        if plan_disturbed_sqft is not None:
+            # Both: the number given counts for every site, as a field of SITES would.
+            own = pd.to_numeric(gdf.get("plan_disturbed_sqft", np.nan), errors="coerce")
+            gdf = gdf.assign(plan_disturbed_sqft=np.fmax(own, plan_disturbed_sqft))
     res = compute_soil_loss(
         gdf,
         dem_source,  # type: ignore[arg-type]
@@ -133,6 +189,8 @@ def soil_loss_(
         k=k_value,
         k_field=k_field,
         id_field=id_field,
+        plan_field=plan_field,
+        plan_disturbed_sqft=plan_totals,
         z_unit=z_unit,
         band=band,
         r_source="--r-annual" if r_annual is not None else "profile",
@@ -150,9 +208,10 @@ def soil_loss_(
                 why = [f["message"] for f in json.loads(r.findings) if f["code"] == "soil_loss_not_computed"]
                 click.echo(f"{r.site_id:<12} {why[0] if why else 'No soil loss computed.'}")
                 continue
+            verdict = ("passes" if r.passes else "fails") if r.sediment_standard else "the standard does not apply"
             click.echo(
                 f"{r.site_id:<12} discharge {r.discharge_tpa:8.2f} t/ac in window {r.governing_window} of "
-                f"{r.windows} (standard {r.standard_tpa:g}): {'passes' if r.passes else 'fails'}; "
+                f"{r.windows} (standard {r.standard_tpa:g}): {verdict}; "
                 f"{100 * r.outside_share:.1f} % outside the method"
             )
         click.echo(f"Wrote {len(res.sites)} site(s) to {output}, phases to {phases_out}, windows to {windows_out}.")
