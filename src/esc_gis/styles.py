@@ -64,7 +64,7 @@ PERMIT_CLASS_EXPRESSION = (
 #: reach (``sediment_standard`` false: under its acre threshold, counting the common plan) is
 #: not judged against it; a site without a number (null ``passes``) neither meets nor exceeds it.
 SOIL_LOSS_CLASS_EXPRESSION = (
-    "CASE WHEN \"sediment_standard\" IS NOT NULL AND NOT \"sediment_standard\" THEN 'not_applicable' "
+    'CASE WHEN "sediment_standard" IS NOT NULL AND NOT "sediment_standard" THEN \'not_applicable\' '
     "WHEN \"passes\" IS NULL THEN 'not_computed' WHEN \"passes\" THEN 'meets' ELSE 'exceeds' END"
 )
 #: The same for a soil-loss layer written before the ``sediment_standard`` column existed.

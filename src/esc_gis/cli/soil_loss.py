@@ -22,7 +22,7 @@ from esc_gis.cli._options import (
 from esc_gis.cli.slope import Z_UNIT, band_option
 from esc_gis.errors import LayerReadError
 from esc_gis.io import check_output_path, read_layer, write_layer
-from esc_gis.profile import Profile, load_profile
+from esc_gis.profile import load_profile
 from esc_gis.soil.raster import check_raster_paths
 from esc_gis.soil.schedule import read_schedule
 from esc_gis.soil.soil_loss import read_ei_distribution, soil_loss_tables
@@ -34,7 +34,7 @@ def _sidecars(output: str) -> tuple[Path, Path]:
     return p.with_name(f"{p.stem}.phases.csv"), p.with_name(f"{p.stem}.windows.csv")
 
 
-def _registry_plan_totals(registry: str, layers_path: str | None, profile: Profile) -> dict[str, float]:
+def _registry_plan_totals(registry: str, layers_path: str | None) -> dict[str, float]:
     """Each common plan's disturbed total as the registry holds it (read only).
 
     A plan's total is the largest any of its permits records (``plan_disturbed_sqft``, else the
@@ -43,7 +43,7 @@ def _registry_plan_totals(registry: str, layers_path: str | None, profile: Profi
     from esc_gis.registry import open_registry
 
     totals: dict[str, float] = {}
-    with open_registry(registry, layers=layers_path, profile=profile) as reg:
+    with open_registry(registry, layers=layers_path) as reg:
         for p in reg.permits():
             if not p.plan_id:
                 continue
@@ -173,7 +173,7 @@ def soil_loss_(
         id_field = "site_id"
     plan_totals: float | dict[str, float] | None = plan_disturbed_sqft
     if registry is not None:
-        plan_totals = _registry_plan_totals(registry, layers_path, profile)
+        plan_totals = _registry_plan_totals(registry, layers_path)
         if plan_disturbed_sqft is not None:
             # Both: the number given counts for every site, as a field of SITES would.
             own = pd.to_numeric(gdf.get("plan_disturbed_sqft", np.nan), errors="coerce")

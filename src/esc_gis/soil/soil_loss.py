@@ -601,9 +601,9 @@ def _plan_totals(
     if field_name is None:
         plan_ids = np.full(n, None, dtype=object)
     else:
-        raw = sites[field_name]
-        plan_ids = np.where(raw.notna().to_numpy(), raw.astype(str).to_numpy(dtype=object), None)
-        plan_ids = np.where(pd.Series(plan_ids).astype(str).str.strip().isin(["", "None"]), None, plan_ids)
+        # pandas may hold missing text as NaN or None, and a blank is no plan either.
+        text = [str(v).strip() if pd.notna(v) else "" for v in sites[field_name].to_numpy(dtype=object)]
+        plan_ids = np.array([t or None for t in text], dtype=object)
     given = np.full(n, np.nan)
     if "plan_disturbed_sqft" in sites.columns:
         given = np.fmax(given, pd.to_numeric(sites["plan_disturbed_sqft"], errors="coerce").to_numpy(dtype=float))
@@ -658,7 +658,9 @@ def _site_k(
     if soils is None:
         return np.full(n, float(k)), np.ones(n)  # type: ignore[arg-type]
     if soils.crs is None:
-        raise ValidationError([Problem(soils_source, None, "the soils layer has no CRS.", "define it (Set Layer CRS).")])
+        raise ValidationError(
+            [Problem(soils_source, None, "the soils layer has no CRS.", "define it (Set Layer CRS).")]
+        )
     site_k = k_by_site(
         s.geoms, soils.to_crs(measure), k_field=k_field or tables.k_field, k_max=tables.k_max, source=soils_source
     )
@@ -705,7 +707,7 @@ def _window_sums(
     k_arr: NDArray[np.float64],
     ls_mean: NDArray[np.float64],
 ) -> _WindowSums:
-    """A = R_period x K x LS x C per phase piece, and the discharge A x (1 - efficiency), summed per window."""
+    """Sum A = R_period x K x LS x C per phase piece, and the discharge A x (1 - efficiency), per window."""
     n = len(ids)
     wins = windows(schedule, tables.window_months)
     n_win = len(wins)
@@ -1076,6 +1078,17 @@ def soil_loss(
     written = None
     if raster is not None:
         written = _raster(
-            raster, info, s, ls, sums, j, k_arr, tables, profile, r_value=r_value, r_source=r_source, overwrite=overwrite
+            raster,
+            info,
+            s,
+            ls,
+            sums,
+            j,
+            k_arr,
+            tables,
+            profile,
+            r_value=r_value,
+            r_source=r_source,
+            overwrite=overwrite,
         )
     return SoilLossResult(out, pd.DataFrame(sums.phase_rows), _window_table(sums, s.ids, j), written)
