@@ -26,6 +26,7 @@ import shapely
 from esc_gis.errors import ProfileError
 from esc_gis.profile import Profile, load_profile
 from esc_gis.review.checks import (
+    PACKAGE_KEYS,
     TITLES,
     Check,
     covered,
@@ -123,7 +124,8 @@ def _expected(
 ) -> Check:
     """The check as the profile words it: its title from the check's title finding."""
     f = prof.finding(finding, **values)
-    return Check(code, prof.template(TITLES[code]).title, f.section, f.basis, status, f.message, finding, policy)
+    title = prof.template(TITLES[code]).title
+    return Check(code, title, f.section, f.basis, status, f.message, finding, policy, PACKAGE_KEYS[code])
 
 
 def _one(checks: dict[str, list[Check]], code: str) -> Check:
@@ -188,6 +190,7 @@ def test_the_complete_plan_in_the_villages_words() -> None:
         "landowner and 1 responsible party, each with name, address and phone",
         "review_parties_given",
         (),
+        "plan.toml [landowner], [[responsible_parties]]: name, address, phone",
     )
     assert _one(c, "plan_item_5").detail == "§ 540-7B, as the drawing shows"
     assert _one(c, "plan_item_6").detail == "2 BMPs, WDNR technical standards 1056, 1057"
@@ -316,17 +319,19 @@ def test_a_missing_fact_fails_its_item_and_only_it(
 @pytest.mark.parametrize(
     "layers, missing",
     [
-        (set(), "site_boundary, disturbed_limits, drainage"),
-        ({"bmps", "drainage"}, "site_boundary, disturbed_limits"),
-        ({"site_boundary", "disturbed_limits", "bmps"}, "drainage"),
-        ({"site_boundary", "drainage", "bmps"}, "disturbed_limits"),
+        # "A site map with property lines, disturbed limits, and drainage patterns", in those words.
+        (set(), "the property lines, the disturbed limits and the drainage patterns"),
+        ({"bmps", "drainage"}, "the property lines and the disturbed limits"),
+        ({"site_boundary", "disturbed_limits", "bmps"}, "the drainage patterns"),
+        ({"site_boundary", "drainage", "bmps"}, "the disturbed limits"),
     ],
 )
 @BOTH
 def test_item_3_lists_the_layers_the_site_map_lacks(prof: Profile, layers: set[str], missing: str) -> None:
     c = _one(_items(prof, layers=layers), "plan_item_3")
     assert c == _expected(prof, "plan_item_3", "fail", "review_site_map_missing", missing_layers=missing)
-    assert c.detail == f"missing {missing}"
+    assert c.detail == f"the site map does not show {missing}"
+    assert c.package_key == "layers site_boundary, disturbed_limits, drainage"  # for staff, in the JSON
 
 
 @pytest.mark.parametrize(
@@ -512,7 +517,7 @@ def test_item_9_in_the_villages_words() -> None:
             "fail",
             "§ 540-9A(9); § 540-7B(3)(b)[1], [3]",
             "RUSLE2 gives 5.5 t/ac/yr for 1.00 acres disturbed, over 5 tons per acre per year, with no written "
-            "site-specific explanation ([rusle2] explanation) of why the standard cannot be met",
+            "site-specific explanation of why the standard cannot be met",
         )
     ]
     missing = _rusle(W, 21_780.0, None)
@@ -522,7 +527,7 @@ def test_item_9_in_the_villages_words() -> None:
             "fail",
             "Reference Guide items and RUSLE2 (sediment load)",
             "§ 540-9A(9)",
-            "no RUSLE2 sediment load ([rusle2] sediment_tons_per_acre_year): every plan shall include the items of "
+            "no RUSLE2 sediment load (tons per acre per year) is given: every plan shall include the items of "
             "the Reference Guide and RUSLE2, whatever its size (0.50 acres disturbed)",
         ),
         (
@@ -692,6 +697,8 @@ def test_check_to_dict_is_json_ready() -> None:
         "detail": c.detail,
         "finding": "review_tracking_missing",
         "policy": ["policy.review_street_contact", "policy.review_tracking_reach"],
+        # Where the package holds it: for staff, in the JSON; the detail names no key.
+        "package_key": "layers streets, bmps (type)",
     }
     assert c.policy == ("policy.review_street_contact", "policy.review_tracking_reach")  # the check itself unchanged
 

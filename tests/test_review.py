@@ -32,6 +32,21 @@ from .browser import chromium_page, real_errors
 from .conftest import CRS, Y0, box, write_dem, write_layer_set
 
 XSS = '<img src=x onerror="alert(1)">'
+#: The package's own format, which the applicant never reads in a reason or an advisory.
+PACKAGE_WORDS = (
+    "[site]",
+    "[narrative]",
+    "[rusle2]",
+    "[schedule]",
+    "_sqft",
+    "legal_description",
+    "spill_procedures",
+    "sediment_tons_per_acre_year",
+    "site_boundary",
+    "disturbed_limits",
+    "schedule_file",
+    "ei_file",
+)
 
 
 def _pt(x: float, y: float) -> shapely.Point:
@@ -193,17 +208,21 @@ def _facts(**changes: dict) -> dict:
     ("change", "code", "words"),
     [
         ({"landowner": {"phone": None}}, "plan_item_1", "Ann Owner has no phone"),
-        ({"site": {"legal_description": None}}, "plan_item_2", "no legal_description"),
-        ({"site": {"disturbed_area_sqft": None}}, "plan_item_4", "state site_area_sqft and disturbed_area_sqft"),
+        ({"site": {"legal_description": None}}, "plan_item_2", "no legal description of the property is given"),
+        (
+            {"site": {"disturbed_area_sqft": None}},
+            "plan_item_4",
+            "state both the total area of the site and the area to be disturbed",
+        ),
         (
             {"site": {"disturbed_area_sqft": 3900}},
             "area_disturbed",
             "the other side of the permit threshold (4,000 sq ft)",
         ),
         ({"site": {"performance_standards": ["540-7A"]}}, "plan_item_5", "makes § 540-7B apply"),
-        ({"narrative": {"text": None}}, "plan_item_7", "no [narrative] text"),
-        ({"schedule": {"sequence": None}}, "plan_item_8", "needs start, end and sequence"),
-        ({"narrative": {"spill_procedures": None}}, "spill", "no spill_procedures"),
+        ({"narrative": {"text": None}}, "plan_item_7", "no plan narrative is given"),
+        ({"schedule": {"sequence": None}}, "plan_item_8", "start and end dates and the sequence of the work"),
+        ({"narrative": {"spill_procedures": None}}, "spill", "no spill prevention and response procedures"),
         ({"rusle2": {"sediment_tons_per_acre_year": None}}, "plan_item_9", "no RUSLE2 sediment load"),
         ({"schedule": {"end": "2027-03-01"}}, "schedule", "ends (2027-03-01) before it starts"),
     ],
@@ -215,11 +234,15 @@ def test_each_missing_fact_fails_its_item(
     status, detail = _status(r, code)
     assert status == "fail" and words in detail, detail
     assert r.verdict == "disapprove" and any(words in reason for reason in r.reasons)
+    # In words the applicant reads: no package key; the key is in the JSON, for staff.
+    assert not any(k in " ".join(r.reasons) for k in PACKAGE_WORDS), r.reasons
+    [check] = [c for c in r.to_dict()["checks"] if c["code"] == code]
+    assert check["package_key"] and check["finding"] and check["section"].startswith("§ 540-")
 
 
 def test_missing_drainage_fails_the_site_map_item(tmp_path: Path, review_layers: Path) -> None:
     r = review_plan(package(tmp_path, drop=("drainage",)), layers=review_layers)
-    assert _status(r, "plan_item_3") == ("fail", "missing drainage")
+    assert _status(r, "plan_item_3") == ("fail", "the site map does not show the drainage patterns")
     assert any("no drainage layer" in p.message for p in r.problems)
 
 
@@ -629,13 +652,13 @@ def test_ls_not_computed_says_why_and_never_crashes(tmp_path: Path, review_layer
     r = review_plan(package(tmp_path / "none"), layers=review_layers)  # no LS figures: nothing to compare
     assert _status(r, "rusle_ls") == (
         "n/a",
-        "LS on the DEM not computed: the plan's [rusle2] table gives no ls, slope_length_ft or slope_pct; "
+        "LS on the DEM not computed: the plan gives no RUSLE2 LS, slope length or steepness; "
         "check the applicant's slope length and steepness by eye",
     )
     facts = _facts(rusle2={"ls": 0.8})
     r = review_plan(package(tmp_path / "nolimits", facts=facts, drop=("disturbed_limits",)), layers=review_layers)
     status, detail = _status(r, "rusle_ls")
-    assert status == "look" and "no disturbed_limits layer" in detail
+    assert status == "look" and "the plan draws no limits of land disturbance" in detail
 
 
 # --- The applicant's sediment discharge against the review's own (the package's schedule) --------
@@ -766,18 +789,18 @@ def test_soil_loss_not_recomputed_says_why(tmp_path: Path, soil_layers: Path, re
 
     load = {"sediment_tons_per_acre_year": 1.0}
     # Nothing to recompute with, or nothing to compare: n/a (the existing examples carry neither).
-    assert status(load) == ("n/a", "sediment discharge not recomputed: the plan's [rusle2] names no schedule_file "
-                                   "(its phased schedule)")  # fmt: skip
+    assert status(load) == ("n/a", "sediment discharge not recomputed: the plan names no phased construction "
+                                   "schedule file for RUSLE2")  # fmt: skip
     assert status({**RUSLE2, "sediment_tons_per_acre_year": None}) == (
         "n/a",
-        "sediment discharge not recomputed: the plan's [rusle2] gives no sediment_tons_per_acre_year to compare",
+        "sediment discharge not recomputed: the plan gives no RUSLE2 sediment load to compare",
     )
     # Missing inputs: a look naming what is missing.
-    assert status({**RUSLE2, "ei_file": None, **load}) == ("look", "sediment discharge not recomputed: the plan's [rusle2] names no "
-                                         "ei_file (the erosivity distribution its %R comes from), and the profile "
-                                         "holds none")  # fmt: skip
+    assert status({**RUSLE2, "ei_file": None, **load}) == ("look", "sediment discharge not recomputed: the plan names no "
+                                         "erosivity distribution file (where its share of the annual R comes from), "
+                                         "and the profile holds none")  # fmt: skip
     assert "no annual R" in status({**RUSLE2, "r_annual": None, **load})[1]
-    assert "no K" in status({**RUSLE2, **load}, layers=review_layers)[1]
+    assert "no soil erodibility K" in status({**RUSLE2, **load}, layers=review_layers)[1]
     # A bad schedule in the package: every problem listed, never a crash.
     bad = "phase,start,end,cover,practices\na,2027-05-01,2027-04-01,bare,\nb,2027-04-01,2027-06-30,gravel,\n"
     st, detail = status({**RUSLE2, **load}, schedule=bad)

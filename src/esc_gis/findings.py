@@ -180,6 +180,7 @@ REVIEW: dict[str, tuple[str, ...]] = {
     "review_disturbed_area_flips_permit": _FLIP,
     "review_disturbed_area_flips_sediment": _FLIP,
     # The screening's decision, terrain and waters.
+    "review_common_plan": ("plan_id", "plan_sqft", "plan_acres"),
     "review_decision": ("permit", "standards", "disturbed_sqft"),
     "review_decision_sediment": ("permit", "standards", "disturbed_sqft"),
     "review_decision_outside": (),

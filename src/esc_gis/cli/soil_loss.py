@@ -34,8 +34,8 @@ def _sidecars(output: str) -> tuple[Path, Path]:
     return p.with_name(f"{p.stem}.phases.csv"), p.with_name(f"{p.stem}.windows.csv")
 
 
-def _registry_plan_totals(registry: str, layers_path: str | None) -> dict[str, float]:
-    """Each common plan's disturbed total as the registry holds it (read only).
+def registry_plan_totals(registry: str, layers_path: str | None) -> dict[str, float]:
+    """Return each common plan's disturbed total as the registry holds it (read only; review uses it too).
 
     A plan's total is the largest any of its permits records (``plan_disturbed_sqft``, else the
     permit's own ``disturbed_sqft``): permits taken in at different times may hold older totals.
@@ -173,7 +173,7 @@ def soil_loss_(
         id_field = "site_id"
     plan_totals: float | dict[str, float] | None = plan_disturbed_sqft
     if registry is not None:
-        plan_totals = _registry_plan_totals(registry, layers_path)
+        plan_totals = registry_plan_totals(registry, layers_path)
         if plan_disturbed_sqft is not None:
             # Both: the number given counts for every site, as a field of SITES would.
             own = pd.to_numeric(gdf.get("plan_disturbed_sqft", np.nan), errors="coerce")
