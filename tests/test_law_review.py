@@ -854,3 +854,44 @@ def test_segments_geometry_merges_touching_segments() -> None:
 def test_segments_geometry_of_no_segments_is_an_empty_multilinestring() -> None:
     g = segments_geometry(np.empty((0, 2)), np.empty((0, 2)))
     assert (g.geom_type, g.is_empty) == ("MultiLineString", True)
+
+
+# --- The common plan decides the acre tests (§ 540-5 CONSTRUCTION SITE) --------------------------
+
+
+@BOTH
+@pytest.mark.parametrize("rusle2", [None, {"sediment_tons_per_acre_year": 99.0}])
+def test_a_lot_under_the_acre_in_a_larger_plan_is_decided_on_the_plan(prof: Profile, rusle2: dict | None) -> None:
+    """A construction site includes "areas that are part of a larger common plan of development".
+
+    A 0.6-acre lot in a 5-acre subdivision: "For sites with one acre or more" reaches it (its load
+    is tested), and § 540-9C's "less than one acre" does not (no less stringent look).
+    """
+    facts = _facts(site=_site(prof), rusle2=rusle2)
+    lot, plan = 0.6 * ACRE, 5 * ACRE
+    got = plan_items(
+        facts,
+        LAYERS,
+        CODES,
+        computed_standards=prof.standards_permitted,
+        disturbed_sqft=lot,
+        profile=prof,
+        plan_disturbed_sqft=plan,
+    )
+    item9 = [c for c in got if c.code in ("plan_item_9", "less_stringent")]
+    finding = "review_rusle2_missing" if rusle2 is None else "review_sediment_load_over"
+    assert [c.finding for c in item9] == [finding]
+    # One step under the sediment area, the plan alone decides: the lot is under it too.
+    area, _ = _sed(prof)
+    under = plan_items(
+        facts,
+        LAYERS,
+        CODES,
+        computed_standards=prof.standards_permitted,
+        disturbed_sqft=lot / 10,
+        profile=prof,
+        plan_disturbed_sqft=area - 0.01,
+    )
+    assert [c.finding for c in under if c.code in ("plan_item_9", "less_stringent")] == (
+        ["review_rusle2_missing", "review_less_stringent"] if rusle2 is None else ["review_rusle2_given"]
+    )

@@ -805,3 +805,104 @@ def test_soil_loss_not_recomputed_says_why(tmp_path: Path, soil_layers: Path, re
     bad = "phase,start,end,cover,practices\na,2027-05-01,2027-04-01,bare,\nb,2027-04-01,2027-06-30,gravel,\n"
     st, detail = status({**RUSLE2, **load}, schedule=bad)
     assert st == "look" and "is before start" in detail and "'gravel'" in detail
+
+
+# --- The common plan (§ 540-5 CONSTRUCTION SITE) and the acre tests decided on it ----------------
+#
+# A construction site is "An area upon which one or more land disturbing construction activities
+# occur, including areas that are part of a larger common plan of development"; § 540-7B(3)(b):
+# "For sites with one acre or more of land-disturbing construction activity"; § 540-9C: "less
+# stringent for applicants seeking a permit for a construction site with less than one acre".
+
+FIVE_ACRES = 5 * 43_560.0
+
+
+def test_a_lot_in_a_five_acre_subdivision_gets_the_sediment_standard(tmp_path: Path, review_layers: Path) -> None:
+    site = {"plan_id": "Meadow Ridge", "plan_disturbed_sqft": FIVE_ACRES}
+    r = review_plan(package(tmp_path / "lot", facts=_facts(site=site)), layers=review_layers)
+    assert r.measured["disturbed_sqft"] == pytest.approx(10_000.04, abs=0.01)  # the lot alone: 0.23 acre
+    assert r.measured["plan_disturbed_sqft"] == FIVE_ACRES and r.measured["sediment_standard"]
+    assert _status(r, "common_plan") == (
+        "pass",
+        "part of the common plan Meadow Ridge: the construction site includes the whole plan, 217,800 sq ft "
+        "(5.00 acres) of disturbance, and the permit, the sediment standard and the less stringent requirements are "
+        "decided on that total",
+    )
+    assert next(c for c in r.checks if c.code == "decision").finding == "review_decision_sediment"
+    # The load is tested against the standard; no less stringent look.
+    assert next(c for c in r.checks if c.code == "plan_item_9").finding == "review_sediment_load_met"
+    assert "less_stringent" not in {c.code for c in r.checks}
+    # The same lot alone: the standard does not reach it.
+    alone = review_plan(package(tmp_path / "alone"), layers=review_layers)
+    assert not alone.measured["sediment_standard"] and "common_plan" not in {c.code for c in alone.checks}
+    assert next(c for c in alone.checks if c.code == "plan_item_9").finding == "review_rusle2_given"
+
+
+def test_a_lot_in_a_plan_without_a_load_gets_no_less_stringent_look(tmp_path: Path, review_layers: Path) -> None:
+    facts = _facts(
+        site={"plan_id": "Meadow Ridge", "plan_disturbed_sqft": FIVE_ACRES},
+        rusle2={"sediment_tons_per_acre_year": None},
+    )
+    r = review_plan(package(tmp_path, facts=facts), layers=review_layers)
+    assert _status(r, "plan_item_9")[0] == "fail" and "less_stringent" not in {c.code for c in r.checks}
+    lone = review_plan(
+        package(tmp_path / "lone", facts=_facts(rusle2={"sediment_tons_per_acre_year": None})), layers=review_layers
+    )
+    assert "less_stringent" in {c.code for c in lone.checks}  # under the acre alone: the reviewer's decision
+
+
+def test_a_plan_total_that_is_not_an_area_is_a_package_problem(tmp_path: Path, review_layers: Path) -> None:
+    r = review_plan(
+        package(tmp_path, facts=_facts(site={"plan_id": "P", "plan_disturbed_sqft": "five acres"})),
+        layers=review_layers,
+    )
+    assert any("plan_disturbed_sqft" in p.fix for p in r.problems) and not r.measured["sediment_standard"]
+    orphan = review_plan(
+        package(tmp_path / "o", facts=_facts(site={"plan_disturbed_sqft": FIVE_ACRES})), layers=review_layers
+    )
+    assert any("plan_id" in p.fix for p in orphan.problems) and not orphan.measured["sediment_standard"]
+
+
+def test_review_takes_the_registrys_plan_total(tmp_path: Path, review_layers: Path) -> None:
+    from datetime import date
+
+    from esc_gis.registry import Application, init_registry, open_registry
+
+    from .conftest import square_sqft
+
+    reg_path = tmp_path / "reg.gpkg"
+    init_registry(reg_path, layers=review_layers)
+    with open_registry(reg_path, layers=review_layers) as reg:
+        for x in (600, 1000):  # two 30,000 sq ft lots of the plan: 60,000 sq ft, over the acre
+            reg.add(
+                Application(f"{x} Test St", date(2026, 11, 2), square_sqft(x, 600, 30_000.0), CRS, plan_id="Meadow")
+            )
+    plan = package(tmp_path / "p", facts=_facts(site={"plan_id": "Meadow"}))
+    out = tmp_path / "r.html"
+    args = ["review", str(plan), "--layers", str(review_layers), "-o", str(out), "--json", str(tmp_path / "r.json")]
+    assert CliRunner().invoke(cli, [*args, "--registry", str(reg_path)]).exit_code == 0
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert data["measured"]["plan_disturbed_sqft"] == pytest.approx(60_000.0, abs=0.1)
+    assert data["measured"]["sediment_standard"] is True
+    [plan_check] = [c for c in data["checks"] if c["code"] == "common_plan"]
+    assert plan_check["package_key"].startswith("plan.toml [site] plan_id") and plan_check["section"].startswith(
+        "§ 540-5"
+    )
+    # The report's header names the package, not the reviewer's folders.
+    page = out.read_text(encoding="utf-8")
+    header = page[page.index("<div class='small'>Package") :].split("</div>")[0]
+    assert "plan.gpkg" in header and str(tmp_path) not in header
+
+
+def test_reasons_and_advisories_name_no_package_key(tmp_path: Path, review_layers: Path) -> None:
+    facts = copy.deepcopy(FACTS)
+    facts["site"] = {"performance_standards": ["540-7B"]}  # no legal description, no areas
+    facts["narrative"] = {}
+    facts["schedule"] = {}
+    facts["rusle2"] = {"sediment_tons_per_acre_year": 9.0}
+    r = review_plan(package(tmp_path, facts=facts, drop=("drainage",)), layers=review_layers)
+    text = " ".join(r.reasons + r.advisories)
+    assert len(r.reasons) >= 6 and not [k for k in PACKAGE_WORDS if k in text], text
+    keys = {c.code: c.package_key for c in r.checks}
+    assert keys["plan_item_2"] == "plan.toml [site] legal_description"
+    assert keys["spill"] == "plan.toml [narrative] spill_procedures"
