@@ -895,3 +895,45 @@ def test_a_lot_under_the_acre_in_a_larger_plan_is_decided_on_the_plan(prof: Prof
     assert [c.finding for c in under if c.code in ("plan_item_9", "less_stringent")] == (
         ["review_rusle2_missing", "review_less_stringent"] if rusle2 is None else ["review_rusle2_given"]
     )
+
+
+# --- Where the package holds each check's facts: for staff, never in the applicant's words ------------
+
+
+def _format_block() -> str:
+    """The plan.toml format as examples/plans/README.md documents it to applicants' designers."""
+    text = (Path(__file__).parents[1] / "examples" / "plans" / "README.md").read_text(encoding="utf-8")
+    return text[text.index("## plan.toml") :]
+
+
+def test_every_check_names_where_the_package_holds_it_and_only_real_keys() -> None:
+    from esc_gis.review.checks import PACKAGE_KEYS
+    from esc_gis.review.package import LAYERS as PACKAGE_LAYERS
+
+    assert set(PACKAGE_KEYS) == set(TITLES)
+    fmt = _format_block()
+    for check, where in PACKAGE_KEYS.items():
+        for part in where.split(";"):
+            part = part.split(" (or ")[0].strip()
+            if part.startswith("layer"):
+                names = part.split(" ", 1)[1].split(" (")[0]
+                assert {n.strip() for n in names.split(",")} <= set(PACKAGE_LAYERS), (check, part)
+                continue
+            assert part.startswith("plan.toml ["), (check, part)
+            tables, keys = part.removeprefix("plan.toml ").split("]", 1) if ":" not in part else part.split(":")
+            for table in tables.replace("plan.toml", "").replace("[", "").replace("]", "").split(","):
+                assert f"[{table.strip()}]" in fmt, (check, table)
+            for key in keys.replace("]", "").split(","):
+                assert f"{key.strip()} =" in fmt, (check, key)
+
+
+def test_the_applicants_words_hold_no_package_key() -> None:
+    """What § 540-9A asks for, in its words: "A legal description of the property", not a TOML key."""
+    facts = _facts(site={"performance_standards": ["540-7B"]}, narrative={}, schedule={}, rusle2=None)
+    checks = _items(W, facts, layers={"bmps"})
+    text = " ".join(c.detail for cs in checks.values() for c in cs)
+    for key in ("[site]", "[narrative]", "[rusle2]", "[schedule]", "legal_description", "spill_procedures",
+                "sediment_tons_per_acre_year", "site_area_sqft", "site_boundary", "disturbed_limits"):  # fmt: skip
+        assert key not in text, (key, text)
+    assert _one(checks, "plan_item_2").detail == "no legal description of the property is given"
+    assert _one(checks, "plan_item_2").package_key == "plan.toml [site] legal_description"

@@ -207,7 +207,7 @@ def make_check(profile: Profile, check: str, status: str, finding: str, **values
         )
         raise ProfileError(msg)
     policy = POLICY_KEYS.get(check, ()) if f.basis != "ordinance" and finding not in NO_POLICY else ()
-    return Check(check, title, f.section, f.basis, status, f.message, finding, policy, PACKAGE_KEYS.get(check, ""))
+    return Check(check, title, f.section, f.basis, status, f.message, finding, policy, PACKAGE_KEYS[check])
 
 
 def _has(d: dict[str, Any], *keys: str) -> bool:
