@@ -26,6 +26,7 @@ import shapely
 from esc_gis.errors import ProfileError
 from esc_gis.profile import Profile, load_profile
 from esc_gis.review.checks import (
+    PACKAGE_KEYS,
     TITLES,
     Check,
     covered,
@@ -123,7 +124,8 @@ def _expected(
 ) -> Check:
     """The check as the profile words it: its title from the check's title finding."""
     f = prof.finding(finding, **values)
-    return Check(code, prof.template(TITLES[code]).title, f.section, f.basis, status, f.message, finding, policy)
+    title = prof.template(TITLES[code]).title
+    return Check(code, title, f.section, f.basis, status, f.message, finding, policy, PACKAGE_KEYS[code])
 
 
 def _one(checks: dict[str, list[Check]], code: str) -> Check:
@@ -188,6 +190,7 @@ def test_the_complete_plan_in_the_villages_words() -> None:
         "landowner and 1 responsible party, each with name, address and phone",
         "review_parties_given",
         (),
+        "plan.toml [landowner], [[responsible_parties]]: name, address, phone",
     )
     assert _one(c, "plan_item_5").detail == "§ 540-7B, as the drawing shows"
     assert _one(c, "plan_item_6").detail == "2 BMPs, WDNR technical standards 1056, 1057"
@@ -316,17 +319,19 @@ def test_a_missing_fact_fails_its_item_and_only_it(
 @pytest.mark.parametrize(
     "layers, missing",
     [
-        (set(), "site_boundary, disturbed_limits, drainage"),
-        ({"bmps", "drainage"}, "site_boundary, disturbed_limits"),
-        ({"site_boundary", "disturbed_limits", "bmps"}, "drainage"),
-        ({"site_boundary", "drainage", "bmps"}, "disturbed_limits"),
+        # "A site map with property lines, disturbed limits, and drainage patterns", in those words.
+        (set(), "the property lines, the disturbed limits and the drainage patterns"),
+        ({"bmps", "drainage"}, "the property lines and the disturbed limits"),
+        ({"site_boundary", "disturbed_limits", "bmps"}, "the drainage patterns"),
+        ({"site_boundary", "drainage", "bmps"}, "the disturbed limits"),
     ],
 )
 @BOTH
 def test_item_3_lists_the_layers_the_site_map_lacks(prof: Profile, layers: set[str], missing: str) -> None:
     c = _one(_items(prof, layers=layers), "plan_item_3")
     assert c == _expected(prof, "plan_item_3", "fail", "review_site_map_missing", missing_layers=missing)
-    assert c.detail == f"missing {missing}"
+    assert c.detail == f"the site map does not show {missing}"
+    assert c.package_key == "layers site_boundary, disturbed_limits, drainage"  # for staff, in the JSON
 
 
 @pytest.mark.parametrize(
@@ -512,7 +517,7 @@ def test_item_9_in_the_villages_words() -> None:
             "fail",
             "§ 540-9A(9); § 540-7B(3)(b)[1], [3]",
             "RUSLE2 gives 5.5 t/ac/yr for 1.00 acres disturbed, over 5 tons per acre per year, with no written "
-            "site-specific explanation ([rusle2] explanation) of why the standard cannot be met",
+            "site-specific explanation of why the standard cannot be met",
         )
     ]
     missing = _rusle(W, 21_780.0, None)
@@ -522,7 +527,7 @@ def test_item_9_in_the_villages_words() -> None:
             "fail",
             "Reference Guide items and RUSLE2 (sediment load)",
             "§ 540-9A(9)",
-            "no RUSLE2 sediment load ([rusle2] sediment_tons_per_acre_year): every plan shall include the items of "
+            "no RUSLE2 sediment load (tons per acre per year) is given: every plan shall include the items of "
             "the Reference Guide and RUSLE2, whatever its size (0.50 acres disturbed)",
         ),
         (
@@ -692,6 +697,8 @@ def test_check_to_dict_is_json_ready() -> None:
         "detail": c.detail,
         "finding": "review_tracking_missing",
         "policy": ["policy.review_street_contact", "policy.review_tracking_reach"],
+        # Where the package holds it: for staff, in the JSON; the detail names no key.
+        "package_key": "layers streets, bmps (type)",
     }
     assert c.policy == ("policy.review_street_contact", "policy.review_tracking_reach")  # the check itself unchanged
 
@@ -847,3 +854,86 @@ def test_segments_geometry_merges_touching_segments() -> None:
 def test_segments_geometry_of_no_segments_is_an_empty_multilinestring() -> None:
     g = segments_geometry(np.empty((0, 2)), np.empty((0, 2)))
     assert (g.geom_type, g.is_empty) == ("MultiLineString", True)
+
+
+# --- The common plan decides the acre tests (§ 540-5 CONSTRUCTION SITE) --------------------------
+
+
+@BOTH
+@pytest.mark.parametrize("rusle2", [None, {"sediment_tons_per_acre_year": 99.0}])
+def test_a_lot_under_the_acre_in_a_larger_plan_is_decided_on_the_plan(prof: Profile, rusle2: dict | None) -> None:
+    """A construction site includes "areas that are part of a larger common plan of development".
+
+    A 0.6-acre lot in a 5-acre subdivision: "For sites with one acre or more" reaches it (its load
+    is tested), and § 540-9C's "less than one acre" does not (no less stringent look).
+    """
+    facts = _facts(site=_site(prof), rusle2=rusle2)
+    lot, plan = 0.6 * ACRE, 5 * ACRE
+    got = plan_items(
+        facts,
+        LAYERS,
+        CODES,
+        computed_standards=prof.standards_permitted,
+        disturbed_sqft=lot,
+        profile=prof,
+        plan_disturbed_sqft=plan,
+    )
+    item9 = [c for c in got if c.code in ("plan_item_9", "less_stringent")]
+    finding = "review_rusle2_missing" if rusle2 is None else "review_sediment_load_over"
+    assert [c.finding for c in item9] == [finding]
+    # One step under the sediment area, the plan alone decides: the lot is under it too.
+    area, _ = _sed(prof)
+    under = plan_items(
+        facts,
+        LAYERS,
+        CODES,
+        computed_standards=prof.standards_permitted,
+        disturbed_sqft=lot / 10,
+        profile=prof,
+        plan_disturbed_sqft=area - 0.01,
+    )
+    assert [c.finding for c in under if c.code in ("plan_item_9", "less_stringent")] == (
+        ["review_rusle2_missing", "review_less_stringent"] if rusle2 is None else ["review_rusle2_given"]
+    )
+
+
+# --- Where the package holds each check's facts: for staff, never in the applicant's words ------------
+
+
+def _format_block() -> str:
+    """The plan.toml format as examples/plans/README.md documents it to applicants' designers."""
+    text = (Path(__file__).parents[1] / "examples" / "plans" / "README.md").read_text(encoding="utf-8")
+    return text[text.index("## plan.toml") :]
+
+
+def test_every_check_names_where_the_package_holds_it_and_only_real_keys() -> None:
+    from esc_gis.review.checks import PACKAGE_KEYS
+    from esc_gis.review.package import LAYERS as PACKAGE_LAYERS
+
+    assert set(PACKAGE_KEYS) == set(TITLES)
+    fmt = _format_block()
+    for check, where in PACKAGE_KEYS.items():
+        for part in where.split(";"):
+            part = part.split(" (or ")[0].strip()
+            if part.startswith("layer"):
+                names = part.split(" ", 1)[1].split(" (")[0]
+                assert {n.strip() for n in names.split(",")} <= set(PACKAGE_LAYERS), (check, part)
+                continue
+            assert part.startswith("plan.toml ["), (check, part)
+            tables, keys = part.removeprefix("plan.toml ").split("]", 1) if ":" not in part else part.split(":")
+            for table in tables.replace("plan.toml", "").replace("[", "").replace("]", "").split(","):
+                assert f"[{table.strip()}]" in fmt, (check, table)
+            for key in keys.replace("]", "").split(","):
+                assert f"{key.strip()} =" in fmt, (check, key)
+
+
+def test_the_applicants_words_hold_no_package_key() -> None:
+    """What § 540-9A asks for, in its words: "A legal description of the property", not a TOML key."""
+    facts = _facts(site={"performance_standards": ["540-7B"]}, narrative={}, schedule={}, rusle2=None)
+    checks = _items(W, facts, layers={"bmps"})
+    text = " ".join(c.detail for cs in checks.values() for c in cs)
+    for key in ("[site]", "[narrative]", "[rusle2]", "[schedule]", "legal_description", "spill_procedures",
+                "sediment_tons_per_acre_year", "site_area_sqft", "site_boundary", "disturbed_limits"):  # fmt: skip
+        assert key not in text, (key, text)
+    assert _one(checks, "plan_item_2").detail == "no legal description of the property is given"
+    assert _one(checks, "plan_item_2").package_key == "plan.toml [site] legal_description"

@@ -32,6 +32,21 @@ from .browser import chromium_page, real_errors
 from .conftest import CRS, Y0, box, write_dem, write_layer_set
 
 XSS = '<img src=x onerror="alert(1)">'
+#: The package's own format, which the applicant never reads in a reason or an advisory.
+PACKAGE_WORDS = (
+    "[site]",
+    "[narrative]",
+    "[rusle2]",
+    "[schedule]",
+    "_sqft",
+    "legal_description",
+    "spill_procedures",
+    "sediment_tons_per_acre_year",
+    "site_boundary",
+    "disturbed_limits",
+    "schedule_file",
+    "ei_file",
+)
 
 
 def _pt(x: float, y: float) -> shapely.Point:
@@ -193,17 +208,21 @@ def _facts(**changes: dict) -> dict:
     ("change", "code", "words"),
     [
         ({"landowner": {"phone": None}}, "plan_item_1", "Ann Owner has no phone"),
-        ({"site": {"legal_description": None}}, "plan_item_2", "no legal_description"),
-        ({"site": {"disturbed_area_sqft": None}}, "plan_item_4", "state site_area_sqft and disturbed_area_sqft"),
+        ({"site": {"legal_description": None}}, "plan_item_2", "no legal description of the property is given"),
+        (
+            {"site": {"disturbed_area_sqft": None}},
+            "plan_item_4",
+            "state both the total area of the site and the area to be disturbed",
+        ),
         (
             {"site": {"disturbed_area_sqft": 3900}},
             "area_disturbed",
             "the other side of the permit threshold (4,000 sq ft)",
         ),
         ({"site": {"performance_standards": ["540-7A"]}}, "plan_item_5", "makes § 540-7B apply"),
-        ({"narrative": {"text": None}}, "plan_item_7", "no [narrative] text"),
-        ({"schedule": {"sequence": None}}, "plan_item_8", "needs start, end and sequence"),
-        ({"narrative": {"spill_procedures": None}}, "spill", "no spill_procedures"),
+        ({"narrative": {"text": None}}, "plan_item_7", "no plan narrative is given"),
+        ({"schedule": {"sequence": None}}, "plan_item_8", "start and end dates and the sequence of the work"),
+        ({"narrative": {"spill_procedures": None}}, "spill", "no spill prevention and response procedures"),
         ({"rusle2": {"sediment_tons_per_acre_year": None}}, "plan_item_9", "no RUSLE2 sediment load"),
         ({"schedule": {"end": "2027-03-01"}}, "schedule", "ends (2027-03-01) before it starts"),
     ],
@@ -215,11 +234,15 @@ def test_each_missing_fact_fails_its_item(
     status, detail = _status(r, code)
     assert status == "fail" and words in detail, detail
     assert r.verdict == "disapprove" and any(words in reason for reason in r.reasons)
+    # In words the applicant reads: no package key; the key is in the JSON, for staff.
+    assert not any(k in " ".join(r.reasons) for k in PACKAGE_WORDS), r.reasons
+    [check] = [c for c in r.to_dict()["checks"] if c["code"] == code]
+    assert check["package_key"] and check["finding"] and check["section"].startswith("§ 540-")
 
 
 def test_missing_drainage_fails_the_site_map_item(tmp_path: Path, review_layers: Path) -> None:
     r = review_plan(package(tmp_path, drop=("drainage",)), layers=review_layers)
-    assert _status(r, "plan_item_3") == ("fail", "missing drainage")
+    assert _status(r, "plan_item_3") == ("fail", "the site map does not show the drainage patterns")
     assert any("no drainage layer" in p.message for p in r.problems)
 
 
@@ -629,13 +652,13 @@ def test_ls_not_computed_says_why_and_never_crashes(tmp_path: Path, review_layer
     r = review_plan(package(tmp_path / "none"), layers=review_layers)  # no LS figures: nothing to compare
     assert _status(r, "rusle_ls") == (
         "n/a",
-        "LS on the DEM not computed: the plan's [rusle2] table gives no ls, slope_length_ft or slope_pct; "
+        "LS on the DEM not computed: the plan gives no RUSLE2 LS, slope length or steepness; "
         "check the applicant's slope length and steepness by eye",
     )
     facts = _facts(rusle2={"ls": 0.8})
     r = review_plan(package(tmp_path / "nolimits", facts=facts, drop=("disturbed_limits",)), layers=review_layers)
     status, detail = _status(r, "rusle_ls")
-    assert status == "look" and "no disturbed_limits layer" in detail
+    assert status == "look" and "the plan draws no limits of land disturbance" in detail
 
 
 # --- The applicant's sediment discharge against the review's own (the package's schedule) --------
@@ -766,19 +789,120 @@ def test_soil_loss_not_recomputed_says_why(tmp_path: Path, soil_layers: Path, re
 
     load = {"sediment_tons_per_acre_year": 1.0}
     # Nothing to recompute with, or nothing to compare: n/a (the existing examples carry neither).
-    assert status(load) == ("n/a", "sediment discharge not recomputed: the plan's [rusle2] names no schedule_file "
-                                   "(its phased schedule)")  # fmt: skip
+    assert status(load) == ("n/a", "sediment discharge not recomputed: the plan names no phased construction "
+                                   "schedule file for RUSLE2")  # fmt: skip
     assert status({**RUSLE2, "sediment_tons_per_acre_year": None}) == (
         "n/a",
-        "sediment discharge not recomputed: the plan's [rusle2] gives no sediment_tons_per_acre_year to compare",
+        "sediment discharge not recomputed: the plan gives no RUSLE2 sediment load to compare",
     )
     # Missing inputs: a look naming what is missing.
-    assert status({**RUSLE2, "ei_file": None, **load}) == ("look", "sediment discharge not recomputed: the plan's [rusle2] names no "
-                                         "ei_file (the erosivity distribution its %R comes from), and the profile "
-                                         "holds none")  # fmt: skip
+    assert status({**RUSLE2, "ei_file": None, **load}) == ("look", "sediment discharge not recomputed: the plan names no "
+                                         "erosivity distribution file (where its share of the annual R comes from), "
+                                         "and the profile holds none")  # fmt: skip
     assert "no annual R" in status({**RUSLE2, "r_annual": None, **load})[1]
-    assert "no K" in status({**RUSLE2, **load}, layers=review_layers)[1]
+    assert "no soil erodibility K" in status({**RUSLE2, **load}, layers=review_layers)[1]
     # A bad schedule in the package: every problem listed, never a crash.
     bad = "phase,start,end,cover,practices\na,2027-05-01,2027-04-01,bare,\nb,2027-04-01,2027-06-30,gravel,\n"
     st, detail = status({**RUSLE2, **load}, schedule=bad)
     assert st == "look" and "is before start" in detail and "'gravel'" in detail
+
+
+# --- The common plan (§ 540-5 CONSTRUCTION SITE) and the acre tests decided on it ----------------
+#
+# A construction site is "An area upon which one or more land disturbing construction activities
+# occur, including areas that are part of a larger common plan of development"; § 540-7B(3)(b):
+# "For sites with one acre or more of land-disturbing construction activity"; § 540-9C: "less
+# stringent for applicants seeking a permit for a construction site with less than one acre".
+
+FIVE_ACRES = 5 * 43_560.0
+
+
+def test_a_lot_in_a_five_acre_subdivision_gets_the_sediment_standard(tmp_path: Path, review_layers: Path) -> None:
+    site = {"plan_id": "Meadow Ridge", "plan_disturbed_sqft": FIVE_ACRES}
+    r = review_plan(package(tmp_path / "lot", facts=_facts(site=site)), layers=review_layers)
+    assert r.measured["disturbed_sqft"] == pytest.approx(10_000.04, abs=0.01)  # the lot alone: 0.23 acre
+    assert r.measured["plan_disturbed_sqft"] == FIVE_ACRES and r.measured["sediment_standard"]
+    assert _status(r, "common_plan") == (
+        "pass",
+        "part of the common plan Meadow Ridge: the construction site includes the whole plan, 217,800 sq ft "
+        "(5.00 acres) of disturbance, and the permit, the sediment standard and the less stringent requirements are "
+        "decided on that total",
+    )
+    assert next(c for c in r.checks if c.code == "decision").finding == "review_decision_sediment"
+    # The load is tested against the standard; no less stringent look.
+    assert next(c for c in r.checks if c.code == "plan_item_9").finding == "review_sediment_load_met"
+    assert "less_stringent" not in {c.code for c in r.checks}
+    # The same lot alone: the standard does not reach it.
+    alone = review_plan(package(tmp_path / "alone"), layers=review_layers)
+    assert not alone.measured["sediment_standard"] and "common_plan" not in {c.code for c in alone.checks}
+    assert next(c for c in alone.checks if c.code == "plan_item_9").finding == "review_rusle2_given"
+
+
+def test_a_lot_in_a_plan_without_a_load_gets_no_less_stringent_look(tmp_path: Path, review_layers: Path) -> None:
+    facts = _facts(
+        site={"plan_id": "Meadow Ridge", "plan_disturbed_sqft": FIVE_ACRES},
+        rusle2={"sediment_tons_per_acre_year": None},
+    )
+    r = review_plan(package(tmp_path, facts=facts), layers=review_layers)
+    assert _status(r, "plan_item_9")[0] == "fail" and "less_stringent" not in {c.code for c in r.checks}
+    lone = review_plan(
+        package(tmp_path / "lone", facts=_facts(rusle2={"sediment_tons_per_acre_year": None})), layers=review_layers
+    )
+    assert "less_stringent" in {c.code for c in lone.checks}  # under the acre alone: the reviewer's decision
+
+
+def test_a_plan_total_that_is_not_an_area_is_a_package_problem(tmp_path: Path, review_layers: Path) -> None:
+    r = review_plan(
+        package(tmp_path, facts=_facts(site={"plan_id": "P", "plan_disturbed_sqft": "five acres"})),
+        layers=review_layers,
+    )
+    assert any("plan_disturbed_sqft" in p.fix for p in r.problems) and not r.measured["sediment_standard"]
+    orphan = review_plan(
+        package(tmp_path / "o", facts=_facts(site={"plan_disturbed_sqft": FIVE_ACRES})), layers=review_layers
+    )
+    assert any("plan_id" in p.fix for p in orphan.problems) and not orphan.measured["sediment_standard"]
+
+
+def test_review_takes_the_registrys_plan_total(tmp_path: Path, review_layers: Path) -> None:
+    from datetime import date
+
+    from esc_gis.registry import Application, init_registry, open_registry
+
+    from .conftest import square_sqft
+
+    reg_path = tmp_path / "reg.gpkg"
+    init_registry(reg_path, layers=review_layers)
+    with open_registry(reg_path, layers=review_layers) as reg:
+        for x in (600, 1000):  # two 30,000 sq ft lots of the plan: 60,000 sq ft, over the acre
+            reg.add(
+                Application(f"{x} Test St", date(2026, 11, 2), square_sqft(x, 600, 30_000.0), CRS, plan_id="Meadow")
+            )
+    plan = package(tmp_path / "p", facts=_facts(site={"plan_id": "Meadow"}))
+    out = tmp_path / "r.html"
+    args = ["review", str(plan), "--layers", str(review_layers), "-o", str(out), "--json", str(tmp_path / "r.json")]
+    assert CliRunner().invoke(cli, [*args, "--registry", str(reg_path)]).exit_code == 0
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert data["measured"]["plan_disturbed_sqft"] == pytest.approx(60_000.0, abs=0.1)
+    assert data["measured"]["sediment_standard"] is True
+    [plan_check] = [c for c in data["checks"] if c["code"] == "common_plan"]
+    assert plan_check["package_key"].startswith("plan.toml [site] plan_id") and plan_check["section"].startswith(
+        "§ 540-5"
+    )
+    # The report's header names the package, not the reviewer's folders.
+    page = out.read_text(encoding="utf-8")
+    header = page[page.index("<div class='small'>Package") :].split("</div>")[0]
+    assert "plan.gpkg" in header and str(tmp_path) not in header
+
+
+def test_reasons_and_advisories_name_no_package_key(tmp_path: Path, review_layers: Path) -> None:
+    facts = copy.deepcopy(FACTS)
+    facts["site"] = {"performance_standards": ["540-7B"]}  # no legal description, no areas
+    facts["narrative"] = {}
+    facts["schedule"] = {}
+    facts["rusle2"] = {"sediment_tons_per_acre_year": 9.0}
+    r = review_plan(package(tmp_path, facts=facts, drop=("drainage",)), layers=review_layers)
+    text = " ".join(r.reasons + r.advisories)
+    assert len(r.reasons) >= 6 and not [k for k in PACKAGE_WORDS if k in text], text
+    keys = {c.code: c.package_key for c in r.checks}
+    assert keys["plan_item_2"] == "plan.toml [site] legal_description"
+    assert keys["spill"] == "plan.toml [narrative] spill_procedures"

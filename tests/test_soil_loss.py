@@ -64,9 +64,26 @@ def plane_dem(path: Path, slope_pct: float = 10.0, rows: int = 30, cols: int = 3
     return path
 
 
+#: The example profile's sediment area (0.5 acre) in sq ft. The plane tests' site is 100 x 100 ft,
+#: under it; it is one lot of a common plan that disturbs exactly this much, so the standard
+#: reaches it ("For sites with one acre [here 0.5] or more of land-disturbing construction
+#: activity", counting "areas that are part of a larger common plan of development").
+PLAN_AT_SEDIMENT_AREA_SQFT = 0.5 * 43_560.0
+
+
 def plane_kw(schedule) -> dict:
-    """The inputs every plane test shares: a schedule, uniform erosivity, R 100, K 0.3, elevations in US feet."""
-    return {"schedule": schedule, "ei_daily": UNIFORM, "r_annual": 100.0, "k": 0.3, "z_unit": "us_ft"}
+    """The inputs every plane test shares: a schedule, uniform erosivity, R 100, K 0.3, elevations in US feet.
+
+    And a common plan at the sediment area, so the standard reaches the small plane site.
+    """
+    return {
+        "schedule": schedule,
+        "ei_daily": UNIFORM,
+        "r_annual": 100.0,
+        "k": 0.3,
+        "z_unit": "us_ft",
+        "plan_disturbed_sqft": PLAN_AT_SEDIMENT_AREA_SQFT,
+    }
 
 
 def cell_box(c0: int, r0: int, c1: int, r1: int) -> shapely.Polygon:
@@ -413,7 +430,8 @@ def test_cli_writes_sites_phases_and_windows_and_refuses_overwrite(tmp_path):
 
     from esc_gis.cli.main import cli
 
-    args = _cli_inputs(tmp_path, GOOD)
+    # The 100 x 100 ft site is one lot of a common plan at the sediment area: the standard reaches it.
+    args = [*_cli_inputs(tmp_path, GOOD), "--plan-disturbed-sqft", str(PLAN_AT_SEDIMENT_AREA_SQFT)]
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output
     assert "S1" in result.output and "passes" in result.output
@@ -594,3 +612,125 @@ def test_cli_raster_is_written_with_its_style_and_refused_without_overwrite(tmp_
     assert again.exit_code == 1 and "exists" in again.output and not (tmp_path / "out.csv").exists()
     bad = CliRunner().invoke(cli, [*args[:-1], str(tmp_path / "cells.png"), "--overwrite"])
     assert bad.exit_code == 1 and "GeoTIFF" in bad.output
+
+
+# --- Where the sediment standard reaches (§ 540-7B(3)(b), § 540-5 CONSTRUCTION SITE) -----------
+#
+# "For sites with one acre or more of land-disturbing construction activity, the plan shall meet
+# the following sediment performance standards" (the example profile's figure: 0.5 acre), and a
+# construction site includes "areas that are part of a larger common plan of development".
+
+
+def _codes(row) -> list[str]:
+    return [f["code"] for f in json.loads(row["findings"])]
+
+
+def test_a_site_under_the_sediment_area_is_not_judged_against_the_standard(tmp_path, prof, tables):
+    dem = plane_dem(tmp_path / "dem.tif", 10.0)
+    kw = {**plane_kw(two_phases(tables)), "plan_disturbed_sqft": None}
+    row = soil_loss(sites(cell_box(5, 5, 15, 15)), dem, profile=prof, **kw).sites.iloc[0]
+    # 100 x 100 ftUS, alone: under 0.5 acre. The numbers are computed, but nothing passes or fails.
+    assert row["disturbed_sqft"] < 21_780 and row["plan_disturbed_sqft"] == row["disturbed_sqft"]
+    assert not row["sediment_standard"] and pd.isna(row["passes"]) and row["discharge_tpa"] > 0
+    codes = _codes(row)
+    assert "soil_loss_meets" not in codes and "soil_loss_exceeds" not in codes
+    assert codes[:2] == ["soil_loss_standard_not_applicable", "soil_loss_for_information"]
+    [na] = [f for f in json.loads(row["findings"]) if f["code"] == "soil_loss_standard_not_applicable"]
+    assert na["basis"] == "ordinance" and na["section"].startswith("§ 23-7B(3)(b)")
+    assert "under 0.5 acre" in na["message"] and "does not apply" in na["message"]
+
+
+def test_the_common_plan_total_decides_exactly_at_the_sediment_area(tmp_path, prof, tables):
+    dem = plane_dem(tmp_path / "dem.tif", 10.0)
+    base = plane_kw(two_phases(tables))
+    at = soil_loss(sites(cell_box(5, 5, 15, 15)), dem, profile=prof, **base).sites.iloc[0]
+    under = {**base, "plan_disturbed_sqft": math.nextafter(PLAN_AT_SEDIMENT_AREA_SQFT, 0)}
+    below = soil_loss(sites(cell_box(5, 5, 15, 15)), dem, profile=prof, **under).sites.iloc[0]
+    assert at["sediment_standard"] and not pd.isna(at["passes"]) and "soil_loss_meets" in _codes(at)
+    assert at["plan_disturbed_sqft"] == PLAN_AT_SEDIMENT_AREA_SQFT
+    assert not below["sediment_standard"] and pd.isna(below["passes"])
+    assert below["discharge_tpa"] == at["discharge_tpa"]  # the numbers do not depend on the plan
+
+
+def test_sites_sharing_a_plan_id_are_added_up_and_a_plan_total_by_id_counts(tmp_path, prof, tables):
+    dem = plane_dem(tmp_path / "dem.tif", 10.0)
+    kw = {**plane_kw(two_phases(tables)), "plan_disturbed_sqft": None}
+    frame = gpd.GeoDataFrame(
+        {"site_id": ["a", "b", "c", "d", "e"], "plan_id": ["P", "P", "P", None, "Q"]},
+        geometry=[
+            cell_box(0, 0, 10, 10),
+            cell_box(10, 0, 20, 10),
+            cell_box(20, 0, 30, 10),
+            cell_box(0, 15, 10, 25),
+            cell_box(15, 15, 25, 25),
+        ],
+        crs=CRS,
+    )
+    one = 100 * 100 * (1200 / 3937 / 0.3048) ** 2  # 100 x 100 ftUS in sq ft
+    rows = soil_loss(frame, dem, profile=prof, id_field="site_id", **kw).sites.set_index("site_id")
+    # a, b and c: one plan of three 10,000 sq ft lots, 30,000 sq ft: the standard reaches each.
+    assert rows.loc[["a", "b", "c"], "plan_disturbed_sqft"].tolist() == pytest.approx([3 * one] * 3)
+    assert rows.loc[["a", "b", "c"], "sediment_standard"].all()
+    assert not rows.loc["d", "sediment_standard"] and not rows.loc["e", "sediment_standard"]
+    assert rows.loc["a", "plan_id"] == "P" and pd.isna(rows.loc["d", "plan_id"])
+    # The registry's total for plan Q (lots this layer lacks) makes the standard reach e, not d.
+    by_id = soil_loss(frame, dem, profile=prof, id_field="site_id", **{**kw, "plan_disturbed_sqft": {"Q": 40_000.0}})
+    got = by_id.sites.set_index("site_id")
+    assert got.loc["e", "sediment_standard"] and got.loc["e", "plan_disturbed_sqft"] == 40_000.0
+    assert not got.loc["d", "sediment_standard"]
+    with pytest.raises(ValidationError, match="not an area"):
+        soil_loss(frame, dem, profile=prof, id_field="site_id", **{**kw, "plan_disturbed_sqft": {"Q": -1.0}})
+
+
+def test_a_raster_of_sites_the_standard_does_not_reach_is_styled_so(tmp_path, prof, tables):
+    dem = plane_dem(tmp_path / "dem.tif", 10.0)
+    out = tmp_path / "small.tif"
+    kw = {**plane_kw(two_phases(tables)), "plan_disturbed_sqft": None}
+    soil_loss(sites(cell_box(5, 5, 15, 15)), dem, profile=prof, raster=out, **kw)
+    qml = out.with_suffix(".qml").read_text(encoding="utf-8")
+    assert 'label="over 3 to under 6 t/ac (standard does not apply)"' in qml and "#bd0026" not in qml
+    with rasterio.open(out) as src:
+        assert src.tags()["SEDIMENT_STANDARD_NOT_APPLICABLE"] == "1"  # no id field: row numbers
+    # Where it reaches some sites only, the classes over it say so.
+    both = tmp_path / "both.tif"
+    two = sites(cell_box(5, 5, 15, 15), cell_box(16, 5, 26, 15)).assign(plan_disturbed_sqft=[None, 30_000.0])
+    soil_loss(two, dem, profile=prof, raster=both, **kw)
+    qml = both.with_suffix(".qml").read_text(encoding="utf-8")
+    assert 'label="over 3 to under 6 t/ac (over the standard where it applies)"' in qml
+
+
+def test_cli_names_sites_by_site_id_and_takes_the_registrys_plan(tmp_path, layer_set):
+    from click.testing import CliRunner
+
+    from esc_gis.cli.main import cli
+    from esc_gis.io import write_layer
+    from esc_gis.registry import Application, init_registry, open_registry
+
+    from .conftest import square_sqft
+
+    args = _cli_inputs(tmp_path, GOOD)
+    i = args.index("--id-field")
+    args = args[:i] + args[i + 2 :]  # the default id field, as screen's
+    write_layer(
+        sites(cell_box(5, 5, 15, 15)).assign(site_id="S01", plan_id="Meadow"),
+        tmp_path / "sites.gpkg",
+        layer="sites",
+        overwrite=True,
+    )
+    alone = CliRunner().invoke(cli, args)
+    assert alone.exit_code == 0, alone.output
+    assert "S01" in alone.output and "the standard does not apply" in alone.output
+    # The registry holds two 15,000 sq ft permits of plan Meadow: 30,000 sq ft, over 0.5 acre.
+    reg_path = tmp_path / "reg.gpkg"
+    init_registry(reg_path, layers=layer_set)
+    with open_registry(reg_path, layers=layer_set) as reg:
+        for x in (100, 400):
+            reg.add(
+                Application(f"{x} Test St", dt.date(2026, 11, 2), square_sqft(x, 100, 15_000.0), CRS, plan_id="Meadow")
+            )
+    with_reg = CliRunner().invoke(cli, [*args, "--registry", str(reg_path), "--overwrite"])
+    assert with_reg.exit_code == 0, with_reg.output
+    assert "S01" in with_reg.output and ("passes" in with_reg.output or "fails" in with_reg.output)
+    got = pd.read_csv(tmp_path / "out.csv")
+    assert got["plan_disturbed_sqft"].iloc[0] == pytest.approx(30_000.0, abs=0.01)
+    assert bool(got["sediment_standard"].iloc[0])

@@ -331,13 +331,16 @@ def test_real_qgis_applies_the_styles(tmp_path):
     assert CliRunner().invoke(cli, ["permits", "init", str(reg)]).exit_code == 0
     slope = tmp_path / "slope.tif"
     write_slope(slope_dem(tmp_path), slope, style_steep_pct=steep_pct())
+    # D is under the sediment area: "For sites with one acre or more of land-disturbing
+    # construction activity" (§ 540-7B(3)(b)) does not reach it, so it is neither met nor exceeded.
     loss = gpd.GeoDataFrame(
         {
-            "site_id": ["A", "B", "C"],
-            "soil_loss_tpa": [3.5, 9.0, None],
-            "passes": pd.array([True, False, None], dtype="boolean"),
+            "site_id": ["A", "B", "C", "D"],
+            "soil_loss_tpa": [3.5, 9.0, None, 9.0],
+            "sediment_standard": [True, True, True, False],
+            "passes": pd.array([True, False, None, None], dtype="boolean"),
         },
-        geometry=[box(0, 0, 50, 50), box(60, 0, 110, 50), box(120, 0, 170, 50)],
+        geometry=[box(0, 0, 50, 50), box(60, 0, 110, 50), box(120, 0, 170, 50), box(180, 0, 230, 50)],
         crs=CRS,
     )
     soil = write_layer(loss, tmp_path / "loss.gpkg", layer="soil_loss")
@@ -357,10 +360,11 @@ def test_real_qgis_applies_the_styles(tmp_path):
     assert sl["valid"] and sl["renderer"] == "categorizedSymbol" and sl["title"] == "Soil loss per site"
     assert {v: c for v, _, c in sl["categories"]} == {k: c for k, (_, c) in styles.SOIL_LOSS_COLOURS.items()}
     assert sl["label_field"] == "site_id"
-    assert sl["classes"] == ["meets", "exceeds", "not_computed"]
+    assert sl["classes"] == ["meets", "exceeds", "not_computed", "not_applicable"]
     assert sl["aliases"] == {
         "site_id": "Site",
         "soil_loss_tpa": "Soil loss (tons/acre)",
+        "sediment_standard": "Sediment standard applies",
         "passes": "Meets the standard",
     }
     insp = got[f"{reg}:inspections"]  # points: the aliases-only style names no geometry type

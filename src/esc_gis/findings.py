@@ -181,6 +181,7 @@ REVIEW: dict[str, tuple[str, ...]] = {
     "review_disturbed_area_flips_permit": _FLIP,
     "review_disturbed_area_flips_sediment": _FLIP,
     # The screening's decision, terrain and waters.
+    "review_common_plan": ("plan_id", "plan_sqft", "plan_acres"),
     "review_decision": ("permit", "standards", "disturbed_sqft"),
     "review_decision_sediment": ("permit", "standards", "disturbed_sqft"),
     "review_decision_outside": (),
@@ -230,6 +231,8 @@ _WINDOW = ("discharge_tpa", "soil_loss_tpa", "window_start", "window_end", "wind
 SOIL_LOSS: dict[str, tuple[str, ...]] = {
     "soil_loss_meets": _WINDOW,
     "soil_loss_exceeds": _WINDOW,
+    "soil_loss_standard_not_applicable": ("plan_sqft", "plan_acres"),
+    "soil_loss_for_information": _WINDOW,
     "soil_loss_outside_method": ("outside_sqft", "outside_pct", "max_slope_pct", "max_slope_length_ft"),
     "soil_loss_not_computed": ("reason",),
     "soil_loss_dem_partial": ("missing_sqft", "missing_pct"),

@@ -14,6 +14,8 @@ section of the article:
                                § 540-4B for a site partly inside (profile ``partial_jurisdiction``)
 :func:`permit_decision`        § 540-4A(1)(a)/(b) and the profile's other permit triggers,
                                § 540-4A(3) NPDES-exempt sites, § 540-7B(3)(b) sediment standard
+:func:`sediment_standard_reaches`  § 540-7B(3)(b) "one acre or more" (and § 540-8I, § 540-9C under
+                               it): the acre tests screening, soil loss and plan review share
 :func:`may_require_permit`     § 540-4A(1)(c)
 :func:`decide`                 all of them, with the findings of § 540-7 for the sites those
                                duties apply to (§ 540-7B only to permitted sites)
@@ -35,6 +37,7 @@ __all__ = [
     "may_require_permit",
     "permit_decision",
     "run_findings",
+    "sediment_standard_reaches",
 ]
 
 import json
@@ -275,6 +278,44 @@ def decision_area(m: Measurements, profile: Profile) -> np.ndarray:
     return np.asarray(m.plan_disturbed_sqft, float)
 
 
+def sediment_standard_reaches(area_sqft: Any, profile: Profile) -> np.ndarray:
+    """Which areas the sediment performance standard reaches (§ 540-7B(3)(b)).
+
+    § 540-7B(3)(b): "For sites with one acre or more of land-disturbing construction
+    activity, the plan shall meet the following sediment performance standards". ``area_sqft``
+    is the construction site's disturbance, which § 540-5 (CONSTRUCTION SITE) makes the whole
+    common plan's when the site is part of one: pass the plan's total (:func:`decision_area`).
+    Under it, § 540-8I and § 540-9C let the authority prescribe less stringent requirements
+    (``thresholds.less_stringent_area``, the same acre in the shipped profile).
+
+    Screening (:func:`permit_decision`), ``esc-gis soil-loss`` and ``esc-gis review`` all
+    decide the standard with this one test, on unrounded areas ("or more": equal reaches).
+
+    Parameters
+    ----------
+    area_sqft : float or array_like of float
+    profile : Profile
+        Gives ``thresholds.sediment_area``.
+
+    Returns
+    -------
+    numpy.ndarray of bool
+        The shape of ``area_sqft``; NaN never reaches.
+
+    Raises
+    ------
+    ProfileError
+        If the profile lacks ``thresholds.sediment_area``.
+
+    Examples
+    --------
+    >>> from esc_gis.profile import load_profile
+    >>> sediment_standard_reaches([43559.9, 43560.0], load_profile()).tolist()
+    [False, True]
+    """
+    return np.asarray(np.asarray(area_sqft, float) >= profile.area_sqft("thresholds.sediment_area"), dtype=bool)
+
+
 # --- § 540-4A(1), (3), § 540-7B(3)(b): the permit ------------------------------------------------
 
 
@@ -330,7 +371,6 @@ def permit_decision(
     area_sqft = np.asarray(area_sqft, float)
     mm = m if m is not None else Measurements.of(len(area_sqft), disturbed_sqft=area_sqft)
     acre_sqft = profile.area_sqft("thresholds.npdes_exempt_area")
-    sediment_sqft = profile.area_sqft("thresholds.sediment_area")
     npdes_small = applies & np.asarray(npdes_exempt).astype(bool) & (area_sqft < acre_sqft)
     met = {t.name: applies & ~npdes_small & _trigger_met(t, mm, area_sqft) for t in profile.triggers}
     required = np.logical_or.reduce(list(met.values())) if met else np.zeros(len(applies), bool)
@@ -339,7 +379,7 @@ def permit_decision(
     return {
         "permit": permit.astype(object),
         "standards": standards.astype(object),
-        "sediment_standard": required & (area_sqft >= sediment_sqft),
+        "sediment_standard": required & sediment_standard_reaches(area_sqft, profile),
         "npdes_small": npdes_small,
         "triggers": met,
     }

@@ -60,14 +60,21 @@ PERMIT_CLASS_EXPRESSION = (
     'CASE WHEN "permit" = \'not_required\' AND coalesce("permit_may_be_required", 0) '
     "THEN 'may_be_required' ELSE \"permit\" END"
 )
-#: Soil loss per site against the sediment-discharge standard: a site without a number (null
-#: ``passes``) neither meets nor exceeds it.
+#: Soil loss per site against the sediment-discharge standard: a site the standard does not
+#: reach (``sediment_standard`` false: under its acre threshold, counting the common plan) is
+#: not judged against it; a site without a number (null ``passes``) neither meets nor exceeds it.
 SOIL_LOSS_CLASS_EXPRESSION = (
+    'CASE WHEN "sediment_standard" IS NOT NULL AND NOT "sediment_standard" THEN \'not_applicable\' '
+    "WHEN \"passes\" IS NULL THEN 'not_computed' WHEN \"passes\" THEN 'meets' ELSE 'exceeds' END"
+)
+#: The same for a soil-loss layer written before the ``sediment_standard`` column existed.
+SOIL_LOSS_CLASS_EXPRESSION_OLD = (
     "CASE WHEN \"passes\" IS NULL THEN 'not_computed' WHEN \"passes\" THEN 'meets' ELSE 'exceeds' END"
 )
 SOIL_LOSS_COLOURS: dict[str, tuple[str, str]] = {
     "exceeds": ("Exceeds the standard", "#d7191c"),
     "meets": ("Meets the standard", "#1a9641"),
+    "not_applicable": ("Standard does not apply (see its findings)", "#92c5de"),
     "not_computed": ("Not computed (see its findings)", "#bdbdbd"),
 }
 #: Permit states of the registry: (label, fill colour). The public map's four first, with
@@ -392,9 +399,17 @@ def permits_qml(columns: Sequence[str]) -> str:
 
 
 def soil_loss_sites_qml(columns: Sequence[str]) -> str:
-    """Return the style of soil loss per site: by the standard (meets, exceeds, not computed), labelled by site."""
+    """Return the style of soil loss per site, labelled by site.
+
+    By the standard: meets, exceeds, standard does not apply (``sediment_standard`` false),
+    not computed. A layer without ``sediment_standard`` (written by an older esc_gis) gets the
+    three classes it can tell apart.
+    """
     labels = _labels("site_id") if "site_id" in columns else ""
-    return _document(_categorised(SOIL_LOSS_CLASS_EXPRESSION, SOIL_LOSS_COLOURS), columns=columns, labels=labels)
+    if "sediment_standard" in columns:
+        return _document(_categorised(SOIL_LOSS_CLASS_EXPRESSION, SOIL_LOSS_COLOURS), columns=columns, labels=labels)
+    old = {k: v for k, v in SOIL_LOSS_COLOURS.items() if k != "not_applicable"}
+    return _document(_categorised(SOIL_LOSS_CLASS_EXPRESSION_OLD, old), columns=columns, labels=labels)
 
 
 #: Layer name -> (the column the style needs, the QML maker, a description).
@@ -641,38 +656,68 @@ def write_slope_qml(path: str | os.PathLike[str], steep_pct: float) -> Path:
     return _write_text(path, slope_qml(steep_pct))
 
 
-def _soil_loss_classes(standard_tpa: float) -> list[tuple[float, str, str]]:
+#: What the soil-loss raster's classes over the standard add to their labels, by whether the
+#: standard reaches all, some or none of the sites on the raster.
+SOIL_LOSS_REACH_NOTE = {"all": "", "some": " (over the standard where it applies)", "none": ""}
+#: Label suffix of every class of a raster whose sites the standard does not reach.
+SOIL_LOSS_NOT_APPLICABLE_NOTE = " (standard does not apply)"
+
+
+def _soil_loss_classes(standard_tpa: float, reaches: str = "all") -> list[tuple[float, str, str]]:
     """(upper value, label, colour) of the soil-loss raster's classes, cut at fractions and multiples of the standard.
 
     As for the slope classes, a cell exactly at a break falls in the class above, except at the
     standard itself: "no more than" the standard meets it, so a cell at it is in the class below.
+    Where the standard reaches none of the raster's sites (``reaches="none"``), every label says
+    it does not apply and the classes over it are blues, not the reds of exceeding it.
     """
+    if reaches not in SOIL_LOSS_REACH_NOTE:
+        msg = f"reaches must be one of {', '.join(SOIL_LOSS_REACH_NOTE)}, not {reaches!r}"
+        raise ValueError(msg)
     t = standard_tpa
     below = math.nextafter
-    return [
+    over = SOIL_LOSS_REACH_NOTE[reaches]
+    high = ("#fd8d3c", "#bd0026") if reaches != "none" else ("#6baed6", "#2171b5")
+    classes = [
         (below(t / 4, -math.inf), f"under {t / 4:g} t/ac", "#ffffcc"),
         (below(t / 2, -math.inf), f"{t / 4:g} to under {t / 2:g} t/ac", "#c2e699"),
         (t, f"{t / 2:g} to {t:g} t/ac", "#78c679"),
-        (below(2 * t, -math.inf), f"over {t:g} to under {2 * t:g} t/ac", "#fd8d3c"),
-        (math.inf, f"{2 * t:g} t/ac or more", "#bd0026"),
+        (below(2 * t, -math.inf), f"over {t:g} to under {2 * t:g} t/ac{over}", high[0]),
+        (math.inf, f"{2 * t:g} t/ac or more{over}", high[1]),
     ]
+    if reaches == "none":
+        classes = [(v, label + SOIL_LOSS_NOT_APPLICABLE_NOTE, colour) for v, label, colour in classes]
+    return classes
 
 
-def soil_loss_qml(standard_tpa: float) -> str:
+def soil_loss_qml(standard_tpa: float, reaches: str = "all") -> str:
     """Return the QML of a soil-loss raster (band 1, t/ac): discrete classes cut at the sediment standard's value.
 
     The classes only help reading the cells: the standard applies to a site's discharge over
     its schedule, not to a cell, and the caller passes its value from the profile.
 
+    Parameters
+    ----------
+    standard_tpa : float
+    reaches : {"all", "some", "none"}, default "all"
+        Whether the standard reaches all, some or none of the raster's sites.
+
+    Raises
+    ------
+    ValueError
+        If ``reaches`` is not one of those.
+
     Examples
     --------
     >>> 'label="over 5 to under 10 t/ac"' in soil_loss_qml(5.0)
     True
+    >>> 'label="over 5 to under 10 t/ac (standard does not apply)"' in soil_loss_qml(5.0, "none")
+    True
     """
-    return _discrete_raster_qml(_soil_loss_classes(standard_tpa), 4 * standard_tpa, precision=2)
+    return _discrete_raster_qml(_soil_loss_classes(standard_tpa, reaches), 4 * standard_tpa, precision=2)
 
 
-def write_soil_loss_qml(path: str | os.PathLike[str], standard_tpa: float) -> Path:
+def write_soil_loss_qml(path: str | os.PathLike[str], standard_tpa: float, *, reaches: str = "all") -> Path:
     """Write :func:`soil_loss_qml` to ``path`` atomically (the caller checks the path first).
 
     Raises
@@ -680,4 +725,4 @@ def write_soil_loss_qml(path: str | os.PathLike[str], standard_tpa: float) -> Pa
     OSError
         If the folder cannot be written to; nothing is left behind.
     """
-    return _write_text(path, soil_loss_qml(standard_tpa))
+    return _write_text(path, soil_loss_qml(standard_tpa, reaches))

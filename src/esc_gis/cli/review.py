@@ -30,6 +30,12 @@ from esc_gis.cli._options import (
     default=None,
     help="Also write the findings as JSON (each check with its section and basis).",
 )
+@click.option(
+    "--registry",
+    default=None,
+    help="Permit registry (GeoPackage or postgresql:// URL): the plan's [site] plan_id takes the registry's plan "
+    "total.",
+)
 @layers_option("Layer set: boundary, waters, DEM (default: the profile's own).")
 @basemap_option()
 @offline_option("Inline Leaflet in the map: the report opens with no network.")
@@ -40,6 +46,7 @@ def review(
     plan: str,
     output: str,
     json_path: str | None,
+    registry: str | None,
     layers_path: str | None,
     basemap: str,
     offline: bool,
@@ -67,7 +74,12 @@ def review(
         check_output_file(json_path, suffixes=(".json",), kind="findings are written as JSON", overwrite=overwrite)
     prof = load_profile()
     ls = load_layers(layers_path, profile=prof)
-    result = review_plan(plan, layers=ls, profile=prof)
+    totals = None
+    if registry is not None:
+        from esc_gis.cli.soil_loss import registry_plan_totals
+
+        totals = registry_plan_totals(registry, layers_path)
+    result = review_plan(plan, layers=ls, profile=prof, plan_totals=totals)
     page = _figure(
         review_map(result.layers, layers=ls, basemap=basemap, offline=offline, checks=result.checks)
     ).render()

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 import numpy as np
+import pandas as pd
 import shapely
 
 from esc_gis._outputs import atomic_output, check_sidecar, reads, sidecar_path, style_path
@@ -36,6 +37,24 @@ def _sidecars(output: str) -> tuple[Path, Path]:
     return sidecar_path(output, "phases", ".csv"), sidecar_path(output, "windows", ".csv")
 
 
+def registry_plan_totals(registry: str, layers_path: str | None) -> dict[str, float]:
+    """Return each common plan's disturbed total as the registry holds it (read only; review uses it too).
+
+    A plan's total is the largest any of its permits records (``plan_disturbed_sqft``, else the
+    permit's own ``disturbed_sqft``): permits taken in at different times may hold older totals.
+    """
+    from esc_gis.registry import open_registry
+
+    totals: dict[str, float] = {}
+    with open_registry(registry, layers=layers_path) as reg:
+        for p in reg.permits():
+            if not p.plan_id:
+                continue
+            v = p.plan_disturbed_sqft if p.plan_disturbed_sqft is not None else p.disturbed_sqft
+            totals[str(p.plan_id)] = max(totals.get(str(p.plan_id), 0.0), float(v or 0.0))
+    return totals
+
+
 @click.command("soil-loss", short_help="Soil loss and sediment discharge per site and phase (RUSLE, WDNR method).")
 @click.argument("sites", type=VECTOR)
 @click.option("--dem", type=click.Path(), default=None, help="Elevation raster [default: the layer set's DEM].")
@@ -51,7 +70,29 @@ def _sidecars(output: str) -> tuple[Path, Path]:
     type=FILE,
     help="Erosivity distribution CSV: 365 daily values (RUSLE2 EI_DAILY_AMOUNT), 24 half-month or 12 monthly.",
 )
-@click.option("--id-field", default=None, help="Field of SITES naming each site [default: row numbers].")
+@click.option(
+    "--id-field",
+    default=None,
+    help="Field of SITES naming each site [default: site_id, as screen reads it; row numbers if SITES has none].",
+)
+@click.option(
+    "--plan-field",
+    default=None,
+    help="Field of SITES naming each site's common plan [default: plan_id when SITES has it]; sites sharing one "
+    "are added up for the acre test.",
+)
+@click.option(
+    "--plan-disturbed-sqft",
+    type=click.FloatRange(min=0),
+    default=None,
+    help="The common plan's disturbed total (sq ft) every site belongs to, when it holds land this layer lacks "
+    "(a plan_disturbed_sqft field of SITES counts too).",
+)
+@click.option(
+    "--registry",
+    default=None,
+    help="Permit registry (GeoPackage or postgresql:// URL): each site's plan takes the registry's plan total.",
+)
 @click.option(
     "--raster",
     type=click.Path(dir_okay=False),
@@ -81,6 +122,9 @@ def soil_loss_(
     r_annual: float | None,
     ei_file: str,
     id_field: str | None,
+    plan_field: str | None,
+    plan_disturbed_sqft: float | None,
+    registry: str | None,
     raster: str | None,
     z_unit: str | None,
     band: int | None,
@@ -94,7 +138,9 @@ def soil_loss_(
 
     A = R x %R(period) x K x LS x C per phase; LS from the DEM over the disturbed area, C and
     practice efficiencies from the profile's [soil_loss] tables; the governing window is
-    compared with the profile's sediment standard. Nothing is written if any input is bad.
+    compared with the profile's sediment standard where it reaches: sites under the profile's
+    sediment area, counting their common plan, are not judged against it (passes is empty).
+    Nothing is written if any input is bad.
     """
     check_output_path(output, overwrite=overwrite)
     phases_out, windows_out = _sidecars(output)
@@ -134,6 +180,16 @@ def soil_loss_(
             shapely.intersection(gdf.geometry.to_numpy(), shapely.union_all(dist.geometry.to_numpy()))
         )
     soils_gdf = read_layer(soils) if soils is not None else None
+    # Sites are named as screen names them (site_id) when the layer has that field.
+    if id_field is None and "site_id" in gdf.columns:
+        id_field = "site_id"
+    plan_totals: float | dict[str, float] | None = plan_disturbed_sqft
+    if registry is not None:
+        plan_totals = registry_plan_totals(registry, layers_path)
+        if plan_disturbed_sqft is not None:
+            # Both: the number given counts for every site, as a field of SITES would.
+            own = pd.to_numeric(gdf.get("plan_disturbed_sqft", np.nan), errors="coerce")
+            gdf = gdf.assign(plan_disturbed_sqft=np.fmax(own, plan_disturbed_sqft))
     res = compute_soil_loss(
         gdf,
         dem_source,  # type: ignore[arg-type]
@@ -145,6 +201,8 @@ def soil_loss_(
         k=k_value,
         k_field=k_field,
         id_field=id_field,
+        plan_field=plan_field,
+        plan_disturbed_sqft=plan_totals,
         z_unit=z_unit,
         band=band,
         r_source="--r-annual" if r_annual is not None else "profile",
@@ -163,9 +221,10 @@ def soil_loss_(
                 why = [f["message"] for f in json.loads(r.findings) if f["code"] == "soil_loss_not_computed"]
                 click.echo(f"{r.site_id:<12} {why[0] if why else 'No soil loss computed.'}")
                 continue
+            verdict = ("passes" if r.passes else "fails") if r.sediment_standard else "the standard does not apply"
             click.echo(
                 f"{r.site_id:<12} discharge {r.discharge_tpa:8.2f} t/ac in window {r.governing_window} of "
-                f"{r.windows} (standard {r.standard_tpa:g}): {'passes' if r.passes else 'fails'}; "
+                f"{r.windows} (standard {r.standard_tpa:g}): {verdict}; "
                 f"{100 * r.outside_share:.1f} % outside the method"
             )
         click.echo(f"Wrote {len(res.sites)} site(s) to {output}, phases to {phases_out}, windows to {windows_out}.")

@@ -16,7 +16,16 @@ limits cut into short segments, vectorised over the segments.
 
 from __future__ import annotations
 
-__all__ = ["POLICY_KEYS", "STATUSES", "TITLES", "Check", "edge_segments", "make_check", "plan_items"]
+__all__ = [
+    "PACKAGE_KEYS",
+    "POLICY_KEYS",
+    "STATUSES",
+    "TITLES",
+    "Check",
+    "edge_segments",
+    "make_check",
+    "plan_items",
+]
 
 import re
 from dataclasses import asdict, dataclass
@@ -27,6 +36,7 @@ import shapely
 
 from esc_gis.errors import ProfileError
 from esc_gis.profile import Profile
+from esc_gis.rules import sediment_standard_reaches
 from esc_gis.units import SQFT_PER_ACRE
 
 STATUSES = ("fail", "look", "pass", "n/a")
@@ -60,6 +70,48 @@ TITLES: dict[str, str] = {
     "schedule": "review_schedule_within",
     "rusle_ls": "review_rusle_ls_compared",
     "soil_loss": "review_soil_loss_agrees",
+    "common_plan": "review_common_plan",
+}
+
+#: The site map's three layers in the words of the plan's contents: property lines, disturbed
+#: limits and drainage patterns (§ 540-9A(3)), in that order.
+SITE_MAP_WORDS: dict[str, str] = {
+    "site_boundary": "the property lines",
+    "disturbed_limits": "the disturbed limits",
+    "drainage": "the drainage patterns",
+}
+
+#: Check -> where the package holds what it checks (``plan.toml``'s tables and keys, the map
+#: layers). For staff, in the JSON only: what the applicant reads (the detail, the reasons and
+#: the advisories) names things in plain words, never the package's keys.
+PACKAGE_KEYS: dict[str, str] = {
+    "plan_item_1": "plan.toml [landowner], [[responsible_parties]]: name, address, phone",
+    "plan_item_2": "plan.toml [site] legal_description",
+    "plan_item_3": "layers site_boundary, disturbed_limits, drainage",
+    "plan_item_4": "plan.toml [site] site_area_sqft, disturbed_area_sqft",
+    "plan_item_5": "plan.toml [site] performance_standards",
+    "plan_item_6": "layer bmps (type)",
+    "plan_item_7": "plan.toml [narrative] text",
+    "plan_item_8": "plan.toml [schedule] start, end, sequence",
+    "plan_item_9": "plan.toml [rusle2] sediment_tons_per_acre_year, explanation",
+    "less_stringent": "plan.toml [rusle2] sediment_tons_per_acre_year",
+    "spill": "plan.toml [narrative] spill_procedures",
+    "map": "layers site_boundary, disturbed_limits",
+    "limits": "layers site_boundary, disturbed_limits",
+    "area_site": "plan.toml [site] site_area_sqft; layer site_boundary",
+    "area_disturbed": "plan.toml [site] disturbed_area_sqft; layer disturbed_limits",
+    "decision": "layers site_boundary, disturbed_limits; plan.toml [site] plan_id, plan_disturbed_sqft",
+    "common_plan": "plan.toml [site] plan_id, plan_disturbed_sqft (or the registry's plan)",
+    "steep": "layer disturbed_limits",
+    "protective": "layer disturbed_limits",
+    "tracking": "layers streets, bmps (type)",
+    "inlets": "layers inlets, bmps (type)",
+    "perimeter": "layers disturbed_limits, bmps (type)",
+    "waters": "layers disturbed_limits, bmps (type)",
+    "stockpiles": "layer stockpiles (days, cover)",
+    "schedule": "plan.toml [schedule] start, end",
+    "rusle_ls": "plan.toml [rusle2] ls, slope_length_ft, slope_pct",
+    "soil_loss": "plan.toml [rusle2] schedule_file, ei_file, sediment_tons_per_acre_year, r_annual, k",
 }
 
 #: Check -> the profile entries of the toolkit's own policy its test uses. A check whose outcome
@@ -99,6 +151,9 @@ class Check:
         The profile's finding code for this outcome.
     policy : tuple of str
         The ``policy.*`` entries the outcome rests on (empty when its basis is the ordinance).
+    package_key : str
+        Where the package holds what is checked (:data:`PACKAGE_KEYS`), for staff: in the
+        JSON, never in the text the applicant reads.
     """
 
     code: str
@@ -109,6 +164,7 @@ class Check:
     detail: str
     finding: str = ""
     policy: tuple[str, ...] = ()
+    package_key: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """Return the check as JSON-ready data."""
@@ -151,7 +207,7 @@ def make_check(profile: Profile, check: str, status: str, finding: str, **values
         )
         raise ProfileError(msg)
     policy = POLICY_KEYS.get(check, ()) if f.basis != "ordinance" and finding not in NO_POLICY else ()
-    return Check(check, title, f.section, f.basis, status, f.message, finding, policy)
+    return Check(check, title, f.section, f.basis, status, f.message, finding, policy, PACKAGE_KEYS[check])
 
 
 def _has(d: dict[str, Any], *keys: str) -> bool:
@@ -220,6 +276,7 @@ def plan_items(
     computed_standards: str,
     disturbed_sqft: float,
     profile: Profile,
+    plan_disturbed_sqft: float | None = None,
 ) -> list[Check]:
     """Check the nine items of § 540-9A (and the spill procedures of § 540-7B(3)(c)[4]) against the package.
 
@@ -237,6 +294,10 @@ def plan_items(
     disturbed_sqft : float
         The drawn disturbance, for RUSLE2 and the sediment standard (§ 540-9A(9), § 540-7B(3)(b)).
     profile : Profile
+    plan_disturbed_sqft : float, optional
+        The construction site's disturbance when the site is part of a larger common plan
+        (§ 540-5 CONSTRUCTION SITE): the acre tests of item 9 and § 540-9C are decided on it.
+        Default ``disturbed_sqft``.
 
     Returns
     -------
@@ -252,7 +313,9 @@ def plan_items(
     site = facts.get("site") or {}
     narrative = facts.get("narrative") or {}
     schedule = facts.get("schedule") or {}
-    lacking_layers = [n for n in ("site_boundary", "disturbed_limits", "drainage") if n not in layers]
+    # Named as the site map shows them, not by the package's layer names.
+    lacking = [text for n, text in SITE_MAP_WORDS.items() if n not in layers]
+    lacking_layers = ", ".join(lacking[:-1]) + (" and " if len(lacking) > 1 else "") + lacking[-1] if lacking else ""
     # bool is an int in Python: a yes/no field is not a stated area.
     claimed = [
         k
@@ -263,7 +326,7 @@ def plan_items(
     out = [
         _parties(facts, profile),
         _given(profile, "plan_item_2", _has(site, "legal_description"), "legal_description"),
-        make_check(profile, "plan_item_3", "fail", "review_site_map_missing", missing_layers=", ".join(lacking_layers))
+        make_check(profile, "plan_item_3", "fail", "review_site_map_missing", missing_layers=lacking_layers)
         if lacking_layers
         else make_check(profile, "plan_item_3", "pass", "review_site_map_given"),
         make_check(profile, "plan_item_4", "pass", "review_areas_stated")
@@ -273,7 +336,7 @@ def plan_items(
         _bmp_item(layers, bmp_codes, profile),
         _given(profile, "plan_item_7", _has(narrative, "text"), "narrative"),
         _given(profile, "plan_item_8", has_sched, "sequence"),
-        *_rusle(facts, disturbed_sqft, profile),
+        *_rusle(facts, disturbed_sqft if plan_disturbed_sqft is None else plan_disturbed_sqft, profile),
         _given(profile, "spill", _has(narrative, "spill_procedures"), "spill"),
     ]
     return out
@@ -281,6 +344,10 @@ def plan_items(
 
 def _rusle(facts: dict[str, Any], disturbed_sqft: float, profile: Profile) -> list[Check]:
     """§ 540-9A(9): every plan shall include the Reference Guide's items and RUSLE2; at the sediment area, the standard.
+
+    ``disturbed_sqft`` is the construction site's: the whole common plan's when the site is
+    part of one. The sediment standard's acre test is screening's and soil loss's
+    (:func:`esc_gis.rules.sediment_standard_reaches`).
 
     The text asks for RUSLE2 whatever the site's size, so a plan without it fails here even on a
     small site. Under ``thresholds.less_stringent_area`` the authority may prescribe less
@@ -293,7 +360,7 @@ def _rusle(facts: dict[str, Any], disturbed_sqft: float, profile: Profile) -> li
     acres = disturbed_sqft / SQFT_PER_ACRE
     if isinstance(load, bool) or not isinstance(load, (int, float)):
         item = make_check(profile, "plan_item_9", "fail", "review_rusle2_missing", disturbed_acres=acres)
-    elif disturbed_sqft < profile.area_sqft("thresholds.sediment_area"):
+    elif not sediment_standard_reaches(disturbed_sqft, profile):
         item = make_check(profile, "plan_item_9", "pass", "review_rusle2_given", disturbed_acres=acres, load=load)
     elif load <= limit:
         item = make_check(profile, "plan_item_9", "pass", "review_sediment_load_met", disturbed_acres=acres, load=load)

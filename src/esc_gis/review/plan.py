@@ -9,6 +9,7 @@ from __future__ import annotations
 __all__ = ["VERDICTS", "Review", "review_plan", "verdict"]
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -34,7 +35,8 @@ from esc_gis.review.checks import (
     segments_geometry,
 )
 from esc_gis.review.package import PlanPackage, read_package
-from esc_gis.units import ft_to_crs_units
+from esc_gis.rules import permit_decision, sediment_standard_reaches
+from esc_gis.units import SQFT_PER_ACRE, ft_to_crs_units
 
 #: How an advisory names its basis.
 BASIS_TEXT = {"policy": "toolkit policy", "technical_standard": "technical standard", "interpretation": "reading"}
@@ -152,8 +154,14 @@ def review_plan(
     *,
     layers: str | os.PathLike[str] | LayerSet | None = None,
     profile: str | os.PathLike[str] | Profile | None = None,
+    plan_totals: Mapping[str, float] | None = None,
 ) -> Review:
     """Check a plan package against § 540-9A and § 540-7B.
+
+    A site that is part of a larger common plan of development (``plan.toml``'s ``[site]
+    plan_id``, with the plan's disturbed total in ``plan_disturbed_sqft`` or from
+    ``plan_totals``) is decided on the plan's total (§ 540-5 CONSTRUCTION SITE): the permit, the
+    sediment standard (§ 540-7B(3)(b)) and the less stringent look (§ 540-8I, § 540-9C).
 
     Parameters
     ----------
@@ -163,6 +171,9 @@ def review_plan(
     layers : path or LayerSet, optional
         The Village's layers (boundary, waters, DEM); default the Village's own.
     profile : path or Profile, optional
+    plan_totals : mapping of str to float, optional
+        Each common plan's disturbed total (sq ft) by plan id, e.g. the permit registry's; the
+        larger of it and the package's own ``plan_disturbed_sqft`` counts.
 
     Returns
     -------
@@ -231,6 +242,21 @@ def review_plan(
             "steep_disturbed_sqft": float(res["steep_disturbed_sqft"]),
             "protective_disturbed_sqft": float(res["protective_disturbed_sqft"]),
         }
+    plan_id, plan_given = _common_plan(pkg, plan_totals)
+    own_sqft = float(res["plan_disturbed_sqft"]) if res is not None else measured.get("disturbed_sqft", 0.0)
+    plan_sqft = max(own_sqft, plan_given) if plan_given is not None else own_sqft
+    if res is not None:
+        measured.update(plan_id=plan_id, plan_disturbed_sqft=plan_sqft)
+        if plan_sqft > own_sqft:
+            # The screening saw the lot alone: decide again on the plan's total (§ 540-5).
+            d = permit_decision(
+                np.array([res["applicability"] == "applies"]), np.array([plan_sqft]), np.array([False]), prof
+            )
+            measured.update(
+                permit=str(d["permit"][0]),
+                standards=str(d["standards"][0]),
+                sediment_standard=bool(d["sediment_standard"][0]),
+            )
     checks += plan_items(
         pkg.facts,
         set(lay),
@@ -238,18 +264,70 @@ def review_plan(
         computed_standards=measured.get("standards", prof.standards_permitted),
         disturbed_sqft=measured.get("disturbed_sqft", 0.0),
         profile=prof,
+        plan_disturbed_sqft=plan_sqft if plan_id is not None else None,
     )
     if res is None:
         checks.append(make_check(prof, "map", "fail", "review_map_missing"))
     else:
         checks += _area_checks(pkg.facts, site, dist, measured, prof, ls)
+        if plan_id is not None:
+            checks.append(
+                make_check(
+                    prof,
+                    "common_plan",
+                    "pass",
+                    "review_common_plan",
+                    plan_id=plan_id,
+                    plan_sqft=plan_sqft,
+                    plan_acres=plan_sqft / SQFT_PER_ACRE,
+                )
+            )
         checks.append(_decision(measured, prof))
         checks += _terrain_water_checks(measured, prof)
         checks += _bmp_checks(lay, site, dist, bmp_geoms, code_arr, ls, prof, ft)
     checks.append(_rusle_ls(pkg.facts, dist, ls, prof))
-    checks.append(_soil_loss(pkg, dist, ls, prof))
+    checks.append(_soil_loss(pkg, dist, ls, prof, plan_sqft if plan_id is not None else None))
     checks.append(_schedule(pkg.facts, prof))
     return Review(pkg.source, verdict(checks, pkg.problems), checks, pkg.problems, pkg.facts, lay, measured, prof)
+
+
+def _common_plan(pkg: PlanPackage, plan_totals: Mapping[str, float] | None) -> tuple[str | None, float | None]:
+    """Return the site's common plan (``[site] plan_id``) and its disturbed total, if known.
+
+    The total is the larger of ``[site] plan_disturbed_sqft`` and ``plan_totals[plan_id]``
+    (the registry's). A total that is not an area is a problem with the package, not a crash.
+    """
+    site = pkg.facts.get("site") or {}
+    raw_id = site.get("plan_id")
+    plan_id = str(raw_id).strip() if raw_id is not None and str(raw_id).strip() else None
+    given = site.get("plan_disturbed_sqft")
+    totals: list[float] = []
+    if given is not None:
+        if _number(given) and given >= 0:
+            totals.append(float(given))
+        else:
+            pkg.problems.append(
+                Problem(
+                    pkg.source,
+                    None,
+                    f"the common plan's disturbed total {given!r} is not an area.",
+                    "give [site] plan_disturbed_sqft in square feet.",
+                )
+            )
+    if plan_id is None:
+        if totals:
+            pkg.problems.append(
+                Problem(
+                    pkg.source,
+                    None,
+                    "a common plan's disturbed total is given without the plan.",
+                    "name the plan in [site] plan_id.",
+                )
+            )
+        return None, None
+    if plan_totals and plan_id in plan_totals:
+        totals.append(float(plan_totals[plan_id]))
+    return plan_id, (max(totals) if totals else None)
 
 
 def _area_checks(
@@ -307,7 +385,8 @@ def _decision(m: dict[str, Any], prof: Profile) -> Check:
         "review_decision_sediment" if m["sediment_standard"] else "review_decision",
         permit=m["permit"].replace("_", " "),
         standards=m["standards"],
-        disturbed_sqft=m["disturbed_sqft"],
+        # The area decided on: the whole common plan's when the site is part of one.
+        disturbed_sqft=m.get("plan_disturbed_sqft", m["disturbed_sqft"]),
     )
 
 
@@ -529,13 +608,13 @@ def _rusle_ls(facts: dict[str, Any], dist: shapely.Geometry | None, ls: LayerSet
     if not applicant:
         # Nothing to compare: n/a rather than a look, so a plan giving only the load (all item 9
         # asks) is not held up; the reason is still shown.
-        reason = "the plan's [rusle2] table gives no ls, slope_length_ft or slope_pct"
+        reason = "the plan gives no RUSLE2 LS, slope length or steepness"
         return make_check(prof, "rusle_ls", "n/a", "review_rusle_ls_not_computed", reason=reason)
     reason = ""
     if dist is None:
-        reason = "the package has no disturbed_limits layer"
+        reason = "the plan draws no limits of land disturbance"
     elif ls.dem is None and ls.dem_path is None:
-        reason = "the layer set has no DEM"
+        reason = "the Village's layers have no elevation model (DEM)"
     if reason:
         return make_check(prof, "rusle_ls", "look", "review_rusle_ls_not_computed", reason=reason)
     from esc_gis.soil.soil_loss import site_ls, soil_loss_tables
@@ -594,11 +673,11 @@ def _soil_loss_inputs(pkg: PlanPackage, ls: LayerSet, prof: Profile) -> tuple[di
         r_annual, r_from = float(rusle["r_annual"]), "the plan"
         r_value = r_annual
     else:
-        return "no annual R: the profile holds none and the plan's [rusle2] gives no r_annual"
+        return "no annual R factor: the profile holds none and the plan gives none"
     ei_file = rusle.get("ei_file")
     if not isinstance(ei_file, str) or not ei_file.strip():
         return (
-            "the plan's [rusle2] names no ei_file (the erosivity distribution its %R comes from), "
+            "the plan names no erosivity distribution file (where its share of the annual R comes from), "
             "and the profile holds none"
         )
     kw: dict[str, Any] = {"r_annual": r_annual, "r_source": r_from, "ei_source": f"the plan's {ei_file}"}
@@ -608,13 +687,15 @@ def _soil_loss_inputs(pkg: PlanPackage, ls: LayerSet, prof: Profile) -> tuple[di
     elif _number(rusle.get("k")):
         kw["k"], k_from = float(rusle["k"]), "the plan"
     else:
-        return "no K: the layer set has no [soils] and the plan's [rusle2] gives no k"
+        return "no soil erodibility K: the Village's layers have no soils and the plan gives no K"
     kw["ei_daily"] = read_ei_distribution(folder / ei_file)
     kw["schedule"] = read_schedule(folder / str(rusle["schedule_file"]), tables.covers, tables.practices)
     return kw, r_value, r_from, k_from
 
 
-def _soil_loss(pkg: PlanPackage, dist: shapely.Geometry | None, ls: LayerSet, prof: Profile) -> Check:
+def _soil_loss(
+    pkg: PlanPackage, dist: shapely.Geometry | None, ls: LayerSet, prof: Profile, plan_sqft: float | None = None
+) -> Check:
     """Recompute the applicant's sediment discharge on the DEM and soils, with the package's own schedule.
 
     The package's ``[rusle2]`` names its phased schedule (``schedule_file``, the format of
@@ -636,13 +717,13 @@ def _soil_loss(pkg: PlanPackage, dist: shapely.Geometry | None, ls: LayerSet, pr
         return make_check(prof, "soil_loss", status, "review_soil_loss_not_computed", reason=reason)
 
     if not isinstance(rusle.get("schedule_file"), str) or not str(rusle["schedule_file"]).strip():
-        return not_computed("n/a", "the plan's [rusle2] names no schedule_file (its phased schedule)")
+        return not_computed("n/a", "the plan names no phased construction schedule file for RUSLE2")
     if not _number(claimed):
-        return not_computed("n/a", "the plan's [rusle2] gives no sediment_tons_per_acre_year to compare")
+        return not_computed("n/a", "the plan gives no RUSLE2 sediment load to compare")
     if dist is None:
-        return not_computed("look", "the package has no disturbed_limits layer")
+        return not_computed("look", "the plan draws no limits of land disturbance")
     if ls.dem is None and ls.dem_path is None:
-        return not_computed("look", "the layer set has no DEM")
+        return not_computed("look", "the Village's layers have no elevation model (DEM)")
     try:
         got = _soil_loss_inputs(pkg, ls, prof)
         if isinstance(got, str):
@@ -650,7 +731,9 @@ def _soil_loss(pkg: PlanPackage, dist: shapely.Geometry | None, ls: LayerSet, pr
         kw, r_value, r_from, k_from = got
         sites = gpd.GeoDataFrame({"site_id": ["plan"]}, geometry=[dist], crs=ls.crs)
         dem = ls.dem or ls.dem_path or ""
-        res = soil_loss(sites, dem, profile=prof, z_unit=ls.dem_z_unit, band=ls.dem_band, **kw)
+        res = soil_loss(
+            sites, dem, profile=prof, z_unit=ls.dem_z_unit, band=ls.dem_band, plan_disturbed_sqft=plan_sqft, **kw
+        )
     except EscGisError as exc:
         return not_computed("look", " ".join(str(exc).split()))
     row = res.sites.iloc[0]
@@ -664,8 +747,9 @@ def _soil_loss(pkg: PlanPackage, dist: shapely.Geometry | None, ls: LayerSet, pr
     diff = (applicant - computed) / computed if computed > 0 else (0.0 if applicant == 0 else float("inf"))
     agrees = abs(applicant - computed) <= tol * computed
     # Agreeing with the applicant is not enough: the review's own figure must meet the standard,
-    # where the standard applies (§ 540-7B(3)(b): sites of the sediment area or more).
-    applies = float(row["disturbed_sqft"]) >= prof.area_sqft("thresholds.sediment_area")
+    # where the standard applies (§ 540-7B(3)(b): sites of the sediment area or more, counting
+    # the common plan, the one acre test screening and soil loss use).
+    applies = bool(sediment_standard_reaches(float(row["plan_disturbed_sqft"]), prof))
     over = applies and computed > float(prof.entry("thresholds.sediment_load").value or 0)
     finding = (
         "review_soil_loss_over_standard"

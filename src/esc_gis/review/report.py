@@ -90,7 +90,9 @@ def render_report(review: Review, *, map_html: str | None = None, reviewed_at: d
         f"<meta name='generator' content='esc_gis {_e(__version__)}'>",
         f"<title>Plan review: {_e(title)}</title><style>{_CSS}</style></head><body>",
         f"<h1>Erosion and sediment control plan review: {_e(title)}</h1>",
-        f"<div class='small'>Package {_e(review.source)} &middot; reviewed {_e(at)} with esc_gis {_e(__version__)} "
+        # The package's name only: the reviewer's own folders are nobody else's business.
+        f"<div class='small'>Package {_e(Path(review.source).name)} &middot; reviewed {_e(at)} "
+        f"with esc_gis {_e(__version__)} "
         f"against the {_e(prof.jurisdiction_name)} {_e(prof.ordinance)}</div>",
         f"<p><span class='verdict' id='verdict' style='background:{_VERDICT[review.verdict]}'>"
         f"{_e(review.verdict.capitalize())}</span> &nbsp; {counts['fail']} failing ({len(reasons)} reason(s) for "
@@ -113,7 +115,8 @@ def render_report(review: Review, *, map_html: str | None = None, reviewed_at: d
         items = "".join(f"<li>{_e(p)}</li>" for p in review.problems)
         parts.append(f"<h2>Problems with the package</h2><ul id='problems'>{items}</ul>")
     rows = "".join(
-        f"<tr class='check {c.status.replace('/', '')}' data-code='{_e(c.code)}' data-basis='{_e(c.basis)}'>"
+        f"<tr class='check {c.status.replace('/', '')}' data-code='{_e(c.code)}' data-basis='{_e(c.basis)}' "
+        f"data-finding='{_e(c.finding)}'>"
         f"<td class='status' style='color:{_STATUS[c.status][1]}'>{_STATUS[c.status][0]}</td><td>{_e(c.title)}</td>"
         f"<td>{_e(c.section)}</td><td class='basis'>{_basis(c)}</td><td>{_e(c.detail)}</td></tr>"
         for c in sorted(review.checks, key=lambda c: ("fail", "look", "pass", "n/a").index(c.status))

@@ -16,6 +16,12 @@ writes. Three bands:
    does not cover: also outside the method, bands 1 and 2 nodata, as the site table leaves it
    out of its numbers and counts it in ``outside_share``).
 
+The style (``.qml``) colours band 1 in classes cut at the sediment standard's value. Where the
+standard reaches none of the sites on the raster (all under the profile's sediment area, counting
+their common plans), its classes say the standard does not apply and none is coloured as
+exceeding it; where it reaches only some, the classes over the standard say "where it applies",
+and the ``SEDIMENT_STANDARD_NOT_APPLICABLE`` tag names the sites it does not reach.
+
 K is the site's (area-weighted over its disturbed area, or ``--k``), not a value per cell, so
 the mean of bands 1 and 2 over a site's cells inside the method is exactly the site table's
 ``discharge_tpa`` and ``soil_loss_tpa``. Cells outside every disturbed area are nodata in all
@@ -103,6 +109,7 @@ def write_soil_loss_raster(
     cells: Sequence[SiteCells],
     *,
     standard_tpa: float,
+    standard_reaches: str = "all",
     overwrite: bool = False,
     tags: dict[str, str] | None = None,
 ) -> Path | None:
@@ -118,6 +125,9 @@ def write_soil_loss_raster(
         The sites on the DEM.
     standard_tpa : float
         The sediment standard's value (the profile's): the style's classes are cut at it.
+    standard_reaches : {"all", "some", "none"}, default "all"
+        Whether the standard reaches all, some or none of the sites on the raster: the style's
+        labels and colours say so (:func:`esc_gis.styles.soil_loss_qml`).
     overwrite : bool, default False
     tags : dict, optional
         Dataset tags to record (R, the profile, ...).
@@ -188,5 +198,5 @@ def write_soil_loss_raster(
         factors = overview_factors(width, height)
         if factors:
             dst.build_overviews(factors, Resampling.average)
-    write_soil_loss_qml(style, standard_tpa)
+    write_soil_loss_qml(style, standard_tpa, reaches=standard_reaches)
     return out

@@ -31,7 +31,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,7 +48,9 @@ from rasterio.windows import Window as RasterWindow
 from esc_gis.errors import LayerReadError, Problem, ProfileError, ValidationError
 from esc_gis.findings import Finding, findings_json
 from esc_gis.measure import area_sqft
+from esc_gis.measure.area import union_by_group
 from esc_gis.profile import Profile
+from esc_gis.rules import sediment_standard_reaches
 from esc_gis.soil.k import check_k, k_by_site
 from esc_gis.soil.ls import LsGrid, ls_grid
 from esc_gis.soil.raster import SiteCells, check_raster_paths, write_soil_loss_raster
@@ -448,8 +450,10 @@ def _check_inputs(
     soils: gpd.GeoDataFrame | None,
     k: float | None,
     id_field: str | None,
+    plan_field: str | None = None,
+    plan_disturbed_sqft: float | Mapping[str, float] | None = None,
 ) -> tuple[float, str]:
-    """Check R, K and the sites together; return R and where it came from."""
+    """Check R, K, the sites and the common plan's totals together; return R and where it came from."""
     problems: list[Problem] = []
     r_value = r_annual if r_annual is not None else (tables.r_annual.value if tables.r_annual else None)
     if r_annual is None and tables.r_annual is not None:
@@ -471,6 +475,23 @@ def _check_inputs(
         problems.append(Problem("sites", None, "the sites have no CRS.", "define it (e.g. in QGIS, Set Layer CRS)."))
     if id_field is not None and id_field not in sites.columns:
         problems.append(Problem("sites", None, f"no field {id_field!r}.", "name an existing id field."))
+    if plan_field is not None and plan_field not in sites.columns:
+        problems.append(Problem("sites", None, f"no field {plan_field!r}.", "name the field holding the plan id."))
+    totals = (
+        list(plan_disturbed_sqft.items())
+        if isinstance(plan_disturbed_sqft, Mapping)
+        else ([("plan", plan_disturbed_sqft)] if plan_disturbed_sqft is not None else [])
+    )
+    for name, v in totals:
+        if _number(v) is None or not (np.isfinite(float(v)) and float(v) >= 0):
+            problems.append(
+                Problem(
+                    "plan_disturbed_sqft",
+                    None,
+                    f"{v!r} for {name} is not an area of 0 sq ft or more.",
+                    "give the common plan's disturbed total in square feet.",
+                )
+            )
     if k is not None:
         try:
             check_k(k, tables.k_max)
@@ -506,185 +527,152 @@ def _unconfirmed(
     return unconfirmed
 
 
-def _site_findings(
-    profile: Profile,
-    tables: SoilLossTables,
-    grids: Sequence[LsGrid | None],
-    wins: Sequence[Window],
-    computed: NDArray[np.bool_],
-    passes: NDArray[np.bool_],
-    gov: NDArray[np.intp],
-    gov_dis: NDArray[np.float64],
-    gov_loss: NDArray[np.float64],
-    outside_share: NDArray[np.float64],
-    disturbed_sqft: NDArray[np.float64],
-    unconfirmed: list[str],
-    dem_covered: NDArray[np.float64],
-) -> list[str]:
-    """Return the findings JSON of each site, worded by the profile."""
-    n, n_win = len(grids), len(wins)
-    # Cells are counted by centre, so a site wholly on the DEM can read a little under 1.
-    gap_pct = float(profile.entry("policy.soil_loss_dem_gap").value or 0)
-    findings_col: list[str] = []
-    for i in range(n):
-        fs: list[Finding] = []
-        if not disturbed_sqft[i] > 0:
-            reason = "the site has no disturbed area (no part of the disturbed layer lies in it)"
-            fs.append(profile.finding("soil_loss_not_computed", reason=reason))
-        elif grids[i] is None:
-            fs.append(
-                profile.finding(
-                    "soil_loss_not_computed", reason="the disturbed area is off the DEM or smaller than a cell"
-                )
-            )
-        elif not computed[i]:
-            fs.append(
-                profile.finding(
-                    "soil_loss_not_computed", reason="no DEM cell of the disturbed area is inside the method"
-                )
-            )
-        else:
-            w = wins[int(gov[i])]
-            fs.append(
-                profile.finding(
-                    "soil_loss_meets" if passes[i] else "soil_loss_exceeds",
-                    discharge_tpa=gov_dis[i],
-                    soil_loss_tpa=gov_loss[i],
-                    window_start=w.start.isoformat(),
-                    window_end=w.end.isoformat(),
-                    windows=n_win,
-                )
-            )
-        if np.isfinite(outside_share[i]) and outside_share[i] > 0:
-            fs.append(
-                profile.finding(
-                    "soil_loss_outside_method",
-                    outside_sqft=outside_share[i] * disturbed_sqft[i],
-                    outside_pct=100.0 * outside_share[i],
-                    max_slope_pct=tables.max_slope_pct,
-                    max_slope_length_ft=tables.max_slope_length_ft,
-                )
-            )
-        covered = dem_covered[i]
-        if computed[i] and np.isfinite(covered) and 100.0 * (1.0 - covered) > gap_pct:
-            # The numbers rest on the part of the site the DEM covers: say how much is missing.
-            fs.append(
-                profile.finding(
-                    "soil_loss_dem_partial",
-                    missing_sqft=(1.0 - covered) * disturbed_sqft[i],
-                    missing_pct=100.0 * (1.0 - covered),
-                )
-            )
-        fs.append(profile.finding("soil_loss_not_confirmed", values="; ".join(unconfirmed)))
-        findings_col.append(findings_json(fs))
-
-    return findings_col
+# --- The stages of soil_loss() ------------------------------------------------------------------
+#
+# soil_loss() reads as its stages: the sites in the measuring CRS and their common plans ->
+# K -> LS on the DEM -> R x C (x practices) summed per window -> the governing window against
+# the standard, where the standard reaches -> findings -> the tables -> the raster.
 
 
-def soil_loss(
-    sites: gpd.GeoDataFrame,
-    dem: str | os.PathLike[str] | DemInfo,
-    *,
-    schedule: Sequence[Phase],
-    profile: Profile,
-    ei_daily: ArrayLike,
-    r_annual: float | None = None,
-    soils: gpd.GeoDataFrame | None = None,
-    k: float | None = None,
-    k_field: str | None = None,
-    id_field: str | None = None,
-    z_unit: str | None = None,
-    band: int | None = None,
-    r_source: str = "given by the user",
-    ei_source: str = "given by the user",
-    soils_source: str = "soils",
-    rill_interrill_ratio: float | str = "moderate",
-    raster: str | os.PathLike[str] | None = None,
-    overwrite: bool = False,
-) -> SoilLossResult:
-    """Soil loss and sediment discharge of each site over its construction schedule.
+@dataclass(frozen=True)
+class _Sites:
+    """The sites in the measuring CRS: ids, disturbed areas, and the area the acre test is decided on."""
 
-    Parameters
-    ----------
-    sites : geopandas.GeoDataFrame
-        One polygon per site: its disturbed area. Any CRS (measured in the profile's).
-    dem : path or DemInfo
-        Elevations (projected, square cells).
-    schedule : sequence of Phase
-        Checked phases (:func:`esc_gis.soil.schedule.read_schedule`), applied to every site.
-    profile : Profile
-        Gives the standard, the tables and the findings' wording.
-    ei_daily : array_like, shape (365,)
-        Daily erosivity (:func:`read_ei_distribution`).
-    r_annual : float, optional
-        Annual R; the profile's when omitted (the shipped profile has none: not confirmed).
-    soils : geopandas.GeoDataFrame, optional
-        Soil polygons with K (``k_field``, default the profile's ``kwfact``); or give ``k``.
-    k : float, optional
-        One K for every site.
-    k_field : str, optional
-    id_field : str, optional
-        Site id column; row numbers (from 1) when omitted.
-    z_unit, band : optional
-        As :func:`esc_gis.terrain.open_dem`.
-    r_source, ei_source, soils_source : str
-        Where R, the distribution and the soils came from, for the findings and messages.
-    rill_interrill_ratio : str or float, default "moderate"
-    raster : path, optional
-        Also write the per-cell raster of the governing window's sediment discharge, soil loss
-        and method class, with its QGIS style (:mod:`esc_gis.soil.raster`); checked before any
-        work. Not written when no site lies on the DEM (``SoilLossResult.raster`` is None).
-    overwrite : bool, default False
-        Replace ``raster`` and its style if they exist.
+    geoms: NDArray[np.object_]
+    ids: NDArray[np.str_]
+    disturbed_sqft: NDArray[np.float64]
+    plan_id: NDArray[np.object_]  # None without a plan
+    plan_sqft: NDArray[np.float64]  # the construction site's disturbance: the whole common plan's
 
-    Returns
-    -------
-    SoilLossResult
 
-    Raises
-    ------
-    OutputExistsError, OutputFormatError
-        If ``raster`` (or its ``.qml``) exists without ``overwrite``, or is not a ``.tif``.
-    ValidationError
-        If R is missing or out of range, neither or both of ``soils`` and ``k`` are given, K
-        is out of range or the soils lack the field, the sites have no CRS, or the DEM is not
-        usable for LS (every problem of one kind at once).
-    ProfileError
-        If the profile's ``[soil_loss]`` tables are missing or malformed.
+@dataclass(frozen=True)
+class _Ls:
+    """LS of each site on the DEM, with the windows it was read from."""
+
+    grids_windows: list[tuple[LsGrid | None, RasterWindow | None]]
+    mean: NDArray[np.float64]
+    outside_share: NDArray[np.float64]
+    dem_covered: NDArray[np.float64]
+
+    @property
+    def grids(self) -> list[LsGrid | None]:
+        return [g for g, _ in self.grids_windows]
+
+    def rep(self, attr: str) -> NDArray[np.float64]:
+        """Return one representative-slope attribute per site (NaN without a grid)."""
+        return np.array([getattr(g, attr) if g is not None else np.nan for g in self.grids])
+
+
+@dataclass(frozen=True)
+class _WindowSums:
+    """Soil loss and discharge per site and window, the phase pieces' rows, and the R x C sums for the raster."""
+
+    wins: list[Window]
+    loss: NDArray[np.float64]  # (sites, windows)
+    discharge: NDArray[np.float64]
+    rc: NDArray[np.float64]  # per window: sum of R_period x C
+    rce: NDArray[np.float64]  # per window: sum of R_period x C x (1 - efficiency)
+    phase_rows: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class _Judgement:
+    """The governing window of each site and, where the standard reaches, whether it meets it."""
+
+    computed: NDArray[np.bool_]
+    governing: NDArray[np.intp]
+    discharge_tpa: NDArray[np.float64]
+    soil_loss_tpa: NDArray[np.float64]
+    reaches: NDArray[np.bool_]  # the sediment standard reaches the site (§ 540-7B(3)(b))
+    passes: NDArray[np.bool_]  # meaningful only where computed & reaches
+
+
+def _plan_totals(
+    sites: gpd.GeoDataFrame, plan_field: str | None, plan_disturbed_sqft: float | Mapping[str, float] | None
+) -> tuple[NDArray[np.object_], NDArray[np.float64]]:
+    """Each site's common plan id and the plan's disturbed total known from outside the layer (NaN if none).
+
+    The outside total is, per site, the largest of: the sites layer's own ``plan_disturbed_sqft``
+    (a screening output carries it), one total given for every site, the total given for the
+    site's plan id (the registry's).
     """
-    if raster is not None:
-        check_raster_paths(raster, overwrite=overwrite)  # before any work
-    tables = soil_loss_tables(profile)
-    r_value, r_source = _check_inputs(
-        sites, tables, r_annual=r_annual, r_source=r_source, soils=soils, k=k, id_field=id_field
-    )
-    ei = np.asarray(ei_daily, dtype=np.float64)
+    n = len(sites)
+    field_name = plan_field or ("plan_id" if "plan_id" in sites.columns else None)
+    if field_name is None:
+        plan_ids = np.full(n, None, dtype=object)
+    else:
+        # pandas may hold missing text as NaN or None, and a blank is no plan either.
+        text = [str(v).strip() if pd.notna(v) else "" for v in sites[field_name].to_numpy(dtype=object)]
+        plan_ids = np.array([t or None for t in text], dtype=object)
+    given = np.full(n, np.nan)
+    if "plan_disturbed_sqft" in sites.columns:
+        given = np.fmax(given, pd.to_numeric(sites["plan_disturbed_sqft"], errors="coerce").to_numpy(dtype=float))
+    if isinstance(plan_disturbed_sqft, Mapping):
+        by_plan = np.array([plan_disturbed_sqft.get(p, np.nan) if p is not None else np.nan for p in plan_ids])
+        given = np.fmax(given, by_plan.astype(float))
+    elif plan_disturbed_sqft is not None:
+        given = np.fmax(given, float(plan_disturbed_sqft))
+    return plan_ids, given
 
-    measure = CRS.from_user_input(profile.measure_crs)
+
+def _sites(
+    sites: gpd.GeoDataFrame,
+    measure: CRS,
+    id_field: str | None,
+    plan_field: str | None,
+    plan_disturbed_sqft: float | Mapping[str, float] | None,
+) -> _Sites:
+    """Put the sites in the measuring CRS; add each common plan's disturbance up (§ 540-5 CONSTRUCTION SITE).
+
+    Sites of the layer that share a plan id count as one disturbance (their union: overlaps
+    once, as screening adds plans up); a total given from outside the layer (a field, a number,
+    the registry's plan) counts when it is larger, as the plan holds lots this layer lacks.
+    """
     geoms = sites.to_crs(measure).geometry.to_numpy()
     n = len(geoms)
     ids = sites[id_field].astype(str).to_numpy() if id_field else np.array([str(i + 1) for i in range(n)])
     disturbed_sqft = area_sqft(geoms, measure)
+    plan_ids, given = _plan_totals(sites, plan_field, plan_disturbed_sqft)
+    plan_sqft = disturbed_sqft.copy()
+    rows = np.flatnonzero(pd.notna(plan_ids))
+    if rows.size:
+        keys, unions, _ = union_by_group(geoms[rows], plan_ids[rows])
+        k = pd.Index(keys).get_indexer(plan_ids[rows])
+        plan_sqft[rows] = np.fmax(plan_sqft[rows], area_sqft(unions, measure)[k])
+    plan_sqft = np.fmax(plan_sqft, given)
+    return _Sites(geoms, ids, disturbed_sqft, plan_ids, plan_sqft)
 
-    if soils is not None:
-        if soils.crs is None:
-            raise ValidationError(
-                [Problem(soils_source, None, "the soils layer has no CRS.", "define it (Set Layer CRS).")]
-            )
-        site_k = k_by_site(
-            geoms,
-            soils.to_crs(measure),
-            k_field=k_field or tables.k_field,
-            k_max=tables.k_max,
-            source=soils_source,
+
+def _site_k(
+    s: _Sites,
+    measure: CRS,
+    tables: SoilLossTables,
+    *,
+    soils: gpd.GeoDataFrame | None,
+    k: float | None,
+    k_field: str | None,
+    soils_source: str,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """K of each site (area-weighted over its disturbed area, or the one K given) and the share the soils cover."""
+    n = len(s.geoms)
+    if soils is None:
+        return np.full(n, float(k)), np.ones(n)  # type: ignore[arg-type]
+    if soils.crs is None:
+        raise ValidationError(
+            [Problem(soils_source, None, "the soils layer has no CRS.", "define it (Set Layer CRS).")]
         )
-        k_arr, k_cover = site_k.k, site_k.covered_share
-    else:
-        k_arr, k_cover = np.full(n, float(k)), np.ones(n)  # type: ignore[arg-type]
+    site_k = k_by_site(
+        s.geoms, soils.to_crs(measure), k_field=k_field or tables.k_field, k_max=tables.k_max, source=soils_source
+    )
+    return site_k.k, site_k.covered_share
 
-    info = dem if isinstance(dem, DemInfo) else open_dem(dem, z_unit=z_unit, band=band)
+
+def _site_ls_stage(
+    s: _Sites, measure: CRS, info: DemInfo, tables: SoilLossTables, rill_interrill_ratio: float | str
+) -> _Ls:
+    """LS of each site on the DEM, and the share of its disturbed area the DEM covers."""
     grids_windows = site_ls_windows(
-        geoms,
+        s.geoms,
         measure,
         info,
         max_slope_pct=tables.max_slope_pct,
@@ -693,19 +681,43 @@ def soil_loss(
     )
     grids = [g for g, _ in grids_windows]
     nan = float("nan")
-    ls_mean = np.array([g.mean_ls if g is not None else nan for g in grids])
-    outside_share = np.array([g.outside_share if g is not None else nan for g in grids])
+    # Cells of the DEM inside the disturbed area over its measured area: below 1 where the site
+    # runs off the DEM or onto nodata (approximate: cells are counted by centre); none without a
+    # disturbed area.
+    dem_covered = np.array(
+        [
+            (min(g.surface_area_sqft / a, 1.0) if g is not None else 0.0) if a > 0 else nan
+            for g, a in zip(grids, s.disturbed_sqft, strict=True)
+        ]
+    )
+    return _Ls(
+        grids_windows,
+        np.array([g.mean_ls if g is not None else nan for g in grids]),
+        np.array([g.outside_share if g is not None else nan for g in grids]),
+        dem_covered,
+    )
 
+
+def _window_sums(
+    schedule: Sequence[Phase],
+    tables: SoilLossTables,
+    r_value: float,
+    ei: NDArray[np.float64],
+    ids: NDArray[np.str_],
+    k_arr: NDArray[np.float64],
+    ls_mean: NDArray[np.float64],
+) -> _WindowSums:
+    """Sum A = R_period x K x LS x C per phase piece, and the discharge A x (1 - efficiency), per window."""
+    n = len(ids)
     wins = windows(schedule, tables.window_months)
-    pieces = _pieces(schedule, wins)
-    phase_rows: list[dict[str, Any]] = []
     n_win = len(wins)
     win_loss = np.zeros((n, n_win))
     win_dis = np.zeros((n, n_win))
     # Sum of R_period x C (x (1 - efficiency)) per window: times K and LS, a cell's t/ac.
     win_rc = np.zeros(n_win)
     win_rce = np.zeros(n_win)
-    for w_i, phase, s, e in pieces:
+    phase_rows: list[dict[str, Any]] = []
+    for w_i, phase, s, e in _pieces(schedule, wins):
         r_period = prorated_r(r_value, ei, s, e)
         c = tables.covers[phase.cover].value
         eff = _efficiency(phase, tables)
@@ -734,107 +746,349 @@ def soil_loss(
                     "discharge_tpa": dis[i],
                 }
             )
+    return _WindowSums(wins, win_loss, win_dis, win_rc, win_rce, phase_rows)
 
+
+def _judge(sums: _WindowSums, s: _Sites, tables: SoilLossTables, profile: Profile) -> _Judgement:
+    """Pick each site's governing window (the largest discharge) and test it where the standard reaches.
+
+    "No more than" the standard: equal passes. The standard reaches a site of the profile's
+    sediment area or more, counting its common plan (:func:`esc_gis.rules.sediment_standard_reaches`).
+    """
+    n = len(s.ids)
+    win_dis, win_loss = sums.discharge, sums.loss
     computed: NDArray[np.bool_] = np.asarray(np.isfinite(win_dis).all(axis=1), dtype=bool)
     gov = np.argmax(np.where(np.isfinite(win_dis), win_dis, -np.inf), axis=1)
+    nan = float("nan")
     gov_dis = np.where(computed, win_dis[np.arange(n), gov], nan)
     gov_loss = np.where(computed, win_loss[np.arange(n), gov], nan)
     passes = np.asarray(computed & (gov_dis <= tables.standard_tpa), dtype=bool)
+    return _Judgement(computed, gov, gov_dis, gov_loss, sediment_standard_reaches(s.plan_sqft, profile), passes)
 
-    window_rows = [
-        {
-            "site_id": ids[i],
-            "window": w_i + 1,
-            "start": w.start.isoformat(),
-            "end": w.end.isoformat(),
-            "soil_loss_tpa": win_loss[i, w_i],
-            "discharge_tpa": win_dis[i, w_i],
-            "governs": bool(computed[i] and gov[i] == w_i),
-        }
-        for i in range(n)
-        for w_i, w in enumerate(wins)
-    ]
 
-    unconfirmed = _unconfirmed(tables, schedule, r_value, r_source, ei_source, profile_r=r_annual is None)
-    # Cells of the DEM inside the disturbed area over its measured area: below 1 where the site
-    # runs off the DEM or onto nodata (approximate: cells are counted by centre); none without a
-    # disturbed area.
-    dem_covered = np.array(
+def _window_table(sums: _WindowSums, ids: NDArray[np.str_], j: _Judgement) -> pd.DataFrame:
+    """One row per site and window: its soil loss and discharge, and whether it governs."""
+    return pd.DataFrame(
         [
-            (min(g.surface_area_sqft / a, 1.0) if g is not None else 0.0) if a > 0 else nan
-            for g, a in zip(grids, disturbed_sqft, strict=True)
+            {
+                "site_id": ids[i],
+                "window": w_i + 1,
+                "start": w.start.isoformat(),
+                "end": w.end.isoformat(),
+                "soil_loss_tpa": sums.loss[i, w_i],
+                "discharge_tpa": sums.discharge[i, w_i],
+                "governs": bool(j.computed[i] and j.governing[i] == w_i),
+            }
+            for i in range(len(ids))
+            for w_i, w in enumerate(sums.wins)
         ]
     )
-    findings_col = _site_findings(
-        profile,
-        tables,
-        grids,
-        wins,
-        computed,
-        passes,
-        gov,
-        gov_dis,
-        gov_loss,
-        outside_share,
-        disturbed_sqft,
-        unconfirmed,
-        dem_covered,
-    )
 
-    def rep(attr: str) -> NDArray[np.float64]:
-        return np.array([getattr(g, attr) if g is not None else nan for g in grids])
 
-    out = gpd.GeoDataFrame(
+def _not_computed_reason(s: _Sites, ls: _Ls, j: _Judgement, i: int) -> str | None:
+    """Say why site ``i`` has no number, or None when it has one."""
+    if not s.disturbed_sqft[i] > 0:
+        return "the site has no disturbed area (no part of the disturbed layer lies in it)"
+    if ls.grids[i] is None:
+        return "the disturbed area is off the DEM or smaller than a cell"
+    if not j.computed[i]:
+        return "no DEM cell of the disturbed area is inside the method"
+    return None
+
+
+def _site_findings(
+    profile: Profile,
+    tables: SoilLossTables,
+    s: _Sites,
+    ls: _Ls,
+    wins: Sequence[Window],
+    j: _Judgement,
+    unconfirmed: list[str],
+) -> list[str]:
+    """Return the findings JSON of each site, worded by the profile.
+
+    Where the sediment standard does not reach a site (under the profile's sediment area,
+    counting its common plan), the site is not judged against it: the finding says the
+    standard does not apply, and its numbers, if any, are given for information.
+    """
+    n_win = len(wins)
+    # Cells are counted by centre, so a site wholly on the DEM can read a little under 1.
+    gap_pct = float(profile.entry("policy.soil_loss_dem_gap").value or 0)
+    findings_col: list[str] = []
+    for i in range(len(s.ids)):
+        fs: list[Finding] = []
+        plan = {"plan_sqft": s.plan_sqft[i], "plan_acres": float(sqft_to_acres(s.plan_sqft[i]))}
+        reason = _not_computed_reason(s, ls, j, i)
+        if reason is not None:
+            fs.append(profile.finding("soil_loss_not_computed", reason=reason))
+        if not j.reaches[i]:
+            fs.append(profile.finding("soil_loss_standard_not_applicable", **plan))
+        if reason is None:
+            w = wins[int(j.governing[i])]
+            code = (
+                "soil_loss_for_information"
+                if not j.reaches[i]
+                else ("soil_loss_meets" if j.passes[i] else "soil_loss_exceeds")
+            )
+            fs.append(
+                profile.finding(
+                    code,
+                    discharge_tpa=j.discharge_tpa[i],
+                    soil_loss_tpa=j.soil_loss_tpa[i],
+                    window_start=w.start.isoformat(),
+                    window_end=w.end.isoformat(),
+                    windows=n_win,
+                )
+            )
+        outside = ls.outside_share[i]
+        if np.isfinite(outside) and outside > 0:
+            fs.append(
+                profile.finding(
+                    "soil_loss_outside_method",
+                    outside_sqft=outside * s.disturbed_sqft[i],
+                    outside_pct=100.0 * outside,
+                    max_slope_pct=tables.max_slope_pct,
+                    max_slope_length_ft=tables.max_slope_length_ft,
+                )
+            )
+        covered = ls.dem_covered[i]
+        if j.computed[i] and np.isfinite(covered) and 100.0 * (1.0 - covered) > gap_pct:
+            # The numbers rest on the part of the site the DEM covers: say how much is missing.
+            fs.append(
+                profile.finding(
+                    "soil_loss_dem_partial",
+                    missing_sqft=(1.0 - covered) * s.disturbed_sqft[i],
+                    missing_pct=100.0 * (1.0 - covered),
+                )
+            )
+        fs.append(profile.finding("soil_loss_not_confirmed", values="; ".join(unconfirmed)))
+        findings_col.append(findings_json(fs))
+    return findings_col
+
+
+def _site_table(
+    s: _Sites,
+    measure: CRS,
+    tables: SoilLossTables,
+    k_arr: NDArray[np.float64],
+    k_cover: NDArray[np.float64],
+    ls: _Ls,
+    n_win: int,
+    j: _Judgement,
+    findings_col: list[str],
+) -> gpd.GeoDataFrame:
+    """One row per site: the measured factors, the governing window, the standard where it reaches."""
+    judged = j.computed & j.reaches
+    return gpd.GeoDataFrame(
         {
-            "site_id": ids,
-            "disturbed_sqft": disturbed_sqft,
-            "disturbed_acres": sqft_to_acres(disturbed_sqft),
+            "site_id": s.ids,
+            "disturbed_sqft": s.disturbed_sqft,
+            "disturbed_acres": sqft_to_acres(s.disturbed_sqft),
+            "plan_id": pd.array(s.plan_id, dtype=object),
+            # The construction site's disturbance the acre test is decided on: the whole common plan's.
+            "plan_disturbed_sqft": s.plan_sqft,
+            "sediment_standard": j.reaches,
             "k": k_arr,
             "k_covered_share": k_cover,
-            "ls_mean": ls_mean,
-            "ls_rep": rep("representative_ls"),
-            "rep_length_ft": rep("representative_length_ft"),
-            "rep_slope_pct": rep("representative_slope_pct"),
-            "dem_covered_share": dem_covered,
-            "outside_share": outside_share,
-            "outside_sqft": np.nan_to_num(outside_share) * disturbed_sqft,
+            "ls_mean": ls.mean,
+            "ls_rep": ls.rep("representative_ls"),
+            "rep_length_ft": ls.rep("representative_length_ft"),
+            "rep_slope_pct": ls.rep("representative_slope_pct"),
+            "dem_covered_share": ls.dem_covered,
+            "outside_share": ls.outside_share,
+            "outside_sqft": np.nan_to_num(ls.outside_share) * s.disturbed_sqft,
             "windows": n_win,
             # Null where nothing was computed: a site without a number neither passes nor fails.
             "governing_window": pd.array(
-                [int(g) + 1 if c else None for g, c in zip(gov, computed, strict=True)], dtype="Int64"
+                [int(g) + 1 if c else None for g, c in zip(j.governing, j.computed, strict=True)], dtype="Int64"
             ),
-            "soil_loss_tpa": gov_loss,
-            "discharge_tpa": gov_dis,
+            "soil_loss_tpa": j.soil_loss_tpa,
+            "discharge_tpa": j.discharge_tpa,
             "standard_tpa": tables.standard_tpa,
+            # Null too where the standard does not reach the site: it is not judged against it.
             "passes": pd.array(
-                [bool(p) if c else None for p, c in zip(passes, computed, strict=True)], dtype="boolean"
+                [bool(p) if ok else None for p, ok in zip(j.passes, judged, strict=True)], dtype="boolean"
             ),
             "findings": findings_col,
         },
-        geometry=geoms,
+        geometry=s.geoms,
         crs=measure,
     )
+
+
+def _raster(
+    raster: str | os.PathLike[str],
+    info: DemInfo,
+    s: _Sites,
+    ls: _Ls,
+    sums: _WindowSums,
+    j: _Judgement,
+    k_arr: NDArray[np.float64],
+    tables: SoilLossTables,
+    profile: Profile,
+    *,
+    r_value: float,
+    r_source: str,
+    overwrite: bool,
+) -> Path | None:
+    """Write the per-cell raster of the governing windows, styled by whether the standard reaches its sites."""
+    nan = float("nan")
+    on_dem = [(i, g, win) for i, (g, win) in enumerate(ls.grids_windows) if g is not None and win is not None]
+    cells = [
+        SiteCells(
+            win,
+            g,
+            float(k_arr[i] * sums.rc[j.governing[i]]) if j.computed[i] else nan,
+            float(k_arr[i] * sums.rce[j.governing[i]]) if j.computed[i] else nan,
+        )
+        for i, g, win in on_dem
+    ]
+    not_reached = [str(s.ids[i]) for i, _, _ in on_dem if not j.reaches[i]]
+    tags = {
+        "R_ANNUAL": f"{r_value:g} ({r_source})",
+        "PROFILE": Path(profile.source).name if profile.source else profile.name,
+    }
+    if not_reached:
+        tags["SEDIMENT_STANDARD_NOT_APPLICABLE"] = ", ".join(not_reached)
+    reached = len(on_dem) - len(not_reached)
+    return write_soil_loss_raster(
+        raster,
+        info,
+        cells,
+        standard_tpa=tables.standard_tpa,
+        standard_reaches="all" if not not_reached else ("none" if reached == 0 else "some"),
+        overwrite=overwrite,
+        tags=tags,
+    )
+
+
+def soil_loss(
+    sites: gpd.GeoDataFrame,
+    dem: str | os.PathLike[str] | DemInfo,
+    *,
+    schedule: Sequence[Phase],
+    profile: Profile,
+    ei_daily: ArrayLike,
+    r_annual: float | None = None,
+    soils: gpd.GeoDataFrame | None = None,
+    k: float | None = None,
+    k_field: str | None = None,
+    id_field: str | None = None,
+    plan_field: str | None = None,
+    plan_disturbed_sqft: float | Mapping[str, float] | None = None,
+    z_unit: str | None = None,
+    band: int | None = None,
+    r_source: str = "given by the user",
+    ei_source: str = "given by the user",
+    soils_source: str = "soils",
+    rill_interrill_ratio: float | str = "moderate",
+    raster: str | os.PathLike[str] | None = None,
+    overwrite: bool = False,
+) -> SoilLossResult:
+    """Soil loss and sediment discharge of each site over its construction schedule.
+
+    The sediment standard is applied only where it reaches: sites of the profile's
+    ``thresholds.sediment_area`` or more of disturbance, the whole common plan's when the site
+    is part of one (:func:`esc_gis.rules.sediment_standard_reaches`). Elsewhere ``passes`` is
+    null and a finding says the standard does not apply; the numbers are still computed.
+
+    Parameters
+    ----------
+    sites : geopandas.GeoDataFrame
+        One polygon per site: its disturbed area. Any CRS (measured in the profile's).
+    dem : path or DemInfo
+        Elevations (projected, square cells).
+    schedule : sequence of Phase
+        Checked phases (:func:`esc_gis.soil.schedule.read_schedule`), applied to every site.
+    profile : Profile
+        Gives the standard, the tables and the findings' wording.
+    ei_daily : array_like, shape (365,)
+        Daily erosivity (:func:`read_ei_distribution`).
+    r_annual : float, optional
+        Annual R; the profile's when omitted (the shipped profile has none: not confirmed).
+    soils : geopandas.GeoDataFrame, optional
+        Soil polygons with K (``k_field``, default the profile's ``kwfact``); or give ``k``.
+    k : float, optional
+        One K for every site.
+    k_field : str, optional
+    id_field : str, optional
+        Site id column; row numbers (from 1) when omitted.
+    plan_field : str, optional
+        The sites' common-plan column; default ``plan_id`` when the sites have one. Sites
+        sharing a plan are added up (their union), as screening does.
+    plan_disturbed_sqft : float or mapping of str to float, optional
+        The common plan's disturbed total known from outside the layer: one number (every site
+        is part of that plan), or one per plan id (the permit registry's). A
+        ``plan_disturbed_sqft`` column of the sites (a screening output's) counts too. The
+        largest of these and the plan's own sites decides the acre test.
+    z_unit, band : optional
+        As :func:`esc_gis.terrain.open_dem`.
+    r_source, ei_source, soils_source : str
+        Where R, the distribution and the soils came from, for the findings and messages.
+    rill_interrill_ratio : str or float, default "moderate"
+    raster : path, optional
+        Also write the per-cell raster of the governing window's sediment discharge, soil loss
+        and method class, with its QGIS style (:mod:`esc_gis.soil.raster`); checked before any
+        work. Not written when no site lies on the DEM (``SoilLossResult.raster`` is None).
+    overwrite : bool, default False
+        Replace ``raster`` and its style if they exist.
+
+    Returns
+    -------
+    SoilLossResult
+
+    Raises
+    ------
+    OutputExistsError, OutputFormatError
+        If ``raster`` (or its ``.qml``) exists without ``overwrite``, or is not a ``.tif``.
+    ValidationError
+        If R is missing or out of range, neither or both of ``soils`` and ``k`` are given, K
+        is out of range or the soils lack the field, the sites have no CRS or lack a field
+        named, a plan total is not a number of 0 or more, or the DEM is not usable for LS
+        (every problem of one kind at once).
+    ProfileError
+        If the profile's ``[soil_loss]`` tables are missing or malformed.
+    """
+    if raster is not None:
+        check_raster_paths(raster, overwrite=overwrite)  # before any work
+    tables = soil_loss_tables(profile)
+    r_value, r_source = _check_inputs(
+        sites,
+        tables,
+        r_annual=r_annual,
+        r_source=r_source,
+        soils=soils,
+        k=k,
+        id_field=id_field,
+        plan_field=plan_field,
+        plan_disturbed_sqft=plan_disturbed_sqft,
+    )
+    ei = np.asarray(ei_daily, dtype=np.float64)
+    measure = CRS.from_user_input(profile.measure_crs)
+
+    s = _sites(sites, measure, id_field, plan_field, plan_disturbed_sqft)
+    k_arr, k_cover = _site_k(s, measure, tables, soils=soils, k=k, k_field=k_field, soils_source=soils_source)
+    info = dem if isinstance(dem, DemInfo) else open_dem(dem, z_unit=z_unit, band=band)
+    ls = _site_ls_stage(s, measure, info, tables, rill_interrill_ratio)
+    sums = _window_sums(schedule, tables, r_value, ei, s.ids, k_arr, ls.mean)
+    j = _judge(sums, s, tables, profile)
+    unconfirmed = _unconfirmed(tables, schedule, r_value, r_source, ei_source, profile_r=r_annual is None)
+    findings_col = _site_findings(profile, tables, s, ls, sums.wins, j, unconfirmed)
+    out = _site_table(s, measure, tables, k_arr, k_cover, ls, len(sums.wins), j, findings_col)
     written = None
     if raster is not None:
-        cells = [
-            SiteCells(
-                win,
-                g,
-                float(k_arr[i] * win_rc[gov[i]]) if computed[i] else nan,
-                float(k_arr[i] * win_rce[gov[i]]) if computed[i] else nan,
-            )
-            for i, (g, win) in enumerate(grids_windows)
-            if g is not None and win is not None
-        ]
-        written = write_soil_loss_raster(
+        written = _raster(
             raster,
             info,
-            cells,
-            standard_tpa=tables.standard_tpa,
+            s,
+            ls,
+            sums,
+            j,
+            k_arr,
+            tables,
+            profile,
+            r_value=r_value,
+            r_source=r_source,
             overwrite=overwrite,
-            tags={
-                "R_ANNUAL": f"{r_value:g} ({r_source})",
-                "PROFILE": Path(profile.source).name if profile.source else profile.name,
-            },
         )
-    return SoilLossResult(out, pd.DataFrame(phase_rows), pd.DataFrame(window_rows), written)
+    return SoilLossResult(out, pd.DataFrame(sums.phase_rows), _window_table(sums, s.ids, j), written)
