@@ -7,10 +7,13 @@ subcommand works the same on both. Each is a thin wrapper over
 
 from __future__ import annotations
 
+import difflib
 import json
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import date, datetime, timezone
+from dataclasses import replace
+from datetime import date, datetime, time, timezone
 from typing import Any
 
 import click
@@ -26,7 +29,7 @@ from esc_gis.cli._options import (
     overwrite_option,
     where_option,
 )
-from esc_gis.errors import Problem, ValidationError
+from esc_gis.errors import EscGisError, Problem, ValidationError
 
 _REGISTRY = click.argument("registry")
 _LAYERS = layers_option("Layer set (default: the Village's); sites are measured in its CRS.")
@@ -64,13 +67,70 @@ def _when_text(due: Any, profile: Any) -> str:
 
 @contextmanager
 def _open(registry: str, layers_path: str | None) -> Iterator[Any]:
+    """Open REGISTRY; a refused value of an enumerated option (state, ground, trigger, ...) gets its nearest."""
     from esc_gis.registry import open_registry
 
     reg = open_registry(registry, layers=layers_path)
     try:
         yield reg
+    except ValidationError as exc:
+        problems = [_suggested_problem(p) for p in exc.problems]
+        if problems == exc.problems:
+            raise
+        raise ValidationError(problems) from None
+    except EscGisError as exc:
+        hint = _nearest_hint(str(exc))
+        if not hint or len(exc.args) != 1:
+            raise
+        raise type(exc)(f"{exc}{hint}") from None
     finally:
         reg.close()
+
+
+#: "one of a, b", "use a, b", "the states are a, b", "lists (a, b)": the options a refused value was checked against.
+_OPTIONS = re.compile(r"(?:one of|the states are|use|lists)\s+\(?(?P<opts>[\w-]+(?:,\s*[\w-]+)+)")
+_QUOTED = re.compile(r"'([^']*)'")
+
+
+def _nearest_hint(text: str) -> str:
+    """Return `` Did you mean 'x'?`` for the first quoted value of ``text`` near one of the options it lists.
+
+    Click suggests the nearest option *name* (``--stauts``); option *values* are checked by the
+    registry and the profile, whose messages quote the value and list the options.
+
+    Examples
+    --------
+    >>> _nearest_hint("'aproved' is not a permit state; the states are approved, active.")
+    " Did you mean 'approved'?"
+    >>> _nearest_hint("'xyz' is not a permit state; the states are approved, active.")
+    ''
+    """
+    found, value = _OPTIONS.search(text), _QUOTED.search(text)
+    if not found or not value:
+        return ""
+    # Case aside, as a typed 'a1' is meant as the ground 'A1'.
+    options = {o.strip().lower(): o.strip() for o in found.group("opts").split(",")}
+    typed = value.group(1)
+    near = difflib.get_close_matches(typed.lower(), list(options), n=1)
+    return f" Did you mean {options[near[0]]!r}?" if near and options[near[0]] != typed else ""
+
+
+def _suggested_problem(p: Problem) -> Problem:
+    hint = _nearest_hint(f"{p.message} {p.fix}")
+    return replace(p, fix=f"{p.fix}{hint}" if p.fix else hint.strip()) if hint else p
+
+
+class _Choice(click.Choice):  # type: ignore[type-arg]
+    """A click choice whose refusal names the nearest choice (click names the choices only)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        try:
+            return super().convert(value, param, ctx)
+        except click.BadParameter as exc:
+            near = difflib.get_close_matches(str(value), [str(c) for c in self.choices], n=1)  # click names none
+            if near:
+                exc.message = f"{exc.message} Did you mean {near[0]!r}?"
+            raise
 
 
 def _basis(basis: str) -> str:
@@ -231,8 +291,11 @@ def show(registry: str, number: str, as_json: bool, layers_path: str | None) -> 
 
     with _open(registry, layers_path) as reg:
         p = reg.get(number)
-        dues = permit_dues(p, on=reg.profile.today(), calendar=reg.calendar, profile=reg.profile)
+        prof = reg.profile
+        dues = permit_dues(p, on=prof.today(), calendar=reg.calendar, profile=prof)
         cases = reg.cases(permit_number=number)
+    # In date order, as `permits due` lists them; a day's timed deadlines before its end-of-day ones.
+    dues.sort(key=lambda d: (prof.day_of(d.due), _time_of_day(d.due, prof), d.what))
     fields = {
         k: v
         for k, v in p.__dict__.items()
@@ -252,6 +315,8 @@ def show(registry: str, number: str, as_json: bool, layers_path: str | None) -> 
         return
     width = max(map(len, fields))
     for k, v in fields.items():
+        if isinstance(v, datetime) and k != "updated_at":  # times the clerk typed, on the Village's clock
+            v = _when_text(v, prof)
         if v is not None:
             click.echo(f"{k:<{width}}  {v:,.0f}" if isinstance(v, float) else f"{k:<{width}}  {v}")
     click.echo("\nparties (private):")
@@ -266,19 +331,24 @@ def show(registry: str, number: str, as_json: bool, layers_path: str | None) -> 
         click.echo("\ninspections (private):")
     for r in p.reports:
         where = f" at ({r.location.x:.1f}, {r.location.y:.1f})" if r.location is not None else ""
-        click.echo(f"  #{r.id} {r.inspected_at:%Y-%m-%d %H:%M}Z {r.inspector}{where}: {r.assessment}")
+        click.echo(f"  #{r.id} {_when_text(r.inspected_at, prof)} {r.inspector}{where}: {r.assessment}")
         for label, text in (("work done", r.work_done), ("phase", r.phase)):
             if text:
                 click.echo(f"      {label}: {text}")
         for d in r.deficiencies:
-            state = f"repaired {d.repaired_at:%Y-%m-%d %H:%M}Z" if d.repaired_at else "OPEN"
+            state = f"repaired {_when_text(d.repaired_at, prof)}" if d.repaired_at else "OPEN"
             click.echo(f"      deficiency #{d.id} ({state}): {d.description}")
         for ph in r.photos:
             click.echo(f"      photo #{ph.id} {ph.filename} {ph.content_type} {ph.size_bytes} bytes sha256 {ph.sha256}")
     _echo_cases(cases)
     click.echo("\ndeadlines:")
     for d in dues:
-        click.echo(f"  {d.due}  {d.what} ({d.section}; {_basis(d.basis)})")
+        click.echo(f"  {_when_text(d.due, prof)}  {d.what} ({d.section}; {_basis(d.basis)})")
+
+
+def _time_of_day(due: date | datetime, profile: Any) -> time:
+    """Return a timed deadline's time on the office's clock; a day's deadline runs to the day's end."""
+    return profile.local(due).time() if isinstance(due, datetime) else time.max
 
 
 def _echo_cases(cases: list[Any]) -> None:
@@ -350,7 +420,7 @@ def enforce(
 @click.option("--costs-on", default=None, help="Day costs were billed or recovered, after the notice.")
 @click.option("--costs", type=float, default=None, help="The office's costs (with --notice or --costs-on).")
 @click.option(
-    "--costs-from", type=click.Choice(["billed", "guarantee"]), default=None, help="Billed, or from the guarantee."
+    "--costs-from", type=_Choice(["billed", "guarantee"]), default=None, help="Billed, or from the guarantee."
 )
 @click.option("--refer", default=None, help="Day of the referral for a cease-and-desist order.")
 @click.option("--retract", default=None, help="Day the stop-work order was retracted (a permit goes back).")
@@ -484,7 +554,7 @@ def inspect(
         r = reg.inspect(number, report, who=who)
     opened = ", ".join(f"#{d.id}" for d in r.deficiencies)
     click.echo(
-        f"{number}: inspection #{r.id} recorded ({r.inspected_at:%Y-%m-%d %H:%M}Z, {r.inspector}); "
+        f"{number}: inspection #{r.id} recorded ({_when_text(r.inspected_at, reg.profile)}, {r.inspector}); "
         f"{len(r.deficiencies)} deficiency(ies){f' ({opened}) open repairs' if opened else ''}, "
         f"{len(r.photos)} photo(s)."
     )
@@ -1049,7 +1119,7 @@ def _echo_guarantee(g: Any) -> None:
 @click.option(
     "--type",
     "type_",
-    type=click.Choice(["surety_bond", "cash_escrow", "letter_of_credit"]),
+    type=_Choice(["surety_bond", "cash_escrow", "letter_of_credit"]),
     required=True,
     help="The form of the guarantee.",
 )
