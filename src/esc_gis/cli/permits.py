@@ -1255,7 +1255,7 @@ def _echo_version(v: Any) -> None:
 @click.option("--effective-on", default=None, help="Day the modification takes effect (default: the permission's day).")
 @click.option("--requested-by", default=None, help="Who asked for the amendment (or who sent the notice).")
 @click.option("--notice", "notice_id", type=int, default=None, help="The open notice the amended plan answers.")
-@click.option("--plan-file", type=FILE, default=None, help="The plan version's file: its path and SHA-256 are kept.")
+@click.option("--plan-file", type=FILE, default=None, help="The plan version's file: its name and SHA-256 are kept.")
 @click.option(
     "--notified-on",
     default=None,
