@@ -341,3 +341,21 @@ def test_clerks_amending_one_permit_at_once_get_the_next_versions(target: str, l
         t.join()
     assert not errors, errors
     assert sorted(v.version for v in reg.plan_versions(active)) == [1, 2, 3, 4]
+
+
+def test_the_documented_permission_is_the_administering_authoritys() -> None:
+    """§ 540-1C: "The Village Board hereby designates the Village Public Works Director to administer
+    and enforce the provisions of this article. Any powers granted or duties imposed upon the Village
+    Public Works Director may be delegated in writing". The README's and the demo's examples of
+    `--permission-by` model that official, not a zoning administrator.
+    """
+    import re
+
+    root = Path(__file__).parents[1]
+    given = [
+        (name, who)
+        for name in ("README.md", "Makefile")
+        for who in re.findall(r'--permission-by "([^"]+)"', (root / name).read_text(encoding="utf-8"))
+    ]
+    assert {name for name, _ in given} == {"README.md", "Makefile"}
+    assert all("Director of Public Works" in who for _, who in given), given
