@@ -175,13 +175,23 @@ def init(registry: str, layers_path: str | None) -> None:
 
 @permits.command(short_help="Add an application; the disturbed area is measured, never typed.")
 @_REGISTRY
-@click.option("--site", "site_path", required=True, type=VECTOR, help="Site boundary layer (one polygon).")
+@click.option("--site", "site_path", type=VECTOR, default=None, help="Site boundary layer (one polygon).")
+@click.option(
+    "--site-layer",
+    type=VECTOR,
+    default=None,
+    help="A layer of many sites (a screening output, `esc-gis screen -o`): the site is the one that "
+    "--site-id and/or --where pick; its plan_id and activity are taken unless given.",
+)
+@click.option("--site-id", default=None, help="The site's site_id in --site-layer (e.g. S07).")
+@where_option("OGR SQL WHERE clause picking the one site of --site-layer.")
+@click.option("--layer", "site_layer_name", default=None, help="Layer name in a multi-layer --site-layer file.")
 @click.option(
     "--disturbed",
     "disturbed_path",
     type=VECTOR,
     default=None,
-    help="Disturbed-limits layer (one polygon); default the whole site.",
+    help="Disturbed-limits layer (one polygon, or with --site-id the one with that site_id); default the whole site.",
 )
 @click.option("--address", required=True, help="Site address.")
 @click.option("--received", required=True, help="Day the complete application was received (YYYY-MM-DD).")
@@ -210,7 +220,11 @@ def init(registry: str, layers_path: str | None) -> None:
 @_WHO
 def add(
     registry: str,
-    site_path: str,
+    site_path: str | None,
+    site_layer: str | None,
+    site_id: str | None,
+    where: str | None,
+    site_layer_name: str | None,
     disturbed_path: str | None,
     address: str,
     received: str,
@@ -230,11 +244,26 @@ def add(
     layers_path: str | None,
     who: str | None,
 ) -> None:
-    """Add a permit application to REGISTRY."""
+    """Add a permit application to REGISTRY.
+
+    The site is the one polygon of --site, or the site of a screening output (--site-layer)
+    that --site-id and/or --where pick: the clerk's application for a site the screening
+    found to need a permit.
+    """
     from esc_gis.registry import Application, Party
 
-    site, crs = _one_polygon(site_path, assume_crs)
-    disturbed = _one_polygon(disturbed_path, assume_crs, crs)[0] if disturbed_path else None
+    if (site_path is None) == (site_layer is None):
+        raise click.UsageError("give the site: --site FILE (one polygon), or --site-layer FILE with --site-id/--where.")
+    if site_path is not None and (site_id or where or site_layer_name):
+        raise click.UsageError("--site-id, --where and --layer pick a site of --site-layer; --site has one.")
+    if site_layer is not None:
+        site, crs, row = _picked_site(site_layer, site_id, where, site_layer_name, assume_crs)
+        plan_id = plan_id or row.get("plan_id")
+        activity = activity or row.get("activity")
+    else:
+        assert site_path is not None
+        site, crs = _one_polygon(site_path, assume_crs)
+    disturbed = _disturbed_polygon(disturbed_path, assume_crs, crs, site_id) if disturbed_path else None
     parties = []
     if landowner or landowner_phone or landowner_email:
         parties.append(Party("landowner", landowner or "", phone=landowner_phone, email=landowner_email))
@@ -259,7 +288,38 @@ def add(
         click.echo(_describe(reg.get(n)))
 
 
-def _one_polygon(path: str, assume_crs: str | None, to_crs: Any = None) -> tuple[Any, Any]:
+def _picked_site(
+    path: str, site_id: str | None, where: str | None, layer: str | None, assume_crs: str | None
+) -> tuple[Any, Any, dict[str, Any]]:
+    """Return the picked site of a layer of many: geometry, CRS, and its non-empty text fields."""
+    from esc_gis.crs import assign_crs
+    from esc_gis.registry.imports import pick_site
+
+    one = assign_crs(pick_site(path, site_id=site_id, where=where, layer=layer), assume_crs=assume_crs, source=path)
+    row = {k: v.strip() for k, v in one.drop(columns=one.geometry.name).iloc[0].items() if isinstance(v, str)}
+    return one.geometry.iloc[0], one.crs, {k: v for k, v in row.items() if v}
+
+
+def _disturbed_polygon(path: str, assume_crs: str | None, crs: Any, site_id: str | None) -> Any:
+    """Return the disturbed limits: a layer's one polygon, or with a site id the one keyed by it (many)."""
+    from esc_gis.crs import assign_crs
+    from esc_gis.io import read_layer
+    from esc_gis.registry.imports import pick_site
+
+    if site_id is not None and len(read_layer(path)) > 1:
+        one = assign_crs(pick_site(path, site_id=site_id), assume_crs=assume_crs, source=path)
+        return one.to_crs(crs).geometry.iloc[0]
+    fix = "give a layer with the one disturbed-limits polygon, or with --site-id one keyed by site_id."
+    return _one_polygon(path, assume_crs, crs, fix=fix)[0]
+
+
+_ONE_SITE = (
+    "give a layer with the one site; for a layer of many (a screening output), pick the site with "
+    "--site-layer FILE --site-id ID (or --where SQL), or import them all (esc-gis permits import)."
+)
+
+
+def _one_polygon(path: str, assume_crs: str | None, to_crs: Any = None, *, fix: str = _ONE_SITE) -> tuple[Any, Any]:
     from esc_gis.crs import assign_crs
     from esc_gis.io import read_layer
 
@@ -271,7 +331,7 @@ def _one_polygon(path: str, assume_crs: str | None, to_crs: Any = None) -> tuple
                     path,
                     None,
                     f"has {len(gdf)} features; one polygon is expected.",
-                    "give a layer with the one site (or use esc-gis permits import).",
+                    fix,
                 )
             ]
         )

@@ -8,15 +8,16 @@ second layer keyed by ``permit_number``; a permit with no polygon there counts i
 
 from __future__ import annotations
 
-__all__ = ["IMPORT_COLUMNS", "applications_from_frame"]
+__all__ = ["IMPORT_COLUMNS", "applications_from_frame", "pick_site"]
 
+import os
 from collections.abc import Callable
 from typing import Any
 
 import geopandas as gpd
 import numpy as np
 
-from esc_gis.errors import Problem
+from esc_gis.errors import LayerReadError, Problem, ValidationError
 from esc_gis.registry.records import Application, Party, parse_date, parse_datetime
 
 #: Column -> what it holds.
@@ -159,3 +160,97 @@ def applications_from_frame(
                 )
             )
     return apps, problems
+
+
+def pick_site(
+    path: str | os.PathLike[str],
+    *,
+    site_id: str | None = None,
+    where: str | None = None,
+    layer: str | None = None,
+    id_field: str = "site_id",
+) -> gpd.GeoDataFrame:
+    """Read the one site of a layer of many (a screening output) that ``site_id`` and ``where`` pick.
+
+    Parameters
+    ----------
+    path : str or PathLike
+        Any layer GDAL reads; a screening output (``esc-gis screen -o``) has ``site_id``.
+    site_id : str, optional
+        The value of ``id_field`` of the site, compared as text.
+    where : str, optional
+        An OGR SQL ``WHERE`` clause (``"parcel_id = '0123'"``); with ``site_id``, both must hold.
+    layer : str, optional
+        The layer of a multi-layer source.
+    id_field : str, default "site_id"
+
+    Returns
+    -------
+    geopandas.GeoDataFrame
+        One row, indexed by its 0-based feature number in the file, with its CRS as read.
+
+    Raises
+    ------
+    ValidationError
+        If neither is given, the layer has no ``id_field``, or they pick no feature or several
+        (naming the ids picked, or the nearest id).
+    LayerReadError
+        If the file cannot be read or the ``where`` clause is not valid.
+    """
+    from esc_gis.io import feature_numbers, read_layer
+
+    source = str(path)
+
+    def refuse(message: str, fix: str) -> ValidationError:
+        return ValidationError([Problem(source, None, message, fix)])
+
+    if site_id is None and where is None:
+        raise refuse("has no site picked.", "give --site-id ID (the screening's site_id) or --where SQL.")
+    frame = read_layer(path, layer=layer)  # the whole layer: a screening output is small
+    if where is not None:
+        try:
+            numbers, _ = feature_numbers(path, layer=layer, where=where)
+        except LayerReadError:
+            read_layer(path, layer=layer, where=where)  # says why the clause is refused, if it is
+            raise
+        frame = frame.iloc[numbers - 1]
+    by = f"--where {where!r}" if where is not None else ""
+    if site_id is not None:
+        if id_field not in frame.columns:
+            columns = ", ".join(c for c in frame.columns if c != frame.geometry.name)
+            raise refuse(
+                f"has no {id_field} column (columns: {columns}).",
+                "give the file `esc-gis screen` wrote, or pick the site with --where SQL.",
+            )
+        ids = frame[id_field].astype(str).str.strip()
+        typed = str(site_id).strip()
+        picked = frame[ids.to_numpy() == typed]
+        among = f"the {len(frame)} feature(s) {by} picks" if by else f"its {len(frame)} feature(s)"
+        by = f"--site-id {site_id!r}" + (f" with {by}" if by else "")
+        if picked.empty:
+            # An id typed in another case ('s07' for 'S07') is named; others are not guessed at.
+            same = [i for i in dict.fromkeys(ids) if i.lower() == typed.lower()]
+            hint = f" Did you mean {same[0]!r}?" if same else ""
+            raise refuse(
+                f"--site-id {site_id!r} matches none of {among}.",
+                f"check the id ({id_field} holds {_some(ids)}).{hint}",
+            )
+        frame = picked
+    if frame.empty:
+        raise refuse(f"{by} matches no feature.", "check the clause's field names and values.")
+    if len(frame) > 1:
+        rows = ", ".join(str(i + 1) for i in frame.index[:10])
+        named = f" ({id_field} {_some(frame[id_field].astype(str))})" if id_field in frame.columns else ""
+        raise refuse(
+            f"{by} matches {len(frame)} features (rows {rows}{', ...' if len(frame) > 10 else ''}){named}; "
+            "one site is expected.",
+            "narrow it to the one site (--where SQL, or --site-id and --where together).",
+        )
+    return frame
+
+
+def _some(values: Any, n: int = 5) -> str:
+    """Name up to ``n`` distinct values: ``S01, S02, S03, ... (21 in all)``."""
+    found = list(dict.fromkeys(str(v) for v in values))
+    more = f", ... ({len(found)} in all)" if len(found) > n else ""
+    return ", ".join(found[:n]) + more
