@@ -116,21 +116,21 @@ def _nearest_hint(text: str) -> str:
 
 
 def _suggested_problem(p: Problem) -> Problem:
-    hint = _nearest_hint(f"{p.message} {p.fix}")
+    hint = "" if "Did you mean" in p.fix else _nearest_hint(f"{p.message} {p.fix}")
     return replace(p, fix=f"{p.fix}{hint}" if p.fix else hint.strip()) if hint else p
 
 
-class _Choice(click.Choice):  # type: ignore[type-arg]
+class _Choice(click.Choice):
     """A click choice whose refusal names the nearest choice (click names the choices only)."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         try:
             return super().convert(value, param, ctx)
         except click.BadParameter as exc:
-            near = difflib.get_close_matches(str(value), [str(c) for c in self.choices], n=1)  # click names none
-            if near:
-                exc.message = f"{exc.message} Did you mean {near[0]!r}?"
-            raise
+            near = difflib.get_close_matches(str(value), [str(c) for c in self.choices], n=1)
+            if not near:
+                raise
+            self.fail(f"{exc.message} Did you mean {near[0]!r}?", param, ctx)
 
 
 def _basis(basis: str) -> str:
@@ -820,6 +820,19 @@ def extend(
     default=None,
     help="Disturbed limits keyed by permit_number; a permit with none counts its whole site.",
 )
+@click.option(
+    "--field",
+    "field_items",
+    multiple=True,
+    metavar="NAME=COLUMN",
+    help="Read the import column NAME from LAYER's COLUMN (repeatable), e.g. site_address=ADDRESS.",
+)
+@click.option(
+    "--received-on",
+    default=None,
+    help="The day the applications came in (YYYY-MM-DD), for every row without its own received_on "
+    "(a screening output has none).",
+)
 @assume_crs_option("CRS of layers that have none.")
 @_LAYERS
 @_WHO
@@ -829,13 +842,23 @@ def import_(
     layer: str | None,
     where: str | None,
     disturbed_path: str | None,
+    field_items: tuple[str, ...],
+    received_on: str | None,
     assume_crs: str | None,
     layers_path: str | None,
     who: str | None,
 ) -> None:
-    """Import the permits of LAYER into REGISTRY (columns: see the README)."""
+    """Import the permits of LAYER into REGISTRY (columns: see the README).
+
+    A screening output goes in as it is, with the two things a screening does not know: the
+    site's address (--field site_address=COLUMN) and the day the applications came in
+    (--received-on). Pick the sites that need a permit with --where "permit = 'required'".
+    """
     from esc_gis.crs import assign_crs
     from esc_gis.io import read_layer
+
+    fields = _field_items(field_items)
+    day = _date(received_on, "received_on")
 
     frame = assign_crs(
         read_layer(layer_path, layer=layer, where=where, dates_as_text=True), assume_crs=assume_crs, source=layer_path
@@ -844,11 +867,26 @@ def import_(
         assign_crs(read_layer(disturbed_path), assume_crs=assume_crs, source=disturbed_path) if disturbed_path else None
     )
     with _open(registry, layers_path) as reg:
-        numbers = reg.import_frame(frame, source=layer_path, disturbed=disturbed, who=who)
+        numbers = reg.import_frame(
+            frame, source=layer_path, disturbed=disturbed, who=who, fields=fields, received_on=day
+        )
     click.echo(
         f"Imported {len(numbers)} permit(s) into {registry}: {', '.join(numbers[:5])}"
         f"{', ...' if len(numbers) > 5 else ''}."
     )
+
+
+def _field_items(items: tuple[str, ...]) -> dict[str, str]:
+    """Parse ``--field NAME=COLUMN`` items (the names are checked against the layer by the registry)."""
+    fields: dict[str, str] = {}
+    for item in items:
+        name, sep, column = item.partition("=")
+        if not sep or not name.strip() or not column.strip():
+            raise click.BadParameter(f"{item!r} is not NAME=COLUMN, e.g. site_address=ADDRESS.", param_hint="--field")
+        if name.strip().lower() in fields:
+            raise click.BadParameter(f"{name.strip()!r} is mapped twice.", param_hint="--field")
+        fields[name.strip().lower()] = column.strip()
+    return fields
 
 
 @permits.command(short_help="Export the permits as a layer (public fields unless --private).")

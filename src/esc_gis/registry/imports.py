@@ -4,14 +4,21 @@ The layer has one feature per permit, its geometry the site boundary, and the co
 :data:`IMPORT_COLUMNS` (only ``site_address`` and ``received_on`` are required). Parties
 come from ``landowner_*`` and ``responsible_*`` columns. Disturbed limits may come from a
 second layer keyed by ``permit_number``; a permit with no polygon there counts its whole site.
+
+A layer with other column names (a screening output, a county export) is read through a field
+map (``--field site_address=ADDRESS``), and a day given once (``--received-on``) stands for
+every row without its own ``received_on``: a screening has neither an address nor the day an
+application came in. :func:`pick_site` reads the one site of such a layer for ``permits add``.
 """
 
 from __future__ import annotations
 
-__all__ = ["IMPORT_COLUMNS", "applications_from_frame", "pick_site"]
+__all__ = ["IMPORT_COLUMNS", "KNOWN_FIELDS", "applications_from_frame", "pick_site"]
 
+import difflib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from datetime import date
 from typing import Any
 
 import geopandas as gpd
@@ -37,6 +44,14 @@ IMPORT_COLUMNS = {
 }
 _PARTY_PREFIX = {"landowner": "landowner", "responsible": "responsible_party"}
 _PARTY_FIELDS = ("name", "organization", "phone", "email", "address")
+#: Every column an import reads: the permit's and the parties'.
+KNOWN_FIELDS = (*IMPORT_COLUMNS, *(f"{prefix}_{f}" for prefix in _PARTY_PREFIX for f in _PARTY_FIELDS))
+#: How to give a required column a layer lacks.
+_REQUIRED_FIX = {
+    "site_address": "map the column that holds it with --field site_address=COLUMN",
+    "received_on": "give the day the applications came in with --received-on YYYY-MM-DD, or map the "
+    "column that holds it with --field received_on=COLUMN",
+}
 
 
 def _text(v: Any) -> str | None:
@@ -70,8 +85,46 @@ def _parties(get: Callable[[str], Any]) -> list[Party]:
     return parties
 
 
+def _field_map(
+    fields: Mapping[str, str], layer_cols: Mapping[str, str], source: str
+) -> tuple[dict[str, str], list[Problem]]:
+    """Check ``--field NAME=COLUMN`` items; return NAME -> the layer's column, and every problem."""
+    mapped: dict[str, str] = {}
+    problems: list[Problem] = []
+    for name, column in fields.items():
+        item = f"--field {name}={column}"
+        key = name.strip().lower()
+        if key not in KNOWN_FIELDS:
+            near = difflib.get_close_matches(key, KNOWN_FIELDS, n=1)
+            hint = f" Did you mean {near[0]!r}?" if near else ""
+            problems.append(
+                Problem(
+                    item, None, f"{name!r} is not an import column.", f"use one of {', '.join(KNOWN_FIELDS)}.{hint}"
+                )
+            )
+        elif column.strip().lower() not in layer_cols:
+            near = difflib.get_close_matches(column.strip().lower(), list(layer_cols), n=1)
+            hint = f" Did you mean {layer_cols[near[0]]!r}?" if near else ""
+            problems.append(
+                Problem(
+                    item,
+                    None,
+                    f"{source} has no column {column!r}.",
+                    f"name one of its columns: {', '.join(layer_cols.values())}.{hint}",
+                )
+            )
+        else:
+            mapped[key] = layer_cols[column.strip().lower()]
+    return mapped, problems
+
+
 def applications_from_frame(
-    frame: gpd.GeoDataFrame, *, source: str, disturbed: gpd.GeoDataFrame | None = None
+    frame: gpd.GeoDataFrame,
+    *,
+    source: str,
+    disturbed: gpd.GeoDataFrame | None = None,
+    fields: Mapping[str, str] | None = None,
+    received_on: date | None = None,
 ) -> tuple[list[Application], list[Problem]]:
     """Turn a layer's rows into applications; return them with every problem found.
 
@@ -83,6 +136,11 @@ def applications_from_frame(
         The file's name, for messages.
     disturbed : geopandas.GeoDataFrame, optional
         Disturbed limits with a ``permit_number`` column.
+    fields : mapping of str to str, optional
+        Import column (:data:`KNOWN_FIELDS`) -> the layer's column holding it (any case); it
+        wins over a layer column of the import column's own name.
+    received_on : date, optional
+        The day for every row without its own ``received_on`` (no such column, or an empty cell).
 
     Returns
     -------
@@ -91,13 +149,21 @@ def applications_from_frame(
     problems : list of Problem
     """
     problems: list[Problem] = []
-    cols = {c.lower(): c for c in frame.columns if c != frame.geometry.name}
+    layer_cols = {c.lower(): c for c in frame.columns if c != frame.geometry.name}
+    mapped, problems = _field_map(fields or {}, layer_cols, source)
+    cols = {**layer_cols, **mapped}
     if frame.crs is None:
         problems.append(Problem(source, None, "has no CRS.", "set it in the file, or pass --assume-crs EPSG:xxxx."))
+    asked = {k.strip().lower() for k in fields or {}}  # a mapping refused above is reported once
     for need in ("site_address", "received_on"):
-        if need not in cols:
+        if need not in cols and need not in asked and not (need == "received_on" and received_on is not None):
             problems.append(
-                Problem(source, None, f"has no {need} column.", f"add it; the columns are {', '.join(IMPORT_COLUMNS)}.")
+                Problem(
+                    source,
+                    None,
+                    f"has no {need} column.",
+                    f"{_REQUIRED_FIX[need]} (its columns: {', '.join(layer_cols.values())}).",
+                )
             )
     if problems:
         return [], problems
@@ -119,7 +185,10 @@ def applications_from_frame(
     for i, (row, geom) in enumerate(zip(frame.to_dict("records"), frame.geometry, strict=True), start=1):
 
         def get(name: str, row: dict[str, Any] = row) -> Any:
-            return row.get(cols[name]) if name in cols else None
+            value = row.get(cols[name]) if name in cols else None
+            if name == "received_on" and received_on is not None and _text(value) is None:
+                return received_on  # the day given once, for a row without its own
+            return value
 
         number = _text(get("permit_number"))
 
