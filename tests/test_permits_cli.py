@@ -532,7 +532,7 @@ def screening(tmp_path: Path, layers_path: Path) -> dict[str, Path]:
     return out
 
 
-def _permit(target: str, number: str, lay: list[str]) -> dict:
+def _shown(target: str, number: str, lay: list[str]) -> dict:
     r = _run("show", target, number, "--json", *lay)
     assert r.exit_code == 0, r.output
     return json.loads(r.output)
@@ -547,18 +547,18 @@ def test_cli_add_a_permit_from_a_screening_output(target: str, layers_path: Path
     assert r.exit_code == 1 and "has 3 features" in r.output and "--site-layer FILE --site-id ID" in r.output
     r = _run("add", target, "--site-layer", gpkg, "--site-id", "S02", *app)
     assert r.exit_code == 0, r.output
-    p = _permit(target, "ESC-2026-0001", lay)
+    p = _shown(target, "ESC-2026-0001", lay)
     # Measured from the screened site (never typed); the screening's common plan comes with it.
     assert p["disturbed_sqft"] == pytest.approx(5000, abs=0.5) and p["plan_id"] == "P1"
     assert p["permit_decision"] == "required" and p["site_address"] == "2 Screened St"
     # --where alone, on the CSV the screening wrote (it reads back with its CRS).
     r = _run("add", target, "--site-layer", csv_, "--where", "site_id = 'S01'", *app)
     assert r.exit_code == 0, r.output
-    assert _permit(target, "ESC-2026-0002", lay)["disturbed_sqft"] == pytest.approx(6000, abs=0.5)
+    assert _shown(target, "ESC-2026-0002", lay)["disturbed_sqft"] == pytest.approx(6000, abs=0.5)
     # The disturbed limits of a layer keyed by site_id: the picked site's.
     r = _run("add", target, "--site-layer", gpkg, "--site-id", "S01", "--disturbed", str(screening["limits"]), *app)
     assert r.exit_code == 0, r.output
-    assert _permit(target, "ESC-2026-0003", lay)["disturbed_sqft"] == pytest.approx(2000, abs=0.5)
+    assert _shown(target, "ESC-2026-0003", lay)["disturbed_sqft"] == pytest.approx(2000, abs=0.5)
     # None or several picked: one clear message each, exit 1, nothing added.
     refusals = {
         ("--site-id", "S09"): "--site-id 'S09' matches none of its 3 feature(s)",
@@ -602,7 +602,7 @@ def test_cli_import_a_screening_output_as_it_is(target: str, layers_path: Path, 
         "--field", "parcel_id=site_id", "--received-on", "2026-11-02", *lay,
     )  # fmt: skip
     assert r.exit_code == 0 and "Imported 2 permit(s)" in r.output, r.output
-    first, second = _permit(target, "ESC-2026-0001", lay), _permit(target, "ESC-2026-0002", lay)
+    first, second = _shown(target, "ESC-2026-0001", lay), _shown(target, "ESC-2026-0002", lay)
     assert (first["site_address"], first["parcel_id"], first["received_on"]) == ("1 Screened St", "S01", "2026-11-02")
     assert first["disturbed_sqft"] == pytest.approx(6000, abs=0.5) and first["status"] == "application_received"
     assert (second["site_address"], second["plan_id"]) == ("2 Screened St", "P1")
