@@ -642,5 +642,9 @@ def test_cli_a_mistyped_option_value_names_the_nearest(target: str, layers_path:
     assert r.exit_code == 1 and "Did you mean 'A1'?" in r.output
     r = _run("amend", target, "ESC-2026-0001", "--trigger", "orignal", "--description", "x", *lay)
     assert r.exit_code == 1 and "Did you mean 'original'?" in r.output
+    schedule = Path(__file__).parents[1] / "examples" / "fee-schedule.example.toml"
+    fee = ["--amount", "1", "--paid-on", "2026-11-02", "--receipt", "R-1", "--fees", str(schedule), *lay]
+    r = _run("fee", target, "ESC-2026-0002", "--kind", "aplication", *fee)
+    assert r.exit_code == 1 and "Did you mean 'application'?" in r.output, r.output
     r = _run("case", target, "ENF-2026-0001", "--costs-from", "biled", *lay)  # click's own choice
     assert r.exit_code == 2 and "Did you mean 'billed'?" in r.output

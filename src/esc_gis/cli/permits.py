@@ -87,8 +87,10 @@ def _open(registry: str, layers_path: str | None) -> Iterator[Any]:
         reg.close()
 
 
-#: "one of a, b", "use a, b", "the states are a, b", "lists (a, b)": the options a refused value was checked against.
-_OPTIONS = re.compile(r"(?:one of|the states are|use|lists)\s+\(?(?P<opts>[\w-]+(?:,\s*[\w-]+)+)")
+#: "one of a, b", "use a, b", "the states are a, b", "(a, b)": the options a refused value was checked against.
+_OPTIONS = re.compile(
+    r"(?:(?:one of|the states are|use)\s+(?P<opts>[\w-]+(?:,\s*[\w-]+)+))|\((?P<listed>[\w-]+(?:,\s*[\w-]+)+)\)"
+)
 _QUOTED = re.compile(r"'([^']*)'")
 
 
@@ -104,12 +106,15 @@ def _nearest_hint(text: str) -> str:
     " Did you mean 'approved'?"
     >>> _nearest_hint("'xyz' is not a permit state; the states are approved, active.")
     ''
+    >>> _nearest_hint("'aplication' is not a fee in the schedule (application, reinspection).")
+    " Did you mean 'application'?"
     """
     found, value = _OPTIONS.search(text), _QUOTED.search(text)
     if not found or not value:
         return ""
     # Case aside, as a typed 'a1' is meant as the ground 'A1'.
-    options = {o.strip().lower(): o.strip() for o in found.group("opts").split(",")}
+    listed = found.group("opts") or found.group("listed")
+    options = {o.strip().lower(): o.strip() for o in listed.split(",")}
     typed = value.group(1)
     near = difflib.get_close_matches(typed.lower(), list(options), n=1)
     return f" Did you mean {options[near[0]]!r}?" if near and options[near[0]] != typed else ""
