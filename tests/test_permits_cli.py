@@ -606,6 +606,17 @@ def test_cli_import_a_screening_output_as_it_is(target: str, layers_path: Path, 
     assert (first["site_address"], first["parcel_id"], first["received_on"]) == ("1 Screened St", "S01", "2026-11-02")
     assert first["disturbed_sqft"] == pytest.approx(6000, abs=0.5) and first["status"] == "application_received"
     assert (second["site_address"], second["plan_id"]) == ("2 Screened St", "P1")
+    # The GeoPackage the screening wrote goes in the same way.
+    gpkg = str(screening["gpkg"])
+    r = _run("import", target, gpkg, "--where", "site_id = 'S03'", "--field", "site_address=name",
+             "--received-on", "2026-11-03", *lay)  # fmt: skip
+    assert r.exit_code == 0 and "Imported 1 permit(s)" in r.output, r.output
+    third = _shown(target, "ESC-2026-0003", lay)
+    assert (third["site_address"], third["received_on"], third["permit_decision"]) == (
+        "3 Screened St",
+        "2026-11-03",
+        "not_required",  # 1,000 sq ft: under the § 540-4A(1)(a) thresholds
+    )
 
 
 def test_import_received_on_stands_for_rows_without_their_own() -> None:
