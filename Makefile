@@ -104,7 +104,7 @@ demo: $(STAMP) $(ASSETS)
 		--plan-date 2026-05-20 --layers $(DEMO_LAYERS) --who demo
 	$(PERMITS) amend $(REG) ESC-2026-0102 --trigger B2 --plan-date 2026-11-28 --permission-on 2026-11-29 \
 		--description "Second row of silt fence and a sediment trap along the east edge" \
-		--permission-by "Made-up Zoning Administrator" --requested-by "Made-up Builder" --layers $(DEMO_LAYERS) --who demo
+		--permission-by "Made-up Director of Public Works" --requested-by "Made-up Builder" --layers $(DEMO_LAYERS) --who demo
 	$(PERMITS) amendments $(REG) --layers $(DEMO_LAYERS)
 	$(PERMITS) receipts $(REG) -o out/demo_fee_receipts.csv --overwrite --layers $(DEMO_LAYERS)
 	$(PERMITS) cases $(REG) --layers $(DEMO_LAYERS)

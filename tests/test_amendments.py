@@ -44,7 +44,7 @@ def amend(reg: Registry, number: str, trigger: str = "B1", **kw):
         "description": "Second basin added at the west outlet",
         "plan_date": date(2026, 11, 16),
         "permission_on": date(2026, 11, 18),
-        "permission_by": "J. Zoning Administrator",
+        "permission_by": "J. Example, Director of Public Works",
     }
     return reg.amend(number, trigger=trigger, **{**args, **kw})
 
@@ -61,7 +61,7 @@ def test_original_then_amendments_are_numbered_with_their_permission(reg, active
         "B1",
         date(2026, 11, 16),
         date(2026, 11, 18),
-        "J. Zoning Administrator",
+        "J. Example, Director of Public Works",
     )
     assert a.effective_on == date(2026, 11, 18)  # default: the day of the permission
     b = amend(reg, active, "B2", plan_date=date(2026, 11, 20), permission_on=date(2026, 11, 21),
@@ -160,11 +160,17 @@ def test_a_notice_comes_first_and_the_amended_plan_answers_it(reg, active: str) 
     assert [e.kind for e in reg.get(active).events].count("plan_notice") == 3
 
 
-def test_a_plan_file_is_kept_with_its_checksum(reg, active: str, tmp_path: Path) -> None:
+def test_a_plan_file_is_kept_by_its_name_with_its_checksum(
+    reg, active: str, target: str, layers_path: Path, tmp_path: Path
+) -> None:
     f = tmp_path / "plan-rev1.pdf"
     f.write_bytes(b"%PDF-1.4 made-up plan")
     a = amend(reg, active, plan_file=f)
-    assert a.plan_file == str(f.resolve()) and a.plan_sha256 == hashlib.sha256(f.read_bytes()).hexdigest()
+    # The name only: the bytes' SHA-256 identifies the file, and the clerk's folder is no part of the record.
+    assert a.plan_file == "plan-rev1.pdf" and a.plan_sha256 == hashlib.sha256(f.read_bytes()).hexdigest()
+    assert reg.plan_versions(active)[-1].plan_file == "plan-rev1.pdf"
+    r = run_permits("amendments", target, active, "--layers", str(layers_path))
+    assert "file plan-rev1.pdf (sha256" in r.output and str(tmp_path) not in r.output
     with pytest.raises(ValidationError, match="cannot be read"):
         amend(reg, active, plan_file=tmp_path / "missing.pdf")
 
@@ -337,3 +343,21 @@ def test_clerks_amending_one_permit_at_once_get_the_next_versions(target: str, l
         t.join()
     assert not errors, errors
     assert sorted(v.version for v in reg.plan_versions(active)) == [1, 2, 3, 4]
+
+
+def test_the_documented_permission_is_the_administering_authoritys() -> None:
+    """§ 540-1C: "The Village Board hereby designates the Village Public Works Director to administer
+    and enforce the provisions of this article. Any powers granted or duties imposed upon the Village
+    Public Works Director may be delegated in writing". The README's and the demo's examples of
+    `--permission-by` model that official, not a zoning administrator.
+    """
+    import re
+
+    root = Path(__file__).parents[1]
+    given = [
+        (name, who)
+        for name in ("README.md", "Makefile")
+        for who in re.findall(r'--permission-by "([^"]+)"', (root / name).read_text(encoding="utf-8"))
+    ]
+    assert {name for name, _ in given} == {"README.md", "Makefile"}
+    assert all("Director of Public Works" in who for _, who in given), given

@@ -358,3 +358,76 @@ def test_public_outputs_never_show_inspectors_notes_or_photos(reg, active, targe
     assert_hidden(public_outputs(target, lay, tmp_path, ics_on="2026-11-16"), active, (*planted, png[16:]))
     # The same notes are in the registry (the test plants what it greps for).
     assert NOTES[0] in {r.assessment for r in reg.get(active).reports}
+
+
+def test_show_gives_inspection_times_on_the_village_clock_and_deadlines_in_date_order(
+    reg, active, target: str, layers_path
+) -> None:
+    """The clerk types Village time (the profile's timezone, America/Chicago); show answers in it."""
+    lay = ["--layers", str(layers_path)]
+    args = ["--inspector", "Ina", "--assessment", "fence sagging", "--deficiency", "fence down", *lay]
+    assert _run("inspect", target, active, "--at", "2026-11-16T09:30", *args).exit_code == 0
+    (rep,) = reg.get(active).reports
+    assert rep.inspected_at == datetime(2026, 11, 16, 15, 30, tzinfo=UTC)  # stored in UTC (CST is UTC-6)
+    r = _run("show", target, active, *lay)
+    assert r.exit_code == 0, r.output
+    assert f"#{rep.id} 2026-11-16 09:30 CST Ina" in r.output and "15:30Z" not in r.output
+    assert "started_at" in r.output and "2026-11-09 02:00 CST" in r.output  # 08:00 UTC, as the clerk's clock reads
+    lines = [line.strip() for line in r.output.split("\ndeadlines:\n")[1].strip().splitlines()]
+    days = [line.split()[0] for line in lines]
+    # The permit's expiry (2027) is computed first, the 24-hour repair (2026-11-17 09:30 CST) among the
+    # last: listed by date all the same, the repair at the time it falls due on the Village's clock.
+    assert days == sorted(days) and len(days) >= 3 and days[-1] == "2027-05-02", lines
+    assert any(line.startswith("2026-11-17 09:30 CST  repair") for line in lines), r.output
+    shown = json.loads(_run("show", target, active, "--json", *lay).output)
+    assert [d["due"][:10] for d in shown["deadlines"]] == days
+
+
+def test_the_archive_quotes_formula_text_and_its_checksums_still_verify(
+    reg, active, target: str, layers_path, tmp_path: Path
+) -> None:
+    """Free text that a spreadsheet runs as a formula starts with ' in the archive, as in the log."""
+    import csv
+    import io
+    import subprocess
+    import zipfile
+
+    from esc_gis.registry.private_export import read_photos
+
+    photo = tmp_path / "=cmd.png"
+    photo.write_bytes(tiny_png())
+    rep = reg.inspect(
+        active,
+        report(
+            inspector='=HYPERLINK("http://x","y")',
+            assessment="-2+3 controls",
+            work_done="@SUM(A1)",
+            phase="grading",
+            deficiencies=["+1 fence down"],
+            photos=[photo],
+            location=centre(reg, active),
+        ),
+        who="=clerk",
+    )
+    reg.repaired(active, [rep.deficiencies[0].id], on=AT + timedelta(hours=2), who="c", detail="=re-set")
+    out = tmp_path / "a.zip"
+    assert _run("export-inspections", target, "-o", str(out), "--layers", str(layers_path)).exit_code == 0
+    with zipfile.ZipFile(out) as z:
+        insp, defs, photos = (list(csv.DictReader(io.StringIO(z.read(n).decode()))) for n in ARCHIVE_CSVS)
+        z.extractall(tmp_path / "x")
+    assert (insp[0]["inspector"], insp[0]["assessment"], insp[0]["work_done"], insp[0]["recorded_by"]) == (
+        '\'=HYPERLINK("http://x","y")',
+        "'-2+3 controls",
+        "'@SUM(A1)",
+        "'=clerk",
+    )
+    assert insp[0]["phase"] == "grading" and float(insp[0]["location_x"]) == centre(reg, active).x
+    assert (defs[0]["description"], defs[0]["repair_detail"]) == ("'+1 fence down", "'=re-set")
+    assert photos[0]["filename"] == "'=cmd.png" and photos[0]["file"] == f"photos/{photos[0]['id']}-_cmd.png"
+    # The checksums still verify, with sha256sum itself and on reading back.
+    check = subprocess.run(["sha256sum", "-c", "SHA256SUMS"], cwd=tmp_path / "x", capture_output=True, text=True)
+    assert check.returncode == 0 and ": OK" in check.stdout, check.stdout + check.stderr
+    assert read_photos(out) == {int(photos[0]["id"]): tiny_png()}
+
+
+ARCHIVE_CSVS = ("inspections.csv", "deficiencies.csv", "photos.csv")

@@ -511,3 +511,161 @@ def test_cli_pause_retraction_suspension_and_plans(tmp_path: Path, layers_path: 
     )
     r = _run("reinstate", reg, n, "--reasons", "Complied.", "--on", "2026-12-05", *lay)
     assert r.exit_code == 0 and "active" in r.output, r.output
+
+
+# --- A permit from a screening output (issue 24) ----------------------------------------------
+
+
+@pytest.fixture
+def screening(tmp_path: Path, layers_path: Path) -> dict[str, Path]:
+    """`esc-gis screen` of three sites sent in degrees, written as GeoPackage and as CSV.
+
+    S01 6,000 sq ft and S02 5,000 sq ft (on common plan P1) need a permit (4,000 sq ft or more,
+    § 540-4A(1)(a)); S03 1,000 sq ft does not. Disturbed limits keyed by site_id: S01 2,000 sq ft,
+    S02 3,000 sq ft.
+    """
+    rows = [
+        {"site_id": "S01", "name": "1 Screened St", "plan_id": None, "geometry": square_sqft(100, 100, 6000)},
+        {"site_id": "S02", "name": "2 Screened St", "plan_id": "P1", "geometry": square_sqft(400, 100, 5000)},
+        {"site_id": "S03", "name": "3 Screened St", "plan_id": None, "geometry": square_sqft(700, 100, 1000)},
+    ]
+    sent = tmp_path / "sites.geojson"
+    gpd.GeoDataFrame(rows, geometry="geometry", crs=CRS).to_crs("EPSG:4326").to_file(sent)
+    limits = tmp_path / "limits.gpkg"
+    gpd.GeoDataFrame(
+        {"site_id": ["S01", "S02"]}, geometry=[square_sqft(110, 110, 2000), square_sqft(410, 110, 3000)], crs=CRS
+    ).to_file(limits)
+    out = {"gpkg": tmp_path / "screening.gpkg", "csv": tmp_path / "screened.csv", "limits": limits}
+    for fmt in ("gpkg", "csv"):
+        r = CliRunner().invoke(cli, ["screen", str(sent), "--layers", str(layers_path), "-o", str(out[fmt])])
+        assert r.exit_code == 0, r.output
+    return out
+
+
+def _shown(target: str, number: str, lay: list[str]) -> dict:
+    r = _run("show", target, number, "--json", *lay)
+    assert r.exit_code == 0, r.output
+    return json.loads(r.output)
+
+
+def test_cli_add_a_permit_from_a_screening_output(target: str, layers_path: Path, screening) -> None:
+    lay = ["--layers", str(layers_path)]
+    assert _run("init", target, *lay).exit_code == 0
+    app = ["--address", "2 Screened St", "--received", "2026-11-02", *lay]
+    gpkg, csv_ = str(screening["gpkg"]), str(screening["csv"])
+    r = _run("add", target, "--site", gpkg, *app)  # a layer of many is not one site
+    assert r.exit_code == 1 and "has 3 features" in r.output and "--site-layer FILE --site-id ID" in r.output
+    r = _run("add", target, "--site-layer", gpkg, "--site-id", "S02", *app)
+    assert r.exit_code == 0, r.output
+    p = _shown(target, "ESC-2026-0001", lay)
+    # Measured from the screened site (never typed); the screening's common plan comes with it.
+    assert p["disturbed_sqft"] == pytest.approx(5000, abs=0.5) and p["plan_id"] == "P1"
+    assert p["permit_decision"] == "required" and p["site_address"] == "2 Screened St"
+    # --where alone, on the CSV the screening wrote (it reads back with its CRS).
+    r = _run("add", target, "--site-layer", csv_, "--where", "site_id = 'S01'", *app)
+    assert r.exit_code == 0, r.output
+    assert _shown(target, "ESC-2026-0002", lay)["disturbed_sqft"] == pytest.approx(6000, abs=0.5)
+    # The disturbed limits of a layer keyed by site_id: the picked site's.
+    r = _run("add", target, "--site-layer", gpkg, "--site-id", "S01", "--disturbed", str(screening["limits"]), *app)
+    assert r.exit_code == 0, r.output
+    assert _shown(target, "ESC-2026-0003", lay)["disturbed_sqft"] == pytest.approx(2000, abs=0.5)
+    # None or several picked: one clear message each, exit 1, nothing added.
+    refusals = {
+        ("--site-id", "S09"): "--site-id 'S09' matches none of its 3 feature(s)",
+        ("--site-id", "s01"): "Did you mean 'S01'?",
+        ("--where", "permit = 'required'"): "matches 2 features (rows 1, 2) (site_id S01, S02); one site is expected",
+        ("--where", "permit = 'revoked'"): "--where \"permit = 'revoked'\" matches no feature",
+        ("--where", "site_id = 'S03'", "--site-id", "S01"): "--site-id 'S01' matches none of the 1 feature(s)",
+    }
+    for args, said in refusals.items():
+        r = _run("add", target, "--site-layer", gpkg, *args, *app)
+        assert r.exit_code == 1 and said in r.output, r.output
+    r = _run("add", target, "--site-layer", gpkg, "--where", "permt = 'x'", *app)
+    assert r.exit_code == 1 and "not valid SQL" in r.output
+    for args in (["--site", gpkg, "--site-layer", gpkg], ["--site", gpkg, "--site-id", "S01"], []):
+        r = _run("add", target, *args, *app)
+        assert r.exit_code == 2 and "--site-layer" in r.output, r.output
+    assert _run("list", target, *lay).output.strip().endswith("3 permit(s).")
+
+
+def test_cli_import_a_screening_output_as_it_is(target: str, layers_path: Path, screening) -> None:
+    lay = ["--layers", str(layers_path)]
+    assert _run("init", target, *lay).exit_code == 0
+    csv_ = str(screening["csv"])
+    # What a screening lacks is named with the option that supplies it, both at once.
+    r = _run("import", target, csv_, *lay)
+    assert r.exit_code == 1 and "2 problems" in r.output, r.output
+    assert "has no site_address column. Fix: map the column that holds it with --field site_address=COLUMN" in r.output
+    assert "has no received_on column. Fix: give the day the applications came in with --received-on" in r.output
+    # Every bad mapping at once, each with its nearest.
+    r = _run("import", target, csv_, "--field", "site_adress=name", "--field", "parcel_id=parcel", *lay)
+    assert r.exit_code == 1 and "4 problems" in r.output, r.output
+    assert "'site_adress' is not an import column" in r.output and "Did you mean 'site_address'?" in r.output
+    assert "has no column 'parcel'" in r.output and "--received-on" in r.output
+    r = _run("import", target, csv_, "--field", "site_address=adress", "--received-on", "2026-11-02", *lay)
+    assert r.exit_code == 1 and "1 problem found" in r.output, r.output  # the refused mapping, once
+    assert "has no column 'adress'" in r.output
+    r = _run("import", target, csv_, "--field", "site_address", *lay)
+    assert r.exit_code == 2 and "NAME=COLUMN" in r.output
+    r = _run(
+        "import", target, csv_, "--where", "permit = 'required'", "--field", "SITE_ADDRESS=Name",
+        "--field", "parcel_id=site_id", "--received-on", "2026-11-02", *lay,
+    )  # fmt: skip
+    assert r.exit_code == 0 and "Imported 2 permit(s)" in r.output, r.output
+    first, second = _shown(target, "ESC-2026-0001", lay), _shown(target, "ESC-2026-0002", lay)
+    assert (first["site_address"], first["parcel_id"], first["received_on"]) == ("1 Screened St", "S01", "2026-11-02")
+    assert first["disturbed_sqft"] == pytest.approx(6000, abs=0.5) and first["status"] == "application_received"
+    assert (second["site_address"], second["plan_id"]) == ("2 Screened St", "P1")
+    # The GeoPackage the screening wrote goes in the same way.
+    gpkg = str(screening["gpkg"])
+    r = _run("import", target, gpkg, "--where", "site_id = 'S03'", "--field", "site_address=name",
+             "--received-on", "2026-11-03", *lay)  # fmt: skip
+    assert r.exit_code == 0 and "Imported 1 permit(s)" in r.output, r.output
+    third = _shown(target, "ESC-2026-0003", lay)
+    assert (third["site_address"], third["received_on"], third["permit_decision"]) == (
+        "3 Screened St",
+        "2026-11-03",
+        "not_required",  # 1,000 sq ft: under the § 540-4A(1)(a) thresholds
+    )
+
+
+def test_import_received_on_stands_for_rows_without_their_own() -> None:
+    from esc_gis.registry.imports import applications_from_frame
+
+    frame = gpd.GeoDataFrame(
+        {"ADDR": ["1 A St", "2 B St"], "Recvd": ["2026-10-01", None]},
+        geometry=[square_sqft(100, 100, 5000), square_sqft(400, 100, 5000)],
+        crs=CRS,
+    )
+    apps, problems = applications_from_frame(
+        frame, source="x", fields={"site_address": "addr", "received_on": "RECVD"}, received_on=date(2026, 11, 2)
+    )
+    assert problems == [] and [(a.site_address, a.received_on) for a in apps] == [
+        ("1 A St", date(2026, 10, 1)),  # its own day wins
+        ("2 B St", date(2026, 11, 2)),
+    ]
+    apps, problems = applications_from_frame(frame, source="x", fields={"site_address": "addr", "received_on": "Recvd"})
+    assert problems == [] and apps[1].received_on is None  # refused later, by the registry, naming the row
+
+
+def test_cli_a_mistyped_option_value_names_the_nearest(target: str, layers_path: Path, permits_layer: Path) -> None:
+    lay = ["--layers", str(layers_path)]
+    assert _run("init", target, *lay).exit_code == 0
+    assert _run("import", target, str(permits_layer), *lay).exit_code == 0
+    r = _run("transition", target, "ESC-2026-0002", "aproved", *lay)
+    assert r.exit_code == 1 and "'aproved' is not a permit state" in r.output and "Did you mean 'approved'?" in r.output
+    r = _run("transition", target, "ESC-2026-0002", "xyzzy", *lay)
+    assert r.exit_code == 1 and "is not a permit state" in r.output and "Did you mean" not in r.output
+    r = _run("list", target, "--status", "activ", *lay)
+    assert r.exit_code == 1 and "Did you mean 'active'?" in r.output
+    enforce = ["--address", "9 X St", "--on", "2026-11-20", "--reasons", "graded", *lay]
+    r = _run("enforce", target, "--ground", "a1", *enforce)
+    assert r.exit_code == 1 and "Did you mean 'A1'?" in r.output
+    r = _run("amend", target, "ESC-2026-0001", "--trigger", "orignal", "--description", "x", *lay)
+    assert r.exit_code == 1 and "Did you mean 'original'?" in r.output
+    schedule = Path(__file__).parents[1] / "examples" / "fee-schedule.example.toml"
+    fee = ["--amount", "1", "--paid-on", "2026-11-02", "--receipt", "R-1", "--fees", str(schedule), *lay]
+    r = _run("fee", target, "ESC-2026-0002", "--kind", "aplication", *fee)
+    assert r.exit_code == 1 and "Did you mean 'application'?" in r.output, r.output
+    r = _run("case", target, "ENF-2026-0001", "--costs-from", "biled", *lay)  # click's own choice
+    assert r.exit_code == 2 and "Did you mean 'billed'?" in r.output

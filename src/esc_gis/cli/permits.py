@@ -7,10 +7,13 @@ subcommand works the same on both. Each is a thin wrapper over
 
 from __future__ import annotations
 
+import difflib
 import json
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import date, datetime, timezone
+from dataclasses import replace
+from datetime import date, datetime, time, timezone
 from typing import Any
 
 import click
@@ -27,7 +30,7 @@ from esc_gis.cli._options import (
     overwrite_option,
     where_option,
 )
-from esc_gis.errors import Problem, ValidationError
+from esc_gis.errors import EscGisError, Problem, ValidationError
 
 _REGISTRY = click.argument("registry")
 _LAYERS = layers_option("Layer set (default: the Village's); sites are measured in its CRS.")
@@ -65,13 +68,75 @@ def _when_text(due: Any, profile: Any) -> str:
 
 @contextmanager
 def _open(registry: str, layers_path: str | None) -> Iterator[Any]:
+    """Open REGISTRY; a refused value of an enumerated option (state, ground, trigger, ...) gets its nearest."""
     from esc_gis.registry import open_registry
 
     reg = open_registry(registry, layers=layers_path)
     try:
         yield reg
+    except ValidationError as exc:
+        problems = [_suggested_problem(p) for p in exc.problems]
+        if problems == exc.problems:
+            raise
+        raise ValidationError(problems) from None
+    except EscGisError as exc:
+        hint = _nearest_hint(str(exc))
+        if not hint or len(exc.args) != 1:
+            raise
+        raise type(exc)(f"{exc}{hint}") from None
     finally:
         reg.close()
+
+
+#: "one of a, b", "use a, b", "the states are a, b", "(a, b)": the options a refused value was checked against.
+_OPTIONS = re.compile(
+    r"(?:(?:one of|the states are|use)\s+(?P<opts>[\w-]+(?:,\s*[\w-]+)+))|\((?P<listed>[\w-]+(?:,\s*[\w-]+)+)\)"
+)
+_QUOTED = re.compile(r"'([^']*)'")
+
+
+def _nearest_hint(text: str) -> str:
+    """Return `` Did you mean 'x'?`` for the first quoted value of ``text`` near one of the options it lists.
+
+    Click suggests the nearest option *name* (``--stauts``); option *values* are checked by the
+    registry and the profile, whose messages quote the value and list the options.
+
+    Examples
+    --------
+    >>> _nearest_hint("'aproved' is not a permit state; the states are approved, active.")
+    " Did you mean 'approved'?"
+    >>> _nearest_hint("'xyz' is not a permit state; the states are approved, active.")
+    ''
+    >>> _nearest_hint("'aplication' is not a fee in the schedule (application, reinspection).")
+    " Did you mean 'application'?"
+    """
+    found, value = _OPTIONS.search(text), _QUOTED.search(text)
+    if not found or not value:
+        return ""
+    # Case aside, as a typed 'a1' is meant as the ground 'A1'.
+    listed = found.group("opts") or found.group("listed")
+    options = {o.strip().lower(): o.strip() for o in listed.split(",")}
+    typed = value.group(1)
+    near = difflib.get_close_matches(typed.lower(), list(options), n=1)
+    return f" Did you mean {options[near[0]]!r}?" if near and options[near[0]] != typed else ""
+
+
+def _suggested_problem(p: Problem) -> Problem:
+    hint = "" if "Did you mean" in p.fix else _nearest_hint(f"{p.message} {p.fix}")
+    return replace(p, fix=f"{p.fix}{hint}" if p.fix else hint.strip()) if hint else p
+
+
+class _Choice(click.Choice):
+    """A click choice whose refusal names the nearest choice (click names the choices only)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        try:
+            return super().convert(value, param, ctx)
+        except click.BadParameter as exc:
+            near = difflib.get_close_matches(str(value), [str(c) for c in self.choices], n=1)
+            if not near:
+                raise
+            self.fail(f"{exc.message} Did you mean {near[0]!r}?", param, ctx)
 
 
 def _basis(basis: str) -> str:
@@ -116,13 +181,23 @@ def init(registry: str, layers_path: str | None) -> None:
 
 @permits.command(short_help="Add an application; the disturbed area is measured, never typed.")
 @_REGISTRY
-@click.option("--site", "site_path", required=True, type=VECTOR, help="Site boundary layer (one polygon).")
+@click.option("--site", "site_path", type=VECTOR, default=None, help="Site boundary layer (one polygon).")
+@click.option(
+    "--site-layer",
+    type=VECTOR,
+    default=None,
+    help="A layer of many sites (a screening output, `esc-gis screen -o`): the site is the one that "
+    "--site-id and/or --where pick; its plan_id and activity are taken unless given.",
+)
+@click.option("--site-id", default=None, help="The site's site_id in --site-layer (e.g. S07).")
+@where_option("OGR SQL WHERE clause picking the one site of --site-layer.")
+@click.option("--layer", "site_layer_name", default=None, help="Layer name in a multi-layer --site-layer file.")
 @click.option(
     "--disturbed",
     "disturbed_path",
     type=VECTOR,
     default=None,
-    help="Disturbed-limits layer (one polygon); default the whole site.",
+    help="Disturbed-limits layer (one polygon, or with --site-id the one with that site_id); default the whole site.",
 )
 @click.option("--address", required=True, help="Site address.")
 @click.option("--received", required=True, help="Day the complete application was received (YYYY-MM-DD).")
@@ -151,7 +226,11 @@ def init(registry: str, layers_path: str | None) -> None:
 @_WHO
 def add(
     registry: str,
-    site_path: str,
+    site_path: str | None,
+    site_layer: str | None,
+    site_id: str | None,
+    where: str | None,
+    site_layer_name: str | None,
     disturbed_path: str | None,
     address: str,
     received: str,
@@ -171,11 +250,26 @@ def add(
     layers_path: str | None,
     who: str | None,
 ) -> None:
-    """Add a permit application to REGISTRY."""
+    """Add a permit application to REGISTRY.
+
+    The site is the one polygon of --site, or the site of a screening output (--site-layer)
+    that --site-id and/or --where pick: the clerk's application for a site the screening
+    found to need a permit.
+    """
     from esc_gis.registry import Application, Party
 
-    site, crs = _one_polygon(site_path, assume_crs)
-    disturbed = _one_polygon(disturbed_path, assume_crs, crs)[0] if disturbed_path else None
+    if (site_path is None) == (site_layer is None):
+        raise click.UsageError("give the site: --site FILE (one polygon), or --site-layer FILE with --site-id/--where.")
+    if site_path is not None and (site_id or where or site_layer_name):
+        raise click.UsageError("--site-id, --where and --layer pick a site of --site-layer; --site has one.")
+    if site_layer is not None:
+        site, crs, row = _picked_site(site_layer, site_id, where, site_layer_name, assume_crs)
+        plan_id = plan_id or row.get("plan_id")
+        activity = activity or row.get("activity")
+    else:
+        assert site_path is not None
+        site, crs = _one_polygon(site_path, assume_crs)
+    disturbed = _disturbed_polygon(disturbed_path, assume_crs, crs, site_id) if disturbed_path else None
     parties = []
     if landowner or landowner_phone or landowner_email:
         parties.append(Party("landowner", landowner or "", phone=landowner_phone, email=landowner_email))
@@ -200,7 +294,38 @@ def add(
         click.echo(_describe(reg.get(n)))
 
 
-def _one_polygon(path: str, assume_crs: str | None, to_crs: Any = None) -> tuple[Any, Any]:
+def _picked_site(
+    path: str, site_id: str | None, where: str | None, layer: str | None, assume_crs: str | None
+) -> tuple[Any, Any, dict[str, Any]]:
+    """Return the picked site of a layer of many: geometry, CRS, and its non-empty text fields."""
+    from esc_gis.crs import assign_crs
+    from esc_gis.registry.imports import pick_site
+
+    one = assign_crs(pick_site(path, site_id=site_id, where=where, layer=layer), assume_crs=assume_crs, source=path)
+    row = {k: v.strip() for k, v in one.drop(columns=one.geometry.name).iloc[0].items() if isinstance(v, str)}
+    return one.geometry.iloc[0], one.crs, {k: v for k, v in row.items() if v}
+
+
+def _disturbed_polygon(path: str, assume_crs: str | None, crs: Any, site_id: str | None) -> Any:
+    """Return the disturbed limits: a layer's one polygon, or with a site id the one keyed by it (many)."""
+    from esc_gis.crs import assign_crs
+    from esc_gis.io import read_layer
+    from esc_gis.registry.imports import pick_site
+
+    if site_id is not None and len(read_layer(path)) > 1:
+        one = assign_crs(pick_site(path, site_id=site_id), assume_crs=assume_crs, source=path)
+        return one.to_crs(crs).geometry.iloc[0]
+    fix = "give a layer with the one disturbed-limits polygon, or with --site-id one keyed by site_id."
+    return _one_polygon(path, assume_crs, crs, fix=fix)[0]
+
+
+_ONE_SITE = (
+    "give a layer with the one site; for a layer of many (a screening output), pick the site with "
+    "--site-layer FILE --site-id ID (or --where SQL), or import them all (esc-gis permits import)."
+)
+
+
+def _one_polygon(path: str, assume_crs: str | None, to_crs: Any = None, *, fix: str = _ONE_SITE) -> tuple[Any, Any]:
     from esc_gis.crs import assign_crs
     from esc_gis.io import read_layer
 
@@ -212,7 +337,7 @@ def _one_polygon(path: str, assume_crs: str | None, to_crs: Any = None) -> tuple
                     path,
                     None,
                     f"has {len(gdf)} features; one polygon is expected.",
-                    "give a layer with the one site (or use esc-gis permits import).",
+                    fix,
                 )
             ]
         )
@@ -232,8 +357,11 @@ def show(registry: str, number: str, as_json: bool, layers_path: str | None) -> 
 
     with _open(registry, layers_path) as reg:
         p = reg.get(number)
-        dues = permit_dues(p, on=reg.profile.today(), calendar=reg.calendar, profile=reg.profile)
+        prof = reg.profile
+        dues = permit_dues(p, on=prof.today(), calendar=reg.calendar, profile=prof)
         cases = reg.cases(permit_number=number)
+    # In date order, as `permits due` lists them; a day's timed deadlines before its end-of-day ones.
+    dues.sort(key=lambda d: (prof.day_of(d.due), _time_of_day(d.due, prof), d.what))
     fields = {
         k: v
         for k, v in p.__dict__.items()
@@ -253,6 +381,8 @@ def show(registry: str, number: str, as_json: bool, layers_path: str | None) -> 
         return
     width = max(map(len, fields))
     for k, v in fields.items():
+        if isinstance(v, datetime) and k != "updated_at":  # times the clerk typed, on the Village's clock
+            v = _when_text(v, prof)
         if v is not None:
             click.echo(f"{k:<{width}}  {v:,.0f}" if isinstance(v, float) else f"{k:<{width}}  {v}")
     click.echo("\nparties (private):")
@@ -267,19 +397,24 @@ def show(registry: str, number: str, as_json: bool, layers_path: str | None) -> 
         click.echo("\ninspections (private):")
     for r in p.reports:
         where = f" at ({r.location.x:.1f}, {r.location.y:.1f})" if r.location is not None else ""
-        click.echo(f"  #{r.id} {r.inspected_at:%Y-%m-%d %H:%M}Z {r.inspector}{where}: {r.assessment}")
+        click.echo(f"  #{r.id} {_when_text(r.inspected_at, prof)} {r.inspector}{where}: {r.assessment}")
         for label, text in (("work done", r.work_done), ("phase", r.phase)):
             if text:
                 click.echo(f"      {label}: {text}")
         for d in r.deficiencies:
-            state = f"repaired {d.repaired_at:%Y-%m-%d %H:%M}Z" if d.repaired_at else "OPEN"
+            state = f"repaired {_when_text(d.repaired_at, prof)}" if d.repaired_at else "OPEN"
             click.echo(f"      deficiency #{d.id} ({state}): {d.description}")
         for ph in r.photos:
             click.echo(f"      photo #{ph.id} {ph.filename} {ph.content_type} {ph.size_bytes} bytes sha256 {ph.sha256}")
     _echo_cases(cases)
     click.echo("\ndeadlines:")
     for d in dues:
-        click.echo(f"  {d.due}  {d.what} ({d.section}; {_basis(d.basis)})")
+        click.echo(f"  {_when_text(d.due, prof)}  {d.what} ({d.section}; {_basis(d.basis)})")
+
+
+def _time_of_day(due: date | datetime, profile: Any) -> time:
+    """Return a timed deadline's time on the office's clock; a day's deadline runs to the day's end."""
+    return profile.local(due).time() if isinstance(due, datetime) else time.max
 
 
 def _echo_cases(cases: list[Any]) -> None:
@@ -351,7 +486,7 @@ def enforce(
 @click.option("--costs-on", default=None, help="Day costs were billed or recovered, after the notice.")
 @click.option("--costs", type=float, default=None, help="The office's costs (with --notice or --costs-on).")
 @click.option(
-    "--costs-from", type=click.Choice(["billed", "guarantee"]), default=None, help="Billed, or from the guarantee."
+    "--costs-from", type=_Choice(["billed", "guarantee"]), default=None, help="Billed, or from the guarantee."
 )
 @click.option(
     "--guarantee",
@@ -500,7 +635,7 @@ def inspect(
         r = reg.inspect(number, report, who=who)
     opened = ", ".join(f"#{d.id}" for d in r.deficiencies)
     click.echo(
-        f"{number}: inspection #{r.id} recorded ({r.inspected_at:%Y-%m-%d %H:%M}Z, {r.inspector}); "
+        f"{number}: inspection #{r.id} recorded ({_when_text(r.inspected_at, reg.profile)}, {r.inspector}); "
         f"{len(r.deficiencies)} deficiency(ies){f' ({opened}) open repairs' if opened else ''}, "
         f"{len(r.photos)} photo(s)."
     )
@@ -706,6 +841,19 @@ def extend(
     default=None,
     help="Disturbed limits keyed by permit_number; a permit with none counts its whole site.",
 )
+@click.option(
+    "--field",
+    "field_items",
+    multiple=True,
+    metavar="NAME=COLUMN",
+    help="Read the import column NAME from LAYER's COLUMN (repeatable), e.g. site_address=ADDRESS.",
+)
+@click.option(
+    "--received-on",
+    default=None,
+    help="The day the applications came in (YYYY-MM-DD), for every row without its own received_on "
+    "(a screening output has none).",
+)
 @assume_crs_option("CRS of layers that have none.")
 @_LAYERS
 @_WHO
@@ -715,13 +863,23 @@ def import_(
     layer: str | None,
     where: str | None,
     disturbed_path: str | None,
+    field_items: tuple[str, ...],
+    received_on: str | None,
     assume_crs: str | None,
     layers_path: str | None,
     who: str | None,
 ) -> None:
-    """Import the permits of LAYER into REGISTRY (columns: see the README)."""
+    """Import the permits of LAYER into REGISTRY (columns: see the README).
+
+    A screening output goes in as it is, with the two things a screening does not know: the
+    site's address (--field site_address=COLUMN) and the day the applications came in
+    (--received-on). Pick the sites that need a permit with --where "permit = 'required'".
+    """
     from esc_gis.crs import assign_crs
     from esc_gis.io import read_layer
+
+    fields = _field_items(field_items)
+    day = _date(received_on, "received_on")
 
     frame = assign_crs(
         read_layer(layer_path, layer=layer, where=where, dates_as_text=True), assume_crs=assume_crs, source=layer_path
@@ -730,11 +888,26 @@ def import_(
         assign_crs(read_layer(disturbed_path), assume_crs=assume_crs, source=disturbed_path) if disturbed_path else None
     )
     with _open(registry, layers_path) as reg:
-        numbers = reg.import_frame(frame, source=layer_path, disturbed=disturbed, who=who)
+        numbers = reg.import_frame(
+            frame, source=layer_path, disturbed=disturbed, who=who, fields=fields, received_on=day
+        )
     click.echo(
         f"Imported {len(numbers)} permit(s) into {registry}: {', '.join(numbers[:5])}"
         f"{', ...' if len(numbers) > 5 else ''}."
     )
+
+
+def _field_items(items: tuple[str, ...]) -> dict[str, str]:
+    """Parse ``--field NAME=COLUMN`` items (the names are checked against the layer by the registry)."""
+    fields: dict[str, str] = {}
+    for item in items:
+        name, sep, column = item.partition("=")
+        if not sep or not name.strip() or not column.strip():
+            raise click.BadParameter(f"{item!r} is not NAME=COLUMN, e.g. site_address=ADDRESS.", param_hint="--field")
+        if name.strip().lower() in fields:
+            raise click.BadParameter(f"{name.strip()!r} is mapped twice.", param_hint="--field")
+        fields[name.strip().lower()] = column.strip()
+    return fields
 
 
 @permits.command(short_help="Export the permits as a layer (public fields unless --private).")
@@ -1068,7 +1241,7 @@ def _echo_guarantee(g: Any) -> None:
 @click.option(
     "--type",
     "type_",
-    type=click.Choice(["surety_bond", "cash_escrow", "letter_of_credit"]),
+    type=_Choice(["surety_bond", "cash_escrow", "letter_of_credit"]),
     required=True,
     help="The form of the guarantee.",
 )
@@ -1208,7 +1381,7 @@ def _echo_version(v: Any) -> None:
 @click.option("--effective-on", default=None, help="Day the modification takes effect (default: the permission's day).")
 @click.option("--requested-by", default=None, help="Who asked for the amendment (or who sent the notice).")
 @click.option("--notice", "notice_id", type=int, default=None, help="The open notice the amended plan answers.")
-@click.option("--plan-file", type=FILE, default=None, help="The plan version's file: its path and SHA-256 are kept.")
+@click.option("--plan-file", type=FILE, default=None, help="The plan version's file: its name and SHA-256 are kept.")
 @click.option(
     "--notified-on",
     default=None,

@@ -131,8 +131,9 @@ def export_inspections(registry: str, output: str, overwrite: bool, layers_path:
 
     The archive holds inspections.csv, deficiencies.csv, photos.csv (each photo's file name
     in the archive and its SHA-256) and the photos' bytes, each checked against its
-    recorded checksum on the way out, plus SHA256SUMS (``sha256sum -c`` checks it). Private:
-    written readable by you only.
+    recorded checksum on the way out, plus SHA256SUMS (``sha256sum -c`` checks it). Free text
+    that a spreadsheet would run as a formula (=, +, -, @ first) starts with ' in the CSVs, as
+    in the inspection log. Private: written readable by you only.
     """
     from esc_gis.cli.permits import _open
     from esc_gis.registry.private_export import export_inspections as export

@@ -6,6 +6,7 @@ __all__ = ["Amending"]
 
 import os
 from datetime import date
+from pathlib import Path
 from typing import Any
 
 from esc_gis.errors import Problem, ValidationError
@@ -130,7 +131,9 @@ class Amending(RegistryBase):
                 "permission_by": (permission_by or "").strip() or None,
                 "effective_on": effective_on,
                 "notice_id": notice,
-                "plan_file": path,
+                # The file's name only: its bytes' SHA-256 is what identifies it, and a clerk's
+                # folder (/home/clerk/...) is neither the plan's nor stable. Older rows keep theirs.
+                "plan_file": Path(path).name if path is not None else None,
                 "plan_sha256": digest,
                 "recorded_by": who,
                 "recorded_at": now,

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 __all__ = ["Intake"]
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 import geopandas as gpd
@@ -245,18 +245,30 @@ class Intake(RegistryBase):
             return self._select(cur, f"WHERE p.plan_id IN ({ph})", plans)
 
     def import_frame(
-        self, frame: gpd.GeoDataFrame, *, source: str, disturbed: gpd.GeoDataFrame | None = None, who: str | None = None
+        self,
+        frame: gpd.GeoDataFrame,
+        *,
+        source: str,
+        disturbed: gpd.GeoDataFrame | None = None,
+        who: str | None = None,
+        fields: Mapping[str, str] | None = None,
+        received_on: date | None = None,
     ) -> list[str]:
         """Import a layer of permits (:mod:`esc_gis.registry.imports`) in one transaction.
+
+        ``fields`` maps import columns to the layer's (``{"site_address": "ADDRESS"}``);
+        ``received_on`` is the day of every row without its own (a screening output has none).
 
         Raises
         ------
         ValidationError
-            With every bad row of the layer; nothing is imported then.
+            With every bad row of the layer, and every bad field-map item; nothing is imported then.
         """
         from esc_gis.registry.imports import applications_from_frame
 
-        apps, problems = applications_from_frame(frame, source=source, disturbed=disturbed)
+        apps, problems = applications_from_frame(
+            frame, source=source, disturbed=disturbed, fields=fields, received_on=received_on
+        )
         if not apps:
             raise ValidationError(problems or [Problem(source, None, "has no rows.", "export the permits again.")])
         return self.add_many(apps, who=who, source=source, kind="imported", prior=problems)

@@ -3,6 +3,7 @@
 One ``.zip`` (readable by its owner only) holds
 
 - ``inspections.csv``: every report's contents, its time in UTC and its point (X, Y in the registry's CRS);
+  free text that a spreadsheet would run as a formula (``=``, ``+``, ``-``, ``@``) starts with ``'``;
 - ``deficiencies.csv``: every deficiency, its repair's due time, when it was repaired and how;
 - ``photos.csv``: every photo's id, report, name, type, size, SHA-256 and file in the archive;
 - ``photos/<id>-<name>``: the photos' bytes, checked against their recorded SHA-256 on the way out;
@@ -66,11 +67,20 @@ def _iso(t: datetime | None) -> str | None:
     return None if t is None else t.isoformat()
 
 
+#: Columns the archive writes as they are: numbers, and the names a restore reads back (``file``
+#: is listed in ``SHA256SUMS``). Every other column is free text, quoted for spreadsheets.
+_AS_WRITTEN = frozenset({"location_x", "location_y", "sha256", "file"})
+
+
 def _csv(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> bytes:
+    from esc_gis._outputs import spreadsheet_text
+
     buf = io.StringIO(newline="")
     w = csv.DictWriter(buf, fieldnames=columns)
     w.writeheader()
-    w.writerows(rows)
+    # An inspector's name typed as =HYPERLINK(...) must not run when the office opens the CSV,
+    # as in the inspection log (a negative X, -123.4, stays a number).
+    w.writerows({k: v if k in _AS_WRITTEN else spreadsheet_text(v) for k, v in row.items()} for row in rows)
     return buf.getvalue().encode("utf-8")
 
 
