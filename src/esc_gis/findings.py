@@ -101,7 +101,7 @@ REGISTRY: dict[str, tuple[str, ...]] = {
     "deemed_approved": ("due",),
     "deemed_approval_too_early": ("day", "due"),
     "permit_expires": (),
-    "extension_too_long": ("days",),
+    "extension_too_long": ("days", "extended_days"),
     "start_notice": (),
     "weekly_inspection": (),
     "rain_inspection": ("inches", "event_start", "event_end"),
