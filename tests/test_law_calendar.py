@@ -275,7 +275,9 @@ def test_a_profile_may_keep_another_weekend(tmp_path: Path) -> None:
 
 
 def test_a_profile_without_a_calendar_takes_the_named_set() -> None:
-    prof = dataclasses.replace(load_profile(), tables={k: v for k, v in load_profile().tables.items() if k != "calendar"})
+    prof = dataclasses.replace(
+        load_profile(), tables={k: v for k, v in load_profile().tables.items() if k != "calendar"}
+    )
     assert profile_calendar(prof) == OfficeCalendar()
 
 
@@ -329,7 +331,10 @@ def test_a_calendar_that_is_not_a_table_is_refused(tmp_path: Path) -> None:
             {"calendar": {"holidays": "federal"}},
             "holidays 'federal' is not a named set (wisconsin_municipal) nor a list of dates",
         ),
-        ({"calendar": {"holidays": ["2026-02-30", "2026-12-24"]}}, "holiday '2026-02-30' is not a date (use YYYY-MM-DD)"),
+        (
+            {"calendar": {"holidays": ["2026-02-30", "2026-12-24"]}},
+            "holiday '2026-02-30' is not a date (use YYYY-MM-DD)",
+        ),
         ({"calendar": {"holidays": [], "weekend": ["sat", "funday"]}}, "weekend day 'funday' is not a day name"),
     ],
 )

@@ -60,7 +60,14 @@ X_DAYS = ("", "ordinance")
         # Received on a Saturday: the count starts on Monday (day 1).
         (W, False, D(2026, 11, 28), D(2026, 12, 29), "§ 540-8C(1)", W_DAYS),  # Dec 24 and 25 closed
         (X, False, D(2026, 11, 2), D(2026, 11, 16), "§ 23-8C(1)", X_DAYS),  # 10 business days
-        (X, True, D(2026, 11, 4), D(2026, 11, 25), "§ 23-8C(4)", X_DAYS),  # 15 business days: the day before Thanksgiving
+        (
+            X,
+            True,
+            D(2026, 11, 4),
+            D(2026, 11, 25),
+            "§ 23-8C(4)",
+            X_DAYS,
+        ),  # 15 business days: the day before Thanksgiving
         (X, True, D(2026, 11, 5), D(2026, 11, 30), "§ 23-8C(4)", X_DAYS),  # a day later: past the holidays and weekend
     ],
 )

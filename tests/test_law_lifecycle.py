@@ -118,7 +118,9 @@ def test_written_reasons_the_ordinance_does_not_require_cite_policy_not_a_sectio
             check_transition("active", "stop_work", reasons=" ")
         else:
             check_back("stop_work" if move == "retraction" else "suspended", move, "active", reasons="")
-    assert str(exc.value).startswith(f"Moving a permit to {move} needs written reasons (basis policy: the office's rule")
+    assert str(exc.value).startswith(
+        f"Moving a permit to {move} needs written reasons (basis policy: the office's rule"
+    )
 
 
 @pytest.mark.parametrize("name", sorted(PROFILES))
@@ -180,7 +182,9 @@ def test_a_bad_written_reasons_table_is_refused(table: dict, problem: str) -> No
 
 
 def test_a_table_of_states_and_moves_is_accepted() -> None:
-    table = {"lifecycle": {"written_reasons": {"closed": "§ 9", "retraction": {"section": "rule 10", "basis": "policy"}}}}
+    table = {
+        "lifecycle": {"written_reasons": {"closed": "§ 9", "retraction": {"section": "rule 10", "basis": "policy"}}}
+    }
     assert written_reasons(table) == {"closed": "basis ordinance: § 9", "retraction": "basis policy: rule 10"}
 
 
