@@ -393,7 +393,8 @@ def test_public_map_source_has_no_personal_data_and_a_stamp(layer_set) -> None:
     assert (
         "ESC-2026-0001" in html and "ESC-2026-0002" in html and "ESC-2026-0003" not in html
     )  # under review: not public
-    assert "Data as of 2026-11-30 09:15 UTC" in html and "Village Hall, 920-582-0000" in html
+    # On the Village's clock, with its zone (9:15 UTC is 3:15 in Winneconne in November).
+    assert "Data as of 2026-11-30 03:15 CST (America/Chicago)" in html and "Village Hall, 920-582-0000" in html
     assert "<img src=x" not in html  # the address is JSON data shown as text
 
 
@@ -428,7 +429,7 @@ def test_public_map_in_chromium_shows_permits_and_no_personal_data(layer_set, tm
         page.wait_for_load_state("load")
         source = page.content()  # the page as the browser holds it, after every script ran
         assert not any(s in source for s in PRIVATE)
-        assert "Data as of 2026-11-30 09:15 UTC" in page.inner_text("#esc-as-of")
+        assert "Data as of 2026-11-30 03:15 CST (America/Chicago)" in page.inner_text("#esc-as-of")
         overlays = page.eval_on_selector_all(
             ".leaflet-control-layers-overlays label", "els => els.map(e => e.innerText.trim())"
         )
