@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+import esc_gis
 from esc_gis.errors import ProfileError
 from esc_gis.profile import load_profile
 from esc_gis.registry.calendar import OfficeCalendar
@@ -29,6 +30,8 @@ from esc_gis.registry.deadlines import (
     stabilization_due,
     start_notice_due,
     stockpile_due,
+    weekly_due,
+    weekly_record,
 )
 
 D = date
@@ -41,23 +44,42 @@ CAL = OfficeCalendar()  # the default holidays: Thanksgiving 2026 is Nov 26, the
 # --- Decision periods (§ 540-8C(1), (4), (5)) ------------------------------------------------
 
 
+#: § 540-5: a BUSINESS DAY is "a day the office of the administering authority is routinely and
+#: customarily open for business". Which days those are is the Village profile's reading
+#: ([calendar], basis interpretation); the test profile keeps its deadlines as ordinance.
+W_DAYS = ("; § 540-5 BUSINESS DAY", "interpretation")
+X_DAYS = ("", "ordinance")
+
+
 @pytest.mark.parametrize(
-    "prof, after, received, due, section",
+    "prof, after, received, due, section, days",
     [
         # Monday Nov 2, 2026 + 20 business days, over Thanksgiving and the day after.
-        (W, False, D(2026, 11, 2), D(2026, 12, 2), "§ 540-8C(1)"),
-        (W, True, D(2026, 11, 2), D(2026, 12, 2), "§ 540-8C(4)"),
+        (W, False, D(2026, 11, 2), D(2026, 12, 2), "§ 540-8C(1)", W_DAYS),
+        (W, True, D(2026, 11, 2), D(2026, 12, 2), "§ 540-8C(4)", W_DAYS),
         # Received on a Saturday: the count starts on Monday (day 1).
-        (W, False, D(2026, 11, 28), D(2026, 12, 29), "§ 540-8C(1)"),  # Dec 24 and 25 closed
-        (X, False, D(2026, 11, 2), D(2026, 11, 16), "§ 23-8C(1)"),  # 10 business days
-        (X, True, D(2026, 11, 4), D(2026, 11, 25), "§ 23-8C(4)"),  # 15 business days: the day before Thanksgiving
-        (X, True, D(2026, 11, 5), D(2026, 11, 30), "§ 23-8C(4)"),  # a day later: past the holidays and weekend
+        (W, False, D(2026, 11, 28), D(2026, 12, 29), "§ 540-8C(1)", W_DAYS),  # Dec 24 and 25 closed
+        (X, False, D(2026, 11, 2), D(2026, 11, 16), "§ 23-8C(1)", X_DAYS),  # 10 business days
+        (
+            X,
+            True,
+            D(2026, 11, 4),
+            D(2026, 11, 25),
+            "§ 23-8C(4)",
+            X_DAYS,
+        ),  # 15 business days: the day before Thanksgiving
+        (X, True, D(2026, 11, 5), D(2026, 11, 30), "§ 23-8C(4)", X_DAYS),  # a day later: past the holidays and weekend
     ],
 )
-def test_decision_due_on_its_day(prof, after: bool, received: date, due: date, section: str) -> None:
+def test_decision_due_on_its_day(prof, after: bool, received: date, due: date, section: str, days: tuple) -> None:
     d = decision_due(received, CAL, prof, after_information=after)
-    assert (d.due, d.section, d.basis) == (due, section, "ordinance")
+    assert (d.due, d.section, d.basis) == (due, section + days[0], days[1])
     assert d.code == ("decision_due_after_information" if after else "decision_due")
+
+
+def test_the_business_days_reading_is_said_in_the_decision() -> None:
+    d = decision_due(D(2026, 11, 2), CAL, W)
+    assert "reading: business days are Monday to Friday except the common Wisconsin municipal holidays" in d.what
 
 
 # --- Permit validity and extensions (§ 540-8G) ------------------------------------------------
@@ -89,7 +111,7 @@ def test_an_extension_outside_1_to_the_longest_is_refused(prof, longest: int, ex
     days = {0: 0, -1: -1, 1: longest + 1}[extra]  # zero days, negative days, one day too long
     with pytest.raises(ProfileError) as exc:
         expiry(D(2026, 3, 1), prof, extensions_days=[30, days])
-    f = prof.finding("extension_too_long", days=days)
+    f = prof.finding("extension_too_long", days=days, extended_days=30)
     assert str(exc.value) == f"{f.message} ({f.section})"
     expiry(D(2026, 3, 1), prof, extensions_days=[longest])  # the longest allowed is fine
 
@@ -381,3 +403,183 @@ def test_a_letter_of_credit_is_due_on_its_expiry_day(prof, balance: float | None
 )
 def test_no_expiry_or_nothing_left_is_no_deadline(expires: date | None, balance: float | None) -> None:
     assert guarantee_expiry_due(expires, W, guarantee_id=1, amount=100.0, balance=balance) is None
+
+
+# --- Readings the profile switches (basis interpretation) --------------------------------------
+
+VILLAGE_TOML = Path(esc_gis.__file__).parent / "profiles" / "winneconne.toml"
+
+
+def _switched(tmp_path_factory, *swaps: tuple[str, str]):
+    """The Village's profile with lines swapped, loaded from a file as a user's would be."""
+    text = VILLAGE_TOML.read_text(encoding="utf-8")
+    for old, new in swaps:
+        assert old in text, old
+        text = text.replace(old, new)
+    f = tmp_path_factory.mktemp("profile") / "village.toml"
+    f.write_text(text, encoding="utf-8")
+    return load_profile(f)
+
+
+@pytest.fixture(scope="module")
+def total(tmp_path_factory):
+    return _switched(tmp_path_factory, ('reading = "per_extension"', 'reading = "total"'))
+
+
+@pytest.fixture(scope="module")
+def calendar_week(tmp_path_factory):
+    return _switched(tmp_path_factory, ('reading = "rolling_7_days"', 'reading = "calendar_week"'))
+
+
+@pytest.fixture(scope="module")
+def monday_weeks(tmp_path_factory):
+    return _switched(
+        tmp_path_factory,
+        ('reading = "rolling_7_days"', 'reading = "calendar_week"'),
+        ('week_starts = "sunday"', 'week_starts = "Monday"'),
+    )
+
+
+def test_the_villages_readings_are_labelled_as_readings() -> None:
+    # The text: § 540-8G "may extend the period one or more times for up to an additional 180
+    # days"; § 540-8E(6) "at least once per week". Neither says which: both are readings.
+    assert W.reading("deadlines.permit_extension") == "per_extension"
+    assert W.reading("deadlines.inspection_interval") == "rolling_7_days"
+    for key in ("deadlines.permit_extension", "deadlines.inspection_interval"):
+        assert W.entry(key).extra["basis"] == "interpretation"
+    for code in ("permit_expires", "extension_too_long", "weekly_inspection"):
+        assert W.template(code).basis == "interpretation", code
+    assert expiry(D(2026, 3, 1), W).what == (
+        "permit expires (extend it; reading: each extension is up to 180 days, one or more times)"
+    )
+    weekly = inspections_due(START, [], [], START, W)[0]
+    assert (weekly.basis, weekly.section) == ("interpretation", "§ 540-8E(6)")
+    assert weekly.what == (
+        "weekly inspection (at least once per week; reading: within 7 days of the last inspection, or of the start)"
+    )
+
+
+@pytest.mark.parametrize(
+    "extensions, due",
+    [
+        ((1,), D(2026, 8, 29)),
+        ((180,), D(2027, 2, 24)),  # "up to an additional 180 days": all of it at once
+        ((90, 90), D(2027, 2, 24)),  # or in two: together exactly 180
+        ((179, 1), D(2027, 2, 24)),
+    ],
+)
+def test_extensions_in_total_up_to_180_days(total, extensions: tuple, due: date) -> None:
+    # § 540-8G "one or more times for up to an additional 180 days", read as 180 days in all.
+    d = expiry(D(2026, 3, 1), total, extensions_days=extensions)
+    assert (d.due, d.basis) == (due, "interpretation")
+    assert d.what == "permit expires (extend it; reading: all extensions together add up to 180 days at most)"
+
+
+@pytest.mark.parametrize("extensions, refused, before", [((180, 1), 1, 180), ((90, 91), 91, 90), ((181,), 181, 0)])
+def test_extensions_past_180_days_in_total_are_refused(total, extensions: tuple, refused: int, before: int) -> None:
+    with pytest.raises(ProfileError) as exc:
+        expiry(D(2026, 3, 1), total, extensions_days=extensions)
+    assert str(exc.value) == (
+        f"An extension of {refused} days is not allowed after {before} days of extensions (reading: all extensions "
+        "together add up to 180 days at most). (§ 540-8G)"
+    )
+
+
+def test_per_extension_each_may_be_180_days_however_many_came_before() -> None:
+    # § 540-8G read per extension: "one or more times", each "up to an additional 180 days".
+    assert expiry(D(2026, 3, 1), W, extensions_days=(180, 180, 180)).due == D(2028, 2, 19)
+    with pytest.raises(ProfileError, match="An extension of 181 days is not allowed after 360 days of extensions"):
+        expiry(D(2026, 3, 1), W, extensions_days=(180, 180, 181))
+
+
+# START is Friday May 1, 2026; with weeks from Sunday its week is Sunday Apr 26 to Saturday May 2.
+@pytest.mark.parametrize(
+    "inspections, today, due",
+    [
+        ([], START, D(2026, 5, 2)),  # the start's own week needs an inspection, by its Saturday
+        ([], D(2026, 5, 3), D(2026, 5, 2)),  # overdue the next day
+        ([START], START, D(2026, 5, 9)),  # inspected in the start's week: due by the next week's end
+        ([D(2026, 5, 2)], D(2026, 5, 2), D(2026, 5, 9)),  # the week's last day still counts for it
+        ([D(2026, 5, 3)], D(2026, 5, 3), D(2026, 5, 16)),  # a day later is the next week: due the week after
+        ([D(2026, 5, 9)], D(2026, 5, 10), D(2026, 5, 16)),
+        ([D(2026, 5, 10)], D(2026, 5, 10), D(2026, 5, 23)),
+        ([D(2026, 4, 30)], START, D(2026, 5, 2)),  # before the start: does not count
+    ],
+)
+def test_calendar_week_inspections_on_their_day(calendar_week, inspections: list, today: date, due: date) -> None:
+    # § 540-8E(6) "Conduct construction site inspections at least once per week", read as every
+    # calendar week in which work goes on.
+    got = inspections_due(START, inspections, [], today, calendar_week)
+    assert [(d.code, d.due, d.basis) for d in got] == [("weekly_inspection", due, "interpretation")]
+    assert got[0].what == (
+        "weekly inspection (at least once per week; reading: in every calendar week (Sunday to Saturday) in which "
+        "work goes on)"
+    )
+
+
+@pytest.mark.parametrize(
+    "started, last, due",
+    [
+        (D(2026, 5, 1), None, D(2026, 5, 3)),  # Friday: the week Monday Apr 27 to Sunday May 3
+        (D(2026, 5, 3), None, D(2026, 5, 3)),  # started on the week's last day: due that day
+        (D(2026, 5, 4), None, D(2026, 5, 10)),  # the next Monday: a new week
+        (D(2026, 5, 1), D(2026, 5, 3), D(2026, 5, 10)),
+        (D(2026, 5, 1), D(2026, 5, 4), D(2026, 5, 17)),
+    ],
+)
+def test_calendar_weeks_start_on_the_profiles_day(monday_weeks, started: date, last, due: date) -> None:
+    assert weekly_due(started, last, monday_weeks) == due
+
+
+@pytest.mark.parametrize(
+    "started, last, due",
+    [(D(2026, 5, 1), None, D(2026, 5, 8)), (D(2026, 5, 1), D(2026, 5, 3), D(2026, 5, 10))],
+)
+def test_rolling_weeks_count_7_days(started: date, last, due: date) -> None:
+    assert weekly_due(started, last, W) == due
+
+
+@pytest.mark.parametrize(
+    "inspections, first, last, record",
+    [
+        # Week ends May 2, 9, 16, 23. Inspected May 2 and May 12; May 9 and 23 missed.
+        ([D(2026, 5, 2), D(2026, 5, 12)], START, D(2026, 5, 23), [(2, True), (9, False), (16, True), (23, False)]),
+        ([START], START, D(2026, 5, 8), [(2, True)]),  # the start day counts for its week
+        ([D(2026, 4, 30)], START, D(2026, 5, 2), [(2, False)]),  # before the start: does not
+        ([D(2026, 5, 3)], D(2026, 5, 3), D(2026, 5, 16), [(9, True), (16, False)]),  # only deadlines in the period
+        ([], START, D(2026, 5, 1), []),  # the first week's end not reached
+    ],
+)
+def test_the_calendar_week_record_of_a_period(calendar_week, inspections, first, last, record) -> None:
+    got = weekly_record(START, inspections, first, last, calendar_week)
+    assert got == [(D(2026, 5, day), met) for day, met in record]
+
+
+@pytest.mark.parametrize(
+    "inspections, last, record",
+    [
+        ([], D(2026, 5, 21), [(8, False), (15, False)]),  # a week more without one is a second miss
+        ([D(2026, 5, 8)], D(2026, 5, 15), [(8, True), (15, False)]),  # met on its day; the next not
+        ([D(2026, 5, 10)], D(2026, 5, 17), [(8, False), (17, False)]),  # late: the clock restarts from May 10
+        ([D(2026, 5, 6), D(2026, 5, 12)], D(2026, 5, 18), [(8, True), (13, True)]),  # early: a week from each
+    ],
+)
+def test_the_rolling_record_of_a_period(inspections, last, record) -> None:
+    assert weekly_record(START, inspections, START, last, W) == [(D(2026, 5, day), met) for day, met in record]
+
+
+@pytest.mark.parametrize(
+    "swap, problem",
+    [
+        (('reading = "rolling_7_days"', 'reading = "fortnightly"'), "reading 'fortnightly' is not one of"),
+        (('reading = "per_extension"', 'reading = "each"'), "reading 'each' is not one of per_extension, total"),
+        (('week_starts = "sunday"', 'week_starts = "someday"'), "week_starts 'someday' is not a day name"),
+        (("readings = { per_extension =", "readings = { each ="), "readings must be a table of per_extension, total"),
+        (('readings = { rolling_7_days = "within', 'readings = { rolling_7_days = " ", x = "within'), "readings must"),
+        (('basis = "interpretation"\nsummary = "Inspect', 'basis = "reading"\nsummary = "Inspect'), "basis 'reading'"),
+    ],
+)
+def test_a_bad_reading_is_refused_when_the_profile_loads(tmp_path_factory, swap, problem: str) -> None:
+    with pytest.raises(ProfileError) as exc:
+        _switched(tmp_path_factory, swap)
+    assert problem in str(exc.value)

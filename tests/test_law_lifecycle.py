@@ -20,6 +20,7 @@ from esc_gis.registry.lifecycle import (
     check_back,
     check_transition,
     previous_state,
+    reasons_table,
     written_reasons,
 )
 
@@ -43,25 +44,33 @@ ALLOWED = {
 }
 #: State -> the move that undoes it.
 UNDO = {"stop_work": "retraction", "revoked": "retraction", "suspended": "reinstatement"}
-#: What needs written reasons, per profile (state or move -> the section cited).
-REASONS = {
+#: What needs written reasons, per profile: state or move -> (what requires them, basis). The
+#: ordinance requires them for a disapproval, § 540-8C(3): "the administering authority shall
+#: state in writing the reasons for disapproval", and for a suspension or revocation, § 540-8E:
+#: "may suspend or revoke a permit ... following written notification of the responsible party".
+#: It does not for a stop-work order (§ 540-12A: "may post a stop-work order if any of the
+#: following occurs"), its retraction (§ 540-12D: "may retract the stop-work order") or a
+#: reinstatement (no words): there they are the office's policy and cite it as such.
+TABLES = {
     "winneconne": {
-        "disapproved": "§ 540-8C(3)",
-        "stop_work": "§ 540-12A",
-        "suspended": "§ 540-8E",
-        "revoked": "§ 540-8E; § 540-12B",
-        "retraction": "§ 540-12D",
-        "reinstatement": "§ 540-8E",
+        "disapproved": ("§ 540-8C(3)", "ordinance"),
+        "suspended": ("§ 540-8E", "ordinance"),
+        "revoked": ("§ 540-8E; § 540-12B", "ordinance"),
+        "stop_work": ("the office's rule; § 540-12A requires none", "policy"),
+        "retraction": ("the office's rule; § 540-12D requires none", "policy"),
+        "reinstatement": ("the office's rule; the ordinance is silent on reinstatement", "policy"),
     },
     "example": {
-        "disapproved": "§ 23-8C(3)",
-        "stop_work": "§ 23-12A",
-        "suspended": "§ 23-8E",
-        "revoked": "§ 23-8E; § 23-12B",
-        "retraction": "§ 23-12D",
-        "reinstatement": "§ 23-8E",
+        "disapproved": ("§ 23-8C(3)", "ordinance"),  # a plain string: a section, basis ordinance
+        "suspended": ("§ 23-8E", "ordinance"),
+        "revoked": ("§ 23-8E; § 23-12B", "ordinance"),
+        "stop_work": ("the office's rule; § 23-12A requires none", "policy"),
+        "retraction": ("the office's rule; § 23-12D requires none", "policy"),
+        "reinstatement": ("the office's rule", "policy"),
     },
 }
+#: As the refusal cites them: the basis first.
+REASONS = {name: {k: f"basis {b}: {s}" for k, (s, b) in t.items()} for name, t in TABLES.items()}
 PROFILES = {"winneconne": load_profile(), "example": load_profile(EXAMPLE)}
 PAIRS = [(a, b) for a in STATES for b in STATES]
 
@@ -96,7 +105,22 @@ def test_an_unknown_state_is_refused_on_either_side(bad: str) -> None:
 
 @pytest.mark.parametrize("name", sorted(PROFILES))
 def test_the_written_reasons_table_is_each_profiles(name: str) -> None:
+    assert reasons_table(PROFILES[name].tables) == TABLES[name]
     assert written_reasons(PROFILES[name].tables) == REASONS[name]
+
+
+@pytest.mark.parametrize("move", ["stop_work", "retraction", "reinstatement"])
+def test_written_reasons_the_ordinance_does_not_require_cite_policy_not_a_section(move: str) -> None:
+    # § 540-12A "may post a stop-work order"; § 540-12D "may retract": neither asks for written
+    # reasons, so the refusal must not read as if either did.
+    with pytest.raises(IllegalTransitionError) as exc:
+        if move == "stop_work":
+            check_transition("active", "stop_work", reasons=" ")
+        else:
+            check_back("stop_work" if move == "retraction" else "suspended", move, "active", reasons="")
+    assert str(exc.value).startswith(
+        f"Moving a permit to {move} needs written reasons (basis policy: the office's rule"
+    )
 
 
 @pytest.mark.parametrize("name", sorted(PROFILES))
@@ -114,7 +138,9 @@ def test_a_move_needs_written_reasons_exactly_when_the_profile_says(name: str, c
 
 
 def test_without_a_table_the_villages_profile_is_used() -> None:
-    with pytest.raises(IllegalTransitionError, match=r"\(§ 540-12A\)"):
+    with pytest.raises(IllegalTransitionError, match=r"\(basis ordinance: § 540-8C\(3\)\)"):
+        check_transition("under_review", "disapproved")
+    with pytest.raises(IllegalTransitionError, match=r"§ 540-12A requires none\)"):
         check_transition("active", "stop_work")
     check_transition("active", "extended")
 
@@ -128,6 +154,15 @@ def test_without_a_table_the_villages_profile_is_used() -> None:
         ({"lifecycle": {"written_reasons": {"stopwork": "§ 1"}}}, "entries 'stopwork' are not a state or move"),
         ({"lifecycle": {"written_reasons": {"stop_work": "  "}}}, "entries 'stop_work' are not a state or move"),
         (
+            {"lifecycle": {"written_reasons": {"stop_work": {"section": "s 1", "basis": "office"}}}},
+            "entries 'stop_work' are not a state or move",
+        ),
+        (
+            {"lifecycle": {"written_reasons": {"stop_work": {"section": " ", "basis": "policy"}}}},
+            "entries 'stop_work' are not a state or move",
+        ),
+        ({"lifecycle": {"written_reasons": {"stop_work": {"basis": "policy"}}}}, "entries 'stop_work' are not"),
+        (
             {"lifecycle": {"written_reasons": {"x": "§ 1", "revoked": "§ 2", "y": ""}}},
             "entries 'x', 'y' are not a state or move",
         ),
@@ -139,15 +174,18 @@ def test_a_bad_written_reasons_table_is_refused(table: dict, problem: str) -> No
     assert problem in str(exc.value)
     if "has no" in problem:
         assert str(exc.value) == (
-            "The profile has no [lifecycle.written_reasons] table (state = section) for the moves that need reasons."
+            "The profile has no [lifecycle.written_reasons] table (state = {section, basis}) for the moves that "
+            "need reasons."
         )
     if "entries" in problem:  # the fix names every state and move the table may use
         assert "use active, application_received, " in str(exc.value) and "reinstatement, retraction" in str(exc.value)
 
 
 def test_a_table_of_states_and_moves_is_accepted() -> None:
-    table = {"lifecycle": {"written_reasons": {"closed": "§ 9", "retraction": "§ 10"}}}
-    assert written_reasons(table) == {"closed": "§ 9", "retraction": "§ 10"}
+    table = {
+        "lifecycle": {"written_reasons": {"closed": "§ 9", "retraction": {"section": "rule 10", "basis": "policy"}}}
+    }
+    assert written_reasons(table) == {"closed": "basis ordinance: § 9", "retraction": "basis policy: rule 10"}
 
 
 @pytest.mark.parametrize("current", STATES)

@@ -148,7 +148,7 @@ def test_feed_equals_permits_due(registry: str, layers_path: Path, rain: Path, t
     assert type(decision["DTSTART"].dt) is date and decision["DTSTART"].params["VALUE"] == "DATE"
     assert (decision["DTEND"].dt - decision["DTSTART"].dt).days == 1
     # The summary names the section; the description the message, section and basis.
-    assert "(§ 540-8C(1))" in str(decision["SUMMARY"])
+    assert "(§ 540-8C(1); § 540-5 BUSINESS DAY)" in str(decision["SUMMARY"])
     text = str(by_code[("ESC-2026-0001", "start_notice")]["DESCRIPTION"])
     assert "Section: § 540-8E(1)" in text and "Basis: interpretation" in text and "notice of start" in text
     assert "Overdue on 2026-11-30." in text and "Overdue" not in str(decision["DESCRIPTION"])

@@ -125,10 +125,13 @@ def test_cli_life_cycle_on_both_back_ends(target: str, layers_path: Path, permit
     items = json.loads(r.output)
     assert {(i["permit_number"], i["code"], i["basis"]) for i in items} >= {
         ("ESC-2026-0001", "start_notice", "interpretation"),  # never received: overdue since 2026-09-23 08:00
-        ("ESC-2026-0003", "decision_due", "ordinance"),
+        ("ESC-2026-0003", "decision_due", "interpretation"),  # business days: a reading of § 540-5
     }
     r = _run("due", target, "--on", "2026-11-30", *lay)
-    assert "(§ 540-8E(1); interpretation)" in r.output and "(§ 540-8C(1); ordinance)" in r.output
+    assert (
+        "(§ 540-8E(1); interpretation)" in r.output
+        and "(§ 540-8C(1); § 540-5 BUSINESS DAY; interpretation)" in r.output
+    )
     out = tmp_path / "export.csv"
     assert _run("export", target, "-o", str(out), *lay).exit_code == 0
     text = out.read_text()
@@ -325,7 +328,8 @@ def test_agenda_rain_inspections_stabilization_and_deemed_approval(tmp_path: Pat
     # Received Mon 2026-11-02: 20 business days skip Thanksgiving and the day after, so due Wed 2026-12-02.
     assert ("P2", "deemed_approved", "2026-12-02", True) in got
     deemed = next(i for i in items if i.code == "deemed_approved")
-    assert (deemed.section, deemed.basis) == ("§ 540-8C(5)", "ordinance") and "ran out on 2026-12-02" in deemed.what
+    assert (deemed.section, deemed.basis) == ("§ 540-8C(5); § 540-5 BUSINESS DAY", "interpretation")
+    assert "ran out on 2026-12-02" in deemed.what
 
 
 @pytest.mark.parametrize(
@@ -399,7 +403,8 @@ def test_public_map_source_has_no_personal_data_and_a_stamp(layer_set) -> None:
     assert (
         "ESC-2026-0001" in html and "ESC-2026-0002" in html and "ESC-2026-0003" not in html
     )  # under review: not public
-    assert "Data as of 2026-11-30 09:15 UTC" in html and "Village Hall, 920-582-0000" in html
+    # On the Village's clock, with its zone (9:15 UTC is 3:15 in Winneconne in November).
+    assert "Data as of 2026-11-30 03:15 CST (America/Chicago)" in html and "Village Hall, 920-582-0000" in html
     assert "<img src=x" not in html  # the address is JSON data shown as text
 
 
@@ -434,7 +439,7 @@ def test_public_map_in_chromium_shows_permits_and_no_personal_data(layer_set, tm
         page.wait_for_load_state("load")
         source = page.content()  # the page as the browser holds it, after every script ran
         assert not any(s in source for s in PRIVATE)
-        assert "Data as of 2026-11-30 09:15 UTC" in page.inner_text("#esc-as-of")
+        assert "Data as of 2026-11-30 03:15 CST (America/Chicago)" in page.inner_text("#esc-as-of")
         overlays = page.eval_on_selector_all(
             ".leaflet-control-layers-overlays label", "els => els.map(e => e.innerText.trim())"
         )
@@ -492,7 +497,8 @@ def test_cli_pause_retraction_suspension_and_plans(tmp_path: Path, layers_path: 
     items = json.loads(_run("due", reg, "--on", "2026-12-01", "--within", "0", "--json", *lay).output)
     assert not [i for i in items if i["code"].startswith("temporary")]
     r = _run("transition", reg, n, "stop_work", "--on", "2026-12-02", *lay)
-    assert r.exit_code == 1 and "written reasons (§ 540-12A)" in r.output
+    # § 540-12A "may post a stop-work order": written reasons are the office's rule, cited as policy.
+    assert r.exit_code == 1 and "written reasons (basis policy: the office's rule; § 540-12A requires none)" in r.output
     assert (
         _run(
             "transition", reg, n, "stop_work", "--on", "2026-12-02", "--reasons", "No perimeter control.", *lay

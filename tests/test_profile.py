@@ -1,4 +1,5 @@
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -72,3 +73,23 @@ def test_every_part_of_a_multi_section_citation_is_marked():
     assert prof.entry("deadlines.temporary_stabilization").cite == "§ 540-7A(4)(d); § 540-7B(5)(d)"
     # Protective-area widths are NR 151.125's (a technical standard), not Article I's.
     assert prof.entry("protective_area.lake").cite == "NR 151.125(1)(c); § 540-5 PROTECTIVE AREA; § 540-20C(4)"
+
+
+def test_citations_credit_only_what_the_source_says():
+    p = load_profile()
+    # The slope-length cap is the toolkit's own (InVEST's default), not WDNR's: policy.
+    outside = p.template("soil_loss_outside_method")
+    assert outside.basis == "policy" and "toolkit policy" in outside.section
+    assert "not a WDNR value" in p.tables["soil_loss"]["max_slope_length_source"]
+    # § 540-5 ADMINISTERING AUTHORITY: "... i.e., the Village's Director of Public Works".
+    assert "Director of Public Works" in p.contact and "Village Hall" not in p.contact
+    assert "Public Works Director" in p.authority
+
+
+def test_a_reading_the_profile_does_not_name_is_the_first():
+    p = load_profile(Path(__file__).parent / "profiles" / "example.toml")
+    assert "reading" not in p.entry("deadlines.permit_extension").extra
+    assert p.reading("deadlines.permit_extension") == "per_extension"
+    assert p.reading("deadlines.inspection_interval") == "rolling_7_days"
+    assert p.names()["permit_extension_reading"] == "per extension"
+    assert p.names()["business_days"] == "weekdays other than the office's holidays"

@@ -74,8 +74,8 @@ def test_calendar_file(tmp_path):
 def test_decision_due_and_deemed_approval():
     # Received Friday 2026-11-20: Thanksgiving (26th) and the day after (27th) are closed.
     due = decision_due(date(2026, 11, 20), CAL, PROFILE)
-    assert due.due == date(2026, 12, 22) and due.section == "§ 540-8C(1)"
-    assert decision_due(date(2026, 11, 20), CAL, PROFILE, after_information=True).section == "§ 540-8C(4)"
+    assert due.due == date(2026, 12, 22) and due.section == "§ 540-8C(1); § 540-5 BUSINESS DAY"
+    assert decision_due(date(2026, 11, 20), CAL, PROFILE, after_information=True).section.startswith("§ 540-8C(4);")
 
 
 def test_expiry_is_the_longer_of_180_days_and_the_building_permit_plus_extensions():

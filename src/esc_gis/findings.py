@@ -102,7 +102,7 @@ REGISTRY: dict[str, tuple[str, ...]] = {
     "deemed_approval_too_early": ("day", "due"),
     "deemed_approval_not_complete": ("fee",),
     "permit_expires": (),
-    "extension_too_long": ("days",),
+    "extension_too_long": ("days", "extended_days"),
     "start_notice": (),
     "weekly_inspection": (),
     "rain_inspection": ("inches", "event_start", "event_end"),

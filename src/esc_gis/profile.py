@@ -9,7 +9,7 @@ number never means editing code. The Village's profile ships in the package
 
 from __future__ import annotations
 
-__all__ = ["DEFAULT_PROFILE", "Entry", "Profile", "Trigger", "load_profile"]
+__all__ = ["DEFAULT_PROFILE", "HOLIDAY_SETS", "READINGS", "Entry", "Profile", "Trigger", "load_profile"]
 
 import sys
 from dataclasses import dataclass, field
@@ -20,7 +20,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from esc_gis.errors import Problem, ProfileError, ValidationError
-from esc_gis.findings import CATALOGUE, Finding, FindingTemplate, check_template, quantity_text
+from esc_gis.findings import BASES, CATALOGUE, Finding, FindingTemplate, check_template, quantity_text
 from esc_gis.units import acres_to_sqft
 
 if sys.version_info >= (3, 11):
@@ -58,6 +58,18 @@ _UNITS = {
 _GROUPS = ("thresholds", "protective_area", "design_storms", "deadlines", "policy")
 #: Readings of § 540-4B (jurisdiction) for a site partly inside the boundary.
 PARTIAL_READINGS = ("whole", "inside_only")
+#: Entries whose number the ordinance leaves open to two readings: entry -> its readings, the
+#: first being the one taken when the profile names none (``reading = "..."`` in the entry).
+#: § 540-8E(6) "at least once per week": seven days from the last inspection, or each calendar
+#: week; § 540-8G "up to an additional 180 days": each extension, or all of them together.
+READINGS: dict[str, tuple[str, ...]] = {
+    "deadlines.inspection_interval": ("rolling_7_days", "calendar_week"),
+    "deadlines.permit_extension": ("per_extension", "total"),
+}
+#: Named holiday sets ``[calendar] holidays`` may name instead of listing dates (the rules are
+#: :func:`esc_gis.registry.calendar.default_holidays`).
+HOLIDAY_SETS = ("wisconsin_municipal",)
+_DAY_NAMES = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 #: What a permit trigger measures, and the site field (or measurement) it reads.
 TRIGGER_KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "disturbed_area": ("plan_disturbed_sqft", ("sqft", "acres")),
@@ -200,6 +212,21 @@ class Profile:
         msg = f"Profile entry {key!r} is in {e.unit!r}, not an area (sqft or acres)."
         raise ProfileError(msg)
 
+    def reading(self, key: str) -> str:
+        """Return the reading the profile takes of entry ``key`` (one of :data:`READINGS`).
+
+        Raises
+        ------
+        ProfileError
+            If the profile has no such entry.
+
+        Examples
+        --------
+        >>> load_profile().reading("deadlines.permit_extension")
+        'per_extension'
+        """
+        return str(self.entry(key).extra.get("reading", READINGS[key][0]))
+
     def water_classes(self) -> list[str]:
         """Return the water classes that have a protective-area width."""
         return [k.split(".", 1)[1] for k in self.entries if k.startswith("protective_area.")]
@@ -314,7 +341,71 @@ def _names(p: Profile) -> dict[str, str]:
             out[name] = e.text()
             out[f"{name}_value"] = f"{e.value:g}"
             out[f"{name}_section"] = e.cite
+        if key in READINGS:
+            # The reading taken, in the profile's words ({inspection_interval_reading}).
+            reading = p.reading(key)
+            out[f"{name}_reading"] = str((e.extra.get("readings") or {}).get(reading, reading.replace("_", " ")))
+    for key in READINGS:
+        group, name = key.split(".", 1)
+        out.setdefault(f"{name}_reading", READINGS[key][0].replace("_", " "))
+    # What a business day is taken to be (§ 540-5 BUSINESS DAY): the [calendar] table's words.
+    calendar = p.tables.get("calendar") or {}
+    out["business_days"] = str(calendar.get("words", "weekdays other than the office's holidays"))
     return out
+
+
+def _readings(entries: dict[str, Entry], problems: list[str]) -> None:
+    """Check each entry's ``reading`` (and its ``readings`` words, ``week_starts``) against :data:`READINGS`."""
+    for key, known in READINGS.items():
+        e = entries.get(key)
+        if e is None:
+            continue
+        reading = e.extra.get("reading", known[0])
+        if reading not in known:
+            problems.append(f"[{key}] reading {reading!r} is not one of {', '.join(known)}")
+        words = e.extra.get("readings", {})
+        if not isinstance(words, dict) or any(k not in known or not str(v).strip() for k, v in words.items()):
+            problems.append(f"[{key}] readings must be a table of {', '.join(known)} = words")
+        start = e.extra.get("week_starts")
+        if start is not None and str(start).lower()[:3] not in _DAY_NAMES:
+            problems.append(f"[{key}] week_starts {start!r} is not a day name (e.g. 'sunday')")
+
+
+def _calendar(raw: Any, problems: list[str]) -> None:
+    """Check the ``[calendar]`` table: a named holiday set or a list of dates, weekend day names, the basis."""
+    if raw is None:
+        return
+    if not isinstance(raw, dict):
+        problems.append("[calendar] must be a table with holidays, weekend, section, basis and words")
+        return
+    holidays = raw.get("holidays", HOLIDAY_SETS[0])
+    if isinstance(holidays, str):
+        if holidays not in HOLIDAY_SETS:
+            problems.append(
+                f"[calendar] holidays {holidays!r} is not a named set ({', '.join(HOLIDAY_SETS)}) nor a list of dates"
+            )
+    elif isinstance(holidays, list):
+        for v in holidays:
+            # A TOML date reads as a date; a quoted "YYYY-MM-DD" is taken too; a date-time is not a day.
+            if isinstance(v, datetime) or not isinstance(v, (date, str)) or not _is_day(str(v)):
+                problems.append(f"[calendar] holiday {v!r} is not a date (use YYYY-MM-DD)")
+    else:
+        problems.append(f"[calendar] holidays {holidays!r} is not a named set nor a list of dates")
+    weekend = raw.get("weekend", ["sat", "sun"])
+    if not isinstance(weekend, list) or any(str(v).lower()[:3] not in _DAY_NAMES for v in weekend):
+        problems.append(f"[calendar] weekend {weekend!r} must be a list of day names (e.g. ['sat', 'sun'])")
+    if not str(raw.get("section", "")).strip():
+        problems.append("[calendar] has no section: cite what defines a business day")
+    if raw.get("basis") not in BASES:
+        problems.append(f"[calendar] basis {raw.get('basis')!r} is not one of {', '.join(BASES)}")
+
+
+def _is_day(text: str) -> bool:
+    try:
+        date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _builtin_path(name: str) -> Path:
@@ -353,6 +444,8 @@ def _entries(data: dict[str, Any], problems: list[str]) -> dict[str, Entry]:
             if not str(raw.get("section", "")).strip():
                 problems.append(f"[{key}] has no section: every number needs its citation")
             extra = {k: v for k, v in raw.items() if k not in ("value", "unit", "section", "summary")}
+            if "basis" in extra and extra["basis"] not in BASES:
+                problems.append(f"[{key}] basis {extra['basis']!r} is not one of {', '.join(BASES)}")
             entries[key] = Entry(
                 key, value, str(raw.get("unit")), str(raw.get("section", "")), str(raw.get("summary", "")), extra
             )
@@ -461,6 +554,8 @@ def load_profile(path: str | Path | None = None) -> Profile:
             zone = ""
     entries = _entries(data, problems)
     problems += [f"missing entry [{k}]" for k in REQUIRED if k not in entries]
+    _readings(entries, problems)
+    _calendar(data.get("calendar"), problems)
     findings = _findings(data, problems)
     triggers = _triggers(data, entries, findings, problems)
     prof = Profile(

@@ -1053,7 +1053,7 @@ def calendar_feed(
     )
 
 
-@permits.command(name="map", short_help="The public map of active permits (no personal data).")
+@permits.command(name="map", short_help="The public map of permits: active, stop-work, suspended (no personal data).")
 @_REGISTRY
 @output_option("Output map (.html).")
 @click.option("--public", is_flag=True, help="The public map: active permits, no personal data (required).")
@@ -1065,9 +1065,9 @@ def calendar_feed(
 def map_(
     registry: str, output: str, public: bool, basemap: str, offline: bool, overwrite: bool, layers_path: str | None
 ) -> None:
-    """Write the public map of REGISTRY's active permits to OUTPUT."""
+    """Write the public map of REGISTRY's permits where work is permitted or halted to OUTPUT."""
     from esc_gis.maps import check_map_path, write_map
-    from esc_gis.maps.public import PUBLIC_STATUS, public_permit_map
+    from esc_gis.maps.public import PUBLIC_STATUS, public_counts, public_frame, public_permit_map, stamp_text
 
     if not public:
         raise click.UsageError("Only the public map is available: pass --public.")
@@ -1076,10 +1076,18 @@ def map_(
         as_of = datetime.now(timezone.utc)
         frame = reg.frame(reg.permits(status=list(PUBLIC_STATUS)))
         m = public_permit_map(
-            frame, as_of=as_of, contact=reg.profile.contact, layers=reg.layers, basemap=basemap, offline=offline
+            frame,
+            as_of=as_of,
+            contact=reg.profile.contact,
+            layers=reg.layers,
+            basemap=basemap,
+            offline=offline,
+            profile=reg.profile,
         )
+        # The map's own count and clock, so the message and the legend agree.
+        said = f"{public_counts(public_frame(frame)['status'])}, data as of {stamp_text(as_of, reg.profile)}"
     write_map(m, output, overwrite=overwrite)
-    click.echo(f"Wrote {output}: {len(frame)} active permit(s), data as of {as_of:%Y-%m-%d %H:%M} UTC.")
+    click.echo(f"Wrote {output}: {said}.")
 
 
 def _echo_appeal(a: Any) -> None:

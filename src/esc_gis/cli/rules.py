@@ -13,15 +13,86 @@ from esc_gis.cli._options import profile_option
 from esc_gis.findings import CATALOGUE
 from esc_gis.profile import Profile, load_profile
 
+#: The profile's tables of citations besides numbers and findings: the life cycle's written
+#: reasons, enforcement, appeals, plan amendments and the office calendar.
+CITED_TABLES = ("lifecycle", "enforcement", "appeals", "amendments", "calendar")
+
 
 def _value(e_value: float | None, extra: dict) -> str:
     if e_value is not None:
         text = f"{e_value:,g}"
         if "min_ft" in extra or "max_ft" in extra:
             text += f" (min {extra.get('min_ft', 0):g} ft, max {extra.get('max_ft', 0):g} ft)"
+        if "reading" in extra:  # a number the text leaves open to two readings: the one taken
+            text += f" ({extra['basis'] if 'basis' in extra else 'reading'}: {extra['reading']})"
         return text
     depths = extra.get("depths", {})
     return ", ".join(f"{k}-yr {v:g}" for k, v in depths.items())
+
+
+def citation_rows(profile: Profile) -> list[dict[str, str]]:
+    """List every citation in the profile's :data:`CITED_TABLES`: table, key, section, basis and words.
+
+    A leaf is a table with a ``section`` (its ``basis``, else ``ordinance``; its ``text`` or
+    ``words``, else its key in words) or a plain string, which is the section itself.
+
+    Examples
+    --------
+    >>> rows = citation_rows(load_profile())
+    >>> [r for r in rows if r["key"] == "stop_work" and r["table"] == "lifecycle.written_reasons"][0]["basis"]
+    'policy'
+    """
+    out: list[dict[str, str]] = []
+
+    def walk(path: str, key: str, node: object) -> None:
+        if isinstance(node, dict) and "section" not in node:
+            for k, v in node.items():
+                walk(f"{path}.{key}" if key else path, str(k), v)
+            return
+        key = key or path.rsplit(".", 1)[-1]  # a cited table of its own ([calendar])
+        if isinstance(node, dict):
+            words = str(node.get("text") or node.get("words") or key.replace("_", " "))
+            if path.endswith("written_reasons"):
+                words = f"written reasons needed for {key}"
+            if node.get("undoes"):
+                words += f" (a reversal undoes {node['undoes']})"
+            if isinstance(node.get("holidays"), (str, list)):
+                words += f"; holidays: {node['holidays']}"
+            out.append(
+                {
+                    "table": path,
+                    "key": key,
+                    "section": str(node["section"]),
+                    "basis": str(node.get("basis", "ordinance")),
+                    "words": words,
+                }
+            )
+        elif isinstance(node, str):
+            out.append(
+                {"table": path, "key": key, "section": node, "basis": "ordinance", "words": key.replace("_", " ")}
+            )
+
+    for name in CITED_TABLES:
+        if name in profile.tables:
+            walk(name, "", profile.tables[name])
+    return out
+
+
+def citations_table(profile: Profile) -> Table:
+    """Build the rich table of the life cycle's, enforcement's, appeals', amendments' and calendar's citations."""
+    table = Table(
+        title="Registry citations (written reasons, enforcement, appeals, amendments, business days)",
+        title_justify="left",
+        expand=True,
+    )
+    table.add_column("table", overflow="fold", ratio=3)
+    table.add_column("key", overflow="fold", ratio=2)
+    table.add_column("section", overflow="fold", ratio=3)
+    table.add_column("basis", overflow="fold", ratio=2)
+    table.add_column("words", overflow="fold", ratio=6)
+    for r in citation_rows(profile):
+        table.add_row(escape(f"[{r['table']}]"), escape(r["key"]), escape(r["section"]), r["basis"], escape(r["words"]))
+    return table
 
 
 def rules_table(profile: Profile) -> Table:
@@ -80,10 +151,12 @@ def _finding_rows(profile: Profile) -> list[dict[str, object]]:
 @profile_option("Ordinance profile TOML (default: the one shipped with esc_gis).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")
 def rules(profile_path: str | None, as_json: bool) -> None:
-    """Print every threshold, width, design storm, deadline, permit trigger and finding of the profile.
+    """Print every threshold, width, design storm, deadline, permit trigger, finding and registry citation.
 
     Each finding shows its basis: ordinance (the text says so), interpretation (a reading
-    where the text is silent), policy (the toolkit's choice) or technical_standard.
+    where the text is silent), policy (the toolkit's choice) or technical_standard. So does
+    each citation of the registry's tables: the moves that need written reasons, enforcement
+    grounds and actions, appeals, plan-amendment triggers and the office calendar.
     """
     profile = load_profile(profile_path)
     if as_json:
@@ -111,6 +184,7 @@ def rules(profile_path: str | None, as_json: bool) -> None:
             "entries": rows,
             "permit_triggers": triggers,
             "findings": _finding_rows(profile),
+            "citations": citation_rows(profile),
         }
         click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
         return
@@ -118,4 +192,5 @@ def rules(profile_path: str | None, as_json: bool) -> None:
     console.print(rules_table(profile))
     console.print(triggers_table(profile))
     console.print(findings_table(profile))
+    console.print(citations_table(profile))
     console.print(f"Measuring CRS: {profile.measure_crs}.  Source: {profile.source}")

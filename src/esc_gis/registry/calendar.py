@@ -2,14 +2,16 @@
 
 "Within 20 business days" counts the days the Village office is open: not weekends, not
 the Village's holidays. The receipt day is day 0; the deadline is the 20th business day
-after it. The Village's own holiday list is not in the ordinance, so the default is the
-common Wisconsin municipal set, observed on the nearest weekday, and a TOML file can
-replace it (``holidays = ["2026-12-24", ...]``).
+after it. § 540-5 defines a business day as "a day the office of the administering authority
+is routinely and customarily open for business" and lists no days, so which days those are is
+a reading (basis ``interpretation``), the profile's ``[calendar]``: a named holiday set (the
+common Wisconsin municipal one, observed on the nearest weekday) or the office's own list of
+dates (:func:`profile_calendar`). A TOML file can replace it for one run (:func:`load_calendar`).
 """
 
 from __future__ import annotations
 
-__all__ = ["OfficeCalendar", "default_holidays", "load_calendar"]
+__all__ = ["OfficeCalendar", "default_holidays", "load_calendar", "profile_calendar"]
 
 import calendar
 import functools
@@ -17,8 +19,12 @@ import sys
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from esc_gis.errors import ProfileError
+
+if TYPE_CHECKING:
+    from esc_gis.profile import Profile
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -145,3 +151,46 @@ def load_calendar(path: str | Path | None = None) -> OfficeCalendar:
         msg = f"office calendar {str(path)!r}: " + "; ".join(bad) + "."
         raise ProfileError(msg)
     return OfficeCalendar(holidays=frozenset(holidays) if "holidays" in data else None, weekend=frozenset(weekend))
+
+
+def profile_calendar(profile: Profile) -> OfficeCalendar:
+    """Return the office calendar the profile's ``[calendar]`` describes (§ 540-5 BUSINESS DAY).
+
+    ``holidays`` is a named set (``"wisconsin_municipal"``: :func:`default_holidays`, every
+    year) or a list of dates, the office's own, which replaces the named set entirely (a year it
+    does not list has no holidays); ``weekend`` names the closed weekdays. A profile without
+    ``[calendar]`` takes the named set and a Saturday-Sunday weekend.
+
+    Raises
+    ------
+    ProfileError
+        If the holidays are neither a known set nor a list of dates, or a weekend day is not a
+        day name (:func:`esc_gis.profile.load_profile` refuses such a profile already).
+
+    Examples
+    --------
+    >>> from esc_gis.profile import load_profile
+    >>> profile_calendar(load_profile()).is_business_day(date(2026, 11, 27))  # the day after Thanksgiving
+    False
+    """
+    raw = profile.tables.get("calendar") or {}
+    given = raw.get("holidays", "wisconsin_municipal")
+    bad, holidays = [], set()
+    if isinstance(given, list):
+        for v in given:
+            try:
+                holidays.add(date.fromisoformat(str(v)))
+            except ValueError:
+                bad.append(f"holiday {v!r} is not a date (use YYYY-MM-DD)")
+    elif given != "wisconsin_municipal":
+        bad.append(f"holidays {given!r} is not a named set (wisconsin_municipal) nor a list of dates")
+    weekend = set()
+    for v in raw.get("weekend", ["sat", "sun"]):
+        if str(v).lower()[:3] not in _WEEKDAYS:
+            bad.append(f"weekend day {v!r} is not a day name")
+        else:
+            weekend.add(_WEEKDAYS[str(v).lower()[:3]])
+    if bad:
+        msg = f"[calendar] of profile {profile.source or profile.name!r}: " + "; ".join(bad) + "."
+        raise ProfileError(msg)
+    return OfficeCalendar(holidays=frozenset(holidays) if isinstance(given, list) else None, weekend=frozenset(weekend))

@@ -20,6 +20,8 @@ __all__ = [
     "stabilization_due",
     "start_notice_due",
     "stockpile_due",
+    "weekly_due",
+    "weekly_record",
 ]
 
 from collections.abc import Iterable, Sequence
@@ -96,21 +98,30 @@ def expiry(
 ) -> Due:
     """Return the permit's expiry: 180 days or the building permit's end, whichever is later, plus extensions.
 
+    § 540-8G: "The administering authority may extend the period one or more times for up to
+    an additional 180 days." The profile's reading of ``deadlines.permit_extension`` (basis
+    ``interpretation``) says what the 180 days bound: ``per_extension``, each extension (any
+    number of them); ``total``, all of them together.
+
     Raises
     ------
     ProfileError
-        If an extension is longer than the profile allows (180 days, § 540-8G) or not positive.
+        If an extension is not positive, or is longer than the profile allows (each, or with
+        the extensions before it under the ``total`` reading).
     """
     validity = _number(profile, "permit_validity")
     longest = _number(profile, "permit_extension")
+    total = profile.reading("deadlines.permit_extension") == "total"
     end = issued + timedelta(days=validity)
     if building_permit_expires is not None and building_permit_expires > end:
         end = building_permit_expires
+    extended = 0
     for days in extensions_days:
-        if not 0 < days <= longest:
-            f = profile.finding("extension_too_long", days=days)
+        if not 0 < days <= longest - (extended if total else 0):
+            f = profile.finding("extension_too_long", days=days, extended_days=extended)
             raise ProfileError(f"{f.message} ({f.section})")
         end += timedelta(days=days)
+        extended += days
     return _due(profile, "permit_expires", end)
 
 
@@ -366,7 +377,8 @@ def inspections_due(
 ) -> list[Due]:
     """Inspections that are due, overdue or next on ``today`` (§ 540-8E(6)).
 
-    Weekly: 7 days after the last inspection (or the start), listed whether it falls due
+    Weekly (:func:`weekly_due`): 7 days after the last inspection (or the start), or by the end
+    of the calendar week, by the profile's reading; listed whether it falls due
     before ``today`` or after it: there is always a next one while work goes on, and
     staff's calendars need it ahead of the day (the agenda's look-ahead picks what to show).
     After rain: within 24 hours
@@ -399,8 +411,7 @@ def inspections_due(
         If a number the rule needs is missing from the profile.
     """
     done = sorted(d for d in inspections if d >= started)
-    weekly = (done[-1] if done else started) + timedelta(days=_number(profile, "inspection_interval"))
-    out = [_due(profile, "weekly_inspection", weekly)]
+    out = [_due(profile, "weekly_inspection", weekly_due(started, done[-1] if done else None, profile))]
     trigger = _number(profile, "rain_trigger")
     window = timedelta(hours=_number(profile, "rain_inspection"))
     for ev in rain_events(rain, profile):
@@ -420,6 +431,111 @@ def inspections_due(
             continue
         out.append(_due(profile, "rain_inspection", due, inches=ev.inches, event_start=ev.start, event_end=ev.end))
     return sorted(out, key=lambda x: (_day(x.due), x.what))
+
+
+def _week_end(d: date, profile: Profile) -> date:
+    """Return the last day of the calendar week holding ``d`` (weeks start on the profile's ``week_starts``)."""
+    starts = str(profile.entry("deadlines.inspection_interval").extra.get("week_starts", "sunday")).lower()[:3]
+    first = ("mon", "tue", "wed", "thu", "fri", "sat", "sun").index(starts)
+    return d + timedelta(days=(first - 1 - d.weekday()) % 7)
+
+
+def weekly_due(started: date, last_inspection: date | None, profile: Profile) -> date:
+    """Return the day the next weekly inspection is due (§ 540-8E(6) "at least once per week").
+
+    The text does not say which week; the profile's reading of ``deadlines.inspection_interval``
+    (basis ``interpretation``) does:
+
+    - ``rolling_7_days``: 7 days after the last inspection, or after the start when there is
+      none yet;
+    - ``calendar_week``: every calendar week in which work goes on has an inspection, so it is
+      due on the last day of the start's week when there is none yet, and on the last day of the
+      week after the last inspection's otherwise (weeks start on ``week_starts``, default Sunday).
+
+    Parameters
+    ----------
+    started : date
+        Land disturbance began.
+    last_inspection : date or None
+        The latest inspection on or after ``started``.
+    profile : Profile
+
+    Raises
+    ------
+    ProfileError
+        If the profile's interval is not a number.
+
+    Examples
+    --------
+    >>> from esc_gis.profile import load_profile
+    >>> weekly_due(date(2026, 5, 1), date(2026, 5, 3), load_profile())  # rolling: a week after the last
+    datetime.date(2026, 5, 10)
+    """
+    interval = timedelta(days=_number(profile, "inspection_interval"))
+    if profile.reading("deadlines.inspection_interval") == "calendar_week":
+        if last_inspection is None:
+            return _week_end(started, profile)
+        return _week_end(last_inspection, profile) + interval
+    return (last_inspection or started) + interval
+
+
+def weekly_record(
+    started: date, inspections: Iterable[date], first: date, last: date, profile: Profile
+) -> list[tuple[date, bool]]:
+    """Every weekly inspection that fell due from ``first`` to ``last``, and whether it was met.
+
+    The office's record of the period (``permits summary``), under the reading of
+    :func:`weekly_due`:
+
+    - ``rolling_7_days``: each deadline falls an interval after the last inspection, or after
+      the start. One met by an inspection on or before its day moves the next to a week after
+      the latest such inspection. One missed counts; a late inspection within the following
+      week restarts the clock from its own day (as :func:`inspections_due` does), and a week
+      more without one is a second miss: a site left uninspected for five weeks has missed five;
+    - ``calendar_week``: each calendar week from the start's to ``last``'s is one deadline, on
+      its last day, met by an inspection in that week (on or after the start).
+
+    Parameters
+    ----------
+    started : date
+        Land disturbance began.
+    inspections : iterable of date
+    first, last : date
+        The period: deadlines falling in it are listed.
+    profile : Profile
+
+    Returns
+    -------
+    list of (date, bool)
+        Each deadline's day and whether it was met, oldest first.
+
+    Raises
+    ------
+    ProfileError
+        If the profile's interval is not a number.
+    """
+    done = sorted(inspections)
+    interval = timedelta(days=_number(profile, "inspection_interval"))
+    out: list[tuple[date, bool]] = []
+    if profile.reading("deadlines.inspection_interval") == "calendar_week":
+        due_day = _week_end(started, profile)
+        while interval and due_day <= last:
+            if due_day >= first:
+                # The week's days from its first (or the start) to its last.
+                opens = max(started, due_day - interval + timedelta(days=1))
+                out.append((due_day, any(opens <= d <= due_day for d in done)))
+            due_day += interval
+        return out
+    anchor = started
+    due_day = anchor + interval
+    while interval and due_day <= last:
+        met = [d for d in done if anchor < d <= due_day]
+        if due_day >= first:
+            out.append((due_day, bool(met)))
+        late = [d for d in done if due_day < d <= due_day + interval]
+        anchor = max(met) if met else (max(late) if late else due_day)
+        due_day = anchor + interval
+    return out
 
 
 def _day(d: date | datetime) -> date:

@@ -10,7 +10,8 @@ and a suspension lifted (reinstatement): each goes back to the state before it, 
 :func:`previous_state` recovers from the append-only history. Anything else is refused with
 the transitions that are allowed from where the permit stands.
 
-Which moves need written reasons, and the section that requires them, is the profile's
+Which moves need written reasons, and what requires them (a section of the ordinance, or the
+office's policy where the ordinance requires none), is the profile's
 (``[lifecycle.written_reasons]``), not this module's.
 """
 
@@ -24,6 +25,7 @@ __all__ = [
     "check_back",
     "check_transition",
     "previous_state",
+    "reasons_table",
     "written_reasons",
 ]
 
@@ -31,6 +33,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from esc_gis.errors import IllegalTransitionError, ProfileError
+from esc_gis.findings import BASES
 
 #: Every state, in life-cycle order.
 STATES = (
@@ -71,27 +74,62 @@ BACK: dict[str, str] = {"stop_work": "retraction", "revoked": "retraction", "sus
 _MOVES_BACK = frozenset(BACK.values())
 
 
-def written_reasons(tables: Mapping[str, Any]) -> dict[str, str]:
-    """Return the profile's ``[lifecycle.written_reasons]``: state or move -> the section requiring reasons.
+def reasons_table(tables: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
+    """Return the profile's ``[lifecycle.written_reasons]``: state or move -> (section, basis).
+
+    An entry is ``{section = "...", basis = "..."}``: the ordinance requires written reasons for
+    some moves (basis ``ordinance``); for others they are the office's policy (basis ``policy``),
+    and the refusal must not cite a section as if it required them. A plain string is a section
+    of the ordinance (basis ``ordinance``).
 
     Raises
     ------
     ProfileError
-        If the table is missing, names an unknown state or move, or a section is empty.
+        If the table is missing, names an unknown state or move, a section is empty or a basis
+        is not one of :data:`esc_gis.findings.BASES`.
+
+    Examples
+    --------
+    >>> reasons_table({"lifecycle": {"written_reasons": {"stop_work": {"section": "s 1", "basis": "policy"}}}})
+    {'stop_work': ('s 1', 'policy')}
     """
     raw = (tables.get("lifecycle") or {}).get("written_reasons")
     if not isinstance(raw, dict):
-        msg = "The profile has no [lifecycle.written_reasons] table (state = section) for the moves that need reasons."
+        msg = (
+            "The profile has no [lifecycle.written_reasons] table (state = {section, basis}) for the moves that "
+            "need reasons."
+        )
         raise ProfileError(msg)
     known = set(STATES) | _MOVES_BACK
-    bad = [k for k, v in raw.items() if k not in known or not str(v).strip()]
+    out: dict[str, tuple[str, str]] = {}
+    bad = []
+    for k, v in raw.items():
+        section, basis = (v.get("section"), v.get("basis")) if isinstance(v, dict) else (v, "ordinance")
+        if k not in known or not str(section or "").strip() or basis not in BASES:
+            bad.append(k)
+        else:
+            out[str(k)] = (str(section), str(basis))
     if bad:
         msg = (
             f"[lifecycle.written_reasons] entries {', '.join(map(repr, bad))} are not a state or move with a "
-            f"section; use {', '.join(sorted(known))}."
+            f"section and a basis ({', '.join(BASES)}); use {', '.join(sorted(known))}."
         )
         raise ProfileError(msg)
-    return {str(k): str(v) for k, v in raw.items()}
+    return out
+
+
+def written_reasons(tables: Mapping[str, Any]) -> dict[str, str]:
+    """Return state or move -> what requires its written reasons, as the refusal cites it.
+
+    ``basis ordinance: § 540-8C(3)``, or for the office's own rule ``basis policy: ...``: the
+    basis comes first, so no reader takes a policy for the law (:func:`reasons_table`).
+
+    Raises
+    ------
+    ProfileError
+        As :func:`reasons_table`.
+    """
+    return {k: f"basis {basis}: {section}" for k, (section, basis) in reasons_table(tables).items()}
 
 
 def _need_reasons(move: str, reasons: str | None, needs: Mapping[str, str] | None) -> None:

@@ -34,7 +34,7 @@ from esc_gis.registry._intake import Intake
 from esc_gis.registry._money import Money
 from esc_gis.registry._moves import Moves
 from esc_gis.registry.backend import open_backend
-from esc_gis.registry.calendar import OfficeCalendar
+from esc_gis.registry.calendar import OfficeCalendar, profile_calendar
 from esc_gis.registry.verify import Difference, verify
 
 
@@ -94,7 +94,7 @@ def open_registry(
         raise
     prof = profile or load_profile()
     ls = layers if isinstance(layers, LayerSet) else load_layers(_path(layers), profile=prof)
-    return Registry(backend, layers=ls, profile=prof, calendar=calendar or OfficeCalendar())
+    return Registry(backend, layers=ls, profile=prof, calendar=calendar or profile_calendar(prof))
 
 
 class Registry(Intake, Moves, Inspecting, Appealing, Money, Amending):

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from esc_gis.profile import Profile
 from esc_gis.registry.agenda import WORKING
 from esc_gis.registry.appeals import Appeal
-from esc_gis.registry.deadlines import inspections_due, repair_due
+from esc_gis.registry.deadlines import inspections_due, repair_due, weekly_record
 from esc_gis.registry.enforcement import EnforcementCase
 from esc_gis.registry.fees import GUARANTEE_TYPES, Fee, Guarantee
 from esc_gis.registry.lifecycle import STATES
@@ -109,23 +109,11 @@ def inspection_deadlines(
     if last < first:
         return []
     done_days = sorted(p.inspections)
-    interval = timedelta(days=float(profile.entry("deadlines.inspection_interval").value or 0))
-    out: list[tuple[str, date | datetime, bool]] = []
-    # Weekly (§ 540-8E(6), "at least once per week"): each deadline falls an interval after the
-    # last inspection, or after the start. One met by an inspection on or before its day moves the
-    # next to a week after the latest such inspection. One missed counts; a late inspection within
-    # the following week restarts the clock from its own day (as `permits due` does), and a week
-    # more without one is a second miss: a site left uninspected for five weeks has missed five,
-    # though `permits due` shows only the oldest.
-    anchor = began
-    due_day = anchor + interval
-    while interval and due_day <= last:
-        met = [d for d in done_days if anchor < d <= due_day]
-        if due_day >= first:
-            out.append(("weekly_inspection", due_day, bool(met)))
-        late = [d for d in done_days if due_day < d <= due_day + interval]
-        anchor = max(met) if met else (max(late) if late else due_day)
-        due_day = anchor + interval
+    # Weekly (§ 540-8E(6), "at least once per week"), under the profile's reading: the rule is
+    # deadlines.weekly_record's, as `permits due` applies it.
+    out: list[tuple[str, date | datetime, bool]] = [
+        ("weekly_inspection", day, met) for day, met in weekly_record(began, done_days, first, last, profile)
+    ]
     # After rain: every event's deadline is known without inspections, and only inspections up to
     # its due day can meet it, so the rules run once without and once with all of them.
     if rain:

@@ -1,0 +1,93 @@
+"""``esc-gis rules`` lists every citation of the registry's tables, so each can be audited.
+
+The life cycle's written reasons, the enforcement grounds and actions, the appeals' bodies,
+appellants, outcomes and kinds, the plan-amendment triggers and the office calendar each cite
+a section on a basis; the command prints them beside the numbers and findings.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from esc_gis.cli.main import cli
+from esc_gis.cli.rules import citation_rows
+from esc_gis.profile import load_profile
+
+EXAMPLE = Path(__file__).parent / "profiles" / "example.toml"
+
+
+def _rows(profile=None) -> dict[tuple[str, str], dict[str, str]]:
+    return {(r["table"], r["key"]): r for r in citation_rows(profile or load_profile())}
+
+
+def test_every_cited_table_is_listed_with_section_basis_and_words() -> None:
+    rows = _rows()
+    tables = {t for t, _ in rows}
+    assert tables == {
+        "lifecycle.written_reasons",
+        "enforcement.grounds",
+        "enforcement.actions",
+        "appeals.bodies",
+        "appeals.appellants",
+        "appeals.outcomes",
+        "appeals.appealed",
+        "appeals.not_heard",
+        "amendments.triggers",
+        "calendar",
+    }
+    assert len(rows) == 6 + 4 + 4 + 2 + 2 + 3 + 6 + 1 + 4 + 1
+    # § 540-12A(1): "Any land-disturbing construction activity is being undertaken without a permit ..."
+    assert rows["enforcement.grounds", "A1"] == {
+        "table": "enforcement.grounds",
+        "key": "A1",
+        "section": "§ 540-12A(1)",
+        "basis": "ordinance",
+        "words": "Land-disturbing construction activity undertaken without a permit where one is required",
+    }
+    assert rows["appeals.bodies", "zoning_board_of_appeals"]["section"] == "§ 540-13A"
+    assert rows["appeals.appealed", "revocation"]["words"] == "revocation (a reversal undoes revoked)"
+    assert rows["amendments.triggers", "B3"]["section"] == "§ 540-9B(3)"
+    assert rows["calendar", "calendar"]["basis"] == "interpretation"
+    assert rows["calendar", "calendar"]["words"].endswith("; holidays: wisconsin_municipal")
+
+
+def test_written_reasons_the_ordinance_does_not_require_are_listed_as_policy() -> None:
+    rows = _rows()
+    bases = {k: r["basis"] for (t, k), r in rows.items() if t == "lifecycle.written_reasons"}
+    # § 540-8C(3) "shall state in writing the reasons for disapproval"; § 540-8E "following
+    # written notification"; § 540-12A and § 540-12D ask for none.
+    assert bases == {
+        "disapproved": "ordinance",
+        "suspended": "ordinance",
+        "revoked": "ordinance",
+        "stop_work": "policy",
+        "retraction": "policy",
+        "reinstatement": "policy",
+    }
+    assert rows["lifecycle.written_reasons", "stop_work"]["words"] == "written reasons needed for stop_work"
+    # A plain string is a section on the ordinance's basis (the test profile's disapproval).
+    assert _rows(load_profile(EXAMPLE))["lifecycle.written_reasons", "disapproved"]["basis"] == "ordinance"
+
+
+def test_a_profile_without_those_tables_lists_none() -> None:
+    import dataclasses
+
+    bare = dataclasses.replace(load_profile(), tables={})
+    assert citation_rows(bare) == []
+
+
+def test_the_command_prints_them_and_its_json_has_them() -> None:
+    r = CliRunner().invoke(cli, ["rules"], env={"COLUMNS": "400"})
+    assert r.exit_code == 0, r.output
+    assert "Registry citations" in r.output
+    for text in ("[lifecycle.written_reasons]", "[enforcement.grounds]", "[appeals.appealed]", "[amendments.triggers]"):
+        assert text in r.output, text
+    assert "§ 540-12A requires none" in r.output
+    r = CliRunner().invoke(cli, ["rules", "--json"])
+    data = json.loads(r.output)
+    assert data["citations"] == citation_rows(load_profile())
+    ext = next(e for e in data["entries"] if e["entry"] == "deadlines.permit_extension")
+    assert (ext["reading"], ext["basis"]) == ("per_extension", "interpretation")
