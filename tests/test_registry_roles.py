@@ -13,7 +13,7 @@ from __future__ import annotations
 import secrets
 from datetime import date, datetime, timezone
 from pathlib import Path
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import SplitResult, quote, urlsplit, urlunsplit
 
 import pytest
 from click.testing import CliRunner
@@ -27,7 +27,7 @@ from esc_gis.registry.records import Party
 from esc_gis.registry.roles import Roles, create_roles, role_names
 from esc_gis.registry.schema import GRANTS, PUBLIC_VIEW, TABLES
 
-from .conftest import CRS, square_sqft
+from .conftest import CRS, K, square_sqft
 
 psycopg = pytest.importorskip("psycopg")
 
@@ -201,6 +201,77 @@ def test_the_public_view_has_the_public_exports_columns_and_values(office: Offic
     assert row["plan_date"] == frame.loc[0, "plan_date"] == date(2026, 10, 30)
     # QGIS lists it as a layer of multipolygons in the registry's CRS.
     assert kind == ("MULTIPOLYGON", reg.backend.srid)
+
+
+#: Opens a PostGIS layer in QGIS's own Python (Debian's python3-qgis), as QGIS's Browser does.
+_QGIS_OPEN = """
+import json, sys
+from qgis.core import QgsApplication, QgsDataSourceUri, QgsVectorLayer
+app = QgsApplication([], False)
+app.initQgis()
+host, port, db, user, password, schema, table = sys.argv[1:8]
+uri = QgsDataSourceUri()
+uri.setConnection(host, port, db, user, password)
+uri.setDataSource(schema, table, "geom", "", "fid")
+layer = QgsVectorLayer(uri.uri(False), table, "postgres")
+print(json.dumps({
+    "valid": layer.isValid(),
+    "crs": layer.crs().authid(),
+    "fields": [f.name() for f in layer.fields()],
+    "features": [[f["permit_number"], f.geometry().area()] for f in layer.getFeatures()],
+}))
+app.exitQgis()
+"""
+
+
+def qgis_python() -> str:
+    """Debian's Python with QGIS's bindings; skip when missing, but fail in CI (CI=true), which installs it."""
+    import os
+    import subprocess
+
+    python = "/usr/bin/python3"
+    ok = (
+        Path(python).exists()
+        and subprocess.run([python, "-c", "import qgis.core"], capture_output=True).returncode == 0
+    )
+    if not ok:
+        msg = "QGIS's Python bindings are not installed (Debian package python3-qgis); .ci/run installs them"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{msg}, and CI=true: a missing system part is a failure here.")
+        pytest.skip(msg)
+    return python
+
+
+@POSTGIS
+def test_qgis_opens_the_public_view_as_the_reader_and_not_the_permits(office: Office, tmp_path: Path) -> None:
+    import json
+    import os
+    import subprocess
+    from urllib.parse import parse_qs, unquote
+
+    python = qgis_python()
+    script = tmp_path / "open_layer.py"
+    script.write_text(_QGIS_OPEN, encoding="utf-8")
+    url = urlsplit(office.person("reader"))
+    schema = parse_qs(url.query)["options"][0].split("=", 1)[1].split(",")[0]
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "HOME": str(tmp_path)}
+
+    def open_in_qgis(table: str, login: SplitResult = url) -> dict:
+        who = [unquote(login.username or ""), unquote(login.password or "")]
+        args = [url.hostname, str(url.port), url.path.lstrip("/"), *who]
+        r = subprocess.run(
+            [python, str(script), *args, schema, table], capture_output=True, text=True, env=env, timeout=300
+        )
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout.strip().splitlines()[-1])
+
+    view = open_in_qgis(PUBLIC_VIEW)
+    assert view["valid"] and view["crs"] == CRS
+    assert "status" in view["fields"] and "phone" not in view["fields"]
+    assert [n for n, _ in view["features"]] == [office.number]
+    assert view["features"][0][1] == pytest.approx(5000.0 / K, rel=1e-6)  # the site, in square US survey feet
+    assert not open_in_qgis("permits")["valid"]  # the table itself is not the reader's...
+    assert open_in_qgis("permits", urlsplit(office.target))["valid"]  # ...but the owner's
 
 
 # --- The inspector --------------------------------------------------------------------------------
