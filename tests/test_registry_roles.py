@@ -329,10 +329,13 @@ def test_the_inspector_cannot_read_a_phone_number_nor_the_money(office: Office) 
 
 
 @POSTGIS
-def test_the_inspector_changing_a_status_from_the_command_line_gets_an_error_not_a_traceback(
+def test_the_inspector_on_the_command_line_inspects_but_changing_a_status_is_an_error_not_a_traceback(
     office: Office, layers_path
 ) -> None:
     url = office.person("inspector")
+    inspect = ["permits", "inspect", url, office.number, "--at", "2026-11-16T09:30", "--inspector", "Ina"]
+    r = CliRunner().invoke(cli, [*inspect, "--assessment", "all good", "--layers", str(layers_path)])
+    assert r.exit_code == 0, r.output
     args = ["permits", "transition", url, office.number, "stop_work", "--reasons", "silt fence down"]
     r = CliRunner().invoke(cli, [*args, "--layers", str(layers_path)])
     assert r.exit_code == 1, r.output
