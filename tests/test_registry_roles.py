@@ -90,10 +90,9 @@ def drop_roles(target: str, names: list[str]) -> None:
                 conn.execute(psycopg.sql.SQL("DROP ROLE {}").format(ident))
 
 
-@pytest.fixture
-def office(reg, target: str):
-    """The registry with an active permit whose landowner has a phone, and the roles made."""
-    number = reg.add(
+def add_with_phone(reg) -> str:
+    """Add an active permit whose landowner has a phone number."""
+    return reg.add(
         Application(
             "100 Test St",
             date(2026, 11, 2),
@@ -106,6 +105,12 @@ def office(reg, target: str):
         ),
         who="clerk",
     )
+
+
+@pytest.fixture
+def office(reg, target: str):
+    """The registry with an active permit whose landowner has a phone, and the roles made."""
+    number = add_with_phone(reg)
     roles = create_roles(target)
     o = Office(target, number, roles)
     yield o
@@ -201,6 +206,25 @@ def test_the_public_view_has_the_public_exports_columns_and_values(office: Offic
     assert row["plan_date"] == frame.loc[0, "plan_date"] == date(2026, 10, 30)
     # QGIS lists it as a layer of multipolygons in the registry's CRS.
     assert kind == ("MULTIPOLYGON", reg.backend.srid)
+
+
+@pytest.mark.parametrize("target", ["gpkg"], indirect=True)
+def test_a_geopackage_lists_the_public_view_as_a_layer(reg, target: str, layer_set) -> None:
+    import pyogrio
+
+    from esc_gis.registry import init_registry
+
+    number = add_with_phone(reg)
+    reg.amend(number, trigger="original", description="plan as approved", plan_date=date(2026, 10, 30))
+    init_registry(target, layers=layer_set)  # again: the view is remade, listed once
+    frame = reg.frame()
+    layers = [name for name, _ in pyogrio.list_layers(target)]
+    assert layers.count(PUBLIC_VIEW) == 1
+    view = pyogrio.read_dataframe(target, layer=PUBLIC_VIEW)
+    assert set(view.columns) == set(frame.columns) - {"fid"}  # GDAL takes fid as the key
+    assert view.loc[0, "disturbed_acres"] == frame.loc[0, "disturbed_acres"] == round(5000.0 / 43_560, 3)
+    assert str(view.loc[0, "plan_date"])[:10] == "2026-10-30" and view.geometry[0].equals(frame.geometry[0])
+    assert not {"phone", "landowner_phone"} & set(view.columns)
 
 
 #: Opens a PostGIS layer in QGIS's own Python (Debian's python3-qgis), as QGIS's Browser does.

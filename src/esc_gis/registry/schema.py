@@ -73,11 +73,12 @@ Migrations
 
 Outside the migrations
 ----------------------
-``permits_public`` (PostGIS)
+``permits_public``
     A view of the permits' public columns: what ``permits export`` writes without
     ``--private`` (:meth:`Registry.frame`), with the site geometry. Remade by every
     ``permits init`` after the migrations (:func:`public_view`), so it always follows the
-    ``permits`` table. The reader role of ``permits init --roles`` reads this view only.
+    ``permits`` table. On PostGIS the reader role of ``permits init --roles`` reads this view
+    only; in a GeoPackage it is a layer QGIS lists, and no protection.
 :data:`GRANTS`
     What each PostGIS role may do on each table (:mod:`esc_gis.registry.roles`).
 """
@@ -577,38 +578,45 @@ def public_view(
     Parameters
     ----------
     dialect : str
-        "postgis" only: a GeoPackage has no roles, so no public view (its reader gets an export).
+        "postgis" or "sqlite". In a GeoPackage the view is a convenience, not a protection:
+        whoever has the file reads every table (the public should get an export).
     present : collection of str, optional
         The columns ``permits`` has (default all of :data:`PERMIT_COLUMNS`): a registry part-way
         through its migrations gets a view of those it has.
     plan_versions : bool
         Whether the ``plan_versions`` table exists; without it ``plan_date`` is empty.
     timezone : str
-        The office's IANA time zone (the profile's); '' for the server's.
+        The office's IANA time zone (the profile's); '' for the server's. SQLite knows no time
+        zones: a GeoPackage's "today" is the reading machine's.
     sqft_per_acre : float
         Square feet per acre (:data:`esc_gis.units.SQFT_PER_ACRE`).
 
     Raises
     ------
-    ValueError
-        If ``dialect`` is not "postgis".
+    KeyError
+        If ``dialect`` is neither.
     """
-    if dialect != "postgis":
-        msg = f"the public view is made on PostGIS only, not {dialect!r}"
-        raise ValueError(msg)
     zone = timezone.replace("'", "''")
-    today = f"(now() AT TIME ZONE '{zone}')::date" if timezone else "current_date"
+    today = {
+        "postgis": f"(now() AT TIME ZONE '{zone}')::date" if timezone else "current_date",
+        "sqlite": "date('now', 'localtime')",  # dates are ISO text there: they compare as text
+    }[dialect]
+    acres = {
+        "postgis": f"round((p.disturbed_sqft / {sqft_per_acre!r})::numeric, 3)::double precision",
+        "sqlite": f"CAST(round(p.disturbed_sqft / {sqft_per_acre!r}, 3) AS REAL)",  # typed for GDAL
+    }[dialect]
+    # A typed NULL, so PostGIS and GDAL read the column as a date.
+    no_date = "NULL::date" if dialect == "postgis" else "CAST(NULL AS DATE)"
     names = [n for n, _, _ in PERMIT_COLUMNS if n != "geom" and (present is None or n in present)]
     plan_date = (
         "(SELECT v.plan_date FROM plan_versions v WHERE v.permit_number = p.permit_number "
         f"AND v.status = 'approved' AND (v.effective_on IS NULL OR v.effective_on <= {today}) "
         "ORDER BY v.version DESC LIMIT 1)"
         if plan_versions
-        else "NULL::date"
+        else no_date
     )
     return [
         f"DROP VIEW IF EXISTS {PUBLIC_VIEW}",
         f"CREATE VIEW {PUBLIC_VIEW} AS SELECT {', '.join(f'p.{chr(34)}{n}{chr(34)}' for n in names)}, "
-        f"round((p.disturbed_sqft / {sqft_per_acre!r})::numeric, 3)::double precision AS disturbed_acres, "
-        f"{plan_date} AS plan_date, p.geom FROM permits p",
+        f"{acres} AS disturbed_acres, {plan_date} AS plan_date, p.geom FROM permits p",
     ]
