@@ -164,10 +164,31 @@ def permits() -> None:
 @permits.command(short_help="Create a registry, or apply pending schema migrations.")
 @_REGISTRY
 @_LAYERS
-def init(registry: str, layers_path: str | None) -> None:
-    """Create REGISTRY, or bring it up to this esc_gis's schema version."""
+@click.option(
+    "--roles",
+    is_flag=True,
+    help="PostGIS: also create the reader, inspector and clerk group roles and grant each the least it needs.",
+)
+@click.option(
+    "--role-prefix",
+    default=None,
+    help="The roles' prefix (PREFIX_reader, PREFIX_inspector, PREFIX_clerk); default the database's name "
+    "and the schema's unless it is public.",
+)
+def init(registry: str, layers_path: str | None, roles: bool, role_prefix: str | None) -> None:
+    """Create REGISTRY, or bring it up to this esc_gis's schema version.
+
+    With --roles (PostGIS only), make the group roles people log in as members of, e.g.
+    CREATE ROLE alice LOGIN IN ROLE <prefix>_inspector; running it again is harmless.
+    """
     from esc_gis.registry import init_registry
 
+    if role_prefix is not None and not roles:
+        raise click.UsageError("--role-prefix goes with --roles.")
+    if roles:
+        from esc_gis.registry.roles import require_postgis
+
+        require_postgis(registry)  # before anything is made
     applied = init_registry(registry, layers=layers_path)
     click.echo(
         f"{registry}: "
@@ -177,6 +198,15 @@ def init(registry: str, layers_path: str | None) -> None:
             else "already at the current schema version."
         )
     )
+    if roles:
+        from esc_gis.registry.roles import create_roles
+
+        names = create_roles(registry, prefix=role_prefix)
+        click.echo(
+            f"Roles (NOLOGIN groups): {names.reader} reads the public view permits_public only; "
+            f"{names.inspector} records inspections and repairs; {names.clerk} does the office's work. "
+            f"Add people as members: CREATE ROLE alice LOGIN IN ROLE {names.inspector};"
+        )
 
 
 @permits.command(short_help="Add an application; the disturbed area is measured, never typed.")

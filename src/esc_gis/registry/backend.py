@@ -99,8 +99,11 @@ class Backend(ABC):
         row = cur.fetchone()
         return int(row[0] or 0)
 
-    def migrate(self, srid: int, crs_wkt: str) -> list[int]:
+    def migrate(self, srid: int, crs_wkt: str, *, timezone: str = "") -> list[int]:
         """Apply every migration not yet applied, each in its own transaction; return their versions.
+
+        Then remake the views outside the migrations (:meth:`make_views`; ``timezone`` is the
+        office's, for the public view's "today").
 
         Raises
         ------
@@ -109,6 +112,7 @@ class Backend(ABC):
             not know), or its CRS differs from ``srid``.
         """
         self.create(srid, crs_wkt)
+        views = self.drop_views()  # a view would hold the tables a migration alters
         applied = []
         for migration in MIGRATIONS:
             with self.write() as cur:
@@ -133,7 +137,25 @@ class Backend(ABC):
                     (migration.version, migration.description, self.dump("datetime", now_utc())),
                 )
                 applied.append(migration.version)
+        self.make_views(views, timezone=timezone)
         return applied
+
+    def drop_views(self) -> Any:
+        """Drop the views :meth:`make_views` makes, if migrations are pending; return what to restore.
+
+        The default (a GeoPackage: no views) does nothing.
+        """
+        return None
+
+    def make_views(self, saved: Any, *, timezone: str = "") -> None:  # noqa: B027 (optional to override)
+        """(Re)make the views outside the migrations, restoring what :meth:`drop_views` saved."""
+
+    def can_read(self, table: str) -> bool:
+        """Return whether this connection may read ``table`` (a GeoPackage's file mode decides: yes).
+
+        The registry leaves out what a role may not read (an inspector reads no parties).
+        """
+        return True
 
     def lock_table(self, cur: Any, table: str) -> None:  # noqa: B027 (optional to override)
         """Keep other writers out of ``table`` until the transaction ends (SQLite's writes already are).

@@ -32,8 +32,9 @@ import shapely
 from esc_gis._outputs import PRIVATE_MODE
 from esc_gis.errors import RegistryError
 from esc_gis.registry.backend import Backend, iso_date, iso_datetime, now_utc
-from esc_gis.registry.schema import LAYERS, TABLES, Migration
+from esc_gis.registry.schema import LAYERS, PUBLIC_VIEW, SCHEMA_VERSION, TABLES, Migration, public_view
 from esc_gis.styles import add_layer_style, describe_layer
+from esc_gis.units import SQFT_PER_ACRE
 
 #: How long a writer waits for another one to finish, in seconds.
 BUSY_TIMEOUT_S = 60.0
@@ -299,6 +300,64 @@ class GeoPackageBackend(Backend):
             add_layer_style(cur, table, columns, keep_user_default=True)
         for table in (t for t in TABLES if t in made):
             describe_layer(cur, table)
+
+    def drop_views(self) -> None:
+        """Drop the public view if migrations are pending: SQLite checks views when a table is altered.
+
+        Raises
+        ------
+        RegistryError
+            If the file cannot be written.
+        """
+        with self.write() as cur:
+            if not self.exists() or self.version(cur) >= SCHEMA_VERSION:
+                return
+            self._drop_view(cur)
+
+    def make_views(self, saved: Any, *, timezone: str = "") -> None:
+        """Remake the public view (:func:`~esc_gis.registry.schema.public_view`) and list it as a layer.
+
+        Raises
+        ------
+        RegistryError
+            If the file cannot be written.
+        """
+        with self.write() as cur:
+            made = {r[0] for r in cur.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()}
+            if "permits" not in made:
+                return
+            present = {row[1] for row in cur.execute("PRAGMA table_info(permits)").fetchall()}
+            self._drop_view(cur)
+            for statement in public_view(
+                self.dialect,
+                present=present,
+                plan_versions="plan_versions" in made,
+                timezone=timezone,
+                sqft_per_acre=SQFT_PER_ACRE,
+            ):
+                cur.execute(statement)
+            # A view is a GeoPackage layer once gpkg_contents and gpkg_geometry_columns list it.
+            cur.execute(
+                "INSERT INTO gpkg_contents (table_name, data_type, identifier, description, last_change, srs_id) "
+                "VALUES (?, 'features', ?, ?, ?, ?)",
+                (
+                    PUBLIC_VIEW,
+                    PUBLIC_VIEW,
+                    "The permits' public columns (what an export without --private holds); no contacts.",
+                    self.dump("datetime", now_utc()),
+                    self.srid,
+                ),
+            )
+            cur.execute(
+                "INSERT INTO gpkg_geometry_columns VALUES (?, 'geom', ?, ?, 0, 0)",
+                (PUBLIC_VIEW, LAYERS["permits"], self.srid),
+            )
+
+    @staticmethod
+    def _drop_view(cur: Any) -> None:
+        cur.execute("DELETE FROM gpkg_geometry_columns WHERE table_name = ?", (PUBLIC_VIEW,))
+        cur.execute("DELETE FROM gpkg_contents WHERE table_name = ?", (PUBLIC_VIEW,))
+        cur.execute(f"DROP VIEW IF EXISTS {PUBLIC_VIEW}")
 
     def close(self) -> None:
         """Close the connection."""

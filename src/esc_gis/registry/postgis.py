@@ -19,7 +19,7 @@ import shapely
 
 from esc_gis.errors import RegistryError
 from esc_gis.registry.backend import Backend
-from esc_gis.registry.schema import TABLES, Migration
+from esc_gis.registry.schema import PUBLIC_VIEW, SCHEMA_VERSION, TABLES, Migration, public_view
 
 _SCHEMA_TABLE = """CREATE TABLE IF NOT EXISTS esc_gis_schema (version integer PRIMARY KEY,
     description text NOT NULL, applied_at timestamptz NOT NULL)"""
@@ -47,6 +47,7 @@ class PostGISBackend(Backend):
             msg = "A PostGIS registry needs psycopg: pip install 'esc_gis[postgis]'."
             raise RegistryError(msg) from None
         self.url = url
+        self._readable: dict[str, bool] = {}
         try:
             self.conn = psycopg.connect(url, autocommit=True)
             self.conn.execute("SET TIME ZONE 'UTC'")
@@ -110,19 +111,37 @@ class PostGISBackend(Backend):
 
     @contextmanager
     def write(self) -> Iterator[Any]:
-        """Open a write transaction (see :meth:`Backend.write`)."""
+        """Open a write transaction (see :meth:`Backend.write`).
+
+        Raises
+        ------
+        RegistryError
+            If the server refuses a statement (the change is rolled back); a missing privilege
+            is named with the roles that have it (:meth:`_denied`).
+        """
         import psycopg
 
+        watched = None
         try:
-            with self.conn.transaction(), self.conn.cursor() as cur:
-                yield cur
+            with self.conn.transaction(), self.conn.cursor() as raw:
+                watched = _Watched(raw)
+                yield watched
+        except psycopg.errors.InsufficientPrivilege as exc:
+            msg = f"The registry at {_redact(self.url)} refused the change, which was rolled back: "
+            raise RegistryError(msg + self._denied(exc, watched.privilege if watched else "SELECT")) from None
         except psycopg.Error as exc:
             msg = f"The registry at {_redact(self.url)} refused the change, which was rolled back: {str(exc).strip()}"
             raise RegistryError(msg) from exc
 
     @contextmanager
     def read(self) -> Iterator[Any]:
-        """Open a read transaction (see :meth:`Backend.read`)."""
+        """Open a read transaction (see :meth:`Backend.read`).
+
+        Raises
+        ------
+        RegistryError
+            If the server refuses a query; a missing privilege is named (:meth:`_denied`).
+        """
         import psycopg
 
         # REPEATABLE READ: every query in the block sees the same snapshot.
@@ -130,9 +149,142 @@ class PostGISBackend(Backend):
             with self.conn.transaction(), self.conn.cursor() as cur:
                 cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
                 yield cur
+        except psycopg.errors.InsufficientPrivilege as exc:
+            msg = f"Cannot read the registry at {_redact(self.url)}: "
+            raise RegistryError(msg + self._denied(exc, "SELECT")) from None
         except psycopg.Error as exc:
             msg = f"Cannot read the registry at {_redact(self.url)}: {str(exc).strip()}"
             raise RegistryError(msg) from exc
+
+    def _denied(self, exc: Exception, privilege: str) -> str:
+        """Say which privilege this login lacks, on what, which roles have it, and the fix.
+
+        Called after the transaction rolled back, so the connection can still ask the catalogue.
+        """
+        import re
+
+        import psycopg
+
+        text = str(getattr(getattr(exc, "diag", None), "message_primary", None) or exc).strip()
+        m = re.fullmatch(r"permission denied for (table|view|sequence|schema) (.+)", text)
+        if m is None:
+            return f"{text}. Ask the registry's owner for the privilege (see 'Roles on PostGIS' in the README)."
+        kind, name = m.groups()
+        if kind in ("sequence", "schema"):
+            privilege = "USAGE"
+        check = {"sequence": "has_sequence_privilege", "schema": "has_schema_privilege"}.get(
+            kind, "has_table_privilege"
+        )
+        who, holders = "this login", []
+        try:
+            row = self.conn.execute("SELECT current_user").fetchone()
+            who = str(row[0]) if row else who
+            # Group roles (NOLOGIN) that hold it: the office's roles, not a person's login.
+            found = self.conn.execute(
+                f"SELECT rolname FROM pg_roles WHERE NOT rolcanlogin AND rolname !~ '^pg_' "
+                f"AND {check}(oid, %s, %s) ORDER BY rolname",
+                (name, privilege),
+            ).fetchall()
+            holders = [str(r[0]) for r in found]
+        except psycopg.Error:
+            pass  # the message still names the privilege and the fix
+        lacks = f"the role {who} may not {privilege} {kind} {name} (the server said: {text})."
+        if holders:
+            grant = f"GRANT {holders[0]} TO {who}"
+            return (
+                f"{lacks} Roles that may: {', '.join(holders)}. If this is {who}'s work, ask the registry's "
+                f"owner to run `{grant}`; see 'Roles on PostGIS' in the README."
+            )
+        return (
+            f"{lacks} No role has that privilege: ask the registry's owner to run `esc-gis permits init "
+            "--roles` and to grant you the role for this work; see 'Roles on PostGIS' in the README."
+        )
+
+    def can_read(self, table: str) -> bool:
+        """Return whether this login may SELECT ``table`` (asked once per table).
+
+        Raises
+        ------
+        RegistryError
+            If the server cannot answer.
+        """
+        import psycopg
+
+        if table not in self._readable:
+            try:
+                row = self.conn.execute("SELECT has_table_privilege(to_regclass(%s), 'SELECT')", (table,)).fetchone()
+            except psycopg.Error as exc:
+                msg = f"Cannot read the registry at {_redact(self.url)}: {str(exc).strip()}"
+                raise RegistryError(msg) from None
+            # No such table (NULL): let the query that needs it say so.
+            self._readable[table] = row is None or row[0] is None or bool(row[0])
+        return self._readable[table]
+
+    def drop_views(self) -> list[tuple[str, str]]:
+        """Drop the public view if migrations are pending (it would hold their tables); return its grants.
+
+        Raises
+        ------
+        RegistryError
+            If the server refuses (the view belongs to another owner).
+        """
+        with self.write() as cur:
+            self._lock_schema(cur)
+            saved = self._view_grants(cur)
+            if self.version(cur) < SCHEMA_VERSION:
+                cur.execute(f"DROP VIEW IF EXISTS {PUBLIC_VIEW}")
+        return saved
+
+    def make_views(self, saved: Any, *, timezone: str = "") -> None:
+        """Remake the public view (:func:`~esc_gis.registry.schema.public_view`) and give back its grants.
+
+        Dropping a view drops its grants, so the roles' privileges on it are read first and
+        granted again: re-running ``permits init`` leaves the reader role able to read it.
+
+        Raises
+        ------
+        RegistryError
+            If the server refuses.
+        """
+        from psycopg import sql
+
+        from esc_gis.styles import LAYER_DESCRIPTIONS
+        from esc_gis.units import SQFT_PER_ACRE
+
+        with self.write() as cur:
+            self._lock_schema(cur)
+            grants = sorted({*(saved or []), *self._view_grants(cur)})
+            cur.execute(
+                "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = current_schema() "
+                "AND table_name IN ('permits', 'plan_versions')"
+            )
+            made = cur.fetchall()
+            present = {c for t, c in made if t == "permits"}
+            if not present:
+                return  # no registry here (yet)
+            plans = any(t == "plan_versions" for t, _ in made)
+            for statement in public_view(
+                self.dialect, present=present, plan_versions=plans, timezone=timezone, sqft_per_acre=SQFT_PER_ACRE
+            ):
+                cur.execute(statement)
+            title, abstract = LAYER_DESCRIPTIONS.get("permits", ("Permits", ""))
+            text = f"{title} (public columns): {abstract}".rstrip(": ")
+            cur.execute(sql.SQL("COMMENT ON VIEW {} IS {}").format(sql.Identifier(PUBLIC_VIEW), sql.Literal(text)))
+            for grantee, privilege in grants:
+                to = sql.SQL("PUBLIC") if grantee == "PUBLIC" else sql.Identifier(grantee)
+                cur.execute(sql.SQL("GRANT {} ON {} TO {}").format(sql.SQL(privilege), sql.Identifier(PUBLIC_VIEW), to))
+
+    @staticmethod
+    def _view_grants(cur: Any) -> list[tuple[str, str]]:
+        """Return the (grantee, privilege) granted on the public view to others than its owner."""
+        cur.execute(
+            "SELECT grantee, privilege_type FROM information_schema.table_privileges "
+            "WHERE table_schema = current_schema() AND table_name = %s AND grantee <> ("
+            "SELECT pg_get_userbyid(c.relowner) FROM pg_class c WHERE c.oid = to_regclass(%s))",
+            (PUBLIC_VIEW, PUBLIC_VIEW),
+        )
+        allowed = {"SELECT", "INSERT", "UPDATE", "DELETE", "TRUNCATE", "REFERENCES", "TRIGGER"}
+        return [(str(g), str(p)) for g, p in cur.fetchall() if str(p) in allowed]
 
     def geom_param(self) -> str:
         """Return the SQL for a geometry parameter."""
@@ -205,8 +357,15 @@ class PostGISBackend(Backend):
         return value
 
     def lock_table(self, cur: Any, table: str) -> None:
-        """Take SHARE ROW EXCLUSIVE on ``table``: it conflicts with itself, not with readers."""
-        cur.execute(f"LOCK TABLE {table} IN SHARE ROW EXCLUSIVE MODE")
+        """Queue the writers that number rows of ``table`` (this schema's) until the transaction ends.
+
+        An advisory lock keyed by the table, not LOCK TABLE: that would need UPDATE on an
+        append-only table, a privilege the clerk's role has no use for. Readers are not
+        blocked; every numbering writer takes this lock first.
+        """
+        cur.execute(
+            "SELECT pg_advisory_xact_lock(%s, hashtext(current_schema() || '.' || %s))", (_MIGRATION_LOCK, table)
+        )
 
     def _lock_schema(self, cur: Any) -> None:
         cur.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
@@ -241,6 +400,35 @@ class PostGISBackend(Backend):
     def close(self) -> None:
         """Close the connection."""
         self.conn.close()
+
+
+class _Watched:
+    """A cursor that remembers the privilege its last statement needed, to name it if refused."""
+
+    def __init__(self, cur: Any) -> None:
+        self._cur = cur
+        self.privilege = "SELECT"
+
+    def execute(self, query: Any, params: Any = None) -> Any:
+        self.privilege = _privilege(query)
+        return self._cur.execute(query, params)
+
+    def executemany(self, query: Any, params_seq: Any) -> Any:
+        self.privilege = _privilege(query)
+        return self._cur.executemany(query, params_seq)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._cur, name)
+
+
+def _privilege(query: Any) -> str:
+    """Return the privilege a statement needs: its verb; UPDATE for a row lock or LOCK TABLE."""
+    text = query if isinstance(query, str) else ""
+    words = text.split(None, 1)
+    verb = words[0].upper() if words else "SELECT"
+    if verb == "LOCK" or (verb == "SELECT" and " FOR UPDATE" in text.upper()):
+        return "UPDATE"
+    return verb if verb in ("SELECT", "INSERT", "UPDATE", "DELETE") else "SELECT"
 
 
 def _redact(url: str) -> str:

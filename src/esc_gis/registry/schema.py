@@ -76,6 +76,17 @@ Migrations
    clock and balance is folded from it (:mod:`esc_gis.registry.domain.fold`); the tables above
    are its projections, which ``esc-gis permits verify`` rebuilds and compares. The migration
    replays a registry's existing tables into the history (:mod:`esc_gis.registry.replay`).
+
+Outside the migrations
+----------------------
+``permits_public``
+    A view of the permits' public columns: what ``permits export`` writes without
+    ``--private`` (:meth:`Registry.frame`), with the site geometry. Remade by every
+    ``permits init`` after the migrations (:func:`public_view`), so it always follows the
+    ``permits`` table. On PostGIS the reader role of ``permits init --roles`` reads this view
+    only; in a GeoPackage it is a layer QGIS lists, and no protection.
+:data:`GRANTS`
+    What each PostGIS role may do on each table (:mod:`esc_gis.registry.roles`).
 """
 
 from __future__ import annotations
@@ -84,17 +95,21 @@ __all__ = [
     "AMENDMENT_TABLES",
     "ENFORCEMENT_TABLES",
     "FEE_TABLES",
+    "GRANTS",
     "HISTORY_TABLES",
     "INSPECTION_TABLES",
     "MIGRATIONS",
     "PERMIT_COLUMNS",
+    "PUBLIC_VIEW",
+    "ROLE_KINDS",
     "SCHEMA_VERSION",
     "TABLES",
     "Migration",
     "create_table",
+    "public_view",
 ]
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -547,3 +562,104 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
+
+
+# --- Outside the migrations: the public view and the roles' privileges ----------------------------
+
+#: The view of the permits' public columns (PostGIS), the one thing the reader role may read.
+PUBLIC_VIEW = "permits_public"
+#: The PostGIS group roles of ``permits init --roles``: the public reader, the inspector, the clerk.
+ROLE_KINDS = ("reader", "inspector", "clerk")
+#: What each role may do on each table or view, one line per table: privileges as SQL's GRANT
+#: writes them (a column list limits one to those columns). A role not named gets nothing, and a
+#: table not (yet) in the database is skipped, so a new table is one line here; a test checks
+#: every table of :data:`TABLES` has its line. INSERT also grants the use of the table's id sequence.
+#: The inspector records inspections, deficiencies, repairs and photos and reads the permits to
+#: find them; it may touch ``permits.updated_at`` only (the row lock of a write needs an UPDATE
+#: privilege on some column), never the status, and never reads the parties or the office's
+#: money. The clerk does the office's work; the migrations stay with the registry's owner.
+GRANTS: dict[str, dict[str, str]] = {
+    PUBLIC_VIEW: {"reader": "SELECT", "inspector": "SELECT", "clerk": "SELECT"},
+    "esc_gis_schema": {"inspector": "SELECT", "clerk": "SELECT"},
+    "permits": {"inspector": "SELECT, UPDATE (updated_at)", "clerk": "SELECT, INSERT, UPDATE"},
+    "disturbed_limits": {"inspector": "SELECT", "clerk": "SELECT, INSERT"},
+    "parties": {"clerk": "SELECT, INSERT"},
+    "events": {"inspector": "SELECT, INSERT", "clerk": "SELECT, INSERT"},
+    "history": {"inspector": "SELECT, INSERT", "clerk": "SELECT, INSERT"},
+    "permit_counters": {"clerk": "SELECT, INSERT, UPDATE"},
+    "inspections": {"inspector": "SELECT, INSERT", "clerk": "SELECT, INSERT"},
+    "deficiencies": {"inspector": "SELECT, INSERT", "clerk": "SELECT, INSERT"},
+    "repairs": {"inspector": "SELECT, INSERT", "clerk": "SELECT, INSERT"},
+    "inspection_photos": {"inspector": "SELECT, INSERT", "clerk": "SELECT, INSERT"},
+    "enforcement_cases": {"clerk": "SELECT, INSERT"},
+    "enforcement_events": {"clerk": "SELECT, INSERT"},
+    "appeals": {"clerk": "SELECT, INSERT"},
+    "appeal_decisions": {"clerk": "SELECT, INSERT"},
+    "fees": {"clerk": "SELECT, INSERT"},
+    "guarantees": {"clerk": "SELECT, INSERT"},
+    "guarantee_events": {"clerk": "SELECT, INSERT"},
+    "plan_versions": {"clerk": "SELECT, INSERT"},
+}
+
+
+def public_view(
+    dialect: str,
+    *,
+    present: Collection[str] | None = None,
+    plan_versions: bool = True,
+    timezone: str = "",
+    sqft_per_acre: float = 43_560.0,
+) -> list[str]:
+    """Return the statements that (re)make :data:`PUBLIC_VIEW`: the permits' public columns and the site.
+
+    The columns are those :meth:`esc_gis.registry.Registry.frame` gives without ``private``:
+    every ``permits`` column, ``disturbed_acres`` (to 3 places) and ``plan_date``, the date of
+    the highest approved plan version in effect today on the office's clock; then ``geom``.
+    ``fid`` comes first, so QGIS takes it as the view's key. Built from :data:`PERMIT_COLUMNS`,
+    so a column added to ``permits`` is public here too, as it is in the export.
+
+    Parameters
+    ----------
+    dialect : str
+        "postgis" or "sqlite". In a GeoPackage the view is a convenience, not a protection:
+        whoever has the file reads every table (the public should get an export).
+    present : collection of str, optional
+        The columns ``permits`` has (default all of :data:`PERMIT_COLUMNS`): a registry part-way
+        through its migrations gets a view of those it has.
+    plan_versions : bool
+        Whether the ``plan_versions`` table exists; without it ``plan_date`` is empty.
+    timezone : str
+        The office's IANA time zone (the profile's); '' for the server's. SQLite knows no time
+        zones: a GeoPackage's "today" is the reading machine's.
+    sqft_per_acre : float
+        Square feet per acre (:data:`esc_gis.units.SQFT_PER_ACRE`).
+
+    Raises
+    ------
+    KeyError
+        If ``dialect`` is neither.
+    """
+    zone = timezone.replace("'", "''")
+    today = {
+        "postgis": f"(now() AT TIME ZONE '{zone}')::date" if timezone else "current_date",
+        "sqlite": "date('now', 'localtime')",  # dates are ISO text there: they compare as text
+    }[dialect]
+    acres = {
+        "postgis": f"round((p.disturbed_sqft / {sqft_per_acre!r})::numeric, 3)::double precision",
+        "sqlite": f"CAST(round(p.disturbed_sqft / {sqft_per_acre!r}, 3) AS REAL)",  # typed for GDAL
+    }[dialect]
+    # A typed NULL, so PostGIS and GDAL read the column as a date.
+    no_date = "NULL::date" if dialect == "postgis" else "CAST(NULL AS DATE)"
+    names = [n for n, _, _ in PERMIT_COLUMNS if n != "geom" and (present is None or n in present)]
+    plan_date = (
+        "(SELECT v.plan_date FROM plan_versions v WHERE v.permit_number = p.permit_number "
+        f"AND v.status = 'approved' AND (v.effective_on IS NULL OR v.effective_on <= {today}) "
+        "ORDER BY v.version DESC LIMIT 1)"
+        if plan_versions
+        else no_date
+    )
+    return [
+        f"DROP VIEW IF EXISTS {PUBLIC_VIEW}",
+        f"CREATE VIEW {PUBLIC_VIEW} AS SELECT {', '.join(f'p.{chr(34)}{n}{chr(34)}' for n in names)}, "
+        f"{acres} AS disturbed_acres, {plan_date} AS plan_date, p.geom FROM permits p",
+    ]

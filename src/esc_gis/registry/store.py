@@ -60,14 +60,16 @@ def init_registry(
     RegistryError
         If the target cannot be opened, is in another CRS, or was written by a newer esc_gis.
     """
-    ls = layers if isinstance(layers, LayerSet) else load_layers(_path(layers), profile=load_profile())
+    profile = load_profile()
+    ls = layers if isinstance(layers, LayerSet) else load_layers(_path(layers), profile=profile)
     epsg = ls.crs.to_epsg()
     if epsg is None:
         msg = "The layer set's CRS has no EPSG code; a registry needs one (its geometry columns are typed by it)."
         raise RegistryError(msg)
     backend = open_backend(target, create=True)
     try:
-        return backend.migrate(epsg, ls.crs.to_wkt())
+        # The office's clock: the public view's plan date is the plan in effect today there.
+        return backend.migrate(epsg, ls.crs.to_wkt(), timezone=profile.timezone)
     finally:
         backend.close()
 
