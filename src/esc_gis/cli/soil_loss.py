@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 import numpy as np
@@ -152,26 +153,12 @@ def soil_loss_(
     tables = soil_loss_tables(profile)
     phases = read_schedule(schedule, tables.covers, tables.practices)
     ei = read_ei_distribution(ei_file)
-    dem_source: object = dem
-    if dem is None:
-        if layers_path is None:
-            msg = "no DEM: give --dem, or --layers with a [dem] section."
-            raise LayerReadError(msg)
-        from esc_gis.layers import load_layers
-
-        ls = load_layers(layers_path, profile=profile)
-        if ls.dem is None:
-            msg = f"{layers_path}: the layer set has no [dem]; give --dem."
-            raise LayerReadError(msg)
-        dem_source = ls.dem
     gdf = read_layer(sites)
     # Sites and a DEM far from the profile's measuring CRS: warned, as screen warns (one check).
     measure = measuring_crs(profile.measure_crs)
     if gdf.crs is not None:
         warn_if_far_from_zone(gdf.total_bounds, gdf.crs, measure, what=f"Sites {sites}")
-    if dem is not None:
-        dem_source = open_dem(dem, z_unit=z_unit, band=band)  # the layer set's DEM was checked with it
-        warn_if_dem_far(dem_source, measure, what=f"DEM {dem}")
+    dem_source = _dem_source(dem, layers_path, profile, measure, z_unit=z_unit, band=band)
     if disturbed is not None:
         dist = read_layer(disturbed)
         if dist.crs is not None and gdf.crs is not None:
@@ -216,21 +203,52 @@ def soil_loss_(
         with atomic_output(side) as tmp:
             table.to_csv(tmp, index=False)
     if not quiet:
-        for r in res.sites.itertuples():
-            if not np.isfinite(r.discharge_tpa):
-                why = [f["message"] for f in json.loads(r.findings) if f["code"] == "soil_loss_not_computed"]
-                click.echo(f"{r.site_id:<12} {why[0] if why else 'No soil loss computed.'}")
-                continue
-            verdict = ("passes" if r.passes else "fails") if r.sediment_standard else "the standard does not apply"
-            click.echo(
-                f"{r.site_id:<12} discharge {r.discharge_tpa:8.2f} t/ac in window {r.governing_window} of "
-                f"{r.windows} (standard {r.standard_tpa:g}): {verdict}; "
-                f"{100 * r.outside_share:.1f} % outside the method"
-            )
-        click.echo(f"Wrote {len(res.sites)} site(s) to {output}, phases to {phases_out}, windows to {windows_out}.")
-        if raster is not None:
-            click.echo(
-                f"Wrote the per-cell raster to {res.raster} (style {style_path(raster)})."
-                if res.raster is not None
-                else "No site lies on the DEM: no raster written."
-            )
+        _summary(res, output, phases_out, windows_out, raster)
+
+
+def _dem_source(
+    dem: str | None, layers_path: str | None, profile: Any, measure: Any, *, z_unit: str | None, band: int | None
+) -> object:
+    """Return the DEM given (opened, checked for distance) or the layer set's.
+
+    Raises
+    ------
+    LayerReadError
+        If there is neither, or the layer set has no [dem].
+    """
+    if dem is not None:
+        source = open_dem(dem, z_unit=z_unit, band=band)  # the layer set's DEM was checked with it
+        warn_if_dem_far(source, measure, what=f"DEM {dem}")
+        return source
+    if layers_path is None:
+        msg = "no DEM: give --dem, or --layers with a [dem] section."
+        raise LayerReadError(msg)
+    from esc_gis.layers import load_layers
+
+    ls = load_layers(layers_path, profile=profile)
+    if ls.dem is None:
+        msg = f"{layers_path}: the layer set has no [dem]; give --dem."
+        raise LayerReadError(msg)
+    return ls.dem
+
+
+def _summary(res: Any, output: str, phases_out: Path, windows_out: Path, raster: str | None) -> None:
+    """Echo one line per site and what was written."""
+    for r in res.sites.itertuples():
+        if not np.isfinite(r.discharge_tpa):
+            why = [f["message"] for f in json.loads(r.findings) if f["code"] == "soil_loss_not_computed"]
+            click.echo(f"{r.site_id:<12} {why[0] if why else 'No soil loss computed.'}")
+            continue
+        verdict = ("passes" if r.passes else "fails") if r.sediment_standard else "the standard does not apply"
+        click.echo(
+            f"{r.site_id:<12} discharge {r.discharge_tpa:8.2f} t/ac in window {r.governing_window} of "
+            f"{r.windows} (standard {r.standard_tpa:g}): {verdict}; "
+            f"{100 * r.outside_share:.1f} % outside the method"
+        )
+    click.echo(f"Wrote {len(res.sites)} site(s) to {output}, phases to {phases_out}, windows to {windows_out}.")
+    if raster is not None:
+        click.echo(
+            f"Wrote the per-cell raster to {res.raster} (style {style_path(raster)})."
+            if res.raster is not None
+            else "No site lies on the DEM: no raster written."
+        )
