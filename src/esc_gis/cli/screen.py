@@ -132,7 +132,7 @@ def summary_table(result: gpd.GeoDataFrame, *, max_rows: int = 40) -> Table:
 
 
 def _disturbed_cell(disturbed_sqft: float, in_village_sqft: float) -> str:
-    """The whole disturbed area, and the part inside the Village when that differs (0 outside it)."""
+    """Show the whole disturbed area, and the part inside the Village when that differs (0 outside it)."""
     whole = f"{disturbed_sqft:,.0f}"
     if round(in_village_sqft) == round(disturbed_sqft):
         return whole
