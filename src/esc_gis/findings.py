@@ -325,6 +325,9 @@ def check_template(t: FindingTemplate, names: Iterable[str]) -> list[str]:
         problems.append(f"{where} has no section: every finding says what it rests on")
     if t.basis == "interpretation" and READING_MARK not in t.message.lower():
         problems.append(f"{where} is an interpretation: its message must say {READING_MARK!r}")
+    if "{{" in t.message or "}}" in t.message:
+        # str.format prints a doubled brace as one: the reader would see "{outside_sqft:,.1f}".
+        problems.append(f"{where} message has a doubled brace: a value is written {{name}}, not {{{{name}}}}")
     try:
         unknown = t.fields() - set(CATALOGUE[t.code]) - set(names)
     except ValueError as exc:
