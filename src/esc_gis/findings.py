@@ -101,6 +101,7 @@ REGISTRY: dict[str, tuple[str, ...]] = {
     "deemed_approved": ("due",),
     "deemed_approval_too_early": ("day", "due"),
     "deemed_approval_not_complete": ("fee",),
+    "decision_period_ran_out": ("move", "day", "due"),
     "permit_expires": (),
     "extension_too_long": ("days", "extended_days"),
     "start_notice": (),
