@@ -144,6 +144,7 @@ REVIEW: dict[str, tuple[str, ...]] = {
     # § 540-9A(1)-(9) and the spill procedures of § 540-7B(3)(c)[4]: what the plan states.
     "review_parties_given": ("parties", "party_word"),
     "review_parties_none": (),
+    "review_parties_landowner_only": (),
     "review_parties_incomplete": ("lacking",),
     "review_legal_description_given": (),
     "review_legal_description_missing": (),
