@@ -25,6 +25,7 @@ from esc_gis.cli.slope import Z_UNIT, band_option
 from esc_gis.crs import measuring_crs, warn_if_far_from_zone
 from esc_gis.errors import LayerReadError
 from esc_gis.io import check_output_path, read_layer, write_layer
+from esc_gis.measure.area import disturbed_by_site_sqft
 from esc_gis.profile import load_profile
 from esc_gis.soil.raster import check_raster_paths
 from esc_gis.soil.schedule import read_schedule
@@ -159,17 +160,20 @@ def soil_loss_(
     if gdf.crs is not None:
         warn_if_far_from_zone(gdf.total_bounds, gdf.crs, measure, what=f"Sites {sites}")
     dem_source = _dem_source(dem, layers_path, profile, measure, z_unit=z_unit, band=band)
+    # Sites are named as screen names them (site_id) when the layer has that field.
+    if id_field is None and "site_id" in gdf.columns:
+        id_field = "site_id"
     if disturbed is not None:
         dist = read_layer(disturbed)
         if dist.crs is not None and gdf.crs is not None:
             dist = dist.to_crs(gdf.crs)
+        # The acre test (§ 540-7B(3)(b)) counts a site's whole disturbance, limits drawn past its
+        # line too, as screening does; the soil loss itself is computed where both lie.
+        gdf = _with_whole_disturbance(gdf, dist, id_field, measure)
         gdf = gdf.set_geometry(
             shapely.intersection(gdf.geometry.to_numpy(), shapely.union_all(dist.geometry.to_numpy()))
         )
     soils_gdf = read_layer(soils) if soils is not None else None
-    # Sites are named as screen names them (site_id) when the layer has that field.
-    if id_field is None and "site_id" in gdf.columns:
-        id_field = "site_id"
     plan_totals: float | dict[str, float] | None = plan_disturbed_sqft
     if registry is not None:
         plan_totals = registry_plan_totals(registry, layers_path)
@@ -252,3 +256,14 @@ def _summary(res: Any, output: str, phases_out: Path, windows_out: Path, raster:
             if res.raster is not None
             else "No site lies on the DEM: no raster written."
         )
+
+
+def _with_whole_disturbance(gdf: Any, dist: Any, id_field: str | None, measure: Any) -> Any:
+    """Floor each site's ``plan_disturbed_sqft`` at its whole disturbed area (matched by id, or touching)."""
+    ids = gdf[id_field].to_numpy() if id_field else np.arange(len(gdf))
+    dist_ids = dist[id_field].to_numpy() if id_field and id_field in dist.columns else None
+    whole = disturbed_by_site_sqft(
+        gdf.to_crs(measure).geometry.to_numpy(), ids, dist.to_crs(measure).geometry.to_numpy(), measure, dist_ids
+    )
+    own = pd.to_numeric(gdf.get("plan_disturbed_sqft", np.nan), errors="coerce")
+    return gdf.assign(plan_disturbed_sqft=np.fmax(own, whole))
