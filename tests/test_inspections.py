@@ -60,6 +60,14 @@ def centre(reg, number: str) -> shapely.Point:
     return reg.get(number).site.centroid
 
 
+def complete(reg, number: str, **kw) -> InspectionReport:
+    """A report holding everything § 540-8E(6) says weekly reports "shall include"."""
+    kw.setdefault("work_done", "re-staked the silt fence")
+    kw.setdefault("phase", "rough grading")
+    kw.setdefault("location", centre(reg, number))
+    return report(**kw)
+
+
 # --- Recording -----------------------------------------------------------------------
 
 
@@ -122,7 +130,7 @@ def test_weekly_inspection_counts_reports_and_update_inspected_days(reg, active)
         if i.code == "weekly_inspection"
     ]
     assert weekly and weekly[0].due == date(2026, 11, 16)  # started 11-09, none since
-    reg.inspect(active, report())
+    reg.inspect(active, complete(reg, active))
     weekly = [
         i
         for i in agenda([reg.get(active)], on=on, calendar=CAL, profile=W, within_days=0)
@@ -275,7 +283,7 @@ def test_a_version_2_registry_migrates_and_takes_inspections(target: str, layer_
             r.update(n, inspected_on=date(2026, 11, 11))
     with pytest.raises(RegistryError, match=r"schema version 2.*permits init"):
         open_registry(target, layers=layer_set)
-    assert init_registry(target, layers=layer_set) == [3, 4, 5, 6, 7, 8]
+    assert init_registry(target, layers=layer_set) == [3, 4, 5, 6, 7, 8, 9]
     with open_registry(target, layers=layer_set) as r:
         r.inspect(n, report(deficiencies=["fence down"]))
         p = r.get(n)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -36,6 +37,7 @@ from esc_gis.registry.deadlines import (
 
 D = date
 W = load_profile()
+CT = ZoneInfo("America/Chicago")  # the Village's clock (the profile's timezone)
 X = load_profile(Path(__file__).parent / "profiles" / "example.toml")
 BOTH = pytest.mark.parametrize("prof", [W, X], ids=["winneconne", "example"])
 CAL = OfficeCalendar()  # the default holidays: Thanksgiving 2026 is Nov 26, the day after Nov 27
@@ -254,7 +256,7 @@ def test_hourly_readings_join_while_the_dry_time_is_under_the_gap(dry_hours: int
     got = rain_events([(t0, 0.3), *dry, (wet_again, 0.3)], W)
     assert len(got) == events
     if events == 1:
-        assert got == [RainEvent(t0, wet_again, 0.6)]
+        assert got == [RainEvent(t0.replace(tzinfo=CT), wet_again.replace(tzinfo=CT), 0.6)]
 
 
 def test_half_hourly_readings_are_measured_in_their_own_step() -> None:
@@ -289,7 +291,7 @@ def test_daily_and_timed_readings_are_grouped_separately() -> None:
     got = rain_events([(datetime(2026, 5, 1, 3), 0.2), (D(2026, 5, 1), 0.4)], W)
     assert got == [
         RainEvent(D(2026, 5, 1), D(2026, 5, 1), 0.4),
-        RainEvent(datetime(2026, 5, 1, 3), datetime(2026, 5, 1, 3), 0.2),
+        RainEvent(datetime(2026, 5, 1, 3, tzinfo=CT), datetime(2026, 5, 1, 3, tzinfo=CT), 0.2),
     ]
 
 
@@ -353,10 +355,12 @@ def test_rain_inspection_on_its_day(rain: list, inspections: list, today: date, 
     "end_hour, inspections, today, due",
     [
         # The event ends at 02:00 on May 4: due 02:00 May 5.
-        (2, [], D(2026, 5, 4), [datetime(2026, 5, 5, 2)]),  # ended today: due tomorrow, shown today
-        (2, [D(2026, 5, 5)], D(2026, 5, 6), []),  # inspected the next day: done
-        (2, [D(2026, 5, 4)], D(2026, 5, 6), [datetime(2026, 5, 5, 2)]),  # the same day: may have been before the end
-        (2, [D(2026, 5, 6)], D(2026, 5, 6), [datetime(2026, 5, 5, 2)]),  # too late
+        # Station times are the Village's clock (America/Chicago): due 02:00 CDT, 07:00 UTC.
+        (2, [], D(2026, 5, 4), [datetime(2026, 5, 5, 2, tzinfo=CT)]),  # ended today: due tomorrow, shown today
+        (2, [D(2026, 5, 5)], D(2026, 5, 6), []),  # inspected the next day (a day alone): done
+        # A day alone on the end's day may have been before the end: the safe side.
+        (2, [D(2026, 5, 4)], D(2026, 5, 6), [datetime(2026, 5, 5, 2, tzinfo=CT)]),
+        (2, [D(2026, 5, 6)], D(2026, 5, 6), [datetime(2026, 5, 5, 2, tzinfo=CT)]),  # too late
     ],
 )
 def test_timed_rain_inspection_on_its_day(end_hour: int, inspections: list, today: date, due: list) -> None:

@@ -59,7 +59,7 @@ def _when(value: str | None, name: str) -> date | datetime | None:
 
 
 def _when_text(due: Any, profile: Any) -> str:
-    """Return a due day as it is, a due time on the office's clock with its zone (rain: the station's)."""
+    """Return a due day as it is, a due time on the office's clock with its zone."""
     if isinstance(due, datetime):
         t = profile.local(due) if due.tzinfo is not None else due
         return f"{t:%Y-%m-%d %H:%M %Z}".strip()
