@@ -632,3 +632,31 @@ def test_a_schema_7_registrys_inspections_are_read_as_the_holders(tmp_path: Path
         facts = [f for p, _ in reports for f in p.state.inspections]
         assert facts and {f.by for f in facts} == {UNRECORDED_BY} == {"holder"}
         assert r.verify() == []
+
+
+def test_cli_records_who_inspected_and_the_checklist(reg, active, target: str, layers_path) -> None:
+    # § 540-8E(6) (the holder's weekly report, which "shall include all of the following") and
+    # § 540-8E(8) ("post the "Certificate of Permit Coverage"") through `permits inspect`.
+    lay = ["--layers", str(layers_path)]
+    x, y = centre(reg, active).coords[0]
+    r = _run(
+        "inspect", target, active, "--at", "2026-11-16T15:30Z", "--inspector", "Otto Office",
+        "--assessment", "controls in place", "--work-done", "none", "--phase", "grading",
+        "--point", str(x), str(y), "--by", "office", "--certificate-posted", "no", *lay,
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert "Otto Office, office)" in r.output
+    r = _run(
+        "inspect", target, active, "--at", "2026-11-17T15:30Z", "--inspector", "Hal Holder",
+        "--assessment", "fence sagging", "--adjoining-repairs", "swept the street", *lay,
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    show = _run("show", target, active, *lay).output
+    assert "certificate posted: no" in show and "adjoining repairs: swept the street" in show
+    assert "by office: the office's own inspection" in show
+    assert "by holder, INCOMPLETE: lacks the location of the construction site inspection;" in show
+    due = json.loads(_run("due", target, "--on", "2026-11-18", "--within", "0", "--json", *lay).output)
+    assert {"certificate_not_posted", "report_incomplete", "weekly_inspection"} <= {i["code"] for i in due}
+    bad = _run("inspect", target, active, "--at", "2026-11-17T16:00Z", "--inspector", "H", "--assessment", "a",
+               "--by", "nobody", *lay)  # fmt: skip
+    assert bad.exit_code != 0 and "nobody" in bad.output

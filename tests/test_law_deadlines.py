@@ -369,6 +369,64 @@ def test_timed_rain_inspection_on_its_day(end_hour: int, inspections: list, toda
     assert got == due
 
 
+# § 540-8E(6): "Conduct construction site inspections ... within 24 hours after a precipitation
+# event of 0.5 inch or greater." Judged by the hour where the rain and the inspection have times.
+_ENDS = datetime(2026, 5, 4, 2, 0, tzinfo=CT)  # the last wet reading: 02:00 CDT, 07:00 UTC
+
+
+@pytest.mark.parametrize(
+    "after, met",
+    [
+        (timedelta(hours=-1), False),  # during the event: not after it
+        (timedelta(0), True),  # at its end
+        (timedelta(hours=18), True),  # 20:00 the same day: within 24 hours (by the day it was refused)
+        (timedelta(hours=24), True),  # exactly 24 hours after
+        (timedelta(hours=24, minutes=1), False),  # a minute late
+        (timedelta(hours=45), False),  # 23:00 the next day (by the day it was accepted)
+    ],
+)
+def test_an_hourly_events_inspection_is_judged_to_the_minute(after: timedelta, met: bool) -> None:
+    rain = [(datetime(2026, 5, 3, 22), 0.3), (datetime(2026, 5, 4, 2), 0.3)]  # the station's clock: the Village's
+    at = (_ENDS + after).astimezone(timezone.utc)  # as the registry stores it
+    got = [d for code, d in _due([at], rain, D(2026, 5, 7)) if code == "rain_inspection"]
+    assert got == ([] if met else [_ENDS + timedelta(hours=24)])
+
+
+def test_24_hours_after_rain_are_24_hours_across_the_change_of_the_clocks() -> None:
+    # The event ends 01:30 CDT on 2026-11-01, the night the clocks fall back: 24 hours later is
+    # 00:30 CST on 11-02 (06:30 UTC), not 01:30 CST.
+    rain = [(datetime(2026, 11, 1, 1, 30), 0.6)]
+    got = [d for code, d in _due([], rain, D(2026, 11, 3)) if code == "rain_inspection"]
+    assert got == [datetime(2026, 11, 2, 6, 30, tzinfo=timezone.utc)]
+    late = datetime(2026, 11, 2, 7, 0, tzinfo=timezone.utc)  # 01:00 CST: 24.5 hours after
+    assert [c for c, _ in _due([late], rain, D(2026, 11, 3)) if c == "rain_inspection"] == ["rain_inspection"]
+
+
+def test_daily_drizzle_does_not_stretch_a_storm_into_a_ten_day_event() -> None:
+    # A 1-inch storm on May 3, then nine days of drizzle (0.05 in, under the profile's wet day of
+    # 0.1 in): the event is the storm's day, and its inspection is due by the end of May 4.
+    rain = [(D(2026, 5, 3), 1.0), *((D(2026, 5, 3) + timedelta(days=k), 0.05) for k in range(1, 10))]
+    assert rain_events(rain, W) == [RainEvent(D(2026, 5, 3), D(2026, 5, 3), 1.0)]
+    assert [d for c, d in _due([], rain, D(2026, 5, 13)) if c == "rain_inspection"] == [D(2026, 5, 4)]
+    # A trace (NOAA's T) ends an event too.
+    assert rain_events([(D(2026, 5, 3), 0.3), (D(2026, 5, 4), 1e-9), (D(2026, 5, 5), 0.3)], W) == [
+        RainEvent(D(2026, 5, 3), D(2026, 5, 3), 0.3),
+        RainEvent(D(2026, 5, 5), D(2026, 5, 5), 0.3),
+    ]
+
+
+@pytest.mark.parametrize(
+    "second_day, events",
+    [
+        (0.1, [RainEvent(D(2026, 5, 3), D(2026, 5, 4), 0.55)]),  # exactly the wet day: joins, and 0.55 in triggers
+        (0.09, [RainEvent(D(2026, 5, 3), D(2026, 5, 3), 0.45)]),  # under it: ends the event, adds nothing
+    ],
+)
+def test_a_day_joins_an_event_at_the_profiles_wet_day(second_day: float, events: list) -> None:
+    assert rain_events([(D(2026, 5, 3), 0.45), (D(2026, 5, 4), second_day)], W) == events
+    assert W.entry("policy.rain_wet_day").extra["basis"] == "interpretation"
+
+
 def test_the_rain_trigger_is_each_profiles() -> None:
     rain = [(D(2026, 5, 3), 0.99)]
 
