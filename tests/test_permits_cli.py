@@ -291,10 +291,7 @@ def test_agenda_rain_inspections_stabilization_and_deemed_approval(tmp_path: Pat
     working = _permit(events=inspected, work_stopped_on=date(2026, 11, 14))
     # The rules read the history's fold: the holder's inspections of those days (days alone).
     working.state = fold(
-        [
-            HistoryEvent("P1", "inspected", e.at, e.who, on=e.on_date, data={"by": "holder"})
-            for e in inspected
-        ]
+        [HistoryEvent("P1", "inspected", e.at, e.who, on=e.on_date, data={"by": "holder"}) for e in inspected]
     )
     waiting = _permit(
         permit_number="P2",
