@@ -29,6 +29,7 @@ from esc_gis.registry.calendar import OfficeCalendar
 from esc_gis.registry.deadlines import repair_due
 from esc_gis.registry.inspections import InspectionReport
 from esc_gis.registry.store import Registry
+from esc_gis.registry.summary import inspection_deadlines
 
 from .conftest import K, add_active
 from .public_outputs import assert_hidden, public_outputs, run_permits
@@ -464,6 +465,9 @@ def test_only_the_holders_inspection_meets_the_weekly_duty(reg, active) -> None:
     p = reg.get(active)
     assert p.reports[0].by == "office" and [f.by for f in p.state.inspections] == ["office"]
     assert [i.due for i in _codes(reg, active, on)["weekly_inspection"]] == [date(2026, 11, 16)]  # still overdue
+    # The office's summary counts the week as missed too.
+    week = inspection_deadlines(p, date(2026, 11, 9), date(2026, 11, 16), rain=[], profile=reg.profile)
+    assert week == [("weekly_inspection", date(2026, 11, 16), False)]
     reg.inspect(active, complete(reg, active, inspected_at=AT + timedelta(minutes=30)))  # the holder's, by default
     assert "weekly_inspection" not in _codes(reg, active, on)
     assert [f.by for f in reg.get(active).state.inspections] == ["office", "holder"]
@@ -660,3 +664,14 @@ def test_cli_records_who_inspected_and_the_checklist(reg, active, target: str, l
     bad = _run("inspect", target, active, "--at", "2026-11-17T16:00Z", "--inspector", "H", "--assessment", "a",
                "--by", "nobody", *lay)  # fmt: skip
     assert bad.exit_code != 0 and "nobody" in bad.output
+
+
+def test_verify_reports_a_report_whose_columns_differ_from_its_event(reg, active) -> None:
+    from esc_gis.registry.verify import _reports
+
+    reg.inspect(active, complete(reg, active, by="office", certificate_posted=False))
+    p = reg.get(active)
+    assert _reports(active, p, p.state) == []
+    p.reports[0] = dataclasses.replace(p.reports[0], by="holder", certificate_posted=True)
+    [d] = _reports(active, p, p.state)
+    assert d.what == f"inspection report #{p.reports[0].id}" and d.history[0] == "office"
