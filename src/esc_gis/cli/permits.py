@@ -818,7 +818,11 @@ def list_(registry: str, status: tuple[str, ...], layers_path: str | None) -> No
 )
 @click.option("--resumed", default=None, help="Day work resumed (YYYY-MM-DD): ends the pause.")
 @click.option("--stockpile-since", default=None, help="Day the oldest unstabilized stockpile was made (YYYY-MM-DD).")
-@click.option("--inspected", default=None, help="Record a site inspection on this day (YYYY-MM-DD).")
+@click.option(
+    "--inspected",
+    default=None,
+    help="Record the permit holder's site inspection on this day (YYYY-MM-DD; its report kept at the site).",
+)
 @_LAYERS
 @_WHO
 def update(
