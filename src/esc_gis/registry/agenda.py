@@ -170,10 +170,8 @@ def incomplete_reports_due(p: Permit, counted: Sequence[date | datetime], profil
                 missing="; ".join(str(table[k]["words"]) for k in missing),
             )
             # An item the profile requires on a reading (the location) makes the finding a reading too.
-            readings = [
-                table[k].get("section", d.section) for k in missing if table[k].get("basis") == "interpretation"
-            ]
-            out.append(replace(d, basis="interpretation") if readings else d)
+            reading = any(table[k].get("basis") == "interpretation" for k in missing)
+            out.append(replace(d, basis="interpretation") if reading else d)
     return out
 
 
