@@ -91,3 +91,13 @@ def test_the_command_prints_them_and_its_json_has_them() -> None:
     assert data["citations"] == citation_rows(load_profile())
     ext = next(e for e in data["entries"] if e["entry"] == "deadlines.permit_extension")
     assert (ext["reading"], ext["basis"]) == ("per_extension", "interpretation")
+
+
+def test_bracketed_text_in_sections_and_messages_is_printed_not_taken_for_markup() -> None:
+    """ "§ 540-7B(3)(b)[1]" and "[soil_loss.r_annual]" are the profile's words; rich would drop them as tags."""
+    r = CliRunner().invoke(cli, ["rules"], env={"COLUMNS": "400"})
+    assert r.exit_code == 0, r.output
+    text = " ".join(r.output.split())
+    assert "[soil_loss.r_annual]" in text
+    assert "under [policy]" in text
+    assert "§ 540-9A(9); § 540-7B(3)(b)[1]" in text

@@ -116,7 +116,7 @@ def triggers_table(profile: Profile) -> Table:
     for col in ("trigger", "kind", "threshold", "section", "finding"):
         table.add_column(col, overflow="fold")
     for t in profile.triggers:
-        table.add_row(t.name, t.kind, "" if t.value is None else f"{t.value:,g} {t.unit}", t.section, t.finding)
+        table.add_row(t.name, t.kind, "" if t.value is None else f"{t.value:,g} {t.unit}", escape(t.section), t.finding)
     return table
 
 
@@ -130,7 +130,7 @@ def findings_table(profile: Profile) -> Table:
     table.add_column("section", overflow="fold", ratio=2)
     table.add_column("message template", overflow="fold", ratio=6)
     for t in profile.findings.values():
-        table.add_row(t.code, t.basis, t.section, t.message)
+        table.add_row(t.code, t.basis, escape(t.section), escape(t.message))
     return table
 
 

@@ -84,6 +84,13 @@ class Moves(RegistryBase):
             self._check_order(p, day, to)
             if to == "under_review" and p.status in ("application_received", "incomplete"):
                 self._check_fee_paid(cur, permit_number)
+            if to in ("incomplete", "disapproved") and p.state.decision_clock is not None:
+                # § 540-8C(5): after the period the submittal is deemed approved; neither a late
+                # request for information nor a late disapproval takes that back.
+                due = self.decision_due(p).due
+                if day > due:
+                    f = self.profile.finding("decision_period_ran_out", move=to, day=day, due=due)
+                    raise IllegalTransitionError(f"Permit {permit_number} {f.message} ({f.section})")
             changes: dict[str, Any] = {"status": to}
             detail = reasons
             if to == "incomplete":
