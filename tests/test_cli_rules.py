@@ -37,8 +37,19 @@ def test_every_cited_table_is_listed_with_section_basis_and_words() -> None:
         "appeals.not_heard",
         "amendments.triggers",
         "calendar",
+        "inspections.report_contents",
+        "inspections",
     }
-    assert len(rows) == 6 + 4 + 4 + 2 + 2 + 3 + 6 + 1 + 4 + 1
+    assert len(rows) == 6 + 4 + 4 + 2 + 2 + 3 + 6 + 1 + 4 + 1 + 3 + 1
+    # § 540-8E(6): "Weekly inspection reports shall include all of the following: ... a description
+    # of the present phase of land disturbing construction activity at the construction site."
+    assert rows["inspections.report_contents", "phase"]["basis"] == "ordinance"
+    assert rows["inspections.report_contents", "location"]["basis"] == "interpretation"
+    # § 540-7B(5)(a) requires the practices installed first, not an inspection: the office's policy.
+    assert (rows["inspections", "pre_start"]["section"], rows["inspections", "pre_start"]["basis"]) == (
+        "§ 540-7B(5)(a)",
+        "policy",
+    )
     # § 540-12A(1): "Any land-disturbing construction activity is being undertaken without a permit ..."
     assert rows["enforcement.grounds", "A1"] == {
         "table": "enforcement.grounds",

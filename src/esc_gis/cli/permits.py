@@ -59,7 +59,7 @@ def _when(value: str | None, name: str) -> date | datetime | None:
 
 
 def _when_text(due: Any, profile: Any) -> str:
-    """Return a due day as it is, a due time on the office's clock with its zone (rain: the station's)."""
+    """Return a due day as it is, a due time on the office's clock with its zone."""
     if isinstance(due, datetime):
         t = profile.local(due) if due.tzinfo is not None else due
         return f"{t:%Y-%m-%d %H:%M %Z}".strip()
@@ -403,7 +403,7 @@ def show(registry: str, number: str, as_json: bool, layers_path: str | None) -> 
             "disturbed_acres": p.disturbed_acres,
             "parties": [q.__dict__ for q in p.parties],
             "events": [e.__dict__ for e in p.events],
-            "inspections": [_report_json(r) for r in p.reports],
+            "inspections": [{**_report_json(r), "standing": _standing(r, p, prof)} for r in p.reports],
             "deadlines": [d.__dict__ for d in dues],
             "enforcement": [_case_json(c) for c in cases],
         }
@@ -428,9 +428,16 @@ def show(registry: str, number: str, as_json: bool, layers_path: str | None) -> 
     for r in p.reports:
         where = f" at ({r.location.x:.1f}, {r.location.y:.1f})" if r.location is not None else ""
         click.echo(f"  #{r.id} {_when_text(r.inspected_at, prof)} {r.inspector}{where}: {r.assessment}")
-        for label, text in (("work done", r.work_done), ("phase", r.phase)):
+        for label, text in (
+            ("work done", r.work_done),
+            ("phase", r.phase),
+            ("adjoining repairs", r.adjoining_repairs),
+            ("documents on site", _yes_no(r.on_site_documents)),
+            ("certificate posted", _yes_no(r.certificate_posted)),
+        ):
             if text:
                 click.echo(f"      {label}: {text}")
+        click.echo(f"      {_standing(r, p, prof)}")
         for d in r.deficiencies:
             state = f"repaired {_when_text(d.repaired_at, prof)}" if d.repaired_at else "OPEN"
             click.echo(f"      deficiency #{d.id} ({state}): {d.description}")
@@ -440,6 +447,28 @@ def show(registry: str, number: str, as_json: bool, layers_path: str | None) -> 
     click.echo("\ndeadlines:")
     for d in dues:
         click.echo(f"  {_when_text(d.due, prof)}  {d.what} ({d.section}; {_basis(d.basis)})")
+
+
+def _yes_no(v: bool | None) -> str | None:
+    return None if v is None else ("yes" if v else "no")
+
+
+def _standing(r: Any, p: Any, profile: Any) -> str:
+    """Say who inspected and whether the report meets the holder's weekly and after-rain duty, and why not."""
+    from esc_gis.registry.inspections import missing_contents, report_contents
+
+    fact = next((f for f in (p.state.inspections if p.state else ()) if f.inspection_id == r.id), None)
+    by = fact.by if fact is not None else (r.by or "holder")
+    if by != "holder":
+        return f"by {by}: the office's own inspection, not the holder's weekly or after-rain one"
+    if fact is not None and fact.pre_start:
+        return "by holder, before work started: before the weekly and after-rain duty begins"
+    missing = missing_contents(fact, profile) if fact is not None else []
+    if missing:
+        words = report_contents(profile)
+        lacks = "; ".join(str(words[k]["words"]) for k in missing)
+        return f"by holder, INCOMPLETE: lacks {lacks}; does not meet the weekly or after-rain inspection"
+    return "by holder: meets the weekly and after-rain inspection"
 
 
 def _time_of_day(due: date | datetime, profile: Any) -> time:
@@ -620,6 +649,37 @@ def _report_json(r: Any) -> dict[str, Any]:
 @click.option("--repaired", "repaired", multiple=True, type=int, help="Number of an open deficiency found repaired.")
 @click.option("--photo", "photos", multiple=True, help="A photo file (PNG, JPEG, ...), stored in the registry.")
 @click.option("--point", nargs=2, type=float, default=None, help="Where on the site: X Y in the layer set's CRS.")
+@click.option(
+    "--by",
+    "by",
+    type=click.Choice(["holder", "office"]),
+    default="holder",
+    show_default=True,
+    help="Who inspected: the permit holder (whose weekly and after-rain inspections are the permit's "
+    "duty) or the office (its own inspection, which never meets the holder's duty).",
+)
+@click.option(
+    "--adjoining-repairs",
+    default=None,
+    help="Repairs of siltation or erosion damage to adjoining surfaces and drainageways the report documents.",
+)
+@click.option(
+    "--pre-start",
+    is_flag=True,
+    help="An inspection before land disturbance began (the practices installed first), on an issued permit.",
+)
+@click.option(
+    "--on-site-documents",
+    type=click.Choice(["yes", "no"]),
+    default=None,
+    help="Office inspection: the plan, amendments, weekly reports and permit kept at the site?",
+)
+@click.option(
+    "--certificate-posted",
+    type=click.Choice(["yes", "no"]),
+    default=None,
+    help="Office inspection: the certificate of permit coverage posted in a conspicuous location?",
+)
 @_LAYERS
 @_WHO
 def inspect(
@@ -635,6 +695,11 @@ def inspect(
     repaired: tuple[int, ...],
     photos: tuple[str, ...],
     point: tuple[float, float] | None,
+    by: str,
+    adjoining_repairs: str | None,
+    pre_start: bool,
+    on_site_documents: str | None,
+    certificate_posted: str | None,
     layers_path: str | None,
     who: str | None,
 ) -> None:
@@ -642,8 +707,13 @@ def inspect(
 
     Each --deficiency opens a repair, due within the profile's repair period of the
     inspection (or of --notified), listed by `permits due` until a later inspection
-    (--repaired ID) or `permits repaired` closes it. Inspectors' notes and photos are
-    private: never on the public map or in a public export.
+    (--repaired ID) or `permits repaired` closes it. Only the permit holder's inspections
+    (--by holder, the default) whose report holds every item the profile's
+    [inspections.report_contents] requires (--point, --work-done, --phase) meet the weekly and
+    after-rain duty; an incomplete one is recorded and listed by `permits due` with what it
+    lacks. An office inspection (--by office) may record the site checklist; a "no" is listed
+    by `permits due` until a later office inspection records "yes". Inspectors' notes and
+    photos are private: never on the public map or in a public export.
     """
     import shapely
 
@@ -660,12 +730,18 @@ def inspect(
         location=shapely.Point(point) if point else None,
         notified_at=_time(notified, "notified") if notified else None,
         repaired=repaired,
+        by=by,
+        pre_start=pre_start,
+        adjoining_repairs=adjoining_repairs,
+        on_site_documents=None if on_site_documents is None else on_site_documents == "yes",
+        certificate_posted=None if certificate_posted is None else certificate_posted == "yes",
     )
     with _open(registry, layers_path) as reg:
         r = reg.inspect(number, report, who=who)
     opened = ", ".join(f"#{d.id}" for d in r.deficiencies)
     click.echo(
-        f"{number}: inspection #{r.id} recorded ({_when_text(r.inspected_at, reg.profile)}, {r.inspector}); "
+        f"{number}: inspection #{r.id} recorded ({_when_text(r.inspected_at, reg.profile)}, {r.inspector}, "
+        f"{r.by}{', pre-start' if r.pre_start else ''}); "
         f"{len(r.deficiencies)} deficiency(ies){f' ({opened}) open repairs' if opened else ''}, "
         f"{len(r.photos)} photo(s)."
     )
@@ -742,7 +818,11 @@ def list_(registry: str, status: tuple[str, ...], layers_path: str | None) -> No
 )
 @click.option("--resumed", default=None, help="Day work resumed (YYYY-MM-DD): ends the pause.")
 @click.option("--stockpile-since", default=None, help="Day the oldest unstabilized stockpile was made (YYYY-MM-DD).")
-@click.option("--inspected", default=None, help="Record a site inspection on this day (YYYY-MM-DD).")
+@click.option(
+    "--inspected",
+    default=None,
+    help="Record the permit holder's site inspection on this day (YYYY-MM-DD; its report kept at the site).",
+)
 @_LAYERS
 @_WHO
 def update(

@@ -14,8 +14,9 @@ from esc_gis.findings import CATALOGUE
 from esc_gis.profile import Profile, load_profile
 
 #: The profile's tables of citations besides numbers and findings: the life cycle's written
-#: reasons, enforcement, appeals, plan amendments and the office calendar.
-CITED_TABLES = ("lifecycle", "enforcement", "appeals", "amendments", "calendar")
+#: reasons, enforcement, appeals, plan amendments, the office calendar, and the inspection
+#: report's required contents and the pre-start inspection.
+CITED_TABLES = ("lifecycle", "enforcement", "appeals", "amendments", "calendar", "inspections")
 
 
 def _value(e_value: float | None, extra: dict) -> str:

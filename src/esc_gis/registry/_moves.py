@@ -250,7 +250,9 @@ class Moves(RegistryBase):
         permit_number : str
         who : str, optional
         inspected_on : date, optional
-            Records a site inspection on that day (§ 540-8E(6)).
+            Records a site inspection on that day (§ 540-8E(6)): the permit holder's, its report
+            kept at the site, so it counts toward the weekly and after-rain duty (a full report,
+            with who inspected, is :meth:`inspect`).
         **changes
             Fields of :data:`UPDATABLE`; ``None`` clears a date. A new ``work_stopped_on``
             starts a new pause: unless given with it, the expected resumption
@@ -330,7 +332,11 @@ class Moves(RegistryBase):
                     fields={k: v for k, v in changes.items() if k != "expires_on"},
                 )
             if inspected_on is not None:
-                self._event(cur, permit_number, Event(now_utc(), who, "inspection", None, None, inspected_on), by=None)
+                # A day alone: the holder's inspection of that day, its report kept at the site
+                # (§ 540-8E(6) "Maintain, at the construction site, weekly written reports").
+                self._event(
+                    cur, permit_number, Event(now_utc(), who, "inspection", None, None, inspected_on), by="holder"
+                )
                 self._set(cur, permit_number, {})
         return self.get(permit_number)
 

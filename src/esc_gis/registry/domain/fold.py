@@ -21,9 +21,9 @@ datetime.date(2026, 3, 2)
 
 from __future__ import annotations
 
-__all__ = ["Clock", "GuaranteeState", "Order", "PermitState", "fold"]
+__all__ = ["UNRECORDED_BY", "Clock", "GuaranteeState", "InspectionFact", "Order", "PermitState", "fold"]
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from typing import Any
@@ -65,6 +65,34 @@ class GuaranteeState:
         return round(self.amount - self.drawn - self.released - self.recovered, 2)
 
 
+#: Who inspected, where the history does not say (an inspection recorded before migration 9, or
+#: replayed from schema 7): the permit holder's, as the office counted it toward § 540-8E(6)
+#: when it was recorded, so a migration does not turn a met week into a missed one.
+UNRECORDED_BY = "holder"
+
+
+@dataclass(frozen=True)
+class InspectionFact:
+    """An inspection as its ``inspected`` event records it.
+
+    ``by`` is ``holder`` (the permit holder's inspection, the duty of § 540-8E(6)) or ``office``
+    (the administering authority's, § 540-8E(7), § 540-11). ``contents`` names the items of
+    § 540-8E(6)'s list the report holds beyond its time, inspector and assessment (``location``,
+    ``work_done``, ``phase``); None for a day alone, whose report is kept at the site.
+    ``checklist`` holds an office inspection's findings (``on_site_documents``,
+    ``certificate_posted``: True or False), only those checked.
+    """
+
+    at: datetime | date
+    by: str
+    seq: int | None = None
+    inspection_id: int | None = None
+    contents: tuple[str, ...] | None = None
+    pre_start: bool = False
+    adjoining_repairs: bool = False
+    checklist: Mapping[str, bool] = field(default_factory=dict)
+
+
 @dataclass(frozen=True)
 class Order:
     """An order standing on the permit: a stop-work order, a suspension or a revocation."""
@@ -97,7 +125,7 @@ class PermitState:
     costs: list[dict[str, Any]] = field(default_factory=list)
     orders: list[Order] = field(default_factory=list)
     orders_posted: list[Order] = field(default_factory=list)  # every order ever posted, open or not
-    inspections: list[tuple[datetime | date, str | None]] = field(default_factory=list)
+    inspections: list[InspectionFact] = field(default_factory=list)
     inspection_ids: list[int] = field(default_factory=list)  # the reports (a day alone has none)
     deficiencies: dict[int, dict[str, Any]] = field(default_factory=dict)
     plan_version: int | None = None
@@ -254,7 +282,19 @@ def _apply(s: PermitState, e: HistoryEvent, application_fee: str) -> None:  # no
         if d["recovered_from"] == "guarantee" and d.get("guarantee_id") is not None:
             s.guarantees[int(d["guarantee_id"])].recovered += float(d["amount"])
     elif k == "inspected":
-        s.inspections.append((e.when or e.on, d.get("by")))  # type: ignore[arg-type]
+        contents = d.get("contents")
+        s.inspections.append(
+            InspectionFact(
+                e.when or e.on,  # type: ignore[arg-type]
+                str(d.get("by") or UNRECORDED_BY),
+                e.seq,
+                None if d.get("inspection_id") is None else int(d["inspection_id"]),
+                None if contents is None else tuple(contents),
+                bool(d.get("pre_start")),
+                bool(d.get("adjoining_repairs")),
+                {k: bool(v) for k, v in (d.get("checklist") or {}).items()},
+            )
+        )
         if d.get("inspection_id") is not None:
             s.inspection_ids.append(int(d["inspection_id"]))
         for item in d.get("deficiencies") or ():
