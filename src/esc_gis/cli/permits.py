@@ -1129,7 +1129,8 @@ def _echo_appeal(a: Any) -> None:
         click.echo("      undecided")
     else:
         cond = f"; conditions: {d.conditions}" if d.conditions else ""
-        click.echo(f"      {d.decided_on} {d.outcome} by {d.body}{cond}; {d.effect}")
+        found = f"; findings: {', '.join(d.findings)}" if d.findings else ""
+        click.echo(f"      {d.decided_on} {d.outcome} by {d.body}{cond}{found}; {d.effect}")
 
 
 @permits.command(short_help="Record an appeal of an order, decision or determination (private).")
@@ -1178,13 +1179,21 @@ def appeal(
     _echo_appeal(a)
 
 
-@permits.command(short_help="Record the decision on an appeal: upheld, reversed, or a variance with conditions.")
+@permits.command(short_help="Record the decision on an appeal: upheld, reversed, modified, or a variance.")
 @_REGISTRY
 @click.argument("appeal_id")
 @click.option("--body", required=True, help="Who heard it: the profile's [appeals.bodies] key.")
-@click.option("--outcome", required=True, help="upheld, reversed or variance (the profile's [appeals.outcomes]).")
+@click.option(
+    "--outcome", required=True, help="upheld, reversed, modified or variance (the profile's [appeals.outcomes])."
+)
 @click.option("--on", "on", required=True, help="Day of the decision (YYYY-MM-DD).")
-@click.option("--conditions", default=None, help="The conditions of a variance.")
+@click.option("--conditions", default=None, help="The board's conditions, if it set any.")
+@click.option(
+    "--finding",
+    "findings",
+    multiple=True,
+    help="A finding a variance rests on (repeatable): the profile's [appeals.variance.findings] key.",
+)
 @_LAYERS
 @_WHO
 def decide(
@@ -1194,12 +1203,24 @@ def decide(
     outcome: str,
     on: str,
     conditions: str | None,
+    findings: tuple[str, ...],
     layers_path: str | None,
     who: str | None,
 ) -> None:
-    """Record the decision on appeal APPEAL_ID of REGISTRY; a reversal of an order sends the permit back."""
+    """Record the decision on appeal APPEAL_ID of REGISTRY; a reversal of an order sends the permit back.
+
+    A disapproval appealed as a permit decision and reversed or modified is approved and issued.
+    """
     with _open(registry, layers_path) as reg:
-        a = reg.decide_appeal(appeal_id, body=body, outcome=outcome, on=_date(on, "on"), conditions=conditions, who=who)
+        a = reg.decide_appeal(
+            appeal_id,
+            body=body,
+            outcome=outcome,
+            on=_date(on, "on"),
+            conditions=conditions,
+            findings=findings,
+            who=who,
+        )
     _echo_appeal(a)
 
 

@@ -83,6 +83,8 @@ KINDS: dict[str, Kind] = {
     # appeals
     "appeal_filed": Kind("appeals", ("appeal_id",)),
     "appeal_decided": Kind("appeals", ("appeal_id", "outcome", "body")),
+    # a disapproval reversed (or modified to approve) on appeal: approved and issued (§ 540-8C(2))
+    "approved_on_appeal": Kind("appeals", ("appeal_id", "outcome", "body"), moves=True),
     # the plan
     "plan_original": Kind("amendments", ("version",)),
     "plan_amendment": Kind("amendments", ("version",)),

@@ -274,6 +274,10 @@ def _apply(s: PermitState, e: HistoryEvent, application_fee: str) -> None:  # no
         s.appeals[str(d["appeal_id"])] = None
     elif k == "appeal_decided":
         s.appeals[str(d["appeal_id"])] = str(d["outcome"])
+    elif k == "approved_on_appeal":
+        # The board's decision stands for the disapproval: approved, and the permit issued that day.
+        s.decided_on = e.on
+        s.issued_on = e.on
     elif k in ("plan_original", "plan_amendment"):
         s.plan_version = max(int(d["version"]), s.plan_version or 0)
 
