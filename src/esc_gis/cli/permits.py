@@ -403,6 +403,7 @@ def show(registry: str, number: str, as_json: bool, layers_path: str | None) -> 
             "disturbed_acres": p.disturbed_acres,
             "parties": [q.__dict__ for q in p.parties],
             "events": [e.__dict__ for e in p.events],
+            "extensions": p.state.extensions,
             "inspections": [_report_json(r) for r in p.reports],
             "deadlines": [d.__dict__ for d in dues],
             "enforcement": [_case_json(c) for c in cases],
@@ -423,6 +424,13 @@ def show(registry: str, number: str, as_json: bool, layers_path: str | None) -> 
         move = f" {e.from_status or ''} -> {e.to_status}" if e.to_status else ""
         extra = "".join(f" {x}" for x in (e.on_date, f"+{e.days} days" if e.days else None, e.detail) if x)
         click.echo(f"  {e.at:%Y-%m-%d %H:%M}Z {e.who}: {e.kind}{move}{extra}")
+    if p.state.extensions:
+        click.echo("\nextensions:")
+    for x in p.state.extensions:
+        click.echo(f"  {x['on']} +{x['days']} days")
+        for label, items in (("condition", x["conditions"]), ("authorization", x["authorizations"])):
+            for item in items:
+                click.echo(f"      {label}: {item}")
     if p.reports:
         click.echo("\ninspections (private):")
     for r in p.reports:
@@ -847,15 +855,40 @@ _back_command(
 @click.argument("number")
 @click.argument("days", type=click.IntRange(min=1))
 @click.option("--on", default=None, help="Day of the decision (YYYY-MM-DD); default today.")
-@click.option("--reasons", default=None, help="Conditions or reasons of the extension.")
+@click.option("--reasons", default=None, help="Reasons of the extension.")
+@click.option(
+    "--condition", "conditions", multiple=True, help="An additional BMP required as a condition (repeatable)."
+)
+@click.option(
+    "--authorization",
+    "authorizations",
+    multiple=True,
+    help="Another construction authorization the extension rests on (repeatable).",
+)
 @_LAYERS
 @_WHO
 def extend(
-    registry: str, number: str, days: int, on: str | None, reasons: str | None, layers_path: str | None, who: str | None
+    registry: str,
+    number: str,
+    days: int,
+    on: str | None,
+    reasons: str | None,
+    conditions: tuple[str, ...],
+    authorizations: tuple[str, ...],
+    layers_path: str | None,
+    who: str | None,
 ) -> None:
-    """Extend permit NUMBER of REGISTRY by DAYS."""
+    """Extend permit NUMBER of REGISTRY by DAYS (approved, active, extended, or under a stop-work order)."""
     with _open(registry, layers_path) as reg:
-        p = reg.extend(number, days, who=who, on=_date(on, "on"), reasons=reasons)
+        p = reg.extend(
+            number,
+            days,
+            who=who,
+            on=_date(on, "on"),
+            reasons=reasons,
+            conditions=conditions,
+            authorizations=authorizations,
+        )
     click.echo(_describe(p))
 
 

@@ -91,6 +91,9 @@ class PermitState:
     started_at: datetime | None = None
     final_on: date | None = None
     extensions_days: list[int] = field(default_factory=list)
+    #: Each extension: its day, days, and the conditions and other construction authorizations
+    #: recorded with it (§ 540-8G).
+    extensions: list[dict[str, Any]] = field(default_factory=list)
     fields: dict[str, Any] = field(default_factory=dict)
     fees: list[dict[str, Any]] = field(default_factory=list)
     guarantees: dict[int, GuaranteeState] = field(default_factory=dict)
@@ -230,6 +233,14 @@ def _apply(s: PermitState, e: HistoryEvent, application_fee: str) -> None:  # no
             s.clocks["work"] = Clock(e.on or e.when.date(), e.seq, k)
     elif k == "extended":
         s.extensions_days.append(int(d["days"]))
+        s.extensions.append(
+            {
+                "on": e.on,
+                "days": int(d["days"]),
+                "conditions": list(d.get("conditions") or ()),
+                "authorizations": list(d.get("authorizations") or ()),
+            }
+        )
     elif k == "final_stabilization":
         s.final_on = e.on
     elif k == "fee_paid":
@@ -286,6 +297,8 @@ def _move(s: PermitState, e: HistoryEvent) -> None:
     """Apply a move: the new status, the order it posts or closes, and the states before it."""
     to = e.data["to"]
     was = s.status
+    if e.kind == "extended" and to == was:
+        return  # the period extended in a state that stays (approved, under an order): no move
     case_id = e.data.get("case_id")
     if e.kind in ("retracted", "reinstated"):
         closing = _ORDER_OF.get(was or "")
