@@ -424,13 +424,7 @@ def show(registry: str, number: str, as_json: bool, layers_path: str | None) -> 
         move = f" {e.from_status or ''} -> {e.to_status}" if e.to_status else ""
         extra = "".join(f" {x}" for x in (e.on_date, f"+{e.days} days" if e.days else None, e.detail) if x)
         click.echo(f"  {e.at:%Y-%m-%d %H:%M}Z {e.who}: {e.kind}{move}{extra}")
-    if p.state.extensions:
-        click.echo("\nextensions:")
-    for x in p.state.extensions:
-        click.echo(f"  {x['on']} +{x['days']} days")
-        for label, items in (("condition", x["conditions"]), ("authorization", x["authorizations"])):
-            for item in items:
-                click.echo(f"      {label}: {item}")
+    _echo_extensions(p.state.extensions)
     if p.reports:
         click.echo("\ninspections (private):")
     for r in p.reports:
@@ -448,6 +442,17 @@ def show(registry: str, number: str, as_json: bool, layers_path: str | None) -> 
     click.echo("\ndeadlines:")
     for d in dues:
         click.echo(f"  {_when_text(d.due, prof)}  {d.what} ({d.section}; {_basis(d.basis)})")
+
+
+def _echo_extensions(extensions: list[dict[str, Any]]) -> None:
+    """Print each extension with the conditions and other construction authorizations recorded with it."""
+    if extensions:
+        click.echo("\nextensions:")
+    for x in extensions:
+        click.echo(f"  {x['on']} +{x['days']} days")
+        for label, items in (("condition", x["conditions"]), ("authorization", x["authorizations"])):
+            for item in items:
+                click.echo(f"      {label}: {item}")
 
 
 def _time_of_day(due: date | datetime, profile: Any) -> time:
