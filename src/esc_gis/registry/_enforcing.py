@@ -20,6 +20,7 @@ from esc_gis.errors import (
     ValidationError,
 )
 from esc_gis.registry._core import (
+    ISSUED,
     RegistryBase,
     _as_multi,
     _who,
@@ -27,7 +28,13 @@ from esc_gis.registry._core import (
 from esc_gis.registry._numbering import next_number
 from esc_gis.registry.backend import now_utc, rows
 from esc_gis.registry.domain.events import HistoryEvent
-from esc_gis.registry.enforcement import CaseEvent, EnforcementCase, check_action
+from esc_gis.registry.enforcement import (
+    CaseEvent,
+    EnforcementCase,
+    check_action,
+    without_permit_fits,
+    without_permit_terms,
+)
 from esc_gis.registry.enforcement import grounds as enforcement_grounds
 from esc_gis.registry.lifecycle import check_back, check_transition
 from esc_gis.registry.records import Event
@@ -101,15 +108,27 @@ class Enforcing(RegistryBase):
         elif on > self.profile.today():
             bad(f"the date {on} is in the future.", "give the day the case was opened.")
         site = None
+        permit = None
         if permit_number:
             try:
-                self.get(permit_number)
+                permit = self.get(permit_number)
             except PermitNotFoundError:
                 bad(f"there is no permit {permit_number!r} in the registry.", "check the number (`permits list`).")
         if site_layer is not None:
             site, ref_problems = self._screened_site(site_layer, site_id)
             problems += [Problem(str(site_layer), None, m, f) for m, f in ref_problems]
-        problems += self._ground_problems(known.get(ground, {}), ground, permit_number, src)
+        g = known.get(ground, {})
+        if g.get("without_permit") and permit is not None and on is not None:
+            # Work after a revocation, or after the period ran out, is work without a permit.
+            terms = without_permit_terms(self.profile.tables)
+            if not without_permit_fits(terms, permit.status, permit.expires_on, on, ISSUED):
+                bad(
+                    f"ground {ground} is activity without a permit, but the case names permit {permit_number} "
+                    f"({_permit_text(permit)}); {_fits(terms)}.",
+                    "use another ground.",
+                )
+        else:
+            problems += self._ground_problems(g, ground, permit_number, src)
         if problems:
             raise ValidationError(problems)
         return self._open_case(ground, on, reasons, permit_number, site_layer, site_id, address, site, who)
@@ -290,7 +309,9 @@ class Enforcing(RegistryBase):
 
         On a permitted site a stop-work order moves the permit to ``stop_work`` and a
         retraction moves it back to the state before, with the written reasons the life
-        cycle requires, in the same transaction.
+        cycle requires, in the same transaction. A case of work without a permit on a
+        permit's site (revoked, or its period run out: ``[enforcement.without_permit]``) has
+        its own order on the case's stream, and the permit's state is left as it is.
 
         Raises
         ------
@@ -301,8 +322,13 @@ class Enforcing(RegistryBase):
         """
         who = _who(who)
         case = self.case(case_id)
+        # A case of work without a permit on a permit's site (revoked, or its period run out) has
+        # an order of its own, on the case's stream: the permit's state is the permit's.
+        own = bool(case.permit_number) and bool(
+            enforcement_grounds(self.profile.tables).get(case.ground, {}).get("without_permit")
+        )
         # The permit's orders, whichever route posted them, are the case's too: read off its history.
-        ps = self.get(case.permit_number).state if case.permit_number else None
+        ps = self.get(case.permit_number).state if case.permit_number and not own else None
         messages = check_action(
             case,
             kind,
@@ -315,7 +341,7 @@ class Enforcing(RegistryBase):
         )
         needs = self.written_reasons
         move = {"stop_work": "stop_work", "retraction": "retraction"}.get(kind)
-        permit = self.get(case.permit_number) if case.permit_number and move else None
+        permit = self.get(case.permit_number) if case.permit_number and move and not own else None
         if move and move in needs and not (reasons or "").strip():
             messages.append(f"a {kind.replace('_', '-')} needs written reasons ({needs[move]}).")
         if permit is not None:
@@ -359,6 +385,8 @@ class Enforcing(RegistryBase):
             # The fact goes once into the history: a permit's move above, or the case's own event
             # on the permit's stream (or on the case's, without a permit).
             stream = None if permit is not None else (case.permit_number or case_id)
+            if own and recovered_from is None:
+                stream = case_id  # costs from the guarantee go where the guarantee is: the permit's stream
             facts: dict[str, Any] = {} if recovered_from is None else {"guarantee_id": recovered_from}
             self._case_event(
                 cur,
@@ -481,3 +509,15 @@ class Enforcing(RegistryBase):
             )
             for r in found
         ]
+
+
+def _permit_text(p: Any) -> str:
+    """Say a permit's state and period, as a refusal of a ground without a permit reads it."""
+    return f"it is {p.status}" + (f", valid to {p.expires_on}" if p.expires_on is not None else "")
+
+
+def _fits(terms: dict[str, tuple[str, str, str]]) -> str:
+    """Say when a ground without a permit fits a permitted site (the profile's words), or that it never does."""
+    if not terms:
+        return "the profile lets no permit be treated as none"
+    return "it fits a permit only where " + "; or ".join(f"{t} ({s}; basis {b})" for t, s, b in terms.values())

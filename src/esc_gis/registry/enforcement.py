@@ -17,7 +17,16 @@ Cases are private: reasons, costs and the events never reach a public map or exp
 
 from __future__ import annotations
 
-__all__ = ["ACTIONS", "CaseEvent", "EnforcementCase", "check_action", "grounds", "open_state"]
+__all__ = [
+    "ACTIONS",
+    "CaseEvent",
+    "EnforcementCase",
+    "check_action",
+    "grounds",
+    "open_state",
+    "without_permit_fits",
+    "without_permit_terms",
+]
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -104,6 +113,50 @@ def grounds(tables: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         msg = f"[enforcement.grounds] entries {', '.join(map(repr, bad))} need a section and a text."
         raise ProfileError(msg)
     return {str(k): dict(v) for k, v in raw.items()}
+
+
+def without_permit_terms(tables: Mapping[str, Any]) -> dict[str, tuple[str, str, str]]:
+    """Return the profile's ``[enforcement.without_permit]``: ``revoked`` / ``expired`` -> (text, section, basis).
+
+    Each names a permit that no longer permits the work, so a ground "without a permit" fits a
+    case about it. A profile without the table allows none.
+
+    Raises
+    ------
+    ProfileError
+        If an entry is not ``revoked`` or ``expired``, or lacks its text, section or basis.
+    """
+    raw = (tables.get("enforcement") or {}).get("without_permit") or {}
+    out: dict[str, tuple[str, str, str]] = {}
+    for k, v in raw.items():
+        ok = k in ("revoked", "expired") and isinstance(v, dict)
+        if not ok or not all(str(v.get(x) or "").strip() for x in ("text", "section", "basis")):
+            msg = f"[enforcement.without_permit.{k}] must be revoked or expired, with a text, a section and a basis."
+            raise ProfileError(msg)
+        out[str(k)] = (str(v["text"]), str(v["section"]), str(v["basis"]))
+    return out
+
+
+def without_permit_fits(
+    terms: Mapping[str, tuple[str, str, str]], status: str, expires_on: date | None, day: date, issued: Sequence[str]
+) -> str | None:
+    """Return which of ``terms`` makes a permit in ``status`` no permit for work on ``day`` (None: neither).
+
+    ``expired``: an issued permit (``issued`` lists those states) whose period ended before ``day``.
+
+    Examples
+    --------
+    >>> t = {"revoked": ("", "", ""), "expired": ("", "", "")}
+    >>> without_permit_fits(t, "active", date(2027, 5, 19), date(2027, 5, 19), ["active"]) is None
+    True
+    >>> without_permit_fits(t, "active", date(2027, 5, 19), date(2027, 5, 20), ["active"])
+    'expired'
+    """
+    if status == "revoked" and "revoked" in terms:
+        return "revoked"
+    if "expired" in terms and status in issued and expires_on is not None and day > expires_on:
+        return "expired"
+    return None
 
 
 def action_sections(tables: Mapping[str, Any]) -> dict[str, str]:
