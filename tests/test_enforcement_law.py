@@ -94,3 +94,100 @@ def test_a_ground_about_the_permit_still_moves_it(reg, active) -> None:
     c = reg.enforce(ground="A3", on=date(2026, 11, 20), reasons="fence down", permit_number=active)
     reg.case_action(c.case_id, "stop_work", on=date(2026, 11, 21), reasons="posted")
     assert reg.get(active).status == "stop_work" and reg.history(c.case_id) == []
+
+
+# --- § 540-12C: "after being notified" --------------------------------------------------------------
+
+
+def test_a_referral_without_a_permit_comes_after_the_notice_to_cease(reg) -> None:
+    """§ 540-12C: "If the responsible party, where no permit has been issued, does not cease the activity
+    after being notified by the administering authority ... the administering authority may request the
+    Village Attorney to obtain a cease-and-desist order"."""
+    c = reg.enforce(ground="A1", on=date(2026, 11, 20), reasons="grading, no permit", address="9 Elm St")
+    with pytest.raises(ValidationError) as info:
+        reg.case_action(c.case_id, "referral", on=date(2026, 11, 21))
+    text = str(info.value)
+    assert '"does not cease the activity after being notified by the administering authority"' in text
+    assert "(§ 540-12C)" in text and reg.case(c.case_id).events == ()
+    c = reg.case_action(c.case_id, "notified", on=date(2026, 11, 21), reasons="letter to the owner")
+    assert [e.kind for e in reg.history(c.case_id)] == ["case_opened", "notified"]
+    assert reg.state(c.case_id).notified == [(c.case_id, date(2026, 11, 21))]
+    c = reg.case_action(c.case_id, "referral", on=date(2026, 11, 25))
+    assert [e.kind for e in c.events] == ["notified", "referral"]
+
+
+def test_on_a_permits_site_the_notice_alone_does_not_lead_to_a_referral(reg, active) -> None:
+    """§ 540-12C's first branch is "where no permit has been issued"; on a permit's site, "if a responsible
+    party violates a stop-work order posted under § 540-12A"."""
+    c = reg.enforce(ground="A3", on=date(2026, 11, 20), reasons="fence down", permit_number=active)
+    reg.case_action(c.case_id, "notified", on=date(2026, 11, 20))
+    with pytest.raises(ValidationError, match=r'"violates a stop-work order posted under § 540-12A"'):
+        reg.case_action(c.case_id, "referral", on=date(2026, 11, 21))
+    reg.case_action(c.case_id, "stop_work", on=date(2026, 11, 21), reasons="posted")
+    assert reg.case_action(c.case_id, "referral", on=date(2026, 11, 24)).events[-1].kind == "referral"
+
+
+# --- § 540-12E: interest and the special assessment ---------------------------------------------------
+
+
+def test_interest_is_billed_with_the_costs_and_the_unpaid_amount_goes_on_the_tax_rolls(reg, active) -> None:
+    """§ 540-12E: "The costs ... plus interest at the rate authorized by Village Board, shall be billed to
+    the responsible party ... In the event a responsible party fails to pay the amount due, the
+    Clerk-Treasurer shall enter the amount due on the tax rolls and collect as a special assessment"."""
+    c = reg.enforce(ground="A2", on=date(2026, 11, 20), reasons="plan ignored", permit_number=active)
+    reg.case_action(c.case_id, "stop_work", on=date(2026, 11, 20), reasons="posted")
+    # Nothing billed yet: nothing is due, so nothing goes on the tax rolls.
+    reg.case_action(c.case_id, "notice", on=date(2026, 11, 21))
+    with pytest.raises(ValidationError, match=r'"fails to pay": 1\.00 is more than the 0\.00 billed'):
+        reg.case_action(c.case_id, "costs", on=date(2026, 11, 22), costs=1.0, costs_from="special_assessment")
+    c = reg.case_action(c.case_id, "costs", on=date(2026, 11, 22), costs=400.0, costs_from="billed", interest=20.0)
+    e = reg.history(active)[-1]
+    assert (e.kind, e.data["amount"], e.data["interest"], e.data["recovered_from"]) == (
+        "costs_recorded",
+        400.0,
+        20.0,
+        "billed",
+    )
+    assert c.events[-1].detail == "interest 20.00"
+    # The edge: the amount due is the costs and the interest billed, 420.00, not a cent more.
+    with pytest.raises(ValidationError, match=r"420\.01 is more than the 420\.00 billed \(costs plus interest\)"):
+        reg.case_action(c.case_id, "costs", on=date(2026, 11, 23), costs=420.01, costs_from="special_assessment")
+    c = reg.case_action(c.case_id, "costs", on=date(2026, 11, 23), costs=420.0, costs_from="special_assessment")
+    # Not new costs: the same amount, moved to the tax rolls.
+    assert (c.costs_total, c.assessed_total) == (400.0, 420.0)
+    with pytest.raises(ValidationError, match=r"0\.01 is more than the 0\.00 billed"):
+        reg.case_action(c.case_id, "costs", on=date(2026, 11, 24), costs=0.01, costs_from="special_assessment")
+
+
+def test_interest_and_the_assessment_are_refused_where_they_do_not_belong(reg, active) -> None:
+    c = reg.enforce(ground="A2", on=date(2026, 11, 20), reasons="plan ignored", permit_number=active)
+    reg.case_action(c.case_id, "stop_work", on=date(2026, 11, 20), reasons="posted")
+    with pytest.raises(ValidationError) as info:
+        reg.case_action(c.case_id, "notice", on=date(2026, 11, 21), interest=-1.0)
+    text = str(info.value)
+    assert "interest goes with the costs" in text and "the interest -1.0 is not an amount" in text
+    reg.case_action(c.case_id, "notice", on=date(2026, 11, 21), costs=100.0, costs_from="billed")
+    with pytest.raises(ValidationError, match="the special assessment is the amount due"):
+        reg.case_action(
+            c.case_id, "costs", on=date(2026, 11, 22), costs=10.0, costs_from="special_assessment", interest=1.0
+        )
+    assert "interest" not in reg.history(active)[-1].data  # none recorded where none was given
+
+
+def test_cli_notified_interest_and_special_assessment(reg, target: str, layers_path) -> None:
+    from .public_outputs import run_permits
+
+    lay = ["--layers", str(layers_path)]
+    c = reg.enforce(ground="A1", on=date(2026, 11, 20), reasons="grading, no permit", address="9 Elm St")
+    r = run_permits("case", target, c.case_id, "--refer", "2026-11-21", *lay)
+    assert r.exit_code == 1 and "after being notified" in r.output, r.output
+    r = run_permits("case", target, c.case_id, "--notified", "2026-11-21", "--reasons", "letter", *lay)
+    assert r.exit_code == 0 and "notified" in r.output, r.output
+    r = run_permits("case", target, c.case_id, "--stop-work", "2026-11-22", "--reasons", "posted", *lay)
+    assert r.exit_code == 0, r.output
+    r = run_permits("case", target, c.case_id, "--notice", "2026-11-23", "--costs", "300", "--costs-from", "billed",
+                    "--interest", "15", *lay)  # fmt: skip
+    assert r.exit_code == 0 and "interest 15.00" in r.output, r.output
+    r = run_permits("case", target, c.case_id, "--costs-on", "2026-11-24", "--costs", "315",
+                    "--costs-from", "special_assessment", *lay)  # fmt: skip
+    assert r.exit_code == 0 and "on the tax rolls 315.00" in r.output, r.output

@@ -469,12 +469,19 @@ def _echo_cases(cases: list[Any]) -> None:
 
 def _case_json(c: Any) -> dict[str, Any]:
     out = {k: v for k, v in c.__dict__.items() if k not in ("site", "events")}
-    return {**out, "state": c.state, "costs_total": c.costs_total, "events": [e.__dict__ for e in c.events]}
+    return {
+        **out,
+        "state": c.state,
+        "costs_total": c.costs_total,
+        "assessed_total": c.assessed_total,
+        "events": [e.__dict__ for e in c.events],
+    }
 
 
 def _echo_case(c: Any) -> None:
     where = c.permit_number or c.site_ref or c.site_address
     costs = f", costs {c.costs_total:,.2f}" if c.costs_total else ""
+    costs += f", on the tax rolls {c.assessed_total:,.2f}" if c.assessed_total else ""
     click.echo(f"  {c.case_id}  {c.state:<10} {where}  ground {c.ground} opened {c.opened_on}{costs}: {c.reasons}")
     for e in c.events:
         money = f" {e.costs:,.2f} ({e.costs_from})" if e.costs is not None else ""
@@ -524,12 +531,19 @@ def enforce(
 )
 @_REGISTRY
 @click.argument("case_id")
+@click.option("--notified", default=None, help="Day the responsible party was notified to cease (before a referral).")
 @click.option("--stop-work", default=None, help="Day a stop-work order was posted (moves a permit to stop_work).")
 @click.option("--notice", default=None, help="Day of the notice of intent to perform the work.")
 @click.option("--costs-on", default=None, help="Day costs were billed or recovered, after the notice.")
 @click.option("--costs", type=float, default=None, help="The office's costs (with --notice or --costs-on).")
 @click.option(
-    "--costs-from", type=_Choice(["billed", "guarantee"]), default=None, help="Billed, or from the guarantee."
+    "--costs-from",
+    type=_Choice(["billed", "guarantee", "special_assessment"]),
+    default=None,
+    help="Billed, from the guarantee, or (billed and unpaid) entered on the tax rolls as a special assessment.",
+)
+@click.option(
+    "--interest", type=float, default=None, help="Interest billed with the costs, at the Village Board's rate."
 )
 @click.option(
     "--guarantee",
@@ -547,11 +561,13 @@ def enforce(
 def case(
     registry: str,
     case_id: str,
+    notified: str | None,
     stop_work: str | None,
     notice: str | None,
     costs_on: str | None,
     costs: float | None,
     costs_from: str | None,
+    interest: float | None,
     guarantee_id: int | None,
     refer: str | None,
     retract: str | None,
@@ -562,6 +578,7 @@ def case(
 ) -> None:
     """Record one event of enforcement case CASE_ID of REGISTRY, or show the case."""
     actions = {
+        "notified": notified,
         "stop_work": stop_work,
         "notice": notice,
         "costs": costs_on,
@@ -584,6 +601,7 @@ def case(
                 costs=costs,
                 costs_from=costs_from,
                 guarantee_id=guarantee_id,
+                interest=interest,
             )
         else:
             c = reg.case(case_id)

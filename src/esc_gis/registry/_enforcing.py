@@ -42,6 +42,7 @@ from esc_gis.registry.records import Event
 #: A case's event kinds and their typed history kinds.
 _CASE_KINDS = {
     "opened": "case_opened",
+    "notified": "notified",
     "stop_work": "stop_work_posted",
     "notice": "notice_of_intent",
     "costs": "costs_recorded",
@@ -299,8 +300,16 @@ class Enforcing(RegistryBase):
         costs: float | None = None,
         costs_from: str | None = None,
         guarantee_id: int | None = None,
+        interest: float | None = None,
     ) -> EnforcementCase:
-        """Record an event of a case: stop-work order, notice of intent, costs, referral, retraction, closing.
+        """Record an event of a case: notice, stop-work order, notice of intent, costs, referral, retraction, closing.
+
+        ``notified``: the administering authority notified the responsible party to cease; on a
+        site without a permit a referral comes "after being notified" (§ 540-12C), or after a
+        stop-work order. ``interest``: the interest billed with the costs, at the Village
+        Board's rate (§ 540-12E; the ordinance gives no rate). ``costs_from="special_assessment"``:
+        the amount due that the responsible party failed to pay, entered on the tax rolls
+        (§ 540-12E), at most the costs and interest billed and not yet assessed.
 
         Costs recovered from the guarantee (§ 540-12E: "recovered from the surety bond, cash
         escrow, or irrevocable letter of credit") come off that guarantee's balance, so its
@@ -329,6 +338,14 @@ class Enforcing(RegistryBase):
         )
         # The permit's orders, whichever route posted them, are the case's too: read off its history.
         ps = self.get(case.permit_number).state if case.permit_number and not own else None
+        due = self._billed_due(case) if costs_from == "special_assessment" else 0.0
+        refusals = {
+            code: f"{f.message} ({f.section})"
+            for code, f in (
+                (c, self.profile.finding(c, amount=f"{costs or 0:,.2f}", due=f"{due:,.2f}"))
+                for c in ("referral_not_notified", "referral_no_order", "special_assessment_over_due")
+            )
+        }
         messages = check_action(
             case,
             kind,
@@ -338,6 +355,9 @@ class Enforcing(RegistryBase):
             today=self.profile.today(),
             order_open=ps is not None and ps.order("stop_work") is not None,
             order_posted=ps is not None and any(o.kind == "stop_work" for o in ps.orders_posted),
+            refusals=refusals,
+            interest=interest,
+            billed_due=due,
         )
         needs = self.written_reasons
         move = {"stop_work": "stop_work", "retraction": "retraction"}.get(kind)
@@ -388,6 +408,10 @@ class Enforcing(RegistryBase):
             if own and recovered_from is None:
                 stream = case_id  # costs from the guarantee go where the guarantee is: the permit's stream
             facts: dict[str, Any] = {} if recovered_from is None else {"guarantee_id": recovered_from}
+            if interest is not None:
+                facts["interest"] = interest
+            # The case's table has no interest column: its log line says it; the history holds the amount.
+            said = "; ".join(x for x in (f"interest {interest:,.2f}" if interest is not None else None, text) if x)
             self._case_event(
                 cur,
                 case_id,
@@ -397,7 +421,7 @@ class Enforcing(RegistryBase):
                 now,
                 costs=costs,
                 costs_from=costs_from,
-                detail=text,
+                detail=said or None,
                 stream=stream,
                 **facts,
             )
@@ -422,6 +446,17 @@ class Enforcing(RegistryBase):
                     ),
                 )
         return self.case(case_id)
+
+    def _billed_due(self, case: EnforcementCase) -> float:
+        """Return the costs and interest billed on ``case`` and not yet entered on the tax rolls, from the history."""
+        streams = {x for x in (case.permit_number, case.case_id) if x}
+        with self.backend.read() as cur:
+            entries = [c for st in streams for c in self._state(cur, st).costs if c.get("case_id") == case.case_id]
+        billed = sum(
+            float(c["amount"]) + float(c.get("interest") or 0.0) for c in entries if c["recovered_from"] == "billed"
+        )
+        assessed = sum(float(c["amount"]) for c in entries if c["recovered_from"] == "special_assessment")
+        return round(billed - assessed, 2)
 
     def _guarantee_for_costs(
         self, case: EnforcementCase, costs: float, guarantee_id: int | None

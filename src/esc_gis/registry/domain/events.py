@@ -76,6 +76,8 @@ KINDS: dict[str, Kind] = {
     "repaired": Kind("inspections", ("deficiency_ids",)),
     # enforcement
     "case_opened": Kind("enforcement", ("case_id", "ground")),
+    # the responsible party notified to cease (§ 540-12C "after being notified")
+    "notified": Kind("enforcement", ("case_id",)),
     "notice_of_intent": Kind("enforcement", ("case_id",)),
     "costs_recorded": Kind("enforcement", ("case_id", "amount", "recovered_from")),
     "referred": Kind("enforcement", ("case_id",)),

@@ -106,6 +106,8 @@ class PermitState:
     plan_version: int | None = None
     appeals: dict[str, str | None] = field(default_factory=dict)
     cases: list[str] = field(default_factory=list)
+    #: The notices to cease, by case and day (§ 540-12C "after being notified").
+    notified: list[tuple[str, date | None]] = field(default_factory=list)
     clocks: dict[str, Clock] = field(default_factory=dict)
     seq: int = 0
     events: int = 0
@@ -281,6 +283,8 @@ def _apply(s: PermitState, e: HistoryEvent, application_fee: str) -> None:  # no
             s.deficiencies[int(i)]["repaired_at"] = e.when
     elif k == "case_opened":
         s.cases.append(str(d["case_id"]))
+    elif k == "notified":
+        s.notified.append((str(d["case_id"]), e.on))
     elif k == "appeal_filed":
         s.appeals[str(d["appeal_id"])] = None
     elif k == "appeal_decided":
