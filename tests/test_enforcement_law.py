@@ -191,3 +191,32 @@ def test_cli_notified_interest_and_special_assessment(reg, target: str, layers_p
     r = run_permits("case", target, c.case_id, "--costs-on", "2026-11-24", "--costs", "315",
                     "--costs-from", "special_assessment", *lay)  # fmt: skip
     assert r.exit_code == 0 and "on the tax rolls 315.00" in r.output, r.output
+
+
+def test_verify_compares_a_cases_costs_and_notices_with_the_history(target: str, layer_set) -> None:
+    """The case's table is a projection: a row written behind the history is a difference."""
+    from esc_gis.registry import init_registry, open_registry
+    from esc_gis.registry.calendar import OfficeCalendar
+
+    init_registry(target, layers=layer_set)
+    with open_registry(target, layers=layer_set, calendar=OfficeCalendar(holidays=frozenset())) as reg:
+        c = reg.enforce(ground="A4", on=date(2026, 11, 20), reasons="mud on the road", address="9 Elm St")
+        reg.case_action(c.case_id, "notified", on=date(2026, 11, 20))
+        reg.case_action(c.case_id, "stop_work", on=date(2026, 11, 21), reasons="posted")
+        reg.case_action(c.case_id, "notice", on=date(2026, 11, 22), costs=50.0, costs_from="billed", interest=2.5)
+        assert reg.verify() == []
+        b = reg.backend
+        with b.write() as cur:  # rows written behind the history, as a database tool might
+            for kind, costs in (("costs", 75.0), ("notified", None)):
+                cur.execute(
+                    "INSERT INTO enforcement_events (case_id, at, who, kind, on_date, costs, costs_from, detail) "
+                    f"VALUES ({', '.join([b.ph] * 8)})",
+                    (c.case_id, b.dump("datetime", datetime(2026, 11, 23, tzinfo=UTC)), "x", kind,
+                     b.dump("date", date(2026, 11, 23)), costs, "billed" if costs else None, None),
+                )  # fmt: skip
+        found = [str(d) for d in reg.verify()]
+        assert found == [
+            f"{c.case_id}: costs recorded is [(50.0, 'billed'), (75.0, 'billed')] in the table, "
+            "[(50.0, 'billed')] in the history",
+            f"{c.case_id}: notices to cease is 2 in the table, 1 in the history",
+        ]
