@@ -395,7 +395,7 @@ def show(registry: str, number: str, as_json: bool, layers_path: str | None) -> 
     fields = {
         k: v
         for k, v in p.__dict__.items()
-        if k not in ("site", "disturbed", "parties", "events", "reports", "letters_of_credit")
+        if k not in ("site", "disturbed", "parties", "events", "reports", "letters_of_credit", "state")
     }
     if as_json:
         out = {
