@@ -220,3 +220,16 @@ def test_verify_compares_a_cases_costs_and_notices_with_the_history(target: str,
             "[(50.0, 'billed')] in the history",
             f"{c.case_id}: notices to cease is 2 in the table, 1 in the history",
         ]
+
+
+def test_a_reversed_appeal_retracts_a_cases_own_order_in_its_history(reg, active) -> None:
+    """§ 540-12D: the order may be retracted; § 540-13A(1): the board hears appeals of "any order"."""
+    n = revoked(reg, active)
+    c = reg.enforce(ground="A1", on=date(2026, 11, 20), reasons="grading goes on", permit_number=n)
+    reg.case_action(c.case_id, "stop_work", on=date(2026, 11, 21), reasons="posted")
+    a = reg.appeal(appealed="the order", kind="stop_work_order", appellant="P", appellant_kind="aggrieved_person",
+                   on=date(2026, 11, 22), grounds="g", case_id=c.case_id)  # fmt: skip
+    reg.decide_appeal(a.appeal_id, body="zoning_board_of_appeals", outcome="reversed", on=date(2026, 11, 24))
+    assert reg.case(c.case_id).state == "retracted" and reg.get(n).status == "revoked"
+    assert [e.kind for e in reg.history(c.case_id)] == ["stop_work_posted", "retracted"]
+    assert reg.state(c.case_id).status == "retracted"

@@ -204,12 +204,15 @@ class Appealing(Enforcing):
         undoes = known[a.appealed_kind].undoes if a.appealed_kind in known else None
         legacy = a.appealed_kind is None
         # Read before the write transaction (a GeoPackage cannot nest one in it).
+        case = self.case(str(a.case_id)) if a.case_id else None
         retract_case = (
-            bool(a.case_id)
+            case is not None
             and outcome == "reversed"
             and (legacy or undoes == "stop_work")
-            and self.case(str(a.case_id)).state == "stop_work"
+            and case.state == "stop_work"
         )
+        # A case's own order (no permit, or work without one on a permit's site) is retracted on its stream.
+        own = case is not None and (not case.permit_number or self._own_order(case))
         with b.write() as cur:
             effect = "permit state unchanged" if a.permit_number else "no permit"
             if a.permit_number:
@@ -255,7 +258,7 @@ class Appealing(Enforcing):
                     who,
                     now,
                     detail=f"appeal {appeal_id} reversed",
-                    stream=None if a.permit_number else str(a.case_id),
+                    stream=str(a.case_id) if own else None,
                 )
                 effect += "; case order retracted"
             cur.execute(

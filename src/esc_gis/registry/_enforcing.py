@@ -333,9 +333,7 @@ class Enforcing(RegistryBase):
         case = self.case(case_id)
         # A case of work without a permit on a permit's site (revoked, or its period run out) has
         # an order of its own, on the case's stream: the permit's state is the permit's.
-        own = bool(case.permit_number) and bool(
-            enforcement_grounds(self.profile.tables).get(case.ground, {}).get("without_permit")
-        )
+        own = self._own_order(case)
         # The permit's orders, whichever route posted them, are the case's too: read off its history.
         ps = self.get(case.permit_number).state if case.permit_number and not own else None
         due = self._billed_due(case) if costs_from == "special_assessment" else 0.0
@@ -446,6 +444,11 @@ class Enforcing(RegistryBase):
                     ),
                 )
         return self.case(case_id)
+
+    def _own_order(self, case: EnforcementCase) -> bool:
+        """Whether ``case``'s order is its own though it names a permit (work without a permit on its site)."""
+        ground = enforcement_grounds(self.profile.tables).get(case.ground, {})
+        return bool(case.permit_number) and bool(ground.get("without_permit"))
 
     def _billed_due(self, case: EnforcementCase) -> float:
         """Return the costs and interest billed on ``case`` and not yet entered on the tax rolls, from the history."""
