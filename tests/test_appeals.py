@@ -75,6 +75,8 @@ def test_a_disapproval_reversed_or_modified_on_appeal_is_approved_and_issued(reg
 
 
 def test_only_an_appeal_of_the_permit_decision_approves_a_disapproval(reg) -> None:
+    """The edge: only the appeal of the "decision" (§ 540-13A(1)) that disapproved turns it; another kind of
+    appeal reversed leaves the disapproval standing."""
     n = disapproved(reg)
     a = reg.decide_appeal(appeal_of(reg, n, kind="other"), body=ZBA, outcome="reversed", on=date(2026, 11, 16))
     assert a.decision is not None and a.decision.effect == "permit state unchanged"
@@ -150,3 +152,39 @@ def test_the_variance_and_approval_tables_are_checked() -> None:
         variance_terms({"appeals": {"variance": {"power": {"section": "s", "basis": "ordinance"}}}})
     with pytest.raises(ProfileError, match="lists no outcomes"):
         approval_terms({"appeals": {"approval": {"text": "t", "section": "s", "basis": "interpretation"}}})
+
+
+def test_the_fold_of_an_approval_on_appeal() -> None:
+    """Pure: the history's approved_on_appeal moves the state and issues the permit that day (§ 540-8C(2))."""
+    from datetime import datetime, timezone
+
+    from esc_gis.registry.domain.events import HistoryEvent, check_event
+    from esc_gis.registry.domain.fold import fold
+
+    t = datetime(2026, 11, 20, tzinfo=timezone.utc)
+
+    def ev(kind: str, on: date, **data: object) -> HistoryEvent:
+        return HistoryEvent("P", kind, t, "clerk", on=on, data=data)
+
+    events = [
+        ev("received", date(2026, 11, 2), to="application_received"),
+        ev("under_review", date(2026, 11, 3), to="under_review"),
+        ev("decided", date(2026, 11, 10), to="disapproved", outcome="disapproved"),
+        ev("approved_on_appeal", date(2026, 11, 20), to="approved", appeal_id="A", outcome="reversed", body="z"),
+    ]
+    assert check_event(replace_data(events[-1], {"to": "approved"})) == [
+        "approved_on_appeal needs 'appeal_id', 'outcome', 'body'."
+    ]
+    s = fold(events)
+    assert (s.status, s.decided_on, s.issued_on) == ("approved", date(2026, 11, 20), date(2026, 11, 20))
+    assert s.previous_status == "disapproved"
+    # An extension in a state that stays is no move: the state and the states before are unchanged.
+    s = fold([*events, ev("extended", date(2026, 11, 21), to="approved", days=30, conditions=["silt fence"])])
+    assert (s.status, s.previous_status, s.extensions_days) == ("approved", "disapproved", [30])
+    assert s.extensions[-1]["conditions"] == ["silt fence"]
+
+
+def replace_data(e, data):
+    from dataclasses import replace
+
+    return replace(e, data=data)

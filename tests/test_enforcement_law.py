@@ -67,6 +67,7 @@ def test_an_own_order_recovers_costs_from_the_permits_guarantee(reg, active) -> 
 
 
 def test_a1_on_a_permit_in_force_is_refused_naming_when_it_fits(reg, active) -> None:
+    """The edge: § 540-12A(1) "without a permit" does not fit a permit in force (active, within its period)."""
     with pytest.raises(ValidationError) as info:
         reg.enforce(ground="A1", on=date(2026, 11, 20), reasons="x", permit_number=active)
     text = str(info.value)

@@ -47,6 +47,7 @@ def test_an_approved_permit_whose_work_has_not_started_may_be_extended(reg) -> N
 
 
 def test_a_permit_under_a_stop_work_order_may_be_extended_and_the_order_stands(reg, active) -> None:
+    """ "may extend the period one or more times": a stop-work order (§ 540-12A) stops the work, not the period."""
     reg.transition(active, "stop_work", on=date(2026, 11, 20), reasons="sediment in the street")
     before = reg.get(active).expires_on
     p = reg.extend(active, 60, on=date(2026, 11, 21))
