@@ -42,9 +42,9 @@ def test_every_cited_table_is_listed_with_section_basis_and_words() -> None:
         "amendments.triggers",
         "calendar",
     }
-    # enforcement.without_permit 2; appeals.outcomes 4 (modified); appeals: approval;
-    # appeals.variance: power; its 3 findings.
-    assert len(rows) == 6 + 4 + 4 + 2 + 2 + 2 + 4 + 6 + 1 + 1 + 1 + 3 + 4 + 1
+    # enforcement.actions 5 (notified); enforcement.without_permit 2; appeals.outcomes 4 (modified);
+    # appeals: approval; appeals.variance: power; its 3 findings.
+    assert len(rows) == 6 + 4 + 5 + 2 + 2 + 2 + 4 + 6 + 1 + 1 + 1 + 3 + 4 + 1
     # § 540-12A(1): "Any land-disturbing construction activity is being undertaken without a permit ..."
     assert rows["enforcement.grounds", "A1"] == {
         "table": "enforcement.grounds",
@@ -56,6 +56,11 @@ def test_every_cited_table_is_listed_with_section_basis_and_words() -> None:
     assert rows["appeals.bodies", "zoning_board_of_appeals"]["section"] == "§ 540-13A"
     assert rows["appeals.appealed", "revocation"]["words"] == "revocation (a reversal undoes revoked)"
     assert rows["amendments.triggers", "B3"]["section"] == "§ 540-9B(3)"
+    # § 540-13A(2)'s words are the ordinance's; the statute's third finding is a reading of § 540-13A(3).
+    assert rows["appeals.variance.findings", "public_interest"]["words"] == "not contrary to the public interest"
+    assert rows["appeals.variance.findings", "spirit_observed"]["basis"] == "interpretation"
+    assert rows["enforcement.without_permit", "revoked"]["basis"] == "interpretation"
+    assert rows["appeals", "approval"]["section"] == "§ 540-13A(1); § 540-8C(2)"
     assert rows["calendar", "calendar"]["basis"] == "interpretation"
     assert rows["calendar", "calendar"]["words"].endswith("; holidays: wisconsin_municipal")
 
