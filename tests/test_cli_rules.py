@@ -30,17 +30,24 @@ def test_every_cited_table_is_listed_with_section_basis_and_words() -> None:
         "lifecycle.written_reasons",
         "enforcement.grounds",
         "enforcement.actions",
+        "enforcement.without_permit",
         "appeals.bodies",
         "appeals.appellants",
         "appeals.outcomes",
         "appeals.appealed",
         "appeals.not_heard",
+        "appeals",
+        "appeals.variance",
+        "appeals.variance.findings",
         "amendments.triggers",
         "calendar",
         "inspections.report_contents",
         "inspections",
     }
-    assert len(rows) == 6 + 4 + 4 + 2 + 2 + 3 + 6 + 1 + 4 + 1 + 3 + 1
+    # enforcement.actions 5 (notified); enforcement.without_permit 2; appeals.outcomes 4 (modified);
+    # appeals: approval; appeals.variance: power; its 3 findings.
+    # inspections.report_contents 3; inspections 1.
+    assert len(rows) == 6 + 4 + 5 + 2 + 2 + 2 + 4 + 6 + 1 + 1 + 1 + 3 + 4 + 1 + 3 + 1
     # § 540-8E(6): "Weekly inspection reports shall include all of the following: ... a description
     # of the present phase of land disturbing construction activity at the construction site."
     assert rows["inspections.report_contents", "phase"]["basis"] == "ordinance"
@@ -61,6 +68,11 @@ def test_every_cited_table_is_listed_with_section_basis_and_words() -> None:
     assert rows["appeals.bodies", "zoning_board_of_appeals"]["section"] == "§ 540-13A"
     assert rows["appeals.appealed", "revocation"]["words"] == "revocation (a reversal undoes revoked)"
     assert rows["amendments.triggers", "B3"]["section"] == "§ 540-9B(3)"
+    # § 540-13A(2)'s words are the ordinance's; the statute's third finding is a reading of § 540-13A(3).
+    assert rows["appeals.variance.findings", "public_interest"]["words"] == "not contrary to the public interest"
+    assert rows["appeals.variance.findings", "spirit_observed"]["basis"] == "interpretation"
+    assert rows["enforcement.without_permit", "revoked"]["basis"] == "interpretation"
+    assert rows["appeals", "approval"]["section"] == "§ 540-13A(1); § 540-8C(2)"
     assert rows["calendar", "calendar"]["basis"] == "interpretation"
     assert rows["calendar", "calendar"]["words"].endswith("; holidays: wisconsin_municipal")
 

@@ -274,11 +274,17 @@ def test_an_upheld_appeal_and_a_variance_leave_the_state_and_bad_input_writes_no
     with pytest.raises(ValidationError) as info:
         reg.decide_appeal(a.appeal_id, body="town_council", outcome="variance", on=date(2026, 11, 19))
     text = str(info.value)
-    for part in ("'town_council'", "give --conditions", "before the filing"):
+    for part in ("'town_council'", "findings not recorded", "before the filing"):
         assert part in text, part
     assert count(reg, "appeal_decisions") == 0
+    findings = ("public_interest", "unnecessary_hardship", "spirit_observed")
     a = reg.decide_appeal(
-        a.appeal_id, body="village_board", outcome="variance", on=date(2026, 11, 25), conditions="fence 2 ft back"
+        a.appeal_id,
+        body="zoning_board_of_appeals",
+        outcome="variance",
+        on=date(2026, 11, 25),
+        conditions="fence 2 ft back",
+        findings=findings,
     )
     assert a.decision is not None and a.decision.conditions == "fence 2 ft back"
     assert reg.get(active).status == "active" and a.decision.effect == "permit state unchanged"

@@ -123,6 +123,9 @@ REGISTRY: dict[str, tuple[str, ...]] = {
     "amendment_notice_open": ("notice_id", "notified_on"),
     "plan_at_site": (),
     "appeal_not_heard": ("kind",),
+    "referral_not_notified": (),
+    "referral_no_order": (),
+    "special_assessment_over_due": ("amount", "due"),
 }
 #: code -> row values, over every part of the toolkit that emits findings.
 #: Plan review (``esc-gis review``): one finding per outcome of each check of

@@ -395,7 +395,7 @@ def show(registry: str, number: str, as_json: bool, layers_path: str | None) -> 
     fields = {
         k: v
         for k, v in p.__dict__.items()
-        if k not in ("site", "disturbed", "parties", "events", "reports", "letters_of_credit")
+        if k not in ("site", "disturbed", "parties", "events", "reports", "letters_of_credit", "state")
     }
     if as_json:
         out = {
@@ -403,6 +403,7 @@ def show(registry: str, number: str, as_json: bool, layers_path: str | None) -> 
             "disturbed_acres": p.disturbed_acres,
             "parties": [q.__dict__ for q in p.parties],
             "events": [e.__dict__ for e in p.events],
+            "extensions": p.state.extensions,
             "inspections": [{**_report_json(r), "standing": _standing(r, p, prof)} for r in p.reports],
             "deadlines": [d.__dict__ for d in dues],
             "enforcement": [_case_json(c) for c in cases],
@@ -423,6 +424,7 @@ def show(registry: str, number: str, as_json: bool, layers_path: str | None) -> 
         move = f" {e.from_status or ''} -> {e.to_status}" if e.to_status else ""
         extra = "".join(f" {x}" for x in (e.on_date, f"+{e.days} days" if e.days else None, e.detail) if x)
         click.echo(f"  {e.at:%Y-%m-%d %H:%M}Z {e.who}: {e.kind}{move}{extra}")
+    _echo_extensions(p.state.extensions)
     if p.reports:
         click.echo("\ninspections (private):")
     for r in p.reports:
@@ -471,6 +473,17 @@ def _standing(r: Any, p: Any, profile: Any) -> str:
     return "by holder: meets the weekly and after-rain inspection"
 
 
+def _echo_extensions(extensions: list[dict[str, Any]]) -> None:
+    """Print each extension with the conditions and other construction authorizations recorded with it."""
+    if extensions:
+        click.echo("\nextensions:")
+    for x in extensions:
+        click.echo(f"  {x['on']} +{x['days']} days")
+        for label, items in (("condition", x["conditions"]), ("authorization", x["authorizations"])):
+            for item in items:
+                click.echo(f"      {label}: {item}")
+
+
 def _time_of_day(due: date | datetime, profile: Any) -> time:
     """Return a timed deadline's time on the office's clock; a day's deadline runs to the day's end."""
     return profile.local(due).time() if isinstance(due, datetime) else time.max
@@ -485,12 +498,19 @@ def _echo_cases(cases: list[Any]) -> None:
 
 def _case_json(c: Any) -> dict[str, Any]:
     out = {k: v for k, v in c.__dict__.items() if k not in ("site", "events")}
-    return {**out, "state": c.state, "costs_total": c.costs_total, "events": [e.__dict__ for e in c.events]}
+    return {
+        **out,
+        "state": c.state,
+        "costs_total": c.costs_total,
+        "assessed_total": c.assessed_total,
+        "events": [e.__dict__ for e in c.events],
+    }
 
 
 def _echo_case(c: Any) -> None:
     where = c.permit_number or c.site_ref or c.site_address
     costs = f", costs {c.costs_total:,.2f}" if c.costs_total else ""
+    costs += f", on the tax rolls {c.assessed_total:,.2f}" if c.assessed_total else ""
     click.echo(f"  {c.case_id}  {c.state:<10} {where}  ground {c.ground} opened {c.opened_on}{costs}: {c.reasons}")
     for e in c.events:
         money = f" {e.costs:,.2f} ({e.costs_from})" if e.costs is not None else ""
@@ -540,12 +560,19 @@ def enforce(
 )
 @_REGISTRY
 @click.argument("case_id")
+@click.option("--notified", default=None, help="Day the responsible party was notified to cease (before a referral).")
 @click.option("--stop-work", default=None, help="Day a stop-work order was posted (moves a permit to stop_work).")
 @click.option("--notice", default=None, help="Day of the notice of intent to perform the work.")
 @click.option("--costs-on", default=None, help="Day costs were billed or recovered, after the notice.")
 @click.option("--costs", type=float, default=None, help="The office's costs (with --notice or --costs-on).")
 @click.option(
-    "--costs-from", type=_Choice(["billed", "guarantee"]), default=None, help="Billed, or from the guarantee."
+    "--costs-from",
+    type=_Choice(["billed", "guarantee", "special_assessment"]),
+    default=None,
+    help="Billed, from the guarantee, or (billed and unpaid) entered on the tax rolls as a special assessment.",
+)
+@click.option(
+    "--interest", type=float, default=None, help="Interest billed with the costs, at the Village Board's rate."
 )
 @click.option(
     "--guarantee",
@@ -563,11 +590,13 @@ def enforce(
 def case(
     registry: str,
     case_id: str,
+    notified: str | None,
     stop_work: str | None,
     notice: str | None,
     costs_on: str | None,
     costs: float | None,
     costs_from: str | None,
+    interest: float | None,
     guarantee_id: int | None,
     refer: str | None,
     retract: str | None,
@@ -578,6 +607,7 @@ def case(
 ) -> None:
     """Record one event of enforcement case CASE_ID of REGISTRY, or show the case."""
     actions = {
+        "notified": notified,
         "stop_work": stop_work,
         "notice": notice,
         "costs": costs_on,
@@ -600,6 +630,7 @@ def case(
                 costs=costs,
                 costs_from=costs_from,
                 guarantee_id=guarantee_id,
+                interest=interest,
             )
         else:
             c = reg.case(case_id)
@@ -927,15 +958,40 @@ _back_command(
 @click.argument("number")
 @click.argument("days", type=click.IntRange(min=1))
 @click.option("--on", default=None, help="Day of the decision (YYYY-MM-DD); default today.")
-@click.option("--reasons", default=None, help="Conditions or reasons of the extension.")
+@click.option("--reasons", default=None, help="Reasons of the extension.")
+@click.option(
+    "--condition", "conditions", multiple=True, help="An additional BMP required as a condition (repeatable)."
+)
+@click.option(
+    "--authorization",
+    "authorizations",
+    multiple=True,
+    help="Another construction authorization the extension rests on (repeatable).",
+)
 @_LAYERS
 @_WHO
 def extend(
-    registry: str, number: str, days: int, on: str | None, reasons: str | None, layers_path: str | None, who: str | None
+    registry: str,
+    number: str,
+    days: int,
+    on: str | None,
+    reasons: str | None,
+    conditions: tuple[str, ...],
+    authorizations: tuple[str, ...],
+    layers_path: str | None,
+    who: str | None,
 ) -> None:
-    """Extend permit NUMBER of REGISTRY by DAYS."""
+    """Extend permit NUMBER of REGISTRY by DAYS (approved, active, extended, or under a stop-work order)."""
     with _open(registry, layers_path) as reg:
-        p = reg.extend(number, days, who=who, on=_date(on, "on"), reasons=reasons)
+        p = reg.extend(
+            number,
+            days,
+            who=who,
+            on=_date(on, "on"),
+            reasons=reasons,
+            conditions=conditions,
+            authorizations=authorizations,
+        )
     click.echo(_describe(p))
 
 
@@ -1209,7 +1265,8 @@ def _echo_appeal(a: Any) -> None:
         click.echo("      undecided")
     else:
         cond = f"; conditions: {d.conditions}" if d.conditions else ""
-        click.echo(f"      {d.decided_on} {d.outcome} by {d.body}{cond}; {d.effect}")
+        found = f"; findings: {', '.join(d.findings)}" if d.findings else ""
+        click.echo(f"      {d.decided_on} {d.outcome} by {d.body}{cond}{found}; {d.effect}")
 
 
 @permits.command(short_help="Record an appeal of an order, decision or determination (private).")
@@ -1258,13 +1315,21 @@ def appeal(
     _echo_appeal(a)
 
 
-@permits.command(short_help="Record the decision on an appeal: upheld, reversed, or a variance with conditions.")
+@permits.command(short_help="Record the decision on an appeal: upheld, reversed, modified, or a variance.")
 @_REGISTRY
 @click.argument("appeal_id")
 @click.option("--body", required=True, help="Who heard it: the profile's [appeals.bodies] key.")
-@click.option("--outcome", required=True, help="upheld, reversed or variance (the profile's [appeals.outcomes]).")
+@click.option(
+    "--outcome", required=True, help="upheld, reversed, modified or variance (the profile's [appeals.outcomes])."
+)
 @click.option("--on", "on", required=True, help="Day of the decision (YYYY-MM-DD).")
-@click.option("--conditions", default=None, help="The conditions of a variance.")
+@click.option("--conditions", default=None, help="The board's conditions, if it set any.")
+@click.option(
+    "--finding",
+    "findings",
+    multiple=True,
+    help="A finding a variance rests on (repeatable): the profile's [appeals.variance.findings] key.",
+)
 @_LAYERS
 @_WHO
 def decide(
@@ -1274,12 +1339,24 @@ def decide(
     outcome: str,
     on: str,
     conditions: str | None,
+    findings: tuple[str, ...],
     layers_path: str | None,
     who: str | None,
 ) -> None:
-    """Record the decision on appeal APPEAL_ID of REGISTRY; a reversal of an order sends the permit back."""
+    """Record the decision on appeal APPEAL_ID of REGISTRY; a reversal of an order sends the permit back.
+
+    A disapproval appealed as a permit decision and reversed or modified is approved and issued.
+    """
     with _open(registry, layers_path) as reg:
-        a = reg.decide_appeal(appeal_id, body=body, outcome=outcome, on=_date(on, "on"), conditions=conditions, who=who)
+        a = reg.decide_appeal(
+            appeal_id,
+            body=body,
+            outcome=outcome,
+            on=_date(on, "on"),
+            conditions=conditions,
+            findings=findings,
+            who=who,
+        )
     _echo_appeal(a)
 
 

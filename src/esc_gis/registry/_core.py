@@ -523,10 +523,12 @@ def typed(number: str, e: Event, *, when: datetime | None = None, **data: Any) -
     RegistryError
         If ``e.kind`` has no typed kind (a defect of the caller).
     """
-    if e.kind in ("received", "imported", "transition", "retraction", "reinstatement", "extension"):
+    if e.kind in ("received", "imported", "transition", "retraction", "reinstatement", "extension", "appeal_approval"):
         move = e.kind if e.kind in ("retraction", "reinstatement") else None
         if e.kind in ("received", "imported"):
             kind = "received"
+        elif e.kind == "appeal_approval":
+            kind = "approved_on_appeal"
         elif e.kind == "extension":
             kind = "extended"
             data.setdefault("days", e.days)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 __all__ = ["Moves"]
 
+from collections.abc import Sequence
 from datetime import date, datetime, time, timezone
 from typing import Any
 
@@ -26,7 +27,7 @@ from esc_gis.registry.deadlines import decision_due
 from esc_gis.registry.fees import (
     APPLICATION_FEE,
 )
-from esc_gis.registry.lifecycle import check_back, check_transition
+from esc_gis.registry.lifecycle import EXTENDABLE, check_back, check_transition
 from esc_gis.registry.records import Event, Permit
 
 
@@ -216,28 +217,60 @@ class Moves(RegistryBase):
         who: str | None = None,
         on: date | None = None,
         reasons: str | None = None,
+        conditions: Sequence[str] = (),
+        authorizations: Sequence[str] = (),
     ) -> Permit:
-        """Extend an issued permit by up to 180 days (§ 540-8G); any number of times.
+        """Extend an issued permit's period by up to 180 days (§ 540-8G); any number of times.
+
+        § 540-8G: "The administering authority may extend the period one or more times": the
+        period of an issued permit, whether work has started or not, and under a stop-work
+        order. An active or extended permit becomes ``extended``; an approved one whose work
+        has not started, or one under a stop-work order, keeps its state (the order stands).
+        The period counts from issuance either way, so the extension adds its days to the
+        expiry date.
+
+        Parameters
+        ----------
+        conditions : sequence of str
+            Additional BMPs required as a condition of the extension (§ 540-8G "may require
+            additional BMPs as a condition of the extension").
+        authorizations : sequence of str
+            The "other construction authorizations" the extension rests on (§ 540-8G).
 
         Raises
         ------
         PermitNotFoundError
         IllegalTransitionError
-            If the permit is not active or extended.
+            If the permit is not issued or is in a state whose period cannot be extended.
         ProfileError
             If ``days`` is not between 1 and the profile's limit (180).
         """
         who = _who(who)
         day = on or self.profile.today()
+        cond = [c.strip() for c in conditions if c.strip()]
+        auth = [a.strip() for a in authorizations if a.strip()]
         with self.backend.write() as cur:
             p = self._locked(cur, permit_number)
-            check_transition(p.status, "extended")
-            assert p.issued_on is not None  # active and extended permits were issued
+            keeps = p.status in EXTENDABLE  # the period runs on, the state stays
+            if not keeps:
+                try:
+                    check_transition(p.status, "extended")
+                except IllegalTransitionError as exc:
+                    msg = f"{exc} An extension is possible in {', '.join(('active', 'extended', *EXTENDABLE))}."
+                    raise IllegalTransitionError(msg) from None
+            assert p.issued_on is not None  # every state an extension is allowed in was issued
             new_expiry = self._expiry(p.issued_on, p.building_permit_expires, [*p.extensions_days, int(days)])
-            self._set(cur, permit_number, {"status": "extended", "expires_on": new_expiry})
-            self._event(
-                cur, permit_number, Event(now_utc(), who, "extension", p.status, "extended", day, int(days), reasons)
-            )
+            to = p.status if keeps else "extended"
+            self._set(cur, permit_number, {"status": to, "expires_on": new_expiry})
+            facts: dict[str, Any] = {"to": to}
+            if cond:
+                facts["conditions"] = cond
+            if auth:
+                facts["authorizations"] = auth
+            # A state kept is no move in the clerk's log (no to_status): retracting a stop-work
+            # order later must still go back past it.
+            log = Event(now_utc(), who, "extension", p.status, None if keeps else to, day, int(days), reasons)
+            self._event(cur, permit_number, log, **facts)
         return self.get(permit_number)
 
     def update(

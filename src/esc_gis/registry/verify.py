@@ -86,6 +86,30 @@ def verify(reg: Any) -> list[Difference]:
         opened = s is not None and case_id in s.cases
         if not opened:
             out.append(Difference(stream, f"case {case_id}", "opened", "not in the history"))
+        out += _case(c, [states[x] for x in (c.permit_number, case_id) if x in states])
+    return out
+
+
+def _case(c: Any, folded: list[PermitState]) -> list[Difference]:
+    """Compare a case's costs (amount, where recovered) and notices to cease with its streams' fold.
+
+    A case's facts lie on its permit's stream, or on its own (a case without a permit, or one of
+    work without a permit on a permit's site: its order, and its costs not from the guarantee).
+    """
+    out = []
+    table = sorted((round(float(e.costs), 2), e.costs_from) for e in c.events if e.costs is not None)
+    history = sorted(
+        (round(float(x["amount"]), 2), x["recovered_from"])
+        for s in folded
+        for x in s.costs
+        if x.get("case_id") == c.case_id
+    )
+    if table != history:
+        out.append(Difference(c.case_id, "costs recorded", table, history))
+    notices = sum(1 for e in c.events if e.kind == "notified")
+    notified = sum(1 for s in folded for case_id, _ in s.notified if case_id == c.case_id)
+    if notices != notified:
+        out.append(Difference(c.case_id, "notices to cease", notices, notified))
     return out
 
 

@@ -119,6 +119,9 @@ class PermitState:
     started_at: datetime | None = None
     final_on: date | None = None
     extensions_days: list[int] = field(default_factory=list)
+    #: Each extension: its day, days, and the conditions and other construction authorizations
+    #: recorded with it (§ 540-8G).
+    extensions: list[dict[str, Any]] = field(default_factory=list)
     fields: dict[str, Any] = field(default_factory=dict)
     fees: list[dict[str, Any]] = field(default_factory=list)
     guarantees: dict[int, GuaranteeState] = field(default_factory=dict)
@@ -131,6 +134,8 @@ class PermitState:
     plan_version: int | None = None
     appeals: dict[str, str | None] = field(default_factory=dict)
     cases: list[str] = field(default_factory=list)
+    #: The notices to cease, by case and day (§ 540-12C "after being notified").
+    notified: list[tuple[str, date | None]] = field(default_factory=list)
     clocks: dict[str, Clock] = field(default_factory=dict)
     seq: int = 0
     events: int = 0
@@ -258,6 +263,14 @@ def _apply(s: PermitState, e: HistoryEvent, application_fee: str) -> None:  # no
             s.clocks["work"] = Clock(e.on or e.when.date(), e.seq, k)
     elif k == "extended":
         s.extensions_days.append(int(d["days"]))
+        s.extensions.append(
+            {
+                "on": e.on,
+                "days": int(d["days"]),
+                "conditions": list(d.get("conditions") or ()),
+                "authorizations": list(d.get("authorizations") or ()),
+            }
+        )
     elif k == "final_stabilization":
         s.final_on = e.on
     elif k == "fee_paid":
@@ -310,10 +323,16 @@ def _apply(s: PermitState, e: HistoryEvent, application_fee: str) -> None:  # no
             s.deficiencies[int(i)]["repaired_at"] = e.when
     elif k == "case_opened":
         s.cases.append(str(d["case_id"]))
+    elif k == "notified":
+        s.notified.append((str(d["case_id"]), e.on))
     elif k == "appeal_filed":
         s.appeals[str(d["appeal_id"])] = None
     elif k == "appeal_decided":
         s.appeals[str(d["appeal_id"])] = str(d["outcome"])
+    elif k == "approved_on_appeal":
+        # The board's decision stands for the disapproval: approved, and the permit issued that day.
+        s.decided_on = e.on
+        s.issued_on = e.on
     elif k in ("plan_original", "plan_amendment"):
         s.plan_version = max(int(d["version"]), s.plan_version or 0)
 
@@ -322,6 +341,8 @@ def _move(s: PermitState, e: HistoryEvent) -> None:
     """Apply a move: the new status, the order it posts or closes, and the states before it."""
     to = e.data["to"]
     was = s.status
+    if e.kind == "extended" and to == was:
+        return  # the period extended in a state that stays (approved, under an order): no move
     case_id = e.data.get("case_id")
     if e.kind in ("retracted", "reinstated"):
         closing = _ORDER_OF.get(was or "")
