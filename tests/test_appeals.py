@@ -17,14 +17,11 @@ from .conftest import CRS, square_sqft
 from .public_outputs import run_permits
 
 ZBA = "zoning_board_of_appeals"
-#: § 540-13A(2)'s words for the findings, and the statute's third (§ 540-13A(3)), as the profile holds them.
+#: § 540-13A(2)'s words for the three findings, as the profile holds them.
 PUBLIC_INTEREST = "not contrary to the public interest"
-HARDSHIP = (
-    "owing to special conditions, a literal enforcement of the provisions of the article will result in "
-    "unnecessary hardship"
-)
-SPIRIT = "the spirit of the ordinance shall be observed and substantial justice done"
-ALL_FINDINGS = ("public_interest", "unnecessary_hardship", "spirit_observed")
+SPECIAL = "owing to special conditions"
+HARDSHIP = "a literal enforcement of the provisions of the article will result in unnecessary hardship"
+ALL_FINDINGS = ("public_interest", "special_conditions", "unnecessary_hardship")
 
 
 def disapproved(reg: Registry, x: float = 100) -> str:
@@ -101,15 +98,14 @@ def test_a_variance_from_the_village_board_is_refused_with_the_power_it_lacks(re
 def test_a_variance_rests_on_every_finding_and_needs_no_conditions(reg, active) -> None:
     """§ 540-13A(2): variances "which are not contrary to the public interest and where, owing to special
     conditions, a literal enforcement of the provisions of the article will result in unnecessary
-    hardship"; § 540-13A(3): the board "Shall use the rules ... authorized by statute in ... authorizing
-    variances" (§ 62.23(7)(e)7, Wis. Stats.: "the spirit of the ordinance shall be observed")."""
+    hardship": three findings, each recorded."""
     a = appeal_of(reg, active)
     with pytest.raises(ValidationError) as info:
         reg.decide_appeal(a, body=ZBA, outcome="variance", on=date(2026, 11, 20))
     text = str(info.value)
-    for words in (PUBLIC_INTEREST, HARDSHIP, SPIRIT):
+    for words in (PUBLIC_INTEREST, SPECIAL, HARDSHIP):
         assert f'"{words}"' in text, words
-    assert "(§ 540-13A(3); § 62.23(7)(e)7, Wis. Stats.; basis interpretation; --finding spirit_observed)" in text
+    assert "(§ 540-13A(2); basis ordinance; --finding special_conditions)" in text
     assert "--conditions" not in text  # the ordinance never requires them
     with pytest.raises(ValidationError) as info:
         reg.decide_appeal(
@@ -117,7 +113,7 @@ def test_a_variance_rests_on_every_finding_and_needs_no_conditions(reg, active) 
         )
     text = str(info.value)
     # Only the missing one is named.
-    assert f'"{SPIRIT}"' in text and PUBLIC_INTEREST not in text and "unnecessary hardship" not in text
+    assert f'"{SPECIAL}"' in text and PUBLIC_INTEREST not in text and "unnecessary hardship" not in text
     with pytest.raises(ValidationError, match=r"finding\(s\) 'hardship' are not the profile's"):
         reg.decide_appeal(a, body=ZBA, outcome="variance", on=date(2026, 11, 20), findings=(*ALL_FINDINGS, "hardship"))
     assert reg.appeals(appeal_id=a)[0].decision is None
@@ -142,7 +138,7 @@ def test_cli_decide_a_variance_with_findings(reg, active, target: str, layers_pa
     finds = [x for f in ALL_FINDINGS for x in ("--finding", f)]
     r = run_permits("decide", target, a, "--body", ZBA, "--outcome", "variance", "--on", "2026-11-20", *finds, *lay)
     assert r.exit_code == 0, r.output
-    assert "findings: public_interest, unnecessary_hardship, spirit_observed" in r.output
+    assert "findings: public_interest, special_conditions, unnecessary_hardship" in r.output
 
 
 def test_the_variance_and_approval_tables_are_checked() -> None:

@@ -277,7 +277,7 @@ def test_an_upheld_appeal_and_a_variance_leave_the_state_and_bad_input_writes_no
     for part in ("'town_council'", "findings not recorded", "before the filing"):
         assert part in text, part
     assert count(reg, "appeal_decisions") == 0
-    findings = ("public_interest", "unnecessary_hardship", "spirit_observed")
+    findings = ("public_interest", "special_conditions", "unnecessary_hardship")
     a = reg.decide_appeal(
         a.appeal_id,
         body="zoning_board_of_appeals",
