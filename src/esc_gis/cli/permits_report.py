@@ -22,7 +22,7 @@ _TO = click.option("--to", "end", default=None, help="Last day of the period (YY
 
 
 def _day(value: str | None, name: str) -> date | None:
-    from esc_gis.cli.permits import _date
+    from esc_gis.cli._permits import _date
 
     return _date(value, name)
 
@@ -53,7 +53,7 @@ def report(
     for the period (--from and --to required). PDF is printed by headless Chromium.
     Private (inspectors' notes, photos): written readable by you only.
     """
-    from esc_gis.cli.permits import _open
+    from esc_gis.cli._permits import _open
     from esc_gis.registry.reports import write_inspection_log, write_permit_report
 
     first, last = _day(start, "from"), _day(end, "to")
@@ -100,7 +100,7 @@ def summary(
     only: no names or notes.
     """
     from esc_gis._outputs import check_output_file
-    from esc_gis.cli.permits import _open
+    from esc_gis.cli._permits import _open
     from esc_gis.registry.agenda import read_rain_csv
     from esc_gis.registry.summary import SUFFIXES, office_summary, write_summary
 
@@ -135,7 +135,7 @@ def export_inspections(registry: str, output: str, overwrite: bool, layers_path:
     that a spreadsheet would run as a formula (=, +, -, @ first) starts with ' in the CSVs, as
     in the inspection log. Private: written readable by you only.
     """
-    from esc_gis.cli.permits import _open
+    from esc_gis.cli._permits import _open
     from esc_gis.registry.private_export import export_inspections as export
 
     with _open(registry, layers_path) as reg:

@@ -21,7 +21,7 @@ def verify(registry: str, layers_path: str | None) -> None:
     inspection reports and open repairs, and the cases are projections of the history: each
     difference is listed, and the exit status is 1 if there is any.
     """
-    from esc_gis.cli.permits import _open
+    from esc_gis.cli._permits import _open
 
     with _open(registry, layers_path) as reg:
         differences = reg.verify()

@@ -1,0 +1,119 @@
+"""``esc-gis permits``: the life cycle: transitions, retraction and reinstatement, extensions.
+
+Thin wrappers over :class:`esc_gis.registry.Registry`; :mod:`esc_gis.cli.permits` adds them to the
+``permits`` group.
+"""
+
+from __future__ import annotations
+
+import click
+
+from esc_gis.cli._permits import _LAYERS, _REGISTRY, _WHO, _date, _describe, _open, _when
+
+
+@click.command(short_help="Move a permit through its life cycle.")
+@_REGISTRY
+@click.argument("number")
+@click.argument("state")
+@click.option(
+    "--on", "on", default=None, help="When (YYYY-MM-DD, or YYYY-MM-DDTHH:MM for the start of work); default now."
+)
+@click.option(
+    "--reasons",
+    default=None,
+    help="Written reasons, the text of the written notification (required for disapproved, stop_work, "
+    "suspended, revoked).",
+)
+@_LAYERS
+@_WHO
+def transition(
+    registry: str,
+    number: str,
+    state: str,
+    on: str | None,
+    reasons: str | None,
+    layers_path: str | None,
+    who: str | None,
+) -> None:
+    """Move permit NUMBER of REGISTRY to STATE."""
+    with _open(registry, layers_path) as reg:
+        p = reg.transition(number, state, who=who, on=_when(on, "on"), reasons=reasons)
+    click.echo(_describe(p))
+
+
+def _back_command(move: str, short: str, doc: str) -> click.Command:
+    """Make ``permits retract`` / ``permits reinstate``: back to the state before, with written reasons."""
+
+    @click.command(name=move, short_help=short, help=doc)
+    @_REGISTRY
+    @click.argument("number")
+    @click.option("--reasons", required=True, help="Written reasons, the text of the written notification.")
+    @click.option("--on", default=None, help="Day of the decision (YYYY-MM-DD); default today.")
+    @_LAYERS
+    @_WHO
+    def command(
+        registry: str, number: str, reasons: str, on: str | None, layers_path: str | None, who: str | None
+    ) -> None:
+        with _open(registry, layers_path) as reg:
+            method = reg.retract if move == "retract" else reg.reinstate
+            p = method(number, reasons=reasons, who=who, on=_date(on, "on"))
+        click.echo(_describe(p))
+
+    return command
+
+
+retract = _back_command(
+    "retract",
+    "Retract a stop-work order or a revocation: back to the state before.",
+    "Retract the stop-work order or revocation of permit NUMBER of REGISTRY; it goes back to the state "
+    "it was in before.",
+)
+
+
+reinstate = _back_command(
+    "reinstate",
+    "Lift a suspension: back to the state before.",
+    "Reinstate the suspended permit NUMBER of REGISTRY; it goes back to the state it was in before.",
+)
+
+
+@click.command(short_help="Extend a permit (each extension up to the profile's longest).")
+@_REGISTRY
+@click.argument("number")
+@click.argument("days", type=click.IntRange(min=1))
+@click.option("--on", default=None, help="Day of the decision (YYYY-MM-DD); default today.")
+@click.option("--reasons", default=None, help="Reasons of the extension.")
+@click.option(
+    "--condition", "conditions", multiple=True, help="An additional BMP required as a condition (repeatable)."
+)
+@click.option(
+    "--authorization",
+    "authorizations",
+    multiple=True,
+    help="Another construction authorization the extension rests on (repeatable).",
+)
+@_LAYERS
+@_WHO
+def extend(
+    registry: str,
+    number: str,
+    days: int,
+    on: str | None,
+    reasons: str | None,
+    conditions: tuple[str, ...],
+    authorizations: tuple[str, ...],
+    layers_path: str | None,
+    who: str | None,
+) -> None:
+    """Extend permit NUMBER of REGISTRY by DAYS (approved, active, extended, or under a stop-work order)."""
+    with _open(registry, layers_path) as reg:
+        p = reg.extend(
+            number,
+            days,
+            who=who,
+            on=_date(on, "on"),
+            reasons=reasons,
+            conditions=conditions,
+            authorizations=authorizations,
+        )
+    click.echo(_describe(p))
