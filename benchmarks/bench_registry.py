@@ -64,7 +64,7 @@ def _time(fn) -> float:  # type: ignore[no-untyped-def]
 def run(target: str, frame: gpd.GeoDataFrame) -> dict[str, float]:
     from esc_gis.profile import load_profile
     from esc_gis.registry import init_registry, open_registry
-    from esc_gis.registry.agenda import agenda
+    from esc_gis.registry.views.agenda import agenda
 
     init_registry(target)
     prof = load_profile()

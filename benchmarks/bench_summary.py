@@ -1,7 +1,7 @@
 """Benchmark the office summary's inspection count: N active permits over a year of daily rain.
 
 Baseline, measured in the same run: the agenda of what is due on the year's last day
-(``permits due``, :func:`esc_gis.registry.agenda.agenda`) for the same permits, which runs
+(``permits due``, :func:`esc_gis.registry.views.agenda.agenda`) for the same permits, which runs
 the inspection rules once per permit. The summary replays those rules over the year (a
 weekly check per deadline day, and the after-rain rules twice per permit), so the ratio says
 what the replay costs. The target is at most 20x.
@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 def _permits(n: int) -> list:  # type: ignore[type-arg]
     """N active permits started 2026-01-05, inspected every 5-9 days (some weeks missed)."""
-    from esc_gis.registry.records import Event, Permit
+    from esc_gis.registry.domain.records import Event, Permit
 
     rng = random.Random(540)
     start = datetime(2026, 1, 5, 8, tzinfo=timezone.utc)
@@ -71,9 +71,9 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
     from esc_gis.profile import load_profile
-    from esc_gis.registry.agenda import agenda
-    from esc_gis.registry.calendar import OfficeCalendar
-    from esc_gis.registry.summary import inspection_deadlines
+    from esc_gis.registry.views.agenda import agenda
+    from esc_gis.registry.domain.calendar import OfficeCalendar
+    from esc_gis.registry.views.summary import inspection_deadlines
 
     profile = load_profile()
     rng = random.Random(7)

@@ -187,7 +187,7 @@ STARTED = datetime(2026, 11, 9, 8, 0, tzinfo=timezone.utc)
 def reg(target: str, layer_set):
     """A new registry on each back end, with an office calendar without holidays (weekdays only)."""
     from esc_gis.registry import init_registry, open_registry
-    from esc_gis.registry.calendar import OfficeCalendar
+    from esc_gis.registry.domain.calendar import OfficeCalendar
 
     init_registry(target, layers=layer_set)
     with open_registry(target, layers=layer_set, calendar=OfficeCalendar(holidays=frozenset())) as r:

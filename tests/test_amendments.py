@@ -16,9 +16,9 @@ import pytest
 from esc_gis.errors import RegistryError, ValidationError
 from esc_gis.profile import load_profile
 from esc_gis.registry import Application, init_registry, open_registry
-from esc_gis.registry.amendments import ORIGINAL, PlanVersion, check_version, current_version, triggers
-from esc_gis.registry.calendar import OfficeCalendar
-from esc_gis.registry.store import Registry
+from esc_gis.registry.domain.amendments import ORIGINAL, PlanVersion, check_version, current_version, triggers
+from esc_gis.registry.domain.calendar import OfficeCalendar
+from esc_gis.registry.service.registry import Registry
 
 from .conftest import CRS, add_active, square_sqft
 from .public_outputs import assert_hidden, public_outputs, run_permits
@@ -193,7 +193,7 @@ def test_two_writers_cannot_take_one_version_number(reg, active: str) -> None:
 
 
 def test_a_version_5_registry_migrates_and_takes_amendments(target: str, layer_set, layers_path, monkeypatch) -> None:
-    from esc_gis.registry import backend, schema
+    from esc_gis.registry.store import backend, schema
 
     with monkeypatch.context() as m:  # a registry made by the esc_gis before plan versions
         m.setattr(backend, "MIGRATIONS", schema.MIGRATIONS[:5])

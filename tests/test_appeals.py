@@ -11,7 +11,7 @@ import pytest
 
 from esc_gis.errors import IllegalTransitionError, ProfileError, ValidationError
 from esc_gis.registry import Application
-from esc_gis.registry.store import Registry
+from esc_gis.registry.service.registry import Registry
 
 from .conftest import CRS, square_sqft
 from .public_outputs import run_permits
@@ -142,7 +142,7 @@ def test_cli_decide_a_variance_with_findings(reg, active, target: str, layers_pa
 
 
 def test_the_variance_and_approval_tables_are_checked() -> None:
-    from esc_gis.registry.appeals import approval_terms, variance_terms
+    from esc_gis.registry.domain.appeals import approval_terms, variance_terms
 
     with pytest.raises(ProfileError, match=r"\[appeals.variance.power\] needs a text, a section and a basis"):
         variance_terms({"appeals": {"variance": {"power": {"section": "s", "basis": "ordinance"}}}})

@@ -16,8 +16,8 @@ import shapely
 
 from esc_gis.errors import RegistryError, ValidationError
 from esc_gis.registry import Application, init_registry, open_registry
-from esc_gis.registry.calendar import OfficeCalendar
-from esc_gis.registry.store import Registry
+from esc_gis.registry.domain.calendar import OfficeCalendar
+from esc_gis.registry.service.registry import Registry
 
 from .conftest import CRS, add_active, square_sqft
 from .public_outputs import assert_hidden, public_outputs, run_permits
@@ -155,7 +155,7 @@ def test_the_case_tables_are_append_only(reg) -> None:
 
 
 def test_a_version_3_registry_migrates_and_takes_cases(target: str, layer_set, monkeypatch) -> None:
-    from esc_gis.registry import backend, schema
+    from esc_gis.registry.store import backend, schema
 
     with monkeypatch.context() as m:
         m.setattr(backend, "MIGRATIONS", schema.MIGRATIONS[:3])
@@ -367,7 +367,7 @@ def test_clerks_opening_cases_at_once_get_distinct_numbers(target: str, layer_se
 )
 def test_a_numbering_pattern_that_cannot_be_read_back_is_refused(pattern: str, message: str) -> None:
     from esc_gis.errors import ProfileError
-    from esc_gis.registry._numbering import number_pattern
+    from esc_gis.registry.service._numbering import number_pattern
 
     with pytest.raises(ProfileError, match=re.escape(message)):
         number_pattern(pattern)
@@ -423,7 +423,7 @@ def test_only_a_reversal_of_the_order_behind_the_state_moves_the_permit(reg, act
 def test_a_version_6_registry_migrates_and_its_appeals_keep_the_earlier_reading(
     target: str, layer_set, layers_path
 ) -> None:
-    from esc_gis.registry import backend, schema
+    from esc_gis.registry.store import backend, schema
 
     with pytest.MonkeyPatch.context() as m:  # made by the esc_gis before appeals had kinds
         m.setattr(backend, "MIGRATIONS", schema.MIGRATIONS[:6])
@@ -462,7 +462,7 @@ def test_a_version_6_registry_migrates_and_its_appeals_keep_the_earlier_reading(
 
 def test_a_kind_that_undoes_no_state_is_a_profile_error() -> None:
     from esc_gis.errors import ProfileError
-    from esc_gis.registry.appeals import appealed_kinds
+    from esc_gis.registry.domain.appeals import appealed_kinds
 
     tables = {"appeals": {"appealed": {"stop_work_order": {"section": "§ 1", "undoes": "stopwork"}}}}
     with pytest.raises(ProfileError, match=r"undoes 'stopwork', not a state a reversal undoes \(stop_work, revoked"):

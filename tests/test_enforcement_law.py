@@ -12,7 +12,7 @@ import pytest
 
 from esc_gis.errors import ValidationError
 from esc_gis.registry import Application
-from esc_gis.registry.store import Registry
+from esc_gis.registry.service.registry import Registry
 
 from .conftest import CRS, square_sqft
 
@@ -197,7 +197,7 @@ def test_cli_notified_interest_and_special_assessment(reg, target: str, layers_p
 def test_verify_compares_a_cases_costs_and_notices_with_the_history(target: str, layer_set) -> None:
     """The case's table is a projection: a row written behind the history is a difference."""
     from esc_gis.registry import init_registry, open_registry
-    from esc_gis.registry.calendar import OfficeCalendar
+    from esc_gis.registry.domain.calendar import OfficeCalendar
 
     init_registry(target, layers=layer_set)
     with open_registry(target, layers=layer_set, calendar=OfficeCalendar(holidays=frozenset())) as reg:

@@ -17,9 +17,9 @@ import pytest
 
 from esc_gis.errors import IllegalTransitionError, ProfileError, RegistryError, ValidationError
 from esc_gis.registry import Application, init_registry, open_registry
-from esc_gis.registry.calendar import OfficeCalendar
-from esc_gis.registry.fees import load_fee_schedule
-from esc_gis.registry.store import Registry
+from esc_gis.registry.domain.calendar import OfficeCalendar
+from esc_gis.registry.domain.fees import load_fee_schedule
+from esc_gis.registry.service.registry import Registry
 
 from .conftest import CRS, add_active, square_sqft
 from .public_outputs import assert_hidden, public_outputs, run_permits
@@ -166,7 +166,7 @@ def test_the_money_tables_are_append_only(reg, active: str) -> None:
 
 
 def test_a_letter_of_credit_expiry_is_due_until_released(reg, active: str, target: str, layers_path, tmp_path) -> None:
-    from esc_gis.registry.agenda import agenda
+    from esc_gis.registry.views.agenda import agenda
 
     g = reg.add_guarantee(
         active, type="letter_of_credit", amount=800.0, received_on=date(2026, 11, 3), expires_on=date(2027, 3, 31)
@@ -186,7 +186,7 @@ def test_a_letter_of_credit_expiry_is_due_until_released(reg, active: str, targe
 
 
 def test_a_version_4_registry_migrates_and_takes_fees(target: str, layer_set, monkeypatch) -> None:
-    from esc_gis.registry import backend, schema
+    from esc_gis.registry.store import backend, schema
 
     with monkeypatch.context() as m:
         m.setattr(backend, "MIGRATIONS", schema.MIGRATIONS[:4])

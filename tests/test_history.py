@@ -16,7 +16,7 @@ import pytest
 
 from esc_gis.errors import IllegalTransitionError, RegistryError
 from esc_gis.registry import Application, init_registry, open_registry
-from esc_gis.registry.calendar import OfficeCalendar
+from esc_gis.registry.domain.calendar import OfficeCalendar
 from esc_gis.registry.domain.events import HistoryEvent, check_event, move_kind
 from esc_gis.registry.domain.fold import fold
 
@@ -114,7 +114,7 @@ def test_no_fee_no_deemed_approval_and_permits_due_says_nothing_is_due(reg) -> N
     n = reg.add(Application("1 A St", date(2026, 1, 5), square_sqft(100, 100, 5000.0), CRS), who="c")
     with pytest.raises(IllegalTransitionError, match="cannot become deemed_approved"):
         reg.transition(n, "deemed_approved", on=date(2026, 3, 3))
-    from esc_gis.registry.agenda import permit_dues
+    from esc_gis.registry.views.agenda import permit_dues
 
     p = reg.get(n)
     assert [d.code for d in permit_dues(p, on=date(2026, 3, 3), calendar=reg.calendar, profile=reg.profile)] == []

@@ -24,12 +24,12 @@ from esc_gis.cli.main import cli
 from esc_gis.errors import RegistryError, ValidationError
 from esc_gis.profile import load_profile
 from esc_gis.registry import init_registry, open_registry
-from esc_gis.registry.agenda import agenda
-from esc_gis.registry.calendar import OfficeCalendar
-from esc_gis.registry.deadlines import repair_due
-from esc_gis.registry.inspections import InspectionReport
-from esc_gis.registry.store import Registry
-from esc_gis.registry.summary import inspection_deadlines
+from esc_gis.registry.domain.calendar import OfficeCalendar
+from esc_gis.registry.domain.deadlines import repair_due
+from esc_gis.registry.domain.inspections import InspectionReport
+from esc_gis.registry.service.registry import Registry
+from esc_gis.registry.views.agenda import agenda
+from esc_gis.registry.views.summary import inspection_deadlines
 
 from .conftest import K, add_active
 from .public_outputs import assert_hidden, public_outputs, run_permits
@@ -270,7 +270,7 @@ def test_a_photo_whose_bytes_changed_is_refused(tmp_path: Path, layer_set) -> No
 
 
 def test_a_version_2_registry_migrates_and_takes_inspections(target: str, layer_set, monkeypatch) -> None:
-    from esc_gis.registry import backend, schema
+    from esc_gis.registry.store import backend, schema
 
     with monkeypatch.context() as m:  # a registry made by the esc_gis before inspections
         m.setattr(backend, "MIGRATIONS", schema.MIGRATIONS[:2])
@@ -402,7 +402,7 @@ def test_the_archive_quotes_formula_text_and_its_checksums_still_verify(
     import subprocess
     import zipfile
 
-    from esc_gis.registry.private_export import read_photos
+    from esc_gis.registry.views.private_export import read_photos
 
     photo = tmp_path / "=cmd.png"
     photo.write_bytes(tiny_png())
@@ -667,7 +667,7 @@ def test_cli_records_who_inspected_and_the_checklist(reg, active, target: str, l
 
 
 def test_verify_reports_a_report_whose_columns_differ_from_its_event(reg, active) -> None:
-    from esc_gis.registry.verify import _reports
+    from esc_gis.registry.views.verify import _reports
 
     reg.inspect(active, complete(reg, active, by="office", certificate_posted=False))
     p = reg.get(active)

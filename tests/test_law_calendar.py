@@ -16,7 +16,7 @@ import pytest
 import esc_gis
 from esc_gis.errors import ProfileError
 from esc_gis.profile import load_profile
-from esc_gis.registry.calendar import OfficeCalendar, default_holidays, load_calendar, profile_calendar
+from esc_gis.registry.domain.calendar import OfficeCalendar, default_holidays, load_calendar, profile_calendar
 
 D = date
 
@@ -106,7 +106,7 @@ def test_default_holidays_match_a_printed_calendar(year: int) -> None:
     ],
 )
 def test_nth_weekday_by_hand(year: int, month: int, weekday: int, n: int, expected: date) -> None:
-    from esc_gis.registry.calendar import _nth_weekday
+    from esc_gis.registry.domain.calendar import _nth_weekday
 
     assert _nth_weekday(year, month, weekday, n) == expected
 

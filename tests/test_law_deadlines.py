@@ -19,8 +19,8 @@ import pytest
 import esc_gis
 from esc_gis.errors import ProfileError
 from esc_gis.profile import load_profile
-from esc_gis.registry.calendar import OfficeCalendar
-from esc_gis.registry.deadlines import (
+from esc_gis.registry.domain.calendar import OfficeCalendar
+from esc_gis.registry.domain.deadlines import (
     RainEvent,
     decision_due,
     expiry,

@@ -14,7 +14,7 @@ import pytest
 
 from esc_gis.errors import IllegalTransitionError
 from esc_gis.registry import Application
-from esc_gis.registry.store import Registry
+from esc_gis.registry.service.registry import Registry
 
 from .conftest import CRS, square_sqft
 from .public_outputs import run_permits

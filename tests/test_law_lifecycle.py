@@ -13,7 +13,7 @@ import pytest
 
 from esc_gis.errors import IllegalTransitionError, ProfileError
 from esc_gis.profile import load_profile
-from esc_gis.registry.lifecycle import (
+from esc_gis.registry.domain.lifecycle import (
     BACK,
     STATES,
     TRANSITIONS,

@@ -19,9 +19,9 @@ import pytest
 from esc_gis.errors import ProfileError
 from esc_gis.profile import load_profile
 from esc_gis.registry import Application, init_registry, open_registry
-from esc_gis.registry.agenda import permit_dues
-from esc_gis.registry.calendar import OfficeCalendar
-from esc_gis.registry.inspections import InspectionReport
+from esc_gis.registry.domain.calendar import OfficeCalendar
+from esc_gis.registry.domain.inspections import InspectionReport
+from esc_gis.registry.views.agenda import permit_dues
 
 from .conftest import CRS, add_active, square_sqft
 

@@ -20,8 +20,8 @@ from click.testing import CliRunner
 
 from esc_gis.cli.main import cli
 from esc_gis.profile import load_profile
-from esc_gis.registry.agenda import DueItem
-from esc_gis.registry.ical import deadline_calendar, event_uid
+from esc_gis.registry.views.agenda import DueItem
+from esc_gis.registry.views.ical import deadline_calendar, event_uid
 
 from .conftest import CRS, add_active, square_sqft
 
@@ -240,8 +240,8 @@ def test_the_feed_carries_every_kind_of_deadline(target: str, layer_set, layers_
     inspections, 24-hour repairs, stabilisation, stockpiles, expiry and two letters of credit expiring
     on one day, each parsed back once with a UID that a re-export keeps."""
     from esc_gis.registry import Application, init_registry, open_registry
-    from esc_gis.registry.calendar import OfficeCalendar
-    from esc_gis.registry.inspections import InspectionReport
+    from esc_gis.registry.domain.calendar import OfficeCalendar
+    from esc_gis.registry.domain.inspections import InspectionReport
 
     utc = timezone.utc
     init_registry(target, layers=layer_set)
@@ -311,8 +311,8 @@ def test_the_feed_carries_every_kind_of_deadline(target: str, layer_set, layers_
 def test_repairs_of_two_inspections_due_at_one_time_are_two_events(target: str, layer_set) -> None:
     """Found at 10:00 and notified at 12:00, and found at 12:00: both due 12:00 the next day."""
     from esc_gis.registry import init_registry, open_registry
-    from esc_gis.registry.agenda import agenda
-    from esc_gis.registry.inspections import InspectionReport
+    from esc_gis.registry.domain.inspections import InspectionReport
+    from esc_gis.registry.views.agenda import agenda
 
     utc = timezone.utc
     init_registry(target, layers=layer_set)

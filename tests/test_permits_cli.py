@@ -19,11 +19,11 @@ from esc_gis.errors import ValidationError
 from esc_gis.maps import write_map
 from esc_gis.maps.public import public_permit_map
 from esc_gis.profile import load_profile
-from esc_gis.registry.agenda import agenda, read_rain_csv
-from esc_gis.registry.calendar import OfficeCalendar
+from esc_gis.registry.domain.calendar import OfficeCalendar
 from esc_gis.registry.domain.events import HistoryEvent
 from esc_gis.registry.domain.fold import fold
-from esc_gis.registry.records import Event, Permit
+from esc_gis.registry.domain.records import Event, Permit
+from esc_gis.registry.views.agenda import agenda, read_rain_csv
 
 from .browser import chromium_page, real_errors
 from .conftest import CRS, square_sqft
@@ -641,7 +641,7 @@ def test_cli_import_a_screening_output_as_it_is(target: str, layers_path: Path, 
 
 
 def test_import_received_on_stands_for_rows_without_their_own() -> None:
-    from esc_gis.registry.imports import applications_from_frame
+    from esc_gis.registry.service.imports import applications_from_frame
 
     frame = gpd.GeoDataFrame(
         {"ADDR": ["1 A St", "2 B St"], "Recvd": ["2026-10-01", None]},

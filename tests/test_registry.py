@@ -23,8 +23,8 @@ from esc_gis.errors import (
     ValidationError,
 )
 from esc_gis.registry import Application, Party, init_registry, open_registry
-from esc_gis.registry.calendar import OfficeCalendar
-from esc_gis.registry.store import Registry
+from esc_gis.registry.domain.calendar import OfficeCalendar
+from esc_gis.registry.service.registry import Registry
 
 from .conftest import CRS, K, box, square_sqft
 
@@ -55,7 +55,7 @@ def test_init_is_idempotent_and_versioned(target: str, layer_set) -> None:
 
 
 def test_a_version_1_registry_is_migrated_to_the_pause_and_plan_columns(target: str, layer_set, monkeypatch) -> None:
-    from esc_gis.registry import backend, schema
+    from esc_gis.registry.store import backend, schema
 
     with monkeypatch.context() as m:  # a registry made by the esc_gis before migration 2
         m.setattr(backend, "MIGRATIONS", schema.MIGRATIONS[:1])
@@ -96,7 +96,7 @@ def test_a_newer_schema_is_refused(reg, target: str, layer_set) -> None:
 
 
 def test_a_pending_migration_is_applied_by_init(reg, target: str, layer_set, monkeypatch) -> None:
-    from esc_gis.registry import backend, schema
+    from esc_gis.registry.store import backend, schema
 
     v = schema.SCHEMA_VERSION
     extra = schema.Migration(v + 1, "a test column", lambda d, srid: ["ALTER TABLE permits ADD COLUMN note text"])
@@ -403,7 +403,7 @@ _CHILD = textwrap.dedent("""
                 reg.update("ESC-2026-0001", inspected_on=date(2026, 11, 20), who=who)
         elif mode == "crash":
             import os
-            from esc_gis.registry import store
+            from esc_gis.registry.service import registry as store
             real = store.Registry._insert
             def dying(self, *a, **k):
                 real(self, *a, **k)

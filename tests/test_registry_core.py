@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from esc_gis.errors import ProfileError
 from esc_gis.profile import load_profile
-from esc_gis.registry.calendar import OfficeCalendar, default_holidays, load_calendar
-from esc_gis.registry.deadlines import (
+from esc_gis.registry.domain.calendar import OfficeCalendar, default_holidays, load_calendar
+from esc_gis.registry.domain.deadlines import (
     decision_due,
     expiry,
     inspections_due,
@@ -21,7 +21,7 @@ from esc_gis.registry.deadlines import (
     start_notice_due,
     stockpile_due,
 )
-from esc_gis.registry.lifecycle import (
+from esc_gis.registry.domain.lifecycle import (
     STATES,
     TRANSITIONS,
     IllegalTransitionError,

@@ -21,11 +21,11 @@ from click.testing import CliRunner
 from esc_gis.cli.main import cli
 from esc_gis.errors import RegistryError
 from esc_gis.registry import Application, open_registry
-from esc_gis.registry.calendar import OfficeCalendar
-from esc_gis.registry.inspections import InspectionReport
-from esc_gis.registry.records import Party
-from esc_gis.registry.roles import Roles, create_roles, role_names
-from esc_gis.registry.schema import GRANTS, PUBLIC_VIEW, TABLES
+from esc_gis.registry.domain.calendar import OfficeCalendar
+from esc_gis.registry.domain.inspections import InspectionReport
+from esc_gis.registry.domain.records import Party
+from esc_gis.registry.store.roles import Roles, create_roles, role_names
+from esc_gis.registry.store.schema import GRANTS, PUBLIC_VIEW, TABLES
 
 from .conftest import CRS, K, square_sqft
 

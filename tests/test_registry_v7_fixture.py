@@ -51,7 +51,7 @@ def test_photos_keep_their_bytes(db, expected):
 
 
 def test_every_state_and_its_dates(db, expected):
-    from esc_gis.registry.lifecycle import STATES
+    from esc_gis.registry.domain.lifecycle import STATES
 
     cols = "permit_number, parcel_id, status, received_on, decided_on, issued_on, expires_on, started_at, final_on"
     got = {}

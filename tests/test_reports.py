@@ -22,11 +22,11 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from esc_gis.errors import RegistryError, ToolError, ValidationError
-from esc_gis.registry.calendar import OfficeCalendar
-from esc_gis.registry.inspections import InspectionReport
-from esc_gis.registry.private_export import read_photos
-from esc_gis.registry.reports import permit_report_html, write_permit_report
-from esc_gis.registry.summary import inspection_deadlines, office_summary
+from esc_gis.registry.domain.calendar import OfficeCalendar
+from esc_gis.registry.domain.inspections import InspectionReport
+from esc_gis.registry.views.private_export import read_photos
+from esc_gis.registry.views.reports import permit_report_html, write_permit_report
+from esc_gis.registry.views.summary import inspection_deadlines, office_summary
 
 from .conftest import add_active, require_tool
 from .public_outputs import assert_hidden, public_outputs, run_permits
@@ -153,7 +153,7 @@ def test_without_chromium_a_pdf_is_refused_with_the_fix(
     reg, inspected, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     number, _ = inspected
-    monkeypatch.setattr("esc_gis.registry.reports.shutil.which", lambda name: None)
+    monkeypatch.setattr("esc_gis.registry.views.reports.shutil.which", lambda name: None)
     with pytest.raises(ToolError, match="apt-get install chromium"):
         write_permit_report(reg, number, tmp_path / "r.pdf")
     assert not [q for q in tmp_path.iterdir() if "r.pdf" in q.name]  # nothing written, no staging left

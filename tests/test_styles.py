@@ -87,7 +87,7 @@ def test_screening_gpkg_carries_its_default_style(tmp_path):
 def test_colours_are_the_web_maps(tmp_path):
     from esc_gis.maps.public import PUBLIC_STATUS
     from esc_gis.maps.render import PERMIT_STYLE
-    from esc_gis.registry.lifecycle import STATES
+    from esc_gis.registry.domain.lifecycle import STATES
 
     assert styles.PERMIT_COLOURS == PERMIT_STYLE
     assert {k: styles.STATUS_COLOURS[k] for k in PUBLIC_STATUS} == PUBLIC_STATUS
@@ -178,7 +178,7 @@ def test_a_title_another_table_holds_is_left_alone(tmp_path):
 
 def test_output_columns_all_have_aliases():
     """Every column the toolkit writes has words in QGIS: screening's contract, steep, protective, soil loss, registry."""
-    from esc_gis.registry.schema import LAYERS, TABLES
+    from esc_gis.registry.store.schema import LAYERS, TABLES
     from esc_gis.screening import CONTRACT_COLUMNS, EXTRA_COLUMNS, OPTIONAL_COLUMNS
 
     written = {
@@ -229,7 +229,7 @@ def test_registry_tables_are_described_and_its_layers_carry_aliases(tmp_path):
     with sqlite3.connect(reg) as conn:
         contents = dict(conn.execute("SELECT table_name, description FROM gpkg_contents").fetchall())
     assert {t for t, d in contents.items() if not d} == set()  # layer_styles has QGIS's own words
-    from esc_gis.registry.schema import PUBLIC_VIEW, TABLES
+    from esc_gis.registry.store.schema import PUBLIC_VIEW, TABLES
 
     # Every table a user may open is listed, so QGIS offers it: a new migration's too, and the public view.
     assert set(contents) - {"layer_styles"} == set(TABLES) - {"permit_counters"} | {PUBLIC_VIEW}
@@ -409,8 +409,8 @@ def test_a_postgis_registry_carries_the_same_words_as_comments(pg_url: str):
 
 
 def test_a_registry_migration_keeps_the_users_own_default_style(tmp_path):
-    from esc_gis.registry.backend import open_backend
-    from esc_gis.registry.schema import MIGRATIONS
+    from esc_gis.registry.store.backend import open_backend
+    from esc_gis.registry.store.schema import MIGRATIONS
 
     reg = tmp_path / "reg.gpkg"
     assert CliRunner().invoke(cli, ["permits", "init", str(reg)]).exit_code == 0

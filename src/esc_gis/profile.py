@@ -67,7 +67,7 @@ READINGS: dict[str, tuple[str, ...]] = {
     "deadlines.permit_extension": ("per_extension", "total"),
 }
 #: Named holiday sets ``[calendar] holidays`` may name instead of listing dates (the rules are
-#: :func:`esc_gis.registry.calendar.default_holidays`).
+#: :func:`esc_gis.registry.domain.calendar.default_holidays`).
 HOLIDAY_SETS = ("wisconsin_municipal",)
 _DAY_NAMES = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 #: What a permit trigger measures, and the site field (or measurement) it reads.

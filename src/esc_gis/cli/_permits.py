@@ -27,7 +27,7 @@ _WHO = click.option("--who", default=None, help="Who makes the change (default: 
 
 
 def _date(value: str | None, name: str) -> date | None:
-    from esc_gis.registry.records import parse_date
+    from esc_gis.registry.domain.records import parse_date
 
     d, err = parse_date(value, name)
     if err:
@@ -39,7 +39,7 @@ def _when(value: str | None, name: str) -> date | datetime | None:
     """Parse a date (YYYY-MM-DD) or a date and time (YYYY-MM-DDTHH:MM)."""
     if value is None or len(value.strip()) == 10:
         return _date(value, name)
-    from esc_gis.registry.records import parse_datetime
+    from esc_gis.registry.domain.records import parse_datetime
 
     t, err = parse_datetime(value, name, as_typed=True)  # the registry puts it on the office's clock
     if err:
@@ -181,7 +181,7 @@ def _report_json(r: Any) -> dict[str, Any]:
 
 def _time(value: str | None, name: str) -> datetime | None:
     """Parse a date and time (YYYY-MM-DDTHH:MM; a day alone is refused: the repair clock runs in hours)."""
-    from esc_gis.registry.records import parse_datetime
+    from esc_gis.registry.domain.records import parse_datetime
 
     if value is not None and len(value.strip()) == 10:
         raise click.BadParameter(f"{value!r} has no time of day; give YYYY-MM-DDTHH:MM.", param_hint=f"--{name}")

@@ -55,8 +55,8 @@ def due(
     layers_path: str | None,
 ) -> None:
     """List what is due or overdue in REGISTRY."""
-    from esc_gis.registry.agenda import agenda, read_rain_csv
-    from esc_gis.registry.calendar import load_calendar
+    from esc_gis.registry.domain.calendar import load_calendar
+    from esc_gis.registry.views.agenda import agenda, read_rain_csv
 
     rain = read_rain_csv(rain_path) if rain_path else []
     with _open(registry, layers_path) as reg:
@@ -124,9 +124,9 @@ def calendar_feed(
     No personal data: permit numbers, site addresses and the deadlines only.
     """
     from esc_gis._outputs import atomic_output, check_output_file
-    from esc_gis.registry.agenda import agenda, read_rain_csv
-    from esc_gis.registry.calendar import load_calendar
-    from esc_gis.registry.ical import deadline_calendar, write_ics
+    from esc_gis.registry.domain.calendar import load_calendar
+    from esc_gis.registry.views.agenda import agenda, read_rain_csv
+    from esc_gis.registry.views.ical import deadline_calendar, write_ics
 
     check_output_file(output, suffixes=(".ics",), kind="the deadline feed is written as iCalendar", overwrite=overwrite)
     rain = read_rain_csv(rain_path) if rain_path else []

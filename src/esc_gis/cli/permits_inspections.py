@@ -94,7 +94,7 @@ def inspect(
     """
     import shapely
 
-    from esc_gis.registry.inspections import InspectionReport
+    from esc_gis.registry.domain.inspections import InspectionReport
 
     report = InspectionReport(
         inspected_at=_time(at, "at"),

@@ -62,7 +62,7 @@ def init(registry: str, layers_path: str | None, roles: bool, role_prefix: str |
     if role_prefix is not None and not roles:
         raise click.UsageError("--role-prefix goes with --roles.")
     if roles:
-        from esc_gis.registry.roles import require_postgis
+        from esc_gis.registry.store.roles import require_postgis
 
         require_postgis(registry)  # before anything is made
     applied = init_registry(registry, layers=layers_path)
@@ -75,7 +75,7 @@ def init(registry: str, layers_path: str | None, roles: bool, role_prefix: str |
         )
     )
     if roles:
-        from esc_gis.registry.roles import create_roles
+        from esc_gis.registry.store.roles import create_roles
 
         names = create_roles(registry, prefix=role_prefix)
         click.echo(
@@ -205,7 +205,7 @@ def _picked_site(
 ) -> tuple[Any, Any, dict[str, Any]]:
     """Return the picked site of a layer of many: geometry, CRS, and its non-empty text fields."""
     from esc_gis.crs import assign_crs
-    from esc_gis.registry.imports import pick_site
+    from esc_gis.registry.service.imports import pick_site
 
     one = assign_crs(pick_site(path, site_id=site_id, where=where, layer=layer), assume_crs=assume_crs, source=path)
     row = {k: v.strip() for k, v in one.drop(columns=one.geometry.name).iloc[0].items() if isinstance(v, str)}
@@ -216,7 +216,7 @@ def _disturbed_polygon(path: str, assume_crs: str | None, crs: Any, site_id: str
     """Return the disturbed limits: a layer's one polygon, or with a site id the one keyed by it (many)."""
     from esc_gis.crs import assign_crs
     from esc_gis.io import read_layer
-    from esc_gis.registry.imports import pick_site
+    from esc_gis.registry.service.imports import pick_site
 
     if site_id is not None and len(read_layer(path)) > 1:
         one = assign_crs(pick_site(path, site_id=site_id), assume_crs=assume_crs, source=path)
@@ -259,7 +259,7 @@ def _one_polygon(path: str, assume_crs: str | None, to_crs: Any = None, *, fix: 
 @_LAYERS
 def show(registry: str, number: str, as_json: bool, layers_path: str | None) -> None:
     """Show permit NUMBER of REGISTRY."""
-    from esc_gis.registry.agenda import permit_dues
+    from esc_gis.registry.views.agenda import permit_dues
 
     with _open(registry, layers_path) as reg:
         p = reg.get(number)
@@ -333,7 +333,7 @@ def _yes_no(v: bool | None) -> str | None:
 
 def _standing(r: Any, p: Any, profile: Any) -> str:
     """Say who inspected and whether the report meets the holder's weekly and after-rain duty, and why not."""
-    from esc_gis.registry.inspections import missing_contents, report_contents
+    from esc_gis.registry.domain.inspections import missing_contents, report_contents
 
     fact = next((f for f in (p.state.inspections if p.state else ()) if f.inspection_id == r.id), None)
     by = fact.by if fact is not None else (r.by or "holder")

@@ -47,7 +47,7 @@ def fee(
     who: str | None,
 ) -> None:
     """Record a fee paid for permit NUMBER of REGISTRY (private: never on the public map or export)."""
-    from esc_gis.registry.fees import load_fee_schedule
+    from esc_gis.registry.domain.fees import load_fee_schedule
 
     schedule = load_fee_schedule(fees_path) if fees_path else None
     with _open(registry, layers_path) as reg:
@@ -183,7 +183,7 @@ def guarantees_(registry: str, layers_path: str | None) -> None:
 @reads("registry", "layers_path")
 def receipts(registry: str, output: str, overwrite: bool, layers_path: str | None) -> None:
     """Write every fee recorded in REGISTRY to OUTPUT (CSV), one receipt a row."""
-    from esc_gis.registry.fees import write_receipts
+    from esc_gis.registry.domain.fees import write_receipts
 
     with _open(registry, layers_path) as reg:
         found = reg.fees()

@@ -1,7 +1,7 @@
 """``esc-gis permits report | summary | export-inspections``: the office's printed and exported records.
 
-Thin wrappers over :mod:`esc_gis.registry.reports`, :mod:`esc_gis.registry.summary` and
-:mod:`esc_gis.registry.private_export`; :mod:`esc_gis.cli.permits` adds them to the
+Thin wrappers over :mod:`esc_gis.registry.views.reports`, :mod:`esc_gis.registry.views.summary` and
+:mod:`esc_gis.registry.views.private_export`; :mod:`esc_gis.cli.permits` adds them to the
 ``permits`` group. Everything but the summary holds inspectors' notes or photos and is
 written readable by its owner only.
 """
@@ -54,7 +54,7 @@ def report(
     Private (inspectors' notes, photos): written readable by you only.
     """
     from esc_gis.cli._permits import _open
-    from esc_gis.registry.reports import write_inspection_log, write_permit_report
+    from esc_gis.registry.views.reports import write_inspection_log, write_permit_report
 
     first, last = _day(start, "from"), _day(end, "to")
     if number is None and (first is None or last is None):
@@ -101,8 +101,8 @@ def summary(
     """
     from esc_gis._outputs import check_output_file
     from esc_gis.cli._permits import _open
-    from esc_gis.registry.agenda import read_rain_csv
-    from esc_gis.registry.summary import SUFFIXES, office_summary, write_summary
+    from esc_gis.registry.views.agenda import read_rain_csv
+    from esc_gis.registry.views.summary import SUFFIXES, office_summary, write_summary
 
     first, last = _day(start, "from"), _day(end, "to")
     if first is None or last is None:
@@ -136,7 +136,7 @@ def export_inspections(registry: str, output: str, overwrite: bool, layers_path:
     in the inspection log. Private: written readable by you only.
     """
     from esc_gis.cli._permits import _open
-    from esc_gis.registry.private_export import export_inspections as export
+    from esc_gis.registry.views.private_export import export_inspections as export
 
     with _open(registry, layers_path) as reg:
         n_reports, n_photos = export(reg, output, overwrite=overwrite)

@@ -1,6 +1,6 @@
 """``esc-gis permits verify``: rebuild every projection from the history and report any difference.
 
-A thin wrapper over :func:`esc_gis.registry.verify.verify`; :mod:`esc_gis.cli.permits` adds it
+A thin wrapper over :func:`esc_gis.registry.views.verify.verify`; :mod:`esc_gis.cli.permits` adds it
 to the ``permits`` group.
 """
 

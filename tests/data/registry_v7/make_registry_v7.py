@@ -34,13 +34,13 @@ from typing import Any
 
 import geopandas as gpd
 import shapely
-
-from esc_gis import load_layers, load_profile
-from esc_gis.registry import Application, Party, init_registry, open_registry
 from esc_gis.registry.calendar import OfficeCalendar
 from esc_gis.registry.fees import load_fee_schedule
 from esc_gis.registry.inspections import InspectionReport
 from esc_gis.registry.schema import TABLES
+
+from esc_gis import load_layers, load_profile
+from esc_gis.registry import Application, Party, init_registry, open_registry
 from esc_gis.screening import screen
 
 ROOT = Path(__file__).resolve().parents[3]

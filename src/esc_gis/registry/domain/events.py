@@ -28,6 +28,7 @@ __all__ = [
     "Kind",
     "check_event",
     "move_kind",
+    "typed",
 ]
 
 import json
@@ -221,3 +222,54 @@ def check_event(e: HistoryEvent) -> list[str]:
     if e.recorded_at.tzinfo is None:
         out.append(f"{e.kind}: recorded_at has no time zone.")
     return out
+
+
+#: The clerk's-log kinds (``events.kind``) that are not moves, and their typed history kinds.
+_TYPED = {
+    "update": "updated",
+    "remeasured": "remeasured",
+    "inspection": "inspected",
+    "repair": "repaired",
+    "fee": "fee_paid",
+    "guarantee": "guarantee_received",
+    "guarantee_draw": "guarantee_drawn",
+    "guarantee_release": "guarantee_released",
+    "guarantee_final_release": "guarantee_final_release",
+    "enforcement": "case_opened",
+    "appeal": "appeal_filed",
+    "appeal_decision": "appeal_decided",
+    "plan_original": "plan_original",
+    "plan_amendment": "plan_amendment",
+    "plan_notice": "plan_notice",
+}
+
+
+def typed(number: str, e: Any, *, when: datetime | None = None, **data: Any) -> HistoryEvent:
+    """Return the typed history event of a clerk's-log entry ``e`` with the facts ``data``.
+
+    Raises
+    ------
+    RegistryError
+        If ``e.kind`` has no typed kind (a defect of the caller).
+    """
+    from esc_gis.errors import RegistryError
+
+    if e.kind in ("received", "imported", "transition", "retraction", "reinstatement", "extension", "appeal_approval"):
+        move = e.kind if e.kind in ("retraction", "reinstatement") else None
+        if e.kind in ("received", "imported"):
+            kind = "received"
+        elif e.kind == "appeal_approval":
+            kind = "approved_on_appeal"
+        elif e.kind == "extension":
+            kind = "extended"
+            data.setdefault("days", e.days)
+        else:
+            kind = move_kind(e.from_status, str(e.to_status), move)
+        data = {"from": e.from_status, "to": e.to_status, **data}
+        if kind == "decided":
+            data.setdefault("outcome", e.to_status)
+    elif e.kind in _TYPED:
+        kind = _TYPED[e.kind]
+    else:
+        raise RegistryError(f"No history kind for the log entry {e.kind!r}.")
+    return HistoryEvent(number, kind, e.at, e.who, on=e.on_date, when=when, why=e.detail, data=data)

@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from esc_gis.errors import Problem, ValidationError
-from esc_gis.registry._core import ISSUED, RegistryBase, _who
-from esc_gis.registry.amendments import (
+from esc_gis.registry.domain.amendments import (
     ORIGINAL,
     PlanVersion,
     check_notice,
@@ -19,8 +18,9 @@ from esc_gis.registry.amendments import (
     file_digest,
     triggers,
 )
-from esc_gis.registry.backend import now_utc, rows
-from esc_gis.registry.records import Event
+from esc_gis.registry.domain.records import Event
+from esc_gis.registry.service._core import ISSUED, RegistryBase, _who
+from esc_gis.registry.store.backend import now_utc, rows
 
 _COLUMNS = (
     ("id", "int"),

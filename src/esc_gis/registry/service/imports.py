@@ -25,7 +25,7 @@ import geopandas as gpd
 import numpy as np
 
 from esc_gis.errors import LayerReadError, Problem, ValidationError
-from esc_gis.registry.records import Application, Party, parse_date, parse_datetime
+from esc_gis.registry.domain.records import Application, Party, parse_date, parse_datetime
 
 #: Column -> what it holds.
 IMPORT_COLUMNS = {

@@ -1,7 +1,7 @@
 """The registry's core: its connection, the SQL that reads permits back, and shared helpers.
 
 The helpers write rows and history events for every part of
-:class:`~esc_gis.registry.store.Registry`.
+:class:`~esc_gis.registry.service.registry.Registry`.
 """
 
 from __future__ import annotations
@@ -31,15 +31,15 @@ from esc_gis.errors import (
 )
 from esc_gis.layers import LayerSet
 from esc_gis.profile import Profile
-from esc_gis.registry.backend import Backend, now_utc, rows
-from esc_gis.registry.calendar import OfficeCalendar
-from esc_gis.registry.deadlines import expiry
-from esc_gis.registry.domain.events import HistoryEvent, check_event, move_kind
+from esc_gis.registry.domain.calendar import OfficeCalendar
+from esc_gis.registry.domain.deadlines import expiry
+from esc_gis.registry.domain.events import HistoryEvent, check_event, typed
+from esc_gis.registry.domain.fees import APPLICATION_FEE
 from esc_gis.registry.domain.fold import PermitState, fold
-from esc_gis.registry.fees import APPLICATION_FEE
-from esc_gis.registry.lifecycle import STATES, written_reasons
-from esc_gis.registry.records import Deficiency, Event, Inspection, Party, Permit, Photo
-from esc_gis.registry.schema import PERMIT_COLUMNS, TABLES
+from esc_gis.registry.domain.lifecycle import STATES, written_reasons
+from esc_gis.registry.domain.records import Deficiency, Event, Inspection, Party, Permit, Photo
+from esc_gis.registry.store.backend import Backend, now_utc, rows
+from esc_gis.registry.store.schema import PERMIT_COLUMNS, TABLES
 
 _KINDS = {name: kind for name, kind, _ in PERMIT_COLUMNS}
 _PERMIT_FIELDS = [name for name, _, _ in PERMIT_COLUMNS if name not in ("fid", "geom")]
@@ -81,7 +81,7 @@ def _who(who: str | None) -> str:
 class RegistryBase:
     """The registry's connection, its reading SQL, and the event and row helpers every part shares.
 
-    The parts of :class:`~esc_gis.registry.store.Registry` (intake, moves, inspections,
+    The parts of :class:`~esc_gis.registry.service.registry.Registry` (intake, moves, inspections,
     enforcement and appeals, fees and guarantees) each subclass this in their own module.
     """
 
@@ -493,55 +493,6 @@ def _history_event(b: Backend, r: Sequence[Any]) -> HistoryEvent:
         data=HistoryEvent.from_json_data(r[7]),
         seq=int(r[8]),
     )
-
-
-#: The clerk's-log kinds (``events.kind``) that are not moves, and their typed history kinds.
-_TYPED = {
-    "update": "updated",
-    "remeasured": "remeasured",
-    "inspection": "inspected",
-    "repair": "repaired",
-    "fee": "fee_paid",
-    "guarantee": "guarantee_received",
-    "guarantee_draw": "guarantee_drawn",
-    "guarantee_release": "guarantee_released",
-    "guarantee_final_release": "guarantee_final_release",
-    "enforcement": "case_opened",
-    "appeal": "appeal_filed",
-    "appeal_decision": "appeal_decided",
-    "plan_original": "plan_original",
-    "plan_amendment": "plan_amendment",
-    "plan_notice": "plan_notice",
-}
-
-
-def typed(number: str, e: Event, *, when: datetime | None = None, **data: Any) -> HistoryEvent:
-    """Return the typed history event of a clerk's-log entry ``e`` with the facts ``data``.
-
-    Raises
-    ------
-    RegistryError
-        If ``e.kind`` has no typed kind (a defect of the caller).
-    """
-    if e.kind in ("received", "imported", "transition", "retraction", "reinstatement", "extension", "appeal_approval"):
-        move = e.kind if e.kind in ("retraction", "reinstatement") else None
-        if e.kind in ("received", "imported"):
-            kind = "received"
-        elif e.kind == "appeal_approval":
-            kind = "approved_on_appeal"
-        elif e.kind == "extension":
-            kind = "extended"
-            data.setdefault("days", e.days)
-        else:
-            kind = move_kind(e.from_status, str(e.to_status), move)
-        data = {"from": e.from_status, "to": e.to_status, **data}
-        if kind == "decided":
-            data.setdefault("outcome", e.to_status)
-    elif e.kind in _TYPED:
-        kind = _TYPED[e.kind]
-    else:
-        raise RegistryError(f"No history kind for the log entry {e.kind!r}.")
-    return HistoryEvent(number, kind, e.at, e.who, on=e.on_date, when=when, why=e.detail, data=data)
 
 
 def value_of(v: Any, iso_dates: bool) -> Any:

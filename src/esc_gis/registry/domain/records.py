@@ -177,7 +177,7 @@ class Inspection:
 
 @dataclass
 class Permit:
-    """A permit as the registry holds it (fields follow :data:`~esc_gis.registry.schema.PERMIT_COLUMNS`)."""
+    """A permit as the registry holds it (fields follow :data:`~esc_gis.registry.store.schema.PERMIT_COLUMNS`)."""
 
     permit_number: str
     parcel_id: str | None
@@ -253,7 +253,7 @@ class Permit:
     @property
     def previous_status(self) -> str | None:
         """The state before the current one, from the history (what a retraction or reinstatement restores)."""
-        from esc_gis.registry.lifecycle import previous_state
+        from esc_gis.registry.domain.lifecycle import previous_state
 
         return previous_state((e.kind, e.from_status, e.to_status) for e in self.events)
 

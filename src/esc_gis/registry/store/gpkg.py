@@ -31,8 +31,8 @@ import shapely
 
 from esc_gis._outputs import PRIVATE_MODE
 from esc_gis.errors import RegistryError
-from esc_gis.registry.backend import Backend, iso_date, iso_datetime, now_utc
-from esc_gis.registry.schema import LAYERS, PUBLIC_VIEW, SCHEMA_VERSION, TABLES, Migration, public_view
+from esc_gis.registry.store.backend import Backend, iso_date, iso_datetime, now_utc
+from esc_gis.registry.store.schema import LAYERS, PUBLIC_VIEW, SCHEMA_VERSION, TABLES, Migration, public_view
 from esc_gis.styles import add_layer_style, describe_layer
 from esc_gis.units import SQFT_PER_ACRE
 
@@ -315,7 +315,7 @@ class GeoPackageBackend(Backend):
             self._drop_view(cur)
 
     def make_views(self, saved: Any, *, timezone: str = "") -> None:
-        """Remake the public view (:func:`~esc_gis.registry.schema.public_view`) and list it as a layer.
+        """Remake the public view (:func:`~esc_gis.registry.store.schema.public_view`) and list it as a layer.
 
         Raises
         ------

@@ -26,16 +26,16 @@ import os
 from esc_gis.errors import RegistryError
 from esc_gis.layers import LayerSet, load_layers
 from esc_gis.profile import Profile, load_profile
-from esc_gis.registry._amending import Amending
-from esc_gis.registry._appealing import Appealing
-from esc_gis.registry._core import _path
-from esc_gis.registry._inspecting import Inspecting
-from esc_gis.registry._intake import Intake
-from esc_gis.registry._money import Money
-from esc_gis.registry._moves import Moves
-from esc_gis.registry.backend import open_backend
-from esc_gis.registry.calendar import OfficeCalendar, profile_calendar
-from esc_gis.registry.verify import Difference, verify
+from esc_gis.registry.domain.calendar import OfficeCalendar, profile_calendar
+from esc_gis.registry.service._amending import Amending
+from esc_gis.registry.service._appealing import Appealing
+from esc_gis.registry.service._core import _path
+from esc_gis.registry.service._inspecting import Inspecting
+from esc_gis.registry.service._intake import Intake
+from esc_gis.registry.service._money import Money
+from esc_gis.registry.service._moves import Moves
+from esc_gis.registry.store.backend import open_backend
+from esc_gis.registry.views.verify import Difference, verify
 
 
 def init_registry(
@@ -115,6 +115,6 @@ class Registry(Intake, Moves, Inspecting, Appealing, Money, Amending):
     def verify(self) -> list[Difference]:
         """Rebuild every projection from the history and return each difference (empty: all agree).
 
-        See :func:`esc_gis.registry.verify.verify`.
+        See :func:`esc_gis.registry.views.verify.verify`.
         """
         return verify(self)

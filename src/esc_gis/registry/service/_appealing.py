@@ -12,12 +12,7 @@ from esc_gis.errors import (
     Problem,
     ValidationError,
 )
-from esc_gis.registry._core import (
-    _who,
-)
-from esc_gis.registry._enforcing import Enforcing
-from esc_gis.registry._numbering import next_number
-from esc_gis.registry.appeals import (
+from esc_gis.registry.domain.appeals import (
     Appeal,
     AppealDecision,
     AppealedKind,
@@ -27,10 +22,15 @@ from esc_gis.registry.appeals import (
     approval_terms,
     variance_terms,
 )
-from esc_gis.registry.backend import now_utc, rows
 from esc_gis.registry.domain.events import HistoryEvent
-from esc_gis.registry.lifecycle import BACK, ON_APPEAL, check_back
-from esc_gis.registry.records import Event
+from esc_gis.registry.domain.lifecycle import BACK, ON_APPEAL, check_back
+from esc_gis.registry.domain.records import Event
+from esc_gis.registry.service._core import (
+    _who,
+)
+from esc_gis.registry.service._enforcing import Enforcing
+from esc_gis.registry.service._numbering import next_number
+from esc_gis.registry.store.backend import now_utc, rows
 
 
 class Appealing(Enforcing):

@@ -4,7 +4,7 @@ One tidy table (section, measure, value), written as CSV or as a printable HTML 
 Counts and totals only: no names, notes or addresses.
 
 After-rain inspections due and missed reuse the deadline rules of ``permits due``
-(:func:`~esc_gis.registry.deadlines.inspections_due`): one is *missed* when the rules, given
+(:func:`~esc_gis.registry.domain.deadlines.inspections_due`): one is *missed* when the rules, given
 the inspections recorded up to its day, still list it as outstanding at the end of it. Weekly
 ones are counted week by week: a deadline falls a week after the last inspection (or the
 start), and one missed is followed by the next a week after it, so a site left uninspected
@@ -25,17 +25,17 @@ from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from esc_gis.profile import Profile
-from esc_gis.registry.agenda import WORKING
-from esc_gis.registry.appeals import Appeal
-from esc_gis.registry.deadlines import inspections_due, repair_due, weekly_record
-from esc_gis.registry.enforcement import EnforcementCase
-from esc_gis.registry.fees import GUARANTEE_TYPES, Fee, Guarantee
-from esc_gis.registry.inspections import counted_inspections
-from esc_gis.registry.lifecycle import STATES
-from esc_gis.registry.records import Permit
+from esc_gis.registry.domain.appeals import Appeal
+from esc_gis.registry.domain.deadlines import inspections_due, repair_due, weekly_record
+from esc_gis.registry.domain.enforcement import EnforcementCase
+from esc_gis.registry.domain.fees import GUARANTEE_TYPES, Fee, Guarantee
+from esc_gis.registry.domain.inspections import counted_inspections
+from esc_gis.registry.domain.lifecycle import STATES
+from esc_gis.registry.domain.records import Permit
+from esc_gis.registry.views.agenda import WORKING
 
 if TYPE_CHECKING:
-    from esc_gis.registry.store import Registry
+    from esc_gis.registry.service.registry import Registry
 
 #: The output formats.
 SUFFIXES = (".csv", ".html")
@@ -283,7 +283,7 @@ def office_summary(
 ) -> list[SummaryRow]:
     """Summarise the office's period from ``start`` to ``end`` (both included).
 
-    ``rain`` is precipitation as :func:`~esc_gis.registry.agenda.read_rain_csv` reads it;
+    ``rain`` is precipitation as :func:`~esc_gis.registry.views.agenda.read_rain_csv` reads it;
     without it no inspection after rain is counted as due.
 
     Raises
@@ -293,7 +293,7 @@ def office_summary(
     ProfileError
         If the profile lacks a number a deadline needs.
     """
-    from esc_gis.registry.reports import _period_check
+    from esc_gis.registry.views.reports import _period_check
 
     _period_check(start, end)
     permits = reg.permits()
@@ -308,7 +308,7 @@ def office_summary(
 
 
 def _html(rows: Sequence[SummaryRow], start: date, end: date, profile: Profile) -> str:
-    from esc_gis.registry.reports import _page
+    from esc_gis.registry.views.reports import _page
 
     parts = [
         f'<h1>Office summary, {start} to {end}</h1><p class="sub">{html.escape(profile.name)} &middot; '

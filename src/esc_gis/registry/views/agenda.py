@@ -19,8 +19,8 @@ from pathlib import Path
 
 from esc_gis.errors import LayerReadError, Problem, ValidationError
 from esc_gis.profile import Profile
-from esc_gis.registry.calendar import OfficeCalendar
-from esc_gis.registry.deadlines import (
+from esc_gis.registry.domain.calendar import OfficeCalendar
+from esc_gis.registry.domain.deadlines import (
     Due,
     decision_due,
     guarantee_expiry_due,
@@ -30,8 +30,8 @@ from esc_gis.registry.deadlines import (
     start_notice_due,
     stockpile_due,
 )
-from esc_gis.registry.inspections import counted_inspections, missing_contents, report_contents
-from esc_gis.registry.records import Permit, parse_date
+from esc_gis.registry.domain.inspections import counted_inspections, missing_contents, report_contents
+from esc_gis.registry.domain.records import Permit, parse_date
 
 #: States in which work may be going on at the site.
 WORKING = ("active", "extended", "stop_work", "suspended")

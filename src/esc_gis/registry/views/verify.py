@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from esc_gis.registry.deadlines import expiry
+from esc_gis.registry.domain.deadlines import expiry
 from esc_gis.registry.domain.fold import UNRECORDED_BY, PermitState, fold
 
 #: The ``permits`` columns the life cycle sets, and the state's attribute for each.
@@ -57,7 +57,7 @@ def verify(reg: Any) -> list[Difference]:
     list of Difference
         Empty when every projection equals the fold.
     """
-    from esc_gis.registry.fees import APPLICATION_FEE
+    from esc_gis.registry.domain.fees import APPLICATION_FEE
 
     events = reg.history()
     streams: dict[str, list[Any]] = {}

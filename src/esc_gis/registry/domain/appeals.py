@@ -35,7 +35,7 @@ from datetime import date
 from typing import Any
 
 from esc_gis.errors import ProfileError
-from esc_gis.registry.lifecycle import BACK, ON_APPEAL
+from esc_gis.registry.domain.lifecycle import BACK, ON_APPEAL
 
 
 @dataclass(frozen=True)

@@ -19,25 +19,25 @@ from esc_gis.errors import (
     RegistryError,
     ValidationError,
 )
-from esc_gis.registry._core import (
-    ISSUED,
-    RegistryBase,
-    _as_multi,
-    _who,
-)
-from esc_gis.registry._numbering import next_number
-from esc_gis.registry.backend import now_utc, rows
-from esc_gis.registry.domain.events import HistoryEvent
-from esc_gis.registry.enforcement import (
+from esc_gis.registry.domain.enforcement import (
     CaseEvent,
     EnforcementCase,
     check_action,
     without_permit_fits,
     without_permit_terms,
 )
-from esc_gis.registry.enforcement import grounds as enforcement_grounds
-from esc_gis.registry.lifecycle import check_back, check_transition
-from esc_gis.registry.records import Event
+from esc_gis.registry.domain.enforcement import grounds as enforcement_grounds
+from esc_gis.registry.domain.events import HistoryEvent
+from esc_gis.registry.domain.lifecycle import check_back, check_transition
+from esc_gis.registry.domain.records import Event
+from esc_gis.registry.service._core import (
+    ISSUED,
+    RegistryBase,
+    _as_multi,
+    _who,
+)
+from esc_gis.registry.service._numbering import next_number
+from esc_gis.registry.store.backend import now_utc, rows
 
 #: A case's event kinds and their typed history kinds.
 _CASE_KINDS = {

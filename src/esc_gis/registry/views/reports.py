@@ -12,7 +12,7 @@ shown in the office's local time (the machine's zone), as they were entered.
 
 Pure rendering (:func:`permit_report_html`, :func:`log_rows`, :func:`log_html`) is kept apart
 from the writing (:func:`write_permit_report`, :func:`write_inspection_log`), which reads a
-:class:`~esc_gis.registry.store.Registry` through its public methods only.
+:class:`~esc_gis.registry.service.registry.Registry` through its public methods only.
 """
 
 from __future__ import annotations
@@ -43,11 +43,11 @@ from typing import TYPE_CHECKING, Any
 from esc_gis._outputs import spreadsheet_text
 from esc_gis.errors import Problem, ToolError, ValidationError
 from esc_gis.profile import Profile
-from esc_gis.registry.deadlines import repair_due
-from esc_gis.registry.records import Deficiency, Inspection, Permit
+from esc_gis.registry.domain.deadlines import repair_due
+from esc_gis.registry.domain.records import Deficiency, Inspection, Permit
 
 if TYPE_CHECKING:
-    from esc_gis.registry.store import Registry
+    from esc_gis.registry.service.registry import Registry
 
 #: Columns of the inspection log (CSV and HTML), in order.
 LOG_COLUMNS = (

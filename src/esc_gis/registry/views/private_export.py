@@ -29,10 +29,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from esc_gis.errors import RegistryError
-from esc_gis.registry.deadlines import repair_due
+from esc_gis.registry.domain.deadlines import repair_due
 
 if TYPE_CHECKING:
-    from esc_gis.registry.store import Registry
+    from esc_gis.registry.service.registry import Registry
 
 #: The tables in the archive, and their columns.
 ARCHIVE_FILES: dict[str, tuple[str, ...]] = {

@@ -3,7 +3,7 @@
 A report carries what § 540-8E(6) requires of the weekly written reports: date, time and
 location of the inspection, the inspector's name, an assessment of the erosion and
 sediment controls, the BMP work done, and the present phase of construction. Deficiencies
-found open repairs (:func:`~esc_gis.registry.deadlines.repair_due`).
+found open repairs (:func:`~esc_gis.registry.domain.deadlines.repair_due`).
 
 Photos are read here, checked (the file exists, is an image whose type its first bytes
 show, is not empty or too large) and hashed (SHA-256), so the registry stores exactly the
@@ -37,7 +37,7 @@ import shapely
 from esc_gis.errors import Problem, ProfileError
 from esc_gis.profile import Profile
 from esc_gis.registry.domain.fold import InspectionFact, PermitState
-from esc_gis.registry.records import Permit
+from esc_gis.registry.domain.records import Permit
 
 #: The largest photo the registry takes (a software limit, not the law): a phone's full-size
 #: JPEG is 3-8 MB; a larger file is probably a video or a scan that belongs elsewhere.

@@ -9,12 +9,7 @@ from datetime import date
 from esc_gis.errors import (
     RegistryError,
 )
-from esc_gis.registry._core import (
-    RegistryBase,
-    _who,
-)
-from esc_gis.registry.backend import now_utc, rows
-from esc_gis.registry.fees import (
+from esc_gis.registry.domain.fees import (
     Fee,
     FeeSchedule,
     Guarantee,
@@ -23,8 +18,13 @@ from esc_gis.registry.fees import (
     check_guarantee,
     check_guarantee_event,
 )
-from esc_gis.registry.fees import problems as fee_problems
-from esc_gis.registry.records import Event
+from esc_gis.registry.domain.fees import problems as fee_problems
+from esc_gis.registry.domain.records import Event
+from esc_gis.registry.service._core import (
+    RegistryBase,
+    _who,
+)
+from esc_gis.registry.store.backend import now_utc, rows
 
 
 class Money(RegistryBase):

@@ -1,7 +1,7 @@
 """The PostGIS registry's roles: the public's reader, the inspector and the clerk, each with the least it needs.
 
 ``esc-gis permits init REGISTRY --roles`` makes three group roles (NOLOGIN: esc_gis never
-holds a password) and gives each the privileges :data:`esc_gis.registry.schema.GRANTS`
+holds a password) and gives each the privileges :data:`esc_gis.registry.store.schema.GRANTS`
 lists, table by table:
 
 - the **reader** reads the public view (``permits_public``) and nothing else: no phone
@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from esc_gis.errors import RegistryError
-from esc_gis.registry.backend import is_url
-from esc_gis.registry.schema import GRANTS, ROLE_KINDS
+from esc_gis.registry.store.backend import is_url
+from esc_gis.registry.store.schema import GRANTS, ROLE_KINDS
 
 #: PostgreSQL's longest identifier, in bytes: a longer name would be cut and never found again.
 _MAX_NAME = 63
@@ -119,7 +119,7 @@ def create_roles(target: str | os.PathLike[str], *, prefix: str | None = None) -
         or grant on the tables (naming what it lacks); nothing is changed then.
     """
     require_postgis(target)
-    from esc_gis.registry.postgis import PostGISBackend
+    from esc_gis.registry.store.postgis import PostGISBackend
 
     backend = PostGISBackend(str(target))
     try:

@@ -2,7 +2,7 @@
 
 A back end opens transactions, renders the schema for its dialect, and converts values
 (dates, geometries) to and from its columns. Everything else, the registry's logic, is
-written once in :mod:`esc_gis.registry.store` and its parts against this interface, so the GeoPackage
+written once in :mod:`esc_gis.registry.service.registry` and its parts against this interface, so the GeoPackage
 and the PostGIS registries behave the same by construction.
 """
 
@@ -20,7 +20,7 @@ from typing import Any
 import shapely
 
 from esc_gis.errors import RegistryError
-from esc_gis.registry.schema import MIGRATIONS, SCHEMA_VERSION, Migration
+from esc_gis.registry.store.schema import MIGRATIONS, SCHEMA_VERSION, Migration
 
 
 class Backend(ABC):
@@ -214,10 +214,10 @@ def open_backend(target: str | os.PathLike[str], *, create: bool = False) -> Bac
         If the file or server cannot be opened.
     """
     if is_url(target):
-        from esc_gis.registry.postgis import PostGISBackend
+        from esc_gis.registry.store.postgis import PostGISBackend
 
         return PostGISBackend(str(target))
-    from esc_gis.registry.gpkg import GeoPackageBackend
+    from esc_gis.registry.store.gpkg import GeoPackageBackend
 
     return GeoPackageBackend(target, create=create)
 

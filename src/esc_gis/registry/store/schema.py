@@ -75,7 +75,7 @@ Migrations
    enforcement case without a permit): :mod:`esc_gis.registry.domain.events`. Every state,
    clock and balance is folded from it (:mod:`esc_gis.registry.domain.fold`); the tables above
    are its projections, which ``esc-gis permits verify`` rebuilds and compares. The migration
-   replays a registry's existing tables into the history (:mod:`esc_gis.registry.replay`).
+   replays a registry's existing tables into the history (:mod:`esc_gis.registry.store.replay`).
 9. ``inspections`` gains who inspected (``inspected_by``: ``holder`` or ``office``; only the
    holder's complete reports meet the duty of § 540-8E(6)), ``pre_start`` (§ 540-7B(5)(a)),
    ``adjoining_repairs`` (§ 540-8E(5)) and an office inspection's checklist
@@ -91,7 +91,7 @@ Outside the migrations
     ``permits`` table. On PostGIS the reader role of ``permits init --roles`` reads this view
     only; in a GeoPackage it is a layer QGIS lists, and no protection.
 :data:`GRANTS`
-    What each PostGIS role may do on each table (:mod:`esc_gis.registry.roles`).
+    What each PostGIS role may do on each table (:mod:`esc_gis.registry.store.roles`).
 """
 
 from __future__ import annotations
@@ -553,7 +553,7 @@ def _v8(dialect: str, srid: int) -> list[str]:
 
 def _v8_replay(backend: Any, cur: Any) -> None:
     # A registry written before the history: its tables replayed into events, in the order recorded.
-    from esc_gis.registry.replay import replay_into_history
+    from esc_gis.registry.store.replay import replay_into_history
 
     replay_into_history(backend, cur)
 

@@ -3,7 +3,7 @@
 Pure functions: dates in, :class:`Due` out. Every number is read from the profile, and every
 :class:`Due` is a finding the profile declares (``[findings.<code>]``): its wording, its
 citation and its basis (``ordinance`` or ``interpretation``) come from there, not from here.
-Business days come from an :class:`~esc_gis.registry.calendar.OfficeCalendar`.
+Business days come from an :class:`~esc_gis.registry.domain.calendar.OfficeCalendar`.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from typing import Any
 
 from esc_gis.errors import ProfileError
 from esc_gis.profile import Profile
-from esc_gis.registry.calendar import OfficeCalendar
+from esc_gis.registry.domain.calendar import OfficeCalendar
 
 #: Rain totals are compared after rounding to this many decimals: daily data come in
 #: hundredths of an inch, and 0.1 + 0.2 + 0.2 must reach 0.5 inch, as it does on paper.
@@ -420,11 +420,11 @@ def inspections_due(
     started : date
         Land disturbance began.
     inspections : iterable of date or datetime
-        The inspections that meet the duty (:func:`~esc_gis.registry.inspections.counted_inspections`):
+        The inspections that meet the duty (:func:`~esc_gis.registry.domain.inspections.counted_inspections`):
         a time where recorded, else a day.
     rain : iterable of (date or datetime, inches)
         Daily or timed precipitation, e.g. from a weather station's CSV
-        (:func:`~esc_gis.registry.agenda.read_rain_csv`).
+        (:func:`~esc_gis.registry.views.agenda.read_rain_csv`).
     today : date
     profile : Profile
 

@@ -17,18 +17,18 @@ from esc_gis.errors import (
     Problem,
     ValidationError,
 )
-from esc_gis.registry._core import (
+from esc_gis.registry.domain.deadlines import decision_due
+from esc_gis.registry.domain.fees import (
+    APPLICATION_FEE,
+)
+from esc_gis.registry.domain.lifecycle import EXTENDABLE, check_back, check_transition
+from esc_gis.registry.domain.records import Event, Permit
+from esc_gis.registry.service._core import (
     UPDATABLE,
     RegistryBase,
     _who,
 )
-from esc_gis.registry.backend import now_utc
-from esc_gis.registry.deadlines import decision_due
-from esc_gis.registry.fees import (
-    APPLICATION_FEE,
-)
-from esc_gis.registry.lifecycle import EXTENDABLE, check_back, check_transition
-from esc_gis.registry.records import Event, Permit
+from esc_gis.registry.store.backend import now_utc
 
 
 class Moves(RegistryBase):
@@ -49,7 +49,7 @@ class Moves(RegistryBase):
         ----------
         permit_number : str
         to : str
-            One of :data:`~esc_gis.registry.lifecycle.STATES` allowed from the current one.
+            One of :data:`~esc_gis.registry.domain.lifecycle.STATES` allowed from the current one.
         who : str, optional
             Default: the login name.
         on : date or datetime, optional

@@ -1,6 +1,6 @@
 """The registry's deadlines as an RFC 5545 iCalendar feed, for staff's calendar apps.
 
-Pure: the :class:`~esc_gis.registry.agenda.DueItem` list that ``permits due`` prints in, an
+Pure: the :class:`~esc_gis.registry.views.agenda.DueItem` list that ``permits due`` prints in, an
 :class:`icalendar.Calendar` out (one ``VEVENT`` per deadline); nothing here reads the
 registry, computes a deadline or prints. The feed may be shared beyond the office, so it is
 built from the agenda's public fields only: permit number, site address, the finding's
@@ -23,7 +23,7 @@ import icalendar
 
 from esc_gis import __version__
 from esc_gis.profile import Profile
-from esc_gis.registry.agenda import DueItem
+from esc_gis.registry.views.agenda import DueItem
 
 #: Deadlines a permit has at most one of at a time: the event keeps its UID when the day
 #: moves (an extension moves the expiry; added information moves the decision; the decision
@@ -87,7 +87,7 @@ def deadline_calendar(
     Parameters
     ----------
     items : sequence of DueItem
-        What :func:`~esc_gis.registry.agenda.agenda` lists.
+        What :func:`~esc_gis.registry.views.agenda.agenda` lists.
     profile : Profile
         Names the calendar (its jurisdiction).
     on : date

@@ -18,8 +18,8 @@ from typing import Any
 import shapely
 
 from esc_gis.errors import RegistryError
-from esc_gis.registry.backend import Backend
-from esc_gis.registry.schema import PUBLIC_VIEW, SCHEMA_VERSION, TABLES, Migration, public_view
+from esc_gis.registry.store.backend import Backend
+from esc_gis.registry.store.schema import PUBLIC_VIEW, SCHEMA_VERSION, TABLES, Migration, public_view
 
 _SCHEMA_TABLE = """CREATE TABLE IF NOT EXISTS esc_gis_schema (version integer PRIMARY KEY,
     description text NOT NULL, applied_at timestamptz NOT NULL)"""
@@ -236,7 +236,7 @@ class PostGISBackend(Backend):
         return saved
 
     def make_views(self, saved: Any, *, timezone: str = "") -> None:
-        """Remake the public view (:func:`~esc_gis.registry.schema.public_view`) and give back its grants.
+        """Remake the public view (:func:`~esc_gis.registry.store.schema.public_view`) and give back its grants.
 
         Dropping a view drops its grants, so the roles' privileges on it are read first and
         granted again: re-running ``permits init`` leaves the reader role able to read it.

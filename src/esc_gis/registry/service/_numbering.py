@@ -11,8 +11,8 @@ from typing import Any
 
 from esc_gis.errors import ProfileError
 from esc_gis.profile import Profile
-from esc_gis.registry.backend import Backend
-from esc_gis.registry.records import Application
+from esc_gis.registry.domain.records import Application
+from esc_gis.registry.store.backend import Backend
 
 
 def taken_numbers(cur: Any, backend: Backend, numbers: Sequence[str]) -> set[str]:

@@ -23,7 +23,10 @@ from esc_gis.errors import (
     Problem,
     ValidationError,
 )
-from esc_gis.registry._core import (
+from esc_gis.registry.domain.events import HistoryEvent, typed
+from esc_gis.registry.domain.lifecycle import STATES
+from esc_gis.registry.domain.records import Application, Event, Permit
+from esc_gis.registry.service._core import (
     _DECIDED,
     _KINDS,
     _MEASURED,
@@ -33,13 +36,9 @@ from esc_gis.registry._core import (
     RegistryBase,
     _as_multi,
     _who,
-    typed,
 )
-from esc_gis.registry._numbering import assign_numbers, taken_numbers
-from esc_gis.registry.backend import now_utc
-from esc_gis.registry.domain.events import HistoryEvent
-from esc_gis.registry.lifecycle import STATES
-from esc_gis.registry.records import Application, Event, Permit
+from esc_gis.registry.service._numbering import assign_numbers, taken_numbers
+from esc_gis.registry.store.backend import now_utc
 
 
 class Intake(RegistryBase):
@@ -254,7 +253,7 @@ class Intake(RegistryBase):
         fields: Mapping[str, str] | None = None,
         received_on: date | None = None,
     ) -> list[str]:
-        """Import a layer of permits (:mod:`esc_gis.registry.imports`) in one transaction.
+        """Import a layer of permits (:mod:`esc_gis.registry.service.imports`) in one transaction.
 
         ``fields`` maps import columns to the layer's (``{"site_address": "ADDRESS"}``);
         ``received_on`` is the day of every row without its own (a screening output has none).
@@ -264,7 +263,7 @@ class Intake(RegistryBase):
         ValidationError
             With every bad row of the layer, and every bad field-map item; nothing is imported then.
         """
-        from esc_gis.registry.imports import applications_from_frame
+        from esc_gis.registry.service.imports import applications_from_frame
 
         apps, problems = applications_from_frame(
             frame, source=source, disturbed=disturbed, fields=fields, received_on=received_on

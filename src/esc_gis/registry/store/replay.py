@@ -3,7 +3,7 @@
 Every fact such a registry holds is in its tables: the clerk's log (``events``) with the moves,
 and the side tables with what each entry was about (fees, guarantees and their events,
 inspections, deficiencies and repairs, cases and their events, appeals, plan versions). Each
-log entry becomes its typed event (:func:`esc_gis.registry._core.typed`), with the facts of its
+log entry becomes its typed event (:func:`esc_gis.registry.domain.events.typed`), with the facts of its
 kind taken from the row it was written with: the side tables' rows of a permit are matched to
 its log entries of that kind in the order both were written. A case without a permit, whose
 events were never in the log, gets a stream of its own from ``enforcement_events``. Events keep
@@ -20,7 +20,7 @@ from datetime import date, datetime
 from typing import Any
 
 from esc_gis.registry.domain.events import HistoryEvent
-from esc_gis.registry.records import Event
+from esc_gis.registry.domain.records import Event
 
 #: Clerk's-log kinds and the side table whose rows (of the same permit, in order) they were written with.
 _SIDE = {
@@ -58,7 +58,7 @@ def _table(backend: Any, cur: Any, table: str, kinds: dict[str, str], order: str
 
 
 def _kinds(table: str) -> dict[str, str]:
-    from esc_gis.registry.schema import INSPECTION_COLUMNS_V9, TABLES
+    from esc_gis.registry.store.schema import INSPECTION_COLUMNS_V9, TABLES
 
     later = {c for c, _, _ in INSPECTION_COLUMNS_V9}  # migration 9 comes after this replay (migration 8)
     return {
@@ -98,7 +98,7 @@ def replay_into_history(backend: Any, cur: Any) -> None:  # noqa: C901 (one pass
     RegistryError
         If a row cannot be placed (the registry was changed by hand); the migration rolls back.
     """
-    from esc_gis.registry._core import typed  # the one translation live writes use too
+    from esc_gis.registry.domain.events import typed  # the one translation live writes use too
 
     tables = {t: _table(backend, cur, t, _kinds(t)) for t in (
         "fees", "guarantees", "guarantee_events", "enforcement_cases", "enforcement_events", "appeals",

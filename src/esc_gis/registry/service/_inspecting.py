@@ -14,13 +14,13 @@ from esc_gis.errors import (
     RegistryError,
     ValidationError,
 )
-from esc_gis.registry._core import (
+from esc_gis.registry.domain.inspections import InspectionReport, check_report
+from esc_gis.registry.domain.records import Event, Inspection, Permit, Photo
+from esc_gis.registry.service._core import (
     RegistryBase,
     _who,
 )
-from esc_gis.registry.backend import now_utc
-from esc_gis.registry.inspections import InspectionReport, check_report
-from esc_gis.registry.records import Event, Inspection, Permit, Photo
+from esc_gis.registry.store.backend import now_utc
 
 
 class Inspecting(RegistryBase):
@@ -158,7 +158,7 @@ class Inspecting(RegistryBase):
             problems.append(Problem(permit_number, None, f"the repair time {on} is in the future.", "give when."))
         with self.backend.write() as cur:
             p = self._locked(cur, permit_number)
-            from esc_gis.registry.inspections import _repaired_problems
+            from esc_gis.registry.domain.inspections import _repaired_problems
 
             probe = InspectionReport(on, "-", "-", repaired=deficiencies)
             problems += _repaired_problems(probe, p, permit_number)

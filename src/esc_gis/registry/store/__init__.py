@@ -1,0 +1,1 @@
+"""Where the registry is kept: GeoPackage or PostGIS behind one back-end interface, its schema and migrations."""
