@@ -81,6 +81,14 @@ class Moves(RegistryBase):
         with self.backend.write() as cur:
             p = self._locked(cur, permit_number)
             check_transition(p.status, to, reasons=reasons, needs=self.written_reasons)
+            if to == "extended":
+                # § 540-8G: "may extend the period one or more times for up to an additional 180
+                # days": an extension has its days, so extend() records it, never a bare move.
+                msg = (
+                    f"Permit {permit_number}: an extension needs its days; record it with "
+                    f"esc-gis permits extend REGISTRY {permit_number} DAYS."
+                )
+                raise IllegalTransitionError(msg)
             self._check_order(p, day, to)
             if to == "under_review" and p.status in ("application_received", "incomplete"):
                 self._check_fee_paid(cur, permit_number)

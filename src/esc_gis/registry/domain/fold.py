@@ -160,6 +160,11 @@ def _restart_decision(s: PermitState, e: HistoryEvent, application_fee: str) -> 
     if s.status == "incomplete":
         return  # waiting for the information: no decision is due
     start = max(s.information_received_on or s.received_on, s.application_fee_on)
+    running = s.clocks.get("decision")
+    if running is not None and running.start == start:
+        # Still the same complete application (a move under review changes nothing): the clock
+        # keeps the event that started it, never one dated after its start.
+        return
     s.clocks["decision"] = Clock(start, e.seq, e.kind)
 
 
