@@ -27,6 +27,10 @@ other exception is a defect. After every step the machine checks these invariant
    (§ 540-12D "may retract the stop-work order") or an appeal's reversal (§ 540-13A(1)).
 5. ``grows``: the history only grows: the previous history is a prefix of the new one.
 6. ``refusals``: a refused command appends nothing to the history.
+7. ``reasons``: every move the profile's ``[lifecycle.written_reasons]`` names carries its
+   written reasons, whichever route recorded it: the ordinance's (§ 540-8C(3) "the
+   administering authority shall state in writing the reasons for disapproval") or the
+   office's policy (a stop-work order and its retraction).
 
 Each example uses a new registry (a GeoPackage in its own folder; a new PostGIS schema).
 The settings profile ``office-model`` keeps a run short (``ESC_GIS_MODEL_EXAMPLES`` and
@@ -77,7 +81,7 @@ LAST = date(2026, 11, 25)
 #: The states an open order stands for.
 ORDER_STATES = {"stop_work": "stop_work", "suspension": "suspended", "revocation": "revoked"}
 #: The invariants checked after every step (see the module's docstring).
-INVARIANTS = ("verify", "clocks", "money", "orders", "grows", "refusals")
+INVARIANTS = ("verify", "clocks", "money", "orders", "grows", "refusals", "reasons")
 
 settings.register_profile(
     "office-model",
@@ -137,6 +141,18 @@ def clock_problems(events: list[HistoryEvent]) -> list[str]:
         ):
             if day is not None and d.start < day:
                 out.append(f"{s.stream}: the decision clock starts {d.start}, before the day {what} ({day})")
+    return out
+
+
+def reasons_problems(events: list[HistoryEvent], needs: dict[str, str]) -> list[str]:
+    """Return the moves without the written reasons the profile requires for them (invariant 7)."""
+    out = []
+    for i, e in enumerate(events):
+        if not e.moves or e.kind == "received":
+            continue
+        move = {"retracted": "retraction", "reinstated": "reinstatement"}.get(e.kind, e.data["to"])
+        if move in needs and not (e.why or "").strip():
+            out.append(f"{e.stream}: {e.kind} #{e.seq or i + 1} to {e.data['to']} without the reasons ({needs[move]})")
     return out
 
 
@@ -471,6 +487,8 @@ class OfficeModel(RuleBasedStateMachine):
             problems += money_and_order_problems(events)
             STATS["checks money"] += 1
             STATS["checks orders"] += 1
+            problems += reasons_problems(events, self.reg.written_reasons)
+            STATS["checks reasons"] += 1
         for g in self.reg.guarantees():
             if g.balance < -0.005:
                 problems.append(f"guarantee #{g.id} balance {g.balance} in the guarantees list")
@@ -560,6 +578,22 @@ def test_review_after_the_fee_keeps_the_event_that_started_the_decision_clock(re
     clock = reg.state(n).decision_clock
     assert clock is not None and (clock.start, clock.seq, clock.event) == (date(2026, 1, 20), 2, "fee_paid")
     assert clock_problems(reg.history(n)) == []
+
+
+def test_lifting_a_stop_work_order_by_a_plain_move_needs_the_retractions_reasons(reg) -> None:
+    """§ 540-12D: "may retract the stop-work order issued under § 540-12A"; the office's policy asks
+    written reasons of a retraction. The model found ``transition(P, "active")`` from stop_work, the
+    same retraction in the history, recorded without them while ``retract`` refuses."""
+    from .conftest import add_active
+
+    n = add_active(reg)
+    reg.transition(n, "stop_work", on=date(2026, 11, 20), reasons="fence down")
+    with pytest.raises(IllegalTransitionError, match=r"is its retraction, which needs written reasons \(basis policy"):
+        reg.transition(n, "active", on=date(2026, 11, 21))
+    assert reg.get(n).status == "stop_work" and reasons_problems(reg.history(n), reg.written_reasons) == []
+    p = reg.transition(n, "active", on=date(2026, 11, 21), reasons="fence restored")
+    assert p.status == "active" and [e.kind for e in reg.history(n)][-1] == "retracted"
+    assert reg.state(n).orders == []
 
 
 # --- The model, on both back ends ---------------------------------------------------------------

@@ -23,6 +23,7 @@ from esc_gis.registry._core import (
 )
 from esc_gis.registry.backend import now_utc
 from esc_gis.registry.deadlines import decision_due
+from esc_gis.registry.domain.events import move_kind
 from esc_gis.registry.fees import (
     APPLICATION_FEE,
 )
@@ -87,6 +88,15 @@ class Moves(RegistryBase):
                 msg = (
                     f"Permit {permit_number}: an extension needs its days; record it with "
                     f"esc-gis permits extend REGISTRY {permit_number} DAYS."
+                )
+                raise IllegalTransitionError(msg)
+            needs = self.written_reasons
+            if move_kind(p.status, to) == "retracted" and "retraction" in needs and not (reasons or "").strip():
+                # Lifting a stop-work order by a plain move is its retraction (§ 540-12D "may retract
+                # the stop-work order"): it needs the reasons retract() needs, whichever route is taken.
+                msg = (
+                    f"Permit {permit_number}: lifting the stop-work order is its retraction, which needs written "
+                    f"reasons ({needs['retraction']}); give --reasons."
                 )
                 raise IllegalTransitionError(msg)
             self._check_order(p, day, to)
