@@ -128,6 +128,8 @@ demo: $(STAMP) $(ASSETS)
 			-o out/demo_permits_summary.$$ext --overwrite --layers $(DEMO_LAYERS) || exit 1; \
 	done
 	$(PERMITS) export-inspections $(REG) -o out/demo_permits_inspections.zip --overwrite --layers $(DEMO_LAYERS)
+	# Every table QGIS opens equals the fold of the permits' histories (exit 1 on any difference).
+	$(PERMITS) verify $(REG) --layers $(DEMO_LAYERS)
 	# Plan review: the complete example reviews cleanly; the flawed one shows its findings.
 	$(VENV)/bin/esc-gis review examples/plans/complete/plan.gpkg --layers $(DEMO_LAYERS) \
 		-o out/demo_review_complete.html --json out/demo_review_complete.json --overwrite

@@ -30,15 +30,33 @@ def test_every_cited_table_is_listed_with_section_basis_and_words() -> None:
         "lifecycle.written_reasons",
         "enforcement.grounds",
         "enforcement.actions",
+        "enforcement.without_permit",
         "appeals.bodies",
         "appeals.appellants",
         "appeals.outcomes",
         "appeals.appealed",
         "appeals.not_heard",
+        "appeals",
+        "appeals.variance",
+        "appeals.variance.findings",
         "amendments.triggers",
         "calendar",
+        "inspections.report_contents",
+        "inspections",
     }
-    assert len(rows) == 6 + 4 + 4 + 2 + 2 + 3 + 6 + 1 + 4 + 1
+    # enforcement.actions 5 (notified); enforcement.without_permit 2; appeals.outcomes 4 (modified);
+    # appeals: approval; appeals.variance: power; its 3 findings.
+    # inspections.report_contents 3; inspections 1.
+    assert len(rows) == 6 + 4 + 5 + 2 + 2 + 2 + 4 + 6 + 1 + 1 + 1 + 3 + 4 + 1 + 3 + 1
+    # § 540-8E(6): "Weekly inspection reports shall include all of the following: ... a description
+    # of the present phase of land disturbing construction activity at the construction site."
+    assert rows["inspections.report_contents", "phase"]["basis"] == "ordinance"
+    assert rows["inspections.report_contents", "location"]["basis"] == "interpretation"
+    # § 540-7B(5)(a) requires the practices installed first, not an inspection: the office's policy.
+    assert (rows["inspections", "pre_start"]["section"], rows["inspections", "pre_start"]["basis"]) == (
+        "§ 540-7B(5)(a)",
+        "policy",
+    )
     # § 540-12A(1): "Any land-disturbing construction activity is being undertaken without a permit ..."
     assert rows["enforcement.grounds", "A1"] == {
         "table": "enforcement.grounds",
@@ -50,6 +68,12 @@ def test_every_cited_table_is_listed_with_section_basis_and_words() -> None:
     assert rows["appeals.bodies", "zoning_board_of_appeals"]["section"] == "§ 540-13A"
     assert rows["appeals.appealed", "revocation"]["words"] == "revocation (a reversal undoes revoked)"
     assert rows["amendments.triggers", "B3"]["section"] == "§ 540-9B(3)"
+    # The three findings are § 540-13A(2)'s words, each on the ordinance.
+    assert rows["appeals.variance.findings", "public_interest"]["words"] == "not contrary to the public interest"
+    assert rows["appeals.variance.findings", "special_conditions"]["words"] == "owing to special conditions"
+    assert {r["basis"] for (t, _), r in rows.items() if t == "appeals.variance.findings"} == {"ordinance"}
+    assert rows["enforcement.without_permit", "revoked"]["basis"] == "interpretation"
+    assert rows["appeals", "approval"]["section"] == "§ 540-13A(1); § 540-8C(2)"
     assert rows["calendar", "calendar"]["basis"] == "interpretation"
     assert rows["calendar", "calendar"]["words"].endswith("; holidays: wisconsin_municipal")
 
@@ -91,3 +115,13 @@ def test_the_command_prints_them_and_its_json_has_them() -> None:
     assert data["citations"] == citation_rows(load_profile())
     ext = next(e for e in data["entries"] if e["entry"] == "deadlines.permit_extension")
     assert (ext["reading"], ext["basis"]) == ("per_extension", "interpretation")
+
+
+def test_bracketed_text_in_sections_and_messages_is_printed_not_taken_for_markup() -> None:
+    """ "§ 540-7B(3)(b)[1]" and "[soil_loss.r_annual]" are the profile's words; rich would drop them as tags."""
+    r = CliRunner().invoke(cli, ["rules"], env={"COLUMNS": "400"})
+    assert r.exit_code == 0, r.output
+    text = " ".join(r.output.split())
+    assert "[soil_loss.r_annual]" in text
+    assert "under [policy]" in text
+    assert "§ 540-9A(9); § 540-7B(3)(b)[1]" in text

@@ -374,3 +374,23 @@ def test_overwrite_replaces_an_output_and_its_sidecars_together(good, tmp_path, 
     assert read_layer(tmp_path / "screening.csv.skipped.csv")["site_id"].tolist() == ["A"]
     assert run(good, "--layers", layers_path, "-o", out, "-q", "--overwrite").exit_code == 0
     assert not (tmp_path / "screening.csv.skipped.csv").exists()  # this run skipped nothing
+
+
+def test_the_summary_gives_the_whole_disturbed_area_and_the_part_inside(tmp_path, layers_path):
+    """A site outside the Village is not 0 sq ft of disturbance: its area shows, with the part inside."""
+    path = tmp_path / "sites.gpkg"
+    sites(
+        [
+            {"site_id": "in", "geometry": box(100, 100, 200, 200)},  # 10,000 sq ft, all inside
+            {"site_id": "edge", "geometry": box(-100, 300, 100, 400)},  # 20,000, half inside
+            {"site_id": "out", "geometry": box(-500, 100, -400, 200)},  # 10,000, none inside
+        ]
+    ).to_file(path, engine="pyogrio")
+    r = CliRunner().invoke(
+        cli, ["screen", str(path), "--layers", str(layers_path), "-o", str(tmp_path / "o.gpkg")], env={"COLUMNS": "200"}
+    )
+    assert r.exit_code == 0, r.output
+    rows = {line.split()[0]: line for line in _lines(r.output) if line.split()[:1] in (["in"], ["edge"], ["out"])}
+    assert " 10,000 " in rows["in"] and "inside)" not in rows["in"]
+    assert "20,000 (10,000 inside)" in rows["edge"]
+    assert "10,000 (0 inside)" in rows["out"]

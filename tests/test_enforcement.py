@@ -165,7 +165,7 @@ def test_a_version_3_registry_migrates_and_takes_cases(target: str, layer_set, m
         assert init_registry(target, layers=layer_set) == [1, 2, 3]
     with pytest.raises(RegistryError, match=r"schema version 3.*permits init"):
         open_registry(target, layers=layer_set)
-    assert init_registry(target, layers=layer_set) == [4, 5, 6, 7, 8]
+    assert init_registry(target, layers=layer_set) == [4, 5, 6, 7, 8, 9]
     with open_registry(target, layers=layer_set) as r:
         assert r.enforce(ground="A4", on=date(2026, 11, 20), reasons="x", address="1 A St").state == "open"
 
@@ -274,11 +274,17 @@ def test_an_upheld_appeal_and_a_variance_leave_the_state_and_bad_input_writes_no
     with pytest.raises(ValidationError) as info:
         reg.decide_appeal(a.appeal_id, body="town_council", outcome="variance", on=date(2026, 11, 19))
     text = str(info.value)
-    for part in ("'town_council'", "give --conditions", "before the filing"):
+    for part in ("'town_council'", "findings not recorded", "before the filing"):
         assert part in text, part
     assert count(reg, "appeal_decisions") == 0
+    findings = ("public_interest", "special_conditions", "unnecessary_hardship")
     a = reg.decide_appeal(
-        a.appeal_id, body="village_board", outcome="variance", on=date(2026, 11, 25), conditions="fence 2 ft back"
+        a.appeal_id,
+        body="zoning_board_of_appeals",
+        outcome="variance",
+        on=date(2026, 11, 25),
+        conditions="fence 2 ft back",
+        findings=findings,
     )
     assert a.decision is not None and a.decision.conditions == "fence 2 ft back"
     assert reg.get(active).status == "active" and a.decision.effect == "permit state unchanged"
@@ -424,6 +430,7 @@ def test_a_version_6_registry_migrates_and_its_appeals_keep_the_earlier_reading(
         m.setattr(backend, "SCHEMA_VERSION", 6)
         m.setattr(Registry, "_append", lambda self, cur, e: e)  # that esc_gis wrote no history
         m.setattr(Registry, "_select_states", lambda self, cur, by_number: None)  # nor read one
+        m.setattr(Registry, "_select_reports", lambda self, cur, by_number: None)  # nor migration 9's columns
         assert init_registry(target, layers=layer_set) == [1, 2, 3, 4, 5, 6]
         with open_registry(target, layers=layer_set, calendar=CAL) as r:
             n = add_active(r, address="1 Old St", started=STARTED)

@@ -6,6 +6,7 @@ Every registry test here runs on a real GeoPackage file and on a real PostGIS se
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import sqlite3
@@ -28,6 +29,7 @@ from esc_gis.registry.calendar import OfficeCalendar
 from esc_gis.registry.deadlines import repair_due
 from esc_gis.registry.inspections import InspectionReport
 from esc_gis.registry.store import Registry
+from esc_gis.registry.summary import inspection_deadlines
 
 from .conftest import K, add_active
 from .public_outputs import assert_hidden, public_outputs, run_permits
@@ -58,6 +60,14 @@ def report(tmp_path: Path | None = None, **kw) -> InspectionReport:
 
 def centre(reg, number: str) -> shapely.Point:
     return reg.get(number).site.centroid
+
+
+def complete(reg, number: str, **kw) -> InspectionReport:
+    """A report holding everything § 540-8E(6) says weekly reports "shall include"."""
+    kw.setdefault("work_done", "re-staked the silt fence")
+    kw.setdefault("phase", "rough grading")
+    kw.setdefault("location", centre(reg, number))
+    return report(**kw)
 
 
 # --- Recording -----------------------------------------------------------------------
@@ -122,7 +132,7 @@ def test_weekly_inspection_counts_reports_and_update_inspected_days(reg, active)
         if i.code == "weekly_inspection"
     ]
     assert weekly and weekly[0].due == date(2026, 11, 16)  # started 11-09, none since
-    reg.inspect(active, report())
+    reg.inspect(active, complete(reg, active))
     weekly = [
         i
         for i in agenda([reg.get(active)], on=on, calendar=CAL, profile=W, within_days=0)
@@ -275,7 +285,7 @@ def test_a_version_2_registry_migrates_and_takes_inspections(target: str, layer_
             r.update(n, inspected_on=date(2026, 11, 11))
     with pytest.raises(RegistryError, match=r"schema version 2.*permits init"):
         open_registry(target, layers=layer_set)
-    assert init_registry(target, layers=layer_set) == [3, 4, 5, 6, 7, 8]
+    assert init_registry(target, layers=layer_set) == [3, 4, 5, 6, 7, 8, 9]
     with open_registry(target, layers=layer_set) as r:
         r.inspect(n, report(deficiencies=["fence down"]))
         p = r.get(n)
@@ -431,3 +441,237 @@ def test_the_archive_quotes_formula_text_and_its_checksums_still_verify(
 
 
 ARCHIVE_CSVS = ("inspections.csv", "deficiencies.csv", "photos.csv")
+
+
+# --- Who inspected, a complete report, the site checklist, pre-start (§ 540-8E, § 540-7B(5)(a)) ----
+
+
+def _codes(reg, number: str, on: date, **kw) -> dict[str, list]:
+    """The agenda's items for one permit on ``on`` (overdue, or due that day), by code."""
+    out: dict[str, list] = {}
+    for i in agenda(
+        [reg.get(number)], on=on, calendar=CAL, profile=kw.pop("profile", reg.profile), within_days=0, **kw
+    ):
+        out.setdefault(i.code, []).append(i)
+    return out
+
+
+def test_only_the_holders_inspection_meets_the_weekly_duty(reg, active) -> None:
+    # § 540-8E(6): permit holders shall "Conduct construction site inspections at least once per
+    # week"; § 540-8E(7): "Allow the administering authority to enter the site for the purpose of
+    # inspecting compliance": the office's inspection is its power, not the holder's duty.
+    on = date(2026, 11, 17)
+    reg.inspect(active, complete(reg, active, by="office"))
+    p = reg.get(active)
+    assert p.reports[0].by == "office" and [f.by for f in p.state.inspections] == ["office"]
+    assert [i.due for i in _codes(reg, active, on)["weekly_inspection"]] == [date(2026, 11, 16)]  # still overdue
+    # The office's summary counts the week as missed too.
+    week = inspection_deadlines(p, date(2026, 11, 9), date(2026, 11, 16), rain=[], profile=reg.profile)
+    assert week == [("weekly_inspection", date(2026, 11, 16), False)]
+    reg.inspect(active, complete(reg, active, inspected_at=AT + timedelta(minutes=30)))  # the holder's, by default
+    assert "weekly_inspection" not in _codes(reg, active, on)
+    assert [f.by for f in reg.get(active).state.inspections] == ["office", "holder"]
+
+
+def test_only_the_holders_inspection_meets_the_duty_after_rain(reg, active) -> None:
+    # § 540-8E(6): "within 24 hours after a precipitation event of 0.5 inch or greater".
+    rain = [(datetime(2026, 11, 16, 6, 0), 0.6)]  # ends 06:00 CST (12:00 UTC) on the 16th
+    reg.inspect(active, complete(reg, active, by="office"))  # 15:30 UTC: 3.5 hours after it ended
+    got = _codes(reg, active, date(2026, 11, 18), rain=rain)
+    assert [i.due for i in got["rain_inspection"]] == [datetime(2026, 11, 17, 12, 0, tzinfo=UTC)]
+    reg.inspect(active, complete(reg, active, inspected_at=AT + timedelta(minutes=5)))
+    assert "rain_inspection" not in _codes(reg, active, date(2026, 11, 18), rain=rain)
+
+
+def test_who_inspected_is_holder_or_office_and_the_checklist_is_the_offices(reg, active) -> None:
+    with pytest.raises(ValidationError) as exc:
+        reg.inspect(active, complete(reg, active, by="contractor"))
+    assert "give one of holder, office (--by)" in str(exc.value)
+    with pytest.raises(ValidationError) as exc:
+        reg.inspect(active, complete(reg, active, certificate_posted=True))  # by the holder
+    assert "the office's finding" in str(exc.value)
+    assert reg.get(active).reports == []
+
+
+@pytest.mark.parametrize("lacks", ["location", "work_done", "phase"])
+def test_a_report_without_an_item_the_law_lists_is_recorded_but_does_not_count(reg, active, lacks: str) -> None:
+    # § 540-8E(6): "Weekly inspection reports shall include all of the following: date, time and
+    # location of the construction site inspection; ... a description of any erosion and sediment
+    # control BMP implementation and maintenance performed; and a description of the present phase
+    # of land disturbing construction activity at the construction site."
+    words = {
+        "location": "the location of the construction site inspection",
+        "work_done": "a description of any erosion and sediment control BMP implementation and maintenance performed",
+        "phase": "a description of the present phase of land disturbing construction activity at the construction site",
+    }
+    r = reg.inspect(active, complete(reg, active, **{lacks: None}))
+    assert r.id in reg.get(active).state.inspection_ids  # recorded
+    got = _codes(reg, active, date(2026, 11, 17))
+    assert [i.due for i in got["weekly_inspection"]] == [date(2026, 11, 16)]  # not met
+    [item] = got["report_incomplete"]
+    assert f"inspection report #{r.id} of 2026-11-16 09:30 CST" in item.what
+    assert item.what.endswith(f"it lacks {words[lacks]}") and item.section == "§ 540-8E(6)"
+    # The location is a reading (where on the site); the phase and the BMP work are the text's.
+    assert item.basis == ("interpretation" if lacks == "location" else "ordinance")
+    # A complete report later: the weekly duty is met and the incomplete one is no longer listed.
+    reg.inspect(active, complete(reg, active, inspected_at=AT + timedelta(hours=1)))
+    got = _codes(reg, active, date(2026, 11, 17))
+    assert "weekly_inspection" not in got and "report_incomplete" not in got
+
+
+def test_a_complete_report_and_a_day_alone_are_not_listed_as_incomplete(reg, active) -> None:
+    reg.inspect(active, complete(reg, active))
+    reg.update(active, inspected_on=date(2026, 11, 20))  # the holder's report of that day, kept at the site
+    got = _codes(reg, active, date(2026, 11, 21))
+    assert "report_incomplete" not in got and "weekly_inspection" not in got
+    assert [(f.by, f.contents) for f in reg.get(active).state.inspections] == [
+        ("holder", ("location", "work_done", "phase")),
+        ("holder", None),
+    ]
+
+
+def test_repairs_of_damage_to_adjoining_surfaces_are_documented_in_the_report(reg, active) -> None:
+    # § 540-8E(5): "Repair any siltation or erosion damage to adjoining surfaces and drainageways
+    # resulting from land-disturbing construction activities and document repairs in weekly
+    # inspection reports."
+    r = reg.inspect(active, complete(reg, active, adjoining_repairs="swept sediment off Main St"))
+    p = reg.get(active)
+    assert (
+        p.reports[0].adjoining_repairs == "swept sediment off Main St"
+        and r.adjoining_repairs == p.reports[0].adjoining_repairs
+    )
+    assert p.state.inspections[0].adjoining_repairs is True
+
+
+def test_the_office_checklist_no_is_listed_until_a_later_yes(reg, active) -> None:
+    # § 540-8E(7): "Keep a copy of the erosion and sediment control plan, stormwater management plan,
+    # amendments, weekly inspection reports, and permit at the construction site until permit
+    # coverage is terminated." § 540-8E(8): "The permit applicant shall post the "Certificate of
+    # Permit Coverage" in a conspicuous location at the construction site."
+    on = date(2026, 11, 20)
+    reg.inspect(active, complete(reg, active, by="office"))  # nothing checked: nothing listed
+    got = _codes(reg, active, on)
+    assert "site_documents_missing" not in got and "certificate_not_posted" not in got
+    r = reg.inspect(
+        active,
+        complete(reg, active, by="office", inspected_at=AT + timedelta(hours=1), on_site_documents=False,
+                 certificate_posted=False),
+    )  # fmt: skip
+    got = _codes(reg, active, on)
+    [docs], [cert] = got["site_documents_missing"], got["certificate_not_posted"]
+    assert (docs.section, docs.basis, cert.section, cert.basis) == (
+        "§ 540-8E(7)",
+        "ordinance",
+        "§ 540-8E(8)",
+        "ordinance",
+    )
+    assert f"inspection #{r.id}" in docs.what and "Certificate of Permit Coverage" in cert.what and docs.overdue
+    assert reg.get(active).reports[-1].on_site_documents is False
+    # The documents found at a later office inspection: that item closes, the other stands.
+    reg.inspect(
+        active, complete(reg, active, by="office", inspected_at=AT + timedelta(hours=2), on_site_documents=True)
+    )
+    got = _codes(reg, active, on)
+    assert "site_documents_missing" not in got and len(got["certificate_not_posted"]) == 1
+    reg.inspect(
+        active, complete(reg, active, by="office", inspected_at=AT + timedelta(hours=3), certificate_posted=True)
+    )
+    assert "certificate_not_posted" not in _codes(reg, active, on)
+
+
+def _approved(reg) -> str:
+    from esc_gis.registry import Application
+
+    from .conftest import CRS, square_sqft
+
+    return reg.add(
+        Application("7 Soon St", date(2026, 11, 2), square_sqft(400, 100, 5000.0), CRS, status="approved",
+                    issued_on=date(2026, 11, 3)),
+        who="clerk",
+    )  # fmt: skip
+
+
+def test_a_pre_start_inspection_is_recorded_but_not_required(reg) -> None:
+    # § 540-7B(5)(a): "the erosion and sediment control practices shall be constructed or installed
+    # before land-disturbing construction activities begin". The text requires the practices, not
+    # an inspection: one is recorded when made, and listed as due only under the office's policy.
+    n = _approved(reg)
+    with pytest.raises(ValidationError, match="before work starts"):
+        reg.inspect(n, report())  # a regular inspection needs work started
+    on = date(2026, 11, 20)
+    assert "pre_start_inspection" not in _codes(reg, n, on)  # the default: not listed
+    listing = dataclasses.replace(
+        reg.profile,
+        tables={
+            **reg.profile.tables,
+            "inspections": {**reg.profile.tables["inspections"], "pre_start": {"listed": True}},
+        },
+    )
+    [item] = _codes(reg, n, on, profile=listing)["pre_start_inspection"]
+    assert (item.due, item.section, item.basis) == (date(2026, 11, 3), "§ 540-7B(5)(a)", "policy")
+    r = reg.inspect(n, report(by="office", pre_start=True, on_site_documents=True, certificate_posted=True))
+    assert r.pre_start and reg.get(n).state.inspections[0].pre_start
+    assert "pre_start_inspection" not in _codes(reg, n, on, profile=listing)
+    # Work starts the next day: the pre-start inspection meets no weekly duty.
+    reg.transition(n, "active", on=datetime(2026, 11, 17, 8, 0, tzinfo=UTC), who="clerk")
+    assert [i.due for i in _codes(reg, n, date(2026, 11, 24))["weekly_inspection"]] == [date(2026, 11, 24)]
+    with pytest.raises(ValidationError, match="not before the work started"):
+        reg.inspect(n, report(pre_start=True, inspected_at=datetime(2026, 11, 17, 9, 0, tzinfo=UTC)))
+
+
+def test_a_schema_7_registrys_inspections_are_read_as_the_holders(tmp_path: Path) -> None:
+    """Who inspected was never recorded before migration 9: the documented default is the holder."""
+    import shutil
+
+    from esc_gis.registry.domain.fold import UNRECORDED_BY
+
+    from .test_history import DEMO_LAYERS, FIXTURE
+
+    path = tmp_path / "registry.gpkg"
+    shutil.copy(FIXTURE / "registry_v7.gpkg", path)
+    assert init_registry(path, layers=DEMO_LAYERS) == [8, 9]
+    with open_registry(path, layers=DEMO_LAYERS) as r:
+        reports = [(p, x) for p in r.permits() for x in p.reports]
+        assert reports and all(x.by is None for _, x in reports)  # the column says nothing
+        facts = [f for p, _ in reports for f in p.state.inspections]
+        assert facts and {f.by for f in facts} == {UNRECORDED_BY} == {"holder"}
+        assert r.verify() == []
+
+
+def test_cli_records_who_inspected_and_the_checklist(reg, active, target: str, layers_path) -> None:
+    # § 540-8E(6) (the holder's weekly report, which "shall include all of the following") and
+    # § 540-8E(8) ("post the "Certificate of Permit Coverage"") through `permits inspect`.
+    lay = ["--layers", str(layers_path)]
+    x, y = centre(reg, active).coords[0]
+    r = _run(
+        "inspect", target, active, "--at", "2026-11-16T15:30Z", "--inspector", "Otto Office",
+        "--assessment", "controls in place", "--work-done", "none", "--phase", "grading",
+        "--point", str(x), str(y), "--by", "office", "--certificate-posted", "no", *lay,
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert "Otto Office, office)" in r.output
+    r = _run(
+        "inspect", target, active, "--at", "2026-11-17T15:30Z", "--inspector", "Hal Holder",
+        "--assessment", "fence sagging", "--adjoining-repairs", "swept the street", *lay,
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    show = _run("show", target, active, *lay).output
+    assert "certificate posted: no" in show and "adjoining repairs: swept the street" in show
+    assert "by office: the office's own inspection" in show
+    assert "by holder, INCOMPLETE: lacks the location of the construction site inspection;" in show
+    due = json.loads(_run("due", target, "--on", "2026-11-18", "--within", "0", "--json", *lay).output)
+    assert {"certificate_not_posted", "report_incomplete", "weekly_inspection"} <= {i["code"] for i in due}
+    bad = _run("inspect", target, active, "--at", "2026-11-17T16:00Z", "--inspector", "H", "--assessment", "a",
+               "--by", "nobody", *lay)  # fmt: skip
+    assert bad.exit_code != 0 and "nobody" in bad.output
+
+
+def test_verify_reports_a_report_whose_columns_differ_from_its_event(reg, active) -> None:
+    from esc_gis.registry.verify import _reports
+
+    reg.inspect(active, complete(reg, active, by="office", certificate_posted=False))
+    p = reg.get(active)
+    assert _reports(active, p, p.state) == []
+    p.reports[0] = dataclasses.replace(p.reports[0], by="holder", certificate_posted=True)
+    [d] = _reports(active, p, p.state)
+    assert d.what == f"inspection report #{p.reports[0].id}" and d.history[0] == "office"

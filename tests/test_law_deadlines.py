@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -36,6 +37,7 @@ from esc_gis.registry.deadlines import (
 
 D = date
 W = load_profile()
+CT = ZoneInfo("America/Chicago")  # the Village's clock (the profile's timezone)
 X = load_profile(Path(__file__).parent / "profiles" / "example.toml")
 BOTH = pytest.mark.parametrize("prof", [W, X], ids=["winneconne", "example"])
 CAL = OfficeCalendar()  # the default holidays: Thanksgiving 2026 is Nov 26, the day after Nov 27
@@ -254,7 +256,7 @@ def test_hourly_readings_join_while_the_dry_time_is_under_the_gap(dry_hours: int
     got = rain_events([(t0, 0.3), *dry, (wet_again, 0.3)], W)
     assert len(got) == events
     if events == 1:
-        assert got == [RainEvent(t0, wet_again, 0.6)]
+        assert got == [RainEvent(t0.replace(tzinfo=CT), wet_again.replace(tzinfo=CT), 0.6)]
 
 
 def test_half_hourly_readings_are_measured_in_their_own_step() -> None:
@@ -289,7 +291,7 @@ def test_daily_and_timed_readings_are_grouped_separately() -> None:
     got = rain_events([(datetime(2026, 5, 1, 3), 0.2), (D(2026, 5, 1), 0.4)], W)
     assert got == [
         RainEvent(D(2026, 5, 1), D(2026, 5, 1), 0.4),
-        RainEvent(datetime(2026, 5, 1, 3), datetime(2026, 5, 1, 3), 0.2),
+        RainEvent(datetime(2026, 5, 1, 3, tzinfo=CT), datetime(2026, 5, 1, 3, tzinfo=CT), 0.2),
     ]
 
 
@@ -353,16 +355,76 @@ def test_rain_inspection_on_its_day(rain: list, inspections: list, today: date, 
     "end_hour, inspections, today, due",
     [
         # The event ends at 02:00 on May 4: due 02:00 May 5.
-        (2, [], D(2026, 5, 4), [datetime(2026, 5, 5, 2)]),  # ended today: due tomorrow, shown today
-        (2, [D(2026, 5, 5)], D(2026, 5, 6), []),  # inspected the next day: done
-        (2, [D(2026, 5, 4)], D(2026, 5, 6), [datetime(2026, 5, 5, 2)]),  # the same day: may have been before the end
-        (2, [D(2026, 5, 6)], D(2026, 5, 6), [datetime(2026, 5, 5, 2)]),  # too late
+        # Station times are the Village's clock (America/Chicago): due 02:00 CDT, 07:00 UTC.
+        (2, [], D(2026, 5, 4), [datetime(2026, 5, 5, 2, tzinfo=CT)]),  # ended today: due tomorrow, shown today
+        (2, [D(2026, 5, 5)], D(2026, 5, 6), []),  # inspected the next day (a day alone): done
+        # A day alone on the end's day may have been before the end: the safe side.
+        (2, [D(2026, 5, 4)], D(2026, 5, 6), [datetime(2026, 5, 5, 2, tzinfo=CT)]),
+        (2, [D(2026, 5, 6)], D(2026, 5, 6), [datetime(2026, 5, 5, 2, tzinfo=CT)]),  # too late
     ],
 )
 def test_timed_rain_inspection_on_its_day(end_hour: int, inspections: list, today: date, due: list) -> None:
     rain = [(datetime(2026, 5, 3, 22), 0.3), (datetime(2026, 5, 4, end_hour), 0.3)]
     got = [d for code, d in _due(inspections, rain, today) if code == "rain_inspection"]
     assert got == due
+
+
+# § 540-8E(6): "Conduct construction site inspections ... within 24 hours after a precipitation
+# event of 0.5 inch or greater." Judged by the hour where the rain and the inspection have times.
+_ENDS = datetime(2026, 5, 4, 2, 0, tzinfo=CT)  # the last wet reading: 02:00 CDT, 07:00 UTC
+
+
+@pytest.mark.parametrize(
+    "after, met",
+    [
+        (timedelta(hours=-1), False),  # during the event: not after it
+        (timedelta(0), True),  # at its end
+        (timedelta(hours=18), True),  # 20:00 the same day: within 24 hours (by the day it was refused)
+        (timedelta(hours=24), True),  # exactly 24 hours after
+        (timedelta(hours=24, minutes=1), False),  # a minute late
+        (timedelta(hours=45), False),  # 23:00 the next day (by the day it was accepted)
+    ],
+)
+def test_an_hourly_events_inspection_is_judged_to_the_minute(after: timedelta, met: bool) -> None:
+    rain = [(datetime(2026, 5, 3, 22), 0.3), (datetime(2026, 5, 4, 2), 0.3)]  # the station's clock: the Village's
+    at = (_ENDS + after).astimezone(timezone.utc)  # as the registry stores it
+    got = [d for code, d in _due([at], rain, D(2026, 5, 7)) if code == "rain_inspection"]
+    assert got == ([] if met else [_ENDS + timedelta(hours=24)])
+
+
+def test_24_hours_after_rain_are_24_hours_across_the_change_of_the_clocks() -> None:
+    # The event ends 01:30 CDT on 2026-11-01, the night the clocks fall back: 24 hours later is
+    # 00:30 CST on 11-02 (06:30 UTC), not 01:30 CST.
+    rain = [(datetime(2026, 11, 1, 1, 30), 0.6)]
+    got = [d for code, d in _due([], rain, D(2026, 11, 3)) if code == "rain_inspection"]
+    assert got == [datetime(2026, 11, 2, 6, 30, tzinfo=timezone.utc)]
+    late = datetime(2026, 11, 2, 7, 0, tzinfo=timezone.utc)  # 01:00 CST: 24.5 hours after
+    assert [c for c, _ in _due([late], rain, D(2026, 11, 3)) if c == "rain_inspection"] == ["rain_inspection"]
+
+
+def test_daily_drizzle_does_not_stretch_a_storm_into_a_ten_day_event() -> None:
+    # A 1-inch storm on May 3, then nine days of drizzle (0.05 in, under the profile's wet day of
+    # 0.1 in): the event is the storm's day, and its inspection is due by the end of May 4.
+    rain = [(D(2026, 5, 3), 1.0), *((D(2026, 5, 3) + timedelta(days=k), 0.05) for k in range(1, 10))]
+    assert rain_events(rain, W) == [RainEvent(D(2026, 5, 3), D(2026, 5, 3), 1.0)]
+    assert [d for c, d in _due([], rain, D(2026, 5, 13)) if c == "rain_inspection"] == [D(2026, 5, 4)]
+    # A trace (NOAA's T) ends an event too.
+    assert rain_events([(D(2026, 5, 3), 0.3), (D(2026, 5, 4), 1e-9), (D(2026, 5, 5), 0.3)], W) == [
+        RainEvent(D(2026, 5, 3), D(2026, 5, 3), 0.3),
+        RainEvent(D(2026, 5, 5), D(2026, 5, 5), 0.3),
+    ]
+
+
+@pytest.mark.parametrize(
+    "second_day, events",
+    [
+        (0.1, [RainEvent(D(2026, 5, 3), D(2026, 5, 4), 0.55)]),  # exactly the wet day: joins, and 0.55 in triggers
+        (0.09, [RainEvent(D(2026, 5, 3), D(2026, 5, 3), 0.45)]),  # under it: ends the event, adds nothing
+    ],
+)
+def test_a_day_joins_an_event_at_the_profiles_wet_day(second_day: float, events: list) -> None:
+    assert rain_events([(D(2026, 5, 3), 0.45), (D(2026, 5, 4), second_day)], W) == events
+    assert W.entry("policy.rain_wet_day").extra["basis"] == "interpretation"
 
 
 def test_the_rain_trigger_is_each_profiles() -> None:

@@ -55,7 +55,7 @@ TABLES = {
     "winneconne": {
         "disapproved": ("§ 540-8C(3)", "ordinance"),
         "suspended": ("§ 540-8E", "ordinance"),
-        "revoked": ("§ 540-8E; § 540-12B", "ordinance"),
+        "revoked": ("§ 540-8E", "ordinance"),
         "stop_work": ("the office's rule; § 540-12A requires none", "policy"),
         "retraction": ("the office's rule; § 540-12D requires none", "policy"),
         "reinstatement": ("the office's rule; the ordinance is silent on reinstatement", "policy"),

@@ -222,13 +222,20 @@ def test_the_complete_plan_in_the_villages_words() -> None:
         ),
         (None, None, "review_parties_none", "no landowner or responsible party is named"),
         ({}, [], "review_parties_none", "no landowner or responsible party is named"),
-        (OWNER, None, "review_parties_incomplete", "no responsible party"),
+        # § 540-5 RESPONSIBLE PARTY: "Any entity holding fee title to the property": the landowner alone is one.
+        (
+            OWNER,
+            None,
+            "review_parties_landowner_only",
+            'the landowner, with name, address and phone, is the responsible party (§ 540-5: "any entity holding fee '
+            'title to the property"); no other is named',
+        ),
         (None, [DIGGER], "review_parties_incomplete", "no landowner"),
         (
             {"name": "Ann Owner"},
             None,
             "review_parties_incomplete",
-            "no responsible party; Ann Owner has no address, phone",
+            "Ann Owner has no address, phone",
         ),
         (
             {"name": "Ann Owner", "address": "  ", "phone": None},
@@ -245,7 +252,7 @@ def test_the_complete_plan_in_the_villages_words() -> None:
         "two parties",
         "nobody",
         "empty tables",
-        "no party",
+        "the landowner alone",
         "no owner",
         "owner incomplete, no party",
         "both incomplete",
@@ -259,7 +266,8 @@ def test_item_1_names_every_missing_party_and_field(
     prof: Profile, owner: dict | None, parties: list | None, finding: str, detail: str
 ) -> None:
     c = _one(_items(prof, _facts(landowner=owner, responsible_parties=parties)), "plan_item_1")
-    status = "pass" if finding == "review_parties_given" else "fail"
+    detail = detail.replace("§ 540-", prof.template("review_parties_given").section.split("-")[0] + "-")
+    status = "pass" if finding in ("review_parties_given", "review_parties_landowner_only") else "fail"
     assert (c.code, c.status, c.finding, c.detail, c.basis, c.policy) == (
         "plan_item_1",
         status,

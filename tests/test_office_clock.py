@@ -95,7 +95,13 @@ def test_an_evening_inspection_is_recorded_on_its_village_day(reg) -> None:
     reg.inspect(
         number,
         InspectionReport(
-            datetime(2026, 11, 27, 21, 0), "Pat Inspector", "controls in place", deficiencies=["fence down"]
+            datetime(2026, 11, 27, 21, 0),
+            "Pat Inspector",
+            "controls in place",
+            work_done="none",
+            phase="grading",
+            deficiencies=["fence down"],
+            location=reg.get(number).site.centroid,
         ),
     )
     p = reg.get(number)

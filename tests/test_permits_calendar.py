@@ -136,13 +136,14 @@ def test_feed_equals_permits_due(registry: str, layers_path: Path, rain: Path, t
     assert {"start_notice", "rain_inspection", "weekly_inspection", "decision_due", "permit_expires"} <= codes
     assert {"temporary_stabilization_unknown_resume"} <= codes
     by_code = {(str(e["SUMMARY"]).split(":")[0], str(e["CATEGORIES"].cats[0])): e for e in events}
-    # The notice of start is a time (stored in UTC); the hourly rain's inspection a floating station time.
+    # The notice of start is a time (stored in UTC); so is the hourly rain's inspection.
     # Work began at 08:00 as typed in the import, on the Village's clock (CDT, UTC-5), whatever
     # this machine's zone: the notice is due 48 hours later, 13:00 UTC.
     notice = by_code[("ESC-2026-0001", "start_notice")]["DTSTART"].dt
     assert notice == datetime(2026, 9, 23, 13, 0, tzinfo=timezone.utc)
     rain_due = by_code[("ESC-2026-0001", "rain_inspection")]
-    assert rain_due["DTSTART"].dt == datetime(2026, 11, 29, 11, 0) and "DTEND" not in rain_due
+    # The station's 11:00 is the Village's clock (CST, UTC-6): due 24 hours on, 17:00 UTC.
+    assert rain_due["DTSTART"].dt == datetime(2026, 11, 29, 17, 0, tzinfo=timezone.utc) and "DTEND" not in rain_due
     # A day is an all-day event: VALUE=DATE, ending the next day.
     decision = by_code[("ESC-2026-0002", "decision_due")]
     assert type(decision["DTSTART"].dt) is date and decision["DTSTART"].params["VALUE"] == "DATE"
@@ -257,7 +258,13 @@ def test_the_feed_carries_every_kind_of_deadline(target: str, layer_set, layers_
         reg.inspect(
             n,
             InspectionReport(
-                datetime(2026, 11, 29, 15, 0, tzinfo=utc), "Pat", "fence down", deficiencies=("silt fence down",)
+                datetime(2026, 11, 29, 15, 0, tzinfo=utc),
+                "Pat",
+                "fence down",
+                work_done="none",
+                phase="grading",
+                deficiencies=("silt fence down",),
+                location=reg.get(n).site.centroid,
             ),
         )
         for _ in range(2):  # two letters of credit, one day: one event each

@@ -289,6 +289,10 @@ def test_agenda_rain_inspections_stabilization_and_deemed_approval(tmp_path: Pat
         Event(datetime(2026, 11, 20, tzinfo=timezone.utc), "i", "inspection", on_date=date(2026, 11, 20)),
     ]
     working = _permit(events=inspected, work_stopped_on=date(2026, 11, 14))
+    # The rules read the history's fold: the holder's inspections of those days (days alone).
+    working.state = fold(
+        [HistoryEvent("P1", "inspected", e.at, e.who, on=e.on_date, data={"by": "holder"}) for e in inspected]
+    )
     waiting = _permit(
         permit_number="P2",
         status="under_review",
@@ -314,13 +318,14 @@ def test_agenda_rain_inspections_stabilization_and_deemed_approval(tmp_path: Pat
         within_days=0,
     )
     got = {(i.permit_number, i.code, str(i.due), i.overdue) for i in items}
-    # 0.49 in is under the trigger; 0.50 on the 12th was inspected on the 13th; the trace on the 20th and
-    # 1.2 in on the 21st are one event ending the 21st: the inspection on the 20th came before it ended.
+    # 0.49 in is under the trigger; 0.50 on the 12th was inspected on the 13th; the trace on the 20th is
+    # under the profile's wet day (0.1 in), so 1.2 in on the 21st is an event of its own, ending the 21st:
+    # the inspection on the 20th came before it.
     assert ("P1", "rain_inspection", "2026-11-22", True) in got
     assert [i.what for i in items if i.code == "rain_inspection"] == [
-        "inspection after 1.20 in of rain from 2026-11-20 to 2026-11-21, due within 24 hours after the event of "
-        "0.5 inch or more ended (reading: an event is a run of consecutive wet days, or in hourly data rain "
-        "separated by less than 6 hours without rain)"
+        "inspection after 1.20 in of rain from 2026-11-21 to 2026-11-21, due within 24 hours after the event of "
+        "0.5 inch or more ended (reading: an event is a run of consecutive days of 0.1 inch or more, or in timed "
+        "data rain separated by less than 6 hours without rain, on the Village's clock)"
     ]
     assert ("P1", "weekly_inspection", "2026-11-27", True) in got
     # Work stopped the 14th with no resumption expected on record: stabilisation was due that day, not the 28th.

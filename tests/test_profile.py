@@ -93,3 +93,18 @@ def test_a_reading_the_profile_does_not_name_is_the_first():
     assert p.reading("deadlines.inspection_interval") == "rolling_7_days"
     assert p.names()["permit_extension_reading"] == "per extension"
     assert p.names()["business_days"] == "weekdays other than the office's holidays"
+
+
+def test_a_doubled_brace_in_a_message_is_refused_and_the_shipped_profiles_have_none():
+    """A doubled brace printed "{outside_sqft:,.1f} sq ft" to every screen user instead of the number."""
+    from esc_gis.findings import FindingTemplate, check_template
+
+    bad = FindingTemplate("disturbed_outside_site", "toolkit policy", "policy", "{{outside_sqft:,.1f}} sq ft outside")
+    assert any("doubled brace" in p for p in check_template(bad, ()))
+    good = FindingTemplate("disturbed_outside_site", "toolkit policy", "policy", "{outside_sqft:,.1f} sq ft outside")
+    assert check_template(good, ()) == []
+    assert good.render({"outside_sqft": 1234.56}).message == "1,234.6 sq ft outside"
+    for path in (None, Path(__file__).parent / "profiles" / "example.toml"):
+        p = load_profile(path)
+        msg = p.finding("disturbed_outside_site", outside_sqft=1234.56).message
+        assert msg.startswith("1,234.6 sq ft") and "{" not in msg

@@ -255,7 +255,7 @@ def test_soil_loss_matches_the_cli(qgis, tmp_path):
     pd.testing.assert_frame_equal(q.drop(columns="geometry"), c.drop(columns="geometry"))
     assert q.geometry.normalize().geom_equals_exact(c.geometry.normalize(), tolerance=1e-6).all()
     for table in ("phases", "windows"):
-        qt, ct = pd.read_csv(tmp_path / f"q.{table}.csv"), pd.read_csv(tmp_path / f"c.{table}.csv")
+        qt, ct = pd.read_csv(tmp_path / f"q.gpkg.{table}.csv"), pd.read_csv(tmp_path / f"c.gpkg.{table}.csv")
         assert len(qt) > 0, table
         pd.testing.assert_frame_equal(qt, ct)
 

@@ -50,7 +50,7 @@ def app(x: float = 100, y: float = 100, area_sqft: float = 5000.0, **kw) -> Appl
 
 
 def test_init_is_idempotent_and_versioned(target: str, layer_set) -> None:
-    assert init_registry(target, layers=layer_set) == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert init_registry(target, layers=layer_set) == [1, 2, 3, 4, 5, 6, 7, 8, 9]
     assert init_registry(target, layers=layer_set) == []
 
 
@@ -65,7 +65,7 @@ def test_a_version_1_registry_is_migrated_to_the_pause_and_plan_columns(target: 
         assert init_registry(target, layers=layer_set) == [1]
     with pytest.raises(RegistryError, match=r"schema version 1.*permits init"):
         open_registry(target, layers=layer_set)
-    assert init_registry(target, layers=layer_set) == [2, 3, 4, 5, 6, 7, 8]
+    assert init_registry(target, layers=layer_set) == [2, 3, 4, 5, 6, 7, 8, 9]
     with open_registry(target, layers=layer_set) as r:
         n = r.add(
             app(
@@ -209,7 +209,7 @@ def test_illegal_transition_lists_the_allowed_ones(reg) -> None:
         reg.transition(n, "active")
     _paid(reg, n)
     reg.transition(n, "under_review", on=date(2026, 11, 3))
-    with pytest.raises(IllegalTransitionError, match=r"written reasons \(§ 540-8C\(3\)\)"):
+    with pytest.raises(IllegalTransitionError, match=r"written reasons \(basis ordinance: § 540-8C\(3\)\)"):
         reg.transition(n, "disapproved", on=date(2026, 11, 10))
     p = reg.transition(n, "disapproved", on=date(2026, 11, 10), reasons="No perimeter control on the east edge.")
     assert p.events[-1].detail == "No perimeter control on the east edge."
@@ -227,6 +227,21 @@ def test_deemed_approval_only_after_the_20_business_days(reg) -> None:
     assert (p.decided_on, p.issued_on) == (date(2026, 11, 30), date(2026, 11, 30))
     assert p.expires_on == date(2027, 5, 29)  # 180 days from 2026-11-30
     assert (p.events[-1].on_date, p.events[-1].detail) == (date(2026, 11, 30), "recorded on 2026-12-10")
+
+
+@pytest.mark.parametrize("move", ["disapproved", "incomplete"])
+def test_after_the_period_ran_out_no_late_disapproval_or_request_takes_the_deemed_approval_back(reg, move) -> None:
+    """§ 540-8C(5): "Failure by the administering authority to inform the permit applicant of a decision
+    within 20 business days of a required submittal shall be deemed to mean approval of the submittal"."""
+    n = reg.add(app())  # received and paid Monday 2026-11-02: the decision is due 2026-11-30
+    _paid(reg, n)
+    reg.transition(n, "under_review", on=date(2026, 11, 3))
+    with pytest.raises(IllegalTransitionError, match=r"ran out on 2026-11-30 .*deemed_approved.*§ 540-8C\(5\)"):
+        reg.transition(n, move, on=date(2026, 12, 1), reasons="Too late")
+    assert reg.get(n).status == "under_review"
+    # On the last day of the period the office may still decide or ask.
+    p = reg.transition(n, move, on=date(2026, 11, 30), reasons="In time")
+    assert p.status == move
 
 
 def test_information_requested_restarts_the_decision_clock(reg) -> None:
@@ -480,10 +495,12 @@ def test_retraction_goes_back_to_the_state_before_through_the_history(reg) -> No
     n = _active(reg)
     reg.extend(n, 30, on=date(2026, 12, 1))
     reg.transition(n, "stop_work", on=date(2026, 12, 2), reasons="Silt fence down along the lake.")
-    with pytest.raises(IllegalTransitionError, match=r"written reasons \(§ 540-12B|written reasons \(§ 540-8E"):
+    with pytest.raises(IllegalTransitionError, match=r"written reasons \(basis ordinance: § 540-8E\)"):
         reg.transition(n, "revoked", on=date(2026, 12, 9))
     reg.transition(n, "revoked", on=date(2026, 12, 9), reasons="Stop-work order ignored.")
-    with pytest.raises(IllegalTransitionError, match=r"written reasons \(§ 540-12D\)"):
+    with pytest.raises(
+        IllegalTransitionError, match=r"written reasons \(basis policy: the office's rule; § 540-12D requires none\)"
+    ):
         reg.retract(n, reasons=" ", on=date(2026, 12, 10))
     p = reg.retract(n, reasons="Village Board: fence repaired, revocation retracted.", on=date(2026, 12, 10))
     assert p.status == "stop_work"
@@ -500,7 +517,7 @@ def test_retraction_goes_back_to_the_state_before_through_the_history(reg) -> No
 
 def test_suspension_and_reinstatement_with_written_notification(reg) -> None:
     n = _active(reg)
-    with pytest.raises(IllegalTransitionError, match=r"written reasons \(§ 540-8E\)"):
+    with pytest.raises(IllegalTransitionError, match=r"written reasons \(basis ordinance: § 540-8E\)"):
         reg.transition(n, "suspended", on=date(2026, 11, 20))
     p = reg.transition(n, "suspended", on=date(2026, 11, 20), reasons="Notice of 2026-11-18: no inspection reports.")
     assert p.status == "suspended" and p.previous_status == "active"

@@ -838,6 +838,27 @@ def test_a_lot_in_a_five_acre_subdivision_gets_the_sediment_standard(tmp_path: P
     assert next(c for c in alone.checks if c.code == "plan_item_9").finding == "review_rusle2_given"
 
 
+def test_a_claim_in_a_common_plan_is_tested_against_the_thresholds_on_the_plans_total(
+    tmp_path: Path, review_layers: Path
+) -> None:
+    """The claim errs by its difference from the drawing; in a plan the thresholds are the plan's, § 540-5
+    CONSTRUCTION SITE: "including areas that are part of a larger common plan of development"."""
+
+    def area_check(claim: float, plan_sqft: float, name: str) -> tuple[str, str]:
+        site = {"plan_id": "Meadow Ridge", "plan_disturbed_sqft": plan_sqft, "disturbed_area_sqft": claim}
+        r = review_plan(package(tmp_path / name, facts=_facts(site=site)), layers=review_layers)
+        c = next(c for c in r.checks if c.code == "area_disturbed")
+        return c.status, c.finding
+
+    # The lot is drawn at 10,000 sq ft. A claim of 3,900 is under the permit threshold for the lot
+    # alone, but in a five-acre plan a permit is required either way: a look, not a flip.
+    assert area_check(3_900, FIVE_ACRES, "five") == ("look", "review_disturbed_area_differs")
+    # In a 45,000 sq ft plan, 2,000 sq ft claimed short puts the plan under one acre (43,000): a flip.
+    assert area_check(8_000, 45_000.0, "under") == ("fail", "review_disturbed_area_flips_sediment")
+    # The same claim in a 50,000 sq ft plan leaves it over the acre (48,000): a look.
+    assert area_check(8_000, 50_000.0, "over") == ("look", "review_disturbed_area_differs")
+
+
 def test_a_lot_in_a_plan_without_a_load_gets_no_less_stringent_look(tmp_path: Path, review_layers: Path) -> None:
     facts = _facts(
         site={"plan_id": "Meadow Ridge", "plan_disturbed_sqft": FIVE_ACRES},

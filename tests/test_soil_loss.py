@@ -734,3 +734,32 @@ def test_cli_names_sites_by_site_id_and_takes_the_registrys_plan(tmp_path, layer
     got = pd.read_csv(tmp_path / "out.csv")
     assert got["plan_disturbed_sqft"].iloc[0] == pytest.approx(30_000.0, abs=0.01)
     assert bool(got["sediment_standard"].iloc[0])
+
+
+@pytest.mark.parametrize(
+    ("rows", "with_id", "applies"),
+    [(8, False, True), (7, False, False), (8, True, True)],
+    ids=["24,000 drawn past the line", "21,000", "matched by id"],
+)
+def test_cli_the_acre_test_counts_disturbance_drawn_past_the_site_line(tmp_path, rows, with_id, applies):
+    """§ 23-7B(3)(b) (the example's § 540-7B(3)(b)): "For sites with one acre [here 0.5 acre, 21,780 sq ft] or more
+    of land-disturbing construction activity". Limits drawn past the site polygon are still the site's
+    disturbance, as screening counts them; the soil loss is computed where site and limits meet."""
+    from click.testing import CliRunner
+
+    from esc_gis.cli.main import cli
+    from esc_gis.io import read_layer, write_layer
+
+    args = _cli_inputs(tmp_path, GOOD)  # the site: 100 x 100 ft (10,000 sq ft)
+    limits = [cell_box(0, 0, 30, rows)]  # 300 ft wide, crossing the site's top rows
+    if with_id:  # a second, separate polygon named for the site counts too
+        limits = [cell_box(0, 0, 30, 7), cell_box(20, 20, 30, 21)]  # 21,000 + 1,000
+    frame = gpd.GeoDataFrame({"site": ["S1"] * len(limits)} if with_id else {}, geometry=limits, crs=CRS)
+    write_layer(frame, tmp_path / "dist.gpkg", layer="d")
+    result = CliRunner().invoke(cli, [*args, "--disturbed", str(tmp_path / "dist.gpkg")])
+    assert result.exit_code == 0, result.output
+    row = read_layer(tmp_path / "out.csv").iloc[0]
+    whole = (3_000 * rows if not with_id else 22_000) * (1200 / 3937 / 0.3048) ** 2
+    assert float(row["plan_disturbed_sqft"]) == pytest.approx(whole)
+    assert float(row["disturbed_sqft"]) < 10_001  # the soil loss itself: the site's part only
+    assert str(row["sediment_standard"]).lower() in (("true", "1") if applies else ("false", "0"))

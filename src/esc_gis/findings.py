@@ -101,11 +101,16 @@ REGISTRY: dict[str, tuple[str, ...]] = {
     "deemed_approved": ("due",),
     "deemed_approval_too_early": ("day", "due"),
     "deemed_approval_not_complete": ("fee",),
+    "decision_period_ran_out": ("move", "day", "due"),
     "permit_expires": (),
     "extension_too_long": ("days", "extended_days"),
     "start_notice": (),
     "weekly_inspection": (),
     "rain_inspection": ("inches", "event_start", "event_end"),
+    "report_incomplete": ("inspection_id", "at", "missing"),
+    "site_documents_missing": ("inspection_id", "at"),
+    "certificate_not_posted": ("inspection_id", "at"),
+    "pre_start_inspection": ("issued",),
     "temporary_stabilization": ("stopped", "resume_expected"),
     "temporary_stabilization_unknown_resume": ("stopped",),
     "temporary_stabilization_pause_overran": ("stopped", "resume_expected"),
@@ -118,6 +123,9 @@ REGISTRY: dict[str, tuple[str, ...]] = {
     "amendment_notice_open": ("notice_id", "notified_on"),
     "plan_at_site": (),
     "appeal_not_heard": ("kind",),
+    "referral_not_notified": (),
+    "referral_no_order": (),
+    "special_assessment_over_due": ("amount", "due"),
 }
 #: code -> row values, over every part of the toolkit that emits findings.
 #: Plan review (``esc-gis review``): one finding per outcome of each check of
@@ -143,6 +151,7 @@ REVIEW: dict[str, tuple[str, ...]] = {
     # § 540-9A(1)-(9) and the spill procedures of § 540-7B(3)(c)[4]: what the plan states.
     "review_parties_given": ("parties", "party_word"),
     "review_parties_none": (),
+    "review_parties_landowner_only": (),
     "review_parties_incomplete": ("lacking",),
     "review_legal_description_given": (),
     "review_legal_description_missing": (),
@@ -325,6 +334,9 @@ def check_template(t: FindingTemplate, names: Iterable[str]) -> list[str]:
         problems.append(f"{where} has no section: every finding says what it rests on")
     if t.basis == "interpretation" and READING_MARK not in t.message.lower():
         problems.append(f"{where} is an interpretation: its message must say {READING_MARK!r}")
+    if "{{" in t.message or "}}" in t.message:
+        # str.format prints a doubled brace as one: the reader would see "{outside_sqft:,.1f}".
+        problems.append(f"{where} message has a doubled brace: a value is written {{name}}, not {{{{name}}}}")
     try:
         unknown = t.fields() - set(CATALOGUE[t.code]) - set(names)
     except ValueError as exc:

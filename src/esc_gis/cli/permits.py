@@ -59,7 +59,7 @@ def _when(value: str | None, name: str) -> date | datetime | None:
 
 
 def _when_text(due: Any, profile: Any) -> str:
-    """Return a due day as it is, a due time on the office's clock with its zone (rain: the station's)."""
+    """Return a due day as it is, a due time on the office's clock with its zone."""
     if isinstance(due, datetime):
         t = profile.local(due) if due.tzinfo is not None else due
         return f"{t:%Y-%m-%d %H:%M %Z}".strip()
@@ -395,7 +395,7 @@ def show(registry: str, number: str, as_json: bool, layers_path: str | None) -> 
     fields = {
         k: v
         for k, v in p.__dict__.items()
-        if k not in ("site", "disturbed", "parties", "events", "reports", "letters_of_credit")
+        if k not in ("site", "disturbed", "parties", "events", "reports", "letters_of_credit", "state")
     }
     if as_json:
         out = {
@@ -403,7 +403,8 @@ def show(registry: str, number: str, as_json: bool, layers_path: str | None) -> 
             "disturbed_acres": p.disturbed_acres,
             "parties": [q.__dict__ for q in p.parties],
             "events": [e.__dict__ for e in p.events],
-            "inspections": [_report_json(r) for r in p.reports],
+            "extensions": p.state.extensions,
+            "inspections": [{**_report_json(r), "standing": _standing(r, p, prof)} for r in p.reports],
             "deadlines": [d.__dict__ for d in dues],
             "enforcement": [_case_json(c) for c in cases],
         }
@@ -423,14 +424,22 @@ def show(registry: str, number: str, as_json: bool, layers_path: str | None) -> 
         move = f" {e.from_status or ''} -> {e.to_status}" if e.to_status else ""
         extra = "".join(f" {x}" for x in (e.on_date, f"+{e.days} days" if e.days else None, e.detail) if x)
         click.echo(f"  {e.at:%Y-%m-%d %H:%M}Z {e.who}: {e.kind}{move}{extra}")
+    _echo_extensions(p.state.extensions)
     if p.reports:
         click.echo("\ninspections (private):")
     for r in p.reports:
         where = f" at ({r.location.x:.1f}, {r.location.y:.1f})" if r.location is not None else ""
         click.echo(f"  #{r.id} {_when_text(r.inspected_at, prof)} {r.inspector}{where}: {r.assessment}")
-        for label, text in (("work done", r.work_done), ("phase", r.phase)):
+        for label, text in (
+            ("work done", r.work_done),
+            ("phase", r.phase),
+            ("adjoining repairs", r.adjoining_repairs),
+            ("documents on site", _yes_no(r.on_site_documents)),
+            ("certificate posted", _yes_no(r.certificate_posted)),
+        ):
             if text:
                 click.echo(f"      {label}: {text}")
+        click.echo(f"      {_standing(r, p, prof)}")
         for d in r.deficiencies:
             state = f"repaired {_when_text(d.repaired_at, prof)}" if d.repaired_at else "OPEN"
             click.echo(f"      deficiency #{d.id} ({state}): {d.description}")
@@ -440,6 +449,39 @@ def show(registry: str, number: str, as_json: bool, layers_path: str | None) -> 
     click.echo("\ndeadlines:")
     for d in dues:
         click.echo(f"  {_when_text(d.due, prof)}  {d.what} ({d.section}; {_basis(d.basis)})")
+
+
+def _yes_no(v: bool | None) -> str | None:
+    return None if v is None else ("yes" if v else "no")
+
+
+def _standing(r: Any, p: Any, profile: Any) -> str:
+    """Say who inspected and whether the report meets the holder's weekly and after-rain duty, and why not."""
+    from esc_gis.registry.inspections import missing_contents, report_contents
+
+    fact = next((f for f in (p.state.inspections if p.state else ()) if f.inspection_id == r.id), None)
+    by = fact.by if fact is not None else (r.by or "holder")
+    if by != "holder":
+        return f"by {by}: the office's own inspection, not the holder's weekly or after-rain one"
+    if fact is not None and fact.pre_start:
+        return "by holder, before work started: before the weekly and after-rain duty begins"
+    missing = missing_contents(fact, profile) if fact is not None else []
+    if missing:
+        words = report_contents(profile)
+        lacks = "; ".join(str(words[k]["words"]) for k in missing)
+        return f"by holder, INCOMPLETE: lacks {lacks}; does not meet the weekly or after-rain inspection"
+    return "by holder: meets the weekly and after-rain inspection"
+
+
+def _echo_extensions(extensions: list[dict[str, Any]]) -> None:
+    """Print each extension with the conditions and other construction authorizations recorded with it."""
+    if extensions:
+        click.echo("\nextensions:")
+    for x in extensions:
+        click.echo(f"  {x['on']} +{x['days']} days")
+        for label, items in (("condition", x["conditions"]), ("authorization", x["authorizations"])):
+            for item in items:
+                click.echo(f"      {label}: {item}")
 
 
 def _time_of_day(due: date | datetime, profile: Any) -> time:
@@ -456,12 +498,19 @@ def _echo_cases(cases: list[Any]) -> None:
 
 def _case_json(c: Any) -> dict[str, Any]:
     out = {k: v for k, v in c.__dict__.items() if k not in ("site", "events")}
-    return {**out, "state": c.state, "costs_total": c.costs_total, "events": [e.__dict__ for e in c.events]}
+    return {
+        **out,
+        "state": c.state,
+        "costs_total": c.costs_total,
+        "assessed_total": c.assessed_total,
+        "events": [e.__dict__ for e in c.events],
+    }
 
 
 def _echo_case(c: Any) -> None:
     where = c.permit_number or c.site_ref or c.site_address
     costs = f", costs {c.costs_total:,.2f}" if c.costs_total else ""
+    costs += f", on the tax rolls {c.assessed_total:,.2f}" if c.assessed_total else ""
     click.echo(f"  {c.case_id}  {c.state:<10} {where}  ground {c.ground} opened {c.opened_on}{costs}: {c.reasons}")
     for e in c.events:
         money = f" {e.costs:,.2f} ({e.costs_from})" if e.costs is not None else ""
@@ -511,12 +560,19 @@ def enforce(
 )
 @_REGISTRY
 @click.argument("case_id")
+@click.option("--notified", default=None, help="Day the responsible party was notified to cease (before a referral).")
 @click.option("--stop-work", default=None, help="Day a stop-work order was posted (moves a permit to stop_work).")
 @click.option("--notice", default=None, help="Day of the notice of intent to perform the work.")
 @click.option("--costs-on", default=None, help="Day costs were billed or recovered, after the notice.")
 @click.option("--costs", type=float, default=None, help="The office's costs (with --notice or --costs-on).")
 @click.option(
-    "--costs-from", type=_Choice(["billed", "guarantee"]), default=None, help="Billed, or from the guarantee."
+    "--costs-from",
+    type=_Choice(["billed", "guarantee", "special_assessment"]),
+    default=None,
+    help="Billed, from the guarantee, or (billed and unpaid) entered on the tax rolls as a special assessment.",
+)
+@click.option(
+    "--interest", type=float, default=None, help="Interest billed with the costs, at the Village Board's rate."
 )
 @click.option(
     "--guarantee",
@@ -534,11 +590,13 @@ def enforce(
 def case(
     registry: str,
     case_id: str,
+    notified: str | None,
     stop_work: str | None,
     notice: str | None,
     costs_on: str | None,
     costs: float | None,
     costs_from: str | None,
+    interest: float | None,
     guarantee_id: int | None,
     refer: str | None,
     retract: str | None,
@@ -549,6 +607,7 @@ def case(
 ) -> None:
     """Record one event of enforcement case CASE_ID of REGISTRY, or show the case."""
     actions = {
+        "notified": notified,
         "stop_work": stop_work,
         "notice": notice,
         "costs": costs_on,
@@ -571,6 +630,7 @@ def case(
                 costs=costs,
                 costs_from=costs_from,
                 guarantee_id=guarantee_id,
+                interest=interest,
             )
         else:
             c = reg.case(case_id)
@@ -620,6 +680,37 @@ def _report_json(r: Any) -> dict[str, Any]:
 @click.option("--repaired", "repaired", multiple=True, type=int, help="Number of an open deficiency found repaired.")
 @click.option("--photo", "photos", multiple=True, help="A photo file (PNG, JPEG, ...), stored in the registry.")
 @click.option("--point", nargs=2, type=float, default=None, help="Where on the site: X Y in the layer set's CRS.")
+@click.option(
+    "--by",
+    "by",
+    type=click.Choice(["holder", "office"]),
+    default="holder",
+    show_default=True,
+    help="Who inspected: the permit holder (whose weekly and after-rain inspections are the permit's "
+    "duty) or the office (its own inspection, which never meets the holder's duty).",
+)
+@click.option(
+    "--adjoining-repairs",
+    default=None,
+    help="Repairs of siltation or erosion damage to adjoining surfaces and drainageways the report documents.",
+)
+@click.option(
+    "--pre-start",
+    is_flag=True,
+    help="An inspection before land disturbance began (the practices installed first), on an issued permit.",
+)
+@click.option(
+    "--on-site-documents",
+    type=click.Choice(["yes", "no"]),
+    default=None,
+    help="Office inspection: the plan, amendments, weekly reports and permit kept at the site?",
+)
+@click.option(
+    "--certificate-posted",
+    type=click.Choice(["yes", "no"]),
+    default=None,
+    help="Office inspection: the certificate of permit coverage posted in a conspicuous location?",
+)
 @_LAYERS
 @_WHO
 def inspect(
@@ -635,6 +726,11 @@ def inspect(
     repaired: tuple[int, ...],
     photos: tuple[str, ...],
     point: tuple[float, float] | None,
+    by: str,
+    adjoining_repairs: str | None,
+    pre_start: bool,
+    on_site_documents: str | None,
+    certificate_posted: str | None,
     layers_path: str | None,
     who: str | None,
 ) -> None:
@@ -642,8 +738,13 @@ def inspect(
 
     Each --deficiency opens a repair, due within the profile's repair period of the
     inspection (or of --notified), listed by `permits due` until a later inspection
-    (--repaired ID) or `permits repaired` closes it. Inspectors' notes and photos are
-    private: never on the public map or in a public export.
+    (--repaired ID) or `permits repaired` closes it. Only the permit holder's inspections
+    (--by holder, the default) whose report holds every item the profile's
+    [inspections.report_contents] requires (--point, --work-done, --phase) meet the weekly and
+    after-rain duty; an incomplete one is recorded and listed by `permits due` with what it
+    lacks. An office inspection (--by office) may record the site checklist; a "no" is listed
+    by `permits due` until a later office inspection records "yes". Inspectors' notes and
+    photos are private: never on the public map or in a public export.
     """
     import shapely
 
@@ -660,12 +761,18 @@ def inspect(
         location=shapely.Point(point) if point else None,
         notified_at=_time(notified, "notified") if notified else None,
         repaired=repaired,
+        by=by,
+        pre_start=pre_start,
+        adjoining_repairs=adjoining_repairs,
+        on_site_documents=None if on_site_documents is None else on_site_documents == "yes",
+        certificate_posted=None if certificate_posted is None else certificate_posted == "yes",
     )
     with _open(registry, layers_path) as reg:
         r = reg.inspect(number, report, who=who)
     opened = ", ".join(f"#{d.id}" for d in r.deficiencies)
     click.echo(
-        f"{number}: inspection #{r.id} recorded ({_when_text(r.inspected_at, reg.profile)}, {r.inspector}); "
+        f"{number}: inspection #{r.id} recorded ({_when_text(r.inspected_at, reg.profile)}, {r.inspector}, "
+        f"{r.by}{', pre-start' if r.pre_start else ''}); "
         f"{len(r.deficiencies)} deficiency(ies){f' ({opened}) open repairs' if opened else ''}, "
         f"{len(r.photos)} photo(s)."
     )
@@ -742,7 +849,11 @@ def list_(registry: str, status: tuple[str, ...], layers_path: str | None) -> No
 )
 @click.option("--resumed", default=None, help="Day work resumed (YYYY-MM-DD): ends the pause.")
 @click.option("--stockpile-since", default=None, help="Day the oldest unstabilized stockpile was made (YYYY-MM-DD).")
-@click.option("--inspected", default=None, help="Record a site inspection on this day (YYYY-MM-DD).")
+@click.option(
+    "--inspected",
+    default=None,
+    help="Record the permit holder's site inspection on this day (YYYY-MM-DD; its report kept at the site).",
+)
 @_LAYERS
 @_WHO
 def update(
@@ -847,15 +958,40 @@ _back_command(
 @click.argument("number")
 @click.argument("days", type=click.IntRange(min=1))
 @click.option("--on", default=None, help="Day of the decision (YYYY-MM-DD); default today.")
-@click.option("--reasons", default=None, help="Conditions or reasons of the extension.")
+@click.option("--reasons", default=None, help="Reasons of the extension.")
+@click.option(
+    "--condition", "conditions", multiple=True, help="An additional BMP required as a condition (repeatable)."
+)
+@click.option(
+    "--authorization",
+    "authorizations",
+    multiple=True,
+    help="Another construction authorization the extension rests on (repeatable).",
+)
 @_LAYERS
 @_WHO
 def extend(
-    registry: str, number: str, days: int, on: str | None, reasons: str | None, layers_path: str | None, who: str | None
+    registry: str,
+    number: str,
+    days: int,
+    on: str | None,
+    reasons: str | None,
+    conditions: tuple[str, ...],
+    authorizations: tuple[str, ...],
+    layers_path: str | None,
+    who: str | None,
 ) -> None:
-    """Extend permit NUMBER of REGISTRY by DAYS."""
+    """Extend permit NUMBER of REGISTRY by DAYS (approved, active, extended, or under a stop-work order)."""
     with _open(registry, layers_path) as reg:
-        p = reg.extend(number, days, who=who, on=_date(on, "on"), reasons=reasons)
+        p = reg.extend(
+            number,
+            days,
+            who=who,
+            on=_date(on, "on"),
+            reasons=reasons,
+            conditions=conditions,
+            authorizations=authorizations,
+        )
     click.echo(_describe(p))
 
 
@@ -1129,7 +1265,8 @@ def _echo_appeal(a: Any) -> None:
         click.echo("      undecided")
     else:
         cond = f"; conditions: {d.conditions}" if d.conditions else ""
-        click.echo(f"      {d.decided_on} {d.outcome} by {d.body}{cond}; {d.effect}")
+        found = f"; findings: {', '.join(d.findings)}" if d.findings else ""
+        click.echo(f"      {d.decided_on} {d.outcome} by {d.body}{cond}{found}; {d.effect}")
 
 
 @permits.command(short_help="Record an appeal of an order, decision or determination (private).")
@@ -1178,13 +1315,21 @@ def appeal(
     _echo_appeal(a)
 
 
-@permits.command(short_help="Record the decision on an appeal: upheld, reversed, or a variance with conditions.")
+@permits.command(short_help="Record the decision on an appeal: upheld, reversed, modified, or a variance.")
 @_REGISTRY
 @click.argument("appeal_id")
 @click.option("--body", required=True, help="Who heard it: the profile's [appeals.bodies] key.")
-@click.option("--outcome", required=True, help="upheld, reversed or variance (the profile's [appeals.outcomes]).")
+@click.option(
+    "--outcome", required=True, help="upheld, reversed, modified or variance (the profile's [appeals.outcomes])."
+)
 @click.option("--on", "on", required=True, help="Day of the decision (YYYY-MM-DD).")
-@click.option("--conditions", default=None, help="The conditions of a variance.")
+@click.option("--conditions", default=None, help="The board's conditions, if it set any.")
+@click.option(
+    "--finding",
+    "findings",
+    multiple=True,
+    help="A finding a variance rests on (repeatable): the profile's [appeals.variance.findings] key.",
+)
 @_LAYERS
 @_WHO
 def decide(
@@ -1194,12 +1339,24 @@ def decide(
     outcome: str,
     on: str,
     conditions: str | None,
+    findings: tuple[str, ...],
     layers_path: str | None,
     who: str | None,
 ) -> None:
-    """Record the decision on appeal APPEAL_ID of REGISTRY; a reversal of an order sends the permit back."""
+    """Record the decision on appeal APPEAL_ID of REGISTRY; a reversal of an order sends the permit back.
+
+    A disapproval appealed as a permit decision and reversed or modified is approved and issued.
+    """
     with _open(registry, layers_path) as reg:
-        a = reg.decide_appeal(appeal_id, body=body, outcome=outcome, on=_date(on, "on"), conditions=conditions, who=who)
+        a = reg.decide_appeal(
+            appeal_id,
+            body=body,
+            outcome=outcome,
+            on=_date(on, "on"),
+            conditions=conditions,
+            findings=findings,
+            who=who,
+        )
     _echo_appeal(a)
 
 

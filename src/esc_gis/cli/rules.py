@@ -14,8 +14,9 @@ from esc_gis.findings import CATALOGUE
 from esc_gis.profile import Profile, load_profile
 
 #: The profile's tables of citations besides numbers and findings: the life cycle's written
-#: reasons, enforcement, appeals, plan amendments and the office calendar.
-CITED_TABLES = ("lifecycle", "enforcement", "appeals", "amendments", "calendar")
+#: reasons, enforcement, appeals, plan amendments, the office calendar, and the inspection
+#: report's required contents and the pre-start inspection.
+CITED_TABLES = ("lifecycle", "enforcement", "appeals", "amendments", "calendar", "inspections")
 
 
 def _value(e_value: float | None, extra: dict) -> str:
@@ -116,7 +117,7 @@ def triggers_table(profile: Profile) -> Table:
     for col in ("trigger", "kind", "threshold", "section", "finding"):
         table.add_column(col, overflow="fold")
     for t in profile.triggers:
-        table.add_row(t.name, t.kind, "" if t.value is None else f"{t.value:,g} {t.unit}", t.section, t.finding)
+        table.add_row(t.name, t.kind, "" if t.value is None else f"{t.value:,g} {t.unit}", escape(t.section), t.finding)
     return table
 
 
@@ -130,7 +131,7 @@ def findings_table(profile: Profile) -> Table:
     table.add_column("section", overflow="fold", ratio=2)
     table.add_column("message template", overflow="fold", ratio=6)
     for t in profile.findings.values():
-        table.add_row(t.code, t.basis, t.section, t.message)
+        table.add_row(t.code, t.basis, escape(t.section), escape(t.message))
     return table
 
 

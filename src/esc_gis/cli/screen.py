@@ -118,7 +118,7 @@ def summary_table(result: gpd.GeoDataFrame, *, max_rows: int = 40) -> Table:
             escape(str(r.site_id)),
             "" if pd.isna(r.plan_id) else escape(str(r.plan_id)),
             r.jurisdiction,
-            f"{r.disturbed_in_village_sqft:,.0f}",
+            _disturbed_cell(r.disturbed_sqft, r.disturbed_in_village_sqft),
             f"{r.plan_disturbed_sqft:,.0f}",
             decision,
             r.standards + (" + sediment" if r.sediment_standard else ""),
@@ -129,6 +129,14 @@ def summary_table(result: gpd.GeoDataFrame, *, max_rows: int = 40) -> Table:
     if len(result) > max_rows:
         table.caption = f"... {len(result) - max_rows} more rows in the output file."
     return table
+
+
+def _disturbed_cell(disturbed_sqft: float, in_village_sqft: float) -> str:
+    """Show the whole disturbed area, and the part inside the Village when that differs (0 outside it)."""
+    whole = f"{disturbed_sqft:,.0f}"
+    if round(in_village_sqft) == round(disturbed_sqft):
+        return whole
+    return f"{whole} ({in_village_sqft:,.0f} inside)"
 
 
 def skipped_path(output: str | Path) -> Path:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 import numpy as np
@@ -24,6 +25,7 @@ from esc_gis.cli.slope import Z_UNIT, band_option
 from esc_gis.crs import measuring_crs, warn_if_far_from_zone
 from esc_gis.errors import LayerReadError
 from esc_gis.io import check_output_path, read_layer, write_layer
+from esc_gis.measure.area import disturbed_by_site_sqft
 from esc_gis.profile import load_profile
 from esc_gis.soil.raster import check_raster_paths
 from esc_gis.soil.schedule import read_schedule
@@ -152,37 +154,26 @@ def soil_loss_(
     tables = soil_loss_tables(profile)
     phases = read_schedule(schedule, tables.covers, tables.practices)
     ei = read_ei_distribution(ei_file)
-    dem_source: object = dem
-    if dem is None:
-        if layers_path is None:
-            msg = "no DEM: give --dem, or --layers with a [dem] section."
-            raise LayerReadError(msg)
-        from esc_gis.layers import load_layers
-
-        ls = load_layers(layers_path, profile=profile)
-        if ls.dem is None:
-            msg = f"{layers_path}: the layer set has no [dem]; give --dem."
-            raise LayerReadError(msg)
-        dem_source = ls.dem
     gdf = read_layer(sites)
     # Sites and a DEM far from the profile's measuring CRS: warned, as screen warns (one check).
     measure = measuring_crs(profile.measure_crs)
     if gdf.crs is not None:
         warn_if_far_from_zone(gdf.total_bounds, gdf.crs, measure, what=f"Sites {sites}")
-    if dem is not None:
-        dem_source = open_dem(dem, z_unit=z_unit, band=band)  # the layer set's DEM was checked with it
-        warn_if_dem_far(dem_source, measure, what=f"DEM {dem}")
+    dem_source = _dem_source(dem, layers_path, profile, measure, z_unit=z_unit, band=band)
+    # Sites are named as screen names them (site_id) when the layer has that field.
+    if id_field is None and "site_id" in gdf.columns:
+        id_field = "site_id"
     if disturbed is not None:
         dist = read_layer(disturbed)
         if dist.crs is not None and gdf.crs is not None:
             dist = dist.to_crs(gdf.crs)
+        # The acre test (§ 540-7B(3)(b)) counts a site's whole disturbance, limits drawn past its
+        # line too, as screening does; the soil loss itself is computed where both lie.
+        gdf = _with_whole_disturbance(gdf, dist, id_field, measure)
         gdf = gdf.set_geometry(
             shapely.intersection(gdf.geometry.to_numpy(), shapely.union_all(dist.geometry.to_numpy()))
         )
     soils_gdf = read_layer(soils) if soils is not None else None
-    # Sites are named as screen names them (site_id) when the layer has that field.
-    if id_field is None and "site_id" in gdf.columns:
-        id_field = "site_id"
     plan_totals: float | dict[str, float] | None = plan_disturbed_sqft
     if registry is not None:
         plan_totals = registry_plan_totals(registry, layers_path)
@@ -216,21 +207,63 @@ def soil_loss_(
         with atomic_output(side) as tmp:
             table.to_csv(tmp, index=False)
     if not quiet:
-        for r in res.sites.itertuples():
-            if not np.isfinite(r.discharge_tpa):
-                why = [f["message"] for f in json.loads(r.findings) if f["code"] == "soil_loss_not_computed"]
-                click.echo(f"{r.site_id:<12} {why[0] if why else 'No soil loss computed.'}")
-                continue
-            verdict = ("passes" if r.passes else "fails") if r.sediment_standard else "the standard does not apply"
-            click.echo(
-                f"{r.site_id:<12} discharge {r.discharge_tpa:8.2f} t/ac in window {r.governing_window} of "
-                f"{r.windows} (standard {r.standard_tpa:g}): {verdict}; "
-                f"{100 * r.outside_share:.1f} % outside the method"
-            )
-        click.echo(f"Wrote {len(res.sites)} site(s) to {output}, phases to {phases_out}, windows to {windows_out}.")
-        if raster is not None:
-            click.echo(
-                f"Wrote the per-cell raster to {res.raster} (style {style_path(raster)})."
-                if res.raster is not None
-                else "No site lies on the DEM: no raster written."
-            )
+        _summary(res, output, phases_out, windows_out, raster)
+
+
+def _dem_source(
+    dem: str | None, layers_path: str | None, profile: Any, measure: Any, *, z_unit: str | None, band: int | None
+) -> object:
+    """Return the DEM given (opened, checked for distance) or the layer set's.
+
+    Raises
+    ------
+    LayerReadError
+        If there is neither, or the layer set has no [dem].
+    """
+    if dem is not None:
+        source = open_dem(dem, z_unit=z_unit, band=band)  # the layer set's DEM was checked with it
+        warn_if_dem_far(source, measure, what=f"DEM {dem}")
+        return source
+    if layers_path is None:
+        msg = "no DEM: give --dem, or --layers with a [dem] section."
+        raise LayerReadError(msg)
+    from esc_gis.layers import load_layers
+
+    ls = load_layers(layers_path, profile=profile)
+    if ls.dem is None:
+        msg = f"{layers_path}: the layer set has no [dem]; give --dem."
+        raise LayerReadError(msg)
+    return ls.dem
+
+
+def _summary(res: Any, output: str, phases_out: Path, windows_out: Path, raster: str | None) -> None:
+    """Echo one line per site and what was written."""
+    for r in res.sites.itertuples():
+        if not np.isfinite(r.discharge_tpa):
+            why = [f["message"] for f in json.loads(r.findings) if f["code"] == "soil_loss_not_computed"]
+            click.echo(f"{r.site_id:<12} {why[0] if why else 'No soil loss computed.'}")
+            continue
+        verdict = ("passes" if r.passes else "fails") if r.sediment_standard else "the standard does not apply"
+        click.echo(
+            f"{r.site_id:<12} discharge {r.discharge_tpa:8.2f} t/ac in window {r.governing_window} of "
+            f"{r.windows} (standard {r.standard_tpa:g}): {verdict}; "
+            f"{100 * r.outside_share:.1f} % outside the method"
+        )
+    click.echo(f"Wrote {len(res.sites)} site(s) to {output}, phases to {phases_out}, windows to {windows_out}.")
+    if raster is not None:
+        click.echo(
+            f"Wrote the per-cell raster to {res.raster} (style {style_path(raster)})."
+            if res.raster is not None
+            else "No site lies on the DEM: no raster written."
+        )
+
+
+def _with_whole_disturbance(gdf: Any, dist: Any, id_field: str | None, measure: Any) -> Any:
+    """Floor each site's ``plan_disturbed_sqft`` at its whole disturbed area (matched by id, or touching)."""
+    ids = gdf[id_field].to_numpy() if id_field else np.arange(len(gdf))
+    dist_ids = dist[id_field].to_numpy() if id_field and id_field in dist.columns else None
+    whole = disturbed_by_site_sqft(
+        gdf.to_crs(measure).geometry.to_numpy(), ids, dist.to_crs(measure).geometry.to_numpy(), measure, dist_ids
+    )
+    own = pd.to_numeric(gdf.get("plan_disturbed_sqft", np.nan), errors="coerce")
+    return gdf.assign(plan_disturbed_sqft=np.fmax(own, whole))

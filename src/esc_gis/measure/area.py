@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["area_sqft", "union_by_group"]
+__all__ = ["area_sqft", "disturbed_by_site_sqft", "union_by_group"]
 
 from typing import TYPE_CHECKING
 
@@ -85,3 +85,57 @@ def union_by_group(geoms: npt.ArrayLike, keys: npt.ArrayLike) -> tuple[np.ndarra
     for j in np.flatnonzero(counts > 1):
         unions[j] = shapely.union_all(sorted_geoms[start[j] : start[j] + counts[j]])
     return uniq, unions, counts
+
+
+def disturbed_by_site_sqft(
+    site_geoms: npt.ArrayLike,
+    site_ids: npt.ArrayLike,
+    disturbed_geoms: npt.ArrayLike,
+    crs: CRS,
+    disturbed_ids: npt.ArrayLike | None = None,
+) -> np.ndarray:
+    """Each site's whole disturbed area in square feet, parts past the site line included.
+
+    With ``disturbed_ids``, a site's disturbance is the union of the disturbed polygons that
+    carry its id (as screening matches them). Without, it is the union of the disturbed
+    polygons that touch the site, each whole: a limit drawn past the site line is still that
+    site's land-disturbing activity (§ 540-5 CONSTRUCTION SITE: where the activity occurs).
+
+    Parameters
+    ----------
+    site_geoms, site_ids : array_like
+        The sites and their ids, in ``crs``.
+    disturbed_geoms : array_like of shapely.Geometry
+        The disturbed limits, in ``crs``.
+    crs : pyproj.CRS
+        A projected CRS.
+    disturbed_ids : array_like, optional
+        The site id of each disturbed polygon.
+
+    Returns
+    -------
+    numpy.ndarray of float
+        One area per site; 0 where no disturbed polygon is its.
+
+    Raises
+    ------
+    esc_gis.errors.CRSError
+        As :func:`area_sqft`, for a geographic or unusable CRS.
+    """
+    sites = np.asarray(site_geoms, dtype=object)
+    disturbed = np.asarray(disturbed_geoms, dtype=object)
+    out = np.zeros(len(sites))
+    if disturbed_ids is not None:
+        keys, unions, _ = union_by_group(disturbed, np.asarray(disturbed_ids, dtype=object).astype(str))
+        if len(keys):
+            where = np.searchsorted(keys, np.asarray(site_ids, dtype=object).astype(str))
+            where = np.clip(where, 0, len(keys) - 1)
+            found = keys[where] == np.asarray(site_ids, dtype=object).astype(str)
+            out[found] = area_sqft(unions[where[found]], crs)
+        return out
+    # STRtree: pairs (site, disturbed polygon) that touch, then one union per site.
+    site_i, dist_i = shapely.STRtree(disturbed).query(sites, predicate="intersects")
+    if site_i.size:
+        keys, unions, _ = union_by_group(disturbed[dist_i], site_i)
+        out[keys.astype(int)] = area_sqft(unions, crs)
+    return out

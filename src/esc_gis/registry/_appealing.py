@@ -4,6 +4,7 @@ from __future__ import annotations
 
 __all__ = ["Appealing"]
 
+from collections.abc import Sequence
 from datetime import date
 from typing import Any
 
@@ -16,10 +17,19 @@ from esc_gis.registry._core import (
 )
 from esc_gis.registry._enforcing import Enforcing
 from esc_gis.registry._numbering import next_number
-from esc_gis.registry.appeals import Appeal, AppealDecision, AppealedKind, appeal_terms, appealed_kinds
+from esc_gis.registry.appeals import (
+    Appeal,
+    AppealDecision,
+    AppealedKind,
+    VarianceTerms,
+    appeal_terms,
+    appealed_kinds,
+    approval_terms,
+    variance_terms,
+)
 from esc_gis.registry.backend import now_utc, rows
 from esc_gis.registry.domain.events import HistoryEvent
-from esc_gis.registry.lifecycle import BACK, check_back
+from esc_gis.registry.lifecycle import BACK, ON_APPEAL, check_back
 from esc_gis.registry.records import Event
 
 
@@ -140,22 +150,33 @@ class Appealing(Enforcing):
         outcome: str,
         on: date | None,
         conditions: str | None = None,
+        findings: Sequence[str] = (),
         who: str | None = None,
     ) -> Appeal:
         """Record the decision on an appeal and its effect on the permit (§ 540-13A).
 
         A reversal of a stop-work order or revocation retracts it, of a suspension lifts it:
-        the permit goes back to the state before, in the same transaction.
+        the permit goes back to the state before, in the same transaction. A disapproval
+        appealed (kind ``permit_decision``) and reversed, or modified, by the board is an
+        approval (the profile's ``[appeals.approval]``): the permit is approved and issued that
+        day (§ 540-8C(2)). A variance is the Zoning Board of Appeals' alone (§ 540-13A(2)) and
+        rests on every finding of ``[appeals.variance.findings]``, named in ``findings``;
+        ``conditions`` are the board's, if it set any.
 
         Raises
         ------
         ValidationError
             With every problem at once (no such appeal, already decided, a body or outcome
-            the profile does not list, a variance without conditions, a date before the
-            filing or in the future); nothing is written then.
+            the profile does not list, a variance from another body or without all its
+            findings, findings on another outcome, a date before the filing or in the
+            future); nothing is written then.
+        ProfileError
+            If the profile lacks ``[appeals.approval]`` or ``[appeals.variance]``.
         """
         who = _who(who)
         terms = appeal_terms(self.profile.tables)
+        variance = variance_terms(self.profile.tables)
+        approval = approval_terms(self.profile.tables)
         found = self.appeals(appeal_id=appeal_id)
         problems: list[str] = []
         if not found:
@@ -166,8 +187,8 @@ class Appealing(Enforcing):
             problems.append(f"body {body!r} is not one the profile lists; use {', '.join(terms['bodies'])}.")
         if outcome not in terms["outcomes"]:
             problems.append(f"outcome {outcome!r} is not one the profile lists; use {', '.join(terms['outcomes'])}.")
-        if outcome == "variance" and not (conditions or "").strip():
-            problems.append("a variance is granted with its conditions; give --conditions.")
+        named = list(dict.fromkeys(f.strip() for f in findings if f.strip()))
+        problems += _variance_problems(variance, body, outcome, named, known_body=body in terms["bodies"])
         if on is None or on > self.profile.today() or (found and on < found[0].filed_on):
             problems.append(f"the decision date {on} is missing, in the future, or before the filing.")
         if problems:
@@ -183,19 +204,26 @@ class Appealing(Enforcing):
         undoes = known[a.appealed_kind].undoes if a.appealed_kind in known else None
         legacy = a.appealed_kind is None
         # Read before the write transaction (a GeoPackage cannot nest one in it).
+        case = self.case(str(a.case_id)) if a.case_id else None
         retract_case = (
-            bool(a.case_id)
+            case is not None
             and outcome == "reversed"
             and (legacy or undoes == "stop_work")
-            and self.case(str(a.case_id)).state == "stop_work"
+            and case.state == "stop_work"
         )
+        # A case's own order (no permit, or work without one on a permit's site) is retracted on its stream.
+        own = case is not None and (not case.permit_number or self._own_order(case))
         with b.write() as cur:
             effect = "permit state unchanged" if a.permit_number else "no permit"
             if a.permit_number:
                 p = self._locked(cur, a.permit_number)
                 undone = outcome == "reversed" and (legacy or undoes == p.status)
                 move = BACK.get(p.status) if undone else None
-                if move is not None:
+                if not legacy and undoes == p.status and p.status in ON_APPEAL and outcome in approval.outcomes:
+                    effect = self._approve_on_appeal(
+                        cur, p, appeal_id, body, outcome, on, who, now, str(approval.cited)
+                    )
+                elif move is not None:
                     reasons = f"appeal {appeal_id} reversed by {body}"
                     before = check_back(p.status, move, p.previous_status, reasons=reasons, needs=self.written_reasons)
                     self._set(cur, p.permit_number, {"status": before})
@@ -207,6 +235,10 @@ class Appealing(Enforcing):
                     )
                     effect = f"permit {p.status} -> {before}"
             facts: dict[str, Any] = {"appeal_id": appeal_id, "outcome": outcome, "body": body}
+            if named:
+                facts["findings"] = named
+            if (conditions or "").strip():
+                facts["conditions"] = (conditions or "").strip()
             if a.permit_number:
                 detail = f"appeal {appeal_id}: {outcome} by {body}; {effect}"
                 self._event(
@@ -226,7 +258,7 @@ class Appealing(Enforcing):
                     who,
                     now,
                     detail=f"appeal {appeal_id} reversed",
-                    stream=None if a.permit_number else str(a.case_id),
+                    stream=str(a.case_id) if own else None,
                 )
                 effect += "; case order retracted"
             cur.execute(
@@ -245,6 +277,42 @@ class Appealing(Enforcing):
             )
         return self.appeals(appeal_id=appeal_id)[0]
 
+    def _approve_on_appeal(
+        self,
+        cur: Any,
+        p: Any,
+        appeal_id: str,
+        body: str,
+        outcome: str,
+        on: date,
+        who: str,
+        now: Any,
+        reading: str,
+    ) -> str:
+        """Approve and issue a disapproved permit on the board's decision; return the effect's words."""
+        to = ON_APPEAL[p.status]
+        # Issued the day of the board's decision: the period of validity runs from it (§ 540-8G).
+        expires = self._expiry(on, p.building_permit_expires, p.extensions_days)
+        self._set(cur, p.permit_number, {"status": to, "decided_on": on, "issued_on": on, "expires_on": expires})
+        self._event(
+            cur,
+            p.permit_number,
+            Event(
+                now,
+                who,
+                "appeal_approval",
+                p.status,
+                to,
+                on,
+                None,
+                f"appeal {appeal_id} {outcome} by {body}: {reading}",
+            ),
+            appeal_id=appeal_id,
+            body=body,
+            outcome=outcome,
+        )
+        return f"permit {p.status} -> {to}"
+
     def appeals(self, *, appeal_id: str | None = None) -> list[Appeal]:
         """Return the appeals (all, or one), oldest first, with their decisions."""
         b = self.backend
@@ -260,6 +328,13 @@ class Appealing(Enforcing):
                 params,
             )
             found = list(rows(cur))
+            # The findings a variance rests on live in the history alone (the decision's event).
+            findings: dict[str, tuple[str, ...]] = {}
+            if b.can_read("history"):
+                cur.execute("SELECT data FROM history WHERE kind = 'appeal_decided'")
+                for (text,) in cur.fetchall():
+                    data = HistoryEvent.from_json_data(text)
+                    findings[str(data.get("appeal_id"))] = tuple(data.get("findings") or ())
         return [
             Appeal(
                 r["appeal_id"],
@@ -280,8 +355,33 @@ class Appealing(Enforcing):
                     r["conditions"],
                     r["effect"],
                     r["decided_by"],
+                    findings.get(r["appeal_id"], ()),
                 ),
                 r["appealed_kind"],
             )
             for r in found
         ]
+
+
+def _variance_problems(
+    terms: VarianceTerms, body: str, outcome: str, named: list[str], *, known_body: bool
+) -> list[str]:
+    """Return what is wrong with a variance's body and findings (or with findings on another outcome)."""
+    if outcome != "variance":
+        return [f"findings go with a variance; the outcome is {outcome}."] if named else []
+    out = []
+    if known_body and body not in terms.bodies:
+        out.append(f"the {body.replace('_', ' ')} cannot grant a variance: {terms.power}.")
+    unknown = [f for f in named if f not in terms.findings]
+    if unknown:
+        out.append(
+            f"finding(s) {', '.join(map(repr, unknown))} are not the profile's; use {', '.join(terms.findings)}."
+        )
+    missing = [(k, c) for k, c in terms.findings.items() if k not in named]
+    if missing:
+        out.append(
+            "a variance rests on findings not recorded: "
+            + "; ".join(f'"{c.text}" ({c.section}; basis {c.basis}; --finding {k})' for k, c in missing)
+            + "."
+        )
+    return out

@@ -179,6 +179,7 @@ class RegistryBase:
         numbers = tuple(by_number)
         cur.execute(
             "SELECT fid, permit_number, inspected_at, inspector, assessment, work_done, phase, recorded_by, "
+            "inspected_by, pre_start, adjoining_repairs, on_site_documents, certificate_posted, "
             f"{b.geom_column('geom', 'location')} FROM inspections WHERE permit_number IN ({ph}) "
             "ORDER BY inspected_at, fid",
             numbers,
@@ -187,7 +188,19 @@ class RegistryBase:
             int(r[0]): (
                 r[1],
                 Inspection(
-                    int(r[0]), b.load("datetime", r[2]), r[3], r[4], r[5], r[6], r[7], location=b.load_geom(r[8])
+                    int(r[0]),
+                    b.load("datetime", r[2]),
+                    r[3],
+                    r[4],
+                    r[5],
+                    r[6],
+                    r[7],
+                    location=b.load_geom(r[13]),
+                    by=r[8],
+                    pre_start=bool(b.load("bool", r[9])),
+                    adjoining_repairs=r[10],
+                    on_site_documents=b.load("bool", r[11]),
+                    certificate_posted=b.load("bool", r[12]),
                 ),
             )
             for r in cur.fetchall()
@@ -510,10 +523,12 @@ def typed(number: str, e: Event, *, when: datetime | None = None, **data: Any) -
     RegistryError
         If ``e.kind`` has no typed kind (a defect of the caller).
     """
-    if e.kind in ("received", "imported", "transition", "retraction", "reinstatement", "extension"):
+    if e.kind in ("received", "imported", "transition", "retraction", "reinstatement", "extension", "appeal_approval"):
         move = e.kind if e.kind in ("retraction", "reinstatement") else None
         if e.kind in ("received", "imported"):
             kind = "received"
+        elif e.kind == "appeal_approval":
+            kind = "approved_on_appeal"
         elif e.kind == "extension":
             kind = "extended"
             data.setdefault("days", e.days)

@@ -20,6 +20,7 @@ from esc_gis.errors import (
     ValidationError,
 )
 from esc_gis.registry._core import (
+    ISSUED,
     RegistryBase,
     _as_multi,
     _who,
@@ -27,7 +28,13 @@ from esc_gis.registry._core import (
 from esc_gis.registry._numbering import next_number
 from esc_gis.registry.backend import now_utc, rows
 from esc_gis.registry.domain.events import HistoryEvent
-from esc_gis.registry.enforcement import CaseEvent, EnforcementCase, check_action
+from esc_gis.registry.enforcement import (
+    CaseEvent,
+    EnforcementCase,
+    check_action,
+    without_permit_fits,
+    without_permit_terms,
+)
 from esc_gis.registry.enforcement import grounds as enforcement_grounds
 from esc_gis.registry.lifecycle import check_back, check_transition
 from esc_gis.registry.records import Event
@@ -35,6 +42,7 @@ from esc_gis.registry.records import Event
 #: A case's event kinds and their typed history kinds.
 _CASE_KINDS = {
     "opened": "case_opened",
+    "notified": "notified",
     "stop_work": "stop_work_posted",
     "notice": "notice_of_intent",
     "costs": "costs_recorded",
@@ -101,15 +109,27 @@ class Enforcing(RegistryBase):
         elif on > self.profile.today():
             bad(f"the date {on} is in the future.", "give the day the case was opened.")
         site = None
+        permit = None
         if permit_number:
             try:
-                self.get(permit_number)
+                permit = self.get(permit_number)
             except PermitNotFoundError:
                 bad(f"there is no permit {permit_number!r} in the registry.", "check the number (`permits list`).")
         if site_layer is not None:
             site, ref_problems = self._screened_site(site_layer, site_id)
             problems += [Problem(str(site_layer), None, m, f) for m, f in ref_problems]
-        problems += self._ground_problems(known.get(ground, {}), ground, permit_number, src)
+        g = known.get(ground, {})
+        if g.get("without_permit") and permit is not None and on is not None:
+            # Work after a revocation, or after the period ran out, is work without a permit.
+            terms = without_permit_terms(self.profile.tables)
+            if not without_permit_fits(terms, permit.status, permit.expires_on, on, ISSUED):
+                bad(
+                    f"ground {ground} is activity without a permit, but the case names permit {permit_number} "
+                    f"({_permit_text(permit)}); {_fits(terms)}.",
+                    "use another ground.",
+                )
+        else:
+            problems += self._ground_problems(g, ground, permit_number, src)
         if problems:
             raise ValidationError(problems)
         return self._open_case(ground, on, reasons, permit_number, site_layer, site_id, address, site, who)
@@ -280,8 +300,16 @@ class Enforcing(RegistryBase):
         costs: float | None = None,
         costs_from: str | None = None,
         guarantee_id: int | None = None,
+        interest: float | None = None,
     ) -> EnforcementCase:
-        """Record an event of a case: stop-work order, notice of intent, costs, referral, retraction, closing.
+        """Record an event of a case: notice, stop-work order, notice of intent, costs, referral, retraction, closing.
+
+        ``notified``: the administering authority notified the responsible party to cease; on a
+        site without a permit a referral comes "after being notified" (§ 540-12C), or after a
+        stop-work order. ``interest``: the interest billed with the costs, at the Village
+        Board's rate (§ 540-12E; the ordinance gives no rate). ``costs_from="special_assessment"``:
+        the amount due that the responsible party failed to pay, entered on the tax rolls
+        (§ 540-12E), at most the costs and interest billed and not yet assessed.
 
         Costs recovered from the guarantee (§ 540-12E: "recovered from the surety bond, cash
         escrow, or irrevocable letter of credit") come off that guarantee's balance, so its
@@ -290,7 +318,9 @@ class Enforcing(RegistryBase):
 
         On a permitted site a stop-work order moves the permit to ``stop_work`` and a
         retraction moves it back to the state before, with the written reasons the life
-        cycle requires, in the same transaction.
+        cycle requires, in the same transaction. A case of work without a permit on a
+        permit's site (revoked, or its period run out: ``[enforcement.without_permit]``) has
+        its own order on the case's stream, and the permit's state is left as it is.
 
         Raises
         ------
@@ -301,8 +331,19 @@ class Enforcing(RegistryBase):
         """
         who = _who(who)
         case = self.case(case_id)
+        # A case of work without a permit on a permit's site (revoked, or its period run out) has
+        # an order of its own, on the case's stream: the permit's state is the permit's.
+        own = self._own_order(case)
         # The permit's orders, whichever route posted them, are the case's too: read off its history.
-        ps = self.get(case.permit_number).state if case.permit_number else None
+        ps = self.get(case.permit_number).state if case.permit_number and not own else None
+        due = self._billed_due(case) if costs_from == "special_assessment" else 0.0
+        refusals = {
+            code: f"{f.message} ({f.section})"
+            for code, f in (
+                (c, self.profile.finding(c, amount=f"{costs or 0:,.2f}", due=f"{due:,.2f}"))
+                for c in ("referral_not_notified", "referral_no_order", "special_assessment_over_due")
+            )
+        }
         messages = check_action(
             case,
             kind,
@@ -312,10 +353,13 @@ class Enforcing(RegistryBase):
             today=self.profile.today(),
             order_open=ps is not None and ps.order("stop_work") is not None,
             order_posted=ps is not None and any(o.kind == "stop_work" for o in ps.orders_posted),
+            refusals=refusals,
+            interest=interest,
+            billed_due=due,
         )
         needs = self.written_reasons
         move = {"stop_work": "stop_work", "retraction": "retraction"}.get(kind)
-        permit = self.get(case.permit_number) if case.permit_number and move else None
+        permit = self.get(case.permit_number) if case.permit_number and move and not own else None
         if move and move in needs and not (reasons or "").strip():
             messages.append(f"a {kind.replace('_', '-')} needs written reasons ({needs[move]}).")
         if permit is not None:
@@ -359,7 +403,13 @@ class Enforcing(RegistryBase):
             # The fact goes once into the history: a permit's move above, or the case's own event
             # on the permit's stream (or on the case's, without a permit).
             stream = None if permit is not None else (case.permit_number or case_id)
+            if own and recovered_from is None:
+                stream = case_id  # costs from the guarantee go where the guarantee is: the permit's stream
             facts: dict[str, Any] = {} if recovered_from is None else {"guarantee_id": recovered_from}
+            if interest is not None:
+                facts["interest"] = interest
+            # The case's table has no interest column: its log line says it; the history holds the amount.
+            said = "; ".join(x for x in (f"interest {interest:,.2f}" if interest is not None else None, text) if x)
             self._case_event(
                 cur,
                 case_id,
@@ -369,7 +419,7 @@ class Enforcing(RegistryBase):
                 now,
                 costs=costs,
                 costs_from=costs_from,
-                detail=text,
+                detail=said or None,
                 stream=stream,
                 **facts,
             )
@@ -394,6 +444,22 @@ class Enforcing(RegistryBase):
                     ),
                 )
         return self.case(case_id)
+
+    def _own_order(self, case: EnforcementCase) -> bool:
+        """Whether ``case``'s order is its own though it names a permit (work without a permit on its site)."""
+        ground = enforcement_grounds(self.profile.tables).get(case.ground, {})
+        return bool(case.permit_number) and bool(ground.get("without_permit"))
+
+    def _billed_due(self, case: EnforcementCase) -> float:
+        """Return the costs and interest billed on ``case`` and not yet entered on the tax rolls, from the history."""
+        streams = {x for x in (case.permit_number, case.case_id) if x}
+        with self.backend.read() as cur:
+            entries = [c for st in streams for c in self._state(cur, st).costs if c.get("case_id") == case.case_id]
+        billed = sum(
+            float(c["amount"]) + float(c.get("interest") or 0.0) for c in entries if c["recovered_from"] == "billed"
+        )
+        assessed = sum(float(c["amount"]) for c in entries if c["recovered_from"] == "special_assessment")
+        return round(billed - assessed, 2)
 
     def _guarantee_for_costs(
         self, case: EnforcementCase, costs: float, guarantee_id: int | None
@@ -481,3 +547,15 @@ class Enforcing(RegistryBase):
             )
             for r in found
         ]
+
+
+def _permit_text(p: Any) -> str:
+    """Say a permit's state and period, as a refusal of a ground without a permit reads it."""
+    return f"it is {p.status}" + (f", valid to {p.expires_on}" if p.expires_on is not None else "")
+
+
+def _fits(terms: dict[str, tuple[str, str, str]]) -> str:
+    """Say when a ground without a permit fits a permitted site (the profile's words), or that it never does."""
+    if not terms:
+        return "the profile lets no permit be treated as none"
+    return "it fits a permit only where " + "; or ".join(f"{t} ({s}; basis {b})" for t, s, b in terms.values())

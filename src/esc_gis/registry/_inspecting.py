@@ -31,7 +31,9 @@ class Inspecting(RegistryBase):
 
         Everything is checked first (the permit, the time, the names, every photo) and written
         in one transaction with an ``inspection`` event in the history, which the weekly
-        inspection deadline counts like ``update(inspected_on=...)``. Deficiencies of earlier
+        inspection deadline counts like ``update(inspected_on=...)`` when the permit holder made it
+        (``report.by``) and it holds every item the weekly report "shall include" (an incomplete
+        report is recorded, and listed by ``permits due`` as not meeting the duty). Deficiencies of earlier
         inspections named in ``report.repaired`` are closed as of this inspection.
 
         Returns
@@ -62,9 +64,11 @@ class Inspecting(RegistryBase):
         now = now_utc()
         with b.write() as cur:
             self._locked(cur, permit_number)
+            checklist = report.checklist
             cur.execute(
                 "INSERT INTO inspections (permit_number, inspected_at, inspector, assessment, work_done, phase, "
-                f"recorded_by, recorded_at, geom) VALUES ({', '.join([b.ph] * 8)}, {b.geom_param()}) RETURNING fid",
+                "recorded_by, recorded_at, inspected_by, pre_start, adjoining_repairs, on_site_documents, "
+                f"certificate_posted, geom) VALUES ({', '.join([b.ph] * 13)}, {b.geom_param()}) RETURNING fid",
                 (
                     permit_number,
                     b.dump("datetime", at),
@@ -74,6 +78,11 @@ class Inspecting(RegistryBase):
                     (report.phase or "").strip() or None,
                     who,
                     b.dump("datetime", now),
+                    report.by,
+                    b.dump("bool", report.pre_start),
+                    (report.adjoining_repairs or "").strip() or None,
+                    b.dump("bool", checklist.get("on_site_documents")),
+                    b.dump("bool", checklist.get("certificate_posted")),
                     b.dump_geom(report.location),
                 ),
             )
@@ -95,7 +104,9 @@ class Inspecting(RegistryBase):
                 )
             self._insert_repairs(cur, permit_number, report.repaired, at, fid, None, who, now)
             detail = (
-                f"inspection report #{fid} by {report.inspector.strip()}: {len(report.deficiencies)} deficiency(ies), "
+                f"inspection report #{fid} by {report.inspector.strip()} ({report.by}"
+                + (", pre-start" if report.pre_start else "")
+                + f"): {len(report.deficiencies)} deficiency(ies), "
                 f"{len(photos)} photo(s)"
                 + (f"; repaired {', '.join(f'#{i}' for i in report.repaired)}" if report.repaired else "")
             )
@@ -106,11 +117,15 @@ class Inspecting(RegistryBase):
                 permit_number,
                 Event(now, who, "inspection", None, None, self.profile.day_of(at), None, detail),
                 when=at,
-                by=None,
+                by=report.by,
                 inspection_id=fid,
                 deficiencies=defects,
                 repaired=list(report.repaired),
                 photos=[f.sha256 for f in photos],
+                contents=report.contents,
+                **({"pre_start": True} if report.pre_start else {}),
+                **({"adjoining_repairs": True} if (report.adjoining_repairs or "").strip() else {}),
+                **({"checklist": checklist} if checklist else {}),
             )
             self._set(cur, permit_number, {})
         return next(r for r in self.get(permit_number).reports if r.id == fid)

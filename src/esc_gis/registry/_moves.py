@@ -8,6 +8,7 @@ from __future__ import annotations
 
 __all__ = ["Moves"]
 
+from collections.abc import Sequence
 from datetime import date, datetime, time, timezone
 from typing import Any
 
@@ -27,7 +28,7 @@ from esc_gis.registry.domain.events import move_kind
 from esc_gis.registry.fees import (
     APPLICATION_FEE,
 )
-from esc_gis.registry.lifecycle import check_back, check_transition
+from esc_gis.registry.lifecycle import EXTENDABLE, check_back, check_transition
 from esc_gis.registry.records import Event, Permit
 
 
@@ -102,6 +103,13 @@ class Moves(RegistryBase):
             self._check_order(p, day, to)
             if to == "under_review" and p.status in ("application_received", "incomplete"):
                 self._check_fee_paid(cur, permit_number)
+            if to in ("incomplete", "disapproved") and p.state.decision_clock is not None:
+                # § 540-8C(5): after the period the submittal is deemed approved; neither a late
+                # request for information nor a late disapproval takes that back.
+                due = self.decision_due(p).due
+                if day > due:
+                    f = self.profile.finding("decision_period_ran_out", move=to, day=day, due=due)
+                    raise IllegalTransitionError(f"Permit {permit_number} {f.message} ({f.section})")
             changes: dict[str, Any] = {"status": to}
             detail = reasons
             if to == "incomplete":
@@ -227,28 +235,60 @@ class Moves(RegistryBase):
         who: str | None = None,
         on: date | None = None,
         reasons: str | None = None,
+        conditions: Sequence[str] = (),
+        authorizations: Sequence[str] = (),
     ) -> Permit:
-        """Extend an issued permit by up to 180 days (§ 540-8G); any number of times.
+        """Extend an issued permit's period by up to 180 days (§ 540-8G); any number of times.
+
+        § 540-8G: "The administering authority may extend the period one or more times": the
+        period of an issued permit, whether work has started or not, and under a stop-work
+        order. An active or extended permit becomes ``extended``; an approved one whose work
+        has not started, or one under a stop-work order, keeps its state (the order stands).
+        The period counts from issuance either way, so the extension adds its days to the
+        expiry date.
+
+        Parameters
+        ----------
+        conditions : sequence of str
+            Additional BMPs required as a condition of the extension (§ 540-8G "may require
+            additional BMPs as a condition of the extension").
+        authorizations : sequence of str
+            The "other construction authorizations" the extension rests on (§ 540-8G).
 
         Raises
         ------
         PermitNotFoundError
         IllegalTransitionError
-            If the permit is not active or extended.
+            If the permit is not issued or is in a state whose period cannot be extended.
         ProfileError
             If ``days`` is not between 1 and the profile's limit (180).
         """
         who = _who(who)
         day = on or self.profile.today()
+        cond = [c.strip() for c in conditions if c.strip()]
+        auth = [a.strip() for a in authorizations if a.strip()]
         with self.backend.write() as cur:
             p = self._locked(cur, permit_number)
-            check_transition(p.status, "extended")
-            assert p.issued_on is not None  # active and extended permits were issued
+            keeps = p.status in EXTENDABLE  # the period runs on, the state stays
+            if not keeps:
+                try:
+                    check_transition(p.status, "extended")
+                except IllegalTransitionError as exc:
+                    msg = f"{exc} An extension is possible in {', '.join(('active', 'extended', *EXTENDABLE))}."
+                    raise IllegalTransitionError(msg) from None
+            assert p.issued_on is not None  # every state an extension is allowed in was issued
             new_expiry = self._expiry(p.issued_on, p.building_permit_expires, [*p.extensions_days, int(days)])
-            self._set(cur, permit_number, {"status": "extended", "expires_on": new_expiry})
-            self._event(
-                cur, permit_number, Event(now_utc(), who, "extension", p.status, "extended", day, int(days), reasons)
-            )
+            to = p.status if keeps else "extended"
+            self._set(cur, permit_number, {"status": to, "expires_on": new_expiry})
+            facts: dict[str, Any] = {"to": to}
+            if cond:
+                facts["conditions"] = cond
+            if auth:
+                facts["authorizations"] = auth
+            # A state kept is no move in the clerk's log (no to_status): retracting a stop-work
+            # order later must still go back past it.
+            log = Event(now_utc(), who, "extension", p.status, None if keeps else to, day, int(days), reasons)
+            self._event(cur, permit_number, log, **facts)
         return self.get(permit_number)
 
     def update(
@@ -261,7 +301,9 @@ class Moves(RegistryBase):
         permit_number : str
         who : str, optional
         inspected_on : date, optional
-            Records a site inspection on that day (§ 540-8E(6)).
+            Records a site inspection on that day (§ 540-8E(6)): the permit holder's, its report
+            kept at the site, so it counts toward the weekly and after-rain duty (a full report,
+            with who inspected, is :meth:`inspect`).
         **changes
             Fields of :data:`UPDATABLE`; ``None`` clears a date. A new ``work_stopped_on``
             starts a new pause: unless given with it, the expected resumption
@@ -341,7 +383,11 @@ class Moves(RegistryBase):
                     fields={k: v for k, v in changes.items() if k != "expires_on"},
                 )
             if inspected_on is not None:
-                self._event(cur, permit_number, Event(now_utc(), who, "inspection", None, None, inspected_on), by=None)
+                # A day alone: the holder's inspection of that day, its report kept at the site
+                # (§ 540-8E(6) "Maintain, at the construction site, weekly written reports").
+                self._event(
+                    cur, permit_number, Event(now_utc(), who, "inspection", None, None, inspected_on), by="holder"
+                )
                 self._set(cur, permit_number, {})
         return self.get(permit_number)
 

@@ -13,7 +13,7 @@ __all__ = ["DueItem", "agenda", "read_rain_csv"]
 import csv
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
@@ -30,6 +30,7 @@ from esc_gis.registry.deadlines import (
     start_notice_due,
     stockpile_due,
 )
+from esc_gis.registry.inspections import counted_inspections, missing_contents, report_contents
 from esc_gis.registry.records import Permit, parse_date
 
 #: States in which work may be going on at the site.
@@ -84,7 +85,10 @@ def permit_dues(
         if p.start_notice_at is None:
             out.append(start_notice_due(p.started_at, profile))
         # Inspections go on under a stop-work order or a suspension: the site stays disturbed (§ 540-8E(6)).
-        out.extend(inspections_due(profile.day_of(p.started_at), p.inspections, rain, on, profile))
+        # Only the holder's complete reports meet the duty; the incomplete ones are listed as not meeting it.
+        counted = counted_inspections(p.state, profile)
+        out.extend(inspections_due(profile.day_of(p.started_at), counted, rain, on, profile))
+        out.extend(incomplete_reports_due(p, counted, profile))
         if p.work_stopped_on is not None:
             d = stabilization_due(
                 p.work_stopped_on, profile, resume_expected=p.resume_expected_on, resumed=p.work_resumed_on
@@ -94,6 +98,10 @@ def permit_dues(
         if p.stockpile_since is not None:
             out.append(stockpile_due(p.stockpile_since, profile))
     out.extend(repairs_due(p, profile))
+    out.extend(site_checks_due(p, profile))
+    pre_start = pre_start_due(p, profile)
+    if pre_start is not None:
+        out.append(pre_start)
     # A letter of credit's expiry matters in any state: the guarantee is held until released.
     for gid, expires, held in p.letters_of_credit:
         d = guarantee_expiry_due(expires, profile, guarantee_id=gid, amount=held, balance=held)
@@ -127,6 +135,111 @@ def repairs_due(p: Permit, profile: Profile) -> list[Due]:
         )
         for (inspected, notified), found in groups.items()
     ]
+
+
+def incomplete_reports_due(p: Permit, counted: Sequence[date | datetime], profile: Profile) -> list[Due]:
+    """Return the holder's reports since the last one that counts which lack an item § 540-8E(6) requires.
+
+    "Weekly inspection reports shall include all of the following": a report without one is
+    recorded, but does not meet the weekly or after-rain duty. Each is listed, dated its
+    inspection, naming what it lacks in the ordinance's words (the profile's
+    ``[inspections.report_contents]``), until a complete report follows it.
+
+    Raises
+    ------
+    ProfileError
+        If the profile lacks the report's contents or the finding.
+    """
+    if p.state is None:
+        return []
+    last = max((profile.day_of(t) for t in counted), default=None)
+    table = report_contents(profile)
+    out = []
+    for f in p.state.inspections:
+        if f.by != "holder" or f.pre_start or (last is not None and profile.day_of(f.at) <= last):
+            continue
+        missing = missing_contents(f, profile)
+        if missing:
+            d = _finding_due(
+                profile,
+                "report_incomplete",
+                f.at,
+                f"inspection:{f.inspection_id}",
+                inspection_id=f.inspection_id,
+                at=_at_text(f.at, profile),
+                missing="; ".join(str(table[k]["words"]) for k in missing),
+            )
+            # An item the profile requires on a reading (the location) makes the finding a reading too.
+            reading = any(table[k].get("basis") == "interpretation" for k in missing)
+            out.append(replace(d, basis="interpretation") if reading else d)
+    return out
+
+
+#: The checklist of an office inspection and the finding each "no" raises (§ 540-8E(7), (8)).
+SITE_CHECKS = {"on_site_documents": "site_documents_missing", "certificate_posted": "certificate_not_posted"}
+#: States in which the permit's conditions hold at the site (issued, coverage not terminated).
+_COVERED = ("approved", "deemed_approved", *WORKING, "final_stabilization")
+
+
+def site_checks_due(p: Permit, profile: Profile) -> list[Due]:
+    """Return the permit conditions an office inspection last found unmet at the site (§ 540-8E(7), (8)).
+
+    Each checklist item's latest office finding rules: "no" is listed, dated that inspection
+    (the condition was not met then), until a later office inspection records "yes". The
+    ordinance sets no period to correct it.
+
+    Raises
+    ------
+    ProfileError
+        If the profile lacks a finding.
+    """
+    if p.state is None or p.status not in _COVERED:
+        return []
+    out = []
+    for item, code in SITE_CHECKS.items():
+        last = next((f for f in reversed(p.state.inspections) if item in f.checklist), None)
+        if last is not None and not last.checklist[item]:
+            out.append(
+                _finding_due(
+                    profile,
+                    code,
+                    last.at,
+                    f"inspection:{last.inspection_id}",
+                    inspection_id=last.inspection_id,
+                    at=_at_text(last.at, profile),
+                )
+            )
+    return out
+
+
+def pre_start_due(p: Permit, profile: Profile) -> Due | None:
+    """Return a pre-start inspection for an issued permit whose work has not started, if the profile lists one.
+
+    § 540-7B(5)(a) requires the practices "constructed or installed before land-disturbing
+    construction activities begin"; it requires no inspection. So one is listed only where the
+    profile's ``[inspections.pre_start] listed`` says the office makes one (its policy): due
+    from the day the permit was issued, until one is recorded or work starts.
+
+    Raises
+    ------
+    ProfileError
+        If the profile lists it but lacks the finding.
+    """
+    policy = (profile.tables.get("inspections") or {}).get("pre_start") or {}
+    if not policy.get("listed") or p.status not in ("approved", "deemed_approved") or p.started_at is not None:
+        return None
+    if p.issued_on is None or (p.state is not None and any(f.pre_start for f in p.state.inspections)):
+        return None
+    return _finding_due(profile, "pre_start_inspection", p.issued_on, issued=p.issued_on)
+
+
+def _finding_due(profile: Profile, code: str, when: date | datetime, key: str = "", **values: object) -> Due:
+    f = profile.finding(code, **values)
+    return Due(f.message, when, f.section, f.basis, code, key)
+
+
+def _at_text(t: date | datetime, profile: Profile) -> str:
+    return f"{profile.local(t):%Y-%m-%d %H:%M %Z}".strip() if isinstance(t, datetime) else t.isoformat()
 
 
 def expiry_due(p: Permit, profile: Profile) -> Due:

@@ -16,7 +16,18 @@ same transaction as the decision. Other outcomes leave the permit's state as it 
 
 from __future__ import annotations
 
-__all__ = ["Appeal", "AppealDecision", "AppealedKind", "appeal_terms", "appealed_kinds"]
+__all__ = [
+    "Appeal",
+    "AppealDecision",
+    "AppealedKind",
+    "Approval",
+    "Cited",
+    "VarianceTerms",
+    "appeal_terms",
+    "appealed_kinds",
+    "approval_terms",
+    "variance_terms",
+]
 
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -24,7 +35,7 @@ from datetime import date
 from typing import Any
 
 from esc_gis.errors import ProfileError
-from esc_gis.registry.lifecycle import BACK
+from esc_gis.registry.lifecycle import BACK, ON_APPEAL
 
 
 @dataclass(frozen=True)
@@ -37,6 +48,8 @@ class AppealDecision:
     conditions: str | None
     effect: str | None
     recorded_by: str
+    #: The findings a variance rests on, by name (the profile's ``[appeals.variance.findings]``).
+    findings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -45,7 +58,8 @@ class AppealedKind:
 
     name: str
     section: str
-    #: The permit state a reversal undoes (``stop_work``, ``revoked``, ``suspended``), if any.
+    #: The permit state a reversal undoes (``stop_work``, ``revoked``, ``suspended``, or
+    #: ``disapproved``, which an approving decision turns into ``approved``), if any.
     undoes: str | None = None
     #: Why the board does not hear it (``[appeals.not_heard]``), if it does not.
     not_heard: str | None = None
@@ -112,14 +126,88 @@ def appealed_kinds(tables: Mapping[str, Any]) -> dict[str, AppealedKind]:
             msg = f"The profile's [appeals.appealed.{name}] needs a section."
             raise ProfileError(msg)
         undoes = entry.get("undoes")
-        if undoes and undoes not in BACK:
+        if undoes and undoes not in BACK and undoes not in ON_APPEAL:
             # A typo here would quietly stop every reversal of this kind from moving the permit.
             msg = (
                 f"The profile's [appeals.appealed.{name}] undoes {undoes!r}, not a state a reversal undoes "
-                f"({', '.join(BACK)})."
+                f"({', '.join([*BACK, *ON_APPEAL])})."
             )
             raise ProfileError(msg)
         out[str(name)] = AppealedKind(str(name), str(entry["section"]), str(undoes) if undoes else None)
     for name, section in (raw.get("not_heard") or {}).items():
         out[str(name)] = AppealedKind(str(name), str(section), None, not_heard=str(section))
     return out
+
+
+@dataclass(frozen=True)
+class Cited:
+    """Words of the profile with their section and basis."""
+
+    text: str
+    section: str
+    basis: str
+
+    def __str__(self) -> str:
+        return f"{self.text} ({self.section}; basis {self.basis})"
+
+
+@dataclass(frozen=True)
+class Approval:
+    """The outcomes that turn a disapproval appealed into an approval (``[appeals.approval]``)."""
+
+    outcomes: frozenset[str]
+    cited: Cited
+
+
+@dataclass(frozen=True)
+class VarianceTerms:
+    """Who may grant a variance, and the findings it rests on (``[appeals.variance]``)."""
+
+    bodies: frozenset[str]
+    power: Cited
+    findings: dict[str, Cited]
+
+
+def _cited(entry: Any, where: str) -> Cited:
+    if not isinstance(entry, dict) or not all(str(entry.get(k) or "").strip() for k in ("text", "section", "basis")):
+        msg = f"The profile's [{where}] needs a text, a section and a basis."
+        raise ProfileError(msg)
+    return Cited(str(entry["text"]), str(entry["section"]), str(entry["basis"]))
+
+
+def approval_terms(tables: Mapping[str, Any]) -> Approval:
+    """Return the profile's ``[appeals.approval]``: the outcomes that approve a disapproval appealed.
+
+    Raises
+    ------
+    ProfileError
+        If the table is missing, has no outcomes, or lacks its text, section or basis.
+    """
+    raw = (tables.get("appeals") or {}).get("approval") or {}
+    cited = _cited(raw, "appeals.approval")
+    outcomes = frozenset(str(o) for o in raw.get("outcomes") or ())
+    if not outcomes:
+        msg = "The profile's [appeals.approval] lists no outcomes."
+        raise ProfileError(msg)
+    return Approval(outcomes, cited)
+
+
+def variance_terms(tables: Mapping[str, Any]) -> VarianceTerms:
+    """Return the profile's ``[appeals.variance]``: the bodies with the power, and the findings required.
+
+    Raises
+    ------
+    ProfileError
+        If the power or the findings are missing, or an entry lacks its text, section or basis.
+    """
+    raw = (tables.get("appeals") or {}).get("variance") or {}
+    power = raw.get("power") or {}
+    cited = _cited(power, "appeals.variance.power")
+    bodies = frozenset(str(b) for b in power.get("bodies") or ())
+    findings = raw.get("findings")
+    if not bodies or not isinstance(findings, dict) or not findings:
+        msg = "The profile's [appeals.variance] needs the power's bodies and the findings a variance rests on."
+        raise ProfileError(msg)
+    return VarianceTerms(
+        bodies, cited, {str(k): _cited(v, f"appeals.variance.findings.{k}") for k, v in findings.items()}
+    )

@@ -26,7 +26,7 @@ __all__ = [
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import date, datetime, timedelta, timezone
 from itertools import pairwise
 from typing import Any
 
@@ -288,7 +288,8 @@ class RainEvent:
     """One precipitation event: first and last wet reading and the total in inches.
 
     For daily data ``start`` and ``end`` are dates, the event ending with its last wet day;
-    for hourly data they are the times of the first and last wet readings.
+    for timed data they are the times of the first and last wet readings, on the Village's
+    clock (the profile's ``timezone``).
     """
 
     start: date | datetime
@@ -297,7 +298,7 @@ class RainEvent:
 
     @property
     def ends_at(self) -> datetime:
-        """When the event is over: the end of its last wet day, or its last wet reading."""
+        """When the event is over: the end of its last wet day (naive midnight), or its last wet reading."""
         if isinstance(self.end, datetime):
             return self.end
         return datetime.combine(self.end + timedelta(days=1), datetime.min.time())
@@ -309,23 +310,41 @@ def _step(times: Sequence[datetime]) -> timedelta:
     return min(gaps) if gaps else timedelta(hours=1)
 
 
+def _village(t: datetime, profile: Profile) -> datetime:
+    """Return a reading's time on the Village's clock: a naive one is as read off it.
+
+    Unlike :meth:`Profile.local` a station's reading in the hour the clocks spring over is
+    kept (placed by its offset before the change), not refused: the station wrote it.
+    """
+    if t.tzinfo is not None:
+        return t.astimezone(profile.tz)
+    return t.replace(tzinfo=profile.tz) if profile.tz is not None else t.astimezone()
+
+
+def _utc(t: datetime) -> datetime:
+    # Elapsed time across a change of the clocks: aware datetimes of one zone subtract by the wall clock.
+    return t.astimezone(timezone.utc)
+
+
 def rain_events(rain: Iterable[tuple[date | datetime, float]], profile: Profile) -> list[RainEvent]:
     """Group precipitation readings into events (§ 540-8E(6) "a precipitation event").
 
     The ordinance does not define an event; the reading taken (basis ``interpretation``):
 
-    - daily data (dates): a run of consecutive days with precipitation (a trace counts as
-      wet; a dry or missing day ends the run): 0.3 in and 0.3 in on consecutive days are one
-      0.6 in event;
-    - timed data (datetimes, e.g. hourly): readings with precipitation, joined while the dry
-      time between them is shorter than the profile's ``policy.rain_event_gap`` (6 hours).
-      A timestamp is the end of the interval its amount fell in, so two wet readings one
-      interval apart have no dry time between them.
+    - daily data (dates): a run of consecutive days each with at least the profile's
+      ``policy.rain_wet_day`` (0.1 inch); a day with less (a trace, drizzle) or none, or a
+      missing day, ends the run and adds to no event, so days of drizzle after a storm do not
+      stretch it, and move its 24-hour inspection, by days: 0.3 in and 0.3 in on consecutive
+      days are one 0.6 in event;
+    - timed data (datetimes, e.g. hourly, on the Village's clock): readings with precipitation,
+      joined while the dry time between them is shorter than the profile's
+      ``policy.rain_event_gap`` (6 hours). A timestamp is the end of the interval its amount
+      fell in, so two wet readings one interval apart have no dry time between them.
 
     Raises
     ------
     ProfileError
-        If the profile's gap is not a number.
+        If the profile's gap or wet-day amount is not a number.
 
     Examples
     --------
@@ -333,9 +352,11 @@ def rain_events(rain: Iterable[tuple[date | datetime, float]], profile: Profile)
     >>> rain_events([(date(2026, 5, 1), 0.3), (date(2026, 5, 2), 0.3), (date(2026, 5, 4), 0.1)], load_profile())[0]
     RainEvent(start=datetime.date(2026, 5, 1), end=datetime.date(2026, 5, 2), inches=0.6)
     """
-    readings = sorted(rain, key=lambda r: (isinstance(r[0], datetime), r[0]))
-    timed = [(t, v) for t, v in readings if isinstance(t, datetime)]
-    daily = [(t, v) for t, v in readings if not isinstance(t, datetime)]
+    readings = list(rain)
+    timed = sorted(
+        ((_village(t, profile), v) for t, v in readings if isinstance(t, datetime)), key=lambda r: _utc(r[0])
+    )
+    daily = sorted((t, v) for t, v in readings if not isinstance(t, datetime))
     events: list[RainEvent] = []
 
     def close(run: list[tuple[Any, float]]) -> None:
@@ -343,24 +364,26 @@ def rain_events(rain: Iterable[tuple[date | datetime, float]], profile: Profile)
             events.append(RainEvent(run[0][0], run[-1][0], round(sum(v for _, v in run), _RAIN_DECIMALS)))
 
     run: list[tuple[Any, float]] = []
-    for d, v in daily:
-        if v <= 0:  # a dry day ends the run (a trace is read in as a tiny positive amount)
-            close(run)
-            run = []
-            continue
-        if run and (d - run[-1][0]).days > 1:
-            close(run)
-            run = []
-        run.append((d, v))
-    close(run)
+    if daily:
+        wet_day = _number(profile, "policy.rain_wet_day")
+        for d, v in daily:
+            if round(v, _RAIN_DECIMALS) < wet_day:  # dry, a trace or drizzle: ends the run, joins nothing
+                close(run)
+                run = []
+                continue
+            if run and (d - run[-1][0]).days > 1:
+                close(run)
+                run = []
+            run.append((d, v))
+        close(run)
     if timed:
         gap = timedelta(hours=_number(profile, "policy.rain_event_gap"))
-        step = _step([t for t, _ in timed])
+        step = _step([_utc(t) for t, _ in timed])
         run = []
         for t, v in timed:
             if v <= 0:  # a dry reading: only the time between wet readings matters
                 continue
-            if run and t - run[-1][0] - step >= gap:
+            if run and _utc(t) - _utc(run[-1][0]) - step >= gap:
                 close(run)
                 run = []
             run.append((t, v))
@@ -370,7 +393,7 @@ def rain_events(rain: Iterable[tuple[date | datetime, float]], profile: Profile)
 
 def inspections_due(
     started: date,
-    inspections: Iterable[date],
+    inspections: Iterable[date | datetime],
     rain: Iterable[tuple[date | datetime, float]],
     today: date,
     profile: Profile,
@@ -381,17 +404,24 @@ def inspections_due(
     of the calendar week, by the profile's reading; listed whether it falls due
     before ``today`` or after it: there is always a next one while work goes on, and
     staff's calendars need it ahead of the day (the agenda's look-ahead picks what to show).
-    After rain: within 24 hours
-    after each precipitation event of 0.5 inch or more (:func:`rain_events`) that ended
-    after the start, unless an inspection took place after the event ended and by that time.
-    Inspections are recorded by day, so an inspection on the day a timed event ended may
-    have been before its end and does not count (the safe side).
+
+    After rain: "within 24 hours after a precipitation event of 0.5 inch or greater"
+    (:func:`rain_events`) that ended after the start, unless an inspection took place after
+    the event ended and by then. Judged by the time where both carry one: a timed event ends
+    at its last wet reading and its inspection is due 24 hours later, to the minute, on the
+    Village's clock; an inspection from its end to that time counts, one during the event or
+    after the deadline does not. A daily event ends at the end of its last wet day, so its
+    inspection is due by the end of the next day, and one on the next day counts. An
+    inspection recorded by its day alone meets a timed event only on a later day than the
+    event's end (one on the end's day may have been before it: the safe side).
 
     Parameters
     ----------
     started : date
         Land disturbance began.
-    inspections : iterable of date
+    inspections : iterable of date or datetime
+        The inspections that meet the duty (:func:`~esc_gis.registry.inspections.counted_inspections`):
+        a time where recorded, else a day.
     rain : iterable of (date or datetime, inches)
         Daily or timed precipitation, e.g. from a weather station's CSV
         (:func:`~esc_gis.registry.agenda.read_rain_csv`).
@@ -410,8 +440,9 @@ def inspections_due(
     ProfileError
         If a number the rule needs is missing from the profile.
     """
-    done = sorted(d for d in inspections if d >= started)
-    out = [_due(profile, "weekly_inspection", weekly_due(started, done[-1] if done else None, profile))]
+    done = [t for t in inspections if profile.day_of(t) >= started]
+    days = sorted(profile.day_of(t) for t in done)
+    out = [_due(profile, "weekly_inspection", weekly_due(started, days[-1] if days else None, profile))]
     trigger = _number(profile, "rain_trigger")
     window = timedelta(hours=_number(profile, "rain_inspection"))
     for ev in rain_events(rain, profile):
@@ -420,17 +451,38 @@ def inspections_due(
         # at the midnight after its last wet day, which would pull in rain the day before work began.
         if not started <= _day(ev.end) <= today or ev.inches < trigger:
             continue
-        ended = ev.ends_at
-        deadline = ended + window
-        # The day of a daily event's end is the next day's midnight: 24 hours on is the end of that next day.
-        due: date | datetime = (deadline - timedelta(days=1)).date() if not isinstance(ev.end, datetime) else deadline
-        last_day = due if not isinstance(due, datetime) else due.date()
-        # Inspected after the event ended and by the deadline (a whole day after the end's day, for timed events).
-        first_day = ended.date() if not isinstance(ev.end, datetime) else ended.date() + timedelta(days=1)
-        if any(first_day <= d <= last_day for d in done):
+        if _met(ev, done, window, profile):
             continue
-        out.append(_due(profile, "rain_inspection", due, inches=ev.inches, event_start=ev.start, event_end=ev.end))
-    return sorted(out, key=lambda x: (_day(x.due), x.what))
+        if isinstance(ev.end, datetime):
+            due: date | datetime = _utc(ev.end) + window
+        else:
+            # The end of the last wet day plus 24 hours: the end of the next day.
+            due = ev.end + timedelta(days=1)
+        out.append(_due(profile, "rain_inspection", due, inches=ev.inches, event_start=_text(ev.start, profile),
+                        event_end=_text(ev.end, profile)))  # fmt: skip
+    return sorted(out, key=lambda x: (profile.day_of(x.due), x.what))
+
+
+def _met(ev: RainEvent, done: Sequence[date | datetime], window: timedelta, profile: Profile) -> bool:
+    """Whether an inspection in ``done`` took place after ``ev`` ended and within ``window`` of its end."""
+    if isinstance(ev.end, datetime):
+        ended = _utc(ev.end)
+        deadline = ended + window
+        first_day = profile.day_of(ev.end) + timedelta(days=1)  # a day alone: only a later day is surely after
+        last_day = profile.day_of(deadline)
+        return any(
+            ended <= _utc(t) <= deadline if isinstance(t, datetime) else first_day <= t <= last_day for t in done
+        )
+    # A daily event: its end is the midnight after its last wet day; 24 hours on, the end of the next day.
+    next_day = ev.end + timedelta(days=1)
+    return any(profile.day_of(t) == next_day for t in done)
+
+
+def _text(t: date | datetime, profile: Profile) -> str:
+    """Return a reading's day as it is, or its time on the Village's clock with the zone."""
+    if isinstance(t, datetime):
+        return f"{profile.local(t):%Y-%m-%d %H:%M %Z}".strip()
+    return t.isoformat()
 
 
 def _week_end(d: date, profile: Profile) -> date:

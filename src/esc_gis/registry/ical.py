@@ -81,8 +81,8 @@ def deadline_calendar(
 
     A deadline that is a day is an all-day event (``DTSTART;VALUE=DATE``); one that is a
     time (the notice of start, an inspection after timed rain) is a timed event at that
-    time: UTC when the registry recorded a zone, else floating (the weather station's clock,
-    as the rain file gave it). Events are transparent: a deadline does not block time.
+    time, in UTC (a rain file's times are read on the Village's clock); a time without a zone
+    would be floating. Events are transparent: a deadline does not block time.
 
     Parameters
     ----------

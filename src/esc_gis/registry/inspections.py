@@ -12,18 +12,31 @@ bytes whose checksum it records.
 
 from __future__ import annotations
 
-__all__ = ["MAX_PHOTO_BYTES", "InspectionReport", "PhotoFile", "check_report", "read_photo"]
+__all__ = [
+    "INSPECTORS",
+    "MAX_PHOTO_BYTES",
+    "InspectionReport",
+    "PhotoFile",
+    "check_report",
+    "counted_inspections",
+    "missing_contents",
+    "read_photo",
+    "report_contents",
+]
 
 import hashlib
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import shapely
 
-from esc_gis.errors import Problem
+from esc_gis.errors import Problem, ProfileError
+from esc_gis.profile import Profile
+from esc_gis.registry.domain.fold import InspectionFact, PermitState
 from esc_gis.registry.records import Permit
 
 #: The largest photo the registry takes (a software limit, not the law): a phone's full-size
@@ -87,6 +100,21 @@ class InspectionReport:
         When the permittee was notified that repair is needed (the repair is due from then).
     repaired : sequence of int
         Open deficiencies (of earlier inspections) this inspection found repaired.
+    by : str
+        Who inspected: ``holder`` (the permit holder's own inspection, the duty of § 540-8E(6);
+        the default, as every inspection was counted before who inspected was recorded) or
+        ``office`` (the administering authority's, § 540-8E(7), § 540-11), which never meets the
+        holder's duty.
+    pre_start : bool
+        Made before land disturbance began, to see the practices installed (§ 540-7B(5)(a)):
+        allowed on an issued permit whose work has not started; it meets no weekly duty.
+    adjoining_repairs : str, optional
+        The repairs of siltation or erosion damage to adjoining surfaces and drainageways the
+        report documents (§ 540-8E(5)).
+    on_site_documents, certificate_posted : bool, optional
+        An office inspection's findings: the plan, amendments, weekly reports and permit kept
+        at the site (§ 540-8E(7)); the Certificate of Permit Coverage posted (§ 540-8E(8)).
+        None: not checked.
     """
 
     inspected_at: datetime | None
@@ -99,6 +127,27 @@ class InspectionReport:
     location: shapely.Geometry | None = None
     notified_at: datetime | None = None
     repaired: Sequence[int] = ()
+    by: str = "holder"
+    pre_start: bool = False
+    adjoining_repairs: str | None = None
+    on_site_documents: bool | None = None
+    certificate_posted: bool | None = None
+
+    @property
+    def contents(self) -> list[str]:
+        """The items of § 540-8E(6)'s list the report holds beyond its time, inspector and assessment."""
+        given = (("location", self.location is not None), ("work_done", self.work_done), ("phase", self.phase))
+        return [k for k, v in given if v is not None and v is not False and (not isinstance(v, str) or v.strip())]
+
+    @property
+    def checklist(self) -> dict[str, bool]:
+        """The office's checklist findings given (§ 540-8E(7), (8)): only those checked."""
+        items = (("on_site_documents", self.on_site_documents), ("certificate_posted", self.certificate_posted))
+        return {k: bool(v) for k, v in items if v is not None}
+
+
+#: Who may have inspected: the permit holder (§ 540-8E(6)) or the office (§ 540-8E(7), § 540-11).
+INSPECTORS = ("holder", "office")
 
 
 def read_photo(path: str | os.PathLike[str]) -> tuple[PhotoFile | None, tuple[str, str] | None]:
@@ -172,16 +221,53 @@ def check_report(
         elif photo is not None:
             photos.append(photo)
     _check_location(report.location, permit, bad)
+    _check_who(report, bad)
     if permit is not None:
-        if permit.started_at is None:
-            bad("an inspection cannot be recorded before work starts.", "move the permit to active first.")
-        elif at is not None and at < permit.started_at:
-            bad(
-                f"the inspection {at:%Y-%m-%d %H:%M} is before the work started ({permit.started_at:%Y-%m-%d %H:%M}).",
-                "give the real date and time.",
-            )
+        _check_timing(report, permit, bad)
         problems += _repaired_problems(report, permit, permit_number)
     return problems, photos
+
+
+def _check_timing(report: InspectionReport, permit: Permit, bad: Callable[[str, str], None]) -> None:
+    """Check the time against the start of work: after it, or before it for a pre-start inspection."""
+    at = report.inspected_at
+    if report.pre_start:
+        if permit.issued_on is None or permit.status not in _PRE_START_STATES:
+            bad(
+                f"a pre-start inspection needs an issued permit whose work has not started (it is {permit.status}).",
+                "record it as a regular inspection (leave out --pre-start).",
+            )
+        elif permit.started_at is not None and at is not None and at >= permit.started_at:
+            bad(
+                f"a pre-start inspection at {at:%Y-%m-%d %H:%M} is not before the work started "
+                f"({permit.started_at:%Y-%m-%d %H:%M}).",
+                "give the real time, or leave out --pre-start.",
+            )
+    elif permit.started_at is None:
+        bad(
+            "an inspection cannot be recorded before work starts.",
+            "move the permit to active first, or record a pre-start inspection (--pre-start).",
+        )
+    elif at is not None and at < permit.started_at:
+        bad(
+            f"the inspection {at:%Y-%m-%d %H:%M} is before the work started ({permit.started_at:%Y-%m-%d %H:%M}).",
+            "give the real date and time.",
+        )
+
+
+#: The states in which a pre-start inspection may be recorded: issued, and work not (yet) started.
+_PRE_START_STATES = ("approved", "deemed_approved", "active", "extended")
+
+
+def _check_who(report: InspectionReport, bad: Callable[[str, str], None]) -> None:
+    """Check who inspected, and that only the office's inspection carries the office's checklist."""
+    if report.by not in INSPECTORS:
+        bad(f"who inspected is {report.by!r}.", f"give one of {', '.join(INSPECTORS)} (--by).")
+    elif report.by != "office" and report.checklist:
+        bad(
+            "the checklist of documents on site and the posted certificate is the office's finding.",
+            "record it with an office inspection (--by office).",
+        )
 
 
 def _check_texts(report: InspectionReport, bad: Callable[[str, str], None]) -> None:
@@ -232,3 +318,70 @@ _SEE = "see the open ones with `esc-gis permits show`."
 
 def _finite(v: float) -> bool:
     return v == v and abs(v) != float("inf")
+
+
+#: The report items the profile's ``[inspections.report_contents]`` may require (the rest of
+#: § 540-8E(6)'s list, date, time, inspector and assessment, every report must hold to be recorded).
+_CONTENT_ITEMS = ("location", "work_done", "phase")
+
+
+def report_contents(profile: Profile) -> dict[str, dict[str, Any]]:
+    """Return the report items the weekly report must hold to count, with their words and basis.
+
+    The profile's ``[inspections.report_contents]``: item -> ``{words, section, basis}``, the
+    ordinance's words for each item of § 540-8E(6)'s list that a report may be recorded without.
+
+    Raises
+    ------
+    ProfileError
+        If the table is missing or names an item the registry does not record.
+    """
+    table = (profile.tables.get("inspections") or {}).get("report_contents")
+    if not isinstance(table, dict) or not table:
+        msg = (
+            f"Profile {profile.source or profile.name!r} has no [inspections.report_contents]: the items a "
+            "weekly inspection report must include, with their words and section."
+        )
+        raise ProfileError(msg)
+    bad = [k for k in table if k not in _CONTENT_ITEMS or not isinstance(table[k], dict) or "words" not in table[k]]
+    if bad:
+        msg = f"[inspections.report_contents] {', '.join(bad)}: give items of {', '.join(_CONTENT_ITEMS)} with words."
+        raise ProfileError(msg)
+    return table
+
+
+def missing_contents(fact: InspectionFact, profile: Profile) -> list[str]:
+    """Return the items the profile requires that an inspection's report lacks (none for a day alone).
+
+    Raises
+    ------
+    ProfileError
+        As :func:`report_contents`.
+    """
+    if fact.contents is None:  # a day alone: the report is kept at the site, not in the registry
+        return []
+    return [k for k in report_contents(profile) if k not in fact.contents]
+
+
+def counted_inspections(state: PermitState | None, profile: Profile) -> list[datetime | date]:
+    """Return the inspections that meet the permit holder's duty of § 540-8E(6), oldest first.
+
+    "Conduct construction site inspections at least once per week and within 24 hours after a
+    precipitation event" is the holder's duty: the office's own inspections (§ 540-8E(7),
+    § 540-11) do not meet it. A report counts when it holds every item "Weekly inspection
+    reports shall include" (the profile's ``[inspections.report_contents]``); an incomplete
+    one is recorded but does not count. A pre-start inspection (§ 540-7B(5)(a)) is before the
+    duty begins. Each is its time, or its day where only the day was recorded.
+
+    Raises
+    ------
+    ProfileError
+        As :func:`report_contents`.
+    """
+    if state is None:
+        return []
+    return [
+        f.at
+        for f in state.inspections
+        if f.by == "holder" and not f.pre_start and not missing_contents(f, profile) and f.at is not None
+    ]

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 __all__ = [
     "BACK",
+    "EXTENDABLE",
+    "ON_APPEAL",
     "STATES",
     "TRANSITIONS",
     "IllegalTransitionError",
@@ -70,6 +72,14 @@ TRANSITIONS: dict[str, tuple[str, ...]] = {
 #: States that can be undone, and the name of the move back: a stop-work order and a
 #: revocation are retracted (§ 540-12D), a suspension is lifted by reinstatement (§ 540-8E).
 BACK: dict[str, str] = {"stop_work": "retraction", "revoked": "retraction", "suspended": "reinstatement"}
+#: States an appeal's decision can turn, and the state it gives: a disapproval reversed (or
+#: modified to approve) on appeal is an approval, and the permit is issued (§ 540-13A(1),
+#: § 540-8C(2)). Not a transition: only the board's decision makes this move.
+ON_APPEAL: dict[str, str] = {"disapproved": "approved"}
+#: Issued states whose period may be extended without a move (§ 540-8G "may extend the period
+#: one or more times"): approved but not started, and under a stop-work order (which stands).
+#: An active or extended permit moves to ``extended`` (see TRANSITIONS).
+EXTENDABLE = ("approved", "deemed_approved", "stop_work")
 #: Event kinds that change the state (they carry from_status and to_status).
 _MOVES_BACK = frozenset(BACK.values())
 

@@ -2,7 +2,8 @@
 
 One ``.zip`` (readable by its owner only) holds
 
-- ``inspections.csv``: every report's contents, its time in UTC and its point (X, Y in the registry's CRS);
+- ``inspections.csv``: every report's contents, its time in UTC, its point (X, Y in the registry's CRS),
+  who inspected (holder or office), whether before work started, and an office inspection's checklist;
   free text that a spreadsheet would run as a formula (``=``, ``+``, ``-``, ``@``) starts with ``'``;
 - ``deficiencies.csv``: every deficiency, its repair's due time, when it was repaired and how;
 - ``photos.csv``: every photo's id, report, name, type, size, SHA-256 and file in the archive;
@@ -47,6 +48,11 @@ ARCHIVE_FILES: dict[str, tuple[str, ...]] = {
         "location_x",
         "location_y",
         "crs",
+        "inspected_by",
+        "pre_start",
+        "adjoining_repairs",
+        "on_site_documents",
+        "certificate_posted",
     ),
     "deficiencies.csv": (
         "id",
@@ -125,6 +131,12 @@ def export_inspections(reg: Registry, target: str | os.PathLike[str], *, overwri
                     "location_x": None if loc is None else repr(loc.x),
                     "location_y": None if loc is None else repr(loc.y),
                     "crs": crs,
+                    # Who inspected (holder or office; empty before it was recorded) and the checklist.
+                    "inspected_by": r.by,
+                    "pre_start": "yes" if r.pre_start else "no",
+                    "adjoining_repairs": r.adjoining_repairs,
+                    "on_site_documents": _yes_no(r.on_site_documents),
+                    "certificate_posted": _yes_no(r.certificate_posted),
                 }
             )
             for d in r.deficiencies:
@@ -186,3 +198,7 @@ def read_photos(archive: str | os.PathLike[str]) -> dict[int, bytes]:
         msg = f"{p}: photo(s) {', '.join(bad)} do not match their recorded SHA-256; the archive is damaged."
         raise RegistryError(msg)
     return {int(row["id"]): data for row, data in found}
+
+
+def _yes_no(v: bool | None) -> str | None:
+    return None if v is None else ("yes" if v else "no")

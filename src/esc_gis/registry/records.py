@@ -166,6 +166,13 @@ class Inspection:
     location: shapely.Geometry | None = None
     deficiencies: tuple[Deficiency, ...] = ()
     photos: tuple[Photo, ...] = ()
+    #: Who inspected: ``holder`` (§ 540-8E(6)) or ``office`` (§ 540-8E(7), § 540-11); None before migration 9.
+    by: str | None = None
+    pre_start: bool = False
+    adjoining_repairs: str | None = None
+    #: An office inspection's checklist (§ 540-8E(7), (8)): None where not checked.
+    on_site_documents: bool | None = None
+    certificate_posted: bool | None = None
 
 
 @dataclass

@@ -58,9 +58,14 @@ def _table(backend: Any, cur: Any, table: str, kinds: dict[str, str], order: str
 
 
 def _kinds(table: str) -> dict[str, str]:
-    from esc_gis.registry.schema import TABLES
+    from esc_gis.registry.schema import INSPECTION_COLUMNS_V9, TABLES
 
-    return {c: ("int" if k == "serial" else k) for c, k, _ in TABLES[table] if k != "geom" and c != "data"}
+    later = {c for c, _, _ in INSPECTION_COLUMNS_V9}  # migration 9 comes after this replay (migration 8)
+    return {
+        c: ("int" if k == "serial" else k)
+        for c, k, _ in TABLES[table]
+        if k != "geom" and c != "data" and not (table == "inspections" and c in later)
+    }
 
 
 def _value(text: str) -> Any:
@@ -133,6 +138,8 @@ def replay_into_history(backend: Any, cur: Any) -> None:  # noqa: C901 (one pass
     for ph in tables["inspection_photos"]:
         photos[ph["inspection_id"]].append(ph["sha256"])
     inspections = {i["fid"]: i for i in tables["inspections"]}
+    cur.execute("SELECT fid FROM inspections WHERE geom IS NOT NULL")
+    located = {int(r[0]) for r in cur.fetchall()}
     decided = {d["appeal_id"]: d for d in tables["appeal_decisions"]}
 
     out: list[tuple[datetime, int, HistoryEvent]] = []
@@ -157,6 +164,8 @@ def replay_into_history(backend: Any, cur: Any) -> None:  # noqa: C901 (one pass
             data = {"fields": {}}
         elif e.kind == "inspection":
             m = _REPORT.match(e.detail or "")
+            # Who inspected was not recorded before migration 9: None, which the fold reads as the
+            # permit holder's (fold.UNRECORDED_BY), as the office counted it when recorded.
             data = {"by": None}
             if m:
                 fid = int(m.group(1))
@@ -167,7 +176,10 @@ def replay_into_history(backend: Any, cur: Any) -> None:  # noqa: C901 (one pass
                     deficiencies=[{"id": d["id"], "notified_at": d["notified_at"]} for d in defs[fid]],
                     repaired=repairs_by_inspection[fid],
                     photos=photos[fid],
-                )
+                    # What the report holds of § 540-8E(6)'s list beyond its time, name and assessment.
+                    contents=[k for k, v in (("location", fid in located), ("work_done", i["work_done"]),
+                              ("phase", i["phase"])) if v],
+                )  # fmt: skip
         elif e.kind == "repair":
             ids = [int(x) for x in _REPAIRED.findall((e.detail or "").split(":", 1)[0])]
             data = {"deficiency_ids": ids}

@@ -76,6 +76,11 @@ Migrations
    clock and balance is folded from it (:mod:`esc_gis.registry.domain.fold`); the tables above
    are its projections, which ``esc-gis permits verify`` rebuilds and compares. The migration
    replays a registry's existing tables into the history (:mod:`esc_gis.registry.replay`).
+9. ``inspections`` gains who inspected (``inspected_by``: ``holder`` or ``office``; only the
+   holder's complete reports meet the duty of § 540-8E(6)), ``pre_start`` (§ 540-7B(5)(a)),
+   ``adjoining_repairs`` (§ 540-8E(5)) and an office inspection's checklist
+   (``on_site_documents``, § 540-8E(7); ``certificate_posted``, § 540-8E(8)). Rows before it
+   keep NULL: read as the holder's, as they were counted when recorded.
 
 Outside the migrations
 ----------------------
@@ -97,6 +102,7 @@ __all__ = [
     "FEE_TABLES",
     "GRANTS",
     "HISTORY_TABLES",
+    "INSPECTION_COLUMNS_V9",
     "INSPECTION_TABLES",
     "MIGRATIONS",
     "PERMIT_COLUMNS",
@@ -164,6 +170,19 @@ AMENDMENT_TABLES = ("plan_versions",)
 HISTORY_TABLES = ("history",)
 #: The column migration 7 adds to appeals: what kind of order or decision is appealed.
 APPEAL_COLUMNS_V7: tuple[tuple[str, str, str], ...] = (("appealed_kind", "text", ""),)
+#: The columns migration 9 adds to inspections (appended: a GeoPackage's ALTER TABLE cannot insert):
+#: who inspected (``holder``: the permit holder's own inspection, § 540-8E(6); ``office``: the
+#: administering authority's, § 540-8E(7), § 540-11), whether it was made before land disturbance
+#: began (§ 540-7B(5)(a)), the repairs of damage to adjoining surfaces the report documents
+#: (§ 540-8E(5)), and an office inspection's findings on the documents kept at the site
+#: (§ 540-8E(7)) and the posted certificate (§ 540-8E(8)): NULL where not checked.
+INSPECTION_COLUMNS_V9: tuple[tuple[str, str, str], ...] = (
+    ("inspected_by", "text", ""),
+    ("pre_start", "bool", ""),
+    ("adjoining_repairs", "text", ""),
+    ("on_site_documents", "bool", ""),
+    ("certificate_posted", "bool", ""),
+)
 TABLES: dict[str, tuple[tuple[str, str, str], ...]] = {
     "history": (
         ("id", "serial", "PRIMARY KEY"),
@@ -220,6 +239,7 @@ TABLES: dict[str, tuple[tuple[str, str, str], ...]] = {
         ("recorded_by", "text", "NOT NULL"),
         ("recorded_at", "datetime", "NOT NULL"),
         ("geom", "geom", ""),
+        *INSPECTION_COLUMNS_V9,
     ),
     "deficiencies": (
         ("id", "serial", "PRIMARY KEY"),
@@ -468,6 +488,8 @@ def _v3(dialect: str, srid: int) -> list[str]:
             "CREATE INDEX deficiencies_inspection ON deficiencies (inspection_id)",
             "CREATE INDEX photos_inspection ON inspection_photos (inspection_id)",
         ],
+        # Inspections as migration 3 made them: migration 9 adds who inspected and the checklist.
+        {"inspections": TABLES["inspections"][: -len(INSPECTION_COLUMNS_V9)]},
     )
 
 
@@ -536,6 +558,13 @@ def _v8_replay(backend: Any, cur: Any) -> None:
     replay_into_history(backend, cur)
 
 
+def _v9(dialect: str, srid: int) -> list[str]:
+    # Inspections recorded before it say nothing of who inspected (NULL): the fold reads them as
+    # the permit holder's (esc_gis.registry.domain.fold.UNRECORDED_BY), as they were counted then.
+    types = _TYPES[dialect]
+    return [f'ALTER TABLE inspections ADD COLUMN "{name}" {types[kind]}' for name, kind, _ in INSPECTION_COLUMNS_V9]
+
+
 @dataclass(frozen=True)
 class Migration:
     """One schema version: what it changes, the statements per dialect, and a data step if any."""
@@ -560,6 +589,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         8, "history: one append-only stream of typed events per permit or case; tables are projections", _v8, _v8_replay
     ),
+    Migration(9, "inspections: who inspected (holder or office), pre-start, adjoining repairs, site checklist", _v9),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 

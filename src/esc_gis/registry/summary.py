@@ -30,6 +30,7 @@ from esc_gis.registry.appeals import Appeal
 from esc_gis.registry.deadlines import inspections_due, repair_due, weekly_record
 from esc_gis.registry.enforcement import EnforcementCase
 from esc_gis.registry.fees import GUARANTEE_TYPES, Fee, Guarantee
+from esc_gis.registry.inspections import counted_inspections
 from esc_gis.registry.lifecycle import STATES
 from esc_gis.registry.records import Permit
 
@@ -108,7 +109,9 @@ def inspection_deadlines(
     first, last = max(start, began), end if until is None else min(end, until)
     if last < first:
         return []
-    done_days = sorted(p.inspections)
+    # Only the holder's complete reports (and days alone) meet the duty, as in `permits due`.
+    done = counted_inspections(p.state, profile)
+    done_days = sorted(profile.day_of(t) for t in done)
     # Weekly (§ 540-8E(6), "at least once per week"), under the profile's reading: the rule is
     # deadlines.weekly_record's, as `permits due` applies it.
     out: list[tuple[str, date | datetime, bool]] = [
@@ -118,7 +121,7 @@ def inspection_deadlines(
     # its due day can meet it, so the rules run once without and once with all of them.
     if rain:
         every = inspections_due(began, [], rain, last, profile)
-        still = {(d.code, d.due, d.what) for d in inspections_due(began, done_days, rain, last, profile)}
+        still = {(d.code, d.due, d.what) for d in inspections_due(began, done, rain, last, profile)}
         out.extend(
             (d.code, d.due, (d.code, d.due, d.what) not in still)
             for d in every

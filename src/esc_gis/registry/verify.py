@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from esc_gis.registry.deadlines import expiry
-from esc_gis.registry.domain.fold import PermitState, fold
+from esc_gis.registry.domain.fold import UNRECORDED_BY, PermitState, fold
 
 #: The ``permits`` columns the life cycle sets, and the state's attribute for each.
 _LIFECYCLE = (
@@ -86,6 +86,30 @@ def verify(reg: Any) -> list[Difference]:
         opened = s is not None and case_id in s.cases
         if not opened:
             out.append(Difference(stream, f"case {case_id}", "opened", "not in the history"))
+        out += _case(c, [states[x] for x in (c.permit_number, case_id) if x in states])
+    return out
+
+
+def _case(c: Any, folded: list[PermitState]) -> list[Difference]:
+    """Compare a case's costs (amount, where recovered) and notices to cease with its streams' fold.
+
+    A case's facts lie on its permit's stream, or on its own (a case without a permit, or one of
+    work without a permit on a permit's site: its order, and its costs not from the guarantee).
+    """
+    out = []
+    table = sorted((round(float(e.costs), 2), e.costs_from) for e in c.events if e.costs is not None)
+    history = sorted(
+        (round(float(x["amount"]), 2), x["recovered_from"])
+        for s in folded
+        for x in s.costs
+        if x.get("case_id") == c.case_id
+    )
+    if table != history:
+        out.append(Difference(c.case_id, "costs recorded", table, history))
+    notices = sum(1 for e in c.events if e.kind == "notified")
+    notified = sum(1 for s in folded for case_id, _ in s.notified if case_id == c.case_id)
+    if notices != notified:
+        out.append(Difference(c.case_id, "notices to cease", notices, notified))
     return out
 
 
@@ -115,7 +139,32 @@ def _permit(reg: Any, number: str, p: Any, s: PermitState, fees: int, guarantees
     reports = [r.id for r in p.reports]
     if sorted(reports) != sorted(s.inspection_ids):
         out.append(Difference(number, "inspection reports", sorted(reports), sorted(s.inspection_ids)))
+    out += _reports(number, p, s)
     open_rows = sorted(d.id for d in p.open_repairs)
     if open_rows != sorted(s.open_deficiencies):
         out.append(Difference(number, "open deficiencies", open_rows, sorted(s.open_deficiencies)))
+    return out
+
+
+def _reports(number: str, p: Any, s: PermitState) -> list[Difference]:
+    """Compare each report's who, pre-start and checklist columns with its ``inspected`` event."""
+    facts = {f.inspection_id: f for f in s.inspections if f.inspection_id is not None}
+    out = []
+    for r in p.reports:
+        f = facts.get(r.id)
+        if f is None:
+            continue  # the report list itself is compared above
+        table = (
+            r.by or UNRECORDED_BY,
+            bool(r.pre_start),
+            bool(r.adjoining_repairs),
+            {
+                k: v
+                for k, v in (("on_site_documents", r.on_site_documents), ("certificate_posted", r.certificate_posted))
+                if v is not None
+            },
+        )
+        history = (f.by, f.pre_start, f.adjoining_repairs, dict(f.checklist))
+        if table != history:
+            out.append(Difference(number, f"inspection report #{r.id}", table, history))
     return out

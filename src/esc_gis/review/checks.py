@@ -233,6 +233,9 @@ def _parties(facts: dict[str, Any], profile: Profile) -> Check:
             parties=len(parties),
             party_word="party" if len(parties) == 1 else "parties",
         )
+    if owner and not parties and len(complete) == 1:
+        # The landowner is a responsible party (§ 540-5, § 540-7B(1)): alone, it is the one.
+        return make_check(profile, "plan_item_1", "pass", "review_parties_landowner_only")
     if not people:
         return make_check(profile, "plan_item_1", "fail", "review_parties_none")
     lacking = [
@@ -240,7 +243,7 @@ def _parties(facts: dict[str, Any], profile: Profile) -> Check:
         for p in people
         if p not in complete
     ]
-    missing = ([] if owner else ["no landowner"]) + ([] if parties else ["no responsible party"])
+    missing = [] if owner else ["no landowner"]
     return make_check(profile, "plan_item_1", "fail", "review_parties_incomplete", lacking="; ".join(missing + lacking))
 
 

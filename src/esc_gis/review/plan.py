@@ -356,7 +356,11 @@ def _area_checks(
             out.append(make_check(prof, check, "look", f"review_{label}_area_no_claim", drawn_sqft=drawn))
             continue
         values = {"claimed_sqft": claimed, "drawn_sqft": drawn}
-        flipped = [name for t, name in limits if (claimed >= t) != (drawn >= t)]
+        # In a common plan the thresholds are the plan's (§ 540-5 CONSTRUCTION SITE: "areas that are
+        # part of a larger common plan of development"): the claim moves the plan's total by its error.
+        plan = float(m.get("plan_disturbed_sqft") or drawn) if label == "disturbed" else drawn
+        claimed_total, drawn_total = claimed - drawn + plan, plan
+        flipped = [name for t, name in limits if (claimed_total >= t) != (drawn_total >= t)]
         if flipped:
             out.append(make_check(prof, check, "fail", f"review_{label}_area_flips_{flipped[0]}", **values))
         elif abs(claimed - drawn) > tol * max(drawn, 1.0):

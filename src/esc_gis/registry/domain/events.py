@@ -76,6 +76,8 @@ KINDS: dict[str, Kind] = {
     "repaired": Kind("inspections", ("deficiency_ids",)),
     # enforcement
     "case_opened": Kind("enforcement", ("case_id", "ground")),
+    # the responsible party notified to cease (§ 540-12C "after being notified")
+    "notified": Kind("enforcement", ("case_id",)),
     "notice_of_intent": Kind("enforcement", ("case_id",)),
     "costs_recorded": Kind("enforcement", ("case_id", "amount", "recovered_from")),
     "referred": Kind("enforcement", ("case_id",)),
@@ -83,6 +85,8 @@ KINDS: dict[str, Kind] = {
     # appeals
     "appeal_filed": Kind("appeals", ("appeal_id",)),
     "appeal_decided": Kind("appeals", ("appeal_id", "outcome", "body")),
+    # a disapproval reversed (or modified to approve) on appeal: approved and issued (§ 540-8C(2))
+    "approved_on_appeal": Kind("appeals", ("appeal_id", "outcome", "body"), moves=True),
     # the plan
     "plan_original": Kind("amendments", ("version",)),
     "plan_amendment": Kind("amendments", ("version",)),

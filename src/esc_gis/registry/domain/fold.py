@@ -21,9 +21,9 @@ datetime.date(2026, 3, 2)
 
 from __future__ import annotations
 
-__all__ = ["Clock", "GuaranteeState", "Order", "PermitState", "fold"]
+__all__ = ["UNRECORDED_BY", "Clock", "GuaranteeState", "InspectionFact", "Order", "PermitState", "fold"]
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from typing import Any
@@ -65,6 +65,34 @@ class GuaranteeState:
         return round(self.amount - self.drawn - self.released - self.recovered, 2)
 
 
+#: Who inspected, where the history does not say (an inspection recorded before migration 9, or
+#: replayed from schema 7): the permit holder's, as the office counted it toward § 540-8E(6)
+#: when it was recorded, so a migration does not turn a met week into a missed one.
+UNRECORDED_BY = "holder"
+
+
+@dataclass(frozen=True)
+class InspectionFact:
+    """An inspection as its ``inspected`` event records it.
+
+    ``by`` is ``holder`` (the permit holder's inspection, the duty of § 540-8E(6)) or ``office``
+    (the administering authority's, § 540-8E(7), § 540-11). ``contents`` names the items of
+    § 540-8E(6)'s list the report holds beyond its time, inspector and assessment (``location``,
+    ``work_done``, ``phase``); None for a day alone, whose report is kept at the site.
+    ``checklist`` holds an office inspection's findings (``on_site_documents``,
+    ``certificate_posted``: True or False), only those checked.
+    """
+
+    at: datetime | date
+    by: str
+    seq: int | None = None
+    inspection_id: int | None = None
+    contents: tuple[str, ...] | None = None
+    pre_start: bool = False
+    adjoining_repairs: bool = False
+    checklist: Mapping[str, bool] = field(default_factory=dict)
+
+
 @dataclass(frozen=True)
 class Order:
     """An order standing on the permit: a stop-work order, a suspension or a revocation."""
@@ -91,18 +119,23 @@ class PermitState:
     started_at: datetime | None = None
     final_on: date | None = None
     extensions_days: list[int] = field(default_factory=list)
+    #: Each extension: its day, days, and the conditions and other construction authorizations
+    #: recorded with it (§ 540-8G).
+    extensions: list[dict[str, Any]] = field(default_factory=list)
     fields: dict[str, Any] = field(default_factory=dict)
     fees: list[dict[str, Any]] = field(default_factory=list)
     guarantees: dict[int, GuaranteeState] = field(default_factory=dict)
     costs: list[dict[str, Any]] = field(default_factory=list)
     orders: list[Order] = field(default_factory=list)
     orders_posted: list[Order] = field(default_factory=list)  # every order ever posted, open or not
-    inspections: list[tuple[datetime | date, str | None]] = field(default_factory=list)
+    inspections: list[InspectionFact] = field(default_factory=list)
     inspection_ids: list[int] = field(default_factory=list)  # the reports (a day alone has none)
     deficiencies: dict[int, dict[str, Any]] = field(default_factory=dict)
     plan_version: int | None = None
     appeals: dict[str, str | None] = field(default_factory=dict)
     cases: list[str] = field(default_factory=list)
+    #: The notices to cease, by case and day (§ 540-12C "after being notified").
+    notified: list[tuple[str, date | None]] = field(default_factory=list)
     clocks: dict[str, Clock] = field(default_factory=dict)
     seq: int = 0
     events: int = 0
@@ -233,6 +266,14 @@ def _apply(s: PermitState, e: HistoryEvent, application_fee: str) -> None:  # no
             s.clocks["work"] = Clock(e.on or e.when.date(), e.seq, k)
     elif k == "extended":
         s.extensions_days.append(int(d["days"]))
+        s.extensions.append(
+            {
+                "on": e.on,
+                "days": int(d["days"]),
+                "conditions": list(d.get("conditions") or ()),
+                "authorizations": list(d.get("authorizations") or ()),
+            }
+        )
     elif k == "final_stabilization":
         s.final_on = e.on
     elif k == "fee_paid":
@@ -257,7 +298,19 @@ def _apply(s: PermitState, e: HistoryEvent, application_fee: str) -> None:  # no
         if d["recovered_from"] == "guarantee" and d.get("guarantee_id") is not None:
             s.guarantees[int(d["guarantee_id"])].recovered += float(d["amount"])
     elif k == "inspected":
-        s.inspections.append((e.when or e.on, d.get("by")))  # type: ignore[arg-type]
+        contents = d.get("contents")
+        s.inspections.append(
+            InspectionFact(
+                e.when or e.on,  # type: ignore[arg-type]
+                str(d.get("by") or UNRECORDED_BY),
+                e.seq,
+                None if d.get("inspection_id") is None else int(d["inspection_id"]),
+                None if contents is None else tuple(contents),
+                bool(d.get("pre_start")),
+                bool(d.get("adjoining_repairs")),
+                {k: bool(v) for k, v in (d.get("checklist") or {}).items()},
+            )
+        )
         if d.get("inspection_id") is not None:
             s.inspection_ids.append(int(d["inspection_id"]))
         for item in d.get("deficiencies") or ():
@@ -273,10 +326,16 @@ def _apply(s: PermitState, e: HistoryEvent, application_fee: str) -> None:  # no
             s.deficiencies[int(i)]["repaired_at"] = e.when
     elif k == "case_opened":
         s.cases.append(str(d["case_id"]))
+    elif k == "notified":
+        s.notified.append((str(d["case_id"]), e.on))
     elif k == "appeal_filed":
         s.appeals[str(d["appeal_id"])] = None
     elif k == "appeal_decided":
         s.appeals[str(d["appeal_id"])] = str(d["outcome"])
+    elif k == "approved_on_appeal":
+        # The board's decision stands for the disapproval: approved, and the permit issued that day.
+        s.decided_on = e.on
+        s.issued_on = e.on
     elif k in ("plan_original", "plan_amendment"):
         s.plan_version = max(int(d["version"]), s.plan_version or 0)
 
@@ -285,6 +344,8 @@ def _move(s: PermitState, e: HistoryEvent) -> None:
     """Apply a move: the new status, the order it posts or closes, and the states before it."""
     to = e.data["to"]
     was = s.status
+    if e.kind == "extended" and to == was:
+        return  # the period extended in a state that stays (approved, under an order): no move
     case_id = e.data.get("case_id")
     if e.kind in ("retracted", "reinstated"):
         closing = _ORDER_OF.get(was or "")

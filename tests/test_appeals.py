@@ -1,0 +1,186 @@
+"""Appeals' decisions that the ordinance gives effect (§ 540-13A), on both back ends (``reg``:
+a GeoPackage file and the real PostGIS server): a disapproval reversed or modified on appeal is
+an approval, and a variance is the Zoning Board of Appeals' alone and rests on its findings.
+"""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+
+import pytest
+
+from esc_gis.errors import IllegalTransitionError, ProfileError, ValidationError
+from esc_gis.registry import Application
+from esc_gis.registry.store import Registry
+
+from .conftest import CRS, square_sqft
+from .public_outputs import run_permits
+
+ZBA = "zoning_board_of_appeals"
+#: § 540-13A(2)'s words for the three findings, as the profile holds them.
+PUBLIC_INTEREST = "not contrary to the public interest"
+SPECIAL = "owing to special conditions"
+HARDSHIP = "a literal enforcement of the provisions of the article will result in unnecessary hardship"
+ALL_FINDINGS = ("public_interest", "special_conditions", "unnecessary_hardship")
+
+
+def disapproved(reg: Registry, x: float = 100) -> str:
+    """A permit disapproved on 2026-11-10 with its written reasons (§ 540-8C(3))."""
+    n = reg.add(Application(f"{int(x)} Test St", date(2026, 11, 2), square_sqft(x, 100, 5000.0), CRS), who="clerk")
+    reg.record_fee(n, kind="application", amount=1.0, paid_on=date(2026, 11, 2), receipt=f"R-{n}", who="clerk")
+    reg.transition(n, "under_review", on=date(2026, 11, 3))
+    reg.transition(n, "disapproved", on=date(2026, 11, 10), reasons="no perimeter control")
+    return n
+
+
+def appeal_of(reg: Registry, n: str, kind: str = "permit_decision", on: date = date(2026, 11, 12)) -> str:
+    return reg.appeal(
+        appealed="disapproval of 2026-11-10",
+        kind=kind,
+        appellant="Pat Builder",
+        appellant_kind="aggrieved_person",
+        on=on,
+        grounds="the perimeter control is on sheet 3",
+        permit_number=n,
+    ).appeal_id
+
+
+@pytest.mark.parametrize(("outcome", "body"), [("reversed", ZBA), ("modified", "village_board")])
+def test_a_disapproval_reversed_or_modified_on_appeal_is_approved_and_issued(reg, outcome: str, body: str) -> None:
+    """§ 540-13A(1): the board "Shall hear and decide appeals where it is alleged that there is error in any
+    order, decision or determination made by the administering authority"; § 540-8C(2): "If the permit
+    application and plan are approved, the administering authority shall issue the permit"."""
+    n = disapproved(reg)
+    # The edge: an upheld disapproval stays one, and then only closing is allowed.
+    a = reg.decide_appeal(appeal_of(reg, n), body=ZBA, outcome="upheld", on=date(2026, 11, 16))
+    assert a.decision is not None and a.decision.effect == "permit state unchanged"
+    assert reg.get(n).status == "disapproved"
+    with pytest.raises(IllegalTransitionError, match="allowed: closed"):
+        reg.transition(n, "active", on=date(2026, 11, 17))
+    a = reg.decide_appeal(appeal_of(reg, n, on=date(2026, 11, 17)), body=body, outcome=outcome, on=date(2026, 11, 20))
+    assert a.decision is not None and a.decision.effect == "permit disapproved -> approved"
+    p = reg.get(n)
+    # Issued the day of the board's decision; valid 180 days from it (§ 540-8G).
+    assert (p.status, p.decided_on, p.issued_on) == ("approved", date(2026, 11, 20), date(2026, 11, 20))
+    assert p.expires_on == date(2026, 11, 20) + timedelta(days=180)
+    assert [e.kind for e in reg.history(n)[-2:]] == ["approved_on_appeal", "appeal_decided"]
+    last = reg.history(n)[-2]
+    assert (last.data["from"], last.data["to"], last.data["appeal_id"]) == ("disapproved", "approved", a.appeal_id)
+    assert p.state.status == "approved" and p.state.issued_on == date(2026, 11, 20)
+    # It is an approved permit now: work may start, as on any approved permit.
+    assert reg.transition(n, "active", on=date(2026, 11, 23)).status == "active"
+
+
+def test_only_an_appeal_of_the_permit_decision_approves_a_disapproval(reg) -> None:
+    """The edge: only the appeal of the "decision" (§ 540-13A(1)) that disapproved turns it; another kind of
+    appeal reversed leaves the disapproval standing."""
+    n = disapproved(reg)
+    a = reg.decide_appeal(appeal_of(reg, n, kind="other"), body=ZBA, outcome="reversed", on=date(2026, 11, 16))
+    assert a.decision is not None and a.decision.effect == "permit state unchanged"
+    assert reg.get(n).status == "disapproved" and "approved_on_appeal" not in [e.kind for e in reg.history(n)]
+
+
+def test_a_variance_from_the_village_board_is_refused_with_the_power_it_lacks(reg, active) -> None:
+    """§ 540-13A(2): the Zoning Board of Appeals "Upon appeal, may authorize variances from the provisions
+    of this article"; § 540-13B's appeals to the Village Board carry no such power."""
+    a = appeal_of(reg, active)
+    with pytest.raises(ValidationError) as info:
+        reg.decide_appeal(a, body="village_board", outcome="variance", on=date(2026, 11, 20), findings=ALL_FINDINGS)
+    text = str(info.value)
+    assert "the village board cannot grant a variance: only the Zoning Board of Appeals may authorize" in text
+    assert "(§ 540-13A(2); basis ordinance)" in text
+    assert reg.appeals(appeal_id=a)[0].decision is None
+    # The same body may still decide the appeal itself.
+    d = reg.decide_appeal(a, body="village_board", outcome="upheld", on=date(2026, 11, 20)).decision
+    assert d is not None and d.findings == ()
+
+
+def test_a_variance_rests_on_every_finding_and_needs_no_conditions(reg, active) -> None:
+    """§ 540-13A(2): variances "which are not contrary to the public interest and where, owing to special
+    conditions, a literal enforcement of the provisions of the article will result in unnecessary
+    hardship": three findings, each recorded."""
+    a = appeal_of(reg, active)
+    with pytest.raises(ValidationError) as info:
+        reg.decide_appeal(a, body=ZBA, outcome="variance", on=date(2026, 11, 20))
+    text = str(info.value)
+    for words in (PUBLIC_INTEREST, SPECIAL, HARDSHIP):
+        assert f'"{words}"' in text, words
+    assert "(§ 540-13A(2); basis ordinance; --finding special_conditions)" in text
+    assert "--conditions" not in text  # the ordinance never requires them
+    with pytest.raises(ValidationError) as info:
+        reg.decide_appeal(
+            a, body=ZBA, outcome="variance", on=date(2026, 11, 20), findings=("public_interest", "unnecessary_hardship")
+        )
+    text = str(info.value)
+    # Only the missing one is named.
+    assert f'"{SPECIAL}"' in text and PUBLIC_INTEREST not in text and "unnecessary hardship" not in text
+    with pytest.raises(ValidationError, match=r"finding\(s\) 'hardship' are not the profile's"):
+        reg.decide_appeal(a, body=ZBA, outcome="variance", on=date(2026, 11, 20), findings=(*ALL_FINDINGS, "hardship"))
+    assert reg.appeals(appeal_id=a)[0].decision is None
+    d = reg.decide_appeal(a, body=ZBA, outcome="variance", on=date(2026, 11, 20), findings=ALL_FINDINGS).decision
+    assert d is not None and d.findings == ALL_FINDINGS and d.conditions is None
+    assert reg.get(active).status == "active" and d.effect == "permit state unchanged"
+    assert reg.history(active)[-1].data["findings"] == list(ALL_FINDINGS)
+
+
+def test_findings_belong_to_a_variance_only(reg, active) -> None:
+    a = appeal_of(reg, active)
+    with pytest.raises(ValidationError, match="findings go with a variance; the outcome is upheld"):
+        reg.decide_appeal(a, body=ZBA, outcome="upheld", on=date(2026, 11, 20), findings=("public_interest",))
+
+
+def test_cli_decide_a_variance_with_findings(reg, active, target: str, layers_path) -> None:
+    lay = ["--layers", str(layers_path)]
+    a = appeal_of(reg, active)
+    r = run_permits("decide", target, a, "--body", ZBA, "--outcome", "variance", "--on", "2026-11-20",
+                    "--finding", "public_interest", *lay)  # fmt: skip
+    assert r.exit_code == 1 and HARDSHIP in r.output and PUBLIC_INTEREST not in r.output, r.output
+    finds = [x for f in ALL_FINDINGS for x in ("--finding", f)]
+    r = run_permits("decide", target, a, "--body", ZBA, "--outcome", "variance", "--on", "2026-11-20", *finds, *lay)
+    assert r.exit_code == 0, r.output
+    assert "findings: public_interest, special_conditions, unnecessary_hardship" in r.output
+
+
+def test_the_variance_and_approval_tables_are_checked() -> None:
+    from esc_gis.registry.appeals import approval_terms, variance_terms
+
+    with pytest.raises(ProfileError, match=r"\[appeals.variance.power\] needs a text, a section and a basis"):
+        variance_terms({"appeals": {"variance": {"power": {"section": "s", "basis": "ordinance"}}}})
+    with pytest.raises(ProfileError, match="lists no outcomes"):
+        approval_terms({"appeals": {"approval": {"text": "t", "section": "s", "basis": "interpretation"}}})
+
+
+def test_the_fold_of_an_approval_on_appeal() -> None:
+    """Pure: the history's approved_on_appeal moves the state and issues the permit that day (§ 540-8C(2))."""
+    from datetime import datetime, timezone
+
+    from esc_gis.registry.domain.events import HistoryEvent, check_event
+    from esc_gis.registry.domain.fold import fold
+
+    t = datetime(2026, 11, 20, tzinfo=timezone.utc)
+
+    def ev(kind: str, on: date, **data: object) -> HistoryEvent:
+        return HistoryEvent("P", kind, t, "clerk", on=on, data=data)
+
+    events = [
+        ev("received", date(2026, 11, 2), to="application_received"),
+        ev("under_review", date(2026, 11, 3), to="under_review"),
+        ev("decided", date(2026, 11, 10), to="disapproved", outcome="disapproved"),
+        ev("approved_on_appeal", date(2026, 11, 20), to="approved", appeal_id="A", outcome="reversed", body="z"),
+    ]
+    assert check_event(replace_data(events[-1], {"to": "approved"})) == [
+        "approved_on_appeal needs 'appeal_id', 'outcome', 'body'."
+    ]
+    s = fold(events)
+    assert (s.status, s.decided_on, s.issued_on) == ("approved", date(2026, 11, 20), date(2026, 11, 20))
+    assert s.previous_status == "disapproved"
+    # An extension in a state that stays is no move: the state and the states before are unchanged.
+    s = fold([*events, ev("extended", date(2026, 11, 21), to="approved", days=30, conditions=["silt fence"])])
+    assert (s.status, s.previous_status, s.extensions_days) == ("approved", "disapproved", [30])
+    assert s.extensions[-1]["conditions"] == ["silt fence"]
+
+
+def replace_data(e, data):
+    from dataclasses import replace
+
+    return replace(e, data=data)
