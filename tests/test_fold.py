@@ -17,7 +17,7 @@ import pytest
 
 from esc_gis.profile import load_profile
 from esc_gis.registry.domain.events import HistoryEvent, check_event, move_kind
-from esc_gis.registry.domain.fold import Clock, GuaranteeState, Order, PermitState, fold
+from esc_gis.registry.domain.fold import UNRECORDED_BY, Clock, GuaranteeState, InspectionFact, Order, PermitState, fold
 from esc_gis.registry.verify import Difference, verify
 
 UTC = timezone.utc
@@ -220,7 +220,8 @@ def test_extensions_final_stabilization_and_updates() -> None:
     )
     assert s.extensions_days == [30, 180] and s.final_on == date(2026, 7, 1)
     assert s.fields == {"site_address": "3 C St", "parcel_id": "7"}
-    assert s.before == ["active", "extended", "extended"] and s.previous_status == "extended"
+    # The second extension keeps the state: no move, nothing pushed for a move back.
+    assert s.before == ["active", "extended"] and s.previous_status == "extended"
     assert (s.events, s.seq) == (6, 6)
 
 
@@ -346,7 +347,8 @@ def test_deficiencies_open_with_their_inspection_and_close_with_their_repair() -
         ev("repaired", t2.date(), when=t2, deficiency_ids=["1"]),
     ]
     s = fold(events)
-    assert s.inspections == [(t1, "office"), (date(2026, 3, 3), "holder")] and s.inspection_ids == [7]
+    assert s.inspections == [InspectionFact(t1, "office", 2, 7), InspectionFact(date(2026, 3, 3), "holder", 3)]
+    assert s.inspection_ids == [7]
     assert s.deficiencies[1] == {
         "inspected_at": t1,
         "notified_at": datetime(2026, 3, 2, 16, tzinfo=UTC),
@@ -356,7 +358,7 @@ def test_deficiencies_open_with_their_inspection_and_close_with_their_repair() -
     events.append(ev("inspected", t3.date(), when=t3, inspection_id=8, repaired=["2"], deficiencies=[{"id": 3}]))
     s = fold(events)
     assert s.deficiencies[2]["repaired_at"] == t3 and s.open_deficiencies == [3] and s.inspection_ids == [7, 8]
-    assert s.inspections[-1] == (t3, None)
+    assert s.inspections[-1] == InspectionFact(t3, UNRECORDED_BY, 5, 8)
 
 
 def test_cases_appeals_and_plan_versions() -> None:
@@ -450,6 +452,11 @@ def row(number: str = "P", **kw: Any) -> SimpleNamespace:
     return SimpleNamespace(**{**values, **kw})
 
 
+def report(i: int, **kw: Any) -> SimpleNamespace:
+    values = {"by": None, "pre_start": None, "adjoining_repairs": None, "on_site_documents": None}
+    return SimpleNamespace(id=i, **{**values, "certificate_posted": None, **kw})
+
+
 def test_verify_finds_nothing_when_the_tables_equal_the_fold() -> None:
     issued = [
         mv("received", "application_received", D),
@@ -494,15 +501,15 @@ def test_verify_reports_every_projection_that_differs() -> None:
                 issued_on=D,
                 started_at=t,
                 expires_on=date(2026, 7, 5),
-                reports=[SimpleNamespace(id=8)],
+                reports=[report(8)],
             ),
             row("NOHIST"),
         ],
         cases=[
-            SimpleNamespace(case_id="C1", permit_number="P"),
-            SimpleNamespace(case_id="ENF-9", permit_number=None),
-            SimpleNamespace(case_id="C2", permit_number="P"),
-            SimpleNamespace(case_id="C3", permit_number="NOHIST"),
+            SimpleNamespace(case_id="C1", permit_number="P", events=[]),
+            SimpleNamespace(case_id="ENF-9", permit_number=None, events=[]),
+            SimpleNamespace(case_id="C2", permit_number="P", events=[]),
+            SimpleNamespace(case_id="C3", permit_number="NOHIST", events=[]),
         ],
         fees=[],
         guarantees=[SimpleNamespace(id=1, balance=90.0)],
