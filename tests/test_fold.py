@@ -631,3 +631,132 @@ def test_verify_allows_half_a_cent_and_no_more() -> None:
     assert verify(FakeRegistry(events, permits=rows, guarantees=[SimpleNamespace(id=1, balance=0.005)])) == []
     differs = verify(FakeRegistry(events, permits=rows, guarantees=[SimpleNamespace(id=1, balance=0.01)]))
     assert [str(d) for d in differs] == ["P: guarantee #1 balance is 0.01 in the table, 0.0 in the history"]
+
+
+# --- The facts main's law fixes added to the history ------------------------------------------
+
+
+def test_an_extension_records_its_conditions_and_authorizations_and_may_keep_the_state() -> None:
+    """§ 540-8G: "the length of the building permit or other construction authorizations"; "may
+    require additional BMPs as a condition of the extension"; "may extend the period one or more times"."""
+    events = [
+        mv("received", "approved", D, issued_on=D),
+        mv("extended", "approved", date(2026, 5, 1), days=30, conditions=["second silt fence"], authorizations=["DNR"]),
+        mv("extended", "approved", date(2026, 6, 1), days=60),
+    ]
+    s = fold(events)
+    assert s.extensions == [
+        {"on": date(2026, 5, 1), "days": 30, "conditions": ["second silt fence"], "authorizations": ["DNR"]},
+        {"on": date(2026, 6, 1), "days": 60, "conditions": [], "authorizations": []},
+    ]
+    assert s.status == "approved" and s.before == [] and s.extensions_days == [30, 60]
+    # Under a stop-work order the order stands and its retraction still goes back past the extension.
+    stopped = [
+        mv("received", "active", D),
+        mv("stop_work_posted", "stop_work", D),
+        mv("extended", "stop_work", D, days=10),
+        mv("retracted", "active", D),
+    ]
+    s = fold(stopped[:3])
+    assert s.before == ["active"] and [o.kind for o in s.orders] == ["stop_work"]
+    assert fold(stopped).status == "active" and fold(stopped).orders == []
+
+
+def test_an_inspection_records_who_its_contents_and_the_office_checklist() -> None:
+    """§ 540-8E(6): weekly reports "shall include all of the following"; § 540-8E(7) the plan, reports
+    and permit kept on site; § 540-8E(8) the certificate posted."""
+    t = datetime(2026, 3, 2, 15, tzinfo=UTC)
+    e = ev(
+        "inspected",
+        t.date(),
+        when=t,
+        by="office",
+        inspection_id=4,
+        contents=["location", "phase"],
+        pre_start=True,
+        adjoining_repairs=1,
+        checklist={"on_site_documents": 1, "certificate_posted": 0},
+    )
+    (fact,) = fold([e]).inspections
+    assert fact == InspectionFact(
+        t, "office", 1, 4, ("location", "phase"), True, True, {"on_site_documents": True, "certificate_posted": False}
+    )
+    (bare,) = fold([ev("inspected", D, by="", contents=[])]).inspections
+    assert bare == InspectionFact(D, UNRECORDED_BY, 1, None, (), False, False, {})
+
+
+def test_a_notice_to_cease_and_an_approval_on_appeal() -> None:
+    """§ 540-12C: "after being notified"; § 540-8C(2) and § 540-13A(1): a disapproval reversed on appeal."""
+    s = fold(
+        [
+            mv("received", "application_received", D),
+            ev("notified", date(2026, 2, 1), case_id=12),
+            mv("decided", "disapproved", date(2026, 2, 2), outcome="disapproved"),
+            mv("approved_on_appeal", "approved", date(2026, 3, 3), appeal_id="A1", outcome="reversed", body="zba"),
+        ]
+    )
+    assert s.notified == [("12", date(2026, 2, 1))]
+    assert (s.status, s.decided_on, s.issued_on) == ("approved", date(2026, 3, 3), date(2026, 3, 3))
+
+
+def test_verify_compares_each_cases_costs_and_notices_with_the_history() -> None:
+    """§ 540-12E: costs "recovered from the surety bond, cash escrow, or irrevocable letter of credit" or billed."""
+    events = [
+        mv("received", "active", D),
+        ev("case_opened", D, case_id="C1", ground="A3"),
+        ev("notified", D, case_id="C1"),
+        ev("notice_of_intent", D, case_id="C1", amount="80.0", recovered_from="billed"),
+        ev("costs_recorded", D, case_id="C1", amount=20.004, recovered_from="billed"),  # cents on both sides
+        ev("costs_recorded", D, case_id="OTHER", amount=5.0, recovered_from="billed"),
+    ]
+    own = [
+        HistoryEvent(
+            "C1", "costs_recorded", T, "c", on=D, data={"case_id": "C1", "amount": 1.0, "recovered_from": "billed"}
+        )
+    ]
+
+    def case(*evs: tuple[str, float | None, str | None]) -> SimpleNamespace:
+        kinds = [SimpleNamespace(kind=k, costs=c, costs_from=f) for k, c, f in evs]
+        return SimpleNamespace(case_id="C1", permit_number="P", events=kinds)
+
+    good = case(
+        ("notified", None, None), ("notice", 80.004, "billed"), ("costs", 20.0, "billed"), ("costs", 1.0, "billed")
+    )
+    assert verify(FakeRegistry([*events, *own], permits=[row(status="active")], cases=[good])) == []
+    bad = case(
+        ("notice", 80.0, "guarantee"), ("costs", 20.0, "billed"), ("notified", None, None), ("notified", None, None)
+    )
+    assert [str(d) for d in verify(FakeRegistry(events, permits=[row(status="active")], cases=[bad]))] == [
+        "C1: costs recorded is [(20.0, 'billed'), (80.0, 'guarantee')] in the table, "
+        "[(20.0, 'billed'), (80.0, 'billed')] in the history",
+        "C1: notices to cease is 2 in the table, 1 in the history",
+    ]
+
+
+def test_verify_compares_each_reports_who_pre_start_repairs_and_checklist() -> None:
+    """§ 540-8E(6) is the holder's duty, § 540-8E(7) and § 540-11 the office's power: who inspected is kept."""
+    t = datetime(2026, 3, 2, 15, tzinfo=UTC)
+    events = [
+        mv("received", "active", D),
+        ev("inspected", t.date(), when=t, by="holder", inspection_id=1),
+        ev("inspected", t.date(), when=t, by="office", inspection_id=2, pre_start=True, adjoining_repairs=True,
+           checklist={"on_site_documents": True, "certificate_posted": False}),
+    ]  # fmt: skip
+    good = [
+        report(1),
+        report(2, by="office", pre_start=1, adjoining_repairs=1, on_site_documents=True, certificate_posted=False),
+    ]
+    assert verify(FakeRegistry(events, permits=[row(status="active", reports=good)])) == []
+    bad = [report(1, by="office"), report(2, by="office", pre_start=0, adjoining_repairs=1, on_site_documents=True)]
+    assert [str(d) for d in verify(FakeRegistry(events, permits=[row(status="active", reports=bad)]))] == [
+        "P: inspection report #1 is ('office', False, False, {}) in the table, ('holder', False, False, {}) in the history",
+        "P: inspection report #2 is ('office', False, True, {'on_site_documents': True}) in the table, "
+        "('office', True, True, {'on_site_documents': True, 'certificate_posted': False}) in the history",
+    ]
+    # A report the history lacks is reported once, as a report list that differs; the others still compared.
+    extra = [report(3), *bad]
+    assert [d.what for d in verify(FakeRegistry(events, permits=[row(status="active", reports=extra)]))] == [
+        "inspection reports",
+        "inspection report #1",
+        "inspection report #2",
+    ]
