@@ -298,9 +298,17 @@ class OfficeModel(RuleBasedStateMachine):
         why = "suspension lifted" if reasons else None
         self.do("reinstate", lambda: self.reg.reinstate(p, reasons=why, on=self.day, who="clerk"))
 
-    @rule(p=permits, days=st.sampled_from([1, 30, 180]))
-    def extend(self, p: str, days: int) -> None:
-        self.do("extend", lambda: self.reg.extend(p, days, on=self.day, reasons="more time", who="clerk"))
+    @rule(p=permits, days=st.sampled_from([1, 30, 180]), conditions=st.booleans())
+    def extend(self, p: str, days: int, conditions: bool) -> None:
+        bmps = ["a second silt fence"] if conditions else []
+        self.do(
+            "extend", lambda: self.reg.extend(p, days, on=self.day, reasons="more time", conditions=bmps, who="clerk")
+        )
+
+    @rule(p=permits)
+    def holder_inspected(self, p: str) -> None:
+        """The permit holder's inspection of a day, its report kept at the site (§ 540-8E(6))."""
+        self.do("holder inspection", lambda: self.reg.update(p, inspected_on=self.day, who="holder"))
 
     # Inspections -------------------------------------------------------------------------
 
@@ -370,7 +378,9 @@ class OfficeModel(RuleBasedStateMachine):
 
     @rule(
         c=cases,
-        kind=st.sampled_from(["stop_work", "stop_work", "notice", "costs", "referral", "retraction", "closed"]),
+        kind=st.sampled_from(
+            ["notified", "stop_work", "stop_work", "notice", "costs", "referral", "retraction", "closed"]
+        ),
         costs=st.sampled_from([None, 80.0, 5000.0]),
         costs_from=st.sampled_from(["guarantee", "guarantee", "billed"]),
         reasons=st.booleans(),
@@ -431,10 +441,12 @@ class OfficeModel(RuleBasedStateMachine):
         outcome=st.sampled_from(["reversed", "reversed", "upheld", "variance"]),
     )
     def decide_appeal(self, a: str, body: str, outcome: str) -> None:
+        # A variance rests on § 540-13A(2)'s findings, named; other outcomes have none.
+        found = ("public_interest", "special_conditions", "unnecessary_hardship") if outcome == "variance" else ()
         self.do(
             f"appeal {outcome}",
             lambda: self.reg.decide_appeal(
-                a, body=body, outcome=outcome, on=self.day, conditions="keep the fence", who="clerk"
+                a, body=body, outcome=outcome, on=self.day, conditions="keep the fence", findings=found, who="clerk"
             ),
         )
 
