@@ -179,7 +179,7 @@ def _datetime(v: Any) -> datetime | None:
     return datetime.fromisoformat(str(v))
 
 
-def _restart_decision(s: PermitState, e: HistoryEvent, application_fee: str) -> None:
+def _restart_decision(s: PermitState, e: HistoryEvent) -> None:
     """Start (or restart) the decision clock where the application is complete (§ 540-8B, § 540-8C(1), (4)).
 
     The 20 business days run from "the receipt of a complete permit application, as required by
@@ -188,11 +188,14 @@ def _restart_decision(s: PermitState, e: HistoryEvent, application_fee: str) -> 
     """
     if s.application_fee_on is None or s.received_on is None:
         return
-    if s.status not in ("application_received", "under_review", "incomplete"):
-        return
-    if s.status == "incomplete":
-        return  # waiting for the information: no decision is due
+    if s.status not in ("application_received", "under_review"):
+        return  # decided already, or incomplete: waiting for the information, no decision is due
     start = max(s.information_received_on or s.received_on, s.application_fee_on)
+    running = s.clocks.get("decision")
+    if running is not None and running.start == start:
+        # Still the same complete application (a move under review changes nothing): the clock
+        # keeps the event that started it, never one dated after its start.
+        return
     s.clocks["decision"] = Clock(start, e.seq, e.kind)
 
 
@@ -224,7 +227,7 @@ def fold(events: Iterable[HistoryEvent], *, application_fee: str = "application"
             raise ValueError(msg)
         s.events += 1
         s.seq = e.seq if e.seq is not None else s.seq + 1
-        _apply(s, e if e.seq is not None else replace(e, seq=s.seq), application_fee)
+        _apply(s, replace(e, seq=s.seq), application_fee)  # an event not yet stored gets its place
     return s if s is not None else PermitState("")
 
 
@@ -241,7 +244,7 @@ def _apply(s: PermitState, e: HistoryEvent, application_fee: str) -> None:  # no
         s.fields.update(d.get("fields") or {})
         if s.started_at is not None:
             s.clocks["work"] = Clock(s.started_at.date(), e.seq, k)
-        _restart_decision(s, e, application_fee)
+        _restart_decision(s, e)
     elif k in ("updated", "remeasured"):
         s.fields.update(d["fields"])
     elif k == "information_requested":
@@ -249,9 +252,9 @@ def _apply(s: PermitState, e: HistoryEvent, application_fee: str) -> None:  # no
         s.clocks.pop("decision", None)
     elif k == "information_received":
         s.information_received_on = e.on
-        _restart_decision(s, e, application_fee)
+        _restart_decision(s, e)
     elif k == "under_review":
-        _restart_decision(s, e, application_fee)
+        _restart_decision(s, e)
     elif k == "decided":
         s.decided_on = e.on
         s.clocks.pop("decision", None)
@@ -277,7 +280,7 @@ def _apply(s: PermitState, e: HistoryEvent, application_fee: str) -> None:  # no
         s.fees.append(dict(d, on=e.on))
         if d["fee_kind"] == application_fee and s.application_fee_on is None:
             s.application_fee_on = e.on
-            _restart_decision(s, e, application_fee)
+            _restart_decision(s, e)
     elif k == "guarantee_received":
         gid = int(d["guarantee_id"])
         s.guarantees[gid] = GuaranteeState(gid, d["type"], float(d["amount"]), e.on, _date(d.get("expires_on")))

@@ -18,6 +18,7 @@ from esc_gis.errors import (
     ValidationError,
 )
 from esc_gis.registry.domain.deadlines import decision_due
+from esc_gis.registry.domain.events import move_kind
 from esc_gis.registry.domain.fees import (
     APPLICATION_FEE,
 )
@@ -82,6 +83,7 @@ class Moves(RegistryBase):
         with self.backend.write() as cur:
             p = self._locked(cur, permit_number)
             check_transition(p.status, to, reasons=reasons, needs=self.written_reasons)
+            self._check_plain_move(p, to, reasons)
             self._check_order(p, day, to)
             if to == "under_review" and p.status in ("application_received", "incomplete"):
                 self._check_fee_paid(cur, permit_number)
@@ -129,6 +131,26 @@ class Moves(RegistryBase):
                 when=changes.get("started_at"),
             )
         return self.get(permit_number)
+
+    def _check_plain_move(self, p: Permit, to: str, reasons: str | None) -> None:
+        """Refuse a plain move that is another command's: an extension, or a retraction without its reasons."""
+        if to == "extended":
+            # § 540-8G: "may extend the period one or more times for up to an additional 180
+            # days": an extension has its days, so extend() records it, never a bare move.
+            msg = (
+                f"Permit {p.permit_number}: an extension needs its days; record it with "
+                f"esc-gis permits extend REGISTRY {p.permit_number} DAYS."
+            )
+            raise IllegalTransitionError(msg)
+        needs = self.written_reasons
+        if move_kind(p.status, to) == "retracted" and "retraction" in needs and not (reasons or "").strip():
+            # Lifting a stop-work order by a plain move is its retraction (§ 540-12D "may retract
+            # the stop-work order"): it needs the reasons retract() needs, whichever route is taken.
+            msg = (
+                f"Permit {p.permit_number}: lifting the stop-work order is its retraction, which needs written "
+                f"reasons ({needs['retraction']}); give --reasons."
+            )
+            raise IllegalTransitionError(msg)
 
     def _check_fee_paid(self, cur: Any, permit_number: str) -> None:
         # An application is complete only with its fee (§ 540-8B; the 20 business days of
