@@ -22,8 +22,10 @@ __all__ = [
     "CaseEvent",
     "EnforcementCase",
     "check_action",
+    "counted_orders",
     "grounds",
     "open_state",
+    "order_state",
     "without_permit_fits",
     "without_permit_terms",
 ]
@@ -36,6 +38,7 @@ from typing import Any
 import shapely
 
 from esc_gis.errors import Problem, ProfileError
+from esc_gis.registry.domain.fold import Order
 
 #: The events a case may record, in the order they usually come.
 ACTIONS = ("notified", "stop_work", "notice", "costs", "referral", "retraction", "closed")
@@ -72,11 +75,22 @@ class EnforcementCase:
     opened_by: str
     site: shapely.Geometry | None = None
     events: Sequence[CaseEvent] = field(default_factory=tuple)
+    #: For a case whose order is its permit's: the permit's stop-work order as it stands for the
+    #: case, read off the permit's history (:func:`order_state`); None where the case's own
+    #: events decide (no permit, or work without a permit on a permit's site).
+    permit_order: str | None = None
+    #: Whether a permit was ever issued for the case's site (§ 540-12C "where no permit has been issued").
+    permit_issued: bool = False
 
     @property
     def state(self) -> str:
-        """``open``, ``stop_work`` (an order in effect), ``retracted`` or ``closed``."""
-        return open_state(self.events)
+        """``open``, ``stop_work`` (an order in effect), ``retracted`` or ``closed``.
+
+        One order whichever route posted or lifted it: on a permit's order, the permit's history
+        says whether it stands (a ``permits retract`` lifts it for the case too).
+        """
+        own = open_state(self.events)
+        return own if own == "closed" or self.permit_order is None else self.permit_order
 
     @property
     def costs_total(self) -> float:
@@ -102,6 +116,46 @@ def open_state(events: Sequence[CaseEvent]) -> str:
     return state
 
 
+def counted_orders(orders_posted: Sequence[Order], opened_on: date, opened_seq: int | None = None) -> list[Order]:
+    """Return the permit's stop-work orders that count for a case opened on ``opened_on``.
+
+    § 540-12E "After posting a stop-work order under § 540-12A" and § 540-12C "violates a
+    stop-work order posted under § 540-12A": an order posted on or after the case was opened,
+    or one still standing when it was opened. An order lifted before (an older case's) does
+    not. Lifted on the day the case was opened: it counts if it was lifted after the case's
+    opening in the permit's history (``opened_seq``; unknown: it counts).
+
+    Examples
+    --------
+    >>> old = Order("stop_work", date(2026, 6, 1), 3, "ENF-1", date(2026, 6, 9), 4)
+    >>> counted_orders([old], date(2026, 11, 20))
+    []
+    >>> len(counted_orders([old], date(2026, 6, 9)))
+    1
+    """
+    out = []
+    for o in orders_posted:
+        if o.kind != "stop_work":
+            continue
+        lifted = o.closed_on
+        same_day_after = lifted == opened_on and (opened_seq is None or (o.closed_seq or 0) > opened_seq)
+        if o.closed_seq is None or (lifted is not None and lifted > opened_on) or same_day_after:
+            out.append(o)
+    return out
+
+
+def order_state(orders_posted: Sequence[Order], opened_on: date, opened_seq: int | None = None) -> str:
+    """Return the state the permit's stop-work orders give a case: ``stop_work``, ``retracted`` or ``open``.
+
+    ``stop_work`` while a counted order (:func:`counted_orders`) stands, ``retracted`` once every
+    counted one was lifted, ``open`` if none counts.
+    """
+    counted = counted_orders(orders_posted, opened_on, opened_seq)
+    if any(o.closed_seq is None for o in counted):
+        return "stop_work"
+    return "retracted" if counted else "open"
+
+
 def grounds(tables: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """Return the profile's ``[enforcement.grounds]``: code -> {section, text, without_permit, needs_permit}.
 
@@ -121,45 +175,65 @@ def grounds(tables: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     return {str(k): dict(v) for k, v in raw.items()}
 
 
-def without_permit_terms(tables: Mapping[str, Any]) -> dict[str, tuple[str, str, str]]:
-    """Return the profile's ``[enforcement.without_permit]``: ``revoked`` / ``expired`` -> (text, section, basis).
+#: The readings ``[enforcement.without_permit]`` may hold: when a permit's site has no permit in force.
+WITHOUT_PERMIT = ("not_issued", "revoked", "expired", "closed")
 
-    Each names a permit that no longer permits the work, so a ground "without a permit" fits a
-    case about it. A profile without the table allows none.
+
+def without_permit_terms(tables: Mapping[str, Any]) -> dict[str, tuple[str, str, str]]:
+    """Return the profile's ``[enforcement.without_permit]``: one of :data:`WITHOUT_PERMIT` -> (text, section, basis).
+
+    Each names a permit (or an application) that does not permit the work, so a ground
+    "without a permit" fits a case about it. A profile without the table allows none.
 
     Raises
     ------
     ProfileError
-        If an entry is not ``revoked`` or ``expired``, or lacks its text, section or basis.
+        If an entry is not one of :data:`WITHOUT_PERMIT`, or lacks its text, section or basis.
     """
     raw = (tables.get("enforcement") or {}).get("without_permit") or {}
     out: dict[str, tuple[str, str, str]] = {}
     for k, v in raw.items():
-        ok = k in ("revoked", "expired") and isinstance(v, dict)
+        ok = k in WITHOUT_PERMIT and isinstance(v, dict)
         if not ok or not all(str(v.get(x) or "").strip() for x in ("text", "section", "basis")):
-            msg = f"[enforcement.without_permit.{k}] must be revoked or expired, with a text, a section and a basis."
+            msg = (
+                f"[enforcement.without_permit.{k}] must be one of {', '.join(WITHOUT_PERMIT)}, "
+                "with a text, a section and a basis."
+            )
             raise ProfileError(msg)
         out[str(k)] = (str(v["text"]), str(v["section"]), str(v["basis"]))
     return out
 
 
 def without_permit_fits(
-    terms: Mapping[str, tuple[str, str, str]], status: str, expires_on: date | None, day: date, issued: Sequence[str]
+    terms: Mapping[str, tuple[str, str, str]],
+    status: str,
+    expires_on: date | None,
+    day: date,
+    issued: Sequence[str],
+    *,
+    ever_issued: bool = True,
 ) -> str | None:
-    """Return which of ``terms`` makes a permit in ``status`` no permit for work on ``day`` (None: neither).
+    """Return which of ``terms`` makes a permit in ``status`` no permit for work on ``day`` (None: it is in force).
 
-    ``expired``: an issued permit (``issued`` lists those states) whose period ended before ``day``.
+    ``not_issued``: no permit was ever issued on the application (``ever_issued`` False:
+    received, incomplete, under review, disapproved, or closed without one). ``revoked`` and
+    ``closed``: the status. ``expired``: an issued permit (``issued`` lists those states) whose
+    period ended before ``day``.
 
     Examples
     --------
-    >>> t = {"revoked": ("", "", ""), "expired": ("", "", "")}
+    >>> t = {"revoked": ("", "", ""), "expired": ("", "", ""), "not_issued": ("", "", "")}
     >>> without_permit_fits(t, "active", date(2027, 5, 19), date(2027, 5, 19), ["active"]) is None
     True
     >>> without_permit_fits(t, "active", date(2027, 5, 19), date(2027, 5, 20), ["active"])
     'expired'
+    >>> without_permit_fits(t, "under_review", None, date(2027, 5, 20), ["active"], ever_issued=False)
+    'not_issued'
     """
-    if status == "revoked" and "revoked" in terms:
-        return "revoked"
+    if not ever_issued and "not_issued" in terms:
+        return "not_issued"
+    if status in ("revoked", "closed") and status in terms:
+        return status
     if "expired" in terms and status in issued and expires_on is not None and day > expires_on:
         return "expired"
     return None
@@ -179,17 +253,16 @@ def check_action(
     costs: float | None,
     costs_from: str | None,
     today: date,
-    order_open: bool = False,
-    order_posted: bool = False,
     refusals: Mapping[str, str] | None = None,
     interest: float | None = None,
     billed_due: float = 0.0,
 ) -> list[str]:
     """Return every reason an action cannot be recorded on a case (empty: it can).
 
-    ``order_open`` and ``order_posted`` say, from the permit's history, whether a stop-work order
-    stands on the case's permit, or was ever posted there, by whichever route it was recorded
-    (the case's own ``--stop-work`` or the permit's ``transition ... stop_work``): one order.
+    On a case whose order is its permit's, ``case.permit_order`` says, from the permit's history,
+    whether a stop-work order that counts for the case (:func:`counted_orders`) stands or was
+    posted, by whichever route it was recorded (the case's own ``--stop-work`` or the permit's
+    ``transition ... stop_work``) and lifted: one order.
 
     The order the ordinance implies: a notice of intent comes after a stop-work order
     (§ 540-12E "after posting"); a retraction needs an order in effect (§ 540-12D); a
@@ -203,8 +276,8 @@ def check_action(
     """
     says = dict(refusals or {})
     out: list[str] = []
-    state = "stop_work" if order_open and case.state != "closed" else case.state
-    kinds = [e.kind for e in case.events] + (["stop_work"] if order_posted else [])
+    state = case.state
+    kinds = [e.kind for e in case.events] + (["stop_work"] if case.permit_order in ("stop_work", "retracted") else [])
     if kind not in ACTIONS:
         out.append(f"unknown action {kind!r}; use one of {', '.join(ACTIONS)}.")
         return out
@@ -230,7 +303,7 @@ def check_action(
     if kind == "costs" and "notice" not in kinds:
         out.append("costs are recorded with or after the notice of intent.")
     if kind == "referral":
-        out += _referral_problems(case.permit_number is not None, kinds, says)
+        out += _referral_problems(case.permit_issued, kinds, says)
     if costs_from == "special_assessment" and costs is not None:
         if kind != "costs":
             out.append("a special assessment is recorded on its own (--costs-on), after the costs were billed.")
@@ -242,7 +315,8 @@ def check_action(
 def _referral_problems(permitted: bool, kinds: Sequence[str], says: Mapping[str, str]) -> list[str]:
     """Return why a referral cannot be recorded yet.
 
-    On a permit's site it follows an order (violated); without a permit, a notice to cease or an order.
+    Where a permit was issued (``permitted``) it follows an order (violated); "where no permit has
+    been issued" (§ 540-12C: no permit, or an application never issued), a notice to cease or an order.
     """
     if permitted and "stop_work" not in kinds:
         return [says.get("referral_no_order", "a referral follows a violated stop-work order; post one first.")]

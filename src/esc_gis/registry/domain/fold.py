@@ -95,12 +95,18 @@ class InspectionFact:
 
 @dataclass(frozen=True)
 class Order:
-    """An order standing on the permit: a stop-work order, a suspension or a revocation."""
+    """An order posted on the permit: a stop-work order, a suspension or a revocation.
+
+    ``closed_on`` and ``closed_seq``: the day and the event that retracted it (or reinstated the
+    permit), in :attr:`PermitState.orders_posted`; None while it stands.
+    """
 
     kind: str
     since: date | None
     seq: int | None
     case_id: str | None = None
+    closed_on: date | None = None
+    closed_seq: int | None = None
 
 
 @dataclass
@@ -127,13 +133,15 @@ class PermitState:
     guarantees: dict[int, GuaranteeState] = field(default_factory=dict)
     costs: list[dict[str, Any]] = field(default_factory=list)
     orders: list[Order] = field(default_factory=list)
-    orders_posted: list[Order] = field(default_factory=list)  # every order ever posted, open or not
+    orders_posted: list[Order] = field(default_factory=list)  # every order ever posted, with when it closed
     inspections: list[InspectionFact] = field(default_factory=list)
     inspection_ids: list[int] = field(default_factory=list)  # the reports (a day alone has none)
     deficiencies: dict[int, dict[str, Any]] = field(default_factory=dict)
     plan_version: int | None = None
     appeals: dict[str, str | None] = field(default_factory=dict)
     cases: list[str] = field(default_factory=list)
+    #: The place (``seq``) of each case's opening in the stream, so an order lifted earlier the same day is told apart.
+    case_seq: dict[str, int] = field(default_factory=dict)
     #: The notices to cease, by case and day (§ 540-12C "after being notified").
     notified: list[tuple[str, date | None]] = field(default_factory=list)
     clocks: dict[str, Clock] = field(default_factory=dict)
@@ -296,7 +304,8 @@ def _apply(s: PermitState, e: HistoryEvent, application_fee: str) -> None:  # no
     elif k in ("costs_recorded", "notice_of_intent") and d.get("amount") is not None:
         s.costs.append(dict(d, on=e.on))
         if d["recovered_from"] == "guarantee" and d.get("guarantee_id") is not None:
-            s.guarantees[int(d["guarantee_id"])].recovered += float(d["amount"])
+            # § 540-12E: "The costs ... plus interest" are recovered from the guarantee, both.
+            s.guarantees[int(d["guarantee_id"])].recovered += float(d["amount"]) + float(d.get("interest") or 0.0)
     elif k == "inspected":
         contents = d.get("contents")
         s.inspections.append(
@@ -326,6 +335,7 @@ def _apply(s: PermitState, e: HistoryEvent, application_fee: str) -> None:  # no
             s.deficiencies[int(i)]["repaired_at"] = e.when
     elif k == "case_opened":
         s.cases.append(str(d["case_id"]))
+        s.case_seq[str(d["case_id"])] = e.seq or 0
     elif k == "notified":
         s.notified.append((str(d["case_id"]), e.on))
     elif k == "appeal_filed":
@@ -350,6 +360,10 @@ def _move(s: PermitState, e: HistoryEvent) -> None:
     if e.kind in ("retracted", "reinstated"):
         closing = _ORDER_OF.get(was or "")
         s.orders = [o for o in s.orders if o.kind != closing] if closing else s.orders
+        s.orders_posted = [
+            replace(o, closed_on=e.on, closed_seq=e.seq) if o.kind == closing and o.closed_seq is None else o
+            for o in s.orders_posted
+        ]
         if s.before:
             s.before.pop()
     elif to in _ORDER_OF and e.kind != "received":

@@ -23,11 +23,13 @@ from esc_gis.registry.domain.enforcement import (
     CaseEvent,
     EnforcementCase,
     check_action,
+    order_state,
     without_permit_fits,
     without_permit_terms,
 )
 from esc_gis.registry.domain.enforcement import grounds as enforcement_grounds
 from esc_gis.registry.domain.events import HistoryEvent
+from esc_gis.registry.domain.fold import PermitState
 from esc_gis.registry.domain.lifecycle import check_back, check_transition
 from esc_gis.registry.domain.records import Event
 from esc_gis.registry.service._core import (
@@ -120,9 +122,11 @@ class Enforcing(RegistryBase):
             problems += [Problem(str(site_layer), None, m, f) for m, f in ref_problems]
         g = known.get(ground, {})
         if g.get("without_permit") and permit is not None and on is not None:
-            # Work after a revocation, or after the period ran out, is work without a permit.
+            # Work on an application never issued, after a revocation or the closing, or after the
+            # period ran out, is work without a permit: whenever the permit is not in force.
             terms = without_permit_terms(self.profile.tables)
-            if not without_permit_fits(terms, permit.status, permit.expires_on, on, ISSUED):
+            ever = _ever_issued(permit.state)
+            if not without_permit_fits(terms, permit.status, permit.expires_on, on, ISSUED, ever_issued=ever):
                 bad(
                     f"ground {ground} is activity without a permit, but the case names permit {permit_number} "
                     f"({_permit_text(permit)}); {_fits(terms)}.",
@@ -311,10 +315,10 @@ class Enforcing(RegistryBase):
         the amount due that the responsible party failed to pay, entered on the tax rolls
         (§ 540-12E), at most the costs and interest billed and not yet assessed.
 
-        Costs recovered from the guarantee (§ 540-12E: "recovered from the surety bond, cash
-        escrow, or irrevocable letter of credit") come off that guarantee's balance, so its
-        final release is net of them (§ 540-8D(1)): ``guarantee_id`` names it, or the permit's
-        one guarantee still held is taken.
+        Costs recovered from the guarantee (§ 540-12E: "The costs ... plus interest ... recovered
+        from the surety bond, cash escrow, or irrevocable letter of credit"), with their interest,
+        come off that guarantee's balance, so its final release is net of them (§ 540-8D(1)):
+        ``guarantee_id`` names it, or the permit's one guarantee still held is taken.
 
         On a permitted site a stop-work order moves the permit to ``stop_work`` and a
         retraction moves it back to the state before, with the written reasons the life
@@ -334,8 +338,8 @@ class Enforcing(RegistryBase):
         # A case of work without a permit on a permit's site (revoked, or its period run out) has
         # an order of its own, on the case's stream: the permit's state is the permit's.
         own = self._own_order(case)
-        # The permit's orders, whichever route posted them, are the case's too: read off its history.
-        ps = self.get(case.permit_number).state if case.permit_number and not own else None
+        # The permit's orders, whichever route posted or lifted them, are the case's too: `case`
+        # reads them off the permit's history (case.permit_order).
         due = self._billed_due(case) if costs_from == "special_assessment" else 0.0
         refusals = {
             code: f"{f.message} ({f.section})"
@@ -351,8 +355,6 @@ class Enforcing(RegistryBase):
             costs=costs,
             costs_from=costs_from,
             today=self.profile.today(),
-            order_open=ps is not None and ps.order("stop_work") is not None,
-            order_posted=ps is not None and any(o.kind == "stop_work" for o in ps.orders_posted),
             refusals=refusals,
             interest=interest,
             billed_due=due,
@@ -372,7 +374,8 @@ class Enforcing(RegistryBase):
                 messages.append(f"permit {permit.permit_number}: {exc}")
         recovered_from = None
         if kind in ("notice", "costs") and costs is not None and costs_from == "guarantee":
-            recovered_from, found = self._guarantee_for_costs(case, costs, guarantee_id)
+            # § 540-12E: "The costs ... plus interest" are what the guarantee gives up.
+            recovered_from, found = self._guarantee_for_costs(case, costs + (interest or 0.0), guarantee_id)
             messages += found
         if messages:
             raise ValidationError(
@@ -435,8 +438,9 @@ class Enforcing(RegistryBase):
                         case.permit_number,
                         "costs_recovered",
                         b.dump("date", on),
-                        costs,
-                        f"case {case_id}: the office's costs",
+                        round((costs or 0.0) + (interest or 0.0), 2),
+                        f"case {case_id}: the office's costs"
+                        + (f" plus interest {interest:,.2f}" if interest is not None else ""),
                         None,
                         None,
                         who,
@@ -480,7 +484,8 @@ class Enforcing(RegistryBase):
             return None, [f"guarantee #{guarantee_id} of permit {case.permit_number} holds nothing to recover from."]
         if costs > g.balance + 0.005:
             return None, [
-                f"the costs of {costs:,.2f} are more than the {g.balance:,.2f} guarantee #{guarantee_id} holds."
+                f"the costs (with interest) of {costs:,.2f} are more than the {g.balance:,.2f} "
+                f"guarantee #{guarantee_id} holds."
             ]
         return guarantee_id, []
 
@@ -514,6 +519,8 @@ class Enforcing(RegistryBase):
                 params,
             )
             found = list(rows(cur))
+            # The permits' histories: whether an order stands for each case, and whether a permit was issued.
+            states = {n: self._state(cur, n) for n in {r["permit_number"] for r in found if r["permit_number"]}}
             cur.execute(
                 "SELECT id, case_id, kind, on_date, who, at, costs, costs_from, detail FROM enforcement_events "
                 "WHERE kind <> 'opened' ORDER BY id"
@@ -532,21 +539,37 @@ class Enforcing(RegistryBase):
                         r["detail"],
                     )
                 )
-        return [
-            EnforcementCase(
-                r["case_id"],
-                r["permit_number"],
-                r["site_address"],
-                r["site_ref"],
-                r["ground"],
-                b.load("date", r["opened_on"]),
-                r["reasons"],
-                r["opened_by"],
-                b.load_geom(r["site"]),
-                tuple(events.get(r["case_id"], ())),
+        known = enforcement_grounds(self.profile.tables)
+        out = []
+        for r in found:
+            opened_on = b.load("date", r["opened_on"])
+            ps = states.get(r["permit_number"])
+            # A case of work without a permit has its own order; another case on a permit, the permit's.
+            own = ps is None or bool(known.get(r["ground"], {}).get("without_permit"))
+            out.append(
+                EnforcementCase(
+                    r["case_id"],
+                    r["permit_number"],
+                    r["site_address"],
+                    r["site_ref"],
+                    r["ground"],
+                    opened_on,
+                    r["reasons"],
+                    r["opened_by"],
+                    b.load_geom(r["site"]),
+                    tuple(events.get(r["case_id"], ())),
+                    permit_order=None
+                    if own or ps is None
+                    else order_state(ps.orders_posted, opened_on, ps.case_seq.get(r["case_id"])),
+                    permit_issued=ps is not None and _ever_issued(ps),
+                )
             )
-            for r in found
-        ]
+        return out
+
+
+def _ever_issued(s: PermitState) -> bool:
+    """Whether a permit was ever issued on a stream (§ 540-12C "where no permit has been issued")."""
+    return s.issued_on is not None or s.status in (*ISSUED, "revoked")
 
 
 def _permit_text(p: Any) -> str:
