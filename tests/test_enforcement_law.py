@@ -234,3 +234,179 @@ def test_a_reversed_appeal_retracts_a_cases_own_order_in_its_history(reg, active
     assert reg.case(c.case_id).state == "retracted" and reg.get(n).status == "revoked"
     assert [e.kind for e in reg.history(c.case_id)] == ["stop_work_posted", "retracted"]
     assert reg.state(c.case_id).status == "retracted"
+
+
+# --- § 540-12A(1): "without a permit" wherever no permit is in force ----------------------------------
+
+
+def applications(reg: Registry) -> dict[str, str]:
+    """An application in each state where no permit was ever issued: status -> its number."""
+    out: dict[str, str] = {}
+    for i, status in enumerate(("application_received", "incomplete", "under_review", "disapproved", "closed")):
+        n = reg.add(Application(f"{300 + i} Test St", date(2026, 11, 2), square_sqft(300 + 80 * i, 100, 5000.0), CRS))
+        if status != "application_received":
+            reg.record_fee(n, kind="application", amount=1.0, paid_on=date(2026, 11, 2), receipt=f"R-{n}")
+        if status == "incomplete":
+            reg.transition(n, "incomplete", on=date(2026, 11, 3), reasons="no plan map")
+        if status in ("under_review", "disapproved", "closed"):
+            reg.transition(n, "under_review", on=date(2026, 11, 3))
+        if status in ("disapproved", "closed"):
+            reg.transition(n, "disapproved", on=date(2026, 11, 10), reasons="no perimeter control")
+        if status == "closed":
+            reg.transition(n, "closed", on=date(2026, 11, 12), reasons="withdrawn")
+        assert reg.get(n).status == status
+        out[status] = n
+    return out
+
+
+def test_work_on_an_application_never_issued_is_work_without_a_permit(reg) -> None:
+    """§ 540-12A(1): a stop-work order if "Any land-disturbing construction activity is being undertaken
+    without a permit"; § 540-8A: "no responsible party may commence a land-disturbing construction activity
+    subject to this article without receiving prior approval of an erosion and sediment control plan for the
+    site and a permit". An application received, incomplete, under review, disapproved or closed without a
+    permit is no permit; § 540-12C: "where no permit has been issued", the referral comes "after being
+    notified"."""
+    for status, n in applications(reg).items():
+        c = reg.enforce(ground="A1", on=date(2026, 11, 20), reasons="grading before the permit", permit_number=n)
+        assert (c.ground, c.permit_number, c.permit_issued) == ("A1", n, False), status
+        c = reg.case_action(c.case_id, "notified", on=date(2026, 11, 20), reasons="letter")
+        c = reg.case_action(c.case_id, "referral", on=date(2026, 11, 23))
+        assert [e.kind for e in c.events] == ["notified", "referral"], status
+        c = reg.case_action(c.case_id, "stop_work", on=date(2026, 11, 23), reasons="posted at the gate")
+        # The order is the case's own: no move of the application's status.
+        assert c.state == "stop_work" and reg.get(n).status == status, status
+        assert [e.kind for e in reg.history(c.case_id)] == ["notified", "referred", "stop_work_posted"]
+
+
+def test_the_refusal_on_a_permit_in_force_names_every_reading_with_its_basis(reg, active) -> None:
+    """The edge: an active permit within its period is a permit; the refusal names when A1 fits, the
+    ordinance's words (basis ordinance) apart from the readings (basis interpretation)."""
+    with pytest.raises(ValidationError) as info:
+        reg.enforce(ground="A1", on=date(2026, 11, 20), reasons="x", permit_number=active)
+    text = str(info.value)
+    assert '"no responsible party may commence a land-disturbing construction activity' in text
+    assert "(§ 540-12A(1); § 540-8A; basis ordinance)" in text
+    assert "a closed permit permits no work (§ 540-12A(1); basis interpretation)" in text
+
+
+def test_work_after_the_permit_was_closed_is_work_without_a_permit(reg, active) -> None:
+    """§ 540-12A(1) "without a permit": a permit closed after final stabilization permits no more work (the
+    reading, basis interpretation); a permit was issued, so a referral follows "a stop-work order posted
+    under § 540-12A" (§ 540-12C), not the notice alone."""
+    reg.transition(active, "final_stabilization", on=date(2026, 11, 16))
+    reg.transition(active, "closed", on=date(2026, 11, 18))
+    c = reg.enforce(ground="A1", on=date(2026, 11, 20), reasons="new grading", permit_number=active)
+    assert c.permit_issued
+    reg.case_action(c.case_id, "notified", on=date(2026, 11, 20))
+    with pytest.raises(ValidationError, match=r'"violates a stop-work order posted under § 540-12A"'):
+        reg.case_action(c.case_id, "referral", on=date(2026, 11, 21))
+    c = reg.case_action(c.case_id, "stop_work", on=date(2026, 11, 21), reasons="posted")
+    assert c.state == "stop_work" and reg.get(active).status == "closed"
+
+
+def test_on_a_revoked_permit_the_notice_alone_does_not_lead_to_a_referral(reg, active) -> None:
+    """§ 540-12C's first branch is "where no permit has been issued": a revoked permit was issued."""
+    n = revoked(reg, active)
+    c = reg.enforce(ground="A1", on=date(2026, 11, 20), reasons="grading goes on", permit_number=n)
+    reg.case_action(c.case_id, "notified", on=date(2026, 11, 20))
+    with pytest.raises(ValidationError, match=r'"violates a stop-work order posted under § 540-12A"'):
+        reg.case_action(c.case_id, "referral", on=date(2026, 11, 21))
+
+
+# --- § 540-12E / § 540-12C: the order "posted under § 540-12A" is the case's -------------------------
+
+
+def test_an_order_lifted_before_a_case_was_opened_does_not_count_for_it(reg, active) -> None:
+    """§ 540-12E: "After posting a stop-work order under § 540-12A, the administering authority may issue a
+    notice of intent"; § 540-12C: "if a responsible party violates a stop-work order posted under § 540-12A".
+    An older case's order, retracted before the new case was opened, is not the new case's order."""
+    old = reg.enforce(ground="A3", on=date(2026, 11, 5), reasons="fence down", permit_number=active)
+    reg.case_action(old.case_id, "stop_work", on=date(2026, 11, 6), reasons="posted")
+    reg.case_action(old.case_id, "retraction", on=date(2026, 11, 9), reasons="fence repaired")
+    reg.case_action(old.case_id, "closed", on=date(2026, 11, 9))
+    c = reg.enforce(ground="A2", on=date(2026, 11, 20), reasons="plan ignored", permit_number=active)
+    assert c.state == "open"
+    with pytest.raises(ValidationError, match="a notice of intent and its costs come after a stop-work order"):
+        reg.case_action(c.case_id, "notice", on=date(2026, 11, 21))
+    with pytest.raises(ValidationError, match=r'"violates a stop-work order posted under § 540-12A"'):
+        reg.case_action(c.case_id, "referral", on=date(2026, 11, 21))
+    c = reg.case_action(c.case_id, "stop_work", on=date(2026, 11, 21), reasons="posted again")
+    c = reg.case_action(c.case_id, "notice", on=date(2026, 11, 22))
+    assert [e.kind for e in c.events] == ["stop_work", "notice"]
+
+
+def test_an_order_standing_when_a_case_is_opened_counts_until_lifted_even_that_day(reg, active) -> None:
+    """The edges: an order standing when the case is opened is the case's (one order); lifted the same day
+    after the case was opened, it was still posted for the case; lifted the day before, it was not."""
+    reg.transition(active, "stop_work", on=date(2026, 11, 16), reasons="posted by the inspector")
+    c = reg.enforce(ground="A2", on=date(2026, 11, 18), reasons="plan ignored", permit_number=active)
+    assert c.state == "stop_work"
+    reg.retract(active, reasons="fence repaired", on=date(2026, 11, 18))
+    c = reg.case(c.case_id)
+    assert c.state == "retracted"
+    assert reg.case_action(c.case_id, "notice", on=date(2026, 11, 19)).events[-1].kind == "notice"
+    later = reg.enforce(ground="A2", on=date(2026, 11, 19), reasons="plan ignored again", permit_number=active)
+    assert later.state == "open"
+    with pytest.raises(ValidationError, match="a notice of intent and its costs come after a stop-work order"):
+        reg.case_action(later.case_id, "notice", on=date(2026, 11, 19))
+
+
+# --- one order whichever route: posted and lifted ----------------------------------------------------
+
+
+def test_a_permits_retraction_lifts_the_cases_order_and_a_new_one_can_be_posted(reg, active) -> None:
+    """§ 540-12D: "The administering authority or the Village Board may retract the stop-work order issued
+    under § 540-12A": lifted on the permit (`permits retract`), it is lifted for the case that posted it;
+    § 540-12A: a new order "may" then be posted on the case."""
+    c = reg.enforce(ground="A3", on=date(2026, 11, 20), reasons="fence down", permit_number=active)
+    c = reg.case_action(c.case_id, "stop_work", on=date(2026, 11, 20), reasons="posted")
+    assert c.state == "stop_work"
+    reg.retract(active, reasons="fence repaired", on=date(2026, 11, 23))
+    c = reg.case(c.case_id)
+    assert c.state == "retracted" and reg.get(active).status == "active"
+    with pytest.raises(ValidationError, match="there is no stop-work order in effect to retract"):
+        reg.case_action(c.case_id, "retraction", on=date(2026, 11, 24), reasons="again")
+    c = reg.case_action(c.case_id, "stop_work", on=date(2026, 11, 24), reasons="fence down again")
+    assert c.state == "stop_work" and reg.get(active).status == "stop_work"
+    # The notice of intent rests on an order posted for the case, either of the two.
+    assert reg.case_action(c.case_id, "notice", on=date(2026, 11, 25)).state == "stop_work"
+
+
+# --- § 540-12E: "costs ... plus interest" recovered from the guarantee ---------------------------------
+
+
+def test_interest_recovered_from_the_guarantee_comes_off_its_balance(reg, active) -> None:
+    """§ 540-12E: "The costs of the work performed under this article by the administering authority, plus
+    interest at the rate authorized by Village Board, shall be billed to the responsible party or recovered
+    from the surety bond, cash escrow, or irrevocable letter of credit"; § 540-8D(1): the final release is
+    net of the costs."""
+    g = reg.add_guarantee(active, type="cash_escrow", amount=1000.0, received_on=date(2026, 11, 4))
+    c = reg.enforce(ground="A2", on=date(2026, 11, 20), reasons="plan ignored", permit_number=active)
+    reg.case_action(c.case_id, "stop_work", on=date(2026, 11, 20), reasons="posted")
+    reg.case_action(c.case_id, "notice", on=date(2026, 11, 21), costs=200.0, costs_from="guarantee", interest=10.0)
+    assert reg.state(active).guarantees[g.id].balance == 790.0
+    assert next(x for x in reg.guarantees() if x.id == g.id).balance == 790.0
+    # The edge: costs and interest together, not a cent more than held.
+    with pytest.raises(ValidationError, match=r"the costs \(with interest\) of 790\.01 are more than the 790\.00"):
+        reg.case_action(c.case_id, "costs", on=date(2026, 11, 22), costs=780.0, costs_from="guarantee",
+                        interest=10.01)  # fmt: skip
+    reg.case_action(c.case_id, "costs", on=date(2026, 11, 22), costs=700.0, costs_from="guarantee", interest=5.0)
+    final = reg.guarantee_event(g.id, "final_release", on=date(2026, 11, 24), engineer="P.E. 1")
+    assert final.events[-1].amount == 85.0  # 1000 - (200 + 10) - (700 + 5)
+    assert reg.state(active).guarantees[g.id].final_release == 85.0
+
+
+def test_an_order_lifted_the_day_a_case_was_opened_counts_only_if_lifted_after_the_opening() -> None:
+    """The edge of "After posting a stop-work order under § 540-12A" (§ 540-12E) on one day: the history's
+    order of events tells whether the order stood when the case was opened."""
+    from esc_gis.registry.domain.enforcement import counted_orders, order_state
+    from esc_gis.registry.domain.fold import Order
+
+    lifted = Order("stop_work", date(2026, 11, 2), 3, None, date(2026, 11, 18), 5)
+    assert order_state([lifted], date(2026, 11, 18), 4) == "retracted"  # opened at 4, lifted at 5
+    assert order_state([lifted], date(2026, 11, 18), 6) == "open"  # lifted at 5, opened at 6
+    assert order_state([lifted], date(2026, 11, 17), 6) == "retracted"  # a backdated case: the days decide
+    assert order_state([lifted], date(2026, 11, 19), 2) == "open"
+    standing = Order("stop_work", date(2026, 11, 2), 3)
+    assert order_state([lifted, standing], date(2026, 11, 30), 9) == "stop_work"
+    assert counted_orders([Order("suspension", date(2026, 11, 2), 3)], date(2026, 11, 1)) == []

@@ -249,6 +249,28 @@ def test_orders_stand_until_retracted_or_the_suspension_lifted() -> None:
     assert [o.kind for o in s.orders_posted] == ["stop_work", "suspension"]
 
 
+def test_an_order_posted_keeps_the_day_and_event_that_lifted_it() -> None:
+    """§ 540-12D: the order may be retracted; which case an order counts for needs when it was lifted."""
+    events = [
+        mv("received", "active", D),
+        ev("case_opened", D, case_id="ENF-1", ground="A3"),
+        mv("stop_work_posted", "stop_work", date(2026, 2, 1), case_id="ENF-1"),
+        mv("suspended", "suspended", date(2026, 2, 2)),
+        mv("reinstated", "stop_work", date(2026, 2, 3), frm="suspended"),
+        mv("retracted", "active", date(2026, 2, 4), frm="stop_work"),
+        ev("case_opened", date(2026, 2, 5), case_id="ENF-2", ground="A2"),
+        mv("stop_work_posted", "stop_work", date(2026, 2, 6), case_id="ENF-2"),
+    ]
+    s = fold(events)
+    assert s.orders_posted == [
+        Order("stop_work", date(2026, 2, 1), 3, "ENF-1", date(2026, 2, 4), 6),
+        Order("suspension", date(2026, 2, 2), 4, None, date(2026, 2, 3), 5),
+        Order("stop_work", date(2026, 2, 6), 8, "ENF-2"),
+    ]
+    assert s.orders == [Order("stop_work", date(2026, 2, 6), 8, "ENF-2")]  # the open ones carry no closing
+    assert s.case_seq == {"ENF-1": 2, "ENF-2": 7}
+
+
 def test_the_latest_order_of_a_kind_is_the_one_returned() -> None:
     s = PermitState("P", orders=[Order("stop_work", D, 1), Order("suspension", D, 2), Order("stop_work", D, 3)])
     assert s.order("stop_work").seq == 3 and s.order("suspension").seq == 2
@@ -284,6 +306,20 @@ def test_an_application_received_under_an_order_posts_none() -> None:
 
 
 # --- fold.py: money ----------------------------------------------------------------------------
+
+
+def test_interest_recovered_from_the_guarantee_comes_off_its_balance() -> None:
+    """§ 540-12E: "The costs ... plus interest at the rate authorized by Village Board, shall be billed to
+    the responsible party or recovered from the surety bond, cash escrow, or irrevocable letter of credit"."""
+    events = [
+        mv("received", "active", D),
+        ev("guarantee_received", D, guarantee_id=1, type="cash_escrow", amount=1000.0),
+        ev("notice_of_intent", D, case_id="C", amount=200.0, recovered_from="guarantee", guarantee_id=1, interest=10.5),
+        ev("costs_recorded", D, case_id="C", amount=100.0, recovered_from="billed", interest=7.0),
+        ev("costs_recorded", D, case_id="C", amount=50.0, recovered_from="guarantee", guarantee_id=1),
+    ]
+    g = fold(events).guarantees[1]
+    assert (g.recovered, g.balance) == (260.5, 739.5)  # 1000 - (200 + 10.5) - 50; the billed interest is not drawn
 
 
 def test_the_balance_is_net_of_draws_releases_and_costs_recovered_from_it() -> None:
