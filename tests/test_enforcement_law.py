@@ -410,3 +410,58 @@ def test_an_order_lifted_the_day_a_case_was_opened_counts_only_if_lifted_after_t
     standing = Order("stop_work", date(2026, 11, 2), 3)
     assert order_state([lifted, standing], date(2026, 11, 30), 9) == "stop_work"
     assert counted_orders([Order("suspension", date(2026, 11, 2), 3)], date(2026, 11, 1)) == []
+
+
+def test_only_the_unpaid_amount_goes_on_the_tax_rolls(reg, active) -> None:
+    """§ 540-12E: "In the event a responsible party fails to pay the amount due, the Clerk-Treasurer shall
+    enter the amount due on the tax rolls and collect as a special assessment": a payment (`--paid`) leaves
+    only the rest due."""
+    c = reg.enforce(ground="A2", on=date(2026, 11, 20), reasons="plan ignored", permit_number=active)
+    reg.case_action(c.case_id, "stop_work", on=date(2026, 11, 20), reasons="posted")
+    reg.case_action(c.case_id, "notice", on=date(2026, 11, 21), costs=400.0, costs_from="billed", interest=20.0)
+    with pytest.raises(ValidationError) as info:
+        reg.case_action(c.case_id, "paid", on=date(2026, 11, 23), costs=-1.0, costs_from="billed", interest=1.0)
+    text = str(info.value)
+    assert "the payment -1.0 is not an amount" in text and "give only its amount" in text
+    # The edge: at most what is due, 420.00.
+    with pytest.raises(ValidationError, match=r"the payment of 420\.01 is more than the 420\.00 billed"):
+        reg.case_action(c.case_id, "paid", on=date(2026, 11, 23), costs=420.01)
+    c = reg.case_action(c.case_id, "paid", on=date(2026, 11, 23), costs=100.0)
+    e = reg.history(active)[-1]
+    assert (e.kind, e.data["amount"], e.data["case_id"]) == ("costs_paid", 100.0, c.case_id)
+    assert reg.state(active).payments[0]["amount"] == 100.0
+    assert (c.costs_total, c.paid_total, c.assessed_total) == (400.0, 100.0, 0.0)
+    with pytest.raises(ValidationError, match=r"320\.01 is more than the 320\.00 billed \(costs plus interest\)"):
+        reg.case_action(c.case_id, "costs", on=date(2026, 11, 24), costs=320.01, costs_from="special_assessment")
+    c = reg.case_action(c.case_id, "costs", on=date(2026, 11, 24), costs=320.0, costs_from="special_assessment")
+    assert (c.costs_total, c.paid_total, c.assessed_total) == (400.0, 100.0, 320.0)
+    with pytest.raises(ValidationError, match=r"the payment of 0\.01 is more than the 0\.00 billed"):
+        reg.case_action(c.case_id, "paid", on=date(2026, 11, 25), costs=0.01)
+
+
+def test_cli_paid_and_a_payment_written_behind_the_history(target: str, layer_set, layers_path) -> None:
+    from esc_gis.registry import init_registry, open_registry
+    from esc_gis.registry.domain.calendar import OfficeCalendar
+
+    from .public_outputs import run_permits
+
+    lay = ["--layers", str(layers_path)]
+    init_registry(target, layers=layer_set)
+    with open_registry(target, layers=layer_set, calendar=OfficeCalendar(holidays=frozenset())) as reg:
+        c = reg.enforce(ground="A4", on=date(2026, 11, 20), reasons="mud on the road", address="9 Elm St")
+        reg.case_action(c.case_id, "stop_work", on=date(2026, 11, 20), reasons="posted")
+        reg.case_action(c.case_id, "notice", on=date(2026, 11, 21), costs=50.0, costs_from="billed")
+    r = run_permits("case", target, c.case_id, "--paid", "2026-11-23", "--costs", "30", *lay)
+    assert r.exit_code == 0 and "costs 50.00, paid 30.00" in r.output and "paid 30.00 by" in r.output, r.output
+    with open_registry(target, layers=layer_set, calendar=OfficeCalendar(holidays=frozenset())) as reg:
+        assert reg.verify() == []
+        b = reg.backend
+        with b.write() as cur:  # a payment written behind the history, as a database tool might
+            cur.execute(
+                "INSERT INTO enforcement_events (case_id, at, who, kind, on_date, costs, costs_from, detail) "
+                f"VALUES ({', '.join([b.ph] * 8)})",
+                (c.case_id, b.dump("datetime", datetime(2026, 11, 24, tzinfo=UTC)), "x", "paid",
+                 b.dump("date", date(2026, 11, 24)), 20.0, None, None),
+            )  # fmt: skip
+        found = [str(d) for d in reg.verify()]
+    assert found == [f"{c.case_id}: payments is [20.0, 30.0] in the table, [30.0] in the history"]

@@ -156,6 +156,7 @@ def _case_json(c: Any) -> dict[str, Any]:
         "state": c.state,
         "costs_total": c.costs_total,
         "assessed_total": c.assessed_total,
+        "paid_total": c.paid_total,
         "events": [e.__dict__ for e in c.events],
     }
 
@@ -163,10 +164,11 @@ def _case_json(c: Any) -> dict[str, Any]:
 def _echo_case(c: Any) -> None:
     where = c.permit_number or c.site_ref or c.site_address
     costs = f", costs {c.costs_total:,.2f}" if c.costs_total else ""
+    costs += f", paid {c.paid_total:,.2f}" if c.paid_total else ""
     costs += f", on the tax rolls {c.assessed_total:,.2f}" if c.assessed_total else ""
     click.echo(f"  {c.case_id}  {c.state:<10} {where}  ground {c.ground} opened {c.opened_on}{costs}: {c.reasons}")
     for e in c.events:
-        money = f" {e.costs:,.2f} ({e.costs_from})" if e.costs is not None else ""
+        money = f" {e.costs:,.2f}" + (f" ({e.costs_from})" if e.costs_from else "") if e.costs is not None else ""
         click.echo(f"      {e.on_date} {e.kind}{money} by {e.who}" + (f": {e.detail}" if e.detail else ""))
 
 

@@ -58,7 +58,13 @@ def enforce(
 @click.option("--stop-work", default=None, help="Day a stop-work order was posted (moves a permit to stop_work).")
 @click.option("--notice", default=None, help="Day of the notice of intent to perform the work.")
 @click.option("--costs-on", default=None, help="Day costs were billed or recovered, after the notice.")
-@click.option("--costs", type=float, default=None, help="The office's costs (with --notice or --costs-on).")
+@click.option("--paid", default=None, help="Day the responsible party paid (part of) the amount billed (--costs N).")
+@click.option(
+    "--costs",
+    type=float,
+    default=None,
+    help="The office's costs (with --notice or --costs-on); with --paid, the amount.",
+)
 @click.option(
     "--costs-from",
     type=_Choice(["billed", "guarantee", "special_assessment"]),
@@ -88,6 +94,7 @@ def case(
     stop_work: str | None,
     notice: str | None,
     costs_on: str | None,
+    paid: str | None,
     costs: float | None,
     costs_from: str | None,
     interest: float | None,
@@ -105,6 +112,7 @@ def case(
         "stop_work": stop_work,
         "notice": notice,
         "costs": costs_on,
+        "paid": paid,
         "referral": refer,
         "retraction": retract,
         "closed": close_on,

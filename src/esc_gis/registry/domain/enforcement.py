@@ -41,7 +41,7 @@ from esc_gis.errors import Problem, ProfileError
 from esc_gis.registry.domain.fold import Order
 
 #: The events a case may record, in the order they usually come.
-ACTIONS = ("notified", "stop_work", "notice", "costs", "referral", "retraction", "closed")
+ACTIONS = ("notified", "stop_work", "notice", "costs", "paid", "referral", "retraction", "closed")
 #: Where recovered costs come from (§ 540-12E: billed, or recovered from the guarantee; what is
 #: billed and not paid, entered on the tax rolls as a special assessment).
 COSTS_FROM = ("billed", "guarantee", "special_assessment")
@@ -95,7 +95,14 @@ class EnforcementCase:
     @property
     def costs_total(self) -> float:
         """The office's costs recorded on the case (a special assessment is costs billed before, not new ones)."""
-        return float(sum(e.costs or 0.0 for e in self.events if e.costs_from != "special_assessment"))
+        return float(
+            sum(e.costs or 0.0 for e in self.events if e.kind != "paid" and e.costs_from != "special_assessment")
+        )
+
+    @property
+    def paid_total(self) -> float:
+        """What the responsible party paid of the amount billed (§ 540-12E "fails to pay the amount due")."""
+        return float(sum(e.costs or 0.0 for e in self.events if e.kind == "paid"))
 
     @property
     def assessed_total(self) -> float:
@@ -268,8 +275,8 @@ def check_action(
     (§ 540-12E "after posting"); a retraction needs an order in effect (§ 540-12D); a
     referral needs an order (violated) or, without a permit, activity that goes on "after
     being notified" (§ 540-12C: a ``notified`` event, or the order); costs come with or after
-    a notice. A special assessment (§ 540-12E) is at most ``billed_due``, the costs and interest
-    billed and not yet assessed.
+    a notice. A payment (``paid``) and a special assessment (§ 540-12E "fails to pay the amount
+    due") are each at most ``billed_due``, the costs and interest billed and not yet paid or assessed.
 
     ``refusals`` holds the profile's words for the refusals the ordinance words
     (``referral_not_notified``, ``referral_no_order``, ``special_assessment_over_due``).
@@ -304,12 +311,25 @@ def check_action(
         out.append("costs are recorded with or after the notice of intent.")
     if kind == "referral":
         out += _referral_problems(case.permit_issued, kinds, says)
+    out += _due_problems(kind, costs, costs_from, billed_due, says)
+    return out + _costs_problems(kind, costs, costs_from, interest)
+
+
+def _due_problems(
+    kind: str, costs: float | None, costs_from: str | None, billed_due: float, says: Mapping[str, str]
+) -> list[str]:
+    """Return why a payment or a special assessment exceeds the amount billed and not yet paid or assessed."""
+    out: list[str] = []
+    if kind == "paid" and costs is not None and costs > billed_due + 0.005:
+        out.append(
+            f"the payment of {costs:,.2f} is more than the {billed_due:,.2f} billed and not yet paid or assessed."
+        )
     if costs_from == "special_assessment" and costs is not None:
         if kind != "costs":
             out.append("a special assessment is recorded on its own (--costs-on), after the costs were billed.")
         elif costs > billed_due + 0.005:
             out.append(says.get("special_assessment_over_due", f"{costs:,.2f} is more than the {billed_due:,.2f} due."))
-    return out + _costs_problems(kind, costs, costs_from, interest)
+    return out
 
 
 def _referral_problems(permitted: bool, kinds: Sequence[str], says: Mapping[str, str]) -> list[str]:
@@ -328,6 +348,8 @@ def _referral_problems(permitted: bool, kinds: Sequence[str], says: Mapping[str,
 def _costs_problems(kind: str, costs: float | None, costs_from: str | None, interest: float | None = None) -> list[str]:
     """Return the problems of an action's costs: an amount, where it comes from, on a notice or costs event."""
     out: list[str] = []
+    if kind == "paid":
+        return _paid_problems(costs, costs_from, interest)
     if interest is not None:
         if costs is None:
             out.append("interest goes with the costs it is on (--costs N --interest N).")
@@ -343,6 +365,18 @@ def _costs_problems(kind: str, costs: float | None, costs_from: str | None, inte
         out.append(f"the costs {costs} are not an amount (0 or more).")
     if costs_from not in COSTS_FROM:
         out.append(f"say where the costs come from: --costs-from {' or '.join(COSTS_FROM)}.")
+    return out
+
+
+def _paid_problems(costs: float | None, costs_from: str | None, interest: float | None) -> list[str]:
+    """Return the problems of a payment: an amount above 0, of what was billed (no source, no interest)."""
+    out: list[str] = []
+    if costs is None:
+        out.append("give the amount paid (--costs N).")
+    elif not costs == costs or costs <= 0 or costs == float("inf"):
+        out.append(f"the payment {costs} is not an amount (more than 0).")
+    if costs_from is not None or interest is not None:
+        out.append("a payment is of the costs and interest billed: give only its amount (no --costs-from, --interest).")
     return out
 
 

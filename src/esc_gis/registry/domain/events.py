@@ -81,6 +81,8 @@ KINDS: dict[str, Kind] = {
     "notified": Kind("enforcement", ("case_id",)),
     "notice_of_intent": Kind("enforcement", ("case_id",)),
     "costs_recorded": Kind("enforcement", ("case_id", "amount", "recovered_from")),
+    # the responsible party paid (part of) the costs and interest billed (§ 540-12E "fails to pay the amount due")
+    "costs_paid": Kind("enforcement", ("case_id", "amount")),
     "referred": Kind("enforcement", ("case_id",)),
     "case_closed": Kind("enforcement", ("case_id",)),
     # appeals

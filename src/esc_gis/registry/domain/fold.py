@@ -132,6 +132,8 @@ class PermitState:
     fees: list[dict[str, Any]] = field(default_factory=list)
     guarantees: dict[int, GuaranteeState] = field(default_factory=dict)
     costs: list[dict[str, Any]] = field(default_factory=list)
+    #: The payments of costs billed, by case (§ 540-12E: only the amount not paid is assessed).
+    payments: list[dict[str, Any]] = field(default_factory=list)
     orders: list[Order] = field(default_factory=list)
     orders_posted: list[Order] = field(default_factory=list)  # every order ever posted, with when it closed
     inspections: list[InspectionFact] = field(default_factory=list)
@@ -306,6 +308,8 @@ def _apply(s: PermitState, e: HistoryEvent, application_fee: str) -> None:  # no
         if d["recovered_from"] == "guarantee" and d.get("guarantee_id") is not None:
             # § 540-12E: "The costs ... plus interest" are recovered from the guarantee, both.
             s.guarantees[int(d["guarantee_id"])].recovered += float(d["amount"]) + float(d.get("interest") or 0.0)
+    elif k == "costs_paid":
+        s.payments.append(dict(d, on=e.on))
     elif k == "inspected":
         contents = d.get("contents")
         s.inspections.append(

@@ -48,6 +48,7 @@ _CASE_KINDS = {
     "stop_work": "stop_work_posted",
     "notice": "notice_of_intent",
     "costs": "costs_recorded",
+    "paid": "costs_paid",
     "referral": "referred",
     "retraction": "retracted",
     "closed": "case_closed",
@@ -287,7 +288,9 @@ class Enforcing(RegistryBase):
         if stream is None:
             return
         facts: dict[str, Any] = {"case_id": case_id, **data}
-        if kind == "costs" or (kind == "notice" and costs is not None):  # a notice may carry the costs
+        if kind == "paid":
+            facts.update(amount=costs)
+        elif kind == "costs" or (kind == "notice" and costs is not None):  # a notice may carry the costs
             facts.update(amount=costs, recovered_from=costs_from)
         if kind in _CASE_MOVES:  # a case without a permit: its own order, from the case's state
             facts.update(_CASE_MOVES[kind])
@@ -311,9 +314,11 @@ class Enforcing(RegistryBase):
         ``notified``: the administering authority notified the responsible party to cease; on a
         site without a permit a referral comes "after being notified" (§ 540-12C), or after a
         stop-work order. ``interest``: the interest billed with the costs, at the Village
-        Board's rate (§ 540-12E; the ordinance gives no rate). ``costs_from="special_assessment"``:
-        the amount due that the responsible party failed to pay, entered on the tax rolls
-        (§ 540-12E), at most the costs and interest billed and not yet assessed.
+        Board's rate (§ 540-12E; the ordinance gives no rate). ``paid``: what the responsible
+        party paid of the costs and interest billed (``costs``, the amount). ``costs_from=
+        "special_assessment"``: the amount due that the responsible party failed to pay, entered
+        on the tax rolls (§ 540-12E), at most the costs and interest billed and not yet paid or
+        assessed.
 
         Costs recovered from the guarantee (§ 540-12E: "The costs ... plus interest ... recovered
         from the surety bond, cash escrow, or irrevocable letter of credit"), with their interest,
@@ -340,7 +345,7 @@ class Enforcing(RegistryBase):
         own = self._own_order(case)
         # The permit's orders, whichever route posted or lifted them, are the case's too: `case`
         # reads them off the permit's history (case.permit_order).
-        due = self._billed_due(case) if costs_from == "special_assessment" else 0.0
+        due = self._billed_due(case) if costs_from == "special_assessment" or kind == "paid" else 0.0
         refusals = {
             code: f"{f.message} ({f.section})"
             for code, f in (
@@ -455,15 +460,20 @@ class Enforcing(RegistryBase):
         return bool(case.permit_number) and bool(ground.get("without_permit"))
 
     def _billed_due(self, case: EnforcementCase) -> float:
-        """Return the costs and interest billed on ``case`` and not yet entered on the tax rolls, from the history."""
+        """Return the costs and interest billed on ``case`` and not yet paid nor assessed (on the tax rolls).
+
+        Read from the history of the case's streams.
+        """
         streams = {x for x in (case.permit_number, case.case_id) if x}
         with self.backend.read() as cur:
-            entries = [c for st in streams for c in self._state(cur, st).costs if c.get("case_id") == case.case_id]
+            states = [self._state(cur, st) for st in streams]
+        entries = [c for s in states for c in s.costs if c.get("case_id") == case.case_id]
+        paid = sum(float(x["amount"]) for s in states for x in s.payments if x["case_id"] == case.case_id)
         billed = sum(
             float(c["amount"]) + float(c.get("interest") or 0.0) for c in entries if c["recovered_from"] == "billed"
         )
         assessed = sum(float(c["amount"]) for c in entries if c["recovered_from"] == "special_assessment")
-        return round(billed - assessed, 2)
+        return round(billed - assessed - paid, 2)
 
     def _guarantee_for_costs(
         self, case: EnforcementCase, costs: float, guarantee_id: int | None

@@ -91,13 +91,15 @@ def verify(reg: Any) -> list[Difference]:
 
 
 def _case(c: Any, folded: list[PermitState]) -> list[Difference]:
-    """Compare a case's costs (amount, where recovered) and notices to cease with its streams' fold.
+    """Compare a case's costs (amount, where recovered), payments and notices to cease with its streams' fold.
 
     A case's facts lie on its permit's stream, or on its own (a case without a permit, or one of
     work without a permit on a permit's site: its order, and its costs not from the guarantee).
     """
     out = []
-    table = sorted((round(float(e.costs), 2), e.costs_from) for e in c.events if e.costs is not None)
+    table = sorted(
+        (round(float(e.costs), 2), e.costs_from) for e in c.events if e.costs is not None and e.kind != "paid"
+    )
     history = sorted(
         (round(float(x["amount"]), 2), x["recovered_from"])
         for s in folded
@@ -106,6 +108,10 @@ def _case(c: Any, folded: list[PermitState]) -> list[Difference]:
     )
     if table != history:
         out.append(Difference(c.case_id, "costs recorded", table, history))
+    paid = sorted(round(float(e.costs or 0.0), 2) for e in c.events if e.kind == "paid")
+    payments = sorted(round(float(x["amount"]), 2) for s in folded for x in s.payments if x["case_id"] == c.case_id)
+    if paid != payments:
+        out.append(Difference(c.case_id, "payments", paid, payments))
     notices = sum(1 for e in c.events if e.kind == "notified")
     notified = sum(1 for s in folded for case_id, _ in s.notified if case_id == c.case_id)
     if notices != notified:
