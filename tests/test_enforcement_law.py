@@ -437,6 +437,11 @@ def test_only_the_unpaid_amount_goes_on_the_tax_rolls(reg, active) -> None:
     assert (c.costs_total, c.paid_total, c.assessed_total) == (400.0, 100.0, 320.0)
     with pytest.raises(ValidationError, match=r"the payment of 0\.01 is more than the 0\.00 billed"):
         reg.case_action(c.case_id, "paid", on=date(2026, 11, 25), costs=0.01)
+    # The office's summary counts the costs once: not the payment, nor the assessment of what was billed.
+    from esc_gis.registry.views.summary import office_summary
+
+    rows = office_summary(reg, date(2026, 11, 1), date(2026, 11, 30))
+    assert [r.value for r in rows if (r.section, r.measure) == ("enforcement", "costs_recorded_usd")] == [400.0]
 
 
 def test_cli_paid_and_a_payment_written_behind_the_history(target: str, layer_set, layers_path) -> None:

@@ -209,7 +209,15 @@ def _enforcement_rows(cases: Sequence[EnforcementCase], start: date, end: date) 
             "enforcement", "cases_open_at_end", sum(c.opened_on <= end and not closed_by(c, end) for c in cases)
         ),
         SummaryRow("enforcement", "stop_work_orders", sum(e.kind == "stop_work" for e in events)),
-        SummaryRow("enforcement", "costs_recorded_usd", round(float(sum(e.costs or 0.0 for e in events)), 2)),
+        # New costs only: a payment, or a special assessment of costs billed before, is not new costs.
+        SummaryRow(
+            "enforcement",
+            "costs_recorded_usd",
+            round(
+                float(sum(e.costs or 0.0 for e in events if e.kind != "paid" and e.costs_from != "special_assessment")),
+                2,
+            ),
+        ),
     ]
 
 
