@@ -44,10 +44,10 @@ def test_every_cited_table_is_listed_with_section_basis_and_words() -> None:
         "inspections.report_contents",
         "inspections",
     }
-    # enforcement.actions 5 (notified); enforcement.without_permit 2; appeals.outcomes 4 (modified);
+    # enforcement.actions 5 (notified); enforcement.without_permit 4; appeals.outcomes 4 (modified);
     # appeals: approval; appeals.variance: power; its 3 findings.
     # inspections.report_contents 3; inspections 1.
-    assert len(rows) == 6 + 4 + 5 + 2 + 2 + 2 + 4 + 6 + 1 + 1 + 1 + 3 + 4 + 1 + 3 + 1
+    assert len(rows) == 6 + 4 + 5 + 4 + 2 + 2 + 4 + 6 + 1 + 1 + 1 + 3 + 4 + 1 + 3 + 1
     # § 540-8E(6): "Weekly inspection reports shall include all of the following: ... a description
     # of the present phase of land disturbing construction activity at the construction site."
     assert rows["inspections.report_contents", "phase"]["basis"] == "ordinance"
@@ -73,6 +73,9 @@ def test_every_cited_table_is_listed_with_section_basis_and_words() -> None:
     assert rows["appeals.variance.findings", "special_conditions"]["words"] == "owing to special conditions"
     assert {r["basis"] for (t, _), r in rows.items() if t == "appeals.variance.findings"} == {"ordinance"}
     assert rows["enforcement.without_permit", "revoked"]["basis"] == "interpretation"
+    # § 540-8A: "no responsible party may commence ... without receiving prior approval ... and a permit".
+    assert rows["enforcement.without_permit", "not_issued"]["basis"] == "ordinance"
+    assert rows["enforcement.without_permit", "closed"]["basis"] == "interpretation"
     assert rows["appeals", "approval"]["section"] == "§ 540-13A(1); § 540-8C(2)"
     assert rows["calendar", "calendar"]["basis"] == "interpretation"
     assert rows["calendar", "calendar"]["words"].endswith("; holidays: wisconsin_municipal")
