@@ -328,8 +328,8 @@ class Enforcing(RegistryBase):
         On a permitted site a stop-work order moves the permit to ``stop_work`` and a
         retraction moves it back to the state before, with the written reasons the life
         cycle requires, in the same transaction. A case of work without a permit on a
-        permit's site (revoked, or its period run out: ``[enforcement.without_permit]``) has
-        its own order on the case's stream, and the permit's state is left as it is.
+        permit's site (none in force: ``[enforcement.without_permit]``) has its own order on
+        the case's stream, and the permit's state is left as it is.
 
         Raises
         ------
@@ -340,8 +340,8 @@ class Enforcing(RegistryBase):
         """
         who = _who(who)
         case = self.case(case_id)
-        # A case of work without a permit on a permit's site (revoked, or its period run out) has
-        # an order of its own, on the case's stream: the permit's state is the permit's.
+        # A case of work without a permit on a permit's site (no permit in force there) has an
+        # order of its own, on the case's stream: the permit's state is the permit's.
         own = self._own_order(case)
         # The permit's orders, whichever route posted or lifted them, are the case's too: `case`
         # reads them off the permit's history (case.permit_order).
