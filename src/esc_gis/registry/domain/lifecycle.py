@@ -77,9 +77,10 @@ BACK: dict[str, str] = {"stop_work": "retraction", "revoked": "retraction", "sus
 #: § 540-8C(2)). Not a transition: only the board's decision makes this move.
 ON_APPEAL: dict[str, str] = {"disapproved": "approved"}
 #: Issued states whose period may be extended without a move (§ 540-8G "may extend the period
-#: one or more times"): approved but not started, and under a stop-work order (which stands).
-#: An active or extended permit moves to ``extended`` (see TRANSITIONS).
-EXTENDABLE = ("approved", "deemed_approved", "stop_work")
+#: one or more times", with no state excluded): approved but not started, under a stop-work
+#: order, and suspended (the order or suspension stands). An active or extended permit moves to
+#: ``extended`` (see TRANSITIONS).
+EXTENDABLE = ("approved", "deemed_approved", "stop_work", "suspended")
 #: Event kinds that change the state (they carry from_status and to_status).
 _MOVES_BACK = frozenset(BACK.values())
 
