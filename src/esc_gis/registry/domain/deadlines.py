@@ -366,7 +366,7 @@ def rain_events(rain: Iterable[tuple[date | datetime, float]], profile: Profile)
 
 
 def _daily_events(daily: list[tuple[Any, float]], wet_day: float) -> list[RainEvent]:
-    """Group daily readings into runs of wet days; a small day's rain counts toward the run it ends or begins (see :func:`rain_events`)."""
+    """Group daily readings into runs of wet days (see :func:`rain_events`)."""
     events: list[RainEvent] = []
     run: list[tuple[Any, float]] = []
     # A day under the wet day next to a run counts its rain toward that run's total (a storm
