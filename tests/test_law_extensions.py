@@ -61,7 +61,10 @@ def test_a_permit_under_a_stop_work_order_may_be_extended_and_the_order_stands(r
 def test_a_suspended_permit_may_be_extended_and_stays_suspended(reg, active) -> None:
     """§ 540-8G: "The administering authority may extend the period one or more times": no state is excluded,
     so a suspension (§ 540-8E) stops the work, not the period."""
-    reg.transition(active, "suspended", on=date(2026, 11, 20), reasons="notice of 2026-11-18: no reports")
+    reg.transition(
+        active, "suspended", on=date(2026, 11, 20), reasons="notice of 2026-11-18: no reports",
+        notified_on=date(2026, 11, 18),
+    )  # fmt: skip
     before = reg.get(active).expires_on
     p = reg.extend(active, 45, on=date(2026, 11, 21))
     assert p.status == "suspended" and p.expires_on == before + timedelta(days=45)
