@@ -229,6 +229,17 @@ def test_deemed_approval_only_after_the_20_business_days(reg) -> None:
     assert (p.events[-1].on_date, p.events[-1].detail) == (date(2026, 11, 30), "recorded on 2026-12-10")
 
 
+def test_an_application_never_taken_up_is_deemed_approved_when_its_period_runs_out(reg) -> None:
+    """§ 540-8C(5): "Failure by the administering authority to inform the permit applicant of a decision within
+    20 business days of a required submittal shall be deemed to mean approval of the submittal"."""
+    n = reg.add(app())  # received and paid Monday 2026-11-02; never put under review
+    _paid(reg, n)
+    with pytest.raises(IllegalTransitionError, match="due by 2026-11-30"):
+        reg.transition(n, "deemed_approved", on=date(2026, 11, 30))
+    p = reg.transition(n, "deemed_approved", on=date(2026, 12, 2))
+    assert (p.status, p.issued_on) == ("deemed_approved", date(2026, 11, 30))
+
+
 @pytest.mark.parametrize("move", ["disapproved", "incomplete"])
 def test_after_the_period_ran_out_no_late_disapproval_or_request_takes_the_deemed_approval_back(reg, move) -> None:
     """§ 540-8C(5): "Failure by the administering authority to inform the permit applicant of a decision

@@ -58,7 +58,8 @@ STATES = (
 )
 #: State -> the states it may move to.
 TRANSITIONS: dict[str, tuple[str, ...]] = {
-    "application_received": ("under_review", "incomplete"),
+    # A complete application the office never took up is deemed approved when its period runs out (§ 540-8C(5)).
+    "application_received": ("under_review", "incomplete", "deemed_approved"),
     "incomplete": ("under_review",),  # the requested information arrived (§ 540-8C(4))
     "under_review": ("approved", "disapproved", "incomplete", "deemed_approved"),
     "approved": ("active", "suspended", "revoked"),
