@@ -70,7 +70,7 @@ demo: $(STAMP) $(ASSETS)
 	$(PERMITS) update $(REG) ESC-2026-0105 --inspected 2026-11-25 --work-stopped 2026-11-10 \
 		--layers $(DEMO_LAYERS) --who demo
 	# An inspection report with a (made-up) photo; its two deficiencies open 24-hour repairs, one is repaired.
-	$(PERMITS) inspect $(REG) ESC-2026-0102 --at 2026-11-27T10:00 --inspector "Pat Demo" \
+	$(PERMITS) inspect $(REG) ESC-2026-0102 --by holder --at 2026-11-27T10:00 --inspector "Pat Demo" \
 		--assessment "Silt fence sagging on the east side; inlet protection full of sediment" \
 		--work-done "Tracking pad re-graveled" --phase "Foundations poured; backfilling" \
 		--deficiency "Silt fence down along the east edge" --deficiency "Inlet protection at the catch basin clogged" \

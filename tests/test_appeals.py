@@ -71,6 +71,22 @@ def test_a_disapproval_reversed_or_modified_on_appeal_is_approved_and_issued(reg
     assert reg.transition(n, "active", on=date(2026, 11, 23)).status == "active"
 
 
+def test_a_variance_granted_on_the_appeal_of_a_disapproval_approves_it(reg) -> None:
+    """§ 540-13A(2): the Zoning Board of Appeals "Upon appeal, may authorize variances from the provisions of
+    this article": the provision the disapproval rested on is relieved, so the plan stands approved (the
+    profile's reading, [appeals.approval]), and "the administering authority shall issue the permit"
+    (§ 540-8C(2))."""
+    n = disapproved(reg)
+    a = reg.decide_appeal(
+        appeal_of(reg, n), body=ZBA, outcome="variance", on=date(2026, 11, 20), findings=ALL_FINDINGS,
+        conditions="silt fence doubled on the east edge",
+    )  # fmt: skip
+    assert a.decision is not None and a.decision.effect == "permit disapproved -> approved"
+    p = reg.get(n)
+    assert (p.status, p.issued_on) == ("approved", date(2026, 11, 20))
+    assert reg.history(n)[-1].data["conditions"] == "silt fence doubled on the east edge"
+
+
 def test_only_an_appeal_of_the_permit_decision_approves_a_disapproval(reg) -> None:
     """The edge: only the appeal of the "decision" (§ 540-13A(1)) that disapproved turns it; another kind of
     appeal reversed leaves the disapproval standing."""

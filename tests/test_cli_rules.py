@@ -28,6 +28,7 @@ def test_every_cited_table_is_listed_with_section_basis_and_words() -> None:
     tables = {t for t, _ in rows}
     assert tables == {
         "lifecycle.written_reasons",
+        "lifecycle.written_notification",
         "enforcement.grounds",
         "enforcement.actions",
         "enforcement.without_permit",
@@ -46,8 +47,16 @@ def test_every_cited_table_is_listed_with_section_basis_and_words() -> None:
     }
     # enforcement.actions 5 (notified); enforcement.without_permit 4; appeals.outcomes 4 (modified);
     # appeals: approval; appeals.variance: power; its 3 findings.
-    # inspections.report_contents 3; inspections 1.
-    assert len(rows) == 6 + 4 + 5 + 4 + 2 + 2 + 4 + 6 + 1 + 1 + 1 + 3 + 4 + 1 + 3 + 1
+    # inspections.report_contents 3; inspections 1; lifecycle.written_notification 2.
+    assert len(rows) == 6 + 4 + 5 + 4 + 2 + 2 + 4 + 6 + 1 + 1 + 1 + 3 + 4 + 1 + 3 + 1 + 2
+    # § 540-8E: "may suspend or revoke a permit ... following written notification of the responsible party".
+    assert rows["lifecycle.written_notification", "revoked"] == {
+        "table": "lifecycle.written_notification",
+        "key": "revoked",
+        "section": "§ 540-8E",
+        "basis": "ordinance",
+        "words": "following written notification of the responsible party",
+    }
     # § 540-8E(6): "Weekly inspection reports shall include all of the following: ... a description
     # of the present phase of land disturbing construction activity at the construction site."
     assert rows["inspections.report_contents", "phase"]["basis"] == "ordinance"

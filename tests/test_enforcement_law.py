@@ -20,7 +20,10 @@ UTC = timezone.utc
 
 
 def revoked(reg: Registry, active: str) -> str:
-    reg.transition(active, "revoked", on=date(2026, 11, 18), reasons="plan not followed after the order")
+    reg.transition(
+        active, "revoked", on=date(2026, 11, 18), reasons="plan not followed after the order",
+        notified_on=date(2026, 11, 16),
+    )  # fmt: skip
     return active
 
 

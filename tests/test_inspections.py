@@ -318,7 +318,7 @@ def test_cli_inspect_and_repaired_on_both_back_ends(reg, active, target: str, la
     photo.write_bytes(tiny_png())
     x, y = centre(reg, active).coords[0]
     r = _run(
-        "inspect", target, active, "--at", "2026-11-16T15:30Z", "--inspector", "Ina Inspector",
+        "inspect", target, active, "--by", "holder", "--at", "2026-11-16T15:30Z", "--inspector", "Ina Inspector",
         "--assessment", "fence sagging", "--work-done", "re-staked", "--phase", "grading",
         "--deficiency", "fence down", "--deficiency", "inlet clogged", "--photo", str(photo),
         "--point", str(x), str(y), "--who", "ina", *lay,
@@ -338,11 +338,13 @@ def test_cli_inspect_and_repaired_on_both_back_ends(reg, active, target: str, la
     assert [d["repaired_at"] is not None for d in report_["deficiencies"]] == [True, False]
     # Bad input: one message with every problem, exit 1, nothing written.
     r = _run(
-        "inspect", target, "ESC-2026-0999", "--at", "2026-11-16T15:30Z", "--inspector", "I",
+        "inspect", target, "ESC-2026-0999", "--by", "holder", "--at", "2026-11-16T15:30Z", "--inspector", "I",
         "--assessment", "a", "--photo", str(tmp_path / "nope.jpg"), *lay,
     )  # fmt: skip
     assert r.exit_code == 1 and "no such permit" in r.output and "nope.jpg" in r.output
-    r = _run("inspect", target, active, "--at", "2026-11-16", "--inspector", "I", "--assessment", "a", *lay)
+    r = _run(
+        "inspect", target, active, "--by", "holder", "--at", "2026-11-16", "--inspector", "I", "--assessment", "a", *lay
+    )
     assert r.exit_code != 0 and "no time of day" in r.output
     assert len(reg.get(active).reports) == 1
 
@@ -376,7 +378,7 @@ def test_show_gives_inspection_times_on_the_village_clock_and_deadlines_in_date_
     """The clerk types Village time (the profile's timezone, America/Chicago); show answers in it."""
     lay = ["--layers", str(layers_path)]
     args = ["--inspector", "Ina", "--assessment", "fence sagging", "--deficiency", "fence down", *lay]
-    assert _run("inspect", target, active, "--at", "2026-11-16T09:30", *args).exit_code == 0
+    assert _run("inspect", target, active, "--by", "holder", "--at", "2026-11-16T09:30", *args).exit_code == 0
     (rep,) = reg.get(active).reports
     assert rep.inspected_at == datetime(2026, 11, 16, 15, 30, tzinfo=UTC)  # stored in UTC (CST is UTC-6)
     r = _run("show", target, active, *lay)
@@ -652,6 +654,12 @@ def test_cli_records_who_inspected_and_the_checklist(reg, active, target: str, l
     assert "Otto Office, office)" in r.output
     r = _run(
         "inspect", target, active, "--at", "2026-11-17T15:30Z", "--inspector", "Hal Holder",
+        "--assessment", "fence sagging", "--adjoining-repairs", "swept the street", *lay,
+    )  # fmt: skip
+    # Who inspected is never assumed: an office visit must not be taken for the holder's duty.
+    assert r.exit_code == 2 and "--by" in r.output, r.output
+    r = _run(
+        "inspect", target, active, "--at", "2026-11-17T15:30Z", "--inspector", "Hal Holder", "--by", "holder",
         "--assessment", "fence sagging", "--adjoining-repairs", "swept the street", *lay,
     )  # fmt: skip
     assert r.exit_code == 0, r.output

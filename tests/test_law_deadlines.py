@@ -404,9 +404,10 @@ def test_24_hours_after_rain_are_24_hours_across_the_change_of_the_clocks() -> N
 
 def test_daily_drizzle_does_not_stretch_a_storm_into_a_ten_day_event() -> None:
     # A 1-inch storm on May 3, then nine days of drizzle (0.05 in, under the profile's wet day of
-    # 0.1 in): the event is the storm's day, and its inspection is due by the end of May 4.
+    # 0.1 in): the event is the storm's day (with the next day's tail of rain), and its inspection is
+    # due by the end of May 4.
     rain = [(D(2026, 5, 3), 1.0), *((D(2026, 5, 3) + timedelta(days=k), 0.05) for k in range(1, 10))]
-    assert rain_events(rain, W) == [RainEvent(D(2026, 5, 3), D(2026, 5, 3), 1.0)]
+    assert rain_events(rain, W) == [RainEvent(D(2026, 5, 3), D(2026, 5, 3), 1.05)]
     assert [d for c, d in _due([], rain, D(2026, 5, 13)) if c == "rain_inspection"] == [D(2026, 5, 4)]
     # A trace (NOAA's T) ends an event too.
     assert rain_events([(D(2026, 5, 3), 0.3), (D(2026, 5, 4), 1e-9), (D(2026, 5, 5), 0.3)], W) == [
@@ -419,12 +420,30 @@ def test_daily_drizzle_does_not_stretch_a_storm_into_a_ten_day_event() -> None:
     "second_day, events",
     [
         (0.1, [RainEvent(D(2026, 5, 3), D(2026, 5, 4), 0.55)]),  # exactly the wet day: joins, and 0.55 in triggers
-        (0.09, [RainEvent(D(2026, 5, 3), D(2026, 5, 3), 0.45)]),  # under it: ends the event, adds nothing
+        # Under it: ends the event on its day, but a storm across midnight is still 0.54 in, over the
+        # 0.5 inch of § 540-8E(6) ("within 24 hours after a precipitation event of 0.5 inch or greater").
+        (0.09, [RainEvent(D(2026, 5, 3), D(2026, 5, 3), 0.54)]),
     ],
 )
 def test_a_day_joins_an_event_at_the_profiles_wet_day(second_day: float, events: list) -> None:
     assert rain_events([(D(2026, 5, 3), 0.45), (D(2026, 5, 4), second_day)], W) == events
     assert W.entry("policy.rain_wet_day").extra["basis"] == "interpretation"
+
+
+def test_a_small_day_counts_toward_one_event_only_and_never_joins_two() -> None:
+    # Before a run: its rain counts, the event starts on the wet day.
+    assert rain_events([(D(2026, 5, 2), 0.09), (D(2026, 5, 3), 0.45)], W) == [
+        RainEvent(D(2026, 5, 3), D(2026, 5, 3), 0.54)
+    ]
+    # Between two runs: it counts toward the first only; the second stands alone.
+    assert rain_events([(D(2026, 5, 3), 0.3), (D(2026, 5, 4), 0.05), (D(2026, 5, 5), 0.3)], W) == [
+        RainEvent(D(2026, 5, 3), D(2026, 5, 3), 0.35),
+        RainEvent(D(2026, 5, 5), D(2026, 5, 5), 0.3),
+    ]
+    # A small day a day apart from any run counts toward none.
+    assert rain_events([(D(2026, 5, 1), 0.09), (D(2026, 5, 3), 0.45)], W) == [
+        RainEvent(D(2026, 5, 3), D(2026, 5, 3), 0.45)
+    ]
 
 
 def test_the_rain_trigger_is_each_profiles() -> None:

@@ -58,6 +58,20 @@ def test_a_permit_under_a_stop_work_order_may_be_extended_and_the_order_stands(r
     assert p.status == "active" and p.expires_on == before + timedelta(days=60)
 
 
+def test_a_suspended_permit_may_be_extended_and_stays_suspended(reg, active) -> None:
+    """§ 540-8G: "The administering authority may extend the period one or more times": no state is excluded,
+    so a suspension (§ 540-8E) stops the work, not the period."""
+    reg.transition(
+        active, "suspended", on=date(2026, 11, 20), reasons="notice of 2026-11-18: no reports",
+        notified_on=date(2026, 11, 18),
+    )  # fmt: skip
+    before = reg.get(active).expires_on
+    p = reg.extend(active, 45, on=date(2026, 11, 21))
+    assert p.status == "suspended" and p.expires_on == before + timedelta(days=45)
+    p = reg.reinstate(active, reasons="reports delivered", on=date(2026, 11, 24))
+    assert p.status == "active" and p.expires_on == before + timedelta(days=45)
+
+
 def test_an_active_permit_extended_becomes_extended_as_before(reg, active) -> None:
     p = reg.extend(active, 30, on=date(2026, 11, 20))
     assert p.status == "extended" and [e.to_status for e in p.events if e.kind == "extension"] == ["extended"]

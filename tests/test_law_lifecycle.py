@@ -28,7 +28,9 @@ EXAMPLE = Path(__file__).parent / "profiles" / "example.toml"
 
 #: The life cycle as the ordinance describes it (see the module's docstring), by hand.
 ALLOWED = {
-    "application_received": {"under_review", "incomplete"},
+    # § 540-8C(5): "Failure ... to inform the permit applicant of a decision within 20 business days of a
+    # required submittal shall be deemed to mean approval", whether or not review was ever recorded.
+    "application_received": {"under_review", "incomplete", "deemed_approved"},
     "incomplete": {"under_review"},
     "under_review": {"approved", "disapproved", "incomplete", "deemed_approved"},
     "approved": {"active", "suspended", "revoked"},

@@ -293,7 +293,12 @@ class OfficeModel(RuleBasedStateMachine):
     def transition(self, p: str, to: str, reasons: bool) -> None:
         on: date | datetime = self.at() if to == "active" else self.day
         why = "written reasons given" if reasons else None
-        self.do(f"transition {to}", lambda: self.reg.transition(p, to, on=on, reasons=why, who="clerk"))
+        # § 540-8E's written notification: given with the reasons, so a move without both is a refusal.
+        notified = self.day if reasons else None
+        self.do(
+            f"transition {to}",
+            lambda: self.reg.transition(p, to, on=on, reasons=why, who="clerk", notified_on=notified),
+        )
 
     @rule(p=permits, pick=st.integers(0, 4), reasons=st.booleans())
     def move(self, p: str, pick: int, reasons: bool) -> None:

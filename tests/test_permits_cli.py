@@ -516,7 +516,17 @@ def test_cli_pause_retraction_suspension_and_plans(tmp_path: Path, layers_path: 
     assert r.exit_code == 0 and "active" in r.output, r.output
     assert (
         _run(
-            "transition", reg, n, "suspended", "--on", "2026-12-04", "--reasons", "Written notice 12-01.", *lay
+            "transition",
+            reg,
+            n,
+            "suspended",
+            "--on",
+            "2026-12-04",
+            "--reasons",
+            "Written notice 12-01.",
+            "--notified-on",
+            "2026-12-01",
+            *lay,
         ).exit_code
         == 0
     )

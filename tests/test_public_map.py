@@ -128,7 +128,10 @@ def test_the_command_counts_as_the_legend_does(tmp_path: Path, layers_path: Path
     init_registry(target, layers=layer_set)
     with open_registry(target, layers=layer_set) as reg:
         numbers = [add_active(reg, x=x, address=f"{x} Test St") for x in (100, 400, 700)]
-        reg.transition(numbers[1], "suspended", who="clerk", reasons="Written notice of 2026-11-20")
+        reg.transition(
+            numbers[1], "suspended", who="clerk", reasons="Written notice of 2026-11-20",
+            notified_on=date(2026, 11, 20),
+        )  # fmt: skip
         reg.transition(numbers[2], "stop_work", who="clerk", reasons="Order posted at the gate")
     page = tmp_path / "public.html"
     r = CliRunner().invoke(cli, ["permits", "map", target, "--public", "-o", str(page), "--layers", str(layers_path)])

@@ -229,6 +229,17 @@ def test_deemed_approval_only_after_the_20_business_days(reg) -> None:
     assert (p.events[-1].on_date, p.events[-1].detail) == (date(2026, 11, 30), "recorded on 2026-12-10")
 
 
+def test_an_application_never_taken_up_is_deemed_approved_when_its_period_runs_out(reg) -> None:
+    """§ 540-8C(5): "Failure by the administering authority to inform the permit applicant of a decision within
+    20 business days of a required submittal shall be deemed to mean approval of the submittal"."""
+    n = reg.add(app())  # received and paid Monday 2026-11-02; never put under review
+    _paid(reg, n)
+    with pytest.raises(IllegalTransitionError, match="due by 2026-11-30"):
+        reg.transition(n, "deemed_approved", on=date(2026, 11, 30))
+    p = reg.transition(n, "deemed_approved", on=date(2026, 12, 2))
+    assert (p.status, p.issued_on) == ("deemed_approved", date(2026, 11, 30))
+
+
 @pytest.mark.parametrize("move", ["disapproved", "incomplete"])
 def test_after_the_period_ran_out_no_late_disapproval_or_request_takes_the_deemed_approval_back(reg, move) -> None:
     """§ 540-8C(5): "Failure by the administering authority to inform the permit applicant of a decision
@@ -497,7 +508,9 @@ def test_retraction_goes_back_to_the_state_before_through_the_history(reg) -> No
     reg.transition(n, "stop_work", on=date(2026, 12, 2), reasons="Silt fence down along the lake.")
     with pytest.raises(IllegalTransitionError, match=r"written reasons \(basis ordinance: § 540-8E\)"):
         reg.transition(n, "revoked", on=date(2026, 12, 9))
-    reg.transition(n, "revoked", on=date(2026, 12, 9), reasons="Stop-work order ignored.")
+    reg.transition(
+        n, "revoked", on=date(2026, 12, 9), reasons="Stop-work order ignored.", notified_on=date(2026, 12, 7)
+    )
     with pytest.raises(
         IllegalTransitionError, match=r"written reasons \(basis policy: the office's rule; § 540-12D requires none\)"
     ):
@@ -519,7 +532,16 @@ def test_suspension_and_reinstatement_with_written_notification(reg) -> None:
     n = _active(reg)
     with pytest.raises(IllegalTransitionError, match=r"written reasons \(basis ordinance: § 540-8E\)"):
         reg.transition(n, "suspended", on=date(2026, 11, 20))
-    p = reg.transition(n, "suspended", on=date(2026, 11, 20), reasons="Notice of 2026-11-18: no inspection reports.")
+    why = "Notice of 2026-11-18: no inspection reports."
+    # § 540-8E: "may suspend or revoke a permit ... following written notification of the responsible party".
+    with pytest.raises(IllegalTransitionError, match=r"following written notification .*not given.*--notified-on"):
+        reg.transition(n, "suspended", on=date(2026, 11, 20), reasons=why)
+    with pytest.raises(IllegalTransitionError, match=r"dated 2026-11-21, after the move \(2026-11-20\)"):
+        reg.transition(n, "suspended", on=date(2026, 11, 20), reasons=why, notified_on=date(2026, 11, 21))
+    assert reg.get(n).status == "active"
+    # Notified the same day as the move: it follows the notification (the edge).
+    p = reg.transition(n, "suspended", on=date(2026, 11, 20), reasons=why, notified_on=date(2026, 11, 20))
+    assert reg.history(n)[-1].data["notified_on"] == "2026-11-20"
     assert p.status == "suspended" and p.previous_status == "active"
     with pytest.raises(IllegalTransitionError, match="nothing to undo"):
         reg.retract(n, reasons="x")

@@ -357,7 +357,18 @@ def test_the_inspector_on_the_command_line_inspects_but_changing_a_status_is_an_
     office: Office, layers_path
 ) -> None:
     url = office.person("inspector")
-    inspect = ["permits", "inspect", url, office.number, "--at", "2026-11-16T09:30", "--inspector", "Ina"]
+    inspect = [
+        "permits",
+        "inspect",
+        url,
+        office.number,
+        "--by",
+        "office",
+        "--at",
+        "2026-11-16T09:30",
+        "--inspector",
+        "Ina",
+    ]
     r = CliRunner().invoke(cli, [*inspect, "--assessment", "all good", "--layers", str(layers_path)])
     assert r.exit_code == 0, r.output
     args = ["permits", "transition", url, office.number, "stop_work", "--reasons", "silt fence down"]

@@ -30,10 +30,10 @@ from esc_gis.cli._permits import _LAYERS, _REGISTRY, _WHO, _open, _time, _when_t
     "--by",
     "by",
     type=click.Choice(["holder", "office"]),
-    default="holder",
-    show_default=True,
-    help="Who inspected: the permit holder (whose weekly and after-rain inspections are the permit's "
-    "duty) or the office (its own inspection, which never meets the holder's duty).",
+    required=True,
+    help="Who inspected (required, so an office visit is never taken for the holder's): the permit holder "
+    "(whose weekly and after-rain inspections are the permit's duty) or the office (its own inspection, "
+    "which never meets the holder's duty).",
 )
 @click.option(
     "--adjoining-repairs",

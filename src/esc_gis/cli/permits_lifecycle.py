@@ -21,8 +21,14 @@ from esc_gis.cli._permits import _LAYERS, _REGISTRY, _WHO, _date, _describe, _op
 @click.option(
     "--reasons",
     default=None,
-    help="Written reasons, the text of the written notification (required for disapproved, stop_work, "
-    "suspended, revoked).",
+    help="Written reasons: required where the profile's [lifecycle.written_reasons] says (disapproved, "
+    "suspended and revoked by the ordinance; stop_work by the office's policy).",
+)
+@click.option(
+    "--notified-on",
+    default=None,
+    help="Day of the written notification of the responsible party (YYYY-MM-DD), on or before the move: "
+    "required for suspended and revoked.",
 )
 @_LAYERS
 @_WHO
@@ -32,12 +38,15 @@ def transition(
     state: str,
     on: str | None,
     reasons: str | None,
+    notified_on: str | None,
     layers_path: str | None,
     who: str | None,
 ) -> None:
     """Move permit NUMBER of REGISTRY to STATE."""
     with _open(registry, layers_path) as reg:
-        p = reg.transition(number, state, who=who, on=_when(on, "on"), reasons=reasons)
+        p = reg.transition(
+            number, state, who=who, on=_when(on, "on"), reasons=reasons, notified_on=_date(notified_on, "notified_on")
+        )
     click.echo(_describe(p))
 
 

@@ -333,9 +333,11 @@ def rain_events(rain: Iterable[tuple[date | datetime, float]], profile: Profile)
 
     - daily data (dates): a run of consecutive days each with at least the profile's
       ``policy.rain_wet_day`` (0.1 inch); a day with less (a trace, drizzle) or none, or a
-      missing day, ends the run and adds to no event, so days of drizzle after a storm do not
-      stretch it, and move its 24-hour inspection, by days: 0.3 in and 0.3 in on consecutive
-      days are one 0.6 in event;
+      missing day, ends the run, so days of drizzle after a storm do not stretch it, and move
+      its 24-hour inspection, by days: 0.3 in and 0.3 in on consecutive days are one 0.6 in
+      event. The rain of a small day right before or after a run still counts toward its
+      total (a storm across midnight, 0.45 in and 0.09 in, is 0.54 in), without moving its
+      days or joining two runs;
     - timed data (datetimes, e.g. hourly, on the Village's clock): readings with precipitation,
       joined while the dry time between them is shorter than the profile's
       ``policy.rain_event_gap`` (6 hours). A timestamp is the end of the interval its amount
@@ -357,37 +359,63 @@ def rain_events(rain: Iterable[tuple[date | datetime, float]], profile: Profile)
         ((_village(t, profile), v) for t, v in readings if isinstance(t, datetime)), key=lambda r: _utc(r[0])
     )
     daily = sorted((t, v) for t, v in readings if not isinstance(t, datetime))
-    events: list[RainEvent] = []
-
-    def close(run: list[tuple[Any, float]]) -> None:
-        if run:
-            events.append(RainEvent(run[0][0], run[-1][0], round(sum(v for _, v in run), _RAIN_DECIMALS)))
-
-    run: list[tuple[Any, float]] = []
-    if daily:
-        wet_day = _number(profile, "policy.rain_wet_day")
-        for d, v in daily:
-            if round(v, _RAIN_DECIMALS) < wet_day:  # dry, a trace or drizzle: ends the run, joins nothing
-                close(run)
-                run = []
-                continue
-            if run and (d - run[-1][0]).days > 1:
-                close(run)
-                run = []
-            run.append((d, v))
-        close(run)
+    events = _daily_events(daily, _number(profile, "policy.rain_wet_day")) if daily else []
     if timed:
-        gap = timedelta(hours=_number(profile, "policy.rain_event_gap"))
-        step = _step([_utc(t) for t, _ in timed])
-        run = []
-        for t, v in timed:
-            if v <= 0:  # a dry reading: only the time between wet readings matters
-                continue
-            if run and _utc(t) - _utc(run[-1][0]) - step >= gap:
-                close(run)
-                run = []
-            run.append((t, v))
-        close(run)
+        events += _timed_events(timed, timedelta(hours=_number(profile, "policy.rain_event_gap")))
+    return events
+
+
+def _daily_events(daily: list[tuple[Any, float]], wet_day: float) -> list[RainEvent]:
+    """Group daily readings into runs of wet days (see :func:`rain_events`)."""
+    events: list[RainEvent] = []
+    run: list[tuple[Any, float]] = []
+    # A day under the wet day next to a run counts its rain toward that run's total (a storm
+    # across midnight: 0.45 in and 0.09 in is 0.54 in), but never moves its start or end and
+    # never joins two runs, so drizzle cannot stretch an event by days.
+    spare: tuple[Any, float] | None = None  # the last small day, not yet counted
+    extra = 0.0  # small days' rain counted toward the open run
+
+    def flush() -> None:
+        nonlocal extra
+        if run:
+            events.append(RainEvent(run[0][0], run[-1][0], round(sum(v for _, v in run) + extra, _RAIN_DECIMALS)))
+        extra = 0.0
+
+    for d, v in daily:
+        if round(v, _RAIN_DECIMALS) < wet_day:  # dry, a trace or drizzle: ends the run
+            if run and (d - run[-1][0]).days == 1 and v > 0:
+                extra += v  # the run's tail
+                spare = None
+            else:
+                spare = (d, v) if v > 0 else None
+            flush()
+            run = []
+            continue
+        if run and (d - run[-1][0]).days > 1:
+            flush()
+            run = []
+        if not run and spare is not None and (d - spare[0]).days == 1:
+            extra += spare[1]  # the run's lead-in
+        spare = None
+        run.append((d, v))
+    flush()
+    return events
+
+
+def _timed_events(timed: list[tuple[datetime, float]], gap: timedelta) -> list[RainEvent]:
+    """Wet readings joined while the dry time between them is shorter than ``gap`` (see :func:`rain_events`)."""
+    events: list[RainEvent] = []
+    step = _step([_utc(t) for t, _ in timed])
+    run: list[tuple[datetime, float]] = []
+    for t, v in timed:
+        if v <= 0:  # a dry reading: only the time between wet readings matters
+            continue
+        if run and _utc(t) - _utc(run[-1][0]) - step >= gap:
+            events.append(RainEvent(run[0][0], run[-1][0], round(sum(x for _, x in run), _RAIN_DECIMALS)))
+            run = []
+        run.append((t, v))
+    if run:
+        events.append(RainEvent(run[0][0], run[-1][0], round(sum(x for _, x in run), _RAIN_DECIMALS)))
     return events
 
 

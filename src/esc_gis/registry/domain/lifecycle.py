@@ -25,13 +25,16 @@ __all__ = [
     "TRANSITIONS",
     "IllegalTransitionError",
     "check_back",
+    "check_notified",
     "check_transition",
+    "notification_table",
     "previous_state",
     "reasons_table",
     "written_reasons",
 ]
 
 from collections.abc import Iterable, Mapping
+from datetime import date
 from typing import Any
 
 from esc_gis.errors import IllegalTransitionError, ProfileError
@@ -55,7 +58,8 @@ STATES = (
 )
 #: State -> the states it may move to.
 TRANSITIONS: dict[str, tuple[str, ...]] = {
-    "application_received": ("under_review", "incomplete"),
+    # A complete application the office never took up is deemed approved when its period runs out (§ 540-8C(5)).
+    "application_received": ("under_review", "incomplete", "deemed_approved"),
     "incomplete": ("under_review",),  # the requested information arrived (§ 540-8C(4))
     "under_review": ("approved", "disapproved", "incomplete", "deemed_approved"),
     "approved": ("active", "suspended", "revoked"),
@@ -77,9 +81,10 @@ BACK: dict[str, str] = {"stop_work": "retraction", "revoked": "retraction", "sus
 #: § 540-8C(2)). Not a transition: only the board's decision makes this move.
 ON_APPEAL: dict[str, str] = {"disapproved": "approved"}
 #: Issued states whose period may be extended without a move (§ 540-8G "may extend the period
-#: one or more times"): approved but not started, and under a stop-work order (which stands).
-#: An active or extended permit moves to ``extended`` (see TRANSITIONS).
-EXTENDABLE = ("approved", "deemed_approved", "stop_work")
+#: one or more times", with no state excluded): approved but not started, under a stop-work
+#: order, and suspended (the order or suspension stands). An active or extended permit moves to
+#: ``extended`` (see TRANSITIONS).
+EXTENDABLE = ("approved", "deemed_approved", "stop_work", "suspended")
 #: Event kinds that change the state (they carry from_status and to_status).
 _MOVES_BACK = frozenset(BACK.values())
 
@@ -140,6 +145,69 @@ def written_reasons(tables: Mapping[str, Any]) -> dict[str, str]:
         As :func:`reasons_table`.
     """
     return {k: f"basis {basis}: {section}" for k, (section, basis) in reasons_table(tables).items()}
+
+
+def notification_table(tables: Mapping[str, Any]) -> dict[str, tuple[str, str, str]]:
+    """Return the profile's ``[lifecycle.written_notification]``: state -> (section, basis, words).
+
+    The states a permit may be moved to only after the responsible party was notified in writing
+    (§ 540-8E: "may suspend or revoke a permit ... following written notification of the
+    responsible party"). A profile without the table needs none.
+
+    Raises
+    ------
+    ProfileError
+        If an entry names an unknown state, or lacks its section, basis or words.
+
+    Examples
+    --------
+    >>> notification_table({"lifecycle": {"written_notification": {
+    ...     "suspended": {"section": "s 8E", "basis": "ordinance", "words": "following written notification"}}}})
+    {'suspended': ('s 8E', 'ordinance', 'following written notification')}
+    """
+    raw = (tables.get("lifecycle") or {}).get("written_notification") or {}
+    out: dict[str, tuple[str, str, str]] = {}
+    bad = []
+    for k, v in raw.items():
+        parts = tuple(str((v or {}).get(f) or "").strip() for f in ("section", "basis", "words"))
+        if k not in STATES or not all(parts) or parts[1] not in BASES:
+            bad.append(str(k))
+            continue
+        out[str(k)] = (parts[0], parts[1], parts[2])
+    if bad:
+        msg = (
+            f"The profile's [lifecycle.written_notification] entries {', '.join(bad)} need a known state and "
+            f"{{section, basis, words}} (basis one of {', '.join(BASES)})."
+        )
+        raise ProfileError(msg)
+    return out
+
+
+def check_notified(to: str, day: date, notified_on: date | None, table: Mapping[str, tuple[str, str, str]]) -> None:
+    """Refuse a move to ``to`` that comes before the written notification it must follow.
+
+    Raises
+    ------
+    IllegalTransitionError
+        If ``to`` needs a written notification and none is given, or it is dated after ``day``.
+
+    Examples
+    --------
+    >>> t = {"suspended": ("§ 8E", "ordinance", "following written notification of the responsible party")}
+    >>> check_notified("suspended", date(2026, 11, 20), date(2026, 11, 18), t)  # notified first: fine
+    >>> check_notified("active", date(2026, 11, 20), None, t)  # not a move that needs one
+    """
+    if to not in table:
+        return
+    section, basis, words = table[to]
+    if notified_on is not None and notified_on <= day:
+        return
+    when = "is not given" if notified_on is None else f"is dated {notified_on}, after the move ({day})"
+    msg = (
+        f'A permit may be {to} only "{words}" ({section}; basis {basis}): the written notification {when}. '
+        f"Give its day with --notified-on YYYY-MM-DD (on or before {day})."
+    )
+    raise IllegalTransitionError(msg)
 
 
 def _need_reasons(move: str, reasons: str | None, needs: Mapping[str, str] | None) -> None:

@@ -22,7 +22,13 @@ from esc_gis.registry.domain.events import move_kind
 from esc_gis.registry.domain.fees import (
     APPLICATION_FEE,
 )
-from esc_gis.registry.domain.lifecycle import EXTENDABLE, check_back, check_transition
+from esc_gis.registry.domain.lifecycle import (
+    EXTENDABLE,
+    check_back,
+    check_notified,
+    check_transition,
+    notification_table,
+)
 from esc_gis.registry.domain.records import Event, Permit
 from esc_gis.registry.service._core import (
     UPDATABLE,
@@ -43,6 +49,7 @@ class Moves(RegistryBase):
         who: str | None = None,
         on: date | datetime | None = None,
         reasons: str | None = None,
+        notified_on: date | None = None,
     ) -> Permit:
         """Move a permit to a new state, recording the dates the ordinance counts from.
 
@@ -59,6 +66,10 @@ class Moves(RegistryBase):
             Written reasons (the written notification); required for the moves the profile's
             ``[lifecycle.written_reasons]`` names: disapproval (§ 540-8C(3)), stop-work,
             suspension and revocation (§ 540-8E, § 540-12).
+        notified_on : date, optional
+            The day of the written notification a move must follow: a suspension or revocation
+            comes "following written notification of the responsible party" (§ 540-8E; the
+            profile's ``[lifecycle.written_notification]``). On or before the move's day.
 
         Notes
         -----
@@ -71,8 +82,8 @@ class Moves(RegistryBase):
         ------
         PermitNotFoundError
         IllegalTransitionError
-            If the life cycle does not allow it, reasons are missing, or a deemed approval
-            is claimed before the 20 business days have passed.
+            If the life cycle does not allow it, reasons or the written notification's day are
+            missing, or a deemed approval is claimed before the 20 business days have passed.
         ValidationError
             If ``on`` is before the permit's earlier dates.
         """
@@ -83,6 +94,7 @@ class Moves(RegistryBase):
         with self.backend.write() as cur:
             p = self._locked(cur, permit_number)
             check_transition(p.status, to, reasons=reasons, needs=self.written_reasons)
+            check_notified(to, day, notified_on, notification_table(self.profile.tables))
             self._check_plain_move(p, to, reasons)
             self._check_order(p, day, to)
             if to == "under_review" and p.status in ("application_received", "incomplete"):
@@ -129,6 +141,7 @@ class Moves(RegistryBase):
                 permit_number,
                 Event(now_utc(), who, "transition", p.status, to, day, None, detail),
                 when=changes.get("started_at"),
+                **({"notified_on": notified_on.isoformat()} if notified_on is not None else {}),
             )
         return self.get(permit_number)
 
