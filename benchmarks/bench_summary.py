@@ -71,8 +71,8 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
     from esc_gis.profile import load_profile
-    from esc_gis.registry.views.agenda import agenda
     from esc_gis.registry.domain.calendar import OfficeCalendar
+    from esc_gis.registry.views.agenda import agenda
     from esc_gis.registry.views.summary import inspection_deadlines
 
     profile = load_profile()
