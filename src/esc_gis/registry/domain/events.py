@@ -22,6 +22,7 @@ Examples
 from __future__ import annotations
 
 __all__ = [
+    "CASE_KINDS",
     "KINDS",
     "MOVE_KINDS",
     "HistoryEvent",
@@ -275,3 +276,18 @@ def typed(number: str, e: Any, *, when: datetime | None = None, **data: Any) -> 
     else:
         raise RegistryError(f"No history kind for the log entry {e.kind!r}.")
     return HistoryEvent(number, kind, e.at, e.who, on=e.on_date, when=when, why=e.detail, data=data)
+
+
+#: A case's event kinds (``enforcement_events.kind``) and their typed history kinds: one table for
+#: the live writes and the replay of older registries.
+CASE_KINDS = {
+    "opened": "case_opened",
+    "notified": "notified",
+    "stop_work": "stop_work_posted",
+    "notice": "notice_of_intent",
+    "costs": "costs_recorded",
+    "paid": "costs_paid",
+    "referral": "referred",
+    "retraction": "retracted",
+    "closed": "case_closed",
+}

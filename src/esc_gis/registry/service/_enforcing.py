@@ -28,7 +28,7 @@ from esc_gis.registry.domain.enforcement import (
     without_permit_terms,
 )
 from esc_gis.registry.domain.enforcement import grounds as enforcement_grounds
-from esc_gis.registry.domain.events import HistoryEvent
+from esc_gis.registry.domain.events import CASE_KINDS, HistoryEvent
 from esc_gis.registry.domain.fold import PermitState
 from esc_gis.registry.domain.lifecycle import check_back, check_transition
 from esc_gis.registry.domain.records import Event
@@ -41,18 +41,6 @@ from esc_gis.registry.service._core import (
 from esc_gis.registry.service._numbering import next_number
 from esc_gis.registry.store.backend import now_utc, rows
 
-#: A case's event kinds and their typed history kinds.
-_CASE_KINDS = {
-    "opened": "case_opened",
-    "notified": "notified",
-    "stop_work": "stop_work_posted",
-    "notice": "notice_of_intent",
-    "costs": "costs_recorded",
-    "paid": "costs_paid",
-    "referral": "referred",
-    "retraction": "retracted",
-    "closed": "case_closed",
-}
 #: The order of a case without a permit, as the moves of its own stream.
 _CASE_MOVES: dict[str, dict[str, Any]] = {
     "stop_work": {"from": None, "to": "stop_work"},
@@ -294,7 +282,7 @@ class Enforcing(RegistryBase):
             facts.update(amount=costs, recovered_from=costs_from)
         if kind in _CASE_MOVES:  # a case without a permit: its own order, from the case's state
             facts.update(_CASE_MOVES[kind])
-        self._append(cur, HistoryEvent(stream, _CASE_KINDS[kind], at, who, on=on, why=detail, data=facts))
+        self._append(cur, HistoryEvent(stream, CASE_KINDS[kind], at, who, on=on, why=detail, data=facts))
 
     def case_action(
         self,

@@ -19,7 +19,7 @@ from collections import defaultdict
 from datetime import date, datetime
 from typing import Any
 
-from esc_gis.registry.domain.events import HistoryEvent
+from esc_gis.registry.domain.events import CASE_KINDS, HistoryEvent
 from esc_gis.registry.domain.records import Event
 
 #: Clerk's-log kinds and the side table whose rows (of the same permit, in order) they were written with.
@@ -35,15 +35,6 @@ _SIDE = {
     "plan_original": "plan_versions:approved",
     "plan_amendment": "plan_versions:approved",
     "plan_notice": "plan_versions:requested",
-}
-_CASE_KINDS = {
-    "opened": "case_opened",
-    "stop_work": "stop_work_posted",
-    "notice": "notice_of_intent",
-    "costs": "costs_recorded",
-    "referral": "referred",
-    "retraction": "retracted",
-    "closed": "case_closed",
 }
 _REPORT = re.compile(r"^inspection report #(\d+)")
 _REPAIRED = re.compile(r"#(\d+)")
@@ -210,7 +201,7 @@ def replay_into_history(backend: Any, cur: Any) -> None:  # noqa: C901 (one pass
         if not number and kind in ("stop_work", "retraction"):
             data.update({"from": state.get(case_id), "to": "stop_work" if kind == "stop_work" else "retracted"})
             state[case_id] = data["to"]
-        h = HistoryEvent(number or case_id, _CASE_KINDS[kind], ce["at"], ce["who"], on=ce["on_date"],
+        h = HistoryEvent(number or case_id, CASE_KINDS[kind], ce["at"], ce["who"], on=ce["on_date"],
                          why=ce["detail"], data=data)  # fmt: skip
         out.append((ce["at"], 10**9 + ce["id"], h))
     for a in tables["appeals"]:
