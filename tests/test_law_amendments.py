@@ -95,6 +95,7 @@ def test_the_version_in_effect_is_the_highest_that_has_taken_effect() -> None:
     assert current_version([v0, v1, v2, notice], date(2026, 6, 9)) == v0
     assert current_version([v2, v1, v0], date(2026, 6, 10)) == v1
     assert current_version([v0, v2, v1], date(2026, 6, 20)) == v2
+    assert current_version([v0, v1], date(2026, 6, 10)) == v1  # the original is version 0, below every amendment
     assert current_version([v0, _v(None, None)], date(2026, 6, 20)) == v0
     assert current_version([notice], date(2026, 6, 20)) is None
     assert notice.is_notice and not v1.is_notice
@@ -169,6 +170,11 @@ def test_the_offices_notice_of_changes_needed_comes_first_and_only_for_the_notic
     assert _notice(known={ORIGINAL: KNOWN[ORIGINAL]}, trigger="notice") == [
         "only the administering authority's notice (none in the profile) is recorded before its plan; "
         "'notice' is recorded with the amended plan."
+    ]
+    two = {**KNOWN, "order": {"section": "§ 540-9B(3)", "text": "order", "notice": True}}
+    assert _notice(known=two, trigger="site_change") == [
+        "only the administering authority's notice (notice, order) is recorded before its plan; "
+        "'site_change' is recorded with the amended plan."
     ]
     assert _notice(description=" ", notified_on=None, issued=False) == [
         "the description is empty (--description: the changes needed).",

@@ -101,6 +101,12 @@ def test_without_permit_terms_are_revoked_or_expired_each_with_text_section_and_
     assert without_permit_terms({"enforcement": {"without_permit": w}}) == {
         "revoked": ("revoked", "§ 540-12B", "ordinance")
     }
+    both = {**w, "expired": {"text": "expired", "section": "§ 540-8G", "basis": "interpretation"}}
+    assert without_permit_terms({"enforcement": {"without_permit": both}})["expired"] == (
+        "expired",
+        "§ 540-8G",
+        "interpretation",
+    )
     assert without_permit_terms({}) == {}
     assert without_permit_terms({"enforcement": None}) == {}
     msg = r"^\[enforcement\.without_permit\.{k}\] must be revoked or expired, with a text, a section and a basis\.$"
@@ -228,6 +234,12 @@ def test_a_referral_follows_a_violated_order_or_without_a_permit_a_notice() -> N
     assert _check(_case(_e("notified")), "referral", refusals=says) == ["ORDER FIRST"]
     assert _check(_case(_e("stop_work")), "referral", refusals=says) == []
     assert _check(_case(), "referral", order_posted=True) == []
+    # The referral's own refusal comes with the others, not instead of them.
+    assert _check(_case(_e("closed")), "referral", date(2026, 7, 1)) == [
+        "the case is closed.",
+        "the date 2026-07-01 is in the future.",
+        "a referral follows a violated stop-work order; post one first.",
+    ]
     bare = _case(permit=None)
     assert _check(bare, "referral") == ["a referral follows a notice or a stop-work order."]
     assert _check(bare, "referral", refusals=says) == ["NOTIFY FIRST"]
@@ -284,6 +296,7 @@ def test_a_special_assessment_is_at_most_the_amount_due_and_recorded_on_its_own(
     sa = {"costs_from": "special_assessment", "billed_due": 100.0}
     assert _check(billed, "costs", costs=100.0, **sa) == []
     assert _check(billed, "costs", costs=100.004, **sa) == []
+    assert _check(billed, "costs", costs=100.005, **sa) == []  # half a cent over is still the amount due
     assert _check(billed, "costs", costs=100.01, **sa) == ["100.01 is more than the 100.00 due."]
     assert _check(billed, "costs", costs=1000.0, **sa) == ["1,000.00 is more than the 100.00 due."]
     assert _check(billed, "costs", costs=100.01, refusals={"special_assessment_over_due": "OVER"}, **sa) == ["OVER"]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from esc_gis.errors import OutputExistsError, ProfileError, ValidationError
+from esc_gis.errors import OutputExistsError, OutputFormatError, ProfileError, ValidationError
 from esc_gis.registry.domain.fees import (
     Fee,
     Guarantee,
@@ -113,6 +113,9 @@ def test_a_fee_that_is_the_schedules_amount_within_half_a_cent_is_accepted(tmp_p
     assert check_fee("application", 150.004, TODAY, "R1", s, today=TODAY) == []
     assert check_fee("application", 149.996, TODAY, "R1", s, today=TODAY) == []
     assert check_fee("anything", 0.0, TODAY, "R1", None, today=TODAY) == []
+    # Exactly half a cent (0.005 - 0.0 is exact in binary) still rounds to the scheduled amount.
+    free = _schedule(tmp_path, GOOD.replace("reinspection = 75.5", "reinspection = 0"))
+    assert check_fee("reinspection", 0.005, TODAY, "R1", free, today=TODAY) == []
 
 
 def test_a_fee_off_the_schedule_by_more_than_half_a_cent_is_refused_with_the_resolution(tmp_path: Path) -> None:
@@ -212,6 +215,11 @@ def test_a_draw_needs_the_written_notice_before_it() -> None:
         "a draw needs the day of the office's written notice that the plan was not properly implemented "
         "(--notice-on YYYY-MM-DD)."
     ]
+    note = {"reason": "silt fence", "notice_on": on, "today": TODAY}
+    assert check_guarantee_event(g, "draw", on, amount=None, **note) == ["a draw needs an amount more than 0."]
+    assert check_guarantee_event(g, "draw", on, amount=1000.01, **note) == [
+        "the draw of 1,000.01 is more than the 1,000.00 still held."
+    ]
     assert check_guarantee_event(g, "draw", on, amount=50.0, reason=" ", notice_on=on, today=TODAY) == [
         "a draw needs the reason: the work the office performed (--reason)."
     ]
@@ -231,6 +239,10 @@ def test_a_draw_or_release_is_at_most_what_is_held_within_half_a_cent() -> None:
     assert check_guarantee_event(g, "release", on, amount=6000.0, **rel) == [
         "the release of 6,000.00 is more than the 600.00 still held."
     ]
+    # Exactly half a cent over (600.0 + 0.005 is 600.005 in binary too) is still what is held.
+    assert check_guarantee_event(g, "release", on, amount=600.005, **rel) == []
+    half = _guarantee(_event("draw", 999.5))
+    assert check_guarantee_event(half, "release", on, amount=0.505, **rel) == []
     assert check_guarantee_event(g, "release", on, amount=0.0, **rel) == ["a release needs an amount more than 0."]
     assert check_guarantee_event(g, "release", on, amount=None, **rel) == ["a release needs an amount more than 0."]
     assert check_guarantee_event(g, "release", on, amount=0.01, today=TODAY) == [
@@ -323,6 +335,9 @@ def test_receipts_are_written_private_with_two_decimals_and_never_over_a_file(tm
     assert rows[1][4] != "=R1" and rows[1][4].endswith("=R1")  # a formula is quoted as text
     if os.name == "posix":
         assert stat.S_IMODE(out.stat().st_mode) == 0o600
+    with pytest.raises(OutputFormatError) as e:
+        write_receipts([fee], tmp_path / "r.xlsx")
+    assert "receipts are written as CSV; name the output .csv." in str(e.value)
     with pytest.raises(OutputExistsError):
         write_receipts([fee], out)
     assert write_receipts([], out, overwrite=True) == out

@@ -316,6 +316,20 @@ def test_the_profile_lists_the_report_contents_the_ordinance_names() -> None:
     assert table["phase"]["words"] == (
         "a description of the present phase of land disturbing construction activity at the construction site"
     )
+    assert PROFILE.source
+    for odd_table in ({}, {"report_contents": ["location"]}, {"report_contents": {}}):
+        odd = dataclasses.replace(PROFILE, tables={**PROFILE.tables, "inspections": odd_table})
+        with pytest.raises(ProfileError) as e:
+            report_contents(odd)
+        assert str(e.value).startswith(f"Profile {PROFILE.source!r} has no [inspections.report_contents]: the items")
+    two = dataclasses.replace(
+        PROFILE, tables={**PROFILE.tables, "inspections": {"report_contents": {"weather": {}, "mood": {}}}}
+    )
+    with pytest.raises(ProfileError) as e:
+        report_contents(two)
+    assert str(e.value) == (
+        "[inspections.report_contents] weather, mood: give items of location, work_done, phase with words."
+    )
     empty = dataclasses.replace(PROFILE, tables={**PROFILE.tables, "inspections": {}})
     with pytest.raises(ProfileError, match=r"has no \[inspections\.report_contents\]: the items a weekly inspection"):
         report_contents(empty)
