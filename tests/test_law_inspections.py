@@ -123,8 +123,14 @@ def test_a_photo_is_taken_up_to_25_mib_and_refused_a_byte_over(tmp_path: Path) -
         fh.truncate(MAX_PHOTO_BYTES)
     photo, err = read_photo(p)
     assert err is None and photo is not None and photo.size_bytes == MAX_PHOTO_BYTES
-    with p.open("ab") as fh:
-        fh.write(b"\x00")
+    with p.open("r+b") as fh:
+        fh.truncate(26_350_000)  # 26.35 MB: the size said to a tenth, rounded
+    assert read_photo(p)[1] == (
+        f"photo {str(p)!r} is 26.4 MB, over the 26 MB limit.",
+        "resize it (a photo of a site reads well at 2-3 MB).",
+    )
+    with p.open("r+b") as fh:
+        fh.truncate(MAX_PHOTO_BYTES + 1)
     assert read_photo(p) == (
         None,
         (f"photo {str(p)!r} is 26.2 MB, over the 26 MB limit.", "resize it (a photo of a site reads well at 2-3 MB)."),
