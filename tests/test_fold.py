@@ -15,9 +15,11 @@ from typing import Any
 
 import pytest
 
+from esc_gis.errors import RegistryError
 from esc_gis.profile import load_profile
-from esc_gis.registry.domain.events import HistoryEvent, check_event, move_kind
+from esc_gis.registry.domain.events import HistoryEvent, check_event, move_kind, typed
 from esc_gis.registry.domain.fold import UNRECORDED_BY, Clock, GuaranteeState, InspectionFact, Order, PermitState, fold
+from esc_gis.registry.domain.records import Event
 from esc_gis.registry.views.verify import Difference, verify
 
 UTC = timezone.utc
@@ -796,3 +798,87 @@ def test_verify_compares_each_reports_who_pre_start_repairs_and_checklist() -> N
         "inspection report #1",
         "inspection report #2",
     ]
+
+
+# --- The clerk's log entry translated into its typed history event (typed) ------------------------
+
+_AT = datetime(2026, 6, 1, 9, tzinfo=timezone.utc)
+_WHEN = datetime(2026, 6, 1, 8, tzinfo=timezone.utc)
+
+
+def _log(kind: str, frm: str | None = None, to: str | None = None, days: int | None = None) -> Event:
+    return Event(_AT, "clerk", kind, frm, to, date(2026, 6, 1), days, "why")
+
+
+def _typed(e: Event, **data: Any) -> tuple[str, dict[str, Any]]:
+    h = typed("ESC-1", e, when=_WHEN, **data)
+    assert (h.stream, h.recorded_at, h.who, h.on, h.when, h.why) == (
+        "ESC-1",
+        _AT,
+        "clerk",
+        date(2026, 6, 1),
+        _WHEN,
+        "why",
+    )
+    return h.kind, dict(h.data)
+
+
+@pytest.mark.parametrize(
+    ("log", "kind", "data"),
+    [
+        (_log("received", None, "application_received"), "received", {"from": None, "to": "application_received"}),
+        (_log("imported", None, "active"), "received", {"from": None, "to": "active"}),
+        (_log("transition", "under_review", "approved"), "decided", {"from": "under_review", "to": "approved", "outcome": "approved"}),
+        (_log("transition", "under_review", "disapproved"), "decided", {"from": "under_review", "to": "disapproved", "outcome": "disapproved"}),
+        (_log("transition", "incomplete", "under_review"), "information_received", {"from": "incomplete", "to": "under_review"}),
+        (_log("transition", "stop_work", "active"), "retracted", {"from": "stop_work", "to": "active"}),
+        (_log("transition", "active", "stop_work"), "stop_work_posted", {"from": "active", "to": "stop_work"}),
+        (_log("retraction", "revoked", "active"), "retracted", {"from": "revoked", "to": "active"}),
+        (_log("reinstatement", "suspended", "active"), "reinstated", {"from": "suspended", "to": "active"}),
+        (_log("extension", "active", "extended", days=30), "extended", {"from": "active", "to": "extended", "days": 30}),
+        (_log("appeal_approval", "disapproved", "approved"), "approved_on_appeal", {"from": "disapproved", "to": "approved"}),
+    ],
+)  # fmt: skip
+def test_a_logged_move_is_typed_with_where_it_came_from_and_went(log: Event, kind: str, data: dict) -> None:
+    assert _typed(log) == (kind, data)
+
+
+def test_a_moves_own_facts_are_kept_and_win_over_the_defaults() -> None:
+    assert _typed(_log("extension", "active", "extended", days=30), days=60, conditions="more BMPs") == (
+        "extended",
+        {"from": "active", "to": "extended", "days": 60, "conditions": "more BMPs"},
+    )
+    assert _typed(_log("transition", "under_review", "approved"), outcome="approved_with_conditions") == (
+        "decided",
+        {"from": "under_review", "to": "approved", "outcome": "approved_with_conditions"},
+    )
+
+
+@pytest.mark.parametrize(
+    ("log_kind", "kind"),
+    [
+        ("update", "updated"),
+        ("remeasured", "remeasured"),
+        ("inspection", "inspected"),
+        ("repair", "repaired"),
+        ("fee", "fee_paid"),
+        ("guarantee", "guarantee_received"),
+        ("guarantee_draw", "guarantee_drawn"),
+        ("guarantee_release", "guarantee_released"),
+        ("guarantee_final_release", "guarantee_final_release"),
+        ("enforcement", "case_opened"),
+        ("appeal", "appeal_filed"),
+        ("appeal_decision", "appeal_decided"),
+        ("plan_original", "plan_original"),
+        ("plan_amendment", "plan_amendment"),
+        ("plan_notice", "plan_notice"),
+    ],
+)
+def test_a_logged_fact_is_typed_with_its_facts_alone(log_kind: str, kind: str) -> None:
+    assert _typed(_log(log_kind, "active", "active"), amount=5) == (kind, {"amount": 5})
+
+
+def test_a_log_entry_without_a_typed_kind_is_a_defect_of_the_caller() -> None:
+    with pytest.raises(RegistryError, match=r"^No history kind for the log entry 'gossip'\.$"):
+        typed("ESC-1", _log("gossip"))
+    assert typed("ESC-1", _log("update")).when is None

@@ -344,3 +344,17 @@ def test_profile_calendar_refuses_what_it_cannot_read(tables: dict, problem: str
     with pytest.raises(ProfileError) as exc:
         profile_calendar(prof)
     assert str(exc.value) == f"[calendar] of profile 'p.toml': {problem}."
+
+
+def test_every_problem_of_a_profiles_calendar_is_said_at_once() -> None:
+    # § 540-5 BUSINESS DAY: the holidays and the closed days are the office's; each wrong one is named.
+    prof = load_profile()
+    odd = dataclasses.replace(
+        prof, tables={**prof.tables, "calendar": {"holidays": "federal", "weekend": ["fri", "funday"]}}
+    )
+    with pytest.raises(ProfileError) as exc:
+        profile_calendar(odd)
+    assert str(exc.value) == (
+        f"[calendar] of profile {prof.source!r}: holidays 'federal' is not a named set (wisconsin_municipal) nor a "
+        "list of dates; weekend day 'funday' is not a day name."
+    )

@@ -629,6 +629,7 @@ def test_rolling_weeks_count_7_days(started: date, last, due: date) -> None:
         ([D(2026, 4, 30)], START, D(2026, 5, 2), [(2, False)]),  # before the start: does not
         ([D(2026, 5, 3)], D(2026, 5, 3), D(2026, 5, 16), [(9, True), (16, False)]),  # only deadlines in the period
         ([], START, D(2026, 5, 1), []),  # the first week's end not reached
+        ([D(2026, 5, 9)], D(2026, 5, 9), D(2026, 5, 9), [(9, True)]),  # a deadline on the period's first day is in it
     ],
 )
 def test_the_calendar_week_record_of_a_period(calendar_week, inspections, first, last, record) -> None:
@@ -643,10 +644,42 @@ def test_the_calendar_week_record_of_a_period(calendar_week, inspections, first,
         ([D(2026, 5, 8)], D(2026, 5, 15), [(8, True), (15, False)]),  # met on its day; the next not
         ([D(2026, 5, 10)], D(2026, 5, 17), [(8, False), (17, False)]),  # late: the clock restarts from May 10
         ([D(2026, 5, 6), D(2026, 5, 12)], D(2026, 5, 18), [(8, True), (13, True)]),  # early: a week from each
+        # Late by exactly a week (May 15 is "within the following week"): the clock restarts from May 15,
+        # so no deadline falls on May 15 itself.
+        ([D(2026, 5, 15)], D(2026, 5, 22), [(8, False), (22, False)]),
     ],
 )
 def test_the_rolling_record_of_a_period(inspections, last, record) -> None:
     assert weekly_record(START, inspections, START, last, W) == [(D(2026, 5, day), met) for day, met in record]
+
+
+def test_a_rolling_deadline_on_the_periods_first_day_is_in_it() -> None:
+    assert weekly_record(START, [], D(2026, 5, 8), D(2026, 5, 8), W) == [(D(2026, 5, 8), False)]
+
+
+# Wednesday May 6, 2026 lies in a different calendar week for each day a week may start on.
+@pytest.mark.parametrize(
+    "week_starts, week_end",
+    [
+        ('"Monday"', D(2026, 5, 10)),
+        ('"tuesday"', D(2026, 5, 11)),
+        ('"WED"', D(2026, 5, 12)),
+        ('"thursday"', D(2026, 5, 6)),
+        ('"Friday"', D(2026, 5, 7)),
+        ('"saturday"', D(2026, 5, 8)),
+        ('"sunday"', D(2026, 5, 9)),
+        (None, D(2026, 5, 9)),  # not given: weeks start on Sunday
+    ],
+)
+def test_a_calendar_week_ends_the_day_before_the_profiles_week_starts(tmp_path_factory, week_starts, week_end) -> None:
+    # § 540-8E(6) "at least once per week": the first week is the start's, due by its last day.
+    start_line = "" if week_starts is None else f"week_starts = {week_starts}"
+    prof = _switched(
+        tmp_path_factory,
+        ('reading = "rolling_7_days"', 'reading = "calendar_week"'),
+        ('week_starts = "sunday"', start_line),
+    )
+    assert weekly_due(D(2026, 5, 6), None, prof) == week_end
 
 
 @pytest.mark.parametrize(
@@ -664,3 +697,30 @@ def test_a_bad_reading_is_refused_when_the_profile_loads(tmp_path_factory, swap,
     with pytest.raises(ProfileError) as exc:
         _switched(tmp_path_factory, swap)
     assert problem in str(exc.value)
+
+
+def test_a_timed_readings_time_is_on_the_village_clock() -> None:
+    # 15:00 UTC on July 1 is 10:00 in Winneconne (CDT, five hours behind): the event is the Village's.
+    got = rain_events([(datetime(2026, 7, 1, 15, tzinfo=timezone.utc), 0.6)], W)
+    assert [(e.start, e.start.utcoffset()) for e in got] == [
+        (datetime(2026, 7, 1, 10, tzinfo=ZoneInfo("America/Chicago")), timedelta(hours=-5))
+    ]
+
+
+def test_readings_in_the_hour_the_clocks_repeat_are_ordered_by_the_instant() -> None:
+    # On 2026-11-01 the clocks fall back: 01:30 CDT (06:30 UTC) comes before 01:15 CST (07:15 UTC),
+    # though its wall-clock time is later. The event starts at the earlier instant.
+    first, then = datetime(2026, 11, 1, 6, 30, tzinfo=timezone.utc), datetime(2026, 11, 1, 7, 15, tzinfo=timezone.utc)
+    got = rain_events([(then, 0.3), (first, 0.3)], W)
+    assert [(e.start.astimezone(timezone.utc), e.end.astimezone(timezone.utc), e.inches) for e in got] == [
+        (first, then, 0.6)
+    ]
+
+
+def test_without_a_profile_time_zone_a_naive_reading_is_on_this_machines_clock() -> None:
+    # A profile that names no time zone reads a station's naive time as this machine's, made aware
+    # so it compares with the inspections' times.
+    local = dataclasses.replace(W, timezone=None)
+    t = datetime(2026, 7, 1, 10)
+    assert [e.start for e in rain_events([(t, 0.6)], local)] == [t.astimezone()]
+    assert all(e.start.tzinfo is not None for e in rain_events([(t, 0.6)], local))

@@ -181,6 +181,10 @@ def test_a_bad_written_reasons_table_is_refused(table: dict, problem: str) -> No
         )
     if "entries" in problem:  # the fix names every state and move the table may use
         assert "use active, application_received, " in str(exc.value) and "reinstatement, retraction" in str(exc.value)
+        # and every basis a reason may rest on
+        assert "with a section and a basis (ordinance, interpretation, policy, technical_standard); use" in str(
+            exc.value
+        )
 
 
 def test_a_table_of_states_and_moves_is_accepted() -> None:

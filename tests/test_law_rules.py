@@ -30,6 +30,7 @@ from esc_gis.rules import (
     may_require_permit,
     permit_decision,
     run_findings,
+    sediment_standard_reaches,
 )
 from esc_gis.units import SQFT_PER_ACRE
 
@@ -943,3 +944,14 @@ def test_a_bad_message_fails_with_the_findings_name(prof: Profile) -> None:
     bad = dataclasses.replace(prof, findings={**prof.findings, "disturbed_area": broken})
     with pytest.raises((ProfileError, TypeError)):
         decide(Measurements.of(1, disturbed_sqft=10.0), bad)
+
+
+def test_the_sediment_standard_reaches_one_acre_or_more_and_never_a_missing_area() -> None:
+    # § 540-7B(3)(b): "For sites with one acre or more of land-disturbing construction activity, the plan
+    # shall meet the following sediment performance standards". A missing area (None, as a table's empty
+    # cell arrives) is NaN and reaches nothing.
+    got = sediment_standard_reaches(
+        [None, SQFT_PER_ACRE - 0.1, SQFT_PER_ACRE, 2 * SQFT_PER_ACRE], PROFILES["winneconne"]
+    )
+    assert got.dtype == bool
+    assert got.tolist() == [False, False, True, True]

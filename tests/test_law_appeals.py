@@ -1,0 +1,157 @@
+"""The profile's appeal terms read and checked, pure (§ 540-13).
+
+§ 540-13A(1): the Zoning Board of Appeals "Shall hear and decide appeals where it is alleged that there is
+error in any order, decision or determination made by the administering authority in administering this
+article, except for cease-and-desist orders obtained under § 540-12C"; (2) "may authorize variances". The
+bodies, appellants, outcomes, kinds appealed and a variance's findings are the profile's; a mistake in them
+is a ProfileError that says which table and what it needs.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from esc_gis.errors import ProfileError
+from esc_gis.registry.domain.appeals import (
+    AppealedKind,
+    Approval,
+    Cited,
+    VarianceTerms,
+    appeal_terms,
+    appealed_kinds,
+    approval_terms,
+    variance_terms,
+)
+
+PARTS = {
+    "bodies": {"zba": "§ 540-13A", "board": "§ 540-13B"},
+    "appellants": {"aggrieved": "§ 540-13B"},
+    "outcomes": {"upheld": "§ 540-13A(1)", "reversed": "§ 540-13A(1)"},
+}
+CITE = {"text": "t", "section": "s", "basis": "ordinance"}
+
+
+def test_the_bodies_appellants_and_outcomes_are_read_as_text() -> None:
+    tables = {"appeals": {**PARTS, "outcomes": {"upheld": 1}}}
+    assert appeal_terms(tables) == {**PARTS, "outcomes": {"upheld": "1"}}
+
+
+@pytest.mark.parametrize("part", ["bodies", "appellants", "outcomes"])
+@pytest.mark.parametrize("value", [None, {}, ["zba"]])
+def test_each_missing_part_of_the_appeal_terms_is_named(part: str, value) -> None:
+    tables = {"appeals": {**PARTS, part: value}}
+    with pytest.raises(
+        ProfileError, match=rf"^The profile has no \[appeals\.{part}\] table \(name = section\) for appeals\.$"
+    ):
+        appeal_terms(tables)
+    with pytest.raises(ProfileError, match=r"\[appeals\.bodies\]"):
+        appeal_terms({"appeals": None})
+
+
+def test_the_kinds_appealed_with_the_state_a_reversal_undoes_and_those_not_heard() -> None:
+    tables = {
+        "appeals": {
+            "appealed": {
+                "stop_work_order": {"section": "§ 540-12A", "undoes": "stop_work"},
+                "revocation": {"section": "§ 540-12B", "undoes": "revoked"},
+                "suspension": {"section": "§ 540-12B", "undoes": "suspended"},
+                "disapproval": {"section": "§ 540-8C", "undoes": "disapproved"},
+                "other": {"section": "§ 540-8", "undoes": ""},
+                "order": {"section": "§ 540-11"},
+            },
+            "not_heard": {"cease_and_desist": "§ 540-13A(1)"},
+        }
+    }
+    assert appealed_kinds(tables) == {
+        "stop_work_order": AppealedKind("stop_work_order", "§ 540-12A", "stop_work"),
+        "revocation": AppealedKind("revocation", "§ 540-12B", "revoked"),
+        "suspension": AppealedKind("suspension", "§ 540-12B", "suspended"),
+        "disapproval": AppealedKind("disapproval", "§ 540-8C", "disapproved"),
+        "other": AppealedKind("other", "§ 540-8", None),
+        "order": AppealedKind("order", "§ 540-11", None),
+        "cease_and_desist": AppealedKind("cease_and_desist", "§ 540-13A(1)", None, not_heard="§ 540-13A(1)"),
+    }
+
+
+@pytest.mark.parametrize("appealed", [None, {}, ["x"]])
+def test_a_profile_without_kinds_appealed_is_refused(appealed) -> None:
+    with pytest.raises(
+        ProfileError,
+        match=r"^The profile has no \[appeals\.appealed\] tables \(kind = \{section, undoes\}\) for appeals\.$",
+    ):
+        appealed_kinds({"appeals": {"appealed": appealed}})
+    with pytest.raises(ProfileError, match=r"\[appeals\.appealed\] tables"):
+        appealed_kinds({})
+
+
+@pytest.mark.parametrize("entry", ["§ 540-12A", {"section": " "}, {"undoes": "stop_work"}, {"section": None}])
+def test_a_kind_appealed_needs_its_section(entry) -> None:
+    with pytest.raises(ProfileError, match=r"^The profile's \[appeals\.appealed\.order\] needs a section\.$"):
+        appealed_kinds({"appeals": {"appealed": {"order": entry}}})
+
+
+def test_a_kind_that_undoes_a_state_no_reversal_undoes_is_refused_with_the_states_that_can_be() -> None:
+    with pytest.raises(ProfileError) as e:
+        appealed_kinds({"appeals": {"appealed": {"order": {"section": "s", "undoes": "stopwork"}}}})
+    assert str(e.value) == (
+        "The profile's [appeals.appealed.order] undoes 'stopwork', not a state a reversal undoes "
+        "(stop_work, revoked, suspended, disapproved)."
+    )
+
+
+def test_cited_words_say_their_section_and_basis() -> None:
+    assert str(Cited("the words", "§ 540-13A(2)", "ordinance")) == "the words (§ 540-13A(2); basis ordinance)"
+
+
+def test_the_outcomes_that_approve_a_disapproval_appealed() -> None:
+    tables = {"appeals": {"approval": {**CITE, "outcomes": ["reversed", "variance"]}}}
+    assert approval_terms(tables) == Approval(frozenset({"reversed", "variance"}), Cited("t", "s", "ordinance"))
+    with pytest.raises(ProfileError, match=r"^The profile's \[appeals\.approval\] lists no outcomes\.$"):
+        approval_terms({"appeals": {"approval": CITE}})
+    for bad in ({}, {"appeals": {"approval": {"text": "t", "section": "s", "outcomes": ["x"]}}}):
+        with pytest.raises(
+            ProfileError, match=r"^The profile's \[appeals\.approval\] needs a text, a section and a basis\.$"
+        ):
+            approval_terms(bad)
+
+
+@pytest.mark.parametrize("missing", ["text", "section", "basis"])
+def test_cited_words_need_each_of_text_section_and_basis(missing: str) -> None:
+    for value in (None, " "):
+        with pytest.raises(ProfileError, match=re.escape("[appeals.approval] needs a text, a section and a basis.")):
+            approval_terms({"appeals": {"approval": {**CITE, missing: value, "outcomes": ["x"]}}})
+
+
+def test_the_bodies_with_the_power_to_grant_a_variance_and_the_findings_it_rests_on() -> None:
+    """§ 540-13A(2): variances "which are not contrary to the public interest and where, owing to special
+    conditions, a literal enforcement of the provisions of the article will result in unnecessary hardship"."""
+    tables = {
+        "appeals": {
+            "variance": {
+                "power": {**CITE, "bodies": ["zba"]},
+                "findings": {"public_interest": CITE, "hardship": {**CITE, "text": "h"}},
+            }
+        }
+    }
+    assert variance_terms(tables) == VarianceTerms(
+        frozenset({"zba"}),
+        Cited("t", "s", "ordinance"),
+        {"public_interest": Cited("t", "s", "ordinance"), "hardship": Cited("h", "s", "ordinance")},
+    )
+    need = r"^The profile's \[appeals\.variance\] needs the power's bodies and the findings a variance rests on\.$"
+    for variance in (
+        {"power": CITE, "findings": {"x": CITE}},
+        {"power": {**CITE, "bodies": ["zba"]}},
+        {"power": {**CITE, "bodies": ["zba"]}, "findings": {}},
+        {"power": {**CITE, "bodies": ["zba"]}, "findings": ["x"]},
+    ):
+        with pytest.raises(ProfileError, match=need):
+            variance_terms({"appeals": {"variance": variance}})
+    with pytest.raises(ProfileError, match=re.escape("[appeals.variance.power] needs a text, a section and a basis.")):
+        variance_terms({})
+    with pytest.raises(
+        ProfileError, match=re.escape("[appeals.variance.findings.hardship] needs a text, a section and a basis.")
+    ):
+        variance_terms({"appeals": {"variance": {"power": {**CITE, "bodies": ["zba"]}, "findings": {"hardship": {}}}}})
