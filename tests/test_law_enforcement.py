@@ -6,6 +6,7 @@ refusal of an action with its exact words, so a mutation of an order or a bound 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date, datetime, timezone
 
 import pytest
@@ -33,10 +34,25 @@ def _e(kind: str, day: int = 2, costs: float | None = None, costs_from: str | No
 
 
 def _case(*events: CaseEvent, permit: str | None = "ESC-1") -> EnforcementCase:
-    return EnforcementCase("C-1", permit, None, None, "no_controls", OPENED, "no silt fence", "officer", None, events)
+    return EnforcementCase(
+        "C-1", permit, None, None, "no_controls", OPENED, "no silt fence", "officer", None, events,
+        permit_issued=permit is not None,
+    )  # fmt: skip
 
 
-def _check(case: EnforcementCase, kind: str, day: date | None = date(2026, 6, 10), **kw) -> list[str]:
+def _check(
+    case: EnforcementCase,
+    kind: str,
+    day: date | None = date(2026, 6, 10),
+    *,
+    order_open: bool = False,
+    order_posted: bool = False,
+    **kw,
+) -> list[str]:
+    """Check an action; ``order_open``/``order_posted``: the permit's history holds a stop-work order
+    standing, or posted and lifted, by the permit's own route (one order whichever route, § 540-12A)."""
+    if order_open or order_posted:
+        case = replace(case, permit_order="stop_work" if order_open else "retracted")
     kw.setdefault("costs", None)
     kw.setdefault("costs_from", None)
     return check_action(case, kind, day, today=TODAY, **kw)
@@ -109,7 +125,10 @@ def test_without_permit_terms_are_revoked_or_expired_each_with_text_section_and_
     )
     assert without_permit_terms({}) == {}
     assert without_permit_terms({"enforcement": None}) == {}
-    msg = r"^\[enforcement\.without_permit\.{k}\] must be revoked or expired, with a text, a section and a basis\.$"
+    msg = (
+        r"^\[enforcement\.without_permit\.{k}\] must be one of not_issued, revoked, expired, closed, with a text, "
+        r"a section and a basis\.$"
+    )
     for k, v in [
         ("lapsed", {"text": "t", "section": "s", "basis": "b"}),
         ("expired", "t"),
@@ -155,7 +174,7 @@ def test_problems_are_of_one_source() -> None:
 
 def test_an_unknown_action_is_refused_alone() -> None:
     assert _check(_case(_e("closed")), "fine", None) == [
-        "unknown action 'fine'; use one of notified, stop_work, notice, costs, referral, retraction, closed."
+        "unknown action 'fine'; use one of notified, stop_work, notice, costs, paid, referral, retraction, closed."
     ]
 
 
