@@ -246,7 +246,7 @@ def check_transition(
     ...     check_transition("application_received", "active")
     ... except IllegalTransitionError as exc:
     ...     print(exc)
-    A permit in application_received cannot become active; allowed: under_review, incomplete.
+    A permit in application_received cannot become active; allowed: under_review, incomplete, deemed_approved.
     """
     for state in (current, new):
         if state not in TRANSITIONS:
