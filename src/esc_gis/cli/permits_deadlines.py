@@ -21,11 +21,9 @@ from esc_gis.cli._options import (
 )
 from esc_gis.cli._permits import _LAYERS, _REGISTRY, _basis, _date, _open, _when_text
 
-
-@click.command(short_help="What is due or overdue: decisions, expiries, notices, inspections.")
-@_REGISTRY
-@click.option("--on", default=None, help="The day to look from (YYYY-MM-DD); default today.")
-@click.option(
+# The agenda and its feed read the same day and the same rain: one definition of each option.
+_ON_DAY = click.option("--on", default=None, help="The day to look from (YYYY-MM-DD); default today.")
+_RAIN = click.option(
     "--rain",
     "rain_path",
     type=FILE,
@@ -33,6 +31,12 @@ from esc_gis.cli._permits import _LAYERS, _REGISTRY, _basis, _date, _open, _when
     help="Precipitation CSV (date or date and time, precip_in or NOAA PRCP) for the inspections after "
     "rain; daily totals or timed (hourly) readings.",
 )
+
+
+@click.command(short_help="What is due or overdue: decisions, expiries, notices, inspections.")
+@_REGISTRY
+@_ON_DAY
+@_RAIN
 @click.option(
     "--within", default=7, show_default=True, type=click.IntRange(min=0), help="Also list what falls due within DAYS."
 )
@@ -83,14 +87,8 @@ def due(
 @click.command(name="calendar", short_help="The deadlines as an iCalendar (.ics) feed for calendar apps.")
 @_REGISTRY
 @output_option("Output iCalendar file (.ics).")
-@click.option("--on", default=None, help="The day to look from (YYYY-MM-DD); default today.")
-@click.option(
-    "--rain",
-    "rain_path",
-    type=FILE,
-    default=None,
-    help="Precipitation CSV for the inspections after rain, as for `permits due`.",
-)
+@_ON_DAY
+@_RAIN
 @click.option(
     "--within",
     default=365,

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from esc_gis.errors import ProfileError
+from esc_gis.registry.domain._tables import cited_codes
 
 #: The trigger code of the plan approved with the permit (version 0).
 ORIGINAL = "original"
@@ -71,18 +72,11 @@ def triggers(tables: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     ProfileError
         If the table is missing, lacks the original plan, or a trigger lacks its section or wording.
     """
-    raw = (tables.get("amendments") or {}).get("triggers")
-    if not isinstance(raw, dict) or not raw:
-        msg = "The profile has no [amendments.triggers] table (code = {section, text}) for plan amendments."
-        raise ProfileError(msg)
-    bad = [k for k, v in raw.items() if not isinstance(v, dict) or not v.get("section") or not v.get("text")]
-    if bad:
-        msg = f"[amendments.triggers] entries {', '.join(map(repr, bad))} need a section and a text."
-        raise ProfileError(msg)
+    raw = cited_codes(tables, "amendments", "triggers", "for plan amendments")
     if ORIGINAL not in raw:
         msg = f"[amendments.triggers] has no {ORIGINAL!r} entry (the plan approved with the permit)."
         raise ProfileError(msg)
-    return {str(k): dict(v) for k, v in raw.items()}
+    return raw
 
 
 def current_version(versions: Sequence[PlanVersion], on: date) -> PlanVersion | None:

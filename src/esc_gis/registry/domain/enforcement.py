@@ -38,6 +38,7 @@ from typing import Any
 import shapely
 
 from esc_gis.errors import Problem, ProfileError
+from esc_gis.registry.domain._tables import cited_codes
 from esc_gis.registry.domain.fold import Order
 
 #: The events a case may record, in the order they usually come.
@@ -171,15 +172,7 @@ def grounds(tables: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     ProfileError
         If the table is missing or a ground lacks its section or wording.
     """
-    raw = (tables.get("enforcement") or {}).get("grounds")
-    if not isinstance(raw, dict) or not raw:
-        msg = "The profile has no [enforcement.grounds] table (code = {section, text}) for enforcement cases."
-        raise ProfileError(msg)
-    bad = [k for k, v in raw.items() if not isinstance(v, dict) or not v.get("section") or not v.get("text")]
-    if bad:
-        msg = f"[enforcement.grounds] entries {', '.join(map(repr, bad))} need a section and a text."
-        raise ProfileError(msg)
-    return {str(k): dict(v) for k, v in raw.items()}
+    return cited_codes(tables, "enforcement", "grounds", "for enforcement cases")
 
 
 #: The readings ``[enforcement.without_permit]`` may hold: when a permit's site has no permit in force.
