@@ -26,6 +26,7 @@ __all__ = [
     "Problem",
     "ProfileError",
     "RegistryError",
+    "RequestError",
     "ToolError",
     "UnitsError",
     "ValidationError",
@@ -100,6 +101,14 @@ class PermitNotFoundError(EscGisError, LookupError):
 
 class IllegalTransitionError(EscGisError, ValueError):
     """Raised for a permit transition the life cycle does not allow, or one lacking its reasons."""
+
+
+class RequestError(EscGisError, ValueError):
+    """Raised when the web service refuses a request's input (malformed, too large, not a polygon).
+
+    Its message goes to the public as it is: it names the input and the fix, never a path on
+    the server or a traceback.
+    """
 
 
 class ToolError(EscGisError, OSError):

@@ -30,6 +30,7 @@ COMMANDS = {
     "permits": "esc_gis.cli.permits",
     "review": "esc_gis.cli.review",
     "soil-loss": "esc_gis.cli.soil_loss",
+    "serve": "esc_gis.cli.serve",
 }
 
 

@@ -1,0 +1,267 @@
+"""The web service as one WSGI application: the public page at ``/``, OGC API under ``/ogc``.
+
+pygeoapi's Flask application serves the OGC API (it reads the configuration
+:func:`esc_gis.serve.config.prepare_service` wrote, once, when first imported). A small Flask
+application serves the public page and its files (Leaflet from the copy bundled with esc_gis, no
+CDN). Around both, :class:`Guard` makes the endpoint safe to face the public:
+
+- a request body larger than the limit is refused (413) before it is read;
+- only GET, HEAD, POST and OPTIONS are answered;
+- every error is OGC exception JSON (``{"code", "description"}``), never a traceback or a path;
+- every response carries security headers, and the page a strict Content-Security-Policy;
+- CORS is answered for the origins configured, and for none by default.
+"""
+
+from __future__ import annotations
+
+__all__ = ["Guard", "make_app", "page_html"]
+
+import html
+import json
+import logging
+import os
+from collections.abc import Callable, Iterable
+from importlib import resources
+from typing import Any
+
+from esc_gis.serve.config import ServiceFiles, ServiceSettings
+
+WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+LOG = logging.getLogger("esc_gis.serve")
+
+#: Headers every response carries.
+SECURITY_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Permissions-Policy": "camera=(), microphone=(), geolocation=(), payment=()",
+}
+#: The public page's policy: its own scripts and styles only, tiles from the base map's host.
+PAGE_CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: {tiles}; "
+    "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'; object-src 'none'"
+)
+#: JSON answers run nothing.
+DATA_CSP = "default-src 'none'; frame-ancestors 'none'"
+_ALLOWED_METHODS = ("GET", "HEAD", "POST", "OPTIONS")
+
+
+def ogc_exception(status: int, code: str, description: str) -> tuple[str, list[tuple[str, str]], bytes]:
+    """Return an OGC exception response: status line, headers and JSON body.
+
+    Examples
+    --------
+    >>> status, headers, body = ogc_exception(413, "PayloadTooLarge", "Too big.")
+    >>> status, json.loads(body)
+    ('413 Request Entity Too Large', {'code': 'PayloadTooLarge', 'description': 'Too big.'})
+    """
+    from http import HTTPStatus
+
+    body = json.dumps({"code": code, "description": description}).encode()
+    line = f"{status} {HTTPStatus(status).phrase}"
+    return line, [("Content-Type", "application/json"), ("Content-Length", str(len(body)))], body
+
+
+class Guard:
+    """WSGI middleware: body limit, methods, CORS, security headers, and no traceback ever.
+
+    Parameters
+    ----------
+    app : WSGI application
+    body_bytes : int
+        The largest request body accepted.
+    cors_origins : tuple of str
+        Origins allowed to call from a browser (``*`` for any); none by default.
+    tiles_host : str
+        The base map's tile host, allowed as an image source on the page.
+    """
+
+    def __init__(
+        self, app: WSGIApp, *, body_bytes: int, cors_origins: tuple[str, ...] = (), tiles_host: str = ""
+    ) -> None:
+        self.app = app
+        self.body_bytes = body_bytes
+        self.cors_origins = cors_origins
+        self.page_csp = PAGE_CSP.format(tiles=tiles_host).replace("  ", " ")
+
+    def _cors(self, environ: dict[str, Any]) -> list[tuple[str, str]]:
+        origin = environ.get("HTTP_ORIGIN")
+        if not origin or not self.cors_origins:
+            return []
+        if "*" in self.cors_origins:
+            return [("Access-Control-Allow-Origin", "*")]
+        if origin in self.cors_origins:
+            return [("Access-Control-Allow-Origin", origin), ("Vary", "Origin")]
+        return []
+
+    def _headers(self, environ: dict[str, Any], headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        names = {k.lower() for k, _ in headers}
+        out = [h for h in headers if h[0].lower() not in ("server", "x-powered-by")]
+        out += [(k, v) for k, v in SECURITY_HEADERS.items() if k.lower() not in names]
+        if "content-security-policy" not in names:
+            kind = next((v for k, v in headers if k.lower() == "content-type"), "")
+            path = environ.get("PATH_INFO", "")
+            if kind.startswith("text/html") and not environ.get("SCRIPT_NAME", "").endswith("/ogc"):
+                out.append(("Content-Security-Policy", self.page_csp))
+            elif not kind.startswith("text/html") or path.startswith("/static"):
+                out.append(("Content-Security-Policy", DATA_CSP))
+            else:
+                # pygeoapi's own HTML pages load their scripts from elsewhere: no framing, at least.
+                out.append(("Content-Security-Policy", "frame-ancestors 'none'"))
+        return out + self._cors(environ)
+
+    def _refuse(
+        self, environ: dict[str, Any], start_response: Callable[..., Any], status: int, code: str, text: str
+    ) -> list[bytes]:
+        line, headers, body = ogc_exception(status, code, text)
+        if status == 405:
+            headers.append(("Allow", ", ".join(_ALLOWED_METHODS)))
+        start_response(line, self._headers(environ, headers))
+        return [body]
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        method = environ.get("REQUEST_METHOD", "GET").upper()
+        if method not in _ALLOWED_METHODS:
+            return self._refuse(environ, start_response, 405, "MethodNotAllowed", f"{method} is not answered here.")
+        if method == "OPTIONS" and environ.get("HTTP_ACCESS_CONTROL_REQUEST_METHOD"):
+            headers = [("Content-Length", "0")]
+            if self._cors(environ):
+                headers += [
+                    ("Access-Control-Allow-Methods", "GET, HEAD, POST, OPTIONS"),
+                    ("Access-Control-Allow-Headers", "Content-Type, Accept, Prefer"),
+                    ("Access-Control-Max-Age", "600"),
+                ]
+            start_response("204 No Content", self._headers(environ, headers))
+            return [b""]
+        try:
+            length = int(environ.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            return self._refuse(
+                environ, start_response, 400, "InvalidParameterValue", "Content-Length is not a number."
+            )
+        if length > self.body_bytes:
+            text = f"The request body is {length:,} bytes; this service takes at most {self.body_bytes:,}."
+            return self._refuse(environ, start_response, 413, "PayloadTooLarge", text)
+
+        def guarded_start(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+            return start_response(status, self._headers(environ, headers), exc_info)
+
+        try:
+            return self.app(environ, guarded_start)
+        except Exception:
+            LOG.exception("unhandled error on %s %s", method, environ.get("PATH_INFO"))
+            text = "The server could not answer this request. Please try again; if it persists, tell the office."
+            line, headers, body = ogc_exception(500, "NoApplicableCode", text)
+            start_response(line, self._headers(environ, headers), __import__("sys").exc_info())
+            return [body]
+
+
+def _page_folder() -> Any:
+    return resources.files("esc_gis.serve") / "page"
+
+
+def page_html(settings: dict[str, Any]) -> str:
+    """Return the public page, with the service's settings in a JSON island (no inline script runs).
+
+    Examples
+    --------
+    >>> "Do I need a permit?" in page_html({"village": "Village of Winneconne", "authority": "Director"})
+    True
+    """
+    template = (_page_folder() / "index.html").read_text(encoding="utf-8")
+    island = html.escape(json.dumps(settings), quote=False)
+    return template.replace("{{settings}}", island).replace("{{village}}", html.escape(settings.get("village", "")))
+
+
+def _json_errors(flask_app: Any) -> None:
+    """Answer every HTTP error of ``flask_app`` as OGC exception JSON."""
+    from werkzeug.exceptions import HTTPException
+
+    def handle(err: Exception) -> Any:
+        from flask import Response
+
+        if isinstance(err, HTTPException):
+            code = (err.name or "Error").replace(" ", "")
+            line, headers, body = ogc_exception(err.code or 500, code, err.description or err.name)
+        else:
+            LOG.exception("unhandled error")
+            text = "The server could not answer this request. Please try again; if it persists, tell the office."
+            line, headers, body = ogc_exception(500, "NoApplicableCode", text)
+        return Response(body, status=int(line.split()[0]), headers=headers)
+
+    flask_app.register_error_handler(HTTPException, handle)
+    flask_app.register_error_handler(Exception, handle)
+
+
+def _page_app(page_settings: dict[str, Any]) -> Any:
+    from flask import Flask, Response, abort, send_from_directory
+
+    from esc_gis.maps.assets import leaflet_folder
+
+    app = Flask("esc_gis.serve.page", static_folder=None)
+    text = page_html(page_settings)
+    folder = str(_page_folder())
+    leaflet = str(leaflet_folder() / "dist")
+
+    @app.get("/")
+    def index() -> Any:
+        return Response(text, mimetype="text/html")
+
+    @app.get("/static/esc/<name>")
+    def own(name: str) -> Any:
+        if name not in ("page.js", "page.css"):
+            abort(404)
+        return send_from_directory(folder, name, max_age=300)
+
+    @app.get("/static/leaflet/<path:name>")
+    def leaflet_files(name: str) -> Any:
+        return send_from_directory(leaflet, name, max_age=86400)
+
+    @app.get("/health")
+    def health() -> Any:
+        return {"status": "ok"}
+
+    _json_errors(app)
+    return app
+
+
+def make_app(settings: ServiceSettings, files: ServiceFiles, *, basemap: str | None = None) -> Guard:
+    """Build the service's WSGI application from what :func:`prepare_service` wrote.
+
+    pygeoapi reads its configuration when first imported, so one process serves one configuration.
+
+    Parameters
+    ----------
+    settings : ServiceSettings
+    files : ServiceFiles
+    basemap : str, optional
+        A tile URL template for the page's base map (``https://tile.openstreetmap.org/{z}/{x}/{y}.png``);
+        None for none.
+
+    Returns
+    -------
+    Guard
+        The WSGI application.
+    """
+    from urllib.parse import urlsplit
+
+    from werkzeug.middleware.dispatcher import DispatcherMiddleware
+
+    os.environ["PYGEOAPI_CONFIG"] = str(files.config)
+    os.environ["PYGEOAPI_OPENAPI"] = str(files.openapi)
+    os.environ.update(files.environment)
+    import pygeoapi.flask_app as pygeoapi_app
+
+    api = pygeoapi_app.APP
+    api.config["MAX_CONTENT_LENGTH"] = settings.limits.body_bytes
+    _json_errors(api)
+    page = dict(files.page_settings, basemap=basemap or "")
+    tiles = urlsplit(basemap).netloc if basemap else ""
+    app = DispatcherMiddleware(_page_app(page), {"/ogc": api})
+    return Guard(
+        app,
+        body_bytes=settings.limits.body_bytes,
+        cors_origins=settings.cors_origins,
+        tiles_host=f"https://{tiles}" if tiles else "",
+    )

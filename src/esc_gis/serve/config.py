@@ -1,0 +1,452 @@
+"""The web service's configuration: what it publishes, checked, written as pygeoapi's YAML.
+
+``esc-gis serve`` runs pygeoapi (the OSGeo reference implementation of OGC API) on a
+configuration this module writes into a folder of its own (the *state folder*):
+
+- collection ``permits``: the registry's public view (:data:`~esc_gis.registry.store.schema.PUBLIC_VIEW`),
+  its public columns only (:data:`PERMIT_PROPERTIES`). On PostGIS it is read by pygeoapi's
+  PostgreSQL provider through a login that may read that view and nothing else
+  (:func:`check_public_login` refuses any other); on a GeoPackage by
+  :class:`esc_gis.serve.provider.GeoPackageProvider`, which opens the file read-only;
+- collections ``jurisdiction``, ``waters``, ``protective_areas``, ``steep_slopes`` (with a DEM)
+  and ``targeted_areas`` (with one), from the layer set, written once at start-up in CRS84 to
+  ``layers.gpkg`` in the state folder, so the service never reads the layer set's files again;
+- process ``screen`` (:mod:`esc_gis.serve.process`): the "Do I need a permit?" screening.
+
+A database password never goes into the YAML: it is written ``${ESC_GIS_SERVE_DB_PASSWORD}``,
+which pygeoapi reads from the environment the service sets.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "PASSWORD_ENV",
+    "PERMIT_PROPERTIES",
+    "ServiceFiles",
+    "ServiceSettings",
+    "check_public_login",
+    "prepare_service",
+]
+
+import json
+import os
+import sqlite3
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+import geopandas as gpd
+
+from esc_gis.errors import RegistryError
+from esc_gis.layers import LayerSet, load_layers
+from esc_gis.maps.public import OPTIONAL_PUBLIC_COLUMNS, PUBLIC_COLUMNS
+from esc_gis.profile import Profile, load_profile
+from esc_gis.registry.store.backend import is_url
+from esc_gis.registry.store.schema import PUBLIC_VIEW, SCHEMA_VERSION
+from esc_gis.serve.screen_request import Limits
+from esc_gis.validate import ACTIVITIES
+
+#: The environment variable the PostGIS password travels in (never the YAML on disk).
+PASSWORD_ENV = "ESC_GIS_SERVE_DB_PASSWORD"
+#: The permit columns the service publishes: the public map's, the dates a permit's life is read
+#: by, and its disturbed area. Parties, phones, fees, notes and photos are not in the public view.
+PERMIT_PROPERTIES = (
+    *PUBLIC_COLUMNS,
+    *OPTIONAL_PUBLIC_COLUMNS,
+    "received_on",
+    "issued_on",
+    "final_on",
+    "disturbed_sqft",
+)
+#: PostGIS's own catalogue, readable by everyone on every PostGIS database (not the registry's).
+_POSTGIS_CATALOGUE = ("spatial_ref_sys", "geometry_columns", "geography_columns", "raster_columns", "raster_overviews")
+CRS84 = "http://www.opengis.net/def/crs/OGC/1.3/CRS84"
+
+
+@dataclass(frozen=True)
+class ServiceSettings:
+    """What ``esc-gis serve`` was asked to publish, and how.
+
+    Parameters
+    ----------
+    registry : str
+        The registry: a GeoPackage path or a ``postgresql://`` URL whose login may read the
+        public view only.
+    state_dir : Path
+        The folder the configuration, the OpenAPI document and the layers are written to.
+    layers, profile : Path, optional
+        The layer set and ordinance profile; default the Village's.
+    host, port : str, int
+        Where the server listens.
+    public_url : str, optional
+        The address clients use (behind a reverse proxy); default ``http://host:port``.
+    cors_origins : tuple of str
+        Origins other web sites may call the API from (``*`` for any); none by default.
+    limits : Limits
+        The bounds of a public request.
+    """
+
+    registry: str
+    state_dir: Path
+    layers: Path | None = None
+    profile: Path | None = None
+    host: str = "127.0.0.1"
+    port: int = 5000
+    public_url: str | None = None
+    cors_origins: tuple[str, ...] = ()
+    limits: Limits = field(default_factory=Limits)
+
+    @property
+    def url(self) -> str:
+        """The service's root as clients see it, without a trailing slash."""
+        return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")
+
+    @property
+    def api_url(self) -> str:
+        """The OGC API's root: the public page is at ``/``, the API under ``/ogc``."""
+        return f"{self.url}/ogc"
+
+
+@dataclass(frozen=True)
+class ServiceFiles:
+    """What :func:`prepare_service` wrote, and the password the service needs in its environment."""
+
+    config: Path
+    openapi: Path
+    layers_gpkg: Path
+    page_settings: dict[str, Any]
+    environment: dict[str, str]
+
+
+def _pg_parts(url: str) -> dict[str, Any]:
+    """Split a ``postgresql://`` URL into pygeoapi's connection fields (the password apart)."""
+    parts = urlsplit(url)
+    query = dict(p.split("=", 1) for p in parts.query.split("&") if "=" in p)
+    options = unquote(query.get("options", ""))
+    schema = "public"
+    for opt in options.replace("-c ", "-c").split():
+        if opt.startswith("-csearch_path="):
+            schema = opt.split("=", 1)[1].split(",")[0].strip() or "public"
+    return {
+        "host": parts.hostname or "localhost",
+        "port": parts.port or 5432,
+        "dbname": unquote(parts.path.lstrip("/")) or "postgres",
+        "user": unquote(parts.username or ""),
+        "password": unquote(parts.password or ""),
+        "search_path": [schema, "public"] if schema != "public" else ["public"],
+    }
+
+
+def check_public_login(url: str) -> None:
+    """Refuse a PostGIS login that may read or change more than the registry's public view.
+
+    The service answers anyone, so the login it holds must be harmless if stolen: a member of
+    the registry's reader role (``esc-gis permits init --roles``), not the office's.
+
+    Raises
+    ------
+    RegistryError
+        If the server cannot be reached, the login cannot read the public view, is a superuser,
+        or may read or write any other table or view (each named), with the fix.
+    """
+    import psycopg
+
+    try:
+        conn = psycopg.connect(url, connect_timeout=10)
+    except psycopg.Error as exc:
+        msg = f"Cannot connect to the registry for the service: {str(exc).strip()}"
+        raise RegistryError(msg) from None
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")
+            (superuser,) = cur.fetchone() or (False,)
+            cur.execute(
+                "SELECT n.nspname, c.relname, has_table_privilege(c.oid, 'SELECT'), "
+                "has_table_privilege(c.oid, 'INSERT') OR has_table_privilege(c.oid, 'UPDATE') "
+                "OR has_table_privilege(c.oid, 'DELETE') OR has_table_privilege(c.oid, 'TRUNCATE') "
+                "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                "WHERE c.relkind IN ('r', 'v', 'm', 'p', 'f') "
+                "AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%%'"
+            )
+            rows = cur.fetchall()
+            cur.execute("SELECT current_user, current_schema()")
+            user, schema = cur.fetchone()
+    finally:
+        conn.close()
+    view_ok = any(rel == PUBLIC_VIEW and nsp == schema and can_read for nsp, rel, can_read, _ in rows)
+    extra = sorted(
+        f"{nsp}.{rel}"
+        for nsp, rel, can_read, can_write in rows
+        if can_write or (can_read and not (rel == PUBLIC_VIEW and nsp == schema) and rel not in _POSTGIS_CATALOGUE)
+    )
+    fix = (
+        "Fix: run `esc-gis permits init REGISTRY --roles` as the registry's owner, then give the service a login "
+        "of its own in the reader role: CREATE ROLE village_web LOGIN PASSWORD '...' IN ROLE <prefix>_reader."
+    )
+    if superuser:
+        msg = f"The service's login {user!r} is a superuser: it could read every party's phone number. {fix}"
+        raise RegistryError(msg)
+    if extra:
+        shown = ", ".join(extra[:8]) + (f" and {len(extra) - 8} more" if len(extra) > 8 else "")
+        msg = f"The service's login {user!r} may read or change more than the public view {PUBLIC_VIEW}: {shown}. {fix}"
+        raise RegistryError(msg)
+    if not view_ok:
+        msg = f"The service's login {user!r} cannot read {schema}.{PUBLIC_VIEW}: is this a registry? {fix}"
+        raise RegistryError(msg)
+
+
+def _check_gpkg(path: Path) -> None:
+    """Refuse a file that is not a registry at this esc_gis's schema version, without writing to it."""
+    if not path.is_file():
+        msg = f"No registry at {path}. Fix: make one with `esc-gis permits init {path}`."
+        raise RegistryError(msg)
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            (version,) = conn.execute("SELECT max(version) FROM esc_gis_schema").fetchone()
+            (view,) = conn.execute("SELECT count(*) FROM gpkg_contents WHERE table_name = ?", (PUBLIC_VIEW,)).fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        msg = f"{path} is not a permit registry (no esc_gis_schema table). Fix: give the file `permits init` made."
+        raise RegistryError(msg) from None
+    if version != SCHEMA_VERSION or not view:
+        msg = (
+            f"The registry {path} is at schema version {version}; this esc_gis serves version {SCHEMA_VERSION}. "
+            f"Fix: run `esc-gis permits init {path}` first (it applies pending migrations)."
+        )
+        raise RegistryError(msg)
+
+
+def _write_layers(ls: LayerSet, prof: Profile, layers_path: Path | None, out: Path) -> list[tuple[str, str, str]]:
+    """Write the layer set's public layers in CRS84 to ``out``; return (name, title, description) of each."""
+    from esc_gis.protective import protective_layer
+
+    written: list[tuple[str, str, str]] = []
+    names = prof.names()
+    village = names["jurisdiction_name"]
+    # The sections come from the profile: the law's citations live there, not here.
+    cite = {code: prof.template(code).section for code in ("jurisdiction_inside", "protective_area", "targeted_area")}
+
+    def put(frame: gpd.GeoDataFrame, name: str, title: str, description: str) -> None:
+        frame = frame.reset_index(drop=True)
+        frame.to_crs(CRS84).to_file(out, layer=name, driver="GPKG")
+        written.append((name, title, description))
+
+    jur = gpd.GeoDataFrame({"name": [village]}, geometry=[ls.jurisdiction], crs=ls.crs)
+    put(
+        jur,
+        "jurisdiction",
+        f"{village}: where the ordinance applies",
+        f"The area the article applies to ({cite['jurisdiction_inside']}).",
+    )
+    if ls.waters is not None:
+        cols = [c for c in ("water_name", "water_class") if c in ls.waters.columns]
+        put(
+            ls.waters[[*cols, "geometry"]],
+            "waters",
+            "Waters of the state",
+            "Lakes, streams and wetlands screened against.",
+        )
+        if layers_path is not None:
+            prot = protective_layer(layers=layers_path, profile=prof)
+            cols = [c for c in ("water_class", "width_ft", "section", "area_sqft") if c in prot.columns]
+            put(
+                prot[[*cols, "geometry"]],
+                "protective_areas",
+                "Protective areas",
+                f"Strips along the waters ({cite['protective_area']}).",
+            )
+    if ls.targeted_areas is not None:
+        cols = [c for c in ls.targeted_areas.columns if c in ("name",)]
+        put(
+            ls.targeted_areas[[*cols, "geometry"]],
+            "targeted_areas",
+            "Targeted performance areas",
+            f"Areas with targeted performance standards ({cite['targeted_area']}).",
+        )
+    if ls.dem is not None and ls.dem_path is not None:
+        from esc_gis.terrain.steep import steep_polygons
+
+        threshold = float(prof.entry("thresholds.steep_slope").value or 20)  # screening's own default
+        steep = steep_polygons(
+            ls.dem_path, crs=ls.crs, threshold_pct=threshold, min_area_sqft=200.0, z_unit=ls.dem_z_unit
+        )
+        if len(steep):
+            put(
+                steep,
+                "steep_slopes",
+                f"Slopes of {names['steep_slope']} or more",
+                f"Steep ground ({names['steep_slope_section']}), from the layer set's elevation model.",
+            )
+    return written
+
+
+def _bbox(ls: LayerSet) -> list[float]:
+    box = gpd.GeoSeries([ls.jurisdiction], crs=ls.crs).to_crs(CRS84).total_bounds
+    return [round(float(v), 6) for v in box]
+
+
+def _collection(title: str, description: str, bbox: list[float], provider: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "collection",
+        "title": title,
+        "description": description,
+        "keywords": ["erosion control", "construction site"],
+        "extents": {"spatial": {"bbox": bbox, "crs": CRS84}},
+        "providers": [provider],
+    }
+
+
+def _permits_provider(registry: str) -> tuple[dict[str, Any], dict[str, str]]:
+    """The ``permits`` collection's provider and the environment it needs."""
+    if is_url(registry):
+        parts = _pg_parts(registry)
+        password = parts.pop("password")
+        if password:
+            parts["password"] = "${" + PASSWORD_ENV + "}"
+        provider = {
+            "type": "feature",
+            "name": "PostgreSQL",
+            "data": parts,
+            "id_field": "fid",
+            "table": PUBLIC_VIEW,
+            "geom_field": "geom",
+            "properties": list(PERMIT_PROPERTIES),
+            # The service's queries must end: a slow one is cancelled by the server after 10 s.
+            "options": {"options": "-c statement_timeout=10000 -c default_transaction_read_only=on"},
+        }
+        return provider, ({PASSWORD_ENV: password} if password else {})
+    return {
+        "type": "feature",
+        "name": "esc_gis.serve.provider.GeoPackageProvider",
+        "data": str(Path(registry).resolve()),
+        "id_field": "fid",
+        "table": PUBLIC_VIEW,
+        "properties": list(PERMIT_PROPERTIES),
+    }, {}
+
+
+def prepare_service(settings: ServiceSettings) -> ServiceFiles:
+    """Check what the service will publish and write its configuration into ``settings.state_dir``.
+
+    Parameters
+    ----------
+    settings : ServiceSettings
+
+    Returns
+    -------
+    ServiceFiles
+
+    Raises
+    ------
+    RegistryError
+        If the registry is missing, not at this schema version, or (PostGIS) its login may read
+        more than the public view (:func:`check_public_login`).
+    LayerSetError, ProfileError, LayerReadError
+        If the layer set or profile cannot be used.
+    RequestError
+        If a limit is not a positive number.
+    """
+    import yaml
+    from pygeoapi.openapi import get_oas
+
+    settings.limits.check()
+    if is_url(settings.registry):
+        check_public_login(settings.registry)
+    else:
+        _check_gpkg(Path(settings.registry))
+    prof = load_profile(settings.profile)
+    ls = load_layers(settings.layers, profile=prof)
+    state = Path(settings.state_dir)
+    state.mkdir(parents=True, exist_ok=True)
+    layers_gpkg = state / "layers.gpkg"
+    layers_gpkg.unlink(missing_ok=True)
+    written = _write_layers(ls, prof, ls.manifest or settings.layers, layers_gpkg)
+    bbox = _bbox(ls)
+    names = prof.names()
+    village = names["jurisdiction_name"]
+    permits, env = _permits_provider(settings.registry)
+    resources: dict[str, Any] = {
+        "permits": _collection(
+            f"{village}: erosion-control permits",
+            "Each permit's number, site address, status, dates and disturbed area, from the registry's public view.",
+            bbox,
+            permits,
+        )
+    }
+    for name, title, description in written:
+        resources[name] = _collection(
+            title,
+            description,
+            bbox,
+            {
+                "type": "feature",
+                "name": "esc_gis.serve.provider.GeoPackageProvider",
+                "data": str(layers_gpkg),
+                "id_field": "fid",
+                "table": name,
+            },
+        )
+    processor: dict[str, Any] = {"name": "esc_gis.serve.process.ScreenProcessor", "limits": asdict(settings.limits)}
+    if ls.manifest is not None:
+        processor["layers"] = str(Path(ls.manifest).resolve())
+    if settings.profile is not None:
+        processor["profile"] = str(Path(settings.profile).resolve())
+    resources["screen"] = {"type": "process", "processor": processor}
+    config = {
+        "server": {
+            "bind": {"host": settings.host, "port": settings.port},
+            "url": settings.api_url,
+            "mimetype": "application/json; charset=UTF-8",
+            "encoding": "utf-8",
+            "gzip": False,
+            "languages": ["en-US"],
+            "cors": False,  # the service's own middleware answers CORS (esc_gis.serve.app)
+            "pretty_print": False,
+            "limits": {"default_items": 100, "max_items": 1000},
+            "map": {"url": "", "attribution": ""},
+            "manager": {"name": "Dummy", "connection": None, "output_dir": None},
+        },
+        "logging": {"level": "ERROR"},
+        "metadata": {
+            "identification": {
+                "title": f"{village}: construction-site erosion control",
+                "description": (
+                    "Active erosion-control permits and the layers the ordinance is screened against, "
+                    "and a screening process: does a project need a permit? A screening, not a permit decision."
+                ),
+                "keywords": ["erosion control", "permits", "stormwater"],
+                "keywords_type": "theme",
+                "terms_of_service": "",
+                "url": settings.url,
+            },
+            "license": {"name": "Public records", "url": settings.url},
+            "provider": {"name": village, "url": settings.url},
+            "contact": {"name": names.get("authority", village), "position": "", "email": "", "url": settings.url},
+        },
+        "resources": resources,
+    }
+    config_path = state / "pygeoapi-config.yml"
+    config_path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    os.environ.update(env)  # the ${...} in the YAML is read from the environment
+    openapi = get_oas(config, fail_on_invalid_collection=True)
+    openapi_path = state / "openapi.json"
+    openapi_path.write_text(json.dumps(openapi, default=str), encoding="utf-8")
+    page = {
+        "api": "ogc",
+        "village": village,
+        "authority": names.get("authority", village),
+        "bbox": bbox,
+        "layers": [{"name": n, "title": t} for n, t, _ in written],
+        "public_status": _public_status(),
+        "activities": list(ACTIVITIES),
+    }
+    return ServiceFiles(config_path, openapi_path, layers_gpkg, page, env)
+
+
+def _public_status() -> dict[str, list[str]]:
+    from esc_gis.maps.public import PUBLIC_STATUS
+
+    return {k: [label, colour] for k, (label, colour) in PUBLIC_STATUS.items()}

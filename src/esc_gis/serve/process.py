@@ -1,0 +1,206 @@
+"""The OGC API - Processes ``screen`` process: pygeoapi's plugin around :func:`screen_request`.
+
+Each request is screened in a worker process (a pool of them, each with the layer set and
+profile loaded once), so a request that runs past its time limit is stopped by ending its
+worker, which the pool replaces (pebble), and the web server's threads never wait on the
+GIL of a screening. The process reads its layers and writes nothing: not the registry, not a
+file.
+"""
+
+from __future__ import annotations
+
+__all__ = ["PROCESS_METADATA", "ScreenProcessor", "shutdown_pool"]
+
+import os
+import threading
+from concurrent.futures import TimeoutError as FutureTimeout
+from http import HTTPStatus
+from typing import Any
+
+from pygeoapi.process.base import BaseProcessor, ProcessorExecuteError
+
+from esc_gis.errors import EscGisError, RequestError
+from esc_gis.serve.screen_request import Limits
+
+# Described in place, not by a $ref to schemas.opengis.net: the document must stand alone offline.
+_GEOJSON_POLYGON = {
+    "type": "object",
+    "contentMediaType": "application/geo+json",
+    "required": ["type"],
+    "properties": {"type": {"type": "string", "enum": ["Polygon", "MultiPolygon", "Feature", "FeatureCollection"]}},
+}
+_FINDING = {
+    "type": "object",
+    "properties": {k: {"type": "string"} for k in ("code", "section", "basis", "message")},
+    "required": ["code", "section", "basis", "message"],
+}
+
+#: The process description pygeoapi publishes at /processes/screen.
+PROCESS_METADATA: dict[str, Any] = {
+    "version": "1.0.0",
+    "id": "screen",
+    "title": "Do I need an erosion-control permit?",
+    "description": (
+        "Screens a construction site against the ordinance, as `esc-gis screen` does: the decision, "
+        "every finding with its section and basis, and the areas measured. Geometry is GeoJSON in "
+        "longitude/latitude (WGS 84). A screening, not a permit decision."
+    ),
+    "jobControlOptions": ["sync-execute"],
+    "keywords": ["erosion control", "permit", "screening"],
+    "links": [],
+    "inputs": {
+        "site": {
+            "title": "Site",
+            "description": "The site: a GeoJSON Polygon, MultiPolygon, Feature or FeatureCollection.",
+            "schema": _GEOJSON_POLYGON,
+            "minOccurs": 1,
+            "maxOccurs": 1,
+        },
+        "disturbed": {
+            "title": "Area to be disturbed",
+            "description": "The land to be disturbed, the same kinds of GeoJSON; default the whole site.",
+            "schema": _GEOJSON_POLYGON,
+            "minOccurs": 0,
+            "maxOccurs": 1,
+        },
+        "activity": {
+            "title": "Activity",
+            "description": "construction (default), agricultural_activity, agricultural_production or silviculture.",
+            "schema": {"type": "string"},
+            "minOccurs": 0,
+            "maxOccurs": 1,
+        },
+    },
+    "outputs": {
+        "screening": {
+            "title": "Screening",
+            "description": "permit, applicability, jurisdiction, findings, measured areas and the notice.",
+            "schema": {
+                "type": "object",
+                "contentMediaType": "application/json",
+                "properties": {
+                    "permit": {"type": "string", "enum": ["required", "not_required", "not_applicable"]},
+                    "findings": {"type": "array", "items": _FINDING},
+                    "measured": {"type": "object"},
+                    "notice": {"type": "string"},
+                },
+            },
+        }
+    },
+    "example": {
+        "inputs": {
+            "site": {
+                "type": "Polygon",
+                "coordinates": [
+                    [[-88.75, 44.11], [-88.749, 44.11], [-88.749, 44.111], [-88.75, 44.111], [-88.75, 44.11]]
+                ],
+            }
+        }
+    },
+}
+
+
+class BadInput(ProcessorExecuteError):  # type: ignore[misc]
+    """A refused input: HTTP 400, OGC ``InvalidParameterValue``, the message as the toolkit wrote it."""
+
+    http_status_code = HTTPStatus.BAD_REQUEST
+    ogc_exception_code = "InvalidParameterValue"
+
+
+class TooLong(ProcessorExecuteError):  # type: ignore[misc]
+    """A screening stopped at its time limit: HTTP 503, so a client may try again later."""
+
+    http_status_code = HTTPStatus.SERVICE_UNAVAILABLE
+    ogc_exception_code = "ServiceUnavailable"
+
+
+# Each worker process's layer set and profile, loaded once by _init_worker.
+_WORKER: dict[str, Any] = {}
+_POOLS: dict[tuple[Any, ...], Any] = {}
+_POOL_LOCK = threading.Lock()
+
+
+def _init_worker(layers: str | None, profile: str | None, limits: dict[str, Any]) -> None:
+    from esc_gis.layers import load_layers
+    from esc_gis.profile import load_profile
+
+    prof = load_profile(profile)
+    _WORKER.update(layers=load_layers(layers, profile=prof), profile=prof, limits=Limits(**limits))
+
+
+def _run(data: dict[str, Any]) -> tuple[str, Any]:
+    """Screen in the worker; return ("ok", answer) or ("refused", message): errors cross processes as text."""
+    from esc_gis.serve.screen_request import screen_request
+
+    try:
+        return "ok", screen_request(
+            data, layers=_WORKER["layers"], profile=_WORKER["profile"], limits=_WORKER["limits"]
+        )
+    except RequestError as err:
+        return "refused", str(err)
+    except EscGisError as err:
+        return "refused", str(err)
+
+
+def _pool(layers: str | None, profile: str | None, limits: dict[str, Any]) -> Any:
+    from pebble import ProcessPool
+
+    key = (layers, profile, tuple(sorted(limits.items())))
+    with _POOL_LOCK:
+        if key not in _POOLS:
+            workers = int(os.environ.get("ESC_GIS_SERVE_WORKERS", "0")) or max(1, min(4, os.cpu_count() or 1))
+            _POOLS[key] = ProcessPool(max_workers=workers, initializer=_init_worker, initargs=(layers, profile, limits))
+        return _POOLS[key]
+
+
+def shutdown_pool() -> None:
+    """Stop every worker (the server calls this on its way out)."""
+    with _POOL_LOCK:
+        for pool in _POOLS.values():
+            pool.stop()
+            pool.join(timeout=5)
+        _POOLS.clear()
+
+
+class ScreenProcessor(BaseProcessor):  # type: ignore[misc]
+    """pygeoapi's ``screen`` process.
+
+    Parameters
+    ----------
+    processor_def : dict
+        From the configuration (:func:`esc_gis.serve.config.prepare_service`): ``layers`` and
+        ``profile`` (paths; default the Village's) and ``limits`` (:class:`Limits` fields).
+    """
+
+    def __init__(self, processor_def: dict[str, Any]) -> None:
+        super().__init__(processor_def, PROCESS_METADATA)
+        self.layers = processor_def.get("layers")
+        self.profile = processor_def.get("profile")
+        self.limits = dict(processor_def.get("limits") or {})
+
+    def execute(self, data: dict[str, Any], outputs: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        """Screen the request's site; return ``("application/json", answer)``.
+
+        Raises
+        ------
+        BadInput
+            HTTP 400 for a refused input, with the reason and the fix.
+        TooLong
+            HTTP 503 when the screening ran past the time limit and was stopped.
+        """
+        seconds = float(Limits(**self.limits).seconds)
+        future = _pool(self.layers, self.profile, self.limits).schedule(_run, args=(data,), timeout=seconds)
+        try:
+            status, answer = future.result()
+        except FutureTimeout:
+            msg = f"The screening took longer than {seconds:g} s and was stopped. Try a simpler polygon, or later."
+            raise TooLong(msg, user_msg=msg) from None
+        except Exception:
+            msg = "The screening failed on the server. Please try again; if it persists, tell the office."
+            raise ProcessorExecuteError(msg, user_msg=msg) from None
+        if status != "ok":
+            raise BadInput(answer, user_msg=answer)
+        return "application/json", answer
+
+    def __repr__(self) -> str:
+        return "<ScreenProcessor> screen"

@@ -1,0 +1,217 @@
+"""A read-only pygeoapi feature provider for a GeoPackage layer or view.
+
+pygeoapi's own SQLite provider opens the file for writing and needs SpatiaLite; the service
+must only ever read the registry, so this provider reads through pyogrio (GDAL opens the file
+read-only) and keeps the layer in memory until the file changes (the registry is small: a
+Village's permits). It answers every query pygeoapi's items endpoint makes: paging, bbox,
+property equality, sorting, property selection and hits, in OGC CRS84 (pygeoapi transforms to
+any other CRS the client asks for).
+
+Configured in pygeoapi's YAML as ``name: esc_gis.serve.provider.GeoPackageProvider`` with
+``data`` the file and ``table`` the layer (:func:`esc_gis.serve.config.service_config`).
+"""
+
+from __future__ import annotations
+
+__all__ = ["GeoPackageProvider"]
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+import pyogrio
+import shapely
+from pygeoapi.provider.base import (
+    BaseProvider,
+    ProviderConnectionError,
+    ProviderInvalidQueryError,
+    ProviderItemNotFoundError,
+)
+from pygeoapi.util import crs_transform
+
+#: The CRS features leave this provider in (pygeoapi's default output).
+STORAGE_CRS = "http://www.opengis.net/def/crs/OGC/1.3/CRS84"
+_LOCK = threading.Lock()
+#: (path, layer) -> (the file's stamp, the layer in CRS84 with ids as strings).
+_CACHE: dict[tuple[str, str], tuple[tuple[float, ...], gpd.GeoDataFrame]] = {}
+
+
+def _stamp(path: Path) -> tuple[float, ...]:
+    """The modification times of the file and its write-ahead log: a change to either is a new version."""
+    files = (path, path.with_name(path.name + "-wal"))
+    return tuple(f.stat().st_mtime_ns if f.exists() else 0.0 for f in files)
+
+
+def _json_ready(frame: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
+    """Make dates ISO text and missing values None, as GeoJSON wants them."""
+    out = frame.copy()
+    for name in out.columns:
+        if name == out.geometry.name:
+            continue
+        col = out[name]
+        if pd.api.types.is_datetime64_any_dtype(col):
+            text = col.dt.strftime("%Y-%m-%dT%H:%M:%S").str.replace("T00:00:00", "", regex=False)
+            out[name] = text.astype(object).where(col.notna(), None)
+        else:
+            out[name] = col.astype(object).where(col.notna(), None)
+    return out
+
+
+def _load(path: Path, layer: str) -> gpd.GeoDataFrame:
+    """Read the layer (cached until the file changes), in CRS84."""
+    key = (str(path), layer)
+    try:
+        stamp = _stamp(path)
+    except OSError as err:
+        raise ProviderConnectionError(user_msg="The layer's data cannot be read.") from err
+    with _LOCK:
+        hit = _CACHE.get(key)
+        if hit is not None and hit[0] == stamp:
+            return hit[1]
+    try:
+        frame = pyogrio.read_dataframe(path, layer=layer, fid_as_index=True)  # GDAL opens it read-only
+    except Exception as err:
+        raise ProviderConnectionError(user_msg="The layer's data cannot be read.") from err
+    if frame.crs is not None:
+        frame = frame.to_crs(STORAGE_CRS)
+    frame = _json_ready(frame)
+    with _LOCK:
+        _CACHE[key] = (stamp, frame)
+    return frame
+
+
+class GeoPackageProvider(BaseProvider):  # type: ignore[misc]
+    """Serve one layer or view of a GeoPackage, read-only.
+
+    Parameters
+    ----------
+    provider_def : dict
+        pygeoapi's provider definition: ``data`` (the file), ``table`` (the layer),
+        ``id_field`` and, optionally, ``properties`` (the only columns served).
+
+    Raises
+    ------
+    ProviderConnectionError
+        If the file or layer cannot be read.
+    """
+
+    def __init__(self, provider_def: dict[str, Any]) -> None:
+        super().__init__(provider_def)
+        self.table = provider_def["table"]
+        self.path = Path(self.data)
+        self.get_fields()
+
+    def _frame(self) -> gpd.GeoDataFrame:
+        return _load(self.path, self.table)
+
+    def get_fields(self) -> dict[str, dict[str, str]]:
+        """Return the served columns and their JSON types."""
+        if self._fields:
+            return self._fields
+        try:
+            info = pyogrio.read_info(self.path, layer=self.table)
+        except Exception as err:
+            raise ProviderConnectionError(user_msg="The layer's data cannot be read.") from err
+        kinds = {"int": "integer", "float": "number", "bool": "boolean", "datetime": "string", "object": "string"}
+        for name, dtype in zip(info["fields"], info["dtypes"], strict=True):
+            if self.properties and name not in self.properties:
+                continue
+            kind = next((v for k, v in kinds.items() if str(dtype).startswith(k)), "string")
+            self._fields[str(name)] = {"type": kind}
+            if str(dtype).startswith("datetime"):
+                self._fields[str(name)]["format"] = "date-time"
+        return self._fields
+
+    def _columns(self, select_properties: list[str] | None) -> list[str]:
+        names = list(self.get_fields())
+        if select_properties:
+            names = [n for n in names if n in select_properties]
+        return names
+
+    def _ids(self, frame: gpd.GeoDataFrame) -> np.ndarray:
+        """The features' ids: the id field, or the GeoPackage's feature id (``fid``, read as the index)."""
+        return frame[self.id_field].to_numpy() if self.id_field in frame.columns else frame.index.to_numpy()
+
+    def _features(self, frame: gpd.GeoDataFrame, names: list[str], skip_geometry: bool) -> list[dict[str, Any]]:
+        geoms = frame.geometry.to_numpy()
+        ids = self._ids(frame)
+        records = frame[[n for n in names if n in frame.columns]].to_dict("records")
+        shapes = [None] * len(frame) if skip_geometry else shapely.to_geojson(geoms).tolist()
+
+        return [
+            {
+                "type": "Feature",
+                "id": ident.item() if hasattr(ident, "item") else ident,
+                "properties": props,
+                "geometry": None if shape is None or shape == "null" else json.loads(shape),
+            }
+            for ident, props, shape in zip(ids, records, shapes, strict=True)
+        ]
+
+    @crs_transform  # type: ignore[misc]
+    def query(
+        self,
+        offset: int = 0,
+        limit: int = 10,
+        resulttype: str = "results",
+        bbox: list[float] | None = None,
+        datetime_: str | None = None,
+        properties: list[tuple[str, str]] | None = None,
+        sortby: list[dict[str, str]] | None = None,
+        select_properties: list[str] | None = None,
+        skip_geometry: bool = False,
+        q: str | None = None,
+        **kwargs: Any,
+    ) -> dict[str, Any]:
+        """Return a FeatureCollection page of the layer, as pygeoapi's items endpoint asks.
+
+        Raises
+        ------
+        ProviderConnectionError
+            If the file cannot be read.
+        ProviderInvalidQueryError
+            If a property filtered or sorted on is not served.
+        """
+        frame = self._frame()
+        fields = self.get_fields()
+        keep = np.ones(len(frame), dtype=bool)
+        if bbox:
+            keep &= shapely.intersects(frame.geometry.to_numpy(), shapely.box(*bbox[:4]))
+        for name, value in properties or []:
+            if name not in fields:
+                raise ProviderInvalidQueryError(user_msg=f"Unknown property {name!r}.")
+            keep &= frame[name].astype(str).to_numpy() == str(value)
+        chosen = frame[keep]
+        for order in reversed(sortby or []):
+            if order["property"] not in fields:
+                raise ProviderInvalidQueryError(user_msg=f"Unknown property {order['property']!r}.")
+            chosen = chosen.sort_values(order["property"], ascending=order["order"] == "+", kind="stable")
+        out: dict[str, Any] = {"type": "FeatureCollection", "features": [], "numberMatched": len(chosen)}
+        if resulttype == "hits":
+            return out
+        page = chosen.iloc[offset : offset + limit]
+        out["features"] = self._features(page, self._columns(select_properties), skip_geometry)
+        out["numberReturned"] = len(out["features"])
+        return out
+
+    @crs_transform  # type: ignore[misc]
+    def get(self, identifier: Any, **kwargs: Any) -> dict[str, Any]:
+        """Return the feature whose id is ``identifier``.
+
+        Raises
+        ------
+        ProviderItemNotFoundError
+            If there is none.
+        """
+        frame = self._frame()
+        hit = frame[np.asarray([str(i) for i in self._ids(frame)]) == str(identifier)]
+        if hit.empty:
+            raise ProviderItemNotFoundError(user_msg="No such feature.")
+        return self._features(hit.iloc[:1], self._columns(None), False)[0]
+
+    def __repr__(self) -> str:
+        return f"<GeoPackageProvider> {self.table}"

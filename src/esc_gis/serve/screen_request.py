@@ -1,0 +1,315 @@
+"""One "Do I need a permit?" request: GeoJSON in, the screening's decision and findings out.
+
+The web service's ``screen`` process (:mod:`esc_gis.serve.process`) calls :func:`screen_request`;
+so can any program. It is the same engine and profile as ``esc-gis screen``
+(:func:`esc_gis.screening.screen`), so the answer equals the command line's for the same
+geometry: this module only reads the request, bounds it, and writes the answer as JSON.
+
+A public endpoint takes input from anyone, so every input is bounded before any work starts
+(:class:`Limits`: vertices, features, area), only GeoJSON is read (no path, no URL), and every
+refusal is a :class:`~esc_gis.errors.RequestError` whose message names the input and the fix.
+A polygon far from the Village is not refused: it gets the article's "does not apply", as the
+command line gives it, with its areas left unmeasured (they would be measured in a CRS made for
+another place).
+"""
+
+from __future__ import annotations
+
+__all__ = ["SCREENING_NOTICE", "Limits", "ScreenInput", "parse_request", "screen_request"]
+
+import json
+import math
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import geopandas as gpd
+import numpy as np
+import shapely
+from pyproj import CRS
+
+from esc_gis.errors import EscGisError, RequestError, ValidationError
+from esc_gis.layers import LayerSet
+from esc_gis.profile import Profile
+from esc_gis.units import SQFT_PER_ACRE
+
+#: What every answer says it is (the toolkit's policy: a screening is not the office's decision).
+SCREENING_NOTICE = (
+    "This is a screening of the geometry you gave against {jurisdiction_name}'s erosion-control "
+    "ordinance, not a permit decision. Only the {authority} decides whether a permit is required; "
+    "apply or ask there."
+)
+#: GeoJSON's only CRS (RFC 7946 § 4): longitude and latitude on WGS 84.
+GEOJSON_CRS = "OGC:CRS84"
+#: The numbers an answer reports for the site, in the order shown.
+MEASURED = (
+    "disturbed_sqft",
+    "disturbed_acres",
+    "disturbed_in_village_sqft",
+    "plan_disturbed_sqft",
+    "protective_disturbed_sqft",
+    "in_water_sqft",
+    "steep_disturbed_sqft",
+    "nearest_water_ft",
+)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The bounds a public request must keep (the toolkit's policy; ``esc-gis serve`` options change them).
+
+    Parameters
+    ----------
+    body_bytes : int
+        Largest request body.
+    vertices : int
+        Most vertices in the site and the disturbed limits together.
+    disturbed_features : int
+        Most disturbed-limit polygons.
+    site_acres : float
+        Largest site screened (a square mile is 640 acres); measured in the measuring CRS,
+        so only for sites in the area that CRS is made for.
+    seconds : float
+        Longest a screening may run before it is stopped.
+    """
+
+    body_bytes: int = 1_000_000
+    vertices: int = 20_000
+    disturbed_features: int = 100
+    site_acres: float = 640.0
+    seconds: float = 30.0
+
+    def check(self) -> None:
+        """Refuse a limit that is not a positive number.
+
+        Raises
+        ------
+        RequestError
+            Naming the limit.
+        """
+        for name in ("body_bytes", "vertices", "disturbed_features", "site_acres", "seconds"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+                msg = f"The service's limit {name} is {value!r}: give a positive number."
+                raise RequestError(msg)
+
+
+@dataclass(frozen=True)
+class ScreenInput:
+    """A request read and bounded: the site, the disturbed limits and the activity, in lon/lat."""
+
+    site: shapely.Geometry
+    disturbed: tuple[shapely.Geometry, ...] | None
+    activity: str | None
+
+
+def _geometries(value: Any, name: str) -> list[shapely.Geometry]:
+    """Read a GeoJSON geometry, Feature or FeatureCollection into shapely geometries."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            msg = f"Input {name!r} is not JSON. Fix: give a GeoJSON Polygon, Feature or FeatureCollection."
+            raise RequestError(msg) from None
+    if not isinstance(value, Mapping):
+        msg = f"Input {name!r} is not a GeoJSON object. Fix: give a Polygon, Feature or FeatureCollection."
+        raise RequestError(msg)
+    kind = value.get("type")
+    if kind == "FeatureCollection":
+        features = value.get("features")
+        if not isinstance(features, list):
+            msg = f"Input {name!r} is a FeatureCollection without a list of features."
+            raise RequestError(msg)
+        return [g for f in features for g in _geometries(f, name)]
+    if kind == "Feature":
+        return _geometries(value.get("geometry"), name)
+    if kind not in ("Polygon", "MultiPolygon"):
+        msg = f"Input {name!r} is a GeoJSON {kind!r}: only Polygon and MultiPolygon are screened (an area, not a line)."
+        raise RequestError(msg)
+    try:
+        geom = shapely.from_geojson(json.dumps(dict(value)))
+    except (shapely.errors.GEOSException, ValueError, TypeError):
+        msg = f"Input {name!r} is not a well-formed GeoJSON {kind}: check its coordinates' nesting."
+        raise RequestError(msg) from None
+    return [geom]
+
+
+def _check_geometry(geoms: list[shapely.Geometry], name: str) -> None:
+    """Refuse empty, invalid or off-the-globe polygons, saying which and why."""
+    if not geoms:
+        msg = f"Input {name!r} has no polygon."
+        raise RequestError(msg)
+    arr = np.asarray(geoms, dtype=object)
+    if shapely.is_empty(arr).any():
+        msg = f"Input {name!r} has an empty polygon."
+        raise RequestError(msg)
+    xy = shapely.get_coordinates(arr)
+    if not np.isfinite(xy).all() or (np.abs(xy[:, 0]) > 180).any() or (np.abs(xy[:, 1]) > 90).any():
+        msg = (
+            f"Input {name!r} has coordinates off the globe: GeoJSON is longitude then latitude in degrees "
+            "(RFC 7946). Fix: send WGS 84 longitude/latitude, not projected feet or metres."
+        )
+        raise RequestError(msg)
+    bad = ~shapely.is_valid(arr)
+    if bad.any():
+        reason = shapely.is_valid_reason(arr[bad][0])
+        msg = f"Input {name!r} is not a valid polygon ({reason}). Fix: redraw it without crossing edges."
+        raise RequestError(msg)
+
+
+def parse_request(data: Mapping[str, Any], limits: Limits) -> ScreenInput:
+    """Read and bound a request's inputs: ``site`` (required), ``disturbed`` and ``activity``.
+
+    Parameters
+    ----------
+    data : mapping
+        The process inputs: ``site`` a GeoJSON Polygon, MultiPolygon, Feature or FeatureCollection
+        (one polygon part or several, taken as one site); ``disturbed`` the same, the area to be
+        disturbed (default the whole site); ``activity`` a word of the profile's activities.
+    limits : Limits
+
+    Returns
+    -------
+    ScreenInput
+
+    Raises
+    ------
+    RequestError
+        If an input is missing, not GeoJSON, not a polygon, invalid, off the globe, or past a limit;
+        or an unknown input is given (a typo should not be ignored silently).
+
+    Examples
+    --------
+    >>> req = parse_request({"site": {"type": "Polygon", "coordinates": [[[0, 0], [1, 0], [1, 1], [0, 0]]]}}, Limits())
+    >>> req.site.geom_type, req.disturbed, req.activity
+    ('Polygon', None, None)
+    """
+    if not isinstance(data, Mapping):
+        msg = 'The request\'s inputs are not a JSON object. Fix: send {"inputs": {"site": <GeoJSON>}}.'
+        raise RequestError(msg)
+    unknown = sorted(set(data) - {"site", "disturbed", "activity"})
+    if unknown:
+        msg = f"Unknown input(s) {', '.join(map(repr, unknown))}: the inputs are site, disturbed and activity."
+        raise RequestError(msg)
+    if data.get("site") is None:
+        msg = "Input 'site' is missing. Fix: send the site as a GeoJSON Polygon (longitude/latitude)."
+        raise RequestError(msg)
+    site_parts = _geometries(data["site"], "site")
+    _check_geometry(site_parts, "site")
+    disturbed = None
+    if data.get("disturbed") is not None:
+        disturbed = _geometries(data["disturbed"], "disturbed")
+        _check_geometry(disturbed, "disturbed")
+        if len(disturbed) > limits.disturbed_features:
+            msg = f"Input 'disturbed' has {len(disturbed):,} polygons; at most {limits.disturbed_features:,} are screened."
+            raise RequestError(msg)
+    vertices = int(shapely.get_num_coordinates(np.asarray(site_parts + (disturbed or []), dtype=object)).sum())
+    if vertices > limits.vertices:
+        msg = f"The request has {vertices:,} vertices; at most {limits.vertices:,} are screened. Fix: simplify the polygons."
+        raise RequestError(msg)
+    activity = data.get("activity")
+    if activity is not None and (not isinstance(activity, str) or not activity.strip() or len(activity) > 100):
+        msg = "Input 'activity' must be a short word such as 'construction' or 'agricultural'."
+        raise RequestError(msg)
+    site = shapely.union_all(np.asarray(site_parts, dtype=object)) if len(site_parts) > 1 else site_parts[0]
+    return ScreenInput(site, None if disturbed is None else tuple(disturbed), activity)
+
+
+def _far_from(geom: shapely.Geometry, crs: CRS) -> bool:
+    """Tell whether ``geom`` (lon/lat) misses the area the measuring CRS is made for."""
+    area = crs.area_of_use
+    if area is None:
+        return False
+    return not shapely.intersects(geom, shapely.box(*area.bounds))
+
+
+def _number(value: Any) -> float | None:
+    """Return a finite float, or None for a missing measurement (JSON has no NaN)."""
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
+
+
+def screen_request(data: Mapping[str, Any], *, layers: LayerSet, profile: Profile, limits: Limits) -> dict[str, Any]:
+    """Screen one site from a request's inputs, as ``esc-gis screen`` would.
+
+    Parameters
+    ----------
+    data : mapping
+        The inputs (see :func:`parse_request`).
+    layers : LayerSet
+        The Village's layers, loaded once by the service.
+    profile : Profile
+        The ordinance profile.
+    limits : Limits
+
+    Returns
+    -------
+    dict
+        JSON-ready: ``permit`` (required, not_required, not_applicable), ``applicability``,
+        ``jurisdiction``, ``sediment_standard``, ``standards``, ``findings`` (code, section, basis,
+        message; the profile's words), ``run_findings`` (absent layers), ``measured`` (the numbers
+        of :data:`MEASURED`, None where not measured), ``measured_note``, ``notice``
+        (:data:`SCREENING_NOTICE`) and ``profile``.
+
+    Raises
+    ------
+    RequestError
+        If the inputs are bad or past a limit (:func:`parse_request`), the site is larger than
+        ``limits.site_acres``, or the engine refuses them (an unknown activity), with its words.
+    """
+    from esc_gis.screening import run_findings, screen
+
+    req = parse_request(data, limits)
+    far = _far_from(req.site, layers.crs)
+    sites = gpd.GeoDataFrame(
+        {"site_id": ["site"], "activity": [req.activity or "construction"]}, geometry=[req.site], crs=GEOJSON_CRS
+    )
+    disturbed = None
+    if req.disturbed is not None:
+        disturbed = gpd.GeoDataFrame(
+            {"site_id": ["site"] * len(req.disturbed)}, geometry=list(req.disturbed), crs=GEOJSON_CRS
+        )
+    if not far:
+        site_sqft = float(sites.to_crs(layers.crs).geometry.area.iloc[0])
+        if site_sqft > limits.site_acres * SQFT_PER_ACRE:
+            msg = (
+                f"The site is {site_sqft / SQFT_PER_ACRE:,.1f} acres; this service screens sites up to "
+                f"{limits.site_acres:,g} acres. Fix: draw the site alone, or ask the office to screen a larger area."
+            )
+            raise RequestError(msg)
+    try:
+        with warnings.catch_warnings():
+            # A site far from the measuring CRS's zone warns; the answer says so in measured_note.
+            warnings.simplefilter("ignore")
+            result = screen(sites, disturbed=disturbed, layers=layers, profile=profile)
+    except ValidationError as err:
+        raise RequestError("; ".join(p.message for p in err.problems)) from None
+    except EscGisError as err:
+        raise RequestError(str(err)) from None
+    row = result.iloc[0]
+    measured = {name: (None if far else _number(row.get(name))) for name in MEASURED}
+    note = (
+        "Not measured: the site lies outside the area the measuring CRS is made for, far from the Village."
+        if far
+        else f"Measured in {layers.crs.name}, in US survey feet."
+    )
+    names = profile.names()
+    return {
+        "permit": str(row["permit"]),
+        "applicability": str(row["applicability"]),
+        "jurisdiction": str(row["jurisdiction"]),
+        "sediment_standard": bool(row["sediment_standard"]),
+        "standards": ""
+        if row.get("standards") is None or row.get("standards") != row.get("standards")
+        else str(row["standards"]),
+        "findings": json.loads(row["findings"]),
+        "run_findings": run_findings(result),
+        "measured": measured,
+        "measured_note": note,
+        "notice": SCREENING_NOTICE.format(**names),
+        "profile": profile.name,
+    }

@@ -1,0 +1,95 @@
+"""Run the web service: check and write its configuration, then serve it with waitress.
+
+waitress is a production WSGI server in pure Python (Linux, Windows, macOS), with the bounds a
+public endpoint needs: a body-size limit, a timeout for idle or slow clients, a fixed number
+of threads. Put a reverse proxy (nginx, Caddy, IIS) in front of it for TLS (README).
+"""
+
+from __future__ import annotations
+
+__all__ = ["DEFAULT_BASEMAP", "run_service"]
+
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from esc_gis.errors import EscGisError
+from esc_gis.serve.config import ServiceSettings, prepare_service
+
+#: OpenStreetMap's standard tiles (their tile usage policy applies; a Village may give its own).
+DEFAULT_BASEMAP = "https://tile.openstreetmap.org/{z}/{x}/{y}.png"
+
+
+class ServeDependencyError(EscGisError, ImportError):
+    """Raised when the ``serve`` extra (pygeoapi, waitress, pebble) is not installed."""
+
+
+def _require() -> None:
+    missing = []
+    for module in ("pygeoapi", "waitress", "pebble", "yaml"):
+        try:
+            __import__(module)
+        except ImportError:
+            missing.append(module)
+    if missing:
+        msg = (
+            f"`esc-gis serve` needs {', '.join(missing)}, which this installation lacks. "
+            "Fix: pip install 'esc-gis[serve]' (in a clone, `make install` has it)."
+        )
+        raise ServeDependencyError(msg)
+
+
+def run_service(
+    settings: ServiceSettings | Callable[[Path], ServiceSettings],
+    *,
+    basemap: str | None = DEFAULT_BASEMAP,
+    threads: int = 8,
+    on_ready: Callable[[str], None] | None = None,
+) -> None:
+    """Check, configure and serve until interrupted.
+
+    Parameters
+    ----------
+    settings : ServiceSettings, or a callable making them from a state folder
+        With a callable, the state folder is a temporary one, removed when the service stops.
+    basemap : str, optional
+        The page's tile URL template; None for no base map.
+    threads : int
+        waitress's worker threads.
+    on_ready : callable, optional
+        Called with the service's address when it is about to listen.
+
+    Raises
+    ------
+    ServeDependencyError
+        If the ``serve`` extra is missing.
+    RegistryError, LayerSetError, ProfileError, LayerReadError, RequestError
+        As :func:`esc_gis.serve.config.prepare_service`, before anything listens.
+    """
+    _require()
+    with tempfile.TemporaryDirectory(prefix="esc_gis_serve_") as tmp:
+        conf = settings(Path(tmp)) if callable(settings) else settings
+        files = prepare_service(conf)
+        import waitress
+
+        from esc_gis.serve.app import make_app
+        from esc_gis.serve.process import shutdown_pool
+
+        app = make_app(conf, files, basemap=basemap)
+        if on_ready is not None:
+            on_ready(conf.url)
+        try:
+            waitress.serve(
+                app,
+                host=conf.host,
+                port=conf.port,
+                threads=threads,
+                ident="esc-gis",
+                max_request_body_size=conf.limits.body_bytes,
+                channel_timeout=max(30, int(conf.limits.seconds) + 5),
+                connection_limit=200,
+                clear_untrusted_proxy_headers=True,
+                _quiet=True,
+            )
+        finally:
+            shutdown_pool()
