@@ -110,10 +110,12 @@ def served(registry: str, *args: str, layers: Path = DEMO_LAYERS, timeout_s: flo
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
 
 
 def box(i: int) -> shapely.Polygon:
-    x, y = ORIGIN[0] + 300 * i, ORIGIN[1]
+    x, y = ORIGIN[0] - 300 * (i % 6), ORIGIN[1] + 300 * (i // 6)  # rows of six, all inside the Village
     return shapely.box(x, y, x + 150, y + 100)
 
 
@@ -169,8 +171,8 @@ def as_login(url: str, user: str, password: str) -> str:
 
 
 @contextmanager
-def public_login(target: str) -> Iterator[str]:
-    """Make the registry's roles and a login in its reader role; yield the login's URL; drop them after."""
+def public_login(target: str, kind: str = "reader") -> Iterator[str]:
+    """Make the registry's roles and a login in its ``kind`` role (reader by default); yield its URL; drop them after."""
     import psycopg
 
     from esc_gis.registry.store.roles import create_roles
@@ -181,7 +183,9 @@ def public_login(target: str) -> Iterator[str]:
     with psycopg.connect(target, autocommit=True) as conn:
         conn.execute(
             psycopg.sql.SQL("CREATE ROLE {} LOGIN PASSWORD {} IN ROLE {}").format(
-                psycopg.sql.Identifier(name), psycopg.sql.Literal(password), psycopg.sql.Identifier(roles.reader)
+                psycopg.sql.Identifier(name),
+                psycopg.sql.Literal(password),
+                psycopg.sql.Identifier(getattr(roles, kind)),
             )
         )
     try:

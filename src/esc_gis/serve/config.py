@@ -171,7 +171,7 @@ def check_public_login(url: str) -> None:
             )
             rows = cur.fetchall()
             cur.execute("SELECT current_user, current_schema()")
-            user, schema = cur.fetchone()
+            user, schema = cur.fetchone() or ("", "")
     finally:
         conn.close()
     view_ok = any(rel == PUBLIC_VIEW and nsp == schema and can_read for nsp, rel, can_read, _ in rows)
@@ -204,8 +204,8 @@ def _check_gpkg(path: Path) -> None:
     try:
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
         try:
-            (version,) = conn.execute("SELECT max(version) FROM esc_gis_schema").fetchone()
-            (view,) = conn.execute("SELECT count(*) FROM gpkg_contents WHERE table_name = ?", (PUBLIC_VIEW,)).fetchone()
+            version = conn.execute("SELECT max(version) FROM esc_gis_schema").fetchone()[0]
+            view = conn.execute("SELECT count(*) FROM gpkg_contents WHERE table_name = ?", (PUBLIC_VIEW,)).fetchone()[0]
         finally:
             conn.close()
     except sqlite3.Error:
@@ -300,7 +300,7 @@ def _collection(title: str, description: str, bbox: list[float], provider: dict[
 
 
 def _permits_provider(registry: str) -> tuple[dict[str, Any], dict[str, str]]:
-    """The ``permits`` collection's provider and the environment it needs."""
+    """Return the ``permits`` collection's provider and the environment it needs."""
     if is_url(registry):
         parts = _pg_parts(registry)
         password = parts.pop("password")
@@ -407,7 +407,7 @@ def prepare_service(settings: ServiceSettings) -> ServiceFiles:
             "pretty_print": False,
             "limits": {"default_items": 100, "max_items": 1000},
             "map": {"url": "", "attribution": ""},
-            "manager": {"name": "Dummy", "connection": None, "output_dir": None},
+            "manager": {"name": "esc_gis.serve.process.PublicManager", "connection": None, "output_dir": None},
         },
         "logging": {"level": "ERROR"},
         "metadata": {

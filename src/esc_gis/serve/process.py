@@ -9,15 +9,18 @@ file.
 
 from __future__ import annotations
 
-__all__ = ["PROCESS_METADATA", "ScreenProcessor", "shutdown_pool"]
+__all__ = ["PROCESS_METADATA", "PublicManager", "ScreenProcessor", "shutdown_pool"]
 
 import os
 import threading
+import uuid
 from concurrent.futures import TimeoutError as FutureTimeout
 from http import HTTPStatus
 from typing import Any
 
 from pygeoapi.process.base import BaseProcessor, ProcessorExecuteError
+from pygeoapi.process.manager.dummy import DummyManager
+from pygeoapi.util import JobStatus
 
 from esc_gis.errors import EscGisError, RequestError
 from esc_gis.serve.screen_request import Limits
@@ -100,14 +103,14 @@ PROCESS_METADATA: dict[str, Any] = {
 }
 
 
-class BadInput(ProcessorExecuteError):  # type: ignore[misc]
+class BadInput(ProcessorExecuteError):
     """A refused input: HTTP 400, OGC ``InvalidParameterValue``, the message as the toolkit wrote it."""
 
     http_status_code = HTTPStatus.BAD_REQUEST
     ogc_exception_code = "InvalidParameterValue"
 
 
-class TooLong(ProcessorExecuteError):  # type: ignore[misc]
+class TooLong(ProcessorExecuteError):
     """A screening stopped at its time limit: HTTP 503, so a client may try again later."""
 
     http_status_code = HTTPStatus.SERVICE_UNAVAILABLE
@@ -162,7 +165,7 @@ def shutdown_pool() -> None:
         _POOLS.clear()
 
 
-class ScreenProcessor(BaseProcessor):  # type: ignore[misc]
+class ScreenProcessor(BaseProcessor):
     """pygeoapi's ``screen`` process.
 
     Parameters
@@ -204,3 +207,41 @@ class ScreenProcessor(BaseProcessor):  # type: ignore[misc]
 
     def __repr__(self) -> str:
         return "<ScreenProcessor> screen"
+
+
+class PublicManager(DummyManager):
+    """pygeoapi's process manager for a public endpoint: synchronous, keeping no job, calling back no URL.
+
+    pygeoapi's Dummy manager would turn every refusal into a 400 and would call the
+    ``subscriber`` URLs a request names, from the server: a way to make it reach any address
+    (server-side request forgery). This one refuses ``subscriber`` and lets each refusal keep
+    its own status (400 for bad input, 503 past the time limit).
+    """
+
+    def execute_process(
+        self,
+        process_id: str,
+        data_dict: dict[str, Any],
+        execution_mode: Any = None,
+        requested_outputs: dict[str, Any] | None = None,
+        subscriber: Any = None,
+        requested_response: str | None = "raw",
+    ) -> tuple[str, str, Any, JobStatus, dict[str, str] | None]:
+        """Run the process now and return pygeoapi's (job id, media type, outputs, status, headers).
+
+        Raises
+        ------
+        BadInput
+            If the request names a ``subscriber`` (callback URLs), or the process refuses its input.
+        TooLong
+            If the process ran past its time limit.
+        """
+        if subscriber is not None:
+            msg = "This service calls back no URL: leave 'subscriber' out; the answer comes in the response."
+            raise BadInput(msg, user_msg=msg)
+        processor = self.get_processor(process_id)
+        media_type, outputs = processor.execute(data_dict, outputs=requested_outputs)
+        if requested_response == "document":
+            outputs = {"outputs": [outputs]}
+        headers = {"Preference-Applied": "wait"} if execution_mode is not None else None
+        return str(uuid.uuid1()), media_type, outputs, JobStatus.successful, headers

@@ -41,7 +41,7 @@ _CACHE: dict[tuple[str, str], tuple[tuple[float, ...], gpd.GeoDataFrame]] = {}
 
 
 def _stamp(path: Path) -> tuple[float, ...]:
-    """The modification times of the file and its write-ahead log: a change to either is a new version."""
+    """Return the modification times of the file and its write-ahead log: a change to either is a new version."""
     files = (path, path.with_name(path.name + "-wal"))
     return tuple(f.stat().st_mtime_ns if f.exists() else 0.0 for f in files)
 
@@ -84,7 +84,7 @@ def _load(path: Path, layer: str) -> gpd.GeoDataFrame:
     return frame
 
 
-class GeoPackageProvider(BaseProvider):  # type: ignore[misc]
+class GeoPackageProvider(BaseProvider):
     """Serve one layer or view of a GeoPackage, read-only.
 
     Parameters
@@ -133,7 +133,7 @@ class GeoPackageProvider(BaseProvider):  # type: ignore[misc]
         return names
 
     def _ids(self, frame: gpd.GeoDataFrame) -> np.ndarray:
-        """The features' ids: the id field, or the GeoPackage's feature id (``fid``, read as the index)."""
+        """Return the ids: the id field, or the GeoPackage's feature id (``fid``, read as the index)."""
         return frame[self.id_field].to_numpy() if self.id_field in frame.columns else frame.index.to_numpy()
 
     def _features(self, frame: gpd.GeoDataFrame, names: list[str], skip_geometry: bool) -> list[dict[str, Any]]:
@@ -152,7 +152,7 @@ class GeoPackageProvider(BaseProvider):  # type: ignore[misc]
             for ident, props, shape in zip(ids, records, shapes, strict=True)
         ]
 
-    @crs_transform  # type: ignore[misc]
+    @crs_transform
     def query(
         self,
         offset: int = 0,
@@ -198,7 +198,7 @@ class GeoPackageProvider(BaseProvider):  # type: ignore[misc]
         out["numberReturned"] = len(out["features"])
         return out
 
-    @crs_transform  # type: ignore[misc]
+    @crs_transform
     def get(self, identifier: Any, **kwargs: Any) -> dict[str, Any]:
         """Return the feature whose id is ``identifier``.
 

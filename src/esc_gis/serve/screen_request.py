@@ -33,6 +33,7 @@ from esc_gis.errors import EscGisError, RequestError, ValidationError
 from esc_gis.layers import LayerSet
 from esc_gis.profile import Profile
 from esc_gis.units import SQFT_PER_ACRE
+from esc_gis.validate import ACTIVITIES
 
 #: What every answer says it is (the toolkit's policy: a screening is not the office's decision).
 SCREENING_NOTICE = (
@@ -202,15 +203,22 @@ def parse_request(data: Mapping[str, Any], limits: Limits) -> ScreenInput:
         disturbed = _geometries(data["disturbed"], "disturbed")
         _check_geometry(disturbed, "disturbed")
         if len(disturbed) > limits.disturbed_features:
-            msg = f"Input 'disturbed' has {len(disturbed):,} polygons; at most {limits.disturbed_features:,} are screened."
+            most = limits.disturbed_features
+            msg = f"Input 'disturbed' has {len(disturbed):,} polygons; at most {most:,} are screened."
             raise RequestError(msg)
     vertices = int(shapely.get_num_coordinates(np.asarray(site_parts + (disturbed or []), dtype=object)).sum())
     if vertices > limits.vertices:
-        msg = f"The request has {vertices:,} vertices; at most {limits.vertices:,} are screened. Fix: simplify the polygons."
+        msg = (
+            f"The request has {vertices:,} vertices; at most {limits.vertices:,} are screened. "
+            "Fix: simplify the polygons."
+        )
         raise RequestError(msg)
     activity = data.get("activity")
     if activity is not None and (not isinstance(activity, str) or not activity.strip() or len(activity) > 100):
-        msg = "Input 'activity' must be a short word such as 'construction' or 'agricultural'."
+        msg = f"Input 'activity' must be one of {', '.join(ACTIVITIES)}."
+        raise RequestError(msg)
+    if activity is not None and activity not in ACTIVITIES:
+        msg = f"Input 'activity' is {activity[:40]!r}; use one of {', '.join(ACTIVITIES)}."
         raise RequestError(msg)
     site = shapely.union_all(np.asarray(site_parts, dtype=object)) if len(site_parts) > 1 else site_parts[0]
     return ScreenInput(site, None if disturbed is None else tuple(disturbed), activity)
@@ -287,7 +295,7 @@ def screen_request(data: Mapping[str, Any], *, layers: LayerSet, profile: Profil
             warnings.simplefilter("ignore")
             result = screen(sites, disturbed=disturbed, layers=layers, profile=profile)
     except ValidationError as err:
-        raise RequestError("; ".join(p.message for p in err.problems)) from None
+        raise RequestError("; ".join(f"{p.message} {p.fix}".strip() for p in err.problems)) from None
     except EscGisError as err:
         raise RequestError(str(err)) from None
     row = result.iloc[0]
