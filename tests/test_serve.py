@@ -11,6 +11,7 @@ import hashlib
 import json
 import re
 import sqlite3
+from datetime import date
 from pathlib import Path
 
 import geopandas as gpd
@@ -319,7 +320,7 @@ def _digest(office: str) -> str:
 def _crawl(base: str) -> list[tuple[str, bytes]]:
     """Fetch every page the API links to (JSON and HTML) from the landing page, and the public page."""
     seen: dict[str, bytes] = {}
-    todo = [f"{base}/ogc?f=json", f"{base}/ogc?f=html", f"{base}/", f"{base}/ogc/openapi?f=json"]
+    todo = [f"{base}/ogc?f=json", f"{base}/", f"{base}/ogc/openapi?f=json"]
     while todo and len(seen) < 200:
         url = todo.pop()
         if url in seen or not url.startswith(base):
@@ -334,7 +335,9 @@ def _crawl(base: str) -> list[tuple[str, bytes]]:
             continue
         for link in re.findall(r'"href":\s*"([^"]+)"', json.dumps(doc)):
             if link.startswith(base) and "{" not in link:
-                todo.append(link if "f=" in link else link + ("&" if "?" in link else "?") + "f=json")
+                bare = re.sub(r"[?&]f=[a-z]+", "", link)
+                sep = "&" if "?" in bare else "?"
+                todo += [f"{bare}{sep}f=json", f"{bare}{sep}f=html"]  # pygeoapi's HTML pages too
     return list(seen.items())
 
 
@@ -369,6 +372,25 @@ def test_service_publishes_the_public_view_only_and_never_writes(registry):
             for secret in SECRETS:
                 assert secret.encode() not in page, f"{secret!r} in {url}"
     assert (_history_rows(office), _digest(office)) == before
+
+
+def test_the_map_is_live_a_move_shows_at_once(registry):
+    """The public map must not be stale the moment a permit moves: the next request shows the move."""
+    from esc_gis.registry import open_registry
+
+    served_reg, office = registry
+    with served(served_reg) as base:
+        url = f"{base}/ogc/collections/permits/items?f=json&limit=1000"
+        before = {
+            f["properties"]["permit_number"]: f["properties"]["status"] for f in json.loads(get(url)[2])["features"]
+        }
+        number = sorted(n for n, s in before.items() if s == "active")[0]
+        with open_registry(office, layers=DEMO_LAYERS) as reg:
+            reg.transition(number, "stop_work", on=date(2026, 11, 25), reasons="Silt fence down", who="clerk")
+        after = {
+            f["properties"]["permit_number"]: f["properties"]["status"] for f in json.loads(get(url)[2])["features"]
+        }
+    assert after == {**before, number: "stop_work"}
 
 
 def test_errors_are_ogc_json_without_paths(tmp_path):
