@@ -285,8 +285,28 @@ def test_the_office_login_is_refused_and_the_reader_accepted(pg_url):
     assert "may read or change more than the public view permits_public" in str(err.value)
     assert ".appeal_decisions" in str(err.value) and "more. Fix:" in str(err.value)
     assert "IN ROLE <prefix>_reader" in str(err.value)
+    with public_login(target, "inspector") as inspector, pytest.raises(RegistryError, match="inspections"):
+        check_public_login(inspector)  # it may update one column of permits and write inspections
     with public_login(target) as reader:
         check_public_login(reader)
+        # A login that may SET ROLE to the clerk is the clerk, whether or not it inherits.
+        import psycopg
+
+        user = reader.split("//", 1)[1].split(":", 1)[0]
+        schema = re.search(r"search_path%3D(\w+)", target).group(1)
+        clerk = next(r for r in _roles_of(target) if r.endswith(f"{schema}_clerk"))
+        with psycopg.connect(target, autocommit=True) as conn:
+            conn.execute(f'ALTER ROLE "{user}" NOINHERIT')
+            conn.execute(f'GRANT "{clerk}" TO "{user}"')
+        with pytest.raises(RegistryError, match="more than the public view"):
+            check_public_login(reader)
+
+
+def _roles_of(target: str) -> list[str]:
+    import psycopg
+
+    with psycopg.connect(target) as conn:
+        return [r for (r,) in conn.execute("SELECT rolname FROM pg_roles WHERE rolname LIKE '%\\_clerk'")]
 
 
 @pytest.fixture(params=["gpkg", "postgis"])

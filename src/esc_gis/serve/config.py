@@ -162,12 +162,17 @@ def check_public_login(url: str) -> None:
             cur.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")
             (superuser,) = cur.fetchone() or (False,)
             cur.execute(
-                "SELECT n.nspname, c.relname, has_table_privilege(c.oid, 'SELECT'), "
-                "has_table_privilege(c.oid, 'INSERT') OR has_table_privilege(c.oid, 'UPDATE') "
-                "OR has_table_privilege(c.oid, 'DELETE') OR has_table_privilege(c.oid, 'TRUNCATE') "
+                # Every role the login may SET ROLE to counts (a member need not inherit), and
+                # column grants count too (a role may read or update some columns of a table).
+                "SELECT n.nspname, c.relname, bool_or(has_any_column_privilege(r.oid, c.oid, 'SELECT')), "
+                "bool_or(has_any_column_privilege(r.oid, c.oid, 'INSERT') "
+                "OR has_any_column_privilege(r.oid, c.oid, 'UPDATE') "
+                "OR has_table_privilege(r.oid, c.oid, 'DELETE') OR has_table_privilege(r.oid, c.oid, 'TRUNCATE')) "
                 "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                "CROSS JOIN (SELECT oid FROM pg_roles WHERE pg_has_role(current_user, oid, 'MEMBER')) r "
                 "WHERE c.relkind IN ('r', 'v', 'm', 'p', 'f') "
-                "AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%%'"
+                "AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%%' "
+                "GROUP BY n.nspname, c.relname"
             )
             rows = cur.fetchall()
             cur.execute("SELECT current_user, current_schema()")
