@@ -39,6 +39,8 @@ SECRETS = (
     "RCPT-SECRET-8812",
     "INSPECTOR-NOTE-5521",
 )
+#: The address of the one application :func:`fill_registry` adds that is not yet decided.
+PENDING_ADDRESS = "999 Pending Application Rd"
 #: Inside the Village, in WISCRS Winnebago feet: a 150 x 100 ft square per permit.
 ORIGIN = (744_700.0, 503_200.0)
 
@@ -120,7 +122,8 @@ def box(i: int) -> shapely.Polygon:
 
 
 def fill_registry(target: str, *, n: int = 5) -> list[str]:
-    """Make a registry at ``target`` with ``n`` active permits and the planted :data:`SECRETS`."""
+    """Make a registry at ``target`` with ``n`` permits (the last under a stop-work order), one
+    undecided application (:data:`PENDING_ADDRESS`) and the planted :data:`SECRETS`; return the permits' numbers."""
     from esc_gis.layers import load_layers
     from esc_gis.profile import load_profile
     from esc_gis.registry import Application, Party, init_registry, open_registry
@@ -150,6 +153,8 @@ def fill_registry(target: str, *, n: int = 5) -> list[str]:
                 )
             )
         reg.transition(numbers[-1], "stop_work", on=date(2026, 11, 20), reasons=SECRETS[3], who="clerk")
+        # An application not yet decided: in the public view, never on the public map or service.
+        reg.add(Application(PENDING_ADDRESS, date(2026, 11, 24), box(n), CRS), who="clerk")
     return numbers
 
 

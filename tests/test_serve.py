@@ -32,6 +32,7 @@ from esc_gis.serve.screen_request import Limits, parse_request, screen_request
 from .service import (
     CRS,
     DEMO_LAYERS,
+    PENDING_ADDRESS,
     SECRETS,
     fill_registry,
     get,
@@ -113,6 +114,69 @@ def test_disturbed_limits_and_activity_reach_the_engine(demo_layers):
     assert "agricultural_activity_exempt" in [f["code"] for f in ans["findings"]]
 
 
+@pytest.mark.parametrize(
+    ("name", "inputs", "codes"),
+    [
+        # § 540-4A(1)(a): required; what comes next (§ 540-8A, 8B, 8C(1), 8E(1), 8E(8)).
+        (
+            "required",
+            {},
+            [
+                "service_activity_default",
+                "service_whole_site_disturbed",
+                "service_common_plan_unknown",
+                "service_next_steps",
+                "service_exclusions_not_asked",
+                "service_other_permits",
+            ],
+        ),
+        # Under 4,000 sq ft the office may still require one: § 540-4A(1)(c).
+        (
+            "not_required",
+            {"activity": "construction"},
+            [
+                "service_whole_site_disturbed",
+                "service_common_plan_unknown",
+                "service_may_still_require",
+                "service_exclusions_not_asked",
+                "service_other_permits",
+            ],
+        ),
+        # An exemption taken as described: the office decides what the land is (§ 540-4A(2)).
+        (
+            "required",
+            {"activity": "silviculture"},
+            [
+                "service_activity_as_described",
+                "service_whole_site_disturbed",
+                "service_exclusions_not_asked",
+                "service_other_permits",
+            ],
+        ),
+    ],
+)
+def test_notes_say_what_the_screening_could_not_know(name, inputs, codes, demo_layers):
+    ans = screen_request({"site": lonlat(SITES[name]), **inputs}, layers=demo_layers, profile=PROFILE, limits=Limits())
+    assert [n["code"] for n in ans["notes"]] == codes
+    assert all(n["section"] and n["basis"] in ("ordinance", "policy") for n in ans["notes"])
+    if "service_may_still_require" in codes:
+        may = next(n for n in ans["notes"] if n["code"] == "service_may_still_require")
+        assert may["section"] == "§ 540-4A(1)(c)" and "if the administering authority determines" in may["message"]
+
+
+def test_the_published_example_screens_inside_the_village(demo_layers):
+    from esc_gis.serve.process import process_metadata
+
+    meta = process_metadata(None)
+    ans = screen_request(meta["example"]["inputs"], layers=demo_layers, profile=PROFILE, limits=Limits())
+    assert ans["jurisdiction"] == "inside"
+    assert "§ 540-4A(2)(b)" not in meta["inputs"]["activity"]["description"]  # the words, not the sections
+    assert (
+        "Clearing and grubbing of a construction site is not a silviculture activity"
+        in meta["inputs"]["activity"]["description"]
+    )
+
+
 def test_far_outside_the_village_does_not_apply_and_is_not_measured(demo_layers):
     """§ 540-4B: the article applies within the Village. A site in Europe, larger than the area
     limit, gets "does not apply", not an error, and no areas measured in a CRS made for Wisconsin."""
@@ -123,6 +187,15 @@ def test_far_outside_the_village_does_not_apply_and_is_not_measured(demo_layers)
     assert set(ans["measured"].values()) == {None}
     assert "Not measured" in ans["measured_note"]
     assert "not a permit decision" in ans["notice"]
+    assert [n["code"] for n in ans["notes"]] == ["service_activity_default"]
+
+
+def test_far_site_with_disturbed_limits_inside_is_measured(demo_layers):
+    """Judged on the site and its disturbed limits together: limits inside the Village are measured."""
+    europe = {"type": "Polygon", "coordinates": [[[10, 50], [10.001, 50], [10.001, 50.001], [10, 50.001], [10, 50]]]}
+    inside = lonlat(SITES["required"])
+    ans = screen_request({"site": europe, "disturbed": inside}, layers=demo_layers, profile=PROFILE, limits=Limits())
+    assert ans["measured"]["disturbed_sqft"] is not None
 
 
 # --- Bounds: exactly at each limit, and one past it ------------------------------------------------
@@ -370,7 +443,7 @@ def test_service_publishes_the_public_view_only_and_never_writes(registry):
         status, _, body = get(f"{base}/ogc/collections/permits/items?f=json&limit=1000")
         assert status == 200
         items = json.loads(body)
-        assert items["numberMatched"] == 5
+        assert items["numberMatched"] == 5  # the undecided application is not served
         for feat in items["features"]:
             assert set(feat["properties"]) <= set(PERMIT_PROPERTIES)
             assert {"permit_number", "site_address", "status"} <= set(feat["properties"])
@@ -389,7 +462,8 @@ def test_service_publishes_the_public_view_only_and_never_writes(registry):
         pages = _crawl(base)
         assert len(pages) > 20
         for url, page in pages:
-            for secret in SECRETS:
+            # An undecided application's address is not published either: no permit is posted there.
+            for secret in (*SECRETS, PENDING_ADDRESS):
                 assert secret.encode() not in page, f"{secret!r} in {url}"
     assert (_history_rows(office), _digest(office)) == before
 
@@ -478,3 +552,24 @@ def test_the_office_login_cannot_start_the_service(pg_url, tmp_path):
     )
     assert res.exit_code == 1
     assert "reader role" in res.output and "Traceback" not in res.output
+
+
+def test_the_words_follow_the_profile(tmp_path):
+    """Another municipality is a new TOML: the collections' titles, the publication line and the
+    activities' words are the profile's, not the code's."""
+    import yaml
+
+    reg = tmp_path / "permits.gpkg"
+    fill_registry(str(reg), n=1)
+    example = Path(__file__).parent / "profiles" / "example.toml"
+    files = prepare_service(
+        ServiceSettings(registry=str(reg), state_dir=tmp_path / "s", layers=DEMO_LAYERS, profile=example)
+    )
+    conf = yaml.safe_load(files.config.read_text())
+    titles = {k: v.get("title") for k, v in conf["resources"].items()}
+    assert titles["jurisdiction"] == "Town of Example: boundary"
+    assert titles["permits"] == "Town of Example: erosion-control permits"
+    assert "(§ 23-4B)" in conf["resources"]["jurisdiction"]["description"]
+    assert conf["metadata"]["license"]["name"].startswith("Published by the Town of Example")
+    assert files.page_settings["activities"][0]["value"] == "construction"
+    assert "§" not in files.page_settings["activities"][0]["label"]

@@ -9,7 +9,7 @@ file.
 
 from __future__ import annotations
 
-__all__ = ["PROCESS_METADATA", "PublicManager", "ScreenProcessor", "shutdown_pool"]
+__all__ = ["PROCESS_METADATA", "PublicManager", "ScreenProcessor", "process_metadata", "shutdown_pool"]
 
 import os
 import threading
@@ -24,6 +24,7 @@ from pygeoapi.util import JobStatus
 
 from esc_gis.errors import EscGisError, RequestError
 from esc_gis.serve.screen_request import Limits
+from esc_gis.validate import ACTIVITIES
 
 # Described in place, not by a $ref to schemas.opengis.net: the document must stand alone offline.
 _GEOJSON_POLYGON = {
@@ -44,8 +45,8 @@ PROCESS_METADATA: dict[str, Any] = {
     "id": "screen",
     "title": "Do I need an erosion-control permit?",
     "description": (
-        "Screens a construction site against the ordinance, as `esc-gis screen` does: the decision, "
-        "every finding with its section and basis, and the areas measured. Geometry is GeoJSON in "
+        "Screens a construction site against the ordinance, as `esc-gis screen` does: the screening's "
+        "answer, every finding with its section and basis, and the areas measured. Geometry is GeoJSON in "
         "longitude/latitude (WGS 84). A screening, not a permit decision."
     ),
     "jobControlOptions": ["sync-execute"],
@@ -68,8 +69,9 @@ PROCESS_METADATA: dict[str, Any] = {
         },
         "activity": {
             "title": "Activity",
+            # Replaced by the profile's words for each activity (process_metadata).
             "description": "construction (default), agricultural_activity, agricultural_production or silviculture.",
-            "schema": {"type": "string"},
+            "schema": {"type": "string", "enum": list(ACTIVITIES)},
             "minOccurs": 0,
             "maxOccurs": 1,
         },
@@ -77,7 +79,10 @@ PROCESS_METADATA: dict[str, Any] = {
     "outputs": {
         "screening": {
             "title": "Screening",
-            "description": "permit, applicability, jurisdiction, findings, measured areas and the notice.",
+            "description": (
+                "permit (the screening's reading of the ordinance's thresholds, not the office's decision), "
+                "applicability, jurisdiction, findings, measured areas, notes for the resident and the notice."
+            ),
             "schema": {
                 "type": "object",
                 "contentMediaType": "application/json",
@@ -92,15 +97,34 @@ PROCESS_METADATA: dict[str, Any] = {
     },
     "example": {
         "inputs": {
-            "site": {
+            "site": {  # inside the Village of Winneconne (a test screens it there)
                 "type": "Polygon",
                 "coordinates": [
-                    [[-88.75, 44.11], [-88.749, 44.11], [-88.749, 44.111], [-88.75, 44.111], [-88.75, 44.11]]
+                    [[-88.7219, 44.0997], [-88.7215, 44.0997], [-88.7215, 44.1], [-88.7219, 44.1], [-88.7219, 44.0997]]
                 ],
             }
         }
     },
 }
+
+
+def process_metadata(profile: str | None) -> dict[str, Any]:
+    """Return :data:`PROCESS_METADATA` with the profile's words for each activity.
+
+    Raises
+    ------
+    ProfileError
+        If the profile cannot be read or lacks a ``service_activity_*`` finding.
+    """
+    import copy
+
+    from esc_gis.profile import load_profile
+
+    prof = load_profile(profile)
+    meta = copy.deepcopy(PROCESS_METADATA)
+    words = " ".join(prof.finding(f"service_activity_{a}").message for a in ACTIVITIES)
+    meta["inputs"]["activity"]["description"] = f"How you describe the land; the office decides. {words}"
+    return meta
 
 
 class BadInput(ProcessorExecuteError):
@@ -176,7 +200,7 @@ class ScreenProcessor(BaseProcessor):
     """
 
     def __init__(self, processor_def: dict[str, Any]) -> None:
-        super().__init__(processor_def, PROCESS_METADATA)
+        super().__init__(processor_def, process_metadata(processor_def.get("profile")))
         self.layers = processor_def.get("layers")
         self.profile = processor_def.get("profile")
         self.limits = dict(processor_def.get("limits") or {})

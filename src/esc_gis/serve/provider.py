@@ -13,7 +13,7 @@ Configured in pygeoapi's YAML as ``name: esc_gis.serve.provider.GeoPackageProvid
 
 from __future__ import annotations
 
-__all__ = ["GeoPackageProvider"]
+__all__ = ["GeoPackageProvider", "PublicPermitsProvider"]
 
 import json
 import threading
@@ -31,6 +31,7 @@ from pygeoapi.provider.base import (
     ProviderInvalidQueryError,
     ProviderItemNotFoundError,
 )
+from pygeoapi.provider.sql import PostgreSQLProvider
 from pygeoapi.util import crs_transform
 
 #: The CRS features leave this provider in (pygeoapi's default output).
@@ -103,10 +104,14 @@ class GeoPackageProvider(BaseProvider):
         super().__init__(provider_def)
         self.table = provider_def["table"]
         self.path = Path(self.data)
+        self.status_in = tuple(provider_def.get("status_in") or ())
         self.get_fields()
 
     def _frame(self) -> gpd.GeoDataFrame:
-        return _load(self.path, self.table)
+        frame = _load(self.path, self.table)
+        if self.status_in:  # the permits collection: only the states the public map shows
+            frame = frame[frame["status"].isin(self.status_in).to_numpy()]
+        return frame
 
     def get_fields(self) -> dict[str, dict[str, str]]:
         """Return the served columns and their JSON types."""
@@ -215,3 +220,42 @@ class GeoPackageProvider(BaseProvider):
 
     def __repr__(self) -> str:
         return f"<GeoPackageProvider> {self.table}"
+
+
+class PublicPermitsProvider(PostgreSQLProvider):
+    """pygeoapi's PostgreSQL provider, serving only the permits in the states the public map shows.
+
+    The public view holds every permit; the service publishes those in force and those where
+    work is halted (``status_in`` in the provider definition), as the static public map does.
+
+    Raises
+    ------
+    ProviderConnectionError, ProviderQueryError
+        As pygeoapi's PostgreSQL provider.
+    """
+
+    def __init__(self, provider_def: dict[str, Any]) -> None:
+        self.status_in = tuple(provider_def.get("status_in") or ())
+        super().__init__(provider_def)
+
+    def _get_property_filters(self, properties: list[tuple[str, Any]]) -> Any:
+        from sqlalchemy import and_
+
+        base = super()._get_property_filters(properties)
+        if not self.status_in:
+            return base
+        shown = self.table_model.status.in_(self.status_in)
+        return shown if base is True else and_(base, shown)
+
+    def get(self, identifier: Any, crs_transform_spec: Any = None, **kwargs: Any) -> dict[str, Any]:
+        """Return the permit ``identifier`` if its state is shown.
+
+        Raises
+        ------
+        ProviderItemNotFoundError
+            If there is none, or it is in a state the public map does not show.
+        """
+        feature = super().get(identifier, crs_transform_spec=crs_transform_spec, **kwargs)
+        if self.status_in and (feature.get("properties") or {}).get("status") not in self.status_in:
+            raise ProviderItemNotFoundError(user_msg="No such feature.")
+        return dict(feature)
