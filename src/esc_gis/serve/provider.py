@@ -13,7 +13,7 @@ Configured in pygeoapi's YAML as ``name: esc_gis.serve.provider.GeoPackageProvid
 
 from __future__ import annotations
 
-__all__ = ["GeoPackageProvider"]
+__all__ = ["GeoPackageProvider", "PostgreSQLProvider"]
 
 import json
 import threading
@@ -31,6 +31,7 @@ from pygeoapi.provider.base import (
     ProviderInvalidQueryError,
     ProviderItemNotFoundError,
 )
+from pygeoapi.provider.sql import PostgreSQLProvider as _PostgreSQLProvider
 from pygeoapi.util import crs_transform
 
 #: The CRS features leave this provider in (pygeoapi's default output).
@@ -215,3 +216,27 @@ class GeoPackageProvider(BaseProvider):  # type: ignore[misc]
 
     def __repr__(self) -> str:
         return f"<GeoPackageProvider> {self.table}"
+
+
+class PostgreSQLProvider(_PostgreSQLProvider):  # type: ignore[misc]
+    """pygeoapi's PostgreSQL provider, answering an id that cannot be a feature's as not found.
+
+    pygeoapi hands the id in ``/items/{featureId}`` to the database as it came; the public
+    view's ``fid`` is a bigint, so any other text (``/items/abc``, found by schemathesis) made
+    the database refuse the query and the client got a 500.
+
+    Raises
+    ------
+    ProviderItemNotFoundError
+        From :meth:`get`, if the id is not a 64-bit integer or no feature has it.
+    """
+
+    def get(self, identifier: Any, crs_transform_spec: Any = None, **kwargs: Any) -> dict[str, Any]:
+        """Return the feature whose id is ``identifier``; raise ProviderItemNotFoundError if there is none."""
+        try:
+            fid = int(str(identifier))
+        except ValueError:
+            fid = None
+        if fid is None or not -(2**63) <= fid < 2**63:
+            raise ProviderItemNotFoundError(user_msg="No such feature.")
+        return dict(super().get(fid, crs_transform_spec=crs_transform_spec, **kwargs))
