@@ -201,6 +201,28 @@ def check_public_login(url: str) -> None:
         raise RegistryError(msg)
 
 
+def _pg_srid(url: str) -> int:
+    """Return the SRID of the public view's geometry (the registry's CRS), as PostGIS's catalogue lists it.
+
+    Raises
+    ------
+    RegistryError
+        If the catalogue does not list the view's geometry.
+    """
+    import psycopg
+
+    with psycopg.connect(url, connect_timeout=10) as conn:
+        row = conn.execute(
+            "SELECT srid FROM geometry_columns WHERE f_table_schema = current_schema() "
+            "AND f_table_name = %s AND f_geometry_column = 'geom'",
+            (PUBLIC_VIEW,),
+        ).fetchone()
+    if row is None or not row[0]:
+        msg = f"PostGIS does not list the CRS of {PUBLIC_VIEW}.geom. Fix: run `esc-gis permits init REGISTRY` first."
+        raise RegistryError(msg)
+    return int(row[0])
+
+
 def _check_gpkg(path: Path) -> None:
     """Refuse a file that is not a registry at this esc_gis's schema version, without writing to it."""
     if not path.is_file():
@@ -298,6 +320,9 @@ def _permits_provider(registry: str) -> tuple[dict[str, Any], dict[str, str]]:
         password = parts.pop("password")
         if password:
             parts["password"] = "${" + PASSWORD_ENV + "}"
+        # The view's geometry is in the registry's CRS: pygeoapi must be told, or it serves those
+        # feet as longitude/latitude and compares a client's bbox with them (found by schemathesis).
+        storage = f"http://www.opengis.net/def/crs/EPSG/0/{_pg_srid(registry)}"
         provider = {
             "type": "feature",
             "name": "esc_gis.serve.provider.PublicPermitsProvider",
@@ -306,6 +331,8 @@ def _permits_provider(registry: str) -> tuple[dict[str, Any], dict[str, str]]:
             "id_field": "fid",
             "table": PUBLIC_VIEW,
             "geom_field": "geom",
+            "storage_crs": storage,
+            "crs": [CRS84, storage],
             "properties": list(PERMIT_PROPERTIES),
             # The service's queries must end: a slow one is cancelled by the server after 10 s.
             "options": {"options": "-c statement_timeout=10000 -c default_transaction_read_only=on"},

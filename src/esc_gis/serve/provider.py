@@ -250,12 +250,23 @@ class PublicPermitsProvider(PostgreSQLProvider):
     def get(self, identifier: Any, crs_transform_spec: Any = None, **kwargs: Any) -> dict[str, Any]:
         """Return the permit ``identifier`` if its state is shown.
 
+        pygeoapi hands the id in ``/items/{featureId}`` to the database as it came; the public
+        view's ``fid`` is a bigint, so any other text (``/items/abc``, found by schemathesis)
+        made the database refuse the query and the client got a 500: it is not found.
+
         Raises
         ------
         ProviderItemNotFoundError
-            If there is none, or it is in a state the public map does not show.
+            If the id is not a 64-bit integer, no permit has it, or it is in a state the public
+            map does not show.
         """
-        feature = super().get(identifier, crs_transform_spec=crs_transform_spec, **kwargs)
+        try:
+            fid = int(str(identifier))
+        except ValueError:
+            fid = None
+        if fid is None or not -(2**63) <= fid < 2**63:
+            raise ProviderItemNotFoundError(user_msg="No such feature.")
+        feature = super().get(fid, crs_transform_spec=crs_transform_spec, **kwargs)
         if self.status_in and (feature.get("properties") or {}).get("status") not in self.status_in:
             raise ProviderItemNotFoundError(user_msg="No such feature.")
         return dict(feature)
