@@ -87,6 +87,8 @@ SCREENING: dict[str, tuple[str, ...]] = {
     "geometry_repaired": (),
     "disturbed_outside_site": ("outside_sqft",),
     "no_disturbed_limits": (),
+    # --profile-by: a site no profiled municipality covers (esc_gis.municipalities).
+    "not_covered": (),
 }
 #: Reasons listed inside ``permit_may_be_required`` (§ 540-4A(1)(c)); each a template too.
 MAY_REQUIRE: dict[str, tuple[str, ...]] = {
