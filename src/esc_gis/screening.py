@@ -106,17 +106,30 @@ def _source_name(obj: Any, default: str) -> str:
 
 
 def _read(
-    obj: Any, *, layer: str | None, where: str | None, default: str
+    obj: Any,
+    *,
+    layer: str | None,
+    where: str | None,
+    default: str,
+    numbers: np.ndarray | None = None,
+    name: str | None = None,
 ) -> tuple[gpd.GeoDataFrame, str, np.ndarray, int]:
-    """Read a layer; return it, its name, each row's feature number in the file, and how many ``where`` left out."""
+    """Read a layer; return it, its name, each row's feature number in the file, and how many ``where`` left out.
+
+    A GeoDataFrame cut from a file (a batch of a streamed run) may bring its rows' ``numbers``
+    in that file and the file's ``name``, so messages, skipped features and generated ids name
+    the file's features.
+    """
     if isinstance(obj, gpd.GeoDataFrame):
+        label = name or default
         if where is not None:
-            msg = f"{default}: a where clause applies to a file; filter the GeoDataFrame in pandas instead."
+            msg = f"{label}: a where clause applies to a file; filter the GeoDataFrame in pandas instead."
             raise LayerReadError(msg)
         if len(obj) == 0:
-            msg = f"{default}: the layer is empty (no features)."
+            msg = f"{label}: the layer is empty (no features)."
             raise LayerReadError(msg)
-        return obj.reset_index(drop=True), default, np.arange(1, len(obj) + 1), 0
+        rows = np.arange(1, len(obj) + 1) if numbers is None else np.asarray(numbers, dtype=int)
+        return obj.reset_index(drop=True), label, rows, 0
     gdf = read_layer(obj, layer=layer, where=where)
     if where is None:
         return gdf, _source_name(obj, default), np.arange(1, len(gdf) + 1), 0
@@ -242,13 +255,17 @@ def _read_inputs(
     sites_where: str | None = None,
     disturbed_where: str | None = None,
     skip_ids: str | None = None,
+    sites_numbers: np.ndarray | None = None,
+    sites_name: str | None = None,
 ) -> _Inputs:
     """Read and validate sites and disturbed limits, every problem at once; transform them.
 
     Features the skip rule names (a parcel layer's rights of way, hydrography, ...) are
     set aside, with their reason, before validation; see :mod:`esc_gis.parcels`.
     """
-    raw_sites, s_source, numbers, not_selected = _read(sites, layer=sites_layer, where=sites_where, default="sites")
+    raw_sites, s_source, numbers, not_selected = _read(
+        sites, layer=sites_layer, where=sites_where, default="sites", numbers=sites_numbers, name=sites_name
+    )
     problems: list[Problem] = []
     raw_sites = _with_crs(raw_sites, assume_crs, s_source, problems)
     columns = [str(c) for c in raw_sites.columns if c != raw_sites.geometry.name]
@@ -574,6 +591,8 @@ def screen_run(
     disturbed_where: str | None = None,
     skip_ids: str | None = None,
     progress: Callable[[str, float], None] | None = None,
+    feature_numbers: np.ndarray | None = None,
+    sites_name: str | None = None,
 ) -> ScreeningRun:
     """Screen as :func:`screen` does; return the result with what was skipped and why.
 
@@ -582,6 +601,11 @@ def screen_run(
     sites, disturbed, layers, profile, id_field, field_map, assume_crs, sites_layer, disturbed_layer, \
 sites_where, disturbed_where, skip_ids, progress
         As for :func:`screen`.
+    feature_numbers : numpy.ndarray of int, optional
+        For ``sites`` given as a GeoDataFrame cut from a file (a batch of
+        :func:`esc_gis.stream.screen_to_file`): each row's 1-based feature number in that file.
+    sites_name : str, optional
+        That file's name, for messages.
 
     Returns
     -------
@@ -609,6 +633,8 @@ sites_where, disturbed_where, skip_ids, progress
         sites_where=sites_where,
         disturbed_where=disturbed_where,
         skip_ids=skip_ids,
+        sites_numbers=feature_numbers,
+        sites_name=sites_name,
     )
     gdf = inp.sites
     site_geoms = gdf.geometry.to_numpy()

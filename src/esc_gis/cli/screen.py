@@ -13,6 +13,7 @@ import pandas as pd
 from rich import box
 from rich.console import Console
 from rich.markup import escape
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from esc_gis._outputs import check_sidecar, drop_sidecar, reads, sidecar_path
@@ -194,6 +195,50 @@ def counts_line(result: gpd.GeoDataFrame) -> str:
     )
 
 
+def _screen_streamed(sites: str, output: str, *, batch_rows: int, quiet: bool, overwrite: bool, **kw: object) -> None:
+    """Run ``--batch-rows``: the layer a batch at a time (:func:`esc_gis.stream.screen_to_file`), with rate and ETA."""
+    from rich.progress import MofNCompleteColumn, TimeRemainingColumn
+
+    from esc_gis.stream import screen_to_file
+
+    side = skipped_path(output)
+    check_sidecar(side, output, overwrite=overwrite)
+    check_sidecar(run_findings_path(output), output, overwrite=overwrite)
+    bar = Progress(
+        TextColumn("screening"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("features"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        disable=quiet,
+        transient=True,
+    )
+    with bar:
+        task = bar.add_task("screening", total=None)
+        run = screen_to_file(
+            sites,
+            output,
+            batch_rows=batch_rows,
+            overwrite=overwrite,
+            progress=lambda done, total: bar.update(task, completed=done, total=total),
+            **kw,  # type: ignore[arg-type]
+        )
+    if run.skipped is not None and len(run.skipped):
+        write_layer(run.skipped, side, overwrite=True, layer="skipped")
+    else:
+        drop_sidecar(side)
+    notes = write_run_findings(run.run_findings, output, overwrite=overwrite)
+    if not quiet:
+        console().print(
+            f"Wrote {run.rows:,} rows to {output} in {run.batches:,} batch(es) of up to {batch_rows:,}"
+            + (f", the checks not made to {notes}" if notes else ""),
+            markup=False,
+        )
+
+
 def _screen_by_municipality(
     sites: str,
     disturbed: str | None,
@@ -248,6 +293,14 @@ def _screen_by_municipality(
     "municipality are reported not_covered; a site across two gets a row in each.",
 )
 @click.option(
+    "--batch-rows",
+    type=click.IntRange(1),
+    default=None,
+    metavar="N",
+    help="Read, screen and write N features at a time: memory stays flat whatever the layer's size (a "
+    "county's or the state's parcels). Same rows as the whole-file run. Outputs .gpkg, .parquet or .csv.",
+)
+@click.option(
     "--id-field",
     default="site_id",
     show_default=True,
@@ -299,6 +352,7 @@ def screen(
     layers_path: str | None,
     profile_path: str | None,
     profile_by: str | None,
+    batch_rows: int | None,
     id_field: str,
     fields: tuple[str, ...],
     assume_crs: str | None,
@@ -321,6 +375,28 @@ def screen(
     """
     field_map = _field_map(fields)
     check_output_path(output, overwrite=overwrite)  # fail before the work, not after
+    if batch_rows is not None:
+        if profile_by is not None or map_path is not None:
+            raise click.UsageError("--batch-rows streams the output: give it without --profile-by and --map.")
+        _screen_streamed(
+            sites,
+            output,
+            batch_rows=batch_rows,
+            quiet=quiet,
+            overwrite=overwrite,
+            disturbed=disturbed,
+            layers=layers_path,
+            profile=profile_path,
+            sites_layer=sites_layer,
+            sites_where=where,
+            id_field=id_field,
+            field_map=field_map or None,
+            assume_crs=assume_crs,
+            disturbed_layer=disturbed_layer,
+            disturbed_where=disturbed_where,
+            skip_ids=skip_ids,
+        )
+        return
     if profile_by is not None:
         _screen_by_municipality(
             sites,

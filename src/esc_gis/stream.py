@@ -1,0 +1,370 @@
+"""Screen a layer of any size in batches: read, screen and write a batch at a time, memory flat.
+
+A county's parcels do not fit the whole-file run's memory (:func:`esc_gis.screening.screen`
+holds the layer, its measurements and its result at once). :func:`screen_to_file` reads the
+sites ``batch_rows`` features at a time (pyogrio, in file order), screens each batch with the
+same engine, layer set and profile (loaded once), and appends its rows to the output, so the
+peak memory is one batch's, whatever the layer's size. The output is the whole-file run's,
+row for row and in the same order:
+
+- the engine decides each row alone, except a **common plan** (§ 540-5), whose sites are added
+  up together: every site of a plan with more than one site is screened in one batch of its
+  own, before the others, and its rows are written at their places in the file's order;
+- a **duplicate id** across batches is found by a hash of every id seen (8 bytes a row);
+- problems, skipped features and generated ids name the **file's feature numbers**, as the
+  whole-file run does; every problem of every batch is reported at once, and nothing is left
+  behind (the output is written under a temporary name and renamed at the end).
+
+Outputs: GeoPackage (appended batch by batch), GeoParquet (one row group a batch) and CSV.
+GeoJSON (RFC 7946) is written whole only; its readers load it whole anyway.
+"""
+
+from __future__ import annotations
+
+__all__ = ["STREAMABLE", "StreamRun", "screen_to_file"]
+
+import json
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+import pyogrio
+
+from esc_gis._outputs import atomic_output
+from esc_gis.errors import LayerReadError, OutputFormatError, Problem, ValidationError
+from esc_gis.io import check_output_path, feature_numbers
+from esc_gis.layers import LayerSet, load_layers
+from esc_gis.profile import Profile, load_profile
+
+#: Output formats written batch by batch.
+STREAMABLE = ("GeoPackage", "GeoParquet", "CSV (geometry as WKT)")
+
+
+@dataclass
+class StreamRun:
+    """What a streamed screening wrote and left out (its rows are in the output file)."""
+
+    output: Path
+    rows: int
+    batches: int
+    skipped: gpd.GeoDataFrame | None
+    run_findings: list[dict[str, str]] = field(default_factory=list)
+    rule: str | None = None
+    generated_ids: int = 0
+    schema: str | None = None
+    not_selected: int = 0
+    id_field: str = "site_id"
+
+
+def _plan_column(path: Path, layer: str | None, field_map: dict[str, str] | None) -> str | None:
+    """Return the sites layer's column holding the common plan's id, if it has one."""
+    wanted = (field_map or {}).get("plan_id", "plan_id")
+    fields = [str(f) for f in pyogrio.read_info(path, layer=layer)["fields"]]
+    return next((f for f in fields if f.lower() == wanted.lower()), None)
+
+
+def _plan_positions(path: Path, layer: str | None, where: str | None, column: str | None) -> np.ndarray:
+    """Return the positions (0-based, in reading order) of the sites of plans with more than one site."""
+    if column is None:
+        return np.zeros(0, dtype=np.int64)
+    plans = pyogrio.read_dataframe(path, layer=layer, where=where, columns=[column], read_geometry=False)[column]
+    text = plans.astype("string").str.strip()
+    named = text.notna() & (text != "")
+    counts = text[named].value_counts()
+    shared = named & text.isin(counts.index[counts > 1])
+    return np.flatnonzero(shared.to_numpy(dtype=bool))
+
+
+class _Writer:
+    """Append batches to one output file, written under a temporary name and renamed at the end."""
+
+    def __init__(self, path: Path, fmt: str, layer: str) -> None:
+        self.path, self.fmt, self.layer = path, fmt, layer
+        self.parquet: Any = None
+        self.schema: Any = None
+        self.count = 0
+
+    def write(self, tmp: Path, gdf: gpd.GeoDataFrame) -> None:
+        first = self.count == 0
+        if self.fmt == "GeoPackage":
+            pyogrio.write_dataframe(gdf, tmp, layer=self.layer, driver="GPKG", use_arrow=True, append=not first)
+        elif self.fmt == "GeoParquet":
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+            from geopandas.io.arrow import _geopandas_to_arrow
+
+            table = _geopandas_to_arrow(gdf, index=False)
+            if first:
+                geo = json.loads(table.schema.metadata[b"geo"])
+                for col in geo["columns"].values():
+                    col.pop("bbox", None)  # the first batch's box is not the file's
+                # A column empty in the first batch (no plan id yet) is text: later batches fill it.
+                fields = [pa.field(f.name, pa.string()) if pa.types.is_null(f.type) else f for f in table.schema]
+                self.schema = pa.schema(fields, metadata={**table.schema.metadata, b"geo": json.dumps(geo).encode()})
+                self.parquet = pq.ParquetWriter(tmp, self.schema)
+            self.parquet.write_table(table.replace_schema_metadata(None).cast(self.schema))
+        else:
+            from esc_gis.io import _to_csv_frame
+
+            _to_csv_frame(gdf).to_csv(tmp, index=False, header=first, mode="w" if first else "a")
+        self.count += len(gdf)
+
+    def close(self) -> None:
+        if self.parquet is not None:
+            self.parquet.close()
+
+
+def _batches(n: int, size: int, held: np.ndarray) -> Iterator[tuple[int, int, np.ndarray]]:
+    """Yield (start, stop, positions to screen) of each batch in file order, without the plan sites held back."""
+    for start in range(0, n, size):
+        stop = min(n, start + size)
+        pos = np.arange(start, stop)
+        yield start, stop, pos[~np.isin(pos, held)]
+
+
+def screen_to_file(
+    sites: str | os.PathLike[str],
+    output: str | os.PathLike[str],
+    *,
+    disturbed: str | os.PathLike[str] | gpd.GeoDataFrame | None = None,
+    layers: str | os.PathLike[str] | LayerSet | None = None,
+    profile: str | os.PathLike[str] | Profile | None = None,
+    sites_layer: str | None = None,
+    sites_where: str | None = None,
+    batch_rows: int = 50_000,
+    overwrite: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+    **screen_kwargs: Any,
+) -> StreamRun:
+    """Screen the sites file ``sites`` in batches of ``batch_rows`` and write ``output``.
+
+    Parameters
+    ----------
+    sites : path
+        Any layer GDAL reads (GeoPackage, shapefile, FlatGeobuf, File Geodatabase, ...).
+    output : path
+        ``.gpkg``, ``.parquet`` or ``.csv``.
+    disturbed : path or geopandas.GeoDataFrame, optional
+        The disturbed limits, read whole (a project list, not a county's parcels).
+    layers, profile, sites_layer, sites_where
+        As :func:`esc_gis.screening.screen`.
+    batch_rows : int
+        Features read and screened at a time.
+    overwrite : bool
+        Replace an existing output.
+    progress : callable, optional
+        Called as ``progress(rows_done, rows_total)`` after each batch.
+    **screen_kwargs
+        ``id_field``, ``field_map``, ``assume_crs``, ``disturbed_layer``, ``disturbed_where``,
+        ``skip_ids``: as :func:`esc_gis.screening.screen`.
+
+    Returns
+    -------
+    StreamRun
+
+    Raises
+    ------
+    OutputFormatError
+        If the output is GeoJSON (written whole only) or an unknown format.
+    OutputExistsError
+        If the output exists and ``overwrite`` is not given.
+    LayerReadError, ValidationError, LayerSetError, CRSError, ProfileError
+        As :func:`esc_gis.screening.screen`; a ValidationError names every problem of every
+        batch, by the file's feature numbers, and nothing is written.
+    """
+    if batch_rows < 1:
+        msg = f"batch_rows is {batch_rows}: give a positive number of features."
+        raise OutputFormatError(msg)
+    out = Path(output)
+    fmt = check_output_path(out, overwrite=overwrite)
+    if fmt not in STREAMABLE:
+        msg = f"{out.name}: {fmt} is written whole only; stream to .gpkg, .parquet or .csv."
+        raise OutputFormatError(msg)
+    src = Path(sites)
+    prof = profile if isinstance(profile, Profile) else load_profile(None if profile is None else Path(profile))
+    ls = layers if isinstance(layers, LayerSet) else load_layers(None if layers is None else Path(layers), profile=prof)
+    if disturbed is not None and not isinstance(disturbed, gpd.GeoDataFrame):
+        from esc_gis.io import read_layer
+
+        disturbed = read_layer(
+            disturbed,
+            layer=screen_kwargs.pop("disturbed_layer", None),
+            where=screen_kwargs.pop("disturbed_where", None),
+        )
+    layer, numbers, total = _open_sites(src, sites_layer, sites_where)
+    n = len(numbers)
+    held = _plan_positions(src, layer, sites_where, _plan_column(src, layer, screen_kwargs.get("field_map")))
+    screener = _Screener(src, numbers, ls, prof, disturbed, screen_kwargs)
+    writer = _Writer(out, fmt, "screening")
+    with atomic_output(out) as tmp:
+        try:
+            plans = screener.run(_read_rows(src, layer, sites_where, held), held) if len(held) else None
+            for start, stop, pos in _batches(n, batch_rows, held):
+                frame = pyogrio.read_dataframe(
+                    src, layer=layer, where=sites_where, skip_features=start, max_features=stop - start, use_arrow=True
+                ).reset_index(drop=True)
+                frame = frame.iloc[pos - start].reset_index(drop=True)
+                part = _merge(screener.run(frame, pos) if len(frame) else None, plans, start, stop)
+                if part is not None and not screener.problems:
+                    writer.write(tmp, part)
+                if progress is not None:
+                    progress(stop, n)
+        finally:
+            writer.close()
+        if screener.problems:
+            raise ValidationError(screener.problems)
+        if fmt == "GeoPackage" and writer.count and screener.last is not None:
+            from esc_gis.io import add_layer_style, describe_layer
+
+            result = screener.last.result
+            add_layer_style(tmp, "screening", [c for c in result.columns if c != result.geometry.name])
+            describe_layer(tmp, "screening")
+    return screener.summary(out, writer.count, -(-n // batch_rows), total - n)
+
+
+def _open_sites(src: Path, layer: str | None, where: str | None) -> tuple[str, np.ndarray, int]:
+    """Return the layer's name, the feature numbers of the features read (1-based), and the layer's count.
+
+    Raises
+    ------
+    LayerReadError
+        If the file cannot be read as a layer, or no feature is read.
+    """
+    try:
+        name = layer or str(pyogrio.list_layers(src)[0][0])
+        total = int(pyogrio.read_info(src, layer=name)["features"])
+    except Exception as exc:  # GDAL's errors all mean: not readable as a layer
+        msg = f"{src}: cannot be read as a vector layer ({type(exc).__name__}: {exc})."
+        raise LayerReadError(msg) from None
+    numbers = feature_numbers(src, layer=name, where=where)[0] if where is not None else np.arange(1, total + 1)
+    if len(numbers) == 0:
+        msg = f"{src}: the layer is empty (no features{f' where {where}' if where else ''})."
+        raise LayerReadError(msg)
+    return name, numbers, total
+
+
+class _Screener:
+    """Screen batches with one layer set and profile, gathering every batch's problems and skipped features."""
+
+    def __init__(
+        self,
+        src: Path,
+        numbers: np.ndarray,
+        ls: LayerSet,
+        prof: Profile,
+        disturbed: gpd.GeoDataFrame | None,
+        kwargs: dict[str, Any],
+    ) -> None:
+        self.src, self.numbers, self.ls, self.prof, self.disturbed, self.kwargs = (
+            src,
+            numbers,
+            ls,
+            prof,
+            disturbed,
+            kwargs,
+        )
+        self.problems: list[Problem] = []
+        self.seen: set[int] = set()
+        self.skipped: list[gpd.GeoDataFrame] = []
+        self.last: Any = None
+        self.generated = 0
+
+    def run(self, frame: gpd.GeoDataFrame, pos: np.ndarray) -> tuple[gpd.GeoDataFrame, np.ndarray] | None:
+        """Screen one batch; return its rows and their positions (skipped features left out), or None on problems."""
+        from esc_gis.screening import screen_run
+
+        try:
+            r = screen_run(
+                frame,
+                disturbed=_limits_for(self.disturbed, frame, self.kwargs.get("id_field", "site_id")),
+                layers=self.ls,
+                profile=self.prof,
+                feature_numbers=self.numbers[pos],
+                sites_name=str(self.src),
+                **self.kwargs,
+            )
+        except ValidationError as err:
+            self.problems.extend(err.problems)
+            return None
+        self.last = r
+        self.generated += len(r.generated_ids)
+        kept = pos
+        if len(r.skipped):
+            self.skipped.append(r.skipped)
+            kept = pos[~np.isin(self.numbers[pos], r.skipped["feature"].to_numpy())]
+        # A duplicate id in another batch: a hash of every id seen (8 bytes a row, not the ids).
+        hashes = pd.util.hash_array(r.result["site_id"].astype(str).to_numpy(dtype=object))
+        for row, h in zip(self.numbers[kept], hashes.tolist(), strict=True):
+            if h in self.seen:
+                fix = "give each site its own id."
+                self.problems.append(Problem(str(self.src), int(row), "its id is also an earlier feature's.", fix))
+            self.seen.add(h)
+        return r.result, kept
+
+    def summary(self, out: Path, rows: int, batches: int, not_selected: int) -> StreamRun:
+        """Return what the run wrote and left out."""
+        from esc_gis.screening import run_findings
+
+        last = self.last
+        return StreamRun(
+            out,
+            rows,
+            batches,
+            pd.concat(self.skipped, ignore_index=True) if self.skipped else None,
+            run_findings(last.result) if last is not None else [],
+            None if last is None else last.rule,
+            self.generated,
+            None if last is None else last.schema,
+            not_selected,
+            "site_id" if last is None else last.id_field,
+        )
+
+
+def _read_rows(src: Path, layer: str, where: str | None, positions: np.ndarray) -> gpd.GeoDataFrame:
+    """Read the features at ``positions`` (0-based, in reading order) without reading the rest's geometry."""
+    fids = pyogrio.read_dataframe(src, layer=layer, where=where, read_geometry=False, columns=[], fid_as_index=True)
+    return pyogrio.read_dataframe(src, layer=layer, fids=fids.index.to_numpy()[positions], use_arrow=True).reset_index(
+        drop=True
+    )
+
+
+def _limits_for(dist: gpd.GeoDataFrame | None, frame: gpd.GeoDataFrame, id_field: str) -> gpd.GeoDataFrame | None:
+    """Return the disturbed limits of the batch's sites only (the engine refuses limits of unknown sites)."""
+    if dist is None:
+        return None
+    key = id_field if id_field in frame.columns else "site_id"
+    dkey = id_field if id_field in dist.columns else "site_id"
+    if key not in frame.columns or dkey not in dist.columns:
+        return dist
+    mine = dist[dist[dkey].astype(str).isin(frame[key].astype(str))]
+    return mine if len(mine) else None
+
+
+def _merge(
+    batch: tuple[gpd.GeoDataFrame, np.ndarray] | None,
+    plans: tuple[gpd.GeoDataFrame, np.ndarray] | None,
+    start: int,
+    stop: int,
+) -> gpd.GeoDataFrame | None:
+    """Return the batch's rows with the plan sites of its range (screened apart) put back in file order."""
+    parts, order = [], []
+    if batch is not None and len(batch[0]):
+        parts.append(batch[0])
+        order.append(batch[1])
+    if plans is not None:
+        here = (plans[1] >= start) & (plans[1] < stop)
+        if here.any():
+            parts.append(plans[0][here])
+            order.append(plans[1][here])
+    if not parts:
+        return None
+    if len(parts) == 1:
+        return parts[0]
+    both = pd.concat(parts, ignore_index=True)
+    both = both.iloc[np.argsort(np.concatenate(order), kind="stable")].reset_index(drop=True)
+    return gpd.GeoDataFrame(both, geometry=parts[0].geometry.name, crs=parts[0].crs)

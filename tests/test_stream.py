@@ -1,0 +1,161 @@
+"""Streamed screening (batches) writes what the whole-file run writes, row for row.
+
+Small batches (a few features) over small layers made in code, so that every batch boundary,
+a common plan spread over several batches, a where clause and the V10 skip rule are crossed,
+with the answers checked against the whole-file run, which the rest of the suite pins to the law.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+import pyogrio
+import pytest
+
+from esc_gis.errors import OutputFormatError, ValidationError
+from esc_gis.io import write_layer
+from esc_gis.screening import screen_run
+from esc_gis.stream import screen_to_file
+
+from .conftest import CRS, square_sqft
+
+PARCELS = Path(__file__).parent / "data" / "parcels" / "vernon_v10_cut.fgb"
+
+
+def _sites(n: int = 40) -> gpd.GeoDataFrame:
+    """``n`` sites in the test Village (3,000 to 5,000 sq ft), three of them one common plan of 4,500 sq ft."""
+    rng = np.random.default_rng(7)
+    areas = rng.uniform(3000, 5000, n)
+    plan = np.full(n, None, dtype=object)
+    areas[[2, 17, 33]] = 1500.0  # 1,500 sq ft each: no permit alone, 4,500 sq ft together (§ 540-5)
+    plan[[2, 17, 33]] = "P1"
+    geoms = [square_sqft(50 + 90 * (i % 20), 50 + 120 * (i // 20), a) for i, a in enumerate(areas)]
+    return gpd.GeoDataFrame({"site_id": [f"s{i:02d}" for i in range(n)], "plan_id": plan}, geometry=geoms, crs=CRS)
+
+
+def _whole(src: Path, out: Path, layers, **kw) -> pd.DataFrame:
+    run = screen_run(str(src), layers=layers, **kw)
+    write_layer(run.result, out)
+    return _read(out)
+
+
+def same(streamed: pd.DataFrame, whole: pd.DataFrame) -> None:
+    """Equal row for row; the types too, but for a column empty in the whole file (a GeoParquet
+    written whole types it null; a streamed one as text, since a later batch may fill it)."""
+    assert list(streamed.columns) == list(whole.columns)
+    empty = [c for c in whole.columns if whole[c].isna().all()]
+    assert all(streamed[c].isna().all() for c in empty)
+    pd.testing.assert_frame_equal(streamed.drop(columns=empty), whole.drop(columns=empty))
+
+
+def _read(path: Path) -> pd.DataFrame:
+    if path.suffix == ".csv":
+        return pd.read_csv(path)
+    if path.suffix == ".parquet":
+        return gpd.read_parquet(path)
+    return pyogrio.read_dataframe(path)
+
+
+@pytest.mark.parametrize("ext", [".gpkg", ".parquet", ".csv"])
+def test_streamed_output_equals_the_whole_file_run(tmp_path, layers_path, ext):
+    src = tmp_path / "sites.gpkg"
+    _sites().to_file(src)
+    whole = _whole(src, tmp_path / f"whole{ext}", layers_path)
+    run = screen_to_file(src, tmp_path / f"stream{ext}", layers=layers_path, batch_rows=7)
+    streamed = _read(tmp_path / f"stream{ext}")
+    same(streamed, whole)
+    assert run.rows == 40 and run.batches == 6
+    # The plan's three sites, in three batches, were added up: 4,500 sq ft needs a permit.
+    plan = streamed.set_index("site_id").loc[["s02", "s17", "s33"]]
+    assert list(plan["permit"]) == ["required"] * 3
+    assert plan["plan_disturbed_sqft"].iloc[0] == pytest.approx(4500.0, rel=1e-6)
+
+
+def test_where_clause_and_batch_sizes(tmp_path, layers_path):
+    src = tmp_path / "sites.gpkg"
+    _sites().to_file(src)
+    where = "site_id >= 's10'"
+    whole = _whole(src, tmp_path / "whole.gpkg", layers_path, sites_where=where)
+    for size in (1, 3, 30, 1000):
+        out = tmp_path / f"s{size}.gpkg"
+        run = screen_to_file(src, out, layers=layers_path, sites_where=where, batch_rows=size)
+        same(_read(out), whole)
+        assert run.not_selected == 10
+
+
+# The Vernon County cut lies outside the Village's measuring zone (warned, and pinned in test_layers.py).
+@pytest.mark.filterwarnings("ignore::esc_gis.errors.FarFromZoneWarning")
+def test_real_v10_parcels_with_skipped_features(tmp_path):
+    """The real Vernon County cut: non-parcels (rights of way, water) are skipped in every batch
+    and listed by their feature numbers in the file, as the whole-file run lists them."""
+    whole_run = screen_run(str(PARCELS))
+    write_layer(whole_run.result, tmp_path / "whole.gpkg")
+    run = screen_to_file(PARCELS, tmp_path / "stream.gpkg", batch_rows=25)
+    same(_read(tmp_path / "stream.gpkg"), _read(tmp_path / "whole.gpkg"))
+    assert run.skipped is not None and len(whole_run.skipped) > 0
+    assert list(run.skipped["feature"]) == list(whole_run.skipped["feature"])
+    assert run.schema == whole_run.schema == "v10"
+
+
+def test_every_problem_of_every_batch_at_once_and_nothing_written(tmp_path, layers_path):
+    sites = _sites()
+    sites.loc[3, "site_id"] = "s30"  # the same id as feature 31, two batches later
+    sites.loc[36, "geometry"] = None  # no geometry, batch 6
+    src = tmp_path / "sites.gpkg"
+    sites.to_file(src)
+    out = tmp_path / "out.gpkg"
+    with pytest.raises(ValidationError) as err:
+        screen_to_file(src, out, layers=layers_path, batch_rows=7)
+    rows = sorted(p.row for p in err.value.problems)
+    assert rows == [31, 37]
+    with pytest.raises(ValidationError) as whole:
+        screen_run(str(src), layers=layers_path)
+    assert sorted(p.row for p in whole.value.problems) == rows  # the rows the whole-file run names
+    assert not out.exists() and not list(tmp_path.glob("*.tmp*"))
+
+
+def test_geojson_is_written_whole_only(tmp_path, layers_path):
+    src = tmp_path / "sites.gpkg"
+    _sites().to_file(src)
+    with pytest.raises(OutputFormatError, match="written whole only"):
+        screen_to_file(src, tmp_path / "out.geojson", layers=layers_path)
+
+
+def test_cli_batch_rows_writes_the_same_rows_and_sidecars(tmp_path, layers_path):
+    from click.testing import CliRunner
+
+    from esc_gis.cli.main import cli
+
+    src = tmp_path / "sites.gpkg"
+    _sites().to_file(src)
+    whole, streamed = tmp_path / "whole.gpkg", tmp_path / "streamed.gpkg"
+    for out, extra in ((whole, []), (streamed, ["--batch-rows", "9"])):
+        res = CliRunner().invoke(cli, ["screen", str(src), "--layers", str(layers_path), "-o", str(out), *extra])
+        assert res.exit_code == 0, res.output
+    said = " ".join(res.output.split())  # the console wraps long lines
+    assert "Wrote 40 rows to" in said and "in 5 batch(es) of up to 9" in said
+    same(_read(streamed), _read(whole))
+    # The checks not made (no DEM in the test layer set) are listed beside each output alike.
+    notes = [
+        p.read_text() for p in (tmp_path / "whole.gpkg.run_findings.csv", tmp_path / "streamed.gpkg.run_findings.csv")
+    ]
+    assert notes[0] == notes[1]
+    res = CliRunner().invoke(
+        cli,
+        [
+            "screen",
+            str(src),
+            "--layers",
+            str(layers_path),
+            "-o",
+            str(tmp_path / "m.gpkg"),
+            "--batch-rows",
+            "9",
+            "--map",
+            str(tmp_path / "m.html"),
+        ],
+    )
+    assert res.exit_code == 2 and "without --profile-by and --map" in res.output
