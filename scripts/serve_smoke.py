@@ -13,7 +13,9 @@ and prints the decision and its finding codes, saves both answers
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import shutil
 import signal
 import socket
@@ -97,16 +99,25 @@ def _wait_ready(proc: subprocess.Popen[bytes], base: str, log: Path) -> None:
         time.sleep(0.3)
 
 
+def _own_group_with_sigint() -> None:
+    """In the child: a process group of its own (so the screening's workers can be swept with it), and
+    SIGINT's default action back (a shell's background job starts with SIGINT ignored, and then
+    Python never installs its Ctrl+C handler)."""
+    os.setsid()
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is not None:
-        return
-    proc.send_signal(signal.SIGINT)
-    try:
-        proc.wait(timeout=STOP_S)
-    except subprocess.TimeoutExpired:
-        print(f"esc-gis serve did not stop within {STOP_S:.0f} s of SIGINT: killed", file=sys.stderr)
-        proc.kill()
-        proc.wait()
+    """SIGINT (the service stops its worker pool and removes its temporary folder), then kill."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=STOP_S)
+        except subprocess.TimeoutExpired:
+            print(f"esc-gis serve did not stop within {STOP_S:.0f} s of SIGINT: killed", file=sys.stderr)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)  # the server if still there, and any worker it left behind
+    proc.wait()
 
 
 def smoke(registry: Path, layers: Path, out_dir: Path) -> None:
@@ -127,7 +138,7 @@ def smoke(registry: Path, layers: Path, out_dir: Path) -> None:
     with tempfile.TemporaryDirectory(prefix="esc_gis_smoke_") as tmp:
         log = Path(tmp) / "serve.log"
         with log.open("wb") as log_fh:
-            proc = subprocess.Popen(cmd, stdout=log_fh, stderr=subprocess.STDOUT)
+            proc = subprocess.Popen(cmd, stdout=log_fh, stderr=subprocess.STDOUT, preexec_fn=_own_group_with_sigint)
             try:
                 t0 = time.monotonic()
                 _wait_ready(proc, base, log)
