@@ -448,13 +448,16 @@ def report(fig: dict[str, Any]) -> None:
         f"scenario; esc-gis serve and the static server: waitress, {fig['threads']} threads; {fig['cpus']} CPUs; "
         f"esc_gis {fig['commit']}.\n"
     )
-    print("| scenario | requests | rps | p50 ms | p95 ms | p99 ms | errors | server CPU ms/req | load avg before |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print(
+        "| scenario | requests | rps | p50 ms | p95 ms | p99 ms | errors | server CPU ms/req | locust CPU "
+        "| load avg before |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in fig["results"]:
         print(
             f"| {LABEL[r['scenario']]} | {r['requests']:,} | {r['rps']:.1f} | {r['p50_ms']:.0f} | {r['p95_ms']:.0f} "
             f"| {r['p99_ms']:.0f} | {r['errors']} | {r['server_cpu_ms_per_request']:.1f} "
-            f"| {r['load_avg_1min_before']:.2f} |"
+            f"| {100 * r['client_cpu_s'] / r['wall_s']:.0f} % | {r['load_avg_1min_before']:.2f} |"
         )
     print()
     for name, q in fig["ratios_to_floor"].items():
@@ -472,7 +475,7 @@ def main() -> int:
     p.add_argument("--users", type=int, default=20, help="concurrent clients (default 20)")
     p.add_argument("--spawn-rate", type=float, default=20.0, help="clients started per second (default 20)")
     p.add_argument("--seconds", type=int, default=30, help="each scenario's length (default 30)")
-    p.add_argument("--max-requests", type=int, default=50_000, help="each scenario stops after this many requests")
+    p.add_argument("--max-requests", type=int, default=100_000, help="each scenario stops after this many requests")
     p.add_argument("--threads", type=int, default=8, help="waitress threads of both servers (esc-gis serve's default)")
     p.add_argument("--layers", type=Path, default=DEMO_LAYERS, help="layer set (default: the demo's)")
     p.add_argument("--postgis", default=None, help="serve a registry in a fresh schema at this URL (an owner's login)")
