@@ -130,6 +130,9 @@ demo: $(STAMP) $(ASSETS)
 	$(PERMITS) export-inspections $(REG) -o out/demo_permits_inspections.zip --overwrite --layers $(DEMO_LAYERS)
 	# Every table QGIS opens equals the fold of the permits' histories (exit 1 on any difference).
 	$(PERMITS) verify $(REG) --layers $(DEMO_LAYERS)
+	# The web service on the demo registry for a few seconds (127.0.0.1, a free port, no base map):
+	# the permits collection and one screening read through OGC API, saved to out/demo_service_*.
+	$(PY) scripts/serve_smoke.py --registry $(REG) --layers $(DEMO_LAYERS) --out-dir out
 	# Plan review: the complete example reviews cleanly; the flawed one shows its findings.
 	$(VENV)/bin/esc-gis review examples/plans/complete/plan.gpkg --layers $(DEMO_LAYERS) \
 		-o out/demo_review_complete.html --json out/demo_review_complete.json --overwrite
@@ -148,6 +151,7 @@ demo: $(STAMP) $(ASSETS)
 	@echo "         the deadline feed out/demo_deadlines.ics, the fee receipts out/demo_fee_receipts.csv (private),"
 	@echo "         the inspection reports out/demo_permits_report.{html,pdf}, the log out/demo_permits_inspection_log.csv,"
 	@echo "         the office summary out/demo_permits_summary.{csv,html} and out/demo_permits_inspections.zip (private),"
+	@echo "         the service's answers out/demo_service_permits.geojson and out/demo_service_screening.json,"
 	@echo "         and PNG screenshots of the maps (needs chromium)"
 
 test: $(STAMP) $(ASSETS)
