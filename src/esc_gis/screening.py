@@ -161,6 +161,18 @@ def _labels(pairs: tuple[np.ndarray, np.ndarray], labels: np.ndarray, n: int) ->
     return out
 
 
+class AllSkippedError(LayerReadError):
+    """Raised when the skip rule sets aside every feature read; carries the table of them.
+
+    A batch of a streamed run (:mod:`esc_gis.stream`) may hold rights of way only: the run
+    lists them and goes on, where a whole file of them is an error.
+    """
+
+    def __init__(self, msg: str, skipped: gpd.GeoDataFrame) -> None:
+        super().__init__(msg)
+        self.skipped = skipped
+
+
 @dataclass
 class _Inputs:
     sites: gpd.GeoDataFrame  # validated, in the measuring CRS
@@ -280,7 +292,7 @@ def _read_inputs(
     kept = raw_sites[~skip].reset_index(drop=True) if skip.any() else raw_sites
     if len(kept) == 0:
         msg = f"{s_source}: every feature was skipped as not a site ({rule.describe() if rule else ''})."
-        raise LayerReadError(msg)
+        raise AllSkippedError(msg, skipped)
     table = prepare_sites(
         kept,
         source=s_source,

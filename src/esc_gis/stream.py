@@ -21,11 +21,11 @@ GeoJSON (RFC 7946) is written whole only; its readers load it whole anyway.
 
 from __future__ import annotations
 
-__all__ = ["STREAMABLE", "StreamRun", "screen_to_file"]
+__all__ = ["STREAMABLE", "BatchOut", "Context", "Job", "StreamRun", "screen_job", "screen_to_file"]
 
 import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -127,6 +127,149 @@ def _batches(n: int, size: int, held: np.ndarray) -> Iterator[tuple[int, int, np
         yield start, stop, pos[~np.isin(pos, held)]
 
 
+@dataclass(frozen=True)
+class Job:
+    """One batch to screen: where its features are in the file, and their feature numbers.
+
+    Picklable and small (no geometry), so a dask worker reads its own features from the file.
+    """
+
+    src: Path
+    layer: str
+    where: str | None
+    start: int  # first position (0-based, in reading order) of the range read
+    stop: int
+    pos: np.ndarray  # positions screened (the plan sites held back are not)
+    numbers: np.ndarray  # their 1-based feature numbers in the file
+    fids: np.ndarray | None = None  # for the batch of common-plan sites: read by feature id
+
+
+@dataclass(frozen=True)
+class Context:
+    """What every batch is screened with: the layer set, the profile, the disturbed limits, the options."""
+
+    layers: LayerSet
+    profile: Profile
+    disturbed: gpd.GeoDataFrame | None
+    kwargs: dict[str, Any]
+
+
+@dataclass
+class BatchOut:
+    """A batch's result (its rows and their positions) and what it found wrong or left out."""
+
+    result: gpd.GeoDataFrame | None
+    kept: np.ndarray
+    skipped: gpd.GeoDataFrame | None
+    problems: list[Problem]
+    generated: int
+    meta: dict[str, Any]
+
+
+def screen_job(job: Job, ctx: Context) -> BatchOut:
+    """Read and screen one batch (in this process or a dask worker's).
+
+    Raises
+    ------
+    LayerReadError, LayerSetError, CRSError, ProfileError
+        As :func:`esc_gis.screening.screen_run` (a row's problems are returned, not raised).
+    """
+    from esc_gis.screening import AllSkippedError, run_findings, screen_run
+
+    if job.fids is not None:
+        frame = pyogrio.read_dataframe(job.src, layer=job.layer, fids=job.fids, use_arrow=True)
+    else:
+        frame = pyogrio.read_dataframe(
+            job.src,
+            layer=job.layer,
+            where=job.where,
+            skip_features=job.start,
+            max_features=job.stop - job.start,
+            use_arrow=True,
+        )
+        frame = frame.reset_index(drop=True).iloc[job.pos - job.start]
+    frame = frame.reset_index(drop=True)
+    if not len(frame):
+        return BatchOut(None, job.pos[:0], None, [], 0, {})
+    try:
+        r = screen_run(
+            frame,
+            disturbed=_limits_for(ctx.disturbed, frame, ctx.kwargs.get("id_field", "site_id")),
+            layers=ctx.layers,
+            profile=ctx.profile,
+            feature_numbers=job.numbers,
+            sites_name=str(job.src),
+            **ctx.kwargs,
+        )
+    except AllSkippedError as err:  # a batch of rights of way only: listed, and the run goes on
+        return BatchOut(None, job.pos[:0], err.skipped, [], 0, {})
+    except ValidationError as err:
+        return BatchOut(None, job.pos[:0], None, list(err.problems), 0, {})
+    kept = job.pos
+    skipped = None
+    if len(r.skipped):
+        skipped = r.skipped
+        kept = job.pos[~np.isin(job.numbers, r.skipped["feature"].to_numpy())]
+    meta = {"rule": r.rule, "schema": r.schema, "id_field": r.id_field, "run_findings": run_findings(r.result)}
+    return BatchOut(r.result, kept, skipped, [], len(r.generated_ids), meta)
+
+
+class _Collector:
+    """Gather, in file order, every batch's problems, skipped features and duplicate ids (by hash)."""
+
+    def __init__(self, src: Path, numbers: np.ndarray) -> None:
+        self.src, self.numbers = src, numbers
+        self.problems: list[Problem] = []
+        self.seen: set[int] = set()
+        self.skipped: list[gpd.GeoDataFrame] = []
+        self.generated = 0
+        self.meta: dict[str, Any] = {}
+        self.columns: list[str] = []
+
+    def take(self, out: BatchOut) -> tuple[gpd.GeoDataFrame, np.ndarray] | None:
+        """Record a batch; return its rows and their positions, or None if it had problems."""
+        self.problems += out.problems
+        if out.skipped is not None and out.result is None:
+            self.skipped.append(out.skipped)
+        if out.result is None:
+            return None
+        self.generated += out.generated
+        self.meta = out.meta
+        self.columns = [c for c in out.result.columns if c != out.result.geometry.name]
+        if out.skipped is not None:
+            self.skipped.append(out.skipped)
+        # A duplicate id in another batch: a hash of every id seen (8 bytes a row, not the ids).
+        hashes = pd.util.hash_array(out.result["site_id"].astype(str).to_numpy(dtype=object))
+        for row, h in zip(self.numbers[out.kept], hashes.tolist(), strict=True):
+            if h in self.seen:
+                fix = "give each site its own id."
+                self.problems.append(Problem(str(self.src), int(row), "its id is also an earlier feature's.", fix))
+            self.seen.add(h)
+        return out.result, out.kept
+
+    def summary(self, out: Path, rows: int, batches: int, not_selected: int) -> StreamRun:
+        """Return what the run wrote and left out."""
+        m = self.meta
+        return StreamRun(
+            out,
+            rows,
+            batches,
+            pd.concat(self.skipped, ignore_index=True) if self.skipped else None,
+            list(m.get("run_findings", [])),
+            m.get("rule"),
+            self.generated,
+            m.get("schema"),
+            not_selected,
+            m.get("id_field", "site_id"),
+        )
+
+
+def _local(jobs: Iterable[Job], ctx: Context) -> Iterator[BatchOut]:
+    """Screen the jobs one after another in this process."""
+    for job in jobs:
+        yield screen_job(job, ctx)
+
+
 def screen_to_file(
     sites: str | os.PathLike[str],
     output: str | os.PathLike[str],
@@ -139,6 +282,7 @@ def screen_to_file(
     batch_rows: int = 50_000,
     overwrite: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    engine: Callable[[Iterable[Job], Context], Iterator[BatchOut]] | None = None,
     **screen_kwargs: Any,
 ) -> StreamRun:
     """Screen the sites file ``sites`` in batches of ``batch_rows`` and write ``output``.
@@ -159,6 +303,9 @@ def screen_to_file(
         Replace an existing output.
     progress : callable, optional
         Called as ``progress(rows_done, rows_total)`` after each batch.
+    engine : callable, optional
+        Runs the batches and yields their outcomes in the order given: this process by default;
+        :func:`esc_gis.dask_engine.dask_engine` spreads them over a dask cluster.
     **screen_kwargs
         ``id_field``, ``field_map``, ``assume_crs``, ``disturbed_layer``, ``disturbed_where``,
         ``skip_ids``: as :func:`esc_gis.screening.screen`.
@@ -170,7 +317,7 @@ def screen_to_file(
     Raises
     ------
     OutputFormatError
-        If the output is GeoJSON (written whole only) or an unknown format.
+        If the output is GeoJSON (written whole only) or an unknown format, or ``batch_rows`` < 1.
     OutputExistsError
         If the output exists and ``overwrite`` is not given.
     LayerReadError, ValidationError, LayerSetError, CRSError, ProfileError
@@ -199,32 +346,41 @@ def screen_to_file(
     layer, numbers, total = _open_sites(src, sites_layer, sites_where)
     n = len(numbers)
     held = _plan_positions(src, layer, sites_where, _plan_column(src, layer, screen_kwargs.get("field_map")))
-    screener = _Screener(src, numbers, ls, prof, disturbed, screen_kwargs)
+    jobs = _jobs(src, layer, sites_where, numbers, batch_rows, held)
+    collector = _Collector(src, numbers)
     writer = _Writer(out, fmt, "screening")
+    run_jobs = engine or _local
     with atomic_output(out) as tmp:
         try:
-            plans = screener.run(_read_rows(src, layer, sites_where, held), held) if len(held) else None
-            for start, stop, pos in _batches(n, batch_rows, held):
-                frame = pyogrio.read_dataframe(
-                    src, layer=layer, where=sites_where, skip_features=start, max_features=stop - start, use_arrow=True
-                ).reset_index(drop=True)
-                frame = frame.iloc[pos - start].reset_index(drop=True)
-                part = _merge(screener.run(frame, pos) if len(frame) else None, plans, start, stop)
-                if part is not None and not screener.problems:
+            outcomes = run_jobs(jobs, Context(ls, prof, disturbed, screen_kwargs))
+            plans = collector.take(next(outcomes)) if len(held) else None
+            for job, outcome in zip(jobs[1:] if len(held) else jobs, outcomes, strict=True):
+                part = _merge(collector.take(outcome), plans, job.start, job.stop)
+                if part is not None and not collector.problems:
                     writer.write(tmp, part)
                 if progress is not None:
-                    progress(stop, n)
+                    progress(job.stop, n)
         finally:
             writer.close()
-        if screener.problems:
-            raise ValidationError(screener.problems)
-        if fmt == "GeoPackage" and writer.count and screener.last is not None:
+        if collector.problems:
+            raise ValidationError(collector.problems)
+        if fmt == "GeoPackage" and writer.count:
             from esc_gis.io import add_layer_style, describe_layer
 
-            result = screener.last.result
-            add_layer_style(tmp, "screening", [c for c in result.columns if c != result.geometry.name])
+            add_layer_style(tmp, "screening", collector.columns)
             describe_layer(tmp, "screening")
-    return screener.summary(out, writer.count, -(-n // batch_rows), total - n)
+    return collector.summary(out, writer.count, -(-n // batch_rows), total - n)
+
+
+def _jobs(src: Path, layer: str, where: str | None, numbers: np.ndarray, size: int, held: np.ndarray) -> list[Job]:
+    """Return the batches in file order; first, when there are any, the sites of common plans together."""
+    jobs: list[Job] = []
+    if len(held):
+        fids = pyogrio.read_dataframe(src, layer=layer, where=where, read_geometry=False, columns=[], fid_as_index=True)
+        jobs.append(Job(src, layer, where, 0, 0, held, numbers[held], fids.index.to_numpy()[held]))
+    for start, stop, pos in _batches(len(numbers), size, held):
+        jobs.append(Job(src, layer, where, start, stop, pos, numbers[pos]))
+    return jobs
 
 
 def _open_sites(src: Path, layer: str | None, where: str | None) -> tuple[str, np.ndarray, int]:
@@ -246,91 +402,6 @@ def _open_sites(src: Path, layer: str | None, where: str | None) -> tuple[str, n
         msg = f"{src}: the layer is empty (no features{f' where {where}' if where else ''})."
         raise LayerReadError(msg)
     return name, numbers, total
-
-
-class _Screener:
-    """Screen batches with one layer set and profile, gathering every batch's problems and skipped features."""
-
-    def __init__(
-        self,
-        src: Path,
-        numbers: np.ndarray,
-        ls: LayerSet,
-        prof: Profile,
-        disturbed: gpd.GeoDataFrame | None,
-        kwargs: dict[str, Any],
-    ) -> None:
-        self.src, self.numbers, self.ls, self.prof, self.disturbed, self.kwargs = (
-            src,
-            numbers,
-            ls,
-            prof,
-            disturbed,
-            kwargs,
-        )
-        self.problems: list[Problem] = []
-        self.seen: set[int] = set()
-        self.skipped: list[gpd.GeoDataFrame] = []
-        self.last: Any = None
-        self.generated = 0
-
-    def run(self, frame: gpd.GeoDataFrame, pos: np.ndarray) -> tuple[gpd.GeoDataFrame, np.ndarray] | None:
-        """Screen one batch; return its rows and their positions (skipped features left out), or None on problems."""
-        from esc_gis.screening import screen_run
-
-        try:
-            r = screen_run(
-                frame,
-                disturbed=_limits_for(self.disturbed, frame, self.kwargs.get("id_field", "site_id")),
-                layers=self.ls,
-                profile=self.prof,
-                feature_numbers=self.numbers[pos],
-                sites_name=str(self.src),
-                **self.kwargs,
-            )
-        except ValidationError as err:
-            self.problems.extend(err.problems)
-            return None
-        self.last = r
-        self.generated += len(r.generated_ids)
-        kept = pos
-        if len(r.skipped):
-            self.skipped.append(r.skipped)
-            kept = pos[~np.isin(self.numbers[pos], r.skipped["feature"].to_numpy())]
-        # A duplicate id in another batch: a hash of every id seen (8 bytes a row, not the ids).
-        hashes = pd.util.hash_array(r.result["site_id"].astype(str).to_numpy(dtype=object))
-        for row, h in zip(self.numbers[kept], hashes.tolist(), strict=True):
-            if h in self.seen:
-                fix = "give each site its own id."
-                self.problems.append(Problem(str(self.src), int(row), "its id is also an earlier feature's.", fix))
-            self.seen.add(h)
-        return r.result, kept
-
-    def summary(self, out: Path, rows: int, batches: int, not_selected: int) -> StreamRun:
-        """Return what the run wrote and left out."""
-        from esc_gis.screening import run_findings
-
-        last = self.last
-        return StreamRun(
-            out,
-            rows,
-            batches,
-            pd.concat(self.skipped, ignore_index=True) if self.skipped else None,
-            run_findings(last.result) if last is not None else [],
-            None if last is None else last.rule,
-            self.generated,
-            None if last is None else last.schema,
-            not_selected,
-            "site_id" if last is None else last.id_field,
-        )
-
-
-def _read_rows(src: Path, layer: str, where: str | None, positions: np.ndarray) -> gpd.GeoDataFrame:
-    """Read the features at ``positions`` (0-based, in reading order) without reading the rest's geometry."""
-    fids = pyogrio.read_dataframe(src, layer=layer, where=where, read_geometry=False, columns=[], fid_as_index=True)
-    return pyogrio.read_dataframe(src, layer=layer, fids=fids.index.to_numpy()[positions], use_arrow=True).reset_index(
-        drop=True
-    )
 
 
 def _limits_for(dist: gpd.GeoDataFrame | None, frame: gpd.GeoDataFrame, id_field: str) -> gpd.GeoDataFrame | None:

@@ -195,6 +195,12 @@ def counts_line(result: gpd.GeoDataFrame) -> str:
     )
 
 
+def _dask(scheduler: str | None, workers: int | None) -> object:
+    from esc_gis.dask_engine import dask_engine
+
+    return dask_engine(scheduler, workers=workers)
+
+
 def _screen_streamed(sites: str, output: str, *, batch_rows: int, quiet: bool, overwrite: bool, **kw: object) -> None:
     """Run ``--batch-rows``: the layer a batch at a time (:func:`esc_gis.stream.screen_to_file`), with rate and ETA."""
     from rich.progress import MofNCompleteColumn, TimeRemainingColumn
@@ -301,6 +307,26 @@ def _screen_by_municipality(
     "county's or the state's parcels). Same rows as the whole-file run. Outputs .gpkg, .parquet or .csv.",
 )
 @click.option(
+    "--engine",
+    type=click.Choice(["local", "dask"]),
+    default="local",
+    show_default=True,
+    help="local: this process. dask: the batches on a dask.distributed cluster (same rows; implies "
+    "--batch-rows, default 50000): this machine's cores, or --scheduler's.",
+)
+@click.option(
+    "--scheduler",
+    default=None,
+    metavar="tcp://HOST:PORT",
+    help="With --engine dask: a running scheduler (its workers must read SITES at the same path).",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(1),
+    default=None,
+    help="With --engine dask: local worker processes (default: the cores).",
+)
+@click.option(
     "--id-field",
     default="site_id",
     show_default=True,
@@ -353,6 +379,9 @@ def screen(
     profile_path: str | None,
     profile_by: str | None,
     batch_rows: int | None,
+    engine: str,
+    scheduler: str | None,
+    workers: int | None,
     id_field: str,
     fields: tuple[str, ...],
     assume_crs: str | None,
@@ -375,6 +404,10 @@ def screen(
     """
     field_map = _field_map(fields)
     check_output_path(output, overwrite=overwrite)  # fail before the work, not after
+    if engine == "dask" and batch_rows is None:
+        batch_rows = 50_000
+    if engine == "local" and (scheduler or workers):
+        raise click.UsageError("--scheduler and --workers go with --engine dask.")
     if batch_rows is not None:
         if profile_by is not None or map_path is not None:
             raise click.UsageError("--batch-rows streams the output: give it without --profile-by and --map.")
@@ -395,6 +428,7 @@ def screen(
             disturbed_layer=disturbed_layer,
             disturbed_where=disturbed_where,
             skip_ids=skip_ids,
+            engine=_dask(scheduler, workers) if engine == "dask" else None,
         )
         return
     if profile_by is not None:

@@ -1,0 +1,98 @@
+"""``--engine dask``: the same screening on a dask.distributed cluster, row for row.
+
+A real ``LocalCluster`` of two worker processes on this machine (loopback only), started once
+for the module; each test compares its output with the single-process engine's.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from esc_gis.stream import screen_to_file
+
+from .test_stream import PARCELS, _read, _sites, same
+
+distributed = pytest.importorskip(
+    "distributed", reason="dask.distributed is not installed (pip install 'esc-gis[dask]')"
+)
+
+
+@pytest.fixture(scope="module")
+def scheduler():
+    """Two worker processes, one thread each, on 127.0.0.1; the scheduler's address."""
+    with distributed.LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address="127.0.0.1:0",
+        worker_dashboard_address="127.0.0.1:0",
+    ) as cluster:
+        yield cluster.scheduler_address
+
+
+@pytest.mark.slow
+def test_dask_engine_equals_the_single_process_engine(tmp_path, layers_path, scheduler):
+    from esc_gis.dask_engine import dask_engine
+
+    src = tmp_path / "sites.gpkg"
+    _sites().to_file(src)
+    local = screen_to_file(src, tmp_path / "local.gpkg", layers=layers_path, batch_rows=6)
+    spread = screen_to_file(
+        src, tmp_path / "dask.gpkg", layers=layers_path, batch_rows=6, engine=dask_engine(scheduler)
+    )
+    same(_read(tmp_path / "dask.gpkg"), _read(tmp_path / "local.gpkg"))
+    assert (spread.rows, spread.batches) == (local.rows, local.batches) == (40, 7)
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore::esc_gis.errors.FarFromZoneWarning")
+def test_dask_engine_on_the_real_v10_parcels(tmp_path, scheduler):
+    from esc_gis.dask_engine import dask_engine
+
+    local = screen_to_file(PARCELS, tmp_path / "local.parquet", batch_rows=20)
+    spread = screen_to_file(PARCELS, tmp_path / "dask.parquet", batch_rows=20, engine=dask_engine(scheduler))
+    same(_read(tmp_path / "dask.parquet"), _read(tmp_path / "local.parquet"))
+    assert list(spread.skipped["feature"]) == list(local.skipped["feature"])
+
+
+@pytest.mark.slow
+def test_cli_engine_dask_with_a_scheduler(tmp_path, layers_path, scheduler):
+    from click.testing import CliRunner
+
+    from esc_gis.cli.main import cli
+
+    src = tmp_path / "sites.gpkg"
+    _sites().to_file(src)
+    for out, extra in (("local.gpkg", []), ("dask.gpkg", ["--engine", "dask", "--scheduler", scheduler])):
+        res = CliRunner().invoke(
+            cli,
+            [
+                "screen",
+                str(src),
+                "--layers",
+                str(layers_path),
+                "-o",
+                str(tmp_path / out),
+                "--batch-rows",
+                "8",
+                "-q",
+                *extra,
+            ],
+        )
+        assert res.exit_code == 0, res.output
+    same(_read(tmp_path / "dask.gpkg"), _read(tmp_path / "local.gpkg"))
+    res = CliRunner().invoke(cli, ["screen", str(src), "-o", str(tmp_path / "x.gpkg"), "--workers", "2"])
+    assert res.exit_code == 2 and "go with --engine dask" in res.output
+
+
+@pytest.mark.slow
+def test_engine_dask_starts_and_stops_its_own_local_cluster(tmp_path, layers_path):
+    """Without --scheduler: two worker processes on 127.0.0.1, closed when the run ends."""
+    from esc_gis.dask_engine import dask_engine
+
+    src = tmp_path / "sites.gpkg"
+    _sites().to_file(src)
+    screen_to_file(src, tmp_path / "local.gpkg", layers=layers_path, batch_rows=10)
+    screen_to_file(src, tmp_path / "dask.gpkg", layers=layers_path, batch_rows=10, engine=dask_engine(workers=2))
+    same(_read(tmp_path / "dask.gpkg"), _read(tmp_path / "local.gpkg"))
