@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Literal
@@ -215,6 +216,7 @@ def _screen_streamed(sites: str, output: str, *, batch_rows: int, quiet: bool, o
         BarColumn(),
         MofNCompleteColumn(),
         TextColumn("features"),
+        TextColumn("{task.fields[rate]}"),
         TimeElapsedColumn(),
         TextColumn("ETA"),
         TimeRemainingColumn(),
@@ -223,13 +225,19 @@ def _screen_streamed(sites: str, output: str, *, batch_rows: int, quiet: bool, o
         transient=True,
     )
     with bar:
-        task = bar.add_task("screening", total=None)
+        task = bar.add_task("screening", total=None, rate="")
+        started = time.monotonic()
+
+        def show(done: int, total: int) -> None:
+            per_s = done / max(time.monotonic() - started, 1e-9)
+            bar.update(task, completed=done, total=total, rate=f"{per_s:,.0f}/s")
+
         run = screen_to_file(
             sites,
             output,
             batch_rows=batch_rows,
             overwrite=overwrite,
-            progress=lambda done, total: bar.update(task, completed=done, total=total),
+            progress=show,
             **kw,  # type: ignore[arg-type]
         )
     if run.skipped is not None and len(run.skipped):
