@@ -15,6 +15,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -39,8 +40,9 @@ SECRETS = (
     "RCPT-SECRET-8812",
     "INSPECTOR-NOTE-5521",
 )
-#: Inside the Village, in WISCRS Winnebago feet: a 150 x 100 ft square per permit.
-ORIGIN = (744_700.0, 503_200.0)
+#: Inside the Village, in WISCRS Winnebago feet: a 150 x 100 ft square per permit, ten to a row
+#: (up to 150 permits stay inside the boundary).
+ORIGIN = (746_250.0, 507_500.0)
 
 
 def free_port() -> int:
@@ -87,13 +89,16 @@ def served(registry: str, *args: str, layers: Path = DEMO_LAYERS, timeout_s: flo
     cmd = [esc_gis_exe(), "serve", "--registry", registry, "--layers", str(layers), "--port", str(port)]
     cmd += ["--basemap", "none", *args]
     env = dict(os.environ, ESC_GIS_SERVE_WORKERS="2")
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True)
+    # Its output goes to a file: a pipe nobody reads would block the server once full (a fuzz run logs).
+    log = tempfile.TemporaryFile(mode="w+")
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, text=True)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + timeout_s
         while True:
             if proc.poll() is not None:
-                raise RuntimeError(f"esc-gis serve exited {proc.returncode}:\n{proc.stdout.read()}")
+                log.seek(0)
+                raise RuntimeError(f"esc-gis serve exited {proc.returncode}:\n{log.read()}")
             try:
                 if get(f"{base}/health")[0] == 200:
                     break
@@ -110,10 +115,11 @@ def served(registry: str, *args: str, layers: Path = DEMO_LAYERS, timeout_s: flo
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        log.close()
 
 
 def box(i: int) -> shapely.Polygon:
-    x, y = ORIGIN[0] + 300 * i, ORIGIN[1]
+    x, y = ORIGIN[0] + 300 * (i % 10), ORIGIN[1] + 200 * (i // 10)
     return shapely.box(x, y, x + 150, y + 100)
 
 
