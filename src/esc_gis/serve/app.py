@@ -7,7 +7,7 @@ CDN). Around both, :class:`Guard` makes the endpoint safe to face the public:
 
 - a request body larger than the limit is refused (413) before it is read;
 - only GET, HEAD, POST and OPTIONS are answered;
-- every error is OGC exception JSON (``{"code", "description"}``), never a traceback or a path;
+- every error is OGC exception JSON (``{"code", "type", "description"}``), never a traceback or a path;
 - every response carries security headers, and the page a strict Content-Security-Policy;
 - CORS is answered for the origins configured, and for none by default.
 """
@@ -50,15 +50,19 @@ _ALLOWED_METHODS = ("GET", "HEAD", "POST", "OPTIONS")
 def ogc_exception(status: int, code: str, description: str) -> tuple[str, list[tuple[str, str]], bytes]:
     """Return an OGC exception response: status line, headers and JSON body.
 
+    The body is pygeoapi's own: ``code`` (OGC API - Features' exception) and ``type`` (required by
+    OGC API - Processes' exception, which the published OpenAPI document gives every error of
+    the processes and jobs paths), and ``description``.
+
     Examples
     --------
     >>> status, headers, body = ogc_exception(413, "PayloadTooLarge", "Too big.")
     >>> status, json.loads(body)
-    ('413 Request Entity Too Large', {'code': 'PayloadTooLarge', 'description': 'Too big.'})
+    ('413 Request Entity Too Large', {'code': 'PayloadTooLarge', 'type': 'PayloadTooLarge', 'description': 'Too big.'})
     """
     from http import HTTPStatus
 
-    body = json.dumps({"code": code, "description": description}).encode()
+    body = json.dumps({"code": code, "type": code, "description": description}).encode()
     line = f"{status} {HTTPStatus(status).phrase}"
     return line, [("Content-Type", "application/json"), ("Content-Length", str(len(body)))], body
 
@@ -121,6 +125,7 @@ class Guard:
         return [body]
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        """Answer one request: refuse what the service never takes, else pass it on and guard the answer."""
         method = environ.get("REQUEST_METHOD", "GET").upper()
         if method not in _ALLOWED_METHODS:
             return self._refuse(environ, start_response, 405, "MethodNotAllowed", f"{method} is not answered here.")
@@ -153,7 +158,7 @@ class Guard:
             LOG.exception("unhandled error on %s %s", method, environ.get("PATH_INFO"))
             text = "The server could not answer this request. Please try again; if it persists, tell the office."
             line, headers, body = ogc_exception(500, "NoApplicableCode", text)
-            start_response(line, self._headers(environ, headers), __import__("sys").exc_info())
+            start_response(line, self._headers(environ, headers))
             return [body]
 
 

@@ -1,0 +1,415 @@
+"""schemathesis runs the OpenAPI document ``esc-gis serve`` publishes against the live server (issue 25, item 4).
+
+Every operation of the document pygeoapi publishes (``/ogc/openapi?f=json``) is called with
+requests schemathesis generates from it, on a registry in a GeoPackage and on PostGIS (read
+through a login in the reader role), and each answer is checked:
+
+- no 5xx (``not_a_server_error``): a public endpoint never fails on what a client sends;
+- the answer matches the schema the document gives it (``response_schema_conformance``).
+
+The run stays on 127.0.0.1 and is bounded: :data:`EXAMPLES` requests at most per operation,
+derandomised (the same requests every run), no shrinking and no stateful phase, and it stops
+calling new operations once :data:`BUDGET_S` seconds have passed (it says which it left out).
+
+The document refers to the OGC's schemas by URL (schemas.opengis.net, and a raw GitHub file for
+``sortby``). Resolving those would reach the network, which tests never do, so
+:func:`localise` replaces each remote reference by a local copy of the part the document uses,
+written here from the standards (OGC API - Features - Part 1 1.0 and Processes - Part 1 1.0):
+the response schemas checked are the standards' own, not weakened ones.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+from .service import SECRETS, fill_registry, get, pg_schema, public_login, served
+
+schemathesis = pytest.importorskip("schemathesis")
+hypothesis = pytest.importorskip("hypothesis")
+
+#: Requests generated per operation, at most.
+EXAMPLES = 25
+#: The run calls no new operation after this many seconds (per back end); about 25 s on a quiet machine.
+BUDGET_S = 75.0
+
+_LINK = {
+    "type": "object",
+    "required": ["href"],
+    "properties": {
+        "href": {"type": "string"},
+        "rel": {"type": "string"},
+        "type": {"type": "string"},
+        "hreflang": {"type": "string"},
+        "title": {"type": "string"},
+        "length": {"type": "integer"},
+    },
+}
+# OGC API - Features - Part 1, 1.0: openapi/schemas/exception.yaml.
+_FEATURES_EXCEPTION = {
+    "type": "object",
+    "required": ["code"],
+    "properties": {"code": {"type": "string"}, "description": {"type": "string"}},
+}
+# OGC API - Processes - Part 1, 1.0: openapi/schemas/exception.yaml (RFC 7807 problem details).
+_PROCESSES_EXCEPTION = {
+    "type": "object",
+    "required": ["type"],
+    "properties": {
+        "type": {"type": "string"},
+        "title": {"type": "string"},
+        "status": {"type": "integer"},
+        "detail": {"type": "string"},
+        "instance": {"type": "string"},
+    },
+    "additionalProperties": True,
+}
+_GEOMETRY = {"type": "object", "nullable": True, "required": ["type"], "properties": {"type": {"type": "string"}}}
+_FEATURE = {
+    "type": "object",
+    "required": ["type", "geometry", "properties"],
+    "properties": {
+        "type": {"type": "string", "enum": ["Feature"]},
+        "geometry": _GEOMETRY,
+        "properties": {"type": "object", "nullable": True},
+        "id": {"oneOf": [{"type": "string"}, {"type": "integer"}]},
+        "links": {"type": "array", "items": _LINK},
+    },
+}
+
+
+def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+def _geojson(schema: dict[str, Any], description: str) -> dict[str, Any]:
+    return {
+        "description": description,
+        "content": {"application/geo+json": {"schema": schema}, "text/html": {"schema": {"type": "string"}}},
+    }
+
+
+#: The remote references pygeoapi's document makes, by URL: a local copy of what each names.
+REMOTE = {
+    # OGC API - Features - Part 1, 1.0 (ogcapi-features-1.yaml).
+    "ogcapi-features-1.yaml#/components/parameters/featureId": {
+        "name": "featureId",
+        "in": "path",
+        "description": "local identifier of a feature",
+        "required": True,
+        "schema": {"type": "string"},
+    },
+    "ogcapi-features-1.yaml#/components/responses/LandingPage": _json(
+        {
+            "type": "object",
+            "required": ["links"],
+            "properties": {
+                "title": {"type": "string"},
+                "description": {"type": "string"},
+                "links": {"type": "array", "items": _LINK},
+            },
+        },
+        "The landing page.",
+    ),
+    "ogcapi-features-1.yaml#/components/responses/Collection": _json(
+        {
+            "type": "object",
+            "required": ["id", "links"],
+            "properties": {
+                "id": {"type": "string"},
+                "title": {"type": "string"},
+                "description": {"type": "string"},
+                "links": {"type": "array", "items": _LINK},
+                "extent": {"type": "object"},
+                "itemType": {"type": "string"},
+                "crs": {"type": "array", "items": {"type": "string"}},
+            },
+        },
+        "Information about the feature collection.",
+    ),
+    "ogcapi-features-1.yaml#/components/responses/Features": _geojson(
+        {
+            "type": "object",
+            "required": ["type", "features"],
+            "properties": {
+                "type": {"type": "string", "enum": ["FeatureCollection"]},
+                "features": {"type": "array", "items": _FEATURE},
+                "links": {"type": "array", "items": _LINK},
+                "timeStamp": {"type": "string", "format": "date-time"},
+                "numberMatched": {"type": "integer", "minimum": 0},
+                "numberReturned": {"type": "integer", "minimum": 0},
+            },
+        },
+        "The features.",
+    ),
+    "ogcapi-features-1.yaml#/components/responses/Feature": _geojson(_FEATURE, "A feature."),
+    "ogcapi-features-1.yaml#/components/responses/InvalidParameter": _json(
+        _FEATURES_EXCEPTION, "A query parameter has an invalid value."
+    ),
+    "ogcapi-features-1.yaml#/components/responses/NotFound": {
+        "description": "The requested resource does not exist on the server."
+    },
+    "ogcapi-features-1.yaml#/components/responses/ServerError": _json(_FEATURES_EXCEPTION, "A server error occurred."),
+    # OGC API - Processes - Part 1, 1.0.
+    "processes/part1/1.0/openapi/responses/ExecuteAsync.yaml": {
+        "description": "Started asynchronous execution.",
+        "content": {"application/json": {"schema": {"type": "object", "required": ["jobID", "status"]}}},
+    },
+    "processes/part1/1.0/openapi/responses/NotFound.yaml": _json(
+        _PROCESSES_EXCEPTION, "The requested resource does not exist on the server."
+    ),
+    "processes/part1/1.0/openapi/responses/ServerError.yaml": _json(_PROCESSES_EXCEPTION, "A server error occurred."),
+    "processes/part1/1.0/openapi/responses/ProcessList.yaml": _json(
+        {
+            "type": "object",
+            "required": ["processes", "links"],
+            "properties": {
+                "processes": {"type": "array", "items": {"type": "object", "required": ["id", "version"]}},
+                "links": {"type": "array", "items": _LINK},
+            },
+        },
+        "Information about the available processes.",
+    ),
+    "processes/part1/1.0/openapi/schemas/exception.yaml": _PROCESSES_EXCEPTION,
+    "processes/part1/1.0/openapi/schemas/execute.yaml": {
+        "type": "object",
+        "properties": {
+            "inputs": {"type": "object", "additionalProperties": True},
+            "outputs": {"type": "object", "additionalProperties": True},
+            "response": {"type": "string", "enum": ["raw", "document"], "default": "raw"},
+        },
+    },
+    # OGC API - Tiles - Part 1, 1.0.
+    "ogcapi-tiles-1.yaml#/components/schemas/link": _LINK,
+    # OGC API - Records - Part 1: parameters/sortby.yaml.
+    "ogcapi-records/master/core/openapi/parameters/sortby.yaml": {
+        "name": "sortby",
+        "in": "query",
+        "required": False,
+        "schema": {"type": "array", "minItems": 1, "items": {"type": "string", "pattern": "[+|-]?[A-Za-z_].*"}},
+        "style": "form",
+        "explode": False,
+    },
+}
+
+
+#: Where pygeoapi's document is wrong about pygeoapi's own answers (not the service's): for these
+#: operations, answers whose status the predicate picks are checked for no 5xx but not against
+#: the schema the document gives them. Everything else is checked against its schema.
+Quirk = tuple[Callable[[int], bool], str]
+PYGEOAPI_QUIRKS: dict[str, Quirk] = {
+    # pygeoapi 0.21's document gives /conformance the *landing page's* response (which requires
+    # `links`); pygeoapi answers it with a conformance declaration ({"conformsTo": [...]}), as
+    # OGC API - Features requires.
+    "GET /conformance": (lambda status: status == 200, "the landing page's schema for the conformance declaration"),
+    # A refused screening is answered by pygeoapi's Dummy process manager, which writes any error
+    # of a process as {"code", "description"}; the document gives that answer OGC API - Processes'
+    # exception schema, which requires `type`. The 200 answer (the screening) is still checked.
+    "POST /processes/screen/execution": (
+        lambda status: status >= 400,
+        "the Dummy manager's failure answer lacks the `type` its exception schema requires",
+    ),
+}
+
+
+def localise(doc: dict[str, Any]) -> dict[str, Any]:
+    """Return ``doc`` with every remote ``$ref`` replaced by its local copy from :data:`REMOTE`.
+
+    Raises
+    ------
+    KeyError
+        If the document makes a remote reference this module has no copy of (a new pygeoapi).
+    """
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and not ref.startswith("#"):
+                key = next((k for k in REMOTE if ref.endswith(k)), None)
+                if key is None:
+                    raise KeyError(f"no local copy of the remote reference {ref}")
+                return copy.deepcopy(REMOTE[key])
+            return {k: walk(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    return walk(doc)
+
+
+def _remote_refs(node: Any) -> list[str]:
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        own = [ref] if isinstance(ref, str) and not ref.startswith("#") else []
+        return own + [r for v in node.values() for r in _remote_refs(v)]
+    if isinstance(node, list):
+        return [r for v in node for r in _remote_refs(v)]
+    return []
+
+
+def test_localise_leaves_no_remote_reference_and_keeps_local_ones() -> None:
+    doc = {
+        "paths": {
+            "/a": {
+                "get": {
+                    "parameters": [
+                        {
+                            "$ref": "https://schemas.opengis.net/ogcapi/features/part1/1.0/openapi/ogcapi-features-1.yaml"
+                            "#/components/parameters/featureId"
+                        },
+                        {"$ref": "#/components/parameters/f"},
+                    ]
+                }
+            }
+        }
+    }
+    out = localise(doc)
+    assert _remote_refs(out) == []
+    assert out["paths"]["/a"]["get"]["parameters"] == [
+        REMOTE["ogcapi-features-1.yaml#/components/parameters/featureId"],
+        {"$ref": "#/components/parameters/f"},
+    ]
+    with pytest.raises(KeyError, match=r"example\.org"):
+        localise({"$ref": "https://example.org/other.yaml"})
+
+
+def _summary(exc: BaseException) -> str:
+    """The failure's own lines (schemathesis's check errors and the curl to reproduce), not the schema dumps."""
+    parts = [exc, *getattr(exc, "exceptions", ())]
+    lines = []
+    for part in parts:
+        text = str(part)
+        keep = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith((" ", "|"))][:4]
+        curl = [ln.strip() for ln in text.splitlines() if ln.strip().startswith("curl ")][:1]
+        lines.append(" / ".join(keep + curl))
+    return "\n    ".join(lines)
+
+
+@pytest.fixture(scope="module", params=["gpkg", "postgis"])
+def live(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A served registry (GeoPackage, or PostGIS through a reader login); yield its base URL."""
+    if request.param == "gpkg":
+        registry = str(tmp_path_factory.mktemp("fuzz") / "permits.gpkg")
+        fill_registry(registry)
+        with served(registry) as base:
+            yield base
+        return
+    target = pg_schema(request.getfixturevalue("pg_url"))
+    fill_registry(target)
+    with public_login(target) as login, served(login) as base:
+        yield base
+
+
+def _fuzz(operation: Any, api: str, statuses: Counter[int]) -> None:
+    """Call ``operation`` with the requests schemathesis generates; raise on the first failure."""
+    from hypothesis import HealthCheck, Phase, given, settings
+    from schemathesis.checks import not_a_server_error
+    from schemathesis.specs.openapi.checks import response_schema_conformance
+
+    quirk = PYGEOAPI_QUIRKS.get(operation.label)
+
+    @settings(
+        max_examples=EXAMPLES,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        phases=[Phase.explicit, Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(case=operation.as_strategy())
+    def run(case: Any) -> None:
+        response = case.call(base_url=api, timeout=30)
+        statuses[response.status_code] += 1
+        leaked = [s for s in SECRETS if s in response.text]
+        assert not leaked, f"{case.method} {case.formatted_path}: personal data in the answer: {leaked}"
+        if quirk is not None and quirk[0](response.status_code):
+            case.validate_response(response, checks=[not_a_server_error])
+        else:
+            case.validate_response(response, checks=[not_a_server_error, response_schema_conformance])
+
+    run()
+
+
+@pytest.mark.slow  # 25-40 s per back end on 2 cores
+def test_schemathesis_finds_no_server_error_and_no_answer_off_its_schema(live: str) -> None:
+    assert urlsplit(live).hostname == "127.0.0.1"  # the fuzzer calls the loopback server only
+    status, _, body = get(f"{live}/ogc/openapi?f=json")
+    assert status == 200
+    published = json.loads(body)
+    assert _remote_refs(published)  # pygeoapi refers to the OGC's schemas by URL...
+    doc = localise(published)
+    assert _remote_refs(doc) == []  # ...and the copy run here refers to none
+    schema = schemathesis.openapi.from_dict(doc)
+    api = f"{live}/ogc"
+
+    failures: list[str] = []
+    statuses: Counter[int] = Counter()
+    started = time.monotonic()
+    operations = [result.ok() for result in schema.get_all_operations()]
+    assert len(operations) > 20
+    left_out = []
+    for operation in operations:
+        if time.monotonic() - started > BUDGET_S:  # bounded: a slow machine calls fewer, never for ever
+            left_out.append(operation.label)
+            continue
+        try:
+            _fuzz(operation, api, statuses)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:  # schemathesis raises a BaseExceptionGroup; report every operation's
+            failures.append(f"{operation.label}: {_summary(exc)}")
+    elapsed = time.monotonic() - started
+    print(
+        f"\nschemathesis: {len(operations)} operations, {statuses.total()} calls in {elapsed:.1f} s: {dict(statuses)}"
+    )
+    if left_out:
+        print(f"time budget spent; not called: {', '.join(left_out)}")
+    assert not failures, "\n\n".join(failures)
+    # It reached the service's answers, not just its refusals: features, the screening, and 4xx.
+    assert statuses[200] > 100 and statuses[400] > 0 and statuses[404] > 0
+
+
+def test_found_by_schemathesis_a_bbox_and_a_foreign_id_are_answered(live: str) -> None:
+    """On PostGIS, any bbox was a 500 (the view in feet met a bbox in degrees) and /items/abc a 500."""
+    items = f"{live}/ogc/collections/permits/items"
+    # The first permit (ORIGIN, 150 x 100 ft) lies in this box of longitude/latitude; the second does not.
+    status, _, body = get(f"{items}?f=json&bbox=-88.7162,44.1114,-88.7154,44.1119")
+    assert status == 200
+    assert [f["properties"]["permit_number"] for f in json.loads(body)["features"]] == ["ESC-2026-0001"]
+    status, _, body = get(f"{items}?f=json&bbox=0,0,0,0")
+    assert (status, json.loads(body)["numberMatched"]) == (200, 0)
+    for foreign in ("abc", "1.5", "99999999999999999999", "%21%F1%B3%A4%8D"):
+        status, _, body = get(f"{items}/{foreign}?f=json")
+        assert (status, json.loads(body)["code"]) == (404, "NotFound"), foreign
+    status, _, body = get(f"{items}/1?f=json")
+    assert (status, json.loads(body)["properties"]["permit_number"]) == (200, "ESC-2026-0001")
+
+
+def test_an_error_the_service_makes_matches_both_ogc_exception_schemas() -> None:
+    """schemathesis found the guard's own errors (405 for DELETE /jobs/{jobId}) without the `type`
+    OGC API - Processes' exception requires, which the published document gives that path."""
+    import jsonschema
+
+    from esc_gis.serve.app import Guard
+
+    def never(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
+        raise AssertionError("the guard answers a refused method itself")
+
+    seen: list[str] = []
+    body = b"".join(
+        Guard(never, body_bytes=1000)(
+            {"REQUEST_METHOD": "DELETE", "PATH_INFO": "/ogc/jobs/0"}, lambda status, headers, *a: seen.append(status)
+        )
+    )
+    assert seen == ["405 Method Not Allowed"]
+    answer = json.loads(body)
+    jsonschema.validate(answer, _PROCESSES_EXCEPTION)
+    jsonschema.validate(answer, _FEATURES_EXCEPTION)
+    assert answer["code"] == answer["type"] == "MethodNotAllowed"
