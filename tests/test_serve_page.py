@@ -7,7 +7,7 @@ answer as a resident would. Every request the page makes must stay on 127.0.0.1 
 none``), and it must run under its own strict Content-Security-Policy with no console error.
 
 Set ESC_GIS_SCREENSHOTS=1 to write docs/img/serve-page.png (the README's picture) from
-:func:`test_drawn_site_needs_a_permit`.
+:func:`test_the_area_to_be_disturbed_is_screened_not_the_whole_site`.
 """
 
 from __future__ import annotations
@@ -189,7 +189,7 @@ def test_drawn_site_needs_a_permit(visit: Visit) -> None:
     text = visit.answer()
     assert page.locator("#answer-headline").inner_text() == "A permit is required"
     assert "not a permit decision" in text
-    findings = page.locator("#answer .findings:not(.run-findings) li").all_inner_texts()
+    findings = page.locator("#answer .findings.decision li").all_inner_texts()
     assert any("§ 540-4A(1)(a)" in f and "4,000 sq ft or more" in f for f in findings)
     assert all(re.search(r"§ 540-\d", f) and "based on" in f for f in findings)
     measured = page.locator("#answer table.measured tr").filter(has_text="Land to be disturbed").inner_text()
@@ -210,9 +210,30 @@ def test_drawn_site_needs_a_permit(visit: Visit) -> None:
     assert all(on for _, on in checked)
     assert visit.errors == []
     assert visit.left == []
-    if os.environ.get("ESC_GIS_SCREENSHOTS") == "1":
+
+
+def test_the_area_to_be_disturbed_is_screened_not_the_whole_site(visit: Visit) -> None:
+    page = visit.open()
+    # Across the illustrative perennial stream of the demo layer set (y = 504,560 ft) and its
+    # protective area: a 700 x 500 ft site, of which 450 x 300 ft = 135,000 sq ft is disturbed.
+    site = shapely.box(745_000, 504_300, 745_700, 504_800)
+    disturbed = shapely.box(745_050, 504_350, 745_500, 504_650)
+    page.locator("#site-text").fill(json.dumps(shapely.geometry.mapping(lonlat(site))))
+    page.locator("#disturbed-part").check()
+    page.locator("#disturbed-text").fill(json.dumps(shapely.geometry.mapping(lonlat(disturbed))))
+    visit.answer()
+    assert page.locator("#answer-headline").inner_text() == "A permit is required"
+    rows = dict(r.split("\t", 1) for r in page.locator("#answer table.measured tr").all_inner_texts())
+    assert rows["Land to be disturbed"].startswith("135,001 sq ft (3.099 acres)")  # 135,000 to the foot
+    assert rows["Disturbed inside protective areas"] != "0 sq ft (0 acres)"
+    assert rows["Nearest water, from the disturbance"] == "0 ft"  # the stream crosses it
+    # Both shapes are on the map, the site beneath the area to be disturbed.
+    assert page.locator(".leaflet-overlay-pane path[stroke='#c51b7d']").count() == 1
+    assert visit.errors == []
+    assert visit.left == []
+    if os.environ.get("ESC_GIS_SCREENSHOTS") == "1":  # the README's picture
         SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-        page.locator("#answer-headline").scroll_into_view_if_needed()
+        page.locator("#answer").evaluate("a => a.scrollIntoView()")  # the map stays in view beside it
         page.screenshot(path=str(SCREENSHOT))
         assert SCREENSHOT.stat().st_size < 200_000
 
@@ -236,12 +257,14 @@ def test_bad_geojson_gets_a_readable_message(visit: Visit) -> None:
     line = {"type": "LineString", "coordinates": [[-88.72, 44.11], [-88.71, 44.11]]}
     page.locator("#site-text").fill(json.dumps(line))
     page.locator("#screen-button").click()
-    page.wait_for_selector("#error h3", timeout=60_000)
-    assert "only Polygon and MultiPolygon are screened" in error.inner_text()
-    bowtie = {"type": "Polygon", "coordinates": [[[-88.72, 44.11], [-88.71, 44.111], [-88.71, 44.11], [-88.72, 44.111], [-88.72, 44.11]]]}
+    sync_api.expect(error).to_contain_text("only Polygon and MultiPolygon are screened", timeout=60_000)
+    bowtie = {
+        "type": "Polygon",
+        "coordinates": [[[-88.72, 44.11], [-88.71, 44.111], [-88.71, 44.11], [-88.72, 44.111], [-88.72, 44.11]]],
+    }
     page.locator("#site-text").fill(json.dumps(bowtie))
     page.locator("#screen-button").click()
-    page.wait_for_function("document.querySelector('#error').innerText.includes('not a valid polygon')")
+    sync_api.expect(error).to_contain_text("not a valid polygon", timeout=60_000)
     assert "Error executing process" not in error.inner_text()  # pygeoapi's wording, taken off
     assert page.locator("#answer").inner_text() == ""
     # Chromium logs each 400 answer as a failed resource; nothing else may be logged.

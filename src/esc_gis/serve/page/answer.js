@@ -13,7 +13,8 @@ const BASIS = {
   ordinance: "the ordinance (its text)",
   interpretation: "an interpretation (a reading where the ordinance's text is silent)",
   policy: "policy (this service's own practice, not the ordinance)",
-  standard: "a technical standard",
+  technical_standard: "a technical standard (not the ordinance's own words)",
+  standard: "a technical standard (not the ordinance's own words)",
 };
 const SQFT_PER_ACRE = 43560;
 
@@ -68,7 +69,7 @@ export function renderAnswer(box, answer, village) {
   notice.append(el("strong", "A screening, not a permit decision. "), document.createTextNode(answer.notice));
   box.append(notice);
 
-  box.append(el("h4", "Why: the findings"), findingList(answer.findings || [], "findings"));
+  box.append(el("h4", "Why: the findings"), findingList(answer.findings || [], "findings decision"));
 
   box.append(el("h4", "What was measured"));
   const table = el("table", null, "measured");
@@ -85,6 +86,9 @@ export function renderAnswer(box, answer, village) {
   table.append(body);
   box.append(table);
 
+  if (answer.notes && answer.notes.length) {
+    box.append(el("h4", "What else to know"), findingList(answer.notes, "findings notes"));
+  }
   if (answer.run_findings && answer.run_findings.length) {
     box.append(el("h4", "About this screening"), findingList(answer.run_findings, "findings run-findings"));
   }

@@ -14,12 +14,6 @@ const SHAPE_STYLE = {
   disturbed: { color: "#c51b7d", weight: 3, dashArray: "6 3", fillColor: "#f1b6da", fillOpacity: 0.45 },
 };
 const NAMES = { site: "the site", disturbed: "the area to be disturbed" };
-const ACTIVITY_WORDS = {
-  construction: "Construction (land-disturbing construction activity)",
-  agricultural_activity: "Agricultural activity",
-  agricultural_production: "Agricultural production",
-  silviculture: "Silviculture (forestry)",
-};
 
 /** Read GeoJSON text; throw an Error naming the shape and the fix. */
 function parseShape(text, kind) {
@@ -149,13 +143,23 @@ export function startAsk({ map, settings, api, control, showMeasured }) {
   control.addOverlay(site.layer, "The site you give");
   control.addOverlay(disturbed.layer, "The area to be disturbed");
 
+  // Each activity's words are the profile's: "name: what it covers"; the select shows the name,
+  // the text under it what the chosen one covers.
   const select = document.getElementById("activity");
-  for (const a of settings.activities) {
-    const opt = el("option", ACTIVITY_WORDS[a] || a.replace(/_/g, " "));
-    opt.value = a;
+  const about = document.getElementById("activity-about");
+  for (const { value, label } of settings.activities) {
+    const opt = el("option", label.split(":")[0]);
+    opt.value = value;
+    opt.dataset.about = label;
     select.append(opt);
   }
-  select.value = settings.activities.includes("construction") ? "construction" : settings.activities[0];
+  const describe = () => {
+    about.textContent = select.selectedOptions[0] ? select.selectedOptions[0].dataset.about : "";
+  };
+  select.value = "construction";
+  if (!select.value && select.options.length) select.selectedIndex = 0;
+  describe();
+  select.addEventListener("change", describe);
 
   const part = document.getElementById("disturbed-part");
   const partInputs = document.getElementById("disturbed-inputs");

@@ -132,6 +132,8 @@ async function addLayers(map, control) {
 }
 
 async function main() {
+  if (settings.contact) document.getElementById("contact").textContent = ` (${settings.contact})`;
+  document.getElementById("publication").textContent = settings.publication || "";
   const map = makeMap();
   // Collapsed: it opens on hover, focus or Enter, and leaves the map visible on a phone.
   const control = L.control.layers(null, null, { collapsed: true }).addTo(map);
