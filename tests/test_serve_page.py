@@ -31,7 +31,7 @@ from esc_gis.registry.store.schema import PUBLIC_VIEW
 
 from .browser import ARGS, ROOT
 from .conftest import require_tool
-from .service import CRS, ORIGIN, fill_registry, get, pg_schema, post_screen, public_login, served
+from .service import CRS, ORIGIN, PENDING_ADDRESS, fill_registry, get, pg_schema, post_screen, public_login, served
 
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 SCREENSHOT = ROOT / "docs" / "img" / "serve-page.png"
@@ -130,6 +130,7 @@ def test_page_loads_the_permits_under_its_policy_with_no_request_leaving(visit: 
     assert visit.left == []
     assert any(u.endswith("/ogc/collections/permits/items?f=json&limit=1000") for u in visit.requested)
     status, headers, _ = get(f"{visit.base}/")
+    assert status == 200
     assert "script-src 'self'" in headers["Content-Security-Policy"]  # the policy the page ran under
     # tests/service.py: five permits, the fifth under a stop-work order; all of them public.
     view = gpd.read_file(registry, layer=PUBLIC_VIEW)
@@ -139,6 +140,7 @@ def test_page_loads_the_permits_under_its_policy_with_no_request_leaving(visit: 
     assert counts == {"active": 4, "extended": 0, "stop_work": 1, "suspended": 0}
     assert sum(counts.values()) == len(public)
     assert page.locator("#permit-table tbody tr").count() == 5
+    assert PENDING_ADDRESS not in page.locator("#permit-table").inner_text()  # an application is not public
     assert "5 permits are on the map" in page.locator("#map-status").inner_text()
     # On the map: one shape per permit, in its status's colour (the other layers take no clicks).
     fills = page.eval_on_selector_all("path.leaflet-interactive", "ps => ps.map(p => p.getAttribute('fill'))")
@@ -212,6 +214,40 @@ def test_drawn_site_needs_a_permit(visit: Visit) -> None:
     assert visit.left == []
 
 
+def test_drawing_finishes_by_enter_or_the_finish_button_and_a_file_is_read(visit: Visit, tmp_path: Path) -> None:
+    page = visit.open()
+    site = lonlat(shapely.box(*SITE_FT))
+    w, s, e, n = site.bounds
+    page.evaluate("b => escGis.map.fitBounds(b, {padding: [90, 90], animate: false})", [[s, w], [n, e]])
+    text = page.locator("#site-text")
+    start = page.get_by_role("button", name="Draw the site on the map")
+    finish = page.locator("#site-fields button[data-draw=finish]")
+    start.click()
+    assert start.get_attribute("aria-pressed") == "true"
+    click_corners(page, [(w, s), (e, s)])
+    assert finish.is_disabled()  # two corners are no area
+    click_corners(page, [(e, n)])
+    page.keyboard.press("Enter")
+    assert len(json.loads(text.input_value())["coordinates"][0]) == 4  # a triangle, closed
+    assert start.get_attribute("aria-pressed") == "false"
+    start.click()
+    click_corners(page, [(w, s), (e, s), (e, n), (w, n)])
+    finish.click()
+    assert len(json.loads(text.input_value())["coordinates"][0]) == 5
+    page.locator("#site-fields button[data-draw=clear]").click()
+    assert text.input_value() == ""
+    # An uploaded file is read in the browser into the text box, and screened from there.
+    path = tmp_path / "site.geojson"
+    feature = {"type": "Feature", "properties": {}, "geometry": shapely.geometry.mapping(site)}
+    path.write_text(json.dumps({"type": "FeatureCollection", "features": [feature]}), encoding="utf-8")
+    page.locator("#site-file").set_input_files(str(path))
+    sync_api.expect(page.locator("#draw-status")).to_contain_text("read from site.geojson")
+    assert json.loads(text.input_value())["features"][0]["geometry"]["type"] == "Polygon"
+    visit.answer()
+    assert page.locator("#answer-headline").inner_text() == "A permit is required"
+    assert visit.errors == []
+
+
 def test_the_area_to_be_disturbed_is_screened_not_the_whole_site(visit: Visit) -> None:
     page = visit.open()
     # Across the illustrative perennial stream of the demo layer set (y = 504,560 ft) and its
@@ -245,6 +281,19 @@ def test_a_site_far_outside_the_village_gets_does_not_apply(visit: Visit) -> Non
     assert page.locator("#answer-headline").inner_text() == "The ordinance does not apply here"
     assert "not measured" in text
     assert page.locator("#error").inner_text() == ""
+
+
+def test_the_activity_chosen_is_screened(visit: Visit) -> None:
+    page = visit.open()
+    about = page.locator("#activity-about")
+    assert page.locator("#activity").input_value() == "construction"  # the default
+    page.locator("#activity").select_option("silviculture")
+    assert about.inner_text().startswith("silviculture: tree nursery")  # the profile's words
+    page.locator("#site-text").fill(json.dumps(shapely.geometry.mapping(lonlat(shapely.box(*SITE_FT)))))
+    visit.answer()
+    # "This article does not apply to ... Nonpoint discharges from silviculture activities." (§ 540-4A(2)(b))
+    assert page.locator("#answer-headline").inner_text() == "The ordinance does not apply to this activity"
+    assert "§ 540-4A(2)(b)" in page.locator("#answer .findings.decision").inner_text()
 
 
 def test_bad_geojson_gets_a_readable_message(visit: Visit) -> None:

@@ -8,6 +8,12 @@ const HEADLINE = {
   not_required: "No permit is required by the area screened",
   not_applicable: "The ordinance does not apply here",
 };
+//: Why it does not apply, when the reason is the land's use or who works, not the place.
+const NOT_APPLICABLE = {
+  exempt_agricultural: "The ordinance does not apply to this activity",
+  exempt_silviculture: "The ordinance does not apply to this activity",
+  excluded_state_agency: "The ordinance does not apply to this work",
+};
 //: A finding's basis in words (DESIGN.md: a reading is never presented as the law).
 const BASIS = {
   ordinance: "the ordinance (its text)",
@@ -62,7 +68,8 @@ function findingList(findings, className) {
  */
 export function renderAnswer(box, answer, village) {
   box.replaceChildren();
-  const headline = el("h3", HEADLINE[answer.permit] || answer.permit, `headline permit-${answer.permit}`);
+  const words = (answer.permit === "not_applicable" && NOT_APPLICABLE[answer.applicability]) || HEADLINE[answer.permit];
+  const headline = el("h3", words || answer.permit, `headline permit-${answer.permit}`);
   headline.id = "answer-headline";
   box.append(headline);
   const notice = el("p", null, "notice");
