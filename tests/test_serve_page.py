@@ -383,3 +383,19 @@ def test_postgis_page_smoke(browser: sync_api.Browser, pg_url: str, tmp_path: Pa
             assert v.left == []
         finally:
             v.context.close()
+
+
+def test_a_basemap_loads_its_tiles_under_the_policy(browser: sync_api.Browser, registry: str) -> None:
+    # Tiles are the one thing the page may fetch from elsewhere (the policy's img-src names their
+    # host); here they are requested and refused at the browser, as on a machine with no network.
+    # The "&" travels HTML-escaped in the page's settings: the tiles' URLs must have it back.
+    with served(registry, "--basemap", "https://tile.openstreetmap.org/{z}/{x}/{y}.png?a=1&b=2") as url:
+        v = Visit(browser, url)
+        try:
+            page = v.open()
+            assert v.left and all(u.startswith("https://tile.openstreetmap.org/") for u in v.left)
+            assert all(u.endswith(".png?a=1&b=2") for u in v.left)
+            assert "OpenStreetMap" in page.locator(".leaflet-control-attribution").inner_text()
+            assert [e for e in v.errors if "ERR_FAILED" not in e] == []  # no refusal by the page's policy
+        finally:
+            v.context.close()

@@ -131,6 +131,7 @@ export function startAsk({ map, settings, api, control, showMeasured }) {
   let current = null;
   const drawing = {
     start(input) {
+      if (input.sketch.active) return input.sketch.stop(); // the button toggles drawing
       for (const s of shapes) s.sketch.stop();
       current = input;
       input.sketch.start();

@@ -6,7 +6,10 @@
 import { startAsk } from "./ask.js";
 import { el, getJSON } from "./dom.js";
 
-const settings = JSON.parse(document.getElementById("settings").textContent);
+// The service writes its settings HTML-escaped into a <script> element, whose text a browser
+// does not unescape: a DOMParser reads the entities back (the text holds no tag: "<" is escaped).
+const island = document.getElementById("settings").textContent;
+const settings = JSON.parse(new DOMParser().parseFromString(island, "text/html").body.textContent);
 const api = `/${settings.api}`;
 
 //: How each of the Village's layers is drawn; the jurisdiction as an outline. Their legend
@@ -35,9 +38,13 @@ function makeMap() {
   map.fitBounds([[s, w], [n, e]]);
   if (settings.basemap) {
     const host = new URL(settings.basemap.replace(/[{}]/g, "")).host;
-    L.tileLayer(settings.basemap, { maxZoom: 19, attribution: `Base map: ${host}` }).addTo(map);
+    const osm = host.endsWith("openstreetmap.org");
+    const credit = osm
+      ? '&copy; <a href="https://www.openstreetmap.org/copyright">OpenStreetMap</a> contributors'
+      : `Base map: ${host}`; // a URL's host holds no markup
+    L.tileLayer(settings.basemap, { maxZoom: 19, attribution: credit }).addTo(map);
   }
-  map.attributionControl.addAttribution(settings.village);
+  map.attributionControl.addAttribution(el("span", settings.village).innerHTML); // as text, escaped
   return map;
 }
 
@@ -104,8 +111,11 @@ function showPermits(map, control, data, isDrawing) {
     tbody.append(tr);
   }
   const n = shown.length;
+  // The service serves at most 1,000 features a request: say so if there are more.
+  const more = data.numberMatched > data.features.length ? ` (the first ${data.features.length} of ${data.numberMatched})` : "";
   document.getElementById("map-status").textContent =
-    `${n} ${n === 1 ? "permit is" : "permits are"} on the map. Select a permit for its details, or open the table below the legend.`;
+    `${n} ${n === 1 ? "permit is" : "permits are"} on the map${more}. ` +
+    "Select a permit for its details, or open the table below the legend.";
 }
 
 async function addLayers(map, control) {
