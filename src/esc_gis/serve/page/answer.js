@@ -8,13 +8,13 @@ const HEADLINE = {
   not_required: "No permit is required by the area screened",
   not_applicable: "The ordinance does not apply here",
 };
-//: Why it does not apply, when the reason is the land's use or who works, not the place.
+// Why it does not apply, when the reason is the land's use or who works, not the place.
 const NOT_APPLICABLE = {
   exempt_agricultural: "The ordinance does not apply to this activity",
   exempt_silviculture: "The ordinance does not apply to this activity",
   excluded_state_agency: "The ordinance does not apply to this work",
 };
-//: A finding's basis in words (DESIGN.md: a reading is never presented as the law).
+// A finding's basis in words (DESIGN.md: a reading is never presented as the law).
 const BASIS = {
   ordinance: "the ordinance (its text)",
   interpretation: "an interpretation (a reading where the ordinance's text is silent)",

@@ -12,8 +12,8 @@ const island = document.getElementById("settings").textContent;
 const settings = JSON.parse(new DOMParser().parseFromString(island, "text/html").body.textContent);
 const api = `/${settings.api}`;
 
-//: How each of the Village's layers is drawn; the jurisdiction as an outline. Their legend
-//: swatches are the `sw-<name>` classes of page.css.
+// How each of the Village's layers is drawn; the jurisdiction as an outline. Their legend
+// swatches are the `sw-<name>` classes of page.css.
 const LAYER_STYLE = {
   jurisdiction: { color: "#1a1a1a", weight: 2.5, dashArray: "8 5", fill: false },
   waters: { color: "#08519c", weight: 1, fillColor: "#6baed6", fillOpacity: 0.55 },
@@ -21,7 +21,7 @@ const LAYER_STYLE = {
   steep_slopes: { color: "#8c510a", weight: 0.5, fillColor: "#bf812d", fillOpacity: 0.5 },
   targeted_areas: { color: "#ae017e", weight: 1.5, dashArray: "2 4", fill: false },
 };
-//: Shown on the map from the start; the others once a site is screened, or from the layer control.
+// Shown on the map from the start; the others once a site is screened, or from the layer control.
 const SHOWN_AT_START = new Set(["jurisdiction"]);
 
 function items(name) {
@@ -29,7 +29,7 @@ function items(name) {
 }
 
 function acres(value) {
-  return typeof value === "number" ? value.toLocaleString("en-US", { maximumFractionDigits: 2 }) : "not given";
+  return typeof value === "number" ? value.toLocaleString("en-US", { maximumFractionDigits: 2 }) : null;
 }
 
 function makeMap() {
@@ -56,7 +56,7 @@ function popup(p, label) {
     ["Site", p.site_address],
     ["Status", label],
     ["Expires on", p.expires_on || "not set"],
-    ["Disturbed", `${acres(p.disturbed_acres)} acres`],
+    ["Disturbed", acres(p.disturbed_acres) === null ? "not given" : `${acres(p.disturbed_acres)} acres`],
   ];
   for (const [k, v] of rows) dl.append(el("dt", k), el("dd", v));
   box.append(dl);
@@ -105,7 +105,7 @@ function showPermits(map, control, data, isDrawing) {
   for (const f of shown) {
     const p = f.properties;
     const tr = el("tr");
-    const values = [p.permit_number, p.site_address, status[p.status][0], p.expires_on || "not set", acres(p.disturbed_acres)];
+    const values = [p.permit_number, p.site_address, status[p.status][0], p.expires_on || "not set", acres(p.disturbed_acres) ?? "not given"];
     tr.append(el("th", values[0]), ...values.slice(1).map((v) => el("td", v)));
     tr.firstChild.scope = "row";
     tbody.append(tr);
