@@ -108,6 +108,7 @@ def test_wheel_carries_the_layer_set_leaflet_and_licences(installed):
         "esc_gis/serve/page/index.html",  # the service's public page and its script and style
         "esc_gis/serve/page/page.js",
         "esc_gis/serve/page/page.css",
+        *(f"esc_gis/serve/page/{m}.js" for m in ("dom", "draw", "ask", "answer")),  # the page's modules
         "esc_gis-0.1.0.dist-info/licenses/LICENSE",
     } <= names
     assert not any("winneconne-demo" in n for n in names)  # made-up layers stay in the clone

@@ -215,7 +215,7 @@ def _page_app(page_settings: dict[str, Any]) -> Any:
 
     @app.get("/static/esc/<name>")
     def own(name: str) -> Any:
-        if name not in ("page.js", "page.css"):
+        if name not in ("page.js", "page.css", "dom.js", "draw.js", "ask.js", "answer.js"):
             abort(404)
         return send_from_directory(folder, name, max_age=300)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 __all__ = ["PROCESS_METADATA", "PublicManager", "ScreenProcessor", "process_metadata", "shutdown_pool"]
 
+import multiprocessing
 import os
 import threading
 import uuid
@@ -176,7 +177,14 @@ def _pool(layers: str | None, profile: str | None, limits: dict[str, Any]) -> An
     with _POOL_LOCK:
         if key not in _POOLS:
             workers = int(os.environ.get("ESC_GIS_SERVE_WORKERS", "0")) or max(1, min(4, os.cpu_count() or 1))
-            _POOLS[key] = ProcessPool(max_workers=workers, initializer=_init_worker, initargs=(layers, profile, limits))
+            # Spawned, not forked: a forked worker inherits GDAL's thread pool without its threads
+            # (the server read the DEM with NUM_THREADS at start-up) and hangs on its next DEM read.
+            _POOLS[key] = ProcessPool(
+                max_workers=workers,
+                initializer=_init_worker,
+                initargs=(layers, profile, limits),
+                context=multiprocessing.get_context("spawn"),
+            )
         return _POOLS[key]
 
 
