@@ -167,15 +167,18 @@ def _page_folder() -> Any:
 
 
 def page_html(settings: dict[str, Any]) -> str:
-    """Return the public page, with the service's settings in a JSON island (no inline script runs).
+    r"""Return the public page, with the service's settings in a JSON island (no inline script runs).
 
     Examples
     --------
-    >>> "Do I need a permit?" in page_html({"village": "Village of Winneconne", "authority": "Director"})
-    True
+    >>> page = page_html({"village": "Village of Winneconne", "basemap": "https://t.example/{z}?a=1&b=2</script>"})
+    >>> "Do I need a permit?" in page, "a=1\\u0026b=2\\u003c/script\\u003e" in page
+    (True, True)
     """
     template = (_page_folder() / "index.html").read_text(encoding="utf-8")
-    island = html.escape(json.dumps(settings), quote=False)
+    # A <script> element's text is not HTML-decoded: escape in JSON instead, so no "</script>"
+    # or "<!--" can end the island, and "&" arrives as "&" (JSON.parse reads \u0026 back).
+    island = json.dumps(settings).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     return template.replace("{{settings}}", island).replace("{{village}}", html.escape(settings.get("village", "")))
 
 

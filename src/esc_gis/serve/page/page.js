@@ -6,10 +6,9 @@
 import { startAsk } from "./ask.js";
 import { el, getJSON } from "./dom.js";
 
-// The service writes its settings HTML-escaped into a <script> element, whose text a browser
-// does not unescape: a DOMParser reads the entities back (the text holds no tag: "<" is escaped).
-const island = document.getElementById("settings").textContent;
-const settings = JSON.parse(new DOMParser().parseFromString(island, "text/html").body.textContent);
+// The service writes its settings as JSON in a <script type="application/json"> element, with
+// <, > and & escaped as \u003c, \u003e, \u0026 (a script element's text is not HTML-decoded).
+const settings = JSON.parse(document.getElementById("settings").textContent);
 const api = `/${settings.api}`;
 
 // How each of the Village's layers is drawn; the jurisdiction as an outline. Their legend
