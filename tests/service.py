@@ -40,6 +40,8 @@ SECRETS = (
     "RCPT-SECRET-8812",
     "INSPECTOR-NOTE-5521",
 )
+#: The address of the one application :func:`fill_registry` adds that is not yet decided.
+PENDING_ADDRESS = "999 Pending Application Rd"
 #: Inside the Village, in WISCRS Winnebago feet: a 150 x 100 ft square per permit, ten to a row
 #: (up to 150 permits stay inside the boundary).
 ORIGIN = (746_250.0, 507_500.0)
@@ -124,7 +126,8 @@ def box(i: int) -> shapely.Polygon:
 
 
 def fill_registry(target: str, *, n: int = 5) -> list[str]:
-    """Make a registry at ``target`` with ``n`` active permits and the planted :data:`SECRETS`."""
+    """Make a registry at ``target`` with ``n`` permits (the last under a stop-work order), one
+    undecided application (:data:`PENDING_ADDRESS`) and the planted :data:`SECRETS`; return the permits' numbers."""
     from esc_gis.layers import load_layers
     from esc_gis.profile import load_profile
     from esc_gis.registry import Application, Party, init_registry, open_registry
@@ -154,6 +157,8 @@ def fill_registry(target: str, *, n: int = 5) -> list[str]:
                 )
             )
         reg.transition(numbers[-1], "stop_work", on=date(2026, 11, 20), reasons=SECRETS[3], who="clerk")
+        # An application not yet decided: in the public view, never on the public map or service.
+        reg.add(Application(PENDING_ADDRESS, date(2026, 11, 24), box(n), CRS), who="clerk")
     return numbers
 
 
@@ -175,8 +180,8 @@ def as_login(url: str, user: str, password: str) -> str:
 
 
 @contextmanager
-def public_login(target: str) -> Iterator[str]:
-    """Make the registry's roles and a login in its reader role; yield the login's URL; drop them after."""
+def public_login(target: str, kind: str = "reader") -> Iterator[str]:
+    """Make the registry's roles and a login in its ``kind`` role (reader by default); yield its URL; drop them after."""
     import psycopg
 
     from esc_gis.registry.store.roles import create_roles
@@ -187,7 +192,9 @@ def public_login(target: str) -> Iterator[str]:
     with psycopg.connect(target, autocommit=True) as conn:
         conn.execute(
             psycopg.sql.SQL("CREATE ROLE {} LOGIN PASSWORD {} IN ROLE {}").format(
-                psycopg.sql.Identifier(name), psycopg.sql.Literal(password), psycopg.sql.Identifier(roles.reader)
+                psycopg.sql.Identifier(name),
+                psycopg.sql.Literal(password),
+                psycopg.sql.Identifier(getattr(roles, kind)),
             )
         )
     try:

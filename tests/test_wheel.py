@@ -105,6 +105,9 @@ def test_wheel_carries_the_layer_set_leaflet_and_licences(installed):
         "esc_gis/layersets/winneconne/README.md",  # the layers' sources and licences travel with them
         "esc_gis/maps/leaflet/dist/leaflet.js",
         "esc_gis/maps/leaflet/LICENSE",
+        "esc_gis/serve/page/index.html",  # the service's public page and its script and style
+        "esc_gis/serve/page/page.js",
+        "esc_gis/serve/page/page.css",
         "esc_gis-0.1.0.dist-info/licenses/LICENSE",
     } <= names
     assert not any("winneconne-demo" in n for n in names)  # made-up layers stay in the clone
@@ -143,3 +146,12 @@ def test_installed_wheel_screens_and_maps_offline_from_any_folder(installed, tmp
     ]
     notes = (work / "screening.gpkg.run_findings.csv").read_text(encoding="utf-8")
     assert "no_targeted_layer" in notes and "steep_not_measured" in notes and "no_waters_layer" not in notes
+    # Without the serve extra, `esc-gis serve` says what to install, and nothing else happens.
+    r = subprocess.run(
+        [str(bin_ / "esc-gis"), "serve", "--registry", "screening.gpkg"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 1 and "pip install 'esc-gis[serve]'" in r.stderr and "Traceback" not in r.stderr, r.stderr

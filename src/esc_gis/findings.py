@@ -87,6 +87,8 @@ SCREENING: dict[str, tuple[str, ...]] = {
     "geometry_repaired": (),
     "disturbed_outside_site": ("outside_sqft",),
     "no_disturbed_limits": (),
+    # --profile-by: a site no profiled municipality covers (esc_gis.municipalities).
+    "not_covered": (),
 }
 #: Reasons listed inside ``permit_may_be_required`` (§ 540-4A(1)(c)); each a template too.
 MAY_REQUIRE: dict[str, tuple[str, ...]] = {
@@ -259,7 +261,32 @@ SOIL_LOSS: dict[str, tuple[str, ...]] = {
     "screening_bare_soil_loss_no_r": (),
 }
 #: code -> row values, over every part of the toolkit that emits findings.
-CATALOGUE: dict[str, tuple[str, ...]] = {**SCREENING, **MAY_REQUIRE, **REGISTRY, **REVIEW, **SOIL_LOSS}
+#: The web service (``esc-gis serve``): what every public screening answer adds for a resident
+#: (the notice, what was not asked), the activities offered, and the collections' titles
+#: (``title``) and descriptions (``message``).
+SERVICE: dict[str, tuple[str, ...]] = {
+    "service_notice": (),
+    "service_activity_default": (),
+    "service_activity_as_described": ("activity",),
+    "service_whole_site_disturbed": (),
+    "service_common_plan_unknown": (),
+    "service_may_still_require": (),
+    "service_next_steps": (),
+    "service_other_permits": (),
+    "service_exclusions_not_asked": (),
+    "service_activity_construction": (),
+    "service_activity_agricultural_activity": (),
+    "service_activity_agricultural_production": (),
+    "service_activity_silviculture": (),
+    "service_layer_permits": (),
+    "service_layer_jurisdiction": (),
+    "service_layer_waters": (),
+    "service_layer_protective_areas": (),
+    "service_layer_steep_slopes": (),
+    "service_layer_targeted_areas": (),
+    "service_publication": (),
+}
+CATALOGUE: dict[str, tuple[str, ...]] = {**SCREENING, **MAY_REQUIRE, **REGISTRY, **REVIEW, **SOIL_LOSS, **SERVICE}
 
 
 @dataclass(frozen=True)

@@ -194,6 +194,41 @@ def counts_line(result: gpd.GeoDataFrame) -> str:
     )
 
 
+def _screen_by_municipality(
+    sites: str,
+    disturbed: str | None,
+    layers_path: str | None,
+    profile_path: str | None,
+    profile_by: str,
+    id_field: str,
+    field_map: dict[str, str],
+    assume_crs: str | None,
+    output: str,
+    overwrite: bool,
+    quiet: bool,
+) -> None:
+    """Run ``--profile-by``: each site under its municipality's profile (:mod:`esc_gis.municipalities`)."""
+    from esc_gis.municipalities import screen_by_municipality
+
+    if profile_path is not None:
+        raise click.UsageError("--profile and --profile-by exclude each other: the layer names each site's profile.")
+    result = screen_by_municipality(
+        sites,
+        profile_by=profile_by,
+        disturbed=disturbed,
+        layers=layers_path,
+        id_field=id_field,
+        field_map=field_map or None,
+        assume_crs=assume_crs,
+    )
+    write_layer(result, output, overwrite=overwrite)
+    if not quiet:
+        counts = Counter(zip(result["municipality"].fillna("(none)"), result["permit"], strict=True))
+        for (muni, permit), n in sorted(counts.items()):
+            console().print(f"{muni}: {n:,} {permit}", markup=False)
+        console().print(f"Wrote {len(result):,} rows to {output}", markup=False)
+
+
 @click.command(short_help="Screen sites or parcels against Chapter 540, Article I.")
 @click.argument("sites", type=VECTOR)
 @click.option(
@@ -204,6 +239,14 @@ def counts_line(result: gpd.GeoDataFrame) -> str:
 )
 @layers_option("Layer-set manifest (layers.toml); default: the Village's bundled set.")
 @profile_option("Ordinance profile TOML; default: the one shipped with esc_gis.")
+@click.option(
+    "--profile-by",
+    default=None,
+    metavar="LAYER:FIELD",
+    help="Screen each site under the profile of the municipality it lies in: a jurisdictions layer and the "
+    "field naming each feature's profile (a .toml beside the layer, or a bundled name). Sites in no "
+    "municipality are reported not_covered; a site across two gets a row in each.",
+)
 @click.option(
     "--id-field",
     default="site_id",
@@ -255,6 +298,7 @@ def screen(
     disturbed: str | None,
     layers_path: str | None,
     profile_path: str | None,
+    profile_by: str | None,
     id_field: str,
     fields: tuple[str, ...],
     assume_crs: str | None,
@@ -277,6 +321,21 @@ def screen(
     """
     field_map = _field_map(fields)
     check_output_path(output, overwrite=overwrite)  # fail before the work, not after
+    if profile_by is not None:
+        _screen_by_municipality(
+            sites,
+            disturbed,
+            layers_path,
+            profile_path,
+            profile_by,
+            id_field,
+            field_map,
+            assume_crs,
+            output,
+            overwrite,
+            quiet,
+        )
+        return
     side = skipped_path(output)
     check_sidecar(side, output, overwrite=overwrite)  # a stale one (its output gone) is replaced
     check_sidecar(run_findings_path(output), output, overwrite=overwrite)  # its run findings go beside it

@@ -125,6 +125,7 @@ class Guard:
         return [body]
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        """Answer one request: refuse what the service never takes, else pass it on and guard the answer."""
         method = environ.get("REQUEST_METHOD", "GET").upper()
         if method not in _ALLOWED_METHODS:
             return self._refuse(environ, start_response, 405, "MethodNotAllowed", f"{method} is not answered here.")
@@ -157,7 +158,7 @@ class Guard:
             LOG.exception("unhandled error on %s %s", method, environ.get("PATH_INFO"))
             text = "The server could not answer this request. Please try again; if it persists, tell the office."
             line, headers, body = ogc_exception(500, "NoApplicableCode", text)
-            start_response(line, self._headers(environ, headers), __import__("sys").exc_info())
+            start_response(line, self._headers(environ, headers))
             return [body]
 
 

@@ -162,16 +162,21 @@ def check_public_login(url: str) -> None:
             cur.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")
             (superuser,) = cur.fetchone() or (False,)
             cur.execute(
-                "SELECT n.nspname, c.relname, has_table_privilege(c.oid, 'SELECT'), "
-                "has_table_privilege(c.oid, 'INSERT') OR has_table_privilege(c.oid, 'UPDATE') "
-                "OR has_table_privilege(c.oid, 'DELETE') OR has_table_privilege(c.oid, 'TRUNCATE') "
+                # Every role the login may SET ROLE to counts (a member need not inherit), and
+                # column grants count too (a role may read or update some columns of a table).
+                "SELECT n.nspname, c.relname, bool_or(has_any_column_privilege(r.oid, c.oid, 'SELECT')), "
+                "bool_or(has_any_column_privilege(r.oid, c.oid, 'INSERT') "
+                "OR has_any_column_privilege(r.oid, c.oid, 'UPDATE') "
+                "OR has_table_privilege(r.oid, c.oid, 'DELETE') OR has_table_privilege(r.oid, c.oid, 'TRUNCATE')) "
                 "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                "CROSS JOIN (SELECT oid FROM pg_roles WHERE pg_has_role(current_user, oid, 'MEMBER')) r "
                 "WHERE c.relkind IN ('r', 'v', 'm', 'p', 'f') "
-                "AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%%'"
+                "AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%%' "
+                "GROUP BY n.nspname, c.relname"
             )
             rows = cur.fetchall()
             cur.execute("SELECT current_user, current_schema()")
-            user, schema = cur.fetchone()
+            user, schema = cur.fetchone() or ("", "")
     finally:
         conn.close()
     view_ok = any(rel == PUBLIC_VIEW and nsp == schema and can_read for nsp, rel, can_read, _ in rows)
@@ -226,8 +231,8 @@ def _check_gpkg(path: Path) -> None:
     try:
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
         try:
-            (version,) = conn.execute("SELECT max(version) FROM esc_gis_schema").fetchone()
-            (view,) = conn.execute("SELECT count(*) FROM gpkg_contents WHERE table_name = ?", (PUBLIC_VIEW,)).fetchone()
+            version = conn.execute("SELECT max(version) FROM esc_gis_schema").fetchone()[0]
+            view = conn.execute("SELECT count(*) FROM gpkg_contents WHERE table_name = ?", (PUBLIC_VIEW,)).fetchone()[0]
         finally:
             conn.close()
     except sqlite3.Error:
@@ -241,67 +246,47 @@ def _check_gpkg(path: Path) -> None:
         raise RegistryError(msg)
 
 
+def _titled(prof: Profile, code: str) -> tuple[str, str]:
+    """Return the (title, description) the profile words a collection with (``service_layer_*``)."""
+    names = prof.names()
+    return prof.template(code).title.format(**names), prof.finding(code).message
+
+
 def _write_layers(ls: LayerSet, prof: Profile, layers_path: Path | None, out: Path) -> list[tuple[str, str, str]]:
     """Write the layer set's public layers in CRS84 to ``out``; return (name, title, description) of each."""
     from esc_gis.protective import protective_layer
 
     written: list[tuple[str, str, str]] = []
-    names = prof.names()
-    village = names["jurisdiction_name"]
-    # The sections come from the profile: the law's citations live there, not here.
-    cite = {code: prof.template(code).section for code in ("jurisdiction_inside", "protective_area", "targeted_area")}
+    village = prof.names()["jurisdiction_name"]
 
-    def put(frame: gpd.GeoDataFrame, name: str, title: str, description: str) -> None:
-        frame = frame.reset_index(drop=True)
-        frame.to_crs(CRS84).to_file(out, layer=name, driver="GPKG")
-        written.append((name, title, description))
+    def put(frame: gpd.GeoDataFrame, name: str) -> None:
+        frame.reset_index(drop=True).to_crs(CRS84).to_file(out, layer=name, driver="GPKG")
+        written.append((name, *_titled(prof, f"service_layer_{name}")))
 
-    jur = gpd.GeoDataFrame({"name": [village]}, geometry=[ls.jurisdiction], crs=ls.crs)
-    put(
-        jur,
-        "jurisdiction",
-        f"{village}: where the ordinance applies",
-        f"The area the article applies to ({cite['jurisdiction_inside']}).",
-    )
+    put(gpd.GeoDataFrame({"name": [village]}, geometry=[ls.jurisdiction], crs=ls.crs), "jurisdiction")
     if ls.waters is not None:
         cols = [c for c in ("water_name", "water_class") if c in ls.waters.columns]
-        put(
-            ls.waters[[*cols, "geometry"]],
-            "waters",
-            "Waters of the state",
-            "Lakes, streams and wetlands screened against.",
-        )
+        put(ls.waters[[*cols, "geometry"]], "waters")
         if layers_path is not None:
             prot = protective_layer(layers=layers_path, profile=prof)
             cols = [c for c in ("water_class", "width_ft", "section", "area_sqft") if c in prot.columns]
-            put(
-                prot[[*cols, "geometry"]],
-                "protective_areas",
-                "Protective areas",
-                f"Strips along the waters ({cite['protective_area']}).",
-            )
+            put(prot[[*cols, "geometry"]], "protective_areas")
     if ls.targeted_areas is not None:
         cols = [c for c in ls.targeted_areas.columns if c in ("name",)]
-        put(
-            ls.targeted_areas[[*cols, "geometry"]],
-            "targeted_areas",
-            "Targeted performance areas",
-            f"Areas with targeted performance standards ({cite['targeted_area']}).",
-        )
+        put(ls.targeted_areas[[*cols, "geometry"]], "targeted_areas")
     if ls.dem is not None and ls.dem_path is not None:
         from esc_gis.terrain.steep import steep_polygons
 
         threshold = float(prof.entry("thresholds.steep_slope").value or 20)  # screening's own default
         steep = steep_polygons(
-            ls.dem_path, crs=ls.crs, threshold_pct=threshold, min_area_sqft=200.0, z_unit=ls.dem_z_unit
+            ls.dem_path,
+            crs=ls.crs,
+            threshold_pct=threshold,
+            min_area_sqft=prof.area_sqft("policy.service_steep_min_area"),
+            z_unit=ls.dem_z_unit,
         )
         if len(steep):
-            put(
-                steep,
-                "steep_slopes",
-                f"Slopes of {names['steep_slope']} or more",
-                f"Steep ground ({names['steep_slope_section']}), from the layer set's elevation model.",
-            )
+            put(steep, "steep_slopes")
     return written
 
 
@@ -322,7 +307,14 @@ def _collection(title: str, description: str, bbox: list[float], provider: dict[
 
 
 def _permits_provider(registry: str) -> tuple[dict[str, Any], dict[str, str]]:
-    """The ``permits`` collection's provider and the environment it needs."""
+    """Return the ``permits`` collection's provider and the environment it needs.
+
+    Only the states the public map shows are served (:data:`esc_gis.maps.public.PUBLIC_STATUS`):
+    permits in force and sites where work is halted; never an application, a disapproval or a
+    closed file, whose address would name a resident who has no permit posted at the site.
+    """
+    from esc_gis.maps.public import PUBLIC_STATUS
+
     if is_url(registry):
         parts = _pg_parts(registry)
         password = parts.pop("password")
@@ -333,8 +325,9 @@ def _permits_provider(registry: str) -> tuple[dict[str, Any], dict[str, str]]:
         storage = f"http://www.opengis.net/def/crs/EPSG/0/{_pg_srid(registry)}"
         provider = {
             "type": "feature",
-            "name": "esc_gis.serve.provider.PostgreSQLProvider",
+            "name": "esc_gis.serve.provider.PublicPermitsProvider",
             "data": parts,
+            "status_in": list(PUBLIC_STATUS),
             "id_field": "fid",
             "table": PUBLIC_VIEW,
             "geom_field": "geom",
@@ -352,6 +345,7 @@ def _permits_provider(registry: str) -> tuple[dict[str, Any], dict[str, str]]:
         "id_field": "fid",
         "table": PUBLIC_VIEW,
         "properties": list(PERMIT_PROPERTIES),
+        "status_in": list(PUBLIC_STATUS),
     }, {}
 
 
@@ -395,14 +389,7 @@ def prepare_service(settings: ServiceSettings) -> ServiceFiles:
     names = prof.names()
     village = names["jurisdiction_name"]
     permits, env = _permits_provider(settings.registry)
-    resources: dict[str, Any] = {
-        "permits": _collection(
-            f"{village}: erosion-control permits",
-            "Each permit's number, site address, status, dates and disturbed area, from the registry's public view.",
-            bbox,
-            permits,
-        )
-    }
+    resources: dict[str, Any] = {"permits": _collection(*_titled(prof, "service_layer_permits"), bbox, permits)}
     for name, title, description in written:
         resources[name] = _collection(
             title,
@@ -434,7 +421,7 @@ def prepare_service(settings: ServiceSettings) -> ServiceFiles:
             "pretty_print": False,
             "limits": {"default_items": 100, "max_items": 1000},
             "map": {"url": "", "attribution": ""},
-            "manager": {"name": "Dummy", "connection": None, "output_dir": None},
+            "manager": {"name": "esc_gis.serve.process.PublicManager", "connection": None, "output_dir": None},
         },
         "logging": {"level": "ERROR"},
         "metadata": {
@@ -449,9 +436,9 @@ def prepare_service(settings: ServiceSettings) -> ServiceFiles:
                 "terms_of_service": "",
                 "url": settings.url,
             },
-            "license": {"name": "Public records", "url": settings.url},
+            "license": {"name": prof.finding("service_publication").message, "url": settings.url},
             "provider": {"name": village, "url": settings.url},
-            "contact": {"name": names.get("authority", village), "position": "", "email": "", "url": settings.url},
+            "contact": {"name": prof.contact or names["authority"], "position": "", "email": "", "url": settings.url},
         },
         "resources": resources,
     }
@@ -468,7 +455,9 @@ def prepare_service(settings: ServiceSettings) -> ServiceFiles:
         "bbox": bbox,
         "layers": [{"name": n, "title": t} for n, t, _ in written],
         "public_status": _public_status(),
-        "activities": list(ACTIVITIES),
+        "activities": [{"value": a, "label": prof.finding(f"service_activity_{a}").message} for a in ACTIVITIES],
+        "contact": prof.contact,
+        "publication": prof.finding("service_publication").message,
     }
     return ServiceFiles(config_path, openapi_path, layers_gpkg, page, env)
 

@@ -9,18 +9,22 @@ file.
 
 from __future__ import annotations
 
-__all__ = ["PROCESS_METADATA", "ScreenProcessor", "shutdown_pool"]
+__all__ = ["PROCESS_METADATA", "PublicManager", "ScreenProcessor", "process_metadata", "shutdown_pool"]
 
 import os
 import threading
+import uuid
 from concurrent.futures import TimeoutError as FutureTimeout
 from http import HTTPStatus
 from typing import Any
 
 from pygeoapi.process.base import BaseProcessor, ProcessorExecuteError
+from pygeoapi.process.manager.dummy import DummyManager
+from pygeoapi.util import JobStatus
 
 from esc_gis.errors import EscGisError, RequestError
 from esc_gis.serve.screen_request import Limits
+from esc_gis.validate import ACTIVITIES
 
 # Described in place, not by a $ref to schemas.opengis.net: the document must stand alone offline.
 _GEOJSON_POLYGON = {
@@ -41,8 +45,8 @@ PROCESS_METADATA: dict[str, Any] = {
     "id": "screen",
     "title": "Do I need an erosion-control permit?",
     "description": (
-        "Screens a construction site against the ordinance, as `esc-gis screen` does: the decision, "
-        "every finding with its section and basis, and the areas measured. Geometry is GeoJSON in "
+        "Screens a construction site against the ordinance, as `esc-gis screen` does: the screening's "
+        "answer, every finding with its section and basis, and the areas measured. Geometry is GeoJSON in "
         "longitude/latitude (WGS 84). A screening, not a permit decision."
     ),
     "jobControlOptions": ["sync-execute"],
@@ -65,8 +69,9 @@ PROCESS_METADATA: dict[str, Any] = {
         },
         "activity": {
             "title": "Activity",
+            # Replaced by the profile's words for each activity (process_metadata).
             "description": "construction (default), agricultural_activity, agricultural_production or silviculture.",
-            "schema": {"type": "string"},
+            "schema": {"type": "string", "enum": list(ACTIVITIES)},
             "minOccurs": 0,
             "maxOccurs": 1,
         },
@@ -74,7 +79,10 @@ PROCESS_METADATA: dict[str, Any] = {
     "outputs": {
         "screening": {
             "title": "Screening",
-            "description": "permit, applicability, jurisdiction, findings, measured areas and the notice.",
+            "description": (
+                "permit (the screening's reading of the ordinance's thresholds, not the office's decision), "
+                "applicability, jurisdiction, findings, measured areas, notes for the resident and the notice."
+            ),
             "schema": {
                 "type": "object",
                 "contentMediaType": "application/json",
@@ -89,10 +97,10 @@ PROCESS_METADATA: dict[str, Any] = {
     },
     "example": {
         "inputs": {
-            "site": {
+            "site": {  # inside the Village of Winneconne (a test screens it there)
                 "type": "Polygon",
                 "coordinates": [
-                    [[-88.75, 44.11], [-88.749, 44.11], [-88.749, 44.111], [-88.75, 44.111], [-88.75, 44.11]]
+                    [[-88.7219, 44.0997], [-88.7215, 44.0997], [-88.7215, 44.1], [-88.7219, 44.1], [-88.7219, 44.0997]]
                 ],
             }
         }
@@ -100,14 +108,33 @@ PROCESS_METADATA: dict[str, Any] = {
 }
 
 
-class BadInput(ProcessorExecuteError):  # type: ignore[misc]
+def process_metadata(profile: str | None) -> dict[str, Any]:
+    """Return :data:`PROCESS_METADATA` with the profile's words for each activity.
+
+    Raises
+    ------
+    ProfileError
+        If the profile cannot be read or lacks a ``service_activity_*`` finding.
+    """
+    import copy
+
+    from esc_gis.profile import load_profile
+
+    prof = load_profile(profile)
+    meta = copy.deepcopy(PROCESS_METADATA)
+    words = " ".join(prof.finding(f"service_activity_{a}").message for a in ACTIVITIES)
+    meta["inputs"]["activity"]["description"] = f"How you describe the land; the office decides. {words}"
+    return meta
+
+
+class BadInput(ProcessorExecuteError):
     """A refused input: HTTP 400, OGC ``InvalidParameterValue``, the message as the toolkit wrote it."""
 
     http_status_code = HTTPStatus.BAD_REQUEST
     ogc_exception_code = "InvalidParameterValue"
 
 
-class TooLong(ProcessorExecuteError):  # type: ignore[misc]
+class TooLong(ProcessorExecuteError):
     """A screening stopped at its time limit: HTTP 503, so a client may try again later."""
 
     http_status_code = HTTPStatus.SERVICE_UNAVAILABLE
@@ -162,7 +189,7 @@ def shutdown_pool() -> None:
         _POOLS.clear()
 
 
-class ScreenProcessor(BaseProcessor):  # type: ignore[misc]
+class ScreenProcessor(BaseProcessor):
     """pygeoapi's ``screen`` process.
 
     Parameters
@@ -173,7 +200,7 @@ class ScreenProcessor(BaseProcessor):  # type: ignore[misc]
     """
 
     def __init__(self, processor_def: dict[str, Any]) -> None:
-        super().__init__(processor_def, PROCESS_METADATA)
+        super().__init__(processor_def, process_metadata(processor_def.get("profile")))
         self.layers = processor_def.get("layers")
         self.profile = processor_def.get("profile")
         self.limits = dict(processor_def.get("limits") or {})
@@ -204,3 +231,41 @@ class ScreenProcessor(BaseProcessor):  # type: ignore[misc]
 
     def __repr__(self) -> str:
         return "<ScreenProcessor> screen"
+
+
+class PublicManager(DummyManager):
+    """pygeoapi's process manager for a public endpoint: synchronous, keeping no job, calling back no URL.
+
+    pygeoapi's Dummy manager would turn every refusal into a 400 and would call the
+    ``subscriber`` URLs a request names, from the server: a way to make it reach any address
+    (server-side request forgery). This one refuses ``subscriber`` and lets each refusal keep
+    its own status (400 for bad input, 503 past the time limit).
+    """
+
+    def execute_process(
+        self,
+        process_id: str,
+        data_dict: dict[str, Any],
+        execution_mode: Any = None,
+        requested_outputs: dict[str, Any] | None = None,
+        subscriber: Any = None,
+        requested_response: str | None = "raw",
+    ) -> tuple[str, str, Any, JobStatus, dict[str, str] | None]:
+        """Run the process now and return pygeoapi's (job id, media type, outputs, status, headers).
+
+        Raises
+        ------
+        BadInput
+            If the request names a ``subscriber`` (callback URLs), or the process refuses its input.
+        TooLong
+            If the process ran past its time limit.
+        """
+        if subscriber is not None:
+            msg = "This service calls back no URL: leave 'subscriber' out; the answer comes in the response."
+            raise BadInput(msg, user_msg=msg)
+        processor = self.get_processor(process_id)
+        media_type, outputs = processor.execute(data_dict, outputs=requested_outputs)
+        if requested_response == "document":
+            outputs = {"outputs": [outputs]}
+        headers = {"Preference-Applied": "wait"} if execution_mode is not None else None
+        return str(uuid.uuid1()), media_type, outputs, JobStatus.successful, headers

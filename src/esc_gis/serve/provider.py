@@ -13,7 +13,7 @@ Configured in pygeoapi's YAML as ``name: esc_gis.serve.provider.GeoPackageProvid
 
 from __future__ import annotations
 
-__all__ = ["GeoPackageProvider", "PostgreSQLProvider"]
+__all__ = ["GeoPackageProvider", "PublicPermitsProvider"]
 
 import json
 import threading
@@ -31,7 +31,7 @@ from pygeoapi.provider.base import (
     ProviderInvalidQueryError,
     ProviderItemNotFoundError,
 )
-from pygeoapi.provider.sql import PostgreSQLProvider as _PostgreSQLProvider
+from pygeoapi.provider.sql import PostgreSQLProvider
 from pygeoapi.util import crs_transform
 
 #: The CRS features leave this provider in (pygeoapi's default output).
@@ -42,7 +42,7 @@ _CACHE: dict[tuple[str, str], tuple[tuple[float, ...], gpd.GeoDataFrame]] = {}
 
 
 def _stamp(path: Path) -> tuple[float, ...]:
-    """The modification times of the file and its write-ahead log: a change to either is a new version."""
+    """Return the modification times of the file and its write-ahead log: a change to either is a new version."""
     files = (path, path.with_name(path.name + "-wal"))
     return tuple(f.stat().st_mtime_ns if f.exists() else 0.0 for f in files)
 
@@ -85,7 +85,7 @@ def _load(path: Path, layer: str) -> gpd.GeoDataFrame:
     return frame
 
 
-class GeoPackageProvider(BaseProvider):  # type: ignore[misc]
+class GeoPackageProvider(BaseProvider):
     """Serve one layer or view of a GeoPackage, read-only.
 
     Parameters
@@ -104,10 +104,14 @@ class GeoPackageProvider(BaseProvider):  # type: ignore[misc]
         super().__init__(provider_def)
         self.table = provider_def["table"]
         self.path = Path(self.data)
+        self.status_in = tuple(provider_def.get("status_in") or ())
         self.get_fields()
 
     def _frame(self) -> gpd.GeoDataFrame:
-        return _load(self.path, self.table)
+        frame = _load(self.path, self.table)
+        if self.status_in:  # the permits collection: only the states the public map shows
+            frame = frame[frame["status"].isin(self.status_in).to_numpy()]
+        return frame
 
     def get_fields(self) -> dict[str, dict[str, str]]:
         """Return the served columns and their JSON types."""
@@ -134,7 +138,7 @@ class GeoPackageProvider(BaseProvider):  # type: ignore[misc]
         return names
 
     def _ids(self, frame: gpd.GeoDataFrame) -> np.ndarray:
-        """The features' ids: the id field, or the GeoPackage's feature id (``fid``, read as the index)."""
+        """Return the ids: the id field, or the GeoPackage's feature id (``fid``, read as the index)."""
         return frame[self.id_field].to_numpy() if self.id_field in frame.columns else frame.index.to_numpy()
 
     def _features(self, frame: gpd.GeoDataFrame, names: list[str], skip_geometry: bool) -> list[dict[str, Any]]:
@@ -153,7 +157,7 @@ class GeoPackageProvider(BaseProvider):  # type: ignore[misc]
             for ident, props, shape in zip(ids, records, shapes, strict=True)
         ]
 
-    @crs_transform  # type: ignore[misc]
+    @crs_transform
     def query(
         self,
         offset: int = 0,
@@ -199,7 +203,7 @@ class GeoPackageProvider(BaseProvider):  # type: ignore[misc]
         out["numberReturned"] = len(out["features"])
         return out
 
-    @crs_transform  # type: ignore[misc]
+    @crs_transform
     def get(self, identifier: Any, **kwargs: Any) -> dict[str, Any]:
         """Return the feature whose id is ``identifier``.
 
@@ -218,25 +222,51 @@ class GeoPackageProvider(BaseProvider):  # type: ignore[misc]
         return f"<GeoPackageProvider> {self.table}"
 
 
-class PostgreSQLProvider(_PostgreSQLProvider):  # type: ignore[misc]
-    """pygeoapi's PostgreSQL provider, answering an id that cannot be a feature's as not found.
+class PublicPermitsProvider(PostgreSQLProvider):
+    """pygeoapi's PostgreSQL provider, serving only the permits in the states the public map shows.
 
-    pygeoapi hands the id in ``/items/{featureId}`` to the database as it came; the public
-    view's ``fid`` is a bigint, so any other text (``/items/abc``, found by schemathesis) made
-    the database refuse the query and the client got a 500.
+    The public view holds every permit; the service publishes those in force and those where
+    work is halted (``status_in`` in the provider definition), as the static public map does.
 
     Raises
     ------
-    ProviderItemNotFoundError
-        From :meth:`get`, if the id is not a 64-bit integer or no feature has it.
+    ProviderConnectionError, ProviderQueryError
+        As pygeoapi's PostgreSQL provider.
     """
 
+    def __init__(self, provider_def: dict[str, Any]) -> None:
+        self.status_in = tuple(provider_def.get("status_in") or ())
+        super().__init__(provider_def)
+
+    def _get_property_filters(self, properties: list[tuple[str, Any]]) -> Any:
+        from sqlalchemy import and_
+
+        base = super()._get_property_filters(properties)
+        if not self.status_in:
+            return base
+        shown = self.table_model.status.in_(self.status_in)
+        return shown if base is True else and_(base, shown)
+
     def get(self, identifier: Any, crs_transform_spec: Any = None, **kwargs: Any) -> dict[str, Any]:
-        """Return the feature whose id is ``identifier``; raise ProviderItemNotFoundError if there is none."""
+        """Return the permit ``identifier`` if its state is shown.
+
+        pygeoapi hands the id in ``/items/{featureId}`` to the database as it came; the public
+        view's ``fid`` is a bigint, so any other text (``/items/abc``, found by schemathesis)
+        made the database refuse the query and the client got a 500: it is not found.
+
+        Raises
+        ------
+        ProviderItemNotFoundError
+            If the id is not a 64-bit integer, no permit has it, or it is in a state the public
+            map does not show.
+        """
         try:
             fid = int(str(identifier))
         except ValueError:
             fid = None
         if fid is None or not -(2**63) <= fid < 2**63:
             raise ProviderItemNotFoundError(user_msg="No such feature.")
-        return dict(super().get(fid, crs_transform_spec=crs_transform_spec, **kwargs))
+        feature = super().get(fid, crs_transform_spec=crs_transform_spec, **kwargs)
+        if self.status_in and (feature.get("properties") or {}).get("status") not in self.status_in:
+            raise ProviderItemNotFoundError(user_msg="No such feature.")
+        return dict(feature)

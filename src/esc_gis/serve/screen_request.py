@@ -15,7 +15,7 @@ another place).
 
 from __future__ import annotations
 
-__all__ = ["SCREENING_NOTICE", "Limits", "ScreenInput", "parse_request", "screen_request"]
+__all__ = ["Limits", "ScreenInput", "parse_request", "screen_request", "service_notes"]
 
 import json
 import math
@@ -33,13 +33,8 @@ from esc_gis.errors import EscGisError, RequestError, ValidationError
 from esc_gis.layers import LayerSet
 from esc_gis.profile import Profile
 from esc_gis.units import SQFT_PER_ACRE
+from esc_gis.validate import ACTIVITIES
 
-#: What every answer says it is (the toolkit's policy: a screening is not the office's decision).
-SCREENING_NOTICE = (
-    "This is a screening of the geometry you gave against {jurisdiction_name}'s erosion-control "
-    "ordinance, not a permit decision. Only the {authority} decides whether a permit is required; "
-    "apply or ask there."
-)
 #: GeoJSON's only CRS (RFC 7946 § 4): longitude and latitude on WGS 84.
 GEOJSON_CRS = "OGC:CRS84"
 #: The numbers an answer reports for the site, in the order shown.
@@ -202,26 +197,94 @@ def parse_request(data: Mapping[str, Any], limits: Limits) -> ScreenInput:
         disturbed = _geometries(data["disturbed"], "disturbed")
         _check_geometry(disturbed, "disturbed")
         if len(disturbed) > limits.disturbed_features:
-            msg = f"Input 'disturbed' has {len(disturbed):,} polygons; at most {limits.disturbed_features:,} are screened."
+            most = limits.disturbed_features
+            msg = f"Input 'disturbed' has {len(disturbed):,} polygons; at most {most:,} are screened."
             raise RequestError(msg)
     vertices = int(shapely.get_num_coordinates(np.asarray(site_parts + (disturbed or []), dtype=object)).sum())
     if vertices > limits.vertices:
-        msg = f"The request has {vertices:,} vertices; at most {limits.vertices:,} are screened. Fix: simplify the polygons."
+        msg = (
+            f"The request has {vertices:,} vertices; at most {limits.vertices:,} are screened. "
+            "Fix: simplify the polygons."
+        )
         raise RequestError(msg)
     activity = data.get("activity")
     if activity is not None and (not isinstance(activity, str) or not activity.strip() or len(activity) > 100):
-        msg = "Input 'activity' must be a short word such as 'construction' or 'agricultural'."
+        msg = f"Input 'activity' must be one of {', '.join(ACTIVITIES)}."
+        raise RequestError(msg)
+    if activity is not None and activity not in ACTIVITIES:
+        msg = f"Input 'activity' is {activity[:40]!r}; use one of {', '.join(ACTIVITIES)}."
         raise RequestError(msg)
     site = shapely.union_all(np.asarray(site_parts, dtype=object)) if len(site_parts) > 1 else site_parts[0]
     return ScreenInput(site, None if disturbed is None else tuple(disturbed), activity)
 
 
-def _far_from(geom: shapely.Geometry, crs: CRS) -> bool:
-    """Tell whether ``geom`` (lon/lat) misses the area the measuring CRS is made for."""
+def _far_from(req: ScreenInput, crs: CRS) -> bool:
+    """Tell whether the site and its disturbed limits (lon/lat) all miss the area the measuring CRS is made for."""
     area = crs.area_of_use
     if area is None:
         return False
-    return not shapely.intersects(geom, shapely.box(*area.bounds))
+    parts = [req.site, *(req.disturbed or ())]
+    return not shapely.intersects(np.asarray(parts, dtype=object), shapely.box(*area.bounds)).any()
+
+
+def service_notes(
+    *, permit: str, jurisdiction: str, activity: str | None, disturbed_given: bool, profile: Profile
+) -> list[dict[str, str]]:
+    """Return what a public answer adds for a resident, as findings worded by the profile.
+
+    A pure function of the answer: what the screening could not know (a common plan, the
+    exclusions it does not ask about), what the office may still decide (§ 540-4A(1)(c) in the
+    Village's profile), what comes next when a permit is required, and how the request was read.
+
+    Parameters
+    ----------
+    permit, jurisdiction : str
+        The screening's ``permit`` and ``jurisdiction``.
+    activity : str or None
+        The activity given, or None when none was.
+    disturbed_given : bool
+        Whether the area to be disturbed was drawn.
+    profile : Profile
+
+    Returns
+    -------
+    list of dict
+        ``{code, section, basis, message}`` of each note, in reading order.
+
+    Raises
+    ------
+    ProfileError
+        If the profile lacks a ``service_*`` finding.
+
+    Examples
+    --------
+    >>> from esc_gis.profile import load_profile
+    >>> notes = service_notes(permit="not_required", jurisdiction="inside", activity=None,
+    ...                       disturbed_given=True, profile=load_profile())
+    >>> for n in notes:
+    ...     print(n["code"])
+    service_activity_default
+    service_common_plan_unknown
+    service_may_still_require
+    service_exclusions_not_asked
+    service_other_permits
+    """
+    codes: list[tuple[str, dict[str, Any]]] = []
+    if activity is None:
+        codes.append(("service_activity_default", {}))
+    elif activity != "construction":
+        codes.append(("service_activity_as_described", {"activity": activity}))
+    if not disturbed_given and jurisdiction != "outside":
+        codes.append(("service_whole_site_disturbed", {}))
+    if jurisdiction != "outside" and permit != "not_applicable":
+        codes.append(("service_common_plan_unknown", {}))
+    if permit == "not_required":
+        codes.append(("service_may_still_require", {}))
+    if permit == "required":
+        codes.append(("service_next_steps", {}))
+    if jurisdiction != "outside":
+        codes += [("service_exclusions_not_asked", {}), ("service_other_permits", {})]
+    return [profile.finding(code, **values).to_dict() for code, values in codes]
 
 
 def _beyond_zone(geoms: list[shapely.Geometry], crs: CRS) -> bool:
@@ -260,8 +323,8 @@ def screen_request(data: Mapping[str, Any], *, layers: LayerSet, profile: Profil
         JSON-ready: ``permit`` (required, not_required, not_applicable), ``applicability``,
         ``jurisdiction``, ``sediment_standard``, ``standards``, ``findings`` (code, section, basis,
         message; the profile's words), ``run_findings`` (absent layers), ``measured`` (the numbers
-        of :data:`MEASURED`, None where not measured), ``measured_note``, ``notice``
-        (:data:`SCREENING_NOTICE`) and ``profile``.
+        of :data:`MEASURED`, None where not measured), ``measured_note``, ``notes``
+        (:func:`service_notes`), ``notice`` (the profile's ``service_notice``) and ``profile``.
 
     Raises
     ------
@@ -273,7 +336,7 @@ def screen_request(data: Mapping[str, Any], *, layers: LayerSet, profile: Profil
     from esc_gis.screening import run_findings, screen
 
     req = parse_request(data, limits)
-    far = _far_from(req.site, layers.crs)
+    far = _far_from(req, layers.crs)
     sites = gpd.GeoDataFrame(
         {"site_id": ["site"], "activity": [req.activity or "construction"]}, geometry=[req.site], crs=GEOJSON_CRS
     )
@@ -311,7 +374,7 @@ def screen_request(data: Mapping[str, Any], *, layers: LayerSet, profile: Profil
             raise RequestError(zone) from None
         raise
     except ValidationError as err:
-        raise RequestError("; ".join(p.message for p in err.problems)) from None
+        raise RequestError("; ".join(f"{p.message} {p.fix}".strip() for p in err.problems)) from None
     except EscGisError as err:
         raise RequestError(str(err)) from None
     row = result.iloc[0]
@@ -321,7 +384,6 @@ def screen_request(data: Mapping[str, Any], *, layers: LayerSet, profile: Profil
         if far
         else f"Measured in {layers.crs.name}, in US survey feet."
     )
-    names = profile.names()
     return {
         "permit": str(row["permit"]),
         "applicability": str(row["applicability"]),
@@ -334,6 +396,13 @@ def screen_request(data: Mapping[str, Any], *, layers: LayerSet, profile: Profil
         "run_findings": run_findings(result),
         "measured": measured,
         "measured_note": note,
-        "notice": SCREENING_NOTICE.format(**names),
+        "notes": service_notes(
+            permit=str(row["permit"]),
+            jurisdiction=str(row["jurisdiction"]),
+            activity=req.activity,
+            disturbed_given=req.disturbed is not None,
+            profile=profile,
+        ),
+        "notice": profile.finding("service_notice").message,
         "profile": profile.name,
     }

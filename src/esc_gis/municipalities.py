@@ -1,0 +1,239 @@
+"""Screen each site under the ordinance of the municipality it lies in (``--profile-by LAYER:FIELD``).
+
+A county screens parcels for every municipality that adopted an erosion-control ordinance,
+each with its own numbers and words: its profile. A jurisdictions layer (municipal boundaries,
+TIGER places) names each municipality's profile in a field. Each site is screened by the same
+engine as :func:`esc_gis.screening.screen`, once for each municipality its disturbance
+touches, under that municipality's profile and with that municipality's boundary as the
+jurisdiction:
+
+- a site inside one municipality gets one row, decided under its profile;
+- a site straddling two gets a row in each, each following its own profile's reading of a
+  site partly inside (``partial_jurisdiction``);
+- a site no profiled municipality touches gets one row saying so (``permit = "not_covered"``),
+  never a decision under another municipality's law.
+
+The layer set gives the measuring CRS, the waters, the DEM and the other shared layers; its
+own jurisdiction is replaced by each municipality's boundary.
+"""
+
+from __future__ import annotations
+
+__all__ = ["NOT_COVERED", "ProfileBy", "parse_profile_by", "screen_by_municipality"]
+
+import json
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+import shapely
+
+from esc_gis.errors import LayerSetError, Problem, ProfileError, ValidationError
+from esc_gis.io import read_layer
+from esc_gis.layers import LayerSet, load_layers
+from esc_gis.profile import Profile, load_profile
+
+#: The ``permit`` and ``jurisdiction`` of a site no profiled municipality covers.
+NOT_COVERED = "not_covered"
+#: The bundled profiles a field may name by their file's stem (``winneconne``).
+_BUNDLED = Path(__file__).resolve().parent / "profiles"
+
+
+@dataclass(frozen=True)
+class ProfileBy:
+    """A jurisdictions layer and the field naming each feature's profile."""
+
+    path: Path
+    field: str
+    layer: str | None = None
+
+
+def parse_profile_by(text: str) -> ProfileBy:
+    """Read ``PATH:FIELD`` (``PATH`` may be ``FILE|LAYER``); the last colon separates the field.
+
+    Raises
+    ------
+    LayerSetError
+        If there is no field after a colon.
+
+    Examples
+    --------
+    >>> parse_profile_by("munis.gpkg|places:profile")
+    ProfileBy(path=PosixPath('munis.gpkg'), field='profile', layer='places')
+    """
+    path, sep, field = text.rpartition(":")
+    if not sep or not path or not field.strip():
+        msg = f"--profile-by {text!r} is not LAYER:FIELD (e.g. municipalities.gpkg:profile)."
+        raise LayerSetError(msg)
+    file, _, layer = path.partition("|")
+    return ProfileBy(Path(file), field.strip(), layer or None)
+
+
+def _resolve(value: str, folder: Path) -> Path:
+    """Find the profile a field's value names: a TOML path (beside the layer) or a bundled name."""
+    candidates = [Path(value), folder / value, _BUNDLED / value, _BUNDLED / f"{value}.toml"]
+    for c in candidates:
+        if c.suffix == ".toml" and c.is_file():
+            return c
+    msg = f"no profile {value!r}: give a .toml path (absolute or beside the jurisdictions layer) or a bundled name"
+    raise ProfileError(msg)
+
+
+def _profiles(values: pd.Series, folder: Path, source: str) -> dict[str, Profile]:
+    """Load each distinct profile the field names, every problem at once."""
+    problems: list[Problem] = []
+    for row in np.flatnonzero(values.isna().to_numpy() | (values.astype(str).str.strip() == "").to_numpy()):
+        problems.append(Problem(source, int(row) + 1, "names no profile.", "give the profile, or drop the feature."))
+    loaded: dict[str, Profile] = {}
+    for value in sorted({str(v).strip() for v in values.dropna() if str(v).strip()}):
+        try:
+            loaded[value] = load_profile(_resolve(value, folder))
+        except ProfileError as err:
+            problems.append(Problem(source, None, f"profile {value!r}: {err}"))
+    if problems:
+        raise ValidationError(problems)
+    return loaded
+
+
+def _footprints(sites: gpd.GeoDataFrame, disturbed: gpd.GeoDataFrame | None, id_field: str) -> np.ndarray:
+    """Each site with its disturbed limits: what decides which municipalities a site touches."""
+    geoms = sites.geometry.to_numpy()
+    if disturbed is None:
+        return geoms
+    ids = sites[id_field].astype(str).to_numpy()
+    extra = disturbed.dissolve(by=disturbed[id_field].astype(str)).geometry
+    limits = extra.reindex(ids).to_numpy()
+    has = ~pd.isna(limits)
+    out = geoms.copy()
+    out[has] = shapely.union(geoms[has], limits[has])
+    return out
+
+
+def screen_by_municipality(
+    sites: str | os.PathLike[str] | gpd.GeoDataFrame,
+    *,
+    profile_by: ProfileBy | str,
+    disturbed: str | os.PathLike[str] | gpd.GeoDataFrame | None = None,
+    layers: str | os.PathLike[str] | LayerSet | None = None,
+    id_field: str = "site_id",
+    **screen_kwargs: Any,
+) -> gpd.GeoDataFrame:
+    """Screen each site under the profile of every municipality its disturbance touches.
+
+    Parameters
+    ----------
+    sites, disturbed : path or geopandas.GeoDataFrame
+        As :func:`esc_gis.screening.screen`.
+    profile_by : ProfileBy or str
+        The jurisdictions layer and the field naming each feature's profile (``PATH:FIELD``).
+        Features naming the same profile are one municipality (their union).
+    layers : path or LayerSet, optional
+        The shared layers (measuring CRS, waters, DEM); their jurisdiction is replaced.
+    id_field : str
+        The sites' id field.
+    **screen_kwargs
+        Passed to :func:`esc_gis.screening.screen` (``field_map``, ``assume_crs``, ...).
+
+    Returns
+    -------
+    geopandas.GeoDataFrame
+        The columns of :func:`~esc_gis.screening.screen`, then ``municipality`` (the value of
+        the field) and ``profile`` (its name): one row per site and municipality touched, in the
+        sites' order; a site touching none has one row with ``permit`` and ``jurisdiction``
+        ``not_covered``, its own fields and its geometry.
+
+    Raises
+    ------
+    LayerReadError, LayerSetError
+        If the jurisdictions layer cannot be read or lacks the field.
+    ValidationError
+        If a feature names no profile, or a named profile cannot be loaded (every one listed).
+    ProfileError, CRSError
+        As :func:`esc_gis.screening.screen`.
+    """
+    from esc_gis.screening import screen
+
+    by = parse_profile_by(profile_by) if isinstance(profile_by, str) else profile_by
+    munis = read_layer(by.path, layer=by.layer)
+    if by.field not in munis.columns:
+        fields = ", ".join(str(c) for c in munis.columns if c != munis.geometry.name)
+        msg = f"{by.path} has no field {by.field!r} naming the profiles; its fields: {fields}."
+        raise LayerSetError(msg)
+    profiles = _profiles(munis[by.field], by.path.parent, str(by.path))
+    first = profiles[sorted(profiles)[0]]
+    ls = (
+        layers if isinstance(layers, LayerSet) else load_layers(None if layers is None else Path(layers), profile=first)
+    )
+    munis = munis.to_crs(ls.crs)
+    names = munis[by.field].astype(str).str.strip()
+    bounds = {v: shapely.union_all(munis.geometry[names == v].to_numpy()) for v in profiles}
+
+    site_gdf = sites if isinstance(sites, gpd.GeoDataFrame) else read_layer(sites)
+    site_gdf = site_gdf.reset_index(drop=True)
+    dist_gdf = None
+    if disturbed is not None:
+        dist_gdf = disturbed if isinstance(disturbed, gpd.GeoDataFrame) else read_layer(disturbed)
+    key = id_field if id_field in site_gdf.columns else "site_id"
+    in_crs = site_gdf.to_crs(ls.crs) if site_gdf.crs is not None else site_gdf
+    dist_crs = None if dist_gdf is None else (dist_gdf.to_crs(ls.crs) if dist_gdf.crs is not None else dist_gdf)
+    foot = _footprints(in_crs, dist_crs, key) if key in in_crs.columns else in_crs.geometry.to_numpy()
+
+    parts: list[gpd.GeoDataFrame] = []
+    touched = np.zeros(len(site_gdf), bool)
+    for value, prof in profiles.items():
+        hit = np.asarray(shapely.intersects(foot, bounds[value]), dtype=bool)
+        # A sliver along a shared boundary (digitising) is not a touch: the profile's sliver policy.
+        hit[hit] = shapely.area(shapely.intersection(foot[hit], bounds[value])) > prof.area_sqft("policy.sliver")
+        if not hit.any():
+            continue
+        touched |= hit
+        rows = np.flatnonzero(hit)
+        sub = site_gdf.iloc[rows]
+        sub_dist = None
+        if dist_gdf is not None and key in sub.columns:
+            sub_dist = dist_gdf[dist_gdf[key].astype(str).isin(sub[key].astype(str))]
+        res = screen(
+            sub,
+            disturbed=sub_dist if sub_dist is None or len(sub_dist) else None,
+            layers=replace(ls, jurisdiction=bounds[value]),
+            profile=prof,
+            id_field=id_field,
+            **screen_kwargs,
+        )
+        res["municipality"] = value
+        res["profile"] = prof.name
+        res["_order"] = rows
+        parts.append(res)
+    missing = np.flatnonzero(~touched)
+    if len(missing):
+        parts.append(_not_covered(in_crs.iloc[missing], missing, first, ls, key))
+    out = pd.concat(parts, ignore_index=True).sort_values(["_order", "municipality"], kind="stable")
+    out = out.drop(columns="_order").reset_index(drop=True)
+    return gpd.GeoDataFrame(out, geometry="geometry", crs=ls.crs)
+
+
+def _not_covered(
+    sites: gpd.GeoDataFrame, order: np.ndarray, wording: Profile, ls: LayerSet, key: str
+) -> gpd.GeoDataFrame:
+    """Rows for sites no profiled municipality touches: not decided under anyone's law.
+
+    The finding cites no law; its words are the run's first profile's (every profile has them).
+    """
+    finding = wording.finding("not_covered").to_dict()
+    out = gpd.GeoDataFrame(sites.reset_index(drop=True), geometry=sites.geometry.name, crs=ls.crs)
+    if key in out.columns and "site_id" not in out.columns:
+        out["site_id"] = out[key].astype(str)
+    out["permit"] = NOT_COVERED
+    out["jurisdiction"] = NOT_COVERED
+    out["applicability"] = NOT_COVERED
+    out["findings"] = json.dumps([finding])
+    out["municipality"] = None
+    out["profile"] = None
+    out["_order"] = order
+    if out.geometry.name != "geometry":
+        out = out.rename_geometry("geometry")
+    return out

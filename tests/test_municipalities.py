@@ -1,0 +1,129 @@
+"""``--profile-by``: each site decided under the ordinance of the municipality it lies in.
+
+Two municipalities side by side, built in code: Westville (the test Village's west half) under
+the Village of Winneconne's profile (a permit from 4,000 sq ft, § 540-4A(1)(a)) and Eastville
+(the east half) under the Town of Example's test profile (from 2,000 sq ft, § 23-4A(1)(a)).
+A 3,000 sq ft site needs no permit in the west and one in the east.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import geopandas as gpd
+import pytest
+import shapely
+from click.testing import CliRunner
+
+from esc_gis.cli.main import cli
+from esc_gis.errors import LayerSetError, ValidationError
+from esc_gis.municipalities import NOT_COVERED, parse_profile_by, screen_by_municipality
+from esc_gis.profile import load_profile
+from esc_gis.screening import screen
+
+from .conftest import CRS, box, square_sqft
+
+EXAMPLE = Path(__file__).parent / "profiles" / "example.toml"
+
+
+@pytest.fixture
+def munis(tmp_path: Path) -> Path:
+    """Westville (x < 1000) and Eastville (x >= 1000), the profile named by a bundled name and a path."""
+    shutil.copy(EXAMPLE, tmp_path / "eastville.toml")
+    west, east = box(0, 0, 1000, 2000), box(1000, 0, 2000, 2000)
+    gdf = gpd.GeoDataFrame(
+        {"name": ["Westville", "Eastville"], "profile": ["winneconne", "eastville.toml"]},
+        geometry=[west, east],
+        crs=CRS,
+    )
+    path = tmp_path / "munis.gpkg"
+    gdf.to_file(path)
+    return path
+
+
+def _sites() -> gpd.GeoDataFrame:
+    return gpd.GeoDataFrame(
+        {"site_id": ["west", "east", "straddle", "away"]},
+        geometry=[
+            square_sqft(200, 200, 3000.0),
+            square_sqft(1400, 200, 3000.0),
+            shapely.box(*box(1000 - 27.386, 600, 1000 + 27.386, 600 + 54.772).bounds),  # 3,000 sq ft, half each
+            square_sqft(5000, 5000, 3000.0),
+        ],
+        crs=CRS,
+    )
+
+
+def test_each_site_is_decided_under_its_own_municipalitys_profile(munis, layer_set):
+    """§ 540-4A(1)(a) "4,000 square feet or greater" in Westville; § 23-4A(1)(a) 2,000 in Eastville."""
+    out = screen_by_municipality(_sites(), profile_by=f"{munis}:profile", layers=layer_set)
+    rows = {(r.site_id, r.municipality): r for r in out.itertuples()}
+    assert list(out["site_id"]) == ["west", "east", "straddle", "straddle", "away"]
+    assert rows["west", "winneconne"].permit == "not_required"
+    assert rows["west", "winneconne"].profile == "Village of Winneconne"
+    assert rows["east", "eastville.toml"].permit == "required"
+    assert rows["east", "eastville.toml"].profile == "Town of Example"
+    sections = {f["section"] for f in json.loads(rows["east", "eastville.toml"].findings)}
+    assert "§ 23-4A(1)(a)" in sections and not any("540" in s for s in sections)
+
+
+def test_a_straddling_site_follows_each_profiles_partial_reading(munis, layer_set):
+    """Partly inside each: the "whole" reading decides on the whole disturbance in each municipality."""
+    out = screen_by_municipality(_sites(), profile_by=f"{munis}:profile", layers=layer_set)
+    straddle = out[out["site_id"] == "straddle"].set_index("municipality")
+    assert list(straddle["jurisdiction"]) == ["partial", "partial"]
+    assert straddle.loc["winneconne", "permit"] == "not_required"  # 3,000 < 4,000
+    assert straddle.loc["eastville.toml", "permit"] == "required"  # 3,000 >= 2,000
+    assert straddle.loc["winneconne", "disturbed_in_village_sqft"] == pytest.approx(1500.0, rel=1e-3)
+
+
+def test_a_site_outside_every_municipality_is_not_covered_never_decided(munis, layer_set):
+    out = screen_by_municipality(_sites(), profile_by=f"{munis}:profile", layers=layer_set)
+    away = out[out["site_id"] == "away"].iloc[0]
+    assert away["permit"] == away["jurisdiction"] == NOT_COVERED
+    assert away["municipality"] is None and away["profile"] is None
+    assert [f["code"] for f in json.loads(away["findings"])] == ["not_covered"]
+
+
+def test_rows_equal_screening_each_municipality_alone(munis, layer_set):
+    """The same engine: a municipality's rows are what screening its sites alone under its profile gives."""
+    out = screen_by_municipality(_sites(), profile_by=f"{munis}:profile", layers=layer_set)
+    west = gpd.read_file(munis).iloc[0].geometry
+    alone = screen(_sites().iloc[[0, 2]], layers=replace(layer_set, jurisdiction=west), profile=load_profile())
+    mine = out[out["municipality"] == "winneconne"].reset_index(drop=True)
+    for col in ("permit", "jurisdiction", "disturbed_sqft", "disturbed_in_village_sqft", "findings"):
+        assert list(mine[col]) == list(alone[col])
+
+
+def test_bad_jurisdictions_layers_say_what_to_fix(munis, layer_set, tmp_path):
+    with pytest.raises(LayerSetError, match="no field 'profil' naming the profiles; its fields: name, profile"):
+        screen_by_municipality(_sites(), profile_by=f"{munis}:profil", layers=layer_set)
+    bad = gpd.read_file(munis)
+    bad.loc[0, "profile"] = "nowhere.toml"
+    bad.loc[1, "profile"] = None
+    bad.to_file(tmp_path / "bad.gpkg")
+    with pytest.raises(ValidationError) as err:
+        screen_by_municipality(_sites(), profile_by=f"{tmp_path / 'bad.gpkg'}:profile", layers=layer_set)
+    text = str(err.value)
+    assert "row 2: names no profile" in text and "no profile 'nowhere.toml'" in text
+    with pytest.raises(LayerSetError, match="is not LAYER:FIELD"):
+        parse_profile_by("munis.gpkg")
+
+
+def test_cli_profile_by(munis, layers_path, tmp_path):
+    src = tmp_path / "sites.gpkg"
+    _sites().to_file(src)
+    out = tmp_path / "out.gpkg"
+    res = CliRunner().invoke(
+        cli,
+        ["screen", str(src), "--layers", str(layers_path), "--profile-by", f"{munis}:profile", "-o", str(out), "-q"],
+    )
+    assert res.exit_code == 0, res.output
+    got = gpd.read_file(out)
+    assert list(got["site_id"]) == ["west", "east", "straddle", "straddle", "away"]
+    # A site across two: one row per municipality, in the order of their names.
+    assert list(got["municipality"].fillna("")) == ["winneconne", "eastville.toml", "eastville.toml", "winneconne", ""]
+    assert list(got["permit"]) == ["not_required", "required", "required", "not_required", NOT_COVERED]
