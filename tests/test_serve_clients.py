@@ -3,7 +3,8 @@
 "QGIS, ArcGIS Pro, GDAL's OAPIF driver and Leaflet all read it" is the issue's promise: here the
 real ``ogrinfo`` and ``ogr2ogr`` (Debian gdal-bin) and a real QGIS (Debian python3-qgis) read
 the ``permits`` collection of a served registry, on a GeoPackage and on PostGIS (through a login
-in the reader role), and must find every permit of the public view, exactly the published
+in the reader role), and must find every permit the public map shows (the public view's rows in
+those states, never the undecided application beside them), exactly the published
 fields (:data:`~esc_gis.serve.config.PERMIT_PROPERTIES`: no party, phone, fee or note), and each
 permit where it is on the ground (within a metre, measured in the registry's CRS).
 """
@@ -23,11 +24,12 @@ import pyogrio
 import pytest
 import shapely
 
+from esc_gis.maps.public import PUBLIC_STATUS
 from esc_gis.registry.store.schema import PUBLIC_VIEW
 from esc_gis.serve.config import PERMIT_PROPERTIES
 
 from .conftest import require_tool
-from .service import CRS, DEMO_LAYERS, SECRETS, box, fill_registry, pg_schema, public_login, served
+from .service import CRS, DEMO_LAYERS, PENDING_ADDRESS, SECRETS, box, fill_registry, pg_schema, public_login, served
 from .test_styles import require_pyqgis
 
 READ_OAPIF = Path(__file__).parent / "qgis" / "read_oapif.py"
@@ -39,11 +41,15 @@ PRIVATE = ("party", "parties", "name", "phone", "email", "fee", "note", "reason"
 
 @dataclass(frozen=True)
 class Live:
-    """A served registry: the service's root, its permits in order, and the public view's row count."""
+    """A served registry: the service's root, its permits in order, and the public view's rows in a shown state.
+
+    ``view_all`` counts every row of the view, the undecided application too, which is never served.
+    """
 
     base: str
     numbers: list[str]
     view_rows: int
+    view_all: int
 
 
 @pytest.fixture(scope="module", params=["gpkg", "postgis"])
@@ -52,9 +58,9 @@ def live(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
     if request.param == "gpkg":
         registry = str(tmp_path_factory.mktemp("clients") / "permits.gpkg")
         numbers = fill_registry(registry)
-        rows = len(pyogrio.read_dataframe(registry, layer=PUBLIC_VIEW, read_geometry=False))
+        status = pyogrio.read_dataframe(registry, layer=PUBLIC_VIEW, columns=["status"], read_geometry=False)["status"]
         with served(registry) as base:
-            yield Live(base, numbers, rows)
+            yield Live(base, numbers, int(status.isin(list(PUBLIC_STATUS)).sum()), len(status))
         return
     import psycopg
 
@@ -62,9 +68,12 @@ def live(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
     numbers = fill_registry(target)
     with public_login(target) as login:
         with psycopg.connect(login) as conn:  # counted as the service's own login sees the view
-            (rows,) = conn.execute(f"SELECT count(*) FROM {PUBLIC_VIEW}").fetchone() or (0,)
+            counts = conn.execute(
+                f"SELECT count(*) FILTER (WHERE status = ANY(%s)), count(*) FROM {PUBLIC_VIEW}", (list(PUBLIC_STATUS),)
+            ).fetchone()
+        assert counts is not None
         with served(login) as base:
-            yield Live(base, numbers, int(rows))
+            yield Live(base, numbers, int(counts[0]), int(counts[1]))
 
 
 def _ogr(tool: str, *args: str) -> subprocess.CompletedProcess[str]:
@@ -90,7 +99,9 @@ def test_ogrinfo_counts_every_permit_and_lists_only_the_published_fields(live: L
     r = _ogr("ogrinfo", "-ro", "-so", f"OAPIF:{live.base}/ogc", "permits")
     count = re.search(r"^Feature Count: (\d+)$", r.stdout, flags=re.MULTILINE)
     assert count is not None, r.stdout
-    assert int(count.group(1)) == live.view_rows == len(live.numbers) == 5  # every row of the public view
+    # Every permit the public map shows; not the undecided application, which is in the view too.
+    assert int(count.group(1)) == live.view_rows == len(live.numbers) == 5
+    assert live.view_all == 6
     assert "Geometry: Multi Polygon" in r.stdout
     fields = _fields(r.stdout)
     assert set(fields) == set(PERMIT_PROPERTIES)
@@ -112,7 +123,7 @@ def test_ogr2ogr_copies_each_permit_to_where_it_is_with_its_public_values(live: 
     assert str(copied["issued_on"][0])[:10] == "2026-11-03"
     assert copied["disturbed_sqft"][0] == pytest.approx(15_000, rel=1e-5)  # 150 x 100 ft
     data = out.read_bytes()
-    assert not [s for s in SECRETS if s.encode() in data]
+    assert not [s for s in (*SECRETS, PENDING_ADDRESS) if s.encode() in data]
 
 
 def test_ogr_follows_the_next_links_page_by_page(live: Live) -> None:
@@ -153,7 +164,7 @@ def test_qgis_reads_the_permits_and_the_waters_through_its_oapif_provider(live: 
     )
     assert values["disturbed_acres"] == 0.344 and values["final_on"] is None
     assert _within_a_metre(shapely.from_wkt(first["wkt"]), 0)
-    assert not [s for s in SECRETS if s in json.dumps(permits)]
+    assert not [s for s in (*SECRETS, PENDING_ADDRESS) if s in json.dumps(permits)]
 
     waters = got["waters"]
     layer_waters = load_layers(DEMO_LAYERS, profile=load_profile()).waters
