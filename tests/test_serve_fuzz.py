@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from .service import DEMO_LAYERS, SECRETS, fill_registry, get, pg_schema, public_login, served
+from .service import DEMO_LAYERS, SECRETS, fill_registry, get, pg_schema, post_screen, public_login, served
 
 schemathesis = pytest.importorskip("schemathesis")
 hypothesis = pytest.importorskip("hypothesis")
@@ -431,8 +431,8 @@ def screening_parts() -> tuple[Any, Any]:
     return load_layers(DEMO_LAYERS, profile=prof), prof
 
 
-#: Inputs fuzzing found as server errors ("The screening failed on the server", a 500 the process
-#: manager answers as 400): polygons reaching far past the zone WISCRS is made for.
+#: Inputs fuzzing found as server errors ("The screening failed on the server"): polygons reaching
+#: far past the zone WISCRS is made for.
 REACHING_FAR = {
     # From the Village to the Gulf of Guinea: its area in WISCRS is NaN, which passed the acre limit.
     "site_to_the_equator": {"site": _ring((-88.75, 1e-308), (1e-243, 1e-308), (1e-243, 44.0697), (-88.75, 44.0697))},
@@ -456,6 +456,14 @@ def test_polygons_reaching_far_past_the_zone_are_refused_not_a_server_error(inpu
     layers, prof = screening_parts
     with pytest.raises(RequestError, match=r"reach far outside the area NAD83.2011. / WISCRS .* is made for"):
         screen_request(inputs, layers=layers, profile=prof, limits=Limits())
+
+
+@pytest.mark.parametrize("name", list(REACHING_FAR))
+def test_the_service_refuses_them_with_a_400_saying_why(live: str, name: str) -> None:
+    inputs = REACHING_FAR[name]
+    status, _, answer = post_screen(live, inputs["site"], **{k: v for k, v in inputs.items() if k != "site"})
+    assert (status, answer["code"]) == (400, "InvalidParameterValue")
+    assert "reach far outside the area" in answer["description"] and "Fix:" in answer["description"]
 
 
 def test_a_far_site_of_ordinary_size_still_gets_does_not_apply(screening_parts) -> None:
