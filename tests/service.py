@@ -43,7 +43,7 @@ SECRETS = (
 #: The address of the one application :func:`fill_registry` adds that is not yet decided.
 PENDING_ADDRESS = "999 Pending Application Rd"
 #: Inside the Village, in WISCRS Winnebago feet: a 150 x 100 ft square per permit, ten to a row
-#: (up to 150 permits stay inside the boundary).
+#: (boxes 0 to 149 lie inside the boundary: up to 149 permits and the undecided application).
 ORIGIN = (746_250.0, 507_500.0)
 
 

@@ -287,6 +287,14 @@ def service_notes(
     return [profile.finding(code, **values).to_dict() for code, values in codes]
 
 
+def _beyond_zone(geoms: list[shapely.Geometry], crs: CRS) -> bool:
+    """Tell whether any of ``geoms`` (lon/lat) reaches outside the area the measuring CRS is made for."""
+    area = crs.area_of_use
+    if area is None:
+        return False
+    return not bool(shapely.within(np.asarray(geoms, dtype=object), shapely.box(*area.bounds)).all())
+
+
 def _number(value: Any) -> float | None:
     """Return a finite float, or None for a missing measurement (JSON has no NaN)."""
     try:
@@ -322,7 +330,8 @@ def screen_request(data: Mapping[str, Any], *, layers: LayerSet, profile: Profil
     ------
     RequestError
         If the inputs are bad or past a limit (:func:`parse_request`), the site is larger than
-        ``limits.site_acres``, or the engine refuses them (an unknown activity), with its words.
+        ``limits.site_acres``, the polygons reach far outside the measuring CRS's zone so that
+        they cannot be measured, or the engine refuses them (an unknown activity), with its words.
     """
     from esc_gis.screening import run_findings, screen
 
@@ -336,8 +345,19 @@ def screen_request(data: Mapping[str, Any], *, layers: LayerSet, profile: Profil
         disturbed = gpd.GeoDataFrame(
             {"site_id": ["site"] * len(req.disturbed)}, geometry=list(req.disturbed), crs=GEOJSON_CRS
         )
+    # Polygons reaching far past the measuring CRS's zone (a continent drawn as the disturbed area)
+    # project to nonsense: no area (NaN), or rings GEOS cannot overlay. Fuzzing the process found
+    # both as server errors (tests/test_serve_fuzz.py); they are refused with this, not measured.
+    beyond = _beyond_zone([req.site, *(req.disturbed or ())], layers.crs)
+    zone = (
+        f"The polygons reach far outside the area {layers.crs.name} is made for, where they cannot be "
+        "measured. Fix: draw the site and the area to be disturbed where the work is."
+    )
     if not far:
-        site_sqft = float(sites.to_crs(layers.crs).geometry.area.iloc[0])
+        with np.errstate(invalid="ignore"):  # NaN is the answer for such a polygon, refused below
+            site_sqft = float(sites.to_crs(layers.crs).geometry.area.iloc[0])
+        if not math.isfinite(site_sqft):
+            raise RequestError(zone)
         if site_sqft > limits.site_acres * SQFT_PER_ACRE:
             msg = (
                 f"The site is {site_sqft / SQFT_PER_ACRE:,.1f} acres; this service screens sites up to "
@@ -349,6 +369,10 @@ def screen_request(data: Mapping[str, Any], *, layers: LayerSet, profile: Profil
             # A site far from the measuring CRS's zone warns; the answer says so in measured_note.
             warnings.simplefilter("ignore")
             result = screen(sites, disturbed=disturbed, layers=layers, profile=profile)
+    except shapely.errors.GEOSException:
+        if beyond:
+            raise RequestError(zone) from None
+        raise
     except ValidationError as err:
         raise RequestError("; ".join(f"{p.message} {p.fix}".strip() for p in err.problems)) from None
     except EscGisError as err:
