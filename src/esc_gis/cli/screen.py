@@ -6,7 +6,7 @@ import json
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import click
 import geopandas as gpd
@@ -254,32 +254,14 @@ def _screen_streamed(sites: str, output: str, *, batch_rows: int, quiet: bool, o
 
 
 def _screen_by_municipality(
-    sites: str,
-    disturbed: str | None,
-    layers_path: str | None,
-    profile_path: str | None,
-    profile_by: str,
-    id_field: str,
-    field_map: dict[str, str],
-    assume_crs: str | None,
-    output: str,
-    overwrite: bool,
-    quiet: bool,
+    sites: str, output: str, *, profile_by: str, profile: str | None, overwrite: bool, quiet: bool, **kw: Any
 ) -> None:
     """Run ``--profile-by``: each site under its municipality's profile (:mod:`esc_gis.municipalities`)."""
     from esc_gis.municipalities import screen_by_municipality
 
-    if profile_path is not None:
+    if profile is not None:
         raise click.UsageError("--profile and --profile-by exclude each other: the layer names each site's profile.")
-    result = screen_by_municipality(
-        sites,
-        profile_by=profile_by,
-        disturbed=disturbed,
-        layers=layers_path,
-        id_field=id_field,
-        field_map=field_map or None,
-        assume_crs=assume_crs,
-    )
+    result = screen_by_municipality(sites, profile_by=profile_by, **kw)
     write_layer(result, output, overwrite=overwrite)
     if not quiet:
         counts = Counter(zip(result["municipality"].fillna("(none)"), result["permit"], strict=True))
@@ -416,6 +398,14 @@ def screen(
         batch_rows = 50_000
     if engine == "local" and (scheduler or workers):
         raise click.UsageError("--scheduler and --workers go with --engine dask.")
+    # What every route reads the inputs with (the whole-file run below passes them by its own names).
+    common: dict[str, Any] = {
+        "disturbed": disturbed,
+        "layers": layers_path,
+        "id_field": id_field,
+        "field_map": field_map or None,
+        "assume_crs": assume_crs,
+    }
     if batch_rows is not None:
         if profile_by is not None or map_path is not None:
             raise click.UsageError("--batch-rows streams the output: give it without --profile-by and --map.")
@@ -425,33 +415,19 @@ def screen(
             batch_rows=batch_rows,
             quiet=quiet,
             overwrite=overwrite,
-            disturbed=disturbed,
-            layers=layers_path,
             profile=profile_path,
             sites_layer=sites_layer,
             sites_where=where,
-            id_field=id_field,
-            field_map=field_map or None,
-            assume_crs=assume_crs,
             disturbed_layer=disturbed_layer,
             disturbed_where=disturbed_where,
             skip_ids=skip_ids,
             engine=_dask(scheduler, workers) if engine == "dask" else None,
+            **common,
         )
         return
     if profile_by is not None:
         _screen_by_municipality(
-            sites,
-            disturbed,
-            layers_path,
-            profile_path,
-            profile_by,
-            id_field,
-            field_map,
-            assume_crs,
-            output,
-            overwrite,
-            quiet,
+            sites, output, profile_by=profile_by, profile=profile_path, overwrite=overwrite, quiet=quiet, **common
         )
         return
     side = skipped_path(output)
