@@ -10,7 +10,7 @@ row for row and in the same order:
 - the engine decides each row alone, except a **common plan** (§ 540-5), whose sites are added
   up together: every site of a plan with more than one site is screened in one batch of its
   own, before the others, and its rows are written at their places in the file's order;
-- a **duplicate id** across batches is found by a hash of every id seen (8 bytes a row);
+- a **duplicate id** across batches is found by sorting a hash of every id (8 bytes a row);
 - problems, skipped features and generated ids name the **file's feature numbers**, as the
   whole-file run does; every problem of every batch is reported at once, and nothing is left
   behind (the output is written under a temporary name and renamed at the end).
@@ -220,7 +220,8 @@ class _Collector:
     def __init__(self, src: Path, numbers: np.ndarray) -> None:
         self.src, self.numbers = src, numbers
         self.problems: list[Problem] = []
-        self.seen: set[int] = set()
+        self.hashes: list[np.ndarray] = []  # each batch's ids, hashed (8 bytes a row, not the ids)
+        self.rows: list[np.ndarray] = []  # and their feature numbers
         self.skipped: list[gpd.GeoDataFrame] = []
         self.generated = 0
         self.meta: dict[str, Any] = {}
@@ -238,14 +239,26 @@ class _Collector:
         self.columns = [c for c in out.result.columns if c != out.result.geometry.name]
         if out.skipped is not None:
             self.skipped.append(out.skipped)
-        # A duplicate id in another batch: a hash of every id seen (8 bytes a row, not the ids).
-        hashes = pd.util.hash_array(out.result["site_id"].astype(str).to_numpy(dtype=object))
-        for row, h in zip(self.numbers[out.kept], hashes.tolist(), strict=True):
-            if h in self.seen:
-                fix = "give each site its own id."
-                self.problems.append(Problem(str(self.src), int(row), "its id is also an earlier feature's.", fix))
-            self.seen.add(h)
+        self.hashes.append(pd.util.hash_array(out.result["site_id"].astype(str).to_numpy(dtype=object)))
+        self.rows.append(self.numbers[out.kept])
         return out.result, out.kept
+
+    def duplicates(self) -> list[Problem]:
+        """Return a problem for each feature whose id an earlier feature of another batch has.
+
+        Sorting the hashes with their feature numbers puts each id's features side by side,
+        earliest first: every one after the first is a duplicate (a batch's own are the engine's).
+        """
+        if not self.hashes:
+            return []
+        h, r = np.concatenate(self.hashes), np.concatenate(self.rows)
+        order = np.lexsort((r, h))
+        later = np.flatnonzero(h[order][1:] == h[order][:-1]) + 1
+        fix = "give each site its own id."
+        return [
+            Problem(str(self.src), int(row), "its id is also an earlier feature's.", fix)
+            for row in np.sort(r[order][later])
+        ]
 
     def summary(self, out: Path, rows: int, batches: int, not_selected: int) -> StreamRun:
         """Return what the run wrote and left out."""
@@ -362,6 +375,7 @@ def screen_to_file(
                     progress(job.stop, n)
         finally:
             writer.close()
+        collector.problems += collector.duplicates()
         if collector.problems:
             raise ValidationError(collector.problems)
         if fmt == "GeoPackage" and writer.count:
