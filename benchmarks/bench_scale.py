@@ -593,7 +593,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--waters-per-parcel", type=float, default=0.01, help="synthetic waters per parcel (0.01)")
     p.add_argument("--seed", type=int, default=540)
     p.add_argument("--cprofile", type=int, default=0, metavar="K", help="profile one stream run, list top K")
-    p.add_argument("--cprofile-size", type=int, default=SMALL, help="parcels of the profiled run (a --sizes one)")
+    p.add_argument(
+        "--cprofile-size",
+        type=int,
+        default=None,
+        help="parcels of the profiled run (default 100000, or the largest size)",
+    )
     args = p.parse_args(argv)
     try:
         args.sizes = sorted({int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()})
@@ -603,6 +608,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     bad = [e for e in args.engines if e not in ENGINES]
     if bad or not args.sizes or min(args.sizes) < 1:
         p.error(f"--engines takes {', '.join(ENGINES)}; --sizes positive numbers")
+    if args.cprofile_size is None:
+        args.cprofile_size = SMALL if SMALL in args.sizes else max(args.sizes)
     if args.cprofile and args.cprofile_size not in args.sizes:
         p.error("--cprofile-size must be one of --sizes")
     if not 0 < args.jurisdiction_share <= 0.7:
