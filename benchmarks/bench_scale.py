@@ -41,8 +41,12 @@ dask
     ``dask_engine(workers=2)`` starts its own (one thread each, loopback), so that the
     workers' peaks can be read before the cluster closes. The time includes starting the
     cluster. Peak memory: the driver's own ``VmHWM``, and each worker's ``VmHWM`` read in the
-    worker (``client.run``); the table shows driver + the sum of the workers (the nannies,
-    about 100 MB each, are listed apart in the JSON).
+    worker (``client.run``); the table shows driver + the sum of the workers. The scheduler and
+    the nannies run in the driver's process (LocalCluster), so its peak counts them; other
+    child processes (multiprocessing's resource tracker) are listed apart in the JSON. CPU
+    seconds: the run's ``time.process_time()`` (imports excluded; dask: the driver's, with the
+    cluster's start, plus each worker's from the cluster's start, so with the workers' import
+    of esc_gis on their first batch).
 
 Each screened run reports seconds, peak RSS, parcels per second, and counts read back from
 its output (rows, permit required, parcels with steep and with protective-area disturbance)
@@ -232,11 +236,34 @@ def _counts(path: Path) -> dict[str, int]:
     }
 
 
-def _done(seconds: float, out: Path, extra: dict[str, Any] | None = None) -> Result:
+def _done(seconds: float, cpu0: float, out: Path, extra: dict[str, Any] | None = None) -> Result:
     """A run's figures: peak taken first, then the output's counts (which read it back)."""
-    res: Result = {"seconds": seconds, "peak_mb": peak_rss_mb(), **(extra or {})}
+    cpu = time.process_time() - cpu0
+    res: Result = {"seconds": seconds, "cpu_s": cpu, "peak_mb": peak_rss_mb(), **(extra or {})}
     res["output_mb"] = out.stat().st_size / 2**20
     res["counts"] = _counts(out)
+    return res
+
+
+def task_floor_out(args: dict[str, Any]) -> Result:
+    """The issue's I/O floor: read the input and write the *output's* rows and columns with pyogrio alone.
+
+    The screened output (read back first, outside the timing) is what a run must write: its
+    text columns make it several times the input's size.
+    """
+    import pyogrio
+
+    frame = pyogrio.read_dataframe(args["screened"], layer="screening", use_arrow=True)
+    out = Path(args["out"])
+    out.unlink(missing_ok=True)
+    t0 = time.perf_counter()
+    pyogrio.read_dataframe(args["input"], use_arrow=True)
+    t1 = time.perf_counter()
+    pyogrio.write_dataframe(frame, out, layer="screening", driver="GPKG", use_arrow=True)
+    t2 = time.perf_counter()
+    res = {"seconds": t2 - t0, "read_s": t1 - t0, "write_s": t2 - t1, "rows": len(frame)}
+    res["output_mb"] = out.stat().st_size / 2**20
+    out.unlink()
     return res
 
 
@@ -247,10 +274,10 @@ def task_whole(args: dict[str, Any]) -> Result:
 
     out = Path(args["out"])
     out.unlink(missing_ok=True)
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     r = screen_run(args["input"], layers=args["layers"])
     write_layer(r.result, out, overwrite=True)
-    return _done(time.perf_counter() - t0, out)
+    return _done(time.perf_counter() - t0, cpu0, out)
 
 
 def task_stream(args: dict[str, Any]) -> Result:
@@ -258,9 +285,9 @@ def task_stream(args: dict[str, Any]) -> Result:
     from esc_gis.stream import screen_to_file
 
     out = Path(args["out"])
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     run = screen_to_file(args["input"], out, layers=args["layers"], batch_rows=args["batch_rows"], overwrite=True)
-    return _done(time.perf_counter() - t0, out, {"batches": run.batches})
+    return _done(time.perf_counter() - t0, cpu0, out, {"batches": run.batches})
 
 
 def _status_kb(pid: int, key: str) -> int:
@@ -288,7 +315,7 @@ def task_dask(args: dict[str, Any]) -> Result:
     from esc_gis.stream import screen_to_file
 
     out = Path(args["out"])
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     # As dask_engine(workers=N) starts its own cluster (see esc_gis.dask_engine._client).
     cluster = LocalCluster(
         n_workers=args["workers"],
@@ -300,6 +327,8 @@ def task_dask(args: dict[str, Any]) -> Result:
     )
     try:
         t1 = time.perf_counter()
+        with Client(cluster) as client:  # the workers' CPU so far (start-up) is not the run's
+            workers_cpu0 = client.run(time.process_time)
         engine = dask_engine(cluster.scheduler_address)
         run = screen_to_file(
             args["input"], out, layers=args["layers"], batch_rows=args["batch_rows"], overwrite=True, engine=engine
@@ -308,12 +337,14 @@ def task_dask(args: dict[str, Any]) -> Result:
         with Client(cluster) as client:
             workers = client.run(_own_hwm_mb)  # {address: MB}, each read in the worker itself
             worker_pids = set(client.run(os.getpid).values())
-        nannies = [
+            workers_cpu = client.run(time.process_time)
+        others = [
             _status_kb(p.pid, "VmHWM") / 1024.0
             for p in psutil.Process().children(recursive=True)
             if p.pid not in worker_pids
         ]
         driver = peak_rss_mb()
+        driver_cpu = time.process_time() - cpu0
     finally:
         cluster.close()
     w = list(workers.values())
@@ -324,7 +355,10 @@ def task_dask(args: dict[str, Any]) -> Result:
         "workers_peak_mb": w,
         "workers_sum_mb": sum(w),
         "workers_max_mb": max(w),
-        "nannies_peak_mb": nannies,
+        "other_children_peak_mb": others,
+        "driver_cpu_s": driver_cpu,
+        "workers_cpu_s": [workers_cpu[a] - workers_cpu0.get(a, 0.0) for a in workers_cpu],
+        "cpu_s": driver_cpu + sum(workers_cpu[a] - workers_cpu0.get(a, 0.0) for a in workers_cpu),
         "peak_mb": driver + sum(w),
         "batches": run.batches,
     }
@@ -366,6 +400,7 @@ TASKS: dict[str, Callable[[dict[str, Any]], Result]] = {
     "layers": task_layers,
     "dem": task_dem,
     "floor": task_floor,
+    "floor_out": task_floor_out,
     "whole": task_whole,
     "stream": task_stream,
     "dask": task_dask,
@@ -463,11 +498,16 @@ def measure(args: argparse.Namespace, out_dir: Path, gen: dict[str, Any]) -> dic
                     },
                 )
             )
+        screened = [Path(t["out"]) for task, t in plan if task != "floor"]
+        if screened:  # the issue's floor writes the output's rows: one engine's output, read back
+            out = str(out_dir / f"floor_out_{n}.gpkg")
+            plan.append(("floor_out", {"input": src, "screened": str(screened[0]), "out": out}))
         for task, targs in plan:
             print(f"{n:,} parcels: {task} (load {_load()}) ...", file=sys.stderr)
             res = run_worker(task, targs, out_dir)
             res["load_after"] = _load()
             runs[key][task] = res
+        for _, targs in plan:
             Path(targs["out"]).unlink(missing_ok=True)
     return runs
 
@@ -480,7 +520,8 @@ def targets(runs: dict[str, dict[str, Result]]) -> list[tuple[str, str, str, boo
         return r.get("seconds") if r else None
 
     out: list[tuple[str, str, str, bool | None]] = []
-    s_big, s_small, floor_big, d_big = secs(BIG, "stream"), secs(SMALL, "stream"), secs(BIG, "floor"), secs(BIG, "dask")
+    s_big, s_small, d_big = secs(BIG, "stream"), secs(SMALL, "stream"), secs(BIG, "dask")
+    floor_big = secs(BIG, "floor_out")
     if s_big and s_small:
         g = s_big / s_small
         out.append(("1M stream time / 100k stream time", f"{g:.1f}x", f"<= {TARGET_GROWTH:g}x", g <= TARGET_GROWTH))
@@ -488,7 +529,8 @@ def targets(runs: dict[str, dict[str, Result]]) -> list[tuple[str, str, str, boo
         out.append(("1M stream time / 100k stream time", "not run", f"<= {TARGET_GROWTH:g}x", None))
     if s_big and floor_big:
         f = s_big / floor_big
-        out.append(("1M stream time / 1M I/O floor", f"{f:.1f}x", f"<= {TARGET_FLOOR:g}x", f <= TARGET_FLOOR))
+        label = "1M stream time / 1M I/O floor (read input + write output)"
+        out.append((label, f"{f:.1f}x", f"<= {TARGET_FLOOR:g}x", f <= TARGET_FLOOR))
     else:
         out.append(("1M stream time / 1M I/O floor", "not run", f"<= {TARGET_FLOOR:g}x", None))
     for engine, label in (("stream", "1M peak memory, stream"), ("dask", "1M peak memory, dask driver + workers")):
@@ -514,21 +556,23 @@ def report(fig: dict[str, Any]) -> str:
         f"bench_scale {fig['date']} on {fig['machine']}; load average before {fig['load_before']}, "
         f"after {fig['load_after']}; batch {fig['batch_rows']:,}, dask {fig['dask_workers']} workers",
         "",
-        "| parcels | engine | seconds | x floor | peak MB | rows/s | rows | permit req. | steep | protective |",
-        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| parcels | engine | seconds | cpu s | x floor (in / out) | peak MB | rows/s | rows | permit req. | steep "
+        "| protective |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for key, by in runs.items():
         n = int(key)
         floor = by.get("floor", {}).get("seconds")
-        for engine in ("floor", *ENGINES):
+        floor_out = by.get("floor_out", {}).get("seconds")
+        for engine in ("floor", "floor_out", *ENGINES):
             r = by.get(engine)
             if r is None:
                 continue
             if "skipped" in r:
-                lines.append(f"| {n:,} | {engine} | skipped ({r['skipped']}) | | | | | | | |")
+                lines.append(f"| {n:,} | {engine} | skipped ({r['skipped']}) | | | | | | | | |")
                 continue
             s = r["seconds"]
-            peak = f"{r['peak_mb']:,.0f}"
+            peak = f"{r['peak_mb']:,.0f}" if "peak_mb" in r else ""
             if engine == "dask":
                 peak = f"{r['driver_peak_mb']:,.0f} + {r['workers_sum_mb']:,.0f}"
             c = r.get("counts", {"rows": r.get("rows", n)})
@@ -536,7 +580,8 @@ def report(fig: dict[str, Any]) -> str:
                 f"{n:,}",
                 engine,
                 f"{s:.2f}",
-                f"{s / floor:.1f}" if floor else "",
+                f"{r['cpu_s']:.1f}" if "cpu_s" in r else "",
+                f"{s / floor:.1f} / {s / floor_out:.1f}" if floor and floor_out and engine in ENGINES else "",
                 peak,
                 f"{n / s:,.0f}",
                 f"{c['rows']:,}",
@@ -548,7 +593,9 @@ def report(fig: dict[str, Any]) -> str:
     lines += [
         "",
         "dask peak = driver + the sum of the workers' VmHWM (each read in the worker); "
-        "the nannies are not counted (see the JSON).",
+        "the scheduler and nannies live in the driver's process. cpu s = process CPU time (dask: driver + workers). "
+        "x floor: the run's time over `floor` (read input + write the input's frame) / over `floor_out` "
+        "(read input + write the screened output's frame: the issue's floor).",
         "",
         "| target | measured | target | met |",
         "|---|---:|---:|---|",
