@@ -20,7 +20,7 @@ DEM
     one GeoTIFF for every size, covering the largest size's parcels, in EPSG:7594 with 10 ft
     cells, float32, tiled 256 x 256, DEFLATE with the floating-point predictor, elevations
     in US survey feet rounded to 1/16 ft (about 2 cm, a LiDAR DEM's precision; the rounding
-    is what lets it compress to about 100 MB at 1M parcels). The terrain is a sum of waves
+    is what lets it compress to about 110 MB at 1M parcels). The terrain is a sum of waves
     whose slopes reach about 35 %; the share of cells at 20 % or more is printed.
 
 Then, each in a fresh Python process (peaks never mix):
