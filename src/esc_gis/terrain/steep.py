@@ -201,7 +201,10 @@ def steep_area(
         ind = Path(tmp) / "steep.tif"
         _write_indicator(info, ind, window, threshold_pct, compute_edges)
         vec = gpd.GeoDataFrame(geometry=in_dem.to_numpy(), crs=info.crs)
-        stats = exact_extract(str(ind), vec, ["sum", "count"], output="pandas")
+        # Block by block, each feature's cells gathered as the blocks pass: the same sums as the
+        # default feature by feature, without a raster read per polygon (without GDAL's Python
+        # bindings exactextract reads through rasterio, one window per feature: 3x slower here).
+        stats = exact_extract(str(ind), vec, ["sum", "count"], output="pandas", strategy="raster-sequential")
     cells = shapely.area(in_dem.to_numpy()) / cell_area
     frac_steep = np.where(cells > 0, stats["sum"].to_numpy() / cells, 0.0)
     frac_cov = np.where(cells > 0, stats["count"].to_numpy() / cells, 0.0)
