@@ -127,3 +127,55 @@ def test_cli_profile_by(munis, layers_path, tmp_path):
     # A site across two: one row per municipality, in the order of their names.
     assert list(got["municipality"].fillna("")) == ["winneconne", "eastville.toml", "eastville.toml", "winneconne", ""]
     assert list(got["permit"]) == ["not_required", "required", "required", "not_required", NOT_COVERED]
+
+
+def test_a_common_plan_across_two_municipalities_is_added_up_whole(munis, layer_set):
+    """§ 540-5: a construction site includes "areas that are part of a larger common plan of
+    development": a plan's site in Westville is decided on the whole plan, its other site in
+    Eastville included (each municipality decides only its own site)."""
+    sites = gpd.GeoDataFrame(
+        {"site_id": ["w", "e"], "plan_id": ["P1", "P1"]},
+        geometry=[square_sqft(200, 200, 3000.0), square_sqft(1400, 200, 3000.0)],
+        crs=CRS,
+    )
+    out = screen_by_municipality(sites, profile_by=f"{munis}:profile", layers=layer_set)
+    assert list(zip(out["site_id"], out["municipality"], strict=True)) == [("w", "winneconne"), ("e", "eastville.toml")]
+    west = out.iloc[0]
+    assert west["plan_disturbed_sqft"] == pytest.approx(6000.0, rel=1e-4)  # 3,000 alone would need no permit
+    assert west["permit"] == "required"
+
+
+def test_the_disturbance_places_a_site_not_its_parcel(munis, layer_set):
+    """A parcel across the line whose disturbed limits lie all in Westville is Westville's alone."""
+    parcel = gpd.GeoDataFrame({"site_id": ["p"]}, geometry=[box(900, 100, 1100, 300)], crs=CRS)
+    limits = gpd.GeoDataFrame({"site_id": ["p"]}, geometry=[box(910, 110, 990, 290)], crs=CRS)
+    out = screen_by_municipality(parcel, disturbed=limits, profile_by=f"{munis}:profile", layers=layer_set)
+    assert list(out["municipality"]) == ["winneconne"] and list(out["jurisdiction"]) == ["inside"]
+
+
+def test_a_straddling_sites_finding_says_another_authority_governs_the_rest(munis, layer_set):
+    out = screen_by_municipality(_sites(), profile_by=f"{munis}:profile", layers=layer_set)
+    straddle = out[out["site_id"] == "straddle"].iloc[0]
+    partial = next(f for f in json.loads(straddle["findings"]) if f["code"] == "jurisdiction_partial")
+    assert partial["basis"] == "interpretation" and "another authority" in partial["message"]
+
+
+def test_options_profile_by_does_not_take_are_refused_not_ignored(munis, layers_path, tmp_path):
+    src = tmp_path / "sites.gpkg"
+    _sites().to_file(src)
+    res = CliRunner().invoke(
+        cli,
+        [
+            "screen",
+            str(src),
+            "--layers",
+            str(layers_path),
+            "--profile-by",
+            f"{munis}:profile",
+            "--where",
+            "1=1",
+            "-o",
+            str(tmp_path / "o.gpkg"),
+        ],
+    )
+    assert res.exit_code == 2 and "--profile-by does not take --where yet" in res.output

@@ -160,3 +160,15 @@ def test_cli_batch_rows_writes_the_same_rows_and_sidecars(tmp_path, layers_path)
         ],
     )
     assert res.exit_code == 2 and "without --profile-by and --map" in res.output
+
+
+def test_a_plan_column_under_its_alias_is_added_up_in_batches_too(tmp_path, layers_path):
+    """The engine reads a layer's PLAN as its plan_id: batches of one site must add the plan up too."""
+    sites = _sites().rename(columns={"plan_id": "PLAN"})
+    src = tmp_path / "sites.gpkg"
+    sites.to_file(src)
+    whole = _whole(src, tmp_path / "whole.gpkg", layers_path)
+    screen_to_file(src, tmp_path / "stream.gpkg", layers=layers_path, batch_rows=1)
+    streamed = _read(tmp_path / "stream.gpkg")
+    same(streamed, whole)
+    assert list(streamed.set_index("site_id").loc[["s02", "s17", "s33"], "permit"]) == ["required"] * 3

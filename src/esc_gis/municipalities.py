@@ -4,8 +4,9 @@ A county screens parcels for every municipality that adopted an erosion-control 
 each with its own numbers and words: its profile. A jurisdictions layer (municipal boundaries,
 TIGER places) names each municipality's profile in a field. Each site is screened by the same
 engine as :func:`esc_gis.screening.screen`, once for each municipality its disturbance
-touches, under that municipality's profile and with that municipality's boundary as the
-jurisdiction:
+touches (its disturbed limits, or the site without any, as the engine places a site), under that
+municipality's profile and with that municipality's boundary as the jurisdiction, together with
+the other sites of its common plan wherever they lie (§ 540-5: a plan is added up whole):
 
 - a site inside one municipality gets one row, decided under its profile;
 - a site straddling two gets a row in each, each following its own profile's reading of a
@@ -35,6 +36,7 @@ import shapely
 from esc_gis.errors import LayerSetError, Problem, ProfileError, ValidationError
 from esc_gis.io import read_layer
 from esc_gis.layers import LayerSet, load_layers
+from esc_gis.measure.area import area_sqft
 from esc_gis.profile import Profile, load_profile
 
 #: The ``permit`` and ``jurisdiction`` of a site no profiled municipality covers.
@@ -100,17 +102,30 @@ def _profiles(values: pd.Series, folder: Path, source: str) -> dict[str, Profile
 
 
 def _footprints(sites: gpd.GeoDataFrame, disturbed: gpd.GeoDataFrame | None, id_field: str) -> np.ndarray:
-    """Each site with its disturbed limits: what decides which municipalities a site touches."""
+    """Return what places each site, as the engine places it: its disturbed limits, or the site without any."""
     geoms = sites.geometry.to_numpy()
     if disturbed is None:
         return geoms
     ids = sites[id_field].astype(str).to_numpy()
-    extra = disturbed.dissolve(by=disturbed[id_field].astype(str)).geometry
-    limits = extra.reindex(ids).to_numpy()
+    limits = disturbed.dissolve(by=disturbed[id_field].astype(str)).geometry.reindex(ids).to_numpy()
     has = ~pd.isna(limits)
     out = geoms.copy()
-    out[has] = shapely.union(geoms[has], limits[has])
+    out[has] = limits[has]
     return out
+
+
+def _with_their_plans(sites: gpd.GeoDataFrame, rows: np.ndarray, field_map: dict[str, str] | None) -> np.ndarray:
+    """Return ``rows`` and every other site of their common plans (§ 540-5: the plan is added up whole)."""
+    from esc_gis.validate import _find_field
+
+    column = _find_field([str(c) for c in sites.columns], "plan_id", field_map or {})
+    if column is None:
+        return rows
+    plans = sites[column].astype("string").str.strip()
+    mine = set(plans.iloc[rows].dropna()) - {""}
+    if not mine:
+        return rows
+    return np.union1d(rows, np.flatnonzero(plans.isin(mine).fillna(False).to_numpy(dtype=bool)))
 
 
 def screen_by_municipality(
@@ -187,11 +202,12 @@ def screen_by_municipality(
     for value, prof in profiles.items():
         hit = np.asarray(shapely.intersects(foot, bounds[value]), dtype=bool)
         # A sliver along a shared boundary (digitising) is not a touch: the profile's sliver policy.
-        hit[hit] = shapely.area(shapely.intersection(foot[hit], bounds[value])) > prof.area_sqft("policy.sliver")
+        hit[hit] = area_sqft(shapely.intersection(foot[hit], bounds[value]), ls.crs) > prof.area_sqft("policy.sliver")
         if not hit.any():
             continue
         touched |= hit
-        rows = np.flatnonzero(hit)
+        # The sites of their common plans come along, wherever they lie: the plan is added up whole.
+        rows = _with_their_plans(site_gdf, np.flatnonzero(hit), screen_kwargs.get("field_map"))
         sub = site_gdf.iloc[rows]
         sub_dist = None
         if dist_gdf is not None and key in sub.columns:
@@ -207,7 +223,7 @@ def screen_by_municipality(
         res["municipality"] = value
         res["profile"] = prof.name
         res["_order"] = rows
-        parts.append(res)
+        parts.append(res[hit[rows]])  # only the sites in this municipality get its decision
     missing = np.flatnonzero(~touched)
     if len(missing):
         parts.append(_not_covered(in_crs.iloc[missing], missing, first, ls, key))

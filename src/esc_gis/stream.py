@@ -63,9 +63,11 @@ class StreamRun:
 
 def _plan_column(path: Path, layer: str | None, field_map: dict[str, str] | None) -> str | None:
     """Return the sites layer's column holding the common plan's id, if it has one."""
-    wanted = (field_map or {}).get("plan_id", "plan_id")
+    from esc_gis.validate import _find_field
+
     fields = [str(f) for f in pyogrio.read_info(path, layer=layer)["fields"]]
-    return next((f for f in fields if f.lower() == wanted.lower()), None)
+    # The engine's own lookup, aliases included (a layer's PLAN is its plan_id too).
+    return _find_field(fields, "plan_id", field_map or {})
 
 
 def _plan_positions(path: Path, layer: str | None, where: str | None, column: str | None) -> np.ndarray:

@@ -253,6 +253,14 @@ def _screen_streamed(sites: str, output: str, *, batch_rows: int, quiet: bool, o
         )
 
 
+def _refuse_with_profile_by(*values: str | None) -> None:
+    """Refuse the options ``--profile-by`` does not take yet, rather than ignore them."""
+    names = ("--layer", "--where", "--disturbed-layer", "--disturbed-where", "--map", "--skip-ids")
+    given = [n for n, v in zip(names, values, strict=True) if v is not None and not (n == "--skip-ids" and v == "auto")]
+    if given:
+        raise click.UsageError(f"--profile-by does not take {', '.join(given)} yet: cut the layer first.")
+
+
 def _screen_by_municipality(
     sites: str, output: str, *, profile_by: str, profile: str | None, overwrite: bool, quiet: bool, **kw: Any
 ) -> None:
@@ -426,6 +434,7 @@ def screen(
         )
         return
     if profile_by is not None:
+        _refuse_with_profile_by(sites_layer, where, disturbed_layer, disturbed_where, map_path, skip_ids)
         _screen_by_municipality(
             sites, output, profile_by=profile_by, profile=profile_path, overwrite=overwrite, quiet=quiet, **common
         )
