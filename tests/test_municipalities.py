@@ -179,3 +179,85 @@ def test_options_profile_by_does_not_take_are_refused_not_ignored(munis, layers_
         ],
     )
     assert res.exit_code == 2 and "--profile-by does not take --where yet" in res.output
+
+
+def test_files_in_other_crss_with_their_own_id_field_and_a_named_layer(munis, layers_path, tmp_path):
+    """What counties ship: sites and limits as files in WTM metres (EPSG:3071) with a PID field, and a
+    multi-layer jurisdictions file: the same decisions as the GeoDataFrames in the measuring CRS."""
+    sites = _sites().rename(columns={"site_id": "PID"}).to_crs("EPSG:3071")
+    sites.to_file(tmp_path / "sites.gpkg")
+    limits = gpd.GeoDataFrame({"PID": ["east"]}, geometry=[square_sqft(1400, 200, 2500.0)], crs=CRS).to_crs("EPSG:3071")
+    limits.to_file(tmp_path / "limits.gpkg")
+    gpd.read_file(munis).to_file(tmp_path / "two.gpkg", layer="places")
+    gpd.GeoDataFrame({"x": [1]}, geometry=[box(0, 0, 1, 1)], crs=CRS).to_file(tmp_path / "two.gpkg", layer="other")
+    shutil.copy(EXAMPLE, tmp_path / "eastville.toml")
+    out = screen_by_municipality(
+        tmp_path / "sites.gpkg",
+        disturbed=tmp_path / "limits.gpkg",
+        profile_by=f"{tmp_path / 'two.gpkg'}|places:profile",
+        layers=layers_path,
+        id_field="PID",
+    )
+    assert list(out["site_id"]) == ["west", "east", "straddle", "straddle", "away"]
+    # A disturbed-limits layer names only "east": the others disturb nothing, in both municipalities.
+    assert list(out["permit"]) == ["not_required", "required", "not_required", "not_required", NOT_COVERED]
+    assert list(out["disturbed_sqft"].iloc[[0, 2, 3]]) == [0.0, 0.0, 0.0]
+    east = out.iloc[1]
+    assert east["disturbed_sqft"] == pytest.approx(2500.0, rel=1e-4)  # the limits, not the parcel
+    assert out.crs == CRS and out.geometry.name == "geometry" and list(out.index) == list(range(5))
+    away = out.iloc[4]
+    assert away["applicability"] == NOT_COVERED and away["site_id"] == "away"
+    # The not-covered words are the run's first profile's, by name: eastville.toml's.
+    assert "Town of Example's test wording" in json.loads(away["findings"])[0]["message"]
+
+
+@pytest.mark.parametrize(
+    ("text", "path", "field", "layer"),
+    [
+        ("a/m.gpkg:profile", "a/m.gpkg", "profile", None),
+        ("C:/x:y/m.gpkg|places: profile ", "C:/x:y/m.gpkg", "profile", "places"),
+    ],
+)
+def test_parse_profile_by(text, path, field, layer):
+    by = parse_profile_by(text)
+    assert (by.path.as_posix(), by.field, by.layer) == (path, field, layer)
+
+
+@pytest.mark.parametrize("text", ["m.gpkg", "m.gpkg:", "m.gpkg:  ", ":profile"])
+def test_parse_profile_by_refuses(text):
+    with pytest.raises(LayerSetError, match="is not LAYER:FIELD"):
+        parse_profile_by(text)
+
+
+def test_a_blank_profile_name_is_a_problem_of_its_row(munis, layer_set, tmp_path):
+    bad = gpd.read_file(munis)
+    bad.loc[1, "profile"] = "  "
+    bad.to_file(tmp_path / "blank.gpkg")
+    with pytest.raises(ValidationError) as err:
+        screen_by_municipality(_sites(), profile_by=f"{tmp_path / 'blank.gpkg'}:profile", layers=layer_set)
+    (problem,) = err.value.problems
+    assert (problem.source, problem.row, problem.fix) == (
+        str(tmp_path / "blank.gpkg"),
+        2,
+        "give the profile, or drop the feature.",
+    )
+
+
+def test_plans_by_a_mapped_field_and_blank_plan_ids(munis, layer_set):
+    """--field plan_id=PROJ names the plan; a blank plan id is no plan (it joins nothing)."""
+    sites = gpd.GeoDataFrame(
+        {"site_id": ["w", "e", "w2", "e2"], "PROJ": ["P1", "P1", "", ""]},
+        geometry=[
+            square_sqft(200, 200, 3000.0),
+            square_sqft(1400, 200, 3000.0),
+            square_sqft(200, 600, 3000.0),
+            square_sqft(1400, 600, 3000.0),
+        ],
+        crs=CRS,
+    )
+    out = screen_by_municipality(
+        sites, profile_by=f"{munis}:profile", layers=layer_set, field_map={"plan_id": "PROJ"}
+    ).set_index("site_id")
+    assert out.loc["w", "plan_disturbed_sqft"] == pytest.approx(6000.0, rel=1e-4)
+    assert out.loc["w2", "plan_disturbed_sqft"] == pytest.approx(3000.0, rel=1e-4)
+    assert out.loc["w2", "permit"] == "not_required"

@@ -172,3 +172,18 @@ def test_a_plan_column_under_its_alias_is_added_up_in_batches_too(tmp_path, laye
     streamed = _read(tmp_path / "stream.gpkg")
     same(streamed, whole)
     assert list(streamed.set_index("site_id").loc[["s02", "s17", "s33"], "permit"]) == ["required"] * 3
+
+
+def test_limits_for_some_sites_only_batches_without_any(tmp_path, layers_path):
+    """Disturbed limits for two sites only: the batches holding neither still disturb nothing, as whole."""
+    sites = _sites()
+    src = tmp_path / "sites.gpkg"
+    sites.to_file(src)
+    limits = sites.iloc[[1, 3]][["site_id", "geometry"]].copy()
+    limits["geometry"] = limits.geometry.buffer(-5)
+    run = screen_run(str(src), disturbed=limits, layers=layers_path)
+    write_layer(run.result, tmp_path / "whole.gpkg")
+    screen_to_file(src, tmp_path / "stream.gpkg", disturbed=limits, layers=layers_path, batch_rows=7)
+    streamed = _read(tmp_path / "stream.gpkg")
+    same(streamed, _read(tmp_path / "whole.gpkg"))
+    assert (streamed["disturbed_sqft"].iloc[7:] == 0).all()

@@ -214,7 +214,7 @@ def screen_by_municipality(
             sub_dist = dist_gdf[dist_gdf[key].astype(str).isin(sub[key].astype(str))]
         res = screen(
             sub,
-            disturbed=sub_dist if sub_dist is None or len(sub_dist) else None,
+            disturbed=sub_dist,  # limits for none of them: none of them disturbs anything
             layers=replace(ls, jurisdiction=bounds[value]),
             profile=prof,
             id_field=id_field,

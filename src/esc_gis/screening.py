@@ -125,7 +125,10 @@ def _read(
         if where is not None:
             msg = f"{label}: a where clause applies to a file; filter the GeoDataFrame in pandas instead."
             raise LayerReadError(msg)
-        if len(obj) == 0:
+        if len(obj) == 0 and default != "disturbed":
+            # An empty frame of disturbed limits is limits given for no site (a batch or a
+            # municipality whose sites have none): each site then has no disturbance, as in a file
+            # whose limits name other sites. An empty file is still refused (read_layer).
             msg = f"{label}: the layer is empty (no features)."
             raise LayerReadError(msg)
         rows = np.arange(1, len(obj) + 1) if numbers is None else np.asarray(numbers, dtype=int)

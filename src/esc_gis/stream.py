@@ -428,8 +428,8 @@ def _limits_for(dist: gpd.GeoDataFrame | None, frame: gpd.GeoDataFrame, id_field
     dkey = id_field if id_field in dist.columns else "site_id"
     if key not in frame.columns or dkey not in dist.columns:
         return dist
-    mine = dist[dist[dkey].astype(str).isin(frame[key].astype(str))]
-    return mine if len(mine) else None
+    # Limits for none of the batch's sites are still limits given: none of them disturbs anything.
+    return dist[dist[dkey].astype(str).isin(frame[key].astype(str))]
 
 
 def _merge(
