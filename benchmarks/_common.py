@@ -55,6 +55,18 @@ def read_result(result_path: Path) -> dict[str, Any]:
     return result
 
 
+def run_task(script: str, task: str, args: dict[str, Any], tmp: Path) -> dict[str, Any]:
+    """Run ``task`` of ``script`` in a fresh interpreter and return its result (its peaks its own)."""
+    import subprocess
+
+    cmd, result_path = worker_command(script, task, args, tmp)
+    proc = subprocess.run(cmd, check=False)
+    if proc.returncode != 0:
+        msg = f"worker {task!r} failed with exit status {proc.returncode}"
+        raise RuntimeError(msg)
+    return read_result(result_path)
+
+
 def find_cli() -> str | None:
     """The ``esc-gis`` script next to this interpreter, else on PATH (None when neither)."""
     beside = Path(sys.executable).parent / "esc-gis"

@@ -74,7 +74,6 @@ import json
 import math
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -82,7 +81,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from _common import WORKER, peak_rss_mb, read_result, worker_command, worker_main  # benchmarks/ is sys.path[0]
+from _common import (  # benchmarks/ is sys.path[0]
+    WORKER,
+    peak_rss_mb,
+    run_task,
+    worker_main,
+)
 from bench_screen import INPUT_CRS, task_floor, task_generate, task_generate_waters
 
 # Only the standard library at module level (bench_screen's too): the driver stays small,
@@ -415,12 +419,7 @@ TASKS: dict[str, Callable[[dict[str, Any]], Result]] = {
 
 def run_worker(task: str, args: dict[str, Any], tmp: Path) -> Result:
     """Run one task in a fresh interpreter and return its result."""
-    cmd, result_path = worker_command(__file__, task, args, tmp)
-    proc = subprocess.run(cmd, check=False)
-    if proc.returncode != 0:
-        msg = f"worker {task!r} failed with exit status {proc.returncode}"
-        raise RuntimeError(msg)
-    return read_result(result_path)
+    return run_task(__file__, task, args, tmp)
 
 
 def _load() -> str:

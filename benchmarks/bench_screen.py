@@ -70,8 +70,7 @@ from _common import (  # benchmarks/ is sys.path[0]
     WORKER,
     find_cli,
     peak_rss_mb,
-    read_result,
-    worker_command,
+    run_task,
     worker_main,
 )
 
@@ -492,12 +491,7 @@ TASKS: dict[str, Callable[[dict[str, Any]], Result]] = {
 
 def run_worker(task: str, args: dict[str, Any], tmp: Path) -> Result:
     """Run one task in a fresh interpreter and return its result."""
-    cmd, result_path = worker_command(__file__, task, args, tmp)
-    proc = subprocess.run(cmd, check=False)
-    if proc.returncode != 0:
-        msg = f"worker {task!r} failed with exit status {proc.returncode}"
-        raise RuntimeError(msg)
-    return read_result(result_path)
+    return run_task(__file__, task, args, tmp)
 
 
 def run_cli(exe: str, input_path: Path, out: Path, layers: str | None = None) -> Result:

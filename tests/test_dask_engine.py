@@ -10,7 +10,7 @@ import pytest
 
 from esc_gis.stream import screen_to_file
 
-from .test_stream import PARCELS, _read, _sites, same
+from .test_stream import PARCELS, _read, _sites, same, screen_cli
 
 distributed = pytest.importorskip(
     "distributed", reason="dask.distributed is not installed (pip install 'esc-gis[dask]')"
@@ -65,21 +65,7 @@ def test_cli_engine_dask_with_a_scheduler(tmp_path, layers_path, scheduler):
     src = tmp_path / "sites.gpkg"
     _sites().to_file(src)
     for out, extra in (("local.gpkg", []), ("dask.gpkg", ["--engine", "dask", "--scheduler", scheduler])):
-        res = CliRunner().invoke(
-            cli,
-            [
-                "screen",
-                str(src),
-                "--layers",
-                str(layers_path),
-                "-o",
-                str(tmp_path / out),
-                "--batch-rows",
-                "8",
-                "-q",
-                *extra,
-            ],
-        )
+        res = screen_cli(src, layers_path, tmp_path / out, "--batch-rows", 8, "-q", *extra)
         assert res.exit_code == 0, res.output
     same(_read(tmp_path / "dask.gpkg"), _read(tmp_path / "local.gpkg"))
     res = CliRunner().invoke(cli, ["screen", str(src), "-o", str(tmp_path / "x.gpkg"), "--workers", "2"])

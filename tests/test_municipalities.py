@@ -16,15 +16,14 @@ from pathlib import Path
 import geopandas as gpd
 import pytest
 import shapely
-from click.testing import CliRunner
 
-from esc_gis.cli.main import cli
 from esc_gis.errors import LayerSetError, ValidationError
 from esc_gis.municipalities import NOT_COVERED, parse_profile_by, screen_by_municipality
 from esc_gis.profile import load_profile
 from esc_gis.screening import screen
 
 from .conftest import CRS, box, square_sqft
+from .test_stream import screen_cli
 
 EXAMPLE = Path(__file__).parent / "profiles" / "example.toml"
 
@@ -117,10 +116,7 @@ def test_cli_profile_by(munis, layers_path, tmp_path):
     src = tmp_path / "sites.gpkg"
     _sites().to_file(src)
     out = tmp_path / "out.gpkg"
-    res = CliRunner().invoke(
-        cli,
-        ["screen", str(src), "--layers", str(layers_path), "--profile-by", f"{munis}:profile", "-o", str(out), "-q"],
-    )
+    res = screen_cli(src, layers_path, out, "--profile-by", f"{munis}:profile", "-q")
     assert res.exit_code == 0, res.output
     got = gpd.read_file(out)
     assert list(got["site_id"]) == ["west", "east", "straddle", "straddle", "away"]
@@ -163,21 +159,7 @@ def test_a_straddling_sites_finding_says_another_authority_governs_the_rest(muni
 def test_options_profile_by_does_not_take_are_refused_not_ignored(munis, layers_path, tmp_path):
     src = tmp_path / "sites.gpkg"
     _sites().to_file(src)
-    res = CliRunner().invoke(
-        cli,
-        [
-            "screen",
-            str(src),
-            "--layers",
-            str(layers_path),
-            "--profile-by",
-            f"{munis}:profile",
-            "--where",
-            "1=1",
-            "-o",
-            str(tmp_path / "o.gpkg"),
-        ],
-    )
+    res = screen_cli(src, layers_path, tmp_path / "o.gpkg", "--profile-by", f"{munis}:profile", "--where", "1=1")
     assert res.exit_code == 2 and "--profile-by does not take --where yet" in res.output
 
 

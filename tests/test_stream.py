@@ -42,6 +42,15 @@ def _whole(src: Path, out: Path, layers, **kw) -> pd.DataFrame:
     return _read(out)
 
 
+def screen_cli(src: Path, layers: Path, out: Path, *extra: object):
+    """Run ``esc-gis screen SRC --layers LAYERS -o OUT EXTRA...`` in process; return click's result."""
+    from click.testing import CliRunner
+
+    from esc_gis.cli.main import cli
+
+    return CliRunner().invoke(cli, ["screen", str(src), "--layers", str(layers), "-o", str(out), *map(str, extra)])
+
+
 def same(streamed: pd.DataFrame, whole: pd.DataFrame) -> None:
     """Equal row for row; the types too, but for a column empty in the whole file (a GeoParquet
     written whole types it null; a streamed one as text, since a later batch may fill it)."""
@@ -126,15 +135,12 @@ def test_geojson_is_written_whole_only(tmp_path, layers_path):
 
 
 def test_cli_batch_rows_writes_the_same_rows_and_sidecars(tmp_path, layers_path):
-    from click.testing import CliRunner
-
-    from esc_gis.cli.main import cli
 
     src = tmp_path / "sites.gpkg"
     _sites().to_file(src)
     whole, streamed = tmp_path / "whole.gpkg", tmp_path / "streamed.gpkg"
     for out, extra in ((whole, []), (streamed, ["--batch-rows", "9"])):
-        res = CliRunner().invoke(cli, ["screen", str(src), "--layers", str(layers_path), "-o", str(out), *extra])
+        res = screen_cli(src, layers_path, out, *extra)
         assert res.exit_code == 0, res.output
     said = " ".join(res.output.split())  # the console wraps long lines
     assert "Wrote 40 rows to" in said and "in 5 batch(es) of up to 9" in said
@@ -144,21 +150,7 @@ def test_cli_batch_rows_writes_the_same_rows_and_sidecars(tmp_path, layers_path)
         p.read_text() for p in (tmp_path / "whole.gpkg.run_findings.csv", tmp_path / "streamed.gpkg.run_findings.csv")
     ]
     assert notes[0] == notes[1]
-    res = CliRunner().invoke(
-        cli,
-        [
-            "screen",
-            str(src),
-            "--layers",
-            str(layers_path),
-            "-o",
-            str(tmp_path / "m.gpkg"),
-            "--batch-rows",
-            "9",
-            "--map",
-            str(tmp_path / "m.html"),
-        ],
-    )
+    res = screen_cli(src, layers_path, tmp_path / "m.gpkg", "--batch-rows", 9, "--map", tmp_path / "m.html")
     assert res.exit_code == 2 and "without --profile-by and --map" in res.output
 
 
