@@ -8,8 +8,10 @@ peak memory is one batch's, whatever the layer's size. The output is the whole-f
 row for row and in the same order:
 
 - the engine decides each row alone, except a **common plan** (§ 540-5), whose sites are added
-  up together: every site of a plan with more than one site is screened in one batch of its
-  own, before the others, and its rows are written at their places in the file's order;
+  up together: the sites of a plan with more than one site are screened together in the batch
+  of the plan's first site (its later sites read by feature id), and their rows are written at
+  their places in the file's order (held until their batch is written: plans are neighbours,
+  so little is held);
 - a **duplicate id** across batches is found by sorting a hash of every id (8 bytes a row);
 - problems, skipped features and generated ids name the **file's feature numbers**, as the
   whole-file run does; every problem of every batch is reported at once, and nothing is left
@@ -70,16 +72,26 @@ def _plan_column(path: Path, layer: str | None, field_map: dict[str, str] | None
     return _find_field(fields, "plan_id", field_map or {})
 
 
-def _plan_positions(path: Path, layer: str | None, where: str | None, column: str | None) -> np.ndarray:
-    """Return the positions (0-based, in reading order) of the sites of plans with more than one site."""
+def _plan_positions(
+    path: Path, layer: str | None, where: str | None, column: str | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return the positions (0-based, in reading order) of the sites of plans with more than one site,
+    and for each the position of its plan's first site."""
+    none = np.zeros(0, dtype=np.int64)
     if column is None:
-        return np.zeros(0, dtype=np.int64)
+        return none, none
     plans = pyogrio.read_dataframe(path, layer=layer, where=where, columns=[column], read_geometry=False)[column]
     text = plans.astype("string").str.strip()
     named = text.notna() & (text != "")
     counts = text[named].value_counts()
-    shared = named & text.isin(counts.index[counts > 1])
-    return np.flatnonzero(shared.to_numpy(dtype=bool))
+    shared = (named & text.isin(counts.index[counts > 1])).to_numpy(dtype=bool)
+    held = np.flatnonzero(shared)
+    if not len(held):
+        return none, none
+    codes = pd.factorize(text[shared])[0]
+    first = np.full(codes.max() + 1, np.iinfo(np.int64).max)
+    np.minimum.at(first, codes, held)  # positions ascend, but say what is meant
+    return held, first[codes]
 
 
 class _Writer:
@@ -121,12 +133,20 @@ class _Writer:
             self.parquet.close()
 
 
-def _batches(n: int, size: int, held: np.ndarray) -> Iterator[tuple[int, int, np.ndarray]]:
-    """Yield (start, stop, positions to screen) of each batch in file order, without the plan sites held back."""
+def _batches(n: int, size: int, held: np.ndarray, lead: np.ndarray) -> Iterator[tuple[int, int, np.ndarray]]:
+    """Yield (start, stop, positions to screen) of each batch in file order.
+
+    A batch screens its own sites but the plan sites whose plan's first site is in an earlier
+    batch, and all the sites of the plans whose first site is its own: first its positions in
+    ``start:stop``, ascending, then the later ones, ascending.
+    """
+    batch_of = lead // size
     for start in range(0, n, size):
         stop = min(n, start + size)
         pos = np.arange(start, stop)
-        yield start, stop, pos[~np.isin(pos, held)]
+        plans = held[batch_of == start // size]  # ascending, all at or after start
+        here = np.union1d(pos[~np.isin(pos, held)], plans[plans < stop])
+        yield start, stop, np.concatenate([here, plans[plans >= stop]]).astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -141,9 +161,9 @@ class Job:
     where: str | None
     start: int  # first position (0-based, in reading order) of the range read
     stop: int
-    pos: np.ndarray  # positions screened (the plan sites held back are not)
+    pos: np.ndarray  # positions screened: those in start:stop, then later sites of its plans
     numbers: np.ndarray  # their 1-based feature numbers in the file
-    fids: np.ndarray | None = None  # for the batch of common-plan sites: read by feature id
+    fids: np.ndarray | None = None  # the feature ids of the positions after stop (read by id)
 
 
 @dataclass(frozen=True)
@@ -178,18 +198,19 @@ def screen_job(job: Job, ctx: Context) -> BatchOut:
     """
     from esc_gis.screening import AllSkippedError, run_findings, screen_run
 
-    if job.fids is not None:
-        frame = pyogrio.read_dataframe(job.src, layer=job.layer, fids=job.fids, use_arrow=True)
-    else:
-        frame = pyogrio.read_dataframe(
-            job.src,
-            layer=job.layer,
-            where=job.where,
-            skip_features=job.start,
-            max_features=job.stop - job.start,
-            use_arrow=True,
-        )
-        frame = frame.reset_index(drop=True).iloc[job.pos - job.start]
+    later = 0 if job.fids is None else len(job.fids)
+    frame = pyogrio.read_dataframe(
+        job.src,
+        layer=job.layer,
+        where=job.where,
+        skip_features=job.start,
+        max_features=job.stop - job.start,
+        use_arrow=True,
+    )
+    frame = frame.reset_index(drop=True).iloc[job.pos[: len(job.pos) - later] - job.start]
+    if later:  # the later sites of plans starting in this batch, in the order asked
+        more = pyogrio.read_dataframe(job.src, layer=job.layer, fids=job.fids, use_arrow=True, fid_as_index=True)
+        frame = pd.concat([frame, more.loc[job.fids]], ignore_index=True)
     frame = frame.reset_index(drop=True)
     if not len(frame):
         return BatchOut(None, job.pos[:0], None, [], 0, {})
@@ -360,17 +381,17 @@ def screen_to_file(
         )
     layer, numbers, total = _open_sites(src, sites_layer, sites_where)
     n = len(numbers)
-    held = _plan_positions(src, layer, sites_where, _plan_column(src, layer, screen_kwargs.get("field_map")))
-    jobs = _jobs(src, layer, sites_where, numbers, batch_rows, held)
+    held, lead = _plan_positions(src, layer, sites_where, _plan_column(src, layer, screen_kwargs.get("field_map")))
+    jobs = _jobs(src, layer, sites_where, numbers, batch_rows, held, lead)
     collector = _Collector(src, numbers)
     writer = _Writer(out, fmt, "screening")
     run_jobs = engine or _local
     with atomic_output(out) as tmp:
         try:
             outcomes = run_jobs(jobs, Context(ls, prof, disturbed, screen_kwargs))
-            plans = collector.take(next(outcomes)) if len(held) else None
-            for job, outcome in zip(jobs[1:] if len(held) else jobs, outcomes, strict=True):
-                part = _merge(collector.take(outcome), plans, job.start, job.stop)
+            ahead: tuple[gpd.GeoDataFrame, np.ndarray] | None = None  # rows screened before their batch
+            for job, outcome in zip(jobs, outcomes, strict=True):
+                part, ahead = _merge(collector.take(outcome), ahead, job.stop)
                 if part is not None and not collector.problems:
                     writer.write(tmp, part)
                 if progress is not None:
@@ -388,14 +409,19 @@ def screen_to_file(
     return collector.summary(out, writer.count, -(-n // batch_rows), total - n)
 
 
-def _jobs(src: Path, layer: str, where: str | None, numbers: np.ndarray, size: int, held: np.ndarray) -> list[Job]:
-    """Return the batches in file order; first, when there are any, the sites of common plans together."""
+def _jobs(
+    src: Path, layer: str, where: str | None, numbers: np.ndarray, size: int, held: np.ndarray, lead: np.ndarray
+) -> list[Job]:
+    """Return the batches in file order, each with the later sites of the plans that start in it."""
+    fids = None
+    if (lead // size != held // size).any():  # a plan reaches past its first site's batch
+        frame = pyogrio.read_dataframe(src, layer=layer, where=where, read_geometry=False, columns=[], fid_as_index=True)
+        fids = frame.index.to_numpy()
     jobs: list[Job] = []
-    if len(held):
-        fids = pyogrio.read_dataframe(src, layer=layer, where=where, read_geometry=False, columns=[], fid_as_index=True)
-        jobs.append(Job(src, layer, where, 0, 0, held, numbers[held], fids.index.to_numpy()[held]))
-    for start, stop, pos in _batches(len(numbers), size, held):
-        jobs.append(Job(src, layer, where, start, stop, pos, numbers[pos]))
+    for start, stop, pos in _batches(len(numbers), size, held, lead):
+        later = pos[pos >= stop]
+        extra = fids[later] if fids is not None and len(later) else None
+        jobs.append(Job(src, layer, where, start, stop, pos, numbers[pos], extra))
     return jobs
 
 
@@ -434,24 +460,22 @@ def _limits_for(dist: gpd.GeoDataFrame | None, frame: gpd.GeoDataFrame, id_field
 
 def _merge(
     batch: tuple[gpd.GeoDataFrame, np.ndarray] | None,
-    plans: tuple[gpd.GeoDataFrame, np.ndarray] | None,
-    start: int,
+    ahead: tuple[gpd.GeoDataFrame, np.ndarray] | None,
     stop: int,
-) -> gpd.GeoDataFrame | None:
-    """Return the batch's rows with the plan sites of its range (screened apart) put back in file order."""
-    parts, order = [], []
-    if batch is not None and len(batch[0]):
-        parts.append(batch[0])
-        order.append(batch[1])
-    if plans is not None:
-        here = (plans[1] >= start) & (plans[1] < stop)
-        if here.any():
-            parts.append(plans[0][here])
-            order.append(plans[1][here])
+) -> tuple[gpd.GeoDataFrame | None, tuple[gpd.GeoDataFrame, np.ndarray] | None]:
+    """Return the rows to write now (positions before ``stop``, in file order) and those to hold.
+
+    ``batch`` is a batch's rows and positions, ``ahead`` the rows screened with an earlier
+    batch's plans and not yet written.
+    """
+    parts = [p for p in (ahead, batch) if p is not None and len(p[0])]
     if not parts:
-        return None
-    if len(parts) == 1:
-        return parts[0]
-    both = pd.concat(parts, ignore_index=True)
-    both = both.iloc[np.argsort(np.concatenate(order), kind="stable")].reset_index(drop=True)
-    return gpd.GeoDataFrame(both, geometry=parts[0].geometry.name, crs=parts[0].crs)
+        return None, None
+    rows = pd.concat([p[0] for p in parts], ignore_index=True) if len(parts) > 1 else parts[0][0]
+    pos = np.concatenate([p[1] for p in parts])
+    order = np.argsort(pos, kind="stable")
+    rows = gpd.GeoDataFrame(rows.iloc[order].reset_index(drop=True), geometry=parts[0][0].geometry.name, crs=parts[0][0].crs)
+    pos = pos[order]
+    now = int(np.searchsorted(pos, stop))
+    held = (rows.iloc[now:].reset_index(drop=True), pos[now:]) if now < len(pos) else None
+    return (rows.iloc[:now] if now else None), held

@@ -1,7 +1,8 @@
 """Land at or above a slope threshold (20 % by § 540-7B(3)(c)[3]): polygons and areas.
 
-Steep area inside a polygon is measured with exact cell-coverage fractions (exactextract):
-a cell half inside the polygon counts half. Counting whole cells by their centres misstates
+Steep area inside a polygon is measured with exact cell-coverage fractions
+(:mod:`esc_gis.terrain.coverage`, the sums exactextract gives): a cell half inside the polygon
+counts half. Counting whole cells by their centres misstates
 small areas by 0.4-1.6 %, enough to matter near a threshold.
 """
 
@@ -10,10 +11,8 @@ from __future__ import annotations
 __all__ = ["SteepArea", "steep_area", "steep_polygons"]
 
 import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import geopandas as gpd
@@ -25,15 +24,12 @@ from rasterio.windows import Window
 
 from esc_gis.crs import measuring_crs
 from esc_gis.measure import area_sqft
+from esc_gis.terrain.coverage import EdgeSet
 from esc_gis.terrain.dem import DemInfo, open_dem, warn_if_dem_far
 from esc_gis.terrain.slope import GDAL_CACHE_BYTES, iter_slope_blocks
 
 if TYPE_CHECKING:
     from pyproj import CRS
-
-#: Value of the steep-indicator raster where the slope is undefined.
-_NODATA_U8 = 255
-
 
 def steep_polygons(
     dem: str | os.PathLike[str],
@@ -120,23 +116,15 @@ class SteepArea:
     dem: DemInfo
 
 
-def _write_indicator(info: DemInfo, path: Path, window: Window, threshold_pct: float, compute_edges: bool) -> None:
-    """Write a uint8 raster (1 steep, 0 not, 255 undefined) for a window of the DEM."""
-    width, height = int(window.width), int(window.height)
-    profile = {
-        "driver": "GTiff",
-        "width": width,
-        "height": height,
-        "count": 1,
-        "dtype": "uint8",
-        "nodata": _NODATA_U8,
-        "crs": rasterio.crs.CRS.from_wkt(info.crs.to_wkt()),
-        "transform": rasterio.windows.transform(window, info.transform),
-    }
-    with rasterio.Env(GDAL_CACHEMAX=GDAL_CACHE_BYTES), rasterio.open(path, "w", **profile) as dst:
-        for r0, block in iter_slope_blocks(info, compute_edges=compute_edges, window=window):
-            out = np.where(np.isnan(block), _NODATA_U8, block >= threshold_pct).astype(np.uint8)
-            dst.write(out, 1, window=Window(0, r0, width, block.shape[0]))
+#: Shares this close to 0 or 1 are rounding (a polygon's edges crossing a strip of steep cells
+#: add and take away the same areas): a billionth of a parcel, far below a DEM's precision.
+_SNAP = 1e-9
+
+
+def _snap(frac: np.ndarray) -> np.ndarray:
+    """Return the shares with those within _SNAP of 0 or 1 made exactly 0 or 1, the others clipped to [0, 1]."""
+    frac = np.clip(frac, 0.0, 1.0)
+    return np.where(frac < _SNAP, 0.0, np.where(frac > 1 - _SNAP, 1.0, frac))
 
 
 def steep_area(
@@ -169,14 +157,12 @@ def steep_area(
 
     Notes
     -----
-    The slope is computed for the DEM window around the polygons (plus a margin), turned
-    into a steep/not-steep/undefined raster, and exactextract sums each polygon's cell
-    coverage fractions: ``steep_sqft = area_sqft * steep_cells / polygon_cells``, where
+    The slope is computed for the DEM window around the polygons (plus a margin), a strip of
+    rows at a time, and each polygon's cell coverage fractions are summed over the steep cells
+    and over the cells where the slope is defined (:class:`~esc_gis.terrain.coverage.EdgeSet`): ``steep_sqft = area_sqft * steep_cells / polygon_cells``, where
     ``polygon_cells`` is the polygon's area in cells. The same ratio serves geographic DEMs,
     whose cells are not square in feet.
     """
-    from exactextract import exact_extract
-
     info = dem if isinstance(dem, DemInfo) else open_dem(dem, z_unit=z_unit, band=band)
     geoms = np.asarray(geoms, dtype=object)
     poly_sqft = area_sqft(geoms, crs)
@@ -196,18 +182,17 @@ def steep_area(
     if col1 <= col0 or row1 <= row0:  # every polygon is off the DEM
         return SteepArea(steep, uncovered, info)
     window = Window(col0, row0, col1 - col0, row1 - row0)
-    cell_area = abs(info.transform.a * info.transform.e)
-    with tempfile.TemporaryDirectory() as tmp:
-        ind = Path(tmp) / "steep.tif"
-        _write_indicator(info, ind, window, threshold_pct, compute_edges)
-        vec = gpd.GeoDataFrame(geometry=in_dem.to_numpy(), crs=info.crs)
-        # Block by block, each feature's cells gathered as the blocks pass: the same sums as the
-        # default feature by feature, without a raster read per polygon (without GDAL's Python
-        # bindings exactextract reads through rasterio, one window per feature: 3x slower here).
-        stats = exact_extract(str(ind), vec, ["sum", "count"], output="pandas", strategy="raster-sequential")
+    cell_area = abs(t.a * t.e)
+    edges = EdgeSet.from_geometries(in_dem.to_numpy(), t.c + col0 * t.a, t.f + row0 * t.e, t.a, -t.e)
+    # Each polygon's steep cells and defined cells, weighted by how much of each it covers,
+    # a strip of slopes at a time (the window is never held whole).
+    sums = np.zeros((2, edges.count))
+    with rasterio.Env(GDAL_CACHEMAX=GDAL_CACHE_BYTES):
+        for first, block in iter_slope_blocks(info, compute_edges=compute_edges, window=window):
+            sums += edges.strip_sums([block >= threshold_pct, ~np.isnan(block)], first)
     cells = shapely.area(in_dem.to_numpy()) / cell_area
-    frac_steep = np.where(cells > 0, stats["sum"].to_numpy() / cells, 0.0)
-    frac_cov = np.where(cells > 0, stats["count"].to_numpy() / cells, 0.0)
-    steep[live] = np.clip(frac_steep, 0, 1) * poly_sqft[live]
-    uncovered[live] = np.clip(1 - frac_cov, 0, 1) * poly_sqft[live]
+    frac_steep = _snap(np.where(cells > 0, sums[0] / cells, 0.0))
+    frac_cov = _snap(np.where(cells > 0, sums[1] / cells, 0.0))
+    steep[live] = frac_steep * poly_sqft[live]
+    uncovered[live] = (1 - frac_cov) * poly_sqft[live]
     return SteepArea(steep, uncovered, info)
