@@ -13,7 +13,7 @@ import shapely
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from esc_gis import screen
+from esc_gis import load_profile, screen
 from esc_gis.errors import FarFromZoneWarning
 from esc_gis.screening import CONTRACT_COLUMNS, run_findings
 
@@ -542,3 +542,32 @@ def test_sites_far_outside_the_measuring_zone_warn_and_local_ones_do_not(layer_s
     with warnings.catch_warnings():
         warnings.simplefilter("error", FarFromZoneWarning)
         screen(sites([{"site_id": "A", "geometry": box(100, 100, 200, 200)}]).to_crs(4326), layers=layer_set)
+
+
+def test_labels_join_each_rows_hits_once_in_the_order_hit():
+    from esc_gis.screening import _labels
+
+    labels = np.array(["Lake A", "Creek B", "Pond C"], dtype=object)
+    rows, src = np.array([0, 2, 2, 2, 3]), np.array([1, 2, 0, 2, 1])
+    got = _labels((rows, src), labels, 5)
+    assert list(got) == ["Creek B", None, "Pond C, Lake A", "Creek B", None]
+    assert list(_labels((rows[:0], src[:0]), labels, 2)) == [None, None]
+
+
+def test_protective_areas_are_built_once_for_the_batches_of_a_run(layers_path, monkeypatch):
+    from esc_gis import load_layers, screening
+
+    layer_set_obj = load_layers(layers_path, profile=load_profile())
+
+    calls = []
+    real = screening.protective_areas
+    monkeypatch.setattr(screening, "protective_areas", lambda *a: calls.append(1) or real(*a))
+    monkeypatch.setattr(screening, "_BUILT", [])
+    prof = load_profile()
+    first = screening._protective_areas(layer_set_obj.waters, prof, layer_set_obj.crs)
+    assert screening._protective_areas(layer_set_obj.waters, prof, layer_set_obj.crs) is first
+    assert len(calls) == 1
+    # Another profile (its own widths) or another waters layer builds anew.
+    screening._protective_areas(layer_set_obj.waters, load_profile(), layer_set_obj.crs)
+    screening._protective_areas(layer_set_obj.waters.copy(), prof, layer_set_obj.crs)
+    assert len(calls) == 3

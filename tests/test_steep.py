@@ -125,3 +125,19 @@ def test_steep_command(tmp_path, dem):
     g = gpd.read_file(out)
     assert len(g) == 1 and g["threshold_pct"].iloc[0] == 20 and g.crs.to_epsg() == 7594
     assert shapely.area(g.geometry.iloc[0]) == pytest.approx(39 * 78 * 25)
+
+
+def test_steep_area_in_strips_of_a_few_rows_is_the_same(dem, monkeypatch):
+    # A wide window is measured strip by strip; polygons straddling strips add up the same.
+    import functools
+
+    from esc_gis.terrain import slope, steep
+
+    geoms = np.array([box(152.5, 100, 252.5, 200), box(10, 3, 390, 397), box(380, 100, 480, 200)], dtype=object)
+    whole = steep_area(geoms, shapely_crs(), dem)
+    monkeypatch.setattr(steep, "iter_slope_blocks", functools.partial(slope.iter_slope_blocks, block_cells=3 * N))
+    monkeypatch.setattr(steep, "COVER_CELLS", 7 * N)  # strips of 7 rows, blocks of 3: some strips of 9
+    strips = steep_area(geoms, shapely_crs(), dem)
+    assert strips.steep_sqft == pytest.approx(whole.steep_sqft, rel=1e-12)
+    assert strips.uncovered_sqft == pytest.approx(whole.uncovered_sqft, rel=1e-12)
+    assert strips.steep_sqft[0] == pytest.approx((200 - 152.5) * 100 * K, rel=1e-9)

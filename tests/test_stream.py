@@ -179,3 +179,22 @@ def test_limits_for_some_sites_only_batches_without_any(tmp_path, layers_path):
     streamed = _read(tmp_path / "stream.gpkg")
     same(streamed, _read(tmp_path / "whole.gpkg"))
     assert (streamed["disturbed_sqft"].iloc[7:] == 0).all()
+
+
+def test_each_plan_is_screened_in_the_batch_of_its_first_site(tmp_path):
+    """§ 540-5 adds a plan up whole: its sites go with its first site's batch, read there by id."""
+    from esc_gis.stream import _jobs, _plan_column, _plan_positions
+
+    src = tmp_path / "sites.gpkg"
+    _sites().to_file(src)
+    held, lead = _plan_positions(src, None, None, _plan_column(src, None, None))
+    assert list(held) == [2, 17, 33] and list(lead) == [2, 2, 2]
+    jobs = _jobs(src, "sites", None, np.arange(1, 41), 7, held, lead)
+    assert len(jobs) == 6  # no batch of its own
+    assert list(jobs[0].pos) == [0, 1, 2, 3, 4, 5, 6, 17, 33] and list(jobs[0].numbers) == [1, 2, 3, 4, 5, 6, 7, 18, 34]
+    assert jobs[0].fids is not None and len(jobs[0].fids) == 2
+    assert 17 not in jobs[2].pos and 33 not in jobs[4].pos and jobs[2].fids is None
+    assert sorted(np.concatenate([j.pos for j in jobs]).tolist()) == list(range(40))  # each site once
+    # A plan within one batch needs no read by id.
+    jobs = _jobs(src, "sites", None, np.arange(1, 41), 40, held, lead)
+    assert len(jobs) == 1 and jobs[0].fids is None and list(jobs[0].pos) == list(range(40))

@@ -75,8 +75,10 @@ def _plan_column(path: Path, layer: str | None, field_map: dict[str, str] | None
 def _plan_positions(
     path: Path, layer: str | None, where: str | None, column: str | None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Return the positions (0-based, in reading order) of the sites of plans with more than one site,
-    and for each the position of its plan's first site."""
+    """Return the positions (0-based, in reading order) of the sites of multi-site plans, and their plans' first.
+
+    The second array gives, for each of those sites, the position of its plan's first site.
+    """
     none = np.zeros(0, dtype=np.int64)
     if column is None:
         return none, none
@@ -415,7 +417,9 @@ def _jobs(
     """Return the batches in file order, each with the later sites of the plans that start in it."""
     fids = None
     if (lead // size != held // size).any():  # a plan reaches past its first site's batch
-        frame = pyogrio.read_dataframe(src, layer=layer, where=where, read_geometry=False, columns=[], fid_as_index=True)
+        frame = pyogrio.read_dataframe(
+            src, layer=layer, where=where, read_geometry=False, columns=[], fid_as_index=True
+        )
         fids = frame.index.to_numpy()
     jobs: list[Job] = []
     for start, stop, pos in _batches(len(numbers), size, held, lead):
@@ -474,7 +478,9 @@ def _merge(
     rows = pd.concat([p[0] for p in parts], ignore_index=True) if len(parts) > 1 else parts[0][0]
     pos = np.concatenate([p[1] for p in parts])
     order = np.argsort(pos, kind="stable")
-    rows = gpd.GeoDataFrame(rows.iloc[order].reset_index(drop=True), geometry=parts[0][0].geometry.name, crs=parts[0][0].crs)
+    rows = gpd.GeoDataFrame(
+        rows.iloc[order].reset_index(drop=True), geometry=parts[0][0].geometry.name, crs=parts[0][0].crs
+    )
     pos = pos[order]
     now = int(np.searchsorted(pos, stop))
     held = (rows.iloc[now:].reset_index(drop=True), pos[now:]) if now < len(pos) else None

@@ -31,6 +31,7 @@ from esc_gis.terrain.slope import GDAL_CACHE_BYTES, iter_slope_blocks
 if TYPE_CHECKING:
     from pyproj import CRS
 
+
 def steep_polygons(
     dem: str | os.PathLike[str],
     *,
@@ -116,6 +117,9 @@ class SteepArea:
     dem: DemInfo
 
 
+#: Cells of a strip measured at once, at least (4 MB of each 0/1 grid, 16 MB of its sums).
+COVER_CELLS = 1 << 22
+
 #: Shares this close to 0 or 1 are rounding (a polygon's edges crossing a strip of steep cells
 #: add and take away the same areas): a billionth of a parcel, far below a DEM's precision.
 _SNAP = 1e-9
@@ -159,8 +163,9 @@ def steep_area(
     -----
     The slope is computed for the DEM window around the polygons (plus a margin), a strip of
     rows at a time, and each polygon's cell coverage fractions are summed over the steep cells
-    and over the cells where the slope is defined (:class:`~esc_gis.terrain.coverage.EdgeSet`): ``steep_sqft = area_sqft * steep_cells / polygon_cells``, where
-    ``polygon_cells`` is the polygon's area in cells. The same ratio serves geographic DEMs,
+    and over the cells where the slope is defined (:class:`~esc_gis.terrain.coverage.EdgeSet`):
+    ``steep_sqft = area_sqft * steep_cells / polygon_cells``, where ``polygon_cells`` is the
+    polygon's area in cells. The same ratio serves geographic DEMs,
     whose cells are not square in feet.
     """
     info = dem if isinstance(dem, DemInfo) else open_dem(dem, z_unit=z_unit, band=band)
@@ -187,9 +192,23 @@ def steep_area(
     # Each polygon's steep cells and defined cells, weighted by how much of each it covers,
     # a strip of slopes at a time (the window is never held whole).
     sums = np.zeros((2, edges.count))
+    # Slope blocks are a few rows of a wide window; they are gathered into strips of at least
+    # COVER_CELLS, so that few polygons straddle two strips (each is cut once per strip).
+    tall = max(1, -(-COVER_CELLS // int(window.width)))
+    held: list[tuple[int, np.ndarray, np.ndarray]] = []
+
+    def measure() -> None:
+        grids = [np.concatenate([h[1] for h in held]), np.concatenate([h[2] for h in held])]
+        sums[:] += edges.strip_sums(grids, held[0][0])
+        held.clear()
+
     with rasterio.Env(GDAL_CACHEMAX=GDAL_CACHE_BYTES):
         for first, block in iter_slope_blocks(info, compute_edges=compute_edges, window=window):
-            sums += edges.strip_sums([block >= threshold_pct, ~np.isnan(block)], first)
+            held.append((first, block >= threshold_pct, ~np.isnan(block)))
+            if first + len(block) - held[0][0] >= tall:
+                measure()
+    if held:
+        measure()
     cells = shapely.area(in_dem.to_numpy()) / cell_area
     frac_steep = _snap(np.where(cells > 0, sums[0] / cells, 0.0))
     frac_cov = _snap(np.where(cells > 0, sums[1] / cells, 0.0))
