@@ -198,3 +198,24 @@ def test_each_plan_is_screened_in_the_batch_of_its_first_site(tmp_path):
     # A plan within one batch needs no read by id.
     jobs = _jobs(src, "sites", None, np.arange(1, 41), 40, held, lead)
     assert len(jobs) == 1 and jobs[0].fids is None and list(jobs[0].pos) == list(range(40))
+
+
+def test_geopackage_ranges_are_read_by_id_whatever_the_id_column_is_called(tmp_path, layers_path):
+    """A GeoPackage converted from a geodatabase keys its rows by OBJECTID: ranges are read by it."""
+    from esc_gis.stream import _jobs
+
+    src = tmp_path / "sites.gpkg"
+    pyogrio.write_dataframe(_sites(), src, layer="sites", layer_options={"FID": "OBJECTID"})
+    where = "site_id >= 's05'"
+    whole = _whole(src, tmp_path / "whole.gpkg", layers_path, sites_where=where)
+    out = tmp_path / "stream.gpkg"
+    screen_to_file(src, out, layers=layers_path, sites_where=where, batch_rows=4)
+    same(_read(out), whole)
+    jobs = _jobs(src, "sites", where, np.arange(6, 41), 4, np.array([12, 28]), np.array([12, 12]))
+    assert jobs[0].fid_range == ("OBJECTID", 6, 9)  # fids 1.. : the 6th to the 9th feature
+    # A shapefile has no id column: its ranges are skipped to, as before.
+    _sites().to_file(tmp_path / "sites.shp")
+    assert (
+        _jobs(tmp_path / "sites.shp", "sites", None, np.arange(1, 41), 4, held := np.zeros(0, int), held)[0].fid_range
+        is None
+    )

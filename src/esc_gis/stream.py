@@ -166,6 +166,11 @@ class Job:
     pos: np.ndarray  # positions screened: those in start:stop, then later sites of its plans
     numbers: np.ndarray  # their 1-based feature numbers in the file
     fids: np.ndarray | None = None  # the feature ids of the positions after stop (read by id)
+    # Where the layer has a feature-id column and its ids rise in reading order (GeoPackage):
+    # the range is read by id (``"fid" >= a AND "fid" <= b``), which SQLite finds at once, where
+    # skipping ``start`` features makes it step through them (a county's last batch stepped
+    # through its whole file).
+    fid_range: tuple[str, int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -201,14 +206,21 @@ def screen_job(job: Job, ctx: Context) -> BatchOut:
     from esc_gis.screening import AllSkippedError, run_findings, screen_run
 
     later = 0 if job.fids is None else len(job.fids)
-    frame = pyogrio.read_dataframe(
-        job.src,
-        layer=job.layer,
-        where=job.where,
-        skip_features=job.start,
-        max_features=job.stop - job.start,
-        use_arrow=True,
-    )
+    if job.fid_range is not None:
+        column, lo, hi = job.fid_range
+        ids = f'"{column}" >= {lo} AND "{column}" <= {hi}'
+        frame = pyogrio.read_dataframe(
+            job.src, layer=job.layer, where=f"({job.where}) AND {ids}" if job.where else ids, use_arrow=True
+        )
+    else:
+        frame = pyogrio.read_dataframe(
+            job.src,
+            layer=job.layer,
+            where=job.where,
+            skip_features=job.start,
+            max_features=job.stop - job.start,
+            use_arrow=True,
+        )
     frame = frame.reset_index(drop=True).iloc[job.pos[: len(job.pos) - later] - job.start]
     if later:  # the later sites of plans starting in this batch, in the order asked
         more = pyogrio.read_dataframe(job.src, layer=job.layer, fids=job.fids, use_arrow=True, fid_as_index=True)
@@ -415,17 +427,18 @@ def _jobs(
     src: Path, layer: str, where: str | None, numbers: np.ndarray, size: int, held: np.ndarray, lead: np.ndarray
 ) -> list[Job]:
     """Return the batches in file order, each with the later sites of the plans that start in it."""
+    column = str(pyogrio.read_info(src, layer=layer).get("fid_column") or "")
     fids = None
-    if (lead // size != held // size).any():  # a plan reaches past its first site's batch
-        frame = pyogrio.read_dataframe(
-            src, layer=layer, where=where, read_geometry=False, columns=[], fid_as_index=True
-        )
-        fids = frame.index.to_numpy()
+    if column or (lead // size != held // size).any():  # ranges read by id, or plans reaching past a batch
+        table = pyogrio.read_arrow(src, layer=layer, where=where, read_geometry=False, columns=[], return_fids=True)[1]
+        fids = table.column(0).to_numpy()
+    by_id = column and fids is not None and len(fids) == len(numbers) and bool(np.all(fids[1:] > fids[:-1]))
     jobs: list[Job] = []
     for start, stop, pos in _batches(len(numbers), size, held, lead):
         later = pos[pos >= stop]
         extra = fids[later] if fids is not None and len(later) else None
-        jobs.append(Job(src, layer, where, start, stop, pos, numbers[pos], extra))
+        ids = (column, int(fids[start]), int(fids[stop - 1])) if by_id and fids is not None else None
+        jobs.append(Job(src, layer, where, start, stop, pos, numbers[pos], extra, ids))
     return jobs
 
 
