@@ -313,22 +313,15 @@ def _own_hwm_mb() -> float:
 def task_dask(args: dict[str, Any]) -> Result:
     """The streamed run on a local dask cluster; the workers' peaks are read before it closes."""
     import psutil
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
-    from esc_gis.dask_engine import dask_engine
+    from esc_gis.dask_engine import dask_engine, local_cluster
     from esc_gis.stream import screen_to_file
 
     out = Path(args["out"])
     t0, cpu0 = time.perf_counter(), time.process_time()
-    # As dask_engine(workers=N) starts its own cluster (see esc_gis.dask_engine._client).
-    cluster = LocalCluster(
-        n_workers=args["workers"],
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        dashboard_address="127.0.0.1:0",
-        worker_dashboard_address="127.0.0.1:0",
-    )
+    # The cluster dask_engine(workers=N) starts, started here so its workers' peaks can be read.
+    cluster = local_cluster(args["workers"])
     try:
         t1 = time.perf_counter()
         with Client(cluster) as client:  # the workers' CPU so far (start-up) is not the run's

@@ -5,7 +5,9 @@ in file order; :func:`dask_engine` gives it a way to screen those batches on man
 machines. Each worker reads its own batch's features from the file (so the file must be where
 every worker can read it: a local disk for a local cluster, shared storage for a remote one),
 screens them with the layer set and profile sent once to every worker (scattered), and sends
-back the rows. The driver keeps a bounded number of batches in flight and takes their
+back the rows. A task uses one core, as dask counts them: the engine's own threads are capped
+at one inside it (:func:`esc_gis._threads.at_most`; on two cores, two workers with threads of
+their own ran each batch 1.4x slower). The driver keeps a bounded number of batches in flight and takes their
 outcomes in order, so the output is the single-process engine's, row for row, and the
 driver's memory stays a few batches' whatever the layer's size.
 
@@ -15,13 +17,14 @@ processes, loopback only) and closed at the end.
 
 from __future__ import annotations
 
-__all__ = ["dask_engine"]
+__all__ = ["dask_engine", "local_cluster"]
 
 import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from esc_gis._threads import at_most
 from esc_gis.errors import EscGisError
 from esc_gis.stream import BatchOut, Context, Job, screen_job
 
@@ -30,16 +33,20 @@ class DaskUnavailableError(EscGisError, ImportError):
     """Raised when ``--engine dask`` is asked for and dask.distributed is not installed."""
 
 
-def _client(scheduler: str | None, workers: int | None) -> tuple[Any, Any]:
-    """Connect to ``scheduler``, or start a local cluster of ``workers`` processes; return (client, cluster)."""
+def local_cluster(workers: int | None = None) -> Any:
+    """Start a ``LocalCluster`` of ``workers`` processes (default: the cores), one thread each, on 127.0.0.1.
+
+    Raises
+    ------
+    DaskUnavailableError
+        If dask.distributed is not installed.
+    """
     try:
-        from distributed import Client, LocalCluster
+        from distributed import LocalCluster
     except ImportError:
         msg = "--engine dask needs dask.distributed. Fix: pip install 'esc-gis[dask]'."
         raise DaskUnavailableError(msg) from None
-    if scheduler:
-        return Client(scheduler), None
-    cluster = LocalCluster(
+    return LocalCluster(
         n_workers=workers or os.cpu_count() or 1,
         threads_per_worker=1,  # the engine holds the GIL much of the time: processes, not threads
         processes=True,
@@ -47,7 +54,25 @@ def _client(scheduler: str | None, workers: int | None) -> tuple[Any, Any]:
         dashboard_address="127.0.0.1:0",
         worker_dashboard_address="127.0.0.1:0",
     )
+
+
+def _client(scheduler: str | None, workers: int | None) -> tuple[Any, Any]:
+    """Connect to ``scheduler``, or start a local cluster of ``workers`` processes; return (client, cluster)."""
+    try:
+        from distributed import Client
+    except ImportError:
+        msg = "--engine dask needs dask.distributed. Fix: pip install 'esc-gis[dask]'."
+        raise DaskUnavailableError(msg) from None
+    if scheduler:
+        return Client(scheduler), None
+    cluster = local_cluster(workers)
     return Client(cluster), cluster
+
+
+def _screen_on_one_core(job: Job, ctx: Context) -> BatchOut:
+    """Screen a batch on a worker, the engine's threads capped at one (dask gives a task one core)."""
+    with at_most(1):
+        return screen_job(job, ctx)
 
 
 def dask_engine(
@@ -84,14 +109,14 @@ def dask_engine(
             todo = iter(jobs)
             queue: deque[Any] = deque()
             for job in todo:
-                queue.append(client.submit(screen_job, job, shared, pure=False))
+                queue.append(client.submit(_screen_on_one_core, job, shared, pure=False))
                 if len(queue) >= ahead:
                     break
             while queue:
                 outcome = queue.popleft().result()
                 nxt = next(todo, None)
                 if nxt is not None:
-                    queue.append(client.submit(screen_job, nxt, shared, pure=False))
+                    queue.append(client.submit(_screen_on_one_core, nxt, shared, pure=False))
                 yield outcome
         finally:
             client.close()

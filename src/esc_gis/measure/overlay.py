@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import shapely
 
+from esc_gis._threads import cap
+
 if TYPE_CHECKING:
     import numpy.typing as npt
 
@@ -331,7 +333,7 @@ def _nearest(tree: shapely.STRtree, geoms: np.ndarray) -> np.ndarray:
 
 
 #: Threads for the overlays: shapely releases the GIL inside GEOS, so array operations
-#: split in chunks run in parallel.
+#: split in chunks run in parallel (fewer under :func:`esc_gis._threads.at_most`).
 THREADS = max(1, min(4, os.cpu_count() or 1))
 _CHUNK = 4096
 
@@ -359,19 +361,20 @@ def parallel(fn: Callable[..., np.ndarray], *arrays: np.ndarray, groups: np.ndar
     [1.0, 1.0, 1.0]
     """
     n = len(arrays[0])
-    if THREADS == 1 or n <= _CHUNK:
+    threads = cap(THREADS)
+    if threads == 1 or n <= _CHUNK:
         return fn(*arrays)
-    cuts = np.arange(0, n, _step(n))
+    cuts = np.arange(0, n, _step(n, threads))
     if groups is not None:
         cuts = np.unique(np.searchsorted(groups, groups[cuts]))  # back to the start of each key
     ends = np.r_[cuts[1:], n]
-    with ThreadPoolExecutor(max_workers=THREADS) as pool:
+    with ThreadPoolExecutor(max_workers=threads) as pool:
         parts = list(pool.map(lambda i, j: fn(*(a[i:j] for a in arrays)), cuts, ends))
     return np.concatenate(parts)
 
 
-def _step(n: int) -> int:
-    return max(_CHUNK, -(-n // (THREADS * 4)))
+def _step(n: int, threads: int) -> int:
+    return max(_CHUNK, -(-n // (threads * 4)))
 
 
 def chunk_lines(geoms: npt.ArrayLike, *, max_vertices: int = 64) -> tuple[np.ndarray, np.ndarray]:

@@ -53,6 +53,7 @@ from rasterio.enums import Resampling
 from rasterio.windows import Window
 
 from esc_gis._outputs import atomic_output, check_output_file, check_style
+from esc_gis._threads import cap
 from esc_gis.errors import LayerReadError
 from esc_gis.styles import write_slope_qml
 from esc_gis.terrain.dem import DemInfo, open_dem, warn_if_dem_far
@@ -296,8 +297,9 @@ def iter_slope_blocks(
         aligned to the source's blocks; see :func:`_strips`).
     threads : int, default 2
         Blocks computed at once (numpy and GDAL release the GIL); GDAL also decodes a
-        strip's tiles on this many threads. Two strips (the one computed and the next, being
-        read) and the blocks of one strip are in memory at most, so memory stays flat.
+        strip's tiles on this many threads (fewer under :func:`esc_gis._threads.at_most`).
+        Two strips (the one computed and the next, being read) and the blocks of one strip
+        are in memory at most, so memory stays flat.
 
     Yields
     ------
@@ -313,6 +315,7 @@ def iter_slope_blocks(
     if H < 3 or W < 3:
         msg = f"{info.path}: a DEM of {W} x {H} cells is too small for a 3 x 3 slope window."
         raise LayerReadError(msg)
+    threads = cap(threads)
     if window is None:
         window = Window(0, 0, W, H)
     c0, R0 = int(window.col_off), int(window.row_off)

@@ -1,0 +1,49 @@
+"""The process-wide cap on esc_gis's own threads (a dask task gets one core)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import shapely
+
+from esc_gis._threads import at_most, cap
+from esc_gis.measure import overlay
+
+
+def test_at_most_caps_the_threads_inside_the_block_only() -> None:
+    assert cap(4) == 4
+    with at_most(1):
+        assert cap(4) == 1 and cap(0) == 1
+        with at_most(3):
+            assert cap(4) == 3 and cap(2) == 2
+        assert cap(4) == 1
+    assert cap(4) == 4
+    with pytest.raises(ValueError, match="at least one thread"), at_most(0):
+        pass
+
+
+def test_overlays_run_on_one_thread_under_the_cap(monkeypatch) -> None:
+    seen = []
+
+    class Pool:  # a thread pool that records being used
+        def __init__(self, max_workers: int) -> None:
+            seen.append(max_workers)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def map(self, fn, *its):
+            return map(fn, *its)
+
+    monkeypatch.setattr(overlay, "THREADS", 2)
+    monkeypatch.setattr(overlay, "ThreadPoolExecutor", Pool)
+    a = np.array([shapely.box(0, 0, 2, 2)] * 10_000)
+    b = np.array([shapely.box(1, 1, 3, 3)] * 10_000)
+    with at_most(1):
+        one = overlay.parallel(shapely.intersection, a, b)
+    assert seen == []  # not split at all
+    two = overlay.parallel(shapely.intersection, a, b)
+    assert seen == [2] and shapely.equals(one, two).all()
