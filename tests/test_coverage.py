@@ -65,7 +65,9 @@ def test_the_part_off_the_grid_adds_nothing_and_empty_or_missing_geometries_meas
     assert got == pytest.approx([10.0, 2.0, 0.0, 0.0], rel=1e-12)
 
 
-def test_strips_of_any_height_add_up_to_the_whole_grid() -> None:
+def test_strips_of_any_height_and_edges_in_chunks_add_up_to_the_whole_grid(monkeypatch) -> None:
+    from esc_gis.terrain import coverage
+
     rng = np.random.default_rng(7)
     grid = (rng.random((37, 41)) < 0.4).astype(float)
     centres = shapely.points(X0 + rng.uniform(0, 410, 200), Y0 - rng.uniform(0, 370, 200))
@@ -73,6 +75,8 @@ def test_strips_of_any_height_add_up_to_the_whole_grid() -> None:
     whole = sums(geoms, [grid])
     for strip in (1, 2, 5, 13, 36):
         assert sums(geoms, [grid], strip) == pytest.approx(whole, rel=1e-9, abs=1e-9)
+    monkeypatch.setattr(coverage, "PIECES", 7)  # a few edges at a time; an edge longer than that alone
+    assert sums(geoms, [grid]) == pytest.approx(whole, rel=1e-9, abs=1e-9)
     # A polygon wholly above or below a strip adds nothing for it.
     edges = EdgeSet.from_geometries(np.array([cell_box(0, 0, 30, 30)], dtype=object), X0, Y0, CELL, CELL)
     assert edges.strip_sums([grid[10:20]], 10)[0, 0] == 0

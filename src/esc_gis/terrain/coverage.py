@@ -23,12 +23,15 @@ moves net zero along each column), so only the polygons reaching into the strip 
 
 from __future__ import annotations
 
-__all__ = ["EdgeSet"]
+__all__ = ["PIECES", "EdgeSet"]
 
 from dataclasses import dataclass
 
 import numpy as np
 import shapely
+
+#: Edge pieces handled at once (about 20 arrays of this many numbers: 40 MB).
+PIECES = 250_000
 
 
 def _crossings(a0: np.ndarray, a1: np.ndarray, lo: float, hi: float) -> tuple[np.ndarray, np.ndarray]:
@@ -78,6 +81,35 @@ def _pieces(
     starts = np.ones(len(t), dtype=bool)  # a piece starts at every cut but an edge's last
     starts[start + size - 1] = False
     return t[starts], t[np.roll(starts, 1)], np.repeat(np.arange(n), size - 1)
+
+
+def _cut(
+    u0: np.ndarray, z0: np.ndarray, u1: np.ndarray, z1: np.ndarray, w: int, h: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Cut edges at the grid lines of a strip ``w`` columns wide and ``h`` rows high.
+
+    Each edge is cut where it crosses a column line (F changes from column to column
+    everywhere) and a row line inside the strip (above and below it F is constant).
+
+    Returns
+    -------
+    col, k, frac, step, edge : numpy.ndarray
+        For each piece on the grid's columns: its column, its row from the bottom (clamped to
+        ``0..h``: below the strip F is 0, above it the column's total), how far up that row
+        its middle is (0..1), its signed run ``du``, and its edge.
+    """
+    iu, tu = _crossings(u0, u1, 0, w)
+    iz, tz = _crossings(z0, z1, 0, h)
+    a, b, e = _pieces(len(u0), iu, tu, iz, tz)
+    du = u1[e] - u0[e]
+    mid = (a + b) / 2
+    um = u0[e] + mid * du
+    zm = z0[e] + mid * (z1[e] - z0[e])
+    col = np.floor(um).astype(np.int64)
+    on = (col >= 0) & (col < w)
+    col, zm, e = col[on], zm[on], e[on]
+    k = np.clip(np.floor(zm), 0, h).astype(np.int64)
+    return col, k, np.clip(zm - k, 0.0, 1.0), ((b - a) * du)[on], e
 
 
 @dataclass(frozen=True)
@@ -181,32 +213,26 @@ class EdgeSet:
         u0, u1 = self.u0[pick], self.u1[pick]
         z0, z1 = base - self.v0[pick], base - self.v1[pick]
         owner = self.owner[pick]
-        # Cut each edge where it crosses a column line (F changes from column to column
-        # everywhere) and a row line inside the strip (above and below it F is constant).
-        iu, tu = _crossings(u0, u1, 0, w)
-        iz, tz = _crossings(z0, z1, 0, h)
-        a, b, e = _pieces(len(u0), iu, tu, iz, tz)
-        du = u1[e] - u0[e]
-        mid = (a + b) / 2
-        um = u0[e] + mid * du
-        zm = z0[e] + mid * (z1[e] - z0[e])
-        step = (b - a) * du
-        col = np.floor(um).astype(np.int64)
-        on = (col >= 0) & (col < w)
-        col, zm, step, who = col[on], zm[on], step[on], owner[e][on]
-        # Row index from the bottom, clamped: below the strip F is 0, above it the column's total.
-        k = np.clip(np.floor(zm), 0, h).astype(np.int64)
-        frac = np.clip(zm - k, 0.0, 1.0)
-        inside = k < h
-        row = h - 1 - k[inside]  # the array's row (top first) of the pieces inside the strip
-        for i, g in enumerate(grids):
+        # below[k, j]: the sum of column j's bottom k rows (0/1 grids: exact in int32); a
+        # piece at height z in column j adds -du * (below[floor z, j] + value * (z - floor z)).
+        tables = []
+        for g in grids:
             g = np.asarray(g)
-            # below[k, j]: the sum of column j's bottom k rows (0/1 grids: exact in int32).
             kind = np.int32 if g.dtype == bool else (np.float64 if g.dtype.kind == "f" else np.int64)
             below = np.zeros((h + 1, w), dtype=kind)
             np.cumsum(g[::-1], axis=0, out=below[1:])
-            value = np.zeros(len(k))
-            value[inside] = g[row, col[inside]]
-            f = below[k, col] + value * frac
-            out[i] = np.bincount(who, weights=-step * f, minlength=self.count)
+            tables.append((g, below))
+        # Edges in chunks of about PIECES pieces, so the pieces' arrays stay small (the sums add up).
+        pieces = np.abs(np.floor(u1) - np.floor(u0)) + np.minimum(np.abs(np.floor(z1) - np.floor(z0)), h + 1) + 1
+        total = np.cumsum(pieces)
+        cuts = np.searchsorted(total, np.arange(PIECES, total[-1], PIECES), "right")
+        bounds = np.unique(np.r_[0, cuts, len(u0)])
+        for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+            col, k, frac, step, edge = _cut(u0[lo:hi], z0[lo:hi], u1[lo:hi], z1[lo:hi], w, h)
+            who = owner[lo:hi][edge]
+            inside = k < h
+            for i, (g, below) in enumerate(tables):
+                value = np.zeros(len(k))
+                value[inside] = g[h - 1 - k[inside], col[inside]]
+                out[i] += np.bincount(who, weights=-step * (below[k, col] + value * frac), minlength=self.count)
         return out
