@@ -82,7 +82,10 @@ def _plan_positions(
     none = np.zeros(0, dtype=np.int64)
     if column is None:
         return none, none
-    plans = pyogrio.read_dataframe(path, layer=layer, where=where, columns=[column], read_geometry=False)[column]
+    frame = pyogrio.read_dataframe(
+        path, layer=layer, where=where, columns=[column], read_geometry=False, use_arrow=True
+    )
+    plans = frame[column]
     text = plans.astype("string").str.strip()
     named = text.notna() & (text != "")
     counts = text[named].value_counts()
@@ -142,12 +145,15 @@ def _batches(n: int, size: int, held: np.ndarray, lead: np.ndarray) -> Iterator[
     batch, and all the sites of the plans whose first site is its own: first its positions in
     ``start:stop``, ascending, then the later ones, ascending.
     """
-    batch_of = lead // size
-    for start in range(0, n, size):
+    in_plan = np.zeros(n, dtype=bool)
+    in_plan[held] = True
+    order = np.argsort(lead // size, kind="stable")  # the plan sites by their batch, ascending within it
+    edges = np.searchsorted((lead // size)[order], np.arange(-(-n // size) + 1))
+    for b, start in enumerate(range(0, n, size)):
         stop = min(n, start + size)
         pos = np.arange(start, stop)
-        plans = held[batch_of == start // size]  # ascending, all at or after start
-        here = np.union1d(pos[~np.isin(pos, held)], plans[plans < stop])
+        plans = held[order[edges[b] : edges[b + 1]]]  # ascending, all at or after start
+        here = np.sort(np.concatenate([pos[~in_plan[pos]], plans[plans < stop]]))
         yield start, stop, np.concatenate([here, plans[plans >= stop]]).astype(np.int64)
 
 
