@@ -552,6 +552,9 @@ def test_labels_join_each_rows_hits_once_in_the_order_hit():
     got = _labels((rows, src), labels, 5)
     assert list(got) == ["Creek B", None, "Pond C, Lake A", "Creek B", None]
     assert list(_labels((rows[:0], src[:0]), labels, 2)) == [None, None]
+    # A layer's numeric name field is text too, alone or joined; a missing name is blank.
+    numbers = np.array([7, 12.5, None], dtype=object)
+    assert list(_labels((np.array([0, 1, 1, 2]), np.array([0, 0, 1, 2])), numbers, 3)) == ["7", "7, 12.5", ""]
 
 
 def test_protective_areas_are_built_once_for_the_batches_of_a_run(layers_path, monkeypatch):
@@ -567,7 +570,12 @@ def test_protective_areas_are_built_once_for_the_batches_of_a_run(layers_path, m
     first = screening._protective_areas(layer_set_obj.waters, prof, layer_set_obj.crs)
     assert screening._protective_areas(layer_set_obj.waters, prof, layer_set_obj.crs) is first
     assert len(calls) == 1
-    # Another profile (its own widths) or another waters layer builds anew.
+    # The same waters in another frame are the same waters; another profile (its own widths),
+    # or waters moved in place, build anew.
+    assert screening._protective_areas(layer_set_obj.waters.copy(), prof, layer_set_obj.crs) is first
     screening._protective_areas(layer_set_obj.waters, load_profile(), layer_set_obj.crs)
-    screening._protective_areas(layer_set_obj.waters.copy(), prof, layer_set_obj.crs)
+    assert len(calls) == 2
+    moved = layer_set_obj.waters.copy()
+    moved["geometry"] = moved.geometry.translate(5000, 0)
+    assert screening._protective_areas(moved, prof, layer_set_obj.crs) is not first
     assert len(calls) == 3

@@ -187,7 +187,7 @@ def test_each_plan_is_screened_in_the_batch_of_its_first_site(tmp_path):
 
     src = tmp_path / "sites.gpkg"
     _sites().to_file(src)
-    held, lead = _plan_positions(src, None, None, _plan_column(src, None, None))
+    held, lead = _plan_positions(src, None, None, _plan_column(src, None, None), 40)
     assert list(held) == [2, 17, 33] and list(lead) == [2, 2, 2]
     jobs = _jobs(src, "sites", None, np.arange(1, 41), 7, held, lead)
     assert len(jobs) == 6  # no batch of its own
@@ -219,3 +219,27 @@ def test_geopackage_ranges_are_read_by_id_whatever_the_id_column_is_called(tmp_p
         _jobs(tmp_path / "sites.shp", "sites", None, np.arange(1, 41), 4, held := np.zeros(0, int), held)[0].fid_range
         is None
     )
+
+
+@pytest.mark.parametrize("ext", [".shp", ".fgb"])
+def test_a_where_clause_on_a_shapefile_or_flatgeobuf_keeps_plans_whole(tmp_path, layers_path, ext):
+    """These drivers see the fields not read as NULL in a where clause: the plan must still add up."""
+    sites = _sites()
+    sites["zone"] = np.where(np.arange(40) % 5 == 4, "B", "A")  # the plan's sites 2, 17 and 33 are in A
+    src = tmp_path / f"sites{ext}"
+    sites.to_file(src)
+    where = "zone = 'A'"
+    whole = _whole(src, tmp_path / "whole.gpkg", layers_path, sites_where=where)
+    out = tmp_path / "stream.gpkg"
+    run = screen_to_file(src, out, layers=layers_path, sites_where=where, batch_rows=7)
+    streamed = _read(out)
+    same(streamed, whole)
+    assert run.rows == 32
+    plan = streamed.set_index("site_id").loc[["s02", "s17", "s33"]]
+    assert list(plan["permit"]) == ["required"] * 3 and plan["plan_disturbed_sqft"].iloc[0] == pytest.approx(4500.0)
+    # A clause on the plan field itself, ending in a comment, on a GeoPackage read by id range.
+    sites.to_file(tmp_path / "sites.gpkg")
+    where = "plan_id IS NULL OR plan_id <> 'Q3' -- all of them"
+    whole = _whole(tmp_path / "sites.gpkg", tmp_path / "whole2.gpkg", layers_path, sites_where=where)
+    screen_to_file(tmp_path / "sites.gpkg", tmp_path / "s2.gpkg", layers=layers_path, sites_where=where, batch_rows=7)
+    same(_read(tmp_path / "s2.gpkg"), whole)

@@ -14,12 +14,44 @@ def test_at_most_caps_the_threads_inside_the_block_only() -> None:
     assert cap(4) == 4
     with at_most(1):
         assert cap(4) == 1 and cap(0) == 1
-        with at_most(3):
-            assert cap(4) == 3 and cap(2) == 2
+        with at_most(3):  # never looser than the cap around it
+            assert cap(4) == 1
         assert cap(4) == 1
+    with at_most(3):
+        assert cap(4) == 3 and cap(2) == 2
+        with at_most(2):
+            assert cap(4) == 2
     assert cap(4) == 4
     with pytest.raises(ValueError, match="at least one thread"), at_most(0):
         pass
+
+
+def test_each_thread_has_its_own_cap() -> None:
+    """Two tasks of one dask worker on threads: one leaving its block does not lift the other's cap."""
+    import threading
+
+    inside, left, seen = threading.Event(), threading.Event(), {}
+
+    def task_a() -> None:
+        with at_most(1):
+            inside.set()
+            left.wait(5)
+            seen["a"] = cap(4)
+
+    def task_b() -> None:
+        inside.wait(5)
+        with at_most(2):
+            seen["b_inside"] = cap(4)
+        seen["b_after"] = cap(4)
+        left.set()
+
+    threads = [threading.Thread(target=task_a), threading.Thread(target=task_b)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert seen == {"a": 1, "b_inside": 2, "b_after": 4}
+    assert cap(4) == 4
 
 
 def test_overlays_run_on_one_thread_under_the_cap(monkeypatch) -> None:

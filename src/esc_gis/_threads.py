@@ -13,19 +13,24 @@ __all__ = ["at_most", "cap"]
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 
-_CAP: list[int | None] = [None]
+#: The cap of the code running now: each thread (and each asyncio task) has its own, so a
+#: dask worker running several tasks at once on threads caps each one alone.
+_CAP: ContextVar[int | None] = ContextVar("esc_gis_threads_cap", default=None)
 
 
 def cap(n: int) -> int:
     """Return ``n`` threads, or fewer under :func:`at_most` (never less than 1)."""
-    limit = _CAP[0]
+    limit = _CAP.get()
     return max(1, n if limit is None else min(n, limit))
 
 
 @contextmanager
 def at_most(n: int) -> Iterator[None]:
-    """Cap the threads of the array work done inside the ``with`` block, process-wide.
+    """Cap the threads of the array work done inside the ``with`` block, in this thread.
+
+    A cap inside another is never looser than it.
 
     Raises
     ------
@@ -35,9 +40,8 @@ def at_most(n: int) -> Iterator[None]:
     if n < 1:
         msg = f"at least one thread is needed, got {n}"
         raise ValueError(msg)
-    before = _CAP[0]
-    _CAP[0] = n
+    token = _CAP.set(cap(n))
     try:
         yield
     finally:
-        _CAP[0] = before
+        _CAP.reset(token)

@@ -10,6 +10,7 @@ from __future__ import annotations
 __all__ = ["CONTRACT_COLUMNS", "RUN_FINDINGS", "ScreeningRun", "run_findings", "screen", "screen_run"]
 
 import dataclasses
+import hashlib
 import json
 import os
 import weakref
@@ -159,7 +160,9 @@ def _labels(pairs: tuple[np.ndarray, np.ndarray], labels: np.ndarray, n: int) ->
     out = np.full(n, None, dtype=object)
     rows, src = pairs
     if len(rows):
-        df = pd.DataFrame({"row": rows, "label": labels[src]}).drop_duplicates()
+        # Names are text in the output (a layer's numeric name field too); a missing one is blank.
+        text = np.array([v if isinstance(v, str) else "" if pd.isna(v) else str(v) for v in labels], dtype=object)
+        df = pd.DataFrame({"row": rows, "label": text[src]}).drop_duplicates()
         many = np.bincount(df["row"].to_numpy(), minlength=n) > 1
         one = ~many[df["row"].to_numpy()]
         # Most rows hit one label: set directly; only the others are joined (in the order hit).
@@ -421,20 +424,30 @@ def _plans(gdf: gpd.GeoDataFrame, dist: _Disturbance, jur: _Jurisdiction, crs: C
     return _Plans(ids, whole, inside, count, excluded)
 
 
-#: The protective areas last built, with what they were built from (weakly): a streamed run's
-#: batches share one layer set and profile, and rebuilding them per batch cost 0.4 s each at
-#: a county's 10,000 waters. Layer sets are not changed once loaded.
-_BUILT: list[tuple[weakref.ref[Any], weakref.ref[Any], str, ProtectiveAreas]] = []
+#: The protective areas last built, with what they were built from: a streamed run's batches
+#: share one layer set and profile, and rebuilding them per batch cost 0.4 s each at a county's
+#: 10,000 waters. The waters are matched by content (a hash of their rows and shapes, 10 ms
+#: there), so waters changed in place are built anew; the profile (frozen) by identity.
+_BUILT: list[tuple[bytes, weakref.ref[Any], str, ProtectiveAreas]] = []
+
+
+def _fingerprint(waters: gpd.GeoDataFrame) -> bytes:
+    """Return a hash of the waters' rows and shapes."""
+    h = hashlib.blake2b(digest_size=16)
+    fields = waters.drop(columns=waters.geometry.name)
+    h.update(pd.util.hash_pandas_object(fields, index=True).to_numpy().tobytes())
+    h.update(b"".join(shapely.to_wkb(waters.geometry.to_numpy()).tolist()))
+    return h.digest()
 
 
 def _protective_areas(waters: gpd.GeoDataFrame, prof: Profile, crs: CRS) -> ProtectiveAreas:
     """Return :func:`protective_areas` of these waters, built once for a run's batches."""
-    wkt = crs.to_wkt()
-    for w_ref, p_ref, key, built in _BUILT:
-        if w_ref() is waters and p_ref() is prof and key == wkt:
+    key, wkt = _fingerprint(waters), crs.to_wkt()
+    for w_key, p_ref, w_crs, built in _BUILT:
+        if w_key == key and p_ref() is prof and w_crs == wkt:
             return built
     pa = protective_areas(waters, prof, crs)
-    _BUILT[:] = [(weakref.ref(waters), weakref.ref(prof), wkt, pa)]
+    _BUILT[:] = [(key, weakref.ref(prof), wkt, pa)]
     return pa
 
 

@@ -72,20 +72,41 @@ def _plan_column(path: Path, layer: str | None, field_map: dict[str, str] | None
     return _find_field(fields, "plan_id", field_map or {})
 
 
+def _read_fields(path: Path, layer: str | None, where: str | None, columns: list[str], n: int) -> Any:
+    """Read fields (and the feature ids) of the ``n`` features selected, as an Arrow table; no geometry.
+
+    Raises
+    ------
+    LayerReadError
+        If GDAL gives another number of features than the ``n`` it selected before.
+    """
+    # Shapefile, FlatGeobuf and FileGDB evaluate a where clause on the fields read only (the
+    # others are NULL to it): with a where, every field is read.
+    table = pyogrio.read_arrow(
+        path, layer=layer, where=where, read_geometry=False, columns=None if where else columns, return_fids=True
+    )[1]
+    if table.num_rows != n:
+        msg = f"{path}: read {table.num_rows} features where {n} were selected before; is the file being written?"
+        raise LayerReadError(msg)
+    return table
+
+
 def _plan_positions(
-    path: Path, layer: str | None, where: str | None, column: str | None
+    path: Path, layer: str | None, where: str | None, column: str | None, n: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """Return the positions (0-based, in reading order) of the sites of multi-site plans, and their plans' first.
 
     The second array gives, for each of those sites, the position of its plan's first site.
+
+    Raises
+    ------
+    LayerReadError
+        As :func:`_read_fields`.
     """
     none = np.zeros(0, dtype=np.int64)
     if column is None:
         return none, none
-    frame = pyogrio.read_dataframe(
-        path, layer=layer, where=where, columns=[column], read_geometry=False, use_arrow=True
-    )
-    plans = frame[column]
+    plans = _read_fields(path, layer, where, [column], n).column(column).to_pandas()
     text = plans.astype("string").str.strip()
     named = text.notna() & (text != "")
     counts = text[named].value_counts()
@@ -215,9 +236,13 @@ def screen_job(job: Job, ctx: Context) -> BatchOut:
     if job.fid_range is not None:
         column, lo, hi = job.fid_range
         ids = f'"{column}" >= {lo} AND "{column}" <= {hi}'
-        frame = pyogrio.read_dataframe(
-            job.src, layer=job.layer, where=f"({job.where}) AND {ids}" if job.where else ids, use_arrow=True
-        )
+        # A new line closes a -- comment the user's clause may end with.
+        where = f"({job.where}\n) AND {ids}" if job.where else ids
+        frame = pyogrio.read_dataframe(job.src, layer=job.layer, where=where, use_arrow=True, fid_as_index=True)
+        frame = frame.sort_index()  # ids rise in reading order: the range's rows in the file's order
+        if len(frame) != job.stop - job.start:
+            msg = f"{job.src}: read {len(frame)} features where {job.stop - job.start} were selected before."
+            raise LayerReadError(msg)
     else:
         frame = pyogrio.read_dataframe(
             job.src,
@@ -401,7 +426,8 @@ def screen_to_file(
         )
     layer, numbers, total = _open_sites(src, sites_layer, sites_where)
     n = len(numbers)
-    held, lead = _plan_positions(src, layer, sites_where, _plan_column(src, layer, screen_kwargs.get("field_map")))
+    plan_column = _plan_column(src, layer, screen_kwargs.get("field_map"))
+    held, lead = _plan_positions(src, layer, sites_where, plan_column, n)
     jobs = _jobs(src, layer, sites_where, numbers, batch_rows, held, lead)
     collector = _Collector(src, numbers)
     writer = _Writer(out, fmt, "screening")
@@ -436,9 +462,8 @@ def _jobs(
     column = str(pyogrio.read_info(src, layer=layer).get("fid_column") or "")
     fids = None
     if column or (lead // size != held // size).any():  # ranges read by id, or plans reaching past a batch
-        table = pyogrio.read_arrow(src, layer=layer, where=where, read_geometry=False, columns=[], return_fids=True)[1]
-        fids = table.column(0).to_numpy()
-    by_id = column and fids is not None and len(fids) == len(numbers) and bool(np.all(fids[1:] > fids[:-1]))
+        fids = _read_fields(src, layer, where, [], len(numbers)).column(0).to_numpy()
+    by_id = column and fids is not None and bool(np.all(fids[1:] > fids[:-1]))
     jobs: list[Job] = []
     for start, stop, pos in _batches(len(numbers), size, held, lead):
         later = pos[pos >= stop]

@@ -1,7 +1,7 @@
 """Terrain: slope in percent (Horn, as ``gdaldem slope -p``), land at 20 % or more, steep area.
 
 Names are imported on first use: slope needs only numpy and rasterio, steep areas also
-geopandas and exactextract.
+geopandas and shapely.
 """
 
 from __future__ import annotations

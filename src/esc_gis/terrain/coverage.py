@@ -71,8 +71,10 @@ def _pieces(
     size = nu + nz + 2
     start = np.cumsum(size) - size  # where each edge's cuts begin
     u_first, z_first = np.cumsum(nu) - nu, np.cumsum(nz) - nz
-    # 2 * edge + t orders the cuts of all edges at once (t < 1 between the ends).
-    ku, kz = 2.0 * iu + tu, 2.0 * iz + tz
+    # (edge, t) as one complex number orders the cuts of all edges at once, exactly (numpy
+    # orders complex numbers by real part, then imaginary): a real key such as 2 * edge + t
+    # loses t's last bits at large edge numbers and can swap two cuts a few 1e-11 apart.
+    ku, kz = iu + 1j * tu, iz + 1j * tz
     t = np.empty(int(size.sum()))
     t[start] = 0.0
     t[start + size - 1] = 1.0

@@ -120,15 +120,16 @@ class SteepArea:
 #: Cells of a strip measured at once, at least (4 MB of each 0/1 grid, 16 MB of its sums).
 COVER_CELLS = 1 << 22
 
-#: Shares this close to 0 or 1 are rounding (a polygon's edges crossing a strip of steep cells
-#: add and take away the same areas): a billionth of a parcel, far below a DEM's precision.
-_SNAP = 1e-9
+#: Sums this close to none or all of a polygon's cells are rounding (a polygon's edges crossing
+#: a strip of steep cells add and take away the same areas, about 1e-12 of a cell): a millionth
+#: of a cell, far below a DEM's precision. Absolute, so a real sliver of a large site still counts.
+_SNAP_CELLS = 1e-6
 
 
-def _snap(frac: np.ndarray) -> np.ndarray:
-    """Return the shares with those within _SNAP of 0 or 1 made exactly 0 or 1, the others clipped to [0, 1]."""
-    frac = np.clip(frac, 0.0, 1.0)
-    return np.where(frac < _SNAP, 0.0, np.where(frac > 1 - _SNAP, 1.0, frac))
+def _share(part_cells: np.ndarray, cells: np.ndarray) -> np.ndarray:
+    """Return ``part_cells / cells`` in [0, 1], exactly 0 or 1 within _SNAP_CELLS of none or all."""
+    share = np.clip(np.where(cells > 0, part_cells / np.where(cells > 0, cells, 1.0), 0.0), 0.0, 1.0)
+    return np.where(part_cells < _SNAP_CELLS, 0.0, np.where(part_cells > cells - _SNAP_CELLS, 1.0, share))
 
 
 def steep_area(
@@ -210,8 +211,8 @@ def steep_area(
     if held:
         measure()
     cells = shapely.area(in_dem.to_numpy()) / cell_area
-    frac_steep = _snap(np.where(cells > 0, sums[0] / cells, 0.0))
-    frac_cov = _snap(np.where(cells > 0, sums[1] / cells, 0.0))
+    frac_steep = _share(sums[0], cells)
+    frac_cov = _share(sums[1], cells)
     steep[live] = frac_steep * poly_sqft[live]
     uncovered[live] = (1 - frac_cov) * poly_sqft[live]
     return SteepArea(steep, uncovered, info)
