@@ -26,6 +26,14 @@ def test_at_most_caps_the_threads_inside_the_block_only() -> None:
         pass
 
 
+def test_gdal_threads_follow_the_cap() -> None:
+    from esc_gis._threads import gdal_threads
+
+    assert gdal_threads("ALL_CPUS") == "ALL_CPUS" and gdal_threads(3) == "3"
+    with at_most(1):
+        assert gdal_threads(3) == "1"
+
+
 def test_each_thread_has_its_own_cap() -> None:
     """Two tasks of one dask worker on threads: one leaving its block does not lift the other's cap."""
     import threading
@@ -79,3 +87,41 @@ def test_overlays_run_on_one_thread_under_the_cap(monkeypatch) -> None:
     assert seen == []  # not split at all
     two = overlay.parallel(shapely.intersection, a, b)
     assert seen == [2] and shapely.equals(one, two).all()
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="fork is POSIX only")
+def test_a_forked_child_reads_the_dem_without_waiting_on_the_parents_gdal_threads(tmp_path) -> None:
+    """multiprocessing forks on Linux; GDAL's pool of decoding threads does not survive it (the child hung)."""
+    import os
+    import time
+
+    import rasterio
+    from rasterio.transform import from_origin
+    from rasterio.windows import Window
+
+    from esc_gis.terrain import open_dem
+    from esc_gis.terrain.slope import iter_slope_blocks
+
+    # Tiled and compressed, as county lidar is: GDAL decodes such tiles on its thread pool.
+    z = np.add.outer(np.arange(600.0), np.arange(600.0)).astype(np.float32)
+    dem = tmp_path / "dem.tif"
+    profile = {"driver": "GTiff", "width": 600, "height": 600, "count": 1, "dtype": "float32", "crs": "EPSG:7594"}
+    tiles = {"tiled": True, "blockxsize": 128, "blockysize": 128, "compress": "deflate"}
+    with rasterio.open(dem, "w", transform=from_origin(0, 3000, 5, 5), **profile, **tiles) as dst:
+        dst.write(z, 1)
+    info = open_dem(dem, z_unit="us_ft")
+    assert sum(b.size for _, b in iter_slope_blocks(info, window=Window(0, 0, 600, 300))) == 600 * 300
+    pid = os.fork()
+    if pid == 0:  # the child: read another window, exit 0 if it could
+        n = sum(b.size for _, b in iter_slope_blocks(info, window=Window(0, 300, 600, 300)))
+        os._exit(0 if n == 600 * 300 else 1)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            assert os.waitstatus_to_exitcode(status) == 0
+            return
+        time.sleep(0.1)
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    pytest.fail("the forked child hung reading the DEM")

@@ -5,12 +5,18 @@ The overlays (:func:`esc_gis.measure.overlay.parallel`) and the slope blocks
 process use the machine's cores. Where the cores are already shared out between processes
 (a dask worker runs one task per core), those threads only fight over the GIL: on two cores,
 two workers with their own threads each ran batches 1.4x slower than with one.
+
+GDAL's own thread pool (``NUM_THREADS`` when decoding or writing a raster) does not survive a
+``fork``: a forked child (multiprocessing's default on Linux, mutmut's runner) finds GDAL's
+pool without its threads and waits on it for ever. :func:`gdal_threads` gives 1 in a process
+forked from one that had esc_gis loaded.
 """
 
 from __future__ import annotations
 
-__all__ = ["at_most", "cap"]
+__all__ = ["at_most", "cap", "gdal_threads"]
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -18,6 +24,24 @@ from contextvars import ContextVar
 #: The cap of the code running now: each thread (and each asyncio task) has its own, so a
 #: dask worker running several tasks at once on threads caps each one alone.
 _CAP: ContextVar[int | None] = ContextVar("esc_gis_threads_cap", default=None)
+
+
+#: Set in a child forked after esc_gis was loaded: GDAL's thread pool may be the parent's.
+_FORKED = [False]
+
+
+def _forked() -> None:
+    _FORKED[0] = True
+
+
+os.register_at_fork(after_in_child=_forked)
+
+
+def gdal_threads(n: int | str) -> str:
+    """Return GDAL's ``NUM_THREADS`` value for ``n`` threads (or ``"ALL_CPUS"``): "1" in a forked child."""
+    if _FORKED[0]:
+        return "1"
+    return n if isinstance(n, str) else str(cap(n))
 
 
 def cap(n: int) -> int:

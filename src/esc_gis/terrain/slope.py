@@ -53,7 +53,7 @@ from rasterio.enums import Resampling
 from rasterio.windows import Window
 
 from esc_gis._outputs import atomic_output, check_output_file, check_style
-from esc_gis._threads import cap
+from esc_gis._threads import cap, gdal_threads
 from esc_gis.errors import LayerReadError
 from esc_gis.styles import write_slope_qml
 from esc_gis.terrain.dem import DemInfo, open_dem, warn_if_dem_far
@@ -331,7 +331,7 @@ def iter_slope_blocks(
         # not shared between threads.
         src = getattr(local, "src", None)
         if src is None:
-            src = local.src = info.open(NUM_THREADS=str(max(1, threads)))
+            src = local.src = info.open(NUM_THREADS=gdal_threads(threads))
             handles.append(src)
         return _read_strip(src, info, s, e, c0, c1, compute_edges)
 
@@ -455,7 +455,7 @@ def raster_profile(info: DemInfo, dtype: str, nodata: float, *, compress: str = 
         "blockysize": TILE,
         **codec,
         "BIGTIFF": "IF_SAFER",
-        "NUM_THREADS": "ALL_CPUS",
+        "NUM_THREADS": gdal_threads("ALL_CPUS"),
         # Blocks never written (the overviews until they are filled, all-nodata tiles) take
         # no space and read as nodata.
         "SPARSE_OK": True,
@@ -625,7 +625,10 @@ def write_slope(
     info = open_dem(dem, z_unit=z_unit, band=band)
     warn_if_dem_far(info)  # measured in its own CRS: a DEM far from that CRS's zone has the wrong one
     W = info.width
-    with atomic_output(out) as final, rasterio.Env(GDAL_CACHEMAX=GDAL_CACHE_BYTES, GDAL_NUM_THREADS=str(threads)):
+    with (
+        atomic_output(out) as final,
+        rasterio.Env(GDAL_CACHEMAX=GDAL_CACHE_BYTES, GDAL_NUM_THREADS=gdal_threads(threads)),
+    ):
         # A COG is copied from a tiled GeoTIFF written beside it (the COG driver only copies).
         tmp = final.with_name(f".tiled.{final.name}") if cog else final
         with rasterio.open(tmp, "w", **raster_profile(info, "float32", NODATA, compress=compress)) as dst:
@@ -679,7 +682,7 @@ def write_slope(
                 BLOCKSIZE=str(TILE),
                 OVERVIEW_RESAMPLING="AVERAGE",
                 BIGTIFF="IF_SAFER",
-                NUM_THREADS="ALL_CPUS",
+                NUM_THREADS=gdal_threads("ALL_CPUS"),
             )
             tmp.unlink()
     if style is not None and style_steep_pct is not None:
