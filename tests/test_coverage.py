@@ -107,12 +107,22 @@ def test_the_sums_are_exactextracts_on_random_polygons(tmp_path) -> None:
 
 
 def test_bad_cells_or_grids_are_refused() -> None:
-    with pytest.raises(ValueError, match="cell sizes must be positive"):
-        EdgeSet.from_geometries(np.array([cell_box(0, 0, 1, 1)], dtype=object), X0, Y0, CELL, -CELL)
-    edges = EdgeSet.from_geometries(np.array([cell_box(0, 0, 1, 1)], dtype=object), X0, Y0, CELL, CELL)
-    with pytest.raises(ValueError, match="one shape"):
+    one = np.array([cell_box(0, 0, 1, 1)], dtype=object)
+    for w, h in ((CELL, -CELL), (0.0, CELL), (CELL, 0.0)):
+        with pytest.raises(ValueError, match=r"^cell sizes must be positive, got "):
+            EdgeSet.from_geometries(one, X0, Y0, w, h)
+    edges = EdgeSet.from_geometries(one, X0, Y0, CELL, CELL)
+    with pytest.raises(ValueError, match=r"^the grids of a strip must have one shape$"):
         edges.strip_sums([np.ones((2, 2)), np.ones((2, 3))], 0)
     assert edges.strip_sums([], 0).shape == (0, 1)
+    assert not edges.strip_sums([np.ones((0, 4))], 0).any() and not edges.strip_sums([np.ones((3, 0))], 0).any()
+
+
+def test_a_grid_one_column_wide_or_one_row_high() -> None:
+    # x 5..25 over a grid of one 10 ft column: half of it; y 5..25 over one row: half of it.
+    wide = cell_box(5, 0, 25, 10)
+    assert sums([wide], [np.ones((1, 1))])[0, 0] == pytest.approx(0.5, rel=1e-12)
+    assert sums([cell_box(0, 5, 10, 25)], [np.ones((1, 3))])[0, 0] == pytest.approx(0.5, rel=1e-12)
 
 
 def test_cuts_a_hair_apart_keep_their_order_at_large_edge_numbers() -> None:

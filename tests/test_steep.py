@@ -141,3 +141,111 @@ def test_steep_area_in_strips_of_a_few_rows_is_the_same(dem, monkeypatch):
     assert strips.steep_sqft == pytest.approx(whole.steep_sqft, rel=1e-12)
     assert strips.uncovered_sqft == pytest.approx(whole.uncovered_sqft, rel=1e-12)
     assert strips.steep_sqft[0] == pytest.approx((200 - 152.5) * 100 * K, rel=1e-9)
+
+
+# --- the edges of the measure (each pins a line of steep.py; make mutation runs them) ---------
+
+#: A plane rising 1 ftUS per 5 ftUS cell: exactly 20 % (integer elevations, exact sums).
+PLANE_20 = np.tile(np.arange(N, dtype=np.float32), (N, 1))
+
+
+def test_exactly_20_pct_is_steep_by_default(tmp_path):
+    """§ 540-7B(3)(c)[3] "slopes of 20 percent or more": 20.0 % exactly is steep, at the default threshold."""
+    dem = write_dem(tmp_path / "p20.tif", PLANE_20, x0=X0, y0=Y0 + 400, units="US survey foot")
+    sa = steep_area(np.array([box(100, 100, 200, 200)], dtype=object), shapely_crs(), dem)
+    assert sa.steep_sqft[0] == pytest.approx(100 * 100 * K, rel=1e-9)
+    polys = steep_polygons(dem, crs=CRS)
+    assert len(polys) == 1 and polys["threshold_pct"].iloc[0] == 20.0
+    assert polys["area_sqft"].iloc[0] == pytest.approx(78 * 78 * 25 * K)  # all but the nodata ring
+    # An area exactly the smallest kept is kept.
+    assert len(steep_polygons(dem, crs=CRS, min_area_sqft=float(polys["area_sqft"].iloc[0]))) == 1
+
+
+def test_steep_area_edges_of_the_window(dem):
+    """Polygons with sides off the grid lines, off the DEM to each side, empty, or smaller than a square foot."""
+    geoms = np.array(
+        [
+            box(52.5, 52.5, 152.5, 152.5),  # wholly steep, edges mid-cell: every partial column counts
+            box(405, 100, 480, 200),  # right of the DEM (x 0..400), by a cell
+            box(100, -80, 150, -5),  # below it
+            shapely.Polygon(),  # nothing to measure
+            box(100, 100, 100.5, 101),  # half a square foot, steep
+        ],
+        dtype=object,
+    )
+    sa = steep_area(geoms, shapely_crs(), dem)
+    assert sa.steep_sqft == pytest.approx([100 * 100 * K, 0, 0, 0, 0.5 * K], rel=1e-9)
+    assert sa.uncovered_sqft == pytest.approx([0, 75 * 100 * K, 50 * 75 * K, 0, 0], rel=1e-9, abs=1e-9)
+    assert sa.dem.width == N
+    # Every polygon off the DEM, or every one empty: the same arrays, nothing read.
+    off = steep_area(geoms[1:3], shapely_crs(), dem)
+    assert list(off.steep_sqft) == [0, 0] and off.uncovered_sqft == pytest.approx([75 * 100 * K, 50 * 75 * K])
+    assert off.dem.width == N
+    none = steep_area(geoms[3:4], shapely_crs(), dem)
+    assert list(none.steep_sqft) == [0] and list(none.uncovered_sqft) == [0] and none.dem.width == N
+
+
+def test_steep_area_with_computed_edges_counts_the_border(dem):
+    # The DEM's outer ring of cells has no slope unless edges are computed (as gdaldem -compute_edges).
+    geoms = np.array([box(0, 100, 50, 200)], dtype=object)
+    plain = steep_area(geoms, shapely_crs(), dem)
+    edges = steep_area(geoms, shapely_crs(), dem, compute_edges=True)
+    assert plain.steep_sqft[0] == pytest.approx(45 * 100 * K) and plain.uncovered_sqft[0] == pytest.approx(5 * 100 * K)
+    assert edges.steep_sqft[0] == pytest.approx(50 * 100 * K) and edges.uncovered_sqft[0] == pytest.approx(0, abs=1e-9)
+
+
+def test_units_and_band_are_passed_to_the_dem(tmp_path):
+    import rasterio
+
+    from esc_gis.errors import BandError, UnitsError
+
+    bare = write_dem(tmp_path / "bare.tif", PLANE_20, x0=X0, y0=Y0 + 400)  # no vertical unit
+    geoms = np.array([box(100, 100, 200, 200)], dtype=object)
+    with pytest.raises(UnitsError):
+        steep_area(geoms, shapely_crs(), bare)
+    assert steep_area(geoms, shapely_crs(), bare, z_unit="us_ft").steep_sqft[0] == pytest.approx(1e4 * K)
+    assert len(steep_polygons(bare, crs=CRS, z_unit="us_ft")) == 1
+    two = tmp_path / "two.tif"
+    with rasterio.open(bare) as src:
+        profile = {**src.profile, "count": 2}
+        with rasterio.open(two, "w", **profile) as dst:
+            dst.write(np.zeros((N, N), np.float32), 1)  # flat: band 1 is not the elevations
+            dst.write(PLANE_20, 2)
+    with pytest.raises(BandError):
+        steep_area(geoms, shapely_crs(), two, z_unit="us_ft")
+    assert steep_area(geoms, shapely_crs(), two, z_unit="us_ft", band=2).steep_sqft[0] == pytest.approx(1e4 * K)
+    assert len(steep_polygons(two, crs=CRS, z_unit="us_ft", band=2)) == 1
+
+
+def test_steep_polygons_in_blocks_of_a_few_rows_and_its_progress(dem, monkeypatch):
+    import functools
+
+    from esc_gis.terrain import slope, steep
+
+    whole = steep_polygons(dem, crs=CRS)
+    monkeypatch.setattr(steep, "iter_slope_blocks", functools.partial(slope.iter_slope_blocks, block_cells=7 * N))
+    seen: list[float] = []
+    blocks = steep_polygons(dem, crs=CRS, progress=seen.append)
+    assert len(blocks) == 1 and blocks["area_sqft"].iloc[0] == pytest.approx(whole["area_sqft"].iloc[0])
+    assert shapely.equals(blocks.geometry.iloc[0], whole.geometry.iloc[0])
+    assert seen == sorted(seen) and seen[-1] == 1.0 and len(seen) > 5 and 0 < seen[0] < 0.2
+
+
+def test_steep_polygons_warn_when_the_dem_is_far_from_the_measuring_zone(tmp_path):
+    from esc_gis.errors import FarFromZoneWarning
+
+    far = write_dem(tmp_path / "far.tif", PLANE_20, crs="EPSG:4326", x0=10.0, y0=50.0, cell=0.0001, units="metre")
+    with pytest.warns(FarFromZoneWarning):
+        steep_polygons(far, crs=CRS)
+
+
+def test_shares_snap_only_within_a_millionth_of_a_cell():
+    from esc_gis.terrain.steep import _SNAP_CELLS, _share
+
+    cells = np.array([0.0, 0.5, 160.0, 160.0, 160.0, 160.0, 160.0])
+    part = np.array([0.0, 0.5, 1e-12, _SNAP_CELLS, 80.0, 160.0 - 1e-12, 160.0 - _SNAP_CELLS])
+    got = _share(part, cells)
+    assert got[0] == 0 and got[1] == 1.0  # no cells; half a cell wholly steep
+    assert got[2] == 0  # rounding
+    assert got[3] == _SNAP_CELLS / 160 and got[4] == 0.5  # a real sliver counts; a half is a half
+    assert got[5] == 1.0 and got[6] == (160.0 - _SNAP_CELLS) / 160

@@ -15,7 +15,7 @@ import pandas as pd
 import pyogrio
 import pytest
 
-from esc_gis.errors import OutputFormatError, ValidationError
+from esc_gis.errors import LayerReadError, OutputFormatError, ValidationError
 from esc_gis.io import write_layer
 from esc_gis.screening import screen_run
 from esc_gis.stream import screen_to_file
@@ -108,6 +108,14 @@ def test_real_v10_parcels_with_skipped_features(tmp_path):
     assert run.skipped is not None and len(whole_run.skipped) > 0
     assert list(run.skipped["feature"]) == list(whole_run.skipped["feature"])
     assert run.schema == whole_run.schema == "v10"
+    # What the run says of itself is what the whole-file run says.
+    from esc_gis.screening import run_findings
+
+    assert run.output == tmp_path / "stream.gpkg" and run.rows == len(whole_run.result)
+    assert run.rule == whole_run.rule and run.rule
+    assert run.id_field == whole_run.id_field and run.generated_ids == len(whole_run.generated_ids)
+    assert run.run_findings == run_findings(whole_run.result)
+    assert list(run.skipped.index) == list(range(len(run.skipped)))  # one table, numbered afresh
 
 
 def test_every_problem_of_every_batch_at_once_and_nothing_written(tmp_path, layers_path):
@@ -243,3 +251,19 @@ def test_a_where_clause_on_a_shapefile_or_flatgeobuf_keeps_plans_whole(tmp_path,
     whole = _whole(tmp_path / "sites.gpkg", tmp_path / "whole2.gpkg", layers_path, sites_where=where)
     screen_to_file(tmp_path / "sites.gpkg", tmp_path / "s2.gpkg", layers=layers_path, sites_where=where, batch_rows=7)
     same(_read(tmp_path / "s2.gpkg"), whole)
+
+
+def test_plans_of_the_second_layer_of_a_geopackage_and_a_layer_changed_under_the_run(
+    tmp_path, layers_path, monkeypatch
+):
+    """The plan and id reads take the layer asked for; a count that changes between reads is an error."""
+    from esc_gis import stream
+
+    src = tmp_path / "two.gpkg"
+    pyogrio.write_dataframe(_sites().iloc[:12], src, layer="other")
+    pyogrio.write_dataframe(_sites(), src, layer="sites")
+    whole = _whole(src, tmp_path / "whole.gpkg", layers_path, sites_layer="sites")
+    screen_to_file(src, tmp_path / "s.gpkg", layers=layers_path, sites_layer="sites", batch_rows=7)
+    same(_read(tmp_path / "s.gpkg"), whole)
+    with pytest.raises(LayerReadError, match=r"read 39 features where 40 were selected before; is the file"):
+        stream._read_fields(src, "sites", "site_id <> 's05'", ["plan_id"], 40)

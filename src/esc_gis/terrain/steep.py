@@ -127,8 +127,8 @@ _SNAP_CELLS = 1e-6
 
 
 def _share(part_cells: np.ndarray, cells: np.ndarray) -> np.ndarray:
-    """Return ``part_cells / cells`` in [0, 1], exactly 0 or 1 within _SNAP_CELLS of none or all."""
-    share = np.clip(np.where(cells > 0, part_cells / np.where(cells > 0, cells, 1.0), 0.0), 0.0, 1.0)
+    """Return ``part_cells / cells``, exactly 0 or 1 within _SNAP_CELLS of none or all (0 for no cells)."""
+    share = np.divide(part_cells, cells, out=np.zeros(len(cells)), where=cells > 0)
     return np.where(part_cells < _SNAP_CELLS, 0.0, np.where(part_cells > cells - _SNAP_CELLS, 1.0, share))
 
 
