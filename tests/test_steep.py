@@ -34,6 +34,8 @@ def dem(tmp_path):
 def test_steep_polygons_of_a_half_steep_dem(dem):
     gdf = steep_polygons(dem, crs=CRS)
     assert len(gdf) == 1 and gdf.crs.to_epsg() == 7594
+    # Where: columns 1..39 and rows 1..78 of the DEM whose corner is (X0, Y0 + 400).
+    assert gdf.total_bounds == pytest.approx([X0 + 5, Y0 + 5, X0 + 200, Y0 + 395])
     # Steep cells: columns 1..39 (column 0 is the nodata border, 40 mixes both sides: 15 %),
     # rows 1..78 -> 39 x 78 cells of 25 sq ftUS.
     assert gdf["area_sqft"].iloc[0] == pytest.approx(39 * 78 * 25 * K)
@@ -177,21 +179,27 @@ def test_steep_area_edges_of_the_window(dem):
     assert sa.steep_sqft == pytest.approx([100 * 100 * K, 0, 0, 0, 0.5 * K], rel=1e-9)
     assert sa.uncovered_sqft == pytest.approx([0, 75 * 100 * K, 50 * 75 * K, 0, 0], rel=1e-9, abs=1e-9)
     assert sa.dem.width == N
-    # Every polygon off the DEM, or every one empty: the same arrays, nothing read.
-    off = steep_area(geoms[1:3], shapely_crs(), dem)
-    assert list(off.steep_sqft) == [0, 0] and off.uncovered_sqft == pytest.approx([75 * 100 * K, 50 * 75 * K])
-    assert off.dem.width == N
+    # Every polygon off the DEM (to its right; below it), or every one empty: the same arrays, nothing read.
+    for i, uncovered in ((1, 75 * 100 * K), (2, 50 * 75 * K)):
+        off = steep_area(geoms[i : i + 1], shapely_crs(), dem)
+        assert list(off.steep_sqft) == [0] and off.uncovered_sqft == pytest.approx([uncovered])
+        assert off.dem.width == N
     none = steep_area(geoms[3:4], shapely_crs(), dem)
     assert list(none.steep_sqft) == [0] and list(none.uncovered_sqft) == [0] and none.dem.width == N
 
 
 def test_steep_area_with_computed_edges_counts_the_border(dem):
     # The DEM's outer ring of cells has no slope unless edges are computed (as gdaldem -compute_edges).
-    geoms = np.array([box(0, 100, 50, 200)], dtype=object)
+    geoms = np.array([box(0, 100, 50, 200), box(100, 350, 150, 400)], dtype=object)  # the west edge; the north
     plain = steep_area(geoms, shapely_crs(), dem)
     edges = steep_area(geoms, shapely_crs(), dem, compute_edges=True)
-    assert plain.steep_sqft[0] == pytest.approx(45 * 100 * K) and plain.uncovered_sqft[0] == pytest.approx(5 * 100 * K)
-    assert edges.steep_sqft[0] == pytest.approx(50 * 100 * K) and edges.uncovered_sqft[0] == pytest.approx(0, abs=1e-9)
+    assert plain.steep_sqft == pytest.approx([45 * 100 * K, 50 * 45 * K])
+    assert plain.uncovered_sqft == pytest.approx([5 * 100 * K, 50 * 5 * K])
+    assert edges.steep_sqft == pytest.approx([50 * 100 * K, 50 * 50 * K])
+    assert edges.uncovered_sqft == pytest.approx([0, 0], abs=1e-9)
+    # The polygons too: with edges computed, steep land reaches the DEM's west, north and south sides.
+    ring = steep_polygons(dem, crs=CRS, compute_edges=True)
+    assert ring.total_bounds == pytest.approx(steep_polygons(dem, crs=CRS).total_bounds + [-5, -5, 0, 5])
 
 
 def test_units_and_band_are_passed_to_the_dem(tmp_path):
@@ -242,10 +250,10 @@ def test_steep_polygons_warn_when_the_dem_is_far_from_the_measuring_zone(tmp_pat
 def test_shares_snap_only_within_a_millionth_of_a_cell():
     from esc_gis.terrain.steep import _SNAP_CELLS, _share
 
-    cells = np.array([0.0, 0.5, 160.0, 160.0, 160.0, 160.0, 160.0])
-    part = np.array([0.0, 0.5, 1e-12, _SNAP_CELLS, 80.0, 160.0 - 1e-12, 160.0 - _SNAP_CELLS])
+    cells = np.array([0.0, 0.5, 160.0, 160.0, 160.0, 160.0, 160.0, 0.5])
+    part = np.array([0.0, 0.5, 1e-12, _SNAP_CELLS, 80.0, 160.0 - 1e-12, 160.0 - _SNAP_CELLS, 0.25])
     got = _share(part, cells)
-    assert got[0] == 0 and got[1] == 1.0  # no cells; half a cell wholly steep
+    assert got[0] == 0 and got[1] == 1.0 and got[7] == 0.5  # no cells; half a cell wholly, and half, steep
     assert got[2] == 0  # rounding
     assert got[3] == _SNAP_CELLS / 160 and got[4] == 0.5  # a real sliver counts; a half is a half
     assert got[5] == 1.0 and got[6] == (160.0 - _SNAP_CELLS) / 160
