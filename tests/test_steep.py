@@ -199,7 +199,8 @@ def test_steep_area_with_computed_edges_counts_the_border(dem):
     assert edges.uncovered_sqft == pytest.approx([0, 0], abs=1e-9)
     # The polygons too: with edges computed, steep land reaches the DEM's west, north and south sides.
     ring = steep_polygons(dem, crs=CRS, compute_edges=True)
-    assert ring.total_bounds == pytest.approx(steep_polygons(dem, crs=CRS).total_bounds + [-5, -5, 0, 5])
+    grown = np.add(steep_polygons(dem, crs=CRS).total_bounds, np.array([-5, -5, 0, 5]))
+    assert ring.total_bounds == pytest.approx(grown)
 
 
 def test_units_and_band_are_passed_to_the_dem(tmp_path):

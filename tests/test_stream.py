@@ -7,6 +7,7 @@ with the answers checked against the whole-file run, which the rest of the suite
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import geopandas as gpd
@@ -267,3 +268,35 @@ def test_plans_of_the_second_layer_of_a_geopackage_and_a_layer_changed_under_the
     same(_read(tmp_path / "s.gpkg"), whole)
     with pytest.raises(LayerReadError, match=r"read 39 features where 40 were selected before; is the file"):
         stream._read_fields(src, "sites", "site_id <> 's05'", ["plan_id"], 40)
+
+
+@pytest.mark.filterwarnings("ignore::esc_gis.errors.FarFromZoneWarning")
+def test_a_layer_of_rights_of_way_only_is_refused_as_the_whole_file_run_refuses_it(tmp_path):
+    """Every batch held non-parcels only: the error the whole-file run gives, nothing written (was a FileNotFoundError)."""
+    from esc_gis.screening import AllSkippedError
+
+    skipped = screen_run(str(PARCELS)).skipped["feature"].to_numpy()
+    src = tmp_path / "row_only.gpkg"
+    pyogrio.write_dataframe(pyogrio.read_dataframe(PARCELS).iloc[skipped - 1], src)
+    with pytest.raises(AllSkippedError) as whole:
+        screen_run(str(src))
+    out = tmp_path / "out.gpkg"
+    with pytest.raises(AllSkippedError, match="every feature was skipped as not a site") as streamed:
+        screen_to_file(src, out, batch_rows=3)
+    assert f"(all {len(skipped)} features, in batches of 3)" in str(streamed.value)
+    assert len(streamed.value.skipped) == len(whole.value.skipped) == len(skipped)
+    assert not out.exists() and list(tmp_path.iterdir()) == [src]
+
+
+def test_what_is_written_where(tmp_path, layers_path):
+    """The GeoPackage's layer is "screening"; a GeoParquet's metadata has no first batch's box."""
+    import pyarrow.parquet as pq
+
+    src = tmp_path / "sites.gpkg"
+    _sites().to_file(src)
+    screen_to_file(src, tmp_path / "s.gpkg", layers=layers_path, batch_rows=7)
+    assert pyogrio.list_layers(tmp_path / "s.gpkg")[0][0] == "screening"
+    screen_to_file(src, tmp_path / "s.parquet", layers=layers_path, batch_rows=7)
+    geo = json.loads(pq.read_schema(tmp_path / "s.parquet").metadata[b"geo"])
+    assert all("bbox" not in col for col in geo["columns"].values())
+    assert set(pq.read_schema(tmp_path / "s.parquet").metadata) >= {b"geo"}

@@ -270,7 +270,7 @@ def screen_job(job: Job, ctx: Context) -> BatchOut:
             **ctx.kwargs,
         )
     except AllSkippedError as err:  # a batch of rights of way only: listed, and the run goes on
-        return BatchOut(None, job.pos[:0], err.skipped, [], 0, {})
+        return BatchOut(None, job.pos[:0], err.skipped, [], 0, {"all_skipped": str(err)})
     except ValidationError as err:
         return BatchOut(None, job.pos[:0], None, list(err.problems), 0, {})
     kept = job.pos
@@ -294,10 +294,12 @@ class _Collector:
         self.generated = 0
         self.meta: dict[str, Any] = {}
         self.columns: list[str] = []
+        self.all_skipped = ""  # the engine's words when a batch held no site
 
     def take(self, out: BatchOut) -> tuple[gpd.GeoDataFrame, np.ndarray] | None:
         """Record a batch; return its rows and their positions, or None if it had problems."""
         self.problems += out.problems
+        self.all_skipped = out.meta.get("all_skipped", self.all_skipped)
         if out.skipped is not None and out.result is None:
             self.skipped.append(out.skipped)
         if out.result is None:
@@ -447,6 +449,12 @@ def screen_to_file(
         collector.problems += collector.duplicates()
         if collector.problems:
             raise ValidationError(collector.problems)
+        if not writer.count:  # every batch held rights of way and the like only: as the whole-file run says
+            from esc_gis.screening import AllSkippedError
+
+            skipped = pd.concat(collector.skipped, ignore_index=True) if collector.skipped else gpd.GeoDataFrame()
+            msg = collector.all_skipped or f"{src}: no site was screened."
+            raise AllSkippedError(f"{msg} (all {n} features, in batches of {batch_rows})", skipped)
         if fmt == "GeoPackage" and writer.count:
             from esc_gis.io import add_layer_style, describe_layer
 
