@@ -320,24 +320,23 @@ def test_bad_geojson_gets_a_readable_message(visit: Visit) -> None:
     assert [e for e in visit.errors if "status of 400" not in e] == []
 
 
+def _tab_to(page, element_id: str, what: str, presses: int) -> None:
+    """Press Tab until the element ``element_id`` has the focus, at most ``presses`` times."""
+    for _ in range(presses):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.id") == element_id:
+            return
+    pytest.fail(f"Tab never reached {what}")
+
+
 def test_keyboard_only(visit: Visit) -> None:
     page = visit.open()
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.textContent") == "Skip to the content"
-    for _ in range(60):
-        page.keyboard.press("Tab")
-        if page.evaluate("document.activeElement.id") == "site-text":
-            break
-    else:
-        pytest.fail("Tab never reached the GeoJSON text box")
+    _tab_to(page, "site-text", "the GeoJSON text box", 60)
     site = lonlat(shapely.box(*SITE_FT))
     page.keyboard.type(json.dumps(shapely.geometry.mapping(site)))
-    for _ in range(20):
-        page.keyboard.press("Tab")
-        if page.evaluate("document.activeElement.id") == "screen-button":
-            break
-    else:
-        pytest.fail("Tab never reached the Screen button")
+    _tab_to(page, "screen-button", "the Screen button", 20)
     page.keyboard.press("Enter")
     visit.wait_answer()
     assert page.locator("#answer-headline").inner_text() == "A permit is required"
