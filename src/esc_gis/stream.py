@@ -17,7 +17,8 @@ row for row and in the same order:
   whole-file run does; every problem of every batch is reported at once, and nothing is left
   behind (the output is written under a temporary name and renamed at the end).
 
-Outputs: GeoPackage (appended batch by batch), GeoParquet (one row group a batch) and CSV.
+Outputs: GeoPackage (one GDAL session fed batch by batch), GeoParquet (one row group a batch)
+and CSV; a batch's rows travel as an Arrow table (:mod:`esc_gis.batch_tables`).
 GeoJSON (RFC 7946) is written whole only; its readers load it whole anyway.
 """
 
@@ -25,7 +26,6 @@ from __future__ import annotations
 
 __all__ = ["STREAMABLE", "BatchOut", "Context", "Job", "StreamRun", "screen_job", "screen_to_file"]
 
-import json
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -35,9 +35,11 @@ from typing import Any
 import geopandas as gpd
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pyogrio
 
 from esc_gis._outputs import atomic_output
+from esc_gis.batch_tables import batch_table, write_tables
 from esc_gis.errors import LayerReadError, OutputFormatError, Problem, ValidationError
 from esc_gis.io import check_output_path, feature_numbers
 from esc_gis.layers import LayerSet, load_layers
@@ -120,45 +122,6 @@ def _plan_positions(
     return held, first[codes]
 
 
-class _Writer:
-    """Append batches to one output file, written under a temporary name and renamed at the end."""
-
-    def __init__(self, path: Path, fmt: str, layer: str) -> None:
-        self.path, self.fmt, self.layer = path, fmt, layer
-        self.parquet: Any = None
-        self.schema: Any = None
-        self.count = 0
-
-    def write(self, tmp: Path, gdf: gpd.GeoDataFrame) -> None:
-        first = self.count == 0
-        if self.fmt == "GeoPackage":
-            pyogrio.write_dataframe(gdf, tmp, layer=self.layer, driver="GPKG", use_arrow=True, append=not first)
-        elif self.fmt == "GeoParquet":
-            import pyarrow as pa
-            import pyarrow.parquet as pq
-            from geopandas.io.arrow import _geopandas_to_arrow
-
-            table = _geopandas_to_arrow(gdf, index=False)
-            if first:
-                geo = json.loads(table.schema.metadata[b"geo"])
-                for col in geo["columns"].values():
-                    col.pop("bbox", None)  # the first batch's box is not the file's
-                # A column empty in the first batch (no plan id yet) is text: later batches fill it.
-                fields = [pa.field(f.name, pa.string()) if pa.types.is_null(f.type) else f for f in table.schema]
-                self.schema = pa.schema(fields, metadata={**table.schema.metadata, b"geo": json.dumps(geo).encode()})
-                self.parquet = pq.ParquetWriter(tmp, self.schema)
-            self.parquet.write_table(table.replace_schema_metadata(None).cast(self.schema))
-        else:
-            from esc_gis.io import _to_csv_frame
-
-            _to_csv_frame(gdf).to_csv(tmp, index=False, header=first, mode="w" if first else "a")
-        self.count += len(gdf)
-
-    def close(self) -> None:
-        if self.parquet is not None:
-            self.parquet.close()
-
-
 def _batches(n: int, size: int, held: np.ndarray, lead: np.ndarray) -> Iterator[tuple[int, int, np.ndarray]]:
     """Yield (start, stop, positions to screen) of each batch in file order.
 
@@ -202,24 +165,36 @@ class Job:
 
 @dataclass(frozen=True)
 class Context:
-    """What every batch is screened with: the layer set, the profile, the disturbed limits, the options."""
+    """What every batch is screened with: the layer set, the profile, the disturbed limits, the options.
+
+    ``fmt`` is the output's format: a batch's rows come back as the Arrow table it takes
+    (:func:`esc_gis.batch_tables.batch_table`), made where the batch was screened.
+    """
 
     layers: LayerSet
     profile: Profile
     disturbed: gpd.GeoDataFrame | None
     kwargs: dict[str, Any]
+    fmt: str = "GeoPackage"
 
 
 @dataclass
 class BatchOut:
-    """A batch's result (its rows and their positions) and what it found wrong or left out."""
+    """A batch's result (its rows and their positions) and what it found wrong or left out.
 
-    result: gpd.GeoDataFrame | None
+    ``result`` is the rows as the output's Arrow table, ``ids`` a hash of each row's id (for
+    duplicates across batches) and ``columns`` the result's columns but its geometry.
+    """
+
+    result: pa.Table | None
     kept: np.ndarray
     skipped: gpd.GeoDataFrame | None
     problems: list[Problem]
     generated: int
     meta: dict[str, Any]
+    ids: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
+    columns: list[str] = field(default_factory=list)
+    packed: bytes | None = None  # the rows while they travel (the dask engine's Arrow IPC)
 
 
 def screen_job(job: Job, ctx: Context) -> BatchOut:
@@ -279,7 +254,10 @@ def screen_job(job: Job, ctx: Context) -> BatchOut:
         skipped = r.skipped
         kept = job.pos[~np.isin(job.numbers, r.skipped["feature"].to_numpy())]
     meta = {"rule": r.rule, "schema": r.schema, "id_field": r.id_field, "run_findings": run_findings(r.result)}
-    return BatchOut(r.result, kept, skipped, [], len(r.generated_ids), meta)
+    ids = pd.util.hash_array(r.result["site_id"].astype(str).to_numpy(dtype=object))
+    columns = [c for c in r.result.columns if c != r.result.geometry.name]
+    table = batch_table(r.result, ctx.fmt)
+    return BatchOut(table, kept, skipped, [], len(r.generated_ids), meta, ids, columns)
 
 
 class _Collector:
@@ -296,7 +274,7 @@ class _Collector:
         self.columns: list[str] = []
         self.all_skipped = ""  # the engine's words when a batch held no site
 
-    def take(self, out: BatchOut) -> tuple[gpd.GeoDataFrame, np.ndarray] | None:
+    def take(self, out: BatchOut) -> tuple[pa.Table, np.ndarray] | None:
         """Record a batch; return its rows and their positions, or None if it had problems."""
         self.problems += out.problems
         self.all_skipped = out.meta.get("all_skipped", self.all_skipped)
@@ -306,10 +284,10 @@ class _Collector:
             return None
         self.generated += out.generated
         self.meta = out.meta
-        self.columns = [c for c in out.result.columns if c != out.result.geometry.name]
+        self.columns = out.columns
         if out.skipped is not None:
             self.skipped.append(out.skipped)
-        self.hashes.append(pd.util.hash_array(out.result["site_id"].astype(str).to_numpy(dtype=object)))
+        self.hashes.append(out.ids)
         self.rows.append(self.numbers[out.kept])
         return out.result, out.kept
 
@@ -432,35 +410,36 @@ def screen_to_file(
     held, lead = _plan_positions(src, layer, sites_where, plan_column, n)
     jobs = _jobs(src, layer, sites_where, numbers, batch_rows, held, lead)
     collector = _Collector(src, numbers)
-    writer = _Writer(out, fmt, "screening")
     run_jobs = engine or _local
+
+    def tables() -> Iterator[pa.Table]:
+        """Take the batches' outcomes in order; yield the rows to write while no problem is found."""
+        outcomes = run_jobs(jobs, Context(ls, prof, disturbed, screen_kwargs, fmt))
+        ahead: tuple[pa.Table, np.ndarray] | None = None  # rows screened before their batch
+        for job, outcome in zip(jobs, outcomes, strict=True):
+            part, ahead = _merge(collector.take(outcome), ahead, job.stop)
+            if part is not None and not collector.problems:
+                yield part
+            if progress is not None:
+                progress(job.stop, n)
+
     with atomic_output(out) as tmp:
-        try:
-            outcomes = run_jobs(jobs, Context(ls, prof, disturbed, screen_kwargs))
-            ahead: tuple[gpd.GeoDataFrame, np.ndarray] | None = None  # rows screened before their batch
-            for job, outcome in zip(jobs, outcomes, strict=True):
-                part, ahead = _merge(collector.take(outcome), ahead, job.stop)
-                if part is not None and not collector.problems:
-                    writer.write(tmp, part)
-                if progress is not None:
-                    progress(job.stop, n)
-        finally:
-            writer.close()
+        rows = write_tables(tmp, fmt, "screening", tables())
         collector.problems += collector.duplicates()
         if collector.problems:
             raise ValidationError(collector.problems)
-        if not writer.count:  # every batch held rights of way and the like only: as the whole-file run says
+        if not rows:  # every batch held rights of way and the like only: as the whole-file run says
             from esc_gis.screening import AllSkippedError
 
             skipped = pd.concat(collector.skipped, ignore_index=True) if collector.skipped else gpd.GeoDataFrame()
             msg = collector.all_skipped or f"{src}: no site was screened."
             raise AllSkippedError(f"{msg} (all {n} features, in batches of {batch_rows})", skipped)
-        if fmt == "GeoPackage" and writer.count:
+        if fmt == "GeoPackage":
             from esc_gis.io import add_layer_style, describe_layer
 
             add_layer_style(tmp, "screening", collector.columns)
             describe_layer(tmp, "screening")
-    return collector.summary(out, writer.count, -(-n // batch_rows), total - n)
+    return collector.summary(out, rows, -(-n // batch_rows), total - n)
 
 
 def _jobs(
@@ -514,26 +493,42 @@ def _limits_for(dist: gpd.GeoDataFrame | None, frame: gpd.GeoDataFrame, id_field
     return dist[dist[dkey].astype(str).isin(frame[key].astype(str))]
 
 
+_MAX_RUNS = 256
+
+
+def _in_order(rows: pa.Table, order: np.ndarray) -> pa.Table:
+    """Return ``rows.take(order)`` as slices of ``rows``, without copying them.
+
+    ``order`` is a few runs of rising positions (a batch's own, then its plans' later sites, and
+    the rows held from earlier batches between them): a county's batch is 60 MB, mostly text.
+    """
+    starts = np.flatnonzero(np.diff(order, prepend=-2) != 1)  # where a run of consecutive rows begins
+    if len(starts) == 1:
+        return rows.slice(int(order[0]), len(order))
+    if len(starts) > _MAX_RUNS:  # plans strewn over the file: a copy beats thousands of slices
+        return rows.take(order)
+    stops = np.append(starts[1:], len(order))
+    return pa.concat_tables([rows.slice(int(order[a]), int(b - a)) for a, b in zip(starts, stops, strict=True)])
+
+
 def _merge(
-    batch: tuple[gpd.GeoDataFrame, np.ndarray] | None,
-    ahead: tuple[gpd.GeoDataFrame, np.ndarray] | None,
+    batch: tuple[pa.Table, np.ndarray] | None,
+    ahead: tuple[pa.Table, np.ndarray] | None,
     stop: int,
-) -> tuple[gpd.GeoDataFrame | None, tuple[gpd.GeoDataFrame, np.ndarray] | None]:
+) -> tuple[pa.Table | None, tuple[pa.Table, np.ndarray] | None]:
     """Return the rows to write now (positions before ``stop``, in file order) and those to hold.
 
     ``batch`` is a batch's rows and positions, ``ahead`` the rows screened with an earlier
     batch's plans and not yet written.
     """
-    parts = [p for p in (ahead, batch) if p is not None and len(p[0])]
+    parts = [p for p in (ahead, batch) if p is not None and p[0].num_rows]
     if not parts:
         return None, None
-    rows = pd.concat([p[0] for p in parts], ignore_index=True) if len(parts) > 1 else parts[0][0]
+    # A column empty in one part (Arrow's null type) takes the other's type.
+    rows = pa.concat_tables([p[0] for p in parts], promote_options="permissive") if len(parts) > 1 else parts[0][0]
     pos = np.concatenate([p[1] for p in parts])
     order = np.argsort(pos, kind="stable")
-    rows = gpd.GeoDataFrame(
-        rows.iloc[order].reset_index(drop=True), geometry=parts[0][0].geometry.name, crs=parts[0][0].crs
-    )
-    pos = pos[order]
+    rows, pos = _in_order(rows, order), pos[order]
     now = int(np.searchsorted(pos, stop))
-    held = (rows.iloc[now:].reset_index(drop=True), pos[now:]) if now < len(pos) else None
-    return (rows.iloc[:now] if now else None), held
+    held = (rows.slice(now), pos[now:]) if now < len(pos) else None
+    return (rows.slice(0, now) if now else None), held

@@ -1,0 +1,224 @@
+"""A streamed screening's batches as Arrow tables: made where a batch is screened, written in one pass.
+
+A streamed run (:mod:`esc_gis.stream`) writes a county's rows a batch at a time. Two costs of
+that writing are moved or cut here:
+
+- :func:`batch_table` turns a batch's result into the Arrow table its output format takes
+  (geometry as WKB, the CSV's text columns), in the process that screened the batch. On the
+  dask engine that is a worker, so the driver, which every batch passes through, only writes.
+- :func:`write_tables` writes every batch's table to the output in one pass. A GeoPackage is
+  written in one GDAL session fed by an Arrow stream: appending batch by batch reopened the
+  file each time and made SQLite update the spatial index row by row (5.95 s for 400,000 rows,
+  against 2.94 s in one session, where GDAL builds the index once at the end).
+
+Each table is what :func:`pyogrio.write_dataframe` (``use_arrow=True``), ``to_parquet`` or
+the CSV writer of :func:`esc_gis.io.write_layer` would have made of the batch, so the output
+is the whole-file run's.
+"""
+
+from __future__ import annotations
+
+__all__ = ["batch_table", "write_tables"]
+
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyogrio
+import shapely
+
+from esc_gis.errors import OutputFormatError
+
+# Where a GeoPackage batch says its geometry type and CRS (the layer is created with the first's).
+_GEOMETRY_TYPE = b"esc_gis:geometry_type"
+_CRS = b"esc_gis:crs"
+
+# Single types and their multi types: GDAL's GeoPackage takes no mix of both in a layer, so a
+# batch holding both is written all multi, as pyogrio writes a frame holding both.
+_MULTI = {"Point": "MultiPoint", "LineString": "MultiLineString", "Polygon": "MultiPolygon"}
+_MAKE_MULTI = {"Point": shapely.multipoints, "LineString": shapely.multilinestrings, "Polygon": shapely.multipolygons}
+
+
+def batch_table(gdf: gpd.GeoDataFrame, fmt: str) -> pa.Table:
+    """Return a batch's rows as the Arrow table :func:`write_tables` writes to a ``fmt`` output.
+
+    Parameters
+    ----------
+    gdf : geopandas.GeoDataFrame
+        A batch's screening result.
+    fmt : str
+        ``"GeoPackage"``, ``"GeoParquet"`` or ``"CSV (geometry as WKT)"``
+        (:func:`esc_gis.io.check_output_path`'s names).
+
+    Returns
+    -------
+    pyarrow.Table
+
+    Raises
+    ------
+    OutputFormatError
+        If ``fmt`` is not written batch by batch.
+    """
+    if fmt == "GeoPackage":
+        return _gpkg_table(gdf)
+    if fmt == "GeoParquet":
+        from geopandas.io.arrow import _geopandas_to_arrow
+
+        return _geopandas_to_arrow(gdf, index=False)
+    if fmt.startswith("CSV"):
+        from esc_gis.io import _to_csv_frame
+
+        return pa.Table.from_pandas(_to_csv_frame(gdf), preserve_index=False)
+    msg = f"{fmt} is not written batch by batch: stream to .gpkg, .parquet or .csv."
+    raise OutputFormatError(msg)
+
+
+def _gpkg_table(gdf: gpd.GeoDataFrame) -> pa.Table:
+    """Return the table pyogrio writes for ``gdf`` to a GeoPackage, with its geometry type and CRS."""
+    geoms = np.asarray(gdf.geometry.values, dtype=object)
+    kinds = set(gdf.geometry.geom_type.dropna())
+    geometry_type = "Unknown"
+    if len(kinds) == 1:
+        geometry_type = kinds.pop()
+    elif len(kinds) == 2:
+        single = next((k for k in kinds if _MULTI.get(k) in kinds), None)
+        if single is not None:
+            geometry_type = _MULTI[single]
+            mask = gdf.geometry.geom_type.to_numpy() == single
+            geoms = geoms.copy()
+            geoms[mask] = _MAKE_MULTI[single](geoms[mask][:, np.newaxis])  # each one a multi of one
+    if geometry_type != "Unknown" and bool(shapely.has_z(geoms).any()):
+        geometry_type += " Z"
+    attrs = pd.DataFrame(gdf.drop(columns=gdf.geometry.name))
+    table = pa.Table.from_pandas(attrs, preserve_index=False)
+    table = table.append_column(gdf.geometry.name, pa.array(shapely.to_wkb(geoms), type=pa.binary()))
+    table = _text_for_null(table)
+    crs = ""
+    if gdf.crs is not None:
+        epsg = gdf.crs.to_epsg()
+        crs = f"EPSG:{epsg}" if epsg else gdf.crs.to_wkt("WKT1_GDAL")
+    return table.replace_schema_metadata({_GEOMETRY_TYPE: geometry_type.encode(), _CRS: crs.encode()})
+
+
+def _text_for_null(table: pa.Table) -> pa.Table:
+    """Type text the columns empty in this batch (Arrow's null type): a later batch may fill them."""
+    for i, f in enumerate(table.schema):
+        if pa.types.is_null(f.type):
+            table = table.set_column(i, f.with_type(pa.string()), table.column(i).cast(pa.string()))
+    return table
+
+
+def write_tables(path: Path, fmt: str, layer: str, tables: Iterable[pa.Table]) -> int:
+    """Write ``tables`` (from :func:`batch_table`, in order) to one new file; return the rows written.
+
+    Nothing is written when ``tables`` yields none. The columns and their types are the first
+    table's; a column empty in it is text.
+
+    Parameters
+    ----------
+    path : Path
+        The file to create.
+    fmt : str
+        As :func:`batch_table`.
+    layer : str
+        The GeoPackage's layer.
+    tables : iterable of pyarrow.Table
+        Pulled one at a time as the file is written (a streamed run screens as it goes).
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    OutputFormatError
+        If ``fmt`` is not written batch by batch.
+    Exception
+        Whatever ``tables`` raises, as it raised it.
+    """
+    it = iter(tables)
+    first = next(it, None)
+    if first is None:
+        return 0
+    if fmt == "GeoPackage":
+        return _write_gpkg(path, layer, first, it)
+    if fmt == "GeoParquet":
+        return _write_parquet(path, first, it)
+    if fmt.startswith("CSV"):
+        return _write_csv(path, first, it)
+    msg = f"{fmt} is not written batch by batch: stream to .gpkg, .parquet or .csv."
+    raise OutputFormatError(msg)
+
+
+def _write_gpkg(path: Path, layer: str, first: pa.Table, rest: Iterator[pa.Table]) -> int:
+    """Write the tables in one GDAL session, the layer typed by the first."""
+    meta = first.schema.metadata or {}
+    schema = _text_for_null(first).schema.remove_metadata()
+    count = 0
+    failure: list[BaseException] = []
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        nonlocal count
+        try:
+            for table in _chain(first, rest):
+                count += table.num_rows
+                yield from table.replace_schema_metadata(None).select(schema.names).cast(schema).to_batches()
+        except BaseException as err:  # GDAL would report only "Error while accessing batch from stream"
+            failure.append(err)
+            raise
+
+    geom = schema.names[-1]
+    crs = meta.get(_CRS, b"").decode() or None
+    try:
+        pyogrio.write_arrow(
+            pa.RecordBatchReader.from_batches(schema, batches()),
+            path,
+            layer=layer,
+            driver="GPKG",
+            geometry_name=geom,
+            geometry_type=meta.get(_GEOMETRY_TYPE, b"Unknown").decode(),
+            crs=crs,
+        )
+    except Exception:
+        if failure:
+            raise failure[0] from None
+        raise
+    return count
+
+
+def _write_parquet(path: Path, first: pa.Table, rest: Iterator[pa.Table]) -> int:
+    """Write one row group a table, with the first's GeoParquet metadata less its box."""
+    import pyarrow.parquet as pq
+
+    metadata = dict(first.schema.metadata or {})
+    geo = json.loads(metadata[b"geo"])
+    for col in geo["columns"].values():
+        col.pop("bbox", None)  # the first batch's box is not the file's
+    metadata[b"geo"] = json.dumps(geo).encode()
+    schema = _text_for_null(first).schema.with_metadata(metadata)
+    count = 0
+    with pq.ParquetWriter(path, schema) as writer:
+        for table in _chain(first, rest):
+            writer.write_table(table.replace_schema_metadata(None).cast(schema))
+            count += table.num_rows
+    return count
+
+
+def _write_csv(path: Path, first: pa.Table, rest: Iterator[pa.Table]) -> int:
+    """Append each table's rows as the whole-file run's CSV writes them, the header once."""
+    count = 0
+    with path.open("w", newline="") as f:
+        for i, table in enumerate(_chain(first, rest)):
+            table.to_pandas().to_csv(f, index=False, header=i == 0)
+            count += table.num_rows
+    return count
+
+
+def _chain(first: Any, rest: Iterator[Any]) -> Iterator[Any]:
+    yield first
+    yield from rest
