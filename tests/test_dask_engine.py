@@ -82,3 +82,22 @@ def test_engine_dask_starts_and_stops_its_own_local_cluster(tmp_path, layers_pat
     screen_to_file(src, tmp_path / "local.gpkg", layers=layers_path, batch_rows=10)
     screen_to_file(src, tmp_path / "dask.gpkg", layers=layers_path, batch_rows=10, engine=dask_engine(workers=2))
     same(_read(tmp_path / "dask.gpkg"), _read(tmp_path / "local.gpkg"))
+
+
+def test_a_batch_travels_packed_and_comes_back_the_same():
+    """Rows are zstd Arrow IPC on the wire: a batch's findings text, much repeated, shrinks."""
+    import numpy as np
+    import pyarrow as pa
+
+    from esc_gis.dask_engine import _pack, _unpack
+    from esc_gis.stream import BatchOut
+
+    text = '[{"code": "permit_required", "section": "§ 540-6A", "message": "4,000 sq ft or more."}]'
+    table = pa.table({"site_id": [f"s{i}" for i in range(2000)], "findings": [text] * 2000, "x": np.arange(2000.0)})
+    packed = _pack(table)
+    assert isinstance(packed, bytes) and len(packed) < table.nbytes / 10
+    out = _unpack(BatchOut(None, np.arange(2000), None, [], 0, {}, packed=packed))
+    assert out.result is not None and out.result.equals(table) and out.packed is None
+    # A batch with no rows (problems only) travels as it is.
+    empty = BatchOut(None, np.arange(0), None, [], 0, {})
+    assert _pack(None) is None and _unpack(empty) is empty

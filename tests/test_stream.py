@@ -317,3 +317,26 @@ def test_a_batch_read_short_of_its_range_is_an_error(tmp_path, layers_path, monk
     monkeypatch.setattr(stream.pyogrio, "read_dataframe", short)
     with pytest.raises(LayerReadError, match=r"sites\.gpkg: read 6 features where 7 were selected before\.$"):
         screen_to_file(src, tmp_path / "out.gpkg", layers=layers_path, batch_rows=7)
+
+
+def test_rows_are_put_in_file_order_by_slices_not_copies():
+    """A batch's rows are its own, then its plans' later sites, with held rows between: a few runs."""
+    import pyarrow as pa
+
+    from esc_gis.stream import _MAX_RUNS, _in_order
+
+    rows = pa.table({"site_id": [f"s{i}" for i in range(10)], "n": list(range(10))})
+    order = np.array([0, 1, 2, 8, 9, 3, 4, 5, 6, 7])
+    got = _in_order(rows, order)
+    assert got.equals(rows.take(order))
+    assert got.column("n").num_chunks == 3  # three runs, three slices of the same buffers
+    base = rows.column("n").chunk(0).buffers()[1].address
+    assert {c.buffers()[1].address for c in got.column("n").chunks} == {base}
+    # One run: the table itself, from where the run starts.
+    assert _in_order(rows, np.arange(4, 10)).equals(rows.slice(4))
+    # Plans strewn over a batch: more runs than _MAX_RUNS, one copy.
+    n = 2 * _MAX_RUNS + 2
+    many = pa.table({"n": list(range(n))})
+    strewn = np.concatenate([np.arange(0, n, 2), np.arange(1, n, 2)])
+    out = _in_order(many, strewn)
+    assert out.equals(many.take(strewn)) and out.column("n").num_chunks == 1
