@@ -243,3 +243,66 @@ def test_plans_by_a_mapped_field_and_blank_plan_ids(munis, layer_set):
     assert out.loc["w", "plan_disturbed_sqft"] == pytest.approx(6000.0, rel=1e-4)
     assert out.loc["w2", "plan_disturbed_sqft"] == pytest.approx(3000.0, rel=1e-4)
     assert out.loc["w2", "permit"] == "not_required"
+
+
+def _one_profile_twice(tmp_path: Path, names: list[str | None], profiles: list[str]) -> Path:
+    """The two halves again, with the names and profiles given."""
+    shutil.copy(EXAMPLE, tmp_path / "eastville.toml")
+    gdf = gpd.GeoDataFrame(
+        {"name": names, "profile": profiles}, geometry=[box(0, 0, 1000, 2000), box(1000, 0, 2000, 2000)], crs=CRS
+    )
+    path = tmp_path / "twins.gpkg"
+    gdf.to_file(path)
+    return path
+
+
+def test_two_municipalities_under_one_model_ordinance_stay_two_jurisdictions(layer_set, tmp_path):
+    """§ 540-4B: the article applies to sites "located within the boundaries and jurisdiction of the
+    Village of Winneconne": two villages that adopted the same model ordinance each govern their
+    own part of a site across their line, so their features are not merged into one jurisdiction
+    by the profile they share."""
+    twins = _one_profile_twice(tmp_path, ["Westville", "Eastville"], ["winneconne", "winneconne"])
+    out = screen_by_municipality(_sites(), profile_by=f"{twins}:profile", layers=layer_set)
+    straddle = out[out["site_id"] == "straddle"].set_index("municipality")
+    assert list(straddle.index) == ["winneconne #1", "winneconne #2"]  # each feature, numbered in the layer
+    assert list(straddle["jurisdiction"]) == ["partial", "partial"]
+    assert list(straddle["disturbed_in_village_sqft"]) == pytest.approx([1500.0, 1500.0], rel=1e-3)
+    assert list(out.loc[out["site_id"] == "west", "municipality"]) == ["winneconne #1"]
+    # Named: the same two villages under their names, each still its own jurisdiction.
+    named = screen_by_municipality(_sites(), profile_by=f"{twins}:profile", layers=layer_set, name_field="name")
+    assert list(named.loc[named["site_id"] == "straddle", "municipality"]) == ["Eastville", "Westville"]
+    assert set(named.loc[named["site_id"] == "straddle", "jurisdiction"]) == {"partial"}
+
+
+def test_a_named_municipality_of_several_features_is_one_jurisdiction(layer_set, tmp_path):
+    """Both halves named Winneconne: one municipality, and the straddling site lies wholly inside it."""
+    parts = _one_profile_twice(tmp_path, ["Winneconne", " Winneconne "], ["winneconne", "winneconne"])
+    out = screen_by_municipality(_sites(), profile_by=f"{parts}:profile", layers=layer_set, name_field="name")
+    straddle = out[out["site_id"] == "straddle"]
+    assert list(straddle["municipality"]) == ["Winneconne"] and list(straddle["jurisdiction"]) == ["inside"]
+    assert straddle["disturbed_in_village_sqft"].iloc[0] == pytest.approx(3000.0, rel=1e-3)
+
+
+def test_a_municipality_naming_two_profiles_or_none_is_refused_row_by_row(layer_set, tmp_path):
+    mixed = _one_profile_twice(tmp_path, ["Winneconne", "Winneconne"], ["winneconne", "eastville.toml"])
+    with pytest.raises(ValidationError) as err:
+        screen_by_municipality(_sites(), profile_by=f"{mixed}:profile", layers=layer_set, name_field="name")
+    assert "municipality 'Winneconne' (rows 1, 2) names the profiles 'eastville.toml', 'winneconne'" in str(err.value)
+    blank = _one_profile_twice(tmp_path, [None, "Eastville"], ["winneconne", "eastville.toml"])
+    with pytest.raises(ValidationError, match="row 1: has no name"):
+        screen_by_municipality(_sites(), profile_by=f"{blank}:profile", layers=layer_set, name_field="name")
+    with pytest.raises(LayerSetError, match="no field 'NAME' naming the municipalities; its fields: name, profile"):
+        screen_by_municipality(_sites(), profile_by=f"{blank}:profile", layers=layer_set, name_field="NAME")
+
+
+def test_cli_municipality_field(layers_path, tmp_path):
+    src = tmp_path / "sites.gpkg"
+    _sites().to_file(src)
+    twins = _one_profile_twice(tmp_path, ["Westville", "Eastville"], ["winneconne", "winneconne"])
+    out = tmp_path / "out.gpkg"
+    res = screen_cli(src, layers_path, out, "--profile-by", f"{twins}:profile", "--municipality-field", "name", "-q")
+    assert res.exit_code == 0, res.output
+    got = gpd.read_file(out)
+    assert list(got["municipality"].fillna("")) == ["Westville", "Eastville", "Eastville", "Westville", ""]
+    res = screen_cli(src, layers_path, tmp_path / "o2.gpkg", "--municipality-field", "name")
+    assert res.exit_code == 2 and "--municipality-field goes with --profile-by" in res.output

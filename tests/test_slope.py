@@ -547,3 +547,26 @@ def test_an_unknown_compression_is_refused_before_any_work(tmp_path):
     assert not (tmp_path / "s.tif").exists()
     r = CliRunner().invoke(cli, ["slope", str(dem), "-o", str(tmp_path / "s.tif"), "--compress", "jpeg"])
     assert r.exit_code == 2 and "jpeg" in r.output  # click's usage error for a bad choice
+
+
+@pytest.mark.parametrize(
+    "transform",
+    [
+        rasterio.Affine(1.0, 0.0, 600_000, 0.0, 1.0, 400_000),  # south-up: rows run north
+        rasterio.Affine(-1.0, 0.0, 600_040, 0.0, -1.0, 400_040),  # columns run west
+    ],
+)
+def test_a_south_up_or_east_left_grid_is_refused_with_the_fix(tmp_path, transform):
+    """Such a grid was taken and every site came out uncovered: refused, naming gdalwarp."""
+    from esc_gis.errors import CRSError
+
+    z = _relief(40, 40)
+    path = tmp_path / "flipped.tif"
+    with rasterio.open(
+        path, "w", driver="GTiff", width=40, height=40, count=1, dtype="float32", crs="EPSG:3071", transform=transform
+    ) as dst:
+        dst.write(z, 1)
+    with pytest.raises(CRSError, match="north-up grid first \\(gdalwarp\\)"):
+        open_dem(path, z_unit="m")
+    north_up = _write(tmp_path / "n.tif", z, 600_000, 400_040)
+    assert open_dem(north_up, z_unit="m").width == 40

@@ -135,6 +135,7 @@ def screen_by_municipality(
     disturbed: str | os.PathLike[str] | gpd.GeoDataFrame | None = None,
     layers: str | os.PathLike[str] | LayerSet | None = None,
     id_field: str = "site_id",
+    name_field: str | None = None,
     **screen_kwargs: Any,
 ) -> gpd.GeoDataFrame:
     """Screen each site under the profile of every municipality its disturbance touches.
@@ -145,7 +146,12 @@ def screen_by_municipality(
         As :func:`esc_gis.screening.screen`.
     profile_by : ProfileBy or str
         The jurisdictions layer and the field naming each feature's profile (``PATH:FIELD``).
-        Features naming the same profile are one municipality (their union).
+    name_field : str, optional
+        The layer's field naming each municipality (TIGER's ``NAME``): the features of one name
+        are one municipality (their union), and must name one profile. Without it each feature
+        is a municipality of its own, even where two share a profile: two municipalities that
+        adopted the same model ordinance are still two jurisdictions, each deciding its own part
+        of a site across their line.
     layers : path or LayerSet, optional
         The shared layers (measuring CRS, waters, DEM); their jurisdiction is replaced.
     id_field : str
@@ -156,17 +162,20 @@ def screen_by_municipality(
     Returns
     -------
     geopandas.GeoDataFrame
-        The columns of :func:`~esc_gis.screening.screen`, then ``municipality`` (the value of
-        the field) and ``profile`` (its name): one row per site and municipality touched, in the
-        sites' order; a site touching none has one row with ``permit`` and ``jurisdiction``
-        ``not_covered``, its own fields and its geometry.
+        The columns of :func:`~esc_gis.screening.screen`, then ``municipality`` (its name in
+        ``name_field``; without one, the profile field's value, followed by `` #N``, the
+        feature's number, where several features name that profile) and ``profile`` (the
+        profile's name): one row per site and municipality touched, in the sites' order; a site
+        touching none has one row with ``permit`` and ``jurisdiction`` ``not_covered``, its own
+        fields and its geometry.
 
     Raises
     ------
     LayerReadError, LayerSetError
         If the jurisdictions layer cannot be read or lacks the field.
     ValidationError
-        If a feature names no profile, or a named profile cannot be loaded (every one listed).
+        If a feature names no profile, or a named profile cannot be loaded, or a municipality
+        has no name or names two profiles (every one listed).
     ProfileError, CRSError
         As :func:`esc_gis.screening.screen`.
     """
@@ -178,14 +187,22 @@ def screen_by_municipality(
         fields = ", ".join(str(c) for c in munis.columns if c != munis.geometry.name)
         msg = f"{by.path} has no field {by.field!r} naming the profiles; its fields: {fields}."
         raise LayerSetError(msg)
+    if name_field is not None and name_field not in munis.columns:
+        fields = ", ".join(str(c) for c in munis.columns if c != munis.geometry.name)
+        msg = f"{by.path} has no field {name_field!r} naming the municipalities; its fields: {fields}."
+        raise LayerSetError(msg)
     profiles = _profiles(munis[by.field], by.path.parent, str(by.path))
     first = profiles[sorted(profiles)[0]]
     ls = (
         layers if isinstance(layers, LayerSet) else load_layers(None if layers is None else Path(layers), profile=first)
     )
     munis = munis.to_crs(ls.crs)
-    names = munis[by.field].astype(str).str.strip()
-    bounds = {v: shapely.union_all(munis.geometry[names == v].to_numpy()) for v in profiles}
+    values = munis[by.field].astype(str).str.strip()
+    labels = _labels(munis, values, name_field, str(by.path))
+    places = {
+        label: (values[labels == label].iloc[0], shapely.union_all(munis.geometry[labels == label].to_numpy()))
+        for label in sorted(set(labels))
+    }
 
     site_gdf = sites if isinstance(sites, gpd.GeoDataFrame) else read_layer(sites)
     site_gdf = site_gdf.reset_index(drop=True)
@@ -199,10 +216,11 @@ def screen_by_municipality(
 
     parts: list[gpd.GeoDataFrame] = []
     touched = np.zeros(len(site_gdf), bool)
-    for value, prof in profiles.items():
-        hit = np.asarray(shapely.intersects(foot, bounds[value]), dtype=bool)
+    for label, (value, bound) in places.items():
+        prof = profiles[value]
+        hit = np.asarray(shapely.intersects(foot, bound), dtype=bool)
         # A sliver along a shared boundary (digitising) is not a touch: the profile's sliver policy.
-        hit[hit] = area_sqft(shapely.intersection(foot[hit], bounds[value]), ls.crs) > prof.area_sqft("policy.sliver")
+        hit[hit] = area_sqft(shapely.intersection(foot[hit], bound), ls.crs) > prof.area_sqft("policy.sliver")
         if not hit.any():
             continue
         touched |= hit
@@ -215,12 +233,12 @@ def screen_by_municipality(
         res = screen(
             sub,
             disturbed=sub_dist,  # limits for none of them: none of them disturbs anything
-            layers=replace(ls, jurisdiction=bounds[value]),
+            layers=replace(ls, jurisdiction=bound),
             profile=prof,
             id_field=id_field,
             **screen_kwargs,
         )
-        res["municipality"] = value
+        res["municipality"] = label
         res["profile"] = prof.name
         res["_order"] = rows
         parts.append(res[hit[rows]])  # only the sites in this municipality get its decision
@@ -230,6 +248,36 @@ def screen_by_municipality(
     out = pd.concat(parts, ignore_index=True).sort_values(["_order", "municipality"], kind="stable")
     out = out.drop(columns="_order").reset_index(drop=True)
     return gpd.GeoDataFrame(out, geometry="geometry", crs=ls.crs)
+
+
+def _labels(munis: gpd.GeoDataFrame, values: pd.Series, name_field: str | None, source: str) -> pd.Series:
+    """Name each feature's municipality: by ``name_field``, else the profile value (``#N`` where shared).
+
+    Raises
+    ------
+    ValidationError
+        If a feature has no name, or one name's features name two profiles (every one listed).
+    """
+    if name_field is None:
+        shared = values.map(values.value_counts()).to_numpy() > 1
+        numbers = pd.Series(np.arange(1, len(values) + 1), index=values.index).astype(str)
+        return values.where(~shared, values + " #" + numbers)
+    names = munis[name_field]
+    labels = names.astype(str).str.strip()
+    problems = [
+        Problem(source, int(row) + 1, f"has no {name_field}.", "name its municipality, or drop the feature.")
+        for row in np.flatnonzero(names.isna().to_numpy() | (labels == "").to_numpy())
+    ]
+    named = labels[names.notna().to_numpy() & (labels != "").to_numpy()]
+    for label, group in values[named.index].groupby(named, sort=True):
+        if group.nunique() > 1:
+            rows = ", ".join(str(i + 1) for i in group.index)
+            listed = ", ".join(repr(v) for v in sorted(set(group)))
+            msg = f"municipality {label!r} (rows {rows}) names the profiles {listed}."
+            problems.append(Problem(source, None, msg, "give each municipality one profile."))
+    if problems:
+        raise ValidationError(problems)
+    return labels
 
 
 def _not_covered(

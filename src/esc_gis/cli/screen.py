@@ -253,6 +253,14 @@ def _screen_streamed(sites: str, output: str, *, batch_rows: int, quiet: bool, o
         )
 
 
+def _refuse_strays(dask_options: bool, municipality_field: bool) -> None:
+    """Refuse an option given without the one it goes with."""
+    if dask_options:
+        raise click.UsageError("--scheduler and --workers go with --engine dask.")
+    if municipality_field:
+        raise click.UsageError("--municipality-field goes with --profile-by.")
+
+
 def _refuse_with_profile_by(*values: str | None) -> None:
     """Refuse the options ``--profile-by`` does not take yet, rather than ignore them."""
     names = ("--layer", "--where", "--disturbed-layer", "--disturbed-where", "--map", "--skip-ids")
@@ -294,7 +302,15 @@ def _screen_by_municipality(
     metavar="LAYER:FIELD",
     help="Screen each site under the profile of the municipality it lies in: a jurisdictions layer and the "
     "field naming each feature's profile (a .toml beside the layer, or a bundled name). Sites in no "
-    "municipality are reported not_covered; a site across two gets a row in each.",
+    "municipality are reported not_covered; a site across two gets a row in each. Each feature is a "
+    "municipality unless --municipality-field groups them.",
+)
+@click.option(
+    "--municipality-field",
+    default=None,
+    metavar="FIELD",
+    help="With --profile-by: the field naming each municipality (TIGER's NAME); the features of one name are "
+    "one municipality and must name one profile. Default: each feature is a municipality of its own.",
 )
 @click.option(
     "--batch-rows",
@@ -376,6 +392,7 @@ def screen(
     layers_path: str | None,
     profile_path: str | None,
     profile_by: str | None,
+    municipality_field: str | None,
     batch_rows: int | None,
     engine: str,
     scheduler: str | None,
@@ -404,8 +421,7 @@ def screen(
     check_output_path(output, overwrite=overwrite)  # fail before the work, not after
     if engine == "dask" and batch_rows is None:
         batch_rows = 50_000
-    if engine == "local" and (scheduler or workers):
-        raise click.UsageError("--scheduler and --workers go with --engine dask.")
+    _refuse_strays(engine == "local" and bool(scheduler or workers), municipality_field is not None and not profile_by)
     # What every route reads the inputs with (the whole-file run below passes them by its own names).
     common: dict[str, Any] = {
         "disturbed": disturbed,
@@ -436,7 +452,14 @@ def screen(
     if profile_by is not None:
         _refuse_with_profile_by(sites_layer, where, disturbed_layer, disturbed_where, map_path, skip_ids)
         _screen_by_municipality(
-            sites, output, profile_by=profile_by, profile=profile_path, overwrite=overwrite, quiet=quiet, **common
+            sites,
+            output,
+            profile_by=profile_by,
+            name_field=municipality_field,
+            profile=profile_path,
+            overwrite=overwrite,
+            quiet=quiet,
+            **common,
         )
         return
     side = skipped_path(output)

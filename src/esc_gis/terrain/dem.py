@@ -429,7 +429,7 @@ def open_dem(path: str | os.PathLike[str], *, z_unit: str | None = None, band: i
     BandError
         If the raster has several bands and ``band`` is not given, or has no band ``band``.
     CRSError
-        If the raster has no CRS, or is rotated, or its tiles are not on one grid.
+        If the raster has no CRS, or is rotated or south-up, or its tiles are not on one grid.
     UnitsError
         If the vertical unit is unknown, or ``z_unit`` contradicts the raster's own.
     """
@@ -447,6 +447,14 @@ def open_dem(path: str | os.PathLike[str], *, z_unit: str | None = None, band: i
             t = src.transform
             if t.b != 0 or t.d != 0:
                 msg = f"{name}: the DEM's grid is rotated; warp it to a north-up grid first (gdalwarp)."
+                raise CRSError(msg)
+            if t.a <= 0 or t.e >= 0:
+                # Rows from south to north (some ASCII and NetCDF grids): the slope and coverage
+                # code reads rows from the north, and would find no site on the grid.
+                msg = (
+                    f"{name}: the DEM's rows run from south to north (or its columns from east to "
+                    "west); warp it to a north-up grid first (gdalwarp)."
+                )
                 raise CRSError(msg)
             band_unit = src.units[band - 1] or None
             info = {
