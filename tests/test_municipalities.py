@@ -17,7 +17,7 @@ import geopandas as gpd
 import pytest
 import shapely
 
-from esc_gis.errors import LayerSetError, ValidationError
+from esc_gis.errors import CRSError, LayerSetError, ValidationError
 from esc_gis.municipalities import NOT_COVERED, parse_profile_by, screen_by_municipality
 from esc_gis.profile import load_profile
 from esc_gis.screening import screen
@@ -256,34 +256,29 @@ def _one_profile_twice(tmp_path: Path, names: list[str | None], profiles: list[s
     return path
 
 
-def test_two_municipalities_under_one_model_ordinance_stay_two_jurisdictions(layer_set, tmp_path):
+def test_one_profile_is_one_municipality_whatever_its_features(layer_set, tmp_path):
     """§ 540-4B: the article applies to sites "located within the boundaries and jurisdiction of the
-    Village of Winneconne": two villages that adopted the same model ordinance each govern their
-    own part of a site across their line, so their features are not merged into one jurisdiction
-    by the profile they share."""
+    Village of Winneconne"; a profile is that one municipality's ordinance (its name, sections and
+    officers), so a village stored as two features is one jurisdiction, and a site across the
+    inner line lies wholly inside it, whether the features are named or not, and whichever
+    way the field names the profile (a bundled name, or its file)."""
+    parts = _one_profile_twice(tmp_path, ["Winneconne", " Winneconne "], ["winneconne", "winneconne.toml"])
+    for name_field, label in ((None, "winneconne"), ("name", "Winneconne")):
+        out = screen_by_municipality(_sites(), profile_by=f"{parts}:profile", layers=layer_set, name_field=name_field)
+        straddle = out[out["site_id"] == "straddle"]
+        assert list(straddle["municipality"]) == [label] and list(straddle["jurisdiction"]) == ["inside"]
+        assert straddle["disturbed_in_village_sqft"].iloc[0] == pytest.approx(3000.0, rel=1e-3)
+        assert not any(f["code"].startswith("jurisdiction_partial") for f in json.loads(straddle["findings"].iloc[0]))
+
+
+def test_named_municipalities_must_match_their_profiles_one_to_one(layer_set, tmp_path):
+    """A profile's findings name its municipality ("outside the Village of Winneconne"): two
+    municipalities under one profile would each be told they are the Village; refused."""
     twins = _one_profile_twice(tmp_path, ["Westville", "Eastville"], ["winneconne", "winneconne"])
-    out = screen_by_municipality(_sites(), profile_by=f"{twins}:profile", layers=layer_set)
-    straddle = out[out["site_id"] == "straddle"].set_index("municipality")
-    assert list(straddle.index) == ["winneconne #1", "winneconne #2"]  # each feature, numbered in the layer
-    assert list(straddle["jurisdiction"]) == ["partial", "partial"]
-    assert list(straddle["disturbed_in_village_sqft"]) == pytest.approx([1500.0, 1500.0], rel=1e-3)
-    assert list(out.loc[out["site_id"] == "west", "municipality"]) == ["winneconne #1"]
-    # Named: the same two villages under their names, each still its own jurisdiction.
-    named = screen_by_municipality(_sites(), profile_by=f"{twins}:profile", layers=layer_set, name_field="name")
-    assert list(named.loc[named["site_id"] == "straddle", "municipality"]) == ["Eastville", "Westville"]
-    assert set(named.loc[named["site_id"] == "straddle", "jurisdiction"]) == {"partial"}
-
-
-def test_a_named_municipality_of_several_features_is_one_jurisdiction(layer_set, tmp_path):
-    """Both halves named Winneconne: one municipality, and the straddling site lies wholly inside it."""
-    parts = _one_profile_twice(tmp_path, ["Winneconne", " Winneconne "], ["winneconne", "winneconne"])
-    out = screen_by_municipality(_sites(), profile_by=f"{parts}:profile", layers=layer_set, name_field="name")
-    straddle = out[out["site_id"] == "straddle"]
-    assert list(straddle["municipality"]) == ["Winneconne"] and list(straddle["jurisdiction"]) == ["inside"]
-    assert straddle["disturbed_in_village_sqft"].iloc[0] == pytest.approx(3000.0, rel=1e-3)
-
-
-def test_a_municipality_naming_two_profiles_or_none_is_refused_row_by_row(layer_set, tmp_path):
+    with pytest.raises(ValidationError) as err:
+        screen_by_municipality(_sites(), profile_by=f"{twins}:profile", layers=layer_set, name_field="name")
+    assert "profile 'winneconne' (rows 1, 2) is named by the municipalities 'Eastville', 'Westville'" in str(err.value)
+    assert "copy it for each" in str(err.value)
     mixed = _one_profile_twice(tmp_path, ["Winneconne", "Winneconne"], ["winneconne", "eastville.toml"])
     with pytest.raises(ValidationError) as err:
         screen_by_municipality(_sites(), profile_by=f"{mixed}:profile", layers=layer_set, name_field="name")
@@ -293,16 +288,66 @@ def test_a_municipality_naming_two_profiles_or_none_is_refused_row_by_row(layer_
         screen_by_municipality(_sites(), profile_by=f"{blank}:profile", layers=layer_set, name_field="name")
     with pytest.raises(LayerSetError, match="no field 'NAME' naming the municipalities; its fields: name, profile"):
         screen_by_municipality(_sites(), profile_by=f"{blank}:profile", layers=layer_set, name_field="NAME")
+    # Named one to one: the rows say the names.
+    good = _one_profile_twice(tmp_path, ["Westville", "Eastville"], ["winneconne", "eastville.toml"])
+    out = screen_by_municipality(_sites(), profile_by=f"{good}:profile", layers=layer_set, name_field="name")
+    assert list(out.loc[out["site_id"] == "straddle", "municipality"]) == ["Eastville", "Westville"]
 
 
-def test_cli_municipality_field(layers_path, tmp_path):
+def test_municipalities_overlapping_by_more_than_a_sliver_are_refused(layer_set, tmp_path):
+    """Land lies in one municipality: a site in the overlap would be decided under both laws."""
+    shutil.copy(EXAMPLE, tmp_path / "eastville.toml")
+    for overlap_ft, refused in ((0.0, False), (1.0, True)):  # 1 ft by 2,000 ft: 2,000 sq ft, over the 1 sq ft sliver
+        gdf = gpd.GeoDataFrame(
+            {"profile": ["winneconne", "eastville.toml"]},
+            geometry=[box(0, 0, 1000 + overlap_ft, 2000), box(1000, 0, 2000, 2000)],
+            crs=CRS,
+        )
+        gdf.to_file(tmp_path / "m.gpkg")
+        if refused:
+            with pytest.raises(ValidationError, match=r"'eastville\.toml' and 'winneconne' overlap by 2,000\.0 sq ft"):
+                screen_by_municipality(_sites(), profile_by=f"{tmp_path / 'm.gpkg'}:profile", layers=layer_set)
+        else:
+            assert len(screen_by_municipality(_sites(), profile_by=f"{tmp_path / 'm.gpkg'}:profile", layers=layer_set))
+
+
+def test_sites_are_read_as_the_engine_reads_them(munis, layer_set, tmp_path):
+    """The same reading as one municipality's screening: a site without a CRS under --assume-crs, an id
+    field in another case matching the limits', and a V10 layer's rights of way skipped, not a crash."""
+    bare = _sites().set_crs(None, allow_override=True)
+    out = screen_by_municipality(bare, profile_by=f"{munis}:profile", layers=layer_set, assume_crs=CRS)
+    assert out.set_index("site_id").loc["west", "jurisdiction"] == "inside"
+    sites = _sites().rename(columns={"site_id": "SITE_ID"})
+    limits = gpd.GeoDataFrame({"SITE_ID": ["west"]}, geometry=[square_sqft(200, 200, 1000.0)], crs=CRS)
+    out = screen_by_municipality(sites, disturbed=limits, profile_by=f"{munis}:profile", layers=layer_set)
+    assert out.set_index("site_id").loc["west", "disturbed_sqft"] == pytest.approx(1000.0, rel=1e-4)
+    v10 = _sites().rename(columns={"site_id": "PARCELID"})
+    v10.loc[1, "PARCELID"] = "ROW"
+    out = screen_by_municipality(v10, profile_by=f"{munis}:profile", layers=layer_set, id_field="PARCELID")
+    assert "ROW" not in set(out["site_id"]) and list(out.attrs["skipped"]["feature"]) == [2]
+    assert list(out["site_id"]) == ["west", "straddle", "straddle", "away"]
+    # A shapefile without its .prj: no CRS.
+    gpd.read_file(munis).to_file(tmp_path / "bare.shp")
+    (tmp_path / "bare.prj").unlink()
+    with pytest.raises(CRSError, match="has no CRS; define it"):
+        screen_by_municipality(_sites(), profile_by=f"{tmp_path / 'bare.shp'}:profile", layers=layer_set)
+
+
+def test_cli_municipality_field_and_sidecars(layers_path, tmp_path):
     src = tmp_path / "sites.gpkg"
-    _sites().to_file(src)
-    twins = _one_profile_twice(tmp_path, ["Westville", "Eastville"], ["winneconne", "winneconne"])
+    v10 = _sites().rename(columns={"site_id": "PARCELID"})
+    v10.loc[1, "PARCELID"] = "ROW"
+    v10.to_file(src)
+    good = _one_profile_twice(tmp_path, ["Westville", "Eastville"], ["winneconne", "eastville.toml"])
     out = tmp_path / "out.gpkg"
-    res = screen_cli(src, layers_path, out, "--profile-by", f"{twins}:profile", "--municipality-field", "name", "-q")
+    by = ["--profile-by", f"{good}:profile", "--id-field", "PARCELID"]
+    res = screen_cli(src, layers_path, out, *by, "--municipality-field", "name", "-q")
     assert res.exit_code == 0, res.output
     got = gpd.read_file(out)
-    assert list(got["municipality"].fillna("")) == ["Westville", "Eastville", "Eastville", "Westville", ""]
+    assert list(got["municipality"].fillna("")) == ["Westville", "Eastville", "Westville", ""]
+    # The rights of way skipped are listed beside the output, as a plain screening lists them.
+    assert list(gpd.read_file(tmp_path / "out.gpkg.skipped.gpkg")["feature"]) == [2]
     res = screen_cli(src, layers_path, tmp_path / "o2.gpkg", "--municipality-field", "name")
     assert res.exit_code == 2 and "--municipality-field goes with --profile-by" in res.output
+    res = screen_cli(src, layers_path, tmp_path / "o3.gpkg", *by, "--engine", "dask")
+    assert res.exit_code == 2 and "--profile-by runs in one process" in res.output

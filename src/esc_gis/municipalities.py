@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 import shapely
 
-from esc_gis.errors import LayerSetError, Problem, ProfileError, ValidationError
+from esc_gis.errors import CRSError, LayerSetError, Problem, ProfileError, ValidationError
 from esc_gis.io import read_layer
 from esc_gis.layers import LayerSet, load_layers
 from esc_gis.measure.area import area_sqft
@@ -85,20 +85,30 @@ def _resolve(value: str, folder: Path) -> Path:
     raise ProfileError(msg)
 
 
-def _profiles(values: pd.Series, folder: Path, source: str) -> dict[str, Profile]:
-    """Load each distinct profile the field names, every problem at once."""
+def _profiles(values: pd.Series, folder: Path, source: str) -> tuple[dict[str, Profile], dict[str, str]]:
+    """Load each distinct profile the field names, every problem at once.
+
+    Returns the profiles by key, and each value's key: a profile named in two ways (``winneconne``,
+    ``winneconne.toml``, its path) is one profile, keyed by the first value naming it.
+    """
     problems: list[Problem] = []
     for row in np.flatnonzero(values.isna().to_numpy() | (values.astype(str).str.strip() == "").to_numpy()):
         problems.append(Problem(source, int(row) + 1, "names no profile.", "give the profile, or drop the feature."))
     loaded: dict[str, Profile] = {}
+    keys: dict[str, str] = {}
+    by_path: dict[Path, str] = {}
     for value in sorted({str(v).strip() for v in values.dropna() if str(v).strip()}):
         try:
-            loaded[value] = load_profile(_resolve(value, folder))
+            path = _resolve(value, folder).resolve()
+            if path not in by_path:
+                by_path[path] = value
+                loaded[value] = load_profile(path)
+            keys[value] = by_path[path]
         except ProfileError as err:
             problems.append(Problem(source, None, f"profile {value!r}: {err}"))
     if problems:
         raise ValidationError(problems)
-    return loaded
+    return loaded, keys
 
 
 def _footprints(sites: gpd.GeoDataFrame, disturbed: gpd.GeoDataFrame | None, id_field: str) -> np.ndarray:
@@ -136,9 +146,16 @@ def screen_by_municipality(
     layers: str | os.PathLike[str] | LayerSet | None = None,
     id_field: str = "site_id",
     name_field: str | None = None,
+    field_map: dict[str, str] | None = None,
+    assume_crs: Any | None = None,
+    skip_ids: str | None = None,
     **screen_kwargs: Any,
 ) -> gpd.GeoDataFrame:
     """Screen each site under the profile of every municipality its disturbance touches.
+
+    The sites and limits are read, validated and placed once, as :func:`esc_gis.screening.screen`
+    does (their CRS or ``assume_crs``, the id field in any case, the parcel schema's skip rule,
+    every problem at once, by feature number); then each municipality's sites are screened.
 
     Parameters
     ----------
@@ -146,78 +163,86 @@ def screen_by_municipality(
         As :func:`esc_gis.screening.screen`.
     profile_by : ProfileBy or str
         The jurisdictions layer and the field naming each feature's profile (``PATH:FIELD``).
+        A profile is one municipality's ordinance (its name, sections and officers): the
+        features naming one profile are that municipality (their union).
     name_field : str, optional
-        The layer's field naming each municipality (TIGER's ``NAME``): the features of one name
-        are one municipality (their union), and must name one profile. Without it each feature
-        is a municipality of its own, even where two share a profile: two municipalities that
-        adopted the same model ordinance are still two jurisdictions, each deciding its own part
-        of a site across their line.
+        The layer's field naming each municipality (a unique code such as TIGER's ``GEOID`` is
+        safer than a name: a town and a village may share one). It labels the rows, and is
+        checked: each municipality names one profile, and each profile one municipality.
+    field_map, assume_crs, skip_ids
+        As :func:`esc_gis.screening.screen`.
     layers : path or LayerSet, optional
         The shared layers (measuring CRS, waters, DEM); their jurisdiction is replaced.
     id_field : str
         The sites' id field.
     **screen_kwargs
-        Passed to :func:`esc_gis.screening.screen` (``field_map``, ``assume_crs``, ...).
+        Passed to :func:`esc_gis.screening.screen_run`.
 
     Returns
     -------
     geopandas.GeoDataFrame
         The columns of :func:`~esc_gis.screening.screen`, then ``municipality`` (its name in
-        ``name_field``; without one, the profile field's value, followed by `` #N``, the
-        feature's number, where several features name that profile) and ``profile`` (the
-        profile's name): one row per site and municipality touched, in the sites' order; a site
-        touching none has one row with ``permit`` and ``jurisdiction`` ``not_covered``, its own
-        fields and its geometry.
+        ``name_field``, else the profile field's value) and ``profile`` (the profile's name):
+        one row per site and municipality touched, in the sites' order; a site touching none
+        has one row with ``permit`` and ``jurisdiction`` ``not_covered``, its id, plan and
+        geometry. ``attrs["skipped"]`` holds the features skipped as not sites and
+        ``attrs["run_findings"]`` the checks not made, as :func:`~esc_gis.screening.screen_run`.
 
     Raises
     ------
     LayerReadError, LayerSetError
-        If the jurisdictions layer cannot be read or lacks the field.
+        If the jurisdictions layer cannot be read or lacks a field.
+    CRSError
+        If the jurisdictions layer has no CRS.
     ValidationError
         If a feature names no profile, or a named profile cannot be loaded, or a municipality
-        has no name or names two profiles (every one listed).
-    ProfileError, CRSError
+        has no name, names two profiles or shares one with another, or two municipalities
+        overlap; or as :func:`~esc_gis.screening.screen` for the sites (every one listed).
+    ProfileError
         As :func:`esc_gis.screening.screen`.
     """
-    from esc_gis.screening import screen
+    from esc_gis.screening import RUN_FINDINGS, _read_inputs, screen_run
 
     by = parse_profile_by(profile_by) if isinstance(profile_by, str) else profile_by
     munis = read_layer(by.path, layer=by.layer)
-    if by.field not in munis.columns:
-        fields = ", ".join(str(c) for c in munis.columns if c != munis.geometry.name)
-        msg = f"{by.path} has no field {by.field!r} naming the profiles; its fields: {fields}."
-        raise LayerSetError(msg)
-    if name_field is not None and name_field not in munis.columns:
-        fields = ", ".join(str(c) for c in munis.columns if c != munis.geometry.name)
-        msg = f"{by.path} has no field {name_field!r} naming the municipalities; its fields: {fields}."
-        raise LayerSetError(msg)
-    profiles = _profiles(munis[by.field], by.path.parent, str(by.path))
+    for f, what in ((by.field, "the profiles"), (name_field, "the municipalities")):
+        if f is not None and f not in munis.columns:
+            fields = ", ".join(str(c) for c in munis.columns if c != munis.geometry.name)
+            msg = f"{by.path} has no field {f!r} naming {what}; its fields: {fields}."
+            raise LayerSetError(msg)
+    if munis.crs is None:
+        msg = f"{by.path} has no CRS; define it (ogr2ogr -a_srs EPSG:XXXX) and try again."
+        raise CRSError(msg)
+    values = munis[by.field].astype(str).str.strip()
+    profiles, keys = _profiles(munis[by.field], by.path.parent, str(by.path))
     first = profiles[sorted(profiles)[0]]
     ls = (
         layers if isinstance(layers, LayerSet) else load_layers(None if layers is None else Path(layers), profile=first)
     )
     munis = munis.to_crs(ls.crs)
-    values = munis[by.field].astype(str).str.strip()
-    labels = _labels(munis, values, name_field, str(by.path))
-    places = {
-        label: (values[labels == label].iloc[0], shapely.union_all(munis.geometry[labels == label].to_numpy()))
-        for label in sorted(set(labels))
-    }
+    places = _places(munis, values.map(keys), name_field, str(by.path))
+    _check_overlaps(places, profiles, ls, str(by.path))
 
-    site_gdf = sites if isinstance(sites, gpd.GeoDataFrame) else read_layer(sites)
-    site_gdf = site_gdf.reset_index(drop=True)
-    dist_gdf = None
-    if disturbed is not None:
-        dist_gdf = disturbed if isinstance(disturbed, gpd.GeoDataFrame) else read_layer(disturbed)
-    key = id_field if id_field in site_gdf.columns else "site_id"
-    in_crs = site_gdf.to_crs(ls.crs) if site_gdf.crs is not None else site_gdf
-    dist_crs = None if dist_gdf is None else (dist_gdf.to_crs(ls.crs) if dist_gdf.crs is not None else dist_gdf)
-    foot = _footprints(in_crs, dist_crs, key) if key in in_crs.columns else in_crs.geometry.to_numpy()
+    inp = _read_inputs(
+        sites,
+        disturbed,
+        crs=ls.crs,
+        assume_crs=assume_crs,
+        id_field=id_field,
+        field_map=field_map,
+        sites_layer=None,
+        disturbed_layer=None,
+        skip_ids=skip_ids,
+    )
+    site_gdf, dist_gdf = inp.sites, inp.disturbed  # validated, in the measuring CRS, ids as "site_id"
+    numbers = site_gdf["row"].to_numpy()  # their feature numbers in the file
+    foot = _footprints(site_gdf, dist_gdf, "site_id")
 
     parts: list[gpd.GeoDataFrame] = []
+    found: dict[str, dict[str, str]] = {}
     touched = np.zeros(len(site_gdf), bool)
-    for label, (value, bound) in places.items():
-        prof = profiles[value]
+    for label, (key, bound) in places.items():
+        prof = profiles[key]
         hit = np.asarray(shapely.intersects(foot, bound), dtype=bool)
         # A sliver along a shared boundary (digitising) is not a touch: the profile's sliver policy.
         hit[hit] = area_sqft(shapely.intersection(foot[hit], bound), ls.crs) > prof.area_sqft("policy.sliver")
@@ -225,72 +250,119 @@ def screen_by_municipality(
             continue
         touched |= hit
         # The sites of their common plans come along, wherever they lie: the plan is added up whole.
-        rows = _with_their_plans(site_gdf, np.flatnonzero(hit), screen_kwargs.get("field_map"))
+        rows = _with_their_plans(site_gdf, np.flatnonzero(hit), None)
         sub = site_gdf.iloc[rows]
-        sub_dist = None
-        if dist_gdf is not None and key in sub.columns:
-            sub_dist = dist_gdf[dist_gdf[key].astype(str).isin(sub[key].astype(str))]
-        res = screen(
+        sub_dist = None if dist_gdf is None else dist_gdf[dist_gdf["site_id"].isin(sub["site_id"])]
+        run = screen_run(
             sub,
             disturbed=sub_dist,  # limits for none of them: none of them disturbs anything
             layers=replace(ls, jurisdiction=bound),
             profile=prof,
-            id_field=id_field,
+            id_field="site_id",
+            feature_numbers=numbers[rows],
+            skip_ids="none",  # skipped above, once
             **screen_kwargs,
         )
+        res = run.result
+        for f in res.attrs.get(RUN_FINDINGS, []):
+            found.setdefault(str(f.get("code")), f)
         res["municipality"] = label
         res["profile"] = prof.name
         res["_order"] = rows
         parts.append(res[hit[rows]])  # only the sites in this municipality get its decision
     missing = np.flatnonzero(~touched)
     if len(missing):
-        parts.append(_not_covered(in_crs.iloc[missing], missing, first, ls, key))
+        parts.append(_not_covered(site_gdf.iloc[missing], missing, first, ls))
     out = pd.concat(parts, ignore_index=True).sort_values(["_order", "municipality"], kind="stable")
     out = out.drop(columns="_order").reset_index(drop=True)
-    return gpd.GeoDataFrame(out, geometry="geometry", crs=ls.crs)
+    result = gpd.GeoDataFrame(out, geometry="geometry", crs=ls.crs)
+    result.attrs[RUN_FINDINGS] = list(found.values())
+    result.attrs["skipped"] = inp.skipped
+    return result
 
 
-def _labels(munis: gpd.GeoDataFrame, values: pd.Series, name_field: str | None, source: str) -> pd.Series:
-    """Name each feature's municipality: by ``name_field``, else the profile value (``#N`` where shared).
+def _places(
+    munis: gpd.GeoDataFrame, keys: pd.Series, name_field: str | None, source: str
+) -> dict[str, tuple[str, shapely.Geometry]]:
+    """Return each municipality's label, profile and boundary: by profile, or by ``name_field``.
 
     Raises
     ------
     ValidationError
-        If a feature has no name, or one name's features name two profiles (every one listed).
+        If a feature has no name, a name's features name two profiles, or a profile is named by
+        two names (every one listed).
     """
     if name_field is None:
-        shared = values.map(values.value_counts()).to_numpy() > 1
-        numbers = pd.Series(np.arange(1, len(values) + 1), index=values.index).astype(str)
-        return values.where(~shared, values + " #" + numbers)
+        return {k: (k, shapely.union_all(munis.geometry[keys == k].to_numpy())) for k in sorted(set(keys))}
     names = munis[name_field]
     labels = names.astype(str).str.strip()
+    blank = names.isna().to_numpy() | (labels == "").to_numpy()
     problems = [
         Problem(source, int(row) + 1, f"has no {name_field}.", "name its municipality, or drop the feature.")
-        for row in np.flatnonzero(names.isna().to_numpy() | (labels == "").to_numpy())
+        for row in np.flatnonzero(blank)
     ]
-    named = labels[names.notna().to_numpy() & (labels != "").to_numpy()]
-    for label, group in values[named.index].groupby(named, sort=True):
-        if group.nunique() > 1:
-            rows = ", ".join(str(i + 1) for i in group.index)
-            listed = ", ".join(repr(v) for v in sorted(set(group)))
-            msg = f"municipality {label!r} (rows {rows}) names the profiles {listed}."
-            problems.append(Problem(source, None, msg, "give each municipality one profile."))
+    named = pd.DataFrame({"name": labels[~blank], "profile": keys[~blank]})
+    for (col, other), fix in (
+        (("name", "profile"), "give each municipality one profile."),
+        (("profile", "name"), "a profile is one municipality's ordinance: copy it for each, with its own name."),
+    ):
+        for value, group in named.groupby(col, sort=True):
+            if group[other].nunique() > 1:
+                rows = ", ".join(str(i + 1) for i in group.index)
+                listed = ", ".join(repr(v) for v in sorted(set(group[other])))
+                if col == "name":
+                    msg = f"municipality {value!r} (rows {rows}) names the profiles {listed}."
+                else:
+                    msg = f"profile {value!r} (rows {rows}) is named by the municipalities {listed}."
+                problems.append(Problem(source, None, msg, fix))
     if problems:
         raise ValidationError(problems)
-    return labels
+    return {
+        n: (
+            str(named.loc[named["name"] == n, "profile"].iloc[0]),
+            shapely.union_all(munis.geometry[labels == n].to_numpy()),
+        )
+        for n in sorted(set(named["name"]))
+    }
 
 
-def _not_covered(
-    sites: gpd.GeoDataFrame, order: np.ndarray, wording: Profile, ls: LayerSet, key: str
-) -> gpd.GeoDataFrame:
+def _check_overlaps(
+    places: dict[str, tuple[str, shapely.Geometry]], profiles: dict[str, Profile], ls: LayerSet, source: str
+) -> None:
+    """Refuse municipalities that overlap by more than a sliver: land lies in one municipality.
+
+    Raises
+    ------
+    ValidationError
+        Naming each pair.
+    """
+    labels = list(places)
+    geoms = np.array([places[k][1] for k in labels], dtype=object)
+    left, right = shapely.STRtree(geoms).query(geoms, predicate="intersects")
+    pair = left < right
+    left, right = left[pair], right[pair]
+    shared = area_sqft(shapely.intersection(geoms[left], geoms[right]), ls.crs)
+    problems = []
+    for i, j, a in zip(left.tolist(), right.tolist(), shared.tolist(), strict=True):
+        sliver = max(
+            profiles[places[labels[i]][0]].area_sqft("policy.sliver"),
+            profiles[places[labels[j]][0]].area_sqft("policy.sliver"),
+        )
+        if a > sliver:
+            msg = f"municipalities {labels[i]!r} and {labels[j]!r} overlap by {a:,.1f} sq ft."
+            problems.append(Problem(source, None, msg, "fix the boundaries: land lies in one municipality."))
+    if problems:
+        raise ValidationError(problems)
+
+
+def _not_covered(sites: gpd.GeoDataFrame, order: np.ndarray, wording: Profile, ls: LayerSet) -> gpd.GeoDataFrame:
     """Rows for sites no profiled municipality touches: not decided under anyone's law.
 
     The finding cites no law; its words are the run's first profile's (every profile has them).
     """
     finding = wording.finding("not_covered").to_dict()
-    out = gpd.GeoDataFrame(sites.reset_index(drop=True), geometry=sites.geometry.name, crs=ls.crs)
-    if key in out.columns and "site_id" not in out.columns:
-        out["site_id"] = out[key].astype(str)
+    keep = [c for c in ("site_id", "plan_id") if c in sites.columns]
+    out = gpd.GeoDataFrame(sites[keep].reset_index(drop=True), geometry=sites.geometry.to_numpy(), crs=ls.crs)
     out["permit"] = NOT_COVERED
     out["jurisdiction"] = NOT_COVERED
     out["applicability"] = NOT_COVERED
@@ -298,6 +370,4 @@ def _not_covered(
     out["municipality"] = None
     out["profile"] = None
     out["_order"] = order
-    if out.geometry.name != "geometry":
-        out = out.rename_geometry("geometry")
     return out

@@ -253,18 +253,20 @@ def _screen_streamed(sites: str, output: str, *, batch_rows: int, quiet: bool, o
         )
 
 
-def _refuse_strays(dask_options: bool, municipality_field: bool) -> None:
-    """Refuse an option given without the one it goes with."""
+def _refuse_strays(dask_options: bool, municipality_field: bool, dask_by_profile: bool = False) -> None:
+    """Refuse an option given without the one it goes with, or with one it does not take."""
     if dask_options:
         raise click.UsageError("--scheduler and --workers go with --engine dask.")
     if municipality_field:
         raise click.UsageError("--municipality-field goes with --profile-by.")
+    if dask_by_profile:
+        raise click.UsageError("--profile-by runs in one process: give it without --engine dask.")
 
 
 def _refuse_with_profile_by(*values: str | None) -> None:
     """Refuse the options ``--profile-by`` does not take yet, rather than ignore them."""
-    names = ("--layer", "--where", "--disturbed-layer", "--disturbed-where", "--map", "--skip-ids")
-    given = [n for n, v in zip(names, values, strict=True) if v is not None and not (n == "--skip-ids" and v == "auto")]
+    names = ("--layer", "--where", "--disturbed-layer", "--disturbed-where", "--map")
+    given = [n for n, v in zip(names, values, strict=True) if v is not None]
     if given:
         raise click.UsageError(f"--profile-by does not take {', '.join(given)} yet: cut the layer first.")
 
@@ -277,8 +279,17 @@ def _screen_by_municipality(
 
     if profile is not None:
         raise click.UsageError("--profile and --profile-by exclude each other: the layer names each site's profile.")
+    side = skipped_path(output)
+    check_sidecar(side, output, overwrite=overwrite)
+    check_sidecar(run_findings_path(output), output, overwrite=overwrite)
     result = screen_by_municipality(sites, profile_by=profile_by, **kw)
+    skipped = result.attrs.get("skipped")
     write_layer(result, output, overwrite=overwrite)
+    if skipped is not None and len(skipped):
+        write_layer(skipped, side, overwrite=True, layer="skipped")
+    else:
+        drop_sidecar(side)
+    write_run_findings(run_findings(result), output, overwrite=overwrite)
     if not quiet:
         counts = Counter(zip(result["municipality"].fillna("(none)"), result["permit"], strict=True))
         for (muni, permit), n in sorted(counts.items()):
@@ -302,15 +313,15 @@ def _screen_by_municipality(
     metavar="LAYER:FIELD",
     help="Screen each site under the profile of the municipality it lies in: a jurisdictions layer and the "
     "field naming each feature's profile (a .toml beside the layer, or a bundled name). Sites in no "
-    "municipality are reported not_covered; a site across two gets a row in each. Each feature is a "
-    "municipality unless --municipality-field groups them.",
+    "municipality are reported not_covered; a site across two gets a row in each. The features naming "
+    "one profile are one municipality.",
 )
 @click.option(
     "--municipality-field",
     default=None,
     metavar="FIELD",
-    help="With --profile-by: the field naming each municipality (TIGER's NAME); the features of one name are "
-    "one municipality and must name one profile. Default: each feature is a municipality of its own.",
+    help="With --profile-by: the field naming each municipality (a unique code such as TIGER's GEOID) to "
+    "label the rows; each municipality must name one profile, and each profile one municipality.",
 )
 @click.option(
     "--batch-rows",
@@ -421,7 +432,11 @@ def screen(
     check_output_path(output, overwrite=overwrite)  # fail before the work, not after
     if engine == "dask" and batch_rows is None:
         batch_rows = 50_000
-    _refuse_strays(engine == "local" and bool(scheduler or workers), municipality_field is not None and not profile_by)
+    _refuse_strays(
+        engine == "local" and bool(scheduler or workers),
+        municipality_field is not None and not profile_by,
+        engine == "dask" and profile_by is not None,
+    )
     # What every route reads the inputs with (the whole-file run below passes them by its own names).
     common: dict[str, Any] = {
         "disturbed": disturbed,
@@ -450,12 +465,13 @@ def screen(
         )
         return
     if profile_by is not None:
-        _refuse_with_profile_by(sites_layer, where, disturbed_layer, disturbed_where, map_path, skip_ids)
+        _refuse_with_profile_by(sites_layer, where, disturbed_layer, disturbed_where, map_path)
         _screen_by_municipality(
             sites,
             output,
             profile_by=profile_by,
             name_field=municipality_field,
+            skip_ids=skip_ids,
             profile=profile_path,
             overwrite=overwrite,
             quiet=quiet,
