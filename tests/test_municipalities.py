@@ -351,3 +351,45 @@ def test_cli_municipality_field_and_sidecars(layers_path, tmp_path):
     assert res.exit_code == 2 and "--municipality-field goes with --profile-by" in res.output
     res = screen_cli(src, layers_path, tmp_path / "o3.gpkg", *by, "--engine", "dask")
     assert res.exit_code == 2 and "--profile-by runs in one process" in res.output
+
+
+def test_profiles_that_disagree_on_the_shared_layer_set_are_refused(munis, layers_path, tmp_path):
+    """The layer set is loaded once: a municipality measured in another's CRS could cross the
+    one-acre line on the CRS alone (§ 540-7B(3)(b) "one acre or more"), so profiles must agree."""
+    text = (tmp_path / "eastville.toml").read_text()
+    (tmp_path / "eastville.toml").write_text(text.replace('measure_crs = "EPSG:7594"', 'measure_crs = "EPSG:3071"', 1))
+    with pytest.raises(ValidationError, match=r"differ in measure_crs \('eastville\.toml': EPSG:3071; 'winneconne'"):
+        screen_by_municipality(_sites(), profile_by=f"{munis}:profile", layers=layers_path)
+
+
+@pytest.mark.parametrize(("plan_sqft", "permit"), [(4000.0, "required"), (3999.0, "not_required")])
+def test_a_plan_across_the_line_at_the_permit_line(munis, layer_set, plan_sqft, permit):
+    """§ 540-4A(1)(a): "A construction site with 4,000 square feet or greater of land-disturbing
+    construction activity"; § 540-5: the site includes "areas that are part of a larger common
+    plan of development": Westville's half of a plan across the line decides on the whole plan."""
+    half = plan_sqft / 2
+    sites = gpd.GeoDataFrame(
+        {"site_id": ["w", "e"], "plan_id": ["P1", "P1"]},
+        geometry=[square_sqft(200, 200, half), square_sqft(1400, 200, half)],
+        crs=CRS,
+    )
+    out = screen_by_municipality(sites, profile_by=f"{munis}:profile", layers=layer_set).set_index("site_id")
+    assert out.loc["w", "municipality"] == "winneconne"
+    assert out.loc["w", "plan_disturbed_sqft"] == pytest.approx(plan_sqft, abs=1e-6)
+    assert out.loc["w", "permit"] == permit
+
+
+@pytest.mark.parametrize(("over_sqft", "rows"), [(1.0, 1), (1.5, 2)])
+def test_a_sliver_across_the_line_is_no_touch(munis, layer_set, over_sqft, rows):
+    """The profile's sliver policy (1 sq ft): a site reaching 1 sq ft into Eastville is Westville's
+    alone, inside it, with no partial finding; 1.5 sq ft makes it a site of both."""
+    from .conftest import K
+
+    depth = over_sqft / K / 100.0  # a 100 ft long strip over the line, in US survey feet
+    site = gpd.GeoDataFrame({"site_id": ["s"]}, geometry=[box(900, 100, 1000 + depth, 200)], crs=CRS)
+    out = screen_by_municipality(site, profile_by=f"{munis}:profile", layers=layer_set)
+    assert len(out) == rows
+    west = out[out["municipality"] == "winneconne"].iloc[0]
+    assert west["jurisdiction"] == ("inside" if rows == 1 else "partial")
+    codes = {f["code"] for f in json.loads(west["findings"])}
+    assert ("jurisdiction_partial" in codes) == (rows == 2)

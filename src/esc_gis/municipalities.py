@@ -216,6 +216,8 @@ def screen_by_municipality(
     values = munis[by.field].astype(str).str.strip()
     profiles, keys = _profiles(munis[by.field], by.path.parent, str(by.path))
     first = profiles[sorted(profiles)[0]]
+    if not isinstance(layers, LayerSet):
+        _check_shared(profiles, str(by.path))
     ls = (
         layers if isinstance(layers, LayerSet) else load_layers(None if layers is None else Path(layers), profile=first)
     )
@@ -324,6 +326,38 @@ def _places(
         )
         for n in sorted(set(named["name"]))
     }
+
+
+def _check_shared(profiles: dict[str, Profile], source: str) -> None:
+    """Refuse profiles that disagree on what the one layer set is loaded with.
+
+    The layer set is loaded once, with the first profile: its measuring CRS (where the manifest
+    names none), its water classes and its soils' K field. Profiles that differ there would have
+    a municipality measured or classed under another's terms.
+
+    Raises
+    ------
+    ValidationError
+        Naming each setting and the profiles' values.
+    """
+
+    def k_field(p: Profile) -> str:
+        raw = p.tables.get("soil_loss")
+        return str(raw.get("k_field", "kwfact")) if isinstance(raw, dict) else "kwfact"
+
+    problems = []
+    for what, get in (
+        ("measure_crs", lambda p: p.measure_crs),
+        ("water classes", lambda p: ", ".join(sorted(p.water_classes()))),
+        ("soil_loss k_field", k_field),
+    ):
+        seen = {name: str(get(p)) for name, p in profiles.items()}
+        if len(set(seen.values())) > 1:
+            listed = "; ".join(f"{name!r}: {v}" for name, v in sorted(seen.items()))
+            msg = f"the profiles differ in {what} ({listed}), and one layer set serves them all."
+            problems.append(Problem(source, None, msg, "give them one value, or screen each municipality apart."))
+    if problems:
+        raise ValidationError(problems)
 
 
 def _check_overlaps(
