@@ -360,6 +360,13 @@ def test_profiles_that_disagree_on_the_shared_layer_set_are_refused(munis, layer
     (tmp_path / "eastville.toml").write_text(text.replace('measure_crs = "EPSG:7594"', 'measure_crs = "EPSG:3071"', 1))
     with pytest.raises(ValidationError, match=r"differ in measure_crs \('eastville\.toml': EPSG:3071; 'winneconne'"):
         screen_by_municipality(_sites(), profile_by=f"{munis}:profile", layers=layers_path)
+    # The sliver too: a site a sliver over the line would be "partly outside" on one side only.
+    start = text.index("[policy.sliver]")
+    (tmp_path / "eastville.toml").write_text(text[:start] + text[start:].replace("value = 1", "value = 5", 1))
+    with pytest.raises(
+        ValidationError, match=r"differ in policy\.sliver \('eastville\.toml': 5 sq ft; 'winneconne': 1"
+    ):
+        screen_by_municipality(_sites(), profile_by=f"{munis}:profile", layers=layers_path)
 
 
 @pytest.mark.parametrize(("plan_sqft", "permit"), [(4000.0, "required"), (3999.0, "not_required")])

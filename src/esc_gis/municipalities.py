@@ -333,7 +333,7 @@ def _check_shared(profiles: dict[str, Profile], source: str) -> None:
 
     The layer set is loaded once, with the first profile: its measuring CRS (where the manifest
     names none), its water classes and its soils' K field. Profiles that differ there would have
-    a municipality measured or classed under another's terms.
+    a municipality measured or classed under another's terms. Their slivers must agree too.
 
     Raises
     ------
@@ -350,6 +350,9 @@ def _check_shared(profiles: dict[str, Profile], source: str) -> None:
         ("measure_crs", lambda p: p.measure_crs),
         ("water classes", lambda p: ", ".join(sorted(p.water_classes()))),
         ("soil_loss k_field", k_field),
+        # A site reaching a sliver over a shared line: one side must not call it "outside,
+        # governed by another" where the other never decides it.
+        ("policy.sliver", lambda p: f"{p.area_sqft('policy.sliver'):g} sq ft"),
     ):
         seen = {name: str(get(p)) for name, p in profiles.items()}
         if len(set(seen.values())) > 1:
