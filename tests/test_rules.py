@@ -108,6 +108,36 @@ def test_partial_site_decided_on_the_whole_by_default_and_inside_only_by_switch(
     assert "jurisdiction_partial_inside_only" in findings(inside) and "jurisdiction_partial" not in findings(inside)
 
 
+def test_a_plan_partly_outside_says_which_part_decides_it(prof):
+    """§ 540-5 CONSTRUCTION SITE includes "areas that are part of a larger common plan of
+    development"; § 540-4B is silent on a plan partly outside. Under the inside_only reading the
+    plan's finding says the whole plan and the part measured, never "that total"."""
+    thr = prof.area_sqft("thresholds.permit_area")
+    values = {
+        "jurisdiction": "inside",
+        "plan_id": "P1",
+        "plan_site_count": 2,
+        "disturbed_sqft": 0.5 * thr,
+        "disturbed_in_village_sqft": 0.5 * thr,
+        "plan_disturbed_sqft": 1.5 * thr,
+        "plan_in_village_sqft": 0.75 * thr,
+    }
+    whole = findings(one(prof, **values))
+    assert "common_plan" in whole and "common_plan_inside_only" not in whole
+    assert f"{1.5 * thr:,.1f} sq ft" in whole["common_plan"]["message"]
+    inside_only = dataclasses.replace(prof, partial_jurisdiction="inside_only")
+    d = one(inside_only, **values)
+    f = findings(d)
+    assert d.permit[0] == "not_required" and "common_plan" not in f
+    g = f["common_plan_inside_only"]
+    assert g["basis"] == "interpretation" and "Reading: only the" in g["message"]
+    assert f"{1.5 * thr:,.1f} sq ft" in g["message"] and f"{0.75 * thr:,.1f} sq ft" in g["message"]
+    # A plan wholly inside: the plain finding, under either reading.
+    inside = {**values, "plan_in_village_sqft": 1.5 * thr}
+    assert "common_plan" in findings(one(inside_only, **inside))
+    assert "common_plan_inside_only" not in findings(one(inside_only, **inside))
+
+
 # --- Where a section does not apply, it is not cited --------------------------------------------
 
 WET = {

@@ -59,6 +59,7 @@ SCREENING: dict[str, tuple[str, ...]] = {
     "disturbed_area": ("disturbed_sqft", "disturbed_acres"),
     "overlaps_counted_once": ("disturbed_sqft", "parts_sqft"),
     "common_plan": ("plan_id", "plan_sites", "plan_sites_s", *_AREA),
+    "common_plan_inside_only": ("plan_id", "plan_sites", "plan_sites_s", *_AREA, "inside_sqft"),
     "permit_required": _AREA,
     "permit_required_by_trigger": ("trigger", "measured", "threshold"),
     "permit_not_required": _AREA,

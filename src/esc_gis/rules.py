@@ -481,15 +481,19 @@ def _disturbance(f: _Findings, m: Measurements, applies: np.ndarray, area: np.nd
     )
     in_plan = pd.notna(m.plan_id) & applies
     n_sites = m.plan_site_count
-    f.add(
-        in_plan,
-        "common_plan",
-        plan_id=m.plan_id,
-        plan_sites=n_sites,
-        plan_sites_s=np.where(n_sites == 1, "", "s").astype(object),
-        plan_sqft=area,
-        plan_acres=area / SQFT_PER_ACRE,
-    )
+    whole = np.asarray(m.plan_disturbed_sqft, float)
+    # The inside_only reading of § 540-4B decides a plan partly outside on its part inside: the
+    # plan's finding then says both figures, not "the thresholds apply to that total".
+    partly = in_plan & (area < whole - 1e-6)
+    plan: dict[str, Any] = {
+        "plan_id": m.plan_id,
+        "plan_sites": n_sites,
+        "plan_sites_s": np.where(n_sites == 1, "", "s").astype(object),
+        "plan_sqft": whole,
+        "plan_acres": whole / SQFT_PER_ACRE,
+    }
+    f.add(in_plan & ~partly, "common_plan", **plan)
+    f.add(partly, "common_plan_inside_only", inside_sqft=area, **plan)
     f.add(
         in_plan & (m.plan_excluded_sqft > 0),
         "agricultural_area_not_counted",
