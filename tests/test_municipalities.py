@@ -70,7 +70,9 @@ def test_each_site_is_decided_under_its_own_municipalitys_profile(munis, layer_s
 
 
 def test_a_straddling_site_follows_each_profiles_partial_reading(munis, layer_set):
-    """Partly inside each: the "whole" reading decides on the whole disturbance in each municipality."""
+    """§ 540-4B: the article applies to "construction sites located within the boundaries and
+    jurisdiction of the Village", and is silent on a site partly inside: each profile's reading
+    decides (the "whole" reading: the whole disturbance, in each municipality)."""
     out = screen_by_municipality(_sites(), profile_by=f"{munis}:profile", layers=layer_set)
     straddle = out[out["site_id"] == "straddle"].set_index("municipality")
     assert list(straddle["jurisdiction"]) == ["partial", "partial"]
@@ -80,6 +82,8 @@ def test_a_straddling_site_follows_each_profiles_partial_reading(munis, layer_se
 
 
 def test_a_site_outside_every_municipality_is_not_covered_never_decided(munis, layer_set):
+    """§ 540-4B reaches only sites "located within the boundaries and jurisdiction of the Village":
+    a site in no municipality is decided under no ordinance, and its finding cites none."""
     out = screen_by_municipality(_sites(), profile_by=f"{munis}:profile", layers=layer_set)
     away = out[out["site_id"] == "away"].iloc[0]
     assert away["permit"] == away["jurisdiction"] == NOT_COVERED
@@ -142,7 +146,8 @@ def test_a_common_plan_across_two_municipalities_is_added_up_whole(munis, layer_
 
 
 def test_the_disturbance_places_a_site_not_its_parcel(munis, layer_set):
-    """A parcel across the line whose disturbed limits lie all in Westville is Westville's alone."""
+    """§ 540-4B: the article "applies to land-disturbing construction activity on construction sites":
+    a parcel across the line whose disturbed limits lie all in Westville is Westville's alone."""
     parcel = gpd.GeoDataFrame({"site_id": ["p"]}, geometry=[box(900, 100, 1100, 300)], crs=CRS)
     limits = gpd.GeoDataFrame({"site_id": ["p"]}, geometry=[box(910, 110, 990, 290)], crs=CRS)
     out = screen_by_municipality(parcel, disturbed=limits, profile_by=f"{munis}:profile", layers=layer_set)
