@@ -164,3 +164,42 @@ def test_geojson_is_not_written_batch_by_batch(tmp_path):
         batch_table(_frame(1), "GeoJSON")
     with pytest.raises(OutputFormatError, match="GeoJSON is not written batch by batch"):
         write_tables(tmp_path / "x.geojson", "GeoJSON", "screening", [pa.table({"a": [1]})])
+
+
+def _writers() -> list[str]:
+    import threading
+
+    return [t.name for t in threading.enumerate() if t.name == "esc_gis GeoPackage writer" and t.is_alive()]
+
+
+def test_the_writers_own_error_is_raised_and_screening_stops(tmp_path, monkeypatch):
+    """GDAL failing on the writer thread (a full disk): its error comes out, and the run stops
+    screening instead of handing batches to no one."""
+    import esc_gis.batch_tables as bt
+
+    def failing_write_arrow(reader, *args, **kwargs):
+        reader.read_next_batch()
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(bt.pyogrio, "write_arrow", failing_write_arrow)
+    pulled = []
+
+    def tables():
+        for i in range(50):
+            pulled.append(i)
+            yield batch_table(_frame(2, 2 * i), GPKG)
+
+    with pytest.raises(OSError, match="No space left on device"):
+        write_tables(tmp_path / "out.gpkg", GPKG, "screening", tables())
+    assert len(pulled) < 50 and not _writers()
+
+
+def test_a_batchs_error_stops_the_writer(tmp_path):
+    def tables():
+        yield batch_table(_frame(2), GPKG)
+        yield batch_table(_frame(2, 2), GPKG)
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        write_tables(tmp_path / "out.gpkg", GPKG, "screening", tables())
+    assert not _writers()
