@@ -7,6 +7,7 @@ columns and values, and for CSV the same bytes.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -131,6 +132,9 @@ def test_parquet_batches_are_one_row_group_each(tmp_path):
     parts = [_frame(3, plan=False), _frame(4, 3)]
     streamed = _write(tmp_path, PARQUET, parts, "streamed")
     assert pq.ParquetFile(streamed).num_row_groups == 2
+    # The first batch's types are not the file's: the GeoParquet specification's "unknown".
+    geo = json.loads(pq.read_schema(streamed).metadata[b"geo"])
+    assert geo["columns"]["geometry"]["geometry_types"] == [] and "bbox" not in geo["columns"]["geometry"]
     got = gpd.read_parquet(streamed)
     assert got["plan_id"].isna().tolist() == [True] * 3 + [False] * 4
     assert got["plan_id"].iloc[3:].tolist() == ["p1", "p2", "p2", "p3"]
@@ -168,8 +172,10 @@ def test_geojson_is_not_written_batch_by_batch(tmp_path):
 
 def _writers() -> list[str]:
     import threading
+    import time
 
-    return [t.name for t in threading.enumerate() if t.name == "esc_gis GeoPackage writer" and t.is_alive()]
+    time.sleep(0.05)  # the writer's last lines after it said it ended
+    return [t.name for t in threading.enumerate() if t.name == "esc_gis GeoPackage writer"]
 
 
 def test_the_writers_own_error_is_raised_and_screening_stops(tmp_path, monkeypatch):
@@ -182,16 +188,50 @@ def test_the_writers_own_error_is_raised_and_screening_stops(tmp_path, monkeypat
         raise OSError("No space left on device")
 
     monkeypatch.setattr(bt.pyogrio, "write_arrow", failing_write_arrow)
-    pulled = []
+    pulled, closed = [], []
 
     def tables():
-        for i in range(50):
-            pulled.append(i)
-            yield batch_table(_frame(2, 2 * i), GPKG)
+        try:
+            for i in range(50):
+                pulled.append(i)
+                yield batch_table(_frame(2, 2 * i), GPKG)
+        finally:
+            closed.append(True)  # the source is stopped at once (a dask cluster closed)
 
     with pytest.raises(OSError, match="No space left on device"):
         write_tables(tmp_path / "out.gpkg", GPKG, "screening", tables())
-    assert len(pulled) < 50 and not _writers()
+    assert len(pulled) < 50 and closed and not _writers()
+
+
+def test_ctrl_c_while_gdal_finishes_the_file_waits_for_the_writer(tmp_path, monkeypatch):
+    """GDAL builds the spatial index after the last batch (seconds at 1M rows): a Ctrl-C then
+    must not leave the writer writing into a folder about to be removed."""
+    import signal
+    import time
+
+    import esc_gis.batch_tables as bt
+
+    finished = []
+
+    def slow_close(reader, *args, **kwargs):
+        for _ in reader:
+            pass
+        time.sleep(0.6)  # the index being built
+        finished.append(True)
+
+    def interrupt(*_):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(bt.pyogrio, "write_arrow", slow_close)
+    old = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.2)
+        with pytest.raises(KeyboardInterrupt):
+            write_tables(tmp_path / "out.gpkg", GPKG, "screening", iter([batch_table(_frame(2), GPKG)]))
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    assert finished and not _writers()
 
 
 def test_a_batchs_error_stops_the_writer(tmp_path):

@@ -319,6 +319,10 @@ def test_a_batch_read_short_of_its_range_is_an_error(tmp_path, layers_path, monk
         screen_to_file(src, tmp_path / "out.gpkg", layers=layers_path, batch_rows=7)
 
 
+def base_of(table) -> int:
+    return table.column(0).chunk(0).buffers()[1].address
+
+
 def test_rows_are_put_in_file_order_by_slices_not_copies():
     """A batch's rows are its own, then its plans' later sites, with held rows between: a few runs."""
     import pyarrow as pa
@@ -334,6 +338,13 @@ def test_rows_are_put_in_file_order_by_slices_not_copies():
     assert {c.buffers()[1].address for c in got.column("n").chunks} == {base}
     # One run: the table itself, from where the run starts.
     assert _in_order(rows, np.arange(4, 10)).equals(rows.slice(4))
+    # The rows held for a later batch are a copy: a slice would keep the whole batch alive.
+    from esc_gis.stream import _merge
+
+    batch = pa.table({"n": list(range(10))})
+    now, held = _merge((batch, np.arange(10)), None, 8)
+    assert now is not None and now.num_rows == 8 and held is not None and held[0].column("n").to_pylist() == [8, 9]
+    assert held[0].column("n").chunk(0).buffers()[1].address != base_of(batch)
     # Plans strewn over a batch: more runs than _MAX_RUNS, one copy.
     n = 2 * _MAX_RUNS + 2
     many = pa.table({"n": list(range(n))})

@@ -145,29 +145,38 @@ def write_tables(path: Path, fmt: str, layer: str, tables: Iterable[pa.Table]) -
     Exception
         Whatever ``tables`` raises, as it raised it.
     """
+    if fmt not in ("GeoPackage", "GeoParquet") and not fmt.startswith("CSV"):
+        msg = f"{fmt} is not written batch by batch: stream to .gpkg, .parquet or .csv."
+        raise OutputFormatError(msg)
     it = iter(tables)
-    first = next(it, None)
-    if first is None:
-        return 0
-    if fmt == "GeoPackage":
-        return _write_gpkg(path, layer, first, it)
-    if fmt == "GeoParquet":
-        return _write_parquet(path, first, it)
-    if fmt.startswith("CSV"):
-        return _write_csv(path, first, it)
-    msg = f"{fmt} is not written batch by batch: stream to .gpkg, .parquet or .csv."
-    raise OutputFormatError(msg)
+    try:
+        first = next(it, None)
+        if first is None:
+            return 0
+        box = [first]  # handed on in a box: the first batch is not held for the whole run
+        del first
+        if fmt == "GeoPackage":
+            return _write_gpkg(path, layer, box, it)
+        if fmt == "GeoParquet":
+            return _write_parquet(path, box, it)
+        return _write_csv(path, box, it)
+    finally:
+        # On an error, stop the batches' source now (a dask cluster is closed, not left to the
+        # garbage collector).
+        close = getattr(it, "close", None)
+        if close is not None:
+            close()
 
 
-def _write_gpkg(path: Path, layer: str, first: pa.Table, rest: Iterator[pa.Table]) -> int:
+def _write_gpkg(path: Path, layer: str, box: list[pa.Table], rest: Iterator[pa.Table]) -> int:
     """Write the tables in one GDAL session on a writer thread, the layer typed by the first.
 
     GDAL writes with the GIL released, so the calling thread screens batch k+1 (it pulls
     ``rest``) while batch k is written: at 1M parcels the writing, about a tenth of the run,
     is hidden. One table waits between them, so memory grows by one batch at most.
     """
-    meta = first.schema.metadata or {}
-    schema = _text_for_null(first).schema.remove_metadata()
+    meta = box[0].schema.metadata or {}
+    schema = _text_for_null(box[0]).schema.remove_metadata()
     handoff: queue.Queue[Any] = queue.Queue(maxsize=1)
     errors: list[BaseException] = []
 
@@ -190,25 +199,45 @@ def _write_gpkg(path: Path, layer: str, first: pa.Table, rest: Iterator[pa.Table
             )
         except BaseException as err:  # reported by the calling thread
             errors.append(err)
+        finally:
+            # Waited on rather than Thread.join: a Ctrl-C inside join() makes Python 3.11 take
+            # the thread for ended while it still runs (bpo-45274's fix).
+            ended.set()
 
-    writer = threading.Thread(target=write, name="esc_gis GeoPackage writer", daemon=True)
-    writer.start()
+    ended = threading.Event()
+    threading.Thread(target=write, name="esc_gis GeoPackage writer", daemon=True).start()
     count = 0
     try:
-        for table in _chain(first, rest):
-            _hand(handoff, table.replace_schema_metadata(None).select(schema.names).cast(schema), writer)
+        for table in _chain(box, rest):
+            _hand(handoff, table.replace_schema_metadata(None).select(schema.names).cast(schema), ended)
             count += table.num_rows
-        _hand(handoff, _DONE, writer)
+        _hand(handoff, _DONE, ended)
+        ended.wait()  # GDAL builds the spatial index at the end: seconds at 1M rows
     except _WriterStopped:
         raise errors[0] if errors else OSError(f"{path}: the GeoPackage writer stopped") from None
     except BaseException:  # the caller's own error (a batch, Ctrl-C): GDAL is stopped, then it is raised
-        _hand(handoff, _ABORT, writer)
-        writer.join()
+        _stop(handoff, ended)
         raise
-    writer.join()
     if errors:
         raise errors[0]
     return count
+
+
+def _stop(handoff: queue.Queue[Any], ended: threading.Event) -> None:
+    """Stop the writer and wait for it, through further Ctrl-Cs: it must not write on unseen.
+
+    The table waiting for it, if any, is taken back first, so that it stops at once.
+    """
+    while not ended.is_set():
+        try:
+            try:
+                handoff.get_nowait()
+            except queue.Empty:
+                pass
+            _hand(handoff, _ABORT, ended)
+            ended.wait()
+        except KeyboardInterrupt:
+            continue
 
 
 class _Aborted(Exception):
@@ -222,7 +251,7 @@ class _WriterStopped(Exception):
 _DONE, _ABORT = object(), object()
 
 
-def _hand(handoff: queue.Queue[Any], item: object, writer: threading.Thread) -> None:
+def _hand(handoff: queue.Queue[Any], item: object, ended: threading.Event) -> None:
     """Put ``item`` for the writer, waiting while it writes.
 
     Raises
@@ -230,45 +259,47 @@ def _hand(handoff: queue.Queue[Any], item: object, writer: threading.Thread) -> 
     _WriterStopped
         If the writer has ended (GDAL failed) before taking ``item``, unless ``item`` is the abort.
     """
-    while writer.is_alive():
+    while not ended.is_set():
         try:
             handoff.put(item, timeout=0.2)
             return
         except queue.Full:
             continue
-    writer.join()
     if item is not _ABORT:
         raise _WriterStopped
 
 
-def _write_parquet(path: Path, first: pa.Table, rest: Iterator[pa.Table]) -> int:
-    """Write one row group a table, with the first's GeoParquet metadata less its box."""
+def _write_parquet(path: Path, box: list[pa.Table], rest: Iterator[pa.Table]) -> int:
+    """Write one row group a table, with the first's GeoParquet metadata less what only it knows."""
     import pyarrow.parquet as pq
 
-    metadata = dict(first.schema.metadata or {})
+    metadata = dict(box[0].schema.metadata or {})
     geo = json.loads(metadata[b"geo"])
     for col in geo["columns"].values():
         col.pop("bbox", None)  # the first batch's box is not the file's
+        col["geometry_types"] = []  # nor its types: the specification's "unknown"
     metadata[b"geo"] = json.dumps(geo).encode()
-    schema = _text_for_null(first).schema.with_metadata(metadata)
+    schema = _text_for_null(box[0]).schema.with_metadata(metadata)
     count = 0
     with pq.ParquetWriter(path, schema) as writer:
-        for table in _chain(first, rest):
+        for table in _chain(box, rest):
             writer.write_table(table.replace_schema_metadata(None).cast(schema))
             count += table.num_rows
     return count
 
 
-def _write_csv(path: Path, first: pa.Table, rest: Iterator[pa.Table]) -> int:
+def _write_csv(path: Path, box: list[pa.Table], rest: Iterator[pa.Table]) -> int:
     """Append each table's rows as the whole-file run's CSV writes them, the header once."""
     count = 0
     with path.open("w", newline="") as f:
-        for i, table in enumerate(_chain(first, rest)):
+        for i, table in enumerate(_chain(box, rest)):
             table.to_pandas().to_csv(f, index=False, header=i == 0)
             count += table.num_rows
     return count
 
 
-def _chain(first: Any, rest: Iterator[Any]) -> Iterator[Any]:
-    yield first
+def _chain(box: list[Any], rest: Iterator[Any]) -> Iterator[Any]:
+    """Yield the boxed table (taken out of its box) and then the rest."""
+    while box:
+        yield box.pop()
     yield from rest

@@ -530,5 +530,7 @@ def _merge(
     order = np.argsort(pos, kind="stable")
     rows, pos = _in_order(rows, order), pos[order]
     now = int(np.searchsorted(pos, stop))
-    held = (rows.slice(now), pos[now:]) if now < len(pos) else None
+    # The held rows are copied: a slice would keep their whole batch's buffers alive until
+    # they are written, one batch more for every batch that holds a row.
+    held = (rows.take(np.arange(now, len(pos))), pos[now:]) if now < len(pos) else None
     return (rows.slice(0, now) if now else None), held
