@@ -405,3 +405,79 @@ def test_a_sliver_across_the_line_is_no_touch(munis, layer_set, over_sqft, rows)
     assert west["jurisdiction"] == ("inside" if rows == 1 else "partial")
     codes = {f["code"] for f in json.loads(west["findings"])}
     assert ("jurisdiction_partial" in codes) == (rows == 2)
+
+
+def test_each_refusal_names_the_layer_and_its_fix(munis, layer_set, layers_path, tmp_path):
+    """Every problem names the jurisdictions layer and says what to do, as every input problem does."""
+    source = str(munis)
+    east = tmp_path / "eastville.toml"
+    text = east.read_text()
+
+    def problems(**kw):
+        with pytest.raises(ValidationError) as err:
+            screen_by_municipality(_sites(), **kw)
+        return err.value.problems
+
+    # The soils' K field and the water classes, each loaded once for every municipality.
+    east.write_text(text.replace('k_field = "kwfact"', 'k_field = "KFACT"', 1))
+    (p,) = problems(profile_by=f"{munis}:profile", layers=layers_path)
+    assert (p.source, p.row) == (source, None)
+    assert p.message.startswith(
+        "the profiles differ in soil_loss k_field ('eastville.toml': KFACT; 'winneconne': kwfact)"
+    )
+    assert p.fix == "give them one value, or screen each municipality apart."
+    start = text.index("[protective_area.lake]")
+    lake = text[start : text.index("\n[", start) + 1]
+    east.write_text(text.replace(lake, lake + "\n" + lake.replace("protective_area.lake", "protective_area.pond"), 1))
+    (p,) = problems(profile_by=f"{munis}:profile", layers=layers_path)
+    assert p.message.startswith("the profiles differ in water classes ('eastville.toml': ")
+    east.write_text(text)
+    # Overlaps.
+    gdf = gpd.GeoDataFrame(
+        {"profile": ["winneconne", "eastville.toml"], "name": ["W", None]},
+        geometry=[box(0, 0, 1010, 2000), box(1000, 0, 2000, 2000)],
+        crs=CRS,
+    )
+    gdf.to_file(tmp_path / "m.gpkg")
+    (p,) = problems(profile_by=f"{tmp_path / 'm.gpkg'}:profile", layers=layer_set)
+    assert (p.source, p.row, p.fix) == (
+        str(tmp_path / "m.gpkg"),
+        None,
+        "fix the boundaries: land lies in one municipality.",
+    )
+    # Names: a blank one by its row, a profile under two names as the layer's.
+    gdf.geometry = [box(0, 0, 1000, 2000), box(1000, 0, 2000, 2000)]
+    gdf.to_file(tmp_path / "m.gpkg")
+    (p,) = problems(profile_by=f"{tmp_path / 'm.gpkg'}:profile", layers=layer_set, name_field="name")
+    assert (p.source, p.row, p.fix) == (str(tmp_path / "m.gpkg"), 2, "name its municipality, or drop the feature.")
+    gdf["name"], gdf["profile"] = ["W", "E"], ["winneconne", "winneconne"]
+    gdf.to_file(tmp_path / "m.gpkg")
+    (p,) = problems(profile_by=f"{tmp_path / 'm.gpkg'}:profile", layers=layer_set, name_field="name")
+    assert (p.source, p.row) == (str(tmp_path / "m.gpkg"), None)
+    assert p.fix == "a profile is one municipality's ordinance: copy it for each, with its own name."
+    gdf["profile"] = ["winneconne", "nowhere.toml"]
+    gdf.to_file(tmp_path / "m.gpkg")
+    (p,) = problems(profile_by=f"{tmp_path / 'm.gpkg'}:profile", layers=layer_set)
+    assert p.source == str(tmp_path / "m.gpkg") and "profile 'nowhere.toml'" in p.message
+
+
+def test_rows_keep_the_files_order_and_the_run_findings_are_listed_once(munis, layer_set):
+    """A site in no municipality first in the file stays first, with its plan; a check not made
+    (no DEM: no steep slopes measured) is listed once, not once per municipality."""
+    sites = _sites().iloc[[3, 0, 1]].reset_index(drop=True)
+    sites["plan_id"] = ["Far", None, None]
+    out = screen_by_municipality(sites, profile_by=f"{munis}:profile", layers=layer_set)
+    assert list(out["site_id"]) == ["away", "west", "east"]
+    assert list(out.index) == [0, 1, 2] and out.iloc[0]["plan_id"] == "Far"
+    assert out.crs is not None and out.geometry.name == "geometry"
+    codes = [f["code"] for f in out.attrs["run_findings"]]
+    assert codes and len(codes) == len(set(codes))
+
+
+def test_skip_ids_none_keeps_every_feature(munis, layer_set):
+    v10 = _sites().rename(columns={"site_id": "PARCELID"})
+    v10.loc[1, "PARCELID"] = "ROW"
+    out = screen_by_municipality(
+        v10, profile_by=f"{munis}:profile", layers=layer_set, id_field="PARCELID", skip_ids="none"
+    )
+    assert "ROW" in set(out["site_id"]) and len(out.attrs["skipped"]) == 0

@@ -237,7 +237,6 @@ def screen_by_municipality(
         skip_ids=skip_ids,
     )
     site_gdf, dist_gdf = inp.sites, inp.disturbed  # validated, in the measuring CRS, ids as "site_id"
-    numbers = site_gdf["row"].to_numpy()  # their feature numbers in the file
     foot = _footprints(site_gdf, dist_gdf, "site_id")
 
     parts: list[gpd.GeoDataFrame] = []
@@ -261,7 +260,6 @@ def screen_by_municipality(
             layers=replace(ls, jurisdiction=bound),
             profile=prof,
             id_field="site_id",
-            feature_numbers=numbers[rows],
             skip_ids="none",  # skipped above, once
             **screen_kwargs,
         )
