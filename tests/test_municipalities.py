@@ -486,3 +486,10 @@ def test_skip_ids_none_keeps_every_feature(munis, layer_set):
         v10, profile_by=f"{munis}:profile", layers=layer_set, id_field="PARCELID", skip_ids="none"
     )
     assert "ROW" in set(out["site_id"]) and len(out.attrs["skipped"]) == 0
+
+
+def test_without_a_layer_set_the_bundled_one_serves(munis):
+    """No --layers: the Village's bundled waters and DEM, each municipality's own boundary."""
+    out = screen_by_municipality(_sites(), profile_by=f"{munis}:profile")
+    assert list(out["site_id"]) == ["west", "east", "straddle", "straddle", "away"]
+    assert list(out["permit"]) == ["not_required", "required", "required", "not_required", NOT_COVERED]
