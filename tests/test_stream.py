@@ -336,6 +336,9 @@ def test_rows_are_put_in_file_order_by_slices_not_copies():
     assert got.column("n").num_chunks == 3  # three runs, three slices of the same buffers
     base = rows.column("n").chunk(0).buffers()[1].address
     assert {c.buffers()[1].address for c in got.column("n").chunks} == {base}
+    # Runs in any order, the first starting anywhere (held rows first, then the batch's own).
+    late = np.array([3, 4, 0, 1, 2, 5, 6, 7, 8, 9])
+    assert _in_order(rows, late).equals(rows.take(late))
     # One run: the table itself, from where the run starts.
     assert _in_order(rows, np.arange(4, 10)).equals(rows.slice(4))
     # The rows held for a later batch are a copy: a slice would keep the whole batch alive.
