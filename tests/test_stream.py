@@ -354,3 +354,58 @@ def test_rows_are_put_in_file_order_by_slices_not_copies():
     strewn = np.concatenate([np.arange(0, n, 2), np.arange(1, n, 2)])
     out = _in_order(many, strewn)
     assert out.equals(many.take(strewn)) and out.column("n").num_chunks == 1
+
+
+def test_the_next_batch_is_read_while_this_one_is_measured(monkeypatch):
+    """Batch 2's read starts before batch 1's measuring ends, under the caller's thread cap."""
+    import threading
+
+    from esc_gis import stream
+    from esc_gis._threads import at_most, cap
+
+    started = [threading.Event() for _ in range(3)]
+    caps: list[int] = []
+
+    def read(job, ctx):
+        caps.append(cap(8))
+        started[job].set()
+        return job
+
+    def finish(job, ctx, read_out):
+        # Measuring batch `job` waits for the read of the next one: it never comes if reads wait.
+        if job + 1 < 3:
+            assert started[job + 1].wait(10), f"batch {job + 1} was not read while batch {job} was measured"
+        return ("out", read_out)
+
+    monkeypatch.setattr(stream, "read_job", read)
+    monkeypatch.setattr(stream, "finish_job", finish)
+    with at_most(1):
+        outs = list(stream._local([0, 1, 2], None))
+    assert outs == [("out", 0), ("out", 1), ("out", 2)]
+    assert caps == [1, 1, 1]
+
+
+def test_a_run_stopped_early_does_not_read_on(monkeypatch):
+    """An error in a batch stops the reads: at most the batch read ahead is read after it."""
+    from esc_gis import stream
+
+    reads: list[int] = []
+
+    def read(job, ctx):
+        reads.append(job)
+        return job
+
+    def finish(job, ctx, read_out):
+        if job == 1:
+            raise RuntimeError("the disk is full")
+        return job
+
+    monkeypatch.setattr(stream, "read_job", read)
+    monkeypatch.setattr(stream, "finish_job", finish)
+    with pytest.raises(RuntimeError, match="the disk is full"):
+        list(stream._local(range(20), None))
+    import time
+
+    time.sleep(0.2)  # a read the pool had started would land by now
+    assert reads[:2] == [0, 1] and len(reads) <= 3  # batch 2's read is dropped if not yet started
+    assert list(stream._local([], None)) == []

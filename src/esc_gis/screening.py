@@ -7,7 +7,17 @@ files; the ``esc-gis screen`` command wraps it.
 
 from __future__ import annotations
 
-__all__ = ["CONTRACT_COLUMNS", "RUN_FINDINGS", "ScreeningRun", "run_findings", "screen", "screen_run"]
+__all__ = [
+    "CONTRACT_COLUMNS",
+    "RUN_FINDINGS",
+    "ReadRun",
+    "ScreeningRun",
+    "measure_run",
+    "read_run",
+    "run_findings",
+    "screen",
+    "screen_run",
+]
 
 import dataclasses
 import hashlib
@@ -671,11 +681,10 @@ sites_where, disturbed_where, skip_ids, progress
     prof = profile if isinstance(profile, Profile) else load_profile(None if profile is None else Path(profile))
     report("reading layers", 0.0)
     ls = layers if isinstance(layers, LayerSet) else load_layers(None if layers is None else Path(layers), profile=prof)
-    crs: CRS = ls.crs
-    inp = _read_inputs(
+    read = read_run(
         sites,
-        disturbed,
-        crs=crs,
+        ls,
+        disturbed=disturbed,
         assume_crs=assume_crs,
         id_field=id_field,
         field_map=field_map,
@@ -684,9 +693,97 @@ sites_where, disturbed_where, skip_ids, progress
         sites_where=sites_where,
         disturbed_where=disturbed_where,
         skip_ids=skip_ids,
-        sites_numbers=feature_numbers,
+        feature_numbers=feature_numbers,
         sites_name=sites_name,
     )
+    return measure_run(read, ls, prof, progress=report)
+
+
+@dataclass(frozen=True)
+class ReadRun:
+    """Sites (and disturbed limits) read, validated and in the measuring CRS: a run's first half.
+
+    Made by :func:`read_run` and measured by :func:`measure_run`; a streamed run reads its next
+    batch while this one is measured.
+    """
+
+    inputs: _Inputs
+
+
+def read_run(
+    sites: str | os.PathLike[str] | gpd.GeoDataFrame,
+    layers: LayerSet,
+    *,
+    disturbed: str | os.PathLike[str] | gpd.GeoDataFrame | None = None,
+    assume_crs: Any | None = None,
+    id_field: str = "site_id",
+    field_map: dict[str, str] | None = None,
+    sites_layer: str | None = None,
+    disturbed_layer: str | None = None,
+    sites_where: str | None = None,
+    disturbed_where: str | None = None,
+    skip_ids: str | None = None,
+    feature_numbers: np.ndarray | None = None,
+    sites_name: str | None = None,
+) -> ReadRun:
+    """Read and validate a run's sites and disturbed limits, every problem at once, and transform them.
+
+    Touches nothing of ``layers`` but its measuring CRS, so it can run on another thread
+    while an earlier batch is measured.
+
+    Parameters
+    ----------
+    sites, disturbed, assume_crs, id_field, field_map, sites_layer, disturbed_layer, sites_where, \
+disturbed_where, skip_ids, feature_numbers, sites_name
+        As for :func:`screen_run`.
+    layers : LayerSet
+        The layer set the run is measured with (its ``crs`` only is read).
+
+    Returns
+    -------
+    ReadRun
+
+    Raises
+    ------
+    LayerReadError, ValidationError, CRSError
+        As :func:`screen`; AllSkippedError (a LayerReadError) when every feature is skipped.
+    """
+    return ReadRun(
+        _read_inputs(
+            sites,
+            disturbed,
+            crs=layers.crs,
+            assume_crs=assume_crs,
+            id_field=id_field,
+            field_map=field_map,
+            sites_layer=sites_layer,
+            disturbed_layer=disturbed_layer,
+            sites_where=sites_where,
+            disturbed_where=disturbed_where,
+            skip_ids=skip_ids,
+            sites_numbers=feature_numbers,
+            sites_name=sites_name,
+        )
+    )
+
+
+def measure_run(
+    read: ReadRun, layers: LayerSet, profile: Profile, *, progress: Callable[[str, float], None] | None = None
+) -> ScreeningRun:
+    """Measure and decide the sites of ``read`` (:func:`read_run`) with ``layers`` under ``profile``.
+
+    Returns
+    -------
+    ScreeningRun
+
+    Raises
+    ------
+    LayerSetError, CRSError, ProfileError
+        As :func:`screen`.
+    """
+    report = progress or (lambda stage, frac: None)
+    ls, prof, inp = layers, profile, read.inputs
+    crs: CRS = ls.crs
     gdf = inp.sites
     site_geoms = gdf.geometry.to_numpy()
 
