@@ -309,3 +309,30 @@ def test_every_finding_is_the_profiles_record_and_fully_worded(prof):
         "geometry_repaired",
         "common_plan",
     } <= seen
+
+
+def test_a_message_is_rendered_alike_column_wise_and_row_by_row():
+    """The column-wise rendering (positional fields) gives what ``str.format_map`` gives a row at a time."""
+    from esc_gis.findings import FindingTemplate
+    from esc_gis.rules import _Findings
+
+    prof = PROFILES["winneconne"]
+    t = FindingTemplate(
+        "x", "§ 1", "policy", 'At {sqft:,.1f} sq ft of {site!r} in {village}, {sqft:.0f} {{"a"}}: "é"\\'
+    )
+    assert t.positional({"village": "the {Village}"}, ["sqft", "site"]) == (
+        """At {0:,.1f} sq ft of {1!r} in the {{Village}}, {0:.0f} {{"a"}}: "é"\\"""
+    )
+    # A field that is more than a name is rendered row by row.
+    assert FindingTemplate("x", "§ 1", "policy", "{sqft.real:.1f}").positional({}, ["sqft"]) is None
+    with pytest.raises(KeyError):
+        t.positional({}, ["sqft", "site"])
+    rows = {"sqft": np.array([4000.0, 1234567.891]), "site": np.array(["a", 'b"}'], dtype=object)}
+    for message in ['At {sqft:,.1f} sq ft of {site!r}: "é" {jurisdiction_name}\\', "{sqft.real:,.1f} of {site}"]:
+        tpl = FindingTemplate("disturbed_area", "§ 540-5", "ordinance", message)
+        f = _Findings(2, dataclasses.replace(prof, findings={**prof.findings, "disturbed_area": tpl}))
+        f.add(np.array([True, True]), "disturbed_area", **rows)
+        got = [json.loads(r)[0]["message"] for r in f.json()]
+        names = {**prof.names(), "sqft": 0.0, "site": ""}
+        want = [message.format_map({**names, "sqft": s, "site": w}) for s, w in zip(*rows.values(), strict=True)]
+        assert got == want

@@ -31,7 +31,7 @@ __all__ = [
 
 import json
 import string
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -341,12 +341,44 @@ class FindingTemplate:
             raise ProfileError(msg) from None
         return Finding(self.code, self.section, self.basis, message)
 
+    def positional(self, fixed: Mapping[str, Any], per_row: Sequence[str]) -> str | None:
+        """Return the message with ``fixed`` filled in and each ``per_row`` name as a positional field.
+
+        ``{plan_sqft:,.1f}`` becomes ``{0:,.1f}`` when ``plan_sqft`` is ``per_row[0]``, so a
+        column of rows is rendered by ``map(template.format, *columns)``, with no dictionary a
+        row. None when a field is more than a name (``{a.b}``, ``{a[0]}``, a nested spec): the
+        caller then renders row by row.
+
+        Raises
+        ------
+        KeyError
+            If a field is neither in ``fixed`` nor in ``per_row``.
+        """
+        out = []
+        for literal, name, spec, conversion in string.Formatter().parse(self.message):
+            out.append(_escape_braces(literal))
+            if name is None:
+                continue
+            spec = spec or ""
+            if not name.isidentifier() or "{" in spec:
+                return None
+            tail = (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
+            if name in per_row:
+                out.append("{" + str(per_row.index(name)) + tail)
+            else:
+                out.append(_escape_braces(("{0" + tail).format(fixed[name])))
+        return "".join(out)
+
     def json_head(self) -> str:
         """Return the finding's JSON up to its message (shared by every row it is rendered for)."""
         return (
             f'{{"code": {json.dumps(self.code)}, "section": {json.dumps(self.section, ensure_ascii=False)}, '
             f'"basis": {json.dumps(self.basis)}, "message": '
         )
+
+
+def _escape_braces(text: str) -> str:
+    return text.replace("{", "{{").replace("}", "}}")
 
 
 def check_template(t: FindingTemplate, names: Iterable[str]) -> list[str]:

@@ -435,7 +435,17 @@ class _Findings:
                 self.rows[i].append(item)
             return
         t.render({**fixed, **{k: v[0] for k, v in per_row.items()}})  # a bad template fails here, with its name
-        keys, fmt, rows, values = list(per_row), t.message.format_map, self.rows, dict(fixed)
+        keys, rows = list(per_row), self.rows
+        positional = t.positional(fixed, keys)
+        if positional is not None:
+            # The rows' messages, their JSON and their items by C-level map: a third of the time
+            # of a dictionary filled in a row at a time (1M rows carry about 2M findings).
+            wrap = (head.replace("{", "{{").replace("}", "}}") + "{}}}").format
+            items = map(wrap, map(_encode, map(positional.format, *per_row.values())))
+            for i, text in zip(idx.tolist(), items, strict=True):
+                rows[i].append(text)
+            return
+        fmt, values = t.message.format_map, dict(fixed)
         for i, vals in zip(idx.tolist(), zip(*per_row.values(), strict=True), strict=True):
             values.update(zip(keys, vals, strict=True))
             rows[i].append(head + _encode(fmt(values)) + "}")
@@ -444,7 +454,9 @@ class _Findings:
         return ["[" + ", ".join(r) + "]" for r in self.rows]
 
 
-_encode = json.JSONEncoder(ensure_ascii=False).encode
+#: A message's JSON string: what ``json.dumps(message, ensure_ascii=False)`` gives, without its
+#: Python-level dispatch (called once for each finding of each row).
+_encode = json.encoder.encode_basestring
 
 
 def _share(part: np.ndarray, whole: np.ndarray) -> np.ndarray:
