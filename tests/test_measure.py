@@ -62,7 +62,7 @@ def test_nearest_distance():
 
 def test_nearest_distance_rings_match_the_tree_search_near_and_far(monkeypatch):
     # Lines and ponds over 1,000 x 1,000 (spacing ~100, first ring ~25): sites near them are
-    # settled in the rings; sites 20,000 away are not (rings of 25, 100 and 400) and go to
+    # settled in the rings; sites 20,000 away are not (rings of 25, 50, ... 400) and go to
     # the tree's own search. Distances must equal a brute-force minimum either way.
     rng = np.random.default_rng(11)
     lines = shapely.linestrings(rng.uniform(0, 1000, (60, 1, 2)) + np.cumsum(rng.uniform(-30, 30, (60, 5, 2)), axis=1))
