@@ -14,6 +14,7 @@ __all__ = [
     "assign_crs",
     "measuring_crs",
     "parse_crs",
+    "reproject",
     "to_measuring_crs",
     "warn_if_far_from_zone",
     "zone_distance_km",
@@ -24,6 +25,7 @@ import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 from pyproj import CRS, Geod, Transformer
 from pyproj.exceptions import CRSError as _PyprojCRSError
 
@@ -153,6 +155,26 @@ def to_measuring_crs(gdf: gpd.GeoDataFrame, crs: CRS) -> gpd.GeoDataFrame:
     if gdf.crs == crs:
         return gdf
     return gdf.to_crs(crs)
+
+
+def reproject(geoms: np.ndarray, src: CRS, dst: CRS) -> np.ndarray:
+    """Return ``geoms`` (an array of shapely geometries in ``src``) in ``dst``; themselves when the CRSs are equivalent.
+
+    geopandas transforms unless the two are *exactly* the same, and a GeoTIFF's CRS never is
+    the same object as its EPSG code (its WKT names things its own way): a DEM in the
+    measuring CRS cost a full transform of every site in every batch, a tenth of the steep
+    slope measure, to move nothing.
+
+    Raises
+    ------
+    pyproj.exceptions.CRSError
+        If no transformation between the two exists.
+    """
+    if src == dst:
+        return geoms
+    import geopandas as gpd
+
+    return gpd.GeoSeries(geoms, crs=src).to_crs(dst).to_numpy()
 
 
 #: Data farther than this outside the measuring CRS's area of use draw a warning. A county

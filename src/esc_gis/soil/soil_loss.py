@@ -45,6 +45,7 @@ from numpy.typing import ArrayLike, NDArray
 from pyproj import CRS
 from rasterio.windows import Window as RasterWindow
 
+from esc_gis.crs import reproject
 from esc_gis.errors import LayerReadError, Problem, ProfileError, ValidationError
 from esc_gis.findings import Finding, findings_json
 from esc_gis.measure import area_sqft
@@ -369,7 +370,7 @@ def site_ls_windows(
         raise ValidationError([problem])
     cell_ft = dx * dem.xy_unit_m / _FT_M
     z_to_ft = dem.z_unit_m / _FT_M
-    in_dem = gpd.GeoSeries(geoms, crs=crs).to_crs(dem.crs).to_numpy()
+    in_dem = reproject(np.asarray(geoms, dtype=object), crs, dem.crs)
     out: list[tuple[LsGrid | None, RasterWindow | None]] = []
     with dem.open() as src:
         # One read per site (a loop per site, never per cell): sites are far apart on a county DEM.

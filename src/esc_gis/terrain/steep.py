@@ -22,7 +22,7 @@ import shapely
 from rasterio.features import shapes
 from rasterio.windows import Window
 
-from esc_gis.crs import measuring_crs
+from esc_gis.crs import measuring_crs, reproject
 from esc_gis.measure import area_sqft
 from esc_gis.terrain.coverage import EdgeSet
 from esc_gis.terrain.dem import DemInfo, open_dem, warn_if_dem_far
@@ -177,8 +177,8 @@ def steep_area(
     live = poly_sqft > 0
     if not live.any():
         return SteepArea(steep, uncovered, info)
-    in_dem = gpd.GeoSeries(geoms[live], crs=crs).to_crs(info.crs)
-    left, bottom, right, top = in_dem.total_bounds
+    in_dem = reproject(geoms[live], crs, info.crs)
+    left, bottom, right, top = shapely.total_bounds(in_dem)
     t = info.transform  # north-up (open_dem refuses rotated grids)
     c0, r0 = (left - t.c) / t.a, (top - t.f) / t.e
     c1, r1 = (right - t.c) / t.a, (bottom - t.f) / t.e
@@ -189,7 +189,7 @@ def steep_area(
         return SteepArea(steep, uncovered, info)
     window = Window(col0, row0, col1 - col0, row1 - row0)
     cell_area = abs(t.a * t.e)
-    edges = EdgeSet.from_geometries(in_dem.to_numpy(), t.c + col0 * t.a, t.f + row0 * t.e, t.a, -t.e)
+    edges = EdgeSet.from_geometries(in_dem, t.c + col0 * t.a, t.f + row0 * t.e, t.a, -t.e)
     # Each polygon's steep cells and defined cells, weighted by how much of each it covers,
     # a strip of slopes at a time (the window is never held whole).
     sums = np.zeros((2, edges.count))
@@ -210,7 +210,7 @@ def steep_area(
                 measure()
     if held:
         measure()
-    cells = shapely.area(in_dem.to_numpy()) / cell_area
+    cells = shapely.area(in_dem) / cell_area
     frac_steep = _share(sums[0], cells)
     frac_cov = _share(sums[1], cells)
     steep[live] = frac_steep * poly_sqft[live]
