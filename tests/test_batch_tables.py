@@ -88,6 +88,31 @@ def test_a_batch_mixing_polygons_and_multipolygons_is_written_multi(tmp_path):
     assert _layer(streamed)[1] == "MULTIPOLYGON"
 
 
+def _z(path: Path) -> int:
+    with sqlite3.connect(path) as db:
+        return db.execute("SELECT z FROM gpkg_geometry_columns").fetchone()[0]
+
+
+def test_a_later_batch_of_another_geometry_type_makes_the_layer_geometry(tmp_path):
+    """A layer typed POLYGON by its first batch is widened to GEOMETRY when a later batch is made multi."""
+    later = _frame(3, 3)
+    later.loc[1, "geometry"] = shapely.multipolygons([shapely.box(800, 0, 850, 50), shapely.box(860, 0, 900, 50)])
+    parts = [_frame(3), later]
+    streamed = _write(tmp_path, GPKG, parts, "streamed")
+    assert _layer(streamed)[1] == "GEOMETRY" and _z(streamed) == 0
+    got = pyogrio.read_dataframe(streamed, layer="screening")
+    assert got.geom_type.tolist() == ["Polygon"] * 3 + ["MultiPolygon"] * 3
+    assert shapely.equals(got.geometry.values, pd.concat(parts).geometry.values).all()
+    # Batches of one type keep it, first-batch empties (Unknown) aside.
+    same = _write(tmp_path, GPKG, [_frame(2), _frame(2, 2)], "same")
+    assert _layer(same)[1] == "POLYGON"
+    # Z in some batches only: optional (2).
+    flat = gpd.GeoDataFrame({"site_id": ["a"]}, geometry=[shapely.Point(0, 0)], crs=7594)
+    high = gpd.GeoDataFrame({"site_id": ["b"]}, geometry=[shapely.Point(0, 0, 5)], crs=7594)
+    mixed_z = _write(tmp_path, GPKG, [flat, high], "mixed_z")
+    assert _layer(mixed_z)[1] == "GEOMETRY" and _z(mixed_z) == 2
+
+
 def test_z_points_and_other_mixes(tmp_path):
     z = gpd.GeoDataFrame({"site_id": ["a", "b"]}, geometry=shapely.points([[0, 0, 1], [1, 1, 2]]), crs=7594)
     assert batch_table(z, GPKG).schema.metadata[b"esc_gis:geometry_type"] == b"Point Z"

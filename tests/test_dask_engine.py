@@ -101,3 +101,27 @@ def test_a_batch_travels_packed_and_comes_back_the_same():
     # A batch with no rows (problems only) travels as it is.
     empty = BatchOut(None, np.arange(0), None, [], 0, {})
     assert _pack(None) is None and _unpack(empty) is empty
+
+
+def test_a_worker_hands_freed_memory_back_after_each_batch(monkeypatch):
+    """After a batch is packed, glibc's malloc_trim returns what it freed (a no-op off glibc)."""
+    import platform
+
+    import numpy as np
+
+    from esc_gis import dask_engine
+    from esc_gis.stream import BatchOut
+
+    calls: list[str] = []
+    monkeypatch.setattr(
+        dask_engine,
+        "screen_job",
+        lambda job, ctx: calls.append("screen") or BatchOut(None, np.arange(0), None, [], 0, {}),
+    )
+    monkeypatch.setattr(dask_engine, "_give_back_freed_memory", lambda: calls.append("trim"))
+    assert dask_engine._screen_on_one_core(None, None).packed is None
+    assert calls == ["screen", "trim"]
+    monkeypatch.undo()
+    if platform.system() == "Linux" and platform.libc_ver()[0] == "glibc":
+        assert dask_engine._malloc_trim() is not None
+    dask_engine._give_back_freed_memory()  # never raises

@@ -493,3 +493,34 @@ def test_without_a_layer_set_the_bundled_one_serves(munis):
     out = screen_by_municipality(_sites(), profile_by=f"{munis}:profile")
     assert list(out["site_id"]) == ["west", "east", "straddle", "straddle", "away"]
     assert list(out["permit"]) == ["not_required", "required", "required", "not_required", NOT_COVERED]
+
+
+@pytest.mark.parametrize(
+    ("reading", "plan_sqft", "permit"), [("whole", 3000.0, "required"), ("inside_only", 1500.0, "not_required")]
+)
+def test_a_plan_mate_no_municipality_covers_counts_as_the_profiles_reading_says(
+    munis, layer_set, reading, plan_sqft, permit
+):
+    """§ 540-5: the site includes "areas that are part of a larger common plan of development";
+    § 540-4B: the article applies "within the boundaries and jurisdiction of the Village". A
+    plan's site in Eastville (2,000 sq ft) with a mate outside every municipality: the ``whole``
+    reading counts the mate, the ``inside_only`` reading decides on the part inside and says so."""
+    toml = munis.parent / "eastville.toml"
+    text = toml.read_text()
+    assert 'partial_jurisdiction = "whole"' in text
+    toml.write_text(text.replace('partial_jurisdiction = "whole"', f'partial_jurisdiction = "{reading}"'))
+    sites = gpd.GeoDataFrame(
+        {"site_id": ["e", "away"], "plan_id": ["P1", "P1"]},
+        geometry=[square_sqft(1400, 200, 1500.0), square_sqft(5000, 5000, 1500.0)],
+        crs=CRS,
+    )
+    out = screen_by_municipality(sites, profile_by=f"{munis}:profile", layers=layer_set).set_index("site_id")
+    assert out.loc["away", "permit"] == NOT_COVERED
+    east = out.loc["e"]
+    assert east["plan_disturbed_sqft"] == pytest.approx(plan_sqft, rel=1e-6)
+    assert east["permit"] == permit
+    codes = {f["code"]: f["message"] for f in json.loads(east["findings"])}
+    if reading == "inside_only":
+        assert "common_plan" not in codes and "3,000" in codes["common_plan_inside_only"]
+    else:
+        assert "common_plan_inside_only" not in codes and "3,000" in codes["common_plan"]

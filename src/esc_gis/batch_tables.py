@@ -22,8 +22,10 @@ from __future__ import annotations
 
 __all__ = ["batch_table", "write_tables"]
 
+import contextlib
 import json
 import queue
+import sqlite3
 import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -207,8 +209,10 @@ def _write_gpkg(path: Path, layer: str, box: list[pa.Table], rest: Iterator[pa.T
     ended = threading.Event()
     threading.Thread(target=write, name="esc_gis GeoPackage writer", daemon=True).start()
     count = 0
+    kinds: set[str] = set()  # each batch's geometry type
     try:
         for table in _chain(box, rest):
+            kinds.add((table.schema.metadata or {}).get(_GEOMETRY_TYPE, b"Unknown").decode())
             _hand(handoff, table.replace_schema_metadata(None).select(schema.names).cast(schema), ended)
             count += table.num_rows
         _hand(handoff, _DONE, ended)
@@ -220,7 +224,53 @@ def _write_gpkg(path: Path, layer: str, box: list[pa.Table], rest: Iterator[pa.T
         raise
     if errors:
         raise errors[0]
+    _widen_geometry_type(path, layer, meta.get(_GEOMETRY_TYPE, b"Unknown").decode(), kinds)
     return count
+
+
+def _widen_geometry_type(path: Path, layer: str, declared: str, kinds: set[str]) -> None:
+    """Declare the layer GEOMETRY when a later batch's type is not the first's (the specification's general type).
+
+    The layer is typed by its first batch, before the others are screened: a county's first
+    50,000 parcels may all be polygons and a later batch hold multipolygons (made multi as
+    pyogrio does). A POLYGON layer holding MULTIPOLYGONs breaks the GeoPackage specification,
+    so once GDAL has closed the file the type is widened where GDAL keeps it: in
+    ``gpkg_geometry_columns`` and in the table's column declaration. The latter is SQLite's
+    documented schema edit (``writable_schema``) for changes that leave the stored rows as they
+    are: both names give the column the same (NUMERIC) affinity. Z becomes optional when
+    batches differ in it.
+    """
+    seen = kinds - {"Unknown"}
+    if declared == "Unknown" or seen <= {declared}:
+        return
+    z = {k.endswith(" Z") for k in seen}
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
+        column, old_type = db.execute(
+            "SELECT column_name, geometry_type_name FROM gpkg_geometry_columns WHERE lower(table_name) = lower(?)",
+            (layer,),
+        ).fetchone()
+        (sql,) = db.execute(
+            "SELECT sql FROM sqlite_master WHERE type = 'table' AND lower(name) = lower(?)", (layer,)
+        ).fetchone()
+        old = f'"{column}" {old_type}'
+        if old in sql:
+            (version,) = db.execute("PRAGMA schema_version").fetchone()
+            try:
+                db.execute("PRAGMA writable_schema = ON")
+                db.execute(
+                    "UPDATE sqlite_master SET sql = ? WHERE type = 'table' AND lower(name) = lower(?)",
+                    (sql.replace(old, f'"{column}" GEOMETRY', 1), layer),
+                )
+                db.execute(f"PRAGMA schema_version = {int(version) + 1}")
+            except sqlite3.DatabaseError:  # an SQLite built defensive: GDAL then warns of the mismatch, and reads on
+                pass
+            finally:
+                db.execute("PRAGMA writable_schema = OFF")
+        db.execute(
+            "UPDATE gpkg_geometry_columns SET geometry_type_name = 'GEOMETRY', z = ? "
+            "WHERE lower(table_name) = lower(?)",
+            (1 if z == {True} else 2 if len(z) > 1 else 0, layer),
+        )
 
 
 def _stop(handoff: queue.Queue[Any], ended: threading.Event) -> None:

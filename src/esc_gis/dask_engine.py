@@ -21,6 +21,7 @@ from __future__ import annotations
 
 __all__ = ["dask_engine", "local_cluster"]
 
+import functools
 import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -81,7 +82,34 @@ def _screen_on_one_core(job: Job, ctx: Context) -> BatchOut:
     """
     with at_most(1):
         out = screen_job(job, ctx)
-        return replace(out, result=None, packed=_pack(out.result))
+        packed = replace(out, result=None, packed=_pack(out.result))
+    del out
+    _give_back_freed_memory()
+    return packed
+
+
+def _give_back_freed_memory() -> None:
+    """Return the memory a batch freed to the system (glibc's ``malloc_trim``; elsewhere nothing).
+
+    A batch frees its working set in pieces that glibc keeps for reuse, and the next batch does
+    not fit all of them: a worker's resident memory crept up by about 50 MB a batch. Handing
+    them back after each batch keeps a worker's peak at one batch's.
+    """
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    try:
+        return getattr(ctypes.CDLL(name), "malloc_trim", None) if name else None
+    except OSError:
+        return None
 
 
 def _pack(table: pa.Table | None) -> bytes | None:
