@@ -329,10 +329,12 @@ def test_a_message_is_rendered_alike_column_wise_and_row_by_row():
         t.positional({}, ["sqft", "site"])
     rows = {"sqft": np.array([4000.0, 1234567.891]), "site": np.array(["a", 'b"}'], dtype=object)}
     for message in ['At {sqft:,.1f} sq ft of {site!r}: "é" {jurisdiction_name}\\', "{sqft.real:,.1f} of {site}"]:
-        tpl = FindingTemplate("disturbed_area", "§ 540-5", "ordinance", message)
+        # A section with braces: they are the JSON head's, not placeholders.
+        tpl = FindingTemplate("disturbed_area", "§ 540-5 {a}", "ordinance", message)
         f = _Findings(2, dataclasses.replace(prof, findings={**prof.findings, "disturbed_area": tpl}))
         f.add(np.array([True, True]), "disturbed_area", **rows)
         got = [json.loads(r)[0]["message"] for r in f.json()]
+        assert {json.loads(r)[0]["section"] for r in f.json()} == {"§ 540-5 {a}"}
         names = {**prof.names(), "sqft": 0.0, "site": ""}
         want = [message.format_map({**names, "sqft": s, "site": w}) for s, w in zip(*rows.values(), strict=True)]
         assert got == want

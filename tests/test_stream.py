@@ -130,6 +130,7 @@ def test_every_problem_of_every_batch_at_once_and_nothing_written(tmp_path, laye
         screen_to_file(src, out, layers=layers_path, batch_rows=7)
     rows = sorted(p.row for p in err.value.problems)
     assert rows == [31, 37]
+    assert {p.source for p in err.value.problems} == {str(src)}  # each names the file, not a batch's frame
     with pytest.raises(ValidationError) as whole:
         screen_run(str(src), layers=layers_path)
     assert sorted(p.row for p in whole.value.problems) == rows  # the rows the whole-file run names
@@ -310,9 +311,9 @@ def test_a_batch_read_short_of_its_range_is_an_error(tmp_path, layers_path, monk
     _sites().to_file(src)
     real = stream.pyogrio.read_dataframe
 
-    def short(*args, **kw):  # the range read loses its first row
+    def short(*args, **kw):  # the second batch's range read (features 8-14) loses its first row
         frame = real(*args, **kw)
-        return frame.iloc[1:] if kw.get("fid_as_index") and "fid" in str(kw.get("where")) else frame
+        return frame.iloc[1:] if kw.get("fid_as_index") and '"fid" >= 8 ' in str(kw.get("where")) else frame
 
     monkeypatch.setattr(stream.pyogrio, "read_dataframe", short)
     with pytest.raises(LayerReadError, match=r"sites\.gpkg: read 6 features where 7 were selected before\.$"):
@@ -409,3 +410,88 @@ def test_a_run_stopped_early_does_not_read_on(monkeypatch):
     time.sleep(0.2)  # a read the pool had started would land by now
     assert reads[:2] == [0, 1] and len(reads) <= 3  # batch 2's read is dropped if not yet started
     assert list(stream._local([], None)) == []
+
+
+def test_the_screening_options_reach_every_batch(tmp_path, layers_path):
+    """An id field of the user's, disturbed limits keyed by it and a CRS assumed for a file without one."""
+    sites = _sites().iloc[:12].rename(columns={"site_id": "PARCEL"})
+    limits = gpd.GeoDataFrame(
+        {"PARCEL": ["s01", "s05", "s09"]},
+        geometry=[square_sqft(50 + 90 * i, 50, 500.0) for i in (1, 5, 9)],
+        crs=CRS,
+    )
+    src, dist = tmp_path / "sites.gpkg", tmp_path / "limits.gpkg"
+    with pytest.warns(UserWarning, match="'crs' was not provided"):
+        sites.set_crs(None, allow_override=True).to_file(src)  # no CRS: --assume-crs gives it
+    limits.to_file(dist)
+    kw = {"id_field": "PARCEL", "assume_crs": CRS}
+    whole = _whole(src, tmp_path / "whole.gpkg", layers_path, disturbed=str(dist), **kw)
+    screen_to_file(src, tmp_path / "s.gpkg", layers=layers_path, disturbed=dist, batch_rows=5, **kw)
+    streamed = _read(tmp_path / "s.gpkg")
+    same(streamed, whole)
+    by_id = streamed.set_index("site_id")
+    assert by_id.loc[["s01", "s05", "s09"], "disturbed_sqft"].tolist() == pytest.approx([500.0] * 3, rel=1e-6)
+    assert (by_id.drop(index=["s01", "s05", "s09"])["disturbed_sqft"] == 0).all()  # limits given: none, none disturbed
+
+
+def test_a_streamed_geopackage_carries_the_whole_file_runs_style(tmp_path, layers_path):
+    """The layer's default style (symbols and field aliases) names the same columns as the whole file's."""
+    import sqlite3
+
+    src = tmp_path / "sites.gpkg"
+    _sites().to_file(src)
+    _whole(src, tmp_path / "whole.gpkg", layers_path)
+    screen_to_file(src, tmp_path / "s.gpkg", layers=layers_path, batch_rows=7)
+
+    def style(path: Path) -> str:
+        with sqlite3.connect(path) as db:
+            return db.execute("SELECT styleQML FROM layer_styles WHERE f_table_name = 'screening'").fetchone()[0]
+
+    assert style(tmp_path / "s.gpkg") == style(tmp_path / "whole.gpkg")
+    assert 'field="findings"' in style(tmp_path / "s.gpkg")
+
+
+def test_screen_job_reads_and_screens_one_batch(tmp_path, layers_path):
+    """What a dask worker runs: one job, read and screened, its rows as the output's table."""
+    from esc_gis.layers import load_layers
+    from esc_gis.profile import load_profile
+    from esc_gis.stream import Context, _jobs, _open_sites, screen_job
+
+    src = tmp_path / "sites.gpkg"
+    _sites().to_file(src)
+    layer, numbers, _ = _open_sites(src, None, None)
+    none = np.zeros(0, dtype=np.int64)
+    jobs = _jobs(src, layer, None, numbers, 7, none, none)
+    prof = load_profile()
+    out = screen_job(jobs[1], Context(load_layers(layers_path, profile=prof), prof, None, {}))
+    assert out.result is not None and out.problems == []
+    assert out.result.column("site_id").to_pylist() == [f"s{i:02d}" for i in range(7, 14)]
+    assert out.kept.tolist() == list(range(7, 14)) and "findings" in out.columns
+
+
+def test_an_error_does_not_wait_for_the_batch_being_read(monkeypatch):
+    """The read under way when a batch fails is dropped, not waited for: the error comes out at once."""
+    import threading
+    import time
+
+    from esc_gis import stream
+
+    release, reading = threading.Event(), threading.Event()
+
+    def read(job, ctx):
+        if job == 1:
+            reading.set()
+            release.wait(10)  # a slow disk
+        return job
+
+    def finish(job, ctx, read_out):
+        assert reading.wait(10)  # batch 1's read is under way (not merely queued) when batch 0 fails
+        raise RuntimeError("the disk is full")
+
+    monkeypatch.setattr(stream, "read_job", read)
+    monkeypatch.setattr(stream, "finish_job", finish)
+    start = time.perf_counter()
+    with pytest.raises(RuntimeError, match="the disk is full"):
+        list(stream._local([0, 1, 2], None))
+    assert time.perf_counter() - start < 5
+    release.set()
