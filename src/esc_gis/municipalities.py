@@ -201,7 +201,7 @@ def screen_by_municipality(
     ProfileError
         As :func:`esc_gis.screening.screen`.
     """
-    from esc_gis.screening import RUN_FINDINGS, _read_inputs, screen_run
+    from esc_gis.screening import RUN_FINDINGS, read_run, screen_run
 
     by = parse_profile_by(profile_by) if isinstance(profile_by, str) else profile_by
     munis = read_layer(by.path, layer=by.layer)
@@ -225,16 +225,8 @@ def screen_by_municipality(
     places = _places(munis, values.map(keys), name_field, str(by.path))
     _check_overlaps(places, profiles, ls, str(by.path))
 
-    inp = _read_inputs(
-        sites,
-        disturbed,
-        crs=ls.crs,
-        assume_crs=assume_crs,
-        id_field=id_field,
-        field_map=field_map,
-        sites_layer=None,
-        disturbed_layer=None,
-        skip_ids=skip_ids,
+    inp = read_run(
+        sites, disturbed, crs=ls.crs, assume_crs=assume_crs, id_field=id_field, field_map=field_map, skip_ids=skip_ids
     )
     site_gdf, dist_gdf = inp.sites, inp.disturbed  # validated, in the measuring CRS, ids as "site_id"
     foot = _footprints(site_gdf, dist_gdf, "site_id")

@@ -196,7 +196,13 @@ class AllSkippedError(LayerReadError):
 
 
 @dataclass
-class _Inputs:
+class ReadRun:
+    """Sites (and disturbed limits) read, validated and in the measuring CRS: a run's first half.
+
+    Made by :func:`read_run` and measured by :func:`measure_run`; a streamed run reads its next
+    batch while this one is measured.
+    """
+
     sites: gpd.GeoDataFrame  # validated, in the measuring CRS
     disturbed: gpd.GeoDataFrame | None
     skipped: gpd.GeoDataFrame  # features of the sites layer that are not sites, in its own CRS
@@ -276,29 +282,48 @@ class _Waters:
     channel_unverified: np.ndarray
 
 
-def _read_inputs(
-    sites: Any,
-    disturbed: Any,
+def read_run(
+    sites: str | os.PathLike[str] | gpd.GeoDataFrame,
+    disturbed: str | os.PathLike[str] | gpd.GeoDataFrame | None = None,
     *,
     crs: CRS,
-    assume_crs: Any,
-    id_field: str,
-    field_map: dict[str, str] | None,
-    sites_layer: str | None,
-    disturbed_layer: str | None,
+    assume_crs: Any | None = None,
+    id_field: str = "site_id",
+    field_map: dict[str, str] | None = None,
+    sites_layer: str | None = None,
+    disturbed_layer: str | None = None,
     sites_where: str | None = None,
     disturbed_where: str | None = None,
     skip_ids: str | None = None,
-    sites_numbers: np.ndarray | None = None,
+    feature_numbers: np.ndarray | None = None,
     sites_name: str | None = None,
-) -> _Inputs:
-    """Read and validate sites and disturbed limits, every problem at once; transform them.
+) -> ReadRun:
+    """Read and validate a run's sites and disturbed limits, every problem at once, and transform them.
 
-    Features the skip rule names (a parcel layer's rights of way, hydrography, ...) are
-    set aside, with their reason, before validation; see :mod:`esc_gis.parcels`.
+    Features the skip rule names (a parcel layer's rights of way, hydrography, ...) are set
+    aside, with their reason, before validation; see :mod:`esc_gis.parcels`. Touches nothing
+    but its arguments, so a streamed run reads its next batch on another thread while an
+    earlier one is measured.
+
+    Parameters
+    ----------
+    sites, disturbed, assume_crs, id_field, field_map, sites_layer, disturbed_layer, sites_where, \
+disturbed_where, skip_ids, feature_numbers, sites_name
+        As for :func:`screen_run`.
+    crs : pyproj.CRS
+        The measuring CRS (the layer set's).
+
+    Returns
+    -------
+    ReadRun
+
+    Raises
+    ------
+    LayerReadError, ValidationError, CRSError
+        As :func:`screen`; AllSkippedError (a LayerReadError) when every feature is skipped.
     """
     raw_sites, s_source, numbers, not_selected = _read(
-        sites, layer=sites_layer, where=sites_where, default="sites", numbers=sites_numbers, name=sites_name
+        sites, layer=sites_layer, where=sites_where, default="sites", numbers=feature_numbers, name=sites_name
     )
     problems: list[Problem] = []
     raw_sites = _with_crs(raw_sites, assume_crs, s_source, problems)
@@ -338,7 +363,7 @@ def _read_inputs(
     warn_if_far_from_zone(table.gdf.total_bounds, table.gdf.crs, crs, what=f"Sites {s_source}")
     if dist_table is not None:
         warn_if_far_from_zone(dist_table.gdf.total_bounds, dist_table.gdf.crs, crs, what=f"Disturbed limits {d_source}")
-    return _Inputs(
+    return ReadRun(
         to_measuring_crs(table.gdf, crs),
         None if dist_table is None else to_measuring_crs(dist_table.gdf, crs),
         skipped,
@@ -364,7 +389,7 @@ def _skipped_table(raw: gpd.GeoDataFrame, skip: np.ndarray, numbers: np.ndarray,
     return gpd.GeoDataFrame(out, geometry=raw.geometry.name, crs=raw.crs)
 
 
-def _measure_disturbance(inp: _Inputs, crs: CRS) -> _Disturbance:
+def _measure_disturbance(inp: ReadRun, crs: CRS) -> _Disturbance:
     """Measure the union of each site's disturbed limits (§ 540-5: overlaps count once); the site without them."""
     site_geoms = inp.sites.geometry.to_numpy()
     n = len(site_geoms)
@@ -683,8 +708,8 @@ sites_where, disturbed_where, skip_ids, progress
     ls = layers if isinstance(layers, LayerSet) else load_layers(None if layers is None else Path(layers), profile=prof)
     read = read_run(
         sites,
-        ls,
-        disturbed=disturbed,
+        disturbed,
+        crs=ls.crs,
         assume_crs=assume_crs,
         id_field=id_field,
         field_map=field_map,
@@ -697,74 +722,6 @@ sites_where, disturbed_where, skip_ids, progress
         sites_name=sites_name,
     )
     return measure_run(read, ls, prof, progress=report)
-
-
-@dataclass(frozen=True)
-class ReadRun:
-    """Sites (and disturbed limits) read, validated and in the measuring CRS: a run's first half.
-
-    Made by :func:`read_run` and measured by :func:`measure_run`; a streamed run reads its next
-    batch while this one is measured.
-    """
-
-    inputs: _Inputs
-
-
-def read_run(
-    sites: str | os.PathLike[str] | gpd.GeoDataFrame,
-    layers: LayerSet,
-    *,
-    disturbed: str | os.PathLike[str] | gpd.GeoDataFrame | None = None,
-    assume_crs: Any | None = None,
-    id_field: str = "site_id",
-    field_map: dict[str, str] | None = None,
-    sites_layer: str | None = None,
-    disturbed_layer: str | None = None,
-    sites_where: str | None = None,
-    disturbed_where: str | None = None,
-    skip_ids: str | None = None,
-    feature_numbers: np.ndarray | None = None,
-    sites_name: str | None = None,
-) -> ReadRun:
-    """Read and validate a run's sites and disturbed limits, every problem at once, and transform them.
-
-    Touches nothing of ``layers`` but its measuring CRS, so it can run on another thread
-    while an earlier batch is measured.
-
-    Parameters
-    ----------
-    sites, disturbed, assume_crs, id_field, field_map, sites_layer, disturbed_layer, sites_where, \
-disturbed_where, skip_ids, feature_numbers, sites_name
-        As for :func:`screen_run`.
-    layers : LayerSet
-        The layer set the run is measured with (its ``crs`` only is read).
-
-    Returns
-    -------
-    ReadRun
-
-    Raises
-    ------
-    LayerReadError, ValidationError, CRSError
-        As :func:`screen`; AllSkippedError (a LayerReadError) when every feature is skipped.
-    """
-    return ReadRun(
-        _read_inputs(
-            sites,
-            disturbed,
-            crs=layers.crs,
-            assume_crs=assume_crs,
-            id_field=id_field,
-            field_map=field_map,
-            sites_layer=sites_layer,
-            disturbed_layer=disturbed_layer,
-            sites_where=sites_where,
-            disturbed_where=disturbed_where,
-            skip_ids=skip_ids,
-            sites_numbers=feature_numbers,
-            sites_name=sites_name,
-        )
-    )
 
 
 def measure_run(
@@ -782,7 +739,7 @@ def measure_run(
         As :func:`screen`.
     """
     report = progress or (lambda stage, frac: None)
-    ls, prof, inp = layers, profile, read.inputs
+    ls, prof, inp = layers, profile, read
     crs: CRS = ls.crs
     gdf = inp.sites
     site_geoms = gdf.geometry.to_numpy()

@@ -245,7 +245,7 @@ def read_job(job: Job, ctx: Context) -> ReadRun | BatchOut:
     try:
         return read_run(
             frame,
-            ctx.layers,
+            crs=ctx.layers.crs,
             disturbed=_limits_for(ctx.disturbed, frame, ctx.kwargs.get("id_field", "site_id")),
             feature_numbers=job.numbers,
             sites_name=str(job.src),
