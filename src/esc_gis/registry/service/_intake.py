@@ -7,7 +7,7 @@ transaction.
 
 from __future__ import annotations
 
-__all__ = ["Intake"]
+__all__ = ["Intake", "screening_differs"]
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -31,7 +31,6 @@ from esc_gis.registry.service._core import (
     _KINDS,
     _MEASURED,
     _PERMIT_FIELDS,
-    EXEMPT_ACTIVITY,
     ISSUED,
     RegistryBase,
     _as_multi,
@@ -44,8 +43,13 @@ from esc_gis.registry.store.backend import now_utc
 class Intake(RegistryBase):
     """Adding permits: :meth:`add`, :meth:`add_many`, :meth:`import_frame`."""
 
-    def add(self, application: Application, *, who: str | None = None) -> str:
+    def add(
+        self, application: Application, *, who: str | None = None, context: Sequence[Application] = ()
+    ) -> str:
         """Add one application; return its permit number.
+
+        ``context``: the other sites of the screening it came from, for its common plan (see
+        :meth:`add_many`).
 
         Raises
         ------
@@ -53,7 +57,7 @@ class Intake(RegistryBase):
             With every problem in the application (dates, parties, geometry, a site outside
             the Village, a number already taken).
         """
-        return self.add_many([application], who=who)[0]
+        return self.add_many([application], who=who, context=context)[0]
 
     def add_many(
         self,
@@ -63,8 +67,13 @@ class Intake(RegistryBase):
         source: str = "application",
         kind: str = "received",
         prior: Sequence[Problem] = (),
+        context: Sequence[Application] = (),
     ) -> list[str]:
         """Add applications in one transaction: all of them, or, on any problem, none.
+
+        ``context`` holds sites measured with them but not added: the rest of the screening
+        they came from, so a common plan adds up over the plan-mates the screening added up
+        (the registry's own permits on the plan are always added in).
 
         Returns
         -------
@@ -86,7 +95,7 @@ class Intake(RegistryBase):
         problems, drawn = self._check_applications(applications, source)
         problems = [*(prior or []), *problems]
         # Measured even when other fields are bad, so one run reports every problem.
-        measured = self._measure(applications, source, problems) if drawn else []
+        measured = self._measure(applications, source, problems, context) if drawn else []
         if problems:
             raise ValidationError(problems)
         now = now_utc()
@@ -156,36 +165,56 @@ class Intake(RegistryBase):
                 seen.setdefault(a.permit_number, i)
         return problems, drawn
 
-    def _measure(self, apps: Sequence[Application], source: str, problems: list[Problem]) -> list[dict[str, Any]]:
-        """Measure every application with the screening engine (in the registry's CRS).
+    def _measure(
+        self,
+        apps: Sequence[Application],
+        source: str,
+        problems: list[Problem],
+        context: Sequence[Application] = (),
+    ) -> list[dict[str, Any]]:
+        """Measure and decide every application with the screening function (in the registry's CRS).
 
-        A site on a common plan (``plan_id``) is screened together with the registry's other
-        permits on that plan, so it is decided on the plan's total disturbance, as screening
-        decides (§ 540-5 CONSTRUCTION SITE). Agricultural-activity area is exempt
-        (§ 540-4A(2)) and never counts toward a plan's total: such sites are screened without
-        their plan. The plan members' new decisions come back under ``"members"`` (first
-        row's dict) for :meth:`_insert` to record.
+        The registry takes no decision of its own (issue 34): each application goes to
+        :func:`esc_gis.screening.screen` with the contract fields a screening reads (``plan_id``,
+        ``activity``, ``state_agency``, ``npdes_exempt``) and its disturbed limits, so
+        jurisdiction (§ 540-4B), the state-agency exclusion (§ 540-4C), the exemptions
+        (§ 540-4A(2), (3)), the thresholds and the common plan are the screening's. A site on a
+        common plan (``plan_id``) is screened together with the registry's other permits on that
+        plan, and with ``context`` (the rest of the screening it came from: its plan-mates not
+        yet in the registry), so it is decided on the plan's total disturbance as the screening
+        decided it (§ 540-5 CONSTRUCTION SITE); overlapping limits count once. A site the
+        article does not reach (outside, a state agency's, agricultural or silviculture
+        activity) is a problem: it takes no permit. The plan members' new decisions come back
+        under ``"members"`` (first row's dict) for :meth:`_insert` to record.
         """
         from esc_gis.screening import screen
 
         n = len(apps)
-        site = self._to_registry_crs([a.site for a in apps], [a.crs for a in apps])
-        has = np.array([a.disturbed is not None for a in apps], dtype=bool)
-        limits = self._to_registry_crs(
-            [a.disturbed for a in apps if a.disturbed is not None], [a.crs for a in apps if a.disturbed is not None]
-        )
         plans = sorted({a.plan_id for a in apps if a.plan_id})
         members = self._plan_members(plans)
-        ids = np.array([f"r{i}" for i in range(n)] + [f"e{k}" for k in range(len(members))], dtype=object)
-        activity = [a.activity or "construction" for a in apps] + [m.activity or "construction" for m in members]
-        plan_ids = [a.plan_id for a in apps] + [m.plan_id for m in members]
-        counted = [
-            p if str(act).strip().lower() != EXEMPT_ACTIVITY else None
-            for p, act in zip(plan_ids, activity, strict=True)
-        ]
+        mates = [c for c in context if c.plan_id in plans]
+        others = [*apps, *mates]
+        site = self._to_registry_crs([a.site for a in others], [a.crs for a in others])
+        has = np.array([a.disturbed is not None for a in others], dtype=bool)
+        limits = self._to_registry_crs(
+            [a.disturbed for a in others if a.disturbed is not None], [a.crs for a in others if a.disturbed is not None]
+        )
+        everyone = [*others, *members]
+        ids = np.array(
+            [f"r{i}" for i in range(n)] + [f"c{k}" for k in range(len(mates))] + [f"e{k}" for k in range(len(members))],
+            dtype=object,
+        )
         geoms = np.concatenate([site, np.array([m.site for m in members], dtype=object)])
+        # Flags a permit in the registry does not store are False: a state agency's site is never
+        # added, and an NPDES-exempt plan-mate is re-decided without its exemption (see the report).
         sites = gpd.GeoDataFrame(
-            {"site_id": ids, "plan_id": pd.Series(counted, dtype=object), "activity": activity},
+            {
+                "site_id": ids,
+                "plan_id": pd.Series([a.plan_id for a in everyone], dtype=object),
+                "activity": [a.activity or "construction" for a in everyone],
+                "state_agency": [bool(getattr(a, "state_agency", False)) for a in everyone],
+                "npdes_exempt": [bool(getattr(a, "npdes_exempt", False)) for a in everyone],
+            },
             geometry=geoms,
             crs=self.crs,
         )
@@ -193,9 +222,10 @@ class Intake(RegistryBase):
         # A permit without disturbed limits is decided on its whole site (as `permits add`
         # without --disturbed is), so once any site has limits, the others' sites stand in.
         d_geoms = np.array(geoms, dtype=object)
-        d_geoms[:n][has] = limits
+        k = len(others)
+        d_geoms[:k][has] = limits
         m_has = np.array([m.disturbed is not None for m in members], dtype=bool)
-        d_geoms[n:][m_has] = [m.disturbed for m in members if m.disturbed is not None]
+        d_geoms[k:][m_has] = [m.disturbed for m in members if m.disturbed is not None]
         any_limits = bool(has.any() or m_has.any())
         disturbed = gpd.GeoDataFrame({"site_id": ids}, geometry=d_geoms, crs=self.crs) if any_limits else None
         try:
@@ -206,19 +236,16 @@ class Intake(RegistryBase):
                     source, int(p.site_id[1:]) + 1 if p.site_id and p.site_id[:1] == "r" else p.row, p.message, p.fix
                 )
                 for p in exc.problems
+                if not (p.site_id and p.site_id[:1] in "ce")  # the context's own rows were read before
             )
             return []
-        outside = np.flatnonzero(out["jurisdiction"].to_numpy()[:n] == "outside")
-        f = self.profile.finding("registry_outside_jurisdiction")
-        problems.extend(
-            Problem(source, int(i) + 1, f"{f.message} ({f.section})", "check the site's location and CRS.")
-            for i in outside
-        )
-        site_multi = [_as_multi(g) for g in site]
+        problems.extend(_not_governed(out.iloc[:n], source, self.profile, apps))
+        site_multi = [_as_multi(g) for g in site[:n]]
         dist_multi: list[Any] = [None] * n
         for i, g in zip(np.flatnonzero(has), limits, strict=True):
-            dist_multi[i] = _as_multi(g)
-        site_sqft = np.asarray(_area_sqft(gpd.GeoSeries(site, crs=self.crs)))
+            if i < n:
+                dist_multi[i] = _as_multi(g)
+        site_sqft = np.asarray(_area_sqft(gpd.GeoSeries(site[:n], crs=self.crs)))
         rows_ = list(out.itertuples(index=False))
         measured = [
             {
@@ -232,7 +259,7 @@ class Intake(RegistryBase):
             for i, r in enumerate(rows_[:n])
         ]
         if measured:
-            measured[0]["members"] = [(m, _decision(r)) for m, r in zip(members, rows_[n:], strict=True)]
+            measured[0]["members"] = [(m, _decision(r)) for m, r in zip(members, rows_[k:], strict=True)]
         return measured
 
     def _plan_members(self, plans: Sequence[str]) -> list[Permit]:
@@ -252,11 +279,15 @@ class Intake(RegistryBase):
         who: str | None = None,
         fields: Mapping[str, str] | None = None,
         received_on: date | None = None,
+        disturbed_id: str | None = None,
+        context: Sequence[Application] = (),
     ) -> list[str]:
         """Import a layer of permits (:mod:`esc_gis.registry.service.imports`) in one transaction.
 
         ``fields`` maps import columns to the layer's (``{"site_address": "ADDRESS"}``);
-        ``received_on`` is the day of every row without its own (a screening output has none).
+        ``received_on`` is the day of every row without its own (a screening output has none);
+        ``disturbed_id`` names the layer's column that keys ``disturbed`` (default
+        ``permit_number``); ``context``: the screening's rows not imported (see :meth:`add_many`).
 
         Raises
         ------
@@ -266,11 +297,16 @@ class Intake(RegistryBase):
         from esc_gis.registry.service.imports import applications_from_frame
 
         apps, problems = applications_from_frame(
-            frame, source=source, disturbed=disturbed, fields=fields, received_on=received_on
+            frame,
+            source=source,
+            disturbed=disturbed,
+            fields=fields,
+            received_on=received_on,
+            disturbed_id=disturbed_id,
         )
         if not apps:
             raise ValidationError(problems or [Problem(source, None, "has no rows.", "export the permits again.")])
-        return self.add_many(apps, who=who, source=source, kind="imported", prior=problems)
+        return self.add_many(apps, who=who, source=source, kind="imported", prior=problems, context=context)
 
     def _insert(
         self,
@@ -314,10 +350,16 @@ class Intake(RegistryBase):
                 (number, p.role, p.name.strip(), p.organization, p.phone, p.email, p.address) for p in app.parties
             ]
             plan = f", {m['plan_disturbed_sqft']:,.0f} sq ft over common plan {app.plan_id}" if app.plan_id else ""
+            screened = (
+                f"; ITS SCREENING MEASURED {app.screened_disturbed_sqft:,.0f} sq ft of disturbed limits"
+                if screening_differs(app.screened_disturbed_sqft, m["disturbed_sqft"])
+                else ""
+            )
+            flags = "; marked NPDES-exempt" if app.npdes_exempt else ""
             detail = (
                 f"{m['disturbed_sqft']:,.0f} sq ft disturbed{plan} (measured"
-                f"{'' if m['disturbed'] is not None else ' on the whole site: no disturbed limits given'}); "
-                f"screening: permit {m['permit_decision']}"
+                f"{'' if m['disturbed'] is not None else ' on the whole site: no disturbed limits given'}"
+                f"{screened}); screening: permit {m['permit_decision']}{flags}"
             )
             e = Event(now, who, kind, None, app.status, app.received_on, None, detail)
             events.append(self._event_row(number, e))
@@ -367,6 +409,49 @@ class Intake(RegistryBase):
             self._event(
                 cur, p.permit_number, Event(now, who, "remeasured", None, None, None, None, detail), fields=changes
             )
+
+
+#: How far (sq ft) a permit's measured area may be from its screening's before it is called
+#: different: both are measured by one function in one CRS, so only rounding separates them.
+_SAME_SQFT = 0.5
+
+
+def screening_differs(screened_sqft: float | None, disturbed_sqft: float) -> bool:
+    """Whether a permit measured ``disturbed_sqft`` where its screening measured ``screened_sqft``.
+
+    The one test behind the history note :meth:`Intake._insert` writes and the warning
+    :func:`esc_gis.registry.service.imports.screening_differences` gives (issue 34): typically
+    a permit measured on its whole site while its screening measured disturbed limits.
+    """
+    s = screened_sqft
+    return s is not None and not np.isnan(s) and abs(float(disturbed_sqft) - float(s)) > _SAME_SQFT
+
+
+def _not_governed(out: pd.DataFrame, source: str, profile: Any, apps: Sequence[Application]) -> list[Problem]:
+    """Return a problem for each screened site the article does not reach: it takes no permit.
+
+    The screening decided it (``permit`` is ``not_applicable``); the reason is the screening's
+    own finding (§ 540-4B outside, § 540-4C a state agency, § 540-4A(2) agricultural or
+    silviculture activity), so the refusal says what `esc-gis screen` says of the site.
+    """
+    import json
+
+    problems = []
+    outside = profile.finding("registry_outside_jurisdiction")
+    for i, r in enumerate(out.itertuples(index=False)):
+        if r.permit != "not_applicable":
+            continue
+        if r.jurisdiction == "outside":
+            message, fix = f"{outside.message} ({outside.section})", "check the site's location and CRS."
+        else:
+            # The finding that excluded it: jurisdiction_* says where it lies, which is not the reason.
+            why = [f for f in json.loads(r.findings) if not str(f["code"]).startswith("jurisdiction_")]
+            reason = "; ".join(f"{f['message']} ({f['section']})" for f in why) or str(r.applicability)
+            f = profile.finding("registry_not_governed", reason=reason)
+            # The reason carries its own section, which says more than the finding's own (§ 540-4).
+            message, fix = f.message, "check the site's activity and state_agency; take no permit."
+        problems.append(Problem(source, i + 1, message, fix, apps[i].permit_number))
+    return problems
 
 
 def _decision(r: Any) -> dict[str, Any]:
