@@ -237,6 +237,22 @@ def _warn(lines: list[str]) -> None:
         click.echo(f"WARNING: {line}", err=True)
 
 
+def _limits_layer(path: str, assume_crs: str | None, site_id: str | None) -> tuple[Any, Any]:
+    """Return the disturbed limits of a layer (its one polygon, or the one keyed by ``site_id``) and their CRS."""
+    from esc_gis.crs import assign_crs
+    from esc_gis.io import read_layer
+    from esc_gis.registry.service.imports import pick_site
+
+    if site_id is not None:
+        one = assign_crs(pick_site(path, site_id=site_id), assume_crs=assume_crs, source=path)
+        return one.geometry.iloc[0], one.crs
+    gdf = assign_crs(read_layer(path), assume_crs=assume_crs, source=path)
+    if len(gdf) != 1:
+        fix = "give a layer with the one disturbed-limits polygon, or pick it with --site-id ID (keyed by site_id)."
+        raise ValidationError([Problem(path, None, f"has {len(gdf)} features; one polygon is expected.", fix)])
+    return gdf.geometry.iloc[0], gdf.crs
+
+
 def _disturbed_polygon(path: str, assume_crs: str | None, crs: Any, site_id: str | None) -> Any:
     """Return the disturbed limits: a layer's one polygon, or with a site id the one keyed by it (many)."""
     from esc_gis.crs import assign_crs
@@ -429,6 +445,17 @@ def list_(registry: str, status: tuple[str, ...], layers_path: str | None) -> No
     default=None,
     help="Record the permit holder's site inspection on this day (YYYY-MM-DD; its report kept at the site).",
 )
+@click.option(
+    "--disturbed",
+    "disturbed_path",
+    type=VECTOR,
+    default=None,
+    help="Measure an undecided application again on these disturbed limits (one polygon, or with --site-id the "
+    "one keyed by site_id): its area and decision change, with a history event.",
+)
+@click.option("--site-id", default=None, help="The limits' site_id in a --disturbed layer of many.")
+@click.option("--reasons", default=None, help="Why the limits are measured again (kept in the history).")
+@assume_crs_option("CRS of a --disturbed layer that has none (e.g. EPSG:7594).")
 @_LAYERS
 @_WHO
 def update(
@@ -444,10 +471,20 @@ def update(
     resumed: str | None,
     stockpile_since: str | None,
     inspected: str | None,
+    disturbed_path: str | None,
+    site_id: str | None,
+    reasons: str | None,
+    assume_crs: str | None,
     layers_path: str | None,
     who: str | None,
 ) -> None:
-    """Update permit NUMBER of REGISTRY."""
+    """Update permit NUMBER of REGISTRY.
+
+    --disturbed measures an application the office has not yet decided on new limits: once
+    decided, the limits are the approved plan's, and a change is a plan amendment (permits amend).
+    """
+    if (site_id or reasons) and disturbed_path is None:
+        raise click.UsageError("--site-id and --reasons go with --disturbed.")
     texts = (("site_address", site_address), ("parcel_id", parcel_id), ("legal_description", legal_description))
     changes: dict[str, Any] = {k: v for k, v in texts if v is not None}
     for key, raw in (
@@ -461,8 +498,13 @@ def update(
             changes[key] = _date(raw, key)
     if start_notice is not None:
         changes["start_notice_at"] = _time(start_notice, "start-notice")  # a time: the notice clock runs in hours
+    day = _date(inspected, "inspected")
     with _open(registry, layers_path) as reg:
-        p = reg.update(number, who=who, inspected_on=_date(inspected, "inspected"), **changes)
+        if disturbed_path is not None:
+            limits, crs = _limits_layer(disturbed_path, assume_crs, site_id)
+            p = reg.remeasure(number, limits, crs, reasons=reasons, who=who)
+        if changes or day is not None or disturbed_path is None:
+            p = reg.update(number, who=who, inspected_on=day, **changes)
     click.echo(_describe(p))
 
 

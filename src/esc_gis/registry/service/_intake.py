@@ -37,6 +37,10 @@ from esc_gis.registry.service._core import (
     _who,
 )
 from esc_gis.registry.service._numbering import assign_numbers, taken_numbers
+
+#: The states of an application the office has not yet decided (§ 540-8C(1)-(4)): received,
+#: waiting for information asked for, under review. Its disturbed limits may be measured anew.
+UNDECIDED = ("application_received", "incomplete", "under_review")
 from esc_gis.registry.store.backend import now_utc
 
 
@@ -171,6 +175,8 @@ class Intake(RegistryBase):
         source: str,
         problems: list[Problem],
         context: Sequence[Application] = (),
+        *,
+        remeasured: str | None = None,
     ) -> list[dict[str, Any]]:
         """Measure and decide every application with the screening function (in the registry's CRS).
 
@@ -185,13 +191,15 @@ class Intake(RegistryBase):
         decided it (§ 540-5 CONSTRUCTION SITE); overlapping limits count once. A site the
         article does not reach (outside, a state agency's, agricultural or silviculture
         activity) is a problem: it takes no permit. The plan members' new decisions come back
-        under ``"members"`` (first row's dict) for :meth:`_insert` to record.
+        under ``"members"`` (first row's dict) for :meth:`_insert` to record. ``remeasured``
+        names the registry permit ``apps`` holds anew (:meth:`remeasure`).
         """
         from esc_gis.screening import screen
 
         n = len(apps)
         plans = sorted({a.plan_id for a in apps if a.plan_id})
-        members = self._plan_members(plans)
+        # A permit remeasured is one of the applications: its old limits are not a plan-mate.
+        members = [m for m in self._plan_members(plans) if m.permit_number != remeasured]
         mates = [c for c in context if c.plan_id in plans]
         others = [*apps, *mates]
         site = self._to_registry_crs([a.site for a in others], [a.crs for a in others])
@@ -205,15 +213,15 @@ class Intake(RegistryBase):
             dtype=object,
         )
         geoms = np.concatenate([site, np.array([m.site for m in members], dtype=object)])
-        # Flags a permit in the registry does not store are False: a state agency's site is never
-        # added, and an NPDES-exempt plan-mate is re-decided without its exemption (see the report).
+        # A permit's flags are facts of its history (its received event); a state agency's site
+        # is never added, so only npdes_exempt is ever found there.
         sites = gpd.GeoDataFrame(
             {
                 "site_id": ids,
                 "plan_id": pd.Series([a.plan_id for a in everyone], dtype=object),
                 "activity": [a.activity or "construction" for a in everyone],
-                "state_agency": [bool(getattr(a, "state_agency", False)) for a in everyone],
-                "npdes_exempt": [bool(getattr(a, "npdes_exempt", False)) for a in everyone],
+                "state_agency": [_flag(a, "state_agency") for a in everyone],
+                "npdes_exempt": [_flag(a, "npdes_exempt") for a in everyone],
             },
             geometry=geoms,
             crs=self.crs,
@@ -261,6 +269,121 @@ class Intake(RegistryBase):
         if measured:
             measured[0]["members"] = [(m, _decision(r)) for m, r in zip(members, rows_[k:], strict=True)]
         return measured
+
+    def remeasure(
+        self,
+        permit_number: str,
+        disturbed: Any,
+        crs: Any,
+        *,
+        reasons: str | None = None,
+        who: str | None = None,
+    ) -> Permit:
+        """Measure an application again on new disturbed limits, and decide it again.
+
+        The limits go to the screening function with the permit's site, common plan, activity
+        and flags, as at intake; the area, the plan's total and the decision change with a
+        ``remeasured`` history event that says what changed and why (``reasons``), and the
+        plan's other permits are decided again on the new total. Only while the application
+        is undecided (received, incomplete, under review): the office decides on the
+        application and its plan (§ 540-8C(1)-(3)); once decided, the limits are the approved
+        plan's, and changing them is an amendment of the plan that needs the office's written
+        permission first (§ 540-8E(2), § 540-9B: ``permits amend``). Reading: the profile's
+        ``registry_remeasure_decided`` (``interpretation``).
+
+        Parameters
+        ----------
+        permit_number : str
+        disturbed : shapely Polygon or MultiPolygon
+            The new disturbed limits, in ``crs``.
+        crs : Any
+            Their CRS (anything pyproj accepts).
+        reasons : str, optional
+            Why (a revised plan, a measurement corrected); kept in the history.
+        who : str, optional
+
+        Returns
+        -------
+        Permit
+            As it is now.
+
+        Raises
+        ------
+        PermitNotFoundError
+        ValidationError
+            If the application is decided, the limits are not polygons, or the screening
+            finds the site outside the article's reach (it then takes no permit).
+        """
+        who = _who(who)
+        p = self.get(permit_number)
+        if p.status not in UNDECIDED:
+            f = self.profile.finding("registry_remeasure_decided", status=p.status)
+            raise ValidationError(
+                [
+                    Problem(
+                        permit_number,
+                        None,
+                        f"{f.message} ({f.section})",
+                        "record the amended plan with `esc-gis permits amend`; limits stay as approved.",
+                    )
+                ]
+            )
+        limits = self._to_registry_crs([disturbed], [crs])[0] if disturbed is not None and crs is not None else disturbed
+        app = Application(
+            p.site_address,
+            p.received_on,
+            p.site,
+            self.crs,
+            disturbed=limits,
+            permit_number=permit_number,
+            plan_id=p.plan_id,
+            activity=p.activity,
+            npdes_exempt=_flag(p, "npdes_exempt"),
+        )
+        problems: list[Problem] = []
+        source = f"permit {permit_number}"
+        if not _check_geometry(app, lambda m, f: problems.append(Problem(source, None, m, f, permit_number))):
+            raise ValidationError(problems)
+        measured = self._measure([app], source, problems, remeasured=permit_number)
+        if problems:
+            raise ValidationError(problems)
+        m = measured[0]
+        now = now_utc()
+        b = self.backend
+        with b.write() as cur:
+            locked = self._locked(cur, permit_number)
+            if locked.status not in UNDECIDED:  # decided while it was being measured
+                raise ValidationError([Problem(source, None, f"the application is now {locked.status}.", "try again.")])
+            changes = {k: m[k] for k in _MEASURED if getattr(locked, k) != m[k]}
+            if changes:
+                self._set(cur, permit_number, changes)
+            geom = b.dump_geom(m["disturbed"])
+            if locked.disturbed is None:
+                cur.execute(
+                    f"INSERT INTO disturbed_limits (permit_number, geom) VALUES ({b.ph}, {b.geom_param()})",
+                    (permit_number, geom),
+                )
+            else:
+                cur.execute(
+                    f"UPDATE disturbed_limits SET geom = {b.geom_param()} WHERE permit_number = {b.ph}",
+                    (geom, permit_number),
+                )
+            was = (
+                f" (was {locked.disturbed_sqft:,.0f} sq ft"
+                f"{', on the whole site' if locked.disturbed is None else ''}"
+                f"{f', permit {locked.permit_decision}' if locked.permit_decision != m['permit_decision'] else ''})"
+            )
+            plan = f", {m['plan_disturbed_sqft']:,.0f} sq ft over common plan {p.plan_id}" if p.plan_id else ""
+            why = f"; reasons: {reasons.strip()}" if reasons and reasons.strip() else ""
+            detail = (
+                f"new disturbed limits: {m['disturbed_sqft']:,.0f} sq ft disturbed{plan} (measured){was}; "
+                f"screening: permit {m['permit_decision']}{why}"
+            )
+            self._event(
+                cur, permit_number, Event(now, who, "remeasured", None, None, None, None, detail), fields=changes
+            )
+            self._redecide_members(cur, m.get("members", []), who, now)
+        return self.get(permit_number)
 
     def _plan_members(self, plans: Sequence[str]) -> list[Permit]:
         """Return the registry's permits on any of ``plans`` (common plans of development or sale)."""
@@ -355,15 +478,18 @@ class Intake(RegistryBase):
                 if screening_differs(app.screened_disturbed_sqft, m["disturbed_sqft"])
                 else ""
             )
-            flags = "; marked NPDES-exempt" if app.npdes_exempt else ""
+            exempt = "; marked NPDES-exempt" if app.npdes_exempt else ""
             detail = (
                 f"{m['disturbed_sqft']:,.0f} sq ft disturbed{plan} (measured"
                 f"{'' if m['disturbed'] is not None else ' on the whole site: no disturbed limits given'}"
-                f"{screened}); screening: permit {m['permit_decision']}{flags}"
+                f"{screened}); screening: permit {m['permit_decision']}{exempt}"
             )
             e = Event(now, who, kind, None, app.status, app.received_on, None, detail)
             events.append(self._event_row(number, e))
             started = record["started_at"]
+            # The exemption is a fact of the application the permits table has no column for:
+            # the received event keeps it, and the fold gives it back to a later re-decision.
+            flags = {"fields": {"npdes_exempt": True}} if app.npdes_exempt else {}
             history.append(
                 typed(
                     number,
@@ -371,6 +497,7 @@ class Intake(RegistryBase):
                     when=started,
                     issued_on=record["issued_on"] if record["decided_on"] else None,
                     started_at=started,
+                    **flags,
                 )
             )
         cols = ", ".join(f'"{c}"' for c in _PERMIT_FIELDS)
@@ -409,6 +536,13 @@ class Intake(RegistryBase):
             self._event(
                 cur, p.permit_number, Event(now, who, "remeasured", None, None, None, None, detail), fields=changes
             )
+
+
+def _flag(a: Application | Permit, name: str) -> bool:
+    """Return an application's flag, or a registry permit's from its history (False if never set)."""
+    if isinstance(a, Application):
+        return bool(getattr(a, name))
+    return bool(a.state.fields.get(name, False)) if a.state is not None else False
 
 
 #: How far (sq ft) a permit's measured area may be from its screening's before it is called
