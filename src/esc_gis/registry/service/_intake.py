@@ -385,6 +385,47 @@ class Intake(RegistryBase):
             self._redecide_members(cur, m.get("members", []), who, now)
         return self.get(permit_number)
 
+    def decide_screened(self, one: gpd.GeoDataFrame, rest: gpd.GeoDataFrame, source: str) -> dict[str, Any]:
+        """Decide one site of a screening output as intake decides it, without adding it.
+
+        Its limits, plan, activity and flags as the screening recorded them go to the screening
+        function with its plan-mates (``rest``, the screening's other rows) and the registry's
+        permits on its plan, under the registry's layers and profile: the one decision that
+        `permits add` would take (`permits enforce --site-layer`, issue 34).
+
+        Returns
+        -------
+        dict
+            ``disturbed_sqft``, ``plan_disturbed_sqft``, ``permit_decision``, ``standards``,
+            ``sediment_standard`` and the rest :meth:`_measure` gives.
+
+        Raises
+        ------
+        ValidationError
+            If the row cannot be read, or the article does not reach the site (outside, a state
+            agency's, agricultural or silviculture activity), with the screening's reason.
+        """
+        from esc_gis.registry.service.imports import plan_mates, screened_site
+
+        facts = screened_site(one, source)
+        app = Application(
+            "",
+            None,
+            one.geometry.iloc[0],
+            one.crs,
+            disturbed=facts["disturbed"],
+            plan_id=facts["plan_id"],
+            activity=facts["activity"],
+            state_agency=facts["state_agency"],
+            npdes_exempt=facts["npdes_exempt"],
+        )
+        problems: list[Problem] = []
+        context = plan_mates(rest, [app.plan_id]) if app.plan_id else []
+        measured = self._measure([app], source, problems, context)
+        if problems or not measured:
+            raise ValidationError(problems or [Problem(source, None, "the site cannot be measured.", "re-screen it.")])
+        return measured[0]
+
     def _plan_members(self, plans: Sequence[str]) -> list[Permit]:
         """Return the registry's permits on any of ``plans`` (common plans of development or sale)."""
         if not plans:
