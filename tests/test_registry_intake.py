@@ -110,7 +110,7 @@ def test_the_screening_output_carries_its_measured_limits_in_every_format(screen
         text = str(frame.loc["S02", "disturbed_limits"])
         assert text.startswith("SRID=7594;POLYGON"), (fmt, text[:40])
         geom = screened_limits(text, None, CRS)
-        assert geom.area * 1.0000043 ** 2 == pytest.approx(4800, rel=1e-4)  # US survey feet
+        assert geom.area * 1.0000043**2 == pytest.approx(4800, rel=1e-4)  # US survey feet
         assert float(frame.loc["S02", "disturbed_sqft"]) == pytest.approx(4800, abs=0.5)
     with pytest.raises(ValueError, match="not an EPSG code"):
         screened_limits("SRID=x;POINT (1 2)", None, CRS)
@@ -404,8 +404,12 @@ def test_remeasuring_redecides_the_plan_and_is_refused_once_decided(reg) -> None
     authority prior to any modification ... of the erosion and sediment control plan." Read: the
     limits may be measured anew until the decision; after it, a change is a plan amendment."""
     site_a, site_b = square_sqft(100, 1000, 18000), square_sqft(400, 1000, 18000)
-    a = reg.add(Application("1 A St", date(2026, 11, 2), site_a, CRS, disturbed=square_sqft(110, 1010, 2500), plan_id="P"))
-    b = reg.add(Application("2 B St", date(2026, 11, 2), site_b, CRS, disturbed=square_sqft(410, 1010, 1000), plan_id="P"))
+    a = reg.add(
+        Application("1 A St", date(2026, 11, 2), site_a, CRS, disturbed=square_sqft(110, 1010, 2500), plan_id="P")
+    )
+    b = reg.add(
+        Application("2 B St", date(2026, 11, 2), site_b, CRS, disturbed=square_sqft(410, 1010, 1000), plan_id="P")
+    )
     assert reg.get(a).permit_decision == "not_required"  # 3,500 sq ft over the plan
     # B at 1,499.99 sq ft: the plan 3,999.99, just under 4,000 ("4,000 square feet or greater").
     # The new limits lie apart from the old: the old are replaced, not added to the plan.
@@ -418,7 +422,14 @@ def test_remeasuring_redecides_the_plan_and_is_refused_once_decided(reg) -> None
     # The site stays its own: B's old limits are not counted with its new ones.
     assert reg.get(b).disturbed_sqft == pytest.approx(1500.0, abs=0.01)
     decided = reg.add(
-        Application("3 C St", date(2026, 11, 2), square_sqft(700, 1000, 9000), CRS, status="approved", issued_on=date(2026, 11, 3))
+        Application(
+            "3 C St",
+            date(2026, 11, 2),
+            square_sqft(700, 1000, 9000),
+            CRS,
+            status="approved",
+            issued_on=date(2026, 11, 3),
+        )
     )
     with pytest.raises(ValidationError, match=r"is decided \(approved\); reading: .*written permission.*§ 540-8E\(2\)"):
         reg.remeasure(decided, square_sqft(710, 1010, 1000), CRS, reasons="smaller")

@@ -525,8 +525,7 @@ def update(
     "--disturbed-id",
     default=None,
     metavar="FIELD",
-    help="Key --disturbed by this column of both layers (e.g. site_id of a screening output) instead of "
-    "permit_number.",
+    help="Key --disturbed by this column of both layers (e.g. site_id of a screening output) instead of permit_number.",
 )
 @click.option(
     "--field",

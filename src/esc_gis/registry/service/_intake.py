@@ -37,19 +37,17 @@ from esc_gis.registry.service._core import (
     _who,
 )
 from esc_gis.registry.service._numbering import assign_numbers, taken_numbers
+from esc_gis.registry.store.backend import now_utc
 
 #: The states of an application the office has not yet decided (§ 540-8C(1)-(4)): received,
 #: waiting for information asked for, under review. Its disturbed limits may be measured anew.
 UNDECIDED = ("application_received", "incomplete", "under_review")
-from esc_gis.registry.store.backend import now_utc
 
 
 class Intake(RegistryBase):
     """Adding permits: :meth:`add`, :meth:`add_many`, :meth:`import_frame`."""
 
-    def add(
-        self, application: Application, *, who: str | None = None, context: Sequence[Application] = ()
-    ) -> str:
+    def add(self, application: Application, *, who: str | None = None, context: Sequence[Application] = ()) -> str:
         """Add one application; return its permit number.
 
         ``context``: the other sites of the screening it came from, for its common plan (see
@@ -207,7 +205,7 @@ class Intake(RegistryBase):
         limits = self._to_registry_crs(
             [a.disturbed for a in others if a.disturbed is not None], [a.crs for a in others if a.disturbed is not None]
         )
-        everyone = [*others, *members]
+        everyone: list[Application | Permit] = [*others, *members]
         ids = np.array(
             [f"r{i}" for i in range(n)] + [f"c{k}" for k in range(len(mates))] + [f"e{k}" for k in range(len(members))],
             dtype=object,
@@ -239,13 +237,16 @@ class Intake(RegistryBase):
         try:
             out = screen(sites, disturbed=disturbed, layers=self.layers, profile=self.profile)
         except ValidationError as exc:
-            problems.extend(
-                Problem(
-                    source, int(p.site_id[1:]) + 1 if p.site_id and p.site_id[:1] == "r" else p.row, p.message, p.fix
+            for p in exc.problems:
+                own = bool(p.site_id) and str(p.site_id)[:1] == "r"
+                # A plan-mate's problem (the screening's other rows, the registry's permits) is
+                # reported too, as such: the site cannot be decided without its plan.
+                mate = "" if own or not p.site_id else "a site of its common plan: "
+                problems.append(
+                    Problem(
+                        source, int(str(p.site_id)[1:]) + 1 if own else None if mate else p.row, mate + p.message, p.fix
+                    )
                 )
-                for p in exc.problems
-                if not (p.site_id and p.site_id[:1] in "ce")  # the context's own rows were read before
-            )
             return []
         problems.extend(_not_governed(out.iloc[:n], source, self.profile, apps))
         site_multi = [_as_multi(g) for g in site[:n]]
@@ -328,7 +329,9 @@ class Intake(RegistryBase):
                     )
                 ]
             )
-        limits = self._to_registry_crs([disturbed], [crs])[0] if disturbed is not None and crs is not None else disturbed
+        limits = disturbed
+        if disturbed is not None and crs is not None:
+            limits = self._to_registry_crs([disturbed], [crs])[0]
         app = Application(
             p.site_address,
             p.received_on,

@@ -127,6 +127,44 @@ def _text(v: Any) -> str | None:
     return s or None
 
 
+def _limits_by_key(
+    disturbed: gpd.GeoDataFrame | None,
+    key: str,
+    disturbed_id: str | None,
+    frame: gpd.GeoDataFrame,
+    source: str,
+    layer_cols: Mapping[str, str],
+    problems: list[Problem],
+) -> dict[str, Any]:
+    """Return the disturbed limits by ``key`` (in ``frame``'s CRS), adding a problem if they cannot be keyed."""
+    limits: dict[str, Any] = {}
+    if disturbed is None:
+        return limits
+    if key not in disturbed.columns:
+        also = "." if disturbed_id else ", or name the column that keys them with --disturbed-id FIELD."
+        problems.append(
+            Problem(
+                "disturbed limits", None, f"has no {key} column.", f"key each polygon by the {key} of its row{also}"
+            )
+        )
+    elif disturbed_id and disturbed_id.lower() not in layer_cols:
+        problems.append(
+            Problem(
+                source,
+                None,
+                f"has no {disturbed_id} column to match the disturbed limits by.",
+                f"name a column of both layers with --disturbed-id (its columns: {', '.join(layer_cols.values())}).",
+            )
+        )
+    else:
+        d = disturbed.to_crs(frame.crs) if disturbed.crs is not None and frame.crs is not None else disturbed
+        # A site's several polygons are taken together, as screening takes them (§ 540-5: overlaps once).
+        keys = d[key].map(_text)
+        for k, geoms in d.geometry.groupby(keys.to_numpy(), sort=False):
+            limits[str(k)] = shapely.union_all(geoms.to_numpy()) if len(geoms) > 1 else geoms.iloc[0]
+    return limits
+
+
 def _screening_facts(
     get: Callable[[str], Any],
     layer_cols: Mapping[str, str],
@@ -303,33 +341,7 @@ def applications_from_frame(
     if problems:
         return [], problems
     key = disturbed_id or "permit_number"
-    limits: dict[str, Any] = {}
-    if disturbed is not None:
-        if key not in disturbed.columns:
-            problems.append(
-                Problem(
-                    "disturbed limits",
-                    None,
-                    f"has no {key} column.",
-                    f"key each disturbed-limit polygon by the {key} of its row"
-                    + ("." if disturbed_id else ", or name the column that keys them with --disturbed-id FIELD."),
-                )
-            )
-        elif disturbed_id and disturbed_id.lower() not in layer_cols:
-            problems.append(
-                Problem(
-                    source,
-                    None,
-                    f"has no {disturbed_id} column to match the disturbed limits by.",
-                    f"name a column of both layers with --disturbed-id (its columns: {', '.join(layer_cols.values())}).",
-                )
-            )
-        else:
-            d = disturbed.to_crs(frame.crs) if disturbed.crs is not None and frame.crs is not None else disturbed
-            # A site's several polygons are taken together, as screening takes them (§ 540-5: overlaps once).
-            keys = d[key].map(_text)
-            for k, geoms in d.geometry.groupby(keys.to_numpy(), sort=False):
-                limits[str(k)] = shapely.union_all(geoms.to_numpy()) if len(geoms) > 1 else geoms.iloc[0]
+    limits = _limits_by_key(disturbed, key, disturbed_id, frame, source, layer_cols, problems)
     own_key = cols.get("permit_number") if not disturbed_id else layer_cols.get(disturbed_id.lower())
     apps = []
     for i, (row, geom) in enumerate(zip(frame.to_dict("records"), frame.geometry, strict=True), start=1):
@@ -404,9 +416,11 @@ def plan_mates(frame: gpd.GeoDataFrame, plans: Collection[str]) -> list[Applicat
         plan = _text(row.get(cols["plan_id"]))
         if plan not in wanted:
             continue
-        facts = _screening_facts(
-            lambda name, row=row: row.get(cols[name]) if name in cols else None, cols, frame.crs, lambda m, f: None
-        )
+
+        def get(name: str, row: dict[str, Any] = row) -> Any:
+            return row.get(cols[name]) if name in cols else None
+
+        facts = _screening_facts(get, cols, frame.crs, lambda message, fix: None)
         activity = _text(row.get(cols["activity"])) if "activity" in cols else None
         out.append(
             Application(
