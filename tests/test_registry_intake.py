@@ -119,6 +119,21 @@ def test_the_screening_output_carries_its_measured_limits_in_every_format(screen
     assert screened_limits(None, None, CRS) is None and screened_limits(float("nan"), None, CRS) is None
 
 
+@pytest.mark.parametrize("fmt", ["gpkg", "csv"])
+def test_the_streamed_writer_carries_the_same_limits(tmp_path: Path, layers_path: Path, screened, fmt: str) -> None:
+    """`screen --batch-rows` writes the column as the whole-file writer does, batch by batch."""
+    out = tmp_path / f"streamed.{fmt}"
+    r = _run(
+        "screen", str(screened["sites"]), "--disturbed", str(screened["limits"]), "--layers", str(layers_path),
+        "-o", str(out), "--batch-rows", "3", "--quiet",
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    streamed, whole = _screening(out), _screening(screened[fmt])
+    assert list(streamed.columns) == list(whole.columns)
+    assert streamed["disturbed_limits"].tolist() == whole["disturbed_limits"].tolist()
+    assert streamed["disturbed_limits"].notna().all()
+
+
 def test_a_screening_without_limits_has_no_limits_column(tmp_path: Path, layers_path: Path, screened) -> None:
     out = tmp_path / "whole.gpkg"
     r = _run("screen", str(screened["sites"]), "--layers", str(layers_path), "-o", str(out))
