@@ -45,7 +45,7 @@ UNDECIDED = ("application_received", "incomplete", "under_review")
 
 
 class Intake(RegistryBase):
-    """Adding permits: :meth:`add`, :meth:`add_many`, :meth:`import_frame`."""
+    """Adding permits: :meth:`add`, :meth:`add_many`, :meth:`import_frame`; :meth:`remeasure` an application."""
 
     def add(self, application: Application, *, who: str | None = None, context: Sequence[Application] = ()) -> str:
         """Add one application; return its permit number.
@@ -57,7 +57,7 @@ class Intake(RegistryBase):
         ------
         ValidationError
             With every problem in the application (dates, parties, geometry, a site outside
-            the Village, a number already taken).
+            the Village or otherwise outside the article's reach, a number already taken).
         """
         return self.add_many([application], who=who, context=context)[0]
 
