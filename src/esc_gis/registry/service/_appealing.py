@@ -164,8 +164,9 @@ class Appealing(Enforcing):
         profile's ``[appeals.approval]``): the permit is approved and issued that day
         (§ 540-8C(2)). A ``modified`` decision may approve or leave the disapproval standing in
         part: the office records which (``approves``, required with it; True only on the appeal
-        of a permit decision), and only True approves (``[appeals.approval.recorded]``). A variance is the Zoning Board of Appeals' alone (§ 540-13A(2)) and
-        rests on every finding of ``[appeals.variance.findings]``, named in ``findings``;
+        of a permit decision), and only True approves (``[appeals.approval.recorded]``). A
+        variance is the Zoning Board of Appeals' alone (§ 540-13A(2)) and rests on every finding
+        of ``[appeals.variance.findings]``, named in ``findings``;
         ``conditions`` are the board's, if it set any.
 
         Raises
