@@ -17,6 +17,7 @@ from esc_gis.registry.domain.lifecycle import (
     BACK,
     STATES,
     TRANSITIONS,
+    UNDECIDED,
     check_back,
     check_transition,
     previous_state,
@@ -30,9 +31,12 @@ EXAMPLE = Path(__file__).parent / "profiles" / "example.toml"
 ALLOWED = {
     # § 540-8C(5): "Failure ... to inform the permit applicant of a decision within 20 business days of a
     # required submittal shall be deemed to mean approval", whether or not review was ever recorded.
-    "application_received": {"under_review", "incomplete", "deemed_approved"},
-    "incomplete": {"under_review"},
-    "under_review": {"approved", "disapproved", "incomplete", "deemed_approved"},
+    # Issue 34: an application leaves review by a decision or is closed undecided (withdrawn, or the information
+    # requested never came); § 540-8C(3): "If the permit application or plan is disapproved, the administering
+    # authority shall state in writing the reasons for disapproval" -- an incomplete one too.
+    "application_received": {"under_review", "incomplete", "deemed_approved", "closed"},
+    "incomplete": {"under_review", "disapproved", "closed"},
+    "under_review": {"approved", "disapproved", "incomplete", "deemed_approved", "closed"},
     "approved": {"active", "suspended", "revoked"},
     "deemed_approved": {"active", "suspended", "revoked"},
     "disapproved": {"closed"},
@@ -61,6 +65,10 @@ TABLES = {
         "stop_work": ("the office's rule; § 540-12A requires none", "policy"),
         "retraction": ("the office's rule; § 540-12D requires none", "policy"),
         "reinstatement": ("the office's rule; the ordinance is silent on reinstatement", "policy"),
+        "closed_undecided": (
+            "the office's rule; § 540-8C is silent on an application withdrawn or left unanswered",
+            "policy",
+        ),
     },
     "example": {
         "disapproved": ("§ 23-8C(3)", "ordinance"),  # a plain string: a section, basis ordinance
@@ -69,6 +77,10 @@ TABLES = {
         "stop_work": ("the office's rule; § 23-12A requires none", "policy"),
         "retraction": ("the office's rule; § 23-12D requires none", "policy"),
         "reinstatement": ("the office's rule", "policy"),
+        "closed_undecided": (
+            "the office's rule; § 23-8C is silent on an application withdrawn or left unanswered",
+            "policy",
+        ),
     },
 }
 #: As the refusal cites them: the basis first.
@@ -134,6 +146,14 @@ def test_a_move_needs_written_reasons_exactly_when_the_profile_says(name: str, c
             with pytest.raises(IllegalTransitionError) as exc:
                 check_transition(current, new, reasons=reasons, needs=needs)
             assert str(exc.value) == f"Moving a permit to {new} needs written reasons ({REASONS[name][new]})."
+        elif new == "closed" and current in UNDECIDED:
+            with pytest.raises(IllegalTransitionError) as exc:
+                check_transition(current, new, reasons=reasons, needs=needs)
+            assert str(exc.value) == (
+                "Closing an application before its decision needs written reasons "
+                f"({REASONS[name]['closed_undecided']}): say whether the applicant withdrew it or the information "
+                "requested never came."
+            )
         else:
             check_transition(current, new, reasons=reasons, needs=needs)
     check_transition(current, new, reasons="Silt fence down; sediment in the creek.", needs=needs)

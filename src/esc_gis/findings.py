@@ -105,6 +105,7 @@ REGISTRY: dict[str, tuple[str, ...]] = {
     "deemed_approval_too_early": ("day", "due"),
     "deemed_approval_not_complete": ("fee",),
     "decision_period_ran_out": ("move", "day", "due"),
+    "information_unanswered": ("requested",),
     "permit_expires": (),
     "extension_too_long": ("days", "extended_days"),
     "start_notice": (),

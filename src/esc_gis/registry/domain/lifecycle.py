@@ -19,10 +19,12 @@ from __future__ import annotations
 
 __all__ = [
     "BACK",
+    "CLOSED_UNDECIDED",
     "EXTENDABLE",
     "ON_APPEAL",
     "STATES",
     "TRANSITIONS",
+    "UNDECIDED",
     "IllegalTransitionError",
     "check_back",
     "check_notified",
@@ -59,9 +61,13 @@ STATES = (
 #: State -> the states it may move to.
 TRANSITIONS: dict[str, tuple[str, ...]] = {
     # A complete application the office never took up is deemed approved when its period runs out (§ 540-8C(5)).
-    "application_received": ("under_review", "incomplete", "deemed_approved"),
-    "incomplete": ("under_review",),  # the requested information arrived (§ 540-8C(4))
-    "under_review": ("approved", "disapproved", "incomplete", "deemed_approved"),
+    # An application leaves review by a decision, or is closed undecided with written reasons: withdrawn
+    # by the applicant, or the information requested never came (issue 34; see CLOSED_UNDECIDED).
+    "application_received": ("under_review", "incomplete", "deemed_approved", "closed"),
+    # The requested information arrived (§ 540-8C(4)); or the office decides on what it has: a
+    # disapproval "shall state in writing the reasons" (§ 540-8C(3)); or the application is closed.
+    "incomplete": ("under_review", "disapproved", "closed"),
+    "under_review": ("approved", "disapproved", "incomplete", "deemed_approved", "closed"),
     "approved": ("active", "suspended", "revoked"),
     "deemed_approved": ("active", "suspended", "revoked"),
     "disapproved": ("closed",),  # a new submittal is a new application
@@ -85,6 +91,12 @@ ON_APPEAL: dict[str, str] = {"disapproved": "approved"}
 #: order, and suspended (the order or suspension stands). An active or extended permit moves to
 #: ``extended`` (see TRANSITIONS).
 EXTENDABLE = ("approved", "deemed_approved", "stop_work", "suspended")
+#: States of an application not yet decided (§ 540-8C): closing one is no decision.
+UNDECIDED = ("application_received", "incomplete", "under_review")
+#: The written-reasons key of closing an undecided application (withdrawn, or the information
+#: requested never came): the reasons say which, so the record never shows a decision or an
+#: information received that did not happen.
+CLOSED_UNDECIDED = "closed_undecided"
 #: Event kinds that change the state (they carry from_status and to_status).
 _MOVES_BACK = frozenset(BACK.values())
 
@@ -115,7 +127,7 @@ def reasons_table(tables: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
             "need reasons."
         )
         raise ProfileError(msg)
-    known = set(STATES) | _MOVES_BACK
+    known = set(STATES) | _MOVES_BACK | {CLOSED_UNDECIDED}
     out: dict[str, tuple[str, str]] = {}
     bad = []
     for k, v in raw.items():
@@ -216,7 +228,13 @@ def _need_reasons(move: str, reasons: str | None, needs: Mapping[str, str] | Non
 
         needs = written_reasons(load_profile().tables)
     if move in needs and not (reasons or "").strip():
-        msg = f"Moving a permit to {move} needs written reasons ({needs[move]})."
+        if move == CLOSED_UNDECIDED:
+            msg = (
+                f"Closing an application before its decision needs written reasons ({needs[move]}): say whether "
+                "the applicant withdrew it or the information requested never came."
+            )
+        else:
+            msg = f"Moving a permit to {move} needs written reasons ({needs[move]})."
         raise IllegalTransitionError(msg)
 
 
@@ -246,7 +264,7 @@ def check_transition(
     ...     check_transition("application_received", "active")
     ... except IllegalTransitionError as exc:
     ...     print(exc)
-    A permit in application_received cannot become active; allowed: under_review, incomplete, deemed_approved.
+    A permit in application_received cannot become active; allowed: under_review, incomplete, deemed_approved, closed.
     """
     for state in (current, new):
         if state not in TRANSITIONS:
@@ -260,6 +278,8 @@ def check_transition(
         )
         raise IllegalTransitionError(msg)
     _need_reasons(new, reasons, needs)
+    if new == "closed" and current in UNDECIDED:
+        _need_reasons(CLOSED_UNDECIDED, reasons, needs)
 
 
 def previous_state(history: Iterable[tuple[str, str | None, str | None]]) -> str | None:
