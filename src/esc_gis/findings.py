@@ -131,6 +131,7 @@ REGISTRY: dict[str, tuple[str, ...]] = {
     "appeal_not_heard": ("kind",),
     "referral_not_notified": (),
     "referral_no_order": (),
+    "deemed_approval_in_force": ("due", "action"),
     "special_assessment_over_due": ("amount", "due"),
 }
 #: code -> row values, over every part of the toolkit that emits findings.
