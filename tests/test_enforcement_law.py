@@ -10,7 +10,7 @@ from datetime import date, datetime, timezone
 
 import pytest
 
-from esc_gis.errors import ValidationError
+from esc_gis.errors import IllegalTransitionError, ValidationError
 from esc_gis.registry import Application
 from esc_gis.registry.service.registry import Registry
 
@@ -547,3 +547,45 @@ def test_on_another_case_a_deemed_approval_is_a_permit_issued_for_the_referral(r
         "notified",
         "referral",
     ]
+
+
+# --- § 540-12A(3), (4) on a suspended permit (issue 34) ----------------------------------------------
+
+
+@pytest.mark.parametrize("ground", ["A3", "A4"])
+def test_a_stop_work_order_on_a_suspended_permit_and_then_a_referral(reg, active, ground: str) -> None:
+    """§ 540-12A: "The administering authority may post a stop-work order if any of the following occurs: ...
+    (3) The conditions of the permit are not being met. (4) Any land-disturbing construction activity is in
+    violation of the article"; § 540-12C: "or if a responsible party violates a stop-work order posted under
+    § 540-12A, the administering authority may request the Village Attorney to obtain a cease-and-desist
+    order". A suspension (§ 540-8E) does not take that power away; the order lies over it."""
+    reg.transition(
+        active, "suspended", on=date(2026, 11, 16), reasons="silt fence down", notified_on=date(2026, 11, 13)
+    )  # fmt: skip
+    c = reg.enforce(ground=ground, on=date(2026, 11, 18), reasons="grading goes on while suspended", permit_number=active)
+    c = reg.case_action(c.case_id, "stop_work", on=date(2026, 11, 18), reasons="posted at the gate")
+    p = reg.get(active)
+    assert (c.state, p.status, p.previous_status) == ("stop_work", "stop_work", "suspended")
+    c = reg.case_action(c.case_id, "referral", on=date(2026, 11, 20))
+    assert [e.kind for e in c.events] == ["stop_work", "referral"]
+    # Lifting the order is its retraction, back to the suspension, never straight to active.
+    with pytest.raises(IllegalTransitionError, match="over its suspension cannot become active: retract the order"):
+        reg.transition(active, "active", on=date(2026, 11, 23), reasons="order lifted")
+    with pytest.raises(IllegalTransitionError, match="over its suspension cannot become suspended"):
+        reg.transition(active, "suspended", on=date(2026, 11, 23), reasons="again", notified_on=date(2026, 11, 20))
+    c = reg.case_action(c.case_id, "retraction", on=date(2026, 11, 23), reasons="work ceased")
+    assert (c.state, reg.get(active).status) == ("retracted", "suspended")
+    assert reg.reinstate(active, reasons="fence repaired", on=date(2026, 11, 24)).status == "active"
+
+
+def test_a_stop_work_order_over_a_suspension_may_end_in_revocation(reg, active) -> None:
+    """§ 540-12B: "If the responsible party does not cease activity as required in a stop-work order posted
+    under this section ... the administering authority may revoke the permit"."""
+    reg.transition(
+        active, "suspended", on=date(2026, 11, 16), reasons="silt fence down", notified_on=date(2026, 11, 13)
+    )  # fmt: skip
+    reg.transition(active, "stop_work", on=date(2026, 11, 18), reasons="posted at the gate")
+    p = reg.transition(
+        active, "revoked", on=date(2026, 11, 20), reasons="did not cease", notified_on=date(2026, 11, 19)
+    )  # fmt: skip
+    assert (p.status, p.previous_status) == ("revoked", "stop_work")

@@ -43,7 +43,9 @@ ALLOWED = {
     "active": {"extended", "stop_work", "suspended", "revoked", "final_stabilization"},
     "extended": {"extended", "stop_work", "suspended", "revoked", "final_stabilization"},
     "stop_work": {"active", "suspended", "revoked"},
-    "suspended": {"revoked"},
+    # § 540-12A: "The administering authority may post a stop-work order if ... (3) The conditions of the permit are
+    # not being met. (4) Any land-disturbing construction activity is in violation of the article" -- suspended too.
+    "suspended": {"stop_work", "revoked"},
     "revoked": {"closed"},
     "final_stabilization": {"closed"},
     "closed": set(),
@@ -289,3 +291,20 @@ def test_going_back_is_possible_only_from_the_states_that_can_be_undone(current:
 )
 def test_previous_state_replays_the_history(history: list, before: str | None) -> None:
     assert previous_state(history) == before
+
+
+@pytest.mark.parametrize("new", ["active", "suspended", "revoked"])
+def test_off_a_stop_work_order_over_a_suspension_only_by_retraction_or_revocation(new: str) -> None:
+    """§ 540-12A(3), (4) let a stop-work order be posted on a suspended permit; § 540-12D: the office "may retract
+    the stop-work order", which goes back to the suspension. A plain move to active or suspended would skip the
+    retraction or the reinstatement; revocation (§ 540-12B) ends both."""
+    from esc_gis.registry.domain.lifecycle import check_off_order
+
+    if new == "revoked":
+        check_off_order("stop_work", new, "suspended")
+    else:
+        with pytest.raises(IllegalTransitionError, match=f"over its suspension cannot become {new}"):
+            check_off_order("stop_work", new, "suspended")
+    # The edge: the same moves off an order over an active permit are the life cycle's as before.
+    check_off_order("stop_work", new, "active")
+    assert check_back("stop_work", "retraction", "suspended", reasons="x") == "suspended"

@@ -28,6 +28,7 @@ __all__ = [
     "IllegalTransitionError",
     "check_back",
     "check_notified",
+    "check_off_order",
     "check_transition",
     "notification_table",
     "previous_state",
@@ -74,7 +75,10 @@ TRANSITIONS: dict[str, tuple[str, ...]] = {
     "active": ("extended", "stop_work", "suspended", "revoked", "final_stabilization"),
     "extended": ("extended", "stop_work", "suspended", "revoked", "final_stabilization"),
     "stop_work": ("active", "suspended", "revoked"),  # the order lifted, or the permit suspended or revoked
-    "suspended": ("revoked",),  # reinstatement goes back to the state before (see BACK)
+    # Reinstatement goes back to the state before (see BACK). A stop-work order may be posted on a
+    # suspended permit: § 540-12A(3), (4) "The conditions of the permit are not being met", "in violation
+    # of the article" (issue 34); it lies over the suspension, and its retraction goes back to it.
+    "suspended": ("stop_work", "revoked"),
     "revoked": ("closed",),
     "final_stabilization": ("closed",),
     "closed": (),
@@ -280,6 +284,32 @@ def check_transition(
     _need_reasons(new, reasons, needs)
     if new == "closed" and current in UNDECIDED:
         _need_reasons(CLOSED_UNDECIDED, reasons, needs)
+
+
+def check_off_order(current: str, new: str, before: str | None) -> None:
+    """Refuse a plain move off a stop-work order that lies over a suspension, other than revocation.
+
+    A stop-work order posted on a suspended permit (§ 540-12A(3), (4)) leaves the suspension
+    standing under it: lifting the order is its retraction, back to ``suspended`` (§ 540-12D), and
+    the suspension is lifted by its own reinstatement. A plain move to ``active`` (or a second
+    ``suspended``) would skip one of the two.
+
+    Raises
+    ------
+    IllegalTransitionError
+        If ``current`` is ``stop_work`` over ``before`` ``suspended`` and ``new`` is not ``revoked``.
+
+    Examples
+    --------
+    >>> check_off_order("stop_work", "revoked", "suspended")
+    >>> check_off_order("stop_work", "active", "active")
+    """
+    if current == "stop_work" and before == "suspended" and new != "revoked":
+        msg = (
+            f"A permit in stop_work over its suspension cannot become {new}: retract the order (back to suspended), "
+            "then reinstate the permit; or revoke it."
+        )
+        raise IllegalTransitionError(msg)
 
 
 def previous_state(history: Iterable[tuple[str, str | None, str | None]]) -> str | None:

@@ -26,6 +26,7 @@ from esc_gis.registry.domain.lifecycle import (
     EXTENDABLE,
     check_back,
     check_notified,
+    check_off_order,
     check_transition,
     notification_table,
 )
@@ -160,6 +161,7 @@ class Moves(RegistryBase):
                 f"esc-gis permits extend REGISTRY {p.permit_number} DAYS."
             )
             raise IllegalTransitionError(msg)
+        check_off_order(p.status, to, p.previous_status)
         needs = self.written_reasons
         if move_kind(p.status, to) == "retracted" and "retraction" in needs and not (reasons or "").strip():
             # Lifting a stop-work order by a plain move is its retraction (§ 540-12D "may retract
