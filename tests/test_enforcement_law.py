@@ -562,7 +562,7 @@ def test_a_stop_work_order_on_a_suspended_permit_and_then_a_referral(reg, active
     reg.transition(
         active, "suspended", on=date(2026, 11, 16), reasons="silt fence down", notified_on=date(2026, 11, 13)
     )  # fmt: skip
-    c = reg.enforce(ground=ground, on=date(2026, 11, 18), reasons="grading goes on while suspended", permit_number=active)
+    c = reg.enforce(ground=ground, on=date(2026, 11, 18), reasons="grading while suspended", permit_number=active)
     c = reg.case_action(c.case_id, "stop_work", on=date(2026, 11, 18), reasons="posted at the gate")
     p = reg.get(active)
     assert (c.state, p.status, p.previous_status) == ("stop_work", "stop_work", "suspended")
