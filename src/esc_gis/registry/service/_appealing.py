@@ -410,10 +410,12 @@ def _recorded_problems(terms: Approval, outcome: str, approves: bool | None, kin
     Required with the recorded outcome (``modified``), refused with any other; ``approves`` only on the
     appeal of a decision an approval undoes (a disapproval), where it has an effect.
     """
-    if terms.recorded is None or outcome != terms.recorded:
-        return [f"--approves/--stands go with a {terms.recorded} decision; the outcome is {outcome}."] if (
-            approves is not None and terms.recorded is not None
-        ) else []
+    if terms.recorded is None:
+        # A profile without [appeals.approval.recorded] has no outcome whose effect the office records.
+        return [] if approves is None else ["--approves/--stands go with no outcome of the profile's appeals."]
+    if outcome != terms.recorded:
+        wrong = f"--approves/--stands go with a {terms.recorded} decision; the outcome is {outcome}."
+        return [] if approves is None else [wrong]
     if approves is None:
         return [f"a {outcome} decision needs --approves or --stands: {terms.recorded_cited}."]
     if approves and (kind is None or kind.undoes not in ON_APPEAL):
