@@ -9,6 +9,9 @@ The ordinance names two bodies: § 540-13A the Zoning Board of Appeals, § 540-1
 the Village Board". The registry does not choose: each decision records which body heard it.
 The bodies, appellants and outcomes, with their sections, are the profile's (``[appeals]``).
 
+A ``modified`` decision may approve a disapproval or leave it standing in part: the office
+records which (``approves``; the profile's ``[appeals.approval.recorded]``), never a guess.
+
 A reversal of a stop-work order or a revocation sends the permit back to the state before
 (as a retraction, § 540-12D), and a reversal of a suspension lifts it (reinstatement), in the
 same transaction as the decision. Other outcomes leave the permit's state as it is.

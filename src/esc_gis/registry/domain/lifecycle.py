@@ -2,10 +2,12 @@
 
 An application is received; it is complete (under review) or information is requested
 (incomplete, § 540-8C(4)); the decision is approval, disapproval with written reasons
-(§ 540-8C(3)), or deemed approval when the 20 business days pass (§ 540-8C(5)). An issued
-permit becomes active when work starts, may be extended (§ 540-8G), stopped (§ 540-12A),
-suspended or revoked after written notification (§ 540-8E, § 540-12B), and ends with final
-stabilisation and closing. A stop-work order and a revocation can be retracted (§ 540-12D)
+(§ 540-8C(3), from incomplete too), or deemed approval when the 20 business days pass
+(§ 540-8C(5)). An application not decided may be closed with written reasons (withdrawn, or
+the information never came). An issued permit becomes active when work starts, may be
+extended (§ 540-8G), stopped (§ 540-12A, on a suspended permit too: the order lies over the
+suspension), suspended or revoked after written notification (§ 540-8E, § 540-12B), and ends
+with final stabilisation and closing. A stop-work order and a revocation can be retracted (§ 540-12D)
 and a suspension lifted (reinstatement): each goes back to the state before it, which
 :func:`previous_state` recovers from the append-only history. Anything else is refused with
 the transitions that are allowed from where the permit stands.
