@@ -46,7 +46,9 @@ def appeal_of(reg: Registry, n: str, kind: str = "permit_decision", on: date = d
 
 
 @pytest.mark.parametrize(("outcome", "body"), [("reversed", ZBA), ("modified", "village_board")])
-def test_a_disapproval_reversed_or_modified_on_appeal_is_approved_and_issued(reg, outcome: str, body: str) -> None:
+def test_a_disapproval_reversed_or_modified_to_approve_on_appeal_is_approved_and_issued(
+    reg, outcome: str, body: str
+) -> None:
     """§ 540-13A(1): the board "Shall hear and decide appeals where it is alleged that there is error in any
     order, decision or determination made by the administering authority"; § 540-8C(2): "If the permit
     application and plan are approved, the administering authority shall issue the permit"."""
@@ -57,8 +59,12 @@ def test_a_disapproval_reversed_or_modified_on_appeal_is_approved_and_issued(reg
     assert reg.get(n).status == "disapproved"
     with pytest.raises(IllegalTransitionError, match="allowed: closed"):
         reg.transition(n, "active", on=date(2026, 11, 17))
-    a = reg.decide_appeal(appeal_of(reg, n, on=date(2026, 11, 17)), body=body, outcome=outcome, on=date(2026, 11, 20))
+    approves = True if outcome == "modified" else None
+    a = reg.decide_appeal(
+        appeal_of(reg, n, on=date(2026, 11, 17)), body=body, outcome=outcome, on=date(2026, 11, 20), approves=approves
+    )
     assert a.decision is not None and a.decision.effect == "permit disapproved -> approved"
+    assert a.decision.approves is approves
     p = reg.get(n)
     # Issued the day of the board's decision; valid 180 days from it (§ 540-8G).
     assert (p.status, p.decided_on, p.issued_on) == ("approved", date(2026, 11, 20), date(2026, 11, 20))
@@ -69,6 +75,59 @@ def test_a_disapproval_reversed_or_modified_on_appeal_is_approved_and_issued(reg
     assert p.state.status == "approved" and p.state.issued_on == date(2026, 11, 20)
     # It is an approved permit now: work may start, as on any approved permit.
     assert reg.transition(n, "active", on=date(2026, 11, 23)).status == "active"
+
+
+def test_a_modified_decision_that_leaves_the_disapproval_standing_issues_nothing(reg) -> None:
+    """§ 540-13A(3): the board uses "the rules, procedures, duties and powers authorized by statute", which
+    let it "reverse or affirm, wholly or partly, or ... modify" (§ 62.23(7)(e)8, Wis. Stats.); § 540-8C(3):
+    "If the permit application or plan is disapproved, the administering authority shall state in writing
+    the reasons for disapproval". A decision "modified: disapproval stands on reasons B and C" approves
+    nothing: the office records which a modification does (issue 34), and --stands leaves it disapproved."""
+    n = disapproved(reg)
+    a = appeal_of(reg, n)
+    d = reg.decide_appeal(
+        a, body=ZBA, outcome="modified", on=date(2026, 11, 20), approves=False,
+        conditions="disapproval stands on reasons B and C",
+    ).decision  # fmt: skip
+    assert d is not None and (d.outcome, d.approves, d.effect) == ("modified", False, "permit state unchanged")
+    assert reg.get(n).status == "disapproved" and reg.get(n).issued_on is None
+    assert "approved_on_appeal" not in [e.kind for e in reg.history(n)]
+    assert reg.history(n)[-1].data["approves"] is False
+
+
+def test_a_modified_decision_needs_the_offices_record_of_what_it_does(reg, active) -> None:
+    """The ordinance leaves what a modification does to the board (§ 540-13A(3)): the registry never
+    guesses. Without --approves/--stands the decision is refused, quoting the profile's reading; the
+    choice goes with `modified` alone, and --approves with the appeal of a disapproval alone."""
+    n = disapproved(reg)
+    a = appeal_of(reg, n)
+    with pytest.raises(ValidationError) as info:
+        reg.decide_appeal(a, body=ZBA, outcome="modified", on=date(2026, 11, 20))
+    text = str(info.value)
+    assert "a modified decision needs --approves or --stands" in text
+    assert "only when the office records that it does (--approves)" in text and "basis interpretation" in text
+    with pytest.raises(ValidationError, match="--approves/--stands go with a modified decision; the outcome is upheld"):
+        reg.decide_appeal(a, body=ZBA, outcome="upheld", on=date(2026, 11, 20), approves=False)
+    assert reg.appeals(appeal_id=a)[0].decision is None and reg.get(n).status == "disapproved"
+    # A stop-work order's appeal modified: --approves would mean nothing there; --stands is recorded.
+    s = appeal_of(reg, active, kind="stop_work_order")
+    with pytest.raises(ValidationError, match="--approves goes with the appeal of a disapproval .* stop work order"):
+        reg.decide_appeal(s, body=ZBA, outcome="modified", on=date(2026, 11, 20), approves=True)
+    d = reg.decide_appeal(s, body=ZBA, outcome="modified", on=date(2026, 11, 20), approves=False).decision
+    assert d is not None and d.approves is False and reg.get(active).status == "active"
+
+
+def test_cli_decide_modified_requires_approves_or_stands(reg, target: str, layers_path) -> None:
+    lay = ["--layers", str(layers_path)]
+    n = disapproved(reg)
+    a = appeal_of(reg, n)
+    args = ("decide", target, a, "--body", ZBA, "--outcome", "modified", "--on", "2026-11-20")
+    r = run_permits(*args, *lay)
+    assert r.exit_code == 1 and "needs --approves or --stands" in r.output, r.output
+    r = run_permits(*args, "--stands", *lay)
+    assert r.exit_code == 0, r.output
+    assert "modified (the decision appealed stands) by zoning_board_of_appeals" in r.output
+    assert reg.get(n).status == "disapproved"
 
 
 def test_a_variance_granted_on_the_appeal_of_a_disapproval_approves_it(reg) -> None:

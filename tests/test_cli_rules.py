@@ -38,6 +38,7 @@ def test_every_cited_table_is_listed_with_section_basis_and_words() -> None:
         "appeals.appealed",
         "appeals.not_heard",
         "appeals",
+        "appeals.approval",
         "appeals.variance",
         "appeals.variance.findings",
         "amendments.triggers",
@@ -48,7 +49,10 @@ def test_every_cited_table_is_listed_with_section_basis_and_words() -> None:
     # enforcement.actions 5 (notified); enforcement.without_permit 4; appeals.outcomes 4 (modified);
     # appeals: approval; appeals.variance: power; its 3 findings.
     # inspections.report_contents 3; inspections 1; lifecycle.written_notification 2.
-    assert len(rows) == 6 + 4 + 5 + 4 + 2 + 2 + 4 + 6 + 1 + 1 + 1 + 3 + 4 + 1 + 3 + 1 + 2
+    # Issue 34: lifecycle.written_reasons closed_undecided; appeals.approval.recorded (a modified decision).
+    assert len(rows) == 6 + 4 + 5 + 4 + 2 + 2 + 4 + 6 + 1 + 1 + 1 + 3 + 4 + 1 + 3 + 1 + 2 + 1 + 1
+    # The board may "reverse or affirm, wholly or partly, or ... modify": what a modification does is recorded.
+    assert rows["appeals.approval", "recorded"]["basis"] == "interpretation"
     # § 540-8E: "may suspend or revoke a permit ... following written notification of the responsible party".
     assert rows["lifecycle.written_notification", "revoked"] == {
         "table": "lifecycle.written_notification",
@@ -102,6 +106,8 @@ def test_written_reasons_the_ordinance_does_not_require_are_listed_as_policy() -
         "stop_work": "policy",
         "retraction": "policy",
         "reinstatement": "policy",
+        # § 540-8C says nothing of an application withdrawn or left unanswered (issue 34).
+        "closed_undecided": "policy",
     }
     assert rows["lifecycle.written_reasons", "stop_work"]["words"] == "written reasons needed for stop_work"
     # A plain string is a section on the ordinance's basis (the test profile's disapproval).

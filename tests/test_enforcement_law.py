@@ -10,7 +10,7 @@ from datetime import date, datetime, timezone
 
 import pytest
 
-from esc_gis.errors import ValidationError
+from esc_gis.errors import IllegalTransitionError, ValidationError
 from esc_gis.registry import Application
 from esc_gis.registry.service.registry import Registry
 
@@ -473,3 +473,119 @@ def test_cli_paid_and_a_payment_written_behind_the_history(target: str, layer_se
             )  # fmt: skip
         found = [str(d) for d in reg.verify()]
     assert found == [f"{c.case_id}: payments is [20.0, 30.0] in the table, [30.0] in the history"]
+
+
+# --- § 540-8C(5): a deemed approval is a permit for enforcement, recorded or not (issue 34) ----------
+
+
+def undecided(reg: Registry) -> str:
+    """An application received and paid Monday 2026-11-02, under review, never decided: due 2026-11-30."""
+    n = reg.add(Application("400 Test St", date(2026, 11, 2), square_sqft(700, 100, 5000.0), CRS))
+    reg.record_fee(n, kind="application", amount=1.0, paid_on=date(2026, 11, 2), receipt=f"R-{n}")
+    reg.transition(n, "under_review", on=date(2026, 11, 3))
+    return n
+
+
+DEEMED = '"the applicant may proceed as if a permit had been issued"'
+
+
+def test_a1_is_refused_on_an_application_deemed_approved_from_the_day_after_its_period(reg) -> None:
+    """§ 540-8C(5): "Failure by the administering authority to inform the permit applicant of a decision within
+    20 business days of a required submittal shall be deemed to mean approval of the submittal and the applicant
+    may proceed as if a permit had been issued"; § 540-12A(1) is work "undertaken without a permit"."""
+    n = undecided(reg)
+    # The edge: on the last day of the period no approval is deemed yet: work without a permit.
+    c = reg.enforce(ground="A1", on=date(2026, 11, 30), reasons="grading before any decision", permit_number=n)
+    assert (c.ground, c.permit_issued) == ("A1", False)
+    with pytest.raises(ValidationError) as info:
+        reg.enforce(ground="A1", on=date(2026, 12, 1), reasons="grading", permit_number=n)
+    text = str(info.value)
+    assert DEEMED in text and "ran out on 2026-11-30" in text
+    assert "ground A1 (activity without a permit) does not fit permit" in text
+    assert "(§ 540-8C(5); § 540-12A(1); § 540-12C; basis interpretation)" in text
+    assert len(reg.cases(permit_number=n)) == 1
+    # A ground that does not rest on the want of a permit still fits.
+    assert reg.enforce(ground="A4", on=date(2026, 12, 1), reasons="mud on the road", permit_number=n).ground == "A4"
+    # Recorded, the deemed approval is refused the same way (one answer, recorded or not).
+    reg.transition(n, "deemed_approved", on=date(2026, 12, 2))
+    with pytest.raises(ValidationError, match="ground A1 is activity without a permit"):
+        reg.enforce(ground="A1", on=date(2026, 12, 2), reasons="grading", permit_number=n)
+
+
+def test_no_order_notice_or_referral_for_want_of_a_permit_once_an_approval_is_deemed(reg) -> None:
+    """§ 540-8C(5) "the applicant may proceed as if a permit had been issued"; § 540-12C: "If the responsible
+    party, where no permit has been issued, does not cease the activity after being notified": neither a stop-work
+    order on the ground of no permit nor that referral fits once the approval is deemed. The order posted before
+    may still be retracted (§ 540-12D)."""
+    n = undecided(reg)
+    c = reg.enforce(ground="A1", on=date(2026, 11, 30), reasons="grading before any decision", permit_number=n)
+    c = reg.case_action(c.case_id, "notified", on=date(2026, 11, 30), reasons="letter")
+    for kind in ("stop_work", "notified", "referral"):
+        with pytest.raises(ValidationError) as info:
+            reg.case_action(c.case_id, kind, on=date(2026, 12, 1), reasons="posted")
+        assert DEEMED in str(info.value), kind
+    assert [e.kind for e in reg.case(c.case_id).events] == ["notified"]
+    # On the last day of the period, the order is the case's own, as on any application never issued.
+    c = reg.case_action(c.case_id, "stop_work", on=date(2026, 11, 30), reasons="posted at the gate")
+    assert c.state == "stop_work" and reg.get(n).status == "under_review"
+    with pytest.raises(ValidationError, match="may proceed as if a permit had been issued"):
+        reg.case_action(c.case_id, "referral", on=date(2026, 12, 1))
+    c = reg.case_action(c.case_id, "retraction", on=date(2026, 12, 1), reasons="approval deemed 11-30")
+    assert c.state == "retracted"
+
+
+def test_on_another_case_a_deemed_approval_is_a_permit_issued_for_the_referral(reg) -> None:
+    """§ 540-12C: the referral "where no permit has been issued" follows the notice alone; a deemed approval is
+    "as if a permit had been issued" (§ 540-8C(5)), so the referral follows a violated stop-work order."""
+    n = undecided(reg)
+    c = reg.enforce(ground="A4", on=date(2026, 11, 30), reasons="mud on the road", permit_number=n)
+    c = reg.case_action(c.case_id, "notified", on=date(2026, 11, 30), reasons="letter")
+    with pytest.raises(ValidationError, match="violates a stop-work order posted under"):
+        reg.case_action(c.case_id, "referral", on=date(2026, 12, 1))
+    # The edge: on the last day of the period no permit had been issued, and the notice was enough.
+    assert [e.kind for e in reg.case_action(c.case_id, "referral", on=date(2026, 11, 30)).events] == [
+        "notified",
+        "referral",
+    ]
+
+
+# --- § 540-12A(3), (4) on a suspended permit (issue 34) ----------------------------------------------
+
+
+@pytest.mark.parametrize("ground", ["A3", "A4"])
+def test_a_stop_work_order_on_a_suspended_permit_and_then_a_referral(reg, active, ground: str) -> None:
+    """§ 540-12A: "The administering authority may post a stop-work order if any of the following occurs: ...
+    (3) The conditions of the permit are not being met. (4) Any land-disturbing construction activity is in
+    violation of the article"; § 540-12C: "or if a responsible party violates a stop-work order posted under
+    § 540-12A, the administering authority may request the Village Attorney to obtain a cease-and-desist
+    order". A suspension (§ 540-8E) does not take that power away; the order lies over it."""
+    reg.transition(
+        active, "suspended", on=date(2026, 11, 16), reasons="silt fence down", notified_on=date(2026, 11, 13)
+    )  # fmt: skip
+    c = reg.enforce(ground=ground, on=date(2026, 11, 18), reasons="grading while suspended", permit_number=active)
+    c = reg.case_action(c.case_id, "stop_work", on=date(2026, 11, 18), reasons="posted at the gate")
+    p = reg.get(active)
+    assert (c.state, p.status, p.previous_status) == ("stop_work", "stop_work", "suspended")
+    c = reg.case_action(c.case_id, "referral", on=date(2026, 11, 20))
+    assert [e.kind for e in c.events] == ["stop_work", "referral"]
+    # Lifting the order is its retraction, back to the suspension, never straight to active.
+    with pytest.raises(IllegalTransitionError, match="over its suspension cannot become active: retract the order"):
+        reg.transition(active, "active", on=date(2026, 11, 23), reasons="order lifted")
+    with pytest.raises(IllegalTransitionError, match="over its suspension cannot become suspended"):
+        reg.transition(active, "suspended", on=date(2026, 11, 23), reasons="again", notified_on=date(2026, 11, 20))
+    c = reg.case_action(c.case_id, "retraction", on=date(2026, 11, 23), reasons="work ceased")
+    assert (c.state, reg.get(active).status) == ("retracted", "suspended")
+    assert reg.reinstate(active, reasons="fence repaired", on=date(2026, 11, 24)).status == "active"
+
+
+def test_a_stop_work_order_over_a_suspension_may_end_in_revocation(reg, active) -> None:
+    """§ 540-12B: "If the responsible party does not cease activity as required in a stop-work order posted
+    under this section ... the administering authority may revoke the permit"."""
+    reg.transition(
+        active, "suspended", on=date(2026, 11, 16), reasons="silt fence down", notified_on=date(2026, 11, 13)
+    )  # fmt: skip
+    reg.transition(active, "stop_work", on=date(2026, 11, 18), reasons="posted at the gate")
+    p = reg.transition(
+        active, "revoked", on=date(2026, 11, 20), reasons="did not cease", notified_on=date(2026, 11, 19)
+    )  # fmt: skip
+    assert (p.status, p.previous_status) == ("revoked", "stop_work")

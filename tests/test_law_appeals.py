@@ -22,8 +22,10 @@ from esc_gis.registry.domain.appeals import (
     appeal_terms,
     appealed_kinds,
     approval_terms,
+    approves_disapproval,
     variance_terms,
 )
+from esc_gis.errors import ValidationError
 
 PARTS = {
     "bodies": {"zba": "§ 540-13A", "board": "§ 540-13B"},
@@ -155,3 +157,36 @@ def test_the_bodies_with_the_power_to_grant_a_variance_and_the_findings_it_rests
         ProfileError, match=re.escape("[appeals.variance.findings.hardship] needs a text, a section and a basis.")
     ):
         variance_terms({"appeals": {"variance": {"power": {**CITE, "bodies": ["zba"]}, "findings": {"hardship": {}}}}})
+
+
+def test_a_modified_decision_approves_only_on_the_offices_record() -> None:
+    """§ 540-13A(3): the board uses "the rules, procedures, duties and powers authorized by statute", to
+    "reverse or affirm, wholly or partly, or ... modify": a modification may approve or leave the
+    disapproval standing, so the office's record decides (the profile's [appeals.approval.recorded])."""
+    rec = {**CITE, "outcome": "modified", "basis": "interpretation"}
+    terms = approval_terms({"appeals": {"approval": {**CITE, "outcomes": ["reversed"], "recorded": rec}}})
+    assert (terms.recorded, terms.recorded_cited) == ("modified", Cited("t", "s", "interpretation"))
+    assert approves_disapproval(terms, "reversed", None) is True
+    assert approves_disapproval(terms, "modified", True) is True
+    assert approves_disapproval(terms, "modified", False) is False
+    assert approves_disapproval(terms, "upheld", None) is False
+    with pytest.raises(ValidationError, match="a modified decision needs the office's record"):
+        approves_disapproval(terms, "modified", None)
+    # Without the table (an older profile) a modification is no approval: nothing is issued on a guess.
+    assert approves_disapproval(approval_terms({"appeals": {"approval": {**CITE, "outcomes": ["reversed"]}}}),
+                                "modified", None) is False  # fmt: skip
+
+
+@pytest.mark.parametrize("outcome", [None, "", "reversed"])
+def test_the_recorded_outcome_must_be_one_that_does_not_always_approve(outcome) -> None:
+    rec = {**CITE, "outcome": outcome}
+    with pytest.raises(ProfileError, match=r"\[appeals\.approval\.recorded\] needs an outcome that is not one of"):
+        approval_terms({"appeals": {"approval": {**CITE, "outcomes": ["reversed"], "recorded": rec}}})
+
+
+def test_the_shipped_profile_records_what_a_modified_decision_does() -> None:
+    from esc_gis.profile import load_profile
+
+    terms = approval_terms(load_profile().tables)
+    assert "modified" not in terms.outcomes and terms.recorded == "modified"
+    assert terms.recorded_cited is not None and terms.recorded_cited.basis == "interpretation"

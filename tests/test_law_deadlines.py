@@ -521,6 +521,19 @@ def monday_weeks(tmp_path_factory):
     )
 
 
+def test_the_length_of_the_building_permit_is_read_as_its_end_date_and_labelled() -> None:
+    """§ 540-8G: "valid for a period of 180 days, or the length of the building permit or other construction
+    authorizations, whichever is longer, from the date of issuance". The building permit's "length" is read as
+    the day it ends (issue 34): the reading is labelled in the profile and said with the expiry."""
+    assert W.entry("deadlines.permit_validity").extra["basis"] == "interpretation"
+    assert "the building permit's length is the day it ends" in W.entry("deadlines.permit_validity").summary
+    # The edge: a building permit ending on the 180th day changes nothing; one ending a day later governs.
+    assert expiry(D(2026, 3, 1), W, building_permit_expires=D(2026, 8, 28)).due == D(2026, 8, 28)
+    d = expiry(D(2026, 3, 1), W, building_permit_expires=D(2026, 8, 29))
+    assert (d.due, d.basis) == (D(2026, 8, 29), "interpretation")
+    assert "a building permit's length is read as the day it ends" in d.what
+
+
 def test_the_villages_readings_are_labelled_as_readings() -> None:
     # The text: § 540-8G "may extend the period one or more times for up to an additional 180
     # days"; § 540-8E(6) "at least once per week". Neither says which: both are readings.
@@ -531,7 +544,8 @@ def test_the_villages_readings_are_labelled_as_readings() -> None:
     for code in ("permit_expires", "extension_too_long", "weekly_inspection"):
         assert W.template(code).basis == "interpretation", code
     assert expiry(D(2026, 3, 1), W).what == (
-        "permit expires (extend it; reading: each extension is up to 180 days, one or more times)"
+        "permit expires (extend it; reading: each extension is up to 180 days, one or more times; a building "
+        "permit's length is read as the day it ends)"
     )
     weekly = inspections_due(START, [], [], START, W)[0]
     assert (weekly.basis, weekly.section) == ("interpretation", "§ 540-8E(6)")
@@ -553,7 +567,10 @@ def test_extensions_in_total_up_to_180_days(total, extensions: tuple, due: date)
     # § 540-8G "one or more times for up to an additional 180 days", read as 180 days in all.
     d = expiry(D(2026, 3, 1), total, extensions_days=extensions)
     assert (d.due, d.basis) == (due, "interpretation")
-    assert d.what == "permit expires (extend it; reading: all extensions together add up to 180 days at most)"
+    assert d.what == (
+        "permit expires (extend it; reading: all extensions together add up to 180 days at most; a building permit's "
+        "length is read as the day it ends)"
+    )
 
 
 @pytest.mark.parametrize("extensions, refused, before", [((180, 1), 1, 180), ((90, 91), 91, 90), ((181,), 181, 0)])

@@ -17,6 +17,7 @@ from esc_gis.registry.domain.lifecycle import (
     BACK,
     STATES,
     TRANSITIONS,
+    UNDECIDED,
     check_back,
     check_transition,
     previous_state,
@@ -30,16 +31,21 @@ EXAMPLE = Path(__file__).parent / "profiles" / "example.toml"
 ALLOWED = {
     # § 540-8C(5): "Failure ... to inform the permit applicant of a decision within 20 business days of a
     # required submittal shall be deemed to mean approval", whether or not review was ever recorded.
-    "application_received": {"under_review", "incomplete", "deemed_approved"},
-    "incomplete": {"under_review"},
-    "under_review": {"approved", "disapproved", "incomplete", "deemed_approved"},
+    # Issue 34: an application leaves review by a decision or is closed undecided (withdrawn, or the information
+    # requested never came); § 540-8C(3): "If the permit application or plan is disapproved, the administering
+    # authority shall state in writing the reasons for disapproval" -- an incomplete one too.
+    "application_received": {"under_review", "incomplete", "deemed_approved", "closed"},
+    "incomplete": {"under_review", "disapproved", "closed"},
+    "under_review": {"approved", "disapproved", "incomplete", "deemed_approved", "closed"},
     "approved": {"active", "suspended", "revoked"},
     "deemed_approved": {"active", "suspended", "revoked"},
     "disapproved": {"closed"},
     "active": {"extended", "stop_work", "suspended", "revoked", "final_stabilization"},
     "extended": {"extended", "stop_work", "suspended", "revoked", "final_stabilization"},
     "stop_work": {"active", "suspended", "revoked"},
-    "suspended": {"revoked"},
+    # § 540-12A: "The administering authority may post a stop-work order if ... (3) The conditions of the permit are
+    # not being met. (4) Any land-disturbing construction activity is in violation of the article" -- suspended too.
+    "suspended": {"stop_work", "revoked"},
     "revoked": {"closed"},
     "final_stabilization": {"closed"},
     "closed": set(),
@@ -61,6 +67,10 @@ TABLES = {
         "stop_work": ("the office's rule; § 540-12A requires none", "policy"),
         "retraction": ("the office's rule; § 540-12D requires none", "policy"),
         "reinstatement": ("the office's rule; the ordinance is silent on reinstatement", "policy"),
+        "closed_undecided": (
+            "the office's rule; § 540-8C is silent on an application withdrawn or left unanswered",
+            "policy",
+        ),
     },
     "example": {
         "disapproved": ("§ 23-8C(3)", "ordinance"),  # a plain string: a section, basis ordinance
@@ -69,6 +79,10 @@ TABLES = {
         "stop_work": ("the office's rule; § 23-12A requires none", "policy"),
         "retraction": ("the office's rule; § 23-12D requires none", "policy"),
         "reinstatement": ("the office's rule", "policy"),
+        "closed_undecided": (
+            "the office's rule; § 23-8C is silent on an application withdrawn or left unanswered",
+            "policy",
+        ),
     },
 }
 #: As the refusal cites them: the basis first.
@@ -134,6 +148,14 @@ def test_a_move_needs_written_reasons_exactly_when_the_profile_says(name: str, c
             with pytest.raises(IllegalTransitionError) as exc:
                 check_transition(current, new, reasons=reasons, needs=needs)
             assert str(exc.value) == f"Moving a permit to {new} needs written reasons ({REASONS[name][new]})."
+        elif new == "closed" and current in UNDECIDED:
+            with pytest.raises(IllegalTransitionError) as exc:
+                check_transition(current, new, reasons=reasons, needs=needs)
+            assert str(exc.value) == (
+                "Closing an application before its decision needs written reasons "
+                f"({REASONS[name]['closed_undecided']}): say whether the applicant withdrew it or the information "
+                "requested never came."
+            )
         else:
             check_transition(current, new, reasons=reasons, needs=needs)
     check_transition(current, new, reasons="Silt fence down; sediment in the creek.", needs=needs)
@@ -269,3 +291,20 @@ def test_going_back_is_possible_only_from_the_states_that_can_be_undone(current:
 )
 def test_previous_state_replays_the_history(history: list, before: str | None) -> None:
     assert previous_state(history) == before
+
+
+@pytest.mark.parametrize("new", ["active", "suspended", "revoked"])
+def test_off_a_stop_work_order_over_a_suspension_only_by_retraction_or_revocation(new: str) -> None:
+    """§ 540-12A(3), (4) let a stop-work order be posted on a suspended permit; § 540-12D: the office "may retract
+    the stop-work order", which goes back to the suspension. A plain move to active or suspended would skip the
+    retraction or the reinstatement; revocation (§ 540-12B) ends both."""
+    from esc_gis.registry.domain.lifecycle import check_off_order
+
+    if new == "revoked":
+        check_off_order("stop_work", new, "suspended")
+    else:
+        with pytest.raises(IllegalTransitionError, match=f"over its suspension cannot become {new}"):
+            check_off_order("stop_work", new, "suspended")
+    # The edge: the same moves off an order over an active permit are the life cycle's as before.
+    check_off_order("stop_work", new, "active")
+    assert check_back("stop_work", "retraction", "suspended", reasons="x") == "suspended"

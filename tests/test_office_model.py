@@ -71,7 +71,7 @@ from esc_gis.registry.domain.events import HistoryEvent
 from esc_gis.registry.domain.fees import APPLICATION_FEE
 from esc_gis.registry.domain.fold import PermitState, fold
 from esc_gis.registry.domain.inspections import InspectionReport
-from esc_gis.registry.domain.lifecycle import STATES, TRANSITIONS
+from esc_gis.registry.domain.lifecycle import CLOSED_UNDECIDED, STATES, TRANSITIONS, UNDECIDED
 
 from .conftest import CRS, square_sqft
 
@@ -152,6 +152,8 @@ def reasons_problems(events: list[HistoryEvent], needs: dict[str, str]) -> list[
         if not e.moves or e.kind == "received":
             continue
         move = {"retracted": "retraction", "reinstated": "reinstatement"}.get(e.kind, e.data["to"])
+        if move == "closed" and e.data.get("from") in UNDECIDED:
+            move = CLOSED_UNDECIDED  # closing an application before its decision (withdrawn or unanswered)
         if move in needs and not (e.why or "").strip():
             out.append(f"{e.stream}: {e.kind} #{e.seq or i + 1} to {e.data['to']} without the reasons ({needs[move]})")
     return out

@@ -105,6 +105,7 @@ REGISTRY: dict[str, tuple[str, ...]] = {
     "deemed_approval_too_early": ("day", "due"),
     "deemed_approval_not_complete": ("fee",),
     "decision_period_ran_out": ("move", "day", "due"),
+    "information_unanswered": ("requested",),
     "permit_expires": (),
     "extension_too_long": ("days", "extended_days"),
     "start_notice": (),
@@ -130,6 +131,7 @@ REGISTRY: dict[str, tuple[str, ...]] = {
     "appeal_not_heard": ("kind",),
     "referral_not_notified": (),
     "referral_no_order": (),
+    "deemed_approval_in_force": ("due", "action"),
     "special_assessment_over_due": ("amount", "due"),
 }
 #: code -> row values, over every part of the toolkit that emits findings.

@@ -23,7 +23,8 @@ def _echo_appeal(a: Any) -> None:
     else:
         cond = f"; conditions: {d.conditions}" if d.conditions else ""
         found = f"; findings: {', '.join(d.findings)}" if d.findings else ""
-        click.echo(f"      {d.decided_on} {d.outcome} by {d.body}{cond}{found}; {d.effect}")
+        what = {True: " (approves)", False: " (the decision appealed stands)", None: ""}[d.approves]
+        click.echo(f"      {d.decided_on} {d.outcome}{what} by {d.body}{cond}{found}; {d.effect}")
 
 
 @click.command(short_help="Record an appeal of an order, decision or determination (private).")
@@ -87,6 +88,13 @@ def appeal(
     multiple=True,
     help="A finding a variance rests on (repeatable): the profile's [appeals.variance.findings] key.",
 )
+@click.option(
+    "--approves/--stands",
+    "approves",
+    default=None,
+    help="Required with --outcome modified: whether the modified decision approves the disapproval appealed "
+    "(--approves issues the permit) or leaves it standing in part (--stands).",
+)
 @_LAYERS
 @_WHO
 def decide(
@@ -97,12 +105,14 @@ def decide(
     on: str,
     conditions: str | None,
     findings: tuple[str, ...],
+    approves: bool | None,
     layers_path: str | None,
     who: str | None,
 ) -> None:
     """Record the decision on appeal APPEAL_ID of REGISTRY; a reversal of an order sends the permit back.
 
-    A disapproval appealed as a permit decision and reversed or modified is approved and issued.
+    A disapproval appealed as a permit decision and reversed, or modified with --approves, is
+    approved and issued; modified with --stands, it stays a disapproval.
     """
     with _open(registry, layers_path) as reg:
         a = reg.decide_appeal(
@@ -112,6 +122,7 @@ def decide(
             on=_date(on, "on"),
             conditions=conditions,
             findings=findings,
+            approves=approves,
             who=who,
         )
     _echo_appeal(a)

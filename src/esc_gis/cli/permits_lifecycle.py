@@ -22,7 +22,8 @@ from esc_gis.cli._permits import _LAYERS, _REGISTRY, _WHO, _date, _describe, _op
     "--reasons",
     default=None,
     help="Written reasons: required where the profile's [lifecycle.written_reasons] says (disapproved, "
-    "suspended and revoked by the ordinance; stop_work by the office's policy).",
+    "suspended and revoked by the ordinance; stop_work, and closed before a decision -- withdrawn or "
+    "the information never came -- by the office's policy).",
 )
 @click.option(
     "--notified-on",
@@ -42,7 +43,12 @@ def transition(
     layers_path: str | None,
     who: str | None,
 ) -> None:
-    """Move permit NUMBER of REGISTRY to STATE."""
+    """Move permit NUMBER of REGISTRY to STATE.
+
+    An application leaves review by a decision (an incomplete one may be disapproved with written
+    reasons) or is closed undecided with written reasons: withdrawn, or the information requested
+    never came.
+    """
     with _open(registry, layers_path) as reg:
         p = reg.transition(
             number, state, who=who, on=_when(on, "on"), reasons=reasons, notified_on=_date(notified_on, "notified_on")

@@ -68,6 +68,10 @@ def citation_rows(profile: Profile) -> list[dict[str, str]]:
                     "words": words,
                 }
             )
+            # A cited table may hold a cited table of its own ([appeals.approval.recorded]): listed too.
+            for k, v in node.items():
+                if isinstance(v, dict) and "section" in v:
+                    walk(f"{path}.{key}" if path != key else path, str(k), v)
         elif isinstance(node, str):
             out.append(
                 {"table": path, "key": key, "section": node, "basis": "ordinance", "words": key.replace("_", " ")}

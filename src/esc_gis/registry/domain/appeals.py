@@ -9,6 +9,9 @@ The ordinance names two bodies: § 540-13A the Zoning Board of Appeals, § 540-1
 the Village Board". The registry does not choose: each decision records which body heard it.
 The bodies, appellants and outcomes, with their sections, are the profile's (``[appeals]``).
 
+A ``modified`` decision may approve a disapproval or leave it standing in part: the office
+records which (``approves``; the profile's ``[appeals.approval.recorded]``), never a guess.
+
 A reversal of a stop-work order or a revocation sends the permit back to the state before
 (as a retraction, § 540-12D), and a reversal of a suspension lifts it (reinstatement), in the
 same transaction as the decision. Other outcomes leave the permit's state as it is.
@@ -26,6 +29,7 @@ __all__ = [
     "appeal_terms",
     "appealed_kinds",
     "approval_terms",
+    "approves_disapproval",
     "variance_terms",
 ]
 
@@ -34,7 +38,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from esc_gis.errors import ProfileError
+from esc_gis.errors import Problem, ProfileError, ValidationError
 from esc_gis.registry.domain.lifecycle import BACK, ON_APPEAL
 
 
@@ -50,6 +54,8 @@ class AppealDecision:
     recorded_by: str
     #: The findings a variance rests on, by name (the profile's ``[appeals.variance.findings]``).
     findings: tuple[str, ...] = ()
+    #: The office's record of what a modified decision does: True approves, False the decision stands.
+    approves: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -157,6 +163,11 @@ class Approval:
 
     outcomes: frozenset[str]
     cited: Cited
+    #: The outcome whose effect the office records with each decision (``[appeals.approval.recorded]``):
+    #: a board may "modify" a decision, which can approve or leave the disapproval standing in part.
+    recorded: str | None = None
+    #: The reading that says so, quoted when the choice is missing.
+    recorded_cited: Cited | None = None
 
 
 @dataclass(frozen=True)
@@ -189,7 +200,38 @@ def approval_terms(tables: Mapping[str, Any]) -> Approval:
     if not outcomes:
         msg = "The profile's [appeals.approval] lists no outcomes."
         raise ProfileError(msg)
-    return Approval(outcomes, cited)
+    rec = raw.get("recorded")
+    if rec is None:
+        return Approval(outcomes, cited)
+    recorded = _cited(rec, "appeals.approval.recorded")
+    outcome = str(rec.get("outcome") or "").strip()
+    if not outcome or outcome in outcomes:
+        # An outcome both always approving and chosen case by case would make the choice meaningless.
+        msg = "The profile's [appeals.approval.recorded] needs an outcome that is not one of [appeals.approval]'s."
+        raise ProfileError(msg)
+    return Approval(outcomes, cited, outcome, recorded)
+
+
+def approves_disapproval(terms: Approval, outcome: str, approved: bool | None) -> bool:
+    """Return whether a decision with ``outcome`` approves a disapproval appealed.
+
+    An outcome of ``terms.outcomes`` always does; the recorded outcome (``modified``: the board may
+    "reverse or affirm, wholly or partly, or ... modify") does when the office recorded that it
+    approves (``approved``), and never on a guess.
+
+    Raises
+    ------
+    ValidationError
+        If the recorded outcome comes without the office's choice (the service checks it first).
+    """
+    if outcome in terms.outcomes:
+        return True
+    if terms.recorded is not None and outcome == terms.recorded:
+        if approved is None:
+            msg = f"a {outcome} decision needs the office's record of whether it approves: {terms.recorded_cited}."
+            raise ValidationError([Problem("decision", None, msg, "record --approves or --stands.")])
+        return approved
+    return False
 
 
 def variance_terms(tables: Mapping[str, Any]) -> VarianceTerms:

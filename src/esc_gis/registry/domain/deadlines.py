@@ -11,8 +11,11 @@ from __future__ import annotations
 __all__ = [
     "Due",
     "RainEvent",
+    "AWAITING_DECISION",
     "decision_due",
+    "deemed_approved_by",
     "expiry",
+    "pending_decision_due",
     "guarantee_expiry_due",
     "inspections_due",
     "rain_events",
@@ -91,6 +94,50 @@ def decision_due(received: date, calendar: OfficeCalendar, profile: Profile, *, 
     key = "decision_after_information" if after_information else "decision"
     due = calendar.add_business_days(received, int(_number(profile, key)))
     return _due(profile, "decision_due_after_information" if after_information else "decision_due", due)
+
+
+#: The states of an application waiting for its decision, whose period runs (§ 540-8C(1), (4)).
+AWAITING_DECISION = ("application_received", "under_review")
+
+
+def pending_decision_due(status: str, state: Any, calendar: OfficeCalendar, profile: Profile) -> Due | None:
+    """Return the decision due on an application waiting for it, or None if no period runs.
+
+    ``state`` is the permit's fold (:class:`~esc_gis.registry.domain.fold.PermitState`): the
+    20 business days run from the clock its history started (a complete application, § 540-8B),
+    or from the information received (§ 540-8C(4)). Incomplete (information requested), decided
+    or closed: no period runs.
+
+    Raises
+    ------
+    ProfileError
+        If the profile's decision period is not a number.
+    """
+    clock = state.decision_clock if state is not None else None
+    if status not in AWAITING_DECISION or clock is None:
+        return None
+    after = state.information_received_on is not None
+    return decision_due(clock.start, calendar, profile, after_information=after)
+
+
+def deemed_approved_by(status: str, state: Any, day: date, calendar: OfficeCalendar, profile: Profile) -> date | None:
+    """Return the day an undecided application stands approved from, if it does on ``day``; else None.
+
+    § 540-8C(5): "Failure by the administering authority to inform the permit applicant of a
+    decision within 20 business days of a required submittal shall be deemed to mean approval of
+    the submittal and the applicant may proceed as if a permit had been issued". From the day
+    after the decision was due, whether or not the office has recorded the deemed approval; the
+    approval is dated the due day (as ``permits transition ... deemed_approved`` dates it).
+
+    Raises
+    ------
+    ProfileError
+        If the profile's decision period is not a number.
+    """
+    due = pending_decision_due(status, state, calendar, profile)
+    if due is None or not day > due.due:
+        return None
+    return due.due  # type: ignore[return-value]  # a decision is due on a day
 
 
 def expiry(

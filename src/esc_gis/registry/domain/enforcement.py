@@ -7,6 +7,9 @@ or recovered from the financial guarantee, a referral for a cease-and-desist ord
 retraction of the stop-work order, and the closing. The sections each rests on are the
 profile's (``[enforcement.actions]``).
 
+An application whose decision period ran out is deemed approved (§ 540-8C(5)), recorded or
+not: no case rests on its want of a permit from the day after.
+
 On a permitted site a stop-work order moves the permit to ``stop_work`` and a retraction
 moves it back, through the life cycle and in the same transaction as the case's event.
 The ordinance sets no deadline for compliance after a notice of intent, so open cases have

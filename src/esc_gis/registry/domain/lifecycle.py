@@ -2,10 +2,12 @@
 
 An application is received; it is complete (under review) or information is requested
 (incomplete, § 540-8C(4)); the decision is approval, disapproval with written reasons
-(§ 540-8C(3)), or deemed approval when the 20 business days pass (§ 540-8C(5)). An issued
-permit becomes active when work starts, may be extended (§ 540-8G), stopped (§ 540-12A),
-suspended or revoked after written notification (§ 540-8E, § 540-12B), and ends with final
-stabilisation and closing. A stop-work order and a revocation can be retracted (§ 540-12D)
+(§ 540-8C(3), from incomplete too), or deemed approval when the 20 business days pass
+(§ 540-8C(5)). An application not decided may be closed with written reasons (withdrawn, or
+the information never came). An issued permit becomes active when work starts, may be
+extended (§ 540-8G), stopped (§ 540-12A, on a suspended permit too: the order lies over the
+suspension), suspended or revoked after written notification (§ 540-8E, § 540-12B), and ends
+with final stabilisation and closing. A stop-work order and a revocation can be retracted (§ 540-12D)
 and a suspension lifted (reinstatement): each goes back to the state before it, which
 :func:`previous_state` recovers from the append-only history. Anything else is refused with
 the transitions that are allowed from where the permit stands.
@@ -19,13 +21,16 @@ from __future__ import annotations
 
 __all__ = [
     "BACK",
+    "CLOSED_UNDECIDED",
     "EXTENDABLE",
     "ON_APPEAL",
     "STATES",
     "TRANSITIONS",
+    "UNDECIDED",
     "IllegalTransitionError",
     "check_back",
     "check_notified",
+    "check_off_order",
     "check_transition",
     "notification_table",
     "previous_state",
@@ -59,16 +64,23 @@ STATES = (
 #: State -> the states it may move to.
 TRANSITIONS: dict[str, tuple[str, ...]] = {
     # A complete application the office never took up is deemed approved when its period runs out (§ 540-8C(5)).
-    "application_received": ("under_review", "incomplete", "deemed_approved"),
-    "incomplete": ("under_review",),  # the requested information arrived (§ 540-8C(4))
-    "under_review": ("approved", "disapproved", "incomplete", "deemed_approved"),
+    # An application leaves review by a decision, or is closed undecided with written reasons: withdrawn
+    # by the applicant, or the information requested never came (issue 34; see CLOSED_UNDECIDED).
+    "application_received": ("under_review", "incomplete", "deemed_approved", "closed"),
+    # The requested information arrived (§ 540-8C(4)); or the office decides on what it has: a
+    # disapproval "shall state in writing the reasons" (§ 540-8C(3)); or the application is closed.
+    "incomplete": ("under_review", "disapproved", "closed"),
+    "under_review": ("approved", "disapproved", "incomplete", "deemed_approved", "closed"),
     "approved": ("active", "suspended", "revoked"),
     "deemed_approved": ("active", "suspended", "revoked"),
     "disapproved": ("closed",),  # a new submittal is a new application
     "active": ("extended", "stop_work", "suspended", "revoked", "final_stabilization"),
     "extended": ("extended", "stop_work", "suspended", "revoked", "final_stabilization"),
     "stop_work": ("active", "suspended", "revoked"),  # the order lifted, or the permit suspended or revoked
-    "suspended": ("revoked",),  # reinstatement goes back to the state before (see BACK)
+    # Reinstatement goes back to the state before (see BACK). A stop-work order may be posted on a
+    # suspended permit: § 540-12A(3), (4) "The conditions of the permit are not being met", "in violation
+    # of the article" (issue 34); it lies over the suspension, and its retraction goes back to it.
+    "suspended": ("stop_work", "revoked"),
     "revoked": ("closed",),
     "final_stabilization": ("closed",),
     "closed": (),
@@ -85,6 +97,12 @@ ON_APPEAL: dict[str, str] = {"disapproved": "approved"}
 #: order, and suspended (the order or suspension stands). An active or extended permit moves to
 #: ``extended`` (see TRANSITIONS).
 EXTENDABLE = ("approved", "deemed_approved", "stop_work", "suspended")
+#: States of an application not yet decided (§ 540-8C): closing one is no decision.
+UNDECIDED = ("application_received", "incomplete", "under_review")
+#: The written-reasons key of closing an undecided application (withdrawn, or the information
+#: requested never came): the reasons say which, so the record never shows a decision or an
+#: information received that did not happen.
+CLOSED_UNDECIDED = "closed_undecided"
 #: Event kinds that change the state (they carry from_status and to_status).
 _MOVES_BACK = frozenset(BACK.values())
 
@@ -115,7 +133,7 @@ def reasons_table(tables: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
             "need reasons."
         )
         raise ProfileError(msg)
-    known = set(STATES) | _MOVES_BACK
+    known = set(STATES) | _MOVES_BACK | {CLOSED_UNDECIDED}
     out: dict[str, tuple[str, str]] = {}
     bad = []
     for k, v in raw.items():
@@ -216,7 +234,13 @@ def _need_reasons(move: str, reasons: str | None, needs: Mapping[str, str] | Non
 
         needs = written_reasons(load_profile().tables)
     if move in needs and not (reasons or "").strip():
-        msg = f"Moving a permit to {move} needs written reasons ({needs[move]})."
+        if move == CLOSED_UNDECIDED:
+            msg = (
+                f"Closing an application before its decision needs written reasons ({needs[move]}): say whether "
+                "the applicant withdrew it or the information requested never came."
+            )
+        else:
+            msg = f"Moving a permit to {move} needs written reasons ({needs[move]})."
         raise IllegalTransitionError(msg)
 
 
@@ -246,7 +270,7 @@ def check_transition(
     ...     check_transition("application_received", "active")
     ... except IllegalTransitionError as exc:
     ...     print(exc)
-    A permit in application_received cannot become active; allowed: under_review, incomplete, deemed_approved.
+    A permit in application_received cannot become active; allowed: under_review, incomplete, deemed_approved, closed.
     """
     for state in (current, new):
         if state not in TRANSITIONS:
@@ -260,6 +284,34 @@ def check_transition(
         )
         raise IllegalTransitionError(msg)
     _need_reasons(new, reasons, needs)
+    if new == "closed" and current in UNDECIDED:
+        _need_reasons(CLOSED_UNDECIDED, reasons, needs)
+
+
+def check_off_order(current: str, new: str, before: str | None) -> None:
+    """Refuse a plain move off a stop-work order that lies over a suspension, other than revocation.
+
+    A stop-work order posted on a suspended permit (§ 540-12A(3), (4)) leaves the suspension
+    standing under it: lifting the order is its retraction, back to ``suspended`` (§ 540-12D), and
+    the suspension is lifted by its own reinstatement. A plain move to ``active`` (or a second
+    ``suspended``) would skip one of the two.
+
+    Raises
+    ------
+    IllegalTransitionError
+        If ``current`` is ``stop_work`` over ``before`` ``suspended`` and ``new`` is not ``revoked``.
+
+    Examples
+    --------
+    >>> check_off_order("stop_work", "revoked", "suspended")
+    >>> check_off_order("stop_work", "active", "active")
+    """
+    if current == "stop_work" and before == "suspended" and new != "revoked":
+        msg = (
+            f"A permit in stop_work over its suspension cannot become {new}: retract the order (back to suspended), "
+            "then reinstate the permit; or revoke it."
+        )
+        raise IllegalTransitionError(msg)
 
 
 def previous_state(history: Iterable[tuple[str, str | None, str | None]]) -> str | None:

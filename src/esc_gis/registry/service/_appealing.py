@@ -16,10 +16,12 @@ from esc_gis.registry.domain.appeals import (
     Appeal,
     AppealDecision,
     AppealedKind,
+    Approval,
     VarianceTerms,
     appeal_terms,
     appealed_kinds,
     approval_terms,
+    approves_disapproval,
     variance_terms,
 )
 from esc_gis.registry.domain.events import HistoryEvent
@@ -151,16 +153,20 @@ class Appealing(Enforcing):
         on: date | None,
         conditions: str | None = None,
         findings: Sequence[str] = (),
+        approves: bool | None = None,
         who: str | None = None,
     ) -> Appeal:
         """Record the decision on an appeal and its effect on the permit (§ 540-13A).
 
         A reversal of a stop-work order or revocation retracts it, of a suspension lifts it:
         the permit goes back to the state before, in the same transaction. A disapproval
-        appealed (kind ``permit_decision``) and reversed, or modified, by the board is an
-        approval (the profile's ``[appeals.approval]``): the permit is approved and issued that
-        day (§ 540-8C(2)). A variance is the Zoning Board of Appeals' alone (§ 540-13A(2)) and
-        rests on every finding of ``[appeals.variance.findings]``, named in ``findings``;
+        appealed (kind ``permit_decision``) and reversed by the board is an approval (the
+        profile's ``[appeals.approval]``): the permit is approved and issued that day
+        (§ 540-8C(2)). A ``modified`` decision may approve or leave the disapproval standing in
+        part: the office records which (``approves``, required with it; True only on the appeal
+        of a permit decision), and only True approves (``[appeals.approval.recorded]``). A
+        variance is the Zoning Board of Appeals' alone (§ 540-13A(2)) and rests on every finding
+        of ``[appeals.variance.findings]``, named in ``findings``;
         ``conditions`` are the board's, if it set any.
 
         Raises
@@ -168,7 +174,8 @@ class Appealing(Enforcing):
         ValidationError
             With every problem at once (no such appeal, already decided, a body or outcome
             the profile does not list, a variance from another body or without all its
-            findings, findings on another outcome, a date before the filing or in the
+            findings, findings on another outcome, a modified decision without ``approves``
+            or ``approves`` on another outcome or kind, a date before the filing or in the
             future); nothing is written then.
         ProfileError
             If the profile lacks ``[appeals.approval]`` or ``[appeals.variance]``.
@@ -189,6 +196,9 @@ class Appealing(Enforcing):
             problems.append(f"outcome {outcome!r} is not one the profile lists; use {', '.join(terms['outcomes'])}.")
         named = list(dict.fromkeys(f.strip() for f in findings if f.strip()))
         problems += _variance_problems(variance, body, outcome, named, known_body=body in terms["bodies"])
+        known = appealed_kinds(self.profile.tables)
+        kind = found[0].appealed_kind if found else None
+        problems += _recorded_problems(approval, outcome, approves, known.get(kind or ""))
         if on is None or on > self.profile.today() or (found and on < found[0].filed_on):
             problems.append(f"the decision date {on} is missing, in the future, or before the filing.")
         if problems:
@@ -200,7 +210,6 @@ class Appealing(Enforcing):
         # Only a reversal of the order that put the permit in its state moves it back: a reversed
         # permit decision leaves a stop-work order standing. Appeals recorded before kinds were
         # (None) keep the earlier reading: a reversal undoes whichever of those states it finds.
-        known = appealed_kinds(self.profile.tables)
         undoes = known[a.appealed_kind].undoes if a.appealed_kind in known else None
         legacy = a.appealed_kind is None
         # Read before the write transaction (a GeoPackage cannot nest one in it).
@@ -219,7 +228,8 @@ class Appealing(Enforcing):
                 p = self._locked(cur, a.permit_number)
                 undone = outcome == "reversed" and (legacy or undoes == p.status)
                 move = BACK.get(p.status) if undone else None
-                if not legacy and undoes == p.status and p.status in ON_APPEAL and outcome in approval.outcomes:
+                approving = approves_disapproval(approval, outcome, approves)
+                if not legacy and undoes == p.status and p.status in ON_APPEAL and approving:
                     effect = self._approve_on_appeal(
                         cur, p, appeal_id, body, outcome, on, who, now, str(approval.cited)
                     )
@@ -237,6 +247,9 @@ class Appealing(Enforcing):
             facts: dict[str, Any] = {"appeal_id": appeal_id, "outcome": outcome, "body": body}
             if named:
                 facts["findings"] = named
+            if approves is not None:
+                # The office's record of what the modification does (issue 34): in the history, read back by appeals().
+                facts["approves"] = approves
             if (conditions or "").strip():
                 facts["conditions"] = (conditions or "").strip()
             if a.permit_number:
@@ -330,11 +343,14 @@ class Appealing(Enforcing):
             found = list(rows(cur))
             # The findings a variance rests on live in the history alone (the decision's event).
             findings: dict[str, tuple[str, ...]] = {}
+            recorded: dict[str, bool] = {}
             if b.can_read("history"):
                 cur.execute("SELECT data FROM history WHERE kind = 'appeal_decided'")
                 for (text,) in cur.fetchall():
                     data = HistoryEvent.from_json_data(text)
                     findings[str(data.get("appeal_id"))] = tuple(data.get("findings") or ())
+                    if data.get("approves") is not None:
+                        recorded[str(data.get("appeal_id"))] = bool(data["approves"])
         return [
             Appeal(
                 r["appeal_id"],
@@ -356,6 +372,7 @@ class Appealing(Enforcing):
                     r["effect"],
                     r["decided_by"],
                     findings.get(r["appeal_id"], ()),
+                    recorded.get(r["appeal_id"]),
                 ),
                 r["appealed_kind"],
             )
@@ -385,3 +402,26 @@ def _variance_problems(
             + "."
         )
     return out
+
+
+def _recorded_problems(terms: Approval, outcome: str, approves: bool | None, kind: AppealedKind | None) -> list[str]:
+    """Return what is wrong with the office's record of what a modified decision does.
+
+    Required with the recorded outcome (``modified``), refused with any other; ``approves`` only on the
+    appeal of a decision an approval undoes (a disapproval), where it has an effect.
+    """
+    if terms.recorded is None:
+        # A profile without [appeals.approval.recorded] has no outcome whose effect the office records.
+        return [] if approves is None else ["--approves/--stands go with no outcome of the profile's appeals."]
+    if outcome != terms.recorded:
+        wrong = f"--approves/--stands go with a {terms.recorded} decision; the outcome is {outcome}."
+        return [] if approves is None else [wrong]
+    if approves is None:
+        return [f"a {outcome} decision needs --approves or --stands: {terms.recorded_cited}."]
+    if approves and (kind is None or kind.undoes not in ON_APPEAL):
+        what = kind.name.replace("_", " ") if kind else "appeal recorded without a kind"
+        return [
+            f"--approves goes with the appeal of a disapproval (a permit decision), not of a {what}: record "
+            "--stands, or reversed if the board set the order aside."
+        ]
+    return []

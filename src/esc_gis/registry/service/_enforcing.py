@@ -5,6 +5,7 @@ from __future__ import annotations
 __all__ = ["Enforcing"]
 
 import os
+from dataclasses import replace
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -28,10 +29,11 @@ from esc_gis.registry.domain.enforcement import (
     without_permit_terms,
 )
 from esc_gis.registry.domain.enforcement import grounds as enforcement_grounds
+from esc_gis.registry.domain.deadlines import deemed_approved_by
 from esc_gis.registry.domain.events import CASE_KINDS, HistoryEvent
 from esc_gis.registry.domain.fold import PermitState
 from esc_gis.registry.domain.lifecycle import check_back, check_transition
-from esc_gis.registry.domain.records import Event
+from esc_gis.registry.domain.records import Event, Permit
 from esc_gis.registry.service._core import (
     ISSUED,
     RegistryBase,
@@ -113,12 +115,14 @@ class Enforcing(RegistryBase):
         if g.get("without_permit") and permit is not None and on is not None:
             # Work on an application never issued, after a revocation or the closing, or after the
             # period ran out, is work without a permit: whenever the permit is not in force.
-            terms = without_permit_terms(self.profile.tables)
-            ever = _ever_issued(permit.state)
-            if not without_permit_fits(terms, permit.status, permit.expires_on, on, ISSUED, ever_issued=ever):
+            fits, deemed = self._without_permit(permit, on)
+            if fits is None and deemed is not None:
+                action = f"ground {ground} (activity without a permit) does not fit permit {permit_number}"
+                bad(f"{self._deemed_words(deemed, action)}.", "use another ground (A3, A4).")
+            elif fits is None:
                 bad(
                     f"ground {ground} is activity without a permit, but the case names permit {permit_number} "
-                    f"({_permit_text(permit)}); {_fits(terms)}.",
+                    f"({_permit_text(permit)}); {_fits(without_permit_terms(self.profile.tables))}.",
                     "use another ground.",
                 )
         else:
@@ -126,6 +130,32 @@ class Enforcing(RegistryBase):
         if problems:
             raise ValidationError(problems)
         return self._open_case(ground, on, reasons, permit_number, site_layer, site_id, address, site, who)
+
+    def _without_permit(self, permit: Permit, day: date) -> tuple[str | None, date | None]:
+        """Return which ``[enforcement.without_permit]`` term makes ``permit`` no permit on ``day``, and its deemed day.
+
+        An application whose decision period ran out is approved (§ 540-8C(5)), recorded or not
+        (:func:`~esc_gis.registry.domain.deadlines.deemed_approved_by`): it is taken as the
+        deemed approval it is, issued on the day the period ran out, with that permit's period.
+        The second value is that day (None: no approval is deemed).
+
+        Raises
+        ------
+        ProfileError
+            If ``[enforcement.without_permit]`` or the decision period is malformed.
+        """
+        terms = without_permit_terms(self.profile.tables)
+        deemed = deemed_approved_by(permit.status, permit.state, day, self.calendar, self.profile)
+        if deemed is None:
+            ever = _ever_issued(permit.state)
+            return without_permit_fits(terms, permit.status, permit.expires_on, day, ISSUED, ever_issued=ever), None
+        expires = self._expiry(deemed, permit.building_permit_expires, list(permit.extensions_days))
+        return without_permit_fits(terms, "deemed_approved", expires, day, ISSUED, ever_issued=True), deemed
+
+    def _deemed_words(self, deemed: date, action: str) -> str:
+        """Say why ``action`` is refused on an application deemed approved on ``deemed`` (the profile's words)."""
+        f = self.profile.finding("deemed_approval_in_force", due=deemed, action=action)
+        return f"{f.message} ({f.section}; basis {f.basis})"
 
     @staticmethod
     def _ground_problems(g: dict[str, Any], ground: str, permit_number: str | None, src: str) -> list[Problem]:
@@ -341,6 +371,18 @@ class Enforcing(RegistryBase):
         own = self._own_order(case)
         # The permit's orders, whichever route posted or lifted them, are the case's too: `case`
         # reads them off the permit's history (case.permit_order).
+        deemed_problems: list[str] = []
+        if case.permit_number and on is not None and kind in _NO_PERMIT_ACTIONS:
+            # § 540-8C(5): an application whose period ran out is approved, recorded or not. A case of
+            # work without a permit on it has no ground left for an order, a notice to cease or a
+            # referral; on another case the permit counts as issued (§ 540-12C "where no permit has
+            # been issued" no longer fits: a referral follows a violated order).
+            fits, deemed = self._without_permit(self.get(case.permit_number), on)
+            if deemed is not None and own and fits is None:
+                action = f"no {_NO_PERMIT_ACTIONS[kind]} rests on work without a permit on it"
+                deemed_problems.append(f"{self._deemed_words(deemed, action)}.")
+            elif deemed is not None:
+                case = replace(case, permit_issued=True)
         due = self._billed_due(case) if costs_from == "special_assessment" or kind == "paid" else 0.0
         refusals = {
             code: f"{f.message} ({f.section})"
@@ -360,6 +402,7 @@ class Enforcing(RegistryBase):
             interest=interest,
             billed_due=due,
         )
+        messages += deemed_problems
         needs = self.written_reasons
         move = {"stop_work": "stop_work", "retraction": "retraction"}.get(kind)
         permit = self.get(case.permit_number) if case.permit_number and move and not own else None
@@ -571,6 +614,10 @@ class Enforcing(RegistryBase):
                 )
             )
         return out
+
+
+#: The case actions that rest on there being no permit (§ 540-12A(1), § 540-12C), and their names.
+_NO_PERMIT_ACTIONS = {"stop_work": "stop-work order", "notified": "notice to cease", "referral": "referral"}
 
 
 def _ever_issued(s: PermitState) -> bool:

@@ -26,6 +26,7 @@ from esc_gis.registry.domain.lifecycle import (
     EXTENDABLE,
     check_back,
     check_notified,
+    check_off_order,
     check_transition,
     notification_table,
 )
@@ -93,6 +94,11 @@ class Moves(RegistryBase):
         day = self.profile.day_of(on) if on is not None else self.profile.today()
         with self.backend.write() as cur:
             p = self._locked(cur, permit_number)
+            if p.status == "incomplete" and to == "deemed_approved":
+                # § 540-8C(4): the clock restarts only "from the date the additional information is
+                # received"; the profile's reading says so, and how the office ends the application.
+                f = self.profile.finding("information_unanswered", requested=p.information_requested_on)
+                raise IllegalTransitionError(f"Permit {permit_number} {f.message} ({f.section}; basis {f.basis})")
             check_transition(p.status, to, reasons=reasons, needs=self.written_reasons)
             check_notified(to, day, notified_on, notification_table(self.profile.tables))
             self._check_plain_move(p, to, reasons)
@@ -155,6 +161,7 @@ class Moves(RegistryBase):
                 f"esc-gis permits extend REGISTRY {p.permit_number} DAYS."
             )
             raise IllegalTransitionError(msg)
+        check_off_order(p.status, to, p.previous_status)
         needs = self.written_reasons
         if move_kind(p.status, to) == "retracted" and "retraction" in needs and not (reasons or "").strip():
             # Lifting a stop-work order by a plain move is its retraction (§ 540-12D "may retract

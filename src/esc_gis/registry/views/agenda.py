@@ -22,9 +22,9 @@ from esc_gis.profile import Profile
 from esc_gis.registry.domain.calendar import OfficeCalendar
 from esc_gis.registry.domain.deadlines import (
     Due,
-    decision_due,
     guarantee_expiry_due,
     inspections_due,
+    pending_decision_due,
     repair_due,
     stabilization_due,
     start_notice_due,
@@ -75,10 +75,9 @@ def permit_dues(
     out: list[Due] = []
     # The 20 business days run from a complete application (its fee paid, § 540-8B, § 540-8C(1)):
     # the clock the history started, if it runs. No clock, no decision due and no deemed approval.
-    clock = p.state.decision_clock if p.state is not None else None
-    if p.status in ("application_received", "under_review") and clock is not None:
-        after = p.state.information_received_on is not None
-        out.append(decision_due(clock.start, calendar, profile, after_information=after))
+    pending = pending_decision_due(p.status, p.state, calendar, profile)
+    if pending is not None:
+        out.append(pending)
     if p.status in ("approved", "deemed_approved", *WORKING) and p.expires_on is not None:
         out.append(expiry_due(p, profile))
     if p.status in WORKING and p.started_at is not None:
