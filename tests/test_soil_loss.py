@@ -277,7 +277,13 @@ def test_steep_area_is_outside_the_method_and_reported(tmp_path, prof, tables):
     assert row["outside_share"] == 1.0 and pd.isna(row["passes"]) and math.isnan(row["discharge_tpa"])
     assert pd.isna(row["governing_window"])
     codes = [f["code"] for f in json.loads(row["findings"])]
-    assert codes == ["soil_loss_not_computed", "soil_loss_outside_method", "soil_loss_not_confirmed"]
+    # Called alone, without a screening, the function says the article's reach was not decided.
+    assert codes == [
+        "soil_loss_not_computed",
+        "soil_loss_outside_method",
+        "soil_loss_not_confirmed",
+        "soil_loss_applicability_not_screened",
+    ]
 
 
 def _profile_with_standard(tmp_path: Path, value: float) -> Path:
@@ -391,6 +397,20 @@ def test_ei_distribution_files(tmp_path):
 # --- The command ----------------------------------------------------------------------------
 
 
+def town_layers(folder: Path, jurisdiction: shapely.Geometry | None = None) -> Path:
+    """A layer set whose jurisdiction covers the plane DEM (the sites here are the Town's): its manifest.
+
+    ``esc-gis soil-loss`` screens its sites (issue 34): a site outside the layer set's
+    jurisdiction is not judged, so the plane tests give one that holds them.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    geom = jurisdiction if jurisdiction is not None else cell_box(-20, -20, 120, 120)
+    gpd.GeoDataFrame({"name": ["Town"]}, geometry=[geom], crs=CRS).to_file(folder / "town.gpkg", engine="pyogrio")
+    manifest = folder / "layers.toml"
+    manifest.write_text(f'crs = "{CRS}"\n[jurisdiction]\npath = "town.gpkg"\n', encoding="utf-8")
+    return manifest
+
+
 def _cli_inputs(tmp_path: Path, schedule_text: str) -> list[str]:
     from esc_gis.io import write_layer
 
@@ -417,6 +437,8 @@ def _cli_inputs(tmp_path: Path, schedule_text: str) -> list[str]:
         "site",
         "--profile",
         str(EXAMPLE),
+        "--layers",
+        str(town_layers(tmp_path / "layers")),
         "-o",
         str(tmp_path / "out.csv"),
     ]
@@ -475,7 +497,8 @@ def test_cli_disturbed_layer_cuts_each_site_and_a_missing_dem_is_refused(tmp_pat
     assert float(row["ls_mean"]) == pytest.approx(hand_ls(50.0, 10.0), rel=1e-4)
     no_dem = [a for a in args if a not in ("--dem", str(tmp_path / "dem.tif"))]
     result = CliRunner().invoke(cli, [*no_dem, "-o", str(tmp_path / "other.csv")])
-    assert result.exit_code == 1 and "no DEM" in result.output and not (tmp_path / "other.csv").exists()
+    # --layers names a layer set without a [dem]: refused all the same.
+    assert result.exit_code == 1 and "give --dem" in result.output and not (tmp_path / "other.csv").exists()
 
 
 # --- The per-cell raster (--raster) -----------------------------------------------------------

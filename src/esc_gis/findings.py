@@ -246,6 +246,9 @@ SOIL_LOSS: dict[str, tuple[str, ...]] = {
     "soil_loss_meets": _WINDOW,
     "soil_loss_exceeds": _WINDOW,
     "soil_loss_standard_not_applicable": ("plan_sqft", "plan_acres"),
+    # The screening's answer taken (issue 34): the article does not reach the site, or was not screened.
+    "soil_loss_article_not_applicable": ("applicability", "reason"),
+    "soil_loss_applicability_not_screened": (),
     "soil_loss_for_information": _WINDOW,
     "soil_loss_outside_method": ("outside_sqft", "outside_pct", "max_slope_pct", "max_slope_length_ft"),
     "soil_loss_not_computed": ("reason",),
