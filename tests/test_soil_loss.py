@@ -903,7 +903,7 @@ def test_a_site_inside_is_judged_from_exactly_one_acre_as_screen_decides(tmp_pat
     screening = screen(frame, layers=ls, profile=prof)
     measured = screening.iloc[0]["disturbed_sqft"]
     assert measured == pytest.approx(area_sqft, abs=1e-6)
-    assert (measured >= 43_560.0) is judged
+    assert bool(measured >= 43_560.0) is judged
     dem = plane_dem(tmp_path / "dem.tif", 10.0, rows=40, cols=40)
     kw = {**plane_kw(two_phases(tables)), "plan_disturbed_sqft": None}
     row = soil_loss(frame, dem, profile=prof, id_field="site_id", screening=screening, **kw).sites.iloc[0]
