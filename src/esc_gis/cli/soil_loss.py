@@ -103,7 +103,10 @@ def registry_plan_totals(registry: str, layers_path: str | None) -> dict[str, fl
 )
 @click.option("--z-unit", type=Z_UNIT, default=None, help="Unit of the elevations when the DEM does not say.")
 @band_option()
-@layers_option("Layer-set manifest (layers.toml) giving the DEM when --dem is not given.")
+@layers_option(
+    "Layer-set manifest (layers.toml): the sites are screened on it as `esc-gis screen` does (the jurisdiction "
+    "and the rest); it gives the DEM when --dem is not given [default: the Village's]."
+)
 @profile_option()
 @output_option(
     "Output per site: .gpkg, .parquet, .geojson or .csv (phases and windows go to OUTPUT.phases.csv and "
@@ -139,9 +142,12 @@ def soil_loss_(
 
     A = R x %R(period) x K x LS x C per phase; LS from the DEM over the disturbed area, C and
     practice efficiencies from the profile's [soil_loss] tables; the governing window is
-    compared with the profile's sediment standard where it reaches: sites under the profile's
-    sediment area, counting their common plan, are not judged against it (passes is empty).
-    Nothing is written if any input is bad.
+    compared with the profile's sediment standard where it reaches. Whether it reaches is the
+    screening's answer for the same sites, limits and contract fields (plan_id, activity,
+    state_agency, npdes_exempt) on --layers: a site outside the jurisdiction, a state agency's,
+    an agricultural or silviculture activity, or one under the sediment area counting its common
+    plan, is not judged (passes is empty) and its finding says why. Nothing is written if any
+    input is bad.
     """
     check_output_path(output, overwrite=overwrite)
     phases_out, windows_out = _sidecars(output)

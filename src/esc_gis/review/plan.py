@@ -349,9 +349,9 @@ def _scope(res: Any, m: dict[str, Any], prof: Profile) -> list[Check]:
         code = NOT_APPLICABLE_FINDING[appl]
         said = [f for f in json.loads(res["findings"] or "[]") if f.get("code") == code]
         reason = said[0]["message"] if said else appl.replace("_", " ") + "."
-        check = make_check(
-            prof, "decision", "look", "review_decision_not_applicable", applicability=appl.replace("_", " "), reason=reason
-        )
+        words = appl.replace("_", " ")
+        code = "review_decision_not_applicable"
+        check = make_check(prof, "decision", "look", code, applicability=words, reason=reason)
         # The section is the screening's, which names the subsection that leaves the site out.
         return [dataclasses.replace(check, section=said[0]["section"]) if said else check]
     if m["permit"] != "not_required":
@@ -829,7 +829,9 @@ def _soil_loss(
     # where the standard applies (§ 540-7B(3)(b): sites of the sediment area or more, counting
     # the common plan, the one acre test screening and soil loss use).
     # ``sediment`` is the review's decision (the screening's, on the plan's total when larger).
-    applies = bool(sediment) if sediment is not None else bool(sediment_standard_reaches(row["plan_disturbed_sqft"], prof))
+    applies = (
+        bool(sediment) if sediment is not None else bool(sediment_standard_reaches(row["plan_disturbed_sqft"], prof))
+    )
     over = applies and computed > float(prof.entry("thresholds.sediment_load").value or 0)
     finding = (
         "review_soil_loss_over_standard"
