@@ -101,7 +101,8 @@ PACKAGE_KEYS: dict[str, str] = {
     "limits": "layers site_boundary, disturbed_limits",
     "area_site": "plan.toml [site] site_area_sqft; layer site_boundary",
     "area_disturbed": "plan.toml [site] disturbed_area_sqft; layer disturbed_limits",
-    "decision": "layers site_boundary, disturbed_limits; plan.toml [site] plan_id, plan_disturbed_sqft",
+    "decision": "layers site_boundary, disturbed_limits; plan.toml [site] plan_id, plan_disturbed_sqft, activity, "
+    "state_agency, npdes_exempt",
     "common_plan": "plan.toml [site] plan_id, plan_disturbed_sqft (or the registry's plan)",
     "non_permitted": "layer disturbed_limits; plan.toml [site] plan_id, plan_disturbed_sqft",
     "steep": "layer disturbed_limits",
