@@ -914,3 +914,28 @@ def test_a_site_inside_is_judged_from_exactly_one_acre_as_screen_decides(tmp_pat
     assert ("soil_loss_standard_not_applicable" in codes) is not judged
     assert pd.isna(row["passes"]) is not judged
     assert "soil_loss_applicability_not_screened" not in codes
+
+
+def test_a_plan_total_from_outside_never_reaches_a_site_the_article_does_not_and_ids_must_match(tmp_path):
+    """§ 540-4C: "This article is not applicable to activities conducted by a state agency": a common
+    plan total from the registry (lots the layer lacks) extends the acre test only to sites the
+    article applies to; and the screening must hold every site, by id."""
+    from esc_gis.layers import load_layers
+    from esc_gis.screening import screen
+
+    prof = load_profile()
+    tables = soil_loss_tables(prof)
+    frame = gpd.GeoDataFrame(
+        {"site_id": ["A", "B"], "state_agency": [False, True], "plan_id": ["P", "Q"]},
+        geometry=[cell_box(2, 2, 12, 12), cell_box(15, 2, 25, 12)],  # 10,000 sq ftUS each
+        crs=CRS,
+    )
+    screening = screen(frame, layers=load_layers(town_layers(tmp_path / "layers"), profile=prof), profile=prof)
+    dem = plane_dem(tmp_path / "dem.tif", 10.0)
+    kw = {**plane_kw(two_phases(tables)), "plan_disturbed_sqft": {"P": 50_000.0, "Q": 50_000.0}}
+    rows = soil_loss(frame, dem, profile=prof, id_field="site_id", screening=screening, **kw).sites.set_index("site_id")
+    assert rows.loc["A", "sediment_standard"] and not pd.isna(rows.loc["A", "passes"])
+    assert not rows.loc["B", "sediment_standard"] and pd.isna(rows.loc["B", "passes"])
+    assert rows.loc["B", "applicability"] == "excluded_state_agency"
+    with pytest.raises(ValidationError, match="has no row for site 'B'"):
+        soil_loss(frame, dem, profile=prof, id_field="site_id", screening=screening.iloc[[0]], **kw)
