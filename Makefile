@@ -45,7 +45,8 @@ demo: $(STAMP) $(ASSETS)
 	$(VENV)/bin/esc-gis soil-loss examples/demo/sites.geojson --dem layers/winneconne-demo/dem_synthetic.tif \
 		--soils layers/winneconne-demo/soils_made_up.gpkg --schedule examples/demo/schedule_made_up.csv \
 		--disturbed examples/demo/disturbed.geojson --r-annual 120 --ei-file examples/demo/ei_monthly_made_up.csv \
-		--id-field site_id -o out/demo_soil_loss.gpkg --raster out/demo_soil_loss_cells.tif --overwrite
+		--id-field site_id --layers $(DEMO_LAYERS) -o out/demo_soil_loss.gpkg --raster out/demo_soil_loss_cells.tif \
+		--overwrite
 	$(VENV)/bin/esc-gis protective --layers $(DEMO_LAYERS) -o out/demo_protective_areas.gpkg --overwrite
 	$(VENV)/bin/esc-gis map out/demo_screening.gpkg --layers $(DEMO_LAYERS) -o out/demo_overview.html --overwrite
 	$(VENV)/bin/esc-gis map out/demo_screening.gpkg --site S16 --layers $(DEMO_LAYERS) \

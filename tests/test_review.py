@@ -119,6 +119,8 @@ def _toml(facts: dict) -> str:
     lines = []
 
     def val(v: object) -> str:
+        if isinstance(v, bool):
+            return "true" if v else "false"
         if isinstance(v, str):
             return json.dumps(v) if not v[:4].isdigit() or "-" not in v else v  # dates bare, as TOML dates
         if isinstance(v, list):
@@ -927,3 +929,106 @@ def test_reasons_and_advisories_name_no_package_key(tmp_path: Path, review_layer
     keys = {c.code: c.package_key for c in r.checks}
     assert keys["plan_item_2"] == "plan.toml [site] legal_description"
     assert keys["spill"] == "plan.toml [narrative] spill_procedures"
+
+
+# --- One site, one answer: the review takes the screening's (issue 34) ---------------------------
+
+
+def _sized(tmp_path: Path, area_sqft: float, **site: object):
+    """The complete plan with ``area_sqft`` disturbed, no RUSLE2 figure and no spill procedures.
+
+    The limits are 64 ft wide: a 4,000 sq ft rectangle of that width measures 4,000 to the last bit
+    (a square measures a hair under it in floating point).
+    """
+    from .conftest import K, X0
+
+    height = area_sqft / K / 64.0
+    limits = shapely.box(X0 + 250, Y0 + 1210, X0 + 314, Y0 + 1210 + height)
+    facts = _facts(
+        site={"disturbed_area_sqft": area_sqft, **site},
+        rusle2={"sediment_tons_per_acre_year": None},
+        narrative={"spill_procedures": None},
+    )
+    edit = {"disturbed_limits": gpd.GeoDataFrame(geometry=[limits], crs=CRS)}
+    return package(tmp_path, facts=facts, edit=edit)
+
+
+def test_a_3000_sq_ft_plan_is_held_to_section_7a_only(tmp_path: Path, review_layers: Path) -> None:
+    """§ 540-4A(1)(b): "A permit is not required for a construction site with less than 4,000 square feet
+    of land-disturbing construction activity. The responsible party shall comply with all applicable
+    provisions of this article for a non-permitted site, including the performance standards of
+    § 540-7A." No § 540-9A(9) (RUSLE2) nor § 540-7B(3)(c)[4] (spills) reason is drafted."""
+    r = review_plan(_sized(tmp_path / "small", 3_000.0), layers=review_layers)
+    assert r.measured["permit"] == "not_required" and r.measured["disturbed_sqft"] == pytest.approx(3_000.0)
+    assert r.verdict != "disapprove" and r.reasons == []
+    assert not [c.section for c in r.checks if "540-9" in c.section or "540-7B" in c.section]
+    [seven_a] = [c for c in r.checks if c.code == "non_permitted"]
+    assert seven_a.section == "§ 540-4A(1)(b); § 540-7A" and seven_a.basis == "ordinance"
+    assert "3,000 sq ft" in seven_a.detail and "no permit is required" in seven_a.detail
+    assert _status(r, "decision")[0] == "pass" and "permit not required" in _status(r, "decision")[1]
+
+
+def test_exactly_4000_sq_ft_is_reviewed_in_full(tmp_path: Path, review_layers: Path) -> None:
+    """§ 540-4A(1)(a): "A permit is required for a construction site with 4,000 square feet or greater
+    of land disturbing construction activity. The responsible party shall comply with ... the
+    performance standards of § 540-7, permit requirements of § 540-8, and plan requirements of
+    § 540-9." At exactly 4,000 sq ft the missing RUSLE2 figure and spill procedures are reasons."""
+    r = review_plan(_sized(tmp_path / "edge", 4_000.0), layers=review_layers)
+    assert r.measured["disturbed_sqft"] >= 4_000.0 and r.measured["permit"] == "required"
+    assert not any(c.code == "non_permitted" for c in r.checks)
+    assert r.verdict == "disapprove"
+    assert any("§ 540-9A(9)" in x for x in r.reasons) and any("§ 540-7B(3)(c)[4]" in x for x in r.reasons)
+
+
+def test_a_state_agencys_plan_is_told_the_article_does_not_apply(tmp_path: Path, review_layers: Path) -> None:
+    """§ 540-4C: "This article is not applicable to activities conducted by a state agency": the screening
+    decides it from plan.toml's [site] state_agency, and the review says so and reviews nothing."""
+    r = review_plan(_sized(tmp_path / "state", 10_000.0, state_agency=True), layers=review_layers)
+    assert r.measured["applicability"] == "excluded_state_agency" and r.measured["permit"] == "not_applicable"
+    [only] = r.checks
+    assert (only.code, only.status, only.finding) == ("decision", "look", "review_decision_not_applicable")
+    assert only.section.startswith("§ 540-4C") and "does not apply" in only.detail
+    assert r.verdict == "needs a look" and r.reasons == []
+    # An activity the screening does not know is the package's problem, not a verdict.
+    bad = review_plan(_sized(tmp_path / "bad", 10_000.0, activity="mining"), layers=review_layers)
+    assert bad.checks == [] and bad.verdict == "needs a look"
+    assert any("mining" in str(p) for p in bad.problems)
+
+
+def _not_a_package_inputs(tmp_path: Path) -> dict[str, Path]:
+    """A PNG renamed .gpkg, an empty folder, an empty file, a GeoPackage with none of the plan's layers."""
+    png = tmp_path / "png" / "plan.gpkg"
+    png.parent.mkdir()
+    png.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + bytes(64))
+    empty_dir = tmp_path / "empty_folder"
+    empty_dir.mkdir()
+    empty_file = tmp_path / "empty" / "plan.gpkg"
+    empty_file.parent.mkdir()
+    empty_file.write_bytes(b"")
+    other = tmp_path / "other" / "roads.gpkg"
+    other.parent.mkdir()
+    gpd.GeoDataFrame({"name": ["Main St"]}, geometry=[_line((0, 0), (100, 0))], crs=CRS).to_file(
+        other, layer="roads", engine="pyogrio"
+    )
+    (other.parent / "plan.toml").write_text(_toml(FACTS))
+    return {"png": png, "empty folder": empty_dir, "empty file": empty_file, "other layers": other}
+
+
+@pytest.mark.parametrize("kind", ["png", "empty folder", "empty file", "other layers"])
+def test_what_is_not_a_plan_package_is_refused_with_no_verdict(tmp_path: Path, review_layers: Path, kind: str) -> None:
+    """Not a broken package but something else: the review says "this is not a plan package" with what
+    was expected, exit 1, and writes no report (never "disapprove" with a list of draft reasons)."""
+    from esc_gis.errors import NotAPlanPackageError
+
+    path = _not_a_package_inputs(tmp_path)[kind]
+    with pytest.raises(NotAPlanPackageError, match="this is not a plan package") as info:
+        review_plan(path, layers=review_layers)
+    assert "site_boundary, disturbed_limits, drainage, bmps" in str(info.value) and "plan.toml" in str(info.value)
+    out = tmp_path / "report.html"
+    result = CliRunner().invoke(
+        cli, ["review", str(path), "-o", str(out), "--json", str(tmp_path / "r.json"), "--layers", str(review_layers)]
+    )
+    assert result.exit_code == 1, result.output
+    assert "this is not a plan package" in result.output and "disapprove" not in result.output
+    assert "Traceback" not in result.output
+    assert not out.exists() and not (tmp_path / "r.json").exists()

@@ -98,6 +98,48 @@ def test_screening_answer_equals_esc_gis_screen(name, demo_layers, tmp_path):
     assert answer["sediment_standard"] is (name == "acre")
 
 
+@pytest.mark.parametrize(
+    ("site", "disturbed", "activity", "permit"),
+    [
+        ("required", "not_required", None, "not_required"),  # 10,000 sq ft site, 2,500 sq ft disturbed
+        ("acre", "required", "construction", "required"),  # 48,400 sq ft site, 10,000 sq ft disturbed
+        ("acre", None, "agricultural_activity", "not_applicable"),  # § 540-4A(2)(a)
+        ("acre", None, "silviculture", "not_applicable"),  # § 540-4A(2)(b)
+    ],
+)
+def test_the_process_and_esc_gis_screen_give_one_answer_with_limits_and_activity(
+    site, disturbed, activity, permit, demo_layers, tmp_path
+):
+    """Issue 34, one site, one answer: the service's screen process and ``esc-gis screen`` decide the same
+    site, disturbed limits and activity with the one screening function; every decided column and every
+    finding agrees ("A permit is not required for a construction site with less than 4,000 square feet
+    of land-disturbing construction activity", § 540-4A(1)(b); "This article does not apply to ...
+    Nonpoint discharges from agricultural activity areas", § 540-4A(2)(a))."""
+    inputs = {"site": lonlat(SITES[site])}
+    props = {"site_id": "site"}
+    if activity is not None:
+        inputs["activity"] = props["activity"] = activity
+    args = ["screen", str(tmp_path / "site.geojson"), "--layers", str(DEMO_LAYERS), "-o", str(tmp_path / "o.geojson")]
+    if disturbed is not None:
+        inputs["disturbed"] = lonlat(SITES[disturbed])
+        limits = {"type": "Feature", "properties": {"site_id": "site"}, "geometry": inputs["disturbed"]}
+        (tmp_path / "dist.geojson").write_text(json.dumps({"type": "FeatureCollection", "features": [limits]}))
+        args += ["--disturbed", str(tmp_path / "dist.geojson")]
+    feature = {"type": "Feature", "properties": props, "geometry": inputs["site"]}
+    (tmp_path / "site.geojson").write_text(json.dumps({"type": "FeatureCollection", "features": [feature]}))
+    answer = screen_request(inputs, layers=demo_layers, profile=PROFILE, limits=Limits())
+    res = CliRunner().invoke(cli, [*args, "--quiet"])
+    assert res.exit_code == 0, res.output
+    row = gpd.read_file(tmp_path / "o.geojson").iloc[0]
+    assert answer["permit"] == row["permit"] == permit
+    for col in ("applicability", "jurisdiction", "sediment_standard"):
+        assert answer[col] == row[col], col
+    assert answer["standards"] == (row["standards"] or "")
+    assert answer["findings"] == json.loads(row["findings"])
+    for col in ("disturbed_sqft", "plan_disturbed_sqft", "disturbed_in_village_sqft"):
+        assert answer["measured"][col] == pytest.approx(row[col], rel=1e-9), col
+
+
 def test_disturbed_limits_and_activity_reach_the_engine(demo_layers):
     """The disturbed limits are measured, not the site: 10,000 sq ft site, 2,500 sq ft disturbed
     is under 4,000 sq ft; and agricultural activity is exempt, § 540-4A(2)(a)."""

@@ -277,7 +277,13 @@ def test_steep_area_is_outside_the_method_and_reported(tmp_path, prof, tables):
     assert row["outside_share"] == 1.0 and pd.isna(row["passes"]) and math.isnan(row["discharge_tpa"])
     assert pd.isna(row["governing_window"])
     codes = [f["code"] for f in json.loads(row["findings"])]
-    assert codes == ["soil_loss_not_computed", "soil_loss_outside_method", "soil_loss_not_confirmed"]
+    # Called alone, without a screening, the function says the article's reach was not decided.
+    assert codes == [
+        "soil_loss_not_computed",
+        "soil_loss_outside_method",
+        "soil_loss_not_confirmed",
+        "soil_loss_applicability_not_screened",
+    ]
 
 
 def _profile_with_standard(tmp_path: Path, value: float) -> Path:
@@ -391,6 +397,20 @@ def test_ei_distribution_files(tmp_path):
 # --- The command ----------------------------------------------------------------------------
 
 
+def town_layers(folder: Path, jurisdiction: shapely.Geometry | None = None) -> Path:
+    """A layer set whose jurisdiction covers the plane DEM (the sites here are the Town's): its manifest.
+
+    ``esc-gis soil-loss`` screens its sites (issue 34): a site outside the layer set's
+    jurisdiction is not judged, so the plane tests give one that holds them.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    geom = jurisdiction if jurisdiction is not None else cell_box(-20, -20, 120, 120)
+    gpd.GeoDataFrame({"name": ["Town"]}, geometry=[geom], crs=CRS).to_file(folder / "town.gpkg", engine="pyogrio")
+    manifest = folder / "layers.toml"
+    manifest.write_text(f'crs = "{CRS}"\n[jurisdiction]\npath = "town.gpkg"\n', encoding="utf-8")
+    return manifest
+
+
 def _cli_inputs(tmp_path: Path, schedule_text: str) -> list[str]:
     from esc_gis.io import write_layer
 
@@ -417,6 +437,8 @@ def _cli_inputs(tmp_path: Path, schedule_text: str) -> list[str]:
         "site",
         "--profile",
         str(EXAMPLE),
+        "--layers",
+        str(town_layers(tmp_path / "layers")),
         "-o",
         str(tmp_path / "out.csv"),
     ]
@@ -475,7 +497,8 @@ def test_cli_disturbed_layer_cuts_each_site_and_a_missing_dem_is_refused(tmp_pat
     assert float(row["ls_mean"]) == pytest.approx(hand_ls(50.0, 10.0), rel=1e-4)
     no_dem = [a for a in args if a not in ("--dem", str(tmp_path / "dem.tif"))]
     result = CliRunner().invoke(cli, [*no_dem, "-o", str(tmp_path / "other.csv")])
-    assert result.exit_code == 1 and "no DEM" in result.output and not (tmp_path / "other.csv").exists()
+    # --layers names a layer set without a [dem]: refused all the same.
+    assert result.exit_code == 1 and "give --dem" in result.output and not (tmp_path / "other.csv").exists()
 
 
 # --- The per-cell raster (--raster) -----------------------------------------------------------
@@ -763,3 +786,156 @@ def test_cli_the_acre_test_counts_disturbance_drawn_past_the_site_line(tmp_path,
     assert float(row["plan_disturbed_sqft"]) == pytest.approx(whole)
     assert float(row["disturbed_sqft"]) < 10_001  # the soil loss itself: the site's part only
     assert str(row["sediment_standard"]).lower() in (("true", "1") if applies else ("false", "0"))
+
+
+# --- The article's reach is the screening's (issue 34; DESIGN.md "One site, one answer") --------
+#
+# § 540-4B: the article applies to land-disturbing construction activity "within the boundaries and
+# jurisdiction of the Village"; § 540-4C: it does not apply to "activities conducted by a state
+# agency"; § 540-4A(2): agricultural activity areas and silviculture are exempt. soil-loss takes
+# each site's answer from screen(), on the same sites, limits and contract fields, and judges
+# nothing the article does not reach.
+
+YEAR_BARE = "phase,start,end,cover,practices\ngrading,2027-01-01,2027-12-31,bare,none\n"
+#: International square feet per square US survey foot (EPSG:7594's unit).
+K_US = (1200 / 3937) ** 2 / 0.3048**2
+
+
+def _screened_cli(tmp_path: Path, frame: gpd.GeoDataFrame, jurisdiction: shapely.Geometry, rows: int) -> list[str]:
+    """Write the sites, a plane DEM of rows x rows cells and the layer set; return soil-loss's arguments."""
+    from esc_gis.io import write_layer
+
+    dem = plane_dem(tmp_path / "dem.tif", 10.0, rows=rows, cols=rows)
+    write_layer(frame, tmp_path / "sites.gpkg", layer="sites")
+    (tmp_path / "schedule.csv").write_text(YEAR_BARE, encoding="utf-8")
+    (tmp_path / "ei.csv").write_text("month,share\n" + "\n".join(["1"] * 12), encoding="utf-8")
+    manifest = town_layers(tmp_path / "layers", jurisdiction)
+    return [
+        "soil-loss",
+        str(tmp_path / "sites.gpkg"),
+        "--dem",
+        str(dem),
+        "--z-unit",
+        "us_ft",
+        "--k",
+        "0.3",
+        "--schedule",
+        str(tmp_path / "schedule.csv"),
+        "--ei-file",
+        str(tmp_path / "ei.csv"),
+        "--r-annual",
+        "100",
+        "--layers",
+        str(manifest),
+        "-o",
+        str(tmp_path / "out.csv"),
+    ]
+
+
+def test_sites_of_9_to_11_acres_the_article_does_not_reach_are_not_judged_as_screen_says(tmp_path):
+    """§ 540-4B ("within the boundaries and jurisdiction of the Village"), § 540-4C ("This article does
+    not apply to ... activities conducted by a state agency"), § 540-4A(2) (agricultural activity areas
+    are exempt): a 9- to 11-acre site of each is not judged against "[1] By design, reduce to the maximum
+    extent practicable, the sediment load ... to no more than 5 tons per acre per year" (§ 540-7B(3)(b))."""
+    from click.testing import CliRunner
+
+    from esc_gis.cli.main import cli
+    from esc_gis.screening import screen
+
+    frame = gpd.GeoDataFrame(
+        {
+            "site_id": ["OUT", "STATE", "FARM"],
+            "activity": ["construction", "construction", "agricultural_activity"],
+            "state_agency": [False, True, False],
+        },
+        # 630 x 630 ft (9.1 acres), 700 x 700 ft (11.2 acres), 660 x 660 ft (10.0 acres).
+        geometry=[cell_box(80, 0, 143, 63), cell_box(0, 0, 70, 70), cell_box(0, 75, 66, 141)],
+        crs=CRS,
+    )
+    west = cell_box(-5, -5, 75, 150)  # the jurisdiction: the west half of the plane; OUT lies east of it
+    args = _screened_cli(tmp_path, frame, west, 150)
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    assert "passes" not in result.output and "fails" not in result.output
+    assert "the article does not apply (outside jurisdiction)" in result.output
+    got = pd.read_csv(tmp_path / "out.csv").set_index("site_id")
+    want = screen(frame, layers=str(tmp_path / "layers" / "layers.toml")).set_index("site_id")
+    expected = {
+        "OUT": ("outside_jurisdiction", "§ 540-4B"),
+        "STATE": ("excluded_state_agency", "§ 540-4C"),
+        "FARM": ("exempt_agricultural", "§ 540-4A(2)"),
+    }
+    for sid, (appl, section) in expected.items():
+        row = got.loc[sid]
+        assert 9.0 <= row["disturbed_acres"] <= 11.3
+        # The same answer as screen for the same polygon: applicability, permit, standard.
+        assert row["applicability"] == want.loc[sid, "applicability"] == appl
+        assert row["permit"] == want.loc[sid, "permit"] == "not_applicable"
+        assert not bool(row["sediment_standard"]) and not bool(want.loc[sid, "sediment_standard"])
+        assert pd.isna(row["passes"])
+        fs = json.loads(row["findings"])
+        codes = [f["code"] for f in fs]
+        assert "soil_loss_meets" not in codes and "soil_loss_exceeds" not in codes
+        assert "soil_loss_standard_not_applicable" not in codes  # not "under one acre": the article's reach
+        [na] = [f for f in fs if f["code"] == "soil_loss_article_not_applicable"]
+        assert na["basis"] == "ordinance" and na["section"].startswith(section), na
+        assert "does not apply" in na["message"] and appl.replace("_", " ") in na["message"]
+    # Inside the Village the bare year would fail the 5 t/ac standard: the numbers are there for
+    # information (soil_loss_for_information), never as a verdict.
+    assert (got.loc[["STATE", "FARM"], "discharge_tpa"] > 5).all()
+
+
+@pytest.mark.parametrize(("area_sqft", "judged"), [(43_560.0, True), (43_559.0, False)], ids=["43,560", "43,559"])
+def test_a_site_inside_is_judged_from_exactly_one_acre_as_screen_decides(tmp_path, area_sqft, judged):
+    """§ 540-7B(3)(b): "For sites with one acre or more of land-disturbing construction activity, the
+    plan shall meet the following sediment performance standards". 43,560 sq ft is judged; 43,559 is
+    not. The library function given screen()'s answer takes it, and says so as screen does."""
+    from esc_gis.screening import screen
+
+    prof = load_profile()  # the Village's: one acre
+    tables = soil_loss_tables(prof)
+    width = 250.0  # ftUS: a rectangle whose measured area is not a hair under 43,560 in floating point
+    site = shapely.box(X0 + 20, Y0 - 20 - area_sqft / K_US / width, X0 + 20 + width, Y0 - 20)
+    frame = gpd.GeoDataFrame({"site_id": ["S"]}, geometry=[site], crs=CRS)
+    from esc_gis.layers import load_layers
+
+    ls = load_layers(town_layers(tmp_path / "layers"), profile=prof)
+    screening = screen(frame, layers=ls, profile=prof)
+    measured = screening.iloc[0]["disturbed_sqft"]
+    assert measured == pytest.approx(area_sqft, abs=1e-6)
+    assert bool(measured >= 43_560.0) is judged
+    dem = plane_dem(tmp_path / "dem.tif", 10.0, rows=40, cols=40)
+    kw = {**plane_kw(two_phases(tables)), "plan_disturbed_sqft": None}
+    row = soil_loss(frame, dem, profile=prof, id_field="site_id", screening=screening, **kw).sites.iloc[0]
+    assert bool(row["sediment_standard"]) is judged is bool(screening.iloc[0]["sediment_standard"])
+    assert row["applicability"] == "applies" and row["permit"] == "required"
+    codes = _codes(row)
+    assert ("soil_loss_meets" in codes or "soil_loss_exceeds" in codes) is judged
+    assert ("soil_loss_standard_not_applicable" in codes) is not judged
+    assert pd.isna(row["passes"]) is not judged
+    assert "soil_loss_applicability_not_screened" not in codes
+
+
+def test_a_plan_total_from_outside_never_reaches_a_site_the_article_does_not_and_ids_must_match(tmp_path):
+    """§ 540-4C: "This article is not applicable to activities conducted by a state agency": a common
+    plan total from the registry (lots the layer lacks) extends the acre test only to sites the
+    article applies to; and the screening must hold every site, by id."""
+    from esc_gis.layers import load_layers
+    from esc_gis.screening import screen
+
+    prof = load_profile()
+    tables = soil_loss_tables(prof)
+    frame = gpd.GeoDataFrame(
+        {"site_id": ["A", "B"], "state_agency": [False, True], "plan_id": ["P", "Q"]},
+        geometry=[cell_box(2, 2, 12, 12), cell_box(15, 2, 25, 12)],  # 10,000 sq ftUS each
+        crs=CRS,
+    )
+    screening = screen(frame, layers=load_layers(town_layers(tmp_path / "layers"), profile=prof), profile=prof)
+    dem = plane_dem(tmp_path / "dem.tif", 10.0)
+    kw = {**plane_kw(two_phases(tables)), "plan_disturbed_sqft": {"P": 50_000.0, "Q": 50_000.0}}
+    rows = soil_loss(frame, dem, profile=prof, id_field="site_id", screening=screening, **kw).sites.set_index("site_id")
+    assert rows.loc["A", "sediment_standard"] and not pd.isna(rows.loc["A", "passes"])
+    assert not rows.loc["B", "sediment_standard"] and pd.isna(rows.loc["B", "passes"])
+    assert rows.loc["B", "applicability"] == "excluded_state_agency"
+    with pytest.raises(ValidationError, match="has no row for site 'B'"):
+        soil_loss(frame, dem, profile=prof, id_field="site_id", screening=screening.iloc[[0]], **kw)

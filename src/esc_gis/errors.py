@@ -18,6 +18,7 @@ __all__ = [
     "LayerReadError",
     "LayerSetError",
     "MapAssetsError",
+    "NotAPlanPackageError",
     "OutputExistsError",
     "OutputFolderError",
     "OutputFormatError",
@@ -49,6 +50,15 @@ class FarFromZoneWarning(EscGisWarning):
 
 class LayerReadError(EscGisError, OSError):
     """Raised when a layer file is missing, unreadable or empty."""
+
+
+class NotAPlanPackageError(LayerReadError):
+    """Raised when what ``esc-gis review`` is given cannot be a plan package at all.
+
+    Not a broken package (which gets a report saying what is missing) but something else: a
+    file GDAL cannot open (a picture renamed ``.gpkg``), an empty file or folder, a GeoPackage
+    with none of the plan's layers. A verdict on it would mislead, so none is drawn.
+    """
 
 
 class CRSError(EscGisError, ValueError):

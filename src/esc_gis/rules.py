@@ -26,6 +26,7 @@ from __future__ import annotations
 
 __all__ = [
     "APPLICABILITY",
+    "NOT_APPLICABLE_FINDING",
     "NOT_MEASURED",
     "PERMIT",
     "Decision",
@@ -60,6 +61,14 @@ APPLICABILITY = (
     "exempt_agricultural",
     "exempt_silviculture",
 )
+#: The screening finding that says why the article does not apply, for each such ``applicability``
+#: (§ 540-4B, § 540-4C, § 540-4A(2)); commands that take the screening's answer quote it.
+NOT_APPLICABLE_FINDING = {
+    "outside_jurisdiction": "outside_jurisdiction",
+    "excluded_state_agency": "state_agency",
+    "exempt_agricultural": "agricultural_activity_exempt",
+    "exempt_silviculture": "silviculture_exempt",
+}
 #: Values of the ``permit`` column.
 PERMIT = ("required", "not_required", "not_applicable")
 #: Activities § 540-4A(2) exempts: not land-disturbing construction activity under the article.
@@ -475,9 +484,8 @@ def _jurisdiction(f: _Findings, m: Measurements, profile: Profile) -> None:
 
 def _exemptions(f: _Findings, m: Measurements, appl: np.ndarray) -> None:
     """§ 540-4C, § 540-4A(2), § 540-5 AGRICULTURAL PRODUCTION AREA."""
-    f.add(appl == "excluded_state_agency", "state_agency")
-    f.add(appl == "exempt_agricultural", "agricultural_activity_exempt")
-    f.add(appl == "exempt_silviculture", "silviculture_exempt")
+    for value in ("excluded_state_agency", "exempt_agricultural", "exempt_silviculture"):
+        f.add(appl == value, NOT_APPLICABLE_FINDING[value])
     f.add((m.activity == "agricultural_production") & (appl == "applies"), "agricultural_production_not_exempt")
 
 

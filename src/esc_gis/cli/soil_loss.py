@@ -25,7 +25,6 @@ from esc_gis.cli.slope import Z_UNIT, band_option
 from esc_gis.crs import measuring_crs, warn_if_far_from_zone
 from esc_gis.errors import LayerReadError
 from esc_gis.io import check_output_path, read_layer, write_layer
-from esc_gis.measure.area import disturbed_by_site_sqft
 from esc_gis.profile import load_profile
 from esc_gis.soil.raster import check_raster_paths
 from esc_gis.soil.schedule import read_schedule
@@ -104,7 +103,10 @@ def registry_plan_totals(registry: str, layers_path: str | None) -> dict[str, fl
 )
 @click.option("--z-unit", type=Z_UNIT, default=None, help="Unit of the elevations when the DEM does not say.")
 @band_option()
-@layers_option("Layer-set manifest (layers.toml) giving the DEM when --dem is not given.")
+@layers_option(
+    "Layer-set manifest (layers.toml): the sites are screened on it as `esc-gis screen` does (the jurisdiction "
+    "and the rest); it gives the DEM when --dem is not given [default: the Village's]."
+)
 @profile_option()
 @output_option(
     "Output per site: .gpkg, .parquet, .geojson or .csv (phases and windows go to OUTPUT.phases.csv and "
@@ -140,9 +142,12 @@ def soil_loss_(
 
     A = R x %R(period) x K x LS x C per phase; LS from the DEM over the disturbed area, C and
     practice efficiencies from the profile's [soil_loss] tables; the governing window is
-    compared with the profile's sediment standard where it reaches: sites under the profile's
-    sediment area, counting their common plan, are not judged against it (passes is empty).
-    Nothing is written if any input is bad.
+    compared with the profile's sediment standard where it reaches. Whether it reaches is the
+    screening's answer for the same sites, limits and contract fields (plan_id, activity,
+    state_agency, npdes_exempt) on --layers: a site outside the jurisdiction, a state agency's,
+    an agricultural or silviculture activity, or one under the sediment area counting its common
+    plan, is not judged (passes is empty) and its finding says why. Nothing is written if any
+    input is bad.
     """
     check_output_path(output, overwrite=overwrite)
     phases_out, windows_out = _sidecars(output)
@@ -160,16 +165,23 @@ def soil_loss_(
     if gdf.crs is not None:
         warn_if_far_from_zone(gdf.total_bounds, gdf.crs, measure, what=f"Sites {sites}")
     dem_source = _dem_source(dem, layers_path, profile, measure, z_unit=z_unit, band=band)
-    # Sites are named as screen names them (site_id) when the layer has that field.
-    if id_field is None and "site_id" in gdf.columns:
+    # Sites are named as screen names them (site_id) when the layer has that field; a layer
+    # without ids is named by row number (1, 2, ...), which the screening needs as ids too.
+    if id_field is None:
+        if "site_id" not in gdf.columns:
+            gdf = gdf.assign(site_id=[str(i + 1) for i in range(len(gdf))])
         id_field = "site_id"
+    dist = None
     if disturbed is not None:
         dist = read_layer(disturbed)
         if dist.crs is not None and gdf.crs is not None:
             dist = dist.to_crs(gdf.crs)
-        # The acre test (§ 540-7B(3)(b)) counts a site's whole disturbance, limits drawn past its
-        # line too, as screening does; the soil loss itself is computed where both lie.
-        gdf = _with_whole_disturbance(gdf, dist, id_field, measure)
+    # The article's reach, the permit and the sediment standard (§ 540-4, § 540-7B(3)(b)) are the
+    # screening's, on the same sites, limits and contract fields (issue 34): decided once.
+    screening = _screening(gdf, dist, id_field, plan_field, layers_path, profile)
+    if dist is not None:
+        # The soil loss itself is computed where site and limits meet; the acre test counts the
+        # whole disturbance (limits drawn past the line too), as the screening measured it.
         gdf = gdf.set_geometry(
             shapely.intersection(gdf.geometry.to_numpy(), shapely.union_all(dist.geometry.to_numpy()))
         )
@@ -201,6 +213,7 @@ def soil_loss_(
         soils_source=soils or "soils",
         raster=raster,
         overwrite=overwrite,
+        screening=screening,
     )
     write_layer(res.sites, output, overwrite=overwrite, layer="soil_loss")
     for table, side in ((res.phases, phases_out), (res.windows, windows_out)):
@@ -244,6 +257,8 @@ def _summary(res: Any, output: str, phases_out: Path, windows_out: Path, raster:
             click.echo(f"{r.site_id:<12} {why[0] if why else 'No soil loss computed.'}")
             continue
         verdict = ("passes" if r.passes else "fails") if r.sediment_standard else "the standard does not apply"
+        if r.applicability not in (None, "applies") and isinstance(r.applicability, str):
+            verdict = f"the article does not apply ({r.applicability.replace('_', ' ')})"
         click.echo(
             f"{r.site_id:<12} discharge {r.discharge_tpa:8.2f} t/ac in window {r.governing_window} of "
             f"{r.windows} (standard {r.standard_tpa:g}): {verdict}; "
@@ -258,12 +273,35 @@ def _summary(res: Any, output: str, phases_out: Path, windows_out: Path, raster:
         )
 
 
-def _with_whole_disturbance(gdf: Any, dist: Any, id_field: str | None, measure: Any) -> Any:
-    """Floor each site's ``plan_disturbed_sqft`` at its whole disturbed area (matched by id, or touching)."""
-    ids = gdf[id_field].to_numpy() if id_field else np.arange(len(gdf))
-    dist_ids = dist[id_field].to_numpy() if id_field and id_field in dist.columns else None
-    whole = disturbed_by_site_sqft(
-        gdf.to_crs(measure).geometry.to_numpy(), ids, dist.to_crs(measure).geometry.to_numpy(), measure, dist_ids
-    )
-    own = pd.to_numeric(gdf.get("plan_disturbed_sqft", np.nan), errors="coerce")
-    return gdf.assign(plan_disturbed_sqft=np.fmax(own, whole))
+def _screening(
+    gdf: Any, dist: Any | None, id_field: str, plan_field: str | None, layers_path: str | None, profile: Any
+) -> pd.DataFrame:
+    """Screen the sites with their limits and contract fields, as ``esc-gis screen`` would.
+
+    Limits carrying a site id are matched by it (as screen matches them); limits without one
+    belong, each whole, to every site they touch (a limit drawn past the site line is still that
+    site's disturbance, § 540-5 CONSTRUCTION SITE).
+
+    Raises
+    ------
+    ValidationError, LayerReadError, LayerSetError
+        As :func:`esc_gis.screening.screen`: bad contract fields, no CRS, an unusable layer set.
+    """
+    from esc_gis.screening import screen
+
+    limits = dist
+    if dist is not None and id_field not in dist.columns and "site_id" not in dist.columns:
+        limits = _limits_by_touch(gdf, dist, id_field)
+    field_map = {"plan_id": plan_field} if plan_field else None
+    return screen(gdf, disturbed=limits, layers=layers_path, profile=profile, id_field=id_field, field_map=field_map)
+
+
+def _limits_by_touch(gdf: Any, dist: Any, id_field: str) -> Any:
+    """Give each limit without an id the id of every site it touches (one row per site and limit)."""
+    import geopandas as gpd
+
+    site_i, dist_i = shapely.STRtree(gdf.geometry.to_numpy()).query(dist.geometry.to_numpy(), predicate="intersects")[
+        ::-1
+    ]
+    ids = gdf[id_field].astype(str).to_numpy()[site_i]
+    return gpd.GeoDataFrame({id_field: ids}, geometry=dist.geometry.to_numpy()[dist_i], crs=dist.crs)

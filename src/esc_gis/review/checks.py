@@ -71,6 +71,7 @@ TITLES: dict[str, str] = {
     "rusle_ls": "review_rusle_ls_compared",
     "soil_loss": "review_soil_loss_agrees",
     "common_plan": "review_common_plan",
+    "non_permitted": "review_non_permitted",
 }
 
 #: The site map's three layers in the words of the plan's contents: property lines, disturbed
@@ -100,8 +101,10 @@ PACKAGE_KEYS: dict[str, str] = {
     "limits": "layers site_boundary, disturbed_limits",
     "area_site": "plan.toml [site] site_area_sqft; layer site_boundary",
     "area_disturbed": "plan.toml [site] disturbed_area_sqft; layer disturbed_limits",
-    "decision": "layers site_boundary, disturbed_limits; plan.toml [site] plan_id, plan_disturbed_sqft",
+    "decision": "layers site_boundary, disturbed_limits; plan.toml [site] plan_id, plan_disturbed_sqft, activity, "
+    "state_agency, npdes_exempt",
     "common_plan": "plan.toml [site] plan_id, plan_disturbed_sqft (or the registry's plan)",
+    "non_permitted": "layer disturbed_limits; plan.toml [site] plan_id, plan_disturbed_sqft",
     "steep": "layer disturbed_limits",
     "protective": "layer disturbed_limits",
     "tracking": "layers streets, bmps (type)",

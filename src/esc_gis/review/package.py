@@ -29,7 +29,7 @@ import numpy as np
 import pyogrio
 import shapely
 
-from esc_gis.errors import LayerReadError, Problem
+from esc_gis.errors import LayerReadError, NotAPlanPackageError, Problem
 from esc_gis.styles import STYLE_TABLE
 
 if sys.version_info >= (3, 11):
@@ -161,6 +161,9 @@ def read_package(path: str | os.PathLike[str]) -> PlanPackage:
     ------
     LayerReadError
         If ``path`` does not exist (what it holds is never raised, but reported).
+    NotAPlanPackageError
+        If ``path`` cannot be a plan package: an empty file, a file GDAL cannot open (a picture
+        renamed ``.gpkg``), or a dataset or folder holding none of the plan's layers.
     """
     p = Path(path)
     if not p.exists():
@@ -169,6 +172,8 @@ def read_package(path: str | os.PathLike[str]) -> PlanPackage:
         raise LayerReadError(msg)
     pkg = PlanPackage(str(p))
     dataset = p.is_file() or p.suffix.lower() == ".gdb"  # a File Geodatabase is a folder GDAL opens
+    if p.is_file() and p.stat().st_size == 0:
+        raise _not_a_package(p, "the file is empty")
     folder = p.parent if dataset else p
     pkg.folder = str(folder)
     _read_facts(folder / "plan.toml", pkg)
@@ -198,15 +203,9 @@ def read_package(path: str | os.PathLike[str]) -> PlanPackage:
                     )
                 )
     except Exception as exc:  # GDAL errors of every kind mean: not a readable package
-        pkg.problems.append(
-            Problem(
-                str(p),
-                None,
-                f"cannot be read ({type(exc).__name__}: {exc}).",
-                "export the plan again as GeoPackage, shapefiles or GeoJSON.",
-            )
-        )
-        return pkg
+        raise _not_a_package(p, f"it cannot be read as a GIS dataset ({type(exc).__name__}: {exc})") from exc
+    if not found and p.suffix.lower() != ".dxf":  # a DXF without its layer map is a package, said below
+        raise _not_a_package(p, "it holds none of the plan's layers" if dataset else "the folder holds none of them")
     for name, (required, what) in ((n, (v[1], v[2])) for n, v in LAYERS.items()):
         if name in found:
             gdf, source = found[name]
@@ -214,6 +213,17 @@ def read_package(path: str | os.PathLike[str]) -> PlanPackage:
         elif required:
             pkg.problems.append(Problem(str(p), None, f"has no {name} layer: {what}.", f"add a layer named {name}."))
     return pkg
+
+
+def _not_a_package(p: Path, why: str) -> NotAPlanPackageError:
+    """Say that ``p`` is not a plan package, why, and what one is."""
+    required = ", ".join(n for n, v in LAYERS.items() if v[1])
+    optional = ", ".join(n for n, v in LAYERS.items() if not v[1])
+    return NotAPlanPackageError(
+        f"{str(p)!r}: this is not a plan package ({why}). Expected a GeoPackage (.gpkg), File Geodatabase "
+        f"(.gdb) or DXF drawing, or a folder of shapefiles/GeoJSON, holding the layers {required} "
+        f"(and optionally {optional}), with plan.toml beside it; no report is written."
+    )
 
 
 def _read_dxf(p: Path, pkg: PlanPackage) -> dict[str, tuple[gpd.GeoDataFrame, str]]:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 __all__ = ["VERDICTS", "Review", "review_plan", "verdict"]
 
+import dataclasses
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -35,7 +37,7 @@ from esc_gis.review.checks import (
     segments_geometry,
 )
 from esc_gis.review.package import PlanPackage, read_package
-from esc_gis.rules import permit_decision, sediment_standard_reaches
+from esc_gis.rules import NOT_APPLICABLE_FINDING, permit_decision, sediment_standard_reaches
 from esc_gis.units import SQFT_PER_ACRE, ft_to_crs_units
 
 #: How an advisory names its basis.
@@ -186,6 +188,9 @@ def review_plan(
         If the layer set or profile (the reviewer's own set-up) is unusable.
     LayerReadError
         If ``path`` does not exist: a mistyped path is not a plan package.
+    NotAPlanPackageError
+        If ``path`` cannot be a plan package (an empty file or folder, a file GDAL cannot open,
+        none of the plan's layers): no verdict is drawn on it.
     """
     prof = profile if isinstance(profile, Profile) else load_profile(None if profile is None else Path(profile))
     ls = layers if isinstance(layers, LayerSet) else load_layers(None if layers is None else Path(layers), profile=prof)
@@ -226,17 +231,18 @@ def review_plan(
     checks: list[Check] = []
     res = None
     if site is not None and dist is not None:
-        from esc_gis.screening import screen
-
-        sites = gpd.GeoDataFrame({"site_id": ["plan"]}, geometry=[site], crs=ls.crs)
-        disturbed = gpd.GeoDataFrame({"site_id": ["plan"]}, geometry=[dist], crs=ls.crs)
-        res = screen(sites, disturbed=disturbed, layers=ls, profile=prof).iloc[0]
+        res = _screen(site, dist, pkg, ls, prof)
+        if res is None:  # the package's facts were refused: said as its problems, no verdict drawn on them
+            return Review(pkg.source, verdict([], pkg.problems), [], pkg.problems, pkg.facts, lay, measured, prof)
+    if res is not None:
         measured = {
             "site_sqft": float(area_sqft(np.array([site]), ls.crs)[0]),
             "disturbed_sqft": float(area_sqft(np.array([dist]), ls.crs)[0]),
             "disturbed_in_village_sqft": float(res["disturbed_in_village_sqft"]),
             "jurisdiction": str(res["jurisdiction"]),
+            "applicability": str(res["applicability"]),
             "permit": str(res["permit"]),
+            "permit_may_be_required": bool(res["permit_may_be_required"]),
             "standards": str(res["standards"]),
             "sediment_standard": bool(res["sediment_standard"]),
             "steep_disturbed_sqft": float(res["steep_disturbed_sqft"]),
@@ -250,13 +256,20 @@ def review_plan(
         if plan_sqft > own_sqft:
             # The screening saw the lot alone: decide again on the plan's total (§ 540-5).
             d = permit_decision(
-                np.array([res["applicability"] == "applies"]), np.array([plan_sqft]), np.array([False]), prof
+                np.array([res["applicability"] == "applies"]),
+                np.array([plan_sqft]),
+                np.array([bool(res["npdes_exempt"])]),
+                prof,
             )
             measured.update(
                 permit=str(d["permit"][0]),
                 standards=str(d["standards"][0]),
                 sediment_standard=bool(d["sediment_standard"][0]),
             )
+    scope = _scope(res, measured, prof)
+    if scope:
+        # Not the article's, or a site that needs no permit: § 540-9 and § 540-7B are not reviewed.
+        return Review(pkg.source, verdict(scope, pkg.problems), scope, pkg.problems, pkg.facts, lay, measured, prof)
     checks += plan_items(
         pkg.facts,
         set(lay),
@@ -286,9 +299,66 @@ def review_plan(
         checks += _terrain_water_checks(measured, prof)
         checks += _bmp_checks(lay, site, dist, bmp_geoms, code_arr, ls, prof, ft)
     checks.append(_rusle_ls(pkg.facts, dist, ls, prof))
-    checks.append(_soil_loss(pkg, dist, ls, prof, plan_sqft if plan_id is not None else None))
+    checks.append(
+        _soil_loss(pkg, dist, ls, prof, plan_sqft if plan_id is not None else None, measured.get("sediment_standard"))
+    )
     checks.append(_schedule(pkg.facts, prof))
     return Review(pkg.source, verdict(checks, pkg.problems), checks, pkg.problems, pkg.facts, lay, measured, prof)
+
+
+#: plan.toml's ``[site]`` keys that are the screening contract's fields (DESIGN.md).
+CONTRACT_FACTS = ("plan_id", "activity", "state_agency", "npdes_exempt")
+
+
+def _screen(site: shapely.Geometry, dist: shapely.Geometry, pkg: PlanPackage, ls: LayerSet, prof: Profile) -> Any:
+    """Screen the plan's site with its limits and contract facts: the site's one answer (issue 34).
+
+    ``[site]`` ``plan_id``, ``activity``, ``state_agency`` and ``npdes_exempt`` go to
+    :func:`esc_gis.screening.screen` as a screening's sites carry them, so jurisdiction, § 540-4C,
+    § 540-4A(2), NPDES, the thresholds and the common plan are decided there, not here. A fact
+    the screening refuses (an unknown activity) is a problem with the package; None is returned.
+    """
+    from esc_gis.errors import ValidationError
+    from esc_gis.screening import screen
+
+    facts = pkg.facts.get("site") or {}
+    fields = {k: [facts[k]] for k in CONTRACT_FACTS if facts.get(k) is not None}
+    sites = gpd.GeoDataFrame({"site_id": ["plan"], **fields}, geometry=[site], crs=ls.crs)
+    disturbed = gpd.GeoDataFrame({"site_id": ["plan"]}, geometry=[dist], crs=ls.crs)
+    try:
+        return screen(sites, disturbed=disturbed, layers=ls, profile=prof).iloc[0]
+    except ValidationError as exc:
+        for p in exc.problems:
+            pkg.problems.append(Problem(pkg.source, None, f"[site]: {p.message}", p.fix))
+        return None
+
+
+def _scope(res: Any, m: dict[str, Any], prof: Profile) -> list[Check]:
+    """The checks of a site the article does not reach, or that needs no permit; empty for a permitted site.
+
+    § 540-4A(1)(b): under the permit threshold only § 540-7A applies, so nothing of § 540-9 or
+    § 540-7B is checked and no reason is drafted from them; a site the screening leaves outside
+    the article (§ 540-4B, 4C, 4A(2)) is told so, in the screening's words, and nothing else.
+    """
+    if res is None:
+        return []
+    appl = m["applicability"]
+    if appl != "applies":
+        if m["jurisdiction"] == "outside":
+            return [make_check(prof, "decision", "look", "review_decision_outside")]
+        code = NOT_APPLICABLE_FINDING[appl]
+        said = [f for f in json.loads(res["findings"] or "[]") if f.get("code") == code]
+        reason = said[0]["message"] if said else appl.replace("_", " ") + "."
+        words = appl.replace("_", " ")
+        code = "review_decision_not_applicable"
+        check = make_check(prof, "decision", "look", code, applicability=words, reason=reason)
+        # The section is the screening's, which names the subsection that leaves the site out.
+        return [dataclasses.replace(check, section=said[0]["section"]) if said else check]
+    if m["permit"] != "not_required":
+        return []
+    code = "review_non_permitted_may_require" if m["permit_may_be_required"] else "review_non_permitted"
+    plan_sqft = m.get("plan_disturbed_sqft", m["disturbed_sqft"])
+    return [_decision(m, prof), make_check(prof, "non_permitted", "look", code, plan_sqft=plan_sqft)]
 
 
 def _common_plan(pkg: PlanPackage, plan_totals: Mapping[str, float] | None) -> tuple[str | None, float | None]:
@@ -698,7 +768,12 @@ def _soil_loss_inputs(pkg: PlanPackage, ls: LayerSet, prof: Profile) -> tuple[di
 
 
 def _soil_loss(
-    pkg: PlanPackage, dist: shapely.Geometry | None, ls: LayerSet, prof: Profile, plan_sqft: float | None = None
+    pkg: PlanPackage,
+    dist: shapely.Geometry | None,
+    ls: LayerSet,
+    prof: Profile,
+    plan_sqft: float | None = None,
+    sediment: bool | None = None,
 ) -> Check:
     """Recompute the applicant's sediment discharge on the DEM and soils, with the package's own schedule.
 
@@ -753,7 +828,10 @@ def _soil_loss(
     # Agreeing with the applicant is not enough: the review's own figure must meet the standard,
     # where the standard applies (§ 540-7B(3)(b): sites of the sediment area or more, counting
     # the common plan, the one acre test screening and soil loss use).
-    applies = bool(sediment_standard_reaches(float(row["plan_disturbed_sqft"]), prof))
+    # ``sediment`` is the review's decision (the screening's, on the plan's total when larger).
+    applies = (
+        bool(sediment) if sediment is not None else bool(sediment_standard_reaches(row["plan_disturbed_sqft"], prof))
+    )
     over = applies and computed > float(prof.entry("thresholds.sediment_load").value or 0)
     finding = (
         "review_soil_loss_over_standard"

@@ -29,7 +29,9 @@ efficiency) is listed in one finding, so no estimate passes for a source value.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import datetime as dt
+import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -51,7 +53,7 @@ from esc_gis.findings import Finding, findings_json
 from esc_gis.measure import area_sqft
 from esc_gis.measure.area import union_by_group
 from esc_gis.profile import Profile
-from esc_gis.rules import sediment_standard_reaches
+from esc_gis.rules import NOT_APPLICABLE_FINDING, sediment_standard_reaches
 from esc_gis.soil.k import check_k, k_by_site
 from esc_gis.soil.ls import LsGrid, ls_grid
 from esc_gis.soil.raster import SiteCells, check_raster_paths, write_soil_loss_raster
@@ -547,6 +549,17 @@ class _Sites:
 
 
 @dataclass(frozen=True)
+class _Screened:
+    """The screening's answer for each site (:func:`esc_gis.screening.screen`), taken, never re-decided."""
+
+    applicability: NDArray[np.object_]
+    permit: NDArray[np.object_]
+    sediment_standard: NDArray[np.bool_]
+    plan_sqft: NDArray[np.float64]  # the area the screening decided on (the whole common plan's)
+    reason: list[Finding | None]  # why the article does not apply, in the screening's words
+
+
+@dataclass(frozen=True)
 class _Ls:
     """LS of each site on the DEM, with the windows it was read from."""
 
@@ -616,18 +629,71 @@ def _plan_totals(
     return plan_ids, given
 
 
+def _screened(screening: pd.DataFrame, ids: NDArray[np.str_], profile: Profile) -> _Screened:
+    """Take each site's applicability, permit and sediment standard from its screening row (by ``site_id``).
+
+    Where the article does not apply, the reason is the screening's own finding (its section
+    and words: § 540-4B, § 540-4C, § 540-4A(2)), quoted in ``soil_loss_article_not_applicable``.
+
+    Raises
+    ------
+    ValidationError
+        If the screening lacks its contract columns or a site (every missing site named).
+    """
+    need = ("site_id", "applicability", "permit", "sediment_standard", "plan_disturbed_sqft", "findings")
+    missing = [c for c in need if c not in screening.columns]
+    if missing:
+        raise ValidationError(
+            [Problem("screening", None, f"lacks the column(s) {', '.join(missing)}.", "pass what screen() returned.")]
+        )
+    by_id = screening.assign(site_id=screening["site_id"].astype(str)).drop_duplicates("site_id").set_index("site_id")
+    absent = [str(i) for i in ids if str(i) not in by_id.index]
+    if absent:
+        raise ValidationError(
+            [
+                Problem("screening", None, f"has no row for site {i!r}.", "screen the same sites with the same ids.")
+                for i in absent
+            ]
+        )
+    rows = by_id.loc[[str(i) for i in ids]]
+    appl = rows["applicability"].to_numpy(dtype=object)
+    reasons: list[Finding | None] = []
+    for a, fs in zip(appl, rows["findings"].to_numpy(dtype=object), strict=True):
+        code = NOT_APPLICABLE_FINDING.get(str(a))
+        if code is None:
+            reasons.append(None)
+            continue
+        said = [f for f in json.loads(fs or "[]") if f.get("code") == code]
+        reason = said[0]["message"] if said else str(a).replace("_", " ") + "."
+        f = profile.finding("soil_loss_article_not_applicable", applicability=str(a).replace("_", " "), reason=reason)
+        # The section is the screening's, which says which subsection leaves the site out.
+        reasons.append(dataclasses.replace(f, section=said[0]["section"]) if said else f)
+    return _Screened(
+        appl,
+        rows["permit"].to_numpy(dtype=object),
+        rows["sediment_standard"].fillna(False).astype(bool).to_numpy(),
+        pd.to_numeric(rows["plan_disturbed_sqft"], errors="coerce").to_numpy(dtype=float),
+        reasons,
+    )
+
+
 def _sites(
     sites: gpd.GeoDataFrame,
     measure: CRS,
     id_field: str | None,
     plan_field: str | None,
     plan_disturbed_sqft: float | Mapping[str, float] | None,
-) -> _Sites:
+    screening: pd.DataFrame | None = None,
+    profile: Profile | None = None,
+) -> tuple[_Sites, _Screened | None]:
     """Put the sites in the measuring CRS; add each common plan's disturbance up (§ 540-5 CONSTRUCTION SITE).
 
     Sites of the layer that share a plan id count as one disturbance (their union: overlaps
     once, as screening adds plans up); a total given from outside the layer (a field, a number,
     the registry's plan) counts when it is larger, as the plan holds lots this layer lacks.
+
+    With a ``screening``, the area decided on is the screening's (its common plan, its reading of
+    a site partly outside the jurisdiction), and only a total from outside the layer adds to it.
     """
     geoms = sites.to_crs(measure).geometry.to_numpy()
     n = len(geoms)
@@ -640,8 +706,13 @@ def _sites(
         keys, unions, _ = union_by_group(geoms[rows], plan_ids[rows])
         k = pd.Index(keys).get_indexer(plan_ids[rows])
         plan_sqft[rows] = np.fmax(plan_sqft[rows], area_sqft(unions, measure)[k])
+    scr = None
+    if screening is not None:
+        assert profile is not None
+        scr = _screened(screening, ids, profile)
+        plan_sqft = scr.plan_sqft
     plan_sqft = np.fmax(plan_sqft, given)
-    return _Sites(geoms, ids, disturbed_sqft, plan_ids, plan_sqft)
+    return _Sites(geoms, ids, disturbed_sqft, plan_ids, plan_sqft), scr
 
 
 def _site_k(
@@ -750,11 +821,15 @@ def _window_sums(
     return _WindowSums(wins, win_loss, win_dis, win_rc, win_rce, phase_rows)
 
 
-def _judge(sums: _WindowSums, s: _Sites, tables: SoilLossTables, profile: Profile) -> _Judgement:
+def _judge(
+    sums: _WindowSums, s: _Sites, tables: SoilLossTables, profile: Profile, scr: _Screened | None = None
+) -> _Judgement:
     """Pick each site's governing window (the largest discharge) and test it where the standard reaches.
 
     "No more than" the standard: equal passes. The standard reaches a site of the profile's
     sediment area or more, counting its common plan (:func:`esc_gis.rules.sediment_standard_reaches`).
+    With a screening, it reaches where the screening says it does; a plan total from outside the
+    layer (the registry's) can extend it only to sites the article applies to, by the same test.
     """
     n = len(s.ids)
     win_dis, win_loss = sums.discharge, sums.loss
@@ -764,7 +839,10 @@ def _judge(sums: _WindowSums, s: _Sites, tables: SoilLossTables, profile: Profil
     gov_dis = np.where(computed, win_dis[np.arange(n), gov], nan)
     gov_loss = np.where(computed, win_loss[np.arange(n), gov], nan)
     passes = np.asarray(computed & (gov_dis <= tables.standard_tpa), dtype=bool)
-    return _Judgement(computed, gov, gov_dis, gov_loss, sediment_standard_reaches(s.plan_sqft, profile), passes)
+    reaches = sediment_standard_reaches(s.plan_sqft, profile)
+    if scr is not None:
+        reaches = (scr.applicability == "applies") & (scr.sediment_standard | reaches)
+    return _Judgement(computed, gov, gov_dis, gov_loss, np.asarray(reaches, dtype=bool), passes)
 
 
 def _window_table(sums: _WindowSums, ids: NDArray[np.str_], j: _Judgement) -> pd.DataFrame:
@@ -805,12 +883,15 @@ def _site_findings(
     wins: Sequence[Window],
     j: _Judgement,
     unconfirmed: list[str],
+    scr: _Screened | None = None,
 ) -> list[str]:
     """Return the findings JSON of each site, worded by the profile.
 
     Where the sediment standard does not reach a site (under the profile's sediment area,
     counting its common plan), the site is not judged against it: the finding says the
-    standard does not apply, and its numbers, if any, are given for information.
+    standard does not apply, and its numbers, if any, are given for information. Where the
+    screening says the article does not apply, its reason is the finding; without a screening,
+    a finding says the article's reach was not screened.
     """
     n_win = len(wins)
     # Cells are counted by centre, so a site wholly on the DEM can read a little under 1.
@@ -822,7 +903,10 @@ def _site_findings(
         reason = _not_computed_reason(s, ls, j, i)
         if reason is not None:
             fs.append(profile.finding("soil_loss_not_computed", reason=reason))
-        if not j.reaches[i]:
+        outside = scr.reason[i] if scr is not None else None
+        if outside is not None:
+            fs.append(outside)
+        elif not j.reaches[i]:
             fs.append(profile.finding("soil_loss_standard_not_applicable", **plan))
         if reason is None:
             w = wins[int(j.governing[i])]
@@ -863,6 +947,8 @@ def _site_findings(
                 )
             )
         fs.append(profile.finding("soil_loss_not_confirmed", values="; ".join(unconfirmed)))
+        if scr is None:
+            fs.append(profile.finding("soil_loss_applicability_not_screened"))
         findings_col.append(findings_json(fs))
     return findings_col
 
@@ -877,6 +963,7 @@ def _site_table(
     n_win: int,
     j: _Judgement,
     findings_col: list[str],
+    scr: _Screened | None = None,
 ) -> gpd.GeoDataFrame:
     """One row per site: the measured factors, the governing window, the standard where it reaches."""
     judged = j.computed & j.reaches
@@ -888,6 +975,9 @@ def _site_table(
             "plan_id": pd.array(s.plan_id, dtype=object),
             # The construction site's disturbance the acre test is decided on: the whole common plan's.
             "plan_disturbed_sqft": s.plan_sqft,
+            # The screening's answer (null when the sites were not screened).
+            "applicability": pd.array(scr.applicability if scr is not None else [None] * len(s.ids), dtype=object),
+            "permit": pd.array(scr.permit if scr is not None else [None] * len(s.ids), dtype=object),
             "sediment_standard": j.reaches,
             "k": k_arr,
             "k_covered_share": k_cover,
@@ -985,6 +1075,7 @@ def soil_loss(
     rill_interrill_ratio: float | str = "moderate",
     raster: str | os.PathLike[str] | None = None,
     overwrite: bool = False,
+    screening: pd.DataFrame | None = None,
 ) -> SoilLossResult:
     """Soil loss and sediment discharge of each site over its construction schedule.
 
@@ -1033,6 +1124,13 @@ def soil_loss(
         work. Not written when no site lies on the DEM (``SoilLossResult.raster`` is None).
     overwrite : bool, default False
         Replace ``raster`` and its style if they exist.
+    screening : pandas.DataFrame, optional
+        What :func:`esc_gis.screening.screen` returned for these sites (matched by
+        ``site_id`` to ``id_field``): the article's reach (jurisdiction, § 540-4C, § 540-4A(2)),
+        the permit and the sediment standard are taken from it, never decided here. Where the
+        article does not apply, the site is not judged and the finding gives the screening's
+        reason. Without it, every row says the reach was not screened
+        (``soil_loss_applicability_not_screened``) and only the acre test decides.
 
     Returns
     -------
@@ -1045,8 +1143,8 @@ def soil_loss(
     ValidationError
         If R is missing or out of range, neither or both of ``soils`` and ``k`` are given, K
         is out of range or the soils lack the field, the sites have no CRS or lack a field
-        named, a plan total is not a number of 0 or more, or the DEM is not usable for LS
-        (every problem of one kind at once).
+        named, a plan total is not a number of 0 or more, the DEM is not usable for LS, or
+        ``screening`` lacks a site (every problem of one kind at once).
     ProfileError
         If the profile's ``[soil_loss]`` tables are missing or malformed.
     """
@@ -1067,15 +1165,15 @@ def soil_loss(
     ei = np.asarray(ei_daily, dtype=np.float64)
     measure = CRS.from_user_input(profile.measure_crs)
 
-    s = _sites(sites, measure, id_field, plan_field, plan_disturbed_sqft)
+    s, scr = _sites(sites, measure, id_field, plan_field, plan_disturbed_sqft, screening, profile)
     k_arr, k_cover = _site_k(s, measure, tables, soils=soils, k=k, k_field=k_field, soils_source=soils_source)
     info = dem if isinstance(dem, DemInfo) else open_dem(dem, z_unit=z_unit, band=band)
     ls = _site_ls_stage(s, measure, info, tables, rill_interrill_ratio)
     sums = _window_sums(schedule, tables, r_value, ei, s.ids, k_arr, ls.mean)
-    j = _judge(sums, s, tables, profile)
+    j = _judge(sums, s, tables, profile, scr)
     unconfirmed = _unconfirmed(tables, schedule, r_value, r_source, ei_source, profile_r=r_annual is None)
-    findings_col = _site_findings(profile, tables, s, ls, sums.wins, j, unconfirmed)
-    out = _site_table(s, measure, tables, k_arr, k_cover, ls, len(sums.wins), j, findings_col)
+    findings_col = _site_findings(profile, tables, s, ls, sums.wins, j, unconfirmed, scr)
+    out = _site_table(s, measure, tables, k_arr, k_cover, ls, len(sums.wins), j, findings_col, scr)
     written = None
     if raster is not None:
         written = _raster(
