@@ -19,6 +19,7 @@ __all__ = [
     "check_coordinates",
     "coordinates_not_in_crs_message",
     "coordinates_problem",
+    "coordinates_refusal",
     "measuring_crs",
     "parse_crs",
     "reproject",
@@ -458,6 +459,38 @@ def coordinates_not_in_crs_message(
     return f"{text} Fix: {fix}"
 
 
+def coordinates_refusal(bounds: Sequence[float], crs: Any, *, what: str, fix: str = FIX_LAYER) -> str | None:
+    """Return the message refusing coordinates that cannot be in ``crs``; None when they can be.
+
+    The decision (:func:`coordinates_problem`) and its words in one place, for the readers
+    (:func:`check_coordinates`) and the web service alike; it asks whether latitude and
+    longitude were swapped when degrees swapped would be on the globe.
+
+    Parameters
+    ----------
+    bounds, crs, what, fix
+        As :func:`check_coordinates`.
+
+    Returns
+    -------
+    str or None
+
+    Raises
+    ------
+    CRSError
+        If ``crs`` names no CRS.
+    """
+    problem = coordinates_problem(bounds, crs)
+    if problem is None:
+        return None
+    x0, y0, x1, y1 = (float(b) for b in bounds)
+    src = parse_crs(crs)
+    # Only degrees are swapped in practice (latitude first, as spoken); a projected grid's
+    # numbers swapped are as far off as before, and the question would mislead.
+    swapped = src.is_geographic and coordinates_problem((y0, x0, y1, x1), src) is None
+    return coordinates_not_in_crs_message(what, src.to_string(), problem, fix=fix, swapped=swapped)
+
+
 def check_coordinates(bounds: Sequence[float], crs: Any, *, what: str, fix: str = FIX_LAYER) -> None:
     """Refuse coordinates that cannot be in the CRS they are labelled with (:func:`coordinates_problem`).
 
@@ -482,13 +515,6 @@ def check_coordinates(bounds: Sequence[float], crs: Any, *, what: str, fix: str 
     CRSError
         If ``crs`` names no CRS.
     """
-    problem = coordinates_problem(bounds, crs)
-    if problem is None:
-        return
-    x0, y0, x1, y1 = (float(b) for b in bounds)
-    src = parse_crs(crs)
-    # Only degrees are swapped in practice (latitude first, as spoken); a projected grid's
-    # numbers swapped are as far off as before, and the question would mislead.
-    swapped = src.is_geographic and coordinates_problem((y0, x0, y1, x1), src) is None
-    name = src.to_string()
-    raise CoordinatesNotInCRSError(coordinates_not_in_crs_message(what, name, problem, fix=fix, swapped=swapped))
+    msg = coordinates_refusal(bounds, crs, what=what, fix=fix)
+    if msg is not None:
+        raise CoordinatesNotInCRSError(msg)

@@ -34,6 +34,7 @@ import pyogrio
 import shapely
 
 from esc_gis._outputs import atomic_output, check_output_file, check_sidecar, check_target, drop_sidecar, sidecar_path
+from esc_gis.crs import check_coordinates
 from esc_gis.errors import CRSError, LayerReadError, LayerSetError, OutputFormatError
 from esc_gis.findings import findings_text
 from esc_gis.styles import STYLE_TABLE, add_layer_style, describe_layer
@@ -87,6 +88,9 @@ def read_layer(
     LayerReadError
         If the file is missing or unreadable, the layer is ambiguous or absent, the
         ``where`` clause is invalid, or the layer has no features (after ``where``).
+    CoordinatesNotInCRSError
+        If the coordinates cannot be in the layer's CRS (:func:`esc_gis.crs.check_coordinates`):
+        a GeoJSON of feet without its ``crs`` member, metres labelled EPSG:4326.
     """
     p = Path(path)
     name = str(path)
@@ -135,6 +139,10 @@ def read_layer(
         picked = f" where {where}" if where else ""
         msg = f"{name}: the layer is empty (no features{picked})."
         raise LayerReadError(msg)
+    if gdf.crs is not None:
+        # Every command reads through here: a CRS label the numbers contradict is refused
+        # once, before anything is measured (a layer without one is checked by assign_crs).
+        check_coordinates(gdf.total_bounds, gdf.crs, what=name)
     return gdf.reset_index(drop=True)
 
 

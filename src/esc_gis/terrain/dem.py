@@ -430,6 +430,9 @@ def open_dem(path: str | os.PathLike[str], *, z_unit: str | None = None, band: i
         If the raster has several bands and ``band`` is not given, or has no band ``band``.
     CRSError
         If the raster has no CRS, or is rotated or south-up, or its tiles are not on one grid.
+    CoordinatesNotInCRSError
+        If its extent cannot be in its CRS (:func:`esc_gis.crs.check_coordinates`): projected
+        coordinates labelled EPSG:4326 would give every slope as nearly flat.
     UnitsError
         If the vertical unit is unknown, or ``z_unit`` contradicts the raster's own.
     """
@@ -473,6 +476,13 @@ def open_dem(path: str | os.PathLike[str], *, z_unit: str | None = None, band: i
         raise LayerReadError(msg) from None
 
     horizontal = crs.sub_crs_list[0] if crs.is_compound else crs
+    from rasterio.transform import array_bounds
+
+    from esc_gis.crs import FIX_RASTER, check_coordinates
+
+    # The one check every reader makes: metres labelled as degrees read as a flat world.
+    west, south, east, north = array_bounds(info["height"], info["width"], info["transform"])
+    check_coordinates((west, south, east, north), horizontal, what=name, fix=FIX_RASTER)
     geographic = horizontal.is_geographic
     if geographic:
         xy_unit_m = 1.0
