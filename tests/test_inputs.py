@@ -322,8 +322,16 @@ def test_far_data_are_warned_by_every_command_that_measures(tmp_path: Path, laye
     assert "Warning" not in _warned("steep", utah, "--crs", "EPSG:32612", "-o", tmp_path / "own.gpkg")
     # slope measures in the DEM's own CRS: right for this DEM, wrong for one labelled with another place's grid.
     assert "Warning" not in _warned("slope", utah, "-o", tmp_path / "slope.tif", "-q")
+    # About 200 km east of Winnebago County in its own grid: plausible numbers, another place; warned only.
+    east = write_dem(tmp_path / "east.tif", z, x0=745_000.0 + 656_000.0, units="metre")
+    assert "Warning: DEM east.tif lies" in _warned("slope", east, "-o", tmp_path / "s2.tif", "-q")
+    # Thousands of km out of the grid's area (beyond crs.AREA_MARGIN_KM): the label cannot be
+    # true, so it is refused (issue 34), with nothing written.
     mislabelled = write_dem(tmp_path / "mislabelled.tif", z, crs="EPSG:7594", x0=-9e6, y0=9e6, units="metre")
-    assert "Warning: DEM mislabelled.tif lies" in _warned("slope", mislabelled, "-o", tmp_path / "s2.tif", "-q")
+    r = run("slope", mislabelled, "-o", tmp_path / "s3.tif", "-q")
+    assert r.exit_code == 1, r.output
+    assert "cannot be in its CRS" in r.output and "gdal_edit.py -a_srs" in r.output
+    assert not (tmp_path / "s3.tif").exists()
     # protective: waters given as a file.
     waters = tmp_path / "waters.gpkg"
     lake = shapely.box(331_000, 4_129_000, 331_500, 4_129_500)

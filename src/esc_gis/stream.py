@@ -480,7 +480,7 @@ def screen_to_file(
             layer=screen_kwargs.pop("disturbed_layer", None),
             where=screen_kwargs.pop("disturbed_where", None),
         )
-    layer, numbers, total = _open_sites(src, sites_layer, sites_where)
+    layer, numbers, total = _open_sites(src, sites_layer, sites_where, screen_kwargs.get("assume_crs"))
     n = len(numbers)
     plan_column = _plan_column(src, layer, screen_kwargs.get("field_map"))
     held, lead = _plan_positions(src, layer, sites_where, plan_column, n)
@@ -536,20 +536,33 @@ def _jobs(
     return jobs
 
 
-def _open_sites(src: Path, layer: str | None, where: str | None) -> tuple[str, np.ndarray, int]:
+def _open_sites(
+    src: Path, layer: str | None, where: str | None, assume_crs: Any | None = None
+) -> tuple[str, np.ndarray, int]:
     """Return the layer's name, the feature numbers of the features read (1-based), and the layer's count.
 
     Raises
     ------
     LayerReadError
         If the file cannot be read as a layer, or no feature is read.
+    CoordinatesNotInCRSError
+        If the layer's coordinates cannot be in its CRS (or the assumed one), as
+        :func:`esc_gis.io.read_layer` refuses them for the whole-file run.
     """
+    from esc_gis.crs import check_coordinates, parse_crs
+
     try:
         name = layer or str(pyogrio.list_layers(src)[0][0])
-        total = int(pyogrio.read_info(src, layer=name)["features"])
+        info = pyogrio.read_info(src, layer=name, force_total_bounds=True)
+        total = int(info["features"])
     except Exception as exc:  # GDAL's errors all mean: not readable as a layer
         msg = f"{src}: cannot be read as a vector layer ({type(exc).__name__}: {exc})."
         raise LayerReadError(msg) from None
+    # The readers' one check, made once on the whole layer before any batch is read: a batch
+    # cannot see what the file's bounds show (and would be measured as nothing, with exit 0).
+    crs = info.get("crs") or (parse_crs(assume_crs, what="--assume-crs") if assume_crs is not None else None)
+    if crs is not None and info.get("total_bounds") is not None:
+        check_coordinates(info["total_bounds"], crs, what=str(src))
     numbers = feature_numbers(src, layer=name, where=where)[0] if where is not None else np.arange(1, total + 1)
     if len(numbers) == 0:
         msg = f"{src}: the layer is empty (no features{f' where {where}' if where else ''})."
