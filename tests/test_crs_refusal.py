@@ -264,3 +264,16 @@ def test_latitude_off_the_globe_that_swapped_is_on_it_asks_too():
     """(44.1, -188.7)-like: latitude beyond 90 when x and y are the other way round."""
     text = coordinates_refusal((44.1, -88.8, 44.2, 100.0), "EPSG:4326", what="Input 'site'", fix=FIX_REQUEST)
     assert text is not None and "off the globe" in text and "Did you swap them?" in text
+
+
+def test_the_review_reports_a_plan_layer_its_crs_cannot_hold(tmp_path, layers_path):
+    """The review reports a package's problems rather than raising them: this one among them, not reviewed as nowhere."""
+    plan = tmp_path / "plan"
+    plan.mkdir()
+    feet_geojson(plan / "site_boundary.geojson")
+    report = tmp_path / "r.html"
+    r = run("review", plan, "--layers", layers_path, "-o", report)
+    assert r.exit_code == 0 and "disapprove" in r.output, r.output
+    said = one_line(report.read_text(encoding="utf-8"))
+    assert f"layer site_boundary {REFUSED} EPSG:4326: they are off the globe" in said
+    assert "crs member was dropped" in said

@@ -222,7 +222,7 @@ def test_bad_paths_exit_1_with_a_message(tmp_path: Path, layers_path) -> None:
     cases = [
         (("screen", good, "-o", folder), "is a folder"),
         (("screen", tmp_path / "nope.gpkg", "-o", tmp_path / "o.gpkg"), "no such file"),
-        (("screen", folder, "-o", tmp_path / "o.gpkg"), "is a folder GDAL cannot read"),
+        (("screen", folder, "-o", tmp_path / "o.gpkg"), "is a folder esc-gis cannot read as vector data"),
         (("screen", junk, "-o", tmp_path / "o.gpkg"), "cannot be read"),
         (("screen", good, "--disturbed", tmp_path / "nope.gpkg", "-o", tmp_path / "o.gpkg"), "no such file"),
         (("screen", good, "--map", folder, "-o", tmp_path / "o.gpkg"), "is a folder"),

@@ -585,8 +585,9 @@ def _open_sites(
         info = pyogrio.read_info(src, layer=name, force_total_bounds=True)
         total = int(info["features"])
     except Exception as exc:  # GDAL's errors all mean: not readable as a layer
-        msg = f"{src}: cannot be read as a vector layer ({type(exc).__name__}: {exc})."
-        raise LayerReadError(msg) from None
+        from esc_gis.io import unreadable_message
+
+        raise LayerReadError(unreadable_message(src, exc)) from None
     # The readers' one check, made once on the whole layer before any batch is read: a batch
     # cannot see what the file's bounds show (and would be measured as nothing, with exit 0).
     crs = info.get("crs") or (parse_crs(assume_crs, what="--assume-crs") if assume_crs is not None else None)

@@ -29,6 +29,7 @@ import numpy as np
 import pyogrio
 import shapely
 
+from esc_gis.crs import coordinates_refusal
 from esc_gis.errors import LayerReadError, Problem
 from esc_gis.styles import STYLE_TABLE
 
@@ -110,6 +111,13 @@ def _check_layer(name: str, gdf: gpd.GeoDataFrame, source: str, pkg: PlanPackage
             )
         )
         return
+    # The readers' one check (esc_gis.crs): feet labelled as degrees would be reviewed as a
+    # plan drawn nowhere. Reported with the package's other problems, as the review reports.
+    refusal = coordinates_refusal(gdf.total_bounds, gdf.crs, what=f"layer {name}")
+    if refusal is not None:
+        why, _, fix = refusal.partition(" Fix: ")
+        pkg.problems.append(Problem(source, None, why, fix))
+        return
     geoms = gdf.geometry.to_numpy()
     ok = ~(shapely.is_missing(geoms) | shapely.is_empty(geoms))
     kinds = np.array([_FAMILY.get(int(t), "other") for t in shapely.get_type_id(geoms)])
@@ -174,10 +182,12 @@ def read_package(path: str | os.PathLike[str]) -> PlanPackage:
     _read_facts(folder / "plan.toml", pkg)
     crs = pkg.facts.get("crs")
     found: dict[str, tuple[gpd.GeoDataFrame, str]] = {}
+    reading = p  # the file being read, for the message if it cannot be
     try:
         if not dataset:
             for f in sorted(p.iterdir()):
                 if f.suffix.lower() in _SUFFIXES and f.stem in LAYERS and f.stem not in found:
+                    reading = f
                     found[f.stem] = (pyogrio.read_dataframe(f), f.name)
         elif p.suffix.lower() == ".dxf":
             found = _read_dxf(p, pkg)
@@ -198,14 +208,12 @@ def read_package(path: str | os.PathLike[str]) -> PlanPackage:
                     )
                 )
     except Exception as exc:  # GDAL errors of every kind mean: not a readable package
-        pkg.problems.append(
-            Problem(
-                str(p),
-                None,
-                f"cannot be read ({type(exc).__name__}: {exc}).",
-                "export the plan again as GeoPackage, shapefiles or GeoJSON.",
-            )
-        )
+        from esc_gis.io import unreadable_reason
+
+        # The readers' own words (an empty file, an image renamed .gpkg), never GDAL's or Python's.
+        why, _ = unreadable_reason(reading, exc)
+        fix = "export the plan again as GeoPackage, shapefiles or GeoJSON."
+        pkg.problems.append(Problem(str(reading), None, why, fix))
         return pkg
     for name, (required, what) in ((n, (v[1], v[2])) for n, v in LAYERS.items()):
         if name in found:

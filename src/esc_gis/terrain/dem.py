@@ -504,8 +504,9 @@ def open_dem(path: str | os.PathLike[str], *, z_unit: str | None = None, band: i
                 "block_rows": breaks or _block_rows(src, source, band),
             }
     except RasterioIOError as exc:
-        msg = f"{name}: cannot be read as a raster ({exc})."
-        raise LayerReadError(msg) from None
+        from esc_gis.io import unreadable_message
+
+        raise LayerReadError(unreadable_message(Path(name), exc, kind="raster")) from None
 
     horizontal = crs.sub_crs_list[0] if crs.is_compound else crs
     check_raster_coordinates(info["height"], info["width"], info["transform"], horizontal, what=name)
