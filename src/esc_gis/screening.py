@@ -219,7 +219,7 @@ class ReadRun:
     id_field: str
     #: What the far-from-zone check looked at, ``(what, bounds, CRS WKT)`` of the sites (and
     #: limits) in their own CRS: a streamed run unites its batches' and warns once (issue 34).
-    reach: list[tuple[str, tuple[float, float, float, float], str]] = field(default_factory=list)
+    reach: list[tuple[str, tuple[float, ...], str]] = field(default_factory=list)
 
 
 @dataclass
@@ -389,7 +389,7 @@ disturbed_where, skip_ids, feature_numbers, sites_name
         schema,
         not_selected,
         id_field,
-        reach,  # type: ignore[arg-type]
+        reach,
     )
 
 
