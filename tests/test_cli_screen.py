@@ -86,6 +86,57 @@ def _assert_clean_failure(r, out, *needles):
     assert not [p for p in out.parent.iterdir() if p.name.startswith(f".{out.stem}.")]
 
 
+#: A PNG's first bytes (the signature and the start of its header): an image renamed by mistake.
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(64)
+#: Python's and GDAL's words, which a user of esc-gis should never have to read (issue 34).
+NOT_OURS = ("DataSourceError", "<DRIVER>", "prefixing the file path", "PosixPath", "Traceback", "None", "dict(")
+
+
+@pytest.mark.parametrize("batch", [(), ("--batch-rows", "5")], ids=["whole", "streamed"])
+@pytest.mark.parametrize(
+    ("name", "content", "words"),
+    [
+        ("empty.gpkg", b"", "cannot be read as a vector layer: the file is empty (0 bytes)."),
+        ("empty.geojson", b"", "cannot be read as a vector layer: the file is empty (0 bytes)."),
+        ("picture.gpkg", PNG, "cannot be read as a vector layer: it is a PNG image."),
+        ("picture.geojson", PNG, "cannot be read as a vector layer: it is a PNG image."),
+        ("notes.txt", b"Site visit, 4 May: silt fence down on the east side.\n", "cannot be read as a vector layer: it is a text file in no GIS format"),
+        ("cut.geojson", b'{"type": "FeatureCollection", "features": [{"type": "Fe', "cannot be read as a vector layer: it is JSON text that is no readable"),
+    ],
+)
+def test_an_empty_or_non_gis_file_gets_our_message_not_gdals(tmp_path, layers_path, name, content, words, batch):
+    src = tmp_path / name
+    src.write_bytes(content)
+    out = tmp_path / "o.gpkg"
+    r = run(src, "--layers", layers_path, "-o", out, *batch)
+    said = " ".join(r.output.split())
+    _assert_clean_failure(r, out, f"{src}: {words}")
+    assert "Fix: give a GeoPackage (.gpkg)" in said and "export it again" in said
+    assert not any(w in said for w in NOT_OURS), said
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]  # nothing written beside it
+
+
+@pytest.mark.parametrize("content", [b"", PNG], ids=["empty", "png"])
+def test_a_dem_or_plan_package_that_is_no_gis_file_gets_our_message(tmp_path, layers_path, content):
+    """The raster reader (slope, steep) and the plan review's package say it in the same words."""
+    dem = tmp_path / "dem.tif"
+    dem.write_bytes(content)
+    for command, out in (("slope", "s.tif"), ("steep", "s.gpkg")):
+        r = CliRunner().invoke(cli, [command, str(dem), "-o", str(tmp_path / out)])
+        said = " ".join(r.output.split())
+        assert r.exit_code == 1 and f"{dem}: cannot be read as a raster: " in said, said
+        assert "Fix: give a GeoTIFF" in said and not any(w in said for w in NOT_OURS), said
+    plan = tmp_path / "plan.gpkg"
+    plan.write_bytes(content)
+    report = tmp_path / "r.html"
+    r = CliRunner().invoke(cli, ["review", str(plan), "--layers", str(layers_path), "-o", str(report)])
+    # Not a plan package: said so, exit 1, no report and no verdict (issue 34), in our words.
+    said = " ".join(r.output.split())
+    assert r.exit_code == 1 and "this is not a plan package" in said and "disapprove" not in said, said
+    assert not report.exists()
+    assert not any(w in said for w in ("DataSourceError", "<DRIVER>", "prefixing the file path", "PosixPath"))
+
+
 def test_no_crs_suggests_assume_crs(tmp_path, layers_path):
     src = tmp_path / "naive.shp"
     with warnings.catch_warnings():  # geopandas warns that the file will have no CRS: that is the point

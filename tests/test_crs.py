@@ -23,7 +23,10 @@ def test_parse_crs_message():
 
 
 def test_assign_never_overrides_and_never_guesses():
-    naive = gpd.GeoDataFrame(geometry=[shapely.box(0, 0, 1, 1)])
+    from .conftest import box
+
+    # Feet where Winneconne is: an assumed CRS is believed only where the numbers allow it.
+    naive = gpd.GeoDataFrame(geometry=[box(0, 0, 1, 1)])
     with pytest.raises(CRSError, match="--assume-crs"):
         assign_crs(naive, assume_crs=None, source="sites.shp")
     assert assign_crs(naive, assume_crs="EPSG:7594", source="x").crs.to_epsg() == 7594

@@ -80,6 +80,24 @@ def test_a_site_that_needs_no_permit_is_refused_with_the_reason(reg, screening: 
     assert count(reg, "enforcement_cases") == 0
 
 
+def test_a_screening_output_its_crs_cannot_hold_or_no_gis_file_is_refused(reg, screening: Path) -> None:
+    """Feet labelled as degrees (issue 34): refused with the readers' words, as is a PNG renamed .gpkg; no case."""
+    feet = screening.with_name("feet.gpkg")
+    frame = gpd.read_file(screening, layer="screening").to_crs(CRS)
+    frame.set_crs("EPSG:4326", allow_override=True).to_file(feet, layer="screening")
+    with pytest.raises(ValidationError) as err:
+        reg.enforce(ground="A1", on=date(2026, 11, 20), reasons="x", site_layer=feet, site_id="S1")
+    text = str(err.value)
+    assert "its layer screening has coordinates that cannot be in its CRS EPSG:4326: they are off the globe" in text
+    assert "Fix: give the data their true CRS" in text
+    png = screening.with_name("photo.gpkg")
+    png.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(64))
+    with pytest.raises(ValidationError, match="cannot be read as a vector layer: it is a PNG image") as err:
+        reg.enforce(ground="A1", on=date(2026, 11, 20), reasons="x", site_layer=png, site_id="S1")
+    assert "DataSourceError" not in str(err.value) and "<DRIVER>" not in str(err.value)
+    assert count(reg, "enforcement_cases") == 0
+
+
 def test_a_screened_site_a_permit_covers_is_refused(reg, screening: Path) -> None:
     reg.add(Application("1 Lot St", date(2026, 11, 2), square_sqft(1050, 1050, 500.0), CRS), who="clerk")
     with pytest.raises(ValidationError, match=r"S1 lies on the site of permit ESC-2026-\d{4}.*--permit"):

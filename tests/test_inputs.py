@@ -222,7 +222,7 @@ def test_bad_paths_exit_1_with_a_message(tmp_path: Path, layers_path) -> None:
     cases = [
         (("screen", good, "-o", folder), "is a folder"),
         (("screen", tmp_path / "nope.gpkg", "-o", tmp_path / "o.gpkg"), "no such file"),
-        (("screen", folder, "-o", tmp_path / "o.gpkg"), "is a folder GDAL cannot read"),
+        (("screen", folder, "-o", tmp_path / "o.gpkg"), "is a folder esc-gis cannot read as vector data"),
         (("screen", junk, "-o", tmp_path / "o.gpkg"), "cannot be read"),
         (("screen", good, "--disturbed", tmp_path / "nope.gpkg", "-o", tmp_path / "o.gpkg"), "no such file"),
         (("screen", good, "--map", folder, "-o", tmp_path / "o.gpkg"), "is a folder"),
@@ -322,8 +322,16 @@ def test_far_data_are_warned_by_every_command_that_measures(tmp_path: Path, laye
     assert "Warning" not in _warned("steep", utah, "--crs", "EPSG:32612", "-o", tmp_path / "own.gpkg")
     # slope measures in the DEM's own CRS: right for this DEM, wrong for one labelled with another place's grid.
     assert "Warning" not in _warned("slope", utah, "-o", tmp_path / "slope.tif", "-q")
+    # About 200 km east of Winnebago County in its own grid: plausible numbers, another place; warned only.
+    east = write_dem(tmp_path / "east.tif", z, x0=745_000.0 + 656_000.0, units="metre")
+    assert "Warning: DEM east.tif lies" in _warned("slope", east, "-o", tmp_path / "s2.tif", "-q")
+    # Thousands of km out of the grid's area (beyond crs.AREA_MARGIN_KM): the label cannot be
+    # true, so it is refused (issue 34), with nothing written.
     mislabelled = write_dem(tmp_path / "mislabelled.tif", z, crs="EPSG:7594", x0=-9e6, y0=9e6, units="metre")
-    assert "Warning: DEM mislabelled.tif lies" in _warned("slope", mislabelled, "-o", tmp_path / "s2.tif", "-q")
+    r = run("slope", mislabelled, "-o", tmp_path / "s3.tif", "-q")
+    assert r.exit_code == 1, r.output
+    assert "cannot be in its CRS" in r.output and "gdal_edit.py -a_srs" in r.output
+    assert not (tmp_path / "s3.tif").exists()
     # protective: waters given as a file.
     waters = tmp_path / "waters.gpkg"
     lake = shapely.box(331_000, 4_129_000, 331_500, 4_129_500)
@@ -341,3 +349,33 @@ def test_far_data_are_warned_by_every_command_that_measures(tmp_path: Path, laye
     gpd.GeoDataFrame(geometry=[lake], crs=UTAH["crs"]).to_file(plan / "site_boundary.geojson")
     text = _warned("review", plan, "--layers", layers_path, "-o", tmp_path / "r.html", "-q")
     assert "Warning: Plan layer site_boundary " + far in text
+
+
+def test_batch_rows_says_what_it_left_out_as_the_whole_file_run_does(parcels_gdb: Path, tmp_path: Path) -> None:
+    """--batch-rows: the same skipped list, the same lines about it, and the far-from-zone warning once (issue 34).
+
+    The parcels lie in Vernon County, 159 km from the bundled layer set's county zone; each
+    batch saw its own part of them, and warned of it, once per batch.
+    """
+    whole, streamed = tmp_path / "whole.gpkg", tmp_path / "streamed.gpkg"
+    said = {
+        out: _warned("screen", parcels_gdb, "-o", out, *extra)
+        for out, extra in ((whole, ()), (streamed, ("--batch-rows", "4")))
+    }
+    assert "in 6 batch(es) of up to 4" in said[streamed]  # 21 features: several batches crossed
+    # The sidecars list the same features, numbered by the file, with the same fields.
+    a, b = (read_layer(tmp_path / f"{p.name}.skipped.gpkg") for p in (whole, streamed))
+    pd.testing.assert_frame_equal(a, b)
+    assert a["feature"].tolist() == SKIPPED
+    for out, text in said.items():
+        assert text.count("Warning: Sites") == 1, text
+        assert "Recognised the Wisconsin V10 parcel schema" in text
+        assert (
+            "Skipped 9 feature(s) that are not parcels (ROW 6, HYDRO 1, 123ROW 1, RAIL 1)" in text
+            and f"listed with their feature numbers in {out}.skipped.gpkg" in text
+        )
+        assert "2 site(s) had no PARCELID; screened as row:<feature number> (row:16, row:18)" in text
+        assert "Not checked: The layer set has no DEM" in text
+    # The warning is word for word the whole-file run's (the union of the batches' extents).
+    warning = [s for s in said[whole].split("Warning: ")[1:2]][0].split(". Fix:")[0]
+    assert warning in said[streamed]

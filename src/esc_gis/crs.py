@@ -10,8 +10,16 @@ one is the user's explicit choice (``assume_crs``), and it never overrides a CRS
 from __future__ import annotations
 
 __all__ = [
+    "AREA_MARGIN_KM",
+    "FIX_LAYER",
+    "FIX_RASTER",
+    "FIX_REQUEST",
     "ZONE_REACH_KM",
     "assign_crs",
+    "check_coordinates",
+    "coordinates_not_in_crs_message",
+    "coordinates_problem",
+    "coordinates_refusal",
     "measuring_crs",
     "parse_crs",
     "reproject",
@@ -29,7 +37,7 @@ import numpy as np
 from pyproj import CRS, Geod, Transformer
 from pyproj.exceptions import CRSError as _PyprojCRSError
 
-from esc_gis.errors import CRSError, FarFromZoneWarning, UnitsError
+from esc_gis.errors import CoordinatesNotInCRSError, CRSError, FarFromZoneWarning, UnitsError
 from esc_gis.units import sqft_per_crs_area_unit
 
 if TYPE_CHECKING:
@@ -127,6 +135,8 @@ def assign_crs(gdf: gpd.GeoDataFrame, *, assume_crs: Any | None, source: str) ->
     ------
     CRSError
         If the layer has no CRS and none was assumed.
+    CoordinatesNotInCRSError
+        If the coordinates cannot be in the assumed CRS (:func:`check_coordinates`).
     """
     if gdf.crs is not None:
         return gdf
@@ -138,7 +148,10 @@ def assign_crs(gdf: gpd.GeoDataFrame, *, assume_crs: Any | None, source: str) ->
             "longitude/latitude), or define the CRS in your GIS and export again."
         )
         raise CRSError(msg)
-    return gdf.set_crs(parse_crs(assume_crs, what="--assume-crs"))
+    crs = parse_crs(assume_crs, what="--assume-crs")
+    # An assumed CRS is believed only where the numbers allow it, as a file's own is (read_layer).
+    check_coordinates(gdf.total_bounds, crs, what=source)
+    return gdf.set_crs(crs)
 
 
 def to_measuring_crs(gdf: gpd.GeoDataFrame, crs: CRS) -> gpd.GeoDataFrame:
@@ -229,9 +242,16 @@ def zone_distance_km(bounds: Sequence[float], bounds_crs: Any, crs: CRS) -> floa
     2100.0
     """
     aou = _area_of_use(crs)
-    if aou is None or not all(math.isfinite(float(b)) for b in bounds):
+    if aou is None:
         return None
-    src = parse_crs(bounds_crs)
+    box = _lonlat_box(bounds, parse_crs(bounds_crs))
+    return None if box is None else _box_km(box, aou)
+
+
+def _lonlat_box(bounds: Sequence[float], src: CRS) -> tuple[float, float, float, float] | None:
+    """Return ``bounds`` (in ``src``) as a WGS 84 ``(west, south, east, north)`` box; None when they cannot be placed."""
+    if len(bounds) != 4 or not all(math.isfinite(float(b)) for b in bounds):
+        return None
     try:
         to_lonlat = Transformer.from_crs(src, CRS("EPSG:4326"), always_xy=True)
         x0, y0, x1, y1 = (float(b) for b in bounds)
@@ -240,6 +260,12 @@ def zone_distance_km(bounds: Sequence[float], bounds_crs: Any, crs: CRS) -> floa
         return None
     if not all(math.isfinite(v) for v in (w, s, e, n)):
         return None
+    return w, s, e, n
+
+
+def _box_km(box: tuple[float, float, float, float], aou: Any) -> float:
+    """Return the geodesic distance in km between the nearest points of a lon/lat box and an area of use."""
+    w, s, e, n = box
     # The nearest points of two lon/lat boxes: where they overlap on an axis, any common value.
     if e < aou.west:
         x_data, x_zone = e, aou.west
@@ -298,3 +324,197 @@ def warn_if_far_from_zone(bounds: Sequence[float], bounds_crs: Any, crs: CRS, *,
         )
         warnings.warn(msg, FarFromZoneWarning, stacklevel=2)
     return km
+
+
+#: Data farther than this outside the area of use of *their own* CRS are refused: the label
+#: cannot be true. Ten times the warning's reach (:data:`ZONE_REACH_KM`) and the width of
+#: Wisconsin: no neighbouring county or zone is that far, so only data of another region
+#: or numbers in another unit or CRS land there. (A layer that overlaps the area at all,
+#: a statewide layer in a county grid, is 0 km outside and passes.)
+AREA_MARGIN_KM = 500.0
+
+#: The fix for a vector layer whose coordinates cannot be in its CRS.
+FIX_LAYER = (
+    "give the data their true CRS: set it (assign, do not reproject) in your GIS and export again, "
+    "e.g. ogr2ogr -a_srs EPSG:7594 fixed.gpkg <file>; for a file without a CRS (no .prj, a GeoJSON "
+    "without its crs member read as degrees), export it without the wrong one and give --assume-crs EPSG:XXXX "
+    "(e.g. EPSG:7594 for Winnebago County feet)."
+)
+#: The fix for a raster (a DEM, a soil grid) whose coordinates cannot be in its CRS.
+FIX_RASTER = (
+    "give the raster its true CRS (assign, do not warp): gdal_edit.py -a_srs EPSG:XXXX <file> "
+    "(e.g. EPSG:7594 for Winnebago County feet), and try again."
+)
+#: The fix for a web request (GeoJSON is longitude/latitude only).
+FIX_REQUEST = "send WGS 84 longitude/latitude, longitude first (RFC 7946), not projected feet or metres."
+
+_CAUSE_PROJECTED = (
+    "Most likely they are projected coordinates (feet or metres) given without their CRS or with a wrong one: "
+    "a GeoJSON whose crs member was dropped is read as longitude/latitude in degrees (RFC 7946)."
+)
+_CAUSE_DEGREES = (
+    "Most likely they are longitude/latitude in degrees labelled with a projected CRS (a wrong .prj or label)."
+)
+_CAUSE_AREA = (
+    "Most likely the data are labelled with the wrong CRS (another zone, or another unit: feet read as "
+    "metres), or given without their CRS."
+)
+_SWAP = "Did you swap them? Longitude (x) comes first, latitude (y) second."
+
+
+def _span(bounds: Sequence[float]) -> str:
+    x0, y0, x1, y1 = (float(b) for b in bounds)
+    return f"x from {x0:,.6g} to {x1:,.6g}, y from {y0:,.6g} to {y1:,.6g}"
+
+
+def coordinates_problem(bounds: Sequence[float], crs: Any) -> tuple[str, str] | None:
+    """Say why coordinates cannot be in ``crs``: what is wrong and its likely cause; None when they can be.
+
+    The one decision behind :func:`check_coordinates` and the web service's refusal. Refused:
+    a geographic CRS with coordinates off the globe (|longitude| > 180 or |latitude| > 90);
+    a projected CRS with data more than :data:`AREA_MARGIN_KM` outside its area of use, or
+    more than :data:`ZONE_REACH_KM` outside it when every number would fit as degrees
+    (longitude/latitude under a projected label land near the grid's false origin, a few
+    hundred km off). A geographic CRS's area of use is not judged: degrees labelled NAD 83
+    instead of WGS 84 are misplaced by a metre or two, not refused. Unknown areas, empty
+    layers (NaN bounds) and coordinates pyproj cannot place pass, as nothing can be judged.
+
+    Parameters
+    ----------
+    bounds : sequence of float
+        ``(minx, miny, maxx, maxy)`` in ``crs``.
+    crs : Any
+        The CRS the coordinates are labelled with.
+
+    Returns
+    -------
+    tuple of str or None
+        ``(what is wrong, likely cause)``.
+
+    Raises
+    ------
+    CRSError
+        If ``crs`` names no CRS.
+
+    Examples
+    --------
+    >>> coordinates_problem((744700, 503200, 744800, 503300), "EPSG:4326")[0][:30]
+    'they are off the globe (x from'
+    >>> coordinates_problem((-88.8, 44.1, -88.7, 44.2), "EPSG:4326") is None
+    True
+    """
+    if len(bounds) != 4 or not all(math.isfinite(float(b)) for b in bounds):
+        return None
+    src = parse_crs(crs)
+    horizontal = src.sub_crs_list[0] if src.is_compound else src
+    x0, y0, x1, y1 = (float(b) for b in bounds)
+    if horizontal.is_geographic:
+        if max(abs(x0), abs(x1)) > 180 or max(abs(y0), abs(y1)) > 90:
+            what = (
+                f"they are off the globe ({_span(bounds)}; longitude runs from -180 to 180 and latitude "
+                "from -90 to 90)"
+            )
+            return what, _CAUSE_PROJECTED
+        return None
+    aou = _area_of_use(horizontal)
+    box = _lonlat_box(bounds, horizontal)
+    if aou is None or box is None:
+        return None
+    km = _box_km(box, aou)
+    degrees = max(abs(x0), abs(x1)) <= 180 and max(abs(y0), abs(y1)) <= 90
+    if km > (ZONE_REACH_KM if degrees else AREA_MARGIN_KM):
+        what = (
+            f"they lie {km:,.0f} km ({km / _KM_PER_MILE:,.0f} mi) outside the area {horizontal.name} is made "
+            f"for ({aou.name.rstrip('.')}; {_span(bounds)})"
+        )
+        return what, _CAUSE_DEGREES if degrees else _CAUSE_AREA
+    return None
+
+
+def coordinates_not_in_crs_message(
+    what: str, crs_name: str, problem: tuple[str, str], *, fix: str, swapped: bool = False
+) -> str:
+    """Word the refusal of coordinates that cannot be in their CRS: the one text the CLI and the service give.
+
+    Parameters
+    ----------
+    what : str
+        The input (a file name, ``Input 'site'``).
+    crs_name : str
+        The CRS it is labelled with.
+    problem : tuple of str
+        As :func:`coordinates_problem` returns.
+    fix : str
+        :data:`FIX_LAYER`, :data:`FIX_RASTER` or :data:`FIX_REQUEST`.
+    swapped : bool, default False
+        Swapping x and y would place them: ask whether they were swapped.
+
+    Returns
+    -------
+    str
+    """
+    text = f"{what} has coordinates that cannot be in its CRS {crs_name}: {problem[0]}. {problem[1]}"
+    if swapped:
+        text += f" {_SWAP}"
+    return f"{text} Fix: {fix}"
+
+
+def coordinates_refusal(bounds: Sequence[float], crs: Any, *, what: str, fix: str = FIX_LAYER) -> str | None:
+    """Return the message refusing coordinates that cannot be in ``crs``; None when they can be.
+
+    The decision (:func:`coordinates_problem`) and its words in one place, for the readers
+    (:func:`check_coordinates`) and the web service alike; it asks whether latitude and
+    longitude were swapped when degrees swapped would be on the globe.
+
+    Parameters
+    ----------
+    bounds, crs, what, fix
+        As :func:`check_coordinates`.
+
+    Returns
+    -------
+    str or None
+
+    Raises
+    ------
+    CRSError
+        If ``crs`` names no CRS.
+    """
+    problem = coordinates_problem(bounds, crs)
+    if problem is None:
+        return None
+    x0, y0, x1, y1 = (float(b) for b in bounds)
+    src = parse_crs(crs)
+    # Only degrees are swapped in practice (latitude first, as spoken); a projected grid's
+    # numbers swapped are as far off as before, and the question would mislead.
+    swapped = src.is_geographic and coordinates_problem((y0, x0, y1, x1), src) is None
+    return coordinates_not_in_crs_message(what, src.to_string(), problem, fix=fix, swapped=swapped)
+
+
+def check_coordinates(bounds: Sequence[float], crs: Any, *, what: str, fix: str = FIX_LAYER) -> None:
+    """Refuse coordinates that cannot be in the CRS they are labelled with (:func:`coordinates_problem`).
+
+    Called by every reader of data (:func:`esc_gis.io.read_layer`, :func:`assign_crs`,
+    :func:`esc_gis.terrain.dem.open_dem`), so no command measures feet as degrees.
+
+    Parameters
+    ----------
+    bounds : sequence of float
+        ``(minx, miny, maxx, maxy)`` in ``crs``.
+    crs : Any
+        The CRS the data are labelled with.
+    what : str
+        The data, for the message (the file name).
+    fix : str, default FIX_LAYER
+        The fix to name.
+
+    Raises
+    ------
+    CoordinatesNotInCRSError
+        If they cannot be in it.
+    CRSError
+        If ``crs`` names no CRS.
+    """
+    msg = coordinates_refusal(bounds, crs, what=what, fix=fix)
+    if msg is not None:
+        raise CoordinatesNotInCRSError(msg)

@@ -11,6 +11,7 @@ from __future__ import annotations
 __all__ = [
     "BandError",
     "CRSError",
+    "CoordinatesNotInCRSError",
     "EscGisError",
     "EscGisWarning",
     "FarFromZoneWarning",
@@ -63,6 +64,14 @@ class NotAPlanPackageError(LayerReadError):
 
 class CRSError(EscGisError, ValueError):
     """Raised when a layer has no CRS, or a CRS that must not be used for measuring."""
+
+
+class CoordinatesNotInCRSError(CRSError, ValueError):
+    """Raised when coordinates cannot be in the CRS they are labelled with (off the globe, or far from its area).
+
+    A CRS label is believed only where the numbers allow it: feet labelled as degrees
+    would otherwise be screened as "outside, 0 sq ft" everywhere, with exit 0.
+    """
 
 
 class UnitsError(EscGisError, ValueError):

@@ -18,12 +18,15 @@ __all__ = [
     "read_class_map",
     "read_layer",
     "run_findings_path",
+    "unreadable_message",
+    "unreadable_reason",
     "write_layer",
     "write_run_findings",
 ]
 
 import csv
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -34,6 +37,7 @@ import pyogrio
 import shapely
 
 from esc_gis._outputs import atomic_output, check_output_file, check_sidecar, check_target, drop_sidecar, sidecar_path
+from esc_gis.crs import check_coordinates
 from esc_gis.errors import CRSError, LayerReadError, LayerSetError, OutputFormatError
 from esc_gis.findings import findings_text
 from esc_gis.styles import STYLE_TABLE, add_layer_style, describe_layer
@@ -87,6 +91,9 @@ def read_layer(
     LayerReadError
         If the file is missing or unreadable, the layer is ambiguous or absent, the
         ``where`` clause is invalid, or the layer has no features (after ``where``).
+    CoordinatesNotInCRSError
+        If the coordinates cannot be in the layer's CRS (:func:`esc_gis.crs.check_coordinates`):
+        a GeoJSON of feet without its ``crs`` member, metres labelled EPSG:4326.
     """
     p = Path(path)
     name = str(path)
@@ -120,14 +127,7 @@ def read_layer(
                 "check its field names and quotes."
             )
             raise LayerReadError(msg) from None
-        if p.is_dir():
-            msg = (
-                f"{name}: is a folder GDAL cannot read as vector data ({type(exc).__name__}: {exc}); "
-                "give a file, a File Geodatabase (.gdb) or a folder of shapefiles (with --layer)."
-            )
-            raise LayerReadError(msg) from None
-        msg = f"{name}: cannot be read as a vector layer ({type(exc).__name__}: {exc})."
-        raise LayerReadError(msg) from None
+        raise LayerReadError(unreadable_message(p, exc)) from None
     if not isinstance(gdf, gpd.GeoDataFrame) or gdf.geometry.name not in gdf:
         msg = f"{name}: has no geometry column; give a layer of polygons."
         raise LayerReadError(msg)
@@ -135,7 +135,120 @@ def read_layer(
         picked = f" where {where}" if where else ""
         msg = f"{name}: the layer is empty (no features{picked})."
         raise LayerReadError(msg)
+    if gdf.crs is not None:
+        # Every command reads through here: a CRS label the numbers contradict is refused
+        # once, before anything is measured (a layer without one is checked by assign_crs).
+        check_coordinates(gdf.total_bounds, gdf.crs, what=name)
     return gdf.reset_index(drop=True)
+
+
+#: The start of files people give by mistake, with what they are (item 4 of issue 34).
+_NOT_GIS = (
+    (b"\x89PNG", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF8", "a GIF image"),
+    (b"%PDF", "a PDF document"),
+    (b"\xd0\xcf\x11\xe0", "an old Microsoft Office document"),
+    (b"PK\x03\x04", "a ZIP archive (a Word or Excel file, or a zipped layer: unzip it first)"),
+)
+#: The formats a layer may come in, for the fix of every unreadable input.
+_LAYER_FORMATS = (
+    "a GeoPackage (.gpkg), a shapefile (.shp with its .shx, .dbf and .prj), GeoJSON, FlatGeobuf, "
+    "GeoParquet, a CSV with a WKT column, or a File Geodatabase (.gdb)"
+)
+#: GDAL's advice for a file it does not recognise: of no use to a user of esc-gis.
+_GDAL_DRIVER_ADVICE = re.compile(r"[;.]?\s*It might help to specify the correct driver.*$", re.DOTALL)
+
+
+def unreadable_message(path: Path, exc: BaseException | None = None, *, kind: str = "vector layer") -> str:
+    """Say, in our words, why a file cannot be read as a layer (or raster), and the fix.
+
+    The one message for every reader (:func:`read_layer`, :func:`feature_numbers`, the
+    streamed screening, :func:`esc_gis.terrain.open_dem`, the plan review's package): an
+    empty file, an image or a text file given by mistake is named as such; GDAL's advice to
+    prefix a driver name and Python's exception names are left out.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The input.
+    exc : BaseException, optional
+        GDAL's error, whose own words are kept when the format was recognised (a damaged
+        file, a locked one).
+    kind : str, default "vector layer"
+        What was expected (``"raster"`` for a DEM).
+
+    Returns
+    -------
+    str
+        ``"<path>: <why>. Fix: <fix>"``.
+
+    Examples
+    --------
+    >>> unreadable_message(Path("nowhere.gpkg"))
+    'nowhere.gpkg: no such file. Fix: check the path.'
+    """
+    why, fix = unreadable_reason(path, exc, kind=kind)
+    return f"{path}: {why} Fix: {fix}"
+
+
+def unreadable_reason(path: Path, exc: BaseException | None = None, *, kind: str = "vector layer") -> tuple[str, str]:
+    """Return why a file cannot be read and the fix, as :func:`unreadable_message` words them (a Problem's parts).
+
+    Parameters
+    ----------
+    path, exc, kind
+        As :func:`unreadable_message`.
+
+    Returns
+    -------
+    tuple of str
+        ``(why, fix)``; a file that cannot even be opened is described, never raised about.
+    """
+    formats = _LAYER_FORMATS if kind == "vector layer" else "a GeoTIFF, or another raster GDAL reads (.vrt, .asc, .img)"
+    fix = f"give {formats}; if it is one, it may be cut short or damaged: export it again."
+    if not path.exists():
+        return "no such file.", "check the path."
+    if path.is_dir():
+        if kind == "raster":
+            return "is a folder esc-gis cannot read as a raster.", fix
+        return (
+            "is a folder esc-gis cannot read as vector data.",
+            "give a file, a File Geodatabase (.gdb) or a folder of shapefiles (with --layer).",
+        )
+    try:
+        with path.open("rb") as f:
+            head = f.read(512)
+    except OSError as err:
+        return f"cannot be opened ({err.strerror or 'permission denied'}).", "check that you may read it."
+    if not head:
+        return f"cannot be read as a {kind}: the file is empty (0 bytes).", fix
+    what = next((label for magic, label in _NOT_GIS if head.startswith(magic)), None)
+    if what is None and _is_text(head):
+        json_like = head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"[")
+        # GDAL says the same of a GeoJSON cut short as of a letter: tell them apart.
+        if json_like:
+            what = "JSON text that is no readable GeoJSON (cut short, or not GeoJSON)"
+        else:
+            what = "a text file in no GIS format esc-gis knows"
+    said = _GDAL_DRIVER_ADVICE.sub("", str(exc or "")).strip().rstrip(".")
+    unknown_format = exc is None or "not recognized as" in said or "not recognised as" in said
+    if what is not None or unknown_format:
+        return f"cannot be read as a {kind}: it is {what or 'in no format esc-gis knows'}.", fix
+    # A format GDAL knew, but could not read (damaged, locked): its own words, without Python's.
+    return f"cannot be read as a {kind} ({said}).", fix
+
+
+def _is_text(head: bytes) -> bool:
+    """Whether a file's first bytes look like text (UTF-8 without control bytes but tab and line ends)."""
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError:
+        try:
+            text = head[:-3].decode("utf-8")  # a character cut at 512 bytes
+        except UnicodeDecodeError:
+            return False
+    return all(c.isprintable() or c in "\t\r\n\ufeff" for c in text)
 
 
 def _only_layer(p: Path, name: str) -> str | None:
@@ -193,8 +306,7 @@ def feature_numbers(path: str | os.PathLike[str], *, layer: str | None = None, w
     except LayerReadError:
         raise
     except Exception as exc:  # the same errors read_layer reports
-        msg = f"{path}: cannot be read as a vector layer ({type(exc).__name__}: {exc})."
-        raise LayerReadError(msg) from None
+        raise LayerReadError(unreadable_message(Path(path), exc)) from None
     return every.index.get_indexer(picked.index) + 1, len(every)
 
 

@@ -24,7 +24,7 @@ import hashlib
 import json
 import os
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -217,6 +217,9 @@ class ReadRun:
     schema: str | None
     not_selected: int
     id_field: str
+    #: What the far-from-zone check looked at, ``(what, bounds, CRS WKT)`` of the sites (and
+    #: limits) in their own CRS: a streamed run unites its batches' and warns once (issue 34).
+    reach: list[tuple[str, tuple[float, ...], str]] = field(default_factory=list)
 
 
 @dataclass
@@ -303,6 +306,7 @@ def read_run(
     skip_ids: str | None = None,
     feature_numbers: np.ndarray | None = None,
     sites_name: str | None = None,
+    warn_far: bool = True,
 ) -> ReadRun:
     """Read and validate a run's sites and disturbed limits, every problem at once, and transform them.
 
@@ -318,6 +322,9 @@ disturbed_where, skip_ids, feature_numbers, sites_name
         As for :func:`screen_run`.
     crs : pyproj.CRS
         The measuring CRS (the layer set's).
+    warn_far : bool, default True
+        Warn when the data lie far from the measuring CRS's zone; a streamed run passes False
+        and warns once for all its batches, from :attr:`ReadRun.reach`.
 
     Returns
     -------
@@ -366,9 +373,13 @@ disturbed_where, skip_ids, feature_numbers, sites_name
     if problems:
         raise ValidationError(problems)
     # Sites from another state measured in a county grid: warned, with the distance and the fix.
-    warn_if_far_from_zone(table.gdf.total_bounds, table.gdf.crs, crs, what=f"Sites {s_source}")
+    reach = [(f"Sites {s_source}", tuple(map(float, table.gdf.total_bounds)), table.gdf.crs.to_wkt())]
     if dist_table is not None:
-        warn_if_far_from_zone(dist_table.gdf.total_bounds, dist_table.gdf.crs, crs, what=f"Disturbed limits {d_source}")
+        d = dist_table.gdf
+        reach.append((f"Disturbed limits {d_source}", tuple(map(float, d.total_bounds)), d.crs.to_wkt()))
+    if warn_far:
+        for what, bounds, src_crs in reach:
+            warn_if_far_from_zone(bounds, src_crs, crs, what=what)
     return ReadRun(
         to_measuring_crs(table.gdf, crs),
         None if dist_table is None else to_measuring_crs(dist_table.gdf, crs),
@@ -378,6 +389,7 @@ disturbed_where, skip_ids, feature_numbers, sites_name
         schema,
         not_selected,
         id_field,
+        reach,
     )
 
 

@@ -81,6 +81,7 @@ class StreamRun:
     schema: str | None = None
     not_selected: int = 0
     id_field: str = "site_id"
+    generated_shown: list[str] = field(default_factory=list)  # the first five generated ids
 
 
 def _plan_column(path: Path, layer: str | None, field_map: dict[str, str] | None) -> str | None:
@@ -249,6 +250,7 @@ def read_job(job: Job, ctx: Context) -> ReadRun | BatchOut:
             disturbed=_limits_for(ctx.disturbed, frame, ctx.kwargs.get("id_field", "site_id")),
             feature_numbers=job.numbers,
             sites_name=str(job.src),
+            warn_far=False,  # once for the run, from every batch's reach (screen_to_file)
             **ctx.kwargs,
         )
     except AllSkippedError as err:  # a batch of rights of way only: listed, and the run goes on
@@ -275,7 +277,14 @@ def finish_job(job: Job, ctx: Context, read: ReadRun | BatchOut) -> BatchOut:
     if len(r.skipped):
         skipped = r.skipped
         kept = job.pos[~np.isin(job.numbers, r.skipped["feature"].to_numpy())]
-    meta = {"rule": r.rule, "schema": r.schema, "id_field": r.id_field, "run_findings": run_findings(r.result)}
+    meta = {
+        "rule": r.rule,
+        "schema": r.schema,
+        "id_field": r.id_field,
+        "run_findings": run_findings(r.result),
+        "reach": read.reach,
+        "generated_shown": r.generated_ids[:5],
+    }
     ids = pd.util.hash_array(r.result["site_id"].astype(str).to_numpy(dtype=object))
     columns = [c for c in r.result.columns if c != r.result.geometry.name]
     table = batch_table(r.result, ctx.fmt)
@@ -330,6 +339,10 @@ class _Collector:
         self.meta: dict[str, Any] = {}
         self.columns: list[str] = []
         self.all_skipped = ""  # the engine's words when a batch held no site
+        self.generated_shown: list[str] = []  # the first few ids generated, in file order
+        # Per input ("Sites x.gpkg"): the union of the batches' bounds, and their CRS, so that
+        # the far-from-zone warning is given once, as the whole-file run gives it.
+        self.reach: dict[str, tuple[np.ndarray, str]] = {}
 
     def take(self, out: BatchOut) -> tuple[pa.Table, np.ndarray] | None:
         """Record a batch; return its rows and their positions, or None if it had problems."""
@@ -341,6 +354,13 @@ class _Collector:
             return None
         self.generated += out.generated
         self.meta = out.meta
+        self.generated_shown += out.meta.get("generated_shown", [])[: 5 - len(self.generated_shown)]
+        for what, bounds, crs in out.meta.get("reach", []):
+            b = np.asarray(bounds, dtype=float)
+            if what in self.reach:
+                old = self.reach[what][0]
+                b = np.concatenate([np.minimum(old[:2], b[:2]), np.maximum(old[2:], b[2:])])
+            self.reach[what] = (b, crs)
         self.columns = out.columns
         if out.skipped is not None:
             self.skipped.append(out.skipped)
@@ -365,6 +385,13 @@ class _Collector:
             for row in np.sort(r[order][later])
         ]
 
+    def warn_far(self, crs: Any) -> None:
+        """Warn once per input when the run's data lie far from the measuring CRS's zone."""
+        from esc_gis.crs import warn_if_far_from_zone
+
+        for what, (bounds, src_crs) in self.reach.items():
+            warn_if_far_from_zone(tuple(bounds), src_crs, crs, what=what)
+
     def summary(self, out: Path, rows: int, batches: int, not_selected: int) -> StreamRun:
         """Return what the run wrote and left out."""
         m = self.meta
@@ -379,6 +406,7 @@ class _Collector:
             m.get("schema"),
             not_selected,
             m.get("id_field", "site_id"),
+            self.generated_shown,
         )
 
 
@@ -480,7 +508,7 @@ def screen_to_file(
             layer=screen_kwargs.pop("disturbed_layer", None),
             where=screen_kwargs.pop("disturbed_where", None),
         )
-    layer, numbers, total = _open_sites(src, sites_layer, sites_where)
+    layer, numbers, total = _open_sites(src, sites_layer, sites_where, screen_kwargs.get("assume_crs"))
     n = len(numbers)
     plan_column = _plan_column(src, layer, screen_kwargs.get("field_map"))
     held, lead = _plan_positions(src, layer, sites_where, plan_column, n)
@@ -504,6 +532,7 @@ def screen_to_file(
         collector.problems += collector.duplicates()
         if collector.problems:
             raise ValidationError(collector.problems)
+        collector.warn_far(ls.crs)
         if not rows:  # every batch held rights of way and the like only: as the whole-file run says
             from esc_gis.screening import AllSkippedError
 
@@ -536,20 +565,34 @@ def _jobs(
     return jobs
 
 
-def _open_sites(src: Path, layer: str | None, where: str | None) -> tuple[str, np.ndarray, int]:
+def _open_sites(
+    src: Path, layer: str | None, where: str | None, assume_crs: Any | None = None
+) -> tuple[str, np.ndarray, int]:
     """Return the layer's name, the feature numbers of the features read (1-based), and the layer's count.
 
     Raises
     ------
     LayerReadError
         If the file cannot be read as a layer, or no feature is read.
+    CoordinatesNotInCRSError
+        If the layer's coordinates cannot be in its CRS (or the assumed one), as
+        :func:`esc_gis.io.read_layer` refuses them for the whole-file run.
     """
+    from esc_gis.crs import check_coordinates, parse_crs
+
     try:
         name = layer or str(pyogrio.list_layers(src)[0][0])
-        total = int(pyogrio.read_info(src, layer=name)["features"])
+        info = pyogrio.read_info(src, layer=name, force_total_bounds=True)
+        total = int(info["features"])
     except Exception as exc:  # GDAL's errors all mean: not readable as a layer
-        msg = f"{src}: cannot be read as a vector layer ({type(exc).__name__}: {exc})."
-        raise LayerReadError(msg) from None
+        from esc_gis.io import unreadable_message
+
+        raise LayerReadError(unreadable_message(src, exc)) from None
+    # The readers' one check, made once on the whole layer before any batch is read: a batch
+    # cannot see what the file's bounds show (and would be measured as nothing, with exit 0).
+    crs = info.get("crs") or (parse_crs(assume_crs, what="--assume-crs") if assume_crs is not None else None)
+    if crs is not None and info.get("total_bounds") is not None:
+        check_coordinates(info["total_bounds"], crs, what=str(src))
     numbers = feature_numbers(src, layer=name, where=where)[0] if where is not None else np.arange(1, total + 1)
     if len(numbers) == 0:
         msg = f"{src}: the layer is empty (no features{f' where {where}' if where else ''})."

@@ -6,7 +6,7 @@ import json
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import click
 import geopandas as gpd
@@ -33,6 +33,9 @@ from esc_gis.cli._options import (
 )
 from esc_gis.io import check_output_path, run_findings_path, write_layer, write_run_findings
 from esc_gis.screening import ScreeningRun, run_findings, screen_run
+
+if TYPE_CHECKING:
+    from esc_gis.stream import StreamRun
 
 
 def _field_map(values: tuple[str, ...]) -> dict[str, str]:
@@ -146,25 +149,31 @@ def skipped_path(output: str | Path) -> Path:
     return sidecar_path(output, "skipped")
 
 
-def input_lines(run: ScreeningRun, skipped_file: Path | None) -> list[str]:
-    """Say what of the sites layer was left out or given an id, and why: nothing is dropped silently."""
+def input_lines(run: ScreeningRun | StreamRun, skipped_file: Path | None) -> list[str]:
+    """Say what of the sites layer was left out or given an id, and why: nothing is dropped silently.
+
+    The whole-file run and the streamed one (``--batch-rows``) say it in the same words.
+    """
     lines = []
+    skipped = run.skipped if run.skipped is not None else ()
+    if isinstance(run, ScreeningRun):
+        generated, shown_ids = len(run.generated_ids), run.generated_ids[:5]
+    else:  # a streamed run keeps the count and the first few ids only
+        generated, shown_ids = run.generated_ids, run.generated_shown
     if run.schema == "v10":
         lines.append(f"Recognised the Wisconsin V10 parcel schema; site id: {run.id_field}.")
     if run.not_selected:
         lines.append(f"--where left out {run.not_selected:,} feature(s) of the sites file.")
-    if len(run.skipped):
+    if len(skipped):
         ids = Counter(str(v).strip() for v in run.skipped[run.id_field]) if run.id_field in run.skipped else Counter()
         top = ", ".join(f"{k} {v:,}" for k, v in ids.most_common(6))
         lines.append(
-            f"Skipped {len(run.skipped):,} feature(s) that are not parcels ({top}): rule {run.rule}; "
+            f"Skipped {len(skipped):,} feature(s) that are not parcels ({top}): rule {run.rule}; "
             f"listed with their feature numbers in {skipped_file}."
         )
-    if run.generated_ids:
-        shown = ", ".join(run.generated_ids[:5]) + (", ..." if len(run.generated_ids) > 5 else "")
-        lines.append(
-            f"{len(run.generated_ids):,} site(s) had no {run.id_field}; screened as row:<feature number> ({shown})."
-        )
+    if generated:
+        shown = ", ".join(shown_ids) + (", ..." if generated > 5 else "")
+        lines.append(f"{generated:,} site(s) had no {run.id_field}; screened as row:<feature number> ({shown}).")
     return lines
 
 
@@ -180,10 +189,12 @@ def findings_lines(result: gpd.GeoDataFrame, *, max_rows: int = 40) -> list[str]
 
 def run_findings_lines(result: gpd.GeoDataFrame) -> list[str]:
     """Return the run's own findings (checks made for no site), one readable line each."""
-    return [
-        f"Not checked: {f['message']} ({f['section']}, {f['basis']}; columns left empty: {f['columns']})"
-        for f in run_findings(result)
-    ]
+    return [_not_checked_line(f) for f in run_findings(result)]
+
+
+def _not_checked_line(f: dict[str, str]) -> str:
+    """One run finding (a check made for no site) in words."""
+    return f"Not checked: {f['message']} ({f['section']}, {f['basis']}; columns left empty: {f['columns']})"
 
 
 def counts_line(result: gpd.GeoDataFrame) -> str:
@@ -246,6 +257,12 @@ def _screen_streamed(sites: str, output: str, *, batch_rows: int, quiet: bool, o
         drop_sidecar(side)
     notes = write_run_findings(run.run_findings, output, overwrite=overwrite)
     if not quiet:
+        # What was not checked, and what of the layer was left out, as the whole-file run says it.
+        for f in run.run_findings:
+            console().print(_not_checked_line(f), markup=False)
+        has_skipped = run.skipped is not None and len(run.skipped) > 0
+        for line in input_lines(run, side if has_skipped else None):
+            console().print(line, markup=False)
         console().print(
             f"Wrote {run.rows:,} rows to {output} in {run.batches:,} batch(es) of up to {batch_rows:,}"
             + (f", the checks not made to {notes}" if notes else ""),

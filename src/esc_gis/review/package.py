@@ -29,7 +29,8 @@ import numpy as np
 import pyogrio
 import shapely
 
-from esc_gis.errors import LayerReadError, NotAPlanPackageError, Problem
+from esc_gis.crs import coordinates_refusal
+from esc_gis.errors import CoordinatesNotInCRSError, LayerReadError, NotAPlanPackageError, Problem
 from esc_gis.styles import STYLE_TABLE
 
 if sys.version_info >= (3, 11):
@@ -110,6 +111,12 @@ def _check_layer(name: str, gdf: gpd.GeoDataFrame, source: str, pkg: PlanPackage
             )
         )
         return
+    # The readers' one check (esc_gis.crs): feet labelled as degrees would be reviewed as a
+    # plan drawn nowhere. Refused like every other reader (exit 1, no report), not drafted as a
+    # disapproval: the plan may be right and only its label wrong.
+    refusal = coordinates_refusal(gdf.total_bounds, gdf.crs, what=f"{source}: layer {name}")
+    if refusal is not None:
+        raise CoordinatesNotInCRSError(refusal)
     geoms = gdf.geometry.to_numpy()
     ok = ~(shapely.is_missing(geoms) | shapely.is_empty(geoms))
     kinds = np.array([_FAMILY.get(int(t), "other") for t in shapely.get_type_id(geoms)])
@@ -164,6 +171,8 @@ def read_package(path: str | os.PathLike[str]) -> PlanPackage:
     NotAPlanPackageError
         If ``path`` cannot be a plan package: an empty file, a file GDAL cannot open (a picture
         renamed ``.gpkg``), or a dataset or folder holding none of the plan's layers.
+    CoordinatesNotInCRSError
+        If a layer's coordinates cannot be in the CRS it is labelled with (esc_gis.crs).
     """
     p = Path(path)
     if not p.exists():
@@ -179,10 +188,12 @@ def read_package(path: str | os.PathLike[str]) -> PlanPackage:
     _read_facts(folder / "plan.toml", pkg)
     crs = pkg.facts.get("crs")
     found: dict[str, tuple[gpd.GeoDataFrame, str]] = {}
+    reading = p  # the file being read, for the message if it cannot be
     try:
         if not dataset:
             for f in sorted(p.iterdir()):
                 if f.suffix.lower() in _SUFFIXES and f.stem in LAYERS and f.stem not in found:
+                    reading = f
                     found[f.stem] = (pyogrio.read_dataframe(f), f.name)
         elif p.suffix.lower() == ".dxf":
             found = _read_dxf(p, pkg)
@@ -203,7 +214,11 @@ def read_package(path: str | os.PathLike[str]) -> PlanPackage:
                     )
                 )
     except Exception as exc:  # GDAL errors of every kind mean: not a readable package
-        raise _not_a_package(p, f"it cannot be read as a GIS dataset ({type(exc).__name__}: {exc})") from exc
+        from esc_gis.io import unreadable_reason
+
+        # The readers' own words (an empty file, an image renamed .gpkg), never GDAL's or Python's.
+        why, _ = unreadable_reason(reading, exc)
+        raise _not_a_package(p, f"{reading.name} {why.rstrip('.')}") from exc
     if not found and p.suffix.lower() != ".dxf":  # a DXF without its layer map is a package, said below
         raise _not_a_package(p, "it holds none of the plan's layers" if dataset else "the folder holds none of them")
     for name, (required, what) in ((n, (v[1], v[2])) for n, v in LAYERS.items()):

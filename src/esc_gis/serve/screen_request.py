@@ -29,6 +29,7 @@ import numpy as np
 import shapely
 from pyproj import CRS
 
+from esc_gis.crs import FIX_REQUEST, coordinates_not_in_crs_message, coordinates_refusal
 from esc_gis.errors import EscGisError, RequestError, ValidationError
 from esc_gis.layers import LayerSet
 from esc_gis.profile import Profile
@@ -140,11 +141,16 @@ def _check_geometry(geoms: list[shapely.Geometry], name: str) -> None:
         msg = f"Input {name!r} has an empty polygon."
         raise RequestError(msg)
     xy = shapely.get_coordinates(arr)
-    if not np.isfinite(xy).all() or (np.abs(xy[:, 0]) > 180).any() or (np.abs(xy[:, 1]) > 90).any():
+    if not np.isfinite(xy).all():
         msg = (
-            f"Input {name!r} has coordinates off the globe: GeoJSON is longitude then latitude in degrees "
-            "(RFC 7946). Fix: send WGS 84 longitude/latitude, not projected feet or metres."
+            f"Input {name!r} has coordinates off the globe (not numbers): GeoJSON is longitude then latitude "
+            f"in degrees (RFC 7946). Fix: {FIX_REQUEST}"
         )
+        raise RequestError(msg)
+    # The command line's check and words (esc_gis.crs), so a file and a request are refused alike.
+    bounds = (xy[:, 0].min(), xy[:, 1].min(), xy[:, 0].max(), xy[:, 1].max())
+    msg = coordinates_refusal(bounds, GEOJSON_CRS, what=f"Input {name!r}", fix=FIX_REQUEST)
+    if msg is not None:
         raise RequestError(msg)
     bad = ~shapely.is_valid(arr)
     if bad.any():
@@ -225,6 +231,34 @@ def _far_from(req: ScreenInput, crs: CRS) -> bool:
         return False
     parts = [req.site, *(req.disturbed or ())]
     return not shapely.intersects(np.asarray(parts, dtype=object), shapely.box(*area.bounds)).any()
+
+
+def _refuse_swapped(req: ScreenInput, crs: CRS) -> None:
+    """Refuse a site far from the measuring CRS's area that would lie in it with latitude and longitude swapped.
+
+    Winneconne latitude first (44.1, -88.7) is on the globe, near the South Pole, and would be
+    answered "does not apply": a wrong answer that looks right. Swapped into the area, it is
+    refused with the command line's words and the question.
+
+    Raises
+    ------
+    RequestError
+        If the site swapped lies in the area the measuring CRS is made for.
+    """
+    area = crs.area_of_use
+    if area is None:
+        return
+    swapped = shapely.transform(req.site, lambda xy: xy[:, ::-1])
+    if not shapely.intersects(swapped, shapely.box(*area.bounds)):
+        return
+    problem = (
+        f"they lie far outside the area {crs.name} is made for ({area.name.rstrip('.')}), and with x and y "
+        "swapped they lie in it",
+        "Most likely latitude was given first: GeoJSON is longitude then latitude (RFC 7946).",
+    )
+    raise RequestError(
+        coordinates_not_in_crs_message("Input 'site'", GEOJSON_CRS, problem, fix=FIX_REQUEST, swapped=True)
+    )
 
 
 def service_notes(
@@ -337,6 +371,8 @@ def screen_request(data: Mapping[str, Any], *, layers: LayerSet, profile: Profil
 
     req = parse_request(data, limits)
     far = _far_from(req, layers.crs)
+    if far:
+        _refuse_swapped(req, layers.crs)
     sites = gpd.GeoDataFrame(
         {"site_id": ["site"], "activity": [req.activity or "construction"]}, geometry=[req.site], crs=GEOJSON_CRS
     )

@@ -19,7 +19,7 @@ is read in strips that never cut a compressed block in two.
 
 from __future__ import annotations
 
-__all__ = ["TILE_SUFFIXES", "DemInfo", "open_dem", "tiles_vrt", "warn_if_dem_far"]
+__all__ = ["TILE_SUFFIXES", "DemInfo", "check_raster_coordinates", "open_dem", "tiles_vrt", "warn_if_dem_far"]
 
 import math
 import os
@@ -405,6 +405,38 @@ def warn_if_dem_far(info: DemInfo, crs: CRS | None = None, *, what: str | None =
     return warn_if_far_from_zone(bounds, info.crs, crs or info.crs, what=label)
 
 
+def check_raster_coordinates(height: int, width: int, transform: Any, crs: Any, *, what: str) -> None:
+    """Refuse a raster whose extent cannot be in its CRS: the readers' one check, for grids.
+
+    Every raster reader (:func:`open_dem`, :func:`esc_gis.terrain.sample_dem`) calls it, so
+    metres labelled as degrees are refused rather than read as a flat world (issue 34).
+
+    Parameters
+    ----------
+    height, width : int
+        The grid's size in cells.
+    transform : affine.Affine
+        Its geotransform.
+    crs : Any
+        The CRS it is labelled with (the horizontal one of a compound CRS).
+    what : str
+        The raster, for the message (its file name).
+
+    Raises
+    ------
+    CoordinatesNotInCRSError
+        If the extent cannot be in ``crs`` (:func:`esc_gis.crs.check_coordinates`).
+    CRSError
+        If ``crs`` names no CRS.
+    """
+    from rasterio.transform import array_bounds
+
+    from esc_gis.crs import FIX_RASTER, check_coordinates
+
+    west, south, east, north = array_bounds(height, width, transform)
+    check_coordinates((west, south, east, north), crs, what=what, fix=FIX_RASTER)
+
+
 def open_dem(path: str | os.PathLike[str], *, z_unit: str | None = None, band: int | None = None) -> DemInfo:
     """Open a DEM's header, settle its band and its units.
 
@@ -430,6 +462,9 @@ def open_dem(path: str | os.PathLike[str], *, z_unit: str | None = None, band: i
         If the raster has several bands and ``band`` is not given, or has no band ``band``.
     CRSError
         If the raster has no CRS, or is rotated or south-up, or its tiles are not on one grid.
+    CoordinatesNotInCRSError
+        If its extent cannot be in its CRS (:func:`esc_gis.crs.check_coordinates`): projected
+        coordinates labelled EPSG:4326 would give every slope as nearly flat.
     UnitsError
         If the vertical unit is unknown, or ``z_unit`` contradicts the raster's own.
     """
@@ -469,10 +504,12 @@ def open_dem(path: str | os.PathLike[str], *, z_unit: str | None = None, band: i
                 "block_rows": breaks or _block_rows(src, source, band),
             }
     except RasterioIOError as exc:
-        msg = f"{name}: cannot be read as a raster ({exc})."
-        raise LayerReadError(msg) from None
+        from esc_gis.io import unreadable_message
+
+        raise LayerReadError(unreadable_message(Path(name), exc, kind="raster")) from None
 
     horizontal = crs.sub_crs_list[0] if crs.is_compound else crs
+    check_raster_coordinates(info["height"], info["width"], info["transform"], horizontal, what=name)
     geographic = horizontal.is_geographic
     if geographic:
         xy_unit_m = 1.0

@@ -11,7 +11,7 @@ import rasterio
 from pyproj import CRS, Transformer
 from rasterio.windows import Window
 
-from esc_gis.terrain.dem import DemInfo
+from esc_gis.terrain.dem import DemInfo, check_raster_coordinates
 
 
 def sample_dem(xy: np.ndarray, crs: CRS, dem: str | os.PathLike[str] | DemInfo) -> np.ndarray:
@@ -31,6 +31,11 @@ def sample_dem(xy: np.ndarray, crs: CRS, dem: str | os.PathLike[str] | DemInfo) 
     numpy.ndarray of float, shape (n,)
         In the DEM's own vertical unit: compare values with one another, not with numbers.
 
+    Raises
+    ------
+    CoordinatesNotInCRSError
+        If a DEM given as a path has an extent that cannot be in its CRS.
+
     Examples
     --------
     >>> sample_dem(np.empty((0, 2)), CRS.from_epsg(7594), "any.tif").shape
@@ -41,6 +46,12 @@ def sample_dem(xy: np.ndarray, crs: CRS, dem: str | os.PathLike[str] | DemInfo) 
         return out
     band = dem.band if isinstance(dem, DemInfo) else 1
     with dem.open() if isinstance(dem, DemInfo) else rasterio.open(dem) as src:
+        if not isinstance(dem, DemInfo) and src.crs is not None:
+            # A DemInfo was checked by open_dem; a path is checked here, as every reader checks.
+            own = CRS.from_user_input(src.crs)
+            check_raster_coordinates(
+                src.height, src.width, src.transform, own.sub_crs_list[0] if own.is_compound else own, what=str(dem)
+            )
         x, y = xy[:, 0], xy[:, 1]
         if src.crs is not None and CRS.from_user_input(src.crs) != crs:
             x, y = Transformer.from_crs(crs, CRS.from_user_input(src.crs), always_xy=True).transform(x, y)

@@ -245,7 +245,11 @@ class Enforcing(RegistryBase):
             layer = "screening" if "screening" in layers else layers[0]
             frame = gpd.read_file(path, layer=layer)
         except Exception as exc:  # pyogrio raises several kinds for a bad file
-            return None, [(f"cannot be read as a screening output: {exc}.", "give the file `esc-gis screen` wrote.")]
+            from esc_gis.io import unreadable_reason
+
+            # The readers' words for a file that is no layer, never GDAL's or Python's (issue 34).
+            why, _ = unreadable_reason(Path(path), exc)
+            return None, [(why, "give the file `esc-gis screen` wrote.")]
         missing = [c for c in ("site_id", "permit") if c not in frame.columns]
         if missing:
             return None, [(f"has no {', '.join(missing)} column.", "give the file `esc-gis screen` wrote.")]
@@ -254,6 +258,13 @@ class Enforcing(RegistryBase):
             return None, [(f"has no site {site_id!r}.", "check the site id.")]
         if frame.crs is None:
             return None, [("has no CRS.", "give the file `esc-gis screen` wrote.")]
+        from esc_gis.crs import coordinates_refusal
+
+        # The readers' one check: a site whose coordinates its CRS cannot hold would be stored nowhere.
+        refusal = coordinates_refusal(frame.total_bounds, frame.crs, what=f"its layer {layer}")
+        if refusal is not None:
+            why, _, fix = refusal.partition(" Fix: ")
+            return None, [(why, fix)]
         # Decided again as `permits add` would decide it, by the screening function on the row's
         # limits, plan and flags (issue 34): not taken on trust from the file's permit column.
         from esc_gis.registry.service._intake import Intake
