@@ -31,6 +31,7 @@ from typing import Any
 
 from esc_gis.errors import ProfileError
 from esc_gis.registry.domain._tables import cited_codes
+from esc_gis.registry.domain.dates import EffectiveDate, date_problems
 
 #: The trigger code of the plan approved with the permit (version 0).
 ORIGINAL = "original"
@@ -98,9 +99,7 @@ def current_version(versions: Sequence[PlanVersion], on: date) -> PlanVersion | 
 def _day_problems(name: str, day: date | None, today: date, flag: str) -> list[str]:
     if day is None:
         return [f"the {name} is missing ({flag} YYYY-MM-DD)."]
-    if day > today:
-        return [f"the {name} {day} is in the future."]
-    return []
+    return date_problems([EffectiveDate(flag, day)], today)
 
 
 def check_version(
