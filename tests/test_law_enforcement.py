@@ -183,13 +183,18 @@ def test_an_action_is_dated_between_the_cases_last_date_and_today() -> None:
     assert _check(case, "notified", date(2026, 6, 5)) == []
     assert _check(case, "notified", TODAY) == []
     assert _check(case, "notified", date(2026, 6, 4)) == [
-        "the date 2026-06-04 is before the case's last date (2026-06-05)."
+        "--notified 2026-06-04 is before the case's last date (2026-06-05): "
+        "give the day it happened, on or after 2026-06-05."
     ]
     assert _check(_case(), "notified", date(2026, 5, 31)) == [
-        "the date 2026-05-31 is before the case's last date (2026-06-01)."
+        "--notified 2026-05-31 is before the case's last date (2026-06-01): "
+        "give the day it happened, on or after 2026-06-01."
     ]
     assert _check(_case(), "notified", OPENED) == []
-    assert _check(case, "notified", date(2026, 7, 1)) == ["the date 2026-07-01 is in the future."]
+    assert _check(case, "notified", date(2026, 7, 1)) == [
+        "--notified 2026-07-01 is after today on the Village's clock (2026-06-30): "
+        "give the day it happened, on or before 2026-06-30."
+    ]
     assert _check(case, "notified", None) == ["the action has no date."]
 
 
@@ -256,7 +261,8 @@ def test_a_referral_follows_a_violated_order_or_without_a_permit_a_notice() -> N
     # The referral's own refusal comes with the others, not instead of them.
     assert _check(_case(_e("closed")), "referral", date(2026, 7, 1)) == [
         "the case is closed.",
-        "the date 2026-07-01 is in the future.",
+        "--refer 2026-07-01 is after today on the Village's clock (2026-06-30): "
+        "give the day it happened, on or before 2026-06-30.",
         "a referral follows a violated stop-work order; post one first.",
     ]
     bare = _case(permit=None)
