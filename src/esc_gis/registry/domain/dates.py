@@ -18,15 +18,19 @@ Nothing here reads the clock: the caller passes today on the Village's clock
 
 from __future__ import annotations
 
-__all__ = ["EffectiveDate", "date_problems", "future_events"]
+__all__ = ["CLOCK_SLACK", "EffectiveDate", "date_problems", "future_events"]
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from esc_gis.registry.domain.events import HistoryEvent
+
+
+#: A time may be entered this far ahead of the office's clock (the clocks of phones and PCs differ).
+CLOCK_SLACK = timedelta(minutes=5)
 
 
 @dataclass(frozen=True)
@@ -37,31 +41,44 @@ class EffectiveDate:
     ----------
     option : str
         The option that gave it, as the user typed it (``--inspected``).
-    day : date or None
-        The day on the Village's clock; None when the option was not given (nothing to check).
-    after : date or None
-        The day of the event it depends on; ``day`` may equal it, never precede it.
+    day : date, datetime or None
+        The day on the Village's clock, or a time read off that clock (an inspection's
+        ``--at``); None when the option was not given (nothing to check).
+    after : date, datetime or None
+        The day (or time) of the event it depends on; ``day`` may equal it, never precede it.
+        A day and a time are compared by their days.
     after_name : str
         What ``after`` is, for the message (``the application's receipt``).
     """
 
     option: str
-    day: date | None
-    after: date | None = None
+    day: date | datetime | None
+    after: date | datetime | None = None
     after_name: str = ""
 
 
-def date_problems(dates: Iterable[EffectiveDate], today: date) -> list[str]:
+def _day(d: date | datetime) -> date:
+    return d.date() if isinstance(d, datetime) else d
+
+
+def _shown(d: date | datetime) -> str:
+    return f"{d:%Y-%m-%d %H:%M %Z}".strip() if isinstance(d, datetime) else str(d)
+
+
+def date_problems(dates: Iterable[EffectiveDate], today: date, now: datetime | None = None) -> list[str]:
     """Return every reason the given effective dates cannot be recorded (empty: they can); pure.
 
     Today itself is accepted: the rule is "not after today", and the office records the day's
-    events on the day.
+    events on the day. A time (an inspection's, a repair's) is held to the minute when ``now``
+    is given: later today than now (beyond :data:`CLOCK_SLACK`) has not happened yet either.
 
     Parameters
     ----------
     dates : iterable of EffectiveDate
     today : date
         Today on the Village's clock.
+    now : datetime, optional
+        Now on the Village's clock (aware), for the dates given as times.
 
     Returns
     -------
@@ -84,16 +101,25 @@ def date_problems(dates: Iterable[EffectiveDate], today: date) -> list[str]:
     for d in dates:
         if d.day is None:
             continue
-        if d.day > today:
+        if _day(d.day) > today:
             out.append(
-                f"{d.option} {d.day} is after today on the Village's clock ({today}): "
+                f"{d.option} {_shown(d.day)} is after today on the Village's clock ({today}): "
                 f"give the day it happened, on or before {today}."
             )
-        if d.after is not None and d.day < d.after:
-            name = d.after_name or "the event it follows"
+        elif isinstance(d.day, datetime) and now is not None and d.day > now + CLOCK_SLACK:
             out.append(
-                f"{d.option} {d.day} is before {name} ({d.after}): give the day it happened, on or after {d.after}."
+                f"{d.option} {_shown(d.day)} is later than now on the Village's clock ({_shown(now)}): "
+                "give the time it happened."
             )
+        if d.after is not None:
+            both = isinstance(d.day, datetime) and isinstance(d.after, datetime)
+            early = d.day < d.after if both else _day(d.day) < _day(d.after)
+            if early:
+                name = d.after_name or "the event it follows"
+                out.append(
+                    f"{d.option} {_shown(d.day)} is before {name} ({_shown(d.after)}): "
+                    f"give the {'time' if both else 'day'} it happened, on or after {_shown(d.after)}."
+                )
     return out
 
 
