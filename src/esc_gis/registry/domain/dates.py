@@ -18,9 +18,9 @@ Nothing here reads the clock: the caller passes today on the Village's clock
 
 from __future__ import annotations
 
-__all__ = ["CLOCK_SLACK", "EffectiveDate", "date_problems", "future_events"]
+__all__ = ["CLOCK_SLACK", "DAY_TO_COME", "EffectiveDate", "date_problems", "future_events"]
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING
@@ -28,6 +28,11 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from esc_gis.registry.domain.events import HistoryEvent
 
+
+#: The event kinds whose day may lie ahead: a plan amendment is dated the day it takes effect
+#: (``--effective-on``), which may be a day still to come (§ 540-8E(2) asks only that it follow
+#: the written permission).
+DAY_TO_COME = frozenset({"plan_amendment"})
 
 #: A time may be entered this far ahead of the office's clock (the clocks of phones and PCs differ).
 CLOCK_SLACK = timedelta(minutes=5)
@@ -123,12 +128,28 @@ def date_problems(dates: Iterable[EffectiveDate], today: date, now: datetime | N
     return out
 
 
-def future_events(events: Iterable[HistoryEvent], today: date, day_of: object = None) -> list[HistoryEvent]:
+def future_events(
+    events: Iterable[HistoryEvent], today: date, day_of: Callable[[datetime], date] | None = None
+) -> list[HistoryEvent]:
     """Return the stored events whose effective day is after ``today`` (a registry written before
     :func:`date_problems`, or edited by hand); pure.
 
     An event's effective day is its ``on`` date, else the day of its ``when`` (``day_of``
-    turns a stored time into the Village's day; default: the time's own date).
+    turns a stored time into the Village's day; default: the time's own date). The kinds of
+    :data:`DAY_TO_COME` are left out: their day may lie ahead.
+
+    Parameters
+    ----------
+    events : iterable of HistoryEvent
+    today : date
+        Today on the Village's clock.
+    day_of : callable, optional
+        The Village's day of a stored (UTC) time (:meth:`esc_gis.profile.Profile.day_of`).
+
+    Returns
+    -------
+    list of HistoryEvent
+        In the order given.
 
     Raises
     ------
@@ -136,9 +157,11 @@ def future_events(events: Iterable[HistoryEvent], today: date, day_of: object = 
     """
     out = []
     for e in events:
+        if e.kind in DAY_TO_COME:
+            continue
         day = e.on
         if day is None and e.when is not None:
-            day = day_of(e.when) if callable(day_of) else e.when.date()
+            day = day_of(e.when) if day_of is not None else e.when.date()
         if day is not None and day > today:
             out.append(e)
     return out
