@@ -93,7 +93,8 @@ def test_every_problem_at_once(reg, active: str) -> None:
     with pytest.raises(ValidationError) as e:
         reg.amend(active, trigger="B9", description=" ", plan_date=date(2999, 1, 1), permission_on=None)
     text = str(e.value)
-    for says in ("'B9' is not one the profile lists", "description is empty", "--plan-date 2999-01-01 is after today on the Village's clock",
+    for says in ("'B9' is not one the profile lists", "description is empty",
+                 "--plan-date 2999-01-01 is after today on the Village's clock",
                  "written permission is missing", "who gave the written permission"):  # fmt: skip
         assert says in text, says
     with pytest.raises(ValidationError) as e:

@@ -150,7 +150,8 @@ def test_guarantee_refusals_write_nothing(reg, active: str) -> None:
     g = reg.add_guarantee(active, type="surety_bond", amount=5.0, received_on=date(2026, 11, 3))
     with pytest.raises(ValidationError) as e:
         reg.guarantee_event(g.id, "draw", on=date(2026, 11, 1), amount=1.0)
-    assert "--on 2026-11-01 is before the day the guarantee was received" in str(e.value) and "needs the reason" in str(e.value)
+    text = str(e.value)
+    assert "--on 2026-11-01 is before the day the guarantee was received" in text and "needs the reason" in text
     assert count(reg, "guarantee_events") == 0
     with pytest.raises(RegistryError, match="no guarantee #999"):
         reg.guarantee_event(999, "draw", on=date(2026, 11, 5), amount=1.0, reason="x")
