@@ -269,8 +269,10 @@ def test_information_requested_restarts_the_decision_clock(reg) -> None:
 
 def test_dates_out_of_order_are_refused(reg) -> None:
     n = reg.add(app())
-    with pytest.raises(ValidationError, match="before received_on"):
+    with pytest.raises(ValidationError, match=r"--on 2026-10-01 is before the application's receipt \(2026-11-02\)"):
         reg.transition(n, "under_review", on=date(2026, 10, 1))
+    _paid(reg, n)
+    assert reg.transition(n, "under_review", on=date(2026, 11, 2)).status == "under_review"  # the same day: fine
 
 
 def test_unknown_permit(reg) -> None:

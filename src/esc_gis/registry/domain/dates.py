@@ -125,7 +125,8 @@ def date_problems(dates: Iterable[EffectiveDate], today: date, now: datetime | N
                     f"{d.option} {_shown(d.day)} is before {name} ({_shown(d.after)}): "
                     f"give the {'time' if both else 'day'} it happened, on or after {_shown(d.after)}."
                 )
-    return out
+    # One date checked against two earlier events is after today once, not twice.
+    return list(dict.fromkeys(out))
 
 
 def future_events(

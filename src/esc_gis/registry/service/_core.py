@@ -437,19 +437,21 @@ class RegistryBase:
             raise ValidationError(problems)
 
     def _check_order(self, p: Permit, day: date, to: str) -> None:
-        earlier = [("received_on", p.received_on), ("issued_on", p.issued_on if to not in ISSUED[:2] else None)]
-        for name, d in earlier:
-            if d is not None and day < d:
-                raise ValidationError(
-                    [
-                        Problem(
-                            p.permit_number,
-                            None,
-                            f"{to} on {day} is before {name} {d}.",
-                            "give the date it really happened (--on YYYY-MM-DD).",
-                        )
-                    ]
-                )
+        """Refuse a move to ``to`` dated before the application's receipt or the permit's issuance.
+
+        The one rule for effective dates (:func:`date_problems`); the issuance does not bind
+        the move that issues the permit.
+
+        Raises
+        ------
+        ValidationError
+            Naming ``--on``, the day and the event it precedes.
+        """
+        self._check_dates(
+            p.permit_number,
+            EffectiveDate("--on", day, p.received_on, "the application's receipt"),
+            EffectiveDate("--on", day, p.issued_on if to not in ISSUED[:2] else None, "the permit's issuance"),
+        )
 
     def _plan_dates(self, on: date) -> dict[str, date]:
         """Return each permit's current plan version's date: the highest version in effect on ``on``."""
