@@ -315,6 +315,37 @@ def test_interest_goes_with_the_costs_billed() -> None:
     ]
 
 
+def test_a_payment_is_judged_against_the_amount_billed_and_not_yet_paid() -> None:
+    """§ 540-12E: "In the event a responsible party fails to pay the amount due, the Clerk-Treasurer shall
+    enter the amount due on the tax rolls": a payment is of the amount due, at most all of it."""
+    billed = _case(_e("stop_work"), _e("notice", 3, costs=100.0, costs_from="billed"))
+    assert _check(billed, "paid", costs=100.0, billed_due=100.0) == []  # exactly the amount due settles it
+    assert _check(billed, "paid", costs=100.005, billed_due=100.0) == []  # half a cent over is still the amount
+    assert _check(billed, "paid", costs=100.01, billed_due=100.0) == [
+        "the payment of 100.01 is more than the 100.00 billed and not yet paid or assessed."
+    ]
+    assert _check(billed, "paid", costs=0.01, billed_due=100.0) == []  # a part payment
+    # $1 and $0 by the same rule: $1 of $1 due is the amount due; $1 with nothing due is too much.
+    assert _check(billed, "paid", costs=1.0, billed_due=1.0) == []
+    assert _check(billed, "paid", costs=1.0) == [
+        "the payment of 1.00 is more than the 0.00 billed and not yet paid or assessed."
+    ]
+    assert _check(billed, "paid", costs=0.0, billed_due=1.0) == ["the payment 0.0 is not an amount (more than 0)."]
+    assert _check(billed, "paid", costs=-1.0, billed_due=1.0) == ["the payment -1.0 is not an amount (more than 0)."]
+    assert _check(billed, "paid", billed_due=1.0) == ["give the amount paid (--costs N)."]
+
+
+def test_a_payment_with_a_source_or_interest_alone_is_refused() -> None:
+    """§ 540-12E: the costs are billed "plus interest at the rate authorized by Village Board"; what is paid
+    is of that bill, so a payment names neither where costs come from nor interest of its own."""
+    billed = _case(_e("stop_work"), _e("notice", 3, costs=100.0, costs_from="billed"))
+    alone = "a payment is of the costs and interest billed: give only its amount (no --costs-from, --interest)."
+    assert _check(billed, "paid", costs=10.0, billed_due=100.0, costs_from="billed") == [alone]
+    assert _check(billed, "paid", costs=10.0, billed_due=100.0, interest=1.0) == [alone]
+    assert _check(billed, "paid", costs=10.0, billed_due=100.0, interest=0.0) == [alone]
+    assert _check(billed, "paid", costs=10.0, billed_due=100.0, costs_from="billed", interest=1.0) == [alone]
+
+
 def test_a_special_assessment_is_at_most_the_amount_due_and_recorded_on_its_own() -> None:
     """§ 540-12E: "the Clerk-Treasurer shall enter the amount due on the tax rolls"."""
     billed = _case(_e("stop_work"), _e("notice", 3, costs=100.0, costs_from="billed"))
