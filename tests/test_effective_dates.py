@@ -277,3 +277,4 @@ def test_verify_flags_an_event_dated_after_today_written_by_hand(
         f"{n}: event {seq} (inspected) took effect on 2062-01-01, after today on the Village's clock ({today})"
         in bad.output
     ), bad.output
+    assert "0 difference(s) between the tables and the history, 1 event(s) dated after today." in bad.output
