@@ -218,3 +218,21 @@ def add_active(reg, *, x: float = 100, address: str = "100 Test St", started: da
 def active(reg) -> str:
     """An active permit at local (100, 100), work started :data:`STARTED`."""
     return add_active(reg)
+
+
+#: A day well after every day the registry's scenarios walk through.
+LATE = date(2029, 12, 31)
+
+
+@pytest.fixture
+def late_clock(monkeypatch: pytest.MonkeyPatch) -> date:
+    """The Village's clock set to :data:`LATE`, for a scenario that walks the law past the day it runs.
+
+    No effective date may be after today on the Village's clock (``domain/dates.py``); a scenario
+    dated December 2026 to 2028 (an extension's day, a deemed approval) would otherwise be refused
+    by the calendar it happens to run on, not by the law it tests.
+    """
+    from esc_gis.profile import Profile
+
+    monkeypatch.setattr(Profile, "today", lambda self: LATE)
+    return LATE

@@ -447,6 +447,23 @@ def test_only_the_unpaid_amount_goes_on_the_tax_rolls(reg, active) -> None:
     assert [r.value for r in rows if (r.section, r.measure) == ("enforcement", "costs_recorded_usd")] == [400.0]
 
 
+def test_a_payment_of_exactly_the_amount_due_settles_it(reg, active) -> None:
+    """§ 540-12E: "In the event a responsible party fails to pay the amount due": paying exactly the amount
+    due (costs plus interest) leaves nothing due, and a payment with a source or interest alone is refused."""
+    c = reg.enforce(ground="A2", on=date(2026, 11, 20), reasons="plan ignored", permit_number=active)
+    reg.case_action(c.case_id, "stop_work", on=date(2026, 11, 20), reasons="posted")
+    reg.case_action(c.case_id, "notice", on=date(2026, 11, 21), costs=400.0, costs_from="billed", interest=20.0)
+    for extra in ({"costs_from": "billed"}, {"interest": 1.0}):
+        with pytest.raises(ValidationError, match="give only its amount"):
+            reg.case_action(c.case_id, "paid", on=date(2026, 11, 23), costs=10.0, **extra)
+    c = reg.case_action(c.case_id, "paid", on=date(2026, 11, 23), costs=420.0)
+    assert c.paid_total == 420.0
+    with pytest.raises(ValidationError, match=r"the payment of 0\.01 is more than the 0\.00 billed"):
+        reg.case_action(c.case_id, "paid", on=date(2026, 11, 24), costs=0.01)
+    with pytest.raises(ValidationError, match=r"0\.01 is more than the 0\.00 billed"):
+        reg.case_action(c.case_id, "costs", on=date(2026, 11, 24), costs=0.01, costs_from="special_assessment")
+
+
 def test_cli_paid_and_a_payment_written_behind_the_history(target: str, layer_set, layers_path) -> None:
     from esc_gis.registry import init_registry, open_registry
     from esc_gis.registry.domain.calendar import OfficeCalendar

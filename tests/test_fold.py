@@ -273,6 +273,31 @@ def test_an_order_posted_keeps_the_day_and_event_that_lifted_it() -> None:
     assert s.case_seq == {"ENF-1": 2, "ENF-2": 7}
 
 
+def test_a_suspension_reinstated_on_a_stop_work_order_leaves_the_order_standing() -> None:
+    """§ 540-12D "may retract the stop-work order issued under § 540-12A": only a retraction lifts it;
+    lifting the suspension posted on top of it (§ 540-8E "may suspend") closes the suspension alone,
+    and an order closed once keeps the day and event that closed it."""
+    events = [
+        mv("received", "active", D),
+        mv("stop_work_posted", "stop_work", date(2026, 2, 1), case_id="ENF-1"),
+        mv("suspended", "suspended", date(2026, 2, 2)),
+        mv("reinstated", "stop_work", date(2026, 2, 3), frm="suspended"),
+    ]
+    s = fold(events)
+    assert s.orders_posted == [
+        Order("stop_work", date(2026, 2, 1), 2, "ENF-1"),  # still standing: no closing day, no closing event
+        Order("suspension", date(2026, 2, 2), 3, None, date(2026, 2, 3), 4),
+    ]
+    # A second suspension lifted later leaves the first one's closing as it was.
+    events += [mv("suspended", "suspended", date(2026, 2, 5)), mv("reinstated", "stop_work", date(2026, 2, 6))]
+    s = fold(events)
+    assert s.orders_posted == [
+        Order("stop_work", date(2026, 2, 1), 2, "ENF-1"),
+        Order("suspension", date(2026, 2, 2), 3, None, date(2026, 2, 3), 4),
+        Order("suspension", date(2026, 2, 5), 5, None, date(2026, 2, 6), 6),
+    ]
+
+
 def test_the_latest_order_of_a_kind_is_the_one_returned() -> None:
     s = PermitState("P", orders=[Order("stop_work", D, 1), Order("suspension", D, 2), Order("stop_work", D, 3)])
     assert s.order("stop_work").seq == 3 and s.order("suspension").seq == 2

@@ -116,7 +116,8 @@ def test_the_permission_is_for_the_plan_it_saw_after_the_application() -> None:
         "the permission 2026-06-02 is before the amended plan's date 2026-06-03: the permission is for the plan it saw."
     ]
     assert _version(permission_on=date(2026, 3, 1), plan_date=date(2026, 3, 1), effective_on=None) == [
-        "the permission 2026-03-01 is before the application was received (2026-03-02)."
+        "--permission-on 2026-03-01 is before the application's receipt (2026-03-02): "
+        "give the day it happened, on or after 2026-03-02."
     ]
 
 
@@ -133,8 +134,10 @@ def test_every_problem_of_an_amendment_is_reported_at_once() -> None:
     ]
     assert _version(permission_by=None) == ["who gave the written permission is missing (--permission-by)."]
     assert _version(plan_date=date(2026, 7, 1), permission_on=date(2026, 7, 1), effective_on=None) == [
-        "the plan date 2026-07-01 is in the future.",
-        "the date of the written permission 2026-07-01 is in the future.",
+        "--plan-date 2026-07-01 is after today on the Village's clock (2026-06-30): "
+        "give the day it happened, on or before 2026-06-30.",
+        "--permission-on 2026-07-01 is after today on the Village's clock (2026-06-30): "
+        "give the day it happened, on or before 2026-06-30.",
     ]
     assert _version(plan_date=TODAY, permission_on=TODAY, effective_on=None) == []
 
@@ -182,9 +185,13 @@ def test_the_offices_notice_of_changes_needed_comes_first_and_only_for_the_notic
         "the permit has not been issued: before approval, ask for information instead.",
     ]
     assert _notice(notified_on=date(2026, 3, 1)) == [
-        "the notice 2026-03-01 is before the application was received (2026-03-02)."
+        "--notified-on 2026-03-01 is before the application's receipt (2026-03-02): "
+        "give the day it happened, on or after 2026-03-02."
     ]
-    assert _notice(notified_on=date(2026, 7, 1)) == ["the date of the notice 2026-07-01 is in the future."]
+    assert _notice(notified_on=date(2026, 7, 1)) == [
+        "--notified-on 2026-07-01 is after today on the Village's clock (2026-06-30): "
+        "give the day it happened, on or before 2026-06-30."
+    ]
 
 
 def test_a_plan_file_is_recorded_by_its_resolved_path_and_checksum(tmp_path: Path) -> None:

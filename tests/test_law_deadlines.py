@@ -392,6 +392,33 @@ def test_an_hourly_events_inspection_is_judged_to_the_minute(after: timedelta, m
     assert got == ([] if met else [_ENDS + timedelta(hours=24)])
 
 
+def test_two_timed_storms_in_one_series_each_get_their_own_24_hour_inspection() -> None:
+    """§ 540-8E(6): "within 24 hours after a precipitation event of 0.5 inch or greater": each event,
+    the first of a series as much as the last, starts and ends at its own first and last wet reading."""
+    rain = [
+        (datetime(2026, 5, 3, 20), 0.2),  # storm 1: 20:00 to 22:00
+        (datetime(2026, 5, 3, 21), 0.2),
+        (datetime(2026, 5, 3, 22), 0.2),
+        *((datetime(2026, 5, 3, 22) + timedelta(hours=k), 0.0) for k in range(1, 10)),  # 9 dry hours
+        (datetime(2026, 5, 4, 8), 0.3),  # storm 2: 08:00 to 10:00
+        (datetime(2026, 5, 4, 9), 0.1),
+        (datetime(2026, 5, 4, 10), 0.3),
+    ]
+    assert rain_events(rain, W) == [
+        RainEvent(datetime(2026, 5, 3, 20, tzinfo=CT), datetime(2026, 5, 3, 22, tzinfo=CT), 0.6),
+        RainEvent(datetime(2026, 5, 4, 8, tzinfo=CT), datetime(2026, 5, 4, 10, tzinfo=CT), 0.7),
+    ]
+    first, second = datetime(2026, 5, 4, 22, tzinfo=CT), datetime(2026, 5, 5, 10, tzinfo=CT)
+    got = [d for code, d in _due([], rain, D(2026, 5, 6)) if code == "rain_inspection"]
+    assert got == [first, second]
+    dues = [d for d in inspections_due(START, [], rain, D(2026, 5, 6), W) if d.code == "rain_inspection"]
+    assert ["2026-05-03 20:00" in d.what and "2026-05-03 22:00" in d.what for d in dues] == [True, False]
+    assert ["2026-05-04 08:00" in d.what and "2026-05-04 10:00" in d.what for d in dues] == [False, True]
+    # An inspection between the storms (an hour after the first ended) meets the first only.
+    between = datetime(2026, 5, 3, 23, tzinfo=CT).astimezone(timezone.utc)
+    assert [d for code, d in _due([between], rain, D(2026, 5, 6)) if code == "rain_inspection"] == [second]
+
+
 def test_24_hours_after_rain_are_24_hours_across_the_change_of_the_clocks() -> None:
     # The event ends 01:30 CDT on 2026-11-01, the night the clocks fall back: 24 hours later is
     # 00:30 CST on 11-02 (06:30 UTC), not 01:30 CST.

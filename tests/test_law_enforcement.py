@@ -183,13 +183,18 @@ def test_an_action_is_dated_between_the_cases_last_date_and_today() -> None:
     assert _check(case, "notified", date(2026, 6, 5)) == []
     assert _check(case, "notified", TODAY) == []
     assert _check(case, "notified", date(2026, 6, 4)) == [
-        "the date 2026-06-04 is before the case's last date (2026-06-05)."
+        "--notified 2026-06-04 is before the case's last date (2026-06-05): "
+        "give the day it happened, on or after 2026-06-05."
     ]
     assert _check(_case(), "notified", date(2026, 5, 31)) == [
-        "the date 2026-05-31 is before the case's last date (2026-06-01)."
+        "--notified 2026-05-31 is before the case's last date (2026-06-01): "
+        "give the day it happened, on or after 2026-06-01."
     ]
     assert _check(_case(), "notified", OPENED) == []
-    assert _check(case, "notified", date(2026, 7, 1)) == ["the date 2026-07-01 is in the future."]
+    assert _check(case, "notified", date(2026, 7, 1)) == [
+        "--notified 2026-07-01 is after today on the Village's clock (2026-06-30): "
+        "give the day it happened, on or before 2026-06-30."
+    ]
     assert _check(case, "notified", None) == ["the action has no date."]
 
 
@@ -256,7 +261,8 @@ def test_a_referral_follows_a_violated_order_or_without_a_permit_a_notice() -> N
     # The referral's own refusal comes with the others, not instead of them.
     assert _check(_case(_e("closed")), "referral", date(2026, 7, 1)) == [
         "the case is closed.",
-        "the date 2026-07-01 is in the future.",
+        "--refer 2026-07-01 is after today on the Village's clock (2026-06-30): "
+        "give the day it happened, on or before 2026-06-30.",
         "a referral follows a violated stop-work order; post one first.",
     ]
     bare = _case(permit=None)
@@ -307,6 +313,37 @@ def test_interest_goes_with_the_costs_billed() -> None:
     assert _check(billed, "costs", costs=5.0, costs_from="special_assessment", interest=1.0, billed_due=5.0) == [
         "interest is billed with the costs; the special assessment is the amount due (no --interest)."
     ]
+
+
+def test_a_payment_is_judged_against_the_amount_billed_and_not_yet_paid() -> None:
+    """§ 540-12E: "In the event a responsible party fails to pay the amount due, the Clerk-Treasurer shall
+    enter the amount due on the tax rolls": a payment is of the amount due, at most all of it."""
+    billed = _case(_e("stop_work"), _e("notice", 3, costs=100.0, costs_from="billed"))
+    assert _check(billed, "paid", costs=100.0, billed_due=100.0) == []  # exactly the amount due settles it
+    assert _check(billed, "paid", costs=100.005, billed_due=100.0) == []  # half a cent over is still the amount
+    assert _check(billed, "paid", costs=100.01, billed_due=100.0) == [
+        "the payment of 100.01 is more than the 100.00 billed and not yet paid or assessed."
+    ]
+    assert _check(billed, "paid", costs=0.01, billed_due=100.0) == []  # a part payment
+    # $1 and $0 by the same rule: $1 of $1 due is the amount due; $1 with nothing due is too much.
+    assert _check(billed, "paid", costs=1.0, billed_due=1.0) == []
+    assert _check(billed, "paid", costs=1.0) == [
+        "the payment of 1.00 is more than the 0.00 billed and not yet paid or assessed."
+    ]
+    assert _check(billed, "paid", costs=0.0, billed_due=1.0) == ["the payment 0.0 is not an amount (more than 0)."]
+    assert _check(billed, "paid", costs=-1.0, billed_due=1.0) == ["the payment -1.0 is not an amount (more than 0)."]
+    assert _check(billed, "paid", billed_due=1.0) == ["give the amount paid (--costs N)."]
+
+
+def test_a_payment_with_a_source_or_interest_alone_is_refused() -> None:
+    """§ 540-12E: the costs are billed "plus interest at the rate authorized by Village Board"; what is paid
+    is of that bill, so a payment names neither where costs come from nor interest of its own."""
+    billed = _case(_e("stop_work"), _e("notice", 3, costs=100.0, costs_from="billed"))
+    alone = "a payment is of the costs and interest billed: give only its amount (no --costs-from, --interest)."
+    assert _check(billed, "paid", costs=10.0, billed_due=100.0, costs_from="billed") == [alone]
+    assert _check(billed, "paid", costs=10.0, billed_due=100.0, interest=1.0) == [alone]
+    assert _check(billed, "paid", costs=10.0, billed_due=100.0, interest=0.0) == [alone]
+    assert _check(billed, "paid", costs=10.0, billed_due=100.0, costs_from="billed", interest=1.0) == [alone]
 
 
 def test_a_special_assessment_is_at_most_the_amount_due_and_recorded_on_its_own() -> None:

@@ -149,10 +149,13 @@ def test_a_fee_paid_today_is_accepted_and_tomorrow_is_the_future() -> None:
     assert check_fee("application", 1.0, TODAY, "R1", None, today=TODAY) == []
     tomorrow = date(2026, 6, 16)
     assert check_fee("application", 1.0, tomorrow, "R1", None, today=TODAY) == [
-        "the date paid 2026-06-16 is in the future."
+        "--paid-on 2026-06-16 is after today on the Village's clock (2026-06-15): "
+        "give the day it happened, on or before 2026-06-15."
     ]
     # Without ``today`` the clock's day counts: a day far ahead is always in the future.
-    assert check_fee("application", 1.0, date(2999, 1, 1), "R1", None) == ["the date paid 2999-01-01 is in the future."]
+    assert check_fee("application", 1.0, date(2999, 1, 1), "R1", None)[0].startswith(
+        "--paid-on 2999-01-01 is after today on the Village's clock"
+    )
     assert check_fee("application", 1.0, date(2000, 1, 1), "R1", None) == []
 
 
@@ -185,11 +188,12 @@ def test_every_problem_of_a_guarantee_is_reported_at_once() -> None:
     assert check_guarantee("cheque", 0.0, date(2026, 6, 16), None, today=TODAY) == [
         "type 'cheque' is not one of surety_bond, cash_escrow, letter_of_credit.",
         "the amount 0.0 is not more than 0.",
-        "the date received 2026-06-16 is in the future.",
+        "--received-on 2026-06-16 is after today on the Village's clock (2026-06-15): "
+        "give the day it happened, on or before 2026-06-15.",
     ]
-    assert check_guarantee("cash_escrow", 1.0, date(2999, 1, 1), None) == [
-        "the date received 2999-01-01 is in the future."
-    ]
+    assert check_guarantee("cash_escrow", 1.0, date(2999, 1, 1), None)[0].startswith(
+        "--received-on 2999-01-01 is after today on the Village's clock"
+    )
     assert check_guarantee("cash_escrow", 1.0, date(2000, 1, 1), None) == []
 
 
@@ -281,15 +285,17 @@ def test_an_events_date_is_between_the_day_received_and_today() -> None:
     assert check_guarantee_event(g, "final_release", date(2026, 4, 1), **kw) == []
     assert check_guarantee_event(g, "final_release", TODAY, **kw) == []
     assert check_guarantee_event(g, "final_release", date(2026, 3, 31), **kw) == [
-        "the date 2026-03-31 is before the guarantee was received (2026-04-01)."
+        "--on 2026-03-31 is before the day the guarantee was received (2026-04-01): "
+        "give the day it happened, on or after 2026-04-01."
     ]
     assert check_guarantee_event(g, "final_release", date(2026, 6, 16), **kw) == [
-        "the date 2026-06-16 is in the future."
+        "--on 2026-06-16 is after today on the Village's clock (2026-06-15): "
+        "give the day it happened, on or before 2026-06-15."
     ]
     assert check_guarantee_event(g, "final_release", None, **kw) == ["the event has no date (--on)."]
-    assert check_guarantee_event(g, "final_release", date(2999, 1, 1), engineer="E") == [
-        "the date 2999-01-01 is in the future."
-    ]
+    assert check_guarantee_event(g, "final_release", date(2999, 1, 1), engineer="E")[0].startswith(
+        "--on 2999-01-01 is after today on the Village's clock"
+    )
     assert check_guarantee_event(g, "final_release", date(2026, 5, 1), engineer="E") == []
     # A draw without its day cannot be compared with its notice: only the missing day is said.
     assert check_guarantee_event(g, "draw", None, amount=1.0, reason="r", notice_on=TODAY, today=TODAY) == [

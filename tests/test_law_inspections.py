@@ -177,7 +177,11 @@ def test_every_problem_of_a_report_is_reported_at_once(tmp_path: Path) -> None:
 def test_a_report_may_be_five_minutes_ahead_of_the_clock() -> None:
     assert _said(_report(inspected_at=NOW + timedelta(minutes=5))) == []
     assert _said(_report(inspected_at=NOW + timedelta(minutes=5, seconds=1))) == [
-        ("the inspection time 2026-06-15 12:05 UTC is in the future.", "give when it took place.")
+        (
+            "--at 2026-06-15 12:05 UTC is later than now on the Village's clock (2026-06-15 12:00 UTC): "
+            "give the time it happened.",
+            "",
+        )
     ]
 
 
@@ -189,8 +193,9 @@ def test_a_notification_needs_a_deficiency_and_comes_no_earlier_than_the_inspect
     ]
     assert _said(_report(deficiencies=["torn fence"], notified_at=at - timedelta(minutes=1))) == [
         (
-            "the notification 2026-06-08 08:59 is before the inspection 2026-06-08 09:00.",
-            "give when the permittee was told.",
+            "--notified 2026-06-08 08:59 UTC is before the inspection (2026-06-08 09:00 UTC): "
+            "give the time it happened, on or after 2026-06-08 09:00 UTC.",
+            "",
         )
     ]
     assert _said(_report(inspected_at=None, deficiencies=["x"], notified_at=at), none=True)[1:] == [

@@ -20,6 +20,7 @@ from esc_gis.registry.domain.lifecycle import (
     UNDECIDED,
     check_back,
     check_transition,
+    notification_table,
     previous_state,
     reasons_table,
     written_reasons,
@@ -207,6 +208,39 @@ def test_a_bad_written_reasons_table_is_refused(table: dict, problem: str) -> No
         assert "with a section and a basis (ordinance, interpretation, policy, technical_standard); use" in str(
             exc.value
         )
+
+
+_NOTICE = {"section": "§ 540-8E", "basis": "ordinance", "words": "following written notification of the responsible party"}
+
+
+@pytest.mark.parametrize(
+    ("entries", "named"),
+    [
+        ({"suspend": _NOTICE}, "suspend"),  # a mistyped state
+        ({"reinstatement": _NOTICE}, "reinstatement"),  # a move, not a state
+        ({"revoked": {**_NOTICE, "section": " "}}, "revoked"),
+        ({"revoked": {**_NOTICE, "basis": "office"}}, "revoked"),
+        ({"revoked": {k: v for k, v in _NOTICE.items() if k != "words"}}, "revoked"),
+        ({"suspended": _NOTICE, "revokd": _NOTICE, "x": None}, "revokd, x"),
+    ],
+)
+def test_a_bad_written_notification_table_is_refused(entries: dict, named: str) -> None:
+    """§ 540-8E: "may suspend or revoke a permit ... following written notification of the responsible
+    party": the table names the states that need it; a mistyped one would silently need none."""
+    with pytest.raises(ProfileError) as exc:
+        notification_table({"lifecycle": {"written_notification": entries}})
+    assert str(exc.value) == (
+        f"The profile's [lifecycle.written_notification] entries {named} need a known state and "
+        "{section, basis, words} (basis one of ordinance, interpretation, policy, technical_standard)."
+    )
+
+
+def test_a_written_notification_table_of_states_is_accepted_and_none_needs_none() -> None:
+    table = {"lifecycle": {"written_notification": {"suspended": _NOTICE, "revoked": _NOTICE}}}
+    words = ("§ 540-8E", "ordinance", "following written notification of the responsible party")
+    assert notification_table(table) == {"suspended": words, "revoked": words}
+    assert notification_table({"lifecycle": {}}) == {} == notification_table({})
+    assert notification_table(PROFILES["winneconne"].tables) == {"suspended": words, "revoked": words}
 
 
 def test_a_table_of_states_and_moves_is_accepted() -> None:

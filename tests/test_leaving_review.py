@@ -47,6 +47,7 @@ def incomplete(reg: Registry) -> str:
     return n
 
 
+@pytest.mark.usefixtures("late_clock")
 def test_an_incomplete_application_is_disapproved_with_written_reasons(reg) -> None:
     """§ 540-8C(3): "If the permit application or plan is disapproved, the administering authority shall state
     in writing the reasons for disapproval" -- on what the office has, without recording information that
@@ -89,6 +90,7 @@ def test_an_undecided_application_is_closed_only_with_written_reasons_and_never_
     assert not dues(reg, date(2026, 12, 1))
 
 
+@pytest.mark.usefixtures("late_clock")
 def test_an_unanswered_request_stops_the_clock_and_is_never_deemed_approved(reg) -> None:
     """§ 540-8C(4): "If additional information is submitted, the administering authority shall have 20 business
     days from the date the additional information is received"; the text is silent on information never

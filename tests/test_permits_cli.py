@@ -530,7 +530,7 @@ def test_cli_pause_retraction_suspension_and_plans(tmp_path: Path, layers_path: 
         ).exit_code
         == 0
     )
-    r = _run("reinstate", reg, n, "--reasons", "Complied.", "--on", "2026-12-05", *lay)
+    r = _run("reinstate", reg, n, "--reasons", "Complied.", "--on", "2026-12-04", *lay)
     assert r.exit_code == 0 and "active" in r.output, r.output
 
 

@@ -31,6 +31,7 @@ from typing import Any
 
 from esc_gis.errors import ProfileError
 from esc_gis.registry.domain._tables import cited_codes
+from esc_gis.registry.domain.dates import EffectiveDate, date_problems
 
 #: The trigger code of the plan approved with the permit (version 0).
 ORIGINAL = "original"
@@ -95,12 +96,13 @@ def current_version(versions: Sequence[PlanVersion], on: date) -> PlanVersion | 
     return max(done, key=lambda v: v.version or 0, default=None)
 
 
-def _day_problems(name: str, day: date | None, today: date, flag: str) -> list[str]:
+def _day_problems(
+    name: str, day: date | None, today: date, flag: str, received_on: date | None = None
+) -> list[str]:
+    # The one rule for effective dates (domain/dates.py): not after today, not before the receipt.
     if day is None:
         return [f"the {name} is missing ({flag} YYYY-MM-DD)."]
-    if day > today:
-        return [f"the {name} {day} is in the future."]
-    return []
+    return date_problems([EffectiveDate(flag, day, received_on, "the application's receipt")], today)
 
 
 def check_version(
@@ -143,12 +145,10 @@ def check_version(
         return out
     if not issued:
         out.append("the permit has not been issued: before approval a revised plan is part of the review.")
-    out += _day_problems("date of the written permission", permission_on, today, "--permission-on")
+    out += _day_problems("date of the written permission", permission_on, today, "--permission-on", received_on)
     if not (permission_by or "").strip():
         out.append("who gave the written permission is missing (--permission-by).")
     if permission_on is not None:
-        if permission_on < received_on:
-            out.append(f"the permission {permission_on} is before the application was received ({received_on}).")
         if plan_date is not None and plan_date > permission_on:
             out.append(
                 f"the permission {permission_on} is before the amended plan's date {plan_date}: "
@@ -179,9 +179,7 @@ def check_notice(
         )
     if not description.strip():
         out.append("the description is empty (--description: the changes needed).")
-    out += _day_problems("date of the notice", notified_on, today, "--notified-on")
-    if notified_on is not None and notified_on < received_on:
-        out.append(f"the notice {notified_on} is before the application was received ({received_on}).")
+    out += _day_problems("date of the notice", notified_on, today, "--notified-on", received_on)
     if not issued:
         out.append("the permit has not been issued: before approval, ask for information instead.")
     return out

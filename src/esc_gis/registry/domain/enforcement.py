@@ -42,10 +42,22 @@ import shapely
 
 from esc_gis.errors import Problem, ProfileError
 from esc_gis.registry.domain._tables import cited_codes
+from esc_gis.registry.domain.dates import EffectiveDate, date_problems
 from esc_gis.registry.domain.fold import Order
 
 #: The events a case may record, in the order they usually come.
 ACTIONS = ("notified", "stop_work", "notice", "costs", "paid", "referral", "retraction", "closed")
+#: The ``permits case`` option that gives each action's day (for the messages of :func:`date_problems`).
+ACTION_OPTIONS = {
+    "notified": "--notified",
+    "stop_work": "--stop-work",
+    "notice": "--notice",
+    "costs": "--costs-on",
+    "paid": "--paid",
+    "referral": "--refer",
+    "retraction": "--retract",
+    "closed": "--close",
+}
 #: Where recovered costs come from (§ 540-12E: billed, or recovered from the guarantee; what is
 #: billed and not paid, entered on the tax rolls as a special assessment).
 COSTS_FROM = ("billed", "guarantee", "special_assessment")
@@ -289,11 +301,8 @@ def check_action(
     if day is None:
         out.append("the action has no date.")
     else:
-        if day > today:
-            out.append(f"the date {day} is in the future.")
         last = max([case.opened_on, *(e.on_date for e in case.events)])
-        if day < last:
-            out.append(f"the date {day} is before the case's last date ({last}).")
+        out += date_problems([EffectiveDate(ACTION_OPTIONS[kind], day, last, "the case's last date")], today)
     if kind == "stop_work" and state == "stop_work":
         out.append(
             "a stop-work order is already in effect (posted on the permit); the case goes on from it "

@@ -36,6 +36,7 @@ import tomllib
 
 from esc_gis._outputs import spreadsheet_text
 from esc_gis.errors import Problem, ProfileError, ValidationError
+from esc_gis.registry.domain.dates import EffectiveDate, date_problems
 
 #: The three forms of guarantee § 540-8D names.
 GUARANTEE_TYPES = ("surety_bond", "cash_escrow", "letter_of_credit")
@@ -163,8 +164,8 @@ def check_fee(
         out.append(f"the amount {amount} is negative.")
     if paid_on is None:
         out.append("the fee has no date paid (--paid-on YYYY-MM-DD).")
-    elif paid_on > (today or date.today()):
-        out.append(f"the date paid {paid_on} is in the future.")
+    else:
+        out += date_problems([EffectiveDate("--paid-on", paid_on)], today or date.today())
     if not receipt.strip():
         out.append("the fee has no receipt number (--receipt).")
     if schedule is not None and kind.strip():
@@ -191,8 +192,9 @@ def check_guarantee(
         out.append(f"the amount {amount} is not more than 0.")
     if received_on is None:
         out.append("the guarantee has no date received (--received-on).")
-    elif received_on > (today or date.today()):
-        out.append(f"the date received {received_on} is in the future.")
+    else:
+        # Not --expires: a letter of credit's expiry is a day still to come.
+        out += date_problems([EffectiveDate("--received-on", received_on)], today or date.today())
     if type_ == "letter_of_credit" and expires_on is None:
         out.append("a letter of credit needs its expiry date (--expires).")
     if type_ != "letter_of_credit" and expires_on is not None:
@@ -228,10 +230,9 @@ def check_guarantee_event(
     if on is None:
         out.append("the event has no date (--on).")
     else:
-        if on > (today or date.today()):
-            out.append(f"the date {on} is in the future.")
-        if on < g.received_on:
-            out.append(f"the date {on} is before the guarantee was received ({g.received_on}).")
+        out += date_problems(
+            [EffectiveDate("--on", on, g.received_on, "the day the guarantee was received")], today or date.today()
+        )
     if kind in ("draw", "release"):
         if amount is None or amount <= 0:
             out.append(f"a {kind} needs an amount more than 0.")

@@ -28,7 +28,7 @@ import hashlib
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -36,14 +36,13 @@ import shapely
 
 from esc_gis.errors import Problem, ProfileError
 from esc_gis.profile import Profile
+from esc_gis.registry.domain.dates import EffectiveDate, date_problems
 from esc_gis.registry.domain.fold import InspectionFact, PermitState
 from esc_gis.registry.domain.records import Permit
 
 #: The largest photo the registry takes (a software limit, not the law): a phone's full-size
 #: JPEG is 3-8 MB; a larger file is probably a video or a scan that belongs elsewhere.
 MAX_PHOTO_BYTES = 25 * 1024 * 1024
-#: A report may be entered this long after its clock says (clocks of phones and PCs differ).
-_CLOCK_SLACK = timedelta(minutes=5)
 #: Image types recognised from their first bytes (the extension is not trusted).
 _MAGIC: tuple[tuple[bytes, int, str], ...] = (
     (b"\x89PNG\r\n\x1a\n", 0, "image/png"),
@@ -190,7 +189,8 @@ def check_report(
         The permit as the registry holds it (None: there is no such permit).
     permit_number : str
     now : datetime
-        The present (aware): a report from the future is refused.
+        The present on the Village's clock (aware): a report from the future is refused
+        (:func:`~esc_gis.registry.domain.dates.date_problems`).
     """
     problems: list[Problem] = []
 
@@ -202,17 +202,22 @@ def check_report(
     at = report.inspected_at
     if at is None:
         bad("the inspection has no date and time.", "give --at YYYY-MM-DDTHH:MM.")
-    elif at > now + _CLOCK_SLACK:
-        bad(f"the inspection time {at:%Y-%m-%d %H:%M %Z} is in the future.", "give when it took place.")
+    # The one rule for effective dates: not after now on the Village's clock, the notification
+    # not before the inspection it reports on.
+    problems += [
+        Problem(permit_number, None, m)
+        for m in date_problems(
+            [
+                EffectiveDate("--at", at),
+                EffectiveDate("--notified", report.notified_at, at, "the inspection"),
+            ],
+            now.date(),
+            now,
+        )
+    ]
     _check_texts(report, bad)
-    if report.notified_at is not None:
-        if not report.deficiencies:
-            bad("a notification time is given, but no deficiency.", "give the deficiencies (--deficiency).")
-        elif at is not None and report.notified_at < at:
-            bad(
-                f"the notification {report.notified_at:%Y-%m-%d %H:%M} is before the inspection {at:%Y-%m-%d %H:%M}.",
-                "give when the permittee was told.",
-            )
+    if report.notified_at is not None and not report.deficiencies:
+        bad("a notification time is given, but no deficiency.", "give the deficiencies (--deficiency).")
     photos = []
     for path in report.photos:
         photo, err = read_photo(path)

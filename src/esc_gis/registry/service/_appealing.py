@@ -24,6 +24,7 @@ from esc_gis.registry.domain.appeals import (
     approves_disapproval,
     variance_terms,
 )
+from esc_gis.registry.domain.dates import EffectiveDate, date_problems
 from esc_gis.registry.domain.events import HistoryEvent
 from esc_gis.registry.domain.lifecycle import BACK, ON_APPEAL, check_back
 from esc_gis.registry.domain.records import Event
@@ -99,8 +100,9 @@ class Appealing(Enforcing):
         for name, value in (("appealed decision", appealed), ("appellant", appellant), ("grounds", grounds)):
             if not (value or "").strip():
                 bad(f"the {name} is empty.", f"give the {name}.")
-        if on is None or on > self.profile.today():
-            bad(f"the filing date {on} is missing or in the future.", "give --on YYYY-MM-DD.")
+        if on is None:
+            bad("the filing date is missing.", "give --on YYYY-MM-DD.")
+        problems += self._date_problems(permit_number or case_id or "appeal", EffectiveDate("--on", on))
         if problems:
             raise ValidationError(problems)
         assert on is not None
@@ -199,8 +201,10 @@ class Appealing(Enforcing):
         known = appealed_kinds(self.profile.tables)
         kind = found[0].appealed_kind if found else None
         problems += _recorded_problems(approval, outcome, approves, known.get(kind or ""))
-        if on is None or on > self.profile.today() or (found and on < found[0].filed_on):
-            problems.append(f"the decision date {on} is missing, in the future, or before the filing.")
+        if on is None:
+            problems.append("the decision date is missing (--on YYYY-MM-DD).")
+        filed = found[0].filed_on if found else None
+        problems += date_problems([EffectiveDate("--on", on, filed, "the filing of the appeal")], self.profile.today())
         if problems:
             raise ValidationError([Problem(appeal_id, None, m, "see `esc-gis permits appeals`.") for m in problems])
         assert on is not None

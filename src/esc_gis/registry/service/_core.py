@@ -32,6 +32,7 @@ from esc_gis.errors import (
 from esc_gis.layers import LayerSet
 from esc_gis.profile import Profile
 from esc_gis.registry.domain.calendar import OfficeCalendar
+from esc_gis.registry.domain.dates import EffectiveDate, date_problems
 from esc_gis.registry.domain.deadlines import expiry
 from esc_gis.registry.domain.events import HistoryEvent, check_event, typed
 from esc_gis.registry.domain.fees import APPLICATION_FEE
@@ -416,20 +417,41 @@ class RegistryBase:
         """
         return written_reasons(self.profile.tables)
 
+    def _date_problems(self, source: str, *dates: EffectiveDate) -> list[Problem]:
+        """Return the problems of a command's effective dates, by the one rule (:func:`date_problems`).
+
+        Today is the Village's (:meth:`Profile.today`), not the server's nor UTC's.
+        """
+        return [Problem(source, None, m) for m in date_problems(dates, self.profile.today())]
+
+    def _check_dates(self, source: str, *dates: EffectiveDate) -> None:
+        """Refuse a command whose effective dates break the one rule, every problem at once.
+
+        Raises
+        ------
+        ValidationError
+            If a date is after today on the Village's clock or before the event it follows.
+        """
+        problems = self._date_problems(source, *dates)
+        if problems:
+            raise ValidationError(problems)
+
     def _check_order(self, p: Permit, day: date, to: str) -> None:
-        earlier = [("received_on", p.received_on), ("issued_on", p.issued_on if to not in ISSUED[:2] else None)]
-        for name, d in earlier:
-            if d is not None and day < d:
-                raise ValidationError(
-                    [
-                        Problem(
-                            p.permit_number,
-                            None,
-                            f"{to} on {day} is before {name} {d}.",
-                            "give the date it really happened (--on YYYY-MM-DD).",
-                        )
-                    ]
-                )
+        """Refuse a move to ``to`` dated before the application's receipt or the permit's issuance.
+
+        The one rule for effective dates (:func:`date_problems`); the issuance does not bind
+        the move that issues the permit.
+
+        Raises
+        ------
+        ValidationError
+            Naming ``--on``, the day and the event it precedes.
+        """
+        self._check_dates(
+            p.permit_number,
+            EffectiveDate("--on", day, p.received_on, "the application's receipt"),
+            EffectiveDate("--on", day, p.issued_on if to not in ISSUED[:2] else None, "the permit's issuance"),
+        )
 
     def _plan_dates(self, on: date) -> dict[str, date]:
         """Return each permit's current plan version's date: the highest version in effect on ``on``."""

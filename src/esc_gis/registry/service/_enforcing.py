@@ -29,6 +29,7 @@ from esc_gis.registry.domain.enforcement import (
     without_permit_terms,
 )
 from esc_gis.registry.domain.enforcement import grounds as enforcement_grounds
+from esc_gis.registry.domain.dates import EffectiveDate
 from esc_gis.registry.domain.deadlines import deemed_approved_by
 from esc_gis.registry.domain.events import CASE_KINDS, HistoryEvent
 from esc_gis.registry.domain.fold import PermitState
@@ -99,8 +100,7 @@ class Enforcing(RegistryBase):
             bad("the reasons are empty.", "give the written reasons (--reasons).")
         if on is None:
             bad("the case has no date.", "give --on YYYY-MM-DD.")
-        elif on > self.profile.today():
-            bad(f"the date {on} is in the future.", "give the day the case was opened.")
+        problems += self._date_problems(src, EffectiveDate("--on", on))
         site = None
         permit = None
         if permit_number:

@@ -6,7 +6,7 @@ __all__ = ["Inspecting"]
 
 from collections.abc import Sequence
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from esc_gis.errors import (
@@ -14,6 +14,7 @@ from esc_gis.errors import (
     RegistryError,
     ValidationError,
 )
+from esc_gis.registry.domain.dates import EffectiveDate, date_problems
 from esc_gis.registry.domain.inspections import InspectionReport, check_report
 from esc_gis.registry.domain.records import Event, Inspection, Permit, Photo
 from esc_gis.registry.service._core import (
@@ -56,7 +57,9 @@ class Inspecting(RegistryBase):
         )
         with b.read() as cur:
             found = self._select(cur, f"WHERE p.permit_number = {b.ph}", (permit_number,))
-        problems, photos = check_report(report, found[0] if found else None, permit_number, now=now_utc())
+        problems, photos = check_report(
+            report, found[0] if found else None, permit_number, now=self.profile.local(now_utc())
+        )
         if problems:
             raise ValidationError(problems)
         at = report.inspected_at
@@ -146,7 +149,8 @@ class Inspecting(RegistryBase):
         PermitNotFoundError
         ValidationError
             If no deficiency is given, one is not this permit's, already repaired, found
-            after ``on``, or ``on`` is in the future; nothing is written then.
+            after ``on``, or ``on`` is after now on the Village's clock or before the
+            application's receipt; nothing is written then.
         """
         who = _who(who)
         now = now_utc()
@@ -154,10 +158,18 @@ class Inspecting(RegistryBase):
         problems = []
         if not deficiencies:
             problems.append(Problem(permit_number, None, "no deficiency is named.", "give --deficiency ID."))
-        if on > now + timedelta(minutes=5):
-            problems.append(Problem(permit_number, None, f"the repair time {on} is in the future.", "give when."))
         with self.backend.write() as cur:
             p = self._locked(cur, permit_number)
+            # The one rule for effective dates: not after now on the Village's clock, nor before
+            # the application's receipt (a deficiency's own inspection is checked below).
+            problems += [
+                Problem(permit_number, None, m)
+                for m in date_problems(
+                    [EffectiveDate("--on", on, p.received_on, "the application's receipt")],
+                    self.profile.today(),
+                    self.profile.local(now),
+                )
+            ]
             from esc_gis.registry.domain.inspections import _repaired_problems
 
             probe = InspectionReport(on, "-", "-", repaired=deficiencies)

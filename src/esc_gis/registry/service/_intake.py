@@ -23,6 +23,7 @@ from esc_gis.errors import (
     Problem,
     ValidationError,
 )
+from esc_gis.registry.domain.dates import EffectiveDate, date_problems
 from esc_gis.registry.domain.events import HistoryEvent, typed
 from esc_gis.registry.domain.lifecycle import STATES
 from esc_gis.registry.domain.records import Application, Event, Permit
@@ -130,8 +131,19 @@ class Intake(RegistryBase):
             bad(f"status {a.status!r} is not a permit state.", f"use one of {', '.join(STATES)}.")
         elif a.status in ISSUED and a.issued_on is None:
             bad(f"a permit in {a.status} needs issued_on.", "give the date the permit was issued (YYYY-MM-DD).")
-        if a.issued_on and a.received_on and a.issued_on < a.received_on:
-            bad(f"issued_on {a.issued_on} is before received_on {a.received_on}.", "check both dates.")
+        # The one rule for effective dates (domain/dates.py): none after today on the Village's
+        # clock, the issuance not before the receipt. building_permit_expires is a day to come.
+        for message in date_problems(
+            [
+                EffectiveDate("received_on", a.received_on),
+                EffectiveDate("issued_on", a.issued_on, a.received_on, "received_on"),
+                EffectiveDate("started_at", a.started_at),
+                EffectiveDate("start_notice_at", a.start_notice_at),
+            ],
+            self.profile.today(),
+            self.profile.local(now_utc()),
+        ):
+            bad(message, "")
         if a.building_permit_expires and a.received_on and a.building_permit_expires < a.received_on:
             bad(
                 f"building_permit_expires {a.building_permit_expires} is before received_on {a.received_on}.",

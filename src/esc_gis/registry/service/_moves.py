@@ -17,6 +17,7 @@ from esc_gis.errors import (
     Problem,
     ValidationError,
 )
+from esc_gis.registry.domain.dates import EffectiveDate
 from esc_gis.registry.domain.deadlines import decision_due
 from esc_gis.registry.domain.events import move_kind
 from esc_gis.registry.domain.fees import (
@@ -92,6 +93,7 @@ class Moves(RegistryBase):
         # A time without a zone is the office's local time, as typed; its day is the office's.
         at = self.profile.local(on).astimezone(timezone.utc) if isinstance(on, datetime) else None
         day = self.profile.day_of(on) if on is not None else self.profile.today()
+        self._check_dates(permit_number, EffectiveDate("--on", day), EffectiveDate("--notified-on", notified_on))
         with self.backend.write() as cur:
             p = self._locked(cur, permit_number)
             if p.status == "incomplete" and to == "deemed_approved":
@@ -228,6 +230,7 @@ class Moves(RegistryBase):
         """
         who = _who(who)
         day = on or self.profile.today()
+        self._check_dates(permit_number, EffectiveDate("--on", day))
         with self.backend.write() as cur:
             p = self._locked(cur, permit_number)
             before = check_back(p.status, move, p.previous_status, reasons=reasons, needs=self.written_reasons)
@@ -293,6 +296,7 @@ class Moves(RegistryBase):
         auth = [a.strip() for a in authorizations if a.strip()]
         with self.backend.write() as cur:
             p = self._locked(cur, permit_number)
+            self._check_dates(permit_number, EffectiveDate("--on", day, p.issued_on, "the permit's issuance"))
             keeps = p.status in EXTENDABLE  # the period runs on, the state stays
             if not keeps:
                 try:
@@ -392,6 +396,7 @@ class Moves(RegistryBase):
                         "move the permit to active first (transition ... active).",
                     )
                 )
+            problems += self._date_problems(permit_number, *self._update_dates(p, changes, inspected_on))
             if problems:
                 raise ValidationError(problems)
             if changes:
@@ -414,6 +419,26 @@ class Moves(RegistryBase):
                 )
                 self._set(cur, permit_number, {})
         return self.get(permit_number)
+
+    def _update_dates(self, p: Permit, changes: dict[str, Any], inspected_on: date | None) -> list[EffectiveDate]:
+        """Return the effective dates an update was given, for the one rule (:func:`date_problems`).
+
+        Two dates of an update are not effective dates and may lie ahead: the building permit's
+        expiry (``--building-permit-expires``) and the day work is expected to resume
+        (``--resume-expected``). Every other one says something happened, so cannot be after
+        today; an inspection cannot precede the application's receipt (and, above, the start).
+        """
+        options = {
+            "start_notice_at": "--start-notice",
+            "work_stopped_on": "--work-stopped",
+            "work_resumed_on": "--resumed",
+            "stockpile_since": "--stockpile-since",
+        }
+        out = [
+            EffectiveDate(opt, self.profile.day_of(changes[k]) if changes.get(k) is not None else None)
+            for k, opt in options.items()
+        ]
+        return [*out, EffectiveDate("--inspected", inspected_on, p.received_on, "the application's receipt")]
 
     @staticmethod
     def _pause_problems(p: Permit, changes: dict[str, Any]) -> list[Problem]:
