@@ -111,6 +111,7 @@ REGISTRY: dict[str, tuple[str, ...]] = {
     "weekly_inspection": (),
     "rain_inspection": ("inches", "event_start", "event_end"),
     "report_incomplete": ("inspection_id", "at", "missing"),
+    "report_day_alone": ("at",),
     "site_documents_missing": ("inspection_id", "at"),
     "certificate_not_posted": ("inspection_id", "at"),
     "pre_start_inspection": ("issued",),

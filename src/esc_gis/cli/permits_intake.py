@@ -402,7 +402,8 @@ def list_(registry: str, status: tuple[str, ...], layers_path: str | None) -> No
 @click.option(
     "--inspected",
     default=None,
-    help="Record the permit holder's site inspection on this day (YYYY-MM-DD; its report kept at the site).",
+    help="Record that the permit holder inspected on this day (YYYY-MM-DD) without its report: it does not meet "
+    "the weekly duty until the report is recorded (`permits inspect`); `permits due` lists it.",
 )
 @_LAYERS
 @_WHO

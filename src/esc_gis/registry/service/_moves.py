@@ -318,9 +318,10 @@ class Moves(RegistryBase):
         permit_number : str
         who : str, optional
         inspected_on : date, optional
-            Records a site inspection on that day (§ 540-8E(6)): the permit holder's, its report
-            kept at the site, so it counts toward the weekly and after-rain duty (a full report,
-            with who inspected, is :meth:`inspect`).
+            Records that the permit holder inspected on that day (§ 540-8E(6)) without its
+            report: the registry holds none of what the weekly report "shall include", so it
+            does not meet the weekly or after-rain duty (a reading; ``permits due`` lists it)
+            until the report is recorded with :meth:`inspect`.
         **changes
             Fields of :data:`UPDATABLE`; ``None`` clears a date. A new ``work_stopped_on``
             starts a new pause: unless given with it, the expected resumption
@@ -400,8 +401,8 @@ class Moves(RegistryBase):
                     fields={k: v for k, v in changes.items() if k != "expires_on"},
                 )
             if inspected_on is not None:
-                # A day alone: the holder's inspection of that day, its report kept at the site
-                # (§ 540-8E(6) "Maintain, at the construction site, weekly written reports").
+                # A day alone: the holder inspected that day; its report, which § 540-8E(6) says
+                # "shall include all of the following", is not recorded (see inspections.is_day_alone).
                 self._event(
                     cur, permit_number, Event(now_utc(), who, "inspection", None, None, inspected_on), by="holder"
                 )
