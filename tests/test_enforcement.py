@@ -29,10 +29,13 @@ STARTED = datetime(2026, 11, 9, 8, 0, tzinfo=UTC)
 
 @pytest.fixture
 def screening(tmp_path: Path) -> Path:
-    """A screening output in WGS 84 (users send it so): S1 needs a permit, S2 does not."""
+    """A screening output in WGS 84 (users send it so): S1 needs a permit, S2 (900 sq ft) does not.
+
+    `permits enforce` decides each again with the screening function (issue 34): the columns agree.
+    """
     frame = gpd.GeoDataFrame(
         {"site_id": ["S1", "S2"], "permit": ["required", "not_required"]},
-        geometry=[square_sqft(1000, 1000, 6000.0), square_sqft(2000, 1000, 900.0)],
+        geometry=[square_sqft(1000, 1000, 6000.0), square_sqft(1500, 1000, 900.0)],
         crs=CRS,
     ).to_crs("EPSG:4326")
     path = tmp_path / "screening.gpkg"

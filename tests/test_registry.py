@@ -597,13 +597,19 @@ def test_a_permit_on_a_common_plan_is_decided_on_the_plan_total(reg) -> None:
     assert reg.get(c).permit_decision == "not_required" and reg.get(d).permit_decision == "not_required"
 
 
-def test_exempt_agricultural_area_never_counts_toward_a_plan(reg) -> None:
-    farm = reg.add(app(x=100, area_sqft=20000.0, plan_id="Farm", activity="agricultural_activity"))
-    assert reg.get(farm).permit_decision == "not_applicable"
+def test_exempt_agricultural_area_is_refused_and_never_counts_toward_a_plan(reg) -> None:
+    """§ 540-4A(2): "This article does not apply to the following: (a) Nonpoint discharges from
+    agricultural activity areas." Screening finds it so; the registry takes that decision (issue 34):
+    the farm takes no permit, and an agricultural *production* site on its plan is not exempt."""
+    with pytest.raises(ValidationError, match=r"takes no permit: Nonpoint discharges from an agricultural"):
+        reg.add(app(x=100, area_sqft=20000.0, plan_id="Farm", activity="agricultural_activity"))
     barn = reg.add(app(x=400, y=400, area_sqft=2000.0, plan_id="Farm", activity="agricultural_production"))
     p = reg.get(barn)
     assert p.plan_disturbed_sqft == pytest.approx(2000.0, abs=0.01) and p.permit_decision == "not_required"
-    assert reg.get(farm).events[-1].kind == "received"  # the exempt permit is not re-decided by the plan
+    # The farm measured with the barn as the rest of its screening (context) adds nothing to the plan.
+    farm = app(x=100, area_sqft=20000.0, plan_id="Farm", activity="agricultural_activity")
+    shed = reg.add(app(x=700, y=700, area_sqft=1500.0, plan_id="Farm"), context=[farm])
+    assert reg.get(shed).plan_disturbed_sqft == pytest.approx(3500.0, abs=0.01)
 
 
 def test_permit_numbers_follow_the_profile_pattern(target: str, layer_set, tmp_path: Path) -> None:

@@ -120,6 +120,8 @@ REGISTRY: dict[str, tuple[str, ...]] = {
     "temporary_stabilization_pause_overran": ("stopped", "resume_expected"),
     "stockpile": ("since",),
     "registry_outside_jurisdiction": (),
+    "registry_not_governed": ("reason",),
+    "registry_remeasure_decided": ("status",),
     "work_before_permit": ("started", "issued"),
     "repair_due": ("ids", "counted_from", "from_time"),
     "guarantee_expiry": ("guarantee_id", "amount"),

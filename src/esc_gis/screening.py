@@ -83,9 +83,15 @@ EXTRA_COLUMNS = (
     "targeted_areas",
 )
 
-#: Columns added only when the layer set has what they need: ``bare_soil_loss_tpa`` (after
-#: :data:`EXTRA_COLUMNS`) when it has soils and a DEM (:mod:`esc_gis.soil.potential`).
-OPTIONAL_COLUMNS = ("bare_soil_loss_tpa",)
+#: Columns added only when the run has what they need: ``bare_soil_loss_tpa`` (after
+#: :data:`EXTRA_COLUMNS`) when the layer set has soils and a DEM (:mod:`esc_gis.soil.potential`);
+#: ``disturbed_limits`` when disturbed limits were given: each site's measured limits (the union
+#: of its polygons) as EWKT, ``SRID=<epsg>;<WKT>``, null for a site with none (0 sq ft).
+#: A text column rather than a second layer: it rides in every format a screening is written to
+#: (GeoPackage, GeoParquet, GeoJSON, CSV), whole-file or streamed, needs no file beside it that
+#: could go astray, and keeps its own CRS where a GeoJSON's geometry is reprojected to
+#: longitude/latitude. ``esc-gis permits add/import`` read it back (issue 34).
+OPTIONAL_COLUMNS = ("bare_soil_loss_tpa", "disturbed_limits")
 
 
 #: Key of the result's ``attrs`` holding the run's own findings (see :func:`run_findings`).
@@ -794,6 +800,8 @@ def measure_run(
     if ls.soils is not None and ls.dem is not None:
         report("estimating bare-soil soil loss", 0.9)
         optional["bare_soil_loss_tpa"] = _bare_soil_loss(ls, prof, jur, d)
+    if inp.disturbed is not None:
+        optional["disturbed_limits"] = limits_text(dist.geoms, crs)
     result = gpd.GeoDataFrame(_report(gdf, m, d, optional), geometry=site_geoms, crs=crs)
     result.attrs[RUN_FINDINGS] = d.run_findings
     report("done", 1.0)
@@ -806,6 +814,19 @@ def measure_run(
         inp.not_selected,
         inp.id_field,
     )
+
+
+def limits_text(geoms: np.ndarray, crs: CRS) -> np.ndarray:
+    """Return each geometry as EWKT (``SRID=<epsg>;<WKT>``, full precision); None for an empty one.
+
+    The form of :data:`OPTIONAL_COLUMNS`' ``disturbed_limits``, read back by
+    :func:`esc_gis.registry.service.imports.screened_limits`.
+    """
+    epsg = crs.to_epsg()
+    prefix = f"SRID={epsg};" if epsg else ""
+    wkt = shapely.to_wkt(geoms, rounding_precision=-1)
+    empty = shapely.is_empty(geoms) | shapely.is_missing(geoms)
+    return np.array([None if e else prefix + w for w, e in zip(wkt, empty, strict=True)], dtype=object)
 
 
 def _bare_soil_loss(ls: LayerSet, prof: Profile, jur: _Jurisdiction, d: Any) -> np.ndarray:

@@ -164,6 +164,7 @@ ALIASES: dict[str, str] = {
     "governing_window": "Governing window",
     "soil_loss_tpa": "Soil loss (tons/acre)",
     "bare_soil_loss_tpa": "Bare-soil soil loss, screening estimate (tons/acre/year)",
+    "disturbed_limits": "Disturbed limits measured (EWKT)",
     "discharge_tpa": "Sediment discharge (tons/acre)",
     "standard_tpa": "Sediment standard (tons/acre)",
     "passes": "Meets the standard",

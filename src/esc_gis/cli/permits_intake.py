@@ -93,7 +93,8 @@ def init(registry: str, layers_path: str | None, roles: bool, role_prefix: str |
     type=VECTOR,
     default=None,
     help="A layer of many sites (a screening output, `esc-gis screen -o`): the site is the one that "
-    "--site-id and/or --where pick; its plan_id and activity are taken unless given.",
+    "--site-id and/or --where pick; its plan_id and activity are taken unless given, and its state_agency, "
+    "npdes_exempt and the disturbed limits the screening measured (unless --disturbed).",
 )
 @click.option("--site-id", default=None, help="The site's site_id in --site-layer (e.g. S07).")
 @where_option("OGR SQL WHERE clause picking the one site of --site-layer.")
@@ -163,19 +164,30 @@ def add(
     found to need a permit.
     """
     from esc_gis.registry import Application, Party
+    from esc_gis.registry.service.imports import plan_mates, screened_site, screening_differences
 
     if (site_path is None) == (site_layer is None):
         raise click.UsageError("give the site: --site FILE (one polygon), or --site-layer FILE with --site-id/--where.")
     if site_path is not None and (site_id or where or site_layer_name):
         raise click.UsageError("--site-id, --where and --layer pick a site of --site-layer; --site has one.")
+    facts: dict[str, Any] = {}
+    context: list[Any] = []
+    picked = None
     if site_layer is not None:
-        site, crs, row = _picked_site(site_layer, site_id, where, site_layer_name, assume_crs)
-        plan_id = plan_id or row.get("plan_id")
-        activity = activity or row.get("activity")
+        picked, frame = _picked_site(site_layer, site_id, where, site_layer_name, assume_crs)
+        site, crs = picked.geometry.iloc[0], picked.crs
+        facts = screened_site(picked, site_layer)
+        plan_id = plan_id or facts["plan_id"]
+        activity = activity or facts["activity"]
+        # Its plan-mates in the screening count toward its plan, as they did there (§ 540-5).
+        rest = frame.drop(index=picked.index)
+        context = plan_mates(rest, [plan_id]) if plan_id else []
     else:
         assert site_path is not None
         site, crs = _one_polygon(site_path, assume_crs)
-    disturbed = _disturbed_polygon(disturbed_path, assume_crs, crs, site_id) if disturbed_path else None
+    disturbed = (
+        _disturbed_polygon(disturbed_path, assume_crs, crs, site_id) if disturbed_path else facts.get("disturbed")
+    )
     parties = []
     if landowner or landowner_phone or landowner_email:
         parties.append(Party("landowner", landowner or "", phone=landowner_phone, email=landowner_email))
@@ -194,22 +206,51 @@ def add(
         parties=tuple(parties),
         plan_id=plan_id,
         activity=activity,
+        state_agency=facts.get("state_agency", False),
+        npdes_exempt=facts.get("npdes_exempt", False),
+        screened_disturbed_sqft=facts.get("screened_disturbed_sqft"),
     )
     with _open(registry, layers_path) as reg:
-        n = reg.add(app, who=who)
-        click.echo(_describe(reg.get(n)))
+        n = reg.add(app, who=who, context=context)
+        p = reg.get(n)
+        click.echo(_describe(p))
+    if picked is not None:
+        _warn(screening_differences(picked, [p]))
 
 
 def _picked_site(
     path: str, site_id: str | None, where: str | None, layer: str | None, assume_crs: str | None
-) -> tuple[Any, Any, dict[str, Any]]:
-    """Return the picked site of a layer of many: geometry, CRS, and its non-empty text fields."""
+) -> tuple[Any, Any]:
+    """Return the picked site of a layer of many (a one-row frame), and the whole layer, with their CRS."""
     from esc_gis.crs import assign_crs
+    from esc_gis.io import read_layer
     from esc_gis.registry.service.imports import pick_site
 
     one = assign_crs(pick_site(path, site_id=site_id, where=where, layer=layer), assume_crs=assume_crs, source=path)
-    row = {k: v.strip() for k, v in one.drop(columns=one.geometry.name).iloc[0].items() if isinstance(v, str)}
-    return one.geometry.iloc[0], one.crs, {k: v for k, v in row.items() if v}
+    frame = assign_crs(read_layer(path, layer=layer), assume_crs=assume_crs, source=path)
+    return one, frame
+
+
+def _warn(lines: list[str]) -> None:
+    """Say loudly, on stderr, where a permit differs from the screening it was made from (issue 34)."""
+    for line in lines:
+        click.echo(f"WARNING: {line}", err=True)
+
+
+def _limits_layer(path: str, assume_crs: str | None, site_id: str | None) -> tuple[Any, Any]:
+    """Return the disturbed limits of a layer (its one polygon, or the one keyed by ``site_id``) and their CRS."""
+    from esc_gis.crs import assign_crs
+    from esc_gis.io import read_layer
+    from esc_gis.registry.service.imports import pick_site
+
+    if site_id is not None:
+        one = assign_crs(pick_site(path, site_id=site_id), assume_crs=assume_crs, source=path)
+        return one.geometry.iloc[0], one.crs
+    gdf = assign_crs(read_layer(path), assume_crs=assume_crs, source=path)
+    if len(gdf) != 1:
+        fix = "give a layer with the one disturbed-limits polygon, or pick it with --site-id ID (keyed by site_id)."
+        raise ValidationError([Problem(path, None, f"has {len(gdf)} features; one polygon is expected.", fix)])
+    return gdf.geometry.iloc[0], gdf.crs
 
 
 def _disturbed_polygon(path: str, assume_crs: str | None, crs: Any, site_id: str | None) -> Any:
@@ -405,6 +446,17 @@ def list_(registry: str, status: tuple[str, ...], layers_path: str | None) -> No
     help="Record that the permit holder inspected on this day (YYYY-MM-DD) without its report: it does not meet "
     "the weekly duty until the report is recorded (`permits inspect`); `permits due` lists it.",
 )
+@click.option(
+    "--disturbed",
+    "disturbed_path",
+    type=VECTOR,
+    default=None,
+    help="Measure an undecided application again on these disturbed limits (one polygon, or with --site-id the "
+    "one keyed by site_id): its area and decision change, with a history event.",
+)
+@click.option("--site-id", default=None, help="The limits' site_id in a --disturbed layer of many.")
+@click.option("--reasons", default=None, help="Why the limits are measured again (kept in the history).")
+@assume_crs_option("CRS of a --disturbed layer that has none (e.g. EPSG:7594).")
 @_LAYERS
 @_WHO
 def update(
@@ -420,10 +472,20 @@ def update(
     resumed: str | None,
     stockpile_since: str | None,
     inspected: str | None,
+    disturbed_path: str | None,
+    site_id: str | None,
+    reasons: str | None,
+    assume_crs: str | None,
     layers_path: str | None,
     who: str | None,
 ) -> None:
-    """Update permit NUMBER of REGISTRY."""
+    """Update permit NUMBER of REGISTRY.
+
+    --disturbed measures an application the office has not yet decided on new limits: once
+    decided, the limits are the approved plan's, and a change is a plan amendment (permits amend).
+    """
+    if (site_id or reasons) and disturbed_path is None:
+        raise click.UsageError("--site-id and --reasons go with --disturbed.")
     texts = (("site_address", site_address), ("parcel_id", parcel_id), ("legal_description", legal_description))
     changes: dict[str, Any] = {k: v for k, v in texts if v is not None}
     for key, raw in (
@@ -437,8 +499,13 @@ def update(
             changes[key] = _date(raw, key)
     if start_notice is not None:
         changes["start_notice_at"] = _time(start_notice, "start-notice")  # a time: the notice clock runs in hours
+    day = _date(inspected, "inspected")
     with _open(registry, layers_path) as reg:
-        p = reg.update(number, who=who, inspected_on=_date(inspected, "inspected"), **changes)
+        if disturbed_path is not None:
+            limits, crs = _limits_layer(disturbed_path, assume_crs, site_id)
+            p = reg.remeasure(number, limits, crs, reasons=reasons, who=who)
+        if changes or day is not None or disturbed_path is None:
+            p = reg.update(number, who=who, inspected_on=day, **changes)
     click.echo(_describe(p))
 
 
@@ -452,7 +519,14 @@ def update(
     "disturbed_path",
     type=VECTOR,
     default=None,
-    help="Disturbed limits keyed by permit_number; a permit with none counts its whole site.",
+    help="Disturbed limits keyed by permit_number (or by --disturbed-id); a permit with none takes the limits "
+    "its screening measured (a screening output's disturbed_limits), else counts its whole site.",
+)
+@click.option(
+    "--disturbed-id",
+    default=None,
+    metavar="FIELD",
+    help="Key --disturbed by this column of both layers (e.g. site_id of a screening output) instead of permit_number.",
 )
 @click.option(
     "--field",
@@ -476,6 +550,7 @@ def import_(
     layer: str | None,
     where: str | None,
     disturbed_path: str | None,
+    disturbed_id: str | None,
     field_items: tuple[str, ...],
     received_on: str | None,
     assume_crs: str | None,
@@ -488,26 +563,51 @@ def import_(
     site's address (--field site_address=COLUMN) and the day the applications came in
     (--received-on). Pick the sites that need a permit with --where "permit = 'required'".
     """
-    from esc_gis.crs import assign_crs
-    from esc_gis.io import read_layer
+    import numpy as np
 
+    from esc_gis.crs import assign_crs
+    from esc_gis.io import feature_numbers, read_layer
+    from esc_gis.registry.service.imports import SCREENING_COLUMNS, plan_mates, screening_differences
+
+    if disturbed_id is not None and disturbed_path is None:
+        raise click.UsageError("--disturbed-id keys --disturbed: give the limits layer too.")
     fields = _field_items(field_items)
     day = _date(received_on, "received_on")
 
-    frame = assign_crs(
-        read_layer(layer_path, layer=layer, where=where, dates_as_text=True), assume_crs=assume_crs, source=layer_path
+    whole = assign_crs(
+        read_layer(layer_path, layer=layer, dates_as_text=True), assume_crs=assume_crs, source=layer_path
     )
+    frame, rest = whole, whole.iloc[:0]
+    if where is not None:
+        read_layer(layer_path, layer=layer, where=where)  # says why a clause is refused, if it is
+        picked = np.isin(np.arange(1, len(whole) + 1), feature_numbers(layer_path, layer=layer, where=where)[0])
+        frame, rest = whole[picked], whole[~picked]
     disturbed = (
         assign_crs(read_layer(disturbed_path), assume_crs=assume_crs, source=disturbed_path) if disturbed_path else None
     )
+    # The rows --where leaves out still count toward the common plans of the rows it picks, as
+    # they did in the screening (§ 540-5): measured with them, never added.
+    plans = {str(v).strip() for v in frame.get("plan_id", []) if isinstance(v, str) and v.strip()}
+    context = plan_mates(rest, plans)
     with _open(registry, layers_path) as reg:
         numbers = reg.import_frame(
-            frame, source=layer_path, disturbed=disturbed, who=who, fields=fields, received_on=day
+            frame,
+            source=layer_path,
+            disturbed=disturbed,
+            who=who,
+            fields=fields,
+            received_on=day,
+            disturbed_id=disturbed_id,
+            context=context,
         )
+        screening = SCREENING_COLUMNS <= {str(c).lower() for c in frame.columns}
+        permits = [reg.get(n) for n in numbers] if screening else []
     click.echo(
         f"Imported {len(numbers)} permit(s) into {registry}: {', '.join(numbers[:5])}"
         f"{', ...' if len(numbers) > 5 else ''}."
     )
+    if screening:
+        _warn(screening_differences(frame, permits))
 
 
 def _field_items(items: tuple[str, ...]) -> dict[str, str]:

@@ -81,6 +81,15 @@ class Application:
     activity : str, optional
         ``construction`` (default), ``agricultural_activity``, ``agricultural_production`` or
         ``silviculture``, as screening reads it (§ 540-4A(2)).
+    state_agency : bool, default False
+        Conducted by a state agency (§ 540-4C): the article does not apply, and the registry
+        refuses the application, as screening finds it excluded.
+    npdes_exempt : bool, default False
+        Exempt by federal law from an NPDES permit (§ 540-4A(3)): decided as screening decides it.
+    screened_disturbed_sqft : float, optional
+        The disturbed area the screening this application came from measured (a screening
+        output's ``disturbed_sqft``): a permit measured otherwise is noted in its history and
+        reported (issue 34).
     status : str, default "application_received"
         Imports of older permits may start further on; the dates must fit.
     """
@@ -101,6 +110,9 @@ class Application:
     start_notice_at: datetime | None = None
     plan_id: str | None = None
     activity: str | None = None
+    state_agency: bool = False
+    npdes_exempt: bool = False
+    screened_disturbed_sqft: float | None = None
 
 
 @dataclass(frozen=True)

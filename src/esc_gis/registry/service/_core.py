@@ -6,7 +6,7 @@ The helpers write rows and history events for every part of
 
 from __future__ import annotations
 
-__all__ = ["EXEMPT_ACTIVITY", "ISSUED", "UPDATABLE", "RegistryBase"]
+__all__ = ["ISSUED", "UPDATABLE", "RegistryBase"]
 
 import getpass
 import os
@@ -61,8 +61,6 @@ UPDATABLE = {
     "resume_expected_on": "date",
     "work_resumed_on": "date",
 }
-#: The activity whose area never counts toward a common plan's total (§ 540-4A(2)).
-EXEMPT_ACTIVITY = "agricultural_activity"
 
 
 def _path(p: str | os.PathLike[str] | None) -> Path | None:

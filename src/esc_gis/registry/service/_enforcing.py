@@ -222,7 +222,17 @@ class Enforcing(RegistryBase):
         row = frame[frame["site_id"].astype(str) == str(site_id)]
         if row.empty:
             return None, [(f"has no site {site_id!r}.", "check the site id.")]
-        decision = str(row["permit"].iloc[0])
+        if frame.crs is None:
+            return None, [("has no CRS.", "give the file `esc-gis screen` wrote.")]
+        # Decided again as `permits add` would decide it, by the screening function on the row's
+        # limits, plan and flags (issue 34): not taken on trust from the file's permit column.
+        from esc_gis.registry.service._intake import Intake
+
+        assert isinstance(self, Intake)  # the Registry is both
+        try:
+            decision = self.decide_screened(row.iloc[:1], frame.drop(index=row.index[:1]), str(path))["permit_decision"]
+        except ValidationError as exc:
+            return None, [(p.message, p.fix) for p in exc.problems]
         if decision != "required":
             return None, [
                 (
@@ -231,8 +241,6 @@ class Enforcing(RegistryBase):
                     "open the case on another ground by --address, or re-screen the site.",
                 )
             ]
-        if frame.crs is None:
-            return None, [("has no CRS.", "give the file `esc-gis screen` wrote.")]
         geom = _as_multi(self._to_registry_crs([row.geometry.iloc[0]], [frame.crs])[0])
         # A site a permit already covers has a permit: the case is the permit's.
         covering = [

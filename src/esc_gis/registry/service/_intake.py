@@ -7,7 +7,7 @@ transaction.
 
 from __future__ import annotations
 
-__all__ = ["Intake"]
+__all__ = ["Intake", "screening_differs"]
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -31,7 +31,6 @@ from esc_gis.registry.service._core import (
     _KINDS,
     _MEASURED,
     _PERMIT_FIELDS,
-    EXEMPT_ACTIVITY,
     ISSUED,
     RegistryBase,
     _as_multi,
@@ -40,20 +39,27 @@ from esc_gis.registry.service._core import (
 from esc_gis.registry.service._numbering import assign_numbers, taken_numbers
 from esc_gis.registry.store.backend import now_utc
 
+#: The states of an application the office has not yet decided (§ 540-8C(1)-(4)): received,
+#: waiting for information asked for, under review. Its disturbed limits may be measured anew.
+UNDECIDED = ("application_received", "incomplete", "under_review")
+
 
 class Intake(RegistryBase):
-    """Adding permits: :meth:`add`, :meth:`add_many`, :meth:`import_frame`."""
+    """Adding permits: :meth:`add`, :meth:`add_many`, :meth:`import_frame`; :meth:`remeasure` an application."""
 
-    def add(self, application: Application, *, who: str | None = None) -> str:
+    def add(self, application: Application, *, who: str | None = None, context: Sequence[Application] = ()) -> str:
         """Add one application; return its permit number.
+
+        ``context``: the other sites of the screening it came from, for its common plan (see
+        :meth:`add_many`).
 
         Raises
         ------
         ValidationError
             With every problem in the application (dates, parties, geometry, a site outside
-            the Village, a number already taken).
+            the Village or otherwise outside the article's reach, a number already taken).
         """
-        return self.add_many([application], who=who)[0]
+        return self.add_many([application], who=who, context=context)[0]
 
     def add_many(
         self,
@@ -63,8 +69,13 @@ class Intake(RegistryBase):
         source: str = "application",
         kind: str = "received",
         prior: Sequence[Problem] = (),
+        context: Sequence[Application] = (),
     ) -> list[str]:
         """Add applications in one transaction: all of them, or, on any problem, none.
+
+        ``context`` holds sites measured with them but not added: the rest of the screening
+        they came from, so a common plan adds up over the plan-mates the screening added up
+        (the registry's own permits on the plan are always added in).
 
         Returns
         -------
@@ -86,7 +97,7 @@ class Intake(RegistryBase):
         problems, drawn = self._check_applications(applications, source)
         problems = [*(prior or []), *problems]
         # Measured even when other fields are bad, so one run reports every problem.
-        measured = self._measure(applications, source, problems) if drawn else []
+        measured = self._measure(applications, source, problems, context) if drawn else []
         if problems:
             raise ValidationError(problems)
         now = now_utc()
@@ -156,36 +167,60 @@ class Intake(RegistryBase):
                 seen.setdefault(a.permit_number, i)
         return problems, drawn
 
-    def _measure(self, apps: Sequence[Application], source: str, problems: list[Problem]) -> list[dict[str, Any]]:
-        """Measure every application with the screening engine (in the registry's CRS).
+    def _measure(
+        self,
+        apps: Sequence[Application],
+        source: str,
+        problems: list[Problem],
+        context: Sequence[Application] = (),
+        *,
+        remeasured: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """Measure and decide every application with the screening function (in the registry's CRS).
 
-        A site on a common plan (``plan_id``) is screened together with the registry's other
-        permits on that plan, so it is decided on the plan's total disturbance, as screening
-        decides (§ 540-5 CONSTRUCTION SITE). Agricultural-activity area is exempt
-        (§ 540-4A(2)) and never counts toward a plan's total: such sites are screened without
-        their plan. The plan members' new decisions come back under ``"members"`` (first
-        row's dict) for :meth:`_insert` to record.
+        The registry takes no decision of its own (issue 34): each application goes to
+        :func:`esc_gis.screening.screen` with the contract fields a screening reads (``plan_id``,
+        ``activity``, ``state_agency``, ``npdes_exempt``) and its disturbed limits, so
+        jurisdiction (§ 540-4B), the state-agency exclusion (§ 540-4C), the exemptions
+        (§ 540-4A(2), (3)), the thresholds and the common plan are the screening's. A site on a
+        common plan (``plan_id``) is screened together with the registry's other permits on that
+        plan, and with ``context`` (the rest of the screening it came from: its plan-mates not
+        yet in the registry), so it is decided on the plan's total disturbance as the screening
+        decided it (§ 540-5 CONSTRUCTION SITE); overlapping limits count once. A site the
+        article does not reach (outside, a state agency's, agricultural or silviculture
+        activity) is a problem: it takes no permit. The plan members' new decisions come back
+        under ``"members"`` (first row's dict) for :meth:`_insert` to record. ``remeasured``
+        names the registry permit ``apps`` holds anew (:meth:`remeasure`).
         """
         from esc_gis.screening import screen
 
         n = len(apps)
-        site = self._to_registry_crs([a.site for a in apps], [a.crs for a in apps])
-        has = np.array([a.disturbed is not None for a in apps], dtype=bool)
-        limits = self._to_registry_crs(
-            [a.disturbed for a in apps if a.disturbed is not None], [a.crs for a in apps if a.disturbed is not None]
-        )
         plans = sorted({a.plan_id for a in apps if a.plan_id})
-        members = self._plan_members(plans)
-        ids = np.array([f"r{i}" for i in range(n)] + [f"e{k}" for k in range(len(members))], dtype=object)
-        activity = [a.activity or "construction" for a in apps] + [m.activity or "construction" for m in members]
-        plan_ids = [a.plan_id for a in apps] + [m.plan_id for m in members]
-        counted = [
-            p if str(act).strip().lower() != EXEMPT_ACTIVITY else None
-            for p, act in zip(plan_ids, activity, strict=True)
-        ]
+        # A permit remeasured is one of the applications: its old limits are not a plan-mate.
+        members = [m for m in self._plan_members(plans) if m.permit_number != remeasured]
+        mates = [c for c in context if c.plan_id in plans]
+        others = [*apps, *mates]
+        site = self._to_registry_crs([a.site for a in others], [a.crs for a in others])
+        has = np.array([a.disturbed is not None for a in others], dtype=bool)
+        limits = self._to_registry_crs(
+            [a.disturbed for a in others if a.disturbed is not None], [a.crs for a in others if a.disturbed is not None]
+        )
+        everyone: list[Application | Permit] = [*others, *members]
+        ids = np.array(
+            [f"r{i}" for i in range(n)] + [f"c{k}" for k in range(len(mates))] + [f"e{k}" for k in range(len(members))],
+            dtype=object,
+        )
         geoms = np.concatenate([site, np.array([m.site for m in members], dtype=object)])
+        # A permit's flags are facts of its history (its received event); a state agency's site
+        # is never added, so only npdes_exempt is ever found there.
         sites = gpd.GeoDataFrame(
-            {"site_id": ids, "plan_id": pd.Series(counted, dtype=object), "activity": activity},
+            {
+                "site_id": ids,
+                "plan_id": pd.Series([a.plan_id for a in everyone], dtype=object),
+                "activity": [a.activity or "construction" for a in everyone],
+                "state_agency": [_flag(a, "state_agency") for a in everyone],
+                "npdes_exempt": [_flag(a, "npdes_exempt") for a in everyone],
+            },
             geometry=geoms,
             crs=self.crs,
         )
@@ -193,32 +228,33 @@ class Intake(RegistryBase):
         # A permit without disturbed limits is decided on its whole site (as `permits add`
         # without --disturbed is), so once any site has limits, the others' sites stand in.
         d_geoms = np.array(geoms, dtype=object)
-        d_geoms[:n][has] = limits
+        k = len(others)
+        d_geoms[:k][has] = limits
         m_has = np.array([m.disturbed is not None for m in members], dtype=bool)
-        d_geoms[n:][m_has] = [m.disturbed for m in members if m.disturbed is not None]
+        d_geoms[k:][m_has] = [m.disturbed for m in members if m.disturbed is not None]
         any_limits = bool(has.any() or m_has.any())
         disturbed = gpd.GeoDataFrame({"site_id": ids}, geometry=d_geoms, crs=self.crs) if any_limits else None
         try:
             out = screen(sites, disturbed=disturbed, layers=self.layers, profile=self.profile)
         except ValidationError as exc:
-            problems.extend(
-                Problem(
-                    source, int(p.site_id[1:]) + 1 if p.site_id and p.site_id[:1] == "r" else p.row, p.message, p.fix
+            for p in exc.problems:
+                own = bool(p.site_id) and str(p.site_id)[:1] == "r"
+                # A plan-mate's problem (the screening's other rows, the registry's permits) is
+                # reported too, as such: the site cannot be decided without its plan.
+                mate = "" if own or not p.site_id else "a site of its common plan: "
+                problems.append(
+                    Problem(
+                        source, int(str(p.site_id)[1:]) + 1 if own else None if mate else p.row, mate + p.message, p.fix
+                    )
                 )
-                for p in exc.problems
-            )
             return []
-        outside = np.flatnonzero(out["jurisdiction"].to_numpy()[:n] == "outside")
-        f = self.profile.finding("registry_outside_jurisdiction")
-        problems.extend(
-            Problem(source, int(i) + 1, f"{f.message} ({f.section})", "check the site's location and CRS.")
-            for i in outside
-        )
-        site_multi = [_as_multi(g) for g in site]
+        problems.extend(_not_governed(out.iloc[:n], source, self.profile, apps))
+        site_multi = [_as_multi(g) for g in site[:n]]
         dist_multi: list[Any] = [None] * n
         for i, g in zip(np.flatnonzero(has), limits, strict=True):
-            dist_multi[i] = _as_multi(g)
-        site_sqft = np.asarray(_area_sqft(gpd.GeoSeries(site, crs=self.crs)))
+            if i < n:
+                dist_multi[i] = _as_multi(g)
+        site_sqft = np.asarray(_area_sqft(gpd.GeoSeries(site[:n], crs=self.crs)))
         rows_ = list(out.itertuples(index=False))
         measured = [
             {
@@ -232,8 +268,166 @@ class Intake(RegistryBase):
             for i, r in enumerate(rows_[:n])
         ]
         if measured:
-            measured[0]["members"] = [(m, _decision(r)) for m, r in zip(members, rows_[n:], strict=True)]
+            measured[0]["members"] = [(m, _decision(r)) for m, r in zip(members, rows_[k:], strict=True)]
         return measured
+
+    def remeasure(
+        self,
+        permit_number: str,
+        disturbed: Any,
+        crs: Any,
+        *,
+        reasons: str | None = None,
+        who: str | None = None,
+    ) -> Permit:
+        """Measure an application again on new disturbed limits, and decide it again.
+
+        The limits go to the screening function with the permit's site, common plan, activity
+        and flags, as at intake; the area, the plan's total and the decision change with a
+        ``remeasured`` history event that says what changed and why (``reasons``), and the
+        plan's other permits are decided again on the new total. Only while the application
+        is undecided (received, incomplete, under review): the office decides on the
+        application and its plan (§ 540-8C(1)-(3)); once decided, the limits are the approved
+        plan's, and changing them is an amendment of the plan that needs the office's written
+        permission first (§ 540-8E(2), § 540-9B: ``permits amend``). Reading: the profile's
+        ``registry_remeasure_decided`` (``interpretation``).
+
+        Parameters
+        ----------
+        permit_number : str
+        disturbed : shapely Polygon or MultiPolygon
+            The new disturbed limits, in ``crs``.
+        crs : Any
+            Their CRS (anything pyproj accepts).
+        reasons : str, optional
+            Why (a revised plan, a measurement corrected); kept in the history.
+        who : str, optional
+
+        Returns
+        -------
+        Permit
+            As it is now.
+
+        Raises
+        ------
+        PermitNotFoundError
+        ValidationError
+            If the application is decided, the limits are not polygons, or the screening
+            finds the site outside the article's reach (it then takes no permit).
+        """
+        who = _who(who)
+        p = self.get(permit_number)
+        if p.status not in UNDECIDED:
+            f = self.profile.finding("registry_remeasure_decided", status=p.status)
+            raise ValidationError(
+                [
+                    Problem(
+                        permit_number,
+                        None,
+                        f"{f.message} ({f.section})",
+                        "record the amended plan with `esc-gis permits amend`; limits stay as approved.",
+                    )
+                ]
+            )
+        limits = disturbed
+        if disturbed is not None and crs is not None:
+            limits = self._to_registry_crs([disturbed], [crs])[0]
+        app = Application(
+            p.site_address,
+            p.received_on,
+            p.site,
+            self.crs,
+            disturbed=limits,
+            permit_number=permit_number,
+            plan_id=p.plan_id,
+            activity=p.activity,
+            npdes_exempt=_flag(p, "npdes_exempt"),
+        )
+        problems: list[Problem] = []
+        source = f"permit {permit_number}"
+        if not _check_geometry(app, lambda m, f: problems.append(Problem(source, None, m, f, permit_number))):
+            raise ValidationError(problems)
+        measured = self._measure([app], source, problems, remeasured=permit_number)
+        if problems:
+            raise ValidationError(problems)
+        m = measured[0]
+        now = now_utc()
+        b = self.backend
+        with b.write() as cur:
+            locked = self._locked(cur, permit_number)
+            if locked.status not in UNDECIDED:  # decided while it was being measured
+                raise ValidationError([Problem(source, None, f"the application is now {locked.status}.", "try again.")])
+            changes = {k: m[k] for k in _MEASURED if getattr(locked, k) != m[k]}
+            if changes:
+                self._set(cur, permit_number, changes)
+            geom = b.dump_geom(m["disturbed"])
+            if locked.disturbed is None:
+                cur.execute(
+                    f"INSERT INTO disturbed_limits (permit_number, geom) VALUES ({b.ph}, {b.geom_param()})",
+                    (permit_number, geom),
+                )
+            else:
+                cur.execute(
+                    f"UPDATE disturbed_limits SET geom = {b.geom_param()} WHERE permit_number = {b.ph}",
+                    (geom, permit_number),
+                )
+            was = (
+                f" (was {locked.disturbed_sqft:,.0f} sq ft"
+                f"{', on the whole site' if locked.disturbed is None else ''}"
+                f"{f', permit {locked.permit_decision}' if locked.permit_decision != m['permit_decision'] else ''})"
+            )
+            plan = f", {m['plan_disturbed_sqft']:,.0f} sq ft over common plan {p.plan_id}" if p.plan_id else ""
+            why = f"; reasons: {reasons.strip()}" if reasons and reasons.strip() else ""
+            detail = (
+                f"new disturbed limits: {m['disturbed_sqft']:,.0f} sq ft disturbed{plan} (measured){was}; "
+                f"screening: permit {m['permit_decision']}{why}"
+            )
+            self._event(
+                cur, permit_number, Event(now, who, "remeasured", None, None, None, None, detail), fields=changes
+            )
+            self._redecide_members(cur, m.get("members", []), who, now)
+        return self.get(permit_number)
+
+    def decide_screened(self, one: gpd.GeoDataFrame, rest: gpd.GeoDataFrame, source: str) -> dict[str, Any]:
+        """Decide one site of a screening output as intake decides it, without adding it.
+
+        Its limits, plan, activity and flags as the screening recorded them go to the screening
+        function with its plan-mates (``rest``, the screening's other rows) and the registry's
+        permits on its plan, under the registry's layers and profile: the one decision that
+        `permits add` would take (`permits enforce --site-layer`, issue 34).
+
+        Returns
+        -------
+        dict
+            ``disturbed_sqft``, ``plan_disturbed_sqft``, ``permit_decision``, ``standards``,
+            ``sediment_standard`` and the rest :meth:`_measure` gives.
+
+        Raises
+        ------
+        ValidationError
+            If the row cannot be read, or the article does not reach the site (outside, a state
+            agency's, agricultural or silviculture activity), with the screening's reason.
+        """
+        from esc_gis.registry.service.imports import plan_mates, screened_site
+
+        facts = screened_site(one, source)
+        app = Application(
+            "",
+            None,
+            one.geometry.iloc[0],
+            one.crs,
+            disturbed=facts["disturbed"],
+            plan_id=facts["plan_id"],
+            activity=facts["activity"],
+            state_agency=facts["state_agency"],
+            npdes_exempt=facts["npdes_exempt"],
+        )
+        problems: list[Problem] = []
+        context = plan_mates(rest, [app.plan_id]) if app.plan_id else []
+        measured = self._measure([app], source, problems, context)
+        if problems or not measured:
+            raise ValidationError(problems or [Problem(source, None, "the site cannot be measured.", "re-screen it.")])
+        return measured[0]
 
     def _plan_members(self, plans: Sequence[str]) -> list[Permit]:
         """Return the registry's permits on any of ``plans`` (common plans of development or sale)."""
@@ -252,11 +446,15 @@ class Intake(RegistryBase):
         who: str | None = None,
         fields: Mapping[str, str] | None = None,
         received_on: date | None = None,
+        disturbed_id: str | None = None,
+        context: Sequence[Application] = (),
     ) -> list[str]:
         """Import a layer of permits (:mod:`esc_gis.registry.service.imports`) in one transaction.
 
         ``fields`` maps import columns to the layer's (``{"site_address": "ADDRESS"}``);
-        ``received_on`` is the day of every row without its own (a screening output has none).
+        ``received_on`` is the day of every row without its own (a screening output has none);
+        ``disturbed_id`` names the layer's column that keys ``disturbed`` (default
+        ``permit_number``); ``context``: the screening's rows not imported (see :meth:`add_many`).
 
         Raises
         ------
@@ -266,11 +464,16 @@ class Intake(RegistryBase):
         from esc_gis.registry.service.imports import applications_from_frame
 
         apps, problems = applications_from_frame(
-            frame, source=source, disturbed=disturbed, fields=fields, received_on=received_on
+            frame,
+            source=source,
+            disturbed=disturbed,
+            fields=fields,
+            received_on=received_on,
+            disturbed_id=disturbed_id,
         )
         if not apps:
             raise ValidationError(problems or [Problem(source, None, "has no rows.", "export the permits again.")])
-        return self.add_many(apps, who=who, source=source, kind="imported", prior=problems)
+        return self.add_many(apps, who=who, source=source, kind="imported", prior=problems, context=context)
 
     def _insert(
         self,
@@ -314,14 +517,23 @@ class Intake(RegistryBase):
                 (number, p.role, p.name.strip(), p.organization, p.phone, p.email, p.address) for p in app.parties
             ]
             plan = f", {m['plan_disturbed_sqft']:,.0f} sq ft over common plan {app.plan_id}" if app.plan_id else ""
+            screened = (
+                f"; ITS SCREENING MEASURED {app.screened_disturbed_sqft:,.0f} sq ft of disturbed limits"
+                if screening_differs(app.screened_disturbed_sqft, m["disturbed_sqft"])
+                else ""
+            )
+            exempt = "; marked NPDES-exempt" if app.npdes_exempt else ""
             detail = (
                 f"{m['disturbed_sqft']:,.0f} sq ft disturbed{plan} (measured"
-                f"{'' if m['disturbed'] is not None else ' on the whole site: no disturbed limits given'}); "
-                f"screening: permit {m['permit_decision']}"
+                f"{'' if m['disturbed'] is not None else ' on the whole site: no disturbed limits given'}"
+                f"{screened}); screening: permit {m['permit_decision']}{exempt}"
             )
             e = Event(now, who, kind, None, app.status, app.received_on, None, detail)
             events.append(self._event_row(number, e))
             started = record["started_at"]
+            # The exemption is a fact of the application the permits table has no column for:
+            # the received event keeps it, and the fold gives it back to a later re-decision.
+            flags = {"fields": {"npdes_exempt": True}} if app.npdes_exempt else {}
             history.append(
                 typed(
                     number,
@@ -329,6 +541,7 @@ class Intake(RegistryBase):
                     when=started,
                     issued_on=record["issued_on"] if record["decided_on"] else None,
                     started_at=started,
+                    **flags,
                 )
             )
         cols = ", ".join(f'"{c}"' for c in _PERMIT_FIELDS)
@@ -367,6 +580,56 @@ class Intake(RegistryBase):
             self._event(
                 cur, p.permit_number, Event(now, who, "remeasured", None, None, None, None, detail), fields=changes
             )
+
+
+def _flag(a: Application | Permit, name: str) -> bool:
+    """Return an application's flag, or a registry permit's from its history (False if never set)."""
+    if isinstance(a, Application):
+        return bool(getattr(a, name))
+    return bool(a.state.fields.get(name, False)) if a.state is not None else False
+
+
+#: How far (sq ft) a permit's measured area may be from its screening's before it is called
+#: different: both are measured by one function in one CRS, so only rounding separates them.
+_SAME_SQFT = 0.5
+
+
+def screening_differs(screened_sqft: float | None, disturbed_sqft: float) -> bool:
+    """Whether a permit measured ``disturbed_sqft`` where its screening measured ``screened_sqft``.
+
+    The one test behind the history note :meth:`Intake._insert` writes and the warning
+    :func:`esc_gis.registry.service.imports.screening_differences` gives (issue 34): typically
+    a permit measured on its whole site while its screening measured disturbed limits.
+    """
+    s = screened_sqft
+    return s is not None and not np.isnan(s) and abs(float(disturbed_sqft) - float(s)) > _SAME_SQFT
+
+
+def _not_governed(out: pd.DataFrame, source: str, profile: Any, apps: Sequence[Application]) -> list[Problem]:
+    """Return a problem for each screened site the article does not reach: it takes no permit.
+
+    The screening decided it (``permit`` is ``not_applicable``); the reason is the screening's
+    own finding (§ 540-4B outside, § 540-4C a state agency, § 540-4A(2) agricultural or
+    silviculture activity), so the refusal says what `esc-gis screen` says of the site.
+    """
+    import json
+
+    problems = []
+    outside = profile.finding("registry_outside_jurisdiction")
+    for i, r in enumerate(out.itertuples(index=False)):
+        if r.permit != "not_applicable":
+            continue
+        if r.jurisdiction == "outside":
+            message, fix = f"{outside.message} ({outside.section})", "check the site's location and CRS."
+        else:
+            # The finding that excluded it: jurisdiction_* says where it lies, which is not the reason.
+            why = [f for f in json.loads(r.findings) if not str(f["code"]).startswith("jurisdiction_")]
+            reason = "; ".join(f"{f['message']} ({f['section']})" for f in why) or str(r.applicability)
+            f = profile.finding("registry_not_governed", reason=reason)
+            # The reason carries its own section, which says more than the finding's own (§ 540-4).
+            message, fix = f.message, "check the site's activity and state_agency; take no permit."
+        problems.append(Problem(source, i + 1, message, fix, apps[i].permit_number))
+    return problems
 
 
 def _decision(r: Any) -> dict[str, Any]:

@@ -3,7 +3,10 @@
 The layer has one feature per permit, its geometry the site boundary, and the columns of
 :data:`IMPORT_COLUMNS` (only ``site_address`` and ``received_on`` are required). Parties
 come from ``landowner_*`` and ``responsible_*`` columns. Disturbed limits may come from a
-second layer keyed by ``permit_number``; a permit with no polygon there counts its whole site.
+second layer keyed by ``permit_number`` or by another id of the layer (``disturbed_id``, e.g. a
+screening's ``site_id``), its polygons of one key taken together as screening takes them; a
+screening output carries the limits it measured (``disturbed_limits``, EWKT), taken for a row
+the second layer has none for. A permit with no limits counts its whole site.
 
 A layer with other column names (a screening output, a county export) is read through a field
 map (``--field site_address=ADDRESS``), and a day given once (``--received-on``) stands for
@@ -13,19 +16,35 @@ application came in. :func:`pick_site` reads the one site of such a layer for ``
 
 from __future__ import annotations
 
-__all__ = ["IMPORT_COLUMNS", "KNOWN_FIELDS", "applications_from_frame", "pick_site"]
+__all__ = [
+    "IMPORT_COLUMNS",
+    "KNOWN_FIELDS",
+    "SCREENED_LIMITS",
+    "SCREENING_COLUMNS",
+    "applications_from_frame",
+    "pick_site",
+    "plan_mates",
+    "screened_limits",
+    "screened_site",
+    "screening_differences",
+]
 
 import difflib
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import date
 from typing import Any
 
 import geopandas as gpd
 import numpy as np
+import pandas as pd
+import shapely
+from pyproj import CRS
+from pyproj.exceptions import CRSError
 
 from esc_gis.errors import LayerReadError, Problem, ValidationError
 from esc_gis.registry.domain.records import Application, Party, parse_date, parse_datetime
+from esc_gis.validate import read_flags
 
 #: Column -> what it holds.
 IMPORT_COLUMNS = {
@@ -35,6 +54,8 @@ IMPORT_COLUMNS = {
     "legal_description": "optional",
     "plan_id": "optional; the common plan of development or sale the site is part of",
     "activity": "optional: construction (default), agricultural_activity, agricultural_production, silviculture",
+    "state_agency": "optional, true/false: conducted by a state agency (refused: the article does not apply)",
+    "npdes_exempt": "optional, true/false: exempt by federal law from an NPDES permit",
     "received_on": "required, YYYY-MM-DD",
     "building_permit_expires": "optional, YYYY-MM-DD",
     "status": "optional, default application_received",
@@ -54,11 +75,159 @@ _REQUIRED_FIX = {
 }
 
 
+#: Columns that make a layer a screening output, whose measurements a permit is compared with.
+SCREENING_COLUMNS = frozenset({"disturbed_sqft", "applicability", "permit"})
+#: The screening output's column of the disturbed limits it measured (:data:`esc_gis.screening.OPTIONAL_COLUMNS`).
+SCREENED_LIMITS = "disturbed_limits"
+
+
+def screened_limits(value: Any, crs: Any, to_crs: Any) -> Any:
+    """Read a screening's ``disturbed_limits`` value (EWKT ``SRID=<epsg>;<WKT>``) in ``to_crs``.
+
+    Parameters
+    ----------
+    value : str or None
+        The cell; empty (None, NaN, '') when the screening measured no limits for the site.
+    crs : Any
+        The CRS of WKT without ``SRID=`` (the layer's own).
+    to_crs : Any
+        The CRS to return the geometry in (the layer's, which the application carries).
+
+    Returns
+    -------
+    shapely geometry or None
+
+    Raises
+    ------
+    ValueError
+        If the text is not (E)WKT or its SRID is not an EPSG code.
+    """
+    text = _text(value)
+    if text is None:
+        return None
+    if text[:5].upper() == "SRID=":
+        head, _, text = text.partition(";")
+        try:
+            crs = CRS.from_epsg(int(head[5:]))
+        except (ValueError, CRSError) as exc:  # int('x'); an unknown code
+            raise ValueError(f"{head!r} is not an EPSG code") from exc
+    try:
+        geom = shapely.from_wkt(text)
+    except shapely.errors.GEOSException as exc:
+        raise ValueError(f"not WKT ({exc})") from exc
+    if crs is not None and to_crs is not None and not CRS.from_user_input(crs).equals(CRS.from_user_input(to_crs)):
+        geom = gpd.GeoSeries([geom], crs=crs).to_crs(to_crs).iloc[0]
+    return geom
+
+
 def _text(v: Any) -> str | None:
     if v is None or (isinstance(v, float) and np.isnan(v)):
         return None
     s = str(v).strip()
     return s or None
+
+
+def _limits_by_key(
+    disturbed: gpd.GeoDataFrame | None,
+    key: str,
+    disturbed_id: str | None,
+    frame: gpd.GeoDataFrame,
+    source: str,
+    layer_cols: Mapping[str, str],
+    problems: list[Problem],
+) -> dict[str, Any]:
+    """Return the disturbed limits by ``key`` (in ``frame``'s CRS), adding a problem if they cannot be keyed."""
+    limits: dict[str, Any] = {}
+    if disturbed is None:
+        return limits
+    if key not in disturbed.columns:
+        also = "." if disturbed_id else ", or name the column that keys them with --disturbed-id FIELD."
+        problems.append(
+            Problem(
+                "disturbed limits", None, f"has no {key} column.", f"key each polygon by the {key} of its row{also}"
+            )
+        )
+    elif disturbed_id and disturbed_id.lower() not in layer_cols:
+        problems.append(
+            Problem(
+                source,
+                None,
+                f"has no {disturbed_id} column to match the disturbed limits by.",
+                f"name a column of both layers with --disturbed-id (its columns: {', '.join(layer_cols.values())}).",
+            )
+        )
+    else:
+        d = disturbed.to_crs(frame.crs) if disturbed.crs is not None and frame.crs is not None else disturbed
+        # A site's several polygons are taken together, as screening takes them (§ 540-5: overlaps once).
+        keys = d[key].map(_text)
+        for k, geoms in d.geometry.groupby(keys.to_numpy(), sort=False):
+            limits[str(k)] = shapely.union_all(geoms.to_numpy()) if len(geoms) > 1 else geoms.iloc[0]
+    return limits
+
+
+def _screening_facts(
+    get: Callable[[str], Any],
+    layer_cols: Mapping[str, str],
+    crs: Any,
+    bad: Callable[[str, str], Any],
+    *,
+    limit: Any = None,
+) -> dict[str, Any]:
+    """Read what a screening row carries for intake: flags, the limits it measured, its area.
+
+    ``state_agency`` and ``npdes_exempt`` in any usual spelling (true/false, yes/no, 1/0);
+    the limits from ``disturbed_limits`` unless ``limit`` (from a limits layer) is given; the
+    screening's ``disturbed_sqft`` only from a screening output (one that has ``applicability``:
+    another layer's area column is not a measurement of the registry's).
+    """
+    facts: dict[str, Any] = {}
+    for name in ("state_agency", "npdes_exempt"):
+        flag, unreadable = read_flags(pd.Series([get(name)], dtype=object))
+        facts[name] = bool(flag[0])
+        if unreadable[0]:
+            bad(f"{name} {get(name)!r} is not true or false.", "use true/false, yes/no or 1/0.")
+    if limit is None and SCREENED_LIMITS in layer_cols:
+        try:
+            limit = screened_limits(get(SCREENED_LIMITS), crs, crs)
+        except ValueError as exc:
+            bad(f"{SCREENED_LIMITS} is not readable: {exc}.", "write the screening again (esc-gis screen -o).")
+    facts["disturbed"] = limit
+    sqft = None
+    if SCREENING_COLUMNS <= set(layer_cols):
+        sqft = pd.to_numeric(pd.Series([get("disturbed_sqft")]), errors="coerce").iloc[0]
+    facts["screened_disturbed_sqft"] = float(sqft) if sqft is not None and pd.notna(sqft) else None
+    return facts
+
+
+def screened_site(one: gpd.GeoDataFrame, source: str) -> dict[str, Any]:
+    """Return what intake takes from the one screening row ``one`` (``permits add --site-layer``).
+
+    Returns
+    -------
+    dict
+        ``plan_id``, ``activity`` (None when empty), ``state_agency``, ``npdes_exempt``,
+        ``disturbed`` (the limits the screening measured, in ``one``'s CRS, or None) and
+        ``screened_disturbed_sqft``.
+
+    Raises
+    ------
+    ValidationError
+        If a flag or the limits cannot be read, naming the column and the fix.
+    """
+    cols = {c.lower(): c for c in one.columns if c != one.geometry.name}
+    row = one.iloc[0]
+    problems: list[Problem] = []
+
+    def get(name: str) -> Any:
+        return row[cols[name]] if name in cols else None
+
+    def bad(message: str, fix: str) -> None:
+        problems.append(Problem(source, int(one.index[0]) + 1, message, fix))
+
+    facts = _screening_facts(get, cols, one.crs, bad)
+    if problems:
+        raise ValidationError(problems)
+    return {"plan_id": _text(get("plan_id")), "activity": _text(get("activity")), **facts}
 
 
 def _dates(get: Callable[[str], Any], bad: Callable[[str, str], Any]) -> dict[str, Any]:
@@ -125,6 +294,7 @@ def applications_from_frame(
     disturbed: gpd.GeoDataFrame | None = None,
     fields: Mapping[str, str] | None = None,
     received_on: date | None = None,
+    disturbed_id: str | None = None,
 ) -> tuple[list[Application], list[Problem]]:
     """Turn a layer's rows into applications; return them with every problem found.
 
@@ -135,12 +305,15 @@ def applications_from_frame(
     source : str
         The file's name, for messages.
     disturbed : geopandas.GeoDataFrame, optional
-        Disturbed limits with a ``permit_number`` column.
+        Disturbed limits with a ``permit_number`` column (or ``disturbed_id``'s).
     fields : mapping of str to str, optional
         Import column (:data:`KNOWN_FIELDS`) -> the layer's column holding it (any case); it
         wins over a layer column of the import column's own name.
     received_on : date, optional
         The day for every row without its own ``received_on`` (no such column, or an empty cell).
+    disturbed_id : str, optional
+        The column of both the layer and ``disturbed`` that keys the limits (``site_id`` of a
+        screening output); default ``permit_number``.
 
     Returns
     -------
@@ -167,20 +340,9 @@ def applications_from_frame(
             )
     if problems:
         return [], problems
-    limits: dict[str, Any] = {}
-    if disturbed is not None:
-        if "permit_number" not in disturbed.columns:
-            problems.append(
-                Problem(
-                    "disturbed limits",
-                    None,
-                    "has no permit_number column.",
-                    "key each disturbed-limit polygon by the permit_number of its row.",
-                )
-            )
-        else:
-            d = disturbed.to_crs(frame.crs) if disturbed.crs is not None and frame.crs is not None else disturbed
-            limits = dict(zip(d["permit_number"].astype(str), d.geometry, strict=True))
+    key = disturbed_id or "permit_number"
+    limits = _limits_by_key(disturbed, key, disturbed_id, frame, source, layer_cols, problems)
+    own_key = cols.get("permit_number") if not disturbed_id else layer_cols.get(disturbed_id.lower())
     apps = []
     for i, (row, geom) in enumerate(zip(frame.to_dict("records"), frame.geometry, strict=True), start=1):
 
@@ -197,13 +359,15 @@ def applications_from_frame(
 
         fields = _dates(get, bad)
         parties = _parties(get)
+        own = _text(row.get(own_key)) if own_key else None
+        facts = _screening_facts(get, layer_cols, frame.crs, bad, limit=limits.get(own) if own is not None else None)
         apps.append(
             Application(
                 site_address=_text(get("site_address")) or "",
                 received_on=fields["received_on"],
                 site=geom,
                 crs=frame.crs,
-                disturbed=limits.get(number) if number else None,
+                disturbed=facts["disturbed"],
                 permit_number=number,
                 parcel_id=_text(get("parcel_id")),
                 legal_description=_text(get("legal_description")),
@@ -215,20 +379,110 @@ def applications_from_frame(
                 start_notice_at=fields["start_notice_at"],
                 plan_id=_text(get("plan_id")),
                 activity=_text(get("activity")),
+                state_agency=facts["state_agency"],
+                npdes_exempt=facts["npdes_exempt"],
+                screened_disturbed_sqft=facts["screened_disturbed_sqft"],
             )
         )
     if disturbed is not None and limits:
-        known = {a.permit_number for a in apps}
+        known = {_text(r.get(own_key)) for r in frame.to_dict("records")} if own_key else set()
         for k in sorted(set(limits) - known):
             problems.append(
                 Problem(
                     "disturbed limits",
                     None,
-                    f"permit_number {k!r} matches no row of {source}.",
-                    "fix the number, or add the permit's row.",
+                    f"{key} {k!r} matches no row of {source}.",
+                    "fix the id, or add the permit's row.",
                 )
             )
     return apps, problems
+
+
+def plan_mates(frame: gpd.GeoDataFrame, plans: Collection[str]) -> list[Application]:
+    """Return the rows of ``frame`` on one of ``plans``, as applications measured but never added.
+
+    They are the rest of a screening a site (or some sites) came from: its plan-mates, with
+    the limits the screening measured (``disturbed_limits``), activity and flags, so the
+    registry adds the common plan up as the screening did (:meth:`Intake.add_many`'s
+    ``context``). Rows whose values cannot be read are left out: they were read by the
+    screening that wrote them, and a plan-mate is not what is being added.
+    """
+    cols = {c.lower(): c for c in frame.columns if c != frame.geometry.name}
+    if "plan_id" not in cols or not plans:
+        return []
+    wanted = {str(p) for p in plans}
+    out = []
+    for row, geom in zip(frame.to_dict("records"), frame.geometry, strict=True):
+        plan = _text(row.get(cols["plan_id"]))
+        if plan not in wanted:
+            continue
+
+        def get(name: str, row: dict[str, Any] = row) -> Any:
+            return row.get(cols[name]) if name in cols else None
+
+        facts = _screening_facts(get, cols, frame.crs, lambda message, fix: None)
+        activity = _text(row.get(cols["activity"])) if "activity" in cols else None
+        out.append(
+            Application(
+                "",
+                None,
+                geom,
+                frame.crs,
+                disturbed=facts["disturbed"],
+                plan_id=plan,
+                activity=activity,
+                state_agency=facts["state_agency"],
+                npdes_exempt=facts["npdes_exempt"],
+            )
+        )
+    return out
+
+
+def screening_differences(
+    screened: gpd.GeoDataFrame, permits: Sequence[Any], *, id_field: str = "site_id"
+) -> list[str]:
+    """Say, for each permit, how it differs from the screening row it was made from (issue 34).
+
+    Parameters
+    ----------
+    screened : geopandas.GeoDataFrame
+        The screening rows, in the order of ``permits`` (a screening output has
+        ``disturbed_sqft``, ``permit`` and ``applicability``; another layer gives nothing).
+    permits : sequence of Permit
+        The permits made from them.
+    id_field : str, default "site_id"
+
+    Returns
+    -------
+    list of str
+        One line per difference: a permit measured on another area (on its whole site while
+        the screening measured limits), or decided otherwise (its common plan added up
+        otherwise). Empty when every permit agrees with its screening.
+    """
+    from esc_gis.registry.service._intake import screening_differs
+
+    cols = {c.lower(): c for c in screened.columns if c != screened.geometry.name}
+    if not SCREENING_COLUMNS <= set(cols):
+        return []
+    lines = []
+    for row, p in zip(screened.to_dict("records"), permits, strict=True):
+        site = _text(row.get(cols.get(id_field, ""))) if id_field in cols else None
+        who = f"{p.permit_number}" + (f" ({id_field} {site})" if site else "")
+        sqft = pd.to_numeric(pd.Series([row.get(cols["disturbed_sqft"])]), errors="coerce").iloc[0]
+        if screening_differs(None if pd.isna(sqft) else float(sqft), p.disturbed_sqft):
+            whole = " (its whole site)" if not screening_differs(p.site_sqft, p.disturbed_sqft) else ""
+            lines.append(
+                f"{who} is measured on {p.disturbed_sqft:,.0f} sq ft{whole} where its screening measured "
+                f"{sqft:,.0f} sq ft of disturbed limits: give the limits the screening measured "
+                "(--disturbed FILE, or a screening output written with its disturbed_limits column)."
+            )
+        decided = _text(row.get(cols["permit"]))
+        if decided is not None and decided != p.permit_decision:
+            lines.append(
+                f"{who} is decided permit {p.permit_decision} where its screening decided {decided}: "
+                "check its common plan's other sites and its disturbed limits."
+            )
+    return lines
 
 
 def pick_site(

@@ -612,7 +612,8 @@ GRANTS: dict[str, dict[str, str]] = {
     PUBLIC_VIEW: {"reader": "SELECT", "inspector": "SELECT", "clerk": "SELECT"},
     "esc_gis_schema": {"inspector": "SELECT", "clerk": "SELECT"},
     "permits": {"inspector": "SELECT, UPDATE (updated_at)", "clerk": "SELECT, INSERT, UPDATE"},
-    "disturbed_limits": {"inspector": "SELECT", "clerk": "SELECT, INSERT"},
+    # UPDATE: an undecided application's limits are measured anew (`permits update --disturbed`).
+    "disturbed_limits": {"inspector": "SELECT", "clerk": "SELECT, INSERT, UPDATE"},
     "parties": {"clerk": "SELECT, INSERT"},
     "events": {"inspector": "SELECT, INSERT", "clerk": "SELECT, INSERT"},
     "history": {"inspector": "SELECT, INSERT", "clerk": "SELECT, INSERT"},
