@@ -342,6 +342,10 @@ def show(registry: str, number: str, as_json: bool, layers_path: str | None) -> 
         extra = "".join(f" {x}" for x in (e.on_date, f"+{e.days} days" if e.days else None, e.detail) if x)
         click.echo(f"  {e.at:%Y-%m-%d %H:%M}Z {e.who}: {e.kind}{move}{extra}")
     _echo_extensions(p.state.extensions)
+    if p.other_authorizations:
+        click.echo("\nother construction authorizations (the period runs to the longest):")
+    for name, ends in p.other_authorizations.items():
+        click.echo(f"  {name}: ends {ends}")
     if p.reports:
         click.echo("\ninspections (private):")
     for r in p.reports:
@@ -426,6 +430,18 @@ def list_(registry: str, status: tuple[str, ...], layers_path: str | None) -> No
 @click.option("--parcel-id", default=None)
 @click.option("--legal", "legal_description", default=None)
 @click.option("--building-permit-expires", default=None, help="YYYY-MM-DD; the expiry is recomputed.")
+@click.option(
+    "--authorization",
+    "authorization_name",
+    default=None,
+    help="Another construction authorization the permit's period runs with, e.g. 'WDNR permit WI-S067831'; give "
+    "--authorization-expires with it.",
+)
+@click.option(
+    "--authorization-expires",
+    default=None,
+    help="YYYY-MM-DD the --authorization ends: the permit runs to it if longer; the expiry is recomputed.",
+)
 @click.option("--start-notice", default=None, help="When the notice of start arrived (YYYY-MM-DDTHH:MM).")
 @click.option(
     "--work-stopped",
@@ -466,6 +482,8 @@ def update(
     parcel_id: str | None,
     legal_description: str | None,
     building_permit_expires: str | None,
+    authorization_name: str | None,
+    authorization_expires: str | None,
     start_notice: str | None,
     work_stopped: str | None,
     resume_expected: str | None,
@@ -486,6 +504,10 @@ def update(
     """
     if (site_id or reasons) and disturbed_path is None:
         raise click.UsageError("--site-id and --reasons go with --disturbed.")
+    if (authorization_name is None) != (authorization_expires is None):
+        raise click.UsageError("--authorization and --authorization-expires go together: its name and its end.")
+    ends = _date(authorization_expires, "authorization_expires")
+    authorization = (authorization_name, ends) if authorization_name is not None and ends is not None else None
     texts = (("site_address", site_address), ("parcel_id", parcel_id), ("legal_description", legal_description))
     changes: dict[str, Any] = {k: v for k, v in texts if v is not None}
     for key, raw in (
@@ -504,8 +526,8 @@ def update(
         if disturbed_path is not None:
             limits, crs = _limits_layer(disturbed_path, assume_crs, site_id)
             p = reg.remeasure(number, limits, crs, reasons=reasons, who=who)
-        if changes or day is not None or disturbed_path is None:
-            p = reg.update(number, who=who, inspected_on=day, **changes)
+        if changes or day is not None or authorization is not None or disturbed_path is None:
+            p = reg.update(number, who=who, inspected_on=day, authorization=authorization, **changes)
     click.echo(_describe(p))
 
 

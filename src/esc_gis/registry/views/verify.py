@@ -17,6 +17,7 @@ from typing import Any
 
 from esc_gis.registry.domain.deadlines import expiry
 from esc_gis.registry.domain.fold import UNRECORDED_BY, PermitState, fold
+from esc_gis.registry.domain.records import other_authorizations
 
 #: The ``permits`` columns the life cycle sets, and the state's attribute for each.
 _LIFECYCLE = (
@@ -131,6 +132,7 @@ def _permit(reg: Any, number: str, p: Any, s: PermitState, fees: int, guarantees
             reg.profile,
             building_permit_expires=p.building_permit_expires,
             extensions_days=s.extensions_days,
+            other_authorizations=other_authorizations(s.fields).values(),
         ).due
         if p.expires_on != due:
             out.append(Difference(number, "expires_on", p.expires_on, due))
