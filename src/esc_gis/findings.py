@@ -51,6 +51,7 @@ SCREENING: dict[str, tuple[str, ...]] = {
     "jurisdiction_partial": ("disturbed_sqft", "inside_sqft", "outside_sqft"),
     "jurisdiction_partial_inside_only": ("disturbed_sqft", "inside_sqft", "outside_sqft"),
     "outside_jurisdiction": (),
+    "outside_jurisdiction_extraterritorial": ("distance_ft",),
     "state_agency": (),
     "agricultural_activity_exempt": (),
     "agricultural_production_not_exempt": (),
