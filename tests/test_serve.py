@@ -215,9 +215,8 @@ def test_outside_within_the_extraterritorial_area_does_not_apply_as_a_reading(de
     assert f["message"].startswith("Reading:") and "2,100 ft outside, within 7,920 ft of its limits" in f["message"]
     assert "may still have a say there" in f["message"]  # the caveat
     # Beyond 1.5 miles (7,920 ft), the ordinance's own "does not apply".
-    far = screen_request(
-        {"site": lonlat(_east_of_the_village(demo_layers, 9000.0))}, layers=demo_layers, profile=PROFILE, limits=Limits()
-    )
+    beyond = {"site": lonlat(_east_of_the_village(demo_layers, 9000.0))}
+    far = screen_request(beyond, layers=demo_layers, profile=PROFILE, limits=Limits())
     assert [(f["code"], f["basis"]) for f in far["findings"]] == [("outside_jurisdiction", "ordinance")]
 
 
