@@ -230,3 +230,38 @@ def test_an_authorization_needs_its_name_and_its_end(reg, active, target: str, l
     r = run_permits("update", target, active, "--authorization", "WDNR", "--authorization-expires", "12/31/27", *lay)
     assert r.exit_code != 0 and "Traceback" not in r.output
     assert len(reg.history(active)) == before
+
+
+def test_an_authorization_given_with_the_application_sets_the_period(reg, target: str, layers_path, tmp_path) -> None:
+    """ "or the length of the building permit or other construction authorizations, whichever is longer, from the
+    date of issuance": given on `permits add` (kept in its ``received`` event), and on an imported issued permit."""
+    import geopandas as gpd
+
+    # An issued permit brought in with a WDNR permit to 2027-12-31: issued 2026-04-19, 180 days end 2026-10-16.
+    issued = Application(
+        "600 Test St", date(2026, 4, 1), square_sqft(1100, 100, 5000.0), CRS, status="approved",
+        issued_on=date(2026, 4, 19), other_authorizations=(("WDNR permit WI-S067831", date(2027, 12, 31)),),
+    )  # fmt: skip
+    n = reg.add(issued, who="clerk")
+    p = reg.get(n)
+    assert p.expires_on == date(2027, 12, 31)
+    assert p.other_authorizations == {"WDNR permit WI-S067831": date(2027, 12, 31)}
+    assert reg.history(n)[0].data["fields"]["other_authorizations"] == {"WDNR permit WI-S067831": "2027-12-31"}
+    # On the command line, with the application: the period is set when it is issued.
+    site = tmp_path / "site.gpkg"
+    gpd.GeoDataFrame(geometry=[square_sqft(1400, 100, 5000.0)], crs=CRS).to_file(site)
+    lay = ["--layers", str(layers_path)]
+    r = run_permits("add", target, "--site", str(site), "--address", "700 Test St", "--received", "2026-04-01",
+                    "--authorization", "WDNR permit", "--authorization-expires", "2027-06-30", *lay)  # fmt: skip
+    assert r.exit_code == 0, r.output
+    m = next(x.permit_number for x in reg.permits() if x.site_address == "700 Test St")
+    reg.record_fee(m, kind="application", amount=1.0, paid_on=date(2026, 4, 1), receipt="R7", who="clerk")
+    reg.transition(m, "under_review", on=date(2026, 4, 2))
+    assert reg.transition(m, "approved", on=date(2026, 4, 19)).expires_on == date(2027, 6, 30)
+    # An authorization ending before the application came in is refused, naming both dates.
+    from esc_gis.errors import ValidationError
+
+    bad = Application("800 Test St", date(2026, 4, 1), square_sqft(1700, 100, 5000.0), CRS,
+                      other_authorizations=(("WDNR permit", date(2026, 3, 1)),))  # fmt: skip
+    with pytest.raises(ValidationError, match="ends 2026-03-01, before received_on 2026-04-01"):
+        reg.add(bad)

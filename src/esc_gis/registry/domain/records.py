@@ -95,6 +95,11 @@ class Application:
         The disturbed area the screening this application came from measured (a screening
         output's ``disturbed_sqft``): a permit measured otherwise is noted in its history and
         reported (issue 34).
+    other_authorizations : tuple of (str, date), default ()
+        The "other construction authorizations" (§ 540-8G), by name, with the day each ends
+        (e.g. a WDNR permit's): the period runs to the longest of them, the building permit's
+        and 180 days. Kept in the history (the ``received`` event), as ``permits update
+        --authorization`` keeps them later.
     status : str, default "application_received"
         Imports of older permits may start further on; the dates must fit.
     """
@@ -118,6 +123,7 @@ class Application:
     state_agency: bool = False
     npdes_exempt: bool = False
     screened_disturbed_sqft: float | None = None
+    other_authorizations: tuple[tuple[str, date], ...] = ()
 
 
 @dataclass(frozen=True)
