@@ -744,4 +744,12 @@ def test_cli_inspect_takes_the_location_in_words(reg, active, target: str, layer
     due = json.loads(_run("due", target, "--on", "2026-11-17", "--within", "0", "--json", *lay).output)
     codes = {i["code"] for i in due}
     assert "weekly_inspection" not in codes and "report_incomplete" not in codes
-    assert "by holder: meets the weekly and after-rain inspection" in _run("show", target, active, *lay).output
+    shown = _run("show", target, active, *lay).output
+    assert "by holder: meets the weekly and after-rain inspection" in shown
+    # The words are the report's location wherever the report is read: `permits show` and the printed report.
+    assert "Hal Holder at south-east corner, by the inlet: controls in place" in shown
+    from esc_gis.registry.views.reports import permit_report_html
+
+    p = reg.get(active)
+    page = permit_report_html(p, p.reports, profile=reg.profile, crs=reg.crs, photos={})
+    assert "south-east corner, by the inlet" in page and "not recorded" not in page

@@ -382,8 +382,10 @@ def show(registry: str, number: str, as_json: bool, layers_path: str | None) -> 
         click.echo(f"  {name}: ends {ends}")
     if p.reports:
         click.echo("\ninspections (private):")
+    words = {f.inspection_id: f.location_words for f in (p.state.inspections if p.state else ())}
     for r in p.reports:
         where = f" at ({r.location.x:.1f}, {r.location.y:.1f})" if r.location is not None else ""
+        where += f" at {words[r.id]}" if words.get(r.id) else ""
         click.echo(f"  #{r.id} {_when_text(r.inspected_at, prof)} {r.inspector}{where}: {r.assessment}")
         for label, text in (
             ("work done", r.work_done),
