@@ -25,6 +25,7 @@ from esc_gis.cli.main import cli
 from esc_gis.errors import RegistryError, RequestError
 from esc_gis.layers import load_layers
 from esc_gis.profile import load_profile
+from esc_gis.screening import screen
 from esc_gis.serve.app import Guard
 from esc_gis.serve.config import PERMIT_PROPERTIES, ServiceSettings, check_public_login, prepare_service
 from esc_gis.serve.screen_request import Limits, parse_request, screen_request
@@ -218,24 +219,10 @@ def test_outside_within_the_extraterritorial_area_does_not_apply_as_a_reading(de
     beyond = {"site": lonlat(_east_of_the_village(demo_layers, 9000.0))}
     far = screen_request(beyond, layers=demo_layers, profile=PROFILE, limits=Limits())
     assert [(f["code"], f["basis"]) for f in far["findings"]] == [("outside_jurisdiction", "ordinance")]
-
-
-@pytest.mark.parametrize(
-    ("gap_ft", "code"),
-    [
-        (0.0, "outside_jurisdiction_extraterritorial"),
-        (7920.0, "outside_jurisdiction_extraterritorial"),  # "within 1.5 miles": its edge is inside
-        (7920.01, "outside_jurisdiction"),
-    ],
-)
-def test_the_extraterritorial_edge_is_one_and_a_half_miles(gap_ft: float, code: str) -> None:
-    """§ 540-5 EXTRATERRITORIAL: "within 1.5 miles" (7,920 ft), pinned at the edge; a profile without the entry
-    (a town has no such area) keeps the ordinance's finding."""
-    from esc_gis.serve.screen_request import outside_reading
-
-    assert outside_reading(gap_ft, PROFILE)["code"] == code
-    town = load_profile(Path(__file__).parent / "profiles" / "example.toml")
-    assert outside_reading(gap_ft, town)["code"] == "outside_jurisdiction"
+    # One decision: the service's answer is esc-gis screen's for the same site.
+    sites = gpd.GeoDataFrame({"site_id": ["near"]}, geometry=[site], crs=CRS)
+    row = screen(sites, layers=demo_layers, profile=PROFILE).iloc[0]
+    assert json.loads(row["findings"]) == ans["findings"]
 
 
 def test_a_farm_field_gets_one_answer(demo_layers):

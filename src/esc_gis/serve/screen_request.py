@@ -15,7 +15,7 @@ another place).
 
 from __future__ import annotations
 
-__all__ = ["Limits", "ScreenInput", "outside_reading", "parse_request", "screen_request", "service_notes"]
+__all__ = ["Limits", "ScreenInput", "parse_request", "screen_request", "service_notes"]
 
 import json
 import math
@@ -32,7 +32,7 @@ from pyproj import CRS
 from esc_gis.errors import EscGisError, RequestError, ValidationError
 from esc_gis.layers import LayerSet
 from esc_gis.profile import Profile
-from esc_gis.units import SQFT_PER_ACRE, ft_to_crs_units
+from esc_gis.units import SQFT_PER_ACRE
 from esc_gis.validate import ACTIVITIES
 
 #: GeoJSON's only CRS (RFC 7946 § 4): longitude and latitude on WGS 84.
@@ -227,42 +227,6 @@ def _far_from(req: ScreenInput, crs: CRS) -> bool:
     return not shapely.intersects(np.asarray(parts, dtype=object), shapely.box(*area.bounds)).any()
 
 
-def _gap_ft(req: ScreenInput, layers: LayerSet) -> float:
-    """Return how far (ft) what the screening placed outside lies from the boundary.
-
-    The screening places a site by its disturbance, or by its own polygon when none is drawn
-    (``screening._jurisdiction``): the same geometry is measured here.
-    """
-    parts = list(req.disturbed) if req.disturbed else [req.site]
-    placed = gpd.GeoSeries(parts, crs=GEOJSON_CRS).to_crs(layers.crs).union_all()
-    return float(shapely.distance(placed, layers.jurisdiction)) / ft_to_crs_units(1.0, layers.crs)
-
-
-def outside_reading(distance_ft: float, profile: Profile) -> dict[str, str]:
-    """Return the finding of a site outside the boundary, ``distance_ft`` from it (§ 540-4B, § 540-5).
-
-    § 540-4B: "This article applies to land-disturbing construction activity on construction
-    sites located within the boundaries and jurisdiction of the Village". § 540-5 defines an
-    EXTRATERRITORIAL area (within 1.5 miles of a Village, the profile's
-    ``thresholds.extraterritorial``) that no rule of the article uses. Beyond it, "does not
-    apply" is the ordinance's; within it (at its edge too: "within"), it is a reading, with the
-    caveat that the area is defined and the Village may act there under other law
-    (``outside_jurisdiction_extraterritorial``, basis ``interpretation``). A profile without
-    the entry (a town has no such area) keeps the ordinance's finding.
-
-    Examples
-    --------
-    >>> from esc_gis.profile import load_profile
-    >>> p = load_profile()
-    >>> outside_reading(2100.0, p)["basis"], outside_reading(8000.0, p)["basis"]
-    ('interpretation', 'ordinance')
-    """
-    key = "thresholds.extraterritorial"
-    if key in profile.entries and distance_ft <= float(profile.entry(key).value):  # type: ignore[arg-type]
-        return profile.finding("outside_jurisdiction_extraterritorial", distance_ft=distance_ft).to_dict()
-    return profile.finding("outside_jurisdiction").to_dict()
-
-
 def service_notes(
     *, permit: str, jurisdiction: str, activity: str | None, disturbed_given: bool, profile: Profile
 ) -> list[dict[str, str]]:
@@ -418,10 +382,9 @@ def screen_request(data: Mapping[str, Any], *, layers: LayerSet, profile: Profil
     except EscGisError as err:
         raise RequestError(str(err)) from None
     row = result.iloc[0]
+    # A site outside but within the extraterritorial area gets the screening's reading
+    # (rules.extraterritorial_ft): the answer is esc-gis screen's, one decision for both.
     findings = json.loads(row["findings"])
-    if str(row["jurisdiction"]) == "outside" and not far:
-        gap = _gap_ft(req, layers)
-        findings = [outside_reading(gap, profile) if f["code"] == "outside_jurisdiction" else f for f in findings]
     measured = {name: (None if far else _number(row.get(name))) for name in MEASURED}
     note = (
         "Not measured: the site lies outside the area the measuring CRS is made for, far from the Village."
