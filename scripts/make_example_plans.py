@@ -127,6 +127,10 @@ spill_procedures = "Fuel and concrete washout stay on the pad; spills are contai
 
 [rusle2]
 sediment_tons_per_acre_year = 1.8
+
+# § 540-9A(9): the plan includes the Reference Guide's items as well as RUSLE2.
+[reference_guide]
+included = true
 '''  # noqa: E501 (a line of the TOML written out; wrapping it would change the file)
     _write(ROOT / "examples/plans/complete", layers, toml)
 
@@ -277,6 +281,10 @@ slope_pct = 4
 r_annual = 120
 schedule_file = "phases.csv"
 ei_file = "ei_monthly_made_up.csv"
+
+# § 540-9A(9): the plan includes the Reference Guide's items as well as RUSLE2.
+[reference_guide]
+included = true
 '''  # noqa: E501 (a line of the TOML written out; wrapping it would change the file)
     folder = ROOT / "examples/plans/phased"
     _write(folder, layers, toml)

@@ -139,9 +139,10 @@ def test_weekly_inspection_counts_reports_and_update_inspected_days(reg, active)
         if i.code == "weekly_inspection"
     ]
     assert weekly == []
-    reg.update(active, inspected_on=date(2026, 11, 18))  # the older way still counts, and later
+    # A day alone records that the holder inspected, not the report: the week is not met by it.
+    reg.update(active, inspected_on=date(2026, 11, 18))
     got = agenda([reg.get(active)], on=date(2026, 11, 25), calendar=CAL, profile=W, within_days=0)
-    assert [i.due for i in got if i.code == "weekly_inspection"] == [date(2026, 11, 25)]
+    assert [i.due for i in got if i.code == "weekly_inspection"] == [date(2026, 11, 23)]
 
 
 # --- Repairs ---------------------------------------------------------------------------
@@ -522,15 +523,60 @@ def test_a_report_without_an_item_the_law_lists_is_recorded_but_does_not_count(r
     assert "weekly_inspection" not in got and "report_incomplete" not in got
 
 
-def test_a_complete_report_and_a_day_alone_are_not_listed_as_incomplete(reg, active) -> None:
+def test_a_complete_report_is_not_listed_and_a_day_alone_is_listed_as_without_its_report(reg, active) -> None:
+    # § 540-8E(6): "Weekly inspection reports shall include all of the following: date, time and
+    # location of the construction site inspection; ...". A day alone (`update --inspected`) holds
+    # none of it: read as an inspection whose report is not recorded, it does not meet the duty.
     reg.inspect(active, complete(reg, active))
-    reg.update(active, inspected_on=date(2026, 11, 20))  # the holder's report of that day, kept at the site
+    reg.update(active, inspected_on=date(2026, 11, 20))
     got = _codes(reg, active, date(2026, 11, 21))
-    assert "report_incomplete" not in got and "weekly_inspection" not in got
+    assert "report_incomplete" not in got and "weekly_inspection" not in got  # the report of 11-16 meets the week
+    [item] = got["report_day_alone"]
+    assert item.due == date(2026, 11, 20) and item.section == "§ 540-8E(6)" and item.basis == "interpretation"
+    assert "the inspection of 2026-11-20 is recorded by its day alone and does not meet" in item.what
     assert [(f.by, f.contents) for f in reg.get(active).state.inspections] == [
         ("holder", ("location", "work_done", "phase")),
         ("holder", None),
     ]
+    # The week after the complete report (11-23) is not met by the day alone: overdue on 11-24.
+    got = _codes(reg, active, date(2026, 11, 24))
+    assert [i.due for i in got["weekly_inspection"]] == [date(2026, 11, 23)]
+    # A complete report of the same day: the day alone is no longer listed and the week is met.
+    reg.inspect(active, complete(reg, active, inspected_at=datetime(2026, 11, 20, 16, 0, tzinfo=UTC)))
+    got = _codes(reg, active, date(2026, 11, 24))
+    assert "report_day_alone" not in got and "weekly_inspection" not in got
+
+
+def test_a_day_alone_alone_never_meets_the_weekly_duty(reg, active) -> None:
+    # § 540-8E(6): "Conduct construction site inspections at least once per week" and "Maintain
+    # ... weekly written reports of all inspections. Weekly inspection reports shall include all of
+    # the following". Days alone, however many, leave the week due from the start (11-09 + 7).
+    for day in (10, 12, 14, 16):
+        reg.update(active, inspected_on=date(2026, 11, day))
+    got = _codes(reg, active, date(2026, 11, 17))
+    assert [i.due for i in got["weekly_inspection"]] == [date(2026, 11, 16)]
+    assert [i.due for i in got["report_day_alone"]] == [date(2026, 11, d) for d in (10, 12, 14, 16)]
+
+
+@pytest.mark.parametrize("words", ["north silt fence along Main St", "  at the inlet  "])
+def test_a_complete_report_giving_the_location_in_words_counts(reg, active, words: str) -> None:
+    # § 540-8E(6): "Weekly inspection reports shall include all of the following: date, time and
+    # location of the construction site inspection". The location in words gives it: no map point needed.
+    r = reg.inspect(active, complete(reg, active, location=None, location_words=words))
+    assert reg.get(active).state.inspections[0].contents == ("location", "work_done", "phase")
+    got = _codes(reg, active, date(2026, 11, 17))
+    assert "weekly_inspection" not in got and "report_incomplete" not in got
+    # The words are kept with the report's event (its history), as given.
+    data = [e.data for e in reg.history(active) if e.kind == "inspected"]
+    assert [d.get("location_words") for d in data] == [words.strip()] and r.id == data[0]["inspection_id"]
+
+
+def test_blank_location_words_do_not_give_the_location(reg, active) -> None:
+    # "location of the construction site inspection": blank words say nowhere.
+    reg.inspect(active, complete(reg, active, location=None, location_words="   "))
+    got = _codes(reg, active, date(2026, 11, 17))
+    [item] = got["report_incomplete"]
+    assert item.what.endswith("it lacks the location of the construction site inspection")
 
 
 def test_repairs_of_damage_to_adjoining_surfaces_are_documented_in_the_report(reg, active) -> None:
@@ -684,3 +730,27 @@ def test_verify_reports_a_report_whose_columns_differ_from_its_event(reg, active
     p.reports[0] = dataclasses.replace(p.reports[0], by="holder", certificate_posted=True)
     [d] = _reports(active, p, p.state)
     assert d.what == f"inspection report #{p.reports[0].id}" and d.history[0] == "office"
+
+
+def test_cli_inspect_takes_the_location_in_words(reg, active, target: str, layers_path) -> None:
+    # § 540-8E(6): "date, time and location of the construction site inspection": `--location`
+    # gives it in words, and the report then meets the weekly inspection (`permits due`).
+    lay = ["--layers", str(layers_path)]
+    r = _run(
+        "inspect", target, active, "--at", "2026-11-16T15:30Z", "--inspector", "Hal Holder", "--by", "holder",
+        "--assessment", "controls in place", "--work-done", "none", "--phase", "grading",
+        "--location", "south-east corner, by the inlet", *lay,
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    due = json.loads(_run("due", target, "--on", "2026-11-17", "--within", "0", "--json", *lay).output)
+    codes = {i["code"] for i in due}
+    assert "weekly_inspection" not in codes and "report_incomplete" not in codes
+    shown = _run("show", target, active, *lay).output
+    assert "by holder: meets the weekly and after-rain inspection" in shown
+    # The words are the report's location wherever the report is read: `permits show` and the printed report.
+    assert "Hal Holder at south-east corner, by the inlet: controls in place" in shown
+    from esc_gis.registry.views.reports import permit_report_html
+
+    p = reg.get(active)
+    page = permit_report_html(p, p.reports, profile=reg.profile, crs=reg.crs, photos={})
+    assert "south-east corner, by the inlet" in page and "not recorded" not in page

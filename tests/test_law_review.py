@@ -73,6 +73,8 @@ FACTS: dict[str, Any] = {
     "schedule": {"start": "2027-04-01", "end": "2027-08-01", "sequence": ["fence", "dig"]},
     "narrative": {"text": "Silt fence on the south.", "spill_procedures": "Spill kit on site."},
     "rusle2": {"sediment_tons_per_acre_year": 2.1},
+    # § 540-9A(9): "the items specified in the ... Reference Guide and RUSLE2": the plan says it has both.
+    "reference_guide": {"included": True},
 }
 LAYERS = {"site_boundary", "disturbed_limits", "drainage", "bmps"}
 CODES: list[str | None] = ["1056", "1057"]
@@ -196,7 +198,7 @@ def test_the_complete_plan_in_the_villages_words() -> None:
     assert _one(c, "plan_item_6").detail == "2 BMPs, WDNR technical standards 1056, 1057"
     assert _one(c, "plan_item_9").detail == (
         "RUSLE2 gives 2.1 t/ac/yr; 0.23 acres disturbed, under 1 acre, so the sediment standard of § 540-7B(3)(b) "
-        "does not apply; the Reference Guide's items are checked by the reviewer"
+        "does not apply; the plan says it includes the Reference Guide's items, which the reviewer checks"
     )
     assert (_one(c, "plan_item_9").section, _one(c, "spill").section) == ("§ 540-9A(9)", "§ 540-7B(3)(c)[4]")
     assert _one(c, "spill").title == "Spill prevention and response procedures"
@@ -516,6 +518,61 @@ def test_item_9_over_the_load_fails_unless_explained(
         rusle2["explanation"] = explanation
     e = {"disturbed_acres": (area + step) / ACRE, "load": load}
     assert _rusle(prof, area + step, rusle2) == [_expected(prof, "plan_item_9", status, finding, **e)]
+
+
+def _rusle_guide(prof: Profile, disturbed_sqft: float, rusle2: dict | None, guide: dict | None) -> list[Check]:
+    facts = _facts(site=_site(prof), rusle2=rusle2, reference_guide=guide)
+    checks = _items(prof, facts, disturbed_sqft=disturbed_sqft)
+    return checks["plan_item_9"] + checks.get("less_stringent", [])
+
+
+@BOTH
+@pytest.mark.parametrize("step", [-0.01, 0.0])
+@pytest.mark.parametrize(
+    ("guide", "status", "finding"),
+    [
+        (None, "look", "review_reference_guide_unstated"),  # the plan says nothing of the Guide
+        ({}, "look", "review_reference_guide_unstated"),
+        ({"included": "yes"}, "look", "review_reference_guide_unstated"),  # not a TOML true
+        ({"included": False}, "fail", "review_reference_guide_missing"),
+    ],
+)
+def test_item_9_needs_the_reference_guide_as_well_as_rusle2(
+    prof: Profile, step: float, guide: dict | None, status: str, finding: str
+) -> None:
+    """§ 540-9A(9): "The erosion and sediment control plan shall include, at a minimum, the items specified in
+    the Village of Winneconne Erosion and Sediment Control Reference Guide and RUSLE2": a RUSLE2 load that
+    would pass (under the sediment area, or meeting the standard at it) does not pass without the Guide's
+    items. Not stated, it is the reviewer's look (a reading: the Guide is not in the article); stated
+    false, a failure. Under the acre the less stringent look comes beside it (§ 540-9C)."""
+    area, limit = _sed(prof)
+    disturbed = area + step
+    e = {"disturbed_acres": disturbed / ACRE}
+    got = _rusle_guide(prof, disturbed, {"sediment_tons_per_acre_year": limit}, guide)
+    less = [_less(prof, disturbed)] if step < 0 else []
+    assert got == [_expected(prof, "plan_item_9", status, finding, **e), *less]
+    assert got[0].basis == ("interpretation" if status == "look" else "ordinance")
+
+
+@BOTH
+@pytest.mark.parametrize("guide", [None, {"included": False}, {"included": True}])
+def test_item_9_without_rusle2_fails_as_missing_whatever_the_guide(prof: Profile, guide: dict | None) -> None:
+    """"... Reference Guide and RUSLE2": the Guide's items alone do not pass either (the edge the other way)."""
+    area, _ = _sed(prof)
+    item = _expected(prof, "plan_item_9", "fail", "review_rusle2_missing", disturbed_acres=area / ACRE)
+    assert _rusle_guide(prof, area, None, guide) == [item]
+
+
+@BOTH
+def test_item_9_over_the_load_and_explained_stays_a_look_but_fails_without_the_guide(prof: Profile) -> None:
+    """An explained load over the standard is a look (§ 540-7B(3)(b)[3]); without the Guide's items, it fails."""
+    area, limit = _sed(prof)
+    rusle2 = {"sediment_tons_per_acre_year": limit + 1, "explanation": "Clay soils."}
+    e = {"disturbed_acres": area / ACRE, "load": limit + 1}
+    look = _expected(prof, "plan_item_9", "look", "review_sediment_load_explained", **e)
+    assert _rusle_guide(prof, area, rusle2, None) == [look]
+    fail = _expected(prof, "plan_item_9", "fail", "review_reference_guide_missing", disturbed_acres=area / ACRE)
+    assert _rusle_guide(prof, area, rusle2, {"included": False}) == [fail]
 
 
 def test_item_9_in_the_villages_words() -> None:

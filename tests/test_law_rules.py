@@ -955,3 +955,42 @@ def test_the_sediment_standard_reaches_one_acre_or_more_and_never_a_missing_area
     )
     assert got.dtype == bool
     assert got.tolist() == [False, False, True, True]
+
+
+# --- § 540-5 EXTRATERRITORIAL: outside, within 1.5 miles, "does not apply" is a reading (issue 34) ---
+
+
+W_PROFILE = load_profile()
+
+
+@pytest.mark.parametrize(
+    ("gap_ft", "code", "basis"),
+    [
+        (0.0, "outside_jurisdiction_extraterritorial", "interpretation"),
+        (2100.0, "outside_jurisdiction_extraterritorial", "interpretation"),
+        (7920.0, "outside_jurisdiction_extraterritorial", "interpretation"),  # "within 1.5 miles": the edge is in
+        (7920.01, "outside_jurisdiction", "ordinance"),
+        (float("nan"), "outside_jurisdiction", "ordinance"),  # not measured: the ordinance's own words
+    ],
+)
+def test_outside_the_village_within_the_extraterritorial_area_is_a_reading(
+    gap_ft: float, code: str, basis: str
+) -> None:
+    """§ 540-4B: "This article applies to land-disturbing construction activity on construction sites located
+    within the boundaries and jurisdiction of the Village". § 540-5 EXTRATERRITORIAL: "The unincorporated area
+    ... within 1.5 miles of a fourth-class city or Village", defined but used by no rule of the article: within
+    it, "does not apply" is a reading with the caveat; beyond it, the ordinance's. Pinned at 7,920 ft."""
+    d = decide(Measurements.of(1, jurisdiction="outside", disturbed_sqft=10_000.0, boundary_gap_ft=gap_ft), W_PROFILE)
+    assert d.permit.tolist() == ["not_applicable"]
+    f = got(d)
+    assert [k for k in f if k.startswith("outside_jurisdiction")] == [code] and f[code]["basis"] == basis
+    if code == "outside_jurisdiction_extraterritorial":
+        assert f[code] == expect(W_PROFILE, code, distance_ft=gap_ft)
+
+
+def test_a_profile_without_an_extraterritorial_area_keeps_the_ordinances_finding() -> None:
+    """A town has no extraterritorial area (§ 540-5 defines it for cities and villages): the example profile has
+    no ``thresholds.extraterritorial``, so every site outside gets the ordinance's "does not apply"."""
+    town = load_profile(Path(__file__).parent / "profiles" / "example.toml")
+    d = decide(Measurements.of(1, jurisdiction="outside", disturbed_sqft=10_000.0, boundary_gap_ft=0.0), town)
+    assert "outside_jurisdiction" in got(d) and "outside_jurisdiction_extraterritorial" not in got(d)

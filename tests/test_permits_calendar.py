@@ -301,7 +301,13 @@ def test_the_feed_carries_every_kind_of_deadline(target: str, layer_set, layers_
     after_rain = next(str(e["UID"]) for e in events if str(e["CATEGORIES"].cats[0]) == "rain_inspection")
     # Re-exported after the next inspection: the same UIDs, the weekly event moved (not a second
     # one), the rain inspection done (the day after the rain) and gone.
-    assert _run("update", target, n, "--inspected", "2026-11-30", "--layers", str(layers_path)).exit_code == 0
+    # A full written report (§ 540-8E(6): "date, time and location ... name ... assessment ...
+    # description of ... maintenance performed; and a description of the present phase"): a bare
+    # `update --inspected` holds none of it and no longer meets the weekly duty.
+    full = ["--by", "holder", "--at", "2026-11-30T09:00Z", "--inspector", "Pat", "--assessment", "fixed"]
+    full += ["--work-done", "fence reset", "--phase", "grading", "--location", "north fence"]
+    r = _run("inspect", target, n, *full, "--layers", str(layers_path))
+    assert r.exit_code == 0, r.output
     assert _run("calendar", target, "-o", str(out), "--overwrite", *opts).exit_code == 0
     _, again = _feed(out)
     moved = {str(e["UID"]): e["DTSTART"].dt for e in again}

@@ -289,9 +289,15 @@ def test_agenda_rain_inspections_stabilization_and_deemed_approval(tmp_path: Pat
         Event(datetime(2026, 11, 20, tzinfo=timezone.utc), "i", "inspection", on_date=date(2026, 11, 20)),
     ]
     working = _permit(events=inspected, work_stopped_on=date(2026, 11, 14))
-    # The rules read the history's fold: the holder's inspections of those days (days alone).
+    # The rules read the history's fold: the holder's inspections of those days, each with a full
+    # report (§ 540-8E(6) "Weekly inspection reports shall include all of the following"; a day
+    # alone holds none of it and meets no duty).
+    full = {"by": "holder", "contents": ["location", "work_done", "phase"]}
     working.state = fold(
-        [HistoryEvent("P1", "inspected", e.at, e.who, on=e.on_date, data={"by": "holder"}) for e in inspected]
+        [
+            HistoryEvent("P1", "inspected", e.at, e.who, on=e.on_date, data={**full, "inspection_id": i})
+            for i, e in enumerate(inspected, start=1)
+        ]
     )
     waiting = _permit(
         permit_number="P2",

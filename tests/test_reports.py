@@ -193,13 +193,28 @@ def test_the_log_lists_every_inspection_of_the_period_across_permits(
 # --- The office summary -------------------------------------------------------------------------
 
 
+def _reported(reg, number: str, day: date) -> None:
+    """A full written report of the holder's inspection, at 10:00 on the office's clock of ``day``.
+
+    § 540-8E(6): "Weekly inspection reports shall include all of the following: date, time and location
+    of the construction site inspection; the name of individual who performed the inspection; an
+    assessment ...; a description of any ... maintenance performed; and a description of the present
+    phase". A day alone (``update --inspected``) holds none of it and meets no duty.
+    """
+    at = datetime.combine(day, datetime.min.time().replace(hour=10), tzinfo=OFFICE)
+    report = InspectionReport(
+        at, "Ina Inspector", "controls hold", work_done="none", phase="grading", location_words="north fence"
+    )
+    reg.inspect(number, report, who="clerk")
+
+
 def _values(rows) -> dict[tuple[str, str], float]:
     return {(r.section, r.measure): r.value for r in rows}
 
 
 def test_inspections_due_and_missed_follow_the_deadline_rules(reg) -> None:
     number = _active(reg)
-    reg.update(number, inspected_on=date(2026, 11, 16), who="clerk")
+    _reported(reg, number, date(2026, 11, 16))
     rain = [(date(2026, 11, 19), 0.6)]  # due by the end of 11-20
     got = inspection_deadlines(reg.get(number), date(2026, 11, 9), date(2026, 11, 30), rain=rain, profile=reg.profile)
     # Weekly: 11-16 met; 11-23 missed, and the week after it, 11-30, missed too; rain 11-20 missed.
@@ -209,7 +224,7 @@ def test_inspections_due_and_missed_follow_the_deadline_rules(reg) -> None:
         ("weekly_inspection", date(2026, 11, 23), False),
         ("weekly_inspection", date(2026, 11, 30), False),
     ]
-    reg.update(number, inspected_on=date(2026, 11, 20), who="clerk")  # meets the rain one, moves the weekly
+    _reported(reg, number, date(2026, 11, 20))  # meets the rain one, moves the weekly
     got = inspection_deadlines(reg.get(number), date(2026, 11, 9), date(2026, 11, 30), rain=rain, profile=reg.profile)
     # The 11-23 deadline (a week after 11-16) is met by 11-20's, and the next runs from it: 11-27.
     assert got == [
@@ -236,7 +251,7 @@ def test_every_week_a_site_goes_uninspected_is_a_missed_weekly_inspection(reg) -
     got = inspection_deadlines(p, date(2026, 12, 1), date(2026, 12, 31), rain=[], profile=reg.profile)
     assert [d for _, d, _ in got] == [d for d in weeks if d >= date(2026, 12, 1)]
     # An inspection three days early moves the chain: the next falls a week after it.
-    reg.update(number, inspected_on=weeks[0] - timedelta(days=3), who="clerk")
+    _reported(reg, number, weeks[0] - timedelta(days=3))
     got = inspection_deadlines(reg.get(number), date(2026, 11, 1), weeks[1], rain=[], profile=reg.profile)
     assert got == [("weekly_inspection", weeks[0], True), ("weekly_inspection", weeks[1] - timedelta(days=3), False)]
 
@@ -247,7 +262,7 @@ def test_a_late_inspection_restarts_the_week_and_invents_no_deadline(reg) -> Non
     # `permits due` has it; no deadline falls on 11-30.
     number = _active(reg)
     for day in (date(2026, 11, 16), date(2026, 11, 25)):
-        reg.update(number, inspected_on=day, who="clerk")
+        _reported(reg, number, day)
     got = inspection_deadlines(reg.get(number), date(2026, 11, 1), date(2026, 12, 10), rain=[], profile=reg.profile)
     assert got == [
         ("weekly_inspection", date(2026, 11, 16), True),

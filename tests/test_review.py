@@ -89,6 +89,7 @@ FACTS = {
     "schedule": {"start": "2027-04-01", "end": "2027-08-01", "sequence": ["fence", "dig", "build", "seed"]},
     "narrative": {"text": "Silt fence on the south, pad on the north.", "spill_procedures": "Spill kit on site."},
     "rusle2": {"sediment_tons_per_acre_year": 2.1},
+    "reference_guide": {"included": True},
 }
 
 
@@ -125,6 +126,8 @@ def _toml(facts: dict) -> str:
             return json.dumps(v) if not v[:4].isdigit() or "-" not in v else v  # dates bare, as TOML dates
         if isinstance(v, list):
             return "[" + ", ".join(val(x) for x in v) + "]"
+        if isinstance(v, bool):
+            return "true" if v else "false"  # TOML's booleans
         return repr(v)
 
     tables = {k: v for k, v in facts.items() if isinstance(v, dict)}
@@ -188,11 +191,28 @@ def test_the_complete_plan_passes(tmp_path: Path, review_layers: Path) -> None:
     assert _status(r, "plan_item_9") == (
         "pass",
         "RUSLE2 gives 2.1 t/ac/yr; 0.23 acres disturbed, under 1 acre, so the "
-        "sediment standard of § 540-7B(3)(b) does not apply; the Reference Guide's "
-        "items are checked by the reviewer",
+        "sediment standard of § 540-7B(3)(b) does not apply; the plan says it includes "
+        "the Reference Guide's items, which the reviewer checks",
     )
     assert _status(r, "stockpiles")[0] == "pass" and _status(r, "tracking")[0] == "pass"
     assert r.reasons == []
+
+
+def test_rusle2_alone_is_counted_to_look_at_not_passed(tmp_path: Path, review_layers: Path) -> None:
+    """§ 540-9A(9): "at a minimum, the items specified in the ... Reference Guide and RUSLE2". A plan with
+    RUSLE2 and nothing of the Guide: item 9 needs a look, the verdict is not "approve", and the summary
+    counts it ("1 to look at", not "0 to look at")."""
+    from esc_gis.review.report import render_report
+
+    facts = copy.deepcopy(FACTS)
+    del facts["reference_guide"]
+    r = review_plan(package(tmp_path / "rusle_only", facts=facts), layers=review_layers)
+    status, detail = _status(r, "plan_item_9")
+    assert status == "look" and "does not say it includes the items of the Village of Winneconne" in detail
+    assert r.verdict == "needs a look"
+    looks = [c.code for c in r.checks if c.status == "look"]
+    assert looks == ["plan_item_9", "less_stringent"]  # under the acre: the reviewer may relax it (§ 540-9C)
+    assert f"{len(looks)} to look at" in render_report(r)
 
 
 def _facts(**changes: dict) -> dict:

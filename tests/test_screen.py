@@ -188,7 +188,28 @@ def test_outside_and_enclave_are_outside_jurisdiction(layer_set, crs):
         assert row["jurisdiction"] == "outside"
         assert row["applicability"] == "outside_jurisdiction" and row["permit"] == "not_applicable"
         assert row["disturbed_in_village_sqft"] == pytest.approx(0, abs=1e-6)
-        assert row["standards"] == "" and "outside_jurisdiction" in codes(row)
+        # Both lie within 1.5 miles of the limits (§ 540-5 EXTRATERRITORIAL): "does not apply" is then a reading.
+        assert row["standards"] == "" and "outside_jurisdiction_extraterritorial" in codes(row)
+
+
+def test_a_site_outside_is_measured_from_the_limits_for_the_extraterritorial_area(layer_set):
+    """§ 540-5 EXTRATERRITORIAL: "The unincorporated area ... within 1.5 miles of a fourth-class city or Village"
+    (7,920 ft), which no rule of Article I uses (§ 540-4B reaches sites "within the boundaries and jurisdiction of
+    the Village"): within it "does not apply" is a reading, beyond it the ordinance's. By hand, in the
+    measuring CRS: the Village is box(0, 0, 2000, 2000), its enclave box(1600, 1600, 1800, 1800)."""
+
+    def outside(geom):
+        row = one(layer_set, geom, CRS)
+        (f,) = [f for f in json.loads(row["findings"]) if f["code"].startswith("outside_jurisdiction")]
+        return f["code"], f["basis"], f["message"]
+
+    code, basis, message = outside(box(-500, 100, -300, 300))  # 300 ft west of the line
+    assert (code, basis) == ("outside_jurisdiction_extraterritorial", "interpretation") and "300 ft outside" in message
+    assert "50 ft outside" in outside(box(1650, 1650, 1750, 1750))[2]  # the enclave, 50 ft from its edge
+    # The edge: 7,920 international ft is 7,919.984 US survey ft (the CRS's unit, 1200/3937 m): 7,919.98 US ft
+    # is inside it, 7,920.00 US ft (7,920.016 ft) just past it.
+    assert outside(box(-8119.98, 100, -7919.98, 300))[:2] == ("outside_jurisdiction_extraterritorial", "interpretation")
+    assert outside(box(-8120, 100, -7920, 300))[:2] == ("outside_jurisdiction", "ordinance")
 
 
 def test_boundary_sliver_does_not_make_a_site_partial(layer_set):

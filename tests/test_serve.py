@@ -25,6 +25,7 @@ from esc_gis.cli.main import cli
 from esc_gis.errors import RegistryError, RequestError
 from esc_gis.layers import load_layers
 from esc_gis.profile import load_profile
+from esc_gis.screening import screen
 from esc_gis.serve.app import Guard
 from esc_gis.serve.config import PERMIT_PROPERTIES, ServiceSettings, check_public_login, prepare_service
 from esc_gis.serve.screen_request import Limits, parse_request, screen_request
@@ -184,14 +185,14 @@ def test_disturbed_limits_and_activity_reach_the_engine(demo_layers):
                 "service_other_permits",
             ],
         ),
-        # An exemption taken as described: the office decides what the land is (§ 540-4A(2)).
+        # An exemption taken as described: the office decides what the land is (§ 540-4A(2)). The
+        # article does not apply, so no exclusion "changes what applies": that note is left out (issue 34).
         (
             "required",
             {"activity": "silviculture"},
             [
                 "service_activity_as_described",
                 "service_whole_site_disturbed",
-                "service_exclusions_not_asked",
                 "service_other_permits",
             ],
         ),
@@ -230,6 +231,61 @@ def test_far_outside_the_village_does_not_apply_and_is_not_measured(demo_layers)
     assert "Not measured" in ans["measured_note"]
     assert "not a permit decision" in ans["notice"]
     assert [n["code"] for n in ans["notes"]] == ["service_activity_default"]
+
+
+def _east_of_the_village(layers, gap_ft: float) -> shapely.Polygon:
+    """A 100 ft square ``gap_ft`` east of the boundary's eastmost point: no point of the boundary is
+    nearer (none lies further east), and that point is exactly ``gap_ft`` away (it faces the square)."""
+    ring = shapely.get_coordinates(layers.jurisdiction)
+    x, y = ring[np.argmax(ring[:, 0])]
+    return square(x + gap_ft, y - 50.0, 100.0)
+
+
+def test_outside_within_the_extraterritorial_area_does_not_apply_as_a_reading(demo_layers):
+    """§ 540-4B: "This article applies to land-disturbing construction activity on construction sites located
+    within the boundaries and jurisdiction of the Village". § 540-5 EXTRATERRITORIAL: "The unincorporated area
+    ... within 1.5 miles of a fourth-class city or Village", which no rule of the article uses. 2,100 ft
+    outside: "does not apply" is a reading (basis interpretation) with the caveat, not the ordinance's."""
+    site = _east_of_the_village(demo_layers, 2100.0)
+    ans = screen_request({"site": lonlat(site)}, layers=demo_layers, profile=PROFILE, limits=Limits())
+    assert ans["permit"] == "not_applicable" and ans["jurisdiction"] == "outside"
+    (f,) = ans["findings"]
+    assert (f["code"], f["basis"], f["section"]) == (
+        "outside_jurisdiction_extraterritorial",
+        "interpretation",
+        "§ 540-4B; § 540-5 EXTRATERRITORIAL",
+    )
+    assert f["message"].startswith("Reading:") and "2,100 ft outside, within 7,920 ft of its limits" in f["message"]
+    assert "may still have a say there" in f["message"]  # the caveat
+    # Beyond 1.5 miles (7,920 ft), the ordinance's own "does not apply".
+    beyond = {"site": lonlat(_east_of_the_village(demo_layers, 9000.0))}
+    far = screen_request(beyond, layers=demo_layers, profile=PROFILE, limits=Limits())
+    assert [(f["code"], f["basis"]) for f in far["findings"]] == [("outside_jurisdiction", "ordinance")]
+    # One decision: the service's answer is esc-gis screen's for the same site.
+    sites = gpd.GeoDataFrame({"site_id": ["near"]}, geometry=[site], crs=CRS)
+    row = screen(sites, layers=demo_layers, profile=PROFILE).iloc[0]
+    assert json.loads(row["findings"]) == ans["findings"]
+
+
+def test_a_farm_field_gets_one_answer(demo_layers):
+    """§ 540-4A(2): "This article does not apply to the following: (a) Nonpoint discharges from agricultural activity
+    areas." A farm field inside the Village is told the article does not apply, and nothing in the answer says it
+    applies (no "the article applies to it", no exclusion that would "change what applies")."""
+    site = lonlat(SITES["required"])
+    ans = screen_request(
+        {"site": site, "activity": "agricultural_activity"}, layers=demo_layers, profile=PROFILE, limits=Limits()
+    )
+    assert ans["permit"] == "not_applicable" and ans["applicability"] == "exempt_agricultural"
+    words = " ".join(f["message"] for f in [*ans["findings"], *ans["notes"]])
+    assert "applies to it" not in words and "changes what applies" not in words
+    codes = [f["code"] for f in ans["findings"]]
+    assert "jurisdiction_inside" in codes and "agricultural_activity_exempt" in codes
+    assert "service_exclusions_not_asked" not in [n["code"] for n in ans["notes"]]
+    # The inside finding says where, not that the article applies; a site it applies to still gets the note.
+    inside = next(f for f in ans["findings"] if f["code"] == "jurisdiction_inside")
+    assert "within the article's jurisdiction" in inside["message"]
+    built = screen_request({"site": site}, layers=demo_layers, profile=PROFILE, limits=Limits())
+    assert "service_exclusions_not_asked" in [n["code"] for n in built["notes"]]
 
 
 def test_far_site_with_disturbed_limits_inside_is_measured(demo_layers):

@@ -283,6 +283,27 @@ def test_a_site_far_outside_the_village_gets_does_not_apply(visit: Visit) -> Non
     assert page.locator("#error").inner_text() == ""
 
 
+def test_a_site_in_the_extraterritorial_area_is_told_it_is_a_reading(visit: Visit) -> None:
+    """§ 540-5 EXTRATERRITORIAL ("within 1.5 miles of a ... Village") is defined but never used: 2,100 ft outside,
+    "does not apply" is a reading, and the headline says so (the finding's basis is shown in words)."""
+    from esc_gis.layers import load_layers
+    from esc_gis.profile import load_profile
+
+    from .service import DEMO_LAYERS
+
+    ring = shapely.get_coordinates(load_layers(DEMO_LAYERS, profile=load_profile()).jurisdiction)
+    x, y = ring[np.argmax(ring[:, 0])]
+    page = visit.open()
+    site = lonlat(shapely.box(x + 2100, y - 50, x + 2200, y + 50))  # its west edge 2,100 ft east of the Village
+    page.locator("#site-text").fill(json.dumps(shapely.geometry.mapping(site)))
+    visit.answer()
+    headline = page.locator("#answer-headline").inner_text()
+    assert headline == "The ordinance does not apply here, on a reading of the ordinance"
+    decision = page.locator("#answer .findings.decision").inner_text()
+    assert "2,100 ft outside" in decision and "an interpretation" in decision
+    assert visit.errors == []
+
+
 def test_the_activity_chosen_is_screened(visit: Visit) -> None:
     page = visit.open()
     about = page.locator("#activity-about")

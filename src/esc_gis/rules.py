@@ -35,6 +35,7 @@ __all__ = [
     "counts_toward_plan",
     "decide",
     "decision_area",
+    "extraterritorial_ft",
     "may_require_permit",
     "permit_decision",
     "run_findings",
@@ -42,6 +43,7 @@ __all__ = [
 ]
 
 import json
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
@@ -114,6 +116,9 @@ class Measurements:
     has_waters: bool = False
     has_targeted: bool = False
     has_dem: bool = False
+    #: How far (ft) a site outside the boundary lies from it (NaN inside, or not measured): the
+    #: extraterritorial area of § 540-5 turns on it (``thresholds.extraterritorial``).
+    boundary_gap_ft: np.ndarray | None = None
     #: Site fields the profile's other permit triggers read (``fill_cuyd``, ``utility_ft``, ...).
     trigger_fields: Mapping[str, np.ndarray] = field(default_factory=dict)
 
@@ -162,6 +167,7 @@ class Measurements:
             "steep_disturbed_sqft": nan,
             "steep_uncovered_sqft": nan,
             "repaired": False,
+            "boundary_gap_ft": nan,
         }
         kinds = {
             "jurisdiction": object,
@@ -472,14 +478,43 @@ def _share(part: np.ndarray, whole: np.ndarray) -> np.ndarray:
     return np.where(whole > 0, part / np.where(whole > 0, whole, 1.0), 0.0)
 
 
+def extraterritorial_ft(profile: Profile) -> float:
+    """Return the reach (ft) of the extraterritorial area (§ 540-5), or -inf when the profile has none.
+
+    § 540-5 EXTRATERRITORIAL: "The unincorporated area ... within 1.5 miles of a fourth-class city
+    or Village". No rule of the article uses it: a site outside the boundary but within it gets
+    "does not apply" as a reading, with the caveat (``outside_jurisdiction_extraterritorial``).
+    A profile without ``thresholds.extraterritorial`` (a town has no such area) keeps the
+    ordinance's ``outside_jurisdiction`` for every site outside.
+
+    Examples
+    --------
+    >>> from esc_gis.profile import load_profile
+    >>> extraterritorial_ft(load_profile())
+    7920.0
+    """
+    key = "thresholds.extraterritorial"
+    if key not in profile.entries:
+        return -math.inf
+    return float(profile.entry(key).value)  # type: ignore[arg-type]
+
+
 def _jurisdiction(f: _Findings, m: Measurements, profile: Profile) -> None:
-    """§ 540-4B: where the disturbance lies; a partial site says which reading decided it."""
+    """§ 540-4B: where the disturbance lies; a partial site says which reading decided it.
+
+    Outside, within the extraterritorial area (at its edge too: "within"), the article's
+    "does not apply" is a reading (:func:`extraterritorial_ft`).
+    """
     jur = m.jurisdiction
     f.add(jur == "inside", "jurisdiction_inside")
     partial = "jurisdiction_partial" if profile.partial_jurisdiction == "whole" else "jurisdiction_partial_inside_only"
     dist, inside = m.disturbed_sqft, m.disturbed_in_village_sqft
     f.add(jur == "partial", partial, disturbed_sqft=dist, inside_sqft=inside, outside_sqft=dist - inside)
-    f.add(jur == "outside", "outside_jurisdiction")
+    gap = np.full(len(m), np.nan) if m.boundary_gap_ft is None else np.asarray(m.boundary_gap_ft, float)
+    with np.errstate(invalid="ignore"):
+        near = (jur == "outside") & (gap <= extraterritorial_ft(profile))
+    f.add((jur == "outside") & ~near, "outside_jurisdiction")
+    f.add(near, "outside_jurisdiction_extraterritorial", distance_ft=gap)
 
 
 def _exemptions(f: _Findings, m: Measurements, appl: np.ndarray) -> None:

@@ -22,6 +22,7 @@ __all__ = [
 import dataclasses
 import hashlib
 import json
+import math
 import os
 import weakref
 from dataclasses import dataclass, field
@@ -40,7 +41,7 @@ from esc_gis.layers import LayerSet, load_layers
 from esc_gis.measure import PolygonIndex, area_sqft, clip_to_region, nearest_distance, union_by_group
 from esc_gis.parcels import V10_ID_FIELD, detect_schema, skip_rule
 from esc_gis.profile import Profile, load_profile
-from esc_gis.rules import Measurements, counts_toward_plan, decide
+from esc_gis.rules import Measurements, counts_toward_plan, decide, extraterritorial_ft
 from esc_gis.terrain import steep_area
 from esc_gis.units import SQFT_PER_ACRE, ft_to_crs_units, sqft_per_crs_area_unit
 from esc_gis.validate import prepare_disturbed, prepare_sites
@@ -269,6 +270,7 @@ class _Jurisdiction:
     state: np.ndarray  # inside, partial, outside
     inside: np.ndarray  # the disturbance inside the boundary
     inside_sqft: np.ndarray
+    gap_ft: np.ndarray  # how far a site outside lies from the boundary (NaN inside, or not measured)
 
 
 @dataclass
@@ -430,13 +432,15 @@ def _measure_disturbance(inp: ReadRun, crs: CRS) -> _Disturbance:
 
 
 def _jurisdiction(
-    site_geoms: np.ndarray, dist: _Disturbance, boundary: Any, crs: CRS, sliver_sqft: float
+    site_geoms: np.ndarray, dist: _Disturbance, boundary: Any, crs: CRS, sliver_sqft: float, reach_ft: float
 ) -> _Jurisdiction:
     """Class each site inside, partial or outside the boundary (§ 540-4B).
 
     Decided on the disturbance, which is what the article regulates; a site with no
     disturbance is placed by its own polygon. Boundary slivers (the same line digitised
-    twice) do not make a site partial.
+    twice) do not make a site partial. A site outside is measured from the boundary, by the
+    same geometry, when the profile has an extraterritorial area (``reach_ft`` finite: see
+    :func:`esc_gis.rules.extraterritorial_ft`).
     """
     no_dist = dist.sqft == 0
     test_geoms = np.where(no_dist, site_geoms, dist.geoms)
@@ -449,7 +453,12 @@ def _jurisdiction(
         np.where((state == 2) | (test_sqft - test_in_sqft <= sliver_sqft), "inside", "partial"),
     ).astype(object)
     inside = np.where(no_dist, shapely.Polygon(), test_inside)
-    return _Jurisdiction(jurisdiction, inside, np.where(no_dist, 0.0, test_in_sqft))
+    gap = np.full(len(test_geoms), np.nan)
+    outside = jurisdiction == "outside"
+    if math.isfinite(reach_ft) and outside.any():
+        with np.errstate(invalid="ignore"):
+            gap[outside] = shapely.distance(test_geoms[outside], boundary) / ft_to_crs_units(1.0, crs)
+    return _Jurisdiction(jurisdiction, inside, np.where(no_dist, 0.0, test_in_sqft), gap)
 
 
 def _plans(gdf: gpd.GeoDataFrame, dist: _Disturbance, jur: _Jurisdiction, crs: CRS) -> _Plans:
@@ -765,7 +774,9 @@ def measure_run(
     report("measuring disturbed areas", 0.3)
     dist = _measure_disturbance(inp, crs)
     report("clipping to the jurisdiction", 0.45)
-    jur = _jurisdiction(site_geoms, dist, ls.jurisdiction, crs, prof.area_sqft("policy.sliver"))
+    jur = _jurisdiction(
+        site_geoms, dist, ls.jurisdiction, crs, prof.area_sqft("policy.sliver"), extraterritorial_ft(prof)
+    )
     report("adding up common plans", 0.55)
     plans = _plans(gdf, dist, jur, crs)
     report("measuring waters and protective areas", 0.65)
@@ -805,6 +816,7 @@ def measure_run(
         has_waters=ls.waters is not None,
         has_targeted=ls.targeted_areas is not None,
         has_dem=ls.dem is not None,
+        boundary_gap_ft=jur.gap_ft,
         trigger_fields=_trigger_fields(gdf, prof),
     )
     d = decide(m, prof)

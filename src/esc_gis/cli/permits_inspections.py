@@ -27,6 +27,12 @@ from esc_gis.cli._permits import _LAYERS, _REGISTRY, _WHO, _open, _time, _when_t
 @click.option("--photo", "photos", multiple=True, help="A photo file (PNG, JPEG, ...), stored in the registry.")
 @click.option("--point", nargs=2, type=float, default=None, help="Where on the site: X Y in the layer set's CRS.")
 @click.option(
+    "--location",
+    "location_words",
+    default=None,
+    help="Where on the site, in words (instead of or with --point), e.g. 'north silt fence'.",
+)
+@click.option(
     "--by",
     "by",
     type=click.Choice(["holder", "office"]),
@@ -72,6 +78,7 @@ def inspect(
     repaired: tuple[int, ...],
     photos: tuple[str, ...],
     point: tuple[float, float] | None,
+    location_words: str | None,
     by: str,
     adjoining_repairs: str | None,
     pre_start: bool,
@@ -86,9 +93,9 @@ def inspect(
     inspection (or of --notified), listed by `permits due` until a later inspection
     (--repaired ID) or `permits repaired` closes it. Only the permit holder's inspections
     (--by holder, the default) whose report holds every item the profile's
-    [inspections.report_contents] requires (--point, --work-done, --phase) meet the weekly and
-    after-rain duty; an incomplete one is recorded and listed by `permits due` with what it
-    lacks. An office inspection (--by office) may record the site checklist; a "no" is listed
+    [inspections.report_contents] requires (--point or --location, --work-done, --phase) meet the
+    weekly and after-rain duty; an incomplete one, or a day alone (`permits update --inspected`), is
+    listed by `permits due` with what it lacks. An office inspection (--by office) may record the site checklist; a "no" is listed
     by `permits due` until a later office inspection records "yes". Inspectors' notes and
     photos are private: never on the public map or in a public export.
     """
@@ -105,6 +112,7 @@ def inspect(
         deficiencies=deficiencies,
         photos=photos,
         location=shapely.Point(point) if point else None,
+        location_words=location_words,
         notified_at=_time(notified, "notified") if notified else None,
         repaired=repaired,
         by=by,

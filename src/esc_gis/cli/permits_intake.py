@@ -85,6 +85,35 @@ def init(registry: str, layers_path: str | None, roles: bool, role_prefix: str |
         )
 
 
+
+#: § 540-8G "or other construction authorizations, whichever is longer": on add and update.
+_AUTHORIZATION = click.option(
+    "--authorization",
+    "authorization_name",
+    default=None,
+    help="Another construction authorization the permit's period runs with, e.g. 'WDNR permit WI-S067831'; give "
+    "--authorization-expires with it.",
+)
+_AUTHORIZATION_EXPIRES = click.option(
+    "--authorization-expires",
+    default=None,
+    help="YYYY-MM-DD the --authorization ends: the permit runs to it if longer (the expiry is computed).",
+)
+
+
+def _authorization(name: str | None, expires: str | None) -> tuple[str, Any] | None:
+    """Return (name, end) of --authorization and --authorization-expires, or None when neither is given.
+
+    Raises
+    ------
+    click.UsageError
+        If only one of the two is given.
+    """
+    if (name is None) != (expires is None):
+        raise click.UsageError("--authorization and --authorization-expires go together: its name and its end.")
+    ends = _date(expires, "authorization_expires")
+    return (name, ends) if name is not None and ends is not None else None
+
 @click.command(short_help="Add an application; the disturbed area is measured, never typed.")
 @_REGISTRY
 @click.option("--site", "site_path", type=VECTOR, default=None, help="Site boundary layer (one polygon).")
@@ -122,6 +151,8 @@ def init(registry: str, layers_path: str | None, roles: bool, role_prefix: str |
     help="construction (default), agricultural_activity, agricultural_production or silviculture.",
 )
 @click.option("--building-permit-expires", default=None, help="The building permit's end (YYYY-MM-DD), if longer.")
+@_AUTHORIZATION
+@_AUTHORIZATION_EXPIRES
 @click.option("--landowner", default=None, help="Landowner's name (private).")
 @click.option("--landowner-phone", default=None)
 @click.option("--landowner-email", default=None)
@@ -147,6 +178,8 @@ def add(
     plan_id: str | None,
     activity: str | None,
     building_permit_expires: str | None,
+    authorization_name: str | None,
+    authorization_expires: str | None,
     landowner: str | None,
     landowner_phone: str | None,
     landowner_email: str | None,
@@ -203,6 +236,7 @@ def add(
         parcel_id=parcel_id,
         legal_description=legal_description,
         building_permit_expires=_date(building_permit_expires, "building_permit_expires"),
+        other_authorizations=tuple(x for x in [_authorization(authorization_name, authorization_expires)] if x),
         parties=tuple(parties),
         plan_id=plan_id,
         activity=activity,
@@ -342,10 +376,16 @@ def show(registry: str, number: str, as_json: bool, layers_path: str | None) -> 
         extra = "".join(f" {x}" for x in (e.on_date, f"+{e.days} days" if e.days else None, e.detail) if x)
         click.echo(f"  {e.at:%Y-%m-%d %H:%M}Z {e.who}: {e.kind}{move}{extra}")
     _echo_extensions(p.state.extensions)
+    if p.other_authorizations:
+        click.echo("\nother construction authorizations (the period runs to the longest):")
+    for name, ends in p.other_authorizations.items():
+        click.echo(f"  {name}: ends {ends}")
     if p.reports:
         click.echo("\ninspections (private):")
+    words = {f.inspection_id: f.location_words for f in (p.state.inspections if p.state else ())}
     for r in p.reports:
         where = f" at ({r.location.x:.1f}, {r.location.y:.1f})" if r.location is not None else ""
+        where += f" at {words[r.id]}" if words.get(r.id) else ""
         click.echo(f"  #{r.id} {_when_text(r.inspected_at, prof)} {r.inspector}{where}: {r.assessment}")
         for label, text in (
             ("work done", r.work_done),
@@ -426,6 +466,8 @@ def list_(registry: str, status: tuple[str, ...], layers_path: str | None) -> No
 @click.option("--parcel-id", default=None)
 @click.option("--legal", "legal_description", default=None)
 @click.option("--building-permit-expires", default=None, help="YYYY-MM-DD; the expiry is recomputed.")
+@_AUTHORIZATION
+@_AUTHORIZATION_EXPIRES
 @click.option("--start-notice", default=None, help="When the notice of start arrived (YYYY-MM-DDTHH:MM).")
 @click.option(
     "--work-stopped",
@@ -443,7 +485,8 @@ def list_(registry: str, status: tuple[str, ...], layers_path: str | None) -> No
 @click.option(
     "--inspected",
     default=None,
-    help="Record the permit holder's site inspection on this day (YYYY-MM-DD; its report kept at the site).",
+    help="Record that the permit holder inspected on this day (YYYY-MM-DD) without its report: it does not meet "
+    "the weekly duty until the report is recorded (`permits inspect`); `permits due` lists it.",
 )
 @click.option(
     "--disturbed",
@@ -465,6 +508,8 @@ def update(
     parcel_id: str | None,
     legal_description: str | None,
     building_permit_expires: str | None,
+    authorization_name: str | None,
+    authorization_expires: str | None,
     start_notice: str | None,
     work_stopped: str | None,
     resume_expected: str | None,
@@ -485,6 +530,7 @@ def update(
     """
     if (site_id or reasons) and disturbed_path is None:
         raise click.UsageError("--site-id and --reasons go with --disturbed.")
+    authorization = _authorization(authorization_name, authorization_expires)
     texts = (("site_address", site_address), ("parcel_id", parcel_id), ("legal_description", legal_description))
     changes: dict[str, Any] = {k: v for k, v in texts if v is not None}
     for key, raw in (
@@ -503,8 +549,8 @@ def update(
         if disturbed_path is not None:
             limits, crs = _limits_layer(disturbed_path, assume_crs, site_id)
             p = reg.remeasure(number, limits, crs, reasons=reasons, who=who)
-        if changes or day is not None or disturbed_path is None:
-            p = reg.update(number, who=who, inspected_on=day, **changes)
+        if changes or day is not None or authorization is not None or disturbed_path is None:
+            p = reg.update(number, who=who, inspected_on=day, authorization=authorization, **changes)
     click.echo(_describe(p))
 
 

@@ -94,7 +94,7 @@ PACKAGE_KEYS: dict[str, str] = {
     "plan_item_6": "layer bmps (type)",
     "plan_item_7": "plan.toml [narrative] text",
     "plan_item_8": "plan.toml [schedule] start, end, sequence",
-    "plan_item_9": "plan.toml [rusle2] sediment_tons_per_acre_year, explanation",
+    "plan_item_9": "plan.toml [rusle2] sediment_tons_per_acre_year, explanation; plan.toml [reference_guide] included",
     "less_stringent": "plan.toml [rusle2] sediment_tons_per_acre_year",
     "spill": "plan.toml [narrative] spill_procedures",
     "map": "layers site_boundary, disturbed_limits",
@@ -356,8 +356,14 @@ def _rusle(facts: dict[str, Any], disturbed_sqft: float, profile: Profile) -> li
     (:func:`esc_gis.rules.sediment_standard_reaches`).
 
     The text asks for RUSLE2 whatever the site's size, so a plan without it fails here even on a
-    small site. Under ``thresholds.less_stringent_area`` the authority may prescribe less
-    stringent requirements (§ 540-8I, § 540-9C): that is the reviewer's decision, so it is added
+    small site. It asks for the Reference Guide's items too ("the items specified in the ...
+    Reference Guide and RUSLE2"): RUSLE2 alone never passes. The Guide is not part of the
+    article, so the review cannot check its items; the plan states whether it includes them
+    (``[reference_guide] included``). Stated false, the item fails; not stated, a RUSLE2 that
+    would pass is a ``look`` (a reading, ``review_reference_guide_unstated``).
+
+    Under ``thresholds.less_stringent_area`` the authority may prescribe less stringent
+    requirements (§ 540-8I, § 540-9C): that is the reviewer's decision, so it is added
     as a ``look`` beside the failure, never turned into a pass.
     """
     rusle = facts.get("rusle2") or {}
@@ -376,6 +382,11 @@ def _rusle(facts: dict[str, Any], disturbed_sqft: float, profile: Profile) -> li
         item = make_check(
             profile, "plan_item_9", "look", "review_sediment_load_explained", disturbed_acres=acres, load=load
         )
+    guide = (facts.get("reference_guide") or {}).get("included")
+    if guide is False and item.status != "fail":
+        item = make_check(profile, "plan_item_9", "fail", "review_reference_guide_missing", disturbed_acres=acres)
+    elif guide is not True and item.status == "pass":
+        item = make_check(profile, "plan_item_9", "look", "review_reference_guide_unstated", disturbed_acres=acres)
     if item.status == "pass" or disturbed_sqft >= profile.area_sqft("thresholds.less_stringent_area"):
         return [item]
     return [item, make_check(profile, "less_stringent", "look", "review_less_stringent", disturbed_acres=acres)]

@@ -317,7 +317,11 @@ def service_notes(
     if permit == "required":
         codes.append(("service_next_steps", {}))
     if jurisdiction != "outside":
-        codes += [("service_exclusions_not_asked", {}), ("service_other_permits", {})]
+        # Where the article already does not apply (an exempt activity), an exclusion changes
+        # nothing: the note would contradict the answer.
+        if permit != "not_applicable":
+            codes.append(("service_exclusions_not_asked", {}))
+        codes.append(("service_other_permits", {}))
     return [profile.finding(code, **values).to_dict() for code, values in codes]
 
 
@@ -414,6 +418,9 @@ def screen_request(data: Mapping[str, Any], *, layers: LayerSet, profile: Profil
     except EscGisError as err:
         raise RequestError(str(err)) from None
     row = result.iloc[0]
+    # A site outside but within the extraterritorial area gets the screening's reading
+    # (rules.extraterritorial_ft): the answer is esc-gis screen's, one decision for both.
+    findings = json.loads(row["findings"])
     measured = {name: (None if far else _number(row.get(name))) for name in MEASURED}
     note = (
         "Not measured: the site lies outside the area the measuring CRS is made for, far from the Village."
@@ -428,7 +435,7 @@ def screen_request(data: Mapping[str, Any], *, layers: LayerSet, profile: Profil
         "standards": ""
         if row.get("standards") is None or row.get("standards") != row.get("standards")
         else str(row["standards"]),
-        "findings": json.loads(row["findings"]),
+        "findings": findings,
         "run_findings": run_findings(result),
         "measured": measured,
         "measured_note": note,

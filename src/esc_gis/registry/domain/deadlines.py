@@ -141,9 +141,19 @@ def deemed_approved_by(status: str, state: Any, day: date, calendar: OfficeCalen
 
 
 def expiry(
-    issued: date, profile: Profile, *, building_permit_expires: date | None = None, extensions_days: Iterable[int] = ()
+    issued: date,
+    profile: Profile,
+    *,
+    building_permit_expires: date | None = None,
+    extensions_days: Iterable[int] = (),
+    other_authorizations: Iterable[date] = (),
 ) -> Due:
-    """Return the permit's expiry: 180 days or the building permit's end, whichever is later, plus extensions.
+    """Return the permit's expiry: its longest length (§ 540-8G), plus extensions.
+
+    § 540-8G: "valid for a period of 180 days, or the length of the building permit or other
+    construction authorizations, whichever is longer, from the date of issuance": the end of
+    each authorization recorded (``other_authorizations``, e.g. a WDNR permit's) counts as the
+    building permit's does.
 
     § 540-8G: "The administering authority may extend the period one or more times for up to
     an additional 180 days." The profile's reading of ``deadlines.permit_extension`` (basis
@@ -160,8 +170,9 @@ def expiry(
     longest = _number(profile, "permit_extension")
     total = profile.reading("deadlines.permit_extension") == "total"
     end = issued + timedelta(days=validity)
-    if building_permit_expires is not None and building_permit_expires > end:
-        end = building_permit_expires
+    for authorized in (building_permit_expires, *other_authorizations):
+        if authorized is not None and authorized > end:
+            end = authorized
     extended = 0
     for days in extensions_days:
         if not 0 < days <= longest - (extended if total else 0):

@@ -91,6 +91,9 @@ class InspectionFact:
     pre_start: bool = False
     adjoining_repairs: bool = False
     checklist: Mapping[str, bool] = field(default_factory=dict)
+    #: Where on the site, in words (§ 540-8E(6) "location of the construction site inspection"),
+    #: when the report gave it so: the history is its one home (the report's point is a column).
+    location_words: str | None = None
 
 
 @dataclass(frozen=True)
@@ -322,6 +325,7 @@ def _apply(s: PermitState, e: HistoryEvent, application_fee: str) -> None:  # no
                 bool(d.get("pre_start")),
                 bool(d.get("adjoining_repairs")),
                 {k: bool(v) for k, v in (d.get("checklist") or {}).items()},
+                d.get("location_words"),
             )
         )
         if d.get("inspection_id") is not None:

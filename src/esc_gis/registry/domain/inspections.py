@@ -19,6 +19,7 @@ __all__ = [
     "PhotoFile",
     "check_report",
     "counted_inspections",
+    "is_day_alone",
     "missing_contents",
     "read_photo",
     "report_contents",
@@ -95,6 +96,9 @@ class InspectionReport:
         Photo files, stored in the registry.
     location : shapely Point, optional
         Where on the site, in the registry's CRS.
+    location_words : str, optional
+        Where on the site, in words ("north silt fence along Main St"): § 540-8E(6) asks for the
+        "location of the construction site inspection", not a map point, so either one gives it.
     notified_at : datetime, optional
         When the permittee was notified that repair is needed (the repair is due from then).
     repaired : sequence of int
@@ -124,6 +128,7 @@ class InspectionReport:
     deficiencies: Sequence[str] = ()
     photos: Sequence[str | os.PathLike[str]] = ()
     location: shapely.Geometry | None = None
+    location_words: str | None = None
     notified_at: datetime | None = None
     repaired: Sequence[int] = ()
     by: str = "holder"
@@ -135,7 +140,9 @@ class InspectionReport:
     @property
     def contents(self) -> list[str]:
         """The items of § 540-8E(6)'s list the report holds beyond its time, inspector and assessment."""
-        given = (("location", self.location is not None), ("work_done", self.work_done), ("phase", self.phase))
+        # The location is given as a point on the site or in words: either says where it was made.
+        located = self.location is not None or bool((self.location_words or "").strip())
+        given = (("location", located), ("work_done", self.work_done), ("phase", self.phase))
         return [k for k, v in given if v is not None and v is not False and (not isinstance(v, str) or v.strip())]
 
     @property
@@ -355,16 +362,23 @@ def report_contents(profile: Profile) -> dict[str, dict[str, Any]]:
     return table
 
 
+def is_day_alone(fact: InspectionFact) -> bool:
+    """Return whether an inspection is a day alone (``permits update --inspected``): no report recorded."""
+    return fact.inspection_id is None and fact.contents is None
+
+
 def missing_contents(fact: InspectionFact, profile: Profile) -> list[str]:
-    """Return the items the profile requires that an inspection's report lacks (none for a day alone).
+    """Return the items the profile requires that an inspection's report lacks.
+
+    A day alone (:func:`is_day_alone`) has no report in the registry: it lacks every item.
 
     Raises
     ------
     ProfileError
         As :func:`report_contents`.
     """
-    if fact.contents is None:  # a day alone: the report is kept at the site, not in the registry
-        return []
+    if fact.contents is None:
+        return list(report_contents(profile))
     return [k for k in report_contents(profile) if k not in fact.contents]
 
 
@@ -375,7 +389,10 @@ def counted_inspections(state: PermitState | None, profile: Profile) -> list[dat
     precipitation event" is the holder's duty: the office's own inspections (§ 540-8E(7),
     § 540-11) do not meet it. A report counts when it holds every item "Weekly inspection
     reports shall include" (the profile's ``[inspections.report_contents]``); an incomplete
-    one is recorded but does not count. A pre-start inspection (§ 540-7B(5)(a)) is before the
+    one is recorded but does not count. A day alone (``permits update --inspected``) says an
+    inspection was made but not what its report holds, so it does not count either (a reading,
+    the profile's ``[findings.report_day_alone]``): ``permits due`` lists it until a complete
+    report is recorded. A pre-start inspection (§ 540-7B(5)(a)) is before the
     duty begins. Each is its time, or its day where only the day was recorded.
 
     Raises

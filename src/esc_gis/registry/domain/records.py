@@ -8,6 +8,7 @@ end before its start, an unknown status), naming the row and the fix, as
 from __future__ import annotations
 
 __all__ = [
+    "OTHER_AUTHORIZATIONS",
     "PARTY_ROLES",
     "Application",
     "Deficiency",
@@ -16,6 +17,7 @@ __all__ = [
     "Party",
     "Permit",
     "Photo",
+    "other_authorizations",
     "parse_date",
     "parse_datetime",
 ]
@@ -29,6 +31,9 @@ import shapely
 
 #: Who a party is to the permit (§ 540-5: landowner, responsible party).
 PARTY_ROLES = ("landowner", "responsible_party", "applicant", "contractor")
+#: The field of an ``updated`` event holding every "other construction authorization" recorded
+#: (§ 540-8G), by name, with the day each ends: the whole set each time, so the fold keeps the last.
+OTHER_AUTHORIZATIONS = "other_authorizations"
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
@@ -90,6 +95,11 @@ class Application:
         The disturbed area the screening this application came from measured (a screening
         output's ``disturbed_sqft``): a permit measured otherwise is noted in its history and
         reported (issue 34).
+    other_authorizations : tuple of (str, date), default ()
+        The "other construction authorizations" (§ 540-8G), by name, with the day each ends
+        (e.g. a WDNR permit's): the period runs to the longest of them, the building permit's
+        and 180 days. Kept in the history (the ``received`` event), as ``permits update
+        --authorization`` keeps them later.
     status : str, default "application_received"
         Imports of older permits may start further on; the dates must fit.
     """
@@ -113,6 +123,7 @@ class Application:
     state_agency: bool = False
     npdes_exempt: bool = False
     screened_disturbed_sqft: float | None = None
+    other_authorizations: tuple[tuple[str, date], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -258,6 +269,15 @@ class Permit:
         return [d for d in self.deficiencies if d.repaired_at is None]
 
     @property
+    def other_authorizations(self) -> dict[str, date]:
+        """The "other construction authorizations" recorded (§ 540-8G), by name: the day each ends.
+
+        Their home is the history (an ``updated`` event's ``other_authorizations``, folded into
+        the state); a permit read without its state has none.
+        """
+        return other_authorizations(self.state.fields if self.state is not None else {})
+
+    @property
     def extensions_days(self) -> list[int]:
         """Lengths of the extensions granted (§ 540-8G), in order."""
         return [int(e.days) for e in self.events if e.kind == "extension" and e.days]
@@ -279,6 +299,20 @@ def _plain(value: Any) -> Any:
     if hasattr(value, "to_pydatetime"):  # pandas.Timestamp, as GeoJSON and GPKG readers give
         return value.to_pydatetime()
     return value
+
+
+def other_authorizations(fields: dict[str, Any]) -> dict[str, date]:
+    """Return the other construction authorizations (§ 540-8G) a state's folded ``fields`` hold, by name.
+
+    Examples
+    --------
+    >>> other_authorizations({"other_authorizations": {"WDNR permit": "2027-12-31"}})
+    {'WDNR permit': datetime.date(2027, 12, 31)}
+    >>> other_authorizations({})
+    {}
+    """
+    held = fields.get(OTHER_AUTHORIZATIONS) or {}
+    return {str(k): date.fromisoformat(str(v)[:10]) for k, v in held.items()}
 
 
 def parse_date(value: Any, name: str) -> tuple[date | None, str | None]:

@@ -309,7 +309,7 @@ class Appealing(Enforcing):
         """Approve and issue a disapproved permit on the board's decision; return the effect's words."""
         to = ON_APPEAL[p.status]
         # Issued the day of the board's decision: the period of validity runs from it (§ 540-8G).
-        expires = self._expiry(on, p.building_permit_expires, p.extensions_days)
+        expires = self._expiry(on, p.building_permit_expires, p.extensions_days, p.other_authorizations.values())
         self._set(cur, p.permit_number, {"status": to, "decided_on": on, "issued_on": on, "expires_on": expires})
         self._event(
             cur,

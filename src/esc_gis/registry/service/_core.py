@@ -367,8 +367,17 @@ class RegistryBase:
             )
             return [_history_event(b, r) for r in cur.fetchall()]
 
-    def _expiry(self, issued: date, building: date | None, extensions: list[int]) -> date:
-        due = expiry(issued, self.profile, building_permit_expires=building, extensions_days=extensions).due
+    def _expiry(
+        self, issued: date, building: date | None, extensions: list[int], authorizations: Iterable[date] = ()
+    ) -> date:
+        """The expiry of a permit issued on ``issued`` (§ 540-8G), with its lengths and extensions."""
+        due = expiry(
+            issued,
+            self.profile,
+            building_permit_expires=building,
+            extensions_days=extensions,
+            other_authorizations=authorizations,
+        ).due
         assert isinstance(due, date)
         return due
 

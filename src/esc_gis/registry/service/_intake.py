@@ -26,7 +26,7 @@ from esc_gis.errors import (
 from esc_gis.registry.domain.dates import EffectiveDate, date_problems
 from esc_gis.registry.domain.events import HistoryEvent, typed
 from esc_gis.registry.domain.lifecycle import STATES
-from esc_gis.registry.domain.records import Application, Event, Permit
+from esc_gis.registry.domain.records import OTHER_AUTHORIZATIONS, Application, Event, Permit
 from esc_gis.registry.service._core import (
     _DECIDED,
     _KINDS,
@@ -149,6 +149,11 @@ class Intake(RegistryBase):
                 f"building_permit_expires {a.building_permit_expires} is before received_on {a.received_on}.",
                 "check both dates.",
             )
+        for name, ends in a.other_authorizations:
+            if not str(name).strip():
+                bad("an other construction authorization has no name.", "name it (e.g. 'WDNR permit WI-S067831').")
+            if a.received_on and ends < a.received_on:
+                bad(f"the authorization {name!r} ends {ends}, before received_on {a.received_on}.", "check both dates.")
         if a.started_at and a.issued_on and a.started_at.date() < a.issued_on:
             f = self.profile.finding("work_before_permit", started=a.started_at.date(), issued=a.issued_on)
             bad(f"{f.message} ({f.section})", "check both dates.")
@@ -521,7 +526,8 @@ class Intake(RegistryBase):
             )
             if app.issued_on is not None and app.status in ISSUED:
                 record["decided_on"] = app.issued_on
-                record["expires_on"] = self._expiry(app.issued_on, app.building_permit_expires, [])
+                authorized = [ends for _, ends in app.other_authorizations]
+                record["expires_on"] = self._expiry(app.issued_on, app.building_permit_expires, [], authorized)
             permits.append((*(b.dump(_KINDS[c], v) for c, v in record.items()), b.dump_geom(m["site"])))
             if m["disturbed"] is not None:
                 limits.append((number, b.dump_geom(m["disturbed"])))
@@ -545,7 +551,12 @@ class Intake(RegistryBase):
             started = record["started_at"]
             # The exemption is a fact of the application the permits table has no column for:
             # the received event keeps it, and the fold gives it back to a later re-decision.
-            flags = {"fields": {"npdes_exempt": True}} if app.npdes_exempt else {}
+            # So are the other construction authorizations (§ 540-8G), as `update` records them.
+            facts: dict[str, Any] = {"npdes_exempt": True} if app.npdes_exempt else {}
+            if app.other_authorizations:
+                named = {str(k).strip(): v.isoformat() for k, v in app.other_authorizations}
+                facts[OTHER_AUTHORIZATIONS] = dict(sorted(named.items()))
+            flags = {"fields": facts} if facts else {}
             history.append(
                 typed(
                     number,

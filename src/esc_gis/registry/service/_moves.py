@@ -31,7 +31,7 @@ from esc_gis.registry.domain.lifecycle import (
     check_transition,
     notification_table,
 )
-from esc_gis.registry.domain.records import Event, Permit
+from esc_gis.registry.domain.records import OTHER_AUTHORIZATIONS, Event, Permit
 from esc_gis.registry.service._core import (
     UPDATABLE,
     RegistryBase,
@@ -136,7 +136,9 @@ class Moves(RegistryBase):
                 changes["decided_on"] = day
                 if to != "disapproved":
                     changes["issued_on"] = day
-                    changes["expires_on"] = self._expiry(day, p.building_permit_expires, p.extensions_days)
+                    changes["expires_on"] = self._expiry(
+                        day, p.building_permit_expires, p.extensions_days, p.other_authorizations.values()
+                    )
             elif to == "active" and p.status in ("approved", "deemed_approved"):
                 # A day alone: work began that day on the office's clock (its midnight), so the
                 # day counted from it is that day, not the one before in UTC-6.
@@ -286,7 +288,9 @@ class Moves(RegistryBase):
         ------
         PermitNotFoundError
         IllegalTransitionError
-            If the permit is not issued or is in a state whose period cannot be extended.
+            If the permit is not issued or is in a state whose period cannot be extended, or
+            its period ended before ``on`` (a reading, ``extension_after_expiry``: no period is
+            left to extend, and none is revived after the fact).
         ProfileError
             If ``days`` is not between 1 and the profile's limit (180).
         """
@@ -305,7 +309,15 @@ class Moves(RegistryBase):
                     msg = f"{exc} An extension is possible in {', '.join(('active', 'extended', *EXTENDABLE))}."
                     raise IllegalTransitionError(msg) from None
             assert p.issued_on is not None  # every state an extension is allowed in was issued
-            new_expiry = self._expiry(p.issued_on, p.building_permit_expires, [*p.extensions_days, int(days)])
+            if p.expires_on is not None and day > p.expires_on:
+                # § 540-8G "may extend the period": read as a period still running. Extending one
+                # that ran out would make the permit valid again for days already past, and work
+                # done then (an A1 case of work after expiry) permitted after the fact.
+                f = self.profile.finding("extension_after_expiry", day=day, expired=p.expires_on)
+                raise IllegalTransitionError(f"Permit {permit_number}: {f.message} ({f.section})")
+            new_expiry = self._expiry(
+                p.issued_on, p.building_permit_expires, [*p.extensions_days, int(days)], p.other_authorizations.values()
+            )
             to = p.status if keeps else "extended"
             self._set(cur, permit_number, {"status": to, "expires_on": new_expiry})
             facts: dict[str, Any] = {"to": to}
@@ -320,7 +332,13 @@ class Moves(RegistryBase):
         return self.get(permit_number)
 
     def update(
-        self, permit_number: str, *, who: str | None = None, inspected_on: date | None = None, **changes: Any
+        self,
+        permit_number: str,
+        *,
+        who: str | None = None,
+        inspected_on: date | None = None,
+        authorization: tuple[str, date] | None = None,
+        **changes: Any,
     ) -> Permit:
         """Change a permit's descriptive fields or dates, or record an inspection.
 
@@ -329,9 +347,15 @@ class Moves(RegistryBase):
         permit_number : str
         who : str, optional
         inspected_on : date, optional
-            Records a site inspection on that day (§ 540-8E(6)): the permit holder's, its report
-            kept at the site, so it counts toward the weekly and after-rain duty (a full report,
-            with who inspected, is :meth:`inspect`).
+            Records that the permit holder inspected on that day (§ 540-8E(6)) without its
+            report: the registry holds none of what the weekly report "shall include", so it
+            does not meet the weekly or after-rain duty (a reading; ``permits due`` lists it)
+            until the report is recorded with :meth:`inspect`.
+        authorization : (str, date), optional
+            An "other construction authorization" (§ 540-8G), by name, and the day it ends (e.g.
+            a WDNR permit's): the period is "the length of the building permit or other
+            construction authorizations, whichever is longer", so an issued permit's expiry is
+            recomputed. Recorded again under the same name, its end is replaced.
         **changes
             Fields of :data:`UPDATABLE`; ``None`` clears a date. A new ``work_stopped_on``
             starts a new pause: unless given with it, the expected resumption
@@ -342,10 +366,13 @@ class Moves(RegistryBase):
         ------
         PermitNotFoundError
         ValidationError
-            For an unknown field, a date before the permit's start, or a resumption
-            (expected or actual) without a stop or before it.
+            For an unknown field, a date before the permit's start, a resumption (expected or
+            actual) without a stop or before it, or an authorization without a name.
         """
         who = _who(who)
+        if authorization is not None and not str(authorization[0]).strip():
+            fix = "name the authorization (e.g. --authorization 'WDNR permit WI-S067831')."
+            raise ValidationError([Problem(permit_number, None, "an authorization needs its name.", fix)])
         unknown = [k for k in changes if k not in UPDATABLE]
         if unknown:
             raise ValidationError(
@@ -399,21 +426,34 @@ class Moves(RegistryBase):
             problems += self._date_problems(permit_number, *self._update_dates(p, changes, inspected_on))
             if problems:
                 raise ValidationError(problems)
-            if changes:
-                if "building_permit_expires" in changes and p.issued_on is not None:
-                    building = changes["building_permit_expires"]
-                    changes["expires_on"] = self._expiry(p.issued_on, building, p.extensions_days)
+            authorized = dict(p.other_authorizations)
+            facts: dict[str, Any] = {}
+            if authorization is not None:
+                name, ends = str(authorization[0]).strip(), authorization[1]
+                authorized[name] = ends
+                # The whole set, so the fold (which keeps a field's last value) holds every one.
+                facts[OTHER_AUTHORIZATIONS] = {k: v.isoformat() for k, v in sorted(authorized.items())}
+            if changes or facts:
+                if ("building_permit_expires" in changes or facts) and p.issued_on is not None:
+                    building = changes.get("building_permit_expires", p.building_permit_expires)
+                    changes["expires_on"] = self._expiry(
+                        p.issued_on, building, p.extensions_days, authorized.values()
+                    )
                 self._set(cur, permit_number, changes)
-                detail = "; ".join(f"{k}: {getattr(p, k)} -> {v}" for k, v in changes.items() if k != "expires_on")
+                said = [f"{k}: {getattr(p, k)} -> {v}" for k, v in changes.items() if k != "expires_on"]
+                if authorization is not None:
+                    name = str(authorization[0]).strip()
+                    was = p.other_authorizations.get(name)
+                    said.append(f"other construction authorization {name}: {was} -> {authorization[1]}")
                 self._event(
                     cur,
                     permit_number,
-                    Event(now_utc(), who, "update", None, None, None, None, detail),
-                    fields={k: v for k, v in changes.items() if k != "expires_on"},
+                    Event(now_utc(), who, "update", None, None, None, None, "; ".join(said)),
+                    fields={**{k: v for k, v in changes.items() if k != "expires_on"}, **facts},
                 )
             if inspected_on is not None:
-                # A day alone: the holder's inspection of that day, its report kept at the site
-                # (§ 540-8E(6) "Maintain, at the construction site, weekly written reports").
+                # A day alone: the holder inspected that day; its report, which § 540-8E(6) says
+                # "shall include all of the following", is not recorded (see inspections.is_day_alone).
                 self._event(
                     cur, permit_number, Event(now_utc(), who, "inspection", None, None, inspected_on), by="holder"
                 )

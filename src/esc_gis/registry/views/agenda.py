@@ -30,7 +30,7 @@ from esc_gis.registry.domain.deadlines import (
     start_notice_due,
     stockpile_due,
 )
-from esc_gis.registry.domain.inspections import counted_inspections, missing_contents, report_contents
+from esc_gis.registry.domain.inspections import counted_inspections, is_day_alone, missing_contents, report_contents
 from esc_gis.registry.domain.records import Permit, parse_date
 
 #: States in which work may be going on at the site.
@@ -142,7 +142,8 @@ def incomplete_reports_due(p: Permit, counted: Sequence[date | datetime], profil
     "Weekly inspection reports shall include all of the following": a report without one is
     recorded, but does not meet the weekly or after-rain duty. Each is listed, dated its
     inspection, naming what it lacks in the ordinance's words (the profile's
-    ``[inspections.report_contents]``), until a complete report follows it.
+    ``[inspections.report_contents]``), until a complete report follows it. A day alone
+    (``permits update --inspected``) is listed as an inspection whose report is not recorded.
 
     Raises
     ------
@@ -156,6 +157,10 @@ def incomplete_reports_due(p: Permit, counted: Sequence[date | datetime], profil
     out = []
     for f in p.state.inspections:
         if f.by != "holder" or f.pre_start or (last is not None and profile.day_of(f.at) <= last):
+            continue
+        if is_day_alone(f):
+            # A day alone: the inspection was made, its written report is not in the registry (a reading).
+            out.append(_finding_due(profile, "report_day_alone", f.at, f"inspected:{f.seq}", at=_at_text(f.at, profile)))
             continue
         missing = missing_contents(f, profile)
         if missing:

@@ -138,15 +138,17 @@ def _repair_row(d: Deficiency, profile: Profile, now: datetime) -> str:
     )
 
 
-def _location(r: Inspection, crs: Any) -> str:
+def _location(r: Inspection, crs: Any, words: str | None = None) -> str:
+    """The report's location: its point (coordinates, and longitude/latitude) and/or its words."""
     if r.location is None or r.location.is_empty:
-        return "not recorded"
+        return words or "not recorded"
     from pyproj import CRS, Transformer
 
     c = CRS.from_user_input(crs)
     lon, lat = Transformer.from_crs(c, "EPSG:4326", always_xy=True).transform(r.location.x, r.location.y)
     code = c.to_epsg()
-    return f"X {r.location.x:,.1f}, Y {r.location.y:,.1f} ({f'EPSG:{code}' if code else c.name}); {lat:.6f}, {lon:.6f}"
+    point = f"X {r.location.x:,.1f}, Y {r.location.y:,.1f} ({f'EPSG:{code}' if code else c.name}); {lat:.6f}, {lon:.6f}"
+    return f"{words}; {point}" if words else point
 
 
 def permit_report_html(
@@ -190,11 +192,13 @@ def permit_report_html(
         f"inspection reports kept under {_e(section)} &middot; printed {_e(_local(now, profile))}"
     )
     parts = []
+    # A location given in words is kept in the report's history event (its one home).
+    words = {f.inspection_id: f.location_words for f in (permit.state.inspections if permit.state else ())}
     for r in reports:
         facts = (
             ("Date", f"{profile.local(r.inspected_at):%A %Y-%m-%d}"),
             ("Time", f"{profile.local(r.inspected_at):%H:%M %Z}"),
-            ("Location on the site", _location(r, crs)),
+            ("Location on the site", _location(r, crs, words.get(r.id))),
             ("Inspector", r.inspector),
             ("Assessment of the controls", r.assessment),
             ("BMP work done", r.work_done),

@@ -18,6 +18,7 @@ from typing import Any
 from esc_gis.registry.domain.dates import future_events
 from esc_gis.registry.domain.deadlines import expiry
 from esc_gis.registry.domain.fold import UNRECORDED_BY, PermitState, fold
+from esc_gis.registry.domain.records import other_authorizations
 
 #: The ``permits`` columns the life cycle sets, and the state's attribute for each.
 _LIFECYCLE = (
@@ -153,6 +154,7 @@ def _permit(reg: Any, number: str, p: Any, s: PermitState, fees: int, guarantees
             reg.profile,
             building_permit_expires=p.building_permit_expires,
             extensions_days=s.extensions_days,
+            other_authorizations=other_authorizations(s.fields).values(),
         ).due
         if p.expires_on != due:
             out.append(Difference(number, "expires_on", p.expires_on, due))

@@ -69,7 +69,13 @@ function findingList(findings, className) {
 export function renderAnswer(box, answer, village) {
   box.replaceChildren();
   const words = (answer.permit === "not_applicable" && NOT_APPLICABLE[answer.applicability]) || HEADLINE[answer.permit];
-  const headline = el("h3", words || answer.permit, `headline permit-${answer.permit}`);
+  // A "does not apply" resting on readings alone (a site outside the Village but inside the
+  // extraterritorial area the ordinance defines) says so: a reading is never presented as the law.
+  const findings = answer.findings || [];
+  const onReading =
+    answer.permit === "not_applicable" && findings.length > 0 && findings.every((f) => f.basis === "interpretation");
+  const said = onReading ? `${words}, on a reading of the ordinance` : words;
+  const headline = el("h3", said || answer.permit, `headline permit-${answer.permit}`);
   headline.id = "answer-headline";
   box.append(headline);
   const notice = el("p", null, "notice");
