@@ -11,7 +11,8 @@ site_id; then `permits add --site-layer`, `permits import`, `permits update --di
     P1b   16,500      2,500         MR    -              required
     SA    20,000      20,000        -     state_agency   not_applicable (§ 540-4C)
     NX    40,000      20,000        -     npdes_exempt   not_required, § 540-7A (§ 540-4A(3))
-    OUT   10,000      5,000         -     -              not_applicable (outside, § 540-4B)
+    OUT   10,000      5,000         -     -              not_applicable (outside, within § 540-5's
+                                                     extraterritorial area: a reading)
 """
 
 from __future__ import annotations
@@ -195,14 +196,18 @@ def test_add_refuses_a_state_agency_site_and_an_outside_one_with_the_screenings_
 ) -> None:
     """§ 540-4C: "This article is not applicable to activities conducted by a state agency";
     § 540-4B: "This article applies to land-disturbing construction activity on construction sites
-    located within the boundaries and jurisdiction of the Village"."""
+    located within the boundaries and jurisdiction of the Village". OUT lies within § 540-5's
+    EXTRATERRITORIAL area ("within 1.5 miles of a ... Village"), which no rule of the article uses:
+    the refusal quotes the screening's reading as a reading, never as the ordinance's words."""
     lay = ["--layers", str(layers_path)]
     assert _run("permits", "init", target, *lay).exit_code == 0
     r = _add(target, screened["gpkg"], "SA", lay)
     assert r.exit_code == 1 and "takes no permit: Conducted by a state agency" in r.output, r.output
     assert "(§ 540-4C)" in r.output
     r = _add(target, screened["gpkg"], "OUT", lay)
-    assert r.exit_code == 1 and "outside the Village of Winneconne" in r.output and "(§ 540-4B)" in r.output, r.output
+    assert r.exit_code == 1 and "Reading: no disturbance lies inside the Village of Winneconne" in r.output, r.output
+    assert "(§ 540-4B; § 540-5 EXTRATERRITORIAL; interpretation)" in r.output, r.output
+    assert "where this article does not apply" not in r.output  # the ordinance's flat words are not borrowed
     assert _run("permits", "list", target, *lay).output.strip().endswith("0 permit(s).")
 
 
@@ -267,7 +272,8 @@ def test_import_refuses_every_excluded_or_outside_row_at_once(target: str, layer
     )  # fmt: skip
     assert r.exit_code == 1 and "2 problems" in r.output, r.output
     assert "row 5: this article does not apply to the site, so it takes no permit: Conducted by a state" in r.output
-    assert "row 7: the site is outside the Village of Winneconne" in r.output
+    assert "row 7: Reading: no disturbance lies inside the Village of Winneconne" in r.output
+    assert "(§ 540-4B; § 540-5 EXTRATERRITORIAL; interpretation)" in r.output
     assert _run("permits", "list", target, *lay).output.strip().endswith("0 permit(s).")
 
 

@@ -1015,6 +1015,29 @@ def test_a_state_agencys_plan_is_told_the_article_does_not_apply(tmp_path: Path,
     assert any("mining" in str(p) for p in bad.problems)
 
 
+def test_a_plan_outside_within_the_extraterritorial_area_is_told_so_as_a_reading(
+    tmp_path: Path, review_layers: Path
+) -> None:
+    """§ 540-4B: "This article applies to land-disturbing construction activity on construction sites located
+    within the boundaries and jurisdiction of the Village"; § 540-5 defines EXTRATERRITORIAL ("within 1.5 miles
+    of a fourth-class city or Village") and no rule of the article uses it. A plan 400 ft west of the line is
+    told "does not apply" as the screening's reading (basis interpretation, with its caveat), never as the
+    ordinance's flat "the article does not apply here" (review_decision_outside, basis ordinance)."""
+    # The site: x from -600 to -400, 400 ft west of the Village (x 0 to 2,000).
+    west = {n: g.set_geometry(g.geometry.translate(xoff=-800.0)) for n, g in _layers().items()}
+    r = review_plan(package(tmp_path / "west", edit=west), layers=review_layers)
+    assert r.measured["applicability"] == "outside_jurisdiction" and r.measured["permit"] == "not_applicable"
+    [only] = r.checks
+    assert (only.finding, only.basis) == ("review_decision_not_applicable", "interpretation")
+    assert only.section == "§ 540-4B; § 540-5 EXTRATERRITORIAL"
+    assert only.detail.startswith(
+        "the article does not apply to this site (outside jurisdiction; a reading): "
+        "Reading: no disturbance lies inside"
+    )
+    assert "450 ft outside" in only.detail  # measured from the disturbed limits (x -550 to -450)
+    assert r.verdict == "needs a look" and r.reasons == []
+
+
 def _not_a_package_inputs(tmp_path: Path) -> dict[str, Path]:
     """A PNG renamed .gpkg, an empty folder, an empty file, a GeoPackage with none of the plan's layers."""
     png = tmp_path / "png" / "plan.gpkg"

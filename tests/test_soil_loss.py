@@ -833,10 +833,14 @@ def _screened_cli(tmp_path: Path, frame: gpd.GeoDataFrame, jurisdiction: shapely
 
 
 def test_sites_of_9_to_11_acres_the_article_does_not_reach_are_not_judged_as_screen_says(tmp_path):
-    """§ 540-4B ("within the boundaries and jurisdiction of the Village"), § 540-4C ("This article does
-    not apply to ... activities conducted by a state agency"), § 540-4A(2) (agricultural activity areas
-    are exempt): a 9- to 11-acre site of each is not judged against "[1] By design, reduce to the maximum
-    extent practicable, the sediment load ... to no more than 5 tons per acre per year" (§ 540-7B(3)(b))."""
+    """§ 540-4B ("This article applies to land-disturbing construction activity on construction sites located
+    within the boundaries and jurisdiction of the Village"), § 540-4C ("This article is not applicable to
+    activities conducted by a state agency"), § 540-4A(2) ("This article does not apply to ... (a) Nonpoint
+    discharges from agricultural activity areas"): a 9- to 11-acre site of each is not judged against "[1] BMPs
+    that, by design, discharge no more than five tons per acre per year, or to the maximum extent practicable,
+    of the sediment load" (§ 540-7B(3)(b)). OUT lies a few hundred feet outside, within § 540-5's
+    EXTRATERRITORIAL area ("within 1.5 miles of a ... Village"), which no rule of the article uses: there
+    "does not apply" is a reading, and soil-loss quotes it as one (basis interpretation), as screen does."""
     from click.testing import CliRunner
 
     from esc_gis.cli.main import cli
@@ -857,15 +861,16 @@ def test_sites_of_9_to_11_acres_the_article_does_not_reach_are_not_judged_as_scr
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output
     assert "passes" not in result.output and "fails" not in result.output
-    assert "the article does not apply (outside jurisdiction)" in result.output
+    assert "the article does not apply (excluded state agency)" in result.output
+    assert "the article is read as not applying (outside jurisdiction; a reading)" in result.output
     got = pd.read_csv(tmp_path / "out.csv").set_index("site_id")
     want = screen(frame, layers=str(tmp_path / "layers" / "layers.toml")).set_index("site_id")
     expected = {
-        "OUT": ("outside_jurisdiction", "§ 540-4B"),
-        "STATE": ("excluded_state_agency", "§ 540-4C"),
-        "FARM": ("exempt_agricultural", "§ 540-4A(2)"),
+        "OUT": ("outside_jurisdiction", "§ 540-4B; § 540-5 EXTRATERRITORIAL", "interpretation"),
+        "STATE": ("excluded_state_agency", "§ 540-4C", "ordinance"),
+        "FARM": ("exempt_agricultural", "§ 540-4A(2)", "ordinance"),
     }
-    for sid, (appl, section) in expected.items():
+    for sid, (appl, section, basis) in expected.items():
         row = got.loc[sid]
         assert 9.0 <= row["disturbed_acres"] <= 11.3
         # The same answer as screen for the same polygon: applicability, permit, standard.
@@ -878,8 +883,9 @@ def test_sites_of_9_to_11_acres_the_article_does_not_reach_are_not_judged_as_scr
         assert "soil_loss_meets" not in codes and "soil_loss_exceeds" not in codes
         assert "soil_loss_standard_not_applicable" not in codes  # not "under one acre": the article's reach
         [na] = [f for f in fs if f["code"] == "soil_loss_article_not_applicable"]
-        assert na["basis"] == "ordinance" and na["section"].startswith(section), na
+        assert na["basis"] == basis and na["section"].startswith(section), na
         assert "does not apply" in na["message"] and appl.replace("_", " ") in na["message"]
+        assert ("Reading:" in na["message"]) == (basis == "interpretation"), na
     # Inside the Village the bare year would fail the 5 t/ac standard: the numbers are there for
     # information (soil_loss_for_information), never as a verdict.
     assert (got.loc[["STATE", "FARM"], "discharge_tpa"] > 5).all()

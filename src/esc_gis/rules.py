@@ -39,6 +39,7 @@ __all__ = [
     "may_require_permit",
     "permit_decision",
     "run_findings",
+    "screening_reasons",
     "sediment_standard_reaches",
 ]
 
@@ -71,6 +72,27 @@ NOT_APPLICABLE_FINDING = {
     "exempt_agricultural": "agricultural_activity_exempt",
     "exempt_silviculture": "silviculture_exempt",
 }
+
+
+def screening_reasons(finding: str) -> tuple[str, ...]:
+    """Return the screening findings that may give the reason ``NOT_APPLICABLE_FINDING`` names.
+
+    A site outside the boundary within § 540-5's extraterritorial area is told "does not apply" as a
+    reading (``outside_jurisdiction_extraterritorial``, basis interpretation), not the ordinance's
+    ``outside_jurisdiction``: a command quoting the screening's reason takes either, with its basis.
+
+    Examples
+    --------
+    >>> screening_reasons("outside_jurisdiction")
+    ('outside_jurisdiction', 'outside_jurisdiction_extraterritorial')
+    >>> screening_reasons("state_agency")
+    ('state_agency',)
+    """
+    if finding == "outside_jurisdiction":
+        return (finding, "outside_jurisdiction_extraterritorial")
+    return (finding,)
+
+
 #: Values of the ``permit`` column.
 PERMIT = ("required", "not_required", "not_applicable")
 #: Activities § 540-4A(2) exempts: not land-disturbing construction activity under the article.

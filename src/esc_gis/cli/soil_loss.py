@@ -259,6 +259,10 @@ def _summary(res: Any, output: str, phases_out: Path, windows_out: Path, raster:
         verdict = ("passes" if r.passes else "fails") if r.sediment_standard else "the standard does not apply"
         if r.applicability not in (None, "applies") and isinstance(r.applicability, str):
             verdict = f"the article does not apply ({r.applicability.replace('_', ' ')})"
+            na = [f for f in json.loads(r.findings) if f["code"] == "soil_loss_article_not_applicable"]
+            if na and na[0]["basis"] != "ordinance":
+                # The extraterritorial area (§ 540-5): a reading, never the law's words.
+                verdict = f"the article is read as not applying ({r.applicability.replace('_', ' ')}; a reading)"
         click.echo(
             f"{r.site_id:<12} discharge {r.discharge_tpa:8.2f} t/ac in window {r.governing_window} of "
             f"{r.windows} (standard {r.standard_tpa:g}): {verdict}; "

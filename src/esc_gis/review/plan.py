@@ -37,7 +37,7 @@ from esc_gis.review.checks import (
     segments_geometry,
 )
 from esc_gis.review.package import PlanPackage, read_package
-from esc_gis.rules import NOT_APPLICABLE_FINDING, permit_decision, sediment_standard_reaches
+from esc_gis.rules import NOT_APPLICABLE_FINDING, permit_decision, screening_reasons, sediment_standard_reaches
 from esc_gis.units import SQFT_PER_ACRE, ft_to_crs_units
 
 #: How an advisory names its basis.
@@ -344,16 +344,20 @@ def _scope(res: Any, m: dict[str, Any], prof: Profile) -> list[Check]:
         return []
     appl = m["applicability"]
     if appl != "applies":
-        if m["jurisdiction"] == "outside":
+        found = json.loads(res["findings"] or "[]")
+        near = [f for f in found if f.get("code") == "outside_jurisdiction_extraterritorial"]
+        if m["jurisdiction"] == "outside" and not near:
             return [make_check(prof, "decision", "look", "review_decision_outside")]
-        code = NOT_APPLICABLE_FINDING[appl]
-        said = [f for f in json.loads(res["findings"] or "[]") if f.get("code") == code]
+        # Within § 540-5's extraterritorial area "does not apply" is a reading: quoted with its basis.
+        codes = screening_reasons(NOT_APPLICABLE_FINDING[appl])
+        said = [f for f in found if f.get("code") in codes]
         reason = said[0]["message"] if said else appl.replace("_", " ") + "."
-        words = appl.replace("_", " ")
+        words = appl.replace("_", " ") + ("; a reading" if near else "")
         code = "review_decision_not_applicable"
         check = make_check(prof, "decision", "look", code, applicability=words, reason=reason)
-        # The section is the screening's, which names the subsection that leaves the site out.
-        return [dataclasses.replace(check, section=said[0]["section"]) if said else check]
+        # The section and basis are the screening's: which subsection leaves the site out, and
+        # whether the text says so or it is a reading.
+        return [dataclasses.replace(check, section=said[0]["section"], basis=said[0]["basis"]) if said else check]
     if m["permit"] != "not_required":
         return []
     code = "review_non_permitted_may_require" if m["permit_may_be_required"] else "review_non_permitted"

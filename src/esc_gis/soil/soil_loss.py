@@ -53,7 +53,7 @@ from esc_gis.findings import Finding, findings_json
 from esc_gis.measure import area_sqft
 from esc_gis.measure.area import union_by_group
 from esc_gis.profile import Profile
-from esc_gis.rules import NOT_APPLICABLE_FINDING, sediment_standard_reaches
+from esc_gis.rules import NOT_APPLICABLE_FINDING, screening_reasons, sediment_standard_reaches
 from esc_gis.soil.k import check_k, k_by_site
 from esc_gis.soil.ls import LsGrid, ls_grid
 from esc_gis.soil.raster import SiteCells, check_raster_paths, write_soil_loss_raster
@@ -663,11 +663,15 @@ def _screened(screening: pd.DataFrame, ids: NDArray[np.str_], profile: Profile) 
         if code is None:
             reasons.append(None)
             continue
-        said = [f for f in json.loads(fs or "[]") if f.get("code") == code]
+        said = [f for f in json.loads(fs or "[]") if f.get("code") in screening_reasons(code)]
         reason = said[0]["message"] if said else str(a).replace("_", " ") + "."
-        f = profile.finding("soil_loss_article_not_applicable", applicability=str(a).replace("_", " "), reason=reason)
-        # The section is the screening's, which says which subsection leaves the site out.
-        reasons.append(dataclasses.replace(f, section=said[0]["section"]) if said else f)
+        words = str(a).replace("_", " ")
+        if said and said[0]["basis"] != "ordinance":
+            words += "; a reading"
+        f = profile.finding("soil_loss_article_not_applicable", applicability=words, reason=reason)
+        # The section and basis are the screening's, which say which subsection leaves the site out and
+        # whether that is the ordinance's words or a reading (the extraterritorial area, § 540-5).
+        reasons.append(dataclasses.replace(f, section=said[0]["section"], basis=said[0]["basis"]) if said else f)
     return _Screened(
         appl,
         rows["permit"].to_numpy(dtype=object),

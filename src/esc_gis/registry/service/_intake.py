@@ -642,11 +642,18 @@ def _not_governed(out: pd.DataFrame, source: str, profile: Any, apps: Sequence[A
     for i, r in enumerate(out.itertuples(index=False)):
         if r.permit != "not_applicable":
             continue
-        if r.jurisdiction == "outside":
+        found = json.loads(r.findings)
+        near = [f for f in found if f["code"] == "outside_jurisdiction_extraterritorial"]
+        if near:
+            # Within § 540-5's extraterritorial area "does not apply" is a reading: the screening's own
+            # words say so ("Reading: ..."), never the ordinance's flat "outside, where this article does not apply".
+            message = f"{near[0]['message']} ({near[0]['section']}; {near[0]['basis']})"
+            fix = "check the site's location and CRS; take no permit under this article."
+        elif r.jurisdiction == "outside":
             message, fix = f"{outside.message} ({outside.section})", "check the site's location and CRS."
         else:
             # The finding that excluded it: jurisdiction_* says where it lies, which is not the reason.
-            why = [f for f in json.loads(r.findings) if not str(f["code"]).startswith("jurisdiction_")]
+            why = [f for f in found if not str(f["code"]).startswith("jurisdiction_")]
             reason = "; ".join(f"{f['message']} ({f['section']})" for f in why) or str(r.applicability)
             f = profile.finding("registry_not_governed", reason=reason)
             # The reason carries its own section, which says more than the finding's own (§ 540-4).
