@@ -1002,3 +1002,21 @@ def test_the_applicants_words_hold_no_package_key() -> None:
         assert key not in text, (key, text)
     assert _one(checks, "plan_item_2").detail == "no legal description of the property is given"
     assert _one(checks, "plan_item_2").package_key == "plan.toml [site] legal_description"
+
+
+def test_a_non_permitted_sites_checks_quote_section_7a_and_4a1c_as_written() -> None:
+    """§ 540-7A(2): "BMPs shall be used to prevent or reduce all of the following" (not "prevent" alone), and
+    (g) "into waters of the state or off-site separate storm sewers"; § 540-4A(1)(c): a permit is required under
+    4,000 sq ft "if the administering authority determines that permit coverage is needed in order to improve
+    article compliance, meet targeted performance standards, or protect waters of the state" (all three)."""
+    plain = make_check(W, "non_permitted", "look", "review_non_permitted", plan_sqft=3_000.0)
+    assert (plain.section, plain.basis) == ("§ 540-4A(1)(b); § 540-7A", "ordinance")
+    assert '"BMPs shall be used to prevent or reduce"' in plain.detail and "must prevent" not in plain.detail
+    assert "drainage ways that flow off the site" in plain.detail
+    assert "waters of the state or off-site separate storm sewers (§ 540-7A(2))" in plain.detail
+    may = make_check(W, "non_permitted", "look", "review_non_permitted_may_require", plan_sqft=3_000.0)
+    assert (may.section, may.basis) == ("§ 540-4A(1)(b), (c); § 540-7A", "ordinance")
+    assert '"to improve article compliance, meet targeted performance standards, or protect waters of the state"' in (
+        may.detail
+    )
+    assert "of the performance standards only § 540-7A applies" in may.detail
