@@ -553,7 +553,10 @@ def test_the_length_of_the_building_permit_is_read_as_its_end_date_and_labelled(
     authorizations, whichever is longer, from the date of issuance". The building permit's "length" is read as
     the day it ends (issue 34): the reading is labelled in the profile and said with the expiry."""
     assert W.entry("deadlines.permit_validity").extra["basis"] == "interpretation"
-    assert "the building permit's length is the day it ends" in W.entry("deadlines.permit_validity").summary
+    summary = W.entry("deadlines.permit_validity").summary
+    assert "the building permit's length is the day it ends" in summary
+    # The text's whole alternative is said, not the building permit alone.
+    assert "the length of the building permit or other construction authorizations, whichever is longer" in summary
     # The edge: a building permit ending on the 180th day changes nothing; one ending a day later governs.
     assert expiry(D(2026, 3, 1), W, building_permit_expires=D(2026, 8, 28)).due == D(2026, 8, 28)
     d = expiry(D(2026, 3, 1), W, building_permit_expires=D(2026, 8, 29))
