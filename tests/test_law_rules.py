@@ -986,6 +986,9 @@ def test_outside_the_village_within_the_extraterritorial_area_is_a_reading(
     assert [k for k in f if k.startswith("outside_jurisdiction")] == [code] and f[code]["basis"] == basis
     if code == "outside_jurisdiction_extraterritorial":
         assert f[code] == expect(W_PROFILE, code, distance_ft=gap_ft)
+        # "The unincorporated area": the distance alone does not put a site in it (a neighbouring city's or
+        # village's land is not), so the message says the definition's condition rather than assert it.
+        assert "the extraterritorial area the article defines (where the land is unincorporated)" in f[code]["message"]
 
 
 def test_a_profile_without_an_extraterritorial_area_keeps_the_ordinances_finding() -> None:
