@@ -988,6 +988,27 @@ def test_a_3000_sq_ft_plan_is_held_to_section_7a_only(tmp_path: Path, review_lay
     assert _status(r, "decision")[0] == "pass" and "permit not required" in _status(r, "decision")[1]
 
 
+def test_an_npdes_exempt_plan_over_4000_sq_ft_is_held_to_section_7a_under_section_4a3(
+    tmp_path: Path, review_layers: Path
+) -> None:
+    """§ 540-4A(3): "A construction site exempted by federal statutes or regulations from the requirement to have
+    a national pollutant discharge elimination system permit ... shall comply with the performance standards of
+    § 540-7A if less than one acre of land disturbing construction activity. The performance standards of
+    § 540-7B, permit requirements of § 540-8, and plan requirements of § 540-9 are not applicable." 10,000 sq ft
+    is not "less than 4,000 square feet": the check cites § 540-4A(3), never § 540-4A(1)(b)."""
+    r = review_plan(_sized(tmp_path / "npdes", 10_000.0, npdes_exempt=True), layers=review_layers)
+    assert r.measured["permit"] == "not_required" and r.measured["standards"] == "540-7A"
+    assert r.verdict != "disapprove" and r.reasons == []
+    [seven_a] = [c for c in r.checks if c.code == "non_permitted"]
+    assert (seven_a.finding, seven_a.section, seven_a.basis) == (
+        "review_non_permitted_npdes",
+        "§ 540-4A(3); § 540-7A",
+        "ordinance",
+    )
+    assert "10,000 sq ft" in seven_a.detail and "exempted by federal law from an NPDES permit" in seven_a.detail
+    assert not [c.section for c in r.checks if "540-4A(1)(b)" in c.section or "540-9" in c.section]
+
+
 def test_exactly_4000_sq_ft_is_reviewed_in_full(tmp_path: Path, review_layers: Path) -> None:
     """§ 540-4A(1)(a): "A permit is required for a construction site with 4,000 square feet or greater
     of land disturbing construction activity. The responsible party shall comply with ... the

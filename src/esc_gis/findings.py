@@ -209,6 +209,7 @@ REVIEW: dict[str, tuple[str, ...]] = {
     "review_decision_not_applicable": ("applicability", "reason"),
     "review_non_permitted": ("plan_sqft",),
     "review_non_permitted_may_require": ("plan_sqft",),
+    "review_non_permitted_npdes": ("plan_sqft",),
     "review_steep": ("steep_sqft",),
     "review_steep_none": (),
     "review_steep_not_measured": (),

@@ -361,6 +361,9 @@ def _scope(res: Any, m: dict[str, Any], prof: Profile) -> list[Check]:
     if m["permit"] != "not_required":
         return []
     code = "review_non_permitted_may_require" if m["permit_may_be_required"] else "review_non_permitted"
+    # An NPDES-exempt site under the area (§ 540-4A(3)) needs no permit whatever its size: its own section.
+    if any(f.get("code") == "npdes_exempt_under_1_acre" for f in json.loads(res["findings"] or "[]")):
+        code = "review_non_permitted_npdes"
     plan_sqft = m.get("plan_disturbed_sqft", m["disturbed_sqft"])
     return [_decision(m, prof), make_check(prof, "non_permitted", "look", code, plan_sqft=plan_sqft)]
 
