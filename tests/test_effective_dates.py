@@ -252,7 +252,13 @@ def test_the_2062_typo_is_refused_and_the_overdue_weekly_inspection_stays_listed
     assert r.exit_code == 1
     assert f"--inspected 2062-01-01 {LATER} ({today})" in r.output and f"on or before {today}" in r.output
     assert [i["permit_number"] for i in _weekly(cli_registry, lay, today)] == [n]
-    r = run_permits("update", cli_registry, n, "--inspected", str(today), *lay)
+    # The right day, with the report the week asks for (a day alone no longer counts:
+    # [findings.report_day_alone]), meets the weekly inspection.
+    r = run_permits(
+        "inspect", cli_registry, n, "--by", "holder", "--at", f"{today}T00:05", "--inspector", "Pat Inspector",
+        "--assessment", "Fences standing", "--work-done", "None needed", "--phase", "Rough grading",
+        "--location", "North silt fence along the street", *lay,
+    )  # fmt: skip
     assert r.exit_code == 0, r.output
     assert _weekly(cli_registry, lay, today) == []  # inspected today: nothing due within 0 days
 

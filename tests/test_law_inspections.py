@@ -368,8 +368,11 @@ def test_only_the_holders_complete_reports_after_the_start_count() -> None:
         InspectionFact(day, "holder"),
     ]
     state = PermitState("ESC-1", inspections=facts)
-    assert counted_inspections(state, PROFILE) == [datetime(2026, 6, 3, tzinfo=UTC), day]
+    # A day alone (`update --inspected`) holds none of what the reports "shall include: date, time
+    # and location of the construction site inspection", ...: recorded, not counted (a reading,
+    # [findings.report_day_alone]).
+    assert counted_inspections(state, PROFILE) == [datetime(2026, 6, 3, tzinfo=UTC)]
     assert counted_inspections(None, PROFILE) == []
     assert missing_contents(facts[2], PROFILE) == ["work_done"]
-    assert missing_contents(facts[4], PROFILE) == []
+    assert missing_contents(facts[4], PROFILE) == ["location", "work_done", "phase"]
     assert missing_contents(InspectionFact(day, "holder", contents=()), PROFILE) == ["location", "work_done", "phase"]

@@ -151,7 +151,7 @@ def test_every_bad_field_is_reported_at_once_and_nothing_is_added(reg) -> None:
     for row, words in [
         (1, "site_address is empty"),
         (2, "before received_on"),
-        (3, "outside the Village"),
+        (3, "inside the Village"),  # outside it: within 1.5 miles, the reading says so
         (4, "has no name"),
         (4, "not an address"),
         (5, "needs issued_on"),
@@ -192,7 +192,7 @@ def test_life_cycle_with_dates_expiry_and_extensions(reg) -> None:
     assert p.status == "extended" and p.expires_on == date(2028, 3, 29)  # 2027-09-01 + 180 + 30 days
     assert p.extensions_days == [180, 30]
     with pytest.raises(ProfileError, match="up to 180"):
-        reg.extend(n, 181)
+        reg.extend(n, 181, on=date(2028, 3, 1))  # within the period: only the 180 days refuse it
     assert [e.kind for e in reg.get(n).events] == [
         "received",
         "fee",
