@@ -997,3 +997,19 @@ def test_a_profile_without_an_extraterritorial_area_keeps_the_ordinances_finding
     town = load_profile(Path(__file__).parent / "profiles" / "example.toml")
     d = decide(Measurements.of(1, jurisdiction="outside", disturbed_sqft=10_000.0, boundary_gap_ft=0.0), town)
     assert "outside_jurisdiction" in got(d) and "outside_jurisdiction_extraterritorial" not in got(d)
+
+
+def test_an_npdes_exempt_site_of_an_acre_or_more_is_decided_as_any_other_on_a_labelled_reading() -> None:
+    """§ 540-4A(3): an NPDES-exempt site "shall comply with the performance standards of § 540-7A if less than one
+    acre ... The performance standards of § 540-7B, permit requirements of § 540-8, and plan requirements of § 540-9
+    are not applicable." Whether that last sentence reaches a site of an acre or more the text does not say: that it
+    does not is a reading, labelled so, never the ordinance's word."""
+    acre = W_PROFILE.area_sqft("thresholds.npdes_exempt_area")
+    d = decide(Measurements.of(1, jurisdiction="inside", disturbed_sqft=acre, npdes_exempt=True), W_PROFILE)
+    f = got(d)
+    assert d.permit.tolist() == ["required"]
+    assert f["npdes_exemption_not_applicable"]["basis"] == "interpretation"
+    assert f["npdes_exemption_not_applicable"]["message"].split(" (reading: ")[1].startswith("§ 540-4A(3) sets")
+    small = decide(Measurements.of(1, jurisdiction="inside", disturbed_sqft=acre - 1, npdes_exempt=True), W_PROFILE)
+    assert "npdes_exemption_not_applicable" not in got(small)
+    assert got(small)["npdes_exempt_under_1_acre"]["basis"] == "ordinance"
