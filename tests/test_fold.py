@@ -444,6 +444,21 @@ def test_cases_appeals_and_plan_versions() -> None:
     assert fold([ev("plan_original", D, version=0)]).plan_version == 0
 
 
+def test_a_payment_of_costs_is_kept_with_its_case_amount_and_day() -> None:
+    """§ 540-12E: "In the event a responsible party fails to pay the amount due", so each payment is kept
+    with the day it was made; costs recorded are not payments."""
+    paid_on = date(2026, 2, 3)
+    s = fold(
+        [
+            mv("received", "active", D),
+            ev("costs_recorded", D, case_id="C1", amount=100.0, recovered_from="billed"),
+            ev("costs_paid", paid_on, case_id="C1", amount=40.0),
+        ]
+    )
+    assert s.payments == [{"case_id": "C1", "amount": 40.0, "on": paid_on}]
+    assert [x["amount"] for x in s.costs] == [100.0]
+
+
 # --- fold.py: streams and sequence -------------------------------------------------------------
 
 
