@@ -9,9 +9,10 @@ against ``esc_gis.registry.domain.events``, ``esc_gis.registry.domain.fold`` and
 from __future__ import annotations
 
 import json
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime, time, timedelta, timezone
 from types import SimpleNamespace
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -443,6 +444,21 @@ def test_cases_appeals_and_plan_versions() -> None:
     assert fold([ev("plan_original", D, version=0)]).plan_version == 0
 
 
+def test_a_payment_of_costs_is_kept_with_its_case_amount_and_day() -> None:
+    """§ 540-12E: "In the event a responsible party fails to pay the amount due", so each payment is kept
+    with the day it was made; costs recorded are not payments."""
+    paid_on = date(2026, 2, 3)
+    s = fold(
+        [
+            mv("received", "active", D),
+            ev("costs_recorded", D, case_id="C1", amount=100.0, recovered_from="billed"),
+            ev("costs_paid", paid_on, case_id="C1", amount=40.0),
+        ]
+    )
+    assert s.payments == [{"case_id": "C1", "amount": 40.0, "on": paid_on}]
+    assert [x["amount"] for x in s.costs] == [100.0]
+
+
 # --- fold.py: streams and sequence -------------------------------------------------------------
 
 
@@ -823,6 +839,63 @@ def test_verify_compares_each_reports_who_pre_start_repairs_and_checklist() -> N
         "inspection report #1",
         "inspection report #2",
     ]
+
+
+def test_verify_compares_each_cases_payments_with_the_history() -> None:
+    """§ 540-12E: costs not paid are assessed, so the payments table must equal the history's ``costs_paid``.
+
+    By hand: the history pays 40.254 on C1 (40.25 to the cent) and 7.00 on another case; the
+    table's payment of 40.246 is 40.25 too, and is a payment, not a cost.
+    """
+    events = [
+        mv("received", "active", D),
+        ev("case_opened", D, case_id="C1", ground="A3"),
+        ev("costs_recorded", D, case_id="C1", amount=100.0, recovered_from="billed"),
+        ev("costs_paid", D, case_id="C1", amount=40.254),
+        ev("costs_paid", D, case_id="OTHER", amount=7.0),
+    ]
+
+    def case(*evs: tuple[str, float | None, str | None]) -> SimpleNamespace:
+        kinds = [SimpleNamespace(kind=k, costs=c, costs_from=f) for k, c, f in evs]
+        return SimpleNamespace(case_id="C1", permit_number="P", events=kinds)
+
+    good = case(("costs", 100.0, "billed"), ("paid", 40.246, None))
+    assert verify(FakeRegistry(events, permits=[row(status="active")], cases=[good])) == []
+    # A payment row without an amount counts as 0.00, and one more or less than the history differs.
+    bad = case(("costs", 100.0, "billed"), ("paid", None, None))
+    assert [str(d) for d in verify(FakeRegistry(events, permits=[row(status="active")], cases=[bad]))] == [
+        "C1: payments is [0.0] in the table, [40.25] in the history",
+    ]
+
+
+def test_verify_reports_an_event_dated_after_today_first_with_its_village_day() -> None:
+    """Issue 34: a stored day after today on the Village's clock (2062 for 2026) is reported, with the fix.
+
+    By hand: 2062-01-01 03:00 UTC is 2061-12-31 21:00 in Chicago (UTC-6), so that event, stored
+    with a time only, took effect on 2061-12-31; the one stored with its day took effect on 2062-01-02.
+    """
+    late = datetime(2062, 1, 1, 3, tzinfo=UTC)
+    events = [
+        HistoryEvent("P", "received", T, "clerk", on=D, data={"from": None, "to": "active"}, seq=1),
+        HistoryEvent("P", "fee_paid", T, "clerk", on=date(2062, 1, 2), seq=2,
+                     data={"fee_kind": "application", "amount": 150.0, "receipt": "R1"}),
+        HistoryEvent("P", "inspected", T, "clerk", when=late, data={"by": "office"}, seq=3),
+    ]  # fmt: skip
+    reg = FakeRegistry(events, permits=[row(status="active")], fees=[SimpleNamespace(permit_number="P")])
+    today = reg.profile.today()
+    # 22:00 today in Chicago is already tomorrow in UTC: its Village day is today, not after it.
+    tonight = datetime.combine(today, time(22), tzinfo=ZoneInfo("America/Chicago")).astimezone(UTC)
+    assert tonight.date() > today
+    reg.events.append(HistoryEvent("P", "inspected", T, "clerk", when=tonight, data={"by": "office"}, seq=4))
+    said = [str(d) for d in verify(reg)]
+    assert sum(1 for d in verify(reg) if d.note is not None) == 2
+    assert said[:2] == [
+        f"P: event 2 (fee_paid) took effect on 2062-01-02, after today on the Village's clock ({today}): "
+        "a day not yet come (2062 typed for 2026?) silences the deadlines that count from it; correct the stored day.",
+        f"P: event 3 (inspected) took effect on 2061-12-31, after today on the Village's clock ({today}): "
+        "a day not yet come (2062 typed for 2026?) silences the deadlines that count from it; correct the stored day.",
+    ]
+    assert verify(reg)[0] == Difference("P", "event 2 (fee_paid)", None, None, note=verify(reg)[0].note)
 
 
 # --- The clerk's log entry translated into its typed history event (typed) ------------------------

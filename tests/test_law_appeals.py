@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from esc_gis.errors import ProfileError
+from esc_gis.errors import Problem, ProfileError
 from esc_gis.registry.domain.appeals import (
     AppealedKind,
     Approval,
@@ -190,3 +190,26 @@ def test_the_shipped_profile_records_what_a_modified_decision_does() -> None:
     terms = approval_terms(load_profile().tables)
     assert "modified" not in terms.outcomes and terms.recorded == "modified"
     assert terms.recorded_cited is not None and terms.recorded_cited.basis == "interpretation"
+
+
+def test_the_recorded_outcome_is_cited_and_a_missing_choice_says_how_to_record_it() -> None:
+    """§ 540-13A(3) "reverse or affirm, wholly or partly, or ... modify": the reading that a modification
+    approves only on the office's record is cited like every other, and its absence is named exactly."""
+    rec = {**CITE, "outcome": "modified", "basis": "interpretation"}
+    terms = approval_terms({"appeals": {"approval": {**CITE, "outcomes": ["reversed"], "recorded": rec}}})
+    assert terms == Approval(
+        frozenset({"reversed"}), Cited("t", "s", "ordinance"), "modified", Cited("t", "s", "interpretation")
+    )
+    with pytest.raises(
+        ProfileError, match=r"^The profile's \[appeals\.approval\.recorded\] needs a text, a section and a basis\.$"
+    ):
+        approval_terms({"appeals": {"approval": {**CITE, "outcomes": ["reversed"], "recorded": {"outcome": "m"}}}})
+    with pytest.raises(ProfileError) as exc:
+        approval_terms({"appeals": {"approval": {**CITE, "outcomes": ["x"], "recorded": {**rec, "outcome": ""}}}})
+    assert str(exc.value) == (
+        "The profile's [appeals.approval.recorded] needs an outcome that is not one of [appeals.approval]'s."
+    )
+    with pytest.raises(ValidationError) as refused:
+        approves_disapproval(terms, "modified", None)
+    msg = "a modified decision needs the office's record of whether it approves: t (s; basis interpretation)."
+    assert refused.value.problems == [Problem("decision", None, msg, "record --approves or --stands.")]

@@ -94,3 +94,31 @@ def test_a_day_checked_against_two_earlier_events_is_after_today_once() -> None:
         T,
     )
     assert got == [f"--on 2026-06-16 {LATER} (2026-06-15): give the day it happened, on or before 2026-06-15."]
+
+
+def test_a_date_not_given_is_skipped_and_the_next_still_checked_and_an_unnamed_event_is_named() -> None:
+    assert date_problems([EffectiveDate("--paid-on", None), EffectiveDate("--on", T + timedelta(days=1))], T) == [
+        f"--on 2026-06-16 {LATER} (2026-06-15): give the day it happened, on or before 2026-06-15."
+    ]
+    assert date_problems([EffectiveDate("--on", date(2026, 5, 31), date(2026, 6, 1))], T) == [
+        "--on 2026-05-31 is before the event it follows (2026-06-01): give the day it happened, on or after 2026-06-01."
+    ]
+
+
+def test_a_stored_time_is_dated_by_the_villages_day_and_a_stored_day_wins_over_the_time() -> None:
+    """A Village clock six hours behind UTC (America/Chicago in winter) puts the stored time 2026-06-16 01:00
+    on June 15, today; its own date, June 16, is tomorrow. 07:00 UTC is 01:00 on the 16th there: tomorrow."""
+
+    def ev(on: date | None = None, when: datetime | None = None) -> HistoryEvent:
+        return HistoryEvent("ESC-1", "repair", datetime(2026, 6, 1), "c", on=on, when=when)
+
+    def village_day(t: datetime) -> date:
+        return (t - timedelta(hours=6)).date()
+
+    late_evening = ev(when=datetime(2026, 6, 16, 1))
+    assert future_events([late_evening], T, village_day) == []
+    assert future_events([late_evening], T) == [late_evening]  # no day_of: the time's own date
+    # A stored day is the effective day, whatever the time; an event with neither is not dated.
+    both = ev(on=T, when=datetime(2026, 6, 16, 1))
+    assert future_events([both, ev()], T) == []
+    assert future_events([ev(when=datetime(2026, 6, 16, 7))], T, village_day) == [ev(when=datetime(2026, 6, 16, 7))]

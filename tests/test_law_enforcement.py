@@ -12,13 +12,16 @@ from datetime import date, datetime, timezone
 import pytest
 
 from esc_gis.errors import ProfileError
+from esc_gis.registry.domain.fold import Order
 from esc_gis.registry.domain.enforcement import (
     CaseEvent,
     EnforcementCase,
     action_sections,
     check_action,
+    counted_orders,
     grounds,
     open_state,
+    order_state,
     problems,
     without_permit_fits,
     without_permit_terms,
@@ -235,6 +238,8 @@ def test_a_notice_of_intent_and_its_costs_come_after_posting() -> None:
     assert _check(_case(), "notice") == after
     assert _check(_case(_e("stop_work")), "notice") == []
     assert _check(_case(), "notice", order_posted=True) == []
+    # The permit's own order, standing (its own route, § 540-12A): posted, so the notice may follow.
+    assert _check(_case(), "notice", order_open=True) == []
     # Retracted since: it was posted, so the notice may still follow.
     assert _check(_case(_e("stop_work"), _e("retraction", 3)), "notice") == []
     with_notice = _case(_e("stop_work"), _e("notice", 3))
@@ -360,3 +365,59 @@ def test_a_special_assessment_is_at_most_the_amount_due_and_recorded_on_its_own(
     assert _check(billed, "notice", costs=1.0, **sa) == [
         "a special assessment is recorded on its own (--costs-on), after the costs were billed."
     ]
+
+
+# --- which of the permit's stop-work orders count for a case (counted_orders, order_state) ---
+
+#: The case was opened on June 9, as the 5th event of its permit's history.
+CASE_DAY, CASE_SEQ = date(2026, 6, 9), 5
+
+
+def _order(lifted: date | None = None, lifted_seq: int | None = None, kind: str = "stop_work") -> Order:
+    return Order(kind, date(2026, 6, 1), 2, None, lifted, lifted_seq)
+
+
+def test_an_order_counts_if_standing_or_lifted_after_the_case_was_opened() -> None:
+    """§ 540-12E "After posting a stop-work order under § 540-12A" and § 540-12C "violates a stop-work order
+    posted under § 540-12A": an order standing when the case was opened, or lifted after it, is the case's;
+    one lifted before is an older case's. Other orders of the permit (a suspension, § 540-12B) are not."""
+    standing = _order()
+    after = _order(date(2026, 6, 10), 8)
+    before = _order(date(2026, 6, 8), 4)
+    same_day_after = _order(CASE_DAY, 6)
+    same_day_before = _order(CASE_DAY, 4)
+    suspension = _order(kind="suspension")
+    orders = [suspension, before, standing, after, same_day_after, same_day_before]
+    assert counted_orders(orders, CASE_DAY, CASE_SEQ) == [standing, after, same_day_after]
+    # The case's place in the history unknown: an order lifted on its day counts.
+    assert counted_orders(orders, CASE_DAY) == [standing, after, same_day_after, same_day_before]
+    assert counted_orders([same_day_before], CASE_DAY, None) == [same_day_before]
+    assert counted_orders([suspension, before], CASE_DAY, CASE_SEQ) == []
+    assert counted_orders([], CASE_DAY, CASE_SEQ) == []
+
+
+def test_the_state_the_permits_orders_give_a_case() -> None:
+    """A counted order standing: ``stop_work``; every counted one lifted: ``retracted``; none: ``open``."""
+    assert order_state([_order(date(2026, 6, 10), 8), _order()], CASE_DAY, CASE_SEQ) == "stop_work"
+    assert order_state([_order(date(2026, 6, 10), 8)], CASE_DAY, CASE_SEQ) == "retracted"
+    # Lifted on the case's day before it was opened (seq 4 < 5): an older case's order.
+    assert order_state([_order(CASE_DAY, 4)], CASE_DAY, CASE_SEQ) == "open"
+    assert order_state([_order(CASE_DAY, 4)], CASE_DAY) == "retracted"
+    assert order_state([_order(date(2026, 6, 8), 4), _order(kind="suspension")], CASE_DAY, CASE_SEQ) == "open"
+    assert order_state([], CASE_DAY, CASE_SEQ) == "open"
+
+
+def test_a_site_is_without_a_permit_while_none_was_ever_issued_or_once_closed() -> None:
+    """§ 540-12C "where no permit has been issued": an application never issued is no permit; nor is a
+    permit closed, where the profile says so (``[enforcement.without_permit]``)."""
+    every = {k: ("", "", "") for k in ("not_issued", "revoked", "expired", "closed")}
+    last, day, issued = date(2027, 5, 19), date(2027, 1, 1), ["active", "extended"]
+    assert without_permit_fits(every, "under_review", None, day, issued, ever_issued=False) == "not_issued"
+    # A permit was issued (the default): an active one in its period is in force.
+    assert without_permit_fits(every, "active", last, day, issued) is None
+    assert without_permit_fits(every, "active", last, day, issued, ever_issued=True) is None
+    # Without the profile's "not_issued" term, an application never issued does not fit it.
+    revoked_only = {"revoked": every["revoked"]}
+    assert without_permit_fits(revoked_only, "under_review", None, day, issued, ever_issued=False) is None
+    assert without_permit_fits(every, "closed", last, day, issued) == "closed"
+    assert without_permit_fits(revoked_only, "closed", last, day, issued) is None

@@ -7,6 +7,7 @@ entry of the profile's written-reasons table, in either profile.
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from esc_gis.registry.domain.lifecycle import (
     TRANSITIONS,
     UNDECIDED,
     check_back,
+    check_notified,
     check_transition,
     notification_table,
     previous_state,
@@ -341,4 +343,39 @@ def test_off_a_stop_work_order_over_a_suspension_only_by_retraction_or_revocatio
             check_off_order("stop_work", new, "suspended")
     # The edge: the same moves off an order over an active permit are the life cycle's as before.
     check_off_order("stop_work", new, "active")
+    if new != "revoked":
+        with pytest.raises(IllegalTransitionError) as exc:
+            check_off_order("stop_work", new, "suspended")
+        assert str(exc.value) == (
+            f"A permit in stop_work over its suspension cannot become {new}: retract the order (back to suspended), "
+            "then reinstate the permit; or revoke it."
+        )
     assert check_back("stop_work", "retraction", "suspended", reasons="x") == "suspended"
+
+
+def test_a_suspension_or_revocation_follows_the_written_notification() -> None:
+    """§ 540-8E: "The administering authority may suspend or revoke a permit for violation of a permit condition,
+    following written notification of the responsible party": notified on or before the move, never after."""
+    table = notification_table(PROFILES["winneconne"].tables)
+    nov20 = date(2026, 11, 20)
+    # Notified before the move, or the same day: the move may be recorded.
+    assert check_notified("suspended", nov20, date(2026, 11, 18), table) is None
+    assert check_notified("revoked", nov20, nov20, table) is None
+    # A move the table does not name (a stop-work order, § 540-12A) needs no notification.
+    assert check_notified("stop_work", nov20, None, table) is None
+    assert check_notified("suspended", nov20, None, {}) is None
+    words = "following written notification of the responsible party"
+    with pytest.raises(IllegalTransitionError) as exc:
+        check_notified("suspended", nov20, None, table)
+    assert str(exc.value) == (
+        f'A permit may be suspended only "{words}" (§ 540-8E; basis ordinance): the written notification '
+        "is not given. Give its day with --notified-on YYYY-MM-DD (on or before 2026-11-20)."
+    )
+    # Notified the day after the move: the notification did not come first.
+    with pytest.raises(IllegalTransitionError) as exc:
+        check_notified("revoked", nov20, date(2026, 11, 21), table)
+    assert str(exc.value) == (
+        f'A permit may be revoked only "{words}" (§ 540-8E; basis ordinance): the written notification '
+        "is dated 2026-11-21, after the move (2026-11-20). Give its day with --notified-on YYYY-MM-DD "
+        "(on or before 2026-11-20)."
+    )
