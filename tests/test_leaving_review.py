@@ -90,6 +90,25 @@ def test_an_undecided_application_is_closed_only_with_written_reasons_and_never_
     assert not dues(reg, date(2026, 12, 1))
 
 
+
+@pytest.mark.parametrize("state", ["application_received", "under_review"])
+def test_closing_undecided_after_the_period_ran_out_is_refused_as_a_late_decision_would_be(reg, state) -> None:
+    """§ 540-8C(5): "Failure by the administering authority to inform the permit applicant of a decision within
+    20 business days of a required submittal shall be deemed to mean approval of the submittal and the applicant
+    may proceed as if a permit had been issued." Closing it undecided after that would take back what the
+    ordinance deems approved: refused from the day after the due day (2026-11-30), accepted on it."""
+    n = received(reg)
+    if state == "under_review":
+        reg.transition(n, "under_review", on=date(2026, 11, 3))
+    with pytest.raises(IllegalTransitionError) as exc:
+        reg.transition(n, "closed", on=date(2026, 12, 1), reasons="Withdrawn.")
+    text = str(exc.value)
+    assert "cannot be closed on 2026-12-01" in text and "ran out on 2026-11-30" in text
+    assert '"failure by the administering authority to inform the permit applicant of a decision' in text
+    assert "(§ 540-8C(5))" in text and reg.get(n).status == state
+    p = reg.transition(n, "closed", on=date(2026, 11, 30), reasons="Withdrawn by the applicant's letter of 11-29.")
+    assert p.status == "closed"
+
 @pytest.mark.usefixtures("late_clock")
 def test_an_unanswered_request_stops_the_clock_and_is_never_deemed_approved(reg) -> None:
     """§ 540-8C(4): "If additional information is submitted, the administering authority shall have 20 business

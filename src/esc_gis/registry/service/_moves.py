@@ -18,7 +18,7 @@ from esc_gis.errors import (
     ValidationError,
 )
 from esc_gis.registry.domain.dates import EffectiveDate
-from esc_gis.registry.domain.deadlines import decision_due
+from esc_gis.registry.domain.deadlines import decision_due, deemed_approved_by
 from esc_gis.registry.domain.events import move_kind
 from esc_gis.registry.domain.fees import (
     APPLICATION_FEE,
@@ -113,6 +113,14 @@ class Moves(RegistryBase):
                 due = self.decision_due(p).due
                 if day > due:
                     f = self.profile.finding("decision_period_ran_out", move=to, day=day, due=due)
+                    raise IllegalTransitionError(f"Permit {permit_number} {f.message} ({f.section})")
+            if to == "closed" and p.status in ("application_received", "under_review"):
+                # Closing undecided is no way round § 540-8C(5) either: once the period ran out the
+                # application stands approved, and "the applicant may proceed as if a permit had been
+                # issued" (an incomplete one's clock is stopped, so it may still be closed).
+                deemed = deemed_approved_by(p.status, p.state, day, self.calendar, self.profile)
+                if deemed is not None:
+                    f = self.profile.finding("decision_period_ran_out", move=to, day=day, due=deemed)
                     raise IllegalTransitionError(f"Permit {permit_number} {f.message} ({f.section})")
             changes: dict[str, Any] = {"status": to}
             detail = reasons
