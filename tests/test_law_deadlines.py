@@ -528,6 +528,25 @@ def test_a_small_day_counts_toward_one_event_only_and_never_joins_two() -> None:
     ]
 
 
+def test_a_run_counts_both_its_small_lead_in_and_its_small_tail() -> None:
+    # 0.09 in on May 1 (under the wet day of 0.1 in), 0.2 and 0.2 on May 2 and 3, 0.09 on May 4:
+    # the event is May 2-3 and its rain 0.09 + 0.2 + 0.2 + 0.09 = 0.58 in, over the 0.5 inch of
+    # § 540-8E(6) ("a precipitation event of 0.5 inch or greater"), though its wet days alone
+    # (0.4 in) are not.
+    rain = [(D(2026, 5, 1), 0.09), (D(2026, 5, 2), 0.2), (D(2026, 5, 3), 0.2), (D(2026, 5, 4), 0.09)]
+    assert rain_events(rain, W) == [RainEvent(D(2026, 5, 2), D(2026, 5, 3), 0.58)]
+
+
+def test_timed_readings_do_not_need_the_daily_wet_day() -> None:
+    # The wet day is a reading of daily data only: a profile that leaves it out (it is not a
+    # required entry) still groups hourly readings, by its 6-hour gap.
+    entries = {k: v for k, v in W.entries.items() if k != "policy.rain_wet_day"}
+    hourly = dataclasses.replace(W, entries=entries)
+    t = datetime(2026, 7, 1, 10, tzinfo=CT)
+    got = rain_events([(t, 0.3), (t + timedelta(hours=1), 0.3)], hourly)
+    assert [(e.start, e.end, e.inches) for e in got] == [(t, t + timedelta(hours=1), 0.6)]
+
+
 def test_the_rain_trigger_is_each_profiles() -> None:
     rain = [(D(2026, 5, 3), 0.99)]
 
