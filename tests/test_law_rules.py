@@ -30,6 +30,7 @@ from esc_gis.rules import (
     may_require_permit,
     permit_decision,
     run_findings,
+    screening_reasons,
     sediment_standard_reaches,
 )
 from esc_gis.units import SQFT_PER_ACRE
@@ -1013,3 +1014,18 @@ def test_an_npdes_exempt_site_of_an_acre_or_more_is_decided_as_any_other_on_a_la
     small = decide(Measurements.of(1, jurisdiction="inside", disturbed_sqft=acre - 1, npdes_exempt=True), W_PROFILE)
     assert "npdes_exemption_not_applicable" not in got(small)
     assert got(small)["npdes_exempt_under_1_acre"]["basis"] == "ordinance"
+
+
+@pytest.mark.parametrize(
+    "finding, reasons",
+    [
+        # § 540-4B "within the boundaries and jurisdiction of the Village": outside, the screening says
+        # either the ordinance's finding or, within § 540-5's extraterritorial area, the reading.
+        ("outside_jurisdiction", ("outside_jurisdiction", "outside_jurisdiction_extraterritorial")),
+        ("state_agency", ("state_agency",)),  # § 540-4C: one finding only
+        ("agricultural_activity_exempt", ("agricultural_activity_exempt",)),
+    ],
+)
+def test_the_screening_reasons_a_not_applicable_answer_may_quote(finding: str, reasons: tuple) -> None:
+    assert screening_reasons(finding) == reasons
+    assert all(code in W_PROFILE.findings for code in reasons)  # each a finding the Village's profile declares
