@@ -495,3 +495,20 @@ def test_an_error_does_not_wait_for_the_batch_being_read(monkeypatch):
         list(stream._local([0, 1, 2], None))
     assert time.perf_counter() - start < 5
     release.set()
+
+
+def test_the_ids_given_to_sites_without_one_are_counted_and_the_first_five_shown(tmp_path, layers_path):
+    """Seven sites without an id, over several batches, under a skip rule (``--skip-ids``; without
+    one, a missing id is a problem): the streamed run counts the seven and keeps the first five ids
+    given, in file order, as the whole-file run gives them (``row:<n>``)."""
+    sites = _sites()
+    blank = [1, 4, 8, 9, 15, 22, 38]
+    sites.loc[blank, "site_id"] = None
+    src = tmp_path / "sites.gpkg"
+    sites.to_file(src)
+    whole_run = screen_run(str(src), layers=layers_path, skip_ids="ROW")
+    run = screen_to_file(src, tmp_path / "stream.gpkg", layers=layers_path, batch_rows=3, skip_ids="ROW")
+    assert run.generated_ids == len(whole_run.generated_ids) == 7
+    assert run.generated_shown == whole_run.generated_ids[:5]
+    # Rows 1, 4, 8, 9, 15 counted from 0: features 2, 5, 9, 10 and 16 of the file.
+    assert run.generated_shown == ["row:2", "row:5", "row:9", "row:10", "row:16"]
