@@ -16,7 +16,7 @@ import pandas as pd
 import pyogrio
 import pytest
 
-from esc_gis.errors import LayerReadError, OutputFormatError, ValidationError
+from esc_gis.errors import FarFromZoneWarning, LayerReadError, OutputFormatError, ValidationError
 from esc_gis.io import write_layer
 from esc_gis.screening import screen_run
 from esc_gis.stream import screen_to_file
@@ -130,6 +130,9 @@ def test_every_problem_of_every_batch_at_once_and_nothing_written(tmp_path, laye
         screen_to_file(src, out, layers=layers_path, batch_rows=7)
     rows = sorted(p.row for p in err.value.problems)
     assert rows == [31, 37]
+    # The id repeated across batches is told as such, with what to do (the batches' own repeats are the engine's).
+    (dup,) = [p for p in err.value.problems if p.row == 31]
+    assert (dup.message, dup.fix) == ("its id is also an earlier feature's.", "give each site its own id.")
     assert {p.source for p in err.value.problems} == {str(src)}  # each names the file, not a batch's frame
     with pytest.raises(ValidationError) as whole:
         screen_run(str(src), layers=layers_path)
@@ -512,3 +515,15 @@ def test_the_ids_given_to_sites_without_one_are_counted_and_the_first_five_shown
     assert run.generated_shown == whole_run.generated_ids[:5]
     # Rows 1, 4, 8, 9, 15 counted from 0: features 2, 5, 9, 10 and 16 of the file.
     assert run.generated_shown == ["row:2", "row:5", "row:9", "row:10", "row:16"]
+
+
+def test_data_far_from_the_zone_are_warned_of_once_for_the_run_naming_them(tmp_path):
+    """The Vernon County cut lies far outside the Village's measuring zone: a run in batches of 20
+    warns once, as the whole-file run does, naming the sites file (not once per batch, nor nameless)."""
+    with pytest.warns(FarFromZoneWarning) as streamed:
+        screen_to_file(PARCELS, tmp_path / "stream.gpkg", batch_rows=20)
+    with pytest.warns(FarFromZoneWarning) as whole:
+        screen_run(str(PARCELS))
+    said = [str(w.message) for w in streamed if issubclass(w.category, FarFromZoneWarning)]
+    assert len(said) == 1 and said[0].startswith("Sites ") and PARCELS.name in said[0].split(" lies ")[0]
+    assert said == [str(w.message) for w in whole if issubclass(w.category, FarFromZoneWarning)]
