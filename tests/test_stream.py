@@ -122,6 +122,7 @@ def test_real_v10_parcels_with_skipped_features(tmp_path):
 def test_every_problem_of_every_batch_at_once_and_nothing_written(tmp_path, layers_path):
     sites = _sites()
     sites.loc[3, "site_id"] = "s30"  # the same id as feature 31, two batches later
+    sites.loc[8, "geometry"] = None  # no geometry, batch 2
     sites.loc[36, "geometry"] = None  # no geometry, batch 6
     src = tmp_path / "sites.gpkg"
     sites.to_file(src)
@@ -129,7 +130,7 @@ def test_every_problem_of_every_batch_at_once_and_nothing_written(tmp_path, laye
     with pytest.raises(ValidationError) as err:
         screen_to_file(src, out, layers=layers_path, batch_rows=7)
     rows = sorted(p.row for p in err.value.problems)
-    assert rows == [31, 37]
+    assert rows == [9, 31, 37]
     # The id repeated across batches is told as such, with what to do (the batches' own repeats are the engine's).
     (dup,) = [p for p in err.value.problems if p.row == 31]
     assert (dup.message, dup.fix) == ("its id is also an earlier feature's.", "give each site its own id.")
@@ -527,3 +528,34 @@ def test_data_far_from_the_zone_are_warned_of_once_for_the_run_naming_them(tmp_p
     said = [str(w.message) for w in streamed if issubclass(w.category, FarFromZoneWarning)]
     assert len(said) == 1 and said[0].startswith("Sites ") and PARCELS.name in said[0].split(" lies ")[0]
     assert said == [str(w.message) for w in whole if issubclass(w.category, FarFromZoneWarning)]
+
+
+def test_the_run_s_own_options_profile_layers_output_and_batch_size(tmp_path, layers_path, layer_set):
+    """A profile and layer set given as objects or as paths, the disturbed limits' layer and where
+    clause, an output that exists (refused unless ``overwrite``), and a batch size under 1."""
+    from esc_gis.errors import OutputExistsError
+    from esc_gis.profile import load_profile
+
+    sites = _sites().iloc[:12]
+    src, dist = tmp_path / "sites.gpkg", tmp_path / "limits.gpkg"
+    sites.to_file(src)
+    limits = sites[["site_id", "geometry"]].copy()
+    limits["geometry"] = limits.geometry.buffer(-5)
+    pyogrio.write_dataframe(limits.iloc[:2], dist, layer="other")  # the first layer: not the one asked for
+    pyogrio.write_dataframe(limits, dist, layer="limits")
+    kw = {"disturbed_layer": "limits", "disturbed_where": "site_id IN ('s01', 's05')"}
+    whole = _whole(src, tmp_path / "whole.gpkg", layers_path, disturbed=str(dist), **kw)
+    out = tmp_path / "s.gpkg"
+    screen_to_file(src, out, disturbed=dist, layers=layer_set, profile=load_profile(), batch_rows=5, **kw)
+    streamed = _read(out)
+    same(streamed, whole)
+    assert (streamed["disturbed_sqft"] > 0).tolist() == [i in (1, 5) for i in range(12)]
+    with pytest.raises(OutputExistsError):
+        screen_to_file(src, out, layers=layers_path, batch_rows=5)
+    # Replaced when asked: the example profile (a path) is read, not the Village's.
+    example = Path(__file__).parent / "profiles" / "example.toml"
+    screen_to_file(src, out, layers=layers_path, profile=example, batch_rows=5, overwrite=True)
+    same(_read(out), _whole(src, tmp_path / "whole_x.gpkg", layers_path, profile=str(example)))
+    assert not _read(out).equals(streamed)
+    with pytest.raises(OutputFormatError, match=r"^batch_rows is 0: give a positive number of features\.$"):
+        screen_to_file(src, tmp_path / "z.gpkg", layers=layers_path, batch_rows=0)
