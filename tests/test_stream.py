@@ -559,3 +559,17 @@ def test_the_run_s_own_options_profile_layers_output_and_batch_size(tmp_path, la
     assert not _read(out).equals(streamed)
     with pytest.raises(OutputFormatError, match=r"^batch_rows is 0: give a positive number of features\.$"):
         screen_to_file(src, tmp_path / "z.gpkg", layers=layers_path, batch_rows=0)
+
+
+def test_coordinates_the_assumed_crs_cannot_hold_are_refused_before_any_batch(tmp_path, layers_path):
+    """A file without a CRS, its coordinates in feet, given ``assume_crs="EPSG:4326"`` (degrees): the
+    run refuses the layer once, naming the file, before a batch is read or anything written."""
+    from esc_gis.errors import CoordinatesNotInCRSError
+
+    src = tmp_path / "sites.gpkg"
+    with pytest.warns(UserWarning, match="'crs' was not provided"):
+        _sites().iloc[:6].set_crs(None, allow_override=True).to_file(src)
+    out = tmp_path / "s.gpkg"
+    with pytest.raises(CoordinatesNotInCRSError, match=str(src)):
+        screen_to_file(src, out, layers=layers_path, batch_rows=2, assume_crs="EPSG:4326")
+    assert not out.exists()
