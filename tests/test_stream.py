@@ -573,3 +573,23 @@ def test_coordinates_the_assumed_crs_cannot_hold_are_refused_before_any_batch(tm
     with pytest.raises(CoordinatesNotInCRSError, match=str(src)):
         screen_to_file(src, out, layers=layers_path, batch_rows=2, assume_crs="EPSG:4326")
     assert not out.exists()
+
+
+def test_a_plan_column_named_by_field_map_is_added_up_in_batches_and_progress_is_told(tmp_path, layers_path):
+    """A plan column only ``field_map`` names (``{"plan_id": "PROJ_X"}``): batches of one site add the
+    plan up as the whole-file run does (§ 540-5 common plan: 3 x 1,500 = 4,500 sq ft needs a permit);
+    and ``progress`` hears the features done of the 40 after each batch of 16."""
+    sites = _sites().rename(columns={"plan_id": "PROJ_X"})
+    src = tmp_path / "sites.gpkg"
+    sites.to_file(src)
+    kw = {"field_map": {"plan_id": "PROJ_X"}}
+    whole = _whole(src, tmp_path / "whole.gpkg", layers_path, **kw)
+    screen_to_file(src, tmp_path / "stream.gpkg", layers=layers_path, batch_rows=1, **kw)
+    streamed = _read(tmp_path / "stream.gpkg")
+    same(streamed, whole)
+    assert list(streamed.set_index("site_id").loc[["s02", "s17", "s33"], "permit"]) == ["required"] * 3
+    said: list[tuple[int, int]] = []
+    tell = lambda done, total: said.append((done, total))  # noqa: E731
+    screen_to_file(src, tmp_path / "p.gpkg", layers=layers_path, batch_rows=16, progress=tell, **kw)
+    assert said == [(16, 40), (32, 40), (40, 40)]
+
