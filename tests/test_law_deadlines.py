@@ -10,6 +10,7 @@ written by hand from a calendar, per profile.
 from __future__ import annotations
 
 import dataclasses
+from types import SimpleNamespace
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -20,12 +21,15 @@ import esc_gis
 from esc_gis.errors import ProfileError
 from esc_gis.profile import load_profile
 from esc_gis.registry.domain.calendar import OfficeCalendar
+from esc_gis.registry.domain.fold import Clock
 from esc_gis.registry.domain.deadlines import (
     RainEvent,
     decision_due,
+    deemed_approved_by,
     expiry,
     guarantee_expiry_due,
     inspections_due,
+    pending_decision_due,
     rain_events,
     repair_due,
     stabilization_due,
@@ -77,6 +81,57 @@ def test_decision_due_on_its_day(prof, after: bool, received: date, due: date, s
     d = decision_due(received, CAL, prof, after_information=after)
     assert (d.due, d.section, d.basis) == (due, section + days[0], days[1])
     assert d.code == ("decision_due_after_information" if after else "decision_due")
+
+
+def _waiting(start: date | None, information_on: date | None = None) -> SimpleNamespace:
+    """The two things of a permit's fold the pending decision reads: its clock and the information day."""
+    clock = Clock(start, 1, "application_received") if start is not None else None
+    return SimpleNamespace(decision_clock=clock, information_received_on=information_on)
+
+
+@pytest.mark.parametrize("status", ["application_received", "under_review"])
+def test_a_waiting_application_s_decision_is_due_20_business_days_after_its_clock(status: str) -> None:
+    # § 540-8C(1): "Within 20 business days of the receipt of a complete permit application".
+    # Monday Nov 2, 2026 + 20 business days, over Thanksgiving and the day after: Wednesday Dec 2.
+    d = pending_decision_due(status, _waiting(D(2026, 11, 2)), CAL, W)
+    assert d is not None
+    assert (d.due, d.code, d.section) == (D(2026, 12, 2), "decision_due", "§ 540-8C(1)" + W_DAYS[0])
+
+
+def test_after_information_the_pending_decision_is_the_8c4_one() -> None:
+    # § 540-8C(4): "20 business days from the date the additional information is received".
+    # Test profile: 15 business days from Wednesday Nov 4, 2026 is Wednesday Nov 25.
+    d = pending_decision_due("under_review", _waiting(D(2026, 11, 4), D(2026, 11, 4)), CAL, X)
+    assert d is not None
+    assert (d.due, d.code, d.section) == (D(2026, 11, 25), "decision_due_after_information", "§ 23-8C(4)")
+
+
+@pytest.mark.parametrize(
+    "status, state",
+    [
+        ("incomplete", _waiting(D(2026, 11, 2))),  # waiting for information: no period runs
+        ("approved", _waiting(D(2026, 11, 2))),  # decided
+        ("application_received", _waiting(None)),  # the application is not complete yet (no fee)
+        ("application_received", None),  # no history folded
+    ],
+)
+def test_no_decision_is_pending_unless_waiting_with_a_clock(status: str, state) -> None:
+    assert pending_decision_due(status, state, CAL, W) is None
+    assert deemed_approved_by(status, state, D(2027, 1, 4), CAL, W) is None
+
+
+@pytest.mark.parametrize(
+    "day, approved",
+    [
+        (D(2026, 12, 1), None),  # the day before the decision is due
+        (D(2026, 12, 2), None),  # the due day: the office may still decide that day
+        (D(2026, 12, 3), D(2026, 12, 2)),  # the day after: approved, dated the due day
+    ],
+)
+def test_an_undecided_application_is_deemed_approved_the_day_after_its_due_day(day: date, approved) -> None:
+    # § 540-8C(5): "Failure ... to inform the permit applicant of a decision within 20 business
+    # days of a required submittal shall be deemed to mean approval of the submittal".
+    assert deemed_approved_by("under_review", _waiting(D(2026, 11, 2)), day, CAL, W) == approved
 
 
 def test_the_business_days_reading_is_said_in_the_decision() -> None:
@@ -471,6 +526,25 @@ def test_a_small_day_counts_toward_one_event_only_and_never_joins_two() -> None:
     assert rain_events([(D(2026, 5, 1), 0.09), (D(2026, 5, 3), 0.45)], W) == [
         RainEvent(D(2026, 5, 3), D(2026, 5, 3), 0.45)
     ]
+
+
+def test_a_run_counts_both_its_small_lead_in_and_its_small_tail() -> None:
+    # 0.09 in on May 1 (under the wet day of 0.1 in), 0.2 and 0.2 on May 2 and 3, 0.09 on May 4:
+    # the event is May 2-3 and its rain 0.09 + 0.2 + 0.2 + 0.09 = 0.58 in, over the 0.5 inch of
+    # § 540-8E(6) ("a precipitation event of 0.5 inch or greater"), though its wet days alone
+    # (0.4 in) are not.
+    rain = [(D(2026, 5, 1), 0.09), (D(2026, 5, 2), 0.2), (D(2026, 5, 3), 0.2), (D(2026, 5, 4), 0.09)]
+    assert rain_events(rain, W) == [RainEvent(D(2026, 5, 2), D(2026, 5, 3), 0.58)]
+
+
+def test_timed_readings_do_not_need_the_daily_wet_day() -> None:
+    # The wet day is a reading of daily data only: a profile that leaves it out (it is not a
+    # required entry) still groups hourly readings, by its 6-hour gap.
+    entries = {k: v for k, v in W.entries.items() if k != "policy.rain_wet_day"}
+    hourly = dataclasses.replace(W, entries=entries)
+    t = datetime(2026, 7, 1, 10, tzinfo=CT)
+    got = rain_events([(t, 0.3), (t + timedelta(hours=1), 0.3)], hourly)
+    assert [(e.start, e.end, e.inches) for e in got] == [(t, t + timedelta(hours=1), 0.6)]
 
 
 def test_the_rain_trigger_is_each_profiles() -> None:

@@ -24,6 +24,7 @@ from esc_gis.registry.domain.inspections import (
     InspectionReport,
     check_report,
     counted_inspections,
+    is_day_alone,
     missing_contents,
     read_photo,
     report_contents,
@@ -376,3 +377,17 @@ def test_only_the_holders_complete_reports_after_the_start_count() -> None:
     assert missing_contents(facts[2], PROFILE) == ["work_done"]
     assert missing_contents(facts[4], PROFILE) == ["location", "work_done", "phase"]
     assert missing_contents(InspectionFact(day, "holder", contents=()), PROFILE) == ["location", "work_done", "phase"]
+
+
+@pytest.mark.parametrize(
+    "inspection_id, contents, alone",
+    [
+        (None, None, True),  # `permits update --inspected`: a day, no report in the registry
+        (7, None, False),  # a report was recorded (its id), though it names none of the items
+        (None, ("location",), False),  # the event holds the report's items
+        (7, ("location", "work_done", "phase"), False),
+    ],
+)
+def test_a_day_alone_is_one_without_any_report_recorded(inspection_id, contents, alone: bool) -> None:
+    fact = InspectionFact(datetime(2026, 6, 3, tzinfo=UTC), "holder", inspection_id=inspection_id, contents=contents)
+    assert is_day_alone(fact) is alone

@@ -30,6 +30,7 @@ from esc_gis.rules import (
     may_require_permit,
     permit_decision,
     run_findings,
+    screening_reasons,
     sediment_standard_reaches,
 )
 from esc_gis.units import SQFT_PER_ACRE
@@ -999,6 +1000,19 @@ def test_a_profile_without_an_extraterritorial_area_keeps_the_ordinances_finding
     assert "outside_jurisdiction" in got(d) and "outside_jurisdiction_extraterritorial" not in got(d)
 
 
+def test_measurements_without_a_boundary_gap_keep_the_ordinances_finding_outside() -> None:
+    """Measurements built without ``boundary_gap_ft`` (None: the distance was not measured) put no site
+    in the extraterritorial area: a site outside gets § 540-4B's own "does not apply", as for NaN."""
+    m = dataclasses.replace(
+        Measurements.of(2, jurisdiction=["outside", "inside"], disturbed_sqft=10_000.0), boundary_gap_ft=None
+    )
+    d = decide(m, W_PROFILE)
+    assert d.permit.tolist() == ["not_applicable", "required"]
+    f = got(d)
+    assert "outside_jurisdiction" in f and "outside_jurisdiction_extraterritorial" not in f
+    assert f["outside_jurisdiction"]["basis"] == "ordinance"
+
+
 def test_an_npdes_exempt_site_of_an_acre_or_more_is_decided_as_any_other_on_a_labelled_reading() -> None:
     """§ 540-4A(3): an NPDES-exempt site "shall comply with the performance standards of § 540-7A if less than one
     acre ... The performance standards of § 540-7B, permit requirements of § 540-8, and plan requirements of § 540-9
@@ -1013,3 +1027,18 @@ def test_an_npdes_exempt_site_of_an_acre_or_more_is_decided_as_any_other_on_a_la
     small = decide(Measurements.of(1, jurisdiction="inside", disturbed_sqft=acre - 1, npdes_exempt=True), W_PROFILE)
     assert "npdes_exemption_not_applicable" not in got(small)
     assert got(small)["npdes_exempt_under_1_acre"]["basis"] == "ordinance"
+
+
+@pytest.mark.parametrize(
+    "finding, reasons",
+    [
+        # § 540-4B "within the boundaries and jurisdiction of the Village": outside, the screening says
+        # either the ordinance's finding or, within § 540-5's extraterritorial area, the reading.
+        ("outside_jurisdiction", ("outside_jurisdiction", "outside_jurisdiction_extraterritorial")),
+        ("state_agency", ("state_agency",)),  # § 540-4C: one finding only
+        ("agricultural_activity_exempt", ("agricultural_activity_exempt",)),
+    ],
+)
+def test_the_screening_reasons_a_not_applicable_answer_may_quote(finding: str, reasons: tuple) -> None:
+    assert screening_reasons(finding) == reasons
+    assert all(code in W_PROFILE.findings for code in reasons)  # each a finding the Village's profile declares

@@ -16,7 +16,7 @@ import pandas as pd
 import pyogrio
 import pytest
 
-from esc_gis.errors import LayerReadError, OutputFormatError, ValidationError
+from esc_gis.errors import FarFromZoneWarning, LayerReadError, OutputFormatError, ValidationError
 from esc_gis.io import write_layer
 from esc_gis.screening import screen_run
 from esc_gis.stream import screen_to_file
@@ -122,6 +122,7 @@ def test_real_v10_parcels_with_skipped_features(tmp_path):
 def test_every_problem_of_every_batch_at_once_and_nothing_written(tmp_path, layers_path):
     sites = _sites()
     sites.loc[3, "site_id"] = "s30"  # the same id as feature 31, two batches later
+    sites.loc[8, "geometry"] = None  # no geometry, batch 2
     sites.loc[36, "geometry"] = None  # no geometry, batch 6
     src = tmp_path / "sites.gpkg"
     sites.to_file(src)
@@ -129,7 +130,10 @@ def test_every_problem_of_every_batch_at_once_and_nothing_written(tmp_path, laye
     with pytest.raises(ValidationError) as err:
         screen_to_file(src, out, layers=layers_path, batch_rows=7)
     rows = sorted(p.row for p in err.value.problems)
-    assert rows == [31, 37]
+    assert rows == [9, 31, 37]
+    # The id repeated across batches is told as such, with what to do (the batches' own repeats are the engine's).
+    (dup,) = [p for p in err.value.problems if p.row == 31]
+    assert (dup.message, dup.fix) == ("its id is also an earlier feature's.", "give each site its own id.")
     assert {p.source for p in err.value.problems} == {str(src)}  # each names the file, not a batch's frame
     with pytest.raises(ValidationError) as whole:
         screen_run(str(src), layers=layers_path)
@@ -495,3 +499,97 @@ def test_an_error_does_not_wait_for_the_batch_being_read(monkeypatch):
         list(stream._local([0, 1, 2], None))
     assert time.perf_counter() - start < 5
     release.set()
+
+
+def test_the_ids_given_to_sites_without_one_are_counted_and_the_first_five_shown(tmp_path, layers_path):
+    """Seven sites without an id, over several batches, under a skip rule (``--skip-ids``; without
+    one, a missing id is a problem): the streamed run counts the seven and keeps the first five ids
+    given, in file order, as the whole-file run gives them (``row:<n>``)."""
+    sites = _sites()
+    blank = [1, 4, 8, 9, 15, 22, 38]
+    sites.loc[blank, "site_id"] = None
+    src = tmp_path / "sites.gpkg"
+    sites.to_file(src)
+    whole_run = screen_run(str(src), layers=layers_path, skip_ids="ROW")
+    run = screen_to_file(src, tmp_path / "stream.gpkg", layers=layers_path, batch_rows=3, skip_ids="ROW")
+    assert run.generated_ids == len(whole_run.generated_ids) == 7
+    assert run.generated_shown == whole_run.generated_ids[:5]
+    # Rows 1, 4, 8, 9, 15 counted from 0: features 2, 5, 9, 10 and 16 of the file.
+    assert run.generated_shown == ["row:2", "row:5", "row:9", "row:10", "row:16"]
+
+
+def test_data_far_from_the_zone_are_warned_of_once_for_the_run_naming_them(tmp_path):
+    """The Vernon County cut lies far outside the Village's measuring zone: a run in batches of 20
+    warns once, as the whole-file run does, naming the sites file (not once per batch, nor nameless)."""
+    with pytest.warns(FarFromZoneWarning) as streamed:
+        screen_to_file(PARCELS, tmp_path / "stream.gpkg", batch_rows=20)
+    with pytest.warns(FarFromZoneWarning) as whole:
+        screen_run(str(PARCELS))
+    said = [str(w.message) for w in streamed if issubclass(w.category, FarFromZoneWarning)]
+    assert len(said) == 1 and said[0].startswith("Sites ") and PARCELS.name in said[0].split(" lies ")[0]
+    assert said == [str(w.message) for w in whole if issubclass(w.category, FarFromZoneWarning)]
+
+
+def test_the_run_s_own_options_profile_layers_output_and_batch_size(tmp_path, layers_path, layer_set):
+    """A profile and layer set given as objects or as paths, the disturbed limits' layer and where
+    clause, an output that exists (refused unless ``overwrite``), and a batch size under 1."""
+    from esc_gis.errors import OutputExistsError
+    from esc_gis.profile import load_profile
+
+    sites = _sites().iloc[:12]
+    src, dist = tmp_path / "sites.gpkg", tmp_path / "limits.gpkg"
+    sites.to_file(src)
+    limits = sites[["site_id", "geometry"]].copy()
+    limits["geometry"] = limits.geometry.buffer(-5)
+    pyogrio.write_dataframe(limits.iloc[:2], dist, layer="other")  # the first layer: not the one asked for
+    pyogrio.write_dataframe(limits, dist, layer="limits")
+    kw = {"disturbed_layer": "limits", "disturbed_where": "site_id IN ('s01', 's05')"}
+    whole = _whole(src, tmp_path / "whole.gpkg", layers_path, disturbed=str(dist), **kw)
+    out = tmp_path / "s.gpkg"
+    screen_to_file(src, out, disturbed=dist, layers=layer_set, profile=load_profile(), batch_rows=5, **kw)
+    streamed = _read(out)
+    same(streamed, whole)
+    assert (streamed["disturbed_sqft"] > 0).tolist() == [i in (1, 5) for i in range(12)]
+    with pytest.raises(OutputExistsError):
+        screen_to_file(src, out, layers=layers_path, batch_rows=5)
+    # Replaced when asked: the example profile (a path) is read, not the Village's.
+    example = Path(__file__).parent / "profiles" / "example.toml"
+    screen_to_file(src, out, layers=layers_path, profile=example, batch_rows=5, overwrite=True)
+    same(_read(out), _whole(src, tmp_path / "whole_x.gpkg", layers_path, profile=str(example)))
+    assert not _read(out).equals(streamed)
+    with pytest.raises(OutputFormatError, match=r"^batch_rows is 0: give a positive number of features\.$"):
+        screen_to_file(src, tmp_path / "z.gpkg", layers=layers_path, batch_rows=0)
+
+
+def test_coordinates_the_assumed_crs_cannot_hold_are_refused_before_any_batch(tmp_path, layers_path):
+    """A file without a CRS, its coordinates in feet, given ``assume_crs="EPSG:4326"`` (degrees): the
+    run refuses the layer once, naming the file, before a batch is read or anything written."""
+    from esc_gis.errors import CoordinatesNotInCRSError
+
+    src = tmp_path / "sites.gpkg"
+    with pytest.warns(UserWarning, match="'crs' was not provided"):
+        _sites().iloc[:6].set_crs(None, allow_override=True).to_file(src)
+    out = tmp_path / "s.gpkg"
+    with pytest.raises(CoordinatesNotInCRSError, match=str(src)):
+        screen_to_file(src, out, layers=layers_path, batch_rows=2, assume_crs="EPSG:4326")
+    assert not out.exists()
+
+
+def test_a_plan_column_named_by_field_map_is_added_up_in_batches_and_progress_is_told(tmp_path, layers_path):
+    """A plan column only ``field_map`` names (``{"plan_id": "PROJ_X"}``): batches of one site add the
+    plan up as the whole-file run does (§ 540-5 common plan: 3 x 1,500 = 4,500 sq ft needs a permit);
+    and ``progress`` hears the features done of the 40 after each batch of 16."""
+    sites = _sites().rename(columns={"plan_id": "PROJ_X"})
+    src = tmp_path / "sites.gpkg"
+    sites.to_file(src)
+    kw = {"field_map": {"plan_id": "PROJ_X"}}
+    whole = _whole(src, tmp_path / "whole.gpkg", layers_path, **kw)
+    screen_to_file(src, tmp_path / "stream.gpkg", layers=layers_path, batch_rows=1, **kw)
+    streamed = _read(tmp_path / "stream.gpkg")
+    same(streamed, whole)
+    assert list(streamed.set_index("site_id").loc[["s02", "s17", "s33"], "permit"]) == ["required"] * 3
+    said: list[tuple[int, int]] = []
+    tell = lambda done, total: said.append((done, total))  # noqa: E731
+    screen_to_file(src, tmp_path / "p.gpkg", layers=layers_path, batch_rows=16, progress=tell, **kw)
+    assert said == [(16, 40), (32, 40), (40, 40)]
+
