@@ -411,37 +411,30 @@ def town_layers(folder: Path, jurisdiction: shapely.Geometry | None = None) -> P
     return manifest
 
 
-def _cli_inputs(tmp_path: Path, schedule_text: str) -> list[str]:
+def _soil_loss_args(
+    tmp_path: Path, frame: gpd.GeoDataFrame, schedule_text: str, manifest: Path, *, rows: int | None = None,
+    extra: tuple[str, ...] = (),
+) -> list[str]:
+    """Write the sites, a plane DEM (rows x rows cells, or plane_dem's default), the schedule and a flat EI file;
+    return soil-loss's arguments with ``extra`` before the layer set."""
     from esc_gis.io import write_layer
 
-    dem = plane_dem(tmp_path / "dem.tif", 10.0)
-    write_layer(sites(cell_box(5, 5, 15, 15)), tmp_path / "sites.gpkg", layer="sites")
+    size = {} if rows is None else {"rows": rows, "cols": rows}
+    dem = plane_dem(tmp_path / "dem.tif", 10.0, **size)
+    write_layer(frame, tmp_path / "sites.gpkg", layer="sites")
     (tmp_path / "schedule.csv").write_text(schedule_text, encoding="utf-8")
     (tmp_path / "ei.csv").write_text("month,share\n" + "\n".join(["1"] * 12), encoding="utf-8")
     return [
-        "soil-loss",
-        str(tmp_path / "sites.gpkg"),
-        "--dem",
-        str(dem),
-        "--z-unit",
-        "us_ft",
-        "--k",
-        "0.3",
-        "--schedule",
-        str(tmp_path / "schedule.csv"),
-        "--ei-file",
-        str(tmp_path / "ei.csv"),
-        "--r-annual",
-        "100",
-        "--id-field",
-        "site",
-        "--profile",
-        str(EXAMPLE),
-        "--layers",
-        str(town_layers(tmp_path / "layers")),
-        "-o",
-        str(tmp_path / "out.csv"),
-    ]
+        "soil-loss", str(tmp_path / "sites.gpkg"), "--dem", str(dem), "--z-unit", "us_ft", "--k", "0.3",
+        "--schedule", str(tmp_path / "schedule.csv"), "--ei-file", str(tmp_path / "ei.csv"), "--r-annual", "100",
+        *extra, "--layers", str(manifest), "-o", str(tmp_path / "out.csv"),
+    ]  # fmt: skip
+
+
+def _cli_inputs(tmp_path: Path, schedule_text: str) -> list[str]:
+    extra = ("--id-field", "site", "--profile", str(EXAMPLE))
+    frame = sites(cell_box(5, 5, 15, 15))
+    return _soil_loss_args(tmp_path, frame, schedule_text, town_layers(tmp_path / "layers"), extra=extra)
 
 
 GOOD = "phase,start,end,cover,practices\ngrading,2027-04-01,2027-06-30,bare,sediment_trap\n"
@@ -803,33 +796,7 @@ K_US = (1200 / 3937) ** 2 / 0.3048**2
 
 def _screened_cli(tmp_path: Path, frame: gpd.GeoDataFrame, jurisdiction: shapely.Geometry, rows: int) -> list[str]:
     """Write the sites, a plane DEM of rows x rows cells and the layer set; return soil-loss's arguments."""
-    from esc_gis.io import write_layer
-
-    dem = plane_dem(tmp_path / "dem.tif", 10.0, rows=rows, cols=rows)
-    write_layer(frame, tmp_path / "sites.gpkg", layer="sites")
-    (tmp_path / "schedule.csv").write_text(YEAR_BARE, encoding="utf-8")
-    (tmp_path / "ei.csv").write_text("month,share\n" + "\n".join(["1"] * 12), encoding="utf-8")
-    manifest = town_layers(tmp_path / "layers", jurisdiction)
-    return [
-        "soil-loss",
-        str(tmp_path / "sites.gpkg"),
-        "--dem",
-        str(dem),
-        "--z-unit",
-        "us_ft",
-        "--k",
-        "0.3",
-        "--schedule",
-        str(tmp_path / "schedule.csv"),
-        "--ei-file",
-        str(tmp_path / "ei.csv"),
-        "--r-annual",
-        "100",
-        "--layers",
-        str(manifest),
-        "-o",
-        str(tmp_path / "out.csv"),
-    ]
+    return _soil_loss_args(tmp_path, frame, YEAR_BARE, town_layers(tmp_path / "layers", jurisdiction), rows=rows)
 
 
 def test_sites_of_9_to_11_acres_the_article_does_not_reach_are_not_judged_as_screen_says(tmp_path):
