@@ -8,8 +8,6 @@ from __future__ import annotations
 
 __all__ = ["VERDICTS", "Review", "review_plan", "verdict"]
 
-import dataclasses
-import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -37,7 +35,8 @@ from esc_gis.review.checks import (
     segments_geometry,
 )
 from esc_gis.review.package import PlanPackage, read_package
-from esc_gis.rules import NOT_APPLICABLE_FINDING, permit_decision, screening_reasons, sediment_standard_reaches
+from esc_gis.review.scope import decision_check, scope_checks
+from esc_gis.rules import permit_decision, sediment_standard_reaches
 from esc_gis.units import SQFT_PER_ACRE, ft_to_crs_units
 
 #: How an advisory names its basis.
@@ -266,7 +265,7 @@ def review_plan(
                 standards=str(d["standards"][0]),
                 sediment_standard=bool(d["sediment_standard"][0]),
             )
-    scope = _scope(res, measured, prof)
+    scope = scope_checks(res, measured, prof)
     if scope:
         # Not the article's, or a site that needs no permit: § 540-9 and § 540-7B are not reviewed.
         return Review(pkg.source, verdict(scope, pkg.problems), scope, pkg.problems, pkg.facts, lay, measured, prof)
@@ -295,7 +294,7 @@ def review_plan(
                     plan_acres=plan_sqft / SQFT_PER_ACRE,
                 )
             )
-        checks.append(_decision(measured, prof))
+        checks.append(decision_check(measured, prof))
         checks += _terrain_water_checks(measured, prof)
         checks += _bmp_checks(lay, site, dist, bmp_geoms, code_arr, ls, prof, ft)
     checks.append(_rusle_ls(pkg.facts, dist, ls, prof))
@@ -331,41 +330,6 @@ def _screen(site: shapely.Geometry, dist: shapely.Geometry, pkg: PlanPackage, ls
         for p in exc.problems:
             pkg.problems.append(Problem(pkg.source, None, f"[site]: {p.message}", p.fix))
         return None
-
-
-def _scope(res: Any, m: dict[str, Any], prof: Profile) -> list[Check]:
-    """The checks of a site the article does not reach, or that needs no permit; empty for a permitted site.
-
-    § 540-4A(1)(b): under the permit threshold only § 540-7A applies, so nothing of § 540-9 or
-    § 540-7B is checked and no reason is drafted from them; a site the screening leaves outside
-    the article (§ 540-4B, 4C, 4A(2)) is told so, in the screening's words, and nothing else.
-    """
-    if res is None:
-        return []
-    appl = m["applicability"]
-    if appl != "applies":
-        found = json.loads(res["findings"] or "[]")
-        near = [f for f in found if f.get("code") == "outside_jurisdiction_extraterritorial"]
-        if m["jurisdiction"] == "outside" and not near:
-            return [make_check(prof, "decision", "look", "review_decision_outside")]
-        # Within § 540-5's extraterritorial area "does not apply" is a reading: quoted with its basis.
-        codes = screening_reasons(NOT_APPLICABLE_FINDING[appl])
-        said = [f for f in found if f.get("code") in codes]
-        reason = said[0]["message"] if said else appl.replace("_", " ") + "."
-        words = appl.replace("_", " ") + ("; a reading" if near else "")
-        code = "review_decision_not_applicable"
-        check = make_check(prof, "decision", "look", code, applicability=words, reason=reason)
-        # The section and basis are the screening's: which subsection leaves the site out, and
-        # whether the text says so or it is a reading.
-        return [dataclasses.replace(check, section=said[0]["section"], basis=said[0]["basis"]) if said else check]
-    if m["permit"] != "not_required":
-        return []
-    code = "review_non_permitted_may_require" if m["permit_may_be_required"] else "review_non_permitted"
-    # An NPDES-exempt site under the area (§ 540-4A(3)) needs no permit whatever its size: its own section.
-    if any(f.get("code") == "npdes_exempt_under_1_acre" for f in json.loads(res["findings"] or "[]")):
-        code = "review_non_permitted_npdes"
-    plan_sqft = m.get("plan_disturbed_sqft", m["disturbed_sqft"])
-    return [_decision(m, prof), make_check(prof, "non_permitted", "look", code, plan_sqft=plan_sqft)]
 
 
 def _common_plan(pkg: PlanPackage, plan_totals: Mapping[str, float] | None) -> tuple[str | None, float | None]:
@@ -454,21 +418,6 @@ def _area_checks(
         else:
             out.append(make_check(prof, check, "pass", f"review_{label}_area_agrees", **values))
     return out
-
-
-def _decision(m: dict[str, Any], prof: Profile) -> Check:
-    if m["jurisdiction"] == "outside":
-        return make_check(prof, "decision", "look", "review_decision_outside")
-    return make_check(
-        prof,
-        "decision",
-        "pass",
-        "review_decision_sediment" if m["sediment_standard"] else "review_decision",
-        permit=m["permit"].replace("_", " "),
-        standards=m["standards"],
-        # The area decided on: the whole common plan's when the site is part of one.
-        disturbed_sqft=m.get("plan_disturbed_sqft", m["disturbed_sqft"]),
-    )
 
 
 def _terrain_water_checks(m: dict[str, Any], prof: Profile) -> list[Check]:

@@ -53,7 +53,8 @@ from esc_gis.findings import Finding, findings_json
 from esc_gis.measure import area_sqft
 from esc_gis.measure.area import union_by_group
 from esc_gis.profile import Profile
-from esc_gis.rules import NOT_APPLICABLE_FINDING, screening_reasons, sediment_standard_reaches
+from esc_gis.rules import NOT_APPLICABLE_FINDING, screening_reasons
+from esc_gis.soil.judge import Judgement, judge
 from esc_gis.soil.k import check_k, k_by_site
 from esc_gis.soil.ls import LsGrid, ls_grid
 from esc_gis.soil.raster import SiteCells, check_raster_paths, write_soil_loss_raster
@@ -589,18 +590,6 @@ class _WindowSums:
     phase_rows: list[dict[str, Any]]
 
 
-@dataclass(frozen=True)
-class _Judgement:
-    """The governing window of each site and, where the standard reaches, whether it meets it."""
-
-    computed: NDArray[np.bool_]
-    governing: NDArray[np.intp]
-    discharge_tpa: NDArray[np.float64]
-    soil_loss_tpa: NDArray[np.float64]
-    reaches: NDArray[np.bool_]  # the sediment standard reaches the site (§ 540-7B(3)(b))
-    passes: NDArray[np.bool_]  # meaningful only where computed & reaches
-
-
 def _plan_totals(
     sites: gpd.GeoDataFrame, plan_field: str | None, plan_disturbed_sqft: float | Mapping[str, float] | None
 ) -> tuple[NDArray[np.object_], NDArray[np.float64]]:
@@ -825,31 +814,7 @@ def _window_sums(
     return _WindowSums(wins, win_loss, win_dis, win_rc, win_rce, phase_rows)
 
 
-def _judge(
-    sums: _WindowSums, s: _Sites, tables: SoilLossTables, profile: Profile, scr: _Screened | None = None
-) -> _Judgement:
-    """Pick each site's governing window (the largest discharge) and test it where the standard reaches.
-
-    "No more than" the standard: equal passes. The standard reaches a site of the profile's
-    sediment area or more, counting its common plan (:func:`esc_gis.rules.sediment_standard_reaches`).
-    With a screening, it reaches where the screening says it does; a plan total from outside the
-    layer (the registry's) can extend it only to sites the article applies to, by the same test.
-    """
-    n = len(s.ids)
-    win_dis, win_loss = sums.discharge, sums.loss
-    computed: NDArray[np.bool_] = np.asarray(np.isfinite(win_dis).all(axis=1), dtype=bool)
-    gov = np.argmax(np.where(np.isfinite(win_dis), win_dis, -np.inf), axis=1)
-    nan = float("nan")
-    gov_dis = np.where(computed, win_dis[np.arange(n), gov], nan)
-    gov_loss = np.where(computed, win_loss[np.arange(n), gov], nan)
-    passes = np.asarray(computed & (gov_dis <= tables.standard_tpa), dtype=bool)
-    reaches = sediment_standard_reaches(s.plan_sqft, profile)
-    if scr is not None:
-        reaches = (scr.applicability == "applies") & (scr.sediment_standard | reaches)
-    return _Judgement(computed, gov, gov_dis, gov_loss, np.asarray(reaches, dtype=bool), passes)
-
-
-def _window_table(sums: _WindowSums, ids: NDArray[np.str_], j: _Judgement) -> pd.DataFrame:
+def _window_table(sums: _WindowSums, ids: NDArray[np.str_], j: Judgement) -> pd.DataFrame:
     """One row per site and window: its soil loss and discharge, and whether it governs."""
     return pd.DataFrame(
         [
@@ -868,7 +833,7 @@ def _window_table(sums: _WindowSums, ids: NDArray[np.str_], j: _Judgement) -> pd
     )
 
 
-def _not_computed_reason(s: _Sites, ls: _Ls, j: _Judgement, i: int) -> str | None:
+def _not_computed_reason(s: _Sites, ls: _Ls, j: Judgement, i: int) -> str | None:
     """Say why site ``i`` has no number, or None when it has one."""
     if not s.disturbed_sqft[i] > 0:
         return "the site has no disturbed area (no part of the disturbed layer lies in it)"
@@ -885,7 +850,7 @@ def _site_findings(
     s: _Sites,
     ls: _Ls,
     wins: Sequence[Window],
-    j: _Judgement,
+    j: Judgement,
     unconfirmed: list[str],
     scr: _Screened | None = None,
 ) -> list[str]:
@@ -965,7 +930,7 @@ def _site_table(
     k_cover: NDArray[np.float64],
     ls: _Ls,
     n_win: int,
-    j: _Judgement,
+    j: Judgement,
     findings_col: list[str],
     scr: _Screened | None = None,
 ) -> gpd.GeoDataFrame:
@@ -1017,7 +982,7 @@ def _raster(
     s: _Sites,
     ls: _Ls,
     sums: _WindowSums,
-    j: _Judgement,
+    j: Judgement,
     k_arr: NDArray[np.float64],
     tables: SoilLossTables,
     profile: Profile,
@@ -1174,7 +1139,15 @@ def soil_loss(
     info = dem if isinstance(dem, DemInfo) else open_dem(dem, z_unit=z_unit, band=band)
     ls = _site_ls_stage(s, measure, info, tables, rill_interrill_ratio)
     sums = _window_sums(schedule, tables, r_value, ei, s.ids, k_arr, ls.mean)
-    j = _judge(sums, s, tables, profile, scr)
+    j = judge(
+        sums.discharge,
+        sums.loss,
+        s.plan_sqft,
+        tables.standard_tpa,
+        profile,
+        scr.applicability if scr is not None else None,
+        scr.sediment_standard if scr is not None else None,
+    )
     unconfirmed = _unconfirmed(tables, schedule, r_value, r_source, ei_source, profile_r=r_annual is None)
     findings_col = _site_findings(profile, tables, s, ls, sums.wins, j, unconfirmed, scr)
     out = _site_table(s, measure, tables, k_arr, k_cover, ls, len(sums.wins), j, findings_col, scr)

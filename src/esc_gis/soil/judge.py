@@ -1,0 +1,90 @@
+"""Judge each site's soil loss against the sediment standard: the governing window, and pass or fail.
+
+§ 540-7B(3)(b) sets the standard ("no more than" the profile's tons per acre) for sites of the
+profile's sediment area or more, counting the common plan; where the screening has decided a
+site's reach, its answer is taken, never re-decided (issue 34, "one site, one answer"). Pure: arrays
+in, a :class:`Judgement` out.
+"""
+
+from __future__ import annotations
+
+__all__ = ["Judgement", "judge"]
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from esc_gis.profile import Profile
+from esc_gis.rules import sediment_standard_reaches
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """The governing window of each site and, where the standard reaches, whether it meets it."""
+
+    computed: NDArray[np.bool_]
+    governing: NDArray[np.intp]
+    discharge_tpa: NDArray[np.float64]
+    soil_loss_tpa: NDArray[np.float64]
+    reaches: NDArray[np.bool_]  # the sediment standard reaches the site (§ 540-7B(3)(b))
+    passes: NDArray[np.bool_]  # meaningful only where computed & reaches
+
+
+def judge(
+    discharge_tpa: ArrayLike,
+    soil_loss_tpa: ArrayLike,
+    plan_sqft: ArrayLike,
+    standard_tpa: float,
+    profile: Profile,
+    applicability: ArrayLike | None = None,
+    sediment_standard: ArrayLike | None = None,
+) -> Judgement:
+    """Pick each site's governing window (the largest discharge) and test it where the standard reaches.
+
+    Parameters
+    ----------
+    discharge_tpa, soil_loss_tpa : array-like, shape (sites, windows)
+        Each site's discharge and soil loss (tons per acre) in each window; NaN where not computed.
+    plan_sqft : array-like, shape (sites,)
+        The disturbed area each site is decided on (its common plan's total where it has one).
+    standard_tpa : float
+        The sediment standard, tons per acre.
+    profile : Profile
+        The ordinance profile; its sediment area decides where the standard reaches.
+    applicability, sediment_standard : array-like, optional
+        The screening's answer for each site (:func:`esc_gis.screening.screen`). With them, the
+        standard reaches where the article applies and either the screening or ``plan_sqft`` (a
+        plan total from outside the layer) reaches the sediment area.
+
+    Returns
+    -------
+    Judgement
+        "No more than" the standard: a discharge equal to it passes. A site is computed only
+        when every window has a number.
+
+    Raises
+    ------
+    ValueError
+        If the arrays' shapes disagree.
+    """
+    win_dis = np.asarray(discharge_tpa, dtype=float)
+    win_loss = np.asarray(soil_loss_tpa, dtype=float)
+    if win_dis.ndim != 2 or win_loss.shape != win_dis.shape:
+        raise ValueError(
+            f"discharge and soil loss must both be (sites, windows); got {win_dis.shape} and {win_loss.shape}"
+        )
+    n = win_dis.shape[0]
+    rows = np.arange(n)
+    computed = np.asarray(np.isfinite(win_dis).all(axis=1), dtype=bool)
+    gov = np.argmax(np.where(np.isfinite(win_dis), win_dis, -np.inf), axis=1)
+    gov_dis = np.where(computed, win_dis[rows, gov], np.nan)
+    gov_loss = np.where(computed, win_loss[rows, gov], np.nan)
+    passes = np.asarray(computed & (gov_dis <= standard_tpa), dtype=bool)
+    reaches = np.asarray(sediment_standard_reaches(plan_sqft, profile), dtype=bool)
+    if applicability is not None:
+        # The screening decided the article's reach; a plan total from outside the layer (the
+        # registry's) can extend the standard only to sites the article applies to.
+        scr_reaches = np.asarray(sediment_standard if sediment_standard is not None else False, dtype=bool)
+        reaches = (np.asarray(applicability, dtype=object) == "applies") & (scr_reaches | reaches)
+    return Judgement(computed, gov, gov_dis, gov_loss, np.asarray(reaches, dtype=bool), passes)
