@@ -411,8 +411,7 @@ def coordinates_problem(bounds: Sequence[float], crs: Any) -> tuple[str, str] | 
     if horizontal.is_geographic:
         if max(abs(x0), abs(x1)) > 180 or max(abs(y0), abs(y1)) > 90:
             what = (
-                f"they are off the globe ({_span(bounds)}; longitude runs from -180 to 180 and latitude "
-                "from -90 to 90)"
+                f"they are off the globe ({_span(bounds)}; longitude runs from -180 to 180 and latitude from -90 to 90)"
             )
             return what, _CAUSE_PROJECTED
         return None

@@ -85,7 +85,6 @@ def init(registry: str, layers_path: str | None, roles: bool, role_prefix: str |
         )
 
 
-
 #: § 540-8G "or other construction authorizations, whichever is longer": on add and update.
 _AUTHORIZATION = click.option(
     "--authorization",
@@ -113,6 +112,7 @@ def _authorization(name: str | None, expires: str | None) -> tuple[str, Any] | N
         raise click.UsageError("--authorization and --authorization-expires go together: its name and its end.")
     ends = _date(expires, "authorization_expires")
     return (name, ends) if name is not None and ends is not None else None
+
 
 @click.command(short_help="Add an application; the disturbed area is measured, never typed.")
 @_REGISTRY

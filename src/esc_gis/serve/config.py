@@ -34,7 +34,6 @@ import sqlite3
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
 
 import geopandas as gpd
 
@@ -43,6 +42,7 @@ from esc_gis.layers import LayerSet, load_layers
 from esc_gis.maps.public import OPTIONAL_PUBLIC_COLUMNS, PUBLIC_COLUMNS
 from esc_gis.profile import Profile, load_profile
 from esc_gis.registry.store.backend import is_url
+from esc_gis.registry.store.conninfo import Login, effective_login, redact, scrub
 from esc_gis.registry.store.schema import PUBLIC_VIEW, SCHEMA_VERSION
 from esc_gis.serve.screen_request import Limits
 from esc_gis.validate import ACTIVITIES
@@ -119,30 +119,17 @@ class ServiceFiles:
     environment: dict[str, str]
 
 
-def _pg_parts(url: str) -> dict[str, Any]:
-    """Split a ``postgresql://`` URL into pygeoapi's connection fields (the password apart)."""
-    parts = urlsplit(url)
-    query = dict(p.split("=", 1) for p in parts.query.split("&") if "=" in p)
-    options = unquote(query.get("options", ""))
-    schema = "public"
-    for opt in options.replace("-c ", "-c").split():
-        if opt.startswith("-csearch_path="):
-            schema = opt.split("=", 1)[1].split(",")[0].strip() or "public"
-    return {
-        "host": parts.hostname or "localhost",
-        "port": parts.port or 5432,
-        "dbname": unquote(parts.path.lstrip("/")) or "postgres",
-        "user": unquote(parts.username or ""),
-        "password": unquote(parts.password or ""),
-        "search_path": [schema, "public"] if schema != "public" else ["public"],
-    }
-
-
-def check_public_login(url: str) -> None:
+def check_public_login(url: str) -> tuple[Login, str]:
     """Refuse a PostGIS login that may read or change more than the registry's public view.
 
     The service answers anyone, so the login it holds must be harmless if stolen: a member of
     the registry's reader role (``esc-gis permits init --roles``), not the office's.
+
+    Returns
+    -------
+    (Login, str)
+        The login as the live connection used it (:func:`esc_gis.registry.store.conninfo.effective_login`),
+        which pygeoapi is then given, and the schema the public view was found in.
 
     Raises
     ------
@@ -155,9 +142,10 @@ def check_public_login(url: str) -> None:
     try:
         conn = psycopg.connect(url, connect_timeout=10)
     except psycopg.Error as exc:
-        msg = f"Cannot connect to the registry for the service: {str(exc).strip()}"
+        msg = f"Cannot connect to the registry for the service ({redact(url)}): {scrub(str(exc).strip(), url)}"
         raise RegistryError(msg) from None
     try:
+        login = effective_login(conn, url)
         with conn.cursor() as cur:
             cur.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")
             (superuser,) = cur.fetchone() or (False,)
@@ -199,6 +187,7 @@ def check_public_login(url: str) -> None:
     if not view_ok:
         msg = f"The service's login {user!r} cannot read {schema}.{PUBLIC_VIEW}: is this a registry? {fix}"
         raise RegistryError(msg)
+    return login, str(schema)
 
 
 def _pg_srid(url: str) -> int:
@@ -306,38 +295,61 @@ def _collection(title: str, description: str, bbox: list[float], provider: dict[
     }
 
 
-def _permits_provider(registry: str) -> tuple[dict[str, Any], dict[str, str]]:
-    """Return the ``permits`` collection's provider and the environment it needs.
+#: What the service's own sessions add to libpq's ``options``: a slow query is cancelled by the
+#: server after 10 s, and nothing the service runs may write.
+SESSION_OPTIONS = "-c statement_timeout=10000 -c default_transaction_read_only=on"
 
-    Only the states the public map shows are served (:data:`esc_gis.maps.public.PUBLIC_STATUS`):
-    permits in force and sites where work is halted; never an application, a disapproval or a
-    closed file, whose address would name a resident who has no permit posted at the site.
+
+def _pg_provider(login: Login, schema: str, srid: int) -> tuple[dict[str, Any], dict[str, str]]:
+    """Return the PostGIS ``permits`` provider for pygeoapi, logging in exactly as ``login`` did.
+
+    Host, port, database and user are the live connection's (after libpq's defaults, a service
+    file and ``PG*`` variables), so pygeoapi's libpq cannot fall back to other ones; every other
+    keyword of the connection string (``sslmode``, ``sslrootcert``, ``hostaddr``, ``options``...)
+    reaches pygeoapi's connection unchanged, ``options`` followed by :data:`SESSION_OPTIONS`.
+    The password travels in the environment (:data:`PASSWORD_ENV`), never in the YAML.
     """
     from esc_gis.maps.public import PUBLIC_STATUS
 
-    if is_url(registry):
-        parts = _pg_parts(registry)
-        password = parts.pop("password")
-        if password:
-            parts["password"] = "${" + PASSWORD_ENV + "}"
-        # The view's geometry is in the registry's CRS: pygeoapi must be told, or it serves those
-        # feet as longitude/latitude and compares a client's bbox with them (found by schemathesis).
-        storage = f"http://www.opengis.net/def/crs/EPSG/0/{_pg_srid(registry)}"
-        provider = {
-            "type": "feature",
-            "name": "esc_gis.serve.provider.PublicPermitsProvider",
-            "data": parts,
-            "status_in": list(PUBLIC_STATUS),
-            "id_field": "fid",
-            "table": PUBLIC_VIEW,
-            "geom_field": "geom",
-            "storage_crs": storage,
-            "crs": [CRS84, storage],
-            "properties": list(PERMIT_PROPERTIES),
-            # The service's queries must end: a slow one is cancelled by the server after 10 s.
-            "options": {"options": "-c statement_timeout=10000 -c default_transaction_read_only=on"},
-        }
-        return provider, ({PASSWORD_ENV: password} if password else {})
+    data: dict[str, Any] = {
+        "host": login.host,
+        "port": login.port,
+        "dbname": login.dbname,
+        "user": login.user,
+        "search_path": [schema, "public"] if schema != "public" else ["public"],
+    }
+    if login.password:
+        data["password"] = "${" + PASSWORD_ENV + "}"
+    options = dict(login.keywords)
+    options["options"] = f"{options['options']} {SESSION_OPTIONS}" if options.get("options") else SESSION_OPTIONS
+    # The view's geometry is in the registry's CRS: pygeoapi must be told, or it serves those
+    # feet as longitude/latitude and compares a client's bbox with them (found by schemathesis).
+    storage = f"http://www.opengis.net/def/crs/EPSG/0/{srid}"
+    provider = {
+        "type": "feature",
+        "name": "esc_gis.serve.provider.PublicPermitsProvider",
+        "data": data,
+        "status_in": list(PUBLIC_STATUS),
+        "id_field": "fid",
+        "table": PUBLIC_VIEW,
+        "geom_field": "geom",
+        "storage_crs": storage,
+        "crs": [CRS84, storage],
+        "properties": list(PERMIT_PROPERTIES),
+        "options": options,
+    }
+    return provider, ({PASSWORD_ENV: login.password} if login.password else {})
+
+
+def _gpkg_provider(registry: str) -> dict[str, Any]:
+    """Return the GeoPackage ``permits`` provider: only the states the public map shows are served.
+
+    Permits in force and sites where work is halted (:data:`esc_gis.maps.public.PUBLIC_STATUS`);
+    never an application, a disapproval or a closed file, whose address would name a resident
+    who has no permit posted at the site. The PostGIS provider serves the same states.
+    """
+    from esc_gis.maps.public import PUBLIC_STATUS
+
     return {
         "type": "feature",
         "name": "esc_gis.serve.provider.GeoPackageProvider",
@@ -346,7 +358,68 @@ def _permits_provider(registry: str) -> tuple[dict[str, Any], dict[str, str]]:
         "table": PUBLIC_VIEW,
         "properties": list(PERMIT_PROPERTIES),
         "status_in": list(PUBLIC_STATUS),
-    }, {}
+    }
+
+
+#: Who a session is, as both the check's connection and pygeoapi's see it.
+_WHO = (
+    "SELECT current_user, session_user, current_database(), inet_server_addr()::text, inet_server_port(), "
+    "current_setting('default_transaction_read_only'), "
+    "coalesce((SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()), false)"
+)
+
+
+def _who_psycopg(url: str) -> tuple[Any, ...]:
+    import psycopg
+
+    with psycopg.connect(url, connect_timeout=10) as conn:
+        return tuple(conn.execute(_WHO).fetchone() or ())
+
+
+def check_pygeoapi_login(provider: dict[str, Any], env: dict[str, str], url: str) -> None:
+    """Refuse to serve if pygeoapi's connection is not the login checked, or may write.
+
+    pygeoapi's own PostgreSQL provider is built from ``provider`` (its ``${...}`` filled from
+    ``env``), as the service will build it, and asked who it is; so is a connection from ``url``.
+
+    Raises
+    ------
+    RegistryError
+        If pygeoapi's connection fails, reaches another user, database or server, differs in
+        encryption, or is not read-only, naming both sides (never a password).
+    """
+    from pygeoapi.plugin import load_plugin
+    from sqlalchemy import text
+
+    filled = json.loads(json.dumps(provider))
+    if "password" in filled["data"]:
+        filled["data"]["password"] = env.get(PASSWORD_ENV, "")
+    checked = _who_psycopg(url)
+    try:
+        plugin = load_plugin("provider", filled)
+        # pygeoapi keeps its engine private; the check must ask that very engine, not a copy.
+        with plugin._engine.connect() as conn:
+            served = tuple(conn.execute(text(_WHO)).fetchone() or ())
+    except Exception as exc:
+        msg = f"pygeoapi cannot connect as the checked login ({redact(url)}): {scrub(str(exc).strip(), url)}"
+        raise RegistryError(msg) from None
+    names = ("user", "session user", "database", "server address", "server port", "read-only", "TLS")
+    differ = [
+        f"{n} {a!r} (checked) vs {b!r} (pygeoapi)"
+        for n, a, b in zip(names[:5], checked[:5], served[:5], strict=True)
+        if a != b
+    ]
+    if checked[6] != served[6]:
+        differ.append(f"TLS {checked[6]} (checked) vs {served[6]} (pygeoapi)")
+    if served[5] != "on":
+        differ.append("pygeoapi's session is not read-only")
+    if differ:
+        msg = (
+            "The service refuses to start: pygeoapi would not connect with the login that was checked: "
+            + "; ".join(differ)
+            + ". Fix: give every connection setting in the registry's connection string (or report this as a bug)."
+        )
+        raise RegistryError(msg)
 
 
 def prepare_service(settings: ServiceSettings) -> ServiceFiles:
@@ -374,10 +447,14 @@ def prepare_service(settings: ServiceSettings) -> ServiceFiles:
     from pygeoapi.openapi import get_oas
 
     settings.limits.check()
+    env: dict[str, str] = {}
     if is_url(settings.registry):
-        check_public_login(settings.registry)
+        login, schema = check_public_login(settings.registry)
+        permits, env = _pg_provider(login, schema, _pg_srid(settings.registry))
+        check_pygeoapi_login(permits, env, settings.registry)
     else:
         _check_gpkg(Path(settings.registry))
+        permits = _gpkg_provider(settings.registry)
     prof = load_profile(settings.profile)
     ls = load_layers(settings.layers, profile=prof)
     state = Path(settings.state_dir)
@@ -388,7 +465,6 @@ def prepare_service(settings: ServiceSettings) -> ServiceFiles:
     bbox = _bbox(ls)
     names = prof.names()
     village = names["jurisdiction_name"]
-    permits, env = _permits_provider(settings.registry)
     resources: dict[str, Any] = {"permits": _collection(*_titled(prof, "service_layer_permits"), bbox, permits)}
     for name, title, description in written:
         resources[name] = _collection(

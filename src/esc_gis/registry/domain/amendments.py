@@ -96,9 +96,7 @@ def current_version(versions: Sequence[PlanVersion], on: date) -> PlanVersion | 
     return max(done, key=lambda v: v.version or 0, default=None)
 
 
-def _day_problems(
-    name: str, day: date | None, today: date, flag: str, received_on: date | None = None
-) -> list[str]:
+def _day_problems(name: str, day: date | None, today: date, flag: str, received_on: date | None = None) -> list[str]:
     # The one rule for effective dates (domain/dates.py): not after today, not before the receipt.
     if day is None:
         return [f"the {name} is missing ({flag} YYYY-MM-DD)."]

@@ -444,9 +444,7 @@ class Moves(RegistryBase):
             if changes or facts:
                 if ("building_permit_expires" in changes or facts) and p.issued_on is not None:
                     building = changes.get("building_permit_expires", p.building_permit_expires)
-                    changes["expires_on"] = self._expiry(
-                        p.issued_on, building, p.extensions_days, authorized.values()
-                    )
+                    changes["expires_on"] = self._expiry(p.issued_on, building, p.extensions_days, authorized.values())
                 self._set(cur, permit_number, changes)
                 said = [f"{k}: {getattr(p, k)} -> {v}" for k, v in changes.items() if k != "expires_on"]
                 if authorization is not None:

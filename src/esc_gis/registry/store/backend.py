@@ -201,8 +201,14 @@ def now_utc() -> datetime:
 
 
 def is_url(target: str | os.PathLike[str]) -> bool:
-    """Return whether ``target`` names a PostgreSQL database rather than a GeoPackage file."""
-    return str(target).startswith(("postgresql://", "postgres://"))
+    """Return whether ``target`` names a PostgreSQL database rather than a GeoPackage file.
+
+    Any libpq connection string: a ``postgresql://`` URI or ``key=value`` pairs
+    (:func:`esc_gis.registry.store.conninfo.is_conninfo`).
+    """
+    from esc_gis.registry.store.conninfo import is_conninfo
+
+    return is_conninfo(target)
 
 
 def open_backend(target: str | os.PathLike[str], *, create: bool = False) -> Backend:

@@ -19,6 +19,7 @@ import shapely
 
 from esc_gis.errors import RegistryError
 from esc_gis.registry.store.backend import Backend
+from esc_gis.registry.store.conninfo import parse, redact, scrub
 from esc_gis.registry.store.schema import PUBLIC_VIEW, SCHEMA_VERSION, TABLES, Migration, public_view
 
 _SCHEMA_TABLE = """CREATE TABLE IF NOT EXISTS esc_gis_schema (version integer PRIMARY KEY,
@@ -48,18 +49,19 @@ class PostGISBackend(Backend):
             raise RegistryError(msg) from None
         self.url = url
         self._readable: dict[str, bool] = {}
+        parse(url)  # a string libpq cannot read is refused with the fix, before any connection
         try:
             self.conn = psycopg.connect(url, autocommit=True)
             self.conn.execute("SET TIME ZONE 'UTC'")
         except psycopg.Error as exc:
-            msg = f"Cannot connect to {_redact(url)}: {str(exc).strip()}"
+            msg = f"Cannot connect to {redact(url)}: {scrub(str(exc).strip(), self.url)}"
             raise RegistryError(msg) from None
         try:
             self._reach_postgis()
             self.srid = self._srid()
         except psycopg.Error as exc:
             self.conn.close()
-            msg = f"Cannot open the registry at {_redact(url)}: {str(exc).strip()}"
+            msg = f"Cannot open the registry at {redact(url)}: {scrub(str(exc).strip(), self.url)}"
             raise RegistryError(msg) from None
         except RegistryError:
             self.conn.close()
@@ -83,7 +85,7 @@ class PostGISBackend(Backend):
             # Without this check the schema PostGIS is in would take the registry's tables.
             path = row[1] if row else ""
             msg = (
-                f"The registry at {_redact(self.url)} has search_path {path!r}, which names no schema in "
+                f"The registry at {redact(self.url)} has search_path {path!r}, which names no schema in "
                 "this database; create the schema (CREATE SCHEMA name) or fix the URL's search_path."
             )
             raise RegistryError(msg)
@@ -127,10 +129,11 @@ class PostGISBackend(Backend):
                 watched = _Watched(raw)
                 yield watched
         except psycopg.errors.InsufficientPrivilege as exc:
-            msg = f"The registry at {_redact(self.url)} refused the change, which was rolled back: "
+            msg = f"The registry at {redact(self.url)} refused the change, which was rolled back: "
             raise RegistryError(msg + self._denied(exc, watched.privilege if watched else "SELECT")) from None
         except psycopg.Error as exc:
-            msg = f"The registry at {_redact(self.url)} refused the change, which was rolled back: {str(exc).strip()}"
+            why = scrub(str(exc).strip(), self.url)
+            msg = f"The registry at {redact(self.url)} refused the change, which was rolled back: {why}"
             raise RegistryError(msg) from exc
 
     @contextmanager
@@ -150,10 +153,10 @@ class PostGISBackend(Backend):
                 cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
                 yield cur
         except psycopg.errors.InsufficientPrivilege as exc:
-            msg = f"Cannot read the registry at {_redact(self.url)}: "
+            msg = f"Cannot read the registry at {redact(self.url)}: "
             raise RegistryError(msg + self._denied(exc, "SELECT")) from None
         except psycopg.Error as exc:
-            msg = f"Cannot read the registry at {_redact(self.url)}: {str(exc).strip()}"
+            msg = f"Cannot read the registry at {redact(self.url)}: {scrub(str(exc).strip(), self.url)}"
             raise RegistryError(msg) from exc
 
     def _denied(self, exc: Exception, privilege: str) -> str:
@@ -214,7 +217,7 @@ class PostGISBackend(Backend):
             try:
                 row = self.conn.execute("SELECT has_table_privilege(to_regclass(%s), 'SELECT')", (table,)).fetchone()
             except psycopg.Error as exc:
-                msg = f"Cannot read the registry at {_redact(self.url)}: {str(exc).strip()}"
+                msg = f"Cannot read the registry at {redact(self.url)}: {scrub(str(exc).strip(), self.url)}"
                 raise RegistryError(msg) from None
             # No such table (NULL): let the query that needs it say so.
             self._readable[table] = row is None or row[0] is None or bool(row[0])
@@ -327,7 +330,7 @@ class PostGISBackend(Backend):
 
         if self.srid and self.srid != srid:
             msg = (
-                f"The registry at {_redact(self.url)} is in EPSG:{self.srid}, not EPSG:{srid}; "
+                f"The registry at {redact(self.url)} is in EPSG:{self.srid}, not EPSG:{srid}; "
                 "keep one CRS per registry."
             )
             raise RegistryError(msg)
@@ -341,12 +344,12 @@ class PostGISBackend(Backend):
                     msg = f"PostGIS on this server does not know EPSG:{srid}; add it to spatial_ref_sys first."
                     raise RegistryError(msg)
         except psycopg.Error as exc:
-            msg = f"Cannot prepare {_redact(self.url)} for a registry: {str(exc).strip()}"
+            msg = f"Cannot prepare {redact(self.url)} for a registry: {scrub(str(exc).strip(), self.url)}"
             raise RegistryError(msg) from None
         try:
             self._reach_postgis()  # just created, perhaps in a schema not on the path
         except psycopg.Error as exc:
-            msg = f"Cannot prepare {_redact(self.url)} for a registry: {str(exc).strip()}"
+            msg = f"Cannot prepare {redact(self.url)} for a registry: {scrub(str(exc).strip(), self.url)}"
             raise RegistryError(msg) from None
         self.srid = srid
 
@@ -429,15 +432,3 @@ def _privilege(query: Any) -> str:
     if verb == "LOCK" or (verb == "SELECT" and " FOR UPDATE" in text.upper()):
         return "UPDATE"
     return verb if verb in ("SELECT", "INSERT", "UPDATE", "DELETE") else "SELECT"
-
-
-def _redact(url: str) -> str:
-    """Return the URL without its password, for messages."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    parts = urlsplit(url)
-    if parts.password:
-        host = parts.hostname or ""
-        netloc = f"{parts.username}:***@{host}" + (f":{parts.port}" if parts.port else "")
-        return urlunsplit(parts._replace(netloc=netloc))
-    return url

@@ -160,7 +160,9 @@ def incomplete_reports_due(p: Permit, counted: Sequence[date | datetime], profil
             continue
         if is_day_alone(f):
             # A day alone: the inspection was made, its written report is not in the registry (a reading).
-            out.append(_finding_due(profile, "report_day_alone", f.at, f"inspected:{f.seq}", at=_at_text(f.at, profile)))
+            out.append(
+                _finding_due(profile, "report_day_alone", f.at, f"inspected:{f.seq}", at=_at_text(f.at, profile))
+            )
             continue
         missing = missing_contents(f, profile)
         if missing:
