@@ -5,7 +5,8 @@ pygeoapi's Flask application serves the OGC API (it reads the configuration
 application serves the public page and its files (Leaflet from the copy bundled with esc_gis, no
 CDN). Around both, :class:`Guard` makes the endpoint safe to face the public:
 
-- a request body larger than the limit is refused (413) before it is read;
+- a request body larger than the limit is refused (413) without being passed on (waitress has read it,
+  up to a bound, so that a client still uploading receives the answer: :func:`esc_gis.serve.server.reading_limit`);
 - only GET, HEAD, POST and OPTIONS are answered;
 - every error is OGC exception JSON (``{"code", "type", "description"}``), never a traceback or a path;
 - every response carries security headers, and the page a strict Content-Security-Policy;

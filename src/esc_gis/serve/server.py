@@ -16,6 +16,27 @@ from pathlib import Path
 from esc_gis.errors import EscGisError
 from esc_gis.serve.config import ServiceSettings, prepare_service
 
+#: How much more than the body limit waitress reads (to a temporary file) before it cuts a client off.
+#: A body up to that size is read and discarded so the client, still uploading, receives the
+#: service's 413; closing with unread data would reset the connection, and Python's ``urllib``
+#: and a browser's ``fetch`` then see a reset, not the answer (issue 35). Beyond it, the cut.
+DISCARD_BYTES = 16 * 1024 * 1024
+
+
+def reading_limit(body_bytes: int) -> int:
+    """Return waitress's ``max_request_body_size`` for a service taking at most ``body_bytes``.
+
+    waitress refuses a body of its limit or more (``>=``); the service's :class:`~esc_gis.serve.app.Guard`
+    answers 413 for one over ``body_bytes``, once waitress has read it.
+
+    Examples
+    --------
+    >>> reading_limit(1_000_000) - 1_000_000 == DISCARD_BYTES + 1
+    True
+    """
+    return body_bytes + DISCARD_BYTES + 1
+
+
 #: OpenStreetMap's standard tiles (their tile usage policy applies; a Village may give its own).
 DEFAULT_BASEMAP = "https://tile.openstreetmap.org/{z}/{x}/{y}.png"
 
@@ -85,7 +106,7 @@ def run_service(
                 port=conf.port,
                 threads=threads,
                 ident="esc-gis",
-                max_request_body_size=conf.limits.body_bytes,
+                max_request_body_size=reading_limit(conf.limits.body_bytes),
                 channel_timeout=max(30, int(conf.limits.seconds) + 5),
                 connection_limit=200,
                 clear_untrusted_proxy_headers=True,
