@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable
 from importlib import resources
 from typing import Any
 
+from esc_gis.serve.cache import CollectionCache, gpkg_version, postgis_version
 from esc_gis.serve.config import ServiceFiles, ServiceSettings
 
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
@@ -235,6 +236,16 @@ def _page_app(page_settings: dict[str, Any]) -> Any:
     return app
 
 
+def _registry_version(settings: ServiceSettings, files: ServiceFiles) -> Callable[[], str]:
+    """Return how the cache asks the registry's version (:mod:`esc_gis.serve.cache`)."""
+    from esc_gis.registry.store.backend import is_url
+    from esc_gis.registry.store.schema import PUBLIC_VIEW
+
+    if is_url(settings.registry):
+        return postgis_version(settings.registry, files.registry_schema or "public", PUBLIC_VIEW)
+    return gpkg_version(settings.registry)
+
+
 def make_app(settings: ServiceSettings, files: ServiceFiles, *, basemap: str | None = None) -> Guard:
     """Build the service's WSGI application from what :func:`prepare_service` wrote.
 
@@ -267,7 +278,7 @@ def make_app(settings: ServiceSettings, files: ServiceFiles, *, basemap: str | N
     _json_errors(api)
     page = dict(files.page_settings, basemap=basemap or "")
     tiles = urlsplit(basemap).netloc if basemap else ""
-    app = DispatcherMiddleware(_page_app(page), {"/ogc": api})
+    app = CollectionCache(DispatcherMiddleware(_page_app(page), {"/ogc": api}), _registry_version(settings, files))
     return Guard(
         app,
         body_bytes=settings.limits.body_bytes,

@@ -117,6 +117,8 @@ class ServiceFiles:
     layers_gpkg: Path
     page_settings: dict[str, Any]
     environment: dict[str, str]
+    #: On PostGIS, the schema the public view is in (the cache asks it for the registry's version).
+    registry_schema: str = ""
 
 
 def check_public_login(url: str) -> tuple[Login, str]:
@@ -448,6 +450,7 @@ def prepare_service(settings: ServiceSettings) -> ServiceFiles:
 
     settings.limits.check()
     env: dict[str, str] = {}
+    schema = ""
     if is_url(settings.registry):
         login, schema = check_public_login(settings.registry)
         permits, env = _pg_provider(login, schema, _pg_srid(settings.registry))
@@ -535,7 +538,7 @@ def prepare_service(settings: ServiceSettings) -> ServiceFiles:
         "contact": prof.contact,
         "publication": prof.finding("service_publication").message,
     }
-    return ServiceFiles(config_path, openapi_path, layers_gpkg, page, env)
+    return ServiceFiles(config_path, openapi_path, layers_gpkg, page, env, schema)
 
 
 def _public_status() -> dict[str, list[str]]:

@@ -149,9 +149,9 @@ def _check_geometry(geoms: list[shapely.Geometry], name: str) -> None:
         raise RequestError(msg)
     # The command line's check and words (esc_gis.crs), so a file and a request are refused alike.
     bounds = (xy[:, 0].min(), xy[:, 1].min(), xy[:, 0].max(), xy[:, 1].max())
-    msg = coordinates_refusal(bounds, GEOJSON_CRS, what=f"Input {name!r}", fix=FIX_REQUEST)
-    if msg is not None:
-        raise RequestError(msg)
+    refusal = coordinates_refusal(bounds, GEOJSON_CRS, what=f"Input {name!r}", fix=FIX_REQUEST)
+    if refusal is not None:
+        raise RequestError(refusal)
     bad = ~shapely.is_valid(arr)
     if bad.any():
         reason = shapely.is_valid_reason(arr[bad][0])
