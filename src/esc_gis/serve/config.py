@@ -297,6 +297,8 @@ def _collection(title: str, description: str, bbox: list[float], provider: dict[
     }
 
 
+#: The permits' time for OGC API's ``datetime=``: the day a permit was issued.
+TIME_FIELD = "issued_on"
 #: What the service's own sessions add to libpq's ``options``: a slow query is cancelled by the
 #: server after 10 s, and nothing the service runs may write.
 SESSION_OPTIONS = "-c statement_timeout=10000 -c default_transaction_read_only=on"
@@ -332,6 +334,8 @@ def _pg_provider(login: Login, schema: str, srid: int) -> tuple[dict[str, Any], 
         "name": "esc_gis.serve.provider.PublicPermitsProvider",
         "data": data,
         "status_in": list(PUBLIC_STATUS),
+        # ``datetime=`` filters the permits by the day they were issued (came into force).
+        "time_field": TIME_FIELD,
         "id_field": "fid",
         "table": PUBLIC_VIEW,
         "geom_field": "geom",
@@ -360,6 +364,8 @@ def _gpkg_provider(registry: str) -> dict[str, Any]:
         "table": PUBLIC_VIEW,
         "properties": list(PERMIT_PROPERTIES),
         "status_in": list(PUBLIC_STATUS),
+        # ``datetime=`` filters the permits by the day they were issued (came into force).
+        "time_field": TIME_FIELD,
     }
 
 

@@ -17,6 +17,7 @@ __all__ = ["GeoPackageProvider", "PublicPermitsProvider"]
 
 import json
 import threading
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,37 @@ def _stamp(path: Path) -> tuple[float, ...]:
     """Return the modification times of the file and its write-ahead log: a change to either is a new version."""
     files = (path, path.with_name(path.name + "-wal"))
     return tuple(f.stat().st_mtime_ns if f.exists() else 0.0 for f in files)
+
+
+def datetime_days(datetime_: str) -> tuple[str | None, str | None]:
+    """Return the first and last day (ISO) of OGC API's ``datetime`` (an instant, or an interval with ``..``).
+
+    None is an open end. A bound with a time of day counts by its date.
+
+    Raises
+    ------
+    ProviderInvalidQueryError
+        If a bound is not a date (a 400 for the client, not a database error).
+
+    Examples
+    --------
+    >>> datetime_days("2026-11-01/..")
+    ('2026-11-01', None)
+    >>> datetime_days("2026-11-03T10:00:00Z")
+    ('2026-11-03', '2026-11-03')
+    """
+    text = str(datetime_)
+    begin, end = text.split("/", 1) if "/" in text else (text, text)
+    days: list[str | None] = []
+    for bound, side in ((begin, "start"), (end, "end")):
+        if bound in ("", ".."):
+            days.append(None)
+            continue
+        try:
+            days.append(date.fromisoformat(bound[:10]).isoformat())
+        except ValueError:
+            raise ProviderInvalidQueryError(user_msg=f"datetime's {side} {bound!r} is not a date.") from None
+    return days[0], days[1]
 
 
 def _json_ready(frame: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
@@ -186,6 +218,7 @@ class GeoPackageProvider(BaseProvider):
         keep = np.ones(len(frame), dtype=bool)
         if bbox:
             keep &= shapely.intersects(frame.geometry.to_numpy(), shapely.box(*bbox[:4]))
+        keep &= self._in_time(frame, datetime_)
         for name, value in properties or []:
             if name not in fields:
                 raise ProviderInvalidQueryError(user_msg=f"Unknown property {name!r}.")
@@ -202,6 +235,31 @@ class GeoPackageProvider(BaseProvider):
         out["features"] = self._features(page, self._columns(select_properties), skip_geometry)
         out["numberReturned"] = len(out["features"])
         return out
+
+    def _in_time(self, frame: gpd.GeoDataFrame, datetime_: str | None) -> np.ndarray:
+        """Return which rows' ``time_field`` date is in ``datetime_`` (an instant, or an interval with ``..``).
+
+        The permits' dates are days: a bound with a time of day counts by its date, and an
+        interval includes both ends, as pygeoapi's SQL provider compares on PostGIS.
+
+        Raises
+        ------
+        ProviderInvalidQueryError
+            If the collection has no time field, or a bound is not a date.
+        """
+        if datetime_ in (None, "", "../.."):
+            return np.ones(len(frame), dtype=bool)
+        if not self.time_field or self.time_field not in frame.columns:
+            raise ProviderInvalidQueryError(user_msg="This collection has no time to filter by.")
+        # ISO text (dates were made text for JSON): the first ten characters are the day; none is "".
+        days = frame[self.time_field].fillna("").astype(str).str.slice(0, 10).to_numpy(dtype=str)
+        begin, end = datetime_days(datetime_)
+        keep = days != ""
+        if begin is not None:
+            keep &= days >= begin
+        if end is not None:
+            keep &= days <= end
+        return np.asarray(keep, dtype=bool)
 
     @crs_transform
     def get(self, identifier: Any, **kwargs: Any) -> dict[str, Any]:
@@ -269,4 +327,33 @@ class PublicPermitsProvider(PostgreSQLProvider):
         feature = super().get(fid, crs_transform_spec=crs_transform_spec, **kwargs)
         if self.status_in and (feature.get("properties") or {}).get("status") not in self.status_in:
             raise ProviderItemNotFoundError(user_msg="No such feature.")
+        if self.status_in:
+            # pygeoapi's prev/next are the neighbouring ids in the whole view, which may name a permit
+            # the map does not show (its id leaks, and the link is a 404): the neighbours among those shown.
+            feature["prev"], feature["next"] = self._shown_neighbours(fid)
         return dict(feature)
+
+    def query(self, *args: Any, datetime_: str | None = None, **kwargs: Any) -> dict[str, Any]:
+        """Return pygeoapi's page of permits, once ``datetime_`` is known to be dates.
+
+        Raises
+        ------
+        ProviderInvalidQueryError
+            If ``datetime_`` is not a date or an interval of dates (the database would refuse it: a 500).
+        """
+        if datetime_ not in (None, "", "../.."):
+            datetime_days(datetime_)
+        return dict(super().query(*args, datetime_=datetime_, **kwargs))
+
+    def _shown_neighbours(self, fid: int) -> tuple[int, int]:
+        """Return the ids before and after ``fid`` among the permits shown (``fid`` itself at an end)."""
+        from sqlalchemy import func, select
+        from sqlalchemy.orm import Session
+
+        ids = getattr(self.table_model, self.id_field)
+        shown = self.table_model.status.in_(self.status_in)
+        # pygeoapi keeps its engine private; its own get() queried through the same one.
+        with Session(self._engine) as session:
+            before = session.execute(select(func.max(ids)).where(shown, ids < fid)).scalar()
+            after = session.execute(select(func.min(ids)).where(shown, ids > fid)).scalar()
+        return (int(before) if before is not None else fid, int(after) if after is not None else fid)
