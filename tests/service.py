@@ -85,12 +85,24 @@ def post_screen(base: str, site: dict, **inputs: object):
 
 
 @contextmanager
-def served(registry: str, *args: str, layers: Path = DEMO_LAYERS, timeout_s: float = 90) -> Iterator[str]:
-    """Run ``esc-gis serve`` on a free loopback port until the block ends; yield its base URL."""
+def served(
+    registry: str,
+    *args: str,
+    layers: Path = DEMO_LAYERS,
+    timeout_s: float = 90,
+    env: dict[str, str] | None = None,
+    stop: int = signal.SIGINT,
+    logs: list[str] | None = None,
+) -> Iterator[str]:
+    """Run ``esc-gis serve`` on a free loopback port until the block ends; yield its base URL.
+
+    ``env`` is added to its environment, ``stop`` is the signal that ends it, and its output
+    (stdout and stderr) is appended to ``logs`` once it has ended.
+    """
     port = free_port()
     cmd = [esc_gis_exe(), "serve", "--registry", registry, "--layers", str(layers), "--port", str(port)]
     cmd += ["--basemap", "none", *args]
-    env = dict(os.environ, ESC_GIS_SERVE_WORKERS="2")
+    env = dict(os.environ, ESC_GIS_SERVE_WORKERS="2", **(env or {}))
     # Its output goes to a file: a pipe nobody reads would block the server once full (a fuzz run logs).
     log = tempfile.TemporaryFile(mode="w+")
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, text=True)
@@ -111,12 +123,15 @@ def served(registry: str, *args: str, layers: Path = DEMO_LAYERS, timeout_s: flo
             time.sleep(0.3)
         yield base
     finally:
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(stop)
         try:
             proc.wait(timeout=15)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        if logs is not None:
+            log.seek(0)
+            logs.append(log.read())
         log.close()
 
 

@@ -236,6 +236,20 @@ def _page_app(page_settings: dict[str, Any]) -> Any:
     return app
 
 
+def _quiet_pygeoapi() -> None:
+    """Keep pygeoapi's log for ``-v``: normal use logs no traceback.
+
+    pygeoapi logs every client error (an unknown id, a bad bbox, a body that is not JSON) at ERROR
+    with its traceback, and a warning per untranslated word of every page: a log full of them
+    hides a real fault. The client gets its 4xx all the same; a fault of the service itself is
+    logged, with its traceback, by :class:`Guard` under ``esc_gis.serve``. ``esc-gis -v serve``
+    shows pygeoapi's warnings and errors, ``-vv`` everything.
+    """
+    root = logging.getLogger().getEffectiveLevel()
+    level = logging.CRITICAL if root > logging.INFO else logging.WARNING if root > logging.DEBUG else logging.DEBUG
+    logging.getLogger("pygeoapi").setLevel(level)
+
+
 def _registry_version(settings: ServiceSettings, files: ServiceFiles) -> Callable[[], str]:
     """Return how the cache asks the registry's version (:mod:`esc_gis.serve.cache`)."""
     from esc_gis.registry.store.backend import is_url
@@ -273,6 +287,7 @@ def make_app(settings: ServiceSettings, files: ServiceFiles, *, basemap: str | N
     os.environ.update(files.environment)
     import pygeoapi.flask_app as pygeoapi_app
 
+    _quiet_pygeoapi()
     api = pygeoapi_app.APP
     api.config["MAX_CONTENT_LENGTH"] = settings.limits.body_bytes
     _json_errors(api)

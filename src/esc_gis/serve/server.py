@@ -60,6 +60,29 @@ def _require() -> None:
         raise ServeDependencyError(msg)
 
 
+class _Stopped(SystemExit):
+    """Raised in the main thread on SIGTERM, so the state folder and the worker pool are cleaned up."""
+
+
+def _stop_on_sigterm() -> None:
+    """Make SIGTERM (systemd, docker stop, kill) unwind like Ctrl+C instead of ending the process at once.
+
+    Python's default for SIGTERM ends the process without running ``finally`` blocks or context
+    managers: the temporary state folder (configuration, layers) was left behind. Only the main
+    thread may set a handler; elsewhere (an embedding application) the default stays.
+    """
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise _Stopped(0)
+
+    signal.signal(signal.SIGTERM, stop)
+
+
 def run_service(
     settings: ServiceSettings | Callable[[Path], ServiceSettings],
     *,
@@ -88,6 +111,7 @@ def run_service(
         As :func:`esc_gis.serve.config.prepare_service`, before anything listens.
     """
     _require()
+    _stop_on_sigterm()
     with tempfile.TemporaryDirectory(prefix="esc_gis_serve_") as tmp:
         conf = settings(Path(tmp)) if callable(settings) else settings
         files = prepare_service(conf)
