@@ -29,6 +29,7 @@ __all__ = [
     "ProfileError",
     "RegistryError",
     "RequestError",
+    "ServiceConfigError",
     "ToolError",
     "UnitsError",
     "ValidationError",
@@ -128,6 +129,10 @@ class RequestError(EscGisError, ValueError):
     Its message goes to the public as it is: it names the input and the fix, never a path on
     the server or a traceback.
     """
+
+
+class ServiceConfigError(EscGisError, ValueError):
+    """Raised when the web service's own configuration (an overrides file, a written configuration) cannot be used."""
 
 
 class ToolError(EscGisError, OSError):

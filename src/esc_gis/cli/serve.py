@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from esc_gis.cli._options import layers_option, profile_option
+from esc_gis.cli._options import layers_option, overwrite_option, profile_option
 
 
 @click.command(short_help="Serve the public map and 'Do I need a permit?' as OGC API (pygeoapi).")
@@ -63,6 +63,23 @@ from esc_gis.cli._options import layers_option, profile_option
     help="Seconds a screening may run.",
 )
 @click.option("--threads", default=8, show_default=True, type=click.IntRange(1, 64), help="Server threads.")
+@click.option(
+    "--pygeoapi-overrides",
+    "overrides",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="A YAML file merged into pygeoapi's configuration (a collection, a contact, a logo); "
+    "it may not replace the permits collection or the process manager.",
+)
+@click.option(
+    "--write-config",
+    "write_config",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Check everything, write the configuration into this folder for your own WSGI server "
+    "(esc_gis.serve.wsgi:application with ESC_GIS_SERVE_CONFIG=DIR), and exit without serving.",
+)
+@overwrite_option("With --write-config: replace a configuration already in the folder.")
 def serve(
     registry: str,
     layers_path: str | None,
@@ -78,6 +95,9 @@ def serve(
     max_site_acres: float,
     timeout_s: float,
     threads: int,
+    overrides: Path | None,
+    write_config: Path | None,
+    overwrite: bool,
 ) -> None:
     """Serve the registry's public view, the Village's layers and the screening process.
 
@@ -102,10 +122,22 @@ def serve(
             public_url=public_url,
             cors_origins=cors_origins,
             limits=limits,
+            overrides=overrides,
         )
 
     def ready(url: str) -> None:
         click.echo(f"Serving {url}/ (public page) and {url}/ogc (OGC API); Ctrl+C stops.", err=True)
 
     tiles = None if basemap == "none" else (basemap or DEFAULT_BASEMAP)
+    if write_config is not None:
+        from esc_gis.serve.server import write_service_config
+
+        written = write_service_config(settings(write_config), basemap=tiles, overwrite=overwrite)
+        click.echo(
+            f"Wrote {written}. Serve it with your WSGI server, e.g.\n"
+            f"  ESC_GIS_SERVE_CONFIG={write_config} gunicorn -w 1 --threads {threads} esc_gis.serve.wsgi:application\n"
+            "with the database password, if any, in ESC_GIS_SERVE_DB_PASSWORD or PGPASSWORD.",
+            err=True,
+        )
+        return
     run_service(settings, basemap=tiles, threads=threads, on_ready=ready)

@@ -37,7 +37,7 @@ from typing import Any
 
 import geopandas as gpd
 
-from esc_gis.errors import RegistryError
+from esc_gis.errors import RegistryError, ServiceConfigError
 from esc_gis.layers import LayerSet, load_layers
 from esc_gis.maps.public import OPTIONAL_PUBLIC_COLUMNS, PUBLIC_COLUMNS
 from esc_gis.profile import Profile, load_profile
@@ -85,6 +85,10 @@ class ServiceSettings:
         Origins other web sites may call the API from (``*`` for any); none by default.
     limits : Limits
         The bounds of a public request.
+    basemap : str
+        The tile URL template of the base map, on the public page and pygeoapi's own pages; "" for none.
+    overrides : Path, optional
+        A YAML file merged into pygeoapi's generated configuration (:func:`merge_overrides`).
     """
 
     registry: str
@@ -96,6 +100,8 @@ class ServiceSettings:
     public_url: str | None = None
     cors_origins: tuple[str, ...] = ()
     limits: Limits = field(default_factory=Limits)
+    basemap: str = ""
+    overrides: Path | None = None
 
     @property
     def url(self) -> str:
@@ -190,6 +196,31 @@ def check_public_login(url: str) -> tuple[Login, str]:
         msg = f"The service's login {user!r} cannot read {schema}.{PUBLIC_VIEW}: is this a registry? {fix}"
         raise RegistryError(msg)
     return login, str(schema)
+
+
+def basemap_credit(basemap: str) -> str:
+    """Return the credit a base map's tiles need: OpenStreetMap's own words, else the tile server's host.
+
+    The public page words it the same way (``page.js``).
+
+    Examples
+    --------
+    >>> basemap_credit("https://tile.openstreetmap.org/{z}/{x}/{y}.png")
+    '&copy; <a href="https://www.openstreetmap.org/copyright">OpenStreetMap</a> contributors'
+    >>> basemap_credit("https://tiles.example.org/{z}/{x}/{y}.png")
+    'Base map: tiles.example.org'
+    >>> basemap_credit("")
+    ''
+    """
+    import html
+    from urllib.parse import urlsplit
+
+    if not basemap:
+        return ""
+    host = urlsplit(basemap.replace("{", "").replace("}", "")).hostname or ""
+    if host == "openstreetmap.org" or host.endswith(".openstreetmap.org"):
+        return '&copy; <a href="https://www.openstreetmap.org/copyright">OpenStreetMap</a> contributors'
+    return f"Base map: {html.escape(host)}"
 
 
 def _pg_srid(url: str) -> int:
@@ -430,6 +461,74 @@ def check_pygeoapi_login(provider: dict[str, Any], env: dict[str, str], url: str
         raise RegistryError(msg)
 
 
+#: What an overrides file may not replace: the permits collection (its login and the states it
+#: shows are checked) and the process manager (it bounds every screening).
+PROTECTED = (("resources", "permits"), ("server", "manager"))
+
+
+def read_overrides(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read a YAML file of additions to pygeoapi's configuration, refusing what it may not change.
+
+    An administrator adds a collection, a contact or a logo here instead of editing the
+    generated YAML that every start rewrites, e.g.::
+
+        metadata:
+          contact: {name: Village Clerk, email: clerk@example.org}
+        resources:
+          parcels: {type: collection, ...}
+
+    Raises
+    ------
+    ServiceConfigError
+        If the file cannot be read, is not a YAML mapping, or touches any of :data:`PROTECTED`
+        (every such key named at once, with the fix).
+    """
+    import yaml
+
+    p = Path(path)
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        msg = f"Cannot read the pygeoapi overrides {p}: {exc}. Fix: give a readable YAML file."
+        raise ServiceConfigError(msg) from None
+    except yaml.YAMLError as exc:
+        msg = f"The pygeoapi overrides {p} are not YAML: {str(exc).splitlines()[0]}. Fix: check the file's syntax."
+        raise ServiceConfigError(msg) from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        msg = (
+            f"The pygeoapi overrides {p} must be a mapping (server:, metadata:, resources:), not {type(data).__name__}."
+        )
+        raise ServiceConfigError(msg)
+    touched = [".".join(keys) for keys in PROTECTED if isinstance(data.get(keys[0]), dict) and keys[1] in data[keys[0]]]
+    touched += [k for k in ("server", "resources") if k in data and not isinstance(data[k], dict)]
+    if touched:
+        msg = (
+            f"The pygeoapi overrides {p} may not replace {', '.join(touched)}: esc-gis serve checks the permits "
+            "collection's login and bounds every screening through its process manager. Fix: remove those keys."
+        )
+        raise ServiceConfigError(msg)
+    return data
+
+
+def merge_overrides(config: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    """Return ``config`` with ``overrides`` merged in: mappings key by key, anything else replaced.
+
+    Examples
+    --------
+    >>> merge_overrides({"a": {"b": 1, "c": [1]}}, {"a": {"c": [2], "d": 3}})
+    {'a': {'b': 1, 'c': [2], 'd': 3}}
+    """
+    out = dict(config)
+    for key, value in overrides.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge_overrides(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
 def prepare_service(settings: ServiceSettings) -> ServiceFiles:
     """Check what the service will publish and write its configuration into ``settings.state_dir``.
 
@@ -455,6 +554,7 @@ def prepare_service(settings: ServiceSettings) -> ServiceFiles:
     from pygeoapi.openapi import get_oas
 
     settings.limits.check()
+    overrides = read_overrides(settings.overrides) if settings.overrides is not None else {}
     env: dict[str, str] = {}
     schema = ""
     if is_url(settings.registry):
@@ -505,7 +605,8 @@ def prepare_service(settings: ServiceSettings) -> ServiceFiles:
             "cors": False,  # the service's own middleware answers CORS (esc_gis.serve.app)
             "pretty_print": False,
             "limits": {"default_items": 100, "max_items": 1000},
-            "map": {"url": "", "attribution": ""},
+            # pygeoapi's own HTML pages get the public page's base map (and its credit).
+            "map": {"url": settings.basemap, "attribution": basemap_credit(settings.basemap)},
             "manager": {"name": "esc_gis.serve.process.PublicManager", "connection": None, "output_dir": None},
         },
         "logging": {"level": "ERROR"},
@@ -527,6 +628,8 @@ def prepare_service(settings: ServiceSettings) -> ServiceFiles:
         },
         "resources": resources,
     }
+    if overrides:
+        config = merge_overrides(config, overrides)
     config_path = state / "pygeoapi-config.yml"
     config_path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     os.environ.update(env)  # the ${...} in the YAML is read from the environment

@@ -7,8 +7,9 @@ of threads. Put a reverse proxy (nginx, Caddy, IIS) in front of it for TLS (READ
 
 from __future__ import annotations
 
-__all__ = ["DEFAULT_BASEMAP", "run_service"]
+__all__ = ["DEFAULT_BASEMAP", "run_service", "write_service_config"]
 
+import dataclasses
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -58,6 +59,55 @@ def _require() -> None:
             "Fix: pip install 'esc-gis[serve]' (in a clone, `make install` has it)."
         )
         raise ServeDependencyError(msg)
+
+
+def write_service_config(settings: ServiceSettings, *, basemap: str | None, overwrite: bool = False) -> Path:
+    """Check and write the service's configuration into ``settings.state_dir`` for a WSGI server of one's own.
+
+    Parameters
+    ----------
+    settings : ServiceSettings
+        ``state_dir`` is the folder written.
+    basemap : str, optional
+        The base map's tile URL template; None for none.
+    overwrite : bool
+        Replace a configuration already in the folder.
+
+    Returns
+    -------
+    Path
+        The folder.
+
+    Raises
+    ------
+    OutputExistsError
+        If the folder holds a configuration and ``overwrite`` is false.
+    OutputIsInputError
+        If the registry (a GeoPackage) or the overrides file is one of the files written.
+    RegistryError, LayerSetError, ProfileError, LayerReadError, RequestError, ServiceConfigError
+        As :func:`esc_gis.serve.config.prepare_service`.
+    """
+    from esc_gis.errors import OutputExistsError, OutputIsInputError
+    from esc_gis.serve.wsgi import SETTINGS_FILE, write_settings
+
+    _require()
+    folder = Path(settings.state_dir)
+    outputs = [folder / n for n in (SETTINGS_FILE, "pygeoapi-config.yml", "openapi.json", "layers.gpkg")]
+    inputs = [Path(settings.registry), *([settings.overrides] if settings.overrides else [])]
+    clash = [str(i) for i in inputs if any(i.resolve() == o.resolve() for o in outputs)]
+    if clash:
+        msg = (
+            f"{', '.join(clash)} would be written over: give --write-config another folder (inputs are never replaced)."
+        )
+        raise OutputIsInputError(msg)
+    present = [o.name for o in outputs if o.exists()]
+    if present and not overwrite:
+        msg = f"{folder} already holds a configuration ({', '.join(present)}). Fix: add --overwrite, or another folder."
+        raise OutputExistsError(msg)
+    conf = dataclasses.replace(settings, basemap=basemap or "")
+    files = prepare_service(conf)
+    write_settings(conf, files)
+    return folder
 
 
 class _Stopped(SystemExit):
@@ -114,6 +164,7 @@ def run_service(
     _stop_on_sigterm()
     with tempfile.TemporaryDirectory(prefix="esc_gis_serve_") as tmp:
         conf = settings(Path(tmp)) if callable(settings) else settings
+        conf = dataclasses.replace(conf, basemap=basemap or "")
         files = prepare_service(conf)
         import waitress
 
