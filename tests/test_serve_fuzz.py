@@ -113,6 +113,16 @@ REMOTE = {
         "required": True,
         "schema": {"type": "string"},
     },
+    # The permits' time (time_field, issue 35): an instant or an interval, ".." for an open end.
+    "ogcapi-features-1.yaml#/components/parameters/datetime": {
+        "name": "datetime",
+        "in": "query",
+        "description": "Either a date-time or an interval, open or closed.",
+        "required": False,
+        "schema": {"type": "string"},
+        "style": "form",
+        "explode": False,
+    },
     "ogcapi-features-1.yaml#/components/responses/LandingPage": _json(
         {
             "type": "object",
