@@ -76,6 +76,22 @@ def test_with_a_screening_the_standard_reaches_where_the_article_applies(
     assert j.reaches.tolist() == [reaches]
 
 
+def test_a_window_given_as_none_is_not_computed_and_the_numbers_stay_floats() -> None:
+    # A missing number (None, as a CSV or a JSON list gives it) is NaN: that window has no number.
+    j = judge([[1.0, None], [2.0, 3.0]], [[None, 1.0], [2.0, 4.0]], [ACRE, ACRE], STD, W)
+    assert j.computed.tolist() == [False, True]
+    assert j.discharge_tpa.dtype == np.float64 and j.soil_loss_tpa.dtype == np.float64
+    assert j.soil_loss_tpa[1] == 4.0 and np.isnan(j.soil_loss_tpa[0])
+
+
+def test_a_screening_without_its_sediment_answer_extends_the_standard_only_by_the_plan_total() -> None:
+    # applicability given, sediment_standard not: the screening is taken to say "does not reach".
+    j = judge([[1.0], [1.0]], [[1.0], [1.0]], [BELOW_ACRE, ACRE], STD, W, ["applies", "applies"])
+    assert j.reaches.tolist() == [False, True]
+    j = judge([[1.0]], [[1.0]], [BELOW_ACRE], STD, W, ["applies"], [None])
+    assert j.reaches.tolist() == [False]
+
+
 def test_arrays_that_are_not_sites_by_windows_are_refused() -> None:
     with pytest.raises(ValueError, match=r"\(sites, windows\)"):
         judge([1.0, 2.0], [1.0, 2.0], [ACRE], STD, W)
@@ -109,6 +125,15 @@ def test_a_permitted_site_is_reviewed_in_full_and_a_package_with_no_site_map_too
     assert scope_checks(None, _m(permit="not_required"), W) == []
 
 
+@pytest.mark.parametrize("empty", ["", None])
+def test_a_screening_row_without_findings_is_read_as_none(empty: str | None) -> None:
+    res = {"findings": empty}
+    (only,) = scope_checks(res, _m(applicability="excluded_state_agency"), W)
+    assert only.finding == "review_decision_not_applicable"
+    dec, non = scope_checks(res, _m(permit="not_required"), W)
+    assert non.finding == "review_non_permitted"
+
+
 def test_a_site_under_the_threshold_is_held_to_540_7a_only_on_its_common_plans_area() -> None:
     # § 540-4A(1)(b): "... is subject only to the performance standards for non-permitted sites in § 540-7A".
     m = _m(permit="not_required", standards="540-7A", disturbed_sqft=3_999.0, plan_disturbed_sqft=3_999.5)
@@ -139,7 +164,7 @@ def test_a_site_outside_the_village_is_told_so_and_nothing_else() -> None:
 def test_a_site_left_out_by_the_article_quotes_the_screenings_reason_section_and_basis() -> None:
     said = {"code": "agricultural_activity_exempt", "section": "§ 540-4C(1)", "basis": "ordinance", "message": "Farm."}
     (only,) = scope_checks(_res(said), _m(applicability="exempt_agricultural"), W)
-    assert only.finding == "review_decision_not_applicable"
+    assert (only.finding, only.status) == ("review_decision_not_applicable", "look")
     assert (only.section, only.basis) == ("§ 540-4C(1)", "ordinance")
     assert "(exempt agricultural): Farm. Nothing" in only.detail
 
@@ -162,6 +187,12 @@ def test_a_left_out_site_whose_reason_the_screening_did_not_word_names_its_appli
     (only,) = scope_checks(_res(), _m(applicability="excluded_state_agency"), W)
     assert only.section == "§ 540-4"  # the profile's own, as nothing more precise was said
     assert "(excluded state agency): excluded state agency. Nothing" in only.detail
+
+
+def test_the_decision_says_the_permit_and_the_standards_in_words() -> None:
+    dec = decision_check(_m(permit="not_required", standards="540-7A"), W)
+    assert dec.detail.startswith("permit not required; § 540-7A apply to 4,000 sq ft")
+    assert decision_check(_m(), W).detail.startswith("permit required; § 540-7A, 540-7B apply")
 
 
 def test_the_decision_names_the_sediment_standard_from_the_acre_and_outside_is_a_look() -> None:
