@@ -76,15 +76,15 @@ def judge(
         )
     n = win_dis.shape[0]
     rows = np.arange(n)
-    computed = np.asarray(np.isfinite(win_dis).all(axis=1), dtype=bool)
+    computed: NDArray[np.bool_] = np.isfinite(win_dis).all(axis=1)
     gov = np.argmax(np.where(np.isfinite(win_dis), win_dis, -np.inf), axis=1)
     gov_dis = np.where(computed, win_dis[rows, gov], np.nan)
     gov_loss = np.where(computed, win_loss[rows, gov], np.nan)
-    passes = np.asarray(computed & (gov_dis <= standard_tpa), dtype=bool)
-    reaches = np.asarray(sediment_standard_reaches(plan_sqft, profile), dtype=bool)
+    passes: NDArray[np.bool_] = computed & (gov_dis <= standard_tpa)
+    reaches: NDArray[np.bool_] = sediment_standard_reaches(plan_sqft, profile)
     if applicability is not None:
         # The screening decided the article's reach; a plan total from outside the layer (the
         # registry's) can extend the standard only to sites the article applies to.
-        scr_reaches = np.asarray(sediment_standard if sediment_standard is not None else False, dtype=bool)
-        reaches = (np.asarray(applicability, dtype=object) == "applies") & (scr_reaches | reaches)
-    return Judgement(computed, gov, gov_dis, gov_loss, np.asarray(reaches, dtype=bool), passes)
+        scr_reaches = np.asarray([False] if sediment_standard is None else sediment_standard, dtype=bool)
+        reaches = (np.asarray(applicability) == "applies") & (scr_reaches | reaches)
+    return Judgement(computed, gov, gov_dis, gov_loss, reaches, passes)
