@@ -16,22 +16,8 @@ from typing import Any, TextIO
 import click
 
 from esc_gis import __version__
+from esc_gis.cli._catalogue import COMMANDS
 from esc_gis.errors import EscGisError, EscGisWarning
-
-#: Command name -> module defining it; imported only when that command runs, so that
-#: `esc-gis slope` starts without loading pandas and geopandas.
-COMMANDS = {
-    "screen": "esc_gis.cli.screen",
-    "slope": "esc_gis.cli.slope",
-    "steep": "esc_gis.cli.steep",
-    "protective": "esc_gis.cli.protective",
-    "map": "esc_gis.cli.map",
-    "rules": "esc_gis.cli.rules",
-    "permits": "esc_gis.cli.permits",
-    "review": "esc_gis.cli.review",
-    "soil-loss": "esc_gis.cli.soil_loss",
-    "serve": "esc_gis.cli.serve",
-}
 
 
 class _Group(click.Group):
@@ -43,12 +29,23 @@ class _Group(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in COMMANDS:
             return None
-        module = importlib.import_module(COMMANDS[cmd_name])
+        module = importlib.import_module(COMMANDS[cmd_name][0])
         # A command named like a builtin (map) is defined with a trailing underscore.
         # A hyphenated command (soil-loss) is defined as soil_loss_.
         attr = cmd_name.replace("-", "_")
         command: click.Command = getattr(module, attr, None) or getattr(module, f"{attr}_")
         return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """List the commands from the catalogue, importing none of them (see :mod:`esc_gis.cli._catalogue`)."""
+        limit = formatter.width - 6 - max(len(name) for name in COMMANDS)
+        # A stand-in command shortens each line exactly as click shortens a real one's.
+        rows = [
+            (name, click.Command(name, short_help=text).get_short_help_str(limit))
+            for name, (_, text) in COMMANDS.items()
+        ]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:

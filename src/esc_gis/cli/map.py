@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from esc_gis._outputs import reads
+from esc_gis.cli._catalogue import short_help
 from esc_gis.cli._options import (
     VECTOR,
     basemap_option,
@@ -24,7 +25,7 @@ from esc_gis.maps import check_map_path, overview_map, site_map, write_map
 from esc_gis.profile import load_profile
 
 
-@click.command(name="map", short_help="Map screening results (folium HTML), online or --offline.")
+@click.command(name="map", short_help=short_help("map"))
 @click.argument("results", type=VECTOR)
 @output_option("Output map (.html).")
 @where_option("OGR SQL WHERE clause picking the rows of RESULTS to map, e.g. \"permit = 'required'\".")

@@ -35,9 +35,10 @@ from esc_gis.cli import (
     permits_report,
     permits_verify,
 )
+from esc_gis.cli._catalogue import short_help
 
 
-@click.group(name="permits", short_help="The permit registry: add, move through the life cycle, due dates, public map.")
+@click.group(name="permits", short_help=short_help("permits"))
 def permits() -> None:
     """Keep the erosion-control permits: applications, decisions, deadlines, enforcement.
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from esc_gis._outputs import reads
+from esc_gis.cli._catalogue import short_help
 from esc_gis.cli._options import (
     VECTOR,
     assume_crs_option,
@@ -31,7 +32,7 @@ def _class_map(values: tuple[str, ...]) -> dict[str, str] | None:
     return out or None
 
 
-@click.command(short_help="Protective areas of waters of the state (NR 151.125 widths).")
+@click.command(short_help=short_help("protective"))
 @click.argument("waters", type=VECTOR, required=False)
 @layers_option("Use the waters of this layer set (layers.toml) instead of WATERS.")
 @output_option("Output: .gpkg, .parquet, .geojson or .csv.")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import click
 
 from esc_gis._outputs import reads
+from esc_gis.cli._catalogue import short_help
 from esc_gis.cli._options import (
     FILE,
     VECTOR,
@@ -20,7 +21,7 @@ from esc_gis.cli._options import (
 )
 
 
-@click.command(name="review", short_help="Review a plan package: plan checklist, BMP checks, HTML report.")
+@click.command(name="review", short_help=short_help("review"))
 @click.argument("plan", type=VECTOR)
 @output_option("The report (.html).")
 @click.option(

@@ -8,6 +8,7 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
+from esc_gis.cli._catalogue import short_help
 from esc_gis.cli._console import console as console_for_tables
 from esc_gis.cli._options import profile_option
 from esc_gis.findings import CATALOGUE
@@ -152,7 +153,7 @@ def _finding_rows(profile: Profile) -> list[dict[str, object]]:
     ]
 
 
-@click.command(short_help="Print the ordinance profile: numbers, triggers and findings, each with its citation.")
+@click.command(short_help=short_help("rules"))
 @profile_option("Ordinance profile TOML (default: the one shipped with esc_gis).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")
 def rules(profile_path: str | None, as_json: bool) -> None:

@@ -18,6 +18,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from esc_gis._outputs import check_sidecar, drop_sidecar, reads, sidecar_path
+from esc_gis.cli._catalogue import short_help
 from esc_gis.cli._console import console
 from esc_gis.cli._options import (
     FILE,
@@ -314,7 +315,7 @@ def _screen_by_municipality(
         console().print(f"Wrote {len(result):,} rows to {output}", markup=False)
 
 
-@click.command(short_help="Screen sites or parcels against Chapter 540, Article I.")
+@click.command(short_help=short_help("screen"))
 @click.argument("sites", type=VECTOR)
 @click.option(
     "--disturbed",

@@ -6,10 +6,11 @@ from pathlib import Path
 
 import click
 
+from esc_gis.cli._catalogue import short_help
 from esc_gis.cli._options import layers_option, overwrite_option, profile_option
 
 
-@click.command(short_help="Serve the public map and 'Do I need a permit?' as OGC API (pygeoapi).")
+@click.command(short_help=short_help("serve"))
 @click.option(
     "--registry",
     required=True,

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from esc_gis._outputs import reads
+from esc_gis.cli._catalogue import short_help
 from esc_gis.cli._options import output_option, overwrite_option, progress_bar, quiet_option
 from esc_gis.profile import load_profile
 from esc_gis.terrain import write_slope
@@ -27,7 +28,7 @@ def band_option() -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     )
 
 
-@click.command(short_help="Slope in percent (Horn, as gdaldem slope -p).")
+@click.command(short_help=short_help("slope"))
 @click.argument("dem", type=click.Path())
 @output_option("Output GeoTIFF (.tif).")
 @click.option(

@@ -12,6 +12,7 @@ import pandas as pd
 import shapely
 
 from esc_gis._outputs import atomic_output, check_sidecar, reads, sidecar_path, style_path
+from esc_gis.cli._catalogue import short_help
 from esc_gis.cli._options import (
     FILE,
     VECTOR,
@@ -56,7 +57,7 @@ def registry_plan_totals(registry: str, layers_path: str | None) -> dict[str, fl
     return totals
 
 
-@click.command("soil-loss", short_help="Soil loss and sediment discharge per site and phase (RUSLE, WDNR method).")
+@click.command("soil-loss", short_help=short_help("soil-loss"))
 @click.argument("sites", type=VECTOR)
 @click.option("--dem", type=click.Path(), default=None, help="Elevation raster [default: the layer set's DEM].")
 @click.option("--soils", type=VECTOR, default=None, help="Soil polygons with K (SSURGO map units with kwfact).")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from esc_gis._outputs import reads
+from esc_gis.cli._catalogue import short_help
 from esc_gis.cli._options import output_option, overwrite_option, progress_bar, quiet_option
 from esc_gis.cli.slope import Z_UNIT, band_option
 from esc_gis.io import check_output_path, write_layer
@@ -12,7 +13,7 @@ from esc_gis.profile import load_profile
 from esc_gis.terrain import steep_polygons
 
 
-@click.command(short_help="Polygons of land at or above a slope threshold.")
+@click.command(short_help=short_help("steep"))
 @click.argument("dem", type=click.Path())
 @output_option("Output: .gpkg, .parquet, .geojson or .csv.")
 @click.option(
