@@ -85,6 +85,7 @@ def judge(
     if applicability is not None:
         # The screening decided the article's reach; a plan total from outside the layer (the
         # registry's) can extend the standard only to sites the article applies to.
-        scr_reaches = np.asarray([False] if sediment_standard is None else sediment_standard, dtype=bool)
+        # No sediment answer (None) is False: np.asarray(None, dtype=bool) is.
+        scr_reaches = np.asarray(sediment_standard, dtype=bool)
         reaches = (np.asarray(applicability) == "applies") & (scr_reaches | reaches)
     return Judgement(computed, gov, gov_dis, gov_loss, reaches, passes)
