@@ -555,12 +555,39 @@ def test_item_9_needs_the_reference_guide_as_well_as_rusle2(
 
 
 @BOTH
-@pytest.mark.parametrize("guide", [None, {"included": False}, {"included": True}])
+@pytest.mark.parametrize("guide", [None, {"included": True}])
 def test_item_9_without_rusle2_fails_as_missing_whatever_the_guide(prof: Profile, guide: dict | None) -> None:
-    """"... Reference Guide and RUSLE2": the Guide's items alone do not pass either (the edge the other way)."""
+    """ "... Reference Guide and RUSLE2": the Guide's items alone do not pass either (the edge the other way)."""
     area, _ = _sed(prof)
     item = _expected(prof, "plan_item_9", "fail", "review_rusle2_missing", disturbed_acres=area / ACRE)
     assert _rusle_guide(prof, area, None, guide) == [item]
+
+
+@BOTH
+@pytest.mark.parametrize("rusle2", [None, "over"])
+def test_item_9_without_rusle2_or_over_the_load_and_without_the_guide_gives_both_reasons(
+    prof: Profile, rusle2: str | None
+) -> None:
+    """§ 540-8C(3): a disapproval states "the reasons" (all of them): a plan that lacks RUSLE2 (or is over the
+    load unexplained) and says it lacks the Guide's items fails on each, and both reasons are drafted."""
+    area, limit = _sed(prof)
+    acres = area / ACRE
+    load = {"sediment_tons_per_acre_year": limit + 1} if rusle2 else None
+    first = (
+        _expected(prof, "plan_item_9", "fail", "review_sediment_load_over", disturbed_acres=acres, load=limit + 1)
+        if rusle2
+        else _expected(prof, "plan_item_9", "fail", "review_rusle2_missing", disturbed_acres=acres)
+    )
+    guide = _expected(prof, "plan_item_9", "fail", "review_reference_guide_missing", disturbed_acres=acres)
+    assert _rusle_guide(prof, area, load, {"included": False}) == [first, guide]
+    # Under the less stringent area the reviewer's look comes after both.
+    below = area - 1
+    got = _rusle_guide(prof, below, None, {"included": False})
+    assert [c.finding for c in got] == [
+        "review_rusle2_missing",
+        "review_reference_guide_missing",
+        "review_less_stringent",
+    ]
 
 
 @BOTH

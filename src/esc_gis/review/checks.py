@@ -359,8 +359,9 @@ def _rusle(facts: dict[str, Any], disturbed_sqft: float, profile: Profile) -> li
     small site. It asks for the Reference Guide's items too ("the items specified in the ...
     Reference Guide and RUSLE2"): RUSLE2 alone never passes. The Guide is not part of the
     article, so the review cannot check its items; the plan states whether it includes them
-    (``[reference_guide] included``). Stated false, the item fails; not stated, a RUSLE2 that
-    would pass is a ``look`` (a reading, ``review_reference_guide_unstated``).
+    (``[reference_guide] included``). Stated false, the item fails (beside RUSLE2's own failure,
+    if any: both reasons are drafted); not stated, a RUSLE2 that would pass is a ``look`` (a
+    reading, ``review_reference_guide_unstated``).
 
     Under ``thresholds.less_stringent_area`` the authority may prescribe less stringent
     requirements (§ 540-8I, § 540-9C): that is the reviewer's decision, so it is added
@@ -383,13 +384,17 @@ def _rusle(facts: dict[str, Any], disturbed_sqft: float, profile: Profile) -> li
             profile, "plan_item_9", "look", "review_sediment_load_explained", disturbed_acres=acres, load=load
         )
     guide = (facts.get("reference_guide") or {}).get("included")
-    if guide is False and item.status != "fail":
-        item = make_check(profile, "plan_item_9", "fail", "review_reference_guide_missing", disturbed_acres=acres)
+    items = [item]
+    if guide is False:
+        # § 540-8C(3) asks for "the reasons": a plan lacking the Guide's items and failing on RUSLE2
+        # too gets both reasons, not only the first.
+        missing = make_check(profile, "plan_item_9", "fail", "review_reference_guide_missing", disturbed_acres=acres)
+        items = [item, missing] if item.status == "fail" else [missing]
     elif guide is not True and item.status == "pass":
-        item = make_check(profile, "plan_item_9", "look", "review_reference_guide_unstated", disturbed_acres=acres)
-    if item.status == "pass" or disturbed_sqft >= profile.area_sqft("thresholds.less_stringent_area"):
-        return [item]
-    return [item, make_check(profile, "less_stringent", "look", "review_less_stringent", disturbed_acres=acres)]
+        items = [make_check(profile, "plan_item_9", "look", "review_reference_guide_unstated", disturbed_acres=acres)]
+    if items[0].status == "pass" or disturbed_sqft >= profile.area_sqft("thresholds.less_stringent_area"):
+        return items
+    return [*items, make_check(profile, "less_stringent", "look", "review_less_stringent", disturbed_acres=acres)]
 
 
 # --- Edges of the disturbance -----------------------------------------------------------------
