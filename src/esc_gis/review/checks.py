@@ -389,7 +389,8 @@ def _rusle(facts: dict[str, Any], disturbed_sqft: float, profile: Profile) -> li
         # § 540-8C(3) asks for "the reasons": a plan lacking the Guide's items and failing on RUSLE2
         # too gets both reasons, not only the first.
         missing = make_check(profile, "plan_item_9", "fail", "review_reference_guide_missing", disturbed_acres=acres)
-        items = [item, missing] if item.status == "fail" else [missing]
+        # A look (an explained load over the standard) stays beside it: the reviewer must still judge it.
+        items = [missing] if item.status == "pass" else [item, missing]
     elif guide is not True and item.status == "pass":
         items = [make_check(profile, "plan_item_9", "look", "review_reference_guide_unstated", disturbed_acres=acres)]
     if items[0].status == "pass" or disturbed_sqft >= profile.area_sqft("thresholds.less_stringent_area"):
