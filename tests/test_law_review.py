@@ -1041,7 +1041,11 @@ def test_a_non_permitted_sites_checks_quote_section_7a_and_4a1c_as_written() -> 
     plain = make_check(W, "non_permitted", "look", "review_non_permitted", plan_sqft=3_000.0)
     assert (plain.section, plain.basis) == ("§ 540-4A(1)(b); § 540-7A", "ordinance")
     assert '"BMPs shall be used to prevent or reduce"' in plain.detail and "must prevent" not in plain.detail
-    assert "drainage ways that flow off the site" in plain.detail
+    # (b)-(d): sediment goes "from disturbed areas into stormwater inlets" and "into adjacent waters of the state",
+    # but (d) is sediment "from drainage ways that flow off the site", not into them.
+    assert "from disturbed areas into stormwater inlets and adjacent waters of the state" in plain.detail
+    assert '"sediment from drainage ways that flow off the site"' in plain.detail
+    assert "into inlets, adjacent waters and drainage ways" not in plain.detail
     assert "waters of the state or off-site separate storm sewers (§ 540-7A(2))" in plain.detail
     may = make_check(W, "non_permitted", "look", "review_non_permitted_may_require", plan_sqft=3_000.0)
     assert (may.section, may.basis) == ("§ 540-4A(1)(b), (c); § 540-7A", "ordinance")

@@ -1,9 +1,11 @@
 """Judge each site's soil loss against the sediment standard: the governing window, and pass or fail.
 
 § 540-7B(3)(b) sets the standard ("no more than" the profile's tons per acre) for sites of the
-profile's sediment area or more, counting the common plan; where the screening has decided a
-site's reach, its answer is taken, never re-decided (issue 34, "one site, one answer"). Pure: arrays
-in, a :class:`Judgement` out.
+profile's sediment area or more, counting the common plan. Where the screening has decided a
+site's reach, whether the article applies is taken from it and never re-decided (issue 34, "one
+site, one answer"); a plan total from outside the layer (the registry's common plan) can only
+extend the sediment standard to a site the article applies to, never to one it does not. Pure:
+arrays in, a :class:`Judgement` out.
 """
 
 from __future__ import annotations
