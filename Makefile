@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench install clean layers lint mutation qgis-plugin qgis-screenshots wheel
+.PHONY: demo test bench install clean docs layers lint mutation qgis-plugin qgis-screenshots wheel
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,7 +31,8 @@ REG         := out/demo_permits.gpkg
 
 demo: $(STAMP) $(ASSETS)
 	mkdir -p out
-	$(VENV)/bin/esc-gis rules
+	# The profile's tables go to a file (about 1,250 lines): the console starts with the screening's summary.
+	$(VENV)/bin/esc-gis rules > out/demo_rules.txt
 	$(VENV)/bin/esc-gis screen $(DEMO_SITES) -o out/demo_screening.gpkg --overwrite
 	for ext in csv geojson parquet; do \
 		$(VENV)/bin/esc-gis screen $(DEMO_SITES) -o out/demo_screening.$$ext --overwrite --quiet || exit 1; \
@@ -143,11 +144,12 @@ demo: $(STAMP) $(ASSETS)
 	$(VENV)/bin/esc-gis review examples/plans/phased/plan.gpkg --layers $(DEMO_LAYERS) \
 		-o out/demo_review_phased.html --json out/demo_review_phased.json --overwrite
 	$(PY) scripts/screenshot_maps.py out/demo_overview.html out/demo_site_S16.html out/demo_public_permits.html
-	@echo "Outputs: out/demo_screening.{gpkg,csv,geojson,parquet}, out/demo_slope_pct.tif, out/demo_steep.gpkg,"
+	@echo "Outputs (each described in docs/start.md): out/demo_rules.txt (the profile: esc-gis rules),"
+	@echo "         out/demo_screening.{gpkg,csv,geojson,parquet}, out/demo_slope_pct.tif, out/demo_steep.gpkg,"
 	@echo "         out/demo_protective_areas.gpkg, out/demo_overview.html, out/demo_site_S16.html,"
 	@echo "         out/demo_soil_loss.gpkg (+ .phases.csv, .windows.csv), out/demo_soil_loss_cells.tif (+ .qml),"
-	@echo "         out/demo_site_S21_offline.html, the registry out/demo_permits.gpkg,"
-	@echo "         out/demo_permits_public.csv, out/demo_public_permits.html (+ _offline),"
+	@echo "         out/demo_site_S21_offline.html (opens without a network), the registry out/demo_permits.gpkg,"
+	@echo "         out/demo_permits_public.csv, out/demo_public_permits.html (+ _offline, which opens without a network),"
 	@echo "         out/demo_review_{complete,flawed,phased}.{html,json},"
 	@echo "         the deadline feed out/demo_deadlines.ics, the fee receipts out/demo_fee_receipts.csv (private),"
 	@echo "         the inspection reports out/demo_permits_report.{html,pdf}, the log out/demo_permits_inspection_log.csv,"
@@ -169,13 +171,20 @@ lint: $(STAMP)
 
 # Mutation testing of the modules that decide legal outcomes ([tool.mutmut] in pyproject.toml):
 # slow, so run by hand like the benchmarks, never by `make test`. MUTANTS narrows it, e.g.
-# make mutation MUTANTS='esc_gis.rules*'. Survivors are explained in docs/mutation-survivors.md.
+# make mutation MUTANTS='esc_gis.rules*'. Survivors are explained in docs/explanation/mutation-survivors.md.
 MUTANTS ?=
 mutation: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[mutation]'
 	rm -rf mutants
 	$(VENV)/bin/mutmut run $(MUTANTS) > mutants.log 2>&1 || (tail -n 30 mutants.log; exit 1)
 	$(PY) scripts/mutation_report.py
+
+# The documentation site (docs/, Sphinx + MyST), warnings as errors; graphviz's `dot` draws the
+# permit's state diagram. Open docs/_build/html/index.html. tests/test_docs_tutorials.py runs
+# every command of the tutorials.
+docs: $(STAMP)
+	$(PY) -m pip install --quiet -e '.[docs]'
+	$(VENV)/bin/sphinx-build -W --keep-going -q -b html docs docs/_build/html
 
 # Benchmarks are run by hand, never by `make test`.
 bench: $(STAMP)

@@ -2,13 +2,13 @@
 
 Run by ``make mutation`` after ``mutmut run``. A mutant counts as killed when a test failed
 or timed out on it; every other outcome (survived, no tests, suspicious) counts against the
-score. Each survivor must be explained in ``docs/mutation-survivors.md`` (its name in
+score. Each survivor must be explained in ``docs/explanation/mutation-survivors.md`` (its name in
 backticks under its module's heading, and why it is equivalent); the script lists those that are not,
 and exits 1 when a module is under the target or a survivor is unexplained.
 
 Usage::
 
-    python scripts/mutation_report.py [--target 90] [--survivors docs/mutation-survivors.md]
+    python scripts/mutation_report.py [--target 90] [--survivors docs/explanation/mutation-survivors.md]
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     """Print the table; return 1 if a module is under target or a survivor is unexplained."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--target", type=float, default=90.0, help="minimum score per module, in percent")
-    ap.add_argument("--survivors", type=Path, default=ROOT / "docs" / "mutation-survivors.md")
+    ap.add_argument("--survivors", type=Path, default=ROOT / "docs" / "explanation" / "mutation-survivors.md")
     ap.add_argument("--mutmut", default=str(Path(sys.executable).with_name("mutmut")))
     args = ap.parse_args(argv)
 

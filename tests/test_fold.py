@@ -3,7 +3,7 @@
 Every test builds its ``HistoryEvent`` list by hand, so each answer can be checked by hand, and
 quotes the ordinance's words the rule rests on. These tests are what ``make mutation`` runs
 against ``esc_gis.registry.domain.events``, ``esc_gis.registry.domain.fold`` and
-``esc_gis.registry.views.verify`` (see docs/mutation-survivors.md).
+``esc_gis.registry.views.verify`` (see docs/explanation/mutation-survivors.md).
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from esc_gis.profile import load_profile
 from .browser import chromium_page, real_errors
 from .conftest import CRS, add_active, square_sqft
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[1] / "docs" / "guide" / "registry" / "publishing.md"
 AS_OF = datetime(2026, 11, 30, 9, 15, tzinfo=timezone.utc)
 
 
@@ -144,10 +144,10 @@ def test_the_command_counts_as_the_legend_does(tmp_path: Path, layers_path: Path
     assert "Questions: Village of Winneconne, Director of Public Works" in html
 
 
-def test_the_readme_says_what_the_map_shows() -> None:
+def test_the_docs_say_what_the_map_shows() -> None:
     text = README.read_text(encoding="utf-8")
-    para = text[text.index("- **The public map**") :]
-    para = para[: para.index("\n- **")]
+    para = text[text.index("## The public map") :]
+    para = para[: para.index("\n## ", 5)]
     flat = " ".join(para.split())
     for state in ("active", "extended", "stop-work", "suspended"):
         assert state in flat, state

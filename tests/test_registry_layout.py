@@ -1,4 +1,4 @@
-"""The registry's folders show its design, and its imports flow one way (docs/registry-design.md).
+"""The registry's folders show its design, and its imports flow one way (docs/explanation/registry-design.md).
 
 The domain is pure: it imports nothing of the store, the service or the views. The store keeps
 the history and its tables and reaches no higher than the domain.

@@ -602,7 +602,7 @@ def import_(
     layers_path: str | None,
     who: str | None,
 ) -> None:
-    """Import the permits of LAYER into REGISTRY (columns: see the README).
+    """Import the permits of LAYER into REGISTRY (columns: docs/guide/registry/import.md).
 
     A screening output goes in as it is, with the two things a screening does not know: the
     site's address (--field site_address=COLUMN) and the day the applications came in

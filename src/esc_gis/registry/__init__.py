@@ -1,7 +1,7 @@
 """The permit registry: permits, their life cycle and history, and the ordinance's deadlines.
 
 Its folders show its design (the domain model, unit of work and service layer of
-"Architecture Patterns with Python"; ``docs/registry-design.md``):
+"Architecture Patterns with Python"; ``docs/explanation/registry-design.md``):
 
 :mod:`~esc_gis.registry.domain`
     The pure domain: the history's typed events (:mod:`~esc_gis.registry.domain.events`),

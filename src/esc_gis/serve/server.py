@@ -2,7 +2,7 @@
 
 waitress is a production WSGI server in pure Python (Linux, Windows, macOS), with the bounds a
 public endpoint needs: a body-size limit, a timeout for idle or slow clients, a fixed number
-of threads. Put a reverse proxy (nginx, Caddy, IIS) in front of it for TLS (README).
+of threads. Put a reverse proxy (nginx, Caddy, IIS) in front of it for TLS (docs/guide/service.md).
 """
 
 from __future__ import annotations

@@ -171,7 +171,10 @@ class PostGISBackend(Backend):
         text = str(getattr(getattr(exc, "diag", None), "message_primary", None) or exc).strip()
         m = re.fullmatch(r"permission denied for (table|view|sequence|schema) (.+)", text)
         if m is None:
-            return f"{text}. Ask the registry's owner for the privilege (see 'Roles on PostGIS' in the README)."
+            return (
+                f"{text}. Ask the registry's owner for the privilege "
+                "(see 'Roles on PostGIS' in the documentation, docs/guide/registry/storage.md)."
+            )
         kind, name = m.groups()
         if kind in ("sequence", "schema"):
             privilege = "USAGE"
@@ -196,11 +199,13 @@ class PostGISBackend(Backend):
             grant = f"GRANT {holders[0]} TO {who}"
             return (
                 f"{lacks} Roles that may: {', '.join(holders)}. If this is {who}'s work, ask the registry's "
-                f"owner to run `{grant}`; see 'Roles on PostGIS' in the README."
+                f"owner to run `{grant}`; see 'Roles on PostGIS'"
+                " in the documentation (docs/guide/registry/storage.md)."
             )
         return (
             f"{lacks} No role has that privilege: ask the registry's owner to run `esc-gis permits init "
-            "--roles` and to grant you the role for this work; see 'Roles on PostGIS' in the README."
+            "--roles` and to grant you the role for this work; see 'Roles on PostGIS'"
+            " in the documentation (docs/guide/registry/storage.md)."
         )
 
     def can_read(self, table: str) -> bool:
