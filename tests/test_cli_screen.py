@@ -54,7 +54,7 @@ def test_writes_each_format(good, tmp_path, layers_path, ext):
         assert len(lines) == len(json.loads(df["findings"].iloc[0]))
         assert lines[0].startswith("§ 540-4B (ordinance): ")
         assert list(df.columns).index("findings_text") == list(df.columns).index("findings") + 1
-        assert shapely.area(shapely.from_wkt(df["geometry"].to_numpy()))[0] == pytest.approx(10_000, rel=1e-6)
+        assert shapely.area(shapely.from_wkt(df["WKT"].to_numpy()))[0] == pytest.approx(10_000, rel=1e-6)
     elif ext == ".parquet":
         df = gpd.read_parquet(out)
     else:

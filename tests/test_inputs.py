@@ -14,6 +14,7 @@ from pathlib import Path
 import geopandas as gpd
 import pandas as pd
 import pyogrio
+import pyproj
 import pytest
 import shapely
 from click.testing import CliRunner
@@ -267,7 +268,9 @@ def test_screening_csv_goes_back_to_map_and_permits_import(tmp_path: Path, layer
     sites(rows, "EPSG:4326").to_file(src, engine="pyogrio")  # sent in degrees, measured in feet
     csv = tmp_path / "screened.csv"
     assert run("screen", src, "--layers", layers_path, "-q", "-o", csv).exit_code == 0
-    assert set(pd.read_csv(csv, dtype=str)["crs"]) == {"EPSG:7594"}  # the measuring CRS, stated
+    # GDAL's CSV layout: the geometry in WKT, the measuring CRS in the .prj beside it.
+    assert "WKT" in pd.read_csv(csv, dtype=str).columns and "crs" not in pd.read_csv(csv, dtype=str).columns
+    assert pyproj.CRS.from_wkt((tmp_path / "screened.prj").read_text()).equals(pyproj.CRS(CRS))
     back = read_layer(csv)
     assert back.crs == CRS and "crs" not in back.columns
     assert back["site_id"].tolist() == ["007", "008"]  # text ids keep their zeros
@@ -286,8 +289,17 @@ def test_screening_csv_goes_back_to_map_and_permits_import(tmp_path: Path, layer
     r = run("permits", "show", reg, "ESC-2026-0001", "--json", "--layers", layers_path)
     assert r.exit_code == 0 and "2 Oak St" in r.output and "1 Main St" not in r.output
 
-    # Without its crs column, the CSV has no CRS, and the command says so (no silent guess).
-    pd.read_csv(csv, dtype=str).drop(columns="crs").to_csv(tmp_path / "nocrs.csv", index=False)
+    # An older screening CSV (geometry in `geometry`, its CRS in a `crs` column) still reads.
+    old = pd.read_csv(csv, dtype=str).rename(columns={"WKT": "geometry"}).assign(crs="EPSG:7594")
+    old.to_csv(tmp_path / "old.csv", index=False)
+    was = read_layer(tmp_path / "old.csv")
+    assert was.crs == CRS and was.geometry.area.round().tolist() == [5000, 10000] and "crs" not in was.columns
+    assert run("permits", "init", tmp_path / "r_old.gpkg", "--layers", layers_path).exit_code == 0
+    r = run("permits", "import", tmp_path / "r_old.gpkg", tmp_path / "old.csv", "--layers", layers_path)
+    assert r.exit_code == 0 and "Imported 2 permit(s)" in r.output, r.output
+
+    # Without its .prj, the CSV has no CRS, and the command says so (no silent guess).
+    pd.read_csv(csv, dtype=str).to_csv(tmp_path / "nocrs.csv", index=False)
     r = run("map", tmp_path / "nocrs.csv", "-o", tmp_path / "n.html", "--layers", layers_path)
     assert r.exit_code == 1 and "CRS" in r.output
 

@@ -39,6 +39,7 @@ import pyogrio
 import shapely
 
 from esc_gis.errors import OutputFormatError
+from esc_gis.io import GPKG_VERSION
 
 # Where a GeoPackage batch says its geometry type and CRS (the layer is created with the first's).
 _GEOMETRY_TYPE = b"esc_gis:geometry_type"
@@ -196,6 +197,7 @@ def _write_gpkg(path: Path, layer: str, box: list[pa.Table], rest: Iterator[pa.T
                 layer=layer,
                 driver="GPKG",
                 geometry_name=schema.names[-1],
+                dataset_options={"VERSION": GPKG_VERSION},
                 geometry_type=meta.get(_GEOMETRY_TYPE, b"Unknown").decode(),
                 crs=meta.get(_CRS, b"").decode() or None,
             )

@@ -17,6 +17,9 @@ __all__ = [
     "feature_numbers",
     "read_class_map",
     "read_layer",
+    "csv_output",
+    "GPKG_VERSION",
+    "prj_path",
     "run_findings_path",
     "unreadable_message",
     "unreadable_reason",
@@ -28,7 +31,10 @@ import csv
 import os
 import re
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import geopandas as gpd
 import numpy as np
@@ -38,7 +44,7 @@ import shapely
 
 from esc_gis._outputs import atomic_output, check_output_file, check_sidecar, check_target, drop_sidecar, sidecar_path
 from esc_gis.crs import check_coordinates
-from esc_gis.errors import CRSError, LayerReadError, LayerSetError, OutputFormatError
+from esc_gis.errors import CRSError, LayerReadError, LayerSetError, OutputExistsError, OutputFormatError
 from esc_gis.findings import findings_text
 from esc_gis.styles import STYLE_TABLE, add_layer_style, describe_layer
 
@@ -56,6 +62,11 @@ OUTPUT_FORMATS = {
     ".json": "GeoJSON",
     ".csv": "CSV (geometry as WKT)",
 }
+
+#: The GeoPackage version written: 1.3, which GDAL 3.6 and QGIS 3.22 (Debian 12's) open without
+#: the warning GDAL 3.7+'s default, 1.4, gives them; nothing written here needs 1.4. The
+#: registry's GeoPackage is 1.3 too (``registry/store/gpkg.py``).
+GPKG_VERSION = "1.3"
 
 
 def read_layer(
@@ -335,6 +346,8 @@ def _read_csv(p: Path, where: str | None) -> gpd.GeoDataFrame | pd.DataFrame:
                 raw[col] = numbers.astype(float)
         elif len(present) and present.isin(["True", "False"]).all() and values.notna().all():
             raw[col] = present.eq("True").to_numpy()
+    if isinstance(raw, gpd.GeoDataFrame) and raw.crs is not None:
+        raw = raw.set_crs(_with_code(raw.crs), allow_override=True)
     if not isinstance(raw, gpd.GeoDataFrame) or "crs" not in raw.columns:
         return raw
     crs_values = sorted({str(v).strip() for v in raw["crs"].dropna() if str(v).strip()})
@@ -347,12 +360,19 @@ def _read_csv(p: Path, where: str | None) -> gpd.GeoDataFrame | pd.DataFrame:
     return gdf
 
 
-def _crs_text(gdf: gpd.GeoDataFrame) -> str:
-    """Give the layer's CRS as a CSV cell: ``EPSG:7594`` when it has a code, else its WKT; empty when none."""
-    if gdf.crs is None:
-        return ""
-    auth = gdf.crs.to_authority()
-    return f"{auth[0]}:{auth[1]}" if auth else gdf.crs.to_wkt()
+def _with_code(crs: Any) -> Any:
+    """Return ``crs`` as its EPSG definition when a ``.prj`` (ESRI WKT, which drops codes) is one.
+
+    GDAL reads a CSV's ``.prj`` as ESRI WKT without its code; the same CRS by its code reads
+    back as written (``EPSG:7594``), and nothing moves: it is used only when equal.
+    """
+    from pyproj import CRS
+
+    found = crs.to_authority(min_confidence=70)
+    if found is None:
+        return crs
+    coded = CRS.from_authority(*found)
+    return coded if coded.equals(crs, ignore_axis_order=True) else crs
 
 
 def _bad_where(path: Path, layer: str | None, where: str) -> bool:
@@ -444,7 +464,70 @@ def check_output_path(path: str | os.PathLike[str], *, overwrite: bool = False) 
         msg = f"{str(path)!r}: cannot write {what!r}; use one of {', '.join(OUTPUT_FORMATS)}."
         raise OutputFormatError(msg)
     check_target(p, overwrite=overwrite)
+    if fmt.startswith("CSV"):
+        _check_prj(p, overwrite=overwrite)
     return fmt
+
+
+def prj_path(csv_path: str | os.PathLike[str]) -> Path:
+    """Return where a CSV's CRS goes: ``<stem>.prj``, the name GDAL and QGIS read beside it.
+
+    Examples
+    --------
+    >>> prj_path("out/screening.csv").as_posix()
+    'out/screening.prj'
+    """
+    return Path(csv_path).with_suffix(".prj")
+
+
+def _check_prj(csv_path: Path, *, overwrite: bool) -> None:
+    """Check a CSV's ``.prj`` before any work: never a shapefile's; a stale one (its CSV gone) is replaced.
+
+    Raises
+    ------
+    OutputExistsError
+        If a shapefile of the same stem is beside it (its ``.prj`` would be replaced), even
+        with ``overwrite``.
+    """
+    prj, shp = prj_path(csv_path), csv_path.with_suffix(".shp")
+    if prj.exists() and shp.exists():
+        msg = f"{str(prj)!r} is the projection of the shapefile {str(shp)!r}; name the CSV otherwise."
+        raise OutputExistsError(msg)
+    check_target(prj, overwrite=overwrite or not csv_path.exists())
+
+
+def _prj_text(crs: Any) -> str:
+    """Return ``crs`` as a ``.prj`` holds it: ESRI's WKT 1 (what ArcGIS, QGIS and GDAL read), else GDAL's."""
+    from pyproj import CRS
+
+    c = CRS.from_user_input(crs)
+    return c.to_wkt("WKT1_ESRI") or c.to_wkt("WKT1_GDAL")
+
+
+@contextmanager
+def csv_output(path: str | os.PathLike[str], crs: Any | None, *, private: bool = False) -> Iterator[Path]:
+    """Yield where to write a CSV layer; on success put it and its ``.prj`` (its CRS) in place, together.
+
+    GDAL's CSV driver (so ``ogrinfo``, QGIS's Add Layer and pyogrio) reads the geometry from the
+    ``WKT`` column and the CRS from the ``.prj`` beside the file. Both are written by
+    :func:`~esc_gis._outputs.atomic_output`: if the writing fails, neither appears. A layer
+    without a CRS gets no ``.prj``, and a stale one of the same stem is removed.
+
+    Raises
+    ------
+    OutputIsInputError, OutputFolderError
+        As :func:`~esc_gis._outputs.atomic_output`.
+    """
+    p = Path(path)
+    prj = prj_path(p)
+    if crs is None:
+        with atomic_output(p, private=private) as tmp:
+            yield tmp
+        drop_sidecar(prj)
+        return
+    with atomic_output(p, private=private) as tmp, atomic_output(prj) as tmp_prj:
+        yield tmp
+        tmp_prj.write_text(_prj_text(crs), encoding="utf-8")
 
 
 def _to_csv_frame(gdf: gpd.GeoDataFrame) -> pd.DataFrame:
@@ -453,10 +536,9 @@ def _to_csv_frame(gdf: gpd.GeoDataFrame) -> pd.DataFrame:
         # A spreadsheet shows JSON badly: the findings again as readable lines, right after it.
         text = [findings_text(v) if isinstance(v, str) else "" for v in out["findings"]]
         out.insert(out.columns.get_loc("findings") + 1, "findings_text", text)
-    out["geometry"] = shapely.to_wkt(gdf.geometry.values, rounding_precision=-1)
-    # A CSV has no place for its CRS: say it in every row, so map, permits import and
-    # review read the file back in the right place (read_layer sets it from this column).
-    out["crs"] = _crs_text(gdf)
+    # GDAL's CSV driver takes a column named WKT for the geometry (and the .prj beside the file
+    # for its CRS: csv_output), so ogrinfo, QGIS and pyogrio see a layer, not a table.
+    out["WKT"] = shapely.to_wkt(gdf.geometry.values, rounding_precision=-1)
     return out
 
 
@@ -479,8 +561,9 @@ def write_layer(
     gdf : geopandas.GeoDataFrame
         What to write.
     path : str or PathLike
-        ``.gpkg``, ``.parquet``, ``.geojson`` or ``.csv`` (geometry as WKT in ``geometry``,
-        the CRS as ``EPSG:<code>`` in ``crs``, both read back by :func:`read_layer`).
+        ``.gpkg`` (GeoPackage 1.3: :data:`GPKG_VERSION`), ``.parquet``, ``.geojson`` or
+        ``.csv`` (geometry as WKT in a ``WKT`` column, the CRS in a ``.prj`` beside it, as
+        GDAL's CSV driver reads them; :func:`read_layer` reads them back).
     overwrite : bool, default False
         Replace an existing file.
     layer : str, default "screening"
@@ -504,18 +587,22 @@ def write_layer(
     fmt = check_output_path(p, overwrite=overwrite)
     # Written whole under the final name, then renamed into place: readers never see half a
     # file, and a failure leaves nothing behind.
+    if fmt.startswith("CSV"):
+        with csv_output(p, gdf.crs, private=private) as tmp:
+            _to_csv_frame(gdf).to_csv(tmp, index=False)
+        return p
     with atomic_output(p, private=private) as tmp:
         if fmt == "GeoPackage":
-            pyogrio.write_dataframe(gdf, tmp, layer=layer, driver="GPKG", use_arrow=True)
+            pyogrio.write_dataframe(
+                gdf, tmp, layer=layer, driver="GPKG", use_arrow=True, dataset_options={"VERSION": GPKG_VERSION}
+            )
             # Its QGIS style and its title go in before the rename: the file appears whole or not at all.
             add_layer_style(tmp, layer, [c for c in gdf.columns if c != gdf.geometry.name])
             describe_layer(tmp, layer)
         elif fmt == "GeoParquet":
             gdf.to_parquet(tmp, index=False)
-        elif fmt == "GeoJSON":
-            _write_geojson(gdf, tmp, layer=layer)
         else:
-            _to_csv_frame(gdf).to_csv(tmp, index=False)
+            _write_geojson(gdf, tmp, layer=layer)
     return p
 
 

@@ -56,7 +56,7 @@ import pyogrio
 from esc_gis._outputs import atomic_output
 from esc_gis.batch_tables import batch_table, write_tables
 from esc_gis.errors import LayerReadError, OutputFormatError, Problem, ValidationError
-from esc_gis.io import check_output_path, feature_numbers
+from esc_gis.io import check_output_path, csv_output, feature_numbers
 from esc_gis.layers import LayerSet, load_layers
 from esc_gis.profile import Profile, load_profile
 
@@ -527,7 +527,9 @@ def screen_to_file(
             if progress is not None:
                 progress(job.stop, n)
 
-    with atomic_output(out) as tmp:
+    # A CSV's CRS goes in the .prj beside it, put in place with it (esc_gis.io.csv_output).
+    target = csv_output(out, ls.crs) if fmt.startswith("CSV") else atomic_output(out)
+    with target as tmp:
         rows = write_tables(tmp, fmt, "screening", tables())
         collector.problems += collector.duplicates()
         if collector.problems:
