@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from esc_gis.errors import Problem, ProfileError
+from esc_gis.errors import Problem, ProfileError, ValidationError
 from esc_gis.registry.domain.appeals import (
     AppealedKind,
     Approval,
@@ -25,7 +25,6 @@ from esc_gis.registry.domain.appeals import (
     approves_disapproval,
     variance_terms,
 )
-from esc_gis.errors import ValidationError
 
 PARTS = {
     "bodies": {"zba": "§ 540-13A", "board": "§ 540-13B"},

@@ -10,9 +10,9 @@ written by hand from a calendar, per profile.
 from __future__ import annotations
 
 import dataclasses
-from types import SimpleNamespace
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
+from types import SimpleNamespace
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -21,7 +21,6 @@ import esc_gis
 from esc_gis.errors import ProfileError
 from esc_gis.profile import load_profile
 from esc_gis.registry.domain.calendar import OfficeCalendar
-from esc_gis.registry.domain.fold import Clock
 from esc_gis.registry.domain.deadlines import (
     RainEvent,
     decision_due,
@@ -38,6 +37,7 @@ from esc_gis.registry.domain.deadlines import (
     weekly_due,
     weekly_record,
 )
+from esc_gis.registry.domain.fold import Clock
 
 D = date
 W = load_profile()

@@ -12,7 +12,6 @@ from datetime import date, datetime, timezone
 import pytest
 
 from esc_gis.errors import ProfileError
-from esc_gis.registry.domain.fold import Order
 from esc_gis.registry.domain.enforcement import (
     CaseEvent,
     EnforcementCase,
@@ -26,6 +25,7 @@ from esc_gis.registry.domain.enforcement import (
     without_permit_fits,
     without_permit_terms,
 )
+from esc_gis.registry.domain.fold import Order
 
 AT = datetime(2026, 6, 1, 9, tzinfo=timezone.utc)
 OPENED = date(2026, 6, 1)
@@ -410,7 +410,7 @@ def test_the_state_the_permits_orders_give_a_case() -> None:
 def test_a_site_is_without_a_permit_while_none_was_ever_issued_or_once_closed() -> None:
     """§ 540-12C "where no permit has been issued": an application never issued is no permit; nor is a
     permit closed, where the profile says so (``[enforcement.without_permit]``)."""
-    every = {k: ("", "", "") for k in ("not_issued", "revoked", "expired", "closed")}
+    every = dict.fromkeys(("not_issued", "revoked", "expired", "closed"), ("", "", ""))
     last, day, issued = date(2027, 5, 19), date(2027, 1, 1), ["active", "extended"]
     assert without_permit_fits(every, "under_review", None, day, issued, ever_issued=False) == "not_issued"
     # A permit was issued (the default): an active one in its period is in force.

@@ -960,7 +960,7 @@ def _sized(tmp_path: Path, area_sqft: float, **site: object):
     The limits are 64 ft wide: a 4,000 sq ft rectangle of that width measures 4,000 to the last bit
     (a square measures a hair under it in floating point).
     """
-    from .conftest import K, X0
+    from .conftest import X0, K
 
     height = area_sqft / K / 64.0
     limits = shapely.box(X0 + 250, Y0 + 1210, X0 + 314, Y0 + 1210 + height)

@@ -10,16 +10,16 @@ partial output behind. GeoJSON is written as RFC 7946 asks (EPSG:4326 longitude/
 from __future__ import annotations
 
 __all__ = [
+    "GPKG_VERSION",
     "OUTPUT_FORMATS",
     "RUN_FINDINGS_COLUMNS",
     "check_output_file",
     "check_output_path",
+    "csv_output",
     "feature_numbers",
+    "prj_path",
     "read_class_map",
     "read_layer",
-    "csv_output",
-    "GPKG_VERSION",
-    "prj_path",
     "run_findings_path",
     "unreadable_message",
     "unreadable_reason",

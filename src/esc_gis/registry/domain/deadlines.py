@@ -9,15 +9,15 @@ Business days come from an :class:`~esc_gis.registry.domain.calendar.OfficeCalen
 from __future__ import annotations
 
 __all__ = [
+    "AWAITING_DECISION",
     "Due",
     "RainEvent",
-    "AWAITING_DECISION",
     "decision_due",
     "deemed_approved_by",
     "expiry",
-    "pending_decision_due",
     "guarantee_expiry_due",
     "inspections_due",
+    "pending_decision_due",
     "rain_events",
     "repair_due",
     "stabilization_due",

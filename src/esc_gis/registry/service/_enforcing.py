@@ -20,6 +20,8 @@ from esc_gis.errors import (
     RegistryError,
     ValidationError,
 )
+from esc_gis.registry.domain.dates import EffectiveDate
+from esc_gis.registry.domain.deadlines import deemed_approved_by
 from esc_gis.registry.domain.enforcement import (
     CaseEvent,
     EnforcementCase,
@@ -29,8 +31,6 @@ from esc_gis.registry.domain.enforcement import (
     without_permit_terms,
 )
 from esc_gis.registry.domain.enforcement import grounds as enforcement_grounds
-from esc_gis.registry.domain.dates import EffectiveDate
-from esc_gis.registry.domain.deadlines import deemed_approved_by
 from esc_gis.registry.domain.events import CASE_KINDS, HistoryEvent
 from esc_gis.registry.domain.fold import PermitState
 from esc_gis.registry.domain.lifecycle import check_back, check_transition
