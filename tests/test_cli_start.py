@@ -42,3 +42,25 @@ def test_the_listing_names_every_command_in_order() -> None:
 def test_each_command_takes_its_one_line_help_from_the_catalogue(name: str) -> None:
     command = cli.get_command(None, name)  # type: ignore[arg-type]
     assert command is not None and command.short_help == COMMANDS[name][1]
+
+
+def _permits_subcommands() -> list[str]:
+    group = cli.get_command(None, "permits")  # type: ignore[arg-type]
+    return sorted(group.list_commands(None))  # type: ignore[union-attr, arg-type]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [[name, "--help"] for name in COMMANDS] + [["permits", sub, "--help"] for sub in _permits_subcommands()],
+    ids=lambda a: " ".join(a[:-1]),
+)
+def test_every_commands_help_imports_no_heavy_library(args: list[str]) -> None:
+    """Each command's options are declared without its work's imports (they load when it runs)."""
+    code = (
+        "import sys\nfrom esc_gis.cli.main import cli\n"
+        f"try:\n    cli({args!r})\nexcept SystemExit:\n    pass\n"
+        f"print('IMPORTED=' + ','.join(m for m in {HEAVY!r} if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "Usage:" in out.stdout
+    assert out.stdout.strip().splitlines()[-1] == "IMPORTED=", out.stdout.strip().splitlines()[-1]

@@ -7,8 +7,9 @@ The names below are imported on first use, so ``esc-gis slope`` does not pay for
 geopandas, which only screening needs.
 
 >>> import esc_gis
->>> sorted(esc_gis.__all__)
-['LayerSet', 'Profile', '__version__', 'load_layers', 'load_profile', 'screen']
+>>> sorted(esc_gis.__all__)  # doctest: +NORMALIZE_WHITESPACE
+['LayerSet', 'Profile', 'ScreeningRun', '__version__', 'findings_frame', 'load_layers',
+ 'load_profile', 'screen', 'screen_run']
 """
 
 from __future__ import annotations
@@ -19,7 +20,17 @@ from typing import TYPE_CHECKING
 from esc_gis._lazy import lazy_getattr
 
 __version__ = "0.1.0"
-__all__ = ["LayerSet", "Profile", "__version__", "load_layers", "load_profile", "screen"]
+__all__ = [
+    "LayerSet",
+    "Profile",
+    "ScreeningRun",
+    "__version__",
+    "findings_frame",
+    "load_layers",
+    "load_profile",
+    "screen",
+    "screen_run",
+]
 
 _LAZY = {
     "LayerSet": "esc_gis.layers",
@@ -27,12 +38,16 @@ _LAZY = {
     "Profile": "esc_gis.profile",
     "load_profile": "esc_gis.profile",
     "screen": "esc_gis.screening",
+    "screen_run": "esc_gis.screening",
+    "ScreeningRun": "esc_gis.screening",
+    "findings_frame": "esc_gis.findings",
 }
 
 if TYPE_CHECKING:
+    from esc_gis.findings import findings_frame
     from esc_gis.layers import LayerSet, load_layers
     from esc_gis.profile import Profile, load_profile
-    from esc_gis.screening import screen
+    from esc_gis.screening import ScreeningRun, screen, screen_run
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())
 

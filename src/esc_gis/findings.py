@@ -24,6 +24,7 @@ __all__ = [
     "CATALOGUE",
     "Finding",
     "FindingTemplate",
+    "findings_frame",
     "findings_json",
     "findings_text",
     "quantity_text",
@@ -443,6 +444,54 @@ def findings_text(findings_column: str | None) -> str:
         return ""
     items = json.loads(findings_column)
     return "\n".join(Finding(i["code"], i["section"], i.get("basis", ""), i["message"]).text() for i in items)
+
+
+def findings_frame(result: Any, *, id_field: str = "site_id") -> Any:
+    """Return a screening's findings as a table: one row per site and finding.
+
+    The ``findings`` column holds each site's findings as a JSON list (one column that every
+    format keeps); this unfolds it for pandas, a spreadsheet or a join back to the sites.
+
+    Parameters
+    ----------
+    result : pandas.DataFrame
+        What :func:`esc_gis.screen` returned (or a screening output read back), with
+        ``id_field`` and ``findings``.
+    id_field : str, default "site_id"
+        The column naming each site.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``id_field``, ``code``, ``section``, ``basis`` and ``message``, in the sites'
+        order and each site's findings' order; a site without findings has no row.
+
+    Raises
+    ------
+    KeyError
+        If ``result`` has no ``id_field`` or no ``findings`` column.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> sites = pd.DataFrame({"site_id": ["A", "B"], "findings": [
+    ...     '[{"code": "permit_required", "section": "s 4", "basis": "ordinance", "message": "Yes."}]', "[]"]})
+    >>> findings_frame(sites)[["site_id", "code", "basis"]].to_dict("records")
+    [{'site_id': 'A', 'code': 'permit_required', 'basis': 'ordinance'}]
+    """
+    import pandas as pd
+
+    columns = [id_field, "code", "section", "basis", "message"]
+    for name in (id_field, "findings"):
+        if name not in result.columns:
+            raise KeyError(f"the screening has no {name!r} column; give the result of esc_gis.screen")
+    rows = [
+        (site, f["code"], f["section"], f.get("basis", ""), f["message"])
+        for site, text in zip(result[id_field], result["findings"], strict=True)
+        if isinstance(text, str) and text
+        for f in json.loads(text)
+    ]
+    return pd.DataFrame(rows, columns=columns)
 
 
 _UNIT_TEXT = {

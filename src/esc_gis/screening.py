@@ -245,6 +245,10 @@ class ScreeningRun:
         Features of the sites file the ``where`` clause left out (0 without one).
     id_field : str
         The id field used.
+    run_findings : list of dict
+        The findings about the run as a whole (checks made for no site: an optional layer
+        the layer set lacks), ``{code, section, basis, message, columns}``. Returned here,
+        where no DataFrame operation can drop them (``result.attrs`` holds a copy).
     """
 
     result: gpd.GeoDataFrame
@@ -254,6 +258,7 @@ class ScreeningRun:
     schema: str | None
     not_selected: int
     id_field: str
+    run_findings: list[dict[str, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -837,6 +842,7 @@ def measure_run(
         inp.schema,
         inp.not_selected,
         inp.id_field,
+        list(d.run_findings),
     )
 
 

@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 import shapely
 
+from esc_gis._fields import DRAINAGE_FIELD, PIPED_FIELD
 from esc_gis.errors import LayerSetError, Problem
 
 #: Allowed ``activity`` values (§ 540-4A(2), § 540-5).
@@ -375,9 +376,6 @@ def prepare_disturbed(
     return SiteTable(out, problems)
 
 
-#: Default columns of a waters layer's optional flags (see :func:`prepare_waters`).
-PIPED_FIELD = "piped"
-DRAINAGE_FIELD = "drainage_acres"
 
 
 def read_flags(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:

@@ -74,8 +74,19 @@ def layers_option(help: str = "Layer-set manifest (layers.toml); default: the bu
 
 
 def profile_option(help: str = "Ordinance profile TOML; default: the one shipped with esc_gis.") -> Decorator:
-    """``--profile PATH`` (as ``profile_path``): the ordinance profile."""
-    return click.option("--profile", "profile_path", type=FILE, default=None, help=help)
+    """``--ordinance PATH`` (as ``profile_path``): the ordinance profile; ``--profile`` is its older name.
+
+    rio's ``--profile`` names GDAL creation options, so the ordinance's file is ``--ordinance``;
+    ``--profile`` stays accepted, so scripts and saved QGIS models keep working.
+    """
+    return click.option(
+        "--ordinance",
+        "--profile",
+        "profile_path",
+        type=FILE,
+        default=None,
+        help=f"{help} (--profile: its older name.)",
+    )
 
 
 def output_option(help: str) -> Decorator:

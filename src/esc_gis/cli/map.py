@@ -19,10 +19,6 @@ from esc_gis.cli._options import (
     quiet_option,
     where_option,
 )
-from esc_gis.io import read_layer
-from esc_gis.layers import load_layers
-from esc_gis.maps import check_map_path, overview_map, site_map, write_map
-from esc_gis.profile import load_profile
 
 
 @click.command(name="map", short_help=short_help("map"))
@@ -60,6 +56,12 @@ def map_(
     protective areas, targeted areas and steep land, each a layer; the site's popup lists
     its decision, areas and findings with their citations.
     """
+    # Imported here, not at the top: `esc-gis map --help` starts without geopandas and folium.
+    from esc_gis.io import read_layer
+    from esc_gis.layers import load_layers
+    from esc_gis.maps import check_map_path, overview_map, site_map, write_map
+    from esc_gis.profile import load_profile
+
     check_map_path(output, overwrite=overwrite)
     res = read_layer(results, where=where)
     prof = load_profile(None if profile_path is None else Path(profile_path))

@@ -95,9 +95,9 @@ def inspect(
     (--by holder, the default) whose report holds every item the profile's
     [inspections.report_contents] requires (--point or --location, --work-done, --phase) meet the
     weekly and after-rain duty; an incomplete one, or a day alone (`permits update --inspected`), is
-    listed by `permits due` with what it lacks. An office inspection (--by office) may record the site checklist; a "no" is listed
-    by `permits due` until a later office inspection records "yes". Inspectors' notes and
-    photos are private: never on the public map or in a public export.
+    listed by `permits due` with what it lacks. An office inspection (--by office) may record the
+    site checklist; a "no" is listed by `permits due` until a later office inspection records
+    "yes". Inspectors' notes and photos are private: never on the public map or in a public export.
     """
     import shapely
 

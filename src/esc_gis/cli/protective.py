@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from esc_gis._fields import DRAINAGE_FIELD, PIPED_FIELD
 from esc_gis._outputs import reads
 from esc_gis.cli._catalogue import short_help
 from esc_gis.cli._options import (
@@ -15,13 +16,12 @@ from esc_gis.cli._options import (
     profile_option,
     quiet_option,
 )
-from esc_gis.io import check_output_path, read_class_map, write_layer
-from esc_gis.protective import protective_layer
-from esc_gis.validate import DRAINAGE_FIELD, PIPED_FIELD
 
 
 def _class_map(values: tuple[str, ...]) -> dict[str, str] | None:
     """Merge ``--class-map`` values: files (.toml/.csv) and CODE=CLASS pairs, later ones winning."""
+    from esc_gis.io import read_class_map
+
     out: dict[str, str] = {}
     for v in values:
         if "=" in v and not v.lower().endswith((".toml", ".csv")):
@@ -71,7 +71,14 @@ def _class_map(values: tuple[str, ...]) -> dict[str, str] | None:
 )
 @click.option("--layer", default=None, help="Layer of WATERS to read, if it has several.")
 @assume_crs_option("CRS for WATERS if it has none.")
-@click.option("--crs", default=None, help="Measuring and output CRS [default: the profile's].")
+@click.option(
+    "--dst-crs",
+    "--crs",
+    "crs",
+    default=None,
+    help="CRS of the output, as rio's --dst-crs, in which the widths are also measured (projected, in feet "
+    "or metres) [default: the profile's measuring CRS]. --crs: the older name.",
+)
 @profile_option("Ordinance profile TOML; default: the bundled profile.")
 @overwrite_option("Replace OUTPUT if it exists.")
 @quiet_option("No summary.")
@@ -100,6 +107,10 @@ def protective(
     outline. Where strips overlap the greatest width governs; the waters themselves are left
     out, and piped streams and concentrated-flow channels draining too little get no strip.
     """
+    # Imported here, not at the top: `esc-gis protective --help` starts without geopandas.
+    from esc_gis.io import check_output_path, write_layer
+    from esc_gis.protective import protective_layer
+
     check_output_path(output, overwrite=overwrite)
     gdf = protective_layer(
         waters,

@@ -79,7 +79,7 @@ def review(
     ls = load_layers(layers_path, profile=prof)
     totals = None
     if registry is not None:
-        from esc_gis.cli.soil_loss import registry_plan_totals
+        from esc_gis.cli._soil_loss_run import registry_plan_totals
 
         totals = registry_plan_totals(registry, layers_path)
     result = review_plan(plan, layers=ls, profile=prof, plan_totals=totals)

@@ -10,21 +10,22 @@ import click
 from esc_gis._outputs import reads
 from esc_gis.cli._catalogue import short_help
 from esc_gis.cli._options import output_option, overwrite_option, progress_bar, quiet_option
-from esc_gis.profile import load_profile
-from esc_gis.terrain import write_slope
-from esc_gis.terrain.slope import COMPRESSIONS
+from esc_gis.terrain._formats import COMPRESSIONS
 
 Z_UNIT = click.Choice(["m", "ft", "us_ft"])
 
 
 def band_option() -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """``--band N``: the DEM band holding the elevations (required for multi-band rasters)."""
+    """``--band N`` (or rio's ``--bidx N``): the DEM band holding the elevations (required for multi-band rasters)."""
     return click.option(
+        "--bidx",
         "--band",
+        "band",
         type=click.IntRange(min=1),
         default=None,
         metavar="N",
-        help="Band holding the elevations; required when the DEM has more than one band.",
+        help="Band holding the elevations, as rio's --bidx (--band: the older name); required when the DEM "
+        "has more than one band.",
     )
 
 
@@ -75,6 +76,10 @@ def slope(
     records the DEM band used. Beside it goes a QGIS style of the same stem (.qml), which
     QGIS loads with the raster: slope classes cut at the profile's steep-slope threshold.
     """
+    # Imported here, not at the top: `esc-gis slope --help` starts without rasterio and numpy.
+    from esc_gis.profile import load_profile
+    from esc_gis.terrain import write_slope
+
     with progress_bar("slope", quiet=quiet) as bar:
         task = bar.add_task("slope", total=1.0)
         info = write_slope(

@@ -8,9 +8,6 @@ from esc_gis._outputs import reads
 from esc_gis.cli._catalogue import short_help
 from esc_gis.cli._options import output_option, overwrite_option, progress_bar, quiet_option
 from esc_gis.cli.slope import Z_UNIT, band_option
-from esc_gis.io import check_output_path, write_layer
-from esc_gis.profile import load_profile
-from esc_gis.terrain import steep_polygons
 
 
 @click.command(short_help=short_help("steep"))
@@ -24,7 +21,13 @@ from esc_gis.terrain import steep_polygons
 )
 @click.option("--min-area-sqft", type=float, default=0.0, show_default=True, help="Drop smaller specks.")
 @click.option("--z-unit", type=Z_UNIT, default=None, help="Unit of the elevations when the DEM does not say.")
-@click.option("--crs", "crs", default=None, help="CRS of the output [default: the profile's measuring CRS].")
+@click.option(
+    "--dst-crs",
+    "--crs",
+    "crs",
+    default=None,
+    help="CRS of the output, as rio's --dst-crs [default: the profile's measuring CRS]. --crs: the older name.",
+)
 @click.option("--compute-edges", is_flag=True, help="As gdaldem -compute_edges.")
 @band_option()
 @overwrite_option("Replace OUTPUT if it exists.")
@@ -43,6 +46,11 @@ def steep(
     quiet: bool,
 ) -> None:
     """Write dissolved polygons of DEM's land at or above the threshold slope to OUTPUT."""
+    # Imported here, not at the top: `esc-gis steep --help` starts without geopandas and rasterio.
+    from esc_gis.io import check_output_path, write_layer
+    from esc_gis.profile import load_profile
+    from esc_gis.terrain import steep_polygons
+
     check_output_path(output, overwrite=overwrite)
     profile = load_profile()
     threshold = threshold_pct if threshold_pct is not None else float(profile.entry("thresholds.steep_slope").value)  # type: ignore[arg-type]

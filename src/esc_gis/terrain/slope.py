@@ -56,12 +56,11 @@ from esc_gis._outputs import atomic_output, check_output_file, check_style
 from esc_gis._threads import cap, gdal_threads
 from esc_gis.errors import LayerReadError
 from esc_gis.styles import write_slope_qml
+from esc_gis.terrain._formats import COMPRESSIONS
 from esc_gis.terrain.dem import DemInfo, open_dem, warn_if_dem_far
 
 #: Output nodata, as gdaldem writes it.
 NODATA = -9999.0
-#: Compressions of the rasters written (``--compress``); the first is the default.
-COMPRESSIONS = ("deflate", "zstd", "lzw", "none")
 #: Cells per block: 1 MB of float32 per array, ~10 MB of temporaries per block in flight.
 #: Measured on 8000 x 8000: 2^18 with two threads is as fast as 2^20 and lighter.
 BLOCK_CELLS = 1 << 18

@@ -15,21 +15,19 @@ from dataclasses import replace
 from datetime import date, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import geopandas as gpd
 import numpy as np
-import pandas as pd
 import shapely
 from pyproj import CRS
 
+from esc_gis._lazy import lazy_module
 from esc_gis.errors import (
     PermitNotFoundError,
     Problem,
     RegistryError,
     ValidationError,
 )
-from esc_gis.layers import LayerSet
 from esc_gis.profile import Profile
 from esc_gis.registry.domain.calendar import OfficeCalendar
 from esc_gis.registry.domain.dates import EffectiveDate, date_problems
@@ -41,6 +39,16 @@ from esc_gis.registry.domain.lifecycle import STATES, written_reasons
 from esc_gis.registry.domain.records import Deficiency, Event, Inspection, Party, Permit, Photo
 from esc_gis.registry.store.backend import Backend, now_utc, rows
 from esc_gis.registry.store.schema import PERMIT_COLUMNS, TABLES
+
+if TYPE_CHECKING:
+    import geopandas as gpd
+    import pandas as pd
+
+    from esc_gis.layers import LayerSet
+else:
+    # Loaded on first use: listing and showing permits start without them (issue 36).
+    gpd = lazy_module("geopandas")
+    pd = lazy_module("pandas")
 
 _KINDS = {name: kind for name, kind, _ in PERMIT_COLUMNS}
 _PERMIT_FIELDS = [name for name, _, _ in PERMIT_COLUMNS if name not in ("fid", "geom")]
@@ -84,12 +92,34 @@ class RegistryBase:
     enforcement and appeals, fees and guarantees) each subclass this in their own module.
     """
 
-    def __init__(self, backend: Backend, *, layers: LayerSet, profile: Profile, calendar: OfficeCalendar) -> None:
+    def __init__(
+        self,
+        backend: Backend,
+        *,
+        layers: LayerSet | str | os.PathLike[str] | None,
+        profile: Profile,
+        calendar: OfficeCalendar,
+    ) -> None:
         self.backend = backend
-        self.layers = layers
+        self._layers = layers
         self.profile = profile
         self.calendar = calendar
         self.crs = CRS.from_epsg(backend.srid)
+
+    @property
+    def layers(self) -> LayerSet:
+        """The layer set the registry measures with, read on first use (the bundled one by default).
+
+        Raises
+        ------
+        LayerSetError
+            If the manifest given to :func:`~esc_gis.registry.open_registry` cannot be read.
+        """
+        from esc_gis.layers import LayerSet, load_layers
+
+        if not isinstance(self._layers, LayerSet):
+            self._layers = load_layers(_path(self._layers), profile=self.profile)
+        return self._layers
 
     def __exit__(self, *exc: tuple[type[BaseException] | None, BaseException | None, TracebackType | None]) -> None:
         self.close()

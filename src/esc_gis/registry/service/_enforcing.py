@@ -8,11 +8,11 @@ import os
 from dataclasses import replace
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import geopandas as gpd
 import shapely
 
+from esc_gis._lazy import lazy_module
 from esc_gis.errors import (
     IllegalTransitionError,
     PermitNotFoundError,
@@ -43,6 +43,12 @@ from esc_gis.registry.service._core import (
 )
 from esc_gis.registry.service._numbering import next_number
 from esc_gis.registry.store.backend import now_utc, rows
+
+if TYPE_CHECKING:
+    import geopandas as gpd
+else:
+    # Loaded on first use: listing and showing permits start without them (issue 36).
+    gpd = lazy_module("geopandas")
 
 #: The order of a case without a permit, as the moves of its own stream.
 _CASE_MOVES: dict[str, dict[str, Any]] = {

@@ -12,13 +12,12 @@ __all__ = ["Intake", "screening_differs"]
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import date, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import geopandas as gpd
 import numpy as np
-import pandas as pd
 import shapely
 
+from esc_gis._lazy import lazy_module
 from esc_gis.errors import (
     Problem,
     ValidationError,
@@ -39,6 +38,14 @@ from esc_gis.registry.service._core import (
 )
 from esc_gis.registry.service._numbering import assign_numbers, taken_numbers
 from esc_gis.registry.store.backend import now_utc
+
+if TYPE_CHECKING:
+    import geopandas as gpd
+    import pandas as pd
+else:
+    # Loaded on first use: listing and showing permits start without them (issue 36).
+    gpd = lazy_module("geopandas")
+    pd = lazy_module("pandas")
 
 #: The states of an application the office has not yet decided (§ 540-8C(1)-(4)): received,
 #: waiting for information asked for, under review. Its disturbed limits may be measured anew.

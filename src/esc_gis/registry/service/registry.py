@@ -22,9 +22,9 @@ from __future__ import annotations
 __all__ = ["Registry", "init_registry", "open_registry"]
 
 import os
+from typing import TYPE_CHECKING
 
 from esc_gis.errors import RegistryError
-from esc_gis.layers import LayerSet, load_layers
 from esc_gis.profile import Profile, load_profile
 from esc_gis.registry.domain.calendar import OfficeCalendar, profile_calendar
 from esc_gis.registry.service._amending import Amending
@@ -36,6 +36,9 @@ from esc_gis.registry.service._money import Money
 from esc_gis.registry.service._moves import Moves
 from esc_gis.registry.store.backend import open_backend
 from esc_gis.registry.views.verify import Difference, verify
+
+if TYPE_CHECKING:
+    from esc_gis.layers import LayerSet
 
 
 def init_registry(
@@ -60,6 +63,8 @@ def init_registry(
     RegistryError
         If the target cannot be opened, is in another CRS, or was written by a newer esc_gis.
     """
+    from esc_gis.layers import LayerSet, load_layers
+
     profile = load_profile()
     ls = layers if isinstance(layers, LayerSet) else load_layers(_path(layers), profile=profile)
     epsg = ls.crs.to_epsg()
@@ -95,8 +100,9 @@ def open_registry(
         backend.close()
         raise
     prof = profile or load_profile()
-    ls = layers if isinstance(layers, LayerSet) else load_layers(_path(layers), profile=prof)
-    return Registry(backend, layers=ls, profile=prof, calendar=calendar or profile_calendar(prof))
+    # The layer set is read when a command first measures with it (Registry.layers): listing,
+    # showing and moving permits never need it, and reading it costs geopandas and a second.
+    return Registry(backend, layers=layers, profile=prof, calendar=calendar or profile_calendar(prof))
 
 
 class Registry(Intake, Moves, Inspecting, Appealing, Money, Amending):

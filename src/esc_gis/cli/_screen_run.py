@@ -1,0 +1,443 @@
+"""What ``esc-gis screen`` does, apart from its options: imported when it runs, not for ``--help``."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import click
+import geopandas as gpd
+import pandas as pd
+from rich import box
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from esc_gis._outputs import check_sidecar, drop_sidecar, sidecar_path
+from esc_gis.cli._console import console
+from esc_gis.cli._options import (
+    progress_bar,
+)
+from esc_gis.io import check_output_path, run_findings_path, write_layer, write_run_findings
+from esc_gis.screening import ScreeningRun, run_findings, screen_run
+
+if TYPE_CHECKING:
+    from esc_gis.stream import StreamRun
+
+
+def _field_map(values: tuple[str, ...]) -> dict[str, str]:
+    out = {}
+    for v in values:
+        name, sep, source = v.partition("=")
+        if not sep or not name or not source:
+            raise click.BadParameter(f"{v!r} is not NAME=SOURCE (e.g. activity=LANDUSE).", param_hint="--field")
+        out[name.strip()] = source.strip()
+    return out
+
+
+#: Findings every applicable row has; the summary lists only the others.
+_ROUTINE = {
+    "jurisdiction_inside",
+    "disturbed_area",
+    "permit_required",
+    "permit_not_required",
+    "nearest_water",
+    "steep_not_measured",
+    "no_steep_slopes",
+    "no_waters_layer",
+}
+
+
+_WHY_NOT = {
+    "outside_jurisdiction": "outside",
+    "excluded_state_agency": "state agency",
+    "exempt_agricultural": "agricultural",
+    "exempt_silviculture": "silviculture",
+}
+
+
+#: Summary column -> the run finding that leaves it empty, for the column's note.
+_NOTE = {"steep sq ft": "steep_not_measured", "protective sq ft": "no_waters_layer", "water ft": "no_waters_layer"}
+
+
+#: Narrowest a column may get (rich widens a column back to this after shrinking the table, so
+#: these must leave room for the others in 100 columns).
+_MIN_WIDTH = {"where": 7, "decision": 8, "stds": 6, "disturbed sq ft": 6, "plan sq ft": 6}
+
+
+def summary_table(result: gpd.GeoDataFrame, *, max_rows: int = 40) -> Table:
+    """Build a readable table of a screening result: one line per site (up to ``max_rows``).
+
+    Every column wraps (a long id folds) rather than being cropped, so the table fits a
+    100-column log; the findings beyond the routine ones are listed under the table
+    (:func:`findings_lines`), where they wrap as text. A column the run could not measure
+    says so in its heading.
+    """
+    table = Table(
+        title=f"Screening: {len(result)} site(s)",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    not_measured = {f["code"] for f in run_findings(result)}
+    just: Literal["left", "right"]
+    for col, just in (
+        ("site", "left"),
+        ("plan", "left"),
+        ("where", "left"),
+        ("disturbed sq ft", "right"),
+        ("plan sq ft", "right"),
+        ("decision", "left"),
+        ("stds", "left"),
+        ("steep sq ft", "right"),
+        ("protective sq ft", "right"),
+        ("water ft", "right"),
+    ):
+        note = " (not measured)" if _NOTE.get(col) in not_measured else ""
+        # Words of the decision and the place stay whole; ids and headings fold to fit.
+        table.add_column(col + note, justify=just, overflow="fold", min_width=_MIN_WIDTH.get(col))
+    colour = {"required": "bold red", "not_required": "green", "not_applicable": "dim"}
+    for r in result.head(max_rows).itertuples():
+        decision = f"[{colour[r.permit]}]{r.permit.replace('_', ' ')}[/]"
+        if r.permit == "not_applicable":
+            decision = f"[dim]n/a: {_WHY_NOT[r.applicability]}[/]"
+        if r.permit_may_be_required:
+            decision += " [yellow](may be required)[/]"
+        prot = "" if pd.isna(r.protective_disturbed_sqft) else f"{r.protective_disturbed_sqft:,.0f}"
+        steep = "" if pd.isna(r.steep_disturbed_sqft) else f"{r.steep_disturbed_sqft:,.0f}"
+        water = "" if pd.isna(r.nearest_water_ft) else f"{r.nearest_water_ft:,.0f}"
+        table.add_row(
+            escape(str(r.site_id)),
+            "" if pd.isna(r.plan_id) else escape(str(r.plan_id)),
+            r.jurisdiction,
+            _disturbed_cell(r.disturbed_sqft, r.disturbed_in_village_sqft),
+            f"{r.plan_disturbed_sqft:,.0f}",
+            decision,
+            r.standards + (" + sediment" if r.sediment_standard else ""),
+            steep,
+            prot,
+            water,
+        )
+    if len(result) > max_rows:
+        table.caption = f"... {len(result) - max_rows} more rows in the output file."
+    return table
+
+
+def _disturbed_cell(disturbed_sqft: float, in_village_sqft: float) -> str:
+    """Show the whole disturbed area, and the part inside the Village when that differs (0 outside it)."""
+    whole = f"{disturbed_sqft:,.0f}"
+    if round(in_village_sqft) == round(disturbed_sqft):
+        return whole
+    return f"{whole} ({in_village_sqft:,.0f} inside)"
+
+
+def skipped_path(output: str | Path) -> Path:
+    """Where the features skipped as not sites are written: beside OUTPUT, ``<output name>.skipped<ext>``."""
+    return sidecar_path(output, "skipped")
+
+
+def input_lines(run: ScreeningRun | StreamRun, skipped_file: Path | None) -> list[str]:
+    """Say what of the sites layer was left out or given an id, and why: nothing is dropped silently.
+
+    The whole-file run and the streamed one (``--batch-rows``) say it in the same words.
+    """
+    lines = []
+    skipped = run.skipped if run.skipped is not None else ()
+    if isinstance(run, ScreeningRun):
+        generated, shown_ids = len(run.generated_ids), run.generated_ids[:5]
+    else:  # a streamed run keeps the count and the first few ids only
+        generated, shown_ids = run.generated_ids, run.generated_shown
+    if run.schema == "v10":
+        lines.append(f"Recognised the Wisconsin V10 parcel schema; site id: {run.id_field}.")
+    if run.not_selected:
+        lines.append(f"--where left out {run.not_selected:,} feature(s) of the sites file.")
+    if len(skipped):
+        ids = Counter(str(v).strip() for v in run.skipped[run.id_field]) if run.id_field in run.skipped else Counter()
+        top = ", ".join(f"{k} {v:,}" for k, v in ids.most_common(6))
+        lines.append(
+            f"Skipped {len(skipped):,} feature(s) that are not parcels ({top}): rule {run.rule}; "
+            f"listed with their feature numbers in {skipped_file}."
+        )
+    if generated:
+        shown = ", ".join(shown_ids) + (", ..." if generated > 5 else "")
+        lines.append(f"{generated:,} site(s) had no {run.id_field}; screened as row:<feature number> ({shown}).")
+    return lines
+
+
+def findings_lines(result: gpd.GeoDataFrame, *, max_rows: int = 40) -> list[str]:
+    """Return ``site: code, code`` for the sites of the table that have findings beyond the routine ones."""
+    lines = []
+    for r in result.head(max_rows).itertuples():
+        codes = [f["code"] for f in json.loads(r.findings) if f["code"] not in _ROUTINE]
+        if codes:
+            lines.append(f"{r.site_id}: {', '.join(codes)}")
+    return lines
+
+
+def run_findings_lines(result: gpd.GeoDataFrame) -> list[str]:
+    """Return the run's own findings (checks made for no site), one readable line each."""
+    return [_not_checked_line(f) for f in run_findings(result)]
+
+
+def _not_checked_line(f: dict[str, str]) -> str:
+    """One run finding (a check made for no site) in words."""
+    return f"Not checked: {f['message']} ({f['section']}, {f['basis']}; columns left empty: {f['columns']})"
+
+
+def counts_line(result: gpd.GeoDataFrame) -> str:
+    """One line counting sites by permit decision."""
+    c = Counter(result["permit"])
+    may = int(result["permit_may_be_required"].sum())
+    return (
+        f"permit required: {c.get('required', 0)}, not required: {c.get('not_required', 0)} "
+        f"(of which may be required: {may}), not applicable: {c.get('not_applicable', 0)}"
+    )
+
+
+def _dask(scheduler: str | None, workers: int | None) -> object:
+    from esc_gis.dask_engine import dask_engine
+
+    return dask_engine(scheduler, workers=workers)
+
+
+def _screen_streamed(sites: str, output: str, *, batch_rows: int, quiet: bool, overwrite: bool, **kw: object) -> None:
+    """Run ``--batch-rows``: the layer a batch at a time (:func:`esc_gis.stream.screen_to_file`), with rate and ETA."""
+    from rich.progress import MofNCompleteColumn, TimeRemainingColumn
+
+    from esc_gis.stream import screen_to_file
+
+    side = skipped_path(output)
+    check_sidecar(side, output, overwrite=overwrite)
+    check_sidecar(run_findings_path(output), output, overwrite=overwrite)
+    bar = Progress(
+        TextColumn("screening"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("features"),
+        TextColumn("{task.fields[rate]}"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        disable=quiet,
+        transient=True,
+    )
+    with bar:
+        task = bar.add_task("screening", total=None, rate="")
+        started = time.monotonic()
+
+        def show(done: int, total: int) -> None:
+            per_s = done / max(time.monotonic() - started, 1e-9)
+            bar.update(task, completed=done, total=total, rate=f"{per_s:,.0f}/s")
+
+        run = screen_to_file(
+            sites,
+            output,
+            batch_rows=batch_rows,
+            overwrite=overwrite,
+            progress=show,
+            **kw,  # type: ignore[arg-type]
+        )
+    if run.skipped is not None and len(run.skipped):
+        write_layer(run.skipped, side, overwrite=True, layer="skipped")
+    else:
+        drop_sidecar(side)
+    notes = write_run_findings(run.run_findings, output, overwrite=overwrite)
+    if not quiet:
+        # What was not checked, and what of the layer was left out, as the whole-file run says it.
+        for f in run.run_findings:
+            console().print(_not_checked_line(f), markup=False)
+        has_skipped = run.skipped is not None and len(run.skipped) > 0
+        for line in input_lines(run, side if has_skipped else None):
+            console().print(line, markup=False)
+        console().print(
+            f"Wrote {run.rows:,} rows to {output} in {run.batches:,} batch(es) of up to {batch_rows:,}"
+            + (f", the checks not made to {notes}" if notes else ""),
+            markup=False,
+        )
+
+
+def _refuse_strays(dask_options: bool, municipality_field: bool, dask_by_profile: bool = False) -> None:
+    """Refuse an option given without the one it goes with, or with one it does not take."""
+    if dask_options:
+        raise click.UsageError("--scheduler and --workers go with --engine dask.")
+    if municipality_field:
+        raise click.UsageError("--municipality-field goes with --profile-by.")
+    if dask_by_profile:
+        raise click.UsageError("--profile-by runs in one process: give it without --engine dask.")
+
+
+def _refuse_with_profile_by(*values: str | None) -> None:
+    """Refuse the options ``--profile-by`` does not take yet, rather than ignore them."""
+    names = ("--layer", "--where", "--disturbed-layer", "--disturbed-where", "--map")
+    given = [n for n, v in zip(names, values, strict=True) if v is not None]
+    if given:
+        raise click.UsageError(f"--profile-by does not take {', '.join(given)} yet: cut the layer first.")
+
+
+def _screen_by_municipality(
+    sites: str, output: str, *, profile_by: str, profile: str | None, overwrite: bool, quiet: bool, **kw: Any
+) -> None:
+    """Run ``--profile-by``: each site under its municipality's profile (:mod:`esc_gis.municipalities`)."""
+    from esc_gis.municipalities import screen_by_municipality
+
+    if profile is not None:
+        raise click.UsageError(
+            "--ordinance (--profile) and --ordinance-by (--profile-by) exclude each other: "
+            "the layer names each site's profile."
+        )
+    side = skipped_path(output)
+    check_sidecar(side, output, overwrite=overwrite)
+    check_sidecar(run_findings_path(output), output, overwrite=overwrite)
+    result = screen_by_municipality(sites, profile_by=profile_by, **kw)
+    skipped = result.attrs.get("skipped")
+    write_layer(result, output, overwrite=overwrite)
+    if skipped is not None and len(skipped):
+        write_layer(skipped, side, overwrite=True, layer="skipped")
+    else:
+        drop_sidecar(side)
+    write_run_findings(run_findings(result), output, overwrite=overwrite)
+    if not quiet:
+        counts = Counter(zip(result["municipality"].fillna("(none)"), result["permit"], strict=True))
+        for (muni, permit), n in sorted(counts.items()):
+            console().print(f"{muni}: {n:,} {permit}", markup=False)
+        console().print(f"Wrote {len(result):,} rows to {output}", markup=False)
+
+
+def run(
+    *,
+    sites: str,
+    disturbed: str | None,
+    layers_path: str | None,
+    profile_path: str | None,
+    profile_by: str | None,
+    municipality_field: str | None,
+    batch_rows: int | None,
+    engine: str,
+    scheduler: str | None,
+    workers: int | None,
+    id_field: str,
+    fields: tuple[str, ...],
+    assume_crs: str | None,
+    sites_layer: str | None,
+    disturbed_layer: str | None,
+    where: str | None,
+    disturbed_where: str | None,
+    skip_ids: str,
+    output: str,
+    map_path: str | None,
+    offline: bool,
+    overwrite: bool,
+    quiet: bool,
+) -> None:
+    """Run ``esc-gis screen`` with its options (:func:`esc_gis.cli.screen.screen` documents them)."""
+    field_map = _field_map(fields)
+    check_output_path(output, overwrite=overwrite)  # fail before the work, not after
+    if engine == "dask" and batch_rows is None:
+        batch_rows = 50_000
+    _refuse_strays(
+        engine == "local" and bool(scheduler or workers),
+        municipality_field is not None and not profile_by,
+        engine == "dask" and profile_by is not None,
+    )
+    # What every route reads the inputs with (the whole-file run below passes them by its own names).
+    common: dict[str, Any] = {
+        "disturbed": disturbed,
+        "layers": layers_path,
+        "id_field": id_field,
+        "field_map": field_map or None,
+        "assume_crs": assume_crs,
+    }
+    if batch_rows is not None:
+        if profile_by is not None or map_path is not None:
+            raise click.UsageError("--batch-rows streams the output: give it without --profile-by and --map.")
+        _screen_streamed(
+            sites,
+            output,
+            batch_rows=batch_rows,
+            quiet=quiet,
+            overwrite=overwrite,
+            profile=profile_path,
+            sites_layer=sites_layer,
+            sites_where=where,
+            disturbed_layer=disturbed_layer,
+            disturbed_where=disturbed_where,
+            skip_ids=skip_ids,
+            engine=_dask(scheduler, workers) if engine == "dask" else None,
+            **common,
+        )
+        return
+    if profile_by is not None:
+        _refuse_with_profile_by(sites_layer, where, disturbed_layer, disturbed_where, map_path)
+        _screen_by_municipality(
+            sites,
+            output,
+            profile_by=profile_by,
+            name_field=municipality_field,
+            skip_ids=skip_ids,
+            profile=profile_path,
+            overwrite=overwrite,
+            quiet=quiet,
+            **common,
+        )
+        return
+    side = skipped_path(output)
+    check_sidecar(side, output, overwrite=overwrite)  # a stale one (its output gone) is replaced
+    check_sidecar(run_findings_path(output), output, overwrite=overwrite)  # its run findings go beside it
+    if map_path is not None:
+        from esc_gis.maps import check_map_path  # folium loads only when a map is asked for
+
+        check_map_path(map_path, overwrite=overwrite)
+    err = Console(stderr=True)
+    with progress_bar("{task.description:<40}", quiet=quiet, console=err) as bar:
+        task = bar.add_task("screening", total=1.0)
+        run = screen_run(
+            sites,
+            disturbed=disturbed,
+            layers=layers_path,
+            profile=profile_path,
+            id_field=id_field,
+            field_map=field_map,
+            assume_crs=assume_crs,
+            sites_layer=sites_layer,
+            disturbed_layer=disturbed_layer,
+            sites_where=where,
+            disturbed_where=disturbed_where,
+            skip_ids=skip_ids,
+            progress=lambda stage, frac: bar.update(task, completed=frac, description=stage),
+        )
+        result = run.result
+        bar.update(task, description=f"writing {output}")
+        write_layer(result, output, overwrite=overwrite)
+        if len(run.skipped):
+            write_layer(run.skipped, side, overwrite=True, layer="skipped")  # checked with its output
+        else:
+            drop_sidecar(side)  # a list from an earlier run would describe this one wrongly
+        notes = write_run_findings(run_findings(result), output, overwrite=overwrite)
+        if map_path is not None:
+            bar.update(task, description=f"drawing {map_path}")
+            from esc_gis.layers import load_layers
+            from esc_gis.maps import overview_map, write_map
+            from esc_gis.profile import load_profile
+
+            ls = load_layers(layers_path, profile=load_profile(profile_path))
+            write_map(overview_map(result, layers=ls, offline=offline), map_path, overwrite=overwrite)
+    if not quiet:
+        out = console()
+        out.print(summary_table(result))
+        other = findings_lines(result)
+        if other:
+            out.print("Other findings (codes; the messages are in the output's findings column):")
+            for line in other:
+                out.print(f"  {line}", markup=False)
+        out.print(counts_line(result))
+        for line in run_findings_lines(result):
+            out.print(line, markup=False)
+        for line in input_lines(run, side if len(run.skipped) else None):
+            out.print(line, markup=False)
+        wrote = f"Wrote {len(result)} rows to {output}" + (f", the checks not made to {notes}" if notes else "")
+        out.print(wrote + (f" and the map {map_path}" if map_path else ""), markup=False)
