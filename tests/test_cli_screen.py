@@ -100,8 +100,16 @@ NOT_OURS = ("DataSourceError", "<DRIVER>", "prefixing the file path", "PosixPath
         ("empty.geojson", b"", "cannot be read as a vector layer: the file is empty (0 bytes)."),
         ("picture.gpkg", PNG, "cannot be read as a vector layer: it is a PNG image."),
         ("picture.geojson", PNG, "cannot be read as a vector layer: it is a PNG image."),
-        ("notes.txt", b"Site visit, 4 May: silt fence down on the east side.\n", "cannot be read as a vector layer: it is a text file in no GIS format"),
-        ("cut.geojson", b'{"type": "FeatureCollection", "features": [{"type": "Fe', "cannot be read as a vector layer: it is JSON text that is no readable"),
+        (
+            "notes.txt",
+            b"Site visit, 4 May: silt fence down on the east side.\n",
+            "cannot be read as a vector layer: it is a text file in no GIS format",
+        ),
+        (
+            "cut.geojson",
+            b'{"type": "FeatureCollection", "features": [{"type": "Fe',
+            "cannot be read as a vector layer: it is JSON text that is no readable",
+        ),
     ],
 )
 def test_an_empty_or_non_gis_file_gets_our_message_not_gdals(tmp_path, layers_path, name, content, words, batch):
@@ -338,13 +346,13 @@ def test_screen_summary_wraps_to_100_columns_with_a_long_id(tmp_path, layers_pat
     rule = next(i for i, line in enumerate(lines) if line.lstrip().startswith("───"))
     table = lines[: next(i for i, line in enumerate(lines) if line.startswith("Other findings"))]
     # The id folds down the first column; read back in order, it is whole.
-    first = "".join(line.split()[0] for line in table[rule + 1 :] if line[1:2] != " ")
+    first = "".join(line.split()[0] for line in table[rule + 1 :] if line[:1] == " " and line[1:2] != " ")
     assert long_id + "B" == first
     # The last column (distance to water) is all there for both sites, not cropped.
     result = gpd.read_file(tmp_path / "o.gpkg")
     for d in result["nearest_water_ft"]:
         assert any(line.rstrip().endswith(f"{d:,.0f}") for line in table)
-    assert "measure" in "".join(table[:rule])  # the headings of columns not measured say so
+    assert "Not measured in this run: steep" in " ".join(" ".join(table).split())  # the caption says which
     assert " ".join(r.output.split()).count("Not checked: The layer set has no DEM") == 1
 
 
@@ -428,7 +436,7 @@ def test_overwrite_replaces_an_output_and_its_sidecars_together(good, tmp_path, 
 
 
 def test_the_summary_gives_the_whole_disturbed_area_and_the_part_inside(tmp_path, layers_path):
-    """A site outside the Village is not 0 sq ft of disturbance: its area shows, with the part inside."""
+    """A site outside the Village is not 0 sq ft of disturbance: its area shows, marked, the part inside below."""
     path = tmp_path / "sites.gpkg"
     sites(
         [
@@ -442,6 +450,36 @@ def test_the_summary_gives_the_whole_disturbed_area_and_the_part_inside(tmp_path
     )
     assert r.exit_code == 0, r.output
     rows = {line.split()[0]: line for line in _lines(r.output) if line.split()[:1] in (["in"], ["edge"], ["out"])}
-    assert " 10,000 " in rows["in"] and "inside)" not in rows["in"]
-    assert "20,000 (10,000 inside)" in rows["edge"]
-    assert "10,000 (0 inside)" in rows["out"]
+    assert " 10,000 " in rows["in"] and "10,000*" not in rows["in"]
+    assert " 20,000* " in rows["edge"] and " 10,000* " in rows["out"]  # marked, and said under the table
+    notes = [line for line in _lines(r.output) if line.startswith("* ")]
+    assert notes == [
+        "* edge: 20,000 sq ft disturbed, 10,000 inside the jurisdiction.",
+        "* out: 10,000 sq ft disturbed, 0 inside the jurisdiction.",
+    ]
+
+
+def test_the_summary_fits_80_columns_with_every_column_and_whole_ids(tmp_path, layers_path):
+    """At 80 columns (a terminal's default) all ten columns show, and ids of a county's length stay whole."""
+    ids = ["91-2-1234-56-789", "B", "WINNEBAGO 00123"]  # PARCELID-like ids, 16 and 15 characters
+    path = tmp_path / "sites.gpkg"
+    sites(
+        [
+            {"site_id": ids[0], "plan_id": "Meadow Ridge", "geometry": box(100, 100, 200, 200)},
+            {"site_id": ids[1], "geometry": box(1700, 100, 1790, 150)},
+            {"site_id": ids[2], "plan_id": "Meadow Ridge", "geometry": box(300, 100, 340, 150)},
+        ]
+    ).to_file(path, engine="pyogrio")
+    r = CliRunner().invoke(
+        cli, ["screen", str(path), "--layers", str(layers_path), "-o", str(tmp_path / "o.gpkg")], env={"COLUMNS": "80"}
+    )
+    assert r.exit_code == 0, r.output
+    lines = _lines(r.output)
+    assert max(len(line.rstrip()) for line in lines) <= 80
+    rule = next(i for i, line in enumerate(lines) if line.lstrip().startswith("───"))
+    heads = " ".join(lines[rule - 2 : rule])
+    for head in ("site", "plan", "where", "area", "sq ft", "decision", "stds", "steep", "prot.", "water"):
+        assert head in heads, head
+    rows = [line for line in lines[rule + 1 :] if line[1:2] != " "]
+    for site in ids:  # each id whole, at the start of its row
+        assert any(line[1:].startswith(site + " ") for line in rows), (site, rows)

@@ -13,7 +13,7 @@ from esc_gis.stream import screen_to_file
 from .test_stream import PARCELS, _read, _sites, same, screen_cli
 
 distributed = pytest.importorskip(
-    "distributed", reason="dask.distributed is not installed (pip install 'esc-gis[dask]')"
+    "distributed", reason="dask.distributed is not installed (make install has it)"
 )
 
 
@@ -125,3 +125,20 @@ def test_a_worker_hands_freed_memory_back_after_each_batch(monkeypatch):
     if platform.system() == "Linux" and platform.libc_ver()[0] == "glibc":
         assert dask_engine._malloc_trim() is not None
     dask_engine._give_back_freed_memory()  # never raises
+
+
+def test_dask_is_quiet_unless_asked(tmp_path, layers_path):
+    """distributed logs about 24 INFO lines a run; the console shows them only with -v (issue 36)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    src = tmp_path / "sites.gpkg"
+    _sites(40).to_file(src)
+    esc = str(Path(sys.executable).parent / "esc-gis")
+    base = ["screen", str(src), "--layers", str(layers_path), "--engine", "dask", "--workers", "1", "-q"]
+    quiet = subprocess.run([esc, *base, "-o", str(tmp_path / "a.gpkg")], capture_output=True, text=True)
+    assert quiet.returncode == 0, quiet.stderr
+    assert "INFO distributed" not in quiet.stderr, quiet.stderr
+    loud = subprocess.run([esc, "-v", *base, "-o", str(tmp_path / "b.gpkg")], capture_output=True, text=True)
+    assert loud.returncode == 0 and "INFO distributed" in loud.stderr, loud.stderr

@@ -31,7 +31,7 @@ from typing import Any
 import pyarrow as pa
 
 from esc_gis._threads import at_most
-from esc_gis.errors import EscGisError
+from esc_gis.errors import EscGisError, install_hint
 from esc_gis.stream import BatchOut, Context, Job, screen_job
 
 
@@ -50,7 +50,7 @@ def local_cluster(workers: int | None = None) -> Any:
     try:
         from distributed import LocalCluster
     except ImportError:
-        msg = "--engine dask needs dask.distributed. Fix: pip install 'esc-gis[dask]'."
+        msg = "--engine dask needs dask.distributed. " + install_hint("dask", "'dask[distributed]'")
         raise DaskUnavailableError(msg) from None
     return LocalCluster(
         n_workers=workers or os.cpu_count() or 1,
@@ -67,7 +67,7 @@ def _client(scheduler: str | None, workers: int | None) -> tuple[Any, Any]:
     try:
         from distributed import Client
     except ImportError:
-        msg = "--engine dask needs dask.distributed. Fix: pip install 'esc-gis[dask]'."
+        msg = "--engine dask needs dask.distributed. " + install_hint("dask", "'dask[distributed]'")
         raise DaskUnavailableError(msg) from None
     if scheduler:
         return Client(scheduler), None

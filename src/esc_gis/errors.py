@@ -33,6 +33,7 @@ __all__ = [
     "ToolError",
     "UnitsError",
     "ValidationError",
+    "install_hint",
 ]
 
 from dataclasses import dataclass
@@ -194,3 +195,23 @@ class ValidationError(EscGisError, ValueError):
         if n > self.max_listed:
             lines.append(f"  ... and {n - self.max_listed} more of the same kinds.")
         super().__init__("\n".join(lines))
+
+
+def install_hint(extra: str, packages: str) -> str:
+    """Say how to add an optional part (a pyproject extra) to this installation, by the routes that exist.
+
+    esc_gis is not published on PyPI, so ``pip install 'esc-gis[extra]'`` would find nothing:
+    the part comes with ``make install`` in a clone, or with the wheel and its extra.
+
+    Examples
+    --------
+    >>> install_hint("dask", "dask.distributed")  # doctest: +ELLIPSIS
+    "Fix: in a clone, `make install` has it; from the wheel, pip install '.../esc_gis-...-py3-none-any.whl[dask]' ...
+    """
+    from esc_gis import __version__
+
+    return (
+        f"Fix: in a clone, `make install` has it; from the wheel, pip install "
+        f"'.../esc_gis-{__version__}-py3-none-any.whl[{extra}]' (the wheel `make wheel` builds, with its "
+        f"{extra} extra), or pip install {packages} into the same environment."
+    )

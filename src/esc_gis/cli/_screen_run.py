@@ -64,75 +64,129 @@ _WHY_NOT = {
 _NOTE = {"steep sq ft": "steep_not_measured", "protective sq ft": "no_waters_layer", "water ft": "no_waters_layer"}
 
 
-#: Narrowest a column may get (rich widens a column back to this after shrinking the table, so
-#: these must leave room for the others in 100 columns).
-_MIN_WIDTH = {"where": 7, "decision": 8, "stds": 6, "disturbed sq ft": 6, "plan sq ft": 6}
+#: The summary's columns: key, heading (its unit on a second line), justification.
+_COLUMNS: tuple[tuple[str, str, Literal["left", "right"]], ...] = (
+    ("site", "site", "left"),
+    ("plan", "plan", "left"),
+    ("where", "where", "left"),
+    ("disturbed sq ft", "area\nsq ft", "right"),
+    ("plan sq ft", "plan\nsq ft", "right"),
+    ("decision", "decision", "left"),
+    ("stds", "stds", "left"),
+    ("steep sq ft", "steep\nsq ft", "right"),
+    ("protective sq ft", "prot.\nsq ft", "right"),
+    ("water ft", "water\nft", "right"),
+)
+#: Columns whose words wrap at spaces (the others never wrap, except ids too long to fit).
+_WRAPS = ("decision", "stds")
+#: Narrowest an id column folds to when the ids cannot sit whole.
+_FOLDED_ID = 6
 
 
-def summary_table(result: gpd.GeoDataFrame, *, max_rows: int = 40) -> Table:
+def _summary_rows(shown: gpd.GeoDataFrame) -> list[tuple[list[str], list[str]]]:
+    """Return each row's cells as shown (with rich markup) and as plain text (for widths)."""
+    colour = {"required": "bold red", "not_required": "green", "not_applicable": "dim"}
+    out = []
+    for r in shown.itertuples():
+        words = r.permit.replace("_", " ")
+        decision = f"[{colour[r.permit]}]{words}[/]"
+        if r.permit == "not_applicable":
+            words = f"n/a: {_WHY_NOT[r.applicability]}"
+            decision = f"[dim]{words}[/]"
+        if r.permit_may_be_required:
+            words += " (may be required)"
+            decision += " [yellow](may be required)[/]"
+        plain = [
+            str(r.site_id),
+            "" if pd.isna(r.plan_id) else str(r.plan_id),
+            str(r.jurisdiction),
+            _disturbed_cell(r.disturbed_sqft, r.disturbed_in_village_sqft),
+            f"{r.plan_disturbed_sqft:,.0f}",
+            words,
+            r.standards + (" + sediment" if r.sediment_standard else ""),
+            *(
+                "" if pd.isna(v) else f"{v:,.0f}"
+                for v in (r.steep_disturbed_sqft, r.protective_disturbed_sqft, r.nearest_water_ft)
+            ),
+        ]
+        shown_cells = [escape(c) for c in plain]
+        shown_cells[5] = decision
+        out.append((shown_cells, plain))
+    return out
+
+
+def summary_table(result: gpd.GeoDataFrame, *, max_rows: int = 40, width: int = 80) -> Table:
     """Build a readable table of a screening result: one line per site (up to ``max_rows``).
 
-    Every column wraps (a long id folds) rather than being cropped, so the table fits a
-    100-column log; the findings beyond the routine ones are listed under the table
-    (:func:`findings_lines`), where they wrap as text. A column the run could not measure
-    says so in its heading.
+    It fits ``width`` columns with all ten columns there. Headings give their unit on a second
+    line; numbers and places never wrap; the decision and standards wrap at spaces; and the
+    ids (site, then plan) stay whole whenever they fit beside the rest, measured on the rows
+    shown (at 80 columns a 16-character parcel id and a plan's name do); an id that cannot
+    folds down its column. A site partly or wholly outside the jurisdiction shows its whole
+    disturbed area marked ``*``, the part inside said under the table (:func:`disturbed_notes`);
+    the caption names the columns and those this run could not measure.
     """
     table = Table(
         title=f"Screening: {len(result)} site(s)",
         title_justify="left",
         box=box.SIMPLE_HEAD,
         pad_edge=False,
+        padding=0,  # the box draws one space between columns
     )
+    shown = result.head(max_rows)
+    rows = _summary_rows(shown)
+
+    def need(i: int, key: str, heading: str) -> int:
+        words = [w for line in heading.split("\n") for w in line.split()]
+        if key in _WRAPS:  # its longest word
+            words += [w for _, plain in rows for w in plain[i].split()]
+            return max(len(w) for w in words)
+        return max([len(line) for line in heading.split("\n")] + [len(plain[i]) for _, plain in rows])
+
+    widths = [need(i, key, heading) for i, (key, heading, _) in enumerate(_COLUMNS)]
+    gaps = len(_COLUMNS) + 1  # one space between columns and at each edge
+    others = sum(widths[2:]) + gaps
+    whole_site = widths[0] + min(widths[1], _FOLDED_ID) + others <= width
+    whole_plan = whole_site and widths[0] + widths[1] + others <= width
+    whole = {"site": whole_site, "plan": whole_plan}
+    for i, (key, heading, just) in enumerate(_COLUMNS):
+        if key in whole and not whole[key]:
+            # Folded within what the rest leaves (the site keeps all it can).
+            room = width - others - (widths[1] if whole_plan else _FOLDED_ID) if key == "site" else _FOLDED_ID
+            table.add_column(heading, justify=just, overflow="fold", max_width=max(_FOLDED_ID, room))
+        else:
+            table.add_column(heading, justify=just, no_wrap=key not in _WRAPS, min_width=widths[i])
+    for cells, _ in rows:
+        table.add_row(*cells)
     not_measured = {f["code"] for f in run_findings(result)}
-    just: Literal["left", "right"]
-    for col, just in (
-        ("site", "left"),
-        ("plan", "left"),
-        ("where", "left"),
-        ("disturbed sq ft", "right"),
-        ("plan sq ft", "right"),
-        ("decision", "left"),
-        ("stds", "left"),
-        ("steep sq ft", "right"),
-        ("protective sq ft", "right"),
-        ("water ft", "right"),
-    ):
-        note = " (not measured)" if _NOTE.get(col) in not_measured else ""
-        # Words of the decision and the place stay whole; ids and headings fold to fit.
-        table.add_column(col + note, justify=just, overflow="fold", min_width=_MIN_WIDTH.get(col))
-    colour = {"required": "bold red", "not_required": "green", "not_applicable": "dim"}
-    for r in result.head(max_rows).itertuples():
-        decision = f"[{colour[r.permit]}]{r.permit.replace('_', ' ')}[/]"
-        if r.permit == "not_applicable":
-            decision = f"[dim]n/a: {_WHY_NOT[r.applicability]}[/]"
-        if r.permit_may_be_required:
-            decision += " [yellow](may be required)[/]"
-        prot = "" if pd.isna(r.protective_disturbed_sqft) else f"{r.protective_disturbed_sqft:,.0f}"
-        steep = "" if pd.isna(r.steep_disturbed_sqft) else f"{r.steep_disturbed_sqft:,.0f}"
-        water = "" if pd.isna(r.nearest_water_ft) else f"{r.nearest_water_ft:,.0f}"
-        table.add_row(
-            escape(str(r.site_id)),
-            "" if pd.isna(r.plan_id) else escape(str(r.plan_id)),
-            r.jurisdiction,
-            _disturbed_cell(r.disturbed_sqft, r.disturbed_in_village_sqft),
-            f"{r.plan_disturbed_sqft:,.0f}",
-            decision,
-            r.standards + (" + sediment" if r.sediment_standard else ""),
-            steep,
-            prot,
-            water,
-        )
-    if len(result) > max_rows:
-        table.caption = f"... {len(result) - max_rows} more rows in the output file."
+    unmeasured = [h.split("\n")[0] for k, h, _ in _COLUMNS if _NOTE.get(k) in not_measured]
+    more = f"... {len(result) - max_rows} more rows in the output file. " if len(result) > max_rows else ""
+    table.caption = (
+        f"{more}area: disturbed; plan: the common plan's disturbed total; steep: at or over the "
+        "steep-slope threshold; prot.: in protective areas; water: to the nearest water."
+        + (f" Not measured in this run: {', '.join(unmeasured)} (see 'Not checked' below)." if unmeasured else "")
+    )
+    table.caption_justify = "left"
     return table
 
 
+def _partly_outside(disturbed_sqft: float, in_village_sqft: float) -> bool:
+    return round(in_village_sqft) != round(disturbed_sqft)
+
+
 def _disturbed_cell(disturbed_sqft: float, in_village_sqft: float) -> str:
-    """Show the whole disturbed area, and the part inside the Village when that differs (0 outside it)."""
-    whole = f"{disturbed_sqft:,.0f}"
-    if round(in_village_sqft) == round(disturbed_sqft):
-        return whole
-    return f"{whole} ({in_village_sqft:,.0f} inside)"
+    """Show the whole disturbed area, marked ``*`` when part of it lies outside (said under the table)."""
+    return f"{disturbed_sqft:,.0f}" + ("*" if _partly_outside(disturbed_sqft, in_village_sqft) else "")
+
+
+def disturbed_notes(result: gpd.GeoDataFrame, *, max_rows: int = 40) -> list[str]:
+    """Return ``* site: N sq ft disturbed, M inside`` for the table's sites partly or wholly outside."""
+    return [
+        f"* {r.site_id}: {r.disturbed_sqft:,.0f} sq ft disturbed, {r.disturbed_in_village_sqft:,.0f} inside "
+        "the jurisdiction."
+        for r in result.head(max_rows).itertuples()
+        if _partly_outside(r.disturbed_sqft, r.disturbed_in_village_sqft)
+    ]
 
 
 def skipped_path(output: str | Path) -> Path:
@@ -428,7 +482,9 @@ def run(
             write_map(overview_map(result, layers=ls, offline=offline), map_path, overwrite=overwrite)
     if not quiet:
         out = console()
-        out.print(summary_table(result))
+        out.print(summary_table(result, width=out.width))
+        for line in disturbed_notes(result):
+            out.print(line, markup=False)
         other = findings_lines(result)
         if other:
             out.print("Other findings (codes; the messages are in the output's findings column):")

@@ -80,3 +80,7 @@ def cli(verbose: int) -> None:
     level = logging.WARNING - 10 * verbose
     warnings.showwarning = _show_warning
     logging.basicConfig(stream=sys.stderr, level=level, format="%(levelname)s %(name)s: %(message)s")
+    # The level is also the handlers': a library that sets its own loggers to INFO (dask's
+    # distributed does, about 24 lines a run) stays quiet unless -v asks for it.
+    for handler in logging.getLogger().handlers:
+        handler.setLevel(level)

@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from esc_gis.errors import EscGisError
+from esc_gis.errors import EscGisError, install_hint
 from esc_gis.serve.config import ServiceSettings, prepare_service
 
 #: How much more than the body limit waitress reads (to a temporary file) before it cuts a client off.
@@ -56,7 +56,7 @@ def _require() -> None:
     if missing:
         msg = (
             f"`esc-gis serve` needs {', '.join(missing)}, which this installation lacks. "
-            "Fix: pip install 'esc-gis[serve]' (in a clone, `make install` has it)."
+            + install_hint("serve", "pygeoapi waitress pebble PyYAML")
         )
         raise ServeDependencyError(msg)
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import shapely
 
-from esc_gis.errors import RegistryError
+from esc_gis.errors import RegistryError, install_hint
 from esc_gis.registry.store.backend import Backend
 from esc_gis.registry.store.conninfo import parse, redact, scrub
 from esc_gis.registry.store.schema import PUBLIC_VIEW, SCHEMA_VERSION, TABLES, Migration, public_view
@@ -45,7 +45,7 @@ class PostGISBackend(Backend):
         try:
             import psycopg
         except ImportError:
-            msg = "A PostGIS registry needs psycopg: pip install 'esc_gis[postgis]'."
+            msg = "A PostGIS registry needs psycopg. " + install_hint("postgis", "'psycopg[binary]'")
             raise RegistryError(msg) from None
         self.url = url
         self._readable: dict[str, bool] = {}
