@@ -30,6 +30,7 @@ __all__ = [
 import csv
 import os
 import re
+import shutil
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -447,15 +448,24 @@ def read_class_map(path: str | os.PathLike[str]) -> dict[str, str]:
     raise LayerSetError(msg)
 
 
-def check_output_path(path: str | os.PathLike[str], *, overwrite: bool = False) -> str:
+def check_output_path(
+    path: str | os.PathLike[str], *, overwrite: bool = False, update: bool = False, layer: str | None = None
+) -> str:
     """Check an output path before any work is done; return its format's name.
+
+    With ``update``, an existing GeoPackage is to receive the new ``layer`` beside its own (as
+    ``ogr2ogr -update -nln``): only a layer of that name already there is refused.
 
     Raises
     ------
     OutputFormatError
-        If the extension is not one of :data:`OUTPUT_FORMATS`.
+        If the extension is not one of :data:`OUTPUT_FORMATS`, or ``update`` is asked of a
+        format that holds one layer.
     OutputExistsError
-        If the file exists and ``overwrite`` is false.
+        If the file exists and neither ``overwrite`` nor ``update`` is given, or ``update``
+        meets a layer of the same name.
+    LayerReadError
+        If ``update`` is given a file that is not a GeoPackage GDAL can open.
     """
     p = Path(path)
     fmt = OUTPUT_FORMATS.get(p.suffix.lower())
@@ -463,10 +473,41 @@ def check_output_path(path: str | os.PathLike[str], *, overwrite: bool = False) 
         what = p.suffix or "a file without extension"
         msg = f"{str(path)!r}: cannot write {what!r}; use one of {', '.join(OUTPUT_FORMATS)}."
         raise OutputFormatError(msg)
+    if update:
+        if fmt != "GeoPackage":
+            msg = f"{str(path)!r}: --update adds a layer to a GeoPackage (.gpkg); a {fmt} file holds one layer."
+            raise OutputFormatError(msg)
+        if p.exists():
+            _check_new_layer(p, layer or "screening")
+            check_target(p, overwrite=True)  # still never an input, in a folder that can be written
+            return fmt
     check_target(p, overwrite=overwrite)
     if fmt.startswith("CSV"):
         _check_prj(p, overwrite=overwrite)
     return fmt
+
+
+def _check_new_layer(path: Path, layer: str) -> None:
+    """Refuse to add ``layer`` to the GeoPackage ``path`` when it has a layer of that name (any case, as SQLite).
+
+    Raises
+    ------
+    LayerReadError
+        If ``path`` is not a GeoPackage GDAL can open.
+    OutputExistsError
+        If the layer is already there.
+    """
+    try:
+        names = [str(n) for n, _ in pyogrio.list_layers(path)]
+    except Exception as exc:  # pyogrio's DataSourceError and kin: not a GeoPackage
+        msg = f"{str(path)!r}: cannot add a layer to it ({unreadable_reason(path, exc)[0]}); give a GeoPackage."
+        raise LayerReadError(msg) from None
+    if layer.lower() in (n.lower() for n in names):
+        msg = (
+            f"{str(path)!r} already has a layer {layer!r}; name the new one with --output-layer, or replace the "
+            "whole file with --overwrite instead of --update."
+        )
+        raise OutputExistsError(msg)
 
 
 def prj_path(csv_path: str | os.PathLike[str]) -> Path:
@@ -549,6 +590,8 @@ def write_layer(
     overwrite: bool = False,
     layer: str = "screening",
     private: bool = False,
+    update: bool = False,
+    kind: str | None = None,
 ) -> Path:
     """Write a layer, choosing the format by extension, atomically.
 
@@ -571,6 +614,14 @@ def write_layer(
     private : bool, default False
         The layer holds personal data: the file is made readable by its owner only (``0o600``);
         otherwise it gets the user's umask, as any file they create.
+    update : bool, default False
+        Add ``layer`` to an existing GeoPackage, keeping its other layers (``ogr2ogr -update
+        -nln``); a layer of that name is refused. The file is copied, the layer added to the
+        copy and the copy put in place, so a failure leaves the file as it was (for a large
+        file the copy costs its size in time and disk). A file only its owner reads stays so.
+    kind : str, optional
+        What the layer is when ``layer`` is the user's name for it (``--output-layer``): its
+        QGIS style and title are ``kind``'s (``"screening"``, ``"steep"``). Default ``layer``.
 
     Returns
     -------
@@ -584,7 +635,15 @@ def write_layer(
         If a GeoJSON output is asked for a layer without a CRS (it cannot be reprojected).
     """
     p = Path(path)
-    fmt = check_output_path(p, overwrite=overwrite)
+    fmt = check_output_path(p, overwrite=overwrite, update=update, layer=layer)
+    if update and p.exists():
+        private = private or not p.stat().st_mode & 0o044  # never widen who may read it
+        with atomic_output(p, private=private) as tmp:
+            shutil.copy2(p, tmp)
+            pyogrio.write_dataframe(gdf, tmp, layer=layer, driver="GPKG", use_arrow=True)
+            add_layer_style(tmp, layer, [c for c in gdf.columns if c != gdf.geometry.name], kind=kind)
+            describe_layer(tmp, layer, kind)
+        return p
     # Written whole under the final name, then renamed into place: readers never see half a
     # file, and a failure leaves nothing behind.
     if fmt.startswith("CSV"):
@@ -597,8 +656,8 @@ def write_layer(
                 gdf, tmp, layer=layer, driver="GPKG", use_arrow=True, dataset_options={"VERSION": GPKG_VERSION}
             )
             # Its QGIS style and its title go in before the rename: the file appears whole or not at all.
-            add_layer_style(tmp, layer, [c for c in gdf.columns if c != gdf.geometry.name])
-            describe_layer(tmp, layer)
+            add_layer_style(tmp, layer, [c for c in gdf.columns if c != gdf.geometry.name], kind=kind)
+            describe_layer(tmp, layer, kind)
         elif fmt == "GeoParquet":
             gdf.to_parquet(tmp, index=False)
         else:
@@ -633,7 +692,7 @@ def _write_geojson(gdf: gpd.GeoDataFrame, path: Path, *, layer: str) -> None:
 RUN_FINDINGS_COLUMNS = ("code", "section", "basis", "message", "columns")
 
 
-def run_findings_path(path: str | os.PathLike[str]) -> Path:
+def run_findings_path(path: str | os.PathLike[str], layer: str | None = None) -> Path:
     """Return where the run findings of the output ``path`` go: ``<name>.run_findings.csv`` beside it.
 
     Named after the whole output, so a GeoPackage and a CSV of one result side by side keep
@@ -644,11 +703,16 @@ def run_findings_path(path: str | os.PathLike[str]) -> Path:
     >>> run_findings_path("out/screening.gpkg").as_posix()
     'out/screening.gpkg.run_findings.csv'
     """
-    return sidecar_path(path, "run_findings", ".csv")
+    # A layer added to a GeoPackage (--update) has its own: <output>.<layer>.run_findings.csv.
+    return sidecar_path(path, f"{layer}.run_findings" if layer else "run_findings", ".csv")
 
 
 def write_run_findings(
-    findings: list[dict[str, str]], path: str | os.PathLike[str], *, overwrite: bool = False
+    findings: list[dict[str, str]],
+    path: str | os.PathLike[str],
+    *,
+    overwrite: bool = False,
+    layer: str | None = None,
 ) -> Path | None:
     """Write a run's own findings (absent layers, checks not made) beside its output ``path``.
 
@@ -668,6 +732,9 @@ def write_run_findings(
         Replace an existing run-findings file even when ``path`` has not been written yet.
         Written after its output, the file follows it: the output's check (with
         :func:`esc_gis._outputs.check_sidecar` for this file, before the work) decided.
+    layer : str, optional
+        The output's layer when it is not the command's default (``--output-layer``): the file
+        is then the layer's own (:func:`run_findings_path`).
 
     Returns
     -------
@@ -681,7 +748,7 @@ def write_run_findings(
     OutputIsInputError
         If the file is one of the command's inputs.
     """
-    target = run_findings_path(path)
+    target = run_findings_path(path, layer)
     # Beside an output that now exists, the file is that output's: replaced with it.
     check_sidecar(target, path, overwrite=overwrite or Path(path).exists())
     if not findings:

@@ -477,7 +477,9 @@ def _connection(
         conn.close()
 
 
-def describe_layer(conn_or_path: sqlite3.Connection | sqlite3.Cursor | str | os.PathLike[str], table: str) -> bool:
+def describe_layer(
+    conn_or_path: sqlite3.Connection | sqlite3.Cursor | str | os.PathLike[str], table: str, kind: str | None = None
+) -> bool:
     """Give a GeoPackage table its title and abstract (:data:`LAYER_DESCRIPTIONS`) in ``gpkg_contents``.
 
     QGIS 3.22 reads them (through GDAL's IDENTIFIER and DESCRIPTION) as the layer's title
@@ -490,6 +492,9 @@ def describe_layer(conn_or_path: sqlite3.Connection | sqlite3.Cursor | str | os.
         The GeoPackage, as for :func:`add_layer_style`.
     table : str
         The table's name in ``gpkg_contents``.
+    kind : str, optional
+        What the table is when its name is the user's: it gets ``kind``'s description, its
+        title followed by its name (titles are unique in a GeoPackage). Default ``table``.
 
     Returns
     -------
@@ -502,9 +507,11 @@ def describe_layer(conn_or_path: sqlite3.Connection | sqlite3.Cursor | str | os.
     sqlite3.Error
         If the file is not a GeoPackage or cannot be written.
     """
-    entry = LAYER_DESCRIPTIONS.get(table)
+    entry = LAYER_DESCRIPTIONS.get(kind or table)
     if entry is None:
         return False
+    if kind and kind != table:
+        entry = (f"{entry[0]} ({table})", *entry[1:])
     with _connection(conn_or_path) as conn:
         # OR IGNORE: identifiers are unique in a GeoPackage; a file that already uses the title
         # for another table (a user's own) keeps its names rather than failing the write.
@@ -521,6 +528,7 @@ def add_layer_style(
     columns: Sequence[str],
     *,
     keep_user_default: bool = False,
+    kind: str | None = None,
 ) -> bool:
     """Store ``layer``'s style in a GeoPackage's ``layer_styles`` table as its default style.
 
@@ -541,6 +549,9 @@ def add_layer_style(
     keep_user_default : bool, default False
         Leave a default style the user saved (another name than the layer's) as the default;
         the toolkit's is stored beside it. For files users keep styling, as the registry.
+    kind : str, optional
+        What the layer is, when its name is the user's (``--output-layer``): the style of
+        ``kind`` (``"screening"``, ``"steep"``, ...) is stored for ``layer``. Default ``layer``.
 
     Returns
     -------
@@ -553,10 +564,11 @@ def add_layer_style(
     sqlite3.Error
         If the file is not an SQLite database or cannot be written.
     """
-    qml = layer_style_qml(layer, columns)
+    kind = kind or layer
+    qml = layer_style_qml(kind, columns)
     if qml is None:
         return False
-    entry = LAYER_STYLES.get(layer)
+    entry = LAYER_STYLES.get(kind)
     what = entry[2] if entry is not None and entry[0] in columns else "field aliases"
     with _connection(conn_or_path) as conn:
         row = conn.execute("SELECT column_name FROM gpkg_geometry_columns WHERE table_name = ?", (layer,)).fetchone()

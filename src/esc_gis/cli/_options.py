@@ -13,11 +13,13 @@ __all__ = [
     "basemap_option",
     "layers_option",
     "offline_option",
+    "output_layer_option",
     "output_option",
     "overwrite_option",
     "profile_option",
     "progress_bar",
     "quiet_option",
+    "update_option",
     "where_option",
 ]
 
@@ -92,6 +94,27 @@ def profile_option(help: str = "Ordinance profile TOML; default: the one shipped
 def output_option(help: str) -> Decorator:
     """``-o/--output PATH``, required: the file to write (never a folder)."""
     return click.option("-o", "--output", required=True, type=FILE, help=help)
+
+
+def output_layer_option(default: str) -> Decorator:
+    """``--output-layer NAME``: the layer's name in a GeoPackage OUTPUT."""
+    return click.option(
+        "--output-layer",
+        default=default,
+        show_default=True,
+        metavar="NAME",
+        help="The layer's name in a GeoPackage OUTPUT (as ogr2ogr's -nln).",
+    )
+
+
+def update_option() -> Decorator:
+    """``--update``: add the layer to an existing GeoPackage OUTPUT instead of refusing or replacing it."""
+    return click.option(
+        "--update",
+        is_flag=True,
+        help="Add the layer to an existing GeoPackage OUTPUT, keeping its other layers (as ogr2ogr -update); "
+        "a layer of the same name is refused.",
+    )
 
 
 def overwrite_option(help: str = "Replace OUTPUT if it exists.") -> Decorator:

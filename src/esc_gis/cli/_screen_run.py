@@ -189,9 +189,12 @@ def disturbed_notes(result: gpd.GeoDataFrame, *, max_rows: int = 40) -> list[str
     ]
 
 
-def skipped_path(output: str | Path) -> Path:
-    """Where the features skipped as not sites are written: beside OUTPUT, ``<output name>.skipped<ext>``."""
-    return sidecar_path(output, "skipped")
+def skipped_path(output: str | Path, layer: str | None = None) -> Path:
+    """Where the features skipped as not sites are written: beside OUTPUT, ``<output name>.skipped<ext>``.
+
+    A layer added under another name (``--output-layer``) has its own: ``<output name>.<layer>.skipped<ext>``.
+    """
+    return sidecar_path(output, f"{layer}.skipped" if layer else "skipped")
 
 
 def input_lines(run: ScreeningRun | StreamRun, skipped_file: Path | None) -> list[str]:
@@ -385,12 +388,21 @@ def run(
     output: str,
     map_path: str | None,
     offline: bool,
+    output_layer: str,
+    update: bool,
     overwrite: bool,
     quiet: bool,
 ) -> None:
     """Run ``esc-gis screen`` with its options (:func:`esc_gis.cli.screen.screen` documents them)."""
     field_map = _field_map(fields)
-    check_output_path(output, overwrite=overwrite)  # fail before the work, not after
+    layer_tag = None if output_layer == "screening" else output_layer  # names the layer's own sidecars
+    if (update or layer_tag) and (batch_rows is not None or engine == "dask" or profile_by is not None):
+        raise click.UsageError(
+            "--output-layer and --update are not taken with --batch-rows, --engine dask or --ordinance-by yet: "
+            "write a new file, then add its layer with ogr2ogr -update -nln NAME."
+        )
+    # Fail before the work, not after; with --update, only a layer of that name is refused.
+    check_output_path(output, overwrite=overwrite, update=update, layer=output_layer)
     if engine == "dask" and batch_rows is None:
         batch_rows = 50_000
     _refuse_strays(
@@ -439,9 +451,11 @@ def run(
             **common,
         )
         return
-    side = skipped_path(output)
-    check_sidecar(side, output, overwrite=overwrite)  # a stale one (its output gone) is replaced
-    check_sidecar(run_findings_path(output), output, overwrite=overwrite)  # its run findings go beside it
+    side = skipped_path(output, layer_tag)
+    # A stale one (its output gone, or with --update its layer, which check_output_path found
+    # absent) is replaced.
+    check_sidecar(side, output, overwrite=overwrite or update)
+    check_sidecar(run_findings_path(output, layer_tag), output, overwrite=overwrite or update)
     if map_path is not None:
         from esc_gis.maps import check_map_path  # folium loads only when a map is asked for
 
@@ -466,12 +480,12 @@ def run(
         )
         result = run.result
         bar.update(task, description=f"writing {output}")
-        write_layer(result, output, overwrite=overwrite)
+        write_layer(result, output, overwrite=overwrite, layer=output_layer, update=update, kind="screening")
         if len(run.skipped):
             write_layer(run.skipped, side, overwrite=True, layer="skipped")  # checked with its output
         else:
             drop_sidecar(side)  # a list from an earlier run would describe this one wrongly
-        notes = write_run_findings(run_findings(result), output, overwrite=overwrite)
+        notes = write_run_findings(run_findings(result), output, overwrite=overwrite or update, layer=layer_tag)
         if map_path is not None:
             bar.update(task, description=f"drawing {map_path}")
             from esc_gis.layers import load_layers

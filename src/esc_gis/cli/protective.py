@@ -11,10 +11,12 @@ from esc_gis.cli._options import (
     VECTOR,
     assume_crs_option,
     layers_option,
+    output_layer_option,
     output_option,
     overwrite_option,
     profile_option,
     quiet_option,
+    update_option,
 )
 
 
@@ -36,6 +38,8 @@ def _class_map(values: tuple[str, ...]) -> dict[str, str] | None:
 @click.argument("waters", type=VECTOR, required=False)
 @layers_option("Use the waters of this layer set (layers.toml) instead of WATERS.")
 @output_option("Output: .gpkg, .parquet, .geojson or .csv.")
+@output_layer_option("protective_areas")
+@update_option()
 @click.option(
     "--class-field",
     default="water_class",
@@ -87,6 +91,8 @@ def protective(
     waters: str | None,
     layers_path: str | None,
     output: str,
+    output_layer: str,
+    update: bool,
     class_field: str,
     class_maps: tuple[str, ...],
     name_field: str | None,
@@ -111,7 +117,7 @@ def protective(
     from esc_gis.io import check_output_path, write_layer
     from esc_gis.protective import protective_layer
 
-    check_output_path(output, overwrite=overwrite)
+    check_output_path(output, overwrite=overwrite, update=update, layer=output_layer)
     gdf = protective_layer(
         waters,
         layers=layers_path,
@@ -126,7 +132,7 @@ def protective(
         layer=layer,
         assume_crs=assume_crs,
     )
-    write_layer(gdf, output, overwrite=overwrite, layer="protective_areas")
+    write_layer(gdf, output, overwrite=overwrite, layer=output_layer, update=update, kind="protective_areas")
     if not quiet:
         for r in gdf.itertuples():
             line = " (from centrelines: approximates the top of channel)" if r.centreline else ""

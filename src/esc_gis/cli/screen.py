@@ -12,9 +12,11 @@ from esc_gis.cli._options import (
     assume_crs_option,
     layers_option,
     offline_option,
+    output_layer_option,
     overwrite_option,
     profile_option,
     quiet_option,
+    update_option,
     where_option,
 )
 
@@ -118,6 +120,8 @@ from esc_gis.cli._options import (
     help="Also write an overview map of the run (HTML), sites coloured by permit decision.",
 )
 @offline_option("With --map: inline Leaflet so the map opens with no network.")
+@output_layer_option("screening")
+@update_option()
 @overwrite_option("Replace OUTPUT with its sidecars (OUTPUT.skipped.EXT, OUTPUT.run_findings.csv), and the map.")
 @quiet_option("No progress bar or summary.")
 @reads("sites", "disturbed", "layers_path", "profile_path")
@@ -143,6 +147,8 @@ def screen(
     output: str,
     map_path: str | None,
     offline: bool,
+    output_layer: str,
+    update: bool,
     overwrite: bool,
     quiet: bool,
 ) -> None:
@@ -178,6 +184,8 @@ def screen(
         output=output,
         map_path=map_path,
         offline=offline,
+        output_layer=output_layer,
+        update=update,
         overwrite=overwrite,
         quiet=quiet,
     )

@@ -6,13 +6,22 @@ import click
 
 from esc_gis._outputs import reads
 from esc_gis.cli._catalogue import short_help
-from esc_gis.cli._options import output_option, overwrite_option, progress_bar, quiet_option
+from esc_gis.cli._options import (
+    output_layer_option,
+    output_option,
+    overwrite_option,
+    progress_bar,
+    quiet_option,
+    update_option,
+)
 from esc_gis.cli.slope import Z_UNIT, band_option
 
 
 @click.command(short_help=short_help("steep"))
 @click.argument("dem", type=click.Path())
 @output_option("Output: .gpkg, .parquet, .geojson or .csv.")
+@output_layer_option("steep")
+@update_option()
 @click.option(
     "--threshold-pct",
     type=float,
@@ -36,6 +45,8 @@ from esc_gis.cli.slope import Z_UNIT, band_option
 def steep(
     dem: str,
     output: str,
+    output_layer: str,
+    update: bool,
     threshold_pct: float | None,
     min_area_sqft: float,
     z_unit: str | None,
@@ -51,7 +62,7 @@ def steep(
     from esc_gis.profile import load_profile
     from esc_gis.terrain import steep_polygons
 
-    check_output_path(output, overwrite=overwrite)
+    check_output_path(output, overwrite=overwrite, update=update, layer=output_layer)
     profile = load_profile()
     threshold = threshold_pct if threshold_pct is not None else float(profile.entry("thresholds.steep_slope").value)  # type: ignore[arg-type]
     with progress_bar("steep land", quiet=quiet) as bar:
@@ -66,7 +77,7 @@ def steep(
             compute_edges=compute_edges,
             progress=lambda f: bar.update(task, completed=f),
         )
-    write_layer(gdf, output, overwrite=overwrite, layer="steep")
+    write_layer(gdf, output, overwrite=overwrite, layer=output_layer, update=update, kind="steep")
     if not quiet:
         click.echo(
             f"Wrote {len(gdf)} polygon(s), {gdf['area_sqft'].sum():,.0f} sq ft at {threshold:g} % or more, to {output}."
