@@ -11,6 +11,7 @@ __all__ = [
     "VECTOR",
     "assume_crs_option",
     "basemap_option",
+    "creation_options_option",
     "layers_option",
     "offline_option",
     "output_layer_option",
@@ -94,6 +95,31 @@ def profile_option(help: str = "Ordinance profile TOML; default: the one shipped
 def output_option(help: str) -> Decorator:
     """``-o/--output PATH``, required: the file to write (never a folder)."""
     return click.option("-o", "--output", required=True, type=FILE, help=help)
+
+
+def _name_values(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, str]:
+    """Read repeated ``NAME=VALUE`` into a dict (names upper-cased, as GDAL takes them)."""
+    out: dict[str, str] = {}
+    for pair in values:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise click.BadParameter(f"{pair!r} is not NAME=VALUE (e.g. --co ZLEVEL=9).", ctx=ctx, param=param)
+        out[name.strip().upper()] = value
+    return out
+
+
+def creation_options_option(what: str = "the output raster", *, cog: bool = False) -> Decorator:
+    """``--co NAME=VALUE`` (repeatable): GDAL creation options, as rio and gdal_translate take them."""
+    driver = "GTiff's; COG's with --cog" if cog else "GTiff's"
+    return click.option(
+        "--co",
+        "creation_options",
+        multiple=True,
+        metavar="NAME=VALUE",
+        callback=_name_values,
+        help=f"A GDAL creation option of {what} ({driver}), over esc-gis's own, as rio's --co. Repeatable; "
+        "a name the driver does not have is refused.",
+    )
 
 
 def output_layer_option(default: str) -> Decorator:

@@ -62,6 +62,7 @@ def run(
     plan_disturbed_sqft: float | None,
     registry: str | None,
     raster: str | None,
+    creation_options: dict[str, str],
     z_unit: str | None,
     band: int | None,
     layers_path: str | None,
@@ -134,6 +135,7 @@ def run(
         ei_source=f"--ei-file {Path(ei_file).name}",
         soils_source=soils or "soils",
         raster=raster,
+        raster_options=creation_options,
         overwrite=overwrite,
         screening=screening,
     )

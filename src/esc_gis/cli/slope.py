@@ -9,7 +9,13 @@ import click
 
 from esc_gis._outputs import reads
 from esc_gis.cli._catalogue import short_help
-from esc_gis.cli._options import output_option, overwrite_option, progress_bar, quiet_option
+from esc_gis.cli._options import (
+    creation_options_option,
+    output_option,
+    overwrite_option,
+    progress_bar,
+    quiet_option,
+)
 from esc_gis.terrain._formats import COMPRESSIONS
 
 Z_UNIT = click.Choice(["m", "ft", "us_ft"])
@@ -50,6 +56,7 @@ def band_option() -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     help="Output compression: zstd is about 3x faster than deflate for the same size, but ArcMap "
     "and GDAL before 2.3 cannot read it; none is fastest and largest.",
 )
+@creation_options_option(cog=True)
 @overwrite_option("Replace OUTPUT if it exists.")
 @quiet_option("No progress bar.")
 @reads("dem")
@@ -61,6 +68,7 @@ def slope(
     band: int | None,
     cog: bool,
     compress: str,
+    creation_options: dict[str, str],
     overwrite: bool,
     quiet: bool,
 ) -> None:
@@ -90,6 +98,7 @@ def slope(
             compute_edges=compute_edges,
             cog=cog,
             compress=compress,
+            creation_options=creation_options,
             overwrite=overwrite,
             progress=lambda f: bar.update(task, completed=f),
             style_steep_pct=float(load_profile().entry("thresholds.steep_slope").value),  # type: ignore[arg-type]

@@ -9,6 +9,7 @@ from esc_gis.cli._catalogue import short_help
 from esc_gis.cli._options import (
     FILE,
     VECTOR,
+    creation_options_option,
     layers_option,
     output_option,
     overwrite_option,
@@ -63,6 +64,7 @@ from esc_gis.cli.slope import Z_UNIT, band_option
     help="Also write a per-cell GeoTIFF on the DEM's grid: the governing window's sediment discharge and soil "
     "loss (t/ac) and the method class, with a .qml style beside it.",
 )
+@creation_options_option("--raster")
 @click.option("--z-unit", type=Z_UNIT, default=None, help="Unit of the elevations when the DEM does not say.")
 @band_option()
 @layers_option(
@@ -92,6 +94,7 @@ def soil_loss_(
     plan_disturbed_sqft: float | None,
     registry: str | None,
     raster: str | None,
+    creation_options: dict[str, str],
     z_unit: str | None,
     band: int | None,
     layers_path: str | None,
@@ -130,6 +133,7 @@ def soil_loss_(
         plan_disturbed_sqft=plan_disturbed_sqft,
         registry=registry,
         raster=raster,
+        creation_options=creation_options,
         z_unit=z_unit,
         band=band,
         layers_path=layers_path,

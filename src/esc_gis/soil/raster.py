@@ -33,7 +33,7 @@ from __future__ import annotations
 __all__ = ["BANDS", "SiteCells", "check_raster_paths", "write_soil_loss_raster"]
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -112,6 +112,7 @@ def write_soil_loss_raster(
     standard_reaches: str = "all",
     overwrite: bool = False,
     tags: dict[str, str] | None = None,
+    creation_options: Mapping[str, str] | None = None,
 ) -> Path | None:
     """Write the soil-loss raster (see the module notes) and its QGIS style.
 
@@ -131,6 +132,8 @@ def write_soil_loss_raster(
     overwrite : bool, default False
     tags : dict, optional
         Dataset tags to record (R, the profile, ...).
+    creation_options : mapping, optional
+        GDAL GTiff creation options over ours (``--co``; see :func:`esc_gis.terrain.slope.raster_profile`).
 
     Returns
     -------
@@ -150,7 +153,7 @@ def write_soil_loss_raster(
     c1 = max(int(c.window.col_off + c.window.width) for c in cells)
     r1 = max(int(c.window.row_off + c.window.height) for c in cells)
     extent = Window(c0, r0, c1 - c0, r1 - r0)
-    profile = raster_profile(dem, "float32", NODATA)
+    profile = raster_profile(dem, "float32", NODATA, creation_options=creation_options)
     profile.update(
         width=c1 - c0, height=r1 - r0, count=len(BANDS), transform=rasterio.windows.transform(extent, dem.transform)
     )

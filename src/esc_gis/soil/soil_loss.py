@@ -61,6 +61,7 @@ from esc_gis.soil.raster import SiteCells, check_raster_paths, write_soil_loss_r
 from esc_gis.soil.rusle import prorated_r
 from esc_gis.soil.schedule import Phase, Window, windows
 from esc_gis.terrain.dem import DemInfo, open_dem
+from esc_gis.terrain.slope import check_creation_options
 from esc_gis.units import sqft_to_acres
 
 __all__ = [
@@ -990,6 +991,7 @@ def _raster(
     r_value: float,
     r_source: str,
     overwrite: bool,
+    creation_options: Mapping[str, str] | None = None,
 ) -> Path | None:
     """Write the per-cell raster of the governing windows, styled by whether the standard reaches its sites."""
     nan = float("nan")
@@ -1019,6 +1021,7 @@ def _raster(
         standard_reaches="all" if not not_reached else ("none" if reached == 0 else "some"),
         overwrite=overwrite,
         tags=tags,
+        creation_options=creation_options,
     )
 
 
@@ -1045,6 +1048,7 @@ def soil_loss(
     raster: str | os.PathLike[str] | None = None,
     overwrite: bool = False,
     screening: pd.DataFrame | None = None,
+    raster_options: Mapping[str, str] | None = None,
 ) -> SoilLossResult:
     """Soil loss and sediment discharge of each site over its construction schedule.
 
@@ -1093,6 +1097,8 @@ def soil_loss(
         work. Not written when no site lies on the DEM (``SoilLossResult.raster`` is None).
     overwrite : bool, default False
         Replace ``raster`` and its style if they exist.
+    raster_options : mapping, optional
+        GDAL GTiff creation options of ``raster`` (``--co NAME=VALUE``), checked before any work.
     screening : pandas.DataFrame, optional
         What :func:`esc_gis.screening.screen` returned for these sites (matched by
         ``site_id`` to ``id_field``): the article's reach (jurisdiction, § 540-4C, § 540-4A(2)),
@@ -1119,6 +1125,7 @@ def soil_loss(
     """
     if raster is not None:
         check_raster_paths(raster, overwrite=overwrite)  # before any work
+        check_creation_options(raster_options)
     tables = soil_loss_tables(profile)
     r_value, r_source = _check_inputs(
         sites,
@@ -1166,5 +1173,6 @@ def soil_loss(
             r_value=r_value,
             r_source=r_source,
             overwrite=overwrite,
+            creation_options=raster_options,
         )
     return SoilLossResult(out, pd.DataFrame(sums.phase_rows), _window_table(sums, s.ids, j), written)

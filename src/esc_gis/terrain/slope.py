@@ -34,14 +34,23 @@ renamed.
 
 from __future__ import annotations
 
-__all__ = ["COMPRESSIONS", "NODATA", "horn_slope_pct", "iter_slope_blocks", "raster_profile", "write_slope"]
+__all__ = [
+    "COMPRESSIONS",
+    "NODATA",
+    "check_creation_options",
+    "horn_slope_pct",
+    "iter_slope_blocks",
+    "raster_profile",
+    "write_slope",
+]
 
 import math
 import os
 import tempfile
 import threading
+import warnings
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -54,7 +63,7 @@ from rasterio.windows import Window
 
 from esc_gis._outputs import atomic_output, check_output_file, check_style
 from esc_gis._threads import cap, gdal_threads
-from esc_gis.errors import LayerReadError
+from esc_gis.errors import LayerReadError, OutputFormatError
 from esc_gis.styles import write_slope_qml
 from esc_gis.terrain._formats import COMPRESSIONS
 from esc_gis.terrain.dem import DemInfo, open_dem, warn_if_dem_far
@@ -405,7 +414,14 @@ def _check_compress(compress: str) -> None:
         raise ValueError(msg)
 
 
-def raster_profile(info: DemInfo, dtype: str, nodata: float, *, compress: str = "deflate") -> dict[str, Any]:
+def raster_profile(
+    info: DemInfo,
+    dtype: str,
+    nodata: float,
+    *,
+    compress: str = "deflate",
+    creation_options: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
     """Creation options of the rasters esc_gis writes: tiled 512 x 512, compressed, BigTIFF if needed.
 
     Floating-point rasters use the floating-point predictor (3), integers horizontal
@@ -421,6 +437,9 @@ def raster_profile(info: DemInfo, dtype: str, nodata: float, *, compress: str = 
     dtype : str
     nodata : float
     compress : {"deflate", "zstd", "lzw", "none"}, default "deflate"
+    creation_options : mapping, optional
+        GDAL GTiff creation options (``--co NAME=VALUE``, as rio takes them), over the ones
+        above: a name given here replaces ours in any case (``zlevel`` and ``ZLEVEL`` are one).
 
     Returns
     -------
@@ -440,7 +459,7 @@ def raster_profile(info: DemInfo, dtype: str, nodata: float, *, compress: str = 
         codec["zstd_level"] = 1
     elif compress == "none":
         codec = {}
-    return {
+    profile: dict[str, Any] = {
         "driver": "GTiff",
         "width": info.width,
         "height": info.height,
@@ -459,6 +478,77 @@ def raster_profile(info: DemInfo, dtype: str, nodata: float, *, compress: str = 
         # no space and read as nodata.
         "SPARSE_OK": True,
     }
+    return _with_options(profile, creation_options)
+
+
+def _creation(options: Mapping[str, str] | None) -> dict[str, str]:
+    """Return the user's creation options with upper-case names, as GDAL takes them."""
+    return {str(k).upper(): str(v) for k, v in (options or {}).items()}
+
+
+def _with_options(base: dict[str, Any], options: Mapping[str, str] | None) -> dict[str, Any]:
+    """Merge the user's creation options over ``base``: one entry per name, whatever its case."""
+    user = _creation(options)
+    return {k: v for k, v in base.items() if k.upper() not in user} | user
+
+
+def check_creation_options(options: Mapping[str, str] | None, driver: str = "GTiff") -> None:
+    """Refuse a creation option GDAL's ``driver`` does not have, before any work.
+
+    GDAL only warns about an unknown creation option and writes the file without it, so a typo
+    (``--co ZLEVLE=9``) would pass unseen; here a one-cell raster is made in memory with the
+    options and GDAL's warning becomes the error.
+
+    Raises
+    ------
+    OutputFormatError
+        If the driver has no such option, naming it and where the driver's options are listed.
+    """
+    import logging
+
+    from rasterio.io import MemoryFile
+
+    names = _creation(options)
+    if not names:
+        return
+    said: list[str] = []
+
+    class _Heard(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            said.append(record.getMessage())
+
+    heard, log = _Heard(), logging.getLogger("rasterio")
+    level, propagate = log.level, log.propagate
+    log.addHandler(heard)
+    log.setLevel(logging.DEBUG)
+    log.propagate = False  # GDAL's warning becomes our error, not a line on the console too
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a one-cell raster in memory has no georeferencing
+            with MemoryFile() as mem:
+                if driver == "COG":  # the COG driver only copies: from a one-cell GeoTIFF
+                    with mem.open(driver="GTiff", width=1, height=1, count=1, dtype="float32") as one:
+                        one.write(np.zeros((1, 1, 1), dtype="float32"))
+                    rasterio.shutil.copy(mem.name, "/vsimem/esc_gis_co_check.tif", driver="COG", **names)
+                    rasterio.shutil.delete("/vsimem/esc_gis_co_check.tif")
+                else:
+                    with mem.open(driver=driver, width=1, height=1, count=1, dtype="float32", **names):
+                        pass
+    except rasterio.errors.RasterioError as exc:
+        msg = f"--co {', '.join(f'{k}={v}' for k, v in names.items())}: GDAL's {driver} driver refused it ({exc})."
+        raise OutputFormatError(msg) from None
+    finally:
+        log.removeHandler(heard)
+        log.setLevel(level)
+        log.propagate = propagate
+    unknown = [m.rsplit(" ", 1)[-1] for m in said if "does not support creation option" in m]
+    if unknown:
+        page = "cog" if driver == "COG" else "gtiff"
+        msg = (
+            f"--co {', '.join(unknown)}: GDAL's {driver} driver has no such creation option; see "
+            f"https://gdal.org/drivers/raster/{page}.html#creation-options."
+        )
+        raise OutputFormatError(msg)
 
 
 def overview_factors(width: int, height: int) -> list[int]:
@@ -565,6 +655,7 @@ def write_slope(
     block_cells: int = BLOCK_CELLS,
     threads: int = 2,
     style_steep_pct: float | None = None,
+    creation_options: Mapping[str, str] | None = None,
 ) -> DemInfo:
     """Write a slope raster in percent (float32 GeoTIFF, nodata -9999), streaming.
 
@@ -590,6 +681,9 @@ def write_slope(
     compress : {"deflate", "zstd", "lzw", "none"}, default "deflate"
         The output's compression (see :func:`raster_profile`).
     overwrite : bool, default False
+    creation_options : mapping, optional
+        GDAL creation options over ours (``--co NAME=VALUE``): the GTiff driver's, or the COG
+        driver's with ``cog``. An option the driver does not have is refused before any work.
     progress : callable, optional
         Called with the fraction done after each block.
     block_cells : int
@@ -609,13 +703,16 @@ def write_slope(
     Raises
     ------
     OutputExistsError, OutputFormatError
-        If the output exists (without ``overwrite``) or is not a ``.tif``.
+        If the output exists (without ``overwrite``), is not a ``.tif``, or a creation option
+        is not the driver's.
     LayerReadError, BandError, CRSError, UnitsError
         As :func:`open_dem`.
     ValueError
         If ``compress`` is not one of :data:`COMPRESSIONS`.
     """
     _check_compress(compress)  # before any work: a typo must not cost a county's run
+    co = _creation(creation_options)
+    check_creation_options(co, "COG" if cog else "GTiff")
     out = check_output_file(
         output, suffixes=(".tif", ".tiff"), kind="slope rasters are written as GeoTIFF", overwrite=overwrite
     )
@@ -630,7 +727,8 @@ def write_slope(
     ):
         # A COG is copied from a tiled GeoTIFF written beside it (the COG driver only copies).
         tmp = final.with_name(f".tiled.{final.name}") if cog else final
-        with rasterio.open(tmp, "w", **raster_profile(info, "float32", NODATA, compress=compress)) as dst:
+        profile = raster_profile(info, "float32", NODATA, compress=compress, creation_options=None if cog else co)
+        with rasterio.open(tmp, "w", **profile) as dst:
             dst.set_band_description(1, f"slope_pct (Horn) of {info.band_label} of {Path(info.path).name}")
             dst.update_tags(SOURCE_DEM=Path(info.path).name, SOURCE_BAND=str(info.band))
             dst.update_tags(
@@ -672,17 +770,16 @@ def write_slope(
         if factors:
             overviews.finish()
         if cog:
-            rasterio.shutil.copy(
-                tmp,
-                final,
-                driver="COG",
-                COMPRESS="NONE" if compress == "none" else compress.upper(),
-                PREDICTOR="NO" if compress == "none" else "YES",
-                BLOCKSIZE=str(TILE),
-                OVERVIEW_RESAMPLING="AVERAGE",
-                BIGTIFF="IF_SAFER",
-                NUM_THREADS=gdal_threads("ALL_CPUS"),
-            )
+            cog_options = {
+                "COMPRESS": "NONE" if compress == "none" else compress.upper(),
+                "PREDICTOR": "NO" if compress == "none" else "YES",
+                "BLOCKSIZE": str(TILE),
+                "OVERVIEW_RESAMPLING": "AVERAGE",
+                "BIGTIFF": "IF_SAFER",
+                "NUM_THREADS": gdal_threads("ALL_CPUS"),
+            }
+            # With --cog, --co are the COG driver's options (as rio passes them to its output's driver).
+            rasterio.shutil.copy(tmp, final, driver="COG", **_with_options(cog_options, co))
             tmp.unlink()
     if style is not None and style_steep_pct is not None:
         # After the raster: a style never appears beside a raster that failed.
