@@ -8,7 +8,9 @@ from __future__ import annotations
 
 __all__ = [
     "FILE",
+    "PROGRESS_MODE",
     "VECTOR",
+    "PlainProgress",
     "assume_crs_option",
     "basemap_option",
     "creation_options_option",
@@ -26,6 +28,7 @@ __all__ = [
 
 import os
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any
 
 import click
@@ -169,11 +172,60 @@ def offline_option(help: str = "Inline Leaflet in the map: it opens with no netw
     return click.option("--offline", is_flag=True, help=help)
 
 
-def progress_bar(label: str, *, quiet: bool, console: Console | None = None) -> Progress:
+#: How long work shows its progress: ``bar`` (rich, on a terminal) or ``plain`` (``esc-gis --progress plain``).
+PROGRESS_MODE: ContextVar[str] = ContextVar("esc_gis_progress", default="bar")
+
+
+class PlainProgress:
+    """Progress as plain lines on stderr, ``PROGRESS 42%``, one per whole percent (``--progress plain``).
+
+    For a program reading esc-gis's output (QGIS's Processing provider, a script): no terminal
+    codes, and each line says how far the work is. It answers the calls a rich ``Progress`` gets
+    here (``add_task``, ``update``, the ``with`` block), so a command need not know which it has.
+    """
+
+    def __init__(self, *, disable: bool = False) -> None:
+        self.disable = disable
+        self._tasks: dict[int, dict[str, Any]] = {}
+        self._said = -1
+
+    def __enter__(self) -> PlainProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if exc[0] is None:
+            self._say(100)
+
+    def add_task(self, description: str, total: float | None = 1.0, **fields: Any) -> int:
+        """Start a task; its progress is ``completed / total``."""
+        task = len(self._tasks)
+        self._tasks[task] = {"total": total, "completed": 0.0}
+        return task
+
+    def update(self, task: int, *, completed: float | None = None, total: float | None = None, **_: Any) -> None:
+        """Record the task's progress, and say it when the whole percent changes."""
+        state = self._tasks[task]
+        if total is not None:
+            state["total"] = total
+        if completed is not None:
+            state["completed"] = completed
+        if state["total"]:
+            self._say(int(100 * min(max(state["completed"] / state["total"], 0.0), 1.0)))
+
+    def _say(self, pct: int) -> None:
+        if not self.disable and pct > self._said:
+            self._said = pct
+            click.echo(f"PROGRESS {pct}%", err=True)
+
+
+def progress_bar(label: str, *, quiet: bool, console: Console | None = None) -> Progress | PlainProgress:
     """Return the bar long work shows on stderr (gone when done; none with ``--quiet``).
 
-    ``label`` is a rich format string; ``"{task.description}"`` shows each stage's name.
+    ``label`` is a rich format string; ``"{task.description}"`` shows each stage's name. With
+    ``esc-gis --progress plain``, plain ``PROGRESS n%`` lines instead (:class:`PlainProgress`).
     """
+    if PROGRESS_MODE.get() == "plain":
+        return PlainProgress(disable=quiet)
     return Progress(
         TextColumn(label),
         BarColumn(),

@@ -20,6 +20,8 @@ from rich.table import Table
 from esc_gis._outputs import check_sidecar, drop_sidecar, sidecar_path
 from esc_gis.cli._console import console
 from esc_gis.cli._options import (
+    PROGRESS_MODE,
+    PlainProgress,
     progress_bar,
 )
 from esc_gis.io import check_output_path, run_findings_path, write_layer, write_run_findings
@@ -270,7 +272,7 @@ def _screen_streamed(sites: str, output: str, *, batch_rows: int, quiet: bool, o
     side = skipped_path(output)
     check_sidecar(side, output, overwrite=overwrite)
     check_sidecar(run_findings_path(output), output, overwrite=overwrite)
-    bar = Progress(
+    bar: Progress | PlainProgress = Progress(
         TextColumn("screening"),
         BarColumn(),
         MofNCompleteColumn(),
@@ -283,6 +285,8 @@ def _screen_streamed(sites: str, output: str, *, batch_rows: int, quiet: bool, o
         disable=quiet,
         transient=True,
     )
+    if PROGRESS_MODE.get() == "plain":
+        bar = PlainProgress(disable=quiet)
     with bar:
         task = bar.add_task("screening", total=None, rate="")
         started = time.monotonic()
@@ -365,6 +369,15 @@ def _screen_by_municipality(
         console().print(f"Wrote {len(result):,} rows to {output}", markup=False)
 
 
+def _refuse_layer_options(asked: bool, streamed: bool) -> None:
+    """Refuse --output-layer/--update with a streamed or per-municipality run (not taken yet), not ignore them."""
+    if asked and streamed:
+        raise click.UsageError(
+            "--output-layer and --update are not taken with --batch-rows, --engine dask or --ordinance-by yet: "
+            "write a new file, then add its layer with ogr2ogr -update -nln NAME."
+        )
+
+
 def run(
     *,
     sites: str,
@@ -396,11 +409,7 @@ def run(
     """Run ``esc-gis screen`` with its options (:func:`esc_gis.cli.screen.screen` documents them)."""
     field_map = _field_map(fields)
     layer_tag = None if output_layer == "screening" else output_layer  # names the layer's own sidecars
-    if (update or layer_tag) and (batch_rows is not None or engine == "dask" or profile_by is not None):
-        raise click.UsageError(
-            "--output-layer and --update are not taken with --batch-rows, --engine dask or --ordinance-by yet: "
-            "write a new file, then add its layer with ogr2ogr -update -nln NAME."
-        )
+    _refuse_layer_options(update or bool(layer_tag), batch_rows is not None or engine == "dask" or bool(profile_by))
     # Fail before the work, not after; with --update, only a layer of that name is refused.
     check_output_path(output, overwrite=overwrite, update=update, layer=output_layer)
     if engine == "dask" and batch_rows is None:

@@ -17,6 +17,7 @@ import click
 
 from esc_gis import __version__
 from esc_gis.cli._catalogue import COMMANDS
+from esc_gis.cli._options import PROGRESS_MODE
 from esc_gis.errors import EscGisError, EscGisWarning
 
 
@@ -75,8 +76,17 @@ def _show_warning(
 @click.group(cls=_Group)
 @click.version_option(__version__, prog_name="esc-gis")
 @click.option("-v", "--verbose", count=True, help="More log output (repeatable).")
-def cli(verbose: int) -> None:
+@click.option(
+    "--progress",
+    type=click.Choice(["bar", "plain"]),
+    default="bar",
+    show_default=True,
+    help="How long work shows its progress: a bar on the terminal, or plain 'PROGRESS n%' lines on stderr "
+    "for a program reading them (QGIS's Processing provider does).",
+)
+def cli(verbose: int, progress: str) -> None:
     """GIS screening for the Village of Winneconne's erosion-control ordinance (Ch. 540, Art. I)."""
+    PROGRESS_MODE.set(progress)
     level = logging.WARNING - 10 * verbose
     warnings.showwarning = _show_warning
     logging.basicConfig(stream=sys.stderr, level=level, format="%(levelname)s %(name)s: %(message)s")
