@@ -121,8 +121,42 @@ def test_plugin_enabled_in_the_fresh_profile_lists_its_algorithms(qgis):
     got = {line.split()[0].split(":")[1] for line in listed.splitlines() if line.strip().startswith("escgis:")}
     assert got == ALGORITHMS
     help_text = qgis("help", "escgis:screen").stdout
-    for name in ("sites", "disturbed", "layers", "id_field", "skip_ids", "output"):
+    # Native algorithms' names: INPUT and OUTPUT, upper case throughout (issue 36).
+    for name in ("INPUT", "DISTURBED", "LAYERS", "ID_FIELD", "SKIP_IDS", "OUTPUT"):
         assert f"\n{name}:" in help_text, name
+
+
+GROUPS = {
+    "screen": "Screening",
+    "protective": "Screening",
+    "slope": "Terrain",
+    "steep": "Terrain",
+    "soil_loss": "Soil loss",
+    "map": "Maps and review",
+    "review": "Maps and review",
+}
+FIELDS = {"screen": {"ID_FIELD"}, "protective": {"CLASS_FIELD", "NAME_FIELD", "CHANNEL_WIDTH_FIELD", "PIPED_FIELD", "DRAINAGE_FIELD"}, "soil_loss": {"K_FIELD", "ID_FIELD"}}  # fmt: skip
+
+
+def test_algorithms_follow_processings_conventions(qgis):
+    """As QGIS's native algorithms: groups by task, INPUT and OUTPUT, upper-case names, field pickers."""
+    for algorithm, group in GROUPS.items():
+        doc = json.loads(qgis("--json", "help", f"escgis:{algorithm}").stdout)
+        assert doc["algorithm_details"]["group"] == group, algorithm
+        params = doc["parameters"]
+        assert "INPUT" in params and "OUTPUT" in params, (algorithm, sorted(params))
+        assert all(name == name.upper() for name in params), (algorithm, sorted(params))
+        fields = {name for name, p in params.items() if p["type"]["id"] == "field"}
+        assert fields == FIELDS.get(algorithm, set()), (algorithm, fields)
+
+
+def test_the_dialogs_bar_follows_the_clis_progress(qgis, tmp_path):
+    """esc-gis --progress plain's lines move Processing's progress (qgis_process prints it as 0...10...)."""
+    dem = tmp_path / "dem.tif"
+    dem.write_bytes((DEMO / "dem_synthetic.tif").read_bytes())
+    r = qgis("run", "escgis:slope", "--", f"INPUT={dem}", f"OUTPUT={tmp_path / 'q.tif'}")
+    ticks = r.stdout + r.stderr
+    assert "50..." in ticks and "PROGRESS" not in ticks, ticks[-2000:]
 
 
 def cli(*args: str) -> None:
@@ -131,11 +165,11 @@ def cli(*args: str) -> None:
 
 
 def test_screen_matches_the_cli(qgis, tmp_path):
-    got = qgis.run("screen", sites=SITES, disturbed=DISTURBED, layers=MANIFEST, output=tmp_path / "q.gpkg")
-    assert got["results"]["output"] == str(tmp_path / "q.gpkg")
+    got = qgis.run("screen", INPUT=SITES, DISTURBED=DISTURBED, LAYERS=MANIFEST, OUTPUT=tmp_path / "q.gpkg")
+    assert got["results"]["OUTPUT"] == str(tmp_path / "q.gpkg")
     # GeoJSON is no file esc-gis is handed as is: QGIS exports it to a GeoPackage first.
     command = got["log"]["info"][0]
-    assert command.startswith(f"{ESC_GIS} screen ") and str(SITES) not in command, command
+    assert command.startswith(f"{ESC_GIS} --progress plain screen ") and str(SITES) not in command, command
     assert any(line.startswith("Wrote 21 rows to") for line in got["log"]["info"])  # the CLI's summary
     cli("screen", str(SITES), "--disturbed", str(DISTURBED), "--layers", str(MANIFEST), "-o", str(tmp_path / "c.gpkg"))
     q, c = gpd.read_file(tmp_path / "q.gpkg"), gpd.read_file(tmp_path / "c.gpkg")
@@ -147,7 +181,7 @@ def test_screen_matches_the_cli(qgis, tmp_path):
 def test_slope_values_match_the_cli(qgis, tmp_path):
     dem = tmp_path / "dem.tif"
     dem.write_bytes((DEMO / "dem_synthetic.tif").read_bytes())
-    qgis.run("slope", dem=dem, output=tmp_path / "q.tif")
+    qgis.run("slope", INPUT=dem, OUTPUT=tmp_path / "q.tif")
     cli("slope", str(dem), "-o", str(tmp_path / "c.tif"))
     with rasterio.open(tmp_path / "q.tif") as q, rasterio.open(tmp_path / "c.tif") as c:
         a, b = q.read(1), c.read(1)
@@ -160,7 +194,7 @@ def test_slope_values_match_the_cli(qgis, tmp_path):
 def test_steep_parameters_reach_the_cli(qgis, tmp_path):
     dem = tmp_path / "dem.tif"
     dem.write_bytes((DEMO / "dem_synthetic.tif").read_bytes())
-    qgis.run("steep", dem=dem, min_area_sqft=200, threshold_pct=15, output=tmp_path / "q.gpkg")
+    qgis.run("steep", INPUT=dem, MIN_AREA_SQFT=200, THRESHOLD_PCT=15, OUTPUT=tmp_path / "q.gpkg")
     cli("steep", str(dem), "--min-area-sqft", "200", "--threshold-pct", "15", "-o", str(tmp_path / "c.gpkg"))
     q, c = gpd.read_file(tmp_path / "q.gpkg"), gpd.read_file(tmp_path / "c.gpkg")
     assert len(q) > 0 and q["area_sqft"].min() >= 200
@@ -168,7 +202,7 @@ def test_steep_parameters_reach_the_cli(qgis, tmp_path):
 
 
 def test_protective_areas_match_the_cli(qgis, tmp_path):
-    got = qgis.run("protective", layers=MANIFEST, output=tmp_path / "q.gpkg")
+    got = qgis.run("protective", LAYERS=MANIFEST, OUTPUT=tmp_path / "q.gpkg")
     cli("protective", "--layers", str(MANIFEST), "-o", str(tmp_path / "c.gpkg"))
     q, c = gpd.read_file(tmp_path / "q.gpkg"), gpd.read_file(tmp_path / "c.gpkg")
     assert len(q) > 0 and "--layers" in got["log"]["info"][0]
@@ -179,7 +213,7 @@ def test_protective_areas_match_the_cli(qgis, tmp_path):
 def test_a_geopackage_layer_is_passed_by_its_path_and_layer_name(qgis, tmp_path):
     waters = DEMO / "waters_illustrative.gpkg"
     source = f"{waters}|layername=waters_illustrative"  # a GeoPackage layer as QGIS names it
-    got = qgis.run("protective", waters=source, channel_width_field="channel_width_ft", output=tmp_path / "q.gpkg")
+    got = qgis.run("protective", INPUT=source, CHANNEL_WIDTH_FIELD="channel_width_ft", OUTPUT=tmp_path / "q.gpkg")
     command = got["log"]["info"][0]
     # Not exported: the file itself, with the layer's name.
     assert f"protective {waters} --layer waters_illustrative " in command, command
@@ -190,8 +224,8 @@ def test_a_geopackage_layer_is_passed_by_its_path_and_layer_name(qgis, tmp_path)
 
 def test_review_and_map_run(qgis, tmp_path):
     plan = ROOT / "examples" / "plans" / "flawed" / "plan.gpkg"
-    got = qgis.run("review", plan=plan, layers=MANIFEST, output=tmp_path / "q.html", json=tmp_path / "q.json")
-    assert got["results"] == {"output": str(tmp_path / "q.html"), "json": str(tmp_path / "q.json")}
+    got = qgis.run("review", INPUT=plan, LAYERS=MANIFEST, OUTPUT=tmp_path / "q.html", JSON=tmp_path / "q.json")
+    assert got["results"] == {"OUTPUT": str(tmp_path / "q.html"), "JSON": str(tmp_path / "q.json")}
     cli(
         "review",
         str(plan),
@@ -210,7 +244,7 @@ def test_review_and_map_run(qgis, tmp_path):
     (folder / "plan.toml").write_bytes((plan.parent / "plan.toml").read_bytes())
     for name, _ in pyogrio.list_layers(plan):
         gpd.read_file(plan, layer=name).to_file(folder / f"{name}.gpkg")
-    got = qgis.run("review", plan_folder=folder, layers=MANIFEST, output=tmp_path / "f.html", json=tmp_path / "f.json")
+    got = qgis.run("review", INPUT_FOLDER=folder, LAYERS=MANIFEST, OUTPUT=tmp_path / "f.html", JSON=tmp_path / "f.json")
     assert f"review {folder} -o " in got["log"]["info"][0]
     from_folder, from_gpkg = (
         json.loads((tmp_path / "f.json").read_text()),
@@ -218,10 +252,10 @@ def test_review_and_map_run(qgis, tmp_path):
     )
     assert from_folder.pop("source") == str(folder) and from_gpkg.pop("source") == str(plan)
     assert from_folder == from_gpkg
-    r = qgis("run", "escgis:review", "--", f"output={tmp_path / 'n.html'}", check=False)
+    r = qgis("run", "escgis:review", "--", f"OUTPUT={tmp_path / 'n.html'}", check=False)
     assert r.returncode != 0 and "not both" in r.stdout + r.stderr and not (tmp_path / "n.html").exists()
     cli("screen", str(SITES), "--layers", str(MANIFEST), "-o", str(tmp_path / "s.gpkg"))
-    qgis.run("map", results=tmp_path / "s.gpkg", layers=MANIFEST, site="S16", output=tmp_path / "m.html")
+    qgis.run("map", INPUT=tmp_path / "s.gpkg", LAYERS=MANIFEST, SITE="S16", OUTPUT=tmp_path / "m.html")
     assert "S16" in (tmp_path / "m.html").read_text()
 
 
@@ -229,25 +263,26 @@ def test_soil_loss_matches_the_cli(qgis, tmp_path):
     # The demo target's inputs (made-up soils, schedule and erosivity; R = 120 a placeholder).
     soils = DEMO / "soils_made_up.gpkg"
     inputs = {
-        "dem": DEMO / "dem_synthetic.tif",
-        "soils": soils,
-        "schedule": ROOT / "examples" / "demo" / "schedule_made_up.csv",
-        "disturbed": DISTURBED,
-        "r_annual": 120,
-        "ei_file": ROOT / "examples" / "demo" / "ei_monthly_made_up.csv",
-        "id_field": "site_id",
+        "DEM": DEMO / "dem_synthetic.tif",
+        "SOILS": soils,
+        "SCHEDULE": ROOT / "examples" / "demo" / "schedule_made_up.csv",
+        "DISTURBED": DISTURBED,
+        "R_ANNUAL": 120,
+        "EI_FILE": ROOT / "examples" / "demo" / "ei_monthly_made_up.csv",
+        "ID_FIELD": "site_id",
     }
-    got = qgis.run("soil_loss", sites=SITES, **inputs, output=tmp_path / "q.gpkg")
+    got = qgis.run("soil_loss", INPUT=SITES, **inputs, OUTPUT=tmp_path / "q.gpkg")
     assert got["results"] == {
-        "output": str(tmp_path / "q.gpkg"),
-        "phases": str(tmp_path / "q.gpkg.phases.csv"),
-        "windows": str(tmp_path / "q.gpkg.windows.csv"),
+        "OUTPUT": str(tmp_path / "q.gpkg"),
+        "PHASES": str(tmp_path / "q.gpkg.phases.csv"),
+        "WINDOWS": str(tmp_path / "q.gpkg.windows.csv"),
     }
     command = got["log"]["info"][0]
     # A one-layer GeoPackage goes as it is (the CLI has no --layer here); the GeoJSON is exported.
     assert f" --soils {soils} " in command and str(SITES) not in command, command
     assert " --r-annual 120.0 " in command and " --id-field site_id " in command, command
-    args = [f"--{k.replace('_', '-')}={v}" for k, v in inputs.items()]
+    assert command.startswith(f"{ESC_GIS} --progress plain soil-loss "), command  # progress for the dialog
+    args = [f"--{k.lower().replace('_', '-')}={v}" for k, v in inputs.items()]
     cli("soil-loss", str(SITES), *args, "-o", str(tmp_path / "c.gpkg"))
     q, c = gpd.read_file(tmp_path / "q.gpkg"), gpd.read_file(tmp_path / "c.gpkg")
     assert not (tmp_path / "q.tif").exists()  # the per-cell raster is only on request
@@ -264,17 +299,17 @@ def test_soil_loss_raster_matches_the_cli(qgis, tmp_path):
     import rasterio
 
     inputs = {
-        "dem": DEMO / "dem_synthetic.tif",
-        "soils": DEMO / "soils_made_up.gpkg",
-        "schedule": ROOT / "examples" / "demo" / "schedule_made_up.csv",
-        "disturbed": DISTURBED,
-        "r_annual": 120,
-        "ei_file": ROOT / "examples" / "demo" / "ei_monthly_made_up.csv",
-        "id_field": "site_id",
+        "DEM": DEMO / "dem_synthetic.tif",
+        "SOILS": DEMO / "soils_made_up.gpkg",
+        "SCHEDULE": ROOT / "examples" / "demo" / "schedule_made_up.csv",
+        "DISTURBED": DISTURBED,
+        "R_ANNUAL": 120,
+        "EI_FILE": ROOT / "examples" / "demo" / "ei_monthly_made_up.csv",
+        "ID_FIELD": "site_id",
     }
-    got = qgis.run("soil_loss", sites=SITES, **inputs, output=tmp_path / "q.gpkg", raster=tmp_path / "q.tif")
-    assert got["results"]["raster"] == str(tmp_path / "q.tif")
-    args = [f"--{k.replace('_', '-')}={v}" for k, v in inputs.items()]
+    got = qgis.run("soil_loss", INPUT=SITES, **inputs, OUTPUT=tmp_path / "q.gpkg", RASTER=tmp_path / "q.tif")
+    assert got["results"]["RASTER"] == str(tmp_path / "q.tif")
+    args = [f"--{k.lower().replace('_', '-')}={v}" for k, v in inputs.items()]
     cli("soil-loss", str(SITES), *args, "-o", str(tmp_path / "c.gpkg"), "--raster", str(tmp_path / "c.tif"))
     with rasterio.open(tmp_path / "q.tif") as q, rasterio.open(tmp_path / "c.tif") as c:
         assert q.count == c.count == 3 and q.transform == c.transform
@@ -289,9 +324,9 @@ def test_cli_error_reaches_the_log_as_written(qgis, tmp_path):
         "run",
         "escgis:screen",
         "--",
-        f"sites={SITES}",
-        "layers=/nowhere/layers.toml",
-        f"output={tmp_path / 'q.gpkg'}",
+        f"INPUT={SITES}",
+        "LAYERS=/nowhere/layers.toml",
+        f"OUTPUT={tmp_path / 'q.gpkg'}",
         check=False,
     )
     assert r.returncode != 0
@@ -302,6 +337,9 @@ def test_cli_error_reaches_the_log_as_written(qgis, tmp_path):
 
 
 FAKE = """#!/bin/sh
+# The provider runs esc-gis --progress plain ...: the stand-in takes that option as esc-gis does.
+if [ "$1" = --progress ]; then shift 2; fi
+echo "PROGRESS 50%" >&2
 echo "working on $1"
 echo "Warning 1: GeoPackage user_version is only partially supported" >&2
 echo "Error: 2 problems found in the input:" >&2
@@ -331,7 +369,9 @@ def test_runner_streams_stdout_and_stderr_and_fails_on_exit_status(tmp_path):
     ok = run_runner(tmp_path, "x", "0")
     assert ok["exception"] is None
     assert ["info", "working on x"] in ok["lines"] and ["error", "Error: 2 problems found in the input:"] in ok["lines"]
-    assert ok["lines"][0] == ["command", f"{tmp_path / 'esc-gis'} x 0"]
+    assert ok["lines"][0] == ["command", f"{tmp_path / 'esc-gis'} --progress plain x 0"]
+    # A plain progress line moves the dialog's bar and is not logged (neither as info nor as an error).
+    assert ["progress", 50] in ok["lines"] and not [x for x in ok["lines"] if "PROGRESS" in str(x[1])]
     # GDAL's warning is a warning in QGIS, not an error.
     assert ["warning", "Warning 1: GeoPackage user_version is only partially supported"] in ok["lines"]
     assert not [x for x in ok["lines"] if x[0] == "error" and "Warning" in x[1]]

@@ -14,6 +14,7 @@ from qgis.core import (
     QgsProcessingParameterCrs,
     QgsProcessingParameterEnum,
     QgsProcessingParameterFeatureSource,
+    QgsProcessingParameterField,
     QgsProcessingParameterFile,
     QgsProcessingParameterFileDestination,
     QgsProcessingParameterNumber,
@@ -32,12 +33,19 @@ COMPRESSIONS = ["deflate", "zstd", "lzw", "none"]
 BASEMAPS = ["osm", "aerial", "none"]
 
 
+def _option(name):
+    """Return the CLI option of a parameter: ``ID_FIELD`` -> ``--id-field``."""
+    return "--" + name.lower().replace("_", "-")
+
+
 class EscGisAlgorithm(QgsProcessingAlgorithm):
     """Shared parts: help, parameter helpers and the run. Subclasses give ``command``, ``params``, ``args``."""
 
     command = ""
     title = ""
     help_text = ""
+    #: The toolbox group: by task, as QGIS's native algorithms are grouped (not the provider's name).
+    task = "Screening"
 
     def name(self):
         """Return the algorithm's id: the command with ``_`` for spaces and dashes (``soil_loss``)."""
@@ -48,12 +56,12 @@ class EscGisAlgorithm(QgsProcessingAlgorithm):
         return self.title
 
     def group(self):
-        """Return the toolbox group shown."""
-        return "esc_gis"
+        """Return the toolbox group shown: the task (Screening, Terrain, Soil loss, Maps and review)."""
+        return self.task
 
     def groupId(self):
-        """Return the toolbox group's id."""
-        return "escgis"
+        """Return the toolbox group's id: the task's name in lower case, without spaces."""
+        return self.task.lower().replace(" ", "")
 
     def shortHelpString(self):
         """Return the help beside the dialog, pointing at the command's own ``--help``."""
@@ -68,6 +76,18 @@ class EscGisAlgorithm(QgsProcessingAlgorithm):
         """Add a vector-layer input (polygons unless ``types`` says otherwise)."""
         types = types or [QgsProcessing.TypeVectorPolygon]
         self.addParameter(QgsProcessingParameterFeatureSource(name, description, types, optional=optional))
+
+    def add_field(self, name, description, parent, default=None, optional=True):
+        """Add a field picker tied to the ``parent`` layer input, as native algorithms' are.
+
+        Optional even with a default: QGIS 3.22 asks a mandatory field parameter to be given
+        whatever its default, and the CLI's default is the same.
+        """
+        self.addParameter(
+            QgsProcessingParameterField(
+                name, description, default, parent, QgsProcessingParameterField.Any, False, optional
+            )
+        )
 
     def add_string(self, name, description, default=None, optional=True):
         """Add a text input."""
@@ -137,9 +157,12 @@ class EscGisAlgorithm(QgsProcessingAlgorithm):
         """``--name value`` for each non-empty string parameter (``id_field`` -> ``--id-field``)."""
         out = []
         for name in names:
-            value = self.parameterAsString(parameters, name, context)
+            if isinstance(self.parameterDefinition(name), QgsProcessingParameterField):
+                value = next(iter(self.parameterAsFields(parameters, name, context)), "")
+            else:
+                value = self.parameterAsString(parameters, name, context)
             if value:
-                out += ["--" + name.replace("_", "-"), value]
+                out += [_option(name), value]
         return out
 
     def file_args(self, parameters, context, *names):
@@ -148,12 +171,12 @@ class EscGisAlgorithm(QgsProcessingAlgorithm):
         for name in names:
             value = self.parameterAsFile(parameters, name, context)
             if value:
-                out += ["--" + name.replace("_", "-"), value]
+                out += [_option(name), value]
         return out
 
     def bool_args(self, parameters, context, *names):
         """Return ``--name`` for each flag that is on."""
-        return ["--" + n.replace("_", "-") for n in names if self.parameterAsBool(parameters, n, context)]
+        return [_option(n) for n in names if self.parameterAsBool(parameters, n, context)]
 
     def crs_args(self, parameters, context, *names):
         """Return ``--name AUTHORITY:CODE`` (or WKT) for each CRS parameter given."""
@@ -163,7 +186,7 @@ class EscGisAlgorithm(QgsProcessingAlgorithm):
                 continue
             crs = self.parameterAsCrs(parameters, name, context)
             if crs.isValid():
-                out += ["--" + name.replace("_", "-"), crs.authid() or crs.toWkt()]
+                out += [_option(name), crs.authid() or crs.toWkt()]
         return out
 
     # -- the run ----------------------------------------------------------------------------
@@ -192,79 +215,80 @@ class ScreenAlgorithm(EscGisAlgorithm):
 
     def initAlgorithm(self, config=None):
         """Declare ``esc-gis screen``'s parameters, with the CLI's names and defaults."""
-        self.add_vector("sites", "Sites (polygons)")
-        self.add_vector("disturbed", "Disturbed limits, carrying the site id (default: the whole site)", True)
-        self.add_file("layers", "Layer-set manifest (layers.toml; default: the bundled set)")
-        self.add_file("profile", "Ordinance profile TOML (default: the one shipped with esc_gis)")
-        self.add_string("id_field", "Field holding the unique site id", "site_id", optional=False)
-        self.add_string("field", "Contract fields NAME=SOURCE, separated by ';' (e.g. activity=LANDUSE)")
-        self.addParameter(QgsProcessingParameterCrs("assume_crs", "CRS for inputs that have none", None, True))
-        self.add_string("where", "OGR SQL WHERE clause picking the sites to read")
-        self.add_string("disturbed_where", "OGR SQL WHERE clause for the disturbed limits")
-        self.add_string("skip_ids", "Features that are not sites, by id: auto, none or a REGEX", "auto", False)
-        self.add_bool("offline", "With a map: inline Leaflet so it opens with no network")
-        self.addParameter(QgsProcessingParameterVectorDestination("output", "Screening"))
+        self.add_vector("INPUT", "Sites (polygons)")
+        self.add_vector("DISTURBED", "Disturbed limits, carrying the site id (default: the whole site)", True)
+        self.add_file("LAYERS", "Layer-set manifest (layers.toml; default: the bundled set)")
+        self.add_file("PROFILE", "Ordinance profile TOML (default: the one shipped with esc_gis)")
+        self.add_field("ID_FIELD", "Field holding the unique site id", "INPUT", "site_id")
+        self.add_string("FIELD", "Contract fields NAME=SOURCE, separated by ';' (e.g. activity=LANDUSE)")
+        self.addParameter(QgsProcessingParameterCrs("ASSUME_CRS", "CRS for inputs that have none", None, True))
+        self.add_string("WHERE", "OGR SQL WHERE clause picking the sites to read")
+        self.add_string("DISTURBED_WHERE", "OGR SQL WHERE clause for the disturbed limits")
+        self.add_string("SKIP_IDS", "Features that are not sites, by id: auto, none or a REGEX", "auto", False)
+        self.add_bool("OFFLINE", "With a map: inline Leaflet so it opens with no network")
+        self.addParameter(QgsProcessingParameterVectorDestination("OUTPUT", "Screening"))
         self.addParameter(
-            QgsProcessingParameterFileDestination("map", "Overview map", "HTML files (*.html)", None, True, False)
+            QgsProcessingParameterFileDestination("MAP", "Overview map", "HTML files (*.html)", None, True, False)
         )
 
     def args(self, parameters, context, feedback):
         """Return ``esc-gis screen``'s arguments from the parameters, and the outputs' paths."""
-        out = self.parameterAsOutputLayer(parameters, "output", context)
-        args = self.vector_args(parameters, "sites", context, feedback, layer_option="--layer")
-        args += self.vector_args(parameters, "disturbed", context, feedback, "--disturbed", "--disturbed-layer")
-        args += self.file_args(parameters, context, "layers", "profile")
-        args += self.string_args(parameters, context, "id_field", "where", "disturbed_where", "skip_ids")
-        for pair in (self.parameterAsString(parameters, "field", context) or "").split(";"):
+        out = self.parameterAsOutputLayer(parameters, "OUTPUT", context)
+        args = self.vector_args(parameters, "INPUT", context, feedback, layer_option="--layer")
+        args += self.vector_args(parameters, "DISTURBED", context, feedback, "--disturbed", "--disturbed-layer")
+        args += self.file_args(parameters, context, "LAYERS", "PROFILE")
+        args += self.string_args(parameters, context, "ID_FIELD", "WHERE", "DISTURBED_WHERE", "SKIP_IDS")
+        for pair in (self.parameterAsString(parameters, "FIELD", context) or "").split(";"):
             if pair.strip():
                 args += ["--field", pair.strip()]
-        args += self.crs_args(parameters, context, "assume_crs")
+        args += self.crs_args(parameters, context, "ASSUME_CRS")
         args += ["-o", out]
-        results = {"output": out}
-        map_path = self.parameterAsFileOutput(parameters, "map", context)
+        results = {"OUTPUT": out}
+        map_path = self.parameterAsFileOutput(parameters, "MAP", context)
         if map_path:
-            args += ["--map", map_path, *self.bool_args(parameters, context, "offline")]
-            results["map"] = map_path
+            args += ["--map", map_path, *self.bool_args(parameters, context, "OFFLINE")]
+            results["MAP"] = map_path
         return args, results
 
 
 class SlopeAlgorithm(EscGisAlgorithm):
     """``esc-gis slope``: a slope-percent GeoTIFF, with its ``.qml`` style beside it."""
 
+    task = "Terrain"
     command = "slope"
     title = "Slope (percent)"
     help_text = "Slope of a DEM in percent (Horn's method, the values of gdaldem slope -p), float32, nodata -9999."
 
     def initAlgorithm(self, config=None):
         """Declare ``esc-gis slope``'s parameters, with the CLI's names and defaults."""
-        self.addParameter(QgsProcessingParameterRasterLayer("dem", "DEM"))
-        self.add_enum("z_unit", "Unit of the elevations when the DEM's CRS and band do not say", Z_UNITS)
-        self.add_bool("compute_edges", "Compute edge cells and cells next to nodata (gdaldem -compute_edges)")
+        self.addParameter(QgsProcessingParameterRasterLayer("INPUT", "DEM"))
+        self.add_enum("Z_UNIT", "Unit of the elevations when the DEM's CRS and band do not say", Z_UNITS)
+        self.add_bool("COMPUTE_EDGES", "Compute edge cells and cells next to nodata (gdaldem -compute_edges)")
         self.addParameter(
             QgsProcessingParameterNumber(
-                "band", "Band holding the elevations", QgsProcessingParameterNumber.Integer, None, True, 1
+                "BAND", "Band holding the elevations", QgsProcessingParameterNumber.Integer, None, True, 1
             )
         )
-        self.add_bool("cog", "Write a Cloud Optimized GeoTIFF")
-        self.add_enum("compress", "Output compression", COMPRESSIONS)
-        self.addParameter(QgsProcessingParameterRasterDestination("output", "Slope (percent)"))
+        self.add_bool("COG", "Write a Cloud Optimized GeoTIFF")
+        self.add_enum("COMPRESS", "Output compression", COMPRESSIONS)
+        self.addParameter(QgsProcessingParameterRasterDestination("OUTPUT", "Slope (percent)"))
 
     def dem_args(self, parameters, context):
         """Return the DEM and the options reading it (``--z-unit``, ``--band``, ``--compute-edges``)."""
-        args = [self.raster_path(parameters, "dem", context)]
-        z = self.parameterAsEnum(parameters, "z_unit", context)
+        args = [self.raster_path(parameters, "INPUT", context)]
+        z = self.parameterAsEnum(parameters, "Z_UNIT", context)
         if z:
             args += ["--z-unit", Z_UNITS[z]]
-        if parameters.get("band") not in (None, ""):
-            args += ["--band", str(self.parameterAsInt(parameters, "band", context))]
-        return args + self.bool_args(parameters, context, "compute_edges")
+        if parameters.get("BAND") not in (None, ""):
+            args += ["--band", str(self.parameterAsInt(parameters, "BAND", context))]
+        return args + self.bool_args(parameters, context, "COMPUTE_EDGES")
 
     def args(self, parameters, context, feedback):
         """Return ``esc-gis slope``'s arguments from the parameters, and the outputs' paths."""
-        out = self.parameterAsOutputLayer(parameters, "output", context)
-        args = self.dem_args(parameters, context) + self.bool_args(parameters, context, "cog")
-        args += ["--compress", COMPRESSIONS[self.parameterAsEnum(parameters, "compress", context)], "-o", out]
-        return args, {"output": out}
+        out = self.parameterAsOutputLayer(parameters, "OUTPUT", context)
+        args = self.dem_args(parameters, context) + self.bool_args(parameters, context, "COG")
+        args += ["--compress", COMPRESSIONS[self.parameterAsEnum(parameters, "COMPRESS", context)], "-o", out]
+        return args, {"OUTPUT": out}
 
 
 class SteepAlgorithm(SlopeAlgorithm):
@@ -278,10 +302,10 @@ class SteepAlgorithm(SlopeAlgorithm):
 
     def initAlgorithm(self, config=None):
         """Declare ``esc-gis steep``'s parameters, with the CLI's names and defaults."""
-        self.addParameter(QgsProcessingParameterRasterLayer("dem", "DEM"))
+        self.addParameter(QgsProcessingParameterRasterLayer("INPUT", "DEM"))
         self.addParameter(
             QgsProcessingParameterNumber(
-                "threshold_pct",
+                "THRESHOLD_PCT",
                 "Slope threshold in percent (default: the profile's)",
                 QgsProcessingParameterNumber.Double,
                 None,
@@ -291,30 +315,32 @@ class SteepAlgorithm(SlopeAlgorithm):
         )
         self.addParameter(
             QgsProcessingParameterNumber(
-                "min_area_sqft", "Drop smaller specks (sq ft)", QgsProcessingParameterNumber.Double, 0.0, True, 0
+                "MIN_AREA_SQFT", "Drop smaller specks (sq ft)", QgsProcessingParameterNumber.Double, 0.0, True, 0
             )
         )
-        self.add_enum("z_unit", "Unit of the elevations when the DEM does not say", Z_UNITS)
-        self.addParameter(QgsProcessingParameterCrs("crs", "CRS of the output (default: the profile's)", None, True))
-        self.add_bool("compute_edges", "As gdaldem -compute_edges")
+        self.add_enum("Z_UNIT", "Unit of the elevations when the DEM does not say", Z_UNITS)
+        self.addParameter(
+            QgsProcessingParameterCrs("DST_CRS", "CRS of the output (default: the profile's)", None, True)
+        )
+        self.add_bool("COMPUTE_EDGES", "As gdaldem -compute_edges")
         self.addParameter(
             QgsProcessingParameterNumber(
-                "band", "Band holding the elevations", QgsProcessingParameterNumber.Integer, None, True, 1
+                "BAND", "Band holding the elevations", QgsProcessingParameterNumber.Integer, None, True, 1
             )
         )
         self.addParameter(
-            QgsProcessingParameterVectorDestination("output", "Steep land", QgsProcessing.TypeVectorPolygon)
+            QgsProcessingParameterVectorDestination("OUTPUT", "Steep land", QgsProcessing.TypeVectorPolygon)
         )
 
     def args(self, parameters, context, feedback):
         """Return ``esc-gis steep``'s arguments from the parameters, and the outputs' paths."""
-        out = self.parameterAsOutputLayer(parameters, "output", context)
+        out = self.parameterAsOutputLayer(parameters, "OUTPUT", context)
         args = self.dem_args(parameters, context)
-        if parameters.get("threshold_pct") not in (None, ""):
-            args += ["--threshold-pct", repr(self.parameterAsDouble(parameters, "threshold_pct", context))]
-        args += ["--min-area-sqft", repr(self.parameterAsDouble(parameters, "min_area_sqft", context))]
-        args += [*self.crs_args(parameters, context, "crs"), "-o", out]
-        return args, {"output": out}
+        if parameters.get("THRESHOLD_PCT") not in (None, ""):
+            args += ["--threshold-pct", repr(self.parameterAsDouble(parameters, "THRESHOLD_PCT", context))]
+        args += ["--min-area-sqft", repr(self.parameterAsDouble(parameters, "MIN_AREA_SQFT", context))]
+        args += [*self.crs_args(parameters, context, "DST_CRS"), "-o", out]
+        return args, {"OUTPUT": out}
 
 
 class ProtectiveAlgorithm(EscGisAlgorithm):
@@ -329,76 +355,80 @@ class ProtectiveAlgorithm(EscGisAlgorithm):
 
     def initAlgorithm(self, config=None):
         """Declare ``esc-gis protective``'s parameters, with the CLI's names and defaults."""
-        self.add_vector("waters", "Waters (default: the layer set's)", True, [QgsProcessing.TypeVectorAnyGeometry])
-        self.add_file("layers", "Layer-set manifest (layers.toml) whose waters to use instead")
-        self.add_string("class_field", "Field holding each feature's water class", "water_class", False)
-        self.add_string("class_map", "Class map: a .toml/.csv file or CODE=CLASS pairs, separated by ';'")
-        self.add_string("name_field", "Field holding the water's name")
-        self.add_string("channel_width_field", "Field holding a line's channel width in feet")
-        self.add_string("piped_field", "Field flagging a piped stream (used when present)", "piped", False)
-        self.add_string(
-            "drainage_field", "Field holding a channel's drainage acres (used when present)", "drainage_acres", False
+        self.add_vector("INPUT", "Waters (default: the layer set's)", True, [QgsProcessing.TypeVectorAnyGeometry])
+        self.add_file("LAYERS", "Layer-set manifest (layers.toml) whose waters to use instead")
+        self.add_field("CLASS_FIELD", "Field holding each feature's water class", "INPUT", "water_class")
+        self.add_string("CLASS_MAP", "Class map: a .toml/.csv file or CODE=CLASS pairs, separated by ';'")
+        self.add_field("NAME_FIELD", "Field holding the water's name", "INPUT")
+        self.add_field("CHANNEL_WIDTH_FIELD", "Field holding a line's channel width in feet", "INPUT")
+        self.add_field("PIPED_FIELD", "Field flagging a piped stream (used when present)", "INPUT", "piped")
+        self.add_field(
+            "DRAINAGE_FIELD", "Field holding a channel's drainage acres (used when present)", "INPUT", "drainage_acres"
         )
-        self.addParameter(QgsProcessingParameterCrs("assume_crs", "CRS for waters if they have none", None, True))
+        self.addParameter(QgsProcessingParameterCrs("ASSUME_CRS", "CRS for waters if they have none", None, True))
         self.addParameter(
-            QgsProcessingParameterCrs("crs", "Measuring and output CRS (default: the profile's)", None, True)
+            QgsProcessingParameterCrs(
+                "DST_CRS", "CRS of the output, the widths measured in it (default: the profile's)", None, True
+            )
         )
-        self.add_file("profile", "Ordinance profile TOML (default: the bundled profile)")
+        self.add_file("PROFILE", "Ordinance profile TOML (default: the bundled profile)")
         self.addParameter(
-            QgsProcessingParameterVectorDestination("output", "Protective areas", QgsProcessing.TypeVectorPolygon)
+            QgsProcessingParameterVectorDestination("OUTPUT", "Protective areas", QgsProcessing.TypeVectorPolygon)
         )
 
     def args(self, parameters, context, feedback):
         """Return ``esc-gis protective``'s arguments from the parameters, and the outputs' paths."""
-        out = self.parameterAsOutputLayer(parameters, "output", context)
-        args = self.vector_args(parameters, "waters", context, feedback, layer_option="--layer")
-        args += self.file_args(parameters, context, "layers", "profile")
+        out = self.parameterAsOutputLayer(parameters, "OUTPUT", context)
+        args = self.vector_args(parameters, "INPUT", context, feedback, layer_option="--layer")
+        args += self.file_args(parameters, context, "LAYERS", "PROFILE")
         args += self.string_args(
-            parameters, context, "class_field", "name_field", "channel_width_field", "piped_field", "drainage_field"
+            parameters, context, "CLASS_FIELD", "NAME_FIELD", "CHANNEL_WIDTH_FIELD", "PIPED_FIELD", "DRAINAGE_FIELD"
         )
-        for item in (self.parameterAsString(parameters, "class_map", context) or "").split(";"):
+        for item in (self.parameterAsString(parameters, "CLASS_MAP", context) or "").split(";"):
             if item.strip():
                 args += ["--class-map", item.strip()]
-        args += [*self.crs_args(parameters, context, "assume_crs", "crs"), "-o", out]
-        return args, {"output": out}
+        args += [*self.crs_args(parameters, context, "ASSUME_CRS", "DST_CRS"), "-o", out]
+        return args, {"OUTPUT": out}
 
 
 class MapAlgorithm(EscGisAlgorithm):
     """``esc-gis map``: the web map of a screening, the overview or one site."""
 
+    task = "Maps and review"
     command = "map"
     title = "Map of a screening"
     help_text = "A web map (HTML) of a screening: the overview, or one site with its surroundings."
 
     def initAlgorithm(self, config=None):
         """Declare ``esc-gis map``'s parameters, with the CLI's names and defaults."""
-        self.add_vector("results", "Screening (output of Screen sites)")
-        self.add_string("where", "OGR SQL WHERE clause picking the rows to map")
-        self.add_string("site", "Map this one site with its surroundings (default: overview)")
-        self.add_file("layers", "Layer set for the boundary, waters, protective and targeted areas")
-        self.add_vector("disturbed", "Disturbed limits, for a site", True)
-        self.add_vector("steep", "Steep-land polygons (Steep land), for a site", True)
-        self.add_enum("basemap", "Basemap shown first", BASEMAPS)
-        self.add_bool("offline", "Inline Leaflet: the file opens with no network")
-        self.add_file("profile", "Ordinance profile TOML (default: the bundled profile)")
-        self.addParameter(QgsProcessingParameterFileDestination("output", "Map", "HTML files (*.html)"))
+        self.add_vector("INPUT", "Screening (output of Screen sites)")
+        self.add_string("WHERE", "OGR SQL WHERE clause picking the rows to map")
+        self.add_string("SITE", "Map this one site with its surroundings (default: overview)")
+        self.add_file("LAYERS", "Layer set for the boundary, waters, protective and targeted areas")
+        self.add_vector("DISTURBED", "Disturbed limits, for a site", True)
+        self.add_vector("STEEP", "Steep-land polygons (Steep land), for a site", True)
+        self.add_enum("BASEMAP", "Basemap shown first", BASEMAPS)
+        self.add_bool("OFFLINE", "Inline Leaflet: the file opens with no network")
+        self.add_file("PROFILE", "Ordinance profile TOML (default: the bundled profile)")
+        self.addParameter(QgsProcessingParameterFileDestination("OUTPUT", "Map", "HTML files (*.html)"))
 
     def args(self, parameters, context, feedback):
         """Return ``esc-gis map``'s arguments from the parameters, and the outputs' paths."""
-        out = self.parameterAsFileOutput(parameters, "output", context)
-        args = self.vector_args(parameters, "results", context, feedback)
-        args += self.string_args(parameters, context, "where", "site")
-        args += self.file_args(parameters, context, "layers", "profile")
-        args += self.vector_args(parameters, "disturbed", context, feedback, "--disturbed")
-        args += self.vector_args(parameters, "steep", context, feedback, "--steep")
-        args += ["--basemap", BASEMAPS[self.parameterAsEnum(parameters, "basemap", context)]]
-        args += [*self.bool_args(parameters, context, "offline"), "-o", out]
-        return args, {"output": out}
+        out = self.parameterAsFileOutput(parameters, "OUTPUT", context)
+        args = self.vector_args(parameters, "INPUT", context, feedback)
+        args += self.string_args(parameters, context, "WHERE", "SITE")
+        args += self.file_args(parameters, context, "LAYERS", "PROFILE")
+        args += self.vector_args(parameters, "DISTURBED", context, feedback, "--disturbed")
+        args += self.vector_args(parameters, "STEEP", context, feedback, "--steep")
+        args += ["--basemap", BASEMAPS[self.parameterAsEnum(parameters, "BASEMAP", context)]]
+        args += [*self.bool_args(parameters, context, "OFFLINE"), "-o", out]
+        return args, {"OUTPUT": out}
 
 
 class ReviewAlgorithm(EscGisAlgorithm):
     """``esc-gis review``: the HTML report (and optionally JSON findings) of a plan package."""
 
+    task = "Maps and review"
     command = "review"
     title = "Review a plan package"
     help_text = (
@@ -408,44 +438,45 @@ class ReviewAlgorithm(EscGisAlgorithm):
     def initAlgorithm(self, config=None):
         """Declare ``esc-gis review``'s parameters, with the CLI's names and defaults."""
         # One parameter cannot be a file or a folder, so a folder package has its own; exactly one is given.
-        self.addParameter(QgsProcessingParameterFile("plan", "Plan package (.gpkg, .dxf)", optional=True))
+        self.addParameter(QgsProcessingParameterFile("INPUT", "Plan package (.gpkg, .dxf)", optional=True))
         self.addParameter(
             QgsProcessingParameterFile(
-                "plan_folder",
+                "INPUT_FOLDER",
                 "Or a plan package folder (with plan.toml)",
                 QgsProcessingParameterFile.Folder,
                 optional=True,
             )
         )
-        self.add_file("layers", "Layer set: boundary, waters, DEM (default: the profile's own)")
-        self.add_enum("basemap", "Basemap shown first", BASEMAPS)
-        self.add_bool("offline", "Inline Leaflet: the report opens with no network")
-        self.addParameter(QgsProcessingParameterFileDestination("output", "Report", "HTML files (*.html)"))
+        self.add_file("LAYERS", "Layer set: boundary, waters, DEM (default: the profile's own)")
+        self.add_enum("BASEMAP", "Basemap shown first", BASEMAPS)
+        self.add_bool("OFFLINE", "Inline Leaflet: the report opens with no network")
+        self.addParameter(QgsProcessingParameterFileDestination("OUTPUT", "Report", "HTML files (*.html)"))
         self.addParameter(
-            QgsProcessingParameterFileDestination("json", "Findings as JSON", "JSON files (*.json)", None, True, False)
+            QgsProcessingParameterFileDestination("JSON", "Findings as JSON", "JSON files (*.json)", None, True, False)
         )
 
     def args(self, parameters, context, feedback):
         """Return ``esc-gis review``'s arguments from the parameters, and the outputs' paths."""
-        out = self.parameterAsFileOutput(parameters, "output", context)
-        plans = [p for p in (self.parameterAsFile(parameters, n, context) for n in ("plan", "plan_folder")) if p]
+        out = self.parameterAsFileOutput(parameters, "OUTPUT", context)
+        plans = [p for p in (self.parameterAsFile(parameters, n, context) for n in ("INPUT", "INPUT_FOLDER")) if p]
         if len(plans) != 1:
             raise QgsProcessingException("Give the plan package as a file (plan) or a folder (plan_folder), not both.")
         args = [plans[0], "-o", out]
-        args += self.file_args(parameters, context, "layers")
-        args += ["--basemap", BASEMAPS[self.parameterAsEnum(parameters, "basemap", context)]]
-        args += self.bool_args(parameters, context, "offline")
-        results = {"output": out}
-        json_path = self.parameterAsFileOutput(parameters, "json", context)
+        args += self.file_args(parameters, context, "LAYERS")
+        args += ["--basemap", BASEMAPS[self.parameterAsEnum(parameters, "BASEMAP", context)]]
+        args += self.bool_args(parameters, context, "OFFLINE")
+        results = {"OUTPUT": out}
+        json_path = self.parameterAsFileOutput(parameters, "JSON", context)
         if json_path:
             args += ["--json", json_path]
-            results["json"] = json_path
+            results["JSON"] = json_path
         return args, results
 
 
 class SoilLossAlgorithm(EscGisAlgorithm):
     """``esc-gis soil-loss``: soil loss per site, with the per-phase and per-window CSVs."""
 
+    task = "Soil loss"
     command = "soil-loss"
     title = "Soil loss"
     help_text = (
@@ -456,24 +487,24 @@ class SoilLossAlgorithm(EscGisAlgorithm):
 
     def initAlgorithm(self, config=None):
         """Declare ``esc-gis soil-loss``'s parameters, with the CLI's names and defaults."""
-        self.add_vector("sites", "Sites (polygons)")
-        self.addParameter(QgsProcessingParameterRasterLayer("dem", "DEM (default: the layer set's)", None, True))
-        self.add_vector("soils", "Soil polygons with K (SSURGO map units with kwfact)", True)
-        self.add_string("k_field", "Field of the soils holding K (default: the profile's, kwfact)")
+        self.add_vector("INPUT", "Sites (polygons)")
+        self.addParameter(QgsProcessingParameterRasterLayer("DEM", "DEM (default: the layer set's)", None, True))
+        self.add_vector("SOILS", "Soil polygons with K (SSURGO map units with kwfact)", True)
+        self.add_field("K_FIELD", "Field of the soils holding K (default: the profile's, kwfact)", "SOILS")
         self.addParameter(
             QgsProcessingParameterNumber(
-                "k", "One K for every site, instead of soils", QgsProcessingParameterNumber.Double, None, True, 0
+                "K", "One K for every site, instead of soils", QgsProcessingParameterNumber.Double, None, True, 0
             )
         )
         self.addParameter(
             QgsProcessingParameterFile(
-                "schedule", "Construction schedule (.csv, .toml)", fileFilter="Schedules (*.csv *.toml)"
+                "SCHEDULE", "Construction schedule (.csv, .toml)", fileFilter="Schedules (*.csv *.toml)"
             )
         )
-        self.add_vector("disturbed", "Disturbed areas; each site's is its part of them", True)
+        self.add_vector("DISTURBED", "Disturbed areas; each site's is its part of them", True)
         self.addParameter(
             QgsProcessingParameterNumber(
-                "r_annual",
+                "R_ANNUAL",
                 "Annual R factor, US units (default: the profile's)",
                 QgsProcessingParameterNumber.Double,
                 None,
@@ -483,58 +514,58 @@ class SoilLossAlgorithm(EscGisAlgorithm):
         )
         self.addParameter(
             QgsProcessingParameterFile(
-                "ei_file",
+                "EI_FILE",
                 "Erosivity distribution CSV: 365 daily, 24 half-month or 12 monthly values",
                 QgsProcessingParameterFile.File,
                 "csv",
             )
         )
-        self.add_string("id_field", "Field of the sites naming each site (default: row numbers)")
-        self.add_enum("z_unit", "Unit of the elevations when the DEM does not say", Z_UNITS)
+        self.add_field("ID_FIELD", "Field of the sites naming each site (default: row numbers)", "INPUT")
+        self.add_enum("Z_UNIT", "Unit of the elevations when the DEM does not say", Z_UNITS)
         self.addParameter(
             QgsProcessingParameterNumber(
-                "band", "Band holding the elevations", QgsProcessingParameterNumber.Integer, None, True, 1
+                "BAND", "Band holding the elevations", QgsProcessingParameterNumber.Integer, None, True, 1
             )
         )
-        self.add_file("layers", "Layer-set manifest (layers.toml) giving the DEM when none is given")
-        self.add_file("profile", "Ordinance profile TOML (default: the one shipped with esc_gis)")
-        self.addParameter(QgsProcessingParameterVectorDestination("output", "Soil loss per site"))
+        self.add_file("LAYERS", "Layer-set manifest (layers.toml) giving the DEM when none is given")
+        self.add_file("PROFILE", "Ordinance profile TOML (default: the one shipped with esc_gis)")
+        self.addParameter(QgsProcessingParameterVectorDestination("OUTPUT", "Soil loss per site"))
         # Optional and off by default, as --raster is: the per-cell raster costs a pass over the DEM.
         self.addParameter(
             QgsProcessingParameterRasterDestination(
-                "raster", "Soil loss per cell (governing window)", None, True, createByDefault=False
+                "RASTER", "Soil loss per cell (governing window)", None, True, createByDefault=False
             )
         )
-        self.addOutput(QgsProcessingOutputFile("phases", "Soil loss per phase (CSV)"))
-        self.addOutput(QgsProcessingOutputFile("windows", "Sediment discharge per 12-month window (CSV)"))
+        self.addOutput(QgsProcessingOutputFile("PHASES", "Soil loss per phase (CSV)"))
+        self.addOutput(QgsProcessingOutputFile("WINDOWS", "Sediment discharge per 12-month window (CSV)"))
 
     def args(self, parameters, context, feedback):
         """Return ``esc-gis soil-loss``'s arguments from the parameters, and the outputs' paths."""
-        out = self.parameterAsOutputLayer(parameters, "output", context)
+        out = self.parameterAsOutputLayer(parameters, "OUTPUT", context)
         # esc-gis soil-loss has no --layer options: every vector goes as a one-layer file.
-        args = self.single_layer_args(parameters, "sites", context, feedback)
-        if parameters.get("dem") not in (None, ""):
-            args += ["--dem", self.raster_path(parameters, "dem", context)]
-        args += self.single_layer_args(parameters, "soils", context, feedback, "--soils")
-        args += self.single_layer_args(parameters, "disturbed", context, feedback, "--disturbed")
-        args += self.string_args(parameters, context, "k_field", "id_field")
-        for name in ("k", "r_annual"):
+        args = self.single_layer_args(parameters, "INPUT", context, feedback)
+        if parameters.get("DEM") not in (None, ""):
+            args += ["--dem", self.raster_path(parameters, "DEM", context)]
+        args += self.single_layer_args(parameters, "SOILS", context, feedback, "--soils")
+        args += self.single_layer_args(parameters, "DISTURBED", context, feedback, "--disturbed")
+        args += self.string_args(parameters, context, "K_FIELD", "ID_FIELD")
+        for name in ("K", "R_ANNUAL"):
             if parameters.get(name) not in (None, ""):
-                args += ["--" + name.replace("_", "-"), repr(self.parameterAsDouble(parameters, name, context))]
-        args += ["--schedule", self.parameterAsFile(parameters, "schedule", context)]
-        args += ["--ei-file", self.parameterAsFile(parameters, "ei_file", context)]
-        z = self.parameterAsEnum(parameters, "z_unit", context)
+                args += [_option(name), repr(self.parameterAsDouble(parameters, name, context))]
+        args += ["--schedule", self.parameterAsFile(parameters, "SCHEDULE", context)]
+        args += ["--ei-file", self.parameterAsFile(parameters, "EI_FILE", context)]
+        z = self.parameterAsEnum(parameters, "Z_UNIT", context)
         if z:
             args += ["--z-unit", Z_UNITS[z]]
-        if parameters.get("band") not in (None, ""):
-            args += ["--band", str(self.parameterAsInt(parameters, "band", context))]
-        args += [*self.file_args(parameters, context, "layers", "profile"), "-o", out]
+        if parameters.get("BAND") not in (None, ""):
+            args += ["--band", str(self.parameterAsInt(parameters, "BAND", context))]
+        args += [*self.file_args(parameters, context, "LAYERS", "PROFILE"), "-o", out]
         # The CLI's sidecar names, after the whole output: OUT.phases.csv and OUT.windows.csv beside OUT.
-        results = {"output": out, "phases": f"{out}.phases.csv", "windows": f"{out}.windows.csv"}
-        raster = self.parameterAsOutputLayer(parameters, "raster", context) if parameters.get("raster") else None
+        results = {"OUTPUT": out, "PHASES": f"{out}.phases.csv", "WINDOWS": f"{out}.windows.csv"}
+        raster = self.parameterAsOutputLayer(parameters, "RASTER", context) if parameters.get("RASTER") else None
         if raster:
             args += ["--raster", raster]
-            results["raster"] = raster
+            results["RASTER"] = raster
         return args, results
 
 

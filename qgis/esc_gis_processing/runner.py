@@ -52,7 +52,8 @@ def executable():
     value = str(value).strip() or default_executable()
     if not value or not (os.path.isfile(value) or shutil.which(value)):
         raise QgsProcessingException(
-            f"esc-gis not found ({value or 'not on PATH'}): install esc_gis (pip install esc_gis) and set its "
+            f"esc-gis not found ({value or 'not on PATH'}): install the esc_gis wheel (`make wheel` in a clone; "
+            "pip install esc_gis-<version>-py3-none-any.whl) and set its "
             "path in Processing > Options > Providers > esc_gis > esc-gis executable."
         )
     return value
@@ -76,7 +77,8 @@ def run_esc_gis(args, feedback):
         When esc-gis is missing, exits with an error (its message is already in the log), or
         was cancelled.
     """
-    cmd = [executable(), *args]
+    # Plain progress lines (``PROGRESS 42%``) the log does not show: they move the dialog's bar.
+    cmd = [executable(), "--progress", "plain", *args]
     feedback.pushCommandInfo(" ".join(_quote(a) for a in cmd))
     # Plain text, no colours, a log-wide table; no progress bar animates off a terminal.
     env = dict(os.environ, NO_COLOR="1", TERM="dumb", COLUMNS="100", PYTHONIOENCODING="utf-8")
@@ -109,6 +111,8 @@ def run_esc_gis(args, feedback):
             continue
         if line is None:
             open_streams -= 1
+        elif name == "err" and _PROGRESS.match(line):
+            feedback.setProgress(int(_PROGRESS.match(line).group(1)))
         elif name == "out":
             feedback.pushInfo(line)
         elif _is_warning(line):
@@ -126,6 +130,8 @@ def run_esc_gis(args, feedback):
     return code
 
 
+#: What ``esc-gis --progress plain`` says on stderr: ``PROGRESS 42%``.
+_PROGRESS = re.compile(r"^PROGRESS (\d{1,3})%$")
 #: GDAL's ``Warning 1: ...`` and Python's ``path.py:12: UserWarning: ...``.
 _WARNING = re.compile(r"Warning\b|\S+:\d+: \w*Warning: ")
 

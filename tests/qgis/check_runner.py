@@ -35,6 +35,10 @@ def main() -> None:
         def pushWarning(self, warning):
             self.lines.append(["warning", warning])
 
+        def setProgress(self, progress):
+            self.lines.append(["progress", progress])
+            super().setProgress(progress)
+
     app = QgsApplication([], False)
     app.initQgis()
     exe, args = sys.argv[1], sys.argv[2:]
