@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from esc_gis._outputs import reads
@@ -125,33 +127,7 @@ from esc_gis.cli._options import (
 @overwrite_option("Replace OUTPUT with its sidecars (OUTPUT.skipped.EXT, OUTPUT.run_findings.csv), and the map.")
 @quiet_option("No progress bar or summary.")
 @reads("sites", "disturbed", "layers_path", "profile_path")
-def screen(
-    sites: str,
-    disturbed: str | None,
-    layers_path: str | None,
-    profile_path: str | None,
-    profile_by: str | None,
-    municipality_field: str | None,
-    batch_rows: int | None,
-    engine: str,
-    scheduler: str | None,
-    workers: int | None,
-    id_field: str,
-    fields: tuple[str, ...],
-    assume_crs: str | None,
-    sites_layer: str | None,
-    disturbed_layer: str | None,
-    where: str | None,
-    disturbed_where: str | None,
-    skip_ids: str,
-    output: str,
-    map_path: str | None,
-    offline: bool,
-    output_layer: str,
-    update: bool,
-    overwrite: bool,
-    quiet: bool,
-) -> None:
+def screen(**options: Any) -> None:
     """Screen SITES (any polygon layer GDAL reads, zipped shapefiles too) and write OUTPUT.
 
     One row per site: jurisdiction, disturbed area (a union: overlaps count once; common
@@ -162,30 +138,4 @@ def screen(
     # so `esc-gis screen --help` starts at once.
     from esc_gis.cli._screen_run import run
 
-    run(
-        sites=sites,
-        disturbed=disturbed,
-        layers_path=layers_path,
-        profile_path=profile_path,
-        profile_by=profile_by,
-        municipality_field=municipality_field,
-        batch_rows=batch_rows,
-        engine=engine,
-        scheduler=scheduler,
-        workers=workers,
-        id_field=id_field,
-        fields=fields,
-        assume_crs=assume_crs,
-        sites_layer=sites_layer,
-        disturbed_layer=disturbed_layer,
-        where=where,
-        disturbed_where=disturbed_where,
-        skip_ids=skip_ids,
-        output=output,
-        map_path=map_path,
-        offline=offline,
-        output_layer=output_layer,
-        update=update,
-        overwrite=overwrite,
-        quiet=quiet,
-    )
+    run(**options)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from esc_gis._outputs import reads
@@ -79,30 +81,7 @@ from esc_gis.cli.slope import Z_UNIT, band_option
 @overwrite_option("Replace OUTPUT with its .phases.csv and .windows.csv, and the --raster with its .qml.")
 @quiet_option("No summary.")
 @reads("sites", "dem", "soils", "schedule", "disturbed", "ei_file", "layers_path", "profile_path")
-def soil_loss_(
-    sites: str,
-    dem: str | None,
-    soils: str | None,
-    k_field: str | None,
-    k_value: float | None,
-    schedule: str,
-    disturbed: str | None,
-    r_annual: float | None,
-    ei_file: str,
-    id_field: str | None,
-    plan_field: str | None,
-    plan_disturbed_sqft: float | None,
-    registry: str | None,
-    raster: str | None,
-    creation_options: dict[str, str],
-    z_unit: str | None,
-    band: int | None,
-    layers_path: str | None,
-    profile_path: str | None,
-    output: str,
-    overwrite: bool,
-    quiet: bool,
-) -> None:
+def soil_loss_(**options: Any) -> None:
     """Compute each site's soil loss and sediment discharge per phase and 12-month window; write them to OUTPUT.
 
     A = R x %R(period) x K x LS x C per phase; LS from the DEM over the disturbed area, C and
@@ -118,27 +97,4 @@ def soil_loss_(
     # so `esc-gis soil-loss --help` starts at once.
     from esc_gis.cli._soil_loss_run import run
 
-    run(
-        sites=sites,
-        dem=dem,
-        soils=soils,
-        k_field=k_field,
-        k_value=k_value,
-        schedule=schedule,
-        disturbed=disturbed,
-        r_annual=r_annual,
-        ei_file=ei_file,
-        id_field=id_field,
-        plan_field=plan_field,
-        plan_disturbed_sqft=plan_disturbed_sqft,
-        registry=registry,
-        raster=raster,
-        creation_options=creation_options,
-        z_unit=z_unit,
-        band=band,
-        layers_path=layers_path,
-        profile_path=profile_path,
-        output=output,
-        overwrite=overwrite,
-        quiet=quiet,
-    )
+    run(**options)
