@@ -179,6 +179,11 @@ def read_package(path: str | os.PathLike[str]) -> PlanPackage:
         # A mistyped path is not a broken package: a report disapproving it would mislead.
         msg = f"{str(p)!r}: no such plan package; give the plan's .gpkg, .gdb, .dxf or folder."
         raise LayerReadError(msg)
+    inner = _the_one_dataset(p)
+    if inner is not None:
+        # A folder holding the plan's one GeoPackage (or .gdb, .dxf) beside plan.toml, as
+        # applicants send it: that file is the package.
+        return read_package(inner)
     pkg = PlanPackage(str(p))
     dataset = p.is_file() or p.suffix.lower() == ".gdb"  # a File Geodatabase is a folder GDAL opens
     if p.is_file() and p.stat().st_size == 0:
@@ -228,6 +233,28 @@ def read_package(path: str | os.PathLike[str]) -> PlanPackage:
         elif required:
             pkg.problems.append(Problem(str(p), None, f"has no {name} layer: {what}.", f"add a layer named {name}."))
     return pkg
+
+
+def _the_one_dataset(p: Path) -> Path | None:
+    """Return the one plan file (``.gpkg``, ``.gdb``, ``.dxf``) in folder ``p``, when the folder holds no layer files.
+
+    Raises
+    ------
+    NotAPlanPackageError
+        If the folder holds several such files and no layer files: which one is meant is not said.
+    """
+    if not p.is_dir() or p.suffix.lower() == ".gdb":
+        return None
+    entries = list(p.iterdir())
+    if any(f.suffix.lower() in _SUFFIXES and f.stem in LAYERS for f in entries):
+        return None  # a folder package: one file per layer
+    found = sorted(
+        f for f in entries if f.suffix.lower() in (".gpkg", ".dxf") or (f.suffix.lower() == ".gdb" and f.is_dir())
+    )
+    if len(found) > 1:
+        names = ", ".join(f.name for f in found)
+        raise _not_a_package(p, f"the folder holds {len(found)} plan files ({names}); give the one to review")
+    return found[0] if found else None
 
 
 def _not_a_package(p: Path, why: str) -> NotAPlanPackageError:
