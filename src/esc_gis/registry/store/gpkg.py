@@ -32,7 +32,7 @@ import shapely
 from esc_gis._outputs import PRIVATE_MODE
 from esc_gis.errors import RegistryError
 from esc_gis.registry.store.backend import Backend, iso_date, iso_datetime, now_utc
-from esc_gis.registry.store.schema import LAYERS, PUBLIC_VIEW, SCHEMA_VERSION, TABLES, Migration, public_view
+from esc_gis.registry.store.schema import LAYERS, PLAN_VIEW, PUBLIC_VIEW, SCHEMA_VERSION, TABLES, Migration, public_view
 from esc_gis.styles import add_layer_style, describe_layer
 from esc_gis.units import SQFT_PER_ACRE
 
@@ -326,7 +326,8 @@ class GeoPackageBackend(Backend):
             made = {r[0] for r in cur.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()}
             if "permits" not in made:
                 return
-            present = {row[1] for row in cur.execute("PRAGMA table_info(permits)").fetchall()}
+            # table_xinfo: table_info leaves out generated columns (disturbed_acres, migration 10).
+            present = {row[1] for row in cur.execute("PRAGMA table_xinfo(permits)").fetchall()}
             self._drop_view(cur)
             for statement in public_view(
                 self.dialect,
@@ -358,6 +359,7 @@ class GeoPackageBackend(Backend):
         cur.execute("DELETE FROM gpkg_geometry_columns WHERE table_name = ?", (PUBLIC_VIEW,))
         cur.execute("DELETE FROM gpkg_contents WHERE table_name = ?", (PUBLIC_VIEW,))
         cur.execute(f"DROP VIEW IF EXISTS {PUBLIC_VIEW}")
+        cur.execute(f"DROP VIEW IF EXISTS {PLAN_VIEW}")
 
     def close(self) -> None:
         """Close the connection."""

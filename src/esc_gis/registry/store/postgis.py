@@ -20,7 +20,7 @@ import shapely
 from esc_gis.errors import RegistryError, install_hint
 from esc_gis.registry.store.backend import Backend
 from esc_gis.registry.store.conninfo import parse, redact, scrub
-from esc_gis.registry.store.schema import PUBLIC_VIEW, SCHEMA_VERSION, TABLES, Migration, public_view
+from esc_gis.registry.store.schema import PLAN_VIEW, PUBLIC_VIEW, SCHEMA_VERSION, TABLES, Migration, public_view
 
 _SCHEMA_TABLE = """CREATE TABLE IF NOT EXISTS esc_gis_schema (version integer PRIMARY KEY,
     description text NOT NULL, applied_at timestamptz NOT NULL)"""
@@ -241,6 +241,7 @@ class PostGISBackend(Backend):
             saved = self._view_grants(cur)
             if self.version(cur) < SCHEMA_VERSION:
                 cur.execute(f"DROP VIEW IF EXISTS {PUBLIC_VIEW}")
+                cur.execute(f"DROP VIEW IF EXISTS {PLAN_VIEW}")
         return saved
 
     def make_views(self, saved: Any, *, timezone: str = "") -> None:

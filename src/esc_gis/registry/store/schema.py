@@ -81,6 +81,11 @@ Migrations
    ``adjoining_repairs`` (§ 540-8E(5)) and an office inspection's checklist
    (``on_site_documents``, § 540-8E(7); ``certificate_posted``, § 540-8E(8)). Rows before it
    keep NULL: read as the holder's, as they were counted when recorded.
+10. ``permits`` gains ``disturbed_acres``, a generated column (``disturbed_sqft`` in acres, to 3
+    places), so the public view's acres is a column with a declared type: a GeoPackage view
+    column has one only where it names a table's column (a CAST does not give one), and GDAL's
+    GeoPackage validator (requirement 5) refuses a feature column without an allowed type.
+    Virtual in SQLite (``ALTER TABLE`` cannot add a stored one), stored in PostgreSQL.
 
 Outside the migrations
 ----------------------
@@ -90,6 +95,10 @@ Outside the migrations
     ``permits init`` after the migrations (:func:`public_view`), so it always follows the
     ``permits`` table. On PostGIS the reader role of ``permits init --roles`` reads this view
     only; in a GeoPackage it is a layer QGIS lists, and no protection.
+``plan_in_effect``
+    Each permit's current plan version's date (the highest approved version in effect today
+    on the office's clock): the public view joins it, so its ``plan_date`` names a ``DATE``
+    column and keeps that type in a GeoPackage.
 :data:`GRANTS`
     What each PostGIS role may do on each table (:mod:`esc_gis.registry.store.roles`).
 """
@@ -106,6 +115,7 @@ __all__ = [
     "INSPECTION_TABLES",
     "MIGRATIONS",
     "PERMIT_COLUMNS",
+    "PLAN_VIEW",
     "PUBLIC_VIEW",
     "ROLE_KINDS",
     "SCHEMA_VERSION",
@@ -565,6 +575,19 @@ def _v9(dialect: str, srid: int) -> list[str]:
     return [f'ALTER TABLE inspections ADD COLUMN "{name}" {types[kind]}' for name, kind, _ in INSPECTION_COLUMNS_V9]
 
 
+def _v10(dialect: str, srid: int) -> list[str]:
+    from esc_gis.units import SQFT_PER_ACRE
+
+    acres = {
+        "sqlite": f"REAL GENERATED ALWAYS AS (round(disturbed_sqft / {SQFT_PER_ACRE!r}, 3)) VIRTUAL",
+        "postgis": (
+            f"double precision GENERATED ALWAYS AS (round((disturbed_sqft / {SQFT_PER_ACRE!r})::numeric, 3)"
+            "::double precision) STORED"
+        ),
+    }[dialect]
+    return [f'ALTER TABLE permits ADD COLUMN "disturbed_acres" {acres}']
+
+
 @dataclass(frozen=True)
 class Migration:
     """One schema version: what it changes, the statements per dialect, and a data step if any."""
@@ -590,14 +613,20 @@ MIGRATIONS: tuple[Migration, ...] = (
         8, "history: one append-only stream of typed events per permit or case; tables are projections", _v8, _v8_replay
     ),
     Migration(9, "inspections: who inspected (holder or office), pre-start, adjoining repairs, site checklist", _v9),
+    Migration(10, "permits: disturbed acres, generated from the square feet (the public view's typed column)", _v10),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
+#: The generated column migration 10 adds to ``permits``: not in :data:`PERMIT_COLUMNS`, which
+#: the registry writes and reads, since no one writes it.
+DISTURBED_ACRES = "disturbed_acres"
 
 
 # --- Outside the migrations: the public view and the roles' privileges ----------------------------
 
 #: The view of the permits' public columns (PostGIS), the one thing the reader role may read.
 PUBLIC_VIEW = "permits_public"
+#: The view of each permit's plan date in effect today, which :data:`PUBLIC_VIEW` joins.
+PLAN_VIEW = "plan_in_effect"
 #: The PostGIS group roles of ``permits init --roles``: the public reader, the inspector, the clerk.
 ROLE_KINDS = ("reader", "inspector", "clerk")
 #: What each role may do on each table or view, one line per table: privileges as SQL's GRANT
@@ -675,22 +704,38 @@ def public_view(
         "postgis": f"(now() AT TIME ZONE '{zone}')::date" if timezone else "current_date",
         "sqlite": "date('now', 'localtime')",  # dates are ISO text there: they compare as text
     }[dialect]
-    acres = {
-        "postgis": f"round((p.disturbed_sqft / {sqft_per_acre!r})::numeric, 3)::double precision",
-        "sqlite": f"CAST(round(p.disturbed_sqft / {sqft_per_acre!r}, 3) AS REAL)",  # typed for GDAL
-    }[dialect]
-    # A typed NULL, so PostGIS and GDAL read the column as a date.
-    no_date = "NULL::date" if dialect == "postgis" else "CAST(NULL AS DATE)"
+    # Each value names a column (a generated one, a view's), so a GeoPackage view keeps its
+    # declared type (GDAL's validator, requirement 5); the expressions are for a registry
+    # part-way through its migrations, which the view outlives only until they end.
+    if present is None or DISTURBED_ACRES in present:
+        acres = f"p.{DISTURBED_ACRES}"
+    else:
+        acres = {
+            "postgis": f"round((p.disturbed_sqft / {sqft_per_acre!r})::numeric, 3)::double precision",
+            "sqlite": f"round(p.disturbed_sqft / {sqft_per_acre!r}, 3)",
+        }[dialect]
     names = [n for n, _, _ in PERMIT_COLUMNS if n != "geom" and (present is None or n in present)]
-    plan_date = (
-        "(SELECT v.plan_date FROM plan_versions v WHERE v.permit_number = p.permit_number "
-        f"AND v.status = 'approved' AND (v.effective_on IS NULL OR v.effective_on <= {today}) "
-        "ORDER BY v.version DESC LIMIT 1)"
-        if plan_versions
-        else no_date
-    )
+    drop = [f"DROP VIEW IF EXISTS {PUBLIC_VIEW}", f"DROP VIEW IF EXISTS {PLAN_VIEW}"]
+    cols = ", ".join(f"p.{chr(34)}{n}{chr(34)}" for n in names)
+    if not plan_versions:
+        no_date = "NULL::date" if dialect == "postgis" else "NULL"
+        return [*drop, f"CREATE VIEW {PUBLIC_VIEW} AS SELECT {cols}, {acres} AS disturbed_acres, "
+                f"{no_date} AS plan_date, p.geom FROM permits p"]  # fmt: skip
+
+    def in_effect(t: str) -> str:  # an approved version of table alias t, in effect today
+        return f"{t}.status = 'approved' AND ({t}.effective_on IS NULL OR {t}.effective_on <= {today})"
+
     return [
-        f"DROP VIEW IF EXISTS {PUBLIC_VIEW}",
-        f"CREATE VIEW {PUBLIC_VIEW} AS SELECT {', '.join(f'p.{chr(34)}{n}{chr(34)}' for n in names)}, "
-        f"{acres} AS disturbed_acres, {plan_date} AS plan_date, p.geom FROM permits p",
+        *drop,
+        f"CREATE VIEW {PLAN_VIEW} AS SELECT v.permit_number AS permit_number, v.plan_date AS plan_date "
+        f"FROM plan_versions v WHERE {in_effect('v')} AND NOT EXISTS (SELECT 1 FROM plan_versions w "
+        f"WHERE w.permit_number = v.permit_number AND w.version > v.version AND {in_effect('w')})",
+        # A join in SQLite, where only a column reference keeps a declared type; a subquery in
+        # PostgreSQL, where the view stays one table's: its writes are refused as privileges,
+        # not as a join no one may update (the reader role's test).
+        f"CREATE VIEW {PUBLIC_VIEW} AS SELECT {cols}, {acres} AS disturbed_acres, c.plan_date AS plan_date, p.geom "
+        f"FROM permits p LEFT JOIN {PLAN_VIEW} c ON c.permit_number = p.permit_number"
+        if dialect == "sqlite"
+        else f"CREATE VIEW {PUBLIC_VIEW} AS SELECT {cols}, {acres} AS disturbed_acres, (SELECT c.plan_date "
+        f"FROM {PLAN_VIEW} c WHERE c.permit_number = p.permit_number) AS plan_date, p.geom FROM permits p",
     ]
