@@ -20,7 +20,7 @@ from esc_gis.registry.domain.amendments import ORIGINAL, PlanVersion, check_vers
 from esc_gis.registry.domain.calendar import OfficeCalendar
 from esc_gis.registry.service.registry import Registry
 
-from .conftest import CRS, add_active, square_sqft
+from .conftest import CRS, add_active, square_sqft, written_by_an_earlier_esc_gis
 from .public_outputs import assert_hidden, public_outputs, run_permits
 
 UTC = timezone.utc
@@ -193,17 +193,21 @@ def test_two_writers_cannot_take_one_version_number(reg, active: str) -> None:
         )
 
 
-def test_a_version_5_registry_migrates_and_takes_amendments(target: str, layer_set, layers_path, monkeypatch) -> None:
+def test_a_version_5_registry_migrates_and_takes_amendments(
+    target: str, layer_set, layers_path, monkeypatch, tmp_path
+) -> None:
     from esc_gis.registry.store import backend, schema
 
     with monkeypatch.context() as m:  # a registry made by the esc_gis before plan versions
         m.setattr(backend, "MIGRATIONS", schema.MIGRATIONS[:5])
         m.setattr(backend, "SCHEMA_VERSION", 5)
-        m.setattr(Registry, "_append", lambda self, cur, e: e)  # that esc_gis wrote no history
-        m.setattr(Registry, "_select_states", lambda self, cur, by_number: None)  # nor read one
         assert init_registry(target, layers=layer_set) == [1, 2, 3, 4, 5]
-        with open_registry(target, layers=layer_set) as r:
-            n = add_active(r, address="1 Old St", started=datetime(2026, 11, 4, 8, tzinfo=UTC))
+    n = written_by_an_earlier_esc_gis(
+        target,
+        layer_set,
+        lambda r: add_active(r, address="1 Old St", started=datetime(2026, 11, 4, 8, tzinfo=UTC)),
+        tmp_path,
+    )
     with pytest.raises(RegistryError, match=r"schema version 5.*permits init"):
         open_registry(target, layers=layer_set)
     assert run_permits("init", target, "--layers", str(layers_path)).exit_code == 0

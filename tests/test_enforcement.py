@@ -6,8 +6,6 @@ nothing, and nothing of a case in the public outputs.
 
 from __future__ import annotations
 
-from esc_gis.registry.store.schema import SCHEMA_VERSION
-
 import re
 from datetime import date, datetime, timezone
 from pathlib import Path
@@ -20,8 +18,9 @@ from esc_gis.errors import RegistryError, ValidationError
 from esc_gis.registry import Application, init_registry, open_registry
 from esc_gis.registry.domain.calendar import OfficeCalendar
 from esc_gis.registry.service.registry import Registry
+from esc_gis.registry.store.schema import SCHEMA_VERSION
 
-from .conftest import CRS, add_active, square_sqft
+from .conftest import CRS, add_active, square_sqft, written_by_an_earlier_esc_gis
 from .public_outputs import assert_hidden, public_outputs, run_permits
 
 UTC = timezone.utc
@@ -396,7 +395,7 @@ def test_clerks_opening_cases_at_once_get_distinct_numbers(target: str, layer_se
 )
 def test_a_numbering_pattern_that_cannot_be_read_back_is_refused(pattern: str, message: str) -> None:
     from esc_gis.errors import ProfileError
-    from esc_gis.registry.service._numbering import number_pattern
+    from esc_gis.registry.store.numbering import number_pattern
 
     with pytest.raises(ProfileError, match=re.escape(message)):
         number_pattern(pattern)
@@ -450,37 +449,42 @@ def test_only_a_reversal_of_the_order_behind_the_state_moves_the_permit(reg, act
 
 
 def test_a_version_6_registry_migrates_and_its_appeals_keep_the_earlier_reading(
-    target: str, layer_set, layers_path
+    target: str, layer_set, layers_path, tmp_path
 ) -> None:
     from esc_gis.registry.store import backend, schema
+    from esc_gis.registry.store.backend import open_backend
 
     with pytest.MonkeyPatch.context() as m:  # made by the esc_gis before appeals had kinds
         m.setattr(backend, "MIGRATIONS", schema.MIGRATIONS[:6])
         m.setattr(backend, "SCHEMA_VERSION", 6)
-        m.setattr(Registry, "_append", lambda self, cur, e: e)  # that esc_gis wrote no history
-        m.setattr(Registry, "_select_states", lambda self, cur, by_number: None)  # nor read one
-        m.setattr(Registry, "_select_reports", lambda self, cur, by_number: None)  # nor migration 9's columns
         assert init_registry(target, layers=layer_set) == [1, 2, 3, 4, 5, 6]
-        with open_registry(target, layers=layer_set, calendar=CAL) as r:
-            n = add_active(r, address="1 Old St", started=STARTED)
-            r.transition(n, "stop_work", on=date(2026, 11, 20), reasons="posted", who="ed")
-            b = r.backend
-            with b.write() as cur:  # the row as that esc_gis wrote it: no kind
-                cur.execute(
-                    "INSERT INTO appeals (appeal_id, permit_number, appealed, appellant, appellant_kind, filed_on, "
-                    f"grounds, recorded_by, recorded_at) VALUES ({', '.join([b.ph] * 9)})",
-                    (
-                        "APL-2026-0001",
-                        n,
-                        "the order",
-                        "P",
-                        "aggrieved_person",
-                        b.dump("date", date(2026, 11, 21)),
-                        "g",
-                        "ed",
-                        b.dump("datetime", datetime(2026, 11, 21, tzinfo=UTC)),
-                    ),
-                )
+
+    def write(r):
+        n = add_active(r, address="1 Old St", started=STARTED)
+        r.transition(n, "stop_work", on=date(2026, 11, 20), reasons="posted", who="ed")
+        return n
+
+    n = written_by_an_earlier_esc_gis(target, layer_set, write, tmp_path)
+    b = open_backend(target)
+    try:
+        with b.write() as cur:  # the row as that esc_gis wrote it: no kind
+            cur.execute(
+                "INSERT INTO appeals (appeal_id, permit_number, appealed, appellant, appellant_kind, filed_on, "
+                f"grounds, recorded_by, recorded_at) VALUES ({', '.join([b.ph] * 9)})",
+                (
+                    "APL-2026-0001",
+                    n,
+                    "the order",
+                    "P",
+                    "aggrieved_person",
+                    b.dump("date", date(2026, 11, 21)),
+                    "g",
+                    "ed",
+                    b.dump("datetime", datetime(2026, 11, 21, tzinfo=UTC)),
+                ),
+            )
+    finally:
+        b.close()
     assert run_permits("init", target, "--layers", str(layers_path)).exit_code == 0
     with open_registry(target, layers=layer_set, calendar=CAL) as r:
         [a] = r.appeals()

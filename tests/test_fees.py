@@ -8,8 +8,6 @@ a fee or guarantee reaches a public output.
 
 from __future__ import annotations
 
-from esc_gis.registry.store.schema import SCHEMA_VERSION
-
 import csv
 import stat
 from datetime import date, timezone
@@ -22,8 +20,9 @@ from esc_gis.registry import Application, init_registry, open_registry
 from esc_gis.registry.domain.calendar import OfficeCalendar
 from esc_gis.registry.domain.fees import load_fee_schedule
 from esc_gis.registry.service.registry import Registry
+from esc_gis.registry.store.schema import SCHEMA_VERSION
 
-from .conftest import CRS, add_active, square_sqft
+from .conftest import CRS, add_active, square_sqft, written_by_an_earlier_esc_gis
 from .public_outputs import assert_hidden, public_outputs, run_permits
 
 UTC = timezone.utc
@@ -188,18 +187,19 @@ def test_a_letter_of_credit_expiry_is_due_until_released(reg, active: str, targe
     assert not [i for i in items if i.code == "guarantee_expiry"]  # released: nothing left to lapse
 
 
-def test_a_version_4_registry_migrates_and_takes_fees(target: str, layer_set, monkeypatch) -> None:
+def test_a_version_4_registry_migrates_and_takes_fees(target: str, layer_set, monkeypatch, tmp_path) -> None:
     from esc_gis.registry.store import backend, schema
 
     with monkeypatch.context() as m:
         m.setattr(backend, "MIGRATIONS", schema.MIGRATIONS[:4])
-        m.setattr(Registry, "_select_letters_of_credit", lambda self, cur, by_number: None)  # that esc_gis read none
         m.setattr(backend, "SCHEMA_VERSION", 4)
-        m.setattr(Registry, "_append", lambda self, cur, e: e)  # that esc_gis wrote no history
-        m.setattr(Registry, "_select_states", lambda self, cur, by_number: None)  # nor read one
         assert init_registry(target, layers=layer_set) == [1, 2, 3, 4]
-        with open_registry(target, layers=layer_set) as r:
-            n = r.add(Application("1 Old St", date(2026, 11, 2), square_sqft(100, 100, 5000.0), CRS))
+    n = written_by_an_earlier_esc_gis(
+        target,
+        layer_set,
+        lambda r: r.add(Application("1 Old St", date(2026, 11, 2), square_sqft(100, 100, 5000.0), CRS)),
+        tmp_path,
+    )
     with pytest.raises(RegistryError, match=r"schema version 4.*permits init"):
         open_registry(target, layers=layer_set)
     assert init_registry(target, layers=layer_set) == list(range(5, SCHEMA_VERSION + 1))

@@ -6,8 +6,6 @@ Every registry test here runs on a real GeoPackage file and on a real PostGIS se
 
 from __future__ import annotations
 
-from esc_gis.registry.store.schema import SCHEMA_VERSION
-
 import dataclasses
 import hashlib
 import json
@@ -29,11 +27,11 @@ from esc_gis.registry import init_registry, open_registry
 from esc_gis.registry.domain.calendar import OfficeCalendar
 from esc_gis.registry.domain.deadlines import repair_due
 from esc_gis.registry.domain.inspections import InspectionReport
-from esc_gis.registry.service.registry import Registry
+from esc_gis.registry.store.schema import SCHEMA_VERSION
 from esc_gis.registry.views.agenda import agenda
 from esc_gis.registry.views.summary import inspection_deadlines
 
-from .conftest import K, add_active
+from .conftest import K, add_active, written_by_an_earlier_esc_gis
 from .public_outputs import assert_hidden, public_outputs, run_permits
 
 UTC = timezone.utc
@@ -273,20 +271,20 @@ def test_a_photo_whose_bytes_changed_is_refused(tmp_path: Path, layer_set) -> No
 # --- Migration -------------------------------------------------------------------------
 
 
-def test_a_version_2_registry_migrates_and_takes_inspections(target: str, layer_set, monkeypatch) -> None:
+def test_a_version_2_registry_migrates_and_takes_inspections(target: str, layer_set, monkeypatch, tmp_path) -> None:
     from esc_gis.registry.store import backend, schema
 
     with monkeypatch.context() as m:  # a registry made by the esc_gis before inspections
         m.setattr(backend, "MIGRATIONS", schema.MIGRATIONS[:2])
         m.setattr(backend, "SCHEMA_VERSION", 2)
-        m.setattr(Registry, "_append", lambda self, cur, e: e)  # that esc_gis wrote no history
-        m.setattr(Registry, "_select_states", lambda self, cur, by_number: None)  # nor read one
-        m.setattr(Registry, "_select_reports", lambda self, cur, by_number: None)  # that esc_gis read no reports
-        m.setattr(Registry, "_select_letters_of_credit", lambda self, cur, by_number: None)  # that esc_gis read none
         assert init_registry(target, layers=layer_set) == [1, 2]
-        with open_registry(target, layers=layer_set) as r:
-            n = add_active(r, address="1 A St", started=STARTED)
-            r.update(n, inspected_on=date(2026, 11, 11))
+
+    def write(r):
+        n = add_active(r, address="1 A St", started=STARTED)
+        r.update(n, inspected_on=date(2026, 11, 11))
+        return n
+
+    n = written_by_an_earlier_esc_gis(target, layer_set, write, tmp_path)
     with pytest.raises(RegistryError, match=r"schema version 2.*permits init"):
         open_registry(target, layers=layer_set)
     assert init_registry(target, layers=layer_set) == list(range(3, SCHEMA_VERSION + 1))

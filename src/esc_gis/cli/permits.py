@@ -83,6 +83,7 @@ COMMANDS = (
     permits_report.summary,
     permits_report.export_inspections,
     permits_verify.verify,
+    permits_verify.rebuild,
 )
 for _command in COMMANDS:
     permits.add_command(_command)

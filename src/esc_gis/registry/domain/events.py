@@ -165,6 +165,9 @@ class HistoryEvent:
         The facts of its kind (see :data:`KINDS`), JSON-safe once :meth:`data_json` writes them.
     seq : int, optional
         Its place in the stream (1, 2, ...), given when it is stored.
+    log : str, optional
+        The kind of its line in the clerk's log (``events``), which the log's projector writes
+        (``transition``, ``fee``, ...); None for an event the log does not show (a case's own).
     """
 
     stream: str
@@ -176,6 +179,7 @@ class HistoryEvent:
     why: str | None = None
     data: Mapping[str, Any] = field(default_factory=dict)
     seq: int | None = None
+    log: str | None = None
 
     def data_json(self) -> str:
         """Return ``data`` as JSON text (dates and times as ISO text, keys sorted)."""
@@ -275,7 +279,7 @@ def typed(number: str, e: Any, *, when: datetime | None = None, **data: Any) -> 
         kind = _TYPED[e.kind]
     else:
         raise RegistryError(f"No history kind for the log entry {e.kind!r}.")
-    return HistoryEvent(number, kind, e.at, e.who, on=e.on_date, when=when, why=e.detail, data=data)
+    return HistoryEvent(number, kind, e.at, e.who, on=e.on_date, when=when, why=e.detail, data=data, log=e.kind)
 
 
 #: A case's event kinds (``enforcement_events.kind``) and their typed history kinds: one table for

@@ -147,7 +147,7 @@ class Amending(RegistryBase):
                     f"{description.strip()}; written permission {permission_on} by {permission_by}, "
                     f"effective {effective_on}{answers}"
                 )
-            version_id = self._insert_version(cur, values)
+            (version_id,) = self.backend.next_ids(cur, "plan_versions")
             kind = "plan_original" if trigger == ORIGINAL else "plan_amendment"
             self._event(
                 cur,
@@ -158,6 +158,7 @@ class Amending(RegistryBase):
                 trigger=trigger,
                 notice_id=notice,
                 plan_sha256=digest,
+                plan=_plan_facts(values),
             )
         return next(v for v in self.plan_versions(permit_number) if v.version == version)
 
@@ -225,13 +226,14 @@ class Amending(RegistryBase):
         detail = f"notice of changes needed in the plan ({trigger}, {section}) by {by}: {description.strip()}"
         with self.backend.write() as cur:
             self._locked(cur, permit_number)
-            new_id = self._insert_version(cur, values)
+            (new_id,) = self.backend.next_ids(cur, "plan_versions")
             self._event(
                 cur,
                 permit_number,
                 Event(now, who, "plan_notice", None, None, notified_on, None, f"#{new_id} {detail}"),
                 notice_id=new_id,
                 trigger=trigger,
+                plan=_plan_facts(values),
             )
         return next(v for v in self.plan_versions(permit_number) if v.id == new_id)
 
@@ -307,14 +309,9 @@ class Amending(RegistryBase):
             ]
         return (notice.id if notice else None), []
 
-    def _insert_version(self, cur: Any, values: dict[str, Any]) -> int:
-        """Insert a plan_versions row and return its id."""
-        b = self.backend
-        kinds = dict(_COLUMNS)
-        cols = [c for c, _ in _COLUMNS if c != "id"]
-        params = tuple(b.dump(kinds[c], values[c]) for c in cols)
-        cur.execute(
-            f"INSERT INTO plan_versions ({', '.join(cols)}) VALUES ({', '.join([b.ph] * len(cols))}) RETURNING id",
-            params,
-        )
-        return int(cur.fetchone()[0])
+
+def _plan_facts(values: dict[str, Any]) -> dict[str, Any]:
+    """Return what a plan event carries of its version's row (dates as ISO text, as the history keeps them)."""
+    from esc_gis.registry.store.projection import PLAN_FACTS
+
+    return {k: (v.isoformat() if isinstance(v, date) else v) for k, v in values.items() if k in PLAN_FACTS}

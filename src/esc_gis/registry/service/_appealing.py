@@ -32,8 +32,8 @@ from esc_gis.registry.service._core import (
     _who,
 )
 from esc_gis.registry.service._enforcing import Enforcing
-from esc_gis.registry.service._numbering import next_number
 from esc_gis.registry.store.backend import now_utc, rows
+from esc_gis.registry.store.numbering import next_number
 
 
 class Appealing(Enforcing):
@@ -110,25 +110,18 @@ class Appealing(Enforcing):
         now = now_utc()
         with b.write() as cur:
             appeal_id = next_number(cur, b, "appeals", "appeal_id", self.profile.appeal_number, on.year)
-            cur.execute(
-                "INSERT INTO appeals (appeal_id, permit_number, case_id, appealed, appellant, appellant_kind, "
-                f"filed_on, grounds, recorded_by, recorded_at, appealed_kind) VALUES ({', '.join([b.ph] * 11)})",
-                (
-                    appeal_id,
-                    permit_number or None,
-                    case_id or None,
-                    (appealed or "").strip(),
-                    (appellant or "").strip(),
-                    appellant_kind,
-                    b.dump("date", on),
-                    (grounds or "").strip(),
-                    who,
-                    b.dump("datetime", now),
-                    kind,
-                ),
-            )
             detail = f"appeal {appeal_id} of a {str(kind).replace('_', ' ')} filed ({appellant_kind})"
-            facts: dict[str, Any] = {"appeal_id": appeal_id, "appealed_kind": kind, "case_id": case_id or None}
+            facts: dict[str, Any] = {
+                "appeal_id": appeal_id,
+                "appealed_kind": kind,
+                "case_id": case_id or None,
+                # The appeal as filed: its projection's row.
+                "permit_number": permit_number or None,
+                "appealed": (appealed or "").strip(),
+                "appellant": (appellant or "").strip(),
+                "appellant_kind": appellant_kind,
+                "grounds": (grounds or "").strip(),
+            }
             if permit_number:
                 self._event(cur, permit_number, Event(now, who, "appeal", None, None, on, None, detail), **facts)
             else:  # a case without a permit: the case's own stream
@@ -240,7 +233,6 @@ class Appealing(Enforcing):
                 elif move is not None:
                     reasons = f"appeal {appeal_id} reversed by {body}"
                     before = check_back(p.status, move, p.previous_status, reasons=reasons, needs=self.written_reasons)
-                    self._set(cur, p.permit_number, {"status": before})
                     self._event(
                         cur,
                         p.permit_number,
@@ -256,8 +248,15 @@ class Appealing(Enforcing):
                 facts["approves"] = approves
             if (conditions or "").strip():
                 facts["conditions"] = (conditions or "").strip()
+            # The log line says the permit's effect; the decision's row, the case order's too.
+            said = effect
+            if retract_case:
+                effect += "; case order retracted"
+                if not own:  # the case's log line, from the decision itself (no event of the case's own)
+                    facts["case_retraction"] = str(a.case_id)
+            facts["effect"] = effect
             if a.permit_number:
-                detail = f"appeal {appeal_id}: {outcome} by {body}; {effect}"
+                detail = f"appeal {appeal_id}: {outcome} by {body}; {said}"
                 self._event(
                     cur, a.permit_number, Event(now, who, "appeal_decision", None, None, on, None, detail), **facts
                 )
@@ -277,21 +276,6 @@ class Appealing(Enforcing):
                     detail=f"appeal {appeal_id} reversed",
                     stream=str(a.case_id) if own else None,
                 )
-                effect += "; case order retracted"
-            cur.execute(
-                "INSERT INTO appeal_decisions (appeal_id, decided_on, body, outcome, conditions, effect, recorded_by, "
-                f"recorded_at) VALUES ({', '.join([b.ph] * 8)})",
-                (
-                    appeal_id,
-                    b.dump("date", on),
-                    body,
-                    outcome,
-                    (conditions or "").strip() or None,
-                    effect,
-                    who,
-                    b.dump("datetime", now),
-                ),
-            )
         return self.appeals(appeal_id=appeal_id)[0]
 
     def _approve_on_appeal(
@@ -309,8 +293,6 @@ class Appealing(Enforcing):
         """Approve and issue a disapproved permit on the board's decision; return the effect's words."""
         to = ON_APPEAL[p.status]
         # Issued the day of the board's decision: the period of validity runs from it (§ 540-8G).
-        expires = self._expiry(on, p.building_permit_expires, p.extensions_days, p.other_authorizations.values())
-        self._set(cur, p.permit_number, {"status": to, "decided_on": on, "issued_on": on, "expires_on": expires})
         self._event(
             cur,
             p.permit_number,

@@ -25,19 +25,20 @@ from esc_gis._lazy import lazy_module
 from esc_gis.errors import (
     PermitNotFoundError,
     Problem,
-    RegistryError,
     ValidationError,
 )
 from esc_gis.profile import Profile
 from esc_gis.registry.domain.calendar import OfficeCalendar
 from esc_gis.registry.domain.dates import EffectiveDate, date_problems
 from esc_gis.registry.domain.deadlines import expiry
-from esc_gis.registry.domain.events import HistoryEvent, check_event, typed
+from esc_gis.registry.domain.events import HistoryEvent, typed
 from esc_gis.registry.domain.fees import APPLICATION_FEE
 from esc_gis.registry.domain.fold import PermitState, fold
 from esc_gis.registry.domain.lifecycle import STATES, written_reasons
 from esc_gis.registry.domain.records import Deficiency, Event, Inspection, Party, Permit, Photo
-from esc_gis.registry.store.backend import Backend, now_utc, rows
+from esc_gis.registry.store import history as history_store
+from esc_gis.registry.store.backend import Backend, rows
+from esc_gis.registry.store.projection import Context, Rows, project
 from esc_gis.registry.store.schema import PERMIT_COLUMNS, TABLES
 
 if TYPE_CHECKING:
@@ -171,16 +172,9 @@ class RegistryBase:
 
     def _select_states(self, cur: Any, by_number: dict[str, Permit]) -> None:
         """Attach each permit's state, folded from its history."""
-        b = self.backend
-        ph = ", ".join([b.ph] * len(by_number))
-        cur.execute(
-            f"SELECT stream, kind, recorded_at, who, on_date, at, why, data, seq FROM history WHERE stream IN ({ph}) "
-            "ORDER BY stream, seq",
-            tuple(by_number),
-        )
         streams: dict[str, list[HistoryEvent]] = {}
-        for r in cur.fetchall():
-            streams.setdefault(r[0], []).append(_history_event(b, r))
+        for e in history_store.read(cur, self.backend, list(by_number)):
+            streams.setdefault(e.stream, []).append(e)
         for number, p in by_number.items():
             p.state = fold(streams.get(number, ()), application_fee=APPLICATION_FEE)
 
@@ -300,71 +294,38 @@ class RegistryBase:
             ph = ", ".join([self.backend.ph] * len(states))
             return self._select(cur, f"WHERE p.status IN ({ph})", states)
 
-    # Writing helpers ------------------------------------------------------------------
+    # Writing: events only --------------------------------------------------------------
 
-    def _event_sql(self) -> str:
-        cols = [c for c, _, _ in TABLES["events"] if c != "id"]
-        return (
-            f"INSERT INTO events ({', '.join(chr(34) + c + chr(34) for c in cols)}) "
-            f"VALUES ({', '.join([self.backend.ph] * len(cols))})"
-        )
+    def _event(self, cur: Any, number: str, e: Event, when: datetime | None = None, **data: Any) -> HistoryEvent:
+        """Append ``e`` to the permit's history as its typed event, with its line in the clerk's log.
 
-    def _event_row(self, number: str, e: Event) -> tuple[Any, ...]:
-        kinds = {c: k for c, k, _ in TABLES["events"]}
-        values = {"permit_number": number, **e.__dict__}
-        return tuple(self.backend.dump(kinds[c], values[c]) for c in kinds if c != "id")
-
-    def _event(self, cur: Any, number: str, e: Event, when: datetime | None = None, **data: Any) -> None:
-        """Append ``e`` to the permit's history as its typed event, and to the clerk's log (``events``).
-
-        ``data`` holds the facts of the typed kind (:data:`~esc_gis.registry.domain.events.KINDS`);
-        ``when`` the time it took effect, where the ordinance counts hours.
+        ``data`` holds the facts of the typed kind (:data:`~esc_gis.registry.domain.events.KINDS`)
+        and of the rows it makes (:mod:`~esc_gis.registry.store.projection`); ``when`` the time it
+        took effect, where the ordinance counts hours.
         """
-        cur.execute(self._event_sql(), self._event_row(number, e))
-        self._append(cur, typed(number, e, when=when, **data))
-
-    # The history ---------------------------------------------------------------------
+        return self._append(cur, typed(number, e, when=when, **data))
 
     def _append(self, cur: Any, e: HistoryEvent) -> HistoryEvent:
-        """Append ``e`` at the end of its stream (inside the caller's write transaction).
+        """Append ``e`` at the end of its stream and have every projection follow, in the caller's transaction.
+
+        The one way a command changes the registry: the history takes the event, and the
+        projectors (:func:`~esc_gis.registry.store.projection.project`) write its rows.
 
         Raises
         ------
         RegistryError
             If the event lacks a fact its kind needs (a defect of the caller, never of input).
         """
-        problems = check_event(e)
-        if problems:
-            raise RegistryError(f"Cannot record {e.kind} on {e.stream}: {' '.join(problems)}")
         b = self.backend
-        cur.execute(f"SELECT COALESCE(MAX(seq), 0) FROM history WHERE stream = {b.ph}", (e.stream,))
-        seq = int(cur.fetchone()[0]) + 1
-        cur.execute(
-            "INSERT INTO history (stream, seq, kind, recorded_at, who, on_date, at, why, data) "
-            f"VALUES ({', '.join([b.ph] * 9)})",
-            (
-                e.stream,
-                seq,
-                e.kind,
-                b.dump("datetime", e.recorded_at),
-                e.who,
-                b.dump("date", e.on),
-                b.dump("datetime", e.when),
-                e.why,
-                e.data_json(),
-            ),
-        )
-        return replace(e, seq=seq)
+        stored = history_store.append(cur, b, e)
+        # The stream up to this event, for the fold the permit's projection reads (a new stream: itself).
+        events = [stored] if stored.seq == 1 else history_store.read(cur, b, [e.stream])
+        project(Rows(cur, b), stored, Context(self.profile, events))
+        return stored
 
     def _stream(self, cur: Any, stream: str) -> list[HistoryEvent]:
         """Read one stream's events, oldest first."""
-        b = self.backend
-        cur.execute(
-            "SELECT stream, kind, recorded_at, who, on_date, at, why, data, seq FROM history "
-            f"WHERE stream = {b.ph} ORDER BY seq",
-            (stream,),
-        )
-        return [_history_event(b, r) for r in cur.fetchall()]
+        return history_store.read(cur, self.backend, [stream])
 
     def _state(self, cur: Any, stream: str) -> PermitState:
         """Fold one stream's history into its state."""
@@ -387,15 +348,8 @@ class RegistryBase:
 
     def history(self, stream: str | None = None) -> list[HistoryEvent]:
         """Return the history of one stream, or of every stream (by stream, oldest first)."""
-        b = self.backend
-        where, params = (f"WHERE stream = {b.ph}", (stream,)) if stream else ("", ())
-        with b.read() as cur:
-            cur.execute(
-                f"SELECT stream, kind, recorded_at, who, on_date, at, why, data, seq FROM history {where} "
-                "ORDER BY stream, seq",
-                params,
-            )
-            return [_history_event(b, r) for r in cur.fetchall()]
+        with self.backend.read() as cur:
+            return history_store.read(cur, self.backend, [stream] if stream else None)
 
     def _expiry(
         self, issued: date, building: date | None, extensions: list[int], authorizations: Iterable[date] = ()
@@ -421,15 +375,6 @@ class RegistryBase:
             msg = f"There is no permit {number!r} in the registry."
             raise PermitNotFoundError(msg)
         return self._select(cur, f"WHERE p.permit_number = {b.ph}", (number,))[0]
-
-    def _set(self, cur: Any, number: str, changes: dict[str, Any]) -> None:
-        b = self.backend
-        changes = {**changes, "updated_at": now_utc()}
-        sets = ", ".join(f'"{c}" = {b.ph}' for c in changes)
-        cur.execute(
-            f"UPDATE permits SET {sets} WHERE permit_number = {b.ph}",
-            (*(b.dump(_KINDS[c], v) for c, v in changes.items()), number),
-        )
 
     def _office(self, t: datetime | None) -> datetime | None:
         """Return ``t`` on the office's clock (a naive time is as read off it): see :meth:`Profile.local`."""
@@ -538,20 +483,6 @@ class RegistryBase:
                         next((getattr(q, attr) for q in p.parties if q.role == role), None) for p in permits
                     ]
         return gpd.GeoDataFrame(data, geometry=[p.site for p in permits], crs=self.crs)
-
-
-def _history_event(b: Backend, r: Sequence[Any]) -> HistoryEvent:
-    return HistoryEvent(
-        r[0],
-        r[1],
-        b.load("datetime", r[2]),
-        r[3],
-        on=b.load("date", r[4]),
-        when=b.load("datetime", r[5]),
-        why=r[6],
-        data=HistoryEvent.from_json_data(r[7]),
-        seq=int(r[8]),
-    )
 
 
 def value_of(v: Any, iso_dates: bool) -> Any:

@@ -41,8 +41,9 @@ from esc_gis.registry.service._core import (
     _as_multi,
     _who,
 )
-from esc_gis.registry.service._numbering import next_number
 from esc_gis.registry.store.backend import now_utc, rows
+from esc_gis.registry.store.numbering import next_number
+from esc_gis.registry.store.projection import wkb
 
 if TYPE_CHECKING:
     import geopandas as gpd
@@ -201,41 +202,28 @@ class Enforcing(RegistryBase):
             if permit_number:
                 self._locked(cur, permit_number)
             case_id = next_number(cur, b, "enforcement_cases", "case_id", self.profile.case_number, on.year)
-            cur.execute(
-                "INSERT INTO enforcement_cases (case_id, permit_number, site_address, site_ref, ground, opened_on, "
-                f"reasons, opened_by, opened_at, geom) VALUES ({', '.join([b.ph] * 9)}, {b.geom_param()})",
-                (
-                    case_id,
-                    permit_number or None,
-                    (address or "").strip() or None,
-                    ref,
-                    ground,
-                    b.dump("date", on),
-                    (reasons or "").strip(),
-                    who,
-                    b.dump("datetime", now),
-                    b.dump_geom(site),
-                ),
-            )
-            self._case_event(
-                cur,
-                case_id,
-                "opened",
-                on,
-                who,
-                now,
-                detail=f"ground {ground}: {(reasons or '').strip()}",
-                stream=None if permit_number else case_id,
-                ground=ground,
-            )
+            # The case as opened: its projection's row.
+            site_facts = {
+                "site_address": (address or "").strip() or None,
+                "site_ref": ref,
+                "reasons": (reasons or "").strip(),
+                "site": wkb(site),
+            }
+            said = f"ground {ground}: {(reasons or '').strip()}"
             if permit_number:
+                # On the permit's stream, with its line in the clerk's log; the case's log keeps its own words.
                 self._event(
                     cur,
                     permit_number,
                     Event(now, who, "enforcement", None, None, on, None, f"case {case_id} opened"),
                     case_id=case_id,
                     ground=ground,
+                    case_detail=said,
+                    **site_facts,
                 )
+            else:
+                self._case_event(cur, case_id, "opened", on, who, now, detail=said, stream=case_id, ground=ground,
+                                 **site_facts)  # fmt: skip
         return self.case(case_id)
 
     def _screened_site(
@@ -317,17 +305,11 @@ class Enforcing(RegistryBase):
         stream: str | None = None,
         **data: Any,
     ) -> None:
-        """Write a case's event to its table and, given ``stream``, its typed event to that stream's history.
+        """Append a case's typed event to ``stream``'s history: its projection writes the case's log line.
 
-        ``stream`` is None where the caller already recorded the fact in the history (a
-        permit's move that the case's order made).
+        ``stream`` is None where the caller records the fact in the history itself (a permit's
+        move that the case's order made, with its ``case_detail``): nothing is appended then.
         """
-        b = self.backend
-        cur.execute(
-            "INSERT INTO enforcement_events (case_id, at, who, kind, on_date, costs, costs_from, detail) "
-            f"VALUES ({', '.join([b.ph] * 8)})",
-            (case_id, b.dump("datetime", at), who, kind, b.dump("date", on), costs, costs_from, detail),
-        )
         if stream is None:
             return
         facts: dict[str, Any] = {"case_id": case_id, **data}
@@ -445,6 +427,8 @@ class Enforcing(RegistryBase):
         assert on is not None
         now = now_utc()
         text = (reasons or "").strip() or None
+        # The case's table has no interest column: its log line says it; the history holds the amount.
+        said = "; ".join(x for x in (f"interest {interest:,.2f}" if interest is not None else None, text) if x)
         with self.backend.write() as cur:
             if permit is not None:
                 p = self._locked(cur, permit.permit_number)
@@ -457,12 +441,13 @@ class Enforcing(RegistryBase):
                     to = check_back(p.status, "retraction", p.previous_status, reasons=text, needs=needs)
                     self._check_order(p, on, to)
                     ev = "retraction"
-                self._set(cur, p.permit_number, {"status": to})
                 self._event(
                     cur,
                     p.permit_number,
                     Event(now, who, ev, p.status, to, on, None, f"case {case_id}: {text}"),
                     case_id=case_id,
+                    # The case's log line of the move, in the case's words.
+                    case_detail=said or None,
                 )
             # The fact goes once into the history: a permit's move above, or the case's own event
             # on the permit's stream (or on the case's, without a permit).
@@ -470,10 +455,12 @@ class Enforcing(RegistryBase):
             if own and recovered_from is None:
                 stream = case_id  # costs from the guarantee go where the guarantee is: the permit's stream
             facts: dict[str, Any] = {} if recovered_from is None else {"guarantee_id": recovered_from}
+            if recovered_from is not None:
+                # The guarantees list shows the recovery beside its draws and releases: the
+                # projection of the one costs event, which verify checks against its balance.
+                (facts["recovery_id"],) = self.backend.next_ids(cur, "guarantee_events")
             if interest is not None:
                 facts["interest"] = interest
-            # The case's table has no interest column: its log line says it; the history holds the amount.
-            said = "; ".join(x for x in (f"interest {interest:,.2f}" if interest is not None else None, text) if x)
             self._case_event(
                 cur,
                 case_id,
@@ -487,27 +474,6 @@ class Enforcing(RegistryBase):
                 stream=stream,
                 **facts,
             )
-            if recovered_from is not None:
-                # The guarantees list shows the recovery beside its draws and releases: the projection
-                # of the one costs event, which verify checks against the history's balance.
-                b = self.backend
-                cur.execute(
-                    "INSERT INTO guarantee_events (guarantee_id, permit_number, kind, on_date, amount, reason, stage, "
-                    f"engineer, recorded_by, recorded_at) VALUES ({', '.join([b.ph] * 10)})",
-                    (
-                        recovered_from,
-                        case.permit_number,
-                        "costs_recovered",
-                        b.dump("date", on),
-                        round((costs or 0.0) + (interest or 0.0), 2),
-                        f"case {case_id}: the office's costs"
-                        + (f" plus interest {interest:,.2f}" if interest is not None else ""),
-                        None,
-                        None,
-                        who,
-                        b.dump("datetime", now),
-                    ),
-                )
         return self.case(case_id)
 
     def _own_order(self, case: EnforcementCase) -> bool:

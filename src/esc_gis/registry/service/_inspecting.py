@@ -7,7 +7,6 @@ __all__ = ["Inspecting"]
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
 
 from esc_gis.errors import (
     Problem,
@@ -21,7 +20,9 @@ from esc_gis.registry.service._core import (
     RegistryBase,
     _who,
 )
+from esc_gis.registry.store.attachments import store_photos
 from esc_gis.registry.store.backend import now_utc
+from esc_gis.registry.store.projection import wkb
 
 
 class Inspecting(RegistryBase):
@@ -68,44 +69,12 @@ class Inspecting(RegistryBase):
         with b.write() as cur:
             self._locked(cur, permit_number)
             checklist = report.checklist
-            cur.execute(
-                "INSERT INTO inspections (permit_number, inspected_at, inspector, assessment, work_done, phase, "
-                "recorded_by, recorded_at, inspected_by, pre_start, adjoining_repairs, on_site_documents, "
-                f"certificate_posted, geom) VALUES ({', '.join([b.ph] * 13)}, {b.geom_param()}) RETURNING fid",
-                (
-                    permit_number,
-                    b.dump("datetime", at),
-                    report.inspector.strip(),
-                    report.assessment.strip(),
-                    (report.work_done or "").strip() or None,
-                    (report.phase or "").strip() or None,
-                    who,
-                    b.dump("datetime", now),
-                    report.by,
-                    b.dump("bool", report.pre_start),
-                    (report.adjoining_repairs or "").strip() or None,
-                    b.dump("bool", checklist.get("on_site_documents")),
-                    b.dump("bool", checklist.get("certificate_posted")),
-                    b.dump_geom(report.location),
-                ),
-            )
-            fid = int(cur.fetchone()[0])
-            if report.deficiencies:
-                cur.executemany(
-                    "INSERT INTO deficiencies (inspection_id, permit_number, description, notified_at) "
-                    f"VALUES ({', '.join([b.ph] * 4)})",
-                    [
-                        (fid, permit_number, text.strip(), b.dump("datetime", report.notified_at))
-                        for text in report.deficiencies
-                    ],
-                )
-            if photos:
-                cur.executemany(
-                    "INSERT INTO inspection_photos (inspection_id, filename, content_type, sha256, size_bytes, data) "
-                    f"VALUES ({', '.join([b.ph] * 6)})",
-                    [(fid, f.filename, f.content_type, f.sha256, f.size_bytes, f.data) for f in photos],
-                )
-            self._insert_repairs(cur, permit_number, report.repaired, at, fid, None, who, now)
+            (fid,) = b.next_ids(cur, "inspections", "fid")
+            ids = b.next_ids(cur, "deficiencies", "id", len(report.deficiencies))
+            defects = [
+                {"id": i, "notified_at": report.notified_at, "description": text.strip()}
+                for i, text in zip(ids, report.deficiencies, strict=True)
+            ]
             detail = (
                 f"inspection report #{fid} by {report.inspector.strip()} ({report.by}"
                 + (", pre-start" if report.pre_start else "")
@@ -113,8 +82,6 @@ class Inspecting(RegistryBase):
                 f"{len(photos)} photo(s)"
                 + (f"; repaired {', '.join(f'#{i}' for i in report.repaired)}" if report.repaired else "")
             )
-            cur.execute(f"SELECT id, notified_at FROM deficiencies WHERE inspection_id = {b.ph} ORDER BY id", (fid,))
-            defects = [{"id": int(r[0]), "notified_at": b.load("datetime", r[1])} for r in cur.fetchall()]
             self._event(
                 cur,
                 permit_number,
@@ -131,8 +98,22 @@ class Inspecting(RegistryBase):
                 **({"pre_start": True} if report.pre_start else {}),
                 **({"adjoining_repairs": True} if (report.adjoining_repairs or "").strip() else {}),
                 **({"checklist": checklist} if checklist else {}),
+                # The report as recorded: the inspections projection's row.
+                report={
+                    "inspector": report.inspector.strip(),
+                    "assessment": report.assessment.strip(),
+                    "work_done": (report.work_done or "").strip() or None,
+                    "phase": (report.phase or "").strip() or None,
+                    "geom": wkb(report.location),
+                    "inspected_by": report.by,
+                    "pre_start": bool(report.pre_start),
+                    "adjoining_repairs": (report.adjoining_repairs or "").strip() or None,
+                    "on_site_documents": checklist.get("on_site_documents"),
+                    "certificate_posted": checklist.get("certificate_posted"),
+                },
             )
-            self._set(cur, permit_number, {})
+            # The photos' bytes, beside the history that names them by their SHA-256.
+            store_photos(cur, b, fid, photos)
         return next(r for r in self.get(permit_number).reports if r.id == fid)
 
     def repaired(
@@ -178,7 +159,6 @@ class Inspecting(RegistryBase):
             problems += _repaired_problems(probe, p, permit_number)
             if problems:
                 raise ValidationError(problems)
-            self._insert_repairs(cur, permit_number, deficiencies, on, None, detail, who, now)
             text = f"repaired {', '.join(f'#{i}' for i in deficiencies)}" + (f": {detail}" if detail else "")
             self._event(
                 cur,
@@ -186,29 +166,9 @@ class Inspecting(RegistryBase):
                 Event(now, who, "repair", None, None, self.profile.day_of(on), None, text),
                 when=on,
                 deficiency_ids=[int(i) for i in deficiencies],
+                detail=detail,
             )
-            self._set(cur, permit_number, {})
         return self.get(permit_number)
-
-    def _insert_repairs(
-        self,
-        cur: Any,
-        number: str,
-        ids: Sequence[int],
-        at: datetime,
-        inspection: int | None,
-        detail: str | None,
-        who: str,
-        now: datetime,
-    ) -> None:
-        if not ids:
-            return
-        b = self.backend
-        cur.executemany(
-            "INSERT INTO repairs (deficiency_id, permit_number, repaired_at, inspection_id, detail, recorded_by, "
-            f"recorded_at) VALUES ({', '.join([b.ph] * 7)})",
-            [(int(i), number, b.dump("datetime", at), inspection, detail, who, b.dump("datetime", now)) for i in ids],
-        )
 
     def photo(self, photo_id: int) -> Photo:
         """Return one inspection photo with its bytes.

@@ -23,12 +23,11 @@ from esc_gis.errors import (
     ValidationError,
 )
 from esc_gis.registry.domain.dates import EffectiveDate, date_problems
-from esc_gis.registry.domain.events import HistoryEvent, typed
+from esc_gis.registry.domain.events import typed
 from esc_gis.registry.domain.lifecycle import STATES
 from esc_gis.registry.domain.records import OTHER_AUTHORIZATIONS, Application, Event, Permit
 from esc_gis.registry.service._core import (
     _DECIDED,
-    _KINDS,
     _MEASURED,
     _PERMIT_FIELDS,
     ISSUED,
@@ -36,8 +35,10 @@ from esc_gis.registry.service._core import (
     _as_multi,
     _who,
 )
-from esc_gis.registry.service._numbering import assign_numbers, taken_numbers
+from esc_gis.registry.store.attachments import store_parties
 from esc_gis.registry.store.backend import now_utc
+from esc_gis.registry.store.numbering import assign_numbers, taken_numbers
+from esc_gis.registry.store.projection import FACTS, wkb
 
 if TYPE_CHECKING:
     import geopandas as gpd
@@ -382,19 +383,6 @@ class Intake(RegistryBase):
             if locked.status not in UNDECIDED:  # decided while it was being measured
                 raise ValidationError([Problem(source, None, f"the application is now {locked.status}.", "try again.")])
             changes = {k: m[k] for k in _MEASURED if getattr(locked, k) != m[k]}
-            if changes:
-                self._set(cur, permit_number, changes)
-            geom = b.dump_geom(m["disturbed"])
-            if locked.disturbed is None:
-                cur.execute(
-                    f"INSERT INTO disturbed_limits (permit_number, geom) VALUES ({b.ph}, {b.geom_param()})",
-                    (permit_number, geom),
-                )
-            else:
-                cur.execute(
-                    f"UPDATE disturbed_limits SET geom = {b.geom_param()} WHERE permit_number = {b.ph}",
-                    (geom, permit_number),
-                )
             was = (
                 f" (was {locked.disturbed_sqft:,.0f} sq ft"
                 f"{', on the whole site' if locked.disturbed is None else ''}"
@@ -407,7 +395,11 @@ class Intake(RegistryBase):
                 f"screening: permit {m['permit_decision']}{why}"
             )
             self._event(
-                cur, permit_number, Event(now, who, "remeasured", None, None, None, None, detail), fields=changes
+                cur,
+                permit_number,
+                Event(now, who, "remeasured", None, None, None, None, detail),
+                fields=changes,
+                disturbed=wkb(m["disturbed"]),  # the limits measured anew: their projection's row
             )
             self._redecide_members(cur, m.get("members", []), who, now)
         return self.get(permit_number)
@@ -509,10 +501,8 @@ class Intake(RegistryBase):
         now: datetime,
         kind: str,
     ) -> None:
-        """Insert the permits, their limits, parties and first event: one batched statement per table."""
-        b = self.backend
-        permits, limits, parties, events = [], [], [], []
-        history: list[HistoryEvent] = []
+        """Append each permit's first event (its projections write the permit and its limits), and store its parties."""
+        parties: list[tuple[str, Any]] = []
         for number, app, m in zip(numbers, apps, measured, strict=True):
             record: dict[str, Any] = dict.fromkeys(_PERMIT_FIELDS)
             record.update(
@@ -526,21 +516,13 @@ class Intake(RegistryBase):
                 issued_on=app.issued_on,
                 started_at=app.started_at,
                 start_notice_at=app.start_notice_at,
-                updated_at=now,
                 plan_id=m["plan_id"],
                 activity=m["activity"],
                 **{k: m[k] for k in _MEASURED},
             )
             if app.issued_on is not None and app.status in ISSUED:
                 record["decided_on"] = app.issued_on
-                authorized = [ends for _, ends in app.other_authorizations]
-                record["expires_on"] = self._expiry(app.issued_on, app.building_permit_expires, [], authorized)
-            permits.append((*(b.dump(_KINDS[c], v) for c, v in record.items()), b.dump_geom(m["site"])))
-            if m["disturbed"] is not None:
-                limits.append((number, b.dump_geom(m["disturbed"])))
-            parties += [
-                (number, p.role, p.name.strip(), p.organization, p.phone, p.email, p.address) for p in app.parties
-            ]
+            parties += [(number, p) for p in app.parties]
             plan = f", {m['plan_disturbed_sqft']:,.0f} sq ft over common plan {app.plan_id}" if app.plan_id else ""
             screened = (
                 f"; ITS SCREENING MEASURED {app.screened_disturbed_sqft:,.0f} sq ft of disturbed limits"
@@ -554,7 +536,6 @@ class Intake(RegistryBase):
                 f"{screened}); screening: permit {m['permit_decision']}{exempt}"
             )
             e = Event(now, who, kind, None, app.status, app.received_on, None, detail)
-            events.append(self._event_row(number, e))
             started = record["started_at"]
             # The exemption is a fact of the application the permits table has no column for:
             # the received event keeps it, and the fold gives it back to a later re-decision.
@@ -564,7 +545,13 @@ class Intake(RegistryBase):
                 named = {str(k).strip(): v.isoformat() for k, v in app.other_authorizations}
                 facts[OTHER_AUTHORIZATIONS] = dict(sorted(named.items()))
             flags = {"fields": facts} if facts else {}
-            history.append(
+            # The application as received: the permits and disturbed limits projections' rows.
+            shown = {k: (v.isoformat() if isinstance(v, (date, datetime)) else v) for k, v in record.items()}
+            rows = {"permit": {k: shown[k] for k in FACTS}, "site": wkb(m["site"])}
+            if m["disturbed"] is not None:
+                rows["disturbed"] = wkb(m["disturbed"])
+            self._append(
+                cur,
                 typed(
                     number,
                     e,
@@ -572,25 +559,10 @@ class Intake(RegistryBase):
                     issued_on=record["issued_on"] if record["decided_on"] else None,
                     started_at=started,
                     **flags,
-                )
+                    **rows,
+                ),
             )
-        cols = ", ".join(f'"{c}"' for c in _PERMIT_FIELDS)
-        vals = ", ".join([b.ph] * len(_PERMIT_FIELDS))
-        # executemany: one round trip per table on PostGIS (psycopg pipelines it), one statement in SQLite.
-        cur.executemany(f'INSERT INTO permits ({cols}, "geom") VALUES ({vals}, {b.geom_param()})', permits)
-        if limits:
-            cur.executemany(
-                f"INSERT INTO disturbed_limits (permit_number, geom) VALUES ({b.ph}, {b.geom_param()})", limits
-            )
-        if parties:
-            cur.executemany(
-                "INSERT INTO parties (permit_number, role, name, organization, phone, email, address) "
-                f"VALUES ({', '.join([b.ph] * 7)})",
-                parties,
-            )
-        cur.executemany(self._event_sql(), events)
-        for h in history:
-            self._append(cur, h)
+        store_parties(cur, self.backend, parties)
         self._redecide_members(cur, measured[0].get("members", []) if measured else [], who, now)
 
     def _redecide_members(
@@ -601,7 +573,6 @@ class Intake(RegistryBase):
             changes = {k: d[k] for k in _DECIDED if getattr(p, k) != d[k]}
             if not changes:
                 continue
-            self._set(cur, p.permit_number, changes)
             was = f" (was {p.permit_decision})" if p.permit_decision != d["permit_decision"] else ""
             detail = (
                 f"common plan {p.plan_id}: {d['plan_disturbed_sqft']:,.0f} sq ft disturbed over the plan "

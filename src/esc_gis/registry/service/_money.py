@@ -69,21 +69,7 @@ class Money(RegistryBase):
         resolution = f"{schedule.resolution} ({schedule.adopted_on})" if schedule else None
         with b.write() as cur:
             self._locked(cur, permit_number)
-            cur.execute(
-                "INSERT INTO fees (permit_number, kind, amount, paid_on, receipt, schedule_resolution, recorded_by, "
-                f"recorded_at) VALUES ({', '.join([b.ph] * 8)}) RETURNING id",
-                (
-                    permit_number,
-                    kind,
-                    float(amount),
-                    b.dump("date", paid_on),
-                    receipt.strip(),
-                    resolution,
-                    who,
-                    b.dump("datetime", now),
-                ),
-            )
-            fee_id = int(cur.fetchone()[0])
+            (fee_id,) = b.next_ids(cur, "fees")
             detail = f"{kind} fee {amount:,.2f}, receipt {receipt.strip()}" + (
                 f"; schedule {resolution}" if resolution else ""
             )
@@ -95,6 +81,7 @@ class Money(RegistryBase):
                 fee_kind=kind,
                 amount=float(amount),
                 receipt=receipt.strip(),
+                schedule_resolution=resolution,
             )
         return next(f for f in self.fees(permit_number) if f.receipt == receipt.strip())
 
@@ -152,20 +139,7 @@ class Money(RegistryBase):
         now = now_utc()
         with b.write() as cur:
             self._locked(cur, permit_number)
-            cur.execute(
-                "INSERT INTO guarantees (permit_number, type, amount, received_on, expires_on, recorded_by, "
-                f"recorded_at) VALUES ({', '.join([b.ph] * 7)}) RETURNING id",
-                (
-                    permit_number,
-                    type,
-                    float(amount),
-                    b.dump("date", received_on),
-                    b.dump("date", expires_on),
-                    who,
-                    b.dump("datetime", now),
-                ),
-            )
-            guarantee_id = int(cur.fetchone()[0])
+            (guarantee_id,) = b.next_ids(cur, "guarantees")
             until = f", expires {expires_on}" if expires_on else ""
             detail = f"guarantee received: {type.replace('_', ' ')} {amount:,.2f}{until}"
             self._event(
@@ -234,22 +208,7 @@ class Money(RegistryBase):
         now = now_utc()
         with b.write() as cur:
             self._locked(cur, g.permit_number)
-            cur.execute(
-                "INSERT INTO guarantee_events (guarantee_id, permit_number, kind, on_date, amount, reason, stage, "
-                f"engineer, recorded_by, recorded_at) VALUES ({', '.join([b.ph] * 10)})",
-                (
-                    guarantee_id,
-                    g.permit_number,
-                    kind,
-                    b.dump("date", on),
-                    amount,
-                    reason,
-                    stage,
-                    engineer,
-                    who,
-                    b.dump("datetime", now),
-                ),
-            )
+            (event_id,) = b.next_ids(cur, "guarantee_events")
             why = {
                 "draw": f"for {reason} (written notice {notice_on})",
                 "release": f"stage {stage}",
@@ -263,6 +222,10 @@ class Money(RegistryBase):
                 guarantee_id=guarantee_id,
                 amount=amount,
                 notice_on=notice_on,
+                event_id=event_id,
+                reason=reason,
+                stage=stage,
+                engineer=engineer,
             )
         return next(x for x in self.guarantees() if x.id == guarantee_id)
 

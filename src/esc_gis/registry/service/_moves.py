@@ -153,7 +153,6 @@ class Moves(RegistryBase):
                 changes["started_at"] = at or self.profile.local(datetime.combine(day, time(0)))
             elif to == "final_stabilization":
                 changes["final_on"] = day
-            self._set(cur, permit_number, changes)
             self._event(
                 cur,
                 permit_number,
@@ -245,7 +244,6 @@ class Moves(RegistryBase):
             p = self._locked(cur, permit_number)
             before = check_back(p.status, move, p.previous_status, reasons=reasons, needs=self.written_reasons)
             self._check_order(p, day, before)
-            self._set(cur, permit_number, {"status": before})
             self._event(cur, permit_number, Event(now_utc(), who, move, p.status, before, day, None, reasons))
         return self.get(permit_number)
 
@@ -323,11 +321,7 @@ class Moves(RegistryBase):
                 # done then (an A1 case of work after expiry) permitted after the fact.
                 f = self.profile.finding("extension_after_expiry", day=day, expired=p.expires_on)
                 raise IllegalTransitionError(f"Permit {permit_number}: {f.message} ({f.section})")
-            new_expiry = self._expiry(
-                p.issued_on, p.building_permit_expires, [*p.extensions_days, int(days)], p.other_authorizations.values()
-            )
             to = p.status if keeps else "extended"
-            self._set(cur, permit_number, {"status": to, "expires_on": new_expiry})
             facts: dict[str, Any] = {"to": to}
             if cond:
                 facts["conditions"] = cond
@@ -445,7 +439,6 @@ class Moves(RegistryBase):
                 if ("building_permit_expires" in changes or facts) and p.issued_on is not None:
                     building = changes.get("building_permit_expires", p.building_permit_expires)
                     changes["expires_on"] = self._expiry(p.issued_on, building, p.extensions_days, authorized.values())
-                self._set(cur, permit_number, changes)
                 said = [f"{k}: {getattr(p, k)} -> {v}" for k, v in changes.items() if k != "expires_on"]
                 if authorization is not None:
                     name = str(authorization[0]).strip()
@@ -463,7 +456,6 @@ class Moves(RegistryBase):
                 self._event(
                     cur, permit_number, Event(now_utc(), who, "inspection", None, None, inspected_on), by="holder"
                 )
-                self._set(cur, permit_number, {})
         return self.get(permit_number)
 
     def _update_dates(self, p: Permit, changes: dict[str, Any], inspected_on: date | None) -> list[EffectiveDate]:

@@ -118,6 +118,19 @@ class Registry(Intake, Moves, Inspecting, Appealing, Money, Amending):
     def __enter__(self) -> Registry:
         return self
 
+    def rebuild(self) -> int:
+        """Clear every projection and replay the whole history into it, in one transaction; return the events replayed.
+
+        Raises
+        ------
+        RegistryError
+            If the back end refuses (on PostGIS, a role that does not own the tables).
+        """
+        from esc_gis.registry.store.rebuild import rebuild
+
+        with self.backend.write() as cur:
+            return rebuild(cur, self.backend, self.profile)
+
     def verify(self) -> list[Difference]:
         """Rebuild every projection from the history and return each difference (empty: all agree).
 

@@ -157,6 +157,29 @@ class Backend(ABC):
         """
         return True
 
+    def next_ids(self, cur: Any, table: str, column: str = "id", n: int = 1) -> list[int]:
+        """Take the next ``n`` keys of ``table.column`` (inside the caller's write transaction).
+
+        A command names its rows' keys in its events before the projectors write them. PostgreSQL
+        takes them from the column's sequence (two writers never get one key); SQLite has one
+        writer at a time, and AUTOINCREMENT's rule: never a key used before, even by a row since
+        removed.
+        """
+        if n <= 0:
+            return []
+        if self.dialect == "postgis":
+            cur.execute(
+                f"SELECT nextval(pg_get_serial_sequence({self.ph}, {self.ph})) FROM generate_series(1, {self.ph})",
+                (table, column, n),
+            )
+            return [int(r[0]) for r in cur.fetchall()]
+        cur.execute(f'SELECT COALESCE(MAX("{column}"), 0) FROM "{table}"')
+        top = int(cur.fetchone()[0])
+        cur.execute("SELECT seq FROM sqlite_sequence WHERE name = ?", (table,))
+        row = cur.fetchone()
+        top = max(top, int(row[0]) if row and row[0] is not None else 0)
+        return list(range(top + 1, top + n + 1))
+
     def lock_table(self, cur: Any, table: str) -> None:  # noqa: B027 (optional to override)
         """Keep other writers out of ``table`` until the transaction ends (SQLite's writes already are).
 

@@ -86,6 +86,16 @@ Migrations
     column has one only where it names a table's column (a CAST does not give one), and GDAL's
     GeoPackage validator (requirement 5) refuses a feature column without an allowed type.
     Virtual in SQLite (``ALTER TABLE`` cannot add a stored one), stored in PostgreSQL.
+11. One writer per table: every table above but the history, the parties, the photos and the
+    counters is a projection of the history, written only by its projector
+    (:mod:`esc_gis.registry.store.projection`). ``history`` gains ``log`` (the kind of the
+    event's line in the clerk's log, NULL where the log shows none); ``decision_clocks`` is
+    the projection of each permit's § 540-8C decision clock (the day it runs from and the
+    event that started it). The migration completes each event with the facts its rows hold
+    (:mod:`esc_gis.registry.store.upcast`), rebuilds every projection from the history and
+    refuses to finish if the rebuild differs from the tables in anything but the permits'
+    ``updated_at``; on PostgreSQL every reference becomes deferrable, so a rebuild may clear
+    a table others refer to within its transaction.
 
 Outside the migrations
 ----------------------
@@ -107,6 +117,8 @@ from __future__ import annotations
 
 __all__ = [
     "AMENDMENT_TABLES",
+    "APPEND_ONLY",
+    "CLOCK_TABLES",
     "ENFORCEMENT_TABLES",
     "FEE_TABLES",
     "GRANTS",
@@ -121,6 +133,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "TABLES",
     "Migration",
+    "append_only_triggers",
     "create_table",
     "public_view",
 ]
@@ -178,6 +191,10 @@ FEE_TABLES = ("fees", "guarantees", "guarantee_events")
 AMENDMENT_TABLES = ("plan_versions",)
 #: The table migration 8 makes: every stream's typed events (the one home of each fact).
 HISTORY_TABLES = ("history",)
+#: The table migration 11 makes: each permit's decision clock, a projection of its history.
+CLOCK_TABLES = ("decision_clocks",)
+#: The column migration 11 adds to the history: the event's line in the clerk's log.
+HISTORY_COLUMNS_V11: tuple[tuple[str, str, str], ...] = (("log", "text", ""),)
 #: The column migration 7 adds to appeals: what kind of order or decision is appealed.
 APPEAL_COLUMNS_V7: tuple[tuple[str, str, str], ...] = (("appealed_kind", "text", ""),)
 #: The columns migration 9 adds to inspections (appended: a GeoPackage's ALTER TABLE cannot insert):
@@ -205,6 +222,13 @@ TABLES: dict[str, tuple[tuple[str, str, str], ...]] = {
         ("at", "datetime", ""),  # the time it took effect, where hours count
         ("why", "text", ""),
         ("data", "text", "NOT NULL"),  # JSON: the facts of its kind
+        *HISTORY_COLUMNS_V11,
+    ),
+    "decision_clocks": (
+        ("permit_number", "text", "PRIMARY KEY REFERENCES permits(permit_number)"),
+        ("starts_on", "date", ""),  # NULL: no clock runs (none yet, or the permit is decided)
+        ("seq", "int", ""),  # the history event that started it
+        ("event", "text", ""),
     ),
     "permits": PERMIT_COLUMNS,
     "disturbed_limits": (
@@ -429,31 +453,48 @@ def create_table(dialect: str, table: str, srid: int, columns: tuple[tuple[str, 
     return f'CREATE TABLE "{table}" ({", ".join(cols)})'
 
 
-def _append_only(dialect: str, tables: tuple[str, ...] = ("events",)) -> list[str]:
-    """Triggers that make ``tables`` append-only: a row is never changed or removed.
+#: The tables no row of is ever changed or removed by a command: the history and the evidence
+#: tables (a rebuild of the projections lifts and restores their triggers, never the history's).
+APPEND_ONLY = ("events", *INSPECTION_TABLES, *ENFORCEMENT_TABLES, *FEE_TABLES, *AMENDMENT_TABLES, *HISTORY_TABLES)
+
+
+def append_only_triggers(dialect: str, tables: Collection[str], *, drop: bool = False) -> list[str]:
+    """Return the statements that make ``tables`` append-only (or, with ``drop``, lift that).
 
     PostgreSQL's trigger function is made once, with the history (migration 1).
     """
     if dialect == "sqlite":
+        if drop:
+            return [f"DROP TRIGGER IF EXISTS {t}_no_{op}" for t in tables for op in ("update", "delete")]
         return [
             f"CREATE TRIGGER {t}_no_{op.lower()} BEFORE {op} ON {t} "
             "BEGIN SELECT RAISE(ABORT, 'the permit history is append-only'); END"
             for t in tables
             for op in ("UPDATE", "DELETE")
         ]
+    if drop:
+        return [f"DROP TRIGGER IF EXISTS {t}_append_only ON {t}" for t in tables]
+    return [
+        f"CREATE TRIGGER {t}_append_only BEFORE UPDATE OR DELETE ON {t} "
+        "FOR EACH ROW EXECUTE FUNCTION esc_gis_append_only()"
+        for t in tables
+    ]
+
+
+def _append_only(dialect: str, tables: tuple[str, ...] = ("events",)) -> list[str]:
+    """Triggers that make ``tables`` append-only: a row is never changed or removed.
+
+    PostgreSQL's trigger function is made once, with the history (migration 1).
+    """
     function = (
         [
             "CREATE FUNCTION esc_gis_append_only() RETURNS trigger LANGUAGE plpgsql AS "
             "$$ BEGIN RAISE EXCEPTION 'the permit history is append-only'; END $$"
         ]
-        if "events" in tables
+        if dialect == "postgis" and "events" in tables
         else []
     )
-    return function + [
-        f"CREATE TRIGGER {t}_append_only BEFORE UPDATE OR DELETE ON {t} "
-        "FOR EACH ROW EXECUTE FUNCTION esc_gis_append_only()"
-        for t in tables
-    ]
+    return function + append_only_triggers(dialect, tables)
 
 
 def _v1(dialect: str, srid: int) -> list[str]:
@@ -558,6 +599,8 @@ def _v8(dialect: str, srid: int) -> list[str]:
         srid,
         HISTORY_TABLES,
         ["CREATE UNIQUE INDEX history_stream ON history (stream, seq)", "CREATE INDEX history_kind ON history (kind)"],
+        # The history as migration 8 made it: migration 11 adds each event's line in the clerk's log.
+        {"history": TABLES["history"][: -len(HISTORY_COLUMNS_V11)]},
     )
 
 
@@ -588,6 +631,19 @@ def _v10(dialect: str, srid: int) -> list[str]:
     return [f'ALTER TABLE permits ADD COLUMN "disturbed_acres" {acres}']
 
 
+def _v11(dialect: str, srid: int) -> list[str]:
+    types = _TYPES[dialect]
+    log = [f'ALTER TABLE history ADD COLUMN "{name}" {types[kind]}' for name, kind, _ in HISTORY_COLUMNS_V11]
+    return [*log, *(create_table(dialect, t, srid) for t in CLOCK_TABLES)]
+
+
+def _v11_upcast(backend: Any, cur: Any) -> None:
+    # Every event completed with the facts of its rows, then every projection rebuilt from them.
+    from esc_gis.registry.store.upcast import upcast_and_rebuild
+
+    upcast_and_rebuild(backend, cur)
+
+
 @dataclass(frozen=True)
 class Migration:
     """One schema version: what it changes, the statements per dialect, and a data step if any."""
@@ -614,6 +670,12 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(9, "inspections: who inspected (holder or office), pre-start, adjoining repairs, site checklist", _v9),
     Migration(10, "permits: disturbed acres, generated from the square feet (the public view's typed column)", _v10),
+    Migration(
+        11,
+        "one writer per table: events completed with their rows' facts, projections rebuilt; decision clocks",
+        _v11,
+        _v11_upcast,
+    ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 #: The generated column migration 10 adds to ``permits``: not in :data:`PERMIT_COLUMNS`, which
@@ -646,6 +708,8 @@ GRANTS: dict[str, dict[str, str]] = {
     "parties": {"clerk": "SELECT, INSERT"},
     "events": {"inspector": "SELECT, INSERT", "clerk": "SELECT, INSERT"},
     "history": {"inspector": "SELECT, INSERT", "clerk": "SELECT, INSERT"},
+    # The projection of the decision clock: each received application writes its row.
+    "decision_clocks": {"inspector": "SELECT", "clerk": "SELECT, INSERT, UPDATE"},
     "permit_counters": {"clerk": "SELECT, INSERT, UPDATE"},
     "inspections": {"inspector": "SELECT, INSERT", "clerk": "SELECT, INSERT"},
     "deficiencies": {"inspector": "SELECT, INSERT", "clerk": "SELECT, INSERT"},

@@ -1,10 +1,14 @@
 """Rebuild the projections from the history and report every difference from the tables.
 
 The ``permits`` layer's life-cycle columns, the fees, the guarantees and their balances, the
-inspection log (reports, deficiencies and their repairs), the enforcement cases, the appeals
-and the plan's versions are projections of the history (:mod:`esc_gis.registry.domain`). This
-module folds every stream and compares what the fold says each projection must hold with
-what it holds. ``esc-gis permits verify`` prints the differences and exits 1 if there are any.
+inspection log (reports, deficiencies and their repairs), the enforcement cases, the appeals,
+the plan's versions and the decision clocks are projections of the history, written by their
+projectors (:mod:`esc_gis.registry.store.projection`). This module rebuilds every one into
+temporary tables and compares them row by row with the registry's
+(:func:`~esc_gis.registry.store.rebuild.rebuilt_rows`); first it folds every stream and says,
+in the office's terms, where a reading of the tables (a status, a balance, a case's costs)
+differs from the fold's. A row already named that way is not named again. ``esc-gis permits
+verify`` prints the differences and exits 1 if there are any.
 """
 
 from __future__ import annotations
@@ -110,6 +114,32 @@ def verify(reg: Any) -> list[Difference]:
         if not opened:
             out.append(Difference(stream, f"case {case_id}", "opened", "not in the history"))
         out += _case(c, [states[x] for x in (c.permit_number, case_id) if x in states])
+    named = {d.stream for d in out}
+    return out + [d for d in _rebuilt(reg) if d.stream not in named]
+
+
+def _rebuilt(reg: Any) -> list[Difference]:
+    """Rebuild every projection into temporary tables and name each row it does not share with the registry."""
+    from esc_gis.registry.store.rebuild import differences, rebuilt_rows
+
+    b = reg.backend
+    # PostgreSQL makes no temporary table in a read-only transaction; nothing but them is written.
+    with b.read() if b.dialect == "sqlite" else b.write() as cur:
+        stored, rebuilt = rebuilt_rows(cur, b, reg.profile)
+    out = []
+    for d in differences(stored, rebuilt):
+        row = d.table_row or d.rebuilt_row or {}
+        stream = row.get("permit_number") or row.get("case_id") or row.get("appeal_id") or d.table
+        have, want = d.table_row or {}, d.rebuilt_row or {}
+        cols = sorted(c for c in {*have, *want} if have.get(c) != want.get(c))
+        out.append(
+            Difference(
+                str(stream),
+                f"the {d.table} row ({d.key})",
+                {c: have[c] for c in cols} if d.table_row is not None else None,
+                {c: want[c] for c in cols} if d.rebuilt_row is not None else None,
+            )
+        )
     return out
 
 
