@@ -421,12 +421,12 @@ _CHILD = textwrap.dedent("""
                 reg.update("ESC-2026-0001", inspected_on=date(2026, 11, 20), who=who)
         elif mode == "crash":
             import os
-            from esc_gis.registry.service import registry as store
-            real = store.Registry._insert
-            def dying(self, *a, **k):
-                real(self, *a, **k)
+            from esc_gis.registry.service import intake
+            real = intake._insert
+            def dying(reg, *a, **k):
+                real(reg, *a, **k)
                 os._exit(9)  # every row is written; the process dies before the commit
-            store.Registry._insert = dying
+            intake._insert = dying
             reg.add_many([Application(f"c {{i}}", date(2026, 11, 2), shapely.box(x0 + 20 * i, y0, x0 + 20 * i + 15, y0 + 300), "EPSG:7594") for i in range(5)])
 """)
 

@@ -27,13 +27,8 @@ from typing import TYPE_CHECKING
 from esc_gis.errors import RegistryError
 from esc_gis.profile import Profile, load_profile
 from esc_gis.registry.domain.calendar import OfficeCalendar, profile_calendar
-from esc_gis.registry.service._amending import Amending
-from esc_gis.registry.service._appealing import Appealing
-from esc_gis.registry.service._core import _path
-from esc_gis.registry.service._inspecting import Inspecting
-from esc_gis.registry.service._intake import Intake
-from esc_gis.registry.service._money import Money
-from esc_gis.registry.service._moves import Moves
+from esc_gis.registry.service import amending, appealing, enforcing, inspecting, intake, money, moves
+from esc_gis.registry.service._core import RegistryBase, _path
 from esc_gis.registry.store.backend import open_backend
 from esc_gis.registry.views.verify import Difference, verify
 
@@ -105,15 +100,57 @@ def open_registry(
     return Registry(backend, layers=layers, profile=prof, calendar=calendar or profile_calendar(prof))
 
 
-class Registry(Intake, Moves, Inspecting, Appealing, Money, Amending):
-    """Permits and their history, in a GeoPackage or PostGIS back end.
+class Registry(RegistryBase):
+    """Permits and their history, in a GeoPackage or PostGIS back end: a thin facade.
 
-    Use :func:`open_registry`; close it (or use ``with``) when done. Each part lives in its own
-    module: reading and the shared SQL in ``_core``, adding in ``_intake`` (numbers from
-    ``_numbering``), the life cycle in ``_moves``, inspections in ``_inspecting``, enforcement
-    and appeals in ``_enforcing`` and ``_appealing``, fees and guarantees in ``_money``, the
-    plan's versions and amendments in ``_amending``.
+    Use :func:`open_registry`; close it (or use ``with``) when done. The connection, the
+    reading SQL and the one way to change anything (appending events, which the projectors of
+    :mod:`esc_gis.registry.store.projection` turn into rows) are :class:`RegistryBase`'s. Each
+    command is a function of its concern's module, taking the registry first, bound here as a
+    method: intake (:mod:`~esc_gis.registry.service.intake`), the life cycle
+    (:mod:`~esc_gis.registry.service.moves`), inspections
+    (:mod:`~esc_gis.registry.service.inspecting`), enforcement and appeals
+    (:mod:`~esc_gis.registry.service.enforcing`, :mod:`~esc_gis.registry.service.appealing`),
+    fees and guarantees (:mod:`~esc_gis.registry.service.money`), the plan's versions
+    (:mod:`~esc_gis.registry.service.amending`).
     """
+
+    # Intake: applications and imported layers, measured by the screening engine.
+    add = intake.add
+    add_many = intake.add_many
+    import_frame = intake.import_frame
+    remeasure = intake.remeasure
+    decide_screened = intake.decide_screened
+    # The life cycle.
+    transition = moves.transition
+    retract = moves.retract
+    reinstate = moves.reinstate
+    extend = moves.extend
+    update = moves.update
+    decision_due = moves.decision_due
+    # Inspections.
+    inspect = inspecting.inspect
+    repaired = inspecting.repaired
+    photo = inspecting.photo
+    # Enforcement and appeals.
+    enforce = enforcing.enforce
+    case_action = enforcing.case_action
+    case = enforcing.case
+    cases = enforcing.cases
+    appeal = appealing.appeal
+    decide_appeal = appealing.decide_appeal
+    appeals = appealing.appeals
+    # Fees and guarantees.
+    record_fee = money.record_fee
+    fees = money.fees
+    add_guarantee = money.add_guarantee
+    guarantee_event = money.guarantee_event
+    guarantees = money.guarantees
+    # The plan's versions.
+    amend = amending.amend
+    notify_amendment = amending.notify_amendment
+    plan_versions = amending.plan_versions
+    open_notices = amending.open_notices
 
     def __enter__(self) -> Registry:
         return self

@@ -1,0 +1,687 @@
+"""Intake: applications and imported layers, checked, measured, numbered and inserted.
+
+Every application is checked in full, then measured with the screening engine (this module is
+the registry's adapter to :func:`esc_gis.screening.screen`), numbered, and inserted in one
+transaction.
+"""
+
+from __future__ import annotations
+
+__all__ = ["add", "add_many", "decide_screened", "import_frame", "remeasure"]
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from datetime import date, datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import shapely
+
+from esc_gis._lazy import lazy_module
+from esc_gis.errors import (
+    Problem,
+    ValidationError,
+)
+from esc_gis.registry.domain.dates import EffectiveDate, date_problems
+from esc_gis.registry.domain.events import typed
+from esc_gis.registry.domain.lifecycle import STATES
+from esc_gis.registry.domain.records import OTHER_AUTHORIZATIONS, Application, Event, Permit
+from esc_gis.registry.service._core import (
+    _DECIDED,
+    _MEASURED,
+    _PERMIT_FIELDS,
+    ISSUED,
+    _as_multi,
+    _who,
+)
+from esc_gis.registry.store.attachments import store_parties
+from esc_gis.registry.store.backend import now_utc
+from esc_gis.registry.store.numbering import assign_numbers, taken_numbers
+from esc_gis.registry.store.projection import FACTS, wkb
+
+if TYPE_CHECKING:
+    import geopandas as gpd
+    import pandas as pd
+
+    from esc_gis.registry.service.registry import Registry
+else:
+    # Loaded on first use: listing and showing permits start without them (issue 36).
+    gpd = lazy_module("geopandas")
+    pd = lazy_module("pandas")
+
+#: The states of an application the office has not yet decided (§ 540-8C(1)-(4)): received,
+#: waiting for information asked for, under review. Its disturbed limits may be measured anew.
+UNDECIDED = ("application_received", "incomplete", "under_review")
+
+
+def add(reg: Registry, application: Application, *, who: str | None = None, context: Sequence[Application] = ()) -> str:
+    """Add one application; return its permit number.
+
+    ``context``: the other sites of the screening it came from, for its common plan (see
+    :meth:`add_many`).
+
+    Raises
+    ------
+    ValidationError
+        With every problem in the application (dates, parties, geometry, a site outside
+        the Village or otherwise outside the article's reach, a number already taken).
+    """
+    return reg.add_many([application], who=who, context=context)[0]
+
+
+def add_many(
+    reg: Registry,
+    applications: Sequence[Application],
+    *,
+    who: str | None = None,
+    source: str = "application",
+    kind: str = "received",
+    prior: Sequence[Problem] = (),
+    context: Sequence[Application] = (),
+) -> list[str]:
+    """Add applications in one transaction: all of them, or, on any problem, none.
+
+    ``context`` holds sites measured with them but not added: the rest of the screening
+    they came from, so a common plan adds up over the plan-mates the screening added up
+    (the registry's own permits on the plan are always added in).
+
+    Returns
+    -------
+    list of str
+        The permit numbers, in input order.
+
+    Raises
+    ------
+    ValidationError
+        With every problem in every application, each naming its row (1-based),
+        together with ``prior`` problems (found while reading the rows).
+    """
+    who = _who(who)
+    # Times typed without a zone are the office's (as `permits import` and the CLI pass them).
+    applications = [
+        replace(a, started_at=reg._office(a.started_at), start_notice_at=reg._office(a.start_notice_at))
+        for a in applications
+    ]
+    problems, drawn = _check_applications(reg, applications, source)
+    problems = [*(prior or []), *problems]
+    # Measured even when other fields are bad, so one run reports every problem.
+    measured = _measure(reg, applications, source, problems, context) if drawn else []
+    if problems:
+        raise ValidationError(problems)
+    now = now_utc()
+    with reg.backend.write() as cur:
+        taken = taken_numbers(cur, reg.backend, [a.permit_number for a in applications if a.permit_number])
+        if taken:
+            raise ValidationError(
+                [
+                    Problem(
+                        source,
+                        i + 1,
+                        f"permit number {a.permit_number!r} is already taken.",
+                        "leave the number empty to have one assigned, or give a new one.",
+                    )
+                    for i, a in enumerate(applications)
+                    if a.permit_number in taken
+                ]
+            )
+        numbers = assign_numbers(cur, reg.backend, reg.profile, applications)
+        _insert(reg, cur, numbers, applications, measured, who, now, kind)
+    return numbers
+
+
+def _check_fields(reg: Registry, a: Application, bad: Callable[..., None]) -> None:
+    """Check one application's status, dates and parties."""
+    if a.received_on is None:
+        bad("received_on is empty.", "give the day the application came in (YYYY-MM-DD).")
+    if not (a.site_address or "").strip():
+        bad("site_address is empty.", "give the street address of the site.")
+    if a.status not in STATES:
+        bad(f"status {a.status!r} is not a permit state.", f"use one of {', '.join(STATES)}.")
+    elif a.status in ISSUED and a.issued_on is None:
+        bad(f"a permit in {a.status} needs issued_on.", "give the date the permit was issued (YYYY-MM-DD).")
+    # The one rule for effective dates (domain/dates.py): none after today on the Village's
+    # clock, the issuance not before the receipt. building_permit_expires is a day to come.
+    for message in date_problems(
+        [
+            EffectiveDate("received_on", a.received_on),
+            EffectiveDate("issued_on", a.issued_on, a.received_on, "received_on"),
+            EffectiveDate("started_at", a.started_at),
+            EffectiveDate("start_notice_at", a.start_notice_at),
+        ],
+        reg.profile.today(),
+        reg.profile.local(now_utc()),
+    ):
+        bad(message, "")
+    if a.building_permit_expires and a.received_on and a.building_permit_expires < a.received_on:
+        bad(
+            f"building_permit_expires {a.building_permit_expires} is before received_on {a.received_on}.",
+            "check both dates.",
+        )
+    for name, ends in a.other_authorizations:
+        if not str(name).strip():
+            bad("an other construction authorization has no name.", "name it (e.g. 'WDNR permit WI-S067831').")
+        if a.received_on and ends < a.received_on:
+            bad(f"the authorization {name!r} ends {ends}, before received_on {a.received_on}.", "check both dates.")
+    if a.started_at and a.issued_on and a.started_at.date() < a.issued_on:
+        f = reg.profile.finding("work_before_permit", started=a.started_at.date(), issued=a.issued_on)
+        bad(f"{f.message} ({f.section})", "check both dates.")
+    if a.status in ("active", "extended", "stop_work") and a.started_at is None:
+        bad(f"a permit in {a.status} needs started_at.", "give when land disturbance began.")
+    for party in a.parties:
+        for message, fix in party.problems():
+            bad(message, fix)
+
+
+def _check_applications(reg: Registry, apps: Sequence[Application], source: str) -> tuple[list[Problem], bool]:
+    """Check every application; return the problems, and whether every geometry can be measured."""
+    problems: list[Problem] = []
+    drawn = True
+    seen: dict[str, int] = {}
+    for i, a in enumerate(apps, start=1):
+
+        def bad(message: str, fix: str, row: int = i, site: str | None = a.permit_number) -> None:
+            problems.append(Problem(source, row, message, fix, site))
+
+        _check_fields(reg, a, bad)
+        drawn = _check_geometry(a, bad) and drawn
+        if a.permit_number:
+            if a.permit_number in seen:
+                bad(
+                    f"permit number {a.permit_number!r} is also on row {seen[a.permit_number]}.",
+                    "give each permit its own number.",
+                )
+            seen.setdefault(a.permit_number, i)
+    return problems, drawn
+
+
+def _measure(
+    reg: Registry,
+    apps: Sequence[Application],
+    source: str,
+    problems: list[Problem],
+    context: Sequence[Application] = (),
+    *,
+    remeasured: str | None = None,
+) -> list[dict[str, Any]]:
+    """Measure and decide every application with the screening function (in the registry's CRS).
+
+    The registry takes no decision of its own (issue 34): each application goes to
+    :func:`esc_gis.screening.screen` with the contract fields a screening reads (``plan_id``,
+    ``activity``, ``state_agency``, ``npdes_exempt``) and its disturbed limits, so
+    jurisdiction (§ 540-4B), the state-agency exclusion (§ 540-4C), the exemptions
+    (§ 540-4A(2), (3)), the thresholds and the common plan are the screening's. A site on a
+    common plan (``plan_id``) is screened together with the registry's other permits on that
+    plan, and with ``context`` (the rest of the screening it came from: its plan-mates not
+    yet in the registry), so it is decided on the plan's total disturbance as the screening
+    decided it (§ 540-5 CONSTRUCTION SITE); overlapping limits count once. A site the
+    article does not reach (outside, a state agency's, agricultural or silviculture
+    activity) is a problem: it takes no permit. The plan members' new decisions come back
+    under ``"members"`` (first row's dict) for :meth:`_insert` to record. ``remeasured``
+    names the registry permit ``apps`` holds anew (:meth:`remeasure`).
+    """
+    from esc_gis.screening import screen
+
+    n = len(apps)
+    plans = sorted({a.plan_id for a in apps if a.plan_id})
+    # A permit remeasured is one of the applications: its old limits are not a plan-mate.
+    members = [m for m in _plan_members(reg, plans) if m.permit_number != remeasured]
+    mates = [c for c in context if c.plan_id in plans]
+    others = [*apps, *mates]
+    site = reg._to_registry_crs([a.site for a in others], [a.crs for a in others])
+    has = np.array([a.disturbed is not None for a in others], dtype=bool)
+    limits = reg._to_registry_crs(
+        [a.disturbed for a in others if a.disturbed is not None], [a.crs for a in others if a.disturbed is not None]
+    )
+    everyone: list[Application | Permit] = [*others, *members]
+    ids = np.array(
+        [f"r{i}" for i in range(n)] + [f"c{k}" for k in range(len(mates))] + [f"e{k}" for k in range(len(members))],
+        dtype=object,
+    )
+    geoms = np.concatenate([site, np.array([m.site for m in members], dtype=object)])
+    # A permit's flags are facts of its history (its received event); a state agency's site
+    # is never added, so only npdes_exempt is ever found there.
+    sites = gpd.GeoDataFrame(
+        {
+            "site_id": ids,
+            "plan_id": pd.Series([a.plan_id for a in everyone], dtype=object),
+            "activity": [a.activity or "construction" for a in everyone],
+            "state_agency": [_flag(a, "state_agency") for a in everyone],
+            "npdes_exempt": [_flag(a, "npdes_exempt") for a in everyone],
+        },
+        geometry=geoms,
+        crs=reg.crs,
+    )
+    # Screening reads a site missing from a disturbed-limits layer as undisturbed (0 sq ft).
+    # A permit without disturbed limits is decided on its whole site (as `permits add`
+    # without --disturbed is), so once any site has limits, the others' sites stand in.
+    d_geoms = np.array(geoms, dtype=object)
+    k = len(others)
+    d_geoms[:k][has] = limits
+    m_has = np.array([m.disturbed is not None for m in members], dtype=bool)
+    d_geoms[k:][m_has] = [m.disturbed for m in members if m.disturbed is not None]
+    any_limits = bool(has.any() or m_has.any())
+    disturbed = gpd.GeoDataFrame({"site_id": ids}, geometry=d_geoms, crs=reg.crs) if any_limits else None
+    try:
+        out = screen(sites, disturbed=disturbed, layers=reg.layers, profile=reg.profile)
+    except ValidationError as exc:
+        for p in exc.problems:
+            own = bool(p.site_id) and str(p.site_id)[:1] == "r"
+            # A plan-mate's problem (the screening's other rows, the registry's permits) is
+            # reported too, as such: the site cannot be decided without its plan.
+            mate = "" if own or not p.site_id else "a site of its common plan: "
+            problems.append(
+                Problem(
+                    source, int(str(p.site_id)[1:]) + 1 if own else None if mate else p.row, mate + p.message, p.fix
+                )
+            )
+        return []
+    problems.extend(_not_governed(out.iloc[:n], source, reg.profile, apps))
+    site_multi = [_as_multi(g) for g in site[:n]]
+    dist_multi: list[Any] = [None] * n
+    for i, g in zip(np.flatnonzero(has), limits, strict=True):
+        if i < n:
+            dist_multi[i] = _as_multi(g)
+    site_sqft = np.asarray(_area_sqft(gpd.GeoSeries(site[:n], crs=reg.crs)))
+    rows_ = list(out.itertuples(index=False))
+    measured = [
+        {
+            "site": site_multi[i],
+            "disturbed": dist_multi[i],
+            "site_sqft": float(site_sqft[i]),
+            "plan_id": apps[i].plan_id,
+            "activity": str(r.activity),
+            **_decision(r),
+        }
+        for i, r in enumerate(rows_[:n])
+    ]
+    if measured:
+        measured[0]["members"] = [(m, _decision(r)) for m, r in zip(members, rows_[k:], strict=True)]
+    return measured
+
+
+def remeasure(
+    reg: Registry,
+    permit_number: str,
+    disturbed: Any,
+    crs: Any,
+    *,
+    reasons: str | None = None,
+    who: str | None = None,
+) -> Permit:
+    """Measure an application again on new disturbed limits, and decide it again.
+
+    The limits go to the screening function with the permit's site, common plan, activity
+    and flags, as at intake; the area, the plan's total and the decision change with a
+    ``remeasured`` history event that says what changed and why (``reasons``), and the
+    plan's other permits are decided again on the new total. Only while the application
+    is undecided (received, incomplete, under review): the office decides on the
+    application and its plan (§ 540-8C(1)-(3)); once decided, the limits are the approved
+    plan's, and changing them is an amendment of the plan that needs the office's written
+    permission first (§ 540-8E(2), § 540-9B: ``permits amend``). Reading: the profile's
+    ``registry_remeasure_decided`` (``interpretation``).
+
+    Parameters
+    ----------
+    permit_number : str
+    disturbed : shapely Polygon or MultiPolygon
+        The new disturbed limits, in ``crs``.
+    crs : Any
+        Their CRS (anything pyproj accepts).
+    reasons : str, optional
+        Why (a revised plan, a measurement corrected); kept in the history.
+    who : str, optional
+
+    Returns
+    -------
+    Permit
+        As it is now.
+
+    Raises
+    ------
+    PermitNotFoundError
+    ValidationError
+        If the application is decided, the limits are not polygons, or the screening
+        finds the site outside the article's reach (it then takes no permit).
+    """
+    who = _who(who)
+    p = reg.get(permit_number)
+    if p.status not in UNDECIDED:
+        f = reg.profile.finding("registry_remeasure_decided", status=p.status)
+        raise ValidationError(
+            [
+                Problem(
+                    permit_number,
+                    None,
+                    f"{f.message} ({f.section})",
+                    "record the amended plan with `esc-gis permits amend`; limits stay as approved.",
+                )
+            ]
+        )
+    limits = disturbed
+    if disturbed is not None and crs is not None:
+        limits = reg._to_registry_crs([disturbed], [crs])[0]
+    app = Application(
+        p.site_address,
+        p.received_on,
+        p.site,
+        reg.crs,
+        disturbed=limits,
+        permit_number=permit_number,
+        plan_id=p.plan_id,
+        activity=p.activity,
+        npdes_exempt=_flag(p, "npdes_exempt"),
+    )
+    problems: list[Problem] = []
+    source = f"permit {permit_number}"
+    if not _check_geometry(app, lambda m, f: problems.append(Problem(source, None, m, f, permit_number))):
+        raise ValidationError(problems)
+    measured = _measure(reg, [app], source, problems, remeasured=permit_number)
+    if problems:
+        raise ValidationError(problems)
+    m = measured[0]
+    now = now_utc()
+    b = reg.backend
+    with b.write() as cur:
+        locked = reg._locked(cur, permit_number)
+        if locked.status not in UNDECIDED:  # decided while it was being measured
+            raise ValidationError([Problem(source, None, f"the application is now {locked.status}.", "try again.")])
+        changes = {k: m[k] for k in _MEASURED if getattr(locked, k) != m[k]}
+        was = (
+            f" (was {locked.disturbed_sqft:,.0f} sq ft"
+            f"{', on the whole site' if locked.disturbed is None else ''}"
+            f"{f', permit {locked.permit_decision}' if locked.permit_decision != m['permit_decision'] else ''})"
+        )
+        plan = f", {m['plan_disturbed_sqft']:,.0f} sq ft over common plan {p.plan_id}" if p.plan_id else ""
+        why = f"; reasons: {reasons.strip()}" if reasons and reasons.strip() else ""
+        detail = (
+            f"new disturbed limits: {m['disturbed_sqft']:,.0f} sq ft disturbed{plan} (measured){was}; "
+            f"screening: permit {m['permit_decision']}{why}"
+        )
+        reg._event(
+            cur,
+            permit_number,
+            Event(now, who, "remeasured", None, None, None, None, detail),
+            fields=changes,
+            disturbed=wkb(m["disturbed"]),  # the limits measured anew: their projection's row
+        )
+        _redecide_members(reg, cur, m.get("members", []), who, now)
+    return reg.get(permit_number)
+
+
+def decide_screened(reg: Registry, one: gpd.GeoDataFrame, rest: gpd.GeoDataFrame, source: str) -> dict[str, Any]:
+    """Decide one site of a screening output as intake decides it, without adding it.
+
+    Its limits, plan, activity and flags as the screening recorded them go to the screening
+    function with its plan-mates (``rest``, the screening's other rows) and the registry's
+    permits on its plan, under the registry's layers and profile: the one decision that
+    `permits add` would take (`permits enforce --site-layer`, issue 34).
+
+    Returns
+    -------
+    dict
+        ``disturbed_sqft``, ``plan_disturbed_sqft``, ``permit_decision``, ``standards``,
+        ``sediment_standard`` and the rest :meth:`_measure` gives.
+
+    Raises
+    ------
+    ValidationError
+        If the row cannot be read, or the article does not reach the site (outside, a state
+        agency's, agricultural or silviculture activity), with the screening's reason.
+    """
+    from esc_gis.registry.service.imports import plan_mates, screened_site
+
+    facts = screened_site(one, source)
+    app = Application(
+        "",
+        None,
+        one.geometry.iloc[0],
+        one.crs,
+        disturbed=facts["disturbed"],
+        plan_id=facts["plan_id"],
+        activity=facts["activity"],
+        state_agency=facts["state_agency"],
+        npdes_exempt=facts["npdes_exempt"],
+    )
+    problems: list[Problem] = []
+    context = plan_mates(rest, [app.plan_id]) if app.plan_id else []
+    measured = _measure(reg, [app], source, problems, context)
+    if problems or not measured:
+        raise ValidationError(problems or [Problem(source, None, "the site cannot be measured.", "re-screen it.")])
+    return measured[0]
+
+
+def _plan_members(reg: Registry, plans: Sequence[str]) -> list[Permit]:
+    """Return the registry's permits on any of ``plans`` (common plans of development or sale)."""
+    if not plans:
+        return []
+    with reg.backend.read() as cur:
+        ph = ", ".join([reg.backend.ph] * len(plans))
+        return reg._select(cur, f"WHERE p.plan_id IN ({ph})", plans)
+
+
+def import_frame(
+    reg: Registry,
+    frame: gpd.GeoDataFrame,
+    *,
+    source: str,
+    disturbed: gpd.GeoDataFrame | None = None,
+    who: str | None = None,
+    fields: Mapping[str, str] | None = None,
+    received_on: date | None = None,
+    disturbed_id: str | None = None,
+    context: Sequence[Application] = (),
+) -> list[str]:
+    """Import a layer of permits (:mod:`esc_gis.registry.service.imports`) in one transaction.
+
+    ``fields`` maps import columns to the layer's (``{"site_address": "ADDRESS"}``);
+    ``received_on`` is the day of every row without its own (a screening output has none);
+    ``disturbed_id`` names the layer's column that keys ``disturbed`` (default
+    ``permit_number``); ``context``: the screening's rows not imported (see :meth:`add_many`).
+
+    Raises
+    ------
+    ValidationError
+        With every bad row of the layer, and every bad field-map item; nothing is imported then.
+    """
+    from esc_gis.registry.service.imports import applications_from_frame
+
+    apps, problems = applications_from_frame(
+        frame,
+        source=source,
+        disturbed=disturbed,
+        fields=fields,
+        received_on=received_on,
+        disturbed_id=disturbed_id,
+    )
+    if not apps:
+        raise ValidationError(problems or [Problem(source, None, "has no rows.", "export the permits again.")])
+    return reg.add_many(apps, who=who, source=source, kind="imported", prior=problems, context=context)
+
+
+def _insert(
+    reg: Registry,
+    cur: Any,
+    numbers: Sequence[str],
+    apps: Sequence[Application],
+    measured: Sequence[dict[str, Any]],
+    who: str,
+    now: datetime,
+    kind: str,
+) -> None:
+    """Append each permit's first event (its projections write the permit and its limits), and store its parties."""
+    parties: list[tuple[str, Any]] = []
+    for number, app, m in zip(numbers, apps, measured, strict=True):
+        record: dict[str, Any] = dict.fromkeys(_PERMIT_FIELDS)
+        record.update(
+            permit_number=number,
+            parcel_id=app.parcel_id,
+            site_address=app.site_address.strip(),
+            legal_description=app.legal_description,
+            status=app.status,
+            received_on=app.received_on,
+            building_permit_expires=app.building_permit_expires,
+            issued_on=app.issued_on,
+            started_at=app.started_at,
+            start_notice_at=app.start_notice_at,
+            plan_id=m["plan_id"],
+            activity=m["activity"],
+            **{k: m[k] for k in _MEASURED},
+        )
+        if app.issued_on is not None and app.status in ISSUED:
+            record["decided_on"] = app.issued_on
+        parties += [(number, p) for p in app.parties]
+        plan = f", {m['plan_disturbed_sqft']:,.0f} sq ft over common plan {app.plan_id}" if app.plan_id else ""
+        screened = (
+            f"; ITS SCREENING MEASURED {app.screened_disturbed_sqft:,.0f} sq ft of disturbed limits"
+            if screening_differs(app.screened_disturbed_sqft, m["disturbed_sqft"])
+            else ""
+        )
+        exempt = "; marked NPDES-exempt" if app.npdes_exempt else ""
+        detail = (
+            f"{m['disturbed_sqft']:,.0f} sq ft disturbed{plan} (measured"
+            f"{'' if m['disturbed'] is not None else ' on the whole site: no disturbed limits given'}"
+            f"{screened}); screening: permit {m['permit_decision']}{exempt}"
+        )
+        e = Event(now, who, kind, None, app.status, app.received_on, None, detail)
+        started = record["started_at"]
+        # The exemption is a fact of the application the permits table has no column for:
+        # the received event keeps it, and the fold gives it back to a later re-decision.
+        # So are the other construction authorizations (§ 540-8G), as `update` records them.
+        facts: dict[str, Any] = {"npdes_exempt": True} if app.npdes_exempt else {}
+        if app.other_authorizations:
+            named = {str(k).strip(): v.isoformat() for k, v in app.other_authorizations}
+            facts[OTHER_AUTHORIZATIONS] = dict(sorted(named.items()))
+        flags = {"fields": facts} if facts else {}
+        # The application as received: the permits and disturbed limits projections' rows.
+        shown = {k: (v.isoformat() if isinstance(v, (date, datetime)) else v) for k, v in record.items()}
+        rows = {"permit": {k: shown[k] for k in FACTS}, "site": wkb(m["site"])}
+        if m["disturbed"] is not None:
+            rows["disturbed"] = wkb(m["disturbed"])
+        reg._append(
+            cur,
+            typed(
+                number,
+                e,
+                when=started,
+                issued_on=record["issued_on"] if record["decided_on"] else None,
+                started_at=started,
+                **flags,
+                **rows,
+            ),
+        )
+    store_parties(cur, reg.backend, parties)
+    _redecide_members(reg, cur, measured[0].get("members", []) if measured else [], who, now)
+
+
+def _redecide_members(
+    reg: Registry, cur: Any, members: Sequence[tuple[Permit, dict[str, Any]]], who: str, now: datetime
+) -> None:
+    """Record the new plan total (and decision, if it changed) on the plan's permits already in the registry."""
+    for p, d in members:
+        changes = {k: d[k] for k in _DECIDED if getattr(p, k) != d[k]}
+        if not changes:
+            continue
+        was = f" (was {p.permit_decision})" if p.permit_decision != d["permit_decision"] else ""
+        detail = (
+            f"common plan {p.plan_id}: {d['plan_disturbed_sqft']:,.0f} sq ft disturbed over the plan "
+            f"(measured); screening: permit {d['permit_decision']}{was}"
+        )
+        reg._event(cur, p.permit_number, Event(now, who, "remeasured", None, None, None, None, detail), fields=changes)
+
+
+def _flag(a: Application | Permit, name: str) -> bool:
+    """Return an application's flag, or a registry permit's from its history (False if never set)."""
+    if isinstance(a, Application):
+        return bool(getattr(a, name))
+    return bool(a.state.fields.get(name, False)) if a.state is not None else False
+
+
+#: How far (sq ft) a permit's measured area may be from its screening's before it is called
+#: different: both are measured by one function in one CRS, so only rounding separates them.
+_SAME_SQFT = 0.5
+
+
+def screening_differs(screened_sqft: float | None, disturbed_sqft: float) -> bool:
+    """Whether a permit measured ``disturbed_sqft`` where its screening measured ``screened_sqft``.
+
+    The one test behind the history note :meth:`Intake._insert` writes and the warning
+    :func:`esc_gis.registry.service.imports.screening_differences` gives (issue 34): typically
+    a permit measured on its whole site while its screening measured disturbed limits.
+    """
+    s = screened_sqft
+    return s is not None and not np.isnan(s) and abs(float(disturbed_sqft) - float(s)) > _SAME_SQFT
+
+
+def _not_governed(out: pd.DataFrame, source: str, profile: Any, apps: Sequence[Application]) -> list[Problem]:
+    """Return a problem for each screened site the article does not reach: it takes no permit.
+
+    The screening decided it (``permit`` is ``not_applicable``); the reason is the screening's
+    own finding (§ 540-4B outside, § 540-4C a state agency, § 540-4A(2) agricultural or
+    silviculture activity), so the refusal says what `esc-gis screen` says of the site.
+    """
+    import json
+
+    problems = []
+    outside = profile.finding("registry_outside_jurisdiction")
+    for i, r in enumerate(out.itertuples(index=False)):
+        if r.permit != "not_applicable":
+            continue
+        found = json.loads(r.findings)
+        near = [f for f in found if f["code"] == "outside_jurisdiction_extraterritorial"]
+        if near:
+            # Within § 540-5's extraterritorial area "does not apply" is a reading: the screening's own
+            # words say so ("Reading: ..."), never the ordinance's flat "outside, where this article does not apply".
+            message = f"{near[0]['message']} ({near[0]['section']}; {near[0]['basis']})"
+            fix = "check the site's location and CRS; take no permit under this article."
+        elif r.jurisdiction == "outside":
+            message, fix = f"{outside.message} ({outside.section})", "check the site's location and CRS."
+        else:
+            # The finding that excluded it: jurisdiction_* says where it lies, which is not the reason.
+            why = [f for f in found if not str(f["code"]).startswith("jurisdiction_")]
+            reason = "; ".join(f"{f['message']} ({f['section']})" for f in why) or str(r.applicability)
+            f = profile.finding("registry_not_governed", reason=reason)
+            # The reason carries its own section, which says more than the finding's own (§ 540-4).
+            message, fix = f.message, "check the site's activity and state_agency; take no permit."
+        problems.append(Problem(source, i + 1, message, fix, apps[i].permit_number))
+    return problems
+
+
+def _decision(r: Any) -> dict[str, Any]:
+    """Return the measured area and decision of one screened row, as the registry stores them."""
+    return {
+        "disturbed_sqft": float(r.disturbed_sqft),
+        "plan_disturbed_sqft": float(r.plan_disturbed_sqft),
+        "permit_decision": str(r.permit),
+        "standards": str(r.standards),
+        "sediment_standard": bool(r.sediment_standard),
+    }
+
+
+def _area_sqft(s: gpd.GeoSeries) -> np.ndarray:
+    from esc_gis.measure import area_sqft
+
+    return np.asarray(area_sqft(s.to_numpy(), s.crs))
+
+
+def _check_geometry(a: Application, bad: Callable[..., None]) -> bool:
+    """Check one application's site and disturbed limits; return whether they can be measured."""
+    drawn = True
+    for name, g in (("site", a.site), ("disturbed", a.disturbed)):
+        if g is None and name == "disturbed":
+            continue
+        if g is None or g.is_empty:
+            bad(f"the {name} geometry is empty.", "draw the site boundary.")
+        elif shapely.get_type_id(g) not in (3, 6):
+            bad(f"the {name} geometry is a {g.geom_type}, not a polygon.", "give polygons.")
+        elif not g.is_valid:
+            bad(
+                f"the {name} geometry is invalid ({shapely.is_valid_reason(g)}).",
+                "repair it (QGIS: Fix geometries; or shapely.make_valid).",
+            )
+        else:
+            continue
+        drawn = False
+    if a.crs is None:
+        bad("the geometry has no CRS.", "give the CRS it was drawn in, e.g. EPSG:7594.")
+        drawn = False
+    return drawn
