@@ -17,14 +17,14 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 
 import pytest
+from tests.conftest import CRS, add_active, square_sqft
+from tests.test_inspections import tiny_png
 
 from esc_gis.registry import Application, init_registry, open_registry
 from esc_gis.registry.domain.calendar import OfficeCalendar
 from esc_gis.registry.domain.inspections import InspectionReport
 from esc_gis.registry.store import backend, schema
 from esc_gis.registry.store.schema import SCHEMA_VERSION
-from tests.conftest import CRS, add_active, square_sqft
-from tests.test_inspections import tiny_png
 
 VALIDATOR = Path("/usr/lib/python3/dist-packages/osgeo_utils/samples/validate_gpkg.py")
 FIXTURE = Path(__file__).parent / "data" / "registry_v7" / "registry_v7.gpkg"

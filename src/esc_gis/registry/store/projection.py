@@ -210,6 +210,25 @@ class Context:
 # --- The permit -------------------------------------------------------------------------------
 
 
+def expires_on(s: PermitState, profile: Any, building_permit_expires: date | None) -> date | None:
+    """Return the day an issued permit's period ends (§ 540-8G), with its extensions and other authorizations.
+
+    None for a permit never issued. The one computation of the ``permits`` column, which
+    ``verify`` also reads against the table.
+    """
+    if s.issued_on is None:
+        return None
+    due = expiry(
+        s.issued_on,
+        profile,
+        building_permit_expires=building_permit_expires,
+        extensions_days=s.extensions_days,
+        other_authorizations=other_authorizations(s.fields).values(),
+    ).due
+    assert isinstance(due, date)
+    return due
+
+
 def _permits(w: Rows, e: HistoryEvent, ctx: Context) -> None:
     d = e.data
     if e.kind == "received":
@@ -233,18 +252,7 @@ def _permits(w: Rows, e: HistoryEvent, ctx: Context) -> None:
     kinds = {n: k for n, k, _ in PERMIT_COLUMNS}
     if e.kind in ("updated", "remeasured"):
         want.update({k: _value(kinds[k], v) for k, v in d["fields"].items() if k in FACTS})
-    building = want.get("building_permit_expires", row["building_permit_expires"])
-    want["expires_on"] = (
-        None
-        if s.issued_on is None
-        else expiry(
-            s.issued_on,
-            ctx.profile,
-            building_permit_expires=building,
-            extensions_days=s.extensions_days,
-            other_authorizations=other_authorizations(s.fields).values(),
-        ).due
-    )
+    want["expires_on"] = expires_on(s, ctx.profile, want.get("building_permit_expires", row["building_permit_expires"]))
     changes = {c: v for c, v in want.items() if row[c] != v}
     from esc_gis.registry.domain.events import KINDS
 
@@ -253,7 +261,7 @@ def _permits(w: Rows, e: HistoryEvent, ctx: Context) -> None:
 
 
 def _disturbed_limits(w: Rows, e: HistoryEvent, ctx: Context) -> None:
-    """The limits drawn with the application, or measured anew (``remeasured`` with its ``disturbed``)."""
+    """Write the limits drawn with the application, or measured anew (``remeasured`` with its ``disturbed``)."""
     d = e.data
     if e.kind == "received" and d.get("disturbed") is not None:
         w.insert("disturbed_limits", {"permit_number": e.stream, "geom": d["disturbed"]})
@@ -265,7 +273,7 @@ def _disturbed_limits(w: Rows, e: HistoryEvent, ctx: Context) -> None:
 
 
 def _decision_clocks(w: Rows, e: HistoryEvent, ctx: Context) -> None:
-    """The decision clock of § 540-8C: the day it runs from and the event that started it, or none."""
+    """Write the decision clock of § 540-8C: the day it runs from and the event that started it, or none."""
     if e.kind == "received":
         w.insert("decision_clocks", {"permit_number": e.stream})
     row = w.one("decision_clocks", {"permit_number": e.stream}, ("starts_on", "seq", "event"))
@@ -279,7 +287,7 @@ def _decision_clocks(w: Rows, e: HistoryEvent, ctx: Context) -> None:
 
 
 def _events(w: Rows, e: HistoryEvent, ctx: Context) -> None:
-    """The clerk's log: one line for each event the log holds (``log``), as the office read it."""
+    """Write the clerk's log: one line for each event the log holds (``log``), as the office read it."""
     if e.log is None:
         return
     moves = e.log in _LOG_MOVES
@@ -380,8 +388,8 @@ def _inspections(w: Rows, e: HistoryEvent, ctx: Context) -> None:
 
 
 #: The inspection report's columns an ``inspected`` event carries in its ``report``.
-REPORT_FACTS = ("inspector", "assessment", "work_done", "phase", "geom", "inspected_by", "pre_start", "adjoining_repairs",
-           "on_site_documents", "certificate_posted")  # fmt: skip
+REPORT_FACTS = ("inspector", "assessment", "work_done", "phase", "geom", "inspected_by", "pre_start",
+                "adjoining_repairs", "on_site_documents", "certificate_posted")  # fmt: skip
 
 
 def _deficiencies(w: Rows, e: HistoryEvent, ctx: Context) -> None:
@@ -427,7 +435,7 @@ def _enforcement_cases(w: Rows, e: HistoryEvent, ctx: Context) -> None:
 
 
 def _enforcement_events(w: Rows, e: HistoryEvent, ctx: Context) -> None:
-    """A case's log: its events on its own stream or its permit's, and an order an appeal's reversal retracted."""
+    """Write a case's log: its events on its stream or its permit's, and an order an appeal's reversal retracted."""
     d = e.data
     if e.kind == "appeal_decided" and d.get("case_retraction"):
         w.insert("enforcement_events", {"case_id": d["case_retraction"], "at": e.recorded_at, "who": e.who,
@@ -476,8 +484,8 @@ def _appeal_decisions(w: Rows, e: HistoryEvent, ctx: Context) -> None:
 # --- The plan ------------------------------------------------------------------------------------
 
 #: The plan version's columns a plan event carries in its ``plan``.
-PLAN_FACTS = ("description", "plan_date", "requested_by", "requested_on", "permission_on", "permission_by", "effective_on",
-         "plan_file")  # fmt: skip
+PLAN_FACTS = ("description", "plan_date", "requested_by", "requested_on", "permission_on", "permission_by",
+              "effective_on", "plan_file")  # fmt: skip
 
 
 def _plan_versions(w: Rows, e: HistoryEvent, ctx: Context) -> None:

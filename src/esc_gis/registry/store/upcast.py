@@ -43,7 +43,7 @@ def _rows(cur: Any, b: Any, table: str, order: str = "") -> list[dict[str, Any]]
 
 
 def _json(v: Any) -> Any:
-    """A value as an event's JSON keeps it: dates and times as ISO text, geometry as hex WKB."""
+    """Return a value as an event's JSON keeps it: dates and times as ISO text, geometry as hex WKB."""
     if isinstance(v, shapely.Geometry):
         return wkb(v)
     if hasattr(v, "isoformat"):
@@ -151,7 +151,7 @@ def upcast_and_rebuild(b: Any, cur: Any) -> None:  # noqa: C901 (one pass per ta
         r = cases.get(e["data"].get("case_id"))
         if r is not None:
             e["data"].update(site_address=r["site_address"], site_ref=r["site_ref"], reasons=r["reasons"],
-                             site=wkb(r["site"] if "site" in r else r["geom"]))  # fmt: skip
+                             site=wkb(r["geom"]))  # fmt: skip
     # Each line of a case's log is the event written with it; where its words are not the event's
     # (a permit's own move, the case opened on a permit), the event keeps the case's words.
     case_events: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)

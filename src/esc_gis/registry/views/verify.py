@@ -20,21 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from esc_gis.registry.domain.dates import future_events
-from esc_gis.registry.domain.deadlines import expiry
 from esc_gis.registry.domain.fold import UNRECORDED_BY, PermitState, fold
-from esc_gis.registry.domain.records import other_authorizations
-
-#: The ``permits`` columns the life cycle sets, and the state's attribute for each.
-_LIFECYCLE = (
-    "status",
-    "received_on",
-    "information_requested_on",
-    "information_received_on",
-    "decided_on",
-    "issued_on",
-    "started_at",
-    "final_on",
-)
+from esc_gis.registry.store.projection import LIFECYCLE, expires_on
 
 
 @dataclass(frozen=True)
@@ -174,18 +161,12 @@ def _case(c: Any, folded: list[PermitState]) -> list[Difference]:
 
 def _permit(reg: Any, number: str, p: Any, s: PermitState, fees: int, guarantees: dict[int, Any]) -> list[Difference]:
     out = []
-    for column in _LIFECYCLE:
+    for column in LIFECYCLE:
         have, want = getattr(p, column), getattr(s, column)
         if have != want:
             out.append(Difference(number, column, have, want))
     if s.issued_on is not None:
-        due = expiry(
-            s.issued_on,
-            reg.profile,
-            building_permit_expires=p.building_permit_expires,
-            extensions_days=s.extensions_days,
-            other_authorizations=other_authorizations(s.fields).values(),
-        ).due
+        due = expires_on(s, reg.profile, p.building_permit_expires)
         if p.expires_on != due:
             out.append(Difference(number, "expires_on", p.expires_on, due))
     if fees != len(s.fees):
