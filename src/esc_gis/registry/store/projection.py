@@ -66,7 +66,9 @@ LIFECYCLE = (
     "final_on",
 )
 #: The permit's columns that ``received`` carries and ``updated``/``remeasured`` change.
-FACTS = tuple(n for n, _, _ in PERMIT_COLUMNS if n not in (*LIFECYCLE, "fid", "geom", "expires_on", "updated_at"))
+FACTS = tuple(
+    n for n, _, _ in PERMIT_COLUMNS if n not in (*LIFECYCLE, "fid", "permit_number", "geom", "expires_on", "updated_at")
+)
 #: The clerk's-log kinds that carry the move's states (``from_status``, ``to_status``).
 _LOG_MOVES = ("received", "imported", "transition", "retraction", "reinstatement", "extension", "appeal_approval")
 #: The concerns whose events touch the permit's record (its ``updated_at``).

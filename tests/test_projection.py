@@ -1,0 +1,363 @@
+"""The projectors, pure: each event's rows, by hand (issue 37).
+
+A projector writes through :class:`~esc_gis.registry.store.projection.Rows`; here a stand-in
+keeps the rows in memory, typed as the tables type them, so each rule is checked without a
+database: which table an event writes, which columns, and that it writes nothing elsewhere.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import date, datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+import shapely
+
+from esc_gis.profile import load_profile
+from esc_gis.registry.domain.events import HistoryEvent
+from esc_gis.registry.store.projection import PROJECTIONS, Context, _value, project, replay, wkb
+from esc_gis.registry.store.schema import TABLES
+
+AT = datetime(2026, 11, 2, 15, tzinfo=timezone.utc)
+SITE = shapely.MultiPolygon([shapely.box(0, 0, 100, 50)])
+LIMITS = shapely.MultiPolygon([shapely.box(0, 0, 60, 50)])
+PROFILE = load_profile()
+
+
+class MemoryRows:
+    """The tables in memory: what :class:`Rows` would write, typed by the tables' column kinds."""
+
+    def __init__(self) -> None:
+        self.tables: dict[str, list[dict[str, Any]]] = defaultdict(list)
+
+    def _typed(self, table: str, values: dict[str, Any]) -> dict[str, Any]:
+        kinds = {c: k for c, k, _ in TABLES[table]}
+        assert set(values) <= set(kinds), set(values) - set(kinds)
+        return {c: _value(kinds[c], v) for c, v in values.items()}
+
+    def insert(self, table: str, values: dict[str, Any]) -> None:
+        # A column not given is NULL, as in a table (a key not given would be the next one).
+        self.tables[table].append({**dict.fromkeys(c for c, _, _ in TABLES[table]), **self._typed(table, values)})
+
+    def _find(self, table: str, key: dict[str, Any]) -> list[dict[str, Any]]:
+        return [r for r in self.tables[table] if all(r.get(k) == v for k, v in key.items())]
+
+    def update(self, table: str, key: dict[str, Any], values: dict[str, Any]) -> None:
+        for r in self._find(table, key):
+            r.update(self._typed(table, values))
+
+    def delete(self, table: str, key: dict[str, Any]) -> None:
+        for r in self._find(table, key):
+            self.tables[table].remove(r)
+
+    def one(self, table: str, key: dict[str, Any], cols: Any) -> dict[str, Any] | None:
+        found = self._find(table, key)
+        return {c: found[0].get(c) for c in cols} if found else None
+
+
+def ev(kind: str, on: date | None = None, *, stream: str = "ESC-1", at: datetime = AT, log: str | None = None,
+       why: str | None = None, when: datetime | None = None, **data: Any) -> HistoryEvent:  # fmt: skip
+    return HistoryEvent(stream, kind, at, "clerk", on=on, when=when, why=why, data=data, log=log)
+
+
+def received(to: str = "application_received", **data: Any) -> HistoryEvent:
+    facts = {"site_address": "1 A St", "site_sqft": 5000.0, "disturbed_sqft": 3000.0, "permit_decision": "required"}
+    return ev("received", date(2026, 11, 2), log="received", why="received", to=to,
+              **{"from": None, "permit": facts, "site": wkb(SITE), **data})  # fmt: skip
+
+
+def run(*events: HistoryEvent) -> MemoryRows:
+    w = MemoryRows()
+    replay(w, _numbered(events), PROFILE)  # type: ignore[arg-type]
+    return w
+
+
+def _numbered(events: tuple[HistoryEvent, ...]) -> list[HistoryEvent]:
+    from dataclasses import replace
+
+    seq: dict[str, int] = defaultdict(int)
+    out = []
+    for e in events:
+        seq[e.stream] += 1
+        out.append(replace(e, seq=seq[e.stream]))
+    return out
+
+
+def only(w: MemoryRows, *tables: str) -> None:
+    """Nothing is written outside ``tables``."""
+    assert {t for t, rows in w.tables.items() if rows} == set(tables)
+
+
+# --- The permit -------------------------------------------------------------------------------
+
+
+def test_an_application_received_is_a_permit_row_its_limits_its_clock_and_a_log_line() -> None:
+    w = run(received(disturbed=wkb(LIMITS)))
+    only(w, "permits", "disturbed_limits", "decision_clocks", "events")
+    [p] = w.tables["permits"]
+    assert (p["permit_number"], p["site_address"], p["status"], p["received_on"]) == (
+        "ESC-1", "1 A St", "application_received", date(2026, 11, 2))  # fmt: skip
+    assert (p["site_sqft"], p["disturbed_sqft"], p["permit_decision"]) == (5000.0, 3000.0, "required")
+    assert p["issued_on"] is None and p["expires_on"] is None and p["updated_at"] == AT
+    assert p["geom"].equals(SITE) and w.tables["disturbed_limits"][0]["geom"].equals(LIMITS)
+    assert w.tables["decision_clocks"] == [{"permit_number": "ESC-1", "starts_on": None, "seq": None, "event": None}]
+    [line] = w.tables["events"]
+    assert (line["kind"], line["from_status"], line["to_status"], line["on_date"], line["detail"]) == (
+        "received", None, "application_received", date(2026, 11, 2), "received")  # fmt: skip
+
+
+def test_limits_not_drawn_make_no_row_and_a_remeasure_draws_or_clears_them() -> None:
+    w = run(received())
+    assert w.tables["disturbed_limits"] == []
+    w = run(received(), ev("remeasured", fields={"disturbed_sqft": 2000.0}, disturbed=wkb(LIMITS)))
+    assert w.tables["disturbed_limits"][0]["geom"].equals(LIMITS)
+    assert w.tables["permits"][0]["disturbed_sqft"] == 2000.0
+    w = run(received(disturbed=wkb(LIMITS)), ev("remeasured", fields={}, disturbed=None))
+    assert [r["geom"] for r in w.tables["disturbed_limits"]] == [None]
+    # A plan-mate's new total changes the decision, not the limits.
+    w = run(received(disturbed=wkb(LIMITS)), ev("remeasured", fields={"plan_disturbed_sqft": 9e4}))
+    assert w.tables["disturbed_limits"][0]["geom"].equals(LIMITS)
+    assert w.tables["permits"][0]["plan_disturbed_sqft"] == 9e4
+
+
+def test_an_imported_active_permit_is_issued_and_expires_180_days_on() -> None:
+    """§ 540-8G: "valid for a period of 180 days ... from the date of issuance"."""
+    w = run(received("active", issued_on="2026-11-03", started_at="2026-11-09T08:00:00+00:00"))
+    p = w.tables["permits"][0]
+    assert (p["status"], p["decided_on"], p["issued_on"]) == ("active", date(2026, 11, 3), date(2026, 11, 3))
+    assert p["expires_on"] == date(2026, 11, 3) + timedelta(days=180)
+    assert p["started_at"] == datetime(2026, 11, 9, 8, tzinfo=timezone.utc)
+
+
+def test_an_update_sets_its_fields_and_a_longer_building_permit_the_expiry() -> None:
+    """§ 540-8G: "or the length of the building permit ..., whichever is longer"."""
+    later = AT + timedelta(days=1)
+    w = run(
+        received("active", issued_on="2026-11-03"),
+        ev("updated", at=later, log="update", fields={"building_permit_expires": "2027-12-31", "parcel_id": "P-7"}),
+    )
+    p = w.tables["permits"][0]
+    assert (p["building_permit_expires"], p["expires_on"], p["parcel_id"]) == (
+        date(2027, 12, 31), date(2027, 12, 31), "P-7")  # fmt: skip
+    assert p["updated_at"] == later
+    # A field the table has no column for (an exemption) stays in the history only.
+    w = run(received(), ev("updated", at=later, fields={"npdes_exempt": True}))
+    assert "npdes_exempt" not in w.tables["permits"][0]
+
+
+def test_updated_at_follows_the_permits_record_not_its_money() -> None:
+    fee_day = AT + timedelta(days=2)
+    w = run(received(), ev("fee_paid", date(2026, 11, 4), at=fee_day, fee_id=1, fee_kind="application", amount=1.0,
+                           receipt="R-1"))  # fmt: skip
+    assert w.tables["permits"][0]["updated_at"] == AT
+    w = run(received(), ev("inspected", at=fee_day, by="holder"))
+    assert w.tables["permits"][0]["updated_at"] == fee_day
+
+
+def test_moves_set_the_life_cycle_from_the_fold() -> None:
+    """§ 540-8C(2): approved, the permit is issued that day."""
+    w = run(
+        received(),
+        ev("fee_paid", date(2026, 11, 2), fee_id=1, fee_kind="application", amount=1.0, receipt="R-1"),
+        ev("under_review", date(2026, 11, 3), to="under_review", **{"from": "application_received"}),
+        ev("decided", date(2026, 11, 9), to="approved", outcome="approved", **{"from": "under_review"}),
+    )
+    p = w.tables["permits"][0]
+    assert (p["status"], p["decided_on"], p["issued_on"]) == ("approved", date(2026, 11, 9), date(2026, 11, 9))
+    assert p["expires_on"] == date(2026, 11, 9) + timedelta(days=180)
+    w = run(
+        received(),
+        ev("information_requested", date(2026, 11, 3), to="incomplete", **{"from": "application_received"}),
+    )
+    assert (w.tables["permits"][0]["status"], w.tables["permits"][0]["information_requested_on"]) == (
+        "incomplete", date(2026, 11, 3))  # fmt: skip
+
+
+def test_the_decision_clock_runs_from_the_application_fee_and_stops_at_the_decision() -> None:
+    """§ 540-8C(1): the period counts from the complete application (its fee paid, § 540-8B)."""
+    fee = ev("fee_paid", date(2026, 11, 4), fee_id=1, fee_kind="application", amount=1.0, receipt="R-1")
+    w = run(received(), fee)
+    clock = w.tables["decision_clocks"][0]
+    assert (clock["starts_on"], clock["seq"], clock["event"]) == (date(2026, 11, 4), 2, "fee_paid")
+    w = run(received(), ev("fee_paid", date(2026, 11, 4), fee_id=1, fee_kind="reinspection", amount=1.0,
+                           receipt="R-1"))  # fmt: skip
+    assert w.tables["decision_clocks"][0]["starts_on"] is None  # another fee starts nothing
+    w = run(received(), fee, ev("decided", date(2026, 11, 9), to="approved", outcome="approved",
+                                **{"from": "application_received"}))  # fmt: skip
+    assert w.tables["decision_clocks"][0]["starts_on"] is None
+
+
+def test_a_case_without_a_permit_writes_no_permit_row() -> None:
+    w = run(ev("case_opened", date(2026, 11, 20), stream="ENF-1", why="ground A4: no permit", case_id="ENF-1",
+               ground="A4", reasons="no permit", site_address="1 A St"))  # fmt: skip
+    only(w, "enforcement_cases", "enforcement_events")
+    [c] = w.tables["enforcement_cases"]
+    assert (c["case_id"], c["permit_number"], c["reasons"], c["site_address"]) == ("ENF-1", None, "no permit",
+                                                                                   "1 A St")  # fmt: skip
+    [e] = w.tables["enforcement_events"]
+    assert (e["kind"], e["detail"], e["costs"]) == ("opened", "ground A4: no permit", None)
+
+
+# --- The clerk's log --------------------------------------------------------------------------
+
+
+def test_the_log_holds_only_events_with_a_line_and_an_extension_its_days() -> None:
+    w = run(received("active", issued_on="2026-11-03"),
+            ev("notified", date(2026, 11, 20), case_id="ENF-1"),
+            ev("extended", date(2026, 11, 25), log="extension", why="wet", days=30, to="extended",
+               **{"from": "active"}))  # fmt: skip
+    lines = w.tables["events"]
+    assert [line["kind"] for line in lines] == ["received", "extension"]
+    assert (lines[1]["days"], lines[1]["from_status"], lines[1]["to_status"], lines[1]["detail"]) == (
+        30, "active", "extended", "wet")  # fmt: skip
+    w = run(received(), ev("updated", log="update", why="parcel_id: None -> P", fields={"parcel_id": "P"}, days=9))
+    assert (w.tables["events"][1]["days"], w.tables["events"][1]["from_status"]) == (None, None)
+
+
+# --- Money -----------------------------------------------------------------------------------------
+
+
+def test_a_fee_and_a_guarantee_with_its_draw_and_a_recovery_of_costs() -> None:
+    """§ 540-12E: the office's costs "plus interest" recovered from the guarantee."""
+    w = run(
+        received("active", issued_on="2026-11-03"),
+        ev("fee_paid", date(2026, 11, 2), fee_id=4, fee_kind="application", amount=150.0, receipt="R-1",
+           schedule_resolution="2026-14"),
+        ev("guarantee_received", date(2026, 11, 3), guarantee_id=2, type="cash_escrow", amount=1000.0),
+        ev("guarantee_drawn", date(2026, 11, 20), guarantee_id=2, amount=150.0, event_id=7, reason="fence"),
+        ev("costs_recorded", date(2026, 11, 22), case_id="ENF-1", amount=10.0, recovered_from="guarantee",
+           guarantee_id=2, interest=1.5, recovery_id=8),
+        ev("costs_recorded", date(2026, 11, 23), case_id="ENF-1", amount=5.0, recovered_from="billed"),
+    )  # fmt: skip
+    [f] = w.tables["fees"]
+    assert (f["id"], f["kind"], f["amount"], f["paid_on"], f["receipt"], f["schedule_resolution"]) == (
+        4, "application", 150.0, date(2026, 11, 2), "R-1", "2026-14")  # fmt: skip
+    [g] = w.tables["guarantees"]
+    assert (g["id"], g["type"], g["amount"], g["received_on"], g["expires_on"]) == (
+        2, "cash_escrow", 1000.0, date(2026, 11, 3), None)  # fmt: skip
+    draw, recovered = w.tables["guarantee_events"]
+    assert (draw["id"], draw["kind"], draw["amount"], draw["reason"]) == (7, "draw", 150.0, "fence")
+    assert (recovered["id"], recovered["kind"], recovered["amount"], recovered["guarantee_id"]) == (
+        8, "costs_recovered", 11.5, 2)  # fmt: skip
+    assert recovered["reason"] == "case ENF-1: the office's costs plus interest 1.50"
+    assert [e["costs_from"] for e in w.tables["enforcement_events"]] == ["guarantee", "billed"]
+
+
+def test_a_release_and_the_final_release_keep_their_kinds() -> None:
+    w = run(
+        received("active", issued_on="2026-11-03"),
+        ev("guarantee_received", date(2026, 11, 3), guarantee_id=1, type="surety_bond", amount=500.0),
+        ev("guarantee_released", date(2026, 11, 20), guarantee_id=1, amount=100.0, event_id=1, stage="one"),
+        ev("guarantee_final_release", date(2026, 11, 30), guarantee_id=1, amount=400.0, event_id=2, engineer="E"),
+    )
+    assert [(e["kind"], e["stage"], e["engineer"]) for e in w.tables["guarantee_events"]] == [
+        ("release", "one", None), ("final_release", None, "E")]  # fmt: skip
+
+
+# --- Inspections ------------------------------------------------------------------------------
+
+
+def test_an_inspection_report_its_deficiencies_and_the_repairs_it_finds() -> None:
+    at = datetime(2026, 11, 10, 15, tzinfo=timezone.utc)
+    report = {"inspector": "Ina", "assessment": "sagging", "work_done": None, "phase": "grading",
+              "geom": wkb(shapely.Point(5, 5)), "inspected_by": "holder", "pre_start": False,
+              "adjoining_repairs": None, "on_site_documents": None, "certificate_posted": None}  # fmt: skip
+    w = run(
+        received("active", issued_on="2026-11-03"),
+        ev("inspected", when=at, by="holder", inspection_id=3, report=report,
+           deficiencies=[{"id": 5, "notified_at": None, "description": "fence down"},
+                         {"id": 6, "notified_at": None, "description": "inlet"}], repaired=[]),
+        ev("inspected", when=at + timedelta(days=1), by="holder", inspection_id=4, report=report, repaired=[5]),
+        ev("repaired", when=at + timedelta(days=2), deficiency_ids=[6], detail="fixed"),
+    )  # fmt: skip
+    first = w.tables["inspections"][0]
+    assert (first["fid"], first["inspected_at"], first["inspector"], first["phase"]) == (3, at, "Ina", "grading")
+    assert first["geom"].equals(shapely.Point(5, 5)) and first["recorded_by"] == "clerk"
+    d, _ = w.tables["deficiencies"]
+    assert (d["id"], d["inspection_id"], d["description"]) == (5, 3, "fence down")
+    by_inspection, recorded = w.tables["repairs"]
+    assert (by_inspection["deficiency_id"], by_inspection["inspection_id"], by_inspection["repaired_at"]) == (
+        5, 4, at + timedelta(days=1))  # fmt: skip
+    assert (recorded["deficiency_id"], recorded["inspection_id"], recorded["detail"]) == (6, None, "fixed")
+
+
+def test_an_inspection_on_a_day_alone_writes_no_report() -> None:
+    """Its report is kept at the site (§ 540-8E(6)): the history has the day, no table a row."""
+    w = run(received("active", issued_on="2026-11-03"), ev("inspected", date(2026, 11, 11), by="holder"))
+    assert w.tables["inspections"] == [] and w.tables["deficiencies"] == [] and w.tables["repairs"] == []
+
+
+# --- Enforcement, appeals, the plan -----------------------------------------------------------
+
+
+def test_a_case_on_a_permit_keeps_the_cases_words_and_its_order_is_the_permits_move() -> None:
+    w = run(
+        received("active", issued_on="2026-11-03"),
+        ev("case_opened", date(2026, 11, 20), log="enforcement", why="case ENF-1 opened", case_id="ENF-1",
+           ground="A2", reasons="plan ignored", case_detail="ground A2: plan ignored", site=wkb(SITE)),
+        ev("stop_work_posted", date(2026, 11, 21), log="transition", why="case ENF-1: posted", case_id="ENF-1",
+           case_detail="posted", to="stop_work", **{"from": "active"}),
+        ev("stop_work_posted", date(2026, 11, 22), log="transition", why="plain", to="stop_work",
+           **{"from": "stop_work"}),
+    )  # fmt: skip
+    [c] = w.tables["enforcement_cases"]
+    assert (c["permit_number"], c["ground"], c["reasons"]) == ("ESC-1", "A2", "plan ignored")
+    assert c["geom"].equals(SITE)
+    assert [(e["kind"], e["detail"]) for e in w.tables["enforcement_events"]] == [
+        ("opened", "ground A2: plan ignored"), ("stop_work", "posted")]  # fmt: skip
+    assert w.tables["permits"][0]["status"] == "stop_work"
+
+
+def test_an_appeal_its_decision_and_the_case_order_it_retracts() -> None:
+    w = run(
+        ev("case_opened", date(2026, 11, 20), stream="ENF-1", case_id="ENF-1", ground="A4", reasons="r"),
+        ev("appeal_filed", date(2026, 11, 21), stream="ENF-1", appeal_id="APL-1", case_id="ENF-1",
+           appealed="the order", appellant="P", appellant_kind="aggrieved_person", grounds="g",
+           appealed_kind="stop_work_order"),
+        ev("appeal_decided", date(2026, 11, 24), stream="ENF-1", appeal_id="APL-1", outcome="reversed",
+           body="village_board", effect="no permit; case order retracted", case_retraction="ENF-1"),
+    )  # fmt: skip
+    [a] = w.tables["appeals"]
+    assert (a["appeal_id"], a["permit_number"], a["case_id"], a["appellant"], a["appealed_kind"]) == (
+        "APL-1", None, "ENF-1", "P", "stop_work_order")  # fmt: skip
+    [d] = w.tables["appeal_decisions"]
+    assert (d["outcome"], d["body"], d["effect"], d["conditions"]) == (
+        "reversed", "village_board", "no permit; case order retracted", None)  # fmt: skip
+    assert [(e["kind"], e["detail"]) for e in w.tables["enforcement_events"]] == [
+        ("opened", None), ("retraction", "appeal APL-1 reversed")]  # fmt: skip
+
+
+def test_the_plans_versions_and_the_offices_notice() -> None:
+    plan = {"description": "basin", "plan_date": "2026-11-16", "permission_on": "2026-11-18", "effective_on": None}
+    w = run(
+        received("active", issued_on="2026-11-03"),
+        ev("plan_notice", date(2026, 11, 12), notice_id=1, trigger="B3", plan={"description": "add a basin"}),
+        ev("plan_amendment", date(2026, 11, 18), version=1, version_id=2, trigger="B3", notice_id=1, plan=plan,
+           plan_sha256="ab"),
+    )  # fmt: skip
+    notice, version = w.tables["plan_versions"]
+    assert (notice["id"], notice["version"], notice["status"], notice["trigger_code"]) == (1, None, "requested", "B3")
+    assert (version["id"], version["version"], version["status"], version["notice_id"], version["plan_date"]) == (
+        2, 1, "approved", 1, date(2026, 11, 16))  # fmt: skip
+    assert (version["permission_on"], version["plan_sha256"]) == (date(2026, 11, 18), "ab")
+
+
+def test_every_table_has_its_projector_and_project_runs_them_all() -> None:
+    from esc_gis.registry.store.projection import PROJECTORS
+
+    assert tuple(PROJECTORS) == PROJECTIONS and set(PROJECTIONS) <= set(TABLES)
+    w = MemoryRows()
+    e = _numbered((received(),))[0]
+    project(w, e, Context(PROFILE, [e]))
+    assert {t for t, rows in w.tables.items() if rows} == {"permits", "decision_clocks", "events"}
+
+
+@pytest.mark.parametrize(("kind", "value", "want"), [
+    ("date", "2026-11-02", date(2026, 11, 2)),
+    ("datetime", "2026-11-02T15:00:00+00:00", AT),
+    ("real", 1.5, 1.5),
+    ("date", None, None),
+])  # fmt: skip
+def test_facts_read_back_from_json_are_typed_by_their_column(kind: str, value: Any, want: Any) -> None:
+    assert _value(kind, value) == want
