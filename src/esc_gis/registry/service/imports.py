@@ -459,7 +459,7 @@ def screening_differences(
         the screening measured limits), or decided otherwise (its common plan added up
         otherwise). Empty when every permit agrees with its screening.
     """
-    from esc_gis.registry.service._intake import screening_differs
+    from esc_gis.registry.service.intake import screening_differs
 
     cols = {c.lower(): c for c in screened.columns if c != screened.geometry.name}
     if not SCREENING_COLUMNS <= set(cols):

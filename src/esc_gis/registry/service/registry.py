@@ -30,7 +30,7 @@ from esc_gis.registry.domain.calendar import OfficeCalendar, profile_calendar
 from esc_gis.registry.service import amending, appealing, enforcing, inspecting, intake, money, moves
 from esc_gis.registry.service._core import RegistryBase, _path
 from esc_gis.registry.store.backend import open_backend
-from esc_gis.registry.views.verify import Difference, verify
+from esc_gis.registry.views.verify import Difference, verify_all
 
 if TYPE_CHECKING:
     from esc_gis.layers import LayerSet
@@ -171,6 +171,6 @@ class Registry(RegistryBase):
     def verify(self) -> list[Difference]:
         """Rebuild every projection from the history and return each difference (empty: all agree).
 
-        See :func:`esc_gis.registry.views.verify.verify`.
+        See :func:`esc_gis.registry.views.verify.verify_all`.
         """
-        return verify(self)
+        return verify_all(self)

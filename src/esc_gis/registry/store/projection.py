@@ -293,6 +293,9 @@ def _events(w: Rows, e: HistoryEvent, ctx: Context) -> None:
     if e.log is None:
         return
     moves = e.log in _LOG_MOVES
+    to = e.data.get("to") if moves else None
+    if e.log == "extension" and to == e.data.get("from"):
+        to = None  # a state kept is no move in the log: a later retraction goes back past it
     w.insert(
         "events",
         {
@@ -301,7 +304,7 @@ def _events(w: Rows, e: HistoryEvent, ctx: Context) -> None:
             "who": e.who,
             "kind": e.log,
             "from_status": e.data.get("from") if moves else None,
-            "to_status": e.data.get("to") if moves else None,
+            "to_status": to,
             "on_date": e.on,
             "days": e.data.get("days") if e.log == "extension" else None,
             "detail": e.why,

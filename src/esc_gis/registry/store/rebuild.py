@@ -28,6 +28,7 @@ from esc_gis.registry.store.schema import APPEND_ONLY, TABLES, append_only_trigg
 _FRESH_KEYS = {
     "permits": "fid",
     "disturbed_limits": "fid",
+    "decision_clocks": "fid",
     "events": "id",
     "repairs": "id",
     "enforcement_cases": "fid",

@@ -225,7 +225,8 @@ TABLES: dict[str, tuple[tuple[str, str, str], ...]] = {
         *HISTORY_COLUMNS_V11,
     ),
     "decision_clocks": (
-        ("permit_number", "text", "PRIMARY KEY REFERENCES permits(permit_number)"),
+        ("fid", "serial", "PRIMARY KEY"),  # a GeoPackage table needs an integer key (requirement 119)
+        ("permit_number", "text", "NOT NULL UNIQUE REFERENCES permits(permit_number)"),
         ("starts_on", "date", ""),  # NULL: no clock runs (none yet, or the permit is decided)
         ("seq", "int", ""),  # the history event that started it
         ("event", "text", ""),

@@ -175,6 +175,22 @@ def upcast_and_rebuild(b: Any, cur: Any) -> None:  # noqa: C901 (one pass per ta
         r = appeals.get(e["data"].get("appeal_id"))
         if r is not None:
             e["data"].update({k: r[k] for k in ("permit_number", "appealed", "appellant", "appellant_kind", "grounds")})
+    # An appeal the tables hold and the history does not (written without its line in the clerk's
+    # log): its event is appended now, from its row, so the rebuild keeps it.
+    filed = {e["data"].get("appeal_id") for e in by_kind["appeal_filed"]}
+    orphans = [r for r in appeals.values() if r["appeal_id"] not in filed and (r["permit_number"] or r["case_id"])]
+    for r in orphans:
+        stream = r["permit_number"] or r["case_id"]
+        facts = {k: r[k] for k in ("appeal_id", "appealed_kind", "case_id", "permit_number", "appealed", "appellant",
+                                   "appellant_kind", "grounds")}  # fmt: skip
+        cur.execute(f"SELECT COALESCE(MAX(seq), 0) FROM history WHERE stream = {b.ph}", (stream,))
+        seq = int(cur.fetchone()[0]) + 1
+        cur.execute(
+            "INSERT INTO history (stream, seq, kind, recorded_at, who, on_date, at, why, data) "
+            f"VALUES ({', '.join([b.ph] * 9)})",
+            (stream, seq, "appeal_filed", b.dump("datetime", r["recorded_at"]), r["recorded_by"],
+             b.dump("date", r["filed_on"]), None, r["grounds"], json.dumps(facts, sort_keys=True, default=_json)),
+        )  # fmt: skip
     decisions = {r["appeal_id"]: r for r in _rows(cur, b, "appeal_decisions")}
     for e in by_kind["appeal_decided"]:
         r = decisions.get(e["data"].get("appeal_id"))
