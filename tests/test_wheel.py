@@ -28,6 +28,7 @@ else:  # pragma: no cover
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = "Scripts" if os.name == "nt" else "bin"
+TEMPLATES = ROOT / "src" / "esc_gis" / "templates"
 
 
 def _vendor_files() -> list[str]:
@@ -109,8 +110,12 @@ def test_wheel_carries_the_layer_set_leaflet_and_licences(installed):
         "esc_gis/serve/page/page.js",
         "esc_gis/serve/page/page.css",
         *(f"esc_gis/serve/page/{m}.js" for m in ("dom", "draw", "ask", "answer")),  # the page's modules
+        "esc_gis/maps/compact.js",  # the maps' site layer, read at run time
+        # Every HTML template (esc_gis/_templates.py): the reports, pages, legends and popups.
+        *(f"esc_gis/{p.relative_to(ROOT / 'src' / 'esc_gis').as_posix()}" for p in TEMPLATES.rglob("*.j2")),
         "esc_gis-0.1.0.dist-info/licenses/LICENSE",
     } <= names
+    assert len(list(TEMPLATES.rglob("*.j2"))) >= 10
     assert not any("winneconne-demo" in n for n in names)  # made-up layers stay in the clone
 
 
@@ -139,6 +144,8 @@ def test_installed_wheel_screens_and_maps_offline_from_any_folder(installed, tmp
     assert "offline" in r.stdout
     page = (work / "overview.html").read_text(encoding="utf-8")
     assert "<script src=" not in page and f'content="leaflet {LEAFLET_VERSION}' in page
+    # The templates and compact.js came from the wheel: the legend, and the site layer's code.
+    assert "id='esc-legend'" in page and "function escCompactPolygons(" in page
     # The shipped layer set has no DEM or targeted areas: the checks not made are listed beside the output.
     assert sorted(p.name for p in work.iterdir()) == [
         "overview.html",

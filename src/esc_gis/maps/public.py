@@ -28,7 +28,6 @@ __all__ = [
     "stamp_text",
 ]
 
-import html
 from collections.abc import Sequence
 from datetime import date, datetime
 from typing import TYPE_CHECKING
@@ -39,6 +38,7 @@ import numpy as np
 import shapely
 from branca.element import Element
 
+from esc_gis._templates import render
 from esc_gis.errors import Problem, ValidationError
 from esc_gis.layers import LayerSet
 from esc_gis.maps.compact import CompactPolygons
@@ -242,12 +242,6 @@ def public_permit_map(
     stamp = stamp_text(as_of, prof)
     note = public_counts(status) if len(public) else "No permit where work is permitted or halted."
     _figure(m).html.add_child(_legend(wording.labels.get("public_map_title", "Erosion-control permits"), counts, note))
-    _figure(m).html.add_child(
-        Element(
-            "<div id='esc-as-of' style='position:fixed;top:10px;left:50px;z-index:1000;background:white;"
-            "padding:4px 8px;border:1px solid #999;border-radius:4px;font:12px sans-serif'>"
-            f"Data as of {html.escape(stamp)} &middot; Questions: {html.escape(contact)}</div>"
-        )
-    )
+    _figure(m).html.add_child(Element(render("maps/as_of.html.j2", stamp=stamp, contact=contact)))
     folium.LayerControl(collapsed=False).add_to(m)
     return m

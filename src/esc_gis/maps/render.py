@@ -4,10 +4,11 @@ Display is the only place that leaves the measuring CRS: every layer is simplifi
 (by a tolerance in feet, below what a screen shows), then transformed to EPSG:4326 with
 coordinates rounded to 6 decimals (about 4 inches), which keeps a 10,000-parcel map small.
 
-Every piece of text that came from a user (site ids, names, water names, findings) is
-HTML-escaped here, before it reaches a popup or tooltip: folium inserts property values
-into the page as HTML, so a site named ``<img src=x onerror=alert(1)>`` would otherwise
-run as code.
+Every piece of text that came from a user (site ids, names, water names, findings) reaches
+a popup or tooltip through the templates ``maps/popups.html.j2`` (macros, autoescaped by
+:mod:`esc_gis._templates`): folium inserts property values into the page as HTML, so a site
+named ``<img src=x onerror=alert(1)>`` would otherwise run as code. The legend and the page
+head are templates too (``maps/legend.html.j2``, ``maps/head.html.j2``).
 
 The maps load nothing but Leaflet (folium's jQuery, Bootstrap and icon fonts are not
 needed for polygons, popups and a layer control), from the CDN or, with ``offline=True``,
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 __all__ = ["BASEMAPS", "PERMIT_STYLE", "check_map_path", "overview_map", "site_map", "write_map"]
 
-import html
 import json
 import os
 from collections.abc import Sequence
@@ -33,9 +33,11 @@ import geopandas as gpd
 import numpy as np
 import shapely
 from branca.element import Element, Figure
+from markupsafe import Markup
 
 from esc_gis import __version__
 from esc_gis._outputs import atomic_output, check_output_file
+from esc_gis._templates import macro, render
 from esc_gis.errors import OutputFormatError, ValidationError
 from esc_gis.maps.assets import LEAFLET_CSS_URL, LEAFLET_JS_URL, offline_assets
 from esc_gis.maps.compact import CompactPolygons
@@ -150,22 +152,16 @@ def _new_map(bounds: Sequence[float], basemap: str, offline: bool) -> folium.Map
         label = {"osm": "OpenStreetMap", "aerial": "Aerial imagery (Esri)"}[name]
         folium.TileLayer(url, attr=attribution, name=label, max_zoom=19, show=k == 0, overlay=False).add_to(m)
     m.fit_bounds([[bounds[1], bounds[0]], [bounds[3], bounds[2]]])
-    header = _figure(m).header
-    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    meta = f'<meta name="generator" content="esc_gis {html.escape(__version__)}, {stamp}">'
-    header.add_child(Element(meta))
+    leaflet = None
     if offline:
         assets = offline_assets()
         # Instance attributes shadow the class's: folium then writes no <script src>/<link>.
         m.default_js, m.default_css = [], []
-        carried = (
-            f"<!-- Leaflet {assets.version}, inlined from its npm package (BSD-2-Clause), so this file "
-            f'opens with no network. -->\n<meta name="esc-gis-assets" content="leaflet '
-            f'{assets.version} (npm), inlined">\n'
-        )
-        header.add_child(
-            Element(f"{carried}<style>{assets.css}</style>\n<script>{assets.js}</script>"), name="leaflet_inline"
-        )
+        # The bundled Leaflet's own code, inlined as it is: markup of ours, not text to escape.
+        leaflet = {"version": assets.version, "css": Markup(assets.css), "js": Markup(assets.js)}
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    head = render("maps/head.html.j2", version=__version__, stamp=stamp, leaflet=leaflet)
+    _figure(m).header.add_child(Element(head), name="esc_head")
     return m
 
 
@@ -196,8 +192,25 @@ def _collection(geoms: np.ndarray, props: list[dict[str, Any]]) -> dict[str, Any
     return {"type": "FeatureCollection", "features": feats}
 
 
-def _esc(value: Any) -> str:
-    return "" if value is None or (isinstance(value, float) and np.isnan(value)) else html.escape(str(value))
+def _shown(value: Any) -> str:
+    """Return a value as the text a map shows: empty for None or NaN (a missing cell of a layer)."""
+    return "" if value is None or (isinstance(value, float) and np.isnan(value)) else str(value)
+
+
+def _popup(name: str, /, **values: Any) -> str:
+    """Return the tooltip or popup fragment ``name`` of ``maps/popups.html.j2``, its values escaped.
+
+    Raises
+    ------
+    AttributeError
+        If the template has no such macro.
+    """
+    return str(macro("maps/popups.html.j2", name)(**values))
+
+
+def _tip(value: Any) -> str:
+    """Return a value as tooltip text (folium inserts it as HTML): escaped, empty for None or NaN."""
+    return _popup("text", value=_shown(value))
 
 
 def _class_of(results: gpd.GeoDataFrame) -> np.ndarray:
@@ -225,20 +238,21 @@ def _check(results: gpd.GeoDataFrame, source: str) -> None:
         raise ValidationError([Problem(source, None, "has no CRS.", "map the output of esc-gis screen.")])
 
 
-def _findings_html(findings: Any, limit: int | None = None) -> str:
+def _findings(findings: Any) -> list[dict[str, str]]:
+    """Return a site's findings (the results' JSON column) as the popup lists them; none if unreadable."""
     try:
         items = json.loads(findings) if isinstance(findings, str) else []
     except json.JSONDecodeError:
         items = []
     # What a finding rests on shows beside its section unless it is the ordinance's own text.
-    rows = [
-        f"<li>{_esc(f.get('message'))} <i>({_esc(f.get('section'))}"
-        f"{'' if f.get('basis', 'ordinance') == 'ordinance' else '; ' + _esc(str(f['basis']).replace('_', ' '))})"
-        "</i></li>"
-        for f in items[:limit]
+    return [
+        {
+            "message": _shown(f.get("message")),
+            "section": _shown(f.get("section")),
+            "basis": "" if f.get("basis", "ordinance") == "ordinance" else str(f["basis"]).replace("_", " "),
+        }
+        for f in items
     ]
-    more = f"<li>... {len(items) - limit} more</li>" if limit is not None and len(items) > limit else ""
-    return f"<ul style='margin:0;padding-left:1.1em'>{''.join(rows)}{more}</ul>"
 
 
 def _sqft(v: Any) -> str:
@@ -251,23 +265,8 @@ _LegendRow = tuple[str, str, str, str]
 
 
 def _legend(title: str, rows: list[_LegendRow], note: str = "") -> Element:
-    """Make a fixed legend box of the layers drawn. Labels are ours; counts are numbers."""
-
-    def swatch(colour: str) -> str:
-        fill = f"background:{colour};border:1px solid #333" if colour else "border:2px dashed #000"
-        return f"<span style='display:inline-block;width:12px;height:12px;{fill};margin-right:6px'></span>"
-
-    items = "".join(
-        f"<div data-layer='{html.escape(layer, quote=True)}'>{swatch(c)}{html.escape(label)}{f' ({n})' if n else ''}"
-        "</div>"
-        for c, label, n, layer in rows
-    )
-    foot = f"<div style='color:#555;margin-top:4px'>{html.escape(note)}</div>" if note else ""
-    return Element(
-        f"<div id='esc-legend' style='position:fixed;bottom:28px;right:10px;z-index:1000;background:white;"
-        f"padding:8px 10px;border:1px solid #999;border-radius:4px;font:12px sans-serif;max-width:320px'>"
-        f"<b>{html.escape(title)}</b>{items}{foot}</div>"
-    )
+    """Make a fixed legend box of the layers drawn (the template ``maps/legend.html.j2``)."""
+    return Element(render("maps/legend.html.j2", title=title, rows=rows, note=note))
 
 
 def _add_layer(
@@ -401,7 +400,7 @@ def _add_waters(
         WATERS_LAYER,
         _display(clipped, simplify_ft),
         [
-            {"tip": _esc(n) or _esc(c), "info": f"<b>{_esc(n) or 'Water'}</b><br>{_esc(c)}"}
+            {"tip": _tip(n) or _tip(c), "info": _popup("water", name=_shown(n), water_class=_shown(c))}
             for n, c in zip(clipped["water_name"], clipped["water_class"], strict=True)
         ],
         STYLE["water"],
@@ -417,7 +416,7 @@ def _add_boundary(m: folium.Map, layers: LayerSet, wording: _Wording | None = No
     """
     wording = wording if wording is not None else _Wording.of(None)
     g = gpd.GeoDataFrame(geometry=[layers.jurisdiction], crs=layers.crs)
-    tip = html.escape(wording.names.get("jurisdiction_name", ""))
+    tip = _tip(wording.names.get("jurisdiction_name", ""))
     name = wording.labels["jurisdiction_boundary"]
     _add_layer(
         m,
@@ -509,13 +508,13 @@ def site_map(
         if layers.targeted_areas is not None:
             t = clipped(layers.targeted_areas)
             if len(t):
-                names = [_esc(v) or "Targeted area" for v in t["area_name"]]
-                cite = html.escape(wording.labels["targeted_areas_section"])
+                names = [_shown(v) or "Targeted area" for v in t["area_name"]]
+                cite = wording.labels["targeted_areas_section"]
                 _add_layer(
                     m,
                     wording.labels["targeted_areas"],
                     _display(t, 1.0),
-                    [{"tip": n, "info": f"<b>{n}</b>" + (f"<br>{cite}" if cite else "")} for n in names],
+                    [{"tip": _tip(n), "info": _popup("targeted", name=n, cite=cite)} for n in names],
                     STYLE["targeted"],
                 )
                 keys.append((STYLE["targeted"]["fillColor"], "Targeted area", "", wording.labels["targeted_areas"]))
@@ -533,8 +532,8 @@ def site_map(
                         _display(parts, 0.5),
                         [
                             {
-                                "tip": f"{_esc(c)}: {w:g} ft",
-                                "info": f"<b>Protective area</b><br>{_esc(c)}, {w:g} ft<br>{_esc(s)}",
+                                "tip": _popup("protective_tip", water_class=_shown(c), width_ft=w),
+                                "info": _popup("protective", water_class=_shown(c), width_ft=w, section=_shown(s)),
                             }
                             for c, w, s in zip(parts["water_class"], parts["width_ft"], parts["section"], strict=True)
                         ],
@@ -549,28 +548,31 @@ def site_map(
             # Steep land drawn at another threshold than the profile's is named by its own.
             pct = st["threshold_pct"].to_numpy(dtype=float) if "threshold_pct" in st else np.array([])
             steep_label = wording.steep(float(pct[0]) if len(pct) and (pct == pct[0]).all() else None)
-            what = html.escape(steep_label)
             _add_layer(
                 m,
                 steep_label,
                 _display(st, 0.5),
-                [{"tip": what, "info": f"{what} (Horn, as gdaldem)"}] * len(st),
+                [{"tip": _tip(steep_label), "info": _popup("steep", label=steep_label)}] * len(st),
                 STYLE["steep"],
             )
             keys.append((STYLE["steep"]["fillColor"], steep_label, "", steep_label))
     label, colour = wording.permit_style()[str(_class_of(row)[0])]
-    jname = html.escape(wording.names.get("jurisdiction_name") or "the jurisdiction")
-    info = (
-        f"<b>{_esc(r['site_id'])}</b>{' - ' + _esc(r['name']) if 'name' in row and _esc(r['name']) else ''}"
-        f"<br><b>{html.escape(label)}</b><br>Disturbed inside {jname}: {_sqft(r.get('disturbed_in_village_sqft'))}"
-        f"<br>Protective area: {_sqft(r.get('protective_disturbed_sqft'))}; steep: "
-        f"{_sqft(r.get('steep_disturbed_sqft'))}<br>{_findings_html(r['findings'])}"
+    info = _popup(
+        "site",
+        site_id=_shown(r["site_id"]),
+        name=_shown(r["name"]) if "name" in row else "",
+        label=label,
+        jurisdiction=wording.names.get("jurisdiction_name") or "the jurisdiction",
+        disturbed=_sqft(r.get("disturbed_in_village_sqft")),
+        protective=_sqft(r.get("protective_disturbed_sqft")),
+        steep=_sqft(r.get("steep_disturbed_sqft")),
+        items=_findings(r["findings"]),
     )
     _add_layer(
         m,
         "Site",
         _display(row, _SIMPLIFY_FT["site"]),
-        [{"tip": _esc(r["site_id"]), "info": info}],
+        [{"tip": _tip(r["site_id"]), "info": info}],
         {"color": "#000000", "weight": 2, "fillColor": colour, "fillOpacity": 0.25},
     )
     if disturbed is not None and "site_id" in disturbed:
@@ -580,7 +582,7 @@ def site_map(
                 m,
                 "Disturbed limits",
                 _display(d.to_crs(crs), _SIMPLIFY_FT["site"]),
-                [{"tip": "Disturbed limits", "info": f"Disturbed limits of {_esc(site_id)}"}] * len(d),
+                [{"tip": "Disturbed limits", "info": _popup("disturbed", site_id=_shown(site_id))}] * len(d),
                 STYLE["disturbed"],
             )
             keys.insert(0, (STYLE["disturbed"]["fillColor"], "Disturbed limits", "", "Disturbed limits"))

@@ -10,7 +10,7 @@ import numpy as np
 import shapely
 
 from esc_gis.layers import LayerSet
-from esc_gis.maps.render import _add_boundary, _add_layer, _display, _esc, _figure, _legend, _new_map
+from esc_gis.maps.render import _add_boundary, _add_layer, _display, _figure, _legend, _new_map, _popup, _shown, _tip
 from esc_gis.review.checks import Check
 
 #: Layer -> (label, style); drawn in this order, bottom to top.
@@ -45,12 +45,15 @@ def _label(name: str, checks: list[Check] | None) -> str:
     return f"{label} ({kind}{check.basis.replace('_', ' ')})"
 
 
-def _tip(name: str, row: dict[str, object]) -> str:
+def _feature_tip(name: str, row: dict[str, object]) -> str:
+    """Return a plan feature's tooltip (``maps/popups.html.j2``, escaped): a BMP's standard, a stockpile's days."""
     if name == "bmps":
-        return f"{_esc(row.get('standard') or '?')} {_esc(row.get('standard_name') or row.get('type'))}"
+        return _popup(
+            "bmp", standard=_shown(row.get("standard") or "?"), name=_shown(row.get("standard_name") or row.get("type"))
+        )
     if name == "stockpiles":
-        return f"Stockpile, {_esc(row.get('days', '?'))} days"
-    return _esc(_STYLE[name][0])  # the tooltip stays short; the legend gives the basis
+        return _popup("stockpile", days=_shown(row.get("days", "?")))
+    return _tip(_STYLE[name][0])  # the tooltip stays short; the legend gives the basis
 
 
 def review_map(
@@ -108,7 +111,7 @@ def review_map(
                     "Waters",
                     _display(near, 0.5),
                     [
-                        {"tip": _esc(r.get("water_name") or r.get("water_class")), "info": ""}
+                        {"tip": _tip(r.get("water_name") or r.get("water_class")), "info": ""}
                         for r in near.drop(columns="geometry").to_dict("records")
                     ],
                     {"color": "#08519c", "weight": 3, "fillColor": "#6baed6", "fillOpacity": 0.5},
@@ -121,7 +124,7 @@ def review_map(
         label = _label(name, checks)
         gdf = shown[name]
         rows = gdf.drop(columns=gdf.geometry.name).to_dict("records")
-        props = [{"tip": _tip(name, r), "info": _tip(name, r)} for r in rows]
+        props = [{"tip": _feature_tip(name, r), "info": _feature_tip(name, r)} for r in rows]
         geoms = _display(gdf, 0.1)
         points = shapely.get_type_id(geoms) == 0
         if points.any():

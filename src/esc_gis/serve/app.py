@@ -17,7 +17,6 @@ from __future__ import annotations
 
 __all__ = ["Guard", "make_app", "page_html"]
 
-import html
 import json
 import logging
 import os
@@ -25,6 +24,7 @@ from collections.abc import Callable, Iterable
 from importlib import resources
 from typing import Any
 
+from esc_gis._templates import render_string
 from esc_gis.serve.cache import CollectionCache, gpkg_version, postgis_version
 from esc_gis.serve.config import ServiceFiles, ServiceSettings
 
@@ -171,6 +171,11 @@ def _page_folder() -> Any:
 def page_html(settings: dict[str, Any]) -> str:
     r"""Return the public page, with the service's settings in a JSON island (no inline script runs).
 
+    Raises
+    ------
+    jinja2.TemplateSyntaxError
+        If the installed ``index.html`` is not a valid template (a broken install).
+
     Examples
     --------
     >>> page = page_html({"village": "Village of Winneconne", "basemap": "https://t.example/{z}?a=1&b=2</script>"})
@@ -178,10 +183,10 @@ def page_html(settings: dict[str, Any]) -> str:
     (True, True)
     """
     template = (_page_folder() / "index.html").read_text(encoding="utf-8")
-    # A <script> element's text is not HTML-decoded: escape in JSON instead, so no "</script>"
-    # or "<!--" can end the island, and "&" arrives as "&" (JSON.parse reads \u0026 back).
-    island = json.dumps(settings).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-    return template.replace("{{settings}}", island).replace("{{village}}", html.escape(settings.get("village", "")))
+    # The page is a template of esc_gis._templates (autoescaped), kept beside its scripts. A
+    # <script> element's text is not HTML-decoded, so the settings go in as JSON (tojson): no
+    # "</script>" or "<!--" can end the island, and "&" arrives as "&" (JSON.parse reads \u0026 back).
+    return render_string(template, settings=settings, village=settings.get("village", ""))
 
 
 def _json_errors(flask_app: Any) -> None:

@@ -201,7 +201,13 @@ def check_public_login(url: str) -> tuple[Login, str]:
 def basemap_credit(basemap: str) -> str:
     """Return the credit a base map's tiles need: OpenStreetMap's own words, else the tile server's host.
 
-    The public page words it the same way (``page.js``).
+    The public page words it the same way (``page.js``). The words are the template
+    ``serve/basemap_credit.html.j2`` (the host escaped).
+
+    Raises
+    ------
+    jinja2.TemplateNotFound
+        If the template is missing from the installed package (a broken install).
 
     Examples
     --------
@@ -212,15 +218,15 @@ def basemap_credit(basemap: str) -> str:
     >>> basemap_credit("")
     ''
     """
-    import html
     from urllib.parse import urlsplit
+
+    from esc_gis._templates import render
 
     if not basemap:
         return ""
     host = urlsplit(basemap.replace("{", "").replace("}", "")).hostname or ""
-    if host == "openstreetmap.org" or host.endswith(".openstreetmap.org"):
-        return '&copy; <a href="https://www.openstreetmap.org/copyright">OpenStreetMap</a> contributors'
-    return f"Base map: {html.escape(host)}"
+    osm = host == "openstreetmap.org" or host.endswith(".openstreetmap.org")
+    return render("serve/basemap_credit.html.j2", osm=osm, host=host)
 
 
 def _pg_srid(url: str) -> int:

@@ -10,7 +10,8 @@ Everything written here holds inspectors' notes and photos: private, so every fi
 written readable by its owner only (mode ``0o600``), like the fee receipts. Times are
 shown in the office's local time (the machine's zone), as they were entered.
 
-Pure rendering (:func:`permit_report_html`, :func:`log_rows`, :func:`log_html`) is kept apart
+Pure rendering (:func:`permit_report_html`, :func:`log_rows`, :func:`log_html`; the pages are the
+templates ``registry/*.html.j2``, which escape every note and name) is kept apart
 from the writing (:func:`write_permit_report`, :func:`write_inspection_log`), which reads a
 :class:`~esc_gis.registry.service.registry.Registry` through its public methods only.
 """
@@ -30,7 +31,6 @@ __all__ = [
 
 import base64
 import csv
-import html
 import os
 import shutil
 import subprocess
@@ -41,10 +41,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from esc_gis._outputs import spreadsheet_text
+from esc_gis._templates import render
 from esc_gis.errors import Problem, ToolError, ValidationError
 from esc_gis.profile import Profile
 from esc_gis.registry.domain.deadlines import repair_due
-from esc_gis.registry.domain.records import Deficiency, Inspection, Permit
+from esc_gis.registry.domain.records import Deficiency, Inspection, Permit, Photo
 
 if TYPE_CHECKING:
     from esc_gis.registry.service.registry import Registry
@@ -80,32 +81,6 @@ _CHROMIUM_ARGS = (
     "--no-pdf-header-footer",
     "--print-to-pdf-no-header",
 )
-_CSS = """
-body { font: 11pt/1.35 "DejaVu Sans", Arial, sans-serif; color: #111; margin: 1.5em; }
-h1 { font-size: 16pt; margin: 0 0 .2em; } h2 { font-size: 12.5pt; margin: 1em 0 .3em; }
-.sub { color: #444; margin: 0 0 .8em; }
-table { border-collapse: collapse; width: 100%; margin: .3em 0 .8em; }
-th, td { border: 1px solid #999; padding: .25em .45em; text-align: left; vertical-align: top; }
-th { background: #eee; } table.facts th { width: 11em; } table.measures td:last-child { width: 9em; }
-.overdue { color: #a00; font-weight: bold; }
-figure { display: inline-block; width: 47%; margin: .4em 1% .8em 0; vertical-align: top; break-inside: avoid; }
-figure img { width: 100%; max-height: 2.6in; object-fit: contain; border: 1px solid #999; }
-figcaption { font-size: 8.5pt; color: #333; word-break: break-all; }
-.private { font-size: 8.5pt; color: #444; border-top: 1px solid #999; margin-top: 1em; padding-top: .3em; }
-@page { size: letter; margin: 0.55in; }
-@media print {
-  body { margin: 0; }
-  article.report { break-after: page; page-break-after: always; }
-  article.report:last-of-type { break-after: auto; page-break-after: auto; }
-  tr, figure { break-inside: avoid; page-break-inside: avoid; }
-}
-@media print { body.log { font-size: 9pt; } }
-"""
-
-
-def _e(value: Any) -> str:
-    """Escape a value for HTML; None is shown as a dash."""
-    return "&ndash;" if value is None or value == "" else html.escape(str(value))
 
 
 def _local(t: datetime | None, profile: Profile) -> str:
@@ -113,33 +88,33 @@ def _local(t: datetime | None, profile: Profile) -> str:
     return "" if t is None else f"{profile.local(t):%Y-%m-%d %H:%M %Z}"
 
 
-def _page(title: str, body: str, *, body_class: str = "") -> str:
-    cls = f' class="{body_class}"' if body_class else ""
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        '<meta name="robots" content="noindex">'
-        f"<title>{_e(title)}</title><style>{_CSS}</style></head><body{cls}>\n{body}\n</body></html>\n"
-    )
+def _repair_row(d: Deficiency, profile: Profile, now: datetime) -> dict[str, Any]:
+    """Return a deficiency's row: its times on the office's clock and its state (``overdue`` if open past due).
 
-
-def _repair_row(d: Deficiency, profile: Profile, now: datetime) -> str:
+    Raises
+    ------
+    ProfileError
+        If the profile lacks the repair period.
+    """
     due = repair_due(d.inspected_at, profile, ids=[d.id], notified_at=d.notified_at).due
     assert isinstance(due, datetime)  # a repair is due at a time, not a day
     if d.repaired_at is None:
-        state = '<span class="overdue">OPEN, OVERDUE</span>' if due < now else "open"
+        state = "overdue" if due < now else "open"
     else:
         state = "closed late" if d.repaired_at > due else "closed in time"
-    return (
-        f"<tr><td>{d.id}</td><td>{_e(d.description)}</td><td>{_e(_local(d.notified_at, profile))}</td>"
-        f"<td>{_e(_local(due, profile))}</td><td>{_e(_local(d.repaired_at, profile))}</td>"
-        f"<td>{_e(d.repair_detail)}</td>"
-        f"<td>{state}</td></tr>"
-    )
+    return {
+        "id": d.id,
+        "description": d.description,
+        "notified": _local(d.notified_at, profile),
+        "due": _local(due, profile),
+        "repaired": _local(d.repaired_at, profile),
+        "repair_detail": d.repair_detail,
+        "state": state,
+    }
 
 
 def _location(r: Inspection, crs: Any, words: str | None = None) -> str:
-    """The report's location: its point (coordinates, and longitude/latitude) and/or its words."""
+    """Return the report's location: its point (coordinates, and longitude/latitude) and/or its words."""
     if r.location is None or r.location.is_empty:
         return words or "not recorded"
     from pyproj import CRS, Transformer
@@ -187,60 +162,47 @@ def permit_report_html(
     """
     now = now or datetime.now(timezone.utc)
     section = profile.entry("deadlines.inspection_interval").section
-    head = (
-        f"{_e(permit.permit_number)} &middot; {_e(permit.site_address)} &middot; {_e(profile.name)} &middot; "
-        f"inspection reports kept under {_e(section)} &middot; printed {_e(_local(now, profile))}"
-    )
-    parts = []
     # A location given in words is kept in the report's history event (its one home).
     words = {f.inspection_id: f.location_words for f in (permit.state.inspections if permit.state else ())}
-    for r in reports:
-        facts = (
-            ("Date", f"{profile.local(r.inspected_at):%A %Y-%m-%d}"),
-            ("Time", f"{profile.local(r.inspected_at):%H:%M %Z}"),
-            ("Location on the site", _location(r, crs, words.get(r.id))),
-            ("Inspector", r.inspector),
-            ("Assessment of the controls", r.assessment),
-            ("BMP work done", r.work_done),
-            ("Phase of construction", r.phase),
-            ("Recorded by", r.recorded_by),
-        )
-        rows = "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in facts)
-        if r.deficiencies:
-            defs = (
-                "<table><tr><th>#</th><th>Deficiency</th><th>Notified</th><th>Repair due</th><th>Repaired</th>"
-                "<th>Repair</th><th>State</th></tr>"
-                + "".join(_repair_row(d, profile, now) for d in r.deficiencies)
-                + "</table>"
-            )
-        else:
-            defs = "<p>No deficiencies found.</p>"
-        figs = []
-        for ph in r.photos:
-            data = photos.get(ph.id)
-            img = (
-                f'<img src="data:{_e(ph.content_type)};base64,{base64.b64encode(data).decode("ascii")}" '
-                f'alt="{_e(ph.filename)}">'
-                if data is not None
-                else "<p>(photo not loaded)</p>"
-            )
-            figs.append(
-                f"<figure>{img}<figcaption>photo #{ph.id} {_e(ph.filename)}, {ph.size_bytes:,} bytes, "
-                f"SHA-256 {_e(ph.sha256)}</figcaption></figure>"
-            )
-        pics = "".join(figs) if figs else "<p>No photos.</p>"
-        parts.append(
-            f'<article class="report" id="inspection-{r.id}"><h1>Site inspection report #{r.id}</h1>'
-            f'<p class="sub">{head}</p><table class="facts">{rows}</table>'
-            f"<h2>Deficiencies and repairs</h2>{defs}<h2>Photos</h2>{pics}"
-            '<p class="private">Private: inspector\'s notes and photos; not for the public record.</p></article>'
-        )
-    if not parts:
-        parts.append(
-            f'<article class="report"><h1>Site inspection reports</h1><p class="sub">{head}</p>'
-            "<p>No inspection reports in the period.</p></article>"
-        )
-    return _page(f"Inspection reports {permit.permit_number}", "\n".join(parts))
+    shown = [
+        {
+            "id": r.id,
+            "facts": (
+                ("Date", f"{profile.local(r.inspected_at):%A %Y-%m-%d}"),
+                ("Time", f"{profile.local(r.inspected_at):%H:%M %Z}"),
+                ("Location on the site", _location(r, crs, words.get(r.id))),
+                ("Inspector", r.inspector),
+                ("Assessment of the controls", r.assessment),
+                ("BMP work done", r.work_done),
+                ("Phase of construction", r.phase),
+                ("Recorded by", r.recorded_by),
+            ),
+            "deficiencies": [_repair_row(d, profile, now) for d in r.deficiencies],
+            "photos": [_photo(ph, photos.get(ph.id)) for ph in r.photos],
+        }
+        for r in reports
+    ]
+    return render(
+        "registry/inspection_reports.html.j2",
+        permit_number=permit.permit_number,
+        site_address=permit.site_address,
+        office=profile.name,
+        section=section,
+        printed=_local(now, profile),
+        reports=shown,
+    )
+
+
+def _photo(ph: Photo, data: bytes | None) -> dict[str, Any]:
+    """Return what a report shows of a photo: its record, and its bytes as base64 (None: not loaded)."""
+    return {
+        "id": ph.id,
+        "filename": ph.filename,
+        "content_type": ph.content_type,
+        "size_bytes": ph.size_bytes,
+        "sha256": ph.sha256,
+        "data": None if data is None else base64.b64encode(data).decode("ascii"),
+    }
 
 
 def _in(day: date, start: date | None, end: date | None) -> bool:
@@ -296,21 +258,13 @@ def log_rows(permits: Sequence[Permit], start: date | None, end: date | None, pr
 def log_html(rows: Sequence[Mapping[str, Any]], start: date | None, end: date | None, *, profile: Profile) -> str:
     """Render the inspection log as a printable HTML page (landscape)."""
     period = f"{start or 'the first record'} to {end or 'the last record'}"
-    head = "".join(f"<th>{_e(c.replace('_', ' '))}</th>" for c in LOG_COLUMNS)
-    body = "".join(
-        "<tr>"
-        + "".join(f"<td>{_e('date only' if c == 'report' and r[c] is None else r[c])}</td>" for c in LOG_COLUMNS)
-        + "</tr>"
-        for r in rows
-    )
-    return _page(
-        f"Inspection log {period}",
-        f'<h1>Inspection log, {_e(period)}</h1><p class="sub">{_e(profile.name)} &middot; {len(rows)} '
-        f"inspection(s) &middot; printed {_e(_local(datetime.now(timezone.utc), profile))}</p>"
-        f"<table><tr>{head}</tr>{body}</table>"
-        '<p class="private">Private: inspectors\' names and notes.</p>'
-        "<style>@page { size: letter landscape; }</style>",
-        body_class="log",
+    return render(
+        "registry/inspection_log.html.j2",
+        period=period,
+        office=profile.name,
+        printed=_local(datetime.now(timezone.utc), profile),
+        columns=LOG_COLUMNS,
+        rows=rows,
     )
 
 

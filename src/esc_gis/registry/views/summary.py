@@ -17,13 +17,13 @@ from __future__ import annotations
 __all__ = ["SUFFIXES", "SUMMARY_COLUMNS", "SummaryRow", "inspection_deadlines", "office_summary", "write_summary"]
 
 import csv
-import html
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING
 
+from esc_gis._templates import render
 from esc_gis.profile import Profile
 from esc_gis.registry.domain.appeals import Appeal
 from esc_gis.registry.domain.deadlines import inspections_due, repair_due, weekly_record
@@ -316,27 +316,18 @@ def office_summary(
 
 
 def _html(rows: Sequence[SummaryRow], start: date, end: date, profile: Profile) -> str:
-    from esc_gis.registry.views.reports import _page
-
-    parts = [
-        f'<h1>Office summary, {start} to {end}</h1><p class="sub">{html.escape(profile.name)} &middot; '
-        f"printed {datetime.now(profile.tz).astimezone(profile.tz):%Y-%m-%d %H:%M %Z}</p>"
+    """Return the summary's printable page (the template ``registry/office_summary.html.j2``): a table per section."""
+    sections = [
+        (section, [r for r in rows if r.section == section]) for section in dict.fromkeys(r.section for r in rows)
     ]
-    for section in dict.fromkeys(r.section for r in rows):
-        body = "".join(
-            f"<tr><td>{html.escape(r.measure.replace('_', ' '))}</td>"
-            f'<td style="text-align:right">{r.value:,.2f}</td></tr>'
-            if isinstance(r.value, float)
-            else f"<tr><td>{html.escape(r.measure.replace('_', ' '))}</td>"
-            f'<td style="text-align:right">{r.value:,}</td></tr>'
-            for r in rows
-            if r.section == section
-        )
-        parts.append(
-            f'<h2>{html.escape(section.capitalize())}</h2><table class="measures">'
-            f"<tr><th>Measure</th><th>Value</th></tr>{body}</table>"
-        )
-    return _page(f"Office summary {start} to {end}", "\n".join(parts))
+    return render(
+        "registry/office_summary.html.j2",
+        start=start,
+        end=end,
+        office=profile.name,
+        printed=f"{datetime.now(profile.tz).astimezone(profile.tz):%Y-%m-%d %H:%M %Z}",
+        sections=sections,
+    )
 
 
 def write_summary(
