@@ -9,7 +9,18 @@ number never means editing code. The Village's profile ships in the package
 
 from __future__ import annotations
 
-__all__ = ["DEFAULT_PROFILE", "HOLIDAY_SETS", "READINGS", "Entry", "Profile", "Trigger", "load_profile"]
+__all__ = [
+    "DEFAULT_PROFILE",
+    "HOLIDAY_SETS",
+    "PARTIAL_READINGS",
+    "READINGS",
+    "REQUIRED",
+    "TRIGGER_KINDS",
+    "Entry",
+    "Profile",
+    "Trigger",
+    "load_profile",
+]
 
 import sys
 from dataclasses import dataclass, field
@@ -23,7 +34,9 @@ from zoneinfo import ZoneInfo
 from esc_gis.config.calendar import HOLIDAY_SETS, CalendarFile, read_calendar
 from esc_gis.config.profile import (
     GROUPS,
+    PARTIAL_READINGS,
     READINGS,
+    REQUIRED,
     TRIGGER_KINDS,
     ProfileFile,
     profile_problems,
