@@ -10,3 +10,71 @@ by three).
 
 The law stays in the profile's TOML: the models say where a number goes, never what it is.
 """
+
+from __future__ import annotations
+
+__all__ = ["FORMATS", "model", "schema", "schema_text"]
+
+import importlib
+import json
+from typing import Any
+
+#: Every file format: its name (and schema file ``esc_gis/schemas/<name>.schema.json``) -> the
+#: module and model that describe it, and what the file is, for the reference.
+FORMATS: dict[str, tuple[str, str, str]] = {
+    "profile": ("profile", "ProfileFile", "the ordinance profile (`--profile FILE`, `esc_gis/profiles/*.toml`)"),
+    "layers": ("layers", "LayersFile", "a layer set's manifest (`--layers layers.toml`)"),
+    "calendar": ("calendar", "CalendarFile", "an office calendar file (`--calendar FILE`)"),
+    "fees": ("fees", "FeeScheduleFile", "the fee schedule (`permits fee --fees FILE`)"),
+    "schedule": ("schedule", "ScheduleFile", "a construction schedule (`soil-loss --schedule`, TOML or CSV)"),
+    "plan": ("plan", "PlanFile", "a plan package's `plan.toml` (`esc-gis review`)"),
+    "class-map": ("class_map", "ClassMapFile", "a waters layer's class map (`class_map`, `--class-map`)"),
+    "service-settings": (
+        "service",
+        "ServiceSettingsFile",
+        "the service's settings (`esc-gis-service.json`, written by `esc-gis serve --write-config`)",
+    ),
+    "pygeoapi-overrides": ("service", "ServiceOverrides", "pygeoapi overrides (`esc-gis serve --pygeoapi-overrides`)"),
+}
+
+#: The JSON Schema dialect pydantic writes.
+DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+
+def model(name: str) -> Any:
+    """Return the model of file format ``name`` (a key of :data:`FORMATS`), imported on first use.
+
+    Raises
+    ------
+    KeyError
+        If esc_gis reads no such format.
+    """
+    module, cls, _ = FORMATS[name]
+    return getattr(importlib.import_module(f"esc_gis.config.{module}"), cls)
+
+
+def schema(name: str) -> dict[str, Any]:
+    """Return the JSON Schema of file format ``name``, as shipped in ``esc_gis/schemas``.
+
+    Raises
+    ------
+    KeyError
+        If esc_gis reads no such format.
+
+    Examples
+    --------
+    >>> schema("layers")["required"]
+    ['jurisdiction']
+    """
+    return {"$schema": DIALECT, **model(name).model_json_schema()}
+
+
+def schema_text(name: str) -> str:
+    """Return the text of ``esc_gis/schemas/<name>.schema.json``: sorted keys, so a diff shows what changed.
+
+    Raises
+    ------
+    KeyError
+        If esc_gis reads no such format.
+    """
+    return json.dumps(schema(name), indent=2, sort_keys=True, ensure_ascii=False) + "\n"

@@ -24,7 +24,7 @@ import datetime as dt
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, StrictFloat, StrictInt
+from pydantic import BaseModel, BeforeValidator, ConfigDict, StrictFloat, StrictInt, WithJsonSchema
 from pydantic import ValidationError as PydanticValidationError
 from pydantic_core import PydanticCustomError
 
@@ -41,7 +41,7 @@ def _number(v: Any) -> Any:
 
 
 #: A TOML number: an integer or a float, never a boolean (``true`` is not 1 in a profile).
-Number = Annotated[StrictInt | StrictFloat, BeforeValidator(_number)]
+Number = Annotated[StrictInt | StrictFloat, BeforeValidator(_number), WithJsonSchema({"type": "number"})]
 
 
 def _text(v: Any) -> Any:

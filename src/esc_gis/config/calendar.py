@@ -105,11 +105,9 @@ def _cited(v: str) -> str:
 
 
 class ProfileCalendar(CalendarFile):
-    """A profile's ``[calendar]``: the office's days as a reading of § 540-5 BUSINESS DAY, cited."""
+    """A profile's ``[calendar]``: the office's days as a reading of the ordinance's business day, cited."""
 
-    section: Annotated[Text, AfterValidator(_cited)] = Field(
-        description="What defines a business day (§ 540-5 BUSINESS DAY)."
-    )
+    section: Annotated[Text, AfterValidator(_cited)] = Field(description="The citation of what defines a business day.")
     basis: Literal[BASES] = Field(description="What the table rests on: " + ", ".join(BASES) + ".")
     summary: Text = Field("", description="One line saying what the table does.")
 

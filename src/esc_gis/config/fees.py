@@ -7,7 +7,7 @@ __all__ = ["APPLICATION_FEE", "FeeScheduleFile", "fee_problems"]
 import datetime as dt
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BeforeValidator, Field
+from pydantic import AfterValidator, BeforeValidator, Field, WithJsonSchema
 
 from esc_gis.config._base import Number, Open, errors, fail
 
@@ -29,7 +29,11 @@ def _toml_date(v: Any) -> Any:
 
 
 #: An amount in dollars, 0 or more.
-Amount = Annotated[Number, AfterValidator(_amount), Field(description="Dollars, 0 or more.", ge=0)]
+Amount = Annotated[
+    Number,
+    AfterValidator(_amount),
+    WithJsonSchema({"type": "number", "minimum": 0, "description": "Dollars, 0 or more."}),
+]
 
 
 class Resolution(Open):

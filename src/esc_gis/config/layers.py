@@ -27,7 +27,7 @@ class Layer(Strict):
 
     path: str = Field(description="The file, relative to the manifest (or absolute).")
     layer: str | None = Field(None, description="The layer of a multi-layer file (a GeoPackage's table).")
-    where: str | None = Field(None, description="OGR SQL picking the features to use (NAME = 'Winneconne').")
+    where: str | None = Field(None, description="OGR SQL picking the features to use (NAME = 'Name').")
 
 
 class Jurisdiction(Layer):

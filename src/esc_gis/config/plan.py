@@ -36,20 +36,18 @@ class PlanHead(Open):
 class Site(Open):
     """``[site]``: the site's legal description, its claimed areas, and the screening's facts."""
 
-    legal_description: str | None = Field(None, description="§ 540-9A(2): the legal description.")
+    legal_description: str | None = Field(None, description="The legal description.")
     parcel_id: str | None = Field(None, description="The parcel's number.")
-    site_area_sqft: Number | None = Field(None, description="§ 540-9A(4): the site's area, compared with the drawing.")
+    site_area_sqft: Number | None = Field(None, description="The site's area, compared with the drawing.")
     disturbed_area_sqft: Number | None = Field(None, description="The area disturbed, compared with the drawing.")
     performance_standards: list[str] | None = Field(
-        None, description="§ 540-9A(5): the standards the plan meets (540-7B), compared with what applies."
+        None, description="The performance standards the plan meets (the profile's codes), compared with what applies."
     )
-    plan_id: str | None = Field(
-        None, description="The larger common plan of development the site is part of (§ 540-5)."
-    )
+    plan_id: str | None = Field(None, description="The larger common plan of development the site is part of.")
     plan_disturbed_sqft: Number | None = Field(None, description="The common plan's disturbed total, in sq ft.")
     activity: str | None = Field(None, description="The activity, as a screening's sites carry it (construction).")
-    state_agency: bool | None = Field(None, description="Conducted by a state agency (§ 540-4C)?")
-    npdes_exempt: bool | None = Field(None, description="Exempt from the NPDES permit (§ 540-4A(3))?")
+    state_agency: bool | None = Field(None, description="Conducted by a state agency?")
+    npdes_exempt: bool | None = Field(None, description="Exempt from the NPDES permit?")
 
 
 class Schedule(Open):
@@ -63,8 +61,8 @@ class Schedule(Open):
 class Narrative(Open):
     """``[narrative]``: the plan's words."""
 
-    text: str | None = Field(None, description="§ 540-9A(7): how runoff is managed, BMP by BMP.")
-    spill_procedures: str | None = Field(None, description="§ 540-7B(3)(c)[4]: spill prevention and response.")
+    text: str | None = Field(None, description="How runoff is managed, BMP by BMP.")
+    spill_procedures: str | None = Field(None, description="Spill prevention and response.")
 
 
 class Rusle2(Open):
@@ -104,7 +102,7 @@ class PlanFile(Open):
 
     crs: str | None = Field(None, description="The CRS of layers without one, and of a DXF (EPSG:7594).")
     plan: PlanHead | None = None
-    landowner: Party | None = Field(None, description="§ 540-9A(1): the landowner.")
+    landowner: Party | None = Field(None, description="The landowner: name, address, phone.")
     responsible_parties: list[Party] | None = Field(None, description="One table per party responsible.")
     site: Site | None = None
     schedule: Schedule | None = None

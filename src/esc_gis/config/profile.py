@@ -96,7 +96,7 @@ Section = Annotated[Text, AfterValidator(_cited)]
 class Head(Open):
     """``[profile]``: whose ordinance this is, its measuring CRS, and the office's numbering and clock."""
 
-    name: str = Field(description="The jurisdiction's name (Village of Winneconne).")
+    name: str = Field(description="The jurisdiction's name.")
     measure_crs: str = Field(description="The projected CRS areas and distances are measured in (EPSG:7594).")
     ordinance: Text = Field("", description="The ordinance's title, as cited.")
     adopted: Text = Field("", description="When the ordinance was adopted (YYYY-MM-DD).")
@@ -112,12 +112,12 @@ class Head(Open):
     timezone: Annotated[Text, AfterValidator(_zone)] = Field(
         "", description="The office's clock, an IANA zone name (America/Chicago); empty: the machine's."
     )
-    standards_permitted: Text = Field("", description="The standards code of a permitted site (540-7B).")
-    standards_unpermitted: Text = Field("", description="The standards code of a site without a permit (540-7A).")
+    standards_permitted: Text = Field("", description="The standards code of a permitted site.")
+    standards_unpermitted: Text = Field("", description="The standards code of a site without a permit.")
     partial_jurisdiction: Literal[PARTIAL_READINGS] = Field(
         "whole",
         description=(
-            "The reading of § 540-4B for a site partly inside: whole decides it on its whole disturbance, "
+            "The reading of the jurisdiction for a site partly inside: whole decides it on its whole disturbance, "
             "inside_only measures only the part inside."
         ),
     )
@@ -128,7 +128,7 @@ class Entry(Open):
 
     value: Number | None = Field(None, description="The number (omitted for a table such as depths).")
     unit: Literal[UNITS] = Field(description="The unit the ordinance writes it in.")
-    section: Section = Field(description="The citation, with its mark (§ 540-4A(1)(a)).")
+    section: Section = Field(description="The citation, with its section mark.")
     summary: Text = Field("", description="One line saying what it does.")
     basis: Literal[BASES] | None = Field(None, description="What the number rests on, when not the ordinance's text.")
     depths: dict[str, Number] | None = Field(None, description="A design storm's depths by return period (years).")
@@ -177,7 +177,7 @@ class ProfileFile(Open):
     design_storms: dict[str, Entry] = Field({}, description="Design storms and their depths.")
     deadlines: dict[str, Entry] = Field({}, description="Deadlines, in the units the ordinance counts them.")
     policy: dict[str, Entry] = Field({}, description="The toolkit's own tolerances (near a threshold, a sliver).")
-    calendar: ProfileCalendar | None = Field(None, description="The office's days (§ 540-5 BUSINESS DAY).")
+    calendar: ProfileCalendar | None = Field(None, description="The office's days: what a business day is taken to be.")
     findings: dict[str, FindingWords] = Field({}, description="The wording of every finding esc_gis can emit.")
     permit_triggers: dict[str, TriggerTable] = Field({}, description="What makes a permit required (any one).")
 
