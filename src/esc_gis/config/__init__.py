@@ -70,11 +70,11 @@ def schema(name: str) -> dict[str, Any]:
 
 
 def schema_text(name: str) -> str:
-    """Return the text of ``esc_gis/schemas/<name>.schema.json``: sorted keys, so a diff shows what changed.
+    """Return the text of ``esc_gis/schemas/<name>.schema.json``: the model's keys in its order (the reference's).
 
     Raises
     ------
     KeyError
         If esc_gis reads no such format.
     """
-    return json.dumps(schema(name), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return json.dumps(schema(name), indent=2, ensure_ascii=False) + "\n"

@@ -132,7 +132,9 @@ class Entry(Open):
     summary: Text = Field("", description="One line saying what it does.")
     basis: Literal[BASES] | None = Field(None, description="What the number rests on, when not the ordinance's text.")
     depths: dict[str, Number] | None = Field(None, description="A design storm's depths by return period (years).")
-    reading: str | None = Field(None, description="The reading taken of a number open to two (see READINGS).")
+    reading: str | None = Field(
+        None, description="The reading taken of a number open to two; default: the first the entry allows."
+    )
     readings: dict[str, str] | None = Field(None, description="Each reading of the entry, in words.")
     week_starts: str | None = Field(None, description="The day a calendar week starts (sunday), for calendar_week.")
 
