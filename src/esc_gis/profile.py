@@ -347,20 +347,18 @@ def _read_toml(path: str | Path | None) -> tuple[Path, dict[str, Any]]:
         raise ProfileError(msg) from None
 
 
-def _entries(m: ProfileFile) -> dict[str, Entry]:
-    """Return the numbered entries of every group, with what else each holds (``min_ft``, ``depths``) as ``extra``."""
-    return {
-        f"{group}.{name}": Entry(
-            f"{group}.{name}",
-            e.value,
-            e.unit,
-            e.section,
-            e.summary,
-            e.model_dump(exclude_unset=True, exclude={"value", "unit", "section", "summary"}),
-        )
-        for group in GROUPS
-        for name, e in getattr(m, group).items()
-    }
+def _entries(m: ProfileFile, data: dict[str, Any]) -> dict[str, Entry]:
+    """Return the numbered entries of every group, with what else each holds (``min_ft``, ``depths``) as ``extra``.
+
+    ``extra`` keeps the file's order of keys (``esc-gis rules`` and the reference show them so).
+    """
+    out = {}
+    for group in GROUPS:
+        for name, e in getattr(m, group).items():
+            given = e.model_dump(exclude_unset=True, exclude={"value", "unit", "section", "summary"})
+            extra = {k: given[k] for k in data[group][name] if k in given}
+            out[f"{group}.{name}"] = Entry(f"{group}.{name}", e.value, e.unit, e.section, e.summary, extra)
+    return out
 
 
 def _triggers(m: ProfileFile, entries: dict[str, Entry]) -> tuple[Trigger, ...]:
@@ -403,14 +401,10 @@ def load_profile(path: str | Path | None = None) -> Profile:
     (4000, '§ 540-4A(1)(a)')
     """
     p, data = _read_toml(path)
+    # A refused profile's usable tables still go through the checks below: every problem in one pass.
     model, problems = profile_problems(data)
-    if model is None:
-        # What the tables lack is said with the shape's problems: a profile is fixed in one pass.
-        findings = data.get("findings") if isinstance(data.get("findings"), dict) else {}
-        problems += _missing_findings(findings)
-        raise _refused(p, problems)
     head = model.profile
-    entries = _entries(model)
+    entries = _entries(model, data)
     findings = {
         code: FindingTemplate(code, f.section, f.basis, f.message, f.title) for code, f in model.findings.items()
     }
@@ -439,23 +433,15 @@ def load_profile(path: str | Path | None = None) -> Profile:
     names = set(prof.names())
     for t in findings.values():
         problems += check_template(t, names)
-    problems += _missing_findings(findings)
-    if problems:
-        raise _refused(p, problems)
-    return prof
-
-
-def _missing_findings(findings: dict[str, Any]) -> list[str]:
-    return [
+    problems += [
         f"missing finding [findings.{c}]: every finding esc_gis can emit needs its wording"
         for c in CATALOGUE
         if c not in findings
     ]
-
-
-def _refused(p: Path, problems: list[str]) -> ProfileError:
-    """Say every problem of the profile at once."""
-    return ProfileError(f"Ordinance profile {str(p)!r} has {len(problems)} problem(s):\n  - " + "\n  - ".join(problems))
+    if problems:
+        msg = f"Ordinance profile {str(p)!r} has {len(problems)} problem(s):\n  - " + "\n  - ".join(problems)
+        raise ProfileError(msg)
+    return prof
 
 
 _KNOWN_TABLES = {"profile", "findings", "permit_triggers", *GROUPS}

@@ -18,14 +18,16 @@ __all__ = [
     "profile_problems",
 ]
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import AfterValidator, Field, model_validator
+from pydantic import AfterValidator, BaseModel, Field, model_validator
 
 from esc_gis.config._base import Loc, Number, Open, Text, errors, fail, say
 from esc_gis.config.calendar import DAY_NAMES, ProfileCalendar, calendar_problems
 from esc_gis.findings import BASES
+
+M = TypeVar("M", bound=BaseModel)
 
 #: Entries the screening rules cannot run without.
 REQUIRED = (
@@ -203,9 +205,9 @@ _HEAD_WORDS = {
 
 def _table_problem(top: str, loc: Loc, err: dict[str, Any]) -> str:
     """Word an error inside one table of the profile (``loc`` from the top of the file)."""
-    if err["type"] == "esc" and err["ctx"]["text"] and len(loc) <= 2:
-        return f"{_where(loc)} {err['ctx']['text']}"  # a table's own problem (has no value)
     if top in GROUPS:
+        if err["type"] == "esc" and err["ctx"]["text"] and len(loc) == 2:
+            return f"{_where(loc)} {err['ctx']['text']}"  # an entry's own problem (has no value)
         if len(loc) <= 2:
             return f"{_where(loc)} must be a table with value, unit, section, summary"
         return f"{_where(loc[:2])} {say(err, _ENTRY_WORDS)}"
@@ -221,8 +223,15 @@ def _table_problem(top: str, loc: Loc, err: dict[str, Any]) -> str:
     return f"{_where(loc[:-1] or loc)} {say(err, {})}"
 
 
-def profile_problems(data: dict[str, Any]) -> tuple[ProfileFile | None, list[str]]:
-    """Check a profile's tables against :class:`ProfileFile`; return the model, or None, and every problem.
+def profile_problems(data: dict[str, Any]) -> tuple[ProfileFile, list[str]]:
+    """Check a profile against :class:`ProfileFile` and across its tables; return the model and every problem.
+
+    Returns
+    -------
+    ProfileFile, list of str
+        The model, and the problems (none when the profile is usable). A refused profile's model
+        holds the tables that are usable, so the checks across tables (a trigger's finding, a
+        finding's wording) still run on them: every problem is said in one pass.
 
     Raises
     ------
@@ -247,9 +256,40 @@ def profile_problems(data: dict[str, Any]) -> tuple[ProfileFile | None, list[str
     tables = [(g, data[g]) for g in GROUPS if isinstance(data.get(g), dict)]
     present = {f"{g}.{n}" for g, group in tables for n, t in group.items() if isinstance(t, dict)}
     problems += [f"missing entry [{k}]" for k in REQUIRED if k not in present]
-    if model is not None:
-        problems += _reading_problems(model) + _trigger_problems(model)
-    return (model if not problems else None), problems
+    usable = model if model is not None else _usable_parts(data)
+    problems += _reading_problems(usable) + _trigger_problems(usable, declared=bool(data.get("permit_triggers")))
+    return usable, problems
+
+
+def _usable_parts(data: dict[str, Any]) -> ProfileFile:
+    """Return a profile of the tables that are usable on their own (no check: the rest is refused already)."""
+
+    def usable(model: type[M], table: Any) -> dict[str, M]:
+        items = table.items() if isinstance(table, dict) else ()
+        return {name: m for name, raw in items if (m := errors(model, raw)[0]) is not None}
+
+    raw_head = data.get("profile") if isinstance(data.get("profile"), dict) else {}
+    # The head's text as given, for the names findings may use; its refused values are left out.
+    text = {k: v for k, v in raw_head.items() if k in Head.model_fields and isinstance(v, str)}
+    text = {**text, "timezone": "", "partial_jurisdiction": "whole"}
+    head = errors(Head, raw_head)[0] or Head.model_construct(**{"name": "", "measure_crs": "", **text})
+
+    def entries(table: Any) -> dict[str, Entry]:
+        # A refused entry is still the entry its triggers and findings name (its problem is said once).
+        items = table.items() if isinstance(table, dict) else ()
+        blank = {"value": None, "unit": None, "section": "", "summary": ""}
+        return {
+            name: errors(Entry, raw)[0] or Entry.model_construct(**{**blank, **raw})
+            for name, raw in items
+            if isinstance(raw, dict)
+        }
+
+    return ProfileFile.model_construct(
+        profile=head,
+        **{g: entries(data.get(g)) for g in GROUPS},
+        findings=usable(FindingWords, data.get("findings")),
+        permit_triggers=usable(TriggerTable, data.get("permit_triggers")),
+    )
 
 
 def _reading_problems(m: ProfileFile) -> list[str]:
@@ -263,14 +303,15 @@ def _reading_problems(m: ProfileFile) -> list[str]:
         reading = e.reading or known[0]
         if reading not in known:
             problems.append(f"[{key}] reading {reading!r} is not one of {', '.join(known)}")
-        if any(k not in known or not v.strip() for k, v in (e.readings or {}).items()):
+        words = e.readings or {}
+        if not isinstance(words, dict) or any(k not in known or not str(v).strip() for k, v in words.items()):
             problems.append(f"[{key}] readings must be a table of {', '.join(known)} = words")
-        if e.week_starts is not None and e.week_starts.lower()[:3] not in DAY_NAMES:
+        if e.week_starts is not None and str(e.week_starts).lower()[:3] not in DAY_NAMES:
             problems.append(f"[{key}] week_starts {e.week_starts!r} is not a day name (e.g. 'sunday')")
     return problems
 
 
-def _trigger_problems(m: ProfileFile) -> list[str]:
+def _trigger_problems(m: ProfileFile, *, declared: bool) -> list[str]:
     """Check that each trigger's entry, unit, section and finding are there (they are in other tables)."""
     problems = []
     entries = {f"{g}.{n}": e for g in GROUPS for n, e in getattr(m, g).items()}
@@ -292,6 +333,6 @@ def _trigger_problems(m: ProfileFile) -> list[str]:
             problems.append(f"{where} has no section")
         if t.finding not in m.findings:
             problems.append(f"{where} finding {t.finding!r} is not declared under [findings]")
-    if not m.permit_triggers:
+    if not declared:
         problems.append("[permit_triggers] declares no trigger: name at least the disturbed area")
     return problems
