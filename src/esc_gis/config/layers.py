@@ -91,7 +91,7 @@ def _one_or_many(v: Any) -> str:
 class LayersFile(Strict):
     """A layer set: the reference layers screening measures against, and the measuring CRS."""
 
-    crs: str | None = Field(None, description="The measuring CRS (EPSG:7594); default the profile's.")
+    crs: str | StrictInt | None = Field(None, description="The measuring CRS (EPSG:7594); default the profile's.")
     jurisdiction: Jurisdiction
     waters: (
         Annotated[
@@ -154,6 +154,8 @@ def _problem(err: dict[str, Any], data: dict[str, Any]) -> str:
     loc = err["loc"]
     if loc == ("jurisdiction",) and err["type"] == "missing":
         return "the [jurisdiction] layer is required (path = ...)."
+    if loc[0] == "crs":  # as esc_gis.crs.measuring_crs says it
+        return f"crs {err['input']!r} is not a coordinate reference system; use e.g. 'EPSG:7594'."
     where, rest = _place(loc)
     key = str(rest[0]) if rest else ""
     if where == "[jurisdiction]" and (key in ("name_field", "name") or (not rest and err["type"] == "esc")):
@@ -186,16 +188,9 @@ def layers_problems(data: dict[str, Any]) -> tuple[LayersFile | None, list[str],
         Never for bad data: problems are returned.
     """
     model, errs = errors(LayersFile, data)
+    # In the file's order, as a reader meets them.
+    tops = list(data)
+    errs.sort(key=lambda e: tops.index(e["loc"][0]) if e["loc"] and e["loc"][0] in tops else len(tops))
     unknown = [_unknown(e["loc"], e["input"]) for e in errs if e["type"] == "extra_forbidden"]
-    jurisdiction_said = False
-    others = []
-    for e in errs:
-        if e["type"] == "extra_forbidden":
-            continue
-        text = _problem(e, data)
-        if text.startswith("[jurisdiction] needs both"):
-            if jurisdiction_said:
-                continue
-            jurisdiction_said = True
-        others.append(text)
-    return model, unknown, others
+    others = [_problem(e, data) for e in errs if e["type"] != "extra_forbidden"]
+    return model, unknown, list(dict.fromkeys(others))  # a problem said once (the union's branches, a pair)
