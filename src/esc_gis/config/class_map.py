@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 from pydantic import Discriminator, Field, RootModel, Tag
 
-from esc_gis.config._base import Strict, errors
+from esc_gis.config._base import Open, errors
 
 #: Codes -> water classes, as text.
 Codes = Annotated[
@@ -21,8 +21,8 @@ Codes = Annotated[
 ]
 
 
-class ClassMapTable(Strict):
-    """The codes under a ``[class_map]`` table."""
+class ClassMapTable(Open):
+    """The codes under a ``[class_map]`` table (other tables of the file are not read)."""
 
     class_map: Codes
 
