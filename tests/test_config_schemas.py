@@ -86,3 +86,11 @@ def test_the_schema_refuses_what_the_reader_refuses() -> None:
     fees = {"schedule": {"resolution": "R 1", "adopted_on": "2026-01-12"}, "fees": {"review": -1}}
     messages = " ".join(e.message for e in jsonschema.Draft202012Validator(schema("fees")).iter_errors(fees))
     assert "'application' is a required property" in messages and "-1 is less than the minimum of 0" in messages
+
+
+def test_the_trigger_kinds_the_model_takes_are_those_the_rules_know() -> None:
+    from typing import get_args
+
+    from esc_gis.config.profile import TRIGGER_KINDS, TriggerKind
+
+    assert get_args(TriggerKind) == tuple(TRIGGER_KINDS)

@@ -325,7 +325,7 @@ def _names(p: Profile) -> dict[str, str]:
     # What a business day is taken to be (§ 540-5 BUSINESS DAY): the [calendar] table's words,
     # read by the one reader of [calendar] (a table it refuses has the default words).
     calendar, _ = read_calendar(p.tables.get("calendar") or {})
-    out["business_days"] = (calendar or CalendarFile()).words
+    out["business_days"] = (calendar or CalendarFile.model_validate({})).words
     return out
 
 

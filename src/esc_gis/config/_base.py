@@ -88,7 +88,7 @@ def errors(model: type[M], data: Any) -> tuple[M | None, list[dict[str, Any]]]:
     try:
         return model.model_validate(data), []
     except PydanticValidationError as exc:
-        return None, exc.errors(include_url=False)
+        return None, [dict(e) for e in exc.errors(include_url=False)]
 
 
 def say(err: Mapping[str, Any], words: Mapping[str, str | Callable[[Any], str]], default: str = "") -> str:

@@ -10,16 +10,17 @@ from __future__ import annotations
 __all__ = ["DAY_NAMES", "HOLIDAY_SETS", "CalendarFile", "ProfileCalendar", "calendar_problems", "read_calendar"]
 
 import datetime as dt
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import AfterValidator, BeforeValidator, Discriminator, Field, Tag, field_validator
 
 from esc_gis.config._base import Open, Text, errors, fail
-from esc_gis.findings import BASES
+from esc_gis.findings import BASES, Basis
 
 #: Named holiday sets ``holidays`` may name instead of listing dates (the rules are
 #: :func:`esc_gis.registry.domain.calendar.default_holidays`).
-HOLIDAY_SETS = ("wisconsin_municipal",)
+HolidaySet = Literal["wisconsin_municipal"]
+HOLIDAY_SETS: tuple[str, ...] = get_args(HolidaySet)
 #: Day names by their first three letters, any case (``Sunday``, ``sun``), Monday 0.
 DAY_NAMES = {"mon": 0, "tue": 1, "wed": 2, "thu": 3, "fri": 4, "sat": 5, "sun": 6}
 # The same for an editor: any case, three letters or more.
@@ -69,7 +70,7 @@ def _holidays(v: Any) -> Any:
 
 
 Holidays = Annotated[
-    Annotated[Literal[HOLIDAY_SETS], Tag("set")] | Annotated[list[Holiday], Tag("dates")],
+    Annotated[HolidaySet, Tag("set")] | Annotated[list[Holiday], Tag("dates")],
     Discriminator(_holidays_form),
     BeforeValidator(_holidays),
 ]
@@ -108,7 +109,7 @@ class ProfileCalendar(CalendarFile):
     """A profile's ``[calendar]``: the office's days as a reading of the ordinance's business day, cited."""
 
     section: Annotated[Text, AfterValidator(_cited)] = Field(description="The citation of what defines a business day.")
-    basis: Literal[BASES] = Field(description="What the table rests on: " + ", ".join(BASES) + ".")
+    basis: Basis = Field(description="What the table rests on: " + ", ".join(BASES) + ".")
     summary: Text = Field("", description="One line saying what the table does.")
 
     @field_validator("section", mode="before")

@@ -11,7 +11,7 @@ from __future__ import annotations
 __all__ = ["Dem", "Jurisdiction", "LayersFile", "Soils", "TargetedAreas", "Waters", "layers_problems"]
 
 import difflib
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import Discriminator, Field, StrictInt, Tag, model_validator
 
@@ -19,7 +19,8 @@ from esc_gis._fields import DRAINAGE_FIELD, PIPED_FIELD
 from esc_gis.config._base import Loc, Strict, errors, fail, say
 
 #: The vertical units a DEM may be given in.
-Z_UNITS = ("ft", "us_ft", "m")
+ZUnit = Literal["ft", "us_ft", "m"]
+Z_UNITS: tuple[str, ...] = get_args(ZUnit)
 
 
 class Layer(Strict):
@@ -66,7 +67,7 @@ class Dem(Strict):
     """``[dem]``: the elevation raster (a file, a .vrt, or a folder of tiles on one grid)."""
 
     path: str = Field(description="The raster, relative to the manifest.")
-    z_unit: Literal[Z_UNITS] | None = Field(None, description="The vertical unit, when the raster does not say.")
+    z_unit: ZUnit | None = Field(None, description="The vertical unit, when the raster does not say.")
     band: Annotated[StrictInt, Field(ge=1)] | None = Field(
         None, description="The elevation band; required when the raster has several."
     )

@@ -18,14 +18,14 @@ __all__ = [
     "profile_problems",
 ]
 
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar, get_args
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AfterValidator, BaseModel, Field, model_validator
 
 from esc_gis.config._base import Loc, Number, Open, Text, errors, fail, say
 from esc_gis.config.calendar import DAY_NAMES, ProfileCalendar, calendar_problems
-from esc_gis.findings import BASES
+from esc_gis.findings import BASES, Basis
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -41,7 +41,7 @@ REQUIRED = (
     "policy.sliver",
 )
 #: The units the ordinance writes its numbers in.
-UNITS = (
+Unit = Literal[
     "acres",
     "business_days",
     "cuyd",
@@ -53,11 +53,13 @@ UNITS = (
     "pct_of_average_width",
     "sqft",
     "tons_per_acre_year",
-)
+]
+UNITS: tuple[str, ...] = get_args(Unit)
 #: The tables of numbered entries.
 GROUPS = ("thresholds", "protective_area", "design_storms", "deadlines", "policy")
 #: Readings of § 540-4B (jurisdiction) for a site partly inside the boundary.
-PARTIAL_READINGS = ("whole", "inside_only")
+PartialReading = Literal["whole", "inside_only"]
+PARTIAL_READINGS: tuple[str, ...] = get_args(PartialReading)
 #: Entries whose number the ordinance leaves open to two readings: entry -> its readings, the
 #: first being the one taken when the profile names none (``reading = "..."`` in the entry).
 #: § 540-8E(6) "at least once per week": seven days from the last inspection, or each calendar
@@ -67,6 +69,7 @@ READINGS: dict[str, tuple[str, ...]] = {
     "deadlines.permit_extension": ("per_extension", "total"),
 }
 #: What a permit trigger measures, and the site field (or measurement) it reads.
+TriggerKind = Literal["disturbed_area", "fill_volume", "utility_length", "steep_disturbed_area", "land_division"]
 TRIGGER_KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "disturbed_area": ("plan_disturbed_sqft", ("sqft", "acres")),
     "fill_volume": ("fill_cuyd", ("cuyd",)),
@@ -116,7 +119,7 @@ class Head(Open):
     )
     standards_permitted: Text = Field("", description="The standards code of a permitted site.")
     standards_unpermitted: Text = Field("", description="The standards code of a site without a permit.")
-    partial_jurisdiction: Literal[PARTIAL_READINGS] = Field(
+    partial_jurisdiction: PartialReading = Field(
         "whole",
         description=(
             "The reading of the jurisdiction for a site partly inside: whole decides it on its whole disturbance, "
@@ -129,10 +132,10 @@ class Entry(Open):
     """One number of the ordinance with its unit and citation (``[thresholds.permit_area]``, ...)."""
 
     value: Number | None = Field(None, description="The number (omitted for a table such as depths).")
-    unit: Literal[UNITS] = Field(description="The unit the ordinance writes it in.")
+    unit: Unit = Field(description="The unit the ordinance writes it in.")
     section: Section = Field(description="The citation, with its section mark.")
     summary: Text = Field("", description="One line saying what it does.")
-    basis: Literal[BASES] | None = Field(None, description="What the number rests on, when not the ordinance's text.")
+    basis: Basis | None = Field(None, description="What the number rests on, when not the ordinance's text.")
     depths: dict[str, Number] | None = Field(None, description="A design storm's depths by return period (years).")
     reading: str | None = Field(
         None, description="The reading taken of a number open to two; default: the first the entry allows."
@@ -159,7 +162,7 @@ class FindingWords(Open):
 class TriggerTable(Open):
     """``[permit_triggers.NAME]``: one thing that makes a permit required."""
 
-    kind: Literal[tuple(TRIGGER_KINDS)] = Field(description="What the trigger measures.")
+    kind: TriggerKind = Field(description="What the trigger measures.")
     threshold: str | None = Field(None, description="An entry (thresholds.permit_area) giving value, unit and section.")
     value: Number | None = Field(None, description="The threshold, when no entry gives it.")
     unit: str | None = Field(None, description="Its unit: sqft or acres (areas), cuyd (fill), ft (utility length).")
@@ -268,23 +271,24 @@ def _usable_parts(data: dict[str, Any]) -> ProfileFile:
         items = table.items() if isinstance(table, dict) else ()
         return {name: m for name, raw in items if (m := errors(model, raw)[0]) is not None}
 
-    raw_head = data.get("profile") if isinstance(data.get("profile"), dict) else {}
+    raw_head: dict[str, Any] = data["profile"] if isinstance(data.get("profile"), dict) else {}
     # The head's text as given, for the names findings may use; its refused values are left out.
     text = {k: v for k, v in raw_head.items() if k in Head.model_fields and isinstance(v, str)}
     text = {**text, "timezone": "", "partial_jurisdiction": "whole"}
-    head = errors(Head, raw_head)[0] or Head.model_construct(**{"name": "", "measure_crs": "", **text})
+    head = errors(Head, raw_head)[0] or Head.model_construct(None, **{"name": "", "measure_crs": "", **text})
 
     def entries(table: Any) -> dict[str, Entry]:
         # A refused entry is still the entry its triggers and findings name (its problem is said once).
         items = table.items() if isinstance(table, dict) else ()
         blank = {"value": None, "unit": None, "section": "", "summary": ""}
         return {
-            name: errors(Entry, raw)[0] or Entry.model_construct(**{**blank, **raw})
+            name: errors(Entry, raw)[0] or Entry.model_construct(None, **{**blank, **raw})
             for name, raw in items
             if isinstance(raw, dict)
         }
 
     return ProfileFile.model_construct(
+        None,
         profile=head,
         **{g: entries(data.get(g)) for g in GROUPS},
         findings=usable(FindingWords, data.get("findings")),

@@ -43,7 +43,9 @@ class ServiceSettingsFile(Strict):
         None, description="The address clients use (behind a proxy); default http://host:port."
     )
     cors_origins: list[str] = Field([], description="Origins other web sites may call the API from (* for any).")
-    limits: LimitsTable = Field(LimitsTable(), description="The bounds of a public request.")
+    limits: LimitsTable = Field(
+        default_factory=lambda: LimitsTable.model_validate({}), description="The bounds of a public request."
+    )
     basemap: str = Field("", description="The base map's tile URL template; empty for none.")
     overrides: str | None = Field(None, description="A YAML file merged into pygeoapi's configuration.")
     page_settings: dict[str, Any] = Field(description="What the public page is given (written by --write-config).")
