@@ -370,7 +370,8 @@ def _triggers(m: ProfileFile, entries: dict[str, Entry]) -> tuple[Trigger, ...]:
         value = t.value if e is None or "value" in given else e.value
         unit = t.unit if e is None or "unit" in given else e.unit
         section = t.section if e is None or "section" in given else e.section
-        out.append(Trigger(name, t.kind, value, str(unit or ""), str(section or ""), t.finding, t.label or name))
+        label = name if t.label is None else t.label
+        out.append(Trigger(name, t.kind, value, str(unit or ""), str(section or ""), t.finding, label))
     return tuple(out)
 
 
