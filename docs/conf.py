@@ -32,7 +32,8 @@ extensions = [
 
 source_suffix = {".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build", "Thumbs.db", ".DS_Store"]
+# reference/generated is read by reference/config.md's include, not a page of its own.
+exclude_patterns = ["_build", "Thumbs.db", ".DS_Store", "reference/generated"]
 myst_enable_extensions = ["colon_fence", "deflist"]
 # Links to a page's headings (`page.md#a-heading`), as GitHub renders them.
 myst_heading_anchors = 3

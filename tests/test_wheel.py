@@ -19,6 +19,7 @@ from pathlib import Path
 import geopandas as gpd
 import pytest
 
+from esc_gis.config import FORMATS
 from esc_gis.maps.assets import BUNDLED, LEAFLET_VERSION
 
 if sys.version_info >= (3, 11):
@@ -96,7 +97,7 @@ def _clean_env() -> dict[str, str]:
 
 
 @pytest.mark.wheel
-def test_wheel_carries_the_layer_set_leaflet_and_licences(installed):
+def test_wheel_carries_the_layer_set_leaflet_licences_and_schemas(installed):
     (wheel,) = (installed.parent / "dist").glob("esc_gis-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {
@@ -114,6 +115,8 @@ def test_wheel_carries_the_layer_set_leaflet_and_licences(installed):
         # Every HTML template (esc_gis/_templates.py): the reports, pages, legends and popups.
         *(f"esc_gis/{p.relative_to(ROOT / 'src' / 'esc_gis').as_posix()}" for p in TEMPLATES.rglob("*.j2")),
         "esc_gis-0.1.0.dist-info/licenses/LICENSE",
+        # The configuration files' JSON Schemas, for editors (issue 37).
+        *(f"esc_gis/schemas/{name}.schema.json" for name in FORMATS),
     } <= names
     assert len(list(TEMPLATES.rglob("*.j2"))) >= 10
     assert not any("winneconne-demo" in n for n in names)  # made-up layers stay in the clone

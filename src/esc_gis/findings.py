@@ -34,12 +34,14 @@ import json
 import string
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 from esc_gis.errors import ProfileError
 
 #: What a finding may rest on.
-BASES = ("ordinance", "interpretation", "policy", "technical_standard")
+#: What a finding or a number rests on (the configuration models take the type, the rest the names).
+Basis = Literal["ordinance", "interpretation", "policy", "technical_standard"]
+BASES: tuple[str, ...] = get_args(Basis)
 
 #: Marker an interpretation's message must carry, so no reading is taken for the text.
 READING_MARK = "reading:"

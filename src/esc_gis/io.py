@@ -430,11 +430,13 @@ def read_class_map(path: str | os.PathLike[str]) -> dict[str, str]:
         except tomllib.TOMLDecodeError as exc:
             msg = f"class map {str(path)!r} is not valid TOML: {exc}"
             raise LayerSetError(msg) from None
-        table = data.get("class_map", data)
-        if not isinstance(table, dict) or not all(isinstance(v, str) for v in table.values()):
+        from esc_gis.config.class_map import class_map_codes
+
+        codes = class_map_codes(data)
+        if codes is None:
             msg = f'class map {str(path)!r}: expected "code" = "class" pairs of text.'
             raise LayerSetError(msg)
-        return {str(k): v for k, v in table.items()}
+        return codes
     if p.suffix.lower() == ".csv":
         rows = [r for r in csv.reader(text.splitlines()) if any(c.strip() for c in r)]
         if rows and [c.strip().lower() for c in rows[0][:2]] == ["code", "class"]:

@@ -62,11 +62,12 @@ import numpy as np
 import pandas as pd
 import shapely
 
+from esc_gis.config.layers import Dem, Jurisdiction, Layer, LayersFile, Soils, layers_problems
 from esc_gis.crs import measuring_crs, to_measuring_crs, warn_if_far_from_zone
 from esc_gis.errors import CRSError, LayerSetError, ValidationError
 from esc_gis.io import read_class_map, read_layer
 from esc_gis.terrain.dem import DemInfo, open_dem, warn_if_dem_far
-from esc_gis.validate import DRAINAGE_FIELD, PIPED_FIELD, prepare_waters
+from esc_gis.validate import prepare_waters
 
 if TYPE_CHECKING:
     import geopandas as gpd
@@ -81,26 +82,6 @@ else:  # pragma: no cover
 
 #: Environment variable naming the default manifest.
 ENV_LAYERS = "ESC_GIS_LAYERS"
-_Z_UNITS = ("ft", "us_ft", "m")
-
-#: Every key each table may hold: the module docstring documents each one.
-_LAYER_KEYS = ("path", "layer", "where")
-_KEYS: dict[str, tuple[str, ...]] = {
-    "jurisdiction": (*_LAYER_KEYS, "name_field", "name"),
-    "waters": (
-        *_LAYER_KEYS,
-        "class_field",
-        "name_field",
-        "channel_width_field",
-        "piped_field",
-        "drainage_field",
-        "class_map",
-    ),
-    "dem": ("path", "z_unit", "band"),
-    "targeted_areas": (*_LAYER_KEYS, "name_field"),
-    "soils": (*_LAYER_KEYS, "k_field"),
-}
-_TOP_KEYS = ("crs", *_KEYS)
 #: Columns looked at first when showing the values a jurisdiction could be picked by.
 _NAME_FIELDS = ("name", "namelsad", "muni_name", "place_name", "label")
 
@@ -193,71 +174,44 @@ def _read_manifest(path: Path) -> dict[str, Any]:
         raise LayerSetError(msg) from None
 
 
-def _unknown(key: str, known: tuple[str, ...], where: str) -> str:
-    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
-    hint = f"did you mean {close[0]!r}?" if close else f"known: {', '.join(known)}."
-    return f"{where}: unknown key {key!r}; {hint}"
+def _check(data: dict[str, Any], manifest: Path) -> LayersFile:
+    """Check the manifest against its model, saying every problem at once.
 
-
-def _check_keys(data: dict[str, Any], manifest: Path) -> None:
-    """Refuse unknown tables and keys, every one at once, each with the nearest known name.
+    Unknown tables and keys are said first and alone, each with the nearest known name: a
+    misspelt name is the likeliest cause of the rest.
 
     Raises
     ------
     LayerSetError
-        If the manifest holds a table or key no layer set has.
+        If the manifest holds a table or key no layer set has, lacks ``[jurisdiction]``, or a
+        table lacks its path or holds a value of the wrong kind.
     """
-    problems = []
-    for top, value in data.items():
-        if top not in _TOP_KEYS:
-            is_table = isinstance(value, (dict, list))
-            shown = f"[{top}]" if is_table else repr(top)
-            close = difflib.get_close_matches(top, _TOP_KEYS, n=1, cutoff=0.6)
-            if close:
-                hint = f"did you mean {'[' + close[0] + ']' if close[0] in _KEYS else repr(close[0])}?"
-            else:
-                hint = "known: 'crs', " + ", ".join(f"[{k}]" for k in _KEYS) + "."
-            problems.append(f"unknown {'table' if is_table else 'key'} {shown}; {hint}")
-            continue
-        if top not in _KEYS:
-            continue
-        tables = value if isinstance(value, list) else [value]
-        for k, table in enumerate(tables):
-            if not isinstance(table, dict):
-                continue  # a malformed table is reported by _section, with its fix
-            label = f"[[{top}]] number {k + 1}" if isinstance(value, list) else f"[{top}]"
-            problems += [_unknown(key, _KEYS[top], label) for key in table if key not in _KEYS[top]]
-    if problems:
-        lines = "\n".join(f"  - {p}" for p in problems)
+    model, unknown, problems = layers_problems(data)
+    if unknown:
+        lines = "\n".join(f"  - {p}" for p in unknown)
         msg = (
-            f"{manifest}: {len(problems)} unknown name{'s' if len(problems) != 1 else ''} in the layer-set "
+            f"{manifest}: {len(unknown)} unknown name{'s' if len(unknown) != 1 else ''} in the layer-set "
             f"manifest (a misspelt name would silently switch a check off):\n{lines}"
         )
         raise LayerSetError(msg)
+    if len(problems) == 1:
+        raise LayerSetError(f"{manifest}: {problems[0]}")
+    if problems:
+        lines = "\n".join(f"  - {p}" for p in problems)
+        raise LayerSetError(f"{manifest}: {len(problems)} problems in the layer-set manifest:\n{lines}")
+    assert model is not None
+    return model
 
 
-def _section(data: dict[str, Any], name: str, manifest: Path, *, required: bool) -> dict[str, Any] | None:
-    sec = data.get(name)
-    if sec is None:
-        if required:
-            msg = f"{manifest}: the [{name}] layer is required (path = ...)."
-            raise LayerSetError(msg)
-        return None
-    if not isinstance(sec, dict) or not isinstance(sec.get("path"), str):
-        msg = f'{manifest}: [{name}] needs a path = "..." (relative to the manifest).'
-        raise LayerSetError(msg)
-    return sec
-
-
-def _source(sec: dict[str, Any], manifest: Path) -> str:
+def _source(sec: Layer | Dem, manifest: Path) -> str:
     """Name the layer in messages as the manifest gives it, beside the manifest's folder."""
-    return sec["path"] if Path(sec["path"]).is_absolute() else f"{manifest.parent.name}/{sec['path']}"
+    return sec.path if Path(sec.path).is_absolute() else f"{manifest.parent.name}/{sec.path}"
 
 
-def _load_vector(sec: dict[str, Any], manifest: Path, crs: CRS) -> tuple[gpd.GeoDataFrame, str]:
-    path = (manifest.parent / sec["path"]).resolve()
+def _load_vector(sec: Layer, manifest: Path, crs: CRS) -> tuple[gpd.GeoDataFrame, str]:
+    path = (manifest.parent / sec.path).resolve()
     source = _source(sec, manifest)
-    gdf = read_layer(path, layer=sec.get("layer"), where=sec.get("where"))
+    gdf = read_layer(path, layer=sec.layer, where=sec.where)
     if gdf.crs is None:
         msg = f"{source} (named in {manifest.name}) has no CRS; define it in the file."
         raise CRSError(msg)
@@ -275,13 +229,10 @@ def _likely_name_field(gdf: gpd.GeoDataFrame) -> str | None:
     return text[0] if text else None
 
 
-def _pick_by_name(gdf: gpd.GeoDataFrame, sec: dict[str, Any], manifest: Path, source: str) -> gpd.GeoDataFrame:
-    field, name = sec.get("name_field"), sec.get("name")
-    if field is None and name is None:
+def _pick_by_name(gdf: gpd.GeoDataFrame, sec: Jurisdiction, manifest: Path, source: str) -> gpd.GeoDataFrame:
+    field, name = sec.name_field, sec.name
+    if field is None or name is None:  # both or neither: the model refuses one alone
         return gdf
-    if not isinstance(field, str) or not isinstance(name, str):
-        msg = f'{manifest}: [jurisdiction] needs both name_field = "FIELD" and name = "VALUE" (text), or neither.'
-        raise LayerSetError(msg)
     if field not in gdf.columns:
         fields = ", ".join(c for c in gdf.columns if c != gdf.geometry.name)
         msg = f"{manifest}: [jurisdiction] name_field {field!r} is not a field of {source}; its fields: {fields}."
@@ -296,16 +247,12 @@ def _pick_by_name(gdf: gpd.GeoDataFrame, sec: dict[str, Any], manifest: Path, so
     return picked
 
 
-def _load_jurisdiction(sec: dict[str, Any], manifest: Path, crs: CRS) -> shapely.Geometry:
+def _load_jurisdiction(sec: Jurisdiction, manifest: Path, crs: CRS) -> shapely.Geometry:
     """Read the jurisdiction: one feature, or the features ``where`` / ``name_field`` pick, merged."""
-    path = (manifest.parent / sec["path"]).resolve()
+    path = (manifest.parent / sec.path).resolve()
     source = _source(sec, manifest)
-    where = sec.get("where")
-    if where is not None and not isinstance(where, str):
-        msg = f"{manifest}: [jurisdiction] where must be OGR SQL text, e.g. where = \"NAME = 'Name'\"."
-        raise LayerSetError(msg)
-    gdf = _pick_by_name(read_layer(path, layer=sec.get("layer"), where=where), sec, manifest, source)
-    selected = where is not None or sec.get("name_field") is not None
+    gdf = _pick_by_name(read_layer(path, layer=sec.layer, where=sec.where), sec, manifest, source)
+    selected = sec.where is not None or sec.name_field is not None
     if len(gdf) > 1 and not selected:
         # Merging a statewide file of places into "the Village" would pass every site as inside.
         field = _likely_name_field(gdf)
@@ -333,43 +280,26 @@ def _load_jurisdiction(sec: dict[str, Any], manifest: Path, crs: CRS) -> shapely
     return shapely.union_all(shapely.make_valid(geoms))
 
 
-def _waters_sections(data: dict[str, Any], manifest: Path) -> list[dict[str, Any]]:
-    """``[waters]`` as one table, or ``[[waters]]`` as several (lakes, streams, wetlands...)."""
-    raw = data.get("waters")
-    if raw is None:
-        return []
-    secs = raw if isinstance(raw, list) else [raw]
-    for k, sec in enumerate(secs):
-        if not isinstance(sec, dict) or not isinstance(sec.get("path"), str):
-            which = "[waters]" if not isinstance(raw, list) else f"[[waters]] number {k + 1}"
-            msg = f'{manifest}: {which} needs a path = "..." (relative to the manifest).'
-            raise LayerSetError(msg)
-    return secs
-
-
-def _load_waters(data: dict[str, Any], manifest: Path, crs: CRS, profile: Profile) -> gpd.GeoDataFrame | None:
+def _load_waters(m: LayersFile, manifest: Path, crs: CRS, profile: Profile) -> gpd.GeoDataFrame | None:
     """Read every waters layer, map its codes to classes, and report every bad row at once."""
-    secs = _waters_sections(data, manifest)
+    secs = m.waters if isinstance(m.waters, list) else [] if m.waters is None else [m.waters]
     if not secs:
         return None
     frames, problems = [], []
     for sec in secs:
         gdf, source = _load_vector(sec, manifest, crs)
-        class_map = sec.get("class_map")
+        class_map = sec.class_map
         if isinstance(class_map, str):  # a file beside the manifest
             class_map = read_class_map((manifest.parent / class_map).resolve())
-        elif class_map is not None and not isinstance(class_map, dict):
-            msg = f"{manifest}: class_map of {sec['path']!r} must be a table of codes or a .toml/.csv path."
-            raise LayerSetError(msg)
         waters, found = prepare_waters(
             gdf,
             source,
             allowed_classes=profile.water_classes(),
-            class_field=sec.get("class_field", "water_class"),
-            name_field=sec.get("name_field"),
-            channel_width_field=sec.get("channel_width_field"),
-            piped_field=sec.get("piped_field", PIPED_FIELD),
-            drainage_field=sec.get("drainage_field", DRAINAGE_FIELD),
+            class_field=sec.class_field,
+            name_field=sec.name_field,
+            channel_width_field=sec.channel_width_field,
+            piped_field=sec.piped_field,
+            drainage_field=sec.drainage_field,
             class_map=class_map,
         )
         frames.append(waters.assign(layer=source))
@@ -379,13 +309,13 @@ def _load_waters(data: dict[str, Any], manifest: Path, crs: CRS, profile: Profil
     return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
 
 
-def _load_soils(sec: dict[str, Any], manifest: Path, crs: CRS, profile: Profile) -> tuple[gpd.GeoDataFrame, str]:
+def _load_soils(sec: Soils, manifest: Path, crs: CRS, profile: Profile) -> tuple[gpd.GeoDataFrame, str]:
     """Read the soils layer and check that its K field is there (K values are checked where used)."""
     soils, source = _load_vector(sec, manifest, crs)
     raw = profile.tables.get("soil_loss")
     default = str(raw.get("k_field", "kwfact")) if isinstance(raw, dict) else "kwfact"
-    k_field = sec.get("k_field", default)
-    if not isinstance(k_field, str) or k_field not in soils.columns:
+    k_field = sec.k_field or default
+    if k_field not in soils.columns:
         fields = ", ".join(str(c) for c in soils.columns if c != soils.geometry.name) or "none"
         msg = (
             f"{manifest}: [soils] {source} has no K field {k_field!r} (its fields: {fields}); name it with "
@@ -426,43 +356,33 @@ def load_layers(manifest: str | Path | None = None, *, profile: Profile) -> Laye
     path = Path(manifest) if manifest is not None else default_manifest()
     if path.is_dir():
         path = path / "layers.toml"
-    data = _read_manifest(path)
-    _check_keys(data, path)
-    crs = measuring_crs(data.get("crs", profile.measure_crs))
+    m = _check(_read_manifest(path), path)
+    crs = measuring_crs(m.crs or profile.measure_crs)
 
-    jsec = _section(data, "jurisdiction", path, required=True)
-    jurisdiction = _load_jurisdiction(jsec, path, crs)  # type: ignore[arg-type]
+    jurisdiction = _load_jurisdiction(m.jurisdiction, path, crs)
     layers = LayerSet(manifest=path, crs=crs, jurisdiction=jurisdiction)
 
-    layers.waters = _load_waters(data, path, crs, profile)
+    layers.waters = _load_waters(m, path, crs, profile)
 
-    tsec = _section(data, "targeted_areas", path, required=False)
+    tsec = m.targeted_areas
     if tsec is not None:
         targeted, _ = _load_vector(tsec, path, crs)
-        name_field = tsec.get("name_field")
+        name_field = tsec.name_field
         names = targeted[name_field].astype(object) if name_field in targeted.columns else None
         layers.targeted_areas = targeted[[targeted.geometry.name]].assign(
             area_name=names.to_numpy() if names is not None else None
         )
 
-    ssec = _section(data, "soils", path, required=False)
-    if ssec is not None:
-        layers.soils, layers.soils_k_field = _load_soils(ssec, path, crs, profile)
+    if m.soils is not None:
+        layers.soils, layers.soils_k_field = _load_soils(m.soils, path, crs, profile)
 
-    dsec = _section(data, "dem", path, required=False)
+    dsec = m.dem
     if dsec is not None:
-        dem = (path.parent / dsec["path"]).resolve()
+        dem = (path.parent / dsec.path).resolve()
         if not dem.exists():  # a file, or a folder of tiles
-            msg = f"{path}: [dem] names {dsec['path']!r}, which does not exist."
+            msg = f"{path}: [dem] names {dsec.path!r}, which does not exist."
             raise LayerSetError(msg)
-        z = dsec.get("z_unit")
-        if z is not None and z not in _Z_UNITS:
-            msg = f"{path}: [dem] z_unit {z!r} is not one of {', '.join(_Z_UNITS)}."
-            raise LayerSetError(msg)
-        band = dsec.get("band")
-        if band is not None and (not isinstance(band, int) or isinstance(band, bool) or band < 1):
-            msg = f"{path}: [dem] band {band!r} is not a band number (1, 2, ...)."
-            raise LayerSetError(msg)
+        z, band = dsec.z_unit, dsec.band
         layers.dem_path, layers.dem_z_unit, layers.dem_band = dem, z, band
         # Opened now, so an unreadable DEM, a multi-band one without `band`, or an unknown
         # vertical unit fails before any work.

@@ -9,7 +9,18 @@ number never means editing code. The Village's profile ships in the package
 
 from __future__ import annotations
 
-__all__ = ["DEFAULT_PROFILE", "HOLIDAY_SETS", "READINGS", "Entry", "Profile", "Trigger", "load_profile"]
+__all__ = [
+    "DEFAULT_PROFILE",
+    "HOLIDAY_SETS",
+    "PARTIAL_READINGS",
+    "READINGS",
+    "REQUIRED",
+    "TRIGGER_KINDS",
+    "Entry",
+    "Profile",
+    "Trigger",
+    "load_profile",
+]
 
 import sys
 from dataclasses import dataclass, field
@@ -17,10 +28,21 @@ from datetime import date, datetime, timezone, tzinfo
 from importlib import resources
 from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
+# What a profile may hold is said once, by its model (esc_gis.config); the names stay importable here.
+from esc_gis.config.calendar import HOLIDAY_SETS, CalendarFile, read_calendar
+from esc_gis.config.profile import (
+    GROUPS,
+    PARTIAL_READINGS,
+    READINGS,
+    REQUIRED,
+    TRIGGER_KINDS,
+    ProfileFile,
+    profile_problems,
+)
 from esc_gis.errors import Problem, ProfileError, ValidationError
-from esc_gis.findings import BASES, CATALOGUE, Finding, FindingTemplate, check_template, quantity_text
+from esc_gis.findings import CATALOGUE, Finding, FindingTemplate, check_template, quantity_text
 from esc_gis.units import acres_to_sqft
 
 if sys.version_info >= (3, 11):
@@ -30,54 +52,6 @@ else:  # pragma: no cover
 
 #: The profile used when none is named.
 DEFAULT_PROFILE = "winneconne"
-
-#: Entries the screening rules cannot run without.
-REQUIRED = (
-    "thresholds.permit_area",
-    "thresholds.sediment_area",
-    "thresholds.npdes_exempt_area",
-    "thresholds.less_stringent_area",
-    "thresholds.steep_slope",
-    "protective_area.lake",
-    "policy.near_threshold",
-    "policy.sliver",
-)
-_UNITS = {
-    "sqft",
-    "acres",
-    "ft",
-    "pct",
-    "pct_of_average_width",
-    "tons_per_acre_year",
-    "business_days",
-    "days",
-    "hours",
-    "inches",
-    "cuyd",
-}
-_GROUPS = ("thresholds", "protective_area", "design_storms", "deadlines", "policy")
-#: Readings of § 540-4B (jurisdiction) for a site partly inside the boundary.
-PARTIAL_READINGS = ("whole", "inside_only")
-#: Entries whose number the ordinance leaves open to two readings: entry -> its readings, the
-#: first being the one taken when the profile names none (``reading = "..."`` in the entry).
-#: § 540-8E(6) "at least once per week": seven days from the last inspection, or each calendar
-#: week; § 540-8G "up to an additional 180 days": each extension, or all of them together.
-READINGS: dict[str, tuple[str, ...]] = {
-    "deadlines.inspection_interval": ("rolling_7_days", "calendar_week"),
-    "deadlines.permit_extension": ("per_extension", "total"),
-}
-#: Named holiday sets ``[calendar] holidays`` may name instead of listing dates (the rules are
-#: :func:`esc_gis.registry.domain.calendar.default_holidays`).
-HOLIDAY_SETS = ("wisconsin_municipal",)
-_DAY_NAMES = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
-#: What a permit trigger measures, and the site field (or measurement) it reads.
-TRIGGER_KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "disturbed_area": ("plan_disturbed_sqft", ("sqft", "acres")),
-    "fill_volume": ("fill_cuyd", ("cuyd",)),
-    "utility_length": ("utility_ft", ("ft",)),
-    "steep_disturbed_area": ("steep_disturbed_sqft", ("sqft", "acres")),
-    "land_division": ("land_division", ()),
-}
 
 
 @dataclass(frozen=True)
@@ -348,64 +322,11 @@ def _names(p: Profile) -> dict[str, str]:
     for key in READINGS:
         group, name = key.split(".", 1)
         out.setdefault(f"{name}_reading", READINGS[key][0].replace("_", " "))
-    # What a business day is taken to be (§ 540-5 BUSINESS DAY): the [calendar] table's words.
-    calendar = p.tables.get("calendar") or {}
-    out["business_days"] = str(calendar.get("words", "weekdays other than the office's holidays"))
+    # What a business day is taken to be (§ 540-5 BUSINESS DAY): the [calendar] table's words,
+    # read by the one reader of [calendar] (a table it refuses has the default words).
+    calendar, _ = read_calendar(p.tables.get("calendar") or {})
+    out["business_days"] = (calendar or CalendarFile.model_validate({})).words
     return out
-
-
-def _readings(entries: dict[str, Entry], problems: list[str]) -> None:
-    """Check each entry's ``reading`` (and its ``readings`` words, ``week_starts``) against :data:`READINGS`."""
-    for key, known in READINGS.items():
-        e = entries.get(key)
-        if e is None:
-            continue
-        reading = e.extra.get("reading", known[0])
-        if reading not in known:
-            problems.append(f"[{key}] reading {reading!r} is not one of {', '.join(known)}")
-        words = e.extra.get("readings", {})
-        if not isinstance(words, dict) or any(k not in known or not str(v).strip() for k, v in words.items()):
-            problems.append(f"[{key}] readings must be a table of {', '.join(known)} = words")
-        start = e.extra.get("week_starts")
-        if start is not None and str(start).lower()[:3] not in _DAY_NAMES:
-            problems.append(f"[{key}] week_starts {start!r} is not a day name (e.g. 'sunday')")
-
-
-def _calendar(raw: Any, problems: list[str]) -> None:
-    """Check the ``[calendar]`` table: a named holiday set or a list of dates, weekend day names, the basis."""
-    if raw is None:
-        return
-    if not isinstance(raw, dict):
-        problems.append("[calendar] must be a table with holidays, weekend, section, basis and words")
-        return
-    holidays = raw.get("holidays", HOLIDAY_SETS[0])
-    if isinstance(holidays, str):
-        if holidays not in HOLIDAY_SETS:
-            problems.append(
-                f"[calendar] holidays {holidays!r} is not a named set ({', '.join(HOLIDAY_SETS)}) nor a list of dates"
-            )
-    elif isinstance(holidays, list):
-        for v in holidays:
-            # A TOML date reads as a date; a quoted "YYYY-MM-DD" is taken too; a date-time is not a day.
-            if isinstance(v, datetime) or not isinstance(v, (date, str)) or not _is_day(str(v)):
-                problems.append(f"[calendar] holiday {v!r} is not a date (use YYYY-MM-DD)")
-    else:
-        problems.append(f"[calendar] holidays {holidays!r} is not a named set nor a list of dates")
-    weekend = raw.get("weekend", ["sat", "sun"])
-    if not isinstance(weekend, list) or any(str(v).lower()[:3] not in _DAY_NAMES for v in weekend):
-        problems.append(f"[calendar] weekend {weekend!r} must be a list of day names (e.g. ['sat', 'sun'])")
-    if not str(raw.get("section", "")).strip():
-        problems.append("[calendar] has no section: cite what defines a business day")
-    if raw.get("basis") not in BASES:
-        problems.append(f"[calendar] basis {raw.get('basis')!r} is not one of {', '.join(BASES)}")
-
-
-def _is_day(text: str) -> bool:
-    try:
-        date.fromisoformat(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _builtin_path(name: str) -> Path:
@@ -426,87 +347,31 @@ def _read_toml(path: str | Path | None) -> tuple[Path, dict[str, Any]]:
         raise ProfileError(msg) from None
 
 
-def _entries(data: dict[str, Any], problems: list[str]) -> dict[str, Entry]:
-    entries: dict[str, Entry] = {}
-    for group in _GROUPS:
-        for name, raw in (data.get(group) or {}).items():
-            key = f"{group}.{name}"
-            if not isinstance(raw, dict):
-                problems.append(f"[{key}] must be a table with value, unit, section, summary")
-                continue
-            value = raw.get("value")
-            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
-                problems.append(f"[{key}] value {value!r} is not a number")
-            if value is None and "depths" not in raw:
-                problems.append(f"[{key}] has no value")
-            if raw.get("unit") not in _UNITS:
-                problems.append(f"[{key}] unit {raw.get('unit')!r} is not one of {sorted(_UNITS)}")
-            if not str(raw.get("section", "")).strip():
-                problems.append(f"[{key}] has no section: every number needs its citation")
-            extra = {k: v for k, v in raw.items() if k not in ("value", "unit", "section", "summary")}
-            if "basis" in extra and extra["basis"] not in BASES:
-                problems.append(f"[{key}] basis {extra['basis']!r} is not one of {', '.join(BASES)}")
-            entries[key] = Entry(
-                key, value, str(raw.get("unit")), str(raw.get("section", "")), str(raw.get("summary", "")), extra
-            )
-    return entries
+def _entries(m: ProfileFile, data: dict[str, Any]) -> dict[str, Entry]:
+    """Return the numbered entries of every group, with what else each holds (``min_ft``, ``depths``) as ``extra``.
 
-
-def _findings(data: dict[str, Any], problems: list[str]) -> dict[str, FindingTemplate]:
-    out: dict[str, FindingTemplate] = {}
-    for code, raw in (data.get("findings") or {}).items():
-        if not isinstance(raw, dict) or not isinstance(raw.get("message"), str):
-            problems.append(f"[findings.{code}] must be a table with section, basis and a message string")
-            continue
-        out[code] = FindingTemplate(
-            code, str(raw.get("section", "")), str(raw.get("basis", "")), raw["message"], str(raw.get("title", ""))
-        )
+    ``extra`` keeps the file's order of keys (``esc-gis rules`` and the reference show them so).
+    """
+    out = {}
+    for group in GROUPS:
+        for name, e in getattr(m, group).items():
+            given = e.model_dump(exclude_unset=True, exclude={"value", "unit", "section", "summary"})
+            extra = {k: given[k] for k in data[group][name] if k in given}
+            out[f"{group}.{name}"] = Entry(f"{group}.{name}", e.value, e.unit, e.section, e.summary, extra)
     return out
 
 
-def _triggers(
-    data: dict[str, Any], entries: dict[str, Entry], findings: dict[str, FindingTemplate], problems: list[str]
-) -> tuple[Trigger, ...]:
+def _triggers(m: ProfileFile, entries: dict[str, Entry]) -> tuple[Trigger, ...]:
+    """Return the permit triggers, a trigger naming an entry taking its value, unit and section."""
     out = []
-    for name, raw in (data.get("permit_triggers") or {}).items():
-        where = f"[permit_triggers.{name}]"
-        if not isinstance(raw, dict):
-            problems.append(f"{where} must be a table with kind, value, unit, section, finding")
-            continue
-        if "threshold" in raw:  # value, unit and section from a numbered entry
-            e = entries.get(str(raw["threshold"]))
-            if e is None:
-                problems.append(f"{where} threshold {raw['threshold']!r} is not an entry of this profile")
-                continue
-            raw = {"value": e.value, "unit": e.unit, "section": e.section, **raw}
-        kind = raw.get("kind")
-        if kind not in TRIGGER_KINDS:
-            problems.append(f"{where} kind {kind!r} is not one of {', '.join(TRIGGER_KINDS)}")
-            continue
-        units = TRIGGER_KINDS[kind][1]
-        value = raw.get("value")
-        if units and (isinstance(value, bool) or not isinstance(value, (int, float))):
-            problems.append(f"{where} needs a numeric value")
-        if units and raw.get("unit") not in units:
-            problems.append(f"{where} unit {raw.get('unit')!r} is not one of {', '.join(units)} for {kind}")
-        if not str(raw.get("section", "")).strip():
-            problems.append(f"{where} has no section")
-        code = str(raw.get("finding", ""))
-        if code not in findings:
-            problems.append(f"{where} finding {code!r} is not declared under [findings]")
-        out.append(
-            Trigger(
-                name,
-                kind,
-                value,
-                str(raw.get("unit", "")),
-                str(raw.get("section", "")),
-                code,
-                str(raw.get("label", name)),
-            )
-        )
-    if not out:
-        problems.append("[permit_triggers] declares no trigger: name at least the disturbed area")
+    for name, t in m.permit_triggers.items():
+        e = entries.get(t.threshold) if t.threshold is not None else None
+        given = t.model_fields_set
+        value = t.value if e is None or "value" in given else e.value
+        unit = t.unit if e is None or "unit" in given else e.unit
+        section = t.section if e is None or "section" in given else e.section
+        label = name if t.label is None else t.label
+        out.append(Trigger(name, t.kind, value, str(unit or ""), str(section or ""), t.finding, label))
     return tuple(out)
 
 
@@ -537,47 +402,33 @@ def load_profile(path: str | Path | None = None) -> Profile:
     (4000, '§ 540-4A(1)(a)')
     """
     p, data = _read_toml(path)
-    problems: list[str] = []
-    head = data.get("profile", {})
-    for k in ("name", "measure_crs"):
-        if not isinstance(head.get(k), str):
-            problems.append(f"[profile] needs a string {k!r}")
-    partial = str(head.get("partial_jurisdiction", "whole"))
-    if partial not in PARTIAL_READINGS:
-        problems.append(f"[profile] partial_jurisdiction {partial!r} is not one of {', '.join(PARTIAL_READINGS)}")
-    zone = str(head.get("timezone", ""))
-    if zone:
-        try:
-            ZoneInfo(zone)
-        except (ZoneInfoNotFoundError, ValueError):
-            problems.append(f"[profile] timezone {zone!r} is not an IANA time zone name (e.g. 'America/Chicago')")
-            zone = ""
-    entries = _entries(data, problems)
-    problems += [f"missing entry [{k}]" for k in REQUIRED if k not in entries]
-    _readings(entries, problems)
-    _calendar(data.get("calendar"), problems)
-    findings = _findings(data, problems)
-    triggers = _triggers(data, entries, findings, problems)
+    # A refused profile's usable tables still go through the checks below: every problem in one pass.
+    model, problems = profile_problems(data)
+    head = model.profile
+    entries = _entries(model, data)
+    findings = {
+        code: FindingTemplate(code, f.section, f.basis, f.message, f.title) for code, f in model.findings.items()
+    }
     prof = Profile(
-        name=str(head.get("name", "")),
-        ordinance=str(head.get("ordinance", "")),
-        adopted=str(head.get("adopted", "")),
-        measure_crs=str(head.get("measure_crs", "")),
+        name=head.name,
+        ordinance=head.ordinance,
+        adopted=head.adopted,
+        measure_crs=head.measure_crs,
         entries=entries,
         source=str(p),
-        contact=str(head.get("contact", "")),
-        jurisdiction_name=str(head.get("jurisdiction_name", head.get("name", ""))),
-        authority=str(head.get("authority", "")),
-        authority_section=str(head.get("authority_section", "")),
-        permit_number=str(head.get("permit_number", "{year}-{seq:04d}")),
-        case_number=str(head.get("case_number", "ENF-{year}-{seq:04d}")),
-        appeal_number=str(head.get("appeal_number", "APL-{year}-{seq:04d}")),
-        timezone=zone,
-        standards_permitted=str(head.get("standards_permitted", "")),
-        standards_unpermitted=str(head.get("standards_unpermitted", "")),
-        partial_jurisdiction=partial,
+        contact=head.contact,
+        jurisdiction_name=head.name if head.jurisdiction_name is None else head.jurisdiction_name,
+        authority=head.authority,
+        authority_section=head.authority_section,
+        permit_number=head.permit_number,
+        case_number=head.case_number,
+        appeal_number=head.appeal_number,
+        timezone=head.timezone,
+        standards_permitted=head.standards_permitted,
+        standards_unpermitted=head.standards_unpermitted,
+        partial_jurisdiction=head.partial_jurisdiction,
         findings=findings,
-        triggers=triggers,
+        triggers=_triggers(model, entries),
         tables={k: v for k, v in data.items() if isinstance(v, dict) and k not in _KNOWN_TABLES},
     )
     names = set(prof.names())
@@ -594,4 +445,4 @@ def load_profile(path: str | Path | None = None) -> Profile:
     return prof
 
 
-_KNOWN_TABLES = {"profile", "findings", "permit_triggers", *_GROUPS}
+_KNOWN_TABLES = {"profile", "findings", "permit_triggers", *GROUPS}

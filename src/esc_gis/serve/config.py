@@ -37,6 +37,8 @@ from typing import Any
 
 import geopandas as gpd
 
+from esc_gis.config.service import PROTECTED as _PROTECTED
+from esc_gis.config.service import overrides_problems
 from esc_gis.errors import RegistryError, ServiceConfigError
 from esc_gis.layers import LayerSet, load_layers
 from esc_gis.maps.public import OPTIONAL_PUBLIC_COLUMNS, PUBLIC_COLUMNS
@@ -467,9 +469,8 @@ def check_pygeoapi_login(provider: dict[str, Any], env: dict[str, str], url: str
         raise RegistryError(msg)
 
 
-#: What an overrides file may not replace: the permits collection (its login and the states it
-#: shows are checked) and the process manager (it bounds every screening).
-PROTECTED = (("resources", "permits"), ("server", "manager"))
+#: What an overrides file may not replace (its model, esc_gis.config.service, refuses them).
+PROTECTED = _PROTECTED
 
 
 def read_overrides(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -507,8 +508,7 @@ def read_overrides(path: str | os.PathLike[str]) -> dict[str, Any]:
             f"The pygeoapi overrides {p} must be a mapping (server:, metadata:, resources:), not {type(data).__name__}."
         )
         raise ServiceConfigError(msg)
-    touched = [".".join(keys) for keys in PROTECTED if isinstance(data.get(keys[0]), dict) and keys[1] in data[keys[0]]]
-    touched += [k for k in ("server", "resources") if k in data and not isinstance(data[k], dict)]
+    touched = overrides_problems(data)
     if touched:
         msg = (
             f"The pygeoapi overrides {p} may not replace {', '.join(touched)}: esc-gis serve checks the permits "

@@ -23,6 +23,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from esc_gis.config.service import settings_problems
 from esc_gis.errors import ServiceConfigError
 from esc_gis.serve.config import PASSWORD_ENV, ServiceFiles, ServiceSettings
 from esc_gis.serve.screen_request import Limits
@@ -81,18 +82,28 @@ def load_application(folder: str | os.PathLike[str]) -> Any:
     if missing:
         msg = f"{root} lacks {', '.join(missing)}. Fix: run `esc-gis serve --write-config {root} ...` first."
         raise ServiceConfigError(msg)
+    fix = "Fix: write it again with `esc-gis serve --write-config`."
     try:
         plain = json.loads((root / SETTINGS_FILE).read_text(encoding="utf-8"))
-        page, schema = plain.pop("page_settings"), plain.pop("registry_schema")
-        limits = Limits(**plain.pop("limits"))
-        for key in ("layers", "profile", "overrides"):
-            plain[key] = None if plain.get(key) is None else Path(plain[key])
-        settings = ServiceSettings(
-            state_dir=root, limits=limits, **{**plain, "cors_origins": tuple(plain["cors_origins"])}
-        )
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        msg = f"Cannot read {root / SETTINGS_FILE}: {exc}. Fix: write it again with `esc-gis serve --write-config`."
-        raise ServiceConfigError(msg) from None
+    except (OSError, ValueError) as exc:
+        raise ServiceConfigError(f"Cannot read {root / SETTINGS_FILE}: {exc}. {fix}") from None
+    model, problems = settings_problems(plain)
+    if model is None:
+        raise ServiceConfigError(f"Cannot read {root / SETTINGS_FILE}: {'; '.join(problems)}. {fix}")
+    page, schema = model.page_settings, model.registry_schema
+    settings = ServiceSettings(
+        registry=model.registry,
+        state_dir=root,
+        layers=None if model.layers is None else Path(model.layers),
+        profile=None if model.profile is None else Path(model.profile),
+        host=model.host,
+        port=model.port,
+        public_url=model.public_url,
+        cors_origins=tuple(model.cors_origins),
+        limits=Limits(**model.limits.model_dump()),
+        basemap=model.basemap,
+        overrides=None if model.overrides is None else Path(model.overrides),
+    )
     password = os.environ.get(PASSWORD_ENV)
     if password and "PGPASSWORD" not in os.environ:
         os.environ["PGPASSWORD"] = password  # the cache's own connection asks the registry's version

@@ -37,6 +37,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import TypeAdapter
+
+from esc_gis.config._base import errors
+from esc_gis.config.schedule import COLUMNS, REQUIRED_COLUMNS, Day, PhaseRow, Practices
 from esc_gis.errors import LayerReadError, Problem, ValidationError
 
 if sys.version_info >= (3, 11):
@@ -46,8 +50,10 @@ else:  # pragma: no cover
 
 __all__ = ["Phase", "Window", "read_schedule", "validate_schedule", "windows"]
 
-_COLUMNS = ("phase", "start", "end", "cover", "practices")
-_REQUIRED = ("phase", "start", "end", "cover")
+_COLUMNS, _REQUIRED = COLUMNS, REQUIRED_COLUMNS
+# The row's own rules for its dates and practices, for a row whose other values are refused.
+_DAY = TypeAdapter(Day)
+_PRACTICES = TypeAdapter(Practices)
 
 
 @dataclass(frozen=True)
@@ -93,27 +99,6 @@ class Window:
         return f"{self.start.isoformat()} to {self.end.isoformat()}"
 
 
-def _date(value: Any) -> dt.date | None:
-    if isinstance(value, dt.datetime):
-        return value.date()
-    if isinstance(value, dt.date):
-        return value
-    try:
-        return dt.date.fromisoformat(str(value).strip())
-    except ValueError:
-        return None
-
-
-def _practices(value: Any) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    if isinstance(value, (list, tuple)):
-        items = [str(v) for v in value]
-    else:
-        items = str(value).replace("+", ";").split(";")
-    return tuple(s.strip() for s in items if s.strip() and s.strip().lower() != "none")
-
-
 def _check_row(
     i: int,
     raw: Mapping[str, Any],
@@ -123,16 +108,23 @@ def _check_row(
     problems: list[Problem],
 ) -> Phase | None:
     """Append the problems of row ``i``; return its phase when its dates could be read."""
-    missing = [c for c in _REQUIRED if raw.get(c) in (None, "")]
+    row, errs = errors(PhaseRow, raw)
+    failed = {str(e["loc"][0]): e for e in errs}
+    missing = [c for c in _REQUIRED if c in failed and failed[c]["type"] in ("missing", "blank")]
     if missing:
         problems.append(
             Problem(source, i, f"no {', '.join(missing)}.", f"give every phase its {', '.join(_REQUIRED)}.")
         )
     name = str(raw.get("phase") or f"row {i}")
-    start, end = _date(raw.get("start")), _date(raw.get("end"))
-    for col, value, parsed in (("start", raw.get("start"), start), ("end", raw.get("end"), end)):
-        if value not in (None, "") and parsed is None:
-            problems.append(Problem(source, i, f"{col} {value!r} is not a date.", "write dates as YYYY-MM-DD.", name))
+    dates = {}
+    for col in ("start", "end"):
+        if col not in failed:  # read by the row's own rule, whatever else the row lacks
+            dates[col] = _DAY.validate_python(raw[col])
+        elif col not in missing:
+            problems.append(
+                Problem(source, i, f"{col} {raw[col]!r} is not a date.", "write dates as YYYY-MM-DD.", name)
+            )
+    start, end = dates.get("start"), dates.get("end")
     if start is not None and end is not None and end < start:
         problems.append(
             Problem(
@@ -154,7 +146,7 @@ def _check_row(
                 name,
             )
         )
-    prs = _practices(raw.get("practices"))
+    prs = row.practices if row is not None else _PRACTICES.validate_python(raw.get("practices"))
     problems += [
         Problem(
             source,

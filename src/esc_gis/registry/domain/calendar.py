@@ -32,7 +32,6 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 _DAY = timedelta(days=1)
-_WEEKDAYS = {"mon": 0, "tue": 1, "wed": 2, "thu": 3, "fri": 4, "sat": 5, "sun": 6}
 
 
 def _nth_weekday(year: int, month: int, weekday: int, n: int) -> date:
@@ -121,6 +120,9 @@ class OfficeCalendar:
 def load_calendar(path: str | Path | None = None) -> OfficeCalendar:
     """Read an office calendar from TOML: ``holidays`` (ISO dates) and ``weekend`` (day names).
 
+    The file holds what a profile's ``[calendar]`` does (:class:`esc_gis.config.calendar.CalendarFile`),
+    read by the same reader.
+
     Raises
     ------
     ProfileError
@@ -133,24 +135,7 @@ def load_calendar(path: str | Path | None = None) -> OfficeCalendar:
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         msg = f"office calendar {str(path)!r} cannot be read: {exc}"
         raise ProfileError(msg) from None
-    bad, holidays = [], set()
-    for v in data.get("holidays", []):
-        try:
-            # A TOML date reads as a date and prints as YYYY-MM-DD; a date-time does not parse:
-            # a holiday is a whole day.
-            holidays.add(date.fromisoformat(str(v)))
-        except ValueError:
-            bad.append(f"holiday {v!r} is not a date (use YYYY-MM-DD)")
-    weekend = set() if "weekend" in data else {5, 6}
-    for v in data.get("weekend", []):
-        if str(v).lower()[:3] not in _WEEKDAYS:
-            bad.append(f"weekend day {v!r} is not a day name")
-        else:
-            weekend.add(_WEEKDAYS[str(v).lower()[:3]])
-    if bad:
-        msg = f"office calendar {str(path)!r}: " + "; ".join(bad) + "."
-        raise ProfileError(msg)
-    return OfficeCalendar(holidays=frozenset(holidays) if "holidays" in data else None, weekend=frozenset(weekend))
+    return _calendar(data, f"office calendar {str(path)!r}: ")
 
 
 def profile_calendar(profile: Profile) -> OfficeCalendar:
@@ -174,23 +159,22 @@ def profile_calendar(profile: Profile) -> OfficeCalendar:
     False
     """
     raw = profile.tables.get("calendar") or {}
-    given = raw.get("holidays", "wisconsin_municipal")
-    bad, holidays = [], set()
-    if isinstance(given, list):
-        for v in given:
-            try:
-                holidays.add(date.fromisoformat(str(v)))
-            except ValueError:
-                bad.append(f"holiday {v!r} is not a date (use YYYY-MM-DD)")
-    elif given != "wisconsin_municipal":
-        bad.append(f"holidays {given!r} is not a named set (wisconsin_municipal) nor a list of dates")
-    weekend = set()
-    for v in raw.get("weekend", ["sat", "sun"]):
-        if str(v).lower()[:3] not in _WEEKDAYS:
-            bad.append(f"weekend day {v!r} is not a day name")
-        else:
-            weekend.add(_WEEKDAYS[str(v).lower()[:3]])
-    if bad:
-        msg = f"[calendar] of profile {profile.source or profile.name!r}: " + "; ".join(bad) + "."
+    return _calendar(raw, f"[calendar] of profile {profile.source or profile.name!r}: ")
+
+
+def _calendar(raw: object, where: str) -> OfficeCalendar:
+    """Read the days of a calendar table with the one reader (:func:`esc_gis.config.calendar.read_calendar`).
+
+    Raises
+    ------
+    ProfileError
+        Naming every problem, after ``where``.
+    """
+    from esc_gis.config.calendar import read_calendar
+
+    table, problems = read_calendar(raw)
+    if table is None:
+        msg = where + "; ".join(problems) + "."
         raise ProfileError(msg)
-    return OfficeCalendar(holidays=frozenset(holidays) if isinstance(given, list) else None, weekend=frozenset(weekend))
+    holidays, weekend = table.days()
+    return OfficeCalendar(holidays=holidays, weekend=weekend)

@@ -18,6 +18,7 @@ Fees and guarantees are private: never on the public map or in a public export.
 from __future__ import annotations
 
 __all__ = [
+    "APPLICATION_FEE",
     "GUARANTEE_EVENTS",
     "GUARANTEE_TYPES",
     "Fee",
@@ -35,6 +36,7 @@ from pathlib import Path
 import tomllib
 
 from esc_gis._outputs import spreadsheet_text
+from esc_gis.config.fees import APPLICATION_FEE, fee_problems
 from esc_gis.errors import Problem, ProfileError, ValidationError
 from esc_gis.registry.domain.dates import EffectiveDate, date_problems
 
@@ -42,8 +44,6 @@ from esc_gis.registry.domain.dates import EffectiveDate, date_problems
 GUARANTEE_TYPES = ("surety_bond", "cash_escrow", "letter_of_credit")
 #: A guarantee's events: a draw for the office's work, a partial prorated release, the final release.
 GUARANTEE_EVENTS = ("draw", "release", "final_release")
-#: The fee kind without which an application is not complete (§ 540-8B, § 540-8C).
-APPLICATION_FEE = "application"
 
 
 @dataclass(frozen=True)
@@ -71,28 +71,14 @@ def load_fee_schedule(path: str | Path) -> FeeSchedule:
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         msg = f"Cannot read the fee schedule {p}: {exc}. Give the TOML file the office keeps (see examples/)."
         raise ProfileError(msg) from exc
-    problems = []
-    sched = data.get("schedule", {})
-    resolution = sched.get("resolution")
-    adopted = sched.get("adopted_on")
-    if not isinstance(resolution, str) or not resolution.strip():
-        problems.append("[schedule] resolution is missing (the resolution that set the fees).")
-    if not isinstance(adopted, date) or isinstance(adopted, datetime):
-        problems.append("[schedule] adopted_on is missing or not a date (write 2026-01-12, unquoted).")
-    fees = data.get("fees", {})
-    amounts: dict[str, float] = {}
-    for kind, amount in fees.items():
-        if isinstance(amount, bool) or not isinstance(amount, (int, float)) or amount < 0:
-            problems.append(f"[fees] {kind} = {amount!r} is not an amount of 0 or more.")
-        else:
-            amounts[kind] = float(amount)
-    if APPLICATION_FEE not in fees:
-        problems.append(f"[fees] has no {APPLICATION_FEE!r} fee (the application fee).")
-    if problems:
+    schedule, problems = fee_problems(data)
+    if schedule is None:
         msg = f"The fee schedule {p} is not usable: " + " ".join(problems)
         raise ProfileError(msg)
-    assert isinstance(resolution, str) and isinstance(adopted, date)
-    return FeeSchedule(resolution, adopted, amounts, p)
+    amounts = {kind: float(amount) for kind, amount in schedule.fees.model_dump().items()}
+    # In the file's order, as the office wrote it.
+    amounts = {kind: amounts[kind] for kind in data["fees"]}
+    return FeeSchedule(schedule.schedule.resolution, schedule.schedule.adopted_on, amounts, p)
 
 
 @dataclass(frozen=True)
