@@ -34,7 +34,7 @@ whole
     the layer, its measurements and its result at once, several GB (issue 26 measured 551 MB
     at 100k and memory growing with the input).
 stream
-    ``esc_gis.stream.screen_to_file(IN, OUT.gpkg, batch_rows=--batch-rows)`` (default 50,000).
+    ``esc_gis.screening.stream.screen_to_file(IN, OUT.gpkg, batch_rows=--batch-rows)`` (default 50,000).
 dask
     the same with ``engine=dask_engine(scheduler=...)`` on a ``LocalCluster`` of
     ``--dask-workers`` (default 2) worker processes started by the benchmark exactly as
@@ -290,7 +290,7 @@ def task_whole(args: dict[str, Any]) -> Result:
 
 def task_stream(args: dict[str, Any]) -> Result:
     """The streamed run on this process: ``screen_to_file`` in batches."""
-    from esc_gis.stream import screen_to_file
+    from esc_gis.screening.stream import screen_to_file
 
     out = Path(args["out"])
     t0, cpu0 = time.perf_counter(), time.process_time()
@@ -319,8 +319,8 @@ def task_dask(args: dict[str, Any]) -> Result:
     import psutil
     from distributed import Client
 
-    from esc_gis.dask_engine import dask_engine, local_cluster
-    from esc_gis.stream import screen_to_file
+    from esc_gis.screening.engines.dask import dask_engine, local_cluster
+    from esc_gis.screening.stream import screen_to_file
 
     out = Path(args["out"])
     t0, cpu0 = time.perf_counter(), time.process_time()
@@ -373,7 +373,7 @@ def task_cprofile(args: dict[str, Any]) -> Result:
     import cProfile
     import pstats
 
-    from esc_gis.stream import screen_to_file
+    from esc_gis.screening.stream import screen_to_file
 
     prof = cProfile.Profile()
     prof.enable()

@@ -1,6 +1,6 @@
 """The dask engine: a streamed screening's batches spread over a ``dask.distributed`` cluster.
 
-:func:`esc_gis.stream.screen_to_file` cuts the sites layer into batches and writes their rows
+:func:`esc_gis.screening.stream.screen_to_file` cuts the sites layer into batches and writes their rows
 in file order; :func:`dask_engine` gives it a way to screen those batches on many processes or
 machines. Each worker reads its own batch's features from the file (so the file must be where
 every worker can read it: a local disk for a local cluster, shared storage for a remote one),
@@ -32,7 +32,7 @@ import pyarrow as pa
 
 from esc_gis._threads import at_most
 from esc_gis.errors import EscGisError, install_hint
-from esc_gis.stream import BatchOut, Context, Job, screen_job
+from esc_gis.screening.batches import BatchOut, Context, Job, screen_job
 
 
 class DaskUnavailableError(EscGisError, ImportError):
@@ -141,7 +141,7 @@ def _unpack(out: BatchOut) -> BatchOut:
 def dask_engine(
     scheduler: str | None = None, *, workers: int | None = None, in_flight: int | None = None
 ) -> Callable[[Iterable[Job], Context], Iterator[BatchOut]]:
-    """Return an engine for :func:`esc_gis.stream.screen_to_file` that runs the batches on dask.
+    """Return an engine for :func:`esc_gis.screening.stream.screen_to_file` that runs the batches on dask.
 
     Parameters
     ----------
@@ -156,7 +156,7 @@ def dask_engine(
     Returns
     -------
     callable
-        ``engine(jobs, context)`` yielding each job's :class:`~esc_gis.stream.BatchOut` in order.
+        ``engine(jobs, context)`` yielding each job's :class:`~esc_gis.screening.batches.BatchOut` in order.
 
     Raises
     ------
