@@ -367,7 +367,9 @@ def plan_jobs(
     for _, _, ranks in _batches(n, size, held_rank[keep], first[plan][keep]):
         if not len(ranks):  # every site of its range went with its plan to an earlier batch
             continue
-        pos = order[ranks]
+        # In file order within the batch: its rows then come out sorted by place, as the spill
+        # keeps them (esc_gis.screening.order.FileOrder), with no copy to sort them.
+        pos = np.sort(order[ranks])
         jobs.append(Job(src, layer, where, 0, 0, pos, numbers[pos], fids[pos], None))
     return jobs
 

@@ -93,6 +93,7 @@ class StreamRun:
     not_selected: int = 0
     id_field: str = "site_id"
     generated_shown: list[str] = field(default_factory=list)  # the first five generated ids
+    spatial: bool = False  # batched in Hilbert order (the file's rows were not in spatial order)
 
 
 class _Collector:
@@ -301,7 +302,9 @@ def screen_to_file(
 
             add_layer_style(tmp, "screening", collector.columns)
             describe_layer(tmp, "screening")
-    return collector.summary(out, rows, -(-n // batch_rows), total - n)
+    run = collector.summary(out, rows, -(-n // batch_rows), total - n)
+    run.spatial = order is not None
+    return run
 
 
 def _in_file_order(
