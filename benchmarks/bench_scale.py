@@ -565,6 +565,7 @@ def measure(args: argparse.Namespace, out_dir: Path, gen: dict[str, Any]) -> dic
             runs[key][task] = {**got[(len(got) - 1) // 2], "all_seconds": [r["seconds"] for r in got]}
         for _, targs in plan:
             Path(targs["out"]).unlink(missing_ok=True)
+            Path(targs["out"] + ".run_findings.csv").unlink(missing_ok=True)  # the CLI's (auto) sidecar
     return runs
 
 

@@ -39,10 +39,15 @@ SORT_WHEN_WINDOWS_OVER = 1.5
 #: Bits per axis of the Hilbert grid: 65,536 cells a side, finer than any parcel over a county.
 _LEVEL = 16
 
-#: Rows in a spilled chunk: a window of places takes a few thousand rows from each spilled batch,
-#: and only one chunk per batch is held while reading back (4,096 rows: about 5 MB of a county's
-#: findings text, uncompressed).
-_CHUNK = 4096
+#: Rows in a spilled chunk: one chunk per spilled batch is held while reading back, so the
+#: held chunks are batches x this many rows (1,024 rows: about 1.3 MB of a county's findings
+#: text; at 4,096 the 20 batches of a million parcels held 100 MB, and the run peaked at 1.54 GB).
+_CHUNK = 1024
+
+#: Most places handed back at a time: each window's rows are gathered from every batch and
+#: copied once into file order, so a window is held twice while it is made (16,384 rows: about
+#: 20 MB of them; a 50,000-row window cost 60 MB twice over, for no gain in speed).
+_WINDOW = 16_384
 
 
 def hilbert_keys(bounds: np.ndarray, level: int = _LEVEL) -> np.ndarray:
@@ -177,7 +182,7 @@ class FileOrder:
         Where the spill goes (a temporary folder inside it, removed by :meth:`close`): the
         output's folder, which has room for the output.
     window : int
-        Places handed back at a time (the run's batch size).
+        Places handed back at a time (the run's batch size; at most 16,384).
 
     Raises
     ------
@@ -187,7 +192,7 @@ class FileOrder:
 
     def __init__(self, folder: Path, window: int) -> None:
         self.dir = Path(tempfile.mkdtemp(prefix=".esc_gis-order-", dir=folder))
-        self.window = max(1, window)
+        self.window = max(1, min(window, _WINDOW))
         self.spills: list[tuple[Path, np.ndarray]] = []  # each batch's file and its rows' places, ascending
         codec = "lz4" if pa.Codec.is_available("lz4") else None
         # LZ4: a county batch's findings text shrinks several times, at a few ms a batch.
@@ -212,6 +217,7 @@ class FileOrder:
             for start in range(0, rows.num_rows, _CHUNK):
                 w.write_table(rows.slice(start, _CHUNK), max_chunksize=_CHUNK)
         self.spills.append((path, pos))
+        pa.default_memory_pool().release_unused()  # the compressed copies, not held until the next batch
 
     def tables(self, n: int) -> Iterator[pa.Table]:
         """Yield the spilled rows in file order, a window of ``n`` places' rows at a time.
@@ -242,6 +248,10 @@ class FileOrder:
             # A column empty in one batch (Arrow's null type) takes the others' type.
             rows = pa.concat_tables(parts, promote_options="permissive")
             yield rows.take(np.argsort(np.concatenate(places), kind="stable"))
+            del rows, parts
+            # Arrow's allocator keeps what a window freed for reuse; the next window's chunks
+            # come in other sizes, so hand it back rather than let the pool grow by a window.
+            pa.default_memory_pool().release_unused()
 
     def close(self) -> None:
         """Remove the spill."""

@@ -314,7 +314,13 @@ def _in_file_order(
     progress: Callable[[int, int], None] | None,
     n: int,
 ) -> Iterator[pa.Table]:
-    """Take the file-order batches' outcomes in order; yield the rows to write while no problem is found."""
+    """Take the file-order batches' outcomes in order; yield the rows to write while no problem is found.
+
+    Raises
+    ------
+    LayerReadError, LayerSetError, CRSError, ProfileError
+        As the engine running the batches raises them.
+    """
     ahead: tuple[pa.Table, np.ndarray] | None = None  # rows screened before their batch
     for job, outcome in zip(jobs, outcomes, strict=True):
         part, ahead = _merge(collector.take(outcome), ahead, job.stop)
@@ -332,7 +338,15 @@ def _spilled(
     n: int,
     spill: FileOrder,
 ) -> Iterator[pa.Table]:
-    """Spill the spatial batches' rows; once every batch is screened, yield them in the file's order."""
+    """Spill the spatial batches' rows; once every batch is screened, yield them in the file's order.
+
+    Raises
+    ------
+    LayerReadError, LayerSetError, CRSError, ProfileError
+        As the engine running the batches raises them.
+    OSError
+        If the spill cannot be written or read back.
+    """
     done = 0
     for job, outcome in zip(jobs, outcomes, strict=True):
         taken = collector.take(outcome)

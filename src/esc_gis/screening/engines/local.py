@@ -23,6 +23,23 @@ def local_engine(jobs: Iterable[Job], ctx: Context) -> Iterator[BatchOut]:
     in batches of 10,000 (three interleaved runs each, on a shared machine). One batch is read
     ahead, so one more batch's sites are held. The reader runs under the caller's thread cap
     (:func:`esc_gis._threads.at_most`).
+
+    Parameters
+    ----------
+    jobs : iterable of Job
+        The batches, in the order their outcomes are wanted.
+    ctx : Context
+        What every batch is screened with.
+
+    Yields
+    ------
+    BatchOut
+        Each job's outcome, in the order given.
+
+    Raises
+    ------
+    LayerReadError, LayerSetError, CRSError, ProfileError
+        As :func:`esc_gis.screening.batches.screen_job`; the batch being read ahead is dropped.
     """
     todo = list(jobs)
     if not todo:
