@@ -33,8 +33,16 @@ whole
     whole-file run. Skipped above ``--whole-max`` parcels (default 100,000): at 1M it holds
     the layer, its measurements and its result at once, several GB (issue 26 measured 551 MB
     at 100k and memory growing with the input).
+auto
+    ``esc-gis screen IN --layers ... -o OUT.gpkg --quiet`` with no other option, in process
+    (``cli.main``): above ``esc_gis.screening.stream.STREAM_ABOVE_ROWS`` (50,000) features it
+    streams by itself, in batches of 50,000 (issue 37: its peak memory at 1M).
 stream
-    ``esc_gis.stream.screen_to_file(IN, OUT.gpkg, batch_rows=--batch-rows)`` (default 50,000).
+    ``esc_gis.screening.stream.screen_to_file(IN, OUT.gpkg, batch_rows=--batch-rows)`` (default 50,000).
+shuffled
+    the same on the same parcels written again in a random order (``--seed``; written once, as
+    ``parcels_N_shuffled.gpkg``): the run finds the file not in spatial order and batches it in
+    Hilbert order, writing the rows back in the file's order (issue 37: its time over stream's).
 dask
     the same with ``engine=dask_engine(scheduler=...)`` on a ``LocalCluster`` of
     ``--dask-workers`` (default 2) worker processes started by the benchmark exactly as
@@ -59,7 +67,9 @@ so the engines can be seen to give the same answers. Peak RSS is ``VmHWM`` of
 
 The summary lists the issue's targets, each marked met or not: 1M stream / 100k stream
 time <= 11x; 1M stream / 1M floor <= 8x; 1M peak memory < 2 GB (stream, and dask's driver +
-workers); dask on 2 workers >= 1.5x faster than stream at 1M. ``--cprofile K`` adds the top K
+workers); dask on 2 workers >= 1.5x faster than stream at 1M; and issue 37's: 1M auto peak
+under 1.5 GB; 1M shuffled time at most 1.3x stream's on the ordered file; 1M dask CPU-seconds
+a row (driver + workers) at most 1.25x the single process's. ``--cprofile K`` adds the top K
 functions of one streamed run at ``--cprofile-size`` (default 100,000).
 
 How to run
@@ -96,7 +106,7 @@ from bench_screen import INPUT_CRS, task_floor, task_generate, task_generate_wat
 # Only the standard library at module level (bench_screen's too): the driver stays small,
 # the heavy libraries are imported inside the worker tasks.
 
-ENGINES = ("whole", "stream", "dask")
+ENGINES = ("whole", "auto", "stream", "shuffled", "dask")
 MEASURE_CRS = "EPSG:7594"  # WISCRS Winnebago, US survey feet: the profile's measuring CRS
 DEM_CELL_FT = 10.0
 DEM_Z_STEP_FT = 1 / 16  # elevations rounded to this: a LiDAR DEM's precision, and it compresses
@@ -105,6 +115,9 @@ TARGET_GROWTH = 11.0  # 1M / 100k stream time
 TARGET_FLOOR = 8.0  # 1M stream / 1M floor
 TARGET_PEAK_MB = 2048.0
 TARGET_DASK = 1.5  # stream time / dask time at 1M
+TARGET_AUTO_PEAK_MB = 1536.0  # issue 37: `esc-gis screen` with no option, 1M parcels
+TARGET_SHUFFLED = 1.3  # issue 37: shuffled parcels' time / the same parcels ordered, 1M
+TARGET_DASK_CPU = 1.25  # issue 37: dask CPU-seconds a row / the single process's, 1M
 BIG, SMALL = 1_000_000, 100_000
 
 Result = dict[str, Any]
@@ -290,12 +303,12 @@ def task_whole(args: dict[str, Any]) -> Result:
 
 def task_stream(args: dict[str, Any]) -> Result:
     """The streamed run on this process: ``screen_to_file`` in batches."""
-    from esc_gis.stream import screen_to_file
+    from esc_gis.screening.stream import screen_to_file
 
     out = Path(args["out"])
     t0, cpu0 = time.perf_counter(), time.process_time()
     run = screen_to_file(args["input"], out, layers=args["layers"], batch_rows=args["batch_rows"], overwrite=True)
-    return _done(time.perf_counter() - t0, cpu0, out, {"batches": run.batches})
+    return _done(time.perf_counter() - t0, cpu0, out, {"batches": run.batches, "spatial": run.spatial})
 
 
 def _status_kb(pid: int, key: str) -> int:
@@ -314,13 +327,41 @@ def _own_hwm_mb() -> float:
     return _status_kb(os.getpid(), "VmHWM") / 1024.0
 
 
+def task_auto(args: dict[str, Any]) -> Result:
+    """``esc-gis screen IN --layers L -o OUT --quiet``, no other option, in this process: what a user gets."""
+    from esc_gis.cli.main import cli
+
+    out = Path(args["out"])
+    out.unlink(missing_ok=True)
+    t0, cpu0 = time.perf_counter(), time.process_time()
+    cli.main(["screen", args["input"], "--layers", args["layers"], "-o", str(out), "--quiet"], standalone_mode=False)
+    return _done(time.perf_counter() - t0, cpu0, out)
+
+
+def task_shuffle(args: dict[str, Any]) -> Result:
+    """Write the parcels again in a random order (a layer sorted by owner, or shuffled by an export)."""
+    import numpy as np
+    import pyogrio
+
+    t0 = time.perf_counter()
+    frame = pyogrio.read_dataframe(args["parcels"], use_arrow=True)
+    frame = frame.iloc[np.random.default_rng(args["seed"]).permutation(len(frame))].reset_index(drop=True)
+    pyogrio.write_dataframe(frame, args["path"], driver="GPKG", use_arrow=True)
+    return {"seconds": time.perf_counter() - t0}
+
+
+def task_shuffled(args: dict[str, Any]) -> Result:
+    """The streamed run on the shuffled parcels (batched spatially by itself, written in file order)."""
+    return task_stream(args)
+
+
 def task_dask(args: dict[str, Any]) -> Result:
     """The streamed run on a local dask cluster; the workers' peaks are read before it closes."""
     import psutil
     from distributed import Client
 
-    from esc_gis.dask_engine import dask_engine, local_cluster
-    from esc_gis.stream import screen_to_file
+    from esc_gis.screening.engines.dask import dask_engine, local_cluster
+    from esc_gis.screening.stream import screen_to_file
 
     out = Path(args["out"])
     t0, cpu0 = time.perf_counter(), time.process_time()
@@ -373,7 +414,7 @@ def task_cprofile(args: dict[str, Any]) -> Result:
     import cProfile
     import pstats
 
-    from esc_gis.stream import screen_to_file
+    from esc_gis.screening.stream import screen_to_file
 
     prof = cProfile.Profile()
     prof.enable()
@@ -404,6 +445,9 @@ TASKS: dict[str, Callable[[dict[str, Any]], Result]] = {
     "floor_out": task_floor_out,
     "whole": task_whole,
     "stream": task_stream,
+    "auto": task_auto,
+    "shuffle": task_shuffle,
+    "shuffled": task_shuffled,
     "dask": task_dask,
     "cprofile": task_cprofile,
 }
@@ -465,6 +509,16 @@ def prepare(args: argparse.Namespace, out_dir: Path) -> dict[str, Any]:
             )
             marker.write_text(str(dem), encoding="utf-8")
             gen["sizes"].setdefault(str(n), {}).update(lay)
+    if "shuffled" in args.engines:
+        for n in sizes:
+            shuffled = out_dir / f"parcels_{n}_shuffled.gpkg"
+            if not (args.keep and shuffled.exists()):
+                print(f"shuffling {n:,} parcels ...", file=sys.stderr)
+                sh = run_worker(
+                    "shuffle", {"parcels": str(inputs[n]), "path": str(shuffled), "seed": args.seed}, out_dir
+                )
+                gen["sizes"].setdefault(str(n), {})["shuffle_s"] = sh["seconds"]
+    gen["shuffled"] = {str(n): str(out_dir / f"parcels_{n}_shuffled.gpkg") for n in sizes}
     gen["inputs"] = {str(n): str(p) for n, p in inputs.items()}
     gen["manifests"] = {str(n): str(out_dir / f"layers_{n}" / "layers.toml") for n in sizes}
     return gen
@@ -486,7 +540,7 @@ def measure(args: argparse.Namespace, out_dir: Path, gen: dict[str, Any]) -> dic
                 (
                     engine,
                     {
-                        "input": src,
+                        "input": gen["shuffled"][key] if engine == "shuffled" else src,
                         "layers": manifest,
                         "out": str(out_dir / f"screened_{engine}_{n}.gpkg"),
                         "batch_rows": args.batch_rows,
@@ -494,7 +548,7 @@ def measure(args: argparse.Namespace, out_dir: Path, gen: dict[str, Any]) -> dic
                     },
                 )
             )
-        screened = [Path(t["out"]) for task, t in plan if task != "floor"]
+        screened = [Path(t["out"]) for task, t in plan if task not in ("floor", "shuffled")]
         if screened:  # the issue's floor writes the output's rows: one engine's output, read back
             out = str(out_dir / f"floor_out_{n}.gpkg")
             plan.append(("floor_out", {"input": src, "screened": str(screened[0]), "out": out}))
@@ -511,6 +565,7 @@ def measure(args: argparse.Namespace, out_dir: Path, gen: dict[str, Any]) -> dic
             runs[key][task] = {**got[(len(got) - 1) // 2], "all_seconds": [r["seconds"] for r in got]}
         for _, targs in plan:
             Path(targs["out"]).unlink(missing_ok=True)
+            Path(targs["out"] + ".run_findings.csv").unlink(missing_ok=True)  # the CLI's (auto) sidecar
     return runs
 
 
@@ -541,6 +596,29 @@ def targets(runs: dict[str, dict[str, Result]]) -> list[tuple[str, str, str, boo
             out.append((label, f"{r['peak_mb']:,.0f} MB", f"< {TARGET_PEAK_MB:,.0f} MB", r["peak_mb"] < TARGET_PEAK_MB))
         else:
             out.append((label, "not run", f"< {TARGET_PEAK_MB:,.0f} MB", None))
+    auto = runs.get(str(BIG), {}).get("auto")
+    want = f"< {TARGET_AUTO_PEAK_MB:,.0f} MB"
+    if auto and "peak_mb" in auto:
+        got = f"{auto['peak_mb']:,.0f} MB"
+        out.append(("1M peak memory, no option (auto)", got, want, auto["peak_mb"] < TARGET_AUTO_PEAK_MB))
+    else:
+        out.append(("1M peak memory, no option (auto)", "not run", want, None))
+    sh_big = secs(BIG, "shuffled")
+    if s_big and sh_big:
+        f = sh_big / s_big
+        out.append(
+            ("1M shuffled time / ordered (stream)", f"{f:.2f}x", f"<= {TARGET_SHUFFLED:g}x", f <= TARGET_SHUFFLED)
+        )
+    else:
+        out.append(("1M shuffled time / ordered (stream)", "not run", f"<= {TARGET_SHUFFLED:g}x", None))
+    s_r, d_r = runs.get(str(BIG), {}).get("stream"), runs.get(str(BIG), {}).get("dask")
+    if s_r and d_r and "cpu_s" in s_r and "cpu_s" in d_r:
+        # The same rows both: CPU-seconds a row compare as the totals do.
+        c = d_r["cpu_s"] / s_r["cpu_s"]
+        got = f"{c:.2f}x ({1e6 * d_r['cpu_s'] / BIG:.0f} vs {1e6 * s_r['cpu_s'] / BIG:.0f} CPU-µs a row)"
+        out.append(("1M dask CPU a row / single process", got, f"<= {TARGET_DASK_CPU:g}x", c <= TARGET_DASK_CPU))
+    else:
+        out.append(("1M dask CPU a row / single process", "not run", f"<= {TARGET_DASK_CPU:g}x", None))
     if s_big and d_big:
         sp = s_big / d_big
         out.append(
@@ -637,7 +715,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """Command-line options."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     p.add_argument("--sizes", default="10000,100000,1000000", help="parcel counts, comma-separated")
-    p.add_argument("--engines", default=",".join(ENGINES), help="whole, stream, dask (comma-separated)")
+    p.add_argument("--engines", default=",".join(ENGINES), help=f"{', '.join(ENGINES)} (comma-separated)")
     p.add_argument("--out-dir", type=Path, default=None, help="work folder (default: a temporary folder)")
     p.add_argument("--keep", action="store_true", help="keep the generated files, and reuse them when present")
     p.add_argument("--json", type=Path, default=None, metavar="PATH", help="also write every figure as JSON")
@@ -732,6 +810,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             else:
                 for n in args.sizes:
                     (out_dir / f"parcels_{n}.gpkg").unlink(missing_ok=True)
+                    (out_dir / f"parcels_{n}_shuffled.gpkg").unlink(missing_ok=True)
                     shutil.rmtree(out_dir / f"layers_{n}", ignore_errors=True)
                 (out_dir / f"dem_{max(args.sizes)}.tif").unlink(missing_ok=True)
     return 0

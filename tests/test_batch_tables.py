@@ -1,4 +1,4 @@
-"""A streamed run's batches as Arrow tables, written in one pass (esc_gis.batch_tables).
+"""A streamed run's batches as Arrow tables, written in one pass (esc_gis.screening.write).
 
 Each file written from batch tables must be the file the whole-file writer
 (:func:`esc_gis.io.write_layer`) makes of the same rows: the same layer, geometry type, CRS,
@@ -20,9 +20,9 @@ import pytest
 import shapely
 from pyproj import CRS
 
-from esc_gis.batch_tables import batch_table, write_tables
 from esc_gis.errors import OutputFormatError
 from esc_gis.io import write_layer
+from esc_gis.screening.write import batch_table, write_tables
 
 GPKG, PARQUET, CSV = "GeoPackage", "GeoParquet", "CSV (geometry as WKT)"
 
@@ -206,7 +206,7 @@ def _writers() -> list[str]:
 def test_the_writers_own_error_is_raised_and_screening_stops(tmp_path, monkeypatch):
     """GDAL failing on the writer thread (a full disk): its error comes out, and the run stops
     screening instead of handing batches to no one."""
-    import esc_gis.batch_tables as bt
+    import esc_gis.screening.write as bt
 
     def failing_write_arrow(reader, *args, **kwargs):
         reader.read_next_batch()
@@ -234,7 +234,7 @@ def test_ctrl_c_while_gdal_finishes_the_file_waits_for_the_writer(tmp_path, monk
     import signal
     import time
 
-    import esc_gis.batch_tables as bt
+    import esc_gis.screening.write as bt
 
     finished = []
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from esc_gis.stream import screen_to_file
+from esc_gis.screening.stream import screen_to_file
 
 from .test_stream import PARCELS, _read, _sites, same, screen_cli
 
@@ -33,7 +33,7 @@ def scheduler():
 
 @pytest.mark.slow
 def test_dask_engine_equals_the_single_process_engine(tmp_path, layers_path, scheduler):
-    from esc_gis.dask_engine import dask_engine
+    from esc_gis.screening.engines.dask import dask_engine
 
     src = tmp_path / "sites.gpkg"
     _sites().to_file(src)
@@ -48,7 +48,7 @@ def test_dask_engine_equals_the_single_process_engine(tmp_path, layers_path, sch
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::esc_gis.errors.FarFromZoneWarning")
 def test_dask_engine_on_the_real_v10_parcels(tmp_path, scheduler):
-    from esc_gis.dask_engine import dask_engine
+    from esc_gis.screening.engines.dask import dask_engine
 
     local = screen_to_file(PARCELS, tmp_path / "local.parquet", batch_rows=20)
     spread = screen_to_file(PARCELS, tmp_path / "dask.parquet", batch_rows=20, engine=dask_engine(scheduler))
@@ -75,7 +75,7 @@ def test_cli_engine_dask_with_a_scheduler(tmp_path, layers_path, scheduler):
 @pytest.mark.slow
 def test_engine_dask_starts_and_stops_its_own_local_cluster(tmp_path, layers_path):
     """Without --scheduler: two worker processes on 127.0.0.1, closed when the run ends."""
-    from esc_gis.dask_engine import dask_engine
+    from esc_gis.screening.engines.dask import dask_engine
 
     src = tmp_path / "sites.gpkg"
     _sites().to_file(src)
@@ -89,8 +89,8 @@ def test_a_batch_travels_packed_and_comes_back_the_same():
     import numpy as np
     import pyarrow as pa
 
-    from esc_gis.dask_engine import _pack, _unpack
-    from esc_gis.stream import BatchOut
+    from esc_gis.screening.batches import BatchOut
+    from esc_gis.screening.engines.dask import _pack, _unpack
 
     text = '[{"code": "permit_required", "section": "§ 540-6A", "message": "4,000 sq ft or more."}]'
     table = pa.table({"site_id": [f"s{i}" for i in range(2000)], "findings": [text] * 2000, "x": np.arange(2000.0)})
@@ -109,8 +109,8 @@ def test_a_worker_hands_freed_memory_back_after_each_batch(monkeypatch):
 
     import numpy as np
 
-    from esc_gis import dask_engine
-    from esc_gis.stream import BatchOut
+    from esc_gis.screening.batches import BatchOut
+    from esc_gis.screening.engines import dask as dask_engine
 
     calls: list[str] = []
     monkeypatch.setattr(

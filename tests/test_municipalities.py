@@ -18,9 +18,9 @@ import pytest
 import shapely
 
 from esc_gis.errors import CRSError, LayerSetError, ValidationError
-from esc_gis.municipalities import NOT_COVERED, parse_profile_by, screen_by_municipality
 from esc_gis.profile import load_profile
 from esc_gis.screening import screen
+from esc_gis.screening.municipalities import NOT_COVERED, parse_profile_by, screen_by_municipality
 
 from .conftest import CRS, box, square_sqft
 from .test_stream import screen_cli

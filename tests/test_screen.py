@@ -566,7 +566,7 @@ def test_sites_far_outside_the_measuring_zone_warn_and_local_ones_do_not(layer_s
 
 
 def test_labels_join_each_rows_hits_once_in_the_order_hit():
-    from esc_gis.screening import _labels
+    from esc_gis.screening.measure import _labels
 
     labels = np.array(["Lake A", "Creek B", "Pond C"], dtype=object)
     rows, src = np.array([0, 2, 2, 2, 3]), np.array([1, 2, 0, 2, 1])
@@ -579,7 +579,8 @@ def test_labels_join_each_rows_hits_once_in_the_order_hit():
 
 
 def test_protective_areas_are_built_once_for_the_batches_of_a_run(layers_path, monkeypatch):
-    from esc_gis import load_layers, screening
+    from esc_gis import load_layers
+    from esc_gis.screening import measure as screening
 
     layer_set_obj = load_layers(layers_path, profile=load_profile())
 

@@ -19,7 +19,7 @@ import pytest
 from esc_gis.errors import FarFromZoneWarning, LayerReadError, OutputFormatError, ValidationError
 from esc_gis.io import write_layer
 from esc_gis.screening import screen_run
-from esc_gis.stream import screen_to_file
+from esc_gis.screening.stream import screen_to_file
 
 from .conftest import CRS, square_sqft
 
@@ -197,7 +197,7 @@ def test_limits_for_some_sites_only_batches_without_any(tmp_path, layers_path):
 
 def test_each_plan_is_screened_in_the_batch_of_its_first_site(tmp_path):
     """§ 540-5 adds a plan up whole: its sites go with its first site's batch, read there by id."""
-    from esc_gis.stream import _jobs, _plan_column, _plan_positions
+    from esc_gis.screening.batches import _jobs, _plan_column, _plan_positions
 
     src = tmp_path / "sites.gpkg"
     _sites().to_file(src)
@@ -216,7 +216,7 @@ def test_each_plan_is_screened_in_the_batch_of_its_first_site(tmp_path):
 
 def test_geopackage_ranges_are_read_by_id_whatever_the_id_column_is_called(tmp_path, layers_path):
     """A GeoPackage converted from a geodatabase keys its rows by OBJECTID: ranges are read by it."""
-    from esc_gis.stream import _jobs
+    from esc_gis.screening.batches import _jobs
 
     src = tmp_path / "sites.gpkg"
     pyogrio.write_dataframe(_sites(), src, layer="sites", layer_options={"FID": "OBJECTID"})
@@ -263,7 +263,7 @@ def test_plans_of_the_second_layer_of_a_geopackage_and_a_layer_changed_under_the
     tmp_path, layers_path, monkeypatch
 ):
     """The plan and id reads take the layer asked for; a count that changes between reads is an error."""
-    from esc_gis import stream
+    from esc_gis.screening import batches
 
     src = tmp_path / "two.gpkg"
     pyogrio.write_dataframe(_sites().iloc[:12], src, layer="other")
@@ -272,7 +272,7 @@ def test_plans_of_the_second_layer_of_a_geopackage_and_a_layer_changed_under_the
     screen_to_file(src, tmp_path / "s.gpkg", layers=layers_path, sites_layer="sites", batch_rows=7)
     same(_read(tmp_path / "s.gpkg"), whole)
     with pytest.raises(LayerReadError, match=r"read 39 features where 40 were selected before; is the file"):
-        stream._read_fields(src, "sites", "site_id <> 's05'", ["plan_id"], 40)
+        batches._read_fields(src, "sites", "site_id <> 's05'", ["plan_id"], 40)
 
 
 @pytest.mark.filterwarnings("ignore::esc_gis.errors.FarFromZoneWarning")
@@ -309,17 +309,17 @@ def test_what_is_written_where(tmp_path, layers_path):
 
 def test_a_batch_read_short_of_its_range_is_an_error(tmp_path, layers_path, monkeypatch):
     """A GeoPackage changed between the count and the read: said, not screened short."""
-    from esc_gis import stream
+    from esc_gis.screening import batches
 
     src = tmp_path / "sites.gpkg"
     _sites().to_file(src)
-    real = stream.pyogrio.read_dataframe
+    real = batches.pyogrio.read_dataframe
 
     def short(*args, **kw):  # the second batch's range read (features 8-14) loses its first row
         frame = real(*args, **kw)
         return frame.iloc[1:] if kw.get("fid_as_index") and '"fid" >= 8 ' in str(kw.get("where")) else frame
 
-    monkeypatch.setattr(stream.pyogrio, "read_dataframe", short)
+    monkeypatch.setattr(batches.pyogrio, "read_dataframe", short)
     with pytest.raises(LayerReadError, match=r"sites\.gpkg: read 6 features where 7 were selected before\.$"):
         screen_to_file(src, tmp_path / "out.gpkg", layers=layers_path, batch_rows=7)
 
@@ -332,7 +332,7 @@ def test_rows_are_put_in_file_order_by_slices_not_copies():
     """A batch's rows are its own, then its plans' later sites, with held rows between: a few runs."""
     import pyarrow as pa
 
-    from esc_gis.stream import _MAX_RUNS, _in_order
+    from esc_gis.screening.stream import _MAX_RUNS, _in_order
 
     rows = pa.table({"site_id": [f"s{i}" for i in range(10)], "n": list(range(10))})
     order = np.array([0, 1, 2, 8, 9, 3, 4, 5, 6, 7])
@@ -347,7 +347,7 @@ def test_rows_are_put_in_file_order_by_slices_not_copies():
     # One run: the table itself, from where the run starts.
     assert _in_order(rows, np.arange(4, 10)).equals(rows.slice(4))
     # The rows held for a later batch are a copy: a slice would keep the whole batch alive.
-    from esc_gis.stream import _merge
+    from esc_gis.screening.stream import _merge
 
     batch = pa.table({"n": list(range(10))})
     now, held = _merge((batch, np.arange(10)), None, 8)
@@ -365,8 +365,8 @@ def test_the_next_batch_is_read_while_this_one_is_measured(monkeypatch):
     """Batch 2's read starts before batch 1's measuring ends, under the caller's thread cap."""
     import threading
 
-    from esc_gis import stream
     from esc_gis._threads import at_most, cap
+    from esc_gis.screening.engines import local as stream
 
     started = [threading.Event() for _ in range(3)]
     caps: list[int] = []
@@ -385,14 +385,14 @@ def test_the_next_batch_is_read_while_this_one_is_measured(monkeypatch):
     monkeypatch.setattr(stream, "read_job", read)
     monkeypatch.setattr(stream, "finish_job", finish)
     with at_most(1):
-        outs = list(stream._local([0, 1, 2], None))
+        outs = list(stream.local_engine([0, 1, 2], None))
     assert outs == [("out", 0), ("out", 1), ("out", 2)]
     assert caps == [1, 1, 1]
 
 
 def test_a_run_stopped_early_does_not_read_on(monkeypatch):
     """An error in a batch stops the reads: at most the batch read ahead is read after it."""
-    from esc_gis import stream
+    from esc_gis.screening.engines import local as stream
 
     reads: list[int] = []
 
@@ -408,12 +408,12 @@ def test_a_run_stopped_early_does_not_read_on(monkeypatch):
     monkeypatch.setattr(stream, "read_job", read)
     monkeypatch.setattr(stream, "finish_job", finish)
     with pytest.raises(RuntimeError, match="the disk is full"):
-        list(stream._local(range(20), None))
+        list(stream.local_engine(range(20), None))
     import time
 
     time.sleep(0.2)  # a read the pool had started would land by now
     assert reads[:2] == [0, 1] and len(reads) <= 3  # batch 2's read is dropped if not yet started
-    assert list(stream._local([], None)) == []
+    assert list(stream.local_engine([], None)) == []
 
 
 def test_the_screening_options_reach_every_batch(tmp_path, layers_path):
@@ -459,7 +459,7 @@ def test_screen_job_reads_and_screens_one_batch(tmp_path, layers_path):
     """What a dask worker runs: one job, read and screened, its rows as the output's table."""
     from esc_gis.layers import load_layers
     from esc_gis.profile import load_profile
-    from esc_gis.stream import Context, _jobs, _open_sites, screen_job
+    from esc_gis.screening.batches import Context, _jobs, _open_sites, screen_job
 
     src = tmp_path / "sites.gpkg"
     _sites().to_file(src)
@@ -478,7 +478,7 @@ def test_an_error_does_not_wait_for_the_batch_being_read(monkeypatch):
     import threading
     import time
 
-    from esc_gis import stream
+    from esc_gis.screening.engines import local as stream
 
     release, reading = threading.Event(), threading.Event()
 
@@ -496,7 +496,7 @@ def test_an_error_does_not_wait_for_the_batch_being_read(monkeypatch):
     monkeypatch.setattr(stream, "finish_job", finish)
     start = time.perf_counter()
     with pytest.raises(RuntimeError, match="the disk is full"):
-        list(stream._local([0, 1, 2], None))
+        list(stream.local_engine([0, 1, 2], None))
     assert time.perf_counter() - start < 5
     release.set()
 

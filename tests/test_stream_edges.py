@@ -1,4 +1,4 @@
-"""Edges of the streamed engine (esc_gis.stream): the layer's checks before any batch, the plans'
+"""Edges of the streamed engine (esc_gis.screening.stream): the layer's checks before any batch, the plans'
 positions, the batches' contents, the limits given to each batch, and what the run reports.
 
 Tiny layers made in tmp_path (EPSG:7594 feet, as tests/test_stream.py), or the private helpers
@@ -19,9 +19,10 @@ import pyogrio
 import pytest
 import shapely
 
-from esc_gis import stream
 from esc_gis.errors import CoordinatesNotInCRSError, CRSError, LayerReadError
-from esc_gis.stream import BatchOut, screen_to_file
+from esc_gis.screening import batches, stream
+from esc_gis.screening.batches import BatchOut
+from esc_gis.screening.stream import screen_to_file
 
 from .conftest import CRS, X0, Y0
 
@@ -62,7 +63,7 @@ def test_an_unreadable_file_is_refused_in_the_readers_words_keeping_gdals(tmp_pa
         f"gpkg_spatial_ref_sys or gpkg_contents, is missing). {fix}"
     )
     with pytest.raises(LayerReadError) as err:
-        stream._open_sites(src, None, None)
+        batches._open_sites(src, None, None)
     assert str(err.value) == expected
     assert err.value.__cause__ is None and err.value.__suppress_context__
 
@@ -72,7 +73,7 @@ def test_a_layer_whose_coordinates_cannot_be_in_its_own_crs_is_refused(tmp_path)
     read and the coordinates refused, naming the file, before any batch."""
     src = _write(_frame(["a", "b"], crs="EPSG:4326"), tmp_path / "sites.gpkg")
     with pytest.raises(CoordinatesNotInCRSError, match=str(src)):
-        stream._open_sites(src, None, None)
+        batches._open_sites(src, None, None)
 
 
 def test_the_total_bounds_are_computed_where_the_driver_has_none_at_hand(tmp_path):
@@ -81,14 +82,14 @@ def test_the_total_bounds_are_computed_where_the_driver_has_none_at_hand(tmp_pat
     src = _write(_frame(["a", "b", "c"], crs=None), tmp_path / "sites.csv", GEOMETRY="AS_WKT")
     assert pyogrio.read_info(src).get("total_bounds") is None  # the driver's fast answer: none
     with pytest.raises(CoordinatesNotInCRSError, match=str(src)):
-        stream._open_sites(src, None, None, "EPSG:4326")
+        batches._open_sites(src, None, None, "EPSG:4326")
 
 
 def test_a_layer_without_crs_and_no_assumed_one_is_opened_unchecked(tmp_path):
     """No CRS in the file and no --assume-crs: nothing to check the coordinates against here (the
     engine says what is missing later); the layer's name, feature numbers and count come back."""
     src = _write(_frame(["a", "b", "c"], crs=None), tmp_path / "sites.gpkg", layer="parcels")
-    name, numbers, total = stream._open_sites(src, None, None)
+    name, numbers, total = batches._open_sites(src, None, None)
     assert name == "parcels" and total == 3
     assert numbers.tolist() == [1, 2, 3]
 
@@ -97,7 +98,7 @@ def test_an_assumed_crs_that_is_none_is_refused_naming_the_option(tmp_path):
     """A file without a CRS and assume_crs="nonsense": CRSError naming --assume-crs, word for word."""
     src = _write(_frame(["a"], crs=None), tmp_path / "sites.gpkg")
     with pytest.raises(CRSError) as err:
-        stream._open_sites(src, None, None, "nonsense")
+        batches._open_sites(src, None, None, "nonsense")
     assert str(err.value) == "--assume-crs 'nonsense' is not a coordinate reference system; use e.g. 'EPSG:7594'."
 
 
@@ -107,14 +108,14 @@ def test_a_where_clause_on_a_second_layer_numbers_that_layers_features(tmp_path)
     src = tmp_path / "two.gpkg"
     _write(_frame(["x1", "b", "x3", "x4", "x5"]), src, layer="other")
     _write(_frame(["a", "b", "c", "d"]), src, layer="sites")
-    name, numbers, total = stream._open_sites(src, "sites", "site_id IN ('b', 'd')")
+    name, numbers, total = batches._open_sites(src, "sites", "site_id IN ('b', 'd')")
     assert (name, numbers.tolist(), total) == ("sites", [2, 4], 4)
 
 
 def test_a_layer_of_one_feature_is_not_empty(tmp_path):
     """One feature is a layer to screen: feature number 1 of 1."""
     src = _write(_frame(["a"]), tmp_path / "one.gpkg")
-    _, numbers, total = stream._open_sites(src, None, None)
+    _, numbers, total = batches._open_sites(src, None, None)
     assert numbers.tolist() == [1] and total == 1
 
 
@@ -123,11 +124,11 @@ def test_an_empty_layer_is_refused_saying_so_with_and_without_a_where_clause(tmp
     clause picked none, "(no features where <clause>)"."""
     src = _write(_frame(["a", "b"]), tmp_path / "sites.gpkg")
     with pytest.raises(LayerReadError) as err:
-        stream._open_sites(src, None, "site_id = 'zz'")
+        batches._open_sites(src, None, "site_id = 'zz'")
     assert str(err.value) == f"{src}: the layer is empty (no features where site_id = 'zz')."
     empty = _write(_frame([]), tmp_path / "empty.gpkg")
     with pytest.raises(LayerReadError) as err:
-        stream._open_sites(empty, None, None)
+        batches._open_sites(empty, None, None)
     assert str(err.value) == f"{empty}: the layer is empty (no features)."
 
 
@@ -139,14 +140,14 @@ def test_limits_keyed_by_the_id_field_are_matched_to_site_ids_of_a_batch():
     their id_field to the batch's site_id, keeping only the batch's sites' limits."""
     frame = pd.DataFrame({"site_id": ["a", "b"]})
     dist = pd.DataFrame({"PID": ["a", "z", "b"], "v": [1, 2, 3]})
-    assert stream._limits_for(dist, frame, "PID")["v"].tolist() == [1, 3]
+    assert batches._limits_for(dist, frame, "PID")["v"].tolist() == [1, 3]
 
 
 def test_limits_with_site_id_are_matched_to_a_batch_keyed_by_its_id_field():
     """The batch has the id_field column, the limits only site_id: matched across, the batch's only."""
     frame = pd.DataFrame({"PID": ["a", "b"]})
     dist = pd.DataFrame({"site_id": ["z", "b", "a"], "v": [1, 2, 3]})
-    assert stream._limits_for(dist, frame, "PID")["v"].tolist() == [2, 3]
+    assert batches._limits_for(dist, frame, "PID")["v"].tolist() == [2, 3]
 
 
 def test_limits_that_cannot_be_matched_are_passed_whole():
@@ -154,8 +155,8 @@ def test_limits_that_cannot_be_matched_are_passed_whole():
     says what is wrong), not a KeyError here."""
     frame = pd.DataFrame({"name": ["a"]})
     dist = pd.DataFrame({"site_id": ["a", "z"]})
-    assert stream._limits_for(dist, frame, "PID") is dist
-    assert stream._limits_for(None, frame, "PID") is None
+    assert batches._limits_for(dist, frame, "PID") is dist
+    assert batches._limits_for(None, frame, "PID") is None
 
 
 # --- _plan_positions: which sites are common plans ----------------------------------------------
@@ -166,15 +167,15 @@ def test_only_named_plans_of_more_than_one_site_are_held(tmp_path):
     site is no common plan: held are the sites of A (1st, 3rd) and C (8th, 9th), each with its first."""
     plans = ["A", "", "A", "  ", "B", None, "", "C", " C", "D"]
     src = _write(_frame([f"s{i}" for i in range(10)], plan_id=plans), tmp_path / "sites.gpkg")
-    held, lead = stream._plan_positions(src, "sites", None, "plan_id", 10)
+    held, lead = batches._plan_positions(src, "sites", None, "plan_id", 10)
     assert held.tolist() == [0, 2, 7, 8] and lead.tolist() == [0, 0, 7, 7]
 
 
 def test_no_plan_column_holds_no_site(tmp_path):
     """Without a plan column, and with plans of one site only, no position is held."""
     for held, lead in [
-        stream._plan_positions(tmp_path / "unread.gpkg", None, None, None, 5),
-        stream._plan_positions(
+        batches._plan_positions(tmp_path / "unread.gpkg", None, None, None, 5),
+        batches._plan_positions(
             _write(_frame(["a", "b"], plan_id=["P", "Q"]), tmp_path / "s.gpkg"), "s", None, "plan_id", 2
         ),
     ]:
@@ -198,7 +199,7 @@ def _reference(n: int, size: int, held: np.ndarray, lead: np.ndarray) -> list[tu
 
 
 def _got(n: int, size: int, held: np.ndarray, lead: np.ndarray) -> list[tuple[int, int, list[int]]]:
-    return [(a, b, pos.tolist()) for a, b, pos in stream._batches(n, size, held, lead)]
+    return [(a, b, pos.tolist()) for a, b, pos in batches._batches(n, size, held, lead)]
 
 
 def test_each_batch_screens_its_sites_and_the_plans_it_leads_in_order():
@@ -253,8 +254,8 @@ def test_a_layer_without_ids_and_plans_within_a_batch_is_not_read_for_ids(tmp_pa
     def no(*a, **k):
         raise AssertionError("feature ids read")
 
-    monkeypatch.setattr(stream, "_read_fields", no)
-    jobs = stream._jobs(src, "sites", None, np.arange(1, 9), 4, np.array([1, 2]), np.array([1, 1]))
+    monkeypatch.setattr(batches, "_read_fields", no)
+    jobs = batches._jobs(src, "sites", None, np.arange(1, 9), 4, np.array([1, 2]), np.array([1, 1]))
     assert [(j.start, j.stop, j.pos.tolist(), j.fids, j.fid_range) for j in jobs] == [
         (0, 4, [0, 1, 2, 3], None, None),
         (4, 8, [4, 5, 6, 7], None, None),
@@ -265,7 +266,7 @@ def test_a_plan_site_at_the_next_batchs_start_is_read_by_its_id(tmp_path):
     """A GeoPackage plan led by the 2nd feature with a site at the 5th, in batches of 4: batch 0
     reads features 1-4 by id range and the 5th by its id; batch 1 reads 5-8."""
     src = _write(_frame([f"s{i}" for i in range(8)]), tmp_path / "sites.gpkg")
-    jobs = stream._jobs(src, "sites", None, np.arange(1, 9), 4, np.array([1, 4]), np.array([1, 1]))
+    jobs = batches._jobs(src, "sites", None, np.arange(1, 9), 4, np.array([1, 4]), np.array([1, 1]))
     assert jobs[0].pos.tolist() == [0, 1, 2, 3, 4] and jobs[0].numbers.tolist() == [1, 2, 3, 4, 5]
     assert jobs[0].fids.tolist() == [5] and jobs[0].fid_range == ("fid", 1, 4)
     assert jobs[1].fids is None and jobs[1].fid_range == ("fid", 5, 8)
@@ -277,8 +278,8 @@ def test_ids_that_do_not_rise_in_reading_order_are_not_read_by_range(tmp_path, m
     src = _write(_frame(["a", "b", "c", "d"]), tmp_path / "sites.gpkg")
     none = np.zeros(0, dtype=np.int64)
     for ids, ranges in [([10, 30, 20, 40], [None, None]), ([10, 20, 30, 40], [("fid", 10, 20), ("fid", 30, 40)])]:
-        monkeypatch.setattr(stream, "_read_fields", lambda *a, ids=ids: pa.table({"fid": ids}))
-        jobs = stream._jobs(src, "sites", None, np.arange(1, 5), 2, none, none)
+        monkeypatch.setattr(batches, "_read_fields", lambda *a, ids=ids: pa.table({"fid": ids}))
+        jobs = batches._jobs(src, "sites", None, np.arange(1, 5), 2, none, none)
         assert [j.fid_range for j in jobs] == ranges
 
 

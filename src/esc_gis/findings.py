@@ -92,7 +92,7 @@ SCREENING: dict[str, tuple[str, ...]] = {
     "geometry_repaired": (),
     "disturbed_outside_site": ("outside_sqft",),
     "no_disturbed_limits": (),
-    # --profile-by: a site no profiled municipality covers (esc_gis.municipalities).
+    # --profile-by: a site no profiled municipality covers (esc_gis.screening.municipalities).
     "not_covered": (),
 }
 #: Reasons listed inside ``permit_may_be_required`` (§ 540-4A(1)(c)); each a template too.

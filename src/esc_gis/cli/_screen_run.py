@@ -28,7 +28,7 @@ from esc_gis.io import check_output_path, run_findings_path, write_layer, write_
 from esc_gis.screening import ScreeningRun, run_findings, screen_run
 
 if TYPE_CHECKING:
-    from esc_gis.stream import StreamRun
+    from esc_gis.screening.stream import StreamRun
 
 
 def _field_map(values: tuple[str, ...]) -> dict[str, str]:
@@ -258,16 +258,21 @@ def counts_line(result: gpd.GeoDataFrame) -> str:
 
 
 def _dask(scheduler: str | None, workers: int | None) -> object:
-    from esc_gis.dask_engine import dask_engine
+    from esc_gis.screening.engines.dask import dask_engine
 
     return dask_engine(scheduler, workers=workers)
 
 
-def _screen_streamed(sites: str, output: str, *, batch_rows: int, quiet: bool, overwrite: bool, **kw: object) -> None:
-    """Run ``--batch-rows``: the layer a batch at a time (:func:`esc_gis.stream.screen_to_file`), with rate and ETA."""
+def _screen_streamed(
+    sites: str, output: str, *, batch_rows: int, quiet: bool, overwrite: bool, why: str = "", **kw: object
+) -> None:
+    """Run ``--batch-rows``: the layer a batch at a time, with rate and ETA.
+
+    :func:`esc_gis.screening.stream.screen_to_file` does the work.
+    """
     from rich.progress import MofNCompleteColumn, TimeRemainingColumn
 
-    from esc_gis.stream import screen_to_file
+    from esc_gis.screening.stream import screen_to_file
 
     side = skipped_path(output)
     check_sidecar(side, output, overwrite=overwrite)
@@ -309,6 +314,8 @@ def _screen_streamed(sites: str, output: str, *, batch_rows: int, quiet: bool, o
         drop_sidecar(side)
     notes = write_run_findings(run.run_findings, output, overwrite=overwrite)
     if not quiet:
+        if why:
+            console().print(why, markup=False)
         # What was not checked, and what of the layer was left out, as the whole-file run says it.
         for f in run.run_findings:
             console().print(_not_checked_line(f), markup=False)
@@ -320,6 +327,37 @@ def _screen_streamed(sites: str, output: str, *, batch_rows: int, quiet: bool, o
             + (f", the checks not made to {notes}" if notes else ""),
             markup=False,
         )
+
+
+def _batch_rows(
+    asked: int | None, engine: str, sites: str, sites_layer: str | None, output: str, whole_only: bool
+) -> tuple[int | None, str]:
+    """Return the batch size to stream with (None: the whole file at once) and why, when not asked for."""
+    if asked is not None:
+        return asked, ""
+    from esc_gis.screening.stream import DEFAULT_BATCH_ROWS, STREAM_ABOVE_ROWS
+
+    if engine == "dask":
+        return DEFAULT_BATCH_ROWS, ""
+    if whole_only or not _streams_by_itself(sites, sites_layer, output):
+        return None, ""
+    return DEFAULT_BATCH_ROWS, (
+        f"The sites layer has over {STREAM_ABOVE_ROWS:,} features: screened {DEFAULT_BATCH_ROWS:,} at a time, "
+        "its memory one batch's (give --batch-rows to choose the size)."
+    )
+
+
+def _streams_by_itself(sites: str, sites_layer: str | None, output: str) -> bool:
+    """Say whether a run given no --batch-rows streams anyway: a large layer, to a format written batch by batch.
+
+    GeoJSON is written whole only, so a run writing it stays whole; so does a run that needs
+    the whole result or a layer added to a file (``--map``, ``--profile-by``, ``--update``,
+    ``--output-layer``), which the caller checks first.
+    """
+    from esc_gis.io import OUTPUT_FORMATS
+    from esc_gis.screening.stream import STREAMABLE, streams_by_itself
+
+    return OUTPUT_FORMATS.get(Path(output).suffix.lower()) in STREAMABLE and streams_by_itself(sites, layer=sites_layer)
 
 
 def _refuse_strays(dask_options: bool, municipality_field: bool, dask_by_profile: bool = False) -> None:
@@ -343,8 +381,8 @@ def _refuse_with_profile_by(*values: str | None) -> None:
 def _screen_by_municipality(
     sites: str, output: str, *, profile_by: str, profile: str | None, overwrite: bool, quiet: bool, **kw: Any
 ) -> None:
-    """Run ``--profile-by``: each site under its municipality's profile (:mod:`esc_gis.municipalities`)."""
-    from esc_gis.municipalities import screen_by_municipality
+    """Run ``--profile-by``: each site under its municipality's profile (:mod:`esc_gis.screening.municipalities`)."""
+    from esc_gis.screening.municipalities import screen_by_municipality
 
     if profile is not None:
         raise click.UsageError(
@@ -412,8 +450,8 @@ def run(
     _refuse_layer_options(update or bool(layer_tag), batch_rows is not None or engine == "dask" or bool(profile_by))
     # Fail before the work, not after; with --update, only a layer of that name is refused.
     check_output_path(output, overwrite=overwrite, update=update, layer=output_layer)
-    if engine == "dask" and batch_rows is None:
-        batch_rows = 50_000
+    whole_only = profile_by is not None or map_path is not None or update or layer_tag is not None
+    batch_rows, why = _batch_rows(batch_rows, engine, sites, sites_layer, output, whole_only)
     _refuse_strays(
         engine == "local" and bool(scheduler or workers),
         municipality_field is not None and not profile_by,
@@ -443,6 +481,7 @@ def run(
             disturbed_where=disturbed_where,
             skip_ids=skip_ids,
             engine=_dask(scheduler, workers) if engine == "dask" else None,
+            why=why,
             **common,
         )
         return

@@ -57,7 +57,9 @@ from esc_gis.cli._options import (
     default=None,
     metavar="N",
     help="Read, screen and write N features at a time: memory stays flat whatever the layer's size (a "
-    "county's or the state's parcels). Same rows as the whole-file run. Outputs .gpkg, .parquet or .csv.",
+    "county's or the state's parcels). Same rows as the whole-file run. Outputs .gpkg, .parquet or .csv. "
+    "Without it, a layer of over 50,000 features is streamed in batches of 50,000 (not with --map, "
+    "--ordinance-by, --update, --output-layer or a .geojson output).",
 )
 @click.option(
     "--engine",

@@ -1,6 +1,6 @@
 """The dask engine: a streamed screening's batches spread over a ``dask.distributed`` cluster.
 
-:func:`esc_gis.stream.screen_to_file` cuts the sites layer into batches and writes their rows
+:func:`esc_gis.screening.stream.screen_to_file` cuts the sites layer into batches and writes their rows
 in file order; :func:`dask_engine` gives it a way to screen those batches on many processes or
 machines. Each worker reads its own batch's features from the file (so the file must be where
 every worker can read it: a local disk for a local cluster, shared storage for a remote one),
@@ -32,7 +32,20 @@ import pyarrow as pa
 
 from esc_gis._threads import at_most
 from esc_gis.errors import EscGisError, install_hint
-from esc_gis.stream import BatchOut, Context, Job, screen_job
+from esc_gis.screening.batches import BatchOut, Context, Job, screen_job
+
+#: dask's housekeeping slowed to what a batch of tens of seconds needs. The statistical profiler
+#: samples each worker's stack every 10 ms for the dashboard's profile page, the event loops
+#: wake every 20 ms to check they are not blocked, and the memory monitors read /proc every
+#: 100 ms: CPU on every worker and in the driver (scheduler and nannies) that a single process
+#: does not spend. The memory monitor at 500 ms still pauses a worker long before a batch
+#: (about 400 MB, built over seconds) could outgrow it.
+_QUIET = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.tick.interval": "500ms",
+    "distributed.worker.memory.monitor-interval": "500ms",
+    "distributed.admin.system-monitor.interval": "2s",
+}
 
 
 class DaskUnavailableError(EscGisError, ImportError):
@@ -48,18 +61,22 @@ def local_cluster(workers: int | None = None) -> Any:
         If dask.distributed is not installed.
     """
     try:
+        import dask
         from distributed import LocalCluster
     except ImportError:
         msg = "--engine dask needs dask.distributed. " + install_hint("dask", "'dask[distributed]'")
         raise DaskUnavailableError(msg) from None
-    return LocalCluster(
-        n_workers=workers or os.cpu_count() or 1,
-        threads_per_worker=1,  # the engine holds the GIL much of the time: processes, not threads
-        processes=True,
-        host="127.0.0.1",
-        dashboard_address="127.0.0.1:0",
-        worker_dashboard_address="127.0.0.1:0",
-    )
+    # The cluster's own housekeeping, set for the cluster started here only (a scheduler given by
+    # address keeps its owner's settings; the nannies hand this to their workers).
+    with dask.config.set(_QUIET):
+        return LocalCluster(
+            n_workers=workers or os.cpu_count() or 1,
+            threads_per_worker=1,  # the engine holds the GIL much of the time: processes, not threads
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address="127.0.0.1:0",
+            worker_dashboard_address="127.0.0.1:0",
+        )
 
 
 def _client(scheduler: str | None, workers: int | None) -> tuple[Any, Any]:
@@ -141,7 +158,7 @@ def _unpack(out: BatchOut) -> BatchOut:
 def dask_engine(
     scheduler: str | None = None, *, workers: int | None = None, in_flight: int | None = None
 ) -> Callable[[Iterable[Job], Context], Iterator[BatchOut]]:
-    """Return an engine for :func:`esc_gis.stream.screen_to_file` that runs the batches on dask.
+    """Return an engine for :func:`esc_gis.screening.stream.screen_to_file` that runs the batches on dask.
 
     Parameters
     ----------
@@ -156,7 +173,7 @@ def dask_engine(
     Returns
     -------
     callable
-        ``engine(jobs, context)`` yielding each job's :class:`~esc_gis.stream.BatchOut` in order.
+        ``engine(jobs, context)`` yielding each job's :class:`~esc_gis.screening.batches.BatchOut` in order.
 
     Raises
     ------

@@ -42,7 +42,7 @@ from esc_gis.profile import Profile, load_profile
 #: The ``permit`` and ``jurisdiction`` of a site no profiled municipality covers.
 NOT_COVERED = "not_covered"
 #: The bundled profiles a field may name by their file's stem (``winneconne``).
-_BUNDLED = Path(__file__).resolve().parent / "profiles"
+_BUNDLED = Path(__file__).resolve().parent.parent / "profiles"
 
 
 @dataclass(frozen=True)
@@ -201,7 +201,9 @@ def screen_by_municipality(
     ProfileError
         As :func:`esc_gis.screening.screen`.
     """
-    from esc_gis.screening import RUN_FINDINGS, read_run, screen_run
+    from esc_gis.screening.decide import RUN_FINDINGS
+    from esc_gis.screening.engines.whole import screen_run
+    from esc_gis.screening.read import read_run
 
     by = parse_profile_by(profile_by) if isinstance(profile_by, str) else profile_by
     munis = read_layer(by.path, layer=by.layer)

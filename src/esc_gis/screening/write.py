@@ -1,6 +1,6 @@
 """A streamed screening's batches as Arrow tables: made where a batch is screened, written in one pass.
 
-A streamed run (:mod:`esc_gis.stream`) writes a county's rows a batch at a time. Two costs of
+A streamed run (:mod:`esc_gis.screening.stream`) writes a county's rows a batch at a time. Two costs of
 that writing are moved or cut here:
 
 - :func:`batch_table` turns a batch's result into the Arrow table its output format takes

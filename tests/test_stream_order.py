@@ -1,0 +1,150 @@
+"""A layer whose rows are not in spatial order is batched spatially and written in file order;
+a large layer streams by itself.
+
+Small layers made in code (EPSG:7594 feet, as tests/test_stream.py), batches of a few features.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyogrio
+import pytest
+
+from esc_gis.screening import order as order_mod
+from esc_gis.screening import stream
+from esc_gis.screening.batches import _plan_positions, plan_jobs
+from esc_gis.screening.order import FileOrder, hilbert_keys, spatial_order, windows_area
+from esc_gis.screening.stream import screen_to_file
+
+from .test_stream import _read, _sites, _whole, same, screen_cli
+
+
+def _shuffled(tmp_path: Path, n: int = 40, seed: int = 3) -> tuple[Path, Path]:
+    """Write the same sites in their spatial order and shuffled; return both files."""
+    sites = _sites(n)
+    ordered, shuffled = tmp_path / "ordered.gpkg", tmp_path / "shuffled.gpkg"
+    sites.to_file(ordered)
+    sites.iloc[np.random.default_rng(seed).permutation(n)].to_file(shuffled)
+    return ordered, shuffled
+
+
+@pytest.mark.parametrize("ext", [".gpkg", ".parquet", ".csv"])
+def test_a_shuffled_layer_gives_the_whole_file_runs_rows_in_its_own_order(tmp_path, layers_path, ext):
+    """Batched in Hilbert order (a common plan across batches added up), written in the file's order."""
+    _, shuffled = _shuffled(tmp_path)
+    whole = _whole(shuffled, tmp_path / f"whole{ext}", layers_path)
+    for spatial in (None, True):  # chosen by the layer's order, and forced
+        out = tmp_path / f"s{spatial}{ext}"
+        run = screen_to_file(shuffled, out, layers=layers_path, batch_rows=6, spatial=spatial)
+        same(_read(out), whole)
+        assert run.rows == 40 and run.batches == 7
+    plan = _read(out).set_index("site_id").loc[["s02", "s17", "s33"]]
+    assert list(plan["permit"]) == ["required"] * 3  # 1,500 sq ft each, 4,500 together (§ 540-5)
+    assert not list(tmp_path.glob(".esc_gis-order-*"))  # the spill is removed
+
+
+def test_a_shuffled_layer_gives_the_ordered_layers_rows_in_its_own_order(tmp_path, layers_path):
+    ordered, shuffled = _shuffled(tmp_path)
+    screen_to_file(ordered, tmp_path / "o.gpkg", layers=layers_path, batch_rows=6)
+    screen_to_file(shuffled, tmp_path / "s.gpkg", layers=layers_path, batch_rows=6)
+    a, b = _read(tmp_path / "o.gpkg"), _read(tmp_path / "s.gpkg")
+    order = pyogrio.read_dataframe(shuffled)["site_id"].tolist()
+    assert b["site_id"].tolist() == order  # the shuffled file's own order
+    same(b.reset_index(drop=True), a.set_index("site_id").loc[order].reset_index()[list(a.columns)])
+
+
+def test_a_shuffled_layers_batches_are_spatially_compact(tmp_path):
+    """The batches' windows (what each reads of the DEM) add up to a fraction of batches x the layer's."""
+    n, size = 400, 20
+    _, shuffled = _shuffled(tmp_path, n)
+    fids, bounds = pyogrio.read_bounds(shuffled)
+    whole = windows_area(bounds, np.arange(n), n)
+    as_filed = windows_area(bounds, np.arange(n), size)
+    order = spatial_order(bounds, size)
+    assert order is not None and sorted(order.tolist()) == list(range(n))
+    jobs = plan_jobs(
+        shuffled,
+        "shuffled",
+        None,
+        np.arange(1, n + 1),
+        size,
+        *_plan_positions(shuffled, "shuffled", None, "plan_id", n),
+        order=order,
+        fids=fids,
+    )
+    spatial = sum(windows_area(bounds, j.pos, len(j.pos)) for j in jobs)
+    assert as_filed > 0.5 * (n // size) * whole  # shuffled: nearly every window is the whole layer
+    assert spatial < 0.25 * (n // size) * whole
+    assert spatial < as_filed / 4
+    # Every feature screened once, by id (a spatial batch reads no range).
+    assert sorted(np.concatenate([j.pos for j in jobs]).tolist()) == list(range(n))
+    assert all(j.start == j.stop == 0 for j in jobs)
+
+
+def test_an_ordered_layer_keeps_its_order_and_one_batch_is_never_sorted(tmp_path):
+    ordered, _ = _shuffled(tmp_path, 400)
+    _, bounds = pyogrio.read_bounds(ordered)
+    assert spatial_order(bounds, 20) is None  # rows of sites, as filed: compact enough
+    assert spatial_order(bounds[:, ::-1], 400) is None
+    with pytest.raises(ValueError, match="size is 0"):
+        spatial_order(bounds, 0)
+
+
+def test_hilbert_keys_follow_neighbours():
+    """Along the curve, consecutive cells of a 4 x 4 grid are neighbours; boxes without geometry go first."""
+    x, y = np.meshgrid(np.arange(4.0), np.arange(4.0))
+    b = np.stack([x.ravel(), y.ravel(), x.ravel(), y.ravel()])
+    k = hilbert_keys(b, level=2)
+    assert sorted(k.tolist()) == list(range(16))
+    walk = b[:2, np.argsort(k)]
+    assert (np.abs(np.diff(walk, axis=1)).sum(axis=0) == 1).all()
+    with_nan = np.concatenate([b, np.full((4, 1), np.nan)], axis=1)
+    assert hilbert_keys(with_nan, level=2)[-1] == 0
+    with pytest.raises(ValueError, match="level is 0"):
+        hilbert_keys(b, level=0)
+
+
+def test_file_order_hands_spilled_rows_back_in_order(tmp_path, monkeypatch):
+    import pyarrow as pa
+
+    monkeypatch.setattr(order_mod, "_CHUNK", 3)  # several chunks a spill
+    spill = FileOrder(tmp_path, window=4)
+    rng = np.random.default_rng(0)
+    pos = rng.permutation(23)
+    for part in np.array_split(pos, 4):
+        spill.add(pa.table({"p": part, "t": [f"row {p}" for p in part]}), part)
+    spill.add(pa.table({"p": pa.array([], pa.int64()), "t": pa.array([], pa.string())}), np.zeros(0, int))
+    out = pa.concat_tables(list(spill.tables(23)))
+    assert out.column("p").to_pylist() == list(range(23))
+    assert out.column("t").to_pylist() == [f"row {p}" for p in range(23)]
+    spill.close()
+    assert not spill.dir.exists()
+
+
+def test_screen_streams_by_itself_above_the_threshold(tmp_path, layers_path, monkeypatch):
+    """No --batch-rows: a layer over STREAM_ABOVE_ROWS features is streamed, its rows the whole-file run's."""
+    _, shuffled = _shuffled(tmp_path)
+    whole = _whole(shuffled, tmp_path / "whole.gpkg", layers_path)
+    monkeypatch.setattr(stream, "STREAM_ABOVE_ROWS", 10)
+    monkeypatch.setattr(stream, "DEFAULT_BATCH_ROWS", 6)
+    out = tmp_path / "auto.gpkg"
+    res = screen_cli(shuffled, layers_path, out)
+    said = " ".join(res.output.split())  # unwrapped
+    assert res.exit_code == 0, res.output
+    assert "over 10 features: screened 6 at a time" in said
+    assert "in 7 batch(es) of up to 6" in said
+    same(_read(out), whole)
+    # At or under the threshold, and where the whole result is needed, the whole-file run (its table).
+    monkeypatch.setattr(stream, "STREAM_ABOVE_ROWS", 40)
+    res = screen_cli(shuffled, layers_path, tmp_path / "small.gpkg")
+    assert res.exit_code == 0 and "Screening: 40 site(s)" in res.output
+    monkeypatch.setattr(stream, "STREAM_ABOVE_ROWS", 10)
+    res = screen_cli(shuffled, layers_path, tmp_path / "small.geojson")
+    assert res.exit_code == 0 and "Screening: 40 site(s)" in res.output
+    # --batch-rows still chooses.
+    res = screen_cli(shuffled, layers_path, tmp_path / "b.gpkg", "--batch-rows", 13)
+    said = " ".join(res.output.split())
+    assert res.exit_code == 0 and "in 4 batch(es) of up to 13" in said and "over 10" not in said
+    assert not stream.streams_by_itself(tmp_path / "missing.gpkg")
