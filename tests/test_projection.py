@@ -122,13 +122,27 @@ def test_limits_not_drawn_make_no_row_and_a_remeasure_draws_or_clears_them() -> 
     assert w.tables["permits"][0]["plan_disturbed_sqft"] == 9e4
 
 
-def test_an_imported_active_permit_is_issued_and_expires_180_days_on() -> None:
-    """§ 540-8G: "valid for a period of 180 days ... from the date of issuance"."""
-    w = run(received("active", issued_on="2026-11-03", started_at="2026-11-09T08:00:00+00:00"))
+def test_an_imported_active_permit_is_issued_and_keeps_the_expiry_its_event_carries() -> None:
+    """§ 540-8G: "valid for a period of 180 days ... from the date of issuance": the command computes it."""
+    w = run(received("active", issued_on="2026-11-03", started_at="2026-11-09T08:00:00+00:00",
+                     permit_expires_on="2027-05-02"))  # fmt: skip
     p = w.tables["permits"][0]
     assert (p["status"], p["decided_on"], p["issued_on"]) == ("active", date(2026, 11, 3), date(2026, 11, 3))
     assert p["expires_on"] == date(2026, 11, 3) + timedelta(days=180)
     assert p["started_at"] == datetime(2026, 11, 9, 8, tzinfo=timezone.utc)
+    # A later event that does not set the period leaves it: no reading of the profile moves it.
+    w = run(received("active", issued_on="2026-11-03", permit_expires_on="2027-05-02"),
+            ev("fee_paid", date(2026, 11, 4), fee_id=1, fee_kind="application", amount=1.0, receipt="R-1"),
+            ev("guarantee_received", date(2026, 11, 4), guarantee_id=1, type="letter_of_credit", amount=9.0,
+               expires_on="2027-01-01"))  # fmt: skip
+    assert w.tables["permits"][0]["expires_on"] == date(2027, 5, 2)
+
+
+def test_an_imported_permit_issued_and_since_closed_keeps_its_day_of_issuance() -> None:
+    """§ 540-8G counts the period "from the date of issuance": a closed permit was issued all the same."""
+    w = run(received("closed", issued_on="2026-06-05", decided_on=None, permit_expires_on=None))
+    p = w.tables["permits"][0]
+    assert (p["status"], p["issued_on"], p["decided_on"], p["expires_on"]) == ("closed", date(2026, 6, 5), None, None)
 
 
 def test_an_update_sets_its_fields_and_a_longer_building_permit_the_expiry() -> None:
@@ -136,8 +150,9 @@ def test_an_update_sets_its_fields_and_a_longer_building_permit_the_expiry() -> 
     later = AT + timedelta(days=1)
     w = run(
         received("active", issued_on="2026-11-03"),
-        ev("updated", at=later, log="update", fields={"building_permit_expires": "2027-12-31", "parcel_id": "P-7"}),
-    )
+        ev("updated", at=later, log="update", fields={"building_permit_expires": "2027-12-31", "parcel_id": "P-7"},
+           permit_expires_on="2027-12-31"),
+    )  # fmt: skip
     p = w.tables["permits"][0]
     assert (p["building_permit_expires"], p["expires_on"], p["parcel_id"]) == (
         date(2027, 12, 31), date(2027, 12, 31), "P-7")  # fmt: skip
@@ -162,8 +177,9 @@ def test_moves_set_the_life_cycle_from_the_fold() -> None:
         received(),
         ev("fee_paid", date(2026, 11, 2), fee_id=1, fee_kind="application", amount=1.0, receipt="R-1"),
         ev("under_review", date(2026, 11, 3), to="under_review", **{"from": "application_received"}),
-        ev("decided", date(2026, 11, 9), to="approved", outcome="approved", **{"from": "under_review"}),
-    )
+        ev("decided", date(2026, 11, 9), to="approved", outcome="approved", permit_expires_on="2027-05-08",
+           **{"from": "under_review"}),
+    )  # fmt: skip
     p = w.tables["permits"][0]
     assert (p["status"], p["decided_on"], p["issued_on"]) == ("approved", date(2026, 11, 9), date(2026, 11, 9))
     assert p["expires_on"] == date(2026, 11, 9) + timedelta(days=180)

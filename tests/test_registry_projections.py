@@ -212,3 +212,49 @@ def test_migration_11_refuses_a_registry_changed_behind_its_history(tmp_path: Pa
         init_registry(path, layers=DEMO_LAYERS)
     with sqlite3.connect(path) as conn:  # left as it was: migrations 8 to 10 applied, 11 not
         assert conn.execute("SELECT MAX(version) FROM esc_gis_schema").fetchone()[0] == 10
+
+
+def test_verify_still_names_a_second_difference_of_a_permit_it_already_named(reg) -> None:
+    """A status and a fee both changed behind the history: each is listed, neither hides the other."""
+    n = add_active(reg)
+    reg.record_fee(n, kind="application", amount=150.0, paid_on=date(2026, 11, 2), receipt="R-1", who="clerk")
+    b = reg.backend
+    with b.write() as cur:
+        cur.execute("DROP TRIGGER IF EXISTS fees_no_update" if b.dialect == "sqlite" else
+                    "DROP TRIGGER fees_append_only ON fees")  # fmt: skip
+        cur.execute("UPDATE fees SET amount = 15.0")
+        cur.execute(f"UPDATE permits SET status = 'closed' WHERE permit_number = {b.ph}", (n,))
+    found = [str(d) for d in reg.verify()]
+    assert found == [
+        f"{n}: status is 'closed' in the table, 'active' in the history",
+        f"{n}: the fees row (id 1) is {{'amount': 15.0}} in the table, {{'amount': 150.0}} in the history",
+    ]
+    reg.rebuild()
+
+
+def test_migration_11_keeps_an_update_whose_value_holds_a_semicolon(tmp_path: Path) -> None:
+    """Migration 8 read an old update back from the log's text, split at "; ": the table's value is kept."""
+    path = tmp_path / "registry.gpkg"
+    shutil.copy(FIXTURE, path)
+    with sqlite3.connect(path) as conn:
+        for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'permits'"):
+            conn.execute(f'DROP TRIGGER "{name}"')
+        conn.execute(
+            "INSERT INTO events (permit_number, at, who, kind, detail) VALUES ('ESC-2026-0001', "
+            "'2026-12-01T16:00:00.000Z', 'clerk', 'update', 'legal_description: None -> Lot 5; Block 2 of Plat 7')"
+        )
+        conn.execute("UPDATE permits SET legal_description = 'Lot 5; Block 2 of Plat 7' "
+                     "WHERE permit_number = 'ESC-2026-0001'")  # fmt: skip
+    init_registry(path, layers=DEMO_LAYERS)
+    with open_registry(path, layers=DEMO_LAYERS, calendar=OfficeCalendar(holidays=frozenset())) as reg:
+        assert reg.get("ESC-2026-0001").legal_description == "Lot 5; Block 2 of Plat 7"
+        assert [str(d) for d in reg.verify()] == []
+
+
+def test_an_imported_permit_issued_and_since_closed_keeps_its_issuance(reg) -> None:
+    """§ 540-8G counts the period "from the date of issuance": a permit issued and closed was issued."""
+    n = reg.add(Application("1 A St", date(2026, 6, 1), square_sqft(100, 100, 5000.0), CRS, status="closed",
+                            issued_on=date(2026, 6, 5)), who="clerk")  # fmt: skip
+    p = reg.get(n)
+    assert (p.status, p.issued_on, p.decided_on, p.expires_on) == ("closed", date(2026, 6, 5), None, None)
+    assert reg.state(n).issued_on == date(2026, 6, 5)

@@ -279,6 +279,11 @@ LAYER_DESCRIPTIONS: dict[str, tuple[str, str]] = {
         "triggered it and the written permission before it took effect, and the office's notices "
         "of changes needed. Append-only. Only the current version's date is public.",
     ),
+    "decision_clocks": (
+        "Decision clocks",
+        "Each permit's § 540-8C decision clock: the day it runs from (the application complete, its fee "
+        "paid) and the history event that started it; empty once decided. A projection of the history.",
+    ),
     "history": (
         "Typed history",
         "Every fact the office recorded, one typed event a row, in each permit's (or case's) order: "

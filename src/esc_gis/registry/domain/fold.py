@@ -252,7 +252,9 @@ def _apply(s: PermitState, e: HistoryEvent, application_fee: str) -> None:  # no
     if k == "received":
         s.received_on = e.on
         s.issued_on = _date(d.get("issued_on"))
-        s.decided_on = s.issued_on
+        # An imported permit issued and since closed (or revoked, disapproved) keeps its day of
+        # issuance; its decision is recorded where the import says it was.
+        s.decided_on = _date(d["decided_on"]) if "decided_on" in d else s.issued_on
         s.started_at = _datetime(d.get("started_at"))
         s.fields.update(d.get("fields") or {})
         if s.started_at is not None:

@@ -315,6 +315,8 @@ def _case_event(
         facts.update(amount=costs)
     elif kind == "costs" or (kind == "notice" and costs is not None):  # a notice may carry the costs
         facts.update(amount=costs, recovered_from=costs_from)
+    elif costs_from is not None:  # said without costs: the case's log keeps it, as it always did
+        facts["costs_from"] = costs_from
     if kind in _CASE_MOVES:  # a case without a permit: its own order, from the case's state
         facts.update(_CASE_MOVES[kind])
     reg._append(cur, HistoryEvent(stream, CASE_KINDS[kind], at, who, on=on, why=detail, data=facts))

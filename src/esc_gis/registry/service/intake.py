@@ -529,6 +529,8 @@ def _insert(
         )
         if app.issued_on is not None and app.status in ISSUED:
             record["decided_on"] = app.issued_on
+            authorized = [ends for _, ends in app.other_authorizations]
+            record["expires_on"] = reg._expiry(app.issued_on, app.building_permit_expires, [], authorized)
         parties += [(number, p) for p in app.parties]
         plan = f", {m['plan_disturbed_sqft']:,.0f} sq ft over common plan {app.plan_id}" if app.plan_id else ""
         screened = (
@@ -563,7 +565,11 @@ def _insert(
                 number,
                 e,
                 when=started,
-                issued_on=record["issued_on"] if record["decided_on"] else None,
+                issued_on=record["issued_on"],
+                decided_on=record["decided_on"],
+                # The period of validity as computed on receipt (§ 540-8G); the events that change
+                # it carry it anew, so a later reading of the profile moves no permit's expiry.
+                permit_expires_on=record["expires_on"],
                 started_at=started,
                 **flags,
                 **rows,

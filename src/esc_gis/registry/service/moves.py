@@ -159,6 +159,7 @@ def transition(
             Event(now_utc(), who, "transition", p.status, to, day, None, detail),
             when=changes.get("started_at"),
             **({"notified_on": notified_on.isoformat()} if notified_on is not None else {}),
+            **({"permit_expires_on": changes["expires_on"]} if "expires_on" in changes else {}),
         )
     return reg.get(permit_number)
 
@@ -329,7 +330,11 @@ def extend(
             f = reg.profile.finding("extension_after_expiry", day=day, expired=p.expires_on)
             raise IllegalTransitionError(f"Permit {permit_number}: {f.message} ({f.section})")
         to = p.status if keeps else "extended"
-        facts: dict[str, Any] = {"to": to}
+        # The new end of the period (§ 540-8G), as the extension sets it.
+        new_expiry = reg._expiry(
+            p.issued_on, p.building_permit_expires, [*p.extensions_days, int(days)], p.other_authorizations.values()
+        )
+        facts: dict[str, Any] = {"to": to, "permit_expires_on": new_expiry}
         if cond:
             facts["conditions"] = cond
         if auth:
@@ -455,6 +460,7 @@ def update(
                 permit_number,
                 Event(now_utc(), who, "update", None, None, None, None, "; ".join(said)),
                 fields={**{k: v for k, v in changes.items() if k != "expires_on"}, **facts},
+                **({"permit_expires_on": changes["expires_on"]} if "expires_on" in changes else {}),
             )
         if inspected_on is not None:
             # A day alone: the holder inspected that day; its report, which § 540-8E(6) says

@@ -29,10 +29,8 @@ from typing import Any
 
 import shapely
 
-from esc_gis.registry.domain.deadlines import expiry
 from esc_gis.registry.domain.events import CASE_KINDS, HistoryEvent
 from esc_gis.registry.domain.fold import PermitState, fold
-from esc_gis.registry.domain.records import other_authorizations
 from esc_gis.registry.store.schema import PERMIT_COLUMNS, TABLES
 
 #: The tables the projectors write, parents before children (the order rows are written and
@@ -212,25 +210,6 @@ class Context:
 # --- The permit -------------------------------------------------------------------------------
 
 
-def expires_on(s: PermitState, profile: Any, building_permit_expires: date | None) -> date | None:
-    """Return the day an issued permit's period ends (§ 540-8G), with its extensions and other authorizations.
-
-    None for a permit never issued. The one computation of the ``permits`` column, which
-    ``verify`` also reads against the table.
-    """
-    if s.issued_on is None:
-        return None
-    due = expiry(
-        s.issued_on,
-        profile,
-        building_permit_expires=building_permit_expires,
-        extensions_days=s.extensions_days,
-        other_authorizations=other_authorizations(s.fields).values(),
-    ).due
-    assert isinstance(due, date)
-    return due
-
-
 def _permits(w: Rows, e: HistoryEvent, ctx: Context) -> None:
     d = e.data
     if e.kind == "received":
@@ -242,6 +221,7 @@ def _permits(w: Rows, e: HistoryEvent, ctx: Context) -> None:
                 **{k: facts.get(k) for k in FACTS},
                 "status": d["to"],
                 "received_on": e.on,
+                "expires_on": d.get("permit_expires_on"),
                 "updated_at": e.recorded_at,
                 "geom": d.get("site"),
             },
@@ -254,7 +234,10 @@ def _permits(w: Rows, e: HistoryEvent, ctx: Context) -> None:
     kinds = {n: k for n, k, _ in PERMIT_COLUMNS}
     if e.kind in ("updated", "remeasured"):
         want.update({k: _value(kinds[k], v) for k, v in d["fields"].items() if k in FACTS})
-    want["expires_on"] = expires_on(s, ctx.profile, want.get("building_permit_expires", row["building_permit_expires"]))
+    if "permit_expires_on" in d:
+        # The period of validity as the command that set it computed it (§ 540-8G): a later reading
+        # of the profile moves no permit's expiry; verify names one that reads otherwise now.
+        want["expires_on"] = _value("date", d["permit_expires_on"])
     changes = {c: v for c, v in want.items() if row[c] != v}
     from esc_gis.registry.domain.events import KINDS
 
@@ -455,7 +438,8 @@ def _enforcement_events(w: Rows, e: HistoryEvent, ctx: Context) -> None:
         "enforcement_events",
         {"case_id": d["case_id"], "at": e.recorded_at, "who": e.who, "kind": kind, "on_date": e.on,
          "costs": None if costs is None else float(costs),
-         "costs_from": d.get("recovered_from") if kind in ("costs", "notice") else None,
+         "costs_from": d.get("recovered_from") if kind in ("costs", "notice") and "recovered_from" in d
+         else d.get("costs_from"),
          # A permit's own event (its move, the case opened on it) says it in the permit's words.
          "detail": d["case_detail"] if "case_detail" in d else e.why},
     )  # fmt: skip

@@ -94,6 +94,7 @@ def upcast_and_rebuild(b: Any, cur: Any) -> None:  # noqa: C901 (one pass per ta
             found.pop(0)["log"] = r["kind"]
 
     permits = {r["permit_number"]: r for r in _rows(cur, b, "permits", "fid")}
+    issuing = {e["stream"] for e in events if e["kind"] in ("decided", "approved_on_appeal")}
     limits = {r["permit_number"]: r["geom"] for r in _rows(cur, b, "disturbed_limits", "fid")}
     done: set[str] = set()
     for e in by_kind["received"]:
@@ -105,6 +106,24 @@ def upcast_and_rebuild(b: Any, cur: Any) -> None:  # noqa: C901 (one pass per ta
         e["data"]["site"] = wkb(p["geom"])
         if limits.get(e["stream"]) is not None:
             e["data"]["disturbed"] = wkb(limits[e["stream"]])
+        # The period of validity as the registry holds it (§ 540-8G): the events before migration 11
+        # did not carry it, so the permit's first event does, and no later one moves it.
+        e["data"]["permit_expires_on"] = _json(p["expires_on"])
+        # A permit imported issued and since closed (or revoked, disapproved) kept its day of
+        # issuance in the table only: its first event carries it, with its decision's day.
+        if e["data"].get("issued_on") is None and p["issued_on"] is not None and e["stream"] not in issuing:
+            e["data"].update(issued_on=_json(p["issued_on"]), decided_on=_json(p["decided_on"]))
+    # An update that migration 8 read back from the log's text (split at "; ") may hold part of a
+    # value: each field's last update takes the value the table holds, which it wrote.
+    last: dict[tuple[str, str], dict[str, Any]] = {}
+    for e in events:
+        if e["kind"] in ("updated", "remeasured"):
+            for k in e["data"].get("fields") or {}:
+                last[(e["stream"], k)] = e
+    for (stream, k), e in last.items():
+        p = permits.get(stream)
+        if p is not None and k in FACTS:
+            e["data"]["fields"][k] = _json(p[k])
 
     fees = {r["id"]: r for r in _rows(cur, b, "fees")}
     for e in by_kind["fee_paid"]:

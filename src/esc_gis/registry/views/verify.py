@@ -17,11 +17,14 @@ __all__ = ["Difference", "rebuilt_differences", "verify", "verify_all"]
 
 from collections import Counter
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 from esc_gis.registry.domain.dates import future_events
+from esc_gis.registry.domain.deadlines import expiry
 from esc_gis.registry.domain.fold import UNRECORDED_BY, PermitState, fold
-from esc_gis.registry.store.projection import LIFECYCLE, expires_on
+from esc_gis.registry.domain.records import other_authorizations
+from esc_gis.registry.store.projection import LIFECYCLE
 
 
 @dataclass(frozen=True)
@@ -107,15 +110,55 @@ def verify(reg: Any) -> list[Difference]:
 def verify_all(reg: Any) -> list[Difference]:
     """Return :func:`verify`'s differences, then each row a rebuild aside finds that they do not already name.
 
-    What ``permits verify`` and :meth:`~esc_gis.registry.Registry.verify` report.
+    What ``permits verify`` and :meth:`~esc_gis.registry.Registry.verify` report. A rebuilt row
+    is left out only where :func:`verify` said the same thing in the office's words: the same
+    permit's column, or the same concern's table of the same permit or case (a fee, a case's
+    costs); any other difference of that permit is listed.
     """
     out = verify(reg)
-    named = {d.stream for d in out}
-    return out + [d for d in rebuilt_differences(reg) if d.stream not in named]
+    said = [(d.stream, *_covers(d)) for d in out if d.note is None]
+    kept = []
+    for table, cols, d in _rebuilt(reg):
+        covered = any(
+            stream == d.stream and table in tables and (named is None or set(cols) <= named)
+            for stream, tables, named in said
+        )
+        if not covered:
+            kept.append(d)
+    return out + kept
+
+
+#: The tables a difference :func:`verify` names is about, by the start of its ``what``.
+_CONCERNS = (
+    ("fees paid", ("fees",)),
+    ("guarantee #", ("guarantees", "guarantee_events")),
+    ("inspection report", ("inspections", "deficiencies", "repairs")),
+    ("open deficiencies", ("deficiencies", "repairs")),
+    ("costs recorded", ("enforcement_events", "guarantee_events")),
+    ("payments", ("enforcement_events",)),
+    ("notices to cease", ("enforcement_events",)),
+    ("case ", ("enforcement_cases", "enforcement_events")),
+    ("the permit's history", ("permits", "disturbed_limits", "decision_clocks", "events")),
+)
+
+
+def _covers(d: Difference) -> tuple[tuple[str, ...], set[str] | None]:
+    """Return the tables a difference of :func:`verify` is about, and its ``permits`` column (None: any row)."""
+    if d.what in LIFECYCLE or d.what == "expires_on":
+        return ("permits",), {d.what}
+    for start, tables in _CONCERNS:
+        if d.what.startswith(start):
+            return tables, None
+    return (), None
 
 
 def rebuilt_differences(reg: Any) -> list[Difference]:
     """Rebuild every projection into temporary tables and name each row it does not share with the registry."""
+    return [d for _, _, d in _rebuilt(reg)]
+
+
+def _rebuilt(reg: Any) -> list[tuple[str, list[str], Difference]]:
+    """Return (table, differing columns, difference) of each row a rebuild aside does not share with the registry."""
     from esc_gis.registry.store.rebuild import differences, rebuilt_rows
 
     b = reg.backend
@@ -128,14 +171,13 @@ def rebuilt_differences(reg: Any) -> list[Difference]:
         stream = row.get("permit_number") or row.get("case_id") or row.get("appeal_id") or d.table
         have, want = d.table_row or {}, d.rebuilt_row or {}
         cols = sorted(c for c in {*have, *want} if have.get(c) != want.get(c))
-        out.append(
-            Difference(
-                str(stream),
-                f"the {d.table} row ({d.key})",
-                {c: have[c] for c in cols} if d.table_row is not None else None,
-                {c: want[c] for c in cols} if d.rebuilt_row is not None else None,
-            )
+        shown = Difference(
+            str(stream),
+            f"the {d.table} row ({d.key})",
+            {c: have[c] for c in cols} if d.table_row is not None else None,
+            {c: want[c] for c in cols} if d.rebuilt_row is not None else None,
         )
+        out.append((d.table, cols, shown))
     return out
 
 
@@ -174,7 +216,8 @@ def _permit(reg: Any, number: str, p: Any, s: PermitState, fees: int, guarantees
         have, want = getattr(p, column), getattr(s, column)
         if have != want:
             out.append(Difference(number, column, have, want))
-    if s.issued_on is not None:
+    # A permit imported issued and since closed (no decision recorded) was given no period.
+    if s.issued_on is not None and s.decided_on is not None:
         due = expires_on(s, reg.profile, p.building_permit_expires)
         if p.expires_on != due:
             out.append(Difference(number, "expires_on", p.expires_on, due))
@@ -218,3 +261,22 @@ def _reports(number: str, p: Any, s: PermitState) -> list[Difference]:
         if table != history:
             out.append(Difference(number, f"inspection report #{r.id}", table, history))
     return out
+
+
+def expires_on(s: PermitState, profile: Any, building_permit_expires: date | None) -> date | None:
+    """Return the day an issued permit's period ends (§ 540-8G), with its extensions and other authorizations.
+
+    None for a permit never issued. What the table's expiry must be under the profile today:
+    the commands compute it the same way when they set it.
+    """
+    if s.issued_on is None:
+        return None
+    due = expiry(
+        s.issued_on,
+        profile,
+        building_permit_expires=building_permit_expires,
+        extensions_days=s.extensions_days,
+        other_authorizations=other_authorizations(s.fields).values(),
+    ).due
+    assert isinstance(due, date)
+    return due
