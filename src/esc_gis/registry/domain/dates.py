@@ -132,8 +132,9 @@ def date_problems(dates: Iterable[EffectiveDate], today: date, now: datetime | N
 def future_events(
     events: Iterable[HistoryEvent], today: date, day_of: Callable[[datetime], date] | None = None
 ) -> list[HistoryEvent]:
-    """Return the stored events whose effective day is after ``today`` (a registry written before
-    :func:`date_problems`, or edited by hand); pure.
+    """Return the stored events whose effective day is after ``today``; pure.
+
+    A registry written before :func:`date_problems`, or edited by hand, may hold them.
 
     An event's effective day is its ``on`` date, else the day of its ``when`` (``day_of``
     turns a stored time into the Village's day; default: the time's own date). The kinds of

@@ -354,7 +354,7 @@ class RegistryBase:
     def _expiry(
         self, issued: date, building: date | None, extensions: list[int], authorizations: Iterable[date] = ()
     ) -> date:
-        """The expiry of a permit issued on ``issued`` (§ 540-8G), with its lengths and extensions."""
+        """Return the expiry of a permit issued on ``issued`` (§ 540-8G), with its lengths and extensions."""
         due = expiry(
             issued,
             self.profile,

@@ -299,7 +299,9 @@ def _approve_on_appeal(
         appeal_id=appeal_id,
         body=body,
         outcome=outcome,
-        permit_expires_on=reg._expiry(on, p.building_permit_expires, p.extensions_days, p.other_authorizations.values()),
+        permit_expires_on=reg._expiry(
+            on, p.building_permit_expires, p.extensions_days, p.other_authorizations.values()
+        ),
     )
     return f"permit {p.status} -> {to}"
 
