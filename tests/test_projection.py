@@ -378,3 +378,58 @@ def test_every_table_has_its_projector_and_project_runs_them_all() -> None:
 ])  # fmt: skip
 def test_facts_read_back_from_json_are_typed_by_their_column(kind: str, value: Any, want: Any) -> None:
     assert _value(kind, value) == want
+
+
+# --- verify: the rebuild's differences beside the fold's -------------------------------------
+
+
+def _said_and_rebuilt(monkeypatch: pytest.MonkeyPatch, rebuilt: list[tuple[str, list[str], Any]]) -> list[str]:
+    """What verify_all lists for a permit whose status differs from its fold, with ``rebuilt`` rows."""
+    from esc_gis.registry.views import verify as v
+    from tests.test_fold import FakeRegistry, mv, row
+
+    monkeypatch.setattr(v, "_rebuilt", lambda reg: rebuilt)
+    reg = FakeRegistry([mv("received", "application_received", date(2026, 1, 5))], permits=[row(status="closed")],
+                       fees=[], guarantees=[])  # fmt: skip
+    return [str(d) for d in v.verify_all(reg)]
+
+
+def _d(stream: str, what: str) -> Any:
+    from esc_gis.registry.views.verify import Difference
+
+    return Difference(stream, what, 1, 2)
+
+
+def test_verify_all_leaves_out_a_rebuilt_row_the_fold_already_named_and_no_other(monkeypatch) -> None:
+    status = "P: status is 'closed' in the table, 'application_received' in the history"
+    # The permits row differs in its status only: said already, in the office's words.
+    assert _said_and_rebuilt(monkeypatch, [("permits", ["status"], _d("P", "the permits row"))]) == [status]
+    # The same row differs in another column too, or another table of the permit: listed.
+    got = _said_and_rebuilt(monkeypatch, [("permits", ["parcel_id", "status"], _d("P", "the permits row")),
+                                          ("fees", ["amount"], _d("P", "the fees row"))])  # fmt: skip
+    assert got == [status, "P: the permits row is 1 in the table, 2 in the history",
+                   "P: the fees row is 1 in the table, 2 in the history"]  # fmt: skip
+    # Another permit's row is its own.
+    got = _said_and_rebuilt(monkeypatch, [("permits", ["status"], _d("Q", "the permits row"))])
+    assert got == [status, "Q: the permits row is 1 in the table, 2 in the history"]
+
+
+@pytest.mark.parametrize(("what", "tables", "cols"), [
+    ("status", ("permits",), {"status"}),
+    ("expires_on", ("permits",), {"expires_on"}),
+    ("fees paid", ("fees",), None),
+    ("guarantee #2 balance", ("guarantees", "guarantee_events"), None),
+    ("inspection report #3", ("inspections", "deficiencies", "repairs"), None),
+    ("inspection reports", ("inspections", "deficiencies", "repairs"), None),
+    ("open deficiencies", ("deficiencies", "repairs"), None),
+    ("costs recorded", ("enforcement_events", "guarantee_events"), None),
+    ("payments", ("enforcement_events",), None),
+    ("notices to cease", ("enforcement_events",), None),
+    ("case C1", ("enforcement_cases", "enforcement_events"), None),
+    ("the permit's history", ("permits", "disturbed_limits", "decision_clocks", "events"), None),
+    ("the stream", (), None),
+])  # fmt: skip
+def test_each_difference_the_fold_names_covers_its_concerns_tables(what: str, tables: tuple, cols: Any) -> None:
+    from esc_gis.registry.views.verify import _covers
+
+    assert _covers(_d("P", what)) == (tables, cols)
