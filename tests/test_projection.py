@@ -53,7 +53,7 @@ class MemoryRows:
 
     def one(self, table: str, key: dict[str, Any], cols: Any) -> dict[str, Any] | None:
         found = self._find(table, key)
-        return {c: found[0].get(c) for c in cols} if found else None
+        return {c: found[0][c] for c in cols} if found else None  # a column the table lacks: an error
 
 
 def ev(kind: str, on: date | None = None, *, stream: str = "ESC-1", at: datetime = AT, log: str | None = None,
@@ -207,13 +207,17 @@ def test_the_decision_clock_runs_from_the_application_fee_and_stops_at_the_decis
 
 def test_a_case_without_a_permit_writes_no_permit_row() -> None:
     w = run(ev("case_opened", date(2026, 11, 20), stream="ENF-1", why="ground A4: no permit", case_id="ENF-1",
-               ground="A4", reasons="no permit", site_address="1 A St"))  # fmt: skip
+               ground="A4", reasons="no permit", site_address="1 A St", site_ref="s.gpkg#S1"))  # fmt: skip
     only(w, "enforcement_cases", "enforcement_events")
     [c] = w.tables["enforcement_cases"]
-    assert (c["case_id"], c["permit_number"], c["reasons"], c["site_address"]) == ("ENF-1", None, "no permit",
-                                                                                   "1 A St")  # fmt: skip
+    assert c == {"fid": None, "case_id": "ENF-1", "permit_number": None, "site_address": "1 A St",
+                 "site_ref": "s.gpkg#S1", "ground": "A4", "opened_on": date(2026, 11, 20), "reasons": "no permit",
+                 "opened_by": "clerk", "opened_at": AT, "geom": None}  # fmt: skip
     [e] = w.tables["enforcement_events"]
     assert (e["kind"], e["detail"], e["costs"]) == ("opened", "ground A4: no permit", None)
+    # A case opened without reasons keeps an empty text, never NULL (the column is NOT NULL).
+    w = run(ev("case_opened", date(2026, 11, 20), stream="ENF-1", case_id="ENF-1", ground="A4"))
+    assert w.tables["enforcement_cases"][0]["reasons"] == ""
 
 
 # --- The clerk's log --------------------------------------------------------------------------
@@ -241,24 +245,34 @@ def test_a_fee_and_a_guarantee_with_its_draw_and_a_recovery_of_costs() -> None:
         received("active", issued_on="2026-11-03"),
         ev("fee_paid", date(2026, 11, 2), fee_id=4, fee_kind="application", amount=150.0, receipt="R-1",
            schedule_resolution="2026-14"),
-        ev("guarantee_received", date(2026, 11, 3), guarantee_id=2, type="cash_escrow", amount=1000.0),
+        ev("guarantee_received", date(2026, 11, 3), guarantee_id=2, type="letter_of_credit", amount=1000.0,
+           expires_on="2027-06-30"),
         ev("guarantee_drawn", date(2026, 11, 20), guarantee_id=2, amount=150.0, event_id=7, reason="fence"),
         ev("costs_recorded", date(2026, 11, 22), case_id="ENF-1", amount=10.0, recovered_from="guarantee",
            guarantee_id=2, interest=1.5, recovery_id=8),
         ev("costs_recorded", date(2026, 11, 23), case_id="ENF-1", amount=5.0, recovered_from="billed"),
+        ev("notice_of_intent", date(2026, 11, 24), case_id="ENF-1", amount=2.0, recovered_from="guarantee",
+           guarantee_id=2, recovery_id=9),
+        ev("costs_paid", date(2026, 11, 25), case_id="ENF-1", amount=5.0),
+        ev("referred", date(2026, 11, 26), case_id="ENF-1", amount=7.0, costs_from="billed"),
     )  # fmt: skip
     [f] = w.tables["fees"]
     assert (f["id"], f["kind"], f["amount"], f["paid_on"], f["receipt"], f["schedule_resolution"]) == (
         4, "application", 150.0, date(2026, 11, 2), "R-1", "2026-14")  # fmt: skip
     [g] = w.tables["guarantees"]
     assert (g["id"], g["type"], g["amount"], g["received_on"], g["expires_on"]) == (
-        2, "cash_escrow", 1000.0, date(2026, 11, 3), None)  # fmt: skip
-    draw, recovered = w.tables["guarantee_events"]
+        2, "letter_of_credit", 1000.0, date(2026, 11, 3), date(2027, 6, 30))  # fmt: skip
+    draw, recovered, noticed = w.tables["guarantee_events"]
     assert (draw["id"], draw["kind"], draw["amount"], draw["reason"]) == (7, "draw", 150.0, "fence")
     assert (recovered["id"], recovered["kind"], recovered["amount"], recovered["guarantee_id"]) == (
         8, "costs_recovered", 11.5, 2)  # fmt: skip
     assert recovered["reason"] == "case ENF-1: the office's costs plus interest 1.50"
-    assert [e["costs_from"] for e in w.tables["enforcement_events"]] == ["guarantee", "billed"]
+    assert (noticed["id"], noticed["kind"], noticed["amount"], noticed["reason"]) == (
+        9, "costs_recovered", 2.0, "case ENF-1: the office's costs")  # fmt: skip
+    log = [(e["kind"], e["costs"], e["costs_from"]) for e in w.tables["enforcement_events"]]
+    # Costs are a recorded cost's, a notice's and a payment's; a referral's amount is none of them.
+    assert log == [("costs", 10.0, "guarantee"), ("costs", 5.0, "billed"), ("notice", 2.0, "guarantee"),
+                   ("paid", 5.0, None), ("referral", None, "billed")]  # fmt: skip
 
 
 def test_a_release_and_the_final_release_keep_their_kinds() -> None:
@@ -268,8 +282,14 @@ def test_a_release_and_the_final_release_keep_their_kinds() -> None:
         ev("guarantee_released", date(2026, 11, 20), guarantee_id=1, amount=100.0, event_id=1, stage="one"),
         ev("guarantee_final_release", date(2026, 11, 30), guarantee_id=1, amount=400.0, event_id=2, engineer="E"),
     )
-    assert [(e["kind"], e["stage"], e["engineer"]) for e in w.tables["guarantee_events"]] == [
-        ("release", "one", None), ("final_release", None, "E")]  # fmt: skip
+    assert [(e["kind"], e["stage"], e["engineer"], e["amount"]) for e in w.tables["guarantee_events"]] == [
+        ("release", "one", None, 100.0), ("final_release", None, "E", 400.0)]  # fmt: skip
+    # Costs recovered without an amount or interest recorded: nothing comes off, said as costs.
+    w = run(received("active", issued_on="2026-11-03"),
+            ev("costs_recorded", date(2026, 11, 22), case_id="ENF-1", recovered_from="guarantee", guarantee_id=1,
+               recovery_id=3, amount=None))  # fmt: skip
+    assert (w.tables["guarantee_events"][0]["amount"], w.tables["guarantee_events"][0]["reason"]) == (
+        0.0, "case ENF-1: the office's costs")  # fmt: skip
 
 
 # --- Inspections ------------------------------------------------------------------------------
@@ -283,7 +303,7 @@ def test_an_inspection_report_its_deficiencies_and_the_repairs_it_finds() -> Non
     w = run(
         received("active", issued_on="2026-11-03"),
         ev("inspected", when=at, by="holder", inspection_id=3, report=report,
-           deficiencies=[{"id": 5, "notified_at": None, "description": "fence down"},
+           deficiencies=[{"id": 5, "notified_at": "2026-11-10T16:00:00+00:00", "description": "fence down"},
                          {"id": 6, "notified_at": None, "description": "inlet"}], repaired=[]),
         ev("inspected", when=at + timedelta(days=1), by="holder", inspection_id=4, report=report, repaired=[5]),
         ev("repaired", when=at + timedelta(days=2), deficiency_ids=[6], detail="fixed"),
@@ -292,7 +312,8 @@ def test_an_inspection_report_its_deficiencies_and_the_repairs_it_finds() -> Non
     assert (first["fid"], first["inspected_at"], first["inspector"], first["phase"]) == (3, at, "Ina", "grading")
     assert first["geom"].equals(shapely.Point(5, 5)) and first["recorded_by"] == "clerk"
     d, _ = w.tables["deficiencies"]
-    assert (d["id"], d["inspection_id"], d["description"]) == (5, 3, "fence down")
+    assert (d["id"], d["inspection_id"], d["description"], d["permit_number"]) == (5, 3, "fence down", "ESC-1")
+    assert d["notified_at"] == datetime(2026, 11, 10, 16, tzinfo=timezone.utc)
     by_inspection, recorded = w.tables["repairs"]
     assert (by_inspection["deficiency_id"], by_inspection["inspection_id"], by_inspection["repaired_at"]) == (
         5, 4, at + timedelta(days=1))  # fmt: skip
@@ -333,14 +354,17 @@ def test_an_appeal_its_decision_and_the_case_order_it_retracts() -> None:
            appealed="the order", appellant="P", appellant_kind="aggrieved_person", grounds="g",
            appealed_kind="stop_work_order"),
         ev("appeal_decided", date(2026, 11, 24), stream="ENF-1", appeal_id="APL-1", outcome="reversed",
-           body="village_board", effect="no permit; case order retracted", case_retraction="ENF-1"),
+           body="village_board", effect="no permit; case order retracted", case_retraction="ENF-1",
+           conditions="silt fence doubled"),
     )  # fmt: skip
     [a] = w.tables["appeals"]
-    assert (a["appeal_id"], a["permit_number"], a["case_id"], a["appellant"], a["appealed_kind"]) == (
-        "APL-1", None, "ENF-1", "P", "stop_work_order")  # fmt: skip
+    assert a == {"id": None, "appeal_id": "APL-1", "permit_number": None, "case_id": "ENF-1", "appealed": "the order",
+                 "appellant": "P", "appellant_kind": "aggrieved_person", "filed_on": date(2026, 11, 21),
+                 "grounds": "g", "recorded_by": "clerk", "recorded_at": AT, "appealed_kind": "stop_work_order"}  # fmt: skip
     [d] = w.tables["appeal_decisions"]
-    assert (d["outcome"], d["body"], d["effect"], d["conditions"]) == (
-        "reversed", "village_board", "no permit; case order retracted", None)  # fmt: skip
+    assert d == {"id": None, "appeal_id": "APL-1", "decided_on": date(2026, 11, 24), "body": "village_board",
+                 "outcome": "reversed", "conditions": "silt fence doubled", "effect": "no permit; case order retracted",
+                 "recorded_by": "clerk", "recorded_at": AT}  # fmt: skip
     assert [(e["kind"], e["detail"]) for e in w.tables["enforcement_events"]] == [
         ("opened", None), ("retraction", "appeal APL-1 reversed")]  # fmt: skip
 
@@ -385,8 +409,9 @@ def test_facts_read_back_from_json_are_typed_by_their_column(kind: str, value: A
 
 def _said_and_rebuilt(monkeypatch: pytest.MonkeyPatch, rebuilt: list[tuple[str, list[str], Any]]) -> list[str]:
     """What verify_all lists for a permit whose status differs from its fold, with ``rebuilt`` rows."""
-    from esc_gis.registry.views import verify as v
     from tests.test_fold import FakeRegistry, mv, row
+
+    from esc_gis.registry.views import verify as v
 
     monkeypatch.setattr(v, "_rebuilt", lambda reg: rebuilt)
     reg = FakeRegistry([mv("received", "application_received", date(2026, 1, 5))], permits=[row(status="closed")],
@@ -433,3 +458,54 @@ def test_each_difference_the_fold_names_covers_its_concerns_tables(what: str, ta
     from esc_gis.registry.views.verify import _covers
 
     assert _covers(_d("P", what)) == (tables, cols)
+
+
+def test_rows_write_and_read_back_each_kind_in_a_real_geopackage(tmp_path) -> None:
+    """The projectors' one writer, on a real registry: typed values in, the same values out."""
+    from pathlib import Path
+
+    from esc_gis.registry import init_registry
+    from esc_gis.registry.store.backend import open_backend
+    from esc_gis.registry.store.projection import Rows
+    from esc_gis.registry.store.schema import create_table
+
+    path = tmp_path / "r.gpkg"
+    init_registry(path, layers=Path(__file__).parents[1] / "layers" / "winneconne-demo" / "layers.toml")
+    b = open_backend(path)
+    try:
+        with b.write() as cur:
+            w = Rows(cur, b)
+            w.insert("permits", {"permit_number": "P", "site_address": "1 A St", "status": "active", "site_sqft": 1.5,
+                                 "disturbed_sqft": 1.0, "received_on": "2026-11-02", "updated_at": AT,
+                                 "sediment_standard": False, "geom": wkb(SITE)})  # fmt: skip
+            cols = ("received_on", "updated_at", "sediment_standard", "geom", "site_sqft", "final_on")
+            got = w.one("permits", {"permit_number": "P"}, cols)
+            assert got is not None and set(got) == set(cols)
+            assert (got["received_on"], got["updated_at"], got["sediment_standard"], got["site_sqft"]) == (
+                date(2026, 11, 2), AT, False, 1.5)  # fmt: skip
+            assert got["geom"].equals(SITE) and got["final_on"] is None
+            w.insert("permits", {"permit_number": "Q", "site_address": "2 A St", "status": "closed", "site_sqft": 2.0,
+                                 "disturbed_sqft": 1.0, "received_on": date(2026, 11, 3), "updated_at": AT})  # fmt: skip
+            w.update(
+                "permits", {"permit_number": "P", "status": "active"}, {"status": "closed", "final_on": "2026-11-05"}
+            )
+            w.update("permits", {"permit_number": "P"}, {})  # nothing to set: nothing written
+            assert w.one("permits", {"permit_number": "P"}, ("status", "final_on")) == {
+                "status": "closed", "final_on": date(2026, 11, 5)}  # fmt: skip
+            assert w.one("permits", {"permit_number": "Q"}, ("status", "geom")) == {"status": "closed", "geom": None}
+            assert w.one("permits", {"permit_number": "R"}, ("status",)) is None
+            w.delete("permits", {"permit_number": "Q"})
+            assert w.one("permits", {"permit_number": "Q"}, ("status",)) is None
+            assert w.one("permits", {"permit_number": "P"}, ("status",)) == {"status": "closed"}
+            # A schema named in every statement: a temporary table, the registry's own untouched.
+            cur.execute(
+                create_table("sqlite", "permit_counters", b.srid).replace("CREATE TABLE", "CREATE TEMP TABLE", 1)
+            )
+            t = Rows(cur, b, "temp")
+            t.insert("permit_counters", {"year": 2026, "last": 7})
+            assert t.one("permit_counters", {"year": 2026}, ("last",)) == {"last": 7}
+            cur.execute('SELECT COUNT(*) FROM main."permit_counters"')
+            assert cur.fetchone()[0] == 0
+            cur.execute('DROP TABLE temp."permit_counters"')
+    finally:
+        b.close()

@@ -67,8 +67,6 @@ LIFECYCLE = (
 FACTS = tuple(
     n for n, _, _ in PERMIT_COLUMNS if n not in (*LIFECYCLE, "fid", "permit_number", "geom", "expires_on", "updated_at")
 )
-#: The clerk's-log kinds that carry the move's states (``from_status``, ``to_status``).
-_LOG_MOVES = ("received", "imported", "transition", "retraction", "reinstatement", "extension", "appeal_approval")
 #: The concerns whose events touch the permit's record (its ``updated_at``).
 _TOUCHING = ("intake", "lifecycle", "inspections")
 #: A case event's kind in ``enforcement_events``, by its history kind.
@@ -221,7 +219,6 @@ def _permits(w: Rows, e: HistoryEvent, ctx: Context) -> None:
                 **{k: facts.get(k) for k in FACTS},
                 "status": d["to"],
                 "received_on": e.on,
-                "expires_on": d.get("permit_expires_on"),
                 "updated_at": e.recorded_at,
                 "geom": d.get("site"),
             },
@@ -237,11 +234,12 @@ def _permits(w: Rows, e: HistoryEvent, ctx: Context) -> None:
     if "permit_expires_on" in d:
         # The period of validity as the command that set it computed it (§ 540-8G): a later reading
         # of the profile moves no permit's expiry; verify names one that reads otherwise now.
-        want["expires_on"] = _value("date", d["permit_expires_on"])
+        want["expires_on"] = d["permit_expires_on"]
     changes = {c: v for c, v in want.items() if row[c] != v}
     from esc_gis.registry.domain.events import KINDS
 
-    if changes or e.moves or KINDS[e.kind].concern in _TOUCHING:
+    # Only a move or an event of the permit's record changes its row (the fold's columns, its facts).
+    if e.moves or KINDS[e.kind].concern in _TOUCHING:
         w.update("permits", {"permit_number": e.stream}, {**changes, "updated_at": e.recorded_at})
 
 
@@ -275,10 +273,11 @@ def _events(w: Rows, e: HistoryEvent, ctx: Context) -> None:
     """Write the clerk's log: one line for each event the log holds (``log``), as the office read it."""
     if e.log is None:
         return
-    moves = e.log in _LOG_MOVES
-    to = e.data.get("to") if moves else None
-    if e.log == "extension" and to == e.data.get("from"):
-        to = None  # a state kept is no move in the log: a later retraction goes back past it
+    # Only a move carries its states ("from", "to"); one that keeps the state (an extension of a
+    # suspended permit) is no move in the log: a later retraction goes back past it.
+    to = e.data.get("to")
+    if to is not None and to == e.data.get("from"):
+        to = None
     w.insert(
         "events",
         {
@@ -286,7 +285,7 @@ def _events(w: Rows, e: HistoryEvent, ctx: Context) -> None:
             "at": e.recorded_at,
             "who": e.who,
             "kind": e.log,
-            "from_status": e.data.get("from") if moves else None,
+            "from_status": e.data.get("from"),
             "to_status": to,
             "on_date": e.on,
             "days": e.data.get("days") if e.log == "extension" else None,
