@@ -509,3 +509,69 @@ def test_rows_write_and_read_back_each_kind_in_a_real_geopackage(tmp_path) -> No
             cur.execute('DROP TABLE temp."permit_counters"')
     finally:
         b.close()
+
+
+def test_an_extension_that_keeps_the_state_is_no_move_in_the_log() -> None:
+    """§ 540-8G: "may extend the period": a stop-work order stands through it, and its log line says no move."""
+    w = run(received("active", issued_on="2026-11-03"),
+            ev("stop_work_posted", date(2026, 11, 20), log="transition", to="stop_work", **{"from": "active"}),
+            ev("extended", date(2026, 11, 21), log="extension", days=60, to="stop_work", **{"from": "stop_work"}))  # fmt: skip
+    lines = w.tables["events"]
+    assert [(x["kind"], x["from_status"], x["to_status"]) for x in lines] == [
+        ("received", None, "active"), ("transition", "active", "stop_work"), ("extension", "stop_work", None)]  # fmt: skip
+
+
+def test_the_case_log_takes_a_retraction_only_from_a_decision_that_names_it() -> None:
+    w = run(
+        ev("case_opened", date(2026, 11, 20), stream="ENF-1", case_id="ENF-1", ground="A4", reasons="r"),
+        ev("appeal_decided", date(2026, 11, 24), stream="ENF-1", appeal_id="APL-1", outcome="upheld", body="b"),
+        ev("notified", date(2026, 11, 25), stream="ENF-1", case_id="ENF-1", case_retraction="ENF-1",
+           recovered_from="billed", why="told"),
+    )  # fmt: skip
+    assert [(x["kind"], x["costs_from"], x["detail"]) for x in w.tables["enforcement_events"]] == [
+        ("opened", None, None), ("notified", None, "told")]  # fmt: skip
+
+
+def test_costs_recovered_are_rounded_to_the_cent() -> None:
+    w = run(received("active", issued_on="2026-11-03"),
+            ev("guarantee_received", date(2026, 11, 3), guarantee_id=1, type="cash_escrow", amount=500.0),
+            ev("costs_recorded", date(2026, 11, 22), case_id="ENF-1", amount=10.004, interest=1.0014,
+               recovered_from="guarantee", guarantee_id=1, recovery_id=3))  # fmt: skip
+    assert w.tables["guarantee_events"][0]["amount"] == 11.01
+
+
+def test_verify_names_each_rebuilt_row_by_its_permit_or_case_with_the_columns_that_differ(monkeypatch) -> None:
+    from contextlib import nullcontext
+    from types import SimpleNamespace
+
+    from esc_gis.registry.store import rebuild
+    from esc_gis.registry.views import verify as v
+
+    stored = {"fees": [{"id": 1, "permit_number": "P", "amount": 15.0, "kind": "application"}],
+              "enforcement_events": [{"case_id": "C", "at": AT, "kind": "paid", "costs": 5.0}],
+              "appeals": [], "permits": []}  # fmt: skip
+    rebuilt = {"fees": [{"id": 1, "permit_number": "P", "amount": 150.0, "kind": "application"}],
+               "enforcement_events": [], "appeals": [{"appeal_id": "A", "permit_number": None, "case_id": None}],
+               "permits": []}  # fmt: skip
+    seen = []
+
+    def fake(cur, b, profile):
+        seen.append((cur, b.dialect, profile))
+        return stored, rebuilt
+
+    monkeypatch.setattr(rebuild, "rebuilt_rows", fake)
+    for dialect, txn in (("sqlite", "read"), ("postgis", "write")):
+        backend = SimpleNamespace(dialect=dialect, read=lambda: nullcontext("R"), write=lambda: nullcontext("W"))
+        reg = SimpleNamespace(backend=backend, profile="PROFILE")
+        got = v._rebuilt(reg)
+        assert seen[-1] == ("R" if txn == "read" else "W", dialect, "PROFILE")
+        assert [(t, cols, str(d)) for t, cols, d in got] == [
+            ("fees", ["amount"], "P: the fees row (id 1) is {'amount': 15.0} in the table, {'amount': 150.0} in the history"),
+            ("enforcement_events", ["at", "case_id", "costs", "kind"],
+             f"C: the enforcement_events row (case_id C) is {{'at': {AT!r}, 'case_id': 'C', 'costs': 5.0, 'kind': 'paid'}}"
+             " in the table, None in the history"),
+            # Columns NULL on both sides are not named.
+            ("appeals", ["appeal_id"], "A: the appeals row (appeal_id A) is None in the table, {'appeal_id': 'A'} "
+             "in the history"),
+        ]  # fmt: skip
+        assert [str(d) for d in v.rebuilt_differences(reg)] == [str(d) for _, _, d in got]
