@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 import shapely
 
-from esc_gis.profile import load_profile
 from esc_gis.registry.domain.events import HistoryEvent
 from esc_gis.registry.store.projection import PROJECTIONS, Context, _value, project, replay, wkb
 from esc_gis.registry.store.schema import TABLES
@@ -22,7 +21,6 @@ from esc_gis.registry.store.schema import TABLES
 AT = datetime(2026, 11, 2, 15, tzinfo=timezone.utc)
 SITE = shapely.MultiPolygon([shapely.box(0, 0, 100, 50)])
 LIMITS = shapely.MultiPolygon([shapely.box(0, 0, 60, 50)])
-PROFILE = load_profile()
 
 
 class MemoryRows:
@@ -69,7 +67,7 @@ def received(to: str = "application_received", **data: Any) -> HistoryEvent:
 
 def run(*events: HistoryEvent) -> MemoryRows:
     w = MemoryRows()
-    replay(w, _numbered(events), PROFILE)  # type: ignore[arg-type]
+    assert replay(w, _numbered(events)) == len(events)  # type: ignore[arg-type]
     return w
 
 
@@ -390,7 +388,7 @@ def test_every_table_has_its_projector_and_project_runs_them_all() -> None:
     assert tuple(PROJECTORS) == PROJECTIONS and set(PROJECTIONS) <= set(TABLES)
     w = MemoryRows()
     e = _numbered((received(),))[0]
-    project(w, e, Context(PROFILE, [e]))
+    project(w, e, Context([e]))
     assert {t for t, rows in w.tables.items() if rows} == {"permits", "decision_clocks", "events"}
 
 
@@ -413,9 +411,14 @@ def _said_and_rebuilt(monkeypatch: pytest.MonkeyPatch, rebuilt: list[tuple[str, 
 
     from esc_gis.registry.views import verify as v
 
-    monkeypatch.setattr(v, "_rebuilt", lambda reg: rebuilt)
     reg = FakeRegistry([mv("received", "application_received", date(2026, 1, 5))], permits=[row(status="closed")],
                        fees=[], guarantees=[])  # fmt: skip
+
+    def the_registrys(asked: Any) -> list[tuple[str, list[str], Any]]:
+        assert asked is reg  # the rows are this registry's rebuild
+        return rebuilt
+
+    monkeypatch.setattr(v, "_rebuilt", the_registrys)
     return [str(d) for d in v.verify_all(reg)]
 
 
@@ -555,16 +558,16 @@ def test_verify_names_each_rebuilt_row_by_its_permit_or_case_with_the_columns_th
                "permits": []}  # fmt: skip
     seen = []
 
-    def fake(cur, b, profile):
-        seen.append((cur, b.dialect, profile))
+    def fake(cur, b):
+        seen.append((cur, b.dialect))
         return stored, rebuilt
 
     monkeypatch.setattr(rebuild, "rebuilt_rows", fake)
     for dialect, txn in (("sqlite", "read"), ("postgis", "write")):
         backend = SimpleNamespace(dialect=dialect, read=lambda: nullcontext("R"), write=lambda: nullcontext("W"))
-        reg = SimpleNamespace(backend=backend, profile="PROFILE")
+        reg = SimpleNamespace(backend=backend)
         got = v._rebuilt(reg)
-        assert seen[-1] == ("R" if txn == "read" else "W", dialect, "PROFILE")
+        assert seen[-1] == ("R" if txn == "read" else "W", dialect)
         assert [(t, cols, str(d)) for t, cols, d in got] == [
             ("fees", ["amount"], "P: the fees row (id 1) is {'amount': 15.0} in the table, {'amount': 150.0} in the history"),
             ("enforcement_events", ["at", "case_id", "costs", "kind"],
@@ -575,3 +578,31 @@ def test_verify_names_each_rebuilt_row_by_its_permit_or_case_with_the_columns_th
              "in the history"),
         ]  # fmt: skip
         assert [str(d) for d in v.rebuilt_differences(reg)] == [str(d) for _, _, d in got]
+
+
+def test_an_appeal_of_a_permits_decision_and_the_original_plan() -> None:
+    w = run(
+        received("active", issued_on="2026-11-03"),
+        ev("appeal_filed", date(2026, 11, 12), appeal_id="APL-1", permit_number="ESC-1", case_id=None,
+           appealed="disapproval", appellant="P", appellant_kind="aggrieved_person", grounds="g"),
+        ev("plan_original", date(2026, 10, 28), version=0, version_id=1, trigger="original",
+           plan={"description": "as approved", "plan_date": "2026-10-28"}),
+    )  # fmt: skip
+    assert (w.tables["appeals"][0]["permit_number"], w.tables["appeals"][0]["case_id"]) == ("ESC-1", None)
+    [v] = w.tables["plan_versions"]
+    assert (v["id"], v["version"], v["trigger_code"], v["status"], v["plan_date"]) == (
+        1, 0, "original", "approved", date(2026, 10, 28))  # fmt: skip
+
+
+def test_verify_reads_the_expiry_with_other_construction_authorizations() -> None:
+    """§ 540-8G: "or the length of the building permit or other construction authorizations, whichever is longer"."""
+    from tests.test_fold import FakeRegistry, mv, row
+
+    from esc_gis.registry.views.verify import verify
+
+    issued = date(2026, 1, 20)
+    events = [mv("received", "active", issued, issued_on=issued,
+                 fields={"other_authorizations": {"WDNR WI-S067831": "2027-12-31"}})]  # fmt: skip
+    reg = FakeRegistry(events, permits=[row(status="active", received_on=issued, decided_on=issued, issued_on=issued,
+                                             expires_on=date(2027, 12, 31))], fees=[], guarantees=[])  # fmt: skip
+    assert verify(reg) == []

@@ -120,12 +120,12 @@ def test_rebuild_then_verify_is_clean_and_leaves_the_tables_as_they_were(reg, tm
     assert [str(d) for d in reg.verify()] == []
     b = reg.backend
     with b.read() if b.dialect == "sqlite" else b.write() as cur:
-        stored, rebuilt = rebuilt_rows(cur, b, reg.profile)
+        stored, rebuilt = rebuilt_rows(cur, b)
     assert stored == rebuilt and all(stored[t] for t in PROJECTIONS)
     events = len(reg.history())
     assert reg.rebuild() == events
     with b.read() if b.dialect == "sqlite" else b.write() as cur:
-        again = rebuilt_rows(cur, b, reg.profile)[0]
+        again = rebuilt_rows(cur, b)[0]
     assert again == stored
     assert [str(d) for d in reg.verify()] == []
 

@@ -320,7 +320,7 @@ class RegistryBase:
         stored = history_store.append(cur, b, e)
         # The stream up to this event, for the fold the permit's projection reads (a new stream: itself).
         events = [stored] if stored.seq == 1 else history_store.read(cur, b, [e.stream])
-        project(Rows(cur, b), stored, Context(self.profile, events))
+        project(Rows(cur, b), stored, Context(events))
         return stored
 
     def _stream(self, cur: Any, stream: str) -> list[HistoryEvent]:

@@ -166,7 +166,7 @@ class Registry(RegistryBase):
         from esc_gis.registry.store.rebuild import rebuild
 
         with self.backend.write() as cur:
-            return rebuild(cur, self.backend, self.profile)
+            return rebuild(cur, self.backend)
 
     def verify(self) -> list[Difference]:
         """Rebuild every projection from the history and return each difference (empty: all agree).

@@ -185,13 +185,13 @@ class Rows:
 
 @dataclass
 class Context:
-    """What a projector may read besides the event: the office's profile, and the stream's fold.
+    """What a projector may read besides the event: the stream's fold.
 
     ``events`` holds the stream's events up to and including the one projected (the unit of
-    work keeps them); :attr:`state` folds them once.
+    work keeps them); :attr:`state` folds them once. Nothing of the profile: every figure the
+    law sets (an expiry) comes in the event that set it, so a later reading moves no row.
     """
 
-    profile: Any
     events: list[HistoryEvent] = field(default_factory=list)
     _state: PermitState | None = None
 
@@ -517,7 +517,7 @@ def project(w: Rows, e: HistoryEvent, ctx: Context) -> None:
         projector(w, e, ctx)
 
 
-def replay(w: Rows, events: Iterable[HistoryEvent], profile: Any) -> int:
+def replay(w: Rows, events: Iterable[HistoryEvent]) -> int:
     """Project every event of a history, oldest first (by the order stored); return how many.
 
     The caller clears the projections first (``permits rebuild``) or writes into empty ones
@@ -528,6 +528,6 @@ def replay(w: Rows, events: Iterable[HistoryEvent], profile: Any) -> int:
     for e in events:
         seen = streams.setdefault(e.stream, [])
         seen.append(e)
-        project(w, e, Context(profile, list(seen)))
+        project(w, e, Context(list(seen)))
         n += 1
     return n

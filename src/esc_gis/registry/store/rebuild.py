@@ -141,7 +141,7 @@ def _defer_references(cur: Any, b: Any) -> None:
         cur.execute("SET CONSTRAINTS ALL DEFERRED")
 
 
-def rebuild(cur: Any, b: Any, profile: Any) -> int:
+def rebuild(cur: Any, b: Any) -> int:
     """Clear every projection and replay the history into it (inside the caller's write transaction).
 
     The append-only triggers of the projections are lifted for the clearing and put back: the
@@ -158,7 +158,7 @@ def rebuild(cur: Any, b: Any, profile: Any) -> int:
         cur.execute(statement)
     for table in reversed(PROJECTIONS):
         cur.execute(f'DELETE FROM "{table}"')
-    n = replay(Rows(cur, b), read_in_order(cur, b), profile)
+    n = replay(Rows(cur, b), read_in_order(cur, b))
     for statement in append_only_triggers(b.dialect, lifted):
         cur.execute(statement)
     return n
@@ -171,9 +171,7 @@ def _schema(cur: Any, b: Any) -> str:
     return f'"{cur.fetchone()[0]}"'
 
 
-def rebuilt_rows(
-    cur: Any, b: Any, profile: Any
-) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]]]:
+def rebuilt_rows(cur: Any, b: Any) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]]]:
     """Return the projections as stored and as the history rebuilds them (in temporary tables, then dropped).
 
     Raises
@@ -186,7 +184,7 @@ def rebuilt_rows(
     try:
         for table in PROJECTIONS:
             cur.execute(create_table(b.dialect, table, b.srid).replace("CREATE TABLE", "CREATE TEMP TABLE", 1))
-        replay(Rows(cur, b, temp), read_in_order(cur, b), profile)
+        replay(Rows(cur, b, temp), read_in_order(cur, b))
         stored = {t: table_rows(cur, b, t, live) for t in PROJECTIONS}
         rebuilt = {t: table_rows(cur, b, t, temp) for t in PROJECTIONS}
     finally:

@@ -71,8 +71,6 @@ def upcast_and_rebuild(b: Any, cur: Any) -> None:  # noqa: C901 (one pass per ta
     RegistryError
         Naming the rows that differ (the registry was changed by hand); the migration rolls back.
     """
-    from esc_gis.profile import load_profile
-
     _defer_references(cur, b)
     cur.execute("SELECT id, stream, kind, recorded_at, who, why, data FROM history ORDER BY id")
     events = [
@@ -238,7 +236,7 @@ def upcast_and_rebuild(b: Any, cur: Any) -> None:  # noqa: C901 (one pass per ta
         cur.execute("SELECT current_schema()")
         schema = f'"{cur.fetchone()[0]}"'
     before = {t: table_rows(cur, b, t, schema) for t in PROJECTIONS if t != "decision_clocks"}
-    rebuild(cur, b, load_profile())
+    rebuild(cur, b)
     after = {t: table_rows(cur, b, t, schema) for t in PROJECTIONS if t != "decision_clocks"}
     found = differences(before, after, ignore=("permits.updated_at",))
     if found:

@@ -164,7 +164,7 @@ def _rebuilt(reg: Any) -> list[tuple[str, list[str], Difference]]:
     b = reg.backend
     # PostgreSQL makes no temporary table in a read-only transaction; nothing but them is written.
     with b.read() if b.dialect == "sqlite" else b.write() as cur:
-        stored, rebuilt = rebuilt_rows(cur, b, reg.profile)
+        stored, rebuilt = rebuilt_rows(cur, b)
     out = []
     for d in differences(stored, rebuilt):
         row = d.table_row or d.rebuilt_row or {}
