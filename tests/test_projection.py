@@ -606,3 +606,13 @@ def test_verify_reads_the_expiry_with_other_construction_authorizations() -> Non
     reg = FakeRegistry(events, permits=[row(status="active", received_on=issued, decided_on=issued, issued_on=issued,
                                              expires_on=date(2027, 12, 31))], fees=[], guarantees=[])  # fmt: skip
     assert verify(reg) == []
+
+
+def test_each_stream_is_folded_apart() -> None:
+    """Two permits' events interleaved: each clock counts its own events (§ 540-8C(1), the fee's day)."""
+    b = received()
+    b = HistoryEvent("ESC-2", b.kind, b.recorded_at, b.who, on=b.on, why=b.why, data=b.data, log=b.log)
+    w = run(received(), b, ev("fee_paid", date(2026, 11, 4), fee_id=1, fee_kind="application", amount=1.0,
+                              receipt="R-1"))  # fmt: skip
+    clocks = {c["permit_number"]: (c["starts_on"], c["seq"]) for c in w.tables["decision_clocks"]}
+    assert clocks == {"ESC-1": (date(2026, 11, 4), 2), "ESC-2": (None, None)}
