@@ -281,8 +281,9 @@ LAYER_DESCRIPTIONS: dict[str, tuple[str, str]] = {
     ),
     "decision_clocks": (
         "Decision clocks",
-        "Each permit's § 540-8C decision clock: the day it runs from (the application complete, its fee "
-        "paid) and the history event that started it; empty once decided. A projection of the history.",
+        "Each permit's decision clock: the day the office's time to decide runs from (the application "
+        "complete, its fee paid) and the history event that started it; empty once decided. A "
+        "projection of the history.",
     ),
     "history": (
         "Typed history",
