@@ -297,7 +297,7 @@ def written_by_an_earlier_esc_gis(target: str, layer_set, write, tmp_path: Path)
                     for c, k, _ in TABLES[table]:
                         if k == "serial":
                             dcur.execute(
-                                f"SELECT setval(pg_get_serial_sequence(%s, %s), COALESCE((SELECT MAX(\"{c}\") "
+                                f'SELECT setval(pg_get_serial_sequence(%s, %s), COALESCE((SELECT MAX("{c}") '
                                 f'FROM "{table}"), 0) + 1, false)',
                                 (table, c),
                             )

@@ -111,7 +111,7 @@ def test_a_modified_decision_needs_the_offices_record_of_what_it_does(reg, activ
     assert reg.appeals(appeal_id=a)[0].decision is None and reg.get(n).status == "disapproved"
     # A stop-work order's appeal modified: --approves would mean nothing there; --stands is recorded.
     s = appeal_of(reg, active, kind="stop_work_order")
-    with pytest.raises(ValidationError, match="--approves goes with the appeal of a disapproval .* stop work order"):
+    with pytest.raises(ValidationError, match=r"--approves goes with the appeal of a disapproval .* stop work order"):
         reg.decide_appeal(s, body=ZBA, outcome="modified", on=date(2026, 11, 20), approves=True)
     d = reg.decide_appeal(s, body=ZBA, outcome="modified", on=date(2026, 11, 20), approves=False).decision
     assert d is not None and d.approves is False and reg.get(active).status == "active"

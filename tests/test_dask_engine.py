@@ -12,9 +12,7 @@ from esc_gis.screening.stream import screen_to_file
 
 from .test_stream import PARCELS, _read, _sites, same, screen_cli
 
-distributed = pytest.importorskip(
-    "distributed", reason="dask.distributed is not installed (make install has it)"
-)
+distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed (make install has it)")
 
 
 @pytest.fixture(scope="module")

@@ -215,9 +215,7 @@ def test_several_dates_of_one_update_are_refused_together(reg, active: str) -> N
 def test_dates_still_to_come_are_not_effective_dates(reg, active: str) -> None:
     """A letter of credit's expiry and the expected resumption of work name days to come."""
     later = _today(reg) + timedelta(days=60)
-    g = reg.add_guarantee(
-        active, type="letter_of_credit", amount=5.0, received_on=date(2026, 11, 3), expires_on=later
-    )
+    g = reg.add_guarantee(active, type="letter_of_credit", amount=5.0, received_on=date(2026, 11, 3), expires_on=later)
     assert g.expires_on == later
     p = reg.update(active, work_stopped_on=date(2026, 11, 20), resume_expected_on=later)
     assert p.resume_expected_on == later

@@ -5,8 +5,6 @@ Each rule's test quotes the ordinance's words it rests on.
 
 from __future__ import annotations
 
-from esc_gis.registry.store.schema import SCHEMA_VERSION
-
 import hashlib
 import json
 import shutil
@@ -21,6 +19,7 @@ from esc_gis.registry import Application, init_registry, open_registry
 from esc_gis.registry.domain.calendar import OfficeCalendar
 from esc_gis.registry.domain.events import HistoryEvent, check_event, move_kind
 from esc_gis.registry.domain.fold import fold
+from esc_gis.registry.store.schema import SCHEMA_VERSION
 
 from .conftest import CRS, square_sqft
 from .public_outputs import run_permits

@@ -389,5 +389,5 @@ def test_batch_rows_says_what_it_left_out_as_the_whole_file_run_does(parcels_gdb
         assert "2 site(s) had no PARCELID; screened as row:<feature number> (row:16, row:18)" in text
         assert "Not checked: The layer set has no DEM" in text
     # The warning is word for word the whole-file run's (the union of the batches' extents).
-    warning = [s for s in said[whole].split("Warning: ")[1:2]][0].split(". Fix:")[0]
+    warning = said[whole].split("Warning: ")[1].split(". Fix:")[0]
     assert warning in said[streamed]

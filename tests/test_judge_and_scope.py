@@ -130,7 +130,7 @@ def test_a_screening_row_without_findings_is_read_as_none(empty: str | None) -> 
     res = {"findings": empty}
     (only,) = scope_checks(res, _m(applicability="excluded_state_agency"), W)
     assert only.finding == "review_decision_not_applicable"
-    dec, non = scope_checks(res, _m(permit="not_required"), W)
+    _dec, non = scope_checks(res, _m(permit="not_required"), W)
     assert non.finding == "review_non_permitted"
 
 

@@ -212,7 +212,11 @@ def test_a_bad_written_reasons_table_is_refused(table: dict, problem: str) -> No
         )
 
 
-_NOTICE = {"section": "§ 540-8E", "basis": "ordinance", "words": "following written notification of the responsible party"}
+_NOTICE = {
+    "section": "§ 540-8E",
+    "basis": "ordinance",
+    "words": "following written notification of the responsible party",
+}
 
 
 @pytest.mark.parametrize(

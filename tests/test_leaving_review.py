@@ -83,12 +83,13 @@ def test_an_undecided_application_is_closed_only_with_written_reasons_and_never_
         assert [d.code for d in dues(reg, date(2026, 12, 1))] == ["deemed_approved"]
     p = reg.transition(n, "closed", on=date(2026, 11, 20), reasons="Withdrawn by the applicant's letter of 11-19.")
     assert (p.status, p.decided_on, p.issued_on) == ("closed", None, None)
-    assert reg.history(n)[-1].kind == "closed" and p.events[-1].detail == "Withdrawn by the applicant's letter of 11-19."
+    assert (
+        reg.history(n)[-1].kind == "closed" and p.events[-1].detail == "Withdrawn by the applicant's letter of 11-19."
+    )
     # The edge: the day after the period ran out (2026-11-30), nothing is deemed approved.
     with pytest.raises(IllegalTransitionError, match="allowed: none"):
         reg.transition(n, "deemed_approved", on=date(2026, 12, 1))
     assert not dues(reg, date(2026, 12, 1))
-
 
 
 @pytest.mark.parametrize("state", ["application_received", "under_review"])
@@ -108,6 +109,7 @@ def test_closing_undecided_after_the_period_ran_out_is_refused_as_a_late_decisio
     assert "(§ 540-8C(5))" in text and reg.get(n).status == state
     p = reg.transition(n, "closed", on=date(2026, 11, 30), reasons="Withdrawn by the applicant's letter of 11-29.")
     assert p.status == "closed"
+
 
 @pytest.mark.usefixtures("late_clock")
 def test_an_unanswered_request_stops_the_clock_and_is_never_deemed_approved(reg) -> None:

@@ -6,8 +6,6 @@ path, then a PostGIS schema of its own on a real server.
 
 from __future__ import annotations
 
-from esc_gis.registry.store.schema import SCHEMA_VERSION
-
 import subprocess
 import sys
 import textwrap
@@ -27,6 +25,7 @@ from esc_gis.errors import (
 from esc_gis.registry import Application, Party, init_registry, open_registry
 from esc_gis.registry.domain.calendar import OfficeCalendar
 from esc_gis.registry.service.registry import Registry
+from esc_gis.registry.store.schema import SCHEMA_VERSION
 
 from .conftest import CRS, K, box, square_sqft
 

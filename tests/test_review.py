@@ -1052,8 +1052,7 @@ def test_a_plan_outside_within_the_extraterritorial_area_is_told_so_as_a_reading
     assert (only.finding, only.basis) == ("review_decision_not_applicable", "interpretation")
     assert only.section == "§ 540-4B; § 540-5 EXTRATERRITORIAL"
     assert only.detail.startswith(
-        "the article does not apply to this site (outside jurisdiction; a reading): "
-        "Reading: no disturbance lies inside"
+        "the article does not apply to this site (outside jurisdiction; a reading): Reading: no disturbance lies inside"
     )
     assert "450 ft outside" in only.detail  # measured from the disturbed limits (x -550 to -450)
     assert r.verdict == "needs a look" and r.reasons == []

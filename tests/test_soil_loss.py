@@ -412,7 +412,12 @@ def town_layers(folder: Path, jurisdiction: shapely.Geometry | None = None) -> P
 
 
 def _soil_loss_args(
-    tmp_path: Path, frame: gpd.GeoDataFrame, schedule_text: str, manifest: Path, *, rows: int | None = None,
+    tmp_path: Path,
+    frame: gpd.GeoDataFrame,
+    schedule_text: str,
+    manifest: Path,
+    *,
+    rows: int | None = None,
     extra: tuple[str, ...] = (),
 ) -> list[str]:
     """Write the sites, a plane DEM (rows x rows cells, or plane_dem's default), the schedule and a flat EI file;

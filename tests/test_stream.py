@@ -592,4 +592,3 @@ def test_a_plan_column_named_by_field_map_is_added_up_in_batches_and_progress_is
     tell = lambda done, total: said.append((done, total))  # noqa: E731
     screen_to_file(src, tmp_path / "p.gpkg", layers=layers_path, batch_rows=16, progress=tell, **kw)
     assert said == [(16, 40), (32, 40), (40, 40)]
-

@@ -249,7 +249,10 @@ def zone_distance_km(bounds: Sequence[float], bounds_crs: Any, crs: CRS) -> floa
 
 
 def _lonlat_box(bounds: Sequence[float], src: CRS) -> tuple[float, float, float, float] | None:
-    """Return ``bounds`` (in ``src``) as a WGS 84 ``(west, south, east, north)`` box; None when they cannot be placed."""
+    """Return ``bounds`` (in ``src``) as a WGS 84 ``(west, south, east, north)`` box.
+
+    None when they cannot be placed.
+    """
     if len(bounds) != 4 or not all(math.isfinite(float(b)) for b in bounds):
         return None
     try:

@@ -376,8 +376,6 @@ def prepare_disturbed(
     return SiteTable(out, problems)
 
 
-
-
 def read_flags(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     """Read a yes/no column as booleans: (flag, unreadable); missing values are False.
 

@@ -54,9 +54,8 @@ def _require() -> None:
         except ImportError:
             missing.append(module)
     if missing:
-        msg = (
-            f"`esc-gis serve` needs {', '.join(missing)}, which this installation lacks. "
-            + install_hint("serve", "pygeoapi waitress pebble PyYAML")
+        msg = f"`esc-gis serve` needs {', '.join(missing)}, which this installation lacks. " + install_hint(
+            "serve", "pygeoapi waitress pebble PyYAML"
         )
         raise ServeDependencyError(msg)
 

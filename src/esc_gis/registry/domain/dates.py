@@ -98,7 +98,9 @@ def date_problems(dates: Iterable[EffectiveDate], today: date, now: datetime | N
     Examples
     --------
     >>> print(date_problems([EffectiveDate("--paid-on", date(2062, 1, 1))], date(2026, 12, 4))[0])
-    --paid-on 2062-01-01 is after today on the Village's clock (2026-12-04): give the day it happened, on or before 2026-12-04.
+    ... # doctest: +NORMALIZE_WHITESPACE
+    --paid-on 2062-01-01 is after today on the Village's clock (2026-12-04):
+    give the day it happened, on or before 2026-12-04.
     >>> date_problems([EffectiveDate("--on", date(2026, 12, 4))], date(2026, 12, 4))
     []
     """
