@@ -380,6 +380,15 @@ def show(registry: str, number: str, as_json: bool, layers_path: str | None) -> 
         click.echo("\nother construction authorizations (the period runs to the longest):")
     for name, ends in p.other_authorizations.items():
         click.echo(f"  {name}: ends {ends}")
+    _echo_inspections(p, prof)
+    _echo_cases(cases)
+    click.echo("\ndeadlines:")
+    for d in dues:
+        click.echo(f"  {_when_text(d.due, prof)}  {d.what} ({d.section}; {_basis(d.basis)})")
+
+
+def _echo_inspections(p: Any, prof: Any) -> None:
+    """Echo a permit's inspection reports: where, who, what was found and repaired, the photos."""
     if p.reports:
         click.echo("\ninspections (private):")
     words = {f.inspection_id: f.location_words for f in (p.state.inspections if p.state else ())}
@@ -402,10 +411,6 @@ def show(registry: str, number: str, as_json: bool, layers_path: str | None) -> 
             click.echo(f"      deficiency #{d.id} ({state}): {d.description}")
         for ph in r.photos:
             click.echo(f"      photo #{ph.id} {ph.filename} {ph.content_type} {ph.size_bytes} bytes sha256 {ph.sha256}")
-    _echo_cases(cases)
-    click.echo("\ndeadlines:")
-    for d in dues:
-        click.echo(f"  {_when_text(d.due, prof)}  {d.what} ({d.section}; {_basis(d.basis)})")
 
 
 def _yes_no(v: bool | None) -> str | None:

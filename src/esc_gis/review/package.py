@@ -203,21 +203,7 @@ def read_package(path: str | os.PathLike[str]) -> PlanPackage:
         elif p.suffix.lower() == ".dxf":
             found = _read_dxf(p, pkg)
         else:
-            # QGIS's style table (a package saved from QGIS with its styles) is not a plan layer.
-            names = [str(n) for n in pyogrio.list_layers(p)[:, 0] if str(n) != STYLE_TABLE]
-            for name in names:
-                if name in LAYERS:
-                    found[name] = (pyogrio.read_dataframe(p, layer=name), f"{p.name}:{name}")
-            unknown = [n for n in names if n not in LAYERS]
-            if unknown:
-                pkg.problems.append(
-                    Problem(
-                        str(p),
-                        None,
-                        f"has layers the review does not use: {', '.join(unknown)}.",
-                        f"name layers {', '.join(LAYERS)}.",
-                    )
-                )
+            found = _read_dataset_layers(p, pkg)
     except Exception as exc:  # GDAL errors of every kind mean: not a readable package
         from esc_gis.io import unreadable_reason
 
@@ -233,6 +219,30 @@ def read_package(path: str | os.PathLike[str]) -> PlanPackage:
         elif required:
             pkg.problems.append(Problem(str(p), None, f"has no {name} layer: {what}.", f"add a layer named {name}."))
     return pkg
+
+
+def _read_dataset_layers(p: Path, pkg: PlanPackage) -> dict[str, tuple[gpd.GeoDataFrame, str]]:
+    """Return the plan's layers of GeoPackage or File Geodatabase ``p``; layers it does not use go to ``pkg.problems``.
+
+    Raises
+    ------
+    Exception
+        Whatever GDAL raises for a file it cannot read (:func:`read_package` words it).
+    """
+    # QGIS's style table (a package saved from QGIS with its styles) is not a plan layer.
+    names = [str(n) for n in pyogrio.list_layers(p)[:, 0] if str(n) != STYLE_TABLE]
+    found = {name: (pyogrio.read_dataframe(p, layer=name), f"{p.name}:{name}") for name in names if name in LAYERS}
+    unknown = [n for n in names if n not in LAYERS]
+    if unknown:
+        pkg.problems.append(
+            Problem(
+                str(p),
+                None,
+                f"has layers the review does not use: {', '.join(unknown)}.",
+                f"name layers {', '.join(LAYERS)}.",
+            )
+        )
+    return found
 
 
 def _the_one_dataset(p: Path) -> Path | None:

@@ -173,32 +173,10 @@ def decide_appeal(
         If the profile lacks ``[appeals.approval]`` or ``[appeals.variance]``.
     """
     who = _who(who)
-    terms = appeal_terms(reg.profile.tables)
-    variance = variance_terms(reg.profile.tables)
     approval = approval_terms(reg.profile.tables)
-    found = reg.appeals(appeal_id=appeal_id)
-    problems: list[str] = []
-    if not found:
-        problems.append("there is no such appeal.")
-    elif found[0].decision is not None:
-        problems.append(f"the appeal was already decided ({found[0].decision.decided_on}).")
-    if body not in terms["bodies"]:
-        problems.append(f"body {body!r} is not one the profile lists; use {', '.join(terms['bodies'])}.")
-    if outcome not in terms["outcomes"]:
-        problems.append(f"outcome {outcome!r} is not one the profile lists; use {', '.join(terms['outcomes'])}.")
-    named = list(dict.fromkeys(f.strip() for f in findings if f.strip()))
-    problems += _variance_problems(variance, body, outcome, named, known_body=body in terms["bodies"])
     known = appealed_kinds(reg.profile.tables)
-    kind = found[0].appealed_kind if found else None
-    problems += _recorded_problems(approval, outcome, approves, known.get(kind or ""))
-    if on is None:
-        problems.append("the decision date is missing (--on YYYY-MM-DD).")
-    filed = found[0].filed_on if found else None
-    problems += date_problems([EffectiveDate("--on", on, filed, "the filing of the appeal")], reg.profile.today())
-    if problems:
-        raise ValidationError([Problem(appeal_id, None, m, "see `esc-gis permits appeals`.") for m in problems])
+    a, named = _check_decision(reg, appeal_id, body, outcome, on, findings, approves, approval, known)
     assert on is not None
-    a = found[0]
     now = now_utc()
     b = reg.backend
     # Only a reversal of the order that put the permit in its state moves it back: a reversed
@@ -266,6 +244,49 @@ def decide_appeal(
                 stream=str(a.case_id) if own else None,
             )
     return reg.appeals(appeal_id=appeal_id)[0]
+
+
+def _check_decision(
+    reg: Registry,
+    appeal_id: str,
+    body: str,
+    outcome: str,
+    on: date | None,
+    findings: Sequence[str],
+    approves: bool | None,
+    approval: Approval,
+    known: dict[str, AppealedKind],
+) -> tuple[Appeal, list[str]]:
+    """Return the undecided appeal and the variance findings named, once every problem is checked.
+
+    Raises
+    ------
+    ValidationError
+        With every problem at once (see :func:`decide_appeal`).
+    """
+    terms = appeal_terms(reg.profile.tables)
+    variance = variance_terms(reg.profile.tables)
+    found = reg.appeals(appeal_id=appeal_id)
+    problems: list[str] = []
+    if not found:
+        problems.append("there is no such appeal.")
+    elif found[0].decision is not None:
+        problems.append(f"the appeal was already decided ({found[0].decision.decided_on}).")
+    if body not in terms["bodies"]:
+        problems.append(f"body {body!r} is not one the profile lists; use {', '.join(terms['bodies'])}.")
+    if outcome not in terms["outcomes"]:
+        problems.append(f"outcome {outcome!r} is not one the profile lists; use {', '.join(terms['outcomes'])}.")
+    named = list(dict.fromkeys(f.strip() for f in findings if f.strip()))
+    problems += _variance_problems(variance, body, outcome, named, known_body=body in terms["bodies"])
+    kind = found[0].appealed_kind if found else None
+    problems += _recorded_problems(approval, outcome, approves, known.get(kind or ""))
+    if on is None:
+        problems.append("the decision date is missing (--on YYYY-MM-DD).")
+    filed = found[0].filed_on if found else None
+    problems += date_problems([EffectiveDate("--on", on, filed, "the filing of the appeal")], reg.profile.today())
+    if problems:
+        raise ValidationError([Problem(appeal_id, None, m, "see `esc-gis permits appeals`.") for m in problems])
+    return found[0], named
 
 
 def _approve_on_appeal(

@@ -409,13 +409,7 @@ def case_action(
     if move and move in needs and not (reasons or "").strip():
         messages.append(f"a {kind.replace('_', '-')} needs written reasons ({needs[move]}).")
     if permit is not None:
-        try:
-            if kind == "stop_work":
-                check_transition(permit.status, "stop_work", reasons=reasons or "-", needs=needs)
-            else:
-                check_back(permit.status, "retraction", permit.previous_status, reasons=reasons or "-", needs=needs)
-        except IllegalTransitionError as exc:
-            messages.append(f"permit {permit.permit_number}: {exc}")
+        messages += _permit_move_problems(permit, kind, reasons, needs)
     recovered_from = None
     if kind in ("notice", "costs") and costs is not None and costs_from == "guarantee":
         # § 540-12E: "The costs ... plus interest" are what the guarantee gives up.
@@ -477,6 +471,23 @@ def case_action(
             **facts,
         )
     return reg.case(case_id)
+
+
+def _permit_move_problems(permit: Permit, kind: str, reasons: str | None, needs: dict[str, str]) -> list[str]:
+    """Return why the permit's life cycle refuses a case's stop-work order or retraction (none: it allows it).
+
+    Raises
+    ------
+    Nothing; the refusal is returned, with the other problems of the action.
+    """
+    try:
+        if kind == "stop_work":
+            check_transition(permit.status, "stop_work", reasons=reasons or "-", needs=needs)
+        else:
+            check_back(permit.status, "retraction", permit.previous_status, reasons=reasons or "-", needs=needs)
+    except IllegalTransitionError as exc:
+        return [f"permit {permit.permit_number}: {exc}"]
+    return []
 
 
 def _own_order(reg: Registry, case: EnforcementCase) -> bool:

@@ -107,52 +107,8 @@ def transition(
         reg._check_order(p, day, to)
         if to == "under_review" and p.status in ("application_received", "incomplete"):
             _check_fee_paid(reg, cur, permit_number)
-        if to in ("incomplete", "disapproved") and p.state.decision_clock is not None:
-            # § 540-8C(5): after the period the submittal is deemed approved; neither a late
-            # request for information nor a late disapproval takes that back.
-            due = reg.decision_due(p).due
-            if day > due:
-                f = reg.profile.finding("decision_period_ran_out", move=to, day=day, due=due)
-                raise IllegalTransitionError(f"Permit {permit_number} {f.message} ({f.section})")
-        if to == "closed" and p.status in ("application_received", "under_review"):
-            # Closing undecided is no way round § 540-8C(5) either: once the period ran out the
-            # application stands approved, and "the applicant may proceed as if a permit had been
-            # issued" (an incomplete one's clock is stopped, so it may still be closed).
-            deemed = deemed_approved_by(p.status, p.state, day, reg.calendar, reg.profile)
-            if deemed is not None:
-                f = reg.profile.finding("decision_period_ran_out", move=to, day=day, due=deemed)
-                raise IllegalTransitionError(f"Permit {permit_number} {f.message} ({f.section})")
-        changes: dict[str, Any] = {"status": to}
-        detail = reasons
-        if to == "incomplete":
-            changes["information_requested_on"] = day
-        elif to == "under_review" and p.status == "incomplete":
-            changes["information_received_on"] = day
-        elif to in ("approved", "deemed_approved", "disapproved"):
-            if to == "deemed_approved":
-                if p.state.decision_clock is None:
-                    f = reg.profile.finding("deemed_approval_not_complete", fee=APPLICATION_FEE)
-                    raise IllegalTransitionError(f"Permit {permit_number} {f.message} ({f.section})")
-                due = reg.decision_due(p).due
-                if day <= due:
-                    f = reg.profile.finding("deemed_approval_too_early", day=day, due=due)
-                    msg = f"Permit {permit_number} {f.message} ({f.section})"
-                    raise IllegalTransitionError(msg)
-                # Dated the day the period ran out, not the day it is written down.
-                detail = "; ".join(x for x in (f"recorded on {day}", reasons) if x)
-                day = due
-            changes["decided_on"] = day
-            if to != "disapproved":
-                changes["issued_on"] = day
-                changes["expires_on"] = reg._expiry(
-                    day, p.building_permit_expires, p.extensions_days, p.other_authorizations.values()
-                )
-        elif to == "active" and p.status in ("approved", "deemed_approved"):
-            # A day alone: work began that day on the office's clock (its midnight), so the
-            # day counted from it is that day, not the one before in UTC-6.
-            changes["started_at"] = at or reg.profile.local(datetime.combine(day, time(0)))
-        elif to == "final_stabilization":
-            changes["final_on"] = day
+        _check_period_not_run_out(reg, p, to, day)
+        changes, detail, day = _move_changes(reg, p, to, day, at, reasons)
         reg._event(
             cur,
             permit_number,
@@ -162,6 +118,76 @@ def transition(
             **({"permit_expires_on": changes["expires_on"]} if "expires_on" in changes else {}),
         )
     return reg.get(permit_number)
+
+
+def _check_period_not_run_out(reg: Registry, p: Permit, to: str, day: date) -> None:
+    """Refuse a request for information, a disapproval or a closing once the § 540-8C period ran out.
+
+    Raises
+    ------
+    IllegalTransitionError
+        If ``day`` is after the decision was due.
+    """
+    if to in ("incomplete", "disapproved") and p.state.decision_clock is not None:
+        # § 540-8C(5): after the period the submittal is deemed approved; neither a late
+        # request for information nor a late disapproval takes that back.
+        due = reg.decision_due(p).due
+        if day > due:
+            f = reg.profile.finding("decision_period_ran_out", move=to, day=day, due=due)
+            raise IllegalTransitionError(f"Permit {p.permit_number} {f.message} ({f.section})")
+    if to == "closed" and p.status in ("application_received", "under_review"):
+        # Closing undecided is no way round § 540-8C(5) either: once the period ran out the
+        # application stands approved, and "the applicant may proceed as if a permit had been
+        # issued" (an incomplete one's clock is stopped, so it may still be closed).
+        deemed = deemed_approved_by(p.status, p.state, day, reg.calendar, reg.profile)
+        if deemed is not None:
+            f = reg.profile.finding("decision_period_ran_out", move=to, day=day, due=deemed)
+            raise IllegalTransitionError(f"Permit {p.permit_number} {f.message} ({f.section})")
+
+
+def _move_changes(
+    reg: Registry, p: Permit, to: str, day: date, at: datetime | None, reasons: str | None
+) -> tuple[dict[str, Any], str | None, date]:
+    """Return the move's changed facts, its event's detail and its day.
+
+    A deemed approval's day is the day the period ran out, the day it is written down in the detail.
+
+    Raises
+    ------
+    IllegalTransitionError
+        A deemed approval without a running clock, or claimed before the period ran out.
+    """
+    changes: dict[str, Any] = {"status": to}
+    detail = reasons
+    if to == "incomplete":
+        changes["information_requested_on"] = day
+    elif to == "under_review" and p.status == "incomplete":
+        changes["information_received_on"] = day
+    elif to in ("approved", "deemed_approved", "disapproved"):
+        if to == "deemed_approved":
+            if p.state.decision_clock is None:
+                f = reg.profile.finding("deemed_approval_not_complete", fee=APPLICATION_FEE)
+                raise IllegalTransitionError(f"Permit {p.permit_number} {f.message} ({f.section})")
+            due = reg.decision_due(p).due
+            if day <= due:
+                f = reg.profile.finding("deemed_approval_too_early", day=day, due=due)
+                raise IllegalTransitionError(f"Permit {p.permit_number} {f.message} ({f.section})")
+            # Dated the day the period ran out, not the day it is written down.
+            detail = "; ".join(x for x in (f"recorded on {day}", reasons) if x)
+            day = due
+        changes["decided_on"] = day
+        if to != "disapproved":
+            changes["issued_on"] = day
+            changes["expires_on"] = reg._expiry(
+                day, p.building_permit_expires, p.extensions_days, p.other_authorizations.values()
+            )
+    elif to == "active" and p.status in ("approved", "deemed_approved"):
+        # A day alone: work began that day on the office's clock (its midnight), so the
+        # day counted from it is that day, not the one before in UTC-6.
+        changes["started_at"] = at or reg.profile.local(datetime.combine(day, time(0)))
+    elif to == "final_stabilization":
+        changes["final_on"] = day
+    return changes, detail, day
 
 
 def _check_plain_move(reg: Registry, p: Permit, to: str, reasons: str | None) -> None:
