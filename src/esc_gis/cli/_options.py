@@ -33,7 +33,7 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
@@ -196,9 +196,10 @@ class PlainProgress:
         if exc[0] is None:
             self._say(100)
 
-    def add_task(self, description: str, total: float | None = 1.0, **fields: Any) -> int:
+    def add_task(self, description: str, total: float | None = 1.0, **fields: Any) -> TaskID:
         """Start a task; its progress is ``completed / total``."""
-        task = len(self._tasks)
+        # rich's task id type, so either bar's id goes to either bar's update.
+        task = TaskID(len(self._tasks))
         self._tasks[task] = {"total": total, "completed": 0.0}
         return task
 

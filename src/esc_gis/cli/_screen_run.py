@@ -214,7 +214,7 @@ def input_lines(run: ScreeningRun | StreamRun, skipped_file: Path | None) -> lis
         lines.append(f"Recognised the Wisconsin V10 parcel schema; site id: {run.id_field}.")
     if run.not_selected:
         lines.append(f"--where left out {run.not_selected:,} feature(s) of the sites file.")
-    if len(skipped):
+    if run.skipped is not None and len(run.skipped):
         ids = Counter(str(v).strip() for v in run.skipped[run.id_field]) if run.id_field in run.skipped else Counter()
         top = ", ".join(f"{k} {v:,}" for k, v in ids.most_common(6))
         lines.append(

@@ -277,8 +277,8 @@ def _read_frame(job: Job) -> gpd.GeoDataFrame:
         )
     if later:  # the later sites of plans starting in this batch (or a spatial batch's), in the order asked
         # Read in ascending ids (a GeoPackage then walks its table once), put in the order asked.
-        ids = np.sort(job.fids) if job.fids is not None else None
-        more = pyogrio.read_dataframe(job.src, layer=job.layer, fids=ids, use_arrow=True, fid_as_index=True)
+        ascending = np.sort(job.fids) if job.fids is not None else None
+        more = pyogrio.read_dataframe(job.src, layer=job.layer, fids=ascending, use_arrow=True, fid_as_index=True)
         more = more.loc[job.fids]
         if frame is None:
             return more.reset_index(drop=True)

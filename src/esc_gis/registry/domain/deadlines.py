@@ -137,7 +137,7 @@ def deemed_approved_by(status: str, state: Any, day: date, calendar: OfficeCalen
     due = pending_decision_due(status, state, calendar, profile)
     if due is None or not day > due.due:
         return None
-    return due.due  # type: ignore[return-value]  # a decision is due on a day
+    return due.due
 
 
 def expiry(

@@ -204,7 +204,7 @@ def _open_case(
             reg._locked(cur, permit_number)
         case_id = next_number(cur, b, "enforcement_cases", "case_id", reg.profile.case_number, on.year)
         # The case as opened: its projection's row.
-        site_facts = {
+        site_facts: dict[str, Any] = {
             "site_address": (address or "").strip() or None,
             "site_ref": ref,
             "reasons": (reasons or "").strip(),

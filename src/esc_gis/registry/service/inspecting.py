@@ -93,7 +93,7 @@ def inspect(reg: Registry, permit_number: str, report: InspectionReport, *, who:
             photos=[f.sha256 for f in photos],
             contents=report.contents,
             # The location in words (§ 540-8E(6) "location of the construction site inspection").
-            **({"location_words": report.location_words.strip()} if (report.location_words or "").strip() else {}),
+            **({"location_words": words} if (words := (report.location_words or "").strip()) else {}),
             **({"pre_start": True} if report.pre_start else {}),
             **({"adjoining_repairs": True} if (report.adjoining_repairs or "").strip() else {}),
             **({"checklist": checklist} if checklist else {}),

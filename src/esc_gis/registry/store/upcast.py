@@ -125,9 +125,9 @@ def upcast_and_rebuild(b: Any, cur: Any) -> None:  # noqa: C901 (one pass per ta
 
     fees = {r["id"]: r for r in _rows(cur, b, "fees")}
     for e in by_kind["fee_paid"]:
-        r = fees.get(e["data"].get("fee_id"))
-        if r is not None:
-            e["data"]["schedule_resolution"] = r["schedule_resolution"]
+        fee = fees.get(e["data"].get("fee_id"))
+        if fee is not None:
+            e["data"]["schedule_resolution"] = fee["schedule_resolution"]
 
     # A guarantee's draws and releases, and the costs recovered from it, in the order written.
     moves: dict[tuple[Any, str], list[dict[str, Any]]] = defaultdict(list)
@@ -150,10 +150,10 @@ def upcast_and_rebuild(b: Any, cur: Any) -> None:  # noqa: C901 (one pass per ta
     inspections = {r["fid"]: r for r in _rows(cur, b, "inspections")}
     defects = {r["id"]: r for r in _rows(cur, b, "deficiencies")}
     for e in by_kind["inspected"]:
-        r = inspections.get(e["data"].get("inspection_id"))
-        if r is None:
+        report = inspections.get(e["data"].get("inspection_id"))
+        if report is None:
             continue
-        e["data"]["report"] = {k: _json(r[k]) for k in REPORT_FACTS}
+        e["data"]["report"] = {k: _json(report[k]) for k in REPORT_FACTS}
         for item in e["data"].get("deficiencies") or ():
             if item.get("id") in defects:
                 item["description"] = defects[item["id"]]["description"]
@@ -165,10 +165,10 @@ def upcast_and_rebuild(b: Any, cur: Any) -> None:  # noqa: C901 (one pass per ta
 
     cases = {r["case_id"]: r for r in _rows(cur, b, "enforcement_cases", "fid")}
     for e in by_kind["case_opened"]:
-        r = cases.get(e["data"].get("case_id"))
-        if r is not None:
-            e["data"].update(site_address=r["site_address"], site_ref=r["site_ref"], reasons=r["reasons"],
-                             site=wkb(r["geom"]))  # fmt: skip
+        case = cases.get(e["data"].get("case_id"))
+        if case is not None:
+            e["data"].update(site_address=case["site_address"], site_ref=case["site_ref"], reasons=case["reasons"],
+                             site=wkb(case["geom"]))  # fmt: skip
     # Each line of a case's log is the event written with it; where its words are not the event's
     # (a permit's own move, the case opened on a permit), the event keeps the case's words.
     case_events: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
@@ -189,9 +189,11 @@ def upcast_and_rebuild(b: Any, cur: Any) -> None:  # noqa: C901 (one pass per ta
 
     appeals = {r["appeal_id"]: r for r in _rows(cur, b, "appeals")}
     for e in by_kind["appeal_filed"]:
-        r = appeals.get(e["data"].get("appeal_id"))
-        if r is not None:
-            e["data"].update({k: r[k] for k in ("permit_number", "appealed", "appellant", "appellant_kind", "grounds")})
+        appeal = appeals.get(e["data"].get("appeal_id"))
+        if appeal is not None:
+            e["data"].update(
+                {k: appeal[k] for k in ("permit_number", "appealed", "appellant", "appellant_kind", "grounds")}
+            )
     # An appeal the tables hold and the history does not (written without its line in the clerk's
     # log): its event is appended now, from its row, so the rebuild keeps it.
     filed = {e["data"].get("appeal_id") for e in by_kind["appeal_filed"]}
@@ -210,16 +212,16 @@ def upcast_and_rebuild(b: Any, cur: Any) -> None:  # noqa: C901 (one pass per ta
         )  # fmt: skip
     decisions = {r["appeal_id"]: r for r in _rows(cur, b, "appeal_decisions")}
     for e in by_kind["appeal_decided"]:
-        r = decisions.get(e["data"].get("appeal_id"))
-        if r is not None:
-            e["data"].update(conditions=r["conditions"], effect=r["effect"])
+        decision = decisions.get(e["data"].get("appeal_id"))
+        if decision is not None:
+            e["data"].update(conditions=decision["conditions"], effect=decision["effect"])
 
     versions = {r["id"]: r for r in _rows(cur, b, "plan_versions")}
     for e in by_kind["plan_original"] + by_kind["plan_amendment"] + by_kind["plan_notice"]:
         key = e["data"].get("notice_id") if e["kind"] == "plan_notice" else e["data"].get("version_id")
-        r = versions.get(key)
-        if r is not None:
-            e["data"]["plan"] = {k: _json(r[k]) for k in PLAN_FACTS}
+        version = versions.get(key)
+        if version is not None:
+            e["data"]["plan"] = {k: _json(version[k]) for k in PLAN_FACTS}
 
     # The history is append-only to every command; a migration completes it, in its transaction.
     for statement in append_only_triggers(b.dialect, HISTORY_TABLES, drop=True):
@@ -238,12 +240,12 @@ def upcast_and_rebuild(b: Any, cur: Any) -> None:  # noqa: C901 (one pass per ta
     before = {t: table_rows(cur, b, t, schema) for t in PROJECTIONS if t != "decision_clocks"}
     rebuild(cur, b)
     after = {t: table_rows(cur, b, t, schema) for t in PROJECTIONS if t != "decision_clocks"}
-    found = differences(before, after, ignore=("permits.updated_at",))
-    if found:
-        shown = "; ".join(str(d) for d in found[:10])
-        more = f" (and {len(found) - 10} more)" if len(found) > 10 else ""
+    changed = differences(before, after, ignore=("permits.updated_at",))
+    if changed:
+        shown = "; ".join(str(d) for d in changed[:10])
+        more = f" (and {len(changed) - 10} more)" if len(changed) > 10 else ""
         msg = (
-            f"Migration 11 would change {len(found)} row(s) of the tables rebuilding them from the history: "
+            f"Migration 11 would change {len(changed)} row(s) of the tables rebuilding them from the history: "
             f"{shown}{more}. The registry was changed behind its history; it is left as it was."
         )
         raise RegistryError(msg)
