@@ -106,6 +106,24 @@ def test_hilbert_keys_follow_neighbours():
         hilbert_keys(b, level=0)
 
 
+def test_hilbert_keys_are_the_classic_curve_from_the_lower_left_corner():
+    """The curve of Hilbert's 2 x 2 cell: up, right, down; at 4 x 4 it starts at (0, 0) and ends at (3, 0)."""
+    pts = np.array([[0.0, 0.0], [0.0, 1.0], [1.0, 1.0], [1.0, 0.0]]).T
+    assert hilbert_keys(np.vstack([pts, pts]), level=1).tolist() == [0, 1, 2, 3]
+    x, y = np.meshgrid(np.arange(4.0), np.arange(4.0))
+    b = np.stack([x.ravel(), y.ravel(), x.ravel(), y.ravel()])
+    walk = b[:2, np.argsort(hilbert_keys(b, level=2))].T.tolist()
+    assert walk[:4] == [[0, 0], [1, 0], [1, 1], [0, 1]]  # the first quarter turned, as the curve turns it
+    assert walk[-1] == [3, 0]
+    # A box is placed by its centre: boxes around those cells' centres give the same keys.
+    boxes = np.vstack([b[:2] - 0.5, b[2:] + 0.5])
+    assert hilbert_keys(boxes, level=2).tolist() == hilbert_keys(b, level=2).tolist()
+    # 1 to 31 bits per axis, the edges included.
+    assert hilbert_keys(b, level=31).max() < 1 << 62
+    with pytest.raises(ValueError, match="level is 32"):
+        hilbert_keys(b, level=32)
+
+
 def test_file_order_hands_spilled_rows_back_in_order(tmp_path, monkeypatch):
     import pyarrow as pa
 
