@@ -141,6 +141,21 @@ def test_file_order_hands_spilled_rows_back_in_order(tmp_path, monkeypatch):
     assert not spill.dir.exists()
 
 
+def test_file_order_keeps_going_past_windows_without_rows(tmp_path, monkeypatch):
+    """Places with no row (features skipped as not sites) leave whole windows empty; the rows after them still come back."""
+    import pyarrow as pa
+
+    monkeypatch.setattr(order_mod, "_CHUNK", 2)
+    spill = FileOrder(tmp_path, window=4)
+    kept = np.array([0, 1, 2, 3, 12, 13, 14, 21])  # windows [4, 8), [8, 12) and [16, 20) hold none
+    # Two rows of each spill before place 4, a whole chunk each: no chunk is touched for [4, 8).
+    for part in (kept[[4, 0, 7, 1]], kept[[2, 3, 5, 6]]):
+        spill.add(pa.table({"p": part}), part)
+    out = pa.concat_tables(list(spill.tables(22)))
+    assert out.column("p").to_pylist() == kept.tolist()
+    spill.close()
+
+
 def test_screen_streams_by_itself_above_the_threshold(tmp_path, layers_path, monkeypatch):
     """No --batch-rows: a layer over STREAM_ABOVE_ROWS features is streamed, its rows the whole-file run's."""
     _, shuffled = _shuffled(tmp_path)
