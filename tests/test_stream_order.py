@@ -181,3 +181,30 @@ def test_screen_streams_by_itself_above_the_threshold(tmp_path, layers_path, mon
     said = " ".join(res.output.split())
     assert res.exit_code == 0 and "in 4 batch(es) of up to 13" in said and "over 10" not in said
     assert not stream.streams_by_itself(tmp_path / "missing.gpkg")
+
+
+def test_batch_order_sorts_a_shuffled_layer_only_when_asked_or_worth_it(tmp_path):
+    """Auto: a shuffled layer of several batches is sorted, an ordered one or one batch is not; --no-spatial never."""
+    import geopandas as gpd
+    import shapely
+
+    xy = np.arange(40.0) * 1000
+    ordered = gpd.GeoDataFrame(
+        {"site_id": [f"s{i}" for i in range(40)]}, geometry=shapely.points(xy, xy), crs="EPSG:7594"
+    )
+    shuffled = ordered.iloc[np.random.default_rng(3).permutation(40)]
+    paths = {}
+    for name, frame in (("ordered", ordered), ("shuffled", shuffled)):
+        paths[name] = tmp_path / f"{name}.gpkg"
+        frame.to_file(paths[name], layer="sites", engine="pyogrio")
+    order, fids = stream._batch_order(paths["shuffled"], "sites", None, 40, 10, None)
+    assert order is not None and sorted(order.tolist()) == list(range(40))
+    assert fids is not None and len(fids) == 40
+    # Sorted, the sites run along the line: consecutive ones are neighbours.
+    at = shuffled["site_id"].str[1:].astype(int).to_numpy()[order]
+    assert (np.abs(np.diff(at)) == 1).all()
+    assert stream._batch_order(paths["ordered"], "sites", None, 40, 10, None) == (None, None)
+    assert stream._batch_order(paths["shuffled"], "sites", None, 40, 40, None) == (None, None)  # one batch
+    assert stream._batch_order(paths["shuffled"], "sites", None, 40, 10, False) == (None, None)
+    forced, _ = stream._batch_order(paths["ordered"], "sites", None, 40, 10, True)
+    assert forced is not None and forced.tolist() == list(range(40))
