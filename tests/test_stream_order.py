@@ -208,3 +208,33 @@ def test_batch_order_sorts_a_shuffled_layer_only_when_asked_or_worth_it(tmp_path
     assert stream._batch_order(paths["shuffled"], "sites", None, 40, 10, False) == (None, None)
     forced, _ = stream._batch_order(paths["ordered"], "sites", None, 40, 10, True)
     assert forced is not None and forced.tolist() == list(range(40))
+
+
+def test_file_order_spills_into_a_hidden_folder_of_the_output_compressed_and_clamps_its_window(tmp_path):
+    """The spill sits beside the output (room for it there), hidden, LZ4 where Arrow has it; a window is 1 to 16,384 places."""
+    import pyarrow as pa
+
+    spill = FileOrder(tmp_path, window=0)
+    assert spill.dir.parent == tmp_path and spill.dir.name.startswith(".esc_gis-order-")
+    assert spill.options.compression == ("lz4" if pa.Codec.is_available("lz4") else None)
+    assert spill.window == 1
+    spill.add(pa.table({"p": [2, 0, 1]}), np.array([2, 0, 1]))
+    assert [t.column("p").to_pylist() for t in spill.tables(3)] == [[0], [1], [2]]  # a place at a time
+    spill.close()
+    for asked, window in ((10**6, 16_384), (16_384, 16_384), (5, 5)):
+        spill = FileOrder(tmp_path, window=asked)
+        assert spill.window == window
+        spill.close()
+
+
+def test_file_order_gives_a_column_empty_in_one_batch_the_others_type(tmp_path):
+    """A batch whose findings column is all empty (Arrow's null type) and one with text: one text column."""
+    import pyarrow as pa
+
+    spill = FileOrder(tmp_path, window=10)
+    spill.add(pa.table({"p": [0, 2], "note": pa.nulls(2)}), np.array([0, 2]))
+    spill.add(pa.table({"p": [1], "note": ["steep"]}), np.array([1]))
+    (out,) = list(spill.tables(3))
+    assert out.column("note").type == pa.string()
+    assert out.column("note").to_pylist() == [None, "steep", None]
+    spill.close()
