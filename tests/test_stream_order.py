@@ -238,3 +238,75 @@ def test_file_order_gives_a_column_empty_in_one_batch_the_others_type(tmp_path):
     assert out.column("note").type == pa.string()
     assert out.column("note").to_pylist() == [None, "steep", None]
     spill.close()
+
+
+@pytest.mark.filterwarnings("ignore::esc_gis.errors.FarFromZoneWarning")  # Vernon County: outside the zone
+def test_spatial_batches_of_real_parcels_list_skipped_features_in_file_order_and_tell_progress(tmp_path):
+    """The real Vernon County cut in spatial batches of one: a batch that is a right of way only is
+    passed over; the skipped features come back in the file's order, the run says what the whole-file
+    run says, and ``progress`` hears every feature done, of all 21."""
+    from esc_gis.io import write_layer
+    from esc_gis.screening import run_findings, screen_run
+
+    from .test_stream import PARCELS
+
+    whole_run = screen_run(str(PARCELS))
+    write_layer(whole_run.result, tmp_path / "whole.gpkg")
+    said: list[tuple[int, int]] = []
+    run = screen_to_file(
+        PARCELS, tmp_path / "s.gpkg", batch_rows=1, spatial=True, progress=lambda d, t: said.append((d, t))
+    )
+    assert run.spatial and run.batches == 21
+    same(_read(tmp_path / "s.gpkg"), _read(tmp_path / "whole.gpkg"))
+    assert run.skipped is not None
+    assert run.skipped["feature"].tolist() == whole_run.skipped["feature"].tolist() == [9, 10, 11, 12, 13, 21]
+    assert list(run.skipped.index) == list(range(6))
+    assert run.rule == whole_run.rule and run.schema == whole_run.schema == "v10"
+    assert run.id_field == whole_run.id_field and run.generated_ids == len(whole_run.generated_ids)
+    assert run.run_findings == run_findings(whole_run.result)
+    assert said == [(k, 21) for k in range(1, 22)]
+
+
+def test_streams_by_itself_counts_the_layer_named_even_where_counting_is_dear(tmp_path, monkeypatch):
+    """A GeoPackage's second layer is counted, not its first; a GML file's count is taken though GDAL
+    must read it to count (it gives -1 unless forced)."""
+    import geopandas as gpd
+    import shapely
+
+    monkeypatch.setattr(stream, "STREAM_ABOVE_ROWS", 10)
+
+    def points(n: int) -> gpd.GeoDataFrame:
+        return gpd.GeoDataFrame({"a": range(n)}, geometry=shapely.points(np.arange(n), np.arange(n)), crs="EPSG:7594")
+
+    gpkg = tmp_path / "two.gpkg"
+    points(3).to_file(gpkg, layer="few", engine="pyogrio")
+    points(12).to_file(gpkg, layer="many", engine="pyogrio")
+    assert not stream.streams_by_itself(gpkg)
+    assert stream.streams_by_itself(gpkg, layer="many")
+    assert not stream.streams_by_itself(gpkg, layer="few")
+    gml = tmp_path / "sites.gml"
+    points(12).to_file(gml, driver="GML", engine="pyogrio")
+    assert stream.streams_by_itself(gml)
+    points(10).to_file(tmp_path / "ten.gml", driver="GML", engine="pyogrio")
+    assert not stream.streams_by_itself(tmp_path / "ten.gml")  # over, not at
+
+
+def test_file_order_spills_each_row_once_a_chunk_at_a_time_compressed_and_closes_twice(tmp_path, monkeypatch):
+    """Seven rows in chunks of three: one file of three record batches; a column of one long text
+    repeated is stored in a fraction of its size where LZ4 is there; closing again is harmless."""
+    import pyarrow as pa
+
+    monkeypatch.setattr(order_mod, "_CHUNK", 3)
+    spill = FileOrder(tmp_path, window=7)
+    text = "Disturbs 4,000 sq ft or more of land: an erosion control permit is required. " * 20
+    spill.add(pa.table({"p": range(7), "t": [text] * 7}), np.arange(7))
+    ((path, places),) = spill.spills
+    assert places.tolist() == list(range(7))
+    with pa.ipc.open_file(pa.OSFile(str(path), "rb")) as f:
+        assert [f.get_batch(i).num_rows for i in range(f.num_record_batches)] == [3, 3, 1]
+    if pa.Codec.is_available("lz4"):
+        assert path.stat().st_size < 7 * len(text) / 4
+    assert pa.concat_tables(list(spill.tables(7))).column("t").to_pylist() == [text] * 7
+    spill.close()
+    spill.close()
+    assert not spill.dir.exists()
