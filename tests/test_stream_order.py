@@ -205,9 +205,15 @@ def test_batch_order_sorts_a_shuffled_layer_only_when_asked_or_worth_it(tmp_path
     assert (np.abs(np.diff(at)) == 1).all()
     assert stream._batch_order(paths["ordered"], "sites", None, 40, 10, None) == (None, None)
     assert stream._batch_order(paths["shuffled"], "sites", None, 40, 40, None) == (None, None)  # one batch
+    assert stream._batch_order(paths["shuffled"], "sites", None, 40, 40, True) == (None, None)  # even forced
     assert stream._batch_order(paths["shuffled"], "sites", None, 40, 10, False) == (None, None)
     forced, _ = stream._batch_order(paths["ordered"], "sites", None, 40, 10, True)
     assert forced is not None and forced.tolist() == list(range(40))
+    # A layer changed since its features were counted is refused, not batched on stale positions.
+    from esc_gis.errors import LayerReadError
+
+    with pytest.raises(LayerReadError, match="read 40 features where 39 were selected before; is the file being"):
+        stream._batch_order(paths["shuffled"], "sites", None, 39, 10, None)
 
 
 def test_file_order_spills_into_a_hidden_folder_of_the_output_compressed_and_clamps_its_window(tmp_path):
