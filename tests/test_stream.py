@@ -370,9 +370,11 @@ def test_the_next_batch_is_read_while_this_one_is_measured(monkeypatch):
 
     started = [threading.Event() for _ in range(3)]
     caps: list[int] = []
+    threads: list[str] = []
 
     def read(job, ctx):
         caps.append(cap(8))
+        threads.append(threading.current_thread().name)
         started[job].set()
         return job
 
@@ -388,6 +390,8 @@ def test_the_next_batch_is_read_while_this_one_is_measured(monkeypatch):
         outs = list(stream.local_engine([0, 1, 2], None))
     assert outs == [("out", 0), ("out", 1), ("out", 2)]
     assert caps == [1, 1, 1]
+    # In the reader thread, named for py-spy and debuggers.
+    assert all(name.startswith("esc_gis-read") for name in threads) and len(threads) == 3
 
 
 def test_a_run_stopped_early_does_not_read_on(monkeypatch):
