@@ -316,3 +316,38 @@ def test_file_order_spills_each_row_once_a_chunk_at_a_time_compressed_and_closes
     spill.close()
     spill.close()
     assert not spill.dir.exists()
+
+
+def test_hilbert_keys_follow_neighbours_at_every_level_of_an_8_x_8_grid():
+    """Three bits per axis: the turns of every level (not only the last one's) keep neighbours together."""
+    x, y = np.meshgrid(np.arange(8.0), np.arange(8.0))
+    b = np.stack([x.ravel(), y.ravel(), x.ravel(), y.ravel()])
+    k = hilbert_keys(b, level=3)
+    assert sorted(k.tolist()) == list(range(64))
+    walk = b[:2, np.argsort(k)]
+    assert (np.abs(np.diff(walk, axis=1)).sum(axis=0) == 1).all()
+    assert walk[:, 0].tolist() == [0, 0] and walk[:, -1].tolist() == [7, 0]
+
+
+def test_windows_area_adds_the_box_of_each_batch():
+    """Unit boxes at x = 0, 1, 2 and 10: in batches of two, boxes of 2 x 1 and 9 x 1; all at once, 11 x 1."""
+    b = np.array([[0.0, 1, 2, 10], [0, 0, 0, 0], [1, 2, 3, 11], [1, 1, 1, 1]])
+    assert windows_area(b, np.arange(4), 2) == 2 + 9
+    assert windows_area(b, np.arange(4), 4) == 11
+    assert windows_area(b, np.array([3, 0, 1, 2]), 2) == 11 + 2  # 10 with 0, then 1 with 2
+    assert windows_area(b, np.zeros(0, int), 2) == 0.0
+    with pytest.raises(ValueError, match="size is 0: give a positive number of features"):
+        windows_area(b, np.arange(4), 0)
+
+
+def test_a_spatial_run_writes_the_screening_layer_and_a_csvs_crs_beside_it(tmp_path, layers_path):
+    """A spatial run writes the same layer name as a file-order one; a streamed CSV has its .prj, a GeoPackage none."""
+    _, shuffled = _shuffled(tmp_path)
+    gpkg = tmp_path / "s.gpkg"
+    run = screen_to_file(shuffled, gpkg, layers=layers_path, batch_rows=6, spatial=True)
+    assert run.spatial and pyogrio.list_layers(gpkg)[0, 0] == "screening"
+    assert not list(tmp_path.glob("*.prj"))
+    csv = tmp_path / "s.csv"
+    run = screen_to_file(shuffled, csv, layers=layers_path, batch_rows=6, spatial=False)
+    assert not run.spatial
+    assert "7594" in pyogrio.read_info(csv)["crs"] and csv.with_suffix(".prj").exists()
