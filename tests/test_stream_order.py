@@ -350,4 +350,4 @@ def test_a_spatial_run_writes_the_screening_layer_and_a_csvs_crs_beside_it(tmp_p
     csv = tmp_path / "s.csv"
     run = screen_to_file(shuffled, csv, layers=layers_path, batch_rows=6, spatial=False)
     assert not run.spatial
-    assert "7594" in pyogrio.read_info(csv)["crs"] and csv.with_suffix(".prj").exists()
+    assert "WISCRS Calumet" in pyogrio.read_info(csv)["crs"] and csv.with_suffix(".prj").exists()
