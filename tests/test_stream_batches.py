@@ -22,11 +22,18 @@ from esc_gis.screening.batches import Job, _batches, _jobs, _read_frame, plan_jo
 NONE = np.zeros(0, dtype=np.int64)
 
 
-def _layer(tmp_path: Path, n: int = 6, ext: str = ".gpkg") -> Path:
-    """``n`` points ``s0`` ... along a line, in EPSG:7594; the file's own feature ids."""
+def _layer(tmp_path: Path, n: int = 6, ext: str = ".gpkg", *, decoy: bool = False) -> Path:
+    """``n`` points ``s0`` ... along a line, in EPSG:7594; the file's own feature ids.
+
+    With ``decoy``, the GeoPackage's first layer is another one (``roads``), so a read that
+    forgets the layer's name reads the wrong features.
+    """
     xy = np.arange(n) * 100.0
     frame = gpd.GeoDataFrame({"site_id": [f"s{i}" for i in range(n)]}, geometry=shapely.points(xy, xy), crs="EPSG:7594")
     path = tmp_path / f"sites{ext}"
+    if decoy:
+        roads = frame.assign(site_id=[f"road {i}" for i in range(n)])
+        roads.to_file(path, layer="roads", engine="pyogrio")
     frame.to_file(path, layer="sites", engine="pyogrio")
     return path
 
@@ -86,8 +93,9 @@ def test_a_batch_emptied_by_its_plans_is_left_out_and_the_batches_after_it_kept(
 
 
 def test_without_ids_given_a_spatial_batching_reads_them_from_the_file_where_selected(tmp_path):
-    """The ids of the features the where clause selects, not their positions: 1, 3, 4, 5, 6 (s1 left out)."""
-    src = _layer(tmp_path)
+    """The ids of the features the where clause selects, not their positions: 1, 3, 4, 5, 6 (s1 left out);
+    the layer named, not the file's first."""
+    src = _layer(tmp_path, decoy=True)
     where = "site_id <> 's1'"
     jobs = plan_jobs(src, "sites", where, np.array([1, 3, 4, 5, 6]), 3, NONE, NONE, order=np.array([4, 3, 2, 1, 0]))
     assert _pos(jobs) == [[2, 3, 4], [0, 1]]
