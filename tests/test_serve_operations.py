@@ -77,3 +77,28 @@ def test_pygeoapis_log_opens_with_v(root: int, expected: int) -> None:
     finally:
         logging.getLogger().setLevel(before_root)
         logging.getLogger("pygeoapi").setLevel(before)
+
+
+def test_a_pool_worker_still_alive_when_the_pools_stop_is_ended(tmp_path: Path) -> None:
+    # A worker pebble does not know of (one caught starting as the service stops) would outlive
+    # the pools' semaphores and print a traceback at exit; shutdown_pool ends it by its name.
+    import multiprocessing
+    import time
+
+    from pebble.pool.process import WORKERS_NAME
+
+    from esc_gis.serve.process import shutdown_pool
+
+    ctx = multiprocessing.get_context("spawn")
+    stray = ctx.Process(name=WORKERS_NAME, target=time.sleep, args=(60,))
+    other = ctx.Process(name="not-a-pool-worker", target=time.sleep, args=(60,))
+    stray.start()
+    other.start()
+    try:
+        shutdown_pool()
+        assert not stray.is_alive()
+        assert other.is_alive(), "only the pool's workers are ended"
+    finally:
+        for proc in (stray, other):
+            proc.kill()
+            proc.join()

@@ -199,6 +199,28 @@ def shutdown_pool() -> None:
             pool.stop()
             pool.join(timeout=5)
         _POOLS.clear()
+    _end_stray_workers()
+
+
+def _end_stray_workers(grace_s: float = 3.0) -> None:
+    """End any pool worker still alive after the pools were stopped.
+
+    At the interpreter's exit multiprocessing removes the pools' semaphores *before* it waits
+    for the children left, so a worker caught starting then fails to unpickle its channel's
+    lock and prints a traceback into the service's log (seen once in CI after a SIGTERM, not
+    reproduced since). pebble stops the workers it knows; this ends any other, by its name,
+    so that no worker outlives the service whatever started it.
+    """
+    from pebble.pool.process import WORKERS_NAME
+
+    stray = [p for p in multiprocessing.active_children() if p.name == WORKERS_NAME]
+    for proc in stray:
+        proc.terminate()
+    for proc in stray:
+        proc.join(grace_s)
+        if proc.is_alive():  # SIGTERM can be lost between fork and exec; SIGKILL cannot
+            proc.kill()
+            proc.join()
 
 
 class ScreenProcessor(BaseProcessor):
