@@ -26,6 +26,7 @@ from esc_gis.profile import Profile
 from esc_gis.rules import Measurements, counts_toward_plan, extraterritorial_ft
 from esc_gis.terrain import steep_area
 from esc_gis.units import ft_to_crs_units, sqft_per_crs_area_unit
+from esc_gis.validate import REPAIRED_COLUMN
 from esc_gis.waters import ProtectiveAreas, protective_areas
 
 if TYPE_CHECKING:
@@ -361,7 +362,7 @@ def measure(
         targeted_areas=targeted,
         steep_disturbed_sqft=steep_sqft,
         steep_uncovered_sqft=steep_uncovered,
-        repaired=gdf["repaired"].to_numpy(dtype=bool),
+        repaired=gdf[REPAIRED_COLUMN].to_numpy(dtype=bool),
         has_waters=ls.waters is not None,
         has_targeted=ls.targeted_areas is not None,
         has_dem=ls.dem is not None,
