@@ -112,7 +112,11 @@ def test_a_given_k_or_soils_layer_wins_over_the_layer_sets(tmp_path):
 
 def test_without_any_k_the_message_names_the_layer_set_too(tmp_path):
     base = _soil_loss_args(
-        tmp_path, sites(cell_box(5, 5, 15, 15)), GOOD, town_layers(tmp_path / "layers"), extra=("--profile", str(EXAMPLE))
+        tmp_path,
+        sites(cell_box(5, 5, 15, 15)),
+        GOOD,
+        town_layers(tmp_path / "layers"),
+        extra=("--profile", str(EXAMPLE)),
     )
     r = run(_args_without(base, "--k"))
     text = " ".join(r.output.split())
