@@ -65,11 +65,16 @@ def _check_whole_reading(out: pd.DataFrame) -> None:
 
 
 def test_the_lot_inside_is_decided_on_the_whole_plan_as_a_reading_that_names_the_part_outside(layer_set):
+    """§ 540-5: "including areas that are part of a larger common plan of development"; § 540-4B: "located
+    within the boundaries and jurisdiction of the Village of Winneconne". The default reading counts the lots
+    outside, and says it is a reading."""
     out = screen(sites(LOTS), layers=layer_set).set_index("site_id")
     _check_whole_reading(out)
 
 
 def test_under_the_inside_only_reading_the_part_inside_decides_and_the_finding_says_what_is_left_out(layer_set):
+    """§ 540-4B: "This article applies to land-disturbing construction activity on construction sites located
+    within the boundaries and jurisdiction of the Village of Winneconne": read as the part inside only."""
     prof = dataclasses.replace(load_profile(), partial_jurisdiction="inside_only")
     out = screen(sites(LOTS), layers=layer_set, profile=prof).set_index("site_id")
     l1 = out.loc["L1"]
@@ -82,6 +87,8 @@ def test_under_the_inside_only_reading_the_part_inside_decides_and_the_finding_s
 
 @pytest.mark.parametrize("extra", [[], ["--batch-rows", "1"]], ids=["whole", "streamed"])
 def test_the_command_says_the_same_whole_and_streamed(tmp_path, layers_path, extra):
+    """§ 540-5 CONSTRUCTION SITE "including areas that are part of a larger common plan of development": the
+    streamed run adds the plan up in one batch and says the same."""
     src = tmp_path / "lots.gpkg"
     gpd.GeoDataFrame(LOTS, geometry="geometry", crs=CRS).to_file(src)
     out = tmp_path / "out.csv"

@@ -153,6 +153,8 @@ def test_a_plan_total_for_a_site_that_names_no_plan_is_refused(tmp_path):
 
 
 def test_a_plan_total_for_a_site_of_that_plan_reaches_it(tmp_path):
+    """§ 540-7B(3)(b) "For sites with one acre or more of land-disturbing construction activity" (half an acre
+    in the example), the site "including areas that are part of a larger common plan of development" (§ 540-5)."""
     frame = sites(cell_box(5, 5, 15, 15)).assign(plan_id=["P"])
     r = run(_plan_args(tmp_path, frame, PLAN_AT_SEDIMENT_AREA_SQFT))
     assert r.exit_code == 0, r.output
@@ -162,7 +164,8 @@ def test_a_plan_total_for_a_site_of_that_plan_reaches_it(tmp_path):
 
 
 def test_a_plan_total_below_what_the_plans_sites_disturb_is_refused(tmp_path):
-    """Two 10,000 sq ft lots of plan P disturb 20,000 sq ft here: a total of 15,000 disagrees with them."""
+    """§ 540-5: the construction site includes "areas that are part of a larger common plan of development", so
+    the plan's total holds at least its own sites. Two 10,000 sq ft lots of plan P disturb 20,000 sq ft here: a total of 15,000 disagrees with them."""
     frame = sites(cell_box(5, 5, 15, 15), cell_box(16, 5, 26, 15)).assign(plan_id=["P", "P"])
     r = run(_plan_args(tmp_path, frame, 15_000.0))
     text = " ".join(r.output.split())
@@ -171,6 +174,7 @@ def test_a_plan_total_below_what_the_plans_sites_disturb_is_refused(tmp_path):
 
 
 def test_one_total_for_sites_of_two_plans_is_refused(tmp_path):
+    """§ 540-5 "a larger common plan of development": one total is one plan's, not two plans'."""
     frame = sites(cell_box(5, 5, 15, 15), cell_box(16, 5, 26, 15)).assign(plan_id=["P", "Q"])
     r = run(_plan_args(tmp_path, frame, PLAN_AT_SEDIMENT_AREA_SQFT))
     assert r.exit_code == 1 and "the sites name 2 common plans (P, Q)" in " ".join(r.output.split()), r.output
