@@ -504,7 +504,8 @@ def test_a_plan_mate_no_municipality_covers_counts_as_the_profiles_reading_says(
     """§ 540-5: the site includes "areas that are part of a larger common plan of development";
     § 540-4B: the article applies "within the boundaries and jurisdiction of the Village". A
     plan's site in Eastville (2,000 sq ft) with a mate outside every municipality: the ``whole``
-    reading counts the mate, the ``inside_only`` reading decides on the part inside and says so."""
+    reading counts the mate, the ``inside_only`` reading decides on the part inside; either says so, as
+    the reading it is, naming the mate outside (issue 46)."""
     toml = munis.parent / "eastville.toml"
     text = toml.read_text()
     assert 'partial_jurisdiction = "whole"' in text
@@ -520,7 +521,7 @@ def test_a_plan_mate_no_municipality_covers_counts_as_the_profiles_reading_says(
     assert east["plan_disturbed_sqft"] == pytest.approx(plan_sqft, rel=1e-6)
     assert east["permit"] == permit
     codes = {f["code"]: f["message"] for f in json.loads(east["findings"])}
-    if reading == "inside_only":
-        assert "common_plan" not in codes and "3,000" in codes["common_plan_inside_only"]
-    else:
-        assert "common_plan_inside_only" not in codes and "3,000" in codes["common_plan"]
+    said = codes["common_plan_inside_only" if reading == "inside_only" else "common_plan_partial"]
+    assert "common_plan" not in codes and "3,000" in said and "wholly outside: away)" in said
+    basis = {f["code"]: f["basis"] for f in json.loads(east["findings"])}
+    assert basis["common_plan_inside_only" if reading == "inside_only" else "common_plan_partial"] == "interpretation"

@@ -109,33 +109,76 @@ def test_partial_site_decided_on_the_whole_by_default_and_inside_only_by_switch(
 
 
 def test_a_plan_partly_outside_says_which_part_decides_it(prof):
-    """§ 540-5 CONSTRUCTION SITE includes "areas that are part of a larger common plan of
-    development"; § 540-4B is silent on a plan partly outside. Under the inside_only reading the
-    plan's finding says the whole plan and the part measured, never "that total"."""
+    """§ 540-4B: "This article applies to land-disturbing construction activity on construction sites located
+    within the boundaries and jurisdiction of the Village of Winneconne"; § 540-5 CONSTRUCTION SITE: "An area
+    upon which one or more land disturbing construction activities occur, including areas that are part of a
+    larger common plan of development". Whether lots outside the line count is not said: one rule decides it by
+    the profile's reading, labelled an interpretation under either, and names the part outside and its sites."""
     thr = prof.area_sqft("thresholds.permit_area")
     values = {
         "jurisdiction": "inside",
         "plan_id": "P1",
-        "plan_site_count": 2,
+        "plan_site_count": 3,
         "disturbed_sqft": 0.5 * thr,
         "disturbed_in_village_sqft": 0.5 * thr,
         "plan_disturbed_sqft": 1.5 * thr,
         "plan_in_village_sqft": 0.75 * thr,
+        "plan_outside_sites": "L2, L3",
     }
-    whole = findings(one(prof, **values))
-    assert "common_plan" in whole and "common_plan_inside_only" not in whole
-    assert f"{1.5 * thr:,.1f} sq ft" in whole["common_plan"]["message"]
+    d = one(prof, **values)
+    whole = findings(d)
+    # The default reading: the whole plan decides the lot inside, and says so as a reading.
+    assert d.permit[0] == "required" and d.decision_sqft[0] == 1.5 * thr
+    assert "common_plan" not in whole and "common_plan_inside_only" not in whole
+    g = whole["common_plan_partial"]
+    assert g["basis"] == "interpretation" and "Reading:" in g["message"]
+    assert g["section"].startswith(prof.template("jurisdiction_partial").section)
+    assert f"{0.75 * thr:,.1f} sq ft of its {1.5 * thr:,.1f} sq ft of disturbance is outside" in g["message"]
+    assert "wholly outside: L2, L3)" in g["message"] and prof.jurisdiction_name in g["message"]
+    # Every other finding of the decision rests on the ordinance; only the plan's reading is one.
+    assert {f["basis"] for c, f in whole.items() if c != "common_plan_partial"} <= {"ordinance", "policy"}
     inside_only = dataclasses.replace(prof, partial_jurisdiction="inside_only")
     d = one(inside_only, **values)
     f = findings(d)
-    assert d.permit[0] == "not_required" and "common_plan" not in f
+    assert d.permit[0] == "not_required" and d.decision_sqft[0] == 0.75 * thr
+    assert "common_plan" not in f and "common_plan_partial" not in f
     g = f["common_plan_inside_only"]
     assert g["basis"] == "interpretation" and "Reading: only the" in g["message"]
     assert f"{1.5 * thr:,.1f} sq ft" in g["message"] and f"{0.75 * thr:,.1f} sq ft" in g["message"]
-    # A plan wholly inside: the plain finding, under either reading.
+    assert "wholly outside: L2, L3)" in g["message"]
+    # A plan wholly inside: the plain finding, the ordinance's, under either reading.
     inside = {**values, "plan_in_village_sqft": 1.5 * thr}
-    assert "common_plan" in findings(one(inside_only, **inside))
-    assert "common_plan_inside_only" not in findings(one(inside_only, **inside))
+    for p in (prof, inside_only):
+        got = findings(one(p, **inside))
+        assert got["common_plan"]["basis"] == "ordinance"
+        assert "common_plan_inside_only" not in got and "common_plan_partial" not in got
+
+
+@pytest.mark.parametrize(("outside", "across"), [(1.0, False), (1.0 + 1e-6, True)])
+def test_a_plan_is_across_the_line_only_past_the_boundary_sliver(prof, outside, across):
+    """A part outside no larger than the sliver (1 sq ft: the same line digitised twice) is none, as it is
+    for one site's jurisdiction; a millionth of a square foot more and the plan lies across the line."""
+    assert prof.area_sqft("policy.sliver") == 1.0
+    thr = prof.area_sqft("thresholds.permit_area")
+    values = {"plan_id": "P1", "plan_site_count": 2, "disturbed_sqft": 0.5 * thr, "plan_disturbed_sqft": 1.5 * thr}
+    got = findings(one(prof, **values, plan_in_village_sqft=1.5 * thr - outside))
+    assert ("common_plan_partial" in got) is across and ("common_plan" in got) is not across
+
+
+def test_a_site_without_a_plan_has_no_plan_finding_whatever_lies_outside(prof):
+    """No plan, no plan reading: a site partly outside is the site's own reading (jurisdiction_partial)."""
+    thr = prof.area_sqft("thresholds.permit_area")
+    got = findings(
+        one(
+            prof,
+            jurisdiction="partial",
+            disturbed_sqft=2 * thr,
+            disturbed_in_village_sqft=thr,
+            plan_in_village_sqft=thr,
+        )
+    )
+    assert "jurisdiction_partial" in got
+    assert not {"common_plan", "common_plan_partial", "common_plan_inside_only"} & set(got)
 
 
 # --- Where a section does not apply, it is not cited --------------------------------------------

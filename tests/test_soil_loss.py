@@ -450,8 +450,11 @@ def test_cli_writes_sites_phases_and_windows_and_refuses_overwrite(tmp_path):
 
     from esc_gis.cli.main import cli
 
-    # The 100 x 100 ft site is one lot of a common plan at the sediment area: the standard reaches it.
-    args = [*_cli_inputs(tmp_path, GOOD), "--plan-disturbed-sqft", str(PLAN_AT_SEDIMENT_AREA_SQFT)]
+    # The 100 x 100 ft site is one lot of common plan P, at the sediment area: the standard reaches it.
+    # (--plan-disturbed-sqft is a plan's total: only for sites that name the plan, issue 46.)
+    extra = ("--id-field", "site", "--profile", str(EXAMPLE), "--plan-disturbed-sqft", str(PLAN_AT_SEDIMENT_AREA_SQFT))
+    frame = sites(cell_box(5, 5, 15, 15)).assign(plan_id="P")
+    args = _soil_loss_args(tmp_path, frame, GOOD, town_layers(tmp_path / "layers"), extra=extra)
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output
     assert "S1" in result.output and "passes" in result.output

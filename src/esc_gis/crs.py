@@ -75,12 +75,16 @@ def measuring_crs(value: Any) -> CRS:
     Returns
     -------
     pyproj.CRS
+        The CRS itself; the horizontal part of a compound CRS (a grid plus heights).
 
     Raises
     ------
     CRSError
-        If the CRS is geographic (degrees), a Mercator projection (EPSG:3857 inflates area
-        about 1.94 times at 44° N), or has no single linear unit.
+        If the CRS (the horizontal part of a compound one) is geographic (degrees), a normal
+        Mercator projection (EPSG:3857 inflates area about 1.94 times at 44° N), or has no
+        single linear unit. Transverse and oblique Mercator grids (WISCRS, UTM, WTM, EPSG:3078
+        Michigan Oblique Mercator, EPSG:26931 Alaska zone 1) are conformal local grids whose
+        scale stays within a few parts in ten thousand of true: they are accepted.
 
     Examples
     --------
@@ -89,8 +93,11 @@ def measuring_crs(value: Any) -> CRS:
     ...
     esc_gis.errors.CRSError: EPSG:3857 is a Mercator projection ...
     """
-    crs = parse_crs(value, what="Measuring CRS")
-    name = crs.to_string()
+    given = parse_crs(value, what="Measuring CRS")
+    # A compound CRS (a grid plus heights, EPSG:7594+5703) measures in its horizontal part:
+    # that part is judged, and returned, so a Web Mercator grid with heights is refused too.
+    crs = _horizontal(given)
+    name = given.to_string() if given.is_compound else crs.to_string()
     if not crs.is_projected:
         msg = (
             f"{name} is not projected: areas and distances are never measured in degrees. "
@@ -199,15 +206,48 @@ _GEOD = Geod(ellps="WGS84")
 _KM_PER_MILE = 1.609344
 
 
+def _horizontal(crs: CRS) -> CRS:
+    """Return the horizontal part of a compound CRS (a grid plus heights); any other CRS itself."""
+    return crs.sub_crs_list[0] if crs.is_compound and crs.sub_crs_list else crs
+
+
+def _usable_area(aou: Any) -> Any:
+    """Return ``aou`` when its box is a box on the globe; None otherwise.
+
+    A WKT whose USAGE names an area without a BBOX gives pyproj's placeholder box
+    (-1000, -1000, -1000, -1000): judged as a box, it put every datum NaN km away.
+    """
+    if aou is None:
+        return None
+    try:
+        w, s, e, n = (float(aou.west), float(aou.south), float(aou.east), float(aou.north))
+    except (AttributeError, TypeError, ValueError):
+        return None
+    on_globe = all(math.isfinite(v) for v in (w, s, e, n)) and max(abs(w), abs(e)) <= 180 and max(abs(s), abs(n)) <= 90
+    return aou if on_globe and s <= n else None
+
+
 def _area_of_use(crs: CRS) -> Any:
-    """Return the CRS's area of use, looking its code up when the file's WKT left it out (a GeoTIFF's does)."""
-    if crs.area_of_use is not None:
-        return crs.area_of_use
+    """Return the CRS's area of use (its horizontal part's), looking its code up when the WKT left it out.
+
+    A GeoTIFF's WKT and a WKT without a BBOX leave it out; a custom CRS (a PROJ string, a
+    WKT of no code) has none, and None is returned: nothing can be judged by it.
+    """
+    crs = _horizontal(crs)
+    own = _usable_area(crs.area_of_use)
+    if own is not None:
+        return own
     try:
         code = crs.to_epsg(min_confidence=70)
+        return None if code is None else _usable_area(CRS.from_epsg(code).area_of_use)
     except Exception:  # pyproj cannot identify it: no area to judge by
         return None
-    return None if code is None else CRS.from_epsg(code).area_of_use
+
+
+def _area_name(aou: Any) -> str:
+    """Return the area's name for a message (pyproj leaves it None or 'undefined' when the WKT gave none)."""
+    name = str(getattr(aou, "name", None) or "").strip().rstrip(".")
+    return name if name and name.lower() != "undefined" else "its area of use"
 
 
 def zone_distance_km(bounds: Sequence[float], bounds_crs: Any, crs: CRS) -> float | None:
@@ -321,7 +361,7 @@ def warn_if_far_from_zone(bounds: Sequence[float], bounds_crs: Any, crs: CRS, *,
         aou = _area_of_use(crs)
         msg = (
             f"{what} lies {km:,.0f} km ({km / _KM_PER_MILE:,.0f} mi) outside the area the measuring CRS "
-            f"{crs.name} is made for ({aou.name if aou else 'its zone'}): areas and distances measured there "
+            f"{crs.name} is made for ({_area_name(aou) if aou else 'its zone'}): areas and distances measured there "
             "are distorted, and the data are probably not of this place. Fix: use a layer set (crs = ...) "
             "and profile for the data's area, or check that this is the right file and that its CRS is right."
         )
@@ -409,7 +449,7 @@ def coordinates_problem(bounds: Sequence[float], crs: Any) -> tuple[str, str] | 
     if len(bounds) != 4 or not all(math.isfinite(float(b)) for b in bounds):
         return None
     src = parse_crs(crs)
-    horizontal = src.sub_crs_list[0] if src.is_compound else src
+    horizontal = _horizontal(src)
     x0, y0, x1, y1 = (float(b) for b in bounds)
     if horizontal.is_geographic:
         if max(abs(x0), abs(x1)) > 180 or max(abs(y0), abs(y1)) > 90:
@@ -427,7 +467,7 @@ def coordinates_problem(bounds: Sequence[float], crs: Any) -> tuple[str, str] | 
     if km > (ZONE_REACH_KM if degrees else AREA_MARGIN_KM):
         what = (
             f"they lie {km:,.0f} km ({km / _KM_PER_MILE:,.0f} mi) outside the area {horizontal.name} is made "
-            f"for ({aou.name.rstrip('.')}; {_span(bounds)})"
+            f"for ({_area_name(aou)}; {_span(bounds)})"
         )
         return what, _CAUSE_DEGREES if degrees else _CAUSE_AREA
     return None
@@ -489,8 +529,20 @@ def coordinates_refusal(bounds: Sequence[float], crs: Any, *, what: str, fix: st
     src = parse_crs(crs)
     # Only degrees are swapped in practice (latitude first, as spoken); a projected grid's
     # numbers swapped are as far off as before, and the question would mislead.
-    swapped = src.is_geographic and coordinates_problem((y0, x0, y1, x1), src) is None
-    return coordinates_not_in_crs_message(what, src.to_string(), problem, fix=fix, swapped=swapped)
+    swapped = _horizontal(src).is_geographic and coordinates_problem((y0, x0, y1, x1), src) is None
+    return coordinates_not_in_crs_message(what, _crs_label(src), problem, fix=fix, swapped=swapped)
+
+
+def _crs_label(crs: CRS) -> str:
+    """Name a CRS in a message: its code (EPSG:7594, EPSG:7594+5703) or its name, never a page of WKT."""
+    text = crs.to_string()
+    if not text.lstrip().upper().startswith(("COMPD_CS", "COMPOUNDCRS", "PROJCS", "GEOGCS", "PROJCRS", "GEOGCRS")):
+        return text
+    parts = [_horizontal(crs), *crs.sub_crs_list[1:]] if crs.is_compound else [crs]
+    codes = [p.to_epsg(min_confidence=90) for p in parts]
+    if all(codes):
+        return "EPSG:" + "+".join(str(c) for c in codes)
+    return crs.name or text
 
 
 def check_coordinates(bounds: Sequence[float], crs: Any, *, what: str, fix: str = FIX_LAYER) -> None:

@@ -49,6 +49,8 @@ READING_MARK = "reading:"
 # Every finding code the toolkit can emit, with the row values its message may use (besides
 # the profile-wide names of :meth:`esc_gis.profile.Profile.names`). Wording lives in the profile.
 _AREA = ("plan_sqft", "plan_acres")
+#: A common plan across the Village line: the whole plan, its part inside and outside, the sites outside.
+_PLAN_ACROSS = ("plan_id", "plan_sites", "plan_sites_s", *_AREA, "inside_sqft", "outside_sqft", "outside_sites")
 SCREENING: dict[str, tuple[str, ...]] = {
     "jurisdiction_inside": (),
     "jurisdiction_partial": ("disturbed_sqft", "inside_sqft", "outside_sqft"),
@@ -63,7 +65,8 @@ SCREENING: dict[str, tuple[str, ...]] = {
     "disturbed_area": ("disturbed_sqft", "disturbed_acres"),
     "overlaps_counted_once": ("disturbed_sqft", "parts_sqft"),
     "common_plan": ("plan_id", "plan_sites", "plan_sites_s", *_AREA),
-    "common_plan_inside_only": ("plan_id", "plan_sites", "plan_sites_s", *_AREA, "inside_sqft"),
+    "common_plan_partial": _PLAN_ACROSS,
+    "common_plan_inside_only": _PLAN_ACROSS,
     "permit_required": _AREA,
     "permit_required_by_trigger": ("trigger", "measured", "threshold"),
     "permit_not_required": _AREA,

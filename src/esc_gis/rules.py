@@ -124,6 +124,7 @@ class Measurements:
     plan_in_village_sqft: np.ndarray  # union over the plan, the parts inside
     plan_site_count: np.ndarray
     plan_excluded_sqft: np.ndarray  # exempt activity in the plan, not counted
+    plan_outside_sites: np.ndarray  # object: ids of the plan's sites partly or wholly outside ("S3, S4"); None
     protective_disturbed_sqft: np.ndarray
     in_water_sqft: np.ndarray
     nearest_water_ft: np.ndarray
@@ -163,6 +164,10 @@ class Measurements:
         none = np.full(n, None, dtype=object)
         dist = np.broadcast_to(np.asarray(values.get("disturbed_sqft", 0.0), float), (n,)).copy()
         inside = values.get("disturbed_in_village_sqft", dist)
+        # The plan inside, unless given: the plan less the site's own part outside (a plan given
+        # larger than the site is not taken to lie across the Village line by default).
+        whole = np.broadcast_to(np.asarray(values.get("plan_disturbed_sqft", dist), float), (n,))
+        plan_inside = whole - (dist - np.broadcast_to(np.asarray(inside, float), (n,)))
         defaults: dict[str, Any] = {
             "jurisdiction": "inside",
             "activity": "construction",
@@ -175,9 +180,10 @@ class Measurements:
             "disturbed_outside_site_sqft": 0.0,
             "disturbed_count": 1,
             "plan_disturbed_sqft": dist,
-            "plan_in_village_sqft": inside,
+            "plan_in_village_sqft": plan_inside,
             "plan_site_count": 1,
             "plan_excluded_sqft": 0.0,
+            "plan_outside_sites": none,
             "protective_disturbed_sqft": nan,
             "in_water_sqft": nan,
             "nearest_water_ft": nan,
@@ -195,6 +201,7 @@ class Measurements:
             "jurisdiction": object,
             "activity": object,
             "plan_id": object,
+            "plan_outside_sites": object,
             "nearest_water": object,
             "protective_waters": object,
             "channel_unverified": object,
@@ -313,6 +320,21 @@ def decision_area(m: Measurements, profile: Profile) -> np.ndarray:
     if profile.partial_jurisdiction == "inside_only":
         return np.asarray(m.plan_in_village_sqft, float)
     return np.asarray(m.plan_disturbed_sqft, float)
+
+
+def plan_outside_sqft(m: Measurements, profile: Profile) -> np.ndarray:
+    """Return the part of each site's common plan that lies outside the jurisdiction (sq ft; 0 without a plan).
+
+    § 540-5 CONSTRUCTION SITE includes "areas that are part of a larger common plan of
+    development", and § 540-4B reaches only "construction sites located within the boundaries
+    and jurisdiction of the Village": a plan whose lots lie on both sides of the line is the
+    silence the profile's ``partial_jurisdiction`` reading fills, as it does for one site partly
+    outside (:func:`decision_area`). A part outside no larger than the profile's boundary sliver
+    (``policy.sliver``, the same line digitised twice) is none, as it is for a site's jurisdiction.
+    """
+    whole = np.asarray(m.plan_disturbed_sqft, float)
+    outside = np.where(pd.notna(m.plan_id), whole - np.asarray(m.plan_in_village_sqft, float), 0.0)
+    return np.where(outside > profile.area_sqft("policy.sliver"), outside, 0.0)
 
 
 def sediment_standard_reaches(area_sqft: Any, profile: Profile) -> np.ndarray:
@@ -546,8 +568,14 @@ def _exemptions(f: _Findings, m: Measurements, appl: np.ndarray) -> None:
     f.add((m.activity == "agricultural_production") & (appl == "applies"), "agricultural_production_not_exempt")
 
 
-def _disturbance(f: _Findings, m: Measurements, applies: np.ndarray, area: np.ndarray) -> None:
-    """§ 540-5: the union of the disturbed limits, added up over the common plan."""
+def _disturbance(f: _Findings, m: Measurements, applies: np.ndarray, area: np.ndarray, profile: Profile) -> None:
+    """§ 540-5: the union of the disturbed limits, added up over the common plan.
+
+    A plan with lots on both sides of the Village line (:func:`plan_outside_sqft`) is decided by
+    the profile's reading of § 540-4B, and its finding is that reading (basis
+    ``interpretation``), naming the part outside and the sites there; only a plan wholly
+    inside gets the ordinance's plain ``common_plan``.
+    """
     dist = m.disturbed_sqft
     f.add(applies, "disturbed_area", disturbed_sqft=dist, disturbed_acres=dist / SQFT_PER_ACRE)
     f.add(
@@ -559,18 +587,24 @@ def _disturbance(f: _Findings, m: Measurements, applies: np.ndarray, area: np.nd
     in_plan = pd.notna(m.plan_id) & applies
     n_sites = m.plan_site_count
     whole = np.asarray(m.plan_disturbed_sqft, float)
-    # The inside_only reading of § 540-4B decides a plan partly outside on its part inside: the
-    # plan's finding then says both figures, not "the thresholds apply to that total".
-    partly = in_plan & (area < whole - 1e-6)
+    outside = plan_outside_sqft(m, profile)
+    across = in_plan & (outside > 0)
+    named = np.array([s if isinstance(s, str) and s else "?" for s in m.plan_outside_sites], dtype=object)
     plan: dict[str, Any] = {
         "plan_id": m.plan_id,
         "plan_sites": n_sites,
         "plan_sites_s": np.where(n_sites == 1, "", "s").astype(object),
         "plan_sqft": whole,
         "plan_acres": whole / SQFT_PER_ACRE,
+        "inside_sqft": np.asarray(m.plan_in_village_sqft, float),
+        "outside_sqft": outside,
+        "outside_sites": named,
     }
-    f.add(in_plan & ~partly, "common_plan", **plan)
-    f.add(partly, "common_plan_inside_only", inside_sqft=area, **plan)
+    f.add(in_plan & ~across, "common_plan", **plan)
+    # The plan across the line, by the profile's reading: the whole plan, or (inside_only) the
+    # part inside, which is then the area decided on (decision_area).
+    reading = "common_plan_partial" if profile.partial_jurisdiction == "whole" else "common_plan_inside_only"
+    f.add(across, reading, **plan)
     f.add(
         in_plan & (m.plan_excluded_sqft > 0),
         "agricultural_area_not_counted",
@@ -783,7 +817,7 @@ def decide(m: Measurements | pd.DataFrame, profile: Profile) -> Decision:
     f = _Findings(n, profile)
     _jurisdiction(f, m, profile)
     _exemptions(f, m, appl)
-    _disturbance(f, m, applies, area)
+    _disturbance(f, m, applies, area, profile)
     _permit(f, m, profile, applies, area, d)
     _standards(f, d, area)
     _waters(f, m, permitted, unpermitted, may_be)

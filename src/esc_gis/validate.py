@@ -20,6 +20,8 @@ __all__ = [
     "FIELD_ALIASES",
     "IGNORE_CLASS",
     "PIPED_FIELD",
+    "REPAIRED_COLUMN",
+    "ROW_COLUMN",
     "SiteTable",
     "prepare_disturbed",
     "prepare_sites",
@@ -37,6 +39,12 @@ import shapely
 
 from esc_gis._fields import DRAINAGE_FIELD, PIPED_FIELD
 from esc_gis.errors import LayerSetError, Problem
+
+#: The sites table's own columns: the feature number in the file and whether the geometry was
+#: repaired. Named so that no user's field can be one of them: a parcel layer's own ``row`` or
+#: ``repaired`` field is kept, and these never reach an output (issue 46).
+ROW_COLUMN = "_esc_row"
+REPAIRED_COLUMN = "_esc_repaired"
 
 #: Allowed ``activity`` values (§ 540-4A(2), § 540-5).
 ACTIVITIES = ("construction", "agricultural_activity", "agricultural_production", "silviculture")
@@ -61,8 +69,9 @@ class SiteTable:
     ----------
     gdf : geopandas.GeoDataFrame
         Columns ``site_id`` (str), ``plan_id`` (str or None), ``activity`` (str),
-        ``state_agency`` (bool), ``npdes_exempt`` (bool), ``row`` (1-based feature number),
-        ``repaired`` (bool) and the geometry. Other input columns are kept.
+        ``state_agency`` (bool), ``npdes_exempt`` (bool), :data:`ROW_COLUMN` (1-based feature number),
+        :data:`REPAIRED_COLUMN` (bool) and the geometry. Other input columns are kept, a
+        field of the user's named ``row`` or ``repaired`` too.
     problems : list of Problem
     generated : list of str
         The ``row:<n>`` ids given to rows that had none (``generate_ids=True``).
@@ -302,8 +311,7 @@ def prepare_sites(
         activity=activity.to_numpy(),
         state_agency=flags["state_agency"],
         npdes_exempt=flags["npdes_exempt"],
-        row=numbers,
-        repaired=repaired,
+        **{ROW_COLUMN: numbers, REPAIRED_COLUMN: repaired},
     )
     if rows is not None:  # problems were worded by position: give them the file's numbers
         problems = [p if p.row is None else replace(p, row=int(numbers[p.row - 1])) for p in problems]

@@ -13,7 +13,7 @@ import shapely
 
 from esc_gis._outputs import atomic_output, check_sidecar, sidecar_path, style_path
 from esc_gis.crs import measuring_crs, warn_if_far_from_zone
-from esc_gis.errors import LayerReadError
+from esc_gis.errors import LayerReadError, ValidationError
 from esc_gis.io import check_output_path, read_layer, write_layer
 from esc_gis.profile import load_profile
 from esc_gis.soil.raster import check_raster_paths
@@ -87,7 +87,10 @@ def run(
     measure = measuring_crs(profile.measure_crs)
     if gdf.crs is not None:
         warn_if_far_from_zone(gdf.total_bounds, gdf.crs, measure, what=f"Sites {sites}")
-    dem_source = _dem_source(dem, layers_path, profile, measure, z_unit=z_unit, band=band)
+    # Every input not given is the layer set's, as review takes them: the DEM, the soils (with
+    # their K field). An option given wins; --k given means no soils layer at all.
+    layer_set = _layer_set(layers_path, profile) if dem is None or (soils is None and k_value is None) else None
+    dem_source = _dem_source(dem, layers_path, layer_set, measure, z_unit=z_unit, band=band)
     # Sites are named as screen names them (site_id) when the layer has that field; a layer
     # without ids is named by row number (1, 2, ...), which the screening needs as ids too.
     if id_field is None:
@@ -102,13 +105,15 @@ def run(
     # The article's reach, the permit and the sediment standard (§ 540-4, § 540-7B(3)(b)) are the
     # screening's, on the same sites, limits and contract fields (issue 34): decided once.
     screening = _screening(gdf, dist, id_field, plan_field, layers_path, profile)
+    if plan_disturbed_sqft is not None:
+        _check_plan_total(plan_disturbed_sqft, gdf[id_field], screening, profile)
     if dist is not None:
         # The soil loss itself is computed where site and limits meet; the acre test counts the
         # whole disturbance (limits drawn past the line too), as the screening measured it.
         gdf = gdf.set_geometry(
             shapely.intersection(gdf.geometry.to_numpy(), shapely.union_all(dist.geometry.to_numpy()))
         )
-    soils_gdf = read_layer(soils) if soils is not None else None
+    soils_gdf, soils_source, k_field = _soils(soils, k_value, k_field, layer_set)
     plan_totals: float | dict[str, float] | None = plan_disturbed_sqft
     if registry is not None:
         plan_totals = registry_plan_totals(registry, layers_path)
@@ -133,7 +138,7 @@ def run(
         band=band,
         r_source="--r-annual" if r_annual is not None else "profile",
         ei_source=f"--ei-file {Path(ei_file).name}",
-        soils_source=soils or "soils",
+        soils_source=soils_source,
         raster=raster,
         raster_options=creation_options,
         overwrite=overwrite,
@@ -147,30 +152,83 @@ def run(
         _summary(res, output, phases_out, windows_out, raster)
 
 
+def _layer_set(layers_path: str | None, profile: Any) -> Any:
+    """Return the layer set (``--layers``, or the Village's), read as screen and review read it.
+
+    Raises
+    ------
+    LayerSetError, LayerReadError, CRSError
+        As :func:`esc_gis.layers.load_layers`.
+    """
+    from esc_gis.layers import load_layers
+
+    return load_layers(layers_path, profile=profile)
+
+
+def _soils(
+    soils: str | None, k_value: float | None, k_field: str | None, layer_set: Any
+) -> tuple[Any, str, str | None]:
+    """Return the soils layer, where it came from and its K field: ``--soils``, else (without ``--k``) the layer set's.
+
+    Raises
+    ------
+    LayerReadError, CoordinatesNotInCRSError
+        As :func:`esc_gis.io.read_layer`.
+    """
+    if soils is not None:
+        return read_layer(soils), soils, k_field
+    if k_value is None and layer_set is not None and layer_set.soils is not None:
+        # The layer set names its K field; a --k-field given still wins.
+        return layer_set.soils, "the layer set's soils", k_field or layer_set.soils_k_field
+    return None, "soils", k_field
+
+
+def _check_plan_total(given: float, ids: pd.Series, screening: pd.DataFrame, profile: Any) -> None:
+    """Refuse one plan's total given for sites that name no plan, several plans, or a plan measured larger.
+
+    Raises
+    ------
+    ValidationError
+        With every conflict (:func:`esc_gis.soil.judge.plan_total_problems`).
+    """
+    from esc_gis.soil.judge import plan_total_problems
+
+    problems = plan_total_problems(
+        given,
+        ids.astype(str).tolist(),
+        _by_site(screening, ids, "plan_id"),
+        _by_site(screening, ids, "plan_disturbed_sqft"),
+        profile,
+    )
+    if problems:
+        raise ValidationError(problems)
+
+
+def _by_site(screening: pd.DataFrame, ids: pd.Series, column: str) -> np.ndarray:
+    """Return the screening's ``column`` for each site of ``ids``, in their order."""
+    by_id = screening.assign(site_id=screening["site_id"].astype(str)).drop_duplicates("site_id").set_index("site_id")
+    return by_id[column].reindex(ids.astype(str)).to_numpy(dtype=object)
+
+
 def _dem_source(
-    dem: str | None, layers_path: str | None, profile: Any, measure: Any, *, z_unit: str | None, band: int | None
+    dem: str | None, layers_path: str | None, layer_set: Any, measure: Any, *, z_unit: str | None, band: int | None
 ) -> object:
     """Return the DEM given (opened, checked for distance) or the layer set's.
 
     Raises
     ------
     LayerReadError
-        If there is neither, or the layer set has no [dem].
+        If there is neither: the layer set has no [dem].
     """
     if dem is not None:
         source = open_dem(dem, z_unit=z_unit, band=band)  # the layer set's DEM was checked with it
         warn_if_dem_far(source, measure, what=f"DEM {dem}")
         return source
-    if layers_path is None:
-        msg = "no DEM: give --dem, or --layers with a [dem] section."
+    if layer_set is None or layer_set.dem is None:
+        where = layers_path or "the Village's layer set"
+        msg = f"no DEM: {where} has no [dem]; give --dem, or --layers with a [dem] section."
         raise LayerReadError(msg)
-    from esc_gis.layers import load_layers
-
-    ls = load_layers(layers_path, profile=profile)
-    if ls.dem is None:
-        msg = f"{layers_path}: the layer set has no [dem]; give --dem."
-        raise LayerReadError(msg)
-    return ls.dem
+    return layer_set.dem
 
 
 def _summary(res: Any, output: str, phases_out: Path, windows_out: Path, raster: str | None) -> None:

@@ -24,9 +24,18 @@ from esc_gis.cli.slope import Z_UNIT, band_option
 @click.command("soil-loss", short_help=short_help("soil-loss"))
 @click.argument("sites", type=VECTOR)
 @click.option("--dem", type=click.Path(), default=None, help="Elevation raster [default: the layer set's DEM].")
-@click.option("--soils", type=VECTOR, default=None, help="Soil polygons with K (SSURGO map units with kwfact).")
-@click.option("--k-field", default=None, help="Field of SOILS holding K [default: the profile's, kwfact].")
-@click.option("--k", "k_value", type=float, default=None, help="One K for every site, instead of --soils.")
+@click.option(
+    "--soils",
+    type=VECTOR,
+    default=None,
+    help="Soil polygons with K (SSURGO map units with kwfact) [default: the layer set's [soils], unless --k].",
+)
+@click.option(
+    "--k-field",
+    default=None,
+    help="Field of the soils holding K [default: the layer set's k_field for its soils, else the profile's, kwfact].",
+)
+@click.option("--k", "k_value", type=float, default=None, help="One K for every site, instead of any soils layer.")
 @click.option("--schedule", required=True, type=FILE, help="Construction schedule: .csv or .toml.")
 @click.option("--disturbed", type=VECTOR, default=None, help="Disturbed areas; each site's is its part of them.")
 @click.option("--r-annual", type=float, default=None, help="Annual R factor (US units) [default: the profile's].")
@@ -51,8 +60,9 @@ from esc_gis.cli.slope import Z_UNIT, band_option
     "--plan-disturbed-sqft",
     type=click.FloatRange(min=0),
     default=None,
-    help="The common plan's disturbed total (sq ft) every site belongs to, when it holds land this layer lacks "
-    "(a plan_disturbed_sqft field of SITES counts too).",
+    help="The common plan's disturbed total (sq ft) when it holds land this layer lacks (a plan_disturbed_sqft "
+    "field of SITES counts too). Only for sites that name one plan (plan_id): refused for a site with none, for "
+    "sites of several plans, or below what the plan's sites here already disturb.",
 )
 @click.option(
     "--registry",
@@ -71,7 +81,8 @@ from esc_gis.cli.slope import Z_UNIT, band_option
 @band_option()
 @layers_option(
     "Layer-set manifest (layers.toml): the sites are screened on it as `esc-gis screen` does (the jurisdiction "
-    "and the rest); it gives the DEM when --dem is not given [default: the Village's]."
+    "and the rest); it gives the DEM and the soils when --dem and --soils (or --k) are not given "
+    "[default: the Village's]."
 )
 @profile_option()
 @output_option(

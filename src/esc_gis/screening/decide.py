@@ -33,6 +33,7 @@ from esc_gis.profile import Profile
 from esc_gis.rules import Measurements, decide
 from esc_gis.screening.measure import measure
 from esc_gis.units import SQFT_PER_ACRE
+from esc_gis.validate import REPAIRED_COLUMN, ROW_COLUMN
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -283,8 +284,9 @@ def _report(
             **(optional or {}),
         }
     )
-    # Keep the user's own fields (addresses, parcel numbers) after ours.
-    internal = {"row", "repaired", gdf.geometry.name}
+    # Keep the user's own fields (addresses, parcel numbers, a field named row) after ours;
+    # the sites table's own columns never leave.
+    internal = {ROW_COLUMN, REPAIRED_COLUMN, gdf.geometry.name}
     for c in [c for c in gdf.columns if c not in out.columns and c not in internal]:
         out[c] = gdf[c].to_numpy()
     return out

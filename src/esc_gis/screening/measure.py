@@ -26,6 +26,7 @@ from esc_gis.profile import Profile
 from esc_gis.rules import Measurements, counts_toward_plan, extraterritorial_ft
 from esc_gis.terrain import steep_area
 from esc_gis.units import ft_to_crs_units, sqft_per_crs_area_unit
+from esc_gis.validate import REPAIRED_COLUMN
 from esc_gis.waters import ProtectiveAreas, protective_areas
 
 if TYPE_CHECKING:
@@ -78,6 +79,11 @@ class _Plans:
     inside_sqft: np.ndarray
     count: np.ndarray
     excluded_sqft: np.ndarray
+    outside_sites: np.ndarray  # object: the plan's sites partly or wholly outside, by id; None
+
+
+#: How many of a plan's sites outside the jurisdiction its finding names (then "...").
+_OUTSIDE_NAMED = 10
 
 
 @dataclass
@@ -155,6 +161,7 @@ def _plans(gdf: gpd.GeoDataFrame, dist: _Disturbance, jur: _Jurisdiction, crs: C
     ids[~has_plan] = None
     whole, inside = dist.sqft.copy(), jur.inside_sqft.copy()
     count, excluded = np.ones(n, int), np.zeros(n)
+    outside_sites = np.full(n, None, dtype=object)
     if has_plan.any():
         counts_in = counts_toward_plan(gdf["activity"].to_numpy(dtype=object))
         empty = shapely.Polygon()
@@ -165,7 +172,18 @@ def _plans(gdf: gpd.GeoDataFrame, dist: _Disturbance, jur: _Jurisdiction, crs: C
         whole[rows], inside[rows], count[rows] = area_sqft(whole_u, crs)[k], area_sqft(inside_u, crs)[k], counts[k]
         left_out = np.bincount(k, weights=np.where(counts_in[rows], 0.0, dist.sqft[rows]), minlength=len(keys))
         excluded[rows] = left_out[k]
-    return _Plans(ids, whole, inside, count, excluded)
+        # The sites whose counted disturbance lies partly or wholly outside: a plan across the
+        # Village line names them in its finding (rules.plan_outside_sqft decides whether it is one).
+        out_rows = rows[counts_in[rows] & (jur.state[rows] != "inside")]
+        site_ids = gdf["site_id"].to_numpy(dtype=object)
+        by_plan: dict[Any, list[str]] = {}
+        for r in out_rows.tolist():
+            by_plan.setdefault(ids[r], []).append(str(site_ids[r]))
+        text = {
+            p: ", ".join(v[:_OUTSIDE_NAMED]) + (", ..." if len(v) > _OUTSIDE_NAMED else "") for p, v in by_plan.items()
+        }
+        outside_sites[rows] = [text.get(ids[r]) for r in rows.tolist()]
+    return _Plans(ids, whole, inside, count, excluded, outside_sites)
 
 
 #: The protective areas last built, with what they were built from: a streamed run's batches
@@ -351,6 +369,7 @@ def measure(
         plan_in_village_sqft=plans.inside_sqft,
         plan_site_count=plans.count,
         plan_excluded_sqft=plans.excluded_sqft,
+        plan_outside_sites=plans.outside_sites,
         protective_disturbed_sqft=wat.protective_sqft,
         in_water_sqft=wat.in_water_sqft,
         nearest_water_ft=wat.nearest_ft,
@@ -361,7 +380,7 @@ def measure(
         targeted_areas=targeted,
         steep_disturbed_sqft=steep_sqft,
         steep_uncovered_sqft=steep_uncovered,
-        repaired=gdf["repaired"].to_numpy(dtype=bool),
+        repaired=gdf[REPAIRED_COLUMN].to_numpy(dtype=bool),
         has_waters=ls.waters is not None,
         has_targeted=ls.targeted_areas is not None,
         has_dem=ls.dem is not None,

@@ -10,13 +10,16 @@ arrays in, a :class:`Judgement` out.
 
 from __future__ import annotations
 
-__all__ = ["Judgement", "judge"]
+__all__ = ["Judgement", "judge", "plan_total_problems"]
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
+from esc_gis.errors import Problem
 from esc_gis.profile import Profile
 from esc_gis.rules import sediment_standard_reaches
 
@@ -91,3 +94,81 @@ def judge(
         scr_reaches = np.asarray(sediment_standard, dtype=bool)
         reaches = (np.asarray(applicability) == "applies") & (scr_reaches | reaches)
     return Judgement(computed, gov, gov_dis, gov_loss, reaches, passes)
+
+
+def plan_total_problems(
+    given_sqft: float,
+    site_ids: Sequence[str],
+    plan_ids: ArrayLike,
+    measured_sqft: ArrayLike,
+    profile: Profile,
+    *,
+    what: str = "--plan-disturbed-sqft",
+) -> list[Problem]:
+    """Say why one common plan's disturbed total given for every site cannot be theirs; empty when it can.
+
+    A site is decided on its own disturbance unless it is part of a larger common plan (the
+    construction site "including areas that are part of a larger common plan of development",
+    in the profile's ``common_plan`` finding): a plan total from outside the layer belongs to
+    sites that name a plan, all the same one, and cannot be less than what the plan's sites in
+    the layer already disturb (more than the boundary sliver, ``policy.sliver``, less). Every
+    conflict is said at once.
+
+    Parameters
+    ----------
+    given_sqft : float
+        The total given (square feet).
+    site_ids : sequence of str
+        The sites' ids, in order.
+    plan_ids : array-like
+        Each site's plan id as the screening read it (None or NaN for none).
+    measured_sqft : array-like
+        Each site's decided area as the screening measured it (its plan's total where it has one).
+    profile : Profile
+        Gives the sliver.
+    what : str, default "--plan-disturbed-sqft"
+        The option, for the messages.
+
+    Returns
+    -------
+    list of Problem
+    """
+    plans = [None if pd.isna(p) or not str(p).strip() else str(p) for p in np.asarray(plan_ids, dtype=object)]
+    measured = np.asarray(measured_sqft, dtype=float)
+    problems = [
+        Problem(
+            what,
+            None,
+            f"{given_sqft:,.1f} sq ft is a common plan's total, but site {sid!r} names no common plan (its plan_id "
+            "is empty): a site that is not part of a larger plan is decided on its own disturbance.",
+            "give the site its plan_id (or --plan-field), or leave the option out.",
+        )
+        for sid, p in zip(site_ids, plans, strict=True)
+        if p is None
+    ]
+    named = sorted({p for p in plans if p is not None})
+    if len(named) > 1:
+        problems.append(
+            Problem(
+                what,
+                None,
+                f"one total is given for every site, but the sites name {len(named)} common plans "
+                f"({', '.join(named)}).",
+                "give the sites of one plan, or each site its plan's total in a plan_disturbed_sqft field.",
+            )
+        )
+    sliver = profile.area_sqft("policy.sliver")
+    for plan in named:
+        most = float(np.nanmax(np.where([p == plan for p in plans], measured, np.nan)))
+        if most > given_sqft + sliver:
+            problems.append(
+                Problem(
+                    what,
+                    None,
+                    f"{given_sqft:,.1f} sq ft is less than the {most:,.1f} sq ft common plan {plan!r} already "
+                    "disturbs in this layer, as measured: the total disagrees with the plan's own sites.",
+                    "give the plan's whole disturbed total (at least what its sites here disturb), or leave the "
+                    "option out.",
+                )
+            )
+    return problems

@@ -474,7 +474,12 @@ def _check_inputs(
         )
     if (soils is None) == (k is None):
         problems.append(
-            Problem("K", None, "give either a soils layer or one K, not both or neither.", "use --soils or --k.")
+            Problem(
+                "K",
+                None,
+                "give either a soils layer or one K, not both or neither.",
+                "use --soils or --k, or a layer set (--layers) with [soils].",
+            )
         )
     if sites.crs is None:
         problems.append(Problem("sites", None, "the sites have no CRS.", "define it (e.g. in QGIS, Set Layer CRS)."))

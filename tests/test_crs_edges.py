@@ -1,0 +1,291 @@
+"""The CRS checks pinned at their edges (issue 46 item 9): compound CRSs, custom CRSs, oblique grids, margins.
+
+An independent mutation run over ``crs.py`` found these decisions unpinned: a compound CRS
+(a county grid plus NAVD88 heights) judged by nothing, a custom CRS without an area of use,
+oblique Mercator grids, and the refusal and warning distances (500 km, 50 km) that no test
+held at their values. Every distance here is measured independently, with pyproj's
+``Geod`` on the WGS 84 ellipsoid, from the area of use EPSG publishes for the CRS.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from pathlib import Path
+from types import SimpleNamespace
+
+import geopandas as gpd
+import numpy as np
+import pytest
+import shapely
+from click.testing import CliRunner
+from pyproj import CRS as ProjCRS
+from pyproj import Geod, Transformer
+
+from esc_gis import crs as crs_mod
+from esc_gis.cli.main import cli
+from esc_gis.crs import (
+    AREA_MARGIN_KM,
+    ZONE_REACH_KM,
+    coordinates_problem,
+    coordinates_refusal,
+    measuring_crs,
+    warn_if_far_from_zone,
+    zone_distance_km,
+)
+from esc_gis.errors import CoordinatesNotInCRSError, CRSError, FarFromZoneWarning
+from esc_gis.io import read_layer
+from esc_gis.measure.area import area_sqft
+
+from .conftest import CRS, box
+
+REFUSED = "has coordinates that cannot be in its CRS"
+GEOD = Geod(ellps="WGS84")
+#: EPSG:7594's area of use as EPSG publishes it: Calumet, Fond du Lac, Outagamie and Winnebago counties.
+WEST, SOUTH, EAST, NORTH = -88.89, 43.54, -88.04, 44.6
+MID_LON, MID_LAT = (WEST + EAST) / 2, (SOUTH + NORTH) / 2
+COMPOUND = "EPSG:7594+5703"  # the county grid plus NAVD88 heights, as a surveyor's CAD export labels it
+
+
+def run(*args: object):
+    r = CliRunner().invoke(cli, [str(a) for a in args])
+    assert "Traceback" not in r.output, r.output
+    return r
+
+
+def _point_km_out(direction: str, km: float) -> tuple[float, float]:
+    """Return (lon, lat) ``km`` outside EPSG:7594's area of use, straight out of one side.
+
+    South and north: along the middle meridian (a meridian is a geodesic). West and east:
+    on the middle parallel, the longitude found by bisection so that the geodesic distance to
+    the side's corner on that parallel is ``km``.
+    """
+    if direction in ("south", "north"):
+        lat0, az = (SOUTH, 180.0) if direction == "south" else (NORTH, 0.0)
+        lon, lat, _ = GEOD.fwd(MID_LON, lat0, az, km * 1000.0)
+        return lon, lat
+    edge, sign = (WEST, -1.0) if direction == "west" else (EAST, 1.0)
+    lo, hi = 0.0, 20.0
+    for _ in range(80):
+        mid = (lo + hi) / 2
+        _, _, d = GEOD.inv(edge, MID_LAT, edge + sign * mid, MID_LAT)
+        lo, hi = (mid, hi) if d < km * 1000.0 else (lo, mid)
+    return edge + sign * lo, MID_LAT
+
+
+def _feet_bounds(lon: float, lat: float, crs: str = CRS) -> tuple[float, float, float, float]:
+    """A 2 x 2 ft box around (lon, lat), in ``crs``'s grid."""
+    x, y = Transformer.from_crs("EPSG:4326", crs, always_xy=True).transform(lon, lat)
+    return (x - 1, y - 1, x + 1, y + 1)
+
+
+# --- the margins, at their values ----------------------------------------------------------------
+
+
+def test_the_margins_are_500_km_and_50_km():
+    """The refusal's margin is the width of Wisconsin; the warning's a county zone's reach (their docs say why)."""
+    assert AREA_MARGIN_KM == 500.0
+    assert ZONE_REACH_KM == 50.0
+
+
+@pytest.mark.parametrize("direction", ["south", "north", "west", "east"])
+@pytest.mark.parametrize(("km", "refused"), [(499.0, False), (501.0, True)])
+def test_projected_data_are_refused_past_500_km_out_of_each_side(direction, km, refused):
+    """Feet of the county grid 499 km outside its area pass; 501 km are refused, whichever side they lie."""
+    bounds = _feet_bounds(*_point_km_out(direction, km))
+    problem = coordinates_problem(bounds, CRS)
+    assert (problem is not None) is refused
+    if refused:
+        assert problem[0].startswith(f"they lie {km:,.0f} km (")
+
+
+@pytest.mark.parametrize(("km", "warned"), [(49.5, False), (50.5, True)])
+def test_the_far_from_zone_warning_starts_past_50_km(km, warned):
+    """Sites in degrees 49.5 km south of the county grid's area are measured quietly; 50.5 km draw the warning."""
+    lon, lat = _point_km_out("south", km)
+    bounds = (lon - 1e-5, lat - 1e-5, lon + 1e-5, lat + 1e-5)
+    assert zone_distance_km(bounds, "EPSG:4326", ProjCRS(CRS)) == pytest.approx(km, abs=0.01)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warn_if_far_from_zone(bounds, "EPSG:4326", ProjCRS(CRS), what="Sites s.gpkg")
+    far = [w for w in caught if issubclass(w.category, FarFromZoneWarning)]
+    assert bool(far) is warned
+    if warned:
+        assert str(far[0].message).startswith(f"Sites s.gpkg lies {km:,.0f} km")
+
+
+def _own_bbox_crs(south: float) -> str:
+    """EPSG:7594's WKT with its area of use moved: every longitude, from latitude ``south`` to 89."""
+    wkt = ProjCRS(CRS).to_wkt()
+    return re.sub(r"BBOX\[[^\]]*\]", f"BBOX[{south},-180,89,180]", wkt)
+
+
+@pytest.mark.parametrize(("km", "refused"), [(49.5, False), (50.5, True)])
+def test_degrees_under_a_projected_label_are_refused_past_50_km(km, refused):
+    """Numbers that all fit as degrees (|x| <= 180, |y| <= 90) under a grid's label land near its false origin:
+    refused past 50 km, not 500 (the degrees test's tighter margin)."""
+    x0, y0, x1, y1 = -88.0, 44.0, -87.99, 44.01
+    to_lonlat = Transformer.from_crs(CRS, "EPSG:4326", always_xy=True)
+    lon, lat = to_lonlat.transform(x0, y1)  # near the grid's false origin, south-west of the county
+    north_lat = max(to_lonlat.transform(x, y)[1] for x in (x0, x1) for y in (y0, y1))
+    _, south, _ = GEOD.fwd(lon, north_lat, 0.0, km * 1000.0)
+    problem = coordinates_problem((x0, y0, x1, y1), _own_bbox_crs(south))
+    assert (problem is not None) is refused
+    if refused:
+        assert "labelled with a projected CRS" in problem[1]
+    assert lat <= north_lat
+
+
+# --- a compound CRS is judged by its horizontal part ---------------------------------------------
+
+
+@pytest.mark.parametrize(("km", "refused"), [(499.0, False), (501.0, True)])
+def test_a_compound_crs_is_judged_by_its_grid(km, refused):
+    """EPSG:7594+5703: the county grid with NAVD88 heights. Its grid's area and margin judge it."""
+    bounds = _feet_bounds(*_point_km_out("south", km))
+    assert (coordinates_problem(bounds, COMPOUND) is not None) is refused
+
+
+def test_degrees_off_the_globe_under_a_compound_label_are_refused():
+    """EPSG:4326+5703: longitude/latitude with heights holds no 744,700 "degrees"."""
+    problem = coordinates_problem((744_700.0, 503_200.0, 744_800.0, 503_300.0), "EPSG:4326+5703")
+    assert problem is not None and problem[0].startswith("they are off the globe")
+    assert coordinates_problem((-88.8, 44.1, -88.7, 44.2), "EPSG:4326+5703") is None
+    # Latitude beyond 90 that swapped is on the globe: the question is asked there too.
+    text = coordinates_refusal((44.1, -88.8, 44.2, 100.0), "EPSG:4326+5703", what="x")
+    assert text is not None and "Did you swap them?" in text
+
+
+def _write(path: Path, geoms: list, crs: str) -> Path:
+    gpd.GeoDataFrame({"site_id": [f"S{i}" for i in range(1, len(geoms) + 1)]}, geometry=geoms, crs=crs).to_file(path)
+    return path
+
+
+def test_screen_refuses_a_compound_layer_629_km_out_and_screens_it_in_place(tmp_path, layers_path):
+    """The grid's feet moved 629 km east (feet read as metres would do it): exit 1, nothing written, and the
+    message names the CRS by its codes, not a page of WKT."""
+    far = shapely.affinity.translate(box(100, 100, 300, 300), xoff=629_000 / 0.3048006096)
+    src = _write(tmp_path / "far.gpkg", [far], COMPOUND)
+    out = tmp_path / "out.gpkg"
+    r = run("screen", src, "--layers", layers_path, "-o", out)
+    text = " ".join(r.output.split())
+    assert r.exit_code == 1, r.output
+    assert f"{REFUSED} {COMPOUND}: they lie " in text and "COMPD_CS" not in text
+    assert not out.exists()
+    # The same lot where it is: read, measured in the grid, and screened.
+    here = _write(tmp_path / "here.gpkg", [box(100, 100, 300, 300)], COMPOUND)
+    assert read_layer(here).crs.is_compound
+    r = run("screen", here, "--layers", layers_path, "-o", out, "-q")
+    assert r.exit_code == 0, r.output
+    got = gpd.read_file(out, layer="screening")
+    assert got["disturbed_sqft"].iloc[0] == pytest.approx(200 * 200 * (1200 / 3937 / 0.3048) ** 2, rel=1e-6)
+
+
+def test_degrees_off_the_globe_in_a_compound_file_are_refused_by_every_reader(tmp_path, layers_path):
+    src = _write(tmp_path / "deg.gpkg", [box(100, 100, 300, 300)], "EPSG:4326+5703")
+    with pytest.raises(CoordinatesNotInCRSError, match="off the globe"):
+        read_layer(src)
+    r = run("screen", src, "--layers", layers_path, "--batch-rows", "1", "-o", tmp_path / "o.gpkg")
+    assert r.exit_code == 1 and "off the globe" in " ".join(r.output.split()), r.output
+
+
+def test_a_compound_measuring_crs_measures_in_its_grid_and_a_mercator_grid_with_heights_is_refused():
+    got = measuring_crs(COMPOUND)
+    assert got.to_epsg() == 7594 and not got.is_compound
+    with pytest.raises(CRSError, match="Mercator"):
+        measuring_crs("EPSG:3857+5703")
+    with pytest.raises(CRSError, match="not projected"):
+        measuring_crs("EPSG:4326+5703")
+    # The zone check judges a compound measuring CRS by its grid's area, too (it judged nothing).
+    utah = (-113.2, 37.1, -112.8, 37.5)
+    assert zone_distance_km(utah, "EPSG:4326", ProjCRS(COMPOUND)) == pytest.approx(
+        zone_distance_km(utah, "EPSG:4326", ProjCRS(CRS))
+    )
+    assert zone_distance_km(utah, "EPSG:4326", ProjCRS(COMPOUND)) > 2000
+
+
+# --- a custom CRS: passes where nothing can be judged, checked where something can ----------------
+
+CUSTOM_TM = (
+    "+proj=tmerc +lat_0=42.7197 +lon_0=-88.5 +k=1.0000286569 +x_0=244754.8895 +y_0=0.0049 "
+    "+ellps=GRS80 +units=us-ft +no_defs"
+)
+
+
+def test_a_proj_string_crs_with_no_area_of_use_passes_every_reader_without_a_crash(tmp_path, layers_path):
+    """A PROJ string (EPSG:7594's grid without its code) declares no area: its data cannot be judged, and pass."""
+    assert ProjCRS(CUSTOM_TM).area_of_use is None
+    lot = gpd.GeoSeries([box(100, 100, 300, 300)], crs=CRS).to_crs(CUSTOM_TM)
+    src = tmp_path / "custom.gpkg"
+    gpd.GeoDataFrame({"site_id": ["S1"]}, geometry=lot.to_numpy(), crs=CUSTOM_TM).to_file(src)
+    assert read_layer(src).crs.area_of_use is None
+    assert run("screen", src, "--layers", layers_path, "-o", tmp_path / "o.gpkg", "-q").exit_code == 0
+    assert (
+        run("screen", src, "--layers", layers_path, "--batch-rows", "1", "-o", tmp_path / "b.gpkg", "-q").exit_code == 0
+    )
+    # Far away it is still not judged (no area to judge by), and nothing crashes.
+    far = (10_000_000.0, 10_000_000.0, 10_000_010.0, 10_000_010.0)
+    assert coordinates_problem(far, CUSTOM_TM) is None
+    assert zone_distance_km(far, "EPSG:7594", ProjCRS(CUSTOM_TM)) is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FarFromZoneWarning)
+        assert warn_if_far_from_zone(far, "EPSG:7594", ProjCRS(CUSTOM_TM), what="x") is None
+
+
+def test_a_wkt_without_a_bbox_is_judged_by_its_code():
+    """USAGE names the area but gives no BBOX: pyproj's placeholder box (-1000, ...) put data NaN km away, and
+    they passed. The WKT's ID still names EPSG:7594, whose area judges it."""
+    wkt = re.sub(r",\s*BBOX\[[^\]]*\]", "", ProjCRS(CRS).to_wkt())
+    assert ProjCRS(wkt).area_of_use.west == -1000.0
+    assert coordinates_problem(_feet_bounds(*_point_km_out("south", 501.0)), wkt) is not None
+    assert coordinates_problem(_feet_bounds(*_point_km_out("south", 499.0)), wkt) is None
+    # Without its ID as well, nothing names an area: it passes.
+    bare = re.sub(r',\s*ID\["EPSG",7594\]\]$', "]", wkt)
+    assert coordinates_problem((1e9, 1e9, 1e9 + 1, 1e9 + 1), bare) is None
+
+
+def test_an_area_of_use_without_a_name_is_named_in_words(monkeypatch):
+    """A BBOX with no AREA name (pyproj gives None or 'undefined'): the refusal still words itself."""
+    for name in (None, "undefined"):
+        aou = SimpleNamespace(west=WEST, south=SOUTH, east=EAST, north=NORTH, name=name)
+        monkeypatch.setattr(crs_mod, "_area_of_use", lambda _c, a=aou: a)
+        problem = coordinates_problem(_feet_bounds(*_point_km_out("south", 501.0)), CRS)
+        assert problem is not None and "(its area of use; x from" in problem[0]
+        with pytest.warns(FarFromZoneWarning, match=r"is made for \(its area of use\)"):
+            warn_if_far_from_zone((-113.2, 37.1, -112.8, 37.5), "EPSG:4326", ProjCRS(CRS), what="x")
+
+
+# --- oblique Mercator grids measure right; normal Mercator is refused -----------------------------
+
+
+@pytest.mark.parametrize(
+    ("code", "lon", "lat"),
+    [
+        ("EPSG:3078", -84.55, 42.73),  # NAD83 / Michigan Oblique Mercator, at Lansing
+        ("EPSG:26931", -134.42, 58.30),  # NAD83 / Alaska zone 1 (Hotine oblique Mercator), at Juneau
+        ("EPSG:2056", 7.44, 46.95),  # CH1903+ / LV95 (Hotine variant B), at Bern
+    ],
+)
+def test_oblique_mercator_grids_are_accepted_and_measure_true_area(code, lon, lat):
+    """A conformal oblique grid's scale is within 0.1 % of true near its centre line, as a transverse one's:
+    a 200 x 200 m lot measures its geodesic area within 0.2 %."""
+    crs = measuring_crs(code)
+    assert "oblique" in crs.coordinate_operation.method_name.lower()
+    ring = [(lon, lat)]
+    for az in (90.0, 0.0, 270.0):
+        nxt = GEOD.fwd(*ring[-1], az, 200.0)
+        ring.append((nxt[0], nxt[1]))
+    lot = shapely.Polygon(ring)
+    true_sqft = abs(GEOD.geometry_area_perimeter(lot)[0]) / 0.3048**2
+    projected = gpd.GeoSeries([lot], crs="EPSG:4326").to_crs(crs).to_numpy()
+    assert area_sqft(projected, crs)[0] == pytest.approx(true_sqft, rel=2e-3)
+
+
+@pytest.mark.parametrize("code", ["EPSG:3857", "EPSG:3395", "EPSG:3994"])
+def test_normal_mercator_is_still_refused_and_would_read_far_too_large(code):
+    """Web Mercator (and Mercator variants A and B) inflate area by 1/cos(lat)^2: about 1.93x at 44 deg N."""
+    with pytest.raises(CRSError, match="Mercator projection"):
+        measuring_crs(code)
+    lot = gpd.GeoSeries([box(100, 100, 300, 300)], crs=CRS)
+    inflated = lot.to_crs("EPSG:3857").area.iloc[0] / 0.3048**2
+    assert inflated / (200 * 200) == pytest.approx(1 / np.cos(np.radians(44.1)) ** 2, rel=1e-2)
