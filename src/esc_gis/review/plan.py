@@ -193,7 +193,9 @@ def review_plan(
     """
     prof = profile if isinstance(profile, Profile) else load_profile(None if profile is None else Path(profile))
     ls = layers if isinstance(layers, LayerSet) else load_layers(None if layers is None else Path(layers), profile=prof)
-    pkg = read_package(path)
+    from esc_gis.validate import repair_tolerance_sqft
+
+    pkg = read_package(path, repair_sqft=repair_tolerance_sqft(prof))
     lay: dict[str, gpd.GeoDataFrame] = {}
     for name, gdf in pkg.layers.items():
         try:

@@ -204,6 +204,7 @@ def screen_by_municipality(
     from esc_gis.screening.decide import RUN_FINDINGS
     from esc_gis.screening.engines.whole import screen_run
     from esc_gis.screening.read import read_run
+    from esc_gis.validate import repair_tolerance_sqft
 
     by = parse_profile_by(profile_by) if isinstance(profile_by, str) else profile_by
     munis = read_layer(by.path, layer=by.layer)
@@ -228,7 +229,14 @@ def screen_by_municipality(
     _check_overlaps(places, profiles, ls, str(by.path))
 
     inp = read_run(
-        sites, disturbed, crs=ls.crs, assume_crs=assume_crs, id_field=id_field, field_map=field_map, skip_ids=skip_ids
+        sites,
+        disturbed,
+        crs=ls.crs,
+        assume_crs=assume_crs,
+        id_field=id_field,
+        field_map=field_map,
+        skip_ids=skip_ids,
+        repair_sqft=repair_tolerance_sqft(first),
     )
     site_gdf, dist_gdf = inp.sites, inp.disturbed  # validated, in the measuring CRS, ids as "site_id"
     foot = _footprints(site_gdf, dist_gdf, "site_id")
