@@ -135,6 +135,7 @@ def read_run(
     sites_name: str | None = None,
     warn_far: bool = True,
     repair_sqft: float = 1.0,
+    disturbed_name: str | None = None,
 ) -> ReadRun:
     """Read and validate a run's sites and disturbed limits, every problem at once, and transform them.
 
@@ -156,6 +157,8 @@ disturbed_where, skip_ids, feature_numbers, sites_name
     repair_sqft : float, default 1.0
         How far a repair may move an invalid polygon's area and still be the shape drawn: the
         profile's (:func:`esc_gis.validate.repair_tolerance_sqft`).
+    disturbed_name : str, optional
+        The limits file's name, for messages, when ``disturbed`` is a GeoDataFrame read from it.
 
     Returns
     -------
@@ -197,7 +200,7 @@ disturbed_where, skip_ids, feature_numbers, sites_name
     dist_table = None
     if disturbed is not None:
         raw_dist, d_source, d_numbers, _ = _read(
-            disturbed, layer=disturbed_layer, where=disturbed_where, default="disturbed"
+            disturbed, layer=disturbed_layer, where=disturbed_where, default="disturbed", name=disturbed_name
         )
         raw_dist = _with_crs(raw_dist, assume_crs, d_source, problems)
         dist_table = prepare_disturbed(
@@ -206,6 +209,9 @@ disturbed_where, skip_ids, feature_numbers, sites_name
         problems += _renumber(dist_table.problems, d_numbers) if disturbed_where else dist_table.problems
     if problems:
         raise ValidationError(problems)
+    sites_m = to_measuring_crs(table.gdf, crs)
+    if dist_table is not None:
+        _refuse_apart(dist_table.gdf, d_source, sites_m, table.gdf.crs, crs)
     # Sites from another state measured in a county grid: warned, with the distance and the fix.
     reach = [(f"Sites {s_source}", tuple(map(float, table.gdf.total_bounds)), table.gdf.crs.to_wkt())]
     if dist_table is not None:
@@ -220,7 +226,7 @@ disturbed_where, skip_ids, feature_numbers, sites_name
             warn_if_far_from_zone(bounds, src_crs, crs, what=what)
         warn_unmeasured(unmeasured, d_source if dist_table is not None else "")
     return ReadRun(
-        to_measuring_crs(table.gdf, crs),
+        sites_m,
         None if dist_table is None else to_measuring_crs(dist_table.gdf, crs),
         skipped,
         None if rule is None else rule.describe(),
@@ -232,6 +238,34 @@ disturbed_where, skip_ids, feature_numbers, sites_name
         unmeasured,
         d_source if dist_table is not None else "",
     )
+
+
+def _refuse_apart(limits: gpd.GeoDataFrame, source: str, sites_m: gpd.GeoDataFrame, sites_crs: Any, crs: CRS) -> None:
+    """Refuse disturbed limits none of which lies near its own site: a CRS label is wrong (issue 46).
+
+    Each polygon is measured from its site, in the measuring CRS; one within
+    :data:`esc_gis.together.APART_KM` of its site is enough (a limit keyed to the wrong site is
+    the drawing's problem, said by the finding ``disturbed_outside_site``). The refusal names the
+    file and the likely CRS (:func:`esc_gis.together.apart`).
+
+    Raises
+    ------
+    ValidationError
+        Naming the file, the gap and the likely CRS mistake.
+    """
+    from esc_gis.together import apart, apart_message
+
+    if not len(limits) or limits.crs is None:
+        return
+    pos = pd.Index(sites_m["site_id"]).get_indexer(limits["site_id"])
+    keep = pos >= 0
+    if not keep.any():
+        return
+    partners = sites_m.geometry.to_numpy()[pos[keep]]
+    found = apart(limits.geometry.to_numpy()[keep], limits.crs, partners, crs, partner_crs=sites_crs)
+    if found is not None:
+        message, fix = apart_message("the disturbed limits", "their own sites", found)
+        raise ValidationError([Problem(source, None, message, fix)])
 
 
 def warn_unmeasured(ids: list[str], source: str) -> None:

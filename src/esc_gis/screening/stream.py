@@ -269,6 +269,8 @@ def screen_to_file(
     if disturbed is not None and not isinstance(disturbed, gpd.GeoDataFrame):
         from esc_gis.io import read_layer
 
+        # Messages name the file, as the whole-file run's do, though the batches get it read.
+        screen_kwargs["disturbed_name"] = os.fspath(disturbed)
         disturbed = read_layer(
             disturbed,
             layer=screen_kwargs.pop("disturbed_layer", None),
@@ -301,7 +303,9 @@ def screen_to_file(
                 spill.close()
         collector.problems += collector.duplicates()
         if collector.problems:
-            raise ValidationError(collector.problems)
+            # A problem of the whole limits file (they lie apart from their sites) is found by every
+            # batch: said once.
+            raise ValidationError(_once(collector.problems))
         collector.warn_far(ls.crs)
         collector.warn_unmeasured()
         if not rows:  # every batch held rights of way and the like only: as the whole-file run says
@@ -318,6 +322,22 @@ def screen_to_file(
     run = collector.summary(out, rows, -(-n // batch_rows), total - n)
     run.spatial = order is not None
     return run
+
+
+def _once(problems: list[Problem]) -> list[Problem]:
+    """Drop repeats: a problem of a whole input (its limits lie apart from their sites) is found by every batch.
+
+    Such a problem (no row) is said once per input and fix; its gap, measured per batch, is the first batch's.
+    """
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for p in dict.fromkeys(problems):
+        if p.row is None:
+            if (p.source, p.fix) in seen:
+                continue
+            seen.add((p.source, p.fix))
+        out.append(p)
+    return out
 
 
 def _in_file_order(
