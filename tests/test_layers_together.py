@@ -125,3 +125,19 @@ def test_a_gap_of_one_site_is_said_by_its_nearest_feature() -> None:
     far, near = box(90_000, 0, 90_100, 100), box(150, 0, 200, 50)
     assert apart([far, near], CRS, [box(0, 0, 100, 100)] * 2, crs) is None
     assert apart([far], CRS, [shapely.box(0, 0, 1, 1)], crs) is not None
+
+
+def test_a_mislabelled_site_boundary_is_named_when_every_other_layer_lies_together(tmp_path: Path) -> None:
+    """The property lines labelled EPSG:3071 and every other layer right: the site boundary is named, not each layer."""
+    from esc_gis.review import review_plan
+
+    plan = tmp_path / "plan"
+    shutil.copytree(COMPLETE, plan)
+    _relabel(plan / "plan.gpkg", "site_boundary", "EPSG:3071")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FarFromZoneWarning)
+        with pytest.raises(ValidationError) as err:
+            review_plan(plan, layers=DEMO_LAYERS)
+    (p,) = err.value.problems
+    assert "layer site_boundary (labelled EPSG:3071)" in p.message and "from the plan's other layers" in p.message
+    assert "most likely their coordinates are in EPSG:7594" in p.message

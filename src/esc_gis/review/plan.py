@@ -335,13 +335,22 @@ def _refuse_apart(pkg: PlanPackage, lay: dict[str, gpd.GeoDataFrame], ls: LayerS
     partner = shapely.union_all(site.geometry.to_numpy())
     site_crs = pkg.layers["site_boundary"].crs
     problems = []
-    for name, gdf in pkg.layers.items():
-        if name == "site_boundary" or name not in lay or gdf.crs is None or not len(gdf):
-            continue
+    others = [n for n, g in pkg.layers.items() if n != "site_boundary" and n in lay and g.crs is not None and len(g)]
+    for name in others:
+        gdf = pkg.layers[name]
         found = apart(gdf.geometry.to_numpy(), gdf.crs, [partner], ls.crs, partner_crs=site_crs)
         if found is not None:
             message, fix = apart_message(f"the features of layer {name}", "layer site_boundary", found)
             problems.append(Problem(pkg.source, None, message, fix))
+    if len(others) > 1 and len(problems) == len(others):
+        # Every other layer is apart from the site: the site boundary's label is the likely one wrong,
+        # if the others lie together (it is then said of the site boundary alone).
+        rest = shapely.union_all(np.concatenate([lay[n].geometry.to_numpy() for n in others]))
+        raw = pkg.layers["site_boundary"]
+        found = apart(raw.geometry.to_numpy(), site_crs, [rest], ls.crs, partner_crs=pkg.layers[others[0]].crs)
+        if found is not None and found.likely is not None:
+            message, fix = apart_message("the features of layer site_boundary", "the plan's other layers", found)
+            problems = [Problem(pkg.source, None, message, fix)]
     if problems:
         raise ValidationError(problems)
 
