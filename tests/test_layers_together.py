@@ -74,14 +74,16 @@ def test_the_complete_plan_as_shipped_is_reviewed(tmp_path: Path) -> None:
 
 def _run_files(tmp_path: Path, limits_crs: str) -> tuple[Path, Path]:
     s, d = tmp_path / "sites.gpkg", tmp_path / "limits.gpkg"
-    sites([{"site_id": "A", "geometry": box(100, 100, 250, 220)}, {"site_id": "B", "geometry": box(300, 100, 450, 220)}]).to_file(s)
-    limits = sites([{"site_id": "A", "geometry": box(110, 110, 190, 170)}, {"site_id": "B", "geometry": box(310, 110, 390, 170)}])
+    sites([{"site_id": k, "geometry": box(x, 100, x + 150, 220)} for k, x in (("A", 100), ("B", 300))]).to_file(s)
+    limits = sites([{"site_id": k, "geometry": box(x + 10, 110, x + 90, 170)} for k, x in (("A", 100), ("B", 300))])
     limits.set_crs(limits_crs, allow_override=True).to_file(d)
     return s, d
 
 
 @pytest.mark.parametrize("batch", [None, "1"])
-def test_screen_refuses_limits_that_lie_far_from_every_site(tmp_path: Path, layers_path: Path, batch: str | None) -> None:
+def test_screen_refuses_limits_that_lie_far_from_every_site(
+    tmp_path: Path, layers_path: Path, batch: str | None
+) -> None:
     s, d = _run_files(tmp_path, "EPSG:3071")
     out = tmp_path / "out.gpkg"
     args = ["screen", str(s), "--disturbed", str(d), "--layers", str(layers_path), "-o", str(out)]
@@ -97,11 +99,11 @@ def test_screen_refuses_limits_that_lie_far_from_every_site(tmp_path: Path, laye
 
 def test_limits_in_another_crs_that_lie_on_their_sites_are_measured(layer_set) -> None:
     """Absence: limits sent in degrees, and one limit keyed to a site far from it, are not refused."""
-    s = sites([{"site_id": "A", "geometry": box(100, 100, 250, 220)}, {"site_id": "B", "geometry": box(300, 100, 450, 220)}])
+    s = sites([{"site_id": k, "geometry": box(x, 100, x + 150, 220)} for k, x in (("A", 100), ("B", 300))])
     d = sites(
         [{"site_id": "A", "geometry": box(110, 110, 190, 170)}, {"site_id": "B", "geometry": box(5000, 100, 5010, 110)}],
         "EPSG:4326",
-    )
+    )  # B's one limit is 4,550 ft off its site (a keying slip), A's on it: the layers lie together
     out = screen(s, disturbed=d, layers=layer_set).set_index("site_id")
     assert out.loc["A", "disturbed_sqft"] == pytest.approx(4_800, rel=1e-4)
 

@@ -171,12 +171,17 @@ def apart_message(what: str, partner: str, found: Apart) -> tuple[str, str]:
     if found.likely is not None:
         unit_was, unit_is = _unit(CRS.from_user_input(found.label)), _unit(CRS.from_user_input(found.likely))
         units = f", {unit_is} read as {unit_was}" if unit_was and unit_is and unit_was != unit_is else ""
-        message += f"; read as {found.likely} they lie on it: most likely their coordinates are in {found.likely}{units}."
+        message += (
+            f"; read as {found.likely} they lie on it: most likely their coordinates are in {found.likely}{units}."
+        )
         fix = (
             f"label them {found.likely} (in your GIS, or ogr2ogr -a_srs {found.likely}), or export every layer "
             "in one CRS; nothing was measured on layers that do not lie together."
         )
     else:
         message += "."
-        fix = "check which layer's CRS label is wrong and correct it; nothing was measured on layers that do not lie together."
+        fix = (
+            "check which layer's CRS label is wrong and correct it; nothing was measured on layers that do not "
+            "lie together."
+        )
     return message, fix

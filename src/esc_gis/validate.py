@@ -93,7 +93,7 @@ class PolygonCheck:
     refused: bool
 
     def problem(self, crs: Any) -> tuple[str, str]:
-        """Return ``(message, fix)`` of a refused polygon: where it crosses itself, what a repair would make, the fix."""
+        """Return ``(message, fix)`` of a refused polygon: where it crosses itself, what a repair makes, the fix."""
         at = ""
         if self.where is not None:
             label = _crs_label(crs)
