@@ -205,7 +205,9 @@ def test_permits_import_names_every_bad_row(reg) -> None:
         geometry=[box(300, 100, 400, 200), bowtie(), box(600, 100, 700, 200)],
         crs=CRS,
     )
-    limits = gpd.GeoDataFrame({"permit_number": ["X3"]}, geometry=[bowtie(500)], crs=CRS)
+    limits = gpd.GeoDataFrame(
+        {"permit_number": ["X1", "X2", "X3"]}, geometry=[box(310, 110, 390, 170), box(0, 0, 1, 1), bowtie(500)], crs=CRS
+    )
     frame["permit_number"] = ["X1", "X2", "X3"]
     with pytest.raises(ValidationError) as err:
         reg.import_frame(frame, source="a.gpkg", disturbed=limits)
