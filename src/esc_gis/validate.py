@@ -25,6 +25,7 @@ __all__ = [
     "IGNORE_CLASS",
     "PIPED_FIELD",
     "PolygonCheck",
+    "REPAIRED_COLUMN",
     "SiteTable",
     "check_polygons",
     "prepare_disturbed",
@@ -46,6 +47,9 @@ import shapely
 
 from esc_gis._fields import DRAINAGE_FIELD, PIPED_FIELD
 from esc_gis.errors import CRSError, LayerSetError, Problem, ProfileError, UnitsError
+
+#: The sites' and limits' table column saying their geometry was repaired (as drawn).
+REPAIRED_COLUMN = "repaired"
 
 #: Allowed ``activity`` values (§ 540-4A(2), § 540-5).
 ACTIVITIES = ("construction", "agricultural_activity", "agricultural_production", "silviculture")

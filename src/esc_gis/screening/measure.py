@@ -26,6 +26,7 @@ from esc_gis.profile import Profile
 from esc_gis.rules import Measurements, counts_toward_plan, extraterritorial_ft
 from esc_gis.terrain import steep_area
 from esc_gis.units import ft_to_crs_units, sqft_per_crs_area_unit
+from esc_gis.validate import REPAIRED_COLUMN
 from esc_gis.waters import ProtectiveAreas, protective_areas
 
 if TYPE_CHECKING:
@@ -285,10 +286,10 @@ def _trigger_fields(gdf: gpd.GeoDataFrame, prof: Profile) -> dict[str, np.ndarra
 
 def _repaired(inp: ReadRun) -> np.ndarray:
     """Whether each site's polygon, or one of its disturbed limits, was repaired (the one rule kept its shape)."""
-    repaired = inp.sites["repaired"].to_numpy(dtype=bool).copy()
+    repaired = inp.sites[REPAIRED_COLUMN].to_numpy(dtype=bool).copy()
     d = inp.disturbed
-    if d is not None and "repaired" in d.columns and d["repaired"].any():
-        ids = set(d.loc[d["repaired"].to_numpy(dtype=bool), "site_id"])
+    if d is not None and REPAIRED_COLUMN in d.columns and d[REPAIRED_COLUMN].any():
+        ids = set(d.loc[d[REPAIRED_COLUMN].to_numpy(dtype=bool), "site_id"])
         repaired |= inp.sites["site_id"].isin(ids).to_numpy()
     return repaired
 
