@@ -343,7 +343,8 @@ def cases(prof: Profile) -> list[tuple[str, dict[str, Any], dict[str, dict[str, 
                 **no_permit(small),
                 "geometry_repaired": {},
                 "disturbed_outside_site": {"outside_sqft": 1.5},
-                "no_disturbed_limits": {},
+                # Taken as the whole site, named with its area (issue 46), never as 0 sq ft.
+                "no_disturbed_limits": {"disturbed_sqft": small},
             },
         ),
         (

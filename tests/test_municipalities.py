@@ -17,7 +17,7 @@ import geopandas as gpd
 import pytest
 import shapely
 
-from esc_gis.errors import CRSError, LayerSetError, ValidationError
+from esc_gis.errors import CRSError, EscGisWarning, LayerSetError, ValidationError
 from esc_gis.profile import load_profile
 from esc_gis.screening import screen
 from esc_gis.screening.municipalities import NOT_COVERED, parse_profile_by, screen_by_municipality
@@ -182,17 +182,20 @@ def test_files_in_other_crss_with_their_own_id_field_and_a_named_layer(munis, la
     gpd.read_file(munis).to_file(tmp_path / "two.gpkg", layer="places")
     gpd.GeoDataFrame({"x": [1]}, geometry=[box(0, 0, 1, 1)], crs=CRS).to_file(tmp_path / "two.gpkg", layer="other")
     shutil.copy(EXAMPLE, tmp_path / "eastville.toml")
-    out = screen_by_municipality(
-        tmp_path / "sites.gpkg",
-        disturbed=tmp_path / "limits.gpkg",
-        profile_by=f"{tmp_path / 'two.gpkg'}|places:profile",
-        layers=layers_path,
-        id_field="PID",
-    )
+    with pytest.warns(EscGisWarning, match=r"no polygon for 3 site\(s\): west, straddle, away\."):
+        out = screen_by_municipality(
+            tmp_path / "sites.gpkg",
+            disturbed=tmp_path / "limits.gpkg",
+            profile_by=f"{tmp_path / 'two.gpkg'}|places:profile",
+            layers=layers_path,
+            id_field="PID",
+        )
     assert list(out["site_id"]) == ["west", "east", "straddle", "straddle", "away"]
-    # A disturbed-limits layer names only "east": the others disturb nothing, in both municipalities.
-    assert list(out["permit"]) == ["not_required", "required", "not_required", "not_required", NOT_COVERED]
-    assert list(out["disturbed_sqft"].iloc[[0, 2, 3]]) == [0.0, 0.0, 0.0]
+    # A disturbed-limits layer names only "east": the others are taken whole (3,000 sq ft each, issue 46),
+    # in both municipalities: under Eastville's 2,000 sq ft the straddling site needs a permit, under 4,000 not.
+    assert list(out["permit"]) == ["not_required", "required", "required", "not_required", NOT_COVERED]
+    assert out["disturbed_sqft"].iloc[[0, 2, 3]].tolist() == pytest.approx([3000.0] * 3, rel=1e-4)
+    assert list(out["municipality"].iloc[[2, 3]]) == ["eastville.toml", "winneconne"]
     east = out.iloc[1]
     assert east["disturbed_sqft"] == pytest.approx(2500.0, rel=1e-4)  # the limits, not the parcel
     assert out.crs == CRS and out.geometry.name == "geometry" and list(out.index) == list(range(5))
@@ -328,7 +331,8 @@ def test_sites_are_read_as_the_engine_reads_them(munis, layer_set, tmp_path):
     assert out.set_index("site_id").loc["west", "jurisdiction"] == "inside"
     sites = _sites().rename(columns={"site_id": "SITE_ID"})
     limits = gpd.GeoDataFrame({"SITE_ID": ["west"]}, geometry=[square_sqft(200, 200, 1000.0)], crs=CRS)
-    out = screen_by_municipality(sites, disturbed=limits, profile_by=f"{munis}:profile", layers=layer_set)
+    with pytest.warns(EscGisWarning, match=r"no polygon for 3 site\(s\): east, straddle, away\."):
+        out = screen_by_municipality(sites, disturbed=limits, profile_by=f"{munis}:profile", layers=layer_set)
     assert out.set_index("site_id").loc["west", "disturbed_sqft"] == pytest.approx(1000.0, rel=1e-4)
     v10 = _sites().rename(columns={"site_id": "PARCELID"})
     v10.loc[1, "PARCELID"] = "ROW"

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from esc_gis import load_profile, screen
-from esc_gis.errors import FarFromZoneWarning
+from esc_gis.errors import FarFromZoneWarning, ValidationError
 from esc_gis.screening import CONTRACT_COLUMNS, run_findings
 
 from .conftest import CRS, K, L, box, sites, square_sqft
@@ -327,11 +327,17 @@ def test_overlapping_disturbed_limits_are_one_area(layer_set, tmp_path):
 
 
 def test_site_without_disturbed_limits(layer_set):
+    """A site no limit names is decided on its whole site, as --help says ("default: the whole site is
+    disturbed"), never on 0 sq ft: B's 100 x 100 ft = 10,000 sq ft ("4,000 square feet or more") needs a permit."""
     s = sites([{"site_id": "A", "geometry": box(0, 0, 300, 300)}, {"site_id": "B", "geometry": box(400, 0, 500, 100)}])
     d = sites([{"site_id": "A", "geometry": box(10, 10, 110, 110)}])
-    out = screen(s, disturbed=d, layers=layer_set).set_index("site_id")
-    assert out.loc["B", "disturbed_sqft"] == 0 and out.loc["B", "jurisdiction"] == "inside"
-    assert "no_disturbed_limits" in codes(out.loc["B"]) and out.loc["B", "permit"] == "not_required"
+    with pytest.warns(UserWarning, match=r"no polygon for 1 site\(s\): B\."):
+        out = screen(s, disturbed=d, layers=layer_set).set_index("site_id")
+    assert out.loc["B", "disturbed_sqft"] == pytest.approx(10_000 * K) and out.loc["B", "jurisdiction"] == "inside"
+    assert "no_disturbed_limits" in codes(out.loc["B"]) and out.loc["B", "permit"] == "required"
+    assert pd.isna(out.loc["B", "disturbed_limits"])  # nothing drawn: null, never the site nor POLYGON EMPTY
+    assert out.loc["A", "disturbed_sqft"] == pytest.approx(10_000 * K)
+    assert "no_disturbed_limits" not in codes(out.loc["A"])
 
 
 def test_disturbance_drawn_outside_the_site_is_flagged(layer_set):
@@ -460,10 +466,22 @@ def test_every_finding_cites_a_section(layer_set):
             assert f["basis"] in ("ordinance", "interpretation", "policy", "technical_standard"), f
 
 
-def test_invalid_geometry_is_repaired_and_recorded(layer_set):
+def test_invalid_geometry_that_a_repair_would_split_is_refused(layer_set):
+    # A 100 x 100 square drawn as a bow-tie: make_valid would measure two 2,500 sq ft triangles.
     bowtie = shapely.Polygon([(745100, 505100), (745200, 505200), (745200, 505100), (745100, 505200)])
-    row = one(layer_set, bowtie)
-    assert row["disturbed_sqft"] == pytest.approx(5_000 * K)  # two 2,500 triangles
+    with pytest.raises(ValidationError, match=r"row 1 \(id 'A'\).*at x 745150\.00, y 505150\.00 \(EPSG:7594\)"):
+        one(layer_set, bowtie)
+
+
+def test_invalid_geometry_repaired_as_drawn_is_recorded(layer_set):
+    # A 100 x 100 square with a zero-width spike out of its top edge: 10,000 sq ft before and after.
+    spike = shapely.Polygon(
+        [(745100, 505100), (745200, 505100), (745200, 505200), (745150, 505200), (745150, 505250), (745150, 505200),
+         (745100, 505200)]
+    )
+    assert not spike.is_valid
+    row = one(layer_set, spike)
+    assert row["disturbed_sqft"] == pytest.approx(10_000 * K)
     assert "geometry_repaired" in codes(row)
 
 

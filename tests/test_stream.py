@@ -16,12 +16,12 @@ import pandas as pd
 import pyogrio
 import pytest
 
-from esc_gis.errors import FarFromZoneWarning, LayerReadError, OutputFormatError, ValidationError
+from esc_gis.errors import EscGisWarning, FarFromZoneWarning, LayerReadError, OutputFormatError, ValidationError
 from esc_gis.io import write_layer
 from esc_gis.screening import screen_run
 from esc_gis.screening.stream import screen_to_file
 
-from .conftest import CRS, square_sqft
+from .conftest import CRS, K, square_sqft
 
 PARCELS = Path(__file__).parent / "data" / "parcels" / "vernon_v10_cut.fgb"
 
@@ -187,12 +187,19 @@ def test_limits_for_some_sites_only_batches_without_any(tmp_path, layers_path):
     sites.to_file(src)
     limits = sites.iloc[[1, 3]][["site_id", "geometry"]].copy()
     limits["geometry"] = limits.geometry.buffer(-5)
-    run = screen_run(str(src), disturbed=limits, layers=layers_path)
+    with pytest.warns(EscGisWarning, match=r"no polygon for 38 site\(s\): s00, s02, s04"):
+        run = screen_run(str(src), disturbed=limits, layers=layers_path)
     write_layer(run.result, tmp_path / "whole.gpkg")
-    screen_to_file(src, tmp_path / "stream.gpkg", disturbed=limits, layers=layers_path, batch_rows=7)
+    # Said once for the run, not once a batch, naming the same sites.
+    with pytest.warns(EscGisWarning, match=r"no polygon for 38 site\(s\): s00, s02, s04") as said:
+        screen_to_file(src, tmp_path / "stream.gpkg", disturbed=limits, layers=layers_path, batch_rows=7)
+    assert len([w for w in said if issubclass(w.category, EscGisWarning)]) == 1
     streamed = _read(tmp_path / "stream.gpkg")
     same(streamed, _read(tmp_path / "whole.gpkg"))
-    assert (streamed["disturbed_sqft"].iloc[7:] == 0).all()
+    # Issue 46: a site the limits do not name is taken whole (as without --disturbed), never as 0 sq ft.
+    site_sqft = sites.geometry.area.to_numpy() * K
+    assert streamed["disturbed_sqft"].iloc[7:].to_numpy() == pytest.approx(site_sqft[7:], rel=1e-9)
+    assert streamed["disturbed_limits"].iloc[7:].isna().all()
 
 
 def test_each_plan_is_screened_in_the_batch_of_its_first_site(tmp_path):
@@ -433,13 +440,18 @@ def test_the_screening_options_reach_every_batch(tmp_path, layers_path):
         sites.set_crs(None, allow_override=True).to_file(src)  # no CRS: --assume-crs gives it
     limits.to_file(dist)
     kw = {"id_field": "PARCEL", "assume_crs": CRS}
-    whole = _whole(src, tmp_path / "whole.gpkg", layers_path, disturbed=str(dist), **kw)
-    screen_to_file(src, tmp_path / "s.gpkg", layers=layers_path, disturbed=dist, batch_rows=5, **kw)
+    with pytest.warns(EscGisWarning, match="no polygon for 9 site"):
+        whole = _whole(src, tmp_path / "whole.gpkg", layers_path, disturbed=str(dist), **kw)
+    with pytest.warns(EscGisWarning, match="no polygon for 9 site"):
+        screen_to_file(src, tmp_path / "s.gpkg", layers=layers_path, disturbed=dist, batch_rows=5, **kw)
     streamed = _read(tmp_path / "s.gpkg")
     same(streamed, whole)
     by_id = streamed.set_index("site_id")
     assert by_id.loc[["s01", "s05", "s09"], "disturbed_sqft"].tolist() == pytest.approx([500.0] * 3, rel=1e-6)
-    assert (by_id.drop(index=["s01", "s05", "s09"])["disturbed_sqft"] == 0).all()  # limits given: none, none disturbed
+    # Limits given for none of the others: each taken whole (issue 46), as the --help says.
+    others = by_id.drop(index=["s01", "s05", "s09"])
+    areas = sites.set_index("PARCEL").geometry.area.loc[others.index].to_numpy() * K
+    assert others["disturbed_sqft"].to_numpy() == pytest.approx(areas, rel=1e-9)
 
 
 def test_a_streamed_geopackage_carries_the_whole_file_runs_style(tmp_path, layers_path):
@@ -548,12 +560,17 @@ def test_the_run_s_own_options_profile_layers_output_and_batch_size(tmp_path, la
     pyogrio.write_dataframe(limits.iloc[:2], dist, layer="other")  # the first layer: not the one asked for
     pyogrio.write_dataframe(limits, dist, layer="limits")
     kw = {"disturbed_layer": "limits", "disturbed_where": "site_id IN ('s01', 's05')"}
-    whole = _whole(src, tmp_path / "whole.gpkg", layers_path, disturbed=str(dist), **kw)
+    with pytest.warns(EscGisWarning, match="no polygon for 10 site"):
+        whole = _whole(src, tmp_path / "whole.gpkg", layers_path, disturbed=str(dist), **kw)
     out = tmp_path / "s.gpkg"
-    screen_to_file(src, out, disturbed=dist, layers=layer_set, profile=load_profile(), batch_rows=5, **kw)
+    with pytest.warns(EscGisWarning, match=f"The disturbed limits {dist} have no polygon for 10 site"):
+        screen_to_file(src, out, disturbed=dist, layers=layer_set, profile=load_profile(), batch_rows=5, **kw)
     streamed = _read(out)
     same(streamed, whole)
-    assert (streamed["disturbed_sqft"] > 0).tolist() == [i in (1, 5) for i in range(12)]
+    # Only the two the where clause kept are measured on their limits (5 ft in from the site's edge).
+    assert streamed["disturbed_limits"].notna().tolist() == [i in (1, 5) for i in range(12)]
+    measured = streamed["disturbed_sqft"] < sites.geometry.area.to_numpy() * K - 1
+    assert measured.tolist() == [i in (1, 5) for i in range(12)]
     with pytest.raises(OutputExistsError):
         screen_to_file(src, out, layers=layers_path, batch_rows=5)
     # Replaced when asked: the example profile (a path) is read, not the Village's.

@@ -94,7 +94,7 @@ SCREENING: dict[str, tuple[str, ...]] = {
     "dem_not_covering": ("uncovered_sqft", "uncovered_share"),
     "geometry_repaired": (),
     "disturbed_outside_site": ("outside_sqft",),
-    "no_disturbed_limits": (),
+    "no_disturbed_limits": ("disturbed_sqft",),
     # --profile-by: a site no profiled municipality covers (esc_gis.screening.municipalities).
     "not_covered": (),
 }

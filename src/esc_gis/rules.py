@@ -729,7 +729,7 @@ def _input_quality(f: _Findings, m: Measurements) -> None:
     f.add(m.repaired.astype(bool), "geometry_repaired")
     out_site = m.disturbed_outside_site_sqft
     f.add(out_site > 1.0, "disturbed_outside_site", outside_sqft=out_site)
-    f.add(m.disturbed_count == 0, "no_disturbed_limits")
+    f.add(m.disturbed_count == 0, "no_disturbed_limits", disturbed_sqft=m.disturbed_sqft)
 
 
 #: Run finding of an absent optional layer -> the output columns left null for want of it.

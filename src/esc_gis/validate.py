@@ -7,9 +7,13 @@ with ``field_map``. Each check is vectorised; only the rows that fail are visite
 their messages. Nothing here raises for a bad row: functions return the cleaned layer and a
 list of :class:`~esc_gis.errors.Problem` for :func:`esc_gis.screening.screen` to raise at once.
 
-Invalid polygons (self-intersections, bow-ties) are repaired with
-:func:`shapely.make_valid` (``method="structure"``) and the repair is recorded for a finding;
-non-polygon and empty geometries are refused by row.
+An invalid polygon meets one rule, the same in every command and the service
+(:func:`check_polygons`): a repair that leaves its area and its parts as drawn (a spike, a ring
+touching itself, parts sharing an edge) is made with :func:`shapely.make_valid`
+(``method="structure"``) and recorded for a finding; a repair that would change its area (beyond
+the profile's ``policy.geometry_repair``) or split it into more parts (a bow-tie: a rectangle
+drawn with two corners swapped) is refused, naming the row, where the ring crosses itself and
+the fix. Non-polygon and empty geometries are refused by row.
 """
 
 from __future__ import annotations
@@ -20,17 +24,22 @@ __all__ = [
     "FIELD_ALIASES",
     "IGNORE_CLASS",
     "PIPED_FIELD",
+    "PolygonCheck",
     "REPAIRED_COLUMN",
     "ROW_COLUMN",
     "SiteTable",
+    "check_polygons",
     "prepare_disturbed",
     "prepare_sites",
     "prepare_waters",
     "read_flags",
+    "repair_tolerance_sqft",
 ]
 
 import dataclasses
+import re
 from dataclasses import dataclass
+from typing import Any
 
 import geopandas as gpd
 import numpy as np
@@ -38,7 +47,7 @@ import pandas as pd
 import shapely
 
 from esc_gis._fields import DRAINAGE_FIELD, PIPED_FIELD
-from esc_gis.errors import LayerSetError, Problem
+from esc_gis.errors import CRSError, LayerSetError, Problem, ProfileError, UnitsError
 
 #: The sites table's own columns: the feature number in the file and whether the geometry was
 #: repaired. Named so that no user's field can be one of them: a parcel layer's own ``row`` or
@@ -59,6 +68,213 @@ FIELD_ALIASES: dict[str, tuple[str, ...]] = {
 _TRUE = {"true", "t", "yes", "y", "1", "1.0"}
 _FALSE = {"false", "f", "no", "n", "0", "0.0", ""}
 _POLYGONAL = (shapely.GeometryType.POLYGON, shapely.GeometryType.MULTIPOLYGON)
+
+
+@dataclass(frozen=True)
+class PolygonCheck:
+    """What the one geometry rule made of one invalid polygon (:func:`check_polygons`).
+
+    Attributes
+    ----------
+    geometry : shapely geometry
+        The polygon repaired (when not ``refused``), or as given.
+    reason : str
+        Why it is invalid, in GEOS's words (``"Self-intersection"``, ``"Ring Self-intersection"``).
+    where : tuple of float or None
+        The point GEOS names, in the layer's CRS.
+    drawn_sqft, repaired_sqft : float
+        The area its rings enclose as drawn (each ring's signed area: a bow-tie's two lobes
+        cancel) and the area made valid, in square feet (in the layer's own units without a CRS).
+    drawn_parts, repaired_parts : int
+        Its polygons as drawn and made valid.
+    refused : bool
+        The repair would change the area or split the polygon: a shape nobody drew.
+    """
+
+    geometry: Any
+    reason: str
+    where: tuple[float, float] | None
+    drawn_sqft: float
+    repaired_sqft: float
+    drawn_parts: int
+    repaired_parts: int
+    refused: bool
+
+    def problem(self, crs: Any) -> tuple[str, str]:
+        """Return ``(message, fix)`` of a refused polygon: where it crosses itself, what a repair makes, the fix."""
+        at = ""
+        if self.where is not None:
+            label = _crs_label(crs)
+            geographic = label is not None and _is_geographic(crs)
+            x, y = (f"{v:.6f}" if geographic else f"{v:.2f}" for v in self.where)
+            at = f" at x {x}, y {y}" + (f" ({label})" if label else "")
+        unit = "sq ft" if crs is not None else "square units"
+        if self.repaired_parts > self.drawn_parts:
+            made = (
+                f"made valid it would split into {self.repaired_parts} parts ({self.repaired_sqft:,.1f} {unit} in all) "
+                f"where {self.drawn_parts} {'was' if self.drawn_parts == 1 else 'were'} drawn"
+            )
+        else:
+            made = (
+                f"made valid it would measure {self.repaired_sqft:,.1f} {unit} where its rings as drawn enclose "
+                f"{self.drawn_sqft:,.1f} {unit}"
+            )
+        message = (
+            f"is not a valid polygon ({self.reason.lower()}{at}): {made}, a shape nobody drew, so it is not measured."
+        )
+        fix = (
+            "redraw it so that no edge crosses another (the corners in order around the outline: a rectangle "
+            "drawn with two corners swapped crosses at its middle); QGIS's Check Validity shows the point."
+        )
+        return message, fix
+
+
+#: Where GEOS names the point that makes a geometry invalid: ``"Self-intersection[50 30]"``.
+_WHERE = re.compile(r"^(?P<reason>[^\[]*)\[(?P<x>\S+) (?P<y>\S+)(?: \S+)?\]")
+
+
+def repair_tolerance_sqft(profile: Any) -> float:
+    """Return how far (sq ft) a repair may move a polygon's area and still be the shape drawn.
+
+    The profile's ``policy.geometry_repair`` (basis policy); a profile without it falls back on
+    its ``policy.sliver``, the other tolerance for digitising noise.
+
+    Raises
+    ------
+    ProfileError
+        If the profile has neither entry as an area.
+    """
+    try:
+        return float(profile.area_sqft("policy.geometry_repair"))
+    except ProfileError:
+        return float(profile.area_sqft("policy.sliver"))
+
+
+def _crs_label(crs: Any) -> str | None:
+    if crs is None:
+        return None
+    from pyproj import CRS
+
+    c = CRS.from_user_input(crs)
+    auth = c.to_authority()
+    return f"{auth[0]}:{auth[1]}" if auth else c.name
+
+
+def _is_geographic(crs: Any) -> bool:
+    from pyproj import CRS
+
+    return bool(CRS.from_user_input(crs).is_geographic)
+
+
+def _sqft(geoms: np.ndarray, crs: Any) -> np.ndarray:
+    """Return each geometry's area (valid or not) in square feet, in any CRS; in its own units without one.
+
+    A projected CRS fit for measuring gives its planar area (as the screening measures); degrees
+    and Mercator are projected first on an equal-area projection centred on each geometry.
+    """
+    if crs is None:
+        return np.asarray(shapely.area(geoms), dtype=float)
+    from pyproj import CRS, Transformer
+
+    from esc_gis.measure import area_sqft
+    from esc_gis.units import SQFT_PER_M2
+
+    c = CRS.from_user_input(crs)
+    try:
+        return np.asarray(area_sqft(geoms, c), dtype=float)
+    except (CRSError, UnitsError):
+        pass
+    to_lonlat = Transformer.from_crs(c, "OGC:CRS84", always_xy=True)
+    out = np.zeros(len(geoms))
+    for i, g in enumerate(geoms):
+        cx, cy = shapely.centroid(shapely.envelope(g)).coords[0]
+        lon, lat = to_lonlat.transform(cx, cy)
+        laea = CRS.from_proj4(f"+proj=laea +lat_0={lat} +lon_0={lon} +datum=WGS84 +units=m +no_defs")
+        tr = Transformer.from_crs(c, laea, always_xy=True)
+        projected = shapely.transform(g, lambda xy, tr=tr: np.column_stack(tr.transform(xy[:, 0], xy[:, 1])))
+        out[i] = float(shapely.area(projected)) * SQFT_PER_M2
+    return out
+
+
+def _polygonal(g: Any) -> Any:
+    """Keep the polygons of what make_valid returned (a collection may carry collapsed lines)."""
+    if shapely.get_type_id(g) in (3, 6):
+        return g
+    parts = [p for p in shapely.get_parts(g) if shapely.get_type_id(p) in (3, 6)]
+    return shapely.union_all(parts) if parts else shapely.Polygon()
+
+
+def _parts(geoms: np.ndarray) -> np.ndarray:
+    return np.where(shapely.is_empty(geoms), 0, shapely.get_num_geometries(geoms))
+
+
+def check_polygons(geoms: np.ndarray, crs: Any, *, tolerance_sqft: float) -> dict[int, PolygonCheck]:
+    """Apply the one rule for invalid polygons: repair what stays as drawn, refuse what would not.
+
+    A repair (:func:`shapely.make_valid`, ``method="structure"``) that leaves the polygon's area
+    (within ``tolerance_sqft``) and does not split it into more parts keeps the shape drawn: a
+    spike, a duplicate vertex GEOS counts as a crossing, a ring touching itself, parts sharing an
+    edge (merged, the area unchanged). One that changes the area or splits it is a shape nobody
+    drew: a bow-tie (a rectangle drawn with two corners swapped) is made two triangles of half
+    the area. The same function serves every door: ``screen`` (whole-file and streamed),
+    ``permits add``/``import``, ``review`` and the service.
+
+    Parameters
+    ----------
+    geoms : numpy.ndarray of shapely Polygon or MultiPolygon
+        Polygons (others are passed over: the caller refuses them).
+    crs : Any
+        Their CRS, for the areas (sq ft) and the point named; None when unknown.
+    tolerance_sqft : float
+        How far the area may move (:func:`repair_tolerance_sqft`).
+
+    Returns
+    -------
+    dict of int to PolygonCheck
+        One entry per invalid polygon, by position; empty when all are valid.
+
+    Examples
+    --------
+    >>> bowtie = shapely.Polygon([(0, 0), (100, 0), (0, 60), (100, 60)])
+    >>> c = check_polygons(np.array([bowtie]), "EPSG:2222", tolerance_sqft=1.0)[0]
+    >>> c.refused, c.repaired_parts, round(c.repaired_sqft), c.where
+    (True, 2, 3000, (50.0, 30.0))
+    """
+    geoms = np.asarray(geoms, dtype=object)
+    polygonal = np.isin(shapely.get_type_id(geoms), _POLYGONAL) & ~shapely.is_empty(geoms)
+    invalid = np.flatnonzero(polygonal & ~shapely.is_valid(geoms))
+    if not len(invalid):
+        return {}
+    drawn = geoms[invalid]
+    fixed = np.array(
+        [_polygonal(g) for g in shapely.make_valid(drawn, method="structure", keep_collapsed=False)], dtype=object
+    )
+    drawn_sqft = np.abs(_sqft(drawn, crs))
+    fixed_sqft = _sqft(fixed, crs)
+    out = {}
+    for k, i in enumerate(invalid.tolist()):
+        text = shapely.is_valid_reason(drawn[k]) or "invalid"
+        m = _WHERE.match(text)
+        reason, where = text, None
+        if m:
+            reason = m["reason"].strip()
+            try:
+                where = (float(m["x"]), float(m["y"]))
+            except ValueError:
+                where = None
+        parts_drawn, parts_fixed = int(_parts(drawn[k : k + 1])[0]), int(_parts(fixed[k : k + 1])[0])
+        changed = abs(float(fixed_sqft[k]) - float(drawn_sqft[k])) > tolerance_sqft
+        out[i] = PolygonCheck(
+            fixed[k],
+            reason,
+            where,
+            float(drawn_sqft[k]),
+            float(fixed_sqft[k]),
+            parts_drawn,
+            parts_fixed,
+            bool(changed or parts_fixed > parts_drawn),
+        )
+    return out
 
 
 @dataclass
@@ -118,10 +334,13 @@ def _parse_bool(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     return is_true, bad
 
 
-def _check_geometry(gdf: gpd.GeoDataFrame, source: str, ids: pd.Series | None, problems: list[Problem]) -> np.ndarray:
-    """Refuse missing, empty and non-polygon geometry; repair invalid polygons in place.
+def _check_geometry(
+    gdf: gpd.GeoDataFrame, source: str, ids: pd.Series | None, problems: list[Problem], tolerance_sqft: float
+) -> np.ndarray:
+    """Refuse missing, empty and non-polygon geometry; repair invalid polygons in place by the one rule.
 
-    Returns the boolean mask of repaired rows.
+    Returns the boolean mask of repaired rows (:func:`check_polygons`: a repair that keeps the
+    shape drawn is made; one that would not is a problem naming the row and where).
     """
     geoms = gdf.geometry.to_numpy()
     missing = shapely.is_missing(geoms) | shapely.is_empty(geoms)
@@ -141,26 +360,27 @@ def _check_geometry(gdf: gpd.GeoDataFrame, source: str, ids: pd.Series | None, p
         kind = shapely.GeometryType(types[i]).name.title().replace("string", "String")
         fix = "give the area as a Polygon or MultiPolygon (buffer lines or points in your GIS first)."
         problems.append(Problem(source, int(i) + 1, f"is a {kind}, not a polygon.", fix, _id(ids, int(i))))
-    ok = ~missing & ~not_poly
-    invalid = ok & ~shapely.is_valid(geoms)
     repaired = np.zeros(len(geoms), bool)
-    if invalid.any():
-        fixed = shapely.make_valid(geoms[invalid], method="structure", keep_collapsed=False)
-        empty = shapely.is_empty(fixed) | (shapely.area(fixed) == 0)
-        idx = np.flatnonzero(invalid)
-        for i in idx[empty]:
+    checks = check_polygons(np.where(missing | not_poly, None, geoms), gdf.crs, tolerance_sqft=tolerance_sqft)
+    if checks:
+        geoms = geoms.copy()
+    for i, c in checks.items():
+        if shapely.is_empty(c.geometry) or c.repaired_sqft == 0:
             problems.append(
                 Problem(
                     source,
-                    int(i) + 1,
+                    i + 1,
                     "is an invalid polygon with no area left after repair.",
                     "redraw it.",
-                    _id(ids, int(i)),
+                    _id(ids, i),
                 )
             )
-        geoms = geoms.copy()
-        geoms[idx[~empty]] = fixed[~empty]
-        repaired[idx[~empty]] = True
+        elif c.refused:
+            problems.append(Problem(source, i + 1, *c.problem(gdf.crs), _id(ids, i)))
+        else:
+            geoms[i] = c.geometry
+            repaired[i] = True
+    if checks:
         gdf[gdf.geometry.name] = geoms
     return repaired
 
@@ -217,6 +437,7 @@ def prepare_sites(
     field_map: dict[str, str] | None = None,
     rows: np.ndarray | None = None,
     generate_ids: bool = False,
+    tolerance_sqft: float = 1.0,
 ) -> SiteTable:
     """Validate the sites layer and bring its attributes to the screening contract.
 
@@ -236,6 +457,8 @@ def prepare_sites(
     generate_ids : bool, default False
         Give a row without an id the id ``row:<n>`` (its feature number) instead of
         reporting it: parcel layers as delivered have such rows.
+    tolerance_sqft : float, default 1.0
+        How far a repair may move a polygon's area (:func:`repair_tolerance_sqft`).
 
     Returns
     -------
@@ -300,7 +523,7 @@ def prepare_sites(
             msg = f"{found[name]} {gdf[found[name]].iloc[i]!r} is not true or false."
             problems.append(Problem(source, int(i) + 1, msg, "use true/false, yes/no or 1/0.", _id(ids, int(i))))
 
-    repaired = _check_geometry(gdf, source, ids, problems)
+    repaired = _check_geometry(gdf, source, ids, problems, tolerance_sqft)
     plan = None if found["plan_id"] is None else _ids_as_str(gdf[found["plan_id"]])
 
     used = {f for f in found.values() if f is not None}
@@ -325,6 +548,7 @@ def prepare_disturbed(
     source: str,
     site_ids: pd.Series,
     id_field: str = "site_id",
+    tolerance_sqft: float = 1.0,
 ) -> SiteTable:
     """Validate disturbed-limit polygons: each carries the id of a site in the sites layer.
 
@@ -338,6 +562,8 @@ def prepare_disturbed(
         The valid site ids.
     id_field : str, default "site_id"
         The id field (``site_id`` is tried too).
+    tolerance_sqft : float, default 1.0
+        How far a repair may move a polygon's area (:func:`repair_tolerance_sqft`).
 
     Returns
     -------
@@ -373,7 +599,7 @@ def prepare_disturbed(
                     "fix the id, or add the site.",
                 )
             )
-    repaired = _check_geometry(gdf, source, ids, problems)
+    repaired = _check_geometry(gdf, source, ids, problems, tolerance_sqft)
     n = len(gdf)
     out = gdf[[gdf.geometry.name]].assign(
         site_id=ids if ids is not None else pd.Series([None] * n, dtype=object),

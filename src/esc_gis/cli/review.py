@@ -58,7 +58,9 @@ def review(
 
     A broken package still gets a report, saying what is missing; something that is not a plan
     package at all (an empty file or folder, a picture renamed .gpkg, none of the plan's layers)
-    is refused with exit status 1 and no report. Only failures of what the
+    is refused with exit status 1 and no report, as is a package whose layers do not lie together
+    (a layer 157 km from the site boundary: a wrong CRS label, named) or with a polygon a repair
+    would change (a bow-tie). Only failures of what the
     ordinance requires are reasons for disapproval; failures of the toolkit's review policy or
     of a technical standard are advisories. The exit status is 0 whatever the verdict: the
     verdict is in the report, the JSON and the summary line.

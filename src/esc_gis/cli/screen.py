@@ -29,7 +29,8 @@ from esc_gis.cli._options import (
     "--disturbed",
     type=VECTOR,
     default=None,
-    help="Disturbed-limit polygons carrying the site id; default: the whole site is disturbed.",
+    help="Disturbed-limit polygons carrying the site id; default: the whole site is disturbed "
+    "(so is a site the limits do not name: warned, with a finding).",
 )
 @layers_option("Layer-set manifest (layers.toml); default: the Village's bundled set.")
 @profile_option("Ordinance profile TOML; default: the one shipped with esc_gis.")

@@ -30,7 +30,7 @@ import pyogrio
 import shapely
 
 from esc_gis.crs import coordinates_refusal
-from esc_gis.errors import CoordinatesNotInCRSError, LayerReadError, NotAPlanPackageError, Problem
+from esc_gis.errors import CoordinatesNotInCRSError, LayerReadError, NotAPlanPackageError, Problem, ValidationError
 from esc_gis.styles import STYLE_TABLE
 
 if sys.version_info >= (3, 11):
@@ -97,7 +97,15 @@ def _read_facts(path: Path, pkg: PlanPackage) -> None:
         pkg.problems.append(Problem(str(path), None, f"cannot be read as TOML ({exc}).", "fix the syntax."))
 
 
-def _check_layer(name: str, gdf: gpd.GeoDataFrame, source: str, pkg: PlanPackage, crs: Any) -> None:
+def _check_layer(
+    name: str,
+    gdf: gpd.GeoDataFrame,
+    source: str,
+    pkg: PlanPackage,
+    crs: Any,
+    refused: list[Problem],
+    repair_sqft: float = 1.0,
+) -> None:
     families, _, what = LAYERS[name]
     if gdf.crs is None and crs is not None:
         gdf = gdf.set_crs(crs)
@@ -132,15 +140,33 @@ def _check_layer(name: str, gdf: gpd.GeoDataFrame, source: str, pkg: PlanPackage
                 "redraw those features.",
             )
         )
-    invalid = ok & ~wrong & ~shapely.is_valid(geoms)
-    if invalid.any():
+    # The one rule for an invalid polygon (esc_gis.validate.check_polygons), as `esc-gis screen`
+    # applies it: a repair that keeps the shape drawn is made and said; one that would change its
+    # area or split it (a bow-tie) is refused with the others at the end of read_package.
+    from esc_gis.validate import check_polygons
+
+    checks = check_polygons(np.where(ok & ~wrong, geoms, None), gdf.crs, tolerance_sqft=repair_sqft)
+    if checks:
         gdf = gdf.copy()
-        gdf.loc[invalid, gdf.geometry.name] = shapely.make_valid(geoms[invalid])
+        fixed = gdf.geometry.to_numpy().copy()
+    repaired = []
+    for i, c in sorted(checks.items()):
+        if c.refused or shapely.is_empty(c.geometry):
+            message, fix = c.problem(gdf.crs)
+            refused.append(Problem(source, i + 1, f"layer {name}: the feature {message}", fix))
+            ok[i] = False
+        else:
+            fixed[i] = c.geometry
+            repaired.append(i + 1)
+    if checks:
+        gdf[gdf.geometry.name] = fixed
+    if repaired:
         pkg.problems.append(
             Problem(
                 source,
-                int(np.flatnonzero(invalid)[0]) + 1,
-                f"layer {name} has {int(invalid.sum())} invalid geometry(ies); repaired for the review.",
+                repaired[0],
+                f"layer {name} has {len(repaired)} invalid geometry(ies) (feature(s) "
+                f"{', '.join(map(str, repaired))}); repaired for the review, their area and parts as drawn.",
                 "fix them in the drawing.",
             )
         )
@@ -151,7 +177,7 @@ def _check_layer(name: str, gdf: gpd.GeoDataFrame, source: str, pkg: PlanPackage
         pkg.problems.append(Problem(source, None, f"layer {name} has no usable features.", f"draw {what}."))
 
 
-def read_package(path: str | os.PathLike[str]) -> PlanPackage:
+def read_package(path: str | os.PathLike[str], *, repair_sqft: float = 1.0) -> PlanPackage:
     """Read a plan package, collecting every problem instead of raising.
 
     Parameters
@@ -173,6 +199,10 @@ def read_package(path: str | os.PathLike[str]) -> PlanPackage:
         renamed ``.gpkg``), or a dataset or folder holding none of the plan's layers.
     CoordinatesNotInCRSError
         If a layer's coordinates cannot be in the CRS it is labelled with (esc_gis.crs).
+    ValidationError
+        If a polygon is invalid and a repair would change its area or split it (a bow-tie):
+        every such feature, naming its layer, row, where it crosses itself and the fix
+        (:func:`esc_gis.validate.check_polygons`, the rule of every command).
     """
     p = Path(path)
     if not p.exists():
@@ -183,7 +213,7 @@ def read_package(path: str | os.PathLike[str]) -> PlanPackage:
     if inner is not None:
         # A folder holding the plan's one GeoPackage (or .gdb, .dxf) beside plan.toml, as
         # applicants send it: that file is the package.
-        return read_package(inner)
+        return read_package(inner, repair_sqft=repair_sqft)
     pkg = PlanPackage(str(p))
     dataset = p.is_file() or p.suffix.lower() == ".gdb"  # a File Geodatabase is a folder GDAL opens
     if p.is_file() and p.stat().st_size == 0:
@@ -212,12 +242,16 @@ def read_package(path: str | os.PathLike[str]) -> PlanPackage:
         raise _not_a_package(p, f"{reading.name} {why.rstrip('.')}") from exc
     if not found and p.suffix.lower() != ".dxf":  # a DXF without its layer map is a package, said below
         raise _not_a_package(p, "it holds none of the plan's layers" if dataset else "the folder holds none of them")
+    refused: list[Problem] = []
     for name, (required, what) in ((n, (v[1], v[2])) for n, v in LAYERS.items()):
         if name in found:
             gdf, source = found[name]
-            _check_layer(name, gdf, source, pkg, crs)
+            _check_layer(name, gdf, source, pkg, crs, refused, repair_sqft)
         elif required:
             pkg.problems.append(Problem(str(p), None, f"has no {name} layer: {what}.", f"add a layer named {name}."))
+    if refused:
+        # No review of a shape nobody drew: every such feature of every layer, at once.
+        raise ValidationError(refused)
     return pkg
 
 

@@ -190,10 +190,17 @@ def review_plan(
     NotAPlanPackageError
         If ``path`` cannot be a plan package (an empty file or folder, a file GDAL cannot open,
         none of the plan's layers): no verdict is drawn on it.
+    ValidationError
+        If a layer does not lie with the site boundary (a CRS label is wrong: the limits 157 km
+        from the property lines), or a polygon is invalid in a way a repair would change
+        (:func:`esc_gis.validate.check_polygons`): no verdict is drawn on a package that is not
+        the plan drawn.
     """
     prof = profile if isinstance(profile, Profile) else load_profile(None if profile is None else Path(profile))
     ls = layers if isinstance(layers, LayerSet) else load_layers(None if layers is None else Path(layers), profile=prof)
-    pkg = read_package(path)
+    from esc_gis.validate import repair_tolerance_sqft
+
+    pkg = read_package(path, repair_sqft=repair_tolerance_sqft(prof))
     lay: dict[str, gpd.GeoDataFrame] = {}
     for name, gdf in pkg.layers.items():
         try:
@@ -202,6 +209,7 @@ def review_plan(
             lay[name] = to_measuring_crs(gdf, ls.crs)
         except EscGisError as exc:
             pkg.problems.append(Problem(pkg.source, None, f"layer {name}: {exc}", "check its CRS."))
+    _refuse_apart(pkg, lay, ls)
     ft = ft_to_crs_units(1.0, ls.crs)
     site, dist = _union(lay.get("site_boundary")), _union(lay.get("disturbed_limits"))
     bmps = lay.get("bmps")
@@ -303,6 +311,48 @@ def review_plan(
     )
     checks.append(_schedule(pkg.facts, prof))
     return Review(pkg.source, verdict(checks, pkg.problems), checks, pkg.problems, pkg.facts, lay, measured, prof)
+
+
+def _refuse_apart(pkg: PlanPackage, lay: dict[str, gpd.GeoDataFrame], ls: LayerSet) -> None:
+    """Refuse a package whose layers do not lie with its site boundary: a CRS label is wrong (issue 46).
+
+    The plan's disturbed limits 81 km from its property lines (county feet labelled as WTM
+    metres) are not a plan to review: no answer is drawn on them, "needs a look" or any other.
+    Every layer apart is named at once, with the CRS that would put it on the site
+    (:func:`esc_gis.together.apart`).
+
+    Raises
+    ------
+    ValidationError
+        Naming each layer, the gap and the likely CRS mistake (exit 1, no report).
+    """
+    from esc_gis.errors import ValidationError
+    from esc_gis.together import apart, apart_message
+
+    site = lay.get("site_boundary")
+    if site is None or not len(site):
+        return
+    partner = shapely.union_all(site.geometry.to_numpy())
+    site_crs = pkg.layers["site_boundary"].crs
+    problems = []
+    others = [n for n, g in pkg.layers.items() if n != "site_boundary" and n in lay and g.crs is not None and len(g)]
+    for name in others:
+        gdf = pkg.layers[name]
+        found = apart(gdf.geometry.to_numpy(), gdf.crs, [partner], ls.crs, partner_crs=site_crs)
+        if found is not None:
+            message, fix = apart_message(f"the features of layer {name}", "layer site_boundary", found)
+            problems.append(Problem(pkg.source, None, message, fix))
+    if len(others) > 1 and len(problems) == len(others):
+        # Every other layer is apart from the site: the site boundary's label is the likely one wrong,
+        # if the others lie together (it is then said of the site boundary alone).
+        rest = shapely.union_all(np.concatenate([lay[n].geometry.to_numpy() for n in others]))
+        raw = pkg.layers["site_boundary"]
+        found = apart(raw.geometry.to_numpy(), site_crs, [rest], ls.crs, partner_crs=pkg.layers[others[0]].crs)
+        if found is not None and found.likely is not None:
+            message, fix = apart_message("the features of layer site_boundary", "the plan's other layers", found)
+            problems = [Problem(pkg.source, None, message, fix)]
+    if problems:
+        raise ValidationError(problems)
 
 
 #: plan.toml's ``[site]`` keys that are the screening contract's fields (DESIGN.md).

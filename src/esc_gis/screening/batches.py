@@ -191,6 +191,7 @@ def read_job(job: Job, ctx: Context) -> ReadRun | BatchOut:
         As :func:`esc_gis.screening.read_run` (a row's problems are returned, not raised).
     """
     from esc_gis.screening.read import AllSkippedError, read_run
+    from esc_gis.validate import repair_tolerance_sqft
 
     frame = _read_frame(job)
     if not len(frame):
@@ -203,6 +204,7 @@ def read_job(job: Job, ctx: Context) -> ReadRun | BatchOut:
             feature_numbers=job.numbers,
             sites_name=str(job.src),
             warn_far=False,  # once for the run, from every batch's reach (screen_to_file)
+            repair_sqft=repair_tolerance_sqft(ctx.profile),
             **ctx.kwargs,
         )
     except AllSkippedError as err:  # a batch of rights of way only: listed, and the run goes on
@@ -235,6 +237,7 @@ def finish_job(job: Job, ctx: Context, read: ReadRun | BatchOut) -> BatchOut:
         "id_field": r.id_field,
         "run_findings": run_findings(r.result),
         "reach": read.reach,
+        "unmeasured": (read.limits_source, read.unmeasured),
         "generated_shown": r.generated_ids[:5],
     }
     ids = pd.util.hash_array(r.result["site_id"].astype(str).to_numpy(dtype=object))

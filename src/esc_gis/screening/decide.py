@@ -77,7 +77,8 @@ EXTRA_COLUMNS = (
 #: Columns added only when the run has what they need: ``bare_soil_loss_tpa`` (after
 #: :data:`EXTRA_COLUMNS`) when the layer set has soils and a DEM (:mod:`esc_gis.soil.potential`);
 #: ``disturbed_limits`` when disturbed limits were given: each site's measured limits (the union
-#: of its polygons) as EWKT, ``SRID=<epsg>;<WKT>``, null for a site with none (0 sq ft).
+#: of its polygons) as EWKT, ``SRID=<epsg>;<WKT>``, null for a site with none (measured on its
+#: whole site: nothing was drawn, so nothing is written, never the site nor an empty polygon).
 #: A text column rather than a second layer: it rides in every format a screening is written to
 #: (GeoPackage, GeoParquet, GeoJSON, CSV), whole-file or streamed, needs no file beside it that
 #: could go astray, and keeps its own CRS where a GeoJSON's geometry is reprojected to

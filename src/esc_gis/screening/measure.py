@@ -57,11 +57,12 @@ def _labels(pairs: tuple[np.ndarray, np.ndarray], labels: np.ndarray, n: int) ->
 
 @dataclass
 class _Disturbance:
-    geoms: np.ndarray  # the union of each site's disturbed limits
+    geoms: np.ndarray  # each site's disturbance: the union of its limits, or the site without them
     sqft: np.ndarray
     parts_sqft: np.ndarray
     outside_site_sqft: np.ndarray
-    count: np.ndarray
+    count: np.ndarray  # the limits drawn for the site (0: none, its whole site taken)
+    limits: np.ndarray  # the union of the limits drawn (empty where none: written as null, never the site)
 
 
 @dataclass
@@ -98,25 +99,35 @@ class _Waters:
 
 
 def _measure_disturbance(inp: ReadRun, crs: CRS) -> _Disturbance:
-    """Measure the union of each site's disturbed limits (§ 540-5: overlaps count once); the site without them."""
+    """Measure the union of each site's disturbed limits (§ 540-5: overlaps count once); the site without them.
+
+    A site that no polygon of the limits names is taken as disturbed whole, as a run without
+    limits takes every site (the ``--disturbed`` default): nobody measured its disturbance, and
+    0 sq ft would decide it "not required" on a number nobody gave. Its finding
+    (``no_disturbed_limits``, basis policy) says so; its ``limits`` stay empty.
+    """
     site_geoms = inp.sites.geometry.to_numpy()
     n = len(site_geoms)
+    site_sqft = area_sqft(site_geoms, crs)
     if inp.disturbed is None:
-        return _Disturbance(
-            site_geoms, area_sqft(site_geoms, crs), area_sqft(site_geoms, crs), np.zeros(n), np.ones(n, int)
-        )
+        empty = np.full(n, shapely.Polygon(), dtype=object)
+        return _Disturbance(site_geoms, site_sqft, site_sqft.copy(), np.zeros(n), np.ones(n, int), empty)
     ids = inp.sites["site_id"].to_numpy(dtype=object)
     dgeoms = inp.disturbed.geometry.to_numpy()
     keys, unions, counts = union_by_group(dgeoms, inp.disturbed["site_id"].to_numpy(dtype=object))
     pos = pd.Index(ids).get_indexer(keys)
-    geoms = np.full(n, shapely.Polygon(), dtype=object)
-    geoms[pos] = unions
+    limits = np.full(n, shapely.Polygon(), dtype=object)
+    limits[pos] = unions
     count = np.zeros(n, int)
     count[pos] = counts
     site_pos = pd.Index(ids).get_indexer(inp.disturbed["site_id"].to_numpy(dtype=object))
     parts = np.bincount(site_pos, weights=area_sqft(dgeoms, crs), minlength=n)
-    outside = area_sqft(shapely.difference(geoms, site_geoms), crs)
-    return _Disturbance(geoms, area_sqft(geoms, crs), parts, outside, count)
+    outside = area_sqft(shapely.difference(limits, site_geoms), crs)
+    missing = count == 0
+    geoms = np.where(missing, site_geoms, limits)
+    sqft = np.where(missing, site_sqft, area_sqft(limits, crs))
+    parts = np.where(missing, site_sqft, parts)
+    return _Disturbance(geoms, sqft, parts, outside, count, limits)
 
 
 def _jurisdiction(
@@ -290,6 +301,16 @@ def _trigger_fields(gdf: gpd.GeoDataFrame, prof: Profile) -> dict[str, np.ndarra
     return out
 
 
+def _repaired(inp: ReadRun) -> np.ndarray:
+    """Whether each site's polygon, or one of its disturbed limits, was repaired (the one rule kept its shape)."""
+    repaired = inp.sites[REPAIRED_COLUMN].to_numpy(dtype=bool).copy()
+    d = inp.disturbed
+    if d is not None and REPAIRED_COLUMN in d.columns and d[REPAIRED_COLUMN].any():
+        ids = set(d.loc[d[REPAIRED_COLUMN].to_numpy(dtype=bool), "site_id"])
+        repaired |= inp.sites["site_id"].isin(ids).to_numpy()
+    return repaired
+
+
 @dataclass
 class Measured:
     """What :func:`measure` measured: the rules' measurements and the shapes later stages need.
@@ -299,7 +320,8 @@ class Measured:
     measurements : esc_gis.rules.Measurements
         One value per site for every measurement the rules read.
     limits : numpy.ndarray of shapely geometries
-        Each site's disturbance (the union of its disturbed limits, or the site without them).
+        Each site's disturbed limits as drawn (their union; empty for a site that has none,
+        which is measured on its whole site).
     inside : numpy.ndarray of shapely geometries
         The part of it inside the jurisdiction (empty for a site without disturbance).
     """
@@ -380,11 +402,11 @@ def measure(
         targeted_areas=targeted,
         steep_disturbed_sqft=steep_sqft,
         steep_uncovered_sqft=steep_uncovered,
-        repaired=gdf[REPAIRED_COLUMN].to_numpy(dtype=bool),
+        repaired=_repaired(inp),
         has_waters=ls.waters is not None,
         has_targeted=ls.targeted_areas is not None,
         has_dem=ls.dem is not None,
         boundary_gap_ft=jur.gap_ft,
         trigger_fields=_trigger_fields(gdf, prof),
     )
-    return Measured(m, dist.geoms, jur.inside)
+    return Measured(m, dist.limits, jur.inside)

@@ -24,6 +24,7 @@ __all__ = ["NOT_COVERED", "ProfileBy", "parse_profile_by", "screen_by_municipali
 
 import json
 import os
+import warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,7 @@ import numpy as np
 import pandas as pd
 import shapely
 
-from esc_gis.errors import CRSError, LayerSetError, Problem, ProfileError, ValidationError
+from esc_gis.errors import CRSError, EscGisWarning, LayerSetError, Problem, ProfileError, ValidationError
 from esc_gis.io import read_layer
 from esc_gis.layers import LayerSet, load_layers
 from esc_gis.measure.area import area_sqft
@@ -204,6 +205,7 @@ def screen_by_municipality(
     from esc_gis.screening.decide import RUN_FINDINGS
     from esc_gis.screening.engines.whole import screen_run
     from esc_gis.screening.read import read_run
+    from esc_gis.validate import repair_tolerance_sqft
 
     by = parse_profile_by(profile_by) if isinstance(profile_by, str) else profile_by
     munis = read_layer(by.path, layer=by.layer)
@@ -228,7 +230,14 @@ def screen_by_municipality(
     _check_overlaps(places, profiles, ls, str(by.path))
 
     inp = read_run(
-        sites, disturbed, crs=ls.crs, assume_crs=assume_crs, id_field=id_field, field_map=field_map, skip_ids=skip_ids
+        sites,
+        disturbed,
+        crs=ls.crs,
+        assume_crs=assume_crs,
+        id_field=id_field,
+        field_map=field_map,
+        skip_ids=skip_ids,
+        repair_sqft=repair_tolerance_sqft(first),
     )
     site_gdf, dist_gdf = inp.sites, inp.disturbed  # validated, in the measuring CRS, ids as "site_id"
     foot = _footprints(site_gdf, dist_gdf, "site_id")
@@ -248,15 +257,19 @@ def screen_by_municipality(
         rows = _with_their_plans(site_gdf, np.flatnonzero(hit), None)
         sub = site_gdf.iloc[rows]
         sub_dist = None if dist_gdf is None else dist_gdf[dist_gdf["site_id"].isin(sub["site_id"])]
-        run = screen_run(
-            sub,
-            disturbed=sub_dist,  # limits for none of them: none of them disturbs anything
-            layers=replace(ls, jurisdiction=bound),
-            profile=prof,
-            id_field="site_id",
-            skip_ids="none",  # skipped above, once
-            **screen_kwargs,
-        )
+        with warnings.catch_warnings():
+            # Said once, of every site, by the run's own read above (a site its limits do not name,
+            # data far from the zone): not again for each municipality's share of them.
+            warnings.simplefilter("ignore", EscGisWarning)
+            run = screen_run(
+                sub,
+                disturbed=sub_dist,  # limits for none of them: each is taken whole, as the run's read said
+                layers=replace(ls, jurisdiction=bound),
+                profile=prof,
+                id_field="site_id",
+                skip_ids="none",  # skipped above, once
+                **screen_kwargs,
+            )
         res = run.result
         for f in res.attrs.get(RUN_FINDINGS, []):
             found.setdefault(str(f.get("code")), f)

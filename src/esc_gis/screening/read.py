@@ -7,10 +7,11 @@ earlier one is measured (:mod:`esc_gis.screening.engines.local`).
 
 from __future__ import annotations
 
-__all__ = ["AllSkippedError", "ReadRun", "read_run"]
+__all__ = ["AllSkippedError", "ReadRun", "read_run", "warn_unmeasured"]
 
 import dataclasses
 import os
+import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from esc_gis.crs import assign_crs, to_measuring_crs, warn_if_far_from_zone
-from esc_gis.errors import CRSError, LayerReadError, Problem, ValidationError
+from esc_gis.errors import CRSError, EscGisWarning, LayerReadError, Problem, ValidationError
 from esc_gis.io import feature_numbers, read_layer
 from esc_gis.parcels import V10_ID_FIELD, detect_schema, skip_rule
 from esc_gis.validate import prepare_disturbed, prepare_sites
@@ -111,6 +112,10 @@ class ReadRun:
     #: What the far-from-zone check looked at, ``(what, bounds, CRS WKT)`` of the sites (and
     #: limits) in their own CRS: a streamed run unites its batches' and warns once (issue 34).
     reach: list[tuple[str, tuple[float, ...], str]] = field(default_factory=list)
+    #: The ids of the sites no polygon of the disturbed limits names (measured on their whole
+    #: site), and the limits file's name: warned once for the run (:func:`warn_unmeasured`).
+    unmeasured: list[str] = field(default_factory=list)
+    limits_source: str = ""
 
 
 def read_run(
@@ -129,6 +134,8 @@ def read_run(
     feature_numbers: np.ndarray | None = None,
     sites_name: str | None = None,
     warn_far: bool = True,
+    repair_sqft: float = 1.0,
+    disturbed_name: str | None = None,
 ) -> ReadRun:
     """Read and validate a run's sites and disturbed limits, every problem at once, and transform them.
 
@@ -147,6 +154,11 @@ disturbed_where, skip_ids, feature_numbers, sites_name
     warn_far : bool, default True
         Warn when the data lie far from the measuring CRS's zone; a streamed run passes False
         and warns once for all its batches, from :attr:`ReadRun.reach`.
+    repair_sqft : float, default 1.0
+        How far a repair may move an invalid polygon's area and still be the shape drawn: the
+        profile's (:func:`esc_gis.validate.repair_tolerance_sqft`).
+    disturbed_name : str, optional
+        The limits file's name, for messages, when ``disturbed`` is a GeoDataFrame read from it.
 
     Returns
     -------
@@ -182,28 +194,39 @@ disturbed_where, skip_ids, feature_numbers, sites_name
         field_map=field_map,
         rows=numbers[~skip],
         generate_ids=rule is not None,
+        tolerance_sqft=repair_sqft,
     )
     problems += table.problems
     dist_table = None
     if disturbed is not None:
         raw_dist, d_source, d_numbers, _ = _read(
-            disturbed, layer=disturbed_layer, where=disturbed_where, default="disturbed"
+            disturbed, layer=disturbed_layer, where=disturbed_where, default="disturbed", name=disturbed_name
         )
         raw_dist = _with_crs(raw_dist, assume_crs, d_source, problems)
-        dist_table = prepare_disturbed(raw_dist, source=d_source, site_ids=table.gdf["site_id"], id_field=id_field)
+        dist_table = prepare_disturbed(
+            raw_dist, source=d_source, site_ids=table.gdf["site_id"], id_field=id_field, tolerance_sqft=repair_sqft
+        )
         problems += _renumber(dist_table.problems, d_numbers) if disturbed_where else dist_table.problems
     if problems:
         raise ValidationError(problems)
+    sites_m = to_measuring_crs(table.gdf, crs)
+    if dist_table is not None:
+        _refuse_apart(dist_table.gdf, d_source, sites_m, table.gdf.crs, crs)
     # Sites from another state measured in a county grid: warned, with the distance and the fix.
     reach = [(f"Sites {s_source}", tuple(map(float, table.gdf.total_bounds)), table.gdf.crs.to_wkt())]
     if dist_table is not None:
         d = dist_table.gdf
         reach.append((f"Disturbed limits {d_source}", tuple(map(float, d.total_bounds)), d.crs.to_wkt()))
+    unmeasured: list[str] = []
+    if dist_table is not None:
+        named = set(dist_table.gdf["site_id"].dropna())
+        unmeasured = [str(i) for i in table.gdf["site_id"] if i not in named]
     if warn_far:
         for what, bounds, src_crs in reach:
             warn_if_far_from_zone(bounds, src_crs, crs, what=what)
+        warn_unmeasured(unmeasured, d_source if dist_table is not None else "")
     return ReadRun(
-        to_measuring_crs(table.gdf, crs),
+        sites_m,
         None if dist_table is None else to_measuring_crs(dist_table.gdf, crs),
         skipped,
         None if rule is None else rule.describe(),
@@ -212,7 +235,57 @@ disturbed_where, skip_ids, feature_numbers, sites_name
         not_selected,
         id_field,
         reach,
+        unmeasured,
+        d_source if dist_table is not None else "",
     )
+
+
+def _refuse_apart(limits: gpd.GeoDataFrame, source: str, sites_m: gpd.GeoDataFrame, sites_crs: Any, crs: CRS) -> None:
+    """Refuse disturbed limits none of which lies near its own site: a CRS label is wrong (issue 46).
+
+    Each polygon is measured from its site, in the measuring CRS; one within
+    :data:`esc_gis.together.APART_KM` of its site is enough (a limit keyed to the wrong site is
+    the drawing's problem, said by the finding ``disturbed_outside_site``). The refusal names the
+    file and the likely CRS (:func:`esc_gis.together.apart`).
+
+    Raises
+    ------
+    ValidationError
+        Naming the file, the gap and the likely CRS mistake.
+    """
+    from esc_gis.together import apart, apart_message
+
+    if not len(limits) or limits.crs is None:
+        return
+    pos = pd.Index(sites_m["site_id"]).get_indexer(limits["site_id"])
+    keep = pos >= 0
+    if not keep.any():
+        return
+    partners = sites_m.geometry.to_numpy()[pos[keep]]
+    found = apart(limits.geometry.to_numpy()[keep], limits.crs, partners, crs, partner_crs=sites_crs)
+    if found is not None:
+        message, fix = apart_message("the disturbed limits", "their own sites", found)
+        raise ValidationError([Problem(source, None, message, fix)])
+
+
+def warn_unmeasured(ids: list[str], source: str) -> None:
+    """Warn, naming them, of the sites no polygon of the limits ``source`` names: taken as disturbed whole.
+
+    The one rule for a site missing from the limits (issue 46): it is decided on its whole
+    site, as a run without limits decides every site, never on 0 sq ft; each such site also
+    carries the finding ``no_disturbed_limits``. A streamed run gathers its batches' ids and
+    warns once.
+    """
+    if not ids:
+        return
+    shown = ", ".join(ids[:10]) + (f", ... ({len(ids)} in all)" if len(ids) > 10 else "")
+    named = f" {source}" if source and source != "disturbed" else ""
+    msg = (
+        f"The disturbed limits{named} have no polygon for {len(ids)} site(s): {shown}. Each is decided on its "
+        "whole site as disturbed (the default without limits). Fix: add their limits, or screen them without "
+        "--disturbed if the whole site is meant."
+    )
+    warnings.warn(msg, EscGisWarning, stacklevel=2)
 
 
 def _skipped_table(raw: gpd.GeoDataFrame, skip: np.ndarray, numbers: np.ndarray, rule: Any) -> gpd.GeoDataFrame:

@@ -113,6 +113,9 @@ class _Collector:
         # Per input ("Sites x.gpkg"): the union of the batches' bounds, and their CRS, so that
         # the far-from-zone warning is given once, as the whole-file run gives it.
         self.reach: dict[str, tuple[np.ndarray, str]] = {}
+        # The sites no limit names (measured whole), in the order their batches came: warned once.
+        self.unmeasured: list[str] = []
+        self.limits_source = ""
 
     def take(self, out: BatchOut) -> tuple[pa.Table, np.ndarray] | None:
         """Record a batch; return its rows and their positions, or None if it had problems."""
@@ -131,6 +134,9 @@ class _Collector:
                 old = self.reach[what][0]
                 b = np.concatenate([np.minimum(old[:2], b[:2]), np.maximum(old[2:], b[2:])])
             self.reach[what] = (b, crs)
+        source, ids = out.meta.get("unmeasured", ("", []))
+        self.limits_source = source or self.limits_source
+        self.unmeasured += ids
         self.columns = out.columns
         if out.skipped is not None:
             self.skipped.append(out.skipped)
@@ -161,6 +167,12 @@ class _Collector:
 
         for what, (bounds, src_crs) in self.reach.items():
             warn_if_far_from_zone(tuple(bounds), src_crs, crs, what=what)
+
+    def warn_unmeasured(self) -> None:
+        """Warn once, as the whole-file run does, of the sites no polygon of the limits names."""
+        from esc_gis.screening.read import warn_unmeasured
+
+        warn_unmeasured(self.unmeasured, self.limits_source)
 
     def summary(self, out: Path, rows: int, batches: int, not_selected: int) -> StreamRun:
         """Return what the run wrote and left out."""
@@ -257,6 +269,8 @@ def screen_to_file(
     if disturbed is not None and not isinstance(disturbed, gpd.GeoDataFrame):
         from esc_gis.io import read_layer
 
+        # Messages name the file, as the whole-file run's do, though the batches get it read.
+        screen_kwargs["disturbed_name"] = os.fspath(disturbed)
         disturbed = read_layer(
             disturbed,
             layer=screen_kwargs.pop("disturbed_layer", None),
@@ -289,8 +303,11 @@ def screen_to_file(
                 spill.close()
         collector.problems += collector.duplicates()
         if collector.problems:
-            raise ValidationError(collector.problems)
+            # A problem of the whole limits file (they lie apart from their sites) is found by every
+            # batch: said once.
+            raise ValidationError(_once(collector.problems))
         collector.warn_far(ls.crs)
+        collector.warn_unmeasured()
         if not rows:  # every batch held rights of way and the like only: as the whole-file run says
             from esc_gis.screening.read import AllSkippedError
 
@@ -305,6 +322,22 @@ def screen_to_file(
     run = collector.summary(out, rows, -(-n // batch_rows), total - n)
     run.spatial = order is not None
     return run
+
+
+def _once(problems: list[Problem]) -> list[Problem]:
+    """Drop repeats: a problem of a whole input (its limits lie apart from their sites) is found by every batch.
+
+    Such a problem (no row) is said once per input and fix; its gap, measured per batch, is the first batch's.
+    """
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for p in dict.fromkeys(problems):
+        if p.row is None:
+            if (p.source, p.fix) in seen:
+                continue
+            seen.add((p.source, p.fix))
+        out.append(p)
+    return out
 
 
 def _in_file_order(

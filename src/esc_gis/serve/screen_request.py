@@ -34,7 +34,7 @@ from esc_gis.errors import EscGisError, RequestError, ValidationError
 from esc_gis.layers import LayerSet
 from esc_gis.profile import Profile
 from esc_gis.units import SQFT_PER_ACRE
-from esc_gis.validate import ACTIVITIES
+from esc_gis.validate import ACTIVITIES, check_polygons, repair_tolerance_sqft
 
 #: GeoJSON's only CRS (RFC 7946 § 4): longitude and latitude on WGS 84.
 GEOJSON_CRS = "OGC:CRS84"
@@ -131,8 +131,8 @@ def _geometries(value: Any, name: str) -> list[shapely.Geometry]:
     return [geom]
 
 
-def _check_geometry(geoms: list[shapely.Geometry], name: str) -> None:
-    """Refuse empty, invalid or off-the-globe polygons, saying which and why."""
+def _check_geometry(geoms: list[shapely.Geometry], name: str, tolerance_sqft: float = 1.0) -> None:
+    """Refuse empty or off-the-globe polygons, and invalid ones a repair would change, saying which and why."""
     if not geoms:
         msg = f"Input {name!r} has no polygon."
         raise RequestError(msg)
@@ -152,14 +152,17 @@ def _check_geometry(geoms: list[shapely.Geometry], name: str) -> None:
     refusal = coordinates_refusal(bounds, GEOJSON_CRS, what=f"Input {name!r}", fix=FIX_REQUEST)
     if refusal is not None:
         raise RequestError(refusal)
-    bad = ~shapely.is_valid(arr)
-    if bad.any():
-        reason = shapely.is_valid_reason(arr[bad][0])
-        msg = f"Input {name!r} is not a valid polygon ({reason}). Fix: redraw it without crossing edges."
-        raise RequestError(msg)
+    # The one rule for an invalid polygon (esc_gis.validate.check_polygons), in the command line's
+    # words: a repair that keeps the shape drawn is left to the screening (which makes it and
+    # says so in a finding); one that would change the area or split it is refused here.
+    for i, check in sorted(check_polygons(arr, GEOJSON_CRS, tolerance_sqft=tolerance_sqft).items()):
+        if check.refused or shapely.is_empty(check.geometry):
+            message, fix = check.problem(GEOJSON_CRS)
+            which = f" (polygon {i + 1})" if len(arr) > 1 else ""
+            raise RequestError(f"Input {name!r}{which} {message} Fix: {fix}")
 
 
-def parse_request(data: Mapping[str, Any], limits: Limits) -> ScreenInput:
+def parse_request(data: Mapping[str, Any], limits: Limits, *, profile: Profile | None = None) -> ScreenInput:
     """Read and bound a request's inputs: ``site`` (required), ``disturbed`` and ``activity``.
 
     Parameters
@@ -169,6 +172,8 @@ def parse_request(data: Mapping[str, Any], limits: Limits) -> ScreenInput:
         (one polygon part or several, taken as one site); ``disturbed`` the same, the area to be
         disturbed (default the whole site); ``activity`` a word of the profile's activities.
     limits : Limits
+    profile : Profile, optional
+        Its ``policy.geometry_repair`` bounds the repair of an invalid polygon (default 1 sq ft).
 
     Returns
     -------
@@ -196,12 +201,13 @@ def parse_request(data: Mapping[str, Any], limits: Limits) -> ScreenInput:
     if data.get("site") is None:
         msg = "Input 'site' is missing. Fix: send the site as a GeoJSON Polygon (longitude/latitude)."
         raise RequestError(msg)
+    tolerance = 1.0 if profile is None else repair_tolerance_sqft(profile)
     site_parts = _geometries(data["site"], "site")
-    _check_geometry(site_parts, "site")
+    _check_geometry(site_parts, "site", tolerance)
     disturbed = None
     if data.get("disturbed") is not None:
         disturbed = _geometries(data["disturbed"], "disturbed")
-        _check_geometry(disturbed, "disturbed")
+        _check_geometry(disturbed, "disturbed", tolerance)
         if len(disturbed) > limits.disturbed_features:
             most = limits.disturbed_features
             msg = f"Input 'disturbed' has {len(disturbed):,} polygons; at most {most:,} are screened."
@@ -220,6 +226,9 @@ def parse_request(data: Mapping[str, Any], limits: Limits) -> ScreenInput:
     if activity is not None and activity not in ACTIVITIES:
         msg = f"Input 'activity' is {activity[:40]!r}; use one of {', '.join(ACTIVITIES)}."
         raise RequestError(msg)
+    if len(site_parts) > 1:
+        # Parts united into one site: an invalid one is repaired first, as drawn (refused above otherwise).
+        site_parts = [shapely.make_valid(g, method="structure", keep_collapsed=False) for g in site_parts]
     site = shapely.union_all(np.asarray(site_parts, dtype=object)) if len(site_parts) > 1 else site_parts[0]
     return ScreenInput(site, None if disturbed is None else tuple(disturbed), activity)
 
@@ -373,7 +382,7 @@ def screen_request(data: Mapping[str, Any], *, layers: LayerSet, profile: Profil
     """
     from esc_gis.screening import run_findings, screen
 
-    req = parse_request(data, limits)
+    req = parse_request(data, limits, profile=profile)
     far = _far_from(req, layers.crs)
     if far:
         _refuse_swapped(req, layers.crs)

@@ -384,6 +384,8 @@ def applications_from_frame(
                 screened_disturbed_sqft=facts["screened_disturbed_sqft"],
             )
         )
+    if disturbed is not None and not problems:
+        _warn_unmeasured(apps, key, [_text(r.get(own_key)) if own_key else None for r in frame.to_dict("records")])
     if disturbed is not None and limits:
         known = {_text(r.get(own_key)) for r in frame.to_dict("records")} if own_key else set()
         for k in sorted(set(limits) - known):
@@ -396,6 +398,29 @@ def applications_from_frame(
                 )
             )
     return apps, problems
+
+
+def _warn_unmeasured(apps: Sequence[Application], key: str, keys: Sequence[str | None]) -> None:
+    """Warn, naming them, of the rows the limits layer has no polygon for: each is decided on its whole site.
+
+    The screening's one rule for a site missing from the limits (issue 46; ``esc-gis screen
+    --disturbed`` warns in the same words), so the registry and the screening agree.
+    """
+    import warnings
+
+    from esc_gis.errors import EscGisWarning
+
+    missing = [k or f"row {i}" for i, (a, k) in enumerate(zip(apps, keys, strict=True), start=1) if a.disturbed is None]
+    if not missing:
+        return
+    shown = ", ".join(missing[:10]) + (f", ... ({len(missing)} in all)" if len(missing) > 10 else "")
+    warnings.warn(
+        f"The disturbed limits have no polygon for {len(missing)} row(s) by {key}: {shown}. Each is decided on "
+        "its whole site as disturbed (the default without limits). Fix: add their limits, or import them "
+        "without --disturbed if the whole site is meant.",
+        EscGisWarning,
+        stacklevel=3,
+    )
 
 
 def plan_mates(frame: gpd.GeoDataFrame, plans: Collection[str]) -> list[Application]:

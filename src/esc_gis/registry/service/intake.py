@@ -9,6 +9,7 @@ from __future__ import annotations
 
 __all__ = ["add", "add_many", "decide_screened", "import_frame", "remeasure"]
 
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import date, datetime
@@ -19,6 +20,7 @@ import shapely
 
 from esc_gis._lazy import lazy_module
 from esc_gis.errors import (
+    EscGisWarning,
     Problem,
     ValidationError,
 )
@@ -102,6 +104,7 @@ def add_many(
         replace(a, started_at=reg._office(a.started_at), start_notice_at=reg._office(a.start_notice_at))
         for a in applications
     ]
+    applications = _repair_geometry(reg, applications, source)
     problems, drawn = _check_applications(reg, applications, source)
     problems = [*(prior or []), *problems]
     # Measured even when other fields are bad, so one run reports every problem.
@@ -174,16 +177,19 @@ def _check_fields(reg: Registry, a: Application, bad: Callable[..., None]) -> No
 
 def _check_applications(reg: Registry, apps: Sequence[Application], source: str) -> tuple[list[Problem], bool]:
     """Check every application; return the problems, and whether every geometry can be measured."""
+    from esc_gis.validate import repair_tolerance_sqft
+
     problems: list[Problem] = []
     drawn = True
     seen: dict[str, int] = {}
+    tolerance = repair_tolerance_sqft(reg.profile)
     for i, a in enumerate(apps, start=1):
 
         def bad(message: str, fix: str, row: int = i, site: str | None = a.permit_number) -> None:
             problems.append(Problem(source, row, message, fix, site))
 
         _check_fields(reg, a, bad)
-        drawn = _check_geometry(a, bad) and drawn
+        drawn = _check_geometry(a, bad, tolerance) and drawn
         if a.permit_number:
             if a.permit_number in seen:
                 bad(
@@ -373,7 +379,11 @@ def remeasure(
     )
     problems: list[Problem] = []
     source = f"permit {permit_number}"
-    if not _check_geometry(app, lambda m, f: problems.append(Problem(source, None, m, f, permit_number))):
+    from esc_gis.validate import repair_tolerance_sqft
+
+    app = _repair_geometry(reg, [app], source)[0]
+    tolerance = repair_tolerance_sqft(reg.profile)
+    if not _check_geometry(app, lambda m, f: problems.append(Problem(source, None, m, f, permit_number)), tolerance):
         raise ValidationError(problems)
     measured = _measure(reg, [app], source, problems, remeasured=permit_number)
     if problems:
@@ -669,8 +679,44 @@ def _area_sqft(s: gpd.GeoSeries) -> np.ndarray:
     return np.asarray(area_sqft(s.to_numpy(), s.crs))
 
 
-def _check_geometry(a: Application, bad: Callable[..., None]) -> bool:
-    """Check one application's site and disturbed limits; return whether they can be measured."""
+def _repair_geometry(reg: Registry, apps: Sequence[Application], source: str) -> list[Application]:
+    """Repair each application's invalid polygons that the one rule keeps as drawn, warning of each by row.
+
+    The rule is the screening's (:func:`esc_gis.validate.check_polygons`): a repair that keeps
+    the area and the parts (a spike, a ring touching itself) is made, and the repaired shape is
+    what is measured and stored; one that would not is left for :func:`_check_geometry` to refuse.
+    """
+    from esc_gis.validate import check_polygons, repair_tolerance_sqft
+
+    tolerance = repair_tolerance_sqft(reg.profile)
+    out = []
+    for i, a in enumerate(apps, start=1):
+        changes: dict[str, Any] = {}
+        for name in ("site", "disturbed"):
+            g = getattr(a, name)
+            if g is None or a.crs is None or shapely.get_type_id(g) not in (3, 6) or g.is_valid:
+                continue
+            check = check_polygons(np.array([g], dtype=object), a.crs, tolerance_sqft=tolerance).get(0)
+            if check is None or check.refused or shapely.is_empty(check.geometry):
+                continue
+            changes[name] = check.geometry
+            who = f"{source}, row {i}" + (f" ({a.permit_number})" if a.permit_number else "")
+            warnings.warn(
+                f"{who}: the {name} polygon was invalid ({check.reason.lower()}) and was repaired as drawn "
+                f"({check.repaired_sqft:,.1f} sq ft, {check.repaired_parts} part(s)).",
+                EscGisWarning,
+                stacklevel=3,
+            )
+        out.append(replace(a, **changes) if changes else a)
+    return out
+
+
+def _check_geometry(a: Application, bad: Callable[..., None], tolerance_sqft: float = 1.0) -> bool:
+    """Check one application's site and disturbed limits; return whether they can be measured.
+
+    An invalid polygon left here is one the one rule refuses (:func:`_repair_geometry` made the
+    others valid): named with where it crosses itself and the fix, as `esc-gis screen` names it.
+    """
     drawn = True
     for name, g in (("site", a.site), ("disturbed", a.disturbed)):
         if g is None and name == "disturbed":
@@ -680,10 +726,12 @@ def _check_geometry(a: Application, bad: Callable[..., None]) -> bool:
         elif shapely.get_type_id(g) not in (3, 6):
             bad(f"the {name} geometry is a {g.geom_type}, not a polygon.", "give polygons.")
         elif not g.is_valid:
-            bad(
-                f"the {name} geometry is invalid ({shapely.is_valid_reason(g)}).",
-                "repair it (QGIS: Fix geometries; or shapely.make_valid).",
-            )
+            # Still invalid after _repair_geometry: the one rule refused it (esc_gis.validate).
+            from esc_gis.validate import check_polygons
+
+            check = check_polygons(np.array([g], dtype=object), a.crs, tolerance_sqft=tolerance_sqft).get(0)
+            message, fix = check.problem(a.crs) if check is not None else ("is invalid.", "redraw it.")
+            bad(f"the {name} geometry {message}", fix)
         else:
             continue
         drawn = False

@@ -21,6 +21,7 @@ from esc_gis.layers import LayerSet, load_layers
 from esc_gis.profile import Profile, load_profile
 from esc_gis.screening.decide import ScreeningRun, measure_run
 from esc_gis.screening.read import read_run
+from esc_gis.validate import repair_tolerance_sqft
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -184,5 +185,6 @@ sites_where, disturbed_where, skip_ids, progress
         skip_ids=skip_ids,
         feature_numbers=feature_numbers,
         sites_name=sites_name,
+        repair_sqft=repair_tolerance_sqft(prof),
     )
     return measure_run(read, ls, prof, progress=report)
