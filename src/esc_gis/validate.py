@@ -568,7 +568,7 @@ def prepare_disturbed(
     Returns
     -------
     SiteTable
-        Columns ``site_id``, ``row``, ``repaired`` and the geometry, with every problem.
+        Columns ``site_id``, :data:`ROW_COLUMN`, :data:`REPAIRED_COLUMN` and the geometry, with every problem.
     """
     gdf = gdf.copy()
     problems: list[Problem] = []
@@ -603,8 +603,7 @@ def prepare_disturbed(
     n = len(gdf)
     out = gdf[[gdf.geometry.name]].assign(
         site_id=ids if ids is not None else pd.Series([None] * n, dtype=object),
-        row=np.arange(1, n + 1),
-        repaired=repaired,
+        **{ROW_COLUMN: np.arange(1, n + 1), REPAIRED_COLUMN: repaired},
     )
     problems.sort(key=lambda p: p.row or 0)
     return SiteTable(out, problems)
