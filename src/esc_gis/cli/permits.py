@@ -61,6 +61,8 @@ COMMANDS = (
     permits_lifecycle.retract,
     permits_lifecycle.reinstate,
     permits_lifecycle.extend,
+    permits_lifecycle.determine,
+    permits_lifecycle.condition,
     permits_inspections.inspect,
     permits_inspections.repaired,
     permits_enforcement.enforce,

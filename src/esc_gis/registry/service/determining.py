@@ -70,7 +70,6 @@ def determine(
     if problems:
         raise ValidationError(problems)
     assert on is not None and reasons is not None
-    f = reg.profile.finding("registry_determined")
     fields = {"permit_decision": "required", "standards": reg.profile.standards_permitted}
     with reg.backend.write() as cur:
         locked = reg._locked(cur, permit_number)
@@ -79,7 +78,7 @@ def determine(
         reg._event(
             cur,
             permit_number,
-            Event(now_utc(), who, "determination", None, None, on, None, f"{reasons.strip()} [{f.message} ({f.section})]"),
+            Event(now_utc(), who, "determination", None, None, on, None, reasons.strip()),
             fields=fields,
         )
     return reg.get(permit_number)
