@@ -31,7 +31,9 @@ A1_WORDS = (
 
 def _small(reg: Registry, sqft: float = 3000.0, *, x: float = 100, **kw) -> str:
     """An application received 2026-11-02 on a square of ``sqft`` at local (x, 100), its whole site disturbed."""
-    return reg.add(Application(f"{x:.0f} Small St", date(2026, 11, 2), square_sqft(x, 100, sqft), CRS, **kw), who="clerk")
+    return reg.add(
+        Application(f"{x:.0f} Small St", date(2026, 11, 2), square_sqft(x, 100, sqft), CRS, **kw), who="clerk"
+    )
 
 
 def _cases(reg: Registry) -> int:
@@ -109,9 +111,12 @@ def test_an_npdes_exempt_site_gets_one_answer_by_permit_and_by_screened_site(reg
     frame.to_file(path, layer="screening")
     with pytest.raises(ValidationError, match=r"S1 does not need a permit \(screening: permit not_required\)"):
         reg.enforce(ground="A1", on=ON, reasons="x", site_layer=path, site_id="S1")
-    assert reg.decide_permit(p)["permit_decision"] == reg.decide_screened(
-        gpd.read_file(path, layer="screening"), gpd.read_file(path, layer="screening").iloc[:0], str(path)
-    )["permit_decision"]
+    assert (
+        reg.decide_permit(p)["permit_decision"]
+        == reg.decide_screened(
+            gpd.read_file(path, layer="screening"), gpd.read_file(path, layer="screening").iloc[:0], str(path)
+        )["permit_decision"]
+    )
     # No determination reaches an exempt site.
     with pytest.raises(ValidationError) as err:
         reg.determine(exempt, on=ON, reasons="near the river")
@@ -129,7 +134,7 @@ def test_an_order_resting_on_a1_is_refused_once_the_site_needs_no_permit(reg) ->
     c = reg.enforce(ground="A1", on=ON, reasons="grading before approval", permit_number=p)
     reg.remeasure(p, square_sqft(100, 100, 3000.0), CRS, reasons="limits corrected")
     for kind in ("stop_work", "notified", "referral"):
-        with pytest.raises(ValidationError, match="needs no permit .*ground A1 does not fit it"):
+        with pytest.raises(ValidationError, match=r"needs no permit .*ground A1 does not fit it"):
             reg.case_action(c.case_id, kind, on=date(2026, 11, 21), reasons="posted")
     assert reg.case(c.case_id).events == ()
 
@@ -246,3 +251,44 @@ def test_transition_to_disapproved_takes_no_condition_and_the_move_is_not_made(r
     with pytest.raises((ValidationError, IllegalTransitionError)):
         reg.transition(p, "under_review", on=date(2026, 11, 5), conditions=["x"])
     assert reg.get(p).status == "under_review"
+
+
+# --- The commands ----------------------------------------------------------------------------------------
+
+
+def test_cli_determine_condition_show_enforce_and_certificate(reg, target: str, layers_path, tmp_path: Path) -> None:
+    """§ 540-8F: "Permits issued under this section may include conditions"; § 540-8E(8): "The permit applicant
+    shall post the "Certificate of Permit Coverage" in a conspicuous location at the construction site";
+    § 540-12A(1) and (3) through `permits enforce`."""
+    from .public_outputs import run_permits as run
+
+    lay = ["--layers", str(layers_path)]
+    small = _small(reg)
+    r = run("enforce", target, "--permit", small, "--ground", "A1", "--on", "2026-11-20", "--reasons", "x", *lay)
+    assert r.exit_code == 1 and "needs no permit" in r.output and A1_WORDS in r.output
+    r = run("determine", target, small, "--on", "2026-11-10", "--reasons", "drains to the river", *lay)
+    assert r.exit_code == 0 and "permit required (by determination)" in r.output, r.output
+    r = run("determine", target, small, "--on", "2026-11-10", "--reasons", "again", *lay)
+    assert r.exit_code == 1 and "a determination is already recorded" in r.output
+    r = run("enforce", target, "--permit", small, "--ground", "A1", "--on", "2026-11-20", "--reasons", "x", *lay)
+    assert r.exit_code == 0 and "ENF-2026-0001" in r.output, r.output
+    p = _under_review(reg)
+    r = run("transition", target, p, "approved", "--on", "2026-11-05", "--condition", "silt fence on the east line",
+            "--condition", "sweep Main St daily", *lay)  # fmt: skip
+    assert r.exit_code == 0, r.output
+    r = run("condition", target, p, "stabilize the stockpile", "--on", "2026-11-06", *lay)
+    assert r.exit_code == 0 and "condition 3: stabilize the stockpile" in r.output, r.output
+    r = run("show", target, p, *lay)
+    assert "conditions of the permit (ground A3 names one by its number):" in r.output
+    assert "  1. silt fence on the east line (2026-11-05)" in r.output and "  3. stabilize the stockpile" in r.output
+    r = run("enforce", target, "--permit", p, "--ground", "A3", "--on", "2026-11-20", "--reasons", "no sweeping",
+            "--condition", "2", *lay)  # fmt: skip
+    assert r.exit_code == 0 and "condition 2 not met (sweep Main St daily): no sweeping" in r.output, r.output
+    out = tmp_path / "certificate.html"
+    r = run("certificate", target, p, "-o", str(out), *lay)
+    assert r.exit_code == 0 and "(3 condition(s))" in r.output, r.output
+    page = out.read_text()
+    assert "<h1>Certificate of Permit Coverage</h1>" in page and "§ 540-8E(8)" in page
+    assert "<li>silt fence on the east line" in page and "<li>sweep Main St daily" in page and "§ 540-8F" in page
+    r = run("certificate", target, small, "-o", str(tmp_path / "small.html"), *lay)
+    assert r.exit_code == 1 and "the permit is application_received: a certificate of permit coverage" in r.output

@@ -81,4 +81,3 @@ def test_review_reads_the_determination_from_the_registry(tmp_path: Path, review
     shown = CliRunner().invoke(cli, ["permits", "show", str(reg_path), number, "--layers", str(review_layers)])
     assert "determination of 2026-11-10: drains to Test Creek" in shown.output
     assert WORDS in shown.output and "(§ 540-4A(1)(c); basis ordinance)" in shown.output
-

@@ -144,6 +144,9 @@ REGISTRY: dict[str, tuple[str, ...]] = {
     "determination_exempt": ("sqft",),
     "condition_not_issued": ("status",),
     "enforcement_no_condition": ("listed",),
+    "permit_certificate": (),
+    "certificate_conditions": (),
+    "certificate_not_issued": ("status",),
 }
 #: code -> row values, over every part of the toolkit that emits findings.
 #: Plan review (``esc-gis review``): one finding per outcome of each check of

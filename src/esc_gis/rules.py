@@ -439,7 +439,9 @@ def may_require_permit(
     return not_required & ~npdes_small & (in_protective | in_water | in_targeted)
 
 
-def determined_decision(permit: str, standards: str, npdes_small: bool, determined: bool, profile: Profile) -> tuple[str, str]:
+def determined_decision(
+    permit: str, standards: str, npdes_small: bool, determined: bool, profile: Profile
+) -> tuple[str, str]:
     """§ 540-4A(1)(c): the permit decision and standards of a site once the authority's determination is known.
 
     "Notwithstanding the applicability requirements in § 540-4A(1)(a) and (b), a permit is

@@ -82,6 +82,7 @@ COMMANDS = (
     permits_deadlines.calendar_feed,
     permits_deadlines.map_,
     permits_report.report,
+    permits_report.certificate,
     permits_report.summary,
     permits_report.export_inspections,
     permits_verify.verify,

@@ -272,12 +272,7 @@ def review_plan(
                 standards=str(d["standards"][0]),
                 sediment_standard=bool(d["sediment_standard"][0]),
             )
-    if res is not None and determined is not None:
-        # § 540-4A(1)(c): the one rule the registry applies to a determination, applied here too.
-        npdes = any(f.get("code") == "npdes_exempt_under_1_acre" for f in json.loads(res["findings"] or "[]"))
-        permit, standards = determined_decision(measured["permit"], measured["standards"], npdes, True, prof)
-        if permit != measured["permit"]:
-            measured.update(permit=permit, standards=standards, determined=determined)
+    _apply_determination(res, measured, determined, prof)
     scope = scope_checks(res, measured, prof)
     if scope:
         # Not the article's, or a site that needs no permit: § 540-9 and § 540-7B are not reviewed.
@@ -316,6 +311,21 @@ def review_plan(
     )
     checks.append(_schedule(pkg.facts, prof))
     return Review(pkg.source, verdict(checks, pkg.problems), checks, pkg.problems, pkg.facts, lay, measured, prof)
+
+
+def _apply_determination(res: Any, measured: dict[str, Any], determined: str | None, prof: Profile) -> None:
+    """Make ``measured`` a permitted site's where a § 540-4A(1)(c) determination changes its decision.
+
+    The one rule the registry applies (:func:`esc_gis.rules.determined_decision`): only a site
+    the screening decided ``not_required`` and § 540-4A(3) does not exempt; ``determined`` (the
+    determination in words) is kept for the decision's check.
+    """
+    if res is None or determined is None:
+        return
+    npdes = any(f.get("code") == "npdes_exempt_under_1_acre" for f in json.loads(res["findings"] or "[]"))
+    permit, standards = determined_decision(measured["permit"], measured["standards"], npdes, True, prof)
+    if permit != measured["permit"]:
+        measured.update(permit=permit, standards=standards, determined=determined)
 
 
 #: plan.toml's ``[site]`` keys that are the screening contract's fields (DESIGN.md).

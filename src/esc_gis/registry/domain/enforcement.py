@@ -216,7 +216,9 @@ def where_no_permit_required(tables: Mapping[str, Any]) -> dict[str, NoPermitRul
     for k, v in raw.items():
         ok = isinstance(v, dict) and isinstance(v.get("fits"), bool)
         if not ok or not all(str(v.get(x) or "").strip() for x in ("text", "section", "basis")):
-            msg = f"[enforcement.where_no_permit_required.{k}] needs fits (true or false), a text, a section and a basis."
+            msg = (
+                f"[enforcement.where_no_permit_required.{k}] needs fits (true or false), a text, a section and a basis."
+            )
             raise ProfileError(msg)
         out[str(k)] = NoPermitRule(bool(v["fits"]), str(v["text"]), str(v["section"]), str(v["basis"]))
     return out

@@ -296,7 +296,9 @@ def _apply(s: PermitState, e: HistoryEvent, application_fee: str) -> None:  # no
         if d["outcome"] != "disapproved":
             s.issued_on = e.on
         # Conditions set with the approval (§ 540-8F): facts of the decision's one event.
-        s.conditions += [{"on": e.on, "text": str(c), "seq": e.seq, "source": "condition"} for c in d.get("conditions") or ()]
+        s.conditions += [
+            {"on": e.on, "text": str(c), "seq": e.seq, "source": "condition"} for c in d.get("conditions") or ()
+        ]
     elif k == "work_started" and s.started_at is None:
         s.started_at = e.when
         if e.when is not None:
@@ -312,7 +314,9 @@ def _apply(s: PermitState, e: HistoryEvent, application_fee: str) -> None:  # no
             }
         )
         # § 540-8G "additional BMPs as a condition of the extension": conditions of the permit too.
-        s.conditions += [{"on": e.on, "text": str(c), "seq": e.seq, "source": "extension"} for c in d.get("conditions") or ()]
+        s.conditions += [
+            {"on": e.on, "text": str(c), "seq": e.seq, "source": "extension"} for c in d.get("conditions") or ()
+        ]
     elif k == "final_stabilization":
         s.final_on = e.on
     elif k == "fee_paid":

@@ -59,7 +59,9 @@ def determine(
         problems.append(Problem(src, None, "the determination has no date.", "give --on YYYY-MM-DD."))
     problems += reg._date_problems(src, EffectiveDate("--on", on, p.received_on, "the application's receipt"))
     if p.status in _ENDED:
-        problems.append(Problem(src, None, f"the permit is {p.status}.", "record the determination on a new application."))
+        problems.append(
+            Problem(src, None, f"the permit is {p.status}.", "record the determination on a new application.")
+        )
     if p.state is not None and p.state.determination is not None:
         was = p.state.determination
         problems.append(
@@ -100,9 +102,7 @@ def _decision_problems(reg: Registry, p: Permit, src: str) -> list[Problem]:
     return []
 
 
-def add_condition(
-    reg: Registry, permit_number: str, text: str, *, on: date | None, who: str | None = None
-) -> Permit:
+def add_condition(reg: Registry, permit_number: str, text: str, *, on: date | None, who: str | None = None) -> Permit:
     """Record a condition of an issued permit established by the administering authority (§ 540-8F).
 
     "Permits issued under this section may include conditions established by administering

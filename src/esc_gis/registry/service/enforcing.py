@@ -125,13 +125,9 @@ def enforce(
         site, ref_problems = _screened_site(reg, site_layer, site_id)
         problems += [Problem(str(site_layer), None, m, f) for m, f in ref_problems]
     g = known.get(ground, {})
-    site_problems = _site_problems(reg, permit, ground, src) if permit is not None and ground in known else []
+    site_problems, condition_text = _permit_ground_problems(reg, known, ground, permit, condition, src)
     problems += site_problems
-    condition_text = None
-    if ground in known and not site_problems:
-        condition_text, found = _condition_named(reg, g, ground, permit, condition, src)
-        problems += found
-    if site_problems:
+    if any(p.message.startswith(_NO_PERMIT_NEEDED) for p in site_problems):
         pass  # the site needs no permit: whether the permit is in force says nothing more
     elif g.get("without_permit") and permit is not None and on is not None:
         # Work on an application never issued, after a revocation or the closing, or after the
@@ -150,10 +146,37 @@ def enforce(
         problems += _ground_problems(g, ground, permit_number, src)
     if problems:
         raise ValidationError(problems)
-    if condition_text is not None:
-        # The case says which condition is not met, in its reasons (its one row and log line).
-        reasons = f"condition {condition} not met ({condition_text}): {(reasons or '').strip()}"
+    reasons = _naming_condition(reasons, condition, condition_text)
     return _open_case(reg, ground, on, reasons, permit_number, site_layer, site_id, address, site, who)
+
+
+def _permit_ground_problems(
+    reg: Registry,
+    known: dict[str, dict[str, Any]],
+    ground: str,
+    permit: Permit | None,
+    condition: int | None,
+    src: str,
+) -> tuple[list[Problem], str | None]:
+    """Return why ``ground`` does not fit the permit's site or names no condition of it, and the condition's text."""
+    if ground not in known:
+        return [], None
+    site = _site_problems(reg, permit, ground, src) if permit is not None else []
+    if site:
+        return site, None
+    text, found = _condition_named(reg, known[ground], ground, permit, condition, src)
+    return found, text
+
+
+def _naming_condition(reasons: str | None, number: int | None, text: str | None) -> str | None:
+    """Return the case's reasons, saying first which condition is not met (its one row and log line hold them)."""
+    if text is None:
+        return reasons
+    return f"condition {number} not met ({text}): {(reasons or '').strip()}"
+
+
+#: How a refusal of a ground on a site that needs no permit (or the article does not reach) begins.
+_NO_PERMIT_NEEDED = "the site of permit "
 
 
 def _site_problems(reg: Registry, permit: Permit, ground: str, src: str) -> list[Problem]:
@@ -173,7 +196,7 @@ def _site_problems(reg: Registry, permit: Permit, ground: str, src: str) -> list
         d = reg.decide_permit(permit)
     except ValidationError as exc:
         return [
-            Problem(src, None, f"permit {permit.permit_number}: {p.message}", p.fix or "check the permit's site.")
+            Problem(src, None, f"{_NO_PERMIT_NEEDED}{permit.permit_number}: {p.message}", p.fix or "check the site.")
             for p in exc.problems
         ]
     if d["permit_decision"] == "required":
@@ -183,15 +206,19 @@ def _site_problems(reg: Registry, permit: Permit, ground: str, src: str) -> list
         return []
     exempt = d.get("npdes_small")
     why = "; exempt from an NPDES permit" if exempt else "; no determination that it needs one is recorded"
-    fix = "use another ground (A4)." if exempt else (
-        "use another ground (A4), or record the administering authority's determination that a permit is "
-        f"needed (esc-gis permits determine REGISTRY {permit.permit_number} --on DATE --reasons TEXT)."
+    fix = (
+        "use another ground (A4)."
+        if exempt
+        else (
+            "use another ground (A4), or record the administering authority's determination that a permit is "
+            f"needed (esc-gis permits determine REGISTRY {permit.permit_number} --on DATE --reasons TEXT)."
+        )
     )
     return [
         Problem(
             src,
             None,
-            f"the site of permit {permit.permit_number} needs no permit (screening: permit {d['permit_decision']}, "
+            f"{_NO_PERMIT_NEEDED}{permit.permit_number} needs no permit (screening: permit {d['permit_decision']}, "
             f"{d['plan_disturbed_sqft']:,.0f} sq ft{why}): ground {ground} does not fit it: {rule.text} "
             f"({rule.section}; basis {rule.basis}).",
             fix,
@@ -210,7 +237,9 @@ def _condition_named(
     if not g.get("names_condition"):
         if condition is None:
             return None, []
-        return None, [Problem(src, None, f"ground {ground} is not about a condition of the permit.", "leave out --condition.")]
+        return None, [
+            Problem(src, None, f"ground {ground} is not about a condition of the permit.", "leave out --condition.")
+        ]
     if permit is None:
         return None, []  # the ground needs a permit: said by its own problem
     conditions = permit.state.permit_conditions if permit.state is not None else []
@@ -218,7 +247,11 @@ def _condition_named(
         return conditions[condition - 1]["text"], []
     listed = "; ".join(f"{i}. {c['text']} ({c['on']})" for i, c in enumerate(conditions, start=1)) or "none is recorded"
     f = reg.profile.finding("enforcement_no_condition", listed=listed)
-    fix = "give --condition N." if conditions else f"record it first (esc-gis permits condition REGISTRY {permit.permit_number} TEXT)."
+    fix = (
+        "give --condition N."
+        if conditions
+        else f"record it first (esc-gis permits condition REGISTRY {permit.permit_number} TEXT)."
+    )
     said = f"there is no condition {condition}; " if condition is not None else ""
     return None, [Problem(src, None, f"{said}{f.message} ({f.section}).", fix)]
 
