@@ -265,6 +265,10 @@ def _apply(s: PermitState, e: HistoryEvent, application_fee: str) -> None:  # no
     k = e.kind
     if e.moves:
         _move(s, e)
+        if s.status not in ("application_received", "under_review"):
+            # § 540-8C(1): the 20 business days are for the decision on an application waiting for
+            # it; one closed undecided (withdrawn) or otherwise moved on has none running.
+            s.clocks.pop("decision", None)
     if k == "received":
         s.received_on = e.on
         s.issued_on = _date(d.get("issued_on"))
