@@ -107,7 +107,7 @@ def test_a_screened_site_a_permit_covers_is_refused(reg, screening: Path) -> Non
 
 
 def test_stop_work_moves_the_permit_with_reasons_and_retraction_moves_it_back(reg, active) -> None:
-    c = reg.enforce(ground="A3", on=date(2026, 11, 20), reasons="fence down", permit_number=active)
+    c = reg.enforce(ground="A4", on=date(2026, 11, 20), reasons="fence down", permit_number=active)
     with pytest.raises(ValidationError, match="needs written reasons"):
         reg.case_action(c.case_id, "stop_work", on=date(2026, 11, 21))
     assert reg.get(active).status == "active"
@@ -209,7 +209,7 @@ def test_cli_enforce_case_and_cases(reg, active, target: str, layers_path, scree
     r = _run("enforce", target, "--site-layer", str(screening), "--site-id", "S1", "--ground", "A1",
              "--on", "2026-11-20", "--reasons", "grading, no permit", "--who", "ed", *lay)  # fmt: skip
     assert r.exit_code == 0 and "ENF-2026-0001" in r.output, r.output
-    r = _run("enforce", target, "--permit", active, "--ground", "A3", "--on", "2026-11-20", "--reasons", "r", *lay)
+    r = _run("enforce", target, "--permit", active, "--ground", "A4", "--on", "2026-11-20", "--reasons", "r", *lay)
     assert r.exit_code == 0, r.output
     r = _run("case", target, "ENF-2026-0002", "--stop-work", "2026-11-21", "--reasons", "posted", "--who", "ed", *lay)
     assert r.exit_code == 0 and reg.get(active).status == "stop_work", r.output
@@ -231,7 +231,7 @@ def test_public_outputs_never_show_enforcement_or_appeal_details(
 ) -> None:
     lay = ["--layers", str(layers_path)]
     planted: tuple[str, ...] = ("Reason-Planted-8811", "Order-Planted-8812", "Notice-Planted-8813", "Addr-Planted-8814")
-    c = reg.enforce(ground="A3", on=date(2026, 11, 20), reasons=planted[0], permit_number=active)
+    c = reg.enforce(ground="A4", on=date(2026, 11, 20), reasons=planted[0], permit_number=active)
     reg.case_action(c.case_id, "stop_work", on=date(2026, 11, 21), reasons=planted[1])
     reg.case_action(c.case_id, "notice", on=date(2026, 11, 22), reasons=planted[2], costs=98765.0, costs_from="billed")
     reg.enforce(ground="A4", on=date(2026, 11, 20), reasons="x", address=planted[3])
@@ -254,7 +254,7 @@ def test_public_outputs_never_show_enforcement_or_appeal_details(
 
 
 def test_a_reversed_appeal_of_a_stop_work_order_sends_the_permit_back(reg, active) -> None:
-    c = reg.enforce(ground="A3", on=date(2026, 11, 20), reasons="fence down", permit_number=active)
+    c = reg.enforce(ground="A4", on=date(2026, 11, 20), reasons="fence down", permit_number=active)
     reg.case_action(c.case_id, "stop_work", on=date(2026, 11, 21), reasons="posted")
     a = reg.appeal(
         appealed="stop-work order of 2026-11-21",
@@ -407,7 +407,7 @@ def test_a_numbering_pattern_that_cannot_be_read_back_is_refused(pattern: str, m
 
 
 def test_an_appeal_of_a_cease_and_desist_order_is_not_heard(reg, active) -> None:
-    c = reg.enforce(ground="A3", on=date(2026, 11, 20), reasons="fence down", permit_number=active)
+    c = reg.enforce(ground="A4", on=date(2026, 11, 20), reasons="fence down", permit_number=active)
     with pytest.raises(ValidationError) as info:
         reg.appeal(
             appealed="the court's cease-and-desist order",
@@ -432,7 +432,7 @@ def test_an_appeal_of_a_cease_and_desist_order_is_not_heard(reg, active) -> None
 
 
 def test_only_a_reversal_of_the_order_behind_the_state_moves_the_permit(reg, active) -> None:
-    c = reg.enforce(ground="A3", on=date(2026, 11, 20), reasons="fence down", permit_number=active)
+    c = reg.enforce(ground="A4", on=date(2026, 11, 20), reasons="fence down", permit_number=active)
     reg.case_action(c.case_id, "stop_work", on=date(2026, 11, 21), reasons="posted")
     # A permit condition reversed while a stop-work order stands: the order stands.
     a = reg.appeal(appealed="condition 3", kind="permit_decision", appellant="P", appellant_kind="aggrieved_person",

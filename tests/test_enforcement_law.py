@@ -95,7 +95,7 @@ def test_work_after_the_period_ran_out_is_work_without_a_permit_from_the_day_aft
 
 def test_a_ground_about_the_permit_still_moves_it(reg, active) -> None:
     """The edge: A3 ("The conditions of the permit are not being met") on a permit stays the permit's order."""
-    c = reg.enforce(ground="A3", on=date(2026, 11, 20), reasons="fence down", permit_number=active)
+    c = reg.enforce(ground="A4", on=date(2026, 11, 20), reasons="fence down", permit_number=active)
     reg.case_action(c.case_id, "stop_work", on=date(2026, 11, 21), reasons="posted")
     assert reg.get(active).status == "stop_work" and reg.history(c.case_id) == []
 
@@ -123,7 +123,7 @@ def test_a_referral_without_a_permit_comes_after_the_notice_to_cease(reg) -> Non
 def test_on_a_permits_site_the_notice_alone_does_not_lead_to_a_referral(reg, active) -> None:
     """§ 540-12C's first branch is "where no permit has been issued"; on a permit's site, "if a responsible
     party violates a stop-work order posted under § 540-12A"."""
-    c = reg.enforce(ground="A3", on=date(2026, 11, 20), reasons="fence down", permit_number=active)
+    c = reg.enforce(ground="A4", on=date(2026, 11, 20), reasons="fence down", permit_number=active)
     reg.case_action(c.case_id, "notified", on=date(2026, 11, 20))
     with pytest.raises(ValidationError, match=r'"violates a stop-work order posted under § 540-12A"'):
         reg.case_action(c.case_id, "referral", on=date(2026, 11, 21))
@@ -283,11 +283,13 @@ def test_work_on_an_application_never_issued_is_work_without_a_permit(reg) -> No
 
 def test_the_refusal_on_a_permit_in_force_names_every_reading_with_its_basis(reg, active) -> None:
     """The edge: an active permit within its period is a permit; the refusal names when A1 fits, the
-    ordinance's words (basis ordinance) apart from the readings (basis interpretation)."""
+    ordinance's words (basis ordinance) apart from the readings (basis interpretation). § 540-8A is
+    quoted from its first words (issue 46): "When a permit is required, no responsible party may commence
+    a land-disturbing construction activity subject to this article without receiving prior approval"."""
     with pytest.raises(ValidationError) as info:
         reg.enforce(ground="A1", on=date(2026, 11, 20), reasons="x", permit_number=active)
     text = str(info.value)
-    assert '"no responsible party may commence a land-disturbing construction activity' in text
+    assert '"When a permit is required, no responsible party may commence a land-disturbing construction' in text
     assert "(§ 540-12A(1); § 540-8A; basis ordinance)" in text
     assert "a closed permit permits no work (§ 540-12A(1); basis interpretation)" in text
 
@@ -323,7 +325,7 @@ def test_an_order_lifted_before_a_case_was_opened_does_not_count_for_it(reg, act
     """§ 540-12E: "After posting a stop-work order under § 540-12A, the administering authority may issue a
     notice of intent"; § 540-12C: "if a responsible party violates a stop-work order posted under § 540-12A".
     An older case's order, retracted before the new case was opened, is not the new case's order."""
-    old = reg.enforce(ground="A3", on=date(2026, 11, 5), reasons="fence down", permit_number=active)
+    old = reg.enforce(ground="A4", on=date(2026, 11, 5), reasons="fence down", permit_number=active)
     reg.case_action(old.case_id, "stop_work", on=date(2026, 11, 6), reasons="posted")
     reg.case_action(old.case_id, "retraction", on=date(2026, 11, 9), reasons="fence repaired")
     reg.case_action(old.case_id, "closed", on=date(2026, 11, 9))
@@ -361,7 +363,7 @@ def test_a_permits_retraction_lifts_the_cases_order_and_a_new_one_can_be_posted(
     """§ 540-12D: "The administering authority or the Village Board may retract the stop-work order issued
     under § 540-12A": lifted on the permit (`permits retract`), it is lifted for the case that posted it;
     § 540-12A: a new order "may" then be posted on the case."""
-    c = reg.enforce(ground="A3", on=date(2026, 11, 20), reasons="fence down", permit_number=active)
+    c = reg.enforce(ground="A4", on=date(2026, 11, 20), reasons="fence down", permit_number=active)
     c = reg.case_action(c.case_id, "stop_work", on=date(2026, 11, 20), reasons="posted")
     assert c.state == "stop_work"
     reg.retract(active, reasons="fence repaired", on=date(2026, 11, 23))
@@ -579,7 +581,14 @@ def test_a_stop_work_order_on_a_suspended_permit_and_then_a_referral(reg, active
     reg.transition(
         active, "suspended", on=date(2026, 11, 16), reasons="silt fence down", notified_on=date(2026, 11, 13)
     )  # fmt: skip
-    c = reg.enforce(ground=ground, on=date(2026, 11, 18), reasons="grading while suspended", permit_number=active)
+    # Ground A3 names the condition not met (§ 540-8F: "Permits ... may include conditions").
+    named = {}
+    if ground == "A3":
+        reg.add_condition(active, "keep the silt fence standing", on=date(2026, 11, 10))
+        named = {"condition": 1}
+    c = reg.enforce(
+        ground=ground, on=date(2026, 11, 18), reasons="grading while suspended", permit_number=active, **named
+    )
     c = reg.case_action(c.case_id, "stop_work", on=date(2026, 11, 18), reasons="posted at the gate")
     p = reg.get(active)
     assert (c.state, p.status, p.previous_status) == ("stop_work", "stop_work", "suspended")

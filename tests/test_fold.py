@@ -980,3 +980,17 @@ def test_a_log_entry_without_a_typed_kind_is_a_defect_of_the_caller() -> None:
     with pytest.raises(RegistryError, match=r"^No history kind for the log entry 'gossip'\.$"):
         typed("ESC-1", _log("gossip"))
     assert typed("ESC-1", _log("update")).when is None
+
+
+def test_an_application_closed_undecided_has_no_decision_clock() -> None:
+    """§ 540-8C(1): "Within 20 business days of the receipt of a complete permit application ... the
+    administering authority shall approve, approve conditionally or disapprove the application"; one closed
+    before a decision (withdrawn) waits for none, so no deemed approval (§ 540-8C(5)) can run out on it.
+    The office model found the clock still running in ``closed`` (issue 46)."""
+    complete = [RECEIVED, fee(D)]
+    assert fold(complete).decision_clock is not None
+    closed = fold([*complete, mv("closed", "closed", date(2026, 1, 6), frm="application_received")])
+    assert closed.status == "closed" and closed.decision_clock is None
+    # A move that keeps it waiting keeps the clock where it started.
+    review = fold([*complete, mv("under_review", "under_review", date(2026, 1, 6), frm="application_received")])
+    assert review.decision_clock is not None and review.decision_clock.start == D

@@ -397,7 +397,7 @@ class OfficeModel(RuleBasedStateMachine):
 
     # Enforcement and appeals ---------------------------------------------------------------
 
-    @rule(target=cases, p=permits, ground=st.sampled_from(["A2", "A3", "A4"]))
+    @rule(target=cases, p=permits, ground=st.sampled_from(["A2", "A4"]))
     def enforce(self, p: str, ground: str) -> Any:
         c = self.do(
             "enforce",

@@ -142,6 +142,14 @@ REGISTRY: dict[str, tuple[str, ...]] = {
     "referral_no_order": (),
     "deemed_approval_in_force": ("due", "action"),
     "special_assessment_over_due": ("amount", "due"),
+    "registry_determined": (),
+    "determination_not_needed": ("sqft",),
+    "determination_exempt": ("sqft",),
+    "condition_not_issued": ("status",),
+    "enforcement_no_condition": ("listed",),
+    "permit_certificate": (),
+    "certificate_conditions": (),
+    "certificate_not_issued": ("status",),
 }
 #: code -> row values, over every part of the toolkit that emits findings.
 #: Plan review (``esc-gis review``): one finding per outcome of each check of
@@ -212,6 +220,7 @@ REVIEW: dict[str, tuple[str, ...]] = {
     "review_decision": ("permit", "standards", "disturbed_sqft"),
     "review_decision_sediment": ("permit", "standards", "disturbed_sqft"),
     "review_decision_outside": (),
+    "review_decision_determined": ("permit", "standards", "disturbed_sqft", "determination"),
     "review_decision_not_applicable": ("applicability", "reason"),
     "review_non_permitted": ("plan_sqft",),
     "review_non_permitted_may_require": ("plan_sqft",),

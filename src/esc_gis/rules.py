@@ -35,6 +35,7 @@ __all__ = [
     "counts_toward_plan",
     "decide",
     "decision_area",
+    "determined_decision",
     "extraterritorial_ft",
     "may_require_permit",
     "permit_decision",
@@ -458,6 +459,36 @@ def may_require_permit(
     § 540-4A(3) sites, to which § 540-8 does not apply.
     """
     return not_required & ~npdes_small & (in_protective | in_water | in_targeted)
+
+
+def determined_decision(
+    permit: str, standards: str, npdes_small: bool, determined: bool, profile: Profile
+) -> tuple[str, str]:
+    """§ 540-4A(1)(c): the permit decision and standards of a site once the authority's determination is known.
+
+    "Notwithstanding the applicability requirements in § 540-4A(1)(a) and (b), a permit is
+    required for a construction site with less than 4,000 square feet ... if the administering
+    authority determines that permit coverage is needed"; then "the performance standards of
+    § 540-7B, permit requirements of § 540-8, and plan requirements of § 540-9" apply. Only a
+    site the screening decided ``not_required``, and not one § 540-4A(3) exempts (§ 540-4A(1)
+    applies "unless the site is otherwise exempt under § 540-4A(2) or (3)"), is changed; every
+    other decision stands as the screening took it. The one rule the registry, enforcement and
+    plan review apply to a determination.
+
+    Examples
+    --------
+    >>> from esc_gis.profile import load_profile
+    >>> p = load_profile()
+    >>> determined_decision("not_required", p.standards_unpermitted, False, True, p)[0]
+    'required'
+    >>> determined_decision("not_required", "7A", True, True, p)
+    ('not_required', '7A')
+    >>> determined_decision("not_required", "7A", False, False, p)
+    ('not_required', '7A')
+    """
+    if determined and permit == "not_required" and not npdes_small:
+        return "required", profile.standards_permitted
+    return permit, standards
 
 
 # --- Findings ----------------------------------------------------------------------------------

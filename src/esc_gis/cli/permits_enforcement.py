@@ -22,6 +22,13 @@ from esc_gis.cli._permits import _LAYERS, _REGISTRY, _WHO, _case_json, _Choice, 
 @click.option("--ground", required=True, help="The ground's code in the profile's [enforcement.grounds] (A1-A4).")
 @click.option("--on", "on", required=True, help="Day the case is opened (YYYY-MM-DD).")
 @click.option("--reasons", required=True, help="What was found: the written reasons.")
+@click.option(
+    "--condition",
+    type=click.IntRange(min=1),
+    default=None,
+    help="With a ground about the permit's conditions (A3): the number of the condition not met, as "
+    "`permits show` lists them.",
+)
 @_LAYERS
 @_WHO
 def enforce(
@@ -33,10 +40,17 @@ def enforce(
     ground: str,
     on: str,
     reasons: str,
+    condition: int | None,
     layers_path: str | None,
     who: str | None,
 ) -> None:
-    """Open an enforcement case in REGISTRY; a case needs no permit (activity without a required one)."""
+    """Open an enforcement case in REGISTRY; a case needs no permit (activity without a required one).
+
+    With --permit, the permit's site is decided as --site-layer decides a screened site (the
+    screening function, with a determination recorded by `permits determine`): where it needs no
+    permit, a ground the profile says does not fit there (activity without a required permit, the
+    plan's or the conditions' grounds) is refused with the profile's words.
+    """
     with _open(registry, layers_path) as reg:
         c = reg.enforce(
             ground=ground,
@@ -47,6 +61,7 @@ def enforce(
             site_id=site_id,
             address=address,
             who=who,
+            condition=condition,
         )
     _echo_case(c)
 

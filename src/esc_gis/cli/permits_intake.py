@@ -355,6 +355,8 @@ def show(registry: str, number: str, as_json: bool, layers_path: str | None) -> 
             "parties": [q.__dict__ for q in p.parties],
             "events": [e.__dict__ for e in p.events],
             "extensions": p.state.extensions,
+            "determination": p.state.determination,
+            "conditions": p.state.permit_conditions,
             "inspections": [{**_report_json(r), "standing": _standing(r, p, prof)} for r in p.reports],
             "deadlines": [d.__dict__ for d in dues],
             "enforcement": [_case_json(c) for c in cases],
@@ -376,6 +378,7 @@ def show(registry: str, number: str, as_json: bool, layers_path: str | None) -> 
         extra = "".join(f" {x}" for x in (e.on_date, f"+{e.days} days" if e.days else None, e.detail) if x)
         click.echo(f"  {e.at:%Y-%m-%d %H:%M}Z {e.who}: {e.kind}{move}{extra}")
     _echo_extensions(p.state.extensions)
+    _echo_terms(p.state, prof)
     if p.other_authorizations:
         click.echo("\nother construction authorizations (the period runs to the longest):")
     for name, ends in p.other_authorizations.items():
@@ -433,6 +436,19 @@ def _standing(r: Any, p: Any, profile: Any) -> str:
         lacks = "; ".join(str(words[k]["words"]) for k in missing)
         return f"by holder, INCOMPLETE: lacks {lacks}; does not meet the weekly or after-rain inspection"
     return "by holder: meets the weekly and after-rain inspection"
+
+
+def _echo_terms(state: Any, prof: Any) -> None:
+    """Echo the office's determination that a permit is needed, and the permit's conditions, numbered."""
+    if state.determination is not None:
+        d = state.determination
+        f = prof.finding("registry_determined")
+        click.echo(f"\ndetermination of {d['on']}: {d['reasons']}\n  {f.message} ({f.section}; basis {f.basis})")
+    if state.permit_conditions:
+        click.echo("\nconditions of the permit (ground A3 names one by its number):")
+    for i, c in enumerate(state.permit_conditions, start=1):
+        src = " (with an extension)" if c["source"] == "extension" else ""
+        click.echo(f"  {i}. {c['text']} ({c['on']}{src})")
 
 
 def _echo_extensions(extensions: list[dict[str, Any]]) -> None:

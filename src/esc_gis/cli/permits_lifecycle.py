@@ -31,6 +31,12 @@ from esc_gis.cli._permits import _LAYERS, _REGISTRY, _WHO, _date, _describe, _op
     help="Day of the written notification of the responsible party (YYYY-MM-DD), on or before the move: "
     "required for suspended and revoked.",
 )
+@click.option(
+    "--condition",
+    "conditions",
+    multiple=True,
+    help="With approved: a condition of the permit the office sets with its approval (repeatable).",
+)
 @_LAYERS
 @_WHO
 def transition(
@@ -40,6 +46,7 @@ def transition(
     on: str | None,
     reasons: str | None,
     notified_on: str | None,
+    conditions: tuple[str, ...],
     layers_path: str | None,
     who: str | None,
 ) -> None:
@@ -51,7 +58,13 @@ def transition(
     """
     with _open(registry, layers_path) as reg:
         p = reg.transition(
-            number, state, who=who, on=_when(on, "on"), reasons=reasons, notified_on=_date(notified_on, "notified_on")
+            number,
+            state,
+            who=who,
+            on=_when(on, "on"),
+            reasons=reasons,
+            notified_on=_date(notified_on, "notified_on"),
+            conditions=conditions,
         )
     click.echo(_describe(p))
 
@@ -132,3 +145,43 @@ def extend(
             authorizations=authorizations,
         )
     click.echo(_describe(p))
+
+
+@click.command(short_help="Record the office's determination that a site under the permit threshold needs a permit.")
+@_REGISTRY
+@click.argument("number")
+@click.option("--on", "on", required=True, help="Day of the determination (YYYY-MM-DD).")
+@click.option(
+    "--reasons",
+    required=True,
+    help="Why permit coverage is needed: to improve compliance, meet targeted performance standards, or "
+    "protect waters of the state.",
+)
+@_LAYERS
+@_WHO
+def determine(registry: str, number: str, on: str, reasons: str, layers_path: str | None, who: str | None) -> None:
+    """Record that a permit is needed for NUMBER of REGISTRY, a site under the permit threshold.
+
+    The site is decided now as every command decides it; the determination is refused where a permit
+    is required already, where the article does not reach the site, and where it is exempt. Afterwards
+    the permit is required: enforcement for work without a required permit fits it, and `review
+    --registry REGISTRY --determined NUMBER` reviews its plan in full.
+    """
+    with _open(registry, layers_path) as reg:
+        p = reg.determine(number, on=_date(on, "on"), reasons=reasons, who=who)
+    click.echo(f"{_describe(p)}  permit {p.permit_decision} (by determination)")
+
+
+@click.command(short_help="Record a condition of an issued permit, set by the office.")
+@_REGISTRY
+@click.argument("number")
+@click.argument("text")
+@click.option("--on", "on", required=True, help="Day the condition was set (YYYY-MM-DD).")
+@_LAYERS
+@_WHO
+def condition(registry: str, number: str, text: str, on: str, layers_path: str | None, who: str | None) -> None:
+    """Record TEXT as a condition of the issued permit NUMBER of REGISTRY (`permits show` numbers them)."""
+    with _open(registry, layers_path) as reg:
+        p = reg.add_condition(number, text, on=_date(on, "on"), who=who)
+    n = len(p.state.permit_conditions)
+    click.echo(f"{_describe(p)}  condition {n}: {text.strip()}")

@@ -68,6 +68,28 @@ def report(
             click.echo(f"Wrote the inspection log {first} to {last}: {n} inspection(s), to {output} (private).")
 
 
+@click.command(short_help="Print a permit's certificate of coverage (.html/.pdf), with its conditions.")
+@_REGISTRY
+@click.argument("number")
+@output_option(".html or .pdf")
+@overwrite_option("Replace OUTPUT if it exists.")
+@_LAYERS
+@reads("registry", "layers_path")
+def certificate(registry: str, number: str, output: str, overwrite: bool, layers_path: str | None) -> None:
+    """Write the certificate of coverage of the issued permit NUMBER to OUTPUT, to post at the site.
+
+    It shows the permit, its period and standards, a determination that a permit is needed (if one
+    was recorded) and the permit's conditions, numbered as `permits show` numbers them.
+    """
+    from esc_gis.cli._permits import _open
+    from esc_gis.registry.views.reports import write_certificate
+
+    with _open(registry, layers_path) as reg:
+        p = write_certificate(reg, number, output, overwrite=overwrite)
+    n = len(p.state.permit_conditions) if p.state is not None else 0
+    click.echo(f"Wrote the certificate of {number} ({n} condition(s)) to {output}.")
+
+
 @click.command(short_help="The office summary for a period (.csv or .html): permits, inspections, repairs, money.")
 @_REGISTRY
 @output_option(".csv (section, measure, value) or .html")

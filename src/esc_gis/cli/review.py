@@ -37,6 +37,13 @@ from esc_gis.cli._options import (
     help="Permit registry (GeoPackage or postgresql:// URL): the plan's [site] plan_id takes the registry's plan "
     "total.",
 )
+@click.option(
+    "--determined",
+    "determined_permit",
+    default=None,
+    help="With --registry: the permit whose site the plan is for, on which `permits determine` recorded that a "
+    "permit is needed; a site under the permit threshold is then reviewed in full.",
+)
 @layers_option("Layer set: boundary, waters, DEM (default: the profile's own).")
 @basemap_option()
 @offline_option("Inline Leaflet in the map: the report opens with no network.")
@@ -48,6 +55,7 @@ def review(
     output: str,
     json_path: str | None,
     registry: str | None,
+    determined_permit: str | None,
     layers_path: str | None,
     basemap: str,
     offline: bool,
@@ -84,7 +92,8 @@ def review(
         from esc_gis.cli._soil_loss_run import registry_plan_totals
 
         totals = registry_plan_totals(registry, layers_path)
-    result = review_plan(plan, layers=ls, profile=prof, plan_totals=totals)
+    determined = _determination(registry, determined_permit, layers_path) if determined_permit else None
+    result = review_plan(plan, layers=ls, profile=prof, plan_totals=totals, determined=determined)
     page = _figure(
         review_map(result.layers, layers=ls, basemap=basemap, offline=offline, checks=result.checks)
     ).render()
@@ -97,3 +106,27 @@ def review(
             f"{len(result.advisories)} advisory; {looks} to look at). Wrote {output}"
             f"{f' and {json_path}' if json_path else ''}."
         )
+
+
+def _determination(registry: str | None, number: str, layers_path: str | None) -> str:
+    """Return the registry's record of the determination on permit ``number``, in words (its one home).
+
+    Raises
+    ------
+    click.BadParameter
+        Without --registry, or if the permit has no determination recorded.
+    """
+    if registry is None:
+        raise click.BadParameter("give the registry that records it (--registry).", param_hint="--determined")
+    from esc_gis.registry import open_registry
+
+    with open_registry(registry, layers=layers_path) as reg:
+        p = reg.get(number)
+    d = p.state.determination if p.state is not None else None
+    if d is None:
+        msg = (
+            f"permit {number} has no determination that a permit is needed; record it first "
+            f"(esc-gis permits determine {registry} {number} --on DATE --reasons TEXT)."
+        )
+        raise click.BadParameter(msg, param_hint="--determined")
+    return f"permit {number}, {d['on']}: {d['reasons']}"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 __all__ = ["VERDICTS", "Review", "review_plan", "verdict"]
 
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -36,7 +37,7 @@ from esc_gis.review.checks import (
 )
 from esc_gis.review.package import PlanPackage, read_package
 from esc_gis.review.scope import decision_check, scope_checks
-from esc_gis.rules import permit_decision, sediment_standard_reaches
+from esc_gis.rules import determined_decision, permit_decision, sediment_standard_reaches
 from esc_gis.units import SQFT_PER_ACRE, ft_to_crs_units
 
 #: How an advisory names its basis.
@@ -156,6 +157,7 @@ def review_plan(
     layers: str | os.PathLike[str] | LayerSet | None = None,
     profile: str | os.PathLike[str] | Profile | None = None,
     plan_totals: Mapping[str, float] | None = None,
+    determined: str | None = None,
 ) -> Review:
     """Check a plan package against § 540-9A and § 540-7B.
 
@@ -175,6 +177,11 @@ def review_plan(
     plan_totals : mapping of str to float, optional
         Each common plan's disturbed total (sq ft) by plan id, e.g. the permit registry's; the
         larger of it and the package's own ``plan_disturbed_sqft`` counts.
+    determined : str, optional
+        The administering authority's determination that the site needs a permit (§ 540-4A(1)(c)),
+        in words (the registry's record: ``review --registry R --determined P``). A site the
+        screening decides ``not_required`` (and not exempt under § 540-4A(3)) is then a permitted
+        site, reviewed in full (:func:`esc_gis.rules.determined_decision`); any other decision stands.
 
     Returns
     -------
@@ -273,6 +280,7 @@ def review_plan(
                 standards=str(d["standards"][0]),
                 sediment_standard=bool(d["sediment_standard"][0]),
             )
+    _apply_determination(res, measured, determined, prof)
     scope = scope_checks(res, measured, prof)
     if scope:
         # Not the article's, or a site that needs no permit: § 540-9 and § 540-7B are not reviewed.
@@ -353,6 +361,21 @@ def _refuse_apart(pkg: PlanPackage, lay: dict[str, gpd.GeoDataFrame], ls: LayerS
             problems = [Problem(pkg.source, None, message, fix)]
     if problems:
         raise ValidationError(problems)
+
+
+def _apply_determination(res: Any, measured: dict[str, Any], determined: str | None, prof: Profile) -> None:
+    """Make ``measured`` a permitted site's where a § 540-4A(1)(c) determination changes its decision.
+
+    The one rule the registry applies (:func:`esc_gis.rules.determined_decision`): only a site
+    the screening decided ``not_required`` and § 540-4A(3) does not exempt; ``determined`` (the
+    determination in words) is kept for the decision's check.
+    """
+    if res is None or determined is None:
+        return
+    npdes = any(f.get("code") == "npdes_exempt_under_1_acre" for f in json.loads(res["findings"] or "[]"))
+    permit, standards = determined_decision(measured["permit"], measured["standards"], npdes, True, prof)
+    if permit != measured["permit"]:
+        measured.update(permit=permit, standards=standards, determined=determined)
 
 
 #: plan.toml's ``[site]`` keys that are the screening contract's fields (DESIGN.md).

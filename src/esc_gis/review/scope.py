@@ -26,7 +26,8 @@ def decision_check(m: dict[str, Any], prof: Profile) -> Check:
     ----------
     m : dict
         The review's measurements (``jurisdiction``, ``permit``, ``standards``,
-        ``sediment_standard``, ``disturbed_sqft`` and, for a common plan, ``plan_disturbed_sqft``).
+        ``sediment_standard``, ``disturbed_sqft`` and, for a common plan, ``plan_disturbed_sqft``;
+        ``determined``: the words of a § 540-4A(1)(c) determination that made the site required).
     prof : Profile
 
     Returns
@@ -40,6 +41,18 @@ def decision_check(m: dict[str, Any], prof: Profile) -> Check:
     """
     if m["jurisdiction"] == "outside":
         return make_check(prof, "decision", "look", "review_decision_outside")
+    if m.get("determined"):
+        # § 540-4A(1)(c): required by the administering authority's determination, not by the area.
+        return make_check(
+            prof,
+            "decision",
+            "pass",
+            "review_decision_determined",
+            permit=m["permit"].replace("_", " "),
+            standards=m["standards"],
+            disturbed_sqft=m.get("plan_disturbed_sqft", m["disturbed_sqft"]),
+            determination=m["determined"],
+        )
     return make_check(
         prof,
         "decision",

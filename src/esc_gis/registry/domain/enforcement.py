@@ -29,6 +29,7 @@ __all__ = [
     "grounds",
     "open_state",
     "order_state",
+    "where_no_permit_required",
     "without_permit_fits",
     "without_permit_terms",
 ]
@@ -188,6 +189,39 @@ def grounds(tables: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         If the table is missing or a ground lacks its section or wording.
     """
     return cited_codes(tables, "enforcement", "grounds", "for enforcement cases")
+
+
+@dataclass(frozen=True)
+class NoPermitRule:
+    """Whether a ground fits a permit's site that needs no permit, with the words, section and basis of why."""
+
+    fits: bool
+    text: str
+    section: str
+    basis: str
+
+
+def where_no_permit_required(tables: Mapping[str, Any]) -> dict[str, NoPermitRule]:
+    """Return the profile's ``[enforcement.where_no_permit_required]``: ground -> :class:`NoPermitRule`.
+
+    A ground the table does not name fits (the profile says which grounds rest on a permit).
+
+    Raises
+    ------
+    ProfileError
+        If an entry lacks ``fits`` (true or false), its text, section or basis.
+    """
+    raw = (tables.get("enforcement") or {}).get("where_no_permit_required") or {}
+    out: dict[str, NoPermitRule] = {}
+    for k, v in raw.items():
+        ok = isinstance(v, dict) and isinstance(v.get("fits"), bool)
+        if not ok or not all(str(v.get(x) or "").strip() for x in ("text", "section", "basis")):
+            msg = (
+                f"[enforcement.where_no_permit_required.{k}] needs fits (true or false), a text, a section and a basis."
+            )
+            raise ProfileError(msg)
+        out[str(k)] = NoPermitRule(bool(v["fits"]), str(v["text"]), str(v["section"]), str(v["basis"]))
+    return out
 
 
 #: The readings ``[enforcement.without_permit]`` may hold: when a permit's site has no permit in force.

@@ -54,6 +54,9 @@ KINDS: dict[str, Kind] = {
     "received": Kind("intake", ("to",), moves=True),
     "remeasured": Kind("intake", ("fields",)),
     "updated": Kind("intake", ("fields",)),
+    # the administering authority determined that a site under the permit threshold needs a permit
+    # (§ 540-4A(1)(c)): its decision fields become a permitted site's
+    "determined": Kind("intake", ("fields",)),
     "information_requested": Kind("lifecycle", moves=True),
     "information_received": Kind("lifecycle", moves=True),
     "under_review": Kind("lifecycle", moves=True),
@@ -67,6 +70,8 @@ KINDS: dict[str, Kind] = {
     "reinstated": Kind("lifecycle", moves=True),
     "final_stabilization": Kind("lifecycle", moves=True),
     "closed": Kind("lifecycle", moves=True),
+    # a condition of the permit established by the administering authority (§ 540-8F)
+    "condition_added": Kind("conditions", ("condition",)),
     # money
     "fee_paid": Kind("money", ("fee_kind", "amount", "receipt")),
     "guarantee_received": Kind("money", ("guarantee_id", "type", "amount")),
@@ -234,6 +239,8 @@ def check_event(e: HistoryEvent) -> list[str]:
 #: The clerk's-log kinds (``events.kind``) that are not moves, and their typed history kinds.
 _TYPED = {
     "update": "updated",
+    "determination": "determined",
+    "condition": "condition_added",
     "remeasured": "remeasured",
     "inspection": "inspected",
     "repair": "repaired",

@@ -149,6 +149,12 @@ class PermitState:
     case_seq: dict[str, int] = field(default_factory=dict)
     #: The notices to cease, by case and day (§ 540-12C "after being notified").
     notified: list[tuple[str, date | None]] = field(default_factory=list)
+    #: The administering authority's determination that the site needs a permit (§ 540-4A(1)(c)):
+    #: its day and reasons; None if none was recorded.
+    determination: dict[str, Any] | None = None
+    #: The conditions of the permit (§ 540-8F; an extension's, § 540-8G), in the order recorded: each
+    #: its day, text, event and source (``condition`` or ``extension``).
+    conditions: list[dict[str, Any]] = field(default_factory=list)
     clocks: dict[str, Clock] = field(default_factory=dict)
     seq: int = 0
     events: int = 0
@@ -172,6 +178,16 @@ class PermitState:
     def held(self) -> float:
         """What all the guarantees still hold."""
         return round(sum(g.balance for g in self.guarantees.values()), 2)
+
+    @property
+    def permit_conditions(self) -> list[dict[str, Any]]:
+        """The conditions of the permit, in the order recorded: each ``on``, ``text`` and ``source``.
+
+        ``source`` is ``condition`` (set by the administering authority, § 540-8F, with the approval
+        or later) or ``extension`` (additional BMPs required as a condition of an extension,
+        § 540-8G). Numbered 1, 2, ... in this order by `permits show` and ground A3.
+        """
+        return [{"on": c["on"], "text": c["text"], "source": c["source"]} for c in self.conditions]
 
     def order(self, kind: str) -> Order | None:
         """Return the open order of ``kind`` (``stop_work``, ``suspension``, ``revocation``), if any."""
@@ -249,6 +265,10 @@ def _apply(s: PermitState, e: HistoryEvent, application_fee: str) -> None:  # no
     k = e.kind
     if e.moves:
         _move(s, e)
+        if s.status not in ("application_received", "under_review"):
+            # § 540-8C(1): the 20 business days are for the decision on an application waiting for
+            # it; one closed undecided (withdrawn) or otherwise moved on has none running.
+            s.clocks.pop("decision", None)
     if k == "received":
         s.received_on = e.on
         s.issued_on = _date(d.get("issued_on"))
@@ -260,8 +280,12 @@ def _apply(s: PermitState, e: HistoryEvent, application_fee: str) -> None:  # no
         if s.started_at is not None:
             s.clocks["work"] = Clock(s.started_at.date(), e.seq, k)
         _restart_decision(s, e)
-    elif k in ("updated", "remeasured"):
+    elif k in ("updated", "remeasured", "determined"):
         s.fields.update(d["fields"])
+        if k == "determined":
+            s.determination = {"on": e.on, "reasons": e.why, "seq": e.seq}
+    elif k == "condition_added":
+        s.conditions.append({"on": e.on, "text": str(d["condition"]), "seq": e.seq, "source": "condition"})
     elif k == "information_requested":
         s.information_requested_on = e.on
         s.clocks.pop("decision", None)
@@ -275,6 +299,10 @@ def _apply(s: PermitState, e: HistoryEvent, application_fee: str) -> None:  # no
         s.clocks.pop("decision", None)
         if d["outcome"] != "disapproved":
             s.issued_on = e.on
+        # Conditions set with the approval (§ 540-8F): facts of the decision's one event.
+        s.conditions += [
+            {"on": e.on, "text": str(c), "seq": e.seq, "source": "condition"} for c in d.get("conditions") or ()
+        ]
     elif k == "work_started" and s.started_at is None:
         s.started_at = e.when
         if e.when is not None:
@@ -289,6 +317,10 @@ def _apply(s: PermitState, e: HistoryEvent, application_fee: str) -> None:  # no
                 "authorizations": list(d.get("authorizations") or ()),
             }
         )
+        # § 540-8G "additional BMPs as a condition of the extension": conditions of the permit too.
+        s.conditions += [
+            {"on": e.on, "text": str(c), "seq": e.seq, "source": "extension"} for c in d.get("conditions") or ()
+        ]
     elif k == "final_stabilization":
         s.final_on = e.on
     elif k == "fee_paid":

@@ -27,6 +27,7 @@ from esc_gis.registry.domain.enforcement import (
     EnforcementCase,
     check_action,
     order_state,
+    where_no_permit_required,
     without_permit_fits,
     without_permit_terms,
 )
@@ -70,11 +71,18 @@ def enforce(
     site_id: str | None = None,
     address: str | None = None,
     who: str | None = None,
+    condition: int | None = None,
 ) -> EnforcementCase:
     """Open an enforcement case on a permit, a screened site, or an address (§ 540-12A).
 
     A screened site opens a case only if its screening row says a permit is
     ``required`` (the ground is then usually activity without a required permit).
+    A permit's site is decided by the same function (:func:`~esc_gis.registry.service.intake.decide_permit`,
+    with a § 540-4A(1)(c) determination recorded on it): where it needs no permit, a ground
+    the profile's ``[enforcement.where_no_permit_required]`` says does not fit (activity
+    without a required permit; the plan's or the conditions' grounds) is refused with its
+    words. A ground about the permit's conditions (``names_condition``) names the condition not
+    met: ``condition``, its number as `permits show` lists them.
 
     Raises
     ------
@@ -117,7 +125,11 @@ def enforce(
         site, ref_problems = _screened_site(reg, site_layer, site_id)
         problems += [Problem(str(site_layer), None, m, f) for m, f in ref_problems]
     g = known.get(ground, {})
-    if g.get("without_permit") and permit is not None and on is not None:
+    site_problems, condition_text = _permit_ground_problems(reg, known, ground, permit, condition, src)
+    problems += site_problems
+    if any(p.message.startswith(_NO_PERMIT_NEEDED) for p in site_problems):
+        pass  # the site needs no permit: whether the permit is in force says nothing more
+    elif g.get("without_permit") and permit is not None and on is not None:
         # Work on an application never issued, after a revocation or the closing, or after the
         # period ran out, is work without a permit: whenever the permit is not in force.
         fits, deemed = _without_permit(reg, permit, on)
@@ -134,7 +146,114 @@ def enforce(
         problems += _ground_problems(g, ground, permit_number, src)
     if problems:
         raise ValidationError(problems)
+    reasons = _naming_condition(reasons, condition, condition_text)
     return _open_case(reg, ground, on, reasons, permit_number, site_layer, site_id, address, site, who)
+
+
+def _permit_ground_problems(
+    reg: Registry,
+    known: dict[str, dict[str, Any]],
+    ground: str,
+    permit: Permit | None,
+    condition: int | None,
+    src: str,
+) -> tuple[list[Problem], str | None]:
+    """Return why ``ground`` does not fit the permit's site or names no condition of it, and the condition's text."""
+    if ground not in known:
+        return [], None
+    site = _site_problems(reg, permit, ground, src) if permit is not None else []
+    if site:
+        return site, None
+    text, found = _condition_named(reg, known[ground], ground, permit, condition, src)
+    return found, text
+
+
+def _naming_condition(reasons: str | None, number: int | None, text: str | None) -> str | None:
+    """Return the case's reasons, saying first which condition is not met (its one row and log line hold them)."""
+    if text is None:
+        return reasons
+    return f"condition {number} not met ({text}): {(reasons or '').strip()}"
+
+
+#: How a refusal of a ground on a site that needs no permit (or the article does not reach) begins.
+_NO_PERMIT_NEEDED = "the site of permit "
+
+
+def _site_problems(reg: Registry, permit: Permit, ground: str, src: str) -> list[Problem]:
+    """Return why ``ground`` does not fit ``permit``'s site as the one decision decides it now (empty: it fits).
+
+    The site is decided as `--site-layer` decides a screened one (:meth:`Registry.decide_permit`,
+    the screening function, then a recorded § 540-4A(1)(c) determination). A site the article
+    does not reach fits no ground (the screening's reason); one that needs no permit fits
+    only the grounds ``[enforcement.where_no_permit_required]`` lets (its words, section, basis).
+
+    Raises
+    ------
+    ProfileError
+        If ``[enforcement.where_no_permit_required]`` is malformed.
+    """
+    try:
+        d = reg.decide_permit(permit)
+    except ValidationError as exc:
+        return [
+            Problem(src, None, f"{_NO_PERMIT_NEEDED}{permit.permit_number}: {p.message}", p.fix or "check the site.")
+            for p in exc.problems
+        ]
+    if d["permit_decision"] == "required":
+        return []
+    rule = where_no_permit_required(reg.profile.tables).get(ground)
+    if rule is None or rule.fits:
+        return []
+    exempt = d.get("npdes_small")
+    why = "; exempt from an NPDES permit" if exempt else "; no determination that it needs one is recorded"
+    fix = (
+        "use another ground (A4)."
+        if exempt
+        else (
+            "use another ground (A4), or record the administering authority's determination that a permit is "
+            f"needed (esc-gis permits determine REGISTRY {permit.permit_number} --on DATE --reasons TEXT)."
+        )
+    )
+    return [
+        Problem(
+            src,
+            None,
+            f"{_NO_PERMIT_NEEDED}{permit.permit_number} needs no permit (screening: permit {d['permit_decision']}, "
+            f"{d['plan_disturbed_sqft']:,.0f} sq ft{why}): ground {ground} does not fit it: {rule.text} "
+            f"({rule.section}; basis {rule.basis}).",
+            fix,
+        )
+    ]
+
+
+def _condition_named(
+    reg: Registry, g: dict[str, Any], ground: str, permit: Permit | None, condition: int | None, src: str
+) -> tuple[str | None, list[Problem]]:
+    """Return the text of the condition a case on ``ground`` names, or the problems (none named, no such one).
+
+    A ground that ``names_condition`` (the conditions of the permit not met) names one of the
+    permit's conditions by its number; another ground names none.
+    """
+    if not g.get("names_condition"):
+        if condition is None:
+            return None, []
+        return None, [
+            Problem(src, None, f"ground {ground} is not about a condition of the permit.", "leave out --condition.")
+        ]
+    if permit is None:
+        return None, []  # the ground needs a permit: said by its own problem
+    conditions = permit.state.permit_conditions if permit.state is not None else []
+    if condition is not None and 1 <= condition <= len(conditions):
+        return conditions[condition - 1]["text"], []
+    listed = "; ".join(f"{i}. {c['text']} ({c['on']})" for i, c in enumerate(conditions, start=1)) or "none is recorded"
+    f = reg.profile.finding("enforcement_no_condition", listed=listed)
+    fix = (
+        "give --condition N."
+        if conditions
+        else f"record it first (esc-gis permits condition REGISTRY {permit.permit_number} TEXT)."
+    )
+    said = f"there is no condition {condition}; " if condition is not None else ""
+    return None, [Problem(src, None, f"{said}{f.message} ({f.section}).", fix)]
 
 
 def _without_permit(reg: Registry, permit: Permit, day: date) -> tuple[str | None, date | None]:
@@ -403,6 +522,11 @@ def case_action(
         billed_due=due,
     )
     messages += deemed_problems
+    if case.permit_number and own and on is not None and kind in _NO_PERMIT_ACTIONS:
+        # § 540-12A(1): an order (or a notice, a referral) resting on work without a required
+        # permit needs a site that requires one, decided now as the case's opening was.
+        found = _site_problems(reg, reg.get(case.permit_number), case.ground, case_id)
+        messages += [f"no {_NO_PERMIT_ACTIONS[kind]} on this case: {p.message}" for p in found]
     needs = reg.written_reasons
     move = {"stop_work": "stop_work", "retraction": "retraction"}.get(kind)
     permit = reg.get(case.permit_number) if case.permit_number and move and not own else None

@@ -7,7 +7,7 @@ transaction.
 
 from __future__ import annotations
 
-__all__ = ["add", "add_many", "decide_screened", "import_frame", "remeasure"]
+__all__ = ["add", "add_many", "decide_permit", "decide_screened", "import_frame", "remeasure"]
 
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -301,8 +301,27 @@ def _measure(
         for i, r in enumerate(rows_[:n])
     ]
     if measured:
-        measured[0]["members"] = [(m, _decision(r)) for m, r in zip(members, rows_[k:], strict=True)]
+        # A plan-mate the authority determined needs a permit keeps it on the plan's new total.
+        measured[0]["members"] = [
+            (m, with_determination(reg, _decision(r), m.state)) for m, r in zip(members, rows_[k:], strict=True)
+        ]
     return measured
+
+
+def with_determination(reg: Registry, d: dict[str, Any], state: Any) -> dict[str, Any]:
+    """Return a site's decision ``d`` with the permit's § 540-4A(1)(c) determination applied, if one is recorded.
+
+    The one rule is :func:`esc_gis.rules.determined_decision`; ``state`` is the permit's folded
+    state (None: an application not in the registry, which has none). ``determined`` says whether
+    the determination made the permit required.
+    """
+    from esc_gis.rules import determined_decision
+
+    recorded = state is not None and getattr(state, "determination", None) is not None
+    permit, standards = determined_decision(
+        d["permit_decision"], d["standards"], bool(d.get("npdes_small")), recorded, reg.profile
+    )
+    return {**d, "permit_decision": permit, "standards": standards, "determined": permit != d["permit_decision"]}
 
 
 def remeasure(
@@ -388,7 +407,8 @@ def remeasure(
     measured = _measure(reg, [app], source, problems, remeasured=permit_number)
     if problems:
         raise ValidationError(problems)
-    m = measured[0]
+    # A determination (§ 540-4A(1)(c)) outlives new limits: the site stays required under it.
+    m = with_determination(reg, measured[0], p.state)
     now = now_utc()
     b = reg.backend
     with b.write() as cur:
@@ -458,6 +478,48 @@ def decide_screened(reg: Registry, one: gpd.GeoDataFrame, rest: gpd.GeoDataFrame
     if problems or not measured:
         raise ValidationError(problems or [Problem(source, None, "the site cannot be measured.", "re-screen it.")])
     return measured[0]
+
+
+def decide_permit(reg: Registry, permit: Permit) -> dict[str, Any]:
+    """Decide a registry permit's site now, as :func:`decide_screened` decides a screened site.
+
+    Its site, limits, plan, activity and flags as the registry holds them go to the same
+    screening function (:func:`_measure`) with the registry's other permits on its plan, under
+    the registry's layers and profile; a § 540-4A(1)(c) determination recorded on it is then
+    applied (:func:`with_determination`). The one decision `permits enforce --permit`,
+    `permits determine` and `--site-layer` share (issue 46).
+
+    Returns
+    -------
+    dict
+        As :func:`decide_screened`, with ``npdes_small`` (§ 540-4A(3) took effect) and
+        ``determined`` (the determination made it required).
+
+    Raises
+    ------
+    ValidationError
+        If the article does not reach the site (outside, a state agency's, agricultural or
+        silviculture activity), with the screening's reason, or its geometry cannot be measured.
+    """
+    source = f"permit {permit.permit_number}"
+    app = Application(
+        permit.site_address,
+        permit.received_on,
+        permit.site,
+        reg.crs,
+        disturbed=permit.disturbed,
+        permit_number=permit.permit_number,
+        plan_id=permit.plan_id,
+        activity=permit.activity,
+        npdes_exempt=_flag(permit, "npdes_exempt"),
+    )
+    problems: list[Problem] = []
+    if not _check_geometry(app, lambda m, f: problems.append(Problem(source, None, m, f, permit.permit_number))):
+        raise ValidationError(problems)
+    measured = _measure(reg, [app], source, problems, remeasured=permit.permit_number)
+    if problems or not measured:
+        raise ValidationError(problems or [Problem(source, None, "the site cannot be measured.", "re-screen it.")])
+    return with_determination(reg, measured[0], permit.state)
 
 
 def _plan_members(reg: Registry, plans: Sequence[str]) -> list[Permit]:
@@ -663,13 +725,20 @@ def _not_governed(out: pd.DataFrame, source: str, profile: Any, apps: Sequence[A
 
 
 def _decision(r: Any) -> dict[str, Any]:
-    """Return the measured area and decision of one screened row, as the registry stores them."""
+    """Return the measured area and decision of one screened row, as the registry stores them.
+
+    ``npdes_small``: the § 540-4A(3) exemption took effect (the screening's own finding says so).
+    """
+    import json
+
+    found = json.loads(r.findings or "[]") if isinstance(r.findings, str) else []
     return {
         "disturbed_sqft": float(r.disturbed_sqft),
         "plan_disturbed_sqft": float(r.plan_disturbed_sqft),
         "permit_decision": str(r.permit),
         "standards": str(r.standards),
         "sediment_standard": bool(r.sediment_standard),
+        "npdes_small": any(f.get("code") == "npdes_exempt_under_1_acre" for f in found),
     }
 
 

@@ -52,6 +52,7 @@ def transition(
     on: date | datetime | None = None,
     reasons: str | None = None,
     notified_on: date | None = None,
+    conditions: Sequence[str] = (),
 ) -> Permit:
     """Move a permit to a new state, recording the dates the ordinance counts from.
 
@@ -72,6 +73,9 @@ def transition(
         The day of the written notification a move must follow: a suspension or revocation
         comes "following written notification of the responsible party" (§ 540-8E; the
         profile's ``[lifecycle.written_notification]``). On or before the move's day.
+    conditions : sequence of str, optional
+        Conditions the administering authority sets with an approval (§ 540-8F), recorded on
+        the decision's event; only with ``approved``. Later ones: :meth:`Registry.add_condition`.
 
     Notes
     -----
@@ -94,6 +98,11 @@ def transition(
     at = reg.profile.local(on).astimezone(timezone.utc) if isinstance(on, datetime) else None
     day = reg.profile.day_of(on) if on is not None else reg.profile.today()
     reg._check_dates(permit_number, EffectiveDate("--on", day), EffectiveDate("--notified-on", notified_on))
+    said = [c.strip() for c in conditions]
+    if said and (to != "approved" or not all(said)):
+        # Conditions are the office's, set with the approval it gives (a deemed approval gives none).
+        why = "an empty condition" if to == "approved" else f"conditions go with an approval, not with {to}"
+        raise ValidationError([Problem(permit_number, None, f"{why}.", "give --condition TEXT with approved only.")])
     with reg.backend.write() as cur:
         p = reg._locked(cur, permit_number)
         if p.status == "incomplete" and to == "deemed_approved":
@@ -116,6 +125,7 @@ def transition(
             when=changes.get("started_at"),
             **({"notified_on": notified_on.isoformat()} if notified_on is not None else {}),
             **({"permit_expires_on": changes["expires_on"]} if "expires_on" in changes else {}),
+            **({"conditions": said} if said else {}),
         )
     return reg.get(permit_number)
 

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from esc_gis.errors import RegistryError
 from esc_gis.profile import Profile, load_profile
 from esc_gis.registry.domain.calendar import OfficeCalendar, profile_calendar
-from esc_gis.registry.service import amending, appealing, enforcing, inspecting, intake, money, moves
+from esc_gis.registry.service import amending, appealing, determining, enforcing, inspecting, intake, money, moves
 from esc_gis.registry.service._core import RegistryBase, _path
 from esc_gis.registry.store.backend import open_backend
 from esc_gis.registry.views.verify import Difference, verify_all
@@ -121,6 +121,10 @@ class Registry(RegistryBase):
     import_frame = intake.import_frame
     remeasure = intake.remeasure
     decide_screened = intake.decide_screened
+    decide_permit = intake.decide_permit
+    # The authority's terms: a determination that a permit is needed (§ 540-4A(1)(c)), conditions (§ 540-8F).
+    determine = determining.determine
+    add_condition = determining.add_condition
     # The life cycle.
     transition = moves.transition
     retract = moves.retract

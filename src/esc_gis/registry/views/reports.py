@@ -20,11 +20,13 @@ from __future__ import annotations
 
 __all__ = [
     "LOG_COLUMNS",
+    "certificate_html",
     "find_chromium",
     "html_to_pdf",
     "log_html",
     "log_rows",
     "permit_report_html",
+    "write_certificate",
     "write_inspection_log",
     "write_permit_report",
 ]
@@ -191,6 +193,93 @@ def permit_report_html(
         printed=_local(now, profile),
         reports=shown,
     )
+
+
+def certificate_html(permit: Permit, *, profile: Profile, now: datetime | None = None) -> str:
+    """Render a permit's certificate of coverage: the permit, its period, a determination, its conditions.
+
+    The conditions are the permit's state's (:attr:`~esc_gis.registry.domain.fold.PermitState.permit_conditions`,
+    folded from its history), numbered as `permits show` numbers them. The title, the section
+    it is posted under and every heading's words are the profile's. No party, note or case.
+
+    Raises
+    ------
+    ProfileError
+        If the profile lacks one of the certificate's findings.
+    """
+    now = now or datetime.now(timezone.utc)
+    cert = profile.finding("permit_certificate")
+    terms = profile.finding("certificate_conditions")
+    state = permit.state
+    facts = (
+        ("Permit", permit.permit_number),
+        ("Site", permit.site_address),
+        ("Parcel", permit.parcel_id),
+        ("Status", permit.status.replace("_", " ")),
+        ("Issued", permit.issued_on),
+        ("Valid to", permit.expires_on),
+        ("Land disturbance", f"{permit.disturbed_sqft:,.0f} sq ft"),
+        ("Performance standards", permit.standards),
+    )
+    determination = None
+    if state is not None and state.determination is not None:
+        d = profile.finding("registry_determined")
+        determination = {
+            "title": f"Determination of {state.determination['on']}",
+            "text": f"{state.determination['reasons']}: {d.message}",
+            "section": d.section,
+        }
+    return render(
+        "registry/certificate.html.j2",
+        title=profile.template("permit_certificate").title or "Certificate",
+        permit_number=permit.permit_number,
+        office=profile.name,
+        section=cert.section,
+        printed=_local(now, profile),
+        facts=facts,
+        determination=determination,
+        conditions=state.permit_conditions if state is not None else [],
+        conditions_title=profile.template("certificate_conditions").title or "Conditions",
+        conditions_words=terms.message,
+        conditions_section=terms.section,
+        posting=cert.message,
+    )
+
+
+def write_certificate(
+    reg: Registry, permit_number: str, target: str | os.PathLike[str], *, overwrite: bool = False
+) -> Permit:
+    """Write a permit's certificate of coverage (:func:`certificate_html`) to ``.html`` or ``.pdf``.
+
+    Returns
+    -------
+    Permit
+
+    Raises
+    ------
+    OutputFormatError, OutputExistsError
+        If the path is not .html or .pdf, or exists without ``overwrite``.
+    PermitNotFoundError
+        If there is no such permit.
+    ValidationError
+        If the permit is not issued, or no longer in force (revoked, closed).
+    ToolError
+        For a PDF, if Chromium is missing or fails.
+    """
+    from esc_gis._outputs import check_output_file
+    from esc_gis.registry.service._core import ISSUED
+
+    p = check_output_file(
+        target, suffixes=(".html", ".pdf"), kind="a certificate is written as HTML or PDF", overwrite=overwrite
+    )
+    permit = reg.get(permit_number)
+    if permit.status not in ISSUED:
+        f = reg.profile.finding("certificate_not_issued", status=permit.status)
+        raise ValidationError(
+            [Problem(permit_number, None, f"{f.message} ({f.section}).", "check the permit's state.")]
+        )
+    _write(certificate_html(permit, profile=reg.profile), p)
+    return permit
 
 
 def _photo(ph: Photo, data: bytes | None) -> dict[str, Any]:
