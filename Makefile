@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench install clean docs layers lint mutation qgis-plugin qgis-screenshots wheel
+.PHONY: demo test test-deep bench install clean docs layers lint mutation qgis-plugin qgis-screenshots wheel
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -159,6 +159,11 @@ demo: $(STAMP) $(ASSETS)
 
 test: $(STAMP) $(ASSETS)
 	$(PY) -m pytest
+
+# The property tests at length (Hypothesis's "deep" profile, tests/conftest.py): many more drawn
+# sites through every door than CI's fixed set. Run by hand; about half an hour.
+test-deep: $(STAMP) $(ASSETS)
+	HYPOTHESIS_PROFILE=deep $(PY) -m pytest tests/test_every_door.py tests/test_screen.py tests/test_office_model.py
 
 # Style and types (not part of `make test`). mypy stays on src/: the plugin (qgis/) runs under
 # QGIS's Python, whose PyQGIS stubs (Debian's qgis/_core.pyi) do not type-check from the venv

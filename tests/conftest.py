@@ -24,6 +24,17 @@ import shapely
 
 from . import pg_server
 
+# Hypothesis profiles: CI walks a fixed set of examples (derandomized: a red run is the same red
+# run again); `make test-deep` walks many more, at random (HYPOTHESIS_PROFILE=deep).
+from hypothesis import settings as _hypothesis_settings  # noqa: E402
+
+_hypothesis_settings.register_profile("dev")
+_hypothesis_settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+_hypothesis_settings.register_profile("deep", max_examples=500, deadline=None, print_blob=True)
+_hypothesis_settings.load_profile(
+    os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") == "true" else "dev")
+)
+
 X0, Y0 = 745_000.0, 505_000.0
 CRS = "EPSG:7594"
 #: International square feet per square US survey foot; feet per US survey foot.
