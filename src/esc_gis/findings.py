@@ -128,6 +128,7 @@ REGISTRY: dict[str, tuple[str, ...]] = {
     "registry_outside_jurisdiction": (),
     "registry_not_governed": ("reason",),
     "registry_remeasure_decided": ("status",),
+    "registry_remeasure_deemed": ("due",),
     "work_before_permit": ("started", "issued"),
     "repair_due": ("ids", "counted_from", "from_time"),
     "guarantee_expiry": ("guarantee_id", "amount"),
