@@ -105,6 +105,47 @@ def test_every_problem_at_once(reg, active: str) -> None:
     assert count(reg, "plan_versions") == 0
 
 
+@pytest.mark.usefixtures("late_clock")
+def test_no_amendment_once_permit_coverage_is_terminated(reg, active: str) -> None:
+    """§ 540-8E(7): "Keep a copy of the erosion and sediment control plan, stormwater management plan,
+    amendments, weekly inspection reports, and permit at the construction site until permit coverage is
+    terminated"; § 540-8G: "valid for a period of 180 days ... from the date of issuance". Read (the
+    profile's [amendments.coverage_ends], basis interpretation): a permit past its period, closed or revoked
+    has no coverage left. Issued 2026-11-03, it runs to 2027-05-02: an amendment effective that day is
+    taken, one effective the next is refused, and nothing is written."""
+    assert reg.get(active).expires_on == date(2027, 5, 2)
+    kept = amend(reg, active, plan_date=date(2027, 4, 30), permission_on=date(2027, 5, 2))
+    assert kept.version == 1
+    before = count(reg, "plan_versions")
+    with pytest.raises(ValidationError) as refused:
+        amend(reg, active, plan_date=date(2027, 4, 30), permission_on=date(2027, 5, 3))
+    text = str(refused.value)
+    assert 'the permit expired on 2027-05-02: the plan and its amendments are kept "until permit coverage is' in text
+    assert "(§ 540-8E(7); § 540-8G; basis interpretation)" in text
+    with pytest.raises(ValidationError, match="the permit expired on 2027-05-02"):
+        reg.notify_amendment(active, trigger="B3", description="add a basin", notified_on=date(2027, 5, 3))
+    assert count(reg, "plan_versions") == before
+    # Closed (after final stabilization): refused whatever the day; the original plan may still go on record.
+    reg.transition(active, "final_stabilization", on=date(2027, 3, 1))
+    assert amend(reg, active, plan_date=date(2027, 2, 20), permission_on=date(2027, 3, 2)).version == 2
+    reg.transition(active, "closed", on=date(2027, 3, 5))
+    with pytest.raises(ValidationError, match="the permit is closed: the plan and its amendments are kept"):
+        amend(reg, active, plan_date=date(2027, 2, 20), permission_on=date(2027, 3, 2))
+    with pytest.raises(ValidationError, match="the permit is closed"):
+        reg.notify_amendment(active, trigger="B3", description="add a basin", notified_on=date(2027, 3, 2))
+    assert reg.amend(active, trigger="original", description="as approved", plan_date=date(2026, 10, 28)).version == 0
+
+
+def test_no_amendment_on_a_revoked_permit_but_a_suspended_one_is_still_covered(reg, active: str) -> None:
+    """§ 540-8E: "The administering authority may suspend or revoke a permit"; § 540-8E(7) keeps the plan and
+    amendments "until permit coverage is terminated". Read: revocation ends coverage, a suspension does not."""
+    reg.transition(active, "suspended", on=date(2026, 11, 17), reasons="Notice unanswered", notified_on=date(2026, 11, 10))
+    assert amend(reg, active).version == 1
+    reg.transition(active, "revoked", on=date(2026, 11, 19), reasons="Notice unanswered", notified_on=date(2026, 11, 10))
+    with pytest.raises(ValidationError, match="the permit is revoked: the plan and its amendments are kept"):
+        amend(reg, active, plan_date=date(2026, 11, 18), permission_on=date(2026, 11, 19))
+
+
 def test_the_original_is_recorded_once_and_needs_no_permission(reg, active: str) -> None:
     with pytest.raises(ValidationError, match="approved with the permit; leave out --permission-on"):
         reg.amend(active, trigger="original", description="x", plan_date=date(2026, 10, 28),

@@ -134,6 +134,7 @@ REGISTRY: dict[str, tuple[str, ...]] = {
     "guarantee_expiry": ("guarantee_id", "amount"),
     "amendment_before_permission": ("effective", "permission"),
     "amendment_notice_open": ("notice_id", "notified_on"),
+    "amendment_after_coverage": ("ended",),
     "plan_at_site": (),
     "appeal_not_heard": ("kind",),
     "referral_not_notified": (),
