@@ -288,7 +288,14 @@ def test_both_profiles_list_the_triggers_with_their_sections(prof) -> None:
     assert [k for k, v in t.items() if v.get("notice")] == ["B3"]
     f = prof.finding("amendment_before_permission", effective=date(2026, 1, 1), permission=date(2026, 1, 2))
     assert f.section == f"{prefix}8E(2)" and f.basis == "ordinance"
-    assert prof.finding("plan_at_site").section == f"{prefix}8E(7)"
+    keep = prof.finding("plan_at_site")
+    assert keep.section == f"{prefix}8E(7)"
+    # § 540-8E(7): "Keep a copy of the erosion and sediment control plan, stormwater management plan,
+    # amendments, weekly inspection reports, and permit at the construction site until permit coverage is
+    # terminated": every document named, not the plan alone.
+    for doc in ("erosion and sediment control plan", "stormwater management plan", "amendments",
+                "weekly inspection reports", "and permit at the construction site"):  # fmt: skip
+        assert doc in keep.message, doc
 
 
 def test_check_version_edges() -> None:
@@ -339,6 +346,7 @@ def test_cli_amend_and_amendments(reg, active: str, target: str, layers_path, tm
                     "--who", "ed", *lay)  # fmt: skip
     assert r.exit_code == 0 and "version 1" in r.output and "answers notice #1" in r.output, r.output
     assert "at the construction site" in r.output and "§ 540-8E(7)" in r.output
+    assert "stormwater management plan, amendments, weekly inspection reports, and permit" in r.output
     r = run_permits("amendments", target, active, *lay)
     assert r.exit_code == 0 and "OPEN" not in r.output and "version 1" in r.output, r.output
     r = run_permits("amend", target, active, "--trigger", "B3", "--notified-on", "2026-11-20", "--description", "x",
