@@ -20,7 +20,7 @@ from esc_gis.registry.domain.amendments import ORIGINAL, PlanVersion, check_vers
 from esc_gis.registry.domain.calendar import OfficeCalendar
 from esc_gis.registry.service.registry import Registry
 
-from .conftest import CRS, add_active, square_sqft, written_by_an_earlier_esc_gis
+from .conftest import CRS, add_active, fees_at, square_sqft, written_by_an_earlier_esc_gis
 from .public_outputs import assert_hidden, public_outputs, run_permits
 
 UTC = timezone.utc
@@ -139,9 +139,13 @@ def test_no_amendment_once_permit_coverage_is_terminated(reg, active: str) -> No
 def test_no_amendment_on_a_revoked_permit_but_a_suspended_one_is_still_covered(reg, active: str) -> None:
     """§ 540-8E: "The administering authority may suspend or revoke a permit"; § 540-8E(7) keeps the plan and
     amendments "until permit coverage is terminated". Read: revocation ends coverage, a suspension does not."""
-    reg.transition(active, "suspended", on=date(2026, 11, 17), reasons="Notice unanswered", notified_on=date(2026, 11, 10))
+    reg.transition(
+        active, "suspended", on=date(2026, 11, 17), reasons="Notice unanswered", notified_on=date(2026, 11, 10)
+    )
     assert amend(reg, active).version == 1
-    reg.transition(active, "revoked", on=date(2026, 11, 19), reasons="Notice unanswered", notified_on=date(2026, 11, 10))
+    reg.transition(
+        active, "revoked", on=date(2026, 11, 19), reasons="Notice unanswered", notified_on=date(2026, 11, 10)
+    )
     with pytest.raises(ValidationError, match="the permit is revoked: the plan and its amendments are kept"):
         amend(reg, active, plan_date=date(2026, 11, 18), permission_on=date(2026, 11, 19))
 
@@ -165,7 +169,9 @@ def test_an_application_under_review_is_not_amended(reg) -> None:
     with pytest.raises(ValidationError, match="the original plan is the one approved with the permit"):
         reg.amend(n, trigger="original", description="x", plan_date=date(2026, 11, 1))
     assert reg.plan_versions(n) == [] and reg.frame().set_index("permit_number").loc[n, "plan_date"] is None
-    reg.record_fee(n, kind="application", amount=50, paid_on=date(2026, 11, 2), receipt="R-9", who="clerk")
+    reg.record_fee(
+        n, kind="application", amount=50, schedule=fees_at(50), paid_on=date(2026, 11, 2), receipt="R-9", who="clerk"
+    )
     reg.transition(n, "under_review", on=date(2026, 11, 3), who="clerk")
     reg.transition(n, "approved", on=date(2026, 11, 4), who="clerk")
     assert reg.amend(n, trigger="original", description="x", plan_date=date(2026, 11, 1)).version == 0

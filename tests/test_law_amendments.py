@@ -15,9 +15,9 @@ import pytest
 from esc_gis.errors import ProfileError
 from esc_gis.registry.domain.amendments import (
     ORIGINAL,
+    CoverageEnds,
     PlanVersion,
     check_notice,
-    CoverageEnds,
     check_version,
     coverage_ended,
     coverage_ends,

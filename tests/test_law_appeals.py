@@ -202,9 +202,14 @@ def test_a_variance_approves_only_on_the_offices_record() -> None:
     A variance from one provision may leave other reasons standing: the office's record decides."""
     rel = {**CITE, "outcome": "variance", "basis": "interpretation", "text": "v"}
     rec = {**CITE, "outcome": "modified", "basis": "interpretation"}
-    terms = approval_terms({"appeals": {"approval": {**CITE, "outcomes": ["reversed"], "recorded": rec, "relieved": rel}}})
+    terms = approval_terms(
+        {"appeals": {"approval": {**CITE, "outcomes": ["reversed"], "recorded": rec, "relieved": rel}}}
+    )
     assert (terms.relieved, terms.relieved_cited) == ("variance", Cited("v", "s", "interpretation"))
-    assert terms.chosen() == {"modified": Cited("t", "s", "interpretation"), "variance": Cited("v", "s", "interpretation")}
+    assert terms.chosen() == {
+        "modified": Cited("t", "s", "interpretation"),
+        "variance": Cited("v", "s", "interpretation"),
+    }
     assert approves_disapproval(terms, "variance", True) is True
     assert approves_disapproval(terms, "variance", False) is False
     with pytest.raises(ValidationError) as refused:

@@ -200,7 +200,9 @@ def decide_appeal(
             undone = outcome == "reversed" and (legacy or undoes == p.status)
             move = BACK.get(p.status) if undone else None
             # Asked only where it has an effect: a variance on another appeal carries no choice.
-            approving = undoes == p.status and p.status in ON_APPEAL and approves_disapproval(approval, outcome, approves)
+            approving = (
+                undoes == p.status and p.status in ON_APPEAL and approves_disapproval(approval, outcome, approves)
+            )
             if not legacy and approving:
                 effect = _approve_on_appeal(reg, cur, p, appeal_id, body, outcome, on, who, now, str(approval.cited))
             elif move is not None:
