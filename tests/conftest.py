@@ -55,10 +55,37 @@ def lake_polygon() -> shapely.Polygon:
     return box(1800, 0, 2600, 500)
 
 
+#: The test office's fee schedule (§ 540-10): an application fee is checked against one (§ 540-8B).
+TEST_FEES = """[schedule]
+resolution = "TEST resolution 1 (made up)"
+adopted_on = 2000-01-01
+
+[fees]
+application = 1.0
+plan_amendment = 1.0
+"""
+
+
+def fees_at(application: float, **others: float):
+    """A fee schedule setting the application fee at ``application``, and ``others`` (§ 540-10: the Board's)."""
+    from esc_gis.registry.domain.fees import FeeSchedule
+
+    amounts = {"application": float(application), **{k: float(v) for k, v in others.items()}}
+    return FeeSchedule("TEST resolution 2 (made up)", date(2000, 1, 1), amounts, Path("fees"))
+
+
 def write_layer_set(
-    folder: Path, *, waters: gpd.GeoDataFrame | None = None, extra: str = "", with_waters: bool = True
+    folder: Path,
+    *,
+    waters: gpd.GeoDataFrame | None = None,
+    extra: str = "",
+    with_waters: bool = True,
+    fees: bool = False,
 ) -> Path:
-    """Write the test Village as a real layer set (GeoPackages + layers.toml); return the manifest."""
+    """Write the test Village as a real layer set (GeoPackages + layers.toml); return the manifest.
+
+    ``fees``: name the test office's fee schedule (:data:`TEST_FEES`, application fee 1.00) in ``[fees]``.
+    """
     folder.mkdir(parents=True, exist_ok=True)
     gpd.GeoDataFrame({"name": ["Testville"]}, geometry=[village_polygon()], crs=CRS).to_file(
         folder / "village.gpkg", engine="pyogrio"
@@ -71,6 +98,9 @@ def write_layer_set(
             )
         waters.to_file(folder / "waters.gpkg", engine="pyogrio")
         text += '[waters]\npath = "waters.gpkg"\nclass_field = "water_class"\nname_field = "name"\n'
+    if fees:
+        (folder / "fees.toml").write_text(TEST_FEES)
+        text += '[fees]\npath = "fees.toml"\n'
     manifest = folder / "layers.toml"
     manifest.write_text(text + extra)
     return manifest
@@ -78,7 +108,7 @@ def write_layer_set(
 
 @pytest.fixture(scope="session")
 def layers_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_layer_set(tmp_path_factory.mktemp("layers"))
+    return write_layer_set(tmp_path_factory.mktemp("layers"), fees=True)
 
 
 @pytest.fixture(scope="session")

@@ -20,7 +20,7 @@ from esc_gis.registry.domain.amendments import ORIGINAL, PlanVersion, check_vers
 from esc_gis.registry.domain.calendar import OfficeCalendar
 from esc_gis.registry.service.registry import Registry
 
-from .conftest import CRS, add_active, square_sqft, written_by_an_earlier_esc_gis
+from .conftest import CRS, add_active, fees_at, square_sqft, written_by_an_earlier_esc_gis
 from .public_outputs import assert_hidden, public_outputs, run_permits
 
 UTC = timezone.utc
@@ -105,6 +105,51 @@ def test_every_problem_at_once(reg, active: str) -> None:
     assert count(reg, "plan_versions") == 0
 
 
+@pytest.mark.usefixtures("late_clock")
+def test_no_amendment_once_permit_coverage_is_terminated(reg, active: str) -> None:
+    """§ 540-8E(7): "Keep a copy of the erosion and sediment control plan, stormwater management plan,
+    amendments, weekly inspection reports, and permit at the construction site until permit coverage is
+    terminated"; § 540-8G: "valid for a period of 180 days ... from the date of issuance". Read (the
+    profile's [amendments.coverage_ends], basis interpretation): a permit past its period, closed or revoked
+    has no coverage left. Issued 2026-11-03, it runs to 2027-05-02: an amendment effective that day is
+    taken, one effective the next is refused, and nothing is written."""
+    assert reg.get(active).expires_on == date(2027, 5, 2)
+    kept = amend(reg, active, plan_date=date(2027, 4, 30), permission_on=date(2027, 5, 2))
+    assert kept.version == 1
+    before = count(reg, "plan_versions")
+    with pytest.raises(ValidationError) as refused:
+        amend(reg, active, plan_date=date(2027, 4, 30), permission_on=date(2027, 5, 3))
+    text = str(refused.value)
+    assert 'the permit expired on 2027-05-02: the plan and its amendments are kept "until permit coverage is' in text
+    assert "(§ 540-8E(7); § 540-8G; basis interpretation)" in text
+    with pytest.raises(ValidationError, match="the permit expired on 2027-05-02"):
+        reg.notify_amendment(active, trigger="B3", description="add a basin", notified_on=date(2027, 5, 3))
+    assert count(reg, "plan_versions") == before
+    # Closed (after final stabilization): refused whatever the day; the original plan may still go on record.
+    reg.transition(active, "final_stabilization", on=date(2027, 3, 1))
+    assert amend(reg, active, plan_date=date(2027, 2, 20), permission_on=date(2027, 3, 2)).version == 2
+    reg.transition(active, "closed", on=date(2027, 3, 5))
+    with pytest.raises(ValidationError, match="the permit is closed: the plan and its amendments are kept"):
+        amend(reg, active, plan_date=date(2027, 2, 20), permission_on=date(2027, 3, 2))
+    with pytest.raises(ValidationError, match="the permit is closed"):
+        reg.notify_amendment(active, trigger="B3", description="add a basin", notified_on=date(2027, 3, 2))
+    assert reg.amend(active, trigger="original", description="as approved", plan_date=date(2026, 10, 28)).version == 0
+
+
+def test_no_amendment_on_a_revoked_permit_but_a_suspended_one_is_still_covered(reg, active: str) -> None:
+    """§ 540-8E: "The administering authority may suspend or revoke a permit"; § 540-8E(7) keeps the plan and
+    amendments "until permit coverage is terminated". Read: revocation ends coverage, a suspension does not."""
+    reg.transition(
+        active, "suspended", on=date(2026, 11, 17), reasons="Notice unanswered", notified_on=date(2026, 11, 10)
+    )
+    assert amend(reg, active).version == 1
+    reg.transition(
+        active, "revoked", on=date(2026, 11, 19), reasons="Notice unanswered", notified_on=date(2026, 11, 10)
+    )
+    with pytest.raises(ValidationError, match="the permit is revoked: the plan and its amendments are kept"):
+        amend(reg, active, plan_date=date(2026, 11, 18), permission_on=date(2026, 11, 19))
+
+
 def test_the_original_is_recorded_once_and_needs_no_permission(reg, active: str) -> None:
     with pytest.raises(ValidationError, match="approved with the permit; leave out --permission-on"):
         reg.amend(active, trigger="original", description="x", plan_date=date(2026, 10, 28),
@@ -124,7 +169,9 @@ def test_an_application_under_review_is_not_amended(reg) -> None:
     with pytest.raises(ValidationError, match="the original plan is the one approved with the permit"):
         reg.amend(n, trigger="original", description="x", plan_date=date(2026, 11, 1))
     assert reg.plan_versions(n) == [] and reg.frame().set_index("permit_number").loc[n, "plan_date"] is None
-    reg.record_fee(n, kind="application", amount=50, paid_on=date(2026, 11, 2), receipt="R-9", who="clerk")
+    reg.record_fee(
+        n, kind="application", amount=50, schedule=fees_at(50), paid_on=date(2026, 11, 2), receipt="R-9", who="clerk"
+    )
     reg.transition(n, "under_review", on=date(2026, 11, 3), who="clerk")
     reg.transition(n, "approved", on=date(2026, 11, 4), who="clerk")
     assert reg.amend(n, trigger="original", description="x", plan_date=date(2026, 11, 1)).version == 0
@@ -247,7 +294,14 @@ def test_both_profiles_list_the_triggers_with_their_sections(prof) -> None:
     assert [k for k, v in t.items() if v.get("notice")] == ["B3"]
     f = prof.finding("amendment_before_permission", effective=date(2026, 1, 1), permission=date(2026, 1, 2))
     assert f.section == f"{prefix}8E(2)" and f.basis == "ordinance"
-    assert prof.finding("plan_at_site").section == f"{prefix}8E(7)"
+    keep = prof.finding("plan_at_site")
+    assert keep.section == f"{prefix}8E(7)"
+    # § 540-8E(7): "Keep a copy of the erosion and sediment control plan, stormwater management plan,
+    # amendments, weekly inspection reports, and permit at the construction site until permit coverage is
+    # terminated": every document named, not the plan alone.
+    for doc in ("erosion and sediment control plan", "stormwater management plan", "amendments",
+                "weekly inspection reports", "and permit at the construction site"):  # fmt: skip
+        assert doc in keep.message, doc
 
 
 def test_check_version_edges() -> None:
@@ -298,6 +352,7 @@ def test_cli_amend_and_amendments(reg, active: str, target: str, layers_path, tm
                     "--who", "ed", *lay)  # fmt: skip
     assert r.exit_code == 0 and "version 1" in r.output and "answers notice #1" in r.output, r.output
     assert "at the construction site" in r.output and "§ 540-8E(7)" in r.output
+    assert "stormwater management plan, amendments, weekly inspection reports, and permit" in r.output
     r = run_permits("amendments", target, active, *lay)
     assert r.exit_code == 0 and "OPEN" not in r.output and "version 1" in r.output, r.output
     r = run_permits("amend", target, active, "--trigger", "B3", "--notified-on", "2026-11-20", "--description", "x",

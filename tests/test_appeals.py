@@ -106,7 +106,9 @@ def test_a_modified_decision_needs_the_offices_record_of_what_it_does(reg, activ
     text = str(info.value)
     assert "a modified decision needs --approves or --stands" in text
     assert "only when the office records that it does (--approves)" in text and "basis interpretation" in text
-    with pytest.raises(ValidationError, match="--approves/--stands go with a modified decision; the outcome is upheld"):
+    with pytest.raises(
+        ValidationError, match="--approves/--stands go with a modified or variance decision; the outcome is upheld"
+    ):
         reg.decide_appeal(a, body=ZBA, outcome="upheld", on=date(2026, 11, 20), approves=False)
     assert reg.appeals(appeal_id=a)[0].decision is None and reg.get(n).status == "disapproved"
     # A stop-work order's appeal modified: --approves would mean nothing there; --stands is recorded.
@@ -130,20 +132,61 @@ def test_cli_decide_modified_requires_approves_or_stands(reg, target: str, layer
     assert reg.get(n).status == "disapproved"
 
 
-def test_a_variance_granted_on_the_appeal_of_a_disapproval_approves_it(reg) -> None:
+def test_a_variance_that_leaves_no_reason_standing_approves_the_disapproval(reg) -> None:
     """§ 540-13A(2): the Zoning Board of Appeals "Upon appeal, may authorize variances from the provisions of
-    this article": the provision the disapproval rested on is relieved, so the plan stands approved (the
-    profile's reading, [appeals.approval]), and "the administering authority shall issue the permit"
+    this article": when the provisions relieved were every reason for the disapproval, the plan stands
+    approved (the office records it, --approves; the profile's [appeals.approval.relieved]), and "If the
+    permit application and plan are approved, the administering authority shall issue the permit"
     (§ 540-8C(2))."""
     n = disapproved(reg)
     a = reg.decide_appeal(
         appeal_of(reg, n), body=ZBA, outcome="variance", on=date(2026, 11, 20), findings=ALL_FINDINGS,
-        conditions="silt fence doubled on the east edge",
+        conditions="silt fence doubled on the east edge", approves=True,
     )  # fmt: skip
     assert a.decision is not None and a.decision.effect == "permit disapproved -> approved"
+    assert a.decision.approves is True
     p = reg.get(n)
     assert (p.status, p.issued_on) == ("approved", date(2026, 11, 20))
     assert reg.history(n)[-1].data["conditions"] == "silt fence doubled on the east edge"
+
+
+def test_a_variance_from_one_provision_leaves_the_other_reasons_for_disapproval_standing(reg) -> None:
+    """§ 540-13A(2): the board "may authorize variances from the provisions of this article" -- from the
+    provisions it names, no more; § 540-8C(2): "If the permit application and plan are approved, the
+    administering authority shall issue the permit". A disapproval on three reasons, a variance from
+    § 540-9A(9) alone: the other two still stand, so nothing is issued (--stands)."""
+    n = disapproved(reg)
+    a = appeal_of(reg, n)
+    d = reg.decide_appeal(
+        a, body=ZBA, outcome="variance", on=date(2026, 11, 20), findings=ALL_FINDINGS, approves=False,
+        conditions="variance from § 540-9A(9) only; reasons 1 and 2 stand",
+    ).decision  # fmt: skip
+    assert d is not None and (d.outcome, d.approves, d.effect) == ("variance", False, "permit state unchanged")
+    p = reg.get(n)
+    assert (p.status, p.issued_on, p.expires_on) == ("disapproved", None, None)
+    assert "approved_on_appeal" not in [e.kind for e in reg.history(n)]
+    assert reg.history(n)[-1].data["approves"] is False and reg.history(n)[-1].data["findings"] == list(ALL_FINDINGS)
+
+
+def test_a_variance_on_the_appeal_of_a_disapproval_needs_the_offices_record(reg, target: str, layers_path) -> None:
+    """§ 540-8C(2) issues a permit only "If the permit application and plan are approved": whether a
+    variance "from the provisions of this article" (§ 540-13A(2)) leaves a reason for the disapproval
+    standing is the office's record, never a guess. Without --approves/--stands it is refused, quoting the
+    profile's reading; the CLI records --stands and the permit stays disapproved."""
+    n = disapproved(reg)
+    a = appeal_of(reg, n)
+    with pytest.raises(ValidationError) as info:
+        reg.decide_appeal(a, body=ZBA, outcome="variance", on=date(2026, 11, 20), findings=ALL_FINDINGS)
+    text = str(info.value)
+    assert "a variance decision needs --approves or --stands: a variance relieves only the provisions it names" in text
+    assert "(§ 540-13A(2); § 540-8C(2); basis interpretation)" in text
+    assert reg.appeals(appeal_id=a)[0].decision is None and reg.get(n).status == "disapproved"
+    finding = [x for f in ALL_FINDINGS for x in ("--finding", f)]
+    args = ("decide", target, a, "--body", ZBA, "--outcome", "variance", "--on", "2026-11-20", *finding)
+    r = run_permits(*args, "--stands", "--layers", str(layers_path))
+    assert r.exit_code == 0, r.output
+    assert "variance (the decision appealed stands) by zoning_board_of_appeals" in r.output
+    assert reg.get(n).status == "disapproved" and reg.get(n).issued_on is None
 
 
 def test_only_an_appeal_of_the_permit_decision_approves_a_disapproval(reg) -> None:
@@ -196,6 +239,10 @@ def test_a_variance_rests_on_every_finding_and_needs_no_conditions(reg, active) 
     assert d is not None and d.findings == ALL_FINDINGS and d.conditions is None
     assert reg.get(active).status == "active" and d.effect == "permit state unchanged"
     assert reg.history(active)[-1].data["findings"] == list(ALL_FINDINGS)
+    # The edge: a variance on an appeal that is not of a disapproval carries no choice and approves nothing.
+    s = appeal_of(reg, active, kind="stop_work_order")
+    with pytest.raises(ValidationError, match=r"--approves goes with the appeal of a disapproval .* stop work order"):
+        reg.decide_appeal(s, body=ZBA, outcome="variance", on=date(2026, 11, 20), findings=ALL_FINDINGS, approves=True)
 
 
 def test_findings_belong_to_a_variance_only(reg, active) -> None:

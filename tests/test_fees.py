@@ -22,7 +22,7 @@ from esc_gis.registry.domain.fees import load_fee_schedule
 from esc_gis.registry.service.registry import Registry
 from esc_gis.registry.store.schema import SCHEMA_VERSION
 
-from .conftest import CRS, add_active, square_sqft, written_by_an_earlier_esc_gis
+from .conftest import CRS, add_active, fees_at, square_sqft, written_by_an_earlier_esc_gis
 from .public_outputs import assert_hidden, public_outputs, run_permits
 
 UTC = timezone.utc
@@ -56,15 +56,73 @@ def test_review_waits_for_the_application_fee(reg, received: str) -> None:
     with pytest.raises(IllegalTransitionError, match=r"not complete without its application fee.*permits fee"):
         reg.transition(received, "under_review", on=date(2026, 11, 3))
     assert reg.get(received).status == "application_received"  # nothing written
-    reg.record_fee(received, kind="plan_amendment", amount=5.67, paid_on=date(2026, 11, 2), receipt="R-0")
+    # The test layer set names its fee schedule ([fees]): application and plan amendment 1.00 each.
+    reg.record_fee(received, kind="plan_amendment", amount=1.0, paid_on=date(2026, 11, 2), receipt="R-0")
     with pytest.raises(IllegalTransitionError, match="application fee"):  # another kind does not complete it
         reg.transition(received, "under_review", on=date(2026, 11, 3))
-    f = reg.record_fee(received, kind="application", amount=12.34, paid_on=date(2026, 11, 2), receipt="R-1", who="cl")
-    assert (f.kind, f.amount, f.receipt, f.recorded_by) == ("application", 12.34, "R-1", "cl")
+    f = reg.record_fee(received, kind="application", amount=1.0, paid_on=date(2026, 11, 2), receipt="R-1", who="cl")
+    assert (f.kind, f.amount, f.receipt, f.recorded_by) == ("application", 1.0, "R-1", "cl")
+    assert f.schedule_resolution == "TEST resolution 1 (made up) (2000-01-01)"
     assert reg.transition(received, "under_review", on=date(2026, 11, 3)).status == "under_review"
     fee_events = [e for e in reg.get(received).events if e.kind == "fee"]
     assert [(e.who, e.on_date) for e in fee_events][-1] == ("cl", date(2026, 11, 2))
     assert "receipt R-1" in (fee_events[-1].detail or "")
+
+
+def test_an_application_fee_without_a_schedule_is_refused_and_completes_nothing(target: str, tmp_path: Path) -> None:
+    """§ 540-8B: the applicant "shall pay an application fee according to the Fee Schedule"; § 540-10: "The fees
+    referred to in other sections of this article shall be established by the Village Board". With no schedule
+    (no --fees, none named in the layer set) no amount can be checked, not even $0: the fee is refused, nothing is
+    written, and the application is still not complete."""
+    from .conftest import write_layer_set
+
+    bare = write_layer_set(tmp_path / "bare")  # no [fees]
+    init_registry(target, layers=bare)
+    with open_registry(target, layers=bare, calendar=OfficeCalendar(holidays=frozenset())) as r:
+        n = r.add(Application("1 Test St", date(2026, 11, 2), square_sqft(100, 100, 5000.0), CRS), who="clerk")
+        for amount in (0.0, 12.34):
+            with pytest.raises(ValidationError) as refused:
+                r.record_fee(n, kind="application", amount=amount, paid_on=date(2026, 11, 2), receipt="R-1")
+            text = str(refused.value)
+            assert f"the application fee of {amount:,.2f} cannot be checked" in text
+            assert 'it is paid "according to the Fee Schedule"' in text and "(§ 540-8B; § 540-10)" in text
+            assert "--fees FILE" in text and "[fees] path" in text
+        assert r.fees(n) == []
+        with pytest.raises(IllegalTransitionError, match="application fee"):
+            r.transition(n, "under_review", on=date(2026, 11, 3))
+        # Another kind is recorded as paid (it completes nothing); the schedule given checks the application fee.
+        assert r.record_fee(n, kind="reinspection", amount=5.0, paid_on=date(2026, 11, 2), receipt="R-0").amount == 5.0
+        f = r.record_fee(
+            n,
+            kind="application",
+            amount=12.34,
+            paid_on=date(2026, 11, 2),
+            receipt="R-1",
+            schedule=load_fee_schedule(EXAMPLE),
+        )
+        assert f.schedule_resolution is not None and "EXAMPLE" in f.schedule_resolution
+        assert r.transition(n, "under_review", on=date(2026, 11, 3)).status == "under_review"
+
+
+def test_the_layer_sets_schedule_checks_every_fee_and_a_missing_one_is_named(target: str, tmp_path: Path) -> None:
+    """§ 540-10: "A schedule of the fees established by the Village Board shall be available for review in the
+    Village Hall": the office names its file once, in the layer set ([fees] path), and every fee is checked
+    against it (the edge: the schedule's amount to the cent; a cent off is refused with the resolution)."""
+    from .conftest import write_layer_set
+
+    layers = write_layer_set(tmp_path / "office", fees=True)
+    init_registry(target, layers=layers)
+    with open_registry(target, layers=layers, calendar=OfficeCalendar(holidays=frozenset())) as r:
+        n = r.add(Application("1 Test St", date(2026, 11, 2), square_sqft(100, 100, 5000.0), CRS), who="clerk")
+        with pytest.raises(ValidationError, match=r"the amount 0.99 is not the application fee of 1.00 set by TEST"):
+            r.record_fee(n, kind="application", amount=0.99, paid_on=date(2026, 11, 2), receipt="R-1")
+        with pytest.raises(ValidationError, match="'reinspection' is not a fee in TEST resolution 1"):
+            r.record_fee(n, kind="reinspection", amount=5.0, paid_on=date(2026, 11, 2), receipt="R-0")
+        f = r.record_fee(n, kind="application", amount=1.0, paid_on=date(2026, 11, 2), receipt="R-1")
+        assert f.schedule_resolution == "TEST resolution 1 (made up) (2000-01-01)"
+    (tmp_path / "office" / "fees.toml").unlink()
+    with open_registry(target, layers=layers) as r, pytest.raises(ProfileError, match="Cannot read the fee schedule"):
+        r.record_fee(n, kind="plan_amendment", amount=1.0, paid_on=date(2026, 11, 2), receipt="R-2")
 
 
 def test_incomplete_back_to_review_also_needs_the_fee(reg, received: str) -> None:
@@ -256,7 +314,12 @@ def test_cli_fee_guarantee_events_and_receipts(reg, received: str, target: str, 
 def test_public_outputs_never_show_fees_or_guarantees(reg, active: str, target: str, layers_path, tmp_path) -> None:
     lay = ["--layers", str(layers_path)]
     reg.record_fee(
-        active, kind="application", amount=4321.98, paid_on=date(2026, 11, 2), receipt="Receipt-Planted-7711"
+        active,
+        kind="application",
+        amount=4321.98,
+        schedule=fees_at(4321.98),
+        paid_on=date(2026, 11, 2),
+        receipt="Receipt-Planted-7711",
     )
     g = reg.add_guarantee(
         active, type="letter_of_credit", amount=87654.32, received_on=date(2026, 11, 3), expires_on=date(2027, 3, 31)

@@ -15,9 +15,12 @@ import pytest
 from esc_gis.errors import ProfileError
 from esc_gis.registry.domain.amendments import (
     ORIGINAL,
+    CoverageEnds,
     PlanVersion,
     check_notice,
     check_version,
+    coverage_ended,
+    coverage_ends,
     current_version,
     file_digest,
     triggers,
@@ -207,3 +210,36 @@ def test_a_plan_file_is_recorded_by_its_resolved_path_and_checksum(tmp_path: Pat
         f"the plan file {tmp_path / 'nope.pdf'} cannot be read (No such file or directory); "
         "give the file of the plan version."
     )
+
+
+ENDS = CoverageEnds(frozenset({"closed", "revoked"}), expiry=True)
+ISSUED = ("approved", "active", "extended", "suspended", "final_stabilization")
+
+
+def test_coverage_ends_with_the_permit_closed_revoked_or_past_its_period() -> None:
+    """§ 540-8E(7): the plan and amendments are kept "until permit coverage is terminated"; § 540-8G: "valid
+    for a period of 180 days ... from the date of issuance". The day after the period, not on it."""
+    end = date(2027, 5, 2)
+    assert coverage_ended(ENDS, "active", end, end, ISSUED) is None
+    assert coverage_ended(ENDS, "active", end, date(2027, 5, 3), ISSUED) == "the permit expired on 2027-05-02"
+    assert coverage_ended(ENDS, "closed", None, date(2026, 1, 1), ISSUED) == "the permit is closed"
+    assert coverage_ended(ENDS, "revoked", end, end, ISSUED) == "the permit is revoked"
+    # Absence: a suspension or final stabilization does not end it; no period (not issued) none to pass;
+    # a profile that does not read expiry as the end keeps it running.
+    for status in ("suspended", "final_stabilization", "stop_work"):
+        assert coverage_ended(ENDS, status, end, end, (*ISSUED, "stop_work")) is None
+    assert coverage_ended(ENDS, "under_review", end, date(2027, 6, 1), ISSUED) is None
+    assert coverage_ended(ENDS, "active", None, date(2027, 6, 1), ISSUED) is None
+    assert coverage_ended(CoverageEnds(frozenset(), expiry=False), "active", end, date(2027, 6, 1), ISSUED) is None
+
+
+def test_the_profile_names_the_states_that_end_coverage() -> None:
+    from esc_gis.profile import load_profile
+
+    assert coverage_ends(load_profile().tables) == ENDS
+    with pytest.raises(ProfileError, match=r"no \[amendments\.coverage_ends\]"):
+        coverage_ends({})
+    with pytest.raises(ProfileError, match=r"coverage_ends\] names finished, not a permit state"):
+        coverage_ends({"amendments": {"coverage_ends": {"states": ["closed", "finished"], "expiry": True}}})
+    with pytest.raises(ProfileError, match=r"coverage_ends\] needs expiry = true or false"):
+        coverage_ends({"amendments": {"coverage_ends": {"states": ["closed"], "expiry": "yes"}}})

@@ -189,6 +189,39 @@ def test_the_shipped_profile_records_what_a_modified_decision_does() -> None:
     terms = approval_terms(load_profile().tables)
     assert "modified" not in terms.outcomes and terms.recorded == "modified"
     assert terms.recorded_cited is not None and terms.recorded_cited.basis == "interpretation"
+    # § 540-13A(2) "variances from the provisions of this article": a variance relieves what it names, and
+    # § 540-8C(2) issues a permit only "If the permit application and plan are approved" (issue 46).
+    assert "variance" not in terms.outcomes and terms.relieved == "variance"
+    assert terms.relieved_cited is not None and terms.relieved_cited.basis == "interpretation"
+    assert "§ 540-8C(2)" in terms.relieved_cited.section
+
+
+def test_a_variance_approves_only_on_the_offices_record() -> None:
+    """§ 540-13A(2): the board "may authorize variances from the provisions of this article"; § 540-8C(2):
+    "If the permit application and plan are approved, the administering authority shall issue the permit".
+    A variance from one provision may leave other reasons standing: the office's record decides."""
+    rel = {**CITE, "outcome": "variance", "basis": "interpretation", "text": "v"}
+    rec = {**CITE, "outcome": "modified", "basis": "interpretation"}
+    terms = approval_terms(
+        {"appeals": {"approval": {**CITE, "outcomes": ["reversed"], "recorded": rec, "relieved": rel}}}
+    )
+    assert (terms.relieved, terms.relieved_cited) == ("variance", Cited("v", "s", "interpretation"))
+    assert terms.chosen() == {
+        "modified": Cited("t", "s", "interpretation"),
+        "variance": Cited("v", "s", "interpretation"),
+    }
+    assert approves_disapproval(terms, "variance", True) is True
+    assert approves_disapproval(terms, "variance", False) is False
+    with pytest.raises(ValidationError) as refused:
+        approves_disapproval(terms, "variance", None)
+    msg = "a variance decision needs the office's record of whether it approves: v (s; basis interpretation)."
+    assert refused.value.problems == [Problem("decision", None, msg, "record --approves or --stands.")]
+    for outcome in ("reversed", "modified", ""):
+        with pytest.raises(ProfileError, match=r"\[appeals\.approval\.relieved\] needs an outcome that is not one of"):
+            approval_terms(
+                {"appeals": {"approval": {**CITE, "outcomes": ["reversed"], "recorded": rec,
+                                          "relieved": {**rel, "outcome": outcome}}}}
+            )  # fmt: skip
 
 
 def test_the_recorded_outcome_is_cited_and_a_missing_choice_says_how_to_record_it() -> None:

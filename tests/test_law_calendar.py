@@ -8,7 +8,7 @@ Thursday counted from the wrong day, a Saturday holiday observed on Monday) fail
 from __future__ import annotations
 
 import dataclasses
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
@@ -43,7 +43,8 @@ HOLIDAYS = {
         D(2026, 12, 24),
         D(2026, 12, 25),
     },
-    # July 4 on a Sunday -> Monday 5; Dec 25 on a Saturday -> Friday 24, the same day as Dec 24.
+    # July 4 on a Sunday -> Monday 5; Dec 25 on a Saturday -> Friday 24, the day Dec 24 is: two holidays stay
+    # two closed days, so Dec 24 is observed the weekday before, Thursday 23 (issue 46).
     2027: {
         D(2027, 1, 1),
         D(2027, 5, 31),
@@ -51,9 +52,11 @@ HOLIDAYS = {
         D(2027, 9, 6),
         D(2027, 11, 25),
         D(2027, 11, 26),
+        D(2027, 12, 23),
         D(2027, 12, 24),
     },
-    # January 1 on a Saturday -> Friday, December 31 of 2027; Dec 24 on a Sunday -> Monday 25.
+    # January 1 on a Saturday -> Friday, December 31 of 2027; Dec 24 on a Sunday -> Monday 25, the day of
+    # Dec 25 itself: Dec 24 is observed the weekday before, Friday 22.
     2028: {
         D(2027, 12, 31),
         D(2028, 5, 29),
@@ -61,6 +64,7 @@ HOLIDAYS = {
         D(2028, 9, 4),
         D(2028, 11, 23),
         D(2028, 11, 24),
+        D(2028, 12, 22),
         D(2028, 12, 25),
     },
     2029: {
@@ -122,6 +126,11 @@ def test_nth_weekday_by_hand(year: int, month: int, weekday: int, n: int, expect
         (D(2026, 11, 30), True),  # Monday
         (D(2027, 12, 31), False),  # New Year's Day 2028 (a Saturday), observed in 2027
         (D(2028, 1, 3), True),  # the first Monday of 2028
+        (D(2027, 12, 22), True),  # the Wednesday before Christmas Eve as observed
+        (D(2027, 12, 23), False),  # Christmas Eve, observed the day before Christmas Day's Friday
+        (D(2027, 12, 24), False),
+        (D(2028, 12, 21), True),
+        (D(2028, 12, 22), False),  # Christmas Eve (a Sunday), observed the Friday before Christmas Day's Monday
         (D(2028, 12, 25), False),
         (D(2028, 12, 26), True),
         (D(2033, 12, 23), False),
@@ -358,3 +367,14 @@ def test_every_problem_of_a_profiles_calendar_is_said_at_once() -> None:
         f"[calendar] of profile {prof.source!r}: holidays 'federal' is not a named set (wisconsin_municipal) nor a "
         "list of dates; weekend day 'funday' is not a day name."
     )
+
+
+@pytest.mark.parametrize("year", range(2020, 2060))
+def test_christmas_eve_and_christmas_day_are_two_closed_days_every_year(year: int) -> None:
+    """§ 540-5: "BUSINESS DAY: A day the office of the administering authority is routinely and customarily open
+    for business". The default set (a reading, the profile's [calendar]) closes the office for Christmas Eve and
+    Christmas Day, observed on the nearest weekday: two holidays are two closed weekdays in late December every
+    year, never one (2027 and 2028 put both on one day by the nearest weekday alone)."""
+    late = sorted(d for d in default_holidays(year) if d.month == 12 and d.day >= 20 and d.day <= 27)
+    assert len(late) == 2 and all(d.weekday() < 5 for d in late), late
+    assert late[1] - late[0] <= timedelta(days=3) and late[1].day in (24, 25, 26)

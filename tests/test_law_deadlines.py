@@ -517,14 +517,45 @@ def test_a_small_day_counts_toward_one_event_only_and_never_joins_two() -> None:
     assert rain_events([(D(2026, 5, 2), 0.09), (D(2026, 5, 3), 0.45)], W) == [
         RainEvent(D(2026, 5, 3), D(2026, 5, 3), 0.54)
     ]
-    # Between two runs: it counts toward the first only; the second stands alone.
-    assert rain_events([(D(2026, 5, 3), 0.3), (D(2026, 5, 4), 0.05), (D(2026, 5, 5), 0.3)], W) == [
+    # Between two runs a day apart from each other (two small days): it counts toward the first only.
+    rain = [(D(2026, 5, 3), 0.3), (D(2026, 5, 4), 0.05), (D(2026, 5, 5), 0.05), (D(2026, 5, 6), 0.3)]
+    assert rain_events(rain, W) == [
         RainEvent(D(2026, 5, 3), D(2026, 5, 3), 0.35),
-        RainEvent(D(2026, 5, 5), D(2026, 5, 5), 0.3),
+        RainEvent(D(2026, 5, 6), D(2026, 5, 6), 0.35),
     ]
     # A small day a day apart from any run counts toward none.
     assert rain_events([(D(2026, 5, 1), 0.09), (D(2026, 5, 3), 0.45)], W) == [
         RainEvent(D(2026, 5, 3), D(2026, 5, 3), 0.45)
+    ]
+
+
+def test_a_small_day_of_measurable_rain_between_two_wet_days_is_part_of_the_storm() -> None:
+    """§ 540-8E(6): "within 24 hours after a precipitation event of 0.5 inch or greater". 0.26, 0.07 and 0.28 in
+    on three consecutive days are one storm of 0.61 in, its inspection due by the end of the day after the
+    last: the 0.07 in day (measurable, NWS: 0.01 inch or more; the profile's policy.rain_measurable, basis
+    technical_standard) does not split it into two events each under 0.5 in."""
+    rain = [(D(2026, 5, 3), 0.26), (D(2026, 5, 4), 0.07), (D(2026, 5, 5), 0.28)]
+    assert rain_events(rain, W) == [RainEvent(D(2026, 5, 3), D(2026, 5, 5), 0.61)]
+    assert [d for c, d in _due([], rain, D(2026, 5, 13)) if c == "rain_inspection"] == [D(2026, 5, 6)]
+    e = W.entry("policy.rain_measurable")
+    assert (e.value, e.extra["basis"]) == (0.01, "technical_standard")
+    # The edges: exactly measurable (0.01 in) joins; under it (a trace) ends the event, as a dry day does.
+    assert rain_events([(D(2026, 5, 3), 0.26), (D(2026, 5, 4), 0.01), (D(2026, 5, 5), 0.28)], W) == [
+        RainEvent(D(2026, 5, 3), D(2026, 5, 5), 0.55)
+    ]
+    for lull in (0.009, 0.0):
+        assert rain_events([(D(2026, 5, 3), 0.26), (D(2026, 5, 4), lull), (D(2026, 5, 5), 0.28)], W) == [
+            RainEvent(D(2026, 5, 3), D(2026, 5, 3), round(0.26 + lull, 6)),
+            RainEvent(D(2026, 5, 5), D(2026, 5, 5), 0.28),
+        ]
+    # Absence: a small day after the storm with no wet day after it is its tail, never its day.
+    assert rain_events([(D(2026, 5, 3), 0.26), (D(2026, 5, 4), 0.07), (D(2026, 5, 5), 0.05)], W) == [
+        RainEvent(D(2026, 5, 3), D(2026, 5, 3), 0.33)
+    ]
+    # A missing day next to the small one: no wet day on that side, so nothing is bridged.
+    assert rain_events([(D(2026, 5, 3), 0.26), (D(2026, 5, 4), 0.07), (D(2026, 5, 6), 0.28)], W) == [
+        RainEvent(D(2026, 5, 3), D(2026, 5, 3), 0.33),
+        RainEvent(D(2026, 5, 6), D(2026, 5, 6), 0.28),
     ]
 
 

@@ -73,9 +73,11 @@ from esc_gis.registry.domain.fold import PermitState, fold
 from esc_gis.registry.domain.inspections import InspectionReport
 from esc_gis.registry.domain.lifecycle import CLOSED_UNDECIDED, STATES, TRANSITIONS, UNDECIDED
 
-from .conftest import CRS, square_sqft
+from .conftest import CRS, fees_at, square_sqft
 
 UTC = timezone.utc
+#: The office's fee schedule in these scenarios (§ 540-10): every fee 150.00, checked against it (§ 540-8B).
+FEES = fees_at(150.0, reinspection=150.0)
 #: The office's first day in the model, and its last (the registry refuses days in the future).
 FIRST = date(2026, 1, 5)
 LAST = date(2026, 11, 25)
@@ -285,7 +287,7 @@ class OfficeModel(RuleBasedStateMachine):
         self.do(
             "fee",
             lambda: self.reg.record_fee(
-                p, kind=kind, amount=150.0, paid_on=paid, receipt=f"R{self.receipts}", who="clerk"
+                p, kind=kind, amount=150.0, paid_on=paid, receipt=f"R{self.receipts}", who="clerk", schedule=FEES
             ),
         )
 
@@ -614,7 +616,7 @@ def test_review_after_the_fee_keeps_the_event_that_started_the_decision_clock(re
     model found the clock, started by the fee on 2026-01-20, re-stamped by the move under review on
     2026-01-21 (a clock citing an event dated after its start)."""
     n = reg.add(Application("1 Clock St", date(2026, 1, 5), square_sqft(100, 1000, 5000.0), CRS), who="c")
-    reg.record_fee(n, kind=APPLICATION_FEE, amount=150.0, paid_on=date(2026, 1, 20), receipt="R1")
+    reg.record_fee(n, kind=APPLICATION_FEE, amount=150.0, paid_on=date(2026, 1, 20), receipt="R1", schedule=FEES)
     reg.transition(n, "under_review", on=date(2026, 1, 21))
     clock = reg.state(n).decision_clock
     assert clock is not None and (clock.start, clock.seq, clock.event) == (date(2026, 1, 20), 2, "fee_paid")

@@ -23,7 +23,7 @@ from esc_gis.profile import load_profile
 from esc_gis.registry.views.agenda import DueItem
 from esc_gis.registry.views.ical import deadline_calendar, event_uid
 
-from .conftest import CRS, add_active, square_sqft
+from .conftest import CRS, add_active, fees_at, square_sqft
 
 #: Planted personal data and office notes: none may reach the feed.
 PRIVATE = (
@@ -91,7 +91,7 @@ def registry(target: str, layers_path: Path, tmp_path: Path) -> str:
     assert _run("init", target, *lay).exit_code == 0
     assert _run("import", target, str(layer), *lay).exit_code == 0
     # Complete with its fee (§ 540-8B): the decision's 20 business days run from then.
-    r = _run("fee", target, "ESC-2026-0002", "--kind", "application", "--amount", "10", "--paid-on", "2026-11-02",
+    r = _run("fee", target, "ESC-2026-0002", "--kind", "application", "--amount", "1", "--paid-on", "2026-11-02",
              "--receipt", "R-2", *lay)  # fmt: skip
     assert r.exit_code == 0, r.output
     r = _run("update", target, "ESC-2026-0003", "--inspected", "2026-11-27", "--work-stopped", "2026-11-20", *lay)
@@ -251,7 +251,9 @@ def test_the_feed_carries_every_kind_of_deadline(target: str, layer_set, layers_
         late = reg.add(Application("2 Late St", date(2026, 10, 1), square_sqft(400, 100, 5000.0), CRS))
         # Each complete with its fee, the day it was received: decision due, and deemed approved.
         for number, day in ((review, date(2026, 11, 16)), (late, date(2026, 10, 1))):
-            reg.record_fee(number, kind="application", amount=10.0, paid_on=day, receipt=f"R-{number}")
+            reg.record_fee(
+                number, kind="application", amount=10.0, schedule=fees_at(10.0), paid_on=day, receipt=f"R-{number}"
+            )
         n = add_active(
             reg, x=700, address="3 Work St", started=datetime(2026, 11, 27, 8, 0, tzinfo=utc)
         )  # no notice of start yet

@@ -330,8 +330,9 @@ def test_agenda_rain_inspections_stabilization_and_deemed_approval(tmp_path: Pat
     assert ("P1", "rain_inspection", "2026-11-22", True) in got
     assert [i.what for i in items if i.code == "rain_inspection"] == [
         "inspection after 1.20 in of rain from 2026-11-21 to 2026-11-21, due within 24 hours after the event of "
-        "0.5 inch or more ended (reading: an event is a run of consecutive days of 0.1 inch or more, or in timed "
-        "data rain separated by less than 6 hours without rain, on the Village's clock)"
+        "0.5 inch or more ended (reading: an event is a run of consecutive days of 0.1 inch or more, with a day of "
+        "measurable rain (0.01 inch or more) between two of them, or in timed data rain separated by less than 6 "
+        "hours without rain, on the Village's clock)"
     ]
     assert ("P1", "weekly_inspection", "2026-11-27", True) in got
     # Work stopped the 14th with no resumption expected on record: stabilisation was due that day, not the 28th.

@@ -459,6 +459,41 @@ def test_remeasuring_redecides_the_plan_and_is_refused_once_decided(reg) -> None
         reg.remeasure(a, square_sqft(110, 1010, 100).centroid, CRS)
 
 
+def test_remeasuring_is_refused_once_the_decision_period_ran_out(reg, monkeypatch) -> None:
+    """§ 540-8C(5): "Failure by the administering authority to inform the permit applicant of a decision
+    within 20 business days of a required submittal shall be deemed to mean approval of the submittal and the
+    applicant may proceed as if a permit had been issued"; § 540-8E(2): "Obtain permission in writing from
+    the administering authority prior to any modification pursuant to § 540-9B of the erosion and sediment
+    control plan". Received and paid Monday 2026-11-02, the decision is due 2026-11-30: on that day the
+    limits may still be measured again; from the next, the application stands approved (recorded or not),
+    and new limits are an amendment with permission, as a late closing is refused on the same day."""
+    from esc_gis.errors import IllegalTransitionError
+    from esc_gis.profile import Profile
+
+    n = reg.add(Application("1 A St", date(2026, 11, 2), square_sqft(100, 1000, 18000), CRS,
+                            disturbed=square_sqft(110, 1010, 5400)))  # fmt: skip
+    reg.record_fee(n, kind="application", amount=1.0, paid_on=date(2026, 11, 2), receipt="R-1", who="clerk")
+    reg.transition(n, "under_review", on=date(2026, 11, 3))
+    assert reg.get(n).permit_decision == "required"
+    monkeypatch.setattr(Profile, "today", lambda self: date(2026, 12, 1))
+    with pytest.raises(ValidationError) as refused:
+        reg.remeasure(n, square_sqft(110, 1010, 3000), CRS, reasons="smaller")
+    text = str(refused.value)
+    assert "the decision was due by 2026-11-30 and none was made" in text
+    assert "shall be deemed to mean approval of the submittal" in text
+    assert "(§ 540-8C(5); § 540-8E(2); § 540-9B)" in text and "`esc-gis permits amend`" in text
+    p = reg.get(n)
+    assert (p.status, p.permit_decision) == ("under_review", "required")
+    assert p.disturbed_sqft == pytest.approx(5400, abs=0.5)
+    # The same day, the same clock: a late closing is refused too (§ 540-8C(5)).
+    with pytest.raises(IllegalTransitionError, match=r"ran out on 2026-11-30"):
+        reg.transition(n, "closed", on=date(2026, 12, 1), reasons="Withdrawn.")
+    # The edge: on the last day of the period the application is still undecided and may be remeasured.
+    monkeypatch.setattr(Profile, "today", lambda self: date(2026, 11, 30))
+    p = reg.remeasure(n, square_sqft(110, 1010, 3000), CRS, reasons="smaller")
+    assert (p.disturbed_sqft, p.permit_decision) == (pytest.approx(3000, abs=0.5), "not_required")
+
+
 # --- permits enforce --site-layer -------------------------------------------------------------------
 
 

@@ -220,6 +220,40 @@ def test_the_published_example_screens_inside_the_village(demo_layers):
     )
 
 
+def test_the_services_words_state_their_sections_as_the_ordinance_does():
+    """§ 540-4A(2): "This article does not apply to the following: (a) Nonpoint discharges from agricultural
+    activity areas. (b) Nonpoint discharges from silviculture activities"; § 540-5 AGRICULTURAL ACTIVITY AREA:
+    "The part of the farm where there is planting, growing, cultivating and harvesting of crops for human or
+    livestock consumption and pasturing or outside yarding of livestock, including sod farms and silviculture";
+    § 540-4A(3): an NPDES-exempt site "shall comply with the performance standards of § 540-7A if less than one
+    acre", so it is not outside the article; § 540-7B(6): the authority "may establish numeric water quality
+    requirements that are more stringent than those set forth in § 540-7B(3)", "applicable to any permitted
+    site, regardless of the size"."""
+    from esc_gis.profile import load_profile
+
+    prof = load_profile()
+    farm = prof.finding("service_activity_agricultural_activity")
+    assert "pasturing or outside yarding of livestock" in farm.message
+    assert "for human or livestock consumption" in farm.message
+    assert 'does not apply to "Nonpoint discharges from agricultural activity areas"' in farm.message
+    assert "exempt" not in farm.message  # the discharges are outside the article, not the farm's construction
+    trees = prof.finding("service_activity_silviculture")
+    assert 'does not apply to "Nonpoint discharges from silviculture activities"' in trees.message
+    line = prof.finding("service_layer_jurisdiction")
+    assert "except as § 540-4A(2)-(3)" not in line.message
+    assert "is not outside it: with less than 1 acre disturbed it meets the performance standards of § 540-7A" in (
+        line.message
+    )
+    assert line.section == "§ 540-4B; § 540-4A(2); § 540-4A(3); § 540-4C"
+    targeted = prof.finding("service_layer_targeted_areas")
+    assert "may establish numeric water quality requirements more stringent than those of § 540-7B(3)" in (
+        targeted.message
+    )
+    assert "for any permitted site regardless of its size" in targeted.message
+    assert "may set targeted performance standards" not in targeted.message
+    assert targeted.section == "§ 540-7B(6); § 540-4A(1)(c)"
+
+
 def test_far_outside_the_village_does_not_apply_and_is_not_measured(demo_layers):
     """§ 540-4B: the article applies within the Village. A site in Europe, larger than the area
     limit, gets "does not apply", not an error, and no areas measured in a CRS made for Wisconsin."""

@@ -119,6 +119,9 @@ class LayerSet:
         (:mod:`esc_gis.soil.potential`), and plan review its own soil loss.
     soils_k_field : str or None
         The field of ``soils`` holding K.
+    fee_schedule : Path or None
+        The office's fee schedule (``[fees]``), which every application fee is checked
+        against (:func:`esc_gis.registry.domain.fees.load_fee_schedule` reads it); None when not configured.
     """
 
     manifest: Path
@@ -132,6 +135,7 @@ class LayerSet:
     dem_band: int | None = None
     soils: gpd.GeoDataFrame | None = None
     soils_k_field: str | None = None
+    fee_schedule: Path | None = None
 
 
 def default_manifest() -> Path:
@@ -375,6 +379,10 @@ def load_layers(manifest: str | Path | None = None, *, profile: Profile) -> Laye
 
     if m.soils is not None:
         layers.soils, layers.soils_k_field = _load_soils(m.soils, path, crs, profile)
+
+    if m.fees is not None:
+        # Read when a fee is recorded (the registry), not here: screening never needs it.
+        layers.fee_schedule = (path.parent / m.fees.path).resolve()
 
     dsec = m.dem
     if dsec is not None:

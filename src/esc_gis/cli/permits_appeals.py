@@ -92,8 +92,9 @@ def appeal(
     "--approves/--stands",
     "approves",
     default=None,
-    help="Required with --outcome modified: whether the modified decision approves the disapproval appealed "
-    "(--approves issues the permit) or leaves it standing in part (--stands).",
+    help="Required with --outcome modified, and with --outcome variance on the appeal of a permit decision: "
+    "whether the decision approves the disapproval appealed (--approves issues the permit; for a variance, no "
+    "reason for the disapproval is left standing) or leaves it standing in part (--stands).",
 )
 @_LAYERS
 @_WHO
@@ -111,8 +112,9 @@ def decide(
 ) -> None:
     """Record the decision on appeal APPEAL_ID of REGISTRY; a reversal of an order sends the permit back.
 
-    A disapproval appealed as a permit decision and reversed, or modified with --approves, is
-    approved and issued; modified with --stands, it stays a disapproval.
+    A disapproval appealed as a permit decision and reversed, or modified or relieved by a variance
+    with --approves, is approved and issued; with --stands (a reason left standing), it stays a
+    disapproval.
     """
     with _open(registry, layers_path) as reg:
         a = reg.decide_appeal(

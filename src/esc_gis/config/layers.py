@@ -8,7 +8,16 @@ is checked by :func:`esc_gis.layers.load_layers` when it reads them.
 
 from __future__ import annotations
 
-__all__ = ["Dem", "Jurisdiction", "LayersFile", "Soils", "TargetedAreas", "Waters", "layers_problems"]
+__all__ = [
+    "Dem",
+    "FeeSchedulePath",
+    "Jurisdiction",
+    "LayersFile",
+    "Soils",
+    "TargetedAreas",
+    "Waters",
+    "layers_problems",
+]
 
 import difflib
 from typing import Annotated, Any, Literal, get_args
@@ -85,6 +94,14 @@ class Soils(Layer):
     k_field: str | None = Field(None, description="The field holding K; default the profile's (kwfact).")
 
 
+class FeeSchedulePath(Strict):
+    """``[fees]``: the office's fee schedule set by resolution (§ 540-10); application fees are checked against it."""
+
+    path: str = Field(
+        description="The fee schedule (TOML, as `permits fee --fees` reads it), relative to the manifest."
+    )
+
+
 def _one_or_many(v: Any) -> str:
     return "tables" if isinstance(v, list) else "table"
 
@@ -104,9 +121,10 @@ class LayersFile(Strict):
     dem: Dem | None = None
     targeted_areas: TargetedAreas | None = None
     soils: Soils | None = None
+    fees: FeeSchedulePath | None = None
 
 
-_TABLES = ("jurisdiction", "waters", "dem", "targeted_areas", "soils")
+_TABLES = ("jurisdiction", "waters", "dem", "targeted_areas", "soils", "fees")
 _TOP = ("crs", *_TABLES)
 
 
@@ -120,6 +138,7 @@ _TABLE_KEYS = {
     "dem": _keys(Dem),
     "targeted_areas": _keys(TargetedAreas),
     "soils": _keys(Soils),
+    "fees": _keys(FeeSchedulePath),
 }
 
 

@@ -14,12 +14,28 @@ profile) may be recorded first, without a plan (status ``requested``), and an am
 answers it later. The ordinance sets no deadline for the amended plan, so an open notice has
 no due date (none is invented).
 
+No amendment or notice once permit coverage is terminated: the plan and its amendments are
+kept "until permit coverage is terminated" (§ 540-8E(7) in the Village's). Which states end
+coverage, and whether the end of the period does, is the profile's reading
+(``[amendments.coverage_ends]``; :func:`coverage_ended`).
+
 Everything here is private except the current version's plan date, which the public record shows.
 """
 
 from __future__ import annotations
 
-__all__ = ["ORIGINAL", "PlanVersion", "check_notice", "check_version", "current_version", "file_digest", "triggers"]
+__all__ = [
+    "ORIGINAL",
+    "CoverageEnds",
+    "PlanVersion",
+    "check_notice",
+    "check_version",
+    "coverage_ended",
+    "coverage_ends",
+    "current_version",
+    "file_digest",
+    "triggers",
+]
 
 import hashlib
 import os
@@ -78,6 +94,64 @@ def triggers(tables: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         msg = f"[amendments.triggers] has no {ORIGINAL!r} entry (the plan approved with the permit)."
         raise ProfileError(msg)
     return raw
+
+
+@dataclass(frozen=True)
+class CoverageEnds:
+    """When permit coverage is terminated (the profile's ``[amendments.coverage_ends]``)."""
+
+    #: States in which coverage has ended (closed, revoked).
+    states: frozenset[str]
+    #: Whether an issued permit's coverage ends with its period (``expires_on``).
+    expiry: bool
+
+
+def coverage_ends(tables: Mapping[str, Any]) -> CoverageEnds:
+    """Return the profile's ``[amendments.coverage_ends]``: the states that end coverage, and the expiry.
+
+    Raises
+    ------
+    ProfileError
+        If the table is missing, names a state that is not the life cycle's, or ``expiry`` is not a boolean.
+    """
+    from esc_gis.registry.domain.lifecycle import STATES
+
+    raw = (tables.get("amendments") or {}).get("coverage_ends")
+    if not isinstance(raw, dict) or not isinstance(raw.get("states"), list):
+        msg = "The profile has no [amendments.coverage_ends] (states = [...], expiry = true|false)."
+        raise ProfileError(msg)
+    states = frozenset(str(x) for x in raw["states"])
+    unknown = sorted(states - set(STATES))
+    if unknown or not isinstance(raw.get("expiry"), bool):
+        what = f"names {', '.join(unknown)}, not a permit state" if unknown else "needs expiry = true or false"
+        msg = f"The profile's [amendments.coverage_ends] {what}."
+        raise ProfileError(msg)
+    return CoverageEnds(states, raw["expiry"])
+
+
+def coverage_ended(
+    ends: CoverageEnds, status: str, expires_on: date | None, day: date | None, issued: Sequence[str]
+) -> str | None:
+    """Return how the permit's coverage had ended on ``day`` (words for the refusal), or None if it runs.
+
+    A state of ``ends.states`` ends it whatever the day; with ``ends.expiry``, an issued permit
+    (``status`` in ``issued``) ends it from the day after ``expires_on``. Pure.
+
+    Examples
+    --------
+    >>> ends = CoverageEnds(frozenset({"closed"}), expiry=True)
+    >>> coverage_ended(ends, "closed", None, date(2027, 1, 4), ("active",))
+    'the permit is closed'
+    >>> coverage_ended(ends, "active", date(2027, 1, 4), date(2027, 1, 4), ("active",)) is None
+    True
+    >>> coverage_ended(ends, "active", date(2027, 1, 4), date(2027, 1, 5), ("active",))
+    'the permit expired on 2027-01-04'
+    """
+    if status in ends.states:
+        return f"the permit is {status.replace('_', ' ')}"
+    if ends.expiry and status in issued and expires_on is not None and day is not None and day > expires_on:
+        return f"the permit expired on {expires_on}"
+    return None
 
 
 def current_version(versions: Sequence[PlanVersion], on: date) -> PlanVersion | None:

@@ -10,7 +10,10 @@ the Village Board". The registry does not choose: each decision records which bo
 The bodies, appellants and outcomes, with their sections, are the profile's (``[appeals]``).
 
 A ``modified`` decision may approve a disapproval or leave it standing in part: the office
-records which (``approves``; the profile's ``[appeals.approval.recorded]``), never a guess.
+records which (``approves``; the profile's ``[appeals.approval.recorded]``), never a guess. So
+does a variance on the appeal of a disapproval: it relieves the provisions it names, and the
+permit is issued only when no reason for the disapproval is left standing
+(``[appeals.approval.relieved]``).
 
 A reversal of a stop-work order or a revocation sends the permit back to the state before
 (as a retraction, § 540-12D), and a reversal of a suspension lifts it (reinstatement), in the
@@ -168,6 +171,19 @@ class Approval:
     recorded: str | None = None
     #: The reading that says so, quoted when the choice is missing.
     recorded_cited: Cited | None = None
+    #: The outcome that relieves provisions (``variance``, ``[appeals.approval.relieved]``): on the appeal
+    #: of a disapproval the office records whether any reason is left standing.
+    relieved: str | None = None
+    #: The reading that says so, quoted when the choice is missing.
+    relieved_cited: Cited | None = None
+
+    def chosen(self) -> dict[str, Cited]:
+        """Return the outcomes whose effect the office records, each with the reading that says so."""
+        out: dict[str, Cited] = {}
+        for outcome, cited in ((self.recorded, self.recorded_cited), (self.relieved, self.relieved_cited)):
+            if outcome is not None and cited is not None:
+                out[outcome] = cited
+        return out
 
 
 @dataclass(frozen=True)
@@ -200,35 +216,45 @@ def approval_terms(tables: Mapping[str, Any]) -> Approval:
     if not outcomes:
         msg = "The profile's [appeals.approval] lists no outcomes."
         raise ProfileError(msg)
-    rec = raw.get("recorded")
-    if rec is None:
-        return Approval(outcomes, cited)
-    recorded = _cited(rec, "appeals.approval.recorded")
-    outcome = str(rec.get("outcome") or "").strip()
-    if not outcome or outcome in outcomes:
-        # An outcome both always approving and chosen case by case would make the choice meaningless.
-        msg = "The profile's [appeals.approval.recorded] needs an outcome that is not one of [appeals.approval]'s."
-        raise ProfileError(msg)
-    return Approval(outcomes, cited, outcome, recorded)
+    chosen: dict[str, tuple[str | None, Cited | None]] = {}
+    for part in ("recorded", "relieved"):
+        rec = raw.get(part)
+        if rec is None:
+            chosen[part] = (None, None)
+            continue
+        words = _cited(rec, f"appeals.approval.{part}")
+        outcome = str(rec.get("outcome") or "").strip()
+        taken = {o for o, _ in chosen.values() if o}
+        if not outcome or outcome in outcomes or outcome in taken:
+            # An outcome both always approving and chosen case by case would make the choice meaningless.
+            msg = (
+                f"The profile's [appeals.approval.{part}] needs an outcome that is not one of [appeals.approval]'s"
+                + (" nor [appeals.approval.recorded]'s." if part == "relieved" else ".")
+            )
+            raise ProfileError(msg)
+        chosen[part] = (outcome, words)
+    return Approval(outcomes, cited, *chosen["recorded"], *chosen["relieved"])
 
 
 def approves_disapproval(terms: Approval, outcome: str, approved: bool | None) -> bool:
     """Return whether a decision with ``outcome`` approves a disapproval appealed.
 
     An outcome of ``terms.outcomes`` always does; the recorded outcome (``modified``: the board may
-    "reverse or affirm, wholly or partly, or ... modify") does when the office recorded that it
-    approves (``approved``), and never on a guess.
+    "reverse or affirm, wholly or partly, or ... modify") and the relieving one (``variance``: "variances
+    from the provisions of this article", which may leave other reasons for the disapproval standing) do
+    when the office recorded that the decision approves (``approved``), and never on a guess.
 
     Raises
     ------
     ValidationError
-        If the recorded outcome comes without the office's choice (the service checks it first).
+        If a recorded or relieving outcome comes without the office's choice (the service checks it first).
     """
     if outcome in terms.outcomes:
         return True
-    if terms.recorded is not None and outcome == terms.recorded:
+    cited = terms.chosen().get(outcome)
+    if cited is not None:
         if approved is None:
-            msg = f"a {outcome} decision needs the office's record of whether it approves: {terms.recorded_cited}."
+            msg = f"a {outcome} decision needs the office's record of whether it approves: {cited}."
             raise ValidationError([Problem("decision", None, msg, "record --approves or --stands.")])
         return approved
     return False

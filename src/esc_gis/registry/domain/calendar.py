@@ -56,15 +56,29 @@ def default_holidays(year: int) -> frozenset[date]:
     after, Christmas Eve and Christmas Day. An assumption: give the Village's own list
     with :func:`load_calendar` when it differs.
 
+    Each is observed on the nearest weekday, but two holidays are two closed days: when
+    Christmas Eve and Christmas Day would be observed on one day (2027: Friday and Saturday,
+    both on Friday the 24th; 2028: Sunday and Monday, both on Monday the 25th), Christmas Eve
+    is observed on the weekday before the day Christmas Day is (Thursday the 23rd; Friday the
+    22nd), as Wisconsin's public employers observe the pair. A reading, as the whole set is.
+
     Examples
     --------
     >>> sorted(d.isoformat() for d in default_holidays(2026))[:3]
     ['2026-01-01', '2026-05-25', '2026-07-03']
+    >>> sorted(d.isoformat() for d in default_holidays(2027) if d.month == 12)
+    ['2027-12-23', '2027-12-24']
     """
-    fixed = [date(year, 1, 1), date(year, 7, 4), date(year, 12, 24), date(year, 12, 25)]
+    christmas = _observed(date(year, 12, 25))
+    eve = _observed(date(year, 12, 24))
+    if eve >= christmas:  # one day for two holidays: the eve goes to the weekday before
+        eve = christmas - _DAY
+        while eve.weekday() >= 5:
+            eve -= _DAY
+    fixed = [_observed(date(year, 1, 1)), _observed(date(year, 7, 4)), eve, christmas]
     thanksgiving = _nth_weekday(year, 11, 3, 4)
     rules = [_nth_weekday(year, 5, 0, -1), _nth_weekday(year, 9, 0, 1), thanksgiving, thanksgiving + _DAY]
-    return frozenset({_observed(d) for d in fixed} | set(rules))
+    return frozenset(set(fixed) | set(rules))
 
 
 @dataclass(frozen=True)

@@ -393,7 +393,10 @@ def rain_events(rain: Iterable[tuple[date | datetime, float]], profile: Profile)
       ``policy.rain_wet_day`` (0.1 inch); a day with less (a trace, drizzle) or none, or a
       missing day, ends the run, so days of drizzle after a storm do not stretch it, and move
       its 24-hour inspection, by days: 0.3 in and 0.3 in on consecutive days are one 0.6 in
-      event. The rain of a small day right before or after a run still counts toward its
+      event. One exception: a day of measurable rain (at least ``policy.rain_measurable``,
+      0.01 inch) under the wet day but between two wet days is part of the storm (0.26, 0.07
+      and 0.28 in on three days are one 0.61 in event); a trace or a dry day there still ends
+      it. The rain of a small day right before or after a run still counts toward its
       total (a storm across midnight, 0.45 in and 0.09 in, is 0.54 in), without moving its
       days or joining two runs;
     - timed data (datetimes, e.g. hourly, on the Village's clock): readings with precipitation,
@@ -404,7 +407,7 @@ def rain_events(rain: Iterable[tuple[date | datetime, float]], profile: Profile)
     Raises
     ------
     ProfileError
-        If the profile's gap or wet-day amount is not a number.
+        If the profile's gap, wet-day or measurable amount is not a number.
 
     Examples
     --------
@@ -417,14 +420,32 @@ def rain_events(rain: Iterable[tuple[date | datetime, float]], profile: Profile)
         ((_village(t, profile), v) for t, v in readings if isinstance(t, datetime)), key=lambda r: _utc(r[0])
     )
     daily = sorted((t, v) for t, v in readings if not isinstance(t, datetime))
-    events = _daily_events(daily, _number(profile, "policy.rain_wet_day")) if daily else []
+    events = (
+        _daily_events(daily, _number(profile, "policy.rain_wet_day"), _number(profile, "policy.rain_measurable"))
+        if daily
+        else []
+    )
     if timed:
         events += _timed_events(timed, timedelta(hours=_number(profile, "policy.rain_event_gap")))
     return events
 
 
-def _daily_events(daily: list[tuple[Any, float]], wet_day: float) -> list[RainEvent]:
+def _bridges(daily: list[tuple[Any, float]], wet_day: float, measurable: float) -> set[Any]:
+    """Return the days of measurable rain under the wet day that lie between two wet days (one storm)."""
+    amount = {d: round(v, _RAIN_DECIMALS) for d, v in daily}
+    one = timedelta(days=1)
+    return {
+        d
+        for d, v in amount.items()
+        if measurable <= v < wet_day and amount.get(d - one, 0.0) >= wet_day and amount.get(d + one, 0.0) >= wet_day
+    }
+
+
+def _daily_events(daily: list[tuple[Any, float]], wet_day: float, measurable: float) -> list[RainEvent]:
     """Group daily readings into runs of wet days (see :func:`rain_events`)."""
+    # A small day with wet days on both sides carries the storm through: without it, 0.26, 0.07 and
+    # 0.28 in would be two events under 0.5 in. Only there: after a storm, drizzle still ends it.
+    bridges = _bridges(daily, wet_day, measurable)
     events: list[RainEvent] = []
     run: list[tuple[Any, float]] = []
     # A day under the wet day next to a run counts its rain toward that run's total (a storm
@@ -440,7 +461,7 @@ def _daily_events(daily: list[tuple[Any, float]], wet_day: float) -> list[RainEv
         extra = 0.0
 
     for d, v in daily:
-        if round(v, _RAIN_DECIMALS) < wet_day:  # dry, a trace or drizzle: ends the run
+        if round(v, _RAIN_DECIMALS) < wet_day and d not in bridges:  # dry, a trace or drizzle: ends the run
             if run and (d - run[-1][0]).days == 1 and v > 0:
                 extra += v  # the run's tail
                 spare = None

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from esc_gis.layers import LayerSet
+    from esc_gis.registry.domain.fees import FeeSchedule
 else:
     # Loaded on first use: listing and showing permits start without them (issue 36).
     gpd = lazy_module("geopandas")
@@ -121,6 +122,22 @@ class RegistryBase:
         if not isinstance(self._layers, LayerSet):
             self._layers = load_layers(_path(self._layers), profile=self.profile)
         return self._layers
+
+    @property
+    def fee_schedule(self) -> FeeSchedule | None:
+        """The office's fee schedule the layer set names (``[fees]``), or None if it names none.
+
+        Raises
+        ------
+        LayerSetError
+            If the layer set cannot be read.
+        ProfileError
+            If the schedule it names is missing or not usable.
+        """
+        from esc_gis.registry.domain.fees import load_fee_schedule
+
+        path = self.layers.fee_schedule
+        return load_fee_schedule(path) if path is not None else None
 
     def __exit__(self, *exc: tuple[type[BaseException] | None, BaseException | None, TracebackType | None]) -> None:
         self.close()

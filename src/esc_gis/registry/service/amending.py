@@ -15,6 +15,8 @@ from esc_gis.registry.domain.amendments import (
     PlanVersion,
     check_notice,
     check_version,
+    coverage_ended,
+    coverage_ends,
     file_digest,
     triggers,
 )
@@ -77,7 +79,8 @@ def amend(
     ValidationError
         With every problem at once (unknown trigger, no description, a date missing or in
         the future, no written permission, a modification before its permission, a
-        notice that is not open, an unreadable plan file); nothing is written then.
+        notice that is not open, an unreadable plan file, an amendment once permit
+        coverage ended); nothing is written then.
     ProfileError
         If the profile lacks ``[amendments.triggers]`` or the findings amendments cite.
     """
@@ -110,6 +113,8 @@ def amend(
         )
         notice, notice_messages = _notice_answered(reg, known, trigger, notice_id, existing, permission_on)
         messages += notice_messages
+        if trigger != ORIGINAL:  # the plan approved with the permit may still be put on record
+            messages += _coverage_problems(reg, p, effective_on)
         if plan_file is not None and digest is None:
             messages.append(str(path))
         if messages:
@@ -184,7 +189,8 @@ def notify_amendment(
         If there is no such permit.
     ValidationError
         With every problem at once (a trigger that is not the notice, no description, no
-        date or one in the future, a permit not issued); nothing is written then.
+        date or one in the future, a permit not issued, or its coverage ended); nothing is
+        written then.
     ProfileError
         If the profile lacks ``[amendments.triggers]``.
     """
@@ -200,6 +206,7 @@ def notify_amendment(
         issued=p.status in ISSUED or p.issued_on is not None,
         today=reg.profile.today(),
     )
+    messages += _coverage_problems(reg, p, notified_on)
     if messages:
         raise ValidationError(
             [Problem(permit_number, None, m, "correct it and run `permits amend` again.") for m in messages]
@@ -238,6 +245,15 @@ def notify_amendment(
             plan=_plan_facts(values),
         )
     return next(v for v in reg.plan_versions(permit_number) if v.id == new_id)
+
+
+def _coverage_problems(reg: Registry, p: Any, day: date | None) -> list[str]:
+    """Return the refusal of an amendment or notice on ``day`` once the permit's coverage ended (else none)."""
+    ended = coverage_ended(coverage_ends(reg.profile.tables), p.status, p.expires_on, day, ISSUED)
+    if ended is None:
+        return []
+    f = reg.profile.finding("amendment_after_coverage", ended=ended)
+    return [f"{f.message} ({f.section}; basis {f.basis})."]
 
 
 def plan_versions(reg: Registry, permit_number: str | None = None) -> list[PlanVersion]:

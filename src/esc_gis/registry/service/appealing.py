@@ -158,17 +158,19 @@ def decide_appeal(
     part: the office records which (``approves``, required with it; True only on the appeal
     of a permit decision), and only True approves (``[appeals.approval.recorded]``). A
     variance is the Zoning Board of Appeals' alone (§ 540-13A(2)) and rests on every finding
-    of ``[appeals.variance.findings]``, named in ``findings``;
-    ``conditions`` are the board's, if it set any.
+    of ``[appeals.variance.findings]``, named in ``findings``; on the appeal of a disapproval
+    it relieves the provisions it names and may leave other reasons standing, so the office
+    records whether it approves (``approves``, required there) and only True issues the
+    permit (``[appeals.approval.relieved]``); ``conditions`` are the board's, if it set any.
 
     Raises
     ------
     ValidationError
         With every problem at once (no such appeal, already decided, a body or outcome
         the profile does not list, a variance from another body or without all its
-        findings, findings on another outcome, a modified decision without ``approves``
-        or ``approves`` on another outcome or kind, a date before the filing or in the
-        future); nothing is written then.
+        findings, findings on another outcome, a modified decision (or a variance on the
+        appeal of a disapproval) without ``approves``, or ``approves`` on another outcome
+        or kind, a date before the filing or in the future); nothing is written then.
     ProfileError
         If the profile lacks ``[appeals.approval]`` or ``[appeals.variance]``.
     """
@@ -197,8 +199,11 @@ def decide_appeal(
             p = reg._locked(cur, a.permit_number)
             undone = outcome == "reversed" and (legacy or undoes == p.status)
             move = BACK.get(p.status) if undone else None
-            approving = approves_disapproval(approval, outcome, approves)
-            if not legacy and undoes == p.status and p.status in ON_APPEAL and approving:
+            # Asked only where it has an effect: a variance on another appeal carries no choice.
+            approving = (
+                undoes == p.status and p.status in ON_APPEAL and approves_disapproval(approval, outcome, approves)
+            )
+            if not legacy and approving:
                 effect = _approve_on_appeal(reg, cur, p, appeal_id, body, outcome, on, who, now, str(approval.cited))
             elif move is not None:
                 reasons = f"appeal {appeal_id} reversed by {body}"
@@ -279,7 +284,10 @@ def _check_decision(
     named = list(dict.fromkeys(f.strip() for f in findings if f.strip()))
     problems += _variance_problems(variance, body, outcome, named, known_body=body in terms["bodies"])
     kind = found[0].appealed_kind if found else None
-    problems += _recorded_problems(approval, outcome, approves, known.get(kind or ""))
+    status = None
+    if found and found[0].permit_number:
+        status = reg.get(found[0].permit_number).status
+    problems += _recorded_problems(approval, outcome, approves, known.get(kind or ""), status)
     if on is None:
         problems.append("the decision date is missing (--on YYYY-MM-DD).")
     filed = found[0].filed_on if found else None
@@ -405,21 +413,30 @@ def _variance_problems(
     return out
 
 
-def _recorded_problems(terms: Approval, outcome: str, approves: bool | None, kind: AppealedKind | None) -> list[str]:
-    """Return what is wrong with the office's record of what a modified decision does.
+def _recorded_problems(
+    terms: Approval, outcome: str, approves: bool | None, kind: AppealedKind | None, status: str | None = None
+) -> list[str]:
+    """Return what is wrong with the office's record of what a modified decision or a variance does.
 
-    Required with the recorded outcome (``modified``), refused with any other; ``approves`` only on the
+    Required with the recorded outcome (``modified``), and with the relieving one (``variance``) on the
+    appeal of a disapproval while the permit (``status``) is still disapproved, where a variance from one
+    provision may leave other reasons standing; refused with any other outcome; ``approves`` only on the
     appeal of a decision an approval undoes (a disapproval), where it has an effect.
     """
-    if terms.recorded is None:
-        # A profile without [appeals.approval.recorded] has no outcome whose effect the office records.
-        return [] if approves is None else ["--approves/--stands go with no outcome of the profile's appeals."]
-    if outcome != terms.recorded:
-        wrong = f"--approves/--stands go with a {terms.recorded} decision; the outcome is {outcome}."
-        return [] if approves is None else [wrong]
+    chosen = terms.chosen()
+    if outcome not in chosen:
+        if approves is None:
+            return []
+        if not chosen:
+            # A profile without [appeals.approval.recorded] has no outcome whose effect the office records.
+            return ["--approves/--stands go with no outcome of the profile's appeals."]
+        return [f"--approves/--stands go with a {' or '.join(chosen)} decision; the outcome is {outcome}."]
+    on_disapproval = kind is not None and kind.undoes in ON_APPEAL
     if approves is None:
-        return [f"a {outcome} decision needs --approves or --stands: {terms.recorded_cited}."]
-    if approves and (kind is None or kind.undoes not in ON_APPEAL):
+        if outcome == terms.relieved and not (on_disapproval and kind is not None and status == kind.undoes):
+            return []  # a variance with nothing disapproved to approve carries no choice
+        return [f"a {outcome} decision needs --approves or --stands: {chosen[outcome]}."]
+    if approves and not on_disapproval:
         what = kind.name.replace("_", " ") if kind else "appeal recorded without a kind"
         return [
             f"--approves goes with the appeal of a disapproval (a permit decision), not of a {what}: record "

@@ -25,6 +25,7 @@ from esc_gis.errors import (
     ValidationError,
 )
 from esc_gis.registry.domain.dates import EffectiveDate, date_problems
+from esc_gis.registry.domain.deadlines import deemed_approved_by
 from esc_gis.registry.domain.events import typed
 from esc_gis.registry.domain.lifecycle import STATES
 from esc_gis.registry.domain.records import OTHER_AUTHORIZATIONS, Application, Event, Permit
@@ -343,7 +344,9 @@ def remeasure(
     application and its plan (§ 540-8C(1)-(3)); once decided, the limits are the approved
     plan's, and changing them is an amendment of the plan that needs the office's written
     permission first (§ 540-8E(2), § 540-9B: ``permits amend``). Reading: the profile's
-    ``registry_remeasure_decided`` (``interpretation``).
+    ``registry_remeasure_decided`` (``interpretation``). So is an application whose decision
+    period ran out on the Village's clock today: it "shall be deemed" approved (§ 540-8C(5)),
+    recorded or not (``registry_remeasure_deemed``).
 
     Parameters
     ----------
@@ -365,23 +368,23 @@ def remeasure(
     ------
     PermitNotFoundError
     ValidationError
-        If the application is decided, the limits are not polygons, or the screening
+        If the application is decided or deemed approved, the limits are not polygons, or the screening
         finds the site outside the article's reach (it then takes no permit).
     """
     who = _who(who)
     p = reg.get(permit_number)
+    amend = "record the amended plan with `esc-gis permits amend`; limits stay as approved."
     if p.status not in UNDECIDED:
         f = reg.profile.finding("registry_remeasure_decided", status=p.status)
-        raise ValidationError(
-            [
-                Problem(
-                    permit_number,
-                    None,
-                    f"{f.message} ({f.section})",
-                    "record the amended plan with `esc-gis permits amend`; limits stay as approved.",
-                )
-            ]
-        )
+        raise ValidationError([Problem(permit_number, None, f"{f.message} ({f.section})", amend)])
+    # An application whose decision period ran out is approved whether or not the office has
+    # recorded it (§ 540-8C(5)): its limits are the plan's as deemed approved, as the closing
+    # check in moves.py reads the same day on the same clock.
+    deemed = deemed_approved_by(p.status, p.state, reg.profile.today(), reg.calendar, reg.profile)
+    if deemed is not None:
+        f = reg.profile.finding("registry_remeasure_deemed", due=deemed)
+        fix = "record the deemed approval (`permits transition ... deemed_approved`), then " + amend
+        raise ValidationError([Problem(permit_number, None, f"{f.message} ({f.section})", fix)])
     limits = disturbed
     if disturbed is not None and crs is not None:
         limits = reg._to_registry_crs([disturbed], [crs])[0]

@@ -12,6 +12,7 @@ from esc_gis.errors import (
     RegistryError,
 )
 from esc_gis.registry.domain.fees import (
+    APPLICATION_FEE,
     Fee,
     FeeSchedule,
     Guarantee,
@@ -44,19 +45,30 @@ def record_fee(
 ) -> Fee:
     """Record a fee paid (§ 540-8B), with its receipt, and a history event, in one transaction.
 
-    With ``schedule`` (the office's fee schedule set by resolution, § 540-10) the kind must
-    be one it lists and the amount the one it sets.
+    With a schedule (the office's fee schedule set by resolution, § 540-10: ``schedule``, or
+    the one the layer set names, ``[fees]``) the kind must be one it lists and the amount the
+    one it sets. An application fee completes the application, and § 540-8B has it paid
+    "according to the Fee Schedule": without a schedule to check it against it is refused
+    (finding ``application_fee_no_schedule``), whatever the amount.
 
     Raises
     ------
     PermitNotFoundError
     ValidationError
         With every problem at once (no date, a date in the future, no receipt, a receipt
-        already recorded, a kind or amount the schedule does not set); nothing is written then.
+        already recorded, a kind or amount the schedule does not set, an application fee
+        without a schedule); nothing is written then.
+    ProfileError
+        If the schedule the layer set names is missing or not usable.
     """
     who = _who(who)
     reg.get(permit_number)
+    if schedule is None:
+        schedule = reg.fee_schedule
     messages = check_fee(kind, amount, paid_on, receipt, schedule, today=reg.profile.today())
+    if schedule is None and kind.strip() == APPLICATION_FEE:
+        f = reg.profile.finding("application_fee_no_schedule", amount=f"{amount:,.2f}")
+        messages.append(f"{f.message} ({f.section}).")
     if receipt.strip() and any(f.receipt == receipt.strip() for f in reg.fees()):
         messages.append(f"receipt {receipt!r} is already recorded.")
     if messages:
