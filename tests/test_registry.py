@@ -413,8 +413,9 @@ _CHILD = textwrap.dedent("""
     x0, y0 = {x0}, {y0}
     with open_registry(target, layers=ls) as reg:
         if mode == "add":
+            dy = 400 * int(who[1:])  # each writer its own sites: a site takes one application (issue 46)
             for i in range(20):
-                reg.add(Application(f"{{who}} {{i}}", date(2026, 11, 2), shapely.box(x0 + 20 * i, y0, x0 + 20 * i + 15, y0 + 300), "EPSG:7594"), who=who)
+                reg.add(Application(f"{{who}} {{i}}", date(2026, 11, 2), shapely.box(x0 + 20 * i, y0 + dy, x0 + 20 * i + 15, y0 + dy + 300), "EPSG:7594"), who=who)
         elif mode == "inspect":
             for i in range(20):
                 reg.update("ESC-2026-0001", inspected_on=date(2026, 11, 20), who=who)

@@ -211,6 +211,7 @@ def add(
         site, crs = picked.geometry.iloc[0], picked.crs
         facts = screened_site(picked, site_layer)
         plan_id = plan_id or facts["plan_id"]
+        parcel_id = parcel_id or facts["parcel_id"]  # a V10 parcel layer's screening names it
         activity = activity or facts["activity"]
         # Its plan-mates in the screening count toward its plan, as they did there (§ 540-5).
         rest = frame.drop(index=picked.index)

@@ -1,0 +1,231 @@
+"""Intake takes a site once, and keeps what the screening knew of it (issue 46, items 2 and 6).
+
+The rule is the office's (``[policy.intake_same_site]``, basis ``policy``): the ordinance asks for "a
+permit from the administering authority" for "the site" (§ 540-8A) and says nothing of two drawings
+of one site. Sites here are squares of the test Village (conftest), in EPSG:7594 ftUS; the
+Village is box(0, 0, 2000, 2000) in local feet, so a 100 x 100 ft square at x = 1950 lies half
+outside it.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+import geopandas as gpd
+import pytest
+import shapely
+
+from esc_gis.errors import ValidationError
+from esc_gis.registry import Application
+from esc_gis.registry.domain.overlap import Earlier, covers, same_parcel, same_site, sort_earlier
+
+from .conftest import CRS, K, box, square_sqft
+
+TODAY = date(2027, 1, 4)
+
+
+# --- The rule, pure ----------------------------------------------------------------------------
+
+
+def test_two_sites_are_one_above_the_share_of_either_and_not_at_it() -> None:
+    """The office's rule: overlapping by *more than* 10 % of either site is one site; exactly 10 % is two.
+
+    Policy ("toolkit policy (intake_same_site)"), which the ordinance leaves to the office: it
+    requires "a permit from the administering authority" for "the site" (§ 540-8A).
+    """
+    lot = shapely.box(0, 0, 100, 100)  # 10,000
+    assert not same_site(lot, None, shapely.box(90, 0, 190, 100), None, share=0.10)  # exactly 1,000: 10 %
+    assert same_site(lot, None, shapely.box(89.9, 0, 189.9, 100), None, share=0.10)  # 1,010: above
+    # Of either: a 30 x 30 lot wholly inside a 1,000 x 1,000 site is 0.09 % of the larger one.
+    assert same_site(shapely.box(10, 10, 40, 40), None, shapely.box(0, 0, 1000, 1000), None, share=0.10)
+    # Touching is no overlap, even at share 0 (enforcement's "lies on the site of").
+    assert not same_site(lot, None, shapely.box(100, 0, 200, 100), None, share=0.0)
+    assert same_site(lot, None, shapely.box(99, 0, 199, 100), None, share=0.0)
+    # The same parcel is the same site wherever drawn; an empty id names no parcel.
+    assert same_site(lot, "T-0123", shapely.box(900, 0, 1000, 100), " t-0123 ", share=0.10)
+    assert not same_parcel("", "") and not same_parcel(None, "X") and not same_site(None, None, lot, None, share=0)
+
+
+def test_what_covers_a_site_undecided_or_issued_in_force_to_its_last_day() -> None:
+    """An issued permit covers its site through the last day of its period, "valid for 180 days" (§ 540-8G);
+    a disapproved, revoked or closed one, or one past its period, covers nothing."""
+    for status in ("application_received", "incomplete", "under_review"):
+        assert covers(status, None, TODAY)
+    for status in ("approved", "deemed_approved", "active", "extended", "stop_work", "suspended",
+                   "final_stabilization"):  # fmt: skip
+        assert covers(status, TODAY, TODAY) and not covers(status, date(2027, 1, 3), TODAY)
+        assert covers(status, None, TODAY)
+    for status in ("disapproved", "revoked", "closed", None):
+        assert not covers(status, None, TODAY)
+
+
+def test_sort_earlier_refuses_on_those_in_force_and_links_the_ended() -> None:
+    """One call sorts the records on the site: those in force cover it, those ended are linked."""
+    lot = shapely.box(0, 0, 100, 100)
+    away = shapely.box(500, 0, 600, 100)
+    found = sort_earlier(
+        lot,
+        "P9",
+        [
+            Earlier("A", "closed", None, None, lot),
+            Earlier("B", "under_review", None, None, away),  # elsewhere: neither
+            Earlier("C", "active", date(2027, 1, 3), None, lot),  # expired yesterday: ended
+            Earlier("D", "approved", None, "P9", away),  # the same parcel, drawn elsewhere
+        ],
+        TODAY,
+        share=0.10,
+    )
+    assert (found.covering, found.linked) == (["D"], ["A", "C"])
+
+
+# --- Intake ----------------------------------------------------------------------------------
+
+
+def _app(x: float = 100, *, parcel: str | None = None, status: str = "application_received", **kw) -> Application:
+    issued = {"issued_on": date(2026, 11, 3)} if status != "application_received" else {}
+    return Application(
+        "100 Test St", date(2026, 11, 2), square_sqft(x, 100, 5000.0), CRS, parcel_id=parcel, status=status,
+        **issued, **kw,
+    )  # fmt: skip
+
+
+def test_a_second_application_for_a_covered_site_is_refused_naming_the_permit(reg) -> None:
+    """The same lot sent twice: the second is refused, naming the open application, and nothing is added.
+
+    Policy: one application or permit for a site at a time (the ordinance's "a permit ... for the
+    site", § 540-8A); the refusal names the record that covers it.
+    """
+    first = reg.add(_app(), who="clerk")
+    with pytest.raises(ValidationError) as exc:
+        reg.add(_app(x=102), who="clerk")  # the same lot, drawn 2 ft over: 96 % of it
+    text = str(exc.value)
+    assert first in text and "application_received" in text and "toolkit policy" in text
+    assert "permits amend" in text
+    assert [p.permit_number for p in reg.permits()] == [first]
+    # Next door (touching, no overlap) is another site.
+    side = (5000.0 / K) ** 0.5
+    assert reg.add(_app(x=100 + side), who="clerk") != first
+
+
+def test_a_site_of_a_closed_or_expired_permit_is_taken_and_linked(reg) -> None:
+    """A new application for a site whose earlier permit was closed is taken and linked to it; `show` lists it.
+
+    "Disapproved", "closed" cover nothing: a new submittal is a new application (lifecycle).
+    """
+    old = reg.add(_app(parcel="T-1", status="approved"), who="clerk")
+    with pytest.raises(ValidationError, match=old):  # in force: refused
+        reg.add(_app(x=600, parcel="t-1 "), who="clerk")  # the same parcel, drawn elsewhere
+    reg.transition(old, "revoked", on=date(2026, 11, 20), reasons="work never began", notified_on=date(2026, 11, 18))
+    new = reg.add(_app(parcel="T-1"), who="clerk")
+    p = reg.get(new)
+    assert p.earlier_permits == old
+    received = next(e for e in p.events if e.kind == "received")
+    assert f"follows {old} on the same site" in received.detail
+    assert reg.frame().set_index("permit_number").loc[new, "earlier_permits"] == old
+
+
+def test_import_twice_adds_nothing_and_names_every_row(reg, tmp_path) -> None:
+    """The same layer imported twice: the second run refuses every row, naming its permit, and adds nothing.
+
+    Policy: a site takes one application at a time; an import is all or nothing, every problem at once.
+    """
+    frame = gpd.GeoDataFrame(
+        {"site_address": ["1 A St", "2 B St"], "received_on": ["2026-11-02", "2026-11-02"]},
+        geometry=[square_sqft(100, 100, 5000.0), square_sqft(400, 100, 5000.0)],
+        crs=CRS,
+    )
+    numbers = reg.import_frame(frame, source="permits.gpkg")
+    with pytest.raises(ValidationError) as exc:
+        reg.import_frame(frame, source="permits.gpkg")
+    rows = {(p.row, p.source) for p in exc.value.problems}
+    assert rows == {(1, "permits.gpkg"), (2, "permits.gpkg")}
+    assert all(n in str(exc.value) for n in numbers)
+    assert len(reg.permits()) == 2
+
+
+def test_two_rows_of_one_import_on_one_site_are_refused_together(reg) -> None:
+    """Rows within one import that are one site count too: the later row names the earlier."""
+    frame = gpd.GeoDataFrame(
+        {"site_address": ["1 A St", "1 A St", "9 Z St"], "received_on": ["2026-11-02"] * 3,
+         "parcel_id": ["P1", None, "P1"]},
+        geometry=[square_sqft(100, 100, 5000.0), square_sqft(101, 100, 5000.0), square_sqft(900, 100, 5000.0)],
+        crs=CRS,
+    )  # fmt: skip
+    with pytest.raises(ValidationError) as exc:
+        reg.import_frame(frame, source="layer.gpkg")
+    got = {p.row: p.message for p in exc.value.problems}
+    assert set(got) == {2, 3} and "row 1 of this import" in got[2] and "the same parcel P1" in got[3]
+    assert reg.permits() == []
+
+
+def test_an_import_of_a_closed_record_and_its_successor_links_them(reg) -> None:
+    """A closed permit's record and the new application on its lot, in one import: taken, the new linked."""
+    frame = gpd.GeoDataFrame(
+        {"site_address": ["1 A St", "1 A St"], "received_on": ["2026-10-01", "2026-11-02"],
+         "status": ["closed", "application_received"]},
+        geometry=[square_sqft(100, 100, 5000.0), square_sqft(100, 100, 5000.0)],
+        crs=CRS,
+    )  # fmt: skip
+    old, new = reg.import_frame(frame, source="layer.gpkg")
+    assert reg.get(new).earlier_permits == old and reg.get(old).earlier_permits is None
+
+
+# --- The screening's facts --------------------------------------------------------------------
+
+
+def test_a_partial_site_keeps_its_jurisdiction_and_inside_area(reg) -> None:
+    """A site half outside the Village: "partial", 5,000 of 10,000 sq ft inside, kept as the screening decided.
+
+    "This article applies to ... construction sites ... located within the boundaries and
+    jurisdiction of the Village" (§ 540-4B); the profile decides a partial site on its whole
+    disturbance (an interpretation), and the registry keeps both areas.
+    """
+    side = 100 / K**0.5  # 100 ft international a side: 10,000 sq ft, half of it east of x = 2000
+    site = box(2000 - side / 2, 100, 2000 + side / 2, 100 + side)
+    n = reg.add(Application("1 Line Rd", date(2026, 11, 2), site, CRS), who="clerk")
+    p = reg.get(n)
+    assert p.jurisdiction == "partial"
+    assert p.disturbed_sqft == pytest.approx(10_000, abs=0.5)
+    assert p.disturbed_in_village_sqft == pytest.approx(5_000, abs=0.5)
+    inside = reg.get(reg.add(_app(x=300), who="clerk"))
+    assert (inside.jurisdiction, inside.disturbed_in_village_sqft) == ("inside", pytest.approx(5_000, abs=0.5))
+    row = reg.frame().set_index("permit_number").loc[n]
+    assert row["jurisdiction"] == "partial" and row["disturbed_in_village_sqft"] == pytest.approx(5_000, abs=0.5)
+    received = next(e for e in p.events if e.kind == "received")
+    assert "site partial (5,000 sq ft disturbed inside" in received.detail
+
+
+def test_the_public_view_and_summary_carry_jurisdiction(reg) -> None:
+    """The public view (no personal data) shows where each permit lies; the summary counts them."""
+    from esc_gis.registry.views.summary import office_summary
+
+    n = reg.add(_app(x=300), who="clerk")
+    with reg.backend.read() as cur:
+        cur.execute(f"SELECT jurisdiction, disturbed_in_village_sqft FROM permits_public WHERE permit_number = {reg.backend.ph}", (n,))  # noqa: E501
+        assert cur.fetchone()[0] == "inside"
+    v = {(r.section, r.measure): r.value for r in office_summary(reg, date(2026, 11, 1), date(2026, 11, 30))}
+    assert v["permits", "jurisdiction_inside"] == 1 and v["permits", "jurisdiction_partial"] == 0
+
+
+def test_a_v10_parcel_screening_imported_keeps_the_parcel_id(reg, tmp_path, layers_path) -> None:
+    """A V10 parcel layer screened by PARCELID, then imported: each permit's parcel_id is its PARCELID."""
+    from click.testing import CliRunner
+
+    from esc_gis.cli.main import cli
+
+    v10 = gpd.GeoDataFrame(
+        {"STATEID": ["S1", "S2"], "PARCELID": ["T-0101", "T-0102"], "TAXPARCELID": ["a", "b"],
+         "SITEADRESS": ["1 A St", "2 B St"], "CONAME": ["WINNEBAGO", "WINNEBAGO"], "PARCELFIPS": ["139", "139"]},
+        geometry=[square_sqft(100, 100, 5000.0), square_sqft(400, 100, 5000.0)],
+        crs=CRS,
+    )  # fmt: skip
+    src = tmp_path / "parcels.gpkg"
+    v10.to_file(src)
+    out = tmp_path / "screening.gpkg"
+    r = CliRunner().invoke(cli, ["screen", str(src), "--id-field", "PARCELID", "--layers", str(layers_path),
+                                 "-o", str(out)])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    frame = gpd.read_file(out)
+    numbers = reg.import_frame(frame, source=str(out), fields={"site_address": "SITEADRESS"},
+                               received_on=date(2026, 11, 2))  # fmt: skip
+    assert [reg.get(n).parcel_id for n in numbers] == ["T-0101", "T-0102"]
