@@ -122,14 +122,12 @@ def same_site(
     """
     if same_parcel(parcel, other_parcel):
         return True
-    if site is None or other is None or site.is_empty or other.is_empty:
+    if site is None or other is None:
         return False
     common = shapely.intersection(site, other).area
-    if common <= 0:
-        return False
-    smaller = min(site.area, other.area)
-    # More than the share of either site: of the smaller one, whose share is the larger.
-    return common > share * smaller
+    # More than the share of either site: of the smaller one, whose share is the larger. Sites
+    # that only touch share no area, and 0 is never more than a share, even a share of 0.
+    return bool(common > share * min(site.area, other.area))
 
 
 @dataclass(frozen=True)

@@ -106,37 +106,43 @@ def add_many(
     problems = [*(prior or []), *problems]
     # Measured even when other fields are bad, so one run reports every problem.
     measured = _measure(reg, applications, source, problems, context) if drawn else []
-    if measured:
-        # A site an application or permit in force covers, with every other problem (issue 46).
-        with reg.backend.read() as cur:
+    # A number or a site the registry holds already, with every other problem (issue 46).
+    with reg.backend.read() as cur:
+        problems.extend(_numbers_taken(reg, cur, applications, source))
+        if measured:
             problems.extend(_sites_taken(reg, cur, applications, measured, source)[0])
     if problems:
         raise ValidationError(problems)
     now = now_utc()
     with reg.backend.write() as cur:
-        # Asked again in the writing transaction: another clerk may have added the site meanwhile.
+        # Asked again in the writing transaction: another clerk may have added them meanwhile.
+        taken = _numbers_taken(reg, cur, applications, source)
+        if taken:
+            raise ValidationError(taken)
         covered, links = _sites_taken(reg, cur, applications, measured, source)
         if covered:
             raise ValidationError(covered)
-        taken = taken_numbers(cur, reg.backend, [a.permit_number for a in applications if a.permit_number])
-        if taken:
-            raise ValidationError(
-                [
-                    Problem(
-                        source,
-                        i + 1,
-                        f"permit number {a.permit_number!r} is already taken.",
-                        "leave the number empty to have one assigned, or give a new one.",
-                    )
-                    for i, a in enumerate(applications)
-                    if a.permit_number in taken
-                ]
-            )
         numbers = assign_numbers(cur, reg.backend, reg.profile, applications)
         # A link to an earlier row of this import names the number it has just been given.
         earlier = [[numbers[int(x[1:])] if x.startswith("#") else x for x in found] for found in links]
         _insert(reg, cur, numbers, applications, measured, who, now, kind, earlier)
     return numbers
+
+
+def _numbers_taken(reg: Registry, cur: Any, apps: Sequence[Application], source: str) -> list[Problem]:
+    """Return a problem for each application whose permit number the registry holds already."""
+    taken = taken_numbers(cur, reg.backend, [a.permit_number for a in apps if a.permit_number])
+    return [
+        Problem(
+            source,
+            i + 1,
+            f"permit number {a.permit_number!r} is already taken.",
+            "leave the number empty to have one assigned, or give a new one.",
+            a.permit_number,
+        )
+        for i, a in enumerate(apps)
+        if a.permit_number in taken
+    ]
 
 
 def _sites_taken(
@@ -157,9 +163,7 @@ def _sites_taken(
     today = profile.today()
     b = reg.backend
     cur.execute(f"SELECT permit_number, status, expires_on, parcel_id, {b.geom_column('geom', 'site')} FROM permits")
-    known = {
-        str(r[0]): Earlier(str(r[0]), r[1], b.load("date", r[2]), r[3], b.load_geom(r[4])) for r in cur.fetchall()
-    }
+    known = {str(r[0]): Earlier(str(r[0]), r[1], b.load("date", r[2]), r[3], b.load_geom(r[4])) for r in cur.fetchall()}
     problems: list[Problem] = []
     links: list[list[str]] = []
     batch: list[Earlier] = []
