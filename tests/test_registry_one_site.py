@@ -65,6 +65,16 @@ def test_a_site_of_a_closed_or_expired_permit_is_taken_and_linked(reg) -> None:
     assert reg.frame().set_index("permit_number").loc[new, "earlier_permits"] == old
 
 
+def test_a_site_whose_permit_expired_is_taken_and_linked(reg, late_clock) -> None:
+    """A permit "valid for a period of 180 days from the date of issuance" (§ 540-8G), issued 2026-11-03
+    and never extended, has expired by the Village's clock at 2029-12-31: a new application for its
+    site is taken, linked to it."""
+    old = reg.add(_app(status="approved"), who="clerk")
+    assert reg.get(old).expires_on < late_clock
+    new = reg.add(_app(x=101), who="clerk")
+    assert reg.get(new).earlier_permits == old
+
+
 def test_import_twice_adds_nothing_and_names_every_row(reg, tmp_path) -> None:
     """The same layer imported twice: the second run refuses every row, naming its permit, and adds nothing.
 
@@ -134,6 +144,27 @@ def test_a_partial_site_keeps_its_jurisdiction_and_inside_area(reg) -> None:
     assert row["jurisdiction"] == "partial" and row["disturbed_in_village_sqft"] == pytest.approx(5_000, abs=0.5)
     received = next(e for e in p.events if e.kind == "received")
     assert "site partial (5,000 sq ft disturbed inside" in received.detail
+
+
+def test_the_public_map_says_a_site_lies_partly_outside(reg) -> None:
+    """An active permit on a site across the Village line: its popup on the public map says so."""
+    from datetime import datetime, timezone
+
+    from esc_gis.maps.public import public_permit_map
+
+    side = 100 / K**0.5
+    site = box(2000 - side / 2, 100, 2000 + side / 2, 100 + side)
+    from .conftest import STARTED
+
+    n = reg.add(
+        Application("1 Line Rd", date(2026, 11, 2), site, CRS, status="active", issued_on=date(2026, 11, 3),
+                    started_at=STARTED),
+        who="clerk",
+    )  # fmt: skip
+    inside = reg.add(_app(x=300, status="active", started_at=STARTED), who="clerk")
+    html = public_permit_map(reg.frame(), as_of=datetime(2026, 12, 1, tzinfo=timezone.utc), contact="x")
+    text = html.get_root().render()
+    assert text.count("Partly outside the") == 1 and n in text and inside in text
 
 
 def test_the_public_view_and_summary_carry_jurisdiction(reg) -> None:
