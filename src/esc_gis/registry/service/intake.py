@@ -116,6 +116,9 @@ def add_many(
     now = now_utc()
     with reg.backend.write() as cur:
         # Asked again in the writing transaction: another clerk may have added them meanwhile.
+        # Intake's writers queue here (PostGIS; SQLite has one writer), so each asks after the
+        # last one's commit and two clerks cannot both take one site.
+        reg.backend.lock_table(cur, "permits")
         taken = _numbers_taken(reg, cur, applications, source)
         if taken:
             raise ValidationError(taken)
