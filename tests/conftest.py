@@ -304,7 +304,8 @@ def written_by_an_earlier_esc_gis(target: str, layer_set, write, tmp_path: Path)
     try:
         copied: list[str] = []
         with src.read() as scur, dst.write() as dcur:
-            for table, columns in TABLES.items():
+            # Parents first: decision_clocks (schema 11) refers to permits, and comes before it in TABLES.
+            for table, columns in sorted(TABLES.items(), key=lambda t: t[0] != "permits"):
                 if dst.dialect == "sqlite":
                     dcur.execute("SELECT name FROM pragma_table_info(?)", (table,))
                 else:

@@ -99,7 +99,7 @@ def test_a_modified_decision_needs_the_offices_record_of_what_it_does(reg, activ
     """The ordinance leaves what a modification does to the board (§ 540-13A(3)): the registry never
     guesses. Without --approves/--stands the decision is refused, quoting the profile's reading; the
     choice goes with `modified` alone, and --approves with the appeal of a disapproval alone."""
-    n = disapproved(reg)
+    n = disapproved(reg, x=400)  # another lot than the active permit's: a site takes one application
     a = appeal_of(reg, n)
     with pytest.raises(ValidationError) as info:
         reg.decide_appeal(a, body=ZBA, outcome="modified", on=date(2026, 11, 20))

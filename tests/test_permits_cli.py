@@ -593,10 +593,18 @@ def test_cli_add_a_permit_from_a_screening_output(target: str, layers_path: Path
     r = _run("add", target, "--site-layer", csv_, "--where", "site_id = 'S01'", *app)
     assert r.exit_code == 0, r.output
     assert _shown(target, "ESC-2026-0002", lay)["disturbed_sqft"] == pytest.approx(6000, abs=0.5)
+    # The same site again while its application is open: refused, naming it (issue 46).
+    r = _run("add", target, "--site-layer", gpkg, "--site-id", "S02", *app)
+    assert r.exit_code == 1 and "covered by permit ESC-2026-0001 (application_received)" in r.output, r.output
+    # Once that application is closed (withdrawn), the site takes a new one, linked to it.
+    r = _run("transition", target, "ESC-2026-0002", "closed", "--on", "2026-11-03", "--reasons", "withdrawn", *lay)
+    assert r.exit_code == 0, r.output
     # The disturbed limits of a layer keyed by site_id: the picked site's.
     r = _run("add", target, "--site-layer", gpkg, "--site-id", "S01", "--disturbed", str(screening["limits"]), *app)
     assert r.exit_code == 0, r.output
-    assert _shown(target, "ESC-2026-0003", lay)["disturbed_sqft"] == pytest.approx(2000, abs=0.5)
+    third = _shown(target, "ESC-2026-0003", lay)
+    assert third["disturbed_sqft"] == pytest.approx(2000, abs=0.5) and third["earlier_permits"] == "ESC-2026-0002"
+    assert third["jurisdiction"] == "inside"
     # None or several picked: one clear message each, exit 1, nothing added.
     refusals = {
         ("--site-id", "S09"): "--site-id 'S09' matches none of its 3 feature(s)",

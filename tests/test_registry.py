@@ -416,8 +416,16 @@ _CHILD = textwrap.dedent("""
     x0, y0 = {x0}, {y0}
     with open_registry(target, layers=ls) as reg:
         if mode == "add":
+            dy = 400 * int(who[1:])  # each writer its own sites: a site takes one application (issue 46)
             for i in range(20):
-                reg.add(Application(f"{{who}} {{i}}", date(2026, 11, 2), shapely.box(x0 + 20 * i, y0, x0 + 20 * i + 15, y0 + 300), "EPSG:7594"), who=who)
+                reg.add(Application(f"{{who}} {{i}}", date(2026, 11, 2), shapely.box(x0 + 20 * i, y0 + dy, x0 + 20 * i + 15, y0 + dy + 300), "EPSG:7594"), who=who)
+        elif mode == "same":
+            from esc_gis.errors import ValidationError
+            try:
+                reg.add(Application(who, date(2026, 11, 2), shapely.box(x0, y0, x0 + 100, y0 + 100), "EPSG:7594"), who=who)
+            except ValidationError as exc:
+                print(exc)
+                sys.exit(3)
         elif mode == "inspect":
             for i in range(20):
                 reg.update("ESC-2026-0001", inspected_on=date(2026, 11, 20), who=who)
@@ -457,6 +465,14 @@ def test_two_processes_adding_at_once_lose_nothing(reg, target: str, layers_path
     assert sorted(p.permit_number for p in permits) == [f"ESC-2026-{i:04d}" for i in range(1, 41)]
     assert sorted(p.site_address for p in permits) == sorted(f"w{k} {i}" for k in range(2) for i in range(20))
     assert all(len(p.events) == 1 for p in permits)
+
+
+def test_two_processes_adding_one_site_at_once_make_one_permit(reg, target: str, layers_path: Path) -> None:
+    """Two clerks send the same lot at once: one application is taken, the other refused naming it (issue 46)."""
+    done = _children(target, layers_path, "same", 2)
+    assert sorted(d.returncode for d in done) == [0, 3], [d.stderr[-2000:] for d in done]
+    assert "covered by permit ESC-2026-0001" in next(d.stdout for d in done if d.returncode == 3)
+    assert [p.permit_number for p in reg.permits()] == ["ESC-2026-0001"]
 
 
 def test_two_processes_updating_one_permit_lose_no_event(reg, target: str, layers_path: Path) -> None:

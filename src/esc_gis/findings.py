@@ -132,6 +132,8 @@ REGISTRY: dict[str, tuple[str, ...]] = {
     "registry_not_governed": ("reason",),
     "registry_remeasure_decided": ("status",),
     "registry_remeasure_deemed": ("due",),
+    "registry_site_covered": ("covering", "why"),
+    "registry_site_in_import": ("row", "why"),
     "work_before_permit": ("started", "issued"),
     "repair_due": ("ids", "counted_from", "from_time"),
     "guarantee_expiry": ("guarantee_id", "amount"),

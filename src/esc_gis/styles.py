@@ -141,6 +141,7 @@ ALIASES: dict[str, str] = {
     "name": "Name",
     "note": "Note",
     "site_sqft": "Site area (sq ft)",
+    "earlier_permits": "Earlier permits on the site",
     # steep land, protective areas
     "threshold_pct": "Slope threshold (%)",
     "area_sqft": "Area (sq ft)",

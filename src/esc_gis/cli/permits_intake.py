@@ -194,7 +194,8 @@ def add(
 
     The site is the one polygon of --site, or the site of a screening output (--site-layer)
     that --site-id and/or --where pick: the clerk's application for a site the screening
-    found to need a permit.
+    found to need a permit. A site an open application or a permit in force already covers
+    is refused, naming it; one whose earlier permit ended is taken and linked to it.
     """
     from esc_gis.registry import Application, Party
     from esc_gis.registry.service.imports import plan_mates, screened_site, screening_differences
@@ -211,6 +212,7 @@ def add(
         site, crs = picked.geometry.iloc[0], picked.crs
         facts = screened_site(picked, site_layer)
         plan_id = plan_id or facts["plan_id"]
+        parcel_id = parcel_id or facts["parcel_id"]  # a V10 parcel layer's screening names it
         activity = activity or facts["activity"]
         # Its plan-mates in the screening count toward its plan, as they did there (§ 540-5).
         rest = frame.drop(index=picked.index)
@@ -628,6 +630,8 @@ def import_(
     A screening output goes in as it is, with the two things a screening does not know: the
     site's address (--field site_address=COLUMN) and the day the applications came in
     (--received-on). Pick the sites that need a permit with --where "permit = 'required'".
+    A site an open application or a permit in force covers is refused with every other
+    problem, and nothing is imported: the same layer imported twice adds nothing.
     """
     import numpy as np
 

@@ -50,8 +50,9 @@ if TYPE_CHECKING:
 #: The only permit fields the public map shows.
 PUBLIC_COLUMNS = ("permit_number", "site_address", "disturbed_acres", "status", "expires_on")
 #: Public fields shown when the frame has them: the current plan version's date
-#: (:meth:`esc_gis.registry.Registry.frame`; a frame made elsewhere may lack it).
-OPTIONAL_PUBLIC_COLUMNS = ("plan_date",)
+#: (:meth:`esc_gis.registry.Registry.frame`; a frame made elsewhere may lack it), and where the site lies
+#: (a site partly outside the Village says so, issue 46).
+OPTIONAL_PUBLIC_COLUMNS = ("plan_date", "jurisdiction")
 #: Permit states shown, with their label and colour.
 PUBLIC_STATUS = {
     "active": ("Active", "#d7301f"),
@@ -144,8 +145,9 @@ def public_frame(permits: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
     # Copy out the public columns and nothing else, before anything is drawn.
     columns = [*PUBLIC_COLUMNS, *(c for c in OPTIONAL_PUBLIC_COLUMNS if c in permits.columns)]
     public = gpd.GeoDataFrame(permits[columns].copy(), geometry=permits.geometry.to_numpy(), crs=permits.crs)
-    if "plan_date" not in public.columns:
-        public["plan_date"] = None
+    for c in OPTIONAL_PUBLIC_COLUMNS:
+        if c not in public.columns:
+            public[c] = None
     return public[public["status"].isin(list(PUBLIC_STATUS)) & ~public.geometry.is_empty & public.geometry.notna()]
 
 
@@ -227,6 +229,8 @@ def public_permit_map(
                 f"Status: {label}",
                 f"Expires: {_date(r.expires_on) or 'n/a'}",
                 *([f"Plan dated {_date(r.plan_date)}"] if _date(r.plan_date) else []),
+                # Where the screening found the site (issue 46): a site across the line says so.
+                *([f"Partly outside the {wording.names['jurisdiction_name']}"] if r.jurisdiction == "partial" else []),
                 f"Questions: {contact}",
             ]
             for r in rows.itertuples(index=False)

@@ -230,6 +230,14 @@ class Permit:
     plan_disturbed_sqft: float | None = None
     resume_expected_on: date | None = None
     work_resumed_on: date | None = None
+    #: Where the site lies (``inside``, ``partial``, ``outside``, § 540-4B) and its disturbance inside
+    #: the Village, as the screening engine decided them (issue 46); None for a permit received
+    #: before the registry kept them (schema 12).
+    jurisdiction: str | None = None
+    disturbed_in_village_sqft: float | None = None
+    #: The earlier applications or permits on the same site, whose coverage had ended when this
+    #: one was received (:mod:`esc_gis.registry.domain.overlap`): their numbers, comma-separated.
+    earlier_permits: str | None = None
     site: shapely.Geometry | None = None
     disturbed: shapely.Geometry | None = None
     parties: list[Party] = field(default_factory=list)

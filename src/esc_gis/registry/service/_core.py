@@ -57,7 +57,16 @@ _PERMIT_FIELDS = [name for name, _, _ in PERMIT_COLUMNS if name not in ("fid", "
 #: States in which a permit has been issued (its expiry runs).
 ISSUED = ("approved", "deemed_approved", "active", "extended", "stop_work", "suspended", "final_stabilization")
 #: Fields the screening engine measures for a permit.
-_MEASURED = ("site_sqft", "disturbed_sqft", "plan_disturbed_sqft", "permit_decision", "standards", "sediment_standard")
+_MEASURED = (
+    "site_sqft",
+    "disturbed_sqft",
+    "plan_disturbed_sqft",
+    "permit_decision",
+    "standards",
+    "sediment_standard",
+    "jurisdiction",
+    "disturbed_in_village_sqft",
+)
 #: The fields a common plan's new member can change on the plan's other permits.
 _DECIDED = ("plan_disturbed_sqft", "permit_decision", "standards", "sediment_standard")
 #: Fields :meth:`Registry.update` may change, and their kinds.

@@ -396,7 +396,10 @@ def _screened_site(
         ]
     geom = _as_multi(reg._to_registry_crs([row.geometry.iloc[0]], [frame.crs])[0])
     # A site a permit already covers has a permit: the case is the permit's.
-    covering = [p.permit_number for p in reg.permits() if p.site is not None and p.site.intersection(geom).area > 0]
+    # The one rule of "the same site" (domain/overlap.py), at any overlap: the case is the permit's.
+    from esc_gis.registry.domain.overlap import same_site
+
+    covering = [p.permit_number for p in reg.permits() if same_site(geom, None, p.site, p.parcel_id, share=0.0)]
     if covering:
         return None, [
             (

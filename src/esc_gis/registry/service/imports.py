@@ -22,6 +22,7 @@ __all__ = [
     "SCREENED_LIMITS",
     "SCREENING_COLUMNS",
     "applications_from_frame",
+    "parcel_column",
     "pick_site",
     "plan_mates",
     "screened_limits",
@@ -165,6 +166,40 @@ def _limits_by_key(
     return limits
 
 
+def parcel_column(layer_cols: Mapping[str, str]) -> str | None:
+    """Return the layer's column that holds each site's parcel id, or None (issue 46).
+
+    ``parcel_id`` itself; else a Wisconsin V10 parcel layer's ``PARCELID`` (a screening of a V10
+    layer keeps it among the layer's own fields when another field was its id); else, in a
+    screening output of a V10 parcel layer (its other V10 fields kept, ``PARCELID`` gone), the
+    ``site_id``: the screening took ``PARCELID`` as the site id (its default for that schema, or
+    ``--id-field PARCELID``). ``layer_cols`` maps lower-case names to the layer's.
+
+    Examples
+    --------
+    >>> parcel_column({"parcel_id": "parcel_id", "site_id": "site_id"})
+    'parcel_id'
+    >>> v10 = ["STATEID", "TAXPARCELID", "SITEADRESS", "CONAME", "PARCELFIPS"]
+    >>> parcel_column({c.lower(): c for c in [*v10, "site_id", "disturbed_sqft", "applicability", "permit"]})
+    'site_id'
+    >>> parcel_column({"site_id": "site_id", "disturbed_sqft": "disturbed_sqft"}) is None
+    True
+    """
+    from esc_gis.parcels import V10_ID_FIELD, detect_schema
+
+    if "parcel_id" in layer_cols:
+        return layer_cols["parcel_id"]
+    if V10_ID_FIELD.lower() in layer_cols:
+        return layer_cols[V10_ID_FIELD.lower()]
+    if (
+        "site_id" in layer_cols
+        and SCREENING_COLUMNS <= set(layer_cols)
+        and detect_schema([*layer_cols.values(), V10_ID_FIELD]) == "v10"
+    ):
+        return layer_cols["site_id"]
+    return None
+
+
 def _screening_facts(
     get: Callable[[str], Any],
     layer_cols: Mapping[str, str],
@@ -227,7 +262,13 @@ def screened_site(one: gpd.GeoDataFrame, source: str) -> dict[str, Any]:
     facts = _screening_facts(get, cols, one.crs, bad)
     if problems:
         raise ValidationError(problems)
-    return {"plan_id": _text(get("plan_id")), "activity": _text(get("activity")), **facts}
+    parcel = parcel_column(cols)
+    return {
+        "plan_id": _text(get("plan_id")),
+        "activity": _text(get("activity")),
+        "parcel_id": _text(row[parcel]) if parcel is not None else None,
+        **facts,
+    }
 
 
 def _dates(get: Callable[[str], Any], bad: Callable[[str, str], Any]) -> dict[str, Any]:
@@ -341,6 +382,8 @@ def applications_from_frame(
     if problems:
         return [], problems
     key = disturbed_id or "permit_number"
+    # The parcel id: a mapped or parcel_id column, else the one a parcel layer's screening carries.
+    parcel = None if "parcel_id" in cols else parcel_column(layer_cols)
     limits = _limits_by_key(disturbed, key, disturbed_id, frame, source, layer_cols, problems)
     own_key = cols.get("permit_number") if not disturbed_id else layer_cols.get(disturbed_id.lower())
     apps = []
@@ -369,7 +412,7 @@ def applications_from_frame(
                 crs=frame.crs,
                 disturbed=facts["disturbed"],
                 permit_number=number,
-                parcel_id=_text(get("parcel_id")),
+                parcel_id=_text(get("parcel_id")) if parcel is None else _text(row.get(parcel)),
                 legal_description=_text(get("legal_description")),
                 building_permit_expires=fields["building_permit_expires"],
                 parties=tuple(parties),

@@ -110,27 +110,99 @@ def add_many(
     problems = [*(prior or []), *problems]
     # Measured even when other fields are bad, so one run reports every problem.
     measured = _measure(reg, applications, source, problems, context) if drawn else []
+    # A number or a site the registry holds already, with every other problem (issue 46).
+    with reg.backend.read() as cur:
+        problems.extend(_numbers_taken(reg, cur, applications, source))
+        if measured:
+            problems.extend(_sites_taken(reg, cur, applications, measured, source)[0])
     if problems:
         raise ValidationError(problems)
     now = now_utc()
     with reg.backend.write() as cur:
-        taken = taken_numbers(cur, reg.backend, [a.permit_number for a in applications if a.permit_number])
+        # Asked again in the writing transaction: another clerk may have added them meanwhile.
+        # Intake's writers queue here (PostGIS; SQLite has one writer), so each asks after the
+        # last one's commit and two clerks cannot both take one site.
+        reg.backend.lock_table(cur, "permits")
+        taken = _numbers_taken(reg, cur, applications, source)
         if taken:
-            raise ValidationError(
-                [
-                    Problem(
-                        source,
-                        i + 1,
-                        f"permit number {a.permit_number!r} is already taken.",
-                        "leave the number empty to have one assigned, or give a new one.",
-                    )
-                    for i, a in enumerate(applications)
-                    if a.permit_number in taken
-                ]
-            )
+            raise ValidationError(taken)
+        covered, links = _sites_taken(reg, cur, applications, measured, source)
+        if covered:
+            raise ValidationError(covered)
         numbers = assign_numbers(cur, reg.backend, reg.profile, applications)
-        _insert(reg, cur, numbers, applications, measured, who, now, kind)
+        # A link to an earlier row of this import names the number it has just been given.
+        earlier = [[numbers[int(x[1:])] if x.startswith("#") else x for x in found] for found in links]
+        _insert(reg, cur, numbers, applications, measured, who, now, kind, earlier)
     return numbers
+
+
+def _numbers_taken(reg: Registry, cur: Any, apps: Sequence[Application], source: str) -> list[Problem]:
+    """Return a problem for each application whose permit number the registry holds already."""
+    taken = taken_numbers(cur, reg.backend, [a.permit_number for a in apps if a.permit_number])
+    return [
+        Problem(
+            source,
+            i + 1,
+            f"permit number {a.permit_number!r} is already taken.",
+            "leave the number empty to have one assigned, or give a new one.",
+            a.permit_number,
+        )
+        for i, a in enumerate(apps)
+        if a.permit_number in taken
+    ]
+
+
+def _sites_taken(
+    reg: Registry, cur: Any, apps: Sequence[Application], measured: Sequence[dict[str, Any]], source: str
+) -> tuple[list[Problem], list[list[str]]]:
+    """Ask the one rule (:mod:`esc_gis.registry.domain.overlap`) of each new site; return the refusals and links.
+
+    Each site is compared with every application and permit in the registry and with the rows
+    before it in ``apps``. A new application that would cover its site (one not yet decided, or
+    issued and in force) is refused where an earlier record covers it; otherwise it is linked to
+    the earlier records on its site whose coverage has ended (disapproved, revoked, closed,
+    expired). Links to a row of ``apps`` are ``"#<index>"``.
+    """
+    from esc_gis.registry.domain.overlap import Earlier, covers, same_parcel, sort_earlier
+
+    profile = reg.profile
+    share = float(profile.entry("policy.intake_same_site").value or 0) / 100
+    today = profile.today()
+    b = reg.backend
+    cur.execute(f"SELECT permit_number, status, expires_on, parcel_id, {b.geom_column('geom', 'site')} FROM permits")
+    known = {str(r[0]): Earlier(str(r[0]), r[1], b.load("date", r[2]), r[3], b.load_geom(r[4])) for r in cur.fetchall()}
+    problems: list[Problem] = []
+    links: list[list[str]] = []
+    batch: list[Earlier] = []
+    for i, (a, m) in enumerate(zip(apps, measured, strict=True)):
+        expires = None
+        if a.status in ISSUED and a.issued_on is not None:
+            expires = reg._expiry(a.issued_on, a.building_permit_expires, [], [e for _, e in a.other_authorizations])
+        site = m["site"]
+        found = sort_earlier(site, a.parcel_id, [*known.values(), *batch], today, share=share)
+        batch.append(Earlier(f"#{i}", a.status, expires, a.parcel_id, site))
+        links.append(found.linked)
+        if not found.covering or not covers(a.status, expires, today):
+            continue  # nothing covers it, or it covers nothing itself (a closed permit's record)
+        for number in found.covering:
+            other = batch[int(number[1:])] if number.startswith("#") else known[number]
+            if same_parcel(a.parcel_id, other.parcel_id):
+                why = f"the same parcel {str(a.parcel_id).strip()}"
+            else:
+                common = site.intersection(other.site).area
+                why = f"its boundary overlaps {100 * common / site.area:.0f} % of this site"
+            if number.startswith("#"):
+                f = profile.finding("registry_site_in_import", row=int(number[1:]) + 1, why=why)
+                fix = "import the site once: drop one of the two rows, or correct its boundary or parcel id."
+            else:
+                state = f"{other.status}" + (f", in force to {other.expires_on}" if other.expires_on else "")
+                f = profile.finding("registry_site_covered", covering=f"permit {number} ({state})", why=why)
+                fix = (
+                    f"record the change on permit {number} (permits amend), or decide or close it first; "
+                    "if this is another site, correct its boundary or parcel id."
+                )
+            problems.append(Problem(source, i + 1, f"{f.message} ({f.section}; {f.basis})", fix, a.permit_number))
+    return problems, links
 
 
 def _check_fields(reg: Registry, a: Application, bad: Callable[..., None]) -> None:
@@ -582,10 +654,15 @@ def _insert(
     who: str,
     now: datetime,
     kind: str,
+    earlier: Sequence[Sequence[str]] = (),
 ) -> None:
-    """Append each permit's first event (its projections write the permit and its limits), and store its parties."""
+    """Append each permit's first event (its projections write the permit and its limits), and store its parties.
+
+    ``earlier``: for each, the numbers of the earlier records on its site it follows (issue 46).
+    """
     parties: list[tuple[str, Any]] = []
-    for number, app, m in zip(numbers, apps, measured, strict=True):
+    earlier = list(earlier) or [[] for _ in numbers]
+    for number, app, m, follows in zip(numbers, apps, measured, earlier, strict=True):
         record: dict[str, Any] = dict.fromkeys(_PERMIT_FIELDS)
         record.update(
             permit_number=number,
@@ -600,6 +677,7 @@ def _insert(
             start_notice_at=app.start_notice_at,
             plan_id=m["plan_id"],
             activity=m["activity"],
+            earlier_permits=", ".join(follows) or None,
             **{k: m[k] for k in _MEASURED},
         )
         if app.issued_on is not None and app.status in ISSUED:
@@ -614,10 +692,18 @@ def _insert(
             else ""
         )
         exempt = "; marked NPDES-exempt" if app.npdes_exempt else ""
+        inside = (
+            f" ({m['disturbed_in_village_sqft']:,.0f} sq ft disturbed inside the "
+            f"{reg.profile.names()['jurisdiction_name']})"
+            if m["jurisdiction"] == "partial"
+            else ""
+        )
+        follows_text = f"; follows {', '.join(follows)} on the same site" if follows else ""
         detail = (
             f"{m['disturbed_sqft']:,.0f} sq ft disturbed{plan} (measured"
             f"{'' if m['disturbed'] is not None else ' on the whole site: no disturbed limits given'}"
-            f"{screened}); screening: permit {m['permit_decision']}{exempt}"
+            f"{screened}); screening: permit {m['permit_decision']}{exempt}; site {m['jurisdiction']}{inside}"
+            f"{follows_text}"
         )
         e = Event(now, who, kind, None, app.status, app.received_on, None, detail)
         started = record["started_at"]
@@ -742,6 +828,9 @@ def _decision(r: Any) -> dict[str, Any]:
         "standards": str(r.standards),
         "sediment_standard": bool(r.sediment_standard),
         "npdes_small": any(f.get("code") == "npdes_exempt_under_1_acre" for f in found),
+        # Where the site lies and how much of its disturbance is inside (§ 540-4B), as decided.
+        "jurisdiction": str(r.jurisdiction),
+        "disturbed_in_village_sqft": float(r.disturbed_in_village_sqft),
     }
 
 

@@ -49,13 +49,14 @@ def _table(backend: Any, cur: Any, table: str, kinds: dict[str, str], order: str
 
 
 def _kinds(table: str) -> dict[str, str]:
-    from esc_gis.registry.store.schema import INSPECTION_COLUMNS_V9, TABLES
+    from esc_gis.registry.store.schema import INSPECTION_COLUMNS_V9, PERMIT_COLUMNS_V12, TABLES
 
-    later = {c for c, _, _ in INSPECTION_COLUMNS_V9}  # migration 9 comes after this replay (migration 8)
+    # Columns of migrations that come after this replay (migration 8): not there yet.
+    later = {"inspections": {c for c, _, _ in INSPECTION_COLUMNS_V9}, "permits": {c for c, _, _ in PERMIT_COLUMNS_V12}}
     return {
         c: ("int" if k == "serial" else k)
         for c, k, _ in TABLES[table]
-        if k != "geom" and c != "data" and not (table == "inspections" and c in later)
+        if k != "geom" and c != "data" and c not in later.get(table, ())
     }
 
 

@@ -96,6 +96,14 @@ Migrations
     refuses to finish if the rebuild differs from the tables in anything but the permits'
     ``updated_at``; on PostgreSQL every reference becomes deferrable, so a rebuild may clear
     a table others refer to within its transaction.
+12. ``permits`` gains the screening's facts of the site (``jurisdiction``: inside, partial or
+    outside; ``disturbed_in_village_sqft``, the disturbance inside the Village, § 540-4B) and
+    ``earlier_permits``, the earlier applications or permits on the same site that a new
+    application follows (issue 46). Each comes from the application's ``received`` event (or a
+    ``remeasured`` one): the migration fills them from the history where its events carry them;
+    a permit received before it has none (NULL: not recorded then), never a value recomputed
+    now. The columns are added by :func:`add_permit_columns`, which migration 11's rebuild calls
+    too: it writes today's projection, which has them.
 
 Outside the migrations
 ----------------------
@@ -127,12 +135,14 @@ __all__ = [
     "INSPECTION_TABLES",
     "MIGRATIONS",
     "PERMIT_COLUMNS",
+    "PERMIT_COLUMNS_V12",
     "PLAN_VIEW",
     "PUBLIC_VIEW",
     "ROLE_KINDS",
     "SCHEMA_VERSION",
     "TABLES",
     "Migration",
+    "add_permit_columns",
     "append_only_triggers",
     "create_table",
     "public_view",
@@ -178,7 +188,17 @@ PERMIT_COLUMNS_V2: tuple[tuple[str, str, str], ...] = (
     ("resume_expected_on", "date", ""),
     ("work_resumed_on", "date", ""),
 )
-PERMIT_COLUMNS = _PERMIT_COLUMNS_V1 + PERMIT_COLUMNS_V2
+#: Columns migration 12 adds to ``permits``: the screening's facts of the site (issue 46), where
+#: it lies (``jurisdiction``: inside, partial, outside, § 540-4B) and how much of its disturbance
+#: is inside the Village, as the screening engine decided them; and the earlier applications or
+#: permits on the same site whose coverage had ended when this one was received (the link a new
+#: application carries, :mod:`esc_gis.registry.domain.overlap`), their numbers comma-separated.
+PERMIT_COLUMNS_V12: tuple[tuple[str, str, str], ...] = (
+    ("jurisdiction", "text", ""),
+    ("disturbed_in_village_sqft", "real", ""),
+    ("earlier_permits", "text", ""),
+)
+PERMIT_COLUMNS = _PERMIT_COLUMNS_V1 + PERMIT_COLUMNS_V2 + PERMIT_COLUMNS_V12
 #: The tables migration 1 made (later tables arrive by their own migrations).
 _V1_TABLES = ("permits", "disturbed_limits", "parties", "events", "permit_counters")
 #: The tables migration 3 makes: inspection reports and what hangs off them.
@@ -639,10 +659,66 @@ def _v11(dialect: str, srid: int) -> list[str]:
 
 
 def _v11_upcast(backend: Any, cur: Any) -> None:
-    # Every event completed with the facts of its rows, then every projection rebuilt from them.
+    # Every event completed with the facts of its rows, then every projection rebuilt from them,
+    # by today's projectors: they write the permits' columns of migration 12 too.
     from esc_gis.registry.store.upcast import upcast_and_rebuild
 
+    add_permit_columns(backend, cur)
     upcast_and_rebuild(backend, cur)
+
+
+def _permit_columns_there(backend: Any, cur: Any) -> set[str]:
+    if backend.dialect == "sqlite":
+        cur.execute("SELECT name FROM pragma_table_info('permits')")
+    else:
+        cur.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() "
+            "AND table_name = 'permits'"
+        )
+    return {str(r[0]) for r in cur.fetchall()}
+
+
+def add_permit_columns(backend: Any, cur: Any) -> None:
+    """Add the columns of migration 12 to ``permits`` where they are not there yet.
+
+    Migration 11 rebuilds every projection with today's projectors, which write them, so it
+    adds them first; migration 12 then finds them there. ``ALTER TABLE ... ADD COLUMN`` in
+    both dialects (appended: a GeoPackage's cannot insert).
+    """
+    there = _permit_columns_there(backend, cur)
+    types = _TYPES[backend.dialect]
+    for name, kind, _ in PERMIT_COLUMNS_V12:
+        if name not in there:
+            cur.execute(f'ALTER TABLE permits ADD COLUMN "{name}" {types[kind]}')
+
+
+def _v12(dialect: str, srid: int) -> list[str]:
+    return []  # the columns: add_permit_columns, in the data step (migration 11 may have added them)
+
+
+def _v12_facts(backend: Any, cur: Any) -> None:
+    # The columns, then their values where the history carries them (the application's received
+    # event, a remeasurement): the projector's reading, never a value recomputed now.
+    import json
+
+    add_permit_columns(backend, cur)
+    names = [n for n, _, _ in PERMIT_COLUMNS_V12]
+    cur.execute("SELECT stream, kind, data FROM history WHERE kind IN ('received', 'remeasured') ORDER BY id")
+    found: dict[str, dict[str, Any]] = {}
+    for stream, kind, data in cur.fetchall():
+        d = json.loads(data) if data else {}
+        facts = d.get("permit") if kind == "received" else d.get("fields")
+        for n in names:
+            if isinstance(facts, dict) and n in facts:
+                found.setdefault(str(stream), {})[n] = facts[n]
+    ph = backend.ph
+    for stream, values in found.items():
+        sets = ", ".join(f'"{n}" = {ph}' for n in values)
+        params = [backend.dump(_PERMIT_KINDS[n], v) for n, v in values.items()]
+        cur.execute(f"UPDATE permits SET {sets} WHERE permit_number = {ph}", (*params, stream))
+
+
+_PERMIT_KINDS = {n: k for n, k, _ in PERMIT_COLUMNS_V12}
 
 
 @dataclass(frozen=True)
@@ -676,6 +752,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         "one writer per table: events completed with their rows' facts, projections rebuilt; decision clocks",
         _v11,
         _v11_upcast,
+    ),
+    Migration(
+        12,
+        "permits: the screening's jurisdiction and disturbance inside the Village; earlier permits on the site",
+        _v12,
+        _v12_facts,
     ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -136,6 +136,20 @@ def _permit_rows(permits: Sequence[Permit], start: date, end: date, profile: Pro
     out.append(SummaryRow("permits", "total_at_end", sum(s is not None for s in states)))
     out.append(SummaryRow("permits", "received", sum(_in(p.received_on, start, end) for p in permits)))
     out.append(SummaryRow("permits", "issued", sum(_in(p.issued_on, start, end) for p in permits)))
+    # Where the permits at the period's end lie, as the screening decided (§ 540-4B; issue 46): a
+    # site partly outside the Village is counted apart, with the disturbance inside. A permit
+    # received before the registry kept it (schema 12) is counted as not recorded.
+    there = [p for p, s in zip(permits, states, strict=True) if s is not None]
+    for where in ("inside", "partial"):
+        out.append(SummaryRow("permits", f"jurisdiction_{where}", sum(p.jurisdiction == where for p in there)))
+    out.append(SummaryRow("permits", "jurisdiction_not_recorded", sum(p.jurisdiction is None for p in there)))
+    out.append(
+        SummaryRow(
+            "permits",
+            "partial_disturbed_inside_sqft",
+            round(float(sum(p.disturbed_in_village_sqft or 0.0 for p in there if p.jurisdiction == "partial")), 2),
+        )
+    )
     return out
 
 
