@@ -26,11 +26,16 @@ from . import pg_server
 
 # Hypothesis profiles: CI walks a fixed set of examples (derandomized: a red run is the same red
 # run again); `make test-deep` walks many more, at random (HYPOTHESIS_PROFILE=deep).
+from hypothesis import Phase as _Phase  # noqa: E402
 from hypothesis import settings as _hypothesis_settings  # noqa: E402
 
 _hypothesis_settings.register_profile("dev")
 _hypothesis_settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
 _hypothesis_settings.register_profile("deep", max_examples=500, deadline=None, print_blob=True)
+# To see every failure fast while fixing: no shrinking (HYPOTHESIS_PROFILE=noshrink).
+_hypothesis_settings.register_profile(
+    "noshrink", derandomize=True, database=None, phases=[_p for _p in _Phase if _p.name != "shrink"]
+)
 _hypothesis_settings.load_profile(
     os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") == "true" else "dev")
 )
