@@ -32,6 +32,7 @@ def test_every_cited_table_is_listed_with_section_basis_and_words() -> None:
         "enforcement.grounds",
         "enforcement.actions",
         "enforcement.without_permit",
+        "enforcement.where_no_permit_required",
         "appeals.bodies",
         "appeals.appellants",
         "appeals.outcomes",
@@ -50,7 +51,10 @@ def test_every_cited_table_is_listed_with_section_basis_and_words() -> None:
     # appeals: approval; appeals.variance: power; its 3 findings.
     # inspections.report_contents 3; inspections 1; lifecycle.written_notification 2.
     # Issue 34: lifecycle.written_reasons closed_undecided; appeals.approval.recorded (a modified decision).
-    assert len(rows) == 6 + 4 + 5 + 4 + 2 + 2 + 4 + 6 + 1 + 1 + 1 + 3 + 4 + 1 + 3 + 1 + 2 + 1 + 1
+    # Issue 46: enforcement.where_no_permit_required A1-A4 (§ 540-12A where no permit is required);
+    # appeals.approval.relieved (a variance that leaves no reason standing, § 540-13A(2); § 540-8C(2)).
+    assert len(rows) == 6 + 4 + 5 + 4 + 2 + 2 + 4 + 6 + 1 + 1 + 1 + 3 + 4 + 1 + 3 + 1 + 2 + 1 + 1 + 4 + 1
+    assert rows["appeals.approval", "relieved"]["basis"] == "interpretation"
     # The board may "reverse or affirm, wholly or partly, or ... modify": what a modification does is recorded.
     assert rows["appeals.approval", "recorded"]["basis"] == "interpretation"
     # § 540-8E: "may suspend or revoke a permit ... following written notification of the responsible party".

@@ -189,7 +189,7 @@ def test_a_determination_is_refused_where_a_permit_is_required_already_or_twice_
 
 
 def _under_review(reg: Registry) -> str:
-    p = _small(reg, 6000.0)
+    p = _small(reg, 6000.0, x=600)  # its own lot: a site takes one application (issue 46)
     reg.record_fee(p, kind="application", amount=1.0, paid_on=date(2026, 11, 2), receipt="R1")
     reg.transition(p, "under_review", on=date(2026, 11, 3))
     return p
