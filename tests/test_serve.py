@@ -322,12 +322,13 @@ def test_a_farm_field_gets_one_answer(demo_layers):
     assert "service_exclusions_not_asked" in [n["code"] for n in built["notes"]]
 
 
-def test_far_site_with_disturbed_limits_inside_is_measured(demo_layers):
-    """Judged on the site and its disturbed limits together: limits inside the Village are measured."""
+def test_far_site_with_disturbed_limits_inside_is_refused_as_layers_apart(demo_layers):
+    """A site in Europe whose disturbed limits lie in the Village: the two do not lie together, so no
+    answer is drawn on them (issue 46: layers of one run that do not lie together are refused)."""
     europe = {"type": "Polygon", "coordinates": [[[10, 50], [10.001, 50], [10.001, 50.001], [10, 50.001], [10, 50]]]}
     inside = lonlat(SITES["required"])
-    ans = screen_request({"site": europe, "disturbed": inside}, layers=demo_layers, profile=PROFILE, limits=Limits())
-    assert ans["measured"]["disturbed_sqft"] is not None
+    with pytest.raises(RequestError, match="reach far outside the area"):
+        screen_request({"site": europe, "disturbed": inside}, layers=demo_layers, profile=PROFILE, limits=Limits())
 
 
 # --- Bounds: exactly at each limit, and one past it ------------------------------------------------

@@ -187,6 +187,8 @@ def _sqft(geoms: np.ndarray, crs: Any) -> np.ndarray:
     to_lonlat = Transformer.from_crs(c, "OGC:CRS84", always_xy=True)
     out = np.zeros(len(geoms))
     for i, g in enumerate(geoms):
+        if g is None or shapely.is_empty(g):  # a repair that left nothing (a ring collapsed to a line)
+            continue
         cx, cy = shapely.centroid(shapely.envelope(g)).coords[0]
         lon, lat = to_lonlat.transform(cx, cy)
         laea = CRS.from_proj4(f"+proj=laea +lat_0={lat} +lon_0={lon} +datum=WGS84 +units=m +no_defs")

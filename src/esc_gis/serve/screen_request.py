@@ -423,6 +423,10 @@ def screen_request(data: Mapping[str, Any], *, layers: LayerSet, profile: Profil
             raise RequestError(zone) from None
         raise
     except ValidationError as err:
+        if beyond:
+            # Polygons reaching past the zone are refused for that (the layers-apart check, which
+            # may see them first, names a CRS label a request in lon/lat cannot have wrong).
+            raise RequestError(zone) from None
         raise RequestError("; ".join(f"{p.message} {p.fix}".strip() for p in err.problems)) from None
     except EscGisError as err:
         raise RequestError(str(err)) from None
