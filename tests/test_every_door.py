@@ -124,7 +124,10 @@ def site_geometry(s: Site, i: int) -> shapely.Geometry:
     if s.drawn == "two_parts":
         half = s.width_ft / 2 - 5
         return shapely.MultiPolygon(
-            [shapely.Polygon(_rect(x0, y0, half, s.height_ft)), shapely.Polygon(_rect(x0 + half + 10, y0, half, s.height_ft))]
+            [
+                shapely.Polygon(_rect(x0, y0, half, s.height_ft)),
+                shapely.Polygon(_rect(x0 + half + 10, y0, half, s.height_ft)),
+            ]
         )
     if s.drawn == "z":
         return shapely.Polygon([(x, y, 750.0) for x, y in ring])
@@ -181,7 +184,13 @@ def frames(w: World) -> tuple[gpd.GeoDataFrame, gpd.GeoDataFrame | None]:
     if w.id_field == "PARCELID":
         # A Wisconsin V10 parcel layer: the statewide schema's fields beside the parcel id.
         n = len(w.ids)
-        for name, value in (("STATEID", "WI"), ("TAXPARCELID", "T"), ("SITEADRESS", "1 MAIN ST"), ("CONAME", "WINNEBAGO"), ("PARCELFIPS", "139")):
+        for name, value in (
+            ("STATEID", "WI"),
+            ("TAXPARCELID", "T"),
+            ("SITEADRESS", "1 MAIN ST"),
+            ("CONAME", "WINNEBAGO"),
+            ("PARCELFIPS", "139"),
+        ):
             sites.insert(1, name, [f"{value}{i}" if name == "TAXPARCELID" else value for i in range(n)])
     if not w.with_limits:
         return sites, None
@@ -281,7 +290,9 @@ def door_service(s: Site, i: int, w: World) -> dict[str, Any] | str:
         lim = gpd.GeoSeries([limits_geometry(s, i)], crs=MEASURE_EPSG).to_crs(4326)
         data["disturbed"] = json.loads(lim.to_json())["features"][0]["geometry"]
     try:
-        got = screen_request(data, layers=load_layers(LAYERS, profile=load_profile()), profile=load_profile(), limits=Limits())
+        got = screen_request(
+            data, layers=load_layers(LAYERS, profile=load_profile()), profile=load_profile(), limits=Limits()
+        )
     except RequestError as err:
         return str(err)
     return got
@@ -365,7 +376,9 @@ def test_every_door_gives_a_site_one_answer(w: World, tmp_path_factory: pytest.T
             assert isinstance(got, str) and MARK in got, f"the service screened what the command line refused: {got}"
             one = tmp / f"bowtie_{i}.gpkg"
             sites.iloc[[i]].to_file(one, engine="pyogrio")
-            r = _cli("permits", "add", reg, "--site", str(one), "--address", "1 Main St", "--received", "2026-11-02", *LAY)
+            r = _cli(
+                "permits", "add", reg, "--site", str(one), "--address", "1 Main St", "--received", "2026-11-02", *LAY
+            )
             assert r.exit_code == 1 and MARK in r.output, r.output
             r = _review_run(tmp / f"plan_{i}", s, i, w)
             assert r.exit_code == 1 and MARK in r.output, r.output
@@ -455,7 +468,9 @@ def test_every_door_gives_a_site_one_answer(w: World, tmp_path_factory: pytest.T
         sid = str(sl["site_id"])
         assert (sl["applicability"], sl["permit"]) == (ref[sid]["applicability"], ref[sid]["permit"]), sid
         assert bool(sl["sediment_standard"]) == ref[sid]["sediment_standard"], sid
-        _same_area(ref[sid]["plan_disturbed_sqft"], float(sl["plan_disturbed_sqft"]), "soil-loss", "plan_disturbed_sqft")
+        _same_area(
+            ref[sid]["plan_disturbed_sqft"], float(sl["plan_disturbed_sqft"]), "soil-loss", "plan_disturbed_sqft"
+        )
 
     # review of a plan package drawn from each lone site: the screening's scope.
     for i, s in enumerate(w.sites):
@@ -504,7 +519,9 @@ def _review_run(folder: Path, s: Site, i: int, w: World) -> Any:
         encoding="utf-8",
     )
     js = folder / "review.json"
-    return _cli("review", str(path), "-o", str(folder / "review.html"), "--json", str(js), *LAY, "--quiet", "--basemap", "none")
+    return _cli(
+        "review", str(path), "-o", str(folder / "review.html"), "--json", str(js), *LAY, "--quiet", "--basemap", "none"
+    )
 
 
 def test_the_drawn_shapes_are_what_their_names_say() -> None:

@@ -19,6 +19,7 @@ __all__ = ["Guard", "make_app", "page_html"]
 
 import json
 import logging
+import math
 import os
 from collections.abc import Callable, Iterable
 from importlib import resources
@@ -47,6 +48,52 @@ PAGE_CSP = (
 #: JSON answers run nothing.
 DATA_CSP = "default-src 'none'; frame-ancestors 'none'"
 _ALLOWED_METHODS = ("GET", "HEAD", "POST", "OPTIONS")
+#: The largest ``offset`` and ``limit`` passed on: a database's 32-bit integer (PostgreSQL's int4;
+#: past it PostGIS answered 500 where GeoPackage answered 200).
+_MAX_PAGE = 2**31 - 1
+
+
+def query_problem(query: str) -> str | None:
+    """Say what is wrong with a collection query's ``bbox``, ``offset`` or ``limit``; None when nothing is.
+
+    Checked before the provider, so both back ends refuse the same input with the same 400 (a
+    ``bbox`` of NaN or 1e193, or an ``offset`` past a 32-bit integer, was a server error on PostGIS).
+
+    Examples
+    --------
+    >>> query_problem("bbox=-88.8,44.0,-88.6,44.2&offset=10")
+    >>> query_problem("bbox=nan,nan,nan,nan")
+    'bbox must be 4 or 6 finite numbers (min x, min y, [min z,] max x, max y, [max z]).'
+    >>> query_problem("offset=2684249407")
+    'offset must be a whole number from 0 to 2147483647.'
+    """
+    from urllib.parse import parse_qs
+
+    args = parse_qs(query, keep_blank_values=True)
+    for name, low in (("offset", 0), ("limit", 1)):
+        for value in args.get(name, []):
+            try:
+                n = int(value)
+            except ValueError:
+                n = -1
+            if not low <= n <= _MAX_PAGE:
+                return f"{name} must be a whole number from {low} to {_MAX_PAGE}."
+    for value in args.get("bbox", []):
+        try:
+            nums = [float(v) for v in value.split(",")]
+        except ValueError:
+            nums = []
+        if len(nums) not in (4, 6) or not all(math.isfinite(v) for v in nums):
+            return "bbox must be 4 or 6 finite numbers (min x, min y, [min z,] max x, max y, [max z])."
+        half = len(nums) // 2
+        lows, highs = nums[:half], nums[half:]
+        if "bbox-crs" not in args and not (
+            all(abs(v) <= 180 for v in nums) and all(abs(v) <= 90 for v in (lows[1], highs[1]))
+        ):
+            return "bbox is longitude and latitude in degrees (CRS84) unless bbox-crs names another CRS."
+        if lows[1] > highs[1] or (half == 3 and lows[2] > highs[2]):
+            return "bbox's minimums must not be above its maximums (x may cross the antimeridian)."
+    return None
 
 
 def ogc_exception(status: int, code: str, description: str) -> tuple[str, list[tuple[str, str]], bytes]:
@@ -150,6 +197,11 @@ class Guard:
         if length > self.body_bytes:
             text = f"The request body is {length:,} bytes; this service takes at most {self.body_bytes:,}."
             return self._refuse(environ, start_response, 413, "PayloadTooLarge", text)
+
+        if method in ("GET", "HEAD") and environ.get("QUERY_STRING"):
+            problem = query_problem(environ["QUERY_STRING"])
+            if problem is not None:
+                return self._refuse(environ, start_response, 400, "InvalidParameterValue", problem)
 
         def guarded_start(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
             return start_response(status, self._headers(environ, headers), exc_info)
