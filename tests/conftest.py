@@ -22,12 +22,12 @@ import geopandas as gpd
 import pytest
 import shapely
 
-from . import pg_server
-
 # Hypothesis profiles: CI walks a fixed set of examples (derandomized: a red run is the same red
 # run again); `make test-deep` walks many more, at random (HYPOTHESIS_PROFILE=deep).
-from hypothesis import Phase as _Phase  # noqa: E402
-from hypothesis import settings as _hypothesis_settings  # noqa: E402
+from hypothesis import Phase as _Phase
+from hypothesis import settings as _hypothesis_settings
+
+from . import pg_server
 
 _hypothesis_settings.register_profile("dev")
 _hypothesis_settings.register_profile("ci", derandomize=True, database=None, print_blob=True)

@@ -32,7 +32,6 @@ CI runs a fixed, derandomized set of examples (tests/conftest.py's ``ci`` Hypoth
 from __future__ import annotations
 
 import json
-import os
 import uuid
 import warnings
 from dataclasses import dataclass, field
@@ -42,7 +41,6 @@ from urllib.parse import quote
 
 import geopandas as gpd
 import numpy as np
-import pandas as pd
 import pytest
 import shapely
 from click.testing import CliRunner
@@ -74,7 +72,7 @@ EXAMPLES = {"ci": 12, "dev": 12, "noshrink": 12, "deep": 150}
 
 
 def _examples() -> int:
-    return EXAMPLES.get(settings._current_profile, 12)  # noqa: SLF001 - the loaded profile's name
+    return EXAMPLES.get(settings._current_profile, 12)
 
 
 # --- What is drawn ---------------------------------------------------------------------------
@@ -352,87 +350,101 @@ def test_every_door_gives_a_site_one_answer(w: World, tmp_path_factory: pytest.T
     sites.to_file(tmp / "sites.gpkg", layer="sites", engine="pyogrio")
     if limits is not None:
         limits.to_file(tmp / "limits.gpkg", layer="limits", engine="pyogrio")
-
-    whole = door_whole(tmp, w)
-    streamed = door_streamed(tmp, w)
     event(f"{len(w.sites)} site(s) in EPSG:{w.epsg} by {w.id_field} on {w.backend}, limits file: {w.with_limits}")
     for s in w.sites:
         event(f"a site {s.where}, drawn {s.drawn}, {s.activity}")
+
+    whole, streamed = door_whole(tmp, w), door_streamed(tmp, w)
     if whole.refusal is not None and limits is not None and not len(limits):
         event("an empty limits file, refused")
         assert "empty" in whole.refusal and streamed.refusal is not None and "empty" in streamed.refusal
         return
     if whole.refusal is not None:
         event("refused by every door")
-        # A site nobody drew is refused by every door, for the same reason, naming where its ring crosses.
-        assert MARK in whole.refusal, whole.refusal
-        assert streamed.refusal is not None and MARK in streamed.refusal, streamed.refusal
-        reg = _target(tmp, w.backend, pg, "refusing")
-        assert _cli("permits", "init", reg, *LAY).exit_code == 0
-        for i, s in enumerate(w.sites):
-            if s.drawn != "bowtie":
-                continue
-            got = door_service(s, i, w)
-            assert isinstance(got, str) and MARK in got, f"the service screened what the command line refused: {got}"
-            one = tmp / f"bowtie_{i}.gpkg"
-            sites.iloc[[i]].to_file(one, engine="pyogrio")
-            r = _cli(
-                "permits", "add", reg, "--site", str(one), "--address", "1 Main St", "--received", "2026-11-02", *LAY
-            )
-            assert r.exit_code == 1 and MARK in r.output, r.output
-            r = _review_run(tmp / f"plan_{i}", s, i, w)
-            assert r.exit_code == 1 and MARK in r.output, r.output
-        assert _numbers(reg) == []
+        check_refused_everywhere(whole, streamed, sites, tmp, w, pg)
         return
     assert not any(s.drawn == "bowtie" for s in w.sites), "a ring that crosses itself was decided"
-    assert streamed.rows is not None, streamed.refusal
     ref = whole.rows
-    assert ref is not None and sorted(ref) == sorted(w.ids) == sorted(streamed.rows)
+    assert ref is not None
+    for sid in w.ids:
+        event(f"decided {ref[sid]['applicability']} / {ref[sid]['permit']}")
+    check_streamed(ref, streamed, w)
+    check_service(ref, w)
+    screening = tmp / "screening.gpkg"
+    limits_args = ["--disturbed", str(tmp / "limits.gpkg")] if w.with_limits else []
+    r = _cli(
+        "screen", str(tmp / "sites.gpkg"), *limits_args, "--id-field", w.id_field, *LAY, "-o", str(screening), "--quiet"
+    )
+    assert r.exit_code == 0, r.output
+    check_registry(ref, screening, tmp, w, pg)
+    check_soil_loss(ref, limits_args, tmp, w)
+    check_review(ref, tmp, w)
+
+
+def check_refused_everywhere(
+    whole: Answer, streamed: Answer, sites: gpd.GeoDataFrame, tmp: Path, w: World, pg: str | None
+) -> None:
+    """A site nobody drew is refused by every door, for the same reason, naming where its ring crosses."""
+    assert whole.refusal is not None and MARK in whole.refusal, whole.refusal
+    assert streamed.refusal is not None and MARK in streamed.refusal, streamed.refusal
+    reg = _target(tmp, w.backend, pg, "refusing")
+    assert _cli("permits", "init", reg, *LAY).exit_code == 0
+    for i, s in enumerate(w.sites):
+        if s.drawn != "bowtie":
+            continue
+        got = door_service(s, i, w)
+        assert isinstance(got, str) and MARK in got, f"the service screened what the command line refused: {got}"
+        one = tmp / f"bowtie_{i}.gpkg"
+        sites.iloc[[i]].to_file(one, engine="pyogrio")
+        r = _cli("permits", "add", reg, "--site", str(one), "--address", "1 Main St", "--received", "2026-11-02", *LAY)
+        assert r.exit_code == 1 and MARK in r.output, r.output
+        r = _review_run(tmp / f"plan_{i}", s, i, w)
+        assert r.exit_code == 1 and MARK in r.output, r.output
+    assert _numbers(reg) == []
+
+
+def check_streamed(ref: dict[str, dict[str, Any]], streamed: Answer, w: World) -> None:
+    """The streamed engine (a batch a site) gives the whole-file run's every value."""
+    assert streamed.rows is not None, streamed.refusal
+    assert sorted(ref) == sorted(w.ids) == sorted(streamed.rows)
     for sid in w.ids:
         _same(ref[sid], streamed.rows[sid], "the streamed run", sid, (*COMPARED, "permit_may_be_required"))
         for k in (*AREAS, "disturbed_in_village_sqft"):
             _same_area(ref[sid][k], streamed.rows[sid][k], "the streamed run", k)
-        s = w.sites[w.ids.index(sid)]
-        if w.with_limits and s.limits == "missing":
+        if w.with_limits and w.sites[w.ids.index(sid)].limits == "missing":
             # Decided on its whole site, as --help says: never 0 sq ft for a site nobody measured.
             assert ref[sid]["disturbed_sqft"] > 0, sid
 
-    # The service: a lone site, so one without a plan, a state agency or an NPDES exemption.
+
+def check_service(ref: dict[str, dict[str, Any]], w: World) -> None:
+    """The service's process, for each lone site (one without a plan, a state agency or an NPDES exemption)."""
     for i, s in enumerate(w.sites):
         if s.plan or s.state_agency or s.npdes_exempt:
             continue
-        got = door_service(s, i, w)
-        sid = w.ids[i]
+        got, sid = door_service(s, i, w), w.ids[i]
         if isinstance(got, str):
             pytest.fail(f"the service refused {sid}, which the command line screened: {got}")
         _same(ref[sid], {**got, "standards": got["standards"] or ""}, "the service", sid)
         if got["measured"]["disturbed_sqft"] is not None:
             _same_area(ref[sid]["disturbed_sqft"], got["measured"]["disturbed_sqft"], "the service", "disturbed_sqft")
 
-    # The screening written as a user would, then the registry's doors.
-    screening = tmp / "screening.gpkg"
-    r = _cli("screen", str(tmp / "sites.gpkg"), *(["--disturbed", str(tmp / "limits.gpkg")] if w.with_limits else []),
-             "--id-field", w.id_field, *LAY, "-o", str(screening), "--quiet")  # fmt: skip
-    assert r.exit_code == 0, r.output
+
+def check_registry(ref: dict[str, dict[str, Any]], screening: Path, tmp: Path, w: World, pg: str | None) -> None:
+    """permits import (twice) and enforce on ground A1 by permit and by site: the screening's decision."""
     applies = [sid for sid in w.ids if ref[sid]["applicability"] == "applies"]
-    for sid in w.ids:
-        event(f"decided {ref[sid]['applicability']} / {ref[sid]['permit']}")
     reg = _target(tmp, w.backend, pg, "permits")
     assert _cli("permits", "init", reg, *LAY).exit_code == 0
+    imported = ["--where", "applicability = 'applies'", "--field", "site_address=site_id", *LAY]
     if applies:
-        r = _cli("permits", "import", reg, str(screening), "--where", "applicability = 'applies'",
-                 "--field", "site_address=site_id", "--received-on", "2026-11-02", *LAY)  # fmt: skip
+        r = _cli("permits", "import", reg, str(screening), *imported, "--received-on", "2026-11-02")
         assert r.exit_code == 0, r.output
         numbers = _numbers(reg)
         assert len(numbers) == len(applies)
-        by_site = {}
         for number in numbers:
             shown = _cli("permits", "show", reg, number, "--json", *LAY)
             assert shown.exit_code == 0, shown.output
-            one = json.loads(shown.output)
-            by_site[one["site_address"]] = one
-        for sid in applies:
-            p = by_site[sid]
+            p = json.loads(shown.output)
+            sid = p["site_address"]
             assert (p["permit_decision"], p["standards"] or "") == (ref[sid]["permit"], ref[sid]["standards"]), sid
             assert bool(p["sediment_standard"]) == ref[sid]["sediment_standard"], sid
             assert p.get("jurisdiction") == ref[sid]["jurisdiction"], sid
@@ -440,16 +452,15 @@ def test_every_door_gives_a_site_one_answer(w: World, tmp_path_factory: pytest.T
             _same_area(ref[sid]["plan_disturbed_sqft"], p["plan_disturbed_sqft"], "the registry", "plan_disturbed_sqft")
             if w.id_field == "PARCELID":
                 assert p["parcel_id"] == sid
-            # Enforcement on ground A1 by permit: only where a permit is required (§ 540-12A(1)).
-            e = _cli("permits", "enforce", reg, "--permit", p["permit_number"], "--ground", "A1",
-                     "--on", "2026-11-20", "--reasons", "Grading under way", *LAY)  # fmt: skip
+            # Ground A1 by permit: only where a permit is required (§ 540-12A(1)).
+            e = _cli("permits", "enforce", reg, "--permit", number, "--ground", "A1", "--on", "2026-11-20",
+                     "--reasons", "Grading under way", *LAY)  # fmt: skip
             assert (e.exit_code == 0) == (ref[sid]["permit"] == "required"), (sid, ref[sid]["permit"], e.output)
-        # A second import adds nothing (one open application covers its site once).
-        again = _cli("permits", "import", reg, str(screening), "--where", "applicability = 'applies'",
-                     "--field", "site_address=site_id", "--received-on", "2026-11-03", *LAY)  # fmt: skip
+        # A second import adds nothing (an open application covers its site once).
+        again = _cli("permits", "import", reg, str(screening), *imported, "--received-on", "2026-11-03")
         assert again.exit_code != 0, again.output
         assert _numbers(reg) == numbers
-    # Enforcement on ground A1 by the screening's site, into an empty registry: the same decision.
+    # Ground A1 by the screening's site, into an empty registry: the same decision.
     other = _target(tmp, w.backend, pg, "other")
     assert _cli("permits", "init", other, *LAY).exit_code == 0
     for sid in w.ids:
@@ -457,14 +468,15 @@ def test_every_door_gives_a_site_one_answer(w: World, tmp_path_factory: pytest.T
                  "--on", "2026-11-20", "--reasons", "Grading under way", *LAY)  # fmt: skip
         assert (e.exit_code == 0) == (ref[sid]["permit"] == "required"), (sid, ref[sid]["permit"], e.output)
 
-    # soil-loss: the screening's applicability, permit, area decided on and standard.
+
+def check_soil_loss(ref: dict[str, dict[str, Any]], limits_args: list[str], tmp: Path, w: World) -> None:
+    """soil-loss: the screening's applicability, permit, area decided on and standard."""
     out = tmp / "soil.gpkg"
-    r = _cli("soil-loss", str(tmp / "sites.gpkg"), *(["--disturbed", str(tmp / "limits.gpkg")] if w.with_limits else []),
-             "--id-field", w.id_field, "--schedule", str(DEMO / "schedule_made_up.csv"),
-             "--ei-file", str(DEMO / "ei_monthly_made_up.csv"), "--r-annual", "120", *LAY, "-o", str(out), "--quiet")  # fmt: skip
+    r = _cli("soil-loss", str(tmp / "sites.gpkg"), *limits_args, "--id-field", w.id_field,
+             "--schedule", str(DEMO / "schedule_made_up.csv"), "--ei-file", str(DEMO / "ei_monthly_made_up.csv"),
+             "--r-annual", "120", *LAY, "-o", str(out), "--quiet")  # fmt: skip
     assert r.exit_code == 0, r.output
-    soil = gpd.read_file(out, layer="soil_loss")
-    for _, sl in soil.iterrows():
+    for _, sl in gpd.read_file(out, layer="soil_loss").iterrows():
         sid = str(sl["site_id"])
         assert (sl["applicability"], sl["permit"]) == (ref[sid]["applicability"], ref[sid]["permit"]), sid
         assert bool(sl["sediment_standard"]) == ref[sid]["sediment_standard"], sid
@@ -472,7 +484,9 @@ def test_every_door_gives_a_site_one_answer(w: World, tmp_path_factory: pytest.T
             ref[sid]["plan_disturbed_sqft"], float(sl["plan_disturbed_sqft"]), "soil-loss", "plan_disturbed_sqft"
         )
 
-    # review of a plan package drawn from each lone site: the screening's scope.
+
+def check_review(ref: dict[str, dict[str, Any]], tmp: Path, w: World) -> None:
+    """review of a plan package drawn from each lone site: the screening's decision and scope."""
     for i, s in enumerate(w.sites):
         if s.plan:
             continue  # a lone package knows no common plan (review --registry brings it)

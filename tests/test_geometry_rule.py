@@ -34,7 +34,7 @@ from esc_gis.registry import Application
 from esc_gis.serve.screen_request import Limits, screen_request
 from esc_gis.validate import check_polygons
 
-from .conftest import CRS, K, X0, Y0, box, sites
+from .conftest import CRS, X0, Y0, K, box, sites
 from .test_review import package, review_layers  # noqa: F401  (the fixture, used by name)
 
 #: The crossing of the bow-tie, in EPSG:7594.

@@ -141,7 +141,7 @@ def apart(
             continue
         try:
             moved = _as(geoms, c, crs) if not c.equals(crs) else geoms
-        except Exception:  # noqa: BLE001 - pyproj refuses some pairs outright: not this one, then
+        except Exception:
             continue
         if _gap_ft(moved, partners, crs) <= reach_ft:
             likely = _name(c)
