@@ -280,7 +280,9 @@ def test_cli_determine_condition_show_enforce_and_certificate(reg, target: str, 
     r = run("condition", target, p, "stabilize the stockpile", "--on", "2026-11-06", *lay)
     assert r.exit_code == 0 and "condition 3: stabilize the stockpile" in r.output, r.output
     r = run("show", target, p, *lay)
-    assert "conditions of the permit (ground A3 names one by its number):" in r.output
+    assert "conditions of the permit (ground A3 names one by its number, or a standing one by its code E1-E8):" in (
+        r.output
+    )
     assert "  1. silt fence on the east line (2026-11-05)" in r.output and "  3. stabilize the stockpile" in r.output
     r = run("enforce", target, "--permit", p, "--ground", "A3", "--on", "2026-11-20", "--reasons", "no sweeping",
             "--condition", "2", *lay)  # fmt: skip
