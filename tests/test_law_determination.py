@@ -279,6 +279,8 @@ def test_cli_determine_condition_show_enforce_and_certificate(reg, target: str, 
     assert r.exit_code == 0, r.output
     r = run("condition", target, p, "stabilize the stockpile", "--on", "2026-11-06", *lay)
     assert r.exit_code == 0 and "condition 3: stabilize the stockpile" in r.output, r.output
+    assert "a condition set after the issuance, while the permit is valid, is read as one of them" in r.output
+    assert "(§ 540-8F; basis interpretation)" in r.output
     r = run("show", target, p, *lay)
     assert "conditions of the permit (ground A3 names one by its number, or a standing one by its code E1-E8):" in (
         r.output

@@ -158,6 +158,7 @@ REGISTRY: dict[str, tuple[str, ...]] = {
     "certificate_expired": ("expired", "today"),
     "certificate_no_conditions": (),
     "condition_after_period": ("expired", "day"),
+    "condition_after_issuance": (),
     "determination_later": ("determined", "day"),
 }
 #: code -> row values, over every part of the toolkit that emits findings.
