@@ -125,14 +125,16 @@ def test_no_amendment_once_permit_coverage_is_terminated(reg, active: str) -> No
     with pytest.raises(ValidationError, match="the permit expired on 2027-05-02"):
         reg.notify_amendment(active, trigger="B3", description="add a basin", notified_on=date(2027, 5, 3))
     assert count(reg, "plan_versions") == before
-    # Closed (after final stabilization): refused whatever the day; the original plan may still go on record.
+    # Closed (after final stabilization) on 2027-03-05: refused from that day on; a late record of an
+    # amendment that took effect while the permit was covered is taken. The original plan may still go on record.
     reg.transition(active, "final_stabilization", on=date(2027, 3, 1))
     assert amend(reg, active, plan_date=date(2027, 2, 20), permission_on=date(2027, 3, 2)).version == 2
     reg.transition(active, "closed", on=date(2027, 3, 5))
-    with pytest.raises(ValidationError, match="the permit is closed: the plan and its amendments are kept"):
-        amend(reg, active, plan_date=date(2027, 2, 20), permission_on=date(2027, 3, 2))
-    with pytest.raises(ValidationError, match="the permit is closed"):
-        reg.notify_amendment(active, trigger="B3", description="add a basin", notified_on=date(2027, 3, 2))
+    with pytest.raises(ValidationError, match="the permit was closed on 2027-03-05: the plan and its amendments are"):
+        amend(reg, active, plan_date=date(2027, 2, 20), permission_on=date(2027, 3, 5))
+    with pytest.raises(ValidationError, match="the permit was closed on 2027-03-05"):
+        reg.notify_amendment(active, trigger="B3", description="add a basin", notified_on=date(2027, 3, 5))
+    assert amend(reg, active, plan_date=date(2027, 2, 20), permission_on=date(2027, 3, 4)).version == 3
     assert reg.amend(active, trigger="original", description="as approved", plan_date=date(2026, 10, 28)).version == 0
 
 
@@ -146,8 +148,22 @@ def test_no_amendment_on_a_revoked_permit_but_a_suspended_one_is_still_covered(r
     reg.transition(
         active, "revoked", on=date(2026, 11, 19), reasons="Notice unanswered", notified_on=date(2026, 11, 10)
     )
-    with pytest.raises(ValidationError, match="the permit is revoked: the plan and its amendments are kept"):
+    with pytest.raises(ValidationError, match="the permit was revoked on 2026-11-19: the plan and its amendments"):
         amend(reg, active, plan_date=date(2026, 11, 18), permission_on=date(2026, 11, 19))
+
+
+def test_a_late_record_of_an_amendment_made_before_the_closing_is_taken(reg, active: str) -> None:
+    """§ 540-8E(7): "Keep a copy of the erosion and sediment control plan, stormwater management plan,
+    amendments, weekly inspection reports, and permit at the construction site until permit coverage is
+    terminated". An amendment effective 2026-11-12, while the permit was active, recorded after the closing
+    of 2026-11-27, was made while coverage ran: its day is compared with the closing's, not today's state.
+    The closing's own day is the first without coverage (the profile's reading, basis interpretation)."""
+    reg.transition(active, "final_stabilization", on=date(2026, 11, 20))
+    reg.transition(active, "closed", on=date(2026, 11, 27))
+    assert amend(reg, active, plan_date=date(2026, 11, 10), permission_on=date(2026, 11, 12)).version == 1
+    assert amend(reg, active, plan_date=date(2026, 11, 10), permission_on=date(2026, 11, 26)).version == 2
+    with pytest.raises(ValidationError, match="the permit was closed on 2026-11-27"):
+        amend(reg, active, plan_date=date(2026, 11, 10), permission_on=date(2026, 11, 27))
 
 
 def test_the_original_is_recorded_once_and_needs_no_permission(reg, active: str) -> None:

@@ -224,6 +224,15 @@ def test_coverage_ends_with_the_permit_closed_revoked_or_past_its_period() -> No
     assert coverage_ended(ENDS, "active", end, date(2027, 5, 3), ISSUED) == "the permit expired on 2027-05-02"
     assert coverage_ended(ENDS, "closed", None, date(2026, 1, 1), ISSUED) == "the permit is closed"
     assert coverage_ended(ENDS, "revoked", end, end, ISSUED) == "the permit is revoked"
+    # With the day of the closing or revocation: terminated from that day, not before it ("until permit
+    # coverage is terminated"); before it the period still counts.
+    shut = date(2026, 11, 27)
+    assert coverage_ended(ENDS, "closed", end, shut, ISSUED, shut) == "the permit was closed on 2026-11-27"
+    assert coverage_ended(ENDS, "closed", end, date(2026, 11, 26), ISSUED, shut) is None
+    assert coverage_ended(ENDS, "revoked", end, date(2026, 11, 12), ISSUED, shut) is None
+    assert coverage_ended(ENDS, "revoked", date(2026, 11, 1), date(2026, 11, 12), ISSUED, shut) == (
+        "the permit expired on 2026-11-01"
+    )
     # Absence: a suspension or final stabilization does not end it; no period (not issued) none to pass;
     # a profile that does not read expiry as the end keeps it running.
     for status in ("suspended", "final_stabilization", "stop_work"):

@@ -78,7 +78,7 @@ def test_the_plans_and_the_conditions_grounds_are_refused_by_a_labelled_reading_
     leaves a small site "the performance standards of § 540-7A" only, so (4) "Any land-disturbing
     construction activity is in violation of the article" reaches it. Both are readings (interpretation)."""
     small = _small(reg)
-    for ground, section in (("A2", "§ 540-12A(2); § 540-4A(1)(b); § 540-9"), ("A3", "§ 540-12A(3)")):
+    for ground, section in (("A2", "§ 540-12A(2); § 540-4A(1)(b); § 540-4A(3); § 540-9"), ("A3", "§ 540-12A(3)")):
         with pytest.raises(ValidationError) as err:
             reg.enforce(ground=ground, on=ON, reasons="x", permit_number=small)
         text = str(err.value)
@@ -188,9 +188,10 @@ def test_a_determination_is_refused_where_a_permit_is_required_already_or_twice_
 # --- § 540-8F conditions and § 540-12A(3) --------------------------------------------------------------
 
 
-def _under_review(reg: Registry) -> str:
-    p = _small(reg, 6000.0, x=600)  # its own lot: a site takes one application (issue 46)
-    reg.record_fee(p, kind="application", amount=1.0, paid_on=date(2026, 11, 2), receipt="R1")
+def _under_review(reg: Registry, sqft: float = 6000.0, *, x: float = 600) -> str:
+    """A complete application of ``sqft`` at local (x, 100), paid 2026-11-02, under review from 2026-11-03."""
+    p = _small(reg, sqft, x=x)
+    reg.record_fee(p, kind="application", amount=1.0, paid_on=date(2026, 11, 2), receipt=f"R-{p}")
     reg.transition(p, "under_review", on=date(2026, 11, 3))
     return p
 
@@ -224,8 +225,8 @@ def test_ground_a3_names_a_condition_of_the_permit(reg) -> None:
     with pytest.raises(ValidationError) as err:
         reg.enforce(ground="A3", on=ON, reasons="fence down", permit_number=p)
     text = str(err.value)
-    assert '"The conditions of the permit are not being met"' in text and "none is recorded" in text
-    assert "(§ 540-12A(3); § 540-8F)" in text
+    assert '"The conditions of the permit are not being met"' in text and "E6. inspect at least once per week" in text
+    assert "(§ 540-12A(3); § 540-8E; § 540-8F)" in text
     reg.add_condition(p, "silt fence on the east line", on=date(2026, 11, 6))
     with pytest.raises(ValidationError, match=r"there is no condition 2; .*1\. silt fence on the east line"):
         reg.enforce(ground="A3", on=ON, reasons="fence down", permit_number=p, condition=2)
@@ -278,8 +279,12 @@ def test_cli_determine_condition_show_enforce_and_certificate(reg, target: str, 
     assert r.exit_code == 0, r.output
     r = run("condition", target, p, "stabilize the stockpile", "--on", "2026-11-06", *lay)
     assert r.exit_code == 0 and "condition 3: stabilize the stockpile" in r.output, r.output
+    assert "a condition set after the issuance, while the permit is valid, is read as one of them" in r.output
+    assert "(§ 540-8F; basis interpretation)" in r.output
     r = run("show", target, p, *lay)
-    assert "conditions of the permit (ground A3 names one by its number):" in r.output
+    assert "conditions of the permit (ground A3 names one by its number, or a standing one by its code E1-E8):" in (
+        r.output
+    )
     assert "  1. silt fence on the east line (2026-11-05)" in r.output and "  3. stabilize the stockpile" in r.output
     r = run("enforce", target, "--permit", p, "--ground", "A3", "--on", "2026-11-20", "--reasons", "no sweeping",
             "--condition", "2", *lay)  # fmt: skip
@@ -292,3 +297,141 @@ def test_cli_determine_condition_show_enforce_and_certificate(reg, target: str, 
     assert "<li>silt fence on the east line" in page and "<li>sweep Main St daily" in page and "§ 540-8F" in page
     r = run("certificate", target, small, "-o", str(tmp_path / "small.html"), *lay)
     assert r.exit_code == 1 and "the permit is application_received: a certificate of permit coverage" in r.output
+
+
+# --- Issue 46's law review: § 540-8E's conditions, permits issued on small sites, dates -------------------
+
+
+def _active(reg: Registry, sqft: float = 6000.0, *, x: float = 600, conditions: tuple[str, ...] = ()) -> str:
+    """An application of ``sqft`` approved 2026-11-05 (with ``conditions``), work started 2026-11-09."""
+    p = _under_review(reg, sqft, x=x)
+    reg.transition(p, "approved", on=date(2026, 11, 5), conditions=list(conditions))
+    reg.transition(p, "active", on=date(2026, 11, 9))
+    return p
+
+
+def _lapsed(reg: Registry, *, x: float = 1000) -> str:
+    """A 6,000 sq ft permit received 2026-01-02, approved 2026-01-05: valid to 2026-07-04 (§ 540-8G, 180 days)."""
+    p = reg.add(Application(f"{x:.0f} Old St", date(2026, 1, 2), square_sqft(x, 100, 6000.0), CRS), who="clerk")
+    reg.record_fee(p, kind="application", amount=1.0, paid_on=date(2026, 1, 2), receipt="R0")
+    reg.transition(p, "under_review", on=date(2026, 1, 2))
+    reg.transition(p, "approved", on=date(2026, 1, 5))
+    reg.transition(p, "active", on=date(2026, 1, 6))
+    assert reg.get(p).expires_on == date(2026, 7, 4)
+    return p
+
+
+def test_ground_a3_names_a_condition_of_section_8e_that_every_issued_permit_carries(reg) -> None:
+    """§ 540-8E: "All permits issued under this article shall be subject to the following conditions, and
+    holders of permits issued under this article shall be deemed to have accepted these conditions", among them
+    (6) "Conduct construction site inspections at least once per week"; § 540-12A(3): "The conditions of the
+    permit are not being met". An active 6,000 sq ft permit with no condition recorded still has § 540-8E's."""
+    p = _active(reg)
+    assert reg.get(p).state.permit_conditions == []
+    c = reg.enforce(
+        ground="A3", on=ON, reasons="no weekly inspection reports", permit_number=p, condition="E6", who="dpw"
+    )
+    assert c.reasons.startswith("condition E6 not met (inspect at least once per week and within 24 hours after")
+    assert c.reasons.endswith("(§ 540-8E(6))): no weekly inspection reports")
+    # Its code in any case; the office's own conditions follow, numbered as recorded (§ 540-8F).
+    c = reg.enforce(ground="A3", on=ON, reasons="no certificate posted", permit_number=p, condition="e8")
+    assert c.reasons.startswith("condition E8 not met (post the Certificate of Permit Coverage")
+    with pytest.raises(ValidationError) as err:
+        reg.enforce(ground="A3", on=ON, reasons="x", permit_number=p, condition="E9")
+    text = str(err.value)
+    assert "there is no condition E9; " in text and "E1. notify the administering authority within 48 hours" in text
+    assert "(§ 540-12A(3); § 540-8E; § 540-8F)" in text and "E8. post the Certificate" in text
+    reg.add_condition(p, "sweep Main St daily", on=date(2026, 11, 10))
+    c = reg.enforce(ground="A3", on=ON, reasons="mud on Main St", permit_number=p, condition="1")
+    assert c.reasons == "condition 1 not met (sweep Main St daily): mud on Main St"
+
+
+def test_the_plans_and_the_conditions_grounds_fit_a_permit_issued_on_a_small_site(reg) -> None:
+    """§ 540-8E: "All permits issued under this article shall be subject to the following conditions"; a 3,000 sq
+    ft site needs no permit (§ 540-4A(1)(b): "A permit is not required for a construction site with less than
+    4,000 square feet"), but one was issued on it, with a plan approved and a condition set: § 540-12A(2) "The
+    erosion and sediment control plan is not being implemented in a good faith manner" and (3) "The conditions
+    of the permit are not being met" fit the permit (the profile's fits_issued, a reading). A1 still does not:
+    its order rests on "a permit is required for the construction site"."""
+    p = _active(reg, 3000.0, conditions=("silt fence on the east line",))
+    assert reg.get(p).permit_decision == "not_required"
+    c = reg.enforce(ground="A3", on=ON, reasons="fence down", permit_number=p, condition=1)
+    assert c.reasons == "condition 1 not met (silt fence on the east line): fence down"
+    assert reg.enforce(ground="A2", on=ON, reasons="no BMPs installed", permit_number=p).ground == "A2"
+    with pytest.raises(ValidationError, match=r"needs no permit .*ground A1 does not fit it"):
+        reg.enforce(ground="A1", on=ON, reasons="x", permit_number=p)
+    # Absence: the same small site's application, never issued, takes neither (nothing issued to be subject to).
+    other = _under_review(reg, 3000.0, x=1200)
+    for ground in ("A2", "A3"):
+        with pytest.raises(ValidationError, match=f"ground {ground} does not fit it: reading"):
+            reg.enforce(
+                ground=ground, on=ON, reasons="x", permit_number=other, condition="E6" if ground == "A3" else None
+            )
+
+
+def test_sections_of_a2_and_a4_name_the_npdes_exempt_site_they_also_apply_to() -> None:
+    """§ 540-4A(3): a site exempt from an NPDES permit "shall comply with the performance standards of § 540-7A if
+    less than one acre of land disturbing construction activity. The performance standards of § 540-7B, permit
+    requirements of § 540-8, and plan requirements of § 540-9 are not applicable." The entries on sites that need
+    no permit are applied to those sites too, so they cite it."""
+    from esc_gis.profile import load_profile
+    from esc_gis.registry.domain.enforcement import where_no_permit_required
+
+    rules = where_no_permit_required(load_profile().tables)
+    assert "§ 540-4A(3)" in rules["A2"].section and "§ 540-4A(3)" in rules["A4"].section
+    assert rules["A4"].section == "§ 540-12A(4); § 540-4A(1)(b); § 540-4A(3); § 540-7A"
+
+
+def test_a1_is_refused_before_the_day_of_the_determination(reg) -> None:
+    """§ 540-4A(1)(c): "a permit is required for a construction site with less than 4,000 square feet of
+    land-disturbing construction activity if the administering authority determines that permit coverage is
+    needed"; § 540-12A(1): "a permit is required for the construction site". Determined 2026-11-20: on 2026-11-10
+    none was required, so a case of that day is refused; one of the determination's own day fits."""
+    small = _small(reg)
+    reg.determine(small, on=date(2026, 11, 20), reasons="drains to the Wolf River")
+    with pytest.raises(ValidationError) as err:
+        reg.enforce(ground="A1", on=date(2026, 11, 10), reasons="grading", permit_number=small)
+    text = str(err.value)
+    assert "determined that it needs one only on 2026-11-20, after 2026-11-10" in text
+    assert "(§ 540-4A(1)(c); § 540-12A(1))" in text and "ground A1 does not fit it" in text
+    assert "date the case on or after 2026-11-20" in text
+    assert _cases(reg) == 0
+    c = reg.enforce(ground="A1", on=date(2026, 11, 20), reasons="grading", permit_number=small)
+    assert c.ground == "A1"
+
+
+def test_no_condition_once_the_permits_period_has_ended(reg) -> None:
+    """§ 540-8G: "Permits issued under this section shall be valid for a period of 180 days ... from the date of
+    issuance"; § 540-8F: "Permits issued under this section may include conditions established by administering
+    authority". That one may be added after the issuance, while the period runs, is a reading (interpretation).
+    Valid to 2026-07-04: a condition of that day is taken, one of 2026-11-20 refused."""
+    p = _lapsed(reg)
+    with pytest.raises(ValidationError) as err:
+        reg.add_condition(p, "second row of silt fence", on=ON)
+    text = str(err.value)
+    assert "its period ended on 2026-07-04, before 2026-11-20" in text
+    assert "(§ 540-8F; § 540-8G; basis interpretation)" in text
+    assert reg.get(p).state.permit_conditions == []
+    assert len(reg.add_condition(p, "second row of silt fence", on=date(2026, 7, 4)).state.permit_conditions) == 1
+
+
+def test_no_certificate_for_a_permit_past_its_period(reg, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """§ 540-8G: "Permits issued under this section shall be valid for a period of 180 days, or the length of the
+    building permit or other construction authorizations, whichever is longer, from the date of issuance";
+    § 540-8E(8): the "Certificate of Permit Coverage". Valid to 2026-07-04 but still active: on its last day the
+    certificate is printed; the day after it is refused."""
+    from esc_gis.profile import Profile
+    from esc_gis.registry.views.reports import write_certificate
+
+    p = _lapsed(reg)
+    monkeypatch.setattr(Profile, "today", lambda self: date(2026, 7, 4))
+    write_certificate(reg, p, tmp_path / "c.html")
+    page = (tmp_path / "c.html").read_text()
+    assert "None beyond the conditions of § 540-8E, to which" in page
+    monkeypatch.setattr(Profile, "today", lambda self: date(2026, 7, 5))
+    with pytest.raises(ValidationError) as err:
+        write_certificate(reg, p, tmp_path / "late.html")
+    text = str(err.value)
+    assert "the permit's period ended on 2026-07-04 (today is 2026-07-05)" in text
+    assert '"shall be valid for a period of 180 days' in text and "(§ 540-8E(8); § 540-8G)" in text
+    assert not (tmp_path / "late.html").exists()

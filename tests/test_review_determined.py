@@ -81,3 +81,30 @@ def test_review_reads_the_determination_from_the_registry(tmp_path: Path, review
     shown = CliRunner().invoke(cli, ["permits", "show", str(reg_path), number, "--layers", str(review_layers)])
     assert "determination of 2026-11-10: drains to Test Creek" in shown.output
     assert WORDS in shown.output and "(§ 540-4A(1)(c); basis ordinance)" in shown.output
+
+
+def test_review_refuses_a_determination_recorded_on_another_permits_site(tmp_path: Path, review_layers: Path) -> None:  # noqa: F811
+    """§ 540-4A(1)(c): "a permit is required for a construction site with less than 4,000 square feet ... if the
+    administering authority determines that permit coverage is needed": the determination is of one site, the
+    permit's. A plan for 250 Small St reviewed under the determination recorded on 900 Far St (a lot 600 ft
+    away) is refused, exit 1, with no report; under its own permit's it is reviewed in full."""
+    from esc_gis.registry import Application, init_registry, open_registry
+
+    reg_path = tmp_path / "reg.gpkg"
+    init_registry(reg_path, layers=review_layers)
+    with open_registry(reg_path, layers=review_layers) as reg:
+        own = reg.add(Application("250 Small St", date(2026, 11, 2), square_sqft(250, 1210, 3000.0), CRS))
+        far = reg.add(Application("900 Far St", date(2026, 11, 2), square_sqft(900, 1210, 3000.0), CRS))
+        for number in (own, far):
+            reg.determine(number, on=date(2026, 11, 10), reasons="drains to Test Creek")
+    plan = _sized(tmp_path / "p", 3_000.0)
+    out = tmp_path / "r.html"
+    args = ["review", str(plan), "--layers", str(review_layers), "-o", str(out), "--registry", str(reg_path)]
+    r = CliRunner().invoke(cli, [*args, "--determined", far])
+    assert r.exit_code == 1, r.output
+    assert f"the plan's site boundary is not the site of permit {far} (900 Far St)" in r.output
+    assert "give --determined the permit whose site the plan is for" in r.output
+    assert not out.exists()
+    r = CliRunner().invoke(cli, [*args, "--determined", own])
+    assert r.exit_code == 0, r.output
+    assert out.exists()

@@ -155,6 +155,11 @@ REGISTRY: dict[str, tuple[str, ...]] = {
     "permit_certificate": (),
     "certificate_conditions": (),
     "certificate_not_issued": ("status",),
+    "certificate_expired": ("expired", "today"),
+    "certificate_no_conditions": (),
+    "condition_after_period": ("expired", "day"),
+    "condition_after_issuance": (),
+    "determination_later": ("determined", "day"),
 }
 #: code -> row values, over every part of the toolkit that emits findings.
 #: Plan review (``esc-gis review``): one finding per outcome of each check of

@@ -24,9 +24,9 @@ from esc_gis.cli._permits import _LAYERS, _REGISTRY, _WHO, _case_json, _Choice, 
 @click.option("--reasons", required=True, help="What was found: the written reasons.")
 @click.option(
     "--condition",
-    type=click.IntRange(min=1),
     default=None,
-    help="With a ground about the permit's conditions (A3): the number of the condition not met, as "
+    help="With a ground about the permit's conditions (A3): the condition not met, a code of the profile's "
+    "standing conditions of every issued permit (E1-E8) or the number of one recorded on the permit, as "
     "`permits show` lists them.",
 )
 @_LAYERS
@@ -40,7 +40,7 @@ def enforce(
     ground: str,
     on: str,
     reasons: str,
-    condition: int | None,
+    condition: str | None,
     layers_path: str | None,
     who: str | None,
 ) -> None:

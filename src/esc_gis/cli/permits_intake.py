@@ -447,7 +447,9 @@ def _echo_terms(state: Any, prof: Any) -> None:
         f = prof.finding("registry_determined")
         click.echo(f"\ndetermination of {d['on']}: {d['reasons']}\n  {f.message} ({f.section}; basis {f.basis})")
     if state.permit_conditions:
-        click.echo("\nconditions of the permit (ground A3 names one by its number):")
+        click.echo(
+            "\nconditions of the permit (ground A3 names one by its number, or a standing one by its code E1-E8):"
+        )
     for i, c in enumerate(state.permit_conditions, start=1):
         src = " (with an extension)" if c["source"] == "extension" else ""
         click.echo(f"  {i}. {c['text']} ({c['on']}{src})")

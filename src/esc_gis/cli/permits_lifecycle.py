@@ -185,3 +185,6 @@ def condition(registry: str, number: str, text: str, on: str, layers_path: str |
         p = reg.add_condition(number, text, on=_date(on, "on"), who=who)
     n = len(p.state.permit_conditions)
     click.echo(f"{_describe(p)}  condition {n}: {text.strip()}")
+    # Set after the issuance, not with the approval: say that this is a reading, with its basis.
+    f = reg.profile.finding("condition_after_issuance")
+    click.echo(f"  {f.message} ({f.section}; basis {f.basis})")

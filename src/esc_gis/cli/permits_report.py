@@ -79,7 +79,8 @@ def certificate(registry: str, number: str, output: str, overwrite: bool, layers
     """Write the certificate of coverage of the issued permit NUMBER to OUTPUT, to post at the site.
 
     It shows the permit, its period and standards, a determination that a permit is needed (if one
-    was recorded) and the permit's conditions, numbered as `permits show` numbers them.
+    was recorded) and the permit's conditions, numbered as `permits show` numbers them. A permit
+    not issued, no longer in force, or past its period (its valid-to day before today) gets none.
     """
     from esc_gis.cli._permits import _open
     from esc_gis.registry.views.reports import write_certificate

@@ -71,7 +71,8 @@ def review(
     would change (a bow-tie). Only failures of what the
     ordinance requires are reasons for disapproval; failures of the toolkit's review policy or
     of a technical standard are advisories. The exit status is 0 whatever the verdict: the
-    verdict is in the report, the JSON and the summary line.
+    verdict is in the report, the JSON and the summary line. With --determined, a plan whose site
+    boundary is not the permit's site is refused (exit 1, no report).
     """
     from esc_gis._outputs import check_output_file
     from esc_gis.layers import load_layers
@@ -94,6 +95,8 @@ def review(
         totals = registry_plan_totals(registry, layers_path)
     determined = _determination(registry, determined_permit, layers_path) if determined_permit else None
     result = review_plan(plan, layers=ls, profile=prof, plan_totals=totals, determined=determined)
+    if determined_permit:
+        _check_site(registry, determined_permit, layers_path, result, plan)
     page = _figure(
         review_map(result.layers, layers=ls, basemap=basemap, offline=offline, checks=result.checks)
     ).render()
@@ -130,3 +133,27 @@ def _determination(registry: str | None, number: str, layers_path: str | None) -
         )
         raise click.BadParameter(msg, param_hint="--determined")
     return f"permit {number}, {d['on']}: {d['reasons']}"
+
+
+def _check_site(registry: str | None, number: str, layers_path: str | None, result: object, plan: str) -> None:
+    """Refuse a plan whose site boundary is not the site of permit ``number`` (the determination's).
+
+    Raises
+    ------
+    ValidationError
+        If the boundaries are not one site, or the plan has none (exit 1, no report written).
+    """
+    import shapely
+
+    from esc_gis.errors import ValidationError
+    from esc_gis.registry import open_registry
+
+    layers = getattr(result, "layers", {}) or {}
+    boundary = layers.get("site_boundary")
+    site = None if boundary is None or boundary.empty else shapely.union_all(boundary.geometry.to_numpy())
+    crs = None if boundary is None else boundary.crs
+    assert registry is not None  # _determination refused the option without it
+    with open_registry(registry, layers=layers_path) as reg:
+        problems = reg.plan_site_problems(reg.get(number), site, crs, str(plan))
+    if problems:
+        raise ValidationError(problems)

@@ -130,25 +130,44 @@ def coverage_ends(tables: Mapping[str, Any]) -> CoverageEnds:
 
 
 def coverage_ended(
-    ends: CoverageEnds, status: str, expires_on: date | None, day: date | None, issued: Sequence[str]
+    ends: CoverageEnds,
+    status: str,
+    expires_on: date | None,
+    day: date | None,
+    issued: Sequence[str],
+    since: date | None = None,
 ) -> str | None:
     """Return how the permit's coverage had ended on ``day`` (words for the refusal), or None if it runs.
 
-    A state of ``ends.states`` ends it whatever the day; with ``ends.expiry``, an issued permit
-    (``status`` in ``issued``) ends it from the day after ``expires_on``. Pure.
+    A state of ``ends.states`` ends it from ``since``, the day the permit moved into it (the
+    closing's or the revocation's day): a ``day`` before it was still covered, as the permit was
+    then; without ``since`` (a permit imported in that state) it ends it whatever the day. With
+    ``ends.expiry``, an issued permit (``status`` in ``issued``) ends it from the day after
+    ``expires_on``. Pure.
 
     Examples
     --------
     >>> ends = CoverageEnds(frozenset({"closed"}), expiry=True)
     >>> coverage_ended(ends, "closed", None, date(2027, 1, 4), ("active",))
     'the permit is closed'
+    >>> coverage_ended(ends, "closed", None, date(2027, 1, 4), ("active",), since=date(2027, 1, 4))
+    'the permit was closed on 2027-01-04'
+    >>> coverage_ended(ends, "closed", None, date(2027, 1, 3), ("active",), since=date(2027, 1, 4)) is None
+    True
     >>> coverage_ended(ends, "active", date(2027, 1, 4), date(2027, 1, 4), ("active",)) is None
     True
     >>> coverage_ended(ends, "active", date(2027, 1, 4), date(2027, 1, 5), ("active",))
     'the permit expired on 2027-01-04'
     """
     if status in ends.states:
-        return f"the permit is {status.replace('_', ' ')}"
+        if since is None:
+            return f"the permit is {status.replace('_', ' ')}"
+        if day is None or day >= since:
+            return f"the permit was {status.replace('_', ' ')} on {since}"
+        # Before the closing or revocation the permit was issued (or not); its period still counts.
+        if ends.expiry and expires_on is not None and day > expires_on:
+            return f"the permit expired on {expires_on}"
+        return None
     if ends.expiry and status in issued and expires_on is not None and day is not None and day > expires_on:
         return f"the permit expired on {expires_on}"
     return None

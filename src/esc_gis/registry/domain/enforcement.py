@@ -24,11 +24,13 @@ __all__ = [
     "ACTIONS",
     "CaseEvent",
     "EnforcementCase",
+    "StandingCondition",
     "check_action",
     "counted_orders",
     "grounds",
     "open_state",
     "order_state",
+    "standing_conditions",
     "where_no_permit_required",
     "without_permit_fits",
     "without_permit_terms",
@@ -199,6 +201,9 @@ class NoPermitRule:
     text: str
     section: str
     basis: str
+    #: Whether the ground fits all the same where a permit was issued and is in an issued state
+    #: (the profile's ``fits_issued``; default false).
+    fits_issued: bool = False
 
 
 def where_no_permit_required(tables: Mapping[str, Any]) -> dict[str, NoPermitRule]:
@@ -215,12 +220,52 @@ def where_no_permit_required(tables: Mapping[str, Any]) -> dict[str, NoPermitRul
     out: dict[str, NoPermitRule] = {}
     for k, v in raw.items():
         ok = isinstance(v, dict) and isinstance(v.get("fits"), bool)
+        ok = ok and isinstance(v.get("fits_issued", False), bool)
         if not ok or not all(str(v.get(x) or "").strip() for x in ("text", "section", "basis")):
             msg = (
-                f"[enforcement.where_no_permit_required.{k}] needs fits (true or false), a text, a section and a basis."
+                f"[enforcement.where_no_permit_required.{k}] needs fits (true or false), a text, a section and a "
+                "basis (fits_issued, if given, true or false)."
             )
             raise ProfileError(msg)
-        out[str(k)] = NoPermitRule(bool(v["fits"]), str(v["text"]), str(v["section"]), str(v["basis"]))
+        out[str(k)] = NoPermitRule(
+            bool(v["fits"]), str(v["text"]), str(v["section"]), str(v["basis"]), bool(v.get("fits_issued", False))
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class StandingCondition:
+    """A condition every issued permit is subject to (the profile's ``[enforcement.standing_conditions]``)."""
+
+    code: str
+    text: str
+    section: str
+
+
+def standing_conditions(tables: Mapping[str, Any]) -> dict[str, StandingCondition]:
+    """Return the profile's ``[enforcement.standing_conditions]``: code (``E1``...) -> :class:`StandingCondition`.
+
+    A profile without the table has none: ground A3 then names only the conditions recorded on the permit.
+
+    Raises
+    ------
+    ProfileError
+        If an entry lacks its text or section, or its code is a number (numbers are the recorded conditions').
+    """
+    raw = (tables.get("enforcement") or {}).get("standing_conditions") or {}
+    out: dict[str, StandingCondition] = {}
+    for k, v in raw.items():
+        code = str(k).strip().upper()
+        if (
+            not isinstance(v, dict)
+            or not all(str(v.get(x) or "").strip() for x in ("text", "section"))
+            or code.isdigit()
+        ):
+            msg = (
+                f"[enforcement.standing_conditions.{k}] needs a text and a section, under a code that is not a number."
+            )
+            raise ProfileError(msg)
+        out[code] = StandingCondition(code, str(v["text"]).strip(), str(v["section"]).strip())
     return out
 
 

@@ -118,6 +118,8 @@ class PermitState:
 
     stream: str
     status: str | None = None
+    #: The day of the move into ``status`` (None: the permit was received or imported in it).
+    status_on: date | None = None
     before: list[str] = field(default_factory=list)  # the states before, for a move back
     received_on: date | None = None
     application_fee_on: date | None = None
@@ -417,3 +419,5 @@ def _move(s: PermitState, e: HistoryEvent) -> None:
     elif was is not None and e.kind != "received":
         s.before.append(was)
     s.status = to
+    # An imported permit's state has no day of its own in the history (its receipt is not it).
+    s.status_on = None if e.kind == "received" else e.on

@@ -249,7 +249,8 @@ def notify_amendment(
 
 def _coverage_problems(reg: Registry, p: Any, day: date | None) -> list[str]:
     """Return the refusal of an amendment or notice on ``day`` once the permit's coverage ended (else none)."""
-    ended = coverage_ended(coverage_ends(reg.profile.tables), p.status, p.expires_on, day, ISSUED)
+    since = p.state.status_on if p.state is not None else None
+    ended = coverage_ended(coverage_ends(reg.profile.tables), p.status, p.expires_on, day, ISSUED, since)
     if ended is None:
         return []
     f = reg.profile.finding("amendment_after_coverage", ended=ended)

@@ -9,18 +9,21 @@ Each is one event on the permit's history, folded into its state
 
 from __future__ import annotations
 
-__all__ = ["add_condition", "determine"]
+__all__ = ["add_condition", "determine", "plan_site_problems"]
 
 from datetime import date
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from esc_gis.errors import Problem, ValidationError
 from esc_gis.registry.domain.dates import EffectiveDate
+from esc_gis.registry.domain.overlap import same_site
 from esc_gis.registry.domain.records import Event, Permit
 from esc_gis.registry.service._core import ISSUED, _who
 from esc_gis.registry.store.backend import now_utc
 
 if TYPE_CHECKING:
+    import shapely
+
     from esc_gis.registry.service.registry import Registry
 
 #: The states in which a permit's coverage has ended: nothing is determined or conditioned on it.
@@ -107,17 +110,18 @@ def add_condition(reg: Registry, permit_number: str, text: str, *, on: date | No
 
     "Permits issued under this section may include conditions established by administering
     authority in addition to the requirements set forth in § 540-8E, where needed to assure
-    compliance with the performance standards in § 540-7." Only on an issued permit in force;
-    conditions set with the approval go with it (`transition ... approved --condition`). A
-    stop-work order for "The conditions of the permit are not being met" (§ 540-12A(3)) names
-    one of them.
+    compliance with the performance standards in § 540-7." Only on an issued permit in force, on a
+    day within its period (that a condition may be added after the issuance, while the period
+    runs, is a reading: finding ``condition_after_period``); conditions set with the approval go
+    with it (`transition ... approved --condition`). A stop-work order for "The conditions of the
+    permit are not being met" (§ 540-12A(3)) names one of them, or one of § 540-8E's.
 
     Raises
     ------
     PermitNotFoundError
     ValidationError
         With every problem at once: no text, no day or one after today or before the issuance,
-        a permit not issued or no longer in force.
+        a permit not issued or no longer in force, a day after the permit's period ended.
     """
     who = _who(who)
     p = reg.get(permit_number)
@@ -131,6 +135,13 @@ def add_condition(reg: Registry, permit_number: str, text: str, *, on: date | No
     if p.status not in ISSUED or p.status == "final_stabilization":
         f = reg.profile.finding("condition_not_issued", status=p.status)
         problems.append(Problem(src, None, f"{f.message} ({f.section}).", "check the permit's state."))
+    elif on is not None and p.expires_on is not None and on > p.expires_on:
+        # The state alone does not end the period: a permit left active past its expiry has none
+        # left to condition (a reading, labelled so in the profile).
+        f = reg.profile.finding("condition_after_period", expired=p.expires_on, day=on)
+        problems.append(
+            Problem(src, None, f"{f.message} ({f.section}; basis {f.basis}).", "extend the permit while it runs.")
+        )
     if problems:
         raise ValidationError(problems)
     assert on is not None
@@ -143,3 +154,42 @@ def add_condition(reg: Registry, permit_number: str, text: str, *, on: date | No
             condition=text.strip(),
         )
     return reg.get(permit_number)
+
+
+def plan_site_problems(
+    reg: Registry, permit: Permit, site: shapely.Geometry | None, crs: Any, source: str
+) -> list[Problem]:
+    """Return why a plan's site boundary ``site`` (in ``crs``) is not ``permit``'s site (empty: it is).
+
+    A determination is recorded on one permit's site (§ 540-4A(1)(c)); a plan reviewed under it
+    (``review --registry R --determined P``) must be for that site. One site is the intake's rule
+    (:func:`~esc_gis.registry.domain.overlap.same_site`, the profile's ``policy.intake_same_site``):
+    boundaries overlapping by more than that share of either.
+    """
+    import geopandas as gpd
+
+    number = permit.permit_number
+    if site is None or site.is_empty:
+        return [
+            Problem(
+                source,
+                None,
+                f"the plan has no site boundary to compare with the site of permit {number}.",
+                "add the site_boundary layer, or review the plan without --determined.",
+            )
+        ]
+    if crs is not None and reg.crs is not None and str(crs) != str(reg.crs):
+        site = gpd.GeoSeries([site], crs=crs).to_crs(reg.crs).iloc[0]
+    share = float(reg.profile.entry("policy.intake_same_site").value or 0) / 100
+    if same_site(site, None, permit.site, None, share=share):
+        return []
+    return [
+        Problem(
+            source,
+            None,
+            f"the plan's site boundary is not the site of permit {number} ({permit.site_address}): they overlap "
+            f"by no more than {share:.0%} of either, so the determination recorded on that permit is not this "
+            "site's.",
+            "give --determined the permit whose site the plan is for, or review the plan without it.",
+        )
+    ]

@@ -27,6 +27,7 @@ from esc_gis.registry.domain.enforcement import (
     EnforcementCase,
     check_action,
     order_state,
+    standing_conditions,
     where_no_permit_required,
     without_permit_fits,
     without_permit_terms,
@@ -71,7 +72,7 @@ def enforce(
     site_id: str | None = None,
     address: str | None = None,
     who: str | None = None,
-    condition: int | None = None,
+    condition: str | int | None = None,
 ) -> EnforcementCase:
     """Open an enforcement case on a permit, a screened site, or an address (§ 540-12A).
 
@@ -82,7 +83,10 @@ def enforce(
     the profile's ``[enforcement.where_no_permit_required]`` says does not fit (activity
     without a required permit; the plan's or the conditions' grounds) is refused with its
     words. A ground about the permit's conditions (``names_condition``) names the condition not
-    met: ``condition``, its number as `permits show` lists them.
+    met: ``condition``, the code of one every issued permit is subject to (the profile's
+    ``[enforcement.standing_conditions]``, ``E1``...), or the number of one recorded on the permit,
+    as `permits show` lists them. Where the site needs a permit only by a recorded determination,
+    a case dated before the determination's day is decided as on a site that needs none.
 
     Raises
     ------
@@ -125,7 +129,7 @@ def enforce(
         site, ref_problems = _screened_site(reg, site_layer, site_id)
         problems += [Problem(str(site_layer), None, m, f) for m, f in ref_problems]
     g = known.get(ground, {})
-    site_problems, condition_text = _permit_ground_problems(reg, known, ground, permit, condition, src)
+    site_problems, condition_text = _permit_ground_problems(reg, known, ground, permit, condition, src, on)
     problems += site_problems
     if any(p.message.startswith(_NO_PERMIT_NEEDED) for p in site_problems):
         pass  # the site needs no permit: whether the permit is in force says nothing more
@@ -155,37 +159,41 @@ def _permit_ground_problems(
     known: dict[str, dict[str, Any]],
     ground: str,
     permit: Permit | None,
-    condition: int | None,
+    condition: str | int | None,
     src: str,
+    day: date | None = None,
 ) -> tuple[list[Problem], str | None]:
     """Return why ``ground`` does not fit the permit's site or names no condition of it, and the condition's text."""
     if ground not in known:
         return [], None
-    site = _site_problems(reg, permit, ground, src) if permit is not None else []
+    site = _site_problems(reg, permit, ground, src, day) if permit is not None else []
     if site:
         return site, None
     text, found = _condition_named(reg, known[ground], ground, permit, condition, src)
     return found, text
 
 
-def _naming_condition(reasons: str | None, number: int | None, text: str | None) -> str | None:
+def _naming_condition(reasons: str | None, number: str | int | None, text: str | None) -> str | None:
     """Return the case's reasons, saying first which condition is not met (its one row and log line hold them)."""
     if text is None:
         return reasons
-    return f"condition {number} not met ({text}): {(reasons or '').strip()}"
+    return f"condition {str(number).strip().upper()} not met ({text}): {(reasons or '').strip()}"
 
 
 #: How a refusal of a ground on a site that needs no permit (or the article does not reach) begins.
 _NO_PERMIT_NEEDED = "the site of permit "
 
 
-def _site_problems(reg: Registry, permit: Permit, ground: str, src: str) -> list[Problem]:
+def _site_problems(reg: Registry, permit: Permit, ground: str, src: str, day: date | None = None) -> list[Problem]:
     """Return why ``ground`` does not fit ``permit``'s site as the one decision decides it now (empty: it fits).
 
     The site is decided as `--site-layer` decides a screened one (:meth:`Registry.decide_permit`,
     the screening function, then a recorded § 540-4A(1)(c) determination). A site the article
     does not reach fits no ground (the screening's reason); one that needs no permit fits
-    only the grounds ``[enforcement.where_no_permit_required]`` lets (its words, section, basis).
+    only the grounds ``[enforcement.where_no_permit_required]`` lets (its words, section, basis),
+    and those it lets where a permit is in an issued state (``fits_issued``) on such a permit.
+    A site required only by a determination needed no permit on a ``day`` before the
+    determination's (finding ``determination_later``): it is decided so for that day.
 
     Raises
     ------
@@ -199,26 +207,38 @@ def _site_problems(reg: Registry, permit: Permit, ground: str, src: str) -> list
             Problem(src, None, f"{_NO_PERMIT_NEEDED}{permit.permit_number}: {p.message}", p.fix or "check the site.")
             for p in exc.problems
         ]
-    if d["permit_decision"] == "required":
+    determined = permit.state.determination if permit.state is not None else None
+    # The determination makes the site required from its day on, not before (§ 540-4A(1)(c) "if the
+    # administering authority determines"): a case dated earlier is on a site that needed none.
+    late = bool(d.get("determined")) and determined is not None and day is not None and day < determined["on"]
+    if d["permit_decision"] == "required" and not late:
         return []
     rule = where_no_permit_required(reg.profile.tables).get(ground)
-    if rule is None or rule.fits:
+    if rule is None or rule.fits or (rule.fits_issued and permit.status in ISSUED):
         return []
     exempt = d.get("npdes_small")
-    why = "; exempt from an NPDES permit" if exempt else "; no determination that it needs one is recorded"
-    fix = (
-        "use another ground (A4)."
-        if exempt
-        else (
-            "use another ground (A4), or record the administering authority's determination that a permit is "
-            f"needed (esc-gis permits determine REGISTRY {permit.permit_number} --on DATE --reasons TEXT)."
+    if late:
+        assert determined is not None
+        f = reg.profile.finding("determination_later", determined=determined["on"], day=day)
+        why = f"; {f.message} ({f.section})"
+        decision = "not_required"
+        fix = f"date the case on or after {determined['on']}, or use another ground (A4)."
+    else:
+        why = "; exempt from an NPDES permit" if exempt else "; no determination that it needs one is recorded"
+        decision = d["permit_decision"]
+        fix = (
+            "use another ground (A4)."
+            if exempt
+            else (
+                "use another ground (A4), or record the administering authority's determination that a permit is "
+                f"needed (esc-gis permits determine REGISTRY {permit.permit_number} --on DATE --reasons TEXT)."
+            )
         )
-    )
     return [
         Problem(
             src,
             None,
-            f"{_NO_PERMIT_NEEDED}{permit.permit_number} needs no permit (screening: permit {d['permit_decision']}, "
+            f"{_NO_PERMIT_NEEDED}{permit.permit_number} needs no permit (screening: permit {decision}, "
             f"{d['plan_disturbed_sqft']:,.0f} sq ft{why}): ground {ground} does not fit it: {rule.text} "
             f"({rule.section}; basis {rule.basis}).",
             fix,
@@ -227,12 +247,14 @@ def _site_problems(reg: Registry, permit: Permit, ground: str, src: str) -> list
 
 
 def _condition_named(
-    reg: Registry, g: dict[str, Any], ground: str, permit: Permit | None, condition: int | None, src: str
+    reg: Registry, g: dict[str, Any], ground: str, permit: Permit | None, condition: str | int | None, src: str
 ) -> tuple[str | None, list[Problem]]:
     """Return the text of the condition a case on ``ground`` names, or the problems (none named, no such one).
 
     A ground that ``names_condition`` (the conditions of the permit not met) names one of the
-    permit's conditions by its number; another ground names none.
+    conditions every issued permit is subject to, by its code (the profile's
+    ``[enforcement.standing_conditions]``: ``E1``...), or one recorded on the permit (§ 540-8F,
+    § 540-8G) by its number; another ground names none.
     """
     if not g.get("names_condition"):
         if condition is None:
@@ -242,14 +264,25 @@ def _condition_named(
         ]
     if permit is None:
         return None, []  # the ground needs a permit: said by its own problem
+    standing = standing_conditions(reg.profile.tables)
     conditions = permit.state.permit_conditions if permit.state is not None else []
-    if condition is not None and 1 <= condition <= len(conditions):
-        return conditions[condition - 1]["text"], []
-    listed = "; ".join(f"{i}. {c['text']} ({c['on']})" for i, c in enumerate(conditions, start=1)) or "none is recorded"
+    named = None if condition is None else str(condition).strip().upper()
+    if named in standing:
+        c = standing[named]
+        return f"{c.text} ({c.section})", []
+    if named is not None and named.isdigit() and 1 <= int(named) <= len(conditions):
+        return conditions[int(named) - 1]["text"], []
+    listed = (
+        "; ".join(
+            [f"{c.code}. {c.text} ({c.section})" for c in standing.values()]
+            + [f"{i}. {c['text']} ({c['on']})" for i, c in enumerate(conditions, start=1)]
+        )
+        or "none is recorded"
+    )
     f = reg.profile.finding("enforcement_no_condition", listed=listed)
     fix = (
-        "give --condition N."
-        if conditions
+        "give --condition with one of them."
+        if conditions or standing
         else f"record it first (esc-gis permits condition REGISTRY {permit.permit_number} TEXT)."
     )
     said = f"there is no condition {condition}; " if condition is not None else ""
@@ -528,7 +561,7 @@ def case_action(
     if case.permit_number and own and on is not None and kind in _NO_PERMIT_ACTIONS:
         # § 540-12A(1): an order (or a notice, a referral) resting on work without a required
         # permit needs a site that requires one, decided now as the case's opening was.
-        found = _site_problems(reg, reg.get(case.permit_number), case.ground, case_id)
+        found = _site_problems(reg, reg.get(case.permit_number), case.ground, case_id, on)
         messages += [f"no {_NO_PERMIT_ACTIONS[kind]} on this case: {p.message}" for p in found]
     needs = reg.written_reasons
     move = {"stop_work": "stop_work", "retraction": "retraction"}.get(kind)

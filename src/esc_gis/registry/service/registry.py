@@ -125,6 +125,7 @@ class Registry(RegistryBase):
     # The authority's terms: a determination that a permit is needed (§ 540-4A(1)(c)), conditions (§ 540-8F).
     determine = determining.determine
     add_condition = determining.add_condition
+    plan_site_problems = determining.plan_site_problems
     # The life cycle.
     transition = moves.transition
     retract = moves.retract

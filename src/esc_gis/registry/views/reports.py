@@ -242,6 +242,7 @@ def certificate_html(permit: Permit, *, profile: Profile, now: datetime | None =
         conditions_title=profile.template("certificate_conditions").title or "Conditions",
         conditions_words=terms.message,
         conditions_section=terms.section,
+        no_conditions=profile.finding("certificate_no_conditions").message,
         posting=cert.message,
     )
 
@@ -262,7 +263,8 @@ def write_certificate(
     PermitNotFoundError
         If there is no such permit.
     ValidationError
-        If the permit is not issued, or no longer in force (revoked, closed).
+        If the permit is not issued, no longer in force (revoked, closed), or past its period
+        (``expires_on`` before today on the Village's clock).
     ToolError
         For a PDF, if Chromium is missing or fails.
     """
@@ -277,6 +279,14 @@ def write_certificate(
         f = reg.profile.finding("certificate_not_issued", status=permit.status)
         raise ValidationError(
             [Problem(permit_number, None, f"{f.message} ({f.section}).", "check the permit's state.")]
+        )
+    today = reg.profile.today()
+    if permit.expires_on is not None and today > permit.expires_on:
+        # The state alone does not say the period ran out: an active permit past its expiry
+        # covers nothing, and the certificate would say "Valid to" a day already past.
+        f = reg.profile.finding("certificate_expired", expired=permit.expires_on, today=today)
+        raise ValidationError(
+            [Problem(permit_number, None, f"{f.message} ({f.section}).", "see the permit's period (`permits show`).")]
         )
     _write(certificate_html(permit, profile=reg.profile), p)
     return permit
