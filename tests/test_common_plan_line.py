@@ -3,9 +3,10 @@
 § 540-4B: "This article applies to land-disturbing construction activity on construction sites
 located within the boundaries and jurisdiction of the Village of Winneconne." § 540-5
 CONSTRUCTION SITE: "An area upon which one or more land disturbing construction activities
-occur, including areas that are part of a larger common plan of development or sale where
-multiple separate and distinct land disturbing construction activities may be taking place at
-different times on different schedules but under one plan."
+occur, including areas that are part of a larger common plan of development." § 540-5 COMMON
+PLAN OF DEVELOPMENT OR SALE: "A development or sale where multiple separate and distinct land
+disturbing construction activities may be taking place at different times on different schedules
+but under one plan."
 
 The article does not say whether a plan's lots outside the line count: the lot inside was
 decided on the whole plan with every finding basis ``ordinance``. Now one rule decides it by the

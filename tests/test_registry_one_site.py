@@ -66,7 +66,8 @@ def test_a_site_of_a_closed_or_expired_permit_is_taken_and_linked(reg) -> None:
 
 
 def test_a_site_whose_permit_expired_is_taken_and_linked(reg, late_clock) -> None:
-    """A permit "valid for a period of 180 days from the date of issuance" (§ 540-8G), issued 2026-11-03
+    """A permit "valid for a period of 180 days, or the length of the building permit or other construction
+    authorizations, whichever is longer, from the date of issuance" (§ 540-8G), issued 2026-11-03
     and never extended, has expired by the Village's clock at 2029-12-31: a new application for its
     site is taken, linked to it."""
     old = reg.add(_app(status="approved"), who="clerk")
