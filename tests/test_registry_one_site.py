@@ -41,7 +41,8 @@ def test_a_second_application_for_a_covered_site_is_refused_naming_the_permit(re
         reg.add(_app(x=102), who="clerk")  # the same lot, drawn 2 ft over: 96 % of it
     text = str(exc.value)
     assert first in text and "application_received" in text and "toolkit policy" in text
-    assert "permits amend" in text
+    assert "permits amend" in text and f"amend the earlier application or permit {first}" in text
+    assert "transfer it to the new applicant if the site changed hands" in text
     assert [p.permit_number for p in reg.permits()] == [first]
     # Next door (touching, no overlap) is another site.
     side = (5000.0 / K) ** 0.5
