@@ -33,6 +33,7 @@ def test_every_cited_table_is_listed_with_section_basis_and_words() -> None:
         "enforcement.actions",
         "enforcement.without_permit",
         "enforcement.where_no_permit_required",
+        "enforcement.standing_conditions",
         "appeals.bodies",
         "appeals.appellants",
         "appeals.outcomes",
@@ -43,6 +44,7 @@ def test_every_cited_table_is_listed_with_section_basis_and_words() -> None:
         "appeals.variance",
         "appeals.variance.findings",
         "amendments.triggers",
+        "amendments",
         "calendar",
         "inspections.report_contents",
         "inspections",
@@ -52,8 +54,10 @@ def test_every_cited_table_is_listed_with_section_basis_and_words() -> None:
     # inspections.report_contents 3; inspections 1; lifecycle.written_notification 2.
     # Issue 34: lifecycle.written_reasons closed_undecided; appeals.approval.recorded (a modified decision).
     # Issue 46: enforcement.where_no_permit_required A1-A4 (§ 540-12A where no permit is required);
-    # appeals.approval.relieved (a variance that leaves no reason standing, § 540-13A(2); § 540-8C(2)).
-    assert len(rows) == 6 + 4 + 5 + 4 + 2 + 2 + 4 + 6 + 1 + 1 + 1 + 3 + 4 + 1 + 3 + 1 + 2 + 1 + 1 + 4 + 1
+    # appeals.approval.relieved (a variance that leaves no reason standing, § 540-13A(2); § 540-8C(2));
+    # amendments.coverage_ends (when permit coverage ends, a reading of § 540-8E(7) and § 540-8G);
+    # enforcement.standing_conditions E1-E8 (§ 540-8E(1)-(8), which ground A3 may name).
+    assert len(rows) == 6 + 4 + 5 + 4 + 2 + 2 + 4 + 6 + 1 + 1 + 1 + 3 + 4 + 1 + 3 + 1 + 2 + 1 + 1 + 4 + 1 + 1 + 8
     assert rows["appeals.approval", "relieved"]["basis"] == "interpretation"
     # The board may "reverse or affirm, wholly or partly, or ... modify": what a modification does is recorded.
     assert rows["appeals.approval", "recorded"]["basis"] == "interpretation"
@@ -96,6 +100,18 @@ def test_every_cited_table_is_listed_with_section_basis_and_words() -> None:
     assert rows["appeals", "approval"]["section"] == "§ 540-13A(1); § 540-8C(2)"
     assert rows["calendar", "calendar"]["basis"] == "interpretation"
     assert rows["calendar", "calendar"]["words"].endswith("; holidays: wisconsin_municipal")
+
+
+def test_when_permit_coverage_ends_is_listed_as_a_reading() -> None:
+    """§ 540-8E(7): the plan and "amendments" are kept at the site "until permit coverage is terminated"; § 540-8G:
+    permits "shall be valid for a period of 180 days, or the length of the building permit or other construction
+    authorizations, whichever is longer, from the date of issuance". Neither says what terminates coverage: the
+    states the profile takes ([amendments.coverage_ends]) are a reading, listed with their sections."""
+    ends = _rows()["amendments", "coverage_ends"]
+    assert (ends["section"], ends["basis"]) == ("§ 540-8E(7); § 540-8G", "interpretation")
+    assert ends["words"].endswith("; states: closed, revoked; expiry: True")
+    r = CliRunner().invoke(cli, ["rules"], env={"COLUMNS": "400"})
+    assert r.exit_code == 0 and "coverage_ends" in r.output
 
 
 def test_written_reasons_the_ordinance_does_not_require_are_listed_as_policy() -> None:

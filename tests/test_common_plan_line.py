@@ -3,9 +3,10 @@
 § 540-4B: "This article applies to land-disturbing construction activity on construction sites
 located within the boundaries and jurisdiction of the Village of Winneconne." § 540-5
 CONSTRUCTION SITE: "An area upon which one or more land disturbing construction activities
-occur, including areas that are part of a larger common plan of development or sale where
-multiple separate and distinct land disturbing construction activities may be taking place at
-different times on different schedules but under one plan."
+occur, including areas that are part of a larger common plan of development." § 540-5 COMMON
+PLAN OF DEVELOPMENT OR SALE: "A development or sale where multiple separate and distinct land
+disturbing construction activities may be taking place at different times on different schedules
+but under one plan."
 
 The article does not say whether a plan's lots outside the line count: the lot inside was
 decided on the whole plan with every finding basis ``ordinance``. Now one rule decides it by the
@@ -55,6 +56,11 @@ def _check_whole_reading(out: pd.DataFrame) -> None:
     assert f"{3_750 * K:,.1f} sq ft of its {7_500 * K:,.1f} sq ft of disturbance is outside" in g["message"]
     assert "(sites partly or wholly outside: L2, L3)" in g["message"]
     assert "Reading: § 540-4B is silent on a plan partly outside" in g["message"]
+    # The land outside may be regulated by nobody: the finding says only that it is outside the Village's
+    # jurisdiction, and that the lot is decided on the plan's whole disturbance.
+    assert "outside the Village of Winneconne's jurisdiction (§ 540-4B)" in g["message"]
+    assert "another authority" not in g["message"]
+    assert "this site is decided on the plan's whole disturbance" in g["message"]
     # The lot across the line gets its own reading and the plan's; the lot outside is not decided.
     assert {"jurisdiction_partial", "common_plan_partial"} <= set(_findings(out.loc["L3"]))
     assert out.loc["L2", "applicability"] == "outside_jurisdiction"
@@ -82,6 +88,8 @@ def test_under_the_inside_only_reading_the_part_inside_decides_and_the_finding_s
     assert l1["plan_disturbed_sqft"] == pytest.approx(3_750 * K, rel=1e-9) and l1["permit"] == "not_required"
     g = _findings(l1)["common_plan_inside_only"]
     assert g["basis"] == "interpretation" and "(sites partly or wholly outside: L2, L3)" in g["message"]
+    assert g["section"] == "§ 540-4B; § 540-5 CONSTRUCTION SITE; § 540-5 COMMON PLAN OF DEVELOPMENT OR SALE"
+    assert "outside the Village of Winneconne's jurisdiction (§ 540-4B)" in g["message"]
     assert f"{3_750 * K:,.1f} sq ft of its {7_500 * K:,.1f} sq ft of disturbance is outside" in g["message"]
 
 

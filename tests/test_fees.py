@@ -70,10 +70,12 @@ def test_review_waits_for_the_application_fee(reg, received: str) -> None:
 
 
 def test_an_application_fee_without_a_schedule_is_refused_and_completes_nothing(target: str, tmp_path: Path) -> None:
-    """§ 540-8B: the applicant "shall pay an application fee according to the Fee Schedule"; § 540-10: "The fees
-    referred to in other sections of this article shall be established by the Village Board". With no schedule
-    (no --fees, none named in the layer set) no amount can be checked, not even $0: the fee is refused, nothing is
-    written, and the application is still not complete."""
+    """§ 540-8B: "at least one responsible party ... shall pay an application fee according to the Fee Schedule";
+    § 540-10: "The fees referred to in other sections of this article shall be established by the Village Board and
+    may from time to time be modified by resolution." With no schedule (no --fees, none named in the layer set) no
+    amount can be checked, not even $0: the fee is refused, nothing is written, and the application is still not
+    complete. What to do with a fee that cannot be checked the ordinance does not say: the refusal is the
+    toolkit's policy, and says so."""
     from .conftest import write_layer_set
 
     bare = write_layer_set(tmp_path / "bare")  # no [fees]
@@ -85,7 +87,9 @@ def test_an_application_fee_without_a_schedule_is_refused_and_completes_nothing(
                 r.record_fee(n, kind="application", amount=amount, paid_on=date(2026, 11, 2), receipt="R-1")
             text = str(refused.value)
             assert f"the application fee of {amount:,.2f} cannot be checked" in text
-            assert 'it is paid "according to the Fee Schedule"' in text and "(§ 540-8B; § 540-10)" in text
+            assert 'it is paid "according to the Fee Schedule"' in text and "(§ 540-8B; § 540-10; basis policy)" in text
+            assert '"established by the Village Board and may from time to time be modified by resolution"' in text
+            assert "set by resolution" not in text
             assert "--fees FILE" in text and "[fees] path" in text
         assert r.fees(n) == []
         with pytest.raises(IllegalTransitionError, match="application fee"):

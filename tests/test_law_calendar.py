@@ -374,7 +374,11 @@ def test_christmas_eve_and_christmas_day_are_two_closed_days_every_year(year: in
     """§ 540-5: "BUSINESS DAY: A day the office of the administering authority is routinely and customarily open
     for business". The default set (a reading, the profile's [calendar]) closes the office for Christmas Eve and
     Christmas Day, observed on the nearest weekday: two holidays are two closed weekdays in late December every
-    year, never one (2027 and 2028 put both on one day by the nearest weekday alone)."""
+    year, never one (2027 and 2028 put both on one day by the nearest weekday alone). The pair is an assumption,
+    not a rule of law nor the Village's list, and the profile says so."""
     late = sorted(d for d in default_holidays(year) if d.month == 12 and d.day >= 20 and d.day <= 27)
     assert len(late) == 2 and all(d.weekday() < 5 for d in late), late
     assert late[1] - late[0] <= timedelta(days=3) and late[1].day in (24, 25, 26)
+    cal = load_profile().tables["calendar"]
+    assert cal["basis"] == "interpretation" and "assumed" in cal["words"]
+    assert "Village's own holiday list" in cal["words"] and "public employers" not in cal["words"]

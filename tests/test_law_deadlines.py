@@ -532,13 +532,14 @@ def test_a_small_day_counts_toward_one_event_only_and_never_joins_two() -> None:
 def test_a_small_day_of_measurable_rain_between_two_wet_days_is_part_of_the_storm() -> None:
     """§ 540-8E(6): "within 24 hours after a precipitation event of 0.5 inch or greater". 0.26, 0.07 and 0.28 in
     on three consecutive days are one storm of 0.61 in, its inspection due by the end of the day after the
-    last: the 0.07 in day (measurable, NWS: 0.01 inch or more; the profile's policy.rain_measurable, basis
-    technical_standard) does not split it into two events each under 0.5 in."""
+    last: the 0.07 in day (measurable, NWS: 0.01 inch or more; the profile's policy.rain_measurable, a reading,
+    basis interpretation) does not split it into two events each under 0.5 in."""
     rain = [(D(2026, 5, 3), 0.26), (D(2026, 5, 4), 0.07), (D(2026, 5, 5), 0.28)]
     assert rain_events(rain, W) == [RainEvent(D(2026, 5, 3), D(2026, 5, 5), 0.61)]
     assert [d for c, d in _due([], rain, D(2026, 5, 13)) if c == "rain_inspection"] == [D(2026, 5, 6)]
     e = W.entry("policy.rain_measurable")
-    assert (e.value, e.extra["basis"]) == (0.01, "technical_standard")
+    assert (e.value, e.extra["basis"]) == (0.01, "interpretation")
+    assert "NWS 0.01 in" in e.section  # the number's source, kept with the reading
     # The edges: exactly measurable (0.01 in) joins; under it (a trace) ends the event, as a dry day does.
     assert rain_events([(D(2026, 5, 3), 0.26), (D(2026, 5, 4), 0.01), (D(2026, 5, 5), 0.28)], W) == [
         RainEvent(D(2026, 5, 3), D(2026, 5, 5), 0.55)
@@ -557,6 +558,33 @@ def test_a_small_day_of_measurable_rain_between_two_wet_days_is_part_of_the_stor
         RainEvent(D(2026, 5, 3), D(2026, 5, 3), 0.33),
         RainEvent(D(2026, 5, 6), D(2026, 5, 6), 0.28),
     ]
+
+
+def test_a_storm_of_the_trigger_is_not_bridged_into_the_rain_that_follows() -> None:
+    """§ 540-8E(6): "within 24 hours after a precipitation event of 0.5 inch or greater". 0.6 in on May 3,
+    then 0.05, 0.3, 0.05, 0.3, 0.05 and 0.3 in: the May 3 storm has reached 0.5 in on its day, so it ends
+    there (with its 0.05 in tail, 0.65 in) and its inspection is due by the end of May 4, not put off to
+    May 10 by bridging the small days into one 1.65 in event from May 3 to May 9. The days after it are
+    bridged only while their own event is under 0.5 in: 0.3 + 0.05 + 0.3 (May 5-7, with the May 8 tail,
+    0.7 in) is one event, due by the end of May 8; May 9's 0.3 in is its own, under the trigger."""
+    rain = [(D(2026, 5, 3) + timedelta(days=k), v) for k, v in enumerate((0.6, 0.05, 0.3, 0.05, 0.3, 0.05, 0.3))]
+    assert rain_events(rain, W) == [
+        RainEvent(D(2026, 5, 3), D(2026, 5, 3), 0.65),
+        RainEvent(D(2026, 5, 5), D(2026, 5, 7), 0.7),
+        RainEvent(D(2026, 5, 9), D(2026, 5, 9), 0.3),
+    ]
+    assert [d for c, d in _due([], rain, D(2026, 5, 13)) if c == "rain_inspection"] == [D(2026, 5, 4), D(2026, 5, 8)]
+    # The edge: an event exactly at the trigger (0.26 + 0.24 = 0.5 in) has reached it, so the next small
+    # day ends it; just under (0.49 in) it is still bridged.
+    assert rain_events([(D(2026, 5, 3), 0.26), (D(2026, 5, 4), 0.24), (D(2026, 5, 5), 0.05), (D(2026, 5, 6), 0.2)],
+                       W) == [RainEvent(D(2026, 5, 3), D(2026, 5, 4), 0.55), RainEvent(D(2026, 5, 6), D(2026, 5, 6), 0.2)]  # fmt: skip
+    assert rain_events([(D(2026, 5, 3), 0.26), (D(2026, 5, 4), 0.23), (D(2026, 5, 5), 0.05), (D(2026, 5, 6), 0.2)],
+                       W) == [RainEvent(D(2026, 5, 3), D(2026, 5, 6), 0.74)]  # fmt: skip
+    # A small lead-in counts toward the event so far: 0.09 + 0.45 in is 0.54 in, so May 4's 0.05 in ends it.
+    assert rain_events([(D(2026, 5, 2), 0.09), (D(2026, 5, 3), 0.45), (D(2026, 5, 4), 0.05), (D(2026, 5, 5), 0.3)],
+                       W) == [RainEvent(D(2026, 5, 3), D(2026, 5, 3), 0.59), RainEvent(D(2026, 5, 5), D(2026, 5, 5), 0.3)]  # fmt: skip
+    # Each profile's trigger: the Town's is 1 inch, so 0.6 in is still under it and the lull is bridged.
+    assert rain_events(rain[:3], X) == [RainEvent(D(2026, 5, 3), D(2026, 5, 5), 0.95)]
 
 
 def test_a_run_counts_both_its_small_lead_in_and_its_small_tail() -> None:

@@ -46,9 +46,9 @@ def _cases(reg: Registry) -> int:
 
 
 def test_ground_a1_on_a_site_that_needs_no_permit_is_refused_with_the_profiles_words(reg) -> None:
-    """§ 540-12A(1): a stop-work order if "Any land-disturbing construction activity regulated under this
-    article is being undertaken without a permit and, pursuant to § 540-4A of this article, a permit is
-    required for the construction site"; § 540-4A(1)(b): "A permit is not required for a construction site
+    """§ 540-12A(1): a stop-work order if "Any land-disturbing construction activity is being undertaken
+    without a permit and, pursuant to § 540-4A of this article, a permit is required for the construction
+    site."; § 540-4A(1)(b): "A permit is not required for a construction site
     with less than 4,000 square feet of land-disturbing construction activity". Nothing is written."""
     small = _small(reg)
     assert reg.get(small).permit_decision == "not_required"
@@ -121,7 +121,9 @@ def test_an_npdes_exempt_site_gets_one_answer_by_permit_and_by_screened_site(reg
     with pytest.raises(ValidationError) as err:
         reg.determine(exempt, on=ON, reasons="near the river")
     text = str(err.value)
-    assert '"the performance standards of § 540-7B, permit requirements of § 540-8, and plan requirements of' in text
+    assert '"[T]he performance standards of § 540-7B, permit requirements of § 540-8, and plan requirements of' in text
+    # The one-acre condition on § 540-7B, 8 and 9 is the toolkit's reading of § 540-4A(3), and says so.
+    assert "reading: that sentence, which names no size, is read as reaching only a site under 1 acre" in text
     assert "(§ 540-4A(1); § 540-4A(3))" in text
     assert reg.get(exempt).state.determination is None
 

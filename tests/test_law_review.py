@@ -1059,7 +1059,8 @@ def test_a_non_permitted_sites_checks_quote_section_7a_and_4a1c_as_written() -> 
 def test_a_plan_without_schedule_dates_is_not_given_dates_it_does_not_have(prof: Profile) -> None:
     """§ 540-9A(8): the plan holds a "Construction sequence and construction schedule". Without its start and
     end the schedule's length (§ 540-8G) is not checked, and the line says so and what to give: no example
-    dates printed as if they were the plan's."""
+    dates printed as if they were the plan's. The item names no calendar dates (a schedule by relative weeks
+    may meet it), so asking for dates is a reading, labelled so."""
     from esc_gis.review.plan import _schedule
 
     for facts in ({}, {"schedule": {"start": "2027-04-01"}}, {"schedule": {"sequence": ["dig"]}}):
@@ -1068,3 +1069,4 @@ def test_a_plan_without_schedule_dates_is_not_given_dates_it_does_not_have(prof:
         assert "2027" not in c.detail and "no construction start and end dates" in c.detail
         assert '"Construction sequence and construction schedule"' in c.detail
         assert c.section.startswith(f"{'§ 540-' if prof is W else '§ 23-'}9A(8); ")
+        assert c.basis == "interpretation" and "reading:" in c.detail and "relative weeks" in c.detail

@@ -105,7 +105,7 @@ def test_closing_undecided_after_the_period_ran_out_is_refused_as_a_late_decisio
         reg.transition(n, "closed", on=date(2026, 12, 1), reasons="Withdrawn.")
     text = str(exc.value)
     assert "cannot be closed on 2026-12-01" in text and "ran out on 2026-11-30" in text
-    assert '"failure by the administering authority to inform the permit applicant of a decision' in text
+    assert '"[F]ailure by the administering authority to inform the permit applicant of a decision' in text
     assert "(§ 540-8C(5))" in text and reg.get(n).status == state
     p = reg.transition(n, "closed", on=date(2026, 11, 30), reasons="Withdrawn by the applicant's letter of 11-29.")
     assert p.status == "closed"

@@ -331,7 +331,8 @@ def test_agenda_rain_inspections_stabilization_and_deemed_approval(tmp_path: Pat
     assert [i.what for i in items if i.code == "rain_inspection"] == [
         "inspection after 1.20 in of rain from 2026-11-21 to 2026-11-21, due within 24 hours after the event of "
         "0.5 inch or more ended (reading: an event is a run of consecutive days of 0.1 inch or more, with a day of "
-        "measurable rain (0.01 inch or more) between two of them, or in timed data rain separated by less than 6 "
+        "measurable rain (0.01 inch or more) between two of them while the event is under 0.5 inch, or in timed "
+        "data rain separated by less than 6 "
         "hours without rain, on the Village's clock)"
     ]
     assert ("P1", "weekly_inspection", "2026-11-27", True) in got

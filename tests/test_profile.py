@@ -84,6 +84,8 @@ def test_citations_credit_only_what_the_source_says():
     # § 540-5 ADMINISTERING AUTHORITY: "... i.e., the Village's Director of Public Works".
     assert "Director of Public Works" in p.contact and "Village Hall" not in p.contact
     assert "Public Works Director" in p.authority
+    # The repair tolerance for invalid polygons is the toolkit's own, and says so (issue 46).
+    assert p.entry("policy.geometry_repair").extra["basis"] == "policy"
 
 
 def test_a_reading_the_profile_does_not_name_is_the_first():

@@ -41,7 +41,8 @@ def test_a_second_application_for_a_covered_site_is_refused_naming_the_permit(re
         reg.add(_app(x=102), who="clerk")  # the same lot, drawn 2 ft over: 96 % of it
     text = str(exc.value)
     assert first in text and "application_received" in text and "toolkit policy" in text
-    assert "permits amend" in text
+    assert "permits amend" in text and f"amend the earlier application or permit {first}" in text
+    assert "transfer it to the new applicant if the site changed hands" in text
     assert [p.permit_number for p in reg.permits()] == [first]
     # Next door (touching, no overlap) is another site.
     side = (5000.0 / K) ** 0.5
@@ -66,7 +67,8 @@ def test_a_site_of_a_closed_or_expired_permit_is_taken_and_linked(reg) -> None:
 
 
 def test_a_site_whose_permit_expired_is_taken_and_linked(reg, late_clock) -> None:
-    """A permit "valid for a period of 180 days from the date of issuance" (§ 540-8G), issued 2026-11-03
+    """A permit "valid for a period of 180 days, or the length of the building permit or other construction
+    authorizations, whichever is longer, from the date of issuance" (§ 540-8G), issued 2026-11-03
     and never extended, has expired by the Village's clock at 2029-12-31: a new application for its
     site is taken, linked to it."""
     old = reg.add(_app(status="approved"), who="clerk")

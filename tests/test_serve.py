@@ -241,10 +241,17 @@ def test_the_services_words_state_their_sections_as_the_ordinance_does():
     assert 'does not apply to "Nonpoint discharges from silviculture activities"' in trees.message
     line = prof.finding("service_layer_jurisdiction")
     assert "except as § 540-4A(2)-(3)" not in line.message
-    assert "is not outside it: with less than 1 acre disturbed it meets the performance standards of § 540-7A" in (
+    # § 540-4A(3): "if less than one acre" qualifies the § 540-7A sentence; "The performance standards of
+    # § 540-7B, permit requirements of § 540-8, and plan requirements of § 540-9 are not applicable." names no
+    # size, so limiting it to sites under one acre is the toolkit's reading, labelled so.
+    assert 'is not outside it: it "shall comply with the performance standards of § 540-7A if less than one acre' in (
+        line.message
+    )
+    assert "reading: that sentence, which names no size, is read as reaching only a site with less than 1 acre" in (
         line.message
     )
     assert line.section == "§ 540-4B; § 540-4A(2); § 540-4A(3); § 540-4C"
+    assert line.basis == "interpretation"
     targeted = prof.finding("service_layer_targeted_areas")
     assert "may establish numeric water quality requirements more stringent than those of § 540-7B(3)" in (
         targeted.message

@@ -31,8 +31,8 @@ from esc_gis.cli._permits import _LAYERS, _REGISTRY, _WHO, _Choice, _date, _open
     "fees_path",
     type=FILE,
     default=None,
-    help="The fee schedule set by resolution (TOML): the kind and amount must be the ones it sets. Default: the "
-    "one the layer set names ([fees] path); an application fee with no schedule at all is refused.",
+    help="The fee schedule the Village Board established (TOML): the kind and amount must be the ones it sets. "
+    "Default: the one the layer set names ([fees] path); an application fee with no schedule at all is refused.",
 )
 @_LAYERS
 @_WHO

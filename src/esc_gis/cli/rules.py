@@ -60,6 +60,8 @@ def citation_rows(profile: Profile) -> list[dict[str, str]]:
                 words += f" (a reversal undoes {node['undoes']})"
             if isinstance(node.get("holidays"), (str, list)):
                 words += f"; holidays: {node['holidays']}"
+            if isinstance(node.get("states"), list):  # [amendments.coverage_ends]: what the reading takes
+                words += f"; states: {', '.join(map(str, node['states']))}; expiry: {node.get('expiry')}"
             out.append(
                 {
                     "table": path,

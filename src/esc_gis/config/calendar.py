@@ -83,8 +83,10 @@ class CalendarFile(Open):
         "wisconsin_municipal",
         description=(
             "A named holiday set (wisconsin_municipal: the common Wisconsin municipal holidays, observed on the "
-            "nearest weekday, every year) or the office's own list of dates, which replaces the set entirely "
-            "(a year it does not list has no holidays)."
+            "nearest weekday, every year, except that Christmas Eve moves to the weekday before Christmas Day when "
+            "both would fall on one day; an assumption, not the Village's list) or the office's own list of dates, "
+            "which replaces the set entirely (a year it does not list has no holidays). Supply the office's own "
+            "list: a business day is a day its office is routinely and customarily open for business."
         ),
     )
     weekend: list[DayName] = Field(["sat", "sun"], description="The weekdays the office is closed.")

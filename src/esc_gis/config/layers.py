@@ -95,7 +95,7 @@ class Soils(Layer):
 
 
 class FeeSchedulePath(Strict):
-    """``[fees]``: the office's fee schedule set by resolution (§ 540-10); application fees are checked against it."""
+    """``[fees]``: the fee schedule the Village Board established (§ 540-10); application fees are checked by it."""
 
     path: str = Field(
         description="The fee schedule (TOML, as `permits fee --fees` reads it), relative to the manifest."

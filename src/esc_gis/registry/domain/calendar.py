@@ -5,8 +5,10 @@ the Village's holidays. The receipt day is day 0; the deadline is the 20th busin
 after it. § 540-5 defines a business day as "a day the office of the administering authority
 is routinely and customarily open for business" and lists no days, so which days those are is
 a reading (basis ``interpretation``), the profile's ``[calendar]``: a named holiday set (the
-common Wisconsin municipal one, observed on the nearest weekday) or the office's own list of
-dates (:func:`profile_calendar`). A TOML file can replace it for one run (:func:`load_calendar`).
+common Wisconsin municipal one, observed on the nearest weekday, with Christmas Eve moved to the
+weekday before Christmas Day when both would fall on one day: an assumption) or the office's own
+list of dates (:func:`profile_calendar`), which the Village should supply. A TOML file can
+replace it for one run (:func:`load_calendar`).
 """
 
 from __future__ import annotations
@@ -56,11 +58,15 @@ def default_holidays(year: int) -> frozenset[date]:
     after, Christmas Eve and Christmas Day. An assumption: give the Village's own list
     with :func:`load_calendar` when it differs.
 
-    Each is observed on the nearest weekday, but two holidays are two closed days: when
-    Christmas Eve and Christmas Day would be observed on one day (2027: Friday and Saturday,
-    both on Friday the 24th; 2028: Sunday and Monday, both on Monday the 25th), Christmas Eve
-    is observed on the weekday before the day Christmas Day is (Thursday the 23rd; Friday the
-    22nd), as Wisconsin's public employers observe the pair. A reading, as the whole set is.
+    Each is observed on the nearest weekday. When Christmas Eve and Christmas Day would be
+    observed on one day (2027: Friday and Saturday, both on Friday the 24th; 2028: Sunday and
+    Monday, both on Monday the 25th), Christmas Eve is observed on the weekday before the day
+    Christmas Day is (Thursday the 23rd; Friday the 22nd), so the pair stays two closed days.
+    That is an assumption of this toolkit, not a rule of law (Wis. Stat. § 230.35(4)(a) moves
+    only a Sunday holiday to Monday) nor the Village's practice, as the whole set is: a
+    business day is a day the office "is routinely and customarily open for business"
+    (§ 540-5), so supply the Village's own holiday list (the profile's ``[calendar]`` or
+    :func:`load_calendar`).
 
     Examples
     --------

@@ -395,7 +395,10 @@ def rain_events(rain: Iterable[tuple[date | datetime, float]], profile: Profile)
       its 24-hour inspection, by days: 0.3 in and 0.3 in on consecutive days are one 0.6 in
       event. One exception: a day of measurable rain (at least ``policy.rain_measurable``,
       0.01 inch) under the wet day but between two wet days is part of the storm (0.26, 0.07
-      and 0.28 in on three days are one 0.61 in event); a trace or a dry day there still ends
+      and 0.28 in on three days are one 0.61 in event) while the event before it is still
+      under the rain trigger (``deadlines.rain_trigger``, 0.5 inch): an event that has
+      reached it ends on its last wet day, so its 24-hour inspection is not put off by the
+      rain that follows; a trace or a dry day there still ends
       it. The rain of a small day right before or after a run still counts toward its
       total (a storm across midnight, 0.45 in and 0.09 in, is 0.54 in), without moving its
       days or joining two runs;
@@ -407,7 +410,7 @@ def rain_events(rain: Iterable[tuple[date | datetime, float]], profile: Profile)
     Raises
     ------
     ProfileError
-        If the profile's gap, wet-day or measurable amount is not a number.
+        If the profile's gap, wet-day, measurable amount or rain trigger is not a number.
 
     Examples
     --------
@@ -421,7 +424,12 @@ def rain_events(rain: Iterable[tuple[date | datetime, float]], profile: Profile)
     )
     daily = sorted((t, v) for t, v in readings if not isinstance(t, datetime))
     events = (
-        _daily_events(daily, _number(profile, "policy.rain_wet_day"), _number(profile, "policy.rain_measurable"))
+        _daily_events(
+            daily,
+            _number(profile, "policy.rain_wet_day"),
+            _number(profile, "policy.rain_measurable"),
+            _number(profile, "rain_trigger"),
+        )
         if daily
         else []
     )
@@ -430,22 +438,10 @@ def rain_events(rain: Iterable[tuple[date | datetime, float]], profile: Profile)
     return events
 
 
-def _bridges(daily: list[tuple[Any, float]], wet_day: float, measurable: float) -> set[Any]:
-    """Return the days of measurable rain under the wet day that lie between two wet days (one storm)."""
+def _daily_events(daily: list[tuple[Any, float]], wet_day: float, measurable: float, trigger: float) -> list[RainEvent]:
+    """Group daily readings into runs of wet days (see :func:`rain_events`)."""
     amount = {d: round(v, _RAIN_DECIMALS) for d, v in daily}
     one = timedelta(days=1)
-    return {
-        d
-        for d, v in amount.items()
-        if measurable <= v < wet_day and amount.get(d - one, 0.0) >= wet_day and amount.get(d + one, 0.0) >= wet_day
-    }
-
-
-def _daily_events(daily: list[tuple[Any, float]], wet_day: float, measurable: float) -> list[RainEvent]:
-    """Group daily readings into runs of wet days (see :func:`rain_events`)."""
-    # A small day with wet days on both sides carries the storm through: without it, 0.26, 0.07 and
-    # 0.28 in would be two events under 0.5 in. Only there: after a storm, drizzle still ends it.
-    bridges = _bridges(daily, wet_day, measurable)
     events: list[RainEvent] = []
     run: list[tuple[Any, float]] = []
     # A day under the wet day next to a run counts its rain toward that run's total (a storm
@@ -460,8 +456,23 @@ def _daily_events(daily: list[tuple[Any, float]], wet_day: float, measurable: fl
             events.append(RainEvent(run[0][0], run[-1][0], round(sum(v for _, v in run) + extra, _RAIN_DECIMALS)))
         extra = 0.0
 
+    def bridges(d: Any, v: float) -> bool:
+        # A small day with wet days on both sides carries the storm through: without it, 0.26, 0.07
+        # and 0.28 in would be two events under the trigger. Only there (after a storm, drizzle still
+        # ends it), and only while the event so far is under the trigger: one that has reached it is
+        # an event that triggers the inspection, due after its last wet day, and the rain of the
+        # days after it must not put that off (0.6, 0.05, 0.3, ... in is not one week-long event).
+        return (
+            measurable <= round(v, _RAIN_DECIMALS) < wet_day
+            and bool(run)
+            and run[-1][0] == d - one
+            and amount[d - one] >= wet_day
+            and amount.get(d + one, 0.0) >= wet_day
+            and round(sum(x for _, x in run) + extra, _RAIN_DECIMALS) < trigger
+        )
+
     for d, v in daily:
-        if round(v, _RAIN_DECIMALS) < wet_day and d not in bridges:  # dry, a trace or drizzle: ends the run
+        if round(v, _RAIN_DECIMALS) < wet_day and not bridges(d, v):  # dry, a trace or drizzle: ends the run
             if run and (d - run[-1][0]).days == 1 and v > 0:
                 extra += v  # the run's tail
                 spare = None

@@ -1,8 +1,9 @@
 """Fees paid (§ 540-8B, § 540-10) and financial guarantees with their draws and releases (§ 540-8D).
 
-The fee schedule is set by the Village Board by resolution and kept in the Village office
-(§ 540-10), so it is data: a TOML file the office fills in (:func:`load_fee_schedule`), with
-the resolution that set it and its date. The toolkit ships no amounts; the example file
+The fees are "established by the Village Board and may from time to time be modified by
+resolution", their schedule available in the Village Hall (§ 540-10), so it is data: a TOML
+file the office fills in (:func:`load_fee_schedule`), with the resolution that set it and its
+date. The toolkit ships no amounts; the example file
 under ``examples/`` is made up and says so.
 
 A guarantee is a surety bond, cash escrow or irrevocable letter of credit, with its amount,

@@ -197,8 +197,10 @@ def _sites_taken(
             else:
                 state = f"{other.status}" + (f", in force to {other.expires_on}" if other.expires_on else "")
                 f = profile.finding("registry_site_covered", covering=f"permit {number} ({state})", why=why)
+                # The same work under a new applicant or a changed plan is the earlier record's, not a second one.
                 fix = (
-                    f"record the change on permit {number} (permits amend), or decide or close it first; "
+                    f"amend the earlier application or permit {number} (permits amend), or transfer it to the new "
+                    "applicant if the site changed hands, rather than applying again; or decide or close it first; "
                     "if this is another site, correct its boundary or parcel id."
                 )
             problems.append(Problem(source, i + 1, f"{f.message} ({f.section}; {f.basis})", fix, a.permit_number))

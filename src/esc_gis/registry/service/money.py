@@ -45,11 +45,12 @@ def record_fee(
 ) -> Fee:
     """Record a fee paid (§ 540-8B), with its receipt, and a history event, in one transaction.
 
-    With a schedule (the office's fee schedule set by resolution, § 540-10: ``schedule``, or
+    With a schedule (the office's fee schedule, established by the Village Board and modified
+    by resolution, § 540-10: ``schedule``, or
     the one the layer set names, ``[fees]``) the kind must be one it lists and the amount the
     one it sets. An application fee completes the application, and § 540-8B has it paid
     "according to the Fee Schedule": without a schedule to check it against it is refused
-    (finding ``application_fee_no_schedule``), whatever the amount.
+    (finding ``application_fee_no_schedule``, basis ``policy``), whatever the amount.
 
     Raises
     ------
@@ -68,7 +69,7 @@ def record_fee(
     messages = check_fee(kind, amount, paid_on, receipt, schedule, today=reg.profile.today())
     if schedule is None and kind.strip() == APPLICATION_FEE:
         f = reg.profile.finding("application_fee_no_schedule", amount=f"{amount:,.2f}")
-        messages.append(f"{f.message} ({f.section}).")
+        messages.append(f"{f.message} ({f.section}; basis {f.basis}).")
     if receipt.strip() and any(f.receipt == receipt.strip() for f in reg.fees()):
         messages.append(f"receipt {receipt!r} is already recorded.")
     if messages:

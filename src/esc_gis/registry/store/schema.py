@@ -56,7 +56,7 @@ Migrations
    append-only: a case's state is replayed from its events. Appeals (``appeals``: what was
    appealed, by whom, when) and their decisions (``appeal_decisions``: the body that heard
    it, upheld / reversed / variance with conditions, and the effect on the permit), append-only.
-5. Fees (``fees``: the application fee and others paid under the schedule set by resolution,
+5. Fees (``fees``: the application fee and others paid under the Village Board's schedule,
    § 540-8B, § 540-10: kind, amount, date paid, receipt number, who recorded it) and financial
    guarantees (``guarantees``: surety bond, cash escrow or irrevocable letter of credit, its
    amount, date received and a letter of credit's expiry, § 540-8D) with their events
