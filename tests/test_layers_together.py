@@ -101,7 +101,10 @@ def test_limits_in_another_crs_that_lie_on_their_sites_are_measured(layer_set) -
     """Absence: limits sent in degrees, and one limit keyed to a site far from it, are not refused."""
     s = sites([{"site_id": k, "geometry": box(x, 100, x + 150, 220)} for k, x in (("A", 100), ("B", 300))])
     d = sites(
-        [{"site_id": "A", "geometry": box(110, 110, 190, 170)}, {"site_id": "B", "geometry": box(5000, 100, 5010, 110)}],
+        [
+            {"site_id": "A", "geometry": box(110, 110, 190, 170)},
+            {"site_id": "B", "geometry": box(5000, 100, 5010, 110)},
+        ],
         "EPSG:4326",
     )  # B's one limit is 4,550 ft off its site (a keying slip), A's on it: the layers lie together
     out = screen(s, disturbed=d, layers=layer_set).set_index("site_id")

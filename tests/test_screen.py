@@ -476,8 +476,15 @@ def test_invalid_geometry_that_a_repair_would_split_is_refused(layer_set):
 def test_invalid_geometry_repaired_as_drawn_is_recorded(layer_set):
     # A 100 x 100 square with a zero-width spike out of its top edge: 10,000 sq ft before and after.
     spike = shapely.Polygon(
-        [(745100, 505100), (745200, 505100), (745200, 505200), (745150, 505200), (745150, 505250), (745150, 505200),
-         (745100, 505200)]
+        [
+            (745100, 505100),
+            (745200, 505100),
+            (745200, 505200),
+            (745150, 505200),
+            (745150, 505250),
+            (745150, 505200),
+            (745100, 505200),
+        ]
     )
     assert not spike.is_valid
     row = one(layer_set, spike)
