@@ -71,6 +71,24 @@ plan_amendment = 1.0
 """
 
 
+def pay_application_fee(
+    reg, number: str, amount: float, *, paid_on=None, receipt: str = "R-1", who: str | None = "clerk"
+):
+    """Record ``number``'s application fee of ``amount`` against a schedule setting exactly that fee (§ 540-8B).
+
+    Paid 2026-11-02 unless ``paid_on`` says otherwise: the registry tests' usual complete application.
+    """
+    return reg.record_fee(
+        number,
+        kind="application",
+        amount=float(amount),
+        schedule=fees_at(amount),
+        paid_on=paid_on or date(2026, 11, 2),
+        receipt=receipt,
+        who=who,
+    )
+
+
 def fees_at(application: float, **others: float):
     """A fee schedule setting the application fee at ``application``, and ``others`` (§ 540-10: the Board's)."""
     from esc_gis.registry.domain.fees import FeeSchedule

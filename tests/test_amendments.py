@@ -20,7 +20,7 @@ from esc_gis.registry.domain.amendments import ORIGINAL, PlanVersion, check_vers
 from esc_gis.registry.domain.calendar import OfficeCalendar
 from esc_gis.registry.service.registry import Registry
 
-from .conftest import CRS, add_active, fees_at, square_sqft, written_by_an_earlier_esc_gis
+from .conftest import CRS, add_active, pay_application_fee, square_sqft, written_by_an_earlier_esc_gis
 from .public_outputs import assert_hidden, public_outputs, run_permits
 
 UTC = timezone.utc
@@ -185,9 +185,7 @@ def test_an_application_under_review_is_not_amended(reg) -> None:
     with pytest.raises(ValidationError, match="the original plan is the one approved with the permit"):
         reg.amend(n, trigger="original", description="x", plan_date=date(2026, 11, 1))
     assert reg.plan_versions(n) == [] and reg.frame().set_index("permit_number").loc[n, "plan_date"] is None
-    reg.record_fee(
-        n, kind="application", amount=50, schedule=fees_at(50), paid_on=date(2026, 11, 2), receipt="R-9", who="clerk"
-    )
+    pay_application_fee(reg, n, 50, receipt="R-9")
     reg.transition(n, "under_review", on=date(2026, 11, 3), who="clerk")
     reg.transition(n, "approved", on=date(2026, 11, 4), who="clerk")
     assert reg.amend(n, trigger="original", description="x", plan_date=date(2026, 11, 1)).version == 0

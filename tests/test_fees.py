@@ -22,7 +22,7 @@ from esc_gis.registry.domain.fees import load_fee_schedule
 from esc_gis.registry.service.registry import Registry
 from esc_gis.registry.store.schema import SCHEMA_VERSION
 
-from .conftest import CRS, add_active, fees_at, square_sqft, written_by_an_earlier_esc_gis
+from .conftest import CRS, add_active, pay_application_fee, square_sqft, written_by_an_earlier_esc_gis
 from .public_outputs import assert_hidden, public_outputs, run_permits
 
 UTC = timezone.utc
@@ -317,14 +317,7 @@ def test_cli_fee_guarantee_events_and_receipts(reg, received: str, target: str, 
 
 def test_public_outputs_never_show_fees_or_guarantees(reg, active: str, target: str, layers_path, tmp_path) -> None:
     lay = ["--layers", str(layers_path)]
-    reg.record_fee(
-        active,
-        kind="application",
-        amount=4321.98,
-        schedule=fees_at(4321.98),
-        paid_on=date(2026, 11, 2),
-        receipt="Receipt-Planted-7711",
-    )
+    pay_application_fee(reg, active, 4321.98, receipt="Receipt-Planted-7711", who=None)
     g = reg.add_guarantee(
         active, type="letter_of_credit", amount=87654.32, received_on=date(2026, 11, 3), expires_on=date(2027, 3, 31)
     )

@@ -23,7 +23,7 @@ from esc_gis.registry.domain.calendar import OfficeCalendar
 from esc_gis.registry.domain.inspections import InspectionReport
 from esc_gis.registry.views.agenda import permit_dues
 
-from .conftest import CRS, add_active, fees_at, square_sqft
+from .conftest import CRS, add_active, pay_application_fee, square_sqft
 
 UTC = timezone.utc
 CHICAGO = ZoneInfo("America/Chicago")
@@ -123,15 +123,7 @@ def test_an_evening_inspection_is_recorded_on_its_village_day(reg) -> None:
 def test_work_begun_on_a_day_is_that_day_on_the_village_clock(reg) -> None:
     # No time given: work began that day, at the Village's midnight (06:00 UTC in November).
     number = reg.add(Application("3 Clock St", date(2026, 11, 2), square_sqft(500, 100, 5000.0), CRS))
-    reg.record_fee(
-        number,
-        kind="application",
-        amount=50,
-        schedule=fees_at(50),
-        paid_on=date(2026, 11, 2),
-        receipt="R-1",
-        who="clerk",
-    )
+    pay_application_fee(reg, number, 50)
     for state, day in (("under_review", 3), ("approved", 4), ("active", 9)):
         reg.transition(number, state, on=date(2026, 11, day), who="clerk")
     p = reg.get(number)

@@ -23,7 +23,7 @@ from esc_gis.profile import load_profile
 from esc_gis.registry.views.agenda import DueItem
 from esc_gis.registry.views.ical import deadline_calendar, event_uid
 
-from .conftest import CRS, add_active, fees_at, square_sqft
+from .conftest import CRS, add_active, pay_application_fee, square_sqft
 
 #: Planted personal data and office notes: none may reach the feed.
 PRIVATE = (
@@ -251,9 +251,7 @@ def test_the_feed_carries_every_kind_of_deadline(target: str, layer_set, layers_
         late = reg.add(Application("2 Late St", date(2026, 10, 1), square_sqft(400, 100, 5000.0), CRS))
         # Each complete with its fee, the day it was received: decision due, and deemed approved.
         for number, day in ((review, date(2026, 11, 16)), (late, date(2026, 10, 1))):
-            reg.record_fee(
-                number, kind="application", amount=10.0, schedule=fees_at(10.0), paid_on=day, receipt=f"R-{number}"
-            )
+            pay_application_fee(reg, number, 10.0, paid_on=day, receipt=f"R-{number}", who=None)
         n = add_active(
             reg, x=700, address="3 Work St", started=datetime(2026, 11, 27, 8, 0, tzinfo=utc)
         )  # no notice of start yet

@@ -17,7 +17,7 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 
 import pytest
-from tests.conftest import CRS, add_active, fees_at, square_sqft
+from tests.conftest import CRS, add_active, pay_application_fee, square_sqft
 from tests.test_inspections import tiny_png
 
 from esc_gis.registry import Application, init_registry, open_registry
@@ -78,15 +78,7 @@ def test_a_registry_in_use_is_a_valid_geopackage_and_its_view_keeps_its_types(tm
                         disturbed=square_sqft(300, 100, 43_560.0)),
             who="clerk",
         )  # fmt: skip
-        reg.record_fee(
-            n,
-            kind="application",
-            amount=150.0,
-            schedule=fees_at(150.0),
-            paid_on=date(2026, 11, 2),
-            receipt="R-1",
-            who="clerk",
-        )
+        pay_application_fee(reg, n, 150.0)
         photo = tmp_path / "fence.png"
         photo.write_bytes(tiny_png())
         reg.inspect(

@@ -22,7 +22,7 @@ from esc_gis.registry.store import backend, schema
 from esc_gis.registry.store.backend import open_backend
 from esc_gis.registry.store.schema import SCHEMA_VERSION, TABLES
 
-from .conftest import CRS, add_active, fees_at, square_sqft, written_by_an_earlier_esc_gis
+from .conftest import CRS, add_active, pay_application_fee, square_sqft, written_by_an_earlier_esc_gis
 from .test_inspections import tiny_png
 
 
@@ -44,15 +44,7 @@ def office_weeks(version: int, photo: Path):
             r.case_action(c.case_id, "stop_work", on=date(2026, 11, 21), reasons="posted at the lot")
             r.case_action(c.case_id, "notice", on=date(2026, 11, 23), costs=75.0, costs_from="billed")
         if version >= 5:
-            r.record_fee(
-                n,
-                kind="application",
-                amount=150.0,
-                schedule=fees_at(150.0),
-                paid_on=date(2026, 11, 2),
-                receipt="R-1",
-                who="clerk",
-            )
+            pay_application_fee(r, n, 150.0)
             g = r.add_guarantee(n, type="cash_escrow", amount=1000.0, received_on=date(2026, 11, 3), who="cl")
             r.guarantee_event(g.id, "draw", on=date(2026, 11, 20), amount=150.0, reason="silt fence replaced",
                               notice_on=date(2026, 11, 20))  # fmt: skip

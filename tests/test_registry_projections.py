@@ -21,7 +21,7 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 
 import pytest
-from tests.conftest import CRS, add_active, fees_at, square_sqft
+from tests.conftest import CRS, add_active, pay_application_fee, square_sqft
 from tests.public_outputs import run_permits
 from tests.test_inspections import tiny_png
 
@@ -55,15 +55,7 @@ def every_command(reg, tmp_path: Path) -> str:
     n = add_active(reg)
     other = reg.add(Application("200 Test St", date(2026, 11, 2), square_sqft(300, 100, 50_000.0), CRS,
                                 disturbed=square_sqft(300, 100, 43_560.0)), who="clerk")  # fmt: skip
-    reg.record_fee(
-        other,
-        kind="application",
-        amount=150.0,
-        schedule=fees_at(150.0),
-        paid_on=date(2026, 11, 2),
-        receipt="R-2",
-        who="clerk",
-    )
+    pay_application_fee(reg, other, 150.0, receipt="R-2")
     reg.transition(other, "under_review", on=date(2026, 11, 3))
     reg.transition(other, "disapproved", on=date(2026, 11, 10), reasons="no perimeter control")
     a = reg.appeal(
@@ -76,15 +68,7 @@ def every_command(reg, tmp_path: Path) -> str:
         permit_number=other,
     )
     reg.decide_appeal(a.appeal_id, body="zoning_board_of_appeals", outcome="reversed", on=date(2026, 11, 20))
-    reg.record_fee(
-        n,
-        kind="application",
-        amount=150.0,
-        schedule=fees_at(150.0),
-        paid_on=date(2026, 11, 2),
-        receipt="R-1",
-        who="clerk",
-    )
+    pay_application_fee(reg, n, 150.0)
     g = reg.add_guarantee(n, type="cash_escrow", amount=1000.0, received_on=date(2026, 11, 3), who="cl")
     reg.guarantee_event(g.id, "draw", on=date(2026, 11, 20), amount=150.0, reason="silt fence replaced",
                         notice_on=date(2026, 11, 20))  # fmt: skip
@@ -150,15 +134,7 @@ def test_verify_names_a_row_changed_behind_the_history_and_rebuild_puts_it_back(
     reg, target: str, layers_path: Path
 ) -> None:
     n = add_active(reg)
-    reg.record_fee(
-        n,
-        kind="application",
-        amount=150.0,
-        schedule=fees_at(150.0),
-        paid_on=date(2026, 11, 2),
-        receipt="R-1",
-        who="clerk",
-    )
+    pay_application_fee(reg, n, 150.0)
     b = reg.backend
     with b.write() as cur:  # a hand edit, as a user with a database tool might make
         cur.execute(
@@ -241,15 +217,7 @@ def test_migration_11_refuses_a_registry_changed_behind_its_history(tmp_path: Pa
 def test_verify_still_names_a_second_difference_of_a_permit_it_already_named(reg) -> None:
     """A status and a fee both changed behind the history: each is listed, neither hides the other."""
     n = add_active(reg)
-    reg.record_fee(
-        n,
-        kind="application",
-        amount=150.0,
-        schedule=fees_at(150.0),
-        paid_on=date(2026, 11, 2),
-        receipt="R-1",
-        who="clerk",
-    )
+    pay_application_fee(reg, n, 150.0)
     b = reg.backend
     with b.write() as cur:
         cur.execute("DROP TRIGGER IF EXISTS fees_no_update" if b.dialect == "sqlite" else

@@ -27,7 +27,7 @@ from esc_gis.registry.domain.records import Party
 from esc_gis.registry.store.roles import Roles, create_roles, role_names
 from esc_gis.registry.store.schema import GRANTS, PUBLIC_VIEW, TABLES
 
-from .conftest import CRS, K, fees_at, square_sqft
+from .conftest import CRS, K, pay_application_fee, square_sqft
 
 psycopg = pytest.importorskip("psycopg")
 
@@ -393,15 +393,7 @@ def test_the_clerk_does_the_offices_work(office: Office, reg, layer_set) -> None
             ),
             who="clerk",
         )
-        clerk.record_fee(
-            n,
-            kind="application",
-            amount=50,
-            schedule=fees_at(50),
-            paid_on=date(2026, 11, 4),
-            receipt="R-1",
-            who="clerk",
-        )
+        pay_application_fee(clerk, n, 50, paid_on=date(2026, 11, 4))
         clerk.transition(n, "under_review", on=date(2026, 11, 5), who="clerk")
         clerk.transition(office.number, "stop_work", reasons="silt fence down (notice of 2026-11-16)", who="clerk")
         case = clerk.enforce(ground="A4", on=date(2026, 11, 20), reasons="mud on the street", address="9 Elm St")

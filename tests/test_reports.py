@@ -28,7 +28,7 @@ from esc_gis.registry.views.private_export import read_photos
 from esc_gis.registry.views.reports import permit_report_html, write_permit_report
 from esc_gis.registry.views.summary import inspection_deadlines, office_summary
 
-from .conftest import add_active, fees_at, require_tool
+from .conftest import add_active, pay_application_fee, require_tool
 from .public_outputs import assert_hidden, public_outputs, run_permits
 from .test_inspections import tiny_png
 
@@ -274,24 +274,8 @@ def test_a_late_inspection_restarts_the_week_and_invents_no_deadline(reg) -> Non
 
 def test_the_summary_counts_the_period_by_hand(reg, inspected, target, layers_path, tmp_path: Path) -> None:
     number, _ = inspected
-    reg.record_fee(
-        number,
-        kind="application",
-        amount=12.34,
-        schedule=fees_at(12.34),
-        paid_on=date(2026, 11, 2),
-        receipt="R-1",
-        who="clerk",
-    )
-    reg.record_fee(
-        number,
-        kind="application",
-        amount=99.0,
-        schedule=fees_at(99.0),
-        paid_on=date(2026, 10, 30),
-        receipt="R-0",
-        who="clerk",
-    )
+    pay_application_fee(reg, number, 12.34)
+    pay_application_fee(reg, number, 99.0, paid_on=date(2026, 10, 30), receipt="R-0")
     g = reg.add_guarantee(
         number,
         type="letter_of_credit",
