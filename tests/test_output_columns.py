@@ -16,12 +16,11 @@ import numpy as np
 import pandas as pd
 import pyogrio
 import pytest
-from click.testing import CliRunner
 
 from esc_gis import load_layers, load_profile, screen
-from esc_gis.cli.main import cli
 
 from .conftest import CRS, X0, Y0, K, box, sites, write_dem, write_layer_set
+from .test_outputs import _run as run  # a command that must succeed, no traceback
 
 #: The screening contract's columns (DESIGN.md), then esc_gis's own, in output order.
 CONTRACT = [
@@ -56,13 +55,6 @@ OURS = [
 #: The user's own fields, as the sites file has them (a parcel layer's "row" and "repaired" too).
 USER = ["row", "repaired", "addr"]
 INTERNAL = ("_esc_row", "_esc_repaired")
-
-
-def run(*args: object):
-    r = CliRunner().invoke(cli, [str(a) for a in args])
-    assert "Traceback" not in r.output, r.output
-    assert r.exit_code == 0, r.output
-    return r
 
 
 @pytest.fixture
