@@ -158,11 +158,13 @@ def test_the_disturbance_places_a_site_not_its_parcel(munis, layer_set):
     assert list(out["municipality"]) == ["winneconne"] and list(out["jurisdiction"]) == ["inside"]
 
 
-def test_a_straddling_sites_finding_says_another_authority_governs_the_rest(munis, layer_set):
+def test_a_straddling_sites_finding_says_the_article_stops_at_the_line(munis, layer_set):
+    # § 540-4B: "This article applies to ... construction sites located within the boundaries and
+    # jurisdiction of the Village"; it says nothing of who governs the part outside.
     out = screen_by_municipality(_sites(), profile_by=f"{munis}:profile", layers=layer_set)
     straddle = out[out["site_id"] == "straddle"].iloc[0]
     partial = next(f for f in json.loads(straddle["findings"]) if f["code"] == "jurisdiction_partial")
-    assert partial["basis"] == "interpretation" and "another authority" in partial["message"]
+    assert partial["basis"] == "interpretation" and "confines this article" in partial["message"]
 
 
 def test_options_profile_by_does_not_take_are_refused_not_ignored(munis, layers_path, tmp_path):

@@ -243,7 +243,7 @@ def _facts(**changes: dict) -> dict:
         ),
         ({"site": {"performance_standards": ["540-7A"]}}, "plan_item_5", "makes § 540-7B apply"),
         ({"narrative": {"text": None}}, "plan_item_7", "no plan narrative is given"),
-        ({"schedule": {"sequence": None}}, "plan_item_8", "start and end dates and the sequence of the work"),
+        ({"schedule": {"sequence": None}}, "plan_item_8", "give the construction sequence: the order of the work"),
         ({"narrative": {"spill_procedures": None}}, "spill", "no spill prevention and response procedures"),
         ({"rusle2": {"sediment_tons_per_acre_year": None}}, "plan_item_9", "no RUSLE2 sediment load"),
         ({"schedule": {"end": "2027-03-01"}}, "schedule", "ends (2027-03-01) before it starts"),

@@ -154,7 +154,8 @@ def test_partial_site_is_a_reading_not_the_text(layer_set):
     assert part["basis"] == "interpretation" and part["section"] == "§ 540-4B"
     assert (
         part["message"].startswith("Reading:")
-        and "another authority (the county, a town or a neighbouring municipality)" in part["message"]
+        and "beyond the boundaries and jurisdiction to which § 540-4B confines this article" in part["message"]
+        and "another authority" not in part["message"]
     )
     assert "7,000.0" in part["message"] and "3,000.0" in part["message"]  # both figures kept
     assert "permit_not_required" not in f

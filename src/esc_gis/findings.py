@@ -203,6 +203,7 @@ REVIEW: dict[str, tuple[str, ...]] = {
     "review_narrative_missing": (),
     "review_sequence_given": (),
     "review_sequence_missing": (),
+    "review_sequence_undated": (),
     "review_rusle2_given": ("disturbed_acres", "load"),
     "review_rusle2_missing": ("disturbed_acres",),
     "review_reference_guide_missing": ("disturbed_acres",),

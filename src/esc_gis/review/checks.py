@@ -222,6 +222,20 @@ def _given(profile: Profile, check: str, ok: bool, name: str) -> Check:
     return make_check(profile, check, "pass" if ok else "fail", f"review_{name}_{'given' if ok else 'missing'}")
 
 
+def _sequence(profile: Profile, has_sequence: bool, dated: bool) -> Check:
+    """§ 540-9A(8) "Construction sequence and construction schedule": a sequence is required.
+
+    The text names no calendar dates, so a sequence without start and end dates is not failed:
+    it is left to the reviewer (``review_sequence_undated``, a reading), who checks that it
+    gives its schedule in relative terms.
+    """
+    if not has_sequence:
+        return make_check(profile, "plan_item_8", "fail", "review_sequence_missing")
+    if not dated:
+        return make_check(profile, "plan_item_8", "look", "review_sequence_undated")
+    return make_check(profile, "plan_item_8", "pass", "review_sequence_given")
+
+
 def _parties(facts: dict[str, Any], profile: Profile) -> Check:
     owner = facts.get("landowner") or {}
     parties = facts.get("responsible_parties") or []
@@ -328,7 +342,8 @@ def plan_items(
         for k in ("site_area_sqft", "disturbed_area_sqft")
         if isinstance(site.get(k), (int, float)) and not isinstance(site.get(k), bool)
     ]
-    has_sched = bool(schedule.get("start")) and bool(schedule.get("end")) and bool(schedule.get("sequence"))
+    has_sequence = bool(schedule.get("sequence"))
+    dated = bool(schedule.get("start")) and bool(schedule.get("end"))
     out = [
         _parties(facts, profile),
         _given(profile, "plan_item_2", _has(site, "legal_description"), "legal_description"),
@@ -341,7 +356,7 @@ def plan_items(
         _standards(site, computed_standards, profile),
         _bmp_item(layers, bmp_codes, profile),
         _given(profile, "plan_item_7", _has(narrative, "text"), "narrative"),
-        _given(profile, "plan_item_8", has_sched, "sequence"),
+        _sequence(profile, has_sequence, dated),
         *_rusle(facts, disturbed_sqft if plan_disturbed_sqft is None else plan_disturbed_sqft, profile),
         _given(profile, "spill", _has(narrative, "spill_procedures"), "spill"),
     ]
