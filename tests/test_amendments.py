@@ -122,8 +122,14 @@ def test_no_amendment_once_permit_coverage_is_terminated(reg, active: str) -> No
     text = str(refused.value)
     assert 'the permit expired on 2027-05-02: the plan and its amendments are kept "until permit coverage is' in text
     assert "(§ 540-8E(7); § 540-8G; basis interpretation)" in text
-    with pytest.raises(ValidationError, match="the permit expired on 2027-05-02"):
+    # § 540-9B(3) "The administering authority notifies the applicant of changes needed in the plan" sets the
+    # notice no time limit: refusing it after coverage is the registry's policy, and says so.
+    with pytest.raises(ValidationError) as notice:
         reg.notify_amendment(active, trigger="B3", description="add a basin", notified_on=date(2027, 5, 3))
+    said = str(notice.value)
+    assert "the permit expired on 2027-05-02: the registry records no notice of changes needed" in said
+    assert "(§ 540-9B(3); § 540-8E(7); basis policy)" in said and "toolkit policy" in said
+    assert "basis interpretation" not in said
     assert count(reg, "plan_versions") == before
     # Closed (after final stabilization) on 2027-03-05: refused from that day on; a late record of an
     # amendment that took effect while the permit was covered is taken. The original plan may still go on record.

@@ -140,6 +140,7 @@ REGISTRY: dict[str, tuple[str, ...]] = {
     "amendment_before_permission": ("effective", "permission"),
     "amendment_notice_open": ("notice_id", "notified_on"),
     "amendment_after_coverage": ("ended",),
+    "amendment_notice_after_coverage": ("ended",),
     "application_fee_no_schedule": ("amount",),
     "plan_at_site": (),
     "appeal_not_heard": ("kind",),

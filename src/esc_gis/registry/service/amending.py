@@ -206,7 +206,8 @@ def notify_amendment(
         issued=p.status in ISSUED or p.issued_on is not None,
         today=reg.profile.today(),
     )
-    messages += _coverage_problems(reg, p, notified_on)
+    # § 540-9B(3) sets the notice no time limit: refusing it once coverage ended is the registry's choice.
+    messages += _coverage_problems(reg, p, notified_on, finding="amendment_notice_after_coverage")
     if messages:
         raise ValidationError(
             [Problem(permit_number, None, m, "correct it and run `permits amend` again.") for m in messages]
@@ -247,13 +248,19 @@ def notify_amendment(
     return next(v for v in reg.plan_versions(permit_number) if v.id == new_id)
 
 
-def _coverage_problems(reg: Registry, p: Any, day: date | None) -> list[str]:
-    """Return the refusal of an amendment or notice on ``day`` once the permit's coverage ended (else none)."""
+def _coverage_problems(
+    reg: Registry, p: Any, day: date | None, *, finding: str = "amendment_after_coverage"
+) -> list[str]:
+    """Return the refusal of an amendment or notice on ``day`` once the permit's coverage ended (else none).
+
+    ``finding`` words it: an amendment's (a reading of § 540-8E(7)) or a notice's (the registry's
+    policy, § 540-9B(3) setting the notice no time limit).
+    """
     since = p.state.status_on if p.state is not None else None
     ended = coverage_ended(coverage_ends(reg.profile.tables), p.status, p.expires_on, day, ISSUED, since)
     if ended is None:
         return []
-    f = reg.profile.finding("amendment_after_coverage", ended=ended)
+    f = reg.profile.finding(finding, ended=ended)
     return [f"{f.message} ({f.section}; basis {f.basis})."]
 
 
