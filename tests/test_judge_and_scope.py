@@ -195,6 +195,33 @@ def test_the_decision_says_the_permit_and_the_standards_in_words() -> None:
     assert decision_check(_m(), W).detail.startswith("permit required; § 540-7A, 540-7B apply")
 
 
+def test_a_determined_site_is_decided_by_the_determination_in_its_words() -> None:
+    """§ 540-4A(1)(c): "a permit is required for a construction site with less than 4,000 square feet ... if
+    the administering authority determines that permit coverage is needed"; then "the responsible party shall
+    comply with all applicable provisions of this article for a permitted site"."""
+    dec = decision_check(
+        _m(determined="2026-11-20: near Mill Creek", standards="540-7A, 540-7B", disturbed_sqft=3_000.0), W
+    )
+    assert (dec.finding, dec.status, dec.section, dec.basis) == (
+        "review_decision_determined",
+        "pass",
+        "§ 540-4A(1)(c)",
+        "ordinance",
+    )
+    assert dec.detail.startswith(
+        "permit required by the administering authority's determination (2026-11-20: near Mill Creek) for 3,000 sq ft"
+    )
+    assert dec.detail.endswith("so § 540-7A, 540-7B apply and the plan is reviewed in full")
+    # The common plan's total, where the site is part of one, is the area decided on.
+    plan = decision_check(_m(determined="d", disturbed_sqft=3_000.0, plan_disturbed_sqft=3_500.0), W)
+    assert "for 3,500 sq ft" in plan.detail
+    # Outside the Village, a determination decides nothing (§ 540-4B).
+    out = decision_check(_m(determined="d", jurisdiction="outside"), W)
+    assert (out.finding, out.status) == ("review_decision_outside", "look")
+    # No determination: the area decides (an empty one is none).
+    assert decision_check(_m(determined=""), W).finding == "review_decision"
+
+
 def test_the_decision_names_the_sediment_standard_from_the_acre_and_outside_is_a_look() -> None:
     assert decision_check(_m(sediment_standard=True), W).finding == "review_decision_sediment"
     assert decision_check(_m(), W).finding == "review_decision"

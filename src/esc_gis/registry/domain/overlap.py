@@ -84,7 +84,8 @@ def same_parcel(a: str | None, b: str | None) -> bool:
     >>> same_parcel("0123", "0123 "), same_parcel(None, None), same_parcel("", "")
     (True, False, False)
     """
-    x, y = (str(v).strip().upper() if v is not None else "" for v in (a, b))
+    # casefold, not upper/lower: the comparison Python defines for "equal in any case".
+    x, y = (str(v).strip().casefold() if v is not None else "" for v in (a, b))
     return bool(x) and x == y
 
 
