@@ -1043,3 +1043,27 @@ def test_an_npdes_exempt_site_of_an_acre_or_more_is_decided_as_any_other_on_a_la
 def test_the_screening_reasons_a_not_applicable_answer_may_quote(finding: str, reasons: tuple) -> None:
     assert screening_reasons(finding) == reasons
     assert all(code in W_PROFILE.findings for code in reasons)  # each a finding the Village's profile declares
+
+
+def test_readings_and_policies_of_the_screening_say_so_not_the_law() -> None:
+    """§ 540-4A(2): "This article does not apply to the following: (a) Nonpoint discharges from agricultural
+    activity areas. (b) Nonpoint discharges from silviculture activities." It does not say such land is left out
+    of a common plan's total: that is a reading. § 540-4A(1)(c): a permit is required under 4,000 sq ft "if the
+    administering authority determines that permit coverage is needed in order to improve article compliance,
+    meet targeted performance standards, or protect waters of the state": which sites the screening flags for
+    that look is the toolkit's own policy, and a targeted area is a reason under § 540-4A(1)(c), not § 540-7B(6).
+    § 540-7B(3)(a)[3]: "adjacent waters of the state", with no distance: the nearest water is not called adjacent."""
+    prof = PROFILES["winneconne"]
+    ag = prof.finding("agricultural_area_not_counted", plan_id="P1", excluded_sqft=250.0)
+    assert (ag.basis, ag.section) == ("interpretation", "§ 540-4A(2)")
+    assert '"Nonpoint discharges" the article "does not apply to"' in ag.message and "reading:" in ag.message
+    may = prof.finding("permit_may_be_required", permit_area="4,000 sq ft", authority="x", reasons="r")
+    assert (may.basis, may.section) == ("policy", "§ 540-4A(1)(c)")
+    assert "meet targeted performance standards, or protect waters of the state" in may.message
+    assert "toolkit policy" in may.message
+    targeted = prof.finding("reason_targeted_area", areas="TMDL-1")
+    assert targeted.section == "§ 540-4A(1)(c)" and "(§ 540-7B(6))" in targeted.message
+    for key in ("nearest_water", "nearest_water_unpermitted"):
+        near = prof.finding(key, water="Lake Poygan", distance_ft=2_000.0)
+        assert near.message.startswith("Nearest water of the state: Lake Poygan, 2,000 ft from the disturbance. Where")
+        assert 'no distance for "adjacent"' in near.message
