@@ -148,6 +148,11 @@ def test_a_variance_that_leaves_no_reason_standing_approves_the_disapproval(reg)
     p = reg.get(n)
     assert (p.status, p.issued_on) == ("approved", date(2026, 11, 20))
     assert reg.history(n)[-1].data["conditions"] == "silt fence doubled on the east edge"
+    # The issuance rests on the variance's reading, not on a reversal's (§ 540-13A(2), not § 540-13A(1)).
+    (issued,) = [e for e in reg.history(n) if e.kind == "approved_on_appeal"]
+    assert "a variance relieves only the provisions it names" in issued.why
+    assert "(§ 540-13A(2); § 540-8C(2); basis interpretation)" in issued.why
+    assert "reversed on appeal" not in issued.why
 
 
 def test_a_variance_from_one_provision_leaves_the_other_reasons_for_disapproval_standing(reg) -> None:

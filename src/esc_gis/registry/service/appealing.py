@@ -204,7 +204,9 @@ def decide_appeal(
                 undoes == p.status and p.status in ON_APPEAL and approves_disapproval(approval, outcome, approves)
             )
             if not legacy and approving:
-                effect = _approve_on_appeal(reg, cur, p, appeal_id, body, outcome, on, who, now, str(approval.cited))
+                # The reading the approval rests on: a reversal's, or the recorded choice of a modification or variance.
+                cited = approval.chosen().get(outcome, approval.cited)
+                effect = _approve_on_appeal(reg, cur, p, appeal_id, body, outcome, on, who, now, str(cited))
             elif move is not None:
                 reasons = f"appeal {appeal_id} reversed by {body}"
                 before = check_back(p.status, move, p.previous_status, reasons=reasons, needs=reg.written_reasons)
