@@ -119,7 +119,7 @@ def test_an_npdes_exempt_site_gets_one_answer_by_permit_and_by_screened_site(reg
     )
     # No determination reaches an exempt site.
     with pytest.raises(ValidationError) as err:
-        reg.determine(exempt, on=ON, reasons="near the river")
+        reg.determine(exempt, on=ON, reasons="near the river", purposes=["waters"])
     text = str(err.value)
     assert '"[T]he performance standards of § 540-7B, permit requirements of § 540-8, and plan requirements of' in text
     # The one-acre condition on § 540-7B, 8 and 9 is the toolkit's reading of § 540-4A(3), and says so.
@@ -152,7 +152,7 @@ def test_a_determination_makes_a_small_site_a_permitted_one(reg) -> None:
     this article for a permitted site, including the performance standards of § 540-7B, permit requirements
     of § 540-8, and plan requirements of § 540-9." Then ground A1 fits, and its order and referral."""
     small = _small(reg)
-    p = reg.determine(small, on=date(2026, 11, 10), reasons="drains to the Wolf River", who="dpw")
+    p = reg.determine(small, on=date(2026, 11, 10), reasons="drains to the Wolf River", purposes=["waters"], who="dpw")
     assert (p.permit_decision, p.standards) == ("required", reg.profile.standards_permitted)
     assert p.state.determination["on"] == date(2026, 11, 10)
     assert p.state.determination["reasons"] == "drains to the Wolf River"
@@ -173,18 +173,18 @@ def test_a_determination_is_refused_where_a_permit_is_required_already_or_twice_
     "A permit is required" already (§ 540-4A(1)(a)). Nothing is written on a refusal."""
     big = _small(reg, 4000.01)
     with pytest.raises(ValidationError) as err:
-        reg.determine(big, on=ON, reasons="x")
+        reg.determine(big, on=ON, reasons="x", purposes=["waters"])
     assert "the screening already decides that a permit is required (4,000 sq ft" in str(err.value)
     assert "(§ 540-4A(1)(a), (c))" in str(err.value)
     small = _small(reg, x=600)
     with pytest.raises(ValidationError, match="the reasons are empty") as err:
-        reg.determine(small, on=ON, reasons="  ")
+        reg.determine(small, on=ON, reasons="  ", purposes=["waters"])
     with pytest.raises(ValidationError, match="is before the application's receipt"):
-        reg.determine(small, on=date(2026, 11, 1), reasons="x")
+        reg.determine(small, on=date(2026, 11, 1), reasons="x", purposes=["waters"])
     assert reg.get(small).state.determination is None
-    reg.determine(small, on=ON, reasons="targeted area")
+    reg.determine(small, on=ON, reasons="targeted area", purposes=["waters"])
     with pytest.raises(ValidationError, match=r"a determination is already recorded \(2026-11-20\)"):
-        reg.determine(small, on=ON, reasons="again")
+        reg.determine(small, on=ON, reasons="again", purposes=["waters"])
 
 
 # --- § 540-8F conditions and § 540-12A(3) --------------------------------------------------------------
@@ -269,9 +269,22 @@ def test_cli_determine_condition_show_enforce_and_certificate(reg, target: str, 
     small = _small(reg)
     r = run("enforce", target, "--permit", small, "--ground", "A1", "--on", "2026-11-20", "--reasons", "x", *lay)
     assert r.exit_code == 1 and "needs no permit" in r.output and A1_WORDS in r.output
-    r = run("determine", target, small, "--on", "2026-11-10", "--reasons", "drains to the river", *lay)
-    assert r.exit_code == 0 and "permit required (by determination)" in r.output, r.output
-    r = run("determine", target, small, "--on", "2026-11-10", "--reasons", "again", *lay)
+    r = run(
+        "determine",
+        target,
+        small,
+        "--on",
+        "2026-11-10",
+        "--reasons",
+        "drains to the river",
+        "--purpose",
+        "waters",
+        *lay,
+    )
+    assert r.exit_code == 0 and "permit required (by determination, to protect waters of the state)" in r.output, (
+        r.output
+    )
+    r = run("determine", target, small, "--on", "2026-11-10", "--reasons", "again", "--purpose", "waters", *lay)
     assert r.exit_code == 1 and "a determination is already recorded" in r.output
     r = run("enforce", target, "--permit", small, "--ground", "A1", "--on", "2026-11-20", "--reasons", "x", *lay)
     assert r.exit_code == 0 and "ENF-2026-0001" in r.output, r.output
@@ -390,7 +403,7 @@ def test_a1_is_refused_before_the_day_of_the_determination(reg) -> None:
     needed"; § 540-12A(1): "a permit is required for the construction site". Determined 2026-11-20: on 2026-11-10
     none was required, so a case of that day is refused; one of the determination's own day fits."""
     small = _small(reg)
-    reg.determine(small, on=date(2026, 11, 20), reasons="drains to the Wolf River")
+    reg.determine(small, on=date(2026, 11, 20), reasons="drains to the Wolf River", purposes=["waters"])
     with pytest.raises(ValidationError) as err:
         reg.enforce(ground="A1", on=date(2026, 11, 10), reasons="grading", permit_number=small)
     text = str(err.value)

@@ -325,7 +325,8 @@ def test_a_missing_fact_fails_its_item_and_only_it(
 
 
 @pytest.mark.parametrize(
-    "schedule", [{"start": "2027-04-01", "sequence": ["dig"]}, {"end": "2027-08-01", "sequence": ["dig"]}, {"sequence": ["dig"]}]
+    "schedule",
+    [{"start": "2027-04-01", "sequence": ["dig"]}, {"end": "2027-08-01", "sequence": ["dig"]}, {"sequence": ["dig"]}],
 )
 @BOTH
 def test_item_8_a_sequence_without_dates_is_looked_at_not_failed(prof: Profile, schedule: dict) -> None:

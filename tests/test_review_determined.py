@@ -67,19 +67,19 @@ def test_review_reads_the_determination_from_the_registry(tmp_path: Path, review
     assert r.exit_code == 2 and "give the registry that records it (--registry)" in r.output
     d = CliRunner().invoke(
         cli,
-        ["permits", "determine", str(reg_path), number, "--on", "2026-11-10", "--reasons", "drains to Test Creek",
+        ["permits", "determine", str(reg_path), number, "--on", "2026-11-10", "--reasons", "drains to Test Creek", "--purpose", "waters",
          "--layers", str(review_layers)],
     )  # fmt: skip
     assert d.exit_code == 0, d.output
-    assert "permit required (by determination)" in d.output
+    assert "permit required (by determination, to protect waters of the state)" in d.output
     r = CliRunner().invoke(cli, [*args, "--registry", str(reg_path), "--determined", number, "--overwrite"])
     assert r.exit_code == 0, r.output
     data = json.loads((tmp_path / "r.json").read_text())
     assert data["measured"]["permit"] == "required"
     [decision] = [c for c in data["checks"] if c["code"] == "decision"]
-    assert f"permit {number}, 2026-11-10: drains to Test Creek" in decision["detail"]
+    assert f"permit {number}, 2026-11-10, to protect waters of the state: drains to Test Creek" in decision["detail"]
     shown = CliRunner().invoke(cli, ["permits", "show", str(reg_path), number, "--layers", str(review_layers)])
-    assert "determination of 2026-11-10: drains to Test Creek" in shown.output
+    assert "determination of 2026-11-10 (to protect waters of the state): drains to Test Creek" in shown.output
     assert WORDS in shown.output and "(§ 540-4A(1)(c); basis ordinance)" in shown.output
 
 
@@ -96,7 +96,7 @@ def test_review_refuses_a_determination_recorded_on_another_permits_site(tmp_pat
         own = reg.add(Application("250 Small St", date(2026, 11, 2), square_sqft(250, 1210, 3000.0), CRS))
         far = reg.add(Application("900 Far St", date(2026, 11, 2), square_sqft(900, 1210, 3000.0), CRS))
         for number in (own, far):
-            reg.determine(number, on=date(2026, 11, 10), reasons="drains to Test Creek")
+            reg.determine(number, on=date(2026, 11, 10), reasons="drains to Test Creek", purposes=["waters"])
     plan = _sized(tmp_path / "p", 3_000.0)
     out = tmp_path / "r.html"
     args = ["review", str(plan), "--layers", str(review_layers), "-o", str(out), "--registry", str(reg_path)]

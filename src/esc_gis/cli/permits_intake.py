@@ -445,7 +445,11 @@ def _echo_terms(state: Any, prof: Any) -> None:
     if state.determination is not None:
         d = state.determination
         f = prof.finding("registry_determined")
-        click.echo(f"\ndetermination of {d['on']}: {d['reasons']}\n  {f.message} ({f.section}; basis {f.basis})")
+        from esc_gis.registry.domain.determinations import purpose_words
+
+        to = purpose_words(prof.tables, d.get("purposes") or ())
+        to = f" (to {to})" if to else ""
+        click.echo(f"\ndetermination of {d['on']}{to}: {d['reasons']}\n  {f.message} ({f.section}; basis {f.basis})")
     if state.permit_conditions:
         click.echo(
             "\nconditions of the permit (ground A3 names one by its number, or a standing one by its code E1-E8):"

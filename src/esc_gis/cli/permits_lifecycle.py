@@ -154,12 +154,28 @@ def extend(
 @click.option(
     "--reasons",
     required=True,
-    help="Why permit coverage is needed: to improve compliance, meet targeted performance standards, or "
-    "protect waters of the state.",
+    help="Why permit coverage is needed on this site, in words (what was found).",
+)
+@click.option(
+    "--purpose",
+    "purposes",
+    multiple=True,
+    required=True,
+    metavar="NAME",
+    help="What coverage is needed for, by the profile's names ([determination_purposes]), repeatable: for the "
+    "Village, compliance, targeted (targeted performance standards) or waters (waters of the state).",
 )
 @_LAYERS
 @_WHO
-def determine(registry: str, number: str, on: str, reasons: str, layers_path: str | None, who: str | None) -> None:
+def determine(
+    registry: str,
+    number: str,
+    on: str,
+    reasons: str,
+    purposes: tuple[str, ...],
+    layers_path: str | None,
+    who: str | None,
+) -> None:
     """Record that a permit is needed for NUMBER of REGISTRY, a site under the permit threshold.
 
     The site is decided now as every command decides it; the determination is refused where a permit
@@ -168,8 +184,11 @@ def determine(registry: str, number: str, on: str, reasons: str, layers_path: st
     --registry REGISTRY --determined NUMBER` reviews its plan in full.
     """
     with _open(registry, layers_path) as reg:
-        p = reg.determine(number, on=_date(on, "on"), reasons=reasons, who=who)
-    click.echo(f"{_describe(p)}  permit {p.permit_decision} (by determination)")
+        from esc_gis.registry.domain.determinations import purpose_words
+
+        p = reg.determine(number, on=_date(on, "on"), reasons=reasons, purposes=purposes, who=who)
+        words = purpose_words(reg.profile.tables, p.state.determination["purposes"])
+    click.echo(f"{_describe(p)}  permit {p.permit_decision} (by determination, to {words})")
 
 
 @click.command(short_help="Record a condition of an issued permit, set by the office.")

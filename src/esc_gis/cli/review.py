@@ -132,7 +132,10 @@ def _determination(registry: str | None, number: str, layers_path: str | None) -
             f"(esc-gis permits determine {registry} {number} --on DATE --reasons TEXT)."
         )
         raise click.BadParameter(msg, param_hint="--determined")
-    return f"permit {number}, {d['on']}: {d['reasons']}"
+    from esc_gis.registry.domain.determinations import purpose_words
+
+    to = purpose_words(reg.profile.tables, d.get("purposes") or ())
+    return f"permit {number}, {d['on']}" + (f", to {to}" if to else "") + f": {d['reasons']}"
 
 
 def _check_site(registry: str | None, number: str, layers_path: str | None, result: object, plan: str) -> None:

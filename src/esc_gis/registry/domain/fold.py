@@ -285,7 +285,8 @@ def _apply(s: PermitState, e: HistoryEvent, application_fee: str) -> None:  # no
     elif k in ("updated", "remeasured", "determined"):
         s.fields.update(d["fields"])
         if k == "determined":
-            s.determination = {"on": e.on, "reasons": e.why, "seq": e.seq}
+            # The § 540-4A(1)(c) purposes it names (none on a determination recorded before they were).
+            s.determination = {"on": e.on, "reasons": e.why, "seq": e.seq, "purposes": list(d.get("purposes") or ())}
     elif k == "condition_added":
         s.conditions.append({"on": e.on, "text": str(d["condition"]), "seq": e.seq, "source": "condition"})
     elif k == "information_requested":

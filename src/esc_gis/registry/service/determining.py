@@ -11,11 +11,13 @@ from __future__ import annotations
 
 __all__ = ["add_condition", "determine", "plan_site_problems"]
 
+from collections.abc import Sequence
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from esc_gis.errors import Problem, ValidationError
 from esc_gis.registry.domain.dates import EffectiveDate
+from esc_gis.registry.domain.determinations import named_purposes
 from esc_gis.registry.domain.overlap import same_site
 from esc_gis.registry.domain.records import Event, Permit
 from esc_gis.registry.service._core import ISSUED, _who
@@ -31,7 +33,13 @@ _ENDED = ("closed", "revoked", "disapproved")
 
 
 def determine(
-    reg: Registry, permit_number: str, *, on: date | None, reasons: str | None, who: str | None = None
+    reg: Registry,
+    permit_number: str,
+    *,
+    on: date | None,
+    reasons: str | None,
+    purposes: Sequence[str] = (),
+    who: str | None = None,
 ) -> Permit:
     """Record that the administering authority determined a permit is needed on a small site (§ 540-4A(1)(c)).
 
@@ -40,7 +48,9 @@ def determine(
     article compliance, meet targeted performance standards, or protect waters of the state."
     The site is decided now by the one function (:meth:`Registry.decide_permit`); the
     determination is refused where the screening already requires a permit, where the article
-    does not reach the site, and where § 540-4A(3) exempts it. Afterwards the permit is
+    does not reach the site, and where § 540-4A(3) exempts it. ``purposes`` names which of the
+    three it is made for, one or more, by the profile's names (``[determination_purposes]``:
+    ``compliance``, ``targeted``, ``waters``); they are recorded with it. Afterwards the permit is
     ``required`` with the standards of a permitted site: § 540-8 applies to it (enforcement on
     activity without a required permit, the deadlines), and a new measurement keeps it required.
 
@@ -48,9 +58,11 @@ def determine(
     ------
     PermitNotFoundError
     ValidationError
-        With every problem at once: no reasons, no day or one after today or before the
-        application's receipt, coverage ended, already determined or required, outside the
-        article, exempt.
+        With every problem at once: no reasons, no purpose or one the profile does not name, no
+        day or one after today or before the application's receipt, coverage ended, already
+        determined or required, outside the article, exempt.
+    ProfileError
+        If the profile has no ``[determination_purposes]``.
     """
     who = _who(who)
     p = reg.get(permit_number)
@@ -58,6 +70,8 @@ def determine(
     problems: list[Problem] = []
     if not (reasons or "").strip():
         problems.append(Problem(src, None, "the reasons are empty.", "give the determination's reasons (--reasons)."))
+    named, purpose_problems = named_purposes(reg.profile.tables, purposes)
+    problems += [Problem(src, None, m, f) for m, f in purpose_problems]
     if on is None:
         problems.append(Problem(src, None, "the determination has no date.", "give --on YYYY-MM-DD."))
     problems += reg._date_problems(src, EffectiveDate("--on", on, p.received_on, "the application's receipt"))
@@ -85,6 +99,7 @@ def determine(
             permit_number,
             Event(now_utc(), who, "determination", None, None, on, None, reasons.strip()),
             fields=fields,
+            purposes=named,
         )
     return reg.get(permit_number)
 

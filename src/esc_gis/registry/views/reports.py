@@ -226,7 +226,7 @@ def certificate_html(permit: Permit, *, profile: Profile, now: datetime | None =
         d = profile.finding("registry_determined")
         determination = {
             "title": f"Determination of {state.determination['on']}",
-            "text": f"{state.determination['reasons']}: {d.message}",
+            "text": f"{_purposes_said(profile, state.determination)}{state.determination['reasons']}: {d.message}",
             "section": d.section,
         }
     return render(
@@ -524,3 +524,11 @@ def _period_check(start: date | None, end: date | None) -> None:
         raise ValidationError(
             [Problem("period", None, f"it ends ({end}) before it starts ({start}).", "give --from before --to.")]
         )
+
+
+def _purposes_said(profile: Any, determination: dict[str, Any]) -> str:
+    """Return "To protect waters of the state. " for a determination's § 540-4A(1)(c) purposes ("" for none)."""
+    from esc_gis.registry.domain.determinations import purpose_words
+
+    words = purpose_words(profile.tables, determination.get("purposes") or ())
+    return f"To {words}. " if words else ""
