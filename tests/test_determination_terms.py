@@ -89,3 +89,77 @@ def test_show_the_certificate_and_review_say_the_purpose(reg, target: str, layer
         "determination of 2026-11-10 (to improve article compliance and protect waters of the state): "
         "drains to the river" in r.output
     ), r.output
+
+
+# --- An appeal of the determination: § 540-13A(1) -------------------------------------------------------
+
+ZBA = "zoning_board_of_appeals"
+
+
+def _appeal(reg: Registry, n: str | None, kind: str = "determination", on: date = date(2026, 11, 25)) -> str:
+    return reg.appeal(
+        appealed="determination of 2026-11-20",
+        kind=kind,
+        appellant="Pat Builder",
+        appellant_kind="aggrieved_person",
+        on=on,
+        grounds="the lot drains away from the river",
+        permit_number=n,
+    ).appeal_id
+
+
+def test_a_determination_reversed_on_appeal_is_withdrawn_and_the_site_decided_without_it(reg) -> None:
+    """§ 540-13A(1): the Zoning Board of Appeals "Shall hear and decide appeals where it is alleged that there is
+    error in any order, decision or determination made by the administering authority in administering this
+    article". Reversed, the § 540-4A(1)(c) determination is withdrawn: the 3,000 sq ft site is decided as
+    § 540-4A(1)(b) decides it, "A permit is not required", and ground A1 no longer fits; a new determination may
+    be recorded."""
+    small = _small(reg)
+    reg.determine(small, on=ON, reasons="drains to the river", purposes=["waters"])
+    assert reg.enforce(ground="A1", on=date(2026, 11, 21), reasons="grading", permit_number=small).case_id
+    a = _appeal(reg, small)
+    d = reg.decide_appeal(a, body=ZBA, outcome="reversed", on=date(2026, 12, 1)).decision
+    assert d is not None and d.effect == "determination withdrawn; permit not_required"
+    p = reg.get(small)
+    assert p.state.determination is None
+    assert (p.permit_decision, p.standards) == ("not_required", reg.decide_permit(p)["standards"])
+    assert reg.decide_permit(p)["determined"] is False
+    assert "determination_reversed" in [e.kind for e in reg.history(small)]
+    with pytest.raises(ValidationError, match="needs no permit"):
+        reg.enforce(ground="A1", on=date(2026, 12, 2), reasons="grading", permit_number=small)
+    again = reg.determine(small, on=date(2026, 12, 3), reasons="new survey", purposes=["compliance"])
+    assert again.permit_decision == "required" and again.state.determination["purposes"] == ["compliance"]
+
+
+def test_a_determination_upheld_or_not_reversed_stays(reg) -> None:
+    """§ 540-13A(1) "hear and decide appeals": an appeal upheld leaves the determination, and the permit
+    required under § 540-4A(1)(c), as they were."""
+    small = _small(reg)
+    reg.determine(small, on=ON, reasons="drains to the river", purposes=["waters"])
+    d = reg.decide_appeal(_appeal(reg, small), body=ZBA, outcome="upheld", on=date(2026, 12, 1)).decision
+    assert d is not None and d.effect == "permit state unchanged"
+    p = reg.get(small)
+    assert p.state.determination is not None and p.permit_decision == "required"
+
+
+def test_an_appeal_of_a_determination_needs_one_recorded(reg) -> None:
+    """§ 540-13A(1) "any order, decision or determination made by the administering authority": the appeal of a
+    determination is of one recorded on the permit; none recorded, or no permit named, it is refused and
+    nothing is written."""
+    small = _small(reg)
+    with pytest.raises(ValidationError) as err:
+        _appeal(reg, small)
+    assert f"permit {small} has no determination that a permit is needed to appeal" in str(err.value)
+    assert reg.appeals() == []
+    reg.determine(small, on=ON, reasons="drains to the river", purposes=["waters"])
+    assert _appeal(reg, small)
+
+
+def test_the_determination_is_an_appealable_kind_citing_both_sections() -> None:
+    """§ 540-13A(1) "any order, decision or determination"; § 540-4A(1)(c) "if the administering authority
+    determines"."""
+    from esc_gis.profile import load_profile
+    from esc_gis.registry.domain.appeals import DETERMINATION, appealed_kinds
+
+    kind = appealed_kinds(load_profile().tables)["determination"]
+    assert (kind.section, kind.undoes, kind.not_heard) == ("§ 540-13A(1); § 540-4A(1)(c)", DETERMINATION, None)

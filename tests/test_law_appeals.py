@@ -98,7 +98,7 @@ def test_a_kind_that_undoes_a_state_no_reversal_undoes_is_refused_with_the_state
         appealed_kinds({"appeals": {"appealed": {"order": {"section": "s", "undoes": "stopwork"}}}})
     assert str(e.value) == (
         "The profile's [appeals.appealed.order] undoes 'stopwork', not a state a reversal undoes "
-        "(stop_work, revoked, suspended, disapproved)."
+        "(stop_work, revoked, suspended, disapproved) nor 'determination'."
     )
 
 

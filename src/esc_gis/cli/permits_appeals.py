@@ -36,7 +36,8 @@ def _echo_appeal(a: Any) -> None:
     "--kind",
     required=True,
     help="What kind of order or decision it is: the profile's [appeals.appealed] key, e.g. stop_work_order, "
-    "revocation, permit_decision, other. Only a reversal of the kind that put the permit in its state moves it back.",
+    "revocation, permit_decision, determination, other. Only a reversal of the kind that put the permit in its "
+    "state moves it back; a reversed determination is withdrawn.",
 )
 @click.option("--appellant", required=True, help="Who appealed (name or Village body).")
 @click.option("--appellant-kind", required=True, help="The profile's [appeals.appellants] key, e.g. aggrieved_person.")

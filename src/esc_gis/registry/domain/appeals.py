@@ -17,12 +17,15 @@ permit is issued only when no reason for the disapproval is left standing
 
 A reversal of a stop-work order or a revocation sends the permit back to the state before
 (as a retraction, § 540-12D), and a reversal of a suspension lifts it (reinstatement), in the
-same transaction as the decision. Other outcomes leave the permit's state as it is.
+same transaction as the decision. A reversal of a § 540-4A(1)(c) determination (§ 540-13A(1):
+"any order, decision or determination") withdraws it: the site is decided again without it.
+Other outcomes leave the permit's state as it is.
 """
 
 from __future__ import annotations
 
 __all__ = [
+    "DETERMINATION",
     "Appeal",
     "AppealDecision",
     "AppealedKind",
@@ -43,6 +46,9 @@ from typing import Any
 
 from esc_gis.errors import Problem, ProfileError, ValidationError
 from esc_gis.registry.domain.lifecycle import BACK, ON_APPEAL
+
+#: What the reversal of a § 540-4A(1)(c) determination undoes: the determination, not a state of the permit.
+DETERMINATION = "determination"
 
 
 @dataclass(frozen=True)
@@ -68,7 +74,8 @@ class AppealedKind:
     name: str
     section: str
     #: The permit state a reversal undoes (``stop_work``, ``revoked``, ``suspended``, or
-    #: ``disapproved``, which an approving decision turns into ``approved``), if any.
+    #: ``disapproved``, which an approving decision turns into ``approved``), or
+    #: :data:`DETERMINATION` (the permit's § 540-4A(1)(c) determination), if any.
     undoes: str | None = None
     #: Why the board does not hear it (``[appeals.not_heard]``), if it does not.
     not_heard: str | None = None
@@ -135,11 +142,11 @@ def appealed_kinds(tables: Mapping[str, Any]) -> dict[str, AppealedKind]:
             msg = f"The profile's [appeals.appealed.{name}] needs a section."
             raise ProfileError(msg)
         undoes = entry.get("undoes")
-        if undoes and undoes not in BACK and undoes not in ON_APPEAL:
+        if undoes and undoes not in BACK and undoes not in ON_APPEAL and undoes != DETERMINATION:
             # A typo here would quietly stop every reversal of this kind from moving the permit.
             msg = (
                 f"The profile's [appeals.appealed.{name}] undoes {undoes!r}, not a state a reversal undoes "
-                f"({', '.join([*BACK, *ON_APPEAL])})."
+                f"({', '.join([*BACK, *ON_APPEAL])}) nor {DETERMINATION!r}."
             )
             raise ProfileError(msg)
         out[str(name)] = AppealedKind(str(name), str(entry["section"]), str(undoes) if undoes else None)

@@ -57,6 +57,8 @@ KINDS: dict[str, Kind] = {
     # the administering authority determined that a site under the permit threshold needs a permit
     # (§ 540-4A(1)(c)): its decision fields become a permitted site's
     "determined": Kind("intake", ("fields",)),
+    # the determination reversed on appeal (§ 540-13A(1)): the site's decision without it
+    "determination_reversed": Kind("intake", ("fields",)),
     "information_requested": Kind("lifecycle", moves=True),
     "information_received": Kind("lifecycle", moves=True),
     "under_review": Kind("lifecycle", moves=True),
@@ -240,6 +242,7 @@ def check_event(e: HistoryEvent) -> list[str]:
 _TYPED = {
     "update": "updated",
     "determination": "determined",
+    "determination_reversal": "determination_reversed",
     "condition": "condition_added",
     "remeasured": "remeasured",
     "inspection": "inspected",

@@ -282,8 +282,10 @@ def _apply(s: PermitState, e: HistoryEvent, application_fee: str) -> None:  # no
         if s.started_at is not None:
             s.clocks["work"] = Clock(s.started_at.date(), e.seq, k)
         _restart_decision(s, e)
-    elif k in ("updated", "remeasured", "determined"):
+    elif k in ("updated", "remeasured", "determined", "determination_reversed"):
         s.fields.update(d["fields"])
+        if k == "determination_reversed":
+            s.determination = None  # withdrawn on appeal: a new one may be recorded
         if k == "determined":
             # The § 540-4A(1)(c) purposes it names (none on a determination recorded before they were).
             s.determination = {"on": e.on, "reasons": e.why, "seq": e.seq, "purposes": list(d.get("purposes") or ())}

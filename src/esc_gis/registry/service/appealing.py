@@ -13,6 +13,7 @@ from esc_gis.errors import (
     ValidationError,
 )
 from esc_gis.registry.domain.appeals import (
+    DETERMINATION,
     Appeal,
     AppealDecision,
     AppealedKind,
@@ -85,7 +86,7 @@ def appeal(
         if permit_number and permit_number != case[0].permit_number:
             bad(f"case {case_id} is about permit {case[0].permit_number}, not {permit_number}.", "give one of them.")
         permit_number = case[0].permit_number  # the case's permit is what the appeal can change
-    for message, fix in _kind_problems(reg, kind, kinds):
+    for message, fix in _kind_problems(reg, kind, kinds, permit_number):
         bad(message, fix)
     if appellant_kind not in terms["appellants"]:
         bad(
@@ -124,8 +125,27 @@ def appeal(
     return reg.appeals(appeal_id=appeal_id)[0]
 
 
-def _kind_problems(reg: Registry, kind: str | None, kinds: dict[str, AppealedKind]) -> list[tuple[str, str]]:
-    """Return what is wrong with the kind of order appealed: missing, unknown, or not heard."""
+def _determination_problems(reg: Registry, permit_number: str | None) -> list[tuple[str, str]]:
+    """Return why a determination cannot be appealed on ``permit_number``: no permit, or none recorded on it."""
+    if not permit_number:
+        return [("the appeal of a determination names no permit.", "give --permit: the permit it is recorded on.")]
+    if permit_number not in {p.permit_number for p in reg.permits()}:
+        return []  # said already: no such permit
+    state = reg.get(permit_number).state
+    if state is None or state.determination is None:
+        return [
+            (
+                f"permit {permit_number} has no determination that a permit is needed to appeal.",
+                "check the permit (`permits show`), or give another --kind.",
+            )
+        ]
+    return []
+
+
+def _kind_problems(
+    reg: Registry, kind: str | None, kinds: dict[str, AppealedKind], permit_number: str | None
+) -> list[tuple[str, str]]:
+    """Return what is wrong with the kind of order appealed: missing, unknown, not heard, or nothing to appeal."""
     heard = ", ".join(k for k, v in kinds.items() if v.not_heard is None)
     if kind is None or kind not in kinds:
         what = "missing" if kind is None else f"{kind!r}, not one the profile lists"
@@ -133,6 +153,8 @@ def _kind_problems(reg: Registry, kind: str | None, kinds: dict[str, AppealedKin
     if kinds[kind].not_heard is not None:
         f = reg.profile.finding("appeal_not_heard", kind=kind.replace("_", " "))
         return [(f"{f.message} ({f.section}).", f"nothing to record here: the board hears only {heard}.")]
+    if kinds[kind].undoes == DETERMINATION:
+        return _determination_problems(reg, permit_number)
     return []
 
 
@@ -193,6 +215,7 @@ def decide_appeal(
     )
     # A case's own order (no permit, or work without one on a permit's site) is retracted on its stream.
     own = case is not None and (not case.permit_number or enforcing._own_order(reg, case))
+    withdrawn = _without_determination(reg, a, outcome, undoes)
     with b.write() as cur:
         effect = "permit state unchanged" if a.permit_number else "no permit"
         if a.permit_number:
@@ -203,7 +226,9 @@ def decide_appeal(
             approving = (
                 undoes == p.status and p.status in ON_APPEAL and approves_disapproval(approval, outcome, approves)
             )
-            if not legacy and approving:
+            if withdrawn is not None and p.state is not None and p.state.determination is not None:
+                effect = _withdraw_determination(reg, cur, p, appeal_id, body, on, who, now, withdrawn)
+            elif not legacy and approving:
                 # The reading the approval rests on: a reversal's, or the recorded choice of a modification or variance.
                 cited = approval.chosen().get(outcome, approval.cited)
                 effect = _approve_on_appeal(reg, cur, p, appeal_id, body, outcome, on, who, now, str(cited))
@@ -297,6 +322,40 @@ def _check_decision(
     if problems:
         raise ValidationError([Problem(appeal_id, None, m, "see `esc-gis permits appeals`.") for m in problems])
     return found[0], named
+
+
+def _without_determination(reg: Registry, a: Appeal, outcome: str, undoes: str | None) -> dict[str, Any] | None:
+    """Return the site's decision without its determination, where a reversal withdraws one (else None).
+
+    Decided before the write (a GeoPackage cannot nest a read in it) by the one function.
+
+    Raises
+    ------
+    ValidationError
+        If the site can no longer be decided (the screening's reason).
+    """
+    if outcome != "reversed" or undoes != DETERMINATION or not a.permit_number:
+        return None
+    return reg.decide_permit(reg.get(a.permit_number), determination=False)
+
+
+def _withdraw_determination(
+    reg: Registry, cur: Any, p: Any, appeal_id: str, body: str, on: date, who: str, now: Any, d: dict[str, Any]
+) -> str:
+    """Withdraw a permit's § 540-4A(1)(c) determination reversed on appeal; return the effect's words.
+
+    The permit's decision becomes the site's without it (``d``, from the one function).
+    """
+    fields = {"permit_decision": d["permit_decision"], "standards": d["standards"]}
+    reasons = f"appeal {appeal_id} reversed by {body}: the determination of {p.state.determination['on']} is withdrawn"
+    reg._event(
+        cur,
+        p.permit_number,
+        Event(now, who, "determination_reversal", None, None, on, None, reasons),
+        fields=fields,
+        appeal_id=appeal_id,
+    )
+    return f"determination withdrawn; permit {d['permit_decision']}"
 
 
 def _approve_on_appeal(

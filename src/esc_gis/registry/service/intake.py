@@ -557,13 +557,14 @@ def decide_screened(reg: Registry, one: gpd.GeoDataFrame, rest: gpd.GeoDataFrame
     return measured[0]
 
 
-def decide_permit(reg: Registry, permit: Permit) -> dict[str, Any]:
+def decide_permit(reg: Registry, permit: Permit, *, determination: bool = True) -> dict[str, Any]:
     """Decide a registry permit's site now, as :func:`decide_screened` decides a screened site.
 
     Its site, limits, plan, activity and flags as the registry holds them go to the same
     screening function (:func:`_measure`) with the registry's other permits on its plan, under
     the registry's layers and profile; a § 540-4A(1)(c) determination recorded on it is then
-    applied (:func:`with_determination`). The one decision `permits enforce --permit`,
+    applied (:func:`with_determination`), unless ``determination`` is False (the decision a
+    reversal of it on appeal leaves). The one decision `permits enforce --permit`,
     `permits determine` and `--site-layer` share (issue 46).
 
     Returns
@@ -596,7 +597,7 @@ def decide_permit(reg: Registry, permit: Permit) -> dict[str, Any]:
     measured = _measure(reg, [app], source, problems, remeasured=permit.permit_number)
     if problems or not measured:
         raise ValidationError(problems or [Problem(source, None, "the site cannot be measured.", "re-screen it.")])
-    return with_determination(reg, measured[0], permit.state)
+    return with_determination(reg, measured[0], permit.state if determination else None)
 
 
 def _plan_members(reg: Registry, plans: Sequence[str]) -> list[Permit]:

@@ -229,7 +229,7 @@ def _permits(w: Rows, e: HistoryEvent, ctx: Context) -> None:
     s = ctx.state
     want: dict[str, Any] = {c: getattr(s, c) for c in LIFECYCLE}
     kinds = {n: k for n, k, _ in PERMIT_COLUMNS}
-    if e.kind in ("updated", "remeasured", "determined"):
+    if e.kind in ("updated", "remeasured", "determined", "determination_reversed"):
         want.update({k: _value(kinds[k], v) for k, v in d["fields"].items() if k in FACTS})
     if "permit_expires_on" in d:
         # The period of validity as the command that set it computed it (§ 540-8G): a later reading
