@@ -225,15 +225,18 @@ def test_temporary_stabilization_ends_when_work_resumes_on_or_after_the_stop(res
     "notified, start, counted_from",
     [
         (None, datetime(2026, 11, 30, 15, 30, tzinfo=timezone.utc), "inspection"),
-        (
-            datetime(2026, 12, 1, 8, 0, tzinfo=timezone.utc),
-            datetime(2026, 12, 1, 8, 0, tzinfo=timezone.utc),
-            "notification",
-        ),
+        # Notified after the inspection (the next morning): the inspection already started the clock.
+        (datetime(2026, 12, 1, 8, 0, tzinfo=timezone.utc), datetime(2026, 11, 30, 15, 30, tzinfo=timezone.utc),
+         "inspection"),
+        # Notified before the inspection's recorded time: the notification started it.
+        (datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc), datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc),
+         "notification"),
     ],
-)
+)  # fmt: skip
 @BOTH
 def test_a_repair_is_due_24_hours_after_the_inspection_or_notification(prof, notified, start, counted_from) -> None:
+    """§ 540-8E(6): "Repair or replace erosion and sediment control BMPs as necessary within 24 hours of an
+    inspection or notification that repair or replacement is needed": from whichever came first."""
     inspected = datetime(2026, 11, 30, 15, 30, tzinfo=timezone.utc)
     d = repair_due(inspected, prof, ids=[3, 4], notified_at=notified)
     assert d.due == start + timedelta(hours=24) and d.code == "repair_due"
@@ -241,6 +244,22 @@ def test_a_repair_is_due_24_hours_after_the_inspection_or_notification(prof, not
     f = prof.finding("repair_due", ids="#3, #4", counted_from=counted_from, from_time=shown)
     assert (d.what, d.section, d.basis) == (f.message, f.section, f.basis)
     assert "#3, #4" in d.what
+
+
+def test_a_notification_after_the_inspection_does_not_put_the_repair_off() -> None:
+    """§ 540-8E(6): "within 24 hours of an inspection or notification that repair or replacement is needed". The
+    inspection at 10:00 found the deficiency; the notice at 11:00 does not move the 24 hours to 11:00 the next
+    day. The edges: a notice at the inspection's minute is the same start; one a minute before it starts the clock."""
+    inspected = datetime(2026, 6, 8, 10, 0, tzinfo=CT)
+    later = repair_due(inspected, W, ids=[1], notified_at=inspected + timedelta(hours=1))
+    assert later.due == datetime(2026, 6, 9, 10, 0, tzinfo=CT) and "of the inspection at 2026-06-08 10:00" in later.what
+    same = repair_due(inspected, W, ids=[1], notified_at=inspected)
+    assert same.due == datetime(2026, 6, 9, 10, 0, tzinfo=CT) and "of the inspection" in same.what
+    earlier = repair_due(inspected, W, ids=[1], notified_at=inspected - timedelta(minutes=1))
+    assert (
+        earlier.due == datetime(2026, 6, 9, 9, 59, tzinfo=CT)
+        and "of the notification at 2026-06-08 09:59" in earlier.what
+    )
 
 
 @pytest.mark.parametrize(

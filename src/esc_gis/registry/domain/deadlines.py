@@ -259,7 +259,11 @@ def repair_due(
     """Return when BMPs must be repaired or replaced after an inspection found deficiencies (§ 540-8E(6)).
 
     "Within 24 hours of an inspection or notification that repair or replacement is
-    needed": counted from the notification when one is recorded, else from the inspection.
+    needed": counted from whichever came first. The inspection that found the deficiency
+    starts the clock, and a notification recorded later does not put it back (the holder
+    knew from the inspection); a notification before the inspection starts it then. The
+    holder's inspections and the office's are counted alike: the clock is the ordinance's
+    "inspection or notification", not the weekly duty's (which only the holder's meet).
     The deadline is a time, exactly the profile's ``deadlines.repair`` later.
 
     Parameters
@@ -271,7 +275,8 @@ def repair_due(
         The deficiencies' numbers in the registry (no inspector's text: the agenda and the
         calendar feed show no notes).
     notified_at : datetime, optional
-        When the permittee was notified that repair is needed.
+        When the permittee was notified that repair is needed; it starts the clock only when
+        it came before the inspection.
     inspection_ids : sequence of int, optional
         The inspections that found them: the deadline's ``key``, which stays the same while
         any of their deficiencies is open (the deficiency numbers change as each is repaired).
@@ -288,14 +293,17 @@ def repair_due(
     >>> repair_due(datetime(2026, 11, 30, 15, 30, tzinfo=timezone.utc), load_profile(), ids=[3]).due
     datetime.datetime(2026, 12, 1, 15, 30, tzinfo=datetime.timezone.utc)
     """
-    start = notified_at or inspected_at
+    # The earlier of the two: "within 24 hours of an inspection or notification", whichever
+    # told first that repair is needed; a later notice never extends the 24 hours.
+    notice_first = notified_at is not None and _utc(notified_at) < _utc(inspected_at)
+    start = notified_at if notice_first and notified_at is not None else inspected_at
     return _due(
         profile,
         "repair_due",
         start + timedelta(hours=_number(profile, "repair")),
         "inspection:" + ",".join(str(i) for i in sorted(set(inspection_ids))) if inspection_ids else "",
         ids=", ".join(f"#{i}" for i in ids),
-        counted_from="notification" if notified_at is not None else "inspection",
+        counted_from="notification" if notice_first else "inspection",
         # On the office's clock, as the clerk reads it (stored times are UTC).
         from_time=f"{profile.local(start):%Y-%m-%d %H:%M %Z}".strip(),
     )
