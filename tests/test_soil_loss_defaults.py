@@ -251,3 +251,6 @@ def test_a_field_over_the_sites_own_area_by_the_sliver_is_the_same_and_by_more_i
     assert bool(problems) is refused
     assert no_plan_total_problems([np.nan], ["A"], [None], [10_000.0], prof, per_row=True) == []  # none given
     assert no_plan_total_problems([50_000.0], ["A"], ["P"], [10_000.0], prof, per_row=True) == []  # a plan's site
+    # One rule for the option too: a total no more than the site's own area is its own, not a plan's.
+    assert bool(plan_total_problems(total, ["A"], [None], [10_000.0], prof)) is refused
+    assert plan_total_problems(10_000.0, ["A"], [None], [10_000.0], prof) == []
