@@ -147,6 +147,27 @@ def test_the_schedule_sets_kind_and_amount(reg, received: str) -> None:
     assert f.schedule_resolution == f"{s.resolution} (2000-01-01)"
 
 
+def test_a_fee_paid_before_the_schedules_adoption_is_refused_naming_the_day(reg, received: str) -> None:
+    """§ 540-10: the fees "shall be established by the Village Board and may from time to time be modified by
+    resolution". A schedule adopted on 2026-11-02 was not in force on 2026-11-01: a fee paid that day is not
+    checked against it but refused, naming the adoption day and the fix (the schedule in force that day), and
+    nothing is written. On the adoption day itself it is in force. That the schedule takes effect on its
+    adoption day is the toolkit's policy, and says so."""
+    from esc_gis.registry.domain.fees import FeeSchedule
+
+    s = FeeSchedule("R-2026-11 (made up)", date(2026, 11, 2), {"application": 50.0}, Path("fees.toml"))
+    before = (count(reg, "fees"), count(reg, "events"))
+    with pytest.raises(ValidationError) as e:
+        reg.record_fee(received, kind="application", amount=50.0, paid_on=date(2026, 11, 1), receipt="R", schedule=s)
+    text = " ".join(str(e.value).split())
+    assert "the application fee paid on 2026-11-01 cannot be checked against R-2026-11 (made up), adopted on " in text
+    assert "2026-11-02" in text and "Give the schedule in force on 2026-11-01" in text
+    assert "(§ 540-10; basis policy)" in text
+    assert (count(reg, "fees"), count(reg, "events")) == before
+    f = reg.record_fee(received, kind="application", amount=50.0, paid_on=date(2026, 11, 2), receipt="R", schedule=s)
+    assert f.schedule_resolution == "R-2026-11 (made up) (2026-11-02)"
+
+
 def test_every_fee_problem_at_once_and_nothing_written(reg, received: str) -> None:
     reg.record_fee(received, kind="application", amount=1.0, paid_on=date(2026, 11, 2), receipt="R-1")
     before = (count(reg, "fees"), count(reg, "events"))

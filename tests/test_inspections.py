@@ -153,9 +153,13 @@ def test_repair_is_due_exactly_24_hours_after_the_inspection_or_the_notification
     d = repair_due(AT, W, ids=[3, 4])
     assert d.due == AT + timedelta(hours=24) and d.code == "repair_due" and d.section == "§ 540-8E(6)"
     assert "#3, #4" in d.what and "inspection" in d.what
+    # § 540-8E(6) "within 24 hours of an inspection or notification": whichever came first. A notice
+    # after the inspection that found it does not put the repair off; one before it starts the clock.
     told = AT + timedelta(hours=5)
     n = repair_due(AT, W, ids=[3], notified_at=told)
-    assert n.due == told + timedelta(hours=24) and "notification" in n.what
+    assert n.due == AT + timedelta(hours=24) and "notification" not in n.what and "inspection" in n.what
+    first = repair_due(AT, W, ids=[3], notified_at=AT - timedelta(hours=1))
+    assert first.due == AT + timedelta(hours=23) and "notification" in first.what
 
 
 def test_an_overdue_repair_is_listed_and_not_before_and_goes_when_repaired(reg, active) -> None:
@@ -191,15 +195,16 @@ def test_permits_due_and_the_calendar_feed_list_the_repair(reg, active, target: 
     )
     assert out.exit_code == 0, out.output
     line = next(x for x in out.output.splitlines() if "repair" in x)
-    # 17:30 UTC on the 17th, on the Village clock.
-    assert line.startswith("OVERDUE 2026-11-17 11:30 CST") and f"#{r.deficiencies[0].id}" in line
+    # 15:30 UTC on the 17th, on the Village clock: 24 hours from the inspection, which came before the
+    # notification (§ 540-8E(6) "within 24 hours of an inspection or notification").
+    assert line.startswith("OVERDUE 2026-11-17 09:30 CST") and f"#{r.deficiencies[0].id}" in line
     ics = tmp_path / "d.ics"
     out = runner.invoke(
         cli, ["permits", "calendar", target, "-o", str(ics), "--on", "2026-11-16", "--layers", str(layers_path)]
     )
     assert out.exit_code == 0, out.output
     text = ics.read_text()
-    assert "notification" in text and "fence down" not in text
+    assert "of the inspection" in text.replace("\r\n ", "") and "fence down" not in text
 
 
 # --- Refusals --------------------------------------------------------------------------

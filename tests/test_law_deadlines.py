@@ -225,15 +225,18 @@ def test_temporary_stabilization_ends_when_work_resumes_on_or_after_the_stop(res
     "notified, start, counted_from",
     [
         (None, datetime(2026, 11, 30, 15, 30, tzinfo=timezone.utc), "inspection"),
-        (
-            datetime(2026, 12, 1, 8, 0, tzinfo=timezone.utc),
-            datetime(2026, 12, 1, 8, 0, tzinfo=timezone.utc),
-            "notification",
-        ),
+        # Notified after the inspection (the next morning): the inspection already started the clock.
+        (datetime(2026, 12, 1, 8, 0, tzinfo=timezone.utc), datetime(2026, 11, 30, 15, 30, tzinfo=timezone.utc),
+         "inspection"),
+        # Notified before the inspection's recorded time: the notification started it.
+        (datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc), datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc),
+         "notification"),
     ],
-)
+)  # fmt: skip
 @BOTH
 def test_a_repair_is_due_24_hours_after_the_inspection_or_notification(prof, notified, start, counted_from) -> None:
+    """§ 540-8E(6): "Repair or replace erosion and sediment control BMPs as necessary within 24 hours of an
+    inspection or notification that repair or replacement is needed": from whichever came first."""
     inspected = datetime(2026, 11, 30, 15, 30, tzinfo=timezone.utc)
     d = repair_due(inspected, prof, ids=[3, 4], notified_at=notified)
     assert d.due == start + timedelta(hours=24) and d.code == "repair_due"
@@ -241,6 +244,22 @@ def test_a_repair_is_due_24_hours_after_the_inspection_or_notification(prof, not
     f = prof.finding("repair_due", ids="#3, #4", counted_from=counted_from, from_time=shown)
     assert (d.what, d.section, d.basis) == (f.message, f.section, f.basis)
     assert "#3, #4" in d.what
+
+
+def test_a_notification_after_the_inspection_does_not_put_the_repair_off() -> None:
+    """§ 540-8E(6): "within 24 hours of an inspection or notification that repair or replacement is needed". The
+    inspection at 10:00 found the deficiency; the notice at 11:00 does not move the 24 hours to 11:00 the next
+    day. The edges: a notice at the inspection's minute is the same start; one a minute before it starts the clock."""
+    inspected = datetime(2026, 6, 8, 10, 0, tzinfo=CT)
+    later = repair_due(inspected, W, ids=[1], notified_at=inspected + timedelta(hours=1))
+    assert later.due == datetime(2026, 6, 9, 10, 0, tzinfo=CT) and "of the inspection at 2026-06-08 10:00" in later.what
+    same = repair_due(inspected, W, ids=[1], notified_at=inspected)
+    assert same.due == datetime(2026, 6, 9, 10, 0, tzinfo=CT) and "of the inspection" in same.what
+    earlier = repair_due(inspected, W, ids=[1], notified_at=inspected - timedelta(minutes=1))
+    assert (
+        earlier.due == datetime(2026, 6, 9, 9, 59, tzinfo=CT)
+        and "of the notification at 2026-06-08 09:59" in earlier.what
+    )
 
 
 @pytest.mark.parametrize(
@@ -502,9 +521,10 @@ def test_daily_drizzle_does_not_stretch_a_storm_into_a_ten_day_event() -> None:
     "second_day, events",
     [
         (0.1, [RainEvent(D(2026, 5, 3), D(2026, 5, 4), 0.55)]),  # exactly the wet day: joins, and 0.55 in triggers
-        # Under it: ends the event on its day, but a storm across midnight is still 0.54 in, over the
-        # 0.5 inch of § 540-8E(6) ("within 24 hours after a precipitation event of 0.5 inch or greater").
-        (0.09, [RainEvent(D(2026, 5, 3), D(2026, 5, 3), 0.54)]),
+        # Under it: not a wet day, but a storm across midnight is still 0.54 in, over the 0.5 inch of
+        # § 540-8E(6) ("within 24 hours after a precipitation event of 0.5 inch or greater"), and it is
+        # that day's rain that brings it there: the event ends on it.
+        (0.09, [RainEvent(D(2026, 5, 3), D(2026, 5, 4), 0.54)]),
     ],
 )
 def test_a_day_joins_an_event_at_the_profiles_wet_day(second_day: float, events: list) -> None:
@@ -592,8 +612,36 @@ def test_a_run_counts_both_its_small_lead_in_and_its_small_tail() -> None:
     # the event is May 2-3 and its rain 0.09 + 0.2 + 0.2 + 0.09 = 0.58 in, over the 0.5 inch of
     # § 540-8E(6) ("a precipitation event of 0.5 inch or greater"), though its wet days alone
     # (0.4 in) are not.
+    # (0.4 in) are not. The tail's 0.09 in takes it from 0.49 in to 0.58 in: it ends on the tail's day.
     rain = [(D(2026, 5, 1), 0.09), (D(2026, 5, 2), 0.2), (D(2026, 5, 3), 0.2), (D(2026, 5, 4), 0.09)]
-    assert rain_events(rain, W) == [RainEvent(D(2026, 5, 2), D(2026, 5, 3), 0.58)]
+    assert rain_events(rain, W) == [RainEvent(D(2026, 5, 2), D(2026, 5, 4), 0.58)]
+
+
+def test_an_event_that_reaches_the_trigger_on_its_small_tail_ends_on_the_tail_day() -> None:
+    """§ 540-8E(6): "within 24 hours after a precipitation event of 0.5 inch or greater". 0.45 in on May 4 and
+    0.09 in on May 5 are one 0.54 in event, but it was not "of 0.5 inch or greater" until May 5's rain fell:
+    its 24 hours run from the end of May 5, so the inspection is due by the end of May 6, and one on May 6
+    meets it (it is not listed as missed)."""
+    rain = [(D(2026, 5, 4), 0.45), (D(2026, 5, 5), 0.09)]
+    assert rain_events(rain, W) == [RainEvent(D(2026, 5, 4), D(2026, 5, 5), 0.54)]
+    assert [d for c, d in _due([], rain, D(2026, 5, 13)) if c == "rain_inspection"] == [D(2026, 5, 6)]
+    assert [c for c, _ in _due([D(2026, 5, 6)], rain, D(2026, 5, 13)) if c == "rain_inspection"] == []
+    # The edge: 0.49 in, then 0.01 in reaches exactly 0.5 in on the tail day; the event ends there.
+    assert rain_events([(D(2026, 5, 4), 0.49), (D(2026, 5, 5), 0.01)], W) == [
+        RainEvent(D(2026, 5, 4), D(2026, 5, 5), 0.5)
+    ]
+    # Absence: a storm that reached 0.5 in on its own day ends there, whatever its tail adds (0.5 + 0.05),
+    # and a tail that leaves the event under the trigger (0.49 + 0.009) moves nothing.
+    assert rain_events([(D(2026, 5, 4), 0.5), (D(2026, 5, 5), 0.05)], W) == [
+        RainEvent(D(2026, 5, 4), D(2026, 5, 4), 0.55)
+    ]
+    assert rain_events([(D(2026, 5, 4), 0.49), (D(2026, 5, 5), 0.009)], W) == [
+        RainEvent(D(2026, 5, 4), D(2026, 5, 4), 0.499)
+    ]
+    # A lead-in that already brought the event to the trigger leaves the tail where it was (0.09 + 0.45 + 0.05).
+    assert rain_events([(D(2026, 5, 3), 0.09), (D(2026, 5, 4), 0.45), (D(2026, 5, 5), 0.05)], W) == [
+        RainEvent(D(2026, 5, 4), D(2026, 5, 4), 0.59)
+    ]
 
 
 def test_timed_readings_do_not_need_the_daily_wet_day() -> None:

@@ -316,7 +316,10 @@ def test_the_feed_carries_every_kind_of_deadline(target: str, layer_set, layers_
 
 
 def test_repairs_of_two_inspections_due_at_one_time_are_two_events(target: str, layer_set) -> None:
-    """Found at 10:00 and notified at 12:00, and found at 12:00: both due 12:00 the next day."""
+    """Found at 10:00 and notified at 12:00, and found at 10:00 by another inspector: both due 10:00 the next day.
+
+    § 540-8E(6) "within 24 hours of an inspection or notification": the later notice does not move the first.
+    """
     from esc_gis.registry import init_registry, open_registry
     from esc_gis.registry.domain.inspections import InspectionReport
     from esc_gis.registry.views.agenda import agenda
@@ -328,9 +331,9 @@ def test_repairs_of_two_inspections_due_at_one_time_are_two_events(target: str, 
         at = datetime(2026, 11, 27, 10, 0, tzinfo=utc)
         noon = datetime(2026, 11, 27, 12, 0, tzinfo=utc)
         reg.inspect(n, InspectionReport(at, "Pat", "a", deficiencies=("fence",), notified_at=noon))
-        reg.inspect(n, InspectionReport(noon, "Lee", "b", deficiencies=("inlet",)))
+        reg.inspect(n, InspectionReport(at, "Lee", "b", deficiencies=("inlet",)))
         items = agenda(reg.permits(), on=date(2026, 11, 27), calendar=reg.calendar, profile=reg.profile)
     repairs = [i for i in items if i.code == "repair_due"]
-    assert [i.due for i in repairs] == [noon.replace(day=28)] * 2
+    assert [i.due for i in repairs] == [at.replace(day=28)] * 2
     cal = deadline_calendar(repairs, profile=load_profile(), on=date(2026, 11, 27))
     assert len({str(e["UID"]) for e in cal.walk("VEVENT")}) == 2

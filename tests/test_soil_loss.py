@@ -717,7 +717,9 @@ def test_a_raster_of_sites_the_standard_does_not_reach_is_styled_so(tmp_path, pr
         assert src.tags()["SEDIMENT_STANDARD_NOT_APPLICABLE"] == "1"  # no id field: row numbers
     # Where it reaches some sites only, the classes over it say so.
     both = tmp_path / "both.tif"
-    two = sites(cell_box(5, 5, 15, 15), cell_box(16, 5, 26, 15)).assign(plan_disturbed_sqft=[None, 30_000.0])
+    two = sites(cell_box(5, 5, 15, 15), cell_box(16, 5, 26, 15)).assign(
+        plan_id=[None, "P"], plan_disturbed_sqft=[None, 30_000.0]
+    )
     soil_loss(two, dem, profile=prof, raster=both, **kw)
     qml = both.with_suffix(".qml").read_text(encoding="utf-8")
     assert 'label="over 3 to under 6 t/ac (over the standard where it applies)"' in qml

@@ -21,7 +21,7 @@ from click.testing import CliRunner
 
 from esc_gis.cli.main import cli
 from esc_gis.profile import load_profile
-from esc_gis.soil.judge import plan_total_problems
+from esc_gis.soil.judge import no_plan_total_problems, plan_total_problems
 
 from .test_soil_loss import (
     CRS,
@@ -197,3 +197,60 @@ def test_every_conflict_is_said_at_once_and_none_for_a_right_total():
     assert "2 common plans (P, Q)" in texts[2] and "less than the 60,000.0 sq ft common plan 'P'" in texts[3]
     assert len(problems) == 4 and all(p.source == "--plan-disturbed-sqft" for p in problems)
     assert plan_total_problems(60_000.0, ["A", "B"], ["P", "P"], [60_000.0, 60_000.0], prof) == []
+
+
+# --- the same rule for a SITES layer's plan_disturbed_sqft field ----------------------------------
+
+
+def _field_args(tmp_path: Path, frame: gpd.GeoDataFrame) -> list[str]:
+    extra = ("--id-field", "site", "--profile", str(EXAMPLE))
+    return _soil_loss_args(tmp_path, frame, GOOD, town_layers(tmp_path / "layers"), extra=extra)
+
+
+def test_a_plan_total_field_on_sites_that_name_no_plan_is_refused_row_by_row(tmp_path):
+    """§ 540-7B(3)(b): "For sites with one acre or more of land-disturbing construction activity" (half an acre in
+    the example); § 540-5 CONSTRUCTION SITE: "including areas that are part of a larger common plan of
+    development". A 10,000 sq ft site with an empty plan_id whose plan_disturbed_sqft field says 50,000 was judged
+    against the standard on 50,000 sq ft: a plan's total is not a site's that is part of no plan. Both such rows
+    are refused at once, each named with its row and the fix, and nothing is written."""
+    frame = sites(cell_box(5, 5, 15, 15), cell_box(16, 5, 26, 15)).assign(
+        plan_id=[None, ""], plan_disturbed_sqft=[50_000.0, 30_000.0]
+    )
+    r = run(_field_args(tmp_path, frame))
+    text = " ".join(r.output.split())
+    assert r.exit_code == 1, r.output
+    for row, sid, total in ((1, "S1", "50,000.0"), (2, "S2", "30,000.0")):
+        assert f"sites, row {row} (id {sid!r}): its plan_disturbed_sqft field gives {total} sq ft" in text
+    assert f"names no common plan (its plan_id is empty) and disturbs {ONE:,.1f} sq ft itself" in text
+    assert "give the site its plan_id (or --plan-field), or empty its plan_disturbed_sqft field." in text
+    assert not (tmp_path / "out.csv").exists()
+
+
+def test_a_plan_total_field_counts_for_a_site_of_a_plan_and_its_own_area_for_one_of_none(tmp_path):
+    """§ 540-5: the construction site includes "areas that are part of a larger common plan of development": the
+    field reaches the site of plan P with the standard. A site of no plan whose field is its own area (as a
+    screening output carries it for every row) is no conflict, and is decided on its own 10,000 sq ft: the
+    standard does not reach it."""
+    frame = sites(cell_box(5, 5, 15, 15), cell_box(16, 5, 26, 15)).assign(
+        plan_id=["P", None], plan_disturbed_sqft=[50_000.0, ONE]
+    )
+    r = run(_field_args(tmp_path, frame))
+    assert r.exit_code == 0, r.output
+    got = pd.read_csv(tmp_path / "out.csv").set_index("site_id")
+    assert got.loc["S1", "plan_disturbed_sqft"] == 50_000.0 and bool(got.loc["S1", "sediment_standard"])
+    assert got.loc["S2", "plan_disturbed_sqft"] == pytest.approx(ONE) and not bool(got.loc["S2", "sediment_standard"])
+
+
+@pytest.mark.parametrize(("total", "refused"), [(10_001.0, False), (np.nextafter(10_001.0, np.inf), True)])
+def test_a_field_over_the_sites_own_area_by_the_sliver_is_the_same_and_by_more_is_refused(total, refused):
+    """The boundary sliver (1 sq ft, policy.sliver) is the rounding allowed: exactly 1 sq ft over is the site's own."""
+    prof = load_profile()
+    problems = no_plan_total_problems(
+        [total], ["A"], [None], [10_000.0], prof, what="plan_disturbed_sqft", per_row=True
+    )
+    assert bool(problems) is refused
+    assert no_plan_total_problems([np.nan], ["A"], [None], [10_000.0], prof, per_row=True) == []  # none given
+    assert no_plan_total_problems([50_000.0], ["A"], ["P"], [10_000.0], prof, per_row=True) == []  # a plan's site
+    # One rule for the option too: a total no more than the site's own area is its own, not a plan's.
+    assert bool(plan_total_problems(total, ["A"], [None], [10_000.0], prof)) is refused
+    assert plan_total_problems(10_000.0, ["A"], [None], [10_000.0], prof) == []

@@ -142,6 +142,7 @@ REGISTRY: dict[str, tuple[str, ...]] = {
     "amendment_after_coverage": ("ended",),
     "amendment_notice_after_coverage": ("ended",),
     "application_fee_no_schedule": ("amount",),
+    "fee_schedule_not_in_force": ("kind", "paid_on", "resolution", "adopted_on"),
     "plan_at_site": (),
     "appeal_not_heard": ("kind",),
     "referral_not_notified": (),

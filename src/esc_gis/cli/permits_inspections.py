@@ -90,8 +90,8 @@ def inspect(
     """Record an inspection of permit NUMBER in REGISTRY (the weekly report's contents).
 
     Each --deficiency opens a repair, due within the profile's repair period of the
-    inspection (or of --notified), listed by `permits due` until a later inspection
-    (--repaired ID) or `permits repaired` closes it. Only the permit holder's inspections
+    inspection or of --notified, whichever came first, listed by `permits due` until a later
+    inspection (--repaired ID) or `permits repaired` closes it. Only the permit holder's inspections
     (--by holder, the default) whose report holds every item the profile's
     [inspections.report_contents] requires (--point or --location, --work-done, --phase) meet the
     weekly and after-rain duty; an incomplete one, or a day alone (`permits update --inspected`), is

@@ -61,8 +61,9 @@ from esc_gis.cli.slope import Z_UNIT, band_option
     type=click.FloatRange(min=0),
     default=None,
     help="The common plan's disturbed total (sq ft) when it holds land this layer lacks (a plan_disturbed_sqft "
-    "field of SITES counts too). Only for sites that name one plan (plan_id): refused for a site with none, for "
-    "sites of several plans, or below what the plan's sites here already disturb.",
+    "field of SITES counts too, for sites that name a plan). Only for sites that name one plan (plan_id): refused "
+    "for a site with none (when more than its own area), for sites of several plans, or below what the plan's "
+    "sites here already disturb.",
 )
 @click.option(
     "--registry",

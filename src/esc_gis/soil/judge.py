@@ -10,7 +10,7 @@ arrays in, a :class:`Judgement` out.
 
 from __future__ import annotations
 
-__all__ = ["Judgement", "judge", "plan_total_problems"]
+__all__ = ["Judgement", "judge", "no_plan_total_problems", "plan_total_problems"]
 
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -110,7 +110,8 @@ def plan_total_problems(
     A site is decided on its own disturbance unless it is part of a larger common plan (the
     construction site "including areas that are part of a larger common plan of development",
     in the profile's ``common_plan`` finding): a plan total from outside the layer belongs to
-    sites that name a plan, all the same one, and cannot be less than what the plan's sites in
+    sites that name a plan (:func:`no_plan_total_problems`, the one rule for the option and the
+    field), all the same one, and cannot be less than what the plan's sites in
     the layer already disturb (more than the boundary sliver, ``policy.sliver``, less). Every
     conflict is said at once.
 
@@ -133,19 +134,9 @@ def plan_total_problems(
     -------
     list of Problem
     """
-    plans = [None if pd.isna(p) or not str(p).strip() else str(p) for p in np.asarray(plan_ids, dtype=object)]
+    plans = _plans(plan_ids)
     measured = np.asarray(measured_sqft, dtype=float)
-    problems = [
-        Problem(
-            what,
-            None,
-            f"{given_sqft:,.1f} sq ft is a common plan's total, but site {sid!r} names no common plan (its plan_id "
-            "is empty): a site that is not part of a larger plan is decided on its own disturbance.",
-            "give the site its plan_id (or --plan-field), or leave the option out.",
-        )
-        for sid, p in zip(site_ids, plans, strict=True)
-        if p is None
-    ]
+    problems = no_plan_total_problems(np.full(len(plans), given_sqft), site_ids, plans, measured, profile, what=what)
     named = sorted({p for p in plans if p is not None})
     if len(named) > 1:
         problems.append(
@@ -172,3 +163,84 @@ def plan_total_problems(
                 )
             )
     return problems
+
+
+def no_plan_total_problems(
+    totals_sqft: ArrayLike,
+    site_ids: Sequence[str],
+    plan_ids: ArrayLike,
+    own_sqft: ArrayLike,
+    profile: Profile,
+    *,
+    what: str = "--plan-disturbed-sqft",
+    per_row: bool = False,
+) -> list[Problem]:
+    """Say which sites that name no common plan were given a plan's total; empty when none was.
+
+    The one rule for a disturbed total given from outside the layer, whether one option for every
+    site or a ``plan_disturbed_sqft`` field per row: it is a common plan's (the construction site
+    "including areas that are part of a larger common plan of development", § 540-5 in the profile's
+    ``common_plan`` finding), so a site that names no plan is decided on its own disturbance, and a
+    total larger than that (by more than the boundary sliver, ``policy.sliver``) cannot be its own.
+    A total no larger is the site's own area (a screening output's field carries it for every row)
+    and is no conflict. Every site is said at once.
+
+    Parameters
+    ----------
+    totals_sqft : array-like
+        The total given for each site (NaN where none is).
+    site_ids : sequence of str
+        The sites' ids, in order.
+    plan_ids : array-like
+        Each site's plan id (None, NaN or blank for none).
+    own_sqft : array-like
+        Each site's own decided disturbance (the screening's, or as measured).
+    profile : Profile
+        Gives the sliver.
+    what : str, default "--plan-disturbed-sqft"
+        The option or field, for the messages.
+    per_row : bool, default False
+        The totals are a field of the sites (each problem names its row and says to empty the
+        field), not one option (each names the site and says to leave the option out).
+
+    Returns
+    -------
+    list of Problem
+    """
+    plans = _plans(plan_ids)
+    totals = np.asarray(totals_sqft, dtype=float)
+    own = np.asarray(own_sqft, dtype=float)
+    sliver = profile.area_sqft("policy.sliver")
+    problems = []
+    for i, (sid, plan, total, mine) in enumerate(zip(site_ids, plans, totals, own, strict=True)):
+        # NaN compares False: no total given, or no own area known (nothing to hold it against).
+        if plan is not None or not total > (mine if np.isfinite(mine) else 0.0) + sliver:
+            continue
+        rule = "a site that is not part of a larger plan is decided on its own disturbance."
+        if per_row:
+            problems.append(
+                Problem(
+                    "sites",
+                    i + 1,
+                    f"its {what} field gives {total:,.1f} sq ft, a common plan's total, but the site names no common "
+                    f"plan (its plan_id is empty) and disturbs {mine:,.1f} sq ft itself: {rule}",
+                    f"give the site its plan_id (or --plan-field), or empty its {what} field.",
+                    site_id=str(sid),
+                )
+            )
+        else:
+            problems.append(
+                Problem(
+                    what,
+                    None,
+                    f"{total:,.1f} sq ft is a common plan's total, but site {sid!r} names no common plan (its plan_id "
+                    f"is empty): {rule}",
+                    "give the site its plan_id (or --plan-field), or leave the option out.",
+                )
+            )
+    return problems
+
+
+def _plans(plan_ids: ArrayLike) -> list[str | None]:
+    """Return each plan id as text, None for none (None, NaN or blank)."""
+    return [None if pd.isna(p) or not str(p).strip() else str(p) for p in np.asarray(plan_ids, dtype=object)]

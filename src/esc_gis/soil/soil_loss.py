@@ -54,7 +54,7 @@ from esc_gis.measure import area_sqft
 from esc_gis.measure.area import union_by_group
 from esc_gis.profile import Profile
 from esc_gis.rules import NOT_APPLICABLE_FINDING, screening_reasons
-from esc_gis.soil.judge import Judgement, judge
+from esc_gis.soil.judge import Judgement, judge, no_plan_total_problems
 from esc_gis.soil.k import check_k, k_by_site
 from esc_gis.soil.ls import LsGrid, ls_grid
 from esc_gis.soil.raster import SiteCells, check_raster_paths, write_soil_loss_raster
@@ -598,12 +598,14 @@ class _WindowSums:
 
 def _plan_totals(
     sites: gpd.GeoDataFrame, plan_field: str | None, plan_disturbed_sqft: float | Mapping[str, float] | None
-) -> tuple[NDArray[np.object_], NDArray[np.float64]]:
-    """Each site's common plan id and the plan's disturbed total known from outside the layer (NaN if none).
+) -> tuple[NDArray[np.object_], NDArray[np.float64], NDArray[np.float64]]:
+    """Each site's common plan id, its plan's total from outside the layer (NaN if none), and the field as read.
 
     The outside total is, per site, the largest of: the sites layer's own ``plan_disturbed_sqft``
-    (a screening output carries it), one total given for every site, the total given for the
-    site's plan id (the registry's).
+    (a screening output carries it) where the site names a plan, one total given for every site,
+    the total given for the site's plan id (the registry's). The field's value is returned as read
+    too, for every row: one that names no plan is checked against its own area
+    (:func:`esc_gis.soil.judge.no_plan_total_problems`), never counted.
     """
     n = len(sites)
     field_name = plan_field or ("plan_id" if "plan_id" in sites.columns else None)
@@ -614,14 +616,18 @@ def _plan_totals(
         text = [str(v).strip() if pd.notna(v) else "" for v in sites[field_name].to_numpy(dtype=object)]
         plan_ids = np.array([t or None for t in text], dtype=object)
     given = np.full(n, np.nan)
+    field = np.full(n, np.nan)
     if "plan_disturbed_sqft" in sites.columns:
-        given = np.fmax(given, pd.to_numeric(sites["plan_disturbed_sqft"], errors="coerce").to_numpy(dtype=float))
+        field = pd.to_numeric(sites["plan_disturbed_sqft"], errors="coerce").to_numpy(dtype=float)
+        # A plan's total, so only for a site of a plan (§ 540-5 CONSTRUCTION SITE): a site that names
+        # none is decided on its own disturbance, whatever the field says.
+        given = np.fmax(given, np.where(pd.notna(plan_ids), field, np.nan))
     if isinstance(plan_disturbed_sqft, Mapping):
         by_plan = np.array([plan_disturbed_sqft.get(p, np.nan) if p is not None else np.nan for p in plan_ids])
         given = np.fmax(given, by_plan.astype(float))
     elif plan_disturbed_sqft is not None:
         given = np.fmax(given, float(plan_disturbed_sqft))
-    return plan_ids, given
+    return plan_ids, given, field
 
 
 def _screened(screening: pd.DataFrame, ids: NDArray[np.str_], profile: Profile) -> _Screened:
@@ -693,12 +699,19 @@ def _sites(
 
     With a ``screening``, the area decided on is the screening's (its common plan, its reading of
     a site partly outside the jurisdiction), and only a total from outside the layer adds to it.
+
+    Raises
+    ------
+    ValidationError
+        If a site that names no plan has a ``plan_disturbed_sqft`` field larger than its own
+        disturbance (every such row named, :func:`esc_gis.soil.judge.no_plan_total_problems`),
+        or the screening lacks a site.
     """
     geoms = sites.to_crs(measure).geometry.to_numpy()
     n = len(geoms)
     ids = sites[id_field].astype(str).to_numpy() if id_field else np.array([str(i + 1) for i in range(n)])
     disturbed_sqft = area_sqft(geoms, measure)
-    plan_ids, given = _plan_totals(sites, plan_field, plan_disturbed_sqft)
+    plan_ids, given, field = _plan_totals(sites, plan_field, plan_disturbed_sqft)
     plan_sqft = disturbed_sqft.copy()
     rows = np.flatnonzero(pd.notna(plan_ids))
     if rows.size:
@@ -710,6 +723,13 @@ def _sites(
         assert profile is not None
         scr = _screened(screening, ids, profile)
         plan_sqft = scr.plan_sqft
+    if profile is not None:
+        # A site's own disturbance: as measured here, or the screening's where it decided more
+        # (limits drawn past the site line).
+        own = np.fmax(disturbed_sqft, scr.plan_sqft) if scr is not None else disturbed_sqft
+        problems = no_plan_total_problems(field, ids, plan_ids, own, profile, what="plan_disturbed_sqft", per_row=True)
+        if problems:
+            raise ValidationError(problems)
     plan_sqft = np.fmax(plan_sqft, given)
     return _Sites(geoms, ids, disturbed_sqft, plan_ids, plan_sqft), scr
 
@@ -1089,8 +1109,10 @@ def soil_loss(
     plan_disturbed_sqft : float or mapping of str to float, optional
         The common plan's disturbed total known from outside the layer: one number (every site
         is part of that plan), or one per plan id (the permit registry's). A
-        ``plan_disturbed_sqft`` column of the sites (a screening output's) counts too. The
-        largest of these and the plan's own sites decides the acre test.
+        ``plan_disturbed_sqft`` column of the sites (a screening output's) counts too, for
+        the sites that name a plan; one that names none is decided on its own disturbance,
+        and a field larger than that is refused. The largest of these and the plan's own
+        sites decides the acre test.
     z_unit, band : optional
         As :func:`esc_gis.terrain.open_dem`.
     r_source, ei_source, soils_source : str
@@ -1123,7 +1145,9 @@ def soil_loss(
     ValidationError
         If R is missing or out of range, neither or both of ``soils`` and ``k`` are given, K
         is out of range or the soils lack the field, the sites have no CRS or lack a field
-        named, a plan total is not a number of 0 or more, the DEM is not usable for LS, or
+        named, a plan total is not a number of 0 or more, a site that names no common plan has a
+        ``plan_disturbed_sqft`` field larger than its own disturbance (a plan's total: every such
+        row named), the DEM is not usable for LS, or
         ``screening`` lacks a site (every problem of one kind at once).
     ProfileError
         If the profile's ``[soil_loss]`` tables are missing or malformed.

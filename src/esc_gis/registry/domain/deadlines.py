@@ -259,7 +259,11 @@ def repair_due(
     """Return when BMPs must be repaired or replaced after an inspection found deficiencies (§ 540-8E(6)).
 
     "Within 24 hours of an inspection or notification that repair or replacement is
-    needed": counted from the notification when one is recorded, else from the inspection.
+    needed": counted from whichever came first. The inspection that found the deficiency
+    starts the clock, and a notification recorded later does not put it back (the holder
+    knew from the inspection); a notification before the inspection starts it then. The
+    holder's inspections and the office's are counted alike: the clock is the ordinance's
+    "inspection or notification", not the weekly duty's (which only the holder's meet).
     The deadline is a time, exactly the profile's ``deadlines.repair`` later.
 
     Parameters
@@ -271,7 +275,8 @@ def repair_due(
         The deficiencies' numbers in the registry (no inspector's text: the agenda and the
         calendar feed show no notes).
     notified_at : datetime, optional
-        When the permittee was notified that repair is needed.
+        When the permittee was notified that repair is needed; it starts the clock only when
+        it came before the inspection.
     inspection_ids : sequence of int, optional
         The inspections that found them: the deadline's ``key``, which stays the same while
         any of their deficiencies is open (the deficiency numbers change as each is repaired).
@@ -288,14 +293,17 @@ def repair_due(
     >>> repair_due(datetime(2026, 11, 30, 15, 30, tzinfo=timezone.utc), load_profile(), ids=[3]).due
     datetime.datetime(2026, 12, 1, 15, 30, tzinfo=datetime.timezone.utc)
     """
-    start = notified_at or inspected_at
+    # The earlier of the two: "within 24 hours of an inspection or notification", whichever
+    # told first that repair is needed; a later notice never extends the 24 hours.
+    notice_first = notified_at is not None and _utc(notified_at) < _utc(inspected_at)
+    start = notified_at if notice_first and notified_at is not None else inspected_at
     return _due(
         profile,
         "repair_due",
         start + timedelta(hours=_number(profile, "repair")),
         "inspection:" + ",".join(str(i) for i in sorted(set(inspection_ids))) if inspection_ids else "",
         ids=", ".join(f"#{i}" for i in ids),
-        counted_from="notification" if notified_at is not None else "inspection",
+        counted_from="notification" if notice_first else "inspection",
         # On the office's clock, as the clerk reads it (stored times are UTC).
         from_time=f"{profile.local(start):%Y-%m-%d %H:%M %Z}".strip(),
     )
@@ -345,7 +353,8 @@ def guarantee_expiry_due(
 class RainEvent:
     """One precipitation event: first and last wet reading and the total in inches.
 
-    For daily data ``start`` and ``end`` are dates, the event ending with its last wet day;
+    For daily data ``start`` and ``end`` are dates, the event ending with its last wet day (or
+    the small day after it whose rain brought the event to the trigger, :func:`rain_events`);
     for timed data they are the times of the first and last wet readings, on the Village's
     clock (the profile's ``timezone``).
     """
@@ -356,7 +365,7 @@ class RainEvent:
 
     @property
     def ends_at(self) -> datetime:
-        """When the event is over: the end of its last wet day (naive midnight), or its last wet reading."""
+        """When the event is over: the end of its last day (naive midnight), or its last wet reading."""
         if isinstance(self.end, datetime):
             return self.end
         return datetime.combine(self.end + timedelta(days=1), datetime.min.time())
@@ -400,8 +409,11 @@ def rain_events(rain: Iterable[tuple[date | datetime, float]], profile: Profile)
       reached it ends on its last wet day, so its 24-hour inspection is not put off by the
       rain that follows; a trace or a dry day there still ends
       it. The rain of a small day right before or after a run still counts toward its
-      total (a storm across midnight, 0.45 in and 0.09 in, is 0.54 in), without moving its
-      days or joining two runs;
+      total (a storm across midnight, 0.45 in and 0.09 in, is 0.54 in), without joining two
+      runs or moving its start. Nor its end, unless the small day after it is what brings
+      the event to the trigger: 0.45 in and 0.09 in reach 0.5 inch only on the second day,
+      so the event ends then (its inspection due by the end of the day after it), while
+      1 in followed by days of 0.05 in still ends on the storm's day;
     - timed data (datetimes, e.g. hourly, on the Village's clock): readings with precipitation,
       joined while the dry time between them is shorter than the profile's
       ``policy.rain_event_gap`` (6 hours). A timestamp is the end of the interval its amount
@@ -445,16 +457,25 @@ def _daily_events(daily: list[tuple[Any, float]], wet_day: float, measurable: fl
     events: list[RainEvent] = []
     run: list[tuple[Any, float]] = []
     # A day under the wet day next to a run counts its rain toward that run's total (a storm
-    # across midnight: 0.45 in and 0.09 in is 0.54 in), but never moves its start or end and
-    # never joins two runs, so drizzle cannot stretch an event by days.
+    # across midnight: 0.45 in and 0.09 in is 0.54 in), but never moves its start and never joins
+    # two runs, so drizzle cannot stretch an event by days. It moves the end in one case only: a
+    # tail whose rain is what brings the event to the trigger. The event was not "of 0.5 inch or
+    # greater" until that day's rain fell, so its 24 hours cannot run from the day before (0.45 in
+    # on May 4 and 0.09 in on May 5: due by the end of May 6, not May 5).
     spare: tuple[Any, float] | None = None  # the last small day, not yet counted
-    extra = 0.0  # small days' rain counted toward the open run
+    extra = 0.0  # small days' rain counted toward the open run (lead-in and tail)
+    tail: tuple[Any, float] | None = None  # the small day right after the run, counted in extra
 
     def flush() -> None:
-        nonlocal extra
+        nonlocal extra, tail
         if run:
-            events.append(RainEvent(run[0][0], run[-1][0], round(sum(v for _, v in run) + extra, _RAIN_DECIMALS)))
+            total = round(sum(v for _, v in run) + extra, _RAIN_DECIMALS)
+            end = run[-1][0]
+            if tail is not None and total >= trigger and round(total - tail[1], _RAIN_DECIMALS) < trigger:
+                end = tail[0]  # the tail's rain reached the trigger: the event is of the trigger from that day
+            events.append(RainEvent(run[0][0], end, total))
         extra = 0.0
+        tail = None
 
     def bridges(d: Any, v: float) -> bool:
         # A small day with wet days on both sides carries the storm through: without it, 0.26, 0.07
@@ -475,6 +496,7 @@ def _daily_events(daily: list[tuple[Any, float]], wet_day: float, measurable: fl
         if round(v, _RAIN_DECIMALS) < wet_day and not bridges(d, v):  # dry, a trace or drizzle: ends the run
             if run and (d - run[-1][0]).days == 1 and v > 0:
                 extra += v  # the run's tail
+                tail = (d, v)
                 spare = None
             else:
                 spare = (d, v) if v > 0 else None
@@ -528,7 +550,7 @@ def inspections_due(
     the event ended and by then. Judged by the time where both carry one: a timed event ends
     at its last wet reading and its inspection is due 24 hours later, to the minute, on the
     Village's clock; an inspection from its end to that time counts, one during the event or
-    after the deadline does not. A daily event ends at the end of its last wet day, so its
+    after the deadline does not. A daily event ends at the end of its last day, so its
     inspection is due by the end of the next day, and one on the next day counts. An
     inspection recorded by its day alone meets a timed event only on a later day than the
     event's end (one on the end's day may have been before it: the safe side).
@@ -566,7 +588,7 @@ def inspections_due(
     for ev in rain_events(rain, profile):
         # An event counts when its last wet reading is on or after the start and not after
         # today (rain today is listed today, due tomorrow). Not its end: a daily event ends
-        # at the midnight after its last wet day, which would pull in rain the day before work began.
+        # at the midnight after its last day, which would pull in rain the day before work began.
         if not started <= _day(ev.end) <= today or ev.inches < trigger:
             continue
         if _met(ev, done, window, profile):
@@ -574,7 +596,7 @@ def inspections_due(
         if isinstance(ev.end, datetime):
             due: date | datetime = _utc(ev.end) + window
         else:
-            # The end of the last wet day plus 24 hours: the end of the next day.
+            # The end of the event's last day plus 24 hours: the end of the next day.
             due = ev.end + timedelta(days=1)
         out.append(_due(profile, "rain_inspection", due, inches=ev.inches, event_start=_text(ev.start, profile),
                         event_end=_text(ev.end, profile)))  # fmt: skip
@@ -591,7 +613,7 @@ def _met(ev: RainEvent, done: Sequence[date | datetime], window: timedelta, prof
         return any(
             ended <= _utc(t) <= deadline if isinstance(t, datetime) else first_day <= t <= last_day for t in done
         )
-    # A daily event: its end is the midnight after its last wet day; 24 hours on, the end of the next day.
+    # A daily event: its end is the midnight after its last day; 24 hours on, the end of the next day.
     next_day = ev.end + timedelta(days=1)
     return any(profile.day_of(t) == next_day for t in done)
 

@@ -100,7 +100,8 @@ class InspectionReport:
         Where on the site, in words ("north silt fence along Main St"): § 540-8E(6) asks for the
         "location of the construction site inspection", not a map point, so either one gives it.
     notified_at : datetime, optional
-        When the permittee was notified that repair is needed (the repair is due from then).
+        When the permittee was notified that repair is needed (recorded; the repair is due from
+        the inspection or the notification, whichever came first).
     repaired : sequence of int
         Open deficiencies (of earlier inspections) this inspection found repaired.
     by : str

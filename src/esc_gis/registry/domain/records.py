@@ -145,7 +145,7 @@ class Deficiency:
     """A deficiency an inspection found; it opens a repair (§ 540-8E(6)) until ``repaired_at``.
 
     ``notified_at`` is when the permittee was notified that repair is needed, if recorded
-    (the repair is then due from that time rather than from the inspection).
+    (the repair is due from the inspection or the notification, whichever came first).
     """
 
     id: int
@@ -158,8 +158,10 @@ class Deficiency:
 
     @property
     def counted_from(self) -> datetime:
-        """The time the repair period runs from: the notification, if recorded, else the inspection."""
-        return self.notified_at or self.inspected_at
+        """The time the repair period runs from: the inspection or the notification, whichever came first."""
+        if self.notified_at is not None and self.notified_at < self.inspected_at:
+            return self.notified_at
+        return self.inspected_at
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,9 @@ def record_fee(
     the one the layer set names, ``[fees]``) the kind must be one it lists and the amount the
     one it sets. An application fee completes the application, and § 540-8B has it paid
     "according to the Fee Schedule": without a schedule to check it against it is refused
-    (finding ``application_fee_no_schedule``, basis ``policy``), whatever the amount.
+    (finding ``application_fee_no_schedule``, basis ``policy``), whatever the amount. A fee
+    paid before the schedule's adoption is refused too (finding ``fee_schedule_not_in_force``,
+    basis ``policy``): that schedule was not yet in force on the day paid.
 
     Raises
     ------
@@ -58,7 +60,7 @@ def record_fee(
     ValidationError
         With every problem at once (no date, a date in the future, no receipt, a receipt
         already recorded, a kind or amount the schedule does not set, an application fee
-        without a schedule); nothing is written then.
+        without a schedule, a fee paid before the schedule's adoption); nothing is written then.
     ProfileError
         If the schedule the layer set names is missing or not usable.
     """
@@ -69,6 +71,16 @@ def record_fee(
     messages = check_fee(kind, amount, paid_on, receipt, schedule, today=reg.profile.today())
     if schedule is None and kind.strip() == APPLICATION_FEE:
         f = reg.profile.finding("application_fee_no_schedule", amount=f"{amount:,.2f}")
+        messages.append(f"{f.message} ({f.section}; basis {f.basis}).")
+    if schedule is not None and paid_on is not None and kind.strip() and paid_on < schedule.adopted_on:
+        # A resolution modifies the fees from its adoption (§ 540-10): before it, another schedule was in force.
+        f = reg.profile.finding(
+            "fee_schedule_not_in_force",
+            kind=kind.strip(),
+            paid_on=paid_on,
+            resolution=schedule.resolution,
+            adopted_on=schedule.adopted_on,
+        )
         messages.append(f"{f.message} ({f.section}; basis {f.basis}).")
     if receipt.strip() and any(f.receipt == receipt.strip() for f in reg.fees()):
         messages.append(f"receipt {receipt!r} is already recorded.")
