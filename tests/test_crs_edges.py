@@ -289,3 +289,62 @@ def test_normal_mercator_is_still_refused_and_would_read_far_too_large(code):
     lot = gpd.GeoSeries([box(100, 100, 300, 300)], crs=CRS)
     inflated = lot.to_crs("EPSG:3857").area.iloc[0] / 0.3048**2
     assert inflated / (200 * 200) == pytest.approx(1 / np.cos(np.radians(44.1)) ** 2, rel=1e-2)
+
+
+# --- How a CRS and its area are named in a refusal (issue 46's mutation run) -----------------------------
+
+
+def _custom_wkt(code: str, version: str) -> str:
+    """``code``'s WKT renamed and moved just enough that no EPSG code matches it, led by spaces as files may be."""
+    w = ProjCRS(code).to_wkt(version)
+    w = w.replace("NAD83(HARN) / Wisconsin Transverse Mercator", "My Grid").replace("520000", "520123")
+    w = re.sub(r'(GEOGC(?:S|RS))\["WGS 84"', r'\1["My Geo"', w).replace("298.257223563", "298.25")
+    return "  " + w.replace('ID["EPSG",4326]', "").replace('AUTHORITY["EPSG","4326"]', "")
+
+
+@pytest.mark.parametrize(
+    "code, version, label",
+    [
+        ("EPSG:3071", "WKT1_GDAL", "My Grid"),  # PROJCS
+        ("EPSG:3071", "WKT2_2019", "My Grid"),  # PROJCRS
+        ("EPSG:4326", "WKT1_GDAL", "My Geo"),  # GEOGCS
+        ("EPSG:4326", "WKT2_2019", "My Geo"),  # GEOGCRS
+    ],
+)
+def test_a_crs_without_a_code_is_named_by_its_name_never_a_page_of_wkt(code: str, version: str, label: str) -> None:
+    crs = ProjCRS(_custom_wkt(code, version))
+    assert crs.to_string().startswith("  ") and crs_mod._crs_label(crs) == label
+
+
+@pytest.mark.parametrize("version", ["WKT1_GDAL", "WKT2_2019"])  # COMPD_CS, COMPOUNDCRS
+def test_a_compound_crs_given_as_wkt_is_named_by_its_codes(version: str) -> None:
+    wkt = ProjCRS(COMPOUND).to_wkt(version)
+    assert crs_mod._crs_label(ProjCRS(wkt)) == "EPSG:7594+5703"
+    assert crs_mod._crs_label(ProjCRS("EPSG:3071")) == "EPSG:3071"  # a code is its own label
+
+
+@pytest.mark.parametrize(
+    "name, said",
+    [
+        ("Wisconsin - Winnebago County.", "Wisconsin - Winnebago County"),
+        (" .Lake Poygan area. ", ".Lake Poygan area"),
+        ("undefined", "its area of use"),
+        ("UNDEFINED", "its area of use"),
+        ("", "its area of use"),
+        (None, "its area of use"),
+    ],
+)
+def test_an_area_of_use_is_named_without_its_full_stop_or_as_its_area_when_unnamed(name, said) -> None:
+    assert crs_mod._area_name(SimpleNamespace(name=name)) == said
+    assert crs_mod._area_name(None) == "its area of use"
+
+
+def test_the_refusal_asks_about_swapped_axes_only_when_a_swap_would_place_them() -> None:
+    args = ("sites.gpkg", "EPSG:4326", ("y 120 is beyond the pole", "Latitudes lie within ±90"))
+    plain = crs_mod.coordinates_not_in_crs_message(*args, fix="Label it right.")
+    assert plain == (
+        "sites.gpkg has coordinates that cannot be in its CRS EPSG:4326: y 120 is beyond the pole. "
+        "Latitudes lie within ±90 Fix: Label it right."
+    )
+    swapped = crs_mod.coordinates_not_in_crs_message(*args, fix="Label it right.", swapped=True)
+    assert swapped == plain.replace(" Fix:", f" {crs_mod._SWAP} Fix:")

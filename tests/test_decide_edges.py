@@ -14,6 +14,7 @@ import json
 
 import geopandas as gpd
 import numpy as np
+import pandas as pd
 import pytest
 import shapely
 from pyproj import CRS as ProjCRS
@@ -35,6 +36,16 @@ def test_limits_are_ewkt_at_full_precision_and_null_where_there_are_none():
     # A CRS without an EPSG code: the WKT alone, no SRID to misread.
     custom = ProjCRS("+proj=tmerc +lat_0=42.7197 +lon_0=-88.5 +k=1.0000286569 +x_0=244754.8895 +units=us-ft")
     assert limits_text(geoms[:1], custom)[0].startswith("POLYGON ((")
+    # Text in an object column even when every site has limits (a fixed-width string column would clip none
+    # today, but a table column of str objects is what every writer is given).
+    assert limits_text(geoms[:1], ProjCRS("EPSG:7594")).dtype == object
+
+
+def test_a_result_without_run_findings_has_none():
+    """A table from another source (no run findings in its attrs) has none, not an error."""
+    from esc_gis.screening.decide import run_findings
+
+    assert run_findings(pd.DataFrame({"site_id": ["a"]})) == []
 
 
 def _table(m: Measurements, prof=PROF, **user):

@@ -132,3 +132,39 @@ def test_manifest_soils_table_reads_and_checks_its_k_field(tmp_path):
     manifest.write_text(base + 'k_feild = "K"\n', encoding="utf-8")
     with pytest.raises(LayerSetError, match="did you mean 'k_field'"):
         load_layers(manifest, profile=load_profile(EXAMPLE))
+
+
+def test_the_estimates_finding_is_the_profiles_words_with_each_sites_own_figures(tmp_path):
+    """Each site gets one finding, appended after its others, in the profile's words with its R (and the R's
+    status), K, the share with a K, its LS and the share left out; a site with nothing inside gets none."""
+    prof = profile_with_r(tmp_path, r=120.0)
+    soil = soils((cell_box(0, 0, 10, 30), 0.2), (cell_box(10, 0, 20, 30), ".40"), (cell_box(20, 0, 30, 30), None))
+    two = gpd.GeoDataFrame(
+        {"site_id": ["A", "B", "OUT"]},
+        geometry=[cell_box(5, 5, 15, 15), cell_box(15, 5, 25, 15), cell_box(40, 40, 45, 45)],
+        crs=CRS,
+    )
+    res = screen(two, layers=layer_set(plane_dem(tmp_path / "dem.tif"), soil), profile=prof).set_index("site_id")
+    ls = hand_ls(100.0, 10.0)
+    for site, k, covered in (("A", 0.3, 100.0), ("B", 0.4, 50.0)):
+        found = json.loads(res.loc[site, "findings"])
+        assert [x["code"] for x in found].count("screening_bare_soil_loss") == 1
+        assert found[-1]["code"] == "screening_bare_soil_loss" and len(found) > 1  # appended after the others
+        want = prof.finding(
+            "screening_bare_soil_loss",
+            bare_soil_loss_tpa=120.0 * k * ls,
+            r_annual=120.0,
+            r_status="not confirmed",
+            k=k,
+            k_covered_pct=covered,
+            ls=ls,
+            outside_pct=0.0,
+        )
+        assert {key: found[-1][key] for key in ("section", "basis", "message")} == {
+            "section": want.section,
+            "basis": want.basis,
+            "message": want.message,
+        }
+        assert "R 120, not confirmed;" in want.message
+    assert "screening_bare_soil_loss" not in res.loc["OUT", "findings"]
+    assert math.isnan(res.loc["OUT", "bare_soil_loss_tpa"])
