@@ -689,6 +689,18 @@ def test_a2_and_a3_are_refused_on_a_revoked_or_closed_permit(reg, active) -> Non
     assert len(reg.cases()) == 1
 
 
+def test_a3_fits_an_application_deemed_approved_from_the_day_after_its_period(reg) -> None:
+    """§ 540-8C(5): a decision not given in time "shall be deemed to mean approval of the submittal and the
+    applicant may proceed as if a permit had been issued"; § 540-8E: "All permits issued under this article shall
+    be subject to the following conditions". On the period's last day no approval is deemed (A3 refused, A1 is the
+    ground); from the day after, A3 fits, recorded or not (one rule with A1's refusal there)."""
+    n = undecided(reg)
+    text = _refused_not_in_force(reg, "A3", n, date(2026, 11, 30))
+    assert "is ground A1" in text and "no permit was issued on the application" in text
+    c = reg.enforce(ground="A3", on=date(2026, 12, 1), reasons="no weekly reports", permit_number=n, condition="E6")
+    assert c.reasons.startswith("condition E6 not met")
+
+
 def test_a1_by_address_alone_is_refused_and_a4_is_taken(reg) -> None:
     """§ 540-12A(1): a stop-work order if "Any land-disturbing construction activity is being undertaken without a
     permit and, pursuant to § 540-4A of this article, a permit is required for the construction site". An address
