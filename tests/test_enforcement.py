@@ -74,7 +74,7 @@ def test_a_case_opens_on_an_unpermitted_screened_site(reg, screening: Path) -> N
 
 
 def test_a_site_that_needs_no_permit_is_refused_with_the_reason(reg, screening: Path) -> None:
-    with pytest.raises(ValidationError, match=r"S2 does not need a permit \(screening: permit not_required\)"):
+    with pytest.raises(ValidationError, match=r"S2 does not need a permit \(screening: permit not_required, 900 sq ft"):
         reg.enforce(ground="A1", on=date(2026, 11, 20), reasons="x", site_layer=screening, site_id="S2")
     with pytest.raises(ValidationError, match="has no site 'S9'"):
         reg.enforce(ground="A1", on=date(2026, 11, 20), reasons="x", site_layer=screening, site_id="S9")
@@ -502,3 +502,22 @@ def test_a_kind_that_undoes_no_state_is_a_profile_error() -> None:
         appealed_kinds(tables)
     tables["appeals"]["appealed"]["stop_work_order"]["undoes"] = "stop_work"
     assert appealed_kinds(tables)["stop_work_order"].undoes == "stop_work"
+
+
+def test_a_screened_site_that_needs_no_permit_takes_a4_as_a_permits_site_does(reg, screening: Path) -> None:
+    """§ 540-12A(4): a stop-work order if "Any land-disturbing construction activity is in violation of the
+    article"; § 540-4A(1)(b): "A permit is not required for a construction site with less than 4,000 square feet",
+    yet such a site "shall comply with ... the performance standards of § 540-7A". S2 (900 sq ft) is judged by the
+    rule `--permit` asks: A4 is taken, A1 refused with the profile's words (§ 540-12A(1) "a permit is required for
+    the construction site"), A2 refused (no permit issued on it)."""
+    with pytest.raises(ValidationError) as err:
+        reg.enforce(ground="A1", on=date(2026, 11, 20), reasons="x", site_layer=screening, site_id="S2")
+    text = str(err.value)
+    assert "site S2 does not need a permit (screening: permit not_required, 900 sq ft" in text
+    assert "ground A1 does not fit it" in text and "(§ 540-12A(1); § 540-4A; § 540-8A; basis ordinance)" in text
+    with pytest.raises(ValidationError, match="ground A2 does not fit it: reading: the ground presupposes"):
+        reg.enforce(ground="A2", on=date(2026, 11, 20), reasons="x", site_layer=screening, site_id="S2")
+    assert count(reg, "enforcement_cases") == 0
+    c = reg.enforce(ground="A4", on=date(2026, 11, 20), reasons="mud on the street", site_layer=screening, site_id="S2")
+    assert (c.ground, c.site_ref, c.permit_number) == ("A4", "screening.gpkg#S2", None)
+    assert c.site is not None and abs(c.site.area - square_sqft(1500, 1000, 900.0).area) < 1.0

@@ -14,7 +14,7 @@ from esc_gis.errors import IllegalTransitionError, ValidationError
 from esc_gis.registry import Application
 from esc_gis.registry.service.registry import Registry
 
-from .conftest import CRS, square_sqft
+from .conftest import CRS, add_active, square_sqft
 
 UTC = timezone.utc
 
@@ -107,7 +107,7 @@ def test_a_referral_without_a_permit_comes_after_the_notice_to_cease(reg) -> Non
     """§ 540-12C: "If the responsible party, where no permit has been issued, does not cease the activity
     after being notified by the administering authority ... the administering authority may request the
     Village Attorney to obtain a cease-and-desist order"."""
-    c = reg.enforce(ground="A1", on=date(2026, 11, 20), reasons="grading, no permit", address="9 Elm St")
+    c = reg.enforce(ground="A4", on=date(2026, 11, 20), reasons="grading, no permit", address="9 Elm St")
     with pytest.raises(ValidationError) as info:
         reg.case_action(c.case_id, "referral", on=date(2026, 11, 21))
     text = str(info.value)
@@ -182,7 +182,7 @@ def test_cli_notified_interest_and_special_assessment(reg, target: str, layers_p
     from .public_outputs import run_permits
 
     lay = ["--layers", str(layers_path)]
-    c = reg.enforce(ground="A1", on=date(2026, 11, 20), reasons="grading, no permit", address="9 Elm St")
+    c = reg.enforce(ground="A4", on=date(2026, 11, 20), reasons="grading, no permit", address="9 Elm St")
     r = run_permits("case", target, c.case_id, "--refer", "2026-11-21", *lay)
     assert r.exit_code == 1 and "after being notified" in r.output, r.output
     r = run_permits("case", target, c.case_id, "--notified", "2026-11-21", "--reasons", "letter", *lay)
@@ -615,3 +615,116 @@ def test_a_stop_work_order_over_a_suspension_may_end_in_revocation(reg, active) 
         active, "revoked", on=date(2026, 11, 20), reasons="did not cease", notified_on=date(2026, 11, 19)
     )  # fmt: skip
     assert (p.status, p.previous_status) == ("revoked", "stop_work")
+
+
+# --- § 540-12A(2), (3) rest on a permit issued and in force (issue 46, enf2) ------------------------------
+
+
+def _refused_not_in_force(reg: Registry, ground: str, n: str, day: date) -> str:
+    """Open a case on ``ground`` (A3 naming § 540-8E(6)) on permit ``n`` dated ``day``; return the refusal."""
+    named = {"condition": "E6"} if ground == "A3" else {}
+    with pytest.raises(ValidationError) as info:
+        reg.enforce(ground=ground, on=day, reasons="no weekly reports", permit_number=n, **named)
+    return str(info.value)
+
+
+def test_a2_and_a3_are_refused_on_an_application_never_issued_naming_a1(reg) -> None:
+    """§ 540-12A(3): a stop-work order if "The conditions of the permit are not being met"; § 540-8E: "All
+    permits issued under this article shall be subject to the following conditions"; § 540-8C(2): "If the
+    permit application and plan are approved, the administering authority shall issue the permit". An
+    application received, incomplete, under review, disapproved or closed without a permit has neither an
+    approved plan nor conditions: A2 and A3 are refused, naming A1 (§ 540-12A(1) "undertaken without a
+    permit"), which fits the same application. Nothing is written."""
+    apps = applications(reg)
+    for status, n in apps.items():
+        for ground in ("A2", "A3"):
+            text = _refused_not_in_force(reg, ground, n, date(2026, 11, 20))
+            assert f"ground {ground} (§ 540-12A({ground[1]}): " in text, (status, text)
+            assert "rests on a permit issued under this article and in force on 2026-11-20" in text
+            assert '"All permits issued under this article shall be subject to the following conditions"' in text
+            assert f"permit {n} is none in force then (it is {status}; no permit was issued on the application" in text
+            assert "is ground A1 (§ 540-12A(1))" in text
+            assert "(§ 540-12A(2), (3); § 540-8C(2); § 540-8E; § 540-8G; basis ordinance)" in text
+            assert "Fix: use another ground (A1, A4)." in text
+    assert reg.cases() == []
+    c = reg.enforce(ground="A1", on=date(2026, 11, 20), reasons="grading", permit_number=apps["under_review"])
+    assert c.ground == "A1"
+
+
+def test_a2_and_a3_fit_a_permit_to_the_last_day_of_its_period_and_not_after(reg) -> None:
+    """§ 540-8G: "Permits issued under this section shall be valid for a period of 180 days ... from the date of
+    issuance"; § 540-12A(3): "The conditions of the permit are not being met". Valid to 2026-10-28: a case of
+    that day fits (the edge), one of the day after is refused (the permit is none in force), and so is one
+    dated before the issuance on 2026-05-01 (§ 540-8E "All permits issued")."""
+    n = expired(reg)
+    c = reg.enforce(ground="A3", on=date(2026, 10, 28), reasons="no weekly reports", permit_number=n, condition="E6")
+    assert c.reasons.startswith("condition E6 not met")
+    assert reg.enforce(ground="A2", on=date(2026, 10, 28), reasons="plan ignored", permit_number=n).ground == "A2"
+    for ground in ("A2", "A3"):
+        text = _refused_not_in_force(reg, ground, n, date(2026, 10, 29))
+        assert "in force on 2026-10-29" in text and "(it is active, valid to 2026-10-28; work goes on after the" in text
+        assert "an expired permit permits no work (§ 540-12A(1); § 540-8G; basis interpretation)" in text
+        text = _refused_not_in_force(reg, ground, n, date(2026, 4, 30))
+        assert "in force on 2026-04-30" in text and "no permit was issued on the application" in text
+    assert len(reg.cases()) == 2
+
+
+def test_a2_and_a3_are_refused_on_a_revoked_or_closed_permit(reg, active) -> None:
+    """§ 540-12B: "the administering authority may revoke the permit"; § 540-8E: "All permits issued under this
+    article shall be subject to the following conditions". A revoked permit (and a closed one) is no permit in
+    force (the profile's reading, labelled interpretation): A2 and A3 are refused, A4 still fits (§ 540-12A(4)
+    "in violation of the article")."""
+    n = revoked(reg, active)
+    for ground in ("A2", "A3"):
+        text = _refused_not_in_force(reg, ground, n, date(2026, 11, 20))
+        assert "(it is revoked, valid to 2027-05-02; work goes on after the permit was revoked" in text
+        assert "(§ 540-12A(1); § 540-12B; § 540-4A; basis interpretation)" in text
+    assert reg.enforce(ground="A4", on=date(2026, 11, 20), reasons="mud", permit_number=n).ground == "A4"
+    closed = add_active(reg, x=700, address="7 Closed St")
+    reg.transition(closed, "final_stabilization", on=date(2026, 11, 16))
+    reg.transition(closed, "closed", on=date(2026, 11, 18))
+    for ground in ("A2", "A3"):
+        text = _refused_not_in_force(reg, ground, closed, date(2026, 11, 20))
+        assert "(it is closed, valid to 2027-05-02; work goes on after the permit was closed" in text
+    assert len(reg.cases()) == 1
+
+
+def test_a3_fits_an_application_deemed_approved_from_the_day_after_its_period(reg) -> None:
+    """§ 540-8C(5): a decision not given in time "shall be deemed to mean approval of the submittal and the
+    applicant may proceed as if a permit had been issued"; § 540-8E: "All permits issued under this article shall
+    be subject to the following conditions". On the period's last day no approval is deemed (A3 refused, A1 is the
+    ground); from the day after, A3 fits, recorded or not (one rule with A1's refusal there)."""
+    n = undecided(reg)
+    text = _refused_not_in_force(reg, "A3", n, date(2026, 11, 30))
+    assert "is ground A1" in text and "no permit was issued on the application" in text
+    c = reg.enforce(ground="A3", on=date(2026, 12, 1), reasons="no weekly reports", permit_number=n, condition="E6")
+    assert c.reasons.startswith("condition E6 not met")
+
+
+def test_a1_by_address_alone_is_refused_and_a4_is_taken(reg) -> None:
+    """§ 540-12A(1): a stop-work order if "Any land-disturbing construction activity is being undertaken without a
+    permit and, pursuant to § 540-4A of this article, a permit is required for the construction site". An address
+    measures nothing: no decision under § 540-4A rests the case, so A1 is refused there, pointing to the doors that
+    decide it; § 540-12A(4) "in violation of the article" needs no such decision and is taken. Nothing is written
+    on the refusal."""
+    with pytest.raises(ValidationError) as info:
+        reg.enforce(ground="A1", on=date(2026, 11, 20), reasons="grading, no permit", address="9 Elm St")
+    text = str(info.value)
+    assert 'ground A1 (§ 540-12A(1)) rests on work "undertaken without a permit and, pursuant to § 540-4A' in text
+    assert "an address alone does not decide that § 540-4A requires a permit there" in text
+    assert "(§ 540-12A(1); § 540-4A; basis ordinance)" in text
+    assert "--site-layer FILE --site-id ID" in text and "(--permit)" in text and "on ground A4" in text
+    assert reg.cases() == []
+    c = reg.enforce(ground="A4", on=date(2026, 11, 20), reasons="grading, mud on Elm St", address="9 Elm St")
+    assert (c.ground, c.site_address, c.permit_number) == ("A4", "9 Elm St", None)
+
+
+def test_the_revoked_reading_cites_section_4a_as_section_12a1_does() -> None:
+    """§ 540-12A(1): "a permit is required for the construction site" "pursuant to § 540-4A of this article": a
+    site may need one by § 540-4A(1)(a) (4,000 sq ft or more) or by a § 540-4A(1)(c) determination, so the
+    reading on a revoked permit cites § 540-4A, not its subsection (a)."""
+    from esc_gis.profile import load_profile
+    from esc_gis.registry.domain.enforcement import without_permit_terms
+
+    _, section, basis = without_permit_terms(load_profile().tables)["revoked"]
+    assert (section, basis) == ("§ 540-12A(1); § 540-12B; § 540-4A", "interpretation")

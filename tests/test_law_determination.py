@@ -109,7 +109,9 @@ def test_an_npdes_exempt_site_gets_one_answer_by_permit_and_by_screened_site(reg
     ).to_crs("EPSG:4326")
     path = tmp_path / "screening.gpkg"
     frame.to_file(path, layer="screening")
-    with pytest.raises(ValidationError, match=r"S1 does not need a permit \(screening: permit not_required\)"):
+    with pytest.raises(
+        ValidationError, match=r"S1 does not need a permit \(screening: permit not_required, 6,000 sq ft; exempt"
+    ):
         reg.enforce(ground="A1", on=ON, reasons="x", site_layer=path, site_id="S1")
     assert (
         reg.decide_permit(p)["permit_decision"]

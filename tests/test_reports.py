@@ -293,7 +293,8 @@ def test_the_summary_counts_the_period_by_hand(reg, inspected, target, layers_pa
         who="clerk",
         notice_on=date(2026, 11, 25),
     )
-    reg.enforce(ground="A1", on=date(2026, 11, 24), reasons="fill pad, no permit", address="9 Nowhere Rd", who="c")
+    # A case without a permit, by address: ground A4 (an address alone decides no § 540-4A requirement for A1).
+    reg.enforce(ground="A4", on=date(2026, 11, 24), reasons="fill pad, no permit", address="9 Nowhere Rd", who="c")
     rows = office_summary(reg, date(2026, 11, 1), date(2026, 11, 30), rain=[(date(2026, 11, 19), 0.6)])
     v = _values(rows)
     assert v["permits", "state_active"] == 1 and v["permits", "total_at_end"] == 1

@@ -28,6 +28,7 @@ __all__ = [
     "check_action",
     "counted_orders",
     "grounds",
+    "not_in_force",
     "open_state",
     "order_state",
     "standing_conditions",
@@ -298,6 +299,46 @@ def without_permit_terms(tables: Mapping[str, Any]) -> dict[str, tuple[str, str,
     return out
 
 
+def not_in_force(
+    status: str,
+    expires_on: date | None,
+    day: date,
+    issued: Sequence[str],
+    *,
+    ever_issued: bool = True,
+    issued_on: date | None = None,
+) -> str | None:
+    """Return why a permit in ``status`` is no permit in force on ``day`` (None: it is in force then).
+
+    The one rule of "a permit in force", for the grounds that rest on one (§ 540-8E "All permits
+    issued under this article") and for those that rest on none (work without a permit).
+    ``not_issued``: none was ever issued (``ever_issued`` False), it was issued only after
+    ``day`` (``issued_on``), or its state is not one of ``issued`` (the states of an issued
+    permit) nor revoked nor closed. ``revoked`` and ``closed``: the status. ``expired``: an
+    issued permit whose period ended before ``day`` (the expiry day itself is within it).
+
+    Examples
+    --------
+    >>> not_in_force("active", date(2027, 5, 19), date(2027, 5, 19), ["active"]) is None
+    True
+    >>> not_in_force("active", date(2027, 5, 19), date(2027, 5, 20), ["active"])
+    'expired'
+    >>> not_in_force("active", None, date(2026, 11, 4), ["active"], issued_on=date(2026, 11, 5))
+    'not_issued'
+    >>> not_in_force("under_review", None, date(2026, 11, 4), ["active"], ever_issued=False)
+    'not_issued'
+    """
+    if not ever_issued or (issued_on is not None and day < issued_on):
+        return "not_issued"
+    if status in ("revoked", "closed"):
+        return status
+    if status not in issued:
+        return "not_issued"
+    if expires_on is not None and day > expires_on:
+        return "expired"
+    return None
+
+
 def without_permit_fits(
     terms: Mapping[str, tuple[str, str, str]],
     status: str,
@@ -306,13 +347,12 @@ def without_permit_fits(
     issued: Sequence[str],
     *,
     ever_issued: bool = True,
+    issued_on: date | None = None,
 ) -> str | None:
     """Return which of ``terms`` makes a permit in ``status`` no permit for work on ``day`` (None: it is in force).
 
-    ``not_issued``: no permit was ever issued on the application (``ever_issued`` False:
-    received, incomplete, under review, disapproved, or closed without one). ``revoked`` and
-    ``closed``: the status. ``expired``: an issued permit (``issued`` lists those states) whose
-    period ended before ``day``.
+    The reason :func:`not_in_force` gives, where the profile's ``terms`` hold it (a profile
+    without a term lets no such permit be treated as none).
 
     Examples
     --------
@@ -323,14 +363,11 @@ def without_permit_fits(
     'expired'
     >>> without_permit_fits(t, "under_review", None, date(2027, 5, 20), ["active"], ever_issued=False)
     'not_issued'
+    >>> without_permit_fits({}, "revoked", None, date(2027, 5, 20), ["active"]) is None
+    True
     """
-    if not ever_issued and "not_issued" in terms:
-        return "not_issued"
-    if status in ("revoked", "closed") and status in terms:
-        return status
-    if "expired" in terms and status in issued and expires_on is not None and day > expires_on:
-        return "expired"
-    return None
+    why = not_in_force(status, expires_on, day, issued, ever_issued=ever_issued, issued_on=issued_on)
+    return why if why in terms else None
 
 
 def action_sections(tables: Mapping[str, Any]) -> dict[str, str]:

@@ -26,10 +26,10 @@ from esc_gis.registry.domain.enforcement import (
     CaseEvent,
     EnforcementCase,
     check_action,
+    not_in_force,
     order_state,
     standing_conditions,
     where_no_permit_required,
-    without_permit_fits,
     without_permit_terms,
 )
 from esc_gis.registry.domain.enforcement import grounds as enforcement_grounds
@@ -76,13 +76,19 @@ def enforce(
 ) -> EnforcementCase:
     """Open an enforcement case on a permit, a screened site, or an address (§ 540-12A).
 
-    A screened site opens a case only if its screening row says a permit is
-    ``required`` (the ground is then usually activity without a required permit).
-    A permit's site is decided by the same function (:func:`~esc_gis.registry.service.intake.decide_permit`,
-    with a § 540-4A(1)(c) determination recorded on it): where it needs no permit, a ground
-    the profile's ``[enforcement.where_no_permit_required]`` says does not fit (activity
-    without a required permit; the plan's or the conditions' grounds) is refused with its
-    words. A ground about the permit's conditions (``names_condition``) names the condition not
+    A screened site is decided anew by the screening function
+    (:func:`~esc_gis.registry.service.intake.decide_screened`), a permit's site by the same
+    function (:func:`~esc_gis.registry.service.intake.decide_permit`, with a § 540-4A(1)(c)
+    determination recorded on it), and the ground is judged on either by one rule
+    (:func:`_ground_on_site`): where the site needs no permit, a ground the profile's
+    ``[enforcement.where_no_permit_required]`` says does not fit (activity without a required
+    permit; the plan's or the conditions' grounds) is refused with its words, and one it lets
+    (A4) is taken. A ground without a permit (``without_permit``) by an address alone is
+    refused (finding ``enforcement_site_undecided``): nothing decides that a permit is required
+    there. A ground that rests on a permit in force (``in_force``: the plan's, the conditions')
+    is refused on a permit never issued, issued after the case's day, revoked, closed or past
+    its period on that day (finding ``enforcement_not_in_force``, naming the ground without a
+    permit). A ground about the permit's conditions (``names_condition``) names the condition not
     met: ``condition``, the code of one every issued permit is subject to (the profile's
     ``[enforcement.standing_conditions]``, ``E1``...), or the number of one recorded on the permit,
     as `permits show` lists them. Where the site needs a permit only by a recorded determination,
@@ -92,8 +98,9 @@ def enforce(
     ------
     ValidationError
         With every problem at once (no or several sites, an unknown ground, a ground
-        that does not fit a permitted or unpermitted site, no reasons, a date in the
-        future, a screened site that does not need a permit); nothing is written then.
+        that does not fit a permitted or unpermitted site or a permit not in force, a ground
+        without a permit by an address alone, no reasons, a date in the future); nothing is
+        written then.
     ProfileError
         If the profile lacks ``[enforcement.grounds]``.
     """
@@ -126,9 +133,10 @@ def enforce(
         except PermitNotFoundError:
             bad(f"there is no permit {permit_number!r} in the registry.", "check the number (`permits list`).")
     if site_layer is not None:
-        site, ref_problems = _screened_site(reg, site_layer, site_id)
+        site, ref_problems = _screened_site(reg, site_layer, site_id, ground)
         problems += [Problem(str(site_layer), None, m, f) for m, f in ref_problems]
     g = known.get(ground, {})
+    problems += _address_problems(reg, known, ground, src, alone=[address] == given)
     site_problems, condition_text = _permit_ground_problems(reg, known, ground, permit, condition, src, on)
     problems += site_problems
     if any(p.message.startswith(_NO_PERMIT_NEEDED) for p in site_problems):
@@ -154,6 +162,32 @@ def enforce(
     return _open_case(reg, ground, on, reasons, permit_number, site_layer, site_id, address, site, who)
 
 
+def _address_problems(
+    reg: Registry, known: dict[str, dict[str, Any]], ground: str, src: str, *, alone: bool
+) -> list[Problem]:
+    """Return why ``ground`` does not fit a case opened by an address alone (``alone``; empty: it fits).
+
+    § 540-12A(1)'s order rests on "pursuant to § 540-4A ... a permit is required": an address
+    measures nothing, so the toolkit has no decision to rest a ground without a permit
+    (``without_permit``) on (finding ``enforcement_site_undecided``).
+
+    Raises
+    ------
+    ProfileError
+        If the profile lacks the finding ``enforcement_site_undecided``.
+    """
+    g = known.get(ground, {})
+    if not alone or not g.get("without_permit"):
+        return []
+    f = reg.profile.finding("enforcement_site_undecided", ground=ground, ground_section=g["section"])
+    other = [k for k, v in known.items() if not v.get("without_permit") and not v.get("needs_permit")]
+    fix = (
+        "open the case on the site's screening row (--site-layer FILE --site-id ID, as esc-gis screen wrote it) "
+        "or on its application (--permit)" + (f", or by --address on ground {', '.join(other)}." if other else ".")
+    )
+    return [Problem(src, None, f"{f.message} ({f.section}; basis {f.basis}).", fix)]
+
+
 def _permit_ground_problems(
     reg: Registry,
     known: dict[str, dict[str, Any]],
@@ -169,6 +203,11 @@ def _permit_ground_problems(
     site = _site_problems(reg, permit, ground, src, day) if permit is not None else []
     if site:
         return site, None
+    if permit is not None:
+        # A ground on the plan or the conditions rests on a permit issued and in force that day.
+        late = _in_force_problems(reg, known, ground, permit, day, src)
+        if late:
+            return late, None
     text, found = _condition_named(reg, known[ground], ground, permit, condition, src)
     return found, text
 
@@ -188,12 +227,9 @@ def _site_problems(reg: Registry, permit: Permit, ground: str, src: str, day: da
     """Return why ``ground`` does not fit ``permit``'s site as the one decision decides it now (empty: it fits).
 
     The site is decided as `--site-layer` decides a screened one (:meth:`Registry.decide_permit`,
-    the screening function, then a recorded § 540-4A(1)(c) determination). A site the article
-    does not reach fits no ground (the screening's reason); one that needs no permit fits
-    only the grounds ``[enforcement.where_no_permit_required]`` lets (its words, section, basis),
-    and those it lets where a permit is in an issued state (``fits_issued``) on such a permit.
-    A site required only by a determination needed no permit on a ``day`` before the
-    determination's (finding ``determination_later``): it is decided so for that day.
+    the screening function, then a recorded § 540-4A(1)(c) determination), and the ground is
+    judged on it by the one rule :func:`_ground_on_site`. A site the article does not reach
+    fits no ground (the screening's reason).
 
     Raises
     ------
@@ -208,42 +244,81 @@ def _site_problems(reg: Registry, permit: Permit, ground: str, src: str, day: da
             for p in exc.problems
         ]
     determined = permit.state.determination if permit.state is not None else None
+    found = _ground_on_site(
+        reg,
+        d,
+        ground,
+        subject=f"{_NO_PERMIT_NEEDED}{permit.permit_number} needs no permit",
+        issued=permit.status in ISSUED,
+        determined=None if determined is None else determined["on"],
+        day=day,
+        permit_number=permit.permit_number,
+    )
+    return [] if found is None else [Problem(src, None, *found)]
+
+
+def _ground_on_site(
+    reg: Registry,
+    d: dict[str, Any],
+    ground: str,
+    *,
+    subject: str,
+    issued: bool = False,
+    determined: date | None = None,
+    day: date | None = None,
+    permit_number: str | None = None,
+) -> tuple[str, str] | None:
+    """Return why ``ground`` does not fit a site decided ``d`` (the message and its fix; None: it fits).
+
+    The one rule both doors ask (`--permit` and `--site-layer`): a site that needs a permit fits
+    every ground; one that needs none fits only the grounds ``[enforcement.where_no_permit_required]``
+    lets (its words, section, basis), and those it lets where a permit is in an issued state
+    (``fits_issued``, ``issued``) on such a permit. A site required only by a determination
+    (``determined``, its day) needed no permit on a ``day`` before it (finding
+    ``determination_later``): it is decided so for that day. ``subject`` begins the message.
+
+    Raises
+    ------
+    ProfileError
+        If ``[enforcement.where_no_permit_required]`` is malformed.
+    """
     # The determination makes the site required from its day on, not before (§ 540-4A(1)(c) "if the
     # administering authority determines"): a case dated earlier is on a site that needed none.
-    late = bool(d.get("determined")) and determined is not None and day is not None and day < determined["on"]
+    late = bool(d.get("determined")) and determined is not None and day is not None and day < determined
     if d["permit_decision"] == "required" and not late:
-        return []
+        return None
     rule = where_no_permit_required(reg.profile.tables).get(ground)
-    if rule is None or rule.fits or (rule.fits_issued and permit.status in ISSUED):
-        return []
+    if rule is None or rule.fits or (rule.fits_issued and issued):
+        return None
+    fitting = [k for k, r in where_no_permit_required(reg.profile.tables).items() if r.fits]
+    other = f"use another ground ({', '.join(fitting)})" if fitting else "use another ground"
     exempt = d.get("npdes_small")
     if late:
         assert determined is not None
-        f = reg.profile.finding("determination_later", determined=determined["on"], day=day)
+        f = reg.profile.finding("determination_later", determined=determined, day=day)
         why = f"; {f.message} ({f.section})"
         decision = "not_required"
-        fix = f"date the case on or after {determined['on']}, or use another ground (A4)."
+        fix = f"date the case on or after {determined}, or {other}."
     else:
         why = "; exempt from an NPDES permit" if exempt else "; no determination that it needs one is recorded"
         decision = d["permit_decision"]
-        fix = (
-            "use another ground (A4)."
-            if exempt
-            else (
-                "use another ground (A4), or record the administering authority's determination that a permit is "
-                f"needed (esc-gis permits determine REGISTRY {permit.permit_number} --on DATE --reasons TEXT)."
+        if exempt:
+            fix = f"{other}."
+        elif permit_number is not None:
+            fix = (
+                f"{other}, or record the administering authority's determination that a permit is needed "
+                f"(esc-gis permits determine REGISTRY {permit_number} --on DATE --reasons TEXT)."
             )
-        )
-    return [
-        Problem(
-            src,
-            None,
-            f"{_NO_PERMIT_NEEDED}{permit.permit_number} needs no permit (screening: permit {decision}, "
-            f"{d['plan_disturbed_sqft']:,.0f} sq ft{why}): ground {ground} does not fit it: {rule.text} "
-            f"({rule.section}; basis {rule.basis}).",
-            fix,
-        )
-    ]
+        else:
+            fix = (
+                f"{other}, re-screen the site, or add it as an application (esc-gis permits add --site-layer) and "
+                "record the administering authority's determination that a permit is needed (permits determine)."
+            )
+    return (
+        f"{subject} (screening: permit {decision}, {d['plan_disturbed_sqft']:,.0f} sq ft{why}): ground {ground} "
+        f"does not fit it: {rule.text} ({rule.section}; basis {rule.basis}).",
+        fix,
+    )
 
 
 def _condition_named(
@@ -292,23 +367,81 @@ def _condition_named(
 def _without_permit(reg: Registry, permit: Permit, day: date) -> tuple[str | None, date | None]:
     """Return which ``[enforcement.without_permit]`` term makes ``permit`` no permit on ``day``, and its deemed day.
 
-    An application whose decision period ran out is approved (§ 540-8C(5)), recorded or not
-    (:func:`~esc_gis.registry.domain.deadlines.deemed_approved_by`): it is taken as the
-    deemed approval it is, issued on the day the period ran out, with that permit's period.
-    The second value is that day (None: no approval is deemed).
+    :func:`_not_in_force`'s reason, where the profile's terms hold it.
 
     Raises
     ------
     ProfileError
         If ``[enforcement.without_permit]`` or the decision period is malformed.
     """
-    terms = without_permit_terms(reg.profile.tables)
+    why, deemed = _not_in_force(reg, permit, day)
+    return (why if why in without_permit_terms(reg.profile.tables) else None), deemed
+
+
+def _not_in_force(reg: Registry, permit: Permit, day: date) -> tuple[str | None, date | None]:
+    """Return why ``permit`` is no permit in force on ``day`` (None: it is), and the day an approval is deemed.
+
+    The one rule (:func:`~esc_gis.registry.domain.enforcement.not_in_force`) for the grounds
+    without a permit and those that rest on one. An application whose decision period ran out
+    is approved (§ 540-8C(5)), recorded or not
+    (:func:`~esc_gis.registry.domain.deadlines.deemed_approved_by`): it is taken as the deemed
+    approval it is, issued on the day the period ran out, with that permit's period. The second
+    value is that day (None: no approval is deemed).
+
+    Raises
+    ------
+    ProfileError
+        If the decision period is malformed.
+    """
     deemed = deemed_approved_by(permit.status, permit.state, day, reg.calendar, reg.profile)
     if deemed is None:
         ever = _ever_issued(permit.state)
-        return without_permit_fits(terms, permit.status, permit.expires_on, day, ISSUED, ever_issued=ever), None
+        issued_on = permit.state.issued_on if permit.state is not None else None
+        return not_in_force(permit.status, permit.expires_on, day, ISSUED, ever_issued=ever, issued_on=issued_on), None
     expires = reg._expiry(deemed, permit.building_permit_expires, list(permit.extensions_days))
-    return without_permit_fits(terms, "deemed_approved", expires, day, ISSUED, ever_issued=True), deemed
+    return not_in_force("deemed_approved", expires, day, ISSUED, ever_issued=True), deemed
+
+
+def _in_force_problems(
+    reg: Registry, known: dict[str, dict[str, Any]], ground: str, permit: Permit, day: date | None, src: str
+) -> list[Problem]:
+    """Return why ``ground``, one that rests on a permit in force (``in_force``), does not fit ``permit`` on ``day``.
+
+    § 540-8E's conditions are those of "All permits issued under this article", and a plan is
+    approved with the permit (§ 540-8C(2)): on an application never issued, or a permit revoked,
+    closed or past its period on the case's day, the grounds on the plan and the conditions
+    do not fit; work there without a permit is the ground without one (the profile's finding
+    ``enforcement_not_in_force``, with the ``[enforcement.without_permit]`` term that says why
+    the permit is none, where the profile has it).
+
+    Raises
+    ------
+    ProfileError
+        If the profile lacks the finding ``enforcement_not_in_force``.
+    """
+    g = known.get(ground, {})
+    if not g.get("in_force") or day is None:
+        return []
+    why, _ = _not_in_force(reg, permit, day)
+    if why is None:
+        return []
+    term = without_permit_terms(reg.profile.tables).get(why)
+    said = _permit_text(permit) + (f"; {term[0]} ({term[1]}; basis {term[2]})" if term else "")
+    without = [k for k, v in known.items() if v.get("without_permit")]
+    other = [k for k, v in known.items() if not v.get("without_permit") and not v.get("needs_permit")]
+    f = reg.profile.finding(
+        "enforcement_not_in_force",
+        ground=ground,
+        ground_text=g["text"],
+        ground_section=g["section"],
+        permit=permit.permit_number,
+        day=day,
+        state=said,
+        without=", ".join(without) or "none",
+        without_section=", ".join(known[k]["section"] for k in without) or "-",
+    )
+    fix = "use another ground" + (f" ({', '.join([*without, *other])})." if without or other else ".")
+    return [Problem(src, None, f"{f.message} ({f.section}; basis {f.basis}).", fix)]
 
 
 def _deemed_words(reg: Registry, deemed: date, action: str) -> str:
@@ -381,9 +514,14 @@ def _open_case(
 
 
 def _screened_site(
-    reg: Registry, path: str | os.PathLike[str], site_id: str | None
+    reg: Registry, path: str | os.PathLike[str], site_id: str | None, ground: str
 ) -> tuple[shapely.Geometry | None, list[tuple[str, str]]]:
-    """Read one site of a screening output; refuse it unless a permit is required there."""
+    """Read one site of a screening output; refuse it unless ``ground`` fits the site as decided anew.
+
+    The site is decided by the screening function (:meth:`Registry.decide_screened`) and the
+    ground judged on it by the rule `--permit` asks (:func:`_ground_on_site`): where it needs no
+    permit, only the grounds ``[enforcement.where_no_permit_required]`` lets fit (A4, not A1).
+    """
     import pyogrio
 
     if not site_id:
@@ -416,17 +554,14 @@ def _screened_site(
     # Decided again as `permits add` would decide it, by the screening function on the row's
     # limits, plan and flags (issue 34): not taken on trust from the file's permit column.
     try:
-        decision = reg.decide_screened(row.iloc[:1], frame.drop(index=row.index[:1]), str(path))["permit_decision"]
+        d = reg.decide_screened(row.iloc[:1], frame.drop(index=row.index[:1]), str(path))
     except ValidationError as exc:
         return None, [(p.message, p.fix) for p in exc.problems]
-    if decision != "required":
-        return None, [
-            (
-                f"site {site_id} does not need a permit (screening: permit {decision}); "
-                "a case for activity without a required permit cannot be opened on it.",
-                "open the case on another ground by --address, or re-screen the site.",
-            )
-        ]
+    # The same per-ground rule `--permit` asks (one function): A1 does not fit a site that needs no
+    # permit, A4 does (§ 540-4A(1)(b): such a site "shall comply with ... § 540-7A").
+    found = _ground_on_site(reg, d, ground, subject=f"site {site_id} does not need a permit")
+    if found is not None:
+        return None, [found]
     geom = _as_multi(reg._to_registry_crs([row.geometry.iloc[0]], [frame.crs])[0])
     # A site a permit already covers has a permit: the case is the permit's.
     # The one rule of "the same site" (domain/overlap.py), at any overlap: the case is the permit's.
