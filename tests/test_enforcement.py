@@ -286,7 +286,7 @@ def test_an_upheld_appeal_and_a_variance_leave_the_state_and_bad_input_writes_no
         "appealed decision is empty",
         "--on 2999-01-01 is after today on the Village's clock",
         "kind of order or decision appealed is missing",
-        "give --kind: one of stop_work_order, revocation, suspension, permit_decision, notice_of_intent, other.",
+        "give --kind: one of stop_work_order, revocation, suspension, permit_decision, determination, notice_of_intent, other.",
     ):
         assert part in text, part
     assert count(reg, "appeals") == 0
