@@ -452,3 +452,40 @@ def test_no_certificate_for_a_permit_past_its_period(reg, tmp_path: Path, monkey
     assert "the permit's period ended on 2026-07-04 (today is 2026-07-05)" in text
     assert '"shall be valid for a period of 180 days' in text and "(§ 540-8E(8); § 540-8G)" in text
     assert not (tmp_path / "late.html").exists()
+
+
+# --- A ground on an area nobody measured (issue 46's law review) ------------------------------------------
+
+
+def test_a1_on_a_site_decided_on_its_whole_area_says_the_area_was_assumed(reg, target: str, layers_path) -> None:
+    """§ 540-12A(1) rests an order on "pursuant to § 540-4A of this article, a permit is required for the
+    construction site", and § 540-4A(1)(a) on "4,000 square feet or greater of land disturbing construction
+    activity". With no disturbed limits drawn, the registry takes the whole site as disturbed (toolkit policy):
+    the case opens, and says its ground rests on that assumed area. Drawn limits, a ground that fits a site
+    needing no permit (A4), or a determination leave no such note."""
+    from .public_outputs import run_permits as run
+
+    whole = _small(reg, 5000.0)
+    c = reg.enforce(ground="A1", on=ON, reasons="grading before approval", permit_number=whole)
+    (note,) = c.notes
+    assert note.startswith("ground A1 rests on the site needing a permit, decided on its whole site (5,000 sq ft)")
+    assert note.endswith("(toolkit policy (input quality); § 540-4A(1); basis policy).")
+    assert reg.case(c.case_id).notes == ()  # said when the case opens, not a fact of the case
+    assert reg.enforce(ground="A4", on=ON, reasons="mud on Main St", permit_number=whole).notes == ()
+    drawn = reg.add(
+        Application(
+            "700 Drawn St",
+            date(2026, 11, 2),
+            square_sqft(700, 100, 6000.0),
+            CRS,
+            disturbed=square_sqft(700, 100, 5000.0),
+        ),
+        who="clerk",
+    )
+    assert reg.enforce(ground="A1", on=ON, reasons="grading", permit_number=drawn).notes == ()
+    small = _small(reg, x=1300)
+    reg.determine(small, on=date(2026, 11, 10), reasons="drains to the river", purposes=["waters"])
+    assert reg.enforce(ground="A1", on=ON, reasons="grading", permit_number=small).notes == ()
+    lay = ["--layers", str(layers_path)]
+    r = run("enforce", target, "--permit", whole, "--ground", "A1", "--on", "2026-11-21", "--reasons", "again", *lay)
+    assert r.exit_code == 0 and "  note: ground A1 rests on the site needing a permit" in r.output, r.output

@@ -150,6 +150,7 @@ REGISTRY: dict[str, tuple[str, ...]] = {
     "deemed_approval_in_force": ("due", "action"),
     "special_assessment_over_due": ("amount", "due"),
     "registry_determined": (),
+    "enforcement_assumed_area": ("ground", "sqft"),
     "determination_not_needed": ("sqft",),
     "determination_exempt": ("sqft",),
     "condition_not_issued": ("status",),

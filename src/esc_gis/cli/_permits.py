@@ -150,7 +150,7 @@ def _echo_cases(cases: list[Any]) -> None:
 
 
 def _case_json(c: Any) -> dict[str, Any]:
-    out = {k: v for k, v in c.__dict__.items() if k not in ("site", "events")}
+    out = {k: v for k, v in c.__dict__.items() if k not in ("site", "events", "notes")}
     return {
         **out,
         "state": c.state,

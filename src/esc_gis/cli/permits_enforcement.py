@@ -64,6 +64,8 @@ def enforce(
             condition=condition,
         )
     _echo_case(c)
+    for note in c.notes:
+        click.echo(f"  note: {note}")
 
 
 @click.command(short_help="Record a case's stop-work order, notice of intent and costs, referral, retraction, closing.")

@@ -101,6 +101,9 @@ class EnforcementCase:
     permit_order: str | None = None
     #: Whether a permit was ever issued for the case's site (§ 540-12C "where no permit has been issued").
     permit_issued: bool = False
+    #: What the toolkit said of the case when it was opened (an assumed area it rests on): not a fact of
+    #: the case, so not stored; ``permits enforce`` prints it.
+    notes: tuple[str, ...] = ()
 
     @property
     def state(self) -> str:

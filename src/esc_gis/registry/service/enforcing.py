@@ -127,17 +127,18 @@ def enforce(
     problems += reg._date_problems(src, EffectiveDate("--on", on))
     site = None
     permit = None
+    notes: list[str] = []  # what the case rests on that the office should know (said once, when it opens)
     if permit_number:
         try:
             permit = reg.get(permit_number)
         except PermitNotFoundError:
             bad(f"there is no permit {permit_number!r} in the registry.", "check the number (`permits list`).")
     if site_layer is not None:
-        site, ref_problems = _screened_site(reg, site_layer, site_id, ground)
+        site, ref_problems = _screened_site(reg, site_layer, site_id, ground, notes)
         problems += [Problem(str(site_layer), None, m, f) for m, f in ref_problems]
     g = known.get(ground, {})
     problems += _address_problems(reg, known, ground, src, alone=[address] == given)
-    site_problems, condition_text = _permit_ground_problems(reg, known, ground, permit, condition, src, on)
+    site_problems, condition_text = _permit_ground_problems(reg, known, ground, permit, condition, src, on, notes)
     problems += site_problems
     if any(p.message.startswith(_NO_PERMIT_NEEDED) for p in site_problems):
         pass  # the site needs no permit: whether the permit is in force says nothing more
@@ -159,7 +160,8 @@ def enforce(
     if problems:
         raise ValidationError(problems)
     reasons = _naming_condition(reasons, condition, condition_text)
-    return _open_case(reg, ground, on, reasons, permit_number, site_layer, site_id, address, site, who)
+    case = _open_case(reg, ground, on, reasons, permit_number, site_layer, site_id, address, site, who)
+    return replace(case, notes=tuple(notes)) if notes else case
 
 
 def _address_problems(
@@ -196,11 +198,12 @@ def _permit_ground_problems(
     condition: str | int | None,
     src: str,
     day: date | None = None,
+    notes: list[str] | None = None,
 ) -> tuple[list[Problem], str | None]:
     """Return why ``ground`` does not fit the permit's site or names no condition of it, and the condition's text."""
     if ground not in known:
         return [], None
-    site = _site_problems(reg, permit, ground, src, day) if permit is not None else []
+    site = _site_problems(reg, permit, ground, src, day, notes) if permit is not None else []
     if site:
         return site, None
     if permit is not None:
@@ -223,7 +226,9 @@ def _naming_condition(reasons: str | None, number: str | int | None, text: str |
 _NO_PERMIT_NEEDED = "the site of permit "
 
 
-def _site_problems(reg: Registry, permit: Permit, ground: str, src: str, day: date | None = None) -> list[Problem]:
+def _site_problems(
+    reg: Registry, permit: Permit, ground: str, src: str, day: date | None = None, notes: list[str] | None = None
+) -> list[Problem]:
     """Return why ``ground`` does not fit ``permit``'s site as the one decision decides it now (empty: it fits).
 
     The site is decided as `--site-layer` decides a screened one (:meth:`Registry.decide_permit`,
@@ -253,6 +258,7 @@ def _site_problems(reg: Registry, permit: Permit, ground: str, src: str, day: da
         determined=None if determined is None else determined["on"],
         day=day,
         permit_number=permit.permit_number,
+        notes=notes,
     )
     return [] if found is None else [Problem(src, None, *found)]
 
@@ -267,6 +273,7 @@ def _ground_on_site(
     determined: date | None = None,
     day: date | None = None,
     permit_number: str | None = None,
+    notes: list[str] | None = None,
 ) -> tuple[str, str] | None:
     """Return why ``ground`` does not fit a site decided ``d`` (the message and its fix; None: it fits).
 
@@ -275,7 +282,9 @@ def _ground_on_site(
     lets (its words, section, basis), and those it lets where a permit is in an issued state
     (``fits_issued``, ``issued``) on such a permit. A site required only by a determination
     (``determined``, its day) needed no permit on a ``day`` before it (finding
-    ``determination_later``): it is decided so for that day. ``subject`` begins the message.
+    ``determination_later``): it is decided so for that day. ``subject`` begins the message. A ground
+    that rests on the site needing a permit, on a site decided on its whole area because nobody drew
+    its limits, fits with a note appended to ``notes`` (finding ``enforcement_assumed_area``).
 
     Raises
     ------
@@ -285,9 +294,13 @@ def _ground_on_site(
     # The determination makes the site required from its day on, not before (§ 540-4A(1)(c) "if the
     # administering authority determines"): a case dated earlier is on a site that needed none.
     late = bool(d.get("determined")) and determined is not None and day is not None and day < determined
-    if d["permit_decision"] == "required" and not late:
-        return None
     rule = where_no_permit_required(reg.profile.tables).get(ground)
+    if d["permit_decision"] == "required" and not late:
+        if notes is not None and d.get("whole_site") and not d.get("determined") and rule is not None and not rule.fits:
+            # The ground rests on "a permit is required", decided on an area nobody measured: say so.
+            f = reg.profile.finding("enforcement_assumed_area", sqft=float(d["disturbed_sqft"]), ground=ground)
+            notes.append(f"{f.message} ({f.section}; basis {f.basis}).")
+        return None
     if rule is None or rule.fits or (rule.fits_issued and issued):
         return None
     fitting = [k for k, r in where_no_permit_required(reg.profile.tables).items() if r.fits]
@@ -514,7 +527,7 @@ def _open_case(
 
 
 def _screened_site(
-    reg: Registry, path: str | os.PathLike[str], site_id: str | None, ground: str
+    reg: Registry, path: str | os.PathLike[str], site_id: str | None, ground: str, notes: list[str] | None = None
 ) -> tuple[shapely.Geometry | None, list[tuple[str, str]]]:
     """Read one site of a screening output; refuse it unless ``ground`` fits the site as decided anew.
 
@@ -559,7 +572,7 @@ def _screened_site(
         return None, [(p.message, p.fix) for p in exc.problems]
     # The same per-ground rule `--permit` asks (one function): A1 does not fit a site that needs no
     # permit, A4 does (§ 540-4A(1)(b): such a site "shall comply with ... § 540-7A").
-    found = _ground_on_site(reg, d, ground, subject=f"site {site_id} does not need a permit")
+    found = _ground_on_site(reg, d, ground, subject=f"site {site_id} does not need a permit", notes=notes)
     if found is not None:
         return None, [found]
     geom = _as_multi(reg._to_registry_crs([row.geometry.iloc[0]], [frame.crs])[0])

@@ -554,7 +554,12 @@ def decide_screened(reg: Registry, one: gpd.GeoDataFrame, rest: gpd.GeoDataFrame
     measured = _measure(reg, [app], source, problems, context)
     if problems or not measured:
         raise ValidationError(problems or [Problem(source, None, "the site cannot be measured.", "re-screen it.")])
-    return measured[0]
+    return _whole_site(measured[0], facts["disturbed"])
+
+
+def _whole_site(d: dict[str, Any], disturbed: Any) -> dict[str, Any]:
+    """Return ``d`` with ``whole_site``: decided on its whole site, as nobody drew its disturbed limits."""
+    return {**d, "whole_site": bool(d.get("whole_site")) or disturbed is None or shapely.is_empty(disturbed)}
 
 
 def decide_permit(reg: Registry, permit: Permit, *, determination: bool = True) -> dict[str, Any]:
@@ -597,7 +602,7 @@ def decide_permit(reg: Registry, permit: Permit, *, determination: bool = True) 
     measured = _measure(reg, [app], source, problems, remeasured=permit.permit_number)
     if problems or not measured:
         raise ValidationError(problems or [Problem(source, None, "the site cannot be measured.", "re-screen it.")])
-    return with_determination(reg, measured[0], permit.state if determination else None)
+    return _whole_site(with_determination(reg, measured[0], permit.state if determination else None), permit.disturbed)
 
 
 def _plan_members(reg: Registry, plans: Sequence[str]) -> list[Permit]:
@@ -831,6 +836,8 @@ def _decision(r: Any) -> dict[str, Any]:
         "standards": str(r.standards),
         "sediment_standard": bool(r.sediment_standard),
         "npdes_small": any(f.get("code") == "npdes_exempt_under_1_acre" for f in found),
+        # Nobody drew this site's disturbed limits: its whole site was taken as disturbed.
+        "whole_site": any(f.get("code") == "no_disturbed_limits" for f in found),
         # Where the site lies and how much of its disturbance is inside (§ 540-4B), as decided.
         "jurisdiction": str(r.jurisdiction),
         "disturbed_in_village_sqft": float(r.disturbed_in_village_sqft),
