@@ -18,7 +18,12 @@ from esc_gis.cli._permits import _LAYERS, _REGISTRY, _WHO, _case_json, _Choice, 
 @click.option("--permit", "permit_number", default=None, help="The permit the case is about.")
 @click.option("--site-layer", default=None, help="A screening output (`esc-gis screen -o`): the site is read from it.")
 @click.option("--site-id", default=None, help="The site's id in --site-layer; its permit column must be 'required'.")
-@click.option("--address", default=None, help="The site's address, for a site neither permitted nor screened.")
+@click.option(
+    "--address",
+    default=None,
+    help="The site's address, for a site neither permitted nor screened: an address measures nothing, so it "
+    "takes ground A4, not A1 (give --site-layer or --permit for that).",
+)
 @click.option("--ground", required=True, help="The ground's code in the profile's [enforcement.grounds] (A1-A4).")
 @click.option("--on", "on", required=True, help="Day the case is opened (YYYY-MM-DD).")
 @click.option("--reasons", required=True, help="What was found: the written reasons.")
