@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import subprocess
 import uuid
+from collections.abc import Iterator
 from datetime import date, datetime, timezone
 from pathlib import Path
 from urllib.parse import quote
@@ -227,10 +228,11 @@ def pg_url(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 @pytest.fixture(params=["gpkg", "postgis"])
-def target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A registry location on each back end (not yet created)."""
+def target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A registry location on each back end (not yet created); a PostGIS schema is dropped afterwards."""
     if request.param == "gpkg":
-        return str(tmp_path / "permits.gpkg")
+        yield str(tmp_path / "permits.gpkg")
+        return
     url = request.getfixturevalue("pg_url")
     schema = f"t_{uuid.uuid4().hex[:12]}"
     import psycopg
@@ -238,7 +240,15 @@ def target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("CREATE EXTENSION IF NOT EXISTS postgis")
         conn.execute(f"CREATE SCHEMA {schema}")
-    return f"{url}?options={quote(f'-csearch_path={schema},public')}"
+    yield f"{url}?options={quote(f'-csearch_path={schema},public')}"
+    # Thousands of schemas left behind make every catalog query of the run slower; a connection a test
+    # left open must not hang the run, so the drop waits 2 s at most and is otherwise left undone.
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("SET lock_timeout = '2s'")
+        try:
+            conn.execute(f"DROP SCHEMA {schema} CASCADE")
+        except psycopg.Error:
+            pass
 
 
 # --- The permit registry's tests: one registry per back end, and an active permit on it ---------

@@ -28,6 +28,16 @@ _SCHEMA_TABLE = """CREATE TABLE IF NOT EXISTS esc_gis_schema (version integer PR
 _MIGRATION_LOCK = 5408
 
 
+#: The columns of the named tables in the registry's schema, from the catalog by table name (its
+#: (relname, relnamespace) index): information_schema.columns scans every schema's, which is slow
+#: on a database of many registries.
+_COLUMNS_OF = (
+    "SELECT c.relname, a.attname FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid "
+    "WHERE c.relname = ANY(%s) AND c.relnamespace = current_schema()::regnamespace "
+    "AND a.attnum > 0 AND NOT a.attisdropped"
+)
+
+
 class PostGISBackend(Backend):
     """A registry in a PostgreSQL + PostGIS database.
 
@@ -100,8 +110,11 @@ class PostGISBackend(Backend):
     def _srid(self) -> int:
         row = (
             self.conn.execute(
-                "SELECT srid FROM geometry_columns WHERE f_table_name = 'permits' AND f_geometry_column = 'geom' "
-                "AND f_table_schema = current_schema()"
+                # The column's type modifier, as PostGIS's geometry_columns view reads it, found by name in
+                # the catalog (the view scans every schema's tables).
+                "SELECT postgis_typmod_srid(a.atttypmod) FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid "
+                "WHERE c.relname = 'permits' AND c.relnamespace = current_schema()::regnamespace "
+                "AND a.attname = 'geom' AND NOT a.attisdropped"
             ).fetchone()
             if self._has_postgis()
             else None
@@ -263,10 +276,7 @@ class PostGISBackend(Backend):
         with self.write() as cur:
             self._lock_schema(cur)
             grants = sorted({*(saved or []), *self._view_grants(cur)})
-            cur.execute(
-                "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = current_schema() "
-                "AND table_name IN ('permits', 'plan_versions')"
-            )
+            cur.execute(_COLUMNS_OF, (["permits", "plan_versions"],))
             made = cur.fetchall()
             present = {c for t, c in made if t == "permits"}
             if not present:
@@ -286,11 +296,12 @@ class PostGISBackend(Backend):
     @staticmethod
     def _view_grants(cur: Any) -> list[tuple[str, str]]:
         """Return the (grantee, privilege) granted on the public view to others than its owner."""
+        # The view's ACL from the catalog (information_schema's views scan every schema's tables).
         cur.execute(
-            "SELECT grantee, privilege_type FROM information_schema.table_privileges "
-            "WHERE table_schema = current_schema() AND table_name = %s AND grantee <> ("
-            "SELECT pg_get_userbyid(c.relowner) FROM pg_class c WHERE c.oid = to_regclass(%s))",
-            (PUBLIC_VIEW, PUBLIC_VIEW),
+            "SELECT CASE WHEN x.grantee = 0 THEN 'PUBLIC' ELSE pg_get_userbyid(x.grantee) END, x.privilege_type "
+            "FROM pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) x "
+            "WHERE c.relname = %s AND c.relnamespace = current_schema()::regnamespace AND x.grantee <> c.relowner",
+            (PUBLIC_VIEW,),
         )
         allowed = {"SELECT", "INSERT", "UPDATE", "DELETE", "TRUNCATE", "REFERENCES", "TRIGGER"}
         return [(str(g), str(p)) for g, p in cur.fetchall() if str(p) in allowed]
@@ -390,21 +401,36 @@ class PostGISBackend(Backend):
 
         from esc_gis.styles import ALIASES, LAYER_DESCRIPTIONS
 
+        # The catalog, not information_schema (a view that is slow on a database of many schemas), with
+        # the comments already made: each migration comments only what it added or changed.
         cur.execute(
-            "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = current_schema()"
+            "SELECT c.relname, a.attname, td.description, cd.description "
+            "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped "
+            "LEFT JOIN pg_description td ON td.objoid = c.oid AND td.classoid = 'pg_class'::regclass "
+            "AND td.objsubid = 0 "
+            "LEFT JOIN pg_description cd ON cd.objoid = c.oid AND cd.classoid = 'pg_class'::regclass "
+            "AND cd.objsubid = a.attnum "
+            # By name within the schema: the catalog's (relname, relnamespace) index, not a scan of every schema's.
+            "WHERE c.relname = ANY(%s) AND n.oid = current_schema()::regnamespace AND c.relkind IN ('r', 'p')",
+            (list(TABLES),),
         )
-        made: dict[str, list[str]] = {}
-        for table, column in cur.fetchall():
-            made.setdefault(table, []).append(column)
+        made: dict[str, dict[str, str | None]] = {}
+        said: dict[str, str | None] = {}
+        for table, column, table_comment, column_comment in cur.fetchall():
+            made.setdefault(table, {})[column] = column_comment
+            said[table] = table_comment
         for table in (t for t in TABLES if t in made):
             if table in LAYER_DESCRIPTIONS:
                 title, abstract = LAYER_DESCRIPTIONS[table]
-                # COMMENT takes no parameters: the text goes in as a quoted literal.
-                text = sql.Literal(f"{title}: {abstract}")
-                cur.execute(sql.SQL("COMMENT ON TABLE {} IS {}").format(sql.Identifier(table), text))
-            for column in (c for c in made[table] if c in ALIASES):
-                name = sql.Identifier(table, column)
-                cur.execute(sql.SQL("COMMENT ON COLUMN {} IS {}").format(name, sql.Literal(ALIASES[column])))
+                if said.get(table) != f"{title}: {abstract}":
+                    # COMMENT takes no parameters: the text goes in as a quoted literal.
+                    text = sql.Literal(f"{title}: {abstract}")
+                    cur.execute(sql.SQL("COMMENT ON TABLE {} IS {}").format(sql.Identifier(table), text))
+            for column, comment in made[table].items():
+                if column in ALIASES and comment != ALIASES[column]:
+                    name = sql.Identifier(table, column)
+                    cur.execute(sql.SQL("COMMENT ON COLUMN {} IS {}").format(name, sql.Literal(ALIASES[column])))
 
     def close(self) -> None:
         """Close the connection."""

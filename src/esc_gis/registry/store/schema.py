@@ -671,9 +671,10 @@ def _permit_columns_there(backend: Any, cur: Any) -> set[str]:
     if backend.dialect == "sqlite":
         cur.execute("SELECT name FROM pragma_table_info('permits')")
     else:
+        # The catalog by table name (information_schema.columns scans every schema's tables).
         cur.execute(
-            "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() "
-            "AND table_name = 'permits'"
+            "SELECT a.attname FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid WHERE c.relname = 'permits' "
+            "AND c.relnamespace = current_schema()::regnamespace AND a.attnum > 0 AND NOT a.attisdropped"
         )
     return {str(r[0]) for r in cur.fetchall()}
 

@@ -55,9 +55,12 @@ def _defer_references(cur: Any, b: Any) -> None:
     """PostgreSQL: make every reference of the registry's schema deferrable (a rebuild clears under them)."""
     if b.dialect == "sqlite":
         return
+    # The registry's tables by name (the catalog's index), not a scan of every schema's constraints.
     cur.execute(
         "SELECT c.conname, t.relname FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid "
-        "WHERE c.contype = 'f' AND t.relnamespace = current_schema()::regnamespace AND NOT c.condeferrable"
+        "WHERE c.contype = 'f' AND t.relname = ANY(%s) AND t.relnamespace = current_schema()::regnamespace "
+        "AND NOT c.condeferrable",
+        (list(TABLES),),
     )
     for name, table in cur.fetchall():
         cur.execute(f'ALTER TABLE "{table}" ALTER CONSTRAINT "{name}" DEFERRABLE INITIALLY IMMEDIATE')
