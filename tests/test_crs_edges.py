@@ -328,6 +328,7 @@ def test_a_compound_crs_given_as_wkt_is_named_by_its_codes(version: str) -> None
     [
         ("Wisconsin - Winnebago County.", "Wisconsin - Winnebago County"),
         (" .Lake Poygan area. ", ".Lake Poygan area"),
+        ("Zone X.", "Zone X"),  # only full stops come off the end
         ("undefined", "its area of use"),
         ("UNDEFINED", "its area of use"),
         ("", "its area of use"),
@@ -348,3 +349,21 @@ def test_the_refusal_asks_about_swapped_axes_only_when_a_swap_would_place_them()
     )
     swapped = crs_mod.coordinates_not_in_crs_message(*args, fix="Label it right.", swapped=True)
     assert swapped == plain.replace(" Fix:", f" {crs_mod._SWAP} Fix:")
+
+
+def test_a_layer_without_a_crs_is_refused_naming_the_file_and_the_fix_and_an_assumed_one_is_checked() -> None:
+    no_crs = gpd.GeoDataFrame({"site_id": ["a"]}, geometry=[box(0, 0, 10, 10)])
+    with pytest.raises(CRSError) as err:
+        crs_mod.assign_crs(no_crs, assume_crs=None, source="sites.shp")
+    assert str(err.value) == (
+        "sites.shp has no coordinate reference system (no .prj or CRS in the file), so its coordinates cannot be "
+        "placed on the ground. Fix: tell esc-gis what they are with --assume-crs EPSG:XXXX (e.g. EPSG:7594 for "
+        "Winnebago County feet, EPSG:4326 for longitude/latitude), or define the CRS in your GIS and export again."
+    )
+    with pytest.raises(CRSError, match=r"^--assume-crs 'EPSG:NOPE' is not a coordinate reference system"):
+        crs_mod.assign_crs(no_crs, assume_crs="EPSG:NOPE", source="sites.shp")
+    # Feet near the Village read as degrees: refused, naming the file (not the option).
+    feet = gpd.GeoDataFrame({"site_id": ["a"]}, geometry=[box(745_000, 505_000, 745_100, 505_100)])
+    with pytest.raises(CoordinatesNotInCRSError, match=r"^sites\.shp has coordinates that cannot be in its CRS"):
+        crs_mod.assign_crs(feet, assume_crs="EPSG:4326", source="sites.shp")
+    assert crs_mod.assign_crs(feet, assume_crs="EPSG:7594", source="sites.shp").crs == ProjCRS("EPSG:7594")

@@ -168,3 +168,30 @@ def test_the_estimates_finding_is_the_profiles_words_with_each_sites_own_figures
         assert "R 120, not confirmed;" in want.message
     assert "screening_bare_soil_loss" not in res.loc["OUT", "findings"]
     assert math.isnan(res.loc["OUT", "bare_soil_loss_tpa"])
+
+
+def test_a_measured_run_reports_its_stages_and_keeps_what_the_read_found(tmp_path):
+    """The run's progress goes through each stage in order to "done" at 1.0, and the run carries what the
+    read found (skip rule, schema, features left out, id field), its limits as text and its run findings."""
+    import dataclasses
+
+    from esc_gis.screening.decide import RUN_FINDINGS, measure_run
+    from esc_gis.screening.read import read_run
+
+    prof = profile_with_r(tmp_path)
+    soil = soils((cell_box(0, 0, 30, 30), 0.2))
+    ls = layer_set(plane_dem(tmp_path / "dem.tif"), soil)
+    limits = gpd.GeoDataFrame({"site_id": ["A"]}, geometry=[cell_box(6, 6, 14, 14)], crs=CRS)
+    read = read_run(sites(), limits, crs=ls.crs)
+    read = dataclasses.replace(read, rule="rights of way", schema="v10", not_selected=3, id_field="PARCELID")
+    seen: list[tuple[str, float]] = []
+    run = measure_run(read, ls, prof, progress=lambda stage, frac: seen.append((stage, frac)))
+    assert seen[-3:] == [("applying the ordinance", 0.85), ("estimating bare-soil soil loss", 0.9), ("done", 1.0)]
+    assert len(seen) > 3 and all(0 <= f <= 1 for _, f in seen)  # the measuring stages come first
+    assert [f for _, f in seen] == sorted(f for _, f in seen)
+    assert (run.rule, run.schema, run.not_selected, run.id_field) == ("rights of way", "v10", 3, "PARCELID")
+    assert run.run_findings == list(run.result.attrs[RUN_FINDINGS])
+    assert run.result["disturbed_limits"].iloc[0].startswith("SRID=7594;POLYGON")
+    # Without a progress callback the run is the same.
+    quiet = measure_run(read, ls, prof)
+    assert quiet.result.drop(columns="geometry").equals(run.result.drop(columns="geometry"))

@@ -254,3 +254,56 @@ def test_a_field_over_the_sites_own_area_by_the_sliver_is_the_same_and_by_more_i
     # One rule for the option too: a total no more than the site's own area is its own, not a plan's.
     assert bool(plan_total_problems(total, ["A"], [None], [10_000.0], prof)) is refused
     assert plan_total_problems(10_000.0, ["A"], [None], [10_000.0], prof) == []
+
+
+def test_each_refusal_of_a_plan_total_is_said_exactly_with_its_fix():
+    """Every problem whole, message and fix, for the option and for the field: § 540-5 CONSTRUCTION SITE
+    "including areas that are part of a larger common plan of development" (a plan's total is for a plan's
+    sites), a site of no plan with no own area known held against nothing (0 sq ft), ids read as the screening
+    wrote them (blank and NaN are no plan)."""
+    from esc_gis.errors import Problem
+
+    prof = load_profile()
+    rule = "a site that is not part of a larger plan is decided on its own disturbance."
+    got = plan_total_problems(50_000, ["A", "B", "C", "D"], ["P", " ", np.nan, "Q"], [60_000, 1, np.nan, 5], prof)
+    assert got == [
+        Problem(
+            "--plan-disturbed-sqft",
+            None,
+            f"50,000.0 sq ft is a common plan's total, but site 'B' names no common plan (its plan_id is empty): {rule}",
+            "give the site its plan_id (or --plan-field), or leave the option out.",
+        ),
+        Problem(
+            "--plan-disturbed-sqft",
+            None,
+            f"50,000.0 sq ft is a common plan's total, but site 'C' names no common plan (its plan_id is empty): {rule}",
+            "give the site its plan_id (or --plan-field), or leave the option out.",
+        ),
+        Problem(
+            "--plan-disturbed-sqft",
+            None,
+            "one total is given for every site, but the sites name 2 common plans (P, Q).",
+            "give the sites of one plan, or each site its plan's total in a plan_disturbed_sqft field.",
+        ),
+        Problem(
+            "--plan-disturbed-sqft",
+            None,
+            "50,000.0 sq ft is less than the 60,000.0 sq ft common plan 'P' already disturbs in this layer, as "
+            "measured: the total disagrees with the plan's own sites.",
+            "give the plan's whole disturbed total (at least what its sites here disturb), or leave the option out.",
+        ),
+    ]
+    # The option's name is the one given; a site of no plan whose own area is unknown is held against 0 sq ft.
+    (named,) = plan_total_problems(1.5, ["C"], [None], [np.nan], prof, what="plan total")
+    assert named.source == "plan total" and named.message.startswith("1.5 sq ft is a common plan's total")
+    assert plan_total_problems(1.0, ["C"], [None], [np.nan], prof) == []  # within the sliver of 0
+    assert plan_total_problems(2_000, ["C"], ["7"], [np.int64(1_000)], prof) == []  # ints, and a numeric id
+    (field,) = no_plan_total_problems(["50000"], ["S9"], [None], ["10000"], prof, per_row=True)
+    assert field == Problem(
+        "sites",
+        1,
+        "its --plan-disturbed-sqft field gives 50,000.0 sq ft, a common plan's total, but the site names no common "
+        f"plan (its plan_id is empty) and disturbs 10,000.0 sq ft itself: {rule}",
+        "give the site its plan_id (or --plan-field), or empty its --plan-disturbed-sqft field.",
+        site_id="S9",
+    )

@@ -245,7 +245,7 @@ REVIEW: dict[str, tuple[str, ...]] = {
     "review_decision": ("permit", "standards", "disturbed_sqft"),
     "review_decision_sediment": ("permit", "standards", "disturbed_sqft"),
     "review_decision_outside": (),
-    "review_decision_determined": ("permit", "standards", "disturbed_sqft", "determination"),
+    "review_decision_determined": ("standards", "disturbed_sqft", "determination"),
     "review_decision_not_applicable": ("applicability", "reason"),
     "review_non_permitted": ("plan_sqft",),
     "review_non_permitted_may_require": ("plan_sqft",),

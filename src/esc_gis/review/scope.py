@@ -48,7 +48,6 @@ def decision_check(m: dict[str, Any], prof: Profile) -> Check:
             "decision",
             "pass",
             "review_decision_determined",
-            permit=m["permit"].replace("_", " "),
             standards=m["standards"],
             disturbed_sqft=m.get("plan_disturbed_sqft", m["disturbed_sqft"]),
             determination=m["determined"],
