@@ -367,3 +367,54 @@ def test_a_layer_without_a_crs_is_refused_naming_the_file_and_the_fix_and_an_ass
     with pytest.raises(CoordinatesNotInCRSError, match=r"^sites\.shp has coordinates that cannot be in its CRS"):
         crs_mod.assign_crs(feet, assume_crs="EPSG:4326", source="sites.shp")
     assert crs_mod.assign_crs(feet, assume_crs="EPSG:7594", source="sites.shp").crs == ProjCRS("EPSG:7594")
+
+
+def test_a_layer_is_transformed_into_the_measuring_crs_only_when_it_is_not_there_already() -> None:
+    no_crs = gpd.GeoDataFrame({"site_id": ["a"]}, geometry=[box(0, 0, 10, 10)])
+    with pytest.raises(CRSError) as err:
+        crs_mod.to_measuring_crs(no_crs, ProjCRS("EPSG:7594"))
+    assert str(err.value) == "Layer has no CRS; assign one with assign_crs(..., assume_crs=...) before measuring."
+    there = no_crs.set_crs("EPSG:7594")
+    assert crs_mod.to_measuring_crs(there, ProjCRS("EPSG:7594")) is there
+    moved = crs_mod.to_measuring_crs(there, ProjCRS("EPSG:3071"))
+    assert moved.crs == ProjCRS("EPSG:3071") and not moved.geometry.iloc[0].equals(there.geometry.iloc[0])
+
+
+@pytest.mark.parametrize("km, warned", [(ZONE_REACH_KM, False), (np.nextafter(ZONE_REACH_KM, np.inf), True)])
+def test_far_from_the_zone_is_said_beyond_its_reach_in_km_and_miles(monkeypatch, km, warned) -> None:
+    monkeypatch.setattr(crs_mod, "zone_distance_km", lambda *a: km)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert crs_mod.warn_if_far_from_zone((0, 0, 1, 1), "EPSG:7594", ProjCRS("EPSG:7594"), what="DEM dem.tif") == km
+    assert len(seen) == int(warned)
+
+
+def test_far_from_the_zone_names_the_distance_the_crs_its_area_and_the_fix(monkeypatch) -> None:
+    monkeypatch.setattr(crs_mod, "zone_distance_km", lambda *a: 160.9344)  # 100 miles
+    grid = ProjCRS("EPSG:7594")
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        crs_mod.warn_if_far_from_zone((0, 0, 1, 1), "EPSG:7594", grid, what="DEM dem.tif")
+    (w,) = seen
+    assert w.category is FarFromZoneWarning and w.filename == __file__  # pointed at the caller
+    area = crs_mod._area_name(grid.area_of_use)
+    assert str(w.message) == (
+        f"DEM dem.tif lies 161 km (100 mi) outside the area the measuring CRS {grid.name} is made for ({area}): "
+        "areas and distances measured there are distorted, and the data are probably not of this place. Fix: use a "
+        "layer set (crs = ...) and profile for the data's area, or check that this is the right file and that its "
+        "CRS is right."
+    )
+    monkeypatch.setattr(crs_mod, "_area_of_use", lambda crs: None)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        crs_mod.warn_if_far_from_zone((0, 0, 1, 1), "EPSG:7594", grid, what="DEM dem.tif")
+    assert f"{grid.name} is made for (its zone):" in str(seen[0].message)
+
+
+def test_coordinates_refused_name_the_input_and_its_fix() -> None:
+    with pytest.raises(CoordinatesNotInCRSError) as err:
+        crs_mod.check_coordinates((745_000, 505_000, 745_100, 505_100), "EPSG:4326", what="x.gpkg", fix="Relabel it.")
+    text = str(err.value)
+    assert text.startswith("x.gpkg has coordinates that cannot be in its CRS EPSG:4326") and text.endswith(
+        "Fix: Relabel it."
+    )
