@@ -381,3 +381,22 @@ def test_a_message_is_rendered_alike_column_wise_and_row_by_row():
         names = {**prof.names(), "sqft": 0.0, "site": ""}
         want = [message.format_map({**names, "sqft": s, "site": w}) for s, w in zip(*rows.values(), strict=True)]
         assert got == want
+
+
+@pytest.mark.parametrize("named", [None, "", float("nan")])
+def test_a_plan_across_the_line_whose_outside_sites_are_unnamed_says_so(prof, named):
+    """The finding names the part of the plan outside the line and its sites; where the screening could name
+    none (no id), it says "?" rather than a blank or "None"."""
+    thr = prof.area_sqft("thresholds.permit_area")
+    values = {
+        "jurisdiction": "inside",
+        "plan_id": "P1",
+        "plan_site_count": 2,
+        "disturbed_sqft": 0.5 * thr,
+        "disturbed_in_village_sqft": 0.5 * thr,
+        "plan_disturbed_sqft": 1.5 * thr,
+        "plan_in_village_sqft": 0.75 * thr,
+        "plan_outside_sites": named,
+    }
+    g = findings(one(prof, **values))["common_plan_partial"]
+    assert "wholly outside: ?)" in g["message"] and "None" not in g["message"] and "nan" not in g["message"]
