@@ -599,7 +599,7 @@ def _exemptions(f: _Findings, m: Measurements, appl: np.ndarray) -> None:
     f.add((m.activity == "agricultural_production") & (appl == "applies"), "agricultural_production_not_exempt")
 
 
-def _disturbance(f: _Findings, m: Measurements, applies: np.ndarray, profile: Profile) -> None:
+def _disturbance(f: _Findings, m: Measurements, applies: np.ndarray, area: np.ndarray, profile: Profile) -> None:
     """§ 540-5: the union of the disturbed limits, added up over the common plan.
 
     A plan with lots on both sides of the Village line (:func:`plan_outside_sqft`) is decided by
@@ -848,7 +848,7 @@ def decide(m: Measurements | pd.DataFrame, profile: Profile) -> Decision:
     f = _Findings(n, profile)
     _jurisdiction(f, m, profile)
     _exemptions(f, m, appl)
-    _disturbance(f, m, applies, profile)
+    _disturbance(f, m, applies, area, profile)
     _permit(f, m, profile, applies, area, d)
     _standards(f, d, area)
     _waters(f, m, permitted, unpermitted, may_be)
