@@ -418,3 +418,14 @@ def test_coordinates_refused_name_the_input_and_its_fix() -> None:
     assert text.startswith("x.gpkg has coordinates that cannot be in its CRS EPSG:4326") and text.endswith(
         "Fix: Relabel it."
     )
+
+
+def test_a_crs_named_by_an_alias_of_its_code_is_named_by_the_code_and_one_renamed_by_its_name() -> None:
+    """PROJ matches a CRS to an EPSG code with a confidence: 90 where it differs only by an alias of the name
+    (an ESRI export's), 70 where the name is another: the first is that code, the second is the user's own."""
+    wkt = re.sub(r',\s*ID\["EPSG",3071\]', "", ProjCRS("EPSG:3071").to_wkt("WKT2_2019"))
+    esri = ProjCRS(" " + wkt.replace("NAD83(HARN) / Wisconsin Transverse Mercator", "NAD_1983_HARN_Wisconsin_TM"))
+    assert [a.confidence for a in esri.list_authority()] == [90]
+    assert crs_mod._crs_label(esri) == "EPSG:3071"
+    own = ProjCRS(" " + wkt.replace("NAD83(HARN) / Wisconsin Transverse Mercator", "Village grid"))
+    assert crs_mod._crs_label(own) == "Village grid"
