@@ -396,7 +396,8 @@ def test_far_from_the_zone_names_the_distance_the_crs_its_area_and_the_fix(monke
         warnings.simplefilter("always")
         crs_mod.warn_if_far_from_zone((0, 0, 1, 1), "EPSG:7594", grid, what="DEM dem.tif")
     (w,) = seen
-    assert w.category is FarFromZoneWarning and w.filename == __file__  # pointed at the caller
+    # Pointed at the caller, not at crs.py (under mutmut a trampoline frame sits between the two).
+    assert w.category is FarFromZoneWarning and not w.filename.endswith("crs.py")
     area = crs_mod._area_name(grid.area_of_use)
     assert str(w.message) == (
         f"DEM dem.tif lies 161 km (100 mi) outside the area the measuring CRS {grid.name} is made for ({area}): "
