@@ -483,7 +483,7 @@ def test_a_projected_measuring_crs_that_declares_no_operation_is_judged_by_its_u
 
     class NoOperation(ProjCRS):
         @property
-        def coordinate_operation(self):  # noqa: ANN202 - pyproj's own property, overridden
+        def coordinate_operation(self) -> None:  # pyproj's own property, overridden
             return None
 
     grid = NoOperation("EPSG:7594")
