@@ -430,3 +430,180 @@ def test_a_crs_named_by_an_alias_of_its_code_is_named_by_the_code_and_one_rename
     assert crs_mod._crs_label(esri) == "EPSG:3071"
     own = ProjCRS(" " + wkt.replace("NAD83(HARN) / Wisconsin Transverse Mercator", "Village grid"))
     assert crs_mod._crs_label(own) == "Village grid"
+
+
+# --- The survivors of the second mutation run over crs.py, pinned at their edges. ---------------------------------
+
+
+def test_a_name_that_is_no_crs_is_refused_as_a_crs_and_as_the_measuring_crs_when_it_is_that() -> None:
+    with pytest.raises(CRSError) as err:
+        crs_mod.parse_crs("EPSG:NOPE")
+    assert str(err.value) == "CRS 'EPSG:NOPE' is not a coordinate reference system; use e.g. 'EPSG:7594'."
+    with pytest.raises(CRSError) as err:
+        measuring_crs("EPSG:NOPE")
+    assert str(err.value) == "Measuring CRS 'EPSG:NOPE' is not a coordinate reference system; use e.g. 'EPSG:7594'."
+
+
+def test_a_measuring_crs_in_degrees_is_refused_by_its_name_and_with_the_fix() -> None:
+    """A compound CRS is named whole (its code with the heights'), not by its horizontal part alone."""
+    expected = (
+        "{} is not projected: areas and distances are never measured in degrees. "
+        "Use a projected CRS in feet, e.g. EPSG:7594 (WISCRS Winnebago County, ftUS)."
+    )
+    for name in ("EPSG:4326", "EPSG:4326+5703"):
+        with pytest.raises(CRSError) as err:
+            measuring_crs(name)
+        assert str(err.value) == expected.format(name)
+
+
+def test_a_mercator_measuring_crs_is_refused_by_its_whole_name_and_method() -> None:
+    with pytest.raises(CRSError) as err:
+        measuring_crs("EPSG:3857+5703")
+    assert str(err.value) == (
+        "EPSG:3857+5703 is a Mercator projection (popular visualisation pseudo mercator): it misstates area (Web "
+        "Mercator reads about 1.94x large at 44° N). Use EPSG:7594 or another local CRS."
+    )
+
+
+def test_a_measuring_crs_with_two_axis_units_is_refused_with_the_units_message() -> None:
+    """Easting in metres, northing in US survey feet: no single linear unit (the units module words it)."""
+    wkt = ProjCRS("EPSG:3071").to_wkt("WKT2_2019")
+    at = wkt.rfind('LENGTHUNIT["metre",1]')  # the northing axis's unit, the last one in the WKT
+    mixed = ProjCRS(wkt[:at] + 'LENGTHUNIT["US survey foot",0.304800609601219]' + wkt[at + 21 :])
+    assert [a.unit_name for a in mixed.axis_info] == ["metre", "US survey foot"]
+    with pytest.raises(CRSError) as err:
+        measuring_crs(mixed)
+    assert str(err.value) == (
+        f"CRS {mixed.to_string()!r} has no single linear axis unit; measure in a projected CRS in feet or metres "
+        "(the profile's measuring CRS, EPSG:7594 by default)."
+    )
+
+
+def test_a_projected_measuring_crs_that_declares_no_operation_is_judged_by_its_unit_alone() -> None:
+    """pyproj may give a projected CRS no coordinate operation: nothing names Mercator, so its unit decides."""
+
+    class NoOperation(ProjCRS):
+        @property
+        def coordinate_operation(self) -> None:  # pyproj's own property, overridden
+            return None
+
+    grid = NoOperation("EPSG:7594")
+    assert measuring_crs(grid) is grid
+
+
+@pytest.mark.parametrize(
+    "west, south, east, north, usable",
+    [
+        (-180.0, -90.0, 180.0, 90.0, True),  # the whole globe, exactly at its edges
+        (-88.9, 44.0, -88.9, 44.0, True),  # a point: south == north
+        (-180.5, 40.0, -100.0, 45.0, False),  # a degree beyond the antimeridian
+        (-100.0, 40.0, 180.5, 45.0, False),
+        (-200.0, 40.0, -100.0, 45.0, False),  # off in longitude, fine in latitude
+        (-100.0, 40.0, -90.0, 90.5, False),
+        (-100.0, -90.5, -90.0, 40.0, False),
+        (-100.0, 45.0, -90.0, 44.999, False),  # south above north
+        (-1000.0, -1000.0, -1000.0, -1000.0, False),  # pyproj's placeholder for an area without a BBOX
+    ],
+)
+def test_an_area_of_use_is_usable_only_as_a_box_on_the_globe(west, south, east, north, usable) -> None:
+    aou = SimpleNamespace(west=west, south=south, east=east, north=north)
+    assert (crs_mod._usable_area(aou) is aou) is usable
+
+
+def test_a_renamed_crs_without_an_area_is_judged_by_the_area_of_the_code_it_matches_at_confidence_70() -> None:
+    """PROJ matches WTM renamed ('Village grid', no ID, no USAGE) to EPSG:3071 at confidence 70: its area is WTM's."""
+    wkt = re.sub(r',\s*ID\["EPSG",3071\]', "", ProjCRS("EPSG:3071").to_wkt("WKT2_2019"))
+    wkt = re.sub(r",\s*USAGE\[.*\]\s*\]\s*$", "]", wkt, flags=re.S)  # the area of use, the WKT's last member
+    own = ProjCRS(wkt.replace("NAD83(HARN) / Wisconsin Transverse Mercator", "Village grid"))
+    assert own.area_of_use is None and [a.confidence for a in own.list_authority()] == [70]
+    aou = crs_mod._area_of_use(own)
+    assert aou is not None and aou.bounds == ProjCRS("EPSG:3071").area_of_use.bounds
+
+
+def test_data_inside_the_area_of_use_are_0_km_away_and_bounds_that_cannot_be_placed_are_not_judged() -> None:
+    grid = ProjCRS("EPSG:7594")
+    assert zone_distance_km((-88.8, 44.1, -88.7, 44.2), "EPSG:4326", grid) == 0.0  # Winneconne
+    assert zone_distance_km((-88.8, float("nan"), -88.7, 44.2), "EPSG:4326", grid) is None
+
+
+def test_a_lonlat_box_follows_the_curved_edges_at_21_points_between_corners() -> None:
+    """A UTM box 4000 km wide bows north along its top edge; its north is the highest of 23 points on that edge."""
+    x0, y0, x1, y1 = -2e6, 3e6, 2e6, 7e6
+    to_lonlat = Transformer.from_crs("EPSG:26916", "EPSG:4326", always_xy=True)
+    _, lat = to_lonlat.transform(np.linspace(x0, x1, 23), np.full(23, y1))
+    assert crs_mod._lonlat_box((x0, y0, x1, y1), ProjCRS("EPSG:26916"))[3] == lat.max()
+
+
+@pytest.mark.parametrize("bounds", [(1.0, 2.0, 3.0), (0.0, 0.0, 500.0, float("nan")), (float("nan"), 0.0, 500.0, 10.0)])
+def test_bounds_that_are_not_four_numbers_are_not_judged(bounds) -> None:
+    """An empty layer's bounds are NaN: nothing to judge, even where one number is off the globe."""
+    assert coordinates_problem(bounds, "EPSG:4326") is None
+    assert coordinates_problem(bounds, "EPSG:7594") is None
+
+
+@pytest.mark.parametrize(
+    "bounds, refused",
+    [
+        ((170.0, 10.0, 180.0, 20.0), False),  # exactly at the antimeridian: on the globe
+        ((-180.0, 10.0, -170.0, 20.0), False),
+        ((170.0, 10.0, 180.5, 20.0), True),
+        ((10.0, 80.0, 20.0, 90.0), False),  # exactly at the pole
+        ((10.0, -90.0, 20.0, -80.0), False),
+        ((10.0, 80.0, 20.0, 90.5), True),
+    ],
+)
+def test_degrees_are_off_the_globe_only_beyond_180_and_90(bounds, refused) -> None:
+    assert (coordinates_problem(bounds, "EPSG:4326") is not None) is refused
+
+
+@pytest.mark.parametrize(
+    "bounds, refused",
+    [
+        ((170.0, 80.0, 180.0, 90.0), True),  # fits as degrees (to the edge): refused beyond 50 km
+        ((170.0, 80.0, 180.5, 90.0), False),  # not degrees: allowed to 500 km
+        ((170.0, 80.0, 180.0, 90.5), False),
+        ((0.0, 0.0, 100.0, 1_000_000.0), False),  # x fits as degrees, y does not: not degrees
+    ],
+)
+def test_numbers_under_a_grid_are_taken_for_degrees_only_when_all_fit_as_degrees(bounds, refused) -> None:
+    """Each of these lies about 210-232 km west of the WISCRS zone (near its false origin): between the two reaches."""
+    km = zone_distance_km(bounds, "EPSG:7594", ProjCRS("EPSG:7594"))
+    assert ZONE_REACH_KM < km < AREA_MARGIN_KM
+    problem = coordinates_problem(bounds, "EPSG:7594")
+    assert (problem is not None) is refused
+    if refused:
+        assert problem[1] == crs_mod._CAUSE_DEGREES
+
+
+@pytest.mark.parametrize(
+    "bounds, reach", [((170.0, 80.0, 180.0, 90.0), ZONE_REACH_KM), ((0, 0, 100, 1e6), AREA_MARGIN_KM)]
+)
+def test_numbers_under_a_grid_are_refused_only_beyond_the_reach(monkeypatch, bounds, reach) -> None:
+    monkeypatch.setattr(crs_mod, "_box_km", lambda box, aou: reach)
+    assert coordinates_problem(bounds, "EPSG:7594") is None
+    monkeypatch.setattr(crs_mod, "_box_km", lambda box, aou: float(np.nextafter(reach, np.inf)))
+    assert coordinates_problem(bounds, "EPSG:7594") is not None
+
+
+def test_numbers_under_a_grid_are_refused_naming_km_miles_the_crs_its_area_and_the_numbers(monkeypatch) -> None:
+    monkeypatch.setattr(crs_mod, "_box_km", lambda box, aou: 160.9344)  # 100 miles
+    grid = ProjCRS("EPSG:7594")
+    what, cause = coordinates_problem((170, 80, 180, 90), "EPSG:7594")
+    assert what == (
+        f"they lie 161 km (100 mi) outside the area {grid.name} is made for "
+        "(United States (USA) - Wisconsin - counties of Calumet, Fond du Lac, Outagamie and Winnebago; "
+        "x from 170 to 180, y from 80 to 90)"
+    )
+    assert cause == crs_mod._CAUSE_DEGREES
+
+
+def test_grid_coordinates_swapped_are_refused_as_another_crs_without_asking_about_a_swap() -> None:
+    """Winneconne in UTM 16N (362279 E, 4884935 N) given northing first: 4321 km off, and not degrees."""
+    bounds = (4_884_934.5, 362_278.9, 4_885_034.5, 362_378.9)
+    what, cause = coordinates_problem(bounds, "EPSG:26916")
+    assert what.startswith("they lie 4,321 km (2,685 mi) outside the area NAD83 / UTM zone 16N is made for")
+    assert cause == crs_mod._CAUSE_AREA
+    assert coordinates_problem((bounds[1], bounds[0], bounds[3], bounds[2]), "EPSG:26916") is None
+    text = coordinates_refusal(bounds, "EPSG:26916", what="utm.gpkg", fix="Relabel it.")
+    assert text == (f"utm.gpkg has coordinates that cannot be in its CRS EPSG:26916: {what}. {cause} Fix: Relabel it.")
+    assert crs_mod._SWAP not in text
