@@ -1067,3 +1067,29 @@ def test_readings_and_policies_of_the_screening_say_so_not_the_law() -> None:
         near = prof.finding(key, water="Lake Poygan", distance_ft=2_000.0)
         assert near.message.startswith("Nearest water of the state: Lake Poygan, 2,000 ft from the disturbance. Where")
         assert 'no distance for "adjacent"' in near.message
+
+
+@pytest.mark.parametrize(
+    "permit, npdes_small, determined, want_permitted",
+    [
+        ("not_required", False, True, True),  # the one case a determination changes
+        ("not_required", False, False, False),
+        ("not_required", True, True, False),  # § 540-4A(3): exempt, no permit can be required
+        ("required", False, True, False),  # already required: its standards stand as screened
+    ],
+)
+def test_a_determination_changes_only_a_small_site_that_is_not_exempt(
+    prof: Profile, permit: str, npdes_small: bool, determined: bool, want_permitted: bool
+) -> None:
+    """§ 540-4A(1)(c): "a permit is required for a construction site with less than 4,000 square feet of
+    land-disturbing construction activity if the administering authority determines that permit coverage is
+    needed ... If a permit is required, the responsible party shall comply with ... the performance standards
+    of § 540-7B, permit requirements of § 540-8, and plan requirements of § 540-9"; § 540-4A(1) applies
+    "unless the site is otherwise exempt under § 540-4A(2) or (3)"."""
+    from esc_gis.rules import determined_decision
+
+    got = determined_decision(permit, "as screened", npdes_small, determined, prof)
+    if want_permitted:
+        assert got == ("required", prof.standards_permitted)
+    else:
+        assert got == (permit, "as screened")

@@ -195,3 +195,14 @@ def test_a_measured_run_reports_its_stages_and_keeps_what_the_read_found(tmp_pat
     # Without a progress callback the run is the same.
     quiet = measure_run(read, ls, prof)
     assert quiet.result.drop(columns="geometry").equals(run.result.drop(columns="geometry"))
+
+
+def test_the_layer_sets_k_field_is_the_one_read_even_beside_a_field_of_a_known_name(tmp_path):
+    """The layer set names the soils layer's K field (``k_field``); a column with a name K is often found
+    under (kwfact) beside it holds something else and is not read."""
+    prof = profile_with_r(tmp_path)
+    soil = gpd.GeoDataFrame({"kwfact": [0.9], "K_OURS": [0.3]}, geometry=[cell_box(0, 0, 30, 30)], crs=CRS)
+    ls = layer_set(plane_dem(tmp_path / "dem.tif"), soil)
+    ls.soils_k_field = "K_OURS"
+    row = screen(sites(), layers=ls, profile=prof).iloc[0]
+    assert row["bare_soil_loss_tpa"] == pytest.approx(100.0 * 0.3 * hand_ls(100.0, 10.0), rel=1e-4)
