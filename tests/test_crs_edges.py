@@ -607,3 +607,12 @@ def test_grid_coordinates_swapped_are_refused_as_another_crs_without_asking_abou
     text = coordinates_refusal(bounds, "EPSG:26916", what="utm.gpkg", fix="Relabel it.")
     assert text == (f"utm.gpkg has coordinates that cannot be in its CRS EPSG:26916: {what}. {cause} Fix: Relabel it.")
     assert crs_mod._SWAP not in text
+
+
+def test_a_mercator_bound_to_wgs84_is_refused_as_any_mercator_and_a_bound_local_grid_is_not() -> None:
+    """A PROJ string with +towgs84 makes a bound CRS, whose operation is the datum shift: its projection is
+    judged, so a cylindrical Mercator that misstates area is refused however it is written."""
+    with pytest.raises(CRSError, match=r"is a Mercator projection \(mercator"):
+        measuring_crs("+proj=merc +ellps=GRS80 +towgs84=1,2,3 +units=m +type=crs")
+    tm = "+proj=tmerc +lat_0=0 +lon_0=-90 +k=0.9996 +x_0=520000 +y_0=-4480000 +ellps=GRS80 +towgs84=0,0,0 +units=us-ft"
+    assert measuring_crs(tm + " +type=crs").is_projected

@@ -104,7 +104,8 @@ def measuring_crs(value: Any) -> CRS:
             "Use a projected CRS in feet, e.g. EPSG:7594 (WISCRS Winnebago County, ftUS)."
         )
         raise CRSError(msg)
-    op = crs.coordinate_operation
+    # A CRS bound to WGS 84 (+towgs84) names its datum shift as its operation: judge its projection.
+    op = (crs.source_crs if crs.is_bound and crs.source_crs is not None else crs).coordinate_operation
     method = op.method_name.lower() if op is not None else ""
     # Transverse and oblique Mercator are conformal local grids (WISCRS, UTM, WTM) and fine;
     # the cylindrical Mercator family (incl. Web Mercator) inflates area away from the equator.
