@@ -56,8 +56,9 @@ def test_every_cited_table_is_listed_with_section_basis_and_words() -> None:
     # Issue 46: enforcement.where_no_permit_required A1-A4 (§ 540-12A where no permit is required);
     # appeals.approval.relieved (a variance that leaves no reason standing, § 540-13A(2); § 540-8C(2));
     # amendments.coverage_ends (when permit coverage ends, a reading of § 540-8E(7) and § 540-8G);
-    # enforcement.standing_conditions E1-E8 (§ 540-8E(1)-(8), which ground A3 may name).
-    assert len(rows) == 6 + 4 + 5 + 4 + 2 + 2 + 4 + 6 + 1 + 1 + 1 + 3 + 4 + 1 + 3 + 1 + 2 + 1 + 1 + 4 + 1 + 1 + 8
+    # enforcement.standing_conditions E1-E8 (§ 540-8E(1)-(8), which ground A3 may name);
+    # appeals.appealed determination (§ 540-13A(1) "any order, decision or determination": the 7).
+    assert len(rows) == 7 + 4 + 5 + 4 + 2 + 2 + 4 + 6 + 1 + 1 + 1 + 3 + 4 + 1 + 3 + 1 + 2 + 1 + 1 + 4 + 1 + 1 + 8
     assert rows["appeals.approval", "relieved"]["basis"] == "interpretation"
     # The board may "reverse or affirm, wholly or partly, or ... modify": what a modification does is recorded.
     assert rows["appeals.approval", "recorded"]["basis"] == "interpretation"
