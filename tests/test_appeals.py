@@ -33,9 +33,16 @@ def disapproved(reg: Registry, x: float = 100) -> str:
     return n
 
 
-def appeal_of(reg: Registry, n: str, kind: str = "permit_decision", on: date = date(2026, 11, 12)) -> str:
+def appeal_of(
+    reg: Registry,
+    n: str,
+    kind: str = "permit_decision",
+    on: date = date(2026, 11, 12),
+    appealed: str = "disapproval of 2026-11-10",
+) -> str:
+    """Record Pat Builder's appeal of ``appealed`` (a decision of ``kind`` on permit ``n``), filed ``on``."""
     return reg.appeal(
-        appealed="disapproval of 2026-11-10",
+        appealed=appealed,
         kind=kind,
         appellant="Pat Builder",
         appellant_kind="aggrieved_person",

@@ -20,6 +20,7 @@ from esc_gis.registry.domain.determinations import named_purposes, purpose_words
 from esc_gis.registry.service.registry import Registry
 
 from .conftest import CRS, square_sqft
+from .test_appeals import appeal_of
 
 ON = date(2026, 11, 20)
 W = {
@@ -96,16 +97,9 @@ def test_show_the_certificate_and_review_say_the_purpose(reg, target: str, layer
 ZBA = "zoning_board_of_appeals"
 
 
-def _appeal(reg: Registry, n: str | None, kind: str = "determination", on: date = date(2026, 11, 25)) -> str:
-    return reg.appeal(
-        appealed="determination of 2026-11-20",
-        kind=kind,
-        appellant="Pat Builder",
-        appellant_kind="aggrieved_person",
-        on=on,
-        grounds="the lot drains away from the river",
-        permit_number=n,
-    ).appeal_id
+def _appeal(reg: Registry, n: str | None, on: date = date(2026, 11, 25)) -> str:
+    """An appeal of the determination recorded on permit ``n`` (the appeals tests' helper)."""
+    return appeal_of(reg, n, kind="determination", on=on, appealed="determination of 2026-11-20")
 
 
 def test_a_determination_reversed_on_appeal_is_withdrawn_and_the_site_decided_without_it(reg) -> None:

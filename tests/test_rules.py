@@ -108,6 +108,20 @@ def test_partial_site_decided_on_the_whole_by_default_and_inside_only_by_switch(
     assert "jurisdiction_partial_inside_only" in findings(inside) and "jurisdiction_partial" not in findings(inside)
 
 
+def _plan_across(thr: float, *, sites: int, outside: object) -> dict[str, object]:
+    """A lot inside the Village of half the permit area, of plan P1 (1.5 x it) whose half lies outside."""
+    return {
+        "jurisdiction": "inside",
+        "plan_id": "P1",
+        "plan_site_count": sites,
+        "disturbed_sqft": 0.5 * thr,
+        "disturbed_in_village_sqft": 0.5 * thr,
+        "plan_disturbed_sqft": 1.5 * thr,
+        "plan_in_village_sqft": 0.75 * thr,
+        "plan_outside_sites": outside,
+    }
+
+
 def test_a_plan_partly_outside_says_which_part_decides_it(prof):
     """§ 540-4B: "This article applies to land-disturbing construction activity on construction sites located
     within the boundaries and jurisdiction of the Village of Winneconne"; § 540-5 CONSTRUCTION SITE: "An area
@@ -115,16 +129,7 @@ def test_a_plan_partly_outside_says_which_part_decides_it(prof):
     larger common plan of development". Whether lots outside the line count is not said: one rule decides it by
     the profile's reading, labelled an interpretation under either, and names the part outside and its sites."""
     thr = prof.area_sqft("thresholds.permit_area")
-    values = {
-        "jurisdiction": "inside",
-        "plan_id": "P1",
-        "plan_site_count": 3,
-        "disturbed_sqft": 0.5 * thr,
-        "disturbed_in_village_sqft": 0.5 * thr,
-        "plan_disturbed_sqft": 1.5 * thr,
-        "plan_in_village_sqft": 0.75 * thr,
-        "plan_outside_sites": "L2, L3",
-    }
+    values = _plan_across(thr, sites=3, outside="L2, L3")
     d = one(prof, **values)
     whole = findings(d)
     # The default reading: the whole plan decides the lot inside, and says so as a reading.
@@ -387,16 +392,6 @@ def test_a_message_is_rendered_alike_column_wise_and_row_by_row():
 def test_a_plan_across_the_line_whose_outside_sites_are_unnamed_says_so(prof, named):
     """The finding names the part of the plan outside the line and its sites; where the screening could name
     none (no id), it says "?" rather than a blank or "None"."""
-    thr = prof.area_sqft("thresholds.permit_area")
-    values = {
-        "jurisdiction": "inside",
-        "plan_id": "P1",
-        "plan_site_count": 2,
-        "disturbed_sqft": 0.5 * thr,
-        "disturbed_in_village_sqft": 0.5 * thr,
-        "plan_disturbed_sqft": 1.5 * thr,
-        "plan_in_village_sqft": 0.75 * thr,
-        "plan_outside_sites": named,
-    }
+    values = _plan_across(prof.area_sqft("thresholds.permit_area"), sites=2, outside=named)
     g = findings(one(prof, **values))["common_plan_partial"]
     assert "wholly outside: ?)" in g["message"] and "None" not in g["message"] and "nan" not in g["message"]
