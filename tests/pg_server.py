@@ -5,7 +5,10 @@ Standard library only, so ``.ci/run`` can call it before the virtual environment
     python3 tests/pg_server.py start DIR   # prints the postgresql:// URL
     python3 tests/pg_server.py stop DIR
 
-The cluster lives in DIR (trust authentication, loopback only, a free port). As root,
+The cluster lives in DIR and checks passwords as a production server does: scram-sha-256
+for every login over TCP and through its socket folder, the owner ``esc`` with a password made
+here (it travels in the printed URL). Loopback only, a free port. ``start DIR --tls`` also makes
+a certificate authority and a server certificate with openssl and requires TLS over TCP. As root,
 the server runs as the ``postgres`` user, since PostgreSQL refuses to run as root.
 """
 
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import glob
 import os
+import secrets
 import shutil
 import socket
 import subprocess
@@ -51,8 +55,61 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start(folder: str | os.PathLike[str]) -> str:
+def _certificates(root: Path, as_postgres: bool) -> None:
+    """Make ``root/ca.pem`` (a certificate authority) and a server certificate it signed for 127.0.0.1."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        raise RuntimeError("openssl is not installed (apt-get install openssl): TLS needs a certificate.")
+
+    def run(*args: str) -> None:
+        subprocess.run([openssl, *args], check=True, cwd=root, capture_output=True)
+
+    run(
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=esc_gis test CA",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+    )
+    run("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout", "server.key", "-out", "server.csr")
+    (root / "san.ext").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n", encoding="utf-8")
+    run(
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "2",
+        "-extfile",
+        "san.ext",
+        "-out",
+        "server.crt",
+    )
+    (root / "server.key").chmod(0o600)  # PostgreSQL refuses a key others may read
+    if as_postgres:
+        for name in ("server.key", "server.crt", "ca.pem"):
+            shutil.chown(root / name, "postgres", "postgres")
+
+
+def start(folder: str | os.PathLike[str], *, tls: bool = False) -> str:
     """Create a cluster in ``folder``, start it on loopback, make the test database; return its URL.
+
+    Every login needs its password (scram-sha-256); the owner's is made here and is in the URL.
+    With ``tls``, TCP connections must use TLS, with a certificate ``folder/ca.pem`` signed
+    (the URL then asks ``sslmode=verify-full`` with that root).
 
     Raises
     ------
@@ -73,17 +130,43 @@ def start(folder: str | os.PathLike[str]) -> str:
     if as_postgres:
         shutil.chown(root, "postgres", "postgres")
     port = _free_port()
-    _run(
-        [str(bin_dir / "initdb"), "-D", str(data), "-U", USER, "-A", "trust", "-E", "UTF8", "--no-sync"],
-        as_postgres=as_postgres,
-    )
+    password = secrets.token_hex(16)
+    pwfile = root / "pwfile"
+    pwfile.write_text(password + "\n", encoding="utf-8")
+    if as_postgres:
+        shutil.chown(pwfile, "postgres", "postgres")
+    try:
+        init = [str(bin_dir / "initdb"), "-D", str(data), "-U", USER, "-E", "UTF8", "--no-sync"]
+        _run([*init, "-A", "scram-sha-256", f"--pwfile={pwfile}"], as_postgres=as_postgres)
+    finally:
+        pwfile.unlink(missing_ok=True)
     opts = f"-h 127.0.0.1 -p {port} -k {root} -c fsync=off -c full_page_writes=off"
+    query = ""
+    if tls:
+        _certificates(root, as_postgres)
+        opts += f" -c ssl=on -c ssl_cert_file={root / 'server.crt'} -c ssl_key_file={root / 'server.key'}"
+        # TCP logins must come over TLS; the socket folder (the owner's createdb below) need not.
+        hba = data / "pg_hba.conf"
+        lines = hba.read_text(encoding="utf-8").splitlines()
+        hba.write_text(
+            "\n".join(ln.replace("host ", "hostssl ", 1) if ln.startswith("host ") else ln for ln in lines) + "\n",
+            encoding="utf-8",
+        )
+        query = f"?sslmode=verify-full&sslrootcert={root / 'ca.pem'}"
     _run(
         [str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(root / "log"), "-o", opts, "-w", "start"],
         as_postgres=as_postgres,
     )
-    _run([str(bin_dir / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", USER, DB], as_postgres=as_postgres)
-    url = f"postgresql://{USER}@127.0.0.1:{port}/{DB}"
+    env = dict(os.environ, PGPASSWORD=password)
+    cmd = [str(bin_dir / "createdb"), "-h", str(root), "-p", str(port), "-U", USER, DB]
+    subprocess.run(
+        (["runuser", "-u", "postgres", "--"] if as_postgres else []) + cmd,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    url = f"postgresql://{USER}:{password}@127.0.0.1:{port}/{DB}{query}"
     (root / "url").write_text(url, encoding="utf-8")
     return url
 
@@ -104,9 +187,9 @@ def stop(folder: str | os.PathLike[str]) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] not in ("start", "stop"):
-        sys.exit("usage: pg_server.py start|stop DIR")
+    if len(sys.argv) not in (3, 4) or sys.argv[1] not in ("start", "stop") or sys.argv[3:] not in ([], ["--tls"]):
+        sys.exit("usage: pg_server.py start|stop DIR [--tls]")
     if sys.argv[1] == "start":
-        print(start(sys.argv[2]))
+        print(start(sys.argv[2], tls=sys.argv[3:] == ["--tls"]))
     else:
         stop(sys.argv[2])

@@ -218,10 +218,10 @@ def test_the_service_refuses_to_start_when_pygeoapis_login_is_not_the_one_checke
     url, office = reader
     provider, env = _provider(url)
     owner = parse(office)["user"]
+    # The server checks passwords: the swapped login is the owner's, with the owner's password.
     swapped = dict(provider, data=dict(provider["data"], user=owner))
-    del swapped["data"]["password"]
     with pytest.raises(RegistryError) as err:
-        check_pygeoapi_login(swapped, env, url)
+        check_pygeoapi_login(swapped, {PASSWORD_ENV: parse(office)["password"]}, url)
     text = str(err.value)
     assert "refuses to start" in text and f"user {parse(url)['user']!r} (checked) vs {owner!r} (pygeoapi)" in text
     assert env[PASSWORD_ENV] not in text

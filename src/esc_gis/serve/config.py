@@ -639,7 +639,9 @@ def prepare_service(settings: ServiceSettings) -> ServiceFiles:
     config_path = state / "pygeoapi-config.yml"
     config_path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     os.environ.update(env)  # the ${...} in the YAML is read from the environment
-    openapi = get_oas(config, fail_on_invalid_collection=True)
+    # pygeoapi fills ${...} only when it reads the YAML; the OpenAPI document is made from this
+    # dict, whose providers connect: they get the password itself (it is written nowhere).
+    openapi = get_oas(_filled(config, env), fail_on_invalid_collection=True)
     openapi_path = state / "openapi.json"
     openapi_path.write_text(json.dumps(openapi, default=str), encoding="utf-8")
     page = {
@@ -654,6 +656,14 @@ def prepare_service(settings: ServiceSettings) -> ServiceFiles:
         "publication": prof.finding("service_publication").message,
     }
     return ServiceFiles(config_path, openapi_path, layers_gpkg, page, env, schema)
+
+
+def _filled(config: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
+    """Return a copy of ``config`` with each ``${NAME}`` of ``env`` replaced, as pygeoapi's YAML reader does."""
+    text = json.dumps(config)
+    for name, value in env.items():
+        text = text.replace("${" + name + "}", json.dumps(value)[1:-1])
+    return dict(json.loads(text))
 
 
 def _public_status() -> dict[str, list[str]]:

@@ -104,8 +104,25 @@ def write_service_config(settings: ServiceSettings, *, basemap: str | None, over
         msg = f"{folder} already holds a configuration ({', '.join(present)}). Fix: add --overwrite, or another folder."
         raise OutputExistsError(msg)
     conf = dataclasses.replace(settings, basemap=basemap or "")
-    files = prepare_service(conf)
-    write_settings(conf, files)
+    # A configuration is written whole or not at all: a refusal half way (a login pygeoapi cannot
+    # use, a layer that cannot be read) leaves the folder as it was, an earlier configuration included.
+    made = not folder.exists()
+    kept = {o: o.with_name(f".{o.name}.previous") for o in outputs if o.exists()}
+    for out, old in kept.items():
+        out.replace(old)
+    try:
+        files = prepare_service(conf)
+        write_settings(conf, files)
+    except BaseException:
+        for out in outputs:
+            out.unlink(missing_ok=True)
+        for out, old in kept.items():
+            old.replace(out)
+        if made and folder.exists() and not any(folder.iterdir()):
+            folder.rmdir()
+        raise
+    for old in kept.values():
+        old.unlink(missing_ok=True)
     return folder
 
 
