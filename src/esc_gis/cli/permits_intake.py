@@ -66,8 +66,10 @@ def init(registry: str, layers_path: str | None, roles: bool, role_prefix: str |
 
         require_postgis(registry)  # before anything is made
     applied = init_registry(registry, layers=layers_path)
+    from esc_gis.registry.store.conninfo import shown
+
     click.echo(
-        f"{registry}: "
+        f"{shown(registry)}: "
         + (
             f"applied migration(s) {', '.join(map(str, applied))}."
             if applied
@@ -678,8 +680,10 @@ def import_(
         )
         screening = SCREENING_COLUMNS <= {str(c).lower() for c in frame.columns}
         permits = [reg.get(n) for n in numbers] if screening else []
+    from esc_gis.registry.store.conninfo import shown
+
     click.echo(
-        f"Imported {len(numbers)} permit(s) into {registry}: {', '.join(numbers[:5])}"
+        f"Imported {len(numbers)} permit(s) into {shown(registry)}: {', '.join(numbers[:5])}"
         f"{', ...' if len(numbers) > 5 else ''}."
     )
     if screening:

@@ -35,7 +35,9 @@ def verify(registry: str, layers_path: str | None) -> None:
         future = sum(1 for d in differences if d.note is not None)
         text = f"{len(differences) - future} difference(s) between the tables and the history"
         raise click.ClickException(text + (f", {future} event(s) dated after today." if future else "."))
-    click.echo(f"{registry}: the tables equal the history of its {streams} permit(s) and case(s).")
+    from esc_gis.registry.store.conninfo import shown
+
+    click.echo(f"{shown(registry)}: the tables equal the history of its {streams} permit(s) and case(s).")
 
 
 @click.command(short_help="Rewrite every table from the permits' history (then verify shows no difference).")
@@ -53,4 +55,6 @@ def rebuild(registry: str, layers_path: str | None) -> None:
 
     with _open(registry, layers_path) as reg:
         events = reg.rebuild()
-    click.echo(f"{registry}: every table rebuilt from its history's {events} event(s).")
+    from esc_gis.registry.store.conninfo import shown
+
+    click.echo(f"{shown(registry)}: every table rebuilt from its history's {events} event(s).")

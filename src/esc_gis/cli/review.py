@@ -127,9 +127,11 @@ def _determination(registry: str | None, number: str, layers_path: str | None) -
         p = reg.get(number)
     d = p.state.determination if p.state is not None else None
     if d is None:
+        from esc_gis.registry.store.conninfo import shown
+
         msg = (
             f"permit {number} has no determination that a permit is needed; record it first "
-            f"(esc-gis permits determine {registry} {number} --on DATE --reasons TEXT)."
+            f"(esc-gis permits determine {shown(registry)} {number} --on DATE --reasons TEXT)."
         )
         raise click.BadParameter(msg, param_hint="--determined")
     from esc_gis.registry.domain.determinations import purpose_words

@@ -14,7 +14,7 @@ login, so the one checked is the one that serves.
 
 from __future__ import annotations
 
-__all__ = ["Login", "effective_login", "is_conninfo", "parse", "redact", "scrub"]
+__all__ = ["Login", "effective_login", "is_conninfo", "parse", "redact", "scrub", "shown"]
 
 import os
 import re
@@ -100,6 +100,26 @@ def redact(target: str) -> str:
         return re.sub(r"(password\s*=\s*)('[^']*'|\S+)", r"\1***", text, flags=re.IGNORECASE)
     # A secret's place is kept (``password=***``): the reader sees one was given, not what it is.
     return make_conninfo("", **{k: ("***" if k in SECRET_KEYS else v) for k, v in parts.items() if v is not None})
+
+
+def shown(target: str | os.PathLike[str]) -> str:
+    """Return a registry as people are shown it: a file's path as given, a connection string without its secrets.
+
+    The one way every command, log line and written file names a registry: a password given
+    in a URL (``postgresql://web:PW@db/village``), as ``?password=`` or ``password=`` is
+    masked (:func:`redact`).
+
+    Examples
+    --------
+    >>> shown("permits.gpkg")
+    'permits.gpkg'
+    >>> shown("postgresql://clerk:s3cret@db.example/village")
+    'user=clerk password=*** dbname=village host=db.example'
+    >>> shown("dbname=village password=s3cret")
+    'dbname=village password=***'
+    """
+    text = os.fspath(target)
+    return redact(text) if is_conninfo(text) else text
 
 
 def scrub(text: str, target: str) -> str:
