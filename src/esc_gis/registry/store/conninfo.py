@@ -116,7 +116,7 @@ def shown(target: str | os.PathLike[str]) -> str:
     >>> shown("postgresql://clerk:s3cret@db.example/village")
     'user=clerk password=*** dbname=village host=db.example'
     >>> shown("dbname=village password=s3cret")
-    'dbname=village password=***'
+    'password=*** dbname=village'
     """
     text = os.fspath(target)
     return redact(text) if is_conninfo(text) else text
