@@ -240,7 +240,7 @@ def target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("CREATE EXTENSION IF NOT EXISTS postgis")
         conn.execute(f"CREATE SCHEMA {schema}")
-    yield f"{url}?options={quote(f'-csearch_path={schema},public')}"
+    yield f"{url}{'&' if '?' in url else '?'}options={quote(f'-csearch_path={schema},public')}"
     # Thousands of schemas left behind make every catalog query of the run slower; a connection a test
     # left open must not hang the run, so the drop waits 2 s at most and is otherwise left undone.
     with psycopg.connect(url, autocommit=True) as conn:

@@ -185,7 +185,7 @@ def pg_schema(pg_url: str) -> str:
     with psycopg.connect(pg_url, autocommit=True) as conn:
         conn.execute("CREATE EXTENSION IF NOT EXISTS postgis")
         conn.execute(f"CREATE SCHEMA {schema}")
-    return f"{pg_url}?options={quote(f'-csearch_path={schema},public')}"
+    return f"{pg_url}{'&' if '?' in pg_url else '?'}options={quote(f'-csearch_path={schema},public')}"
 
 
 def as_login(url: str, user: str, password: str) -> str:
