@@ -2,10 +2,10 @@
 
 pygeoapi's templates load Bootstrap and Leaflet from CDNs and draw their maps with inline
 scripts; the service's Content-Security-Policy refuses both, so the pages were unstyled and
-drew no map (issue 47). The service overrides one template (esc_gis/serve/pygeoapi_templates/
-_base.html) and serves those files from its npm copies. Here a real ``esc-gis serve`` on each
-back end, with a base map from a tile server stub on loopback, serves the pages; Chromium opens
-each and must report no refusal of the policy (``securitypolicyviolation`` events and console
+drew no map (issue 47). The service overrides the frame of every page
+(esc_gis/serve/pygeoapi_templates/_base.html) and serves those files from its npm copies. Here a
+real ``esc-gis serve`` on each back end, with a base map from a tile server stub on loopback,
+serves the pages; Chromium opens each and must report no refusal of the policy (``securitypolicyviolation`` events and console
 errors), no request leaving the machine, Bootstrap's styles applied, and, on the pages with a
 map, its tiles and features drawn.
 """
@@ -162,6 +162,8 @@ PAGES = {
     "process": ("/ogc/processes/screen", None),
     "jobs": ("/ogc/jobs", None),
     "conformance": ("/ogc/conformance", None),
+    "openapi": ("/ogc/openapi", None),
+    "openapi-redoc": ("/ogc/openapi?ui=redoc", None),
 }
 
 
@@ -171,7 +173,8 @@ def test_pygeoapi_page_runs_under_the_policy_styled_and_mapped(
     browser: sync_api.Browser, base: str, tiles: TileStub, name: str
 ) -> None:
     path, shapes = PAGES[name]
-    url = f"{base}{path.format(id=_first_permit(base))}?f=html"
+    path = path.format(id=_first_permit(base))
+    url = f"{base}{path}{'&' if '?' in path else '?'}f=html"
     status, headers, _ = get(url)
     assert status == 200
     policy = headers["Content-Security-Policy"]
@@ -191,6 +194,9 @@ def test_pygeoapi_page_runs_under_the_policy_styled_and_mapped(
         assert page.eval_on_selector("header", "h => getComputedStyle(h).display") == "flex"
         assert page.eval_on_selector("main .container", "c => getComputedStyle(c).maxWidth") == "960px"
         assert page.eval_on_selector("img.esc-logo", "i => getComputedStyle(i).height") == "40px"
+        if name.startswith("openapi"):  # the service's page in place of Swagger UI and ReDoc links the document
+            href = page.locator("#openapi a").get_attribute("href")
+            assert href.endswith("/ogc/openapi?f=json") and get(href)[0] == 200
         if shapes is None:
             assert page.locator(".leaflet-container").count() == 0
             return
@@ -241,9 +247,10 @@ def test_the_policy_allows_exactly_the_inline_code_pygeoapi_keeps() -> None:
     assert [_hash(s) for s in styles] == list(OGC_STYLE_HASHES)
 
 
-def test_the_overridden_frame_loads_nothing_from_elsewhere() -> None:
-    """The one template the service overrides names no CDN and has no inline script or style left."""
-    ours = (Path(__file__).resolve().parents[1] / "src/esc_gis/serve/pygeoapi_templates/_base.html").read_text()
-    ours = re.sub(r"{#.*?#}", "", ours, flags=re.S)  # its comments say what changed
+@pytest.mark.parametrize("rel", ["_base.html", "openapi/swagger.html", "openapi/redoc.html"])
+def test_the_overridden_templates_load_nothing_from_elsewhere(rel: str) -> None:
+    """The templates the service overrides name no CDN and have no inline script or style left."""
+    ours = (Path(__file__).resolve().parents[1] / "src/esc_gis/serve/pygeoapi_templates" / rel).read_text()
+    ours = re.sub(r"{#.*?#}", "", ours, flags=re.S)  # their comments say what changed
     assert not re.search(r'(src|href)="https?://(?!pygeoapi\.io)', ours)
     assert "<script>" not in ours and "style=" not in ours and "<style" not in ours

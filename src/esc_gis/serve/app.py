@@ -11,7 +11,7 @@ CDN). Around both, :class:`Guard` makes the endpoint safe to face the public:
 - every error is OGC exception JSON (``{"code", "type", "description"}``), never a traceback or a path;
 - every response carries security headers, and every HTML page a strict Content-Security-Policy:
   the public page's and pygeoapi's own pages (whose Bootstrap and Leaflet the service serves from
-  its npm copies, through the one template it overrides, ``pygeoapi_templates/_base.html``);
+  its npm copies, through the frame of pygeoapi's pages it overrides, ``pygeoapi_templates/_base.html``);
 - CORS is answered for the origins configured, and for none by default.
 """
 
