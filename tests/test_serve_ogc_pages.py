@@ -158,6 +158,8 @@ PAGES = {
     "items": ("/ogc/collections/permits/items", 5),
     "item": ("/ogc/collections/permits/items/{id}", 1),
     "queryables": ("/ogc/collections/permits/queryables", None),
+    "schema": ("/ogc/collections/permits/schema", None),
+    "tilematrixsets": ("/ogc/TileMatrixSets", None),  # linked from nowhere here (the service has no tiles)
     "processes": ("/ogc/processes", None),
     "process": ("/ogc/processes/screen", None),
     "jobs": ("/ogc/jobs", None),
@@ -167,8 +169,19 @@ PAGES = {
 }
 
 
+#: pygeoapi 0.21's tiles.py renders the tile matrix sets' pages with the whole configuration as
+#: their template settings (``render_j2_template(api.tpl_config, api.tpl_config, ...)``), so
+#: ``server.templates`` is not read for them: they keep pygeoapi's frame, and Bootstrap from unpkg.com.
+PYGEOAPI_IGNORES_OUR_TEMPLATES = pytest.mark.xfail(
+    reason="pygeoapi 0.21 ignores server.templates for the TileMatrixSets pages (api/tiles.py)", strict=True
+)
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("name", list(PAGES))
+@pytest.mark.parametrize(
+    "name",
+    [pytest.param(n, marks=PYGEOAPI_IGNORES_OUR_TEMPLATES) if n == "tilematrixsets" else n for n in PAGES],
+)
 def test_pygeoapi_page_runs_under_the_policy_styled_and_mapped(
     browser: sync_api.Browser, base: str, tiles: TileStub, name: str
 ) -> None:
