@@ -28,7 +28,7 @@ import pygeoapi
 import pytest
 from playwright import sync_api
 
-from esc_gis.serve.app import OGC_SCRIPT_HASHES, OGC_STYLE_HASHES
+from esc_gis.serve.app import OGC_SCRIPT_HASHES, OGC_STYLE_HASHES, Guard, tile_source
 
 from .browser import ARGS, require_leaflet
 from .conftest import require_tool
@@ -267,3 +267,35 @@ def test_the_overridden_templates_load_nothing_from_elsewhere(rel: str) -> None:
     ours = re.sub(r"{#.*?#}", "", ours, flags=re.S)  # their comments say what changed
     assert not re.search(r'(src|href)="https?://(?!pygeoapi\.io)', ours)
     assert "<script>" not in ours and "style=" not in ours and "<style" not in ours
+
+
+@pytest.mark.parametrize(
+    ("path", "kind", "policy"),
+    [
+        ("/", "text/html", "page"),
+        ("/ogc", "text/html", "pygeoapi"),
+        ("/ogc/collections/permits/items", "text/html; charset=utf-8", "pygeoapi"),
+        ("/ogcx", "text/html", "page"),
+        ("/ogc/collections/permits/items", "application/geo+json", "data"),
+        ("/static/esc/ogc.js", "text/javascript", "data"),
+    ],
+)
+def test_each_answer_gets_its_policy_by_the_path_requested(path: str, kind: str, policy: str) -> None:
+    """The policy follows the path as requested, whether or not the answer passed the dispatcher
+    (a cached collection's answer does not: its SCRIPT_NAME never becomes /ogc)."""
+    from werkzeug.test import Client
+    from werkzeug.wrappers import Response
+
+    def app(environ, start_response):  # answers as the cache does: the environment untouched
+        return Response("<p>x</p>", content_type=kind)(environ, start_response)
+
+    guard = Guard(app, body_bytes=100, tiles_host=tile_source("https://{s}.tiles.example.org/{z}/{x}/{y}.png"))
+    got = Client(guard).get(path).headers["Content-Security-Policy"]
+    expected = {
+        "page": guard.page_csp,
+        "pygeoapi": guard.ogc_page_csp,
+        "data": "default-src 'none'; frame-ancestors 'none'",
+    }
+    assert got == expected[policy]
+    if policy != "data":
+        assert "img-src 'self' data: https://*.tiles.example.org;" in got and "'unsafe-inline'" not in got
