@@ -56,6 +56,28 @@ def test_bundled_leaflet_is_the_npm_package_the_lock_pins():
     assert not stale, f"{stale} differ from node_modules: run `python scripts/vendor_leaflet.py`"
 
 
+def test_the_service_s_copies_are_the_npm_packages_the_lock_pins():
+    """Bootstrap and marker clustering for pygeoapi's pages (esc_gis/serve/vendor/): each the pinned npm package."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        from vendor_leaflet import SERVICE
+    finally:
+        sys.path.pop(0)
+    locked = json.loads((ROOT / "package-lock.json").read_text())["packages"]
+    for name, (target, rels) in SERVICE.items():
+        copy = ROOT / target
+        assert json.loads((copy / "package.json").read_text())["version"] == locked[f"node_modules/{name}"]["version"]
+        assert any("licen" in rel.lower() for rel in rels) and all((copy / rel).is_file() for rel in rels)
+        npm = ROOT / "node_modules" / name
+        if not (npm / "package.json").is_file():
+            msg = f"node_modules/{name} is not installed (run npm ci); .ci/run installs it"
+            if os.environ.get("CI") == "true":
+                pytest.fail(f"{msg}, and CI=true: a missing system part is a failure here.")
+            pytest.skip(msg)
+        stale = [rel for rel in rels if (npm / rel).read_bytes() != (copy / rel).read_bytes()]
+        assert not stale, f"{name}: {stale} differ from node_modules: run `python scripts/vendor_leaflet.py`"
+
+
 def test_licence_file_matches_pyproject():
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert meta["license"] == "MIT" and "LICENSE" in meta["license-files"]
@@ -111,6 +133,16 @@ def test_wheel_carries_the_layer_set_leaflet_licences_and_schemas(installed):
         "esc_gis/serve/page/page.js",
         "esc_gis/serve/page/page.css",
         *(f"esc_gis/serve/page/{m}.js" for m in ("dom", "draw", "ask", "answer")),  # the page's modules
+        # pygeoapi's pages: their frame, script and style, and Bootstrap and marker clustering with licences.
+        "esc_gis/serve/pygeoapi_templates/_base.html",
+        "esc_gis/serve/page/ogc.js",
+        "esc_gis/serve/page/ogc.css",
+        "esc_gis/serve/vendor/bootstrap/dist/css/bootstrap.min.css",
+        "esc_gis/serve/vendor/bootstrap/LICENSE",
+        "esc_gis/serve/vendor/leaflet.markercluster/dist/leaflet.markercluster.js",
+        "esc_gis/serve/vendor/leaflet.markercluster/dist/MarkerCluster.css",
+        "esc_gis/serve/vendor/leaflet.markercluster/dist/MarkerCluster.Default.css",
+        "esc_gis/serve/vendor/leaflet.markercluster/MIT-LICENCE.txt",
         "esc_gis/maps/compact.js",  # the maps' site layer, read at run time
         # Every HTML template (esc_gis/_templates.py): the reports, pages, legends and popups.
         *(f"esc_gis/{p.relative_to(ROOT / 'src' / 'esc_gis').as_posix()}" for p in TEMPLATES.rglob("*.j2")),

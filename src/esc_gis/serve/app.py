@@ -9,13 +9,15 @@ CDN). Around both, :class:`Guard` makes the endpoint safe to face the public:
   up to a bound, so that a client still uploading receives the answer: :func:`esc_gis.serve.server.reading_limit`);
 - only GET, HEAD, POST and OPTIONS are answered;
 - every error is OGC exception JSON (``{"code", "type", "description"}``), never a traceback or a path;
-- every response carries security headers, and the page a strict Content-Security-Policy;
+- every response carries security headers, and every HTML page a strict Content-Security-Policy:
+  the public page's and pygeoapi's own pages (whose Bootstrap and Leaflet the service serves from
+  its npm copies, through the frame of pygeoapi's pages it overrides, ``pygeoapi_templates/_base.html``);
 - CORS is answered for the origins configured, and for none by default.
 """
 
 from __future__ import annotations
 
-__all__ = ["Guard", "make_app", "page_html"]
+__all__ = ["Guard", "make_app", "page_html", "tile_source"]
 
 import json
 import logging
@@ -45,9 +47,29 @@ PAGE_CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: {tiles}; "
     "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'; object-src 'none'"
 )
+#: pygeoapi's own HTML pages under /ogc (``?f=html``): the public page's policy, plus the hashes
+#: of the inline scripts pygeoapi's templates keep in pages the service does not override (the
+#: page-size selector of the items list, pygeoapi/templates/collections/items/index.html, and of
+#: the jobs list, jobs/index.html: the same code, indented differently), and of the one style
+#: attribute of the items list ("overflow-x: scroll;" around its table; 'unsafe-hashes' lets a
+#: hash match an attribute, and only that exact one). pygeoapi's other inline scripts and styles
+#: are replaced by files (pygeoapi_templates/_base.html says how). tests/test_serve_ogc_pages.py
+#: checks the hashes against the installed pygeoapi, and the pages in Chromium.
+OGC_SCRIPT_HASHES = (
+    "'sha256-FIJ9rnupcK2TdYjmOdnLHsN1ytu2lI1Xc744PS/8fKM='",
+    "'sha256-3zg+KewLmQIfK0J6gFCdMI63PVTaFFYHcbKwGHV5bvY='",
+)
+OGC_STYLE_HASHES = ("'sha256-7RtOF5vM0kgQ7YDrQIsCZtl37DYA+TkHd4FSicZ8YM0='",)
+OGC_PAGE_CSP = (
+    "default-src 'self'; script-src 'self' {scripts}; style-src 'self' 'unsafe-hashes' {styles}; "
+    "img-src 'self' data: {tiles}; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; "
+    "form-action 'none'; object-src 'none'"
+)
 #: JSON answers run nothing.
 DATA_CSP = "default-src 'none'; frame-ancestors 'none'"
 _ALLOWED_METHODS = ("GET", "HEAD", "POST", "OPTIONS")
+#: Where :class:`Guard` keeps the path as requested, in the WSGI environment.
+_PATH_KEY = "esc_gis.path"
 #: The largest ``offset`` and ``limit`` passed on: a database's 32-bit integer (PostgreSQL's int4;
 #: past it PostGIS answered 500 where GeoPackage answered 200).
 _MAX_PAGE = 2**31 - 1
@@ -127,7 +149,7 @@ class Guard:
     cors_origins : tuple of str
         Origins allowed to call from a browser (``*`` for any); none by default.
     tiles_host : str
-        The base map's tile host, allowed as an image source on the page.
+        The base map's tile host (:func:`tile_source`), allowed as an image source on the HTML pages.
     """
 
     def __init__(
@@ -137,6 +159,9 @@ class Guard:
         self.body_bytes = body_bytes
         self.cors_origins = cors_origins
         self.page_csp = PAGE_CSP.format(tiles=tiles_host).replace("  ", " ")
+        self.ogc_page_csp = OGC_PAGE_CSP.format(
+            scripts=" ".join(OGC_SCRIPT_HASHES), styles=" ".join(OGC_STYLE_HASHES), tiles=tiles_host
+        ).replace("  ", " ")
 
     def _cors(self, environ: dict[str, Any]) -> list[tuple[str, str]]:
         origin = environ.get("HTTP_ORIGIN")
@@ -154,14 +179,14 @@ class Guard:
         out += [(k, v) for k, v in SECURITY_HEADERS.items() if k.lower() not in names]
         if "content-security-policy" not in names:
             kind = next((v for k, v in headers if k.lower() == "content-type"), "")
-            path = environ.get("PATH_INFO", "")
-            if kind.startswith("text/html") and not environ.get("SCRIPT_NAME", "").endswith("/ogc"):
-                out.append(("Content-Security-Policy", self.page_csp))
-            elif not kind.startswith("text/html") or path.startswith("/static"):
+            # The path as requested: the dispatcher moves "/ogc" into SCRIPT_NAME, a cached answer does not.
+            path = environ.get(_PATH_KEY, environ.get("PATH_INFO", ""))
+            if not kind.startswith("text/html"):
                 out.append(("Content-Security-Policy", DATA_CSP))
+            elif path == "/ogc" or path.startswith("/ogc/"):  # pygeoapi's own pages (?f=html)
+                out.append(("Content-Security-Policy", self.ogc_page_csp))
             else:
-                # pygeoapi's own HTML pages load their scripts from elsewhere: no framing, at least.
-                out.append(("Content-Security-Policy", "frame-ancestors 'none'"))
+                out.append(("Content-Security-Policy", self.page_csp))
         return out + self._cors(environ)
 
     def _refuse(
@@ -175,6 +200,7 @@ class Guard:
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         """Answer one request: refuse what the service never takes, else pass it on and guard the answer."""
+        environ[_PATH_KEY] = environ.get("PATH_INFO", "")
         method = environ.get("REQUEST_METHOD", "GET").upper()
         if method not in _ALLOWED_METHODS:
             return self._refuse(environ, start_response, 405, "MethodNotAllowed", f"{method} is not answered here.")
@@ -216,8 +242,35 @@ class Guard:
             return [body]
 
 
+def tile_source(basemap: str | None) -> str:
+    """Return the Content-Security-Policy source of a tile URL template's host: its scheme and host.
+
+    Leaflet's ``{s}`` (the server's letter) becomes the policy's ``*`` for that one label.
+
+    Examples
+    --------
+    >>> tile_source("https://tile.openstreetmap.org/{z}/{x}/{y}.png")
+    'https://tile.openstreetmap.org'
+    >>> tile_source("https://{s}.tile.example.org/{z}/{x}/{y}.png")
+    'https://*.tile.example.org'
+    >>> tile_source("http://127.0.0.1:8088/{z}/{x}/{y}.png"), tile_source(None)
+    ('http://127.0.0.1:8088', '')
+    """
+    from urllib.parse import urlsplit
+
+    if not basemap:
+        return ""
+    parts = urlsplit(basemap)
+    host = parts.netloc.rsplit("@", 1)[-1].replace("{s}.", "*.")
+    return f"{parts.scheme or 'https'}://{host}" if host else ""
+
+
 def _page_folder() -> Any:
     return resources.files("esc_gis.serve") / "page"
+
+
+def _vendor_folder() -> Any:
+    return resources.files("esc_gis.serve") / "vendor"
 
 
 def page_html(settings: dict[str, Any]) -> str:
@@ -270,6 +323,7 @@ def _page_app(page_settings: dict[str, Any]) -> Any:
     text = page_html(page_settings)
     folder = str(_page_folder())
     leaflet = str(leaflet_folder() / "dist")
+    vendor = str(_vendor_folder())
 
     @app.get("/")
     def index() -> Any:
@@ -277,9 +331,14 @@ def _page_app(page_settings: dict[str, Any]) -> Any:
 
     @app.get("/static/esc/<name>")
     def own(name: str) -> Any:
-        if name not in ("page.js", "page.css", "dom.js", "draw.js", "ask.js", "answer.js"):
+        if name not in ("page.js", "page.css", "dom.js", "draw.js", "ask.js", "answer.js", "ogc.js", "ogc.css"):
             abort(404)
         return send_from_directory(folder, name, max_age=300)
+
+    # Bootstrap's style sheet and Leaflet's marker clustering, for pygeoapi's own pages (scripts/vendor_leaflet.py).
+    @app.get("/static/vendor/<path:name>")
+    def vendor_files(name: str) -> Any:
+        return send_from_directory(vendor, name, max_age=86400)
 
     @app.get("/static/leaflet/<path:name>")
     def leaflet_files(name: str) -> Any:
@@ -335,8 +394,6 @@ def make_app(settings: ServiceSettings, files: ServiceFiles, *, basemap: str | N
     Guard
         The WSGI application.
     """
-    from urllib.parse import urlsplit
-
     from werkzeug.middleware.dispatcher import DispatcherMiddleware
 
     os.environ["PYGEOAPI_CONFIG"] = str(files.config)
@@ -349,11 +406,10 @@ def make_app(settings: ServiceSettings, files: ServiceFiles, *, basemap: str | N
     api.config["MAX_CONTENT_LENGTH"] = settings.limits.body_bytes
     _json_errors(api)
     page = dict(files.page_settings, basemap=basemap or "")
-    tiles = urlsplit(basemap).netloc if basemap else ""
     app = CollectionCache(DispatcherMiddleware(_page_app(page), {"/ogc": api}), _registry_version(settings, files))
     return Guard(
         app,
         body_bytes=settings.limits.body_bytes,
         cors_origins=settings.cors_origins,
-        tiles_host=f"https://{tiles}" if tiles else "",
+        tiles_host=tile_source(basemap),
     )

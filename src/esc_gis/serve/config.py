@@ -613,6 +613,8 @@ def prepare_service(settings: ServiceSettings) -> ServiceFiles:
             "limits": {"default_items": 100, "max_items": 1000},
             # pygeoapi's own HTML pages get the public page's base map (and its credit).
             "map": {"url": settings.basemap, "attribution": basemap_credit(settings.basemap)},
+            # Its pages' frame, with Bootstrap and Leaflet from the service: they run under its CSP (esc_gis.serve.app).
+            "templates": {"path": str(Path(__file__).resolve().parent / "pygeoapi_templates")},
             "manager": {"name": "esc_gis.serve.process.PublicManager", "connection": None, "output_dir": None},
         },
         "logging": {"level": "ERROR"},
