@@ -390,7 +390,7 @@ def base_image(builder: str) -> str:
 def _tree_digest(exe: str, image: str) -> str:
     """A digest of the files an install writes (the packages, the scripts, the users), read inside the image.
 
-    Compiled files (__pycache__) are left out: their bytes follow the build's hash seed.
+    Compiled files (__pycache__) are left out: a set's order in them can follow the build's hash seed.
     """
     code = (
         "import hashlib, os\n"
