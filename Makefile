@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-deep bench install clean docs layers lint mutation qgis-plugin qgis-screenshots wheel
+.PHONY: demo test test-deep bench install clean constraints docs layers lint mutation qgis-plugin qgis-screenshots wheel
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -210,6 +210,15 @@ clean:
 wheel: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[dev]'
 	$(PY) -m build -o dist .
+
+# The container's Python packages (deploy/constraints.txt, each pinned with its hashes) from
+# pyproject.toml's pins, resolved by uv (dev extra) for the container's CPython 3.11 on Linux, as
+# PyPI stood at the moment the file records: run it after changing a pin (the same moment, the
+# same file otherwise); MOMENT=now takes newer releases. tests/test_deploy_container.py compares.
+MOMENT ?=
+constraints: $(STAMP)
+	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) scripts/compile_constraints.py $(if $(MOMENT),--moment $(MOMENT))
 
 # The QGIS Processing provider plugin (qgis/esc_gis_processing) zipped for QGIS's
 # Plugins > Manage and Install Plugins > Install from ZIP. Needs no venv: plain Python.

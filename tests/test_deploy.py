@@ -7,6 +7,7 @@ read as text; the service itself is tested in test_serve.py.)
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from configparser import ConfigParser
@@ -51,8 +52,11 @@ def unit_options(unit: ConfigParser) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def container_options() -> dict[str, str]:
     text = (DEPLOY / "Containerfile").read_text(encoding="utf-8").replace("\\\n", " ")
-    (cmd,) = re.findall(r"^CMD exec (.+)$", text, flags=re.MULTILINE)
-    return _options(shlex.split(cmd))
+    # JSON form (hadolint's DL3025), a shell only to read the environment: ["/bin/sh", "-c", "exec esc-gis serve ..."].
+    (cmd,) = re.findall(r"^CMD (\[.+\])$", text, flags=re.MULTILINE)
+    shell, flag, line = json.loads(cmd)
+    assert (shell, flag) == ("/bin/sh", "-c") and line.startswith("exec "), cmd
+    return _options(shlex.split(line.removeprefix("exec ")))
 
 
 @pytest.fixture(scope="module")
