@@ -205,7 +205,7 @@ def _warm_up() -> None:
         square = shapely.box(corner.x, corner.y, corner.x + _WARM_UP_SIDE, corner.y + _WARM_UP_SIDE)
         site = json.loads(shapely.to_geojson(gpd.GeoSeries([square], crs=ls.crs).to_crs(GEOJSON_CRS).iloc[0]))
         screen_request({"site": site}, layers=ls, profile=_WORKER["profile"], limits=Limits())
-    except Exception:  # noqa: BLE001 - only a warm-up: the request that meets the fault reports it
+    except Exception:  # only a warm-up: the request that meets the fault reports it
         pass
     _WORKER["warm_up_s"] = time.perf_counter() - start
 
