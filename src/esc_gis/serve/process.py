@@ -166,7 +166,7 @@ _POOLS: dict[tuple[Any, ...], Any] = {}
 #: Each pool's count of workers warmed (shared with them) and its number of workers.
 _READY: dict[tuple[Any, ...], tuple[Any, int]] = {}
 _POOL_LOCK = threading.Lock()
-#: The side of the warm-up's square site, in the measuring CRS's units (20 ft: far under any threshold).
+#: The side of the warm-up's square site in the measuring CRS's units (20 ft in the Village's: under any threshold).
 _WARM_UP_SIDE = 20.0
 
 
