@@ -325,6 +325,42 @@ def _bbox(ls: LayerSet) -> list[float]:
     return [round(float(v), 6) for v in box]
 
 
+def crs_uri(crs: Any) -> str | None:
+    """Return the OGC URI of a CRS with an EPSG code (pygeoapi's ``crs`` list names CRSs so), else None.
+
+    Examples
+    --------
+    >>> crs_uri("EPSG:7594")
+    'http://www.opengis.net/def/crs/EPSG/0/7594'
+    >>> crs_uri('LOCAL_CS["a grid of my own",UNIT["metre",1]]') is None
+    True
+    """
+    from pyproj import CRS
+
+    authority = CRS.from_user_input(crs).to_authority()
+    if authority is None or authority[0] != "EPSG":
+        return None
+    return f"http://www.opengis.net/def/crs/EPSG/0/{authority[1]}"
+
+
+def offered_crs(crs: Any) -> dict[str, Any]:
+    """Return the ``crs`` a GeoPackage provider lists: CRS84 and ``crs`` (the layer set's or the registry's).
+
+    The provider keeps its features in CRS84 (:mod:`esc_gis.serve.provider`); pygeoapi transforms
+    them to the other on ``?crs=`` and a ``bbox-crs`` bbox to CRS84, as it does on PostGIS, whose
+    view is stored in the registry's CRS: both back ends offer the same two.
+    """
+    uri = crs_uri(crs) if crs is not None else None
+    return {"crs": [CRS84, uri] if uri and uri != CRS84 else [CRS84]}
+
+
+def _gpkg_crs(path: Path) -> Any:
+    """Return the CRS of the registry's public view (a GeoPackage), as PostGIS's catalogue gives its SRID."""
+    import pyogrio
+
+    return pyogrio.read_info(path, layer=PUBLIC_VIEW)["crs"]
+
+
 def _collection(title: str, description: str, bbox: list[float], provider: dict[str, Any]) -> dict[str, Any]:
     return {
         "type": "collection",
@@ -570,6 +606,7 @@ def prepare_service(settings: ServiceSettings) -> ServiceFiles:
     else:
         _check_gpkg(Path(settings.registry))
         permits = _gpkg_provider(settings.registry)
+        permits.update(offered_crs(_gpkg_crs(Path(settings.registry))))
     prof = load_profile(settings.profile)
     ls = load_layers(settings.layers, profile=prof)
     state = Path(settings.state_dir)
@@ -592,6 +629,7 @@ def prepare_service(settings: ServiceSettings) -> ServiceFiles:
                 "data": str(layers_gpkg),
                 "id_field": "fid",
                 "table": name,
+                **offered_crs(ls.crs),
             },
         )
     processor: dict[str, Any] = {"name": "esc_gis.serve.process.ScreenProcessor", "limits": asdict(settings.limits)}

@@ -5,19 +5,36 @@ profile loaded once), so a request that runs past its time limit is stopped by e
 worker, which the pool replaces (pebble), and the web server's threads never wait on the
 GIL of a screening. The process reads its layers and writes nothing: not the registry, not a
 file.
+
+A worker is warm before it takes a request: it loads the layers and the profile and screens one
+small site of its own (:func:`_warm_up`), so the engine's modules are imported and its layers
+read. ``esc-gis serve`` starts the pool and waits for every worker so before it listens
+(:func:`start_workers`). The time limit counts the screening only: pebble starts a task's clock
+when a warm worker takes it, so neither a worker's start nor its warm-up is counted, and a
+worker that replaces one stopped at the limit is warm before it takes the next request.
 """
 
 from __future__ import annotations
 
-__all__ = ["PROCESS_METADATA", "PublicManager", "ScreenProcessor", "process_metadata", "shutdown_pool"]
+__all__ = [
+    "PROCESS_METADATA",
+    "PublicManager",
+    "ScreenProcessor",
+    "process_metadata",
+    "shutdown_pool",
+    "start_pool",
+    "start_workers",
+]
 
 import multiprocessing
 import os
+import sys
 import threading
 import time
 import uuid
 from concurrent.futures import TimeoutError as FutureTimeout
 from http import HTTPStatus
+from pathlib import Path
 from typing import Any
 
 from pygeoapi.process.base import BaseProcessor, ProcessorExecuteError
@@ -146,15 +163,61 @@ class TooLong(ProcessorExecuteError):
 # Each worker process's layer set and profile, loaded once by _init_worker.
 _WORKER: dict[str, Any] = {}
 _POOLS: dict[tuple[Any, ...], Any] = {}
+#: Each pool's count of workers warmed (shared with them) and its number of workers.
+_READY: dict[tuple[Any, ...], tuple[Any, int]] = {}
 _POOL_LOCK = threading.Lock()
+#: The side of the warm-up's square site in the measuring CRS's units (20 ft in the Village's: under any threshold).
+_WARM_UP_SIDE = 20.0
 
 
-def _init_worker(layers: str | None, profile: str | None, limits: dict[str, Any]) -> None:
+def _init_worker(layers: str | None, profile: str | None, limits: dict[str, Any], ready: Any = None) -> None:
+    """Load the layer set and profile, warm up, and count this worker in ``ready`` (a shared integer)."""
     from esc_gis.layers import load_layers
     from esc_gis.profile import load_profile
 
     prof = load_profile(profile)
     _WORKER.update(layers=load_layers(layers, profile=prof), profile=prof, limits=Limits(**limits))
+    _warm_up()
+    if ready is not None:
+        with ready.get_lock():
+            ready.value += 1
+
+
+def _warm_up() -> None:
+    """Screen one small square inside the jurisdiction, as a request would, and forget the answer.
+
+    A worker's first screening imported the engine and read its layers' files for the first
+    time: 0.4 s against 0.1 s for the next, so a short ``--timeout`` stopped every first
+    screening, and every worker that replaced a stopped one was cold again. Any fault here is
+    left for a real request to meet and report: the warm-up only loads.
+    """
+    import json
+
+    import geopandas as gpd
+    import shapely
+
+    from esc_gis.serve.screen_request import GEOJSON_CRS, screen_request
+
+    start = time.perf_counter()
+    ls = _WORKER["layers"]
+    try:
+        corner = ls.jurisdiction.representative_point()
+        square = shapely.box(corner.x, corner.y, corner.x + _WARM_UP_SIDE, corner.y + _WARM_UP_SIDE)
+        site = json.loads(shapely.to_geojson(gpd.GeoSeries([square], crs=ls.crs).to_crs(GEOJSON_CRS).iloc[0]))
+        screen_request({"site": site}, layers=ls, profile=_WORKER["profile"], limits=Limits())
+    except Exception:  # only a warm-up: the request that meets the fault reports it
+        pass
+    _WORKER["warm_up_s"] = time.perf_counter() - start
+
+
+def _worker_state() -> dict[str, Any]:
+    """Return what a worker holds (for the tests and the benchmark): its pid, layers, warm-up and engine."""
+    return {
+        "pid": os.getpid(),
+        "layers": "layers" in _WORKER,
+        "warm_up_s": _WORKER.get("warm_up_s"),
+        "engine_imported": "esc_gis.screening" in sys.modules,
+    }
 
 
 def _run(data: dict[str, Any]) -> tuple[str, Any, float]:
@@ -174,22 +237,89 @@ def _run(data: dict[str, Any]) -> tuple[str, Any, float]:
         return "refused", str(err), time.perf_counter() - start
 
 
+def _key(layers: str | None, profile: str | None, limits: dict[str, Any]) -> tuple[Any, ...]:
+    return (layers, profile, tuple(sorted(limits.items())))
+
+
 def _pool(layers: str | None, profile: str | None, limits: dict[str, Any]) -> Any:
     from pebble import ProcessPool
 
-    key = (layers, profile, tuple(sorted(limits.items())))
+    key = _key(layers, profile, limits)
     with _POOL_LOCK:
         if key not in _POOLS:
             workers = int(os.environ.get("ESC_GIS_SERVE_WORKERS", "0")) or max(1, min(4, os.cpu_count() or 1))
             # Spawned, not forked: a forked worker inherits GDAL's thread pool without its threads
             # (the server read the DEM with NUM_THREADS at start-up) and hangs on its next DEM read.
+            context = multiprocessing.get_context("spawn")
+            ready = context.Value("i", 0)
             _POOLS[key] = ProcessPool(
                 max_workers=workers,
                 initializer=_init_worker,
-                initargs=(layers, profile, limits),
-                context=multiprocessing.get_context("spawn"),
+                initargs=(layers, profile, limits, ready),
+                context=context,
             )
+            _READY[key] = (ready, workers)
         return _POOLS[key]
+
+
+def _noop() -> None:
+    """Nothing: scheduling it makes pebble start the pool's workers."""
+
+
+def start_pool(layers: str | None, profile: str | None, limits: dict[str, Any], *, wait_s: float = 300.0) -> int:
+    """Start the screening's workers and wait until each is warm (:func:`_init_worker`) or ``wait_s`` passed.
+
+    Parameters
+    ----------
+    layers, profile : str, optional
+        The layer set's manifest and the profile, as the ``screen`` process is configured.
+    limits : dict
+        The :class:`Limits` fields, as configured.
+    wait_s : float
+        The longest to wait; then the service starts all the same, and a request waits for a warm worker.
+
+    Returns
+    -------
+    int
+        How many workers are warm.
+    """
+    pool = _pool(layers, profile, limits)
+    ready, workers = _READY[_key(layers, profile, limits)]
+    pool.schedule(_noop)  # pebble starts every worker with the pool's first task
+    deadline = time.monotonic() + wait_s
+    while ready.value < workers and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return int(min(ready.value, workers))
+
+
+def start_workers(config: str | os.PathLike[str], *, wait_s: float = 300.0) -> int:
+    """Start and warm the worker pool of the ``screen`` process of a pygeoapi configuration file.
+
+    The pool is the one :class:`ScreenProcessor` uses: the same layers, profile and limits, read
+    from the same file pygeoapi reads.
+
+    Returns
+    -------
+    int
+        How many workers are warm (0 if the configuration has no ``screen`` process).
+
+    Raises
+    ------
+    OSError, yaml.YAMLError
+        If the configuration cannot be read (the service wrote it a moment before).
+    """
+    import yaml
+
+    doc = yaml.safe_load(Path(config).read_text(encoding="utf-8")) or {}
+    warm = 0
+    for resource in (doc.get("resources") or {}).values():
+        if not isinstance(resource, dict) or resource.get("type") != "process":
+            continue
+        processor = resource.get("processor") or {}
+        if processor.get("name") == f"{__name__}.ScreenProcessor":
+            limits = dict(processor.get("limits") or {})
+            warm += start_pool(processor.get("layers"), processor.get("profile"), limits, wait_s=wait_s)
+    return warm
 
 
 def shutdown_pool() -> None:
@@ -199,6 +329,7 @@ def shutdown_pool() -> None:
             pool.stop()
             pool.join(timeout=5)
         _POOLS.clear()
+        _READY.clear()
     _end_stray_workers()
 
 
@@ -250,6 +381,8 @@ class ScreenProcessor(BaseProcessor):
             HTTP 503 when the screening ran past the time limit and was stopped.
         """
         seconds = float(Limits(**self.limits).seconds)
+        # pebble starts the clock when a worker takes the task, and a worker takes none before it is
+        # warm (_init_worker): the limit counts the screening, never a worker's start.
         future = _pool(self.layers, self.profile, self.limits).schedule(_run, args=(data,), timeout=seconds)
         msg = f"The screening took longer than {seconds:g} s and was stopped. Try a simpler polygon, or later."
         try:

@@ -13,7 +13,7 @@ Configured in pygeoapi's YAML as ``name: esc_gis.serve.provider.GeoPackageProvid
 
 from __future__ import annotations
 
-__all__ = ["GeoPackageProvider", "PublicPermitsProvider"]
+__all__ = ["GeoPackageProvider", "PublicPermitsProvider", "sql_field"]
 
 import json
 import threading
@@ -154,13 +154,15 @@ class GeoPackageProvider(BaseProvider):
         except Exception as err:
             raise ProviderConnectionError(user_msg="The layer's data cannot be read.") from err
         kinds = {"int": "integer", "float": "number", "bool": "boolean", "datetime": "string", "object": "string"}
-        for name, dtype in zip(info["fields"], info["dtypes"], strict=True):
+        # A GeoPackage DATE is a day (served as 2026-11-03), a DATETIME an instant: as PostGIS's are typed.
+        formats = {"OFTDate": "date", "OFTDateTime": "date-time", "OFTTime": "time"}
+        for name, dtype, ogr_type in zip(info["fields"], info["dtypes"], info["ogr_types"], strict=True):
             if self.properties and name not in self.properties:
                 continue
             kind = next((v for k, v in kinds.items() if str(dtype).startswith(k)), "string")
             self._fields[str(name)] = {"type": kind}
-            if str(dtype).startswith("datetime"):
-                self._fields[str(name)]["format"] = "date-time"
+            if ogr_type in formats or str(dtype).startswith("datetime"):
+                self._fields[str(name)]["format"] = formats.get(ogr_type, "date-time")
         return self._fields
 
     def _columns(self, select_properties: list[str] | None) -> list[str]:
@@ -280,6 +282,31 @@ class GeoPackageProvider(BaseProvider):
         return f"<GeoPackageProvider> {self.table}"
 
 
+def sql_field(column_type: Any) -> dict[str, Any]:
+    """Return the JSON type and format (or None) of a database column, as pygeoapi's SQL provider words them.
+
+    Examples
+    --------
+    >>> import sqlalchemy as sa
+    >>> sql_field(sa.Date()), sql_field(sa.DateTime())
+    ({'type': 'string', 'format': 'date'}, {'type': 'string', 'format': 'date-time'})
+    >>> sql_field(sa.Float())
+    {'type': 'number', 'format': None}
+    """
+    from datetime import datetime, time
+    from decimal import Decimal
+
+    try:
+        python_type = column_type.python_type
+    except NotImplementedError:  # a type with no Python counterpart (PostGIS's, an enum...): text
+        python_type = str
+    kinds = {bool: "boolean", int: "integer", float: "number", Decimal: "number", dict: "object"}
+    # datetime before date: a datetime is a date too.
+    formats = ((datetime, "date-time"), (date, "date"), (time, "time"))
+    fmt = next((f for t, f in formats if isinstance(python_type, type) and issubclass(python_type, t)), None)
+    return {"type": kinds.get(python_type, "string"), "format": fmt}
+
+
 class PublicPermitsProvider(PostgreSQLProvider):
     """pygeoapi's PostgreSQL provider, serving only the permits in the states the public map shows.
 
@@ -295,6 +322,19 @@ class PublicPermitsProvider(PostgreSQLProvider):
     def __init__(self, provider_def: dict[str, Any]) -> None:
         self.status_in = tuple(provider_def.get("status_in") or ())
         super().__init__(provider_def)
+
+    def get_fields(self) -> dict[str, dict[str, Any]]:
+        """Return the view's columns and their JSON types (:func:`sql_field`), dates as ``string`` ``format: date``.
+
+        pygeoapi's own mapping knows no ``datetime.date``: it typed the dates right but logged
+        ``Unsupported column type DATE`` at WARNING for each date column every time the provider
+        was built (26 lines at each start), in a log that must stay quiet.
+        """
+        if not self._fields:
+            for column in self.table_model.__table__.columns:
+                if column.name != self.geom:
+                    self._fields[str(column.name)] = sql_field(column.type)
+        return self._fields
 
     def _get_property_filters(self, properties: list[tuple[str, Any]]) -> Any:
         from sqlalchemy import and_

@@ -185,12 +185,15 @@ def run_service(
         import waitress
 
         from esc_gis.serve.app import make_app
-        from esc_gis.serve.process import shutdown_pool
+        from esc_gis.serve.process import shutdown_pool, start_workers
 
         app = make_app(conf, files, basemap=basemap)
-        if on_ready is not None:
-            on_ready(conf.url)
         try:
+            # Warm screening workers before anything listens: the first screening is as fast as the
+            # next (a cold worker took 5 s), and /health answers once a screening would be quick.
+            start_workers(files.config)
+            if on_ready is not None:
+                on_ready(conf.url)
             waitress.serve(
                 app,
                 host=conf.host,
