@@ -4,7 +4,8 @@ Each command of ``esc-gis permits`` and each top-level command with a registry o
 the click group itself, so a new command cannot slip past: it fails here until it has an entry
 in :func:`steps`) is run against PostGIS with the owner's password in its URL, once to succeed
 and again with bad input so its error paths run too. ``serve`` writes its configuration
-(``--write-config``) and then really serves, briefly, as a reader login with a password of its own.
+(``--write-config``) and then really serves, briefly, as a reader login with a password of its own;
+the WSGI application built from a written folder serves too, its password in the environment.
 Both passwords hold characters a URL must quote (``@ : / %``). The password, raw and in each
 quoted form a URL may carry it, must appear in no standard output or error, no log record (every
 logger at DEBUG, psycopg's and SQLAlchemy's included), no file the test's folder holds afterwards
@@ -24,6 +25,7 @@ import os
 import secrets
 import signal
 import subprocess
+import sys
 import time
 import uuid
 import zipfile
@@ -590,6 +592,50 @@ def test_the_service_shows_no_password(pg_url: str, owner, tmp_path: Path) -> No
         f"the password ({found}) in the file {name}" for name, found in files_leaking(tmp_path, passwords).items()
     ]
     assert list(state.iterdir()), "the state folder was kept, and is searched"
+    assert not problems, "\n\n".join(problems)
+
+
+#: A WSGI server of the deployment's own, in a process of its own (pygeoapi reads its configuration once
+#: per process): the application ``--write-config`` wrote, asked for pages, its log at DEBUG on stderr.
+_WSGI = """
+import logging, sys
+logging.basicConfig(level=logging.DEBUG, stream=sys.stderr)
+from werkzeug.test import Client
+from esc_gis.serve.wsgi import load_application
+client = Client(load_application(sys.argv[1]))
+for path in sys.argv[2:]:
+    answer = client.get(path)
+    print(path, answer.status_code, answer.get_data(as_text=True))
+"""
+
+
+def test_the_written_configuration_serves_without_showing_the_password(pg_url: str, owner, tmp_path: Path) -> None:
+    """``serve --write-config`` with a ``key=value`` login, then the WSGI application built from that folder
+    with the password in ``ESC_GIS_SERVE_DB_PASSWORD``, as the service guide deploys it: the folder, the
+    application's answers and its DEBUG log hold no password."""
+    from .service import DEMO_LAYERS, fill_registry
+
+    fill_registry(owner["url"], n=2)
+    reader, password = make_reader(pg_url, owner)
+    passwords = [password, owner["password"], urlsplit(pg_url).password or "-"]
+    folder = tmp_path / "service"
+    args = ["serve", "--registry", _keywords(reader), "--layers", str(DEMO_LAYERS), "--write-config", str(folder)]
+    r = invoke([*args, "--basemap", "none"])
+    problems = _check(r, "serve --write-config", 0, passwords)
+    env = dict(os.environ, ESC_GIS_SERVE_DB_PASSWORD=password)
+    env.pop("PGPASSWORD", None)
+    paths = ["/", "/ogc/collections/permits/items?f=json", "/ogc/collections/permits/items?limit=x", "/health"]
+    ran = subprocess.run(
+        [sys.executable, "-c", _WSGI, str(folder), *paths], capture_output=True, text=True, env=env, timeout=180
+    )
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert "/ogc/collections/permits/items?f=json 200" in ran.stdout, ran.stdout[:2000]  # it served, logged in
+    for where, text in (("answers", ran.stdout), ("log", ran.stderr)):
+        if found := leaks(text, passwords):
+            problems.append(f"the password ({found}) in the WSGI application's {where}")
+    problems += [
+        f"the password ({found}) in the file {name}" for name, found in files_leaking(tmp_path, passwords).items()
+    ]
     assert not problems, "\n\n".join(problems)
 
 
