@@ -6,7 +6,7 @@ in :func:`steps`) is run against PostGIS with the owner's password in its URL, o
 and again with bad input so its error paths run too. ``serve`` writes its configuration
 (``--write-config``) and then really serves, briefly, as a reader login with a password of its own;
 the WSGI application built from a written folder serves too, its password in the environment.
-Both passwords hold characters a URL must quote (``@ : / %``). The password, raw and in each
+Both passwords hold characters a URL must quote (``@ : / %`` and a space). The password, raw and in each
 quoted form a URL may carry it, must appear in no standard output or error, no log record (every
 logger at DEBUG, psycopg's and SQLAlchemy's included), no file the test's folder holds afterwards
 (exports, reports, the inspection archive's members, the calendar, the maps, the service's state
@@ -49,8 +49,8 @@ pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
 
 
 def _secret(word: str) -> str:
-    """A password with every character a URL must quote, and a random tail that nothing else holds."""
-    return f"{word}@ss:w/rd%Q{secrets.token_hex(6)}"
+    """A password with every character a URL must quote, a space, and a random tail that nothing else holds."""
+    return f"{word}@ss:w/rd %Q{secrets.token_hex(6)}"
 
 
 def forms(password: str) -> set[str]:
@@ -117,7 +117,7 @@ def owner(pg_url: str) -> Iterator[dict[str, str]]:
 
 
 #: The broken forms of a login's URL each command is run with too (its error paths).
-BROKEN = ("nodb", "unreadable", "unquoted", "unquoted_readable")
+BROKEN = ("nodb", "unreadable", "unquoted", "unquoted_readable", "keywords_unquoted")
 
 
 def broken_forms(pg_url: str, user: str, password: str, schema: str) -> dict[str, str]:
@@ -125,8 +125,9 @@ def broken_forms(pg_url: str, user: str, password: str, schema: str) -> dict[str
 
     ``nodb``: a database that does not exist. ``unreadable``: a port libpq cannot read.
     ``unquoted``: the password pasted into the URL as it is (its ``%`` makes the URL unreadable);
-    ``unquoted_readable``: the same without the ``%``, which libpq reads as a login ending at the
-    password's first ``@``, its pieces taken for the host, port and database (and shown in their errors).
+    ``unquoted_readable``: the same without the ``%`` and the space, which libpq reads as a login ending
+    at the password's first ``@``, its pieces taken for the host, port and database (and shown in their
+    errors). ``keywords_unquoted``: ``key=value`` text with the password unquoted (its space ends it).
     """
     parts = urlsplit(pg_url)
     url = _url(pg_url, user, password, schema=schema)
@@ -136,7 +137,9 @@ def broken_forms(pg_url: str, user: str, password: str, schema: str) -> dict[str
         "nodb": _url(pg_url, user, password, dbname="no_such_db_here", schema=schema),
         "unreadable": url.replace(f":{parts.port}/", ":port/"),
         "unquoted": raw.format(password),
-        "unquoted_readable": raw.format(password.replace("%", "")),
+        "unquoted_readable": raw.format(password.replace("%", "").replace(" ", "")),
+        "keywords_unquoted": f"host={parts.hostname} port={parts.port} dbname={parts.path.lstrip('/')} user={user} "
+        f"password={password} options='-csearch_path={schema},public'",
     }
 
 
@@ -730,3 +733,15 @@ def test_an_encoded_password_is_read_and_a_readable_message_keeps_its_words() ->
     assert scrub(f"no pg_hba.conf entry for host 'db.example', user 'web' ({password})", url) == (
         "no pg_hba.conf entry for host 'db.example', user 'web' (***)"
     )
+
+
+def test_a_key_value_password_with_a_space_left_unquoted_is_shown_nowhere() -> None:
+    """libpq reads ``password=p@ss w/rd`` as the password ``p@ss`` and a stray word, which its message quoted."""
+    from esc_gis.errors import RegistryError
+    from esc_gis.registry.store.conninfo import parse, redact
+
+    text = "host=db.example dbname=village password=p@ss w/rdQk7x9z2 port=5432"
+    with pytest.raises(RegistryError) as err:
+        parse(text)
+    assert "Qk7x9z2" not in str(err.value) and "Fix:" in str(err.value)
+    assert redact(text) == "host=db.example dbname=village password=*** port=5432"

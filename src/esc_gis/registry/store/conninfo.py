@@ -108,6 +108,37 @@ def _meant_password(target: str) -> tuple[int, int] | None:
     return (colon + 1, end) if colon >= 0 else None
 
 
+#: Where a ``key=value`` secret starts; its value runs to its closing quote, or to the next ``key=``.
+_SECRET_KEY = re.compile(r"(?<![A-Za-z_])(?:ssl)?password\s*=\s*", re.IGNORECASE)
+_NEXT_KEY = re.compile(r"\s+[A-Za-z_]+\s*=")
+
+
+def _written_secrets(target: str) -> list[tuple[int, int]]:
+    """Return where the text's passwords lie as its writer meant them, read without libpq.
+
+    A URI's password runs from the ``:`` after the user to the last ``@`` (:func:`_meant_password`),
+    and a ``password=`` parameter to the next ``&``. In ``key=value`` text a quoted value runs to its
+    closing quote (or the end, if there is none) and an unquoted one to the next ``key=``: a password
+    holding a space unquoted is read by libpq as a value and a stray word, which its message names.
+    """
+    if target.startswith(SCHEMES):
+        meant = _meant_password(target)
+        spans = [] if meant is None else [meant]
+        return spans + [m.span(1) for m in re.finditer(r"[?&](?:ssl)?password=([^&]*)", target, re.IGNORECASE)]
+    spans = []
+    for m in _SECRET_KEY.finditer(target):
+        start = m.end()
+        if target.startswith("'", start):
+            end = start + 1
+            while end < len(target) and target[end] != "'":
+                end += 2 if target[end] == "\\" else 1
+            spans.append((start, min(end + 1, len(target))))
+        else:
+            after = _NEXT_KEY.search(target, start)
+            spans.append((start, after.start() if after else len(target)))
+    return spans
+
+
 def _unencoded(target: str) -> bool:
     """Whether a URI's password, as its writer meant it, holds an ``@``, ``/`` or ``%`` that is not percent-encoded."""
     meant = _meant_password(target)
@@ -135,9 +166,9 @@ def redact(target: str) -> str:
     """Return the connection string as ``key=value`` pairs without its secrets, for messages and logs.
 
     Text libpq cannot read, and a URI whose password holds an unencoded ``@`` or ``/`` (libpq
-    would read its pieces as the host, port and database), is shown as written, with the
-    password up to the last ``@`` and any ``password=`` value (to the end, if its quote is not
-    closed) replaced, as it may hold one.
+    would read its pieces as the host, port and database), is shown as written, with each
+    password as its writer meant it (:func:`_written_secrets`: a URI's up to its last ``@``, a
+    ``password=`` value up to the next ``key=`` or its closing quote) replaced.
 
     Examples
     --------
@@ -154,9 +185,10 @@ def redact(target: str) -> str:
     except ProgrammingError:
         parts = None
     if parts is None or _cut_password(target):
-        meant = _meant_password(target)
-        text = target if meant is None else f"{target[: meant[0]]}***{target[meant[1] :]}"
-        return re.sub(r"(password\s*=\s*)('[^']*'|'.*$|[^\s&]+)", r"\1***", text, flags=re.IGNORECASE)
+        text = target
+        for start, end in sorted(_written_secrets(target), reverse=True):
+            text = f"{text[:start]}***{text[end:]}"
+        return text
     # A secret's place is kept (``password=***``): the reader sees one was given, not what it is.
     return make_conninfo("", **{k: ("***" if k in SECRET_KEYS else v) for k, v in parts.items() if v is not None})
 
@@ -184,23 +216,24 @@ def shown(target: str | os.PathLike[str]) -> str:
 def scrub(text: str, target: str) -> str:
     """Return ``text`` (a server's or driver's message) with the connection string's secrets masked.
 
-    Besides the password libpq read: when libpq cannot read a URI, or cuts its password short at
-    an ``@`` or ``/`` that is not percent-encoded, the password as its writer meant it is masked,
-    and so is each piece of it (3 characters or more, as written and percent-decoded) that libpq
-    took for the host, port or database, as its messages name them ("failed to resolve host ...").
+    Besides the password libpq read: when libpq cannot read the text, or cuts a URI's password
+    short at an ``@`` or ``/`` that is not percent-encoded, each password as its writer meant it
+    (:func:`_written_secrets`) is masked, and so is each piece of it (3 characters or more, as
+    written and percent-decoded) that libpq took for something else, as its messages name them
+    ("failed to resolve host ...", 'missing "=" after ...').
     """
     from urllib.parse import unquote
 
     read = parse_quietly(target)
     secrets = [v for k, v in read.items() if k in SECRET_KEYS and v]
-    meant = _meant_password(target)
-    # Only where libpq could not read the URI, or read it wrongly: otherwise its password is the one it read.
-    if meant is not None and (not read or _cut_password(target)):
-        written = target[meant[0] : meant[1]]
-        pieces = [p for p in re.split(r"[@/:?#&=]", written) if len(p) >= 3]
+    # Only where libpq could not read the text, or read it wrongly: otherwise its password is the one it read.
+    if not read or _cut_password(target):
         # What libpq took for the password is one more piece: masked only if as long (a lone "r" is every r).
-        secrets = [s for s in secrets if len(s) >= 3] + [written, unquote(written)] + pieces
-        secrets += [unquote(p) for p in pieces]
+        secrets = [s for s in secrets if len(s) >= 3]
+        for start, end in _written_secrets(target):
+            written = target[start:end]
+            pieces = [p for p in re.split(r"[@/:?#&=\s']", written) if len(p) >= 3]
+            secrets += [written, unquote(written), *pieces, *(unquote(p) for p in pieces)]
     # The longest first: a piece inside the whole must not leave the whole's other characters showing.
     for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
         text = text.replace(secret, "***")
