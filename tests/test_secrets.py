@@ -31,10 +31,12 @@ import uuid
 import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote, quote_plus, unquote, urlsplit
 
 import click
 import geopandas as gpd
+import numpy as np
 import pytest
 import shapely
 from click.testing import CliRunner, Result
@@ -44,8 +46,6 @@ from esc_gis.cli.main import cli
 from .conftest import CRS, X0, Y0, square_sqft, write_dem, write_layer_set
 from .service import esc_gis_exe, free_port, get
 from .test_inspections import tiny_png
-
-pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
 
 
 def _secret(word: str) -> str:
@@ -165,14 +165,15 @@ def make_reader(pg_url: str, owner: dict[str, str]) -> tuple[str, str]:
 # --- The scenario: every command, in an order that lets each succeed ------------------------------
 
 
-def _inputs(tmp: Path) -> dict[str, Path]:
+def _inputs(tmp: Path) -> dict[str, Any]:
     """The files the commands read: a layer set with fees and a DEM, permits to import, sites, a photo, a plan."""
     from .test_review import _sized
     from .test_soil_loss import GOOD, _cli_inputs
 
     folder = tmp / "in"
     folder.mkdir()
-    y = 2000 - 2.5 - 5 * __import__("numpy").arange(400)
+    # As tests/test_review.py's review layers: a plane falling 5 % to the south, 5 ft cells over the Village.
+    y = 2000 - 2.5 - 5 * np.arange(400)
     dem = (100 + 0.05 * y)[:, None].repeat(400, axis=1).astype("float32")
     (folder / "layers").mkdir()
     write_dem(folder / "layers" / "dem.tif", dem, y0=Y0 + 2000)
@@ -212,7 +213,7 @@ def _inputs(tmp: Path) -> dict[str, Path]:
         "small": folder / "small.geojson",
         "photo": folder / "fence.png",
         "plan": _sized(folder / "plan", 3_000.0),
-        "soil": soil,  # type: ignore[dict-item]
+        "soil": soil,  # soil-loss's own arguments (sites, DEM, soils, schedule), from tests/test_soil_loss.py
     }
 
 
@@ -370,6 +371,11 @@ def _command(words: str) -> str:
     return words.split(" (")[0]
 
 
+def _names_a_registry(param: click.Parameter) -> bool:
+    """Whether a parameter takes a registry: named so, or its help offers a ``postgresql://`` URL."""
+    return param.name == "registry" or "postgresql://" in (getattr(param, "help", None) or "")
+
+
 def commands_with_a_registry() -> set[str]:
     """Every command of the click group that takes a registry: all of ``permits``, and each top-level
     command with a ``registry`` argument or option."""
@@ -381,7 +387,7 @@ def commands_with_a_registry() -> set[str]:
             command = group.get_command(ctx, name)
             if isinstance(command, click.Group):
                 walk(command, f"{prefix}{name} ", click.Context(command, parent=ctx))
-            elif prefix.startswith("permits") or any(p.name == "registry" for p in command.params):
+            elif prefix.startswith("permits") or any(_names_a_registry(p) for p in command.params):
                 found.add(f"{prefix}{name}")
 
     walk(cli, "", ctx)
@@ -488,6 +494,7 @@ def _check(r: Result, shown: str, code: int | None, passwords: list[str]) -> lis
     return problems
 
 
+@pytest.mark.slow  # tens of seconds on 2 cores
 def test_no_command_shows_a_password(pg_url: str, owner, tmp_path: Path, all_logs) -> None:
     """Every command, to success and to refusal, with the owner's password in the registry's URL
     (``serve``: the reader's); then each again with its URL broken (:func:`broken_forms`); then the
@@ -546,6 +553,7 @@ def _serve(args: list[str], log: Path, env: dict[str, str]) -> tuple[subprocess.
     raise AssertionError(f"esc-gis serve did not start:\n{log.read_text()}")
 
 
+@pytest.mark.slow  # tens of seconds on 2 cores
 def test_the_service_shows_no_password(pg_url: str, owner, tmp_path: Path) -> None:
     """A real ``esc-gis serve`` with the reader's password in its URL, logging at DEBUG: not in its
     output, its state folder, nor any answer, a refusal's included."""
@@ -612,6 +620,7 @@ for path in sys.argv[2:]:
 """
 
 
+@pytest.mark.slow  # tens of seconds on 2 cores
 def test_the_written_configuration_serves_without_showing_the_password(pg_url: str, owner, tmp_path: Path) -> None:
     """``serve --write-config`` with a ``key=value`` login, then the WSGI application built from that folder
     with the password in ``ESC_GIS_SERVE_DB_PASSWORD``, as the service guide deploys it: the folder, the
@@ -659,6 +668,7 @@ def _query(url: str) -> str:
     return f"postgresql://{parts.username}@{parts.hostname}:{parts.port}{parts.path}?password={password}&{parts.query}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("form", ["query", "keywords"])
 def test_other_forms_of_the_password_are_shown_nowhere(form: str, pg_url: str, owner, tmp_path: Path, all_logs) -> None:
     """``?password=`` and a ``key=value`` string: a few commands, their refusals and ``serve --write-config``."""
