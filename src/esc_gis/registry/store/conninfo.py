@@ -121,22 +121,30 @@ def _written_secrets(target: str) -> list[tuple[int, int]]:
     closing quote (or the end, if there is none) and an unquoted one to the next ``key=``: a password
     holding a space unquoted is read by libpq as a value and a stray word, which its message names.
     """
+    spans: list[tuple[int, int]] = []
     if target.startswith(SCHEMES):
         meant = _meant_password(target)
-        spans = [] if meant is None else [meant]
-        return spans + [m.span(1) for m in re.finditer(r"[?&](?:ssl)?password=([^&]*)", target, re.IGNORECASE)]
-    spans = []
-    for m in _SECRET_KEY.finditer(target):
-        start = m.end()
-        if target.startswith("'", start):
-            end = start + 1
-            while end < len(target) and target[end] != "'":
-                end += 2 if target[end] == "\\" else 1
-            spans.append((start, min(end + 1, len(target))))
+        spans += [] if meant is None else [meant]
+        spans += [m.span(1) for m in re.finditer(r"[?&](?:ssl)?password=([^&]*)", target, re.IGNORECASE)]
+    else:
+        for m in _SECRET_KEY.finditer(target):
+            start = m.end()
+            if target.startswith("'", start):
+                end = start + 1
+                while end < len(target) and target[end] != "'":
+                    end += 2 if target[end] == "\\" else 1
+                spans.append((start, min(end + 1, len(target))))
+            else:
+                after = _NEXT_KEY.search(target, start)
+                spans.append((start, after.start() if after else len(target)))
+    # One span where two overlap (a URI's password whose last @ is in a ?password= value).
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
         else:
-            after = _NEXT_KEY.search(target, start)
-            spans.append((start, after.start() if after else len(target)))
-    return spans
+            merged.append((start, end))
+    return merged
 
 
 def _unencoded(target: str) -> bool:
