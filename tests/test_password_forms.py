@@ -172,3 +172,13 @@ def test_tls_verified_reaches_pygeoapi_and_no_tls_is_refused(tls_url: str, tmp_p
         with pytest.raises(RegistryError) as err:
             check_public_login(plain)
         assert "no encryption" in str(err.value) and parse(reader)["password"] not in str(err.value)
+
+
+def test_a_password_not_percent_encoded_is_refused_by_serve_with_the_fix(registry) -> None:
+    """libpq cuts ``web:p@ss/word@db`` at the first ``@``: the service says how to write it, not "cannot resolve host"."""
+    _, reader = registry
+    broken = reader.replace(f":{parse(reader)['password']}@", ":q@rt/w0rd@")
+    with pytest.raises(RegistryError) as err:
+        check_public_login(broken)
+    assert "q@rt" not in str(err.value) and "w0rd" not in str(err.value)
+    assert "percent" in str(err.value).lower() or "encod" in str(err.value).lower()

@@ -44,7 +44,7 @@ from esc_gis.layers import LayerSet, load_layers
 from esc_gis.maps.public import OPTIONAL_PUBLIC_COLUMNS, PUBLIC_COLUMNS
 from esc_gis.profile import Profile, load_profile
 from esc_gis.registry.store.backend import is_url
-from esc_gis.registry.store.conninfo import Login, effective_login, redact, scrub
+from esc_gis.registry.store.conninfo import Login, effective_login, parse, redact, scrub
 from esc_gis.registry.store.schema import PUBLIC_VIEW, SCHEMA_VERSION
 from esc_gis.serve.screen_request import Limits
 from esc_gis.validate import ACTIVITIES
@@ -149,6 +149,7 @@ def check_public_login(url: str) -> tuple[Login, str]:
     """
     import psycopg
 
+    parse(url)  # a string libpq would misread (a password not percent-encoded) is refused with the fix first
     try:
         conn = psycopg.connect(url, connect_timeout=10)
     except psycopg.Error as exc:
