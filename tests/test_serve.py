@@ -488,14 +488,14 @@ def test_a_file_that_is_not_a_registry_is_refused(tmp_path):
 
 
 def test_the_office_login_is_refused_and_the_reader_accepted(pg_url):
-    """The service answers anyone: its login must read the public view and nothing else."""
+    """The service answers anyone: its login must read the published view (and the public one) and nothing else."""
     target = pg_schema(pg_url)
     fill_registry(target, n=1)
     with pytest.raises(RegistryError, match="is a superuser"):
         check_public_login(target)  # the test server's owner
     with public_login(target, "clerk") as clerk, pytest.raises(RegistryError) as err:
         check_public_login(clerk)
-    assert "may read or change more than the public view permits_public" in str(err.value)
+    assert "may read or change more than the views permits_published and permits_public" in str(err.value)
     assert ".appeal_decisions" in str(err.value) and "more. Fix:" in str(err.value)
     assert "IN ROLE <prefix>_reader" in str(err.value)
     with public_login(target, "inspector") as inspector, pytest.raises(RegistryError, match="inspections"):
@@ -511,7 +511,7 @@ def test_the_office_login_is_refused_and_the_reader_accepted(pg_url):
         with psycopg.connect(target, autocommit=True) as conn:
             conn.execute(f'ALTER ROLE "{user}" NOINHERIT')
             conn.execute(f'GRANT "{clerk}" TO "{user}"')
-        with pytest.raises(RegistryError, match="more than the public view"):
+        with pytest.raises(RegistryError, match="more than the views"):
             check_public_login(reader)
 
 
