@@ -115,7 +115,7 @@ Outside the migrations
     ``--private`` (:meth:`Registry.frame`), with the site geometry. Remade by every
     ``permits init`` after the migrations (:func:`public_view`), so it always follows the
     ``permits`` table. On PostGIS the reader role of ``permits init --roles`` reads this view
-    only; in a GeoPackage it is a layer QGIS lists, and no protection.
+    and the published one only; in a GeoPackage it is a layer QGIS lists, and no protection.
 ``permits_published``
     The published columns (:data:`esc_gis.publication.PUBLISHED_COLUMNS`, with ``fid`` and the
     site) of the permits in the states the public map shows (:data:`esc_gis.publication.PUBLIC_STATUS`),
@@ -787,7 +787,7 @@ DISTURBED_ACRES = "disturbed_acres"
 
 # --- Outside the migrations: the public view and the roles' privileges ----------------------------
 
-#: The view of the permits' public columns (PostGIS), the one thing the reader role may read.
+#: The view of the permits' public columns (PostGIS), which the reader role may read (and :data:`PUBLISHED_VIEW`).
 PUBLIC_VIEW = "permits_public"
 #: The view the web service reads: the published columns of the permits in the states shown (migration 13).
 PUBLISHED_VIEW = "permits_published"
