@@ -185,7 +185,7 @@ def _query(base: str, query: str) -> tuple[int, dict[str, Any], bytes, str]:
     return status, headers, body, url
 
 
-@pytest.mark.slow  # about 20 s per back end on 2 cores
+@pytest.mark.slow  # 30-40 s per back end on 2 busy cores (about 1,300 requests)
 def test_no_hostile_request_is_a_server_error_or_a_traceback(registry: str) -> None:
     logs: list[str] = []
     problems: list[str] = []
