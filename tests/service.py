@@ -40,6 +40,9 @@ SECRETS = (
     "RCPT-SECRET-8812",
     "INSPECTOR-NOTE-5521",
 )
+#: Columns the registry keeps of the first permit and the service does not publish: no answer may
+#: hold them, and no filter, sort or CQL query may tell a right guess of them from a wrong one.
+UNPUBLISHED = {"parcel_id": "PARCEL-UNPUB-3301", "legal_description": "LOT 7 UNPUBLISHED-6610"}
 #: The address of the one application :func:`fill_registry` adds that is not yet decided.
 PENDING_ADDRESS = "999 Pending Application Rd"
 #: Inside the Village, in WISCRS Winnebago feet: a 150 x 100 ft square per permit, ten to a row
@@ -153,9 +156,10 @@ def fill_registry(target: str, *, n: int = 5) -> list[str]:
     numbers = []
     with open_registry(target, layers=ls) as reg:
         for i in range(n):
-            parties = ()
+            parties, unpublished = (), {}
             if i == 0:
                 parties = (Party("landowner", SECRETS[0], phone=SECRETS[1], email=SECRETS[2]),)
+                unpublished = UNPUBLISHED
             numbers.append(
                 reg.add(
                     Application(
@@ -167,6 +171,7 @@ def fill_registry(target: str, *, n: int = 5) -> list[str]:
                         status="active",
                         issued_on=date(2026, 11, 3),
                         started_at=datetime(2026, 11, 9, 14, 0, tzinfo=timezone.utc),
+                        **unpublished,
                     ),
                     who="clerk",
                 )

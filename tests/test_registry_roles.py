@@ -25,7 +25,7 @@ from esc_gis.registry.domain.calendar import OfficeCalendar
 from esc_gis.registry.domain.inspections import InspectionReport
 from esc_gis.registry.domain.records import Party
 from esc_gis.registry.store.roles import Roles, create_roles, role_names
-from esc_gis.registry.store.schema import GRANTS, PUBLIC_VIEW, TABLES
+from esc_gis.registry.store.schema import GRANTS, PUBLIC_VIEW, PUBLISHED_VIEW, TABLES
 
 from .conftest import CRS, K, pay_application_fee, square_sqft
 
@@ -139,7 +139,7 @@ def tables_here(target: str) -> set[str]:
 
 def test_every_table_has_its_line_in_the_grants() -> None:
     # A table without a line would be the owner's alone: the clerk's work on it would fail.
-    assert set(TABLES) | {"esc_gis_schema", PUBLIC_VIEW} <= set(GRANTS)
+    assert set(TABLES) | {"esc_gis_schema", PUBLIC_VIEW, PUBLISHED_VIEW} <= set(GRANTS)
     assert {kind for grants in GRANTS.values() for kind in grants} == {"reader", "inspector", "clerk"}
 
 
@@ -147,7 +147,7 @@ def test_the_inspector_and_the_reader_are_never_granted_the_private_tables() -> 
     private = ("parties", "fees", "guarantees", "guarantee_events", "enforcement_cases", "appeals", "plan_versions")
     for table in private:
         assert set(GRANTS[table]) == {"clerk"}, table
-    assert [t for t, g in GRANTS.items() if "reader" in g] == [PUBLIC_VIEW]
+    assert [t for t, g in GRANTS.items() if "reader" in g] == [PUBLIC_VIEW, PUBLISHED_VIEW]
     # The inspector may touch the permit's updated_at only (the row lock needs an UPDATE privilege).
     assert GRANTS["permits"]["inspector"] == "SELECT, UPDATE (updated_at)"
 
@@ -164,16 +164,21 @@ def test_role_names_take_the_prefix_and_refuse_what_postgresql_would_cut() -> No
 
 
 @POSTGIS
-def test_the_reader_reads_the_public_view_and_nothing_else(office: Office, target: str) -> None:
+def test_the_reader_reads_the_public_and_published_views_and_nothing_else(office: Office, target: str) -> None:
     with office.connect("reader") as conn:
         rows = conn.execute(f"SELECT permit_number, status, site_address FROM {PUBLIC_VIEW}").fetchall()
         assert rows == [(office.number, "active", "100 Test St")]
+        rows = conn.execute(f"SELECT permit_number, status, site_address FROM {PUBLISHED_VIEW}").fetchall()
+        assert rows == [(office.number, "active", "100 Test St")]
+        with pytest.raises(psycopg.errors.UndefinedColumn):  # not published: not there
+            conn.execute(f"SELECT parcel_id FROM {PUBLISHED_VIEW}")
         assert denied(conn, "SELECT phone FROM parties")
         assert denied(conn, "SELECT status FROM permits")
-        for table in sorted(tables_here(target) - {PUBLIC_VIEW}):
+        for table in sorted(tables_here(target) - {PUBLIC_VIEW, PUBLISHED_VIEW}):
             assert denied(conn, f'SELECT 1 FROM "{table}"'), f"the reader can read {table}"
-        assert denied(conn, f"UPDATE {PUBLIC_VIEW} SET status = 'closed'")
-        assert denied(conn, f"DELETE FROM {PUBLIC_VIEW}")
+        for view in (PUBLIC_VIEW, PUBLISHED_VIEW):
+            assert denied(conn, f"UPDATE {view} SET status = 'closed'")
+            assert denied(conn, f"DELETE FROM {view}")
 
 
 @POSTGIS
@@ -426,6 +431,7 @@ def grants_of(target: str, roles: Roles) -> set[tuple[str, str, str]]:
 def test_init_roles_again_is_idempotent_and_exact(office: Office, target: str, layers_path) -> None:
     before = grants_of(target, office.roles)
     assert (office.roles.reader, PUBLIC_VIEW, "SELECT") in before
+    assert (office.roles.reader, PUBLISHED_VIEW, "SELECT") in before
     assert (office.roles.inspector, "permits.updated_at", "UPDATE") in before
     assert not any(g[0] == office.roles.inspector and g[1] == "parties" for g in before)
     with psycopg.connect(target, autocommit=True) as conn:  # a privilege granted by hand, not in GRANTS
@@ -440,6 +446,23 @@ def test_init_roles_again_is_idempotent_and_exact(office: Office, target: str, l
     assert grants_of(target, office.roles) == before
     with office.connect("reader") as conn:
         assert conn.execute(f"SELECT count(*) FROM {PUBLIC_VIEW}").fetchone() == (1,)
+        assert conn.execute(f"SELECT count(*) FROM {PUBLISHED_VIEW}").fetchone() == (1,)
+
+
+@POSTGIS
+def test_a_registry_upgraded_to_the_published_view_lets_its_reader_read_it(
+    office: Office, target: str, layers_path
+) -> None:
+    """Before migration 13 there was no published view: `permits init` makes it, and the reader reads it, no `--roles`."""
+    with psycopg.connect(target, autocommit=True) as conn:
+        conn.execute(f"DROP VIEW {PUBLISHED_VIEW}")
+        conn.execute("DELETE FROM esc_gis_schema WHERE version = 13")
+    with office.connect("reader") as conn:
+        conn.execute(f"SELECT count(*) FROM {PUBLIC_VIEW}")
+    r = CliRunner().invoke(cli, ["permits", "init", target, "--layers", str(layers_path)])
+    assert r.exit_code == 0, r.output
+    with office.connect("reader") as conn:
+        assert conn.execute(f"SELECT count(*) FROM {PUBLISHED_VIEW}").fetchone() == (1,)
 
 
 @POSTGIS

@@ -487,15 +487,39 @@ def test_a_file_that_is_not_a_registry_is_refused(tmp_path):
         prepare_service(ServiceSettings(registry=str(tmp_path / "none.gpkg"), state_dir=tmp_path / "s"))
 
 
+def test_a_registry_before_the_published_view_is_refused_until_init_upgrades_it(tmp_path):
+    """Migration 13 made the view the service reads; an older registry is refused with the fix, then served."""
+    from esc_gis.registry import init_registry
+    from esc_gis.registry.store.schema import PUBLISHED_VIEW
+
+    reg = tmp_path / "permits.gpkg"
+    fill_registry(str(reg), n=1)
+    with sqlite3.connect(reg) as conn:  # as the esc_gis of schema version 12 left it
+        conn.execute("DELETE FROM gpkg_geometry_columns WHERE table_name = ?", (PUBLISHED_VIEW,))
+        conn.execute("DELETE FROM gpkg_contents WHERE table_name = ?", (PUBLISHED_VIEW,))
+        conn.execute(f"DROP VIEW {PUBLISHED_VIEW}")
+        conn.execute("DELETE FROM esc_gis_schema WHERE version = 13")
+    settings = ServiceSettings(registry=str(reg), state_dir=tmp_path / "s", layers=DEMO_LAYERS)
+    with pytest.raises(RegistryError, match=r"schema version 12; this esc_gis serves version 13.*permits init"):
+        prepare_service(settings)
+    assert init_registry(str(reg), layers=DEMO_LAYERS) == [13]
+    prepare_service(settings)
+    with sqlite3.connect(reg) as conn:
+        statuses = {r[0] for r in conn.execute(f"SELECT status FROM {PUBLISHED_VIEW}")}
+        columns = [r[1] for r in conn.execute(f"PRAGMA table_info({PUBLISHED_VIEW})")]
+    assert statuses == {"stop_work"}  # the one permit, under a stop-work order; not the application
+    assert columns == ["fid", *PERMIT_PROPERTIES, "geom"]
+
+
 def test_the_office_login_is_refused_and_the_reader_accepted(pg_url):
-    """The service answers anyone: its login must read the public view and nothing else."""
+    """The service answers anyone: its login must read the published view (and the public one) and nothing else."""
     target = pg_schema(pg_url)
     fill_registry(target, n=1)
     with pytest.raises(RegistryError, match="is a superuser"):
         check_public_login(target)  # the test server's owner
     with public_login(target, "clerk") as clerk, pytest.raises(RegistryError) as err:
         check_public_login(clerk)
-    assert "may read or change more than the public view permits_public" in str(err.value)
+    assert "may read or change more than the views permits_published and permits_public" in str(err.value)
     assert ".appeal_decisions" in str(err.value) and "more. Fix:" in str(err.value)
     assert "IN ROLE <prefix>_reader" in str(err.value)
     with public_login(target, "inspector") as inspector, pytest.raises(RegistryError, match="inspections"):
@@ -511,7 +535,7 @@ def test_the_office_login_is_refused_and_the_reader_accepted(pg_url):
         with psycopg.connect(target, autocommit=True) as conn:
             conn.execute(f'ALTER ROLE "{user}" NOINHERIT')
             conn.execute(f'GRANT "{clerk}" TO "{user}"')
-        with pytest.raises(RegistryError, match="more than the public view"):
+        with pytest.raises(RegistryError, match="more than the views"):
             check_public_login(reader)
 
 

@@ -229,10 +229,10 @@ def test_registry_tables_are_described_and_its_layers_carry_aliases(tmp_path):
     with sqlite3.connect(reg) as conn:
         contents = dict(conn.execute("SELECT table_name, description FROM gpkg_contents").fetchall())
     assert {t for t, d in contents.items() if not d} == set()  # layer_styles has QGIS's own words
-    from esc_gis.registry.store.schema import PUBLIC_VIEW, TABLES
+    from esc_gis.registry.store.schema import PUBLIC_VIEW, PUBLISHED_VIEW, TABLES
 
-    # Every table a user may open is listed, so QGIS offers it: a new migration's too, and the public view.
-    assert set(contents) - {"layer_styles"} == set(TABLES) - {"permit_counters"} | {PUBLIC_VIEW}
+    # Every table a user may open is listed, so QGIS offers it: a new migration's too, and the two views.
+    assert set(contents) - {"layer_styles"} == set(TABLES) - {"permit_counters"} | {PUBLIC_VIEW, PUBLISHED_VIEW}
     assert contents["permits"] == styles.LAYER_DESCRIPTIONS["permits"][1]
     assert contents["parties"].endswith("Private.")
     rows = {table: qml for table, _, _, qml, default in style_rows(reg) if default}

@@ -81,7 +81,8 @@ def init(registry: str, layers_path: str | None, roles: bool, role_prefix: str |
 
         names = create_roles(registry, prefix=role_prefix)
         click.echo(
-            f"Roles (NOLOGIN groups): {names.reader} reads the public view permits_public only; "
+            f"Roles (NOLOGIN groups): {names.reader} reads the public views permits_public and permits_published "
+            "only; "
             f"{names.inspector} records inspections and repairs; {names.clerk} does the office's work. "
             f"Add people as members: CREATE ROLE alice LOGIN IN ROLE {names.inspector};"
         )

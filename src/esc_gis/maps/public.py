@@ -43,27 +43,10 @@ from esc_gis.errors import Problem, ValidationError
 from esc_gis.layers import LayerSet
 from esc_gis.maps.compact import CompactPolygons
 from esc_gis.maps.render import _add_boundary, _display, _figure, _legend, _new_map, _Wording
+from esc_gis.publication import ACTIVE_STATUS, OPTIONAL_PUBLIC_COLUMNS, PUBLIC_COLUMNS, PUBLIC_STATUS
 
 if TYPE_CHECKING:
     from esc_gis.profile import Profile
-
-#: The only permit fields the public map shows.
-PUBLIC_COLUMNS = ("permit_number", "site_address", "disturbed_acres", "status", "expires_on")
-#: Public fields shown when the frame has them: the current plan version's date
-#: (:meth:`esc_gis.registry.Registry.frame`; a frame made elsewhere may lack it), and where the site lies
-#: (a site partly outside the Village says so, issue 46).
-OPTIONAL_PUBLIC_COLUMNS = ("plan_date", "jurisdiction")
-#: Permit states shown, with their label and colour.
-PUBLIC_STATUS = {
-    "active": ("Active", "#d7301f"),
-    "extended": ("Active (extended)", "#fc8d59"),
-    "stop_work": ("Stop-work order", "#6a51a3"),
-    # Work there is not permitted until the permit is reinstated: as public as a stop-work order.
-    "suspended": ("Permit suspended", "#54278f"),
-}
-#: The shown states where work is permitted: the only ones counted as active permits. The
-#: others of :data:`PUBLIC_STATUS` are sites where the office has halted work.
-ACTIVE_STATUS = ("active", "extended")
 
 
 def public_counts(statuses: Sequence[object]) -> str:

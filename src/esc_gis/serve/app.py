@@ -17,18 +17,20 @@ CDN). Around both, :class:`Guard` makes the endpoint safe to face the public:
 
 from __future__ import annotations
 
-__all__ = ["Guard", "make_app", "page_html", "tile_source"]
+__all__ = ["Guard", "make_app", "page_html", "query_problem", "tile_source"]
 
+import io
 import json
 import logging
-import math
 import os
-from collections.abc import Callable, Iterable
+import re
+from collections.abc import Callable, Iterable, Mapping
 from importlib import resources
 from typing import Any
 
 from esc_gis._templates import render_string
 from esc_gis.serve.cache import CollectionCache, gpkg_version, postgis_version
+from esc_gis.serve.checks import body_problem, query_problem, value_problem
 from esc_gis.serve.config import ServiceFiles, ServiceSettings
 
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
@@ -70,52 +72,10 @@ DATA_CSP = "default-src 'none'; frame-ancestors 'none'"
 _ALLOWED_METHODS = ("GET", "HEAD", "POST", "OPTIONS")
 #: Where :class:`Guard` keeps the path as requested, in the WSGI environment.
 _PATH_KEY = "esc_gis.path"
-#: The largest ``offset`` and ``limit`` passed on: a database's 32-bit integer (PostgreSQL's int4;
-#: past it PostGIS answered 500 where GeoPackage answered 200).
-_MAX_PAGE = 2**31 - 1
-
-
-def query_problem(query: str) -> str | None:
-    """Say what is wrong with a collection query's ``bbox``, ``offset`` or ``limit``; None when nothing is.
-
-    Checked before the provider, so both back ends refuse the same input with the same 400 (a
-    ``bbox`` of NaN or 1e193, or an ``offset`` past a 32-bit integer, was a server error on PostGIS).
-
-    Examples
-    --------
-    >>> query_problem("bbox=-88.8,44.0,-88.6,44.2&offset=10")
-    >>> query_problem("bbox=nan,nan,nan,nan")
-    'bbox must be 4 or 6 finite numbers (min x, min y, [min z,] max x, max y, [max z]).'
-    >>> query_problem("offset=2684249407")
-    'offset must be a whole number from 0 to 2147483647.'
-    """
-    from urllib.parse import parse_qs
-
-    args = parse_qs(query, keep_blank_values=True)
-    for name, low in (("offset", 0), ("limit", 1)):
-        for value in args.get(name, []):
-            try:
-                n = int(value)
-            except ValueError:
-                n = -1
-            if not low <= n <= _MAX_PAGE:
-                return f"{name} must be a whole number from {low} to {_MAX_PAGE}."
-    for value in args.get("bbox", []):
-        try:
-            nums = [float(v) for v in value.split(",")]
-        except ValueError:
-            nums = []
-        if len(nums) not in (4, 6) or not all(math.isfinite(v) for v in nums):
-            return "bbox must be 4 or 6 finite numbers (min x, min y, [min z,] max x, max y, [max z])."
-        half = len(nums) // 2
-        lows, highs = nums[:half], nums[half:]
-        if "bbox-crs" not in args and not (
-            all(abs(v) <= 180 for v in nums) and all(abs(v) <= 90 for v in (lows[1], highs[1]))
-        ):
-            return "bbox is longitude and latitude in degrees (CRS84) unless bbox-crs names another CRS."
-        if lows[1] > highs[1] or (half == 3 and lows[2] > highs[2]):
-            return "bbox's minimums must not be above its maximums (x may cross the antimeridian)."
-    return None
+#: A collection's items, or one of them, under the OGC API.
+_ITEMS = re.compile(r"/ogc/collections/([^/]+)/items(?:/([^/]+))?/?")
+#: A process's execution (its body is checked before pygeoapi parses it).
+_EXECUTION = re.compile(r"/ogc/processes/[^/]+/execution/?")
 
 
 def ogc_exception(status: int, code: str, description: str) -> tuple[str, list[tuple[str, str]], bytes]:
@@ -150,13 +110,25 @@ class Guard:
         Origins allowed to call from a browser (``*`` for any); none by default.
     tiles_host : str
         The base map's tile host (:func:`tile_source`), allowed as an image source on the HTML pages.
+    published : mapping of str to mapping of str to str, optional
+        Per collection whose properties are known, each published property and its kind (the
+        registry schema's: ``text``, ``real``, ``date``...; :func:`esc_gis.serve.checks.value_problem`);
+        ``fid`` is the id's. Its property filters, ``sortby`` and ``filter`` are checked against
+        them, and an id of another kind is not found.
     """
 
     def __init__(
-        self, app: WSGIApp, *, body_bytes: int, cors_origins: tuple[str, ...] = (), tiles_host: str = ""
+        self,
+        app: WSGIApp,
+        *,
+        body_bytes: int,
+        cors_origins: tuple[str, ...] = (),
+        tiles_host: str = "",
+        published: Mapping[str, Mapping[str, str]] | None = None,
     ) -> None:
         self.app = app
         self.body_bytes = body_bytes
+        self.published = dict(published or {})
         self.cors_origins = cors_origins
         self.page_csp = PAGE_CSP.format(tiles=tiles_host).replace("  ", " ")
         self.ogc_page_csp = OGC_PAGE_CSP.format(
@@ -198,6 +170,36 @@ class Guard:
         start_response(line, self._headers(environ, headers))
         return [body]
 
+    def _request_problem(self, environ: dict[str, Any], method: str, length: int) -> tuple[int, str, str] | None:
+        """Return (status, code, text) refusing a request no provider or parser should see; None to pass it on.
+
+        The query string (:func:`esc_gis.serve.checks.query_problem`, typed by the collection's
+        published properties), an item's id by its kind, and a process's body
+        (:func:`esc_gis.serve.checks.body_problem`), read here and handed on again.
+        """
+        path = environ.get("PATH_INFO", "")
+        items = _ITEMS.fullmatch(path)
+        kinds = self.published.get(items.group(1)) if items else None
+        if method in ("GET", "HEAD") and environ.get("QUERY_STRING"):
+            problem = query_problem(environ["QUERY_STRING"], kinds)
+            if problem is not None:
+                return 400, "InvalidParameterValue", problem
+        # An id of another kind names no feature (the database would refuse to compare it: a 500).
+        if items and items.group(2) and kinds and "fid" in kinds:
+            if value_problem("id", kinds["fid"], items.group(2)) is not None:
+                return 404, "NotFound", "No such feature."
+        if method == "POST" and _EXECUTION.fullmatch(path):
+            stream = environ["wsgi.input"]
+            body = stream.read(length) if length else stream.read(self.body_bytes + 1)
+            if len(body) > self.body_bytes:
+                return 413, "PayloadTooLarge", f"The request body is over {self.body_bytes:,} bytes, the most taken."
+            problem = body_problem(body)
+            if problem is not None:
+                return 400, "InvalidParameterValue", problem
+            environ["wsgi.input"] = io.BytesIO(body)  # read once here: pygeoapi reads it again
+            environ["CONTENT_LENGTH"] = str(len(body))
+        return None
+
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         """Answer one request: refuse what the service never takes, else pass it on and guard the answer."""
         environ[_PATH_KEY] = environ.get("PATH_INFO", "")
@@ -224,10 +226,9 @@ class Guard:
             text = f"The request body is {length:,} bytes; this service takes at most {self.body_bytes:,}."
             return self._refuse(environ, start_response, 413, "PayloadTooLarge", text)
 
-        if method in ("GET", "HEAD") and environ.get("QUERY_STRING"):
-            problem = query_problem(environ["QUERY_STRING"])
-            if problem is not None:
-                return self._refuse(environ, start_response, 400, "InvalidParameterValue", problem)
+        refusal = self._request_problem(environ, method, length)
+        if refusal is not None:
+            return self._refuse(environ, start_response, *refusal)
 
         def guarded_start(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
             return start_response(status, self._headers(environ, headers), exc_info)
@@ -369,10 +370,10 @@ def _quiet_pygeoapi() -> None:
 def _registry_version(settings: ServiceSettings, files: ServiceFiles) -> Callable[[], str]:
     """Return how the cache asks the registry's version (:mod:`esc_gis.serve.cache`)."""
     from esc_gis.registry.store.backend import is_url
-    from esc_gis.registry.store.schema import PUBLIC_VIEW
+    from esc_gis.registry.store.schema import PUBLISHED_VIEW
 
     if is_url(settings.registry):
-        return postgis_version(settings.registry, files.registry_schema or "public", PUBLIC_VIEW)
+        return postgis_version(settings.registry, files.registry_schema or "public", PUBLISHED_VIEW)
     return gpkg_version(settings.registry)
 
 
@@ -396,6 +397,8 @@ def make_app(settings: ServiceSettings, files: ServiceFiles, *, basemap: str | N
     """
     from werkzeug.middleware.dispatcher import DispatcherMiddleware
 
+    from esc_gis.registry.store.schema import published_kinds
+
     os.environ["PYGEOAPI_CONFIG"] = str(files.config)
     os.environ["PYGEOAPI_OPENAPI"] = str(files.openapi)
     os.environ.update(files.environment)
@@ -412,4 +415,5 @@ def make_app(settings: ServiceSettings, files: ServiceFiles, *, basemap: str | N
         body_bytes=settings.limits.body_bytes,
         cors_origins=settings.cors_origins,
         tiles_host=tile_source(basemap),
+        published={"permits": published_kinds()},
     )

@@ -3,11 +3,12 @@
 ``esc-gis serve`` runs pygeoapi (the OSGeo reference implementation of OGC API) on a
 configuration this module writes into a folder of its own (the *state folder*):
 
-- collection ``permits``: the registry's public view (:data:`~esc_gis.registry.store.schema.PUBLIC_VIEW`),
-  its public columns only (:data:`PERMIT_PROPERTIES`). On PostGIS it is read by pygeoapi's
-  PostgreSQL provider through a login that may read that view and nothing else
-  (:func:`check_public_login` refuses any other); on a GeoPackage by
-  :class:`esc_gis.serve.provider.GeoPackageProvider`, which opens the file read-only;
+- collection ``permits``: the registry's published view (:data:`~esc_gis.registry.store.schema.PUBLISHED_VIEW`),
+  which holds the published columns (:data:`PERMIT_PROPERTIES`) of the permits the public map
+  shows and nothing else, so no filter or sort of a client reaches another column or permit.
+  On PostGIS it is read by pygeoapi's PostgreSQL provider through a login that may read it and
+  the public view and nothing else (:func:`check_public_login` refuses any other); on a
+  GeoPackage by :class:`esc_gis.serve.provider.GeoPackageProvider`, which opens the file read-only;
 - collections ``jurisdiction``, ``waters``, ``protective_areas``, ``steep_slopes`` (with a DEM)
   and ``targeted_areas`` (with one), from the layer set, written once at start-up in CRS84 to
   ``layers.gpkg`` in the state folder, so the service never reads the layer set's files again;
@@ -41,26 +42,18 @@ from esc_gis.config.service import PROTECTED as _PROTECTED
 from esc_gis.config.service import overrides_problems
 from esc_gis.errors import RegistryError, ServiceConfigError
 from esc_gis.layers import LayerSet, load_layers
-from esc_gis.maps.public import OPTIONAL_PUBLIC_COLUMNS, PUBLIC_COLUMNS
 from esc_gis.profile import Profile, load_profile
+from esc_gis.publication import PUBLISHED_COLUMNS
 from esc_gis.registry.store.backend import is_url
 from esc_gis.registry.store.conninfo import Login, effective_login, parse, redact, scrub
-from esc_gis.registry.store.schema import PUBLIC_VIEW, SCHEMA_VERSION
+from esc_gis.registry.store.schema import PUBLIC_VIEW, PUBLISHED_VIEW, SCHEMA_VERSION
 from esc_gis.serve.screen_request import Limits
 from esc_gis.validate import ACTIVITIES
 
 #: The environment variable the PostGIS password travels in (never the YAML on disk).
 PASSWORD_ENV = "ESC_GIS_SERVE_DB_PASSWORD"
-#: The permit columns the service publishes: the public map's, the dates a permit's life is read
-#: by, and its disturbed area. Parties, phones, fees, notes and photos are not in the public view.
-PERMIT_PROPERTIES = (
-    *PUBLIC_COLUMNS,
-    *OPTIONAL_PUBLIC_COLUMNS,
-    "received_on",
-    "issued_on",
-    "final_on",
-    "disturbed_sqft",
-)
+#: The permit columns the service publishes (:data:`esc_gis.publication.PUBLISHED_COLUMNS`).
+PERMIT_PROPERTIES = PUBLISHED_COLUMNS
 #: PostGIS's own catalogue, readable by everyone on every PostGIS database (not the registry's).
 _POSTGIS_CATALOGUE = ("spatial_ref_sys", "geometry_columns", "geography_columns", "raster_columns", "raster_overviews")
 CRS84 = "http://www.opengis.net/def/crs/OGC/1.3/CRS84"
@@ -130,7 +123,7 @@ class ServiceFiles:
 
 
 def check_public_login(url: str) -> tuple[Login, str]:
-    """Refuse a PostGIS login that may read or change more than the registry's public view.
+    """Refuse a PostGIS login that may read or change more than the registry's published and public views.
 
     The service answers anyone, so the login it holds must be harmless if stolen: a member of
     the registry's reader role (``esc-gis permits init --roles``), not the office's.
@@ -139,12 +132,12 @@ def check_public_login(url: str) -> tuple[Login, str]:
     -------
     (Login, str)
         The login as the live connection used it (:func:`esc_gis.registry.store.conninfo.effective_login`),
-        which pygeoapi is then given, and the schema the public view was found in.
+        which pygeoapi is then given, and the schema the published view was found in.
 
     Raises
     ------
     RegistryError
-        If the server cannot be reached, the login cannot read the public view, is a superuser,
+        If the server cannot be reached, the login cannot read the published view, is a superuser,
         or may read or write any other table or view (each named), with the fix.
     """
     import psycopg
@@ -178,11 +171,13 @@ def check_public_login(url: str) -> tuple[Login, str]:
             user, schema = cur.fetchone() or ("", "")
     finally:
         conn.close()
-    view_ok = any(rel == PUBLIC_VIEW and nsp == schema and can_read for nsp, rel, can_read, _ in rows)
+    # The reader role reads the public view too (QGIS opens it): the service reads the published one.
+    views = (PUBLISHED_VIEW, PUBLIC_VIEW)
+    view_ok = any(rel == PUBLISHED_VIEW and nsp == schema and can_read for nsp, rel, can_read, _ in rows)
     extra = sorted(
         f"{nsp}.{rel}"
         for nsp, rel, can_read, can_write in rows
-        if can_write or (can_read and not (rel == PUBLIC_VIEW and nsp == schema) and rel not in _POSTGIS_CATALOGUE)
+        if can_write or (can_read and not (rel in views and nsp == schema) and rel not in _POSTGIS_CATALOGUE)
     )
     fix = (
         "Fix: run `esc-gis permits init REGISTRY --roles` as the registry's owner, then give the service a login "
@@ -193,10 +188,16 @@ def check_public_login(url: str) -> tuple[Login, str]:
         raise RegistryError(msg)
     if extra:
         shown = ", ".join(extra[:8]) + (f" and {len(extra) - 8} more" if len(extra) > 8 else "")
-        msg = f"The service's login {user!r} may read or change more than the public view {PUBLIC_VIEW}: {shown}. {fix}"
+        msg = (
+            f"The service's login {user!r} may read or change more than the views {PUBLISHED_VIEW} and "
+            f"{PUBLIC_VIEW}: {shown}. {fix}"
+        )
         raise RegistryError(msg)
     if not view_ok:
-        msg = f"The service's login {user!r} cannot read {schema}.{PUBLIC_VIEW}: is this a registry? {fix}"
+        msg = (
+            f"The service's login {user!r} cannot read {schema}.{PUBLISHED_VIEW}: is this a registry at schema "
+            f"version {SCHEMA_VERSION} (`permits init` upgrades it)? {fix}"
+        )
         raise RegistryError(msg)
     return login, str(schema)
 
@@ -233,7 +234,7 @@ def basemap_credit(basemap: str) -> str:
 
 
 def _pg_srid(url: str) -> int:
-    """Return the SRID of the public view's geometry (the registry's CRS), as PostGIS's catalogue lists it.
+    """Return the SRID of the published view's geometry (the registry's CRS), as PostGIS's catalogue lists it.
 
     Raises
     ------
@@ -246,10 +247,10 @@ def _pg_srid(url: str) -> int:
         row = conn.execute(
             "SELECT srid FROM geometry_columns WHERE f_table_schema = current_schema() "
             "AND f_table_name = %s AND f_geometry_column = 'geom'",
-            (PUBLIC_VIEW,),
+            (PUBLISHED_VIEW,),
         ).fetchone()
     if row is None or not row[0]:
-        msg = f"PostGIS does not list the CRS of {PUBLIC_VIEW}.geom. Fix: run `esc-gis permits init REGISTRY` first."
+        msg = f"PostGIS does not list the CRS of {PUBLISHED_VIEW}.geom. Fix: run `esc-gis permits init REGISTRY` first."
         raise RegistryError(msg)
     return int(row[0])
 
@@ -263,7 +264,9 @@ def _check_gpkg(path: Path) -> None:
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
         try:
             version = conn.execute("SELECT max(version) FROM esc_gis_schema").fetchone()[0]
-            view = conn.execute("SELECT count(*) FROM gpkg_contents WHERE table_name = ?", (PUBLIC_VIEW,)).fetchone()[0]
+            view = conn.execute(
+                "SELECT count(*) FROM gpkg_contents WHERE table_name = ?", (PUBLISHED_VIEW,)
+            ).fetchone()[0]
         finally:
             conn.close()
     except sqlite3.Error:
@@ -359,7 +362,7 @@ def _gpkg_crs(path: Path) -> Any:
     """Return the CRS of the registry's public view (a GeoPackage), as PostGIS's catalogue gives its SRID."""
     import pyogrio
 
-    return pyogrio.read_info(path, layer=PUBLIC_VIEW)["crs"]
+    return pyogrio.read_info(path, layer=PUBLISHED_VIEW)["crs"]
 
 
 def _collection(title: str, description: str, bbox: list[float], provider: dict[str, Any]) -> dict[str, Any]:
@@ -389,8 +392,6 @@ def _pg_provider(login: Login, schema: str, srid: int) -> tuple[dict[str, Any], 
     reaches pygeoapi's connection unchanged, ``options`` followed by :data:`SESSION_OPTIONS`.
     The password travels in the environment (:data:`PASSWORD_ENV`), never in the YAML.
     """
-    from esc_gis.maps.public import PUBLIC_STATUS
-
     data: dict[str, Any] = {
         "host": login.host,
         "port": login.port,
@@ -409,11 +410,10 @@ def _pg_provider(login: Login, schema: str, srid: int) -> tuple[dict[str, Any], 
         "type": "feature",
         "name": "esc_gis.serve.provider.PublicPermitsProvider",
         "data": data,
-        "status_in": list(PUBLIC_STATUS),
         # ``datetime=`` filters the permits by the day they were issued (came into force).
         "time_field": TIME_FIELD,
         "id_field": "fid",
-        "table": PUBLIC_VIEW,
+        "table": PUBLISHED_VIEW,
         "geom_field": "geom",
         "storage_crs": storage,
         "crs": [CRS84, storage],
@@ -424,22 +424,19 @@ def _pg_provider(login: Login, schema: str, srid: int) -> tuple[dict[str, Any], 
 
 
 def _gpkg_provider(registry: str) -> dict[str, Any]:
-    """Return the GeoPackage ``permits`` provider: only the states the public map shows are served.
+    """Return the GeoPackage ``permits`` provider: the published view, as on PostGIS.
 
-    Permits in force and sites where work is halted (:data:`esc_gis.maps.public.PUBLIC_STATUS`);
+    The view holds permits in force and sites where work is halted (:data:`esc_gis.publication.PUBLIC_STATUS`);
     never an application, a disapproval or a closed file, whose address would name a resident
-    who has no permit posted at the site. The PostGIS provider serves the same states.
+    who has no permit posted at the site.
     """
-    from esc_gis.maps.public import PUBLIC_STATUS
-
     return {
         "type": "feature",
         "name": "esc_gis.serve.provider.GeoPackageProvider",
         "data": str(Path(registry).resolve()),
         "id_field": "fid",
-        "table": PUBLIC_VIEW,
+        "table": PUBLISHED_VIEW,
         "properties": list(PERMIT_PROPERTIES),
-        "status_in": list(PUBLIC_STATUS),
         # ``datetime=`` filters the permits by the day they were issued (came into force).
         "time_field": TIME_FIELD,
     }

@@ -136,14 +136,10 @@ class GeoPackageProvider(BaseProvider):
         super().__init__(provider_def)
         self.table = provider_def["table"]
         self.path = Path(self.data)
-        self.status_in = tuple(provider_def.get("status_in") or ())
         self.get_fields()
 
     def _frame(self) -> gpd.GeoDataFrame:
-        frame = _load(self.path, self.table)
-        if self.status_in:  # the permits collection: only the states the public map shows
-            frame = frame[frame["status"].isin(self.status_in).to_numpy()]
-        return frame
+        return _load(self.path, self.table)
 
     def get_fields(self) -> dict[str, dict[str, str]]:
         """Return the served columns and their JSON types."""
@@ -213,7 +209,7 @@ class GeoPackageProvider(BaseProvider):
         ProviderConnectionError
             If the file cannot be read.
         ProviderInvalidQueryError
-            If a property filtered or sorted on is not served.
+            If a property filtered or sorted on is not served, or a number's filter is no number.
         """
         frame = self._frame()
         fields = self.get_fields()
@@ -224,7 +220,16 @@ class GeoPackageProvider(BaseProvider):
         for name, value in properties or []:
             if name not in fields:
                 raise ProviderInvalidQueryError(user_msg=f"Unknown property {name!r}.")
-            keep &= frame[name].astype(str).to_numpy() == str(value)
+            column = frame[name]
+            if pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column):
+                # A number equals a number, as the database compares it (43560 is 43560.0).
+                try:
+                    number = float(value)
+                except ValueError:
+                    raise ProviderInvalidQueryError(user_msg=f"{name} is a number, not {value!r}.") from None
+                keep &= column.to_numpy(dtype=float, na_value=np.nan) == number
+            else:
+                keep &= column.astype(str).to_numpy() == str(value)
         chosen = frame[keep]
         for order in reversed(sortby or []):
             if order["property"] not in fields:
@@ -308,20 +313,19 @@ def sql_field(column_type: Any) -> dict[str, Any]:
 
 
 class PublicPermitsProvider(PostgreSQLProvider):
-    """pygeoapi's PostgreSQL provider, serving only the permits in the states the public map shows.
+    """pygeoapi's PostgreSQL provider over the registry's published view, refusing what the database would fail on.
 
-    The public view holds every permit; the service publishes those in force and those where
-    work is halted (``status_in`` in the provider definition), as the static public map does.
+    The view (:data:`esc_gis.registry.store.schema.PUBLISHED_VIEW`) holds only the published
+    columns of the permits the public map shows: pygeoapi lists, filters and sorts by those
+    alone, and its ``prev``/``next`` links name only permits shown. :class:`esc_gis.serve.app.Guard`
+    checks a client's values before they arrive here; this class keeps the database from
+    parsing a client's text where pygeoapi would pass it on as it came (an id, ``datetime``).
 
     Raises
     ------
     ProviderConnectionError, ProviderQueryError
         As pygeoapi's PostgreSQL provider.
     """
-
-    def __init__(self, provider_def: dict[str, Any]) -> None:
-        self.status_in = tuple(provider_def.get("status_in") or ())
-        super().__init__(provider_def)
 
     def get_fields(self) -> dict[str, dict[str, Any]]:
         """Return the view's columns and their JSON types (:func:`sql_field`), dates as ``string`` ``format: date``.
@@ -336,27 +340,17 @@ class PublicPermitsProvider(PostgreSQLProvider):
                     self._fields[str(column.name)] = sql_field(column.type)
         return self._fields
 
-    def _get_property_filters(self, properties: list[tuple[str, Any]]) -> Any:
-        from sqlalchemy import and_
-
-        base = super()._get_property_filters(properties)
-        if not self.status_in:
-            return base
-        shown = self.table_model.status.in_(self.status_in)
-        return shown if base is True else and_(base, shown)
-
     def get(self, identifier: Any, crs_transform_spec: Any = None, **kwargs: Any) -> dict[str, Any]:
-        """Return the permit ``identifier`` if its state is shown.
+        """Return the permit ``identifier``.
 
-        pygeoapi hands the id in ``/items/{featureId}`` to the database as it came; the public
-        view's ``fid`` is a bigint, so any other text (``/items/abc``, found by schemathesis)
-        made the database refuse the query and the client got a 500: it is not found.
+        pygeoapi hands the id in ``/items/{featureId}`` to the database as it came; the view's
+        ``fid`` is a bigint, so any other text (``/items/abc``, found by schemathesis) made the
+        database refuse the query and the client got a 500: it is not found.
 
         Raises
         ------
         ProviderItemNotFoundError
-            If the id is not a 64-bit integer, no permit has it, or it is in a state the public
-            map does not show.
+            If the id is not a 64-bit integer or no permit shown has it.
         """
         try:
             fid = int(str(identifier))
@@ -364,36 +358,31 @@ class PublicPermitsProvider(PostgreSQLProvider):
             fid = None
         if fid is None or not -(2**63) <= fid < 2**63:
             raise ProviderItemNotFoundError(user_msg="No such feature.")
-        feature = super().get(fid, crs_transform_spec=crs_transform_spec, **kwargs)
-        if self.status_in and (feature.get("properties") or {}).get("status") not in self.status_in:
-            raise ProviderItemNotFoundError(user_msg="No such feature.")
-        if self.status_in:
-            # pygeoapi's prev/next are the neighbouring ids in the whole view, which may name a permit
-            # the map does not show (its id leaks, and the link is a 404): the neighbours among those shown.
-            feature["prev"], feature["next"] = self._shown_neighbours(fid)
-        return dict(feature)
+        return dict(super().get(fid, crs_transform_spec=crs_transform_spec, **kwargs))
 
     def query(self, *args: Any, datetime_: str | None = None, **kwargs: Any) -> dict[str, Any]:
-        """Return pygeoapi's page of permits, once ``datetime_`` is known to be dates.
+        """Return pygeoapi's page of permits, ``datetime_`` given to the database as days.
+
+        The time field is a date: an instant or a bound with a time of day counts by its date,
+        as on the GeoPackage (:func:`datetime_days`), and the database compares days it did not
+        have to parse from a client's text.
 
         Raises
         ------
         ProviderInvalidQueryError
-            If ``datetime_`` is not a date or an interval of dates (the database would refuse it: a 500).
+            If ``datetime_`` is not a date or an interval of dates, or the database refuses a
+            value as not of its column's type (a 400, never a 500).
         """
+        from sqlalchemy.exc import DataError
+
         if datetime_ not in (None, "", "../.."):
-            datetime_days(datetime_)
-        return dict(super().query(*args, datetime_=datetime_, **kwargs))
-
-    def _shown_neighbours(self, fid: int) -> tuple[int, int]:
-        """Return the ids before and after ``fid`` among the permits shown (``fid`` itself at an end)."""
-        from sqlalchemy import func, select
-        from sqlalchemy.orm import Session
-
-        ids = getattr(self.table_model, self.id_field)
-        shown = self.table_model.status.in_(self.status_in)
-        # pygeoapi keeps its engine private; its own get() queried through the same one.
-        with Session(self._engine) as session:
-            before = session.execute(select(func.max(ids)).where(shown, ids < fid)).scalar()
-            after = session.execute(select(func.min(ids)).where(shown, ids > fid)).scalar()
-        return (int(before) if before is not None else fid, int(after) if after is not None else fid)
+            begin, end = datetime_days(datetime_)
+            datetime_ = f"{begin or '..'}/{end or '..'}" if (begin, end) != (None, None) else None
+        elif datetime_ == "":
+            datetime_ = None
+        try:
+            return dict(super().query(*args, datetime_=datetime_, **kwargs))
+        except DataError:
+            # SQLSTATE class 22: a value of the client's the column's type cannot hold (the guard
+            # checks each before; this is for what it cannot foresee, such as a CQL literal).
+            raise ProviderInvalidQueryError(user_msg="A value in the query is not of its property's type.") from None

@@ -32,7 +32,16 @@ import shapely
 from esc_gis._outputs import PRIVATE_MODE
 from esc_gis.errors import RegistryError
 from esc_gis.registry.store.backend import Backend, iso_date, iso_datetime, now_utc
-from esc_gis.registry.store.schema import LAYERS, PLAN_VIEW, PUBLIC_VIEW, SCHEMA_VERSION, TABLES, Migration, public_view
+from esc_gis.registry.store.schema import (
+    LAYERS,
+    PLAN_VIEW,
+    PUBLIC_VIEW,
+    PUBLISHED_VIEW,
+    SCHEMA_VERSION,
+    TABLES,
+    Migration,
+    public_view,
+)
 from esc_gis.styles import add_layer_style, describe_layer
 from esc_gis.units import SQFT_PER_ACRE
 
@@ -338,27 +347,29 @@ class GeoPackageBackend(Backend):
             ):
                 cur.execute(statement)
             # A view is a GeoPackage layer once gpkg_contents and gpkg_geometry_columns list it.
-            cur.execute(
-                "INSERT INTO gpkg_contents (table_name, data_type, identifier, description, last_change, srs_id) "
-                "VALUES (?, 'features', ?, ?, ?, ?)",
-                (
-                    PUBLIC_VIEW,
-                    PUBLIC_VIEW,
-                    "The permits' public columns (what an export without --private holds); no contacts.",
-                    self.dump("datetime", now_utc()),
-                    self.srid,
-                ),
-            )
-            cur.execute(
-                "INSERT INTO gpkg_geometry_columns VALUES (?, 'geom', ?, ?, 0, 0)",
-                (PUBLIC_VIEW, LAYERS["permits"], self.srid),
-            )
+            made_views = {r[0] for r in cur.execute("SELECT name FROM sqlite_master WHERE type = 'view'").fetchall()}
+            for view, description in (
+                (PUBLIC_VIEW, "The permits' public columns (what an export without --private holds); no contacts."),
+                (PUBLISHED_VIEW, "What the web service publishes: the permits the public map shows, its columns."),
+            ):
+                if view not in made_views:
+                    continue  # a registry part-way through its migrations has no published view yet
+                cur.execute(
+                    "INSERT INTO gpkg_contents (table_name, data_type, identifier, description, last_change, srs_id) "
+                    "VALUES (?, 'features', ?, ?, ?, ?)",
+                    (view, view, description, self.dump("datetime", now_utc()), self.srid),
+                )
+                cur.execute(
+                    "INSERT INTO gpkg_geometry_columns VALUES (?, 'geom', ?, ?, 0, 0)",
+                    (view, LAYERS["permits"], self.srid),
+                )
 
     @staticmethod
     def _drop_view(cur: Any) -> None:
-        cur.execute("DELETE FROM gpkg_geometry_columns WHERE table_name = ?", (PUBLIC_VIEW,))
-        cur.execute("DELETE FROM gpkg_contents WHERE table_name = ?", (PUBLIC_VIEW,))
-        cur.execute(f"DROP VIEW IF EXISTS {PUBLIC_VIEW}")
+        for view in (PUBLISHED_VIEW, PUBLIC_VIEW):
+            cur.execute("DELETE FROM gpkg_geometry_columns WHERE table_name = ?", (view,))
+            cur.execute("DELETE FROM gpkg_contents WHERE table_name = ?", (view,))
+            cur.execute(f"DROP VIEW IF EXISTS {view}")
         cur.execute(f"DROP VIEW IF EXISTS {PLAN_VIEW}")
 
     def close(self) -> None:

@@ -20,7 +20,15 @@ import shapely
 from esc_gis.errors import RegistryError, install_hint
 from esc_gis.registry.store.backend import Backend
 from esc_gis.registry.store.conninfo import parse, redact, scrub
-from esc_gis.registry.store.schema import PLAN_VIEW, PUBLIC_VIEW, SCHEMA_VERSION, TABLES, Migration, public_view
+from esc_gis.registry.store.schema import (
+    PLAN_VIEW,
+    PUBLIC_VIEW,
+    PUBLISHED_VIEW,
+    SCHEMA_VERSION,
+    TABLES,
+    Migration,
+    public_view,
+)
 
 _SCHEMA_TABLE = """CREATE TABLE IF NOT EXISTS esc_gis_schema (version integer PRIMARY KEY,
     description text NOT NULL, applied_at timestamptz NOT NULL)"""
@@ -241,8 +249,8 @@ class PostGISBackend(Backend):
             self._readable[table] = row is None or row[0] is None or bool(row[0])
         return self._readable[table]
 
-    def drop_views(self) -> list[tuple[str, str]]:
-        """Drop the public view if migrations are pending (it would hold their tables); return its grants.
+    def drop_views(self) -> list[tuple[str, str, str]]:
+        """Drop the public and published views if migrations are pending (they hold tables); return their grants.
 
         Raises
         ------
@@ -253,15 +261,17 @@ class PostGISBackend(Backend):
             self._lock_schema(cur)
             saved = self._view_grants(cur)
             if self.version(cur) < SCHEMA_VERSION:
+                cur.execute(f"DROP VIEW IF EXISTS {PUBLISHED_VIEW}")
                 cur.execute(f"DROP VIEW IF EXISTS {PUBLIC_VIEW}")
                 cur.execute(f"DROP VIEW IF EXISTS {PLAN_VIEW}")
         return saved
 
     def make_views(self, saved: Any, *, timezone: str = "") -> None:
-        """Remake the public view (:func:`~esc_gis.registry.store.schema.public_view`) and give back its grants.
+        """Remake the public and published views (:func:`~esc_gis.registry.store.schema.public_view`); give back grants.
 
         Dropping a view drops its grants, so the roles' privileges on it are read first and
-        granted again: re-running ``permits init`` leaves the reader role able to read it.
+        granted again: re-running ``permits init`` leaves the reader role able to read it. Whoever
+        may read the public view may read the published one, which holds less.
 
         Raises
         ------
@@ -275,7 +285,10 @@ class PostGISBackend(Backend):
 
         with self.write() as cur:
             self._lock_schema(cur)
-            grants = sorted({*(saved or []), *self._view_grants(cur)})
+            grants = {*(saved or []), *self._view_grants(cur)}
+            # The published view holds less than the public one: whoever reads that reads this
+            # (a registry upgraded to it keeps its reader's access without `--roles`).
+            grants |= {(PUBLISHED_VIEW, g, p) for v, g, p in grants if v == PUBLIC_VIEW and p == "SELECT"}
             cur.execute(_COLUMNS_OF, (["permits", "plan_versions"],))
             made = cur.fetchall()
             present = {c for t, c in made if t == "permits"}
@@ -289,22 +302,31 @@ class PostGISBackend(Backend):
             title, abstract = LAYER_DESCRIPTIONS.get("permits", ("Permits", ""))
             text = f"{title} (public columns): {abstract}".rstrip(": ")
             cur.execute(sql.SQL("COMMENT ON VIEW {} IS {}").format(sql.Identifier(PUBLIC_VIEW), sql.Literal(text)))
-            for grantee, privilege in grants:
+            cur.execute("SELECT to_regclass(%s) IS NOT NULL", (PUBLISHED_VIEW,))
+            published = bool(cur.fetchone()[0])  # not part-way through the migrations
+            if published:
+                text = "What the web service publishes: the permits the public map shows, its columns."
+                cur.execute(
+                    sql.SQL("COMMENT ON VIEW {} IS {}").format(sql.Identifier(PUBLISHED_VIEW), sql.Literal(text))
+                )
+            for view, grantee, privilege in sorted(grants):
+                if view == PUBLISHED_VIEW and not published:
+                    continue
                 to = sql.SQL("PUBLIC") if grantee == "PUBLIC" else sql.Identifier(grantee)
-                cur.execute(sql.SQL("GRANT {} ON {} TO {}").format(sql.SQL(privilege), sql.Identifier(PUBLIC_VIEW), to))
+                cur.execute(sql.SQL("GRANT {} ON {} TO {}").format(sql.SQL(privilege), sql.Identifier(view), to))
 
     @staticmethod
-    def _view_grants(cur: Any) -> list[tuple[str, str]]:
-        """Return the (grantee, privilege) granted on the public view to others than its owner."""
-        # The view's ACL from the catalog (information_schema's views scan every schema's tables).
+    def _view_grants(cur: Any) -> list[tuple[str, str, str]]:
+        """Return the (view, grantee, privilege) granted on the public and published views to others than the owner."""
+        # The views' ACL from the catalog (information_schema's views scan every schema's tables).
         cur.execute(
-            "SELECT CASE WHEN x.grantee = 0 THEN 'PUBLIC' ELSE pg_get_userbyid(x.grantee) END, x.privilege_type "
-            "FROM pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) x "
-            "WHERE c.relname = %s AND c.relnamespace = current_schema()::regnamespace AND x.grantee <> c.relowner",
-            (PUBLIC_VIEW,),
+            "SELECT c.relname, CASE WHEN x.grantee = 0 THEN 'PUBLIC' ELSE pg_get_userbyid(x.grantee) END, "
+            "x.privilege_type FROM pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) x "
+            "WHERE c.relname = ANY(%s) AND c.relnamespace = current_schema()::regnamespace AND x.grantee <> c.relowner",
+            ([PUBLIC_VIEW, PUBLISHED_VIEW],),
         )
         allowed = {"SELECT", "INSERT", "UPDATE", "DELETE", "TRUNCATE", "REFERENCES", "TRIGGER"}
-        return [(str(g), str(p)) for g, p in cur.fetchall() if str(p) in allowed]
+        return [(str(v), str(g), str(p)) for v, g, p in cur.fetchall() if str(p) in allowed]
 
     def geom_param(self) -> str:
         """Return the SQL for a geometry parameter."""

@@ -104,6 +104,9 @@ Migrations
     a permit received before it has none (NULL: not recorded then), never a value recomputed
     now. The columns are added by :func:`add_permit_columns`, which migration 11's rebuild calls
     too: it writes today's projection, which has them.
+13. ``permits_published`` (:data:`PUBLISHED_VIEW`, below): what the web service publishes and
+    nothing else (issue 47). No table changes; the version says a registry has the view, so
+    ``esc-gis serve`` and every command ask for ``permits init`` on an older one, which makes it.
 
 Outside the migrations
 ----------------------
@@ -112,7 +115,13 @@ Outside the migrations
     ``--private`` (:meth:`Registry.frame`), with the site geometry. Remade by every
     ``permits init`` after the migrations (:func:`public_view`), so it always follows the
     ``permits`` table. On PostGIS the reader role of ``permits init --roles`` reads this view
-    only; in a GeoPackage it is a layer QGIS lists, and no protection.
+    and the published one only; in a GeoPackage it is a layer QGIS lists, and no protection.
+``permits_published``
+    The published columns (:data:`esc_gis.publication.PUBLISHED_COLUMNS`, with ``fid`` and the
+    site) of the permits in the states the public map shows (:data:`esc_gis.publication.PUBLIC_STATUS`),
+    read from ``permits_public``: the one thing the web service reads, so no filter, sort or
+    query of a client can reach a column or a permit it does not publish. On PostGIS the reader
+    role reads it too; in a GeoPackage it is a layer as the public view is.
 ``plan_in_effect``
     Each permit's current plan version's date (the highest approved version in effect today
     on the office's clock): the public view joins it, so its ``plan_date`` names a ``DATE``
@@ -138,6 +147,7 @@ __all__ = [
     "PERMIT_COLUMNS_V12",
     "PLAN_VIEW",
     "PUBLIC_VIEW",
+    "PUBLISHED_VIEW",
     "ROLE_KINDS",
     "SCHEMA_VERSION",
     "TABLES",
@@ -146,11 +156,14 @@ __all__ = [
     "append_only_triggers",
     "create_table",
     "public_view",
+    "published_kinds",
 ]
 
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
+
+from esc_gis.publication import PUBLIC_STATUS, PUBLISHED_COLUMNS
 
 #: (name, kind, constraint) of each table's columns, in order.
 _PERMIT_COLUMNS_V1: tuple[tuple[str, str, str], ...] = (
@@ -667,6 +680,10 @@ def _v11_upcast(backend: Any, cur: Any) -> None:
     upcast_and_rebuild(backend, cur)
 
 
+def _v13(dialect: str, srid: int) -> list[str]:
+    return []  # the view is made with the public view, after the migrations (public_view)
+
+
 def _permit_columns_there(backend: Any, cur: Any) -> set[str]:
     if backend.dialect == "sqlite":
         cur.execute("SELECT name FROM pragma_table_info('permits')")
@@ -760,6 +777,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         _v12,
         _v12_facts,
     ),
+    Migration(13, "permits_published: the columns and permits the web service publishes, and nothing else", _v13),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 #: The generated column migration 10 adds to ``permits``: not in :data:`PERMIT_COLUMNS`, which
@@ -769,8 +787,10 @@ DISTURBED_ACRES = "disturbed_acres"
 
 # --- Outside the migrations: the public view and the roles' privileges ----------------------------
 
-#: The view of the permits' public columns (PostGIS), the one thing the reader role may read.
+#: The view of the permits' public columns (PostGIS), which the reader role may read (and :data:`PUBLISHED_VIEW`).
 PUBLIC_VIEW = "permits_public"
+#: The view the web service reads: the published columns of the permits in the states shown (migration 13).
+PUBLISHED_VIEW = "permits_published"
 #: The view of each permit's plan date in effect today, which :data:`PUBLIC_VIEW` joins.
 PLAN_VIEW = "plan_in_effect"
 #: The PostGIS group roles of ``permits init --roles``: the public reader, the inspector, the clerk.
@@ -785,6 +805,7 @@ ROLE_KINDS = ("reader", "inspector", "clerk")
 #: money. The clerk does the office's work; the migrations stay with the registry's owner.
 GRANTS: dict[str, dict[str, str]] = {
     PUBLIC_VIEW: {"reader": "SELECT", "inspector": "SELECT", "clerk": "SELECT"},
+    PUBLISHED_VIEW: {"reader": "SELECT", "inspector": "SELECT", "clerk": "SELECT"},
     "esc_gis_schema": {"inspector": "SELECT", "clerk": "SELECT"},
     "permits": {"inspector": "SELECT, UPDATE (updated_at)", "clerk": "SELECT, INSERT, UPDATE"},
     # UPDATE: an undecided application's limits are measured anew (`permits update --disturbed`).
@@ -847,6 +868,7 @@ def public_view(
     KeyError
         If ``dialect`` is neither.
     """
+    published = [_published_view()] if present is None or set(_PUBLISHED_SOURCES) <= set(present) else []
     zone = timezone.replace("'", "''")
     today = {
         "postgis": f"(now() AT TIME ZONE '{zone}')::date" if timezone else "current_date",
@@ -863,12 +885,17 @@ def public_view(
             "sqlite": f"round(p.disturbed_sqft / {sqft_per_acre!r}, 3)",
         }[dialect]
     names = [n for n, _, _ in PERMIT_COLUMNS if n != "geom" and (present is None or n in present)]
-    drop = [f"DROP VIEW IF EXISTS {PUBLIC_VIEW}", f"DROP VIEW IF EXISTS {PLAN_VIEW}"]
+    # The published view reads the public view: dropped before it, made after it.
+    drop = [
+        f"DROP VIEW IF EXISTS {PUBLISHED_VIEW}",
+        f"DROP VIEW IF EXISTS {PUBLIC_VIEW}",
+        f"DROP VIEW IF EXISTS {PLAN_VIEW}",
+    ]
     cols = ", ".join(f"p.{chr(34)}{n}{chr(34)}" for n in names)
     if not plan_versions:
         no_date = "NULL::date" if dialect == "postgis" else "NULL"
         return [*drop, f"CREATE VIEW {PUBLIC_VIEW} AS SELECT {cols}, {acres} AS disturbed_acres, "
-                f"{no_date} AS plan_date, p.geom FROM permits p"]  # fmt: skip
+                f"{no_date} AS plan_date, p.geom FROM permits p", *published]  # fmt: skip
 
     def in_effect(t: str) -> str:  # an approved version of table alias t, in effect today
         return f"{t}.status = 'approved' AND ({t}.effective_on IS NULL OR {t}.effective_on <= {today})"
@@ -886,4 +913,38 @@ def public_view(
         if dialect == "sqlite"
         else f"CREATE VIEW {PUBLIC_VIEW} AS SELECT {cols}, {acres} AS disturbed_acres, (SELECT c.plan_date "
         f"FROM {PLAN_VIEW} c WHERE c.permit_number = p.permit_number) AS plan_date, p.geom FROM permits p",
+        *published,
     ]
+
+
+#: The columns of ``permits`` the published view reads (the others are the public view's own).
+_PUBLISHED_SOURCES = tuple(n for n in ("fid", *PUBLISHED_COLUMNS) if n not in (DISTURBED_ACRES, "plan_date"))
+
+
+def _published_view() -> str:
+    """Return the statement that makes :data:`PUBLISHED_VIEW` from :data:`PUBLIC_VIEW`.
+
+    Each column names the public view's, so a GeoPackage keeps its declared type; the states
+    are literals of :data:`esc_gis.publication.PUBLIC_STATUS` (code, not a client's text).
+    """
+    cols = ", ".join(f'"{n}"' for n in ("fid", *PUBLISHED_COLUMNS, "geom"))
+    states = ", ".join("'" + s.replace("'", "''") + "'" for s in PUBLIC_STATUS)
+    return f"CREATE VIEW {PUBLISHED_VIEW} AS SELECT {cols} FROM {PUBLIC_VIEW} WHERE status IN ({states})"
+
+
+def published_kinds() -> dict[str, str]:
+    """Return each column of :data:`PUBLISHED_VIEW` but the site, with its kind (``serial``, ``text``, ``date``...).
+
+    The web service checks a client's filters by them before any database reads one.
+
+    Examples
+    --------
+    >>> kinds = published_kinds()
+    >>> kinds["fid"], kinds["issued_on"], kinds["disturbed_sqft"], kinds["disturbed_acres"], kinds["plan_date"]
+    ('serial', 'date', 'real', 'real', 'date')
+    >>> "parcel_id" in kinds
+    False
+    """
+    kinds = {n: k for n, k, _ in PERMIT_COLUMNS}
+    kinds.update({DISTURBED_ACRES: "real", "plan_date": "date"})
+    return {n: kinds[n] for n in ("fid", *PUBLISHED_COLUMNS)}
