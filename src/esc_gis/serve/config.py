@@ -359,7 +359,7 @@ def offered_crs(crs: Any) -> dict[str, Any]:
 
 
 def _gpkg_crs(path: Path) -> Any:
-    """Return the CRS of the registry's public view (a GeoPackage), as PostGIS's catalogue gives its SRID."""
+    """Return the CRS of the registry's published view (a GeoPackage), as PostGIS's catalogue gives its SRID."""
     import pyogrio
 
     return pyogrio.read_info(path, layer=PUBLISHED_VIEW)["crs"]
