@@ -69,3 +69,13 @@ def chromium_page(*, offline: bool = False) -> Iterator[tuple[object, list[str],
 def real_errors(errors: list[str]) -> list[str]:
     """Console errors other than the refused tile requests (the basemap may not load)."""
     return [e for e in errors if "net::ERR_FAILED" not in e]
+
+
+@contextmanager
+def chromium_browser() -> Iterator[sync_api.Browser]:
+    """Debian's Chromium, headless through Playwright, for a module of page tests (skips without it)."""
+    exe = require_tool("chromium", "chromium")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=exe, args=ARGS)
+        yield b
+        b.close()

@@ -30,8 +30,7 @@ from playwright import sync_api
 
 from esc_gis.serve.app import OGC_SCRIPT_HASHES, OGC_STYLE_HASHES, Guard, tile_source
 
-from .browser import ARGS, require_leaflet
-from .conftest import require_tool
+from .browser import chromium_browser, require_leaflet
 from .service import fill_registry, get, pg_schema, public_login, served
 
 TEMPLATES = Path(pygeoapi.__file__).parent / "templates"
@@ -109,11 +108,8 @@ def base(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[sync_api.Browser]:
-    exe = require_tool("chromium", "chromium")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=exe, args=ARGS)
+    with chromium_browser() as b:
         yield b
-        b.close()
 
 
 class Opened:

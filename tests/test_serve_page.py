@@ -29,8 +29,7 @@ from pyproj import Transformer
 from esc_gis.maps.public import PUBLIC_STATUS
 from esc_gis.registry.store.schema import PUBLIC_VIEW
 
-from .browser import ARGS, ROOT
-from .conftest import require_tool
+from .browser import ROOT, chromium_browser
 from .service import CRS, ORIGIN, PENDING_ADDRESS, fill_registry, get, pg_schema, post_screen, public_login, served
 
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
@@ -66,11 +65,8 @@ def base(registry: str) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[sync_api.Browser]:
-    exe = require_tool("chromium", "chromium")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=exe, args=ARGS)
+    with chromium_browser() as b:
         yield b
-        b.close()
 
 
 class Visit:
