@@ -9,12 +9,14 @@ bytes, a validator gets ``304``, and a change to the registry shows on the very 
 from __future__ import annotations
 
 import json
+import threading
+import time
 from datetime import date
 from typing import Any
 
 import pytest
 
-from esc_gis.serve.cache import CollectionCache, gpkg_version
+from esc_gis.serve.cache import CollectionCache, coalesced, gpkg_version
 
 from .service import DEMO_LAYERS, fill_registry, get, pg_schema, public_login, served
 
@@ -189,3 +191,37 @@ def test_a_served_collection_is_validated_and_a_change_shows_on_the_next_request
         assert status == 200 and fresh_headers["etag"] != headers["etag"]
         moved = {f["properties"]["permit_number"]: f["properties"]["status"] for f in json.loads(fresh)["features"]}
         assert moved[number] == "stop_work"
+
+
+def test_requests_together_share_one_version_query_but_never_one_begun_before_they_came() -> None:
+    """The registry's version (one PostGIS query) is shared by the requests waiting for it: 20 clients
+    cost one query per round trip, not 20 in a row (the collection was 7x a static file). A query
+    that began before a request arrived may predate a change it must see: it waits for the next."""
+    db = {"value": "v1"}
+    began, release = threading.Event(), threading.Event()
+    calls: list[str] = []
+
+    def ask() -> str:
+        seen = db["value"]  # what the query reads is what was committed when it began
+        calls.append(seen)
+        if len(calls) == 1:
+            began.set()
+            release.wait(10)
+        return seen
+
+    version = coalesced(ask)
+    got: dict[str, str] = {}
+    first = threading.Thread(target=lambda: got.setdefault("first", version()))
+    first.start()
+    assert began.wait(10)
+    db["value"] = "v2"  # a change committed while the first query runs
+    later = [threading.Thread(target=lambda i=i: got.setdefault(f"later{i}", version())) for i in range(5)]
+    for t in later:
+        t.start()
+    time.sleep(0.5)  # time for the five to be waiting (each asks a query begun after it came)
+    release.set()
+    for t in (first, *later):
+        t.join(10)
+    assert got["first"] == "v1"
+    assert all(got[f"later{i}"] == "v2" for i in range(5))  # not the first query's v1
+    assert calls == ["v1", "v2"]  # the five that came during the first query shared one

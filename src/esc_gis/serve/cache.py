@@ -1,6 +1,6 @@
 """Serve the collections at the cost of a file: answers cached per registry version, with ETag and 304.
 
-The permits change a few times a day; pygeoapi read the public view and reprojected every
+The permits change a few times a day; pygeoapi read the registry's view and reprojected every
 feature in Python on every request (issue 35: 13x a static file from the same process). This
 WSGI middleware keeps each GET answer under ``/ogc/collections`` keyed by the request (path,
 query, the ``Accept`` and ``Accept-Language`` it varies on) and the registry's *version*, asked
@@ -10,7 +10,7 @@ The version is cheap to ask and changes whenever what is served can:
 
 - a GeoPackage: the modification times of the file and its write-ahead log, and today's date
   (the public view's ``plan_date`` is computed on the reading machine's "today");
-- PostGIS: an MD5 of the public view's rows (``md5(string_agg(...))``), one query that reads
+- PostGIS: an MD5 of the published view's rows (``md5(string_agg(...))``), one query that reads
   what the login may read, so a change by any office, a migration or midnight all count.
 
 Each answer gets a strong ``ETag`` (a hash of its bytes), ``Last-Modified`` (when this version
@@ -21,7 +21,7 @@ Only 200 answers are kept, within a bound on entries and bytes (least recently u
 
 from __future__ import annotations
 
-__all__ = ["CollectionCache", "gpkg_version", "postgis_version"]
+__all__ = ["CollectionCache", "coalesced", "gpkg_version", "postgis_version"]
 
 import hashlib
 import logging
@@ -55,10 +55,15 @@ def gpkg_version(path: str | Path) -> Callable[[], str]:
 
 
 def postgis_version(url: str, schema: str, view: str) -> Callable[[], str]:
-    """Return a function giving a PostGIS registry's version: an MD5 of its public view's rows.
+    """Return a function giving a PostGIS registry's version: an MD5 of its published view's rows.
 
     One connection, reopened if it breaks; a query that fails gives no version (nothing is
     cached for that request, and pygeoapi answers it as before).
+
+    Requests arriving together share one query (one at a time, on the one connection), but
+    never one that began before they arrived: a request waits for the next query to start, so a
+    change committed before it arrived is in its answer (the map stays live) while 20 clients
+    cost one query per round trip, not 20 in a row behind a lock (7x a static file, issue 47).
     """
     import psycopg
     from psycopg import sql
@@ -66,22 +71,53 @@ def postgis_version(url: str, schema: str, view: str) -> Callable[[], str]:
     query = sql.SQL("SELECT md5(coalesce(string_agg(v::text, '|' ORDER BY v.fid), '')) FROM {} v").format(
         sql.Identifier(schema, view)
     )
-    lock = threading.Lock()
     state: dict[str, Any] = {"conn": None}
 
+    def ask() -> str:
+        for _ in range(2):  # one retry on a fresh connection: the server may have dropped ours
+            try:
+                if state["conn"] is None or state["conn"].closed:
+                    state["conn"] = psycopg.connect(url, autocommit=True, connect_timeout=10)
+                row = state["conn"].execute(query).fetchone()
+                return str(row[0]) if row else ""
+            except psycopg.Error:
+                if state["conn"] is not None:
+                    state["conn"].close()
+                state["conn"] = None
+        return ""
+
+    return coalesced(ask)
+
+
+def coalesced(ask: Callable[[], str]) -> Callable[[], str]:
+    """Return ``ask`` shared by the requests arriving together: one call at a time, none begun before a request came.
+
+    A caller waits for the first call of ``ask`` to *start* after it arrived, and takes that
+    call's answer (or a later one's): what was true when it arrived is in its answer, and
+    callers arriving during one call share the next.
+    """
+    turn = threading.Condition()
+    state: dict[str, Any] = {"started": 0, "done": 0, "running": False, "value": ""}
+
     def version() -> str:
-        with lock:
-            for _ in range(2):  # one retry on a fresh connection: the server may have dropped ours
+        with turn:
+            need = state["started"] + 1  # the first call to start after this request arrived
+            while state["done"] < need:
+                if state["running"]:
+                    turn.wait()
+                    continue
+                state["running"] = True
+                state["started"] += 1
+                mine = state["started"]
+                value = ""
+                turn.release()
                 try:
-                    if state["conn"] is None or state["conn"].closed:
-                        state["conn"] = psycopg.connect(url, autocommit=True, connect_timeout=10)
-                    row = state["conn"].execute(query).fetchone()
-                    return str(row[0]) if row else ""
-                except psycopg.Error:
-                    if state["conn"] is not None:
-                        state["conn"].close()
-                    state["conn"] = None
-            return ""
+                    value = ask()
+                finally:
+                    turn.acquire()
+                    state["running"], state["done"], state["value"] = False, mine, value
+                    turn.notify_all()
+            return str(state["value"])
 
     return version
 
