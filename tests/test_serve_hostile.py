@@ -297,3 +297,12 @@ def test_an_id_of_another_kind_is_not_found(base: str) -> None:
     # The undecided application (the sixth row) is not in the published view: not found either.
     status, _, body = get(f"{base}/ogc/collections/permits/items/6?f=json")
     assert status == 404
+
+
+def test_a_cql_filter_filters_or_is_refused_but_is_never_ignored(base: str) -> None:
+    """PostGIS evaluates CQL; the GeoPackage provider does not, and answered every permit as if it had."""
+    status, _, body, _ = _query(base, "f=json&filter=" + quote("status = 'stop_work'"))
+    if status == 200:
+        assert json.loads(body)["numberMatched"] == 1
+    else:
+        assert status == 400 and "CQL filter" in json.loads(body)["description"]

@@ -209,8 +209,13 @@ class GeoPackageProvider(BaseProvider):
         ProviderConnectionError
             If the file cannot be read.
         ProviderInvalidQueryError
-            If a property filtered or sorted on is not served, or a number's filter is no number.
+            If a property filtered or sorted on is not served, a number's filter is no number, or a
+            CQL ``filter`` is given (this provider does not evaluate one: ignoring it answered every feature).
         """
+        if kwargs.get("filterq") is not None:
+            raise ProviderInvalidQueryError(
+                user_msg="This collection takes no CQL filter; filter by a property instead (?status=active)."
+            )
         frame = self._frame()
         fields = self.get_fields()
         keep = np.ones(len(frame), dtype=bool)
