@@ -306,3 +306,11 @@ def test_a_cql_filter_filters_or_is_refused_but_is_never_ignored(base: str) -> N
         assert json.loads(body)["numberMatched"] == 1
     else:
         assert status == 400 and "CQL filter" in json.loads(body)["description"]
+
+
+def test_a_bbox_with_heights_selects_as_its_horizontal_box(base: str) -> None:
+    """OGC API's 6-number bbox: the collections are 2D, so the heights select nothing (PostGIS answered 500)."""
+    village = "-88.9,43.9,-88.5,44.3"
+    assert _matched(base, bbox=village) == 5
+    assert _matched(base, bbox="-88.9,43.9,-100,-88.5,44.3,100") == 5
+    assert _matched(base, bbox="0.0,0.0,0.0,0.0,0.0,0.0") == _matched(base, bbox="0.0,0.0,0.0,0.0") == 0

@@ -30,7 +30,7 @@ from typing import Any
 
 from esc_gis._templates import render_string
 from esc_gis.serve.cache import CollectionCache, gpkg_version, postgis_version
-from esc_gis.serve.checks import body_problem, query_problem, value_problem
+from esc_gis.serve.checks import body_problem, flat_bbox, query_problem, value_problem
 from esc_gis.serve.config import ServiceFiles, ServiceSettings
 
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
@@ -184,6 +184,7 @@ class Guard:
             problem = query_problem(environ["QUERY_STRING"], kinds)
             if problem is not None:
                 return 400, "InvalidParameterValue", problem
+            environ["QUERY_STRING"] = flat_bbox(environ["QUERY_STRING"])  # the collections have no heights
         # An id of another kind names no feature (the database would refuse to compare it: a 500).
         if items and items.group(2) and kinds and "fid" in kinds:
             if value_problem("id", kinds["fid"], items.group(2)) is not None:

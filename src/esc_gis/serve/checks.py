@@ -21,7 +21,7 @@ with a 500 and a SQLAlchemy traceback in the log, where the GeoPackage answered 
 
 from __future__ import annotations
 
-__all__ = ["JSON_DEPTH", "MAX_PAGE", "body_problem", "instant", "query_problem", "value_problem"]
+__all__ = ["JSON_DEPTH", "MAX_PAGE", "body_problem", "flat_bbox", "instant", "query_problem", "value_problem"]
 
 import json
 import math
@@ -223,6 +223,33 @@ def _page_problem(args: Args, kinds: Mapping[str, str] | None) -> str | None:
             if not low <= n <= MAX_PAGE:
                 return f"{name} must be a whole number from {low} to {MAX_PAGE}."
     return None
+
+
+def flat_bbox(query: str) -> str:
+    """Return ``query`` with a ``bbox`` of 6 numbers given as its 4 horizontal ones (its heights dropped).
+
+    Every collection is two-dimensional, so a height range selects nothing more or less; the
+    GeoPackage provider used the first four numbers, while pygeoapi's PostgreSQL provider handed
+    all six to ``ST_MakeEnvelope`` and the database failed (a 500, found by schemathesis). A query
+    :func:`query_problem` passed is assumed; any other query is returned as it came.
+
+    Examples
+    --------
+    >>> flat_bbox("f=json&bbox=0,1,-5,2,3,5")
+    'f=json&bbox=0%2C1%2C2%2C3'
+    >>> flat_bbox("bbox=0,1,2,3&limit=5")
+    'bbox=0,1,2,3&limit=5'
+    """
+    from urllib.parse import parse_qsl, urlencode
+
+    pairs = parse_qsl(query, keep_blank_values=True)
+    if not any(k == "bbox" and len(v.split(",")) == 6 for k, v in pairs):
+        return query
+    flat = [
+        (k, ",".join(v.split(",")[i] for i in (0, 1, 3, 4)) if k == "bbox" and len(v.split(",")) == 6 else v)
+        for k, v in pairs
+    ]
+    return urlencode(flat)
 
 
 def _bbox_args_problem(args: Args, kinds: Mapping[str, str] | None) -> str | None:

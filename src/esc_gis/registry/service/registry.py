@@ -12,7 +12,7 @@ Examples
 >>> from esc_gis.registry import Application, init_registry, open_registry
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "permits.gpkg"
 >>> init_registry(path)
-[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
+[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]
 >>> with open_registry(path) as reg:  # doctest: +SKIP
 ...     number = reg.add(Application("100 Main St", date(2026, 11, 2), site, "EPSG:7594"), who="staff")
 """
