@@ -15,6 +15,7 @@ import os
 import subprocess
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import date, datetime, timezone
 from pathlib import Path
 from urllib.parse import quote
@@ -215,16 +216,28 @@ def pg_url(tmp_path_factory: pytest.TempPathFactory) -> str:
     if url:
         yield url
         return
+    with throwaway_pg() as url:
+        yield url
+
+
+@contextmanager
+def throwaway_pg(*, tls: bool = False) -> Iterator[str]:
+    """A PostgreSQL + PostGIS cluster of this test run's own (:mod:`tests.pg_server`); its URL, then it is stopped.
+
+    Skips where PostgreSQL, PostGIS (or, with ``tls``, openssl) is missing, except in CI.
+    """
+    folder = Path("/tmp") / f"esc_pg_{uuid.uuid4().hex[:8]}"  # short: the socket path has a length limit
     try:
-        folder = Path("/tmp") / f"esc_pg_{uuid.uuid4().hex[:8]}"  # short: the socket path has a length limit
-        url = pg_server.start(folder)
+        url = pg_server.start(folder, tls=tls)
     except (RuntimeError, subprocess.CalledProcessError, OSError) as exc:
-        msg = f"no PostgreSQL + PostGIS server ({exc}); .ci/run installs and starts one"
+        msg = f"no PostgreSQL + PostGIS server{' with TLS' if tls else ''} ({exc}); .ci/run installs and starts one"
         if os.environ.get("CI") == "true":
             pytest.fail(f"{msg}, and CI=true: a missing system part is a failure here.")
         pytest.skip(msg)
-    yield url
-    pg_server.stop(folder)
+    try:
+        yield url
+    finally:
+        pg_server.stop(folder)
 
 
 @pytest.fixture(params=["gpkg", "postgis"])

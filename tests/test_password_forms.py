@@ -32,7 +32,7 @@ from esc_gis.errors import RegistryError
 from esc_gis.registry.store.conninfo import parse
 from esc_gis.serve.config import ServiceSettings, check_public_login, prepare_service
 
-from . import pg_server
+from .conftest import throwaway_pg
 from .service import DEMO_LAYERS, fill_registry, get, pg_schema, public_login, served
 
 FORMS = ("userinfo", "parameter", "keywords", "PGPASSWORD", "pgpass", "service")
@@ -81,8 +81,7 @@ def test_every_form_logs_the_office_in_and_is_never_shown(
     form: str, registry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     office, _ = registry
-    password = parse(office)["password"]
-    login = in_form(office, form, tmp_path, monkeypatch)
+    password, login = parse(office)["password"], in_form(office, form, tmp_path, monkeypatch)
     for args in (["permits", "list", login], ["permits", "verify", login], ["permits", "init", login]):
         res = CliRunner().invoke(cli, args)
         assert res.exit_code == 0, res.output
@@ -97,8 +96,7 @@ def test_every_form_starts_the_service_and_writes_no_password(
     """The check, pygeoapi's provider (asked who it is, and for the OpenAPI document) and
     ``--write-config`` all log in; the written folder holds no password."""
     _, reader = registry
-    password = parse(reader)["password"]
-    login = in_form(reader, form, tmp_path, monkeypatch)
+    password, login = parse(reader)["password"], in_form(reader, form, tmp_path, monkeypatch)
     out = tmp_path / "deploy"
     res = CliRunner().invoke(cli, ["serve", "--registry", login, "--layers", str(DEMO_LAYERS), "--write-config", out])
     assert res.exit_code == 0, res.output
@@ -116,8 +114,7 @@ def test_the_service_serves_the_permits_with_each_form(
 ) -> None:
     """A real ``esc-gis serve``: it started, and the permits come from PostGIS (the bug: it did not start)."""
     _, reader = registry
-    password = parse(reader)["password"]
-    login = in_form(reader, form, tmp_path, monkeypatch)
+    password, login = parse(reader)["password"], in_form(reader, form, tmp_path, monkeypatch)
     logs: list[str] = []
     with served(login, logs=logs) as base:  # the PG* variables set here reach it in its environment
         status, _, body = get(f"{base}/ogc/collections/permits/items?f=json")
@@ -143,18 +140,8 @@ def test_a_wrong_password_is_refused_with_the_fix_and_without_it(registry) -> No
 @pytest.fixture(scope="module")
 def tls_url(tmp_path_factory: pytest.TempPathFactory):
     """A second throwaway cluster that takes TCP logins over TLS only (its own CA, made here by openssl)."""
-    folder = Path("/tmp") / f"esc_pgtls_{uuid.uuid4().hex[:8]}"
-    try:
-        url = pg_server.start(folder, tls=True)
-    except (RuntimeError, OSError, __import__("subprocess").CalledProcessError) as exc:
-        import os
-
-        msg = f"no PostgreSQL + PostGIS server with TLS ({exc}); .ci/run installs postgresql and openssl"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{msg}, and CI=true: a missing system part is a failure here.")
-        pytest.skip(msg)
-    yield url
-    pg_server.stop(folder)
+    with throwaway_pg(tls=True) as url:
+        yield url
 
 
 def test_tls_verified_reaches_pygeoapi_and_no_tls_is_refused(tls_url: str, tmp_path: Path) -> None:
