@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-deep bench install clean constraints docs layers lint mutation qgis-plugin qgis-screenshots wheel
+.PHONY: demo test test-deep bench bench-compare bench-docs install clean constraints docs layers lint mutation qgis-plugin qgis-screenshots wheel
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -194,6 +194,21 @@ docs: $(STAMP)
 # Benchmarks are run by hand, never by `make test`.
 bench: $(STAMP)
 	$(PY) benchmarks/bench_screen.py --n 100000
+
+# Every benchmark on two commits side by side, each with its baseline (I/O floor, gdaldem, SAGA,
+# rio) in the same rounds; exits 1 when HEAD is slower or larger beyond the noise it measured, or
+# writes other rows or cells (benchmarks/compare.py). HEAD=. measures the working tree;
+# CASES=screen_100k,slope_8000 narrows it. About 15 minutes; the inputs stay in out/bench-data.
+# `make bench-docs` then writes the run's table into docs/explanation/benchmarks.md.
+ROUNDS ?= 3
+bench-compare: $(STAMP)
+	@test -n "$(BASE)" || { echo "usage: make bench-compare BASE=<commit> [HEAD=<commit>|.] [CASES=a,b] [ROUNDS=3]"; exit 2; }
+	$(PY) benchmarks/compare.py run --base $(BASE) --head $(or $(HEAD),HEAD) --rounds $(ROUNDS) \
+		$(if $(CASES),--cases $(CASES)) --json out/bench-compare.json
+
+bench-docs: $(STAMP)
+	cp out/bench-compare.json docs/explanation/bench-compare.json
+	$(PY) benchmarks/compare.py render docs/explanation/bench-compare.json --docs docs/explanation/benchmarks.md
 
 # Rebuild the bundled layers and demo sites from ../shared/layers-real (needs that folder).
 layers: $(STAMP)
