@@ -198,13 +198,14 @@ bench: $(STAMP)
 # Every benchmark on two commits side by side, each with its baseline (I/O floor, gdaldem, SAGA,
 # rio) in the same rounds; exits 1 when HEAD is slower or larger beyond the noise it measured, or
 # writes other rows or cells (benchmarks/compare.py). HEAD=. measures the working tree;
-# CASES=screen_100k,slope_8000 narrows it. About 15 minutes; the inputs stay in out/bench-data.
+# CASES=screen_100k,slope_8000 narrows it; SAME_AS=<commit> judges the rows against another commit
+# than BASE (when BASE predates a change in the profile's wording). About 15 minutes; the inputs stay in out/bench-data.
 # `make bench-docs` then writes the run's table into docs/explanation/benchmarks.md.
 ROUNDS ?= 3
 bench-compare: $(STAMP)
 	@test -n "$(BASE)" || { echo "usage: make bench-compare BASE=<commit> [HEAD=<commit>|.] [CASES=a,b] [ROUNDS=3]"; exit 2; }
 	$(PY) benchmarks/compare.py run --base $(BASE) --head $(or $(HEAD),HEAD) --rounds $(ROUNDS) \
-		$(if $(CASES),--cases $(CASES)) --json out/bench-compare.json
+		$(if $(CASES),--cases $(CASES)) $(if $(SAME_AS),--same-as $(SAME_AS)) --json out/bench-compare.json
 
 bench-docs: $(STAMP)
 	cp out/bench-compare.json docs/explanation/bench-compare.json

@@ -117,6 +117,11 @@ def test_the_harness_finds_the_slower_commit_and_the_other_output(compare, tmp_p
     same = compare.run_case(case, {"base": fast, "head": fast}, tmp_path, tmp_path / "work2", 3, 0.05)
     assert not same["slower"] and same["output"]["same"]
     assert compare.failures({"cases": {"fake": same}}) == []
+    # Speed against one commit, rows against another (--same-as): HEAD writes what "fast" wrote.
+    judged = compare.run_case(
+        case, {"base": slow, "head": fast, "same_as": fast}, tmp_path, tmp_path / "work3", 3, 0.05
+    )
+    assert judged["output"]["same"] and judged["faster"] and not judged["slower"]
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="the harness unpacks commits with git")
