@@ -30,7 +30,7 @@ How it runs
    order, a raster's cells) and must equal BASE's, or the case fails. ``--same-as REF`` judges
    the rows against another commit instead, when BASE predates a change in what the output
    says (the profile's wording, a new column): speed against one commit, rows against another.
-6. **Targets.** Each case carries the issue's targets (a time ratio to its baseline, a peak);
+6. **Targets.** Each case carries its targets (a time ratio to its baseline, a peak);
    they are reported as met or not, and fail the run only with ``--strict``.
 
 Exit status: 0 when no case is slower, larger or different; 1 otherwise; 2 for bad arguments.
@@ -256,7 +256,7 @@ CASES: dict[str, Case] = {
             _help_rio,
             _help_esc,
             target_ratio=1.5,
-            note="the target of issue 36",
+            note="the start-up target of 2026-12-04",
         ),
         Case(
             "screen_100k",
