@@ -25,6 +25,8 @@ import geopandas as gpd
 import numpy as np
 import shapely
 
+from esc_gis.io import GPKG_VERSION  # 1.3: what GDAL 3.6 and QGIS 3.22 open without a warning
+
 ROOT = Path(__file__).resolve().parents[1]
 CRS = "EPSG:7594"
 
@@ -213,7 +215,7 @@ def main() -> None:
         path = demo_layers / name
         if path.exists():
             path.unlink()
-        gdf.to_file(path, engine="pyogrio", layer=path.stem)
+        gdf.to_file(path, engine="pyogrio", layer=path.stem, VERSION=GPKG_VERSION)
         print(f"wrote {path} ({len(gdf)} features)")
     args.out.mkdir(parents=True, exist_ok=True)
     for gdf, name in ((sites, "sites.geojson"), (disturbed, "disturbed.geojson")):

@@ -18,6 +18,8 @@ import geopandas as gpd
 import rasterio
 import shapely
 
+from esc_gis.io import GPKG_VERSION  # 1.3: what GDAL 3.6 and QGIS 3.22 open without a warning
+
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "layers" / "winneconne-demo"
 
@@ -42,7 +44,7 @@ def main() -> None:
         x0 = x1
     gdf = gpd.GeoDataFrame(rows, geometry=geoms, crs=crs)
     out = DEMO / "soils_made_up.gpkg"
-    gdf.to_file(out, layer="soils_made_up", driver="GPKG")
+    gdf.to_file(out, layer="soils_made_up", driver="GPKG", engine="pyogrio", VERSION=GPKG_VERSION)
     print(f"Wrote {out}")
 
 

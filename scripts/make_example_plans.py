@@ -21,6 +21,8 @@ from pathlib import Path
 import geopandas as gpd
 import shapely
 
+from esc_gis.io import GPKG_VERSION  # 1.3: what GDAL 3.6 and QGIS 3.22 open without a warning
+
 ROOT = Path(__file__).resolve().parents[1]
 CRS = "EPSG:7594"
 MADE_UP = "# MADE UP for the demo: not a real plan, person or property.\n"
@@ -41,7 +43,7 @@ def _write(folder: Path, layers: dict[str, gpd.GeoDataFrame], toml: str) -> None
     path = folder / "plan.gpkg"
     path.unlink(missing_ok=True)
     for name, gdf in layers.items():
-        gdf.to_file(path, layer=name, engine="pyogrio")
+        gdf.to_file(path, layer=name, engine="pyogrio", VERSION=GPKG_VERSION)
     (folder / "plan.toml").write_text(MADE_UP + toml, encoding="utf-8")
 
 

@@ -40,6 +40,8 @@ import geopandas as gpd
 import shapely
 from shapely.geometry.base import BaseGeometry
 
+from esc_gis.io import GPKG_VERSION  # 1.3: what GDAL 3.6 and QGIS 3.22 open without a warning
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 TARGET_CRS = "EPSG:7594"
@@ -183,7 +185,7 @@ def read_waters(shared: Path, village: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
 def write_gpkg(gdf: gpd.GeoDataFrame, path: Path, layer: str) -> None:
     """Write ``gdf`` as a single-layer GeoPackage, replacing any old file."""
     path.unlink(missing_ok=True)
-    gdf.to_file(path, layer=layer, driver="GPKG", engine="pyogrio")
+    gdf.to_file(path, layer=layer, driver="GPKG", engine="pyogrio", VERSION=GPKG_VERSION)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
