@@ -549,27 +549,31 @@ class _Findings:
         self.texts.append(texts)
 
     def json(self) -> list[str]:
-        """Return each row's findings as a JSON list, in the order they were added."""
+        """Return each row's findings as a JSON list, in the order they were added.
+
+        The texts are sorted by row (stable: each row's in the order added) as references, not
+        copies, and the rows holding ``k`` findings are written by one ``"[{}, ..., {}]".format``
+        mapped over them, for each ``k``: no Python list per row, and one copy of the texts.
+        """
         if not self.hits:
             return ["[]"] * self.n
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
         rows = np.concatenate(self.hits)
-        parts = [
-            pa.array(t, pa.large_string())
-            if isinstance(t, list)
-            else pa.array([t], pa.large_string()).take(np.zeros(len(h), np.int64))
-            for h, t in zip(self.hits, self.texts, strict=True)
-        ]
-        # A stable sort by row keeps each row's findings in the order they were added.
+        texts = np.empty(len(rows), dtype=object)
+        at = 0
+        for h, t in zip(self.hits, self.texts, strict=True):
+            texts[at : at + len(h)] = t  # a list a row, or one text for every row
+            at += len(h)
         order = np.argsort(rows, kind="stable")
-        texts = pa.concat_arrays(parts).take(order)
-        offsets = np.r_[0, np.cumsum(np.bincount(rows, minlength=self.n))].astype(np.int64)
-        text = pa.large_string()  # 1M rows of findings may pass 2 GB
-        joined = pc.binary_join(pa.LargeListArray.from_arrays(offsets, texts), pa.scalar(", ", text))
-        left, right, none = pa.scalar("[", text), pa.scalar("]", text), pa.scalar("", text)
-        return pc.binary_join_element_wise(left, joined, right, none).to_pylist()
+        texts = texts[order]
+        counts = np.bincount(rows, minlength=self.n)
+        starts = np.cumsum(counts) - counts
+        out = np.full(self.n, "[]", dtype=object)
+        for k in np.unique(counts[counts > 0]).tolist():
+            where = np.flatnonzero(counts == k)
+            first = starts[where]
+            fmt = ("[" + ", ".join(["{}"] * k) + "]").format
+            out[where] = list(map(fmt, *(texts[first + j] for j in range(k))))
+        return out.tolist()
 
 
 #: A message's JSON string: what ``json.dumps(message, ensure_ascii=False)`` gives, without its

@@ -314,7 +314,7 @@ def edge_distance_within(geoms: npt.ArrayLike, region: shapely.Geometry, reach: 
 #: Vertices of a piece of the region's rings, and rows measured at a time (:func:`edge_distance_within`):
 #: a county's million parcels against a few dozen pieces are held a chunk of rows at a time.
 _EDGE_PIECE = 16
-_EDGE_ROWS = 32_768
+_EDGE_ROWS = 4_096
 
 
 def nearest_distance(geoms: npt.ArrayLike, tree: shapely.STRtree) -> tuple[np.ndarray, np.ndarray]:

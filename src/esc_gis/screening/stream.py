@@ -438,7 +438,7 @@ def _read_bounds(src: Path, layer: str, where: str | None) -> tuple[np.ndarray, 
         return pyogrio.read_bounds(src, layer=layer, where=where)
     fids, boxes = [], []
     try:
-        with open_arrow(src, layer=layer, columns=[], return_fids=True, batch_size=65_536, use_pyarrow=True) as (
+        with open_arrow(src, layer=layer, columns=[], return_fids=True, batch_size=16_384, use_pyarrow=True) as (
             _,
             reader,
         ):
@@ -450,6 +450,7 @@ def _read_bounds(src: Path, layer: str, where: str | None) -> tuple[np.ndarray, 
                 boxes.append(box)
     except (shapely.errors.ShapelyError, NotImplementedError):  # curves: GDAL's envelope is the arcs'
         return pyogrio.read_bounds(src, layer=layer, where=where)
+    pa.default_memory_pool().release_unused()  # the WKB chunks, not held through the run
     if not fids:
         return np.empty(0, np.int64), np.empty((4, 0))
     return np.concatenate(fids).astype(np.int64, copy=False), np.concatenate(boxes).T
