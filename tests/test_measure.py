@@ -163,3 +163,33 @@ def test_chunk_lines_covers_the_line_exactly():
     assert set(src.tolist()) == {0, 1}
     assert shapely.length(pieces[src == 0]).sum() == pytest.approx(line.length, rel=1e-12)
     assert shapely.equals(shapely.line_merge(shapely.union_all(pieces[src == 0])), line)
+
+
+def test_edge_distance_within_is_shapely_distance_within_the_reach():
+    """The indexed distance to a region is shapely's, float for float, wherever it is within the reach.
+
+    A ragged region with a hole and an island; parcels all around, in the hole, a speck inside
+    (0, though its ring is far from the region's), an empty geometry (NaN) and a missing one.
+    """
+    from esc_gis.measure import edge_distance_within
+
+    rng = np.random.default_rng(540)
+    ang = np.sort(rng.uniform(0, 2 * np.pi, 300))
+    r = 1000 + rng.uniform(-200, 200, 300)
+    hole = shapely.Point(0, 0).buffer(300, quad_segs=16)
+    region = shapely.MultiPolygon(
+        [
+            shapely.Polygon(np.c_[r * np.cos(ang), r * np.sin(ang)], [hole.exterior.coords[::-1]]),
+            shapely.Point(3000, 0).buffer(200, quad_segs=2),
+        ]
+    )
+    sites = shapely.buffer(shapely.points(rng.uniform(-4000, 4000, (5000, 2))), rng.uniform(5, 60, 5000), quad_segs=2)
+    sites = np.r_[sites, [shapely.Polygon(), shapely.Point(0, 0).buffer(10), shapely.Point(0, 800).buffer(1), None]]
+    expected = shapely.distance(sites, region)
+    for reach in (0.0, 50.0, 500.0, 3000.0, 1e9):
+        got = edge_distance_within(sites, region, reach)
+        within = expected <= reach
+        assert np.array_equal(np.isnan(got), np.isnan(expected))
+        assert np.array_equal(got[within], expected[within])
+        assert np.array_equal(got <= reach, within)
+    assert edge_distance_within(sites, region, 0.0)[-2] == 0.0  # the speck inside

@@ -351,3 +351,20 @@ def test_a_spatial_run_writes_the_screening_layer_and_a_csvs_crs_beside_it(tmp_p
     run = screen_to_file(shuffled, csv, layers=layers_path, batch_rows=6, spatial=False)
     assert not run.spatial
     assert "WISCRS Calumet" in pyogrio.read_info(csv)["crs"] and csv.with_suffix(".prj").exists()
+
+
+def test_the_batch_order_reads_the_boxes_gdal_gives(tmp_path):
+    """_read_bounds gives what pyogrio.read_bounds gives: ids and boxes, an empty geometry 0, a null NaN, a where clause kept."""
+    import geopandas as gpd
+    import shapely
+
+    from esc_gis.screening.stream import _read_bounds
+
+    geoms = [shapely.box(0, 0, 1, 1), None, shapely.Polygon(), shapely.box(2, 2, 5, 6.5), shapely.box(-3, 1, -2, 9)]
+    path = tmp_path / "s.gpkg"
+    gpd.GeoDataFrame({"a": range(5)}, geometry=geoms, crs=3071).to_file(path, layer="sites")
+    for where in (None, "a >= 2"):
+        fids, boxes = pyogrio.read_bounds(path, layer="sites", where=where)
+        got_fids, got_boxes = _read_bounds(path, "sites", where)
+        assert np.array_equal(got_fids, fids)
+        assert np.array_equal(got_boxes, boxes, equal_nan=True)

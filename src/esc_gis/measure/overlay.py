@@ -13,12 +13,14 @@ __all__ = [
     "PolygonIndex",
     "chunk_lines",
     "clip_to_region",
+    "edge_distance_within",
     "nearest_distance",
     "parallel",
     "subdivide",
     "unique_pairs",
 ]
 
+import math
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -230,6 +232,89 @@ def clip_to_region(geoms: npt.ArrayLike, region: shapely.Geometry) -> tuple[np.n
         inside[crossing] = shapely.intersection(geoms[crossing], region)
     state = np.where(within, 2, np.where(crossing, 1, 0))
     return inside, state
+
+
+def edge_distance_within(geoms: npt.ArrayLike, region: shapely.Geometry, reach: float) -> np.ndarray:
+    """Distance from each geometry to a region, where it is at most ``reach``.
+
+    What ``shapely.distance(geoms, region)`` gives for a geometry within ``reach`` of the
+    region, the same float: a geometry that does not meet a polygon is as far from it as from
+    its rings, and GEOS takes that minimum over the same segment pairs whether the rings come
+    whole or in the short pieces (:func:`chunk_lines`) measured here. Measured whole, every one
+    of a county's parcels walks every segment of the region's rings (a quarter of a
+    100,000-parcel screening). Here a parcel is measured only to the pieces that can be
+    nearest: the distance between bounding boxes bounds a piece's distance from below, so the
+    piece whose box is nearest is measured first and then only the pieces whose boxes are no
+    farther than that distance; a parcel whose boxes all lie beyond ``reach`` is not measured.
+
+    Parameters
+    ----------
+    geoms : array_like of shapely.Geometry
+    region : shapely.Geometry
+        A (multi)polygon, e.g. the Village boundary.
+    reach : float
+        In CRS units; beyond it no distance is measured.
+
+    Returns
+    -------
+    numpy.ndarray of float
+        The distance where at most ``reach`` (0 where a geometry meets the region), a number
+        over ``reach`` or ``inf`` beyond it, NaN for an empty geometry.
+
+    Raises
+    ------
+    None
+
+    Examples
+    --------
+    >>> village = shapely.box(0, 0, 10, 10)
+    >>> edge_distance_within([shapely.Point(13, 14), shapely.Point(5, 5), shapely.Point(99, 0)], village, 20).tolist()
+    [5.0, 0.0, inf]
+    """
+    geoms = np.asarray(geoms, dtype=object)
+    out = np.full(len(geoms), np.inf)
+    empty = shapely.is_empty(geoms) | shapely.is_missing(geoms)
+    out[empty] = np.nan
+    pieces, _ = chunk_lines(shapely.boundary(region), max_vertices=_EDGE_PIECE)
+    if not len(pieces) or not math.isfinite(reach):  # nothing to index, or no reach to prune by
+        out[~empty] = shapely.distance(geoms[~empty], region)
+        return out
+    rows = np.flatnonzero(~empty)
+    box = shapely.bounds(geoms[rows])
+    pbox = shapely.bounds(pieces)
+    # Slack over the rounding of the boxes' distances: a piece left out is certainly not nearer.
+    slack = 1 + 1e-9
+    margin = reach * slack + 1e-9
+    for start in range(0, len(rows), _EDGE_ROWS):
+        r, b = rows[start : start + _EDGE_ROWS], box[start : start + _EDGE_ROWS]
+        dx = np.maximum(np.maximum(pbox[:, 0] - b[:, 2:3], b[:, 0:1] - pbox[:, 2]), 0.0)
+        dy = np.maximum(np.maximum(pbox[:, 1] - b[:, 3:4], b[:, 1:2] - pbox[:, 3]), 0.0)
+        low = np.hypot(dx, dy)  # (rows, pieces): no piece is nearer than its box
+        first = np.argmin(low, axis=1)
+        near = np.flatnonzero(low[np.arange(len(r)), first] <= margin)
+        if not len(near):
+            continue
+        g = geoms[r[near]]
+        d = shapely.distance(g, pieces[first[near]])
+        i, j = np.nonzero(low[near] <= d[:, np.newaxis] * slack)
+        other = j != first[near][i]
+        i, j = i[other], j[other]
+        if len(i):
+            np.minimum.at(d, i, shapely.distance(g[i], pieces[j]))
+        out[r[near]] = d
+    # A geometry meeting the region is 0 from it, as shapely says, though its rings may be far
+    # from the region's (a speck inside): tested where the boxes overlap, the region prepared.
+    x0, y0, x1, y1 = shapely.bounds(region)
+    over = rows[(box[:, 0] <= x1) & (box[:, 2] >= x0) & (box[:, 1] <= y1) & (box[:, 3] >= y0)]
+    shapely.prepare(region)
+    out[over[shapely.intersects(region, geoms[over])]] = 0.0
+    return out
+
+
+#: Vertices of a piece of the region's rings, and rows measured at a time (:func:`edge_distance_within`):
+#: a county's million parcels against a few dozen pieces are held a chunk of rows at a time.
+_EDGE_PIECE = 16
+_EDGE_ROWS = 4_096
 
 
 def nearest_distance(geoms: npt.ArrayLike, tree: shapely.STRtree) -> tuple[np.ndarray, np.ndarray]:

@@ -21,7 +21,14 @@ import pandas as pd
 import shapely
 
 from esc_gis.layers import LayerSet
-from esc_gis.measure import PolygonIndex, area_sqft, clip_to_region, nearest_distance, union_by_group
+from esc_gis.measure import (
+    PolygonIndex,
+    area_sqft,
+    clip_to_region,
+    edge_distance_within,
+    nearest_distance,
+    union_by_group,
+)
 from esc_gis.profile import Profile
 from esc_gis.rules import Measurements, counts_toward_plan, extraterritorial_ft
 from esc_gis.terrain import steep_area
@@ -155,8 +162,11 @@ def _jurisdiction(
     gap = np.full(len(test_geoms), np.nan)
     outside = jurisdiction == "outside"
     if math.isfinite(reach_ft) and outside.any():
+        # Only a site within the reach needs its distance (the rules compare it with the reach
+        # and word it); one beyond is measured inf, which the rules take as beyond it.
+        ft = ft_to_crs_units(1.0, crs)
         with np.errstate(invalid="ignore"):
-            gap[outside] = shapely.distance(test_geoms[outside], boundary) / ft_to_crs_units(1.0, crs)
+            gap[outside] = edge_distance_within(test_geoms[outside], boundary, reach_ft * ft) / ft
     return _Jurisdiction(jurisdiction, inside, np.where(no_dist, 0.0, test_in_sqft), gap)
 
 

@@ -407,8 +407,7 @@ def _batch_order(
     from esc_gis.errors import LayerReadError
     from esc_gis.screening.order import hilbert_keys
 
-    # The boxes only, no geometry parsed: 1.5 s for a county's million parcels.
-    fids, bounds = pyogrio.read_bounds(src, layer=layer, where=where)
+    fids, bounds = _read_bounds(src, layer, where)
     if len(fids) != n:
         msg = f"{src}: read {len(fids)} features where {n} were selected before; is the file being written?"
         raise LayerReadError(msg)
@@ -416,6 +415,45 @@ def _batch_order(
         return np.argsort(hilbert_keys(bounds), kind="stable").astype(np.int64), fids
     order = spatial_order(bounds, size)
     return order, (fids if order is not None else None)
+
+
+def _read_bounds(src: Path, layer: str, where: str | None) -> tuple[np.ndarray, np.ndarray]:
+    """Return the selected features' ids and boxes (4 x n) as :func:`pyogrio.read_bounds` gives them.
+
+    Read as WKB through Arrow in chunks and boxed by shapely: GDAL's own envelope, a feature at a
+    time, took 2.8 s of CPU for a million parcels, this 1.9 s (the same numbers: an empty geometry
+    boxed 0, a null one NaN). A geometry shapely cannot parse (a curve) falls back on GDAL's,
+    and so does a where clause: its fields must be read (a shapefile's filter on a field left
+    unread selects nothing).
+
+    Raises
+    ------
+    LayerReadError
+        As :func:`pyogrio.read_bounds`, for a layer GDAL cannot read.
+    """
+    import shapely
+    from pyogrio.raw import open_arrow
+
+    if where:
+        return pyogrio.read_bounds(src, layer=layer, where=where)
+    fids, boxes = [], []
+    try:
+        with open_arrow(src, layer=layer, columns=[], return_fids=True, batch_size=16_384, use_pyarrow=True) as (
+            _,
+            reader,
+        ):
+            for batch in reader:
+                fids.append(batch.column(0).to_numpy())
+                geoms = shapely.from_wkb(batch.column(1).to_numpy(zero_copy_only=False))
+                box = shapely.bounds(geoms)
+                box[shapely.is_empty(geoms)] = 0.0  # GDAL's envelope of an empty geometry
+                boxes.append(box)
+    except (shapely.errors.ShapelyError, NotImplementedError):  # curves: GDAL's envelope is the arcs'
+        return pyogrio.read_bounds(src, layer=layer, where=where)
+    pa.default_memory_pool().release_unused()  # the WKB chunks, not held through the run
+    if not fids:
+        return np.empty(0, np.int64), np.empty((4, 0))
+    return np.concatenate(fids).astype(np.int64, copy=False), np.concatenate(boxes).T
 
 
 def streams_by_itself(sites: str | os.PathLike[str], *, layer: str | None = None) -> bool:
