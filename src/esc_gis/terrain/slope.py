@@ -623,6 +623,20 @@ def check_creation_options(options: Mapping[str, str] | None, driver: str = "GTi
         raise OutputFormatError(msg)
 
 
+#: The largest float32: where np.nan_to_num put an infinite slope (from elevations near 1e38).
+_FLOAT32_MAX = np.float32(np.finfo(np.float32).max)
+
+
+def _to_nodata(a: np.ndarray) -> None:
+    """Write NODATA over NaN in place, and the largest float32 over +inf, as ``np.nan_to_num`` did.
+
+    nan_to_num makes six passes (NaN, then +inf and -inf through isinf and signbit); a slope
+    is never negative, so one clamp and one masked copy give the same cells for half the time.
+    """
+    np.minimum(a, _FLOAT32_MAX, out=a)  # NaN stays NaN
+    np.copyto(a, np.float32(NODATA), where=np.isnan(a))
+
+
 def overview_factors(width: int, height: int) -> list[int]:
     """Overview levels 2, 4, 8, ... down to about OVERVIEW_MIN_SIDE cells on the longer side."""
     out, f = [], 2
@@ -704,7 +718,7 @@ class _Overviews:
                             half = halve(strip)
                             self.width = half.shape[1]
                             nxt.write(half.tobytes())
-                        np.nan_to_num(strip, copy=False, nan=NODATA)
+                        _to_nodata(strip)
                         ov.write(strip, 1, window=Window(0, r0, width, n))
                 self.raw.close()
                 if nxt is not None:
@@ -833,7 +847,7 @@ def write_slope(
                     if filled == len(acc) or acc_r0 + filled == info.height:
                         if factors:
                             overviews.add(acc[:filled])
-                        np.nan_to_num(acc[:filled], copy=False, nan=NODATA)
+                        _to_nodata(acc[:filled])
                         dst.write(acc[:filled], 1, window=Window(0, acc_r0, W, filled))
                         acc_r0, filled = acc_r0 + filled, 0
                 if progress is not None:
