@@ -727,6 +727,53 @@ class _Overviews:
             self.raw.close()
 
 
+def _write_tile_rows(
+    dst: rasterio.io.DatasetWriter,
+    blocks: Iterator[tuple[int, np.ndarray]],
+    overviews: _Overviews | None,
+    progress: Callable[[float], None] | None,
+) -> None:
+    """Write the slope blocks (NaN for nodata) into ``dst`` as whole tile rows, on a writer thread.
+
+    Rows are gathered into whole tile rows before writing: a partial tile row would be
+    compressed, then read back and compressed again. Compression is the longest part of the
+    run, and ``dst.write`` waits on GDAL's compression threads; writing from a thread of its
+    own lets the next tile row be gathered, halved for the overviews and filled with nodata
+    meanwhile, so the compression threads are never left waiting for it. Two tile-row
+    buffers take turns (one written, one filled); the dataset is used by one thread only.
+    """
+    height, width = dst.height, dst.width
+    rows = min(TILE, height)
+    free = [np.empty((rows, width), dtype=np.float32) for _ in range(2)]
+    writing: deque[tuple[Future[None], np.ndarray]] = deque()
+    with ThreadPoolExecutor(max_workers=1) as writer:
+        acc = free.pop()
+        acc_r0 = filled = 0
+        for r0, block in blocks:
+            i = 0
+            while i < len(block):
+                n = min(len(block) - i, rows - filled)
+                acc[filled : filled + n] = block[i : i + n]
+                filled, i = filled + n, i + n
+                if filled == rows or acc_r0 + filled == height:
+                    part = acc[:filled]
+                    if overviews is not None:
+                        overviews.add(part)
+                    _to_nodata(part)
+                    window = Window(0, acc_r0, width, filled)
+                    writing.append((writer.submit(dst.write, part, 1, window=window), acc))
+                    acc_r0, filled = acc_r0 + filled, 0
+                    if free:
+                        acc = free.pop()
+                    else:  # reuse the buffer written before, once written
+                        done, acc = writing.popleft()
+                        done.result()
+            if progress is not None:
+                progress((r0 + block.shape[0]) / height)
+        for done, _ in writing:
+            done.result()
+
+
 def write_slope(
     dem: str | os.PathLike[str],
     output: str | os.PathLike[str],
@@ -806,7 +853,6 @@ def write_slope(
     style = check_style(out, overwrite=overwrite) if style_steep_pct is not None else None
     info = open_dem(dem, z_unit=z_unit, band=band)
     warn_if_dem_far(info)  # measured in its own CRS: a DEM far from that CRS's zone has the wrong one
-    W = info.width
     with (
         atomic_output(out) as final,
         rasterio.Env(GDAL_CACHEMAX=GDAL_CACHE_BYTES, GDAL_NUM_THREADS=gdal_threads(threads)),
@@ -832,27 +878,8 @@ def write_slope(
                 dst.build_overviews(factors, Resampling.nearest)
                 dst.update_tags(ns="rio_overview", resampling="average")
                 overviews = _Overviews(tmp, factors)
-            # Rows are gathered into whole tile rows before writing: a partial tile row
-            # would be compressed, then read back and compressed again.
-            acc = np.empty((min(TILE, info.height), W), dtype=np.float32)
-            acc_r0 = filled = 0
-            for r0, block in iter_slope_blocks(
-                info, compute_edges=compute_edges, block_cells=block_cells, threads=threads
-            ):
-                i = 0
-                while i < len(block):
-                    n = min(len(block) - i, len(acc) - filled)
-                    acc[filled : filled + n] = block[i : i + n]
-                    filled, i = filled + n, i + n
-                    if filled == len(acc) or acc_r0 + filled == info.height:
-                        if factors:
-                            overviews.add(acc[:filled])
-                        _to_nodata(acc[:filled])
-                        dst.write(acc[:filled], 1, window=Window(0, acc_r0, W, filled))
-                        acc_r0, filled = acc_r0 + filled, 0
-                if progress is not None:
-                    progress((r0 + block.shape[0]) / info.height)
-            del acc
+            blocks = iter_slope_blocks(info, compute_edges=compute_edges, block_cells=block_cells, threads=threads)
+            _write_tile_rows(dst, blocks, overviews if factors else None, progress)
         if factors:
             overviews.finish()
         if cog:
