@@ -25,7 +25,9 @@ The raster is read in strips of whole rows cut where the source's blocks start (
 tile row of a county GeoTIFF is decompressed once, not once per dozen rows), the last two
 rows of a strip carried into the next as its halo rather than read again. The next strip is
 read (GDAL decoding its tiles on several threads) while the slope of this one is computed
-in blocks of rows on a thread pool, so memory stays flat however large the DEM.
+in blocks of rows on a thread pool, so memory stays flat however large the DEM. The
+compressed writing, the longest part, runs from a writer thread on GDAL's compression
+threads, and the pool works up to LOOKAHEAD strips ahead of it, so it is never left waiting.
 
 The output is a tiled (512 x 512), deflate-compressed (floating-point predictor) GeoTIFF
 with overviews, or a Cloud Optimized GeoTIFF on request, written to a temporary file and
