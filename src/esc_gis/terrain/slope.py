@@ -25,7 +25,9 @@ The raster is read in strips of whole rows cut where the source's blocks start (
 tile row of a county GeoTIFF is decompressed once, not once per dozen rows), the last two
 rows of a strip carried into the next as its halo rather than read again. The next strip is
 read (GDAL decoding its tiles on several threads) while the slope of this one is computed
-in blocks of rows on a thread pool, so memory stays flat however large the DEM.
+in blocks of rows on a thread pool, so memory stays flat however large the DEM. The
+compressed writing, the longest part, runs from a writer thread on GDAL's compression
+threads, and the pool works up to LOOKAHEAD strips ahead of it, so it is never left waiting.
 
 The output is a tiled (512 x 512), deflate-compressed (floating-point predictor) GeoTIFF
 with overviews, or a Cloud Optimized GeoTIFF on request, written to a temporary file and
@@ -78,6 +80,8 @@ STRIP_CELLS = 1 << 22
 #: Cells of a read strip, at most (64 MB of float32): sources with larger blocks (one strip
 #: for the whole file) are read in strips of STRIP_CELLS and leave block caching to GDAL.
 STRIP_MAX_CELLS = 1 << 24
+#: Strips whose blocks may be queued for computing at once (the consumer's lag, at most).
+LOOKAHEAD = 2
 #: Tile side of written rasters (and the rows gathered before each write: whole tile rows).
 TILE = 512
 #: Overviews are made down to about this many cells on the longer side.
@@ -86,6 +90,10 @@ OVERVIEW_MIN_SIDE = 256
 #: of RSS for a 16000 x 16000 slope (gdaldem too). Streaming needs little. (rasterio.Env
 #: passes an integer straight to GDALSetCacheMax64, so it must be bytes, not MB.)
 GDAL_CACHE_BYTES = 16 * 1024 * 1024
+#: GDAL's GTIFF_DIRECT_IO: an uncompressed GeoTIFF DEM (a striped one as most tools write) is
+#: read straight into the strip, not through GDAL's block cache: a third of the read's CPU time.
+#: Compressed DEMs are decoded as before (GDAL ignores it for them).
+DIRECT_IO = "YES"
 
 
 class _Scratch:
@@ -98,7 +106,8 @@ class _Scratch:
 
     def __init__(self, h: int, w: int) -> None:
         self.shape = (h, w)
-        self.f32 = np.empty((3, h, w), dtype=np.float32)
+        # Padded by the halo: the shared column sums span w + 2 columns, the row sums h + 2 rows.
+        self.f32 = np.empty((3, h + 2, w + 2), dtype=np.float32)
         self.f64 = np.empty((2, h, w), dtype=np.float64)
 
     def fits(self, h: int, w: int) -> bool:
@@ -160,28 +169,48 @@ def horn_slope_pct(
         scratch = _Scratch(h, w)
     if out is None:
         out = np.empty((h, w), dtype=np.float32)
-    z = [win[r : r + h, c : c + w] for r in range(3) for c in range(3)]
-    centre = z[4]
+    centre = win[1 : h + 1, 1 : w + 1]
+    f32 = scratch.f32
     if fill_with_centre and np.isnan(win).any():
-        # Rare (holes, and the first and last rows under -compute_edges), so plain np.where.
+        # Rare (holes, and the first and last rows under -compute_edges): each window's
+        # neighbours depend on its centre, so the nine shifted views are summed one by one.
+        z = [win[r : r + h, c : c + w] for r in range(3) for c in range(3)]
         z = [np.where(np.isnan(v), centre, v) if k != 4 else v for k, v in enumerate(z)]
-    a, b, c = (t[:h] for t in scratch.f32)
+        a, b, c = (t[:h, :w] for t in f32)
+        # float32 sums in GDAL's order: ((a + b) + b) + c.
+        np.add(z[0], z[3], out=a)
+        a += z[3]
+        a += z[6]
+        np.add(z[2], z[5], out=b)
+        b += z[5]
+        b += z[8]
+        a -= b
+        np.add(z[6], z[7], out=c)
+        c += z[7]
+        c += z[8]
+        np.add(z[0], z[1], out=b)
+        b += z[1]
+        b += z[2]
+        c -= b
+    else:
+        # GDAL's left sum z0 + z3 + z3 + z6 is the weighted (1, 2, 1) sum of the column left of
+        # the centre, its right sum the same of the column right of it: both are one array of
+        # column sums, shifted. Likewise the top and bottom sums are one array of row sums.
+        # The same float32 additions in the same order, so the same values, in 8 passes
+        # over the block instead of 14.
+        cols = f32[0, :h, :]  # (h, w + 2): rows r-1, r, r, r+1 of every column
+        np.add(win[0:h], win[1 : h + 1], out=cols)
+        cols += win[1 : h + 1]
+        cols += win[2 : h + 2]
+        a = f32[2, :h, :w]
+        np.subtract(cols[:, :w], cols[:, 2:], out=a)
+        rows = f32[1, : h + 2, :w]  # (h + 2, w): columns c-1, c, c, c+1 of every row
+        np.add(win[:, 0:w], win[:, 1 : w + 1], out=rows)
+        rows += win[:, 1 : w + 1]
+        rows += win[:, 2 : w + 2]
+        c = f32[0, :h, :w]
+        np.subtract(rows[2 : h + 2], rows[0:h], out=c)
     dx, dy = (t[:h] for t in scratch.f64)
-    # float32 sums in GDAL's order: ((a + b) + b) + c.
-    np.add(z[0], z[3], out=a)
-    a += z[3]
-    a += z[6]
-    np.add(z[2], z[5], out=b)
-    b += z[5]
-    b += z[8]
-    a -= b
-    np.add(z[6], z[7], out=c)
-    c += z[7]
-    c += z[8]
-    np.add(z[0], z[1], out=b)
-    b += z[1]
-    b += z[2]
-    c -= b
     # From here in double, as GDAL. dtype=float64 widens the float32 differences inside the
     # division loop (exactly), without a separate conversion pass.
     np.divide(a, ew_div, out=dx, dtype=np.float64)
@@ -283,6 +312,70 @@ def _strips(info: DemInfo, lo: int, hi: int, cols: int) -> list[tuple[int, int]]
     return out
 
 
+class _Feed:
+    """The strips of :func:`iter_slope_blocks`: read one ahead, cut into blocks for the pool.
+
+    Each strip's array has two spare rows above and one below (see :func:`_read_strip`); the
+    last two rows of a strip are carried into the next as its halo, rows off the raster are NaN.
+    """
+
+    def __init__(
+        self,
+        strips: list[tuple[int, int]],
+        height: int,
+        R0: int,
+        R1: int,
+        rows: int,
+        read: Callable[[int, int], np.ndarray],
+        work: Callable[[np.ndarray, int, int], np.ndarray],
+    ) -> None:
+        self.strips, self.height, self.R1, self.rows = strips, height, R1, rows
+        self.read, self.work = read, work
+        self.reads: deque[Future[np.ndarray]] = deque()
+        #: (strip, first row, slope future), in row order.
+        self.pending: deque[tuple[int, int, Future[np.ndarray]]] = deque()
+        self.next = 0  # the next strip to cut into blocks
+        self.done = R0  # the first row not handed to the pool
+        self.tail: np.ndarray | None = None  # the last two rows read, the next strip's halo
+
+    def start(self, reader: ThreadPoolExecutor, pool: ThreadPoolExecutor) -> None:
+        self.reader, self.pool = reader, pool
+        self.reads.append(reader.submit(self.read, *self.strips[0]))
+
+    def ahead(self) -> bool:
+        """Whether to cut the next strip now: nothing else to wait for, or read and room for it."""
+        if self.next >= len(self.strips):
+            return False
+        return not self.pending or (self.next - self.pending[0][0] < LOOKAHEAD and self.reads[0].done())
+
+    def submit_next(self) -> None:
+        """Hand the next strip's blocks to the pool (waiting for its read); start reading the one after."""
+        k, H = self.next, self.height
+        s, e = self.strips[k]
+        full = self.reads.popleft().result()
+        if k + 1 < len(self.strips):  # read the strip after it while its blocks are computed
+            self.reads.append(self.reader.submit(self.read, *self.strips[k + 1]))
+        # full's rows: 2 spare, rows s..e-1, 1 spare. Fill the halo rows above.
+        if self.tail is not None:
+            full[2 - len(self.tail) : 2] = self.tail
+            top = 2 - len(self.tail)
+        else:
+            top = 1 if s == 0 else 2  # row -1 (off the raster, NaN) above row 0
+            full[1] = np.nan
+        bottom = len(full) if e == H else len(full) - 1  # row H (NaN) below the last
+        full[-1] = np.nan
+        buf = full[top:bottom]
+        first = s - (2 - top)  # the absolute row of buf[0]
+        end = min(self.R1, first + len(buf) - 1)
+        for r0 in range(self.done, end, self.rows):
+            r1 = min(end, r0 + self.rows)
+            win = buf[r0 - 1 - first : r1 + 1 - first]
+            self.pending.append((k, r0, self.pool.submit(self.work, win, r0, r1)))
+        self.done = max(self.done, end)
+        self.tail = buf[max(0, self.done - 1 - first) :].copy()[-2:]
+        self.next = k + 1
+
+
 def iter_slope_blocks(
     info: DemInfo,
     *,
@@ -349,35 +442,20 @@ def iter_slope_blocks(
             scratch = local.scratch = _Scratch(rows, c1 - c0)
         return _block(win, info, r0, r1, c0 == 0, c1 == W, compute_edges, scratch)
 
+    feed = _Feed(strips, H, R0, R1, rows, read, work)
     try:
         with ThreadPoolExecutor(max_workers=1) as reader, ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
-            reads = deque([reader.submit(read, *strips[0])])
-            tail: np.ndarray | None = None  # the last two rows read, carried as the next strip's halo
-            done = R0  # first output row not yet computed
-            for k, (s, e) in enumerate(strips):
-                full = reads.popleft().result()
-                if k + 1 < len(strips):  # read the next strip while this one is computed
-                    reads.append(reader.submit(read, *strips[k + 1]))
-                # full's rows: 2 spare, rows s..e-1, 1 spare. Fill the halo rows above.
-                if tail is not None:
-                    full[2 - len(tail) : 2] = tail
-                    top = 2 - len(tail)
-                else:
-                    top = 1 if s == 0 else 2  # row -1 (off the raster, NaN) above row 0
-                    full[1] = np.nan
-                bottom = len(full) if e == H else len(full) - 1  # row H (NaN) below the last
-                full[-1] = np.nan
-                buf = full[top:bottom]
-                first = s - (2 - top)  # the absolute row of buf[0]
-                end = min(R1, first + len(buf) - 1)
-                pending: list[tuple[int, Future[np.ndarray]]] = []
-                for r0 in range(done, end, rows):
-                    r1 = min(end, r0 + rows)
-                    pending.append((r0, pool.submit(work, buf[r0 - 1 - first : r1 + 1 - first], r0, r1)))
-                for r0, fut in pending:
+            feed.start(reader, pool)
+            while feed.pending or feed.next < len(strips):
+                # The next strip's blocks go to the pool as soon as it is read, not once this
+                # strip's blocks are consumed: the pool keeps computing while the consumer
+                # writes (compresses). At most LOOKAHEAD strips of blocks are outstanding, so
+                # memory stays flat.
+                while feed.ahead():
+                    feed.submit_next()
+                if feed.pending:
+                    _, r0, fut = feed.pending.popleft()
                     yield r0 - R0, fut.result()
-                done = max(done, end)
-                tail = buf[max(0, done - 1 - first) :].copy()[-2:]
     finally:
         for h in handles:
             h.close()
@@ -551,6 +629,20 @@ def check_creation_options(options: Mapping[str, str] | None, driver: str = "GTi
         raise OutputFormatError(msg)
 
 
+#: The largest float32: where np.nan_to_num put an infinite slope (from elevations near 1e38).
+_FLOAT32_MAX = np.float32(np.finfo(np.float32).max)
+
+
+def _to_nodata(a: np.ndarray) -> None:
+    """Write NODATA over NaN in place, and the largest float32 over +inf, as ``np.nan_to_num`` did.
+
+    nan_to_num makes six passes (NaN, then +inf and -inf through isinf and signbit); a slope
+    is never negative, so one clamp and one masked copy give the same cells for half the time.
+    """
+    np.minimum(a, _FLOAT32_MAX, out=a)  # NaN stays NaN
+    np.copyto(a, np.float32(NODATA), where=np.isnan(a))
+
+
 def overview_factors(width: int, height: int) -> list[int]:
     """Overview levels 2, 4, 8, ... down to about OVERVIEW_MIN_SIDE cells on the longer side."""
     out, f = [], 2
@@ -621,10 +713,16 @@ class _Overviews:
                 nxt = None if last else tempfile.TemporaryFile(dir=self.path.parent)
                 self.raw.seek(0)
                 width = self.width
-                with rasterio.open(self.path, "r+", overview_level=level) as ov:
+                # As the full resolution: written from a thread of its own, so reading and
+                # halving the next strip never keep GDAL's compression threads waiting.
+                with (
+                    rasterio.open(self.path, "r+", overview_level=level) as ov,
+                    ThreadPoolExecutor(max_workers=1) as writer,
+                ):
                     if ov.width != width:  # pragma: no cover - GDAL sizes overviews by ceil, as halve
                         msg = f"overview {level} is {ov.width} wide, expected {width}"
                         raise RuntimeError(msg)
+                    writing: deque[Future[None]] = deque()
                     for r0 in range(0, ov.height, TILE):
                         n = min(TILE, ov.height - r0)
                         strip = np.fromfile(self.raw, dtype=np.float32, count=n * width).reshape(n, width)
@@ -632,13 +730,64 @@ class _Overviews:
                             half = halve(strip)
                             self.width = half.shape[1]
                             nxt.write(half.tobytes())
-                        np.nan_to_num(strip, copy=False, nan=NODATA)
-                        ov.write(strip, 1, window=Window(0, r0, width, n))
+                        _to_nodata(strip)
+                        writing.append(writer.submit(ov.write, strip, 1, window=Window(0, r0, width, n)))
+                        if len(writing) > 1:
+                            writing.popleft().result()
+                    for done in writing:
+                        done.result()
                 self.raw.close()
                 if nxt is not None:
                     self.raw = nxt
         finally:
             self.raw.close()
+
+
+def _write_tile_rows(
+    dst: rasterio.io.DatasetWriter,
+    blocks: Iterator[tuple[int, np.ndarray]],
+    overviews: _Overviews | None,
+    progress: Callable[[float], None] | None,
+) -> None:
+    """Write the slope blocks (NaN for nodata) into ``dst`` as whole tile rows, on a writer thread.
+
+    Rows are gathered into whole tile rows before writing: a partial tile row would be
+    compressed, then read back and compressed again. Compression is the longest part of the
+    run, and ``dst.write`` waits on GDAL's compression threads; writing from a thread of its
+    own lets the next tile row be gathered, halved for the overviews and filled with nodata
+    meanwhile, so the compression threads are never left waiting for it. Two tile-row
+    buffers take turns (one written, one filled); the dataset is used by one thread only.
+    """
+    height, width = dst.height, dst.width
+    rows = min(TILE, height)
+    free = [np.empty((rows, width), dtype=np.float32) for _ in range(2)]
+    writing: deque[tuple[Future[None], np.ndarray]] = deque()
+    with ThreadPoolExecutor(max_workers=1) as writer:
+        acc = free.pop()
+        acc_r0 = filled = 0
+        for r0, block in blocks:
+            i = 0
+            while i < len(block):
+                n = min(len(block) - i, rows - filled)
+                acc[filled : filled + n] = block[i : i + n]
+                filled, i = filled + n, i + n
+                if filled == rows or acc_r0 + filled == height:
+                    part = acc[:filled]
+                    if overviews is not None:
+                        overviews.add(part)
+                    _to_nodata(part)
+                    window = Window(0, acc_r0, width, filled)
+                    writing.append((writer.submit(dst.write, part, 1, window=window), acc))
+                    acc_r0, filled = acc_r0 + filled, 0
+                    if free:
+                        acc = free.pop()
+                    else:  # reuse the buffer written before, once written
+                        done, acc = writing.popleft()
+                        done.result()
+            if progress is not None:
+                progress((r0 + block.shape[0]) / height)
+        for done, _ in writing:
+            done.result()
 
 
 def write_slope(
@@ -720,10 +869,9 @@ def write_slope(
     style = check_style(out, overwrite=overwrite) if style_steep_pct is not None else None
     info = open_dem(dem, z_unit=z_unit, band=band)
     warn_if_dem_far(info)  # measured in its own CRS: a DEM far from that CRS's zone has the wrong one
-    W = info.width
     with (
         atomic_output(out) as final,
-        rasterio.Env(GDAL_CACHEMAX=GDAL_CACHE_BYTES, GDAL_NUM_THREADS=gdal_threads(threads)),
+        rasterio.Env(GDAL_CACHEMAX=GDAL_CACHE_BYTES, GDAL_NUM_THREADS=gdal_threads(threads), GTIFF_DIRECT_IO=DIRECT_IO),
     ):
         # A COG is copied from a tiled GeoTIFF written beside it (the COG driver only copies).
         tmp = final.with_name(f".tiled.{final.name}") if cog else final
@@ -746,27 +894,8 @@ def write_slope(
                 dst.build_overviews(factors, Resampling.nearest)
                 dst.update_tags(ns="rio_overview", resampling="average")
                 overviews = _Overviews(tmp, factors)
-            # Rows are gathered into whole tile rows before writing: a partial tile row
-            # would be compressed, then read back and compressed again.
-            acc = np.empty((min(TILE, info.height), W), dtype=np.float32)
-            acc_r0 = filled = 0
-            for r0, block in iter_slope_blocks(
-                info, compute_edges=compute_edges, block_cells=block_cells, threads=threads
-            ):
-                i = 0
-                while i < len(block):
-                    n = min(len(block) - i, len(acc) - filled)
-                    acc[filled : filled + n] = block[i : i + n]
-                    filled, i = filled + n, i + n
-                    if filled == len(acc) or acc_r0 + filled == info.height:
-                        if factors:
-                            overviews.add(acc[:filled])
-                        np.nan_to_num(acc[:filled], copy=False, nan=NODATA)
-                        dst.write(acc[:filled], 1, window=Window(0, acc_r0, W, filled))
-                        acc_r0, filled = acc_r0 + filled, 0
-                if progress is not None:
-                    progress((r0 + block.shape[0]) / info.height)
-            del acc
+            blocks = iter_slope_blocks(info, compute_edges=compute_edges, block_cells=block_cells, threads=threads)
+            _write_tile_rows(dst, blocks, overviews if factors else None, progress)
         if factors:
             overviews.finish()
         if cog:
