@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import platform
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import shapely
@@ -125,3 +130,17 @@ def test_a_forked_child_reads_the_dem_without_waiting_on_the_parents_gdal_thread
     os.kill(pid, 9)
     os.waitpid(pid, 0)
     pytest.fail("the forked child hung reading the DEM")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt is Linux's")
+def test_few_malloc_arenas_is_glibcs_and_leaves_a_users_setting_alone() -> None:
+    """The screen command caps glibc's arenas (a million parcels: 600+ MB to about 550), unless the user chose."""
+    code = "from esc_gis._threads import few_malloc_arenas; print(few_malloc_arenas())"
+    env = {k: v for k, v in os.environ.items() if k != "MALLOC_ARENA_MAX"}
+    taken = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    glibc = platform.libc_ver()[0] == "glibc"
+    assert taken.stdout.strip() == str(glibc)
+    chosen = subprocess.run(
+        [sys.executable, "-c", code], env={**env, "MALLOC_ARENA_MAX": "8"}, capture_output=True, text=True, check=True
+    )
+    assert chosen.stdout.strip() == "False"
