@@ -3,12 +3,15 @@
 ``compare.py`` runs this script with ``PYTHONPATH`` set to a commit's ``src`` folder, so
 ``esc_gis`` is that commit's. Each mode writes a JSON result to ``RESULT``:
 
-``python _timed.py RESULT cli ARG ...``
+``python _timed.py RESULT cli [+MODULE ...] ARG ...``
     ``esc-gis ARG ...`` in this process. The imports are done before the clock starts, as in
     ``bench_screen.py`` and ``bench_scale.py``: the figure is the work, not Python's start.
+    A command imports its work's modules when it runs (so ``--help`` starts at once); each
+    ``+MODULE`` is imported before the clock starts too.
 ``python _timed.py RESULT floor IN OUT``
     The I/O floor of the screening: read ``IN`` with pyogrio (Arrow) and write the frame to
-    ``OUT`` as a GeoPackage, as ``bench_screen.py``'s floor does.
+    ``OUT`` as a GeoPackage, as ``bench_screen.py``'s floor does; geopandas (which pyogrio
+    imports on the first read) is imported before the clock starts.
 ``python _timed.py RESULT digest PATH``
     A digest of what ``PATH`` holds: a GeoPackage's feature rows in fid order (every column's
     bytes, geometry included), a raster's cells, any other file's bytes. Two commits that
@@ -36,8 +39,13 @@ def _hwm_mb() -> float:
 
 
 def run_cli(args: list[str]) -> dict[str, Any]:
-    """``esc-gis ARGS`` in this process, imports untimed."""
+    """``esc-gis ARGS`` in this process, imports untimed (``+MODULE`` arguments first)."""
+    import importlib
+
     from esc_gis.cli.main import cli
+
+    while args and args[0].startswith("+"):
+        importlib.import_module(args.pop(0)[1:])
 
     t0, cpu0 = time.perf_counter(), time.process_time()
     cli.main(args, standalone_mode=False)
@@ -46,6 +54,7 @@ def run_cli(args: list[str]) -> dict[str, Any]:
 
 def run_floor(src: str, dst: str) -> dict[str, Any]:
     """Read ``src`` and write it to ``dst``: what any screen must at least do."""
+    import geopandas  # noqa: F401  (pyogrio's reader imports it on first use)
     import pyogrio
 
     Path(dst).unlink(missing_ok=True)
