@@ -317,9 +317,16 @@ class _Neighbourhoods:
         edge *= z_to_ft
         self.left = 2 * edge[:, 0] - edge[:, 1]
         self.right = 2 * edge[:, 2] - edge[:, 3]
+        # The 3 x 3 window of every cell on the grid's outer ring, looked up by its flat index
+        # (sorted): the wavefronts meet them in most chunks, one lookup each.
+        r = np.arange(h)
+        c = np.arange(w)
+        self.ring_cells = np.unique(np.concatenate([c, (h - 1) * w + c, r * w, r * w + w - 1]))
+        rr, cc = np.divmod(self.ring_cells, w)
+        self.ring_windows = np.stack([self._ring_aware(rr + (k // 3 - 1), cc + (k % 3 - 1)) for k in range(9)], axis=1)
 
     def _scaled(self, idx: NDArray[np.intp]) -> FloatArray:
-        v = np.take(self.flat, idx, mode="clip")  # clipped: cells on the ring are redone below
+        v = np.take(self.flat, idx, mode="wrap")  # wrapped: cells on the ring are redone after
         v = v.astype(np.float64, copy=False)
         v *= self.z_to_ft
         return v
@@ -345,7 +352,7 @@ class _Neighbourhoods:
         w = self.w
         ring = np.flatnonzero(on_ring)
         if ring.size:
-            rr, cc = np.divmod(cells[ring], w)
+            at = np.searchsorted(self.ring_cells, cells[ring])
         centre: FloatArray | None = None
         cache: dict[int, FloatArray] = {}
 
@@ -356,7 +363,7 @@ class _Neighbourhoods:
             dr, dc = divmod(k, 3)
             v = self._scaled(cells + ((dr - 1) * w + dc - 1))
             if ring.size:
-                v[ring] = self._ring_aware(rr + (dr - 1), cc + (dc - 1))
+                v[ring] = self.ring_windows[at, k]
             if self.has_nan:
                 nan = np.isnan(v)
                 if nan.any():
