@@ -15,9 +15,11 @@ and the peak RSS (``ru_maxrss`` from ``os.wait4``) of each:
 
 esc
     a worker that reads the DEM with rasterio, runs :func:`esc_gis.soil.ls.ls_grid` on the
-    whole grid with the shipped profile's slope limit and slope-length cap, and writes LS as
-    a float32 GeoTIFF (tiled 512, deflate). It also reports the read, compute and write
-    times, and the tracemalloc peak of ``ls_grid`` alone (bytes a cell).
+    whole grid with the shipped profile's slope limit and slope-length cap (read from the
+    profile by :mod:`esc_gis.soil.tables`, which does not import geopandas), and writes LS as
+    a float32 GeoTIFF (tiled 512, deflate), a row of tiles at a time. It also reports the
+    read, compute and write times, and the tracemalloc peak of ``ls_grid`` alone (bytes a
+    cell).
 saga (the baseline)
     ``saga_cmd ta_hydrology 25`` ("LS-Factor, Field Based", O. Conrad) with Desmet & Govers
     1996 (``-METHOD 1``) and the aspect-dependent contour length (``-METHOD_AREA 1``), which
@@ -161,7 +163,11 @@ def task_generate(args: Result) -> Result:
 def _limits() -> tuple[float, float]:
     """The shipped profile's slope limit and slope-length cap."""
     from esc_gis.profile import load_profile
-    from esc_gis.soil.soil_loss import soil_loss_tables
+
+    try:  # the tables alone: importing soil_loss brings geopandas, ~75 MB of the esc peak
+        from esc_gis.soil.tables import soil_loss_tables
+    except ImportError:  # before the tables had their own module (commit-to-commit runs)
+        from esc_gis.soil.soil_loss import soil_loss_tables
 
     tables = soil_loss_tables(load_profile())
     return tables.max_slope_pct, tables.max_slope_length_ft
@@ -173,6 +179,7 @@ def task_esc(args: Result) -> Result:
 
     import numpy as np
     import rasterio
+    from rasterio.windows import Window
 
     from esc_gis.soil.ls import ls_grid
 
@@ -198,7 +205,11 @@ def task_esc(args: Result) -> Result:
     t0 = time.perf_counter()
     profile.update(dtype="float32", nodata=np.nan, tiled=True, blockxsize=TILE, blockysize=TILE, compress="deflate")
     with rasterio.open(args["out"], "w", **profile) as dst:
-        dst.write(g.ls.astype(np.float32), 1)
+        # A row of tiles at a time: a float32 copy of the whole grid would be 4 bytes a cell
+        # at the peak (the file is the same byte for byte).
+        for r0 in range(0, g.ls.shape[0], TILE):
+            band = g.ls[r0 : r0 + TILE]
+            dst.write(band.astype(np.float32), 1, window=Window(0, r0, band.shape[1], band.shape[0]))
     t_write = time.perf_counter() - t0
     return {
         "read_s": t_read,

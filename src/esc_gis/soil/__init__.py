@@ -60,7 +60,7 @@ _OTHER = {
     "SoilLossResult": "soil_loss",
     "read_ei_distribution": "soil_loss",
     "soil_loss": "soil_loss",
-    "soil_loss_tables": "soil_loss",
+    "soil_loss_tables": "tables",  # without the site machinery's geopandas
 }
 _LAZY = {
     name: f"esc_gis.soil.{_OTHER[name]}"
@@ -95,6 +95,7 @@ if TYPE_CHECKING:
         usle_slope_length_exponent_m,
     )
     from esc_gis.soil.schedule import Phase, Window, read_schedule, validate_schedule, windows
-    from esc_gis.soil.soil_loss import SoilLossResult, read_ei_distribution, soil_loss, soil_loss_tables
+    from esc_gis.soil.soil_loss import SoilLossResult, read_ei_distribution, soil_loss
+    from esc_gis.soil.tables import soil_loss_tables
 
 __getattr__ = lazy_getattr(__name__, _LAZY)
