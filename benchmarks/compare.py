@@ -198,11 +198,11 @@ SAME_CO = ("TILED=YES", "BLOCKXSIZE=512", "BLOCKYSIZE=512", "COMPRESS=DEFLATE", 
 
 
 def _overview_levels(size: int) -> list[str]:
-    out, f = [], 2
-    while size / f >= 256:
-        out.append(str(f))
-        f *= 2
-    return out
+    """esc's overview levels for gdaladdo, as bench_slope.py gives them (a standard-library module)."""
+    sys.path.insert(0, str(HERE))
+    from bench_slope import overview_levels
+
+    return overview_levels(size)
 
 
 def _slope_gdaldem(size: int, overviews: bool = False) -> Callable[[dict[str, str], Path], Step]:
