@@ -369,8 +369,11 @@ def test_the_archive_keeps_every_photo_byte_for_byte_with_its_checksum(
         insp = list(csv.DictReader(io.StringIO(z.read("inspections.csv").decode())))
     assert {
         "inspections.csv",
+        "inspections.csvt",
         "deficiencies.csv",
+        "deficiencies.csvt",
         "photos.csv",
+        "photos.csvt",
         "SHA256SUMS",
         f"photos/{ph.id}-east_fence.png",
     } == names
