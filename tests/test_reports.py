@@ -384,6 +384,12 @@ def test_the_archive_keeps_every_photo_byte_for_byte_with_its_checksum(
     ]
     assert insp[0]["inspector"] == INSPECTOR and insp[0]["inspected_at_utc"] == AT.isoformat()
     assert float(insp[0]["location_x"]) == pytest.approx(reg.get(number).site.centroid.x)
+    # Each table's .csvt beside it in the archive: GDAL reads it there with its numbers as numbers.
+    from .test_csvt import ogr_types
+
+    types = ogr_types(f"/vsizip/{out}/inspections.csv")
+    assert (types["id"], types["location_x"], types["inspected_at_utc"]) == ("Integer64", "Real", "String"), types
+    assert ogr_types(f"/vsizip/{out}/photos.csv")["size_bytes"] == "Integer64"
     # A damaged archive is caught on reading back.
     damaged = tmp_path / "damaged.zip"
     with zipfile.ZipFile(out) as z, zipfile.ZipFile(damaged, "w") as w:

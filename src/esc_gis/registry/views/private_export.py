@@ -128,8 +128,8 @@ def export_inspections(reg: Registry, target: str | os.PathLike[str], *, overwri
                     "work_done": r.work_done,
                     "phase": r.phase,
                     "recorded_by": r.recorded_by,
-                    "location_x": None if loc is None else repr(loc.x),
-                    "location_y": None if loc is None else repr(loc.y),
+                    "location_x": None if loc is None else loc.x,
+                    "location_y": None if loc is None else loc.y,
                     "crs": crs,
                     # Who inspected (holder or office; empty before it was recorded) and the checklist.
                     "inspected_by": r.by,
