@@ -201,7 +201,7 @@ def test_soil_loss_phases_and_windows_are_typed(tmp_path: Path) -> None:
 
 
 def test_registry_csvs_are_typed(reg, target: str, layers_path, tmp_path: Path) -> None:
-    """Fee receipts and the office summary: amounts Real, days Date (the archive's: test_reports)."""
+    """The export, fee receipts and the office summary: amounts Real, days Date (the archive's: test_reports)."""
     from .conftest import add_active, pay_application_fee
 
     number = add_active(reg)
@@ -215,6 +215,10 @@ def test_registry_csvs_are_typed(reg, target: str, layers_path, tmp_path: Path) 
     assert (types["amount"], types["paid_on"], types["recorded_at"], types["receipt"]) == (
         "Real", "Date", "DateTime", "String",
     )  # fmt: skip
+    public = tmp_path / "permits.csv"  # the registry's export: a layer, written as screen's CSV is
+    assert run_permits("export", target, "-o", str(public), *lay).exit_code == 0
+    types = ogr_types(public)
+    assert types["permit_number"] == "String" and "Real" in types.values(), types
     summary = tmp_path / "summary.csv"
     args = ("--from", "2026-11-01", "--to", "2026-11-30", "-o", str(summary), *lay)
     assert run_permits("summary", target, *args).exit_code == 0
