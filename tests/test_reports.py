@@ -181,6 +181,10 @@ def test_the_log_lists_every_inspection_of_the_period_across_permits(
     ]
     assert (rows[0]["deficiencies"], rows[0]["open_repairs"], rows[0]["photos"]) == ("2", "1", "1")
     assert _mode(out) == 0o600
+    from .test_csvt import ogr_types  # its .csvt: GDAL reads the counts as numbers
+
+    types = ogr_types(out)
+    assert {types[c] for c in ("report", "deficiencies", "open_repairs", "photos")} == {"Integer64"}, types
     html_out = tmp_path / "log.html"
     args = ("--from", "2026-11-16", "--to", "2026-11-20", "-o", str(html_out), "--layers", str(layers_path))
     assert run_permits("report", target, *args).exit_code == 0
