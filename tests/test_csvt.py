@@ -125,6 +125,22 @@ def test_the_types_read_back_with_their_values_in_gdal(tmp_path: Path) -> None:
     assert "ok (Integer(Boolean)) = 0" in r.stdout
 
 
+def test_a_csv_reads_back_with_its_types_ids_still_text(tmp_path: Path) -> None:
+    """read_layer (so map, permits import) reads the .csvt: ids keep leading zeros, numbers and flags are typed."""
+    from esc_gis.io import read_layer
+
+    site = box(746000, 505000, 746100, 505100)  # in the Village's CRS's area
+    frame = gpd.GeoDataFrame(
+        {"site_id": ["007", "8"], "area_sqft": [1.5, 2.0], "ok": [True, False], "lots": [3, 4]},
+        geometry=[site, site],
+        crs="EPSG:7594",
+    )
+    back = read_layer(write_layer(frame, tmp_path / "r.csv"))
+    assert back["site_id"].tolist() == ["007", "8"] and back["area_sqft"].tolist() == [1.5, 2.0]
+    assert back["ok"].tolist() == [True, False] and back["lots"].tolist() == [3, 4]
+    assert pd.api.types.is_integer_dtype(back["lots"]) and back.crs.to_epsg() == 7594
+
+
 # --- A sidecar like the .prj: checked, replaced with its CSV, never stale ------------------
 
 

@@ -331,9 +331,13 @@ _MEASURE_SUFFIXES = ("_sqft", "_acres", "_ft", "_pct", "_share", "_cuyd")
 def _read_csv(p: Path, where: str | None) -> gpd.GeoDataFrame | pd.DataFrame:
     """Read a CSV layer: geometry as WKT in ``geometry`` (or ``WKT``), its CRS in a ``crs`` column.
 
-    Everything is read as text, so ids keep their leading zeros; then columns named for a
-    measure (``*_sqft``, ``*_ft``, ...) become numbers and columns holding only True/False
-    become booleans: a screening CSV reads back with the types it was written with.
+    A CSV with a ``.csvt`` beside it (every CSV esc-gis writes: :mod:`esc_gis._csvt`) is read
+    with the types it names, as GDAL reads it: text stays text (ids keep their leading zeros),
+    numbers are numbers, and booleans with a null come back as GDAL gives them from a
+    GeoPackage too (1.0, 0.0, NaN). Without one, everything is read as text, so ids keep their
+    leading zeros; then columns named for a measure (``*_sqft``, ``*_ft``, ...) become numbers
+    and columns holding only True/False become booleans: a screening CSV reads back with the
+    types it was written with either way.
     """
     raw = pyogrio.read_dataframe(
         p, where=where, GEOM_POSSIBLE_NAMES="geometry,WKT", KEEP_GEOM_COLUMNS="NO", EMPTY_STRING_AS_NULL="YES"
