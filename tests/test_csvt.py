@@ -141,6 +141,21 @@ def test_a_csv_reads_back_with_its_types_ids_still_text(tmp_path: Path) -> None:
     assert pd.api.types.is_integer_dtype(back["lots"]) and back.crs.to_epsg() == 7594
 
 
+def test_batches_are_typed_together_so_the_csvt_matches_every_row(tmp_path: Path) -> None:
+    """A column empty in the first batch is typed by a later one; integers then floats are Real."""
+    from esc_gis.io import csv_output
+    from esc_gis.screening.write import batch_table, write_tables
+
+    fmt = "CSV (geometry as WKT)"
+    first = gpd.GeoDataFrame({"later": [None], "n": [1]}, geometry=[box(0, 0, 1, 1)], crs="EPSG:7594")
+    second = gpd.GeoDataFrame({"later": [2.5], "n": [1.5]}, geometry=[box(0, 0, 1, 1)], crs="EPSG:7594")
+    out = tmp_path / "b.csv"
+    with csv_output(out, "EPSG:7594") as tmp:
+        assert write_tables(tmp, fmt, "screening", iter([batch_table(first, fmt), batch_table(second, fmt)])) == 2
+    assert csvt_path(out).read_text() == '"Real","Real","WKT"\n'
+    assert ogr_types(out) == {"later": "Real", "n": "Real", "WKT": "String"}
+
+
 # --- A sidecar like the .prj: checked, replaced with its CSV, never stale ------------------
 
 
