@@ -180,6 +180,17 @@ def test_a_csvt_that_is_an_input_is_never_written_over(tmp_path: Path) -> None:
     assert mine.read_text() == '"Integer"\n' and not (tmp_path / "a.csv").exists()
 
 
+def test_an_input_csvs_own_csvt_is_part_of_the_input(tmp_path: Path) -> None:
+    """``-o sites.CSV`` beside the input ``sites.csv`` (another file on Linux) would share its .csvt: refused."""
+    frame = gpd.GeoDataFrame({"area_sqft": [1.5]}, geometry=[box(0, 0, 1, 1)], crs="EPSG:7594")
+    (tmp_path / "sites.csv").write_text("site_id,WKT\n")
+    theirs = csvt_path(tmp_path / "sites.csv")
+    theirs.write_text('"String","WKT"\n')
+    with protected_inputs(tmp_path / "sites.csv"), pytest.raises(OutputIsInputError, match=r"sites\.csvt"):
+        write_layer(frame, tmp_path / "sites.CSV")
+    assert theirs.read_text() == '"String","WKT"\n' and not (tmp_path / "sites.CSV").exists()
+
+
 def test_a_failed_write_leaves_neither_the_csv_nor_its_csvt(tmp_path: Path) -> None:
     out = tmp_path / "t.csv"
     with pytest.raises(RuntimeError), csv_table_output(out) as tmp:

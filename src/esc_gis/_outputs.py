@@ -125,6 +125,9 @@ def _input_files(values: Iterable[object]) -> tuple[Path, ...]:
             found.append(f)
             if f.suffix.lower() == ".toml" and f.is_file():
                 found += _named_in_toml(f)
+            elif f.suffix.lower() == ".csv":
+                # GDAL reads a CSV with its CRS and column types beside it: part of the input.
+                found += [f.with_suffix(".prj"), csvt_path(f)]
     return tuple(found)
 
 
