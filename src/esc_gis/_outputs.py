@@ -139,7 +139,8 @@ def protected_inputs(*inputs: object) -> Iterator[tuple[Path, ...]]:
     ----------
     *inputs : path, str, list of them, or None
         The files and folders the work reads. A ``.toml`` input (a layer set, a profile)
-        also protects every ``path = ...`` it names. Database URLs and None are ignored.
+        also protects every ``path = ...`` it names, and a ``.csv`` input the ``.prj`` and
+        ``.csvt`` GDAL reads with it. Database URLs and None are ignored.
 
     Yields
     ------
