@@ -10,18 +10,18 @@ checks a CSV's ``.csvt``), and never left behind from an earlier run.
 The types come from one place, :func:`column_kinds` / :func:`frame_types` for a pandas frame and
 :func:`row_types` for rows of Python values, so every writer types its columns alike:
 
-==================================  ==================  ==============================
-values                              ``.csvt`` type      written as
-==================================  ==================  ==============================
-integers (any width, nullable)      ``Integer64``       ``12``
-integers of 32 bits or fewer        ``Integer``         ``12``
-floats, or integers mixed with them ``Real``            ``12.5``
-booleans                            ``Integer(Boolean)`` ``True`` / ``False``
-dates                               ``Date``            ``2024-05-01``
-dates with a time                   ``DateTime``        ``2024-05-01 10:00:00``
-the geometry (the ``WKT`` column)   ``WKT``             ``POLYGON ((...))``
-anything else, or only empty cells  ``String``          text
-==================================  ==================  ==============================
+===================================  ====================  =======================
+values                               ``.csvt`` type        written as
+===================================  ====================  =======================
+64-bit integers (pandas' default)   ``Integer64``         ``12``
+integers of 32 bits or fewer         ``Integer``           ``12``
+floats, or integers mixed with them  ``Real``              ``12.5``
+booleans                             ``Integer(Boolean)``  ``True`` / ``False``
+dates                                ``Date``              ``2024-05-01``
+dates with a time                    ``DateTime``          ``2024-05-01 10:00:00``
+the geometry (the ``WKT`` column)    ``WKT``               ``POLYGON ((...))``
+anything else, or only empty cells   ``String``            text
+===================================  ====================  =======================
 
 Kept free of heavy imports (pandas is imported only to type a frame): the registry's CSVs use it
 without loading numpy.
