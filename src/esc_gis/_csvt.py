@@ -13,7 +13,7 @@ The types come from one place, :func:`column_kinds` / :func:`frame_types` for a 
 ===================================  ====================  =======================
 values                               ``.csvt`` type        written as
 ===================================  ====================  =======================
-64-bit integers (pandas' default)   ``Integer64``         ``12``
+64-bit integers (pandas' default)    ``Integer64``         ``12``
 integers of 32 bits or fewer         ``Integer``           ``12``
 floats, or integers mixed with them  ``Real``              ``12.5``
 booleans                             ``Integer(Boolean)``  ``True`` / ``False``
