@@ -181,6 +181,10 @@ def test_the_log_lists_every_inspection_of_the_period_across_permits(
     ]
     assert (rows[0]["deficiencies"], rows[0]["open_repairs"], rows[0]["photos"]) == ("2", "1", "1")
     assert _mode(out) == 0o600
+    from .test_csvt import ogr_types  # its .csvt: GDAL reads the counts as numbers
+
+    types = ogr_types(out)
+    assert {types[c] for c in ("report", "deficiencies", "open_repairs", "photos")} == {"Integer64"}, types
     html_out = tmp_path / "log.html"
     args = ("--from", "2026-11-16", "--to", "2026-11-20", "-o", str(html_out), "--layers", str(layers_path))
     assert run_permits("report", target, *args).exit_code == 0
@@ -369,8 +373,11 @@ def test_the_archive_keeps_every_photo_byte_for_byte_with_its_checksum(
         insp = list(csv.DictReader(io.StringIO(z.read("inspections.csv").decode())))
     assert {
         "inspections.csv",
+        "inspections.csvt",
         "deficiencies.csv",
+        "deficiencies.csvt",
         "photos.csv",
+        "photos.csvt",
         "SHA256SUMS",
         f"photos/{ph.id}-east_fence.png",
     } == names
@@ -381,6 +388,12 @@ def test_the_archive_keeps_every_photo_byte_for_byte_with_its_checksum(
     ]
     assert insp[0]["inspector"] == INSPECTOR and insp[0]["inspected_at_utc"] == AT.isoformat()
     assert float(insp[0]["location_x"]) == pytest.approx(reg.get(number).site.centroid.x)
+    # Each table's .csvt beside it in the archive: GDAL reads it there with its numbers as numbers.
+    from .test_csvt import ogr_types
+
+    types = ogr_types(f"/vsizip/{out}/inspections.csv")
+    assert (types["id"], types["location_x"], types["inspected_at_utc"]) == ("Integer64", "Real", "String"), types
+    assert ogr_types(f"/vsizip/{out}/photos.csv")["size_bytes"] == "Integer64"
     # A damaged archive is caught on reading back.
     damaged = tmp_path / "damaged.zip"
     with zipfile.ZipFile(out) as z, zipfile.ZipFile(damaged, "w") as w:

@@ -16,7 +16,8 @@ and no output ever eats an input:
   share one. A sidecar whose output is gone is stale and is replaced without ``overwrite``
   (:func:`check_sidecar`); one the run does not write again is removed (:func:`drop_sidecar`).
   A raster's QGIS style keeps the raster's stem (``slope.qml``), the only name QGIS loads
-  with the raster (:func:`check_style`).
+  with the raster (:func:`check_style`). A CSV's column types go in ``<stem>.csvt``
+  (:func:`csvt_path`), the name GDAL reads; :func:`check_target` checks it with its CSV.
 
 Every output is written by :func:`atomic_output`: under its final name in a private folder
 beside the target, then given its mode and renamed into place. So a failure leaves nothing
@@ -37,6 +38,7 @@ __all__ = [
     "check_sidecar",
     "check_style",
     "check_target",
+    "csvt_path",
     "drop_sidecar",
     "output_mode",
     "protected_inputs",
@@ -123,6 +125,9 @@ def _input_files(values: Iterable[object]) -> tuple[Path, ...]:
             found.append(f)
             if f.suffix.lower() == ".toml" and f.is_file():
                 found += _named_in_toml(f)
+            elif f.suffix.lower() == ".csv":
+                # GDAL reads a CSV with its CRS and column types beside it: part of the input.
+                found += [f.with_suffix(".prj"), csvt_path(f)]
     return tuple(found)
 
 
@@ -134,7 +139,8 @@ def protected_inputs(*inputs: object) -> Iterator[tuple[Path, ...]]:
     ----------
     *inputs : path, str, list of them, or None
         The files and folders the work reads. A ``.toml`` input (a layer set, a profile)
-        also protects every ``path = ...`` it names. Database URLs and None are ignored.
+        also protects every ``path = ...`` it names, and a ``.csv`` input the ``.prj`` and
+        ``.csvt`` GDAL reads with it. Database URLs and None are ignored.
 
     Yields
     ------
@@ -271,6 +277,9 @@ def check_output_file(
 def check_target(p: Path, *, overwrite: bool) -> None:
     """Refuse a folder, an input, an existing file (unless ``overwrite``), and a missing or unwritable folder.
 
+    A ``.csv``'s ``.csvt`` (:func:`csvt_path`, its column types) is checked with it: replaced
+    with the CSV, and replaced without ``overwrite`` when its CSV is gone (it is stale).
+
     Parameters
     ----------
     p : pathlib.Path
@@ -305,6 +314,9 @@ def check_target(p: Path, *, overwrite: bool) -> None:
         msg = f"{str(p)!r}: {str(folder)!r} is a file, not a folder; name the output in a folder."
         raise OutputFormatError(msg)
     _probe_folder(folder)
+    if p.suffix.lower() == ".csv":
+        # Its column types (esc_gis._csvt) are replaced with it; a stale one (its CSV gone) never blocks.
+        check_target(csvt_path(p), overwrite=overwrite or not p.exists())
 
 
 def sidecar_path(output: str | os.PathLike[str], role: str, suffix: str | None = None) -> Path:
@@ -334,6 +346,19 @@ def sidecar_path(output: str | os.PathLike[str], role: str, suffix: str | None =
     return p.with_name(f"{p.name}.{role}{p.suffix if suffix is None else suffix}")
 
 
+def csvt_path(csv_file: str | os.PathLike[str]) -> Path:
+    """Return where a CSV's column types go: ``<stem>.csvt``, the name GDAL's CSV driver reads beside it.
+
+    Examples
+    --------
+    >>> csvt_path("out/screening.csv").as_posix()
+    'out/screening.csvt'
+    >>> csvt_path("out/screening.gpkg.run_findings.csv").as_posix()
+    'out/screening.gpkg.run_findings.csvt'
+    """
+    return Path(csv_file).with_suffix(".csvt")
+
+
 def check_sidecar(side: str | os.PathLike[str], output: str | os.PathLike[str], *, overwrite: bool) -> Path:
     """Check a sidecar before any work: as its output, but a stale one (its output gone) never blocks.
 
@@ -348,8 +373,13 @@ def check_sidecar(side: str | os.PathLike[str], output: str | os.PathLike[str], 
 
 
 def drop_sidecar(side: str | os.PathLike[str]) -> None:
-    """Remove a sidecar this run did not write again (checked by :func:`check_sidecar`): it describes another run."""
+    """Remove a sidecar this run did not write again (checked by :func:`check_sidecar`): it describes another run.
+
+    A CSV's ``.csvt`` (:func:`csvt_path`) goes with it.
+    """
     Path(side).unlink(missing_ok=True)
+    if Path(side).suffix.lower() == ".csv":
+        csvt_path(side).unlink(missing_ok=True)
 
 
 def style_path(raster: str | os.PathLike[str]) -> Path:

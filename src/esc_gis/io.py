@@ -23,6 +23,7 @@ __all__ = [
     "run_findings_path",
     "unreadable_message",
     "unreadable_reason",
+    "write_csv",
     "write_layer",
     "write_run_findings",
 ]
@@ -43,6 +44,7 @@ import pandas as pd
 import pyogrio
 import shapely
 
+from esc_gis._csvt import csv_table_output, frame_types, write_csvt
 from esc_gis._outputs import atomic_output, check_output_file, check_sidecar, check_target, drop_sidecar, sidecar_path
 from esc_gis.crs import check_coordinates
 from esc_gis.errors import CRSError, LayerReadError, LayerSetError, OutputExistsError, OutputFormatError
@@ -329,9 +331,13 @@ _MEASURE_SUFFIXES = ("_sqft", "_acres", "_ft", "_pct", "_share", "_cuyd")
 def _read_csv(p: Path, where: str | None) -> gpd.GeoDataFrame | pd.DataFrame:
     """Read a CSV layer: geometry as WKT in ``geometry`` (or ``WKT``), its CRS in a ``crs`` column.
 
-    Everything is read as text, so ids keep their leading zeros; then columns named for a
-    measure (``*_sqft``, ``*_ft``, ...) become numbers and columns holding only True/False
-    become booleans: a screening CSV reads back with the types it was written with.
+    A CSV with a ``.csvt`` beside it (every CSV esc-gis writes: :mod:`esc_gis._csvt`) is read
+    with the types it names, as GDAL reads it: text stays text (ids keep their leading zeros),
+    numbers are numbers, and booleans with a null come back as GDAL gives them from a
+    GeoPackage too (1.0, 0.0, NaN). Without one, everything is read as text, so ids keep their
+    leading zeros; then columns named for a measure (``*_sqft``, ``*_ft``, ...) become numbers
+    and columns holding only True/False become booleans: a screening CSV reads back with the
+    types it was written with either way.
     """
     raw = pyogrio.read_dataframe(
         p, where=where, GEOM_POSSIBLE_NAMES="geometry,WKT", KEEP_GEOM_COLUMNS="NO", EMPTY_STRING_AS_NULL="YES"
@@ -549,11 +555,12 @@ def _prj_text(crs: Any) -> str:
 
 @contextmanager
 def csv_output(path: str | os.PathLike[str], crs: Any | None, *, private: bool = False) -> Iterator[Path]:
-    """Yield where to write a CSV layer; on success put it and its ``.prj`` (its CRS) in place, together.
+    """Yield where to write a CSV layer; on success put it, its ``.prj`` (its CRS) and ``.csvt`` in place, together.
 
     GDAL's CSV driver (so ``ogrinfo``, QGIS's Add Layer and pyogrio) reads the geometry from the
-    ``WKT`` column and the CRS from the ``.prj`` beside the file. Both are written by
-    :func:`~esc_gis._outputs.atomic_output`: if the writing fails, neither appears. A layer
+    ``WKT`` column, the CRS from the ``.prj`` and the column types from the ``.csvt`` beside the
+    file (the writer writes the types: :func:`write_csv`). All are written by
+    :func:`~esc_gis._outputs.atomic_output`: if the writing fails, none appears. A layer
     without a CRS gets no ``.prj``, and a stale one of the same stem is removed.
 
     Raises
@@ -564,13 +571,23 @@ def csv_output(path: str | os.PathLike[str], crs: Any | None, *, private: bool =
     p = Path(path)
     prj = prj_path(p)
     if crs is None:
-        with atomic_output(p, private=private) as tmp:
+        with csv_table_output(p, private=private) as tmp:
             yield tmp
         drop_sidecar(prj)
         return
-    with atomic_output(p, private=private) as tmp, atomic_output(prj) as tmp_prj:
+    with csv_table_output(p, private=private) as tmp, atomic_output(prj) as tmp_prj:
         yield tmp
         tmp_prj.write_text(_prj_text(crs), encoding="utf-8")
+
+
+def write_csv(frame: pd.DataFrame, path: str | os.PathLike[str], *, wkt: str | None = None) -> None:
+    """Write ``frame`` as CSV at ``path`` (without its index) and its column types in the ``.csvt`` beside it.
+
+    ``path`` is where :func:`csv_output` or :func:`esc_gis._csvt.csv_table_output` yielded, so
+    both are put in place together. ``wkt`` names the geometry column (GDAL's type ``WKT``).
+    """
+    frame.to_csv(path, index=False)
+    write_csvt(path, frame_types(frame, wkt=wkt))
 
 
 def _to_csv_frame(gdf: gpd.GeoDataFrame) -> pd.DataFrame:
@@ -650,7 +667,7 @@ def write_layer(
     # file, and a failure leaves nothing behind.
     if fmt.startswith("CSV"):
         with csv_output(p, gdf.crs, private=private) as tmp:
-            _to_csv_frame(gdf).to_csv(tmp, index=False)
+            write_csv(_to_csv_frame(gdf), tmp, wkt="WKT")
         return p
     with atomic_output(p, private=private) as tmp:
         if fmt == "GeoPackage":
@@ -757,6 +774,6 @@ def write_run_findings(
         drop_sidecar(target)
         return None
     table = pd.DataFrame([{c: f.get(c, "") for c in RUN_FINDINGS_COLUMNS} for f in findings])
-    with atomic_output(target) as tmp:
-        table.to_csv(tmp, index=False)
+    with csv_table_output(target) as tmp:
+        write_csv(table, tmp)
     return target

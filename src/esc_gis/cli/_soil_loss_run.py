@@ -11,10 +11,11 @@ import numpy as np
 import pandas as pd
 import shapely
 
-from esc_gis._outputs import atomic_output, check_sidecar, sidecar_path, style_path
+from esc_gis._csvt import csv_table_output
+from esc_gis._outputs import check_sidecar, sidecar_path, style_path
 from esc_gis.crs import measuring_crs, warn_if_far_from_zone
 from esc_gis.errors import LayerReadError, ValidationError
-from esc_gis.io import check_output_path, read_layer, write_layer
+from esc_gis.io import check_output_path, read_layer, write_csv, write_layer
 from esc_gis.profile import load_profile
 from esc_gis.soil.raster import check_raster_paths
 from esc_gis.soil.schedule import read_schedule
@@ -146,8 +147,8 @@ def run(
     )
     write_layer(res.sites, output, overwrite=overwrite, layer="soil_loss")
     for table, side in ((res.phases, phases_out), (res.windows, windows_out)):
-        with atomic_output(side) as tmp:
-            table.to_csv(tmp, index=False)
+        with csv_table_output(side) as tmp:
+            write_csv(table, tmp)  # with its .csvt: GDAL and QGIS read its numbers as numbers
     if not quiet:
         _summary(res, output, phases_out, windows_out, raster)
 

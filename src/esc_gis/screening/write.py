@@ -355,12 +355,24 @@ def _write_parquet(path: Path, box: list[pa.Table], rest: Iterator[pa.Table]) ->
 
 
 def _write_csv(path: Path, box: list[pa.Table], rest: Iterator[pa.Table]) -> int:
-    """Append each table's rows as the whole-file run's CSV writes them, the header once."""
+    """Append each table's rows as the whole-file run's CSV writes them, the header once; then the ``.csvt``.
+
+    The columns' types are every batch's together (a column empty in the first batch is typed
+    by the later ones, one of integers in one batch and floats in another is Real), so the
+    ``.csvt`` is written last, beside the file (:func:`esc_gis.io.csv_output` puts both in place).
+    """
+    from esc_gis._csvt import column_kinds, merge_kinds, types_of, write_csvt
+
     count = 0
+    kinds: list[str | None] = []
     with path.open("w", newline="") as f:
         for i, table in enumerate(_chain(box, rest)):
-            table.to_pandas().to_csv(f, index=False, header=i == 0)
+            frame = table.to_pandas()
+            frame.to_csv(f, index=False, header=i == 0)
+            batch = column_kinds(frame, wkt="WKT")
+            kinds = [merge_kinds(a, b) for a, b in zip(kinds, batch, strict=False)] if kinds else batch
             count += table.num_rows
+    write_csvt(path, types_of(kinds))
     return count
 
 

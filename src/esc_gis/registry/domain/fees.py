@@ -258,7 +258,8 @@ def write_receipts(fees: list[Fee], path: str | Path, *, overwrite: bool = False
     """
     import csv
 
-    from esc_gis._outputs import atomic_output, check_output_file
+    from esc_gis._csvt import csv_table_output, row_types, write_csvt
+    from esc_gis._outputs import check_output_file
 
     p = check_output_file(path, suffixes=(".csv",), kind="receipts are written as CSV", overwrite=overwrite)
     cols = (
@@ -272,9 +273,11 @@ def write_receipts(fees: list[Fee], path: str | Path, *, overwrite: bool = False
         "recorded_at",
     )
     # Private (mode 0600, even while written), and whole or not at all.
-    with atomic_output(p, private=True) as tmp, tmp.open("w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(cols)
-        for f in fees:
-            w.writerow([f"{f.amount:.2f}" if c == "amount" else spreadsheet_text(getattr(f, c)) for c in cols])
+    with csv_table_output(p, private=True) as tmp:
+        with tmp.open("w", newline="", encoding="utf-8") as fh:
+            w = csv.writer(fh)
+            w.writerow(cols)
+            for f in fees:
+                w.writerow([f"{f.amount:.2f}" if c == "amount" else spreadsheet_text(getattr(f, c)) for c in cols])
+        write_csvt(tmp, row_types(len(cols), ([getattr(f, c) for c in cols] for f in fees)))
     return p

@@ -128,8 +128,8 @@ def export_inspections(reg: Registry, target: str | os.PathLike[str], *, overwri
                     "work_done": r.work_done,
                     "phase": r.phase,
                     "recorded_by": r.recorded_by,
-                    "location_x": None if loc is None else repr(loc.x),
-                    "location_y": None if loc is None else repr(loc.y),
+                    "location_x": None if loc is None else loc.x,
+                    "location_y": None if loc is None else loc.y,
                     "crs": crs,
                     # Who inspected (holder or office; empty before it was recorded) and the checklist.
                     "inspected_by": r.by,
@@ -166,10 +166,19 @@ def export_inspections(reg: Registry, target: str | os.PathLike[str], *, overwri
                         "file": f"photos/{ph.id}-{_UNSAFE.sub('_', ph.filename) or 'photo'}",
                     }
                 )
+    from esc_gis._csvt import csvt_text, row_types
+
     with atomic_output(p, private=True) as tmp, zipfile.ZipFile(tmp, "w") as z:
-        for name, rows in (("inspections.csv", inspections), ("deficiencies.csv", deficiencies)):
-            z.writestr(name, _csv(rows, ARCHIVE_FILES[name]), compress_type=zipfile.ZIP_DEFLATED)
-        z.writestr("photos.csv", _csv(photos, ARCHIVE_FILES["photos.csv"]), compress_type=zipfile.ZIP_DEFLATED)
+        for name, rows in (
+            ("inspections.csv", inspections),
+            ("deficiencies.csv", deficiencies),
+            ("photos.csv", photos),
+        ):
+            columns = ARCHIVE_FILES[name]
+            z.writestr(name, _csv(rows, columns), compress_type=zipfile.ZIP_DEFLATED)
+            # Its column types beside it, as GDAL reads them (ogrinfo /vsizip/inspections.zip/photos.csv).
+            types = row_types(len(columns), ([row.get(c) for c in columns] for row in rows))
+            z.writestr(name.replace(".csv", ".csvt"), csvt_text(types))
         for row in photos:
             data = reg.photo(int(row["id"])).data or b""  # checked against its SHA-256 by the registry
             z.writestr(row["file"], data, compress_type=zipfile.ZIP_STORED)  # photos are compressed already

@@ -496,7 +496,7 @@ def write_inspection_log(
     ToolError
         For a PDF, if Chromium is missing or fails.
     """
-    from esc_gis._outputs import atomic_output, check_output_file
+    from esc_gis._outputs import check_output_file
 
     p = check_output_file(
         target,
@@ -509,10 +509,14 @@ def write_inspection_log(
     _period_check(start, end)
     rows = log_rows(reg.permits(), start, end, reg.profile)
     if p.suffix.lower() == ".csv":
-        with atomic_output(p, private=True) as tmp, tmp.open("w", newline="", encoding="utf-8") as fh:
-            w = csv.DictWriter(fh, fieldnames=LOG_COLUMNS)
-            w.writeheader()
-            w.writerows({k: spreadsheet_text(v) for k, v in row.items()} for row in rows)
+        from esc_gis._csvt import csv_table_output, row_types, write_csvt
+
+        with csv_table_output(p, private=True) as tmp:
+            with tmp.open("w", newline="", encoding="utf-8") as fh:
+                w = csv.DictWriter(fh, fieldnames=LOG_COLUMNS)
+                w.writeheader()
+                w.writerows({k: spreadsheet_text(v) for k, v in row.items()} for row in rows)
+            write_csvt(tmp, row_types(len(LOG_COLUMNS), ([row.get(c) for c in LOG_COLUMNS] for row in rows)))
     else:
         _write(log_html(rows, start, end, profile=reg.profile), p)
     return len(rows)

@@ -362,17 +362,21 @@ def write_summary(
     OutputFormatError, OutputExistsError
         If the path is not .csv or .html, or exists without ``overwrite``.
     """
+    from esc_gis._csvt import csv_table_output, row_types, write_csvt
     from esc_gis._outputs import atomic_output, check_output_file
 
     p = check_output_file(
         target, suffixes=SUFFIXES, kind="the office summary is written as CSV or HTML", overwrite=overwrite
     )
-    with atomic_output(p, private=True) as tmp:
-        if p.suffix.lower() == ".csv":
+    if p.suffix.lower() == ".csv":
+        with csv_table_output(p, private=True) as tmp:
             with tmp.open("w", newline="", encoding="utf-8") as fh:
                 w = csv.writer(fh)
                 w.writerow(SUMMARY_COLUMNS)
                 for r in rows:
                     w.writerow([r.section, r.measure, f"{r.value:.2f}" if isinstance(r.value, float) else r.value])
-        else:
+            # Typed by the values, not their text: counts and amounts together are Real.
+            write_csvt(tmp, row_types(len(SUMMARY_COLUMNS), ((r.section, r.measure, r.value) for r in rows)))
+    else:
+        with atomic_output(p, private=True) as tmp:
             tmp.write_text(_html(rows, start, end, profile), encoding="utf-8")
