@@ -272,3 +272,8 @@ def test_a_copied_geopackage_opens_in_ogrinfo_without_a_warning(place, layer_set
     )
     assert "Warning" not in out.stderr and "ERROR" not in out.stderr, out.stderr
     assert "Layer name: permits" in out.stdout and "Feature Count: 2" in out.stdout
+    # The CRS recorded is the source's, word for word.
+    srs = "SELECT definition FROM gpkg_spatial_ref_sys WHERE srs_id = 7594"
+    with sqlite3.connect(src) as a, sqlite3.connect(dst) as b:
+        one = a.execute(srs).fetchone()
+        assert one is not None and "7594" in one[0] and b.execute(srs).fetchone() == one

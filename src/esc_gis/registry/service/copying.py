@@ -193,9 +193,16 @@ def _verified(target: str | os.PathLike[str], profile: Profile) -> tuple[str, ..
 
 
 def _crs_wkt(src: Backend) -> str:
+    """Return the CRS definition the destination records: a GeoPackage's own, word for word; else EPSG's."""
+    if src.dialect == "sqlite":
+        with src.read() as cur:
+            cur.execute("SELECT definition FROM gpkg_spatial_ref_sys WHERE srs_id = ?", (src.srid,))
+            row = cur.fetchone()
+        if row and row[0] and row[0] != "undefined":
+            return str(row[0])
     from pyproj import CRS
 
-    return CRS.from_epsg(src.srid).to_wkt()
+    return CRS.from_epsg(src.srid).to_wkt()  # as `permits init` writes it (PostGIS keeps only the SRID)
 
 
 def _fill(src: Backend, dst: Backend, where: str, progress: Callable[[int, int], None] | None) -> dict[str, int]:

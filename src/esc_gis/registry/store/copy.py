@@ -138,13 +138,10 @@ def _high_water(cur: Any, b: Any, table: str, column: str) -> int:
         cur.execute("SELECT seq FROM sqlite_sequence WHERE name = ?", (table,))
         row = cur.fetchone()
         return int(row[0]) if row and row[0] is not None else 0
-    cur.execute("SELECT pg_get_serial_sequence(%s, %s)", (table, column))
-    (seq,) = cur.fetchone()
-    if seq is None:
-        return 0
-    cur.execute(f"SELECT last_value, is_called FROM {seq}")  # the catalogue's own quoted name
-    last, called = cur.fetchone()
-    return int(last) if called else 0
+    # USAGE on the sequence suffices (a clerk's INSERT grant gives it); NULL until a key was taken.
+    cur.execute("SELECT pg_sequence_last_value(pg_get_serial_sequence(%s, %s)::regclass)", (table, column))
+    row = cur.fetchone()
+    return int(row[0]) if row and row[0] is not None else 0
 
 
 def _set_high_water(cur: Any, b: Any, table: str, column: str, value: int) -> None:
