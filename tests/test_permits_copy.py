@@ -277,3 +277,17 @@ def test_a_copied_geopackage_opens_in_ogrinfo_without_a_warning(place, layer_set
     with sqlite3.connect(src) as a, sqlite3.connect(dst) as b:
         one = a.execute(srs).fetchone()
         assert one is not None and "7594" in one[0] and b.execute(srs).fetchone() == one
+
+
+@pytest.mark.usefixtures("late_clock")
+def test_a_clerk_login_copies_a_postgis_registry_out(place, layer_set, tmp_path: Path) -> None:
+    """The office's clerk, not only the tables' owner, can move the registry to a file (USAGE on its sequences)."""
+    from .service import public_login
+
+    src, dst = place("postgis", "source"), place("gpkg", "copy")
+    fill(src, layer_set, tmp_path)
+    with public_login(src, "clerk") as clerk:
+        result = copy_registry(clerk, dst)
+        assert clerk.split("@")[0].rsplit(":", 1)[1] not in result.source  # the password is not shown
+    assert result.verified and result.destination_differences == ()
+    assert digests(dst) == digests(src)
