@@ -93,6 +93,18 @@ def fill(target: str, layer_set, tmp_path: Path) -> dict:
         reg.transition(first, "stop_work", on=date(2026, 11, 20), reasons="No perimeter control.", who="clerk")
         reg.extend(first, 90, on=date(2026, 11, 23), reasons="Wet autumn.", who="clerk")
         case = reg.enforce(ground="A4", on=date(2026, 11, 20), reasons="grading seen, no permit", address="9 Elm St")
+        # The plan's versions: an amendment answers the office's notice (a row naming an earlier row).
+        reg.amend(second, trigger="original", description="Plan as approved", plan_date=date(2026, 10, 28))
+        reg.notify_amendment(second, trigger="B3", description="Add a basin", notified_on=date(2026, 11, 24))
+        reg.amend(
+            second,
+            trigger="B3",
+            description="Basin added",
+            plan_date=date(2026, 11, 25),
+            permission_on=date(2026, 11, 26),
+            permission_by="J. Example, Director of Public Works",
+        )
+        assert len(reg.history()) == EVENTS
         assert reg.verify() == []
         return {"numbers": [first, second], "photo_id": r.photos[0].id, "png": png, "case": case.case_id}
 
@@ -115,6 +127,9 @@ def next_numbers(target: str, layer_set) -> tuple[str, str]:
         return number, case.case_id
 
 
+#: The history ``fill`` writes: 2 received, a fee, an inspection, a stop-work, an extension, a case, 3 plan events.
+EVENTS = 10
+
 WAYS = [("gpkg", "postgis"), ("postgis", "gpkg"), ("gpkg", "gpkg")]
 
 
@@ -127,15 +142,16 @@ def test_a_copy_holds_the_same_rows_history_and_photo_and_numbers_on(
     made = fill(src, layer_set, tmp_path)
     seen: list[tuple[int, int]] = []
     result = copy_registry(src, dst, progress=lambda done, total: seen.append((done, total)))
-    # Every row: 2 permits, 7 events in the history (2 added, fee, inspection, stop-work, extension, case).
+    # Every row: 2 permits, the history, the case, the fee, the plan's versions and the notice.
     assert (result.permits, result.photos, result.created) == (2, 1, True)
-    assert result.events == 7 and result.rows["enforcement_cases"] == 1 and result.rows["fees"] == 1
+    assert result.events == EVENTS and result.rows["enforcement_cases"] == 1 and result.rows["fees"] == 1
+    assert result.rows["plan_versions"] == 3
     assert result.source_differences == result.destination_differences == () and result.verified
     assert seen and seen[-1] == (sum(result.rows.values()), sum(result.rows.values()))
     # The same rows, key for key, and the same history, event for event.
     assert digests(dst) == digests(src)
     with open_registry(src, layers=layer_set) as a, open_registry(dst, layers=layer_set) as b:
-        assert b.history() == a.history() and len(b.history()) == 7
+        assert b.history() == a.history() and len(b.history()) == EVENTS
         assert [(p.permit_number, p.status, p.expires_on) for p in b.permits()] == [
             (p.permit_number, p.status, p.expires_on) for p in a.permits()
         ]
@@ -163,7 +179,7 @@ def test_the_same_copy_run_twice_is_refused_and_changes_nothing(
     before = digests(dst)
     with pytest.raises(
         RegistryError,
-        match=r"is not empty: it holds 2 permit\(s\), 7 history event\(s\), \d+ other row\(s\): a copy goes only into an empty",
+        match=r"is not empty: it holds 2 permit\(s\), 10 history event\(s\), \d+ other row\(s\): a copy goes only into an empty",
     ):
         copy_registry(src, dst)
     assert digests(dst) == before
@@ -249,7 +265,7 @@ def test_the_command_copies_to_postgis_and_back_and_never_prints_the_password(
     runner = CliRunner()
     res = runner.invoke(cli, ["permits", "copy", src, pg, "--quiet"])
     assert res.exit_code == 0, res.output
-    assert "2 permit(s), 7 event(s), 1 photo(s)" in res.output and "the tables equal the history" in res.output
+    assert f"2 permit(s), {EVENTS} event(s), 1 photo(s)" in res.output and "the tables equal the history" in res.output
     assert not password or password not in res.output
     again = runner.invoke(cli, ["permits", "copy", src, pg, "--quiet"])
     assert again.exit_code == 1 and "is not empty" in again.output
