@@ -193,6 +193,9 @@ def test_a_copy_into_a_registry_made_empty_by_init_fills_it(place, layer_set, tm
         mp.setattr(Profile, "today", lambda self: date(2029, 12, 31))
         fill(src, layer_set, tmp_path)
         init_registry(dst, layers=layer_set)
+        # Batches of 2 rows (1 photo): every table is read in several, each after the last key read.
+        mp.setattr(copy_store, "BATCH_ROWS", 2)
+        mp.setattr(copy_store, "BATCH_BLOB_ROWS", 1)
         result = copy_registry(src, dst)
     assert (result.created, result.permits, result.verified) == (False, 2, True)
     assert digests(dst) == digests(src)
@@ -296,14 +299,28 @@ def test_a_copied_geopackage_opens_in_ogrinfo_without_a_warning(place, layer_set
 
 
 @pytest.mark.usefixtures("late_clock")
-def test_a_clerk_login_copies_a_postgis_registry_out(place, layer_set, tmp_path: Path) -> None:
+def test_a_clerk_login_copies_a_postgis_registry_out(
+    place, layer_set, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The office's clerk, not only the tables' owner, can move the registry to a file (USAGE on its sequences)."""
     from .service import public_login
 
     src, dst = place("postgis", "source"), place("gpkg", "copy")
     fill(src, layer_set, tmp_path)
+    monkeypatch.setattr(copy_store, "BATCH_ROWS", 3)  # several batches from PostGIS, each by the key it follows
     with public_login(src, "clerk") as clerk:
         result = copy_registry(clerk, dst)
         assert clerk.split("@")[0].rsplit(":", 1)[1] not in result.source  # the password is not shown
     assert result.verified and result.destination_differences == ()
     assert digests(dst) == digests(src)
+
+
+def test_every_table_is_read_by_its_key_after_the_tables_it_names() -> None:
+    """The copy pages through each table by its first column, so that must be its key; and writes referred tables first."""
+    from esc_gis.registry.store.schema import TABLES
+
+    assert {t: cols[0][2] for t, cols in TABLES.items()} == dict.fromkeys(TABLES, "PRIMARY KEY")
+    order = copy_store.TABLE_ORDER
+    assert sorted(order) == sorted(TABLES)
+    assert order.index("permits") < order.index("inspections") < order.index("inspection_photos")
+    assert order.index("enforcement_cases") < order.index("appeals") < order.index("appeal_decisions")

@@ -24,7 +24,7 @@ import shapely
 from esc_gis.errors import RegistryError
 from esc_gis.registry.store.schema import TABLES
 
-#: Rows read and written per round trip: photos' bytes are read a batch at a time, never all at once.
+#: Rows read and written per round trip.
 BATCH_ROWS = 500
 
 _REFERENCE = re.compile(r"REFERENCES (\w+)\(")
@@ -73,17 +73,37 @@ def occupied(cur: Any, b: Any) -> dict[str, int]:
     return out
 
 
-def _select(b: Any, table: str) -> str:
+#: Rows of a table holding bytes (photos, megabytes each) read per round trip.
+BATCH_BLOB_ROWS = 16
+
+
+def _select(b: Any, table: str, after: bool) -> str:
+    """Return the SELECT of a batch of ``table``'s rows by its key (the first column of every table)."""
     cols = TABLES[table]
     shown = [b.geom_column(f'"{c}"', c) if k == "geom" else f'"{c}"' for c, k, _ in cols]
-    return f'SELECT {", ".join(shown)} FROM "{table}" ORDER BY "{cols[0][0]}"'
+    key = cols[0][0]
+    where = f'WHERE "{key}" > {b.ph} ' if after else ""
+    n = BATCH_BLOB_ROWS if any(k == "blob" for _, k, _ in cols) else BATCH_ROWS
+    return f'SELECT {", ".join(shown)} FROM "{table}" {where}ORDER BY "{key}" LIMIT {n}'
 
 
 def _rows(cur: Any, b: Any, table: str) -> Iterator[list[tuple[Any, ...]]]:
-    """Yield ``table``'s rows as Python values (:meth:`.Backend.load`), a batch at a time, in key order."""
+    """Yield ``table``'s rows as Python values (:meth:`.Backend.load`), a batch at a time, in key order.
+
+    A batch is asked for by the key it follows, not fetched from one query: psycopg holds a whole
+    result in memory, and a registry's photos may not fit there.
+    """
     kinds = [k for _, k, _ in TABLES[table]]
-    cur.execute(_select(b, table))
-    while batch := cur.fetchmany(BATCH_ROWS):
+    last: Any = None
+    while True:
+        if last is None:
+            cur.execute(_select(b, table, after=False))
+        else:
+            cur.execute(_select(b, table, after=True), (last,))
+        batch = cur.fetchall()
+        if not batch:
+            return
+        last = batch[-1][0]
         yield [
             tuple(
                 b.load_geom(v) if k == "geom" else b.load("int" if k == "serial" else k, v)
