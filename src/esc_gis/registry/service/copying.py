@@ -149,7 +149,8 @@ def copy_registry(
     RegistryError
         If the source is absent, not a registry, or of another schema version; the destination
         is the source, holds any row, is a file that is not a registry, or is in another CRS;
-        or either database refuses (nothing is then left at the destination but what was there).
+        or either database refuses. A failure leaves no row at the destination: no file for a new
+        GeoPackage, at most the empty registry made for it on PostGIS (a copy run again fills it).
 
     Examples
     --------
