@@ -324,3 +324,19 @@ def test_every_table_is_read_by_its_key_after_the_tables_it_names() -> None:
     assert sorted(order) == sorted(TABLES)
     assert order.index("permits") < order.index("inspections") < order.index("inspection_photos")
     assert order.index("enforcement_cases") < order.index("appeals") < order.index("appeal_decisions")
+
+
+@pytest.mark.usefixtures("late_clock")
+def test_an_inspector_login_may_not_copy_out_and_leaves_no_file(place, layer_set, tmp_path: Path) -> None:
+    """The inspector's role may not read everything: refused, naming what it lacks and the clerk's role; no file."""
+    from .service import public_login
+
+    src, dst = place("postgis", "source"), place("gpkg", "copy")
+    fill(src, layer_set, tmp_path)
+    with public_login(src, "inspector") as inspector:
+        with pytest.raises(
+            RegistryError, match=r"may not \w+ (table|sequence) \w+.*Roles that may: \w+_clerk"
+        ) as refused:
+            copy_registry(inspector, dst)
+        assert inspector.split("@")[0].rsplit(":", 1)[1] not in str(refused.value)
+    assert sorted(p.name for p in Path(dst).parent.iterdir() if ".gpkg" in p.name) == []
