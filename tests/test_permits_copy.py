@@ -340,3 +340,38 @@ def test_an_inspector_login_may_not_copy_out_and_leaves_no_file(place, layer_set
             copy_registry(inspector, dst)
         assert inspector.split("@")[0].rsplit(":", 1)[1] not in str(refused.value)
     assert sorted(p.name for p in Path(dst).parent.iterdir() if ".gpkg" in p.name) == []
+
+
+def next_key(target: str, table: str, column: str) -> int:
+    """The key the registry gives the next row of ``table`` (taken in a transaction rolled back)."""
+    b = open_backend(target)
+    try:
+        with pytest.raises(_Undo) as undo, b.write() as cur:
+            raise _Undo(b.next_ids(cur, table, column)[0])
+        return undo.value.key
+    finally:
+        b.close()
+
+
+class _Undo(Exception):
+    def __init__(self, key: int) -> None:
+        self.key = key
+
+
+@pytest.mark.usefixtures("late_clock")
+@pytest.mark.parametrize("dst_kind", ["gpkg", "postgis"])
+def test_keys_once_given_are_never_given_again_by_the_copy(dst_kind: str, place, layer_set, tmp_path: Path) -> None:
+    """PostgreSQL gives a key up for good when its transaction fails: the copy's next key follows the source's."""
+    import psycopg
+
+    src, dst = place("postgis", "source"), place(dst_kind, "copy")
+    fill(src, layer_set, tmp_path)
+    with psycopg.connect(src, autocommit=True) as conn:
+        top = conn.execute("SELECT max(fid) FROM permits").fetchone()[0]
+        # Three writers took a key each and rolled back: the keys are spent, no row holds them.
+        conn.execute("SELECT nextval(pg_get_serial_sequence('permits', 'fid')) FROM generate_series(1, 3)")
+        spent = conn.execute("SELECT pg_sequence_last_value(pg_get_serial_sequence('permits', 'fid'))").fetchone()[0]
+    assert spent == top + 3
+    copy_registry(src, dst, verify=False)
+    assert next_key(dst, "permits", "fid") == spent + 1
+    assert next_key(dst, "history", "id") == next_key(src, "history", "id") == EVENTS + 1

@@ -221,7 +221,8 @@ def copy_tables(
         cols = TABLES[table]
         kinds = [k for _, k, _ in cols]
         values = ", ".join(dst.geom_param() if k == "geom" else dst.ph for k in kinds)
-        insert = f'INSERT INTO "{table}" ({", ".join(f"{chr(34)}{c}{chr(34)}" for c, _, _ in cols)}) VALUES ({values})'
+        names = ", ".join(f'"{c}"' for c, _, _ in cols)
+        insert = f'INSERT INTO "{table}" ({names}) VALUES ({values})'
         h = hashlib.sha256()
         n = 0
         for batch in _rows(src_cur, src, table):
