@@ -33,14 +33,18 @@ class CopyResult:
 
     Attributes
     ----------
-    source, destination : str
-        The registries as people are shown them (no password).
+    source : str
+        The registry copied, as people are shown it (no password).
+    destination : str
+        The copy, shown the same way.
     rows : dict of str to int
         The rows copied, by table.
     created : bool
         Whether the destination was made by the copy (False: an empty registry was there).
-    source_differences, destination_differences : tuple of str
-        What :meth:`~esc_gis.registry.Registry.verify` says of each (empty: the tables equal the history).
+    source_differences : tuple of str
+        What :meth:`~esc_gis.registry.Registry.verify` says of the source (empty: the tables equal the history).
+    destination_differences : tuple of str
+        What it says of the copy: the source's, when the copy is its equal.
     """
 
     source: str
