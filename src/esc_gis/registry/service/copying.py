@@ -20,11 +20,14 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from esc_gis.errors import RegistryError
 from esc_gis.profile import Profile, load_profile
-from esc_gis.registry.store.backend import Backend, is_url, open_backend
+from esc_gis.registry.store.conninfo import is_conninfo
+
+if TYPE_CHECKING:
+    from esc_gis.registry.store.backend import Backend
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,7 @@ class CopyResult:
 
 def _open_source(source: str | os.PathLike[str]) -> Backend:
     """Open the registry to copy, refusing one that is absent, not a registry, or of another schema version."""
+    from esc_gis.registry.store.backend import open_backend
     from esc_gis.registry.store.conninfo import shown
 
     try:
@@ -114,7 +118,7 @@ def _refuse_occupied(b: Backend, where: str, cur: Any | None = None) -> None:
 
 
 def _same(source: str | os.PathLike[str], destination: str | os.PathLike[str]) -> bool:
-    if is_url(source) or is_url(destination):
+    if is_conninfo(source) or is_conninfo(destination):
         return str(source) == str(destination)
     return Path(source).resolve() == Path(destination).resolve()
 
@@ -171,7 +175,7 @@ def copy_registry(
         raise RegistryError(msg)
     src = _open_source(source)
     try:
-        if is_url(destination):
+        if is_conninfo(destination):
             rows, created = _into_postgis(src, str(destination), prof, progress)
         else:
             rows, created = _into_geopackage(src, Path(destination), prof, progress)
@@ -227,6 +231,7 @@ def _into_postgis(
     A failure while filling rolls back every row; the empty registry made stays, and a copy run
     again goes into it.
     """
+    from esc_gis.registry.store.backend import open_backend
     from esc_gis.registry.store.conninfo import shown
 
     dst = open_backend(url)
@@ -250,6 +255,8 @@ def _into_geopackage(
     RegistryError
         If ``path`` exists and is not an empty registry, or its folder cannot be written.
     """
+    from esc_gis.registry.store.backend import open_backend
+
     if path.suffix.lower() != ".gpkg":
         msg = f"A GeoPackage registry's name must end in .gpkg, not {path.name!r} (or give a postgresql:// URL)."
         raise RegistryError(msg)
