@@ -166,6 +166,10 @@ def test_a_copy_holds_the_same_rows_history_and_photo_and_numbers_on(
     assert from_source[0] not in made["numbers"] and from_source[1] != made["case"]
     if dst_kind == "gpkg":
         assert sorted(p.name for p in Path(dst).parent.iterdir() if ".part" in p.name) == []
+        # It holds names and telephone numbers: readable by its owner only, as `permits init` makes a registry.
+        from esc_gis._outputs import PRIVATE_MODE
+
+        assert Path(dst).stat().st_mode & 0o777 == PRIVATE_MODE
 
 
 @pytest.mark.usefixtures("late_clock")
