@@ -305,6 +305,7 @@ def steps(tmp: Path, inputs: dict) -> tuple[list[Step], list[Step]]:
         ("permits summary", p("summary", "--from", "2026-11-01", "--to", "2026-11-30", "-o", str(out / "sum.csv")), 0),
         ("permits verify", p("verify"), 0),
         ("permits rebuild", p("rebuild"), 0),
+        ("permits copy", lambda r: ["copy", r, str(out / "copy.gpkg"), "--quiet"], 0),
         ("review", lambda r: [*review, "--registry", r, "--determined", small], 0),
         ("soil-loss", lambda r: [*soil, "--registry", r], 0),
         ("serve", lambda r: [*serve, "--registry", r, "--write-config", str(out / "service")], 0),
@@ -352,6 +353,8 @@ def steps(tmp: Path, inputs: dict) -> tuple[list[Step], list[Step]]:
         ("permits summary", p("summary", "--from", "2026-11-30", "--to", "2026-11-01", "-o", str(out / "s.csv")), 1),
         ("permits verify", p("verify"), 1, "empty"),
         ("permits rebuild", p("rebuild"), 1, "empty"),
+        # Back into the registry it came from: refused (not empty), naming it without its password.
+        ("permits copy", lambda r: ["copy", str(out / "copy.gpkg"), r, "--quiet"], 1),
         ("review", lambda r: [*review, "--overwrite", "--registry", r, "--determined", b], 2),
         ("soil-loss", lambda r: [*bad_soil, "--registry", r], 1, "empty"),
         # The office's own login may not serve: refused, naming the login without its password.

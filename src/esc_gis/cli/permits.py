@@ -15,6 +15,7 @@ one module per concern (as rasterio's ``rio`` keeps one per command) and join th
 - :mod:`esc_gis.cli.permits_deadlines`
 - :mod:`esc_gis.cli.permits_report`
 - :mod:`esc_gis.cli.permits_verify`
+- :mod:`esc_gis.cli.permits_copy`
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import click
 from esc_gis.cli import (
     permits_amendments,
     permits_appeals,
+    permits_copy,
     permits_deadlines,
     permits_enforcement,
     permits_inspections,
@@ -87,6 +89,7 @@ COMMANDS = (
     permits_report.export_inspections,
     permits_verify.verify,
     permits_verify.rebuild,
+    permits_copy.copy,
 )
 for _command in COMMANDS:
     permits.add_command(_command)

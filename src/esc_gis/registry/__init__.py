@@ -22,6 +22,17 @@ Its folders show its design (the domain model, unit of work and service layer of
 """
 
 from esc_gis.registry.domain.records import Application, Event, Party, Permit
+from esc_gis.registry.service.copying import CopyResult, copy_registry
 from esc_gis.registry.service.registry import Registry, init_registry, open_registry
 
-__all__ = ["Application", "Event", "Party", "Permit", "Registry", "init_registry", "open_registry"]
+__all__ = [
+    "Application",
+    "CopyResult",
+    "Event",
+    "Party",
+    "Permit",
+    "Registry",
+    "copy_registry",
+    "init_registry",
+    "open_registry",
+]
