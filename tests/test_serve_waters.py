@@ -23,7 +23,7 @@ import yaml
 
 from esc_gis.errors import EscGisWarning, ProfileError
 from esc_gis.profile import load_profile
-from esc_gis.serve.config import ServiceSettings, prepare_service, split_waters
+from esc_gis.serve.config import WATERS_COLLECTIONS, ServiceSettings, prepare_service, split_waters
 
 from .conftest import require_tool
 from .service import CRS, ROOT, fill_registry, get, served
@@ -82,8 +82,10 @@ def _ogrinfo(*args: str) -> str:
 
 
 def _declared(gpkg: Path) -> dict[str, str]:
-    """``ogrinfo``'s layer list of a GeoPackage: layer name -> declared geometry type."""
-    return dict(re.findall(r"^\d+: (\w+) \(([^)]+)\)$", _ogrinfo("-ro", "-q", str(gpkg)), flags=re.MULTILINE))
+    """``ogrinfo``'s layer list of a GeoPackage: layer name -> declared geometry type (the last brackets:
+    a layer ogr2ogr copied from the service has its title in brackets before them)."""
+    listing = _ogrinfo("-ro", "-q", str(gpkg))
+    return dict(re.findall(r"^\d+: (\w+) .*?\(([^()]+)\)$", listing, flags=re.MULTILINE))
 
 
 def test_split_waters_puts_each_kind_in_its_collection_single_and_multi_together() -> None:
@@ -154,6 +156,16 @@ def test_the_served_collections_hold_one_geometry_type_and_gdal_declares_it(regi
             info = _ogrinfo("-ro", "-so", f"OAPIF:{base}/ogc", name)
             assert f"Geometry: {kind.replace('Multi', 'Multi ').replace('LineString', 'Line String')}\n" in info
             assert "Unknown" not in info
+        # As the service page says: ogr2ogr copies both collections, one layer of one type each.
+        copy = tmp_path / "waters.gpkg"
+        r = subprocess.run(
+            [require_tool("ogr2ogr", "gdal-bin"), "-f", "GPKG", str(copy), f"OAPIF:{base}/ogc", *WATERS_COLLECTIONS],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert r.returncode == 0, r.stderr
+    assert _declared(copy) == {"waters_lines": "Multi Line String", "waters_polygons": "Multi Polygon"}
 
 
 def _profile_with(tmp_path: Path, section: str) -> Path:
