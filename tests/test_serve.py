@@ -616,7 +616,8 @@ def test_service_publishes_the_public_view_only_and_never_writes(registry):
         assert {
             "permits",
             "jurisdiction",
-            "waters",
+            "waters_lines",
+            "waters_polygons",
             "protective_areas",
             "steep_slopes",
             "targeted_areas",

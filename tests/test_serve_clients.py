@@ -145,11 +145,21 @@ def _qgis_read(live: Live, tmp_path: Path, *names: str) -> dict:
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
+def test_ogrinfo_declares_one_geometry_type_for_each_waters_collection(live: Live) -> None:
+    """The demo's waters mix lines (streams) and polygons (lakes, wetlands): served as two collections,
+    GDAL declares each one type, where the one mixed collection was "Unknown"."""
+    for name, kind, n in (("waters_lines", "Line String", 2), ("waters_polygons", "Polygon", 3)):
+        r = _ogr("ogrinfo", "-ro", "-so", f"OAPIF:{live.base}/ogc", name)
+        assert f"Geometry: {kind}\n" in r.stdout, r.stdout
+        assert re.search(rf"^Feature Count: {n}$", r.stdout, flags=re.MULTILINE), r.stdout
+    assert "waters_lines" in _ogr("ogrinfo", "-ro", "-q", f"OAPIF:{live.base}/ogc").stdout
+
+
 def test_qgis_reads_the_permits_and_the_waters_through_its_oapif_provider(live: Live, tmp_path: Path) -> None:
     from esc_gis.layers import load_layers
     from esc_gis.profile import load_profile
 
-    got = _qgis_read(live, tmp_path, "permits", "waters")
+    got = _qgis_read(live, tmp_path, "permits", "waters_lines", "waters_polygons")
     permits = got["permits"]
     assert permits["valid"] and permits["crs"] == "EPSG:4326"
     assert permits["count"] == live.view_rows == len(permits["features"]) == 5
@@ -166,8 +176,17 @@ def test_qgis_reads_the_permits_and_the_waters_through_its_oapif_provider(live: 
     assert _within_a_metre(shapely.from_wkt(first["wkt"]), 0)
     assert not [s for s in (*SECRETS, PENDING_ADDRESS) if s in json.dumps(permits)]
 
-    waters = got["waters"]
+    # The waters, two collections of one geometry type each: QGIS declares each its own type
+    # (one mixed collection was declared Polygon with two LineStrings inside).
     layer_waters = load_layers(DEMO_LAYERS, profile=load_profile()).waters
-    assert waters["valid"] and waters["count"] == len(layer_waters) > 0
-    assert set(waters["fields"]) == {"water_name", "water_class"}
-    assert {f["attributes"]["water_name"] for f in waters["features"]} == set(layer_waters["water_name"])
+    names = set()
+    for name, kind in (("waters_lines", "LineString"), ("waters_polygons", "Polygon")):
+        waters = got[name]
+        expected = layer_waters[layer_waters.geom_type.str.removeprefix("Multi") == kind]
+        assert waters["valid"] and waters["count"] == len(expected) == len(waters["features"]) > 0, name
+        assert waters["wkb_type"].removeprefix("Multi") == kind, name
+        assert {shapely.from_wkt(f["wkt"]).geom_type for f in waters["features"]} == {waters["wkb_type"]}, name
+        assert set(waters["fields"]) == {"water_name", "water_class"}
+        assert {f["attributes"]["water_name"] for f in waters["features"]} == set(expected["water_name"])
+        names |= {f["attributes"]["water_name"] for f in waters["features"]}
+    assert names == set(layer_waters["water_name"])  # every water, in one collection or the other

@@ -50,7 +50,7 @@ def _by_number(doc: dict) -> dict[str, shapely.Geometry]:
 @pytest.mark.parametrize("backend", ["gpkg", "postgis"])
 def test_the_permits_and_the_layers_list_crs84_and_the_layer_sets_crs(bases, backend):
     base = bases[backend]
-    for collection in ("permits", "jurisdiction", "waters"):
+    for collection in ("permits", "jurisdiction", "waters_lines", "waters_polygons"):
         status, _, body = get(f"{base}/ogc/collections/{collection}?f=json")
         assert status == 200
         assert set(json.loads(body)["crs"]) == {CRS84, WISCRS}, collection

@@ -143,6 +143,14 @@ def test_page_loads_the_permits_under_its_policy_with_no_request_leaving(visit: 
     assert sorted(fills) == sorted([PUBLIC_STATUS["active"][1]] * 4 + [PUBLIC_STATUS["stop_work"][1]])
     assert page.locator("html").get_attribute("lang") == "en"
     assert page.locator("#map").get_attribute("aria-label")
+    # The waters, two collections of one geometry type each: both loaded, each in the legend with its
+    # own swatch (page.css): the streams' a line, the lakes' and wetlands' a filled area.
+    for name in ("waters_lines", "waters_polygons"):
+        assert any(u.endswith(f"/ogc/collections/{name}/items?f=json&limit=1000") for u in visit.requested), name
+        assert page.locator(f"#legend-layers .sw-{name}").count() == 1, name
+    style = "e => ((s) => [s.backgroundColor, s.borderTopStyle, s.borderBottomWidth])(getComputedStyle(e))"
+    assert page.eval_on_selector("#legend-layers .sw-waters_lines", style) == ["rgba(0, 0, 0, 0)", "none", "3px"]
+    assert page.eval_on_selector("#legend-layers .sw-waters_polygons", style)[0] == "rgb(107, 174, 214)"
 
 
 def test_a_permit_opens_its_popup(visit: Visit) -> None:

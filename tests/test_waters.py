@@ -419,3 +419,42 @@ def test_protective_command_reads_piped_and_drainage(tmp_path):
 def test_piped_flags_written_as_text_are_read_as_such():
     w = waters([("perennial_stream", line((0, 0), (100, 0)))] * 3, piped=["no", "yes", None])
     assert protective_areas(w, PROFILE, w.crs).piped.tolist() == [False, True, False]
+
+
+def test_protective_outputs_declare_one_geometry_type_in_every_format(tmp_path):
+    """A part in one piece (the pond's frame) and one in two (two streams' strips) are both MultiPolygon:
+    GDAL declared a GeoJSON mixing Polygon and MultiPolygon "Unknown (any)"; each format now says one type."""
+    import subprocess
+
+    from .conftest import require_tool
+
+    w = waters(
+        [
+            ("lake", box(0, 0, 100, 100)),
+            ("perennial_stream", line((1000, 0), (1000, 300))),
+            ("perennial_stream", line((1500, 0), (1500, 300))),
+        ]
+    )
+    parts = governing_parts(w, PROFILE, w.crs)
+    assert set(parts.geom_type) == {"MultiPolygon"}
+    assert sorted(len(g.geoms) for g in parts.geometry) == [1, 2]  # the pond's frame, the two strips
+    src = tmp_path / "hydro.gpkg"
+    w.to_file(src, engine="pyogrio")
+    ogrinfo = require_tool("ogrinfo", "gdal-bin")
+    for ext in ("gpkg", "geojson", "parquet"):
+        out = tmp_path / f"pa.{ext}"
+        for extra in ([], ["--overwrite"]):  # written twice: the second replaces the first alike
+            r = CliRunner().invoke(cli, ["protective", str(src), "-o", str(out), "-q", *extra])
+            assert r.exit_code == 0, r.output
+            got = gpd.read_parquet(out) if ext == "parquet" else gpd.read_file(out)
+            assert set(got.geom_type) == {"MultiPolygon"} and len(got) == 2, ext
+        if ext == "parquet":  # Debian's GDAL 3.6 has no Parquet driver: GeoParquet's own metadata
+            import pyarrow.parquet as pq
+
+            geo = json.loads(pq.read_schema(out).metadata[b"geo"])
+            assert geo["columns"][geo["primary_column"]]["geometry_types"] == ["MultiPolygon"]
+            continue
+        info = subprocess.run([ogrinfo, "-ro", "-so", "-al", str(out)], capture_output=True, text=True, check=True)
+        layer = info.stdout.split("Layer name: protective_areas", 1)[1]
+        assert "Geometry: Multi Polygon\n" in layer, info.stdout
+        assert "Unknown" not in layer

@@ -22,6 +22,7 @@ from __future__ import annotations
 __all__ = [
     "BASES",
     "CATALOGUE",
+    "RENAMED",
     "Finding",
     "FindingTemplate",
     "findings_frame",
@@ -337,13 +338,20 @@ SERVICE: dict[str, tuple[str, ...]] = {
     "service_activity_silviculture": (),
     "service_layer_permits": (),
     "service_layer_jurisdiction": (),
-    "service_layer_waters": (),
+    "service_layer_waters_lines": (),
+    "service_layer_waters_polygons": (),
     "service_layer_protective_areas": (),
     "service_layer_steep_slopes": (),
     "service_layer_targeted_areas": (),
     "service_publication": (),
 }
 CATALOGUE: dict[str, tuple[str, ...]] = {**SCREENING, **MAY_REQUIRE, **REGISTRY, **REVIEW, **SOIL_LOSS, **SERVICE}
+#: Old code -> the codes it became. A profile declaring the old one still loads for one release (its
+#: wording stands in for each new code it lacks, with a warning naming them), and is refused after.
+RENAMED: dict[str, tuple[str, ...]] = {
+    # The service's waters became two collections, lines and polygons: one geometry type each.
+    "service_layer_waters": ("service_layer_waters_lines", "service_layer_waters_polygons"),
+}
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,8 @@ __all__ = [
 ]
 
 import sys
-from dataclasses import dataclass, field
+import warnings
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timezone, tzinfo
 from importlib import resources
 from pathlib import Path
@@ -41,8 +42,8 @@ from esc_gis.config.profile import (
     ProfileFile,
     profile_problems,
 )
-from esc_gis.errors import Problem, ProfileError, ValidationError
-from esc_gis.findings import CATALOGUE, Finding, FindingTemplate, check_template, quantity_text
+from esc_gis.errors import EscGisWarning, Problem, ProfileError, ValidationError
+from esc_gis.findings import CATALOGUE, RENAMED, Finding, FindingTemplate, check_template, quantity_text
 from esc_gis.units import acres_to_sqft
 
 if sys.version_info >= (3, 11):
@@ -409,6 +410,7 @@ def load_profile(path: str | Path | None = None) -> Profile:
     findings = {
         code: FindingTemplate(code, f.section, f.basis, f.message, f.title) for code, f in model.findings.items()
     }
+    _renamed(findings, p)
     prof = Profile(
         name=head.name,
         ordinance=head.ordinance,
@@ -446,3 +448,25 @@ def load_profile(path: str | Path | None = None) -> Profile:
 
 
 _KNOWN_TABLES = {"profile", "findings", "permit_triggers", *GROUPS}
+
+
+def _renamed(findings: dict[str, FindingTemplate], path: Path | str) -> None:
+    """Let a renamed finding's old code stand in for its new ones (:data:`esc_gis.findings.RENAMED`), warning.
+
+    A profile written for an older esc_gis keeps loading for one release; the warning names the
+    sections to add. A profile declaring both the old and the new codes uses the new ones.
+    """
+    for old, new in RENAMED.items():
+        if old not in findings:
+            continue
+        template = findings.pop(old)
+        lacking = [code for code in new if code not in findings]
+        for code in lacking:
+            findings[code] = replace(template, code=code)
+        adds = f"add {', '.join(f'[findings.{c}]' for c in lacking)} and " if lacking else ""
+        msg = (
+            f"Profile {str(path)!r} declares [findings.{old}], which esc_gis no longer emits: it became "
+            f"{' and '.join(new)}. Its wording is used for them in this release only. "
+            f"Fix: {adds}delete [findings.{old}]."
+        )
+        warnings.warn(msg, EscGisWarning, stacklevel=3)

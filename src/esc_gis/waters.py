@@ -365,7 +365,9 @@ def governing_parts(waters: gpd.GeoDataFrame, profile: Profile, crs: CRS) -> gpd
         ``section`` (the citation), ``area_sqft``, ``features`` (how many waters give that
         width there), ``centreline`` (True when measured from centrelines),
         ``channel_class_unverified`` (True when a feature's class needs a drainage area the
-        layer does not give) and the dissolved (multi)polygon, widest first.
+        layer does not give) and the dissolved part as a MultiPolygon (even a part in one
+        piece), widest first: one geometry type, so GDAL and QGIS declare a GeoJSON or
+        GeoParquet of them MultiPolygon, not "Unknown".
 
     Raises
     ------
@@ -418,5 +420,23 @@ def governing_parts(waters: gpd.GeoDataFrame, profile: Profile, crs: CRS) -> gpd
     if not rows:
         return gpd.GeoDataFrame({c: [] for c in cols}, geometry="geometry", crs=crs)
     out = gpd.GeoDataFrame(rows, geometry="geometry", crs=crs)
+    out["geometry"] = _multipolygons(out.geometry.to_numpy())
     out["area_sqft"] = area_sqft(out.geometry.to_numpy(), crs)
     return out[cols]
+
+
+def _multipolygons(geoms: np.ndarray) -> np.ndarray:
+    """Return each polygonal geometry as a MultiPolygon (a Polygon becomes one of one part).
+
+    A layer mixing Polygon and MultiPolygon is declared "Unknown" by GDAL's GeoJSON driver
+    and lists two types in GeoParquet's metadata; a GeoPackage alone promotes it on writing.
+
+    Examples
+    --------
+    >>> import shapely
+    >>> g = _multipolygons(np.array([shapely.box(0, 0, 1, 1), shapely.MultiPolygon([shapely.box(2, 2, 3, 3)])]))
+    >>> [x.geom_type for x in g], [len(x.geoms) for x in g]
+    (['MultiPolygon', 'MultiPolygon'], [1, 1])
+    """
+    parts, index = shapely.get_parts(geoms, return_index=True)
+    return shapely.multipolygons(parts, indices=index)

@@ -3,7 +3,7 @@
 Run by tests/test_serve_clients.py with Debian's /usr/bin/python3 (which has python3-qgis), not
 the project's venv: QGIS's Python bindings are built against the system Python and Qt.
 
-    QT_QPA_PLATFORM=offscreen /usr/bin/python3 read_oapif.py http://127.0.0.1:PORT/ogc permits waters
+    QT_QPA_PLATFORM=offscreen /usr/bin/python3 read_oapif.py http://127.0.0.1:PORT/ogc permits waters_lines
 """
 
 import json
@@ -23,7 +23,7 @@ def _value(value):
 
 
 def main() -> None:
-    from qgis.core import QgsApplication, QgsVectorLayer
+    from qgis.core import QgsApplication, QgsVectorLayer, QgsWkbTypes
 
     app = QgsApplication([], False)
     app.initQgis()
@@ -36,6 +36,7 @@ def main() -> None:
         if layer.isValid():
             fields = [f.name() for f in layer.fields()]
             info["crs"] = layer.crs().authid()
+            info["wkb_type"] = QgsWkbTypes.displayString(layer.wkbType())
             info["fields"] = fields
             info["count"] = layer.featureCount()
             info["features"] = [

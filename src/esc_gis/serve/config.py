@@ -9,7 +9,8 @@ configuration this module writes into a folder of its own (the *state folder*):
   On PostGIS it is read by pygeoapi's PostgreSQL provider through a login that may read it and
   the public view and nothing else (:func:`check_public_login` refuses any other); on a
   GeoPackage by :class:`esc_gis.serve.provider.GeoPackageProvider`, which opens the file read-only;
-- collections ``jurisdiction``, ``waters``, ``protective_areas``, ``steep_slopes`` (with a DEM)
+- collections ``jurisdiction``, ``waters_lines`` and ``waters_polygons`` (the waters drawn as lines
+  and as polygons: :func:`split_waters`), ``protective_areas``, ``steep_slopes`` (with a DEM)
   and ``targeted_areas`` (with one), from the layer set, written once at start-up in CRS84 to
   ``layers.gpkg`` in the state folder, so the service never reads the layer set's files again;
 - process ``screen`` (:mod:`esc_gis.serve.process`): the "Do I need a permit?" screening.
@@ -23,10 +24,12 @@ from __future__ import annotations
 __all__ = [
     "PASSWORD_ENV",
     "PERMIT_PROPERTIES",
+    "WATERS_COLLECTIONS",
     "ServiceFiles",
     "ServiceSettings",
     "check_public_login",
     "prepare_service",
+    "split_waters",
 ]
 
 import json
@@ -286,21 +289,68 @@ def _titled(prof: Profile, code: str) -> tuple[str, str]:
     return prof.template(code).title.format(**names), prof.finding(code).message
 
 
+#: The waters' collections by geometry: GDAL and QGIS declare one geometry type per collection
+#: (a collection mixing lines and polygons is "Unknown" to GDAL, and Polygon holding LineStrings to QGIS).
+WATERS_COLLECTIONS = {"waters_lines": "LineString", "waters_polygons": "Polygon"}
+
+
+def split_waters(waters: gpd.GeoDataFrame) -> list[tuple[str, gpd.GeoDataFrame]]:
+    """Split the waters into the streams drawn as lines and the lakes and wetlands drawn as polygons.
+
+    Each part has one geometry type: single and multi parts are written together, which the
+    GeoPackage declares as the multi type. A layer set whose waters are all of one kind gets that
+    one collection: an empty collection has no geometry type to declare.
+
+    Parameters
+    ----------
+    waters : geopandas.GeoDataFrame
+        The layer set's waters (lines and polygons: :func:`esc_gis.validate.prepare_waters`).
+
+    Returns
+    -------
+    list of (str, geopandas.GeoDataFrame)
+        ``("waters_lines", lines)`` and ``("waters_polygons", polygons)``, each only when it has a feature.
+
+    Examples
+    --------
+    >>> import shapely
+    >>> w = gpd.GeoDataFrame(geometry=[shapely.box(0, 0, 1, 1), shapely.LineString([(0, 0), (1, 1)])])
+    >>> [(name, len(part)) for name, part in split_waters(w)]
+    [('waters_lines', 1), ('waters_polygons', 1)]
+    >>> [name for name, _ in split_waters(w.iloc[:1])]
+    ['waters_polygons']
+    """
+    kinds = waters.geom_type.str.removeprefix("Multi").to_numpy()  # MultiLineString counts as LineString
+    out = []
+    for name, kind in WATERS_COLLECTIONS.items():
+        picked = kinds == kind
+        if picked.any():
+            out.append((name, waters[picked]))
+    return out
+
+
 def _write_layers(ls: LayerSet, prof: Profile, layers_path: Path | None, out: Path) -> list[tuple[str, str, str]]:
     """Write the layer set's public layers in CRS84 to ``out``; return (name, title, description) of each."""
+    import pyogrio
+
+    from esc_gis.io import GPKG_VERSION
     from esc_gis.protective import protective_layer
 
     written: list[tuple[str, str, str]] = []
     village = prof.names()["jurisdiction_name"]
 
     def put(frame: gpd.GeoDataFrame, name: str) -> None:
-        frame.reset_index(drop=True).to_crs(CRS84).to_file(out, layer=name, driver="GPKG")
+        # GeoPackage 1.3, as every GeoPackage esc_gis writes (GDAL 3.6 warns on opening a 1.4); a layer
+        # mixing single and multi parts is written as the multi type (pyogrio's default), so one type.
+        created = {} if out.exists() else {"dataset_options": {"VERSION": GPKG_VERSION}}
+        pyogrio.write_dataframe(frame.reset_index(drop=True).to_crs(CRS84), out, layer=name, driver="GPKG", **created)
         written.append((name, *_titled(prof, f"service_layer_{name}")))
 
     put(gpd.GeoDataFrame({"name": [village]}, geometry=[ls.jurisdiction], crs=ls.crs), "jurisdiction")
     if ls.waters is not None:
         cols = [c for c in ("water_name", "water_class") if c in ls.waters.columns]
-        put(ls.waters[[*cols, "geometry"]], "waters")
+        for name, part in split_waters(ls.waters[[*cols, "geometry"]]):
+            put(part, name)
         if layers_path is not None:
             prot = protective_layer(layers=layers_path, profile=prof)
             cols = [c for c in ("water_class", "width_ft", "section", "area_sqft") if c in prot.columns]

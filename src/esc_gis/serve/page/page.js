@@ -15,7 +15,9 @@ const api = `/${settings.api}`;
 // swatches are the `sw-<name>` classes of page.css.
 const LAYER_STYLE = {
   jurisdiction: { color: "#1a1a1a", weight: 2.5, dashArray: "8 5", fill: false },
-  waters: { color: "#08519c", weight: 1, fillColor: "#6baed6", fillOpacity: 0.55 },
+  // The waters come as two collections, one geometry type each: streams as lines, lakes and wetlands as areas.
+  waters_lines: { color: "#08519c", weight: 2.5 },
+  waters_polygons: { color: "#08519c", weight: 1, fillColor: "#6baed6", fillOpacity: 0.55 },
   protective_areas: { color: "#006d2c", weight: 1.5, dashArray: "4 3", fillColor: "#74c476", fillOpacity: 0.2 },
   steep_slopes: { color: "#8c510a", weight: 0.5, fillColor: "#bf812d", fillOpacity: 0.5 },
   targeted_areas: { color: "#ae017e", weight: 1.5, dashArray: "2 4", fill: false },
