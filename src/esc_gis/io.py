@@ -44,6 +44,7 @@ import pyogrio
 import shapely
 
 from esc_gis._outputs import atomic_output, check_output_file, check_sidecar, check_target, drop_sidecar, sidecar_path
+from esc_gis._vsi import is_vsi, missing_reason
 from esc_gis.crs import check_coordinates
 from esc_gis.errors import CRSError, LayerReadError, LayerSetError, OutputExistsError, OutputFormatError
 from esc_gis.findings import findings_text
@@ -107,10 +108,13 @@ def read_layer(
         If the coordinates cannot be in the layer's CRS (:func:`esc_gis.crs.check_coordinates`):
         a GeoJSON of feet without its ``crs`` member, metres labelled EPSG:4326.
     """
-    p = Path(path)
-    name = str(path)
-    if not p.exists():
-        msg = f"{name}: no such file. Check the path."
+    name = os.fspath(path)
+    p = Path(name)
+    # A GDAL virtual path (/vsizip/...) goes to GDAL as given: Path() would fold its "//".
+    src: str | Path = name if is_vsi(name) else p
+    missing = missing_reason(name) if is_vsi(name) else (None if p.exists() else "no such file. Check the path.")
+    if missing is not None:
+        msg = f"{name}: {missing}"
         raise LayerReadError(msg)
     try:
         if p.suffix.lower() in (".parquet", ".geoparquet"):
@@ -118,28 +122,32 @@ def read_layer(
                 # GDAL here has no Parquet driver, so an SQL filter cannot be pushed down.
                 msg = f"{name}: --where is not supported for GeoParquet; filter the file first."
                 raise LayerReadError(msg)
+            if src is not p:
+                # Parquet is read by pyarrow, which has no /vsi file system.
+                msg = f"{name}: GeoParquet is read from a file, not from inside an archive; extract it first."
+                raise LayerReadError(msg)
             gdf = gpd.read_parquet(p)
-        elif p.suffix.lower() == ".csv" and p.is_file():
-            gdf = _read_csv(p, where)
+        elif p.suffix.lower() == ".csv" and (src is not p or p.is_file()):
+            gdf = _read_csv(src, where)
         else:
             if layer is None:
-                layer = _only_layer(p, name)
+                layer = _only_layer(src, name)
             if dates_as_text:
                 # GeoJSON guesses date types (and rolls bad days over); other drivers keep their own.
                 opts = {"DATE_AS_STRING": "YES"} if p.suffix.lower() in (".geojson", ".json") else {}
-                gdf = pyogrio.read_dataframe(p, layer=layer, where=where, datetime_as_string=True, **opts)
+                gdf = pyogrio.read_dataframe(src, layer=layer, where=where, datetime_as_string=True, **opts)
             else:
-                gdf = pyogrio.read_dataframe(p, layer=layer, where=where, use_arrow=True)
+                gdf = pyogrio.read_dataframe(src, layer=layer, where=where, use_arrow=True)
     except LayerReadError:
         raise
     except Exception as exc:  # GDAL, Arrow and Parquet errors all mean: unreadable input
-        if where is not None and _bad_where(p, layer, where):
+        if where is not None and _bad_where(src, layer, where):
             msg = (
                 f"{name}: the --where clause {where!r} is not valid SQL for this layer ({exc}); "
                 "check its field names and quotes."
             )
             raise LayerReadError(msg) from None
-        raise LayerReadError(unreadable_message(p, exc)) from None
+        raise LayerReadError(unreadable_message(src, exc)) from None
     if not isinstance(gdf, gpd.GeoDataFrame) or gdf.geometry.name not in gdf:
         msg = f"{name}: has no geometry column; give a layer of polygons."
         raise LayerReadError(msg)
@@ -172,7 +180,7 @@ _LAYER_FORMATS = (
 _GDAL_DRIVER_ADVICE = re.compile(r"[;.]?\s*It might help to specify the correct driver.*$", re.DOTALL)
 
 
-def unreadable_message(path: Path, exc: BaseException | None = None, *, kind: str = "vector layer") -> str:
+def unreadable_message(path: str | Path, exc: BaseException | None = None, *, kind: str = "vector layer") -> str:
     """Say, in our words, why a file cannot be read as a layer (or raster), and the fix.
 
     The one message for every reader (:func:`read_layer`, :func:`feature_numbers`, the
@@ -204,7 +212,9 @@ def unreadable_message(path: Path, exc: BaseException | None = None, *, kind: st
     return f"{path}: {why} Fix: {fix}"
 
 
-def unreadable_reason(path: Path, exc: BaseException | None = None, *, kind: str = "vector layer") -> tuple[str, str]:
+def unreadable_reason(
+    path: str | Path, exc: BaseException | None = None, *, kind: str = "vector layer"
+) -> tuple[str, str]:
     """Return why a file cannot be read and the fix, as :func:`unreadable_message` words them (a Problem's parts).
 
     Parameters
@@ -219,6 +229,15 @@ def unreadable_reason(path: Path, exc: BaseException | None = None, *, kind: str
     """
     formats = _LAYER_FORMATS if kind == "vector layer" else "a GeoTIFF, or another raster GDAL reads (.vrt, .asc, .img)"
     fix = f"give {formats}; if it is one, it may be cut short or damaged: export it again."
+    if is_vsi(path):
+        # Inside an archive (or another GDAL virtual file): absent, or GDAL's own words.
+        missing = missing_reason(path)
+        if missing is not None:
+            why, _, how = missing.partition(" Fix: ")
+            return why, how
+        said = _GDAL_DRIVER_ADVICE.sub("", str(exc or "")).strip().rstrip(".")
+        return f"cannot be read as a {kind} ({said or 'GDAL cannot open it'}).", fix
+    path = Path(path)
     if not path.exists():
         return "no such file.", "check the path."
     if path.is_dir():
@@ -263,7 +282,7 @@ def _is_text(head: bytes) -> bool:
     return all(c.isprintable() or c in "\t\r\n\ufeff" for c in text)
 
 
-def _only_layer(p: Path, name: str) -> str | None:
+def _only_layer(p: str | Path, name: str) -> str | None:
     """Name the one data layer of a source, or None for a single-layer source.
 
     QGIS's style table (``layer_styles``, written by QGIS and by this toolkit) is not data:
@@ -310,15 +329,16 @@ def feature_numbers(path: str | os.PathLike[str], *, layer: str | None = None, w
         If the file cannot be read.
     """
     try:
+        src = os.fspath(path) if is_vsi(path) else Path(path)  # a /vsi path as given (Path folds "//")
         if layer is None:
-            layer = _only_layer(Path(path), str(path))
-        every = pyogrio.read_dataframe(path, layer=layer, read_geometry=False, columns=[], fid_as_index=True)
+            layer = _only_layer(src, str(path))
+        every = pyogrio.read_dataframe(src, layer=layer, read_geometry=False, columns=[], fid_as_index=True)
         # Fields stay in this read: some drivers (OpenFileGDB) drop the filter on ignored fields.
-        picked = pyogrio.read_dataframe(path, layer=layer, where=where, read_geometry=False, fid_as_index=True)
+        picked = pyogrio.read_dataframe(src, layer=layer, where=where, read_geometry=False, fid_as_index=True)
     except LayerReadError:
         raise
     except Exception as exc:  # the same errors read_layer reports
-        raise LayerReadError(unreadable_message(Path(path), exc)) from None
+        raise LayerReadError(unreadable_message(os.fspath(path) if is_vsi(path) else Path(path), exc)) from None
     return every.index.get_indexer(picked.index) + 1, len(every)
 
 
@@ -326,7 +346,7 @@ def feature_numbers(path: str | os.PathLike[str], *, layer: str | None = None, w
 _MEASURE_SUFFIXES = ("_sqft", "_acres", "_ft", "_pct", "_share", "_cuyd")
 
 
-def _read_csv(p: Path, where: str | None) -> gpd.GeoDataFrame | pd.DataFrame:
+def _read_csv(p: str | Path, where: str | None) -> gpd.GeoDataFrame | pd.DataFrame:
     """Read a CSV layer: geometry as WKT in ``geometry`` (or ``WKT``), its CRS in a ``crs`` column.
 
     Everything is read as text, so ids keep their leading zeros; then columns named for a
@@ -376,7 +396,7 @@ def _with_code(crs: Any) -> Any:
     return coded if coded.equals(crs, ignore_axis_order=True) else crs
 
 
-def _bad_where(path: Path, layer: str | None, where: str) -> bool:
+def _bad_where(path: str | Path, layer: str | None, where: str) -> bool:
     """Whether GDAL refuses ``where`` itself (not the file): the same read without it succeeds."""
     try:
         pyogrio.read_info(path, layer=layer)

@@ -1,0 +1,148 @@
+"""GDAL's habits, run as users run them: virtual paths (``/vsizip/``...), ``-o -``, ``--update --overwrite``, ``--dst-crs``.
+
+Every test runs the installed ``esc-gis`` in a subprocess, so what is checked is what a shell
+pipeline sees: the exit code, stdout and stderr apart.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import subprocess
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+
+import geopandas as gpd
+import pandas as pd
+import pytest
+
+from .conftest import box, sites
+
+ESC = str(Path(sys.executable).parent / "esc-gis")
+
+
+def esc(*args: object, cwd: Path, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    """Run ``esc-gis ARGS`` in ``cwd``; stdout and stderr kept apart, as bytes."""
+    return subprocess.run(
+        [ESC, *map(str, args)], cwd=cwd, input=stdin, capture_output=True, env=os.environ.copy(), check=False
+    )
+
+
+@pytest.fixture
+def sites_geojson(tmp_path: Path) -> Path:
+    """Two sites: A of 10,000 sq ft (local feet), B of 400."""
+    path = tmp_path / "sites.geojson"
+    sites(
+        [
+            {"site_id": "A", "geometry": box(100, 100, 200, 200)},
+            {"site_id": "B", "geometry": box(300, 100, 320, 120)},
+        ],
+        "EPSG:4326",
+    ).to_file(path, engine="pyogrio")
+    return path
+
+
+def _rows(path: Path | str) -> pd.DataFrame:
+    return pd.DataFrame(gpd.read_file(path).drop(columns="geometry")).sort_values("site_id").reset_index(drop=True)
+
+
+# -- (a) virtual paths go to GDAL as given ------------------------------------------------------------------
+
+
+def _archives(tmp_path: Path, src: Path) -> dict[str, str]:
+    """The same layer in a zip (in a folder), a tar and a gzip, and the paths that read each."""
+    with zipfile.ZipFile(tmp_path / "sites.zip", "w") as z:
+        z.write(src, "in/sites.geojson")
+    with tarfile.open(tmp_path / "sites.tar", "w") as t:
+        t.add(src, "sites.geojson")
+    (tmp_path / "sites.geojson.gz").write_bytes(gzip.compress(src.read_bytes()))
+    return {
+        "zip": "/vsizip/sites.zip/in/sites.geojson",
+        "zip-absolute": f"/vsizip/{tmp_path}/sites.zip/in/sites.geojson",  # tmp_path starts with "/"
+        "tar": "/vsitar/sites.tar/sites.geojson",
+        "gzip": "/vsigzip/sites.geojson.gz",
+        "plain-zip": "sites.zip",
+    }
+
+
+@pytest.mark.parametrize("kind", ["zip", "zip-absolute", "tar", "gzip", "plain-zip"])
+def test_screen_reads_an_archive_as_gdal_does(tmp_path, sites_geojson, layers_path, kind):
+    path = _archives(tmp_path, sites_geojson)[kind]
+    if kind == "zip-absolute":
+        # GDAL's absolute form has "//" after the prefix, which pathlib would fold into a relative path.
+        assert path.startswith("/vsizip//")
+    plain = esc("screen", sites_geojson, "--layers", layers_path, "-o", "plain.gpkg", cwd=tmp_path)
+    assert plain.returncode == 0, plain.stderr.decode()
+    for _ in range(2):  # every write run twice
+        r = esc("screen", path, "--layers", layers_path, "-o", "out.gpkg", "--overwrite", cwd=tmp_path)
+        assert r.returncode == 0, r.stderr.decode()
+        pd.testing.assert_frame_equal(_rows(tmp_path / "out.gpkg"), _rows(tmp_path / "plain.gpkg"))
+
+
+def test_screen_streams_an_archive(tmp_path, sites_geojson, layers_path):
+    path = _archives(tmp_path, sites_geojson)["zip-absolute"]
+    r = esc("screen", path, "--layers", layers_path, "--batch-rows", 1, "-o", "out.gpkg", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr.decode()
+    assert list(_rows(tmp_path / "out.gpkg")["site_id"]) == ["A", "B"]
+
+
+@pytest.mark.parametrize(
+    ("path", "words"),
+    [
+        ("/vsizip/sites.zip/in/site.geojson", "no such file: 'sites.zip' holds no 'in/site.geojson' (it holds"),
+        ("/vsizip/nowhere.zip/sites.geojson", "no such file: the archive 'nowhere.zip' is missing"),
+        ("/vsitar/sites.tar/nope.shp", "no such file: 'sites.tar' holds no 'nope.shp'"),
+        ("/vsigzip/nowhere.geojson.gz", "no such file: the archive 'nowhere.geojson.gz' is missing"),
+        ("nowhere.zip", "no such file"),
+    ],
+)
+def test_an_absent_file_in_or_of_an_archive_is_named(tmp_path, sites_geojson, layers_path, path, words):
+    _archives(tmp_path, sites_geojson)
+    r = esc("screen", path, "--layers", layers_path, "-o", "out.gpkg", cwd=tmp_path)
+    err = r.stderr.decode()
+    assert r.returncode == 1, err
+    assert f"{path}: " in err and words in err, err
+    assert "Traceback" not in err
+    assert not (tmp_path / "out.gpkg").exists()
+
+
+def test_protective_reads_waters_from_a_zip(tmp_path):
+    from .conftest import CRS
+
+    waters = gpd.GeoDataFrame(
+        {"water_class": ["lake"], "name": ["Pond"]}, geometry=[box(1000, 1000, 1200, 1200)], crs=CRS
+    )
+    waters.to_file(tmp_path / "waters.gpkg", engine="pyogrio")
+    with zipfile.ZipFile(tmp_path / "w.zip", "w") as z:
+        z.write(tmp_path / "waters.gpkg", "waters.gpkg")
+    a = esc("protective", "waters.gpkg", "-o", "a.gpkg", "-q", cwd=tmp_path)
+    b = esc("protective", "/vsizip/w.zip/waters.gpkg", "-o", "b.gpkg", "-q", cwd=tmp_path)
+    assert a.returncode == 0 and b.returncode == 0, (a.stderr + b.stderr).decode()
+    assert (
+        gpd.read_file(tmp_path / "a.gpkg")["area_sqft"].tolist()
+        == gpd.read_file(tmp_path / "b.gpkg")["area_sqft"].tolist()
+    )
+
+
+def test_an_output_is_never_the_archive_read(tmp_path, sites_geojson, layers_path):
+    """The archive behind a /vsizip/ input is the input: never written over, even with --overwrite."""
+    # An archive whose name is an output's: GDAL's {...} form says where the archive's name ends.
+    with zipfile.ZipFile(tmp_path / "odd.gpkg", "w") as z:
+        z.write(sites_geojson, "sites.geojson")
+    before = (tmp_path / "odd.gpkg").read_bytes()
+    ok = esc("screen", "/vsizip/{odd.gpkg}/sites.geojson", "--layers", layers_path, "-o", "out.gpkg", cwd=tmp_path)
+    assert ok.returncode == 0, ok.stderr.decode()
+    r = esc(
+        "screen",
+        "/vsizip/{odd.gpkg}/sites.geojson",
+        "--layers",
+        layers_path,
+        "-o",
+        "odd.gpkg",
+        "--overwrite",
+        cwd=tmp_path,
+    )
+    assert r.returncode == 1 and "an input of this command" in r.stderr.decode(), r.stderr.decode()
+    assert (tmp_path / "odd.gpkg").read_bytes() == before
