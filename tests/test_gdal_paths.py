@@ -16,6 +16,7 @@ from pathlib import Path
 
 import geopandas as gpd
 import pandas as pd
+import pyogrio
 import pytest
 
 from .conftest import box, sites
@@ -146,3 +147,53 @@ def test_an_output_is_never_the_archive_read(tmp_path, sites_geojson, layers_pat
     )
     assert r.returncode == 1 and "an input of this command" in r.stderr.decode(), r.stderr.decode()
     assert (tmp_path / "odd.gpkg").read_bytes() == before
+
+
+# -- (c) --update --overwrite replaces one layer, nothing else ---------------------------------------------
+
+
+def _table(gpkg: Path, table: str) -> list[tuple]:
+    import sqlite3
+
+    with sqlite3.connect(gpkg) as con:
+        return con.execute(f'SELECT * FROM "{table}" ORDER BY 1').fetchall()
+
+
+def _waters(tmp_path: Path) -> Path:
+    from .conftest import CRS
+
+    path = tmp_path / "waters.gpkg"
+    gpd.GeoDataFrame(
+        {"water_class": ["lake"], "name": ["Pond"]}, geometry=[box(1000, 1000, 1200, 1200)], crs=CRS
+    ).to_file(path, engine="pyogrio")
+    return path
+
+
+def test_update_overwrite_replaces_one_layer_and_nothing_else(tmp_path, sites_geojson, layers_path):
+    out = tmp_path / "project.gpkg"
+    _waters(tmp_path)
+    assert esc("screen", sites_geojson, "--layers", layers_path, "-o", out, "-q", cwd=tmp_path).returncode == 0
+    r = esc("protective", "waters.gpkg", "-o", out, "--update", "-q", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr.decode()
+    other = _table(out, "protective_areas")
+    other_style = [row for row in _table(out, "layer_styles") if "protective_areas" in row]
+    assert len(_rows(out)) == 2
+    for name in ("screening", "SCREENING"):  # twice, and in another case: the file's own layer is replaced
+        r = esc(
+            "screen", sites_geojson, "--where", "site_id = 'A'", "--layers", layers_path,
+            "-o", out, "--update", "--overwrite", "--output-layer", name, "-q", cwd=tmp_path,
+        )  # fmt: skip
+        assert r.returncode == 0, r.stderr.decode()
+        assert list(gpd.read_file(out, layer="screening")["site_id"]) == ["A"]
+        assert _table(out, "protective_areas") == other  # row for row, byte for byte
+        assert [row for row in _table(out, "layer_styles") if "protective_areas" in row] == other_style
+        names = sorted(str(n) for n, _ in pyogrio.list_layers(out))
+        assert names == ["layer_styles", "protective_areas", "screening"], names
+    # Without --overwrite, the layer is still refused, and the message names the way to replace it.
+    r = esc("protective", "waters.gpkg", "-o", out, "--update", "-q", cwd=tmp_path)
+    assert r.returncode == 1 and "--update --overwrite" in r.stderr.decode(), r.stderr.decode()
+    # The style table is no layer to replace.
+    r = esc("protective", "waters.gpkg", "-o", out, "--update", "--overwrite", "--output-layer", "layer_styles",
+            cwd=tmp_path)  # fmt: skip
+    assert r.returncode == 1 and "style table" in r.stderr.decode(), r.stderr.decode()
+    assert _table(out, "protective_areas") == other

@@ -476,7 +476,8 @@ def check_output_path(
     """Check an output path before any work is done; return its format's name.
 
     With ``update``, an existing GeoPackage is to receive the new ``layer`` beside its own (as
-    ``ogr2ogr -update -nln``): only a layer of that name already there is refused.
+    ``ogr2ogr -update -nln``): a layer of that name already there is refused, unless
+    ``overwrite`` is given too, which replaces that one layer (``ogr2ogr -update -overwrite``).
 
     Raises
     ------
@@ -485,7 +486,7 @@ def check_output_path(
         format that holds one layer.
     OutputExistsError
         If the file exists and neither ``overwrite`` nor ``update`` is given, or ``update``
-        meets a layer of the same name.
+        without ``overwrite`` meets a layer of the same name.
     LayerReadError
         If ``update`` is given a file that is not a GeoPackage GDAL can open.
     """
@@ -500,7 +501,7 @@ def check_output_path(
             msg = f"{str(path)!r}: --update adds a layer to a GeoPackage (.gpkg); a {fmt} file holds one layer."
             raise OutputFormatError(msg)
         if p.exists():
-            _check_new_layer(p, layer or "screening")
+            _check_new_layer(p, layer or "screening", replace=overwrite)
             check_target(p, overwrite=True)  # still never an input, in a folder that can be written
             return fmt
     check_target(p, overwrite=overwrite)
@@ -509,27 +510,46 @@ def check_output_path(
     return fmt
 
 
-def _check_new_layer(path: Path, layer: str) -> None:
+def _check_new_layer(path: Path, layer: str, *, replace: bool = False) -> str | None:
     """Refuse to add ``layer`` to the GeoPackage ``path`` when it has a layer of that name (any case, as SQLite).
+
+    Parameters
+    ----------
+    path : pathlib.Path
+    layer : str
+    replace : bool, default False
+        A layer of that name is to be replaced (``--update --overwrite``): allowed, unless it
+        is the file's QGIS style table, which is no layer of data.
+
+    Returns
+    -------
+    str or None
+        The name, as the file spells it, of the layer to be replaced; None when there is none.
 
     Raises
     ------
     LayerReadError
         If ``path`` is not a GeoPackage GDAL can open.
     OutputExistsError
-        If the layer is already there.
+        If the layer is already there and ``replace`` is false (or it is the style table).
     """
     try:
         names = [str(n) for n, _ in pyogrio.list_layers(path)]
     except Exception as exc:  # pyogrio's DataSourceError and kin: not a GeoPackage
         msg = f"{str(path)!r}: cannot add a layer to it ({unreadable_reason(path, exc)[0]}); give a GeoPackage."
         raise LayerReadError(msg) from None
-    if layer.lower() in (n.lower() for n in names):
-        msg = (
-            f"{str(path)!r} already has a layer {layer!r}; name the new one with --output-layer, or replace the "
-            "whole file with --overwrite instead of --update."
-        )
-        raise OutputExistsError(msg)
+    same = next((n for n in names if n.lower() == layer.lower()), None)
+    if same is None:
+        return None
+    if replace and same.lower() != STYLE_TABLE.lower():
+        return same
+    msg = (
+        f"{str(path)!r} already has a layer {layer!r}; name the new one with --output-layer, or replace "
+        "that layer with --update --overwrite."
+    )
+    if same.lower() == STYLE_TABLE.lower():
+        msg = f"{str(path)!r}: {layer!r} is the file's QGIS style table; name the layer otherwise (--output-layer)."
+    raise OutputExistsError(msg)
 
 
 def prj_path(csv_path: str | os.PathLike[str]) -> Path:
@@ -638,9 +658,11 @@ def write_layer(
         otherwise it gets the user's umask, as any file they create.
     update : bool, default False
         Add ``layer`` to an existing GeoPackage, keeping its other layers (``ogr2ogr -update
-        -nln``); a layer of that name is refused. The file is copied, the layer added to the
-        copy and the copy put in place, so a failure leaves the file as it was (for a large
-        file the copy costs its size in time and disk). A file only its owner reads stays so.
+        -nln``); a layer of that name is refused, or with ``overwrite`` replaced, and nothing
+        else in the file touched (``ogr2ogr -update -overwrite``). The file is copied, the
+        layer written in the copy and the copy put in place, so a failure leaves the file as it
+        was (for a large file the copy costs its size in time and disk). A file only its owner
+        reads stays so.
     kind : str, optional
         What the layer is when ``layer`` is the user's name for it (``--output-layer``): its
         QGIS style and title are ``kind``'s (``"screening"``, ``"steep"``). Default ``layer``.
@@ -659,10 +681,13 @@ def write_layer(
     p = Path(path)
     fmt = check_output_path(p, overwrite=overwrite, update=update, layer=layer)
     if update and p.exists():
+        # Replaced under the name the file spells it with (GDAL matches layer names exactly).
+        layer = _check_new_layer(p, layer, replace=overwrite) or layer
         private = private or not p.stat().st_mode & 0o044  # never widen who may read it
         with atomic_output(p, private=private) as tmp:
             shutil.copy2(p, tmp)
-            pyogrio.write_dataframe(gdf, tmp, layer=layer, driver="GPKG", use_arrow=True)
+            # pyogrio deletes a layer of that name before writing it (append=False): the others stay.
+            pyogrio.write_dataframe(gdf, tmp, layer=layer, driver="GPKG", use_arrow=True, append=False)
             add_layer_style(tmp, layer, [c for c in gdf.columns if c != gdf.geometry.name], kind=kind)
             describe_layer(tmp, layer, kind)
         return p

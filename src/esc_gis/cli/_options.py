@@ -142,7 +142,7 @@ def update_option() -> Decorator:
         "--update",
         is_flag=True,
         help="Add the layer to an existing GeoPackage OUTPUT, keeping its other layers (as ogr2ogr -update); "
-        "a layer of the same name is refused.",
+        "a layer of the same name is refused, or with --overwrite replaced, the rest of the file untouched.",
     )
 
 
