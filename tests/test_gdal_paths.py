@@ -197,3 +197,75 @@ def test_update_overwrite_replaces_one_layer_and_nothing_else(tmp_path, sites_ge
             cwd=tmp_path)  # fmt: skip
     assert r.returncode == 1 and "style table" in r.stderr.decode(), r.stderr.decode()
     assert _table(out, "protective_areas") == other
+
+
+# -- (d) --dst-crs: any CRS, only how the output is written -------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO_LAYERS = ROOT / "layers" / "winneconne-demo" / "layers.toml"
+DEMO_DEM = ROOT / "layers" / "winneconne-demo" / "dem_synthetic.tif"
+
+
+def _srs(gpkg: Path, layer: str) -> int:
+    import sqlite3
+
+    with sqlite3.connect(gpkg) as con:
+        return con.execute("SELECT srs_id FROM gpkg_geometry_columns WHERE table_name = ?", (layer,)).fetchone()[0]
+
+
+@pytest.mark.parametrize(
+    ("command", "layer", "column"),
+    [
+        (("steep", DEMO_DEM), "steep", "area_sqft"),
+        (("protective", "--layers", DEMO_LAYERS), "protective_areas", "area_sqft"),
+        (("screen", ROOT / "examples" / "demo" / "sites.geojson", "--layers", DEMO_LAYERS), "screening", None),
+    ],
+)
+def test_dst_crs_changes_the_geometry_never_the_measures(tmp_path, command, layer, column):
+    plain = esc(*command, "-o", "plain.gpkg", "-q", cwd=tmp_path)
+    assert plain.returncode == 0, plain.stderr.decode()
+    for _ in range(2):  # every write run twice
+        r = esc(*command, "-o", "wgs84.gpkg", "--dst-crs", "EPSG:4326", "--overwrite", "-q", cwd=tmp_path)
+        assert r.returncode == 0, r.stderr.decode()
+    a = gpd.read_file(tmp_path / "plain.gpkg", layer=layer)
+    b = gpd.read_file(tmp_path / "wgs84.gpkg", layer=layer)
+    assert a.crs.to_epsg() == 7594 and b.crs.to_epsg() == 4326
+    assert _srs(tmp_path / "wgs84.gpkg", layer) == 4326  # the GeoPackage's own record says so
+    # Every attribute identical, measured in the profile's CRS whatever the output's.
+    pd.testing.assert_frame_equal(a.drop(columns="geometry"), b.drop(columns="geometry"))
+    if column is not None:
+        assert a[column].sum() > 0
+    # The geometry is the same place: transformed back, it lies on the original.
+    back = b.to_crs(a.crs)
+    assert (back.geometry.symmetric_difference(a.geometry).area < 1e-3 * a.geometry.area + 1e-6).all()
+    assert (b.total_bounds[[0, 2]] < -80).all() and (b.total_bounds[[1, 3]] > 40).all()  # degrees, Wisconsin
+
+
+def test_dst_crs_csv_writes_its_prj(tmp_path, sites_geojson, layers_path):
+    r = esc("screen", sites_geojson, "--layers", layers_path, "-o", "s.csv", "--dst-crs", "EPSG:3071", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr.decode()
+    from pyproj import CRS
+
+    assert CRS.from_wkt((tmp_path / "s.prj").read_text()).equals(CRS("EPSG:3071"))
+    assert pyogrio.read_info(tmp_path / "s.csv")["crs"] is not None
+
+
+@pytest.mark.parametrize(
+    ("output", "crs", "words"),
+    [
+        ("out.gpkg", "EPSG:99999", "Output CRS 'EPSG:99999' is not a coordinate reference system"),
+        ("out.gpkg", "nonsense", "is not a coordinate reference system"),
+        ("out.geojson", "EPSG:3071", "GeoJSON is written in longitude/latitude"),
+    ],
+)
+def test_a_bad_dst_crs_is_refused_before_any_work(tmp_path, sites_geojson, layers_path, output, crs, words):
+    r = esc("screen", sites_geojson, "--layers", layers_path, "-o", output, "--dst-crs", crs, cwd=tmp_path)
+    err = r.stderr.decode()
+    assert r.returncode == 1 and words in err and "Traceback" not in err, err
+    assert not (tmp_path / output).exists()
+
+
+def test_dst_crs_is_refused_by_a_streamed_run(tmp_path, sites_geojson, layers_path):
+    r = esc("screen", sites_geojson, "--layers", layers_path, "--batch-rows", 1, "-o", "o.gpkg", "--dst-crs",
+            "EPSG:4326", cwd=tmp_path)  # fmt: skip
+    assert r.returncode == 2 and "--dst-crs is not taken by a streamed run" in r.stderr.decode()

@@ -471,16 +471,25 @@ def read_class_map(path: str | os.PathLike[str]) -> dict[str, str]:
 
 
 def check_output_path(
-    path: str | os.PathLike[str], *, overwrite: bool = False, update: bool = False, layer: str | None = None
+    path: str | os.PathLike[str],
+    *,
+    overwrite: bool = False,
+    update: bool = False,
+    layer: str | None = None,
+    dst_crs: Any | None = None,
 ) -> str:
     """Check an output path before any work is done; return its format's name.
 
     With ``update``, an existing GeoPackage is to receive the new ``layer`` beside its own (as
     ``ogr2ogr -update -nln``): a layer of that name already there is refused, unless
     ``overwrite`` is given too, which replaces that one layer (``ogr2ogr -update -overwrite``).
+    ``dst_crs``, the CRS the layer is to be written in, is checked too (any CRS; a GeoJSON
+    output's is EPSG:4326 only, as RFC 7946 says).
 
     Raises
     ------
+    CRSError
+        If ``dst_crs`` names no CRS, or is not EPSG:4326 for a GeoJSON output.
     OutputFormatError
         If the extension is not one of :data:`OUTPUT_FORMATS`, or ``update`` is asked of a
         format that holds one layer.
@@ -496,6 +505,8 @@ def check_output_path(
         what = p.suffix or "a file without extension"
         msg = f"{str(path)!r}: cannot write {what!r}; use one of {', '.join(OUTPUT_FORMATS)}."
         raise OutputFormatError(msg)
+    if dst_crs is not None:
+        _check_dst_crs(dst_crs, fmt)
     if update:
         if fmt != "GeoPackage":
             msg = f"{str(path)!r}: --update adds a layer to a GeoPackage (.gpkg); a {fmt} file holds one layer."
@@ -508,6 +519,25 @@ def check_output_path(
     if fmt.startswith("CSV"):
         _check_prj(p, overwrite=overwrite)
     return fmt
+
+
+def _check_dst_crs(dst_crs: Any, fmt: str) -> Any:
+    """Return ``dst_crs`` as a pyproj CRS, refused if it names none, or is not EPSG:4326 for GeoJSON.
+
+    Raises
+    ------
+    CRSError
+    """
+    from esc_gis.crs import parse_crs
+
+    crs = parse_crs(dst_crs, what="Output CRS")
+    if fmt == "GeoJSON" and not crs.equals("EPSG:4326", ignore_axis_order=True):
+        msg = (
+            f"GeoJSON is written in longitude/latitude (EPSG:4326, as RFC 7946 says), not {dst_crs}; "
+            "drop --dst-crs, or write .gpkg, .parquet or .csv."
+        )
+        raise CRSError(msg)
+    return crs
 
 
 def _check_new_layer(path: Path, layer: str, *, replace: bool = False) -> str | None:
@@ -634,6 +664,7 @@ def write_layer(
     private: bool = False,
     update: bool = False,
     kind: str | None = None,
+    dst_crs: Any | None = None,
 ) -> Path:
     """Write a layer, choosing the format by extension, atomically.
 
@@ -666,6 +697,10 @@ def write_layer(
     kind : str, optional
         What the layer is when ``layer`` is the user's name for it (``--output-layer``): its
         QGIS style and title are ``kind``'s (``"screening"``, ``"steep"``). Default ``layer``.
+    dst_crs : optional
+        The CRS to write the geometry in (``--dst-crs``), any CRS pyproj reads, geographic
+        too: the geometry is transformed here, at the write, and the attributes (measured
+        before, in the measuring CRS) are written as they are. Default ``gdf``'s own CRS.
 
     Returns
     -------
@@ -676,10 +711,17 @@ def write_layer(
     OutputFormatError, OutputExistsError
         As :func:`check_output_path`.
     CRSError
-        If a GeoJSON output is asked for a layer without a CRS (it cannot be reprojected).
+        If a GeoJSON output or ``dst_crs`` is asked for a layer without a CRS (it cannot be
+        reprojected), or ``dst_crs`` is refused by :func:`check_output_path`.
     """
     p = Path(path)
-    fmt = check_output_path(p, overwrite=overwrite, update=update, layer=layer)
+    fmt = check_output_path(p, overwrite=overwrite, update=update, layer=layer, dst_crs=dst_crs)
+    if dst_crs is not None:
+        if gdf.crs is None:
+            msg = f"{p.name}: the layer has no CRS, so it cannot be written in {dst_crs}."
+            raise CRSError(msg)
+        # Only how the output is written: measuring was done before, in the measuring CRS.
+        gdf = gdf.to_crs(_check_dst_crs(dst_crs, fmt))
     if update and p.exists():
         # Replaced under the name the file spells it with (GDAL matches layer names exactly).
         layer = _check_new_layer(p, layer, replace=overwrite) or layer

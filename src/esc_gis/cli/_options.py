@@ -14,6 +14,7 @@ __all__ = [
     "assume_crs_option",
     "basemap_option",
     "creation_options_option",
+    "dst_crs_option",
     "layers_option",
     "offline_option",
     "output_layer_option",
@@ -133,6 +134,23 @@ def output_layer_option(default: str) -> Decorator:
         show_default=True,
         metavar="NAME",
         help="The layer's name in a GeoPackage OUTPUT (as ogr2ogr's -nln).",
+    )
+
+
+def dst_crs_option(*, old_name: bool = False) -> Decorator:
+    """``--dst-crs CRS`` (as ``dst_crs``): the CRS the output is written in, as rio's; measuring never changes.
+
+    ``old_name`` also takes ``--crs``, the older name in ``steep`` and ``protective``.
+    """
+    names = ("--dst-crs", "--crs") if old_name else ("--dst-crs",)
+    return click.option(
+        *names,
+        "dst_crs",
+        default=None,
+        metavar="CRS",
+        help="CRS the output is written in, as rio's --dst-crs: any CRS (EPSG:4326 too); areas and distances are "
+        "measured in the profile's measuring CRS whatever it is [default: that CRS]."
+        + (" --crs: the older name." if old_name else ""),
     )
 
 

@@ -379,7 +379,15 @@ def _refuse_with_profile_by(*values: str | None) -> None:
 
 
 def _screen_by_municipality(
-    sites: str, output: str, *, profile_by: str, profile: str | None, overwrite: bool, quiet: bool, **kw: Any
+    sites: str,
+    output: str,
+    *,
+    profile_by: str,
+    profile: str | None,
+    overwrite: bool,
+    quiet: bool,
+    dst_crs: str | None = None,
+    **kw: Any,
 ) -> None:
     """Run ``--profile-by``: each site under its municipality's profile (:mod:`esc_gis.screening.municipalities`)."""
     from esc_gis.screening.municipalities import screen_by_municipality
@@ -394,9 +402,9 @@ def _screen_by_municipality(
     check_sidecar(run_findings_path(output), output, overwrite=overwrite)
     result = screen_by_municipality(sites, profile_by=profile_by, **kw)
     skipped = result.attrs.get("skipped")
-    write_layer(result, output, overwrite=overwrite)
+    write_layer(result, output, overwrite=overwrite, dst_crs=dst_crs)
     if skipped is not None and len(skipped):
-        write_layer(skipped, side, overwrite=True, layer="skipped")
+        write_layer(skipped, side, overwrite=True, layer="skipped", dst_crs=dst_crs if skipped.crs else None)
     else:
         drop_sidecar(side)
     write_run_findings(run_findings(result), output, overwrite=overwrite)
@@ -441,6 +449,7 @@ def run(
     offline: bool,
     output_layer: str,
     update: bool,
+    dst_crs: str | None,
     overwrite: bool,
     quiet: bool,
 ) -> None:
@@ -449,7 +458,7 @@ def run(
     layer_tag = None if output_layer == "screening" else output_layer  # names the layer's own sidecars
     _refuse_layer_options(update or bool(layer_tag), batch_rows is not None or engine == "dask" or bool(profile_by))
     # Fail before the work, not after; with --update, only a layer of that name is refused.
-    check_output_path(output, overwrite=overwrite, update=update, layer=output_layer)
+    check_output_path(output, overwrite=overwrite, update=update, layer=output_layer, dst_crs=dst_crs)
     whole_only = profile_by is not None or map_path is not None or update or layer_tag is not None
     batch_rows, why = _batch_rows(batch_rows, engine, sites, sites_layer, output, whole_only)
     _refuse_strays(
@@ -466,6 +475,14 @@ def run(
         "assume_crs": assume_crs,
     }
     if batch_rows is not None:
+        if dst_crs is not None:
+            from esc_gis.screening.stream import STREAM_ABOVE_ROWS
+
+            # Batches are written as they come, in the measuring CRS; not transformed one by one yet.
+            raise click.UsageError(
+                "--dst-crs is not taken by a streamed run yet (--batch-rows, --engine dask, or a layer over "
+                f"{STREAM_ABOVE_ROWS:,} features): write the file, then ogr2ogr -t_srs CRS."
+            )
         if profile_by is not None or map_path is not None:
             raise click.UsageError("--batch-rows streams the output: give it without --profile-by and --map.")
         _screen_streamed(
@@ -496,6 +513,7 @@ def run(
             profile=profile_path,
             overwrite=overwrite,
             quiet=quiet,
+            dst_crs=dst_crs,
             **common,
         )
         return
@@ -528,9 +546,14 @@ def run(
         )
         result = run.result
         bar.update(task, description=f"writing {output}")
-        write_layer(result, output, overwrite=overwrite, layer=output_layer, update=update, kind="screening")
+        write_layer(
+            result, output, overwrite=overwrite, layer=output_layer, update=update, kind="screening", dst_crs=dst_crs
+        )
         if len(run.skipped):
-            write_layer(run.skipped, side, overwrite=True, layer="skipped")  # checked with its output
+            # Checked with its output; in the output's CRS, so the two overlay.
+            write_layer(
+                run.skipped, side, overwrite=True, layer="skipped", dst_crs=dst_crs if run.skipped.crs else None
+            )
         else:
             drop_sidecar(side)  # a list from an earlier run would describe this one wrongly
         notes = write_run_findings(run_findings(result), output, overwrite=overwrite or update, layer=layer_tag)

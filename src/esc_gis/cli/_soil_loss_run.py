@@ -68,11 +68,12 @@ def run(
     layers_path: str | None,
     profile_path: str | None,
     output: str,
+    dst_crs: str | None,
     overwrite: bool,
     quiet: bool,
 ) -> None:
     """Run ``esc-gis soil-loss`` with its options (:func:`esc_gis.cli.soil_loss.soil_loss_` documents them)."""
-    check_output_path(output, overwrite=overwrite)
+    check_output_path(output, overwrite=overwrite, dst_crs=dst_crs)
     phases_out, windows_out = _sidecars(output)
     check_sidecar(phases_out, output, overwrite=overwrite)  # stale ones (their output gone) are replaced
     check_sidecar(windows_out, output, overwrite=overwrite)
@@ -144,7 +145,7 @@ def run(
         overwrite=overwrite,
         screening=screening,
     )
-    write_layer(res.sites, output, overwrite=overwrite, layer="soil_loss")
+    write_layer(res.sites, output, overwrite=overwrite, layer="soil_loss", dst_crs=dst_crs)
     for table, side in ((res.phases, phases_out), (res.windows, windows_out)):
         with atomic_output(side) as tmp:
             table.to_csv(tmp, index=False)

@@ -13,6 +13,7 @@ from esc_gis.cli._options import (
     FILE,
     VECTOR,
     assume_crs_option,
+    dst_crs_option,
     layers_option,
     offline_option,
     output_layer_option,
@@ -128,6 +129,7 @@ from esc_gis.cli._options import (
 @offline_option("With --map: inline Leaflet so the map opens with no network.")
 @output_layer_option("screening")
 @update_option()
+@dst_crs_option()
 @overwrite_option("Replace OUTPUT with its sidecars (OUTPUT.skipped.EXT, OUTPUT.run_findings.csv), and the map.")
 @quiet_option("No progress bar or summary.")
 @reads("sites", "disturbed", "layers_path", "profile_path")
