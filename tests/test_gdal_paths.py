@@ -269,3 +269,91 @@ def test_dst_crs_is_refused_by_a_streamed_run(tmp_path, sites_geojson, layers_pa
     r = esc("screen", sites_geojson, "--layers", layers_path, "--batch-rows", 1, "-o", "o.gpkg", "--dst-crs",
             "EPSG:4326", cwd=tmp_path)  # fmt: skip
     assert r.returncode == 2 and "--dst-crs is not taken by a streamed run" in r.stderr.decode()
+
+
+# -- (b) GeoJSON to standard output ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dash", ["-", "/vsistdout/"])
+def test_screen_to_stdout_is_the_geojson_file_byte_for_byte(tmp_path, sites_geojson, layers_path, dash):
+    import json
+
+    f = esc("screen", sites_geojson, "--layers", layers_path, "-o", "out.geojson", cwd=tmp_path)
+    assert f.returncode == 0, f.stderr.decode()
+    for _ in range(2):  # run twice: nothing to overwrite, no --overwrite needed
+        r = esc("screen", sites_geojson, "--layers", layers_path, "-o", dash, cwd=tmp_path)
+        assert r.returncode == 0, r.stderr.decode()
+        assert r.stdout == (tmp_path / "out.geojson").read_bytes()  # stdout carries the layer alone
+        data = json.loads(r.stdout)
+        assert data["name"] == "screening" and [x["properties"]["site_id"] for x in data["features"]] == ["A", "B"]
+        assert "Wrote 2 rows to standard output" in r.stderr.decode()  # the summary went to stderr
+    # No sidecar written for standard output: only the file run's own files are there.
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith("out.geojson")) == ["sites.geojson"]
+
+
+def test_quiet_stdout_still_says_the_checks_not_made_on_stderr(tmp_path, sites_geojson, layers_path):
+    r = esc("screen", sites_geojson, "--layers", layers_path, "-o", "-", "-q", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr.decode()
+    assert r.stdout.startswith(b"{")
+    file_run = esc("screen", sites_geojson, "--layers", layers_path, "-o", "o.gpkg", "-q", cwd=tmp_path)
+    findings = tmp_path / "o.gpkg.run_findings.csv"
+    expected = len(pd.read_csv(findings)) if findings.exists() else 0
+    assert file_run.returncode == 0
+    assert r.stderr.decode().count("Not checked: ") == expected
+
+
+def test_stdout_pipes_into_ogrinfo(tmp_path, sites_geojson, layers_path):
+    from .conftest import require_tool
+
+    ogrinfo = require_tool("ogrinfo", "gdal-bin")
+    esc_run = subprocess.Popen(
+        [ESC, "screen", str(sites_geojson), "--layers", str(layers_path), "-o", "/vsistdout/", "-q"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    info = subprocess.run(
+        [ogrinfo, "-ro", "-so", "/vsistdin/", "screening"], stdin=esc_run.stdout, capture_output=True, text=True
+    )
+    esc_run.stdout.close()  # type: ignore[union-attr]
+    assert esc_run.wait() == 0
+    assert info.returncode == 0, info.stderr
+    assert "Feature Count: 2" in info.stdout and "disturbed_sqft: Real" in info.stdout, info.stdout
+    assert "Warning" not in info.stderr
+
+
+@pytest.mark.parametrize(
+    ("command", "name"),
+    [
+        (("steep", DEMO_DEM), "steep"),
+        (("protective", "--layers", DEMO_LAYERS), "protective_areas"),
+    ],
+)
+def test_steep_and_protective_to_stdout(tmp_path, command, name):
+    import json
+
+    r = esc(*command, "-o", "-", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr.decode()
+    data = json.loads(r.stdout)
+    assert data["name"] == name and data["features"]
+    assert "Wrote" in r.stderr.decode()
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "words"),
+    [
+        (("--update",), 1, "standard output (-o -) takes one GeoJSON layer"),
+        (("--dst-crs", "EPSG:3071"), 1, "GeoJSON is written in longitude/latitude"),
+    ],
+)
+def test_stdout_refusals(tmp_path, sites_geojson, layers_path, args, code, words):
+    r = esc("screen", sites_geojson, "--layers", layers_path, "-o", "-", *args, cwd=tmp_path)
+    assert r.returncode == code and words in r.stderr.decode(), r.stderr.decode()
+    assert r.stdout == b""
+
+
+def test_soil_loss_refuses_stdout_naming_its_files(tmp_path, sites_geojson):
+    r = esc("soil-loss", sites_geojson, "--schedule", "s.csv", "--ei-file", "ei.csv", "-o", "-", cwd=tmp_path)
+    assert r.returncode == 2 and "phases and windows beside OUTPUT" in r.stderr.decode(), r.stderr.decode()
+    assert r.stdout == b""

@@ -12,11 +12,22 @@ Kept free of heavy imports (standard library only): ``_outputs`` and the CLI use
 
 from __future__ import annotations
 
-__all__ = ["STDOUT", "archive_of", "is_stdout", "is_vsi", "missing_reason"]
+__all__ = [
+    "STDOUT",
+    "archive_of",
+    "is_stdout",
+    "is_vsi",
+    "layer_stream",
+    "missing_reason",
+    "release_stdout",
+    "reserve_stdout",
+]
 
 import os
+import sys
 import tarfile
 import zipfile
+from typing import BinaryIO, TextIO
 
 #: The prefixes of a file read through an archive; the archive is a local file.
 _ARCHIVE_PREFIXES = ("/vsizip/", "/vsigzip/", "/vsitar/")
@@ -38,6 +49,34 @@ def is_stdout(path: str | os.PathLike[str] | None) -> bool:
     (True, True, False)
     """
     return path is not None and os.fspath(path) in STDOUT
+
+
+#: Standard output as it was before :func:`reserve_stdout` sent everything else to stderr.
+_RESERVED: list[TextIO] = []
+
+
+def reserve_stdout() -> None:
+    """Keep standard output for the layer alone: whatever else is printed goes to stderr until released.
+
+    A command writing its layer to ``-`` calls it before any work (``-o``'s callback), so its
+    summaries, notes and progress (``click.echo``, rich's consoles, all resolving ``sys.stdout``
+    when they print) land on stderr, and a pipeline reading stdout gets the GeoJSON alone.
+    """
+    _RESERVED.append(sys.stdout)
+    sys.stdout = sys.stderr
+
+
+def release_stdout() -> None:
+    """Give standard output back, as :func:`reserve_stdout` found it."""
+    if _RESERVED:
+        sys.stdout = _RESERVED.pop()
+
+
+def layer_stream() -> BinaryIO:
+    """Return the binary stream a layer written to ``-`` goes to: the reserved standard output, else the current."""
+    out = _RESERVED[-1] if _RESERVED else sys.stdout
+    out.flush()  # text printed before, if any, goes first
+    return out.buffer
 
 
 def is_vsi(path: str | os.PathLike[str]) -> bool:

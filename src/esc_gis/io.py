@@ -44,7 +44,7 @@ import pyogrio
 import shapely
 
 from esc_gis._outputs import atomic_output, check_output_file, check_sidecar, check_target, drop_sidecar, sidecar_path
-from esc_gis._vsi import is_vsi, missing_reason
+from esc_gis._vsi import is_stdout, is_vsi, layer_stream, missing_reason
 from esc_gis.crs import check_coordinates
 from esc_gis.errors import CRSError, LayerReadError, LayerSetError, OutputExistsError, OutputFormatError
 from esc_gis.findings import findings_text
@@ -499,6 +499,14 @@ def check_output_path(
     LayerReadError
         If ``update`` is given a file that is not a GeoPackage GDAL can open.
     """
+    if is_stdout(path):
+        # Standard output (-, /vsistdout/): one GeoJSON layer, nothing to overwrite, no file beside it.
+        if update:
+            msg = "--update adds a layer to a GeoPackage; standard output (-o -) takes one GeoJSON layer."
+            raise OutputFormatError(msg)
+        if dst_crs is not None:
+            _check_dst_crs(dst_crs, "GeoJSON")
+        return "GeoJSON"
     p = Path(path)
     fmt = OUTPUT_FORMATS.get(p.suffix.lower())
     if fmt is None:
@@ -679,7 +687,8 @@ def write_layer(
     path : str or PathLike
         ``.gpkg`` (GeoPackage 1.3: :data:`GPKG_VERSION`), ``.parquet``, ``.geojson`` or
         ``.csv`` (geometry as WKT in a ``WKT`` column, the CRS in a ``.prj`` beside it, as
-        GDAL's CSV driver reads them; :func:`read_layer` reads them back).
+        GDAL's CSV driver reads them; :func:`read_layer` reads them back); ``"-"`` or
+        ``"/vsistdout/"``: GeoJSON on standard output (as fio and rio pipelines take it).
     overwrite : bool, default False
         Replace an existing file.
     layer : str, default "screening"
@@ -714,6 +723,10 @@ def write_layer(
         If a GeoJSON output or ``dst_crs`` is asked for a layer without a CRS (it cannot be
         reprojected), or ``dst_crs`` is refused by :func:`check_output_path`.
     """
+    if is_stdout(path):
+        check_output_path(path, update=update, dst_crs=dst_crs)
+        _write_stdout(gdf, layer=layer)
+        return Path(os.fspath(path))
     p = Path(path)
     fmt = check_output_path(p, overwrite=overwrite, update=update, layer=layer, dst_crs=dst_crs)
     if dst_crs is not None:
@@ -752,6 +765,24 @@ def write_layer(
         else:
             _write_geojson(gdf, tmp, layer=layer)
     return p
+
+
+def _write_stdout(gdf: gpd.GeoDataFrame, *, layer: str) -> None:
+    """Write the layer as RFC 7946 GeoJSON to standard output, whole: written to a file first, then copied.
+
+    GDAL's own ``/vsistdout/`` would write through C's buffer beside Python's, and a failure
+    half-way would leave half a collection in the pipe; a file written whole and then copied
+    gives the reader all of it or nothing.
+    """
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix=".esc-gis-stdout.") as folder:
+        tmp = Path(folder) / f"{layer}.geojson"
+        _write_geojson(gdf, tmp, layer=layer)
+        out = layer_stream()
+        with tmp.open("rb") as f:
+            shutil.copyfileobj(f, out)
+        out.flush()
 
 
 def _write_geojson(gdf: gpd.GeoDataFrame, path: Path, *, layer: str) -> None:

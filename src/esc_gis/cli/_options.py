@@ -96,8 +96,25 @@ def profile_option(help: str = "Ordinance profile TOML; default: the one shipped
     )
 
 
-def output_option(help: str) -> Decorator:
-    """``-o/--output PATH``, required: the file to write (never a folder)."""
+def _output_value(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """Keep standard output for the layer when OUTPUT is ``-`` (or ``/vsistdout/``): all else goes to stderr."""
+    from esc_gis._vsi import is_stdout, release_stdout, reserve_stdout
+
+    if is_stdout(value):
+        reserve_stdout()
+        ctx.call_on_close(release_stdout)
+    return value
+
+
+def output_option(help: str, *, stdout: bool = False) -> Decorator:
+    """``-o/--output PATH``, required: the file to write (never a folder).
+
+    ``stdout``: the command writes a vector layer, which ``-o -`` sends to standard output as
+    GeoJSON; its messages then go to stderr (:func:`esc_gis._vsi.reserve_stdout`).
+    """
+    if stdout:
+        help += " '-': GeoJSON to standard output (messages to stderr)."
+        return click.option("-o", "--output", required=True, type=FILE, callback=_output_value, help=help)
     return click.option("-o", "--output", required=True, type=FILE, help=help)
 
 

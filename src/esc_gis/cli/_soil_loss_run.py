@@ -12,6 +12,7 @@ import pandas as pd
 import shapely
 
 from esc_gis._outputs import atomic_output, check_sidecar, sidecar_path, style_path
+from esc_gis._vsi import is_stdout
 from esc_gis.crs import measuring_crs, warn_if_far_from_zone
 from esc_gis.errors import LayerReadError, ValidationError
 from esc_gis.io import check_output_path, read_layer, write_layer
@@ -73,6 +74,10 @@ def run(
     quiet: bool,
 ) -> None:
     """Run ``esc-gis soil-loss`` with its options (:func:`esc_gis.cli.soil_loss.soil_loss_` documents them)."""
+    if is_stdout(output):
+        # Its phases and windows are files beside OUTPUT: standard output cannot carry them.
+        msg = "soil-loss writes its phases and windows beside OUTPUT (OUTPUT.phases.csv): name a file, not -."
+        raise click.UsageError(msg)
     check_output_path(output, overwrite=overwrite, dst_crs=dst_crs)
     phases_out, windows_out = _sidecars(output)
     check_sidecar(phases_out, output, overwrite=overwrite)  # stale ones (their output gone) are replaced

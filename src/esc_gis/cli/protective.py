@@ -38,7 +38,7 @@ def _class_map(values: tuple[str, ...]) -> dict[str, str] | None:
 @click.command(short_help=short_help("protective"))
 @click.argument("waters", type=VECTOR, required=False)
 @layers_option("Use the waters of this layer set (layers.toml) instead of WATERS.")
-@output_option("Output: .gpkg, .parquet, .geojson or .csv.")
+@output_option("Output: .gpkg, .parquet, .geojson or .csv.", stdout=True)
 @output_layer_option("protective_areas")
 @update_option()
 @click.option(

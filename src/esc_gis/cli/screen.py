@@ -17,6 +17,7 @@ from esc_gis.cli._options import (
     layers_option,
     offline_option,
     output_layer_option,
+    output_option,
     overwrite_option,
     profile_option,
     quiet_option,
@@ -112,13 +113,7 @@ from esc_gis.cli._options import (
     "OUTPUT.skipped.EXT beside OUTPUT (screening.gpkg.skipped.gpkg); while a rule is in force a site "
     "without an id is screened as row:<n>.",
 )
-@click.option(
-    "-o",
-    "--output",
-    required=True,
-    type=FILE,
-    help="Output: .gpkg, .parquet, .geojson or .csv (geometry as WKT).",
-)
+@output_option("Output: .gpkg, .parquet, .geojson or .csv (geometry as WKT).", stdout=True)
 @click.option(
     "--map",
     "map_path",

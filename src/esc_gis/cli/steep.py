@@ -20,7 +20,7 @@ from esc_gis.cli.slope import Z_UNIT, band_option
 
 @click.command(short_help=short_help("steep"))
 @click.argument("dem", type=click.Path())
-@output_option("Output: .gpkg, .parquet, .geojson or .csv.")
+@output_option("Output: .gpkg, .parquet, .geojson or .csv.", stdout=True)
 @output_layer_option("steep")
 @update_option()
 @click.option(
