@@ -357,3 +357,35 @@ def test_soil_loss_refuses_stdout_naming_its_files(tmp_path, sites_geojson):
     r = esc("soil-loss", sites_geojson, "--schedule", "s.csv", "--ei-file", "ei.csv", "-o", "-", cwd=tmp_path)
     assert r.returncode == 2 and "phases and windows beside OUTPUT" in r.stderr.decode(), r.stderr.decode()
     assert r.stdout == b""
+
+
+def test_a_layer_set_names_layers_inside_archives_beside_it(tmp_path, sites_geojson):
+    """A manifest's /vsizip/ path is read with its archive beside the manifest, whatever the working folder."""
+    from .conftest import write_layer_set
+
+    plain = write_layer_set(tmp_path / "plain")
+    zipped = write_layer_set(tmp_path / "zipped")
+    folder = zipped.parent
+    for name in ("village", "waters"):
+        with zipfile.ZipFile(folder / f"{name}.zip", "w") as z:
+            z.write(folder / f"{name}.gpkg", f"in/{name}.gpkg")
+        (folder / f"{name}.gpkg").unlink()
+    text = zipped.read_text().replace('"village.gpkg"', '"/vsizip/village.zip/in/village.gpkg"')
+    zipped.write_text(text.replace('"waters.gpkg"', '"/vsizip/{waters.zip}/in/waters.gpkg"'))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    a = esc("screen", sites_geojson, "--layers", plain, "-o", "a.gpkg", "-q", cwd=elsewhere)
+    b = esc("screen", sites_geojson, "--layers", zipped, "-o", "b.gpkg", "-q", cwd=elsewhere)
+    assert a.returncode == 0 and b.returncode == 0, (a.stderr + b.stderr).decode()
+    pd.testing.assert_frame_equal(_rows(elsewhere / "a.gpkg"), _rows(elsewhere / "b.gpkg"))
+    assert _rows(elsewhere / "a.gpkg")["nearest_water_ft"].notna().all()  # the zipped waters were read
+    # A member the archive lacks is named, with the manifest's words.
+    zipped.write_text(text.replace('"waters.gpkg"', '"/vsizip/waters.zip/in/lake.gpkg"'))
+    r = esc("screen", sites_geojson, "--layers", zipped, "-o", "c.gpkg", cwd=elsewhere)
+    err = r.stderr.decode()
+    assert r.returncode == 1 and "holds no 'in/lake.gpkg'" in err and "Traceback" not in err, err
+    # The archives are inputs: an output may not replace one.
+    zipped.write_text(text.replace('"waters.gpkg"', '"/vsizip/{waters.zip}/in/waters.gpkg"'))
+    before = (folder / "village.zip").read_bytes()
+    r = esc("protective", "--layers", zipped, "-o", folder / "village.zip", "--overwrite", cwd=elsewhere)
+    assert r.returncode == 1 and (folder / "village.zip").read_bytes() == before

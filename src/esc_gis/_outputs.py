@@ -57,7 +57,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, TypeVar
 
-from esc_gis._vsi import archive_of
+from esc_gis._vsi import archive_of, beside
 from esc_gis.errors import OutputExistsError, OutputFolderError, OutputFormatError, OutputIsInputError
 
 if sys.version_info >= (3, 11):
@@ -103,7 +103,9 @@ def _named_in_toml(path: Path) -> list[Path]:
         if isinstance(table, dict):
             for key, value in table.items():
                 if key == "path" and isinstance(value, str):
-                    found.append(Path(os.path.realpath(path.parent / value)))
+                    named = _input_file(beside(path.parent, value))  # a /vsizip/ path: its archive
+                    if named is not None:
+                        found.append(named)
                 else:
                     tables.append(value)
         elif isinstance(table, list):

@@ -15,6 +15,7 @@ from __future__ import annotations
 __all__ = [
     "STDOUT",
     "archive_of",
+    "beside",
     "is_stdout",
     "is_vsi",
     "layer_stream",
@@ -135,6 +136,36 @@ def archive_of(path: str | os.PathLike[str]) -> tuple[str, str] | None:
         if (i + 1 == len(rest) or rest[i + 1] == "/") and low[: i + 1].endswith(_ARCHIVE_ENDS[prefix]):
             return rest[: i + 1], rest[i + 1 :].strip("/")
     return rest, ""
+
+
+def beside(folder: str | os.PathLike[str], text: str) -> str:
+    """Resolve a path written in a file (a layer set's ``path = ...``) against that file's folder, GDAL's too.
+
+    A plain path is joined to ``folder`` and resolved; a virtual one keeps its prefix and its
+    member, its archive joined to ``folder`` (``/vsizip/w.zip/w.shp`` beside ``/data/layers.toml``
+    is ``/vsizip//data/w.zip/w.shp``). A path already absolute, or a virtual path GDAL alone
+    can look into (``/vsicurl/``), is returned as it is.
+
+    Examples
+    --------
+    >>> beside("/data", "/vsizip/w.zip/w.shp")
+    '/vsizip//data/w.zip/w.shp'
+    >>> beside("/data", "/vsizip/{w.gpkg}/w.shp")
+    '/vsizip/{/data/w.gpkg}/w.shp'
+    >>> beside("/data", "w/w.shp")
+    '/data/w/w.shp'
+    """
+    if not is_vsi(text):
+        return os.path.realpath(os.path.join(folder, text))
+    parts = archive_of(text)
+    if parts is None or os.path.isabs(parts[0]):
+        return text
+    archive, member = parts
+    prefix = text[: text.index("/", 1) + 1]
+    where = os.path.realpath(os.path.join(folder, archive))
+    if text[len(prefix) :].startswith("{"):
+        where = "{" + where + "}"
+    return prefix + where + (f"/{member}" if member else "")
 
 
 def _members(archive: str) -> list[str] | None:

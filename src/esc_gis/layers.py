@@ -62,6 +62,7 @@ import numpy as np
 import pandas as pd
 import shapely
 
+from esc_gis._vsi import beside, is_vsi
 from esc_gis.config.layers import Dem, Jurisdiction, Layer, LayersFile, Soils, layers_problems
 from esc_gis.crs import measuring_crs, to_measuring_crs, warn_if_far_from_zone
 from esc_gis.errors import CRSError, LayerSetError, ValidationError
@@ -209,11 +210,13 @@ def _check(data: dict[str, Any], manifest: Path) -> LayersFile:
 
 def _source(sec: Layer | Dem, manifest: Path) -> str:
     """Name the layer in messages as the manifest gives it, beside the manifest's folder."""
-    return sec.path if Path(sec.path).is_absolute() else f"{manifest.parent.name}/{sec.path}"
+    # A GDAL virtual path (/vsizip/w.zip/w.shp) is named as written: its archive is beside the manifest.
+    as_written = Path(sec.path).is_absolute() or is_vsi(sec.path)
+    return sec.path if as_written else f"{manifest.parent.name}/{sec.path}"
 
 
 def _load_vector(sec: Layer, manifest: Path, crs: CRS) -> tuple[gpd.GeoDataFrame, str]:
-    path = (manifest.parent / sec.path).resolve()
+    path = beside(manifest.parent, sec.path)  # a /vsizip/ path's archive too
     source = _source(sec, manifest)
     gdf = read_layer(path, layer=sec.layer, where=sec.where)
     if gdf.crs is None:
@@ -253,7 +256,7 @@ def _pick_by_name(gdf: gpd.GeoDataFrame, sec: Jurisdiction, manifest: Path, sour
 
 def _load_jurisdiction(sec: Jurisdiction, manifest: Path, crs: CRS) -> shapely.Geometry:
     """Read the jurisdiction: one feature, or the features ``where`` / ``name_field`` pick, merged."""
-    path = (manifest.parent / sec.path).resolve()
+    path = beside(manifest.parent, sec.path)  # a /vsizip/ path's archive too
     source = _source(sec, manifest)
     gdf = _pick_by_name(read_layer(path, layer=sec.layer, where=sec.where), sec, manifest, source)
     selected = sec.where is not None or sec.name_field is not None
