@@ -389,3 +389,22 @@ def test_a_layer_set_names_layers_inside_archives_beside_it(tmp_path, sites_geoj
     before = (folder / "village.zip").read_bytes()
     r = esc("protective", "--layers", zipped, "-o", folder / "village.zip", "--overwrite", cwd=elsewhere)
     assert r.returncode == 1 and (folder / "village.zip").read_bytes() == before
+
+
+def test_permits_export_to_stdout(tmp_path):
+    """The registry's export pipes as the other layers do: the same GeoJSON as the file, messages on stderr."""
+    import json
+
+    demo = ROOT / "examples" / "demo"
+    lay = ("--layers", DEMO_LAYERS)
+    assert esc("permits", "init", "r.gpkg", *lay, cwd=tmp_path).returncode == 0
+    r = esc("permits", "import", "r.gpkg", demo / "permits.geojson", "--disturbed", demo / "permit_disturbed.geojson",
+            *lay, "--who", "test", cwd=tmp_path)  # fmt: skip
+    assert r.returncode == 0, r.stderr.decode()
+    f = esc("permits", "export", "r.gpkg", "-o", "p.geojson", *lay, cwd=tmp_path)
+    s = esc("permits", "export", "r.gpkg", "-o", "-", *lay, cwd=tmp_path)
+    assert f.returncode == 0 and s.returncode == 0, (f.stderr + s.stderr).decode()
+    assert s.stdout == (tmp_path / "p.geojson").read_bytes()
+    numbers = [x["properties"]["permit_number"] for x in json.loads(s.stdout)["features"]]
+    assert len(numbers) > 1 and "ESC-2026-0101" in numbers
+    assert "Wrote" in s.stderr.decode()
