@@ -408,3 +408,29 @@ def test_permits_export_to_stdout(tmp_path):
     numbers = [x["properties"]["permit_number"] for x in json.loads(s.stdout)["features"]]
     assert len(numbers) > 1 and "ESC-2026-0101" in numbers
     assert "Wrote" in s.stderr.decode()
+
+
+def test_a_layer_set_reads_its_dem_from_a_zip(tmp_path):
+    """[dem] path = "/vsizip/dem.zip/dem.tif": the same steep areas as the DEM itself; a missing one named."""
+    import shutil
+
+    folder = tmp_path / "set"
+    shutil.copytree(DEMO_LAYERS.parent, folder)
+    shutil.copytree(DEMO_LAYERS.parent.parent / "winneconne", tmp_path / "winneconne")
+    with zipfile.ZipFile(folder / "dem.zip", "w") as z:
+        z.write(folder / "dem_synthetic.tif", "dem.tif")
+    (folder / "dem_synthetic.tif").unlink()
+    text = (folder / "layers.toml").read_text()
+    assert 'path = "dem_synthetic.tif"' in text
+    (folder / "layers.toml").write_text(text.replace('path = "dem_synthetic.tif"', 'path = "/vsizip/dem.zip/dem.tif"'))
+    sites_file = ROOT / "examples" / "demo" / "sites.geojson"
+    a = esc("screen", sites_file, "--layers", DEMO_LAYERS, "-o", "a.gpkg", "-q", cwd=tmp_path)
+    b = esc("screen", sites_file, "--layers", folder / "layers.toml", "-o", "b.gpkg", "-q", cwd=tmp_path)
+    assert a.returncode == 0 and b.returncode == 0, (a.stderr + b.stderr).decode()
+    steep_a, steep_b = _rows(tmp_path / "a.gpkg"), _rows(tmp_path / "b.gpkg")
+    assert steep_a["steep_disturbed_sqft"].sum() > 0
+    pd.testing.assert_series_equal(steep_a["steep_disturbed_sqft"], steep_b["steep_disturbed_sqft"])
+    (folder / "layers.toml").write_text(text.replace('path = "dem_synthetic.tif"', 'path = "/vsizip/dem.zip/x.tif"'))
+    r = esc("screen", sites_file, "--layers", folder / "layers.toml", "-o", "c.gpkg", cwd=tmp_path)
+    err = r.stderr.decode()
+    assert r.returncode == 1 and "[dem] names '/vsizip/dem.zip/x.tif': no such file" in err, err

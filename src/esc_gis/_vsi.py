@@ -7,7 +7,8 @@ and is the member in it? So an absent file still gets "no such file" with the pa
 not GDAL's own words. Anything else about a virtual path (a damaged archive, a member GDAL
 cannot read) is left to GDAL and reported as for any file.
 
-Kept free of heavy imports (standard library only): ``_outputs`` and the CLI use it.
+Kept free of heavy imports (the standard library's, and its archives' only when one is read):
+``_outputs`` and the CLI use it.
 """
 
 from __future__ import annotations
@@ -26,8 +27,6 @@ __all__ = [
 
 import os
 import sys
-import tarfile
-import zipfile
 from typing import BinaryIO, TextIO
 
 #: The prefixes of a file read through an archive; the archive is a local file.
@@ -170,6 +169,10 @@ def beside(folder: str | os.PathLike[str], text: str) -> str:
 
 def _members(archive: str) -> list[str] | None:
     """Return the names in a zip or tar archive (folders end with ``/``); None if it cannot be listed."""
+    # Imported here: _outputs (so every command's start) imports this module.
+    import tarfile
+    import zipfile
+
     try:
         if zipfile.is_zipfile(archive):
             with zipfile.ZipFile(archive) as z:

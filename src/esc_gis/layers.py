@@ -62,7 +62,7 @@ import numpy as np
 import pandas as pd
 import shapely
 
-from esc_gis._vsi import beside, is_vsi
+from esc_gis._vsi import beside, is_vsi, missing_reason
 from esc_gis.config.layers import Dem, Jurisdiction, Layer, LayersFile, Soils, layers_problems
 from esc_gis.crs import measuring_crs, to_measuring_crs, warn_if_far_from_zone
 from esc_gis.errors import CRSError, LayerSetError, ValidationError
@@ -106,8 +106,8 @@ class LayerSet:
         None when not configured.
     targeted_areas : geopandas.GeoDataFrame or None
         Column ``area_name`` and the geometry; None when not configured.
-    dem_path : Path or None
-        The elevation raster, when configured.
+    dem_path : Path, str or None
+        The elevation raster, when configured (a str for a GDAL virtual path, ``/vsizip/...``).
     dem_z_unit : str or None
         Its vertical unit from the manifest, when given.
     dem : DemInfo or None
@@ -130,7 +130,7 @@ class LayerSet:
     jurisdiction: shapely.Geometry
     waters: gpd.GeoDataFrame | None = None
     targeted_areas: gpd.GeoDataFrame | None = None
-    dem_path: Path | None = None
+    dem_path: Path | str | None = None
     dem_z_unit: str | None = None
     dem: DemInfo | None = None
     dem_band: int | None = None
@@ -389,8 +389,14 @@ def load_layers(manifest: str | Path | None = None, *, profile: Profile) -> Laye
 
     dsec = m.dem
     if dsec is not None:
-        dem = (path.parent / dsec.path).resolve()
-        if not dem.exists():  # a file, or a folder of tiles
+        where = beside(path.parent, dsec.path)
+        # A GDAL virtual path (/vsizip/dem.zip/dem.tif) stays text: Path() would fold its "//".
+        dem: str | Path = where if is_vsi(where) else Path(where)
+        missing = missing_reason(where) if is_vsi(where) else None
+        if missing is not None:
+            msg = f"{path}: [dem] names {dsec.path!r}: {missing}"
+            raise LayerSetError(msg)
+        if isinstance(dem, Path) and not dem.exists():  # a file, or a folder of tiles
             msg = f"{path}: [dem] names {dsec.path!r}, which does not exist."
             raise LayerSetError(msg)
         z, band = dsec.z_unit, dsec.band
