@@ -460,14 +460,13 @@ def _stdout_notes(result: gpd.GeoDataFrame, skipped: gpd.GeoDataFrame | None, *,
     """
     if not quiet:
         return  # the summary says them, on stderr
-    err = click.get_text_stream("stderr")
     for line in run_findings_lines(result):
-        click.echo(line, file=err)
+        click.echo(line, err=True)
     if skipped is not None and len(skipped):
         click.echo(
             f"Skipped {len(skipped):,} feature(s) that are not sites: not written (standard output carries the "
             "screening alone; write to a file to have them listed).",
-            file=err,
+            err=True,
         )
 
 
@@ -604,7 +603,7 @@ def run(
         )
         if to_stdout:
             _stdout_notes(result, run.skipped, quiet=quiet)
-            notes = None
+            notes: Path | None = None
         else:
             notes = _write_sidecars(run, output, side, layer_tag, overwrite=overwrite or update, dst_crs=dst_crs)
         if map_path is not None:
