@@ -1,10 +1,13 @@
 """Reading and writing vector files: pyogrio (GDAL, Arrow batches) for bulk I/O.
 
-Reading accepts anything GDAL reads, zipped shapefiles included; problems come back as
-:class:`~esc_gis.errors.LayerReadError` naming the file. Writing chooses the format by the
-output's extension, refuses to overwrite without ``overwrite=True``, and writes to a
-temporary file that is renamed into place only when complete, so a failure never leaves a
-partial output behind. GeoJSON is written as RFC 7946 asks (EPSG:4326 longitude/latitude).
+Reading accepts anything GDAL reads, zipped shapefiles and GDAL's virtual paths
+(``/vsizip/sites.zip/sites.geojson``, given to GDAL as they are: :mod:`esc_gis._vsi`) included;
+problems come back as :class:`~esc_gis.errors.LayerReadError` naming the file. Writing chooses
+the format by the output's extension, refuses to overwrite without ``overwrite=True``, and
+writes to a temporary file that is renamed into place only when complete, so a failure never
+leaves a partial output behind; ``-`` is GeoJSON on standard output. GeoJSON is written as
+RFC 7946 asks (EPSG:4326 longitude/latitude); any other format in the layer's CRS, or in
+``dst_crs`` (the geometry alone transformed, at the write).
 """
 
 from __future__ import annotations
