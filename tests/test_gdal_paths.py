@@ -239,6 +239,15 @@ def test_dst_crs_changes_the_geometry_never_the_measures(tmp_path, command, laye
     back = b.to_crs(a.crs)
     assert (back.geometry.symmetric_difference(a.geometry).area < 1e-3 * a.geometry.area + 1e-6).all()
     assert (b.total_bounds[[0, 2]] < -80).all() and (b.total_bounds[[1, 3]] > 40).all()  # degrees, Wisconsin
+    from .conftest import require_tool
+
+    info = subprocess.run(
+        [require_tool("ogrinfo", "gdal-bin"), "-ro", "-so", str(tmp_path / "wgs84.gpkg"), layer],
+        capture_output=True,
+        text=True,
+    )
+    assert info.returncode == 0 and "Warning" not in info.stderr, info.stderr
+    assert 'ID["EPSG",4326]' in info.stdout  # Debian's GDAL reads the CRS asked for
 
 
 def test_dst_crs_csv_writes_its_prj(tmp_path, sites_geojson, layers_path):
