@@ -368,7 +368,7 @@ class ProtectiveAlgorithm(EscGisAlgorithm):
         self.addParameter(QgsProcessingParameterCrs("ASSUME_CRS", "CRS for waters if they have none", None, True))
         self.addParameter(
             QgsProcessingParameterCrs(
-                "DST_CRS", "CRS of the output, the widths measured in it (default: the profile's)", None, True
+                "DST_CRS", "CRS of the output (widths measured in the profile's; default: it)", None, True
             )
         )
         self.add_file("PROFILE", "Ordinance profile TOML (default: the bundled profile)")

@@ -59,6 +59,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, TypeVar
 
+from esc_gis._vsi import archive_of, beside
 from esc_gis.errors import OutputExistsError, OutputFolderError, OutputFormatError, OutputIsInputError
 
 if sys.version_info >= (3, 11):
@@ -70,8 +71,6 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 
 #: The inputs of the command running now (resolved paths): no output may be written over them.
 _INPUTS: ContextVar[tuple[Path, ...]] = ContextVar("esc_gis_inputs", default=())
-#: GDAL's prefixes for a file read through another (a zip, a GeoPackage's layer): the file is what counts.
-_VSI_PREFIXES = ("/vsizip/", "/vsigzip/", "/vsitar/")
 #: Extensions of the rasters a QGIS style (``<stem>.qml``) is written beside.
 RASTER_SUFFIXES = (".tif", ".tiff")
 
@@ -85,11 +84,11 @@ def _input_file(value: object) -> Path | None:
         return None
     if text.upper().startswith("GPKG:"):  # GDAL's GPKG:file.gpkg:layer
         text = text[5:].rsplit(":", 1)[0] if text.count(":") > 1 else text[5:]
-    for prefix in _VSI_PREFIXES:
-        if text.startswith(prefix):
-            text = text[len(prefix) :]
-            cut = text.lower().find(".zip")
-            text = text[: cut + 4] if cut >= 0 else text
+    if text.startswith("/vsi"):
+        parts = archive_of(text)  # the archive on disk is the input; None for /vsicurl/ and kin
+        if parts is None:
+            return None
+        text = parts[0]
     return Path(os.path.realpath(text))
 
 
@@ -106,7 +105,9 @@ def _named_in_toml(path: Path) -> list[Path]:
         if isinstance(table, dict):
             for key, value in table.items():
                 if key == "path" and isinstance(value, str):
-                    found.append(Path(os.path.realpath(path.parent / value)))
+                    named = _input_file(beside(path.parent, value))  # a /vsizip/ path: its archive
+                    if named is not None:
+                        found.append(named)
                 else:
                     tables.append(value)
         elif isinstance(table, list):

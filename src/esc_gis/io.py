@@ -1,10 +1,13 @@
 """Reading and writing vector files: pyogrio (GDAL, Arrow batches) for bulk I/O.
 
-Reading accepts anything GDAL reads, zipped shapefiles included; problems come back as
-:class:`~esc_gis.errors.LayerReadError` naming the file. Writing chooses the format by the
-output's extension, refuses to overwrite without ``overwrite=True``, and writes to a
-temporary file that is renamed into place only when complete, so a failure never leaves a
-partial output behind. GeoJSON is written as RFC 7946 asks (EPSG:4326 longitude/latitude).
+Reading accepts anything GDAL reads, zipped shapefiles and GDAL's virtual paths
+(``/vsizip/sites.zip/sites.geojson``, given to GDAL as they are: :mod:`esc_gis._vsi`) included;
+problems come back as :class:`~esc_gis.errors.LayerReadError` naming the file. Writing chooses
+the format by the output's extension, refuses to overwrite without ``overwrite=True``, and
+writes to a temporary file that is renamed into place only when complete, so a failure never
+leaves a partial output behind; ``-`` is GeoJSON on standard output. GeoJSON is written as
+RFC 7946 asks (EPSG:4326 longitude/latitude); any other format in the layer's CRS, or in
+``dst_crs`` (the geometry alone transformed, at the write).
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ import shapely
 
 from esc_gis._csvt import csv_table_output, frame_types, write_csvt
 from esc_gis._outputs import atomic_output, check_output_file, check_sidecar, check_target, drop_sidecar, sidecar_path
+from esc_gis._vsi import is_stdout, is_vsi, layer_stream, missing_reason
 from esc_gis.crs import check_coordinates
 from esc_gis.errors import CRSError, LayerReadError, LayerSetError, OutputExistsError, OutputFormatError
 from esc_gis.findings import findings_text
@@ -109,10 +113,13 @@ def read_layer(
         If the coordinates cannot be in the layer's CRS (:func:`esc_gis.crs.check_coordinates`):
         a GeoJSON of feet without its ``crs`` member, metres labelled EPSG:4326.
     """
-    p = Path(path)
-    name = str(path)
-    if not p.exists():
-        msg = f"{name}: no such file. Check the path."
+    name = os.fspath(path)
+    p = Path(name)
+    # A GDAL virtual path (/vsizip/...) goes to GDAL as given: Path() would fold its "//".
+    src: str | Path = name if is_vsi(name) else p
+    missing = missing_reason(name) if is_vsi(name) else (None if p.exists() else "no such file. Check the path.")
+    if missing is not None:
+        msg = f"{name}: {missing}"
         raise LayerReadError(msg)
     try:
         if p.suffix.lower() in (".parquet", ".geoparquet"):
@@ -120,28 +127,32 @@ def read_layer(
                 # GDAL here has no Parquet driver, so an SQL filter cannot be pushed down.
                 msg = f"{name}: --where is not supported for GeoParquet; filter the file first."
                 raise LayerReadError(msg)
+            if src is not p:
+                # Parquet is read by pyarrow, which has no /vsi file system.
+                msg = f"{name}: GeoParquet is read from a file, not from inside an archive; extract it first."
+                raise LayerReadError(msg)
             gdf = gpd.read_parquet(p)
-        elif p.suffix.lower() == ".csv" and p.is_file():
-            gdf = _read_csv(p, where)
+        elif p.suffix.lower() == ".csv" and (src is not p or p.is_file()):
+            gdf = _read_csv(src, where)
         else:
             if layer is None:
-                layer = _only_layer(p, name)
+                layer = _only_layer(src, name)
             if dates_as_text:
                 # GeoJSON guesses date types (and rolls bad days over); other drivers keep their own.
                 opts = {"DATE_AS_STRING": "YES"} if p.suffix.lower() in (".geojson", ".json") else {}
-                gdf = pyogrio.read_dataframe(p, layer=layer, where=where, datetime_as_string=True, **opts)
+                gdf = pyogrio.read_dataframe(src, layer=layer, where=where, datetime_as_string=True, **opts)
             else:
-                gdf = pyogrio.read_dataframe(p, layer=layer, where=where, use_arrow=True)
+                gdf = pyogrio.read_dataframe(src, layer=layer, where=where, use_arrow=True)
     except LayerReadError:
         raise
     except Exception as exc:  # GDAL, Arrow and Parquet errors all mean: unreadable input
-        if where is not None and _bad_where(p, layer, where):
+        if where is not None and _bad_where(src, layer, where):
             msg = (
                 f"{name}: the --where clause {where!r} is not valid SQL for this layer ({exc}); "
                 "check its field names and quotes."
             )
             raise LayerReadError(msg) from None
-        raise LayerReadError(unreadable_message(p, exc)) from None
+        raise LayerReadError(unreadable_message(src, exc)) from None
     if not isinstance(gdf, gpd.GeoDataFrame) or gdf.geometry.name not in gdf:
         msg = f"{name}: has no geometry column; give a layer of polygons."
         raise LayerReadError(msg)
@@ -174,7 +185,7 @@ _LAYER_FORMATS = (
 _GDAL_DRIVER_ADVICE = re.compile(r"[;.]?\s*It might help to specify the correct driver.*$", re.DOTALL)
 
 
-def unreadable_message(path: Path, exc: BaseException | None = None, *, kind: str = "vector layer") -> str:
+def unreadable_message(path: str | Path, exc: BaseException | None = None, *, kind: str = "vector layer") -> str:
     """Say, in our words, why a file cannot be read as a layer (or raster), and the fix.
 
     The one message for every reader (:func:`read_layer`, :func:`feature_numbers`, the
@@ -206,7 +217,9 @@ def unreadable_message(path: Path, exc: BaseException | None = None, *, kind: st
     return f"{path}: {why} Fix: {fix}"
 
 
-def unreadable_reason(path: Path, exc: BaseException | None = None, *, kind: str = "vector layer") -> tuple[str, str]:
+def unreadable_reason(
+    path: str | Path, exc: BaseException | None = None, *, kind: str = "vector layer"
+) -> tuple[str, str]:
     """Return why a file cannot be read and the fix, as :func:`unreadable_message` words them (a Problem's parts).
 
     Parameters
@@ -221,6 +234,15 @@ def unreadable_reason(path: Path, exc: BaseException | None = None, *, kind: str
     """
     formats = _LAYER_FORMATS if kind == "vector layer" else "a GeoTIFF, or another raster GDAL reads (.vrt, .asc, .img)"
     fix = f"give {formats}; if it is one, it may be cut short or damaged: export it again."
+    if is_vsi(path):
+        # Inside an archive (or another GDAL virtual file): absent, or GDAL's own words.
+        missing = missing_reason(path)
+        if missing is not None:
+            why, _, how = missing.partition(" Fix: ")
+            return why, how
+        said = _GDAL_DRIVER_ADVICE.sub("", str(exc or "")).strip().rstrip(".")
+        return f"cannot be read as a {kind} ({said or 'GDAL cannot open it'}).", fix
+    path = Path(path)
     if not path.exists():
         return "no such file.", "check the path."
     if path.is_dir():
@@ -265,7 +287,7 @@ def _is_text(head: bytes) -> bool:
     return all(c.isprintable() or c in "\t\r\n\ufeff" for c in text)
 
 
-def _only_layer(p: Path, name: str) -> str | None:
+def _only_layer(p: str | Path, name: str) -> str | None:
     """Name the one data layer of a source, or None for a single-layer source.
 
     QGIS's style table (``layer_styles``, written by QGIS and by this toolkit) is not data:
@@ -312,15 +334,16 @@ def feature_numbers(path: str | os.PathLike[str], *, layer: str | None = None, w
         If the file cannot be read.
     """
     try:
+        src = os.fspath(path) if is_vsi(path) else Path(path)  # a /vsi path as given (Path folds "//")
         if layer is None:
-            layer = _only_layer(Path(path), str(path))
-        every = pyogrio.read_dataframe(path, layer=layer, read_geometry=False, columns=[], fid_as_index=True)
+            layer = _only_layer(src, str(path))
+        every = pyogrio.read_dataframe(src, layer=layer, read_geometry=False, columns=[], fid_as_index=True)
         # Fields stay in this read: some drivers (OpenFileGDB) drop the filter on ignored fields.
-        picked = pyogrio.read_dataframe(path, layer=layer, where=where, read_geometry=False, fid_as_index=True)
+        picked = pyogrio.read_dataframe(src, layer=layer, where=where, read_geometry=False, fid_as_index=True)
     except LayerReadError:
         raise
     except Exception as exc:  # the same errors read_layer reports
-        raise LayerReadError(unreadable_message(Path(path), exc)) from None
+        raise LayerReadError(unreadable_message(os.fspath(path) if is_vsi(path) else Path(path), exc)) from None
     return every.index.get_indexer(picked.index) + 1, len(every)
 
 
@@ -328,7 +351,7 @@ def feature_numbers(path: str | os.PathLike[str], *, layer: str | None = None, w
 _MEASURE_SUFFIXES = ("_sqft", "_acres", "_ft", "_pct", "_share", "_cuyd")
 
 
-def _read_csv(p: Path, where: str | None) -> gpd.GeoDataFrame | pd.DataFrame:
+def _read_csv(p: str | Path, where: str | None) -> gpd.GeoDataFrame | pd.DataFrame:
     """Read a CSV layer: geometry as WKT in ``geometry`` (or ``WKT``), its CRS in a ``crs`` column.
 
     A CSV with a ``.csvt`` beside it (every CSV esc-gis writes: :mod:`esc_gis._csvt`) is read
@@ -382,7 +405,7 @@ def _with_code(crs: Any) -> Any:
     return coded if coded.equals(crs, ignore_axis_order=True) else crs
 
 
-def _bad_where(path: Path, layer: str | None, where: str) -> bool:
+def _bad_where(path: str | Path, layer: str | None, where: str) -> bool:
     """Whether GDAL refuses ``where`` itself (not the file): the same read without it succeeds."""
     try:
         pyogrio.read_info(path, layer=layer)
@@ -457,36 +480,56 @@ def read_class_map(path: str | os.PathLike[str]) -> dict[str, str]:
 
 
 def check_output_path(
-    path: str | os.PathLike[str], *, overwrite: bool = False, update: bool = False, layer: str | None = None
+    path: str | os.PathLike[str],
+    *,
+    overwrite: bool = False,
+    update: bool = False,
+    layer: str | None = None,
+    dst_crs: Any | None = None,
 ) -> str:
     """Check an output path before any work is done; return its format's name.
 
     With ``update``, an existing GeoPackage is to receive the new ``layer`` beside its own (as
-    ``ogr2ogr -update -nln``): only a layer of that name already there is refused.
+    ``ogr2ogr -update -nln``): a layer of that name already there is refused, unless
+    ``overwrite`` is given too, which replaces that one layer (``ogr2ogr -update -overwrite``).
+    ``dst_crs``, the CRS the layer is to be written in, is checked too (any CRS; a GeoJSON
+    output's is EPSG:4326 only, as RFC 7946 says).
 
     Raises
     ------
+    CRSError
+        If ``dst_crs`` names no CRS, or is not EPSG:4326 for a GeoJSON output.
     OutputFormatError
         If the extension is not one of :data:`OUTPUT_FORMATS`, or ``update`` is asked of a
         format that holds one layer.
     OutputExistsError
         If the file exists and neither ``overwrite`` nor ``update`` is given, or ``update``
-        meets a layer of the same name.
+        without ``overwrite`` meets a layer of the same name.
     LayerReadError
         If ``update`` is given a file that is not a GeoPackage GDAL can open.
     """
+    if is_stdout(path):
+        # Standard output (-, /vsistdout/): one GeoJSON layer, nothing to overwrite, no file beside it.
+        if update:
+            msg = "--update adds a layer to a GeoPackage; standard output (-o -) takes one GeoJSON layer."
+            raise OutputFormatError(msg)
+        if dst_crs is not None:
+            _check_dst_crs(dst_crs, "GeoJSON")
+        return "GeoJSON"
     p = Path(path)
     fmt = OUTPUT_FORMATS.get(p.suffix.lower())
     if fmt is None:
         what = p.suffix or "a file without extension"
         msg = f"{str(path)!r}: cannot write {what!r}; use one of {', '.join(OUTPUT_FORMATS)}."
         raise OutputFormatError(msg)
+    if dst_crs is not None:
+        _check_dst_crs(dst_crs, fmt)
     if update:
         if fmt != "GeoPackage":
             msg = f"{str(path)!r}: --update adds a layer to a GeoPackage (.gpkg); a {fmt} file holds one layer."
             raise OutputFormatError(msg)
         if p.exists():
-            _check_new_layer(p, layer or "screening")
+            _check_new_layer(p, layer or "screening", replace=overwrite)
             check_target(p, overwrite=True)  # still never an input, in a folder that can be written
             return fmt
     check_target(p, overwrite=overwrite)
@@ -495,27 +538,65 @@ def check_output_path(
     return fmt
 
 
-def _check_new_layer(path: Path, layer: str) -> None:
+def _check_dst_crs(dst_crs: Any, fmt: str) -> Any:
+    """Return ``dst_crs`` as a pyproj CRS, refused if it names none, or is not EPSG:4326 for GeoJSON.
+
+    Raises
+    ------
+    CRSError
+    """
+    from esc_gis.crs import parse_crs
+
+    crs = parse_crs(dst_crs, what="Output CRS")
+    if fmt == "GeoJSON" and not crs.equals("EPSG:4326", ignore_axis_order=True):
+        msg = (
+            f"GeoJSON is written in longitude/latitude (EPSG:4326, as RFC 7946 says), not {dst_crs}; "
+            "drop --dst-crs, or write .gpkg, .parquet or .csv."
+        )
+        raise CRSError(msg)
+    return crs
+
+
+def _check_new_layer(path: Path, layer: str, *, replace: bool = False) -> str | None:
     """Refuse to add ``layer`` to the GeoPackage ``path`` when it has a layer of that name (any case, as SQLite).
+
+    Parameters
+    ----------
+    path : pathlib.Path
+    layer : str
+    replace : bool, default False
+        A layer of that name is to be replaced (``--update --overwrite``): allowed, unless it
+        is the file's QGIS style table, which is no layer of data.
+
+    Returns
+    -------
+    str or None
+        The name, as the file spells it, of the layer to be replaced; None when there is none.
 
     Raises
     ------
     LayerReadError
         If ``path`` is not a GeoPackage GDAL can open.
     OutputExistsError
-        If the layer is already there.
+        If the layer is already there and ``replace`` is false (or it is the style table).
     """
     try:
         names = [str(n) for n, _ in pyogrio.list_layers(path)]
     except Exception as exc:  # pyogrio's DataSourceError and kin: not a GeoPackage
         msg = f"{str(path)!r}: cannot add a layer to it ({unreadable_reason(path, exc)[0]}); give a GeoPackage."
         raise LayerReadError(msg) from None
-    if layer.lower() in (n.lower() for n in names):
-        msg = (
-            f"{str(path)!r} already has a layer {layer!r}; name the new one with --output-layer, or replace the "
-            "whole file with --overwrite instead of --update."
-        )
-        raise OutputExistsError(msg)
+    same = next((n for n in names if n.lower() == layer.lower()), None)
+    if same is None:
+        return None
+    if replace and same.lower() != STYLE_TABLE.lower():
+        return same
+    msg = (
+        f"{str(path)!r} already has a layer {layer!r}; name the new one with --output-layer, or replace "
+        "that layer with --update --overwrite."
+    )
+    if same.lower() == STYLE_TABLE.lower():
+        msg = f"{str(path)!r}: {layer!r} is the file's QGIS style table; name the layer otherwise (--output-layer)."
+    raise OutputExistsError(msg)
 
 
 def prj_path(csv_path: str | os.PathLike[str]) -> Path:
@@ -611,6 +692,7 @@ def write_layer(
     private: bool = False,
     update: bool = False,
     kind: str | None = None,
+    dst_crs: Any | None = None,
 ) -> Path:
     """Write a layer, choosing the format by extension, atomically.
 
@@ -625,7 +707,8 @@ def write_layer(
     path : str or PathLike
         ``.gpkg`` (GeoPackage 1.3: :data:`GPKG_VERSION`), ``.parquet``, ``.geojson`` or
         ``.csv`` (geometry as WKT in a ``WKT`` column, the CRS in a ``.prj`` beside it, as
-        GDAL's CSV driver reads them; :func:`read_layer` reads them back).
+        GDAL's CSV driver reads them; :func:`read_layer` reads them back); ``"-"`` or
+        ``"/vsistdout/"``: GeoJSON on standard output (as fio and rio pipelines take it).
     overwrite : bool, default False
         Replace an existing file.
     layer : str, default "screening"
@@ -635,12 +718,18 @@ def write_layer(
         otherwise it gets the user's umask, as any file they create.
     update : bool, default False
         Add ``layer`` to an existing GeoPackage, keeping its other layers (``ogr2ogr -update
-        -nln``); a layer of that name is refused. The file is copied, the layer added to the
-        copy and the copy put in place, so a failure leaves the file as it was (for a large
-        file the copy costs its size in time and disk). A file only its owner reads stays so.
+        -nln``); a layer of that name is refused, or with ``overwrite`` replaced, and nothing
+        else in the file touched (``ogr2ogr -update -overwrite``). The file is copied, the
+        layer written in the copy and the copy put in place, so a failure leaves the file as it
+        was (for a large file the copy costs its size in time and disk). A file only its owner
+        reads stays so.
     kind : str, optional
         What the layer is when ``layer`` is the user's name for it (``--output-layer``): its
         QGIS style and title are ``kind``'s (``"screening"``, ``"steep"``). Default ``layer``.
+    dst_crs : optional
+        The CRS to write the geometry in (``--dst-crs``), any CRS pyproj reads, geographic
+        too: the geometry is transformed here, at the write, and the attributes (measured
+        before, in the measuring CRS) are written as they are. Default ``gdf``'s own CRS.
 
     Returns
     -------
@@ -651,15 +740,29 @@ def write_layer(
     OutputFormatError, OutputExistsError
         As :func:`check_output_path`.
     CRSError
-        If a GeoJSON output is asked for a layer without a CRS (it cannot be reprojected).
+        If a GeoJSON output or ``dst_crs`` is asked for a layer without a CRS (it cannot be
+        reprojected), or ``dst_crs`` is refused by :func:`check_output_path`.
     """
+    if is_stdout(path):
+        check_output_path(path, update=update, dst_crs=dst_crs)
+        _write_stdout(gdf, layer=layer)
+        return Path(os.fspath(path))
     p = Path(path)
-    fmt = check_output_path(p, overwrite=overwrite, update=update, layer=layer)
+    fmt = check_output_path(p, overwrite=overwrite, update=update, layer=layer, dst_crs=dst_crs)
+    if dst_crs is not None:
+        if gdf.crs is None:
+            msg = f"{p.name}: the layer has no CRS, so it cannot be written in {dst_crs}."
+            raise CRSError(msg)
+        # Only how the output is written: measuring was done before, in the measuring CRS.
+        gdf = gdf.to_crs(_check_dst_crs(dst_crs, fmt))
     if update and p.exists():
+        # Replaced under the name the file spells it with (GDAL matches layer names exactly).
+        layer = _check_new_layer(p, layer, replace=overwrite) or layer
         private = private or not p.stat().st_mode & 0o044  # never widen who may read it
         with atomic_output(p, private=private) as tmp:
             shutil.copy2(p, tmp)
-            pyogrio.write_dataframe(gdf, tmp, layer=layer, driver="GPKG", use_arrow=True)
+            # pyogrio deletes a layer of that name before writing it (append=False): the others stay.
+            pyogrio.write_dataframe(gdf, tmp, layer=layer, driver="GPKG", use_arrow=True, append=False)
             add_layer_style(tmp, layer, [c for c in gdf.columns if c != gdf.geometry.name], kind=kind)
             describe_layer(tmp, layer, kind)
         return p
@@ -682,6 +785,24 @@ def write_layer(
         else:
             _write_geojson(gdf, tmp, layer=layer)
     return p
+
+
+def _write_stdout(gdf: gpd.GeoDataFrame, *, layer: str) -> None:
+    """Write the layer as RFC 7946 GeoJSON to standard output, whole: written to a file first, then copied.
+
+    GDAL's own ``/vsistdout/`` would write through C's buffer beside Python's, and a failure
+    half-way would leave half a collection in the pipe; a file written whole and then copied
+    gives the reader all of it or nothing.
+    """
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix=".esc-gis-stdout.") as folder:
+        tmp = Path(folder) / f"{layer}.geojson"
+        _write_geojson(gdf, tmp, layer=layer)
+        out = layer_stream()
+        with tmp.open("rb") as f:
+            shutil.copyfileobj(f, out)
+        out.flush()
 
 
 def _write_geojson(gdf: gpd.GeoDataFrame, path: Path, *, layer: str) -> None:

@@ -62,6 +62,7 @@ import numpy as np
 import pandas as pd
 import shapely
 
+from esc_gis._vsi import beside, is_vsi, missing_reason
 from esc_gis.config.layers import Dem, Jurisdiction, Layer, LayersFile, Soils, layers_problems
 from esc_gis.crs import measuring_crs, to_measuring_crs, warn_if_far_from_zone
 from esc_gis.errors import CRSError, LayerSetError, ValidationError
@@ -105,8 +106,8 @@ class LayerSet:
         None when not configured.
     targeted_areas : geopandas.GeoDataFrame or None
         Column ``area_name`` and the geometry; None when not configured.
-    dem_path : Path or None
-        The elevation raster, when configured.
+    dem_path : Path, str or None
+        The elevation raster, when configured (a str for a GDAL virtual path, ``/vsizip/...``).
     dem_z_unit : str or None
         Its vertical unit from the manifest, when given.
     dem : DemInfo or None
@@ -129,7 +130,7 @@ class LayerSet:
     jurisdiction: shapely.Geometry
     waters: gpd.GeoDataFrame | None = None
     targeted_areas: gpd.GeoDataFrame | None = None
-    dem_path: Path | None = None
+    dem_path: Path | str | None = None
     dem_z_unit: str | None = None
     dem: DemInfo | None = None
     dem_band: int | None = None
@@ -209,11 +210,13 @@ def _check(data: dict[str, Any], manifest: Path) -> LayersFile:
 
 def _source(sec: Layer | Dem, manifest: Path) -> str:
     """Name the layer in messages as the manifest gives it, beside the manifest's folder."""
-    return sec.path if Path(sec.path).is_absolute() else f"{manifest.parent.name}/{sec.path}"
+    # A GDAL virtual path (/vsizip/w.zip/w.shp) is named as written: its archive is beside the manifest.
+    as_written = Path(sec.path).is_absolute() or is_vsi(sec.path)
+    return sec.path if as_written else f"{manifest.parent.name}/{sec.path}"
 
 
 def _load_vector(sec: Layer, manifest: Path, crs: CRS) -> tuple[gpd.GeoDataFrame, str]:
-    path = (manifest.parent / sec.path).resolve()
+    path = beside(manifest.parent, sec.path)  # a /vsizip/ path's archive too
     source = _source(sec, manifest)
     gdf = read_layer(path, layer=sec.layer, where=sec.where)
     if gdf.crs is None:
@@ -253,7 +256,7 @@ def _pick_by_name(gdf: gpd.GeoDataFrame, sec: Jurisdiction, manifest: Path, sour
 
 def _load_jurisdiction(sec: Jurisdiction, manifest: Path, crs: CRS) -> shapely.Geometry:
     """Read the jurisdiction: one feature, or the features ``where`` / ``name_field`` pick, merged."""
-    path = (manifest.parent / sec.path).resolve()
+    path = beside(manifest.parent, sec.path)  # a /vsizip/ path's archive too
     source = _source(sec, manifest)
     gdf = _pick_by_name(read_layer(path, layer=sec.layer, where=sec.where), sec, manifest, source)
     selected = sec.where is not None or sec.name_field is not None
@@ -386,8 +389,14 @@ def load_layers(manifest: str | Path | None = None, *, profile: Profile) -> Laye
 
     dsec = m.dem
     if dsec is not None:
-        dem = (path.parent / dsec.path).resolve()
-        if not dem.exists():  # a file, or a folder of tiles
+        where = beside(path.parent, dsec.path)
+        # A GDAL virtual path (/vsizip/dem.zip/dem.tif) stays text: Path() would fold its "//".
+        dem: str | Path = where if is_vsi(where) else Path(where)
+        missing = missing_reason(where) if is_vsi(where) else None
+        if missing is not None:
+            msg = f"{path}: [dem] names {dsec.path!r}: {missing}"
+            raise LayerSetError(msg)
+        if isinstance(dem, Path) and not dem.exists():  # a file, or a folder of tiles
             msg = f"{path}: [dem] names {dsec.path!r}, which does not exist."
             raise LayerSetError(msg)
         z, band = dsec.z_unit, dsec.band

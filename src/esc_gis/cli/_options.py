@@ -14,6 +14,7 @@ __all__ = [
     "assume_crs_option",
     "basemap_option",
     "creation_options_option",
+    "dst_crs_option",
     "layers_option",
     "offline_option",
     "output_layer_option",
@@ -95,8 +96,25 @@ def profile_option(help: str = "Ordinance profile TOML; default: the one shipped
     )
 
 
-def output_option(help: str) -> Decorator:
-    """``-o/--output PATH``, required: the file to write (never a folder)."""
+def _output_value(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """Keep standard output for the layer when OUTPUT is ``-`` (or ``/vsistdout/``): all else goes to stderr."""
+    from esc_gis._vsi import is_stdout, release_stdout, reserve_stdout
+
+    if is_stdout(value):
+        reserve_stdout()
+        ctx.call_on_close(release_stdout)
+    return value
+
+
+def output_option(help: str, *, stdout: bool = False) -> Decorator:
+    """``-o/--output PATH``, required: the file to write (never a folder).
+
+    ``stdout``: the command writes a vector layer, which ``-o -`` sends to standard output as
+    GeoJSON; its messages then go to stderr (:func:`esc_gis._vsi.reserve_stdout`).
+    """
+    if stdout:
+        help += " '-': GeoJSON to standard output (messages to stderr)."
+        return click.option("-o", "--output", required=True, type=FILE, callback=_output_value, help=help)
     return click.option("-o", "--output", required=True, type=FILE, help=help)
 
 
@@ -136,13 +154,30 @@ def output_layer_option(default: str) -> Decorator:
     )
 
 
+def dst_crs_option(*, old_name: bool = False) -> Decorator:
+    """``--dst-crs CRS`` (as ``dst_crs``): the CRS the output is written in, as rio's; measuring never changes.
+
+    ``old_name`` also takes ``--crs``, the older name in ``steep`` and ``protective``.
+    """
+    names = ("--dst-crs", "--crs") if old_name else ("--dst-crs",)
+    return click.option(
+        *names,
+        "dst_crs",
+        default=None,
+        metavar="CRS",
+        help="CRS the output is written in, as rio's --dst-crs: any CRS (EPSG:4326 too); areas and distances are "
+        "measured in the profile's measuring CRS whatever it is [default: that CRS]."
+        + (" --crs: the older name." if old_name else ""),
+    )
+
+
 def update_option() -> Decorator:
     """``--update``: add the layer to an existing GeoPackage OUTPUT instead of refusing or replacing it."""
     return click.option(
         "--update",
         is_flag=True,
         help="Add the layer to an existing GeoPackage OUTPUT, keeping its other layers (as ogr2ogr -update); "
-        "a layer of the same name is refused.",
+        "a layer of the same name is refused, or with --overwrite replaced, the rest of the file untouched.",
     )
 
 

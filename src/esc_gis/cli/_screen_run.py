@@ -18,6 +18,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from esc_gis._outputs import check_sidecar, drop_sidecar, sidecar_path
+from esc_gis._vsi import is_stdout
 from esc_gis.cli._console import console
 from esc_gis.cli._options import (
     PROGRESS_MODE,
@@ -217,10 +218,13 @@ def input_lines(run: ScreeningRun | StreamRun, skipped_file: Path | None) -> lis
     if run.skipped is not None and len(run.skipped):
         ids = Counter(str(v).strip() for v in run.skipped[run.id_field]) if run.id_field in run.skipped else Counter()
         top = ", ".join(f"{k} {v:,}" for k, v in ids.most_common(6))
-        lines.append(
-            f"Skipped {len(skipped):,} feature(s) that are not parcels ({top}): rule {run.rule}; "
+        # With -o - there is no file beside the output: said, so none is thought dropped silently.
+        where = (
             f"listed with their feature numbers in {skipped_file}."
+            if skipped_file is not None
+            else "not written (standard output carries the screening alone; write to a file to have them listed)."
         )
+        lines.append(f"Skipped {len(skipped):,} feature(s) that are not parcels ({top}): rule {run.rule}; {where}")
     if generated:
         shown = ", ".join(shown_ids) + (", ..." if generated > 5 else "")
         lines.append(f"{generated:,} site(s) had no {run.id_field}; screened as row:<feature number> ({shown}).")
@@ -379,7 +383,15 @@ def _refuse_with_profile_by(*values: str | None) -> None:
 
 
 def _screen_by_municipality(
-    sites: str, output: str, *, profile_by: str, profile: str | None, overwrite: bool, quiet: bool, **kw: Any
+    sites: str,
+    output: str,
+    *,
+    profile_by: str,
+    profile: str | None,
+    overwrite: bool,
+    quiet: bool,
+    dst_crs: str | None = None,
+    **kw: Any,
 ) -> None:
     """Run ``--profile-by``: each site under its municipality's profile (:mod:`esc_gis.screening.municipalities`)."""
     from esc_gis.screening.municipalities import screen_by_municipality
@@ -390,21 +402,72 @@ def _screen_by_municipality(
             "the layer names each site's profile."
         )
     side = skipped_path(output)
-    check_sidecar(side, output, overwrite=overwrite)
-    check_sidecar(run_findings_path(output), output, overwrite=overwrite)
+    to_stdout = is_stdout(output)
+    if not to_stdout:
+        check_sidecar(side, output, overwrite=overwrite)
+        check_sidecar(run_findings_path(output), output, overwrite=overwrite)
     result = screen_by_municipality(sites, profile_by=profile_by, **kw)
     skipped = result.attrs.get("skipped")
-    write_layer(result, output, overwrite=overwrite)
-    if skipped is not None and len(skipped):
-        write_layer(skipped, side, overwrite=True, layer="skipped")
+    write_layer(result, output, overwrite=overwrite, dst_crs=dst_crs)
+    if to_stdout:
+        _stdout_notes(result, skipped)
+    elif skipped is not None and len(skipped):
+        write_layer(skipped, side, overwrite=True, layer="skipped", dst_crs=dst_crs if skipped.crs else None)
     else:
         drop_sidecar(side)
-    write_run_findings(run_findings(result), output, overwrite=overwrite)
+    if not to_stdout:
+        write_run_findings(run_findings(result), output, overwrite=overwrite)
     if not quiet:
         counts = Counter(zip(result["municipality"].fillna("(none)"), result["permit"], strict=True))
         for (muni, permit), n in sorted(counts.items()):
             console().print(f"{muni}: {n:,} {permit}", markup=False)
         console().print(f"Wrote {len(result):,} rows to {output}", markup=False)
+
+
+def _check_sidecars(output: str, side: Path, layer_tag: str | None, *, overwrite: bool) -> bool:
+    """Check the files a whole-file run writes beside its output; return whether the output is standard output.
+
+    A stale one (its output gone, or with --update its layer, which check_output_path found
+    absent) is replaced. With ``-o -`` there are none (:func:`_stdout_notes` says what they would hold).
+    """
+    if is_stdout(output):
+        return True
+    check_sidecar(side, output, overwrite=overwrite)
+    check_sidecar(run_findings_path(output, layer_tag), output, overwrite=overwrite)
+    return False
+
+
+def _write_sidecars(
+    run: ScreeningRun, output: str, side: Path, layer_tag: str | None, *, overwrite: bool, dst_crs: str | None
+) -> Path | None:
+    """Write a whole-file run's skipped features and run findings beside its output; return the findings' file.
+
+    Checked with the output before the work; the skipped features in the output's CRS, so the two overlay.
+    """
+    if len(run.skipped):
+        crs = dst_crs if run.skipped.crs else None
+        write_layer(run.skipped, side, overwrite=True, layer="skipped", dst_crs=crs)
+    else:
+        drop_sidecar(side)  # a list from an earlier run would describe this one wrongly
+    return write_run_findings(run_findings(run.result), output, overwrite=overwrite, layer=layer_tag)
+
+
+def _stdout_notes(result: gpd.GeoDataFrame, skipped: gpd.GeoDataFrame | None, *, quiet: bool = True) -> None:
+    """With ``-o -``, say on stderr what the files beside an output would hold: the checks not made, the skipped.
+
+    Said even with ``--quiet``: they are part of the answer (a column left empty, a feature
+    not screened), and standard output carries the screening layer alone.
+    """
+    if not quiet:
+        return  # the summary says them, on stderr
+    for line in run_findings_lines(result):
+        click.echo(line, err=True)
+    if skipped is not None and len(skipped):
+        click.echo(
+            f"Skipped {len(skipped):,} feature(s) that are not sites: not written (standard output carries the "
+            "screening alone; write to a file to have them listed).",
+            err=True,
+        )
 
 
 def _refuse_layer_options(asked: bool, streamed: bool) -> None:
@@ -441,6 +504,7 @@ def run(
     offline: bool,
     output_layer: str,
     update: bool,
+    dst_crs: str | None,
     overwrite: bool,
     quiet: bool,
 ) -> None:
@@ -449,7 +513,7 @@ def run(
     layer_tag = None if output_layer == "screening" else output_layer  # names the layer's own sidecars
     _refuse_layer_options(update or bool(layer_tag), batch_rows is not None or engine == "dask" or bool(profile_by))
     # Fail before the work, not after; with --update, only a layer of that name is refused.
-    check_output_path(output, overwrite=overwrite, update=update, layer=output_layer)
+    check_output_path(output, overwrite=overwrite, update=update, layer=output_layer, dst_crs=dst_crs)
     whole_only = profile_by is not None or map_path is not None or update or layer_tag is not None
     batch_rows, why = _batch_rows(batch_rows, engine, sites, sites_layer, output, whole_only)
     _refuse_strays(
@@ -466,6 +530,14 @@ def run(
         "assume_crs": assume_crs,
     }
     if batch_rows is not None:
+        if dst_crs is not None:
+            from esc_gis.screening.stream import STREAM_ABOVE_ROWS
+
+            # Batches are written as they come, in the measuring CRS; not transformed one by one yet.
+            raise click.UsageError(
+                "--dst-crs is not taken by a streamed run yet (--batch-rows, --engine dask, or a layer over "
+                f"{STREAM_ABOVE_ROWS:,} features): write the file, then ogr2ogr -t_srs CRS."
+            )
         if profile_by is not None or map_path is not None:
             raise click.UsageError("--batch-rows streams the output: give it without --profile-by and --map.")
         _screen_streamed(
@@ -496,14 +568,12 @@ def run(
             profile=profile_path,
             overwrite=overwrite,
             quiet=quiet,
+            dst_crs=dst_crs,
             **common,
         )
         return
     side = skipped_path(output, layer_tag)
-    # A stale one (its output gone, or with --update its layer, which check_output_path found
-    # absent) is replaced.
-    check_sidecar(side, output, overwrite=overwrite or update)
-    check_sidecar(run_findings_path(output, layer_tag), output, overwrite=overwrite or update)
+    to_stdout = _check_sidecars(output, side, layer_tag, overwrite=overwrite or update)
     if map_path is not None:
         from esc_gis.maps import check_map_path  # folium loads only when a map is asked for
 
@@ -528,12 +598,14 @@ def run(
         )
         result = run.result
         bar.update(task, description=f"writing {output}")
-        write_layer(result, output, overwrite=overwrite, layer=output_layer, update=update, kind="screening")
-        if len(run.skipped):
-            write_layer(run.skipped, side, overwrite=True, layer="skipped")  # checked with its output
+        write_layer(
+            result, output, overwrite=overwrite, layer=output_layer, update=update, kind="screening", dst_crs=dst_crs
+        )
+        if to_stdout:
+            _stdout_notes(result, run.skipped, quiet=quiet)
+            notes: Path | None = None
         else:
-            drop_sidecar(side)  # a list from an earlier run would describe this one wrongly
-        notes = write_run_findings(run_findings(result), output, overwrite=overwrite or update, layer=layer_tag)
+            notes = _write_sidecars(run, output, side, layer_tag, overwrite=overwrite or update, dst_crs=dst_crs)
         if map_path is not None:
             bar.update(task, description=f"drawing {map_path}")
             from esc_gis.layers import load_layers
@@ -555,7 +627,8 @@ def run(
         out.print(counts_line(result))
         for line in run_findings_lines(result):
             out.print(line, markup=False)
-        for line in input_lines(run, side if len(run.skipped) else None):
+        for line in input_lines(run, side if len(run.skipped) and not to_stdout else None):
             out.print(line, markup=False)
-        wrote = f"Wrote {len(result)} rows to {output}" + (f", the checks not made to {notes}" if notes else "")
+        wrote = f"Wrote {len(result)} rows to {'standard output' if to_stdout else output}"
+        wrote += f", the checks not made to {notes}" if notes else ""
         out.print(wrote + (f" and the map {map_path}" if map_path else ""), markup=False)

@@ -13,6 +13,7 @@ import shapely
 
 from esc_gis._csvt import csv_table_output
 from esc_gis._outputs import check_sidecar, sidecar_path, style_path
+from esc_gis._vsi import is_stdout
 from esc_gis.crs import measuring_crs, warn_if_far_from_zone
 from esc_gis.errors import LayerReadError, ValidationError
 from esc_gis.io import check_output_path, read_layer, write_csv, write_layer
@@ -69,11 +70,16 @@ def run(
     layers_path: str | None,
     profile_path: str | None,
     output: str,
+    dst_crs: str | None,
     overwrite: bool,
     quiet: bool,
 ) -> None:
     """Run ``esc-gis soil-loss`` with its options (:func:`esc_gis.cli.soil_loss.soil_loss_` documents them)."""
-    check_output_path(output, overwrite=overwrite)
+    if is_stdout(output):
+        # Its phases and windows are files beside OUTPUT: standard output cannot carry them.
+        msg = "soil-loss writes its phases and windows beside OUTPUT (OUTPUT.phases.csv): name a file, not -."
+        raise click.UsageError(msg)
+    check_output_path(output, overwrite=overwrite, dst_crs=dst_crs)
     phases_out, windows_out = _sidecars(output)
     check_sidecar(phases_out, output, overwrite=overwrite)  # stale ones (their output gone) are replaced
     check_sidecar(windows_out, output, overwrite=overwrite)
@@ -145,7 +151,7 @@ def run(
         overwrite=overwrite,
         screening=screening,
     )
-    write_layer(res.sites, output, overwrite=overwrite, layer="soil_loss")
+    write_layer(res.sites, output, overwrite=overwrite, layer="soil_loss", dst_crs=dst_crs)
     for table, side in ((res.phases, phases_out), (res.windows, windows_out)):
         with csv_table_output(side) as tmp:
             write_csv(table, tmp)  # with its .csvt: GDAL and QGIS read its numbers as numbers

@@ -706,7 +706,7 @@ def _field_items(items: tuple[str, ...]) -> dict[str, str]:
 
 @click.command(short_help="Export the permits as a layer (public fields unless --private).")
 @_REGISTRY
-@output_option(".gpkg, .geojson, .parquet or .csv")
+@output_option(".gpkg, .geojson, .parquet or .csv.", stdout=True)
 @click.option("--status", multiple=True, help="Only permits in this state (repeatable).")
 @click.option("--private", is_flag=True, help="Include the parties' names and contact details.")
 @overwrite_option("Replace OUTPUT if it exists.")

@@ -10,6 +10,7 @@ from esc_gis.cli._catalogue import short_help
 from esc_gis.cli._options import (
     VECTOR,
     assume_crs_option,
+    dst_crs_option,
     layers_option,
     output_layer_option,
     output_option,
@@ -37,7 +38,7 @@ def _class_map(values: tuple[str, ...]) -> dict[str, str] | None:
 @click.command(short_help=short_help("protective"))
 @click.argument("waters", type=VECTOR, required=False)
 @layers_option("Use the waters of this layer set (layers.toml) instead of WATERS.")
-@output_option("Output: .gpkg, .parquet, .geojson or .csv.")
+@output_option("Output: .gpkg, .parquet, .geojson or .csv.", stdout=True)
 @output_layer_option("protective_areas")
 @update_option()
 @click.option(
@@ -75,14 +76,7 @@ def _class_map(values: tuple[str, ...]) -> dict[str, str] | None:
 )
 @click.option("--layer", default=None, help="Layer of WATERS to read, if it has several.")
 @assume_crs_option("CRS for WATERS if it has none.")
-@click.option(
-    "--dst-crs",
-    "--crs",
-    "crs",
-    default=None,
-    help="CRS of the output, as rio's --dst-crs, in which the widths are also measured (projected, in feet "
-    "or metres) [default: the profile's measuring CRS]. --crs: the older name.",
-)
+@dst_crs_option(old_name=True)
 @profile_option("Ordinance profile TOML; default: the bundled profile.")
 @overwrite_option("Replace OUTPUT if it exists.")
 @quiet_option("No summary.")
@@ -101,7 +95,7 @@ def protective(
     drainage_field: str,
     layer: str | None,
     assume_crs: str | None,
-    crs: str | None,
+    dst_crs: str | None,
     profile_path: str | None,
     overwrite: bool,
     quiet: bool,
@@ -117,12 +111,11 @@ def protective(
     from esc_gis.io import check_output_path, write_layer
     from esc_gis.protective import protective_layer
 
-    check_output_path(output, overwrite=overwrite, update=update, layer=output_layer)
+    check_output_path(output, overwrite=overwrite, update=update, layer=output_layer, dst_crs=dst_crs)
     gdf = protective_layer(
         waters,
         layers=layers_path,
         profile=profile_path,
-        crs=crs,
         class_field=class_field,
         name_field=name_field,
         channel_width_field=channel_width_field,
@@ -132,7 +125,9 @@ def protective(
         layer=layer,
         assume_crs=assume_crs,
     )
-    write_layer(gdf, output, overwrite=overwrite, layer=output_layer, update=update, kind="protective_areas")
+    write_layer(
+        gdf, output, overwrite=overwrite, layer=output_layer, update=update, kind="protective_areas", dst_crs=dst_crs
+    )
     if not quiet:
         for r in gdf.itertuples():
             line = " (from centrelines: approximates the top of channel)" if r.centreline else ""

@@ -13,9 +13,11 @@ from esc_gis.cli._options import (
     FILE,
     VECTOR,
     assume_crs_option,
+    dst_crs_option,
     layers_option,
     offline_option,
     output_layer_option,
+    output_option,
     overwrite_option,
     profile_option,
     quiet_option,
@@ -111,13 +113,7 @@ from esc_gis.cli._options import (
     "OUTPUT.skipped.EXT beside OUTPUT (screening.gpkg.skipped.gpkg); while a rule is in force a site "
     "without an id is screened as row:<n>.",
 )
-@click.option(
-    "-o",
-    "--output",
-    required=True,
-    type=FILE,
-    help="Output: .gpkg, .parquet, .geojson or .csv (geometry as WKT).",
-)
+@output_option("Output: .gpkg, .parquet, .geojson or .csv (geometry as WKT).", stdout=True)
 @click.option(
     "--map",
     "map_path",
@@ -128,6 +124,7 @@ from esc_gis.cli._options import (
 @offline_option("With --map: inline Leaflet so the map opens with no network.")
 @output_layer_option("screening")
 @update_option()
+@dst_crs_option()
 @overwrite_option("Replace OUTPUT with its sidecars (OUTPUT.skipped.EXT, OUTPUT.run_findings.csv), and the map.")
 @quiet_option("No progress bar or summary.")
 @reads("sites", "disturbed", "layers_path", "profile_path")

@@ -12,6 +12,7 @@ from esc_gis.cli._options import (
     FILE,
     VECTOR,
     creation_options_option,
+    dst_crs_option,
     layers_option,
     output_option,
     overwrite_option,
@@ -90,6 +91,7 @@ from esc_gis.cli.slope import Z_UNIT, band_option
     "Output per site: .gpkg, .parquet, .geojson or .csv (phases and windows go to OUTPUT.phases.csv and "
     "OUTPUT.windows.csv, e.g. soil_loss.gpkg.phases.csv)."
 )
+@dst_crs_option()
 @overwrite_option("Replace OUTPUT with its .phases.csv and .windows.csv, and the --raster with its .qml.")
 @quiet_option("No summary.")
 @reads("sites", "dem", "soils", "schedule", "disturbed", "ei_file", "layers_path", "profile_path")

@@ -45,7 +45,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import geopandas as gpd
 import numpy as np
@@ -54,6 +54,7 @@ import pyarrow as pa
 import pyogrio
 
 from esc_gis._outputs import atomic_output
+from esc_gis._vsi import is_vsi
 from esc_gis.errors import OutputFormatError, Problem, ValidationError
 from esc_gis.io import check_output_path, csv_output
 from esc_gis.layers import LayerSet, load_layers
@@ -263,7 +264,9 @@ def screen_to_file(
     if fmt not in STREAMABLE:
         msg = f"{out.name}: {fmt} is written whole only; stream to .gpkg, .parquet or .csv."
         raise OutputFormatError(msg)
-    src = Path(sites)
+    # A GDAL virtual path (/vsizip//abs/sites.zip/x) goes to GDAL as given: Path() would fold its "//".
+    # Every reader below hands it to pyogrio, which takes a str as well as a Path.
+    src = cast(Path, os.fspath(sites)) if is_vsi(sites) else Path(sites)
     prof = profile if isinstance(profile, Profile) else load_profile(None if profile is None else Path(profile))
     ls = layers if isinstance(layers, LayerSet) else load_layers(None if layers is None else Path(layers), profile=prof)
     if disturbed is not None and not isinstance(disturbed, gpd.GeoDataFrame):

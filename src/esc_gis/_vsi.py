@@ -1,0 +1,225 @@
+"""GDAL's virtual paths (``/vsizip/``, ``/vsigzip/``, ``/vsitar/``): recognised, split, and checked for absence.
+
+An input such as ``/vsizip/sites.zip/sites.geojson`` goes to GDAL exactly as given (a
+``pathlib.Path`` would fold the ``//`` of ``/vsizip//abs/sites.zip/x`` and make it relative).
+Only one question is answered here, in Python, before GDAL is asked: is the archive there,
+and is the member in it? So an absent file still gets "no such file" with the path named,
+not GDAL's own words. Anything else about a virtual path (a damaged archive, a member GDAL
+cannot read) is left to GDAL and reported as for any file.
+
+Kept free of heavy imports (the standard library's, and its archives' only when one is read):
+``_outputs`` and the CLI use it.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "STDOUT",
+    "archive_of",
+    "beside",
+    "is_stdout",
+    "is_vsi",
+    "layer_stream",
+    "missing_reason",
+    "release_stdout",
+    "reserve_stdout",
+]
+
+import os
+import sys
+from typing import BinaryIO, TextIO
+
+#: The prefixes of a file read through an archive; the archive is a local file.
+_ARCHIVE_PREFIXES = ("/vsizip/", "/vsigzip/", "/vsitar/")
+#: Extensions that end the archive's part of a ``/vsizip/`` or ``/vsitar/`` path.
+_ARCHIVE_ENDS = {
+    "/vsizip/": (".zip", ".kmz", ".ods", ".xlsx", ".docx"),
+    "/vsitar/": (".tar.gz", ".tgz", ".tar"),
+}
+#: The names of standard output for a written layer: ``-`` (as fio and rio take it) and GDAL's own.
+STDOUT = ("-", "/vsistdout/")
+
+
+def is_stdout(path: str | os.PathLike[str] | None) -> bool:
+    """Whether an output path names standard output (``-`` or ``/vsistdout/``).
+
+    Examples
+    --------
+    >>> is_stdout("-"), is_stdout("/vsistdout/"), is_stdout("out.geojson")
+    (True, True, False)
+    """
+    return path is not None and os.fspath(path) in STDOUT
+
+
+#: Standard output as it was before :func:`reserve_stdout` sent everything else to stderr.
+_RESERVED: list[TextIO] = []
+
+
+def reserve_stdout() -> None:
+    """Keep standard output for the layer alone: whatever else is printed goes to stderr until released.
+
+    A command writing its layer to ``-`` calls it before any work (``-o``'s callback), so its
+    summaries, notes and progress (``click.echo``, rich's consoles, all resolving ``sys.stdout``
+    when they print) land on stderr, and a pipeline reading stdout gets the GeoJSON alone.
+    """
+    _RESERVED.append(sys.stdout)
+    sys.stdout = sys.stderr
+
+
+def release_stdout() -> None:
+    """Give standard output back, as :func:`reserve_stdout` found it."""
+    if _RESERVED:
+        sys.stdout = _RESERVED.pop()
+
+
+def layer_stream() -> BinaryIO:
+    """Return the binary stream a layer written to ``-`` goes to: the reserved standard output, else the current."""
+    out = _RESERVED[-1] if _RESERVED else sys.stdout
+    out.flush()  # text printed before, if any, goes first
+    return out.buffer
+
+
+def is_vsi(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is one of GDAL's virtual paths (``/vsi...``), to be given to GDAL as it is.
+
+    Examples
+    --------
+    >>> is_vsi("/vsizip/sites.zip/sites.geojson"), is_vsi("sites.zip")
+    (True, False)
+    """
+    return os.fspath(path).startswith("/vsi")
+
+
+def archive_of(path: str | os.PathLike[str]) -> tuple[str, str] | None:
+    """Split an archive path into the archive on disk and the member inside it.
+
+    Parameters
+    ----------
+    path : str or PathLike
+        ``/vsizip/ARCHIVE/MEMBER``, ``/vsitar/ARCHIVE/MEMBER`` or ``/vsigzip/FILE``; the archive
+        may be written ``{ARCHIVE}`` as GDAL allows, and is relative to the working folder
+        unless it starts with ``/`` (``/vsizip//abs/sites.zip/x``).
+
+    Returns
+    -------
+    tuple of str, or None
+        ``(archive, member)`` (``member`` is ``""`` for the whole archive and for ``/vsigzip/``);
+        None for any other path, and for an archive that is itself virtual (``/vsicurl/``...),
+        which only GDAL can look into.
+
+    Examples
+    --------
+    >>> archive_of("/vsizip/data/sites.zip/a/sites.shp")
+    ('data/sites.zip', 'a/sites.shp')
+    >>> archive_of("/vsizip//tmp/s.zip")
+    ('/tmp/s.zip', '')
+    >>> archive_of("/vsigzip/x.geojson.gz")
+    ('x.geojson.gz', '')
+    """
+    text = os.fspath(path)
+    prefix = next((p for p in _ARCHIVE_PREFIXES if text.startswith(p)), None)
+    if prefix is None:
+        return None
+    rest = text[len(prefix) :]
+    if rest.startswith("/vsi"):
+        return None
+    if rest.startswith("{") and "}" in rest:
+        archive, _, member = rest[1:].partition("}")
+        return archive, member.lstrip("/")
+    if prefix == "/vsigzip/":
+        return rest, ""
+    low = rest.lower()
+    for i in range(len(rest)):
+        # The first component ending in an archive extension (sites.zip/sites.shp; a folder
+        # named x.zip.d is not one).
+        if (i + 1 == len(rest) or rest[i + 1] == "/") and low[: i + 1].endswith(_ARCHIVE_ENDS[prefix]):
+            return rest[: i + 1], rest[i + 1 :].strip("/")
+    return rest, ""
+
+
+def beside(folder: str | os.PathLike[str], text: str) -> str:
+    """Resolve a path written in a file (a layer set's ``path = ...``) against that file's folder, GDAL's too.
+
+    A plain path is joined to ``folder`` and resolved; a virtual one keeps its prefix and its
+    member, its archive joined to ``folder`` (``/vsizip/w.zip/w.shp`` beside ``/data/layers.toml``
+    is ``/vsizip//data/w.zip/w.shp``). A path already absolute, or a virtual path GDAL alone
+    can look into (``/vsicurl/``), is returned as it is.
+
+    Examples
+    --------
+    >>> beside("/data", "/vsizip/w.zip/w.shp")
+    '/vsizip//data/w.zip/w.shp'
+    >>> beside("/data", "/vsizip/{w.gpkg}/w.shp")
+    '/vsizip/{/data/w.gpkg}/w.shp'
+    >>> beside("/data", "w/w.shp")
+    '/data/w/w.shp'
+    """
+    if not is_vsi(text):
+        return os.path.realpath(os.path.join(folder, text))
+    parts = archive_of(text)
+    if parts is None or os.path.isabs(parts[0]):
+        return text
+    archive, member = parts
+    prefix = text[: text.index("/", 1) + 1]
+    where = os.path.realpath(os.path.join(folder, archive))
+    if text[len(prefix) :].startswith("{"):
+        where = "{" + where + "}"
+    return prefix + where + (f"/{member}" if member else "")
+
+
+def _members(archive: str) -> list[str] | None:
+    """Return the names in a zip or tar archive (folders end with ``/``); None if it cannot be listed."""
+    # Imported here: _outputs (so every command's start) imports this module.
+    import tarfile
+    import zipfile
+
+    try:
+        if zipfile.is_zipfile(archive):
+            with zipfile.ZipFile(archive) as z:
+                return z.namelist()
+        if tarfile.is_tarfile(archive):
+            with tarfile.open(archive) as t:
+                return [m.name + ("/" if m.isdir() else "") for m in t.getmembers()]
+    except (OSError, zipfile.BadZipFile, tarfile.TarError):
+        return None
+    return None
+
+
+def missing_reason(path: str | os.PathLike[str]) -> str | None:
+    """Say why a virtual path names nothing (the archive, or the member in it, absent); None if it may be there.
+
+    Parameters
+    ----------
+    path : str or PathLike
+        A ``/vsizip/``, ``/vsitar/`` or ``/vsigzip/`` path.
+
+    Returns
+    -------
+    str or None
+        The words after ``"<path>: "``, ending with the fix, e.g. ``"no such file: sites.zip
+        holds no 'site.geojson' (it holds sites.geojson). Fix: check the path."``; None when
+        the member is there, or when only GDAL can tell (a damaged or unlisted archive).
+
+    Examples
+    --------
+    >>> missing_reason("/vsizip/nowhere.zip/sites.geojson")
+    "no such file: the archive 'nowhere.zip' is missing. Fix: check the path."
+    """
+    parts = archive_of(path)
+    if parts is None:
+        return None
+    archive, member = parts
+    if not os.path.isfile(archive):
+        return f"no such file: the archive {archive!r} is missing. Fix: check the path."
+    if not member:
+        return None
+    names = _members(archive)
+    if names is None:
+        return None  # GDAL will say what is wrong with it
+    wanted = member.strip("/")
+    clean = [n.lstrip("./") for n in names]
+    if any(n.rstrip("/") == wanted or n.startswith(wanted + "/") for n in clean):
+        return None
+    shown = [n for n in clean if n and not n.endswith("/")][:5]
+    held = f" (it holds {', '.join(shown)}{', ...' if len(clean) > len(shown) else ''})" if shown else " (it is empty)"
+    return f"no such file: {archive!r} holds no {wanted!r}{held}. Fix: check the path."
