@@ -116,7 +116,7 @@ def read_layer(
         if p.suffix.lower() in (".parquet", ".geoparquet"):
             if where is not None:
                 # GDAL here has no Parquet driver, so an SQL filter cannot be pushed down.
-                msg = f"{name}: --where is not supported for GeoParquet; filter the file first."
+                msg = f"{name}: where= is not supported for GeoParquet; filter the file first."
                 raise LayerReadError(msg)
             gdf = gpd.read_parquet(p)
         elif p.suffix.lower() == ".csv" and p.is_file():
@@ -135,7 +135,7 @@ def read_layer(
     except Exception as exc:  # GDAL, Arrow and Parquet errors all mean: unreadable input
         if where is not None and _bad_where(p, layer, where):
             msg = (
-                f"{name}: the --where clause {where!r} is not valid SQL for this layer ({exc}); "
+                f"{name}: the where= clause {where!r} is not valid SQL for this layer ({exc}); "
                 "check its field names and quotes."
             )
             raise LayerReadError(msg) from None
@@ -226,7 +226,7 @@ def unreadable_reason(path: Path, exc: BaseException | None = None, *, kind: str
             return "is a folder esc-gis cannot read as a raster.", fix
         return (
             "is a folder esc-gis cannot read as vector data.",
-            "give a file, a File Geodatabase (.gdb) or a folder of shapefiles (with --layer).",
+            "give a file, a File Geodatabase (.gdb) or a folder of shapefiles (with layer=NAME).",
         )
     try:
         with path.open("rb") as f:
@@ -277,7 +277,7 @@ def _only_layer(p: Path, name: str) -> str | None:
     layers = [str(n) for n in pyogrio.list_layers(p)[:, 0]]
     data = [n for n in layers if n != STYLE_TABLE]
     if len(data) > 1:
-        msg = f"{name} holds {len(data)} layers ({', '.join(data)}); name one with --layer NAME."
+        msg = f"{name} holds {len(data)} layers ({', '.join(data)}); name one with layer=NAME."
         raise LayerReadError(msg)
     # Named only when it matters: pyogrio warns about several layers when given none.
     return data[0] if len(layers) > 1 and data else None
@@ -477,7 +477,7 @@ def check_output_path(
         raise OutputFormatError(msg)
     if update:
         if fmt != "GeoPackage":
-            msg = f"{str(path)!r}: --update adds a layer to a GeoPackage (.gpkg); a {fmt} file holds one layer."
+            msg = f"{str(path)!r}: update=True adds a layer to a GeoPackage (.gpkg); a {fmt} file holds one layer."
             raise OutputFormatError(msg)
         if p.exists():
             _check_new_layer(p, layer or "screening")
@@ -506,8 +506,8 @@ def _check_new_layer(path: Path, layer: str) -> None:
         raise LayerReadError(msg) from None
     if layer.lower() in (n.lower() for n in names):
         msg = (
-            f"{str(path)!r} already has a layer {layer!r}; name the new one with --output-layer, or replace the "
-            "whole file with --overwrite instead of --update."
+            f"{str(path)!r} already has a layer {layer!r}; give the new one another name, or replace the "
+            "whole file with overwrite=True instead of update=True."
         )
         raise OutputExistsError(msg)
 

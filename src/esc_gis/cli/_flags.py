@@ -1,0 +1,99 @@
+"""The Python keywords that library messages name, spelled as the command line's flags.
+
+The library is called from Python as often as from the command line, so its messages name
+what a Python caller types: ``Fix: ... assume_crs="EPSG:XXXX"``, ``pass overwrite=True``. The
+command line passes the same values as flags, so before it shows a library error or warning
+it respells each keyword named there as its flag (``--assume-crs EPSG:XXXX``, ``--overwrite``).
+This table is the one place a keyword meets its flag: a message never names a flag itself,
+and a keyword missing here reaches the command line as Python wrote it (a test checks that
+no library message names a keyword the table lacks).
+
+A keyword is respelled only as ``name=`` (``name=True``, ``name="value"``, ``name=VALUE`` or
+``name=`` alone, as a problem's source), so the words of a message are never touched.
+"""
+
+from __future__ import annotations
+
+__all__ = ["FLAGS", "cli_text"]
+
+import re
+
+#: Each keyword a library message may name, and the flag the command line takes for it.
+#: One keyword, one flag: where two commands spell one value differently, the keyword differs too.
+FLAGS: dict[str, str] = {
+    # Reading and writing layers (esc_gis.io, esc_gis.crs, esc_gis._outputs).
+    "assume_crs": "--assume-crs",
+    "overwrite": "--overwrite",
+    "update": "--update",
+    "layer": "--layer",
+    "output_layer": "--output-layer",
+    "where": "--where",
+    "layers": "--layers",
+    # The registry: dates, inspections, fees and the life cycle.
+    "on": "--on",
+    "notified_on": "--notified-on",
+    "reasons": "--reasons",
+    "conditions": "--condition",
+    "authorizations": "--authorization",
+    "kind": "--kind",
+    "amount": "--amount",
+    "paid_on": "--paid-on",
+    "receipt": "--receipt",
+    "schedule": "--fees",
+    "received_on": "--received-on",
+    "expires_on": "--expires",
+    "inspected_at": "--at",
+    "notified_at": "--notified",
+    "inspector": "--inspector",
+    "assessment": "--assessment",
+    "deficiencies": "--deficiency",
+    "location": "--point",
+    "pre_start": "--pre-start",
+    "by": "--by",
+}
+
+#: ``name=`` and what follows it: True, a quoted value, a bare value, or nothing.
+_KEYWORD = re.compile(
+    r"(?<![\w.-])(?P<name>" + "|".join(sorted(FLAGS, key=len, reverse=True)) + r")="
+    r"(?P<value>True\b|\"[^\"]*\"|'[^']*'|[^\s,;)`]*)"
+)
+
+
+def _flag(m: re.Match[str]) -> str:
+    flag, value = FLAGS[m.group("name")], m.group("value")
+    # A bare value ending a sentence or a problem's source keeps its full stop or colon outside it.
+    tail = ""
+    if value[-1:] in (".", ":") and not value.startswith(("'", '"')):
+        value, tail = value[:-1], value[-1]
+    if value in ("", "True"):
+        return flag + tail
+    if value[0] in "'\"" and value[-1] == value[0]:
+        value = value[1:-1]
+    return f"{flag} {value}{tail}"
+
+
+def cli_text(message: str) -> str:
+    """Respell the Python keywords a library message names as the command line's flags.
+
+    Parameters
+    ----------
+    message : str
+        A library error's or warning's text, naming keywords as ``name=...``.
+
+    Returns
+    -------
+    str
+        The same text with each keyword of :data:`FLAGS` as its flag.
+
+    Examples
+    --------
+    >>> cli_text('Fix: give assume_crs="EPSG:XXXX" (e.g. EPSG:7594).')
+    'Fix: give --assume-crs EPSG:XXXX (e.g. EPSG:7594).'
+    >>> cli_text("'out.gpkg' exists; pass overwrite=True to replace it.")
+    "'out.gpkg' exists; pass --overwrite to replace it."
+    >>> cli_text("the fee has no date paid (paid_on=YYYY-MM-DD).")
+    'the fee has no date paid (--paid-on YYYY-MM-DD).'
+    >>> cli_text("on=: a date in the future; the layer's owner= and site_layer=x stay.")
+    "--on: a date in the future; the layer's owner= and site_layer=x stay."
+    """
+    return _KEYWORD.sub(_flag, message)
