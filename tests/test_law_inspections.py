@@ -263,7 +263,7 @@ def test_only_the_office_reports_the_checklist_of_documents_and_certificate() ->
     ]
     assert (
         _said(_report(by="holder", certificate_posted=False))[0][1]
-        == "record it with an office inspection (--by office)."
+        == 'record it with an office inspection (by="office").'
     )
     assert _said(_report(by="office")) == []
 
@@ -271,7 +271,7 @@ def test_only_the_office_reports_the_checklist_of_documents_and_certificate() ->
 def test_the_location_is_a_finite_point_on_the_site() -> None:
     assert _said(_report(location=shapely.Point(0, 0))) == []  # on the boundary: covered
     assert _said(_report(location=shapely.Point(50, 50)), _permit(site=None)) == []
-    not_point = ("the location is not a point.", "give --point X Y in the registry's CRS.")
+    not_point = ("the location is not a point.", "give a point (location=) in the registry's CRS.")
     for loc in (
         shapely.box(0, 0, 1, 1),
         shapely.Point(),

@@ -5,8 +5,7 @@ what a Python caller types: ``Fix: ... assume_crs="EPSG:XXXX"``, ``pass overwrit
 command line passes the same values as flags, so before it shows a library error or warning
 it respells each keyword named there as its flag (``--assume-crs EPSG:XXXX``, ``--overwrite``).
 This table is the one place a keyword meets its flag: a message never names a flag itself,
-and a keyword missing here reaches the command line as Python wrote it (a test checks that
-no library message names a keyword the table lacks).
+and a keyword missing here reaches the command line as Python wrote it.
 
 A keyword is respelled only as ``name=`` (``name=True``, ``name="value"``, ``name=VALUE`` or
 ``name=`` alone, as a problem's source), so the words of a message are never touched.
@@ -26,7 +25,6 @@ FLAGS: dict[str, str] = {
     "overwrite": "--overwrite",
     "update": "--update",
     "layer": "--layer",
-    "output_layer": "--output-layer",
     "where": "--where",
     "layers": "--layers",
     # The registry: dates, inspections, fees and the life cycle.
@@ -47,9 +45,23 @@ FLAGS: dict[str, str] = {
     "inspector": "--inspector",
     "assessment": "--assessment",
     "deficiencies": "--deficiency",
-    "location": "--point",
     "pre_start": "--pre-start",
     "by": "--by",
+    "location": "--point",
+    "inspected_on": "--inspected",
+    "start_notice_at": "--start-notice",
+    "work_stopped_on": "--work-stopped",
+    "work_resumed_on": "--resumed",
+    "stockpile_since": "--stockpile-since",
+    "reason": "--reason",
+    "notice_on": "--notice-on",
+    "stage": "--stage",
+    "engineer": "--engineer",
+    "description": "--description",
+    "plan_date": "--plan-date",
+    "permission_on": "--permission-on",
+    "permission_by": "--permission-by",
+    "effective_on": "--effective-on",
 }
 
 #: ``name=`` and what follows it: True, a quoted value, a bare value, or nothing.

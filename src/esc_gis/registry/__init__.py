@@ -21,7 +21,17 @@ Its folders show its design (the domain model, unit of work and service layer of
     summary, the private archive, and :func:`~esc_gis.registry.views.verify.verify`.
 """
 
+from esc_gis.registry.domain.inspections import InspectionReport
 from esc_gis.registry.domain.records import Application, Event, Party, Permit
 from esc_gis.registry.service.registry import Registry, init_registry, open_registry
 
-__all__ = ["Application", "Event", "Party", "Permit", "Registry", "init_registry", "open_registry"]
+__all__ = [
+    "Application",
+    "Event",
+    "InspectionReport",
+    "Party",
+    "Permit",
+    "Registry",
+    "init_registry",
+    "open_registry",
+]

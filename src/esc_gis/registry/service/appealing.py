@@ -97,8 +97,8 @@ def appeal(
         if not (value or "").strip():
             bad(f"the {name} is empty.", f"give the {name}.")
     if on is None:
-        bad("the filing date is missing.", "give --on YYYY-MM-DD.")
-    problems += reg._date_problems(permit_number or case_id or "appeal", EffectiveDate("--on", on))
+        bad("the filing date is missing.", "give on=YYYY-MM-DD.")
+    problems += reg._date_problems(permit_number or case_id or "appeal", EffectiveDate("on=", on))
     if problems:
         raise ValidationError(problems)
     assert on is not None
@@ -316,9 +316,9 @@ def _check_decision(
         status = reg.get(found[0].permit_number).status
     problems += _recorded_problems(approval, outcome, approves, known.get(kind or ""), status)
     if on is None:
-        problems.append("the decision date is missing (--on YYYY-MM-DD).")
+        problems.append("the decision date is missing (on=YYYY-MM-DD).")
     filed = found[0].filed_on if found else None
-    problems += date_problems([EffectiveDate("--on", on, filed, "the filing of the appeal")], reg.profile.today())
+    problems += date_problems([EffectiveDate("on=", on, filed, "the filing of the appeal")], reg.profile.today())
     if problems:
         raise ValidationError([Problem(appeal_id, None, m, "see `esc-gis permits appeals`.") for m in problems])
     return found[0], named

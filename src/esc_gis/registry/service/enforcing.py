@@ -121,10 +121,10 @@ def enforce(
     if ground not in known:
         bad(f"ground {ground!r} is not one the profile lists.", f"use one of {', '.join(known)}.")
     if not (reasons or "").strip():
-        bad("the reasons are empty.", "give the written reasons (--reasons).")
+        bad("the reasons are empty.", "give the written reasons (reasons=).")
     if on is None:
-        bad("the case has no date.", "give --on YYYY-MM-DD.")
-    problems += reg._date_problems(src, EffectiveDate("--on", on))
+        bad("the case has no date.", "give on=YYYY-MM-DD.")
+    problems += reg._date_problems(src, EffectiveDate("on=", on))
     site = None
     permit = None
     notes: list[str] = []  # what the case rests on that the office should know (said once, when it opens)
