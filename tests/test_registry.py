@@ -560,7 +560,9 @@ def test_suspension_and_reinstatement_with_written_notification(reg) -> None:
         reg.transition(n, "suspended", on=date(2026, 11, 20))
     why = "Notice of 2026-11-18: no inspection reports."
     # § 540-8E: "may suspend or revoke a permit ... following written notification of the responsible party".
-    with pytest.raises(IllegalTransitionError, match=r"following written notification .*not given.*notified_on=YYYY-MM-DD"):
+    with pytest.raises(
+        IllegalTransitionError, match=r"following written notification .*not given.*notified_on=YYYY-MM-DD"
+    ):
         reg.transition(n, "suspended", on=date(2026, 11, 20), reasons=why)
     with pytest.raises(IllegalTransitionError, match=r"dated 2026-11-21, after the move \(2026-11-20\)"):
         reg.transition(n, "suspended", on=date(2026, 11, 20), reasons=why, notified_on=date(2026, 11, 21))

@@ -381,7 +381,9 @@ def check_style(raster: str | os.PathLike[str], *, overwrite: bool) -> Path:
     style = style_path(out)
     others = [out.with_suffix(s) for s in RASTER_SUFFIXES if out.with_suffix(s) != out and out.with_suffix(s).exists()]
     if style.exists() and others and not overwrite:
-        msg = f"{str(style)!r} is the QGIS style of {str(others[0])!r}; pass overwrite=True or name the output otherwise."
+        msg = (
+            f"{str(style)!r} is the QGIS style of {str(others[0])!r}; pass overwrite=True or name the output otherwise."
+        )
         raise OutputExistsError(msg)
     check_target(style, overwrite=overwrite or not out.exists() or bool(others))
     return style

@@ -381,7 +381,7 @@ AREA_MARGIN_KM = 500.0
 FIX_LAYER = (
     "give the data their true CRS: set it (assign, do not reproject) in your GIS and export again, "
     "e.g. ogr2ogr -a_srs EPSG:7594 fixed.gpkg <file>; for a file without a CRS (no .prj, a GeoJSON "
-    "without its crs member read as degrees), export it without the wrong one and give assume_crs=\"EPSG:XXXX\" "
+    'without its crs member read as degrees), export it without the wrong one and give assume_crs="EPSG:XXXX" '
     "(e.g. EPSG:7594 for Winnebago County feet)."
 )
 #: The fix for a raster (a DEM, a soil grid) whose coordinates cannot be in its CRS.

@@ -73,7 +73,7 @@ def _shown(d: date | datetime) -> str:
 
 
 def _named(d: EffectiveDate) -> str:
-    """The date as given: ``on=2026-12-04`` for a keyword, ``received_on 2026-12-04`` for a field."""
+    """Return the date as given: ``on=2026-12-04`` for a keyword, ``received_on 2026-12-04`` for a field."""
     sep = "" if d.option.endswith("=") else " "
     return f"{d.option}{sep}{_shown(d.day)}" if d.day is not None else d.option
 
@@ -123,8 +123,7 @@ def date_problems(dates: Iterable[EffectiveDate], today: date, now: datetime | N
             )
         elif isinstance(d.day, datetime) and now is not None and d.day > now + CLOCK_SLACK:
             out.append(
-                f"{_named(d)} is later than now on the Village's clock ({_shown(now)}): "
-                "give the time it happened."
+                f"{_named(d)} is later than now on the Village's clock ({_shown(now)}): give the time it happened."
             )
         if d.after is not None:
             both = isinstance(d.day, datetime) and isinstance(d.after, datetime)

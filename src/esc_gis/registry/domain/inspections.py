@@ -279,7 +279,7 @@ def _check_who(report: InspectionReport, bad: Callable[[str, str], None]) -> Non
     elif report.by != "office" and report.checklist:
         bad(
             "the checklist of documents on site and the posted certificate is the office's finding.",
-            "record it with an office inspection (by=\"office\").",
+            'record it with an office inspection (by="office").',
         )
 
 

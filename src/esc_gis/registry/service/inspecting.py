@@ -151,7 +151,14 @@ def repaired(
     on = reg.profile.local(on)
     problems = []
     if not deficiencies:
-        problems.append(Problem(permit_number, None, "no deficiency is named.", "name the deficiencies repaired, by their ids (deficiencies=)."))
+        problems.append(
+            Problem(
+                permit_number,
+                None,
+                "no deficiency is named.",
+                "name the deficiencies repaired, by their ids (deficiencies=).",
+            )
+        )
     with reg.backend.write() as cur:
         p = reg._locked(cur, permit_number)
         # The one rule for effective dates: not after now on the Village's clock, nor before

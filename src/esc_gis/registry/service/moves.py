@@ -109,7 +109,9 @@ def transition(
     if said and (to != "approved" or not all(said)):
         # Conditions are the office's, set with the approval it gives (a deemed approval gives none).
         why = "an empty condition" if to == "approved" else f"conditions go with an approval, not with {to}"
-        raise ValidationError([Problem(permit_number, None, f"{why}.", "give the conditions (conditions=) with approved only.")])
+        raise ValidationError(
+            [Problem(permit_number, None, f"{why}.", "give the conditions (conditions=) with approved only.")]
+        )
     with reg.backend.write() as cur:
         p = reg._locked(cur, permit_number)
         if p.status == "incomplete" and to == "deemed_approved":
@@ -237,7 +239,7 @@ def _check_fee_paid(reg: Registry, cur: Any, permit_number: str) -> None:
     if cur.fetchone() is None:
         msg = (
             f"Permit {permit_number}: the application is not complete without its {APPLICATION_FEE} fee, so it "
-            f"cannot go under review. Record the fee first: kind=\"{APPLICATION_FEE}\" amount=N paid_on=YYYY-MM-DD "
+            f'cannot go under review. Record the fee first: kind="{APPLICATION_FEE}" amount=N paid_on=YYYY-MM-DD '
             "receipt=R (`esc-gis permits fee`; Registry.record_fee)."
         )
         raise IllegalTransitionError(msg)

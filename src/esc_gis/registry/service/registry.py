@@ -121,7 +121,7 @@ def open_registry(
 
 
 class Registry(RegistryBase):
-    """Permits and their history, in a GeoPackage or PostGIS back end: a thin facade.
+    r"""Permits and their history, in a GeoPackage or PostGIS back end: a thin facade.
 
     Use :func:`open_registry`; close it (or use ``with``) when done. The connection, the
     reading SQL and the one way to change anything (appending events, which the projectors of
@@ -167,7 +167,7 @@ class Registry(RegistryBase):
 
     >>> schedule = folder / "fees.toml"
     >>> _ = schedule.write_text(
-    ...     '[schedule]\\nresolution = "Res. 1"\\nadopted_on = 2026-01-01\\n[fees]\\napplication = 12.34\\n'
+    ...     '[schedule]\nresolution = "Res. 1"\nadopted_on = 2026-01-01\n[fees]\napplication = 12.34\n'
     ... )
     >>> with open_registry(path) as reg:
     ...     fee = reg.record_fee(number, kind="application", amount=12.34, paid_on=date(2026, 11, 2),
