@@ -62,6 +62,15 @@ FLAGS: dict[str, str] = {
     "permission_on": "--permission-on",
     "permission_by": "--permission-by",
     "effective_on": "--effective-on",
+    # Enforcement and appeals.
+    "permit_number": "--permit",
+    "case_id": "--case",
+    "site_layer": "--site-layer",
+    "site_id": "--site-id",
+    "address": "--address",
+    "condition": "--condition",
+    "costs_from": "--costs-from",
+    "guarantee_id": "--guarantee",
 }
 
 #: ``name=`` and what follows it: True, a quoted value, a bare value, or nothing.
