@@ -88,8 +88,9 @@ def test_a_registry_date_names_the_keyword_in_python_and_the_flag_on_the_command
         ("leave out pre_start=True.", "leave out --pre-start."),
         ("the fee has no receipt number (receipt=).", "the fee has no receipt number (--receipt)."),
         # Words, values and other keywords stay as they are.
-        ("the layer's owner= and the site_layer=x, on the day", "the layer's owner= and the site_layer=x, on the day"),
-        ("where status='x' matches", "where status='x' matches"),
+        ("the layer's owner= and a field=x, on the day", "the layer's owner= and a field=x, on the day"),
+        ("--where \"site_id='S9'\" matches no feature", "--where \"site_id='S9'\" matches no feature"),
+        ("map it with --field received_on=COLUMN", "map it with --field received_on=COLUMN"),
     ],
 )
 def test_the_command_line_respells_each_keyword_as_its_flag(python: str, command_line: str) -> None:

@@ -80,7 +80,17 @@ _KEYWORD = re.compile(
 )
 
 
-def _flag(m: re.Match[str]) -> str:
+#: A value the message quotes (a user's SQL, a file name): an opening quote not inside a word
+#: (``layer's`` is no quote), to the same quote not followed by a word character.
+_QUOTED = re.compile(r"(?<!\w)(?:'[^']*'|\"[^\"]*\")(?!\w)")
+#: A flag already spelled out just before: what follows it is its value (``--field received_on=COL``).
+_AFTER_FLAG = re.compile(r"--[\w-]+\s+$")
+
+
+def _flag(m: re.Match[str], quoted: list[tuple[int, int]]) -> str:
+    # A user's value quoted in the message (their where clause, a file name) is theirs, not a keyword.
+    if any(start < m.start() < end for start, end in quoted) or _AFTER_FLAG.search(m.string, 0, m.start()):
+        return m.group()
     flag, value = FLAGS[m.group("name")], m.group("value")
     # A bare value ending a sentence or a problem's source keeps its full stop or colon outside it.
     tail = ""
@@ -94,7 +104,7 @@ def _flag(m: re.Match[str]) -> str:
 
 
 def cli_text(message: str) -> str:
-    """Respell the Python keywords a library message names as the command line's flags.
+    r"""Respell the Python keywords a library message names as the command line's flags.
 
     Parameters
     ----------
@@ -114,7 +124,15 @@ def cli_text(message: str) -> str:
     "'out.gpkg' exists; pass --overwrite to replace it."
     >>> cli_text("the fee has no date paid (paid_on=YYYY-MM-DD).")
     'the fee has no date paid (--paid-on YYYY-MM-DD).'
-    >>> cli_text("on=: a date in the future; the layer's owner= and site_layer=x stay.")
-    "--on: a date in the future; the layer's owner= and site_layer=x stay."
+    >>> cli_text("on=: a date in the future; the layer's owner= and a field=x stay.")
+    "--on: a date in the future; the layer's owner= and a field=x stay."
+
+    What the user typed, quoted back to them, and a value given after a flag stay as they are:
+
+    >>> cli_text("--where \"site_id='S9'\" matches nothing; map it with --field received_on=COLUMN.")
+    '--where "site_id=\'S9\'" matches nothing; map it with --field received_on=COLUMN.'
+    >>> cli_text("the where= clause 'kind=1' is not valid SQL; give by=\"office\".")
+    "the --where clause 'kind=1' is not valid SQL; give --by office."
     """
-    return _KEYWORD.sub(_flag, message)
+    quoted = [qm.span() for qm in _QUOTED.finditer(message)]
+    return _KEYWORD.sub(lambda m: _flag(m, quoted), message)
