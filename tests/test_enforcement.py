@@ -101,7 +101,7 @@ def test_a_screening_output_its_crs_cannot_hold_or_no_gis_file_is_refused(reg, s
 
 def test_a_screened_site_a_permit_covers_is_refused(reg, screening: Path) -> None:
     reg.add(Application("1 Lot St", date(2026, 11, 2), square_sqft(1050, 1050, 500.0), CRS), who="clerk")
-    with pytest.raises(ValidationError, match=r"S1 lies on the site of permit ESC-2026-\d{4}.*--permit"):
+    with pytest.raises(ValidationError, match=r"S1 lies on the site of permit ESC-2026-\d{4}.*permit_number="):
         reg.enforce(ground="A1", on=date(2026, 11, 20), reasons="x", site_layer=screening, site_id="S1")
     assert count(reg, "enforcement_cases") == 0
 
