@@ -94,13 +94,13 @@ def test_every_problem_at_once(reg, active: str) -> None:
         reg.amend(active, trigger="B9", description=" ", plan_date=date(2999, 1, 1), permission_on=None)
     text = str(e.value)
     for says in ("'B9' is not one the profile lists", "description is empty",
-                 "--plan-date 2999-01-01 is after today on the Village's clock",
+                 "plan_date=2999-01-01 is after today on the Village's clock",
                  "written permission is missing", "who gave the written permission"):  # fmt: skip
         assert says in text, says
     with pytest.raises(ValidationError) as e:
         amend(reg, active, plan_date=date(2026, 11, 19))  # the plan is newer than the permission given for it
     assert "before the amended plan's date 2026-11-19" in str(e.value)
-    with pytest.raises(ValidationError, match="--permission-on 2026-11-01 is before the application's receipt"):
+    with pytest.raises(ValidationError, match="permission_on=2026-11-01 is before the application's receipt"):
         amend(reg, active, plan_date=date(2026, 10, 1), permission_on=date(2026, 11, 1))
     assert count(reg, "plan_versions") == 0
 
@@ -173,7 +173,7 @@ def test_a_late_record_of_an_amendment_made_before_the_closing_is_taken(reg, act
 
 
 def test_the_original_is_recorded_once_and_needs_no_permission(reg, active: str) -> None:
-    with pytest.raises(ValidationError, match="approved with the permit; leave out --permission-on"):
+    with pytest.raises(ValidationError, match="approved with the permit; leave out permission_on="):
         reg.amend(active, trigger="original", description="x", plan_date=date(2026, 10, 28),
                   permission_on=date(2026, 11, 1))  # fmt: skip
     reg.amend(active, trigger="original", description="x", plan_date=date(2026, 10, 28))
@@ -344,7 +344,7 @@ def test_check_version_edges() -> None:
     assert check_version(**{**base, "effective_on": date(2026, 11, 17)}) == ["REFUSED"]
     assert check_version(**{**base, "permission_on": date(2026, 11, 30), "effective_on": date(2026, 12, 5)}) == []
     assert check_version(**{**base, "permission_on": date(2026, 12, 1), "effective_on": date(2026, 12, 1)}) == [
-        "--permission-on 2026-12-01 is after today on the Village's clock (2026-11-30): "
+        "permission_on=2026-12-01 is after today on the Village's clock (2026-11-30): "
         "give the day it happened, on or before 2026-11-30."
     ]
     assert check_version(**{**base, "permission_on": date(2026, 11, 2), "plan_date": date(2026, 11, 2),

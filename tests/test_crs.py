@@ -27,7 +27,7 @@ def test_assign_never_overrides_and_never_guesses():
 
     # Feet where Winneconne is: an assumed CRS is believed only where the numbers allow it.
     naive = gpd.GeoDataFrame(geometry=[box(0, 0, 1, 1)])
-    with pytest.raises(CRSError, match="--assume-crs"):
+    with pytest.raises(CRSError, match='assume_crs="EPSG:XXXX"'):
         assign_crs(naive, assume_crs=None, source="sites.shp")
     assert assign_crs(naive, assume_crs="EPSG:7594", source="x").crs.to_epsg() == 7594
     has = naive.set_crs("EPSG:3071")

@@ -357,10 +357,10 @@ def test_a_layer_without_a_crs_is_refused_naming_the_file_and_the_fix_and_an_ass
         crs_mod.assign_crs(no_crs, assume_crs=None, source="sites.shp")
     assert str(err.value) == (
         "sites.shp has no coordinate reference system (no .prj or CRS in the file), so its coordinates cannot be "
-        "placed on the ground. Fix: tell esc-gis what they are with --assume-crs EPSG:XXXX (e.g. EPSG:7594 for "
+        'placed on the ground. Fix: tell esc-gis what they are with assume_crs="EPSG:XXXX" (e.g. EPSG:7594 for '
         "Winnebago County feet, EPSG:4326 for longitude/latitude), or define the CRS in your GIS and export again."
     )
-    with pytest.raises(CRSError, match=r"^--assume-crs 'EPSG:NOPE' is not a coordinate reference system"):
+    with pytest.raises(CRSError, match=r"^assume_crs= 'EPSG:NOPE' is not a coordinate reference system"):
         crs_mod.assign_crs(no_crs, assume_crs="EPSG:NOPE", source="sites.shp")
     # Feet near the Village read as degrees: refused, naming the file (not the option).
     feet = gpd.GeoDataFrame({"site_id": ["a"]}, geometry=[box(745_000, 505_000, 745_100, 505_100)])

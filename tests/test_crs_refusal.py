@@ -108,7 +108,8 @@ def test_the_error_is_a_crs_error_and_a_value_error():
     assert isinstance(err.value, CRSError) and isinstance(err.value, ValueError)
     text = str(err.value)
     assert text.startswith("sites.geojson " + REFUSED + " EPSG:4326: they are off the globe")
-    assert "crs member was dropped" in text and "Fix: " in text and "--assume-crs" in text
+    assert "crs member was dropped" in text and "Fix: " in text and 'assume_crs="EPSG:XXXX"' in text
+    assert "--assume-crs" not in text  # a Python caller is told the keyword, not the flag
 
 
 # --- the vector reader: every command -------------------------------------------------------------

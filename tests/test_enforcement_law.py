@@ -713,7 +713,7 @@ def test_a1_by_address_alone_is_refused_and_a4_is_taken(reg) -> None:
     assert 'ground A1 (§ 540-12A(1)) rests on work "undertaken without a permit and, pursuant to § 540-4A' in text
     assert "an address alone does not decide that § 540-4A requires a permit there" in text
     assert "(§ 540-12A(1); § 540-4A; basis ordinance)" in text
-    assert "--site-layer FILE --site-id ID" in text and "(--permit)" in text and "on ground A4" in text
+    assert "site_layer=FILE site_id=ID" in text and "(permit_number=)" in text and "on ground A4" in text
     assert reg.cases() == []
     c = reg.enforce(ground="A4", on=date(2026, 11, 20), reasons="grading, mud on Elm St", address="9 Elm St")
     assert (c.ground, c.site_address, c.permit_number) == ("A4", "9 Elm St", None)

@@ -174,7 +174,7 @@ def test_every_fee_problem_at_once_and_nothing_written(reg, received: str) -> No
     with pytest.raises(ValidationError) as e:
         reg.record_fee(received, kind="application", amount=-1.0, paid_on=date(2999, 1, 1), receipt="R-1")
     text = str(e.value)
-    assert "negative" in text and "--paid-on 2999-01-01 is after today" in text and "already recorded" in text
+    assert "negative" in text and "paid_on=2999-01-01 is after today" in text and "already recorded" in text
     assert (count(reg, "fees"), count(reg, "events")) == before
 
 
@@ -235,7 +235,7 @@ def test_guarantee_refusals_write_nothing(reg, active: str) -> None:
     with pytest.raises(ValidationError) as e:
         reg.guarantee_event(g.id, "draw", on=date(2026, 11, 1), amount=1.0)
     text = str(e.value)
-    assert "--on 2026-11-01 is before the day the guarantee was received" in text and "needs the reason" in text
+    assert "on=2026-11-01 is before the day the guarantee was received" in text and "needs the reason" in text
     assert count(reg, "guarantee_events") == 0
     with pytest.raises(RegistryError, match="no guarantee #999"):
         reg.guarantee_event(999, "draw", on=date(2026, 11, 5), amount=1.0, reason="x")

@@ -191,7 +191,7 @@ def test_update_overwrite_replaces_one_layer_and_nothing_else(tmp_path, sites_ge
         assert names == ["layer_styles", "protective_areas", "screening"], names
     # Without --overwrite, the layer is still refused, and the message names the way to replace it.
     r = esc("protective", "waters.gpkg", "-o", out, "--update", "-q", cwd=tmp_path)
-    assert r.returncode == 1 and "--update --overwrite" in r.stderr.decode(), r.stderr.decode()
+    assert r.returncode == 1 and "--update and --overwrite" in r.stderr.decode(), r.stderr.decode()
     # The style table is no layer to replace.
     r = esc("protective", "waters.gpkg", "-o", out, "--update", "--overwrite", "--output-layer", "layer_styles",
             cwd=tmp_path)  # fmt: skip

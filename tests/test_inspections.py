@@ -495,7 +495,7 @@ def test_only_the_holders_inspection_meets_the_duty_after_rain(reg, active) -> N
 def test_who_inspected_is_holder_or_office_and_the_checklist_is_the_offices(reg, active) -> None:
     with pytest.raises(ValidationError) as exc:
         reg.inspect(active, complete(reg, active, by="contractor"))
-    assert "give one of holder, office (--by)" in str(exc.value)
+    assert "give one of holder, office (by=)" in str(exc.value)
     with pytest.raises(ValidationError) as exc:
         reg.inspect(active, complete(reg, active, certificate_posted=True))  # by the holder
     assert "the office's finding" in str(exc.value)

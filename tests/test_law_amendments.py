@@ -119,7 +119,7 @@ def test_the_permission_is_for_the_plan_it_saw_after_the_application() -> None:
         "the permission 2026-06-02 is before the amended plan's date 2026-06-03: the permission is for the plan it saw."
     ]
     assert _version(permission_on=date(2026, 3, 1), plan_date=date(2026, 3, 1), effective_on=None) == [
-        "--permission-on 2026-03-01 is before the application's receipt (2026-03-02): "
+        "permission_on=2026-03-01 is before the application's receipt (2026-03-02): "
         "give the day it happened, on or after 2026-03-02."
     ]
 
@@ -129,17 +129,17 @@ def test_every_problem_of_an_amendment_is_reported_at_once() -> None:
         trigger="whim", description=" ", plan_date=None, permission_on=None, permission_by=" ", issued=False
     ) == [
         "trigger 'whim' is not one the profile lists (original, site_change, notice).",
-        "the description is empty (--description: what the version changes).",
-        "the plan date is missing (--plan-date YYYY-MM-DD).",
+        "the description is empty (description=: what the version changes).",
+        "the plan date is missing (plan_date=YYYY-MM-DD).",
         "the permit has not been issued: before approval a revised plan is part of the review.",
-        "the date of the written permission is missing (--permission-on YYYY-MM-DD).",
-        "who gave the written permission is missing (--permission-by).",
+        "the date of the written permission is missing (permission_on=YYYY-MM-DD).",
+        "who gave the written permission is missing (permission_by=).",
     ]
-    assert _version(permission_by=None) == ["who gave the written permission is missing (--permission-by)."]
+    assert _version(permission_by=None) == ["who gave the written permission is missing (permission_by=)."]
     assert _version(plan_date=date(2026, 7, 1), permission_on=date(2026, 7, 1), effective_on=None) == [
-        "--plan-date 2026-07-01 is after today on the Village's clock (2026-06-30): "
+        "plan_date=2026-07-01 is after today on the Village's clock (2026-06-30): "
         "give the day it happened, on or before 2026-06-30.",
-        "--permission-on 2026-07-01 is after today on the Village's clock (2026-06-30): "
+        "permission_on=2026-07-01 is after today on the Village's clock (2026-06-30): "
         "give the day it happened, on or before 2026-06-30.",
     ]
     assert _version(plan_date=TODAY, permission_on=TODAY, effective_on=None) == []
@@ -156,7 +156,7 @@ def test_the_original_plan_is_the_one_approved_with_the_permit_once() -> None:
     ]
     assert _version(**orig, existing=[_v(1, None)]) == []
     leave_out = [
-        "the original plan is approved with the permit; leave out --permission-on, --permission-by and --effective-on."
+        "the original plan is approved with the permit; leave out permission_on=, permission_by= and effective_on=."
     ]
     assert _version(**{**orig, "permission_on": date(2026, 6, 2)}) == leave_out
     assert _version(**{**orig, "permission_by": "A"}) == leave_out
@@ -183,16 +183,16 @@ def test_the_offices_notice_of_changes_needed_comes_first_and_only_for_the_notic
         "'site_change' is recorded with the amended plan."
     ]
     assert _notice(description=" ", notified_on=None, issued=False) == [
-        "the description is empty (--description: the changes needed).",
-        "the date of the notice is missing (--notified-on YYYY-MM-DD).",
+        "the description is empty (description=: the changes needed).",
+        "the date of the notice is missing (notified_on=YYYY-MM-DD).",
         "the permit has not been issued: before approval, ask for information instead.",
     ]
     assert _notice(notified_on=date(2026, 3, 1)) == [
-        "--notified-on 2026-03-01 is before the application's receipt (2026-03-02): "
+        "notified_on=2026-03-01 is before the application's receipt (2026-03-02): "
         "give the day it happened, on or after 2026-03-02."
     ]
     assert _notice(notified_on=date(2026, 7, 1)) == [
-        "--notified-on 2026-07-01 is after today on the Village's clock (2026-06-30): "
+        "notified_on=2026-07-01 is after today on the Village's clock (2026-06-30): "
         "give the day it happened, on or before 2026-06-30."
     ]
 

@@ -133,28 +133,28 @@ def test_a_fee_off_the_schedule_by_more_than_half_a_cent_is_refused_with_the_res
 
 def test_every_problem_of_a_fee_is_reported_at_once() -> None:
     assert check_fee(" ", -0.01, None, " ", None, today=TODAY) == [
-        "the fee has no kind (--kind, e.g. application).",
+        'the fee has no kind (kind="application", for one).',
         "the amount -0.01 is negative.",
-        "the fee has no date paid (--paid-on YYYY-MM-DD).",
-        "the fee has no receipt number (--receipt).",
+        "the fee has no date paid (paid_on=YYYY-MM-DD).",
+        "the fee has no receipt number (receipt=).",
     ]
 
 
 def test_a_blank_kind_is_not_looked_up_in_the_schedule(tmp_path: Path) -> None:
     s = _schedule(tmp_path)
-    assert check_fee(" ", 150.0, TODAY, "R1", s, today=TODAY) == ["the fee has no kind (--kind, e.g. application)."]
+    assert check_fee(" ", 150.0, TODAY, "R1", s, today=TODAY) == ['the fee has no kind (kind="application", for one).']
 
 
 def test_a_fee_paid_today_is_accepted_and_tomorrow_is_the_future() -> None:
     assert check_fee("application", 1.0, TODAY, "R1", None, today=TODAY) == []
     tomorrow = date(2026, 6, 16)
     assert check_fee("application", 1.0, tomorrow, "R1", None, today=TODAY) == [
-        "--paid-on 2026-06-16 is after today on the Village's clock (2026-06-15): "
+        "paid_on=2026-06-16 is after today on the Village's clock (2026-06-15): "
         "give the day it happened, on or before 2026-06-15."
     ]
     # Without ``today`` the clock's day counts: a day far ahead is always in the future.
     assert check_fee("application", 1.0, date(2999, 1, 1), "R1", None)[0].startswith(
-        "--paid-on 2999-01-01 is after today on the Village's clock"
+        "paid_on=2999-01-01 is after today on the Village's clock"
     )
     assert check_fee("application", 1.0, date(2000, 1, 1), "R1", None) == []
 
@@ -166,7 +166,7 @@ def test_a_fee_paid_today_is_accepted_and_tomorrow_is_the_future() -> None:
 def test_a_bond_or_escrow_has_no_expiry(type_: str) -> None:
     assert check_guarantee(type_, 0.01, TODAY, None, today=TODAY) == []
     assert check_guarantee(type_, 10.0, TODAY, date(2027, 1, 1), today=TODAY) == [
-        "only a letter of credit has an expiry date; leave out --expires."
+        "only a letter of credit has an expiry date; leave out expires_on=."
     ]
 
 
@@ -174,13 +174,13 @@ def test_a_letter_of_credit_needs_an_expiry_after_the_day_received() -> None:
     loc = "letter_of_credit"
     assert check_guarantee(loc, 10.0, TODAY, date(2026, 6, 16), today=TODAY) == []
     assert check_guarantee(loc, 10.0, TODAY, None, today=TODAY) == [
-        "a letter of credit needs its expiry date (--expires)."
+        "a letter of credit needs its expiry date (expires_on=)."
     ]
     assert check_guarantee(loc, 10.0, TODAY, TODAY, today=TODAY) == [
         "the expiry 2026-06-15 is not after the date received 2026-06-15."
     ]
     assert check_guarantee(loc, 10.0, None, TODAY, today=TODAY) == [
-        "the guarantee has no date received (--received-on)."
+        "the guarantee has no date received (received_on=)."
     ]
 
 
@@ -188,11 +188,11 @@ def test_every_problem_of_a_guarantee_is_reported_at_once() -> None:
     assert check_guarantee("cheque", 0.0, date(2026, 6, 16), None, today=TODAY) == [
         "type 'cheque' is not one of surety_bond, cash_escrow, letter_of_credit.",
         "the amount 0.0 is not more than 0.",
-        "--received-on 2026-06-16 is after today on the Village's clock (2026-06-15): "
+        "received_on=2026-06-16 is after today on the Village's clock (2026-06-15): "
         "give the day it happened, on or before 2026-06-15.",
     ]
     assert check_guarantee("cash_escrow", 1.0, date(2999, 1, 1), None)[0].startswith(
-        "--received-on 2999-01-01 is after today on the Village's clock"
+        "received_on=2999-01-01 is after today on the Village's clock"
     )
     assert check_guarantee("cash_escrow", 1.0, date(2000, 1, 1), None) == []
 
@@ -217,7 +217,7 @@ def test_a_draw_needs_the_written_notice_before_it() -> None:
     ]
     assert check_guarantee_event(g, "draw", on, **ok) == [
         "a draw needs the day of the office's written notice that the plan was not properly implemented "
-        "(--notice-on YYYY-MM-DD)."
+        "(notice_on=YYYY-MM-DD)."
     ]
     note = {"reason": "silt fence", "notice_on": on, "today": TODAY}
     assert check_guarantee_event(g, "draw", on, amount=None, **note) == ["a draw needs an amount more than 0."]
@@ -225,10 +225,10 @@ def test_a_draw_needs_the_written_notice_before_it() -> None:
         "the draw of 1,000.01 is more than the 1,000.00 still held."
     ]
     assert check_guarantee_event(g, "draw", on, amount=50.0, reason=" ", notice_on=on, today=TODAY) == [
-        "a draw needs the reason: the work the office performed (--reason)."
+        "a draw needs the reason: the work the office performed (reason=)."
     ]
     assert check_guarantee_event(g, "draw", on, amount=50.0, notice_on=on, today=TODAY) == [
-        "a draw needs the reason: the work the office performed (--reason)."
+        "a draw needs the reason: the work the office performed (reason=)."
     ]
 
 
@@ -250,10 +250,10 @@ def test_a_draw_or_release_is_at_most_what_is_held_within_half_a_cent() -> None:
     assert check_guarantee_event(g, "release", on, amount=0.0, **rel) == ["a release needs an amount more than 0."]
     assert check_guarantee_event(g, "release", on, amount=None, **rel) == ["a release needs an amount more than 0."]
     assert check_guarantee_event(g, "release", on, amount=0.01, today=TODAY) == [
-        "a partial release needs the development stage completed (--stage)."
+        "a partial release needs the development stage completed (stage=)."
     ]
     assert check_guarantee_event(g, "release", on, amount=0.01, stage=" ", today=TODAY) == [
-        "a partial release needs the development stage completed (--stage)."
+        "a partial release needs the development stage completed (stage=)."
     ]
 
 
@@ -261,7 +261,7 @@ def test_the_final_release_needs_the_engineer_of_the_as_built_plans() -> None:
     """§ 540-8D(1): release "upon submission of 'as-built plans' by a licensed professional engineer"."""
     g, on = _guarantee(), date(2026, 6, 1)
     assert check_guarantee_event(g, "final_release", on, engineer="P. Eng", today=TODAY) == []
-    need = ["the final release needs the licensed professional engineer of the as-built plans (--engineer)."]
+    need = ["the final release needs the licensed professional engineer of the as-built plans (engineer=)."]
     assert check_guarantee_event(g, "final_release", on, today=TODAY) == need
     assert check_guarantee_event(g, "final_release", on, engineer=" ", today=TODAY) == need
 
@@ -285,21 +285,21 @@ def test_an_events_date_is_between_the_day_received_and_today() -> None:
     assert check_guarantee_event(g, "final_release", date(2026, 4, 1), **kw) == []
     assert check_guarantee_event(g, "final_release", TODAY, **kw) == []
     assert check_guarantee_event(g, "final_release", date(2026, 3, 31), **kw) == [
-        "--on 2026-03-31 is before the day the guarantee was received (2026-04-01): "
+        "on=2026-03-31 is before the day the guarantee was received (2026-04-01): "
         "give the day it happened, on or after 2026-04-01."
     ]
     assert check_guarantee_event(g, "final_release", date(2026, 6, 16), **kw) == [
-        "--on 2026-06-16 is after today on the Village's clock (2026-06-15): "
+        "on=2026-06-16 is after today on the Village's clock (2026-06-15): "
         "give the day it happened, on or before 2026-06-15."
     ]
-    assert check_guarantee_event(g, "final_release", None, **kw) == ["the event has no date (--on)."]
+    assert check_guarantee_event(g, "final_release", None, **kw) == ["the event has no date (on=)."]
     assert check_guarantee_event(g, "final_release", date(2999, 1, 1), engineer="E")[0].startswith(
-        "--on 2999-01-01 is after today on the Village's clock"
+        "on=2999-01-01 is after today on the Village's clock"
     )
     assert check_guarantee_event(g, "final_release", date(2026, 5, 1), engineer="E") == []
     # A draw without its day cannot be compared with its notice: only the missing day is said.
     assert check_guarantee_event(g, "draw", None, amount=1.0, reason="r", notice_on=TODAY, today=TODAY) == [
-        "the event has no date (--on)."
+        "the event has no date (on=)."
     ]
 
 

@@ -161,16 +161,16 @@ def test_every_problem_of_a_report_is_reported_at_once(tmp_path: Path) -> None:
     )
     assert _said(bad, none=True) == [
         ("there is no such permit in the registry.", "check the number (`esc-gis permits list`)."),
-        ("the inspection has no date and time.", "give --at YYYY-MM-DDTHH:MM."),
-        ("the inspector is empty.", "give the name of who inspected (--inspector)."),
-        ("the assessment is empty.", "give the assessment of the controls' condition (--assessment)."),
+        ("the inspection has no date and time.", "give inspected_at=YYYY-MM-DDTHH:MM."),
+        ("the inspector is empty.", "give the name of who inspected (inspector=)."),
+        ("the assessment is empty.", "give the assessment of the controls' condition (assessment=)."),
         ("deficiency 2 is empty.", "describe what is wrong, or leave it out."),
         (f"photo {str(tmp_path / 'gone.png')!r} does not exist.", "give the path of the photo file."),
-        ("who inspected is 'neighbour'.", "give one of holder, office (--by)."),
+        ("who inspected is 'neighbour'.", "give one of holder, office (by=)."),
     ]
     assert _said(_report(inspector=None, assessment=None), none=True)[1:] == [
-        ("the inspector is empty.", "give the name of who inspected (--inspector)."),
-        ("the assessment is empty.", "give the assessment of the controls' condition (--assessment)."),
+        ("the inspector is empty.", "give the name of who inspected (inspector=)."),
+        ("the assessment is empty.", "give the assessment of the controls' condition (assessment=)."),
     ]
     assert _said(_report(deficiencies=[None]))[0][0] == "deficiency 1 is empty."
 
@@ -179,7 +179,7 @@ def test_a_report_may_be_five_minutes_ahead_of_the_clock() -> None:
     assert _said(_report(inspected_at=NOW + timedelta(minutes=5))) == []
     assert _said(_report(inspected_at=NOW + timedelta(minutes=5, seconds=1))) == [
         (
-            "--at 2026-06-15 12:05 UTC is later than now on the Village's clock (2026-06-15 12:00 UTC): "
+            "inspected_at=2026-06-15 12:05 UTC is later than now on the Village's clock (2026-06-15 12:00 UTC): "
             "give the time it happened.",
             "",
         )
@@ -190,17 +190,17 @@ def test_a_notification_needs_a_deficiency_and_comes_no_earlier_than_the_inspect
     at = datetime(2026, 6, 8, 9, tzinfo=UTC)
     assert _said(_report(deficiencies=["torn fence"], notified_at=at)) == []
     assert _said(_report(notified_at=at)) == [
-        ("a notification time is given, but no deficiency.", "give the deficiencies (--deficiency).")
+        ("a notification time is given, but no deficiency.", "give the deficiencies (deficiencies=).")
     ]
     assert _said(_report(deficiencies=["torn fence"], notified_at=at - timedelta(minutes=1))) == [
         (
-            "--notified 2026-06-08 08:59 UTC is before the inspection (2026-06-08 09:00 UTC): "
+            "notified_at=2026-06-08 08:59 UTC is before the inspection (2026-06-08 09:00 UTC): "
             "give the time it happened, on or after 2026-06-08 09:00 UTC.",
             "",
         )
     ]
     assert _said(_report(inspected_at=None, deficiencies=["x"], notified_at=at), none=True)[1:] == [
-        ("the inspection has no date and time.", "give --at YYYY-MM-DDTHH:MM.")
+        ("the inspection has no date and time.", "give inspected_at=YYYY-MM-DDTHH:MM.")
     ]
 
 
@@ -217,7 +217,7 @@ def test_an_inspection_is_after_the_work_started_unless_it_is_a_pre_start_one() 
     assert _said(_report(), _permit(started_at=None, status="approved")) == [
         (
             "an inspection cannot be recorded before work starts.",
-            "move the permit to active first, or record a pre-start inspection (--pre-start).",
+            "move the permit to active first, or record a pre-start inspection (pre_start=True).",
         )
     ]
     assert _said(_report(inspected_at=None))[1:] == []
@@ -231,7 +231,7 @@ def test_a_pre_start_inspection_is_on_an_issued_permit_before_the_work(status: s
     assert _said(_report(pre_start=True, inspected_at=STARTED), _permit(status=status)) == [
         (
             "a pre-start inspection at 2026-06-01 08:00 is not before the work started (2026-06-01 08:00).",
-            "give the real time, or leave out --pre-start.",
+            "give the real time, or leave out pre_start=True.",
         )
     ]
     assert _said(_report(pre_start=True, inspected_at=None), _permit(status=status))[1:] == []
@@ -244,7 +244,7 @@ def test_a_pre_start_inspection_needs_an_issued_permit_not_yet_started(status: s
     assert _said(_report(pre_start=True), _permit(status=status, issued_on=issued, started_at=None)) == [
         (
             f"a pre-start inspection needs an issued permit whose work has not started (it is {status}).",
-            "record it as a regular inspection (leave out --pre-start).",
+            "record it as a regular inspection (leave out pre_start=True).",
         )
     ]
 
@@ -258,12 +258,12 @@ def test_only_the_office_reports_the_checklist_of_documents_and_certificate() ->
     assert _said(dataclasses.replace(office, by="holder")) == [
         (
             "the checklist of documents on site and the posted certificate is the office's finding.",
-            "record it with an office inspection (--by office).",
+            'record it with an office inspection (by="office").',
         )
     ]
     assert (
         _said(_report(by="holder", certificate_posted=False))[0][1]
-        == "record it with an office inspection (--by office)."
+        == 'record it with an office inspection (by="office").'
     )
     assert _said(_report(by="office")) == []
 
@@ -271,7 +271,7 @@ def test_only_the_office_reports_the_checklist_of_documents_and_certificate() ->
 def test_the_location_is_a_finite_point_on_the_site() -> None:
     assert _said(_report(location=shapely.Point(0, 0))) == []  # on the boundary: covered
     assert _said(_report(location=shapely.Point(50, 50)), _permit(site=None)) == []
-    not_point = ("the location is not a point.", "give --point X Y in the registry's CRS.")
+    not_point = ("the location is not a point.", "give a point (location=) in the registry's CRS.")
     for loc in (
         shapely.box(0, 0, 1, 1),
         shapely.Point(),

@@ -373,13 +373,13 @@ def test_a_suspension_or_revocation_follows_the_written_notification() -> None:
         check_notified("suspended", nov20, None, table)
     assert str(exc.value) == (
         f'A permit may be suspended only "{words}" (§ 540-8E; basis ordinance): the written notification '
-        "is not given. Give its day with --notified-on YYYY-MM-DD (on or before 2026-11-20)."
+        "is not given. Give its day with notified_on=YYYY-MM-DD (on or before 2026-11-20)."
     )
     # Notified the day after the move: the notification did not come first.
     with pytest.raises(IllegalTransitionError) as exc:
         check_notified("revoked", nov20, date(2026, 11, 21), table)
     assert str(exc.value) == (
         f'A permit may be revoked only "{words}" (§ 540-8E; basis ordinance): the written notification '
-        "is dated 2026-11-21, after the move (2026-11-20). Give its day with --notified-on YYYY-MM-DD "
+        "is dated 2026-11-21, after the move (2026-11-20). Give its day with notified_on=YYYY-MM-DD "
         "(on or before 2026-11-20)."
     )

@@ -95,11 +95,11 @@ def test_a_layer_without_crs_and_no_assumed_one_is_opened_unchecked(tmp_path):
 
 
 def test_an_assumed_crs_that_is_none_is_refused_naming_the_option(tmp_path):
-    """A file without a CRS and assume_crs="nonsense": CRSError naming --assume-crs, word for word."""
+    """A file without a CRS and assume_crs="nonsense": CRSError naming the keyword, word for word."""
     src = _write(_frame(["a"], crs=None), tmp_path / "sites.gpkg")
     with pytest.raises(CRSError) as err:
         batches._open_sites(src, None, None, "nonsense")
-    assert str(err.value) == "--assume-crs 'nonsense' is not a coordinate reference system; use e.g. 'EPSG:7594'."
+    assert str(err.value) == "assume_crs= 'nonsense' is not a coordinate reference system; use e.g. 'EPSG:7594'."
 
 
 def test_a_where_clause_on_a_second_layer_numbers_that_layers_features(tmp_path):

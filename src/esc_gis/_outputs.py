@@ -217,7 +217,7 @@ def _refuse_input(p: Path) -> None:
             where = "is" if same else f"lies inside the input folder {str(src)!r}, so it would become part of"
             msg = (
                 f"{str(p)!r} {where} an input of this command{'' if not same else f' ({str(src)!r})'}; "
-                "esc-gis never writes over its inputs, even with --overwrite. Name the output elsewhere. "
+                "esc-gis never writes over its inputs, even with overwrite=True. Name the output elsewhere. "
                 "Nothing was written."
             )
             raise OutputIsInputError(msg)
@@ -305,7 +305,7 @@ def check_target(p: Path, *, overwrite: bool) -> None:
         raise OutputFormatError(msg)
     _refuse_input(p)
     if p.exists() and not overwrite:
-        msg = f"{str(p)!r} exists; pass --overwrite (overwrite=True) to replace it."
+        msg = f"{str(p)!r} exists; pass overwrite=True to replace it."
         raise OutputExistsError(msg)
     folder = p.parent
     if not folder.exists():
@@ -412,7 +412,9 @@ def check_style(raster: str | os.PathLike[str], *, overwrite: bool) -> Path:
     style = style_path(out)
     others = [out.with_suffix(s) for s in RASTER_SUFFIXES if out.with_suffix(s) != out and out.with_suffix(s).exists()]
     if style.exists() and others and not overwrite:
-        msg = f"{str(style)!r} is the QGIS style of {str(others[0])!r}; pass --overwrite or name the output otherwise."
+        msg = (
+            f"{str(style)!r} is the QGIS style of {str(others[0])!r}; pass overwrite=True or name the output otherwise."
+        )
         raise OutputExistsError(msg)
     check_target(style, overwrite=overwrite or not out.exists() or bool(others))
     return style

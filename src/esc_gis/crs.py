@@ -152,11 +152,11 @@ def assign_crs(gdf: gpd.GeoDataFrame, *, assume_crs: Any | None, source: str) ->
         msg = (
             f"{source} has no coordinate reference system (no .prj or CRS in the file), so its "
             "coordinates cannot be placed on the ground. Fix: tell esc-gis what they are with "
-            "--assume-crs EPSG:XXXX (e.g. EPSG:7594 for Winnebago County feet, EPSG:4326 for "
+            'assume_crs="EPSG:XXXX" (e.g. EPSG:7594 for Winnebago County feet, EPSG:4326 for '
             "longitude/latitude), or define the CRS in your GIS and export again."
         )
         raise CRSError(msg)
-    crs = parse_crs(assume_crs, what="--assume-crs")
+    crs = parse_crs(assume_crs, what="assume_crs=")
     # An assumed CRS is believed only where the numbers allow it, as a file's own is (read_layer).
     check_coordinates(gdf.total_bounds, crs, what=source)
     return gdf.set_crs(crs)
@@ -381,7 +381,7 @@ AREA_MARGIN_KM = 500.0
 FIX_LAYER = (
     "give the data their true CRS: set it (assign, do not reproject) in your GIS and export again, "
     "e.g. ogr2ogr -a_srs EPSG:7594 fixed.gpkg <file>; for a file without a CRS (no .prj, a GeoJSON "
-    "without its crs member read as degrees), export it without the wrong one and give --assume-crs EPSG:XXXX "
+    'without its crs member read as degrees), export it without the wrong one and give assume_crs="EPSG:XXXX" '
     "(e.g. EPSG:7594 for Winnebago County feet)."
 )
 #: The fix for a raster (a DEM, a soil grid) whose coordinates cannot be in its CRS.

@@ -125,7 +125,7 @@ def read_layer(
         if p.suffix.lower() in (".parquet", ".geoparquet"):
             if where is not None:
                 # GDAL here has no Parquet driver, so an SQL filter cannot be pushed down.
-                msg = f"{name}: --where is not supported for GeoParquet; filter the file first."
+                msg = f"{name}: where= is not supported for GeoParquet; filter the file first."
                 raise LayerReadError(msg)
             if src is not p:
                 # Parquet is read by pyarrow, which has no /vsi file system.
@@ -148,7 +148,7 @@ def read_layer(
     except Exception as exc:  # GDAL, Arrow and Parquet errors all mean: unreadable input
         if where is not None and _bad_where(src, layer, where):
             msg = (
-                f"{name}: the --where clause {where!r} is not valid SQL for this layer ({exc}); "
+                f"{name}: the where= clause {where!r} is not valid SQL for this layer ({exc}); "
                 "check its field names and quotes."
             )
             raise LayerReadError(msg) from None
@@ -250,7 +250,7 @@ def unreadable_reason(
             return "is a folder esc-gis cannot read as a raster.", fix
         return (
             "is a folder esc-gis cannot read as vector data.",
-            "give a file, a File Geodatabase (.gdb) or a folder of shapefiles (with --layer).",
+            "give a file, a File Geodatabase (.gdb) or a folder of shapefiles (with layer=NAME).",
         )
     try:
         with path.open("rb") as f:
@@ -301,7 +301,7 @@ def _only_layer(p: str | Path, name: str) -> str | None:
     layers = [str(n) for n in pyogrio.list_layers(p)[:, 0]]
     data = [n for n in layers if n != STYLE_TABLE]
     if len(data) > 1:
-        msg = f"{name} holds {len(data)} layers ({', '.join(data)}); name one with --layer NAME."
+        msg = f"{name} holds {len(data)} layers ({', '.join(data)}); name one with layer=NAME."
         raise LayerReadError(msg)
     # Named only when it matters: pyogrio warns about several layers when given none.
     return data[0] if len(layers) > 1 and data else None
@@ -526,7 +526,7 @@ def check_output_path(
         _check_dst_crs(dst_crs, fmt)
     if update:
         if fmt != "GeoPackage":
-            msg = f"{str(path)!r}: --update adds a layer to a GeoPackage (.gpkg); a {fmt} file holds one layer."
+            msg = f"{str(path)!r}: update=True adds a layer to a GeoPackage (.gpkg); a {fmt} file holds one layer."
             raise OutputFormatError(msg)
         if p.exists():
             _check_new_layer(p, layer or "screening", replace=overwrite)
@@ -591,11 +591,11 @@ def _check_new_layer(path: Path, layer: str, *, replace: bool = False) -> str | 
     if replace and same.lower() != STYLE_TABLE.lower():
         return same
     msg = (
-        f"{str(path)!r} already has a layer {layer!r}; name the new one with --output-layer, or replace "
-        "that layer with --update --overwrite."
+        f"{str(path)!r} already has a layer {layer!r}; give the new one another name, or replace "
+        "that layer with update=True and overwrite=True."
     )
     if same.lower() == STYLE_TABLE.lower():
-        msg = f"{str(path)!r}: {layer!r} is the file's QGIS style table; name the layer otherwise (--output-layer)."
+        msg = f"{str(path)!r}: {layer!r} is the file's QGIS style table; give the layer another name."
     raise OutputExistsError(msg)
 
 

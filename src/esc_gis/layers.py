@@ -163,7 +163,7 @@ def default_manifest() -> Path:
             return c
     msg = (
         "No layer set given and the Village's default (layers/winneconne/layers.toml) was not "
-        f"found. Fix: pass --layers PATH/TO/layers.toml, or set {ENV_LAYERS}."
+        f'found. Fix: pass layers="PATH/TO/layers.toml", or set {ENV_LAYERS}.'
     )
     raise LayerSetError(msg)
 

@@ -2,7 +2,8 @@
 
 Any :class:`~esc_gis.errors.EscGisError` ends the command with ``Error: <message>`` on
 standard error and exit status 1 (2 for usage errors, as click does); a user never sees a
-traceback for bad input.
+traceback for bad input. The Python keywords a library message names (``overwrite=True``)
+are shown as their flags (``--overwrite``): :mod:`esc_gis.cli._flags`.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import click
 
 from esc_gis import __version__
 from esc_gis.cli._catalogue import COMMANDS
+from esc_gis.cli._flags import cli_text
 from esc_gis.cli._options import PROGRESS_MODE
 from esc_gis.errors import EscGisError, EscGisWarning
 
@@ -52,7 +54,7 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except EscGisError as exc:
-            raise click.ClickException(str(exc)) from None
+            raise click.ClickException(cli_text(str(exc))) from None
 
 
 _python_showwarning = warnings.showwarning
@@ -68,7 +70,7 @@ def _show_warning(
 ) -> None:
     """Show esc_gis's own warnings as one ``Warning: ...`` paragraph on stderr, others as Python does."""
     if issubclass(category, EscGisWarning):
-        click.echo(f"Warning: {message}", err=True)
+        click.echo(f"Warning: {cli_text(str(message))}", err=True)
     else:
         _python_showwarning(message, category, filename, lineno, file, line)
 

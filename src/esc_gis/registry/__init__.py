@@ -21,6 +21,7 @@ Its folders show its design (the domain model, unit of work and service layer of
     summary, the private archive, and :func:`~esc_gis.registry.views.verify.verify`.
 """
 
+from esc_gis.registry.domain.inspections import InspectionReport
 from esc_gis.registry.domain.records import Application, Event, Party, Permit
 from esc_gis.registry.service.copying import CopyResult, copy_registry
 from esc_gis.registry.service.registry import Registry, init_registry, open_registry
@@ -29,6 +30,7 @@ __all__ = [
     "Application",
     "CopyResult",
     "Event",
+    "InspectionReport",
     "Party",
     "Permit",
     "Registry",

@@ -402,7 +402,7 @@ def _open_sites(
         raise LayerReadError(unreadable_message(src, exc)) from None
     # The readers' one check, made once on the whole layer before any batch is read: a batch
     # cannot see what the file's bounds show (and would be measured as nothing, with exit 0).
-    crs = info.get("crs") or (parse_crs(assume_crs, what="--assume-crs") if assume_crs is not None else None)
+    crs = info.get("crs") or (parse_crs(assume_crs, what="assume_crs=") if assume_crs is not None else None)
     if crs is not None and info.get("total_bounds") is not None:
         check_coordinates(info["total_bounds"], crs, what=str(src))
     numbers = feature_numbers(src, layer=name, where=where)[0] if where is not None else np.arange(1, total + 1)

@@ -189,11 +189,11 @@ def current_version(versions: Sequence[PlanVersion], on: date) -> PlanVersion | 
     return max(done, key=lambda v: v.version or 0, default=None)
 
 
-def _day_problems(name: str, day: date | None, today: date, flag: str, received_on: date | None = None) -> list[str]:
+def _day_problems(name: str, day: date | None, today: date, keyword: str, received_on: date | None = None) -> list[str]:
     # The one rule for effective dates (domain/dates.py): not after today, not before the receipt.
     if day is None:
-        return [f"the {name} is missing ({flag} YYYY-MM-DD)."]
-    return date_problems([EffectiveDate(flag, day, received_on, "the application's receipt")], today)
+        return [f"the {name} is missing ({keyword}YYYY-MM-DD)."]
+    return date_problems([EffectiveDate(keyword, day, received_on, "the application's receipt")], today)
 
 
 def check_version(
@@ -220,8 +220,8 @@ def check_version(
     if trigger not in known:
         out.append(f"trigger {trigger!r} is not one the profile lists ({', '.join(known)}).")
     if not description.strip():
-        out.append("the description is empty (--description: what the version changes).")
-    out += _day_problems("plan date", plan_date, today, "--plan-date")
+        out.append("the description is empty (description=: what the version changes).")
+    out += _day_problems("plan date", plan_date, today, "plan_date=")
     if trigger == ORIGINAL and not issued:
         # Before approval there is no approved plan, and the public record would show its date.
         out.append("the permit has not been issued: the original plan is the one approved with the permit.")
@@ -230,15 +230,15 @@ def check_version(
             out.append("the original plan (version 0) is already recorded; record a change as an amendment.")
         if permission_on is not None or permission_by or effective_on is not None:
             out.append(
-                "the original plan is approved with the permit; leave out --permission-on, --permission-by "
-                "and --effective-on."
+                "the original plan is approved with the permit; leave out permission_on=, permission_by= "
+                "and effective_on=."
             )
         return out
     if not issued:
         out.append("the permit has not been issued: before approval a revised plan is part of the review.")
-    out += _day_problems("date of the written permission", permission_on, today, "--permission-on", received_on)
+    out += _day_problems("date of the written permission", permission_on, today, "permission_on=", received_on)
     if not (permission_by or "").strip():
-        out.append("who gave the written permission is missing (--permission-by).")
+        out.append("who gave the written permission is missing (permission_by=).")
     if permission_on is not None:
         if plan_date is not None and plan_date > permission_on:
             out.append(
@@ -269,8 +269,8 @@ def check_notice(
             f"is recorded before its plan; {trigger!r} is recorded with the amended plan."
         )
     if not description.strip():
-        out.append("the description is empty (--description: the changes needed).")
-    out += _day_problems("date of the notice", notified_on, today, "--notified-on", received_on)
+        out.append("the description is empty (description=: the changes needed).")
+    out += _day_problems("date of the notice", notified_on, today, "notified_on=", received_on)
     if not issued:
         out.append("the permit has not been issued: before approval, ask for information instead.")
     return out

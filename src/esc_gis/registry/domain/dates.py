@@ -4,8 +4,9 @@ An event's effective date is the day a fact took effect (a fee paid, an inspecti
 a day later than today on the Village's clock is a typing mistake (``2062`` for ``2026``) that
 would silence a deadline, and a day before the event it depends on (an inspection before the
 application was received, a decision before the appeal was filed) cannot have happened. Every
-command that takes such a date passes it here (:func:`date_problems`), by the name of its option,
-so the refusal reads the same whichever command it came from.
+command that takes such a date passes it here (:func:`date_problems`), by the name of its keyword
+(``paid_on=``, which the command line shows as its flag), so the refusal reads the same whichever
+command it came from.
 
 Dates that are legitimately in the future are not effective dates and do not come here: a letter
 of credit's expiry (``--expires``), a building permit's expiry (``--building-permit-expires``),
@@ -45,10 +46,11 @@ class EffectiveDate:
     Parameters
     ----------
     option : str
-        The option that gave it, as the user typed it (``--inspected``).
+        The keyword that gave it, as a Python caller types it (``inspected_on=``; the command line
+        shows its flag, :mod:`esc_gis.cli._flags`), or a field's name (``received_on``).
     day : date, datetime or None
         The day on the Village's clock, or a time read off that clock (an inspection's
-        ``--at``); None when the option was not given (nothing to check).
+        ``inspected_at=``); None when the option was not given (nothing to check).
     after : date, datetime or None
         The day (or time) of the event it depends on; ``day`` may equal it, never precede it.
         A day and a time are compared by their days.
@@ -68,6 +70,12 @@ def _day(d: date | datetime) -> date:
 
 def _shown(d: date | datetime) -> str:
     return f"{d:%Y-%m-%d %H:%M %Z}".strip() if isinstance(d, datetime) else str(d)
+
+
+def _named(d: EffectiveDate) -> str:
+    """Return the date as given: ``on=2026-12-04`` for a keyword, ``received_on 2026-12-04`` for a field."""
+    sep = "" if d.option.endswith("=") else " "
+    return f"{d.option}{sep}{_shown(d.day)}" if d.day is not None else d.option
 
 
 def date_problems(dates: Iterable[EffectiveDate], today: date, now: datetime | None = None) -> list[str]:
@@ -97,11 +105,11 @@ def date_problems(dates: Iterable[EffectiveDate], today: date, now: datetime | N
 
     Examples
     --------
-    >>> print(date_problems([EffectiveDate("--paid-on", date(2062, 1, 1))], date(2026, 12, 4))[0])
+    >>> print(date_problems([EffectiveDate("paid_on=", date(2062, 1, 1))], date(2026, 12, 4))[0])
     ... # doctest: +NORMALIZE_WHITESPACE
-    --paid-on 2062-01-01 is after today on the Village's clock (2026-12-04):
+    paid_on=2062-01-01 is after today on the Village's clock (2026-12-04):
     give the day it happened, on or before 2026-12-04.
-    >>> date_problems([EffectiveDate("--on", date(2026, 12, 4))], date(2026, 12, 4))
+    >>> date_problems([EffectiveDate("on=", date(2026, 12, 4))], date(2026, 12, 4))
     []
     """
     out = []
@@ -110,13 +118,12 @@ def date_problems(dates: Iterable[EffectiveDate], today: date, now: datetime | N
             continue
         if _day(d.day) > today:
             out.append(
-                f"{d.option} {_shown(d.day)} is after today on the Village's clock ({today}): "
+                f"{_named(d)} is after today on the Village's clock ({today}): "
                 f"give the day it happened, on or before {today}."
             )
         elif isinstance(d.day, datetime) and now is not None and d.day > now + CLOCK_SLACK:
             out.append(
-                f"{d.option} {_shown(d.day)} is later than now on the Village's clock ({_shown(now)}): "
-                "give the time it happened."
+                f"{_named(d)} is later than now on the Village's clock ({_shown(now)}): give the time it happened."
             )
         if d.after is not None:
             both = isinstance(d.day, datetime) and isinstance(d.after, datetime)
@@ -124,7 +131,7 @@ def date_problems(dates: Iterable[EffectiveDate], today: date, now: datetime | N
             if early:
                 name = d.after_name or "the event it follows"
                 out.append(
-                    f"{d.option} {_shown(d.day)} is before {name} ({_shown(d.after)}): "
+                    f"{_named(d)} is before {name} ({_shown(d.after)}): "
                     f"give the {'time' if both else 'day'} it happened, on or after {_shown(d.after)}."
                 )
     # One date checked against two earlier events is after today once, not twice.

@@ -146,15 +146,15 @@ def check_fee(
     """Return what is wrong with a fee to record (empty if nothing); pure."""
     out = []
     if not kind.strip():
-        out.append("the fee has no kind (--kind, e.g. application).")
+        out.append('the fee has no kind (kind="application", for one).')
     if amount < 0:
         out.append(f"the amount {amount} is negative.")
     if paid_on is None:
-        out.append("the fee has no date paid (--paid-on YYYY-MM-DD).")
+        out.append("the fee has no date paid (paid_on=YYYY-MM-DD).")
     else:
-        out += date_problems([EffectiveDate("--paid-on", paid_on)], today or date.today())
+        out += date_problems([EffectiveDate("paid_on=", paid_on)], today or date.today())
     if not receipt.strip():
-        out.append("the fee has no receipt number (--receipt).")
+        out.append("the fee has no receipt number (receipt=).")
     if schedule is not None and kind.strip():
         if kind not in schedule.amounts:
             out.append(
@@ -178,14 +178,14 @@ def check_guarantee(
     if amount <= 0:
         out.append(f"the amount {amount} is not more than 0.")
     if received_on is None:
-        out.append("the guarantee has no date received (--received-on).")
+        out.append("the guarantee has no date received (received_on=).")
     else:
-        # Not --expires: a letter of credit's expiry is a day still to come.
-        out += date_problems([EffectiveDate("--received-on", received_on)], today or date.today())
+        # Not expires_on: a letter of credit's expiry is a day still to come.
+        out += date_problems([EffectiveDate("received_on=", received_on)], today or date.today())
     if type_ == "letter_of_credit" and expires_on is None:
-        out.append("a letter of credit needs its expiry date (--expires).")
+        out.append("a letter of credit needs its expiry date (expires_on=).")
     if type_ != "letter_of_credit" and expires_on is not None:
-        out.append("only a letter of credit has an expiry date; leave out --expires.")
+        out.append("only a letter of credit has an expiry date; leave out expires_on=.")
     if expires_on is not None and received_on is not None and expires_on <= received_on:
         out.append(f"the expiry {expires_on} is not after the date received {received_on}.")
     return out
@@ -215,10 +215,10 @@ def check_guarantee_event(
     if g.balance <= 0:
         out.append(f"guarantee #{g.id} is released in full; nothing is left to draw or release.")
     if on is None:
-        out.append("the event has no date (--on).")
+        out.append("the event has no date (on=).")
     else:
         out += date_problems(
-            [EffectiveDate("--on", on, g.received_on, "the day the guarantee was received")], today or date.today()
+            [EffectiveDate("on=", on, g.received_on, "the day the guarantee was received")], today or date.today()
         )
     if kind in ("draw", "release"):
         if amount is None or amount <= 0:
@@ -226,18 +226,18 @@ def check_guarantee_event(
         elif amount > g.balance + 0.005:
             out.append(f"the {kind} of {amount:,.2f} is more than the {g.balance:,.2f} still held.")
     if kind == "draw" and not (reason or "").strip():
-        out.append("a draw needs the reason: the work the office performed (--reason).")
+        out.append("a draw needs the reason: the work the office performed (reason=).")
     if kind == "draw" and notice_on is None:
         out.append(
             "a draw needs the day of the office's written notice that the plan was not properly implemented "
-            "(--notice-on YYYY-MM-DD)."
+            "(notice_on=YYYY-MM-DD)."
         )
     elif kind == "draw" and on is not None and notice_on is not None and notice_on > on:
         out.append(f"the written notice of {notice_on} comes after the draw of {on}; a draw follows the notice.")
     if kind == "release" and not (stage or "").strip():
-        out.append("a partial release needs the development stage completed (--stage).")
+        out.append("a partial release needs the development stage completed (stage=).")
     if kind == "final_release" and not (engineer or "").strip():
-        out.append("the final release needs the licensed professional engineer of the as-built plans (--engineer).")
+        out.append("the final release needs the licensed professional engineer of the as-built plans (engineer=).")
     return out
 
 

@@ -209,15 +209,15 @@ def check_report(
         bad("there is no such permit in the registry.", "check the number (`esc-gis permits list`).")
     at = report.inspected_at
     if at is None:
-        bad("the inspection has no date and time.", "give --at YYYY-MM-DDTHH:MM.")
+        bad("the inspection has no date and time.", "give inspected_at=YYYY-MM-DDTHH:MM.")
     # The one rule for effective dates: not after now on the Village's clock, the notification
     # not before the inspection it reports on.
     problems += [
         Problem(permit_number, None, m)
         for m in date_problems(
             [
-                EffectiveDate("--at", at),
-                EffectiveDate("--notified", report.notified_at, at, "the inspection"),
+                EffectiveDate("inspected_at=", at),
+                EffectiveDate("notified_at=", report.notified_at, at, "the inspection"),
             ],
             now.date(),
             now,
@@ -225,7 +225,7 @@ def check_report(
     ]
     _check_texts(report, bad)
     if report.notified_at is not None and not report.deficiencies:
-        bad("a notification time is given, but no deficiency.", "give the deficiencies (--deficiency).")
+        bad("a notification time is given, but no deficiency.", "give the deficiencies (deficiencies=).")
     photos = []
     for path in report.photos:
         photo, err = read_photo(path)
@@ -248,18 +248,18 @@ def _check_timing(report: InspectionReport, permit: Permit, bad: Callable[[str, 
         if permit.issued_on is None or permit.status not in _PRE_START_STATES:
             bad(
                 f"a pre-start inspection needs an issued permit whose work has not started (it is {permit.status}).",
-                "record it as a regular inspection (leave out --pre-start).",
+                "record it as a regular inspection (leave out pre_start=True).",
             )
         elif permit.started_at is not None and at is not None and at >= permit.started_at:
             bad(
                 f"a pre-start inspection at {at:%Y-%m-%d %H:%M} is not before the work started "
                 f"({permit.started_at:%Y-%m-%d %H:%M}).",
-                "give the real time, or leave out --pre-start.",
+                "give the real time, or leave out pre_start=True.",
             )
     elif permit.started_at is None:
         bad(
             "an inspection cannot be recorded before work starts.",
-            "move the permit to active first, or record a pre-start inspection (--pre-start).",
+            "move the permit to active first, or record a pre-start inspection (pre_start=True).",
         )
     elif at is not None and at < permit.started_at:
         bad(
@@ -275,19 +275,19 @@ _PRE_START_STATES = ("approved", "deemed_approved", "active", "extended")
 def _check_who(report: InspectionReport, bad: Callable[[str, str], None]) -> None:
     """Check who inspected, and that only the office's inspection carries the office's checklist."""
     if report.by not in INSPECTORS:
-        bad(f"who inspected is {report.by!r}.", f"give one of {', '.join(INSPECTORS)} (--by).")
+        bad(f"who inspected is {report.by!r}.", f"give one of {', '.join(INSPECTORS)} (by=).")
     elif report.by != "office" and report.checklist:
         bad(
             "the checklist of documents on site and the posted certificate is the office's finding.",
-            "record it with an office inspection (--by office).",
+            'record it with an office inspection (by="office").',
         )
 
 
 def _check_texts(report: InspectionReport, bad: Callable[[str, str], None]) -> None:
     """Check the report's required texts are given and no deficiency is blank."""
     for name, value, fix in (
-        ("inspector", report.inspector, "give the name of who inspected (--inspector)."),
-        ("assessment", report.assessment, "give the assessment of the controls' condition (--assessment)."),
+        ("inspector", report.inspector, "give the name of who inspected (inspector=)."),
+        ("assessment", report.assessment, "give the assessment of the controls' condition (assessment=)."),
     ):
         if not (value or "").strip():
             bad(f"the {name} is empty.", fix)
@@ -301,7 +301,7 @@ def _check_location(loc: shapely.Geometry | None, permit: Permit | None, bad: Ca
     if loc is None:
         return
     if shapely.get_type_id(loc) != 0 or loc.is_empty or not all(map(_finite, loc.coords[0])):
-        bad("the location is not a point.", "give --point X Y in the registry's CRS.")
+        bad("the location is not a point.", "give a point (location=) in the registry's CRS.")
     elif permit is not None and permit.site is not None and not permit.site.covers(loc):
         bad(
             f"the location ({loc.x:.1f}, {loc.y:.1f}) is not on the site.",

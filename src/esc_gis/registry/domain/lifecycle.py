@@ -223,7 +223,7 @@ def check_notified(to: str, day: date, notified_on: date | None, table: Mapping[
     when = "is not given" if notified_on is None else f"is dated {notified_on}, after the move ({day})"
     msg = (
         f'A permit may be {to} only "{words}" ({section}; basis {basis}): the written notification {when}. '
-        f"Give its day with --notified-on YYYY-MM-DD (on or before {day})."
+        f"Give its day with notified_on=YYYY-MM-DD (on or before {day})."
     )
     raise IllegalTransitionError(msg)
 

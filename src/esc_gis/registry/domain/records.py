@@ -39,7 +39,16 @@ _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 @dataclass(frozen=True)
 class Party:
-    """A landowner or responsible party, with contact details (private: never published)."""
+    """A landowner or responsible party, with contact details (private: never published).
+
+    Parameters
+    ----------
+    role : str
+        One of :data:`PARTY_ROLES`: ``landowner``, ``responsible_party``, ``applicant``, ``contractor``.
+    name : str
+    organization, phone, email, address : str, optional
+        How to reach them; an email must look like one.
+    """
 
     role: str
     name: str

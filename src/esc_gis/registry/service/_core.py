@@ -284,6 +284,17 @@ class RegistryBase:
     def get(self, permit_number: str) -> Permit:
         """Return one permit with its parties and history.
 
+        Parameters
+        ----------
+        permit_number : str
+            E.g. ``"ESC-2026-0001"``.
+
+        Returns
+        -------
+        Permit
+            Its record: status, dates, areas, parties, ``events`` (the clerk's log), ``reports``
+            (the inspections) and ``state`` (the fold of its history).
+
         Raises
         ------
         PermitNotFoundError
@@ -298,6 +309,15 @@ class RegistryBase:
 
     def permits(self, *, status: str | Iterable[str] | None = None) -> list[Permit]:
         """Return the permits (all, or those in the given states), ordered by number.
+
+        Parameters
+        ----------
+        status : str or iterable of str, optional
+            Only the permits in this state (or these states), e.g. ``"active"``.
+
+        Returns
+        -------
+        list of Permit
 
         Raises
         ------
@@ -360,6 +380,15 @@ class RegistryBase:
     def state(self, stream: str) -> PermitState:
         """Return the state of a permit (or of a case without a permit) folded from its history.
 
+        Parameters
+        ----------
+        stream : str
+            The permit's number, or a case's id.
+
+        Returns
+        -------
+        PermitState
+
         Raises
         ------
         PermitNotFoundError
@@ -373,7 +402,18 @@ class RegistryBase:
         return s
 
     def history(self, stream: str | None = None) -> list[HistoryEvent]:
-        """Return the history of one stream, or of every stream (by stream, oldest first)."""
+        """Return the history of one stream, or of every stream (by stream, oldest first).
+
+        Parameters
+        ----------
+        stream : str, optional
+            A permit's number (or a case's id); default every stream.
+
+        Returns
+        -------
+        list of HistoryEvent
+            The typed events (``kind``, ``at``, ``who`` and their facts), as appended.
+        """
         with self.backend.read() as cur:
             return history_store.read(cur, self.backend, [stream] if stream else None)
 
@@ -459,8 +499,8 @@ class RegistryBase:
         """
         self._check_dates(
             p.permit_number,
-            EffectiveDate("--on", day, p.received_on, "the application's receipt"),
-            EffectiveDate("--on", day, p.issued_on if to not in ISSUED[:2] else None, "the permit's issuance"),
+            EffectiveDate("on=", day, p.received_on, "the application's receipt"),
+            EffectiveDate("on=", day, p.issued_on if to not in ISSUED[:2] else None, "the permit's issuance"),
         )
 
     def _plan_dates(self, on: date) -> dict[str, date]:

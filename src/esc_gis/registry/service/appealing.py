@@ -76,7 +76,7 @@ def appeal(
         problems.append(Problem("appeal", None, message, fix))
 
     if not permit_number and not case_id:
-        bad("the appeal names no permit and no enforcement case.", "give --permit or --case.")
+        bad("the appeal names no permit and no enforcement case.", "give permit_number= or case_id=.")
     if permit_number and permit_number not in {p.permit_number for p in reg.permits()}:
         bad(f"there is no permit {permit_number!r} in the registry.", "check the number (`permits list`).")
     case = reg.cases(case_id=case_id) if case_id else []
@@ -97,8 +97,8 @@ def appeal(
         if not (value or "").strip():
             bad(f"the {name} is empty.", f"give the {name}.")
     if on is None:
-        bad("the filing date is missing.", "give --on YYYY-MM-DD.")
-    problems += reg._date_problems(permit_number or case_id or "appeal", EffectiveDate("--on", on))
+        bad("the filing date is missing.", "give on=YYYY-MM-DD.")
+    problems += reg._date_problems(permit_number or case_id or "appeal", EffectiveDate("on=", on))
     if problems:
         raise ValidationError(problems)
     assert on is not None
@@ -128,7 +128,9 @@ def appeal(
 def _determination_problems(reg: Registry, permit_number: str | None) -> list[tuple[str, str]]:
     """Return why a determination cannot be appealed on ``permit_number``: no permit, or none recorded on it."""
     if not permit_number:
-        return [("the appeal of a determination names no permit.", "give --permit: the permit it is recorded on.")]
+        return [
+            ("the appeal of a determination names no permit.", "give permit_number=: the permit it is recorded on.")
+        ]
     if permit_number not in {p.permit_number for p in reg.permits()}:
         return []  # said already: no such permit
     state = reg.get(permit_number).state
@@ -136,7 +138,7 @@ def _determination_problems(reg: Registry, permit_number: str | None) -> list[tu
         return [
             (
                 f"permit {permit_number} has no determination that a permit is needed to appeal.",
-                "check the permit (`permits show`), or give another --kind.",
+                "check the permit (`permits show`), or give another kind=.",
             )
         ]
     return []
@@ -149,7 +151,7 @@ def _kind_problems(
     heard = ", ".join(k for k, v in kinds.items() if v.not_heard is None)
     if kind is None or kind not in kinds:
         what = "missing" if kind is None else f"{kind!r}, not one the profile lists"
-        return [(f"the kind of order or decision appealed is {what}.", f"give --kind: one of {heard}.")]
+        return [(f"the kind of order or decision appealed is {what}.", f"give kind=: one of {heard}.")]
     if kinds[kind].not_heard is not None:
         f = reg.profile.finding("appeal_not_heard", kind=kind.replace("_", " "))
         return [(f"{f.message} ({f.section}).", f"nothing to record here: the board hears only {heard}.")]
@@ -316,9 +318,9 @@ def _check_decision(
         status = reg.get(found[0].permit_number).status
     problems += _recorded_problems(approval, outcome, approves, known.get(kind or ""), status)
     if on is None:
-        problems.append("the decision date is missing (--on YYYY-MM-DD).")
+        problems.append("the decision date is missing (on=YYYY-MM-DD).")
     filed = found[0].filed_on if found else None
-    problems += date_problems([EffectiveDate("--on", on, filed, "the filing of the appeal")], reg.profile.today())
+    problems += date_problems([EffectiveDate("on=", on, filed, "the filing of the appeal")], reg.profile.today())
     if problems:
         raise ValidationError([Problem(appeal_id, None, m, "see `esc-gis permits appeals`.") for m in problems])
     return found[0], named

@@ -69,12 +69,12 @@ def determine(
     src = f"permit {permit_number}"
     problems: list[Problem] = []
     if not (reasons or "").strip():
-        problems.append(Problem(src, None, "the reasons are empty.", "give the determination's reasons (--reasons)."))
+        problems.append(Problem(src, None, "the reasons are empty.", "give the determination's reasons (reasons=)."))
     named, purpose_problems = named_purposes(reg.profile.tables, purposes)
     problems += [Problem(src, None, m, f) for m, f in purpose_problems]
     if on is None:
-        problems.append(Problem(src, None, "the determination has no date.", "give --on YYYY-MM-DD."))
-    problems += reg._date_problems(src, EffectiveDate("--on", on, p.received_on, "the application's receipt"))
+        problems.append(Problem(src, None, "the determination has no date.", "give on=YYYY-MM-DD."))
+    problems += reg._date_problems(src, EffectiveDate("on=", on, p.received_on, "the application's receipt"))
     if p.status in _ENDED:
         problems.append(
             Problem(src, None, f"the permit is {p.status}.", "record the determination on a new application.")
@@ -145,8 +145,8 @@ def add_condition(reg: Registry, permit_number: str, text: str, *, on: date | No
     if not (text or "").strip():
         problems.append(Problem(src, None, "the condition is empty.", "give its text."))
     if on is None:
-        problems.append(Problem(src, None, "the condition has no date.", "give --on YYYY-MM-DD."))
-    problems += reg._date_problems(src, EffectiveDate("--on", on, p.issued_on, "the permit's issuance"))
+        problems.append(Problem(src, None, "the condition has no date.", "give on=YYYY-MM-DD."))
+    problems += reg._date_problems(src, EffectiveDate("on=", on, p.issued_on, "the permit's issuance"))
     if p.status not in ISSUED or p.status == "final_stabilization":
         f = reg.profile.finding("condition_not_issued", status=p.status)
         problems.append(Problem(src, None, f"{f.message} ({f.section}).", "check the permit's state."))

@@ -116,15 +116,15 @@ def enforce(
     if len(given) != 1:
         bad(
             "give exactly one site: a permit, a screened site, or an address.",
-            "--permit, --site-layer or --address.",
+            "give permit_number=, site_layer= or address=.",
         )
     if ground not in known:
         bad(f"ground {ground!r} is not one the profile lists.", f"use one of {', '.join(known)}.")
     if not (reasons or "").strip():
-        bad("the reasons are empty.", "give the written reasons (--reasons).")
+        bad("the reasons are empty.", "give the written reasons (reasons=).")
     if on is None:
-        bad("the case has no date.", "give --on YYYY-MM-DD.")
-    problems += reg._date_problems(src, EffectiveDate("--on", on))
+        bad("the case has no date.", "give on=YYYY-MM-DD.")
+    problems += reg._date_problems(src, EffectiveDate("on=", on))
     site = None
     permit = None
     notes: list[str] = []  # what the case rests on that the office should know (said once, when it opens)
@@ -184,8 +184,8 @@ def _address_problems(
     f = reg.profile.finding("enforcement_site_undecided", ground=ground, ground_section=g["section"])
     other = [k for k, v in known.items() if not v.get("without_permit") and not v.get("needs_permit")]
     fix = (
-        "open the case on the site's screening row (--site-layer FILE --site-id ID, as esc-gis screen wrote it) "
-        "or on its application (--permit)" + (f", or by --address on ground {', '.join(other)}." if other else ".")
+        "open the case on the site's screening row (site_layer=FILE site_id=ID, as esc-gis screen wrote it) "
+        "or on its application (permit_number=)" + (f", or by address= on ground {', '.join(other)}." if other else ".")
     )
     return [Problem(src, None, f"{f.message} ({f.section}; basis {f.basis}).", fix)]
 
@@ -348,7 +348,7 @@ def _condition_named(
         if condition is None:
             return None, []
         return None, [
-            Problem(src, None, f"ground {ground} is not about a condition of the permit.", "leave out --condition.")
+            Problem(src, None, f"ground {ground} is not about a condition of the permit.", "leave out condition=.")
         ]
     if permit is None:
         return None, []  # the ground needs a permit: said by its own problem
@@ -369,7 +369,7 @@ def _condition_named(
     )
     f = reg.profile.finding("enforcement_no_condition", listed=listed)
     fix = (
-        "give --condition with one of them."
+        "give condition= with one of them."
         if conditions or standing
         else f"record it first (esc-gis permits condition REGISTRY {permit.permit_number} TEXT)."
     )
@@ -476,7 +476,9 @@ def _ground_problems(g: dict[str, Any], ground: str, permit_number: str | None, 
             "use another ground.",
         )
     if g.get("needs_permit") and not permit_number:
-        bad(f"ground {ground} is about a permit's plan or conditions; the case names no permit.", "give --permit.")
+        bad(
+            f"ground {ground} is about a permit's plan or conditions; the case names no permit.", "give permit_number=."
+        )
     return problems
 
 
@@ -538,7 +540,7 @@ def _screened_site(
     import pyogrio
 
     if not site_id:
-        return None, [("no site id is given.", "give --site-id.")]
+        return None, [("no site id is given.", "give site_id=.")]
     try:
         layers = [str(r[0]) for r in pyogrio.list_layers(path)]
         layer = "screening" if "screening" in layers else layers[0]
@@ -585,7 +587,7 @@ def _screened_site(
         return None, [
             (
                 f"site {site_id} lies on the site of permit {', '.join(covering)}.",
-                "open the case on the permit (--permit).",
+                "open the case on the permit (permit_number=).",
             )
         ]
     return geom, []
@@ -826,13 +828,13 @@ def _guarantee_for_costs(
 ) -> tuple[int | None, list[str]]:
     """Return the guarantee costs are recovered from, read off the permit's state, or the problems."""
     if case.permit_number is None:
-        return None, ["costs are recovered from a guarantee only on a permit's site; bill them (--costs-from billed)."]
+        return None, ['costs are recovered from a guarantee only on a permit\'s site; bill them (costs_from="billed").']
     held = {i: g for i, g in reg.get(case.permit_number).state.guarantees.items() if g.balance > 0}
     if guarantee_id is None and len(held) == 1:
         guarantee_id = next(iter(held))
     if guarantee_id is None:
         listed = ", ".join(f"#{i} ({g.balance:,.2f} held)" for i, g in held.items()) or "none is held"
-        return None, [f"say which guarantee the costs come from (--guarantee ID): {listed}."]
+        return None, [f"say which guarantee the costs come from (guarantee_id=ID): {listed}."]
     g = held.get(guarantee_id)
     if g is None:
         return None, [f"guarantee #{guarantee_id} of permit {case.permit_number} holds nothing to recover from."]

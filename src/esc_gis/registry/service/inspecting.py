@@ -39,6 +39,17 @@ def inspect(reg: Registry, permit_number: str, report: InspectionReport, *, who:
     report is recorded, and listed by ``permits due`` as not meeting the duty). Deficiencies of earlier
     inspections named in ``report.repaired`` are closed as of this inspection.
 
+    Parameters
+    ----------
+    reg : Registry
+        The registry (bound as :meth:`Registry.inspect`, so not passed there).
+    permit_number : str
+        The permit inspected; its work must have started (unless ``report.pre_start``).
+    report : InspectionReport
+        What the inspection found: when, by whom, the assessment, deficiencies, photos, where.
+    who : str, optional
+        Who records it, for the history; default the login name.
+
     Returns
     -------
     Inspection
@@ -140,7 +151,14 @@ def repaired(
     on = reg.profile.local(on)
     problems = []
     if not deficiencies:
-        problems.append(Problem(permit_number, None, "no deficiency is named.", "give --deficiency ID."))
+        problems.append(
+            Problem(
+                permit_number,
+                None,
+                "no deficiency is named.",
+                "name the deficiencies repaired, by their ids (deficiencies=).",
+            )
+        )
     with reg.backend.write() as cur:
         p = reg._locked(cur, permit_number)
         # The one rule for effective dates: not after now on the Village's clock, nor before
@@ -148,7 +166,7 @@ def repaired(
         problems += [
             Problem(permit_number, None, m)
             for m in date_problems(
-                [EffectiveDate("--on", on, p.received_on, "the application's receipt")],
+                [EffectiveDate("on=", on, p.received_on, "the application's receipt")],
                 reg.profile.today(),
                 reg.profile.local(now),
             )

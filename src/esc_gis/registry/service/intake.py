@@ -60,8 +60,26 @@ UNDECIDED = ("application_received", "incomplete", "under_review")
 def add(reg: Registry, application: Application, *, who: str | None = None, context: Sequence[Application] = ()) -> str:
     """Add one application; return its permit number.
 
-    ``context``: the other sites of the screening it came from, for its common plan (see
-    :meth:`add_many`).
+    The application is measured as the screening measures a site (its disturbed area, what of
+    it lies in the Village and near protective areas) and decided (permit required or not);
+    the history gets its ``received`` event.
+
+    Parameters
+    ----------
+    reg : Registry
+        The registry (bound as :meth:`Registry.add`, so not passed there).
+    application : Application
+        The application: address, day received, site (and disturbed limits) in any CRS.
+    who : str, optional
+        Who records it, for the history; default the login name.
+    context : sequence of Application, optional
+        The other sites of the screening it came from, for its common plan (see
+        :meth:`add_many`).
+
+    Returns
+    -------
+    str
+        Its permit number, e.g. ``"ESC-2026-0001"`` (the application's own, when it has one).
 
     Raises
     ------

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 __all__ = ["add_guarantee", "fees", "guarantee_event", "guarantees", "record_fee"]
 
+import os
 from datetime import date
 
 from esc_gis.errors import (
@@ -20,6 +21,7 @@ from esc_gis.registry.domain.fees import (
     check_fee,
     check_guarantee,
     check_guarantee_event,
+    load_fee_schedule,
 )
 from esc_gis.registry.domain.fees import problems as fee_problems
 from esc_gis.registry.domain.records import Event
@@ -40,7 +42,7 @@ def record_fee(
     amount: float,
     paid_on: date | None,
     receipt: str,
-    schedule: FeeSchedule | None = None,
+    schedule: FeeSchedule | str | os.PathLike[str] | None = None,
     who: str | None = None,
 ) -> Fee:
     """Record a fee paid (§ 540-8B), with its receipt, and a history event, in one transaction.
@@ -54,6 +56,32 @@ def record_fee(
     paid before the schedule's adoption is refused too (finding ``fee_schedule_not_in_force``,
     basis ``policy``): that schedule was not yet in force on the day paid.
 
+    Parameters
+    ----------
+    reg : Registry
+        The registry (bound as :meth:`Registry.record_fee`, so not passed there).
+    permit_number : str
+        The permit the fee is paid for, e.g. ``"ESC-2026-0001"``.
+    kind : str
+        The fee's kind in the schedule, e.g. ``"application"``.
+    amount : float
+        The amount paid, in dollars.
+    paid_on : date
+        The day it was paid, on the Village's clock; not after today.
+    receipt : str
+        The receipt's number; one fee per receipt.
+    schedule : FeeSchedule, path or str, optional
+        The fee schedule (a :class:`~esc_gis.registry.domain.fees.FeeSchedule`, or the TOML file
+        :func:`~esc_gis.registry.domain.fees.load_fee_schedule` reads); default the one the layer
+        set names.
+    who : str, optional
+        Who records it, for the history; default the login name.
+
+    Returns
+    -------
+    Fee
+        The fee as recorded.
+
     Raises
     ------
     PermitNotFoundError
@@ -62,10 +90,12 @@ def record_fee(
         already recorded, a kind or amount the schedule does not set, an application fee
         without a schedule, a fee paid before the schedule's adoption); nothing is written then.
     ProfileError
-        If the schedule the layer set names is missing or not usable.
+        If the schedule given or the one the layer set names is missing or not usable.
     """
     who = _who(who)
     reg.get(permit_number)
+    if isinstance(schedule, (str, os.PathLike)):
+        schedule = load_fee_schedule(schedule)
     if schedule is None:
         schedule = reg.fee_schedule
     messages = check_fee(kind, amount, paid_on, receipt, schedule, today=reg.profile.today())

@@ -58,6 +58,8 @@ def transition(
 
     Parameters
     ----------
+    reg : Registry
+        The registry (bound as :meth:`Registry.transition`, so not passed there).
     permit_number : str
     to : str
         One of :data:`~esc_gis.registry.domain.lifecycle.STATES` allowed from the current one.
@@ -76,6 +78,11 @@ def transition(
     conditions : sequence of str, optional
         Conditions the administering authority sets with an approval (§ 540-8F), recorded on
         the decision's event; only with ``approved``. Later ones: :meth:`Registry.add_condition`.
+
+    Returns
+    -------
+    Permit
+        The permit as it is after the move.
 
     Notes
     -----
@@ -97,12 +104,14 @@ def transition(
     # A time without a zone is the office's local time, as typed; its day is the office's.
     at = reg.profile.local(on).astimezone(timezone.utc) if isinstance(on, datetime) else None
     day = reg.profile.day_of(on) if on is not None else reg.profile.today()
-    reg._check_dates(permit_number, EffectiveDate("--on", day), EffectiveDate("--notified-on", notified_on))
+    reg._check_dates(permit_number, EffectiveDate("on=", day), EffectiveDate("notified_on=", notified_on))
     said = [c.strip() for c in conditions]
     if said and (to != "approved" or not all(said)):
         # Conditions are the office's, set with the approval it gives (a deemed approval gives none).
         why = "an empty condition" if to == "approved" else f"conditions go with an approval, not with {to}"
-        raise ValidationError([Problem(permit_number, None, f"{why}.", "give --condition TEXT with approved only.")])
+        raise ValidationError(
+            [Problem(permit_number, None, f"{why}.", "give the conditions (conditions=) with approved only.")]
+        )
     with reg.backend.write() as cur:
         p = reg._locked(cur, permit_number)
         if p.status == "incomplete" and to == "deemed_approved":
@@ -217,7 +226,7 @@ def _check_plain_move(reg: Registry, p: Permit, to: str, reasons: str | None) ->
         # the stop-work order"): it needs the reasons retract() needs, whichever route is taken.
         msg = (
             f"Permit {p.permit_number}: lifting the stop-work order is its retraction, which needs written "
-            f"reasons ({needs['retraction']}); give --reasons."
+            f"reasons ({needs['retraction']}); give reasons=."
         )
         raise IllegalTransitionError(msg)
 
@@ -230,8 +239,8 @@ def _check_fee_paid(reg: Registry, cur: Any, permit_number: str) -> None:
     if cur.fetchone() is None:
         msg = (
             f"Permit {permit_number}: the application is not complete without its {APPLICATION_FEE} fee, so it "
-            f"cannot go under review. Record the fee first: esc-gis permits fee REGISTRY {permit_number} "
-            f"--kind {APPLICATION_FEE} --amount N --paid-on YYYY-MM-DD --receipt R."
+            f'cannot go under review. Record the fee first: kind="{APPLICATION_FEE}" amount=N paid_on=YYYY-MM-DD '
+            "receipt=R (`esc-gis permits fee`; Registry.record_fee)."
         )
         raise IllegalTransitionError(msg)
 
@@ -281,7 +290,7 @@ def _back(
     """
     who = _who(who)
     day = on or reg.profile.today()
-    reg._check_dates(permit_number, EffectiveDate("--on", day))
+    reg._check_dates(permit_number, EffectiveDate("on=", day))
     with reg.backend.write() as cur:
         p = reg._locked(cur, permit_number)
         before = check_back(p.status, move, p.previous_status, reasons=reasons, needs=reg.written_reasons)
@@ -328,11 +337,27 @@ def extend(
 
     Parameters
     ----------
+    reg : Registry
+        The registry (bound as :meth:`Registry.extend`, so not passed there).
+    permit_number : str
+    days : int
+        The days added to the period, 1 to the profile's limit (180).
+    who : str, optional
+        Who records it, for the history; default the login name.
+    on : date, optional
+        The day the extension is granted; default today on the Village's clock.
+    reasons : str, optional
+        Why it is granted, for the history.
     conditions : sequence of str
         Additional BMPs required as a condition of the extension (§ 540-8G "may require
         additional BMPs as a condition of the extension").
     authorizations : sequence of str
         The "other construction authorizations" the extension rests on (§ 540-8G).
+
+    Returns
+    -------
+    Permit
+        The permit with its new expiry date (``expires_on``) and ``extensions_days``.
 
     Raises
     ------
@@ -350,7 +375,7 @@ def extend(
     auth = [a.strip() for a in authorizations if a.strip()]
     with reg.backend.write() as cur:
         p = reg._locked(cur, permit_number)
-        reg._check_dates(permit_number, EffectiveDate("--on", day, p.issued_on, "the permit's issuance"))
+        reg._check_dates(permit_number, EffectiveDate("on=", day, p.issued_on, "the permit's issuance"))
         keeps = p.status in EXTENDABLE  # the period runs on, the state stays
         if not keeps:
             try:
@@ -422,7 +447,7 @@ def update(
     """
     who = _who(who)
     if authorization is not None and not str(authorization[0]).strip():
-        fix = "name the authorization (e.g. --authorization 'WDNR permit WI-S067831')."
+        fix = "name the authorization (e.g. 'WDNR permit WI-S067831')."
         raise ValidationError([Problem(permit_number, None, "an authorization needs its name.", fix)])
     unknown = [k for k in changes if k not in UPDATABLE]
     if unknown:
@@ -514,16 +539,16 @@ def _update_dates(reg: Registry, p: Permit, changes: dict[str, Any], inspected_o
     today; an inspection cannot precede the application's receipt (and, above, the start).
     """
     options = {
-        "start_notice_at": "--start-notice",
-        "work_stopped_on": "--work-stopped",
-        "work_resumed_on": "--resumed",
-        "stockpile_since": "--stockpile-since",
+        "start_notice_at": "start_notice_at=",
+        "work_stopped_on": "work_stopped_on=",
+        "work_resumed_on": "work_resumed_on=",
+        "stockpile_since": "stockpile_since=",
     }
     out = [
         EffectiveDate(opt, reg.profile.day_of(changes[k]) if changes.get(k) is not None else None)
         for k, opt in options.items()
     ]
-    return [*out, EffectiveDate("--inspected", inspected_on, p.received_on, "the application's receipt")]
+    return [*out, EffectiveDate("inspected_on=", inspected_on, p.received_on, "the application's receipt")]
 
 
 def _pause_problems(p: Permit, changes: dict[str, Any]) -> list[Problem]:
@@ -540,7 +565,7 @@ def _pause_problems(p: Permit, changes: dict[str, Any]) -> list[Problem]:
                     p.permit_number,
                     None,
                     f"{k} {v} is given, but no stop of work is recorded.",
-                    "record the day work stopped too (--work-stopped YYYY-MM-DD).",
+                    "record the day work stopped too (work_stopped_on=YYYY-MM-DD).",
                 )
             )
         elif v < stopped:

@@ -13,8 +13,8 @@ Examples
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "permits.gpkg"
 >>> init_registry(path)
 [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]
->>> with open_registry(path) as reg:  # doctest: +SKIP
-...     number = reg.add(Application("100 Main St", date(2026, 11, 2), site, "EPSG:7594"), who="staff")
+
+A permit added, moved and inspected: :class:`Registry`'s example.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from __future__ import annotations
 __all__ = ["Registry", "init_registry", "open_registry"]
 
 import os
+from collections.abc import Sequence
+from datetime import date, datetime
 from typing import TYPE_CHECKING
 
 from esc_gis.errors import RegistryError
@@ -34,6 +36,7 @@ from esc_gis.registry.views.verify import Difference, verify_all
 
 if TYPE_CHECKING:
     from esc_gis.layers import LayerSet
+    from esc_gis.registry.views.agenda import DueItem
 
 
 def init_registry(
@@ -83,6 +86,23 @@ def open_registry(
 ) -> Registry:
     """Open a registry made by :func:`init_registry`.
 
+    Parameters
+    ----------
+    target : path or str
+        A ``.gpkg`` path or a ``postgresql://`` URL.
+    layers : path or LayerSet, optional
+        The layer set a command measures with (adding or remeasuring a permit); default the
+        Village's. Read only when a command first measures.
+    profile : Profile, optional
+        The ordinance profile; default the Village's.
+    calendar : OfficeCalendar, optional
+        The days the office is closed, for business-day deadlines; default the profile's.
+
+    Returns
+    -------
+    Registry
+        Close it when done (``with open_registry(...) as reg:`` does).
+
     Raises
     ------
     RegistryError
@@ -101,7 +121,7 @@ def open_registry(
 
 
 class Registry(RegistryBase):
-    """Permits and their history, in a GeoPackage or PostGIS back end: a thin facade.
+    r"""Permits and their history, in a GeoPackage or PostGIS back end: a thin facade.
 
     Use :func:`open_registry`; close it (or use ``with``) when done. The connection, the
     reading SQL and the one way to change anything (appending events, which the projectors of
@@ -113,6 +133,73 @@ class Registry(RegistryBase):
     (:mod:`~esc_gis.registry.service.enforcing`, :mod:`~esc_gis.registry.service.appealing`),
     fees and guarantees (:mod:`~esc_gis.registry.service.money`), the plan's versions
     (:mod:`~esc_gis.registry.service.amending`).
+
+    Every method takes Python values: dates as :class:`datetime.date`, times as
+    :class:`datetime.datetime` (one without a zone is the office's local time), geometry as
+    shapely in any CRS. Its errors name the keyword to fix (``on=``, ``paid_on=``); the
+    command line shows the same errors with its flags.
+
+    Examples
+    --------
+    A permit from its application to its first inspection, and what is then due:
+
+    >>> import tempfile
+    >>> from datetime import date, datetime
+    >>> from pathlib import Path
+    >>> import shapely
+    >>> from esc_gis.registry import Application, InspectionReport, Party, init_registry, open_registry
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> path = folder / "permits.gpkg"
+    >>> _ = init_registry(path)
+    >>> site = shapely.box(743_819, 503_199, 743_939, 503_349)  # EPSG:7594, US survey feet
+    >>> limits = shapely.box(743_829, 503_240, 743_909, 503_300)  # 80 by 60 ft disturbed
+    >>> application = Application(
+    ...     "102 Example St", date(2026, 11, 2), site, "EPSG:7594", disturbed=limits,
+    ...     parties=(Party("landowner", "Pat Example", phone="920-555-0110"),),
+    ... )
+    >>> with open_registry(path) as reg:
+    ...     number = reg.add(application, who="clerk")
+    ...     p = reg.get(number)
+    >>> number, p.status, round(p.disturbed_sqft)
+    ('ESC-2026-0001', 'application_received', 4800)
+
+    The fee (checked against the fee schedule, here a path), the review, the permit:
+
+    >>> schedule = folder / "fees.toml"
+    >>> _ = schedule.write_text(
+    ...     '[schedule]\nresolution = "Res. 1"\nadopted_on = 2026-01-01\n[fees]\napplication = 12.34\n'
+    ... )
+    >>> with open_registry(path) as reg:
+    ...     fee = reg.record_fee(number, kind="application", amount=12.34, paid_on=date(2026, 11, 2),
+    ...                          receipt="R-0001", schedule=schedule)
+    ...     _ = reg.transition(number, "under_review", on=date(2026, 11, 3))
+    ...     _ = reg.transition(number, "approved", on=date(2026, 11, 20))
+    ...     p = reg.transition(number, "active", on=datetime(2026, 11, 23, 7, 30))
+    >>> p.status, p.issued_on, p.expires_on
+    ('active', datetime.date(2026, 11, 20), datetime.date(2027, 5, 19))
+
+    An inspection that finds a deficiency, and what is due a week later:
+
+    >>> report = InspectionReport(
+    ...     inspected_at=datetime(2026, 11, 27, 10, 0), inspector="Pat Inspector",
+    ...     assessment="Silt fence sagging", deficiencies=("Silt fence down, east edge",),
+    ... )
+    >>> with open_registry(path) as reg:
+    ...     inspection = reg.inspect(number, report)
+    ...     due = reg.due(on=date(2026, 11, 30))
+    >>> len(inspection.deficiencies)
+    1
+    >>> sorted({item.code for item in due})  # doctest: +ELLIPSIS
+    [...'weekly_inspection'...]
+
+    A mistake is refused with every problem and the keyword to fix; nothing is written:
+
+    >>> with open_registry(path) as reg:
+    ...     reg.extend(number, 30, on=date(2062, 1, 1))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    esc_gis.errors.ValidationError: 1 problem found in the input:
+      - ESC-2026-0001: on=2062-01-01 is after today on the Village's clock (...): give the day it happened, ...
     """
 
     # Intake: applications and imported layers, measured by the screening engine.
@@ -159,6 +246,49 @@ class Registry(RegistryBase):
 
     def __enter__(self) -> Registry:
         return self
+
+    def due(
+        self,
+        on: date | None = None,
+        *,
+        permit_number: str | None = None,
+        rain: str | os.PathLike[str] | Sequence[tuple[date | datetime, float]] = (),
+        within_days: int = 7,
+    ) -> list[DueItem]:
+        """List what is overdue on ``on`` or due within ``within_days`` after it, earliest first (``permits due``).
+
+        Parameters
+        ----------
+        on : date, optional
+            The day to look from; default today on the Village's clock.
+        permit_number : str, optional
+            Only this permit's; default every permit's.
+        rain : path, str or sequence of (date or datetime, inches), optional
+            Precipitation, for the inspections due after rain: the CSV
+            :func:`~esc_gis.registry.views.agenda.read_rain_csv` reads, or its rows.
+        within_days : int, default 7
+            How far ahead of ``on`` to look.
+
+        Returns
+        -------
+        list of DueItem
+            Each with the permit, what is due, by when, its section and basis, and ``overdue``.
+
+        Raises
+        ------
+        PermitNotFoundError
+            If ``permit_number`` is not in the registry.
+        LayerReadError, ValidationError
+            If the rain file is missing, unreadable or holds a bad row.
+        """
+        # The agenda's rules are read only when asked for: opening a registry stays quick.
+        from esc_gis.registry.views.agenda import agenda, read_rain_csv
+
+        if isinstance(rain, (str, os.PathLike)):
+            rain = read_rain_csv(rain)
+        permits = [self.get(permit_number)] if permit_number is not None else self.permits()
+        day = on or self.profile.today()
+        return agenda(permits, on=day, calendar=self.calendar, profile=self.profile, rain=rain, within_days=within_days)
 
     def rebuild(self) -> int:
         """Clear every projection and replay the whole history into it, in one transaction; return the events replayed.
