@@ -10,6 +10,7 @@ from __future__ import annotations
 
 __all__ = [
     "CONTRACT_COLUMNS",
+    "DEPRECATED_COLUMNS",
     "EXTRA_COLUMNS",
     "OPTIONAL_COLUMNS",
     "RUN_FINDINGS",
@@ -49,7 +50,7 @@ CONTRACT_COLUMNS = (
     "jurisdiction",
     "disturbed_sqft",
     "disturbed_acres",
-    "disturbed_in_village_sqft",
+    "disturbed_in_jurisdiction_sqft",
     "plan_disturbed_sqft",
     "applicability",
     "permit",
@@ -73,6 +74,10 @@ EXTRA_COLUMNS = (
     "protective_waters",
     "targeted_areas",
 )
+#: Old column names still written, after :data:`EXTRA_COLUMNS`, with the same values as the
+#: column they name, for one release (deprecated): ``disturbed_in_village_sqft`` said "village"
+#: under every profile, a Town's too. Removing them later moves no other column.
+DEPRECATED_COLUMNS = {"disturbed_in_village_sqft": "disturbed_in_jurisdiction_sqft"}
 
 #: Columns added only when the run has what they need: ``bare_soil_loss_tpa`` (after
 #: :data:`EXTRA_COLUMNS`) when the layer set has soils and a DEM (:mod:`esc_gis.soil.potential`);
@@ -254,7 +259,7 @@ def _report(
     gdf: gpd.GeoDataFrame, m: Measurements, d: Any, optional: dict[str, np.ndarray] | None = None
 ) -> pd.DataFrame:
     """Build the output table: the contract's columns, ours, the optional ones, then the user's own fields."""
-    inside = m.disturbed_in_village_sqft
+    inside = m.disturbed_in_jurisdiction_sqft
     out = pd.DataFrame(
         {
             "site_id": gdf["site_id"].to_numpy(dtype=object),
@@ -262,7 +267,7 @@ def _report(
             "jurisdiction": m.jurisdiction,
             "disturbed_sqft": m.disturbed_sqft,
             "disturbed_acres": m.disturbed_sqft / SQFT_PER_ACRE,
-            "disturbed_in_village_sqft": inside,
+            "disturbed_in_jurisdiction_sqft": inside,
             "plan_disturbed_sqft": d.decision_sqft,
             "applicability": d.applicability,
             "permit": d.permit,
@@ -282,6 +287,7 @@ def _report(
             "nearest_water": m.nearest_water,
             "protective_waters": m.protective_waters,
             "targeted_areas": m.targeted_areas,
+            "disturbed_in_village_sqft": inside,  # DEPRECATED_COLUMNS
             **(optional or {}),
         }
     )
