@@ -29,7 +29,7 @@ CONTRACT = [
     "jurisdiction",
     "disturbed_sqft",
     "disturbed_acres",
-    "disturbed_in_village_sqft",
+    "disturbed_in_jurisdiction_sqft",
     "plan_disturbed_sqft",
     "applicability",
     "permit",
@@ -52,6 +52,8 @@ OURS = [
     "protective_waters",
     "targeted_areas",
 ]
+#: The old names, written for one release after ours (deprecated; tests/test_neutral_columns.py).
+DEPRECATED = ["disturbed_in_village_sqft"]
 #: The user's own fields, as the sites file has them (a parcel layer's "row" and "repaired" too).
 USER = ["row", "repaired", "addr"]
 INTERNAL = ("_esc_row", "_esc_repaired")
@@ -83,7 +85,7 @@ def _read(out: Path) -> pd.DataFrame:
 
 
 def _expected(suffix: str, *, limits: bool) -> list[str]:
-    head = CONTRACT + (["findings_text"] if suffix == ".csv" else []) + OURS
+    head = CONTRACT + (["findings_text"] if suffix == ".csv" else []) + OURS + DEPRECATED
     head += ["disturbed_limits"] if limits else []
     return head + USER + ["WKT" if suffix == ".csv" else "geometry"]
 
@@ -122,7 +124,7 @@ def test_the_library_result_has_the_same_columns_without_the_internal_ones(layer
         ]
     )
     out = screen(frame, layers=layer_set)
-    assert list(out.columns) == [*CONTRACT, *OURS, "row", "repaired", "geometry"]
+    assert list(out.columns) == [*CONTRACT, *OURS, *DEPRECATED, "row", "repaired", "geometry"]
     assert out["row"].tolist() == [7, 8] and out["repaired"].tolist() == [True, False]
     # The user's "repaired" is not the repair flag: both shapes are valid, nothing was repaired.
     assert all("geometry_repaired" not in f for f in out["findings"])
@@ -159,9 +161,9 @@ def test_steep_share_is_null_where_nothing_is_disturbed_inside(tmp_path, steep_l
     args = ["screen", src, "--disturbed", limits, "--layers", steep_layers, "-o", out, "-q"]
     run(*args, *(["--batch-rows", "1"] if streamed else []))
     got = pd.read_csv(out).set_index("site_id")
-    assert got.loc["S", "disturbed_in_village_sqft"] == pytest.approx(100 * 100 * K, rel=1e-9)
+    assert got.loc["S", "disturbed_in_jurisdiction_sqft"] == pytest.approx(100 * 100 * K, rel=1e-9)
     assert got.loc["S", "steep_share"] == pytest.approx(1.0, rel=1e-9)
-    assert got.loc["O", "jurisdiction"] == "outside" and got.loc["O", "disturbed_in_village_sqft"] == 0
+    assert got.loc["O", "jurisdiction"] == "outside" and got.loc["O", "disturbed_in_jurisdiction_sqft"] == 0
     assert pd.isna(got.loc["O", "steep_share"])
     # Measured, it is measured: 0 sq ft steep inside, a number.
     assert got.loc["O", "steep_disturbed_sqft"] == 0

@@ -191,6 +191,79 @@ def test_slope_values_match_the_cli(qgis, tmp_path):
     assert (tmp_path / "q.qml").exists()  # the CLI's QGIS style came along
 
 
+#: The band pickers, each listing the bands of its raster input (as gdaldem's Processing algorithms do).
+BAND_PARENTS = {"slope": "INPUT", "steep": "INPUT", "soil_loss": "DEM"}
+
+
+def test_band_is_a_picker_of_the_dems_bands_and_slope_takes_creation_options(qgis):
+    """Not a number box: QgsProcessingParameterBand tied to the DEM. Slope's creation options are
+    declared as QGIS's GDAL slope declares its own: an advanced string with the GTiff options widget."""
+    for algorithm, parent in BAND_PARENTS.items():
+        band = json.loads(qgis("--json", "help", f"escgis:{algorithm}").stdout)["parameters"]["BAND"]
+        assert band["type"]["id"] == "band" and band["optional"], algorithm
+        assert band["raw_definition"]["parent_layer"] == parent, algorithm
+        assert band["raw_definition"]["allow_multiple"] is False, algorithm
+    params = json.loads(qgis("--json", "help", "escgis:slope").stdout)["parameters"]
+    co = params["CREATION_OPTIONS"]
+    assert co["type"]["id"] == "string" and co["optional"] and co["is_advanced"]
+    widget = co["raw_definition"]["metadata"]["widget_wrapper"]["class"]
+    assert widget == "processing.algs.gdal.ui.RasterOptionsWidget.RasterOptionsWidgetWrapper"
+    assert "CREATION_OPTIONS" not in json.loads(qgis("--json", "help", "escgis:steep").stdout)["parameters"]
+
+
+def _two_band_dem(tmp_path: Path) -> Path:
+    """The demo DEM as band 2 of a GeoTIFF whose band 1 is flat (0 everywhere): band 1's slope is all 0."""
+    dem = tmp_path / "two_bands.tif"
+    with rasterio.open(DEMO / "dem_synthetic.tif") as src:
+        z = src.read(1)
+        profile = {**src.profile, "count": 2, "driver": "GTiff"}
+        with rasterio.open(dem, "w", **profile) as dst:
+            dst.write(np.where(z == src.nodata, z, 0).astype(z.dtype), 1)
+            dst.write(z, 2)
+            dst.units = (src.units[0], src.units[0])  # the elevations' unit, as the demo DEM says it
+    return dem
+
+
+def test_the_picked_band_reaches_the_cli(qgis, tmp_path):
+    dem = _two_band_dem(tmp_path)
+    got = qgis.run("slope", INPUT=dem, BAND=2, OUTPUT=tmp_path / "q.tif")
+    assert " --band 2 " in got["log"]["info"][0], got["log"]["info"][0]
+    cli("slope", str(dem), "--band", "2", "-o", str(tmp_path / "c.tif"))
+    with rasterio.open(tmp_path / "q.tif") as q, rasterio.open(tmp_path / "c.tif") as c:
+        a, b = q.read(1), c.read(1)
+    np.testing.assert_array_equal(a, b)
+    assert (a > 20).any()  # band 2's slopes, not flat band 1's
+    # No band picked on a DEM of two: esc-gis asks for one, and the dialog's log says so.
+    r = qgis("run", "escgis:slope", "--", f"INPUT={dem}", f"OUTPUT={tmp_path / 'n.tif'}", check=False)
+    assert r.returncode != 0 and "--band" in r.stdout + r.stderr and "Traceback" not in r.stdout + r.stderr
+
+
+def test_slope_creation_options_reach_the_cli_as_co(qgis, tmp_path):
+    """``NAME=VALUE|NAME=VALUE`` (what QGIS's options widget writes; ``;`` too) is esc-gis slope's --co."""
+    dem = tmp_path / "dem.tif"
+    dem.write_bytes((DEMO / "dem_synthetic.tif").read_bytes())
+    for sep, name in (("|", "q.tif"), (";", "s.tif")):
+        got = qgis.run(
+            "slope", INPUT=dem, CREATION_OPTIONS=f"BLOCKXSIZE=128{sep}BLOCKYSIZE=128", OUTPUT=tmp_path / name
+        )
+        assert " --co BLOCKXSIZE=128 --co BLOCKYSIZE=128 " in got["log"]["info"][0], got["log"]["info"][0]
+    cli("slope", str(dem), "--co", "BLOCKXSIZE=128", "--co", "BLOCKYSIZE=128", "-o", str(tmp_path / "c.tif"))
+    cli("slope", str(dem), "-o", str(tmp_path / "d.tif"))
+    with rasterio.open(tmp_path / "d.tif") as d:
+        assert d.block_shapes != [(128, 128)]  # so the option is what made the blocks 128
+    with rasterio.open(tmp_path / "q.tif") as q, rasterio.open(tmp_path / "s.tif") as s:
+        with rasterio.open(tmp_path / "c.tif") as c:
+            assert q.block_shapes == s.block_shapes == c.block_shapes == [(128, 128)]
+            np.testing.assert_array_equal(q.read(1), c.read(1))
+    # An option GTiff does not have is refused by esc-gis, in the log, and nothing is written.
+    r = qgis(
+        "run", "escgis:slope", "--", f"INPUT={dem}", "CREATION_OPTIONS=NOSUCH=1", f"OUTPUT={tmp_path / 'x.tif'}",
+        check=False,
+    )  # fmt: skip
+    assert r.returncode != 0 and "--co NOSUCH: GDAL's GTiff driver has no such creation option" in r.stdout + r.stderr
+    assert not (tmp_path / "x.tif").exists()
+
+
 def test_steep_parameters_reach_the_cli(qgis, tmp_path):
     dem = tmp_path / "dem.tif"
     dem.write_bytes((DEMO / "dem_synthetic.tif").read_bytes())

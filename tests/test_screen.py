@@ -43,6 +43,7 @@ def test_contract_columns_and_types(layer_set):
     for col in (
         "disturbed_sqft",
         "disturbed_acres",
+        "disturbed_in_jurisdiction_sqft",
         "disturbed_in_village_sqft",
         "plan_disturbed_sqft",
         "protective_disturbed_sqft",

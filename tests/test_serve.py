@@ -137,8 +137,10 @@ def test_the_process_and_esc_gis_screen_give_one_answer_with_limits_and_activity
         assert answer[col] == row[col], col
     assert answer["standards"] == (row["standards"] or "")
     assert answer["findings"] == json.loads(row["findings"])
-    for col in ("disturbed_sqft", "plan_disturbed_sqft", "disturbed_in_village_sqft"):
+    for col in ("disturbed_sqft", "plan_disturbed_sqft", "disturbed_in_jurisdiction_sqft", "disturbed_in_village_sqft"):
         assert answer["measured"][col] == pytest.approx(row[col], rel=1e-9), col
+    # The old name is the new one's deprecated alias, in the answer as in the file.
+    assert answer["measured"]["disturbed_in_village_sqft"] == answer["measured"]["disturbed_in_jurisdiction_sqft"]
 
 
 def test_disturbed_limits_and_activity_reach_the_engine(demo_layers):

@@ -265,6 +265,9 @@ def test_the_area_to_be_disturbed_is_screened_not_the_whole_site(visit: Visit) -
     assert page.locator("#answer-headline").inner_text() == "A permit is required"
     rows = dict(r.split("\t", 1) for r in page.locator("#answer table.measured tr").all_inner_texts())
     assert rows["Land to be disturbed"].startswith("135,001 sq ft (3.099 acres)")  # 135,000 to the foot
+    # The part inside, read under its neutral name (disturbed_in_jurisdiction_sqft): all of it here.
+    inside = [v for k, v in rows.items() if k.startswith("Disturbed inside the ")]
+    assert len(inside) == 1 and inside[0].startswith("135,001 sq ft"), rows
     assert rows["Disturbed inside protective areas"] != "0 sq ft (0 acres)"
     assert rows["Nearest water, from the disturbance"] == "0 ft"  # the stream crosses it
     # Both shapes are on the map, the site beneath the area to be disturbed.

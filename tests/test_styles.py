@@ -179,10 +179,10 @@ def test_a_title_another_table_holds_is_left_alone(tmp_path):
 def test_output_columns_all_have_aliases():
     """Every column the toolkit writes has words in QGIS: screening's contract, steep, protective, soil loss, registry."""
     from esc_gis.registry.store.schema import LAYERS, TABLES
-    from esc_gis.screening import CONTRACT_COLUMNS, EXTRA_COLUMNS, OPTIONAL_COLUMNS
+    from esc_gis.screening import CONTRACT_COLUMNS, DEPRECATED_COLUMNS, EXTRA_COLUMNS, OPTIONAL_COLUMNS
 
     written = {
-        "screening": [*CONTRACT_COLUMNS, *EXTRA_COLUMNS, *OPTIONAL_COLUMNS],
+        "screening": [*CONTRACT_COLUMNS, *EXTRA_COLUMNS, *DEPRECATED_COLUMNS, *OPTIONAL_COLUMNS],
         "steep": ["threshold_pct", "area_sqft"],
         "protective_areas": [
             "water_class",

@@ -10,8 +10,10 @@ from qgis.core import (
     QgsProcessingAlgorithm,
     QgsProcessingException,
     QgsProcessingOutputFile,
+    QgsProcessingParameterBand,
     QgsProcessingParameterBoolean,
     QgsProcessingParameterCrs,
+    QgsProcessingParameterDefinition,
     QgsProcessingParameterEnum,
     QgsProcessingParameterFeatureSource,
     QgsProcessingParameterField,
@@ -31,6 +33,9 @@ NATIVE_VECTOR = ["gpkg", "shp"]
 Z_UNITS = ["(from the DEM)", "m", "ft", "us_ft"]
 COMPRESSIONS = ["deflate", "zstd", "lzw", "none"]
 BASEMAPS = ["osm", "aerial", "none"]
+#: The widget QGIS's own GDAL algorithms give their creation options (a GTiff option picker with
+#: profiles and validation); only the dialog uses it, qgis_process takes the string as is.
+RASTER_OPTIONS_WIDGET = "processing.algs.gdal.ui.RasterOptionsWidget.RasterOptionsWidgetWrapper"
 
 
 def _option(name):
@@ -102,6 +107,38 @@ class EscGisAlgorithm(QgsProcessingAlgorithm):
     def add_bool(self, name, description):
         """Add an optional flag, off by default (as the CLI's)."""
         self.addParameter(QgsProcessingParameterBoolean(name, description, False, optional=True))
+
+    def add_band(self, name, description, parent):
+        """Add an optional band picker listing the bands of the ``parent`` raster input, as gdaldem's is.
+
+        Optional: esc-gis takes a one-band DEM's band without being told, and says when a DEM of
+        several bands needs one.
+        """
+        self.addParameter(QgsProcessingParameterBand(name, description, None, parent, True, False))
+
+    def band_args(self, parameters, context, name="BAND"):
+        """Return ``--band N`` when a band was picked (none picked: esc-gis's own default)."""
+        if parameters.get(name) in (None, ""):
+            return []
+        band = self.parameterAsInt(parameters, name, context)
+        return ["--band", str(band)] if band > 0 else []
+
+    def add_creation_options(self, name="CREATION_OPTIONS"):
+        """Add GDAL creation options for a raster output, declared as QGIS's own GDAL algorithms do.
+
+        An advanced, optional string with QGIS's creation-options widget; the value is
+        ``NAME=VALUE`` pairs joined by ``|`` (what the widget writes; ``;`` is taken too).
+        """
+        param = QgsProcessingParameterString(name, "Additional creation options", "", optional=True)
+        param.setFlags(param.flags() | QgsProcessingParameterDefinition.FlagAdvanced)
+        param.setMetadata({"widget_wrapper": {"class": RASTER_OPTIONS_WIDGET}})
+        self.addParameter(param)
+
+    def creation_option_args(self, parameters, context, name="CREATION_OPTIONS"):
+        """Return ``--co NAME=VALUE`` for each option given; esc-gis checks each against the driver."""
+        text = self.parameterAsString(parameters, name, context) or ""
+        pairs = [p.strip() for p in text.replace(";", "|").split("|")]
+        return [arg for p in pairs if p for arg in ("--co", p)]
 
     def add_enum(self, name, description, options, default=0):
         """Add an optional choice among ``options``."""
@@ -264,13 +301,10 @@ class SlopeAlgorithm(EscGisAlgorithm):
         self.addParameter(QgsProcessingParameterRasterLayer("INPUT", "DEM"))
         self.add_enum("Z_UNIT", "Unit of the elevations when the DEM's CRS and band do not say", Z_UNITS)
         self.add_bool("COMPUTE_EDGES", "Compute edge cells and cells next to nodata (gdaldem -compute_edges)")
-        self.addParameter(
-            QgsProcessingParameterNumber(
-                "BAND", "Band holding the elevations", QgsProcessingParameterNumber.Integer, None, True, 1
-            )
-        )
+        self.add_band("BAND", "Band holding the elevations", "INPUT")
         self.add_bool("COG", "Write a Cloud Optimized GeoTIFF")
         self.add_enum("COMPRESS", "Output compression", COMPRESSIONS)
+        self.add_creation_options()
         self.addParameter(QgsProcessingParameterRasterDestination("OUTPUT", "Slope (percent)"))
 
     def dem_args(self, parameters, context):
@@ -279,15 +313,15 @@ class SlopeAlgorithm(EscGisAlgorithm):
         z = self.parameterAsEnum(parameters, "Z_UNIT", context)
         if z:
             args += ["--z-unit", Z_UNITS[z]]
-        if parameters.get("BAND") not in (None, ""):
-            args += ["--band", str(self.parameterAsInt(parameters, "BAND", context))]
+        args += self.band_args(parameters, context)
         return args + self.bool_args(parameters, context, "COMPUTE_EDGES")
 
     def args(self, parameters, context, feedback):
         """Return ``esc-gis slope``'s arguments from the parameters, and the outputs' paths."""
         out = self.parameterAsOutputLayer(parameters, "OUTPUT", context)
         args = self.dem_args(parameters, context) + self.bool_args(parameters, context, "COG")
-        args += ["--compress", COMPRESSIONS[self.parameterAsEnum(parameters, "COMPRESS", context)], "-o", out]
+        args += ["--compress", COMPRESSIONS[self.parameterAsEnum(parameters, "COMPRESS", context)]]
+        args += [*self.creation_option_args(parameters, context), "-o", out]
         return args, {"OUTPUT": out}
 
 
@@ -323,11 +357,7 @@ class SteepAlgorithm(SlopeAlgorithm):
             QgsProcessingParameterCrs("DST_CRS", "CRS of the output (default: the profile's)", None, True)
         )
         self.add_bool("COMPUTE_EDGES", "As gdaldem -compute_edges")
-        self.addParameter(
-            QgsProcessingParameterNumber(
-                "BAND", "Band holding the elevations", QgsProcessingParameterNumber.Integer, None, True, 1
-            )
-        )
+        self.add_band("BAND", "Band holding the elevations", "INPUT")
         self.addParameter(
             QgsProcessingParameterVectorDestination("OUTPUT", "Steep land", QgsProcessing.TypeVectorPolygon)
         )
@@ -522,11 +552,7 @@ class SoilLossAlgorithm(EscGisAlgorithm):
         )
         self.add_field("ID_FIELD", "Field of the sites naming each site (default: row numbers)", "INPUT")
         self.add_enum("Z_UNIT", "Unit of the elevations when the DEM does not say", Z_UNITS)
-        self.addParameter(
-            QgsProcessingParameterNumber(
-                "BAND", "Band holding the elevations", QgsProcessingParameterNumber.Integer, None, True, 1
-            )
-        )
+        self.add_band("BAND", "Band of the DEM holding the elevations", "DEM")
         self.add_file("LAYERS", "Layer-set manifest (layers.toml) giving the DEM when none is given")
         self.add_file("PROFILE", "Ordinance profile TOML (default: the one shipped with esc_gis)")
         self.addParameter(QgsProcessingParameterVectorDestination("OUTPUT", "Soil loss per site"))
@@ -557,8 +583,7 @@ class SoilLossAlgorithm(EscGisAlgorithm):
         z = self.parameterAsEnum(parameters, "Z_UNIT", context)
         if z:
             args += ["--z-unit", Z_UNITS[z]]
-        if parameters.get("BAND") not in (None, ""):
-            args += ["--band", str(self.parameterAsInt(parameters, "BAND", context))]
+        args += self.band_args(parameters, context)
         args += [*self.file_args(parameters, context, "LAYERS", "PROFILE"), "-o", out]
         # The CLI's sidecar names, after the whole output: OUT.phases.csv and OUT.windows.csv beside OUT.
         results = {"OUTPUT": out, "PHASES": f"{out}.phases.csv", "WINDOWS": f"{out}.windows.csv"}

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 __all__ = [
     "APPLICABILITY",
+    "DEPRECATED_MEASUREMENTS",
     "NOT_APPLICABLE_FINDING",
     "NOT_MEASURED",
     "PERMIT",
@@ -98,6 +99,13 @@ def screening_reasons(finding: str) -> tuple[str, ...]:
 PERMIT = ("required", "not_required", "not_applicable")
 #: Activities § 540-4A(2) exempts: not land-disturbing construction activity under the article.
 EXEMPT_ACTIVITIES = ("agricultural_activity", "silviculture")
+#: Measurement names that said "village" under every profile (a Town's too), and their neutral
+#: names. :meth:`Measurements.of` and :meth:`Measurements.from_frame` still take the old ones,
+#: and the attributes still read under them, for one release (deprecated).
+DEPRECATED_MEASUREMENTS = {
+    "disturbed_in_village_sqft": "disturbed_in_jurisdiction_sqft",
+    "plan_in_village_sqft": "plan_in_jurisdiction_sqft",
+}
 
 
 @dataclass(frozen=True)
@@ -117,12 +125,12 @@ class Measurements:
     npdes_exempt: np.ndarray
     plan_id: np.ndarray  # object, None without a plan
     disturbed_sqft: np.ndarray  # union of the site's disturbed limits
-    disturbed_in_village_sqft: np.ndarray
+    disturbed_in_jurisdiction_sqft: np.ndarray  # the part inside the profile's jurisdiction
     disturbed_parts_sqft: np.ndarray  # sum before the union
     disturbed_outside_site_sqft: np.ndarray
     disturbed_count: np.ndarray
     plan_disturbed_sqft: np.ndarray  # union over the plan, whole disturbance
-    plan_in_village_sqft: np.ndarray  # union over the plan, the parts inside
+    plan_in_jurisdiction_sqft: np.ndarray  # union over the plan, the parts inside
     plan_site_count: np.ndarray
     plan_excluded_sqft: np.ndarray  # exempt activity in the plan, not counted
     plan_outside_sites: np.ndarray  # object: ids of the plan's sites partly or wholly outside ("S3, S4"); None
@@ -149,6 +157,16 @@ class Measurements:
     def __len__(self) -> int:
         return len(self.jurisdiction)
 
+    @property
+    def disturbed_in_village_sqft(self) -> np.ndarray:
+        """Deprecated name of :attr:`disturbed_in_jurisdiction_sqft`, kept for one release."""
+        return self.disturbed_in_jurisdiction_sqft
+
+    @property
+    def plan_in_village_sqft(self) -> np.ndarray:
+        """Deprecated name of :attr:`plan_in_jurisdiction_sqft`, kept for one release."""
+        return self.plan_in_jurisdiction_sqft
+
     @classmethod
     def of(cls, n: int, **values: Any) -> Measurements:
         """Build measurements for ``n`` sites; anything not given takes a neutral default.
@@ -164,7 +182,11 @@ class Measurements:
         nan = np.full(n, np.nan)
         none = np.full(n, None, dtype=object)
         dist = np.broadcast_to(np.asarray(values.get("disturbed_sqft", 0.0), float), (n,)).copy()
-        inside = values.get("disturbed_in_village_sqft", dist)
+        # The names before the neutral ones (``*_in_village_sqft``) are still taken, for one release.
+        for old, new in DEPRECATED_MEASUREMENTS.items():
+            if old in values:
+                values.setdefault(new, values.pop(old))
+        inside = values.get("disturbed_in_jurisdiction_sqft", dist)
         # The plan inside, unless given: the plan less the site's own part outside (a plan given
         # larger than the site is not taken to lie across the Village line by default).
         whole = np.broadcast_to(np.asarray(values.get("plan_disturbed_sqft", dist), float), (n,))
@@ -176,12 +198,12 @@ class Measurements:
             "npdes_exempt": False,
             "plan_id": none,
             "disturbed_sqft": dist,
-            "disturbed_in_village_sqft": inside,
+            "disturbed_in_jurisdiction_sqft": inside,
             "disturbed_parts_sqft": dist,
             "disturbed_outside_site_sqft": 0.0,
             "disturbed_count": 1,
             "plan_disturbed_sqft": dist,
-            "plan_in_village_sqft": plan_inside,
+            "plan_in_jurisdiction_sqft": plan_inside,
             "plan_site_count": 1,
             "plan_excluded_sqft": 0.0,
             "plan_outside_sites": none,
@@ -227,6 +249,8 @@ class Measurements:
     def from_frame(cls, df: pd.DataFrame, **flags: Any) -> Measurements:
         """Build measurements from a frame with the attribute names as columns."""
         names = {f.name for f in fields(cls)} - {"has_waters", "has_targeted", "has_dem", "trigger_fields"}
+        # A frame written before the neutral names (a screening output) still reads.
+        names |= DEPRECATED_MEASUREMENTS.keys()
         values: dict[str, Any] = {c: df[c].to_numpy() for c in names if c in df.columns}
         return cls.of(len(df), **values, **flags)
 
@@ -319,7 +343,7 @@ def decision_area(m: Measurements, profile: Profile) -> np.ndarray:
     only the part inside.
     """
     if profile.partial_jurisdiction == "inside_only":
-        return np.asarray(m.plan_in_village_sqft, float)
+        return np.asarray(m.plan_in_jurisdiction_sqft, float)
     return np.asarray(m.plan_disturbed_sqft, float)
 
 
@@ -334,7 +358,7 @@ def plan_outside_sqft(m: Measurements, profile: Profile) -> np.ndarray:
     (``policy.sliver``, the same line digitised twice) is none, as it is for a site's jurisdiction.
     """
     whole = np.asarray(m.plan_disturbed_sqft, float)
-    outside = np.where(pd.notna(m.plan_id), whole - np.asarray(m.plan_in_village_sqft, float), 0.0)
+    outside = np.where(pd.notna(m.plan_id), whole - np.asarray(m.plan_in_jurisdiction_sqft, float), 0.0)
     return np.where(outside > profile.area_sqft("policy.sliver"), outside, 0.0)
 
 
@@ -615,7 +639,7 @@ def _jurisdiction(f: _Findings, m: Measurements, profile: Profile) -> None:
     jur = m.jurisdiction
     f.add(jur == "inside", "jurisdiction_inside")
     partial = "jurisdiction_partial" if profile.partial_jurisdiction == "whole" else "jurisdiction_partial_inside_only"
-    dist, inside = m.disturbed_sqft, m.disturbed_in_village_sqft
+    dist, inside = m.disturbed_sqft, m.disturbed_in_jurisdiction_sqft
     f.add(jur == "partial", partial, disturbed_sqft=dist, inside_sqft=inside, outside_sqft=dist - inside)
     gap = np.full(len(m), np.nan) if m.boundary_gap_ft is None else np.asarray(m.boundary_gap_ft, float)
     with np.errstate(invalid="ignore"):
@@ -663,7 +687,7 @@ def _disturbance(f: _Findings, m: Measurements, applies: np.ndarray, area: np.nd
         "plan_sites_s": np.where(n_sites == 1, "", "s").astype(object),
         "plan_sqft": whole,
         "plan_acres": whole / SQFT_PER_ACRE,
-        "inside_sqft": np.asarray(m.plan_in_village_sqft, float),
+        "inside_sqft": np.asarray(m.plan_in_jurisdiction_sqft, float),
         "outside_sqft": outside,
         "outside_sites": named,
     }
@@ -783,7 +807,7 @@ def _slopes(f: _Findings, m: Measurements, permitted: np.ndarray, may_be: np.nda
     duty = permitted | may_be
     if not m.has_dem:
         return  # said once for the run (run_findings), not on every site
-    inside = m.disturbed_in_village_sqft
+    inside = m.disturbed_in_jurisdiction_sqft
     steep, unc = m.steep_disturbed_sqft, m.steep_uncovered_sqft
     sv: dict[str, Any] = {"steep_sqft": steep, "steep_share": _share(steep, inside)}
     f.add(permitted & (steep > 0), "steep_slopes", **sv)

@@ -103,7 +103,7 @@ def _summary_rows(shown: gpd.GeoDataFrame) -> list[tuple[list[str], list[str]]]:
             str(r.site_id),
             "" if pd.isna(r.plan_id) else str(r.plan_id),
             str(r.jurisdiction),
-            _disturbed_cell(r.disturbed_sqft, r.disturbed_in_village_sqft),
+            _disturbed_cell(r.disturbed_sqft, r.disturbed_in_jurisdiction_sqft),
             f"{r.plan_disturbed_sqft:,.0f}",
             words,
             r.standards + (" + sediment" if r.sediment_standard else ""),
@@ -173,22 +173,22 @@ def summary_table(result: gpd.GeoDataFrame, *, max_rows: int = 40, width: int = 
     return table
 
 
-def _partly_outside(disturbed_sqft: float, in_village_sqft: float) -> bool:
-    return round(in_village_sqft) != round(disturbed_sqft)
+def _partly_outside(disturbed_sqft: float, inside_sqft: float) -> bool:
+    return round(inside_sqft) != round(disturbed_sqft)
 
 
-def _disturbed_cell(disturbed_sqft: float, in_village_sqft: float) -> str:
+def _disturbed_cell(disturbed_sqft: float, inside_sqft: float) -> str:
     """Show the whole disturbed area, marked ``*`` when part of it lies outside (said under the table)."""
-    return f"{disturbed_sqft:,.0f}" + ("*" if _partly_outside(disturbed_sqft, in_village_sqft) else "")
+    return f"{disturbed_sqft:,.0f}" + ("*" if _partly_outside(disturbed_sqft, inside_sqft) else "")
 
 
 def disturbed_notes(result: gpd.GeoDataFrame, *, max_rows: int = 40) -> list[str]:
     """Return ``* site: N sq ft disturbed, M inside`` for the table's sites partly or wholly outside."""
     return [
-        f"* {r.site_id}: {r.disturbed_sqft:,.0f} sq ft disturbed, {r.disturbed_in_village_sqft:,.0f} inside "
+        f"* {r.site_id}: {r.disturbed_sqft:,.0f} sq ft disturbed, {r.disturbed_in_jurisdiction_sqft:,.0f} inside "
         "the jurisdiction."
         for r in result.head(max_rows).itertuples()
-        if _partly_outside(r.disturbed_sqft, r.disturbed_in_village_sqft)
+        if _partly_outside(r.disturbed_sqft, r.disturbed_in_jurisdiction_sqft)
     ]
 
 

@@ -563,7 +563,7 @@ def site_map(
         name=_shown(r["name"]) if "name" in row else "",
         label=label,
         jurisdiction=wording.names.get("jurisdiction_name") or "the jurisdiction",
-        disturbed=_sqft(r.get("disturbed_in_village_sqft")),
+        disturbed=_sqft(r.get("disturbed_in_jurisdiction_sqft", r.get("disturbed_in_village_sqft"))),
         protective=_sqft(r.get("protective_disturbed_sqft")),
         steep=_sqft(r.get("steep_disturbed_sqft")),
         items=_findings(r["findings"]),

@@ -252,7 +252,9 @@ def review_plan(
         measured = {
             "site_sqft": float(area_sqft(np.array([site]), ls.crs)[0]),
             "disturbed_sqft": float(area_sqft(np.array([dist]), ls.crs)[0]),
-            "disturbed_in_village_sqft": float(res["disturbed_in_village_sqft"]),
+            "disturbed_in_jurisdiction_sqft": float(res["disturbed_in_jurisdiction_sqft"]),
+            # Deprecated name of the same number, for one release (it said "village" under every profile).
+            "disturbed_in_village_sqft": float(res["disturbed_in_jurisdiction_sqft"]),
             "jurisdiction": str(res["jurisdiction"]),
             "applicability": str(res["applicability"]),
             "permit": str(res["permit"]),

@@ -35,6 +35,7 @@ from esc_gis._lazy import lazy_getattr
 
 __all__ = [
     "CONTRACT_COLUMNS",
+    "DEPRECATED_COLUMNS",
     "EXTRA_COLUMNS",
     "OPTIONAL_COLUMNS",
     "RUN_FINDINGS",
@@ -54,6 +55,7 @@ _LAZY = {
     "ReadRun": "esc_gis.screening.read",
     "read_run": "esc_gis.screening.read",
     "CONTRACT_COLUMNS": "esc_gis.screening.decide",
+    "DEPRECATED_COLUMNS": "esc_gis.screening.decide",
     "EXTRA_COLUMNS": "esc_gis.screening.decide",
     "OPTIONAL_COLUMNS": "esc_gis.screening.decide",
     "RUN_FINDINGS": "esc_gis.screening.decide",
@@ -68,6 +70,7 @@ _LAZY = {
 if TYPE_CHECKING:
     from esc_gis.screening.decide import (
         CONTRACT_COLUMNS,
+        DEPRECATED_COLUMNS,
         EXTRA_COLUMNS,
         OPTIONAL_COLUMNS,
         RUN_FINDINGS,

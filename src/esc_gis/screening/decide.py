@@ -10,6 +10,7 @@ from __future__ import annotations
 
 __all__ = [
     "CONTRACT_COLUMNS",
+    "DEPRECATED_COLUMNS",
     "EXTRA_COLUMNS",
     "OPTIONAL_COLUMNS",
     "RUN_FINDINGS",
@@ -49,7 +50,7 @@ CONTRACT_COLUMNS = (
     "jurisdiction",
     "disturbed_sqft",
     "disturbed_acres",
-    "disturbed_in_village_sqft",
+    "disturbed_in_jurisdiction_sqft",
     "plan_disturbed_sqft",
     "applicability",
     "permit",
@@ -73,6 +74,10 @@ EXTRA_COLUMNS = (
     "protective_waters",
     "targeted_areas",
 )
+#: Old column names still written, after :data:`EXTRA_COLUMNS`, with the same values as the
+#: column they name, for one release (deprecated): ``disturbed_in_village_sqft`` said "village"
+#: under every profile, a Town's too. Removing them later moves no other column.
+DEPRECATED_COLUMNS = {"disturbed_in_village_sqft": "disturbed_in_jurisdiction_sqft"}
 
 #: Columns added only when the run has what they need: ``bare_soil_loss_tpa`` (after
 #: :data:`EXTRA_COLUMNS`) when the layer set has soils and a DEM (:mod:`esc_gis.soil.potential`);
@@ -253,38 +258,38 @@ def _bare_soil_loss(ls: LayerSet, prof: Profile, inside: np.ndarray, d: Any) -> 
 def _report(
     gdf: gpd.GeoDataFrame, m: Measurements, d: Any, optional: dict[str, np.ndarray] | None = None
 ) -> pd.DataFrame:
-    """Build the output table: the contract's columns, ours, the optional ones, then the user's own fields."""
-    inside = m.disturbed_in_village_sqft
-    out = pd.DataFrame(
-        {
-            "site_id": gdf["site_id"].to_numpy(dtype=object),
-            "plan_id": m.plan_id,
-            "jurisdiction": m.jurisdiction,
-            "disturbed_sqft": m.disturbed_sqft,
-            "disturbed_acres": m.disturbed_sqft / SQFT_PER_ACRE,
-            "disturbed_in_village_sqft": inside,
-            "plan_disturbed_sqft": d.decision_sqft,
-            "applicability": d.applicability,
-            "permit": d.permit,
-            "permit_may_be_required": d.permit_may_be_required,
-            "standards": d.standards,
-            "sediment_standard": d.sediment_standard,
-            "steep_disturbed_sqft": m.steep_disturbed_sqft,
-            "protective_disturbed_sqft": m.protective_disturbed_sqft,
-            "nearest_water_ft": m.nearest_water_ft,
-            "findings": d.findings,
-            "activity": m.activity,
-            "state_agency": m.state_agency,
-            "npdes_exempt": m.npdes_exempt,
-            "steep_share": np.where(inside > 0, m.steep_disturbed_sqft / np.where(inside > 0, inside, 1), np.nan),
-            "steep_uncovered_sqft": m.steep_uncovered_sqft,
-            "in_water_sqft": m.in_water_sqft,
-            "nearest_water": m.nearest_water,
-            "protective_waters": m.protective_waters,
-            "targeted_areas": m.targeted_areas,
-            **(optional or {}),
-        }
-    )
+    """Build the output table: the contract's columns, ours, the deprecated names, the optional ones, the user's."""
+    inside = m.disturbed_in_jurisdiction_sqft
+    cols: dict[str, Any] = {
+        "site_id": gdf["site_id"].to_numpy(dtype=object),
+        "plan_id": m.plan_id,
+        "jurisdiction": m.jurisdiction,
+        "disturbed_sqft": m.disturbed_sqft,
+        "disturbed_acres": m.disturbed_sqft / SQFT_PER_ACRE,
+        "disturbed_in_jurisdiction_sqft": inside,
+        "plan_disturbed_sqft": d.decision_sqft,
+        "applicability": d.applicability,
+        "permit": d.permit,
+        "permit_may_be_required": d.permit_may_be_required,
+        "standards": d.standards,
+        "sediment_standard": d.sediment_standard,
+        "steep_disturbed_sqft": m.steep_disturbed_sqft,
+        "protective_disturbed_sqft": m.protective_disturbed_sqft,
+        "nearest_water_ft": m.nearest_water_ft,
+        "findings": d.findings,
+        "activity": m.activity,
+        "state_agency": m.state_agency,
+        "npdes_exempt": m.npdes_exempt,
+        "steep_share": np.where(inside > 0, m.steep_disturbed_sqft / np.where(inside > 0, inside, 1), np.nan),
+        "steep_uncovered_sqft": m.steep_uncovered_sqft,
+        "in_water_sqft": m.in_water_sqft,
+        "nearest_water": m.nearest_water,
+        "protective_waters": m.protective_waters,
+        "targeted_areas": m.targeted_areas,
+    }
+    # The old names, the same values, for one release: after ours, so dropping them moves nothing.
+    cols.update({old: cols[new] for old, new in DEPRECATED_COLUMNS.items()})
+    out = pd.DataFrame({**cols, **(optional or {})})
     # Keep the user's own fields (addresses, parcel numbers, a field named row) after ours;
     # the sites table's own columns never leave.
     internal = {ROW_COLUMN, REPAIRED_COLUMN, gdf.geometry.name}

@@ -42,12 +42,15 @@ GEOJSON_CRS = "OGC:CRS84"
 MEASURED = (
     "disturbed_sqft",
     "disturbed_acres",
-    "disturbed_in_village_sqft",
+    "disturbed_in_jurisdiction_sqft",
     "plan_disturbed_sqft",
     "protective_disturbed_sqft",
     "in_water_sqft",
     "steep_disturbed_sqft",
     "nearest_water_ft",
+    # Deprecated, the same number as disturbed_in_jurisdiction_sqft, for one release (it said
+    # "village" under every profile); last, so the page never shows it.
+    "disturbed_in_village_sqft",
 )
 
 

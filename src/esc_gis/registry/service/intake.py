@@ -858,7 +858,8 @@ def _decision(r: Any) -> dict[str, Any]:
         "whole_site": any(f.get("code") == "no_disturbed_limits" for f in found),
         # Where the site lies and how much of its disturbance is inside (§ 540-4B), as decided.
         "jurisdiction": str(r.jurisdiction),
-        "disturbed_in_village_sqft": float(r.disturbed_in_village_sqft),
+        # Stored under the registry's column name (schema.py keeps it); the screening's is neutral.
+        "disturbed_in_village_sqft": float(r.disturbed_in_jurisdiction_sqft),
     }
 
 

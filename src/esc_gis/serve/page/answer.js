@@ -37,7 +37,7 @@ function feet(v) {
 function measuredRows(village) {
   return [
     ["disturbed_sqft", "Land to be disturbed", sqft],
-    ["disturbed_in_village_sqft", `Disturbed inside the ${village}`, sqft],
+    ["disturbed_in_jurisdiction_sqft", `Disturbed inside the ${village}`, sqft],
     ["plan_disturbed_sqft", "Disturbed by the whole common plan", sqft],
     ["protective_disturbed_sqft", "Disturbed inside protective areas", sqft],
     ["in_water_sqft", "Disturbed inside waters", sqft],
