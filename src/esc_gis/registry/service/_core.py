@@ -17,10 +17,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import shapely
-from pyproj import CRS
-
 from esc_gis._lazy import lazy_module
 from esc_gis.errors import (
     PermitNotFoundError,
@@ -43,14 +39,21 @@ from esc_gis.registry.store.schema import PERMIT_COLUMNS, TABLES
 
 if TYPE_CHECKING:
     import geopandas as gpd
+    import numpy as np
     import pandas as pd
+    import pyproj
+    import shapely
 
     from esc_gis.layers import LayerSet
     from esc_gis.registry.domain.fees import FeeSchedule
 else:
-    # Loaded on first use: listing and showing permits start without them (issue 36).
+    # Loaded on first use: listing, showing and the due dates start without them; a geometry
+    # is read into shapely when it is first used (records.StoredGeometry).
     gpd = lazy_module("geopandas")
+    np = lazy_module("numpy")
     pd = lazy_module("pandas")
+    pyproj = lazy_module("pyproj")
+    shapely = lazy_module("shapely")
 
 _KINDS = {name: kind for name, kind, _ in PERMIT_COLUMNS}
 _PERMIT_FIELDS = [name for name, _, _ in PERMIT_COLUMNS if name not in ("fid", "geom")]
@@ -115,7 +118,14 @@ class RegistryBase:
         self._layers = layers
         self.profile = profile
         self.calendar = calendar
-        self.crs = CRS.from_epsg(backend.srid)
+        self._crs: pyproj.CRS | None = None
+
+    @property
+    def crs(self) -> pyproj.CRS:
+        """The registry's CRS (its back end's SRID), made on first use: listing permits needs no pyproj."""
+        if self._crs is None:
+            self._crs = pyproj.CRS.from_epsg(self.backend.srid)
+        return self._crs
 
     @property
     def layers(self) -> LayerSet:
@@ -169,7 +179,7 @@ class RegistryBase:
         out = []
         for row in cur.fetchall():
             values = {c: b.load(_KINDS[c], v) for c, v in zip(_PERMIT_FIELDS, row[:-2], strict=True)}
-            out.append(Permit(**values, site=b.load_geom(row[-2]), disturbed=b.load_geom(row[-1])))
+            out.append(Permit(**values, site=b.stored_geom(row[-2]), disturbed=b.stored_geom(row[-1])))
         if not out:
             return out
         by_number = {p.permit_number: p for p in out}
@@ -244,7 +254,7 @@ class RegistryBase:
                     r[5],
                     r[6],
                     r[7],
-                    location=b.load_geom(r[13]),
+                    location=b.stored_geom(r[13]),
                     by=r[8],
                     pre_start=bool(b.load("bool", r[9])),
                     adjoining_repairs=r[10],
@@ -409,10 +419,10 @@ class RegistryBase:
     def _to_registry_crs(self, geoms: Sequence[Any], crss: Sequence[Any]) -> np.ndarray:
         """Transform geometries to the registry's CRS, one transform per distinct source CRS."""
         out = np.empty(len(geoms), dtype=object)
-        keys = [CRS.from_user_input(c).to_wkt() for c in crss]
+        keys = [pyproj.CRS.from_user_input(c).to_wkt() for c in crss]
         for key in set(keys):
             idx = np.flatnonzero(np.array(keys, dtype=object) == key)
-            group = gpd.GeoSeries(np.asarray(geoms, dtype=object)[idx], crs=CRS.from_wkt(key))
+            group = gpd.GeoSeries(np.asarray(geoms, dtype=object)[idx], crs=pyproj.CRS.from_wkt(key))
             out[idx] = group.to_crs(self.crs).to_numpy()
         return out
 

@@ -25,10 +25,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import shapely
-
+from esc_gis._lazy import lazy_module
 from esc_gis._outputs import PRIVATE_MODE
 from esc_gis.errors import RegistryError
 from esc_gis.registry.store.backend import Backend, iso_date, iso_datetime, now_utc
@@ -73,6 +72,12 @@ _WGS84 = (
     'GEOGCS["WGS 84",DATUM["WGS_1984",SPHEROID["WGS 84",6378137,298.257223563]],PRIMEM["Greenwich",0],'
     'UNIT["degree",0.0174532925199433],AUTHORITY["EPSG","4326"]]'
 )
+
+if TYPE_CHECKING:
+    import shapely
+else:
+    # Loaded on first use: listing, showing and the due dates read no geometry, and start without it.
+    shapely = lazy_module('shapely')
 
 
 def encode(geom: shapely.Geometry | None, srid: int) -> bytes | None:
