@@ -77,7 +77,7 @@ if TYPE_CHECKING:
     import shapely
 else:
     # Loaded on first use: listing, showing and the due dates read no geometry, and start without it.
-    shapely = lazy_module('shapely')
+    shapely = lazy_module("shapely")
 
 
 def encode(geom: shapely.Geometry | None, srid: int) -> bytes | None:

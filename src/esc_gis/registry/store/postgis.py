@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     import shapely
 else:
     # Loaded on first use: listing, showing and the due dates read no geometry, and start without it.
-    shapely = lazy_module('shapely')
+    shapely = lazy_module("shapely")
 
 
 #: The columns of the named tables in the registry's schema, from the catalog by table name (its
