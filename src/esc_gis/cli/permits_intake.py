@@ -8,15 +8,11 @@ from __future__ import annotations
 
 import json
 from datetime import date, datetime, time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich import box
-from rich.markup import escape
-from rich.table import Table
 
 from esc_gis._outputs import reads
-from esc_gis.cli._console import console
 from esc_gis.cli._options import (
     VECTOR,
     assume_crs_option,
@@ -39,6 +35,9 @@ from esc_gis.cli._permits import (
     _when_text,
 )
 from esc_gis.errors import Problem, ValidationError
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 
 @click.command(short_help="Create a registry, or apply pending schema migrations.")
@@ -491,12 +490,19 @@ def list_(registry: str, status: tuple[str, ...], layers_path: str | None) -> No
     with _open(registry, layers_path) as reg:
         found = reg.permits(status=status or None)
     if found:
+        from esc_gis.cli._console import console
+
         console().print(_permits_table(found))
     click.echo(f"{len(found)} permit(s).", err=True)
 
 
 def _permits_table(found: list[Any]) -> Table:
     """Build the table ``permits list`` prints: one row a permit, the address folding to fit the console."""
+    # rich's tables are imported by the one command that prints one (show and due start without).
+    from rich import box
+    from rich.markup import escape
+    from rich.table import Table
+
     # rich measures the columns (a hand-padded status column went out of line past 20 characters).
     sqft = [f"{p.disturbed_sqft:,.0f}" for p in found]
     # Two spaces between columns (the box's one and a left pad), none at the edges.

@@ -41,7 +41,6 @@ from esc_gis.registry.store.schema import (
     Migration,
     public_view,
 )
-from esc_gis.styles import add_layer_style, describe_layer
 from esc_gis.units import SQFT_PER_ACRE
 
 #: How long a writer waits for another one to finish, in seconds.
@@ -307,7 +306,10 @@ class GeoPackageBackend(Backend):
                     (table, table, now),
                 )
         # QGIS opens the permits coloured by status (the style table QGIS itself reads), every
-        # layer with its fields' aliases, and every table with its title and abstract.
+        # layer with its fields' aliases, and every table with its title and abstract. Imported
+        # here: its XML escaping pulls in urllib and ssl, which a registry that is only read skips.
+        from esc_gis.styles import add_layer_style, describe_layer
+
         for table in (t for t in LAYERS if t in made):
             columns = [row[1] for row in cur.execute(f"PRAGMA table_info({table})").fetchall() if row[1] != "geom"]
             # A user's own default style (saved from QGIS) survives the next migration.
