@@ -111,14 +111,40 @@ class RegistryBase:
         backend: Backend,
         *,
         layers: LayerSet | str | os.PathLike[str] | None,
-        profile: Profile,
-        calendar: OfficeCalendar,
+        profile: Profile | None = None,
+        calendar: OfficeCalendar | None = None,
     ) -> None:
         self.backend = backend
         self._layers = layers
-        self.profile = profile
-        self.calendar = calendar
+        self._profile = profile
+        self._calendar = calendar
         self._crs: pyproj.CRS | None = None
+
+    @property
+    def profile(self) -> Profile:
+        """The ordinance profile the registry counts its deadlines by (the bundled one unless given), read on first use.
+
+        Listing permits never reads it: their rows and folded states need no deadline.
+
+        Raises
+        ------
+        ProfileError
+            If the bundled profile cannot be read (a broken installation).
+        """
+        if self._profile is None:
+            from esc_gis.profile import load_profile
+
+            self._profile = load_profile()
+        return self._profile
+
+    @property
+    def calendar(self) -> OfficeCalendar:
+        """The office calendar business days are counted on (the profile's unless given), made on first use."""
+        if self._calendar is None:
+            from esc_gis.registry.domain.calendar import profile_calendar
+
+            self._calendar = profile_calendar(self.profile)
+        return self._calendar
 
     @property
     def crs(self) -> pyproj.CRS:
