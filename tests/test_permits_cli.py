@@ -7,6 +7,7 @@ The public map is checked twice: in its HTML source, and in a real headless Chro
 from __future__ import annotations
 
 import json
+import re
 from datetime import date, datetime, timezone
 from pathlib import Path
 
@@ -170,6 +171,44 @@ def test_cli_bad_import_reports_every_row_and_changes_nothing(tmp_path: Path, la
     assert r.exit_code == 1
     assert "row 2" in r.output and "row 3" in r.output and "2026-02-30" in r.output and "site_address" in r.output
     assert _run("list", reg, *lay).output.strip().endswith("0 permit(s).")
+
+
+def test_cli_list_prints_a_table_one_row_a_permit(
+    layers_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`permits list` is a rich table: one row a permit, its figures whole, an address printed as typed."""
+    monkeypatch.setenv("COLUMNS", "100")
+    lay = ["--layers", str(layers_path)]
+    rows = [
+        {
+            "site_address": "1 Main St",
+            "received_on": "2026-09-01",
+            "status": "active",
+            "issued_on": "2026-09-20",
+            "started_at": "2026-09-21T08:00",
+            "geometry": square_sqft(100, 100, 8000),
+        },
+        # Square brackets are rich's markup: the address must come out as typed, not as bold text.
+        {"site_address": "2 [bold]Oak[/bold] St", "received_on": "2026-11-02", "geometry": square_sqft(400, 100, 5000)},
+    ]
+    layer = tmp_path / "to_import.gpkg"
+    gpd.GeoDataFrame(rows, geometry="geometry", crs=CRS).to_file(layer, layer="permits", engine="pyogrio")
+    reg = str(tmp_path / "permits.gpkg")
+    assert _run("init", reg, *lay).exit_code == 0
+    assert _run("import", reg, str(layer), *lay).exit_code == 0
+    r = _run("list", reg, *lay)
+    assert r.exit_code == 0, r.output
+    lines = [line.strip() for line in r.output.splitlines() if line.strip()]
+    cells = [re.split(r"\s{2,}", line) for line in lines]
+    # A two-line heading ("disturbed" above "sq ft"), the rule, a row a permit, the count on stderr.
+    assert cells[1] == ["permit", "status", "site address", "sq ft", "expires"], lines[:3]
+    assert set(lines[2]) == {"─"}
+    # Issued 2026-09-20, it runs 180 days (§ 540-8G); the undecided application has no expiry.
+    assert cells[3] == ["ESC-2026-0001", "active", "1 Main St", "8,000", "2027-03-19"]
+    assert cells[4] == ["ESC-2026-0002", "application_received", "2 [bold]Oak[/bold] St", "5,000"]
+    assert lines[5:] == ["2 permit(s)."]
+    r = _run("list", reg, "--status", "approved", *lay)
+    assert r.exit_code == 0 and r.output.strip() == "0 permit(s)."  # no table without a row
 
 
 def test_cli_messages_for_a_missing_registry_and_no_public_flag(tmp_path: Path) -> None:

@@ -32,12 +32,30 @@ def lazy_getattr(package: str, names: dict[str, str]) -> Callable[[str], Any]:
     return __getattr__
 
 
+#: What the import system set on a module before running it, read without running it: ``inspect.getmodule``
+#: (which pydantic calls for every model's field docstrings) reads both on every module in ``sys.modules``.
+_SET_BEFORE_RUNNING = frozenset({"__name__", "__file__"})
+
+
+class _LazyModule(importlib.util._LazyModule):  # type: ignore[name-defined, misc]
+    """The standard library's lazy module, whose name and file are read without executing it."""
+
+    def __getattribute__(self, attr: str) -> Any:
+        if attr in _SET_BEFORE_RUNNING:
+            known = object.__getattribute__(self, "__dict__")
+            if attr in known:
+                return known[attr]
+        return super().__getattribute__(attr)
+
+
 def lazy_module(name: str) -> types.ModuleType:
     """Return module ``name``, executed at its first attribute access (the standard library's ``LazyLoader``).
 
     For a module that imports a heavy library only for some of its functions: the registry's
     listing commands never touch geopandas, and they start without paying for it. A module
-    already imported is returned as it is.
+    already imported is returned as it is. Its ``__name__`` and ``__file__`` are read without
+    running it, so ``inspect.getmodule`` (pydantic calls it while building a model) leaves it
+    unrun; any other attribute runs it.
 
     Raises
     ------
@@ -54,4 +72,5 @@ def lazy_module(name: str) -> types.ModuleType:
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     loader.exec_module(module)
+    module.__class__ = _LazyModule  # the first attribute other than these runs it, as LazyLoader's would
     return module

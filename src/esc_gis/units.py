@@ -24,13 +24,16 @@ __all__ = [
 
 from typing import TYPE_CHECKING
 
-import numpy as np
-
+from esc_gis._lazy import lazy_module
 from esc_gis.errors import UnitsError
 
 if TYPE_CHECKING:
+    import numpy as np
     import numpy.typing as npt
     from pyproj import CRS
+else:
+    # Loaded on first use: the registry reads the constants here and starts without numpy.
+    np = lazy_module("numpy")
 
 #: The international foot (1959): exactly 0.3048 m.
 M_PER_FT = 0.3048

@@ -30,11 +30,15 @@ __all__ = [
 import os
 from collections.abc import Callable
 from contextvars import ContextVar
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+
+if TYPE_CHECKING:
+    # rich is imported by the work that shows a bar: a command printing a few rows (permits show,
+    # permits due) starts without it, a tenth of a second.
+    from rich.console import Console
+    from rich.progress import Progress, TaskID
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
@@ -233,6 +237,8 @@ class PlainProgress:
 
     def add_task(self, description: str, total: float | None = 1.0, **fields: Any) -> TaskID:
         """Start a task; its progress is ``completed / total``."""
+        from rich.progress import TaskID
+
         # rich's task id type, so either bar's id goes to either bar's update.
         task = TaskID(len(self._tasks))
         self._tasks[task] = {"total": total, "completed": 0.0}
@@ -262,6 +268,9 @@ def progress_bar(label: str, *, quiet: bool, console: Console | None = None) -> 
     """
     if PROGRESS_MODE.get() == "plain":
         return PlainProgress(disable=quiet)
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
     return Progress(
         TextColumn(label),
         BarColumn(),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from datetime import date, datetime, time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -35,6 +35,9 @@ from esc_gis.cli._permits import (
     _when_text,
 )
 from esc_gis.errors import Problem, ValidationError
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 
 @click.command(short_help="Create a registry, or apply pending schema migrations.")
@@ -486,9 +489,39 @@ def list_(registry: str, status: tuple[str, ...], layers_path: str | None) -> No
     """List the permits of REGISTRY."""
     with _open(registry, layers_path) as reg:
         found = reg.permits(status=status or None)
-    for p in found:
-        click.echo(_describe(p))
+    if found:
+        from esc_gis.cli._console import console
+
+        console().print(_permits_table(found))
     click.echo(f"{len(found)} permit(s).", err=True)
+
+
+def _permits_table(found: list[Any]) -> Table:
+    """Build the table ``permits list`` prints: one row a permit, the address folding to fit the console."""
+    # rich's tables are imported by the one command that prints one (show and due start without).
+    from rich import box
+    from rich.markup import escape
+    from rich.table import Table
+
+    # rich measures the columns (a hand-padded status column went out of line past 20 characters).
+    sqft = [f"{p.disturbed_sqft:,.0f}" for p in found]
+    # Two spaces between columns (the box's one and a left pad), none at the edges.
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 0, 0, 1))
+    # Numbers, states and dates never fold or crop (a clerk copies them); the address folds to fit.
+    table.add_column("permit", no_wrap=True, min_width=max(len(p.permit_number) for p in found))
+    table.add_column("status", no_wrap=True, min_width=max(len(p.status) for p in found))
+    table.add_column("site address", overflow="fold", min_width=8)
+    table.add_column("disturbed\nsq ft", justify="right", no_wrap=True, min_width=max(map(len, sqft)))
+    table.add_column("expires", no_wrap=True, min_width=10)
+    for p, area in zip(found, sqft, strict=True):
+        table.add_row(
+            escape(p.permit_number),
+            p.status,
+            escape(p.site_address or ""),
+            area,
+            "" if p.expires_on is None else str(p.expires_on),
+        )
+    return table
 
 
 @click.command(short_help="Change fields or dates, or record an inspection.")

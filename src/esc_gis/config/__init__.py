@@ -66,7 +66,11 @@ def schema(name: str) -> dict[str, Any]:
     >>> schema("layers")["required"]
     ['jurisdiction']
     """
-    return {"$schema": DIALECT, **model(name).model_json_schema()}
+    from esc_gis.config._base import describe_fields
+
+    described = model(name)
+    describe_fields(described)
+    return {"$schema": DIALECT, **described.model_json_schema()}
 
 
 def schema_text(name: str) -> str:

@@ -14,15 +14,20 @@ __all__ = [
     "Open",
     "Strict",
     "Text",
+    "describe_fields",
     "errors",
     "fail",
     "say",
     "to_json",
 ]
 
+import ast
 import datetime as dt
-from collections.abc import Callable, Mapping
-from typing import Annotated, Any, TypeVar
+import inspect
+import itertools
+import textwrap
+from collections.abc import Callable, Iterator, Mapping
+from typing import Annotated, Any, TypeVar, get_args
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, StrictFloat, StrictInt, WithJsonSchema
 from pydantic import ValidationError as PydanticValidationError
@@ -53,16 +58,71 @@ def _text(v: Any) -> Any:
 Text = Annotated[str, BeforeValidator(_text)]
 
 
+# The fields' docstrings are their descriptions in the JSON Schemas only: read from the source by
+# describe_fields when a schema is written, not by pydantic's use_attribute_docstrings at every
+# import, which on Python < 3.13 walks the stack and sys.modules for each model (a tenth of a
+# registry command's start).
 class Strict(BaseModel):
     """A table whose unknown keys are refused (a misspelt key would silently switch a check off)."""
 
-    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=False, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=False)
 
 
 class Open(BaseModel):
     """A table that keeps keys it does not describe (read by other parts of esc_gis, or notes)."""
 
-    model_config = ConfigDict(extra="allow", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="allow")
+
+
+def _attribute_docs(cls: type) -> dict[str, str]:
+    """Return each annotated attribute's docstring (the string literal right under it) in ``cls``'s source."""
+    try:
+        source = textwrap.dedent(inspect.getsource(cls))
+    except (OSError, TypeError):  # no source (a frozen build): the schema has no descriptions
+        return {}
+    node = ast.parse(source).body[0]
+    body = node.body if isinstance(node, ast.ClassDef) else []
+    return {
+        a.target.id: inspect.cleandoc(b.value.value)
+        for a, b in itertools.pairwise(body)
+        if isinstance(a, ast.AnnAssign)
+        and isinstance(a.target, ast.Name)
+        and isinstance(b, ast.Expr)
+        and isinstance(b.value, ast.Constant)
+        and isinstance(b.value.value, str)
+    }
+
+
+def _models_in(annotation: Any) -> Iterator[type[BaseModel]]:
+    """Yield the models an annotation names (``list[Trigger]``, ``dict[str, Set] | None``, ...)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        yield annotation
+        return
+    for arg in get_args(annotation):
+        yield from _models_in(arg)
+
+
+def describe_fields(model: type[BaseModel], _seen: set[type[BaseModel]] | None = None) -> None:
+    """Give every field of ``model`` and of the models it holds its docstring as its description.
+
+    For the JSON Schemas (:func:`esc_gis.config.schema`): the models are rebuilt, the models they
+    hold first, so the schema carries each field's words. Reading files never needs it.
+    """
+    seen = set() if _seen is None else _seen
+    if model in seen:
+        return
+    seen.add(model)
+    for info in model.model_fields.values():
+        for nested in _models_in(info.annotation):
+            describe_fields(nested, seen)
+    docs: dict[str, str] = {}
+    for base in reversed(model.__mro__):  # a field declared on a base has its words there
+        if isinstance(base, type) and issubclass(base, BaseModel) and base is not BaseModel:
+            docs.update(_attribute_docs(base))
+    for name, info in model.model_fields.items():
+        if info.description is None and name in docs:
+            info.description = docs[name]
+    model.model_rebuild(force=True)
 
 
 def fail(message: str) -> PydanticCustomError:

@@ -40,14 +40,13 @@ __all__ = [
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import Any
-
-import shapely
+from typing import TYPE_CHECKING, Any
 
 from esc_gis.errors import Problem, ProfileError
 from esc_gis.registry.domain._tables import cited_codes
 from esc_gis.registry.domain.dates import EffectiveDate, date_problems
 from esc_gis.registry.domain.fold import Order
+from esc_gis.registry.domain.records import StoredGeometry
 
 #: The events a case may record, in the order they usually come.
 ACTIONS = ("notified", "stop_work", "notice", "costs", "paid", "referral", "retraction", "closed")
@@ -65,6 +64,9 @@ ACTION_OPTIONS = {
 #: Where recovered costs come from (§ 540-12E: billed, or recovered from the guarantee; what is
 #: billed and not paid, entered on the tax rolls as a special assessment).
 COSTS_FROM = ("billed", "guarantee", "special_assessment")
+
+if TYPE_CHECKING:
+    import shapely
 
 
 @dataclass(frozen=True)
@@ -93,7 +95,7 @@ class EnforcementCase:
     opened_on: date
     reasons: str
     opened_by: str
-    site: shapely.Geometry | None = None
+    site: shapely.Geometry | None = StoredGeometry()  # type: ignore[assignment]  # noqa: RUF009 (a descriptor)
     events: Sequence[CaseEvent] = field(default_factory=tuple)
     #: For a case whose order is its permit's: the permit's stop-work order as it stands for the
     #: case, read off the permit's history (:func:`order_state`); None where the case's own

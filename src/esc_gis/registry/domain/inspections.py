@@ -31,10 +31,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import shapely
-
+from esc_gis._lazy import lazy_module
 from esc_gis.errors import Problem, ProfileError
 from esc_gis.profile import Profile
 from esc_gis.registry.domain.dates import EffectiveDate, date_problems
@@ -57,6 +56,12 @@ _MAGIC: tuple[tuple[bytes, int, str], ...] = (
     (b"II*\x00", 0, "image/tiff"),
     (b"MM\x00*", 0, "image/tiff"),
 )
+
+if TYPE_CHECKING:
+    import shapely
+else:
+    # Loaded on first use: listing, showing and the due dates read no geometry, and start without it.
+    shapely = lazy_module("shapely")
 
 
 @dataclass(frozen=True)

@@ -42,9 +42,9 @@ __all__ = ["COVERING", "UNDECIDED", "Earlier", "Overlap", "covers", "same_parcel
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import shapely
+from esc_gis._lazy import lazy_module
 
 #: States of an application not yet decided (§ 540-8C(1)-(4)): it covers its site.
 UNDECIDED = ("application_received", "incomplete", "under_review")
@@ -52,6 +52,12 @@ UNDECIDED = ("application_received", "incomplete", "under_review")
 ISSUED = ("approved", "deemed_approved", "active", "extended", "stop_work", "suspended", "final_stabilization")
 #: Every state that covers a site (an issued one only while in force).
 COVERING = (*UNDECIDED, *ISSUED)
+
+if TYPE_CHECKING:
+    import shapely
+else:
+    # Loaded on first use: listing, showing and the due dates read no geometry, and start without it.
+    shapely = lazy_module("shapely")
 
 
 def covers(status: str | None, expires_on: date | None, today: date) -> bool:

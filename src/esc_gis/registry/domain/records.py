@@ -17,17 +17,20 @@ __all__ = [
     "Party",
     "Permit",
     "Photo",
+    "Stored",
     "other_authorizations",
     "parse_date",
     "parse_datetime",
 ]
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-import shapely
+if TYPE_CHECKING:
+    import shapely
 
 #: Who a party is to the permit (§ 540-5: landowner, responsible party).
 PARTY_ROLES = ("landowner", "responsible_party", "applicant", "contractor")
@@ -35,6 +38,58 @@ PARTY_ROLES = ("landowner", "responsible_party", "applicant", "contractor")
 #: (§ 540-8G), by name, with the day each ends: the whole set each time, so the fold keeps the last.
 OTHER_AUTHORIZATIONS = "other_authorizations"
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+
+
+class Stored(NamedTuple):
+    """A geometry as the database returned it, read into shapely the first time it is used.
+
+    Listing, showing and the due dates read permits but never their geometries: kept as the
+    database's bytes, a registry command starts without importing shapely and numpy.
+
+    Attributes
+    ----------
+    load : callable
+        The back end's reader (``Backend.load_geom``).
+    value : object
+        The selected value, as the back end returned it (never None).
+    """
+
+    load: Callable[[Any], Any]
+    value: Any
+
+
+class StoredGeometry:
+    """A dataclass field holding a shapely geometry, or a :class:`Stored` one read on first access.
+
+    The value stays in the instance's ``__dict__`` under the field's own name (so code reading
+    ``__dict__`` sees the same keys); a data descriptor is looked up first, so every attribute
+    access, ``dataclasses.replace`` and ``==`` see the shapely geometry.
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> @dataclass
+    ... class Thing:
+    ...     geom: object = StoredGeometry()
+    >>> Thing().geom is None
+    True
+    >>> Thing(Stored(lambda raw: raw.upper(), "wkb")).geom
+    'WKB'
+    """
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:  # the class's default (dataclasses read it here)
+            return None
+        value = obj.__dict__.get(self.name)
+        if isinstance(value, Stored):
+            value = obj.__dict__[self.name] = value.load(value.value)
+        return value
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        obj.__dict__[self.name] = value
 
 
 @dataclass(frozen=True)
@@ -197,7 +252,7 @@ class Inspection:
     work_done: str | None
     phase: str | None
     recorded_by: str
-    location: shapely.Geometry | None = None
+    location: shapely.Geometry | None = StoredGeometry()  # type: ignore[assignment]
     deficiencies: tuple[Deficiency, ...] = ()
     photos: tuple[Photo, ...] = ()
     #: Who inspected: ``holder`` (§ 540-8E(6)) or ``office`` (§ 540-8E(7), § 540-11); None before migration 9.
@@ -249,8 +304,8 @@ class Permit:
     #: The earlier applications or permits on the same site, whose coverage had ended when this
     #: one was received (:mod:`esc_gis.registry.domain.overlap`): their numbers, comma-separated.
     earlier_permits: str | None = None
-    site: shapely.Geometry | None = None
-    disturbed: shapely.Geometry | None = None
+    site: shapely.Geometry | None = StoredGeometry()  # type: ignore[assignment]
+    disturbed: shapely.Geometry | None = StoredGeometry()  # type: ignore[assignment]
     parties: list[Party] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
     reports: list[Inspection] = field(default_factory=list)

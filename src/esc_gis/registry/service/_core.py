@@ -17,10 +17,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import shapely
-from pyproj import CRS
-
 from esc_gis._lazy import lazy_module
 from esc_gis.errors import (
     PermitNotFoundError,
@@ -43,14 +39,21 @@ from esc_gis.registry.store.schema import PERMIT_COLUMNS, TABLES
 
 if TYPE_CHECKING:
     import geopandas as gpd
+    import numpy as np
     import pandas as pd
+    import pyproj
+    import shapely
 
     from esc_gis.layers import LayerSet
     from esc_gis.registry.domain.fees import FeeSchedule
 else:
-    # Loaded on first use: listing and showing permits start without them (issue 36).
+    # Loaded on first use: listing, showing and the due dates start without them; a geometry
+    # is read into shapely when it is first used (records.StoredGeometry).
     gpd = lazy_module("geopandas")
+    np = lazy_module("numpy")
     pd = lazy_module("pandas")
+    pyproj = lazy_module("pyproj")
+    shapely = lazy_module("shapely")
 
 _KINDS = {name: kind for name, kind, _ in PERMIT_COLUMNS}
 _PERMIT_FIELDS = [name for name, _, _ in PERMIT_COLUMNS if name not in ("fid", "geom")]
@@ -108,14 +111,47 @@ class RegistryBase:
         backend: Backend,
         *,
         layers: LayerSet | str | os.PathLike[str] | None,
-        profile: Profile,
-        calendar: OfficeCalendar,
+        profile: Profile | None = None,
+        calendar: OfficeCalendar | None = None,
     ) -> None:
         self.backend = backend
         self._layers = layers
-        self.profile = profile
-        self.calendar = calendar
-        self.crs = CRS.from_epsg(backend.srid)
+        self._profile = profile
+        self._calendar = calendar
+        self._crs: pyproj.CRS | None = None
+
+    @property
+    def profile(self) -> Profile:
+        """The ordinance profile the registry counts its deadlines by (the bundled one unless given), read on first use.
+
+        Listing permits never reads it: their rows and folded states need no deadline.
+
+        Raises
+        ------
+        ProfileError
+            If the bundled profile cannot be read (a broken installation).
+        """
+        if self._profile is None:
+            from esc_gis.profile import load_profile
+
+            self._profile = load_profile()
+        return self._profile
+
+    @property
+    def calendar(self) -> OfficeCalendar:
+        """The office calendar business days are counted on (the profile's unless given), made on first use."""
+        if self._calendar is None:
+            from esc_gis.registry.domain.calendar import profile_calendar
+
+            self._calendar = profile_calendar(self.profile)
+        return self._calendar
+
+    @property
+    def crs(self) -> pyproj.CRS:
+        """The registry's CRS (its back end's SRID), made on first use: listing permits needs no pyproj."""
+        if self._crs is None:
+            self._crs = pyproj.CRS.from_epsg(self.backend.srid)
+        return self._crs
 
     @property
     def layers(self) -> LayerSet:
@@ -169,7 +205,7 @@ class RegistryBase:
         out = []
         for row in cur.fetchall():
             values = {c: b.load(_KINDS[c], v) for c, v in zip(_PERMIT_FIELDS, row[:-2], strict=True)}
-            out.append(Permit(**values, site=b.load_geom(row[-2]), disturbed=b.load_geom(row[-1])))
+            out.append(Permit(**values, site=b.stored_geom(row[-2]), disturbed=b.stored_geom(row[-1])))
         if not out:
             return out
         by_number = {p.permit_number: p for p in out}
@@ -244,7 +280,7 @@ class RegistryBase:
                     r[5],
                     r[6],
                     r[7],
-                    location=b.load_geom(r[13]),
+                    location=b.stored_geom(r[13]),
                     by=r[8],
                     pre_start=bool(b.load("bool", r[9])),
                     adjoining_repairs=r[10],
@@ -449,10 +485,10 @@ class RegistryBase:
     def _to_registry_crs(self, geoms: Sequence[Any], crss: Sequence[Any]) -> np.ndarray:
         """Transform geometries to the registry's CRS, one transform per distinct source CRS."""
         out = np.empty(len(geoms), dtype=object)
-        keys = [CRS.from_user_input(c).to_wkt() for c in crss]
+        keys = [pyproj.CRS.from_user_input(c).to_wkt() for c in crss]
         for key in set(keys):
             idx = np.flatnonzero(np.array(keys, dtype=object) == key)
-            group = gpd.GeoSeries(np.asarray(geoms, dtype=object)[idx], crs=CRS.from_wkt(key))
+            group = gpd.GeoSeries(np.asarray(geoms, dtype=object)[idx], crs=pyproj.CRS.from_wkt(key))
             out[idx] = group.to_crs(self.crs).to_numpy()
         return out
 

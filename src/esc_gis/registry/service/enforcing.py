@@ -10,8 +10,6 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import shapely
-
 from esc_gis._lazy import lazy_module
 from esc_gis.errors import (
     IllegalTransitionError,
@@ -48,11 +46,13 @@ from esc_gis.registry.store.projection import wkb
 
 if TYPE_CHECKING:
     import geopandas as gpd
+    import shapely
 
     from esc_gis.registry.service.registry import Registry
 else:
-    # Loaded on first use: listing and showing permits start without them (issue 36).
+    # Loaded on first use: listing, showing and the due dates start without them.
     gpd = lazy_module("geopandas")
+    shapely = lazy_module("shapely")
 
 #: The order of a case without a permit, as the moves of its own stream.
 _CASE_MOVES: dict[str, dict[str, Any]] = {
@@ -914,7 +914,7 @@ def cases(reg: Registry, *, case_id: str | None = None, permit_number: str | Non
                 opened_on,
                 r["reasons"],
                 r["opened_by"],
-                b.load_geom(r["site"]),
+                b.stored_geom(r["site"]),
                 tuple(events.get(r["case_id"], ())),
                 permit_order=None
                 if own or ps is None

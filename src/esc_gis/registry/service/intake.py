@@ -15,9 +15,6 @@ from dataclasses import replace
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import shapely
-
 from esc_gis._lazy import lazy_module
 from esc_gis.errors import (
     EscGisWarning,
@@ -44,13 +41,17 @@ from esc_gis.registry.store.projection import FACTS, wkb
 
 if TYPE_CHECKING:
     import geopandas as gpd
+    import numpy as np
     import pandas as pd
+    import shapely
 
     from esc_gis.registry.service.registry import Registry
 else:
-    # Loaded on first use: listing and showing permits start without them (issue 36).
+    # Loaded on first use: listing, showing and the due dates start without them.
     gpd = lazy_module("geopandas")
+    np = lazy_module("numpy")
     pd = lazy_module("pandas")
+    shapely = lazy_module("shapely")
 
 #: The states of an application the office has not yet decided (§ 540-8C(1)-(4)): received,
 #: waiting for information asked for, under review. Its disturbed limits may be measured anew.

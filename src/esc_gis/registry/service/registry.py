@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from esc_gis.errors import RegistryError
 from esc_gis.profile import Profile, load_profile
-from esc_gis.registry.domain.calendar import OfficeCalendar, profile_calendar
+from esc_gis.registry.domain.calendar import OfficeCalendar
 from esc_gis.registry.service import amending, appealing, determining, enforcing, inspecting, intake, money, moves
 from esc_gis.registry.service._core import RegistryBase, _path
 from esc_gis.registry.store.backend import open_backend
@@ -114,10 +114,10 @@ def open_registry(
     except BaseException:
         backend.close()
         raise
-    prof = profile or load_profile()
     # The layer set is read when a command first measures with it (Registry.layers): listing,
-    # showing and moving permits never need it, and reading it costs geopandas and a second.
-    return Registry(backend, layers=layers, profile=prof, calendar=calendar or profile_calendar(prof))
+    # showing and moving permits never need it, and reading it costs geopandas and a second. The
+    # profile and its calendar are read when first used (Registry.profile): a listing needs neither.
+    return Registry(backend, layers=layers, profile=profile, calendar=calendar)
 
 
 class Registry(RegistryBase):

@@ -15,12 +15,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from datetime import date, datetime, timezone
-from typing import Any
-
-import shapely
+from typing import TYPE_CHECKING, Any
 
 from esc_gis.errors import RegistryError
+from esc_gis.registry.domain.records import Stored
 from esc_gis.registry.store.schema import MIGRATIONS, SCHEMA_VERSION, Migration
+
+if TYPE_CHECKING:
+    import shapely
 
 
 class Backend(ABC):
@@ -65,6 +67,13 @@ class Backend(ABC):
     @abstractmethod
     def load_geom(self, value: Any) -> shapely.Geometry | None:
         """Return a selected geometry value as shapely."""
+
+    def stored_geom(self, value: Any) -> Stored | None:
+        """Return a selected geometry value to be read by :meth:`load_geom` on first use, None as None.
+
+        A command that never looks at a geometry (listing, showing, the due dates) imports no shapely.
+        """
+        return None if value is None else Stored(self.load_geom, value)
 
     @abstractmethod
     def create(self, srid: int, crs_wkt: str) -> None:

@@ -25,10 +25,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import shapely
-
+from esc_gis._lazy import lazy_module
 from esc_gis._outputs import PRIVATE_MODE
 from esc_gis.errors import RegistryError
 from esc_gis.registry.store.backend import Backend, iso_date, iso_datetime, now_utc
@@ -42,7 +41,6 @@ from esc_gis.registry.store.schema import (
     Migration,
     public_view,
 )
-from esc_gis.styles import add_layer_style, describe_layer
 from esc_gis.units import SQFT_PER_ACRE
 
 #: How long a writer waits for another one to finish, in seconds.
@@ -73,6 +71,12 @@ _WGS84 = (
     'GEOGCS["WGS 84",DATUM["WGS_1984",SPHEROID["WGS 84",6378137,298.257223563]],PRIMEM["Greenwich",0],'
     'UNIT["degree",0.0174532925199433],AUTHORITY["EPSG","4326"]]'
 )
+
+if TYPE_CHECKING:
+    import shapely
+else:
+    # Loaded on first use: listing, showing and the due dates read no geometry, and start without it.
+    shapely = lazy_module("shapely")
 
 
 def encode(geom: shapely.Geometry | None, srid: int) -> bytes | None:
@@ -302,7 +306,10 @@ class GeoPackageBackend(Backend):
                     (table, table, now),
                 )
         # QGIS opens the permits coloured by status (the style table QGIS itself reads), every
-        # layer with its fields' aliases, and every table with its title and abstract.
+        # layer with its fields' aliases, and every table with its title and abstract. Imported
+        # here: its XML escaping pulls in urllib and ssl, which a registry that is only read skips.
+        from esc_gis.styles import add_layer_style, describe_layer
+
         for table in (t for t in LAYERS if t in made):
             columns = [row[1] for row in cur.execute(f"PRAGMA table_info({table})").fetchall() if row[1] != "geom"]
             # A user's own default style (saved from QGIS) survives the next migration.

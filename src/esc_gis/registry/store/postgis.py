@@ -13,10 +13,9 @@ __all__ = ["PostGISBackend"]
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import shapely
-
+from esc_gis._lazy import lazy_module
 from esc_gis.errors import RegistryError, install_hint
 from esc_gis.registry.store.backend import Backend
 from esc_gis.registry.store.conninfo import parse, redact, scrub
@@ -34,6 +33,12 @@ _SCHEMA_TABLE = """CREATE TABLE IF NOT EXISTS esc_gis_schema (version integer PR
     description text NOT NULL, applied_at timestamptz NOT NULL)"""
 #: Any fixed key for the advisory lock that serialises migrations.
 _MIGRATION_LOCK = 5408
+
+if TYPE_CHECKING:
+    import shapely
+else:
+    # Loaded on first use: listing, showing and the due dates read no geometry, and start without it.
+    shapely = lazy_module("shapely")
 
 
 #: The columns of the named tables in the registry's schema, from the catalog by table name (its

@@ -25,10 +25,9 @@ __all__ = ["PROJECTIONS", "Context", "Rows", "project", "replay"]
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import shapely
-
+from esc_gis._lazy import lazy_module
 from esc_gis.registry.domain.events import CASE_KINDS, HistoryEvent
 from esc_gis.registry.domain.fold import PermitState, fold
 from esc_gis.registry.store.schema import PERMIT_COLUMNS, TABLES
@@ -77,6 +76,12 @@ _GUARANTEE_ROW = {
     "guarantee_released": "release",
     "guarantee_final_release": "final_release",
 }
+
+if TYPE_CHECKING:
+    import shapely
+else:
+    # Loaded on first use: listing, showing and the due dates read no geometry, and start without it.
+    shapely = lazy_module("shapely")
 
 
 def wkb(geom: shapely.Geometry | None) -> str | None:
