@@ -80,9 +80,9 @@ def test_a_layer_of_the_same_name_is_refused_and_nothing_changes(tmp_path) -> No
     before = _digest(out)
     for name in ("steep", "STEEP"):  # SQLite's table names know no case
         r = _run("steep", DEM, "-o", out, "--update", "--output-layer", name, "-q")
-        assert (
-            r.exit_code == 1 and "already has a layer" in r.output and "--update and --overwrite" in r.output
-        ), r.output
+        assert r.exit_code == 1 and "already has a layer" in r.output and "--update and --overwrite" in r.output, (
+            r.output
+        )
     assert _digest(out) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["project.gpkg"]  # no staging folder left
 
