@@ -268,25 +268,25 @@ def test_each_refusal_of_a_plan_total_is_said_exactly_with_its_fix():
     got = plan_total_problems(50_000, ["A", "B", "C", "D"], ["P", " ", np.nan, "Q"], [60_000, 1, np.nan, 5], prof)
     assert got == [
         Problem(
-            "--plan-disturbed-sqft",
+            "plan_disturbed_sqft=",
             None,
             f"50,000.0 sq ft is a common plan's total, but site 'B' names no common plan (its plan_id is empty): {rule}",
-            "give the site its plan_id (or --plan-field), or leave the option out.",
+            "give the site its plan_id (or plan_field=), or leave the option out.",
         ),
         Problem(
-            "--plan-disturbed-sqft",
+            "plan_disturbed_sqft=",
             None,
             f"50,000.0 sq ft is a common plan's total, but site 'C' names no common plan (its plan_id is empty): {rule}",
-            "give the site its plan_id (or --plan-field), or leave the option out.",
+            "give the site its plan_id (or plan_field=), or leave the option out.",
         ),
         Problem(
-            "--plan-disturbed-sqft",
+            "plan_disturbed_sqft=",
             None,
             "one total is given for every site, but the sites name 2 common plans (P, Q).",
             "give the sites of one plan, or each site its plan's total in a plan_disturbed_sqft field.",
         ),
         Problem(
-            "--plan-disturbed-sqft",
+            "plan_disturbed_sqft=",
             None,
             "50,000.0 sq ft is less than the 60,000.0 sq ft common plan 'P' already disturbs in this layer, as "
             "measured: the total disagrees with the plan's own sites.",
@@ -302,8 +302,8 @@ def test_each_refusal_of_a_plan_total_is_said_exactly_with_its_fix():
     assert field == Problem(
         "sites",
         1,
-        "its --plan-disturbed-sqft field gives 50,000.0 sq ft, a common plan's total, but the site names no common "
+        "its plan_disturbed_sqft field gives 50,000.0 sq ft, a common plan's total, but the site names no common "
         f"plan (its plan_id is empty) and disturbs 10,000.0 sq ft itself: {rule}",
-        "give the site its plan_id (or --plan-field), or empty its --plan-disturbed-sqft field.",
+        "give the site its plan_id (or plan_field=), or empty its plan_disturbed_sqft field.",
         site_id="S9",
     )
