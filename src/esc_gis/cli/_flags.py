@@ -12,7 +12,9 @@ A keyword is respelled only as ``name=`` (``name=True``, ``name="value"``, ``nam
 keyword the command line takes as repeated ``NAME=VALUE`` items is written as a dict
 (``fields={"site_address": "COLUMN"}`` becomes ``--field site_address=COLUMN``). A quoted value the
 shell would not take as one plain word (a space, a quote, a bracket) keeps its quotes:
-``where="site_id = 'S9'"`` becomes ``--where "site_id = 'S9'"``.
+``where="site_id = 'S9'"`` becomes ``--where "site_id = 'S9'"``. A boolean the command line
+takes as a pair of flags is one keyword, ``True`` or ``False``: ``approves=False`` becomes
+``--stands`` (``"approves": "--approves/--stands"``).
 """
 
 from __future__ import annotations
@@ -98,12 +100,19 @@ FLAGS: dict[str, str] = {
     "condition": "--condition",
     "costs_from": "--costs-from",
     "guarantee_id": "--guarantee",
+    "costs": "--costs",
+    "interest": "--interest",
+    "purposes": "--purpose",
+    "determined": "--determined",
+    # Appeals: one keyword, True or False, the command line's pair of flags (``--approves/--stands``).
+    "approves": "--approves/--stands",
+    "findings": "--finding",
 }
 
 #: ``name=`` and what follows it: True, a quoted value, a bare value, or nothing.
 _KEYWORD = re.compile(
     r"(?<![\w.-])(?P<name>" + "|".join(sorted(FLAGS, key=len, reverse=True)) + r")="
-    r"(?P<value>True\b|\{[^{}]*\}|\"[^\"]*\"|'[^']*'|[^\s,;)`]*)"
+    r"(?P<value>True\b|False\b|\{[^{}]*\}|\"[^\"]*\"|'[^']*'|[^\s,;)`]*)"
 )
 
 
@@ -127,6 +136,11 @@ def _flag(m: re.Match[str], quoted: list[tuple[int, int]]) -> str:
     tail = ""
     if value[-1:] in (".", ":") and not value.startswith(("'", '"')):
         value, tail = value[:-1], value[-1]
+    if "/" in flag:
+        # A boolean the command line gives as a pair of flags: True the first, False the second.
+        on, off = flag.split("/")
+        if value in ("True", "False"):
+            return (on if value == "True" else off) + tail
     if value in ("", "True"):
         return flag + tail
     if value.startswith("{"):
