@@ -88,6 +88,26 @@ def test_a_registry_date_names_the_keyword_in_python_and_the_flag_on_the_command
         ('record it with an office inspection (by="office").', "record it with an office inspection (--by office)."),
         ("leave out pre_start=True.", "leave out --pre-start."),
         ("the fee has no receipt number (receipt=).", "the fee has no receipt number (--receipt)."),
+        # A mapping is one NAME=VALUE flag per item; a value the shell would split keeps its quotes.
+        ('with fields={"site_address": "COLUMN"} (its', "with --field site_address=COLUMN (its"),
+        ("field_map={'activity': 'NOPE'}: there is", "--field activity=NOPE: there is"),
+        ("creation_options={'NOSUCH': '1'}: GDAL's", "--co NOSUCH=1: GDAL's"),
+        ("where=\"permit = 'required'\" matches 2", "--where \"permit = 'required'\" matches 2"),
+        ("site_id='S09' matches none", "--site-id S09 matches none"),
+        ("skip_ids='ROW(' is not valid", "--skip-ids 'ROW(' is not valid"),
+        # Rasters, soils, roles, amendments, enforcement and appeals.
+        ("Say which with band=N (band = N in", "Say which with --band N (band = N in"),
+        ("give it with z_unit=m|ft|us_ft (or z_unit in", "give it with --z-unit m|ft|us_ft (or z_unit in"),
+        (
+            "name the K field with k_field=, or give one K with k=.",
+            "name the K field with --k-field, or give one K with --k.",
+        ),
+        ("plan_disturbed_sqft=: 50,000.0 sq ft", "--plan-disturbed-sqft: 50,000.0 sq ft"),
+        ('give one (prefix="village") or', "give one (--role-prefix village) or"),
+        ("which one the amended plan answers (notice_id=N).", "which one the amended plan answers (--notice N)."),
+        ("come from: costs_from=billed or guarantee", "come from: --costs-from billed or guarantee"),
+        ("record approves=True or approves=False.", "record --approves or --stands."),
+        ("approves= is for a modified decision", "--approves/--stands is for a modified decision"),
         # Words, values and other keywords stay as they are.
         ("the layer's owner= and a field=x, on the day", "the layer's owner= and a field=x, on the day"),
         ("--where \"site_id='S9'\" matches no feature", "--where \"site_id='S9'\" matches no feature"),
@@ -210,3 +230,29 @@ def test_every_allowed_flag_is_still_there() -> None:
     for module, allowed in FLAGS_ALLOWED.items():
         text = " ".join(t for _, t in _strings(ast.parse((SRC / module).read_text(encoding="utf-8"))))
         assert sorted(f for f in allowed if not re.search(rf"{re.escape(f)}(?![\w-])", text)) == [], module
+
+
+def test_picking_and_importing_sites_name_keywords_in_python_and_flags_on_the_command_line(tmp_path: Path) -> None:
+    """``pick_site`` and ``applications_from_frame`` tell a Python caller ``site_id=`` and ``fields={...}``;
+    the command line shows the same mistakes as ``--site-id``, ``--where`` and ``--field NAME=COLUMN``."""
+    from esc_gis.registry.service.imports import applications_from_frame, pick_site
+
+    layer = tmp_path / "screening.gpkg"
+    gpd.GeoDataFrame({"site_id": ["S01", "S02"]}, geometry=[box(0, 0, 10, 10), box(20, 0, 30, 10)], crs=7594).to_file(
+        layer
+    )
+    with pytest.raises(ValidationError) as none:
+        pick_site(layer)
+    with pytest.raises(ValidationError) as wrong:
+        pick_site(layer, site_id="s01")
+    frame = gpd.GeoDataFrame({"ADDR": ["1 A St"]}, geometry=[box(0, 0, 10, 10)], crs=7594)
+    _, problems = applications_from_frame(frame, source="county.gpkg", fields={"site_adress": "ADDR"})
+    said = [str(none.value), str(wrong.value), "\n".join(f"{p.message} {p.fix}" for p in problems), problems[0].source]
+    assert "give site_id=ID (the screening's site_id) or where=SQL." in said[0]
+    assert "site_id='s01' matches none of its 2 feature(s)" in said[1] and "Did you mean 'S01'?" in said[1]
+    assert 'with fields={"received_on": "COLUMN"}' in said[2] and said[3] == "fields={'site_adress': 'ADDR'}"
+    assert not any("--" in s for s in said), said
+    shown = [cli_text(s) for s in said]
+    assert "give --site-id ID (the screening's site_id) or --where SQL." in shown[0]
+    assert "--site-id s01 matches none" in shown[1]
+    assert "with --field received_on=COLUMN" in shown[2] and shown[3] == "--field site_adress=ADDR"
