@@ -121,7 +121,7 @@ def test_without_any_k_the_message_names_the_layer_set_too(tmp_path):
     r = run(_args_without(base, "--k"))
     text = " ".join(r.output.split())
     assert r.exit_code == 1 and "give either a soils layer or one K" in text
-    assert "a layer set (--layers) with [soils]" in text
+    assert "use --soils or --k, or a layer set's [soils] as the soils layer" in text
     assert not (tmp_path / "out.csv").exists()
 
 
@@ -195,7 +195,7 @@ def test_every_conflict_is_said_at_once_and_none_for_a_right_total():
     texts = [p.message for p in problems]
     assert [t.split(" names")[0].split("site ")[-1] for t in texts[:2]] == ["'B'", "'C'"]
     assert "2 common plans (P, Q)" in texts[2] and "less than the 60,000.0 sq ft common plan 'P'" in texts[3]
-    assert len(problems) == 4 and all(p.source == "--plan-disturbed-sqft" for p in problems)
+    assert len(problems) == 4 and all(p.source == "plan_disturbed_sqft=" for p in problems)
     assert plan_total_problems(60_000.0, ["A", "B"], ["P", "P"], [60_000.0, 60_000.0], prof) == []
 
 
