@@ -112,7 +112,7 @@ def test_a_modified_decision_needs_the_offices_record_of_what_it_does(reg, activ
         reg.decide_appeal(a, body=ZBA, outcome="modified", on=date(2026, 11, 20))
     text = str(info.value)
     assert "a modified decision needs approves=True or approves=False" in text
-    assert "only when the office records that it does (--approves)" in text and "basis interpretation" in text
+    assert "only when the office records that it does;" in text and "basis interpretation" in text
     with pytest.raises(
         ValidationError, match="approves= is for a modified or variance decision; the outcome is upheld"
     ):
