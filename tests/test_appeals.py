@@ -111,16 +111,19 @@ def test_a_modified_decision_needs_the_offices_record_of_what_it_does(reg, activ
     with pytest.raises(ValidationError) as info:
         reg.decide_appeal(a, body=ZBA, outcome="modified", on=date(2026, 11, 20))
     text = str(info.value)
-    assert "a modified decision needs --approves or --stands" in text
-    assert "only when the office records that it does (--approves)" in text and "basis interpretation" in text
+    assert "a modified decision needs approves=True or approves=False" in text
+    assert "only when the office records that it does;" in text and "basis interpretation" in text
     with pytest.raises(
-        ValidationError, match="--approves/--stands go with a modified or variance decision; the outcome is upheld"
+        ValidationError, match="approves= is for a modified or variance decision; the outcome is upheld"
     ):
         reg.decide_appeal(a, body=ZBA, outcome="upheld", on=date(2026, 11, 20), approves=False)
     assert reg.appeals(appeal_id=a)[0].decision is None and reg.get(n).status == "disapproved"
     # A stop-work order's appeal modified: --approves would mean nothing there; --stands is recorded.
     s = appeal_of(reg, active, kind="stop_work_order")
-    with pytest.raises(ValidationError, match=r"--approves goes with the appeal of a disapproval .* stop work order"):
+    with pytest.raises(
+        ValidationError,
+        match=r"approves=True goes with the appeal of a disapproval .* stop work order: record approves=False",
+    ):
         reg.decide_appeal(s, body=ZBA, outcome="modified", on=date(2026, 11, 20), approves=True)
     d = reg.decide_appeal(s, body=ZBA, outcome="modified", on=date(2026, 11, 20), approves=False).decision
     assert d is not None and d.approves is False and reg.get(active).status == "active"
@@ -190,7 +193,10 @@ def test_a_variance_on_the_appeal_of_a_disapproval_needs_the_offices_record(reg,
     with pytest.raises(ValidationError) as info:
         reg.decide_appeal(a, body=ZBA, outcome="variance", on=date(2026, 11, 20), findings=ALL_FINDINGS)
     text = str(info.value)
-    assert "a variance decision needs --approves or --stands: a variance relieves only the provisions it names" in text
+    assert (
+        "a variance decision needs approves=True or approves=False: a variance relieves only the provisions it names"
+        in text
+    )
     assert "(§ 540-13A(2); § 540-8C(2); basis interpretation)" in text
     assert reg.appeals(appeal_id=a)[0].decision is None and reg.get(n).status == "disapproved"
     finding = [x for f in ALL_FINDINGS for x in ("--finding", f)]
@@ -235,7 +241,7 @@ def test_a_variance_rests_on_every_finding_and_needs_no_conditions(reg, active) 
     text = str(info.value)
     for words in (PUBLIC_INTEREST, SPECIAL, HARDSHIP):
         assert f'"{words}"' in text, words
-    assert "(§ 540-13A(2); basis ordinance; --finding special_conditions)" in text
+    assert "(§ 540-13A(2); basis ordinance; findings= key special_conditions)" in text
     assert "--conditions" not in text  # the ordinance never requires them
     with pytest.raises(ValidationError) as info:
         reg.decide_appeal(
@@ -253,7 +259,10 @@ def test_a_variance_rests_on_every_finding_and_needs_no_conditions(reg, active) 
     assert reg.history(active)[-1].data["findings"] == list(ALL_FINDINGS)
     # The edge: a variance on an appeal that is not of a disapproval carries no choice and approves nothing.
     s = appeal_of(reg, active, kind="stop_work_order")
-    with pytest.raises(ValidationError, match=r"--approves goes with the appeal of a disapproval .* stop work order"):
+    with pytest.raises(
+        ValidationError,
+        match=r"approves=True goes with the appeal of a disapproval .* stop work order: record approves=False",
+    ):
         reg.decide_appeal(s, body=ZBA, outcome="variance", on=date(2026, 11, 20), findings=ALL_FINDINGS, approves=True)
 
 

@@ -170,7 +170,7 @@ COMMANDS: dict[str, tuple[str, Callable[[Any, str, date], Any]]] = {
     "inspect": ("inspected_at=", _inspect),
     "repaired": ("on=", _repaired),
     "case": ("on=", _case),
-    "case --notified": ("--notified", _case_action),
+    "case --notified": ("the notice's day", _case_action),
     "appeal": ("on=", _appeal),
     "decide": ("on=", _decide),
     "amend": ("permission_on=", _amend),
@@ -192,7 +192,8 @@ def test_each_command_refuses_tomorrow_writes_nothing_and_accepts_today(reg, act
     with pytest.raises(ValidationError) as e:
         record(reg, active, tomorrow)
     shown = f"{tomorrow} 08:00" if option == "inspected_at=" or command == "repaired" else str(tomorrow)
-    # A keyword is named as Python takes it (on=2026-...); the case's actions still name their flag.
+    # A keyword is named as Python takes it (on=2026-...); a case's action by its day (the notice's day
+    # 2026-...), which Python gives as on= and the command line by the action's own flag.
     named = f"{option}{shown}" if option.endswith("=") else f"{option} {shown}"
     assert named in str(e.value) and f"{LATER} ({today})" in str(e.value), str(e.value)
     assert _history(reg) == before  # nothing written

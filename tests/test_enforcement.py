@@ -167,7 +167,7 @@ def test_bad_input_lists_every_problem_and_writes_nothing(reg, active, screening
     with pytest.raises(ValidationError) as info:
         reg.case_action(c.case_id, "notice", on=date(2026, 11, 1), costs=-5.0, costs_from="somewhere")
     text = str(info.value)
-    for part in ("after a stop-work order", "before the case's last date", "not an amount", "--costs-from"):
+    for part in ("after a stop-work order", "before the case's last date", "not an amount", "costs_from="):
         assert part in text, part
     assert count(reg, "enforcement_events") == 1  # only the opening
     assert reg.get(active).status == "active"

@@ -215,7 +215,7 @@ def test_a_variance_approves_only_on_the_offices_record() -> None:
     with pytest.raises(ValidationError) as refused:
         approves_disapproval(terms, "variance", None)
     msg = "a variance decision needs the office's record of whether it approves: v (s; basis interpretation)."
-    assert refused.value.problems == [Problem("decision", None, msg, "record --approves or --stands.")]
+    assert refused.value.problems == [Problem("decision", None, msg, "record approves=True or approves=False.")]
     for outcome in ("reversed", "modified", ""):
         with pytest.raises(ProfileError, match=r"\[appeals\.approval\.relieved\] needs an outcome that is not one of"):
             approval_terms(
@@ -244,4 +244,4 @@ def test_the_recorded_outcome_is_cited_and_a_missing_choice_says_how_to_record_i
     with pytest.raises(ValidationError) as refused:
         approves_disapproval(terms, "modified", None)
     msg = "a modified decision needs the office's record of whether it approves: t (s; basis interpretation)."
-    assert refused.value.problems == [Problem("decision", None, msg, "record --approves or --stands.")]
+    assert refused.value.problems == [Problem("decision", None, msg, "record approves=True or approves=False.")]

@@ -186,16 +186,16 @@ def test_an_action_is_dated_between_the_cases_last_date_and_today() -> None:
     assert _check(case, "notified", date(2026, 6, 5)) == []
     assert _check(case, "notified", TODAY) == []
     assert _check(case, "notified", date(2026, 6, 4)) == [
-        "--notified 2026-06-04 is before the case's last date (2026-06-05): "
+        "the notice's day 2026-06-04 is before the case's last date (2026-06-05): "
         "give the day it happened, on or after 2026-06-05."
     ]
     assert _check(_case(), "notified", date(2026, 5, 31)) == [
-        "--notified 2026-05-31 is before the case's last date (2026-06-01): "
+        "the notice's day 2026-05-31 is before the case's last date (2026-06-01): "
         "give the day it happened, on or after 2026-06-01."
     ]
     assert _check(_case(), "notified", OPENED) == []
     assert _check(case, "notified", date(2026, 7, 1)) == [
-        "--notified 2026-07-01 is after today on the Village's clock (2026-06-30): "
+        "the notice's day 2026-07-01 is after today on the Village's clock (2026-06-30): "
         "give the day it happened, on or before 2026-06-30."
     ]
     assert _check(case, "notified", None) == ["the action has no date."]
@@ -214,7 +214,7 @@ def test_one_stop_work_order_at_a_time_whichever_route_posted_it() -> None:
     """§ 540-12A: the order is posted once; the case goes on from it."""
     twice = [
         "a stop-work order is already in effect (posted on the permit); the case goes on from it "
-        "(--notice, --refer, --retract)."
+        "(a notice of intent, a referral, a retraction)."
     ]
     assert _check(_case(), "stop_work") == []
     assert _check(_case(_e("stop_work")), "stop_work") == twice
@@ -266,7 +266,7 @@ def test_a_referral_follows_a_violated_order_or_without_a_permit_a_notice() -> N
     # The referral's own refusal comes with the others, not instead of them.
     assert _check(_case(_e("closed")), "referral", date(2026, 7, 1)) == [
         "the case is closed.",
-        "--refer 2026-07-01 is after today on the Village's clock (2026-06-30): "
+        "the referral's day 2026-07-01 is after today on the Village's clock (2026-06-30): "
         "give the day it happened, on or before 2026-06-30.",
         "a referral follows a violated stop-work order; post one first.",
     ]
@@ -284,7 +284,7 @@ def test_costs_go_with_a_notice_or_on_their_own_and_say_where_they_come_from() -
     posted = _case(_e("stop_work"))
     assert _check(posted, "notice", costs=0.0, costs_from="guarantee") == []
     assert _check(posted, "notice", costs=10.0, costs_from=None) == [
-        "say where the costs come from: --costs-from billed or guarantee or special_assessment."
+        "say where the costs come from: costs_from=billed or guarantee or special_assessment."
     ]
     assert _check(posted, "notice", costs=-0.01, costs_from="billed") == [
         "the costs -0.01 are not an amount (0 or more)."
@@ -296,9 +296,9 @@ def test_costs_go_with_a_notice_or_on_their_own_and_say_where_they_come_from() -
         "the costs inf are not an amount (0 or more)."
     ]
     assert _check(posted, "closed", costs=5.0, costs_from="billed") == [
-        "costs go with a notice of intent (--notice) or on their own (--costs-on)."
+        "costs go with a notice of intent or are recorded as costs of their own."
     ]
-    assert _check(_case(_e("stop_work"), _e("notice", 3)), "costs") == ["give the amount (--costs N)."]
+    assert _check(_case(_e("stop_work"), _e("notice", 3)), "costs") == ["give the amount (costs=N)."]
     assert _check(posted, "notice") == []
 
 
@@ -311,12 +311,14 @@ def test_interest_goes_with_the_costs_billed() -> None:
     assert _check(billed, "costs", interest=float("nan"), **ok) == ["the interest nan is not an amount (0 or more)."]
     assert _check(billed, "costs", interest=float("inf"), **ok) == ["the interest inf is not an amount (0 or more)."]
     assert _check(billed, "costs", interest=1.0) == [
-        "interest goes with the costs it is on (--costs N --interest N).",
-        "give the amount (--costs N).",
+        "interest goes with the costs it is on (costs=N with interest=N).",
+        "give the amount (costs=N).",
     ]
-    assert _check(billed, "notice", interest=1.0) == ["interest goes with the costs it is on (--costs N --interest N)."]
+    assert _check(billed, "notice", interest=1.0) == [
+        "interest goes with the costs it is on (costs=N with interest=N)."
+    ]
     assert _check(billed, "costs", costs=5.0, costs_from="special_assessment", interest=1.0, billed_due=5.0) == [
-        "interest is billed with the costs; the special assessment is the amount due (no --interest)."
+        "interest is billed with the costs; the special assessment is the amount due (no interest=)."
     ]
 
 
@@ -337,14 +339,14 @@ def test_a_payment_is_judged_against_the_amount_billed_and_not_yet_paid() -> Non
     ]
     assert _check(billed, "paid", costs=0.0, billed_due=1.0) == ["the payment 0.0 is not an amount (more than 0)."]
     assert _check(billed, "paid", costs=-1.0, billed_due=1.0) == ["the payment -1.0 is not an amount (more than 0)."]
-    assert _check(billed, "paid", billed_due=1.0) == ["give the amount paid (--costs N)."]
+    assert _check(billed, "paid", billed_due=1.0) == ["give the amount paid (costs=N)."]
 
 
 def test_a_payment_with_a_source_or_interest_alone_is_refused() -> None:
     """§ 540-12E: the costs are billed "plus interest at the rate authorized by Village Board"; what is paid
     is of that bill, so a payment names neither where costs come from nor interest of its own."""
     billed = _case(_e("stop_work"), _e("notice", 3, costs=100.0, costs_from="billed"))
-    alone = "a payment is of the costs and interest billed: give only its amount (no --costs-from, --interest)."
+    alone = "a payment is of the costs and interest billed: give only its amount (no costs_from=, interest=)."
     assert _check(billed, "paid", costs=10.0, billed_due=100.0, costs_from="billed") == [alone]
     assert _check(billed, "paid", costs=10.0, billed_due=100.0, interest=1.0) == [alone]
     assert _check(billed, "paid", costs=10.0, billed_due=100.0, interest=0.0) == [alone]
@@ -363,7 +365,7 @@ def test_a_special_assessment_is_at_most_the_amount_due_and_recorded_on_its_own(
     assert _check(billed, "costs", costs=100.01, refusals={"special_assessment_over_due": "OVER"}, **sa) == ["OVER"]
     assert _check(billed, "costs", costs=1.0, costs_from="special_assessment") == ["1.00 is more than the 0.00 due."]
     assert _check(billed, "notice", costs=1.0, **sa) == [
-        "a special assessment is recorded on its own (--costs-on), after the costs were billed."
+        "a special assessment is recorded as costs of their own, after the costs were billed."
     ]
 
 

@@ -647,11 +647,11 @@ def test_cli_add_a_permit_from_a_screening_output(target: str, layers_path: Path
     assert third["jurisdiction"] == "inside"
     # None or several picked: one clear message each, exit 1, nothing added.
     refusals = {
-        ("--site-id", "S09"): "--site-id 'S09' matches none of its 3 feature(s)",
+        ("--site-id", "S09"): "--site-id S09 matches none of its 3 feature(s)",
         ("--site-id", "s01"): "Did you mean 'S01'?",
         ("--where", "permit = 'required'"): "matches 2 features (rows 1, 2) (site_id S01, S02); one site is expected",
         ("--where", "permit = 'revoked'"): "--where \"permit = 'revoked'\" matches no feature",
-        ("--where", "site_id = 'S03'", "--site-id", "S01"): "--site-id 'S01' matches none of the 1 feature(s)",
+        ("--where", "site_id = 'S03'", "--site-id", "S01"): "--site-id S01 matches none of the 1 feature(s)",
     }
     for args, said in refusals.items():
         r = _run("add", target, "--site-layer", gpkg, *args, *app)

@@ -260,7 +260,7 @@ def test_slope_creation_options_reach_the_cli_as_co(qgis, tmp_path):
         "run", "escgis:slope", "--", f"INPUT={dem}", "CREATION_OPTIONS=NOSUCH=1", f"OUTPUT={tmp_path / 'x.tif'}",
         check=False,
     )  # fmt: skip
-    assert r.returncode != 0 and "--co NOSUCH: GDAL's GTiff driver has no such creation option" in r.stdout + r.stderr
+    assert r.returncode != 0 and "--co NOSUCH=1: GDAL's GTiff driver has no such creation option" in r.stdout + r.stderr
     assert not (tmp_path / "x.tif").exists()
 
 

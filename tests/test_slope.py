@@ -87,7 +87,7 @@ def test_a_wrong_vertical_unit_is_3_28_times_wrong(tmp_path):
 
 def test_unknown_or_contradicted_vertical_unit(tmp_path):
     dem = write_dem(tmp_path / "p.tif", plane(1.0))
-    with pytest.raises(UnitsError, match="--z-unit m"):
+    with pytest.raises(UnitsError, match="z_unit=m"):
         write_slope(dem, tmp_path / "s.tif")
     assert not (tmp_path / "s.tif").exists()
     labelled = write_dem(tmp_path / "l.tif", plane(1.0), units="metre")

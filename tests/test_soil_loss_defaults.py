@@ -121,7 +121,7 @@ def test_without_any_k_the_message_names_the_layer_set_too(tmp_path):
     r = run(_args_without(base, "--k"))
     text = " ".join(r.output.split())
     assert r.exit_code == 1 and "give either a soils layer or one K" in text
-    assert "a layer set (--layers) with [soils]" in text
+    assert "use --soils or --k, or a layer set's [soils] as the soils layer" in text
     assert not (tmp_path / "out.csv").exists()
 
 
@@ -195,7 +195,7 @@ def test_every_conflict_is_said_at_once_and_none_for_a_right_total():
     texts = [p.message for p in problems]
     assert [t.split(" names")[0].split("site ")[-1] for t in texts[:2]] == ["'B'", "'C'"]
     assert "2 common plans (P, Q)" in texts[2] and "less than the 60,000.0 sq ft common plan 'P'" in texts[3]
-    assert len(problems) == 4 and all(p.source == "--plan-disturbed-sqft" for p in problems)
+    assert len(problems) == 4 and all(p.source == "plan_disturbed_sqft=" for p in problems)
     assert plan_total_problems(60_000.0, ["A", "B"], ["P", "P"], [60_000.0, 60_000.0], prof) == []
 
 
@@ -268,25 +268,25 @@ def test_each_refusal_of_a_plan_total_is_said_exactly_with_its_fix():
     got = plan_total_problems(50_000, ["A", "B", "C", "D"], ["P", " ", np.nan, "Q"], [60_000, 1, np.nan, 5], prof)
     assert got == [
         Problem(
-            "--plan-disturbed-sqft",
+            "plan_disturbed_sqft=",
             None,
             f"50,000.0 sq ft is a common plan's total, but site 'B' names no common plan (its plan_id is empty): {rule}",
-            "give the site its plan_id (or --plan-field), or leave the option out.",
+            "give the site its plan_id (or plan_field=), or leave the option out.",
         ),
         Problem(
-            "--plan-disturbed-sqft",
+            "plan_disturbed_sqft=",
             None,
             f"50,000.0 sq ft is a common plan's total, but site 'C' names no common plan (its plan_id is empty): {rule}",
-            "give the site its plan_id (or --plan-field), or leave the option out.",
+            "give the site its plan_id (or plan_field=), or leave the option out.",
         ),
         Problem(
-            "--plan-disturbed-sqft",
+            "plan_disturbed_sqft=",
             None,
             "one total is given for every site, but the sites name 2 common plans (P, Q).",
             "give the sites of one plan, or each site its plan's total in a plan_disturbed_sqft field.",
         ),
         Problem(
-            "--plan-disturbed-sqft",
+            "plan_disturbed_sqft=",
             None,
             "50,000.0 sq ft is less than the 60,000.0 sq ft common plan 'P' already disturbs in this layer, as "
             "measured: the total disagrees with the plan's own sites.",
@@ -302,8 +302,8 @@ def test_each_refusal_of_a_plan_total_is_said_exactly_with_its_fix():
     assert field == Problem(
         "sites",
         1,
-        "its --plan-disturbed-sqft field gives 50,000.0 sq ft, a common plan's total, but the site names no common "
+        "its plan_disturbed_sqft field gives 50,000.0 sq ft, a common plan's total, but the site names no common "
         f"plan (its plan_id is empty) and disturbs 10,000.0 sq ft itself: {rule}",
-        "give the site its plan_id (or --plan-field), or empty its --plan-disturbed-sqft field.",
+        "give the site its plan_id (or plan_field=), or empty its plan_disturbed_sqft field.",
         site_id="S9",
     )

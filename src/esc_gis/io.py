@@ -511,7 +511,7 @@ def check_output_path(
     if is_stdout(path):
         # Standard output (-, /vsistdout/): one GeoJSON layer, nothing to overwrite, no file beside it.
         if update:
-            msg = "--update adds a layer to a GeoPackage; standard output (-o -) takes one GeoJSON layer."
+            msg = 'update=True adds a layer to a GeoPackage; standard output ("-") takes one GeoJSON layer.'
             raise OutputFormatError(msg)
         if dst_crs is not None:
             _check_dst_crs(dst_crs, "GeoJSON")
@@ -551,7 +551,7 @@ def _check_dst_crs(dst_crs: Any, fmt: str) -> Any:
     if fmt == "GeoJSON" and not crs.equals("EPSG:4326", ignore_axis_order=True):
         msg = (
             f"GeoJSON is written in longitude/latitude (EPSG:4326, as RFC 7946 says), not {dst_crs}; "
-            "drop --dst-crs, or write .gpkg, .parquet or .csv."
+            "drop dst_crs=, or write .gpkg, .parquet or .csv."
         )
         raise CRSError(msg)
     return crs

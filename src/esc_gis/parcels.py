@@ -130,10 +130,10 @@ def skip_rule(skip_ids: str | None, *, columns: list[str], id_field: str, source
     field = next((c for c in columns if str(c).lower() == id_field.lower()), id_field)
     if skip_ids is None or skip_ids.strip().lower() == "auto":
         if detect_schema(columns) == "v10":
-            return SkipRule(V10_NON_PARCEL, field, "the V10 parcel schema's default; change it with --skip-ids")
+            return SkipRule(V10_NON_PARCEL, field, "the V10 parcel schema's default; change it with skip_ids=")
         if field.upper() == V10_ID_FIELD:
             # A cut-down export of V10 parcels (a few fields kept) still has its ROW and HYDRO rows.
-            origin = f"the V10 parcel schema's default for {V10_ID_FIELD}; change it with --skip-ids"
+            origin = f"the V10 parcel schema's default for {V10_ID_FIELD}; change it with skip_ids="
             return SkipRule(V10_NON_PARCEL, field, origin)
         return None
     if skip_ids.strip().lower() == "none":
@@ -142,5 +142,5 @@ def skip_rule(skip_ids: str | None, *, columns: list[str], id_field: str, source
         re.compile(skip_ids)
     except re.error as exc:
         fix = "give a regular expression, e.g. 'ROW|HYDRO', or 'none' to skip nothing."
-        raise ValidationError([Problem(source, None, f"--skip-ids {skip_ids!r} is not valid ({exc}).", fix)]) from None
-    return SkipRule(skip_ids, field, "--skip-ids")
+        raise ValidationError([Problem(source, None, f"skip_ids={skip_ids!r} is not valid ({exc}).", fix)]) from None
+    return SkipRule(skip_ids, field, "skip_ids=")

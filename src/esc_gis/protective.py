@@ -97,7 +97,7 @@ def protective_layer(
     prof = profile if isinstance(profile, Profile) else load_profile(None if profile is None else Path(profile))
     if waters is None:
         if layers is None:
-            msg = "Give a waters layer, or a layer set (--layers) whose [waters] to use."
+            msg = "Give a waters layer, or a layer set (layers=) whose [waters] to use."
             raise LayerSetError(msg)
         ls = load_layers(Path(layers), profile=prof)
         if ls.waters is None or len(ls.waters) == 0:

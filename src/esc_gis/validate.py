@@ -408,7 +408,7 @@ def _site_ids(
     from esc_gis.parcels import GENERATED_ID_PREFIX
 
     if field is None:
-        fix = f"name the id field with --id-field NAME (fields: {', '.join(columns) or 'none'})."
+        fix = f"name the id field with id_field=NAME (fields: {', '.join(columns) or 'none'})."
         problems.append(Problem(source, None, f"has no id field {field_map.get('site_id', 'site_id')!r}.", fix))
         return None, []
     ids = _ids_as_str(gdf[field])
@@ -420,9 +420,7 @@ def _site_ids(
     for i in np.flatnonzero(ids.isna().to_numpy()):
         problems.append(Problem(source, int(i) + 1, f"has no {field!r}.", "give every site a unique id."))
     dup = ids.notna() & ids.duplicated(keep="first")
-    fix = (
-        "ids must be unique; renumber one of them, use --id-field, or skip features that are not sites with --skip-ids."
-    )
+    fix = "ids must be unique; renumber one of them, use id_field=, or skip features that are not sites with skip_ids=."
     for i in np.flatnonzero(dup.to_numpy()):
         first = int(numbers[np.flatnonzero((ids == ids.iloc[i]).to_numpy())[0]])
         problems.append(
@@ -479,14 +477,14 @@ def prepare_sites(
     columns = [c for c in gdf.columns if c != gdf.geometry.name]
     for canonical, src in field_map.items():
         if canonical not in FIELD_ALIASES:
-            msg = f"--field {canonical}={src}: {canonical!r} is not a field esc-gis reads."
+            msg = f"field_map={{{canonical!r}: {src!r}}}: {canonical!r} is not a field esc-gis reads."
             problems.append(Problem(source, None, msg, f"map one of {', '.join(FIELD_ALIASES)}."))
         elif src not in columns:
             problems.append(
                 Problem(
                     source,
                     None,
-                    f"--field {canonical}={src}: there is no field {src!r}.",
+                    f"field_map={{{canonical!r}: {src!r}}}: there is no field {src!r}.",
                     f"use one of {', '.join(columns) or '(no fields)'}.",
                 )
             )
@@ -509,7 +507,7 @@ def prepare_sites(
                     source,
                     int(i) + 1,
                     f"activity {raw.iloc[i]!r} is not known.",
-                    f"use one of {', '.join(ACTIVITIES)} (or map your codes with --field).",
+                    f"use one of {', '.join(ACTIVITIES)} (or map the field that holds them with field_map=).",
                     _id(ids, int(i)),
                 )
             )

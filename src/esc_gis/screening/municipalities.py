@@ -70,7 +70,7 @@ def parse_profile_by(text: str) -> ProfileBy:
     """
     path, sep, field = text.rpartition(":")
     if not sep or not path or not field.strip():
-        msg = f"--profile-by {text!r} is not LAYER:FIELD (e.g. municipalities.gpkg:profile)."
+        msg = f"profile_by={text!r} is not LAYER:FIELD (e.g. municipalities.gpkg:profile)."
         raise LayerSetError(msg)
     file, _, layer = path.partition("|")
     return ProfileBy(Path(file), field.strip(), layer or None)

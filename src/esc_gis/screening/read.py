@@ -283,7 +283,7 @@ def warn_unmeasured(ids: list[str], source: str) -> None:
     msg = (
         f"The disturbed limits{named} have no polygon for {len(ids)} site(s): {shown}. Each is decided on its "
         "whole site as disturbed (the default without limits). Fix: add their limits, or screen them without "
-        "--disturbed if the whole site is meant."
+        "disturbed= if the whole site is meant."
     )
     warnings.warn(msg, EscGisWarning, stacklevel=2)
 

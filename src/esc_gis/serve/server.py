@@ -96,12 +96,16 @@ def write_service_config(settings: ServiceSettings, *, basemap: str | None, over
     clash = [str(i) for i in inputs if any(i.resolve() == o.resolve() for o in outputs)]
     if clash:
         msg = (
-            f"{', '.join(clash)} would be written over: give --write-config another folder (inputs are never replaced)."
+            f"{', '.join(clash)} would be written over: write the configuration into another folder (inputs are never "
+            "replaced)."
         )
         raise OutputIsInputError(msg)
     present = [o.name for o in outputs if o.exists()]
     if present and not overwrite:
-        msg = f"{folder} already holds a configuration ({', '.join(present)}). Fix: add --overwrite, or another folder."
+        msg = (
+            f"{folder} already holds a configuration ({', '.join(present)}). Fix: pass overwrite=True, or give "
+            "another folder."
+        )
         raise OutputExistsError(msg)
     conf = dataclasses.replace(settings, basemap=basemap or "")
     # A configuration is written whole or not at all: a refusal half way (a login pygeoapi cannot

@@ -103,7 +103,7 @@ def plan_total_problems(
     measured_sqft: ArrayLike,
     profile: Profile,
     *,
-    what: str = "--plan-disturbed-sqft",
+    what: str = "plan_disturbed_sqft=",
 ) -> list[Problem]:
     """Say why one common plan's disturbed total given for every site cannot be theirs; empty when it can.
 
@@ -172,7 +172,7 @@ def no_plan_total_problems(
     own_sqft: ArrayLike,
     profile: Profile,
     *,
-    what: str = "--plan-disturbed-sqft",
+    what: str = "plan_disturbed_sqft=",
     per_row: bool = False,
 ) -> list[Problem]:
     """Say which sites that name no common plan were given a plan's total; empty when none was.
@@ -211,6 +211,7 @@ def no_plan_total_problems(
     totals = np.asarray(totals_sqft, dtype=float)
     own = np.asarray(own_sqft, dtype=float)
     sliver = profile.area_sqft("policy.sliver")
+    field = what.removesuffix("=")  # per row, the layer's field of the keyword's name: no keyword there
     problems = []
     for i, (sid, plan, total, mine) in enumerate(zip(site_ids, plans, totals, own, strict=True)):
         # NaN compares False: no total given, or no own area known (nothing to hold it against).
@@ -222,9 +223,9 @@ def no_plan_total_problems(
                 Problem(
                     "sites",
                     i + 1,
-                    f"its {what} field gives {total:,.1f} sq ft, a common plan's total, but the site names no common "
+                    f"its {field} field gives {total:,.1f} sq ft, a common plan's total, but the site names no common "
                     f"plan (its plan_id is empty) and disturbs {mine:,.1f} sq ft itself: {rule}",
-                    f"give the site its plan_id (or --plan-field), or empty its {what} field.",
+                    f"give the site its plan_id (or plan_field=), or empty its {field} field.",
                     site_id=str(sid),
                 )
             )
@@ -235,7 +236,7 @@ def no_plan_total_problems(
                     None,
                     f"{total:,.1f} sq ft is a common plan's total, but site {sid!r} names no common plan (its plan_id "
                     f"is empty): {rule}",
-                    "give the site its plan_id (or --plan-field), or leave the option out.",
+                    "give the site its plan_id (or plan_field=), or leave the option out.",
                 )
             )
     return problems

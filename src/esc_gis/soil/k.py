@@ -44,7 +44,7 @@ class SiteK:
     covered_share: NDArray[np.float64]
 
 
-def check_k(value: float, k_max: float, *, source: str = "--k") -> None:
+def check_k(value: float, k_max: float, *, source: str = "k=") -> None:
     """Refuse a single K that is not above 0 and at most ``k_max``.
 
     Raises
@@ -70,7 +70,7 @@ def _k_values(soils: gpd.GeoDataFrame, k_field: str, k_max: float, source: str) 
             None,
             f"the soils layer has no field {k_field!r} (its fields: {fields}).",
             "join the surface horizon's kwfact from SSURGO's chorizon table to the map units, name the K field "
-            "with --k-field, or give one K with --k.",
+            "with k_field=, or give one K with k=.",
         )
         raise ValidationError([problem])
     return np.asarray(pd.to_numeric(soils[k_field], errors="coerce"), dtype=np.float64)

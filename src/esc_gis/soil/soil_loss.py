@@ -332,7 +332,7 @@ def _check_inputs(
                 "R",
                 None,
                 f"no usable annual R ({r_value!r}); the profile holds none (not confirmed for the jurisdiction).",
-                "pass the annual R factor (US units) with --r-annual, from the WDNR sheet's county table or RUSLE2.",
+                "pass the annual R factor (US units) with r_annual=, from the WDNR sheet's county table or RUSLE2.",
             )
         )
     if (soils is None) == (k is None):
@@ -341,7 +341,7 @@ def _check_inputs(
                 "K",
                 None,
                 "give either a soils layer or one K, not both or neither.",
-                "use --soils or --k, or a layer set (--layers) with [soils].",
+                "use soils= or k=, or a layer set's [soils] as the soils layer.",
             )
         )
     if sites.crs is None:

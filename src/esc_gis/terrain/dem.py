@@ -165,7 +165,7 @@ def _choose_band(name: str, band: int | None, descriptions: tuple[str | None, ..
             return 1
         msg = (
             f"{name}: the raster has {count} bands: {_bands_listing(descriptions)}. Say which holds the "
-            "elevations with --band N (band = N in layers.toml's [dem]); band 1 is not assumed."
+            "elevations with band=N (band = N in layers.toml's [dem]); band 1 is not assumed."
         )
         raise BandError(msg)
     if not 1 <= band <= count:
@@ -528,12 +528,12 @@ def open_dem(path: str | os.PathLike[str], *, z_unit: str | None = None, band: i
         except UnitsError:
             own = None
     if own is not None and given is not None and own != given:
-        msg = f"{name}: --z-unit {given} contradicts the DEM's own vertical unit ({own}, from its {source})."
+        msg = f"{name}: z_unit={given} contradicts the DEM's own vertical unit ({own}, from its {source})."
         raise UnitsError(msg)
     if own is None and given is None:
         msg = (
             f"{name}: the unit of the elevations is unknown (the raster's CRS has no vertical part and "
-            "its band has no unit). Fix: give it with --z-unit m|ft|us_ft (or z_unit in layers.toml); "
+            "its band has no unit). Fix: give it with z_unit=m|ft|us_ft (or z_unit in layers.toml); "
             "Wisconsin county lidar is often us_ft, state and USGS data m."
         )
         raise UnitsError(msg)

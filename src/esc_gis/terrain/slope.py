@@ -52,7 +52,7 @@ import tempfile
 import threading
 import warnings
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -564,6 +564,12 @@ def _creation(options: Mapping[str, str] | None) -> dict[str, str]:
     return {str(k).upper(): str(v) for k, v in (options or {}).items()}
 
 
+def _named(options: Mapping[str, str], names: Sequence[str]) -> dict[str, str]:
+    """Return the items of ``options`` GDAL named in ``names`` (all of them if it named none we know)."""
+    wanted = {n.upper() for n in names}
+    return {k: v for k, v in options.items() if k in wanted} or dict(options)
+
+
 def _with_options(base: dict[str, Any], options: Mapping[str, str] | None) -> dict[str, Any]:
     """Merge the user's creation options over ``base``: one entry per name, whatever its case."""
     user = _creation(options)
@@ -613,7 +619,7 @@ def check_creation_options(options: Mapping[str, str] | None, driver: str = "GTi
                     with mem.open(driver=driver, width=1, height=1, count=1, dtype="float32", **names):
                         pass
     except rasterio.errors.RasterioError as exc:
-        msg = f"--co {', '.join(f'{k}={v}' for k, v in names.items())}: GDAL's {driver} driver refused it ({exc})."
+        msg = f"creation_options={names!r}: GDAL's {driver} driver refused it ({exc})."
         raise OutputFormatError(msg) from None
     finally:
         log.removeHandler(heard)
@@ -623,7 +629,7 @@ def check_creation_options(options: Mapping[str, str] | None, driver: str = "GTi
     if unknown:
         page = "cog" if driver == "COG" else "gtiff"
         msg = (
-            f"--co {', '.join(unknown)}: GDAL's {driver} driver has no such creation option; see "
+            f"creation_options={_named(names, unknown)!r}: GDAL's {driver} driver has no such creation option; see "
             f"https://gdal.org/drivers/raster/{page}.html#creation-options."
         )
         raise OutputFormatError(msg)

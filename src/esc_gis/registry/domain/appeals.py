@@ -262,7 +262,7 @@ def approves_disapproval(terms: Approval, outcome: str, approved: bool | None) -
     if cited is not None:
         if approved is None:
             msg = f"a {outcome} decision needs the office's record of whether it approves: {cited}."
-            raise ValidationError([Problem("decision", None, msg, "record --approves or --stands.")])
+            raise ValidationError([Problem("decision", None, msg, "record approves=True or approves=False.")])
         return approved
     return False
 

@@ -57,7 +57,7 @@ def named_purposes(tables: Mapping[str, Any], purposes: Sequence[str]) -> tuple[
     given = {str(x).strip().lower() for x in purposes if str(x).strip()}
     choices = ", ".join(f"{k} ({v})" for k, v in known.items())
     if not given:
-        return [], [("the determination names no purpose.", f"give one or more --purpose: {choices}.")]
+        return [], [("the determination names no purpose.", f"give purposes= one or more of: {choices}.")]
     unknown = sorted(given - set(known))
     if unknown:
         return [], [(f"purpose {', '.join(map(repr, unknown))} is not one the profile names.", f"use {choices}.")]

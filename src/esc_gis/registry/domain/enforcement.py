@@ -50,16 +50,18 @@ from esc_gis.registry.domain.records import StoredGeometry
 
 #: The events a case may record, in the order they usually come.
 ACTIONS = ("notified", "stop_work", "notice", "costs", "paid", "referral", "retraction", "closed")
-#: The ``permits case`` option that gives each action's day (for the messages of :func:`date_problems`).
+#: Each action's day as the messages of :func:`date_problems` name it. Python gives it as ``on=``
+#: with the action's ``kind``, the command line by the action's own flag (``--notice DATE``), so
+#: the message names the day by what it is, which both readers know.
 ACTION_OPTIONS = {
-    "notified": "--notified",
-    "stop_work": "--stop-work",
-    "notice": "--notice",
-    "costs": "--costs-on",
-    "paid": "--paid",
-    "referral": "--refer",
-    "retraction": "--retract",
-    "closed": "--close",
+    "notified": "the notice's day",
+    "stop_work": "the stop-work order's day",
+    "notice": "the notice of intent's day",
+    "costs": "the costs' day",
+    "paid": "the payment's day",
+    "referral": "the referral's day",
+    "retraction": "the retraction's day",
+    "closed": "the closing day",
 }
 #: Where recovered costs come from (§ 540-12E: billed, or recovered from the guarantee; what is
 #: billed and not paid, entered on the tax rolls as a special assessment).
@@ -427,7 +429,7 @@ def check_action(
     if kind == "stop_work" and state == "stop_work":
         out.append(
             "a stop-work order is already in effect (posted on the permit); the case goes on from it "
-            "(--notice, --refer, --retract)."
+            "(a notice of intent, a referral, a retraction)."
         )
     if kind == "retraction" and state != "stop_work":
         out.append("there is no stop-work order in effect to retract.")
@@ -452,7 +454,7 @@ def _due_problems(
         )
     if costs_from == "special_assessment" and costs is not None:
         if kind != "costs":
-            out.append("a special assessment is recorded on its own (--costs-on), after the costs were billed.")
+            out.append("a special assessment is recorded as costs of their own, after the costs were billed.")
         elif costs > billed_due + 0.005:
             out.append(says.get("special_assessment_over_due", f"{costs:,.2f} is more than the {billed_due:,.2f} due."))
     return out
@@ -478,19 +480,19 @@ def _costs_problems(kind: str, costs: float | None, costs_from: str | None, inte
         return _paid_problems(costs, costs_from, interest)
     if interest is not None:
         if costs is None:
-            out.append("interest goes with the costs it is on (--costs N --interest N).")
+            out.append("interest goes with the costs it is on (costs=N with interest=N).")
         if not interest == interest or interest < 0 or interest == float("inf"):
             out.append(f"the interest {interest} is not an amount (0 or more).")
         if costs_from == "special_assessment":
-            out.append("interest is billed with the costs; the special assessment is the amount due (no --interest).")
+            out.append("interest is billed with the costs; the special assessment is the amount due (no interest=).")
     if costs is None:
-        return [*out, "give the amount (--costs N)."] if kind == "costs" else out
+        return [*out, "give the amount (costs=N)."] if kind == "costs" else out
     if kind not in ("notice", "costs"):
-        out.append("costs go with a notice of intent (--notice) or on their own (--costs-on).")
+        out.append("costs go with a notice of intent or are recorded as costs of their own.")
     if not costs == costs or costs < 0 or costs == float("inf"):
         out.append(f"the costs {costs} are not an amount (0 or more).")
     if costs_from not in COSTS_FROM:
-        out.append(f"say where the costs come from: --costs-from {' or '.join(COSTS_FROM)}.")
+        out.append(f"say where the costs come from: costs_from={' or '.join(COSTS_FROM)}.")
     return out
 
 
@@ -498,11 +500,11 @@ def _paid_problems(costs: float | None, costs_from: str | None, interest: float 
     """Return the problems of a payment: an amount above 0, of what was billed (no source, no interest)."""
     out: list[str] = []
     if costs is None:
-        out.append("give the amount paid (--costs N).")
+        out.append("give the amount paid (costs=N).")
     elif not costs == costs or costs <= 0 or costs == float("inf"):
         out.append(f"the payment {costs} is not an amount (more than 0).")
     if costs_from is not None or interest is not None:
-        out.append("a payment is of the costs and interest billed: give only its amount (no --costs-from, --interest).")
+        out.append("a payment is of the costs and interest billed: give only its amount (no costs_from=, interest=).")
     return out
 
 

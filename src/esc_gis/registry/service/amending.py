@@ -321,7 +321,7 @@ def _notice_answered(
     if notice_id is None:
         if len(open_) > 1:
             ids = ", ".join(f"#{v.id}" for v in open_)
-            return None, [f"notices {ids} are open; say which one the amended plan answers (--notice)."]
+            return None, [f"notices {ids} are open; say which one the amended plan answers (notice_id=N)."]
         notice = open_[0] if open_ else None
     else:
         notice = next((v for v in open_ if v.id == notice_id), None)

@@ -470,7 +470,7 @@ def _variance_problems(
     if missing:
         out.append(
             "a variance rests on findings not recorded: "
-            + "; ".join(f'"{c.text}" ({c.section}; basis {c.basis}; --finding {k})' for k, c in missing)
+            + "; ".join(f'"{c.text}" ({c.section}; basis {c.basis}; findings= key {k})' for k, c in missing)
             + "."
         )
     return out
@@ -492,17 +492,17 @@ def _recorded_problems(
             return []
         if not chosen:
             # A profile without [appeals.approval.recorded] has no outcome whose effect the office records.
-            return ["--approves/--stands go with no outcome of the profile's appeals."]
-        return [f"--approves/--stands go with a {' or '.join(chosen)} decision; the outcome is {outcome}."]
+            return ["approves= is for no outcome of the profile's appeals."]
+        return [f"approves= is for a {' or '.join(chosen)} decision; the outcome is {outcome}."]
     on_disapproval = kind is not None and kind.undoes in ON_APPEAL
     if approves is None:
         if outcome == terms.relieved and not (on_disapproval and kind is not None and status == kind.undoes):
             return []  # a variance with nothing disapproved to approve carries no choice
-        return [f"a {outcome} decision needs --approves or --stands: {chosen[outcome]}."]
+        return [f"a {outcome} decision needs approves=True or approves=False: {chosen[outcome]}."]
     if approves and not on_disapproval:
         what = kind.name.replace("_", " ") if kind else "appeal recorded without a kind"
         return [
-            f"--approves goes with the appeal of a disapproval (a permit decision), not of a {what}: record "
-            "--stands, or reversed if the board set the order aside."
+            f"approves=True goes with the appeal of a disapproval (a permit decision), not of a {what}: record "
+            "approves=False, or reversed if the board set the order aside."
         ]
     return []

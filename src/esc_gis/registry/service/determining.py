@@ -190,7 +190,7 @@ def plan_site_problems(
                 source,
                 None,
                 f"the plan has no site boundary to compare with the site of permit {number}.",
-                "add the site_boundary layer, or review the plan without --determined.",
+                "add the site_boundary layer, or review the plan without determined=.",
             )
         ]
     if crs is not None and reg.crs is not None and str(crs) != str(reg.crs):
@@ -205,6 +205,6 @@ def plan_site_problems(
             f"the plan's site boundary is not the site of permit {number} ({permit.site_address}): they overlap "
             f"by no more than {share:.0%} of either, so the determination recorded on that permit is not this "
             "site's.",
-            "give --determined the permit whose site the plan is for, or review the plan without it.",
+            "give determined= the permit whose site the plan is for, or review the plan without it.",
         )
     ]

@@ -320,11 +320,11 @@ def _ground_on_site(
         elif permit_number is not None:
             fix = (
                 f"{other}, or record the administering authority's determination that a permit is needed "
-                f"(esc-gis permits determine REGISTRY {permit_number} --on DATE --reasons TEXT)."
+                f"(determine permit {permit_number} with on=DATE and reasons=TEXT)."
             )
         else:
             fix = (
-                f"{other}, re-screen the site, or add it as an application (esc-gis permits add --site-layer) and "
+                f"{other}, re-screen the site, or add it as an application from its screening output and "
                 "record the administering authority's determination that a permit is needed (permits determine)."
             )
     return (

@@ -70,9 +70,9 @@ _PARTY_FIELDS = ("name", "organization", "phone", "email", "address")
 KNOWN_FIELDS = (*IMPORT_COLUMNS, *(f"{prefix}_{f}" for prefix in _PARTY_PREFIX for f in _PARTY_FIELDS))
 #: How to give a required column a layer lacks.
 _REQUIRED_FIX = {
-    "site_address": "map the column that holds it with --field site_address=COLUMN",
-    "received_on": "give the day the applications came in with --received-on YYYY-MM-DD, or map the "
-    "column that holds it with --field received_on=COLUMN",
+    "site_address": 'map the column that holds it with fields={"site_address": "COLUMN"}',
+    "received_on": "give the day the applications came in with received_on=YYYY-MM-DD, or map the "
+    'column that holds it with fields={"received_on": "COLUMN"}',
 }
 
 
@@ -142,7 +142,7 @@ def _limits_by_key(
     if disturbed is None:
         return limits
     if key not in disturbed.columns:
-        also = "." if disturbed_id else ", or name the column that keys them with --disturbed-id FIELD."
+        also = "." if disturbed_id else ", or name the column that keys them with disturbed_id=FIELD."
         problems.append(
             Problem(
                 "disturbed limits", None, f"has no {key} column.", f"key each polygon by the {key} of its row{also}"
@@ -154,7 +154,7 @@ def _limits_by_key(
                 source,
                 None,
                 f"has no {disturbed_id} column to match the disturbed limits by.",
-                f"name a column of both layers with --disturbed-id (its columns: {', '.join(layer_cols.values())}).",
+                f"name a column of both layers as disturbed_id= (its columns: {', '.join(layer_cols.values())}).",
             )
         )
     else:
@@ -298,11 +298,11 @@ def _parties(get: Callable[[str], Any]) -> list[Party]:
 def _field_map(
     fields: Mapping[str, str], layer_cols: Mapping[str, str], source: str
 ) -> tuple[dict[str, str], list[Problem]]:
-    """Check ``--field NAME=COLUMN`` items; return NAME -> the layer's column, and every problem."""
+    """Check ``fields`` items (``NAME: COLUMN``); return NAME -> the layer's column, and every problem."""
     mapped: dict[str, str] = {}
     problems: list[Problem] = []
     for name, column in fields.items():
-        item = f"--field {name}={column}"
+        item = f"fields={{{name!r}: {column!r}}}"
         key = name.strip().lower()
         if key not in KNOWN_FIELDS:
             near = difflib.get_close_matches(key, KNOWN_FIELDS, n=1)
@@ -367,7 +367,7 @@ def applications_from_frame(
     mapped, problems = _field_map(fields or {}, layer_cols, source)
     cols = {**layer_cols, **mapped}
     if frame.crs is None:
-        problems.append(Problem(source, None, "has no CRS.", "set it in the file, or pass --assume-crs EPSG:xxxx."))
+        problems.append(Problem(source, None, "has no CRS.", 'set it in the file, or pass assume_crs="EPSG:XXXX".'))
     asked = {k.strip().lower() for k in fields or {}}  # a mapping refused above is reported once
     for need in ("site_address", "received_on"):
         if need not in cols and need not in asked and not (need == "received_on" and received_on is not None):
@@ -460,7 +460,7 @@ def _warn_unmeasured(apps: Sequence[Application], key: str, keys: Sequence[str |
     warnings.warn(
         f"The disturbed limits have no polygon for {len(missing)} row(s) by {key}: {shown}. Each is decided on "
         "its whole site as disturbed (the default without limits). Fix: add their limits, or import them "
-        "without --disturbed if the whole site is meant.",
+        "without disturbed= if the whole site is meant.",
         EscGisWarning,
         stacklevel=3,
     )
@@ -542,7 +542,7 @@ def screening_differences(
             lines.append(
                 f"{who} is measured on {p.disturbed_sqft:,.0f} sq ft{whole} where its screening measured "
                 f"{sqft:,.0f} sq ft of disturbed limits: give the limits the screening measured "
-                "(--disturbed FILE, or a screening output written with its disturbed_limits column)."
+                "(disturbed=LIMITS, or a screening output written with its disturbed_limits column)."
             )
         decided = _text(row.get(cols["permit"]))
         if decided is not None and decided != p.permit_decision:
@@ -596,7 +596,7 @@ def pick_site(
         return ValidationError([Problem(source, None, message, fix)])
 
     if site_id is None and where is None:
-        raise refuse("has no site picked.", "give --site-id ID (the screening's site_id) or --where SQL.")
+        raise refuse("has no site picked.", "give site_id=ID (the screening's site_id) or where=SQL.")
     frame = read_layer(path, layer=layer)  # the whole layer: a screening output is small
     if where is not None:
         try:
@@ -605,25 +605,25 @@ def pick_site(
             read_layer(path, layer=layer, where=where)  # says why the clause is refused, if it is
             raise
         frame = frame.iloc[numbers - 1]
-    by = f"--where {where!r}" if where is not None else ""
+    by = f"where={where!r}" if where is not None else ""
     if site_id is not None:
         if id_field not in frame.columns:
             columns = ", ".join(c for c in frame.columns if c != frame.geometry.name)
             raise refuse(
                 f"has no {id_field} column (columns: {columns}).",
-                "give the file `esc-gis screen` wrote, or pick the site with --where SQL.",
+                "give the file `esc-gis screen` wrote, or pick the site with where=SQL.",
             )
         ids = frame[id_field].astype(str).str.strip()
         typed = str(site_id).strip()
         picked = frame[ids.to_numpy() == typed]
         among = f"the {len(frame)} feature(s) {by} picks" if by else f"its {len(frame)} feature(s)"
-        by = f"--site-id {site_id!r}" + (f" with {by}" if by else "")
+        by = f"site_id={site_id!r}" + (f" with {by}" if by else "")
         if picked.empty:
             # An id typed in another case ('s07' for 'S07') is named; others are not guessed at.
             same = [i for i in dict.fromkeys(ids) if i.lower() == typed.lower()]
             hint = f" Did you mean {same[0]!r}?" if same else ""
             raise refuse(
-                f"--site-id {site_id!r} matches none of {among}.",
+                f"site_id={site_id!r} matches none of {among}.",
                 f"check the id ({id_field} holds {_some(ids)}).{hint}",
             )
         frame = picked
@@ -635,7 +635,7 @@ def pick_site(
         raise refuse(
             f"{by} matches {len(frame)} features (rows {rows}{', ...' if len(frame) > 10 else ''}){named}; "
             "one site is expected.",
-            "narrow it to the one site (--where SQL, or --site-id and --where together).",
+            "narrow it to the one site (where=SQL, or site_id= and where= together).",
         )
     return frame
 

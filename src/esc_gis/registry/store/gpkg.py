@@ -356,7 +356,7 @@ class GeoPackageBackend(Backend):
             # A view is a GeoPackage layer once gpkg_contents and gpkg_geometry_columns list it.
             made_views = {r[0] for r in cur.execute("SELECT name FROM sqlite_master WHERE type = 'view'").fetchall()}
             for view, description in (
-                (PUBLIC_VIEW, "The permits' public columns (what an export without --private holds); no contacts."),
+                (PUBLIC_VIEW, "The permits' public columns (what a public export holds); no contacts."),
                 (PUBLISHED_VIEW, "What the web service publishes: the permits the public map shows, its columns."),
             ):
                 if view not in made_views:

@@ -59,12 +59,12 @@ def role_names(prefix: str) -> Roles:
     """
     prefix = prefix.strip()
     if not prefix:
-        msg = "The role prefix is empty: give one (--role-prefix village) or leave it out for the default."
+        msg = 'The role prefix is empty: give one (prefix="village") or leave it out for the default.'
         raise RegistryError(msg)
     names = Roles(*(f"{prefix}_{kind}" for kind in ROLE_KINDS))
     long = [n for n in names.by_kind().values() if len(n.encode()) > _MAX_NAME]
     if long:
-        msg = f"The role name {long[0]!r} is longer than PostgreSQL's {_MAX_NAME} bytes: give a shorter --role-prefix."
+        msg = f"The role name {long[0]!r} is longer than PostgreSQL's {_MAX_NAME} bytes: give a shorter prefix=."
         raise RegistryError(msg)
     return names
 
@@ -88,7 +88,8 @@ def require_postgis(target: str | os.PathLike[str]) -> None:
         msg = (
             f"{target} is a GeoPackage: it has no roles. A GeoPackage is one file, protected by its "
             "file permissions only (keep it readable by the office alone); give the public an export "
-            "(`esc-gis permits export`, without --private) instead. --roles is for a postgresql:// registry."
+            "(`esc-gis permits export`, whose columns hold no contacts) instead. Roles are for a postgresql:// "
+            "registry."
         )
         raise RegistryError(msg)
 
@@ -148,7 +149,7 @@ def _make_roles(cur: Any, names: Roles, user: str) -> None:
         # A login with the office's privileges is a person or a shared password: refuse it.
         msg = (
             f"The role {logins[0]} exists and can log in; the registry's roles are groups (NOLOGIN). "
-            f"Give another --role-prefix, or ALTER ROLE {logins[0]} NOLOGIN and make people its members."
+            f"Give another prefix=, or ALTER ROLE {logins[0]} NOLOGIN and make people its members."
         )
         raise RegistryError(msg)
     missing = [n for n in wanted if n not in found]

@@ -526,7 +526,7 @@ def _period_check(start: date | None, end: date | None) -> None:
     """Refuse a period that ends before it starts (ValidationError)."""
     if start is not None and end is not None and end < start:
         raise ValidationError(
-            [Problem("period", None, f"it ends ({end}) before it starts ({start}).", "give --from before --to.")]
+            [Problem("period", None, f"it ends ({end}) before it starts ({start}).", "swap the two days.")]
         )
 
 

@@ -64,7 +64,7 @@ def local_cluster(workers: int | None = None) -> Any:
         import dask
         from distributed import LocalCluster
     except ImportError:
-        msg = "--engine dask needs dask.distributed. " + install_hint("dask", "'dask[distributed]'")
+        msg = "The dask engine needs dask.distributed. " + install_hint("dask", "'dask[distributed]'")
         raise DaskUnavailableError(msg) from None
     # The cluster's own housekeeping, set for the cluster started here only (a scheduler given by
     # address keeps its owner's settings; the nannies hand this to their workers).
@@ -84,7 +84,7 @@ def _client(scheduler: str | None, workers: int | None) -> tuple[Any, Any]:
     try:
         from distributed import Client
     except ImportError:
-        msg = "--engine dask needs dask.distributed. " + install_hint("dask", "'dask[distributed]'")
+        msg = "The dask engine needs dask.distributed. " + install_hint("dask", "'dask[distributed]'")
         raise DaskUnavailableError(msg) from None
     if scheduler:
         return Client(scheduler), None
