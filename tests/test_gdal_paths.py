@@ -274,10 +274,55 @@ def test_a_bad_dst_crs_is_refused_before_any_work(tmp_path, sites_geojson, layer
     assert not (tmp_path / output).exists()
 
 
-def test_dst_crs_is_refused_by_a_streamed_run(tmp_path, sites_geojson, layers_path):
-    r = esc("screen", sites_geojson, "--layers", layers_path, "--batch-rows", 1, "-o", "o.gpkg", "--dst-crs",
-            "EPSG:4326", cwd=tmp_path)  # fmt: skip
-    assert r.returncode == 2 and "--dst-crs is not taken by a streamed run" in r.stderr.decode()
+@pytest.mark.parametrize(
+    ("output", "crs"), [("o.gpkg", "EPSG:4326"), ("o.parquet", "EPSG:3857"), ("o.csv", "EPSG:3071")]
+)
+def test_a_streamed_run_writes_in_dst_crs_the_whole_file_runs_rows(tmp_path, sites_geojson, layers_path, output, crs):
+    # The whole-file run is the reference: its rows, measured in the profile's CRS, its geometry transformed.
+    whole = esc("screen", sites_geojson, "--layers", layers_path, "-o", f"whole{Path(output).suffix}",
+                "--dst-crs", crs, cwd=tmp_path)  # fmt: skip
+    assert whole.returncode == 0, whole.stderr.decode()
+    for _ in range(2):  # every write run twice; one site a batch
+        r = esc("screen", sites_geojson, "--layers", layers_path, "--batch-rows", 1, "-o", output,
+                "--dst-crs", crs, "--overwrite", cwd=tmp_path)  # fmt: skip
+        assert r.returncode == 0, r.stderr.decode()
+        assert "in 2 batch(es)" in r.stderr.decode() + r.stdout.decode()
+    got, want = _read_any(tmp_path / output), _read_any(tmp_path / f"whole{Path(output).suffix}")
+    if output.endswith(".csv"):  # the CRS is the .prj's, beside the file
+        assert pyproj_crs(tmp_path / "o.prj") == pyproj_crs(tmp_path / "whole.prj") == pyproj_crs(crs)
+        got, want = got.set_crs(crs), want.set_crs(crs)
+    assert got.crs.to_epsg() == int(crs.split(":")[1])
+
+    # Same values; a column empty in every batch is typed text by the stream (the whole file's, object).
+    def values(gdf: gpd.GeoDataFrame) -> pd.DataFrame:
+        frame = pd.DataFrame(gdf.drop(columns="geometry")).astype(object)
+        return frame.where(frame.notna(), None)
+
+    pd.testing.assert_frame_equal(values(got), values(want))
+    assert got.geometry.geom_equals_exact(want.geometry, tolerance=1e-9).all()
+    # The geometry is in the CRS asked for: site A's centre is the input's, transformed; the
+    # area is measured in the profile's CRS (feet), not in the output's units.
+    a = got.site_id == "A"
+    src = gpd.read_file(sites_geojson).to_crs(crs)
+    assert got.geometry[a].iloc[0].centroid.distance(src.geometry.iloc[0].centroid) < 1e-6 * abs(src.total_bounds).max()
+    assert abs(got.loc[a, "disturbed_sqft"].iloc[0] - 10_000) < 1
+
+
+def _read_any(path: Path) -> gpd.GeoDataFrame:
+    """A written layer: GeoParquet, or a CSV with its WKT geometry (no CRS: that is the .prj's), or any GDAL file."""
+    if path.suffix == ".parquet":
+        return gpd.read_parquet(path)
+    if path.suffix == ".csv":
+        frame = pd.read_csv(path)
+        return gpd.GeoDataFrame(frame.drop(columns="WKT"), geometry=gpd.GeoSeries.from_wkt(frame["WKT"]))
+    return gpd.read_file(path)
+
+
+def pyproj_crs(value: object) -> object:
+    """The CRS a ``.prj`` file (or an authority code) names."""
+    from pyproj import CRS
+
+    return CRS.from_user_input(value.read_text() if isinstance(value, Path) else value)
 
 
 # -- (b) GeoJSON to standard output ------------------------------------------------------------------------

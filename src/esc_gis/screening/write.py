@@ -62,7 +62,7 @@ _TYPE_NAMES = [
 _MAKE_MULTI = {"Point": shapely.multipoints, "LineString": shapely.multilinestrings, "Polygon": shapely.multipolygons}
 
 
-def batch_table(gdf: gpd.GeoDataFrame, fmt: str) -> pa.Table:
+def batch_table(gdf: gpd.GeoDataFrame, fmt: str, dst_crs: Any | None = None) -> pa.Table:
     """Return a batch's rows as the Arrow table :func:`write_tables` writes to a ``fmt`` output.
 
     Parameters
@@ -72,6 +72,10 @@ def batch_table(gdf: gpd.GeoDataFrame, fmt: str) -> pa.Table:
     fmt : str
         ``"GeoPackage"``, ``"GeoParquet"`` or ``"CSV (geometry as WKT)"``
         (:func:`esc_gis.io.check_output_path`'s names).
+    dst_crs : optional
+        The CRS the output is written in (``--dst-crs``, checked before the run): the batch's
+        geometry alone is transformed, here, after it was measured in the profile's CRS, as
+        :func:`esc_gis.io.write_layer` transforms a whole-file run's.
 
     Returns
     -------
@@ -82,6 +86,8 @@ def batch_table(gdf: gpd.GeoDataFrame, fmt: str) -> pa.Table:
     OutputFormatError
         If ``fmt`` is not written batch by batch.
     """
+    if dst_crs is not None and gdf.crs is not None:
+        gdf = gdf.to_crs(dst_crs)
     if fmt == "GeoPackage":
         return _gpkg_table(gdf)
     if fmt == "GeoParquet":
