@@ -488,3 +488,68 @@ def test_a_layer_set_reads_its_dem_from_a_zip(tmp_path):
     r = esc("screen", sites_file, "--layers", folder / "layers.toml", "-o", "c.gpkg", cwd=tmp_path)
     err = r.stderr.decode()
     assert r.returncode == 1 and "[dem] names '/vsizip/dem.zip/x.tif': no such file" in err, err
+
+
+# -- (e) a plan package sent as an archive -----------------------------------------------------------------
+
+
+def _zipped_plan(tmp_path: Path, kind: str) -> None:
+    """The phased example plan (its GeoPackage, plan.toml, and the schedule and EI files that names) in an archive."""
+    src = ROOT / "examples" / "plans" / "phased"
+    if kind == "zip":
+        with zipfile.ZipFile(tmp_path / "plan.zip", "w") as z:
+            for f in sorted(src.iterdir()):
+                z.write(f, f"phased/{f.name}")
+    else:
+        with tarfile.open(tmp_path / "plan.tar", "w") as t:
+            t.add(src, "phased")
+
+
+@pytest.mark.parametrize(
+    ("kind", "path"),
+    [
+        ("zip", "/vsizip/plan.zip/phased/plan.gpkg"),
+        ("zip", "/vsizip/plan.zip/phased"),  # the folder: its one GeoPackage is the package
+        ("zip", "/vsizip/{TMP}/plan.zip/phased/plan.gpkg"),  # GDAL's absolute form, "//" kept
+        ("tar", "/vsitar/plan.tar/phased/plan.gpkg"),
+    ],
+)
+def test_review_reads_a_plan_package_inside_an_archive(tmp_path, kind, path):
+    """The review of the zipped package is the folder's: layers, plan.toml, and the soil loss from its schedule."""
+    import json
+
+    _zipped_plan(tmp_path, kind)
+    path = path.replace("{TMP}", str(tmp_path))
+    # The demo layer set has a DEM and soils: the review recomputes the soil loss, reading the schedule.
+    plain = esc("review", ROOT / "examples" / "plans" / "phased", "-o", "plain.html", "--json", "plain.json", "-q",
+                "--layers", DEMO_LAYERS, cwd=tmp_path)  # fmt: skip
+    assert plain.returncode == 0, plain.stderr.decode()
+    for _ in range(2):  # every write run twice
+        r = esc("review", path, "-o", "r.html", "--json", "r.json", "--overwrite", "--layers", DEMO_LAYERS,
+                cwd=tmp_path)  # fmt: skip
+        assert r.returncode == 0, r.stderr.decode()
+        assert f"{path}: " in r.stdout.decode()
+    got, want = (json.loads((tmp_path / n).read_text()) for n in ("r.json", "plain.json"))
+    assert got["source"].startswith("/vsi") and got["source"].endswith("plan.gpkg")
+    got.pop("source"), want.pop("source")
+    assert got == want
+    # plan.toml was read from the archive (the parties, the schedule), and the soil loss recomputed
+    # from the phases.csv and EI file it names, read from the archive too.
+    assert not got["package_problems"], got["package_problems"]
+    (soil,) = [c for c in got["checks"] if c["code"] == "soil_loss"]
+    assert soil["finding"] != "review_soil_loss_not_computed" and "governing window" in soil["detail"], soil
+
+
+@pytest.mark.parametrize(
+    ("path", "words"),
+    [
+        ("/vsizip/plan.zip/phased/plan2.gpkg", "'plan.zip' holds no 'phased/plan2.gpkg' (it holds phased/"),
+        ("/vsizip/none.zip/phased/plan.gpkg", "the archive 'none.zip' is missing"),
+    ],
+)
+def test_review_names_an_absent_package_in_or_of_an_archive(tmp_path, path, words):
+    _zipped_plan(tmp_path, "zip")
+    r = esc("review", path, "-o", "r.html", cwd=tmp_path)
+    err = r.stderr.decode()
+    assert r.returncode == 1 and words in err and "Fix: check the path" in err, err
+    assert "Traceback" not in err and not (tmp_path / "r.html").exists()
