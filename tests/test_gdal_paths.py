@@ -7,6 +7,7 @@ pipeline sees: the exit code, stdout and stderr apart.
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import subprocess
 import sys
@@ -553,3 +554,43 @@ def test_review_names_an_absent_package_in_or_of_an_archive(tmp_path, path, word
     err = r.stderr.decode()
     assert r.returncode == 1 and words in err and "Fix: check the path" in err, err
     assert "Traceback" not in err and not (tmp_path / "r.html").exists()
+
+
+# -- (f) one geometry type a layer: single and multi parts of one kind written all multi --------------------
+
+
+def _ogr_geometry(path: Path, layer: str) -> str:
+    """The geometry type GDAL's ogrinfo (the system's, as users run it) declares for ``layer``; no warning said."""
+    from .conftest import require_tool
+
+    r = subprocess.run([require_tool("ogrinfo", "gdal-bin"), "-ro", "-so", str(path), layer],
+                       capture_output=True, text=True, check=False)  # fmt: skip
+    assert r.returncode == 0 and "Warning" not in r.stdout + r.stderr, r.stdout + r.stderr
+    return next(line.split(":", 1)[1].strip() for line in r.stdout.splitlines() if line.startswith("Geometry:"))
+
+
+@pytest.mark.parametrize("mixed", [True, False])
+def test_sites_drawn_as_polygons_and_multipolygons_are_written_one_type(tmp_path, layers_path, mixed):
+    """A mixed layer is Multi Polygon to ogrinfo (it was Unknown in GeoJSON); a layer of polygons stays Polygon."""
+    import pyarrow.parquet as pq
+    import shapely
+
+    b = shapely.MultiPolygon([box(300, 100, 320, 120), box(400, 100, 420, 120)]) if mixed else box(300, 100, 320, 120)
+    # As GeoJSON: GDAL's GeoPackage would promote the input's parts itself (it takes no mix).
+    rows = [{"site_id": "A", "geometry": box(100, 100, 200, 200)}, {"site_id": "B", "geometry": b}]
+    sites(rows, "EPSG:4326").to_file(tmp_path / "sites.geojson", engine="pyogrio")
+    assert _ogr_geometry(tmp_path / "sites.geojson", "sites") == ("Unknown (any)" if mixed else "Polygon")
+    want = "Multi Polygon" if mixed else "Polygon"
+    for out in ("out.geojson", "out.gpkg", "out.parquet"):
+        for _ in range(2):  # every write run twice
+            r = esc("screen", "sites.geojson", "--layers", layers_path, "-o", out, "-q", "--overwrite", cwd=tmp_path)
+            assert r.returncode == 0, r.stderr.decode()
+        if out.endswith(".parquet"):  # GDAL 3.6 reads no Parquet: the GeoParquet metadata says the type
+            geo = json.loads(pq.read_schema(tmp_path / out).metadata[b"geo"])
+            assert geo["columns"]["geometry"]["geometry_types"] == [want.replace(" ", "")]
+        else:
+            assert _ogr_geometry(tmp_path / out, "screening") == want
+    got = gpd.read_file(tmp_path / "out.gpkg")
+    # The measures are the parts': promoting changes the type, never the shape.
+    assert got.geometry.area.tolist() == pytest.approx([10_000, 800 if mixed else 400], rel=1e-4)
+    assert set(got.geom_type) == {want.replace(" ", "")}
