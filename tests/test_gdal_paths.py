@@ -541,6 +541,30 @@ def test_review_reads_a_plan_package_inside_an_archive(tmp_path, kind, path):
     assert soil["finding"] != "review_soil_loss_not_computed" and "governing window" in soil["detail"], soil
 
 
+def test_review_reads_a_folder_package_of_layer_files_inside_a_zip(tmp_path):
+    """One GeoJSON a layer and plan.toml in a folder of the zip, with its folder entry (as zip -r writes it)."""
+    import json
+
+    src = ROOT / "examples" / "plans" / "complete" / "plan.gpkg"
+    folder = tmp_path / "plan"
+    folder.mkdir()
+    for name in pyogrio.list_layers(src)[:, 0]:
+        if name != "layer_styles":
+            pyogrio.write_dataframe(pyogrio.read_dataframe(src, layer=name), folder / f"{name}.geojson")
+    (folder / "plan.toml").write_bytes((src.parent / "plan.toml").read_bytes())
+    with zipfile.ZipFile(tmp_path / "plan.zip", "w") as z:
+        z.write(folder, "plan/")  # the folder's own entry: a folder, not an empty file
+        for f in sorted(folder.iterdir()):
+            z.write(f, f"plan/{f.name}")
+    for path, out in (("plan", "a"), ("/vsizip/plan.zip/plan", "b"), ("/vsizip/plan.zip/plan/", "c")):
+        r = esc("review", path, "-o", f"{out}.html", "--json", f"{out}.json", "-q", cwd=tmp_path)
+        assert r.returncode == 0, (path, r.stderr.decode())
+    a, b, c = (json.loads((tmp_path / f"{n}.json").read_text()) for n in "abc")
+    for d in (a, b, c):
+        d.pop("source")
+    assert a == b == c and not a["package_problems"], a["package_problems"]
+
+
 @pytest.mark.parametrize(
     ("path", "words"),
     [

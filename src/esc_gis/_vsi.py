@@ -5,7 +5,9 @@ An input such as ``/vsizip/sites.zip/sites.geojson`` goes to GDAL exactly as giv
 Only one question is answered here, in Python, before GDAL is asked: is the archive there,
 and is the member in it? So an absent file still gets "no such file" with the path named,
 not GDAL's own words. Anything else about a virtual path (a damaged archive, a member GDAL
-cannot read) is left to GDAL and reported as for any file.
+cannot read) is left to GDAL and reported as for any file. A reader that looks around its
+input (a plan package: its folder, the ``plan.toml`` beside it) walks the archive with
+:class:`ArchivePath`, as it walks the disk with :class:`pathlib.Path`.
 
 Kept free of heavy imports (the standard library's, and its archives' only when one is read):
 ``_outputs`` and the CLI use it.
@@ -30,7 +32,8 @@ __all__ = [
 
 import os
 import sys
-from typing import Any, BinaryIO, TextIO
+from pathlib import Path
+from typing import BinaryIO, TextIO
 
 #: The prefixes of a file read through an archive; the archive is a local file.
 _ARCHIVE_PREFIXES = ("/vsizip/", "/vsigzip/", "/vsitar/")
@@ -301,10 +304,8 @@ class ArchivePath(os.PathLike[str]):
         return posixpath.splitext(self.name)[0]
 
     @property
-    def parent(self) -> ArchivePath | Any:
+    def parent(self) -> ArchivePath | Path:
         """The folder holding it: in the archive, or, for the archive's root and a ``/vsigzip/`` file, on disk."""
-        from pathlib import Path
-
         if self._archive is None:
             import posixpath
 
@@ -313,9 +314,15 @@ class ArchivePath(os.PathLike[str]):
             return Path(self._archive).parent
         return ArchivePath(self._text.rstrip("/").rsplit("/", 1)[0])
 
-    def _names(self) -> list[str] | None:
+    def _listing(self) -> tuple[set[str], set[str]]:
+        """Return the archive's files and its folders (those listed, and those its files lie in), as paths in it."""
         names = _members(self._archive) if self._archive is not None and not self._gzip else None
-        return None if names is None else [_clean(n) for n in names]
+        files = {_clean(n) for n in names or [] if not n.endswith("/")}
+        folders = {_clean(n) for n in names or [] if n.endswith("/")}
+        for f in files:
+            parts = f.split("/")[:-1]
+            folders.update("/".join(parts[: i + 1]) for i in range(len(parts)))
+        return files - folders, folders - {""}
 
     def exists(self) -> bool:
         """Whether the archive is on disk and holds the member (a file or a folder)."""
@@ -328,21 +335,20 @@ class ArchivePath(os.PathLike[str]):
             return True
         if self._gzip:
             return os.path.isfile(self._archive)
-        return self._member != "" and self._member in (self._names() or [])
+        return self._member != "" and self._member in self._listing()[0]
 
     def is_dir(self) -> bool:
         if self._archive is None or self._gzip or not os.path.isfile(self._archive):
             return False
-        if not self._member:
-            return True
-        return any(n.startswith(self._member + "/") for n in self._names() or [])
+        return not self._member or self._member in self._listing()[1]
 
     def iterdir(self) -> list[ArchivePath]:
         """Return the files and folders directly in this folder of the archive."""
         if not self.is_dir():
             return []
         prefix = self._member + "/" if self._member else ""
-        children = {n[len(prefix) :].split("/", 1)[0] for n in self._names() or [] if n.startswith(prefix)}
+        files, folders = self._listing()
+        children = {n[len(prefix) :].split("/", 1)[0] for n in files | folders if n.startswith(prefix)}
         return [self / c for c in sorted(children) if c]
 
     def read_bytes(self) -> bytes:
@@ -412,7 +418,7 @@ class ArchivePath(os.PathLike[str]):
         return os.stat_result((0, 0, 0, 0, 0, 0, size, 0, 0, 0))
 
 
-def as_path(path: str | os.PathLike[str]) -> Any:
+def as_path(path: str | os.PathLike[str]) -> Path | ArchivePath:
     """Return ``path`` as a :class:`pathlib.Path`, or an :class:`ArchivePath` when it is virtual.
 
     Examples
@@ -420,8 +426,6 @@ def as_path(path: str | os.PathLike[str]) -> Any:
     >>> as_path("/vsizip/plan.zip/plan.gpkg"), as_path("plan.gpkg")
     (ArchivePath('/vsizip/plan.zip/plan.gpkg'), PosixPath('plan.gpkg'))
     """
-    from pathlib import Path
-
     return ArchivePath(os.fspath(path)) if is_vsi(path) else Path(path)
 
 

@@ -253,7 +253,7 @@ def read_package(path: str | os.PathLike[str], *, repair_sqft: float = 1.0) -> P
         from esc_gis.io import unreadable_reason
 
         # The readers' own words (an empty file, an image renamed .gpkg), never GDAL's or Python's.
-        why, _ = unreadable_reason(reading, exc)
+        why, _ = unreadable_reason(os.fspath(reading), exc)  # a path inside an archive as written
         raise _not_a_package(p, f"{reading.name} {why.rstrip('.')}") from exc
     if not found and p.suffix.lower() != ".dxf":  # a DXF without its layer map is a package, said below
         raise _not_a_package(p, "it holds none of the plan's layers" if dataset else "the folder holds none of them")
