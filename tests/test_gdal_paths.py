@@ -7,6 +7,7 @@ pipeline sees: the exit code, stdout and stderr apart.
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import subprocess
 import sys
@@ -274,10 +275,55 @@ def test_a_bad_dst_crs_is_refused_before_any_work(tmp_path, sites_geojson, layer
     assert not (tmp_path / output).exists()
 
 
-def test_dst_crs_is_refused_by_a_streamed_run(tmp_path, sites_geojson, layers_path):
-    r = esc("screen", sites_geojson, "--layers", layers_path, "--batch-rows", 1, "-o", "o.gpkg", "--dst-crs",
-            "EPSG:4326", cwd=tmp_path)  # fmt: skip
-    assert r.returncode == 2 and "--dst-crs is not taken by a streamed run" in r.stderr.decode()
+@pytest.mark.parametrize(
+    ("output", "crs"), [("o.gpkg", "EPSG:4326"), ("o.parquet", "EPSG:3857"), ("o.csv", "EPSG:3071")]
+)
+def test_a_streamed_run_writes_in_dst_crs_the_whole_file_runs_rows(tmp_path, sites_geojson, layers_path, output, crs):
+    # The whole-file run is the reference: its rows, measured in the profile's CRS, its geometry transformed.
+    whole = esc("screen", sites_geojson, "--layers", layers_path, "-o", f"whole{Path(output).suffix}",
+                "--dst-crs", crs, cwd=tmp_path)  # fmt: skip
+    assert whole.returncode == 0, whole.stderr.decode()
+    for _ in range(2):  # every write run twice; one site a batch
+        r = esc("screen", sites_geojson, "--layers", layers_path, "--batch-rows", 1, "-o", output,
+                "--dst-crs", crs, "--overwrite", cwd=tmp_path)  # fmt: skip
+        assert r.returncode == 0, r.stderr.decode()
+        assert "in 2 batch(es)" in r.stderr.decode() + r.stdout.decode()
+    got, want = _read_any(tmp_path / output), _read_any(tmp_path / f"whole{Path(output).suffix}")
+    if output.endswith(".csv"):  # the CRS is the .prj's, beside the file
+        assert pyproj_crs(tmp_path / "o.prj") == pyproj_crs(tmp_path / "whole.prj") == pyproj_crs(crs)
+        got, want = got.set_crs(crs), want.set_crs(crs)
+    assert got.crs.to_epsg() == int(crs.split(":")[1])
+
+    # Same values; a column empty in every batch is typed text by the stream (the whole file's, object).
+    def values(gdf: gpd.GeoDataFrame) -> pd.DataFrame:
+        frame = pd.DataFrame(gdf.drop(columns="geometry")).astype(object)
+        return frame.where(frame.notna(), None)
+
+    pd.testing.assert_frame_equal(values(got), values(want))
+    assert got.geometry.geom_equals_exact(want.geometry, tolerance=1e-9).all()
+    # The geometry is in the CRS asked for: site A's centre is the input's, transformed; the
+    # area is measured in the profile's CRS (feet), not in the output's units.
+    a = got.site_id == "A"
+    src = gpd.read_file(sites_geojson).to_crs(crs)
+    assert got.geometry[a].iloc[0].centroid.distance(src.geometry.iloc[0].centroid) < 1e-6 * abs(src.total_bounds).max()
+    assert abs(got.loc[a, "disturbed_sqft"].iloc[0] - 10_000) < 1
+
+
+def _read_any(path: Path) -> gpd.GeoDataFrame:
+    """A written layer: GeoParquet, or a CSV with its WKT geometry (no CRS: that is the .prj's), or any GDAL file."""
+    if path.suffix == ".parquet":
+        return gpd.read_parquet(path)
+    if path.suffix == ".csv":
+        frame = pd.read_csv(path)
+        return gpd.GeoDataFrame(frame.drop(columns="WKT"), geometry=gpd.GeoSeries.from_wkt(frame["WKT"]))
+    return gpd.read_file(path)
+
+
+def pyproj_crs(value: object) -> object:
+    """The CRS a ``.prj`` file (or an authority code) names."""
+    from pyproj import CRS
+
+    return CRS.from_user_input(value.read_text() if isinstance(value, Path) else value)
 
 
 # -- (b) GeoJSON to standard output ------------------------------------------------------------------------
@@ -443,3 +489,132 @@ def test_a_layer_set_reads_its_dem_from_a_zip(tmp_path):
     r = esc("screen", sites_file, "--layers", folder / "layers.toml", "-o", "c.gpkg", cwd=tmp_path)
     err = r.stderr.decode()
     assert r.returncode == 1 and "[dem] names '/vsizip/dem.zip/x.tif': no such file" in err, err
+
+
+# -- (e) a plan package sent as an archive -----------------------------------------------------------------
+
+
+def _zipped_plan(tmp_path: Path, kind: str) -> None:
+    """The phased example plan (its GeoPackage, plan.toml, and the schedule and EI files that names) in an archive."""
+    src = ROOT / "examples" / "plans" / "phased"
+    if kind == "zip":
+        with zipfile.ZipFile(tmp_path / "plan.zip", "w") as z:
+            for f in sorted(src.iterdir()):
+                z.write(f, f"phased/{f.name}")
+    else:
+        with tarfile.open(tmp_path / "plan.tar", "w") as t:
+            t.add(src, "phased")
+
+
+@pytest.mark.parametrize(
+    ("kind", "path"),
+    [
+        ("zip", "/vsizip/plan.zip/phased/plan.gpkg"),
+        ("zip", "/vsizip/plan.zip/phased"),  # the folder: its one GeoPackage is the package
+        ("zip", "/vsizip/{TMP}/plan.zip/phased/plan.gpkg"),  # GDAL's absolute form, "//" kept
+        ("tar", "/vsitar/plan.tar/phased/plan.gpkg"),
+    ],
+)
+def test_review_reads_a_plan_package_inside_an_archive(tmp_path, kind, path):
+    """The review of the zipped package is the folder's: layers, plan.toml, and the soil loss from its schedule."""
+    import json
+
+    _zipped_plan(tmp_path, kind)
+    path = path.replace("{TMP}", str(tmp_path))
+    # The demo layer set has a DEM and soils: the review recomputes the soil loss, reading the schedule.
+    plain = esc("review", ROOT / "examples" / "plans" / "phased", "-o", "plain.html", "--json", "plain.json", "-q",
+                "--layers", DEMO_LAYERS, cwd=tmp_path)  # fmt: skip
+    assert plain.returncode == 0, plain.stderr.decode()
+    for _ in range(2):  # every write run twice
+        r = esc("review", path, "-o", "r.html", "--json", "r.json", "--overwrite", "--layers", DEMO_LAYERS,
+                cwd=tmp_path)  # fmt: skip
+        assert r.returncode == 0, r.stderr.decode()
+        assert f"{path}: " in r.stdout.decode()
+    got, want = (json.loads((tmp_path / n).read_text()) for n in ("r.json", "plain.json"))
+    assert got["source"].startswith("/vsi") and got["source"].endswith("plan.gpkg")
+    got.pop("source"), want.pop("source")
+    assert got == want
+    # plan.toml was read from the archive (the parties, the schedule), and the soil loss recomputed
+    # from the phases.csv and EI file it names, read from the archive too.
+    assert not got["package_problems"], got["package_problems"]
+    (soil,) = [c for c in got["checks"] if c["code"] == "soil_loss"]
+    assert soil["finding"] != "review_soil_loss_not_computed" and "governing window" in soil["detail"], soil
+
+
+def test_review_reads_a_folder_package_of_layer_files_inside_a_zip(tmp_path):
+    """One GeoJSON a layer and plan.toml in a folder of the zip, with its folder entry (as zip -r writes it)."""
+    import json
+
+    src = ROOT / "examples" / "plans" / "complete" / "plan.gpkg"
+    folder = tmp_path / "plan"
+    folder.mkdir()
+    for name in pyogrio.list_layers(src)[:, 0]:
+        if name != "layer_styles":
+            pyogrio.write_dataframe(pyogrio.read_dataframe(src, layer=name), folder / f"{name}.geojson")
+    (folder / "plan.toml").write_bytes((src.parent / "plan.toml").read_bytes())
+    with zipfile.ZipFile(tmp_path / "plan.zip", "w") as z:
+        z.write(folder, "plan/")  # the folder's own entry: a folder, not an empty file
+        for f in sorted(folder.iterdir()):
+            z.write(f, f"plan/{f.name}")
+    for path, out in (("plan", "a"), ("/vsizip/plan.zip/plan", "b"), ("/vsizip/plan.zip/plan/", "c")):
+        r = esc("review", path, "-o", f"{out}.html", "--json", f"{out}.json", "-q", cwd=tmp_path)
+        assert r.returncode == 0, (path, r.stderr.decode())
+    a, b, c = (json.loads((tmp_path / f"{n}.json").read_text()) for n in "abc")
+    for d in (a, b, c):
+        d.pop("source")
+    assert a == b == c and not a["package_problems"], a["package_problems"]
+
+
+@pytest.mark.parametrize(
+    ("path", "words"),
+    [
+        ("/vsizip/plan.zip/phased/plan2.gpkg", "'plan.zip' holds no 'phased/plan2.gpkg' (it holds phased/"),
+        ("/vsizip/none.zip/phased/plan.gpkg", "the archive 'none.zip' is missing"),
+    ],
+)
+def test_review_names_an_absent_package_in_or_of_an_archive(tmp_path, path, words):
+    _zipped_plan(tmp_path, "zip")
+    r = esc("review", path, "-o", "r.html", cwd=tmp_path)
+    err = r.stderr.decode()
+    assert r.returncode == 1 and words in err and "Fix: check the path" in err, err
+    assert "Traceback" not in err and not (tmp_path / "r.html").exists()
+
+
+# -- (f) one geometry type a layer: single and multi parts of one kind written all multi --------------------
+
+
+def _ogr_geometry(path: Path, layer: str) -> str:
+    """The geometry type GDAL's ogrinfo (the system's, as users run it) declares for ``layer``; no warning said."""
+    from .conftest import require_tool
+
+    r = subprocess.run([require_tool("ogrinfo", "gdal-bin"), "-ro", "-so", str(path), layer],
+                       capture_output=True, text=True, check=False)  # fmt: skip
+    assert r.returncode == 0 and "Warning" not in r.stdout + r.stderr, r.stdout + r.stderr
+    return next(line.split(":", 1)[1].strip() for line in r.stdout.splitlines() if line.startswith("Geometry:"))
+
+
+@pytest.mark.parametrize("mixed", [True, False])
+def test_sites_drawn_as_polygons_and_multipolygons_are_written_one_type(tmp_path, layers_path, mixed):
+    """A mixed layer is Multi Polygon to ogrinfo (it was Unknown in GeoJSON); a layer of polygons stays Polygon."""
+    import pyarrow.parquet as pq
+    import shapely
+
+    b = shapely.MultiPolygon([box(300, 100, 320, 120), box(400, 100, 420, 120)]) if mixed else box(300, 100, 320, 120)
+    # As GeoJSON: GDAL's GeoPackage would promote the input's parts itself (it takes no mix).
+    rows = [{"site_id": "A", "geometry": box(100, 100, 200, 200)}, {"site_id": "B", "geometry": b}]
+    sites(rows, "EPSG:4326").to_file(tmp_path / "sites.geojson", engine="pyogrio")
+    assert _ogr_geometry(tmp_path / "sites.geojson", "sites") == ("Unknown (any)" if mixed else "Polygon")
+    want = "Multi Polygon" if mixed else "Polygon"
+    for out in ("out.geojson", "out.gpkg", "out.parquet"):
+        for _ in range(2):  # every write run twice
+            r = esc("screen", "sites.geojson", "--layers", layers_path, "-o", out, "-q", "--overwrite", cwd=tmp_path)
+            assert r.returncode == 0, r.stderr.decode()
+        if out.endswith(".parquet"):  # GDAL 3.6 reads no Parquet: the GeoParquet metadata says the type
+            geo = json.loads(pq.read_schema(tmp_path / out).metadata[b"geo"])
+            assert geo["columns"]["geometry"]["geometry_types"] == [want.replace(" ", "")]
+        else:
+            assert _ogr_geometry(tmp_path / out, "screening") == want
+    got = gpd.read_file(tmp_path / "out.gpkg")
+    # The measures are the parts': promoting changes the type, never the shape.
+    assert got.geometry.area.tolist() == pytest.approx([10_000, 800 if mixed else 400], rel=1e-4)
+    assert set(got.geom_type) == {want.replace(" ", "")}

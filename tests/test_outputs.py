@@ -395,3 +395,37 @@ def test_the_folder_check_is_a_real_probe_that_root_obeys(tmp_path):
         ro.chmod(0o555)
         with pytest.raises(OutputFolderError):
             check_target(ro / "out.gpkg", overwrite=False)
+
+
+def test_promote_to_multi_only_a_mix_of_one_kind():
+    """Points, lines and polygons each promoted when mixed with their multi type; nothing else changed."""
+    import shapely
+
+    from esc_gis.io import promote_to_multi
+
+    pt, line, poly = shapely.Point(0, 0), shapely.LineString([(0, 0), (1, 1)]), shapely.box(0, 0, 1, 1)
+    for single, multi in [
+        (pt, shapely.MultiPoint([(5, 5), (6, 6)])),
+        (line, shapely.MultiLineString([[(5, 5), (6, 6)]])),
+        (shapely.Polygon([(0, 0, 1), (1, 0, 1), (1, 1, 1)]), shapely.MultiPolygon([shapely.box(5, 5, 6, 6)])),
+    ]:
+        out = promote_to_multi(np.array([single, multi, None], dtype=object))
+        assert [g.geom_type for g in out[:2]] == [multi.geom_type] * 2 and out[2] is None
+        assert out[0].equals(single) and out[1] is multi and out[0].has_z == single.has_z  # Z kept
+    # All single parts, or parts of different kinds: as they are (no promotion makes the latter one type).
+    for same in ([poly, poly], [pt, poly], [line, shapely.MultiPolygon([poly])], []):
+        arr = np.array(same, dtype=object)
+        assert promote_to_multi(arr) is arr
+
+
+def test_write_layer_writes_a_mix_of_polygons_and_multipolygons_all_multi(tmp_path):
+    import shapely
+
+    mixed = sites([{"site_id": "A", "geometry": box(0, 0, 10, 10)},
+                   {"site_id": "B", "geometry": shapely.MultiPolygon([box(20, 0, 30, 10), box(40, 0, 50, 10)])}])  # fmt: skip
+    for ext in ("gpkg", "geojson", "parquet", "csv"):
+        write_layer(mixed, tmp_path / f"m.{ext}", layer="sites")
+        back = gpd.read_parquet(tmp_path / "m.parquet") if ext == "parquet" else gpd.read_file(tmp_path / f"m.{ext}")
+        geoms = back.geometry if ext != "csv" else gpd.GeoSeries.from_wkt(back["WKT"])
+        assert set(geoms.geom_type) == {"MultiPolygon"}, ext
+    assert set(mixed.geom_type) == {"Polygon", "MultiPolygon"}  # the caller's frame untouched

@@ -368,6 +368,31 @@ def test_soil_loss_matches_the_cli(qgis, tmp_path):
         pd.testing.assert_frame_equal(qt, ct)
 
 
+def test_screen_and_soil_loss_take_dst_crs_as_the_cli(qgis, tmp_path):
+    """DST_CRS, an optional CRS picker as steep's and protective's, goes as --dst-crs: the output in that CRS,
+    its rows (measured in the profile's CRS) the CLI's."""
+    soil = {
+        "DEM": DEMO / "dem_synthetic.tif",
+        "SOILS": DEMO / "soils_made_up.gpkg",
+        "SCHEDULE": ROOT / "examples" / "demo" / "schedule_made_up.csv",
+        "R_ANNUAL": 120,
+        "EI_FILE": ROOT / "examples" / "demo" / "ei_monthly_made_up.csv",
+        "ID_FIELD": "site_id",
+    }
+    for algorithm, command, params in [("screen", "screen", {"LAYERS": MANIFEST}), ("soil_loss", "soil-loss", soil)]:
+        doc = json.loads(qgis("--json", "help", f"escgis:{algorithm}").stdout)["parameters"]["DST_CRS"]
+        assert doc["type"]["id"] == "crs" and doc["optional"], doc
+        got = qgis.run(algorithm, INPUT=SITES, **params, DST_CRS="EPSG:4326", OUTPUT=tmp_path / f"q_{algorithm}.gpkg")
+        assert " --dst-crs EPSG:4326 " in got["log"]["info"][0], got["log"]["info"][0]
+        args = [f"--{k.lower().replace('_', '-')}={v}" for k, v in params.items()]
+        cli(command, str(SITES), *args, "--dst-crs", "EPSG:4326", "-o", str(tmp_path / f"c_{algorithm}.gpkg"))
+        q, c = gpd.read_file(tmp_path / f"q_{algorithm}.gpkg"), gpd.read_file(tmp_path / f"c_{algorithm}.gpkg")
+        assert q.crs.to_epsg() == 4326 and len(q) > 0, algorithm
+        assert -90 < q.total_bounds[1] < q.total_bounds[3] < 90  # longitude/latitude, not feet
+        pd.testing.assert_frame_equal(q.drop(columns="geometry"), c.drop(columns="geometry"))
+        assert q.geometry.normalize().geom_equals_exact(c.geometry.normalize(), tolerance=1e-9).all()
+
+
 def test_soil_loss_raster_matches_the_cli(qgis, tmp_path):
     import rasterio
 

@@ -259,6 +259,11 @@ class ScreenAlgorithm(EscGisAlgorithm):
         self.add_field("ID_FIELD", "Field holding the unique site id", "INPUT", "site_id")
         self.add_string("FIELD", "Contract fields NAME=SOURCE, separated by ';' (e.g. activity=LANDUSE)")
         self.addParameter(QgsProcessingParameterCrs("ASSUME_CRS", "CRS for inputs that have none", None, True))
+        self.addParameter(
+            QgsProcessingParameterCrs(
+                "DST_CRS", "CRS of the output (areas measured in the profile's; default: it)", None, True
+            )
+        )
         self.add_string("WHERE", "OGR SQL WHERE clause picking the sites to read")
         self.add_string("DISTURBED_WHERE", "OGR SQL WHERE clause for the disturbed limits")
         self.add_string("SKIP_IDS", "Features that are not sites, by id: auto, none or a REGEX", "auto", False)
@@ -278,7 +283,7 @@ class ScreenAlgorithm(EscGisAlgorithm):
         for pair in (self.parameterAsString(parameters, "FIELD", context) or "").split(";"):
             if pair.strip():
                 args += ["--field", pair.strip()]
-        args += self.crs_args(parameters, context, "ASSUME_CRS")
+        args += self.crs_args(parameters, context, "ASSUME_CRS", "DST_CRS")
         args += ["-o", out]
         results = {"OUTPUT": out}
         map_path = self.parameterAsFileOutput(parameters, "MAP", context)
@@ -555,6 +560,11 @@ class SoilLossAlgorithm(EscGisAlgorithm):
         self.add_band("BAND", "Band of the DEM holding the elevations", "DEM")
         self.add_file("LAYERS", "Layer-set manifest (layers.toml) giving the DEM when none is given")
         self.add_file("PROFILE", "Ordinance profile TOML (default: the one shipped with esc_gis)")
+        self.addParameter(
+            QgsProcessingParameterCrs(
+                "DST_CRS", "CRS of the output (soil loss computed in the profile's; default: it)", None, True
+            )
+        )
         self.addParameter(QgsProcessingParameterVectorDestination("OUTPUT", "Soil loss per site"))
         # Optional and off by default, as --raster is: the per-cell raster costs a pass over the DEM.
         self.addParameter(
@@ -584,7 +594,8 @@ class SoilLossAlgorithm(EscGisAlgorithm):
         if z:
             args += ["--z-unit", Z_UNITS[z]]
         args += self.band_args(parameters, context)
-        args += [*self.file_args(parameters, context, "LAYERS", "PROFILE"), "-o", out]
+        args += self.file_args(parameters, context, "LAYERS", "PROFILE")
+        args += [*self.crs_args(parameters, context, "DST_CRS"), "-o", out]
         # The CLI's sidecar names, after the whole output: OUT.phases.csv and OUT.windows.csv beside OUT.
         results = {"OUTPUT": out, "PHASES": f"{out}.phases.csv", "WINDOWS": f"{out}.windows.csv"}
         raster = self.parameterAsOutputLayer(parameters, "RASTER", context) if parameters.get("RASTER") else None

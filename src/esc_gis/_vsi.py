@@ -5,7 +5,9 @@ An input such as ``/vsizip/sites.zip/sites.geojson`` goes to GDAL exactly as giv
 Only one question is answered here, in Python, before GDAL is asked: is the archive there,
 and is the member in it? So an absent file still gets "no such file" with the path named,
 not GDAL's own words. Anything else about a virtual path (a damaged archive, a member GDAL
-cannot read) is left to GDAL and reported as for any file.
+cannot read) is left to GDAL and reported as for any file. A reader that looks around its
+input (a plan package: its folder, the ``plan.toml`` beside it) walks the archive with
+:class:`ArchivePath`, as it walks the disk with :class:`pathlib.Path`.
 
 Kept free of heavy imports (the standard library's, and its archives' only when one is read):
 ``_outputs`` and the CLI use it.
@@ -15,18 +17,22 @@ from __future__ import annotations
 
 __all__ = [
     "STDOUT",
+    "ArchivePath",
     "archive_of",
+    "as_path",
     "beside",
     "is_stdout",
     "is_vsi",
     "layer_stream",
     "missing_reason",
+    "read_text",
     "release_stdout",
     "reserve_stdout",
 ]
 
 import os
 import sys
+from pathlib import Path
 from typing import BinaryIO, TextIO
 
 #: The prefixes of a file read through an archive; the archive is a local file.
@@ -223,3 +229,214 @@ def missing_reason(path: str | os.PathLike[str]) -> str | None:
     shown = [n for n in clean if n and not n.endswith("/")][:5]
     held = f" (it holds {', '.join(shown)}{', ...' if len(clean) > len(shown) else ''})" if shown else " (it is empty)"
     return f"no such file: {archive!r} holds no {wanted!r}{held}. Fix: check the path."
+
+
+def _clean(name: str) -> str:
+    """Return an archive member's name as a path inside it: no ``./`` before it, no ``/`` after."""
+    while name.startswith("./"):
+        name = name[2:]
+    return name.strip("/")
+
+
+class ArchivePath(os.PathLike[str]):
+    """A path into a local archive (``/vsizip/``, ``/vsitar/``, ``/vsigzip/``), walked as a :class:`pathlib.Path` is.
+
+    A reader that takes a folder or a file and looks around it (a plan package: its layers,
+    the ``plan.toml`` beside them, the files that names) walks an archive with it as it walks
+    the disk: :meth:`exists`, :meth:`is_dir`, :meth:`iterdir`, :meth:`read_text`... answer from
+    the archive's listing, in Python; GDAL is given :meth:`__fspath__`, the path as written.
+    The archive's root is a folder (``/vsizip/plan.zip``); a ``/vsigzip/`` file is one file,
+    its folder the archive's on disk. A virtual path only GDAL can look into (``/vsicurl/``)
+    is taken to be there, a file, with nothing beside it.
+
+    Examples
+    --------
+    >>> ArchivePath("/vsizip//data/plan.zip/complete/plan.gpkg").name
+    'plan.gpkg'
+    >>> str(ArchivePath("/vsizip//data/plan.zip/complete") / "plan.toml")
+    '/vsizip//data/plan.zip/complete/plan.toml'
+    """
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        parts = archive_of(text)
+        self._archive, self._member = (parts[0], _clean(parts[1])) if parts is not None else (None, "")
+        self._gzip = text.startswith("/vsigzip/")
+
+    def __fspath__(self) -> str:
+        return self._text
+
+    def __str__(self) -> str:
+        return self._text
+
+    def __repr__(self) -> str:
+        return f"ArchivePath({self._text!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ArchivePath) and other._text == self._text
+
+    def __hash__(self) -> int:
+        return hash(self._text)
+
+    def __lt__(self, other: ArchivePath) -> bool:
+        return self._text < other._text
+
+    def __truediv__(self, name: str) -> ArchivePath:
+        return ArchivePath(self._text.rstrip("/") + "/" + name)
+
+    @property
+    def name(self) -> str:
+        """The last part: the member's, else the archive's (``plan.zip``)."""
+        import posixpath
+
+        return posixpath.basename(self._member or (self._archive or self._text).rstrip("/"))
+
+    @property
+    def suffix(self) -> str:
+        import posixpath
+
+        return posixpath.splitext(self.name)[1]
+
+    @property
+    def stem(self) -> str:
+        import posixpath
+
+        return posixpath.splitext(self.name)[0]
+
+    @property
+    def parent(self) -> ArchivePath | Path:
+        """The folder holding it: in the archive, or, for the archive's root and a ``/vsigzip/`` file, on disk."""
+        if self._archive is None:
+            import posixpath
+
+            return ArchivePath(posixpath.dirname(self._text.rstrip("/")))
+        if self._gzip or not self._member:
+            return Path(self._archive).parent
+        return ArchivePath(self._text.rstrip("/").rsplit("/", 1)[0])
+
+    def _listing(self) -> tuple[set[str], set[str]]:
+        """Return the archive's files and its folders (those listed, and those its files lie in), as paths in it."""
+        names = _members(self._archive) if self._archive is not None and not self._gzip else None
+        files = {_clean(n) for n in names or [] if not n.endswith("/")}
+        folders = {_clean(n) for n in names or [] if n.endswith("/")}
+        for f in files:
+            parts = f.split("/")[:-1]
+            folders.update("/".join(parts[: i + 1]) for i in range(len(parts)))
+        return files - folders, folders - {""}
+
+    def exists(self) -> bool:
+        """Whether the archive is on disk and holds the member (a file or a folder)."""
+        if self._archive is None:
+            return True  # only GDAL can tell
+        return os.path.isfile(self._archive) and (self._gzip or missing_reason(self._text) is None)
+
+    def is_file(self) -> bool:
+        if self._archive is None:
+            return True
+        if self._gzip:
+            return os.path.isfile(self._archive)
+        return self._member != "" and self._member in self._listing()[0]
+
+    def is_dir(self) -> bool:
+        if self._archive is None or self._gzip or not os.path.isfile(self._archive):
+            return False
+        return not self._member or self._member in self._listing()[1]
+
+    def iterdir(self) -> list[ArchivePath]:
+        """Return the files and folders directly in this folder of the archive."""
+        if not self.is_dir():
+            return []
+        prefix = self._member + "/" if self._member else ""
+        files, folders = self._listing()
+        children = {n[len(prefix) :].split("/", 1)[0] for n in files | folders if n.startswith(prefix)}
+        return [self / c for c in sorted(children) if c]
+
+    def read_bytes(self) -> bytes:
+        """Return the member's bytes, read from the archive.
+
+        Raises
+        ------
+        FileNotFoundError
+            If the archive, or the member in it, is absent.
+        OSError
+            If the archive cannot be read, or is one only GDAL can look into.
+        """
+        import errno
+        import gzip
+        import tarfile
+        import zipfile
+
+        if self._archive is None:
+            raise OSError(errno.EIO, "only GDAL can read this virtual path", self._text)
+        if not self.exists() or self.is_dir():
+            raise FileNotFoundError(errno.ENOENT, "no such file in the archive", self._text)
+        try:
+            if self._gzip:
+                with gzip.open(self._archive) as g:
+                    return g.read()
+            if zipfile.is_zipfile(self._archive):
+                with zipfile.ZipFile(self._archive) as z:
+                    name = next(n for n in z.namelist() if _clean(n) == self._member)
+                    return z.read(name)
+            with tarfile.open(self._archive) as t:
+                member = next(m for m in t.getmembers() if _clean(m.name) == self._member)
+                f = t.extractfile(member)
+                if f is None:
+                    raise FileNotFoundError(errno.ENOENT, "not a file in the archive", self._text)
+                return f.read()
+        except (zipfile.BadZipFile, tarfile.TarError, EOFError, StopIteration) as exc:
+            raise OSError(errno.EIO, f"the archive cannot be read ({exc})", self._text) from None
+
+    def read_text(self, encoding: str = "utf-8") -> str:
+        """Return the member's text (see :meth:`read_bytes`; UnicodeDecodeError if it is not in ``encoding``)."""
+        return self.read_bytes().decode(encoding)
+
+    def stat(self) -> os.stat_result:
+        """Return a ``stat`` whose ``st_size`` is the member's size as the archive lists it (the rest zero).
+
+        Nothing is read but the listing, except for ``/vsigzip/``, whose size is untold
+        without reading it all: its ``st_size`` is 0 when it is empty, else 1.
+        """
+        import gzip
+        import tarfile
+        import zipfile
+
+        size = 0
+        if self._archive is not None and self.is_file():
+            try:
+                if self._gzip:
+                    with gzip.open(self._archive) as g:
+                        size = len(g.read(1))
+                elif zipfile.is_zipfile(self._archive):
+                    with zipfile.ZipFile(self._archive) as z:
+                        size = next(i.file_size for i in z.infolist() if _clean(i.filename) == self._member)
+                else:
+                    with tarfile.open(self._archive) as t:
+                        size = next(m.size for m in t.getmembers() if _clean(m.name) == self._member)
+            except (OSError, EOFError, zipfile.BadZipFile, tarfile.TarError, StopIteration):
+                size = 1  # not empty as far as can be told: GDAL says what is wrong with it
+        return os.stat_result((0, 0, 0, 0, 0, 0, size, 0, 0, 0))
+
+
+def as_path(path: str | os.PathLike[str]) -> Path | ArchivePath:
+    """Return ``path`` as a :class:`pathlib.Path`, or an :class:`ArchivePath` when it is virtual.
+
+    Examples
+    --------
+    >>> as_path("/vsizip/plan.zip/plan.gpkg"), as_path("plan.gpkg")
+    (ArchivePath('/vsizip/plan.zip/plan.gpkg'), PosixPath('plan.gpkg'))
+    """
+    return ArchivePath(os.fspath(path)) if is_vsi(path) else Path(path)
+
+
+def read_text(path: str | os.PathLike[str], encoding: str = "utf-8") -> str:
+    """Read a small text file (a ``plan.toml``, a schedule), on disk or inside an archive.
+
+    Raises
+    ------
+    FileNotFoundError
+        If it, or its archive, is absent.
+    OSError, UnicodeDecodeError
+        As :meth:`pathlib.Path.read_text`.
+    """
+    return as_path(path).read_text(encoding=encoding)

@@ -7,7 +7,9 @@ the format by the output's extension, refuses to overwrite without ``overwrite=T
 writes to a temporary file that is renamed into place only when complete, so a failure never
 leaves a partial output behind; ``-`` is GeoJSON on standard output. GeoJSON is written as
 RFC 7946 asks (EPSG:4326 longitude/latitude); any other format in the layer's CRS, or in
-``dst_crs`` (the geometry alone transformed, at the write).
+``dst_crs`` (the geometry alone transformed, at the write). A layer mixing single and multi
+parts of one kind (Polygon and MultiPolygon) is written all multi (:func:`promote_to_multi`),
+so every format declares one geometry type.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ __all__ = [
     "csv_output",
     "feature_numbers",
     "prj_path",
+    "promote_to_multi",
     "read_class_map",
     "read_layer",
     "run_findings_path",
@@ -683,6 +686,62 @@ def _to_csv_frame(gdf: gpd.GeoDataFrame) -> pd.DataFrame:
     return out
 
 
+#: shapely's type ids of the single types (Point, LineString, Polygon) and of their multi types.
+_MULTI_OF = {0: 4, 1: 5, 3: 6}
+_MAKE_MULTI = {0: shapely.multipoints, 1: shapely.multilinestrings, 3: shapely.multipolygons}
+
+
+def promote_to_multi(geoms: np.ndarray) -> np.ndarray:
+    """Return the geometries with each single part made a multi of one, when they mix both of one kind.
+
+    A layer of Polygons and MultiPolygons (sites drawn as both, a dissolve's output) is
+    declared "Unknown" by GDAL's GeoJSON driver and by QGIS, and GDAL's GeoPackage refuses the
+    mix: written all MultiPolygon, as ``ogr2ogr -nlt PROMOTE_TO_MULTI`` writes it, every format
+    declares one type. A layer all single parts is returned as it is (a Polygon layer stays
+    Polygon), and so is one mixing kinds (points and polygons), which no promotion makes one type.
+    Missing geometries stay missing; Z is kept.
+
+    Parameters
+    ----------
+    geoms : numpy.ndarray of shapely geometries (or None)
+
+    Returns
+    -------
+    numpy.ndarray
+        ``geoms`` itself when nothing is promoted, else a new array.
+
+    Examples
+    --------
+    >>> mixed = np.array([shapely.box(0, 0, 1, 1), shapely.MultiPolygon([shapely.box(2, 2, 3, 3)]), None])
+    >>> [g.geom_type if g is not None else None for g in promote_to_multi(mixed)]
+    ['MultiPolygon', 'MultiPolygon', None]
+    >>> single = np.array([shapely.box(0, 0, 1, 1)])
+    >>> promote_to_multi(single) is single
+    True
+    """
+    geoms = np.asarray(geoms, dtype=object)
+    ids = shapely.get_type_id(geoms)
+    present = {int(i) for i in np.unique(ids[ids >= 0])}
+    single = next((s for s, m in _MULTI_OF.items() if present == {s, m}), None)
+    if single is None:
+        return geoms
+    out = geoms.copy()
+    mask = ids == single
+    out[mask] = _MAKE_MULTI[single](geoms[mask][:, np.newaxis])  # each one a multi of one part
+    return out
+
+
+def _one_geometry_type(gdf: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
+    """Return ``gdf`` with its geometry promoted to multi when it mixes single and multi (:func:`promote_to_multi`)."""
+    geoms = np.asarray(gdf.geometry.values, dtype=object)
+    promoted = promote_to_multi(geoms)
+    if promoted is geoms:
+        return gdf
+    gdf = gdf.copy()
+    gdf[gdf.geometry.name] = gpd.GeoSeries(promoted, index=gdf.index, crs=gdf.crs)
+    return gdf
+
+
 def write_layer(
     gdf: gpd.GeoDataFrame,
     path: str | os.PathLike[str],
@@ -731,6 +790,11 @@ def write_layer(
         too: the geometry is transformed here, at the write, and the attributes (measured
         before, in the measuring CRS) are written as they are. Default ``gdf``'s own CRS.
 
+    Notes
+    -----
+    A layer mixing single and multi parts of one kind is written all multi
+    (:func:`promote_to_multi`): one declared geometry type in every format.
+
     Returns
     -------
     Path
@@ -743,6 +807,7 @@ def write_layer(
         If a GeoJSON output or ``dst_crs`` is asked for a layer without a CRS (it cannot be
         reprojected), or ``dst_crs`` is refused by :func:`check_output_path`.
     """
+    gdf = _one_geometry_type(gdf)
     if is_stdout(path):
         check_output_path(path, update=update, dst_crs=dst_crs)
         _write_stdout(gdf, layer=layer)

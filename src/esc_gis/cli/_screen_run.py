@@ -313,7 +313,9 @@ def _screen_streamed(
             **kw,  # type: ignore[arg-type]
         )
     if run.skipped is not None and len(run.skipped):
-        write_layer(run.skipped, side, overwrite=True, layer="skipped")
+        # In the output's CRS, as the whole-file run writes it.
+        crs = kw.get("dst_crs") if run.skipped.crs else None
+        write_layer(run.skipped, side, overwrite=True, layer="skipped", dst_crs=crs)
     else:
         drop_sidecar(side)
     notes = write_run_findings(run.run_findings, output, overwrite=overwrite)
@@ -530,14 +532,6 @@ def run(
         "assume_crs": assume_crs,
     }
     if batch_rows is not None:
-        if dst_crs is not None:
-            from esc_gis.screening.stream import STREAM_ABOVE_ROWS
-
-            # Batches are written as they come, in the measuring CRS; not transformed one by one yet.
-            raise click.UsageError(
-                "--dst-crs is not taken by a streamed run yet (--batch-rows, --engine dask, or a layer over "
-                f"{STREAM_ABOVE_ROWS:,} features): write the file, then ogr2ogr -t_srs CRS."
-            )
         if profile_by is not None or map_path is not None:
             raise click.UsageError("--batch-rows streams the output: give it without --profile-by and --map.")
         _screen_streamed(
@@ -554,6 +548,7 @@ def run(
             skip_ids=skip_ids,
             engine=_dask(scheduler, workers) if engine == "dask" else None,
             why=why,
+            dst_crs=dst_crs,
             **common,
         )
         return

@@ -29,6 +29,7 @@ import numpy as np
 import pyogrio
 import shapely
 
+from esc_gis._vsi import ArchivePath, as_path, is_vsi, missing_reason
 from esc_gis.crs import coordinates_refusal
 from esc_gis.errors import CoordinatesNotInCRSError, LayerReadError, NotAPlanPackageError, Problem, ValidationError
 from esc_gis.styles import STYLE_TABLE
@@ -69,7 +70,7 @@ class PlanPackage:
         Everything wrong with the package itself.
     folder : str
         The folder ``plan.toml`` sits in: files it names (``[rusle2] schedule_file``) are
-        relative to it.
+        relative to it (:meth:`file`). A folder inside an archive is a GDAL virtual path.
     """
 
     source: str
@@ -78,8 +79,22 @@ class PlanPackage:
     problems: list[Problem] = field(default_factory=list)
     folder: str = ""
 
+    def file(self, name: str) -> str:
+        """Return the path of a file ``plan.toml`` names, relative to :attr:`folder` unless absolute.
 
-def _read_facts(path: Path, pkg: PlanPackage) -> None:
+        Inside an archive it stays inside it (``/vsizip//data/plan.zip/plan/phases.csv``):
+        :func:`os.path.join` would do too, but a :class:`pathlib.Path` folds the ``//`` of an
+        absolute archive, so the join is made here, once.
+
+        Examples
+        --------
+        >>> PlanPackage("p", folder="/vsizip//data/plan.zip/plan").file("phases.csv")
+        '/vsizip//data/plan.zip/plan/phases.csv'
+        """
+        return os.path.join(self.folder or ".", name)
+
+
+def _read_facts(path: Path | ArchivePath, pkg: PlanPackage) -> None:
     if not path.exists():
         pkg.problems.append(
             Problem(
@@ -193,7 +208,9 @@ def read_package(path: str | os.PathLike[str], *, repair_sqft: float = 1.0) -> P
     Raises
     ------
     LayerReadError
-        If ``path`` does not exist (what it holds is never raised, but reported).
+        If ``path`` does not exist (what it holds is never raised, but reported); for a
+        path inside an archive (``/vsizip/plan.zip/plan.gpkg``, read as GDAL reads it),
+        if the archive or the member is absent.
     NotAPlanPackageError
         If ``path`` cannot be a plan package: an empty file, a file GDAL cannot open (a picture
         renamed ``.gpkg``), or a dataset or folder holding none of the plan's layers.
@@ -204,11 +221,9 @@ def read_package(path: str | os.PathLike[str], *, repair_sqft: float = 1.0) -> P
         every such feature, naming its layer, row, where it crosses itself and the fix
         (:func:`esc_gis.validate.check_polygons`, the rule of every command).
     """
-    p = Path(path)
-    if not p.exists():
-        # A mistyped path is not a broken package: a report disapproving it would mislead.
-        msg = f"{str(p)!r}: no such plan package; give the plan's .gpkg, .gdb, .dxf or folder."
-        raise LayerReadError(msg)
+    # A GDAL virtual path (a package sent as a zip) is walked in its archive, given to GDAL as written.
+    p = as_path(path)
+    _check_there(p)
     inner = _the_one_dataset(p)
     if inner is not None:
         # A folder holding the plan's one GeoPackage (or .gdb, .dxf) beside plan.toml, as
@@ -238,7 +253,7 @@ def read_package(path: str | os.PathLike[str], *, repair_sqft: float = 1.0) -> P
         from esc_gis.io import unreadable_reason
 
         # The readers' own words (an empty file, an image renamed .gpkg), never GDAL's or Python's.
-        why, _ = unreadable_reason(reading, exc)
+        why, _ = unreadable_reason(os.fspath(reading), exc)  # a path inside an archive as written
         raise _not_a_package(p, f"{reading.name} {why.rstrip('.')}") from exc
     if not found and p.suffix.lower() != ".dxf":  # a DXF without its layer map is a package, said below
         raise _not_a_package(p, "it holds none of the plan's layers" if dataset else "the folder holds none of them")
@@ -255,7 +270,23 @@ def read_package(path: str | os.PathLike[str], *, repair_sqft: float = 1.0) -> P
     return pkg
 
 
-def _read_dataset_layers(p: Path, pkg: PlanPackage) -> dict[str, tuple[gpd.GeoDataFrame, str]]:
+def _check_there(p: Path | ArchivePath) -> None:
+    """Refuse a package path that names nothing: a mistyped path is not a broken package.
+
+    Raises
+    ------
+    LayerReadError
+        If ``p`` is absent; inside an archive, naming the archive or the member that is.
+    """
+    if is_vsi(p) and (missing := missing_reason(p)) is not None:
+        raise LayerReadError(f"{str(p)!r}: {missing}")
+    if not p.exists():
+        # A report disapproving a package that is not there would mislead.
+        msg = f"{str(p)!r}: no such plan package; give the plan's .gpkg, .gdb, .dxf or folder."
+        raise LayerReadError(msg)
+
+
+def _read_dataset_layers(p: Path | ArchivePath, pkg: PlanPackage) -> dict[str, tuple[gpd.GeoDataFrame, str]]:
     """Return the plan's layers of GeoPackage or File Geodatabase ``p``; layers it does not use go to ``pkg.problems``.
 
     Raises
@@ -279,7 +310,7 @@ def _read_dataset_layers(p: Path, pkg: PlanPackage) -> dict[str, tuple[gpd.GeoDa
     return found
 
 
-def _the_one_dataset(p: Path) -> Path | None:
+def _the_one_dataset(p: Path | ArchivePath) -> Path | ArchivePath | None:
     """Return the one plan file (``.gpkg``, ``.gdb``, ``.dxf``) in folder ``p``, when the folder holds no layer files.
 
     Raises
@@ -301,7 +332,7 @@ def _the_one_dataset(p: Path) -> Path | None:
     return found[0] if found else None
 
 
-def _not_a_package(p: Path, why: str) -> NotAPlanPackageError:
+def _not_a_package(p: Path | ArchivePath, why: str) -> NotAPlanPackageError:
     """Say that ``p`` is not a plan package, why, and what one is."""
     required = ", ".join(n for n, v in LAYERS.items() if v[1])
     optional = ", ".join(n for n, v in LAYERS.items() if not v[1])
@@ -312,7 +343,7 @@ def _not_a_package(p: Path, why: str) -> NotAPlanPackageError:
     )
 
 
-def _read_dxf(p: Path, pkg: PlanPackage) -> dict[str, tuple[gpd.GeoDataFrame, str]]:
+def _read_dxf(p: Path | ArchivePath, pkg: PlanPackage) -> dict[str, tuple[gpd.GeoDataFrame, str]]:
     """Split a DXF's entities into our layers by the ``[dxf.layers]`` map of plan.toml.
 
     The map goes from CAD layer to package layer; ``"bmps:1056"`` also gives the BMP type,

@@ -768,7 +768,6 @@ def _soil_loss_inputs(pkg: PlanPackage, ls: LayerSet, prof: Profile) -> tuple[di
     from esc_gis.soil.soil_loss import read_ei_distribution, soil_loss_tables
 
     rusle = pkg.facts.get("rusle2") or {}
-    folder = Path(pkg.folder or ".")
     tables = soil_loss_tables(prof)
     # R: the profile's when it holds one, else the applicant's own (named as such in the finding).
     r_annual: float | None
@@ -793,8 +792,9 @@ def _soil_loss_inputs(pkg: PlanPackage, ls: LayerSet, prof: Profile) -> tuple[di
         kw["k"], k_from = float(rusle["k"]), "the plan"
     else:
         return "no soil erodibility K: the Village's layers have no soils and the plan gives no K"
-    kw["ei_daily"] = read_ei_distribution(folder / ei_file)
-    kw["schedule"] = read_schedule(folder / str(rusle["schedule_file"]), tables.covers, tables.practices)
+    # Beside plan.toml, inside the package's archive when it came as one.
+    kw["ei_daily"] = read_ei_distribution(pkg.file(ei_file))
+    kw["schedule"] = read_schedule(pkg.file(str(rusle["schedule_file"])), tables.covers, tables.practices)
     return kw, r_value, r_from, k_from
 
 

@@ -139,7 +139,8 @@ class Context:
     """What every batch is screened with: the layer set, the profile, the disturbed limits, the options.
 
     ``fmt`` is the output's format: a batch's rows come back as the Arrow table it takes
-    (:func:`esc_gis.screening.write.batch_table`), made where the batch was screened.
+    (:func:`esc_gis.screening.write.batch_table`), made where the batch was screened, its
+    geometry in ``dst_crs`` when one is given (a pyproj CRS: pickled to a dask worker as is).
     """
 
     layers: LayerSet
@@ -147,6 +148,7 @@ class Context:
     disturbed: gpd.GeoDataFrame | None
     kwargs: dict[str, Any]
     fmt: str = "GeoPackage"
+    dst_crs: Any | None = None
 
 
 @dataclass
@@ -242,7 +244,7 @@ def finish_job(job: Job, ctx: Context, read: ReadRun | BatchOut) -> BatchOut:
     }
     ids = pd.util.hash_array(r.result["site_id"].astype(str).to_numpy(dtype=object))
     columns = [c for c in r.result.columns if c != r.result.geometry.name]
-    table = batch_table(r.result, ctx.fmt)
+    table = batch_table(r.result, ctx.fmt, ctx.dst_crs)
     return BatchOut(table, kept, skipped, [], len(r.generated_ids), meta, ids, columns)
 
 

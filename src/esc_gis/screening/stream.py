@@ -55,6 +55,7 @@ import pyogrio
 
 from esc_gis._outputs import atomic_output
 from esc_gis._vsi import is_vsi
+from esc_gis.crs import parse_crs
 from esc_gis.errors import OutputFormatError, Problem, ValidationError
 from esc_gis.io import check_output_path, csv_output
 from esc_gis.layers import LayerSet, load_layers
@@ -210,6 +211,7 @@ def screen_to_file(
     progress: Callable[[int, int], None] | None = None,
     engine: Callable[[Iterable[Job], Context], Iterator[BatchOut]] | None = None,
     spatial: bool | None = None,
+    dst_crs: Any | None = None,
     **screen_kwargs: Any,
 ) -> StreamRun:
     """Screen the sites file ``sites`` in batches of ``batch_rows`` and write ``output``.
@@ -238,6 +240,10 @@ def screen_to_file(
         order when the file's order would give the batches much larger windows
         (:func:`esc_gis.screening.order.spatial_order`). The rows are written in the file's
         order either way.
+    dst_crs : optional
+        The CRS the output's geometry is written in (any CRS pyproj reads, as
+        :func:`esc_gis.io.write_layer`'s): each batch is measured in the profile's CRS, then its
+        geometry alone is transformed, so the rows are the whole-file run's with ``dst_crs``.
     **screen_kwargs
         ``id_field``, ``field_map``, ``assume_crs``, ``disturbed_layer``, ``disturbed_where``,
         ``skip_ids``: as :func:`esc_gis.screening.screen`.
@@ -252,6 +258,8 @@ def screen_to_file(
         If the output is GeoJSON (written whole only) or an unknown format, or ``batch_rows`` < 1.
     OutputExistsError
         If the output exists and ``overwrite`` is not given.
+    CRSError
+        If ``dst_crs`` names no CRS (checked before any batch is read).
     LayerReadError, ValidationError, LayerSetError, CRSError, ProfileError
         As :func:`esc_gis.screening.screen`; a ValidationError names every problem of every
         batch, by the file's feature numbers, and nothing is written.
@@ -260,7 +268,7 @@ def screen_to_file(
         msg = f"batch_rows is {batch_rows}: give a positive number of features."
         raise OutputFormatError(msg)
     out = Path(output)
-    fmt = check_output_path(out, overwrite=overwrite)
+    fmt = check_output_path(out, overwrite=overwrite, dst_crs=dst_crs)
     if fmt not in STREAMABLE:
         msg = f"{out.name}: {fmt} is written whole only; stream to .gpkg, .parquet or .csv."
         raise OutputFormatError(msg)
@@ -291,9 +299,11 @@ def screen_to_file(
 
         engine = local_engine
 
-    ctx = Context(ls, prof, disturbed, screen_kwargs, fmt)
+    # Parsed once here (pyproj CRS): each batch, on this process or a dask worker, transforms to it.
+    to_crs = None if dst_crs is None else parse_crs(dst_crs, what="Output CRS")
+    ctx = Context(ls, prof, disturbed, screen_kwargs, fmt, to_crs)
     # A CSV's CRS goes in the .prj beside it, put in place with it (esc_gis.io.csv_output).
-    target = csv_output(out, ls.crs) if fmt.startswith("CSV") else atomic_output(out)
+    target = csv_output(out, to_crs or ls.crs) if fmt.startswith("CSV") else atomic_output(out)
     with target as tmp:
         if order is None:
             rows = write_tables(tmp, fmt, "screening", _in_file_order(jobs, engine(jobs, ctx), collector, progress, n))

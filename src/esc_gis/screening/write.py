@@ -39,15 +39,12 @@ import pyogrio
 import shapely
 
 from esc_gis.errors import OutputFormatError
-from esc_gis.io import GPKG_VERSION
+from esc_gis.io import GPKG_VERSION, promote_to_multi
 
 # Where a GeoPackage batch says its geometry type and CRS (the layer is created with the first's).
 _GEOMETRY_TYPE = b"esc_gis:geometry_type"
 _CRS = b"esc_gis:crs"
 
-# Single types and their multi types: GDAL's GeoPackage takes no mix of both in a layer, so a
-# batch holding both is written all multi, as pyogrio writes a frame holding both.
-_MULTI = {"Point": "MultiPoint", "LineString": "MultiLineString", "Polygon": "MultiPolygon"}
 #: GeoSeries.geom_type's names, by shapely's type id (0 to 7).
 _TYPE_NAMES = [
     "Point",
@@ -59,10 +56,9 @@ _TYPE_NAMES = [
     "MultiPolygon",
     "GeometryCollection",
 ]
-_MAKE_MULTI = {"Point": shapely.multipoints, "LineString": shapely.multilinestrings, "Polygon": shapely.multipolygons}
 
 
-def batch_table(gdf: gpd.GeoDataFrame, fmt: str) -> pa.Table:
+def batch_table(gdf: gpd.GeoDataFrame, fmt: str, dst_crs: Any | None = None) -> pa.Table:
     """Return a batch's rows as the Arrow table :func:`write_tables` writes to a ``fmt`` output.
 
     Parameters
@@ -72,6 +68,10 @@ def batch_table(gdf: gpd.GeoDataFrame, fmt: str) -> pa.Table:
     fmt : str
         ``"GeoPackage"``, ``"GeoParquet"`` or ``"CSV (geometry as WKT)"``
         (:func:`esc_gis.io.check_output_path`'s names).
+    dst_crs : optional
+        The CRS the output is written in (``--dst-crs``, checked before the run): the batch's
+        geometry alone is transformed, here, after it was measured in the profile's CRS, as
+        :func:`esc_gis.io.write_layer` transforms a whole-file run's.
 
     Returns
     -------
@@ -82,6 +82,15 @@ def batch_table(gdf: gpd.GeoDataFrame, fmt: str) -> pa.Table:
     OutputFormatError
         If ``fmt`` is not written batch by batch.
     """
+    if dst_crs is not None and gdf.crs is not None:
+        gdf = gdf.to_crs(dst_crs)
+    # A batch mixing single and multi parts of one kind is written all multi, as
+    # esc_gis.io.write_layer writes a whole-file run's (GDAL's GeoPackage takes no such mix).
+    geoms = np.asarray(gdf.geometry.values, dtype=object)
+    promoted = promote_to_multi(geoms)
+    if promoted is not geoms:
+        gdf = gdf.copy()
+        gdf[gdf.geometry.name] = gpd.GeoSeries(promoted, index=gdf.index, crs=gdf.crs)
     if fmt == "GeoPackage":
         return _gpkg_table(gdf)
     if fmt == "GeoParquet":
@@ -98,21 +107,12 @@ def batch_table(gdf: gpd.GeoDataFrame, fmt: str) -> pa.Table:
 
 def _gpkg_table(gdf: gpd.GeoDataFrame) -> pa.Table:
     """Return the table pyogrio writes for ``gdf`` to a GeoPackage, with its geometry type and CRS."""
-    geoms = np.asarray(gdf.geometry.values, dtype=object)
+    geoms = np.asarray(gdf.geometry.values, dtype=object)  # promoted by batch_table
     # The types by shapely's ids, as GeoSeries.geom_type names them: the names themselves come
     # as pandas text, which a set walks a row at a time (a quarter of a second a 50,000-row batch).
     type_ids = shapely.get_type_id(geoms)
     kinds = {_TYPE_NAMES[int(i)] for i in np.unique(type_ids[type_ids >= 0])}
-    geometry_type = "Unknown"
-    if len(kinds) == 1:
-        geometry_type = kinds.pop()
-    elif len(kinds) == 2:
-        single = next((k for k in kinds if _MULTI.get(k) in kinds), None)
-        if single is not None:
-            geometry_type = _MULTI[single]
-            mask = type_ids == _TYPE_NAMES.index(single)
-            geoms = geoms.copy()
-            geoms[mask] = _MAKE_MULTI[single](geoms[mask][:, np.newaxis])  # each one a multi of one
+    geometry_type = kinds.pop() if len(kinds) == 1 else "Unknown"
     if geometry_type != "Unknown" and bool(shapely.has_z(geoms).any()):
         geometry_type += " Z"
     attrs = pd.DataFrame(gdf.drop(columns=gdf.geometry.name))

@@ -34,7 +34,6 @@ import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from pydantic import TypeAdapter
@@ -256,17 +255,18 @@ def read_schedule(path: str | os.PathLike[str], covers: Iterable[str], practices
     ValidationError
         As :func:`validate_schedule`; also for a CSV without the required columns.
     """
-    p = Path(path)
-    name = str(p)
+    from esc_gis._vsi import read_text
+
+    name = os.fspath(path)  # a path inside an archive (a plan package sent zipped) as written
     try:
-        text = p.read_text(encoding="utf-8-sig")
+        text = read_text(name, encoding="utf-8-sig")
     except FileNotFoundError:
         msg = f"{name}: the schedule file does not exist."
         raise LayerReadError(msg) from None
     except (OSError, UnicodeDecodeError) as exc:
         msg = f"{name}: cannot read the schedule ({exc})."
         raise LayerReadError(msg) from None
-    suffix = p.suffix.lower()
+    suffix = os.path.splitext(name)[1].lower()
     rows: list[dict[str, Any]]
     if suffix == ".toml":
         try:

@@ -104,9 +104,11 @@ def read_ei_distribution(path: str | os.PathLike[str]) -> NDArray[np.float64]:
     ValidationError
         If it does not hold 365, 24 or 12 numbers of 0 or more with a positive sum.
     """
-    name = os.fspath(path)
+    from esc_gis._vsi import read_text
+
+    name = os.fspath(path)  # a path inside an archive (a plan package sent zipped) as written
     try:
-        text = Path(name).read_text(encoding="utf-8-sig")
+        text = read_text(name, encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         msg = f"{name}: cannot read the erosivity distribution ({exc})."
         raise LayerReadError(msg) from None
