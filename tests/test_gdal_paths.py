@@ -398,7 +398,7 @@ def test_steep_and_protective_to_stdout(tmp_path, command, name):
 @pytest.mark.parametrize(
     ("args", "code", "words"),
     [
-        (("--update",), 1, "standard output (\"-\") takes one GeoJSON layer"),
+        (("--update",), 1, 'standard output ("-") takes one GeoJSON layer'),
         (("--dst-crs", "EPSG:3071"), 1, "GeoJSON is written in longitude/latitude"),
     ],
 )
