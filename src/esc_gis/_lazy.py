@@ -37,7 +37,7 @@ def lazy_getattr(package: str, names: dict[str, str]) -> Callable[[str], Any]:
 _SET_BEFORE_RUNNING = frozenset({"__name__", "__file__"})
 
 
-class _LazyModule(importlib.util._LazyModule):  # type: ignore[name-defined, misc]
+class _LazyModule(importlib.util._LazyModule):  # type: ignore[name-defined]
     """The standard library's lazy module, whose name and file are read without executing it."""
 
     def __getattribute__(self, attr: str) -> Any:

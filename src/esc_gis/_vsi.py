@@ -260,7 +260,8 @@ class ArchivePath(os.PathLike[str]):
     def __init__(self, text: str) -> None:
         self._text = text
         parts = archive_of(text)
-        self._archive, self._member = (parts[0], _clean(parts[1])) if parts is not None else (None, "")
+        self._archive: str | None = parts[0] if parts is not None else None
+        self._member = _clean(parts[1]) if parts is not None else ""
         self._gzip = text.startswith("/vsigzip/")
 
     def __fspath__(self) -> str:

@@ -241,7 +241,8 @@ def read_package(path: str | os.PathLike[str], *, repair_sqft: float = 1.0) -> P
     reading = p  # the file being read, for the message if it cannot be
     try:
         if not dataset:
-            for f in sorted(p.iterdir()):
+            files: list[Path | ArchivePath] = sorted(p.iterdir(), key=os.fspath)
+            for f in files:
                 if f.suffix.lower() in _SUFFIXES and f.stem in LAYERS and f.stem not in found:
                     reading = f
                     found[f.stem] = (pyogrio.read_dataframe(f), f.name)
@@ -320,11 +321,12 @@ def _the_one_dataset(p: Path | ArchivePath) -> Path | ArchivePath | None:
     """
     if not p.is_dir() or p.suffix.lower() == ".gdb":
         return None
-    entries = list(p.iterdir())
+    entries: list[Path | ArchivePath] = list(p.iterdir())
     if any(f.suffix.lower() in _SUFFIXES and f.stem in LAYERS for f in entries):
         return None  # a folder package: one file per layer
     found = sorted(
-        f for f in entries if f.suffix.lower() in (".gpkg", ".dxf") or (f.suffix.lower() == ".gdb" and f.is_dir())
+        (f for f in entries if f.suffix.lower() in (".gpkg", ".dxf") or (f.suffix.lower() == ".gdb" and f.is_dir())),
+        key=os.fspath,
     )
     if len(found) > 1:
         names = ", ".join(f.name for f in found)

@@ -97,7 +97,7 @@ class EnforcementCase:
     opened_on: date
     reasons: str
     opened_by: str
-    site: shapely.Geometry | None = StoredGeometry()  # type: ignore[assignment]  # noqa: RUF009 (a descriptor)
+    site: shapely.Geometry | None = StoredGeometry()  # noqa: RUF009 (a descriptor)
     events: Sequence[CaseEvent] = field(default_factory=tuple)
     #: For a case whose order is its permit's: the permit's stop-work order as it stands for the
     #: case, read off the permit's history (:func:`order_state`); None where the case's own

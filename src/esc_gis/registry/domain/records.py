@@ -252,7 +252,7 @@ class Inspection:
     work_done: str | None
     phase: str | None
     recorded_by: str
-    location: shapely.Geometry | None = StoredGeometry()  # type: ignore[assignment]
+    location: shapely.Geometry | None = StoredGeometry()
     deficiencies: tuple[Deficiency, ...] = ()
     photos: tuple[Photo, ...] = ()
     #: Who inspected: ``holder`` (§ 540-8E(6)) or ``office`` (§ 540-8E(7), § 540-11); None before migration 9.
@@ -304,8 +304,8 @@ class Permit:
     #: The earlier applications or permits on the same site, whose coverage had ended when this
     #: one was received (:mod:`esc_gis.registry.domain.overlap`): their numbers, comma-separated.
     earlier_permits: str | None = None
-    site: shapely.Geometry | None = StoredGeometry()  # type: ignore[assignment]
-    disturbed: shapely.Geometry | None = StoredGeometry()  # type: ignore[assignment]
+    site: shapely.Geometry | None = StoredGeometry()
+    disturbed: shapely.Geometry | None = StoredGeometry()
     parties: list[Party] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
     reports: list[Inspection] = field(default_factory=list)

@@ -723,8 +723,8 @@ def case_action(
     recovered_from = None
     if kind in ("notice", "costs") and costs is not None and costs_from == "guarantee":
         # § 540-12E: "The costs ... plus interest" are what the guarantee gives up.
-        recovered_from, found = _guarantee_for_costs(reg, case, costs + (interest or 0.0), guarantee_id)
-        messages += found
+        recovered_from, shortfalls = _guarantee_for_costs(reg, case, costs + (interest or 0.0), guarantee_id)
+        messages += shortfalls
     if messages:
         raise ValidationError(
             [Problem(case_id, None, m, "see the case with `esc-gis permits case`.") for m in messages]

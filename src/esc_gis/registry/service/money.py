@@ -95,7 +95,7 @@ def record_fee(
     who = _who(who)
     reg.get(permit_number)
     if isinstance(schedule, (str, os.PathLike)):
-        schedule = load_fee_schedule(schedule)
+        schedule = load_fee_schedule(os.fspath(schedule))
     if schedule is None:
         schedule = reg.fee_schedule
     messages = check_fee(kind, amount, paid_on, receipt, schedule, today=reg.profile.today())
