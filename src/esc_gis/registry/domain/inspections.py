@@ -35,7 +35,6 @@ from typing import TYPE_CHECKING, Any
 
 from esc_gis._lazy import lazy_module
 from esc_gis.errors import Problem, ProfileError
-from esc_gis.profile import Profile
 from esc_gis.registry.domain.dates import EffectiveDate, date_problems
 from esc_gis.registry.domain.fold import InspectionFact, PermitState
 from esc_gis.registry.domain.records import Permit
@@ -59,6 +58,10 @@ _MAGIC: tuple[tuple[bytes, int, str], ...] = (
 
 if TYPE_CHECKING:
     import shapely
+
+    # For annotations only: importing the profile loads its calendar models (a fifth of a second),
+    # which the registry's reading commands never need.
+    from esc_gis.profile import Profile
 else:
     # Loaded on first use: listing, showing and the due dates read no geometry, and start without it.
     shapely = lazy_module("shapely")

@@ -23,10 +23,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from esc_gis.errors import RegistryError
-from esc_gis.profile import Profile, load_profile
 from esc_gis.registry.store.conninfo import is_conninfo
 
 if TYPE_CHECKING:
+    # For annotations only: the profile loads its calendar models, which a listing never needs.
+    from esc_gis.profile import Profile
     from esc_gis.registry.store.backend import Backend
 
 
@@ -167,6 +168,7 @@ def copy_registry(
     >>> result.events, result.photos, result.destination_differences  # doctest: +SKIP
     (1260, 48, ())
     """
+    from esc_gis.profile import load_profile
     from esc_gis.registry.store.conninfo import shown
 
     prof = profile or load_profile()
