@@ -10,9 +10,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BeforeValidator, Field, WithJsonSchema
 
 from esc_gis.config._base import Number, Open, errors, fail
-
-#: The fee kind without which an application is not complete (§ 540-8B, § 540-8C).
-APPLICATION_FEE = "application"
+from esc_gis.config._fee_kinds import APPLICATION_FEE
 
 
 def _amount(v: float) -> float:

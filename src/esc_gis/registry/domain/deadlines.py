@@ -31,11 +31,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from itertools import pairwise
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from esc_gis.errors import ProfileError
-from esc_gis.profile import Profile
 from esc_gis.registry.domain.calendar import OfficeCalendar
+
+if TYPE_CHECKING:
+    from esc_gis.profile import Profile
 
 #: Rain totals are compared after rounding to this many decimals: daily data come in
 #: hundredths of an inch, and 0.1 + 0.2 + 0.2 must reach 0.5 inch, as it does on paper.

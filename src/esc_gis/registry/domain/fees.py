@@ -37,7 +37,7 @@ from pathlib import Path
 import tomllib
 
 from esc_gis._outputs import spreadsheet_text
-from esc_gis.config.fees import APPLICATION_FEE, fee_problems
+from esc_gis.config._fee_kinds import APPLICATION_FEE
 from esc_gis.errors import Problem, ProfileError, ValidationError
 from esc_gis.registry.domain.dates import EffectiveDate, date_problems
 
@@ -72,6 +72,9 @@ def load_fee_schedule(path: str | Path) -> FeeSchedule:
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         msg = f"Cannot read the fee schedule {p}: {exc}. Give the TOML file the office keeps (see examples/)."
         raise ProfileError(msg) from exc
+    # The schedule's model (pydantic) loads with the first schedule read, not with the registry.
+    from esc_gis.config.fees import fee_problems
+
     schedule, problems = fee_problems(data)
     if schedule is None:
         msg = f"The fee schedule {p} is not usable: " + " ".join(problems)

@@ -23,7 +23,6 @@ from esc_gis.errors import (
     Problem,
     ValidationError,
 )
-from esc_gis.profile import Profile
 from esc_gis.registry.domain.calendar import OfficeCalendar
 from esc_gis.registry.domain.dates import EffectiveDate, date_problems
 from esc_gis.registry.domain.deadlines import expiry
@@ -45,6 +44,7 @@ if TYPE_CHECKING:
     import shapely
 
     from esc_gis.layers import LayerSet
+    from esc_gis.profile import Profile
     from esc_gis.registry.domain.fees import FeeSchedule
 else:
     # Loaded on first use: listing, showing and the due dates start without them; a geometry

@@ -27,7 +27,6 @@ from datetime import date, datetime
 from typing import TYPE_CHECKING
 
 from esc_gis.errors import RegistryError
-from esc_gis.profile import Profile, load_profile
 from esc_gis.registry.domain.calendar import OfficeCalendar
 from esc_gis.registry.service import amending, appealing, determining, enforcing, inspecting, intake, money, moves
 from esc_gis.registry.service._core import RegistryBase, _path
@@ -36,6 +35,7 @@ from esc_gis.registry.views.verify import Difference, verify_all
 
 if TYPE_CHECKING:
     from esc_gis.layers import LayerSet
+    from esc_gis.profile import Profile
     from esc_gis.registry.views.agenda import DueItem
 
 
@@ -62,6 +62,7 @@ def init_registry(
         If the target cannot be opened, is in another CRS, or was written by a newer esc_gis.
     """
     from esc_gis.layers import LayerSet, load_layers
+    from esc_gis.profile import load_profile
 
     profile = load_profile()
     ls = layers if isinstance(layers, LayerSet) else load_layers(_path(layers), profile=profile)

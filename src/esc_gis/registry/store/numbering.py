@@ -7,12 +7,14 @@ __all__ = ["assign_numbers", "next_number", "number_pattern", "taken_numbers"]
 import re
 from collections.abc import Sequence
 from string import Formatter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from esc_gis.errors import ProfileError
-from esc_gis.profile import Profile
 from esc_gis.registry.domain.records import Application
 from esc_gis.registry.store.backend import Backend
+
+if TYPE_CHECKING:
+    from esc_gis.profile import Profile
 
 
 def taken_numbers(cur: Any, backend: Backend, numbers: Sequence[str]) -> set[str]:

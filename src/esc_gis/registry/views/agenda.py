@@ -16,9 +16,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from esc_gis.errors import LayerReadError, Problem, ValidationError
-from esc_gis.profile import Profile
 from esc_gis.registry.domain.calendar import OfficeCalendar
 from esc_gis.registry.domain.deadlines import (
     Due,
@@ -32,6 +32,9 @@ from esc_gis.registry.domain.deadlines import (
 )
 from esc_gis.registry.domain.inspections import counted_inspections, is_day_alone, missing_contents, report_contents
 from esc_gis.registry.domain.records import Permit, parse_date
+
+if TYPE_CHECKING:
+    from esc_gis.profile import Profile
 
 #: States in which work may be going on at the site.
 WORKING = ("active", "extended", "stop_work", "suspended")

@@ -18,12 +18,15 @@ import hashlib
 import os
 from collections.abc import Sequence
 from datetime import date, datetime, timedelta, timezone
+from typing import TYPE_CHECKING
 
 import icalendar
 
 from esc_gis import __version__
-from esc_gis.profile import Profile
 from esc_gis.registry.views.agenda import DueItem
+
+if TYPE_CHECKING:
+    from esc_gis.profile import Profile
 
 #: Deadlines a permit has at most one of at a time: the event keeps its UID when the day
 #: moves (an extension moves the expiry; added information moves the decision; the decision

@@ -45,11 +45,11 @@ from typing import TYPE_CHECKING, Any
 from esc_gis._outputs import spreadsheet_text
 from esc_gis._templates import render
 from esc_gis.errors import Problem, ToolError, ValidationError
-from esc_gis.profile import Profile
 from esc_gis.registry.domain.deadlines import repair_due
 from esc_gis.registry.domain.records import Deficiency, Inspection, Permit, Photo
 
 if TYPE_CHECKING:
+    from esc_gis.profile import Profile
     from esc_gis.registry.service.registry import Registry
 
 #: Columns of the inspection log (CSV and HTML), in order.

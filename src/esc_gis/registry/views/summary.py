@@ -24,7 +24,6 @@ from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from esc_gis._templates import render
-from esc_gis.profile import Profile
 from esc_gis.registry.domain.appeals import Appeal
 from esc_gis.registry.domain.deadlines import inspections_due, repair_due, weekly_record
 from esc_gis.registry.domain.enforcement import EnforcementCase
@@ -35,6 +34,7 @@ from esc_gis.registry.domain.records import Permit
 from esc_gis.registry.views.agenda import WORKING
 
 if TYPE_CHECKING:
+    from esc_gis.profile import Profile
     from esc_gis.registry.service.registry import Registry
 
 #: The output formats.
