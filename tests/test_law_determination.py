@@ -58,7 +58,8 @@ def test_ground_a1_on_a_site_that_needs_no_permit_is_refused_with_the_profiles_w
     assert f"the site of permit {small} needs no permit (screening: permit not_required, 3,000 sq ft" in text
     assert A1_WORDS in text and "(§ 540-12A(1); § 540-4A; § 540-8A; basis ordinance)" in text
     assert '§ 540-8A applies "When a permit is required"' in text
-    assert "esc-gis permits determine" in text  # the fix: the one way such a site needs a permit
+    # The fix: the one way such a site needs a permit (Registry.determine; `permits determine` on the CLI).
+    assert f"determine permit {small} with on=DATE and reasons=TEXT" in text
     assert _cases(reg) == 0
 
 
