@@ -26,6 +26,7 @@ from esc_gis.cli._flags import FLAGS, cli_text
 from esc_gis.cli.main import cli
 from esc_gis.errors import OutputExistsError, ValidationError
 from esc_gis.registry import init_registry, open_registry
+from esc_gis.registry.views.reports import _CHROMIUM_ARGS  # the browser's own flags, allowed where they are
 
 from .conftest import add_active, box
 
@@ -142,19 +143,7 @@ LIBRARY_MODULES = sorted(
 #: or for the command line's reference, never a message a Python caller is asked to act on.
 FLAGS_ALLOWED: dict[str, set[str]] = {
     # Chromium's own command line, run to print a report to PDF.
-    "registry/views/reports.py": {
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-pdf-header-footer",
-        "--print-to-pdf-no-header",
-        "--user-data-dir",
-        "--print-to-pdf",
-    },
+    "registry/views/reports.py": {*_CHROMIUM_ARGS, "--user-data-dir", "--print-to-pdf"},
     # The file formats' reference (esc-gis formats, the docs): which command-line option reads each file.
     "config/__init__.py": {
         "--profile",
