@@ -18,7 +18,7 @@ import shapely
 from esc_gis.errors import LayerSetError
 from esc_gis.layers import LayerSet, load_layers
 from esc_gis.profile import load_profile
-from esc_gis.screening import run_findings, screen
+from esc_gis.screening import DEPRECATED_COLUMNS, run_findings, screen
 from esc_gis.terrain.dem import open_dem
 
 # The plane, the grid and the boxes on its cells are soil loss's own (one DEM for both tests).
@@ -75,7 +75,9 @@ def test_bare_soil_loss_is_r_times_k_times_ls_on_a_plane(tmp_path):
     want = 100.0 * 0.3 * hand_ls(100.0, 10.0)  # ≈ 39.1 t/ac/yr
     assert row["bare_soil_loss_tpa"] == pytest.approx(want, rel=1e-4)
     cols = list(res.columns)
-    assert cols.index("bare_soil_loss_tpa") == cols.index("targeted_areas") + 1
+    # After esc_gis's own columns and the old names kept for one release (DEPRECATED_COLUMNS).
+    assert cols.index("bare_soil_loss_tpa") == cols.index("targeted_areas") + 1 + len(DEPRECATED_COLUMNS)
+    assert cols[cols.index("targeted_areas") + 1] == "disturbed_in_village_sqft"
     f = [x for x in json.loads(row["findings"]) if x["code"] == "screening_bare_soil_loss"]
     assert len(f) == 1 and f[0]["basis"] == "policy"
     assert f"{want:.1f} t/ac/yr" in f[0]["message"] and "not a test of" in f[0]["message"]
