@@ -186,6 +186,7 @@ def test_installed_wheel_screens_and_maps_offline_from_any_folder(installed, tmp
         "overview.html",
         "screening.gpkg",
         "screening.gpkg.run_findings.csv",
+        "screening.gpkg.run_findings.csvt",  # its column types, for GDAL and QGIS
     ]
     notes = (work / "screening.gpkg.run_findings.csv").read_text(encoding="utf-8")
     assert "no_targeted_layer" in notes and "steep_not_measured" in notes and "no_waters_layer" not in notes
